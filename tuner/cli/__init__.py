@@ -1,0 +1,48 @@
+"""The ``tuner`` command line. Each command group lives in its own module and does four things:
+collect options, build one validated config object, call one library function, print.
+
+Bad input (:class:`tuner.yamlfile.ConfigError`) prints one line naming file and key, exits 2.
+"""
+
+from __future__ import annotations
+
+import click
+
+from .. import __version__
+from ..yamlfile import ConfigError
+from .lazy import LazyGroup
+
+#: Every top-level command group: name -> "module:attribute", imported on first use.
+COMMANDS = {
+    "space": "tuner.cli.space:space",
+    "sim": "tuner.cli.sim:sim",
+    "bench": "tuner.cli.bench:bench",
+    "launch": "tuner.cli.launch:launch",
+    "study": "tuner.cli.study:study",
+}
+
+
+class _TunerGroup(LazyGroup):
+    """The root group: turns :class:`ConfigError` from any command into one stderr line and exit 2."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            return super().invoke(ctx)
+        except ConfigError as exc:
+            click.echo(f"error: {exc}", err=True)
+            raise click.exceptions.Exit(2) from None
+
+
+@click.group(cls=_TunerGroup, lazy=COMMANDS, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(__version__, prog_name="tuner")
+def cli() -> None:
+    """Tune SGLang EAGLE-3 speculative decoding flags, unattended, with Optuna.
+
+    Start with `tuner space list search_spaces/eagle3.yaml`, then run a study on the simulated
+    server: `tuner study run studies/sim-demo.yaml`.
+    """
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="tuner")

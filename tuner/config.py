@@ -1,0 +1,271 @@
+"""Typed, validated objects for the study file (``studies/*.yaml``) and the search-space file
+(``search_spaces/*.yaml``). Validation happens once, here, at the edge: everything past
+:func:`load_study` and :func:`load_space` may trust its input.
+
+Errors are :class:`tuner.yamlfile.ConfigError`: one line naming the file, the key and what is expected.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import Field, ValidationInfo, field_validator, model_validator
+
+from .yamlfile import ConfigError, StrictModel, load_model, parse_model
+
+SPEC_PARAMS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+Scalar = Union[bool, int, float, str]
+
+# --------------------------------------------------------------------------------------------------
+# Search space
+
+
+class IntRange(StrictModel):
+    """An integer range ``{low, high}`` (inclusive), optionally with ``step``."""
+
+    low: int
+    high: int
+    step: int = Field(1, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.low > self.high:
+            raise ValueError(f"low ({self.low}) must not exceed high ({self.high})")
+        return self
+
+    def values(self) -> list[int]:
+        return list(range(self.low, self.high + 1, self.step))
+
+
+class Choices(StrictModel):
+    """A list of allowed integer values ``{choices: [...]}``."""
+
+    choices: list[int] = Field(min_length=1)
+
+    @field_validator("choices")
+    @classmethod
+    def _unique(cls, v):
+        if len(set(v)) != len(v):
+            raise ValueError("choices must not repeat a value")
+        return v
+
+    def values(self) -> list[int]:
+        return list(self.choices)
+
+
+Param = Union[IntRange, Choices]
+
+# The smallest value each flag may take: SGLang has no use for fewer than one draft step, a top-k of
+# zero, or fewer than 2 draft tokens (the root plus at least one drafted token to verify).
+_PARAM_MINIMUM = {"speculative_num_steps": 1, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 2}
+
+
+class SearchSpaceConfig(StrictModel):
+    """``search_spaces/*.yaml``: ranges of the three EAGLE-3 flags and server args held fixed."""
+
+    algorithm: Literal["EAGLE3", "EAGLE"] = "EAGLE3"
+    params: dict[str, Param]
+    #: other SGLang server arguments (underscore names) held constant in every trial
+    fixed: dict[str, Scalar] = Field(default_factory=dict)
+
+    @field_validator("params")
+    @classmethod
+    def _three_params(cls, v: dict):
+        for name in v:
+            if name not in SPEC_PARAMS:
+                raise ValueError(f"unknown parameter {name!r}; expected {', '.join(SPEC_PARAMS)}")
+        for name in SPEC_PARAMS:
+            if name not in v:
+                raise ValueError(f"{name} is missing; give it a range {{low, high}} or {{choices: [...]}}")
+            lowest = min(v[name].values())
+            if lowest < _PARAM_MINIMUM[name]:
+                raise ValueError(f"{name}: values start at {lowest}; "
+                                 f"the smallest SGLang can use is {_PARAM_MINIMUM[name]}")
+        return v
+
+    @field_validator("fixed")
+    @classmethod
+    def _no_spec_in_fixed(cls, v: dict):
+        for name in v:
+            if "-" in name:
+                raise ValueError(f"{name!r}: write server arguments with underscores "
+                                 f"({name.replace('-', '_')})")
+            if name in SPEC_PARAMS or name == "speculative_algorithm":
+                raise ValueError(f"{name!r} is searched or set by the tuner; remove it from fixed")
+        return v
+
+    def values(self, name: str) -> list[int]:
+        return self.params[name].values()
+
+
+def load_space(path: str | Path) -> SearchSpaceConfig:
+    """Load and validate a search-space file; raises :class:`ConfigError`."""
+    return load_model(SearchSpaceConfig, path)
+
+
+# --------------------------------------------------------------------------------------------------
+# Study
+
+
+def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
+    """``8h``, ``30m``, ``90s``, ``1h30m`` or a number of seconds -> seconds (``None`` stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value <= 0:
+            raise ConfigError(source, key, "must be positive")
+        return float(value)
+    text = str(value).strip().lower()
+    m = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?", text)
+    if not text or not m or not any(m.groups()):
+        raise ConfigError(source, key, f"expected a duration such as 8h, 45m, 90s or 1h30m, got {value!r}")
+    h, mi, s = (float(g) if g else 0.0 for g in m.groups())
+    seconds = h * 3600 + mi * 60 + s
+    if seconds <= 0:
+        raise ConfigError(source, key, "must be positive")
+    return seconds
+
+
+class SimSettings(StrictModel):
+    """How the simulated server runs (``server.backend: sim``)."""
+
+    profile: str = "k2.6-tp8-pcie"  #: a shipped profile name or a path to a profile YAML
+    speedup: float = Field(1000.0, gt=0)  #: wall clock runs this many times faster than model time
+    load_seconds: float = Field(0.5, ge=0)  #: model-load time before ready, in wall seconds
+    noise: float = Field(0.02, ge=0, lt=1)  #: relative jitter of step times
+    seed: int | None = None
+
+
+class ServerSettings(StrictModel):
+    """The server each trial launches: SGLang on a GPU node, or the simulator."""
+
+    backend: Literal["sim", "sglang"] = "sim"
+    python: str = Field(default_factory=lambda: sys.executable)  #: the interpreter that has SGLang
+    model_path: str
+    draft_model_path: str | None = None
+    tp_size: int = Field(1, ge=1)
+    host: str = "127.0.0.1"
+    port: int = Field(0, ge=0, le=65535)  #: 0 picks a free port per launch
+    #: further SGLang server arguments, underscore names, e.g. mem_fraction_static: 0.85
+    args: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    extra_args: list[str] = Field(default_factory=list)  #: raw argv appended last
+    env: dict[str, str] = Field(default_factory=dict)
+    startup_timeout_s: float = Field(600.0, gt=0)
+    stop_grace_s: float = Field(30.0, gt=0)
+    sim: SimSettings = Field(default_factory=SimSettings)
+
+    @field_validator("args")
+    @classmethod
+    def _underscore_args(cls, v: dict):
+        for name in v:
+            if "-" in name:
+                raise ValueError(f"{name!r}: write server arguments with underscores "
+                                 f"({name.replace('-', '_')})")
+            if name in SPEC_PARAMS or name == "speculative_algorithm":
+                raise ValueError(f"{name!r} is searched or set by the tuner; remove it from args")
+        return v
+
+
+class BenchSettings(StrictModel):
+    """The benchmark suite every trial and the baseline run, identically."""
+
+    suite: Union[str, dict[str, Any]] = "seed"  #: ``seed``, ``quick``, a suite file, or inline
+    api: Literal["generate", "openai"] = "generate"
+    stream: bool = False
+
+
+_OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|(speedup|tok_per_s)@(\d+))")
+
+
+class SamplerSettings(StrictModel):
+    name: Literal["auto", "tpe", "nsgaii", "gp", "random", "grid"] = "auto"
+    #: None: each worker draws its own seed (a shared seed would make a restarted worker
+    #: propose the crashed trial's parameters again)
+    seed: int | None = None
+    options: dict[str, Any] = Field(default_factory=dict)  #: keyword arguments for the sampler
+
+
+class BudgetSettings(StrictModel):
+    n_trials: int | None = Field(16, ge=1)
+    timeout: Union[str, int, float, None] = None  #: 8h, 45m, ...; no new trial that would overrun
+
+    @field_validator("timeout")
+    @classmethod
+    def _duration(cls, v):
+        parse_duration(v)  # raises with the expected forms
+        return v
+
+    @property
+    def timeout_s(self) -> float | None:
+        return parse_duration(self.timeout)
+
+
+class SeedTrial(StrictModel):
+    speculative_num_steps: int = Field(ge=1)
+    speculative_eagle_topk: int = Field(ge=1)
+    speculative_num_draft_tokens: int = Field(ge=2)
+
+
+class StudyConfig(StrictModel):
+    """``studies/*.yaml``: everything a worker needs to run the study, on any machine."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    #: Optuna storage URL; default an SQLite file beside the study file. May be ``${TUNER_STORAGE}``.
+    storage: str | None = None
+    search_space: str  #: path, relative to the study file
+    server: ServerSettings
+    bench: BenchSettings = Field(default_factory=BenchSettings)
+    #: what to maximize, each vs the autoregressive baseline measured with the same suite:
+    #: single_speedup (mean single-request tok/s), speedup@C (aggregate tok/s at concurrency C),
+    #: single_tok_per_s, tok_per_s@C
+    objectives: list[str] = Field(default_factory=lambda: ["single_speedup", "speedup@32"], min_length=1)
+    sampler: SamplerSettings = Field(default_factory=SamplerSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    #: trials measured first, after SGLang's automatic choice and the article's setting
+    seed_trials: list[SeedTrial] = Field(default_factory=list)
+    default_seed_trials: bool = True  #: include (3, 1, 4) and the article's (1, 1, 3)
+    #: folder for per-trial logs; default ``studies/NAME/`` beside the study file
+    workdir: str | None = None
+
+    @field_validator("objectives")
+    @classmethod
+    def _objectives(cls, v: list[str]):
+        for name in v:
+            if not _OBJECTIVE.fullmatch(name):
+                raise ValueError(f"unknown objective {name!r}; expected single_speedup, "
+                                 f"single_tok_per_s, speedup@C or tok_per_s@C (C a concurrency)")
+        if len(set(v)) != len(v):
+            raise ValueError("objectives must not repeat")
+        return v
+
+
+def objective_concurrency(name: str) -> int | None:
+    """The sweep concurrency an objective reads (None for the single-request objectives)."""
+    m = _OBJECTIVE.fullmatch(name)
+    return int(m.group(3)) if m and m.group(3) else None
+
+
+def load_study(path: str | Path) -> StudyConfig:
+    """Load and validate a study file, including the search space and suite it refers to.
+
+    Relative paths in the file (search space, workdir) are made absolute against the study file's
+    folder, so the returned object means the same thing from any working directory.
+    """
+    path = Path(path).resolve()
+    study = load_model(StudyConfig, path)
+    base = path.parent
+    space_path = (base / study.search_space).resolve()
+    load_space(space_path)  # fail now, naming the space file, not at the first trial
+    update: dict[str, Any] = {"search_space": str(space_path)}
+    update["workdir"] = str((base / (study.workdir or study.name)).resolve())
+    if study.storage is None:
+        update["storage"] = f"sqlite:///{base / (study.name + '.db')}"
+    return study.model_copy(update=update)
+
+
+def study_from_dict(data: dict, source: str = "<stored study config>") -> StudyConfig:
+    """Rebuild a study config stored in Optuna's user attributes (already absolute)."""
+    return parse_model(StudyConfig, data, source)

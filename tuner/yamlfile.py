@@ -1,0 +1,104 @@
+"""Loading YAML files into validated, typed objects, with one-line errors that name file and key.
+
+Every file the tuner reads (study, search space, suite, simulator profile) goes through
+:func:`load_model`: ``yaml.safe_load``, then a strict pydantic model that forbids unknown keys. Any
+problem raises :class:`ConfigError`, whose ``str()`` is the one line the CLI prints before exiting 2.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any, TypeVar
+
+import yaml
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+M = TypeVar("M", bound=BaseModel)
+
+
+class ConfigError(ValueError):
+    """Bad input in a file or on the command line: ``FILE: KEY: what is expected``."""
+
+    def __init__(self, source: str | Path, key: str, message: str):
+        self.source, self.key, self.message = str(source), key, message
+        where = f"{self.source}: {key}" if key else self.source
+        super().__init__(f"{where}: {message}")
+
+
+class StrictModel(BaseModel):
+    """Base of every file schema: unknown keys are errors, no silent type coercion, immutable."""
+
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+
+
+def _key_path(loc: tuple) -> str:
+    parts: list[str] = []
+    for item in loc:
+        if isinstance(item, int):
+            parts.append(f"[{item}]")
+        elif not parts:
+            parts.append(str(item))
+        else:
+            parts.append(f".{item}")
+    return "".join(parts)
+
+
+def _plain(err: dict) -> str:
+    """Pydantic's message, phrased for a YAML author (the input's type, not Python internals)."""
+    kind, msg = err["type"], err["msg"]
+    if kind == "extra_forbidden":
+        return "unknown key; check its spelling against the README"
+    if kind == "missing":
+        return "required key is missing"
+    got = err.get("input")
+    if kind.endswith("_type") and got is not None and not isinstance(got, (dict, list)):
+        return f"{msg[0].lower()}{msg[1:]}, got {got!r}"
+    return msg[0].lower() + msg[1:] if msg else kind
+
+
+def validation_error(source: str | Path, exc: ValidationError) -> ConfigError:
+    """The first error of a pydantic ``ValidationError`` as a :class:`ConfigError`."""
+    err = exc.errors()[0]
+    loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
+    # Union members appear in the location (e.g. 'str', 'int'); they mean nothing to a YAML author.
+    loc = tuple(p for p in loc if p not in {"str", "int", "float", "bool", "list[...]", "dict[...]"})
+    msg = _plain(err)
+    if err["type"] == "value_error":
+        msg = str(err.get("ctx", {}).get("error", msg))
+    return ConfigError(source, _key_path(loc), msg)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """``yaml.safe_load`` of a file; missing files and bad YAML become :class:`ConfigError`."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found; check the path") from None
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+    try:
+        return yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"line {mark.line + 1}" if mark else ""
+        raise ConfigError(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+
+
+def parse_model(model: type[M], data: Any, source: str | Path, context: dict | None = None) -> M:
+    """Validate already-loaded data against ``model``; errors name ``source``."""
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(source, "", f"expected a mapping at the top level, got {type(data).__name__}")
+    try:
+        return model.model_validate(data, context=context)
+    except ValidationError as exc:
+        raise validation_error(source, exc) from None
+
+
+def load_model(model: type[M], path: str | Path, context: dict | None = None) -> M:
+    """Read and validate one YAML file. ``context`` reaches validators (e.g. the file's folder)."""
+    path = Path(path)
+    ctx = {"path": path, **(context or {})}
+    return parse_model(model, read_yaml(path), path, ctx)
