@@ -8,11 +8,12 @@ Errors are :class:`tuner.yamlfile.ConfigError`: one line naming the file, the ke
 from __future__ import annotations
 
 import re
-import sys
 from pathlib import Path
 from typing import Any, Literal, Union
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from typing import Annotated
+
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from .yamlfile import ConfigError, StrictModel, load_model, parse_model
 
@@ -56,7 +57,16 @@ class Choices(StrictModel):
         return list(self.choices)
 
 
-Param = Union[IntRange, Choices]
+def _param_kind(value: Any) -> str:
+    # A mapping with `choices` is a list of values, anything else a range: errors then speak of
+    # the form the author meant instead of listing both.
+    return "choices" if isinstance(value, dict) and "choices" in value else "range"
+
+
+Param = Annotated[
+    Union[Annotated[IntRange, Tag("range")], Annotated[Choices, Tag("choices")]],
+    Discriminator(_param_kind),
+]
 
 # The smallest value each flag may take: SGLang has no use for fewer than one draft step, a top-k of
 # zero, or fewer than 2 draft tokens (the root plus at least one drafted token to verify).
@@ -143,7 +153,9 @@ class ServerSettings(StrictModel):
     """The server each trial launches: SGLang on a GPU node, or the simulator."""
 
     backend: Literal["sim", "sglang"] = "sim"
-    python: str = Field(default_factory=lambda: sys.executable)  #: the interpreter that has SGLang
+    #: the interpreter that has SGLang (backend sglang) or the tuner (backend sim); None means the
+    #: interpreter running the tuner, decided on each worker (stored studies stay portable)
+    python: str | None = None
     model_path: str
     draft_model_path: str | None = None
     tp_size: int = Field(1, ge=1)

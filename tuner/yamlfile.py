@@ -56,12 +56,16 @@ def _plain(err: dict) -> str:
     return msg[0].lower() + msg[1:] if msg else kind
 
 
+#: Names pydantic puts in an error's location for union members and tags; not keys of the file.
+_UNION_TAGS = {"str", "int", "float", "bool", "list[...]", "dict[...]", "range", "choices"}
+
+
 def validation_error(source: str | Path, exc: ValidationError) -> ConfigError:
     """The first error of a pydantic ``ValidationError`` as a :class:`ConfigError`."""
     err = exc.errors()[0]
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     # Union members appear in the location (e.g. 'str', 'int'); they mean nothing to a YAML author.
-    loc = tuple(p for p in loc if p not in {"str", "int", "float", "bool", "list[...]", "dict[...]"})
+    loc = tuple(p for p in loc if p not in _UNION_TAGS)
     msg = _plain(err)
     if err["type"] == "value_error":
         msg = str(err.get("ctx", {}).get("error", msg))
