@@ -1,8 +1,174 @@
-"""``tuner study create|run|status|pareto|export|report``."""
+"""``tuner study create|run|status|pareto|export|report``.
+
+A study is named either by its file (``studies/NAME.yaml``: the storage comes from the file) or by
+``NAME`` with ``--storage URL`` (or ``$TUNER_STORAGE``; with neither, ``studies/NAME.db`` when it
+exists). Running from storage alone needs nothing else: the study's config, space and suite are
+stored in it.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
 
 import click
 
+from ..config import StudyConfig, load_study, parse_duration
+from ..storage import redact, resolve_url
+from ..yamlfile import ConfigError
+from .lazy import LazyGroup
+from .output import print_json
 
-@click.group()
+
+@click.group(cls=LazyGroup, lazy={
+    "pareto": "tuner.cli.study_results:pareto",
+    "export": "tuner.cli.study_results:export",
+    "report": "tuner.cli.study_report:report",
+})
 def study() -> None:
     """Create, run and inspect Optuna studies of EAGLE-3 settings."""
+
+
+storage_option = click.option(
+    "--storage", default=None, metavar="URL",
+    help="Optuna storage URL, or ${VAR}. Default: the study file's, else $TUNER_STORAGE, else "
+         "sqlite:///studies/NAME.db.")
+
+
+def resolve_target(target: str | None, storage: str | None, study_name: str | None = None) -> tuple[str, str, StudyConfig | None]:
+    """(study name, storage URL, study config if a file was given) from the command line."""
+    config = None
+    if target and (target.endswith((".yaml", ".yml")) or Path(target).is_file()):
+        config = load_study(target)
+        name = config.name
+        url = storage or config.storage
+    else:
+        name = study_name or target
+        if not name:
+            raise click.UsageError("give a study file, or a study NAME (--study NAME) with --storage URL")
+        url = storage
+    if url is None:
+        import os
+
+        local = Path("studies") / f"{name}.db"
+        if not os.environ.get("TUNER_STORAGE") and local.exists():
+            url = f"sqlite:///{local.resolve()}"
+    return name, resolve_url(url), config
+
+
+@study.command("create")
+@click.argument("study_file", type=click.Path(dir_okay=False))
+@storage_option
+def create(study_file, storage) -> None:
+    """Create the study in its storage (a no-op when it exists with the same config)."""
+    from ..study import create_study
+
+    name, url, config = resolve_target(study_file, storage)
+    create_study(config, url)
+    click.echo(f"study {name} ready in {redact(url)}")
+
+
+@study.command("run")
+@click.argument("study_file", required=False, type=click.Path(dir_okay=False))
+@click.option("--study", "study_name", default=None, help="Run a stored study by name (with --storage).")
+@storage_option
+@click.option("--n-trials", type=click.IntRange(min=1), default=None,
+              help="Measure at most N new settings in this run (the study's budget still applies).")
+@click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m).")
+@click.option("--dry-run", is_flag=True, help="Print the baseline and seed-trial server commands; launch nothing.")
+@click.option("--rebaseline", is_flag=True, help="Measure the autoregressive baseline again first.")
+@click.option("--workdir", default=None, type=click.Path(file_okay=False),
+              help="Where per-trial logs go (default: studies/NAME beside the study file).")
+def run(study_file, study_name, storage, n_trials, timeout, dry_run, rebaseline, workdir) -> None:
+    """Run trials: baseline first, then Optuna's proposals, until the budget or time is spent.
+
+    Resumable: run it again to continue; several workers (nodes) may run the same study.
+    """
+    from ..study import BaselineError, config_from_study, create_study, open_study, run_study
+
+    timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
+    name, url, file_config = resolve_target(study_file, storage, study_name)
+    if dry_run:
+        _dry_run(file_config, name, url, workdir)
+        return
+    if file_config is not None:
+        create_study(file_config, url)
+    stored = open_study(name, url)
+    config, space, suite_dict = config_from_study(
+        stored, workdir or (file_config.workdir if file_config else None))
+    if timeout_s is None:
+        timeout_s = config.budget.timeout_s
+    backend = _backend(config, space, suite_dict)
+    from .progress import RunView
+
+    with RunView() as view:
+        try:
+            summary = run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
+                                rebaseline=rebaseline, on_event=view.event)
+        except BaselineError as exc:
+            view.close()
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except KeyboardInterrupt:
+            view.close()
+            click.echo("interrupted: server stopped, the running trial is queued again", err=True)
+            sys.exit(130)
+    click.echo(f"done: {summary.measured} measured, {summary.reused} reused, {summary.invalid} invalid "
+               f"({summary.stopped_because})")
+
+
+def _backend(config: StudyConfig, space, suite_dict):
+    from ..backends import ServerBackend
+    from ..bench import load_suite
+
+    return ServerBackend(config, space.config.fixed, load_suite(suite_dict), algorithm=space.config.algorithm)
+
+
+def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str | None) -> None:
+    """Print what a run would launch, writing nothing (not even the study)."""
+    from ..server_cmd import format_command
+    from ..space import SearchSpace
+    from ..study import config_from_study, open_study, seed_trials
+
+    if file_config is not None:
+        config = file_config
+        space = SearchSpace.load(config.search_space)
+        from ..bench import load_suite
+
+        suite = load_suite(config.bench.suite, base_dir=Path(config.search_space).parent)
+    else:
+        from ..bench import load_suite
+
+        config, space, suite_dict = config_from_study(open_study(name, url), workdir)
+        suite = load_suite(suite_dict)
+    from ..backends import ServerBackend
+
+    backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm)
+    click.echo(f"# study {config.name}, storage {redact(url)}")
+    click.echo("# baseline (no speculative decoding):")
+    click.echo(format_command(backend.command(None)))
+    for spec in seed_trials(config, space):
+        res = space.resolve(spec)
+        note = f" (SGLang runs it as {res.effective.label()})" if res.ok and res.rewritten else ""
+        click.echo(f"# seed trial {spec.label()}{note}:")
+        click.echo(format_command(backend.command(spec)))
+
+
+@study.command("status")
+@click.argument("target", required=False)
+@click.option("--study", "study_name", default=None)
+@storage_option
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def status(target, study_name, storage, as_json) -> None:
+    """The baseline, every trial (state, setting, values, failure) and the Pareto front."""
+    from ..status import study_status
+    from ..study import open_study
+
+    name, url, _ = resolve_target(target, storage, study_name)
+    data = study_status(open_study(name, url))
+    if as_json:
+        print_json(data)
+        return
+    from ..status import print_status
+
+    print_status(data)
