@@ -60,7 +60,10 @@ class Choices(StrictModel):
 def _param_kind(value: Any) -> str:
     # A mapping with `choices` is a list of values, anything else a range: errors then speak of
     # the form the author meant instead of listing both.
-    return "choices" if isinstance(value, dict) and "choices" in value else "range"
+    # (Pydantic also calls this with the model itself when serializing.)
+    if isinstance(value, Choices) or (isinstance(value, dict) and "choices" in value):
+        return "choices"
+    return "range"
 
 
 Param = Annotated[
@@ -272,6 +275,14 @@ def load_study(path: str | Path) -> StudyConfig:
     space_path = (base / study.search_space).resolve()
     load_space(space_path)  # fail now, naming the space file, not at the first trial
     update: dict[str, Any] = {"search_space": str(space_path)}
+    # The suite is checked now too, and a suite file is made absolute like the search space.
+    from .bench.suite import SHIPPED_SUITES, load_suite
+
+    suite = study.bench.suite
+    if isinstance(suite, str) and suite not in SHIPPED_SUITES:
+        suite = str((base / suite).resolve())
+        update["bench"] = study.bench.model_copy(update={"suite": suite})
+    load_suite(suite, base_dir=base)
     update["workdir"] = str((base / (study.workdir or study.name)).resolve())
     if study.storage is None:
         update["storage"] = f"sqlite:///{base / (study.name + '.db')}"

@@ -66,7 +66,7 @@ def open_storage(url: str):
     ``pool_pre_ping`` so a worker survives a database restart overnight.
     """
     import optuna
-    from optuna.storages import RDBStorage, RetryFailedTrialCallback
+    from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
 
     engine_kwargs: dict = {}
     if url.startswith("sqlite"):
@@ -80,7 +80,7 @@ def open_storage(url: str):
             engine_kwargs=engine_kwargs,
             heartbeat_interval=HEARTBEAT_INTERVAL_S,
             grace_period=HEARTBEAT_GRACE_S,
-            failed_trial_callback=RetryFailedTrialCallback(max_retry=MAX_RETRY),
+            heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY),
         )
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy/driver errors carry the URL; never show it
         raise ConfigError("storage", redact(url) or "", f"cannot open: {type(exc).__name__}: "

@@ -26,6 +26,8 @@ import random
 import socket
 import threading
 import time
+import warnings
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -45,6 +47,8 @@ from .yamlfile import ConfigError
 
 CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
 BASELINE_SUFFIX = ".baseline"
+#: status of a trial that stepped back because another worker took the study's last budget slot
+ABANDONED = "abandoned"
 #: The article's setting (num_steps=1, topk=1, draft tokens=3; SGLang runs it with 2 draft tokens).
 ARTICLE_CHOICE = (1, 1, 3)
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
@@ -76,8 +80,7 @@ def _space_and_suite(config: StudyConfig) -> tuple[dict, dict]:
     from .config import load_space
 
     space = load_space(config.search_space).model_dump(mode="json")
-    base = Path(config.search_space).parent
-    suite = load_suite(config.bench.suite, base_dir=base).model_dump(mode="json")
+    suite = load_suite(config.bench.suite).model_dump(mode="json")
     return space, suite
 
 
@@ -185,6 +188,25 @@ def config_from_study(study, workdir: str | None = None) -> tuple[StudyConfig, S
     return config.model_copy(update={"workdir": str(Path(wd).resolve())}), space, attrs[SUITE_ATTR]
 
 
+@contextmanager
+def _heartbeat_by_hand():
+    # Optuna warns that storage heartbeats are meant for Study.optimize; with ask/tell the tuner
+    # records them itself (Heartbeat below), which is what the warning asks for.
+    with warnings.catch_warnings():
+        warnings.filterwarnings("ignore", message="Heartbeat of storage is supposed to be used")
+        yield
+
+
+def _ask(study, distributions=None):
+    with _heartbeat_by_hand():
+        return study.ask(distributions)
+
+
+def _tell(study, trial, values=None, state=None):
+    with _heartbeat_by_hand():
+        return study.tell(trial, values, state=state)
+
+
 def _params(spec: SpecConfig) -> dict:
     return {"speculative_num_steps": spec.num_steps, "speculative_eagle_topk": spec.eagle_topk,
             "speculative_num_draft_tokens": spec.num_draft_tokens}
@@ -267,24 +289,27 @@ def reap_dead_trials(study) -> list[int]:
         if Worker.alive(t.user_attrs.get("worker")) is False:
             if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
                 reaped.append(t.number)
-                callback = storage.get_failed_trial_callback()
+                callback = storage.get_heartbeat_stale_trial_callback()
                 if callback is not None and t.params:
                     callback(study, storage.get_trial(t._trial_id))
     return reaped
 
 
-def claim_owner(study, trial, key: str) -> int:
-    """Claim ``key`` for ``trial`` and return the number of the trial that owns the measurement.
+def try_claim(study, trial, key: str) -> bool:
+    """Claim ``key`` for the RUNNING ``trial``; True when no other running trial holds it.
 
-    Claim, then look: every claimant writes its claim before reading the others, so at least one of
-    two racing workers sees both claims, and the lowest trial number wins for everybody.
+    Claim, then look: every claimant writes its claim before reading the others', so of two racing
+    workers at least one sees the other. Whoever sees another claim withdraws its own (and retries
+    after a random pause): two workers can never both proceed, and at worst both step back once.
     """
     from optuna.trial import TrialState
 
     trial.set_user_attr("claim", key)
     running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-    owners = [t.number for t in running if t.user_attrs.get("claim") == key]
-    return min(owners + [trial.number])
+    if any(t.number != trial.number and t.user_attrs.get("claim") == key for t in running):
+        trial.set_user_attr("claim", None)
+        return False
+    return True
 
 
 # --------------------------------------------------------------------------------------------------
@@ -401,6 +426,9 @@ class _Runner:
                 summary.stopped_because = f"{idle} proposals in a row were invalid or already measured"
                 break
             outcome = self._one_trial(baseline)
+            if outcome == ABANDONED:
+                time.sleep(random.uniform(0.05, 0.5))  # another worker took the last budget slot
+                continue
             if outcome == MEASURED or outcome == FAILED:
                 summary.measured += 1
                 idle = 0
@@ -442,32 +470,33 @@ class _Runner:
             done = find_baseline(self.study)
             if done and done.trial_number > after:
                 return done
-            trial = bstudy.ask()
+            trial = _ask(bstudy)
             trial.set_user_attr("worker", self.worker.as_dict())
-            owner = claim_owner(bstudy, trial, "baseline")
-            if owner != trial.number:
+            if not try_claim(bstudy, trial, "baseline"):
                 # Another worker is measuring the baseline: wait for it (or for it to die).
-                bstudy.tell(trial, state=TrialState.FAIL)
-                self.emit("waiting", {"for": f"baseline trial {owner} of another worker"})
-                self._wait_until_done(bstudy, owner)
+                _tell(bstudy, trial, state=TrialState.FAIL)
+                self.emit("waiting", {"for": "the baseline, measured by another worker"})
+                self._wait_for_claim(bstudy, "baseline")
                 continue
             self.emit("trial_start", {"trial": "baseline", "spec": None})
             with Heartbeat(self.storage, trial._trial_id):
                 m = self._measure(None, "baseline", trial)
             if m.failure_class:
-                bstudy.tell(trial, state=TrialState.FAIL)
+                _tell(bstudy, trial, state=TrialState.FAIL)
                 raise BaselineError(m)
             self.durations.append(m.duration_s)
-            bstudy.tell(trial, 0.0)
+            _tell(bstudy, trial, 0.0)
             return find_baseline(self.study)
 
-    def _wait_until_done(self, study, number: int) -> None:
+    def _wait_for_claim(self, study, key: str) -> None:
+        """Wait until no running trial holds ``key`` (it finished, or its worker died)."""
         from optuna.trial import TrialState
 
         while True:
             reap_dead_trials(study)
-            t = study.get_trials(deepcopy=False)[number]
-            if t.state != TrialState.RUNNING:
+            running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            if not any(t.user_attrs.get("claim") == key for t in running):
+                time.sleep(random.uniform(0, POLL_S))  # racing claimants must not retry in step
                 return
             time.sleep(POLL_S)
 
@@ -476,8 +505,9 @@ class _Runner:
         from optuna.trial import TrialState
 
         reap_dead_trials(self.study)
-        trial = self.study.ask(self.space.distributions())
+        trial = _ask(self.study, self.space.distributions())
         trial.set_user_attr("worker", self.worker.as_dict())
+        trial.set_user_attr("launching", False)  # a retried trial inherits its dead original's attrs
         requested = spec_from_params(trial.params)
         res = self.space.resolve(requested)
         trial.set_user_attr("requested", requested.as_dict())
@@ -504,12 +534,16 @@ class _Runner:
                 self.emit("trial_skip", {"trial": trial.number, "spec": eff.label(),
                                          "why": f"same as trial {prior.number}"})
                 return REUSED
-            owner = claim_owner(self.study, trial, key)
-            if owner == trial.number:
+            if try_claim(self.study, trial, key):
                 break
-            self.emit("waiting", {"trial": trial.number, "for": f"trial {owner} measuring {eff.label()}"})
+            self.emit("waiting", {"trial": trial.number, "for": f"another worker measuring {eff.label()}"})
             with Heartbeat(self.storage, trial._trial_id):
-                self._wait_until_done(self.study, owner)
+                self._wait_for_claim(self.study, key)
+        if not self._budget_allows(trial):
+            trial.set_user_attr("launching", False)
+            trial.set_user_attr("status", ABANDONED)
+            _tell(self.study, trial, state=TrialState.FAIL)
+            return ABANDONED
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         try:
             with Heartbeat(self.storage, trial._trial_id):
@@ -518,11 +552,28 @@ class _Runner:
             # Ctrl-C or a crash of the tuner itself: the server is stopped by the backend; the trial
             # goes back to the queue with the same parameters.
             if self.study.get_trials(deepcopy=False)[trial.number].state == TrialState.RUNNING:
-                self.study.tell(trial, state=TrialState.FAIL)
+                _tell(self.study, trial, state=TrialState.FAIL)
                 self.study.enqueue_trial(trial.params, user_attrs={"retry_of": trial.number})
             raise
         self.durations.append(m.duration_s)
         return FAILED if m.failure_class else MEASURED
+
+    def _budget_allows(self, trial) -> bool:
+        """Whether this trial may launch within the study's total budget, with other workers about.
+
+        Mark, then count: the trial announces it is launching before it counts finished launches
+        and the other announced ones. Of two racing workers at least one sees the other, so the
+        budget is never exceeded (at worst both step back and ask again).
+        """
+        from optuna.trial import TrialState
+
+        budget = self.config.budget.n_trials
+        if budget is None:
+            return True
+        trial.set_user_attr("launching", True)
+        running = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        in_flight = sum(1 for t in running if t.number != trial.number and t.user_attrs.get("launching"))
+        return self._launched_in_study() + in_flight < budget
 
     def _prior_measurement(self, key: str, number: int):
         for r in load_records(self.study):
@@ -568,7 +619,7 @@ class _Runner:
         trial.set_user_attr("status", status)
         trial.set_user_attr("finished_at", _now())
         trial.set_constraint(CONSTRAINT, -1.0 if feasible else 1.0)
-        self.study.tell(trial, values if values is not None else worst_values(self.config.objectives))
+        _tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))
 
 
 class BaselineError(RuntimeError):

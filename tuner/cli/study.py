@@ -130,18 +130,16 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
     from ..space import SearchSpace
     from ..study import config_from_study, open_study, seed_trials
 
+    from ..backends import ServerBackend
+    from ..bench import load_suite
+
     if file_config is not None:
         config = file_config
         space = SearchSpace.load(config.search_space)
-        from ..bench import load_suite
-
-        suite = load_suite(config.bench.suite, base_dir=Path(config.search_space).parent)
+        suite = load_suite(config.bench.suite)
     else:
-        from ..bench import load_suite
-
         config, space, suite_dict = config_from_study(open_study(name, url), workdir)
         suite = load_suite(suite_dict)
-    from ..backends import ServerBackend
 
     backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm)
     click.echo(f"# study {config.name}, storage {redact(url)}")
