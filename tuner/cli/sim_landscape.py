@@ -1,0 +1,65 @@
+"""``tuner sim landscape``: the performance model's figures for every setting of a search space."""
+
+from __future__ import annotations
+
+import click
+
+from ..yamlfile import ConfigError
+from .output import fail, print_json, print_table
+
+
+def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
+    try:
+        out = tuple(int(v) for v in value.split(",") if v.strip())
+    except ValueError:
+        raise click.BadParameter(f"{value!r}: expected comma-separated positive integers, e.g. 1,32")
+    if not out or min(out) < 1:
+        raise click.BadParameter(f"{value!r}: expected comma-separated positive integers, e.g. 1,32")
+    return out
+
+
+@click.command("landscape")
+@click.option("--profile", "profile", default="k2.6-tp8-pcie", show_default=True,
+              help="Simulator profile: a shipped name or a YAML file.")
+@click.option("--space", "space_file", default="search_spaces/eagle3.yaml", show_default=True,
+              type=click.Path(dir_okay=False), help="Search-space file.")
+@click.option("--concurrency", "concurrencies", default="1,32", show_default=True,
+              callback=_concurrencies, help="Sweep concurrencies, comma-separated.")
+@click.option("--suite", default="seed", show_default=True, help="Benchmark suite: seed, quick or a file.")
+@click.option("--top", "top", default=10, show_default=True, type=click.IntRange(min=1),
+              help="Rows shown per objective in the table.")
+@click.option("--json", "as_json", is_flag=True, help="Print every row, the front and the optima as JSON.")
+def landscape(profile, space_file, concurrencies, suite, top, as_json) -> None:
+    """Expected figures of every valid setting of a search space, from the model alone (no server).
+
+    Objectives are the study's defaults: single_speedup and speedup at the largest concurrency.
+    The table shows the baseline, the best settings by each objective and the true Pareto front;
+    --json prints all rows.
+    """
+    from ..sim.landscape import landscape as compute
+
+    try:
+        result = compute(profile, space_file, concurrencies=concurrencies, suite=suite)
+    except ConfigError as exc:
+        fail(str(exc), 2)
+    if as_json:
+        print_json(result.to_dict())
+        return
+    concs = result.concurrencies
+    columns = ["steps", "topk", "draft", "accept", "single tok/s", "single x"]
+    columns += [f"tok/s@{c}" for c in concs] + [f"x@{c}" for c in concs]
+
+    def cells(row):
+        c = row.config
+        head = ["-", "-", "-"] if c is None else [c.num_steps, c.eagle_topk, c.num_draft_tokens]
+        return (head + [f"{row.accept_length:.2f}", f"{row.single_tok_per_s:.1f}", f"{row.single_speedup:.2f}"]
+                + [f"{row.tok_per_s[k]:.1f}" for k in concs] + [f"{row.speedup[k]:.2f}" for k in concs])
+
+    where = f"profile {result.profile}, suite {result.suite}"
+    print_table(columns, [cells(result.baseline)], title=f"Autoregressive baseline ({where})")
+    for objective in result.objectives:
+        print_table(columns, [cells(r) for r in result.best(objective, top)],
+                    title=f"Top {top} by {objective}")
+    print_table(columns, [cells(r) for r in result.front],
+                title=f"Pareto front ({' vs '.join(result.objectives)})")
+    click.echo(f"{len(result)} valid effective settings in {space_file}")

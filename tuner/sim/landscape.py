@@ -1,0 +1,206 @@
+"""The performance model's answer for every setting of a search space: the ground truth of a study.
+
+:func:`landscape` evaluates :meth:`PerfModel.expected_figures` for the autoregressive baseline and
+every valid effective setting of a search space, with no HTTP and no server, and finds the true
+Pareto front and the optimum of each objective. Objectives are named as the study names its trial
+attributes: ``single_speedup`` and ``speedup@C`` (throughput speedup at concurrency ``C``).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Iterator, Sequence
+
+from ..rules import SpecConfig
+from ..space import SearchSpace
+from ..yamlfile import ConfigError, read_yaml
+from .model import ExpectedFigures, PerfModel
+from .profile import Profile, load_profile
+
+SUITES_DIR = Path(__file__).resolve().parent.parent / "bench" / "suites"
+
+
+@dataclass(frozen=True)
+class SuiteInputs:
+    """What the model needs from a benchmark suite file."""
+
+    name: str
+    prompts: tuple[str, ...]
+    single_lengths: tuple[int, ...]
+    sweep_tokens: int
+
+
+def load_suite_inputs(name_or_path: str | Path) -> SuiteInputs:
+    """Prompts, single-request lengths and sweep length of a suite (``seed``, ``quick`` or a path).
+
+    Reads the YAML directly (the benchmark package owns the full schema); raises
+    :class:`ConfigError` naming the file and key when something the model needs is missing.
+    """
+    text = str(name_or_path)
+    path = SUITES_DIR / f"{text}.yaml"
+    if "/" in text or text.endswith((".yaml", ".yml")) or not path.is_file():
+        path = Path(text)
+    data = read_yaml(path)
+    if not isinstance(data, dict):
+        raise ConfigError(path, "", "expected a mapping at the top level")
+    prompts = []
+    for i, item in enumerate(data.get("prompts") or []):
+        if isinstance(item, dict) and isinstance(item.get("text"), str):
+            prompts.append(item["text"])
+        elif isinstance(item, dict) and isinstance(item.get("file"), str):
+            prompt_file = (path.parent / item["file"])
+            try:
+                prompts.append(prompt_file.read_text())
+            except OSError:
+                raise ConfigError(path, f"prompts[{i}].file", f"cannot read {prompt_file}") from None
+        else:
+            raise ConfigError(path, f"prompts[{i}]", "expected {name, text} or {name, file}")
+    if not prompts:
+        raise ConfigError(path, "prompts", "at least one prompt is required")
+    lengths = (data.get("single") or {}).get("lengths")
+    if not isinstance(lengths, list) or not all(isinstance(n, int) and n > 0 for n in lengths):
+        raise ConfigError(path, "single.lengths", "expected a list of positive token counts")
+    sweep_tokens = (data.get("sweep") or {}).get("max_tokens")
+    if not isinstance(sweep_tokens, int) or sweep_tokens <= 0:
+        raise ConfigError(path, "sweep.max_tokens", "expected a positive token count")
+    return SuiteInputs(str(data.get("name") or path.stem), tuple(prompts), tuple(lengths), sweep_tokens)
+
+
+@dataclass(frozen=True)
+class LandscapeRow:
+    """The model's figures for one effective setting (``config`` None: the autoregressive baseline)."""
+
+    config: SpecConfig | None
+    single_tok_per_s: float
+    tok_per_s: dict[int, float]
+    single_speedup: float
+    speedup: dict[int, float]
+    accept_length: float
+
+    def objective(self, name: str) -> float:
+        """``single_speedup`` or ``speedup@C``."""
+        if name == "single_speedup":
+            return self.single_speedup
+        if name.startswith("speedup@") and name[8:].isdigit() and int(name[8:]) in self.speedup:
+            return self.speedup[int(name[8:])]
+        raise ValueError(f"unknown objective {name!r}; use single_speedup or speedup@C for a computed C")
+
+    def to_dict(self) -> dict:
+        """Flat, JSON-ready; figure names match the study's trial attributes."""
+        cfg = self.config.as_dict() if self.config else {"num_steps": None, "eagle_topk": None,
+                                                         "num_draft_tokens": None}
+        out: dict = {**cfg, "accept_length": round(self.accept_length, 4),
+                     "single_tok_per_s": round(self.single_tok_per_s, 3),
+                     "single_speedup": round(self.single_speedup, 4)}
+        for c in sorted(self.tok_per_s):
+            out[f"tok_per_s@{c}"] = round(self.tok_per_s[c], 3)
+            out[f"speedup@{c}"] = round(self.speedup[c], 4)
+        return out
+
+
+@dataclass(frozen=True)
+class Landscape:
+    """Every setting's figures, the true Pareto front and the optimum of each objective.
+
+    Iterating (or ``len``) goes over :attr:`rows`, one per valid effective setting, sorted.
+    """
+
+    profile: str
+    space: str
+    suite: str
+    concurrencies: tuple[int, ...]
+    objectives: tuple[str, ...]
+    baseline: LandscapeRow
+    rows: list[LandscapeRow]
+    front: list[LandscapeRow] = field(default_factory=list)
+    optima: dict[str, LandscapeRow] = field(default_factory=dict)
+
+    def __iter__(self) -> Iterator[LandscapeRow]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+    def best(self, objective: str, n: int = 1) -> list[LandscapeRow]:
+        """The ``n`` best rows by one objective (ties broken by fewer draft tokens, then steps)."""
+        return sorted(self.rows, key=lambda r: (-r.objective(objective), _cost_key(r)))[:n]
+
+    def to_dict(self) -> dict:
+        return {
+            "profile": self.profile, "space": self.space, "suite": self.suite,
+            "concurrencies": list(self.concurrencies), "objectives": list(self.objectives),
+            "baseline": self.baseline.to_dict(), "count": len(self.rows),
+            "rows": [r.to_dict() for r in self.rows],
+            "front": [r.to_dict() for r in self.front],
+            "optima": {k: r.to_dict() for k, r in self.optima.items()},
+        }
+
+
+def _cost_key(row: LandscapeRow) -> tuple:
+    c = row.config
+    return (c.num_draft_tokens, c.num_steps, c.eagle_topk) if c else (0, 0, 0)
+
+
+def pareto_front(rows: Sequence[LandscapeRow], objectives: Sequence[str]) -> list[LandscapeRow]:
+    """Rows no other row beats on every objective (all maximised) and strictly on one; rows with
+    identical values all stay. Sorted by the first objective, best first."""
+    values = [tuple(r.objective(o) for o in objectives) for r in rows]
+    # Sweep in order of the first objective: a row is dominated iff an earlier row (better or
+    # equal on the first) is >= on all and > on one.
+    order = sorted(range(len(rows)), key=lambda i: tuple(-v for v in values[i]))
+    front: list[int] = []
+    for i in order:
+        v = values[i]
+        dominated = any(all(a >= b for a, b in zip(values[j], v)) and values[j] != v for j in front)
+        if not dominated:
+            front.append(i)
+    return [rows[i] for i in sorted(front, key=lambda i: (-values[i][0], _cost_key(rows[i])))]
+
+
+def _row(config: SpecConfig | None, fig: ExpectedFigures, base: ExpectedFigures | None) -> LandscapeRow:
+    ref = base or fig
+    return LandscapeRow(
+        config=config, single_tok_per_s=fig.single_tok_per_s, tok_per_s=dict(fig.tok_per_s),
+        single_speedup=fig.single_tok_per_s / ref.single_tok_per_s,
+        speedup={c: v / ref.tok_per_s[c] for c, v in fig.tok_per_s.items()},
+        accept_length=fig.accept_length,
+    )
+
+
+def landscape(profile: str | Path | Profile | PerfModel, space_path: str | Path,
+              concurrencies: Sequence[int] = (1, 32), suite: str | Path = "seed",
+              objectives: Sequence[str] | None = None) -> Landscape:
+    """The model's expected figures for every valid effective setting of ``space_path``.
+
+    ``profile`` is a shipped name, a path, a :class:`Profile` or a ready :class:`PerfModel`.
+    Objectives default to the study's: ``single_speedup`` and ``speedup@C`` at the largest
+    concurrency given. The space's fixed ``cuda_graph_max_bs`` (if any) is honoured. Raises
+    :class:`ConfigError` for a bad profile, space or suite file, ``ValueError`` for an empty
+    concurrency list or an objective at a concurrency not computed.
+    """
+    if isinstance(profile, PerfModel):
+        model = profile
+    else:
+        model = PerfModel(profile if isinstance(profile, Profile) else load_profile(profile))
+    concs = tuple(sorted({int(c) for c in concurrencies}))
+    if not concs or concs[0] < 1:
+        raise ValueError("concurrencies must be a non-empty list of positive integers")
+    objectives = tuple(objectives or ("single_speedup", f"speedup@{concs[-1]}"))
+    space = SearchSpace.load(space_path)
+    inputs = load_suite_inputs(suite)
+    graph_bs = space.config.fixed.get("cuda_graph_max_bs")
+    kwargs = dict(prompts=list(inputs.prompts), single_lengths=list(inputs.single_lengths),
+                  concurrencies=list(concs), sweep_tokens=inputs.sweep_tokens,
+                  cuda_graph_max_bs=graph_bs if isinstance(graph_bs, int) else None)
+    base_fig = model.expected_figures(None, **kwargs)
+    rows = [_row(cfg, model.expected_figures(cfg, **kwargs), base_fig) for cfg in space.effective_configs()]
+    baseline = _row(None, base_fig, None)
+    for name in objectives:
+        baseline.objective(name)  # ValueError for an objective at a concurrency not computed
+    out = Landscape(profile=model.profile.name, space=str(space_path), suite=inputs.name,
+                    concurrencies=concs, objectives=objectives, baseline=baseline, rows=rows)
+    if rows:
+        out.front.extend(pareto_front(rows, objectives))
+        out.optima.update({name: out.best(name)[0] for name in objectives})
+    return out

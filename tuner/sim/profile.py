@@ -1,0 +1,140 @@
+"""Simulator profiles: one YAML file per (model, GPUs, interconnect) the performance model can play.
+
+A profile is data: the shipped ones live in ``tuner/sim/profiles/*.yaml`` and any other file can be
+given by path (``--sim-profile FILE``). Every key carries its unit in its name and is documented in
+the shipped files; :func:`load_profile` validates a file strictly (unknown keys, wrong types and
+out-of-range values raise :class:`tuner.yamlfile.ConfigError` naming the file and the key).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, model_validator
+
+from ..yamlfile import ConfigError, StrictModel, load_model
+
+PROFILES_DIR = Path(__file__).parent / "profiles"
+
+Positive = Field(gt=0)
+NonNegative = Field(ge=0)
+
+
+class ModelSpec(StrictModel):
+    """The served (target) model: what one forward pass reads, computes and all-reduces."""
+
+    hf_model: str = ""
+    layers: int = Positive
+    moe_layers: int = NonNegative
+    hidden_size: int = Positive
+    num_experts: int = NonNegative
+    experts_per_token: int = NonNegative
+    expert_mb: float = NonNegative
+    dense_layer_mb: float = Positive
+    lm_head_mb: float = NonNegative
+    active_params_b: float = Positive
+    total_weights_gb: float = Positive
+    kv_kb_per_token: float = Positive
+    activation_bytes: int = Positive
+
+    @model_validator(mode="after")
+    def _moe_consistent(self):
+        if self.moe_layers > self.layers:
+            raise ValueError(f"moe_layers ({self.moe_layers}) must not exceed layers ({self.layers})")
+        if self.moe_layers and not 0 < self.experts_per_token <= self.num_experts:
+            raise ValueError("a MoE model needs 0 < experts_per_token <= num_experts")
+        return self
+
+
+class DraftSpec(StrictModel):
+    """The EAGLE-3 draft head: one (or a few) decoder layers plus its own LM head."""
+
+    layers: int = Positive
+    layer_mb: float = Positive
+    lm_head_mb: float = NonNegative
+    active_params_b: float = Positive
+
+
+class HardwareSpec(StrictModel):
+    """GPUs and the interconnect between them (effective, achieved figures, not datasheet peaks)."""
+
+    tp_size: int = Positive
+    gpu_memory_gb: float = Positive
+    hbm_bandwidth_gb_per_s: float = Positive
+    compute_tflops: float = Positive
+    allreduce_latency_us: float = NonNegative
+    allreduce_bus_bandwidth_gb_per_s: float = Positive
+    allreduce_latency_bound_kb: float = NonNegative
+
+
+class RuntimeSpec(StrictModel):
+    """Serving-engine costs that are not weights, FLOPs or collectives."""
+
+    layer_floor_us: float = NonNegative
+    forward_overhead_ms: float = NonNegative
+    draft_forward_overhead_ms: float = NonNegative
+    spec_step_overhead_ms: float = NonNegative
+    eager_layer_overhead_us: float = NonNegative
+    default_cuda_graph_max_bs: int = Positive
+    default_mem_fraction_static: float = Field(gt=0, le=1)
+    workspace_mb: float = NonNegative
+    workspace_kb_per_draft_token: float = NonNegative
+    default_context_tokens: int = Positive
+    context_length_tokens: int = Positive
+    chars_per_token: float = Positive
+
+
+class AcceptanceSpec(StrictModel):
+    """How often the target model agrees with the draft head (see docs/sim-model.md)."""
+
+    alpha_low: float = Field(gt=0, lt=1)
+    alpha_high: float = Field(gt=0, lt=1)
+    depth_decay: float = Field(gt=0, le=1)
+    alternative_share: float = Field(gt=0, lt=1)
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.alpha_low > self.alpha_high:
+            raise ValueError(f"alpha_low ({self.alpha_low}) must not exceed alpha_high ({self.alpha_high})")
+        return self
+
+
+class Profile(StrictModel):
+    """One simulator profile file (``tuner/sim/profiles/*.yaml``)."""
+
+    name: str = Field(min_length=1)
+    description: str = ""
+    model: ModelSpec
+    draft: DraftSpec
+    hardware: HardwareSpec
+    runtime: RuntimeSpec
+    acceptance: AcceptanceSpec
+
+
+def list_profiles() -> list[str]:
+    """Names of the shipped profiles (file stems in ``tuner/sim/profiles``), sorted."""
+    return sorted(p.stem for p in PROFILES_DIR.glob("*.yaml"))
+
+
+def profile_path(name_or_path: str | Path) -> Path:
+    """The file a profile name or path refers to; a shipped name wins over a relative path."""
+    text = str(name_or_path)
+    shipped = PROFILES_DIR / f"{text}.yaml"
+    if "/" not in text and not text.endswith((".yaml", ".yml")) and shipped.is_file():
+        return shipped
+    path = Path(text)
+    if path.is_file():
+        return path
+    if "/" not in text and not text.endswith((".yaml", ".yml")):
+        raise ConfigError(text, "", f"no such simulator profile; shipped: {', '.join(list_profiles())}"
+                          ", or give a path to a YAML file")
+    raise ConfigError(path, "", "file not found; check the path")
+
+
+def load_profile(name_or_path: str | Path) -> Profile:
+    """A shipped profile by name (``k2.6-tp8-pcie``) or any profile file by path.
+
+    Raises :class:`ConfigError` (``FILE: KEY: message``) for a missing file, bad YAML, an unknown or
+    missing key, a wrong type or an out-of-range value.
+    """
+    return load_model(Profile, profile_path(name_or_path))
