@@ -9,7 +9,12 @@ propose the crashed trial's parameters again). Failed and invalid trials carry a
 from __future__ import annotations
 
 from .config import SamplerSettings
+from .rules import AUTO_CHOICE, SpecConfig
 from .yamlfile import ConfigError
+
+#: Measured first in every study (when in the space): SGLang's automatic choice, then the article's
+#: setting (num_steps=1, topk=1, draft tokens=3, which SGLang runs with 2 draft tokens).
+DEFAULT_SEED_TRIALS = (SpecConfig(*AUTO_CHOICE), SpecConfig(1, 1, 3))
 
 
 def make_sampler(settings: SamplerSettings, seed: int, grid: dict[str, list[int]]):

@@ -26,8 +26,8 @@ MAX_RETRY = 3
 
 def redact(url: str | None) -> str | None:
     """The URL with any password replaced by ``***`` (safe to print, log and store)."""
-    if not url:
-        return url
+    if not url or not isinstance(url, str):
+        return url if not url else f"<{type(url).__name__}>"
     parts = urlsplit(url)
     if parts.password is None:
         return url
@@ -59,15 +59,20 @@ def resolve_url(url: str | None, source: str = "--storage") -> str:
     return url
 
 
-def open_storage(url: str):
+def open_storage(url):
     """An Optuna ``RDBStorage`` with heartbeats and retry of dead workers' trials.
+
+    An Optuna storage object is returned as it is (benchmarks pass an ``InMemoryStorage``).
 
     SQLite gets a long lock timeout so several local workers can share one file; PostgreSQL gets
     ``pool_pre_ping`` so a worker survives a database restart overnight.
     """
     import optuna
-    from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
+    from optuna.storages import BaseStorage, RDBStorage, RetryHeartbeatStaleTrialCallback
 
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    if isinstance(url, BaseStorage):
+        return url
     engine_kwargs: dict = {}
     if url.startswith("sqlite"):
         engine_kwargs["connect_args"] = {"timeout": 60}

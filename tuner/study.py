@@ -40,7 +40,7 @@ from .records import (
     CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, StoredFigures, figure_attrs, load_records, spec_from_params,
     spec_key,
 )
-from .rules import AUTO_CHOICE, SpecConfig
+from .rules import SpecConfig
 from .space import SearchSpace
 from .storage import HEARTBEAT_INTERVAL_S, open_storage, redact
 from .yamlfile import ConfigError
@@ -49,8 +49,6 @@ CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suit
 BASELINE_SUFFIX = ".baseline"
 #: status of a trial that stepped back because another worker took the study's last budget slot
 ABANDONED = "abandoned"
-#: The article's setting (num_steps=1, topk=1, draft tokens=3; SGLang runs it with 2 draft tokens).
-ARTICLE_CHOICE = (1, 1, 3)
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
 #: the sampler has nothing new to offer.
 MAX_IDLE_PROPOSALS = 200
@@ -86,7 +84,9 @@ def _space_and_suite(config: StudyConfig) -> tuple[dict, dict]:
 
 def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
     """SGLang's automatic choice, the article's setting, then the study file's seeds; in-range only."""
-    seeds = [SpecConfig(*AUTO_CHOICE), SpecConfig(*ARTICLE_CHOICE)] if config.default_seed_trials else []
+    from .sampling import DEFAULT_SEED_TRIALS
+
+    seeds = list(DEFAULT_SEED_TRIALS) if config.default_seed_trials else []
     for i, s in enumerate(config.seed_trials):
         spec = SpecConfig(s.speculative_num_steps, s.speculative_eagle_topk, s.speculative_num_draft_tokens)
         if not space.contains(spec):
@@ -265,12 +265,14 @@ class Heartbeat:
                 return
 
     def __enter__(self):
-        self._thread.start()
+        if hasattr(self.storage, "record_heartbeat"):
+            self._thread.start()
         return self
 
     def __exit__(self, *exc):
         self._stop.set()
-        self._thread.join(timeout=5)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5)
 
 
 def reap_dead_trials(study) -> list[int]:
@@ -282,8 +284,10 @@ def reap_dead_trials(study) -> list[int]:
     from optuna.storages import fail_stale_trials
     from optuna.trial import TrialState
 
-    fail_stale_trials(study)
     storage = study._storage
+    if not hasattr(storage, "get_heartbeat_stale_trial_callback"):
+        return []  # a storage without heartbeats (in-memory, for benchmarks): one process, no deaths
+    fail_stale_trials(study)
     reaped = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         if Worker.alive(t.user_attrs.get("worker")) is False:
