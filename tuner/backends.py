@@ -75,10 +75,16 @@ class ServerBackend:
         return build_argv(self.server, spec, algorithm=self.algorithm, fixed_args=self.fixed_args,
                           port=self.server.port if port is None else port, max_concurrency=self.max_concurrency)
 
+    def cleanup_orphans(self) -> list[int]:
+        """Stop servers a dead tuner on this host left running; their pids."""
+        from .procs import cleanup_orphans
+
+        return [rec.pid for rec in cleanup_orphans(self.workdir)]
+
     def measure(self, spec: SpecConfig | None, label: str, record: Record,
                 on_event: Event | None = None) -> Measurement:
         from .bench import ServerDiedError, run_suite
-        from .launcher import LaunchError, ServerProcess, classify_log, stop_on_signals
+        from .launcher import LaunchError, ServerProcess, stop_on_signals
 
         emit = on_event or _noop
         started = time.monotonic()
@@ -105,13 +111,12 @@ class ServerBackend:
                     except ServerDiedError as exc:
                         cls, msg, tail = proc.classify_exit()
                         m = self._failed(cls, msg, tail, proc, started, exc.partial, trial_dir)
-                    if m.failure_class is None and m.figures is not None and _failed_requests(m.figures):
+                    if m.failure_class is None and _failed_requests(m.figures):
                         # Errors inside an otherwise complete run: SGLang's speculative runtime
                         # failures ("selected index k out of range") answer HTTP 500 and live on.
-                        tail = proc.log_tail()
-                        cls = classify_log(tail + "\n" + _first_error(m.figures), None, "running")
+                        cls, msg, tail = proc.classify_exit(_first_error(m.figures))
                         m.failure_class = cls if cls != "other" else "request_errors"
-                        m.failure_message = _first_error(m.figures)
+                        m.failure_message = msg
                         m.log_tail = tail
                 emit("phase", {"phase": "recording", "label": label})
                 record(m)

@@ -53,34 +53,15 @@ class StoredFigures:
 
 
 def figure_attrs(figures: Any) -> dict[str, Any]:
-    """Every figure worth keeping, flat, from a SuiteResult or model figures (model time)."""
-    out: dict[str, Any] = {
-        "single_tok_per_s": figures.single_tok_per_s,
-        "accept_length": getattr(figures, "accept_length", None),
-    }
-    for c in concurrencies_of(figures):
-        out[f"tok_per_s@{c}"] = figures.tok_per_s_at(c)
-    for c, row in sweep_rows(figures).items():
-        for name in ("per_request_tok_per_s", "latency_p50_ms", "latency_p99_ms", "ttft_p50_ms", "ttft_p99_ms",
-                     "tok_per_s_cv", "errors"):
-            value = row.get(name)
-            if value is not None:
-                out[f"{name}@{c}"] = value
-    if getattr(figures, "single_cv", None) is not None:
-        out["single_tok_per_s_cv"] = figures.single_cv
-    return out
-
-
-def concurrencies_of(figures: Any) -> list[int]:
-    if hasattr(figures, "concurrencies"):
-        return list(figures.concurrencies())
-    return sorted(getattr(figures, "tok_per_s", {}) or {})
-
-
-def sweep_rows(figures: Any) -> dict[int, dict]:
-    """Per-concurrency rows as plain dicts, when the figures carry them (a measured SuiteResult)."""
-    rows = getattr(figures, "sweep_rows", None)
-    return rows() if callable(rows) else {}
+    """Every figure worth keeping, flat, in model time: a SuiteResult's own ``summary()``
+    (throughput, spread, latency percentiles per concurrency), or the model's figures."""
+    if hasattr(figures, "summary"):
+        flat = figures.summary()
+    else:
+        flat = {"single_tok_per_s": figures.single_tok_per_s,
+                "accept_length": getattr(figures, "accept_length", None),
+                **{f"tok_per_s@{c}": v for c, v in sorted(figures.tok_per_s.items())}}
+    return {k: v for k, v in flat.items() if v is not None}
 
 
 @dataclass

@@ -185,7 +185,10 @@ def config_from_study(study, workdir: str | None = None) -> tuple[StudyConfig, S
     space = SearchSpace(parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>"),
                         config.search_space)
     wd = workdir or str(Path("studies") / config.name)
-    return config.model_copy(update={"workdir": str(Path(wd).resolve())}), space, attrs[SUITE_ATTR]
+    # The stored suite replaces the suite's name or path: another machine may not have the file.
+    bench = config.bench.model_copy(update={"suite": attrs[SUITE_ATTR]})
+    return (config.model_copy(update={"workdir": str(Path(wd).resolve()), "bench": bench}),
+            space, attrs[SUITE_ATTR])
 
 
 @contextmanager
@@ -407,6 +410,9 @@ class _Runner:
         summary = RunSummary()
         started = time.monotonic()
         deadline = started + timeout_s if timeout_s else None
+        stopped = getattr(self.backend, "cleanup_orphans", lambda: [])()
+        if stopped:
+            self.emit("orphans", {"servers": stopped})
         reaped = reap_dead_trials(self.study)
         if reaped:
             self.emit("reaped", {"trials": reaped})

@@ -45,4 +45,9 @@ def cli() -> None:
 
 def main() -> None:
     """Console-script entry point."""
+    import warnings
+
+    # Optuna marks the APIs an unattended study needs (heartbeats, constraints) as experimental;
+    # users cannot act on that, so the notice stays out of their terminal.
+    warnings.filterwarnings("ignore", message=r".*experimental")
     cli(prog_name="tuner")
