@@ -490,7 +490,7 @@ class _Runner:
                 continue
             self.emit("trial_start", {"trial": "baseline", "spec": None})
             with Heartbeat(self.storage, trial._trial_id):
-                m = self._measure(None, "baseline", trial)
+                m = self._measure(None, "baseline", trial, study=bstudy)
             if m.failure_class:
                 _tell(bstudy, trial, state=TrialState.FAIL)
                 raise BaselineError(m)
@@ -591,10 +591,19 @@ class _Runner:
                 return r
         return None
 
-    def _measure(self, spec: SpecConfig | None, label: str, trial, baseline: Baseline | None = None):
+    def _measure(self, spec: SpecConfig | None, label: str, trial, baseline: Baseline | None = None,
+                 study=None):
         """Measure through the backend; the result is written to storage before the server stops."""
+        study = study or self.study
 
         def record(m) -> None:
+            # The server log (a snapshot, before the server stops) and the suite's JSON, as Optuna
+            # artifacts of the still-running trial, so optuna-dashboard shows them.
+            from .artifacts import store_trial_artifacts
+
+            files = [p for p in (m.log_path, m.result_path) if p]
+            if files:
+                store_trial_artifacts(study, trial, files, self.config.workdir)
             attrs = _measurement_attrs(m, spec)
             if baseline is None:  # the baseline trial
                 for k, v in attrs.items():

@@ -1,8 +1,18 @@
-"""Progress of ``tuner study run``: one plain line per event (works in CI, nohup and log files)."""
+"""Progress of ``tuner study run``: a live panel on a terminal, plain log lines anywhere else.
+
+:class:`RunView` receives the study engine's events (``on_event(kind, info)``, see
+:mod:`tuner.study`). On a terminal it keeps a rich live panel -- trial and setting, phase (launching,
+warming up, single requests, sweep at C=..., stopping), elapsed time and ETA, best so far -- and
+prints the same one-line log entries above it. When stdout is not a terminal (CI, ``nohup``, a log
+file) it prints only the log lines, one per trial event, and never a control character.
+"""
 
 from __future__ import annotations
 
+import sys
+import threading
 import time
+from typing import Sequence
 
 import click
 
@@ -14,11 +24,62 @@ def _fmt_s(s: float | None) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
-class RunView:
-    """Receives the study engine's events and prints them."""
+#: what each phase of a measurement means for a person (tuner.backends, then tuner.bench's own phases)
+PHASES = {
+    "launching": "launching the server", "benchmark": "server ready, starting the suite",
+    "server_info": "reading /server_info", "warmup": "warming up",
+    "single": "single requests ({prompt}, {max_tokens} tokens)", "sweep": "sweep at C={concurrency}",
+    "flush": "flushing the cache", "done": "suite done", "died": "the server died",
+    "recording": "recording the results", "stopping": "stopping the server",
+}
 
-    def __init__(self):
+
+def phase_text(info: dict) -> str | None:
+    """What a ``phase`` event means for a person (None: not worth showing)."""
+    text = PHASES.get(info.get("phase"))
+    if text is None:
+        return None
+    try:
+        return text.format(**info)
+    except (KeyError, IndexError):
+        return text.split(" (")[0].split(" at ")[0]
+
+
+def _stdout_is_terminal() -> bool:
+    isatty = getattr(sys.stdout, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class RunView:
+    """Receives the study engine's events and shows them (see the module docstring).
+
+    ``console``: a rich console (default: stdout); ``live``: force the live panel on or off (default:
+    on when the console is a terminal); ``objectives``: names for the best-so-far line.
+    """
+
+    def __init__(self, console=None, *, live: bool | None = None, objectives: Sequence[str] | None = None):
         self.started = time.monotonic()
+        self.console = console
+        if live is None:
+            live = console.is_terminal if console is not None else _stdout_is_terminal()
+        self.objectives = list(objectives or [])
+        self._lock = threading.Lock()
+        self._live = None
+        self.trial: str | None = None
+        self.phase: str | None = None
+        self.step: tuple[int, int] | None = None
+        self.measured, self.n_trials = 0, None
+        self.eta_s, self.eta_at = None, None
+        self.best: dict[int, tuple[float, int]] = {}  #: objective index -> (value, trial)
+        self.last: str | None = None
+        if live:
+            from rich.console import Console
+            from rich.live import Live
+
+            self.console = console or Console()
+            self._live = Live(console=self.console, get_renderable=self.render, refresh_per_second=4,
+                              transient=False, redirect_stdout=False, redirect_stderr=False)
+            self._live.start()
 
     def __enter__(self):
         return self
@@ -26,20 +87,63 @@ class RunView:
     def __exit__(self, *exc):
         self.close()
 
+    @property
+    def is_live(self) -> bool:
+        return self._live is not None
+
     def close(self) -> None:
-        pass
+        """Stop the live panel (idempotent); later events print plain lines."""
+        live, self._live = self._live, None
+        if live is not None:
+            live.stop()
 
     def line(self, text: str) -> None:
-        click.echo(f"[{_fmt_s(time.monotonic() - self.started)}] {text}")
+        text = f"[{_fmt_s(time.monotonic() - self.started)}] {text}"
+        if self._live is not None:
+            self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        elif self.console is not None:
+            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+        else:
+            click.echo(text)
 
+    # -- events ------------------------------------------------------------------------------------
     def event(self, kind: str, info: dict) -> None:
+        with self._lock:
+            self._update(kind, info)
+        self._log(kind, info)
+
+    def _update(self, kind: str, info: dict) -> None:
+        if kind == "trial_start":
+            self.trial = "baseline (autoregressive)" if info["trial"] == "baseline" else \
+                f"trial {info['trial']}: {info['spec']}"
+            self.phase, self.step = "launching the server", None
+        elif kind == "phase":
+            text = phase_text(info)
+            if text:
+                self.phase = text
+            if info.get("total_steps"):
+                self.step = (int(info.get("step") or 0), int(info["total_steps"]))
+        elif kind == "trial_done":
+            self.phase, self.step = None, None
+            if info.get("status") == "measured" and info.get("values"):
+                for i, v in enumerate(info["values"]):
+                    if i not in self.best or v > self.best[i][0]:
+                        self.best[i] = (v, info["trial"])
+        elif kind == "progress":
+            self.measured, self.n_trials = info["measured"], info.get("n_trials")
+            self.eta_s, self.eta_at = info.get("eta_s"), time.monotonic()
+        elif kind == "finished":
+            self.trial, self.phase, self.step = None, "finished", None
+
+    def _log(self, kind: str, info: dict) -> None:
         if kind == "trial_start":
             what = "baseline (autoregressive)" if info["trial"] == "baseline" else f"trial {info['trial']}: {info['spec']}"
             self.line(f"{what}: launching")
         elif kind == "trial_done":
             vals = info.get("values")
             result = ", ".join(f"{v:.3f}" for v in vals) if vals and info["status"] == "measured" else info.get("failure_class")
-            self.line(f"trial {info['trial']}: {info['status']} ({result})")
+            self.last = f"trial {info['trial']}: {info['status']} ({result})"
+            self.line(self.last)
         elif kind == "trial_skip":
             self.line(f"trial {info['trial']}: {info['spec']} skipped, {info['why']}")
         elif kind == "baseline" and info.get("reused"):
@@ -51,5 +155,40 @@ class RunView:
             self.line(f"waiting for {info['for']}")
         elif kind == "reaped":
             self.line(f"trials {info['trials']} were left running by a dead worker: failed and queued again")
-        elif kind == "phase" and info.get("phase") in ("launching", "benchmark", "stopping"):
-            pass  # the live view (rich) shows phases; plain output stays one line per trial
+        # phase events: the live panel shows them; plain output stays one line per trial event
+
+    # -- the live panel ----------------------------------------------------------------------------
+    def eta_now(self) -> float | None:
+        if self.eta_s is None or self.eta_at is None:
+            return None
+        return max(0.0, self.eta_s - (time.monotonic() - self.eta_at))
+
+    def best_text(self) -> str:
+        if not self.best:
+            return "none measured yet"
+        names = self.objectives or [f"objective {i + 1}" for i in range(max(self.best) + 1)]
+        return " | ".join(f"{names[i] if i < len(names) else i}: {v:.3f} (trial {t})"
+                          for i, (v, t) in sorted(self.best.items()))
+
+    def render(self):
+        from rich.table import Table
+        from rich.text import Text
+
+        with self._lock:
+            grid = Table.grid(padding=(0, 2))
+            grid.add_column(style="bold")
+            grid.add_column()
+            grid.add_row("now", Text(self.trial or "between trials"))
+            phase = self.phase or "-"
+            if self.step:
+                phase += f"  [step {self.step[0]}/{self.step[1]}]"
+            grid.add_row("phase", Text(phase))
+            done = f"{self.measured}" + (f" of {self.n_trials}" if self.n_trials else "")
+            grid.add_row("measured", Text(f"{done} this run"))
+            grid.add_row("elapsed", Text(f"{_fmt_s(time.monotonic() - self.started)}   ETA {_fmt_s(self.eta_now())}"))
+            grid.add_row("best so far", Text(self.best_text()))
+            if self.last:
+                grid.add_row("last", Text(self.last))
+        from rich.panel import Panel
+
+        return Panel(grid, title="tuner study run", expand=False)

@@ -101,7 +101,7 @@ def run(study_file, study_name, storage, n_trials, timeout, dry_run, rebaseline,
     backend = _backend(config, space, suite_dict)
     from .progress import RunView
 
-    with RunView() as view:
+    with RunView(objectives=config.objectives) as view:
         try:
             summary = run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
                                 rebaseline=rebaseline, on_event=view.event)

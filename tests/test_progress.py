@@ -1,0 +1,114 @@
+"""The live view of `tuner study run`: plain lines off a terminal, a rich panel on one."""
+
+import io
+import re
+
+from rich.console import Console
+
+from tuner.cli.progress import RunView, phase_text
+
+EVENTS = [
+    ("trial_start", {"trial": "baseline", "spec": None}),
+    ("phase", {"phase": "launching", "label": "baseline"}),
+    ("phase", {"phase": "warmup", "prompt": "fib", "max_tokens": 8, "repeat": 0, "step": 1, "total_steps": 9}),
+    ("trial_start", {"trial": 0, "spec": "steps=3 topk=1 draft=4", "requested": "steps=3 topk=1 draft=4"}),
+    ("phase", {"phase": "single", "prompt": "json", "max_tokens": 256, "repeat": 0, "step": 3, "total_steps": 9}),
+    ("phase", {"phase": "sweep", "concurrency": 32, "max_tokens": 128, "repeat": 0, "step": 8, "total_steps": 9}),
+    ("trial_done", {"trial": 0, "spec": "steps=3 topk=1 draft=4", "status": "measured",
+                    "values": [2.297, 0.951], "failure_class": None}),
+    ("progress", {"measured": 1, "n_trials": 4, "elapsed_s": 65.0, "eta_s": 195.0}),
+    ("trial_skip", {"trial": 1, "spec": "steps=2 topk=4 draft=30", "why": "invalid (tree-too-large)"}),
+    ("trial_start", {"trial": 2, "spec": "steps=5 topk=8 draft=58", "requested": "steps=5 topk=8 draft=58"}),
+    ("phase", {"phase": "stopping", "label": "trials/2"}),
+    ("trial_done", {"trial": 2, "spec": "steps=5 topk=8 draft=58", "status": "failed", "values": None,
+                    "failure_class": "oom"}),
+    ("trial_start", {"trial": 3, "spec": "steps=1 topk=1 draft=2", "requested": "steps=1 topk=1 draft=3"}),
+    ("trial_done", {"trial": 3, "spec": "steps=1 topk=1 draft=2", "status": "measured",
+                    "values": [1.576, 1.017], "failure_class": None}),
+    ("waiting", {"for": "trial 7 measuring steps=1 topk=1 draft=2"}),
+    ("reaped", {"trials": [5]}),
+    ("finished", {"summary": {}}),
+]
+
+PLAIN = [
+    "baseline (autoregressive): launching",
+    "trial 0: steps=3 topk=1 draft=4: launching",
+    "trial 0: measured (2.297, 0.951)",
+    "1 measured this run; elapsed 1m05s, ETA 3m15s",
+    "trial 1: steps=2 topk=4 draft=30 skipped, invalid (tree-too-large)",
+    "trial 2: steps=5 topk=8 draft=58: launching",
+    "trial 2: failed (oom)",
+    "trial 3: steps=1 topk=1 draft=2: launching",
+    "trial 3: measured (1.576, 1.017)",
+    "waiting for trial 7 measuring steps=1 topk=1 draft=2",
+    "trials [5] were left running by a dead worker: failed and queued again",
+]
+
+
+def _strip_time(lines):
+    out = []
+    for line in lines:
+        m = re.fullmatch(r"\[\d+m\d\ds\] (.*)", line)
+        assert m, f"not a plain log line: {line!r}"
+        out.append(m.group(1))
+    return out
+
+
+def test_plain_mode_prints_one_line_per_trial_event(capsys):
+    with RunView() as view:  # stdout is captured by pytest: not a terminal
+        assert not view.is_live
+        for kind, info in EVENTS:
+            view.event(kind, info)
+    out = capsys.readouterr().out
+    assert "\x1b" not in out  # no control characters in log files
+    assert _strip_time(out.splitlines()) == PLAIN
+
+
+def test_plain_mode_on_a_non_terminal_console():
+    buf = io.StringIO()
+    view = RunView(Console(file=buf, width=40))
+    assert not view.is_live
+    for kind, info in EVENTS:
+        view.event(kind, info)
+    view.close()
+    assert _strip_time(buf.getvalue().splitlines()) == PLAIN  # long lines are not wrapped at 40 columns
+
+
+def test_live_mode_tracks_trial_phase_eta_and_best():
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=120, color_system=None)
+    view = RunView(console, objectives=["single_speedup", "speedup@32"])
+    try:
+        assert view.is_live
+        shown = []
+        for kind, info in EVENTS:
+            view.event(kind, info)
+            shown.append(_render(view))
+        assert "trial 0: steps=3 topk=1 draft=4" in shown[4] and "single requests (json, 256 tokens)" in shown[4]
+        assert "sweep at C=32" in shown[5] and "step 8/9" in shown[5]
+        assert "stopping the server" in shown[10]
+        assert "launching the server" in shown[1]
+        assert "warming up" in shown[2]
+        assert "1 of 4 this run" in shown[7] and "ETA 3m1" in shown[7]
+        # best so far per objective, from different trials
+        assert "single_speedup: 2.297 (trial 0)" in shown[-1] and "speedup@32: 1.017 (trial 3)" in shown[-1]
+        assert "finished" in shown[-1]
+    finally:
+        view.close()
+    view.close()  # twice is fine
+    out = buf.getvalue()
+    for line in PLAIN:  # the log lines are printed above the panel
+        assert line in out
+    assert "tuner study run" in out
+
+
+def test_phase_texts():
+    assert phase_text({"phase": "sweep", "concurrency": 8}) == "sweep at C=8"
+    assert phase_text({"phase": "warmup"}) == "warming up"
+    assert phase_text({"phase": "something new"}) is None
+
+
+def _render(view) -> str:
+    c = Console(file=io.StringIO(), width=120, color_system=None)
+    c.print(view.render())
+    return c.file.getvalue()

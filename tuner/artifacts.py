@@ -1,0 +1,70 @@
+"""Per-trial files (server log, the suite's JSON) stored as Optuna artifacts, for optuna-dashboard.
+
+The store is a plain folder, ``<workdir>/artifacts`` (Optuna's ``FileSystemArtifactStore``); the
+storage records, per trial, which artifact is which file. Open both with::
+
+    optuna-dashboard sqlite:///studies/NAME.db --artifact-dir studies/NAME/artifacts
+
+Contract: call :func:`store_trial_artifacts` while the trial is still RUNNING (before
+``study.tell``): Optuna attaches artifacts through trial system attributes, which a finished trial
+no longer accepts. A trial that is already finished gets its files attached to the study instead,
+named ``trial-N-<file>``, so nothing is lost. Missing files are skipped (a launch that failed
+before the suite ran has no suite JSON).
+"""
+
+from __future__ import annotations
+
+import shutil
+import tempfile
+from pathlib import Path
+from typing import Iterable
+
+ARTIFACT_DIR = "artifacts"
+
+
+def artifact_dir(workdir: str | Path) -> Path:
+    """Where a study's artifacts live: ``<workdir>/artifacts`` (the folder optuna-dashboard needs)."""
+    return Path(workdir) / ARTIFACT_DIR
+
+
+def artifact_store(workdir: str | Path):
+    """Optuna's file-system artifact store under ``workdir`` (the folder is created)."""
+    from optuna.artifacts import FileSystemArtifactStore
+
+    path = artifact_dir(workdir)
+    path.mkdir(parents=True, exist_ok=True)
+    return FileSystemArtifactStore(base_path=str(path))
+
+
+def store_trial_artifacts(study, trial_id_or_trial, paths: Iterable[str | Path | None], workdir: str | Path) -> list[str]:
+    """Upload each existing file of ``paths`` as an artifact of the trial; returns the artifact ids.
+
+    ``trial_id_or_trial``: an ``optuna.Trial`` (from ``study.ask()``), a ``FrozenTrial``, or a trial
+    id (``trial._trial_id``, not the trial number).
+    """
+    from optuna.artifacts import upload_artifact
+    from optuna.trial import TrialState
+
+    store = artifact_store(workdir)
+    storage = study._storage
+    trial_id = trial_id_or_trial if isinstance(trial_id_or_trial, int) else trial_id_or_trial._trial_id
+    frozen = storage.get_trial(trial_id)
+    files = [Path(p) for p in paths if p and Path(p).is_file()]
+    ids = []
+    if frozen.state == TrialState.RUNNING:
+        for f in files:
+            ids.append(upload_artifact(artifact_store=store, file_path=str(f), study_or_trial=frozen,
+                                       storage=storage, mimetype=_mimetype(f)))
+        return ids
+    with tempfile.TemporaryDirectory() as tmp:
+        for f in files:
+            named = Path(tmp) / f"trial-{frozen.number}-{f.name}"
+            shutil.copyfile(f, named)
+            ids.append(upload_artifact(artifact_store=store, file_path=str(named), study_or_trial=study,
+                                       mimetype=_mimetype(f)))
+    return ids
+
+
+def _mimetype(path: Path) -> str | None:
+    # Server logs have no registered type; as text/plain the dashboard shows them instead of offering a download.
+    return "text/plain" if path.suffix in (".log", ".txt", "") else None

@@ -1,0 +1,33 @@
+"""``tuner study report``: a self-contained HTML report of a study, and PNGs on request."""
+
+from __future__ import annotations
+
+import click
+
+from .study import resolve_target, storage_option
+
+
+@click.command("report")
+@click.argument("target", required=False)
+@click.option("--study", "study_name", default=None, help="The study's name (with --storage).")
+@storage_option
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="The HTML file to write (default: NAME-report.html).")
+@click.option("--png", "png_dir", default=None, type=click.Path(file_okay=False),
+              help="Also write every chart as a PNG into this folder.")
+def report(target, study_name, storage, output, png_dir) -> None:
+    """One HTML page of a study that opens with no network: the Pareto front, throughput and speedup
+    against concurrency, accept length, optimization history, importances, failed trials."""
+    from ..report import write_report
+    from ..study import open_study
+
+    if png_dir is not None:
+        try:
+            import matplotlib  # noqa: F401 - checked before anything is written
+        except ImportError:
+            raise click.UsageError("--png needs matplotlib: pip install 'tuner[report]' (or pip install matplotlib)")
+    name, url, _ = resolve_target(target, storage, study_name)
+    files = write_report(open_study(name, url), output or f"{name}-report.html", png_dir)
+    click.echo(f"report: {files.html}")
+    if files.pngs:
+        click.echo(f"{len(files.pngs)} PNGs in {png_dir}")

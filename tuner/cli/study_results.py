@@ -1,0 +1,124 @@
+"""``tuner study pareto`` and ``tuner study export``: the front, and the file SGLang loads.
+
+Both read storage only. Bad requests (unknown study, a trial number that does not exist, a bad
+output path) exit 2; a study with nothing to offer (no completed trial, no feasible pick) exits 1.
+Either way: one line on stderr and no file written.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from .output import fail, print_json
+from .study import resolve_target, storage_option
+
+
+def _open(target, study_name, storage):
+    from ..study import open_study
+
+    name, url, _ = resolve_target(target, storage, study_name)
+    return open_study(name, url), url
+
+
+@click.command("pareto")
+@click.argument("target", required=False, metavar="NAME|STUDY.yaml")
+@click.option("--study", "study_name", default=None, help="The study's name (with --storage).")
+@storage_option
+@click.option("--min-speedup-c32", type=float, default=None, metavar="X",
+              help="Only trials whose speedup at concurrency 32 is at least X.")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def pareto(target, study_name, storage, min_speedup_c32, as_json) -> None:
+    """The non-dominated settings: both objectives, tok/s at every concurrency, accept length,
+    with the knee and the two extremes marked."""
+    from ..pareto import PickError, front_data, print_front, study_front
+
+    study, _ = _open(target, study_name, storage)
+    try:
+        front = study_front(study, min_speedup_c32)
+    except PickError as exc:
+        fail(str(exc))
+    if as_json:
+        print_json(front_data(front))
+    else:
+        print_front(front)
+
+
+@click.command("export")
+@click.argument("target", required=False, metavar="NAME|STUDY.yaml")
+@click.option("--study", "study_name", default=None, help="The study's name (with --storage).")
+@storage_option
+@click.option("--pick", default=None, metavar="single|throughput|knee|TRIAL",
+              help="Which setting: the best single-request speedup, the best throughput, the knee of "
+                   "the front, or a trial number.")
+@click.option("--min-speedup-c32", type=float, default=None, metavar="X",
+              help="Only trials whose speedup at concurrency 32 is at least X are eligible.")
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="Write here (atomically). Default: print to stdout.")
+@click.option("--format", "fmt", type=click.Choice(["yaml", "json"]), default=None,
+              help="yaml: SGLang's --config file (default); json: the same with provenance, for programs.")
+@click.option("--print-command", is_flag=True,
+              help="Print the equivalent `python -m sglang.launch_server ...` command line.")
+@click.option("--adaptive", is_flag=True,
+              help="Write SGLang's adaptive speculative policy (JSON) instead of a server config.")
+@click.option("--adaptive-out", default=None, type=click.Path(dir_okay=False), metavar="POLICY.json",
+              help="Also write the adaptive policy here, and make the server config use it.")
+def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, print_command, adaptive,
+           adaptive_out) -> None:
+    """Export a measured setting as `python -m sglang.launch_server --config FILE` loads it, or the
+    adaptive policy (`--adaptive`), with provenance."""
+    from ..adaptive import policy_lines, study_policy
+    from ..export import build_export, check_writable, check_yaml_path, write_atomic
+    from ..pareto import PickError
+    from ..yamlfile import ConfigError
+
+    out = Path(output) if output else None
+    if adaptive and (adaptive_out or print_command or pick or fmt == "yaml"):
+        raise ConfigError("--adaptive", "", "writes the policy JSON alone; for a server config that uses it, "
+                          "give --adaptive-out POLICY.json with -o best.yaml instead")
+    if adaptive_out and not out:
+        raise ConfigError("--adaptive-out", "", "the server config must name the policy file: give -o best.yaml")
+    if min_speedup_c32 is not None and not pick:
+        raise ConfigError("--min-speedup-c32", "", "filters the trials --pick chooses from; give --pick too")
+    fmt = fmt or ("json" if adaptive or (out and out.suffix.lower() == ".json") else "yaml")
+    for path in filter(None, (out, Path(adaptive_out) if adaptive_out else None)):
+        check_writable(path)
+    if out and fmt == "yaml" and not adaptive:
+        check_yaml_path(out)
+    study, url = _open(target, study_name, storage)
+    try:
+        if adaptive:
+            policy = study_policy(study)
+            import json
+
+            text = json.dumps(policy.to_json(), indent=2) + "\n"
+            if out is None:
+                click.echo(text, nl=False)
+                return
+            write_atomic([(out, text)])
+            click.echo(f"wrote {out}: adaptive policy of study {study.study_name}", err=True)
+            for line in policy_lines(policy):
+                click.echo(f"  {line}", err=True)
+            return
+        policy = study_policy(study) if adaptive_out else None
+        exp = build_export(study, pick, url=url, min_speedup_c32=min_speedup_c32, policy=policy,
+                           policy_path=adaptive_out)
+    except PickError as exc:
+        fail(str(exc))
+    text = exp.json_text() if fmt == "json" else exp.yaml_text()
+    files = [(out, text)] if out else []
+    if adaptive_out:
+        import json
+
+        files.insert(0, (Path(adaptive_out), json.dumps(policy.to_json(), indent=2) + "\n"))
+    if files:
+        write_atomic(files)
+        click.echo(f"wrote {out}: trial {exp.record.number} of study {exp.study} ({exp.spec.label()})"
+                   + (f" and {adaptive_out}" if adaptive_out else ""), err=True)
+    elif not print_command:
+        click.echo(text, nl=False)
+    for w in exp.warnings:
+        click.echo(f"warning: {w}", err=True)
+    if print_command:
+        click.echo(exp.command_line)
