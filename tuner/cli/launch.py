@@ -1,8 +1,78 @@
-"""``tuner launch``: build, show and run the server command a trial would use."""
+"""``tuner launch STUDY.yaml``: show or run the exact server command a trial (or the baseline) uses."""
+
+from __future__ import annotations
+
+import time
 
 import click
 
+from .output import fail
 
-@click.group()
-def launch() -> None:
-    """Launch the server a trial would use (SGLang or the simulator)."""
+
+@click.command()
+@click.argument("study_file", type=click.Path(dir_okay=False))
+@click.option("--num-steps", type=int, default=None, help="--speculative-num-steps")
+@click.option("--topk", type=int, default=None, help="--speculative-eagle-topk")
+@click.option("--draft-tokens", type=int, default=None, help="--speculative-num-draft-tokens")
+@click.option("--baseline", is_flag=True, help="No speculative decoding (the autoregressive baseline).")
+@click.option("--print", "print_only", is_flag=True,
+              help="Print the exact command (shell-quoted, one line) and exit without starting it.")
+@click.option("--port", type=int, default=None, help="Override server.port (0: a free port).")
+def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port) -> None:
+    """Start the server a trial would run, wait until it is ready, print its URL; Ctrl-C stops it.
+
+    With none of the three flags (and no --baseline) SGLang chooses them itself. The command carries
+    the study's server args, the search space's fixed args and the launcher's pins, exactly as in a
+    study run. The log goes to STUDY_WORKDIR/launch/server.log.
+    """
+    from ..config import load_study
+    from ..launcher import (LaunchError, PortInUseError, ServerProcess, cleanup_orphans,
+                            stop_on_signals, study_max_concurrency)
+    from ..rules import SpecConfig, resolve
+    from ..space import SearchSpace, context_from_args
+
+    if baseline and any(v is not None for v in (num_steps, topk, draft_tokens)):
+        fail("--baseline runs without speculative decoding; drop --num-steps/--topk/--draft-tokens", 2)
+    study = load_study(study_file)
+    space = SearchSpace.load(study.search_space)
+    algorithm = space.config.algorithm
+    spec = None if baseline else SpecConfig(num_steps, topk, draft_tokens)
+    srv = ServerProcess(
+        study.server, spec, workdir=study.workdir, trial=None, fixed_args=space.config.fixed,
+        algorithm=algorithm, max_concurrency=study_max_concurrency(study), port=port,
+        log_path=f"{study.workdir}/launch/server.log")
+    if spec is not None:
+        res = resolve(spec, context_from_args(algorithm, srv.plan.server_args))
+        if res.violation is not None:
+            v = res.violation
+            when = "at launch" if v.at_launch else "at the first request, after the model loads"
+            click.echo(f"warning: SGLang will fail {when} ({v.rule}): {v.message}", err=True)
+        for line in res.warnings:
+            click.echo(f"note: SGLang rewrites this setting: {line}", err=True)
+    if print_only:
+        click.echo(srv.command_line)
+        return
+    for rec in cleanup_orphans(study.workdir):
+        click.echo(f"stopped orphaned server pid {rec.pid} (port {rec.port}) left by tuner "
+                   f"pid {rec.owner_pid}", err=True)
+    try:
+        with stop_on_signals(srv):
+            try:
+                srv.start()
+                click.echo(f"starting: {srv.command_line}\nlog: {srv.log_path}", err=True)
+                url = srv.wait_ready()
+                click.echo(url)
+                click.echo("ready; Ctrl-C stops the server", err=True)
+                while True:
+                    srv.check_alive()
+                    time.sleep(1.0)
+            finally:
+                srv.stop()
+    except PortInUseError as exc:
+        fail(str(exc), 1)
+    except LaunchError as exc:
+        click.echo(f"error: {exc}\n--- last lines of {srv.log_path} ---\n{exc.log_tail}", err=True)
+        raise click.exceptions.Exit(1) from None
+    except KeyboardInterrupt:
+        click.echo("interrupted; server stopped", err=True)
+        raise click.exceptions.Exit(130) from None
