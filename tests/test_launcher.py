@@ -121,7 +121,7 @@ def test_sim_argv_is_exact():
         "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
         "--page-size", "1", "--mem-fraction-static", "0.85", "--trust-remote-code",
         "--lora-paths", "a", "b",
-        "--cuda-graph-max-bs", "32", "--max-running-requests", "32", "--attention-backend", "flashinfer",
+        "--cuda-graph-max-bs-decode", "32", "--max-running-requests", "32", "--attention-backend", "flashinfer",
         "--sim-profile", "k2.6-tp8-pcie", "--sim-speedup", "5000.0", "--sim-load-seconds", "0.1",
         "--sim-noise", "0.0", "--sim-seed", "7", "--log-level", "debug"]
 
@@ -131,9 +131,9 @@ def test_baseline_has_no_speculative_flags_and_the_same_pins():
     trial = build_argv(srv, SpecConfig(2, 4, 8), port=31000, max_concurrency=16)
     base = build_argv(srv, None, port=31000, max_concurrency=16)
     assert not [a for a in base if a.startswith("--speculative")]
-    i, j = trial.index("--speculative-algorithm"), trial.index("--cuda-graph-max-bs")
+    i, j = trial.index("--speculative-algorithm"), trial.index("--cuda-graph-max-bs-decode")
     assert trial[:i] + trial[j:] == base
-    for flag, value in (("--cuda-graph-max-bs", "16"), ("--max-running-requests", "16"),
+    for flag, value in (("--cuda-graph-max-bs-decode", "16"), ("--max-running-requests", "16"),
                         ("--attention-backend", "flashinfer")):
         assert base[base.index(flag) + 1] == value
 

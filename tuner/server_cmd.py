@@ -13,8 +13,7 @@ launcher pins them to the same value for the baseline and every trial:
   baseline derives it from memory.
 * ``--cuda-graph-max-bs-decode`` = the largest benchmark concurrency, so no measured batch runs eager
   in one trial and graphed in the next (SGLang 0.5.23 names it so, ``arg_groups/fields/exec_.py``;
-  older releases call it ``--cuda-graph-max-bs``: set that one in ``server.args`` to use it instead;
-  see :data:`CUDA_GRAPH_MAX_BS_ARG`).
+  older releases call it ``--cuda-graph-max-bs``: set that one in ``server.args`` to use it instead).
 * ``--attention-backend`` = :data:`DEFAULT_ATTENTION_BACKEND`: SGLang's automatic choice depends on
   topk (``model_override_base.py``, ``get_default_attn_backend``: FA3 on Hopper for chain drafts,
   FlashInfer for trees).
@@ -41,11 +40,11 @@ log = logging.getLogger("tuner.launcher")
 #: topk > 1 trees and paged trees (``_PAGE_TREE_SPEC_BACKENDS``), and is SGLang's own choice for trees.
 DEFAULT_ATTENTION_BACKEND = "flashinfer"
 
-#: The argument capping CUDA-graph decode batches, per backend. SGLang 0.5.23 names it
+#: The argument capping CUDA-graph decode batches. SGLang 0.5.23 names it
 #: ``cuda_graph_max_bs_decode`` (``arg_groups/fields/exec_.py``); the older ``--cuda-graph-max-bs`` is
-#: gone there (and, as a prefix of two flags, an argparse error). The simulator still takes the older
-#: name; once it accepts 0.5.23's, both backends get the same name here.
-CUDA_GRAPH_MAX_BS_ARG = {"sglang": "cuda_graph_max_bs_decode", "sim": "cuda_graph_max_bs"}
+#: gone there (and, as a prefix of two flags, an argparse error). The simulator takes both names, so
+#: both backends get the same command line.
+CUDA_GRAPH_MAX_BS_ARG = "cuda_graph_max_bs_decode"
 
 # Arguments that, when the study gives any of them, mean the user chose the thing a pin would choose.
 _USER_CUDA_GRAPH = ("cuda_graph_max_bs", "cuda_graph_max_bs_decode", "cuda_graph_config",
@@ -137,7 +136,7 @@ def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None
     pinned: dict[str, Any] = {}
     warnings: list[str] = []
     if not user & set(_USER_CUDA_GRAPH):
-        pinned[CUDA_GRAPH_MAX_BS_ARG[server.backend]] = max_concurrency
+        pinned[CUDA_GRAPH_MAX_BS_ARG] = max_concurrency
     if "max_running_requests" not in user:
         pinned["max_running_requests"] = max_concurrency
     if not user & set(_USER_ATTENTION):
