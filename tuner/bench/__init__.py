@@ -1,0 +1,37 @@
+"""The fixed benchmark suite and its HTTP load client. Knows nothing of Optuna.
+
+Public API (everything else is internal)::
+
+    suite = load_suite("seed")                 # or "quick", a YAML path, an inline dict
+    result = run_suite("http://127.0.0.1:30000", suite, api="generate", stream=False,
+                       on_event=lambda phase, info: ...)
+    result.single_tok_per_s, result.tok_per_s_at(32), result.accept_length   # model time
+    result.save("bench.json"); SuiteResult.load("bench.json")
+
+``run_suite`` raises :class:`ServerUnreachableError` when nothing answers at the URL and
+:class:`ServerDiedError` (with ``.partial``, a :class:`SuiteResult`) when the server dies mid-suite.
+"""
+
+from .client import BenchError, ServerUnreachableError
+from .records import RequestRecord
+from .result import SCHEMA_VERSION, SingleRow, SuiteResult, SweepRow, resolved_spec_from_info
+from .runner import ServerDiedError, run_suite
+from .stats import Figure
+from .suite import SHIPPED_SUITES, Suite, load_suite
+
+__all__ = [
+    "BenchError",
+    "Figure",
+    "RequestRecord",
+    "SCHEMA_VERSION",
+    "SHIPPED_SUITES",
+    "ServerDiedError",
+    "ServerUnreachableError",
+    "SingleRow",
+    "Suite",
+    "SuiteResult",
+    "SweepRow",
+    "load_suite",
+    "resolved_spec_from_info",
+    "run_suite",
+]

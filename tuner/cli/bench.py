@@ -1,8 +1,168 @@
-"""``tuner bench``: run the fixed benchmark suite against any SGLang-compatible server."""
+"""``tuner bench``: run the fixed benchmark suite against any SGLang-compatible server.
+
+Collect options, load the suite (and the baseline for ``--compare``), call
+:func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done (failed requests are
+reported, not fatal), 1 the server was unreachable or died mid-suite (the partial result is saved
+with ``--json``), 2 bad input (suite file, baseline file, output path).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
 
 import click
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from ..bench import BenchError, ServerDiedError, SuiteResult, load_suite, run_suite
+from ..yamlfile import ConfigError
+from .output import console, print_table
 
 
-@click.group()
-def bench() -> None:
-    """Benchmark a running server with the fixed suite."""
+def _num(value: float | None, digits: int = 1) -> str:
+    return "-" if value is None else f"{value:,.{digits}f}"
+
+
+def _pct(fig) -> str:
+    return "-" if fig is None or fig.cv is None else f"{100 * fig.cv:.1f}%"
+
+
+def _speedup(cur: float | None, base: float | None) -> str:
+    return "-" if cur is None or not base else f"{cur / base:.2f}x"
+
+
+def _mean(fig) -> float | None:
+    return None if fig is None else fig.mean
+
+
+def _header(res: SuiteResult) -> str:
+    if res.server_info is None:
+        spec = "server args unknown (no /server_info)"
+    elif res.resolved_spec is None:
+        spec = "no speculative decoding"
+    else:
+        spec = f"speculative, as the server runs it: {res.resolved_spec.label()}"
+    clock = ("wall time" if res.time_scale == 1.0 else
+             f"model time (simulated server, 1 wall s = {res.time_scale:g} model s)")
+    return f"{res.base_url}  version {res.server_version or '?'}  {spec}  figures in {clock}"
+
+
+def print_result(res: SuiteResult, base: SuiteResult | None = None) -> None:
+    """The article's tables: single requests per prompt and length, then the concurrency sweep;
+    with ``base`` a baseline column and the speedup of every row."""
+    console.print(_header(res))
+    if res.single_rows:
+        cols = ["prompt", "tokens", "tok/s", "cv", "accept", "failed"]
+        if base is not None:
+            cols += ["base", "speedup"]
+        base_rows = {(r.prompt, r.max_tokens): r for r in (base.single_rows if base else [])}
+        rows = []
+        for row in res.single_rows:
+            cells = [row.prompt, row.max_tokens, _num(_mean(row.tok_per_s)), _pct(row.tok_per_s),
+                     _num(_mean(row.accept_length), 2), row.n_failed or ""]
+            if base is not None:
+                b = _mean(getattr(base_rows.get((row.prompt, row.max_tokens)), "tok_per_s", None))
+                cells += [_num(b), _speedup(_mean(row.tok_per_s), b)]
+            rows.append(cells)
+        total = ["all (mean)", "", _num(res.single_tok_per_s), _pct(res.single),
+                 _num(res.accept_length, 2), sum(r.n_failed for r in res.single_rows) or ""]
+        if base is not None:
+            total += [_num(base.single_tok_per_s), _speedup(res.single_tok_per_s, base.single_tok_per_s)]
+        rows.append(total)
+        print_table(cols, rows, title="single request (tok/s per request, mean over repeats)")
+    if res.sweep_rows:
+        streamed = any(r.ttft_p50_ms is not None for r in res.sweep_rows)
+        cols = ["C", "agg tok/s", "cv", "req tok/s", "p50 ms", "p99 ms"]
+        cols += ["TTFT p50", "TTFT p99"] if streamed else []
+        cols += ["failed"] + (["base", "speedup"] if base is not None else [])
+        rows = []
+        for row in res.sweep_rows:
+            cells = [row.concurrency, _num(_mean(row.tok_per_s)), _pct(row.tok_per_s),
+                     _num(_mean(row.per_request_tok_per_s)), _num(row.latency_p50_ms),
+                     _num(row.latency_p99_ms)]
+            if streamed:
+                cells += [_num(row.ttft_p50_ms), _num(row.ttft_p99_ms)]
+            cells.append(row.n_failed or "")
+            if base is not None:
+                b = base.tok_per_s_at(row.concurrency)
+                cells += [_num(b), _speedup(_mean(row.tok_per_s), b)]
+            rows.append(cells)
+        max_tokens = res.sweep_rows[0].max_tokens
+        print_table(cols, rows, title=f"concurrency sweep, {max_tokens} tokens per request "
+                                      "(agg: total tokens / first submission to last completion)")
+
+
+class _ProgressBar:
+    """A rich progress bar fed by ``run_suite``'s events (only drawn on a terminal)."""
+
+    def __init__(self):
+        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+                                 TimeElapsedColumn(), console=console, transient=True)
+        self.task = self.progress.add_task("connecting", total=None)
+
+    def __call__(self, phase: str, info: dict) -> None:
+        if phase == "warmup":
+            desc = "warm-up"
+        elif phase == "single":
+            desc = f"single {info['prompt']} {info['max_tokens']} tok #{info['repeat'] + 1}"
+        elif phase == "sweep":
+            desc = f"sweep C={info['concurrency']}"
+        else:
+            return
+        self.progress.update(self.task, description=desc, completed=info["step"] - 1,
+                             total=info["total_steps"])
+
+
+@click.command()
+@click.option("--url", required=True, help="Base URL of the running server, e.g. http://127.0.0.1:30000")
+@click.option("--suite", "suite_spec", default="seed", show_default=True,
+              help="seed (the article's), quick, or a suite YAML file.")
+@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="Save the full result (every request record) as JSON; saved even if the server dies.")
+@click.option("--compare", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+              help="A result saved with --json (e.g. the autoregressive baseline): print the speedup of every row.")
+@click.option("--api", type=click.Choice(["generate", "openai"]), default="generate", show_default=True,
+              help="SGLang's native /generate or OpenAI /v1/completions.")
+@click.option("--stream", is_flag=True, help="Stream responses: adds time to first token and inter-token latency.")
+def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
+    """Benchmark a running server with a fixed suite (the article's method by default).
+
+    Figures from the simulated server are in model time (its wall clock runs --sim-speedup
+    times faster), labelled so; raw wall times stay in the --json records.
+    """
+    suite = load_suite(suite_spec)
+    base = None
+    if baseline_path is not None:
+        try:
+            base = SuiteResult.load(baseline_path)
+        except ValueError as exc:
+            raise ConfigError("--compare", "", str(exc)) from None
+    if json_out is not None and not json_out.parent.is_dir():
+        raise ConfigError("--json", "", f"folder {json_out.parent} does not exist")
+
+    bar = _ProgressBar() if console.is_terminal else None
+    try:
+        if bar is not None:
+            with bar.progress:
+                res = run_suite(url, suite, api=api, stream=stream, on_event=bar)
+        else:
+            res = run_suite(url, suite, api=api, stream=stream)
+    except ServerDiedError as exc:
+        where = ""
+        if json_out is not None:
+            exc.partial.save(json_out)
+            where = f"; partial result saved to {json_out}"
+        click.echo(f"error: {exc} (server died mid-suite){where}", err=True)
+        raise click.exceptions.Exit(1) from None
+    except BenchError as exc:
+        click.echo(f"error: {exc}", err=True)
+        raise click.exceptions.Exit(1) from None
+    if json_out is not None:
+        res.save(json_out)
+    print_result(res, base)
+    for line in res.warnings:
+        click.echo(f"warning: {line}", err=True)
+    if res.n_failed:
+        click.echo(f"warning: {res.n_failed} of {len(res.records)} requests failed or timed out "
+                   "(their records are in the --json result)", err=True)
+    if json_out is not None:
+        click.echo(f"saved {json_out}")

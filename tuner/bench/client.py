@@ -1,0 +1,334 @@
+"""The HTTP client: one aiohttp session that speaks SGLang's native API or the OpenAI completions API.
+
+Why aiohttp: ``benchmarks/client_overhead.py`` measured it against the article's requests + threads
+client on this 2-core machine; asyncio costs less per request than a thread per request, so the
+client stays far from being the bottleneck at high concurrency (SGLang's own
+``sglang/benchmark/serving.py`` makes the same choice).
+
+Contract: :meth:`BenchClient.request` never raises for a failed request; it returns a
+:class:`RequestRecord` with ``ok`` false and the failure's kind. Only :meth:`BenchClient.server_info`
+raises (:class:`ServerUnreachableError`) when nothing answers at the URL. The caller owns the client
+(``async with``) and the event loop.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from typing import Any
+
+import aiohttp
+
+from .records import RequestRecord
+
+#: How long /flush_cache is retried while SGLang says it is busy ("When there are running or
+#: waiting requests, the operation will not be performed": http_server.py, flush_cache -> 400).
+FLUSH_RETRY_S = 10.0
+#: Deadline of the liveness probe after a connection error.
+PROBE_TIMEOUT_S = 3.0
+
+
+class BenchError(RuntimeError):
+    """The benchmark could not run or finish."""
+
+
+class ServerUnreachableError(BenchError):
+    """Nothing answered at the URL before the suite began."""
+
+
+_CONNECTION_ERRORS = (aiohttp.ClientConnectorError,)
+_DISCONNECT_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError,
+                      ConnectionResetError)
+
+
+def _first_state(info: dict) -> dict:
+    """SGLang returns ``internal_states`` as one dict per data-parallel rank; older servers a dict."""
+    states = info.get("internal_states")
+    if isinstance(states, list) and states and isinstance(states[0], dict):
+        return states[0]
+    return states if isinstance(states, dict) else {}
+
+
+class BenchClient:
+    """Requests to one server. ``api`` is ``generate`` (SGLang ``/generate``, default) or ``openai``
+    (``/v1/completions``); ``stream`` asks for server-sent events and measures TTFT and ITL."""
+
+    def __init__(self, base_url: str, *, api: str = "generate", stream: bool = False,
+                 timeout_s: float = 300.0, temperature: float = 0.0, ignore_eos: bool = True):
+        if api not in ("generate", "openai"):
+            raise ValueError(f"api must be 'generate' or 'openai', got {api!r}")
+        self.base_url = base_url.rstrip("/")
+        self.api, self.stream = api, stream
+        self.timeout_s, self.temperature, self.ignore_eos = timeout_s, temperature, ignore_eos
+        self.model: str = "default"  #: the OpenAI "model" field; set from /server_info when known
+        self.t0 = time.perf_counter()  #: record times are relative to this
+        self._session: aiohttp.ClientSession | None = None
+        self.flush_supported = True
+
+    async def __aenter__(self) -> "BenchClient":
+        # limit=0: no connection cap, so a sweep at concurrency C really has C requests in flight.
+        self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
+                                              read_bufsize=1 << 20)
+        return self
+
+    async def __aexit__(self, *exc) -> None:
+        if self._session is not None:
+            await self._session.close()
+            self._session = None
+
+    @property
+    def session(self) -> aiohttp.ClientSession:
+        if self._session is None:
+            raise RuntimeError("BenchClient used outside 'async with'")
+        return self._session
+
+    def now(self) -> float:
+        return time.perf_counter() - self.t0
+
+    # ---- server state --------------------------------------------------------------------------
+
+    async def server_info(self) -> dict | None:
+        """``GET /server_info`` (SGLang >= 0.4.x), falling back to the older ``/get_server_info``.
+
+        Returns ``None`` when the server has neither; raises :class:`ServerUnreachableError` when
+        nothing listens at the URL.
+        """
+        timeout = aiohttp.ClientTimeout(total=min(self.timeout_s, 30.0))
+        for path in ("/server_info", "/get_server_info"):
+            try:
+                async with self.session.get(self.base_url + path, timeout=timeout) as resp:
+                    if resp.status == 200:
+                        info = await resp.json(content_type=None)
+                        if isinstance(info, dict):
+                            model = info.get("served_model_name") or info.get("model_path")
+                            if isinstance(model, str) and model:
+                                self.model = model
+                            return info
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+                raise ServerUnreachableError(
+                    f"no server answering at {self.base_url} ({type(exc).__name__}: {exc}); "
+                    "start it first or check --url") from None
+            except ValueError:
+                continue  # not JSON: try the other path
+        return None
+
+    async def flush_cache(self) -> dict:
+        """``POST /flush_cache``, retried while the server is busy. Never raises for HTTP answers;
+        returns ``{"ok", "attempts", "status", "message", "at_s"}``. Connection failures raise
+        ``aiohttp.ClientError`` so the caller can check whether the server died."""
+        deadline = time.perf_counter() + FLUSH_RETRY_S
+        attempts, delay = 0, 0.02
+        while True:
+            attempts += 1
+            timeout = aiohttp.ClientTimeout(total=min(self.timeout_s, 30.0))
+            async with self.session.post(self.base_url + "/flush_cache", timeout=timeout) as resp:
+                body = (await resp.text()).strip()
+                status = resp.status
+            if status == 200:
+                return {"ok": True, "attempts": attempts, "status": status, "message": "", "at_s": self.now()}
+            if status in (404, 405):
+                self.flush_supported = False
+                return {"ok": False, "attempts": attempts, "status": status,
+                        "message": "server has no /flush_cache", "at_s": self.now()}
+            if time.perf_counter() + delay > deadline:
+                return {"ok": False, "attempts": attempts, "status": status,
+                        "message": body[:200] or f"HTTP {status}", "at_s": self.now()}
+            await asyncio.sleep(delay)
+            delay = min(delay * 2, 0.5)
+
+    async def alive(self) -> bool:
+        """False only when the connection is refused (the process is gone); a server that answers
+        anything, or hangs, counts as alive (its requests time out and are recorded)."""
+        try:
+            timeout = aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S)
+            async with self.session.get(self.base_url + "/health", timeout=timeout) as resp:
+                await resp.read()
+            return True
+        except _CONNECTION_ERRORS:
+            return False
+        except _DISCONNECT_ERRORS:
+            # A pooled keep-alive connection to a dead server fails this way; ask once more on a
+            # fresh connection.
+            try:
+                async with aiohttp.ClientSession() as fresh:
+                    async with fresh.get(self.base_url + "/health", timeout=timeout) as resp:
+                        await resp.read()
+                return True
+            except (aiohttp.ClientConnectorError, *_DISCONNECT_ERRORS):
+                return False
+            except (aiohttp.ClientError, asyncio.TimeoutError):
+                return True
+        except (aiohttp.ClientError, asyncio.TimeoutError):
+            return True
+
+    async def open_connections(self, n: int) -> None:
+        """Have ``n`` idle keep-alive connections ready before a sweep batch, so the batch's
+        submissions are not spread out by TCP handshakes in the client's event loop. Uses
+        ``GET /v1/models`` (cheap on SGLang; ``/health`` may run a generation). Failures are
+        ignored: the batch itself records what goes wrong."""
+        timeout = aiohttp.ClientTimeout(total=min(self.timeout_s, 10.0))
+
+        async def touch() -> None:
+            try:
+                async with self.session.get(self.base_url + "/v1/models", timeout=timeout) as resp:
+                    await resp.read()
+            except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
+                pass
+
+        await asyncio.gather(*(touch() for _ in range(n)))
+
+    # ---- one request ---------------------------------------------------------------------------
+
+    def _payload(self, text: str, max_tokens: int) -> tuple[str, dict[str, Any]]:
+        if self.api == "generate":
+            body: dict[str, Any] = {
+                "text": text,
+                "sampling_params": {"max_new_tokens": max_tokens, "temperature": self.temperature,
+                                    "ignore_eos": self.ignore_eos},
+            }
+            if self.stream:
+                body["stream"] = True
+            return "/generate", body
+        body = {"model": self.model, "prompt": text, "max_tokens": max_tokens,
+                "temperature": self.temperature, "ignore_eos": self.ignore_eos}
+        if self.stream:
+            body["stream"] = True
+            # continuous_usage_stats: SGLang sends usage with every chunk, so ITL can be split
+            # over the tokens of a chunk (serving_completions.py); include_usage gives the total.
+            body["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
+        return "/v1/completions", body
+
+    def prepare(self, text: str, max_tokens: int) -> tuple[str, bytes]:
+        """The request's URL and JSON body, serialized ahead of time: a sweep batch serializes
+        all its bodies before the first submission, so submissions are not spread out by it."""
+        path, body = self._payload(text, max_tokens)
+        return self.base_url + path, json.dumps(body).encode()
+
+    async def request(self, record: RequestRecord, text: str,
+                      prepared: tuple[str, bytes] | None = None) -> RequestRecord:
+        """Send one request described by ``record`` (phase, prompt, max_tokens ...) and fill in
+        what happened. Never raises for a failed request."""
+        url, body = prepared or self.prepare(text, record.max_tokens)
+        timeout = aiohttp.ClientTimeout(total=self.timeout_s)
+        record.start_s = self.now()
+        try:
+            async with self.session.post(url, data=body, headers=_JSON, timeout=timeout) as resp:
+                record.http_status = resp.status
+                if resp.status != 200:
+                    detail = (await resp.text()).strip().replace("\n", " ")
+                    self._fail(record, "http", f"HTTP {resp.status}: {detail[:300]}")
+                elif self.stream:
+                    await self._read_stream(resp, record)
+                else:
+                    data = json.loads(await resp.read())
+                    self._read_answer(data, record)
+        except asyncio.TimeoutError:
+            self._fail(record, "timeout", f"no complete answer within {self.timeout_s:g} s")
+        except _CONNECTION_ERRORS as exc:
+            self._fail(record, "connection", f"{type(exc).__name__}: {exc}")
+        except _DISCONNECT_ERRORS as exc:
+            self._fail(record, "disconnected", f"{type(exc).__name__}: {exc}")
+        except aiohttp.ClientError as exc:
+            self._fail(record, "connection", f"{type(exc).__name__}: {exc}")
+        except (ValueError, KeyError, TypeError, IndexError) as exc:
+            self._fail(record, "protocol", f"unexpected answer: {type(exc).__name__}: {exc}")
+        if record.end_s == 0.0:
+            record.end_s = self.now()
+        return record
+
+    def _fail(self, record: RequestRecord, kind: str, message: str) -> None:
+        record.end_s = self.now()
+        record.ok, record.error_kind, record.error = False, kind, message
+
+    def _read_answer(self, data: dict, record: RequestRecord) -> None:
+        """A complete (non-streamed) answer: token counts from the server, never from text."""
+        record.end_s = self.now()
+        if self.api == "generate":
+            meta = data["meta_info"]
+            self._read_meta(meta, record)
+        else:
+            usage = data.get("usage") or {}
+            self._read_usage(usage, record)
+            choices = data.get("choices") or [{}]
+            record.finish_reason = _reason(choices[0].get("finish_reason"))
+        if record.completion_tokens is None:
+            raise KeyError("completion_tokens")
+        record.ok = True
+
+    @staticmethod
+    def _read_meta(meta: dict, record: RequestRecord) -> None:
+        # Field names of SGLang's meta_info (tokenizer_manager.py): completion_tokens,
+        # prompt_tokens, e2e_latency, finish_reason, and spec_verify_ct / spec_accept_length for
+        # speculative decoding.
+        record.completion_tokens = int(meta["completion_tokens"])
+        record.prompt_tokens = meta.get("prompt_tokens")
+        record.finish_reason = _reason(meta.get("finish_reason"))
+        record.server_latency_s = meta.get("e2e_latency")
+        if meta.get("spec_verify_ct") is not None:
+            record.spec_verify_ct = int(meta["spec_verify_ct"])
+        if meta.get("spec_accept_length") is not None:
+            record.spec_accept_length = float(meta["spec_accept_length"])
+
+    @staticmethod
+    def _read_usage(usage: dict, record: RequestRecord) -> None:
+        if usage.get("completion_tokens") is not None:
+            record.completion_tokens = int(usage["completion_tokens"])
+        record.prompt_tokens = usage.get("prompt_tokens", record.prompt_tokens)
+        if usage.get("spec_verify_ct") is not None:
+            record.spec_verify_ct = int(usage["spec_verify_ct"])
+
+    async def _read_stream(self, resp: aiohttp.ClientResponse, record: RequestRecord) -> None:
+        """Server-sent events. ``/generate`` sends cumulative text and meta_info; OpenAI sends text
+        deltas and (with include_usage) usage. Inter-token latency of a chunk carrying k new tokens
+        is its gap split evenly over the k tokens, as SGLang's bench_serving does."""
+        last_t = 0.0
+        last_tokens = 0
+        async for raw in resp.content:
+            line = raw.strip()
+            if not line:
+                continue
+            if line.startswith(b"data:"):
+                line = line[5:].strip()
+            if line == b"[DONE]":
+                break
+            data = json.loads(line)
+            if isinstance(data, dict) and data.get("error"):
+                raise ValueError(f"server error in stream: {data['error']}")
+            now = self.now()
+            if self.api == "generate":
+                self._read_meta(data["meta_info"], record)
+                tokens = record.completion_tokens or 0
+            else:
+                self._read_usage(data.get("usage") or {}, record)
+                choices = data.get("choices") or []
+                if choices and choices[0].get("finish_reason"):
+                    record.finish_reason = _reason(choices[0]["finish_reason"])
+                has_text = bool(choices and choices[0].get("text"))
+                # Without per-chunk usage, a text chunk stands for one token (timing only; the
+                # count comes from the final usage).
+                tokens = record.completion_tokens if record.completion_tokens is not None else (
+                    last_tokens + (1 if has_text else 0))
+            new = tokens - last_tokens
+            if new <= 0:
+                continue
+            if record.ttft_s is None:
+                record.ttft_s = now - record.start_s
+                new -= 1  # the first token is the TTFT, not an inter-token gap
+            elif new > 0:
+                record.itl_s.extend([(now - last_t) / new] * new)
+            last_t, last_tokens = now, tokens
+        record.end_s = self.now()
+        if record.completion_tokens is None:
+            raise KeyError("completion_tokens (no usage in the stream)")
+        record.ok = True
+
+
+_JSON = {"Content-Type": "application/json"}
+
+
+def _reason(value: Any) -> str | None:
+    """SGLang's finish_reason is a dict ({"type": "length", ...}); OpenAI's is a string."""
+    if isinstance(value, dict):
+        return value.get("type")
+    return value

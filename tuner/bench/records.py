@@ -1,0 +1,70 @@
+"""One measured request: what was asked, when it ran (wall clock), and what the server said.
+
+Records are raw: times are wall-clock seconds from the start of the suite (``time.perf_counter``),
+token counts are the server's ``completion_tokens`` (never counted from text). A request that timed
+out or failed is a record too (``ok`` false, ``error_kind`` and ``error`` set), never dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field, fields
+
+#: ``error_kind`` values: the request took longer than the suite's timeout; the server answered with
+#: an HTTP error; the TCP connection was refused; the server closed or reset the connection
+#: mid-request; the answer was not what SGLang sends (no completion_tokens, bad JSON).
+ERROR_KINDS = ("timeout", "http", "connection", "disconnected", "protocol")
+
+
+@dataclass
+class RequestRecord:
+    phase: str  #: "warmup", "single" or "sweep"
+    prompt: str  #: the prompt's name in the suite
+    max_tokens: int
+    repeat: int = 0  #: which repeat of the row (single) or batch (sweep), from 0
+    concurrency: int = 1  #: requests in flight together (1 outside the sweep)
+    index: int = 0  #: position in the sweep batch
+    start_s: float = 0.0  #: submission, wall seconds since the suite started
+    end_s: float = 0.0  #: completion (or failure), wall seconds since the suite started
+    ok: bool = False
+    error_kind: str | None = None
+    error: str | None = None
+    http_status: int | None = None
+    completion_tokens: int | None = None
+    prompt_tokens: int | None = None
+    finish_reason: str | None = None
+    spec_verify_ct: int | None = None  #: verify forward passes (speculative servers only)
+    spec_accept_length: float | None = None  #: tokens per verify step, as the server reports it
+    server_latency_s: float | None = None  #: the server's own e2e_latency, when it sends one
+    ttft_s: float | None = None  #: time to first token (streaming only), wall seconds
+    itl_s: list[float] = field(default_factory=list)  #: inter-token latencies (streaming), wall
+
+    @property
+    def latency_s(self) -> float:
+        """End-to-end wall latency seen by the client."""
+        return self.end_s - self.start_s
+
+    @property
+    def tok_per_s(self) -> float | None:
+        """Wall tok/s of this request: completion_tokens / end-to-end latency."""
+        if not self.ok or not self.completion_tokens or self.latency_s <= 0:
+            return None
+        return self.completion_tokens / self.latency_s
+
+    @property
+    def accept_length(self) -> float | None:
+        """Tokens per verify step: completion_tokens / spec_verify_ct, else the server's figure."""
+        if not self.ok:
+            return None
+        if self.spec_verify_ct and self.completion_tokens:
+            return self.completion_tokens / self.spec_verify_ct
+        return self.spec_accept_length
+
+    def to_dict(self) -> dict:
+        d = asdict(self)
+        d["itl_s"] = [round(x, 7) for x in self.itl_s]
+        return d
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "RequestRecord":
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})

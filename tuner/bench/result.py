@@ -1,0 +1,348 @@
+"""``SuiteResult``: every request record of one suite run, and the figures people read.
+
+Figures are derived from the records (the one source of truth; :meth:`SuiteResult.from_dict`
+recomputes them), and are in **model time**. ``time_scale`` is model seconds per wall second: 1.0
+for SGLang, the simulator's ``sim_speedup`` otherwise (its wall clock runs that many times faster
+than model time, ``tuner/sim/scheduler.py``). So a model duration is the wall duration times
+``time_scale`` and a model throughput is the wall throughput over it, and a simulated run reads like
+the GPU run it stands for. Raw wall times stay in the records.
+
+Definitions (the article's method):
+
+* single row (prompt, length): tok/s of each request = completion_tokens / end-to-end latency;
+  the row's figure is the mean over its repeats;
+* overall single-request tok/s: the mean over prompts x lengths of the row means; its spread is that
+  of the same mean taken repeat by repeat (how much the whole figure moves between repeats);
+* sweep row (concurrency C): aggregate tok/s of a batch = total completion tokens / (last completion
+  - first submission); the row's figure is the mean over batches (one batch unless repeated, and then
+  its cv is unknown); per-request tok/s, latency percentiles, TTFT and ITL percentiles over all its
+  requests;
+* accept length: tokens per verify step per request (completion_tokens / spec_verify_ct), mean over
+  the single requests.
+
+Failed requests count in ``n_failed`` and in a batch's wall span, never in tok/s means.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from ..rules import SpecConfig
+from .records import RequestRecord
+from .stats import Figure, figure, percentile, t975
+
+#: Bump when a field changes meaning; :meth:`SuiteResult.from_dict` refuses other versions.
+SCHEMA_VERSION = 1
+_SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+
+
+def resolved_spec_from_info(info: dict | None) -> SpecConfig | None:
+    """The speculative flags as the server really runs them, from ``/server_info``.
+
+    SGLang rewrites the flags during argument handling (e.g. draft tokens = steps + 1 when
+    topk == 1), and ``/server_info`` reports the rewritten server args; ``internal_states`` (per
+    data-parallel rank) is read first since it is what the scheduler uses. ``None`` when the server
+    runs no speculative algorithm or says nothing.
+    """
+    if not info:
+        return None
+    states = info.get("internal_states")
+    state = states[0] if isinstance(states, list) and states and isinstance(states[0], dict) else (
+        states if isinstance(states, dict) else {})
+    algorithm = state.get("speculative_algorithm", info.get("speculative_algorithm"))
+    if not algorithm:
+        return None
+    values = [state.get(k, info.get(k)) for k in _SPEC_KEYS]
+    return SpecConfig(*(int(v) if v is not None else None for v in values))
+
+
+@dataclass(frozen=True)
+class SingleRow:
+    """One prompt at one length, over its repeats. Model time."""
+
+    prompt: str
+    max_tokens: int
+    n_ok: int
+    n_failed: int
+    tok_per_s: Figure | None
+    latency_ms: Figure | None
+    ttft_ms: Figure | None
+    accept_length: Figure | None
+
+    def to_dict(self) -> dict:
+        return {k: (v.to_dict() if isinstance(v, Figure) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass(frozen=True)
+class SweepRow:
+    """One concurrency, over its batches. Model time except ``wall_s``."""
+
+    concurrency: int
+    max_tokens: int
+    batches: int
+    n_ok: int
+    n_failed: int
+    tok_per_s: Figure | None  #: aggregate over each batch's span, mean over batches
+    per_request_tok_per_s: Figure | None
+    latency_ms: Figure | None
+    latency_p50_ms: float | None
+    latency_p99_ms: float | None
+    ttft_p50_ms: float | None
+    ttft_p99_ms: float | None
+    itl_p50_ms: float | None
+    itl_p99_ms: float | None
+    accept_length: Figure | None
+    wall_s: float  #: total wall-clock span of the batches
+
+    def to_dict(self) -> dict:
+        return {k: (v.to_dict() if isinstance(v, Figure) else v) for k, v in self.__dict__.items()}
+
+
+@dataclass
+class SuiteResult:
+    """One run of a suite against one server. Mutable while the run fills it, then read-only."""
+
+    suite: dict[str, Any]
+    base_url: str = ""
+    api: str = "generate"
+    stream: bool = False
+    started_at: str = ""
+    duration_s: float = 0.0  #: wall seconds of the whole run
+    server_info: dict | None = None
+    server_version: str | None = None
+    time_scale: float = 1.0
+    resolved_spec: SpecConfig | None = None
+    records: list[RequestRecord] = field(default_factory=list)
+    flushes: list[dict] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    complete: bool = False
+    error: str | None = None
+    schema_version: int = SCHEMA_VERSION
+
+    # ---- derived figures -----------------------------------------------------------------------
+
+    _DERIVED = ("single_rows", "sweep_rows", "single", "accept")
+
+    def refresh(self) -> None:
+        """Forget figures computed so far (the runner calls this after adding records)."""
+        for name in self._DERIVED:
+            self.__dict__.pop(name, None)
+
+    def _model_ms(self, wall_s: float) -> float:
+        return wall_s * 1000.0 * self.time_scale
+
+    def _fig_tok(self, values) -> Figure | None:
+        """Wall tok/s values -> model tok/s figure."""
+        fig = figure(values)
+        return None if fig is None else fig.scaled(1.0 / self.time_scale)
+
+    def _fig_ms(self, values_s) -> Figure | None:
+        """Wall seconds -> model milliseconds figure."""
+        fig = figure(values_s)
+        return None if fig is None else fig.scaled(1000.0 * self.time_scale)
+
+    def _pct_ms(self, values_s, q) -> float | None:
+        p = percentile(values_s, q)
+        return None if p is None else self._model_ms(p)
+
+    @cached_property
+    def single_rows(self) -> list[SingleRow]:
+        groups: dict[tuple[str, int], list[RequestRecord]] = {}
+        for r in self.records:
+            if r.phase == "single":
+                groups.setdefault((r.prompt, r.max_tokens), []).append(r)
+        rows = []
+        for (prompt, max_tokens), recs in groups.items():
+            ok = [r for r in recs if r.ok]
+            rows.append(SingleRow(
+                prompt, max_tokens, len(ok), len(recs) - len(ok),
+                self._fig_tok(r.tok_per_s for r in ok if r.tok_per_s is not None),
+                self._fig_ms(r.latency_s for r in ok),
+                self._fig_ms(r.ttft_s for r in ok if r.ttft_s is not None),
+                figure(r.accept_length for r in ok if r.accept_length is not None),
+            ))
+        return rows
+
+    @cached_property
+    def sweep_rows(self) -> list[SweepRow]:
+        groups: dict[int, list[RequestRecord]] = {}
+        for r in self.records:
+            if r.phase == "sweep":
+                groups.setdefault(r.concurrency, []).append(r)
+        rows = []
+        for c, recs in groups.items():
+            batches: dict[int, list[RequestRecord]] = {}
+            for r in recs:
+                batches.setdefault(r.repeat, []).append(r)
+            aggregates, wall = [], 0.0
+            for batch in batches.values():
+                span = max(r.end_s for r in batch) - min(r.start_s for r in batch)
+                wall += span
+                tokens = sum(r.completion_tokens or 0 for r in batch if r.ok)
+                if span > 0 and any(r.ok for r in batch):
+                    aggregates.append(tokens / span)
+            ok = [r for r in recs if r.ok]
+            lat = [r.latency_s for r in ok]
+            ttft = [r.ttft_s for r in ok if r.ttft_s is not None]
+            itl = [x for r in ok for x in r.itl_s]
+            rows.append(SweepRow(
+                c, recs[0].max_tokens, len(batches), len(ok), len(recs) - len(ok),
+                self._fig_tok(aggregates),
+                self._fig_tok(r.tok_per_s for r in ok if r.tok_per_s is not None),
+                self._fig_ms(lat), self._pct_ms(lat, 50), self._pct_ms(lat, 99),
+                self._pct_ms(ttft, 50), self._pct_ms(ttft, 99),
+                self._pct_ms(itl, 50), self._pct_ms(itl, 99),
+                figure(r.accept_length for r in ok if r.accept_length is not None),
+                wall,
+            ))
+        return sorted(rows, key=lambda row: row.concurrency)
+
+    @cached_property
+    def single(self) -> Figure | None:
+        """Overall single-request tok/s (model time): mean over prompts x lengths of row means."""
+        rows = [row for row in self.single_rows if row.tok_per_s is not None]
+        if not rows:
+            return None
+        mean = sum(row.tok_per_s.mean for row in rows) / len(rows)
+        # Spread: the overall figure recomputed from repeat r of every row, r = 0, 1, ...
+        per_row: list[list[float]] = []
+        for row in rows:
+            vals = sorted(((r.repeat, r.tok_per_s) for r in self.records
+                           if r.phase == "single" and r.prompt == row.prompt
+                           and r.max_tokens == row.max_tokens and r.tok_per_s is not None))
+            per_row.append([v / self.time_scale for _, v in vals])
+        k = min(len(v) for v in per_row)
+        overall = [sum(v[i] for v in per_row) / len(per_row) for i in range(k)]
+        spread = figure(overall)
+        if spread is None or spread.sd is None or mean == 0:
+            return Figure(mean, k)
+        cv = spread.sd / mean
+        return Figure(mean, k, spread.sd, cv, t975(k - 1) * cv / k ** 0.5)
+
+    @property
+    def single_tok_per_s(self) -> float | None:
+        return None if self.single is None else self.single.mean
+
+    @cached_property
+    def accept(self) -> Figure | None:
+        """Accept length (tokens per verify step) over single requests; None if not speculative."""
+        return figure(r.accept_length for r in self.records
+                      if r.phase == "single" and r.accept_length is not None)
+
+    @property
+    def accept_length(self) -> float | None:
+        return None if self.accept is None else self.accept.mean
+
+    def sweep_row(self, concurrency: int) -> SweepRow | None:
+        return next((row for row in self.sweep_rows if row.concurrency == concurrency), None)
+
+    def tok_per_s_at(self, concurrency: int) -> float | None:
+        """Aggregate tok/s at a sweep concurrency, model time; None if not measured or all failed."""
+        row = self.sweep_row(concurrency)
+        return None if row is None or row.tok_per_s is None else row.tok_per_s.mean
+
+    def latency_p50_ms_at(self, concurrency: int) -> float | None:
+        row = self.sweep_row(concurrency)
+        return None if row is None else row.latency_p50_ms
+
+    def latency_p99_ms_at(self, concurrency: int) -> float | None:
+        row = self.sweep_row(concurrency)
+        return None if row is None else row.latency_p99_ms
+
+    @property
+    def n_failed(self) -> int:
+        return sum(1 for r in self.records if not r.ok)
+
+    def summary(self) -> dict[str, Any]:
+        """Flat figures for storage beside a trial: the names of the study's trial attributes."""
+        out: dict[str, Any] = {
+            "single_tok_per_s": self.single_tok_per_s,
+            "single_tok_per_s_cv": self.single.cv if self.single else None,
+            "accept_length": self.accept_length,
+        }
+        for row in self.sweep_rows:
+            c = row.concurrency
+            out[f"tok_per_s@{c}"] = row.tok_per_s.mean if row.tok_per_s else None
+            out[f"tok_per_s_cv@{c}"] = row.tok_per_s.cv if row.tok_per_s else None
+            out[f"latency_p50_ms@{c}"] = row.latency_p50_ms
+            out[f"latency_p99_ms@{c}"] = row.latency_p99_ms
+        out.update(n_requests=len(self.records), n_failed=self.n_failed, time_scale=self.time_scale,
+                   complete=self.complete)
+        return out
+
+    # ---- serialization -------------------------------------------------------------------------
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "schema_version": self.schema_version,
+            "complete": self.complete,
+            "error": self.error,
+            "base_url": self.base_url,
+            "api": self.api,
+            "stream": self.stream,
+            "started_at": self.started_at,
+            "duration_s": self.duration_s,
+            "time_scale": self.time_scale,
+            "figures_in": "model time" if self.time_scale != 1.0 else "wall time",
+            "server_version": self.server_version,
+            "resolved_spec": None if self.resolved_spec is None else self.resolved_spec.as_dict(),
+            "figures": {
+                "single_tok_per_s": _fig(self.single),
+                "accept_length": _fig(self.accept),
+                "single": [row.to_dict() for row in self.single_rows],
+                "sweep": [row.to_dict() for row in self.sweep_rows],
+            },
+            "warnings": list(self.warnings),
+            "flushes": list(self.flushes),
+            "suite": self.suite,
+            "server_info": self.server_info,
+            "records": [r.to_dict() for r in self.records],
+        }
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> "SuiteResult":
+        """Rebuild from :meth:`to_dict` output; figures are recomputed from the records.
+        Raises ``ValueError`` for anything that is not a suite result of this schema version."""
+        if not isinstance(d, dict) or "schema_version" not in d or "records" not in d:
+            raise ValueError("not a tuner suite result (no schema_version/records)")
+        if d["schema_version"] != SCHEMA_VERSION:
+            raise ValueError(f"suite result schema_version {d['schema_version']}; "
+                             f"this tuner reads version {SCHEMA_VERSION}")
+        spec = d.get("resolved_spec")
+        return cls(
+            suite=d.get("suite") or {}, base_url=d.get("base_url", ""), api=d.get("api", "generate"),
+            stream=bool(d.get("stream", False)), started_at=d.get("started_at", ""),
+            duration_s=float(d.get("duration_s", 0.0)), server_info=d.get("server_info"),
+            server_version=d.get("server_version"), time_scale=float(d.get("time_scale", 1.0)),
+            resolved_spec=None if spec is None else SpecConfig(**spec),
+            records=[RequestRecord.from_dict(r) for r in d["records"]],
+            flushes=list(d.get("flushes") or []), warnings=list(d.get("warnings") or []),
+            complete=bool(d.get("complete", False)), error=d.get("error"),
+        )
+
+    def save(self, path: str | Path) -> Path:
+        """Write JSON atomically (a temporary file renamed over ``path``): never half-written."""
+        path = Path(path)
+        tmp = path.with_name(path.name + ".tmp")
+        tmp.write_text(json.dumps(self.to_dict(), indent=1, default=str))
+        tmp.replace(path)
+        return path
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SuiteResult":
+        """Read a saved result; ``ValueError`` (naming the file) for anything else."""
+        path = Path(path)
+        try:
+            data = json.loads(path.read_text())
+            return cls.from_dict(data)
+        except (OSError, ValueError) as exc:
+            msg = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+            raise ValueError(f"{path}: {msg}") from None
+
+
+def _fig(f: Figure | None) -> dict | None:
+    return None if f is None else f.to_dict()

@@ -1,0 +1,220 @@
+"""``run_suite``: the article's benchmark, phase by phase, against one running server.
+
+Order: read ``/server_info`` (resolved server args, version, ``sim_speedup``); warm-up requests;
+flush; the single requests (every prompt x length, ``repeats`` times, one at a time); then for each
+concurrency C, flush and submit C requests at once (repeated per ``sweep.repeats`` / adaptive mode).
+
+Contract: the caller owns the server; ``run_suite`` never starts or stops it. A request that fails or
+times out is recorded and the suite goes on. A server that stops accepting connections after it
+was up ends the run with :class:`ServerDiedError`, whose ``partial`` holds everything measured.
+``on_event(phase, info)`` is called (in the calling thread; it must not raise) for progress displays:
+
+* ``server_info``: ``version``, ``time_scale``, ``resolved_spec`` (dict or None)
+* ``warmup`` / ``single``: ``prompt``, ``max_tokens``, ``repeat`` (before the request)
+* ``flush``: ``before`` (the phase it precedes), ``ok``
+* ``sweep``: ``concurrency``, ``max_tokens``, ``repeat`` (before the batch is submitted)
+* ``done``: ``summary`` (:meth:`SuiteResult.summary`); ``died``: ``error``
+
+Every ``info`` also has ``step`` (warm-up requests, single requests and sweep batches started so
+far) and ``total_steps`` (planned; it grows in adaptive mode).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from datetime import datetime, timezone
+from typing import Any, Awaitable, Callable
+
+from .client import BenchClient, BenchError
+from .records import RequestRecord
+from .result import SuiteResult, resolved_spec_from_info
+from .stats import narrow_enough
+from .suite import Suite, load_suite
+
+EventHandler = Callable[[str, dict], None]
+
+
+class ServerDiedError(BenchError):
+    """The server stopped accepting connections mid-suite. ``partial`` is the result so far
+    (``complete`` false, ``error`` set); save it, it holds every request made."""
+
+    def __init__(self, message: str, partial: SuiteResult):
+        super().__init__(message)
+        self.partial = partial
+
+
+class _Died(Exception):
+    pass
+
+
+def run_suite(base_url: str, suite: Suite | str | dict, *, api: str = "generate", stream: bool = False,
+              on_event: EventHandler | None = None) -> SuiteResult:
+    """Run ``suite`` against the server at ``base_url`` and return its :class:`SuiteResult`.
+
+    Call from synchronous code (it runs its own event loop). Raises
+    :class:`~tuner.bench.client.ServerUnreachableError` when nothing answers at ``base_url``,
+    :class:`ServerDiedError` when the server dies mid-suite, ``ConfigError`` for a bad suite.
+    """
+    suite = load_suite(suite)
+    return asyncio.run(_SuiteRun(base_url, suite, api, stream, on_event).run())
+
+
+class _SuiteRun:
+    def __init__(self, base_url: str, suite: Suite, api: str, stream: bool, on_event: EventHandler | None):
+        self.suite, self.on_event = suite, on_event
+        self.client = BenchClient(base_url, api=api, stream=stream, timeout_s=suite.timeout_s,
+                                  temperature=suite.temperature, ignore_eos=suite.ignore_eos)
+        self.result = SuiteResult(suite=suite.to_dict(), base_url=base_url.rstrip("/"), api=api,
+                                  stream=stream,
+                                  started_at=datetime.now(timezone.utc).isoformat(timespec="seconds"))
+        self.step = 0
+        self.total_steps = self._planned_steps()
+
+    def _planned_steps(self) -> int:
+        s = self.suite
+        return (s.warmup.requests + len(s.prompts) * len(s.single.lengths) * s.single.repeats
+                + len(s.sweep.concurrencies) * s.sweep.repeats)
+
+    def _emit(self, phase: str, **info: Any) -> None:
+        if phase in ("warmup", "single", "sweep"):
+            self.step += 1
+            self.total_steps = max(self.total_steps, self.step)
+        if self.on_event is not None:
+            self.on_event(phase, {**info, "step": self.step, "total_steps": self.total_steps})
+
+    async def run(self) -> SuiteResult:
+        t0 = time.perf_counter()
+        try:
+            async with self.client:
+                await self._read_server_info()
+                try:
+                    await self._warmup()
+                    await self._single()
+                    await self._sweep()
+                except _Died as died:
+                    self.result.error = str(died)
+                    self._finish(t0)
+                    self._emit("died", error=str(died))
+                    raise ServerDiedError(str(died), self.result) from None
+        finally:
+            self.result.duration_s = time.perf_counter() - t0
+        self.result.complete = True
+        self._finish(t0)
+        self._emit("done", summary=self.result.summary())
+        return self.result
+
+    def _finish(self, t0: float) -> None:
+        self.result.duration_s = time.perf_counter() - t0
+        self.result.refresh()
+
+    async def _read_server_info(self) -> None:
+        info = await self.client.server_info()
+        res = self.result
+        res.server_info = info
+        if info is None:
+            res.warnings.append("server has no /server_info or /get_server_info: resolved server "
+                                "args and version unknown, figures in wall time")
+        else:
+            version = info.get("version")
+            res.server_version = None if version is None else str(version)
+            scale = info.get("sim_speedup")
+            # model seconds per wall second (the simulator's clock runs sim_speedup times faster)
+            res.time_scale = float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0
+            res.resolved_spec = resolved_spec_from_info(info)
+        self._emit("server_info", version=res.server_version, time_scale=res.time_scale,
+                   resolved_spec=None if res.resolved_spec is None else res.resolved_spec.as_dict())
+
+    # ---- phases --------------------------------------------------------------------------------
+
+    async def _warmup(self) -> None:
+        w, prompts = self.suite.warmup, self.suite.prompts
+        for i in range(w.requests):
+            p = prompts[i % len(prompts)]
+            self._emit("warmup", prompt=p.name, max_tokens=w.max_tokens, repeat=i)
+            await self._one(RequestRecord("warmup", p.name, w.max_tokens, repeat=i), p.text or "")
+
+    async def _repeated(self, minimum: int, measure: Callable[[int], Awaitable[float | None]]) -> None:
+        """Call ``measure(repeat)`` ``minimum`` times; in adaptive mode go on until the figures it
+        returns (None for a failure) have a narrow enough 95% interval, or ``max_repeats``."""
+        adaptive = self.suite.adaptive
+        values: list[float] = []
+        repeat = 0
+        while True:
+            value = await measure(repeat)
+            if value is not None:
+                values.append(value)
+            repeat += 1
+            if repeat >= minimum and (adaptive is None or repeat >= adaptive.max_repeats
+                                      or narrow_enough(values, adaptive.rel_ci95)):
+                return
+
+    async def _single(self) -> None:
+        single = self.suite.single
+        if not single.lengths:
+            return
+        await self._flush("single")
+        for p in self.suite.prompts:
+            for length in single.lengths:
+                async def measure(repeat: int, p=p, length=length) -> float | None:
+                    self._emit("single", prompt=p.name, max_tokens=length, repeat=repeat)
+                    rec = await self._one(RequestRecord("single", p.name, length, repeat=repeat),
+                                          p.text or "")
+                    return rec.tok_per_s
+
+                await self._repeated(single.repeats, measure)
+
+    async def _sweep(self) -> None:
+        sweep, prompts = self.suite.sweep, self.suite.prompts
+        for c in sweep.concurrencies:
+            async def measure(repeat: int, c=c) -> float | None:
+                await self._flush(f"sweep C={c}")
+                await self.client.open_connections(c)
+                self._emit("sweep", concurrency=c, max_tokens=sweep.max_tokens, repeat=repeat)
+                records = [RequestRecord("sweep", prompts[i % len(prompts)].name, sweep.max_tokens,
+                                         repeat=repeat, concurrency=c, index=i) for i in range(c)]
+                bodies = [self.client.prepare(prompts[r.index % len(prompts)].text or "", r.max_tokens)
+                          for r in records]
+                await asyncio.gather(*(self.client.request(r, "", body) for r, body in zip(records, bodies)))
+                self.result.records.extend(records)
+                await self._check_alive(records)
+                ok = [r for r in records if r.ok]
+                if not ok:
+                    return None
+                span = max(r.end_s for r in records) - min(r.start_s for r in records)
+                return sum(r.completion_tokens or 0 for r in ok) / span
+
+            await self._repeated(sweep.repeats, measure)
+
+    # ---- steps ---------------------------------------------------------------------------------
+
+    async def _one(self, record: RequestRecord, text: str) -> RequestRecord:
+        await self.client.request(record, text)
+        self.result.records.append(record)
+        await self._check_alive([record])
+        return record
+
+    async def _check_alive(self, records: list[RequestRecord]) -> None:
+        """After connection errors, tell a dead server (refused) from a transient failure."""
+        if any(r.error_kind in ("connection", "disconnected") for r in records):
+            if not await self.client.alive():
+                done = sum(1 for r in self.result.records if r.ok)
+                raise _Died(f"server at {self.client.base_url} stopped accepting connections "
+                            f"mid-suite, after {done} successful requests")
+
+    async def _flush(self, before: str) -> None:
+        if not self.suite.flush_cache or not self.client.flush_supported:
+            return
+        try:
+            outcome = await self.client.flush_cache()
+        except Exception as exc:  # noqa: BLE001 - any failure to reach it: is the server still up?
+            if not await self.client.alive():
+                raise _Died(f"server at {self.client.base_url} stopped accepting connections "
+                            f"mid-suite (flush before {before})") from None
+            outcome = {"ok": False, "attempts": 1, "status": None,
+                       "message": f"{type(exc).__name__}: {exc}", "at_s": self.client.now()}
+        outcome["before"] = before
+        self.result.flushes.append(outcome)
+        if not outcome["ok"]:
+            self.result.warnings.append(f"flush_cache before {before} failed: {outcome['message']}")
+        self._emit("flush", before=before, ok=outcome["ok"])
