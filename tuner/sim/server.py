@@ -1,0 +1,154 @@
+"""The simulated SGLang server process: ``python -m tuner.sim ARGS`` and ``tuner sim serve ARGS``.
+
+Lifecycle, in SGLang's order:
+
+1. Parse the command line (``--config`` merged under it); argparse errors exit 2.
+2. Argument handling (:func:`tuner.sim.args.resolve_launch`): SGLang's warnings are logged; a setting
+   SGLang refuses raises its AssertionError/TypeError/ValueError, printed as a traceback, exit 1,
+   at once, before any loading. A bad ``--sim-profile`` prints one ``error:`` line and exits 2.
+3. Bind ``--host:--port`` and answer ``/health`` with 503 while "loading" for ``--sim-load-seconds``
+   of wall time (``--sim-hang-on-start``: forever).
+4. After loading: ``--sim-fail-startup MSG`` prints MSG as the failing exception and exits 1; a KV
+   budget beyond the profile's memory prints SGLang's "Not enough memory" error and exits 1 (SGLang
+   allocates the KV cache after the weights are loaded).
+5. Ready: "The server is fired up and ready to roll!"; serve until SIGTERM/SIGINT, then exit 0.
+
+The process owns nothing but its socket; a crash injected by ``--sim-crash-after-requests`` ends it
+with ``os._exit(1)``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import signal
+import sys
+
+from .args import LaunchPlan, parse_args, resolve_launch
+
+log = logging.getLogger("tuner.sim")
+
+#: SGLang logs "[time] message"; the level is added so warnings and errors stand out.
+LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s"
+
+
+def _setup_logging(level: str) -> None:
+    logging.basicConfig(level=getattr(logging, level.upper()), format=LOG_FORMAT,
+                        datefmt="%Y-%m-%d %H:%M:%S", stream=sys.stderr, force=True)
+
+
+def _scheduler_exception(message: str) -> None:
+    """How SGLang reports a scheduler that died during start-up: a traceback, then the parent's line."""
+    log.error("Scheduler hit an exception: Traceback (most recent call last):\n"
+              '  File "sglang/srt/managers/scheduler.py", in run_scheduler_process\n'
+              '  File "sglang/srt/model_executor/model_runner.py", in init_memory_pool\n'
+              f"{message}")
+    log.error("Received sigquit from a child process. It usually means the child failed.")
+
+
+def _context_len(ns, model) -> int:
+    return ns.context_length or model.profile.runtime.default_context_tokens
+
+
+def _graph_bs(ns) -> int | None:
+    return ns.cuda_graph_max_bs_decode or ns.cuda_graph_max_bs
+
+
+def _max_running_fitting(model, ns, limit: int = 4096) -> int:
+    """Without speculation and without --max-running-requests SGLang sizes the batch from memory:
+    the largest count (up to ``limit``) whose KV cache fits."""
+    lo, hi = 1, limit
+    ctx = _context_len(ns, model)
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        ok, _ = model.kv_budget_ok(None, mid, ctx, mem_fraction_static=ns.mem_fraction_static,
+                                   cuda_graph_max_bs=_graph_bs(ns))
+        lo, hi = (mid, hi) if ok else (lo, mid - 1)
+    return lo
+
+
+async def _start_up(service, ns, plan: LaunchPlan, model) -> int | None:
+    """Simulated model loading. Returns an exit code on failure, ``None`` once ready."""
+    log.info(f"Load weight begin. (simulated: {ns.sim_load_seconds:g} s, profile {ns.sim_profile})")
+    if ns.sim_hang_on_start:
+        log.info("Simulated hang on start (--sim-hang-on-start): the server never becomes ready.")
+        await asyncio.Event().wait()
+    await asyncio.sleep(ns.sim_load_seconds)
+    log.info("Load weight end.")
+    if ns.sim_fail_startup:
+        _scheduler_exception(ns.sim_fail_startup)
+        return 1
+    mrr = plan.max_running_requests or _max_running_fitting(model, ns)
+    ok, message = model.kv_budget_ok(plan.spec, mrr, _context_len(ns, model),
+                                     mem_fraction_static=ns.mem_fraction_static,
+                                     cuda_graph_max_bs=_graph_bs(ns))
+    if not ok:
+        _scheduler_exception(message)
+        return 1
+    if plan.max_running_requests is None:
+        service.set_max_running_requests(mrr)
+    log.info(f"max_running_requests={mrr}, context_len={_context_len(ns, model)}, "
+             f"speculative={plan.spec.label() if plan.spec else None}")
+    service.ready = True
+    log.info(f"Simulated SGLang ready: wall clock runs {ns.sim_speedup:g}x model time")
+    log.info("The server is fired up and ready to roll!")
+    return None
+
+
+async def _serve(ns, plan: LaunchPlan, model) -> int:
+    from aiohttp import web
+
+    from .api import SimService
+
+    service = SimService(plan, model, profile_name=model.profile.name, speedup=ns.sim_speedup,
+                         seed=ns.sim_seed, crash_after_requests=ns.sim_crash_after_requests)
+    runner = web.AppRunner(service.build_app(), access_log=None, handle_signals=False)
+    await runner.setup()
+    try:
+        await web.TCPSite(runner, ns.host, ns.port).start()
+    except OSError as exc:
+        log.error(f"cannot bind {ns.host}:{ns.port}: {exc.strerror or exc}; choose another --port")
+        await runner.cleanup()
+        return 1
+    # The bound address, so a caller that asked for --port 0 learns the port (tests/simproc.py).
+    host, port = runner.addresses[0][:2]
+    log.info(f"HTTP server listening on http://{host}:{port} (503 until the model is loaded)")
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    engine_task = asyncio.create_task(service.engine.run())
+    startup = asyncio.create_task(_start_up(service, ns, plan, model))
+    stopper = asyncio.create_task(stop.wait())
+    code = 0
+    try:
+        await asyncio.wait({startup, stopper}, return_when=asyncio.FIRST_COMPLETED)
+        if startup.done() and startup.result() is not None:
+            code = startup.result()
+        else:
+            await stopper
+            log.info("Received SIGTERM; shutting down.")
+    finally:
+        for task in (startup, stopper, engine_task):
+            task.cancel()
+        await asyncio.gather(startup, stopper, engine_task, return_exceptions=True)
+        await runner.cleanup()
+    return code
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the simulated server; returns the exit code (argparse errors exit 2 themselves)."""
+    ns = parse_args(sys.argv[1:] if argv is None else argv)
+    _setup_logging(ns.log_level)
+    plan = resolve_launch(ns, log)  # SGLang's exceptions escape: traceback on stderr, exit 1
+    from ..yamlfile import ConfigError
+    from .model import PerfModel, load_profile
+
+    try:
+        profile = load_profile(ns.sim_profile)
+    except ConfigError as exc:
+        print(f"error: --sim-profile: {exc}", file=sys.stderr)
+        return 2
+    model = PerfModel(profile, noise=ns.sim_noise if ns.sim_noise is not None else 0.0)
+    log.info(f"server_args={plan.server_args!r}")
+    return asyncio.run(_serve(ns, plan, model))
