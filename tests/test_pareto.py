@@ -39,6 +39,14 @@ server:
 bench: {{suite: quick}}
 sampler: {{seed: 3}}
 budget: {{n_trials: 40}}
+{seeds}"""
+
+# Seeds that make the study hold every kind of trial whatever the sampler does: SGLang runs
+# (1, 1, 5) as (1, 1, 2), the article's seed (a reused trial), and (1, 4, 40) asks for more draft
+# tokens than one step of topk 4 drafts (an invalid one).
+REUSE_SEED = """seed_trials:
+  - {speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 5}
+  - {speculative_num_steps: 1, speculative_eagle_topk: 4, speculative_num_draft_tokens: 40}
 """
 
 
@@ -46,7 +54,7 @@ def make_model_study(folder: Path, name: str = "demo", n_trials: int | None = 12
     """A study file in ``folder``, created in its SQLite storage and run for ``n_trials`` settings
     through the performance model (``n_trials=None``: created, never run). Returns the file path."""
     path = folder / f"{name}.yaml"
-    path.write_text(STUDY.format(name=name, space=space))
+    path.write_text(STUDY.format(name=name, space=space, seeds=REUSE_SEED if space == SPACE else ""))
     config = load_study(path)
     create_study(config, config.storage)
     if n_trials:
