@@ -13,15 +13,13 @@ fixed args, the study's ``server.args`` and the launcher's pins -- so export and
 disagree. Host and port are left out: deployment choices. ``server.extra_args`` (raw argv) cannot
 be told apart into keys and values reliably: they are named in a comment and in the command line.
 
-Contract: building an export reads storage only; :func:`write_atomic` writes each file to a
+Contract: building an export reads storage only; :func:`tuner.files.write_atomic` writes each file to a
 temporary file in the target folder and renames it, only after every check has passed.
 """
 
 from __future__ import annotations
 
 import json
-import os
-import tempfile
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -281,26 +279,3 @@ def check_writable(path: Path) -> None:
         raise ConfigError("-o", str(path), "is a folder; give a file name")
 
 
-def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
-    """Write every ``(path, text)``: all to temporary files first, then rename each into place.
-
-    A failure before the renames leaves no target touched and no temporary file behind.
-    """
-    staged: list[tuple[str, Path]] = []
-    umask = os.umask(0)
-    os.umask(umask)
-    try:
-        for path, text in files:
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-            staged.append((tmp, path))
-            with os.fdopen(fd, "w") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a server config is for sharing
-        for tmp, path in staged:
-            os.replace(tmp, path)
-    finally:
-        for tmp, _ in staged:
-            if os.path.exists(tmp):
-                os.unlink(tmp)

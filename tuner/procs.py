@@ -22,6 +22,8 @@ import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
+from .files import write_text_atomic
+
 log = logging.getLogger("tuner.launcher")
 
 NVIDIA_SMI = "nvidia-smi"
@@ -193,10 +195,7 @@ class ServerRecord:
         directory.mkdir(parents=True, exist_ok=True)
         self.path = directory / f"{self.pid}.json"
         data = {k: v for k, v in asdict(self).items() if k != "path"}
-        tmp = self.path.with_suffix(".json.tmp")
-        tmp.write_text(json.dumps(data, indent=2))
-        os.replace(tmp, self.path)
-        return self.path
+        return write_text_atomic(self.path, json.dumps(data, indent=2))
 
     @classmethod
     def load(cls, path: Path) -> "ServerRecord":

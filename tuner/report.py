@@ -14,16 +14,22 @@ plays), and the page says so.
 from __future__ import annotations
 
 import html
-import json
-import os
-import tempfile
 import warnings
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .records import FAILED, INVALID, MEASURED, REUSED, StoredFigures, TrialRecord, load_records
+from .files import write_text_atomic
+from .records import (
+    FAILED,
+    INVALID,
+    MEASURED,
+    REUSED,
+    StoredFigures,
+    TrialRecord,
+    load_records,
+)
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
 
 # --------------------------------------------------------------------------------------------------
@@ -300,17 +306,7 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
     page = render_html(data, figures, notes)
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{out.name}.", dir=out.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(page)
-        umask = os.umask(0)
-        os.umask(umask)
-        os.chmod(tmp, 0o666 & ~umask)  # mkstemp makes 0600; a report is for sharing
-        os.replace(tmp, out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_text_atomic(out, page)
     pngs = write_pngs(data, Path(png_dir), mstudy) if png_dir is not None else []
     return ReportFiles(out, pngs)
 

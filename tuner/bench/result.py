@@ -31,6 +31,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
+from ..files import write_text_atomic
 from ..rules import SpecConfig
 from .records import RequestRecord
 from .stats import Figure, figure, percentile, t975
@@ -326,11 +327,7 @@ class SuiteResult:
 
     def save(self, path: str | Path) -> Path:
         """Write JSON atomically (a temporary file renamed over ``path``): never half-written."""
-        path = Path(path)
-        tmp = path.with_name(path.name + ".tmp")
-        tmp.write_text(json.dumps(self.to_dict(), indent=1, default=str))
-        tmp.replace(path)
-        return path
+        return write_text_atomic(path, json.dumps(self.to_dict(), indent=1, default=str))
 
     @classmethod
     def load(cls, path: str | Path) -> "SuiteResult":

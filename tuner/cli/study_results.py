@@ -69,7 +69,8 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
     """Export a measured setting as `python -m sglang.launch_server --config FILE` loads it, or the
     adaptive policy (`--adaptive`), with provenance."""
     from ..adaptive import policy_lines, study_policy
-    from ..export import build_export, check_writable, check_yaml_path, write_atomic
+    from ..export import build_export, check_writable, check_yaml_path
+    from ..files import write_atomic
     from ..pareto import PickError
     from ..yamlfile import ConfigError
 
