@@ -12,8 +12,7 @@ import pytest
 from aiohttp import web
 from click.testing import CliRunner
 
-from tuner.bench import (RequestRecord, ServerDiedError, ServerUnreachableError, SuiteResult,
-                         load_suite, run_suite)
+from tuner.bench import ServerDiedError, ServerUnreachableError, SuiteResult, load_suite, run_suite
 from tuner.cli import cli
 from tuner.rules import SpecConfig
 

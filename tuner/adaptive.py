@@ -28,8 +28,8 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from typing import Any, Sequence
 
-from .records import MEASURED, TrialRecord, load_records
 from .pareto import PickError
+from .records import MEASURED, TrialRecord, load_records
 
 #: Where the evidence goes in the policy file: not a digit string, so SGLang's lookup skips it.
 PROVENANCE_KEY = "_tuner"

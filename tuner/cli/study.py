@@ -15,7 +15,6 @@ import click
 
 from ..config import StudyConfig, load_study, parse_duration
 from ..storage import redact, resolve_url
-from ..yamlfile import ConfigError
 from .lazy import LazyGroup
 from .output import print_json
 
