@@ -118,3 +118,13 @@ def test_objective_concurrency():
     assert objective_concurrency("speedup@32") == 32
     assert objective_concurrency("tok_per_s@8") == 8
     assert objective_concurrency("single_speedup") is None
+
+
+def test_storage_defaults_to_tuner_storage_when_set(tmp_path, monkeypatch):
+    (tmp_path / "space.yaml").write_text(GOOD_PARAMS)
+    p = tmp_path / "study.yaml"
+    p.write_text(STUDY)
+    monkeypatch.setenv("TUNER_STORAGE", "postgresql://u:secret@127.0.0.1/db")
+    assert load_study(p).storage == "${TUNER_STORAGE}"
+    p.write_text(STUDY + "storage: sqlite:///x.db\n")
+    assert load_study(p).storage == "sqlite:///x.db"  # the file's own storage wins

@@ -7,6 +7,7 @@ Errors are :class:`tuner.yamlfile.ConfigError`: one line naming the file, the ke
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -228,7 +229,8 @@ class StudyConfig(StrictModel):
     """``studies/*.yaml``: everything a worker needs to run the study, on any machine."""
 
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
-    #: Optuna storage URL; default an SQLite file beside the study file. May be ``${TUNER_STORAGE}``.
+    #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
+    #: ``NAME.db`` beside the study file
     storage: str | None = None
     search_space: str  #: path, relative to the study file
     server: ServerSettings
@@ -285,7 +287,11 @@ def load_study(path: str | Path) -> StudyConfig:
     load_suite(suite, base_dir=base)
     update["workdir"] = str((base / (study.workdir or study.name)).resolve())
     if study.storage is None:
-        update["storage"] = f"sqlite:///{base / (study.name + '.db')}"
+        # No storage in the file: $TUNER_STORAGE when set (several nodes), else SQLite beside it.
+        from .storage import ENV_VAR
+
+        local = f"sqlite:///{base / (study.name + '.db')}"
+        update["storage"] = f"${{{ENV_VAR}}}" if os.environ.get(ENV_VAR) else local
     return study.model_copy(update=update)
 
 

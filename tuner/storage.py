@@ -138,6 +138,8 @@ def open_storage(url):
     optuna.logging.set_verbosity(optuna.logging.WARNING)
     if isinstance(url, BaseStorage):
         return url
+    if url.startswith("$"):
+        url = resolve_url(url)
     try:
         if is_postgres(url):
             with _schema_lock(driver_url(url)):

@@ -46,6 +46,7 @@ from .storage import HEARTBEAT_INTERVAL_S, open_storage, redact
 from .yamlfile import ConfigError
 
 CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
+READY_ATTR = "created_at"
 BASELINE_SUFFIX = ".baseline"
 #: status of a trial that stepped back because another worker took the study's last budget slot
 ABANDONED = "abandoned"
@@ -122,26 +123,34 @@ def create_study(config: StudyConfig, storage_url: str):
     study.set_user_attr(SUITE_ATTR, suite_dict)
     study.set_user_attr("tuner_version", __version__)
     study.set_user_attr("objectives", list(config.objectives))
-    study.set_user_attr("created_at", _now())
     for spec in seeds:
         study.enqueue_trial(_params(spec), user_attrs={"seed": True}, skip_if_exists=True)
     optuna.create_study(study_name=config.name + BASELINE_SUFFIX, storage=storage, direction="maximize",
                         load_if_exists=True)
+    # Written last: a study is ready (config, space, suite, seeds, baseline study) once it has this.
+    study.set_user_attr(READY_ATTR, _now())
     return study
 
 
+def wait_until_ready(study, timeout_s: float = 30.0) -> dict:
+    """The study's user attributes once its creator has written them all.
+
+    Another worker may have created the study an instant ago and still be writing; a study that
+    never becomes ready was not created by tuner (or its creator died): :class:`ConfigError`.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        stored = study._storage.get_study_user_attrs(study._study_id)
+        if READY_ATTR in stored:
+            return stored
+        if time.monotonic() > deadline:
+            raise ConfigError(study.study_name, READY_ATTR, "the study exists but is not a complete tuner "
+                              "study (another tool made it, or its creation was interrupted); pick another name")
+        time.sleep(0.2)
+
+
 def _same_or_error(study, config: dict, space: dict, suite: dict, url: str) -> None:
-    stored = study.user_attrs
-    if CONFIG_ATTR not in stored:
-        # Another worker created the study an instant ago and is still writing its attributes.
-        for _ in range(50):
-            time.sleep(0.1)
-            stored = study._storage.get_study_user_attrs(study._study_id)
-            if CONFIG_ATTR in stored:
-                break
-        else:
-            raise ConfigError(redact(url) or "", study.study_name,
-                              "the study exists but was not created by tuner; pick another name")
+    stored = wait_until_ready(study)
     for attr, wanted in ((CONFIG_ATTR, config), (SPACE_ATTR, space), (SUITE_ATTR, suite)):
         have = stored.get(attr)
         if have != wanted:
@@ -178,9 +187,7 @@ def config_from_study(study, workdir: str | None = None) -> tuple[StudyConfig, S
     from .config import SearchSpaceConfig
     from .yamlfile import parse_model
 
-    attrs = study.user_attrs
-    if CONFIG_ATTR not in attrs:
-        raise ConfigError(study.study_name, CONFIG_ATTR, "not a tuner study (no stored config)")
+    attrs = wait_until_ready(study)
     config = study_from_dict(attrs[CONFIG_ATTR])
     space = SearchSpace(parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>"),
                         config.search_space)
@@ -481,21 +488,21 @@ class _Runner:
             if done and done.trial_number > after:
                 return done
             trial = _ask(bstudy)
-            trial.set_user_attr("worker", self.worker.as_dict())
-            if not try_claim(bstudy, trial, "baseline"):
-                # Another worker is measuring the baseline: wait for it (or for it to die).
-                _tell(bstudy, trial, state=TrialState.FAIL)
-                self.emit("waiting", {"for": "the baseline, measured by another worker"})
-                self._wait_for_claim(bstudy, "baseline")
-                continue
-            self.emit("trial_start", {"trial": "baseline", "spec": None})
             with Heartbeat(self.storage, trial._trial_id):
+                trial.set_user_attr("worker", self.worker.as_dict())
+                if not try_claim(bstudy, trial, "baseline"):
+                    # Another worker is measuring the baseline: wait for it (or for it to die).
+                    _tell(bstudy, trial, state=TrialState.FAIL)
+                    self.emit("waiting", {"for": "the baseline, measured by another worker"})
+                    self._wait_for_claim(bstudy, "baseline")
+                    continue
+                self.emit("trial_start", {"trial": "baseline", "spec": None})
                 m = self._measure(None, "baseline", trial, study=bstudy)
-            if m.failure_class:
-                _tell(bstudy, trial, state=TrialState.FAIL)
-                raise BaselineError(m)
-            self.durations.append(m.duration_s)
-            _tell(bstudy, trial, 0.0)
+                if m.failure_class:
+                    _tell(bstudy, trial, state=TrialState.FAIL)
+                    raise BaselineError(m)
+                self.durations.append(m.duration_s)
+                _tell(bstudy, trial, 0.0)
             return find_baseline(self.study)
 
     def _wait_for_claim(self, study, key: str) -> None:
@@ -516,6 +523,14 @@ class _Runner:
 
         reap_dead_trials(self.study)
         trial = _ask(self.study, self.space.distributions())
+        # Beat from the first moment: a worker that dies before its first heartbeat would leave a
+        # trial (and its claim) that Optuna never calls stale.
+        with Heartbeat(self.storage, trial._trial_id):
+            return self._run_trial(trial, baseline)
+
+    def _run_trial(self, trial, baseline: Baseline) -> str:
+        from optuna.trial import TrialState
+
         trial.set_user_attr("worker", self.worker.as_dict())
         trial.set_user_attr("launching", False)  # a retried trial inherits its dead original's attrs
         requested = spec_from_params(trial.params)
@@ -547,8 +562,7 @@ class _Runner:
             if try_claim(self.study, trial, key):
                 break
             self.emit("waiting", {"trial": trial.number, "for": f"another worker measuring {eff.label()}"})
-            with Heartbeat(self.storage, trial._trial_id):
-                self._wait_for_claim(self.study, key)
+            self._wait_for_claim(self.study, key)
         if not self._budget_allows(trial):
             trial.set_user_attr("launching", False)
             trial.set_user_attr("status", ABANDONED)
@@ -556,8 +570,7 @@ class _Runner:
             return ABANDONED
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         try:
-            with Heartbeat(self.storage, trial._trial_id):
-                m = self._measure(eff, f"trials/{trial.number}", trial, baseline=baseline)
+            m = self._measure(eff, f"trials/{trial.number}", trial, baseline=baseline)
         except BaseException:
             # Ctrl-C or a crash of the tuner itself: the server is stopped by the backend; the trial
             # goes back to the queue with the same parameters.
