@@ -265,17 +265,19 @@ class Heartbeat:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat-{trial_id}")
 
+    def _record(self) -> None:
+        try:
+            self.storage.record_heartbeat(self.trial_id)
+        except Exception:  # noqa: BLE001 - a missed beat is retried; the trial must go on
+            pass
+
     def _beat(self) -> None:
-        while True:
-            try:
-                self.storage.record_heartbeat(self.trial_id)
-            except Exception:  # noqa: BLE001 - a missed beat is retried; the trial must go on
-                pass
-            if self._stop.wait(HEARTBEAT_INTERVAL_S):
-                return
+        while not self._stop.wait(HEARTBEAT_INTERVAL_S):
+            self._record()
 
     def __enter__(self):
         if hasattr(self.storage, "record_heartbeat"):
+            self._record()  # the first beat before anything else happens to the trial
             self._thread.start()
         return self
 
