@@ -10,7 +10,9 @@ import click
 from rich.console import Console
 from rich.table import Table
 
-console = Console()
+# Piped into a file or another program, tables keep their rows on one line instead of wrapping to
+# rich's default 80 columns.
+console = Console(width=None if sys.stdout.isatty() else 160)
 err_console = Console(stderr=True)
 
 

@@ -15,6 +15,7 @@ import click
 
 from ..config import StudyConfig, load_study, parse_duration
 from ..storage import redact, resolve_url
+from ..yamlfile import ConfigError
 from .lazy import LazyGroup
 from .output import print_json
 
@@ -50,7 +51,10 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
         import os
 
         local = Path("studies") / f"{name}.db"
-        if not os.environ.get("TUNER_STORAGE") and local.exists():
+        if not os.environ.get("TUNER_STORAGE"):
+            if not local.exists():
+                raise ConfigError(target or name, "", f"no such study file, and no storage to look in: give "
+                                  f"the study file, or --storage URL, or set $TUNER_STORAGE ({local} does not exist)")
             url = f"sqlite:///{local.resolve()}"
     return name, resolve_url(url), config
 
