@@ -31,7 +31,7 @@ from tuner.rules import SpecConfig  # noqa: E402
 from tuner.sim.model import PerfModel, load_profile  # noqa: E402
 from tuner.sim.scheduler import BatchEngine, SimRequest  # noqa: E402
 
-DEMO_SPEEDUP = 4.0
+DEMO_SPEEDUP = 20.0
 SUITES = ROOT / "tuner" / "bench" / "suites"
 
 

@@ -201,7 +201,9 @@ class SamplerSettings(StrictModel):
     #: None: each worker draws its own seed (a shared seed would make a restarted worker
     #: propose the crashed trial's parameters again)
     seed: int | None = None
-    options: dict[str, Any] = Field(default_factory=dict)  #: keyword arguments for the sampler
+    #: keyword arguments for the sampler (for auto: local_prob, draft_factor, center_tolerance, and
+    #: tpe_options for its TPE part; see tuner/sampling.py)
+    options: dict[str, Any] = Field(default_factory=dict)
 
 
 class BudgetSettings(StrictModel):
@@ -243,7 +245,9 @@ class StudyConfig(StrictModel):
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     #: trials measured first, after SGLang's automatic choice and the article's setting
     seed_trials: list[SeedTrial] = Field(default_factory=list)
-    default_seed_trials: bool = True  #: include (3, 1, 4) and the article's (1, 1, 3)
+    #: measure tuner.sampling.DEFAULT_SEED_TRIALS first: SGLang's (3, 1, 4), the article's (1, 1, 3),
+    #: a medium and a large tree from SGLang's bench_speculative grid
+    default_seed_trials: bool = True
     #: folder for per-trial logs; default ``studies/NAME/`` beside the study file
     workdir: str | None = None
 
