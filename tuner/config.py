@@ -23,6 +23,16 @@ Scalar = Union[bool, int, float, str]
 # Search space
 
 
+def _server_arg_names(args: dict, where: str) -> dict:
+    """Server arguments are SGLang's underscore names, and never the flags the tuner itself sets."""
+    for name in args:
+        if "-" in name:
+            raise ValueError(f"{name!r}: write server arguments with underscores ({name.replace('-', '_')})")
+        if name in SPEC_PARAMS or name == "speculative_algorithm":
+            raise ValueError(f"{name!r} is searched or set by the tuner; remove it from {where}")
+    return args
+
+
 class IntRange(StrictModel):
     """An integer range ``{low, high}`` (inclusive), optionally with ``step``."""
 
@@ -101,13 +111,7 @@ class SearchSpaceConfig(StrictModel):
     @field_validator("fixed")
     @classmethod
     def _no_spec_in_fixed(cls, v: dict):
-        for name in v:
-            if "-" in name:
-                raise ValueError(f"{name!r}: write server arguments with underscores "
-                                 f"({name.replace('-', '_')})")
-            if name in SPEC_PARAMS or name == "speculative_algorithm":
-                raise ValueError(f"{name!r} is searched or set by the tuner; remove it from fixed")
-        return v
+        return _server_arg_names(v, "fixed")
 
     def values(self, name: str) -> list[int]:
         return self.params[name].values()
@@ -176,13 +180,7 @@ class ServerSettings(StrictModel):
     @field_validator("args")
     @classmethod
     def _underscore_args(cls, v: dict):
-        for name in v:
-            if "-" in name:
-                raise ValueError(f"{name!r}: write server arguments with underscores "
-                                 f"({name.replace('-', '_')})")
-            if name in SPEC_PARAMS or name == "speculative_algorithm":
-                raise ValueError(f"{name!r} is searched or set by the tuner; remove it from args")
-        return v
+        return _server_arg_names(v, "args")
 
 
 class BenchSettings(StrictModel):

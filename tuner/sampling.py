@@ -1,7 +1,7 @@
 """Samplers: Optuna's own, configured for a small budget (~16 launches) in a ~1,000-config space.
 
 The default (``auto``) was chosen by measurement (``benchmarks/search_efficiency.py``; the table is
-in docs/search.md): :class:`LocalTPESampler`, Optuna's multivariate TPE with local moves around each
+in the README, "How the tuner searches"): :class:`LocalTPESampler`, Optuna's multivariate TPE with local moves around each
 objective's best measured setting, after four seed trials that span the tree sizes. Plain TPE,
 NSGA-II and random search all left the single-request optimum unfound by launch 16 in about half of
 the runs: the landscape is smooth but its good region is small (about 4% of the valid settings lie

@@ -85,7 +85,7 @@ class RuntimeSpec(StrictModel):
 
 
 class AcceptanceSpec(StrictModel):
-    """How often the target model agrees with the draft head (see docs/sim-model.md)."""
+    """How often the target model agrees with the draft head (see the README, "The simulator's performance model")."""
 
     alpha_low: float = Field(gt=0, lt=1)
     alpha_high: float = Field(gt=0, lt=1)
