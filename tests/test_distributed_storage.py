@@ -57,6 +57,7 @@ class SlowModel(ModelBackend):
 url = resolve_url(None)  # $TUNER_STORAGE
 config, space, suite = config_from_study(open_study("dist", url))
 backend = SlowModel("k2.6-tp8-pcie", load_suite(suite), noise=0.01, seed=int(sys.argv[1]))
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # start together: imports take unequal time
 s = run_study(config, url, backend)
 print(json.dumps({"measured": s.measured, "reused": s.reused, "invalid": s.invalid, "calls": backend.calls,
                   "stopped": s.stopped_because}))
@@ -154,7 +155,8 @@ def test_three_model_workers_share_one_budget(pg_url, tmp_path):
 
     config = load_study(write_study(tmp_path, budget=12))
     create_study(config, pg_url)
-    results = run_all([[sys.executable, "-c", MODEL_WORKER, str(seed)] for seed in (1, 2, 3)],
+    t0 = str(time.time() + 8.0)
+    results = run_all([[sys.executable, "-c", MODEL_WORKER, str(seed), t0] for seed in (1, 2, 3)],
                       env_with(pg_url), timeout_s=150, cwd=tmp_path)
     summaries = []
     for r in results:

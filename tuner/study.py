@@ -498,6 +498,11 @@ class _Runner:
                     self.emit("waiting", {"for": "the baseline, measured by another worker"})
                     self._wait_for_claim(bstudy, "baseline")
                     continue
+                done = find_baseline(self.study)
+                if done and done.trial_number > after:
+                    # Another worker finished it between our look and our claim.
+                    _tell(bstudy, trial, state=TrialState.FAIL)
+                    return done
                 self.emit("trial_start", {"trial": "baseline", "spec": None})
                 m = self._measure(None, "baseline", trial, study=bstudy)
                 if m.failure_class:
@@ -562,7 +567,12 @@ class _Runner:
                                          "why": f"same as trial {prior.number}"})
                 return REUSED
             if try_claim(self.study, trial, key):
-                break
+                # A worker that finished this config between our look and our claim has left its
+                # result in storage before its claim went away: look once more, holding the claim.
+                if self._prior_measurement(key, trial.number) is None:
+                    break
+                trial.set_user_attr("claim", None)
+                continue
             self.emit("waiting", {"trial": trial.number, "for": f"another worker measuring {eff.label()}"})
             self._wait_for_claim(self.study, key)
         if not self._budget_allows(trial):
