@@ -83,3 +83,16 @@ def test_exported_yaml_restarts_the_measured_server(tmp_path):
     eff = trial.effective
     assert (state["speculative_num_steps"], state["speculative_eagle_topk"], state["speculative_num_draft_tokens"]) \
         == (eff.num_steps, eff.eagle_topk, eff.num_draft_tokens)
+
+    # The same trial with the adaptive policy: the YAML points at the JSON, and the server accepts
+    # both (SGLang's checks: topk 1, num_steps among the policy's candidate steps).
+    adaptive_yaml, policy = tmp_path / "adaptive.yaml", tmp_path / "policy.json"
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", str(trial.number), "-o", str(adaptive_yaml),
+                                 "--adaptive-out", str(policy)])
+    assert r.exit_code == 0, r.output
+    mapping = yaml.safe_load(adaptive_yaml.read_text())
+    assert mapping["speculative-adaptive"] is True
+    with running_sim("--config", str(adaptive_yaml), "--model-path", mapping["model-path"], speedup=2000) as sim:
+        info = _server_info(sim.url)
+    assert info["speculative_adaptive"] is True
+    assert info["speculative_num_steps"] == eff.num_steps

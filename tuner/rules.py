@@ -250,3 +250,49 @@ def resolve_max_running_requests(value: int | None, speculative: bool) -> tuple[
 def flag_name(server_arg: str) -> str:
     """SGLang's command-line spelling of a server argument: ``page_size`` -> ``--page-size``."""
     return "--" + server_arg.replace("_", "-")
+
+
+# --------------------------------------------------------------------------------------------------
+# Adaptive speculation (--speculative-adaptive, --speculative-adaptive-config FILE)
+
+
+def adaptive_candidate_steps(config: dict) -> list[int]:
+    """The union of every batch-size slot's ``candidate_steps`` of an adaptive config (JSON).
+
+    Mirrors ``adaptive_spec_params.py`` (``_load_adaptive_config``): keys that are not digit strings
+    are skipped; each slot needs a non-empty list of non-negative ints; at least one slot.
+    Raises ``ValueError`` with SGLang's message.
+    """
+    steps: set[int] = set()
+    for key, entry in config.items():
+        if not key.isdigit():
+            continue
+        values = entry.get("candidate_steps") if isinstance(entry, dict) else None
+        if not isinstance(values, list) or not values or not all(
+                isinstance(s, int) and not isinstance(s, bool) and s >= 0 for s in values):
+            raise ValueError(f"BS {key}: candidate_steps must be a list of non-negative ints, got {values!r}")
+        steps.update(values)
+    if not steps:
+        raise ValueError("speculative_adaptive_config must contain at least one integer-string BS key, "
+                         'e.g. {"1": {"candidate_steps": [1,3,7]}}. ' f"Got keys: {list(config.keys())}")
+    return sorted(steps)
+
+
+def resolve_adaptive(requested: SpecConfig, candidate_steps: list[int]) -> tuple[SpecConfig, str | None]:
+    """SGLang's handling of ``--speculative-adaptive`` (speculative_hook.py, ``_maybe_disable_adaptive``
+    and ``_init_adaptive_speculative_params``), applied before the rules of :func:`resolve`.
+
+    Returns the setting to resolve further and, when adaptive is switched off (topk other than 1),
+    SGLang's warning: the server then runs the static setting. Raises ``ValueError`` when num_steps
+    is not among the candidate steps, as SGLang does.
+    """
+    if requested.eagle_topk is not None and requested.eagle_topk != 1:
+        return requested, (f"speculative_adaptive disabled: speculative_eagle_topk={requested.eagle_topk} "
+                           "(only topk=1 is supported). Falling back to static speculative params.")
+    steps = requested.num_steps
+    if steps is None:
+        steps = candidate_steps[len(candidate_steps) // 2]
+    if steps not in candidate_steps:
+        raise ValueError(f"--speculative-num-steps={steps} is not in the adaptive config candidate_steps "
+                         f"{candidate_steps}. Pass one of those values.")
+    return SpecConfig(steps, 1, steps + 1), None

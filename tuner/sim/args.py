@@ -26,7 +26,9 @@ from ..rules import (
     EAGLE_ALGORITHMS,
     RuleViolation,
     SpecConfig,
+    adaptive_candidate_steps,
     resolve,
+    resolve_adaptive,
     resolve_max_running_requests,
 )
 
@@ -95,6 +97,8 @@ def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
     g.add_argument("--speculative-eagle-topk", type=int, default=None)
     g.add_argument("--speculative-num-draft-tokens", type=int, default=None)
     g.add_argument("--speculative-use-rejection-sampling", action="store_true")
+    g.add_argument("--speculative-adaptive", action="store_true")
+    g.add_argument("--speculative-adaptive-config", default=None)
     g.add_argument("--max-running-requests", type=int, default=None)
     g.add_argument("--cuda-graph-max-bs-decode", type=int, default=None)
     g.add_argument("--cuda-graph-max-bs", type=int, default=None,
@@ -255,12 +259,34 @@ def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger):
         log.warning(warning)
     requested = SpecConfig(ns.speculative_num_steps, ns.speculative_eagle_topk,
                            ns.speculative_num_draft_tokens)
+    if ns.speculative_adaptive:
+        requested = _adaptive(ns, requested, log)
     res = resolve(requested, context_from_args(ns.speculative_algorithm, server_args))
     for line in res.warnings:
         log.warning(line)
     if res.violation is not None and res.violation.at_launch:
         _raise_sglang(res.violation)
     return res.effective, res.violation, mrr
+
+
+def _adaptive(ns: argparse.Namespace, requested: SpecConfig, log: logging.Logger) -> SpecConfig:
+    """SGLang's --speculative-adaptive checks (tuner.rules). The simulator then runs the resolved
+    num_steps for every batch size: it does not model SGLang's per-batch-size step changes."""
+    import json
+
+    if ns.speculative_adaptive_config is None:
+        raise ValueError("the simulated server needs --speculative-adaptive-config FILE with "
+                         "--speculative-adaptive (SGLang's built-in default table is not modelled)")
+    with open(ns.speculative_adaptive_config) as f:
+        candidates = adaptive_candidate_steps(json.load(f))
+    spec, warning = resolve_adaptive(requested, candidates)
+    if warning:
+        log.warning(warning)
+        ns.speculative_adaptive = False
+    else:
+        log.warning("simulator: adaptive steps by batch size are not simulated; every batch runs "
+                    "num_steps=%d", spec.num_steps)
+    return spec
 
 
 def resolve_launch(ns: argparse.Namespace, log: logging.Logger) -> LaunchPlan:
