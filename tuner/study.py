@@ -404,11 +404,13 @@ class _Runner:
         self.n_configs = len(space.effective_configs())
 
     # -- budget ---------------------------------------------------------------------------------
-    def _launched_in_study(self) -> int:
-        return sum(1 for r in load_records(self.study) if r.status in (MEASURED, FAILED))
+    def _launched_in_study(self, records=None) -> int:
+        records = load_records(self.study) if records is None else records
+        return sum(1 for r in records if r.status in (MEASURED, FAILED))
 
-    def _measured_keys(self) -> set[str]:
-        return {r.attrs.get("effective_key") for r in load_records(self.study)
+    @staticmethod
+    def _measured_keys(records) -> set[str]:
+        return {r.attrs.get("effective_key") for r in records
                 if r.status in (MEASURED, FAILED) and r.attrs.get("effective_key")}
 
     def _expected_duration_s(self) -> float:
@@ -429,13 +431,14 @@ class _Runner:
         total_budget = self.config.budget.n_trials
         idle = 0
         while True:
+            records = load_records(self.study)  # one read of the storage per proposal
             if n_trials is not None and summary.measured >= n_trials:
                 summary.stopped_because = f"--n-trials {n_trials} reached"
                 break
-            if total_budget is not None and self._launched_in_study() >= total_budget:
+            if total_budget is not None and self._launched_in_study(records) >= total_budget:
                 summary.stopped_because = f"the study's budget of {total_budget} trials is spent"
                 break
-            if len(self._measured_keys()) >= self.n_configs:
+            if len(self._measured_keys(records)) >= self.n_configs:
                 summary.stopped_because = "every valid effective config has been measured"
                 break
             if deadline is not None and time.monotonic() + self._expected_duration_s() > deadline:
