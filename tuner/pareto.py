@@ -31,7 +31,7 @@ from dataclasses import dataclass, field
 from typing import Any, Sequence
 
 from .config import objective_concurrency
-from .records import FAILED, INVALID, MEASURED, REUSED, TrialRecord, load_records
+from .records import FAILED, INVALID, MEASURED, REUSED, TrialRecord, counts_text, load_records
 from .status import front_records
 from .yamlfile import ConfigError
 
@@ -166,7 +166,7 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
     """The front of ``records`` (see the module docstring). Raises :class:`PickError` when no trial
     is eligible."""
     if not completed(records):
-        counts = _status_counts(records)
+        counts = counts_text(records) or "no trials"
         raise PickError(f"study {study_name} has no completed trial yet ({counts}); run "
                         f"`tuner study run` first")
     pool = eligible(records, min_speedup_c32)
@@ -176,7 +176,7 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
             seen = f"the best measured is {best:.3f}" if best is not None else "none measured it"
             raise PickError(f"no feasible trial of study {study_name} reaches speedup@{C32} >= "
                             f"{min_speedup_c32:g} ({seen}); lower --min-speedup-c32")
-        raise PickError(f"study {study_name} has no feasible measured trial ({_status_counts(records)}); "
+        raise PickError(f"study {study_name} has no feasible measured trial ({counts_text(records) or 'no trials'}); "
                         f"see `tuner study status {study_name}` for the failures")
     front = front_records(pool)
     values = [tuple(float(v) for v in r.values) for r in front]
@@ -289,41 +289,5 @@ def point_data(p: FrontPoint, concurrencies: Sequence[int]) -> dict[str, Any]:
     }
 
 
-def print_front(front: Front) -> None:
-    """The front as a table for people (model time on the simulator)."""
-    from .cli.output import console, print_table
-
-    b = front.baseline or {}
-    cs = front.concurrencies
-    console.print(f"[bold]study {front.study}[/bold]: Pareto front of {len(front.points)} of "
-                  f"{front.eligible} feasible settings; objectives {', '.join(front.objectives)}"
-                  + (f"; speedup@{C32} >= {front.min_speedup_c32:g} only" if front.min_speedup_c32 else ""))
-    rows = [("base", "no spec", *([""] * len(front.objectives)), _f(b.get("single_tok_per_s")),
-             *(_f(b.get(f"tok_per_s@{c}")) for c in cs), "", "")]
-    for p in front.points:
-        e = p.record.effective
-        a = p.record.attrs
-        rows.append((p.number, f"{e.num_steps},{e.eagle_topk},{e.num_draft_tokens}",
-                     *(f"{v:.2f}" for v in p.values), _f(a.get("single_tok_per_s")),
-                     *(_f(a.get(f"tok_per_s@{c}")) for c in cs), _f(a.get("accept_length"), 2),
-                     ", ".join(r.replace("max ", "best ") for r in p.roles)))
-    print_table(["trial", "steps,topk,draft", *front.objectives, "tok/s single",
-                 *(f"tok/s C={c}" for c in cs), "accept", "marks"], rows)
-    console.print("knee: the front point farthest from the line between the two extremes "
-                  "(objectives normalized over the front)")
-
-
-def _f(v, digits: int = 1) -> str:
-    return "" if v is None else f"{v:.{digits}f}"
-
-
 def _first_line(text: str) -> str:
     return str(text).strip().splitlines()[0][:200] if str(text).strip() else ""
-
-
-def _status_counts(records: Sequence[TrialRecord]) -> str:
-    counts: dict[str, int] = {}
-    for r in records:
-        key = r.status or r.state.lower()
-        counts[key] = counts.get(key, 0) + 1
-    return ", ".join(f"{n} {k}" for k, n in sorted(counts.items())) or "no trials"

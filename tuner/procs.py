@@ -68,6 +68,12 @@ def read_stat(pid: int) -> ProcStat | None:
     return ProcStat(pid, int(rest[1]), int(rest[2]), int(rest[3]), rest[0], int(rest[19]))
 
 
+def process_alive(pid: int, start_ticks: int | None) -> bool:
+    """Whether ``pid`` is still the process that started at ``start_ticks`` (a reused pid is not)."""
+    st = read_stat(pid)
+    return st is not None and st.alive and start_ticks is not None and st.start_ticks == start_ticks
+
+
 def read_cmdline(pid: int) -> list[str] | None:
     try:
         raw = (_PROC / str(pid) / "cmdline").read_bytes()
@@ -219,8 +225,7 @@ class ServerRecord:
         return "ours"
 
     def owner_alive(self) -> bool:
-        st = read_stat(self.owner_pid)
-        return st is not None and st.alive and st.start_ticks == self.owner_start_ticks
+        return process_alive(self.owner_pid, self.owner_start_ticks)
 
 
 def list_records(workdir: str | Path) -> list[ServerRecord]:

@@ -105,3 +105,17 @@ def load_records(study) -> list[TrialRecord]:
             duration_s=attrs.get("duration_s"),
         ))
     return out
+
+
+def status_counts(records: list[TrialRecord]) -> dict[str, int]:
+    """Trials by status (``measured``, ``reused``, ...; Optuna's state for trials without one)."""
+    counts: dict[str, int] = {}
+    for r in records:
+        key = r.status or r.state.lower()
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def counts_text(records: list[TrialRecord]) -> str:
+    """``"3 invalid, 10 measured"``: :func:`status_counts` as one line ("" for no trials)."""
+    return ", ".join(f"{n} {k}" for k, n in sorted(status_counts(records).items()))

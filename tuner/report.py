@@ -28,6 +28,7 @@ from .records import (
     REUSED,
     StoredFigures,
     TrialRecord,
+    counts_text,
     load_records,
 )
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
@@ -337,12 +338,8 @@ def _fmt(v: Any) -> str:
 
 
 def _summary_html(data: ReportData) -> list[str]:
-    counts: dict[str, int] = {}
-    for r in data.records:
-        key = r.status or r.state.lower()
-        counts[key] = counts.get(key, 0) + 1
     out = ["<section><h2>Summary</h2>",
-           "<p>Trials: " + (html.escape(", ".join(f"{n} {k}" for k, n in sorted(counts.items()))) or "none yet")
+           "<p>Trials: " + (html.escape(counts_text(data.records)) or "none yet")
            + f". Measured configs: {len(data.measured)}; on the Pareto front: {len(data.front)}.</p>"]
     cs = concurrencies(data)
     if data.baseline:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from .objectives import pareto_front
-from .records import MEASURED, TrialRecord, load_records
+from .records import MEASURED, TrialRecord, load_records, status_counts
 
 
 def front_records(records: list[TrialRecord]) -> list[TrialRecord]:
@@ -31,10 +31,6 @@ def study_status(study) -> dict[str, Any]:
     objectives = study.user_attrs.get("objectives") or [f"objective_{i}" for i in range(len(study.directions))]
     baseline = find_baseline(study)
     front = front_records(records)
-    counts: dict[str, int] = {}
-    for r in records:
-        key = r.status or r.state.lower()
-        counts[key] = counts.get(key, 0) + 1
     return {
         "study": study.study_name,
         "objectives": objectives,
@@ -42,7 +38,7 @@ def study_status(study) -> dict[str, Any]:
             k: v for k, v in baseline.attrs.items()
             if k in ("single_tok_per_s", "accept_length", "log_path", "duration_s") or k.startswith("tok_per_s@")
         },
-        "counts": counts,
+        "counts": status_counts(records),
         "trials": [{
             "number": r.number, "state": r.state, "status": r.status,
             "requested": _spec(r.requested), "effective": _spec(r.effective),
@@ -52,26 +48,3 @@ def study_status(study) -> dict[str, Any]:
         } for r in records],
         "front": [r.number for r in front],
     }
-
-
-def print_status(data: dict) -> None:
-    from .cli.output import console, print_table
-
-    console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
-    b = data["baseline"]
-    if b is None:
-        console.print("baseline: not measured yet")
-    else:
-        tps = ", ".join(f"C={k.split('@')[1]}: {v:.1f}" for k, v in sorted(
-            ((k, v) for k, v in b.items() if k.startswith("tok_per_s@")), key=lambda kv: int(kv[0].split("@")[1])))
-        console.print(f"baseline: single request {b.get('single_tok_per_s') or 0:.1f} tok/s; aggregate tok/s {tps}")
-    console.print("trials: " + ", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())))
-    front = set(data["front"])
-    rows = []
-    for t in data["trials"]:
-        e = t["effective"] or t["requested"] or {}
-        vals = " ".join(f"{v:.3f}" for v in t["values"]) if t["values"] else ""
-        rows.append((t["number"], t["status"] or t["state"], e.get("num_steps"), e.get("eagle_topk"),
-                     e.get("num_draft_tokens"), vals, "*" if t["number"] in front else "",
-                     t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")))
-    print_table(["trial", "status", "steps", "topk", "draft", " / ".join(data["objectives"]), "front", "note"], rows)

@@ -36,6 +36,7 @@ from typing import Any, Callable
 from . import __version__
 from .config import StudyConfig, study_from_dict
 from .objectives import objective_values, worst_values
+from .procs import process_alive, read_stat
 from .records import (
     CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, StoredFigures, figure_attrs, load_records, spec_from_params,
     spec_key,
@@ -230,12 +231,9 @@ def _now() -> str:
 # Workers, heartbeats and claims
 
 
-def _proc_start_ticks(pid: int) -> int | None:
-    try:
-        with open(f"/proc/{pid}/stat") as f:
-            return int(f.read().rsplit(")", 1)[1].split()[19])
-    except (OSError, IndexError, ValueError):
-        return None
+def _start_ticks(pid: int) -> int | None:
+    st = read_stat(pid)
+    return None if st is None else st.start_ticks
 
 
 @dataclass(frozen=True)
@@ -244,7 +242,7 @@ class Worker:
 
     host: str = field(default_factory=socket.gethostname)
     pid: int = field(default_factory=os.getpid)
-    start: int | None = field(default_factory=lambda: _proc_start_ticks(os.getpid()))
+    start: int | None = field(default_factory=lambda: _start_ticks(os.getpid()))
 
     def as_dict(self) -> dict:
         return {"host": self.host, "pid": self.pid, "start": self.start}
@@ -254,7 +252,7 @@ class Worker:
         """True/False for a worker on this host; None when it ran elsewhere (ask the heartbeat)."""
         if not d or d.get("host") != socket.gethostname():
             return None
-        return _proc_start_ticks(int(d["pid"])) == d.get("start") and d.get("start") is not None
+        return process_alive(int(d["pid"]), d.get("start"))
 
 
 class Heartbeat:
@@ -529,8 +527,6 @@ class _Runner:
 
     # -- one trial ------------------------------------------------------------------------------
     def _one_trial(self, baseline: Baseline) -> str:
-        from optuna.trial import TrialState
-
         reap_dead_trials(self.study)
         trial = _ask(self.study, self.space.distributions())
         # Beat from the first moment: a worker that dies before its first heartbeat would leave a

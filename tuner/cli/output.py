@@ -13,7 +13,6 @@ from rich.table import Table
 # Piped into a file or another program, tables keep their rows on one line instead of wrapping to
 # rich's default 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
-err_console = Console(stderr=True)
 
 
 def print_json(data: Any) -> None:

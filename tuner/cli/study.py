@@ -17,7 +17,7 @@ from ..config import StudyConfig, load_study, parse_duration
 from ..storage import redact, resolve_url
 from ..yamlfile import ConfigError
 from .lazy import LazyGroup
-from .output import print_json
+from .output import console, print_json, print_table
 
 
 @click.group(cls=LazyGroup, lazy={
@@ -170,6 +170,25 @@ def status(target, study_name, storage, as_json) -> None:
     if as_json:
         print_json(data)
         return
-    from ..status import print_status
-
     print_status(data)
+
+
+def print_status(data: dict) -> None:
+    console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
+    b = data["baseline"]
+    if b is None:
+        console.print("baseline: not measured yet")
+    else:
+        tps = ", ".join(f"C={k.split('@')[1]}: {v:.1f}" for k, v in sorted(
+            ((k, v) for k, v in b.items() if k.startswith("tok_per_s@")), key=lambda kv: int(kv[0].split("@")[1])))
+        console.print(f"baseline: single request {b.get('single_tok_per_s') or 0:.1f} tok/s; aggregate tok/s {tps}")
+    console.print("trials: " + ", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())))
+    front = set(data["front"])
+    rows = []
+    for t in data["trials"]:
+        e = t["effective"] or t["requested"] or {}
+        vals = " ".join(f"{v:.3f}" for v in t["values"]) if t["values"] else ""
+        rows.append((t["number"], t["status"] or t["state"], e.get("num_steps"), e.get("eagle_topk"),
+                     e.get("num_draft_tokens"), vals, "*" if t["number"] in front else "",
+                     t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")))
+    print_table(["trial", "status", "steps", "topk", "draft", " / ".join(data["objectives"]), "front", "note"], rows)

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import click
 
-from .output import fail, print_json
+from ..pareto import C32
+from .output import console, fail, print_json, print_table
 from .study import resolve_target, storage_option
 
 
@@ -32,7 +33,7 @@ def _open(target, study_name, storage):
 def pareto(target, study_name, storage, min_speedup_c32, as_json) -> None:
     """The non-dominated settings: both objectives, tok/s at every concurrency, accept length,
     with the knee and the two extremes marked."""
-    from ..pareto import PickError, front_data, print_front, study_front
+    from ..pareto import PickError, front_data, study_front
 
     study, _ = _open(target, study_name, storage)
     try:
@@ -123,3 +124,29 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
         click.echo(f"warning: {w}", err=True)
     if print_command:
         click.echo(exp.command_line)
+
+
+def print_front(front) -> None:
+    """The front as a table for people (model time on the simulator)."""
+    b = front.baseline or {}
+    cs = front.concurrencies
+    console.print(f"[bold]study {front.study}[/bold]: Pareto front of {len(front.points)} of "
+                  f"{front.eligible} feasible settings; objectives {', '.join(front.objectives)}"
+                  + (f"; speedup@{C32} >= {front.min_speedup_c32:g} only" if front.min_speedup_c32 else ""))
+    rows = [("base", "no spec", *([""] * len(front.objectives)), _f(b.get("single_tok_per_s")),
+             *(_f(b.get(f"tok_per_s@{c}")) for c in cs), "", "")]
+    for p in front.points:
+        e = p.record.effective
+        a = p.record.attrs
+        rows.append((p.number, f"{e.num_steps},{e.eagle_topk},{e.num_draft_tokens}",
+                     *(f"{v:.2f}" for v in p.values), _f(a.get("single_tok_per_s")),
+                     *(_f(a.get(f"tok_per_s@{c}")) for c in cs), _f(a.get("accept_length"), 2),
+                     ", ".join(r.replace("max ", "best ") for r in p.roles)))
+    print_table(["trial", "steps,topk,draft", *front.objectives, "tok/s single",
+                 *(f"tok/s C={c}" for c in cs), "accept", "marks"], rows)
+    console.print("knee: the front point farthest from the line between the two extremes "
+                  "(objectives normalized over the front)")
+
+
+def _f(v, digits: int = 1) -> str:
+    return "" if v is None else f"{v:.{digits}f}"
