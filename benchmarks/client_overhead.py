@@ -32,7 +32,8 @@ from contextlib import contextmanager
 
 import requests
 
-from tuner.bench import load_suite, run_suite
+from tuner.bench import run_suite
+from tuner.config.suite import load_suite
 from tuner.sim.model import PerfModel, load_profile
 
 PROFILE = "k2.6-tp8-pcie"

@@ -1,8 +1,8 @@
 """How fast does a study find the optimum? The real study engine against the model's ground truth.
 
-Each run is a whole study on the real engine (:func:`tuner.study.create_study` and
-:func:`tuner.study.run_study`: the same sampler setup, seed trials, validity rules and reuse of
-repeated effective configs) with :class:`tuner.backends.ModelBackend` (the simulator's performance
+Each run is a whole study on the real engine (:func:`tuner.engine.study.create_study` and
+:func:`tuner.engine.runner.run_study`: the same sampler setup, seed trials, validity rules and reuse of
+repeated effective configs) with :class:`tuner.engine.backends.ModelBackend` (the simulator's performance
 model, no HTTP, 2% measurement noise) on in-memory Optuna storage. The truth comes from
 :func:`tuner.sim.landscape.landscape` (``tuner sim landscape``): every valid effective config's
 expected figures, the true Pareto front and the optimum of each objective.
@@ -95,7 +95,7 @@ class Truth:
 
 
 def truth_for(profile: str, space: Path, suite: str) -> Truth:
-    from tuner.objectives import hypervolume
+    from tuner.engine.objectives import hypervolume
     from tuner.sim.landscape import landscape
 
     land = landscape(profile, space, concurrencies=(1, 32), suite=suite, objectives=OBJECTIVES)
@@ -127,7 +127,7 @@ class RunResult:
 
 
 def study_config(profile: str, strategy: str, seed: int, space: Path, suite: str, budget: int):
-    from tuner.config import study_from_dict
+    from tuner.config.study import study_from_dict
 
     spec = STRATEGIES[strategy]
     data: dict = {
@@ -146,8 +146,8 @@ def study_config(profile: str, strategy: str, seed: int, space: Path, suite: str
 
 def grid_launches(space: Path) -> int:
     """How many launches the bench_speculative grid takes (rewritten repeats are reused)."""
-    from tuner.rules import SpecConfig
-    from tuner.space import SearchSpace
+    from tuner.config.space import SearchSpace
+    from tuner.sglang.rules import SpecConfig
 
     sp = SearchSpace.load(space)
     return len({sp.resolve(SpecConfig(*c)).effective for c in bench_speculative_grid()})
@@ -157,10 +157,11 @@ def run_one(profile: str, strategy: str, seed: int, truth: Truth, *, space: Path
             budget: int, noise: float) -> RunResult:
     import optuna
 
-    from tuner.backends import ModelBackend
-    from tuner.bench import load_suite
-    from tuner.records import FAILED, INVALID, MEASURED, REUSED, load_records
-    from tuner.study import create_study, open_study, run_study
+    from tuner.config.suite import load_suite
+    from tuner.engine.backends import ModelBackend
+    from tuner.engine.records import FAILED, INVALID, MEASURED, REUSED, load_records
+    from tuner.engine.runner import run_study
+    from tuner.engine.study import create_study, open_study
 
     started = time.monotonic()
     config = study_config(profile, strategy, seed, space, suite, budget)
@@ -205,7 +206,7 @@ def run_one(profile: str, strategy: str, seed: int, truth: Truth, *, space: Path
 
 
 def hv_fraction(configs: list, truth: Truth) -> float:
-    from tuner.objectives import hypervolume
+    from tuner.engine.objectives import hypervolume
 
     if not configs or truth.front_hv <= 0:
         return 0.0
@@ -298,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.seeds < 1 or args.budget < 1:
         print("--seeds and --budget must be at least 1", file=sys.stderr)
         return 2
-    from tuner.yamlfile import ConfigError
+    from tuner.config.yamlfile import ConfigError
 
     profiles = [x for x in args.profiles.split(",") if x]
     truths: dict[str, Truth] = {}

@@ -25,9 +25,9 @@ import yaml
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "tests"))
 
-from simproc import running_sim  # noqa: E402
+from support.simproc import running_sim  # noqa: E402
 
-from tuner.rules import SpecConfig  # noqa: E402
+from tuner.sglang.rules import SpecConfig  # noqa: E402
 from tuner.sim.model import PerfModel, load_profile  # noqa: E402
 from tuner.sim.scheduler import BatchEngine, SimRequest  # noqa: E402
 

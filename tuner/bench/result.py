@@ -31,8 +31,8 @@ from functools import cached_property
 from pathlib import Path
 from typing import Any
 
-from ..files import write_text_atomic
-from ..rules import SpecConfig
+from ..config.files import write_text_atomic
+from ..sglang.rules import SpecConfig
 from .records import RequestRecord
 from .stats import Figure, figure, percentile, t975
 

@@ -26,11 +26,11 @@ import time
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
+from ..config.suite import Suite, load_suite
 from .client import BenchClient, BenchError
 from .records import RequestRecord
 from .result import SuiteResult, resolved_spec_from_info
 from .stats import narrow_enough
-from .suite import Suite, load_suite
 
 EventHandler = Callable[[str, dict], None]
 

@@ -1,7 +1,9 @@
 """The ``tuner`` command line. Each command group lives in its own module and does four things:
 collect options, build one validated config object, call one library function, print.
 
-Bad input (:class:`tuner.yamlfile.ConfigError`) prints one line naming file and key, exits 2.
+Bad input (:class:`tuner.config.yamlfile.ConfigError`) prints one line naming file and key, exits 2.
+
+The top layer: may import every other layer; nothing imports it.
 """
 
 from __future__ import annotations
@@ -9,7 +11,7 @@ from __future__ import annotations
 import click
 
 from .. import __version__
-from ..yamlfile import ConfigError
+from ..config.yamlfile import ConfigError
 from .lazy import LazyGroup
 
 #: Every top-level command group: name -> "module:attribute", imported on first use.

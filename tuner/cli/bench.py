@@ -13,8 +13,9 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..bench import BenchError, ServerDiedError, SuiteResult, load_suite, run_suite
-from ..yamlfile import ConfigError
+from ..bench import BenchError, ServerDiedError, SuiteResult, run_suite
+from ..config.suite import load_suite
+from ..config.yamlfile import ConfigError
 from .output import console, print_table
 
 

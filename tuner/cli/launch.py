@@ -25,11 +25,17 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     the study's server args, the search space's fixed args and the launcher's pins, exactly as in a
     study run. The log goes to STUDY_WORKDIR/launch/server.log.
     """
-    from ..config import load_study
-    from ..launcher import (LaunchError, PortInUseError, ServerProcess, cleanup_orphans,
-                            stop_on_signals, study_max_concurrency)
-    from ..rules import SpecConfig, resolve
-    from ..space import SearchSpace, context_from_args
+    from ..config.space import SearchSpace, context_from_args
+    from ..config.study import load_study
+    from ..server.launcher import (
+        LaunchError,
+        PortInUseError,
+        ServerProcess,
+        cleanup_orphans,
+        stop_on_signals,
+        study_max_concurrency,
+    )
+    from ..sglang.rules import SpecConfig, resolve
 
     if baseline and any(v is not None for v in (num_steps, topk, draft_tokens)):
         fail("--baseline runs without speculative decoding; drop --num-steps/--topk/--draft-tokens", 2)

@@ -1,7 +1,7 @@
 """Progress of ``tuner study run``: a live panel on a terminal, plain log lines anywhere else.
 
 :class:`RunView` receives the study engine's events (``on_event(kind, info)``, see
-:mod:`tuner.study`). On a terminal it keeps a rich live panel -- trial and setting, phase (launching,
+:mod:`tuner.engine`). On a terminal it keeps a rich live panel -- trial and setting, phase (launching,
 warming up, single requests, sweep at C=..., stopping), elapsed time and ETA, best so far -- and
 prints the same one-line log entries above it. When stdout is not a terminal (CI, ``nohup``, a log
 file) it prints only the log lines, one per trial event, and never a control character.
@@ -24,7 +24,7 @@ def _fmt_s(s: float | None) -> str:
     return f"{s // 3600}h{s % 3600 // 60:02d}m" if s >= 3600 else f"{s // 60}m{s % 60:02d}s"
 
 
-#: what each phase of a measurement means for a person (tuner.backends, then tuner.bench's own phases)
+#: what each phase of a measurement means for a person (tuner.engine.backends, then tuner.bench's own phases)
 PHASES = {
     "launching": "launching the server", "benchmark": "server ready, starting the suite",
     "server_info": "reading /server_info", "warmup": "warming up",

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from ..yamlfile import ConfigError
+from ..config.yamlfile import ConfigError
 from .output import fail, print_json, print_table
 
 

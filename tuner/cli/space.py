@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import click
 
-from ..rules import SpecConfig
-from ..space import SearchSpace
+from ..config.space import SearchSpace
+from ..sglang.rules import SpecConfig
 from .output import print_json, print_table
 
 

@@ -13,9 +13,9 @@ from pathlib import Path
 
 import click
 
-from ..config import StudyConfig, load_study, parse_duration
-from ..storage import redact, resolve_url
-from ..yamlfile import ConfigError
+from ..config.study import StudyConfig, load_study, parse_duration
+from ..config.yamlfile import ConfigError
+from ..engine.storage import redact, resolve_url
 from .lazy import LazyGroup
 from .output import console, print_json, print_table
 
@@ -64,7 +64,7 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
 @storage_option
 def create(study_file, storage) -> None:
     """Create the study in its storage (a no-op when it exists with the same config)."""
-    from ..study import create_study
+    from ..engine.study import create_study
 
     name, url, config = resolve_target(study_file, storage)
     create_study(config, url)
@@ -87,7 +87,9 @@ def run(study_file, study_name, storage, n_trials, timeout, dry_run, rebaseline,
 
     Resumable: run it again to continue; several workers (nodes) may run the same study.
     """
-    from ..study import BaselineError, config_from_study, create_study, open_study, run_study
+    from ..engine.baseline import BaselineError
+    from ..engine.runner import run_study
+    from ..engine.study import config_from_study, create_study, open_study
 
     timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
@@ -121,20 +123,19 @@ def run(study_file, study_name, storage, n_trials, timeout, dry_run, rebaseline,
 
 
 def _backend(config: StudyConfig, space, suite_dict):
-    from ..backends import ServerBackend
-    from ..bench import load_suite
+    from ..config.suite import load_suite
+    from ..engine.backends import ServerBackend
 
     return ServerBackend(config, space.config.fixed, load_suite(suite_dict), algorithm=space.config.algorithm)
 
 
 def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str | None) -> None:
     """Print what a run would launch, writing nothing (not even the study)."""
-    from ..server_cmd import format_command
-    from ..space import SearchSpace
-    from ..study import config_from_study, open_study, seed_trials
-
-    from ..backends import ServerBackend
-    from ..bench import load_suite
+    from ..config.space import SearchSpace
+    from ..config.suite import load_suite
+    from ..engine.backends import ServerBackend
+    from ..engine.study import config_from_study, open_study, seed_trials
+    from ..server.command import format_command
 
     if file_config is not None:
         config = file_config
@@ -162,8 +163,8 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def status(target, study_name, storage, as_json) -> None:
     """The baseline, every trial (state, setting, values, failure) and the Pareto front."""
-    from ..status import study_status
-    from ..study import open_study
+    from ..engine.study import open_study
+    from ..results.status import study_status
 
     name, url, _ = resolve_target(target, storage, study_name)
     data = study_status(open_study(name, url))

@@ -18,8 +18,8 @@ from .study import resolve_target, storage_option
 def report(target, study_name, storage, output, png_dir) -> None:
     """One HTML page of a study that opens with no network: the Pareto front, throughput and speedup
     against concurrency, accept length, optimization history, importances, failed trials."""
-    from ..report import write_report
-    from ..study import open_study
+    from ..engine.study import open_study
+    from ..results.report import write_report
 
     if png_dir is not None:
         try:

@@ -11,13 +11,13 @@ from pathlib import Path
 
 import click
 
-from ..pareto import C32
+from ..results.pareto import C32
 from .output import console, fail, print_json, print_table
 from .study import resolve_target, storage_option
 
 
 def _open(target, study_name, storage):
-    from ..study import open_study
+    from ..engine.study import open_study
 
     name, url, _ = resolve_target(target, storage, study_name)
     return open_study(name, url), url
@@ -33,7 +33,7 @@ def _open(target, study_name, storage):
 def pareto(target, study_name, storage, min_speedup_c32, as_json) -> None:
     """The non-dominated settings: both objectives, tok/s at every concurrency, accept length,
     with the knee and the two extremes marked."""
-    from ..pareto import PickError, front_data, study_front
+    from ..results.pareto import PickError, front_data, study_front
 
     study, _ = _open(target, study_name, storage)
     try:
@@ -69,11 +69,11 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
            adaptive_out) -> None:
     """Export a measured setting as `python -m sglang.launch_server --config FILE` loads it, or the
     adaptive policy (`--adaptive`), with provenance."""
-    from ..adaptive import policy_lines, study_policy
-    from ..export import build_export, check_writable, check_yaml_path
-    from ..files import write_atomic
-    from ..pareto import PickError
-    from ..yamlfile import ConfigError
+    from ..config.files import write_atomic
+    from ..config.yamlfile import ConfigError
+    from ..results.adaptive import policy_lines, study_policy
+    from ..results.export import build_export, check_writable, check_yaml_path
+    from ..results.pareto import PickError
 
     out = Path(output) if output else None
     if adaptive and (adaptive_out or print_command or pick or fmt == "yaml"):

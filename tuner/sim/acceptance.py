@@ -24,7 +24,7 @@ import random
 import re
 from functools import lru_cache
 
-from ..rules import SpecConfig
+from ..sglang.rules import SpecConfig
 from .profile import AcceptanceSpec
 
 # Prompt features that make the next token easy or hard to guess. Weights are added to 0.5; the

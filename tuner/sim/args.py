@@ -8,7 +8,7 @@ Three steps, in SGLang's order (``sglang/srt/server_args.py``, ``prepare_server_
    ``--tp-size 8``, ``enable-metrics: true`` a bare ``--enable-metrics``; an underscore key such as
    ``speculative_num_steps`` becomes ``--speculative_num_steps``, which argparse then rejects.
 2. :func:`build_parser` parses; unknown flags and bad values exit 2 (argparse's own behaviour).
-3. :func:`resolve_launch` applies SGLang's speculative rules through :mod:`tuner.rules` (the one copy
+3. :func:`resolve_launch` applies SGLang's speculative rules through :mod:`tuner.sglang.rules` (the one copy
    of each rule): warnings are logged as SGLang logs them, and a setting SGLang refuses at launch
    raises SGLang's own exception class and message, which the entry point lets escape as a
    traceback (exit 1), before any simulated model loading.
@@ -22,15 +22,8 @@ import logging
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..rules import (
-    EAGLE_ALGORITHMS,
-    RuleViolation,
-    SpecConfig,
-    adaptive_candidate_steps,
-    resolve,
-    resolve_adaptive,
-    resolve_max_running_requests,
-)
+from ..sglang.adaptive import adaptive_candidate_steps, resolve_adaptive
+from ..sglang.rules import EAGLE_ALGORITHMS, RuleViolation, SpecConfig, resolve, resolve_max_running_requests
 
 #: The SGLang release whose flags, API and failures the simulator mirrors.
 SGLANG_VERSION = "0.5.23"
@@ -209,7 +202,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 
 # --------------------------------------------------------------------------------------------------
-# Resolution: tuner.rules applied the way SGLang's speculative_hook.py applies them
+# Resolution: tuner.sglang.rules applied the way SGLang's speculative_hook.py applies them
 
 
 _EXCEPTIONS = {
@@ -249,9 +242,9 @@ def _raise_sglang(violation: RuleViolation) -> None:
 
 def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger):
     """speculative_hook.py ``_handle_eagle_family``: the 48 reset first, then the flag checks."""
-    # Imported here: tuner.space loads the study-file schemas (pydantic), ~0.2 s of start-up that an
+    # Imported here: tuner.config.space loads the study-file schemas (pydantic), ~0.2 s of start-up that an
     # autoregressive server does not need.
-    from ..space import context_from_args
+    from ..config.space import context_from_args
 
     server_args = vars(ns)
     mrr, warning = resolve_max_running_requests(ns.max_running_requests, speculative=True)
@@ -270,7 +263,7 @@ def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger):
 
 
 def _adaptive(ns: argparse.Namespace, requested: SpecConfig, log: logging.Logger) -> SpecConfig:
-    """SGLang's --speculative-adaptive checks (tuner.rules). The simulator then runs the resolved
+    """SGLang's --speculative-adaptive checks (tuner.sglang.rules). The simulator then runs the resolved
     num_steps for every batch size: it does not model SGLang's per-batch-size step changes."""
     import json
 

@@ -12,13 +12,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Iterator, Sequence
 
-from ..rules import SpecConfig
-from ..space import SearchSpace
-from ..yamlfile import ConfigError, read_yaml
+from ..config.space import SearchSpace
+from ..config.suite import SUITES_DIR
+from ..config.yamlfile import ConfigError, read_yaml
+from ..sglang.rules import SpecConfig
 from .model import ExpectedFigures, PerfModel
 from .profile import Profile, load_profile
-
-SUITES_DIR = Path(__file__).resolve().parent.parent / "bench" / "suites"
 
 
 @dataclass(frozen=True)

@@ -23,7 +23,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
-from ..rules import SpecConfig
+from ..sglang.rules import SpecConfig
 from . import acceptance
 from .profile import Profile, list_profiles, load_profile
 

@@ -3,7 +3,7 @@
 A profile is data: the shipped ones live in ``tuner/sim/profiles/*.yaml`` and any other file can be
 given by path (``--sim-profile FILE``). Every key carries its unit in its name and is documented in
 the shipped files; :func:`load_profile` validates a file strictly (unknown keys, wrong types and
-out-of-range values raise :class:`tuner.yamlfile.ConfigError` naming the file and the key).
+out-of-range values raise :class:`tuner.config.yamlfile.ConfigError` naming the file and the key).
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from ..yamlfile import ConfigError, StrictModel, load_model
+from ..config.yamlfile import ConfigError, StrictModel, load_model
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
 

@@ -34,7 +34,7 @@ from collections import deque
 from dataclasses import dataclass
 from typing import Callable
 
-from ..rules import SpecConfig
+from ..sglang.rules import SpecConfig
 
 _log = logging.getLogger("tuner.sim")
 

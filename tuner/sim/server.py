@@ -110,7 +110,7 @@ async def _serve(ns, plan: LaunchPlan, model) -> int:
         log.error(f"cannot bind {ns.host}:{ns.port}: {exc.strerror or exc}; choose another --port")
         await runner.cleanup()
         return 1
-    # The bound address, so a caller that asked for --port 0 learns the port (tests/simproc.py).
+    # The bound address, so a caller that asked for --port 0 learns the port (tests/support/simproc.py).
     host, port = runner.addresses[0][:2]
     log.info(f"HTTP server listening on http://{host}:{port} (503 until the model is loaded)")
     stop = asyncio.Event()
@@ -141,7 +141,7 @@ def main(argv: list[str] | None = None) -> int:
     ns = parse_args(sys.argv[1:] if argv is None else argv)
     _setup_logging(ns.log_level)
     plan = resolve_launch(ns, log)  # SGLang's exceptions escape: traceback on stderr, exit 1
-    from ..yamlfile import ConfigError
+    from ..config.yamlfile import ConfigError
     from .model import PerfModel, load_profile
 
     try:

@@ -1,0 +1,373 @@
+"""The client and runner against a tiny SGLang-like aiohttp server in this file (real HTTP on
+127.0.0.1, port 0): the request formats, token counts from the server, streaming, flushes, failures.
+Tests against the simulator as a real process are in test_bench_sim.py."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pytest
+from aiohttp import web
+from click.testing import CliRunner
+
+from tuner.bench import ServerDiedError, ServerUnreachableError, SuiteResult, run_suite
+from tuner.cli import cli
+from tuner.config.suite import load_suite
+from tuner.sglang.rules import SpecConfig
+
+SUITE = {
+    "name": "tiny",
+    "prompts": [{"name": "fib", "text": "def fib(n):"}, {"name": "haiku", "text": "autumn leaves"}],
+    "single": {"lengths": [8, 16], "repeats": 2},
+    "sweep": {"concurrencies": [1, 4], "max_tokens": 8},
+    "warmup": {"requests": 1, "max_tokens": 2},
+    "timeout_s": 5,
+}
+
+
+class FakeSGLang:
+    """SGLang's HTTP surface, just enough for the client: /generate (+stream), /v1/completions,
+    /server_info, /flush_cache, /health. Each token takes ``token_s`` wall seconds; the text is
+    deliberately not one word per token, so a client that counted words would be wrong.
+
+    Knobs: ``busy_flushes`` (answer 400 that many times first, as SGLang does with requests
+    running), ``fail_prompt`` (HTTP 500 for that prompt), ``hang_prompt`` (never answers),
+    ``die_after`` (after that many generation requests, the server stops listening and drops the
+    connection), ``info_paths`` (which server-info paths exist), ``verify_every`` (spec_verify_ct).
+    """
+
+    def __init__(self, *, token_s=0.0005, busy_flushes=0, fail_prompt=None, hang_prompt=None,
+                 die_after=None, info_paths=("/server_info",), verify_every=2, info=None):
+        self.token_s, self.busy_flushes = token_s, busy_flushes
+        self.fail_prompt, self.hang_prompt, self.die_after = fail_prompt, hang_prompt, die_after
+        self.info_paths, self.verify_every = info_paths, verify_every
+        self.info = info if info is not None else {
+            "version": "0.5.23-fake", "model_path": "fake/model", "sim_speedup": 100.0,
+            "speculative_algorithm": "EAGLE3", "speculative_num_steps": 1,
+            "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 3,
+            "internal_states": [{"speculative_num_draft_tokens": 2, "avg_spec_accept_length": 2.0}],
+        }
+        self.bodies: list[tuple[str, dict]] = []  # (path, JSON body) of every generation request
+        self.events: list[str] = []  # "flush" / "flush-busy" / "gen" in arrival order
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._runner: web.AppRunner | None = None
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    def __enter__(self):
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=10)
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=10)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=10)
+            self._loop.close()
+
+    async def _start(self):
+        app = web.Application()
+        for path in self.info_paths:
+            app.router.add_get(path, self._server_info)
+        app.router.add_post("/generate", self._generate)
+        app.router.add_post("/v1/completions", self._completions)
+        app.router.add_post("/flush_cache", self._flush)
+        app.router.add_get("/health", self._health)
+        self._runner = web.AppRunner(app, shutdown_timeout=0.1)
+        await self._runner.setup()
+        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        await site.start()
+        self.port = site._server.sockets[0].getsockname()[1]
+
+    async def _stop(self):
+        if self._runner is not None:
+            runner, self._runner = self._runner, None
+            await runner.cleanup()
+
+    async def _health(self, request):
+        return web.Response(text="ok")
+
+    async def _server_info(self, request):
+        return web.json_response(self.info)
+
+    async def _flush(self, request):
+        if self.busy_flushes > 0:
+            self.busy_flushes -= 1
+            self.events.append("flush-busy")
+            return web.Response(status=400, text="Flush cache failed: requests are running.")
+        self.events.append("flush")
+        return web.Response(text="Cache flushed.")
+
+    async def _admit(self, request, path) -> tuple[dict, str]:
+        body = await request.json()
+        self.bodies.append((path, body))
+        self.events.append("gen")
+        prompt = body.get("text") or body.get("prompt") or ""
+        n = len(self.bodies)
+        if self.die_after is not None and n > self.die_after:
+            asyncio.get_running_loop().create_task(self._stop())
+            request.transport.close()
+            raise asyncio.CancelledError
+        if self.hang_prompt and self.hang_prompt in prompt:
+            await asyncio.sleep(30)
+        return body, prompt
+
+    def _meta(self, tokens: int) -> dict:
+        meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": tokens,
+                "finish_reason": {"type": "length", "length": tokens}, "e2e_latency": tokens * self.token_s}
+        if self.verify_every:
+            verify = -(-tokens // self.verify_every)
+            meta.update(spec_verify_ct=verify, spec_accept_length=tokens / verify if verify else 0)
+        return meta
+
+    async def _generate(self, request):
+        body, prompt = await self._admit(request, "/generate")
+        if self.fail_prompt and self.fail_prompt in prompt:
+            return web.json_response({"error": {"message": "selected index k out of range"}}, status=500)
+        n = body["sampling_params"]["max_new_tokens"]
+        if not body.get("stream"):
+            await asyncio.sleep(n * self.token_s)
+            return web.json_response({"text": "x y " * n, "output_ids": list(range(n)), "meta_info": self._meta(n)})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for done in range(2, n + 2, 2):  # two tokens per chunk, as with an accept length of 2
+            done = min(done, n)
+            await asyncio.sleep(2 * self.token_s)
+            chunk = {"text": "x y " * done, "meta_info": self._meta(done)}
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await resp.write(b"data: [DONE]\n\n")
+        return resp
+
+    async def _completions(self, request):
+        body, _ = await self._admit(request, "/v1/completions")
+        n = body["max_tokens"]
+        await asyncio.sleep(n * self.token_s)
+        usage = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": n + 5}
+        if not body.get("stream"):
+            return web.json_response({"id": "c", "object": "text_completion", "usage": usage,
+                                      "choices": [{"index": 0, "text": "z " * n, "finish_reason": "length"}]})
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+        for i in range(n):
+            chunk = {"choices": [{"index": 0, "text": "z ", "finish_reason": "length" if i == n - 1 else None}]}
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+        await resp.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
+        await resp.write(b"data: [DONE]\n\n")
+        return resp
+
+
+def test_generate_suite_end_to_end():
+    events = []
+    with FakeSGLang() as srv:
+        res = run_suite(srv.url, load_suite(SUITE), on_event=lambda p, i: events.append((p, i)))
+    assert res.complete and res.n_failed == 0
+    # 1 warmup + 2 prompts x 2 lengths x 2 repeats + sweep 1 + 4
+    assert len(res.records) == 1 + 8 + 5 == len(srv.bodies)
+    path, body = srv.bodies[1]
+    assert path == "/generate" and body["text"] == "def fib(n):"
+    assert body["sampling_params"] == {"max_new_tokens": 8, "temperature": 0.0, "ignore_eos": True}
+    # token counts come from completion_tokens (the fake's text has 2 words per token)
+    assert all(r.completion_tokens == r.max_tokens for r in res.records)
+    assert res.server_version == "0.5.23-fake" and res.time_scale == 100.0
+    assert res.resolved_spec == SpecConfig(1, 1, 2)  # internal_states: SGLang rewrote draft 3 -> 2
+    assert res.accept_length == pytest.approx(2.0)
+    assert {r.spec_verify_ct for r in res.records if r.max_tokens == 16} == {8}
+    assert len(res.single_rows) == 4 and all(row.tok_per_s.n == 2 for row in res.single_rows)
+    assert res.single.cv is not None
+    # sweep prompts cycle: request i uses prompts[i % 2]
+    c4 = [r for r in res.records if r.phase == "sweep" and r.concurrency == 4]
+    assert [r.prompt for r in sorted(c4, key=lambda r: r.index)] == ["fib", "haiku", "fib", "haiku"]
+    # flushed between phases: after warm-up, before each sweep batch
+    assert srv.events[:3] == ["gen", "flush", "gen"]
+    assert srv.events.count("flush") == 3 and all(f["ok"] for f in res.flushes)
+    # model time: the fake says its clock runs 100x faster than model time
+    wall = sum(r.tok_per_s for r in res.records if r.phase == "single") / 8
+    assert res.single_tok_per_s == pytest.approx(wall / 100.0, rel=0.01)
+    phases = [p for p, _ in events]
+    assert phases[0] == "server_info" and phases[-1] == "done" and "sweep" in phases
+    single = [i for p, i in events if p == "single"]
+    assert single[0]["prompt"] == "fib" and single[0]["max_tokens"] == 8 and single[0]["repeat"] == 0
+    assert [i["concurrency"] for p, i in events if p == "sweep"] == [1, 4]
+    assert events[-1][1]["step"] == events[-1][1]["total_steps"] == 1 + 8 + 2
+
+
+def test_sweep_aggregate_is_tokens_over_first_submission_to_last_completion():
+    with FakeSGLang(token_s=0.002) as srv:
+        res = run_suite(srv.url, {**SUITE, "single": {"lengths": []}, "warmup": {"requests": 0},
+                                  "sweep": {"concurrencies": [4], "max_tokens": 20}})
+    batch = [r for r in res.records if r.phase == "sweep"]
+    span = max(r.end_s for r in batch) - min(r.start_s for r in batch)
+    assert res.tok_per_s_at(4) == pytest.approx(80 / span / 100.0)
+    # the 4 requests overlapped: each took about as long as the whole batch
+    assert all(r.latency_s > 0.5 * span for r in batch)
+    row = res.sweep_row(4)
+    assert row.per_request_tok_per_s.n == 4 and row.latency_p99_ms >= row.latency_p50_ms > 0
+
+
+@pytest.mark.parametrize("api", ["generate", "openai"])
+def test_streaming_gives_ttft_and_inter_token_latency(api):
+    with FakeSGLang(token_s=0.001) as srv:
+        res = run_suite(srv.url, {**SUITE, "single": {"lengths": [10], "repeats": 1}}, api=api, stream=True)
+    recs = [r for r in res.records if r.phase != "warmup"]
+    assert all(r.ok and r.completion_tokens == r.max_tokens for r in recs)
+    assert all(r.ttft_s is not None and 0 < r.ttft_s <= r.latency_s for r in recs)
+    # the tokens of the first chunk are all "first token" (the fake's /generate sends 2 per chunk)
+    first_chunk = 2 if api == "generate" else 1
+    assert all(len(r.itl_s) == 10 - first_chunk for r in recs if r.max_tokens == 10)
+    row = res.sweep_row(4)
+    assert row.ttft_p50_ms is not None and row.itl_p99_ms >= row.itl_p50_ms > 0
+    assert all(b.get("stream") is True for _, b in srv.bodies)
+
+
+def test_openai_api_sends_completions_and_reads_usage():
+    with FakeSGLang() as srv:
+        res = run_suite(srv.url, SUITE, api="openai")
+    path, body = srv.bodies[1]
+    assert path == "/v1/completions" and body["model"] == "fake/model" and body["prompt"] == "def fib(n):"
+    assert body["max_tokens"] == 8 and body["temperature"] == 0.0 and body["ignore_eos"] is True
+    assert res.complete and all(r.completion_tokens == r.max_tokens for r in res.records)
+    assert res.accept_length is None  # the OpenAI answer carries no spec_verify_ct
+
+
+def test_flush_is_retried_while_the_server_is_busy():
+    with FakeSGLang(busy_flushes=2) as srv:
+        res = run_suite(srv.url, {**SUITE, "sweep": {"concurrencies": []}})
+    assert srv.events.count("flush-busy") == 2 and srv.events.count("flush") == 1
+    assert res.flushes[0]["ok"] and res.flushes[0]["attempts"] == 3 and not res.warnings
+
+
+def test_failed_and_timed_out_requests_are_recorded_not_dropped():
+    suite = {**SUITE, "timeout_s": 0.5, "sweep": {"concurrencies": [2], "max_tokens": 8}, "warmup": {"requests": 0}}
+    with FakeSGLang(hang_prompt="autumn") as srv:
+        res = run_suite(srv.url, suite)
+    timed_out = [r for r in res.records if r.error_kind == "timeout"]
+    assert len(timed_out) == 2 * 2 + 1 and all(r.prompt == "haiku" and not r.ok for r in timed_out)
+    assert all(0.4 < r.latency_s < 3.0 for r in timed_out)
+    assert res.complete and res.n_failed == 5
+    assert {row.prompt: row.n_failed for row in res.single_rows} == {"fib": 0, "haiku": 2}
+    assert res.sweep_row(2).n_ok == 1 and res.tok_per_s_at(2) is not None
+    with FakeSGLang(fail_prompt="autumn") as srv:
+        res = run_suite(srv.url, suite)
+    http = [r for r in res.records if r.error_kind == "http"]
+    assert len(http) == 5 and all(r.http_status == 500 and "out of range" in r.error for r in http)
+
+
+def test_server_dying_mid_suite_raises_with_the_partial_result():
+    with FakeSGLang(die_after=6) as srv:
+        with pytest.raises(ServerDiedError) as err:
+            run_suite(srv.url, SUITE)
+    partial = err.value.partial
+    assert not partial.complete and "stopped accepting connections" in partial.error
+    assert len(partial.records) == 7 and sum(r.ok for r in partial.records) == 6
+    assert partial.records[-1].error_kind in ("disconnected", "connection")
+    assert partial.single_tok_per_s is not None  # figures of what was measured
+
+
+def test_unreachable_server_and_old_server_info_path():
+    with FakeSGLang() as srv:
+        url = srv.url
+    with pytest.raises(ServerUnreachableError, match="no server answering at"):
+        run_suite(url, SUITE)
+    with FakeSGLang(info_paths=("/get_server_info",)) as srv:
+        res = run_suite(srv.url, {**SUITE, "sweep": {"concurrencies": []}})
+    assert res.server_version == "0.5.23-fake" and res.resolved_spec == SpecConfig(1, 1, 2)
+    with FakeSGLang(info_paths=(), verify_every=0) as srv:
+        res = run_suite(srv.url, {**SUITE, "sweep": {"concurrencies": []}})
+    assert res.server_info is None and res.time_scale == 1.0 and res.accept_length is None
+    assert "no /server_info" in res.warnings[0]
+
+
+def test_adaptive_repeats_stop_once_the_interval_is_narrow():
+    suite = {**SUITE, "single": {"lengths": [20], "repeats": 2}, "sweep": {"concurrencies": []},
+             "adaptive": {"rel_ci95": 0.9, "max_repeats": 6}}
+    with FakeSGLang(token_s=0.005) as srv:
+        res = run_suite(srv.url, suite)
+    # steady fake (100 ms requests): 2 repeats already give a 95% interval within 90%
+    assert all(row.tok_per_s.n == 2 for row in res.single_rows)
+    suite["adaptive"] = {"rel_ci95": 1e-6, "max_repeats": 4}
+    with FakeSGLang(token_s=0.001) as srv:
+        res = run_suite(srv.url, suite)
+    assert all(row.tok_per_s.n == 4 for row in res.single_rows)  # never that narrow: capped
+
+
+def test_cli_prints_table_saves_json_and_compares(tmp_path):
+    suite_file = tmp_path / "tiny.yaml"
+    suite_file.write_text(json.dumps(SUITE))  # JSON is YAML
+    base, out = tmp_path / "base.json", tmp_path / "out.json"
+    runner = CliRunner()
+    with FakeSGLang(token_s=0.001, verify_every=0, info={"version": "x"}) as srv:
+        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(base)])
+    assert r.exit_code == 0, r.output
+    assert "single request" in r.output and "fib" in r.output and "C=4" not in r.output
+    with FakeSGLang(token_s=0.0005) as srv:
+        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out),
+                                "--compare", str(base)])
+    assert r.exit_code == 0, r.output
+    assert "speedup" in r.output and "model time" in r.output
+    assert SuiteResult.load(out).complete
+    assert "steps=1 topk=1 draft=2" in r.output
+
+
+def test_cli_saves_the_partial_result_when_the_server_dies(tmp_path):
+    out = tmp_path / "partial.json"
+    suite_file = tmp_path / "tiny.yaml"
+    suite_file.write_text(json.dumps(SUITE))
+    with FakeSGLang(die_after=4) as srv:
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
+    assert r.exit_code == 1
+    assert "died mid-suite" in r.output and f"partial result saved to {out}" in r.output
+    saved = json.loads(out.read_text())
+    assert saved["complete"] is False and len(saved["records"]) == 5
+
+
+def test_cli_unreachable_server_exits_1():
+    with FakeSGLang() as srv:
+        url = srv.url
+    r = CliRunner().invoke(cli, ["bench", "--url", url, "--suite", "quick"])
+    assert r.exit_code == 1 and f"error: no server answering at {url}" in r.output
+
+
+def test_cli_bad_suite_and_bad_baseline_exit_2(tmp_path):
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("name: x\nprompts: []\n")
+    r = CliRunner().invoke(cli, ["bench", "--url", "http://127.0.0.1:9", "--suite", str(bad)])
+    assert r.exit_code == 2 and f"{bad}: prompts:" in r.output
+    base = tmp_path / "base.json"
+    base.write_text("[]")
+    r = CliRunner().invoke(cli, ["bench", "--url", "http://127.0.0.1:9", "--suite", "quick",
+                                 "--compare", str(base)])
+    assert r.exit_code == 2 and "base.json" in r.output and "not a tuner suite result" in r.output
+
+
+def test_progress_bar_follows_the_suites_events():
+    from tuner.cli.bench import _ProgressBar
+
+    bar = _ProgressBar()
+    with FakeSGLang() as srv:
+        run_suite(srv.url, SUITE, on_event=bar)
+    task = bar.progress.tasks[0]
+    assert task.total == 1 + 8 + 2 and task.completed == task.total - 1
+    assert task.description == "sweep C=4"
+
+
+def test_sweep_repeats_give_the_aggregate_its_spread():
+    suite = {**SUITE, "single": {"lengths": []}, "warmup": {"requests": 0},
+             "sweep": {"concurrencies": [3], "max_tokens": 10, "repeats": 3}}
+    with FakeSGLang(token_s=0.002) as srv:
+        res = run_suite(srv.url, suite)
+    row = res.sweep_row(3)
+    assert row.batches == 3 and row.n_ok == 9 and row.tok_per_s.n == 3 and row.tok_per_s.cv is not None
+    assert [f["before"] for f in res.flushes] == ["sweep C=3"] * 3
+    spans = []
+    for rep in range(3):
+        batch = [r for r in res.records if r.repeat == rep]
+        spans.append(30 / (max(r.end_s for r in batch) - min(r.start_s for r in batch)) / 100.0)
+    assert row.tok_per_s.mean == pytest.approx(sum(spans) / 3)

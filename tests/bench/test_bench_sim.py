@@ -1,0 +1,145 @@
+"""The benchmark against the simulated SGLang server as a real process (tests/support/simproc.py): figures in
+model time, flushes between phases, SGLang's rewritten args read back, timeouts, a server that dies
+mid-suite, and `tuner bench` end to end."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from support.simproc import running_sim
+
+from tuner.bench import ServerDiedError, SuiteResult, run_suite
+from tuner.cli import cli
+from tuner.config.suite import load_suite
+from tuner.sglang.rules import SpecConfig
+from tuner.sim.model import PerfModel, load_profile
+
+SPEEDUP = 50.0
+SPEC_FLAGS = ("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "sim/draft",
+              "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+              "--speculative-num-draft-tokens", "3")
+SUITE = {
+    "name": "sim-small",
+    "prompts": [{"name": "fib", "text": "Write a Python function that returns the n-th Fibonacci number."},
+                {"name": "haiku", "text": "Write a haiku about autumn leaves falling in the rain."}],
+    "single": {"lengths": [48], "repeats": 2},
+    "sweep": {"concurrencies": [1, 8], "max_tokens": 48},
+    "warmup": {"requests": 1, "max_tokens": 4},
+    "timeout_s": 60,
+}
+
+
+def _expected(spec):
+    s = load_suite(SUITE)
+    model = PerfModel(load_profile("k2.6-tp8-pcie"))
+    return model.expected_figures(spec, prompts=[p.text for p in s.prompts], single_lengths=s.single.lengths,
+                                  concurrencies=s.sweep.concurrencies, sweep_tokens=s.sweep.max_tokens)
+
+
+@pytest.fixture(scope="module")
+def baseline_and_eagle(tmp_path_factory):
+    """`tuner bench` against an autoregressive simulator (--json), then against EAGLE-3 with
+    --compare: both results, the second run's output and the servers' logs."""
+    out = tmp_path_factory.mktemp("bench")
+    suite_file = out / "suite.yaml"
+    suite_file.write_text(json.dumps(SUITE))
+    runner = CliRunner()
+    with running_sim("--sim-noise", "0", speedup=SPEEDUP) as sim:
+        r = runner.invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
+                                "--json", str(out / "base.json")])
+        base_log = sim.log
+    assert r.exit_code == 0, r.output
+    with running_sim(*SPEC_FLAGS, "--sim-noise", "0", speedup=SPEEDUP) as sim:
+        r = runner.invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
+                                "--json", str(out / "eagle.json"), "--compare", str(out / "base.json")])
+        eagle_log = sim.log
+    assert r.exit_code == 0, r.output
+    return (SuiteResult.load(out / "base.json"), SuiteResult.load(out / "eagle.json"), r.output,
+            base_log, eagle_log)
+
+
+def test_figures_are_in_model_time_and_follow_the_model(baseline_and_eagle):
+    base, eagle, *_ = baseline_and_eagle
+    for res, spec in ((base, None), (eagle, SpecConfig(1, 1, 2))):
+        assert res.complete and res.n_failed == 0 and res.time_scale == SPEEDUP
+        assert all(r.completion_tokens == r.max_tokens for r in res.records)
+        exp = _expected(spec)
+        # model time, not wall: client and HTTP overhead only slow things down, and loosely
+        assert 0.5 * exp.single_tok_per_s < res.single_tok_per_s < 1.15 * exp.single_tok_per_s
+        for c in (1, 8):
+            assert 0.5 * exp.tok_per_s[c] < res.tok_per_s_at(c) < 1.15 * exp.tok_per_s[c]
+        assert res.single.cv is not None and all(row.tok_per_s.n == 2 for row in res.single_rows)
+    assert base.accept_length is None and base.resolved_spec is None
+    assert 1.0 < eagle.accept_length <= 2.0  # steps=1: at most one draft token plus the bonus token
+    assert all(r.spec_verify_ct for r in eagle.records)
+    assert eagle.single_tok_per_s > base.single_tok_per_s
+
+
+def test_rewritten_args_are_read_back_from_server_info(baseline_and_eagle):
+    _, eagle, output, *_ = baseline_and_eagle
+    # asked for 3 draft tokens; SGLang (and the simulator) run topk=1 with steps + 1 = 2
+    assert eagle.resolved_spec == SpecConfig(1, 1, 2)
+    assert eagle.server_info["internal_states"][0]["speculative_num_draft_tokens"] == 2
+    assert eagle.server_version and "sim" in eagle.server_version
+    assert "steps=1 topk=1 draft=2" in output
+
+
+def test_cache_is_flushed_between_phases(baseline_and_eagle):
+    base, eagle, _, base_log, eagle_log = baseline_and_eagle
+    # after the warm-up, and before each of the two sweep batches
+    for res, log in ((base, base_log), (eagle, eagle_log)):
+        assert [f["before"] for f in res.flushes] == ["single", "sweep C=1", "sweep C=8"]
+        assert all(f["ok"] for f in res.flushes)
+        assert log.count("Cache flushed successfully") == 3
+
+
+def test_compare_prints_the_speedup_of_every_row(baseline_and_eagle):
+    base, eagle, output, *_ = baseline_and_eagle
+    assert "speedup" in output and "model time" in output
+    expected = eagle.single_tok_per_s / base.single_tok_per_s
+    assert f"{expected:.2f}x" in output
+    assert f"{eagle.tok_per_s_at(8) / base.tok_per_s_at(8):.2f}x" in output
+
+
+def test_openai_streaming_against_the_simulator():
+    suite = {**SUITE, "single": {"lengths": [24], "repeats": 1}, "sweep": {"concurrencies": [4], "max_tokens": 24}}
+    with running_sim(*SPEC_FLAGS, speedup=SPEEDUP) as sim:
+        res = run_suite(sim.url, suite, api="openai", stream=True)
+    assert res.complete and res.n_failed == 0
+    assert all(r.completion_tokens == r.max_tokens and r.ttft_s is not None for r in res.records)
+    row = res.sweep_row(4)
+    assert row.ttft_p50_ms is not None and row.itl_p50_ms is not None
+    assert row.ttft_p50_ms < row.latency_p50_ms
+
+
+def test_requests_that_time_out_are_recorded():
+    # speedup 1: 40 tokens take over a model (= wall) second; the client gives up after 0.3 s
+    suite = {**SUITE, "prompts": SUITE["prompts"][:1], "single": {"lengths": [40], "repeats": 2},
+             "sweep": {"concurrencies": []}, "warmup": {"requests": 0}, "timeout_s": 0.3}
+    with running_sim(speedup=1.0) as sim:
+        res = run_suite(sim.url, suite)
+    assert res.complete and len(res.records) == 2
+    assert all(r.error_kind == "timeout" and not r.ok for r in res.records)
+    assert all(0.25 < r.latency_s < 5 for r in res.records)
+    assert res.single_rows[0].n_failed == 2 and res.single_tok_per_s is None
+
+
+def test_server_killed_mid_suite_saves_the_partial_result(tmp_path):
+    out = tmp_path / "partial.json"
+    suite_file = tmp_path / "suite.yaml"
+    suite_file.write_text(json.dumps(SUITE))
+    with running_sim("--sim-crash-after-requests", "4", speedup=SPEEDUP) as sim:
+        r = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file), "--json", str(out)])
+        assert sim.wait(10) != 0  # the server really died
+    assert r.exit_code == 1
+    assert "server died mid-suite" in r.output and f"partial result saved to {out}" in r.output
+    partial = SuiteResult.load(out)
+    assert not partial.complete and "stopped accepting connections" in partial.error
+    assert 1 <= len(partial.records) <= 5 and not partial.records[-1].ok
+    assert partial.records[-1].error_kind in ("disconnected", "connection")
+    with running_sim("--sim-crash-after-requests", "3", speedup=SPEEDUP) as sim:
+        with pytest.raises(ServerDiedError) as err:
+            run_suite(sim.url, SUITE)
+    assert err.value.partial.records and not err.value.partial.complete

@@ -1,0 +1,178 @@
+"""Suites as data, the statistics of a figure, and SuiteResult aggregation/serialization (no HTTP)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tuner.bench import RequestRecord, SuiteResult, resolved_spec_from_info
+from tuner.bench.stats import figure, narrow_enough, percentile
+from tuner.config.suite import load_suite
+from tuner.config.yamlfile import ConfigError
+from tuner.sglang.rules import SpecConfig
+
+
+def test_seed_suite_is_the_articles_method():
+    s = load_suite("seed")
+    assert [p.name for p in s.prompts] == ["fib", "qsort", "arith", "json", "haiku"]
+    assert s.single.lengths == [256, 1024, 2048] and s.single.repeats == 3
+    assert s.sweep.concurrencies == [1, 2, 4, 8, 16, 32] and s.sweep.max_tokens == 512
+    assert s.sweep.repeats == 1 and s.adaptive is None
+    assert (s.warmup.requests, s.warmup.max_tokens) == (2, 16)
+    assert s.timeout_s == 300 and s.temperature == 0.0 and s.ignore_eos is True
+
+
+def test_quick_suite_loads_and_is_small():
+    s = load_suite("quick")
+    assert s.name == "quick" and len(s.prompts) == 3
+    assert max(s.single.lengths) <= 256 and max(s.sweep.concurrencies) == 32
+
+
+def test_user_suite_file_with_prompt_file_and_defaults(tmp_path):
+    (tmp_path / "p.txt").write_text("Explain TCP slow start.")
+    f = tmp_path / "mine.yaml"
+    f.write_text("name: mine\nprompts:\n  - {name: a, file: p.txt}\n  - {name: b, text: hello}\n"
+                 "single: {lengths: [8]}\nsweep: {concurrencies: [2], max_tokens: 4}\n")
+    s = load_suite(str(f))
+    assert s.prompt_text("a") == "Explain TCP slow start." and s.prompts[0].file == "p.txt"
+    assert s.temperature == 0.0 and s.ignore_eos is True and s.single.repeats == 3
+    assert s.to_dict()["prompts"][0]["text"] == "Explain TCP slow start."
+    # a loaded suite, dumped (as a study stores it) and loaded again, is the same suite
+    assert load_suite(s.to_dict(), base_dir=tmp_path / "elsewhere") == s
+
+
+def test_inline_suite_resolves_prompt_files_against_base_dir(tmp_path):
+    (tmp_path / "q.txt").write_text("Sort this list.")
+    s = load_suite({"name": "x", "prompts": [{"name": "q", "file": "q.txt"}],
+                    "sweep": {"concurrencies": [1]}}, base_dir=tmp_path)
+    assert s.prompt_text("q") == "Sort this list."
+
+
+@pytest.mark.parametrize("body, key, words", [
+    ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [8]}\ntemprature: 0\n",
+     "temprature", "unknown key"),
+    ("name: x\nprompts: [{name: a}]\nsingle: {lengths: [8]}\n", "prompts[0]", "text or a file"),
+    ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [0]}\n", "single", "positive"),
+    ("name: x\nprompts: [{name: a, text: hi}]\nsweep: {concurrencies: [2, 2]}\n", "sweep", "repeat"),
+    ("name: x\nprompts: [{name: a, text: hi}]\n", "", "nothing to measure"),
+    ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [8]}\ntimeout_s: -1\n",
+     "timeout_s", "greater than 0"),
+    ("name: x\nprompts: [{name: a, file: missing.txt}]\nsingle: {lengths: [8]}\n",
+     "prompts[0].file", "cannot read"),
+])
+def test_bad_suite_names_file_and_key(tmp_path, body, key, words):
+    f = tmp_path / "bad.yaml"
+    f.write_text(body)
+    with pytest.raises(ConfigError) as err:
+        load_suite(str(f))
+    assert err.value.source == str(f) and err.value.key == key
+    assert words in err.value.message
+
+
+def test_unknown_suite_name_is_a_config_error():
+    with pytest.raises(ConfigError, match="unknown suite; expected one of seed, quick"):
+        load_suite("sead")
+
+
+def test_figure_statistics():
+    f = figure([10.0, 12.0, 14.0])
+    assert f.mean == 12.0 and f.n == 3 and f.sd == pytest.approx(2.0)
+    assert f.cv == pytest.approx(2.0 / 12.0)
+    assert f.rel_ci95 == pytest.approx(4.303 * 2.0 / 3 ** 0.5 / 12.0)
+    one = figure([5.0])
+    assert one.n == 1 and one.cv is None and one.rel_ci95 is None
+    assert figure([]) is None
+    assert percentile([1, 2, 3, 4], 50) == 2.5 and percentile([1, 2, 3, 4], 100) == 4
+    assert narrow_enough([100.0, 100.5, 99.5, 100.2], 0.02)
+    assert not narrow_enough([100.0, 150.0], 0.02) and not narrow_enough([100.0], 0.5)
+
+
+def _rec(phase, prompt, n, start, end, repeat=0, c=1, index=0, ok=True, verify=None):
+    return RequestRecord(phase, prompt, n, repeat=repeat, concurrency=c, index=index, start_s=start,
+                         end_s=end, ok=ok, completion_tokens=n if ok else None, spec_verify_ct=verify,
+                         error_kind=None if ok else "timeout")
+
+
+def _result(time_scale=1.0):
+    recs = [
+        _rec("warmup", "a", 4, 0.0, 0.01),
+        # single rows: a@100 at 100 and 200 tok/s, b@100 at 50 and 50 tok/s
+        _rec("single", "a", 100, 1.0, 2.0, repeat=0, verify=50),
+        _rec("single", "a", 100, 2.0, 2.5, repeat=1, verify=25),
+        _rec("single", "b", 100, 3.0, 5.0, repeat=0, verify=100),
+        _rec("single", "b", 100, 5.0, 7.0, repeat=1, verify=100),
+        # sweep C=2: 2 x 10 tokens between t=10 and t=12 -> 10 tok/s; one C=4 batch with a failure
+        _rec("sweep", "a", 10, 10.0, 11.0, c=2, index=0),
+        _rec("sweep", "b", 10, 10.0, 12.0, c=2, index=1),
+        _rec("sweep", "a", 10, 20.0, 21.0, c=4, index=0),
+        _rec("sweep", "b", 10, 20.0, 21.0, c=4, index=1),
+        _rec("sweep", "a", 10, 20.0, 21.0, c=4, index=2),
+        _rec("sweep", "b", 10, 20.0, 24.0, c=4, index=3, ok=False),
+    ]
+    return SuiteResult(suite={"name": "t"}, records=recs, time_scale=time_scale, complete=True)
+
+
+def test_result_figures_follow_the_articles_definitions():
+    r = _result()
+    rows = {(row.prompt, row.max_tokens): row for row in r.single_rows}
+    assert rows[("a", 100)].tok_per_s.mean == pytest.approx(150.0)
+    assert rows[("b", 100)].tok_per_s.cv == pytest.approx(0.0)
+    # overall: mean of row means; spread from repeat 0 (75) and repeat 1 (125)
+    assert r.single_tok_per_s == pytest.approx(100.0)
+    assert r.single.n == 2 and r.single.cv == pytest.approx(2 ** 0.5 * 25.0 / 100.0)
+    # accept length per request: 2, 4, 1, 1
+    assert r.accept_length == pytest.approx(2.0) and r.accept.cv is not None
+    assert r.tok_per_s_at(2) == pytest.approx(10.0)
+    row4 = r.sweep_row(4)
+    assert (row4.n_ok, row4.n_failed) == (3, 1)
+    assert r.tok_per_s_at(4) == pytest.approx(30.0 / 4.0)  # failed request counts in the span only
+    assert row4.tok_per_s.cv is None  # one batch: spread unknown
+    assert r.latency_p50_ms_at(2) == pytest.approx(1500.0)
+    assert r.tok_per_s_at(8) is None and r.n_failed == 1
+    assert r.summary()["tok_per_s@2"] == pytest.approx(10.0)
+
+
+def test_model_time_scales_figures_but_not_records():
+    # the simulator's wall clock runs 1000x faster than model time
+    r = _result(time_scale=1000.0)
+    assert r.single_tok_per_s == pytest.approx(0.1)
+    assert r.tok_per_s_at(2) == pytest.approx(0.01)
+    assert r.latency_p50_ms_at(2) == pytest.approx(1_500_000.0)
+    assert r.single_rows[0].latency_ms.mean == pytest.approx(750_000.0)
+    assert r.records[1].tok_per_s == pytest.approx(100.0)  # raw wall
+    assert r.accept_length == pytest.approx(2.0)  # a ratio: no time in it
+
+
+def test_result_round_trips_through_json(tmp_path):
+    r = _result(time_scale=10.0)
+    r.resolved_spec = SpecConfig(1, 1, 2)
+    r.server_version = "0.5.23"
+    path = r.save(tmp_path / "out.json")
+    data = json.loads(path.read_text())
+    assert data["schema_version"] == 1 and data["figures_in"] == "model time"
+    assert len(data["records"]) == len(r.records)
+    back = SuiteResult.load(path)
+    assert back.resolved_spec == SpecConfig(1, 1, 2) and back.server_version == "0.5.23"
+    assert back.single_tok_per_s == pytest.approx(r.single_tok_per_s)
+    assert back.tok_per_s_at(4) == pytest.approx(r.tok_per_s_at(4))
+    assert not (tmp_path / "out.json.tmp").exists()
+
+
+def test_loading_something_else_names_the_file(tmp_path):
+    f = tmp_path / "x.json"
+    f.write_text('{"hello": 1}')
+    with pytest.raises(ValueError, match="x.json: not a tuner suite result"):
+        SuiteResult.load(f)
+    f.write_text(json.dumps({"schema_version": 99, "records": []}))
+    with pytest.raises(ValueError, match="schema_version 99"):
+        SuiteResult.load(f)
+
+
+def test_resolved_spec_reads_internal_states_then_server_args():
+    info = {"speculative_algorithm": "EAGLE3", "speculative_num_steps": 1, "speculative_eagle_topk": 1,
+            "speculative_num_draft_tokens": 3,
+            "internal_states": [{"speculative_num_draft_tokens": 2}]}
+    assert resolved_spec_from_info(info) == SpecConfig(1, 1, 2)
+    assert resolved_spec_from_info({"speculative_algorithm": None, "speculative_num_steps": 3}) is None
+    assert resolved_spec_from_info(None) is None

@@ -1,0 +1,131 @@
+"""The study and search-space loaders: typed objects, one-line errors naming file and key."""
+
+from pathlib import Path
+
+import pytest
+
+from tuner.config.space import load_space
+from tuner.config.study import load_study, objective_concurrency, parse_duration
+from tuner.config.yamlfile import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+GOOD_PARAMS = """
+params:
+  speculative_num_steps: {low: 1, high: 8}
+  speculative_eagle_topk: {choices: [1, 2, 4, 8]}
+  speculative_num_draft_tokens: {low: 2, high: 64}
+"""
+
+# (file text, the key the error must name, a word the message must contain)
+BAD_SPACES = [
+    (GOOD_PARAMS.replace("low: 2, high: 64", "low: 1, high: 64"), "params", "speculative_num_draft_tokens"),
+    (GOOD_PARAMS.replace("low: 1, high: 8", "low: 9, high: 8"), "params.speculative_num_steps", "must not exceed"),
+    (GOOD_PARAMS.replace("[1, 2, 4, 8]", "[0, 1]"), "params", "speculative_eagle_topk"),
+    (GOOD_PARAMS.replace("[1, 2, 4, 8]", "[]"), "params.speculative_eagle_topk", "at least 1"),
+    (GOOD_PARAMS.replace("[1, 2, 4, 8]", "[1, 1]"), "params.speculative_eagle_topk", "repeat"),
+    (GOOD_PARAMS.replace("low: 1, high: 8", "low: one, high: 8"), "params.speculative_num_steps", "integer"),
+    (GOOD_PARAMS + "colour: blue\n", "colour", "unknown key"),
+    (GOOD_PARAMS + "fixed: {page-size: 16}\n", "fixed", "underscores"),
+    (GOOD_PARAMS + "fixed: {speculative_num_steps: 2}\n", "fixed", "searched"),
+    (GOOD_PARAMS + "algorithm: MEDUSA\n", "algorithm", "EAGLE3"),
+    ("params:\n  speculative_num_steps: {low: 1, high: 2}\n", "params", "missing"),
+    ("params: [1, 2]\n", "params", "dictionary"),
+    ("- a\n- b\n", "", "mapping"),
+    ("params: {a: [\n", "line", "YAML"),
+]
+
+
+@pytest.mark.parametrize("text,key,word", BAD_SPACES)
+def test_bad_space_files(tmp_path, text, key, word):
+    p = tmp_path / "space.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_space(p)
+    err = info.value
+    line = str(err)
+    assert "\n" not in line
+    assert line.startswith(str(p))
+    assert err.key.startswith(key)
+    assert word.lower() in line.lower()
+
+
+def test_missing_file(tmp_path):
+    with pytest.raises(ConfigError, match="file not found"):
+        load_space(tmp_path / "nope.yaml")
+
+
+STUDY = """
+name: demo
+search_space: space.yaml
+server:
+  backend: sim
+  model_path: m
+"""
+
+BAD_STUDIES = [
+    (STUDY + "budget: {n_trials: 0}\n", "budget.n_trials", "greater than or equal to 1"),
+    (STUDY + "budget: {timeout: soon}\n", "budget.timeout", "duration"),
+    (STUDY + "objectives: [speedup@x]\n", "objectives", "unknown objective"),
+    (STUDY + "objectives: []\n", "objectives", "at least 1"),
+    (STUDY + "sampler: {name: bayes}\n", "sampler.name", "tpe"),
+    (STUDY.replace("backend: sim", "backend: vllm"), "server.backend", "sim"),
+    (STUDY.replace("model_path: m", "model_path: m\n  tp_size: eight"), "server.tp_size", "integer"),
+    (STUDY.replace("model_path: m", "model_path: m\n  args: {max-running-requests: 8}"), "server.args", "underscores"),
+    (STUDY.replace("name: demo", "name: 'a b'"), "name", "pattern"),
+    (STUDY + "seed_trials: [{speculative_num_steps: 1, speculative_eagle_topk: 0, speculative_num_draft_tokens: 2}]\n",
+     "seed_trials[0].speculative_eagle_topk", "greater than or equal to 1"),
+    (STUDY.replace("search_space: space.yaml", "search_space: missing.yaml"), "", "file not found"),
+]
+
+
+@pytest.mark.parametrize("text,key,word", BAD_STUDIES)
+def test_bad_study_files(tmp_path, text, key, word):
+    (tmp_path / "space.yaml").write_text(GOOD_PARAMS)
+    p = tmp_path / "study.yaml"
+    p.write_text(text)
+    with pytest.raises(ConfigError) as info:
+        load_study(p)
+    assert info.value.key.startswith(key)
+    assert word.lower() in str(info.value).lower()
+    assert "\n" not in str(info.value)
+    assert not (tmp_path / "demo.db").exists()
+
+
+def test_study_defaults_are_absolute(tmp_path):
+    (tmp_path / "space.yaml").write_text(GOOD_PARAMS)
+    p = tmp_path / "study.yaml"
+    p.write_text(STUDY)
+    s = load_study(p)
+    assert s.storage == f"sqlite:///{tmp_path / 'demo.db'}"
+    assert Path(s.search_space) == tmp_path / "space.yaml"
+    assert Path(s.workdir) == tmp_path / "demo"
+    assert s.objectives == ["single_speedup", "speedup@32"]
+    assert s.server.host == "127.0.0.1"
+
+
+@pytest.mark.parametrize("path", sorted((ROOT / "studies").glob("*.yaml")))
+def test_shipped_studies_load(path):
+    s = load_study(path)
+    assert s.name == path.stem
+
+
+@pytest.mark.parametrize("text,seconds", [("8h", 28800), ("45m", 2700), ("90s", 90), ("1h30m", 5400), (120, 120), ("2.5h", 9000)])
+def test_parse_duration(text, seconds):
+    assert parse_duration(text) == seconds
+
+
+def test_objective_concurrency():
+    assert objective_concurrency("speedup@32") == 32
+    assert objective_concurrency("tok_per_s@8") == 8
+    assert objective_concurrency("single_speedup") is None
+
+
+def test_storage_defaults_to_tuner_storage_when_set(tmp_path, monkeypatch):
+    (tmp_path / "space.yaml").write_text(GOOD_PARAMS)
+    p = tmp_path / "study.yaml"
+    p.write_text(STUDY)
+    monkeypatch.setenv("TUNER_STORAGE", "postgresql://u:secret@127.0.0.1/db")
+    assert load_study(p).storage == "${TUNER_STORAGE}"
+    p.write_text(STUDY + "storage: sqlite:///x.db\n")
+    assert load_study(p).storage == "sqlite:///x.db"  # the file's own storage wins

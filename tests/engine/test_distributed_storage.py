@@ -1,0 +1,242 @@
+"""One study on a real PostgreSQL server shared by several worker processes (tuner/storage.py,
+tuner/study.py): creating a fresh storage from many processes at once, three workers on the
+performance model (no servers) sharing a budget, the storage URL from the environment, and no
+password in any output or anywhere in the database. The full path over simulated servers, with
+`kill -9`, is in test_distributed_workers.py. PostgreSQL comes from tests/support/pg.py."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from urllib.parse import urlsplit
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STUDY = f"""
+name: dist
+search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+bench: {{suite: quick}}
+storage: ${{TUNER_STORAGE}}
+budget: {{n_trials: {{budget}}}}
+"""
+
+#: Start N copies of this at the same instant t0 (argv: t0, then the tuner's own arguments): the
+#: import time of each process is spent before t0, so they really collide on the database.
+AT_ONCE = """
+import sys, time
+t0 = float(sys.argv[1])
+from tuner.cli import main
+time.sleep(max(0.0, t0 - time.time()))
+sys.argv = ["tuner", *sys.argv[2:]]
+main()
+"""
+
+#: One worker on the performance model: run_study with a backend that takes a little time per
+#: measurement (so workers overlap); prints its summary and launch count as JSON.
+MODEL_WORKER = """
+import json, sys, time
+from tuner.engine.backends import ModelBackend
+from tuner.config.suite import load_suite
+from tuner.engine.runner import run_study
+from tuner.engine.study import config_from_study, open_study
+from tuner.engine.storage import resolve_url
+
+class SlowModel(ModelBackend):
+    def measure(self, *a, **kw):
+        time.sleep(0.2)
+        return super().measure(*a, **kw)
+
+url = resolve_url(None)  # $TUNER_STORAGE
+config, space, suite = config_from_study(open_study("dist", url))
+backend = SlowModel("k2.6-tp8-pcie", load_suite(suite), noise=0.01, seed=int(sys.argv[1]))
+time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # start together: imports take unequal time
+s = run_study(config, url, backend)
+print(json.dumps({"measured": s.measured, "reused": s.reused, "invalid": s.invalid, "calls": backend.calls,
+                  "stopped": s.stopped_because}))
+"""
+
+
+def write_study(tmp_path: Path, budget: int) -> Path:
+    p = tmp_path / "dist.yaml"
+    p.write_text(STUDY.replace("{budget}", str(budget)))
+    return p
+
+
+def env_with(url: str) -> dict:
+    env = {**os.environ, "TUNER_STORAGE": url}
+    env.pop("TUNER_HEARTBEAT_INTERVAL_S", None)
+    env.pop("TUNER_HEARTBEAT_GRACE_S", None)
+    return env
+
+
+def run_all(argvs: list[list[str]], env: dict, timeout_s: float, cwd: Path) -> list[subprocess.CompletedProcess]:
+    """Run processes concurrently; each is killed if still running at the deadline."""
+    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
+             for a in argvs]
+    out = []
+    try:
+        deadline = time.monotonic() + timeout_s
+        for p, a in zip(procs, argvs):
+            stdout, stderr = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
+            out.append(subprocess.CompletedProcess(a, p.returncode, stdout, stderr))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait(timeout=10)
+    return out
+
+
+def close(storage) -> None:
+    """Close an Optuna RDB storage's connections (a study wraps it in a cache)."""
+    getattr(storage, "_backend", storage).engine.dispose()
+
+
+def database_text(url: str) -> str:
+    """Every row of every table in the database, as JSON text (to search for a password)."""
+    import sqlalchemy as sa
+
+    from tuner.engine.storage import driver_url
+
+    engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool)
+    try:
+        with engine.connect() as conn:
+            tables = conn.execute(sa.text(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")).scalars().all()
+            chunks = [f"-- {t}\n" + "\n".join(conn.execute(sa.text(f'SELECT row_to_json(x)::text FROM "{t}" x'))
+                                              .scalars().all()) for t in tables]
+    finally:
+        engine.dispose()
+    assert "studies" in tables and "trial_user_attributes" in tables, tables
+    return "\n".join(chunks)
+
+
+def test_many_workers_create_a_fresh_storage_at_once(pg_url, tmp_path):
+    # Plain Optuna crashes here about one time in three with four processes
+    # (IntegrityError: duplicate key value violates unique constraint "pg_type_typname_nsp_index").
+    study = write_study(tmp_path, budget=5)
+    t0 = time.time() + 4.0
+    argv = [sys.executable, "-c", AT_ONCE, str(t0), "study", "create", str(study), "--storage", "${TUNER_STORAGE}"]
+    results = run_all([argv] * 4, env_with(pg_url), timeout_s=90, cwd=tmp_path)
+    for r in results:
+        assert r.returncode == 0, r.stderr
+        assert "study dist ready in postgresql" in r.stdout
+    import optuna
+
+    from tuner.engine.storage import open_storage
+
+    storage = open_storage(pg_url)
+    try:
+        names = sorted(s.study_name for s in optuna.get_all_study_summaries(storage))
+        assert names == ["dist", "dist.baseline"]
+        study_obj = optuna.load_study(study_name="dist", storage=storage)
+        seeds = study_obj.get_trials(deepcopy=False)
+        # the default seed trials, queued exactly once
+        from tuner.engine.sampling import DEFAULT_SEED_TRIALS
+
+        assert all(t.user_attrs.get("seed") for t in seeds)
+        assert len(seeds) == len({tuple(sorted(t.system_attrs["fixed_params"].items())) for t in seeds}) == len(DEFAULT_SEED_TRIALS)
+    finally:
+        close(storage)
+
+
+def test_three_model_workers_share_one_budget(pg_url, tmp_path):
+    from tuner.config.study import load_study
+    from tuner.engine.baseline import find_baseline
+    from tuner.engine.records import load_records
+    from tuner.engine.study import create_study, open_study
+
+    config = load_study(write_study(tmp_path, budget=12))
+    create_study(config, pg_url)
+    t0 = str(time.time() + 8.0)
+    results = run_all([[sys.executable, "-c", MODEL_WORKER, str(seed), t0] for seed in (1, 2, 3)],
+                      env_with(pg_url), timeout_s=150, cwd=tmp_path)
+    summaries = []
+    for r in results:
+        assert r.returncode == 0, r.stderr
+        summaries.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    # every worker took part, and together they measured exactly the study's budget
+    assert sum(s["measured"] for s in summaries) == 12
+    assert all(s["measured"] >= 1 for s in summaries), summaries
+    # one baseline in all: every launch is either a measured trial or that baseline
+    assert sum(s["calls"] for s in summaries) == 13
+    study = open_study("dist", pg_url)
+    records = load_records(study)
+    launched = [r for r in records if r.status in ("measured", "failed")]
+    assert len(launched) == 12
+    keys = [r.attrs["effective_key"] for r in launched]
+    assert len(set(keys)) == 12, "an effective config was measured twice"
+    assert find_baseline(study) is not None
+    hosts_pids = {(r.attrs["worker"]["host"], r.attrs["worker"]["pid"]) for r in launched}
+    assert len(hosts_pids) == 3
+    close(study._storage)
+
+
+def test_password_is_never_printed_nor_stored(pg_url, tmp_path):
+    password = urlsplit(pg_url).password
+    assert password and len(password) >= 8
+    study = write_study(tmp_path, budget=3)
+    env = env_with(pg_url)
+    tuner = [sys.executable, "-m", "tuner"]
+    ok = [
+        [*tuner, "study", "create", str(study)],               # the file says storage: ${TUNER_STORAGE}
+        [*tuner, "study", "create", str(study), "--storage", "${TUNER_STORAGE}"],
+        [*tuner, "study", "run", "--study", "dist", "--dry-run"],
+        [*tuner, "study", "status", "dist"],
+        [*tuner, "study", "status", "--study", "dist", "--json"],
+    ]
+    outputs = []
+    for argv in ok:
+        r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        assert r.returncode == 0, (argv, r.stderr)
+        outputs.append(r.stdout + r.stderr)
+    assert "postgresql://tuner:***@" in outputs[0]
+    status = json.loads(subprocess.run(ok[4], capture_output=True, text=True, env=env, cwd=tmp_path,
+                                       timeout=120).stdout)
+    assert status  # parsed: the JSON output is whole
+
+    parts = urlsplit(pg_url)
+    wrong = "Wr0ngSecret4242"
+    bad = [
+        # wrong password, in the URL on the command line
+        ([*tuner, "study", "status", "dist", "--storage",
+          pg_url.replace(f":{password}@", f":{wrong}@")], wrong),
+        # right password, nothing listening on that port
+        ([*tuner, "study", "status", "dist", "--storage",
+          pg_url.replace(f"@{parts.hostname}:{parts.port}", f"@{parts.hostname}:1")], password),
+        # right password, a database that does not exist
+        ([*tuner, "study", "status", "dist", "--storage", pg_url.rsplit("/", 1)[0] + "/no_such_db"], password),
+        # right server, a study that does not exist
+        ([*tuner, "study", "status", "nosuchstudy"], password),
+    ]
+    for argv, secret in bad:
+        r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        assert r.returncode != 0, argv
+        text = r.stdout + r.stderr
+        assert "Traceback" not in text, text
+        assert secret not in text and password not in text, text
+        assert "***" in text or "nosuchstudy" in text, text
+        outputs.append(text)
+    for text in outputs:
+        assert password not in text
+    assert password not in database_text(pg_url)
+
+
+def test_heartbeat_timing_comes_from_the_environment():
+    probe = "from tuner.engine import storage as s; print(s.HEARTBEAT_INTERVAL_S, s.HEARTBEAT_GRACE_S)"
+    env = {**os.environ, "TUNER_HEARTBEAT_INTERVAL_S": "2", "TUNER_HEARTBEAT_GRACE_S": "7"}
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert r.stdout.split() == ["2", "7"], r.stderr
+    env.pop("TUNER_HEARTBEAT_INTERVAL_S"), env.pop("TUNER_HEARTBEAT_GRACE_S")
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert r.stdout.split() == ["10", "40"], r.stderr
+    env["TUNER_HEARTBEAT_GRACE_S"] = "5"  # shorter than the default interval: every trial would look dead
+    r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
+    assert r.returncode != 0 and "TUNER_HEARTBEAT_GRACE_S" in r.stderr

@@ -1,0 +1,113 @@
+"""The sampler factory and the default strategy (tuner/sampling.py), on the real study engine with
+the performance model as backend (no processes): what ``auto`` is, that its local moves are valid
+and new, and that it finds both optima of a profile within a night's budget."""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import optuna
+import pytest
+
+from tuner.config.space import SPEC_PARAMS, SearchSpace
+from tuner.config.study import SamplerSettings
+from tuner.config.yamlfile import ConfigError
+from tuner.engine.sampling import DEFAULT_SEED_TRIALS, LocalTPESampler, make_sampler
+from tuner.sglang.rules import SpecConfig, resolve
+
+ROOT = Path(__file__).resolve().parents[2]
+SPACE = SearchSpace.load(ROOT / "search_spaces" / "eagle3.yaml")
+GRID = {name: SPACE.values(name) for name in SPEC_PARAMS}
+
+
+def _benchmark():
+    spec = importlib.util.spec_from_file_location("search_efficiency", ROOT / "benchmarks" / "search_efficiency.py")
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("search_efficiency", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_auto_is_local_tpe_and_options_reach_it():
+    sampler = make_sampler(SamplerSettings(name="auto", options={"draft_factor": 2.0, "n_startup_trials": 3}), 1, GRID)
+    assert isinstance(sampler, LocalTPESampler)
+    assert sampler._draft_factor == 2.0 and sampler._tpe._n_startup_trials == 3
+    assert isinstance(make_sampler(SamplerSettings(name="tpe"), 1, GRID), optuna.samplers.TPESampler)
+    assert isinstance(make_sampler(SamplerSettings(name="nsgaii"), 1, GRID), optuna.samplers.NSGAIISampler)
+
+
+def test_bad_options_are_config_errors():
+    with pytest.raises(ConfigError, match="sampler.options"):
+        make_sampler(SamplerSettings(name="auto", options={"local_prob": 2}), 1, GRID)
+    with pytest.raises(ConfigError, match="sampler.options"):
+        make_sampler(SamplerSettings(name="tpe", options={"no_such_option": 1}), 1, GRID)
+
+
+def test_gp_needs_torch():
+    settings = SamplerSettings(name="gp")
+    if importlib.util.find_spec("torch") is None:
+        with pytest.raises(ConfigError, match="torch"):
+            make_sampler(settings, 1, GRID)
+    else:
+        assert isinstance(make_sampler(settings, 1, GRID), optuna.samplers.GPSampler)
+
+
+def test_seed_trials_are_valid_and_span_the_tree_sizes():
+    effective = [resolve(s).effective for s in DEFAULT_SEED_TRIALS]
+    assert all(resolve(s).ok and SPACE.contains(s) for s in DEFAULT_SEED_TRIALS)
+    assert effective[0] == SpecConfig(3, 1, 4) and effective[1] == SpecConfig(1, 1, 2)
+    sizes = [e.num_draft_tokens for e in effective]
+    assert min(sizes) == 2 and max(sizes) >= 32 and len(set(effective)) == len(effective)
+
+
+@pytest.mark.parametrize("center", [(3, 1, 4), (1, 1, 2), (4, 4, 16), (5, 8, 32), (2, 2, 5), (8, 8, 64), (1, 8, 9)])
+def test_local_moves_are_valid_effective_settings_in_the_space(center):
+    sampler = LocalTPESampler(GRID, seed=0)
+    moves = sampler._neighbours(center)
+    assert moves and center not in moves
+    for m in moves:
+        res = resolve(SpecConfig(*m))
+        assert res.ok and res.effective == SpecConfig(*m), m
+        assert SPACE.contains(SpecConfig(*m)), m
+
+
+def test_a_tree_too_large_is_shrunk_to_what_sglang_accepts():
+    sampler = LocalTPESampler(GRID, seed=0)
+    # steps 2, topk 2 drafts 2 + 4 candidates: at most 7 draft tokens (eagle_utils.py)
+    assert sampler._valid((2, 2, 40)) == (2, 2, 7)
+    assert sampler._valid((3, 1, 40)) == (3, 1, 4)  # topk 1: SGLang runs steps + 1
+    assert sampler._valid((9, 1, 10)) is None  # outside the space
+
+
+def test_default_strategy_finds_both_optima_within_16_launches():
+    """dense-27b-tp1 is the profile where the seeds alone are not enough: local moves must climb."""
+    bench = _benchmark()
+    truth = bench.truth_for("dense-27b-tp1", bench.SPACE, "seed")
+    for seed in (0, 1, 2):
+        run = bench.run_one("dense-27b-tp1", "default", seed, truth, space=bench.SPACE, suite="seed",
+                            budget=16, noise=0.02)
+        assert run.launches == 16
+        assert run.both_launches is not None and run.both_launches <= 16, (seed, run.launches_to)
+
+
+def test_local_moves_never_relaunch_or_repeat_a_setting():
+    from tuner.config.suite import load_suite
+    from tuner.engine.backends import ModelBackend
+    from tuner.engine.records import load_records
+    from tuner.engine.runner import run_study
+    from tuner.engine.study import create_study, open_study
+
+    bench = _benchmark()
+    config = bench.study_config("k2.6-tp8-nvlink", "default", 3, bench.SPACE, "quick", 20)
+    storage = optuna.storages.InMemoryStorage()
+    create_study(config, storage)
+    run_study(config, storage, ModelBackend("k2.6-tp8-nvlink", load_suite("quick"), seed=3), n_trials=20)
+    study = open_study(config.name, storage)
+    local = [t.number for t in study.trials if LocalTPESampler.LOCAL_FROM in t.system_attrs]
+    records = load_records(study)
+    assert len(local) >= 5
+    assert all(records[n].status == "measured" for n in local)
+    launched = [r.effective for r in records if r.status == "measured"]
+    assert len(launched) == len(set(launched)) == 20

@@ -1,0 +1,146 @@
+"""A whole study as a user runs it: `tuner study run` on the simulated server (real processes, real
+HTTP on 127.0.0.1, real SQLite storage), killed with `kill -9` mid-trial, then run again."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import optuna
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STUDY = f"""
+name: e2e
+search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+  startup_timeout_s: 60
+  stop_grace_s: 5
+  sim: {{profile: k2.6-tp8-pcie, speedup: 100, load_seconds: 0.3, noise: 0.01, seed: 1}}
+bench:
+  suite:
+    name: e2e
+    prompts:
+      - {{name: fib, text: "Write a Python function that returns the n-th Fibonacci number."}}
+      - {{name: haiku, text: "Write a haiku about autumn leaves falling in the rain."}}
+    single: {{lengths: [64], repeats: 1}}
+    sweep: {{concurrencies: [1, 32], max_tokens: 32}}
+    warmup: {{requests: 1, max_tokens: 4}}
+    timeout_s: 30
+sampler: {{seed: 3}}
+budget: {{n_trials: 9}}
+"""
+
+
+def tuner(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True,
+                          timeout=kw.pop("timeout", 240), **kw)
+
+
+def pid_alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def server_records(workdir: Path) -> list[dict]:
+    return [json.loads(p.read_text()) for p in sorted((workdir / "servers").glob("*.json"))]
+
+
+def wait_for(predicate, timeout_s: float, what: str):
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(0.1)
+    raise AssertionError(f"timed out waiting for {what}")
+
+
+@pytest.fixture
+def study_file(tmp_path):
+    p = tmp_path / "e2e.yaml"
+    p.write_text(STUDY)
+    return p
+
+
+def test_study_survives_kill_9_mid_trial(study_file, tmp_path):
+    workdir = tmp_path / "e2e"
+    first = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(study_file)],
+                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    try:
+        # Mid-trial: the baseline is done and a trial's server is up (its record is on disk).
+        def trial_server():
+            recs = [r for r in server_records(workdir) if "--speculative-algorithm" in " ".join(r.get("cmdline", []))]
+            return recs[0] if recs else None
+
+        rec = wait_for(trial_server, 120, "a trial's server")
+        os.kill(first.pid, signal.SIGKILL)
+        first.wait(timeout=10)
+    finally:
+        if first.poll() is None:
+            first.kill()
+            first.wait()
+        first.stdout.close()
+    orphan = rec["pid"]
+    assert pid_alive(orphan), "the killed tuner's server should still be running (an orphan)"
+
+    second = tuner("study", "run", str(study_file))
+    assert second.returncode == 0, second.stdout + second.stderr
+    assert not pid_alive(orphan), "the orphaned server must be stopped by the next run"
+    assert server_records(workdir) == []
+
+    status = json.loads(tuner("study", "status", str(study_file), "--json").stdout)
+    assert status["baseline"]["single_tok_per_s"] > 0
+    trials = status["trials"]
+    launched = [t for t in trials if t["status"] in ("measured", "failed")]
+    assert len(launched) == 9  # the budget: no trial lost, none counted twice
+    keys = [tuple(t["effective"].values()) for t in launched]
+    assert len(keys) == len(set(keys)), "an effective config was measured twice"
+    assert status["front"], "a Pareto front"
+    assert all(t["state"] in ("COMPLETE", "FAIL") for t in trials)
+
+    # The killed trial was failed and its parameters measured again by the second run.
+    study = optuna.load_study(study_name="e2e", storage=f"sqlite:///{tmp_path / 'e2e.db'}")
+    killed = [t for t in study.trials if t.state.name == "FAIL" and t.user_attrs.get("launching")]
+    assert len(killed) == 1
+    retried = [t for t in study.trials if t.system_attrs.get("failed_trial") == killed[0].number]
+    assert retried and retried[0].state.name == "COMPLETE"
+    assert retried[0].user_attrs["status"] in ("measured", "failed", "reused")
+    assert retried[0].params == killed[0].params
+
+    # Every trial's server log is on disk, and nothing of ours is left running.
+    for t in launched:
+        assert (workdir / "trials" / str(t["number"]) / "server.log").exists()
+
+
+def test_dry_run_prints_commands_and_writes_nothing(study_file, tmp_path):
+    r = tuner("study", "run", str(study_file), "--dry-run")
+    assert r.returncode == 0, r.stderr
+    lines = r.stdout.splitlines()
+    baseline_cmd = lines[lines.index("# baseline (no speculative decoding):") + 1]
+    assert "-m tuner.sim" in baseline_cmd and "--speculative" not in baseline_cmd
+    assert "--max-running-requests 32" in r.stdout
+    assert "--speculative-num-steps 3 --speculative-eagle-topk 1 --speculative-num-draft-tokens 4" in r.stdout
+    assert "SGLang runs it as steps=1 topk=1 draft=2" in r.stdout
+    assert not (tmp_path / "e2e.db").exists()
+    assert not (tmp_path / "e2e").exists()
+
+
+def test_bad_study_file_exits_2_and_writes_nothing(tmp_path):
+    p = tmp_path / "bad.yaml"
+    p.write_text(STUDY.replace("n_trials: 9", "n_trials: nine"))
+    r = tuner("study", "run", str(p))
+    assert r.returncode == 2
+    assert r.stderr.strip().count("\n") == 0 and "budget.n_trials" in r.stderr
+    assert not (tmp_path / "e2e.db").exists()

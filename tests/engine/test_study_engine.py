@@ -1,0 +1,252 @@
+"""The study engine (tuner/study.py) on real Optuna storage, measured through the ModelBackend
+(the simulator's performance model, no processes): seeds, validity, reuse, budget, resume, claims,
+dead workers. The full path over real servers is in test_study_e2e.py."""
+
+import subprocess
+import sys
+import threading
+import time
+import warnings
+from pathlib import Path
+
+import optuna
+import pytest
+
+from tuner.config.study import load_study
+from tuner.config.suite import load_suite
+from tuner.config.yamlfile import ConfigError
+from tuner.engine.backends import Measurement, ModelBackend
+from tuner.engine.baseline import find_baseline
+from tuner.engine.records import load_records
+from tuner.engine.runner import run_study
+from tuner.engine.study import BASELINE_SUFFIX, create_study, open_study
+from tuner.engine.workers import Worker, reap_dead_trials
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STUDY = """
+name: engine
+search_space: {space}
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/draft
+  tp_size: 8
+bench: {{suite: quick}}
+sampler: {{seed: 7}}
+budget: {{n_trials: {budget}}}
+"""
+
+
+def make_study(tmp_path, space=None, budget=30, extra=""):
+    space = space or ROOT / "search_spaces" / "eagle3.yaml"
+    p = tmp_path / "engine.yaml"
+    p.write_text(STUDY.format(space=space, budget=budget) + extra)
+    config = load_study(p)
+    create_study(config, config.storage)
+    return config
+
+
+def model_backend(seed=0):
+    return ModelBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=seed)
+
+
+def small_space(tmp_path, steps="[1, 2]", topk="[1, 4]", drafts="{low: 2, high: 6}"):
+    p = tmp_path / "space.yaml"
+    p.write_text(f"""
+params:
+  speculative_num_steps: {{choices: {steps}}}
+  speculative_eagle_topk: {{choices: {topk}}}
+  speculative_num_draft_tokens: {drafts}
+""")
+    return p
+
+
+def test_baseline_then_seeds_then_sampler(tmp_path):
+    config = make_study(tmp_path)
+    backend = model_backend()
+    summary = run_study(config, config.storage, backend, n_trials=6)
+    assert summary.measured == 6
+    study = open_study(config.name, config.storage)
+    records = load_records(study)
+    # the baseline first, measured once, in its own study
+    base = find_baseline(study)
+    assert base is not None and 20 < base.figures.single_tok_per_s < 35
+    # seeds: SGLang's automatic choice, then the article's setting (which SGLang runs as 2 draft tokens)
+    assert records[0].requested.label() == "steps=3 topk=1 draft=4"
+    assert records[1].requested.label() == "steps=1 topk=1 draft=3"
+    assert records[1].effective.label() == "steps=1 topk=1 draft=2"
+    assert records[1].attrs["rewritten"] is True
+    measured = [r for r in records if r.status == "measured"]
+    assert len(measured) == 6
+    # one launch per measured setting plus the baseline: invalid and repeated proposals launch nothing
+    assert backend.calls == 7
+    assert len({r.attrs["effective_key"] for r in measured}) == 6
+    for r in measured:
+        assert r.feasible
+        assert r.values == pytest.approx([r.attrs["single_speedup"], r.attrs["speedup@32"]])
+        assert r.attrs["tok_per_s@32"] > 0
+    # the article's setting: about 1.65x on a single request, about 1.05x at C=32
+    assert records[1].values[0] == pytest.approx(1.65, rel=0.1)
+    assert records[1].values[1] == pytest.approx(1.05, rel=0.1)
+
+
+def test_invalid_settings_are_recorded_and_never_launched(tmp_path):
+    # topk 4 with one step has 4 candidates: only 2..5 draft tokens are valid; 6 and up fail in SGLang
+    space = small_space(tmp_path, steps="[1]", topk="[4]", drafts="{low: 2, high: 40}")
+    config = make_study(tmp_path, space=space, extra="default_seed_trials: false\n")
+    backend = model_backend()
+    summary = run_study(config, config.storage, backend, n_trials=4)
+    records = load_records(open_study(config.name, config.storage))
+    invalid = [r for r in records if r.status == "invalid"]
+    assert summary.invalid == len(invalid) > 0
+    for r in invalid:
+        assert r.failure_class == "rule:tree-too-large"
+        assert r.requested.num_draft_tokens > 5
+        assert not r.feasible
+        assert r.values == [0.0, 0.0]
+        assert "selected index k out of range" in r.attrs["sglang_error"]
+    assert backend.calls == summary.measured + 1
+
+
+def test_stops_when_every_config_is_measured_and_reuses(tmp_path):
+    space = small_space(tmp_path, steps="[1, 2]", topk="[1]", drafts="{low: 2, high: 6}")
+    config = make_study(tmp_path, space=space)  # two effective configs: (1,1,2) and (2,1,3)
+    backend = model_backend()
+    summary = run_study(config, config.storage, backend, n_trials=10)
+    assert summary.measured == 2
+    assert "every valid effective config" in summary.stopped_because
+    records = load_records(open_study(config.name, config.storage))
+    reused = [r for r in records if r.status == "reused"]
+    for r in reused:
+        source = records[r.attrs["reused_from"]]
+        assert source.status == "measured"
+        assert r.attrs["effective_key"] == source.attrs["effective_key"]
+        assert r.values == source.values
+    assert backend.calls == 3
+
+
+def test_resume_and_budget(tmp_path):
+    config = make_study(tmp_path, budget=4)
+    run_study(config, config.storage, model_backend(), n_trials=2)
+    backend = model_backend(seed=1)
+    summary = run_study(config, config.storage, backend, n_trials=10)
+    assert summary.measured == 2
+    assert "budget of 4" in summary.stopped_because
+    assert backend.calls == 2  # the baseline is not measured again
+    again = run_study(config, config.storage, model_backend(), n_trials=10)
+    assert again.measured == 0
+    records = load_records(open_study(config.name, config.storage))
+    assert sum(r.status == "measured" for r in records) == 4
+
+
+def test_rebaseline_measures_again(tmp_path):
+    config = make_study(tmp_path)
+    run_study(config, config.storage, model_backend(), n_trials=1)
+    backend = model_backend()
+    run_study(config, config.storage, backend, n_trials=1, rebaseline=True)
+    bstudy = optuna.load_study(study_name=config.name + BASELINE_SUFFIX, storage=config.storage)
+    done = [t for t in bstudy.trials if t.state.name == "COMPLETE"]
+    assert len(done) == 2
+    assert find_baseline(open_study(config.name, config.storage)).trial_number == done[-1].number
+
+
+class FailingBackend(ModelBackend):
+    """The model, but every tree with topk >= 4 'runs out of memory' at launch."""
+
+    def measure(self, spec, label, record, on_event=None):
+        if spec is not None and spec.eagle_topk >= 4:
+            self.calls += 1
+            m = Measurement(None, failure_class="oom", failure_message="Not enough memory", log_tail="...")
+            record(m)
+            return m
+        return super().measure(spec, label, record, on_event)
+
+
+def test_failed_launch_is_infeasible_and_visible(tmp_path):
+    space = small_space(tmp_path, steps="[1, 2]", topk="[1, 4]", drafts="{low: 2, high: 6}")
+    config = make_study(tmp_path, space=space, extra="default_seed_trials: false\n")
+    backend = FailingBackend("k2.6-tp8-pcie", load_suite("quick"))
+    run_study(config, config.storage, backend, n_trials=12)
+    records = load_records(open_study(config.name, config.storage))
+    failed = [r for r in records if r.status == "failed"]
+    assert failed, "the space has topk 4 settings; some must have been tried"
+    for r in failed:
+        assert r.state == "COMPLETE" and not r.feasible
+        assert r.failure_class == "oom" and r.values == [0.0, 0.0]
+    # a failed setting counts as measured: it is never launched twice
+    keys = [r.attrs["effective_key"] for r in records if r.status in ("measured", "failed")]
+    assert len(keys) == len(set(keys))
+
+
+def test_create_is_idempotent_and_refuses_a_changed_config(tmp_path):
+    config = make_study(tmp_path)
+    create_study(config, config.storage)  # same config: no-op
+    changed = config.model_copy(update={"objectives": ["single_speedup", "speedup@8"]})
+    with pytest.raises(ConfigError, match="different config"):
+        create_study(changed, config.storage)
+
+
+def test_open_unknown_study_names_the_ones_there(tmp_path):
+    config = make_study(tmp_path)
+    with pytest.raises(ConfigError, match="no such study; studies here: engine"):
+        open_study("nope", config.storage)
+
+
+def test_two_workers_never_measure_a_config_twice(tmp_path):
+    config = make_study(tmp_path, budget=10)
+
+    class Slow(ModelBackend):
+        def measure(self, spec, label, record, on_event=None):
+            time.sleep(0.05)
+            return super().measure(spec, label, record, on_event)
+
+    backends = [Slow("k2.6-tp8-pcie", load_suite("quick"), seed=i) for i in range(2)]
+    errors = []
+
+    def worker(b):
+        try:
+            run_study(config, config.storage, b, n_trials=10)
+        except Exception as exc:  # noqa: BLE001 - surfaced below
+            errors.append(exc)
+
+    threads = [threading.Thread(target=worker, args=(b,)) for b in backends]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=120)
+    assert not errors
+    records = load_records(open_study(config.name, config.storage))
+    launched = [r.attrs["effective_key"] for r in records if r.status in ("measured", "failed")]
+    assert len(launched) == 10
+    assert len(launched) == len(set(launched))
+    bstudy = optuna.load_study(study_name=config.name + BASELINE_SUFFIX, storage=config.storage)
+    assert sum(t.user_attrs.get("status") == "measured" for t in bstudy.trials) == 1
+    assert sum(b.calls for b in backends) == 11
+
+
+def ask(study):
+    with warnings.catch_warnings():  # Optuna's note that heartbeats are meant for optimize()
+        warnings.simplefilter("ignore", UserWarning)
+        return study.ask()
+
+
+def test_dead_local_worker_trial_is_failed_and_requeued(tmp_path):
+    config = make_study(tmp_path)
+    study = open_study(config.name, config.storage)
+    trial = ask(study)
+    # a worker on this host whose process is gone
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    trial.set_user_attr("worker", {**Worker().as_dict(), "pid": child.pid, "start": 1})
+    params = dict(trial.params)
+    assert reap_dead_trials(study) == [trial.number]
+    states = {t.number: t.state.name for t in study.trials}
+    assert states[trial.number] == "FAIL"
+    # its parameters are queued again (the seeds' queue already holds waiting trials)
+    waiting = [t for t in study.trials if t.state.name == "WAITING"]
+    assert any(t.system_attrs.get("failed_trial") == trial.number for t in waiting) or params == {}
+    # a live worker's trial is left alone
+    live = ask(study)
+    live.set_user_attr("worker", Worker().as_dict())
+    assert reap_dead_trials(study) == []

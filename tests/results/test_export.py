@@ -1,0 +1,266 @@
+"""`tuner study export`: the SGLang --config YAML, JSON, the command line and the adaptive policy,
+from real Optuna studies measured through the ModelBackend (no processes). The round trip through
+the simulated server is in test_export_roundtrip.py."""
+
+import json
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from support.model_study import make_model_study
+
+from tuner.cli import cli
+from tuner.config.study import load_study
+from tuner.engine.baseline import find_baseline
+from tuner.engine.records import load_records
+from tuner.engine.study import config_from_study, open_study
+from tuner.results.pareto import study_front
+from tuner.server.command import plan_launch
+from tuner.sglang.rules import SpecConfig
+from tuner.sim.args import build_parser, merge_config
+
+
+@pytest.fixture(scope="module")
+def study_file(tmp_path_factory):
+    return make_model_study(tmp_path_factory.mktemp("export"), name="exp", n_trials=14)
+
+
+def _open(path):
+    config = load_study(path)
+    return open_study(config.name, config.storage)
+
+
+def run(*args):
+    return CliRunner().invoke(cli, ["study", "export", *map(str, args)])
+
+
+def comments_and_mapping(path: Path):
+    text = path.read_text()
+    comments = [line for line in text.splitlines() if line.startswith("#")]
+    return comments, yaml.safe_load(text)
+
+
+def sglang_adaptive_entries(path: Path) -> dict[int, list[int]]:
+    """What SGLang 0.5.23's ``_load_adaptive_config`` accepts (adaptive_spec_params.py): digit-string
+    keys, each a non-empty list of non-negative ints in ``candidate_steps``; other keys skipped."""
+    cfg = json.loads(path.read_text())
+    out = {}
+    for key, entry in cfg.items():
+        if not key.isdigit():
+            continue
+        steps = entry.get("candidate_steps")
+        assert isinstance(steps, list) and steps and all(isinstance(s, int) and s >= 0 for s in steps), entry
+        out[int(key)] = steps
+    assert out, "SGLang needs at least one digit-string batch-size key"
+    return out
+
+
+# -- the YAML -----------------------------------------------------------------------------------
+
+
+def test_yaml_is_a_flat_dash_keyed_sglang_config_of_the_effective_setting(tmp_path, study_file):
+    out = tmp_path / "best.yaml"
+    r = run(study_file, "--pick", "knee", "-o", out)
+    assert r.exit_code == 0, r.output
+    comments, mapping = comments_and_mapping(out)
+    study = _open(study_file)
+    knee = study_front(study).knee.record
+    # flat, dashes only, scalars only, no deployment choices
+    assert all("_" not in k for k in mapping), mapping
+    assert all(isinstance(v, (str, int, float, bool)) for v in mapping.values())
+    assert "host" not in mapping and "port" not in mapping
+    eff = knee.effective
+    assert mapping["speculative-num-steps"] == eff.num_steps
+    assert mapping["speculative-eagle-topk"] == eff.eagle_topk
+    assert mapping["speculative-num-draft-tokens"] == eff.num_draft_tokens
+    assert mapping["model-path"] == "moonshotai/Kimi-K2.6" and mapping["tp-size"] == 8
+    assert mapping["speculative-algorithm"] == "EAGLE3"
+    assert mapping["speculative-draft-model-path"] == "sim/kimi-k2.6-eagle3"
+    assert mapping["trust-remote-code"] is True and mapping["mem-fraction-static"] == 0.85
+    # the launcher's pins, exactly as plan_launch decides them for this study on SGLang
+    config, space, _ = config_from_study(study)
+    sglang = config.server.model_copy(update={"backend": "sglang", "python": "python"})
+    plan = plan_launch(sglang, eff, algorithm="EAGLE3", fixed_args=space.config.fixed, max_concurrency=32)
+    for name, value in plan.server_args.items():
+        assert mapping[name.replace("_", "-")] == value
+    assert mapping["max-running-requests"] == 32
+    # provenance at the top: study, trial, figures against the baseline, date, version, hardware
+    head = "\n".join(comments)
+    base = find_baseline(study).attrs
+    a = knee.attrs
+    assert f"--pick knee -> trial {knee.number}" in head and "study exp" in head
+    assert f"{a['tok_per_s@32']:.1f} vs {base['tok_per_s@32']:.1f} tok/s (model time) = " \
+           f"{a['tok_per_s@32'] / base['tok_per_s@32']:.2f}x" in head
+    assert f"single request: {a['single_tok_per_s']:.1f} vs {base['single_tok_per_s']:.1f}" in head
+    assert "SGLang version: not recorded" in head
+    assert "profile k2.6-tp8-pcie, tp-size 8" in head and "MODEL time" in head
+    assert "host and port are left out" in head
+    assert out.read_text().startswith("# SGLang server config exported by tuner")
+    umask = os.umask(0)
+    os.umask(umask)
+    assert out.stat().st_mode & 0o777 == 0o666 & ~umask  # readable like any file the user writes
+
+
+def test_yaml_loads_into_the_same_argv_as_print_command(tmp_path, study_file):
+    out = tmp_path / "best.yaml"
+    r = run(study_file, "--pick", "single", "-o", out, "--print-command")
+    assert r.exit_code == 0, r.output
+    command = r.stdout.strip().split()
+    assert command[:3] == ["python", "-m", "sglang.launch_server"]
+    assert "--host" not in command and "--port" not in command
+    # SGLang's --config rules (as the simulator implements them): keys as flags, true -> bare flag
+    from_yaml = merge_config(["--config", str(out)], build_parser())
+    assert from_yaml == command[3:]
+
+
+def test_picks_single_throughput_and_trial_number(tmp_path, study_file):
+    study = _open(study_file)
+    front = study_front(study)
+    for pick, expected in (("single", front.single.number), ("throughput", front.throughput.number)):
+        out = tmp_path / f"{pick}.yaml"
+        assert run(study_file, "--pick", pick, "-o", out).exit_code == 0
+        comments, _ = comments_and_mapping(out)
+        assert any(f"--pick {pick} -> trial {expected}" in c for c in comments)
+    # a trial off the front is allowed by number; a reused trial exports the measurement it reused
+    records = load_records(study)
+    off = next(r for r in records if r.status == "measured" and r.feasible
+               and r.number not in [p.number for p in front.points])
+    out = tmp_path / "off.yaml"
+    assert run(study_file, "--pick", off.number, "-o", out).exit_code == 0
+    _, mapping = comments_and_mapping(out)
+    assert mapping["speculative-num-steps"] == off.effective.num_steps
+    reused = next(r for r in records if r.status == "reused")
+    out = tmp_path / "reused.yaml"
+    assert run(study_file, "--pick", reused.number, "-o", out).exit_code == 0
+    comments, _ = comments_and_mapping(out)
+    assert any(f"-> trial {reused.attrs['reused_from']}" in c for c in comments)
+
+
+def test_min_speedup_c32_limits_the_pick(tmp_path, study_file):
+    study = _open(study_file)
+    records = load_records(study)
+    out = tmp_path / "fast.yaml"
+    r = run(study_file, "--pick", "single", "--min-speedup-c32", "1.0", "-o", out)
+    assert r.exit_code == 0, r.output
+    _, mapping = comments_and_mapping(out)
+    spec = SpecConfig(mapping["speculative-num-steps"], mapping["speculative-eagle-topk"],
+                      mapping["speculative-num-draft-tokens"])
+    chosen = next(r for r in records if r.effective == spec and r.status == "measured")
+    assert chosen.attrs["speedup@32"] >= 1.0
+    best_eligible = max(r.attrs["single_speedup"] for r in records
+                        if r.status == "measured" and r.feasible and r.attrs["speedup@32"] >= 1.0)
+    assert chosen.attrs["single_speedup"] == best_eligible
+
+
+def test_json_format(tmp_path, study_file):
+    out = tmp_path / "best.json"
+    r = run(study_file, "--pick", "knee", "-o", out)  # the .json name selects the format
+    assert r.exit_code == 0, r.output
+    data = json.loads(out.read_text())
+    knee = study_front(_open(study_file)).knee.record
+    assert data["trial"] == knee.number and data["effective"] == knee.effective.as_dict()
+    assert all("_" not in k for k in data["server_args"])
+    assert data["command"].startswith("python -m sglang.launch_server --model-path")
+    assert data["provenance"]["figures"]["tok_per_s@32"] == knee.attrs["tok_per_s@32"]
+    assert data["provenance"]["model_time"] is True
+    r = run(study_file, "--pick", "knee", "--format", "json")  # to stdout
+    assert r.exit_code == 0 and json.loads(r.stdout)["trial"] == knee.number
+
+
+# -- the adaptive policy ------------------------------------------------------------------------
+
+
+def test_adaptive_policy_picks_the_best_measured_steps_per_concurrency(tmp_path, study_file):
+    out = tmp_path / "policy.json"
+    r = run(study_file, "--adaptive", "-o", out)
+    assert r.exit_code == 0, r.output
+    entries = sglang_adaptive_entries(out)
+    study = _open(study_file)
+    base = find_baseline(study).attrs
+    topk1 = {}
+    for rec in load_records(study):
+        if rec.status == "measured" and rec.feasible and rec.effective.eagle_topk == 1:
+            topk1.setdefault(rec.effective.num_steps, rec)
+    assert sorted(entries) == [1, 8, 32]
+    for c, steps in entries.items():
+        options = {0: base[f"tok_per_s@{c}"], **{s: r.attrs[f"tok_per_s@{c}"] for s, r in topk1.items()}}
+        assert steps == [max(options, key=options.get)], (c, options)
+    evidence = json.loads(out.read_text())["_tuner"]["measured"]["32"]["by_steps"]
+    assert evidence["0"]["trial"] == "baseline" and len(evidence) == len(topk1) + 1
+    assert "batch size >= 32: steps" in r.stderr
+
+
+def test_adaptive_out_alongside_the_yaml(tmp_path, study_file):
+    out, policy = tmp_path / "best.yaml", tmp_path / "policy.json"
+    r = run(study_file, "-o", out, "--adaptive-out", policy, "--print-command")
+    assert r.exit_code == 0, r.output
+    entries = sglang_adaptive_entries(policy)
+    union = sorted({s for steps in entries.values() for s in steps})
+    _, mapping = comments_and_mapping(out)
+    assert mapping["speculative-adaptive"] is True
+    assert mapping["speculative-adaptive-config"] == str(policy)
+    # SGLang's launch checks (speculative_hook.py, _init_adaptive_speculative_params)
+    assert mapping["speculative-eagle-topk"] == 1
+    assert mapping["speculative-num-steps"] in union and mapping["speculative-num-steps"] > 0
+    assert mapping["speculative-num-draft-tokens"] == mapping["speculative-num-steps"] + 1
+    assert "--speculative-adaptive" in r.stdout.split()
+    # a pick that cannot start the policy is refused, and nothing is written
+    topk4 = next(x for x in load_records(_open(study_file)) if x.status == "measured" and x.effective.eagle_topk > 1)
+    out2, policy2 = tmp_path / "b2.yaml", tmp_path / "p2.json"
+    r = run(study_file, "--pick", topk4.number, "-o", out2, "--adaptive-out", policy2)
+    assert r.exit_code == 2 and "cannot start SGLang's adaptive mode" in r.stderr
+    assert not out2.exists() and not policy2.exists()
+
+
+def test_adaptive_needs_topk_1_measurements(tmp_path):
+    space = tmp_path / "space.yaml"
+    space.write_text(yaml.safe_dump({"params": {
+        "speculative_num_steps": {"choices": [2, 3]}, "speculative_eagle_topk": {"choices": [2]},
+        "speculative_num_draft_tokens": {"choices": [4, 6]}}}))
+    path = make_model_study(tmp_path, name="trees", n_trials=2, space=space)
+    out = tmp_path / "policy.json"
+    r = run(path, "--adaptive", "-o", out)
+    assert r.exit_code == 1 and "topk 1 only" in r.stderr and not out.exists()
+
+
+# -- bad input: one line, non-zero exit, nothing written ----------------------------------------
+
+
+def _refused(r, out: Path, code: int, words: str):
+    assert r.exit_code == code, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error:") and words in lines[0], r.stderr
+    assert not out.exists()
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")]
+
+
+def test_bad_input_writes_nothing(tmp_path, study_file):
+    out = tmp_path / "best.yaml"
+    storage = load_study(study_file).storage
+    _refused(run("nosuch", "--storage", storage, "--pick", "knee", "-o", out), out, 2, "no such study")
+    _refused(run(study_file, "--pick", "999", "-o", out), out, 2, "has no trial 999")
+    invalid = next(r for r in load_records(_open(study_file)) if r.status == "invalid")
+    _refused(run(study_file, "--pick", invalid.number, "-o", out), out, 1, "measured nothing")
+    _refused(run(study_file, "--pick", "knee", "--min-speedup-c32", "5", "-o", out), out, 1,
+             "reaches speedup@32 >= 5")
+    _refused(run(study_file, "-o", out), out, 2, "give --pick")
+    bad_name = tmp_path / "best.txt"
+    _refused(run(study_file, "--pick", "knee", "-o", bad_name), bad_name, 2, "loads only .yaml/.yml")
+    nodir = tmp_path / "missing" / "best.yaml"
+    r = run(study_file, "--pick", "knee", "-o", nodir)
+    assert r.exit_code == 2 and "does not exist" in r.stderr and not nodir.parent.exists()
+    empty = make_model_study(tmp_path, name="empty", n_trials=None)
+    _refused(run(empty, "--pick", "knee", "-o", out), out, 1, "no completed trial")
+    _refused(run(empty, "--adaptive", "-o", out.with_suffix(".json")), out.with_suffix(".json"), 1,
+             "no measured baseline")
+
+
+def test_a_refused_export_keeps_the_previous_file(tmp_path, study_file):
+    out = tmp_path / "best.yaml"
+    assert run(study_file, "--pick", "knee", "-o", out).exit_code == 0
+    before = out.read_text()
+    r = run(study_file, "--pick", "knee", "--min-speedup-c32", "5", "-o", out)
+    assert r.exit_code == 1 and out.read_text() == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["best.yaml"]

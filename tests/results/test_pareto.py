@@ -1,0 +1,179 @@
+"""`tuner study pareto` and tuner/pareto.py: the front, its extremes and its knee, on real Optuna
+studies measured through the ModelBackend (the simulator's performance model, no processes)."""
+
+import json
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+from support.model_study import make_model_study
+
+from tuner.cli import cli
+from tuner.config.study import load_study
+from tuner.config.yamlfile import ConfigError
+from tuner.engine.objectives import dominates
+from tuner.engine.records import TrialRecord, load_records
+from tuner.engine.study import open_study
+from tuner.results.pareto import (
+    PickError,
+    build_front,
+    extreme_index,
+    knee_index,
+    normalize,
+    pick_record,
+    picks,
+    study_front,
+)
+from tuner.results.status import front_records
+from tuner.sglang.rules import SpecConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+@pytest.fixture(scope="module")
+def study_file(tmp_path_factory):
+    return make_model_study(tmp_path_factory.mktemp("pareto"))
+
+
+def _open(path: Path):
+    config = load_study(path)
+    return open_study(config.name, config.storage)
+
+
+def record(number, values, c32=None, status="measured", feasible=True, key=None):
+    attrs = {"effective_key": key or f"k{number}", "status": status}
+    if c32 is not None:
+        attrs["speedup@32"] = c32
+    return TrialRecord(number, "COMPLETE", status, SpecConfig(1, 1, 2), SpecConfig(1, 1, 2), list(values),
+                       feasible, attrs, 1.0)
+
+
+# -- definitions --------------------------------------------------------------------------------
+
+
+def test_knee_is_the_point_farthest_from_the_chord_between_the_extremes():
+    # A convex front: (1, 0.5) bulges toward the ideal; (0.4, 0.95) lies almost on the chord.
+    pts = [(2.0, 0.5), (1.9, 0.8), (1.2, 0.95), (1.0, 1.0)]
+    assert knee_index(pts) == 1
+    norm = normalize(pts)
+    assert norm[0] == (1.0, 0.0) and norm[-1] == (0.0, 1.0)
+    # farthest from the line x + y = 1 in normalized space, measured directly
+    dist = [(x + y - 1) / 2 ** 0.5 for x, y in norm]
+    assert max(range(len(pts)), key=dist.__getitem__) == 1
+
+
+def test_knee_ties_go_to_the_larger_product_then_the_lower_trial():
+    # two points always tie on the normalized sum (1 each): the larger product of raw values wins
+    assert knee_index([(2.0, 0.5), (1.2, 1.0)]) == 1
+    # equal products (2.0 x 0.5 == 1.0 x 1.0): the lower trial number
+    assert knee_index([(2.0, 0.5), (1.0, 1.0)], numbers=[7, 3]) == 1
+    assert knee_index([(2.0, 0.5), (1.0, 1.0)], numbers=[3, 7]) == 0
+
+
+def test_one_point_is_its_own_knee_and_both_extremes():
+    assert knee_index([(1.5, 0.9)]) == 0
+    assert extreme_index([(1.5, 0.9)], 0) == extreme_index([(1.5, 0.9)], 1) == 0
+    assert normalize([(1.5, 0.9)]) == [(1.0, 1.0)]
+
+
+def test_min_speedup_c32_recomputes_the_front_among_eligible_trials():
+    recs = [record(0, (2.0, 0.8), c32=0.8), record(1, (1.4, 1.05), c32=1.05), record(2, (1.5, 1.0), c32=1.0),
+            record(3, (1.3, 1.0), c32=1.0)]
+    full = build_front("s", ["single_speedup", "speedup@32"], recs, None)
+    assert sorted(p.number for p in full.points) == [0, 1, 2]
+    high = build_front("s", ["single_speedup", "speedup@32"], recs, None, min_speedup_c32=1.0)
+    # trial 0 is no longer eligible; 2 is on the front (not dominated by 1), 3 is dominated by 2
+    assert sorted(p.number for p in high.points) == [1, 2]
+    assert high.single.number == 2 and high.throughput.number == 1
+    with pytest.raises(PickError, match="speedup@32 >= 1.2 .*best measured is 1.050"):
+        build_front("s", ["single_speedup", "speedup@32"], recs, None, min_speedup_c32=1.2)
+
+
+def test_failed_reused_and_infeasible_trials_never_reach_the_front():
+    recs = [record(0, (0.0, 0.0), status="failed", feasible=False),
+            record(1, (1.2, 0.9)), record(2, (1.2, 0.9), status="reused", key="k1"),
+            record(3, (9.0, 9.0), feasible=False)]
+    recs[2].attrs["reused_from"] = 1
+    front = build_front("s", ["a", "b"], recs, None)
+    assert [p.number for p in front.points] == [1]
+    assert front.points[0].same_as == [2]
+    with pytest.raises(PickError, match="no feasible measured trial"):
+        build_front("s", ["a", "b"], recs[:1], None)
+    with pytest.raises(PickError, match="no completed trial"):
+        build_front("s", ["a", "b"], [], None)
+
+
+# -- a real study -------------------------------------------------------------------------------
+
+
+def test_front_of_a_real_study(study_file):
+    study = _open(study_file)
+    records = load_records(study)
+    front = study_front(study)
+    measured = [r for r in records if r.status == "measured" and r.feasible]
+    pts = [p.values for p in front.points]
+    # non-dominated, one per effective config, and every feasible measurement is covered
+    assert all(not dominates(q, p) for p in pts for q in pts)
+    keys = [p.record.attrs["effective_key"] for p in front.points]
+    assert len(keys) == len(set(keys))
+    for r in measured:
+        assert any(tuple(r.values) == p or dominates(p, r.values) for p in pts), r.number
+    # the extremes are the best of each objective among all feasible measurements
+    assert front.single.values[0] == max(r.values[0] for r in measured)
+    assert front.throughput.values[1] == max(r.values[1] for r in measured)
+    assert front.knee in front.points and "knee" in front.knee.roles
+    # every measured concurrency of the quick suite is in the front's figures
+    assert front.concurrencies == [1, 8, 32]
+
+
+def test_pick_record_by_name_and_number(study_file):
+    study = _open(study_file)
+    records = load_records(study)
+    front = study_front(study)
+    assert pick_record(front, records, "knee").number == front.knee.number
+    assert pick_record(front, records, "single").number == front.single.number
+    assert pick_record(front, records, "throughput").number == front.throughput.number
+    reused = next(r for r in records if r.status == "reused")
+    assert pick_record(front, records, str(reused.number)).number == reused.attrs["reused_from"]
+    with pytest.raises(ConfigError, match="has no trial 999"):
+        pick_record(front, records, "999")
+    with pytest.raises(ConfigError, match="not single, throughput, knee or a trial number"):
+        pick_record(front, records, "best")
+    invalid = next(r for r in records if r.status == "invalid")
+    with pytest.raises(PickError, match=f"trial {invalid.number} .*measured nothing .*rule:"):
+        pick_record(front, records, str(invalid.number))
+
+
+def test_picks_for_the_report_match_the_export(study_file):
+    study = _open(study_file)
+    front = study_front(study)
+    chosen = picks(front_records(load_records(study)), ["single_speedup", "speedup@32"])
+    assert {k: r.number for k, r in chosen.items()} == {
+        "single": front.single.number, "throughput": front.throughput.number, "knee": front.knee.number}
+
+
+def test_cli_pareto_json_and_table(study_file):
+    runner = CliRunner()
+    r = runner.invoke(cli, ["study", "pareto", str(study_file), "--json"])
+    assert r.exit_code == 0, r.output
+    data = json.loads(r.stdout)
+    front = study_front(_open(study_file))
+    assert [p["trial"] for p in data["points"]] == [p.number for p in front.points]
+    assert data["knee"] == front.knee.number
+    assert data["extremes"] == {"single_speedup": front.single.number, "speedup@32": front.throughput.number}
+    first = data["points"][0]
+    assert set(first["tok_per_s"]) == {"1", "8", "32"} and first["accept_length"] > 1
+    assert set(data["baseline"]["tok_per_s"]) == {"1", "8", "32"}
+    table = runner.invoke(cli, ["study", "pareto", str(study_file)], env={"COLUMNS": "200"})
+    assert table.exit_code == 0, table.output
+    assert "knee" in table.stdout and "best speedup@32" in table.stdout and "no spec" in table.stdout
+    assert f"│ {front.knee.number} " in table.stdout
+
+
+def test_cli_pareto_bad_input(tmp_path, study_file):
+    runner = CliRunner()
+    config = load_study(study_file)
+    r = runner.invoke(cli, ["study", "pareto", "nosuch", "--storage", config.storage])
+    assert r.exit_code == 2
+    assert r.stderr.strip().count("\n") == 0 and "nosuch: no such study" in r.stderr
+    empty = make_model_study(tmp_path, name="empty", n_trials=None)
+    r = runner.invoke(cli, ["study", "pareto", str(empty)])
+    assert r.exit_code == 1 and "no completed trial" in r.stderr and r.stdout == ""

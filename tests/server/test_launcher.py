@@ -1,0 +1,468 @@
+"""The launcher without the simulator: argv building, failure classification, ports, process groups,
+record files, orphan cleanup and signals, with real child processes (plain ``python -c`` servers)."""
+
+from __future__ import annotations
+
+import json
+import os
+import shlex
+import signal
+import socket
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+from support.processes import STARTED_GROUPS, finish, gone
+
+from tuner.config.study import ServerSettings
+from tuner.config.yamlfile import ConfigError
+from tuner.server.gpus import wait_gpu_memory_released
+from tuner.server.launcher import (
+    LaunchError,
+    PortInUseError,
+    ServerProcess,
+    build_argv,
+    classify_log,
+    cleanup_orphans,
+    format_command,
+    plan_launch,
+)
+from tuner.server.orphans import ServerRecord, list_records, records_dir
+from tuner.server.ports import ensure_port_free, listener_owned_by_group, pick_free_port, port_free
+from tuner.server.procs import read_stat
+from tuner.sglang.rules import SpecConfig
+
+PY = sys.executable
+ROOT = Path(__file__).resolve().parents[2]
+SLEEPER = [PY, "-c", "import time; time.sleep(120)"]
+
+
+def settings(**kw) -> ServerSettings:
+    base = {"backend": "sim", "python": PY, "model_path": "org/model", "draft_model_path": "org/draft",
+            "tp_size": 8, "sim": {"speedup": 5000.0, "load_seconds": 0.1, "noise": 0.0, "seed": 7}}
+    return ServerSettings.model_validate({**base, **kw})
+
+
+def track(srv: ServerProcess) -> ServerProcess:
+    if srv.pid:
+        STARTED_GROUPS.add(srv.pgid)
+    return srv
+
+
+def sleeper(tmp_path, port=None, argv=SLEEPER, **kw) -> ServerProcess:
+    port = port or pick_free_port("127.0.0.1")
+    return ServerProcess.from_argv(argv, host="127.0.0.1", port=port, log_path=tmp_path / "s.log",
+                                   workdir=tmp_path, **kw)
+
+
+def run_child(tmp_path, code: str, name="tuner_child.py") -> subprocess.Popen:
+    script = tmp_path / name
+    script.write_text(textwrap.dedent(code))
+    return subprocess.Popen([PY, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            cwd=ROOT)
+
+
+def wait_until(cond, timeout_s=15.0) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
+
+
+# --------------------------------------------------------------------------------------------------
+# argv
+
+
+def test_sim_argv_is_exact():
+    srv = settings(args={"mem_fraction_static": 0.85, "trust_remote_code": True,
+                         "enable_metrics": False, "lora_paths": ["a", "b"]},
+                   extra_args=["--log-level", "debug"])
+    argv = build_argv(srv, SpecConfig(3, 1, 4), fixed_args={"page_size": 1}, port=31000,
+                      max_concurrency=32)
+    assert argv == [
+        PY, "-m", "tuner.sim", "--model-path", "org/model", "--tp-size", "8", "--host", "127.0.0.1",
+        "--port", "31000", "--speculative-algorithm", "EAGLE3",
+        "--speculative-draft-model-path", "org/draft", "--speculative-num-steps", "3",
+        "--speculative-eagle-topk", "1", "--speculative-num-draft-tokens", "4",
+        "--page-size", "1", "--mem-fraction-static", "0.85", "--trust-remote-code",
+        "--lora-paths", "a", "b",
+        "--cuda-graph-max-bs-decode", "32", "--max-running-requests", "32", "--attention-backend", "flashinfer",
+        "--sim-profile", "k2.6-tp8-pcie", "--sim-speedup", "5000.0", "--sim-load-seconds", "0.1",
+        "--sim-noise", "0.0", "--sim-seed", "7", "--log-level", "debug"]
+
+
+def test_baseline_has_no_speculative_flags_and_the_same_pins():
+    srv = settings()
+    trial = build_argv(srv, SpecConfig(2, 4, 8), port=31000, max_concurrency=16)
+    base = build_argv(srv, None, port=31000, max_concurrency=16)
+    assert not [a for a in base if a.startswith("--speculative")]
+    i, j = trial.index("--speculative-algorithm"), trial.index("--cuda-graph-max-bs-decode")
+    assert trial[:i] + trial[j:] == base
+    for flag, value in (("--cuda-graph-max-bs-decode", "16"), ("--max-running-requests", "16"),
+                        ("--attention-backend", "flashinfer")):
+        assert base[base.index(flag) + 1] == value
+
+
+def test_sglang_argv_uses_sglangs_module_and_flag_names():
+    srv = settings(backend="sglang", python="python3", tp_size=8)
+    argv = build_argv(srv, SpecConfig(1, 1, 2), algorithm="EAGLE", port=30000, max_concurrency=32)
+    assert argv[:3] == ["python3", "-m", "sglang.launch_server"]
+    assert "--cuda-graph-max-bs-decode" in argv and "--cuda-graph-max-bs" not in argv
+    assert argv[argv.index("--speculative-algorithm") + 1] == "EAGLE"
+    assert not [a for a in argv if a.startswith("--sim-")]
+
+
+def test_python_none_means_this_interpreter():
+    argv = build_argv(settings(python=None), None, port=1, max_concurrency=1)
+    assert argv[0] == sys.executable
+
+
+def test_user_values_win_over_pins_and_low_ones_warn(caplog):
+    srv = settings(args={"max_running_requests": 16, "cuda_graph_max_bs": 8},
+                   extra_args=["--attention-backend=triton"])
+    with caplog.at_level("WARNING", logger="tuner.server"):
+        plan = plan_launch(srv, SpecConfig(3, 1, 4), port=31000, max_concurrency=32)
+    argv = plan.argv
+    assert argv.count("--max-running-requests") == 1 and argv[argv.index("--max-running-requests") + 1] == "16"
+    assert argv.count("--cuda-graph-max-bs") == 1 and argv[argv.index("--cuda-graph-max-bs") + 1] == "8"
+    assert "--attention-backend" not in argv and argv[-1] == "--attention-backend=triton"
+    assert plan.pinned == {}
+    assert len(plan.warnings) == 2 and all("below the largest benchmark concurrency 32" in w
+                                           for w in plan.warnings)
+    assert "--max-running-requests 16 is below" in caplog.text
+
+
+@pytest.mark.parametrize("kw, fixed, key", [
+    ({"args": {"page_size": 16}}, {"page_size": 1}, "server.args.page_size"),
+    ({"args": {"port": 1}}, {}, "server.args.port"),
+    ({}, {"model_path": "x"}, "fixed.model_path"),
+    ({"draft_model_path": None}, {}, "server.draft_model_path"),
+])
+def test_unlaunchable_settings_raise_config_error_naming_the_key(kw, fixed, key):
+    with pytest.raises(ConfigError) as exc:
+        build_argv(settings(**kw), SpecConfig(3, 1, 4), fixed_args=fixed, port=1, max_concurrency=1)
+    assert exc.value.key == key
+
+
+def test_format_command_round_trips_through_a_shell():
+    argv = build_argv(settings(model_path="/models/my model's dir"), SpecConfig(3, 1, 4), port=1,
+                      max_concurrency=4)
+    line = format_command(argv)
+    assert "\n" not in line and shlex.split(line) == argv
+
+
+def _study(tmp_path, **server) -> Path:
+    study = {"name": "t", "search_space": str(ROOT / "search_spaces" / "eagle3.yaml"),
+             "server": {"backend": "sim", "model_path": "org/model", "draft_model_path": "org/draft",
+                        **server},
+             "bench": {"suite": "quick"}}
+    path = tmp_path / "study.yaml"
+    path.write_text(json.dumps(study))
+    return path
+
+
+def tuner_cli(*args, timeout=60):
+    return subprocess.run([PY, "-m", "tuner", *args], capture_output=True, text=True, timeout=timeout,
+                          cwd=ROOT)
+
+
+def test_cli_print_shows_the_exact_command(tmp_path):
+    study = _study(tmp_path, port=31234)
+    r = tuner_cli("launch", str(study), "--num-steps", "3", "--topk", "1", "--draft-tokens", "4",
+                  "--print")
+    assert r.returncode == 0, r.stderr
+    line, = r.stdout.splitlines()
+    argv = shlex.split(line)
+    assert argv[1:3] == ["-m", "tuner.sim"] and argv[argv.index("--port") + 1] == "31234"
+    assert argv[argv.index("--speculative-num-steps") + 1] == "3"
+    assert argv[argv.index("--max-running-requests") + 1] == "32"  # the quick suite's largest C
+    r = tuner_cli("launch", str(study), "--baseline", "--print")
+    assert r.returncode == 0 and "--speculative" not in r.stdout
+    r = tuner_cli("launch", str(study), "--baseline", "--topk", "2", "--print")
+    assert r.returncode == 2 and "--baseline" in r.stderr
+    r = tuner_cli("launch", str(study), "--topk", "4", "--print")
+    assert r.returncode == 0 and "SGLang will fail at launch (all-or-none)" in r.stderr
+
+
+# --------------------------------------------------------------------------------------------------
+# classification
+
+TB = 'Traceback (most recent call last):\n  File "{file}", line 1, in f\n'
+ARG_FILE = "/x/sglang/srt/arg_groups/speculative_hook.py"
+
+
+@pytest.mark.parametrize("text, code, phase, expected", [
+    ("usage: launch_server [-h]\nlaunch_server: error: unrecognized arguments: --bogus 1", 2,
+     "startup", "invalid_args"),
+    ("usage: x\nx: error: ambiguous option: --cuda-graph-max-bs could match a, b", 2, "startup",
+     "invalid_args"),
+    (TB.format(file=ARG_FILE) + "AssertionError", 1, "startup", "invalid_args"),
+    (TB.format(file="/x/tuner/sim/args.py") + "TypeError: '>' not supported between instances of "
+     "'NoneType' and 'int'", 1, "startup", "invalid_args"),
+    ("Load weight begin\n" + TB.format(file="/x/model_loader/loader.py") + "ValueError: bad shape",
+     1, "startup", "other"),
+    ("Load weight begin\n" + TB.format(file="/x/srt/server_args.py") + "ValueError: bad", 1,
+     "startup", "invalid_args"),
+    ("torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB", 1, "startup", "oom"),
+    ("RuntimeError: Not enough memory. Please try to increase --mem-fraction-static.", 1, "startup",
+     "oom"),
+    ("torch.distributed.DistBackendError: NCCL error in: ProcessGroupNCCL.cpp:1, unhandled system "
+     "error", -9, "startup", "nccl"),
+    ("[rank3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5)", -6, "running",
+     "nccl"),
+    ("NCCL INFO Bootstrap : Using eth0\nNCCL INFO comm 0x1 rank 0 nranks 8 - Init COMPLETE\n"
+     "Killed", -9, "running", "crash_after_ready"),
+    ("Load weight begin\nloading...", None, "startup", "startup_timeout"),
+    ("RuntimeError: selected index k out of range", None, "running", "spec_runtime"),
+    ("RuntimeError: selected index k out of range", 1, "running", "spec_runtime"),
+    ('{"error": {"message": "RuntimeError: selected index k out of range"}}', None, "running",
+     "spec_runtime"),
+    ("Segmentation fault", -11, "startup", "other"),
+    ("ok", None, "running", "other"),
+    (TB.format(file=ARG_FILE) + "AssertionError", 1, "running", "crash_after_ready"),
+])
+def test_classify_log(text, code, phase, expected):
+    assert classify_log(text, code, phase) == expected
+
+
+# --------------------------------------------------------------------------------------------------
+# ports
+
+
+def test_port_checks_and_port_in_use_error(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        port = s.getsockname()[1]
+        assert not port_free("127.0.0.1", port)
+        with pytest.raises(PortInUseError) as exc:
+            ensure_port_free("127.0.0.1", port)
+        assert str(exc.value) == (f"port {port} on 127.0.0.1 is in use by another process; "
+                                  f"set server.port to a free port or 0")
+        srv = ServerProcess(settings(port=port), None, workdir=tmp_path, trial=1)
+        with pytest.raises(PortInUseError):
+            srv.start()
+        assert srv.proc is None and not list_records(tmp_path) and not srv.log_path.exists()
+        auto = ServerProcess(settings(port=0), None, workdir=tmp_path, trial=2)
+        assert auto.port != port and auto.plan.argv[auto.plan.argv.index("--port") + 1] == str(auto.port)
+    assert port_free("127.0.0.1", port)
+
+
+def test_listener_ownership_tells_our_server_from_a_stranger(tmp_path):
+    port = pick_free_port("127.0.0.1")
+    srv = track(sleeper(tmp_path, port, argv=[PY, "-m", "http.server", str(port), "--bind",
+                                              "127.0.0.1"]).start())
+    STARTED_GROUPS.add(srv.pgid)
+    try:
+        assert wait_until(lambda: not port_free("127.0.0.1", port))
+        assert listener_owned_by_group(port, srv.pgid) is True
+        assert listener_owned_by_group(port, os.getpgrp()) is False
+    finally:
+        srv.stop()
+
+
+# --------------------------------------------------------------------------------------------------
+# process groups and records
+
+
+def test_start_records_the_group_and_stop_removes_everything(tmp_path):
+    srv = sleeper(tmp_path).start()
+    track(srv)
+    rec_path = records_dir(tmp_path) / f"{srv.pid}.json"
+    rec = json.loads(rec_path.read_text())
+    st = read_stat(srv.pid)
+    assert rec["pid"] == srv.pid == rec["pgid"] == st.pgid == st.sid != os.getpgrp()
+    assert rec["start_ticks"] == st.start_ticks and rec["cmdline"] == SLEEPER
+    assert rec["owner_pid"] == os.getpid() and rec["port"] == srv.port and rec["members"] == []
+    srv.stop()
+    assert gone(srv.pid) and not rec_path.exists() and srv.returncode == -signal.SIGTERM
+    srv.stop()  # twice is safe
+    log = srv.log_path.read_text()
+    assert log.startswith("# tuner: ") and format_command(SLEEPER) in log
+    assert log.rstrip().endswith("stopped, killed by SIGTERM")
+
+
+def test_stop_kills_the_whole_group_even_when_it_ignores_sigterm(tmp_path):
+    code = ("import signal, subprocess, sys, time; signal.signal(signal.SIGTERM, signal.SIG_IGN); "
+            "c = subprocess.Popen([sys.executable, '-c', 'import signal, time; "
+            "signal.signal(signal.SIGTERM, signal.SIG_IGN); time.sleep(120)']); "
+            "print(c.pid, flush=True); time.sleep(120)")
+    srv = track(sleeper(tmp_path, argv=[PY, "-c", code], stop_grace_s=0.5).start())
+    assert wait_until(lambda: srv.log_text().strip().split("\n")[-1].isdigit())
+    grandchild = int(srv.log_text().strip().split("\n")[-1])
+    assert read_stat(grandchild).pgid == srv.pgid
+    srv.stop()
+    assert gone(srv.pid) and gone(grandchild) and srv.returncode == -signal.SIGKILL
+
+
+def test_wait_ready_fails_at_once_when_the_process_exits(tmp_path):
+    code = "import sys; print('Traceback (most recent call last):'); print('AssertionError'); sys.exit(1)"
+    srv = track(sleeper(tmp_path, argv=[PY, "-c", code], startup_timeout_s=120).start())
+    try:
+        with pytest.raises(LaunchError) as exc:
+            srv.wait_ready()
+    finally:
+        srv.stop()
+    err = exc.value
+    assert err.failure_class == "invalid_args" and err.exit_code == 1
+    assert "exit code 1 before it was ready: AssertionError" in err.message
+    assert "AssertionError" in err.log_tail and str(srv.log_path) in err.message
+    assert err.attributes()["failure_class"] == "invalid_args"
+
+
+def test_startup_timeout(tmp_path):
+    srv = track(sleeper(tmp_path, startup_timeout_s=1.0).start())
+    try:
+        with pytest.raises(LaunchError) as exc:
+            srv.wait_ready()
+        assert srv.returncode is None  # wait_ready does not stop it; the owner does
+    finally:
+        srv.stop()
+    assert exc.value.failure_class == "startup_timeout" and "not ready after 1 s" in exc.value.message
+
+
+HEALTH_SERVER = """
+import http.server, sys
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200 if self.path == "/health" else 404)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H).serve_forever()
+"""
+
+
+def test_ready_via_health_fallback_then_crash_after_ready(tmp_path):
+    port = pick_free_port("127.0.0.1")
+    srv = sleeper(tmp_path, port, argv=[PY, "-c", HEALTH_SERVER, str(port)], startup_timeout_s=30)
+    with srv:
+        track(srv)
+        assert srv.ready and srv.url == f"http://127.0.0.1:{port}"
+        members = json.loads(srv.record.path.read_text())["members"]
+        assert members == [[srv.pid, read_stat(srv.pid).start_ticks]]
+        srv.check_alive()
+        os.kill(srv.pid, signal.SIGKILL)
+        assert wait_until(lambda: srv.returncode is not None)
+        with pytest.raises(LaunchError) as exc:
+            srv.check_alive()
+        assert exc.value.failure_class == "crash_after_ready"
+        assert "killed by SIGKILL after it was ready" in exc.value.message
+        cls, msg, tail = srv.classify_exit()
+        assert cls == "crash_after_ready"
+    assert port_free("127.0.0.1", port) and not list_records(tmp_path)
+
+
+# --------------------------------------------------------------------------------------------------
+# orphans and signals
+
+TUNER_CHILD = """
+import os, sys, time
+sys.path.insert(0, {root!r})
+from tuner.server.launcher import ServerProcess, stop_on_signals
+srv = ServerProcess.from_argv({argv!r}, host="127.0.0.1", port={port}, log_path={log!r},
+                              workdir={workdir!r}, stop_grace_s=2)
+with stop_on_signals():
+    srv.start()
+    print(srv.pid, flush=True)
+    time.sleep(120)
+"""
+
+
+def start_tuner_child(tmp_path, argv=SLEEPER):
+    port = pick_free_port("127.0.0.1")
+    child = run_child(tmp_path, TUNER_CHILD.format(root=str(ROOT), argv=argv, port=port,
+                                                   log=str(tmp_path / "s.log"), workdir=str(tmp_path)))
+    line = child.stdout.readline()
+    assert line.strip().isdigit(), child.stderr.read()
+    server_pid = int(line)
+    STARTED_GROUPS.add(server_pid)
+    return child, server_pid
+
+
+def test_cleanup_orphans_after_kill_9_of_the_tuner(tmp_path):
+    child, server_pid = start_tuner_child(tmp_path)
+    try:
+        assert cleanup_orphans(tmp_path) == []  # its tuner is alive: not an orphan
+        assert not gone(server_pid)
+        child.kill()
+        child.wait(timeout=10)
+        assert not gone(server_pid)  # the server outlives a kill -9 of its tuner...
+        stopped = cleanup_orphans(tmp_path)
+        assert [r.pid for r in stopped] == [server_pid]  # ...until the next run cleans up
+        assert wait_until(lambda: gone(server_pid)) and not list_records(tmp_path)
+        assert cleanup_orphans(tmp_path) == []
+    finally:
+        finish(child)
+
+
+def _record(**kw) -> ServerRecord:
+    base = dict(pid=1, pgid=1, start_ticks=0, cmdline=SLEEPER, boot_id="", host="127.0.0.1",
+                port=1, backend="sim", log_path="x", stop_grace_s=1, started_at=0,
+                owner_pid=4194304 + 9, owner_start_ticks=0)  # owner above pid_max: dead
+    return ServerRecord(**{**base, **kw})
+
+
+def test_cleanup_never_kills_a_reused_pid(tmp_path):
+    bystander = subprocess.Popen(SLEEPER, start_new_session=True)
+    STARTED_GROUPS.add(bystander.pid)
+    try:
+        st = read_stat(bystander.pid)
+        # its pid, but another start time (the pid was reused), or another command line
+        _record(pid=st.pid, pgid=st.pid, start_ticks=st.start_ticks - 1).save(records_dir(tmp_path))
+        # a leader that is gone, whose group id a stranger now uses: no recorded member matches
+        _record(pid=4194304 + 7, pgid=st.pid, start_ticks=st.start_ticks,
+                members=[[st.pid, st.start_ticks - 1]]).save(records_dir(tmp_path))
+        assert cleanup_orphans(tmp_path) == []
+        assert bystander.poll() is None and not list_records(tmp_path)
+        _record(pid=st.pid, pgid=st.pid, start_ticks=st.start_ticks,
+                cmdline=["other"]).save(records_dir(tmp_path))
+        assert cleanup_orphans(tmp_path) == [] and bystander.poll() is None
+        # the leader gone, a recorded member still running: that member is stopped
+        _record(pid=4194304 + 7, pgid=st.pid, start_ticks=st.start_ticks,
+                members=[[st.pid, st.start_ticks]]).save(records_dir(tmp_path))
+        assert [r.pgid for r in cleanup_orphans(tmp_path)] == [st.pid]
+        assert bystander.wait(timeout=10) == -signal.SIGTERM
+    finally:
+        bystander.kill()
+        bystander.wait(timeout=10)
+
+
+@pytest.mark.parametrize("sig, codes", [(signal.SIGTERM, (143,)), (signal.SIGINT, (-2, 130))])
+def test_a_signal_to_the_tuner_stops_the_server_first(tmp_path, sig, codes):
+    child, server_pid = start_tuner_child(tmp_path)
+    try:
+        child.send_signal(sig)
+        assert child.wait(timeout=30) in codes
+        assert gone(server_pid) and not list_records(tmp_path)
+    finally:
+        finish(child)
+
+
+# --------------------------------------------------------------------------------------------------
+# GPU memory (nvidia-smi is absent here; a stand-in script plays it)
+
+
+def test_gpu_memory_wait(tmp_path, caplog):
+    with caplog.at_level("INFO", logger="tuner.server"):
+        assert wait_gpu_memory_released([0], 5, nvidia_smi=str(tmp_path / "no-nvidia-smi")) is None
+    assert "nvidia-smi not available" in caplog.text
+    counter = tmp_path / "calls"
+    fake = tmp_path / "nvidia-smi"
+    fake.write_text(textwrap.dedent(f"""\
+        #!{PY}
+        import pathlib
+        p = pathlib.Path({str(counter)!r})
+        n = int(p.read_text()) if p.exists() else 0
+        p.write_text(str(n + 1))
+        print("70000\\n500" if n < 2 else "900\\n500")
+        """))
+    fake.chmod(0o755)
+    assert wait_gpu_memory_released([800, 400], 30, tolerance_mib=200, nvidia_smi=str(fake)) is True
+    assert int(counter.read_text()) == 3
+    assert wait_gpu_memory_released([0, 0], 0.5, tolerance_mib=10, nvidia_smi=str(fake)) is False

@@ -1,0 +1,106 @@
+"""SGLang's validity rules and rewrites, table-driven (tuner/rules.py)."""
+
+import pytest
+
+from tuner.sglang.rules import (
+    WARN_DRAFT_TOKENS_ADJUSTED,
+    WARN_MAX_RUNNING_REQUESTS,
+    ServerContext,
+    SpecConfig,
+    candidate_count,
+    effective_config,
+    flag_name,
+    resolve,
+    resolve_max_running_requests,
+)
+
+S = SpecConfig
+
+# (requested, context, effective or None, violated rule or None, SGLang exception, fails at launch)
+CASES = [
+    # all three unset: SGLang auto-chooses (3, 1, 4) for DeepSeek-V3-style models and the default
+    (S(), ServerContext(), S(3, 1, 4), None, None, None),
+    # the article's first failure: topk without num_steps -> bare AssertionError
+    (S(None, 4, None), ServerContext(), None, "all-or-none", "AssertionError", True),
+    # the article's second failure: draft tokens without num_steps
+    (S(None, None, 3), ServerContext(), None, "all-or-none", "AssertionError", True),
+    # the article's third failure: num_steps without topk -> TypeError comparing None to 1
+    (S(1, None, 3), ServerContext(), None, "all-or-none", "TypeError", True),
+    # the article's running config: topk 1 silently rewrites draft tokens to num_steps + 1
+    (S(1, 1, 3), ServerContext(), S(1, 1, 2), None, None, None),
+    (S(3, 1, 4), ServerContext(), S(3, 1, 4), None, None, None),
+    (S(5, 1, 64), ServerContext(), S(5, 1, 6), None, None, None),
+    # topk 1 without draft tokens: rewritten too
+    (S(2, 1, None), ServerContext(), S(2, 1, 3), None, None, None),
+    # topk > 1 without draft tokens: the tree size is missing
+    (S(2, 4, None), ServerContext(), S(2, 4, None), "all-or-none", "TypeError", False),
+    # tree limits: draft - 1 <= topk + (steps - 1) * topk^2
+    (S(1, 4, 5), ServerContext(), S(1, 4, 5), None, None, None),
+    (S(1, 4, 6), ServerContext(), S(1, 4, 6), "tree-too-large", "RuntimeError", False),
+    (S(2, 2, 7), ServerContext(), S(2, 2, 7), None, None, None),
+    (S(2, 2, 8), ServerContext(), S(2, 2, 8), "tree-too-large", "RuntimeError", False),
+    (S(2, 8, 64), ServerContext(), S(2, 8, 64), None, None, None),
+    # attention backend and paging
+    (S(2, 2, 4), ServerContext(attention_backend="trtllm_mha"), None, "trtllm-topk", "ValueError", True),
+    (S(2, 1, 3), ServerContext(attention_backend="trtllm_mha"), S(2, 1, 3), None, None, None),
+    (S(2, 2, 4), ServerContext(page_size=16), None, "page-size-topk", "ValueError", True),
+    (S(2, 2, 4), ServerContext(page_size=16, attention_backend="flashinfer"), S(2, 2, 4), None, None, None),
+    (S(2, 2, 4), ServerContext(page_size=16, attention_backend="triton"), S(2, 2, 4), None, None, None),
+    (S(2, 1, 3), ServerContext(page_size=16), S(2, 1, 3), None, None, None),
+    (S(2, 2, 4), ServerContext(use_rejection_sampling=True), None, "rejection-sampling-topk", "ValueError", True),
+    (S(2, 1, 3), ServerContext(use_rejection_sampling=True), S(2, 1, 3), None, None, None),
+    # no speculative algorithm: SGLang ignores the flags (the autoregressive baseline)
+    (S(1, 4, None), ServerContext(speculative_algorithm=None), S(), None, None, None),
+]
+
+
+@pytest.mark.parametrize("requested,ctx,effective,rule,exc,at_launch", CASES)
+def test_resolve(requested, ctx, effective, rule, exc, at_launch):
+    res = resolve(requested, ctx)
+    assert res.effective == effective
+    if rule is None:
+        assert res.ok and res.violation is None
+    else:
+        assert not res.ok
+        assert res.violation.rule == rule
+        assert res.violation.sglang_exception == exc
+        assert res.violation.at_launch is at_launch
+        assert res.violation.message  # a person gets a fix, not just a rule id
+
+
+def test_rewrite_is_flagged_with_sglangs_warning():
+    res = resolve(S(1, 1, 3))
+    assert res.rewritten
+    assert res.warnings == (WARN_DRAFT_TOKENS_ADJUSTED,)
+    assert not resolve(S(1, 1, 2)).rewritten
+    assert resolve(S(1, 1, 2)).warnings == ()
+
+
+def test_type_error_message_matches_sglang():
+    v = resolve(S(1, None, 3)).violation
+    assert v.sglang_message == "'>' not supported between instances of 'NoneType' and 'int'"
+    assert resolve(S(None, 4, None)).violation.sglang_message == ""  # a bare assert
+
+
+@pytest.mark.parametrize("steps,topk,expected", [(1, 1, 1), (3, 1, 3), (1, 4, 4), (2, 4, 20), (3, 2, 10), (2, 8, 72)])
+def test_candidate_count(steps, topk, expected):
+    assert candidate_count(steps, topk) == expected
+
+
+def test_effective_config_raises_naming_the_rule():
+    assert effective_config(S(1, 1, 3)) == S(1, 1, 2)
+    with pytest.raises(ValueError, match="tree-too-large"):
+        effective_config(S(1, 4, 8))
+
+
+def test_max_running_requests():
+    assert resolve_max_running_requests(None, True) == (48, WARN_MAX_RUNNING_REQUESTS)
+    assert resolve_max_running_requests(64, True) == (64, None)
+    assert resolve_max_running_requests(None, False) == (None, None)
+
+
+def test_flag_name_and_server_args():
+    assert flag_name("speculative_num_draft_tokens") == "--speculative-num-draft-tokens"
+    assert S(3, 1, 4).server_args() == {
+        "speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4}
+    assert S(3, None, None).server_args() == {"speculative_num_steps": 3}

@@ -1,0 +1,205 @@
+"""The simulated server's command line and failure modes, each as a real process.
+
+SGLang's behaviour mirrored: argparse rejects unknown flags (exit 2); bad speculative combinations
+raise AssertionError/TypeError/ValueError at launch, printed as a traceback, before any loading;
+out of memory and injected start-up failures come after the load delay (exit 1); a draft tree too
+large starts and then fails speculative requests with HTTP 500.
+"""
+
+from __future__ import annotations
+
+import signal
+import subprocess
+import sys
+import time
+
+import requests
+from support.simproc import running_sim, sim_argv
+
+from tuner.sglang.rules import WARN_DRAFT_TOKENS_ADJUSTED
+
+SPEEDUP = 200.0
+
+
+def _run(*args: str, timeout_s: float = 20.0) -> subprocess.CompletedProcess:
+    """Run the simulator to completion (for start-up failures); bounded by ``timeout_s``."""
+    return subprocess.run(sim_argv(*args, speedup=SPEEDUP), capture_output=True, text=True,
+                          timeout=timeout_s, stdin=subprocess.DEVNULL)
+
+
+def _spec(steps=None, topk=None, draft=None, *more: str) -> list[str]:
+    flags = ["--speculative-algorithm", "EAGLE3"]
+    for name, value in (("--speculative-num-steps", steps), ("--speculative-eagle-topk", topk),
+                        ("--speculative-num-draft-tokens", draft)):
+        if value is not None:
+            flags += [name, str(value)]
+    return flags + list(more)
+
+
+# ------------------------------------------------------------------------------ command line
+
+
+def test_unknown_flag_exits_2():
+    r = _run("--no-such-flag", "3")
+    assert r.returncode == 2
+    assert "unrecognized arguments: --no-such-flag" in r.stderr
+
+
+def test_bad_value_exits_2():
+    r = _run("--sim-speedup", "0")
+    assert r.returncode == 2 and "--sim-speedup" in r.stderr
+
+
+def _config(tmp_path, text: str, name: str = "server.yaml") -> str:
+    path = tmp_path / name
+    path.write_text(text)
+    return str(path)
+
+
+def test_config_merged_under_command_line(tmp_path):
+    cfg = _config(tmp_path, "tp-size: 4\nmax-running-requests: 16\nenable-metrics: true\n"
+                            "speculative-algorithm: EAGLE3\nspeculative-num-steps: 2\n"
+                            "speculative-eagle-topk: 1\nspeculative-num-draft-tokens: 3\n")
+    with running_sim("--config", cfg, "--tp-size", "8", speedup=SPEEDUP) as sim:
+        info = requests.get(sim.url + "/server_info", timeout=10).json()
+        assert requests.get(sim.url + "/metrics", timeout=10).status_code == 200  # bare flag from YAML
+    assert info["tp_size"] == 8  # the command line wins
+    assert info["max_running_requests"] == 16  # explicit in the file: no reset to 48
+    assert info["speculative_num_steps"] == 2 and info["speculative_num_draft_tokens"] == 3
+    assert "reset to 48" not in sim.log
+
+
+def test_config_underscore_key_rejected_by_argparse(tmp_path):
+    r = _run("--config", _config(tmp_path, "speculative_num_steps: 2\n"))
+    assert r.returncode == 2
+    assert "unrecognized arguments: --speculative_num_steps 2" in r.stderr
+
+
+def test_config_must_be_yaml(tmp_path):
+    r = _run("--config", _config(tmp_path, "{}", "server.json"))
+    assert r.returncode == 1
+    assert "ValueError: Config file must be YAML format, got: .json" in r.stderr
+
+
+def test_tuner_sim_serve_passes_arguments_through():
+    r = subprocess.run([sys.executable, "-m", "tuner", "sim", "serve", "--model-path", "m", "--bogus"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 2 and "unrecognized arguments: --bogus" in r.stderr
+    r = subprocess.run([sys.executable, "-m", "tuner", "sim", "serve", "--help"],
+                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    assert r.returncode == 0 and "--speculative-num-steps" in r.stdout and "--sim-speedup" in r.stdout
+
+
+# ------------------------------------------------------------------------------ SGLang's launch errors
+
+
+def test_assertion_error_at_once_before_loading():
+    # topk without num_steps: SGLang's bare assert. The 60 s load delay proves it fails before loading.
+    t0 = time.monotonic()
+    r = _run(*_spec(None, 4), "--sim-load-seconds", "60")
+    assert r.returncode == 1
+    assert "Traceback (most recent call last):" in r.stderr
+    assert r.stderr.rstrip().endswith("AssertionError")
+    assert time.monotonic() - t0 < 15
+
+
+def test_type_error_when_topk_missing():
+    r = _run(*_spec(1, None, 3), "--sim-load-seconds", "60")
+    assert r.returncode == 1
+    assert "TypeError: '>' not supported between instances of 'NoneType' and 'int'" in r.stderr
+    assert "Traceback (most recent call last):" in r.stderr
+
+
+def test_value_error_trtllm_topk():
+    r = _run(*_spec(2, 4, 8, "--attention-backend", "trtllm_mha"), "--sim-load-seconds", "60")
+    assert r.returncode == 1
+    assert "ValueError: trtllm_mha backend only supports topk = 1" in r.stderr
+
+
+def test_draft_rewrite_warning_and_48():
+    with running_sim(*_spec(1, 1, 3), speedup=SPEEDUP) as sim:
+        info = requests.get(sim.url + "/server_info", timeout=10).json()
+    assert info["speculative_num_draft_tokens"] == 2
+    assert info["internal_states"][0]["max_running_requests"] == 48
+    assert WARN_DRAFT_TOKENS_ADJUSTED in sim.log
+
+
+def test_tree_too_large_starts_then_fails_speculative_requests():
+    # steps 1, topk 2 drafts 2 candidates; 8 draft tokens need 7: SGLang fails at the first verify.
+    with running_sim(*_spec(1, 2, 8), speedup=SPEEDUP) as sim:
+        assert requests.get(sim.url + "/health_generate", timeout=10).status_code == 200
+        r = requests.post(sim.url + "/generate", timeout=10,
+                          json={"text": "hi", "sampling_params": {"max_new_tokens": 16}})
+        assert r.status_code == 500
+        assert "selected index k out of range" in r.json()["error"]["message"]
+        r = requests.post(sim.url + "/v1/completions", timeout=10,
+                          json={"prompt": "hi", "max_tokens": 16})
+        assert r.status_code == 500
+        # one token comes from prefill alone: no verify step, no failure
+        ok = requests.post(sim.url + "/generate", timeout=10,
+                           json={"text": "hi", "sampling_params": {"max_new_tokens": 1}})
+        assert ok.status_code == 200
+        assert "selected index k out of range" in sim.log
+
+
+def test_oom_after_load_delay():
+    with running_sim(*_spec(1, 1, 2), "--max-running-requests", "100000", "--sim-load-seconds", "0.3",
+                     speedup=SPEEDUP, ready=False) as sim:
+        assert requests.get(sim.url + "/health", timeout=10).status_code == 503  # still loading
+        assert sim.wait(15) == 1
+        log = sim.log
+    assert "Not enough memory" in log
+    assert log.index("Load weight end") < log.index("Not enough memory")
+
+
+# ------------------------------------------------------------------------------ fault injection
+
+
+def test_fail_startup_prints_message_after_loading():
+    msg = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
+    with running_sim("--sim-fail-startup", msg, "--sim-load-seconds", "0.3", speedup=SPEEDUP,
+                     ready=False) as sim:
+        assert requests.get(sim.url + "/health_generate", timeout=10).status_code == 503
+        assert sim.wait(15) == 1
+        log = sim.log
+    assert "Traceback (most recent call last):" in log
+    assert f"\n{msg}\n" in log
+    assert log.index("Load weight end") < log.index(msg)
+
+
+def test_hang_on_start_never_ready_and_sigterm_exits_0():
+    with running_sim("--sim-hang-on-start", speedup=SPEEDUP, ready=False) as sim:
+        deadline = time.monotonic() + 1.0
+        while time.monotonic() < deadline:
+            assert requests.get(sim.url + "/health_generate", timeout=5).status_code == 503
+            time.sleep(0.1)
+        assert sim.proc.poll() is None
+        sim.proc.send_signal(signal.SIGTERM)
+        assert sim.wait(10) == 0
+
+
+def test_crash_after_n_requests():
+    with running_sim("--sim-crash-after-requests", "2", speedup=SPEEDUP) as sim:
+        body = {"text": "hi", "sampling_params": {"max_new_tokens": 8}}
+        assert requests.post(sim.url + "/generate", json=body, timeout=10).status_code == 200
+        try:
+            r = requests.post(sim.url + "/generate", json=body, timeout=10)
+            raise AssertionError(f"the second request was answered: {r.status_code}")
+        except requests.ConnectionError:
+            pass
+        assert sim.wait(10) == 1
+        assert "--sim-crash-after-requests 2" in sim.log
+
+
+def test_sigterm_shuts_down_cleanly():
+    with running_sim(speedup=SPEEDUP) as sim:
+        sim.proc.send_signal(signal.SIGTERM)
+        assert sim.wait(10) == 0
+        assert "shutting down" in sim.log
+
+
+def test_unknown_profile_one_line_exit_2():
+    r = _run("--sim-profile", "no-such-profile")
+    assert r.returncode == 2
+    assert r.stderr.strip().splitlines()[-1].startswith("error: --sim-profile: no-such-profile")
+    assert "Traceback" not in r.stderr

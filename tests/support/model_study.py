@@ -1,0 +1,53 @@
+"""Real Optuna studies measured through the performance model (ModelBackend: no process, no HTTP),
+shared by the results tests."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tuner.config.study import load_study
+from tuner.config.suite import load_suite
+from tuner.engine.backends import ModelBackend
+from tuner.engine.runner import run_study
+from tuner.engine.study import create_study
+
+ROOT = Path(__file__).resolve().parents[2]
+SPACE = ROOT / "search_spaces" / "eagle3.yaml"
+
+STUDY = """
+name: {name}
+search_space: {space}
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+  args:
+    mem_fraction_static: 0.85
+    trust_remote_code: true
+  sim: {{profile: k2.6-tp8-pcie}}
+bench: {{suite: quick}}
+sampler: {{seed: 3}}
+budget: {{n_trials: 40}}
+{seeds}"""
+
+# Seeds that make the study hold every kind of trial whatever the sampler does: SGLang runs
+# (1, 1, 5) as (1, 1, 2), the article's seed (a reused trial), and (1, 4, 40) asks for more draft
+# tokens than one step of topk 4 drafts (an invalid one).
+REUSE_SEED = """seed_trials:
+  - {speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 5}
+  - {speculative_num_steps: 1, speculative_eagle_topk: 4, speculative_num_draft_tokens: 40}
+"""
+
+
+def make_model_study(folder: Path, name: str = "demo", n_trials: int | None = 12, space: Path = SPACE):
+    """A study file in ``folder``, created in its SQLite storage and run for ``n_trials`` settings
+    through the performance model (``n_trials=None``: created, never run). Returns the file path."""
+    path = folder / f"{name}.yaml"
+    path.write_text(STUDY.format(name=name, space=space, seeds=REUSE_SEED if space == SPACE else ""))
+    config = load_study(path)
+    create_study(config, config.storage)
+    if n_trials:
+        run_study(config, config.storage, ModelBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=1),
+                  n_trials=n_trials)
+    return path

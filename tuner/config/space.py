@@ -1,0 +1,186 @@
+"""The search-space file (``search_spaces/*.yaml``) and the EAGLE-3 search space it describes.
+
+:class:`SearchSpaceConfig` is the file as a typed, validated object (errors name the file and key,
+see :mod:`tuner.config.yamlfile`). :class:`SearchSpace` answers three questions for the study
+engine and the CLI: what SGLang really runs for a proposal (:meth:`SearchSpace.resolve`), which
+distinct effective settings the space holds (:meth:`SearchSpace.effective_configs`), and the Optuna
+distributions to sample from. The rules themselves live in :mod:`tuner.sglang.rules`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Annotated, Any, Literal, Union
+
+from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+
+from ..sglang.rules import Resolution, ServerContext, SpecConfig, resolve
+from .yamlfile import StrictModel, load_model
+
+SPEC_PARAMS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+Scalar = Union[bool, int, float, str]
+
+
+def server_arg_names(args: dict, where: str) -> dict:
+    """Server arguments are SGLang's underscore names, and never the flags the tuner itself sets."""
+    for name in args:
+        if "-" in name:
+            raise ValueError(f"{name!r}: write server arguments with underscores ({name.replace('-', '_')})")
+        if name in SPEC_PARAMS or name == "speculative_algorithm":
+            raise ValueError(f"{name!r} is searched or set by the tuner; remove it from {where}")
+    return args
+
+
+class IntRange(StrictModel):
+    """An integer range ``{low, high}`` (inclusive), optionally with ``step``."""
+
+    low: int
+    high: int
+    step: int = Field(1, ge=1)
+
+    @model_validator(mode="after")
+    def _ordered(self):
+        if self.low > self.high:
+            raise ValueError(f"low ({self.low}) must not exceed high ({self.high})")
+        return self
+
+    def values(self) -> list[int]:
+        return list(range(self.low, self.high + 1, self.step))
+
+
+class Choices(StrictModel):
+    """A list of allowed integer values ``{choices: [...]}``."""
+
+    choices: list[int] = Field(min_length=1)
+
+    @field_validator("choices")
+    @classmethod
+    def _unique(cls, v):
+        if len(set(v)) != len(v):
+            raise ValueError("choices must not repeat a value")
+        return v
+
+    def values(self) -> list[int]:
+        return list(self.choices)
+
+
+def _param_kind(value: Any) -> str:
+    # A mapping with `choices` is a list of values, anything else a range: errors then speak of
+    # the form the author meant instead of listing both.
+    # (Pydantic also calls this with the model itself when serializing.)
+    if isinstance(value, Choices) or (isinstance(value, dict) and "choices" in value):
+        return "choices"
+    return "range"
+
+
+Param = Annotated[
+    Union[Annotated[IntRange, Tag("range")], Annotated[Choices, Tag("choices")]],
+    Discriminator(_param_kind),
+]
+
+# The smallest value each flag may take: SGLang has no use for fewer than one draft step, a top-k of
+# zero, or fewer than 2 draft tokens (the root plus at least one drafted token to verify).
+_PARAM_MINIMUM = {"speculative_num_steps": 1, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 2}
+
+
+class SearchSpaceConfig(StrictModel):
+    """``search_spaces/*.yaml``: ranges of the three EAGLE-3 flags and server args held fixed."""
+
+    algorithm: Literal["EAGLE3", "EAGLE"] = "EAGLE3"
+    params: dict[str, Param]
+    #: other SGLang server arguments (underscore names) held constant in every trial
+    fixed: dict[str, Scalar] = Field(default_factory=dict)
+
+    @field_validator("params")
+    @classmethod
+    def _three_params(cls, v: dict):
+        for name in v:
+            if name not in SPEC_PARAMS:
+                raise ValueError(f"unknown parameter {name!r}; expected {', '.join(SPEC_PARAMS)}")
+        for name in SPEC_PARAMS:
+            if name not in v:
+                raise ValueError(f"{name} is missing; give it a range {{low, high}} or {{choices: [...]}}")
+            lowest = min(v[name].values())
+            if lowest < _PARAM_MINIMUM[name]:
+                raise ValueError(f"{name}: values start at {lowest}; "
+                                 f"the smallest SGLang can use is {_PARAM_MINIMUM[name]}")
+        return v
+
+    @field_validator("fixed")
+    @classmethod
+    def _no_spec_in_fixed(cls, v: dict):
+        return server_arg_names(v, "fixed")
+
+    def values(self, name: str) -> list[int]:
+        return self.params[name].values()
+
+
+def load_space(path: str | Path) -> SearchSpaceConfig:
+    """Load and validate a search-space file; raises :class:`ConfigError`."""
+    return load_model(SearchSpaceConfig, path)
+
+
+
+def context_from_args(algorithm: str | None, server_args: dict) -> ServerContext:
+    """The :class:`ServerContext` the rules need, read from server arguments (underscore names)."""
+    return ServerContext(
+        speculative_algorithm=algorithm,
+        attention_backend=server_args.get("attention_backend"),
+        page_size=int(server_args.get("page_size") or 1),
+        use_rejection_sampling=bool(server_args.get("speculative_use_rejection_sampling", False)),
+    )
+
+
+@dataclass(frozen=True)
+class SearchSpace:
+    """A validated search space plus the server arguments the rules depend on."""
+
+    config: SearchSpaceConfig
+    source: str = "<search space>"
+
+    @classmethod
+    def load(cls, path: str | Path) -> "SearchSpace":
+        return cls(load_space(path), str(path))
+
+    @property
+    def context(self) -> ServerContext:
+        return context_from_args(self.config.algorithm, self.config.fixed)
+
+    def values(self, name: str) -> list[int]:
+        return self.config.values(name)
+
+    def resolve(self, requested: SpecConfig) -> Resolution:
+        return resolve(requested, self.context)
+
+    def contains(self, cfg: SpecConfig) -> bool:
+        """Whether ``cfg`` lies within the file's ranges (as requested, before rewrites)."""
+        return all(
+            value in self.values(name)
+            for name, value in zip(SPEC_PARAMS, (cfg.num_steps, cfg.eagle_topk, cfg.num_draft_tokens))
+        )
+
+    def proposals(self):
+        """Every requested setting in the ranges, with its resolution (the full Cartesian product)."""
+        for steps in self.values("speculative_num_steps"):
+            for topk in self.values("speculative_eagle_topk"):
+                for draft in self.values("speculative_num_draft_tokens"):
+                    cfg = SpecConfig(steps, topk, draft)
+                    yield cfg, self.resolve(cfg)
+
+    def effective_configs(self) -> list[SpecConfig]:
+        """The distinct settings SGLang would really run, valid ones only, sorted."""
+        return sorted({res.effective for _, res in self.proposals() if res.ok})
+
+    def distributions(self) -> dict:
+        """Optuna distributions for the three flags (integers, or categorical for choices)."""
+        import optuna.distributions as d
+
+        out = {}
+        for name in SPEC_PARAMS:
+            p = self.config.params[name]
+            if isinstance(p, IntRange):
+                out[name] = d.IntDistribution(p.low, p.high, step=p.step)
+            else:
+                out[name] = d.CategoricalDistribution(list(p.choices))
+        return out

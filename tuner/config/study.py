@@ -1,0 +1,194 @@
+"""The study file (``studies/*.yaml``) as a typed, validated object.
+
+Validation happens once, here, at the edge: :func:`load_study` also loads the search space and the
+suite the file names (relative to the file), so everything past it may trust its input. Errors are
+:class:`tuner.config.yamlfile.ConfigError`: one line naming the file, the key and what is expected.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from typing import Any, Literal, Union
+
+from pydantic import Field, field_validator
+
+from .space import Scalar, load_space, server_arg_names
+from .suite import SHIPPED_SUITES, load_suite
+from .yamlfile import ConfigError, StrictModel, load_model, parse_model
+
+#: The environment variable naming the default Optuna storage URL (several nodes, one study).
+STORAGE_ENV_VAR = "TUNER_STORAGE"
+
+
+def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
+    """``8h``, ``30m``, ``90s``, ``1h30m`` or a number of seconds -> seconds (``None`` stays None)."""
+    if value is None:
+        return None
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if value <= 0:
+            raise ConfigError(source, key, "must be positive")
+        return float(value)
+    text = str(value).strip().lower()
+    m = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?", text)
+    if not text or not m or not any(m.groups()):
+        raise ConfigError(source, key, f"expected a duration such as 8h, 45m, 90s or 1h30m, got {value!r}")
+    h, mi, s = (float(g) if g else 0.0 for g in m.groups())
+    seconds = h * 3600 + mi * 60 + s
+    if seconds <= 0:
+        raise ConfigError(source, key, "must be positive")
+    return seconds
+
+
+class SimSettings(StrictModel):
+    """How the simulated server runs (``server.backend: sim``)."""
+
+    profile: str = "k2.6-tp8-pcie"  #: a shipped profile name or a path to a profile YAML
+    #: wall clock runs this many times faster than model time; 20 keeps measured figures within
+    #: ~3% of the model on 2 cores (benchmarks/sim_fidelity.py); much faster and HTTP overhead shows
+    speedup: float = Field(20.0, gt=0)
+    load_seconds: float = Field(0.5, ge=0)  #: model-load time before ready, in wall seconds
+    noise: float = Field(0.02, ge=0, lt=1)  #: relative jitter of step times
+    seed: int | None = None
+
+
+class ServerSettings(StrictModel):
+    """The server each trial launches: SGLang on a GPU node, or the simulator."""
+
+    backend: Literal["sim", "sglang"] = "sim"
+    #: the interpreter that has SGLang (backend sglang) or the tuner (backend sim); None means the
+    #: interpreter running the tuner, decided on each worker (stored studies stay portable)
+    python: str | None = None
+    model_path: str
+    draft_model_path: str | None = None
+    tp_size: int = Field(1, ge=1)
+    host: str = "127.0.0.1"
+    port: int = Field(0, ge=0, le=65535)  #: 0 picks a free port per launch
+    #: further SGLang server arguments, underscore names, e.g. mem_fraction_static: 0.85
+    args: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    extra_args: list[str] = Field(default_factory=list)  #: raw argv appended last
+    env: dict[str, str] = Field(default_factory=dict)
+    startup_timeout_s: float = Field(600.0, gt=0)
+    stop_grace_s: float = Field(30.0, gt=0)
+    sim: SimSettings = Field(default_factory=SimSettings)
+
+    @field_validator("args")
+    @classmethod
+    def _underscore_args(cls, v: dict):
+        return server_arg_names(v, "args")
+
+
+class BenchSettings(StrictModel):
+    """The benchmark suite every trial and the baseline run, identically."""
+
+    suite: Union[str, dict[str, Any]] = "seed"  #: ``seed``, ``quick``, a suite file, or inline
+    api: Literal["generate", "openai"] = "generate"
+    stream: bool = False
+
+
+_OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|(speedup|tok_per_s)@(\d+))")
+
+
+class SamplerSettings(StrictModel):
+    name: Literal["auto", "tpe", "nsgaii", "gp", "random", "grid"] = "auto"
+    #: None: each worker draws its own seed (a shared seed would make a restarted worker
+    #: propose the crashed trial's parameters again)
+    seed: int | None = None
+    #: keyword arguments for the sampler (for auto: local_prob, draft_factor, center_tolerance, and
+    #: tpe_options for its TPE part; see tuner/sampling.py)
+    options: dict[str, Any] = Field(default_factory=dict)
+
+
+class BudgetSettings(StrictModel):
+    n_trials: int | None = Field(16, ge=1)
+    timeout: Union[str, int, float, None] = None  #: 8h, 45m, ...; no new trial that would overrun
+
+    @field_validator("timeout")
+    @classmethod
+    def _duration(cls, v):
+        parse_duration(v)  # raises with the expected forms
+        return v
+
+    @property
+    def timeout_s(self) -> float | None:
+        return parse_duration(self.timeout)
+
+
+class SeedTrial(StrictModel):
+    speculative_num_steps: int = Field(ge=1)
+    speculative_eagle_topk: int = Field(ge=1)
+    speculative_num_draft_tokens: int = Field(ge=2)
+
+
+class StudyConfig(StrictModel):
+    """``studies/*.yaml``: everything a worker needs to run the study, on any machine."""
+
+    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
+    #: ``NAME.db`` beside the study file
+    storage: str | None = None
+    search_space: str  #: path, relative to the study file
+    server: ServerSettings
+    bench: BenchSettings = Field(default_factory=BenchSettings)
+    #: what to maximize, each vs the autoregressive baseline measured with the same suite:
+    #: single_speedup (mean single-request tok/s), speedup@C (aggregate tok/s at concurrency C),
+    #: single_tok_per_s, tok_per_s@C
+    objectives: list[str] = Field(default_factory=lambda: ["single_speedup", "speedup@32"], min_length=1)
+    sampler: SamplerSettings = Field(default_factory=SamplerSettings)
+    budget: BudgetSettings = Field(default_factory=BudgetSettings)
+    #: trials measured first, after SGLang's automatic choice and the article's setting
+    seed_trials: list[SeedTrial] = Field(default_factory=list)
+    #: measure tuner.engine.sampling.DEFAULT_SEED_TRIALS first: SGLang's (3, 1, 4), the article's (1, 1, 3),
+    #: a medium and a large tree from SGLang's bench_speculative grid
+    default_seed_trials: bool = True
+    #: folder for per-trial logs; default ``studies/NAME/`` beside the study file
+    workdir: str | None = None
+
+    @field_validator("objectives")
+    @classmethod
+    def _objectives(cls, v: list[str]):
+        for name in v:
+            if not _OBJECTIVE.fullmatch(name):
+                raise ValueError(f"unknown objective {name!r}; expected single_speedup, "
+                                 f"single_tok_per_s, speedup@C or tok_per_s@C (C a concurrency)")
+        if len(set(v)) != len(v):
+            raise ValueError("objectives must not repeat")
+        return v
+
+
+def objective_concurrency(name: str) -> int | None:
+    """The sweep concurrency an objective reads (None for the single-request objectives)."""
+    m = _OBJECTIVE.fullmatch(name)
+    return int(m.group(3)) if m and m.group(3) else None
+
+
+def load_study(path: str | Path) -> StudyConfig:
+    """Load and validate a study file, including the search space and suite it refers to.
+
+    Relative paths in the file (search space, workdir) are made absolute against the study file's
+    folder, so the returned object means the same thing from any working directory.
+    """
+    path = Path(path).resolve()
+    study = load_model(StudyConfig, path)
+    base = path.parent
+    space_path = (base / study.search_space).resolve()
+    load_space(space_path)  # fail now, naming the space file, not at the first trial
+    update: dict[str, Any] = {"search_space": str(space_path)}
+    # The suite is checked now too, and a suite file is made absolute like the search space.
+    suite = study.bench.suite
+    if isinstance(suite, str) and suite not in SHIPPED_SUITES:
+        suite = str((base / suite).resolve())
+        update["bench"] = study.bench.model_copy(update={"suite": suite})
+    load_suite(suite, base_dir=base)
+    update["workdir"] = str((base / (study.workdir or study.name)).resolve())
+    if study.storage is None:
+        # No storage in the file: $TUNER_STORAGE when set (several nodes), else SQLite beside it.
+        local = f"sqlite:///{base / (study.name + '.db')}"
+        update["storage"] = f"${{{STORAGE_ENV_VAR}}}" if os.environ.get(STORAGE_ENV_VAR) else local
+    return study.model_copy(update=update)
+
+
+def study_from_dict(data: dict, source: str = "<stored study config>") -> StudyConfig:
+    """Rebuild a study config stored in Optuna's user attributes (already absolute)."""
+    return parse_model(StudyConfig, data, source)

@@ -1,0 +1,101 @@
+"""The autoregressive baseline: the same server without speculation, measured once per study.
+
+It lives in a companion Optuna study ``NAME.baseline`` (see :data:`tuner.engine.study.BASELINE_SUFFIX`):
+its trials give an atomic order and heartbeats, so several workers starting at once measure it once
+(claim ``"baseline"``), and a dead worker's baseline is retried like any trial.
+
+Contract of :func:`ensure_baseline`: it returns the study's current baseline, measuring it first
+when there is none (or when ``rebaseline`` asks for a new one); a failed measurement raises
+:class:`BaselineError` and the run stops, since nothing else could be compared.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+from .asktell import ask, tell
+from .records import MEASURED, StoredFigures
+from .study import BASELINE_SUFFIX
+from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
+
+Event = Callable[[str, dict], None]
+
+
+@dataclass
+class Baseline:
+    figures: StoredFigures
+    attrs: dict
+    trial_number: int
+
+
+class BaselineError(RuntimeError):
+    """The baseline could not be measured: nothing else can be compared, so the run stops."""
+
+    def __init__(self, m):
+        self.measurement = m
+        super().__init__(f"the autoregressive baseline failed ({m.failure_class}): {m.failure_message}"
+                         + (f"; log: {m.log_path}" if m.log_path else ""))
+
+
+def find_baseline(study) -> Baseline | None:
+    """The latest completed baseline measurement of a study, if any."""
+    import optuna
+    from optuna.trial import TrialState
+
+    try:
+        bstudy = optuna.load_study(study_name=study.study_name + BASELINE_SUFFIX, storage=study._storage)
+    except KeyError:
+        return None
+    done = [t for t in bstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+            if t.user_attrs.get("status") == MEASURED]
+    if not done:
+        return None
+    t = done[-1]
+    return Baseline(StoredFigures.from_attrs(t.user_attrs), dict(t.user_attrs), t.number)
+
+
+def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebaseline: bool) -> Baseline:
+    """The study's baseline, measured here when there is none yet (or ``rebaseline``).
+
+    ``measure(trial, baseline_study)`` measures the autoregressive server for the RUNNING baseline
+    ``trial`` and stores its figures on it (see :meth:`tuner.engine.trial.TrialRunner.measure`).
+    Another worker measuring the baseline is waited for, not duplicated.
+    """
+    import optuna
+    from optuna.trial import TrialState
+
+    storage = study._storage
+    bstudy = optuna.create_study(study_name=study.study_name + BASELINE_SUFFIX, storage=storage,
+                                 direction="maximize", load_if_exists=True)
+    current = find_baseline(study)
+    if current and not rebaseline:
+        emit("baseline", {"reused": True, "figures": current.figures.__dict__})
+        return current
+    after = current.trial_number if current else -1
+    while True:
+        reap_dead_trials(bstudy)
+        done = find_baseline(study)
+        if done and done.trial_number > after:
+            return done
+        trial = ask(bstudy)
+        with Heartbeat(storage, trial._trial_id):
+            trial.set_user_attr("worker", worker.as_dict())
+            if not try_claim(bstudy, trial, "baseline"):
+                # Another worker is measuring the baseline: wait for it (or for it to die).
+                tell(bstudy, trial, state=TrialState.FAIL)
+                emit("waiting", {"for": "the baseline, measured by another worker"})
+                wait_for_claim(bstudy, "baseline")
+                continue
+            done = find_baseline(study)
+            if done and done.trial_number > after:
+                # Another worker finished it between our look and our claim.
+                tell(bstudy, trial, state=TrialState.FAIL)
+                return done
+            emit("trial_start", {"trial": "baseline", "spec": None})
+            m = measure(trial, bstudy)
+            if m.failure_class:
+                tell(bstudy, trial, state=TrialState.FAIL)
+                raise BaselineError(m)
+            tell(bstudy, trial, 0.0)
+        return find_baseline(study)

@@ -1,0 +1,121 @@
+"""What a trial leaves in storage, and how to read it back.
+
+The study engine (:mod:`tuner.engine`) writes the attributes named here; status, pareto, export and
+report read them back through :func:`load_records`.
+
+Every trial the engine finishes is COMPLETE with one value per objective. A trial that measured
+nothing (invalid setting, failed launch, crashed run) gets the worst values and a violated
+constraint (``trial.set_constraint("measured", 1.0)``), so samplers learn to avoid it while status
+and reports still show it as failed (``status`` attribute).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..sglang.rules import SpecConfig
+
+CONSTRAINT = "measured"
+#: status values of a trial (user attribute ``status``)
+MEASURED, REUSED, INVALID, FAILED = "measured", "reused", "invalid", "failed"
+
+
+def spec_key(spec: SpecConfig) -> str:
+    """A stable key of an effective config, used to find repeats and claims across workers."""
+    return f"{spec.num_steps}-{spec.eagle_topk}-{spec.num_draft_tokens}"
+
+
+def spec_from_params(params: dict) -> SpecConfig:
+    return SpecConfig(params.get("speculative_num_steps"), params.get("speculative_eagle_topk"),
+                      params.get("speculative_num_draft_tokens"))
+
+
+def spec_from_dict(d: dict | None) -> SpecConfig | None:
+    return None if d is None else SpecConfig(d.get("num_steps"), d.get("eagle_topk"), d.get("num_draft_tokens"))
+
+
+@dataclass
+class StoredFigures:
+    """Figures read back from storage; satisfies :class:`tuner.engine.objectives.Figures`."""
+
+    single_tok_per_s: float | None
+    tok_per_s: dict[int, float] = field(default_factory=dict)
+    accept_length: float | None = None
+
+    def tok_per_s_at(self, concurrency: int) -> float | None:
+        return self.tok_per_s.get(concurrency)
+
+    @classmethod
+    def from_attrs(cls, attrs: dict) -> "StoredFigures":
+        tps = {int(k.split("@")[1]): v for k, v in attrs.items() if k.startswith("tok_per_s@") and v is not None}
+        return cls(attrs.get("single_tok_per_s"), tps, attrs.get("accept_length"))
+
+
+def figure_attrs(figures: Any) -> dict[str, Any]:
+    """Every figure worth keeping, flat, in model time: a SuiteResult's own ``summary()``
+    (throughput, spread, latency percentiles per concurrency), or the model's figures."""
+    if hasattr(figures, "summary"):
+        flat = figures.summary()
+    else:
+        flat = {"single_tok_per_s": figures.single_tok_per_s,
+                "accept_length": getattr(figures, "accept_length", None),
+                **{f"tok_per_s@{c}": v for c, v in sorted(figures.tok_per_s.items())}}
+    return {k: v for k, v in flat.items() if v is not None}
+
+
+@dataclass
+class TrialRecord:
+    """One trial as the reports see it."""
+
+    number: int
+    state: str  #: Optuna's state name: COMPLETE, RUNNING, FAIL, ...
+    status: str | None  #: measured | reused | invalid | failed (None while running)
+    requested: SpecConfig
+    effective: SpecConfig | None
+    values: list[float] | None
+    feasible: bool
+    attrs: dict[str, Any]
+    duration_s: float | None
+
+    @property
+    def figures(self) -> StoredFigures:
+        return StoredFigures.from_attrs(self.attrs)
+
+    @property
+    def failure_class(self) -> str | None:
+        return self.attrs.get("failure_class")
+
+
+def load_records(study) -> list[TrialRecord]:
+    """All trials of an Optuna study, oldest first."""
+    out = []
+    for t in study.get_trials(deepcopy=False):
+        attrs = dict(t.user_attrs)
+        feasible = t.state.name == "COMPLETE" and all(v <= 0 for v in t.constraints.values())
+        out.append(TrialRecord(
+            number=t.number,
+            state=t.state.name,
+            status=attrs.get("status"),
+            requested=spec_from_params(t.params) if t.params else spec_from_dict(attrs.get("requested")),
+            effective=spec_from_dict(attrs.get("effective")),
+            values=list(t.values) if t.values is not None else None,
+            feasible=feasible,
+            attrs=attrs,
+            duration_s=attrs.get("duration_s"),
+        ))
+    return out
+
+
+def status_counts(records: list[TrialRecord]) -> dict[str, int]:
+    """Trials by status (``measured``, ``reused``, ...; Optuna's state for trials without one)."""
+    counts: dict[str, int] = {}
+    for r in records:
+        key = r.status or r.state.lower()
+        counts[key] = counts.get(key, 0) + 1
+    return counts
+
+
+def counts_text(records: list[TrialRecord]) -> str:
+    """``"3 invalid, 10 measured"``: :func:`status_counts` as one line ("" for no trials)."""
+    return ", ".join(f"{n} {k}" for k, n in sorted(status_counts(records).items()))

@@ -1,0 +1,172 @@
+"""The study engine's entry point: one worker's ask/measure/tell loop over relaunched servers.
+
+One call of :func:`run_study` is one worker. It starts by stopping servers a crashed run on this
+host left behind and failing trials dead workers left RUNNING, makes sure the baseline is measured
+(:mod:`tuner.engine.baseline`), then runs trials (:mod:`tuner.engine.trial`) until a stop reason
+holds: its own ``n_trials``, the study's budget, the space exhausted, the timeout, or a sampler
+that keeps proposing nothing new.
+
+Contracts:
+
+* Trial state lives in Optuna storage only, so any worker given the storage URL and study name can
+  continue the study (:mod:`tuner.engine.study`).
+* Results reach storage before the server stops (the backend calls back before stopping).
+* A trial left RUNNING by a dead worker is failed (Optuna heartbeat, or at once when the worker was
+  on this host and its process is gone) and its parameters are queued again.
+* Two workers never measure the same effective config at once (claims, :mod:`tuner.engine.workers`).
+* Ctrl-C: the backend stops the server, the trial is failed and queued again, the run raises
+  ``KeyboardInterrupt`` (the CLI exits 130).
+"""
+
+from __future__ import annotations
+
+import random
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+from ..config.space import SPEC_PARAMS, SearchSpace
+from ..config.study import StudyConfig
+from .baseline import Baseline, ensure_baseline
+from .records import FAILED, INVALID, MEASURED, REUSED, load_records
+from .study import config_from_study, open_study
+from .trial import ABANDONED, TrialRunner
+from .workers import Worker, reap_dead_trials
+
+#: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
+#: the sampler has nothing new to offer.
+MAX_IDLE_PROPOSALS = 200
+
+Event = Callable[[str, dict], None]
+
+
+def _noop(kind: str, info: dict) -> None:
+    pass
+
+
+@dataclass
+class RunSummary:
+    measured: int = 0  #: servers launched and measured by this worker (failures included)
+    invalid: int = 0
+    reused: int = 0
+    stopped_because: str = ""
+
+
+def make_sampler(config: StudyConfig, space: SearchSpace, n_existing: int):
+    """The configured sampler with this worker's own seed (see :mod:`tuner.engine.sampling`).
+
+    With a seed in the study file, the worker's seed is that plus the number of trials already in
+    the study: a fresh study is reproducible, and a restarted worker does not replay the crash.
+    """
+    from .sampling import make_sampler as _make
+
+    seed = config.sampler.seed
+    seed = random.SystemRandom().randrange(2**31) if seed is None else seed + n_existing
+    return _make(config.sampler, seed, {name: space.values(name) for name in SPEC_PARAMS})
+
+
+def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int | None = None,
+              timeout_s: float | None = None, rebaseline: bool = False, on_event: Event = _noop) -> RunSummary:
+    """Run one worker until the budget is spent, the time is up or the space is exhausted."""
+    import optuna
+
+    study = open_study(config.name, storage_url)
+    _, space, _ = config_from_study(study)
+    sampler = make_sampler(config, space, len(study.get_trials(deepcopy=False)))
+    study = optuna.load_study(study_name=config.name, storage=study._storage, sampler=sampler)
+    runner = _Runner(config, study, space, backend, on_event)
+    return runner.run(n_trials=n_trials, timeout_s=timeout_s, rebaseline=rebaseline)
+
+
+class _Runner:
+    """One worker's loop: start up, baseline, then trials until :meth:`_stop_reason` says stop."""
+
+    def __init__(self, config: StudyConfig, study, space: SearchSpace, backend, on_event: Event):
+        self.config, self.study, self.backend, self.emit = config, study, backend, on_event
+        self.worker = Worker()
+        self.trials = TrialRunner(config, study, space, backend, self.worker, on_event)
+        self.n_configs = len(space.effective_configs())
+
+    def run(self, n_trials, timeout_s, rebaseline) -> RunSummary:
+        summary = RunSummary()
+        started = time.monotonic()
+        deadline = started + timeout_s if timeout_s else None
+        self._clean_up_after_the_dead()
+        baseline = self._baseline(rebaseline)
+        idle = 0
+        while True:
+            records = load_records(self.study)  # one read of the storage per proposal
+            reason = self._stop_reason(records, summary, n_trials, deadline, idle)
+            if reason:
+                summary.stopped_because = reason
+                break
+            outcome = self.trials.run_one(baseline)
+            if outcome == ABANDONED:
+                time.sleep(random.uniform(0.05, 0.5))  # another worker took the last budget slot
+                continue
+            if outcome == MEASURED or outcome == FAILED:
+                summary.measured += 1
+                idle = 0
+            else:
+                idle += 1
+                summary.invalid += outcome == INVALID
+                summary.reused += outcome == REUSED
+            self.emit("progress", {"measured": summary.measured, "n_trials": n_trials or self.config.budget.n_trials,
+                                   "elapsed_s": time.monotonic() - started,
+                                   "eta_s": self._eta(summary, n_trials)})
+        self.emit("finished", {"summary": summary.__dict__})
+        return summary
+
+    # -- the steps ------------------------------------------------------------------------------
+    def _clean_up_after_the_dead(self) -> None:
+        """Stop servers a crashed run on this host left behind; fail trials dead workers left RUNNING."""
+        stopped = getattr(self.backend, "cleanup_orphans", lambda: [])()
+        if stopped:
+            self.emit("orphans", {"servers": stopped})
+        reaped = reap_dead_trials(self.study)
+        if reaped:
+            self.emit("reaped", {"trials": reaped})
+
+    def _baseline(self, rebaseline: bool) -> Baseline:
+        def measure(trial, bstudy):
+            return self.trials.measure(None, "baseline", trial, study=bstudy)
+
+        return ensure_baseline(self.study, self.worker, measure, self.emit, rebaseline)
+
+    def _stop_reason(self, records, summary: RunSummary, n_trials, deadline, idle: int) -> str:
+        """Why this worker stops now, or "" to run another trial."""
+        total_budget = self.config.budget.n_trials
+        if n_trials is not None and summary.measured >= n_trials:
+            return f"--n-trials {n_trials} reached"
+        if total_budget is not None and self.trials.launched_in_study(records) >= total_budget:
+            return f"the study's budget of {total_budget} trials is spent"
+        if len(_measured_keys(records)) >= self.n_configs:
+            return "every valid effective config has been measured"
+        if deadline is not None and time.monotonic() + self._expected_duration_s() > deadline:
+            return "the next trial would not finish before --timeout"
+        if idle >= MAX_IDLE_PROPOSALS:
+            return f"{idle} proposals in a row were invalid or already measured"
+        return ""
+
+    # -- estimates ------------------------------------------------------------------------------
+    def _expected_duration_s(self) -> float:
+        recent = self.trials.durations[-5:]
+        return 1.1 * (sum(recent) / len(recent)) if recent else 0.0
+
+    def _eta(self, summary: RunSummary, n_trials) -> float | None:
+        total_budget = self.config.budget.n_trials
+        durations = self.trials.durations
+        left = None
+        if n_trials is not None:
+            left = n_trials - summary.measured
+        if total_budget is not None:
+            left_total = total_budget - self.trials.launched_in_study()
+            left = left_total if left is None else min(left, left_total)
+        if left is None or not durations:
+            return None
+        return max(left, 0) * (sum(durations) / len(durations))
+
+
+def _measured_keys(records) -> set[str]:
+    return {r.attrs.get("effective_key") for r in records
+            if r.status in (MEASURED, FAILED) and r.attrs.get("effective_key")}

@@ -1,0 +1,161 @@
+"""Creating and opening studies: the study's config, space and suite live in its storage.
+
+Contracts:
+
+* Trial state lives in Optuna storage only (study config, space and suite in the study's user
+  attributes), so any worker given the storage URL and study name can continue the study.
+* :func:`create_study` is safe to call from several workers at once: creating a study that exists
+  with the same config is a no-op; a different config is a :class:`ConfigError`. A study is ready
+  once its creator has written :data:`READY_ATTR`, last.
+* The stored config has no storage URL (it may hold a password) and no local paths that matter.
+"""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import Any
+
+from .. import __version__
+from ..config.space import SearchSpace
+from ..config.study import StudyConfig, study_from_dict
+from ..config.yamlfile import ConfigError
+from ..sglang.rules import SpecConfig
+from .asktell import trial_params, utc_now
+from .storage import open_storage, redact
+
+CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
+READY_ATTR = "created_at"
+BASELINE_SUFFIX = ".baseline"
+
+
+def stored_config(config: StudyConfig) -> dict:
+    """The study config as stored: no storage URL (it may hold a password), portable paths."""
+    data = config.model_dump(mode="json")
+    data["storage"] = None
+    data["workdir"] = None
+    return data
+
+
+def _space_and_suite(config: StudyConfig) -> tuple[dict, dict]:
+    from ..config.space import load_space
+    from ..config.suite import load_suite
+
+    space = load_space(config.search_space).model_dump(mode="json")
+    suite = load_suite(config.bench.suite).model_dump(mode="json")
+    return space, suite
+
+
+def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
+    """SGLang's automatic choice, the article's setting, then the study file's seeds; in-range only."""
+    from .sampling import DEFAULT_SEED_TRIALS
+
+    seeds = list(DEFAULT_SEED_TRIALS) if config.default_seed_trials else []
+    for i, s in enumerate(config.seed_trials):
+        spec = SpecConfig(s.speculative_num_steps, s.speculative_eagle_topk, s.speculative_num_draft_tokens)
+        if not space.contains(spec):
+            raise ConfigError("study file", f"seed_trials[{i}]", f"{spec.label()} lies outside the "
+                              f"search space {space.source}; widen the space or change the seed")
+        seeds.append(spec)
+    out = []
+    for spec in seeds:
+        if space.contains(spec) and spec not in out:
+            out.append(spec)
+    return out
+
+
+def create_study(config: StudyConfig, storage_url: str):
+    """Create the Optuna study (and its baseline study) for ``config``; a no-op when it exists with
+    the same config, :class:`ConfigError` when it exists with a different one."""
+    import optuna
+
+    storage = open_storage(storage_url)
+    space_dict, suite_dict = _space_and_suite(config)
+    wanted = stored_config(config)
+    space = SearchSpace(SearchSpace.load(config.search_space).config, config.search_space)
+    seeds = seed_trials(config, space)
+    directions = ["maximize"] * len(config.objectives)
+    try:
+        study = optuna.create_study(study_name=config.name, storage=storage, directions=directions)
+    except optuna.exceptions.DuplicatedStudyError:
+        study = optuna.load_study(study_name=config.name, storage=storage)
+        _same_or_error(study, wanted, space_dict, suite_dict, storage_url)
+        return study
+    study.set_user_attr(CONFIG_ATTR, wanted)
+    study.set_user_attr(SPACE_ATTR, space_dict)
+    study.set_user_attr(SUITE_ATTR, suite_dict)
+    study.set_user_attr("tuner_version", __version__)
+    study.set_user_attr("objectives", list(config.objectives))
+    for spec in seeds:
+        study.enqueue_trial(trial_params(spec), user_attrs={"seed": True}, skip_if_exists=True)
+    optuna.create_study(study_name=config.name + BASELINE_SUFFIX, storage=storage, direction="maximize",
+                        load_if_exists=True)
+    # Written last: a study is ready (config, space, suite, seeds, baseline study) once it has this.
+    study.set_user_attr(READY_ATTR, utc_now())
+    return study
+
+
+def wait_until_ready(study, timeout_s: float = 30.0) -> dict:
+    """The study's user attributes once its creator has written them all.
+
+    Another worker may have created the study an instant ago and still be writing; a study that
+    never becomes ready was not created by tuner (or its creator died): :class:`ConfigError`.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        stored = study._storage.get_study_user_attrs(study._study_id)
+        if READY_ATTR in stored:
+            return stored
+        if time.monotonic() > deadline:
+            raise ConfigError(study.study_name, READY_ATTR, "the study exists but is not a complete tuner "
+                              "study (another tool made it, or its creation was interrupted); pick another name")
+        time.sleep(0.2)
+
+
+def _same_or_error(study, config: dict, space: dict, suite: dict, url: str) -> None:
+    stored = wait_until_ready(study)
+    for attr, wanted in ((CONFIG_ATTR, config), (SPACE_ATTR, space), (SUITE_ATTR, suite)):
+        have = stored.get(attr)
+        if have != wanted:
+            key = _first_difference(have or {}, wanted)
+            raise ConfigError(redact(url) or "", study.study_name,
+                              f"the study exists with a different {attr.split('_')[1]} ({key} differs); "
+                              f"use a new study name or the original file")
+
+
+def _first_difference(a: Any, b: Any, prefix: str = "") -> str:
+    if isinstance(a, dict) and isinstance(b, dict):
+        for k in sorted(set(a) | set(b)):
+            if a.get(k) != b.get(k):
+                return _first_difference(a.get(k), b.get(k), f"{prefix}.{k}" if prefix else str(k))
+    return prefix or "value"
+
+
+def open_study(name: str, storage_url: str, sampler=None):
+    """Load a tuner study; :class:`ConfigError` when it does not exist."""
+    import optuna
+
+    storage = open_storage(storage_url)
+    try:
+        return optuna.load_study(study_name=name, storage=storage, sampler=sampler)
+    except KeyError:
+        names = [s.study_name for s in optuna.get_all_study_summaries(storage)
+                 if not s.study_name.endswith(BASELINE_SUFFIX)]
+        raise ConfigError(redact(storage_url) or "", name, f"no such study; studies here: "
+                          f"{', '.join(names) or 'none'} (create it with `tuner study create`)") from None
+
+
+def config_from_study(study, workdir: str | None = None) -> tuple[StudyConfig, SearchSpace, dict]:
+    """The study's config, search space and suite as stored (nothing needed from local files)."""
+    from ..config.space import SearchSpaceConfig
+    from ..config.yamlfile import parse_model
+
+    attrs = wait_until_ready(study)
+    config = study_from_dict(attrs[CONFIG_ATTR])
+    space = SearchSpace(parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>"),
+                        config.search_space)
+    wd = workdir or str(Path("studies") / config.name)
+    # The stored suite replaces the suite's name or path: another machine may not have the file.
+    bench = config.bench.model_copy(update={"suite": attrs[SUITE_ATTR]})
+    return (config.model_copy(update={"workdir": str(Path(wd).resolve()), "bench": bench}),
+            space, attrs[SUITE_ATTR])

@@ -1,0 +1,9 @@
+"""The results layer: read a study, decide, render. Never writes a trial.
+
+Owns the status table, the Pareto front and its picks (``pareto``), the exported SGLang config
+(``export``), the adaptive policy built from a study (``adaptive``) and the HTML/PNG report
+(``report_data`` -> ``report_plots`` -> ``report``).
+
+May import: :mod:`tuner.engine` (records, baseline, storage URLs), :mod:`tuner.server` (the launch
+plan an export repeats), :mod:`tuner.config`, :mod:`tuner.sglang`. Never :mod:`tuner.cli`.
+"""

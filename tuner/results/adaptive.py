@@ -1,0 +1,91 @@
+"""SGLang's adaptive speculative policy (``--speculative-adaptive-config FILE``) from a study.
+
+The file format and SGLang's rules for it live in :mod:`tuner.sglang.adaptive`. How this module
+chooses: a threshold per measured concurrency C (the sweep's aggregate tok/s at C; the
+single-request tok/s for batch size 1 when the sweep has no C=1). Candidates are the study's
+feasible topk-1 measurements (effective (s, 1, s+1), first measurement of each) plus the baseline as
+steps 0; the steps with the highest measured tok/s win (ties: fewer steps).
+"""
+
+from __future__ import annotations
+
+from typing import Sequence
+
+from ..engine.records import MEASURED, TrialRecord, load_records
+from ..sglang.adaptive import AdaptivePolicy, StepsMeasurement, Threshold
+from .pareto import PickError
+
+
+def topk1_measurements(records: Sequence[TrialRecord]) -> tuple[dict[int, TrialRecord], list[int]]:
+    """Feasible measured topk-1 trials by steps (first measurement each), and trials left out."""
+    by_steps: dict[int, TrialRecord] = {}
+    left_out = []
+    for r in records:
+        if r.status != MEASURED or not r.feasible or r.effective is None:
+            continue
+        if r.effective.eagle_topk != 1:
+            left_out.append(r.number)
+            continue
+        by_steps.setdefault(int(r.effective.num_steps), r)
+    return by_steps, left_out
+
+
+def _figure(attrs: dict, c: int, single_for_1: bool) -> tuple[str, float | None]:
+    if single_for_1:
+        return "single_tok_per_s", attrs.get("single_tok_per_s")
+    return f"tok_per_s@{c}", attrs.get(f"tok_per_s@{c}")
+
+
+def build_policy(study_name: str, records: Sequence[TrialRecord], baseline: dict | None) -> AdaptivePolicy:
+    """Choose the steps per measured concurrency. Raises :class:`PickError` when the study has no
+    baseline or no feasible topk-1 measurement, or when drafting never beat the baseline."""
+    if not baseline:
+        raise PickError(f"study {study_name} has no measured baseline; run `tuner study run` first")
+    by_steps, left_out = topk1_measurements(records)
+    if not by_steps:
+        raise PickError(f"study {study_name} has no feasible topk-1 measurement; SGLang's adaptive "
+                        f"mode runs --speculative-eagle-topk 1 only (add topk 1 to the search space)")
+    levels = sorted({int(k.split("@")[1]) for k in baseline if k.startswith("tok_per_s@")
+                     and baseline[k] is not None})
+    thresholds = []
+    plan = [(c, False) for c in levels]
+    if 1 not in levels and baseline.get("single_tok_per_s") is not None:
+        plan.insert(0, (1, True))
+    for c, single in plan:
+        name, base = _figure(baseline, c, single)
+        measured = [StepsMeasurement(0, float(base), None)] if base else []
+        for steps, r in sorted(by_steps.items()):
+            _, v = _figure(r.attrs, c, single)
+            if v is not None:
+                measured.append(StepsMeasurement(steps, float(v), r.number))
+        if len(measured) < 2:
+            continue  # nothing to choose between at this concurrency
+        measured.sort(key=lambda m: (-m.tok_per_s, m.steps))
+        thresholds.append(Threshold(c, name, measured))
+    if not thresholds:
+        raise PickError(f"study {study_name}: no concurrency has both a baseline and a topk-1 figure")
+    policy = AdaptivePolicy(study_name, thresholds, left_out)
+    if policy.candidate_steps() == [0]:
+        raise PickError(f"study {study_name}: no topk-1 setting beat the baseline at any measured "
+                        f"concurrency; serve without speculative decoding")
+    return policy
+
+
+def study_policy(study) -> AdaptivePolicy:
+    """The adaptive policy of a stored study."""
+    from ..engine.baseline import find_baseline
+
+    base = find_baseline(study)
+    return build_policy(study.study_name, load_records(study), None if base is None else base.attrs)
+
+
+def policy_lines(policy: AdaptivePolicy) -> list[str]:
+    """One line per threshold, for people: batch sizes, chosen steps and the margin it won by."""
+    lines = []
+    for t in policy.thresholds:
+        best, runner = t.best, t.measured[1]
+        who = "baseline" if best.trial is None else f"trial {best.trial}"
+        lines.append(f"batch size >= {t.batch_size}: steps {best.steps} ({who}, {best.tok_per_s:.1f} tok/s at "
+                     f"{t.figure}; next best: steps {runner.steps}, {runner.tok_per_s:.1f})")
+    return lines
+

@@ -1,0 +1,282 @@
+"""Export a measured setting as the server config SGLang loads: ``python -m sglang.launch_server
+--config best.yaml``.
+
+The file is a flat YAML mapping of SGLang server arguments, with keys spelled with dashes (SGLang
+0.5.x's ``--config`` loader, ``srt/utils/server_args_config_parser.py``, turns each key into
+``--KEY`` as written, so ``tp_size`` would become the unknown flag ``--tp_size``) and booleans as
+``true``/``false`` (``true`` becomes a bare flag, ``false`` is dropped). Provenance goes in comments
+at the top: study, trial, measured figures against the baseline, date, SGLang version, hardware.
+
+The server arguments come from the launcher's own :func:`tuner.server.command.plan_launch` -- model,
+TP size, the speculative flags (the EFFECTIVE setting, what SGLang really ran), the search space's
+fixed args, the study's ``server.args`` and the launcher's pins -- so export and launch can never
+disagree. Host and port are left out: deployment choices. ``server.extra_args`` (raw argv) cannot
+be told apart into keys and values reliably: they are named in a comment and in the command line.
+
+Contract: building an export reads storage only; :func:`tuner.config.files.write_atomic` writes each file to a
+temporary file in the target folder and renames it, only after every check has passed.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any, Sequence
+
+import yaml
+
+from .. import __version__
+from ..config.yamlfile import ConfigError
+from ..engine.records import TrialRecord, load_records
+from ..sglang.rules import SpecConfig
+from .adaptive import AdaptivePolicy, topk1_measurements
+from .pareto import PickError, pick_record, study_front
+
+#: The flags the launcher puts first, in its order; host and port are deployment choices.
+_HEAD = ("model_path", "tp_size")
+_DEPLOYMENT = ("--host", "--port")
+
+
+@dataclass
+class ServerExport:
+    """One exported server: the YAML mapping, the equivalent command line and the provenance."""
+
+    study: str
+    pick: str
+    record: TrialRecord
+    spec: SpecConfig
+    server_args: dict[str, Any]  #: dash keys, in launch order: the YAML mapping
+    argv: list[str]  #: ``python -m sglang.launch_server ...`` without host and port
+    header: list[str]  #: provenance comment lines (without the leading ``# ``)
+    provenance: dict[str, Any]
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def command_line(self) -> str:
+        from ..server.command import format_command
+
+        return format_command(self.argv)
+
+    def yaml_text(self) -> str:
+        head = "".join(f"# {line}\n" if line else "#\n" for line in self.header)
+        body = yaml.safe_dump(self.server_args, sort_keys=False, default_flow_style=False, width=1000)
+        return head + body
+
+    def json_text(self) -> str:
+        return json.dumps({
+            "study": self.study, "pick": self.pick, "trial": self.record.number,
+            "effective": self.spec.as_dict(), "server_args": self.server_args,
+            "command": self.command_line, "argv": self.argv,
+            "provenance": self.provenance, "warnings": self.warnings,
+        }, indent=2) + "\n"
+
+
+def dash_key(name: str) -> str:
+    """A server argument as SGLang's ``--config`` loader wants the key: ``tp_size`` -> ``tp-size``."""
+    return name.replace("_", "-")
+
+
+def _max_concurrency(suite: dict, objectives: Sequence[str]) -> int:
+    # The same figure the study's launches pinned with (tuner.server.command.study_max_concurrency),
+    # read from the suite stored in the study so the export needs no local suite file.
+    from ..config.study import objective_concurrency
+
+    levels = [int(c) for c in (suite.get("sweep") or {}).get("concurrencies") or []]
+    levels += [c for c in map(objective_concurrency, objectives) if c]
+    return max(levels or [1])
+
+
+def _strip_deployment(argv: list[str]) -> list[str]:
+    """The launcher's argv without ``--host H --port P`` (the first of each: the launcher's own)."""
+    out, dropped = [], set()
+    i = 0
+    while i < len(argv):
+        if argv[i] in _DEPLOYMENT and argv[i] not in dropped:
+            dropped.add(argv[i])
+            i += 2
+            continue
+        out.append(argv[i])
+        i += 1
+    return out
+
+
+def server_mapping(config, space, suite: dict, spec: SpecConfig,
+                   extra_args: dict[str, Any] | None = None) -> tuple[dict[str, Any], list[str], Any]:
+    """``(dash-key mapping, argv, LaunchPlan)`` of an SGLang launch of ``spec`` for the study.
+
+    ``extra_args`` (underscore names) are added as fixed args, e.g. the adaptive flags.
+    Raises :class:`ConfigError` when the study cannot be launched (see ``plan_launch``).
+    """
+    from ..server.command import plan_launch
+
+    server = config.server
+    python = server.python if server.backend == "sglang" and server.python else "python"
+    deploy = server.model_copy(update={"backend": "sglang", "python": python})
+    fixed = {**space.config.fixed, **(extra_args or {})}
+    plan = plan_launch(deploy, spec, algorithm=space.config.algorithm, fixed_args=fixed,
+                       port=server.port, max_concurrency=_max_concurrency(suite, config.objectives))
+    mapping: dict[str, Any] = {
+        "model-path": server.model_path,
+        "tp-size": server.tp_size,
+        "speculative-algorithm": space.config.algorithm,
+        "speculative-draft-model-path": server.draft_model_path,
+    }
+    for name, value in spec.server_args().items():
+        mapping[dash_key(name)] = value
+    for name, value in plan.server_args.items():
+        mapping[dash_key(name)] = value
+    return mapping, _strip_deployment(plan.argv), plan
+
+
+def _fmt(v: float | None, unit: str = "") -> str:
+    return "n/a" if v is None else f"{v:.1f}{unit}"
+
+
+def _ratio(a: float | None, b: float | None) -> str:
+    return "n/a" if not a or not b else f"{a / b:.2f}x"
+
+
+def _hardware(config, record: TrialRecord) -> tuple[str, bool]:
+    """(hardware line, figures in model time?)."""
+    server = config.server
+    ran_server = bool(record.attrs.get("log_path") or record.attrs.get("server_args"))
+    if server.backend == "sim":
+        what = "simulated SGLang server (tuner.sim)" if ran_server else "the simulator's performance model (no server ran)"
+        return (f"{what}, profile {server.sim.profile}, tp-size {server.tp_size}; every figure is MODEL time "
+                f"(what the modelled hardware would take), not this machine's wall clock", True)
+    host = (record.attrs.get("worker") or {}).get("host", "unknown host")
+    return f"SGLang on {host}, tp-size {server.tp_size}", False
+
+
+def provenance(study_name: str, url: str | None, pick: str, record: TrialRecord, spec: SpecConfig,
+               baseline: dict | None, config, suite: dict, exported_at: str) -> tuple[list[str], dict]:
+    """Provenance comment lines and the same facts as data."""
+    from ..engine.storage import redact
+
+    a, b = record.attrs, baseline or {}
+    hardware, model_time = _hardware(config, record)
+    version = a.get("sglang_version")
+    if version and config.server.backend == "sim":
+        version = f"{version} (the simulator's emulated release)"
+    concurrencies = sorted({int(k.split("@")[1]) for k in list(a) + list(b) if k.startswith("tok_per_s@")})
+    unit = " tok/s" + (" (model time)" if model_time else "")
+    lines = [
+        f"SGLang server config exported by tuner {__version__} on {exported_at}",
+        f"study {study_name} ({redact(url) or 'storage not given'}), --pick {pick} -> trial {record.number}",
+        f"setting: {spec.label()}" + (f" (requested {record.requested.label()}; SGLang runs it as above)"
+                                      if record.requested and record.requested != spec else ""),
+        f"measured with suite '{suite.get('name', '?')}', against the autoregressive baseline of the same server:",
+        f"  single request: {_fmt(a.get('single_tok_per_s'))} vs {_fmt(b.get('single_tok_per_s'))}{unit} = "
+        f"{_ratio(a.get('single_tok_per_s'), b.get('single_tok_per_s'))}",
+    ]
+    for c in concurrencies:
+        lines.append(f"  concurrency {c}: {_fmt(a.get(f'tok_per_s@{c}'))} vs {_fmt(b.get(f'tok_per_s@{c}'))}"
+                     f"{unit} = {_ratio(a.get(f'tok_per_s@{c}'), b.get(f'tok_per_s@{c}'))}")
+    if a.get("accept_length") is not None:
+        lines.append(f"  accept length: {a['accept_length']:.2f} tokens per verify step")
+    lines += [
+        f"measured at: {a.get('finished_at', 'unknown')}",
+        f"SGLang version: {version or 'not recorded (no server reported /server_info)'}",
+        f"hardware: {hardware}",
+    ]
+    data = {
+        "exported_at": exported_at, "tuner_version": __version__, "study": study_name,
+        "storage": redact(url), "trial": record.number, "measured_at": a.get("finished_at"),
+        "requested": record.requested.as_dict() if record.requested else None,
+        "suite": suite.get("name"), "sglang_version": a.get("sglang_version"), "hardware": hardware,
+        "model_time": model_time,
+        "figures": {k: v for k, v in a.items() if k in ("single_tok_per_s", "single_speedup", "accept_length")
+                    or k.startswith(("tok_per_s@", "speedup@"))},
+        "baseline": {k: v for k, v in b.items() if k == "single_tok_per_s" or k.startswith("tok_per_s@")},
+    }
+    return lines, data
+
+
+def _recorded_mismatches(record: TrialRecord, mapping: dict[str, Any]) -> list[str]:
+    """Exported args that differ from what the trial's server reported in ``/server_info``."""
+    ran = record.attrs.get("server_args") or {}
+    out = []
+    for key, value in mapping.items():
+        name = key.replace("-", "_")
+        if name in ran and ran[name] is not None and str(ran[name]).lower() != str(value).lower():
+            out.append(f"{key}: the trial's server ran {ran[name]!r}, the export sets {value!r}")
+    return out
+
+
+def build_export(study, pick: str | None, *, url: str | None = None, min_speedup_c32: float | None = None,
+                 policy: AdaptivePolicy | None = None, policy_path: str | None = None,
+                 exported_at: str | None = None) -> ServerExport:
+    """The server config for ``--pick`` (see :func:`tuner.results.pareto.pick_record`).
+
+    With ``policy`` (written to ``policy_path``) the server runs SGLang's adaptive mode: topk 1,
+    ``--speculative-num-steps`` one of the policy's steps (the pick's, which must be a topk-1
+    setting among them, or with no pick the policy's starting steps).
+    Raises :class:`PickError` (nothing usable in the study) or :class:`ConfigError` (bad request).
+    """
+    from ..engine.baseline import find_baseline
+    from ..engine.study import config_from_study
+
+    exported_at = exported_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
+    records = load_records(study)
+    config, space, suite = config_from_study(study)
+    if pick is None and policy is None:
+        raise ConfigError("--pick", "", "give --pick single|throughput|knee|TRIAL")
+    if pick is not None:
+        front = study_front(study, min_speedup_c32)
+        record = pick_record(front, records, pick)
+        spec = record.effective
+    if policy is not None:
+        steps = policy.candidate_steps()
+        if pick is None:
+            start = policy.start_steps()
+            record = topk1_measurements(records)[0][start]
+            pick = f"adaptive (starts at steps {start})"
+            spec = record.effective
+        elif spec.eagle_topk != 1 or spec.num_steps not in steps:
+            raise ConfigError("--pick", "", f"trial {record.number} ({spec.label()}) cannot start SGLang's "
+                              f"adaptive mode: it needs topk 1 and steps among the policy's {steps}; "
+                              f"pick such a trial or leave --pick out")
+    if spec is None:
+        raise PickError(f"trial {record.number} has no effective setting recorded")
+    extra = {"speculative_adaptive": True, "speculative_adaptive_config": policy_path} if policy else None
+    mapping, argv, plan = server_mapping(config, space, suite, spec, extra)
+    base = find_baseline(study)
+    header, data = provenance(study.study_name, url, pick, record, spec,
+                              None if base is None else base.attrs, config, suite, exported_at)
+    warnings = _recorded_mismatches(record, mapping)
+    notes = ["", "Load it with: python -m sglang.launch_server --config THIS_FILE --host HOST --port PORT",
+             "host and port are left out on purpose: they are deployment choices, not measured ones."]
+    if plan.pinned:
+        pins = ", ".join(f"{dash_key(k)} {v}" for k, v in plan.pinned.items())
+        notes.append(f"pinned by tuner for the baseline and every trial alike: {pins} (the measurement ran "
+                     f"so; more concurrency than measured is untested)")
+    if policy is not None:
+        notes.append(f"adaptive: steps by batch size {policy.steps_by_batch_size()} from {policy_path} "
+                     f"(relative paths open from the server's working directory)")
+    if config.server.extra_args:
+        warnings.append("the study's server.extra_args are not in the YAML (raw argv): add them to the command "
+                        "line: " + " ".join(config.server.extra_args))
+    if config.server.env:
+        notes.append(f"the study set environment variables for the server: {', '.join(sorted(config.server.env))} "
+                     f"(values not exported)")
+    header += notes + [f"WARNING: {w}" for w in warnings] + [""]
+    header = [line.replace("\n", " ") for line in header]
+    return ServerExport(study.study_name, pick, record, spec, mapping, argv, header, data, warnings)
+
+
+def check_yaml_path(path: Path) -> None:
+    """SGLang's loader refuses a ``--config`` file not named ``.yaml``/``.yml``; say so before writing."""
+    if path.suffix.lower() not in (".yaml", ".yml"):
+        raise ConfigError("-o", str(path), "SGLang's --config loads only .yaml/.yml files; name it "
+                          f"{path.with_suffix('.yaml').name} (or use --format json)")
+
+
+def check_writable(path: Path) -> None:
+    if not path.parent.is_dir():
+        raise ConfigError("-o", str(path), f"folder {path.parent} does not exist; create it first")
+    if path.is_dir():
+        raise ConfigError("-o", str(path), "is a folder; give a file name")
+
+

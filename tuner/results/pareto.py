@@ -1,0 +1,293 @@
+"""The Pareto front of a study, its two extremes and its knee, and the picks ``export`` offers.
+
+Reads storage only (never writes a trial). The front comes from :func:`tuner.results.status.front_records`
+(feasible measured trials, one per effective config, non-dominated on the study's objectives), so
+``status``, ``pareto`` and ``export`` always agree on what the front is.
+
+Definitions (all objectives are maximized):
+
+* **extremes**: for each objective, the front point with the best value of it (ties: the better
+  sum of the other objectives, then the lower trial number). ``single`` is the extreme of the
+  single-request objective (``single_speedup`` / ``single_tok_per_s``; the first objective when the
+  study has none); ``throughput`` the extreme of the objective at the highest concurrency
+  (``speedup@C`` / ``tok_per_s@C``; the last objective when there is none).
+* **knee**: each objective is normalized over the front to [0, 1] (min -> 0, max -> 1; an objective
+  with one value on the whole front counts 1 for every point). The knee is the front point with the
+  largest sum of normalized objectives. With two objectives the extremes sit at (1, 0) and (0, 1),
+  so this is exactly the point farthest from the line joining the two extremes, on the side of the
+  ideal point: the setting that gives up the least of either objective. Ties (a front of two points
+  always ties) go to the larger product of the raw objective values (the larger geometric-mean
+  speedup), then the lower trial number. A front of one point is its own knee and both extremes.
+
+Bad state (no completed trial, no feasible trial for a pick) raises :class:`PickError` (the CLI
+exits 1); a bad request (a trial number that does not exist) raises
+:class:`tuner.config.yamlfile.ConfigError` (exit 2).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any, Sequence
+
+from ..config.study import objective_concurrency
+from ..config.yamlfile import ConfigError
+from ..engine.records import FAILED, INVALID, MEASURED, REUSED, TrialRecord, counts_text, load_records
+from .status import front_records
+
+#: ``--pick`` names besides a trial number.
+PICKS = ("single", "throughput", "knee")
+#: The concurrency ``--min-speedup-c32`` reads.
+C32 = 32
+
+
+class PickError(RuntimeError):
+    """The study holds nothing the request can use (no completed trial, no feasible pick)."""
+
+
+@dataclass
+class FrontPoint:
+    """One effective config on the front: its first measurement, and what marks it."""
+
+    record: TrialRecord
+    values: tuple[float, ...]
+    normalized: tuple[float, ...] = ()
+    roles: list[str] = field(default_factory=list)  #: "knee", "max single_speedup", ...
+    same_as: list[int] = field(default_factory=list)  #: later trials that reused this measurement
+
+    @property
+    def number(self) -> int:
+        return self.record.number
+
+
+@dataclass
+class Front:
+    study: str
+    objectives: list[str]
+    points: list[FrontPoint]  #: sorted by the first objective, best first
+    knee: FrontPoint
+    extremes: dict[str, FrontPoint]  #: objective name -> front point best at it
+    baseline: dict[str, Any] | None  #: the baseline's figures (single_tok_per_s, tok_per_s@C, ...)
+    concurrencies: list[int]  #: every concurrency measured (baseline or trials)
+    eligible: int  #: feasible measured effective configs considered
+    min_speedup_c32: float | None = None
+
+    def point(self, number: int) -> FrontPoint | None:
+        return next((p for p in self.points if p.number == number), None)
+
+    @property
+    def single(self) -> FrontPoint:
+        return self.extremes[single_objective(self.objectives)]
+
+    @property
+    def throughput(self) -> FrontPoint:
+        return self.extremes[throughput_objective(self.objectives)]
+
+
+def single_objective(objectives: Sequence[str]) -> str:
+    """The objective ``--pick single`` maximizes."""
+    for name in objectives:
+        if objective_concurrency(name) is None:
+            return name
+    return objectives[0]
+
+
+def throughput_objective(objectives: Sequence[str]) -> str:
+    """The objective ``--pick throughput`` maximizes: the one at the highest concurrency."""
+    best = [(objective_concurrency(n), i) for i, n in enumerate(objectives) if objective_concurrency(n)]
+    return objectives[max(best)[1]] if best else objectives[-1]
+
+
+def normalize(values: Sequence[Sequence[float]]) -> list[tuple[float, ...]]:
+    """Each column scaled to [0, 1] over the given points (a constant column is all 1)."""
+    if not values:
+        return []
+    cols = list(zip(*values))
+    lows, highs = [min(c) for c in cols], [max(c) for c in cols]
+    return [tuple(1.0 if hi == lo else (v - lo) / (hi - lo) for v, lo, hi in zip(row, lows, highs))
+            for row in values]
+
+
+def knee_index(values: Sequence[Sequence[float]], numbers: Sequence[int] | None = None) -> int:
+    """Index of the knee among front points (see the module docstring for the definition)."""
+    if not values:
+        raise ValueError("an empty front has no knee")
+    numbers = list(numbers) if numbers is not None else list(range(len(values)))
+    norm = normalize(values)
+
+    def rank(i: int):
+        product = math.prod(max(v, 0.0) for v in values[i])
+        return (round(sum(norm[i]), 12), product, -numbers[i])
+
+    return max(range(len(values)), key=rank)
+
+
+def extreme_index(values: Sequence[Sequence[float]], k: int, numbers: Sequence[int] | None = None) -> int:
+    """Index of the point best at objective ``k`` (ties: better sum of the others, lower number)."""
+    numbers = list(numbers) if numbers is not None else list(range(len(values)))
+    return max(range(len(values)),
+               key=lambda i: (values[i][k], sum(values[i]) - values[i][k], -numbers[i]))
+
+
+def picks(front: Sequence[TrialRecord], objectives: Sequence[str]) -> dict[str, TrialRecord]:
+    """``{"single": .., "throughput": .., "knee": ..}`` among front records (as
+    :func:`tuner.results.status.front_records` returns them): the same choices ``export --pick`` makes."""
+    if not front:
+        return {}
+    values = [tuple(float(v) for v in r.values) for r in front]
+    numbers = [r.number for r in front]
+    objectives = list(objectives)
+    return {
+        "single": front[extreme_index(values, objectives.index(single_objective(objectives)), numbers)],
+        "throughput": front[extreme_index(values, objectives.index(throughput_objective(objectives)), numbers)],
+        "knee": front[knee_index(values, numbers)],
+    }
+
+
+def speedup_c32(record: TrialRecord) -> float | None:
+    return record.attrs.get(f"speedup@{C32}")
+
+
+def completed(records: Sequence[TrialRecord]) -> list[TrialRecord]:
+    """Trials the engine finished (measured, reused, invalid or failed)."""
+    return [r for r in records if r.state == "COMPLETE"]
+
+
+def eligible(records: Sequence[TrialRecord], min_speedup_c32: float | None) -> list[TrialRecord]:
+    """Feasible measured trials meeting ``--min-speedup-c32`` (its figure missing fails it)."""
+    out = [r for r in records if r.status == MEASURED and r.feasible and r.values is not None]
+    if min_speedup_c32 is not None:
+        out = [r for r in out if (speedup_c32(r) or 0.0) >= min_speedup_c32]
+    return out
+
+
+def build_front(study_name: str, objectives: list[str], records: list[TrialRecord],
+                baseline: dict | None, min_speedup_c32: float | None = None) -> Front:
+    """The front of ``records`` (see the module docstring). Raises :class:`PickError` when no trial
+    is eligible."""
+    if not completed(records):
+        counts = counts_text(records) or "no trials"
+        raise PickError(f"study {study_name} has no completed trial yet ({counts}); run "
+                        f"`tuner study run` first")
+    pool = eligible(records, min_speedup_c32)
+    if not pool:
+        if min_speedup_c32 is not None:
+            best = max((speedup_c32(r) or 0.0 for r in eligible(records, None)), default=None)
+            seen = f"the best measured is {best:.3f}" if best is not None else "none measured it"
+            raise PickError(f"no feasible trial of study {study_name} reaches speedup@{C32} >= "
+                            f"{min_speedup_c32:g} ({seen}); lower --min-speedup-c32")
+        raise PickError(f"study {study_name} has no feasible measured trial ({counts_text(records) or 'no trials'}); "
+                        f"see `tuner study status {study_name}` for the failures")
+    front = front_records(pool)
+    values = [tuple(float(v) for v in r.values) for r in front]
+    numbers = [r.number for r in front]
+    norm = normalize(values)
+    points = [FrontPoint(r, v, n) for r, v, n in zip(front, values, norm)]
+    reusers: dict[int, list[int]] = {}
+    for r in records:
+        if r.status == REUSED and r.attrs.get("reused_from") is not None:
+            reusers.setdefault(int(r.attrs["reused_from"]), []).append(r.number)
+    for p in points:
+        p.same_as = reusers.get(p.number, [])
+    knee = points[knee_index(values, numbers)]
+    knee.roles.append("knee")
+    extremes = {}
+    for k, name in enumerate(objectives):
+        p = points[extreme_index(values, k, numbers)]
+        extremes[name] = p
+        p.roles.append(f"max {name}")
+    points.sort(key=lambda p: (-p.values[0], p.number))
+    concurrencies = sorted({int(k.split("@")[1]) for r in pool for k in r.attrs if k.startswith("tok_per_s@")}
+                           | {int(k.split("@")[1]) for k in (baseline or {}) if k.startswith("tok_per_s@")})
+    return Front(study_name, list(objectives), points, knee, extremes, baseline, concurrencies,
+                 eligible=len({r.attrs.get("effective_key") for r in pool}), min_speedup_c32=min_speedup_c32)
+
+
+def study_front(study, min_speedup_c32: float | None = None) -> Front:
+    """The front of a stored study."""
+    from ..engine.baseline import find_baseline
+
+    objectives = study.user_attrs.get("objectives") or [f"objective_{i}" for i in range(len(study.directions))]
+    base = find_baseline(study)
+    return build_front(study.study_name, list(objectives), load_records(study),
+                       None if base is None else base.attrs, min_speedup_c32)
+
+
+def pick_record(front: Front, records: Sequence[TrialRecord], pick: str) -> TrialRecord:
+    """The trial ``--pick`` names: ``single``, ``throughput``, ``knee`` (on ``front``) or a trial
+    number (any measured trial, on the front or not, that meets the front's ``--min-speedup-c32``).
+
+    A reused trial stands for the trial it reused. Raises :class:`ConfigError` for a trial number
+    that does not exist, :class:`PickError` for one that measured nothing or misses the threshold.
+    """
+    if pick == "single":
+        return front.single.record
+    if pick == "throughput":
+        return front.throughput.record
+    if pick == "knee":
+        return front.knee.record
+    try:
+        number = int(pick)
+    except ValueError:
+        raise ConfigError("--pick", "", f"{pick!r} is not single, throughput, knee or a trial number") from None
+    by_number = {r.number: r for r in records}
+    if number not in by_number:
+        last = max(by_number) if by_number else None
+        raise ConfigError("--pick", "", f"study {front.study} has no trial {number} "
+                          f"(trials 0..{last})" if last is not None else f"study {front.study} has no trials")
+    r = by_number[number]
+    if r.status == REUSED and r.attrs.get("reused_from") is not None:
+        r = by_number.get(int(r.attrs["reused_from"]), r)
+    if r.state != "COMPLETE":
+        raise PickError(f"trial {number} of study {front.study} is {r.state.lower()}, not finished; "
+                        f"wait for it or pick a finished trial")
+    if r.status in (FAILED, INVALID) or not r.feasible:
+        why = r.failure_class or r.status or r.state.lower()
+        msg = r.attrs.get("failure_message")
+        raise PickError(f"trial {number} of study {front.study} measured nothing ({why}"
+                        + (f": {_first_line(msg)}" if msg else "") + "); pick a measured trial")
+    if front.min_speedup_c32 is not None and (speedup_c32(r) or 0.0) < front.min_speedup_c32:
+        raise PickError(f"trial {number} has speedup@{C32} {speedup_c32(r) or 0.0:.3f}, below "
+                        f"--min-speedup-c32 {front.min_speedup_c32:g}")
+    return r
+
+
+def front_data(front: Front) -> dict[str, Any]:
+    """The front as plain data (``tuner study pareto --json``)."""
+    return {
+        "study": front.study,
+        "objectives": front.objectives,
+        "knee_definition": "max sum of objectives normalized over the front (farthest from the line "
+                           "between the extremes); ties: larger product of raw values, lower trial",
+        "min_speedup_c32": front.min_speedup_c32,
+        "eligible_configs": front.eligible,
+        "baseline": None if front.baseline is None else {
+            "single_tok_per_s": front.baseline.get("single_tok_per_s"),
+            "tok_per_s": {str(c): front.baseline.get(f"tok_per_s@{c}") for c in front.concurrencies
+                          if front.baseline.get(f"tok_per_s@{c}") is not None},
+        },
+        "knee": front.knee.number,
+        "extremes": {name: p.number for name, p in front.extremes.items()},
+        "points": [point_data(p, front.concurrencies) for p in front.points],
+    }
+
+
+def point_data(p: FrontPoint, concurrencies: Sequence[int]) -> dict[str, Any]:
+    a = p.record.attrs
+    return {
+        "trial": p.number,
+        "effective": p.record.effective.as_dict() if p.record.effective else None,
+        "requested": p.record.requested.as_dict() if p.record.requested else None,
+        "values": list(p.values),
+        "roles": list(p.roles),
+        "single_tok_per_s": a.get("single_tok_per_s"),
+        "single_speedup": a.get("single_speedup"),
+        "tok_per_s": {str(c): a[f"tok_per_s@{c}"] for c in concurrencies if a.get(f"tok_per_s@{c}") is not None},
+        "speedup": {str(c): a[f"speedup@{c}"] for c in concurrencies if a.get(f"speedup@{c}") is not None},
+        "accept_length": a.get("accept_length"),
+        "same_as": list(p.same_as),
+    }
+
+
+def _first_line(text: str) -> str:
+    return str(text).strip().splitlines()[0][:200] if str(text).strip() else ""

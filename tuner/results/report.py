@@ -1,0 +1,328 @@
+"""``tuner study report``: one self-contained HTML page (and optional PNGs) of a study. Reads storage only.
+
+What the page shows, in order: the baseline and the Pareto front as tables; the front (objective 1
+against objective 2) with the baseline and the export picks marked; throughput and speedup against
+concurrency for the front's configs and the baseline (the article's table as curves); accept length
+against steps, topk and draft tokens; Optuna's optimization history and parameter importances; the
+failed trials by class with their log tails.
+
+The page opens with no network: plotly.js is embedded once, each figure is a JSON block drawn by a
+few lines of script. On the simulator every figure is in model time (the time of the GPU server it
+plays), and the page says so.
+"""
+
+from __future__ import annotations
+
+import html
+import warnings
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from ..config.files import write_text_atomic
+from ..engine.records import MEASURED, REUSED, TrialRecord, counts_text
+from .report_data import ReportData, load_report_data
+from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
+
+# --------------------------------------------------------------------------------------------------
+# Optuna's own plots, over the feasible measurements only
+
+
+@dataclass
+class OptunaPlot:
+    """A plot from ``optuna.visualization`` (HTML) and ``optuna.visualization.matplotlib`` (PNG)."""
+
+    key: str
+    title: str
+    function: str  #: the function's name, the same in both modules
+    kwargs: dict
+    note: str = ""
+
+
+def measured_study(data: ReportData):
+    """An in-memory copy of the study with only its feasible measured (and reused) trials.
+
+    Failed and invalid trials carry worst-case values (0) for the sampler's sake; plotted, they
+    would flatten every axis. They have their own table instead.
+    """
+    import optuna
+
+    keep = {r.number for r in data.records if r.status in (MEASURED, REUSED) and r.feasible}
+    copy = optuna.create_study(directions=data.study.directions, storage=optuna.storages.InMemoryStorage(),
+                               study_name=data.study_name)
+    copy.add_trials([t for t in data.study.get_trials(deepcopy=True) if t.number in keep])
+    return copy
+
+
+#: fewer measurements than this and parameter importances mean nothing
+MIN_TRIALS_FOR_IMPORTANCE = 4
+
+
+def optuna_plots(data: ReportData) -> tuple[list[OptunaPlot], list[str]]:
+    """The history and importance plots that apply, and notes for the ones that do not."""
+    n = sum(1 for r in data.records if r.status in (MEASURED, REUSED) and r.feasible)
+    notes: list[str] = []
+    if n == 0:
+        return [], ["Optimization history and parameter importances: no measured trial yet."]
+    plots = []
+    for i, name in enumerate(data.objectives):
+        plots.append(OptunaPlot(f"history_{_slug(name)}", f"Optimization history: {name}", "plot_optimization_history",
+                                {"target": (lambda t, i=i: t.values[i]), "target_name": name},
+                                note="Feasible measurements in trial order, and the best so far."))
+    if len(data.objectives) >= 2:
+        plots.append(OptunaPlot("hypervolume", "Hypervolume of the front over trials", "plot_hypervolume_history",
+                                {"reference_point": [0.0] * len(data.objectives)},
+                                note="The area the front dominates above (0, 0): it grows when a trial moves the front."))
+    if n < MIN_TRIALS_FOR_IMPORTANCE:
+        notes.append(f"Parameter importances need at least {MIN_TRIALS_FOR_IMPORTANCE} measured trials; "
+                     f"this study has {n}.")
+    else:
+        for i, name in enumerate(data.objectives):
+            plots.append(OptunaPlot(f"importance_{_slug(name)}", f"Parameter importances for {name}",
+                                    "plot_param_importances", {"target": (lambda t, i=i: -t.values[i]),
+                                                               "target_name": name},
+                                    note="Optuna's PED-ANOVA over the requested flag values: which flag decides whether "
+                                         f"{name} is high (the objective is negated for it, as it ranks low values)."))
+    return plots, notes
+
+
+def _slug(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name).strip("_")
+
+
+def _optuna_call(module, plot: OptunaPlot, study):
+    from optuna.exceptions import ExperimentalWarning
+
+    with warnings.catch_warnings():
+        # Optuna marks its matplotlib plots and some arguments experimental; that is not news to a reader.
+        warnings.simplefilter("ignore", ExperimentalWarning)
+        # PED-ANOVA warns whenever a target is given that it ranks low values; ours are negated for it.
+        warnings.filterwarnings("ignore", message="PedAnovaImportanceEvaluator computes the importances",
+                                category=UserWarning)
+        return getattr(module, plot.function)(study, **plot.kwargs)
+
+
+# --------------------------------------------------------------------------------------------------
+# The page
+
+
+@dataclass
+class Rendered:
+    """A figure ready for the page: its plotly JSON, or why it could not be drawn."""
+
+    key: str
+    title: str
+    note: str
+    figure_json: str | None
+    error: str | None = None
+
+
+@dataclass
+class ReportFiles:
+    html: Path
+    pngs: list[Path]
+
+
+def _drawn_optuna_plots(module, data: ReportData, mstudy=None):
+    """``(plot, figure or None, error or None)`` for each Optuna plot that applies, drawn by ``module``
+    (``optuna.visualization`` or its ``matplotlib``)."""
+    plots, _ = optuna_plots(data)
+    if plots:
+        mstudy = mstudy or measured_study(data)
+    for p in plots:
+        try:
+            yield p, _optuna_call(module, p, mstudy), None
+        except Exception as exc:  # noqa: BLE001 - a diagnostic plot must not sink the whole report
+            yield p, None, f"{type(exc).__name__}: {exc}"
+
+
+def render_figures(data: ReportData, mstudy=None) -> tuple[list[Rendered], list[str]]:
+    """Every figure of the report as plotly JSON, in page order, plus notes on plots left out."""
+    import optuna.visualization as ov
+
+    out = [Rendered(c.key, c.title, c.note, to_plotly(c).to_json()) for c in build_charts(data)]
+    for p, fig, error in _drawn_optuna_plots(ov, data, mstudy):
+        if fig is not None:
+            fig.update_layout(title_text=p.title)
+        out.append(Rendered(p.key, p.title, p.note, None if fig is None else fig.to_json(), error))
+    return out, optuna_plots(data)[1]
+
+
+def write_pngs(data: ReportData, directory: Path, mstudy=None) -> list[Path]:
+    """Every chart as a PNG in ``directory`` (matplotlib; no browser needed). Returns the files.
+
+    A plot Optuna cannot draw is left out, as on the page (which says why).
+    """
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display: before Optuna's matplotlib plots import pyplot
+    import matplotlib.pyplot as plt
+    import optuna.visualization.matplotlib as om
+
+    directory.mkdir(parents=True, exist_ok=True)
+    files = [to_png(c, directory / f"{c.key}.png") for c in build_charts(data)]
+    for p, ax, _ in _drawn_optuna_plots(om, data, mstudy):
+        if ax is None:
+            continue
+        fig = getattr(ax, "figure", None) or ax.flat[0].figure
+        fig.suptitle(p.title)
+        path = directory / f"{p.key}.png"
+        fig.savefig(path, dpi=110, bbox_inches="tight")
+        plt.close(fig)
+        files.append(path)
+    return files
+
+
+def render_html(data: ReportData, figures: list[Rendered], notes: list[str]) -> str:
+    """The whole page as one string: plotly.js inline, no external reference."""
+    from plotly.offline import get_plotlyjs
+
+    from .. import __version__
+
+    e = html.escape
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
+    parts = [
+        "<!doctype html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
+        f"<title>tuner report: {e(data.study_name)}</title>", f"<style>{_CSS}</style>",
+        f"<script>{get_plotlyjs()}</script>", "</head><body>",
+        f"<h1>Study {e(data.study_name)}</h1>",
+        f"<p class=\"meta\">objectives: {e(', '.join(data.objectives))} &middot; server: {e(data.backend)} "
+        f"&middot; generated {now} by tuner {e(__version__)}</p>",
+    ]
+    if data.time_note:
+        parts.append(f"<p class=\"model-time\">{e(data.time_note)}</p>")
+    parts += _summary_html(data)
+    for fig in figures:
+        parts.append(f"<section><h2>{e(fig.title)}</h2>")
+        if fig.figure_json is None:
+            parts.append(f"<p class=\"missing\">Not drawn: {e(fig.error or '')}</p>")
+        else:
+            parts.append(f"<div class=\"fig\" id=\"fig-{e(fig.key)}\"></div>")
+            parts.append(f"<script type=\"application/json\" class=\"figure-data\" data-key=\"{e(fig.key)}\">"
+                         f"{_script_safe(fig.figure_json)}</script>")
+        if fig.note:
+            parts.append(f"<p class=\"note\">{e(fig.note)}</p>")
+        parts.append("</section>")
+    for n in notes:
+        parts.append(f"<p class=\"missing\">{e(n)}</p>")
+    parts += _failures_html(data)
+    parts.append(f"<script>{_DRAW_JS}</script></body></html>")
+    return "\n".join(parts)
+
+
+def write_report(study, output: str | Path, png_dir: str | Path | None = None) -> ReportFiles:
+    """Write the HTML report of ``study`` to ``output`` (whole or not at all) and PNGs to ``png_dir``."""
+    data = load_report_data(study)
+    mstudy = measured_study(data) if data.records else None
+    figures, notes = render_figures(data, mstudy)
+    page = render_html(data, figures, notes)
+    out = Path(output)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    write_text_atomic(out, page)
+    pngs = write_pngs(data, Path(png_dir), mstudy) if png_dir is not None else []
+    return ReportFiles(out, pngs)
+
+
+def _script_safe(text: str) -> str:
+    # JSON inside <script>: "<" as \u003c keeps "</script>" in a log line or label from ending the block.
+    return text.replace("<", "\\u003c")
+
+
+def _table(headers: list[str], rows: list[list[Any]], cls: str = "") -> str:
+    e = html.escape
+    head = "".join(f"<th>{e(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c if isinstance(c, _Raw) else e(_fmt(c))}</td>" for c in row) + "</tr>"
+                   for row in rows)
+    return f"<table class=\"{cls}\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
+
+
+class _Raw(str):
+    """Table cell content that is already HTML."""
+
+
+def _fmt(v: Any) -> str:
+    if v is None:
+        return ""
+    if isinstance(v, float):
+        return f"{v:.3f}" if abs(v) < 10 else f"{v:.1f}"
+    return str(v)
+
+
+def _summary_html(data: ReportData) -> list[str]:
+    out = ["<section><h2>Summary</h2>",
+           "<p>Trials: " + (html.escape(counts_text(data.records)) or "none yet")
+           + f". Measured configs: {len(data.measured)}; on the Pareto front: {len(data.front)}.</p>"]
+    cs = concurrencies(data)
+    if data.baseline:
+        b = data.baseline
+        out.append(f"<h3>Baseline (no speculative decoding), {html.escape(data.tps_label())}</h3>")
+        out.append(_table(["single request"] + [f"C={c}" for c in cs] + ["accept length"],
+                          [[b.single_tok_per_s] + [b.tok_per_s.get(c) for c in cs] + [b.accept_length]]))
+    else:
+        out.append("<p class=\"missing\">The baseline has not been measured yet.</p>")
+    if data.front:
+        pick_names = {}
+        for p in data.picks:
+            pick_names.setdefault(p.record.number, []).append(p.name)
+        rows = []
+        for r in data.front:
+            f = r.figures
+            e = r.effective
+            rows.append([r.number, e.num_steps, e.eagle_topk, e.num_draft_tokens, *r.values,
+                         f.single_tok_per_s, *[f.tok_per_s.get(c) for c in cs], r.attrs.get("accept_length"),
+                         ", ".join(pick_names.get(r.number, []))])
+        out.append(f"<h3>Pareto front ({html.escape(data.tps_label())} for throughput columns)</h3>")
+        out.append(_table(["trial", "steps", "topk", "draft", *data.objectives, "single tok/s",
+                           *[f"tok/s C={c}" for c in cs], "accept length", "pick"], rows, "front"))
+    out.append("</section>")
+    return out
+
+
+def failure_class(r: TrialRecord) -> str:
+    """The class a failed trial is listed under (``interrupted`` for trials a dead worker left behind)."""
+    return r.failure_class or ("interrupted" if r.state == "FAIL" else "unknown")
+
+
+def _failures_html(data: ReportData) -> list[str]:
+    out = ["<section><h2>Failed and invalid trials</h2>"]
+    if not data.failures:
+        out.append("<p>None.</p></section>")
+        return out
+    by_class: dict[str, list[TrialRecord]] = {}
+    for r in data.failures:
+        by_class.setdefault(failure_class(r), []).append(r)
+    out.append(_table(["class", "trials", "numbers"],
+                      [[c, len(rs), ", ".join(str(r.number) for r in rs)] for c, rs in sorted(by_class.items())],
+                      "failure-classes"))
+    rows = []
+    for c, rs in sorted(by_class.items()):
+        for r in rs:
+            tail = r.attrs.get("log_tail") or ""
+            tail_html = _Raw(f"<details><summary>{len(tail.splitlines())} lines</summary>"
+                             f"<pre>{html.escape(tail)}</pre></details>") if tail else ""
+            message = r.attrs.get("failure_message") or r.attrs.get("sglang_error") or ""
+            rows.append([r.number, c, label(r.requested), label(r.effective) if r.effective else "", message,
+                         r.attrs.get("log_path") or "", tail_html])
+    out.append(_table(["trial", "class", "requested", "effective", "message", "log", "log tail"], rows, "failures"))
+    out.append("</section>")
+    return out
+
+
+_CSS = """
+body{font-family:system-ui,sans-serif;margin:2em auto;max-width:1200px;padding:0 1em;color:#222}
+h1{margin-bottom:.2em} .meta{color:#666;margin-top:0}
+.model-time{background:#fff6d5;border-left:4px solid #e0b000;padding:.5em 1em}
+table{border-collapse:collapse;margin:.5em 0 1em;font-size:.9em}
+th,td{border:1px solid #ddd;padding:.25em .6em;text-align:left;vertical-align:top}
+th{background:#f4f4f4} .fig{min-height:460px} .note{color:#555;font-size:.9em}
+.missing{color:#a00} pre{max-height:24em;overflow:auto;background:#f8f8f8;padding:.5em;font-size:.85em}
+"""
+
+# Draw every embedded figure; no network, no template engine.
+_DRAW_JS = """
+document.querySelectorAll('script.figure-data').forEach(function (el) {
+  var fig = JSON.parse(el.textContent);
+  Plotly.newPlot('fig-' + el.dataset.key, fig.data, fig.layout, {displaylogo: false, responsive: true});
+});
+"""

@@ -1,0 +1,89 @@
+"""What a study report shows, read from storage once: :class:`ReportData`.
+
+Both the page (:mod:`tuner.results.report`) and its charts (:mod:`tuner.results.report_plots`)
+read this one object, so neither needs the other and nothing reads storage twice.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..engine.records import FAILED, INVALID, MEASURED, StoredFigures, TrialRecord, load_records
+
+
+@dataclass
+class Pick:
+    name: str  #: single | throughput | knee
+    record: TrialRecord
+    why: str
+
+
+@dataclass
+class ReportData:
+    """Everything the report shows, read from storage once."""
+
+    study_name: str
+    objectives: list[str]
+    backend: str  #: sim | sglang
+    time_note: str  #: "" on SGLang; how model time is meant on the simulator
+    baseline: StoredFigures | None
+    records: list[TrialRecord]
+    measured: list[TrialRecord]  #: feasible measurements, one per effective config, oldest first
+    front: list[TrialRecord]
+    picks: list[Pick]
+    picks_note: str
+    failures: list[TrialRecord]
+    study: Any = field(repr=False, default=None)
+
+    @property
+    def model_time(self) -> bool:
+        return self.backend == "sim"
+
+    def tps_label(self, what: str = "tok/s") -> str:
+        return f"{what} (model time)" if self.model_time else what
+
+
+def load_report_data(study) -> ReportData:
+    """Read a tuner study (see :mod:`tuner.engine.study`) into :class:`ReportData`."""
+    from ..engine.baseline import find_baseline
+    from ..engine.study import CONFIG_ATTR
+    from .status import front_records
+
+    config = study.user_attrs.get(CONFIG_ATTR) or {}
+    server = config.get("server") or {}
+    backend = server.get("backend", "sglang")
+    time_note = ""
+    if backend == "sim":
+        sim = server.get("sim") or {}
+        time_note = (f"Simulated server (profile {sim.get('profile', '?')}): every figure is in model time, "
+                     f"the time of the GPU server the simulator plays, not this machine's wall clock.")
+    records = load_records(study)
+    objectives = list(study.user_attrs.get("objectives") or config.get("objectives") or [])
+    baseline = find_baseline(study)
+    measured, seen = [], set()
+    for r in records:
+        key = r.attrs.get("effective_key")
+        if r.status == MEASURED and r.feasible and r.values is not None and key not in seen:
+            seen.add(key)
+            measured.append(r)
+    front = sorted(front_records(records), key=lambda r: r.values[0])
+    picks, note = export_picks(front, objectives)
+    failures = [r for r in records if r.status in (FAILED, INVALID) or r.state == "FAIL"]
+    return ReportData(study.study_name, objectives, backend, time_note,
+                      baseline.figures if baseline else None, records, measured, front, picks, note, failures,
+                      study)
+
+
+#: why each pick is marked (the definitions are tuner.results.pareto's, the ones ``tuner study export --pick`` uses)
+PICK_WHY = {"single": "best single-request objective", "throughput": "best objective at the highest concurrency",
+            "knee": "largest sum of objectives scaled to the front"}
+
+
+def export_picks(front: list[TrialRecord], objectives: list[str]) -> tuple[list[Pick], str]:
+    """The front's picks exactly as ``tuner study export --pick`` chooses them (:func:`tuner.results.pareto.picks`)."""
+    from .pareto import picks
+
+    chosen = picks(front, objectives)
+    note = "Picks as `tuner study export --pick single|throughput|knee` chooses them" if chosen else ""
+    return [Pick(name, r, PICK_WHY.get(name, name)) for name, r in chosen.items()], note

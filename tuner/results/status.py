@@ -1,0 +1,50 @@
+"""What a study holds, for people and programs: baseline, trials, Pareto front. Reads storage only."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.objectives import pareto_front
+from ..engine.records import MEASURED, TrialRecord, load_records, status_counts
+
+
+def front_records(records: list[TrialRecord]) -> list[TrialRecord]:
+    """The non-dominated feasible trials, one per effective config (first measurement of each)."""
+    seen, candidates = set(), []
+    for r in records:
+        if r.status == MEASURED and r.feasible and r.values is not None:
+            key = r.attrs.get("effective_key")
+            if key not in seen:
+                seen.add(key)
+                candidates.append(r)
+    return [candidates[i] for i in pareto_front([r.values for r in candidates])]
+
+
+def _spec(s) -> dict | None:
+    return None if s is None else s.as_dict()
+
+
+def study_status(study) -> dict[str, Any]:
+    from ..engine.baseline import find_baseline
+
+    records = load_records(study)
+    objectives = study.user_attrs.get("objectives") or [f"objective_{i}" for i in range(len(study.directions))]
+    baseline = find_baseline(study)
+    front = front_records(records)
+    return {
+        "study": study.study_name,
+        "objectives": objectives,
+        "baseline": None if baseline is None else {
+            k: v for k, v in baseline.attrs.items()
+            if k in ("single_tok_per_s", "accept_length", "log_path", "duration_s") or k.startswith("tok_per_s@")
+        },
+        "counts": status_counts(records),
+        "trials": [{
+            "number": r.number, "state": r.state, "status": r.status,
+            "requested": _spec(r.requested), "effective": _spec(r.effective),
+            "values": r.values, "feasible": r.feasible,
+            "failure_class": r.failure_class, "failure_message": r.attrs.get("failure_message"),
+            "reused_from": r.attrs.get("reused_from"), "duration_s": r.duration_s,
+        } for r in records],
+        "front": [r.number for r in front],
+    }

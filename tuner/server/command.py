@@ -1,0 +1,223 @@
+"""The server command line a trial runs: ``python -m sglang.launch_server ...`` or, for the simulator,
+``python -m tuner.sim ...`` with the very same flags plus ``--sim-*``.
+
+One function builds it (:func:`plan_launch`; :func:`build_argv` is its argv), so the study's dry run,
+``tuner launch --print`` and the real launch can never disagree.
+
+Pins. Some server arguments SGLang chooses by itself, differently for the baseline and for each
+speculative setting, which would bias the comparison the study makes. Unless the study sets them, the
+launcher pins them to the same value for the baseline and every trial:
+
+* ``--max-running-requests`` = the largest benchmark concurrency: with speculative decoding on and the
+  flag unset, SGLang lowers it to 48 (``speculative_hook.py``, ``_handle_eagle_family``), while the
+  baseline derives it from memory.
+* ``--cuda-graph-max-bs-decode`` = the largest benchmark concurrency, so no measured batch runs eager
+  in one trial and graphed in the next (SGLang 0.5.23 names it so, ``arg_groups/fields/exec_.py``;
+  older releases call it ``--cuda-graph-max-bs``: set that one in ``server.args`` to use it instead).
+* ``--attention-backend`` = :data:`DEFAULT_ATTENTION_BACKEND`: SGLang's automatic choice depends on
+  topk (``model_override_base.py``, ``get_default_attn_backend``: FA3 on Hopper for chain drafts,
+  FlashInfer for trees).
+
+A value the study sets wins; one below the largest concurrency is kept and warned about.
+"""
+
+from __future__ import annotations
+
+import logging
+import shlex
+import sys
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from ..config.study import ServerSettings, StudyConfig, objective_concurrency
+from ..config.yamlfile import ConfigError
+from ..sglang.rules import SpecConfig, flag_name
+
+log = logging.getLogger("tuner.server")
+
+#: The attention backend pinned when the study sets none. FlashInfer runs on every NVIDIA generation
+#: SGLang supports (FA3 is Hopper-only, trtllm_mha Blackwell-only and chain drafts only), implements
+#: topk > 1 trees and paged trees (``_PAGE_TREE_SPEC_BACKENDS``), and is SGLang's own choice for trees.
+DEFAULT_ATTENTION_BACKEND = "flashinfer"
+
+#: The argument capping CUDA-graph decode batches. SGLang 0.5.23 names it
+#: ``cuda_graph_max_bs_decode`` (``arg_groups/fields/exec_.py``); the older ``--cuda-graph-max-bs`` is
+#: gone there (and, as a prefix of two flags, an argparse error). The simulator takes both names, so
+#: both backends get the same command line.
+CUDA_GRAPH_MAX_BS_ARG = "cuda_graph_max_bs_decode"
+
+# Arguments that, when the study gives any of them, mean the user chose the thing a pin would choose.
+_USER_CUDA_GRAPH = ("cuda_graph_max_bs", "cuda_graph_max_bs_decode", "cuda_graph_config",
+                    "cuda_graph_bs_decode", "cuda_graph_bs", "disable_cuda_graph",
+                    "disable_decode_cuda_graph")
+_USER_ATTENTION = ("attention_backend", "decode_attention_backend", "prefill_attention_backend")
+
+# Set by the launcher from dedicated settings; never from args/fixed.
+_RESERVED = ("model_path", "tp_size", "tp", "host", "port", "speculative_algorithm",
+             "speculative_draft_model_path", "speculative_num_steps", "speculative_eagle_topk",
+             "speculative_num_draft_tokens", "config")
+
+SGLANG_MODULE = "sglang.launch_server"
+SIM_MODULE = "tuner.sim"
+
+
+@dataclass(frozen=True)
+class LaunchPlan:
+    """Everything about one launch that is decided before a process exists.
+
+    ``server_args`` are the server arguments the command sets (underscore names, pins included),
+    the same dict to build :class:`tuner.sglang.rules.ServerContext` from so rules and launch agree.
+    """
+
+    argv: list[str]
+    host: str
+    port: int
+    server_args: dict[str, Any]
+    pinned: dict[str, Any] = field(default_factory=dict)
+    warnings: list[str] = field(default_factory=list)
+
+    @property
+    def command_line(self) -> str:
+        return format_command(self.argv)
+
+    @property
+    def url(self) -> str:
+        return server_url(self.host, self.port)
+
+
+def format_command(argv: Iterable[str]) -> str:
+    """The argv as one shell-quoted line, pasteable into a shell (what ``--print`` shows)."""
+    return shlex.join(list(argv))
+
+
+def server_url(host: str, port: int) -> str:
+    """The base URL to reach a server bound to ``host`` (a wildcard bind is reached on loopback)."""
+    if host in ("0.0.0.0", ""):
+        host = "127.0.0.1"
+    elif host == "::":
+        host = "::1"
+    if ":" in host:
+        host = f"[{host}]"
+    return f"http://{host}:{port}"
+
+
+def _flags_in(extra_args: list[str]) -> set[str]:
+    """Underscore names of the ``--flags`` in raw argv (``--a-b=1`` and ``--a-b 1`` alike)."""
+    return {a[2:].split("=", 1)[0].replace("-", "_") for a in extra_args if a.startswith("--")}
+
+
+def merged_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None) -> dict[str, Any]:
+    """The search space's fixed args with the study's ``server.args`` (underscore names).
+
+    Raises :class:`ConfigError` when both set one argument to different values, or either sets an
+    argument the launcher owns (model path, port, the speculative flags, ...).
+    """
+    merged: dict[str, Any] = {}
+    for where, args in (("search space fixed", dict(fixed_args or {})), ("server.args", server.args)):
+        for name, value in args.items():
+            key = f"{'fixed' if where.startswith('search') else 'server.args'}.{name}"
+            if name in _RESERVED:
+                raise ConfigError("study", key, f"{name} is set by the tuner (use the server section's "
+                                  f"own keys or the search space); remove it here")
+            if name in merged and merged[name] != value:
+                raise ConfigError("study", key, f"{value!r} conflicts with the search space's fixed "
+                                  f"{name}: {merged[name]!r}; set it in one place")
+            merged[name] = value
+    return merged
+
+
+def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None,
+                    max_concurrency: int) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """``(server_args, pinned, warnings)``: the study's server args plus the pins it did not set."""
+    if max_concurrency < 1:
+        raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
+    args = merged_server_args(server, fixed_args)
+    user = set(args) | _flags_in(server.extra_args)
+    pinned: dict[str, Any] = {}
+    warnings: list[str] = []
+    if not user & set(_USER_CUDA_GRAPH):
+        pinned[CUDA_GRAPH_MAX_BS_ARG] = max_concurrency
+    if "max_running_requests" not in user:
+        pinned["max_running_requests"] = max_concurrency
+    if not user & set(_USER_ATTENTION):
+        pinned["attention_backend"] = DEFAULT_ATTENTION_BACKEND
+    for name in ("max_running_requests", "cuda_graph_max_bs", "cuda_graph_max_bs_decode"):
+        value = args.get(name)
+        if isinstance(value, int) and not isinstance(value, bool) and value < max_concurrency:
+            warnings.append(f"{flag_name(name)} {value} is below the largest benchmark concurrency "
+                            f"{max_concurrency}: requests above it queue (or run without CUDA graphs)")
+    return {**args, **pinned}, pinned, warnings
+
+
+def _arg_tokens(name: str, value: Any) -> list[str]:
+    """One server argument as argv: bools as bare flags when true, lists as repeated values."""
+    flag = flag_name(name)
+    if isinstance(value, bool):
+        return [flag] if value else []
+    if isinstance(value, (list, tuple)):
+        return [flag, *(_scalar(v) for v in value)] if value else []
+    return [flag, _scalar(value)]
+
+
+def _scalar(value: Any) -> str:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)
+
+
+def plan_launch(server: ServerSettings, spec: SpecConfig | None, *, algorithm: str = "EAGLE3",
+                fixed_args: Mapping[str, Any] | None = None, port: int | None = None,
+                max_concurrency: int = 1) -> LaunchPlan:
+    """Decide the whole command for one launch; ``spec=None`` is the autoregressive baseline.
+
+    ``port`` overrides ``server.port`` (the launcher passes the free port it picked for port 0).
+    The baseline gets the same pins and server args as every trial, and no speculative flag.
+    Raises :class:`ConfigError` for a study that cannot be launched (see :func:`merged_server_args`;
+    a speculative launch without ``server.draft_model_path``).
+    """
+    port = server.port if port is None else port
+    server_args, pinned, warnings = pin_server_args(server, fixed_args, max_concurrency)
+    for line in warnings:
+        log.warning("%s", line)
+    module = SGLANG_MODULE if server.backend == "sglang" else SIM_MODULE
+    argv = [server.python or sys.executable, "-m", module, "--model-path", server.model_path,
+            "--tp-size", str(server.tp_size), "--host", server.host, "--port", str(port)]
+    if spec is not None:
+        if not server.draft_model_path:
+            raise ConfigError("study", "server.draft_model_path",
+                              f"required for {algorithm} trials: the path of the draft model")
+        argv += ["--speculative-algorithm", algorithm,
+                 "--speculative-draft-model-path", server.draft_model_path]
+        for name, value in spec.server_args().items():
+            argv += [flag_name(name), str(value)]
+    for name, value in server_args.items():
+        argv += _arg_tokens(name, value)
+    if server.backend == "sim":
+        sim = server.sim
+        argv += ["--sim-profile", sim.profile, "--sim-speedup", _scalar(sim.speedup),
+                 "--sim-load-seconds", _scalar(sim.load_seconds), "--sim-noise", _scalar(sim.noise)]
+        if sim.seed is not None:
+            argv += ["--sim-seed", str(sim.seed)]
+    argv += list(server.extra_args)
+    return LaunchPlan(argv, server.host, port, server_args, pinned, warnings)
+
+
+def build_argv(server: ServerSettings, spec: SpecConfig | None, *, algorithm: str = "EAGLE3",
+               fixed_args: Mapping[str, Any] | None = None, port: int,
+               max_concurrency: int) -> list[str]:
+    """The exact argv of one launch (see :func:`plan_launch`)."""
+    return plan_launch(server, spec, algorithm=algorithm, fixed_args=fixed_args, port=port,
+                       max_concurrency=max_concurrency).argv
+
+
+def study_max_concurrency(study: StudyConfig) -> int:
+    """The largest concurrency the study measures: its suite's sweep and its objectives.
+
+    The pins use it; the study run and ``tuner launch`` both call this so they build one command.
+    """
+    from ..config.suite import load_suite  # the suite loader belongs to the benchmark layer
+
+    suite = load_suite(study.bench.suite)
+    levels = [int(c) for c in suite.sweep.concurrencies]
+    levels += [c for c in map(objective_concurrency, study.objectives) if c]
+    return max(levels or [1])

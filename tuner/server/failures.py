@@ -1,0 +1,119 @@
+"""Why a server launch or run failed: :class:`LaunchError` and :func:`classify_log`, the one place that
+maps an exit status and a server log (or an HTTP error body) to a failure class. The patterns mirror
+what SGLang prints: argparse's usage errors (exit 2), the AssertionError/TypeError/ValueError of its
+argument handling (``server_args.py``, ``arg_groups/``), PyTorch's and SGLang's out-of-memory messages
+(``model_runner.py``: "Not enough memory"), NCCL and torch.distributed errors, and the draft-tree
+failure of ``eagle_utils.py`` ("selected index k out of range").
+"""
+
+from __future__ import annotations
+
+import re
+import signal
+
+from ..sglang.rules import TREE_TOO_LARGE_RUNTIME_ERROR
+
+FAILURE_CLASSES = ("invalid_args", "oom", "nccl", "startup_timeout", "crash_after_ready",
+                   "spec_runtime", "other")
+PHASE_STARTUP = "startup"  #: before the server answered /health_generate
+PHASE_RUNNING = "running"  #: after it did
+LOG_TAIL_LINES = 30
+
+# --------------------------------------------------------------------------------------------------
+# Failure classification
+
+
+class LaunchError(RuntimeError):
+    """A server that did not start or did not survive. ``failure_class`` is one of
+    :data:`FAILURE_CLASSES`; ``log_tail`` the server log's last lines; ``exit_code`` None while the
+    process still ran (a timeout or an HTTP failure), negative for a signal."""
+
+    def __init__(self, failure_class: str, message: str, log_tail: str = "",
+                 exit_code: int | None = None):
+        assert failure_class in FAILURE_CLASSES, failure_class
+        self.failure_class, self.message, self.log_tail, self.exit_code = (
+            failure_class, message, log_tail, exit_code)
+        super().__init__(f"{failure_class}: {message}")
+
+    def attributes(self) -> dict[str, str]:
+        """What a trial stores: ``failure_class``, ``failure_message``, ``log_tail``."""
+        return {"failure_class": self.failure_class, "failure_message": self.message,
+                "log_tail": self.log_tail}
+
+
+_SPEC_RUNTIME = re.compile(re.escape(TREE_TOO_LARGE_RUNTIME_ERROR.split(": ", 1)[1]))
+_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory|\bout of memory\b", re.I)
+_NCCL = re.compile(
+    r"NCCL error|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|NCCL timeout"
+    r"|Watchdog caught collective operation timeout|ProcessGroupNCCL\S*\s.*(?:timed? ?out|error)"
+    r"|communication error", re.I)
+_ARGPARSE = re.compile(r"^usage: |: error: (?:unrecognized arguments|argument |ambiguous option"
+                       r"|the following arguments are required|invalid choice)", re.M)
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception))(?::|$)", re.M)
+# SGLang's argument handling (server_args.py, arg_groups/) and argparse; a traceback through them is
+# an argument error even after other log lines.
+_ARG_FRAMES = re.compile(r'File ".*(?:server_args|arg_groups|argparse)[^"]*"')
+# Signs SGLang has passed argument handling and started loading: an exception after these is not an
+# argument error unless its frames say so (model_runner.py, model_loader/loader.py log lines).
+_LOADING = re.compile(r"Load weight begin|Loading safetensors|Init torch distributed begin"
+                      r"|Capture cuda graph begin")
+_ARG_EXCEPTIONS = ("AssertionError", "ValueError", "TypeError")
+
+
+def classify_log(text: str, exit_code: int | None, phase: str) -> str:
+    """The failure class for a server log (or an HTTP error body), its exit status and the phase.
+
+    ``exit_code`` None: the process is still running (a startup timeout, or a failed request);
+    ``phase``: :data:`PHASE_STARTUP` (never became ready) or :data:`PHASE_RUNNING` (was ready).
+    Specific evidence in the text wins over the phase: the tree-too-large runtime error, out of
+    memory, NCCL/communication errors, then argument errors (argparse usage, exit 2; an
+    AssertionError/ValueError/TypeError in argument handling). Otherwise: ``startup_timeout`` (still
+    running, never ready), ``crash_after_ready`` (exited after ready), ``other``.
+    """
+    if _SPEC_RUNTIME.search(text):
+        return "spec_runtime"
+    if _OOM.search(text):
+        return "oom"
+    if _NCCL.search(text):
+        return "nccl"
+    if phase == PHASE_STARTUP and exit_code is not None:
+        if exit_code == 2 and _ARGPARSE.search(text):
+            return "invalid_args"
+        exceptions = _EXCEPTION_LINE.findall(text)
+        if exceptions and exceptions[-1] in _ARG_EXCEPTIONS:
+            last_tb = text[text.rfind("Traceback (most recent call last)"):]
+            if _ARG_FRAMES.search(last_tb) or not _LOADING.search(text):
+                return "invalid_args"
+    if exit_code is None:
+        return "startup_timeout" if phase == PHASE_STARTUP else "other"
+    return "crash_after_ready" if phase == PHASE_RUNNING else "other"
+
+
+def spec_runtime_error(text: str) -> bool:
+    """Whether ``text`` (a log or an HTTP error body) shows SGLang's draft-tree runtime failure."""
+    return bool(_SPEC_RUNTIME.search(text))
+
+
+def error_line(text: str) -> str:
+    """The line of a log that says what went wrong (the last exception or error line), shortened."""
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    for ln in reversed(lines):
+        if (_EXCEPTION_LINE.match(ln) or _ARGPARSE.search(ln) or _OOM.search(ln) or _NCCL.search(ln)
+                or _SPEC_RUNTIME.search(ln) or ln.startswith("AssertionError")):
+            return ln[:300]
+    return lines[-1][:300] if lines else "(empty log)"
+
+
+def tail_lines(text: str, n: int = LOG_TAIL_LINES) -> str:
+    return "\n".join(text.splitlines()[-n:])
+
+
+def describe_exit(code: int | None) -> str:
+    if code is None:
+        return "still running"
+    if code < 0:
+        try:
+            return f"killed by {signal.Signals(-code).name}"
+        except ValueError:
+            return f"killed by signal {-code}"
+    return f"exit code {code}"

@@ -1,0 +1,59 @@
+"""GPU memory from ``nvidia-smi``: what a launch waits on after stopping a server.
+
+Absent or failing ``nvidia-smi`` (the simulator, a CPU machine) means "unknown", never an error.
+"""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import time
+
+log = logging.getLogger("tuner.server")
+
+NVIDIA_SMI = "nvidia-smi"
+
+
+def gpu_memory_used_mib(nvidia_smi: str = NVIDIA_SMI) -> list[int] | None:
+    """Memory used on each GPU (MiB) from ``nvidia-smi``; None where it is absent or fails."""
+    exe = shutil.which(nvidia_smi)
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("nvidia-smi failed: %s", exc)
+        return None
+    if out.returncode != 0:
+        log.warning("nvidia-smi exited %d: %s", out.returncode, out.stderr.strip()[:200])
+        return None
+    try:
+        return [int(float(x)) for x in out.stdout.split()]
+    except ValueError:
+        log.warning("unexpected nvidia-smi output: %r", out.stdout[:200])
+        return None
+
+
+def wait_gpu_memory_released(before_mib: list[int] | None, timeout_s: float, *,
+                             tolerance_mib: int = 1024, nvidia_smi: str = NVIDIA_SMI) -> bool | None:
+    """Wait until every GPU uses at most what it used before the launch (+ ``tolerance_mib``).
+
+    None (and a log line) where nvidia-smi is absent; False when the deadline passes first.
+    """
+    deadline = time.monotonic() + timeout_s
+    while True:
+        now = gpu_memory_used_mib(nvidia_smi)
+        if now is None:
+            log.info("nvidia-smi not available; not waiting for GPU memory to be released")
+            return None
+        base = before_mib if before_mib and len(before_mib) == len(now) else [0] * len(now)
+        limit = [b + tolerance_mib for b in base]
+        if all(used <= lim for used, lim in zip(now, limit)):
+            return True
+        if time.monotonic() >= deadline:
+            log.warning("GPU memory not released after %.0f s: %s MiB used (before launch: %s)",
+                        timeout_s, now, before_mib)
+            return False
+        time.sleep(1.0)

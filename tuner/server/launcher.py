@@ -1,0 +1,400 @@
+"""Start, watch and stop one server per trial, SGLang or the simulator, without leaking anything.
+
+Ownership contract. A :class:`ServerProcess` owns exactly one server process and the process group it
+leads (``start_new_session``: the server's own children, e.g. SGLang's scheduler and TP workers, are in
+that group, and neither a Ctrl-C at the terminal nor SGLang's ``killpg`` of its own group on a fatal
+error reaches the tuner). Its owner is whoever created it, who must call :meth:`ServerProcess.stop`
+(the ``with`` block does). While it runs, a record file under ``<workdir>/servers/`` lets a later run
+find it if this tuner dies (:func:`cleanup_orphans`). :func:`stop_on_signals` makes Ctrl-C and SIGTERM
+stop it before the tuner exits.
+
+Failures are :class:`LaunchError` with a ``failure_class`` from :data:`FAILURE_CLASSES`, a one-line
+message quoting the log's error line, and the log's last lines; :func:`classify_log` is the one place
+that maps an exit status and a log (or an HTTP error body) to a class. A port taken by someone else
+raises :class:`PortInUseError` before anything starts; a bad study raises ``ConfigError``.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, Iterator, Mapping, Sequence
+
+import requests
+
+from ..config.study import ServerSettings
+from ..config.yamlfile import ConfigError
+from ..sglang.rules import SpecConfig
+from .command import LaunchPlan, build_argv, format_command, plan_launch, server_url, study_max_concurrency
+from .failures import (
+    FAILURE_CLASSES,
+    LOG_TAIL_LINES,
+    PHASE_RUNNING,
+    PHASE_STARTUP,
+    LaunchError,
+    classify_log,
+    describe_exit,
+    error_line,
+    spec_runtime_error,
+    tail_lines,
+)
+from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
+from .orphans import ServerRecord, cleanup_orphans, records_dir
+from .ports import PortInUseError, listener_owned_by_group, pick_free_port, port_free, wait_port_free
+from .procs import boot_id, group_members, read_cmdline, read_stat, terminate_group
+
+__all__ = [
+    "FAILURE_CLASSES", "PHASE_RUNNING", "PHASE_STARTUP", "LaunchError", "LaunchPlan",
+    "PortInUseError", "ServerProcess",
+    "build_argv", "classify_log", "cleanup_orphans", "format_command", "plan_launch",
+    "server_log_path", "stop_on_signals", "study_max_concurrency",
+]
+
+log = logging.getLogger("tuner.server")
+
+# --------------------------------------------------------------------------------------------------
+# The server process
+
+
+def server_log_path(workdir: str | Path, trial: int | None) -> Path:
+    """``<workdir>/trials/<N>/server.log``; the baseline (``trial=None``): ``<workdir>/baseline/``."""
+    sub = Path("baseline") if trial is None else Path("trials") / str(trial)
+    return Path(workdir) / sub / "server.log"
+
+
+_LIVE: set["ServerProcess"] = set()  # started in this process and not yet stopped (for signals)
+_LIVE_LOCK = threading.Lock()
+
+
+class ServerProcess:
+    """One server process and its process group, from start to a clean stop.
+
+    Use as a context manager: ``with ServerProcess(server, spec, ...) as srv:`` starts the server, waits
+    until it is ready (stopping it again if it never is) and stops it on leaving the block, whatever
+    happens inside. Or call :meth:`start`, :meth:`wait_ready` and :meth:`stop` yourself; then the
+    caller owns the process and must call :meth:`stop` in a ``finally``.
+
+    Raises: :class:`PortInUseError` from :meth:`start` when the port is taken (nothing launched);
+    ``ConfigError`` when the server command cannot run (missing interpreter); :class:`LaunchError`
+    from :meth:`wait_ready` (the process exited: class from its log; no answer in time:
+    ``startup_timeout``; a listener that is not ours: ``other``) and from :meth:`check_alive`.
+
+    :meth:`stop` is idempotent, never raises for a process that is already gone, and may be called
+    from a signal handler while another :meth:`stop` is under way (a re-entrant lock; each step is
+    safe to repeat).
+    """
+
+    def __init__(self, server: ServerSettings, spec: SpecConfig | None, *, workdir: str | Path,
+                 trial: int | None = None, trial_dir: str | Path | None = None,
+                 fixed_args: Mapping[str, Any] | None = None, algorithm: str = "EAGLE3",
+                 max_concurrency: int = 1, port: int | None = None,
+                 log_path: str | Path | None = None):
+        """The server of one measurement, as :func:`plan_launch` builds it (``spec=None``: the
+        baseline). The log goes to ``log_path``, else ``trial_dir/server.log``, else
+        :func:`server_log_path` (``trial``; None: the baseline). ``port`` overrides ``server.port``;
+        port 0 picks a free port now, and again at :meth:`start` if that one was taken meanwhile.
+        Raises ``ConfigError`` for a study that cannot be launched. Nothing starts before
+        :meth:`start`."""
+        port = server.port if port is None else port
+
+        def make(p: int) -> LaunchPlan:
+            return plan_launch(server, spec, algorithm=algorithm, fixed_args=fixed_args, port=p,
+                               max_concurrency=max_concurrency)
+
+        plan = make(pick_free_port(server.host) if port == 0 else port)
+        if log_path is None:
+            log_path = (Path(trial_dir) / "server.log" if trial_dir is not None
+                        else server_log_path(workdir, trial))
+        self._setup(plan.argv, host=plan.host, port=plan.port, log_path=log_path, workdir=workdir,
+                    env=server.env, startup_timeout_s=server.startup_timeout_s,
+                    stop_grace_s=server.stop_grace_s, backend=server.backend)
+        self.plan = plan
+        self._replan = make if port == 0 else None
+
+    @classmethod
+    def from_argv(cls, argv: Sequence[str], *, host: str, port: int, log_path: str | Path,
+                  workdir: str | Path, env: Mapping[str, str] | None = None,
+                  startup_timeout_s: float = 600.0, stop_grace_s: float = 30.0,
+                  backend: str = "sim") -> "ServerProcess":
+        """A server from a ready-made command that listens on ``host:port`` (no pins, no plan)."""
+        self = cls.__new__(cls)
+        self._setup(argv, host=host, port=port, log_path=log_path, workdir=workdir, env=env,
+                    startup_timeout_s=startup_timeout_s, stop_grace_s=stop_grace_s, backend=backend)
+        return self
+
+    def _setup(self, argv, *, host, port, log_path, workdir, env, startup_timeout_s, stop_grace_s,
+               backend) -> None:
+        self.argv = list(argv)
+        self.host, self.port = host, port
+        self.log_path = Path(log_path)
+        self.workdir = Path(workdir)
+        self.env = dict(env or {})
+        self.startup_timeout_s, self.stop_grace_s = startup_timeout_s, stop_grace_s
+        self.backend = backend
+        self.plan: LaunchPlan | None = None
+        self._replan = None
+        self.nvidia_smi = "nvidia-smi"
+        self.proc: subprocess.Popen | None = None
+        self.record: ServerRecord | None = None
+        self.ready = False
+        self.started_monotonic: float | None = None
+        self._log_offset = 0
+        self._stopped = False
+        self._lock = threading.RLock()
+
+    # -- state --------------------------------------------------------------------------------
+
+    @property
+    def url(self) -> str:
+        return server_url(self.host, self.port)
+
+    @property
+    def pid(self) -> int | None:
+        return None if self.proc is None else self.proc.pid
+
+    @property
+    def pgid(self) -> int | None:
+        return self.pid  # the leader of a new session: group id == pid
+
+    @property
+    def returncode(self) -> int | None:
+        return None if self.proc is None else self.proc.poll()
+
+    @property
+    def command_line(self) -> str:
+        return format_command(self.argv)
+
+    def log_text(self, max_bytes: int = 256_000) -> str:
+        """This launch's part of the log (the file may hold earlier launches above it)."""
+        try:
+            with open(self.log_path, "rb") as f:
+                size = f.seek(0, os.SEEK_END)
+                f.seek(max(self._log_offset, size - max_bytes))
+                return f.read().decode(errors="replace")
+        except FileNotFoundError:
+            return ""
+
+    def log_tail(self, n: int = LOG_TAIL_LINES) -> str:
+        return tail_lines(self.log_text(), n)
+
+    # -- start --------------------------------------------------------------------------------
+
+    def start(self) -> "ServerProcess":
+        """Check the port, start the server in a new session, write its record. Returns self."""
+        with self._lock:
+            if self.proc is not None:
+                raise RuntimeError("this ServerProcess was already started; make a new one")
+            if not port_free(self.host, self.port):
+                if self._replan is None:
+                    raise PortInUseError(self.host, self.port)
+                self.plan = self._replan(pick_free_port(self.host))
+                self.argv, self.port = self.plan.argv, self.plan.port
+            self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            gpu_before = gpu_memory_used_mib(self.nvidia_smi) if self.backend == "sglang" else None
+            env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+            with open(self.log_path, "ab") as logf:
+                logf.write(f"# tuner: {time.strftime('%Y-%m-%d %H:%M:%S')} launch: "
+                           f"{self.command_line}\n".encode())
+                logf.flush()
+                self._log_offset = logf.tell()
+                try:
+                    self.proc = subprocess.Popen(self.argv, start_new_session=True,
+                                                 stdin=subprocess.DEVNULL, stdout=logf,
+                                                 stderr=subprocess.STDOUT, env=env)
+                except OSError as exc:
+                    raise ConfigError("study", "server.python",
+                                      f"cannot run {self.argv[0]!r}: {exc.strerror}") from None
+            self.started_monotonic = time.monotonic()
+            with _LIVE_LOCK:
+                _LIVE.add(self)
+            self._write_record(gpu_before)
+            log.info("started server pid %d on %s: %s", self.proc.pid, self.url, self.command_line)
+            return self
+
+    def _write_record(self, gpu_before: list[int] | None) -> None:
+        pid = self.proc.pid
+        st, me = read_stat(pid), read_stat(os.getpid())
+        if st is None or me is None:  # no /proc (or it exited at once): nothing to find later
+            return
+        self.record = ServerRecord(
+            pid=pid, pgid=st.pgid, start_ticks=st.start_ticks, cmdline=read_cmdline(pid) or self.argv,
+            boot_id=boot_id(), host=self.host, port=self.port, backend=self.backend,
+            log_path=str(self.log_path), stop_grace_s=self.stop_grace_s, started_at=time.time(),
+            owner_pid=me.pid, owner_start_ticks=me.start_ticks, gpu_memory_before_mib=gpu_before)
+        self.record.save(records_dir(self.workdir))
+
+    def _record_members(self) -> None:
+        """Add the group's processes (SGLang's scheduler, TP workers) to the record, so a later
+        run can stop them even if the leader died first."""
+        if self.record is None:
+            return
+        self.record.members = [[st.pid, st.start_ticks] for st in group_members(self.pgid)]
+        self.record.save(records_dir(self.workdir))
+
+    # -- ready --------------------------------------------------------------------------------
+
+    def wait_ready(self, timeout_s: float | None = None) -> str:
+        """Poll ``/health_generate`` (``/health`` when the server has no such route) until it answers
+        200; returns the base URL. Raises :class:`LaunchError` at once when the process exits, and
+        ``startup_timeout`` at the deadline (``startup_timeout_s``). Does not stop the process."""
+        if self.proc is None:
+            raise RuntimeError("start() the server first")
+        timeout_s = self.startup_timeout_s if timeout_s is None else timeout_s
+        deadline = time.monotonic() + timeout_s
+        path, pause = "/health_generate", 0.1
+        while True:
+            if self.proc.poll() is not None:
+                raise self.failure(PHASE_STARTUP)
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise self.failure(PHASE_STARTUP, f"not ready after {timeout_s:.0f} s "
+                                   f"(server.startup_timeout_s)")
+            try:
+                r = requests.get(self.url + path, timeout=max(0.5, min(10.0, remaining)))
+                status = r.status_code
+            except requests.RequestException:
+                status = None
+            if status == 200:
+                break
+            if status == 404 and path == "/health_generate":
+                path = "/health"
+                continue
+            time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+            pause = min(pause * 1.5, 1.0)
+        if listener_owned_by_group(self.port, self.pgid) is False:
+            raise LaunchError("other", f"{self.url} answers, but not from the server this tuner "
+                              f"started (pid {self.pid}); another process holds port {self.port}",
+                              self.log_tail())
+        self.ready = True
+        self._record_members()
+        log.info("server pid %d ready on %s after %.1f s", self.pid, self.url,
+                 time.monotonic() - self.started_monotonic)
+        return self.url
+
+    # -- failures -----------------------------------------------------------------------------
+
+    def failure(self, phase: str | None = None, detail: str | None = None,
+                response_text: str = "") -> LaunchError:
+        """The :class:`LaunchError` for this server's present state, classified from its exit status,
+        its log and ``response_text`` (an HTTP error body, if any)."""
+        phase = phase or (PHASE_RUNNING if self.ready else PHASE_STARTUP)
+        code = self.returncode
+        text = self.log_text()
+        cls = classify_log(text + "\n" + response_text, code, phase)
+        when = "before it was ready" if phase == PHASE_STARTUP else "after it was ready"
+        if detail:
+            what = detail
+        elif code is not None:
+            what = f"server {describe_exit(code)} {when}"
+        elif phase == PHASE_STARTUP:
+            what = "server still starting"
+        elif cls == "other":
+            what = "server still running, no known failure in its log"
+        else:
+            what = "server running but failing requests"
+        quoted = error_line(response_text if spec_runtime_error(response_text) else text)
+        return LaunchError(cls, f"{what}: {quoted} (log: {self.log_path})", self.log_tail(), code)
+
+    def check_alive(self) -> None:
+        """Raise :class:`LaunchError` (``crash_after_ready``, or a more specific class from the log)
+        when the server process has exited; return None while it runs."""
+        if self.proc is None:
+            raise RuntimeError("start() the server first")
+        if self.proc.poll() is not None:
+            raise self.failure()
+
+    def classify_exit(self, response_text: str = "") -> tuple[str, str, str]:
+        """``(failure_class, message, log_tail)`` for a failed benchmark, for the study engine.
+
+        Reads the exit status (``crash_after_ready`` once it was ready), the log, and
+        ``response_text`` (an HTTP 500 body: ``spec_runtime`` for SGLang's "selected index k out of
+        range"). A server still running with no sign of a known failure gives ``other``; use
+        :meth:`failure` for the :class:`LaunchError` itself.
+        """
+        if self.proc is None:
+            raise RuntimeError("start() the server first")
+        err = self.failure(response_text=response_text)
+        return err.failure_class, err.message, err.log_tail
+
+    # -- stop ---------------------------------------------------------------------------------
+
+    def stop(self) -> None:
+        """SIGTERM the whole group, wait ``stop_grace_s``, SIGKILL, reap; wait until the port is
+        free; on SGLang wait until nvidia-smi shows the GPU memory released; remove the record.
+
+        Idempotent and safe from a signal handler. The record is kept only if the group would not
+        die, so a later :func:`cleanup_orphans` can retry.
+        """
+        with self._lock:
+            if self.proc is None or self._stopped:
+                return
+            clean = terminate_group(self.proc.pid, self.stop_grace_s, leader=self.proc)
+            if self._stopped:  # a signal handler finished the stop while we waited
+                return
+            code = self.proc.poll()
+            try:
+                with open(self.log_path, "ab") as f:
+                    f.write(f"# tuner: stopped, {describe_exit(code)}\n".encode())
+            except OSError:
+                pass
+            if not wait_port_free(self.host, self.port, max(5.0, self.stop_grace_s)):
+                log.warning("port %d still busy after the server stopped", self.port)
+            if self.backend == "sglang":
+                before = self.record.gpu_memory_before_mib if self.record else None
+                wait_gpu_memory_released(before, max(30.0, self.stop_grace_s),
+                                         nvidia_smi=self.nvidia_smi)
+            if clean and self.record is not None:
+                self.record.remove()
+            self._stopped = True
+            with _LIVE_LOCK:
+                _LIVE.discard(self)
+            log.info("stopped server pid %d (%s)", self.proc.pid, describe_exit(code))
+
+    def __enter__(self) -> "ServerProcess":
+        self.start()
+        try:
+            self.wait_ready()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.stop()
+
+
+# --------------------------------------------------------------------------------------------------
+# Signals
+
+
+@contextmanager
+def stop_on_signals(*servers: ServerProcess) -> Iterator[None]:
+    """While active, SIGINT and SIGTERM stop ``servers`` (default: every server this process started
+    and has not stopped) and then raise ``KeyboardInterrupt`` (SIGINT) or ``SystemExit(143)``
+    (SIGTERM). The previous handlers come back on exit. Only the main thread can install handlers;
+    elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+
+    def handler(signum, frame):
+        with _LIVE_LOCK:
+            targets = list(servers) if servers else list(_LIVE)
+        for srv in targets:
+            srv.stop()
+        if signum == signal.SIGINT:
+            raise KeyboardInterrupt
+        raise SystemExit(128 + signum)
+
+    previous = {sig: signal.signal(sig, handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield
+    finally:
+        for sig, old in previous.items():
+            signal.signal(sig, old if old is not None else signal.SIG_DFL)

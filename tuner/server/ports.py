@@ -1,0 +1,111 @@
+"""Ports: is one free, pick a free one, wait until one is released, and who listens on one.
+
+A port counts as free when an HTTP server could bind it now (``SO_REUSEADDR``: a TIME_WAIT
+leftover does not count as busy). Who listens is read from ``/proc/net/tcp*`` and the listening
+socket's inode among a process group's open files, so a stranger on "our" port is never mistaken
+for our server.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import time
+
+from .procs import _PROC, group_members
+
+
+class PortInUseError(RuntimeError):
+    """The configured port is taken by a process the tuner did not start; nothing was launched."""
+
+    def __init__(self, host: str, port: int):
+        self.host, self.port = host, port
+        super().__init__(f"port {port} on {host} is in use by another process; "
+                         f"set server.port to a free port or 0")
+
+
+def _bind_probe(host: str, port: int) -> socket.socket:
+    """Bind as an HTTP server would (SO_REUSEADDR: a TIME_WAIT leftover does not count as busy)."""
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
+def port_free(host: str, port: int) -> bool:
+    """Whether a server could bind ``host:port`` now."""
+    try:
+        _bind_probe(host, port).close()
+        return True
+    except OSError as exc:
+        if exc.errno in (errno.EADDRINUSE, errno.EACCES):
+            return False
+        raise
+
+
+def pick_free_port(host: str) -> int:
+    """A port the OS reports free on ``host`` (port 0 in the study)."""
+    with _bind_probe(host, 0) as sock:
+        return sock.getsockname()[1]
+
+
+def ensure_port_free(host: str, port: int) -> None:
+    """Raise :class:`PortInUseError` when ``host:port`` is taken."""
+    if not port_free(host, port):
+        raise PortInUseError(host, port)
+
+
+def wait_port_free(host: str, port: int, timeout_s: float) -> bool:
+    deadline = time.monotonic() + timeout_s
+    while True:
+        if port_free(host, port):
+            return True
+        if time.monotonic() >= deadline:
+            return False
+        time.sleep(0.1)
+
+
+def _listening_inodes(port: int) -> set[int]:
+    """Socket inodes listening on ``port`` (``/proc/net/tcp`` and ``tcp6``; state 0A = LISTEN)."""
+    inodes = set()
+    for name in ("tcp", "tcp6"):
+        try:
+            lines = (_PROC / "net" / name).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            parts = line.split()
+            if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(int(parts[9]))
+    return inodes
+
+
+def listener_owned_by_group(port: int, pgid: int) -> bool | None:
+    """Whether a process of group ``pgid`` holds the socket listening on ``port``.
+
+    None when that cannot be told (no ``/proc/net/tcp``, no listener found); the launcher then trusts
+    its pre-launch port check.
+    """
+    inodes = _listening_inodes(port)
+    if not inodes:
+        return None
+    for st in group_members(pgid):
+        fd_dir = _PROC / str(st.pid) / "fd"
+        try:
+            fds = list(fd_dir.iterdir())
+        except OSError:
+            continue
+        for fd in fds:
+            try:
+                target = os.readlink(fd)
+            except OSError:
+                continue
+            if target.startswith("socket:[") and int(target[8:-1]) in inodes:
+                return True
+    return False

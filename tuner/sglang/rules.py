@@ -1,0 +1,252 @@
+"""SGLang's rules for EAGLE-3 speculative decoding flags: what it rejects, rewrites and crashes on.
+
+This module is the one copy of that knowledge. The tuner uses it to propose only settings SGLang will
+run as written (or to know what it will really run), and the simulator uses the very same functions to
+fail, warn and rewrite the way SGLang does. When a new SGLang release changes a rule, this is the one
+file to edit; every rule names the SGLang 0.5.x source it mirrors (checked against sglang==0.5.23):
+
+* ``python/sglang/srt/arg_groups/speculative_hook.py`` -- ``_handle_eagle_family`` (argument handling
+  at launch, before any weight is loaded) and ``_auto_choose_speculative_params``.
+* ``python/sglang/srt/speculative/eagle_utils.py`` -- ``organize_draft_results`` (the draft tree is
+  picked with ``torch.topk`` over the candidates at the first speculative request).
+
+The contract: :func:`resolve` never raises for a bad setting; it returns a :class:`Resolution` whose
+``violation`` says which rule is broken, what SGLang would raise, and whether SGLang fails at launch
+(``at_launch=True``) or only at the first speculative request, after the full model load.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass, field
+
+#: The speculative algorithms whose flags these rules cover (SGLang's EAGLE family, NEXTN is an alias).
+EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN")
+
+#: SGLang's automatic choice when none of the three flags is set, for the model architectures the
+#: tuner targets (``_auto_choose_speculative_params``: DeepSeek-V3-style MoE such as Kimi K2.x, and
+#: the default branch). Llama and Grok get (5, 4, 8) there; the tuner always sets all three flags,
+#: so this matters only for reporting what an unset server would run.
+AUTO_CHOICE = (3, 1, 4)
+
+#: Attention backends that implement topk > 1 trees with page_size > 1 (``_PAGE_TREE_SPEC_BACKENDS``).
+PAGE_TREE_SPEC_BACKENDS = ("flashinfer", "fa3", "triton")
+
+#: SGLang lowers max_running_requests to this when speculative decoding is on and it is unset.
+SPEC_DEFAULT_MAX_RUNNING_REQUESTS = 48
+
+# SGLang's own warning lines, word for word, so logs from the simulator read like SGLang's.
+WARN_DRAFT_TOKENS_ADJUSTED = (
+    "speculative_num_draft_tokens is adjusted to speculative_num_steps + 1 "
+    "when speculative_eagle_topk == 1"
+)
+WARN_MAX_RUNNING_REQUESTS = (
+    "Max running requests is reset to 48 for speculative decoding. "
+    "You can override this by explicitly setting --max-running-requests."
+)
+#: The error SGLang's first speculative request hits when the tree asks for more tokens than exist.
+TREE_TOO_LARGE_RUNTIME_ERROR = "RuntimeError: selected index k out of range"
+
+
+@dataclass(frozen=True, order=True)
+class SpecConfig:
+    """The three EAGLE-3 launch flags. ``None`` means the flag is not given on the command line."""
+
+    num_steps: int | None = None
+    eagle_topk: int | None = None
+    num_draft_tokens: int | None = None
+
+    def server_args(self) -> dict[str, int]:
+        """The flags as SGLang server-argument names (underscore spelling), unset ones left out."""
+        pairs = {
+            "speculative_num_steps": self.num_steps,
+            "speculative_eagle_topk": self.eagle_topk,
+            "speculative_num_draft_tokens": self.num_draft_tokens,
+        }
+        return {k: v for k, v in pairs.items() if v is not None}
+
+    def label(self) -> str:
+        """Short stable text form, e.g. ``steps=3 topk=1 draft=4``."""
+        return f"steps={self.num_steps} topk={self.eagle_topk} draft={self.num_draft_tokens}"
+
+    def as_dict(self) -> dict[str, int | None]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class ServerContext:
+    """The other server arguments SGLang's speculative rules read."""
+
+    speculative_algorithm: str | None = "EAGLE3"
+    attention_backend: str | None = None
+    page_size: int = 1
+    use_rejection_sampling: bool = False
+
+    @property
+    def speculative(self) -> bool:
+        return self.speculative_algorithm is not None
+
+
+@dataclass(frozen=True)
+class RuleViolation:
+    """A broken rule: which one, SGLang's own failure, and the fix."""
+
+    rule: str  #: stable id, e.g. ``"all-or-none"``
+    message: str  #: one line for a person: what is wrong and how to fix it
+    sglang_exception: str  #: the exception class SGLang raises, e.g. ``"AssertionError"``
+    sglang_message: str  #: the text SGLang prints with it ("" for a bare assert)
+    at_launch: bool  #: True: SGLang exits during argument handling; False: fails at first request
+
+
+@dataclass(frozen=True)
+class Resolution:
+    """What SGLang does with a requested :class:`SpecConfig`.
+
+    ``effective`` is what the server really runs (``None`` when SGLang refuses to launch);
+    ``warnings`` are SGLang's log lines for silent rewrites; ``violation`` is set for a bad setting.
+    A setting is worth measuring only when ``ok`` is true.
+    """
+
+    requested: SpecConfig
+    effective: SpecConfig | None
+    warnings: tuple[str, ...] = field(default=())
+    violation: RuleViolation | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.violation is None
+
+    @property
+    def rewritten(self) -> bool:
+        return self.effective is not None and self.effective != self.requested
+
+
+def candidate_count(num_steps: int, eagle_topk: int) -> int:
+    """How many draft tokens SGLang can pick the verified tree from.
+
+    Mirrors ``organize_draft_results`` (eagle_utils.py): the first draft step scores ``topk`` tokens
+    and every later step ``topk * topk``, so there are ``topk + (num_steps - 1) * topk**2``
+    candidates; ``torch.topk`` then selects ``num_draft_tokens - 1`` of them.
+    """
+    return eagle_topk + (num_steps - 1) * eagle_topk * eagle_topk
+
+
+def _violation(rule, message, exc, sglang_message, at_launch=True) -> RuleViolation:
+    return RuleViolation(rule, message, exc, sglang_message, at_launch)
+
+
+def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Resolution:
+    """Apply SGLang's rules, in SGLang's order, to a requested setting. Never raises."""
+    if not ctx.speculative:
+        # No --speculative-algorithm: SGLang ignores the speculative flags entirely.
+        return Resolution(requested, SpecConfig())
+    steps, topk, draft = requested.num_steps, requested.eagle_topk, requested.num_draft_tokens
+    warnings: list[str] = []
+
+    # speculative_hook.py, _handle_eagle_family: with num_steps unset SGLang asserts (no message)
+    # that the other two are unset too, then auto-chooses all three.
+    if steps is None:
+        if topk is not None or draft is not None:
+            return Resolution(requested, None, (), _violation(
+                "all-or-none",
+                "set --speculative-num-steps too: SGLang needs num_steps, topk and draft tokens "
+                "all set or all unset",
+                "AssertionError", "",
+            ))
+        steps, topk, draft = AUTO_CHOICE
+
+    # speculative_hook.py: `speculative_eagle_topk > 1` is compared before topk is known to be set;
+    # with num_steps given and topk missing this is a TypeError, not a clear message.
+    if topk is None:
+        return Resolution(requested, None, (), _violation(
+            "all-or-none",
+            "set --speculative-eagle-topk too: with num_steps set SGLang compares topk to 1 and "
+            "crashes when it is missing",
+            "TypeError", "'>' not supported between instances of 'NoneType' and 'int'",
+        ))
+
+    # speculative_hook.py: trtllm_mha implements chain drafts only.
+    if ctx.attention_backend == "trtllm_mha" and topk > 1:
+        return Resolution(requested, None, (), _violation(
+            "trtllm-topk",
+            "attention backend trtllm_mha allows --speculative-eagle-topk 1 only; use topk 1 or "
+            "another attention backend",
+            "ValueError", "trtllm_mha backend only supports topk = 1 for speculative decoding.",
+        ))
+
+    # speculative_hook.py: rejection sampling is implemented for the linear (topk=1) chain only.
+    if ctx.use_rejection_sampling and topk != 1:
+        return Resolution(requested, None, (), _violation(
+            "rejection-sampling-topk",
+            "--speculative-use-rejection-sampling requires --speculative-eagle-topk 1",
+            "ValueError", "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
+        ))
+
+    # speculative_hook.py: with topk == 1 the tree is a chain of num_steps tokens plus the root,
+    # and SGLang silently replaces any other draft-token count (a warning in its log only).
+    if topk == 1 and draft != steps + 1:
+        warnings.append(WARN_DRAFT_TOKENS_ADJUSTED)
+        draft = steps + 1
+
+    # speculative_hook.py: paged trees need the two-pass cascade draft decode.
+    if topk > 1 and ctx.page_size > 1 and ctx.attention_backend not in PAGE_TREE_SPEC_BACKENDS:
+        return Resolution(requested, None, tuple(warnings), _violation(
+            "page-size-topk",
+            f"--speculative-eagle-topk > 1 with --page-size > 1 needs --attention-backend one of "
+            f"{', '.join(PAGE_TREE_SPEC_BACKENDS)}; use page size 1 or one of those backends",
+            "ValueError",
+            f"speculative_eagle_topk > 1 with page_size > 1 is only supported on "
+            f"{PAGE_TREE_SPEC_BACKENDS}; got attention_backend={ctx.attention_backend!r}. "
+            f"Use page_size == 1 or one of those backends.",
+        ))
+
+    effective = SpecConfig(steps, topk, draft)
+    # eagle_utils.py, organize_draft_results: torch.topk(scores, num_draft_tokens - 1) over the
+    # candidates. SGLang does not check this at launch; the server loads the model and then fails
+    # every speculative request. draft None (topk > 1 without draft tokens) fails the same way.
+    if draft is None:
+        return Resolution(requested, effective, tuple(warnings), _violation(
+            "all-or-none",
+            "set --speculative-num-draft-tokens too: with topk > 1 SGLang needs the tree size",
+            "TypeError", "unsupported operand type(s) for -: 'NoneType' and 'int'",
+            at_launch=False,
+        ))
+    if draft < 2:
+        return Resolution(requested, effective, tuple(warnings), _violation(
+            "draft-tokens-min",
+            f"--speculative-num-draft-tokens {draft} verifies no draft token; use at least 2",
+            "RuntimeError", "selected index k out of range", at_launch=False,
+        ))
+    candidates = candidate_count(steps, topk)
+    if draft - 1 > candidates:
+        return Resolution(requested, effective, tuple(warnings), _violation(
+            "tree-too-large",
+            f"--speculative-num-draft-tokens {draft} needs {draft - 1} candidates but steps={steps} "
+            f"topk={topk} drafts only {candidates}; use at most {candidates + 1} draft tokens or more "
+            f"steps",
+            "RuntimeError", "selected index k out of range", at_launch=False,
+        ))
+    return Resolution(requested, effective, tuple(warnings))
+
+
+def effective_config(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> SpecConfig:
+    """What SGLang will really run for ``requested``; raises ``ValueError`` naming the broken rule."""
+    res = resolve(requested, ctx)
+    if not res.ok:
+        raise ValueError(f"{res.violation.rule}: {res.violation.message}")
+    return res.effective
+
+
+def resolve_max_running_requests(value: int | None, speculative: bool) -> tuple[int | None, str | None]:
+    """SGLang's max_running_requests after speculative handling, and its warning if it rewrote it.
+
+    speculative_hook.py, ``_handle_eagle_family``: unset becomes 48 when speculative decoding is on.
+    Without speculation SGLang derives it from memory (``None`` here: the server decides).
+    """
+    if speculative and value is None:
+        return SPEC_DEFAULT_MAX_RUNNING_REQUESTS, WARN_MAX_RUNNING_REQUESTS
+    return value, None
+
+
+def flag_name(server_arg: str) -> str:
+    """SGLang's command-line spelling of a server argument: ``page_size`` -> ``--page-size``."""
+    return "--" + server_arg.replace("_", "-")
