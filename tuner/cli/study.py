@@ -24,6 +24,7 @@ from .output import console, print_json, print_table
     "pareto": "tuner.cli.study_results:pareto",
     "export": "tuner.cli.study_results:export",
     "report": "tuner.cli.study_report:report",
+    "confirm": "tuner.cli.study_confirm:confirm",
 })
 def study() -> None:
     """Create, run and inspect Optuna studies of EAGLE-3 settings."""
@@ -175,7 +176,17 @@ def status(target, study_name, storage, as_json) -> None:
 
 
 def print_status(data: dict) -> None:
+    from ..bench.workload import workload_line
+    from ..results.traffic import baseline_slo_lines
+
     console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
+    bench = data.get("bench") or {}
+    if data.get("workload"):
+        console.print(f"workload: {workload_line(data['workload'])}; api {bench.get('api') or 'generate'}"
+                      + (", streamed" if bench.get("stream") else ""), markup=False, highlight=False)
+    for slo in data.get("slo") or []:
+        limits = ", ".join(f"{k} {v:g}" for k, v in slo["limits"].items())
+        console.print(f"slo at C={slo['concurrency']}: {limits}", markup=False, highlight=False)
     b = data["baseline"]
     if b is None:
         console.print("baseline: not measured yet")
@@ -183,13 +194,29 @@ def print_status(data: dict) -> None:
         tps = ", ".join(f"C={k.split('@')[1]}: {v:.1f}" for k, v in sorted(
             ((k, v) for k, v in b.items() if k.startswith("tok_per_s@")), key=lambda kv: int(kv[0].split("@")[1])))
         console.print(f"baseline: single request {b.get('single_tok_per_s') or 0:.1f} tok/s; aggregate tok/s {tps}")
+        for line in baseline_slo_lines(b):
+            console.print(line, markup=False, highlight=False)
     console.print("trials: " + ", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())))
     front = set(data["front"])
     rows = []
     for t in data["trials"]:
         e = t["effective"] or t["requested"] or {}
         vals = " ".join(f"{v:.3f}" for v in t["values"]) if t["values"] else ""
+        note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
+        if t.get("limits"):
+            note = "; ".join(filter(None, [note, t["limits"]]))
+        lossless = "" if t.get("lossless_share") is None else (
+            f"{t['lossless_share']:.0%}" + (" !" if t.get("lossless_flag") else ""))
         rows.append((t["number"], t["status"] or t["state"], e.get("num_steps"), e.get("eagle_topk"),
-                     e.get("num_draft_tokens"), vals, "*" if t["number"] in front else "",
-                     t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")))
-    print_table(["trial", "status", "steps", "topk", "draft", " / ".join(data["objectives"]), "front", "note"], rows)
+                     e.get("num_draft_tokens"), vals, "*" if t["number"] in front else "", lossless, note))
+    print_table(["trial", "status", "steps", "topk", "draft", " / ".join(data["objectives"]), "front",
+                 "lossless", "note"], rows)
+    if any(t.get("lossless_flag") for t in data["trials"]):
+        console.print("lossless: ! marks a trial whose greedy outputs match the baseline's less often than "
+                      f"bench.lossless.min_share ({(bench.get('lossless') or {}).get('min_share', 0.9):.0%})",
+                      markup=False, highlight=False)
+    conf = data.get("confirmation")
+    if conf:
+        picks = ", ".join(f"{k} -> trial {v}" for k, v in conf["picks"].items())
+        console.print(f"confirmed: run {conf['run']}, {conf['rounds']} rounds; picks {picks} "
+                      "(`tuner study confirm` shows the intervals)", markup=False, highlight=False)

@@ -206,7 +206,12 @@ def load_study(path: str | Path) -> StudyConfig:
     if isinstance(suite, str) and suite not in SHIPPED_SUITES:
         suite = str((base / suite).resolve())
         update["bench"] = study.bench.model_copy(update={"suite": suite})
-    _check_against_suite(study, load_suite(suite, base_dir=base), path)
+    loaded = load_suite(suite, base_dir=base)
+    if isinstance(suite, dict):
+        # An inline suite's files (prompt files, a dataset) are relative to the study file: keep
+        # the loaded suite, which carries their contents, so nothing later reads them from elsewhere.
+        update["bench"] = study.bench.model_copy(update={"suite": loaded.to_dict()})
+    _check_against_suite(study, loaded, path)
     update["workdir"] = str((base / (study.workdir or study.name)).resolve())
     if study.storage is None:
         # No storage in the file: $TUNER_STORAGE when set (several nodes), else SQLite beside it.

@@ -194,6 +194,8 @@ def _with_dataset(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
 def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
     """Read every ``file`` prompt into ``text`` (keeping ``file`` for provenance)."""
     prompts = []
+    if suite.prompts is None:
+        return suite
     for i, p in enumerate(suite.prompts):
         if p.file is not None and p.text is None:
             path = Path(p.file) if Path(p.file).is_absolute() else base_dir / p.file

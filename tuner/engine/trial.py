@@ -25,7 +25,8 @@ from ..sglang.rules import Resolution, SpecConfig
 from .asktell import ask, tell, utc_now
 from .baseline import Baseline
 from .objectives import worst_values
-from .outcome import FAILURE_KEYS, is_figure, judge_measurement, measurement_attrs
+from .limits import extra_constraints
+from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement
 from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
 
@@ -104,7 +105,7 @@ class TrialRunner:
             if prior is not None:
                 self._finish(trial, REUSED, prior.values, {"reused_from": prior.number,
                              **{k: v for k, v in prior.attrs.items() if is_figure(k) or k in FAILURE_KEYS}},
-                             feasible=prior.feasible)
+                             feasible=prior.status == MEASURED and prior.values is not None)
                 self.emit("trial_skip", {"trial": trial.number, "spec": eff.label(),
                                          "why": f"same as trial {prior.number}"})
                 return REUSED
@@ -181,12 +182,13 @@ class TrialRunner:
             if files:
                 store_trial_artifacts(study, trial, files, self.config.workdir)
             if baseline is None:  # the baseline trial
-                for k, v in measurement_attrs(m, spec).items():
+                for k, v in baseline_attrs(m, self.config).items():
                     trial.set_user_attr(k, v)
                 if not m.failure_class:
                     trial.set_user_attr("status", MEASURED)
                 return
-            verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures)
+            verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures, self.config,
+                                        baseline.attrs)
             self._finish(trial, verdict.status, verdict.values, verdict.attrs,
                          feasible=verdict.status == MEASURED)
             self.emit("trial_done", {"trial": trial.number, "spec": spec.label(), "status": verdict.status,
@@ -203,4 +205,7 @@ class TrialRunner:
         trial.set_user_attr("status", status)
         trial.set_user_attr("finished_at", utc_now())
         trial.set_constraint(CONSTRAINT, -1.0 if feasible else 1.0)
+        if feasible:  # the study's limits (SLOs, lossless), by how much each is broken
+            for name, value in extra_constraints(attrs).items():
+                trial.set_constraint(name, value)
         tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))

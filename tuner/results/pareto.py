@@ -19,6 +19,10 @@ Definitions (all objectives are maximized):
   always ties) go to the larger product of the raw objective values (the larger geometric-mean
   speedup), then the lower trial number. A front of one point is its own knee and both extremes.
 
+Only feasible trials are picked: a trial that breaks one of the study's latency SLOs (or an
+enforced lossless check) is measured but infeasible, shown with the limit it breaks and by how much
+(:func:`limits_note`), and never on the front.
+
 Bad state (no completed trial, no feasible trial for a pick) raises :class:`PickError` (the CLI
 exits 1); a bad request (a trial number that does not exist) raises
 :class:`tuner.config.yamlfile.ConfigError` (exit 2).
@@ -32,6 +36,7 @@ from typing import Any, Sequence
 
 from ..config.study import objective_concurrency
 from ..config.yamlfile import ConfigError
+from ..engine.limits import SLO_ATTR, broken, check_text
 from ..engine.records import FAILED, INVALID, MEASURED, REUSED, TrialRecord, counts_text, load_records
 from .status import front_records
 
@@ -144,6 +149,16 @@ def picks(front: Sequence[TrialRecord], objectives: Sequence[str]) -> dict[str, 
     }
 
 
+def limits_note(attrs: dict) -> str:
+    """What a measurement breaks, for people: ``"breaks ttft_p99_ms@32 2310 > 2000 (+15.5%)"``
+    ("" when it meets every limit)."""
+    parts = [check_text(c) for c in broken(attrs.get(SLO_ATTR))]
+    if attrs.get("lossless_flag"):
+        parts.append(f"lossless {attrs.get('lossless_share', 0):.0%} < {attrs.get('lossless_min_share', 0):.0%}"
+                     + (" (enforced)" if attrs.get("lossless_enforced") else ""))
+    return ("breaks " + "; ".join(parts)) if parts else ""
+
+
 def speedup_c32(record: TrialRecord) -> float | None:
     return record.attrs.get(f"speedup@{C32}")
 
@@ -176,6 +191,12 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
             seen = f"the best measured is {best:.3f}" if best is not None else "none measured it"
             raise PickError(f"no feasible trial of study {study_name} reaches speedup@{C32} >= "
                             f"{min_speedup_c32:g} ({seen}); lower --min-speedup-c32")
+        limited = [r for r in records if r.status == MEASURED and not r.feasible and limits_note(r.attrs)]
+        if limited:
+            closest = min(limited, key=lambda r: sum(max(0.0, c["excess"]) for c in r.attrs.get(SLO_ATTR) or []))
+            raise PickError(f"no measured trial of study {study_name} meets the study's limits ({len(limited)} "
+                            f"break them; closest: trial {closest.number}, {limits_note(closest.attrs)}); "
+                            f"relax the slo or measure more settings")
         raise PickError(f"study {study_name} has no feasible measured trial ({counts_text(records) or 'no trials'}); "
                         f"see `tuner study status {study_name}` for the failures")
     front = front_records(pool)
@@ -241,6 +262,9 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str) -> Tria
     if r.state != "COMPLETE":
         raise PickError(f"trial {number} of study {front.study} is {r.state.lower()}, not finished; "
                         f"wait for it or pick a finished trial")
+    if r.status == MEASURED and not r.feasible and limits_note(r.attrs):
+        raise PickError(f"trial {number} of study {front.study} {limits_note(r.attrs)}; pick a trial that "
+                        f"meets the study's limits")
     if r.status in (FAILED, INVALID) or not r.feasible:
         why = r.failure_class or r.status or r.state.lower()
         msg = r.attrs.get("failure_message")
@@ -262,6 +286,7 @@ def front_data(front: Front) -> dict[str, Any]:
         "min_speedup_c32": front.min_speedup_c32,
         "eligible_configs": front.eligible,
         "baseline": None if front.baseline is None else {
+            "slo_checks": front.baseline.get(SLO_ATTR),
             "single_tok_per_s": front.baseline.get("single_tok_per_s"),
             "tok_per_s": {str(c): front.baseline.get(f"tok_per_s@{c}") for c in front.concurrencies
                           if front.baseline.get(f"tok_per_s@{c}") is not None},
@@ -285,6 +310,8 @@ def point_data(p: FrontPoint, concurrencies: Sequence[int]) -> dict[str, Any]:
         "tok_per_s": {str(c): a[f"tok_per_s@{c}"] for c in concurrencies if a.get(f"tok_per_s@{c}") is not None},
         "speedup": {str(c): a[f"speedup@{c}"] for c in concurrencies if a.get(f"speedup@{c}") is not None},
         "accept_length": a.get("accept_length"),
+        "slo_checks": a.get(SLO_ATTR),
+        "lossless_share": a.get("lossless_share"),
         "same_as": list(p.same_as),
     }
 

@@ -123,7 +123,9 @@ class SimService:
         facts = self._facts.get(key)
         if facts is None:
             if spec.text is not None:
-                facts = (self.model.prompt_tokens(spec.text), self.model.predictability(spec.text))
+                # A chat request drafts like its messages' content, not like the template around it.
+                facts = (self.model.prompt_tokens(spec.text),
+                         self.model.predictability(spec.acceptance_text or spec.text))
             else:
                 text = synth.detokenize(spec.input_ids)
                 facts = (len(spec.input_ids), self.model.predictability(text))
@@ -259,16 +261,19 @@ class SimService:
         if (failure := self._runtime_failure(spec)) is not None:
             return _error(500, failure)
         fmt = OpenAIFormatter(chat=chat, model=body.get("model") or self.model_name)
+        details = bool(body.get("return_spec_tokens_details"))
         if not stream:
-            req, ids, text, _ = await self._run_one(spec, None)
-            return web.json_response(fmt.response(text, req.prompt_tokens, len(ids)))
+            req, ids, text, t0 = await self._run_one(spec, None)
+            ext = self._sglext(req, Progress(req.generated, req.verify_ct, req.correct_drafts, True), t0, details)
+            return web.json_response(fmt.response(text, req.prompt_tokens, len(ids), ext))
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
         await resp.prepare(request)
         try:
             first = True
-            async for req, progress, new, ids, _ in self._stream_one(spec, None):
+            async for req, progress, new, ids, t0 in self._stream_one(spec, None):
+                ext = self._sglext(req, progress, t0, details) if progress.finished else None
                 for chunk in fmt.stream_chunks(synth.detokenize(new), req.prompt_tokens, len(ids),
-                                               progress.finished, first, options):
+                                               progress.finished, first, options, ext):
                     await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 first = False
             await resp.write(b"data: [DONE]\n\n")
@@ -276,6 +281,15 @@ class SimService:
         except ConnectionResetError:
             pass
         return resp
+
+    def _sglext(self, req: SimRequest, progress: Progress, t0: float, wanted: bool) -> dict | None:
+        """``sglext`` of an OpenAI answer: spec_tokens_details when asked for and speculating."""
+        from .openai_format import spec_tokens_details
+
+        if not wanted:
+            return None
+        details = spec_tokens_details(self._meta(req, progress, t0))
+        return {"spec_tokens_details": details} if details else None
 
     async def models(self, request: web.Request) -> web.Response:
         args = self.plan.server_args

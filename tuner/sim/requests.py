@@ -24,6 +24,9 @@ class GenSpec:
     max_new_tokens: int
     temperature: float
     ignore_eos: bool
+    #: what acceptance is judged on when it differs from ``text`` (a chat request: the messages'
+    #: content without the template)
+    acceptance_text: str | None = None
 
     @property
     def greedy(self) -> bool:
@@ -120,6 +123,18 @@ def parse_completion(body) -> tuple[GenSpec, bool, dict]:
     return GenSpec(text, ids, n, temperature, ignore_eos), stream, options
 
 
+def chat_content(messages: list) -> str:
+    """The messages' content alone, one paragraph per turn (the same text the tuner sends to
+    ``/generate`` for a chat request, so both APIs draft alike on the same request)."""
+    parts = []
+    for m in messages:
+        content = m.get("content", "")
+        if isinstance(content, list):
+            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        parts.append(str(content))
+    return "\n\n".join(parts)
+
+
 def chat_prompt(messages) -> str:
     """The chat template stand-in: ``role: content`` lines plus the assistant turn."""
     if not isinstance(messages, list) or not messages:
@@ -141,4 +156,4 @@ def parse_chat(body) -> tuple[GenSpec, bool, dict]:
     text = chat_prompt(body.get("messages"))
     # SGLang's chat default: generate up to the context length; the simulator caps it at 128.
     n = _int_field({"max_tokens": max_tokens}, "max_tokens", 128)
-    return GenSpec(text, None, n, temperature, ignore_eos), stream, options
+    return GenSpec(text, None, n, temperature, ignore_eos, chat_content(body["messages"])), stream, options
