@@ -326,9 +326,10 @@ class SuiteResult:
             out[f"tok_per_s_cv@{c}"] = row.tok_per_s.cv if row.tok_per_s else None
             out[f"latency_p50_ms@{c}"] = row.latency_p50_ms
             out[f"latency_p99_ms@{c}"] = row.latency_p99_ms
-            for metric in ("ttft", "itl", "e2e"):
-                for q in PERCENTILES:
-                    out[f"{metric}_p{q}_ms@{c}"] = self.latency_percentile_ms(metric, q, c)
+            # every latency percentile an SLO may name, in one attribute (``ttft_p99`` ... model ms)
+            pcts = {f"{metric}_p{q}": self.latency_percentile_ms(metric, q, c)
+                    for metric in ("ttft", "itl", "e2e") for q in PERCENTILES}
+            out[f"latency_ms@{c}"] = {k: v for k, v in pcts.items() if v is not None} or None
         out.update(n_requests=len(self.records), n_failed=self.n_failed, time_scale=self.time_scale,
                    complete=self.complete)
         return out

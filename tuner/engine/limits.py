@@ -5,7 +5,7 @@ Pure functions of a measurement's figures (a :class:`tuner.bench.SuiteResult`, o
 request records, which then has no latency or goodput figures) and of trial attributes:
 
 * :func:`slo_checks`: every limit of ``slo:`` judged on the stored latency percentiles
-  (``ttft_p99_ms@32`` ...): the measured figure, the limit and the relative excess. A limit whose
+  (attribute ``latency_ms@C``: ``{"ttft_p99": ms, ...}``, :meth:`tuner.bench.SuiteResult.summary`): the measured figure, the limit and the relative excess. A limit whose
   figure was not measured counts as broken (excess 1.0: nothing shows it holds).
 * :func:`extra_constraints`: the checks as Optuna constraints, one per limit, named
   ``slo:KEY@C`` with value ``measured / limit - 1`` (positive: broken, by that share), plus
@@ -39,7 +39,7 @@ def slo_checks(attrs: dict[str, Any], slo: Sequence[SLO]) -> list[dict[str, Any]
     for entry in slo:
         c = entry.concurrency
         for key, limit in entry.limits.items():
-            measured = attrs.get(f"{key}@{c}")
+            measured = measured_ms(attrs, key, c)
             if measured is None:
                 out.append({"concurrency": c, "limit": key, "limit_ms": limit, "measured_ms": None,
                             "ok": False, "excess": 1.0})
@@ -48,6 +48,11 @@ def slo_checks(attrs: dict[str, Any], slo: Sequence[SLO]) -> list[dict[str, Any]
             out.append({"concurrency": c, "limit": key, "limit_ms": limit, "measured_ms": measured,
                         "ok": measured <= limit, "excess": excess})
     return out
+
+
+def measured_ms(attrs: dict[str, Any], key: str, concurrency: int) -> float | None:
+    """The stored figure an SLO key names (``ttft_p99_ms`` at C -> ``latency_ms@C["ttft_p99"]``)."""
+    return (attrs.get(f"latency_ms@{concurrency}") or {}).get(key.removesuffix("_ms"))
 
 
 def broken(checks: Sequence[dict] | None) -> list[dict]:
