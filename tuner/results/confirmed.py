@@ -291,16 +291,21 @@ def confirmed_pick(conf: Confirmation | None, pick: str) -> ConfirmedCandidate |
 
 def confirm_candidates(study, picks: Sequence[str], near: float = 0.03, max_candidates: int = 6):
     """The settings ``tuner study confirm`` re-measures: the front's named picks (or trial numbers),
-    and for ``single`` and ``throughput`` every front point within ``near`` (relative) of the pick's
-    objective value: a setting that measured the same within noise may be the real best, or as good
-    and cheaper. At most ``max_candidates``, the named picks first. Returns
+    and for ``single`` and ``throughput`` every feasible measured setting -- on the front or not: a
+    lucky reading of the pick may dominate it -- within ``near`` (relative) of the pick's objective
+    value: a setting that measured the same within noise may be the real best, or as good and cheaper. At most ``max_candidates``, the named picks first. Returns
     :class:`tuner.engine.confirm.Candidate` objects."""
     from ..engine.confirm import Candidate
     from ..engine.records import load_records
-    from .pareto import pick_record, study_front
+    from .pareto import eligible, pick_record, study_front
 
     front = study_front(study)
     records = load_records(study)
+    pool, seen = [], set()
+    for r in eligible(records, None):
+        if r.attrs.get("effective_key") not in seen:
+            seen.add(r.attrs.get("effective_key"))
+            pool.append(r)
     chosen: dict[int, list[str]] = {}
     specs: dict[int, SpecConfig] = {}
 
@@ -320,7 +325,7 @@ def confirm_candidates(study, picks: Sequence[str], near: float = 0.03, max_cand
         objective = single_objective(front.objectives) if name == "single" else throughput_objective(front.objectives)
         k = front.objectives.index(objective)
         top = (front.single if name == "single" else front.throughput).values[k]
-        close = sorted((p for p in front.points if p.values[k] >= top * (1 - near)), key=lambda p: -p.values[k])
-        for p in close:
-            add(p.record, f"near {name}")
+        close = sorted((r for r in pool if r.values[k] >= top * (1 - near)), key=lambda r: -r.values[k])
+        for r in close:
+            add(r, f"near {name}")
     return [Candidate(n, specs[n], tuple(labels)) for n, labels in chosen.items()]
