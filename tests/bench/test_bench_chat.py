@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 import requests
-
 from support.chat_server import FakeChatSGLang
 from support.simproc import running_sim
+
 from tuner.bench import run_suite
 from tuner.bench.sglext import spec_details
 from tuner.config.suite import load_suite

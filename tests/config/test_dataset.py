@@ -27,7 +27,7 @@ def write_jsonl(path, rows, extra=""):
 
 
 def suite_file(folder, dataset: str, **extra):
-    lines = [f"name: data", f"dataset: {dataset}", "sweep: {concurrencies: [1, 4]}"]
+    lines = ["name: data", f"dataset: {dataset}", "sweep: {concurrencies: [1, 4]}"]
     lines += [f"{k}: {v}" for k, v in extra.items()]
     (folder / "suite.yaml").write_text("\n".join(lines) + "\n")
     return folder / "suite.yaml"

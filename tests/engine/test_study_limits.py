@@ -5,8 +5,9 @@ model, so the settings a limit excludes are known in advance."""
 from __future__ import annotations
 
 import pytest
-
+from support.model_study import SPACE
 from support.suite_backend import SuiteBackend
+
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
 from tuner.engine.baseline import find_baseline
@@ -17,7 +18,6 @@ from tuner.results.export import build_export
 from tuner.results.pareto import PickError, study_front
 from tuner.results.status import study_status
 from tuner.sglang.rules import SpecConfig
-from support.model_study import SPACE
 
 STUDY = """
 name: {name}
@@ -95,6 +95,15 @@ def test_slo_marks_trials_infeasible_steers_the_sampler_and_filters_the_picks(tm
     text = build_export(limited, "single").yaml_text()
     assert "# latency SLOs: this setting meets every limit: e2e_p99_ms@32" in text
     assert "# latency SLOs: the baseline meets every limit" in text
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+    out = CliRunner().invoke(cli, ["study", "pareto", str(tmp_path / "limited.yaml")]).output
+    assert "measured settings are off the front because they break the study's limits" in out
+    assert f"trial {bad['number']} (" in out and "breaks e2e_p99_ms@32" in out
+    from tuner.results.report import write_report
+    page = write_report(limited, tmp_path / "r.html").html.read_text()
+    assert "Latency SLOs" in page and "e2e_p99_ms@32" in page and "NO" in page
 
 
 def test_a_baseline_that_breaks_the_limit_says_so_and_nothing_is_picked(tmp_path):
@@ -141,3 +150,7 @@ def test_lossless_share_is_stored_flagged_and_optionally_enforced(tmp_path, enfo
     row = next(t for t in status["trials"] if t["number"] == bad.number)
     assert row["lossless_share"] == pytest.approx(4 / 6) and row["lossless_flag"] is True
     assert study.user_attrs[WORKLOAD_ATTR]["suite"] == "quick"
+    from tuner.results.report import write_report
+    page = write_report(study, tmp_path / "r.html").html.read_text()
+    assert "Traffic and limits" in page and "sampling temperature" in page and "FLAGGED" in page
+    assert "fib (128 tokens), character 5" in page and "67%" in page

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 from click.testing import CliRunner
-
 from support.model_study import SPACE
 from support.suite_backend import SuiteBackend
+
 from tuner.cli import cli
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
@@ -16,8 +16,13 @@ from tuner.engine.confirm import BASELINE, open_confirm_study, run_confirmation
 from tuner.engine.records import load_records
 from tuner.engine.runner import run_study
 from tuner.engine.study import create_study, open_study
-from tuner.results.confirmed import (ConfirmedCandidate, Interval, confirm_candidates, decide_picks,
-                                     load_confirmation)
+from tuner.results.confirmed import (
+    ConfirmedCandidate,
+    Interval,
+    confirm_candidates,
+    decide_picks,
+    load_confirmation,
+)
 from tuner.results.export import build_export
 from tuner.results.pareto import PickError, study_front
 from tuner.sglang.rules import SpecConfig

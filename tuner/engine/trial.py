@@ -24,8 +24,8 @@ from ..config.study import StudyConfig
 from ..sglang.rules import Resolution, SpecConfig
 from .asktell import ask, tell, utc_now
 from .baseline import Baseline
-from .objectives import worst_values
 from .limits import extra_constraints
+from .objectives import worst_values
 from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement
 from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim

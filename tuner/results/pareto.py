@@ -76,6 +76,8 @@ class Front:
     concurrencies: list[int]  #: every concurrency measured (baseline or trials)
     eligible: int  #: feasible measured effective configs considered
     min_speedup_c32: float | None = None
+    #: measured settings kept off the front because they break the study's limits (SLOs, lossless)
+    limited: list[TrialRecord] = field(default_factory=list)
 
     def point(self, number: int) -> FrontPoint | None:
         return next((p for p in self.points if p.number == number), None)
@@ -220,8 +222,15 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
     points.sort(key=lambda p: (-p.values[0], p.number))
     concurrencies = sorted({int(k.split("@")[1]) for r in pool for k in r.attrs if k.startswith("tok_per_s@")}
                            | {int(k.split("@")[1]) for k in (baseline or {}) if k.startswith("tok_per_s@")})
+    limited, seen = [], set()
+    for r in records:
+        key = r.attrs.get("effective_key")
+        if r.status == MEASURED and not r.feasible and limits_note(r.attrs) and key not in seen:
+            seen.add(key)
+            limited.append(r)
     return Front(study_name, list(objectives), points, knee, extremes, baseline, concurrencies,
-                 eligible=len({r.attrs.get("effective_key") for r in pool}), min_speedup_c32=min_speedup_c32)
+                 eligible=len({r.attrs.get("effective_key") for r in pool}), min_speedup_c32=min_speedup_c32,
+                 limited=limited)
 
 
 def study_front(study, min_speedup_c32: float | None = None) -> Front:
@@ -294,6 +303,8 @@ def front_data(front: Front) -> dict[str, Any]:
         "knee": front.knee.number,
         "extremes": {name: p.number for name, p in front.extremes.items()},
         "points": [point_data(p, front.concurrencies) for p in front.points],
+        "limited": [{"trial": r.number, "effective": r.effective.as_dict() if r.effective else None,
+                     "values": r.values, "breaks": limits_note(r.attrs)} for r in front.limited],
     }
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import time
 import uuid
 
-
 #: meta_info keys ``utils.spec_tokens_details_from_meta_info`` copies (defaults 0 / [])
 _SPEC_KEYS = {"spec_accept_rate": 0.0, "spec_accept_length": 0.0, "spec_cap_length": 0.0,
               "spec_block_accept_length": 0.0, "spec_num_correct_drafts": 0, "spec_num_proposed_drafts": 0,
