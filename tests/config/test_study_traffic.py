@@ -28,11 +28,11 @@ def load(tmp_path, text):
 
 def test_slo_chat_goodput_and_lossless_load(tmp_path):
     s = load(tmp_path, QUICK + "slo:\n  - {concurrency: 32, ttft_p99_ms: 2000, itl_p99_ms: 60}\n"
-             "  - {concurrency: 8, e2e_p90_ms: 30000}\n"
+             "  - {concurrency: 8, e2e_p90_ms: 30000, tpot_p90_ms: 50}\n"
              "objectives: [single_speedup, goodput@32, goodput_tok_per_s@32]\n")
     assert s.bench.api == "chat" and s.bench.lossless.min_share == 0.9 and not s.bench.lossless.enforce
     assert s.slo_at(32).limits == {"ttft_p99_ms": 2000.0, "itl_p99_ms": 60.0}
-    assert s.slo_at(8).limits == {"e2e_p90_ms": 30000.0}
+    assert s.slo_at(8).limits == {"e2e_p90_ms": 30000.0, "tpot_p90_ms": 50.0}
     # the stored form round-trips (storage keeps the limits grouped)
     from tuner.config.study import study_from_dict
     assert study_from_dict(s.model_dump(mode="json")).slo == s.slo

@@ -22,8 +22,9 @@ Definitions (the article's method):
 * latency percentiles at a concurrency (:meth:`SuiteResult.latency_percentile_ms`): ``ttft`` and
   ``e2e`` over its successful requests, ``itl`` over all their inter-token gaps (streaming only);
 * goodput at a concurrency (:meth:`SuiteResult.goodput`): SGLang's ``benchmark/goodput.py``
-  definition: a request is good when its TTFT, TPOT ((latency - TTFT) / (tokens - 1)) and
-  end-to-end latency are each within the given limit; good requests (and their tokens) per second of
+  definition: a request is good when its TTFT, TPOT ((latency - TTFT) / (tokens - 1); an ITL limit
+  is judged on it too, as SGLang's goodput has no per-gap figure) and end-to-end latency are each
+  within the given limit; good requests (and their tokens) per second of
   the batch span.
 
 Failed requests count in ``n_failed`` and in a batch's wall span, never in tok/s means.
@@ -38,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.files import write_text_atomic
-from ..config.slo import PERCENTILES
+from ..config.slo import METRICS, PERCENTILES
 from ..sglang.rules import SpecConfig
 from .records import RequestRecord
 from .stats import Figure, figure, percentile, t975
@@ -257,11 +258,14 @@ class SuiteResult:
         return [r for r in self.records if r.phase == "sweep" and r.concurrency == concurrency]
 
     def latency_percentile_ms(self, metric: str, q: float, concurrency: int) -> float | None:
-        """The q-th percentile (model ms) of ``ttft``, ``itl`` or ``e2e`` latency at a concurrency;
-        None when nothing measured it (TTFT and ITL need streamed responses)."""
+        """The q-th percentile (model ms) of ``ttft``, ``itl`` (every inter-token gap), ``tpot`` (per
+        request) or ``e2e`` latency at a concurrency; None when nothing measured it (TTFT, ITL and
+        TPOT need streamed responses)."""
         ok = [r for r in self._sweep_records(concurrency) if r.ok]
         if metric == "ttft":
             values = [r.ttft_s for r in ok if r.ttft_s is not None]
+        elif metric == "tpot":
+            values = [r.tpot_s for r in ok if r.tpot_s is not None]
         elif metric == "itl":
             values = [x for r in ok for x in r.itl_s]
         elif metric == "e2e":
@@ -291,7 +295,7 @@ class SuiteResult:
         for r in recs:
             if not r.ok:
                 continue
-            observed = {"ttft": r.ttft_s, "itl": r.tpot_s, "e2e": r.latency_s}
+            observed = {"ttft": r.ttft_s, "itl": r.tpot_s, "tpot": r.tpot_s, "e2e": r.latency_s}
             if any(observed[m] is None for m in limits_ms):
                 return None
             if all(self._model_ms(observed[m]) <= limit for m, limit in limits_ms.items()):
@@ -328,7 +332,7 @@ class SuiteResult:
             out[f"latency_p99_ms@{c}"] = row.latency_p99_ms
             # every latency percentile an SLO may name, in one attribute (``ttft_p99`` ... model ms)
             pcts = {f"{metric}_p{q}": self.latency_percentile_ms(metric, q, c)
-                    for metric in ("ttft", "itl", "e2e") for q in PERCENTILES}
+                    for metric in METRICS for q in PERCENTILES}
             out[f"latency_ms@{c}"] = {k: v for k, v in pcts.items() if v is not None} or None
         out.update(n_requests=len(self.records), n_failed=self.n_failed, time_scale=self.time_scale,
                    complete=self.complete)

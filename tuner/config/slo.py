@@ -5,9 +5,11 @@ latency at a percentile, as the study file spells them::
       - {concurrency: 32, ttft_p99_ms: 2000, itl_p99_ms: 60}
       - {concurrency: 8, e2e_p90_ms: 30000}
 
-A limit is ``METRIC_pQ_ms`` with METRIC ``ttft`` (time to first token), ``itl`` (inter-token latency,
-SGLang's TPOT) or ``e2e`` (end-to-end latency), and Q one of :data:`PERCENTILES`; the value is in
-milliseconds (model time on the simulator). Which trials meet them is the engine's
+A limit is ``METRIC_pQ_ms`` with METRIC ``ttft`` (time to first token), ``itl`` (inter-token
+latency: every gap between tokens, pooled over the requests, as SGLang's ``bench_serving`` ITL),
+``tpot`` (time per output token after the first, one value per request: ``(e2e - ttft) / (tokens -
+1)``, as ``bench_serving`` TPOT and vLLM's SLA tools) or ``e2e`` (end-to-end latency), and Q one of
+:data:`PERCENTILES`; the value is in milliseconds (model time on the simulator). Which trials meet them is the engine's
 (:mod:`tuner.engine.slo`); this module only holds the validated limits.
 """
 
@@ -20,18 +22,18 @@ from pydantic import Field, model_validator
 
 from .yamlfile import StrictModel
 
-METRICS = ("ttft", "itl", "e2e")
+METRICS = ("ttft", "itl", "tpot", "e2e")
 PERCENTILES = (50, 90, 95, 99)
-LIMIT_KEY = re.compile(r"(ttft|itl|e2e)_p(50|90|95|99)_ms")
+LIMIT_KEY = re.compile(r"(ttft|itl|tpot|e2e)_p(50|90|95|99)_ms")
 #: metrics that need streamed responses (a complete answer has no first-token time)
-STREAMED_METRICS = ("ttft", "itl")
+STREAMED_METRICS = ("ttft", "itl", "tpot")
 
 
 def parse_limit(key: str) -> tuple[str, int]:
     """``"ttft_p99_ms"`` -> ``("ttft", 99)``; ``ValueError`` for anything else."""
     m = LIMIT_KEY.fullmatch(key)
     if not m:
-        raise ValueError(f"unknown limit {key!r}; expected METRIC_pQ_ms with METRIC ttft, itl or e2e "
+        raise ValueError(f"unknown limit {key!r}; expected METRIC_pQ_ms with METRIC ttft, itl, tpot or e2e "
                          f"and Q one of {', '.join(map(str, PERCENTILES))} (e.g. ttft_p99_ms)")
     return m.group(1), int(m.group(2))
 

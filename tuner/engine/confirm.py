@@ -90,8 +90,8 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
     for rnd in range(repeats):
         for who, spec, picks in plan:
             label = "baseline" if who == BASELINE else f"trial {who}"
-            on_event("trial_start", {"trial": f"confirm round {rnd + 1}/{repeats}, {label}",
-                                     "spec": "autoregressive" if spec is None else spec.label()})
+            on_event("trial_start", {"trial": BASELINE if who == BASELINE else f"{who} (confirm round {rnd + 1}/{repeats})",
+                                     "spec": None if spec is None else spec.label()})
             status, failure = _measure_one(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event)
             if status == MEASURED:
                 summary.measured += 1

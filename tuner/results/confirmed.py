@@ -312,8 +312,8 @@ def confirm_candidates(study, picks: Sequence[str], near: float = 0.03, max_cand
     def add(record, label: str) -> None:
         if record.number not in chosen and len(chosen) >= max_candidates:
             return
-        chosen.setdefault(record.number, [])
-        if label not in chosen[record.number]:
+        labels = chosen.setdefault(record.number, [])
+        if label not in labels and label.removeprefix("near ") not in labels:
             chosen[record.number].append(label)
         specs[record.number] = record.effective
 

@@ -239,6 +239,10 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
         confirmed = confirmed_pick(conf, pick)
         if confirmed is not None:
             record = next(r for r in records if r.number == confirmed.trial)
+            unconfirmed = pick_record(study_front(study), records, pick)
+            if unconfirmed.number != record.number:
+                conf.why[pick] += (f" (one measurement each picked trial {unconfirmed.number}, "
+                                   f"{unconfirmed.effective.label()})")
         else:
             front = study_front(study, min_speedup_c32)
             record = pick_record(front, records, pick)

@@ -23,7 +23,7 @@ def traffic_html(data: ReportData, table) -> list[str]:
                 f"sha256 {str(src.get('sha256'))[:12]}...)" if src.get("kind") == "dataset" else "inline prompts")
         rows = [["suite", w.get("suite")], ["requests", f"{w.get('requests')} from {what}"],
                 ["API", f"{bench.get('api', 'generate')}" + (", streamed" if bench.get("stream") else "")],
-                ["sampling temperature", w.get("temperature")],
+                ["sampling temperature", f"{w.get('temperature', 0):g}"],
                 ["prompt length (characters) p50 / p90 / p99 / max", _pcts(w.get("prompt_chars"))],
                 ["prompt length (tokens, estimated chars/4)", _pcts(w.get("prompt_tokens_est"))],
                 ["output length (tokens) p50 / p90 / p99 / max", _pcts(w.get("output_tokens"))],
