@@ -45,6 +45,8 @@ FLUSH_OK = ("Cache flushed.\nPlease check backend logs for more details. "
 FLUSH_FAILED = "Flush cache failed.\n"
 #: How long SIGTERM waits for running requests to finish before aborting them (wall seconds).
 DRAIN_S = 0.5
+#: How often a non-streamed request checks that its client is still connected (wall seconds).
+DISCONNECT_POLL_S = 0.05
 __all__ = ["SIM_VERSION", "SimService"]
 
 
@@ -55,6 +57,11 @@ class ShuttingDown(Exception):
 def _error(status: int, message: str) -> web.Response:
     # http_server.py, _create_error_response: {"error": {"message": str(e)}}.
     return web.json_response({"error": {"message": message}}, status=status)
+
+
+def _disconnected(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
 
 
 def _api_error(exc: ApiError) -> web.Response:
@@ -221,20 +228,49 @@ class SimService:
     def _delivered(self, req: SimRequest, at_m: float) -> None:
         self.timekeeping.delivered(self.engine.wall_at(at_m), at_m - req.arrival_m)
 
-    async def _run_one(self, spec: GenSpec, rid: str | None) -> tuple[SimRequest, list[int], str, float]:
-        """One non-streamed output. If the handler is cancelled (the client disconnected: aiohttp
-        cancels the handler task) the request is aborted in the engine, as SGLang aborts it."""
+    async def _run_one(self, spec: GenSpec, rid: str | None,
+                       request: web.Request | None = None) -> tuple[SimRequest, list[int], str, float]:
+        """One non-streamed output. While it runs, the client's connection is checked every
+        ``DISCONNECT_POLL_S`` (SGLang polls ``request.is_disconnected()`` the same way,
+        tokenizer_manager.py ``_stream_one_response``); a closed connection, or a cancelled
+        handler, aborts the request in the engine and raises ``ConnectionResetError``."""
         t0 = time.perf_counter()
         req, key, salt = self._submit(spec, rid, stream=False)
         try:
-            await req.done
+            while True:
+                done, _ = await asyncio.wait((req.done,), timeout=DISCONNECT_POLL_S)
+                if done:
+                    break
+                if request is not None and _disconnected(request):
+                    self._abort_disconnected(req)
+                    raise ConnectionResetError("client disconnected")
+            req.done.result()  # ShuttingDown raises here
         except asyncio.CancelledError:
-            if not req.done.done():
-                log.info(f"Request is disconnected from the client side. Abort request rid={req.rid}")
-                self.engine.abort(req)
+            self._abort_disconnected(req)
             raise
         self._delivered(req, req.finish_m)
         return (req, *self._replies.reply(key, req.generated, salt), t0)
+
+    async def _run_all(self, parsed: ParsedRequest, request: web.Request, rid: bool = True):
+        """Every output of a non-streamed request: the results, ``None`` if the client went away
+        (each output aborted itself), or the :class:`ShuttingDown` that aborted them."""
+        results = await asyncio.gather(
+            *(self._run_one(s, parsed.rid if rid and not parsed.batch else None, request)
+              for s in parsed.specs), return_exceptions=True)
+        for r in results:
+            if isinstance(r, ShuttingDown):
+                return r
+        for r in results:
+            if isinstance(r, ConnectionResetError):
+                return None
+            if isinstance(r, BaseException):
+                raise r
+        return results
+
+    def _abort_disconnected(self, req: SimRequest) -> None:
+        if not req.done.done():
+            log.info(f"Request is disconnected from the client side. Abort request rid={req.rid}")
+            self.engine.abort(req)
 
     async def _stream_one(self, spec: GenSpec, rid: str | None):
         """Yields (req, progress, new_ids, n_ids, t0) as chunks become due; aborts the request in
@@ -253,9 +289,7 @@ class SimService:
                 if progress.finished:
                     return
         finally:
-            if not req.done.done():
-                log.info(f"Request is disconnected from the client side. Abort request rid={req.rid}")
-                self.engine.abort(req)
+            self._abort_disconnected(req)
 
     def _not_ready(self) -> web.Response | None:
         if self.shutting_down:
@@ -282,11 +316,11 @@ class SimService:
                 return _error(500, failure)
         if parsed.stream:
             return await self._generate_stream(request, parsed.specs[0], parsed.rid)
-        try:
-            results = await asyncio.gather(*(self._run_one(s, parsed.rid if not parsed.batch else None)
-                                             for s in parsed.specs))
-        except ShuttingDown as exc:
-            return _error(503, str(exc))
+        results = await self._run_all(parsed, request)
+        if isinstance(results, ShuttingDown):
+            return _error(503, str(results))
+        if results is None:
+            return web.Response(status=499)  # nobody reads it: the client is gone
         out = []
         for (req, ids, text, t0), spec in zip(results, parsed.specs):
             item = {"text": text, "output_ids": ids, "meta_info": self._meta(
@@ -335,10 +369,11 @@ class SimService:
                 return _api_error(openai_error(failure, "InternalServerError", 500))
         fmt = OpenAIFormatter(chat=chat, model=parsed.model or self.model_name)
         if not parsed.stream:
-            try:
-                results = await asyncio.gather(*(self._run_one(s, None) for s in parsed.specs))
-            except ShuttingDown as exc:
-                return _api_error(openai_error(str(exc), "ServiceUnavailable", 503))
+            results = await self._run_all(parsed, request, rid=False)
+            if isinstance(results, ShuttingDown):
+                return _api_error(openai_error(str(results), "ServiceUnavailable", 503))
+            if results is None:
+                return web.Response(status=499)  # nobody reads it: the client is gone
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
                                                    for req, ids, text, _ in results], parsed.n))
         resp = await self._prepare_stream(request)
