@@ -48,7 +48,10 @@ budget: {{n_trials: 1}}
 """
 
 #: Per-launch facts, not configuration: where it listened, when it started, how the simulator ran.
-NOT_CONFIG = {"host", "port", "startup_time", "sim_speedup", "sim_profile"}
+# launch_command is how the server was asked for, not its configuration (SGLang 0.5.23's
+# server_info docstring); sim_running_requests is live state.
+NOT_CONFIG = {"host", "port", "startup_time", "sim_speedup", "sim_profile", "launch_command",
+              "sim_running_requests"}
 
 
 def _server_info(url: str) -> dict:
