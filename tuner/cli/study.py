@@ -165,10 +165,13 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
 def status(target, study_name, storage, as_json) -> None:
     """The baseline, every trial (state, setting, values, failure) and the Pareto front."""
     from ..engine.study import open_study
+    from ..results.confirmed import confirmation_summary
     from ..results.status import study_status
 
     name, url, _ = resolve_target(target, storage, study_name)
-    data = study_status(open_study(name, url))
+    study_ = open_study(name, url)
+    data = study_status(study_)
+    data["confirmation"] = confirmation_summary(study_)
     if as_json:
         print_json(data)
         return

@@ -282,6 +282,12 @@ def confirmation_data(conf: Confirmation) -> dict[str, Any]:
     }
 
 
+def confirmation_summary(study) -> dict[str, Any] | None:
+    """The last confirmation as plain data (``status``), or None."""
+    conf = load_confirmation(study)
+    return None if conf is None else confirmation_data(conf)
+
+
 def confirmed_pick(conf: Confirmation | None, pick: str) -> ConfirmedCandidate | None:
     """The confirmed candidate ``--pick NAME`` stands for (None: not confirmed, or a trial number)."""
     if conf is None or pick not in PICKS:

@@ -36,9 +36,10 @@ from typing import Any, Sequence
 
 from ..config.study import objective_concurrency
 from ..config.yamlfile import ConfigError
-from ..engine.limits import SLO_ATTR, broken, check_text
+from ..engine.limits import SLO_ATTR
 from ..engine.records import FAILED, INVALID, MEASURED, REUSED, TrialRecord, counts_text, load_records
 from .status import front_records
+from .traffic import limits_note
 
 #: ``--pick`` names besides a trial number.
 PICKS = ("single", "throughput", "knee")
@@ -149,16 +150,6 @@ def picks(front: Sequence[TrialRecord], objectives: Sequence[str]) -> dict[str, 
         "throughput": front[extreme_index(values, objectives.index(throughput_objective(objectives)), numbers)],
         "knee": front[knee_index(values, numbers)],
     }
-
-
-def limits_note(attrs: dict) -> str:
-    """What a measurement breaks, for people: ``"breaks ttft_p99_ms@32 2310 > 2000 (+15.5%)"``
-    ("" when it meets every limit)."""
-    parts = [check_text(c) for c in broken(attrs.get(SLO_ATTR))]
-    if attrs.get("lossless_flag"):
-        parts.append(f"lossless {attrs.get('lossless_share', 0):.0%} < {attrs.get('lossless_min_share', 0):.0%}"
-                     + (" (enforced)" if attrs.get("lossless_enforced") else ""))
-    return ("breaks " + "; ".join(parts)) if parts else ""
 
 
 def speedup_c32(record: TrialRecord) -> float | None:

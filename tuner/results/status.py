@@ -28,8 +28,7 @@ def study_status(study) -> dict[str, Any]:
     from ..engine.baseline import find_baseline
     from ..engine.limits import SLO_ATTR
     from ..engine.study import CONFIG_ATTR, WORKLOAD_ATTR
-    from .confirmed import confirmation_data, load_confirmation
-    from .pareto import limits_note
+    from .traffic import limits_note
 
     records = load_records(study)
     objectives = study.user_attrs.get("objectives") or [f"objective_{i}" for i in range(len(study.directions))]
@@ -60,15 +59,4 @@ def study_status(study) -> dict[str, Any]:
             "lossless_first_divergence": r.attrs.get("lossless_first_divergence"),
         } for r in records],
         "front": [r.number for r in front],
-        "confirmation": _confirmation(study, load_confirmation, confirmation_data),
     }
-
-
-def _confirmation(study, load, data) -> dict | None:
-    from .pareto import PickError
-
-    try:
-        conf = load(study)
-    except PickError:  # no --min-speedup-c32 here: cannot happen, but status never fails on it
-        return None
-    return None if conf is None else data(conf)

@@ -10,6 +10,16 @@ from typing import Any
 from ..engine.limits import SLO_ATTR, broken, check_text
 
 
+def limits_note(attrs: dict) -> str:
+    """What a measurement breaks, for people: ``"breaks ttft_p99_ms@32 2310 > 2000 (+15.5%)"``
+    ("" when it meets every limit)."""
+    parts = [check_text(c) for c in broken(attrs.get(SLO_ATTR))]
+    if attrs.get("lossless_flag"):
+        parts.append(f"lossless {attrs.get('lossless_share', 0):.0%} < {attrs.get('lossless_min_share', 0):.0%}"
+                     + (" (enforced)" if attrs.get("lossless_enforced") else ""))
+    return ("breaks " + "; ".join(parts)) if parts else ""
+
+
 def workload_lines(workload: dict | None, config: Any) -> list[str]:
     """The suite's requests, the API and the sampling temperature."""
     from ..bench.workload import workload_line
