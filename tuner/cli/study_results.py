@@ -146,8 +146,7 @@ def print_front(front) -> None:
                  *(f"tok/s C={c}" for c in cs), "accept", "marks"], rows)
     console.print("knee: the front point farthest from the line between the two extremes "
                   "(objectives normalized over the front)")
-    from ..results.traffic import limits_note
-    from ..results.traffic import baseline_slo_lines
+    from ..results.traffic import baseline_slo_lines, limits_note
 
     for line in baseline_slo_lines(front.baseline):
         console.print(line, markup=False, highlight=False)
