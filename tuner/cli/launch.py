@@ -57,6 +57,10 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
             click.echo(f"note: SGLang rewrites this setting: {line}", err=True)
     if print_only:
         click.echo(srv.command_line)
+        if (study.server.port if port is None else port) == 0:
+            click.echo(f"note: server.port is 0: port {srv.port} was free just now, but every launch (this "
+                       f"command without --print, and each trial) picks its own free port when it starts; "
+                       f"give --port P for a command you can rerun as it is", err=True)
         return
     for rec in cleanup_orphans(study.workdir):
         click.echo(f"stopped orphaned server pid {rec.pid} (port {rec.port}) left by tuner "

@@ -45,6 +45,13 @@ class TrialRunner:
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
 
     # -- counting -------------------------------------------------------------------------------
+    def budget(self) -> int | None:
+        """The study's launch budget as stored now: another command may have raised it meanwhile
+        (``run --add-trials``, a study file with a larger ``budget.n_trials``)."""
+        from .study import stored_budget
+
+        return stored_budget(self.study, self.config.budget.n_trials)
+
     def launched_in_study(self, records=None) -> int:
         """Launches the whole study has made (measured or failed), by every worker."""
         records = load_records(self.study) if records is None else records
@@ -127,7 +134,7 @@ class TrialRunner:
         """
         from optuna.trial import TrialState
 
-        budget = self.config.budget.n_trials
+        budget = self.budget()
         if budget is None:
             return True
         trial.set_user_attr("launching", True)
@@ -202,5 +209,11 @@ class TrialRunner:
             trial.set_user_attr(k, v)
         trial.set_user_attr("status", status)
         trial.set_user_attr("finished_at", utc_now())
+        if not feasible:
+            # Shown beside the values in optuna-dashboard, which also greys the trial out as
+            # infeasible (the constraint): the values are not a result.
+            why = attrs.get("failure_class") or status
+            trial.set_user_attr("note", f"nothing measured ({status}: {why}); the values are worst-case "
+                                        "placeholders that steer the sampler away, not results")
         trial.set_constraint(CONSTRAINT, -1.0 if feasible else 1.0)
         tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))
