@@ -25,7 +25,7 @@ def report(target, study_name, storage, output, png_dir) -> None:
         try:
             import matplotlib  # noqa: F401 - checked before anything is written
         except ImportError:
-            raise click.UsageError("--png needs matplotlib: pip install 'sglang-spec-tuner[report]' (or pip install matplotlib)")
+            raise click.UsageError("--png needs matplotlib: pip install 'sglang-spec-tuner[report]' (from a clone: pip install -e '.[report]')")
     from ..config.files import check_writable
 
     name, url, _ = resolve_target(target, storage, study_name)
