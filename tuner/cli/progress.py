@@ -190,8 +190,10 @@ class RunView:
         elif kind == "trial_done":
             vals = info.get("values")
             result = ", ".join(f"{v:.3f}" for v in vals) if vals and info["status"] == "measured" else info.get("failure_class")
-            self.last = f"trial {info['trial']}: {info['status']} ({result})"
-            self.line(self.last)
+            text = f"trial {info['trial']}: {info['status']} ({result})"
+            if self.frozen_at is None:
+                self.last = text
+            self.line(text)
         elif kind == "trial_skip":
             self.line(f"trial {info['trial']}: {info['spec']} skipped, {info['why']}")
         elif kind == "baseline" and info.get("reused"):
