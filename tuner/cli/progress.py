@@ -50,7 +50,7 @@ def phase_text(info: dict) -> str | None:
         return text.split(" (")[0].split(" at ")[0]
 
 
-def interrupt_text(kind: str, info: dict) -> str:
+def interrupt_text(kind: str, info: dict, trial: bool = True) -> str:
     """What a person reads the moment a signal arrives (``kind``: ``stopping`` or ``killing``)."""
     sig = "Ctrl-C" if info.get("signal") == "SIGINT" else info.get("signal", "signal")
     servers = info.get("servers") or []
@@ -62,7 +62,7 @@ def interrupt_text(kind: str, info: dict) -> str:
     grace = max(s["grace_s"] for s in servers)
     again = "Ctrl-C" if sig == "Ctrl-C" else f"{sig} or Ctrl-C"
     return (f"{sig}: stopping the server (pid {pids}: SIGTERM, SIGKILL after {grace:g} s); press {again} "
-            f"again to kill it now. A running trial is queued again.")
+            f"again to kill it now." + (" A running trial is queued again." if trial else ""))
 
 
 def _stdout_is_terminal() -> bool:
