@@ -29,6 +29,9 @@ from .outcome import FAILURE_KEYS, is_figure, judge_measurement, measurement_att
 from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
 
+#: The system attribute optuna-dashboard reads constraints from (Optuna's pre-5 list form).
+LEGACY_CONSTRAINTS = "constraints"
+
 #: status of a trial that stepped back because another worker took the study's last budget slot
 ABANDONED = "abandoned"
 
@@ -215,5 +218,10 @@ class TrialRunner:
             why = attrs.get("failure_class") or status
             trial.set_user_attr("note", f"nothing measured ({status}: {why}); the values are worst-case "
                                         "placeholders that steer the sampler away, not results")
-        trial.set_constraint(CONSTRAINT, -1.0 if feasible else 1.0)
+        value = -1.0 if feasible else 1.0
+        trial.set_constraint(CONSTRAINT, value)
+        # optuna-dashboard (0.21) reads only the older list form of constraints (system attribute
+        # "constraints"), which Optuna 5 still reads too: without it the dashboard marks nothing
+        # infeasible. Both forms hold the same value, so feasibility is the same either way.
+        self.storage.set_trial_system_attr(trial._trial_id, LEGACY_CONSTRAINTS, [value])
         tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))
