@@ -38,3 +38,12 @@ def test_every_install_instruction_names_the_distribution_and_a_real_extra():
     for where, pkg, extra in found:
         assert pkg in (NAME, "."), f"{where}: pip install {pkg}[{extra}] installs another package"
         assert set(extra.split(",")) <= extras, f"{where}: no extra {extra}"
+
+
+def test_no_shipped_file_names_a_path_of_the_development_machine():
+    files = [ROOT / "README.md", *(p for d in ("tuner", "studies", "search_spaces", "examples")
+                                   for p in sorted((ROOT / d).rglob("*")) if p.is_file() and p.suffix != ".pyc")]
+    for f in files:
+        text = f.read_text(errors="replace")
+        for bad in ("/work/", "/root/", "/tmp/lc"):
+            assert bad not in text, f"{f.relative_to(ROOT)} names {bad}: show a placeholder path instead"
