@@ -63,7 +63,6 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
     ``trial`` and stores its figures on it (see :meth:`tuner.engine.trial.TrialRunner.measure`).
     Another worker measuring the baseline is waited for, not duplicated.
     """
-    import optuna
     from optuna.trial import TrialState
 
     storage = study._storage
