@@ -14,8 +14,11 @@ Contracts:
 * A trial left RUNNING by a dead worker is failed (Optuna heartbeat, or at once when the worker was
   on this host and its process is gone) and its parameters are queued again.
 * Two workers never measure the same effective config at once (claims, :mod:`tuner.engine.workers`).
-* Ctrl-C: the backend stops the server, the trial is failed and queued again, the run raises
-  ``KeyboardInterrupt`` (the CLI exits 130).
+* Ctrl-C: the signal handler raises at once (:func:`tuner.server.launcher.stop_on_signals`), the
+  backend stops the server on the way out (a second Ctrl-C kills its group), the trial is failed
+  and queued again, the run raises ``KeyboardInterrupt`` (the CLI exits 130).
+* The budget is read from storage before every trial (:func:`tuner.engine.study.stored_budget`): a
+  study extended while this worker runs is extended for it too.
 """
 
 from __future__ import annotations
