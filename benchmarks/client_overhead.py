@@ -53,7 +53,7 @@ def simulator(speedup: float, max_running: int):
     argv = [sys.executable, "-m", "tuner.sim", "--model-path", "sim/k2.6", "--port", str(port),
             "--sim-profile", PROFILE, "--sim-speedup", str(speedup), "--sim-noise", "0",
             "--sim-load-seconds", "0", "--max-running-requests", str(max_running),
-            "--cuda-graph-max-bs", str(max_running), "--log-level", "warning"]
+            "--cuda-graph-max-bs-decode", str(max_running), "--log-level", "warning"]
     proc = subprocess.Popen(argv, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
     url = f"http://127.0.0.1:{port}"
     try:

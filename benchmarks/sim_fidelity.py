@@ -32,7 +32,7 @@ from tuner.sim.model import PerfModel, load_profile  # noqa: E402
 from tuner.sim.scheduler import BatchEngine, SimRequest  # noqa: E402
 
 DEMO_SPEEDUP = 20.0
-SUITES = ROOT / "tuner" / "bench" / "suites"
+SUITES = ROOT / "tuner" / "config" / "suites"
 
 
 def load_suite(name: str) -> dict:

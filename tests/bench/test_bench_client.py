@@ -23,7 +23,8 @@ SUITE = {
     "single": {"lengths": [8, 16], "repeats": 2},
     "sweep": {"concurrencies": [1, 4], "max_tokens": 8},
     "warmup": {"requests": 1, "max_tokens": 2},
-    "timeout_s": 5,
+    # model seconds: the fake reports sim_speedup 100, so the client waits 5 wall seconds
+    "timeout_s": 500,
 }
 
 
@@ -245,7 +246,7 @@ def test_flush_is_retried_while_the_server_is_busy():
 
 
 def test_failed_and_timed_out_requests_are_recorded_not_dropped():
-    suite = {**SUITE, "timeout_s": 0.5, "sweep": {"concurrencies": [2], "max_tokens": 8}, "warmup": {"requests": 0}}
+    suite = {**SUITE, "timeout_s": 50, "sweep": {"concurrencies": [2], "max_tokens": 8}, "warmup": {"requests": 0}}
     with FakeSGLang(hang_prompt="autumn") as srv:
         res = run_suite(srv.url, suite)
     timed_out = [r for r in res.records if r.error_kind == "timeout"]

@@ -126,6 +126,20 @@ def test_requests_that_time_out_are_recorded():
     assert res.single_rows[0].n_failed == 2 and res.single_tok_per_s is None
 
 
+def test_timeout_is_model_time_whatever_the_speedup():
+    """timeout_s is model seconds: 40 tokens take ~1.6 model s, so a 1 model-second timeout fails
+    them at 1x and at 40x alike, and a 5 model-second timeout passes them at both (at 40x the
+    wall deadline is 25 ms: a wall-clock timeout would have passed the first and failed nothing)."""
+    base = {**SUITE, "prompts": SUITE["prompts"][:1], "single": {"lengths": [40], "repeats": 1},
+            "sweep": {"concurrencies": []}, "warmup": {"requests": 0}, "flush_cache": False}
+    for speedup in (1.0, 40.0):
+        with running_sim(speedup=speedup) as sim:
+            short = run_suite(sim.url, {**base, "timeout_s": 1.0})
+            long = run_suite(sim.url, {**base, "timeout_s": 5.0 if speedup > 1 else 30.0})
+        assert [r.error_kind for r in short.records] == ["timeout"], speedup
+        assert all(r.ok for r in long.records), speedup
+
+
 def test_server_killed_mid_suite_saves_the_partial_result(tmp_path):
     out = tmp_path / "partial.json"
     suite_file = tmp_path / "suite.yaml"

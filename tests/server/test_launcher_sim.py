@@ -63,7 +63,7 @@ def test_start_ready_serves_with_the_pins_and_stops_clean(tmp_path):
         assert srv.ready and srv.log_path == tmp_path / "trials" / "1" / "server.log"
         assert [r.pid for r in list_records(tmp_path)] == [srv.pid]
         info = requests.get(srv.url + "/server_info", timeout=10).json()
-        assert (info["max_running_requests"], info["cuda_graph_max_bs"], info["attention_backend"]) == (
+        assert (info["max_running_requests"], info["cuda_graph_max_bs_decode"], info["attention_backend"]) == (
             32, 32, "flashinfer")
         assert (info["speculative_num_steps"], info["speculative_eagle_topk"],
                 info["speculative_num_draft_tokens"]) == (3, 1, 4)
@@ -80,7 +80,7 @@ def test_baseline_launch_has_the_same_pins(tmp_path):
         STARTED_GROUPS.add(srv.pgid)
         info = requests.get(srv.url + "/server_info", timeout=10).json()
         assert info["speculative_algorithm"] is None
-        assert (info["max_running_requests"], info["cuda_graph_max_bs"], info["attention_backend"]) == (
+        assert (info["max_running_requests"], info["cuda_graph_max_bs_decode"], info["attention_backend"]) == (
             32, 32, "flashinfer")
     assert srv.log_path == tmp_path / "baseline" / "server.log"
 

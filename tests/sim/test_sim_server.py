@@ -85,14 +85,6 @@ def test_generate_input_ids_and_batch(ar_sim):
     assert "spec_verify_ct" not in outs[0]["meta_info"]  # autoregressive server
 
 
-def test_generate_rejects_bad_body(ar_sim):
-    r = requests.post(ar_sim.url + "/generate", json={"sampling_params": {}}, timeout=10)
-    assert r.status_code == 400
-    assert "text or input_ids" in r.json()["error"]["message"]
-    r = _generate(ar_sim.url, n=-3)
-    assert r.status_code == 400 and "max_new_tokens" in r.json()["error"]["message"]
-
-
 def test_generate_stream_is_cumulative_and_ends_with_done(spec_sim):
     with requests.post(spec_sim.url + "/generate", stream=True, timeout=30, json={
             "text": PROMPT, "stream": True,
@@ -199,9 +191,10 @@ def test_flush_cache_only_when_idle(ar_sim):
 
 
 def test_stream_disconnect_frees_the_server(ar_sim):
-    # 50000 tokens would keep the server busy for ~10 s of wall time; closing the stream aborts it.
+    # 8000 tokens (within the 8192-token context) keep the server busy for ~1.5 s of wall time;
+    # closing the stream aborts the request.
     with requests.post(ar_sim.url + "/generate", stream=True, timeout=30, json={
-            "text": PROMPT, "stream": True, "sampling_params": {"max_new_tokens": 50000}}) as r:
+            "text": PROMPT, "stream": True, "sampling_params": {"max_new_tokens": 8000}}) as r:
         assert next(r.iter_lines()).startswith(b"data: ")
     deadline = time.monotonic() + 5
     while time.monotonic() < deadline:

@@ -27,6 +27,9 @@ from .records import RequestRecord
 FLUSH_RETRY_S = 10.0
 #: Deadline of the liveness probe after a connection error.
 PROBE_TIMEOUT_S = 3.0
+#: Wall seconds a request may take beyond its model-time deadline on a sped-up clock (the
+#: simulator): loopback HTTP and a loaded event loop do not run faster with --sim-speedup.
+WALL_SLACK_S = 2.0
 
 
 class BenchError(RuntimeError):
@@ -61,6 +64,8 @@ class BenchClient:
         self.base_url = base_url.rstrip("/")
         self.api, self.stream = api, stream
         self.timeout_s, self.temperature, self.ignore_eos = timeout_s, temperature, ignore_eos
+        #: model seconds per wall second: ``timeout_s`` is in model seconds (see :meth:`set_time_scale`)
+        self.time_scale = 1.0
         self.model: str = "default"  #: the OpenAI "model" field; set from /server_info when known
         self.t0 = time.perf_counter()  #: record times are relative to this
         self._session: aiohttp.ClientSession | None = None
@@ -205,12 +210,38 @@ class BenchClient:
         path, body = self._payload(text, max_tokens)
         return self.base_url + path, json.dumps(body).encode()
 
+    def set_time_scale(self, scale: float) -> None:
+        """The server's clock runs ``scale`` model seconds per wall second (the simulator's
+        ``sim_speedup``; 1 on SGLang). ``timeout_s`` stays in model seconds."""
+        self.time_scale = scale
+
+    @property
+    def wall_timeout_s(self) -> float:
+        """How long to wait, in wall seconds, before giving up on a request.
+
+        On SGLang (scale 1) this is ``timeout_s``. On a faster clock the model-time deadline is
+        ``timeout_s / scale`` wall seconds, plus :data:`WALL_SLACK_S` for what the simulator's clock
+        cannot speed up (HTTP, JSON, the event loop on a loaded machine): without it, a healthy
+        server at 400x times out on loopback overhead alone. Whether the answer came within the
+        model-time limit is then judged by the server's own latency (:meth:`_over_model_limit`).
+        """
+        if self.time_scale <= 1.0:
+            return self.timeout_s
+        return self.timeout_s / self.time_scale + WALL_SLACK_S
+
+    def _over_model_limit(self, record: RequestRecord) -> bool:
+        """An answer that arrived within the wall allowance but took longer than ``timeout_s``
+        in model time by the server's own clock: a timeout at any speedup, as it would be at 1x."""
+        if self.time_scale <= 1.0 or record.server_latency_s is None:
+            return False
+        return record.server_latency_s * self.time_scale > self.timeout_s
+
     async def request(self, record: RequestRecord, text: str,
                       prepared: tuple[str, bytes] | None = None) -> RequestRecord:
         """Send one request described by ``record`` (phase, prompt, max_tokens ...) and fill in
         what happened. Never raises for a failed request."""
         url, body = prepared or self.prepare(text, record.max_tokens)
-        timeout = aiohttp.ClientTimeout(total=self.timeout_s)
+        timeout = aiohttp.ClientTimeout(total=self.wall_timeout_s)
         record.start_s = self.now()
         try:
             async with self.session.post(url, data=body, headers=_JSON, timeout=timeout) as resp:
@@ -224,7 +255,8 @@ class BenchClient:
                     data = json.loads(await resp.read())
                     self._read_answer(data, record)
         except asyncio.TimeoutError:
-            self._fail(record, "timeout", f"no complete answer within {self.timeout_s:g} s")
+            self._fail(record, "timeout", f"no complete answer within {self.timeout_s:g} s"
+                       + (" (model time)" if self.time_scale > 1.0 else ""))
         except _CONNECTION_ERRORS as exc:
             self._fail(record, "connection", f"{type(exc).__name__}: {exc}")
         except _DISCONNECT_ERRORS as exc:
@@ -235,6 +267,11 @@ class BenchClient:
             self._fail(record, "protocol", f"unexpected answer: {type(exc).__name__}: {exc}")
         if record.end_s == 0.0:
             record.end_s = self.now()
+        if record.ok and self._over_model_limit(record):
+            end_s = record.end_s
+            self._fail(record, "timeout", f"answered after {record.server_latency_s * self.time_scale:.3g} "
+                       f"model s, over the {self.timeout_s:g} s (model time) limit")
+            record.end_s = end_s
         return record
 
     def _fail(self, record: RequestRecord, kind: str, message: str) -> None:

@@ -122,6 +122,9 @@ class _SuiteRun:
             # model seconds per wall second (the simulator's clock runs sim_speedup times faster)
             res.time_scale = float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0
             res.resolved_spec = resolved_spec_from_info(info)
+        # The suite's per-request timeout is in model seconds: on the simulator the wall clock runs
+        # time_scale times faster, so a study's outcome does not depend on --sim-speedup.
+        self.client.set_time_scale(res.time_scale)
         self._emit("server_info", version=res.server_version, time_scale=res.time_scale,
                    resolved_spec=None if res.resolved_spec is None else res.resolved_spec.as_dict())
 

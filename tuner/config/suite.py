@@ -93,7 +93,8 @@ class Suite(StrictModel):
     single: SingleSpec = Field(default_factory=SingleSpec)
     sweep: SweepSpec = Field(default_factory=SweepSpec)
     warmup: WarmupSpec = Field(default_factory=WarmupSpec)
-    #: per-request timeout in wall-clock seconds (a guard against a hung server, not a figure)
+    #: per-request timeout in model seconds (wall seconds on SGLang; the client divides by the
+    #: simulator's sim_speedup); a guard against a hung server, not a figure
     timeout_s: float = Field(300.0, gt=0)
     temperature: float = Field(0.0, ge=0)
     ignore_eos: bool = True

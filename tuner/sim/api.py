@@ -1,10 +1,17 @@
-"""The simulated server's HTTP API: SGLang 0.5.x's routes, field names and status codes.
+"""The simulated server's HTTP API: SGLang 0.5.x's routes, field names, status codes and errors.
 
 Routes (``srt/entrypoints/http_server.py`` unless noted): ``POST /generate``, ``POST
 /v1/completions`` and ``/v1/chat/completions`` (``srt/entrypoints/openai/``), ``GET /v1/models``,
-``GET /health`` and ``/health_generate`` (503 until loaded), ``GET /server_info`` and
-``/get_server_info``, ``GET /get_model_info`` and ``/model_info``, ``GET|POST /flush_cache`` (400
-unless idle), ``GET /metrics`` (Prometheus text, with ``--enable-metrics``).
+``GET /health`` and ``/health_generate`` (503 until loaded and while shutting down; then a real
+one-token generation), ``GET /server_info`` and ``/get_server_info``, ``GET /get_model_info`` and
+``/model_info``, ``GET|POST /flush_cache`` (400 unless idle), ``GET /metrics`` (Prometheus text,
+with ``--enable-metrics``). Request validation and error bodies: :mod:`tuner.sim.requests`.
+
+Request lifecycle, as SGLang's tokenizer manager handles it (``tokenizer_manager.py``, the abort
+table at the end): a request whose client disconnects is aborted in the scheduler (aiohttp
+cancels the handler when the connection closes; SGLang polls ``request.is_disconnected()``), so an
+abandoned request leaves no work behind and ``/flush_cache`` succeeds at once. On shutdown
+(:meth:`SimService.shut_down`) requests still running after a short drain are aborted with 503.
 
 :class:`SimService` owns the :class:`~tuner.sim.scheduler.BatchEngine` and the request counter
 that ``--sim-crash-after-requests`` watches; it is used from one event loop only.
@@ -23,9 +30,12 @@ import uuid
 from aiohttp import web
 
 from . import text as synth
-from .args import SGLANG_VERSION, LaunchPlan
-from .requests import BadRequest, GenSpec, parse_chat, parse_completion, parse_generate
+from .args import LaunchPlan
+from .requests import ApiError, ContextCheck, GenSpec, ParsedRequest, openai_error
+from .requests import parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
+from .server_info import SIM_VERSION, resolved_server_args, server_info_body
+from .streaming import CumulativeChunks, Timekeeping
 
 log = logging.getLogger("tuner.sim")
 
@@ -33,12 +43,29 @@ log = logging.getLogger("tuner.sim")
 FLUSH_OK = ("Cache flushed.\nPlease check backend logs for more details. "
             "(When there are running or waiting requests, the operation will not be performed.)\n")
 FLUSH_FAILED = "Flush cache failed.\n"
-SIM_VERSION = f"{SGLANG_VERSION}+sim"
+#: How long SIGTERM waits for running requests to finish before aborting them (wall seconds).
+DRAIN_S = 0.5
+#: How often a non-streamed request checks that its client is still connected (wall seconds).
+DISCONNECT_POLL_S = 0.05
+__all__ = ["SIM_VERSION", "SimService"]
+
+
+class ShuttingDown(Exception):
+    """The request was aborted because the server is stopping."""
 
 
 def _error(status: int, message: str) -> web.Response:
     # http_server.py, _create_error_response: {"error": {"message": str(e)}}.
     return web.json_response({"error": {"message": message}}, status=status)
+
+
+def _disconnected(request: web.Request) -> bool:
+    transport = request.transport
+    return transport is None or transport.is_closing()
+
+
+def _api_error(exc: ApiError) -> web.Response:
+    return web.json_response(exc.body, status=exc.status)
 
 
 class SimService:
@@ -49,25 +76,38 @@ class SimService:
         self.plan, self.model = plan, model
         self.profile_name, self.speedup = profile_name, speedup
         self.crash_after = crash_after_requests
-        args = plan.server_args
+        self.resolved = resolved_server_args(plan, model)
+        args = self.resolved
         self.engine = BatchEngine(
             model, spec=plan.spec, max_running_requests=plan.max_running_requests, speedup=speedup,
             seed=seed, stream_interval=args["stream_interval"],
-            cuda_graph_max_bs=args.get("cuda_graph_max_bs_decode"),
+            cuda_graph_max_bs=plan.server_args.get("cuda_graph_max_bs_decode"),
         )
         self.max_running_requests = plan.max_running_requests  #: effective batch cap
         self.ready = False
+        self.shutting_down = False
         self.accepted = 0  #: generate requests accepted (health checks excluded)
         self.startup_time = time.time()
         self.model_name = args["served_model_name"]
+        self.limits = ContextCheck(args["context_length"], self._reserved_tokens(),
+                                   model.prompt_tokens)
+        self.timekeeping = Timekeeping(speedup, clock=self.engine.clock)
         self._salt = 0
         self._facts: dict[int, tuple[int, float]] = {}
         self._replies = synth.Continuations()
+
+    def _reserved_tokens(self) -> int:
+        # managers/utils.py compute_num_reserved_tokens: EAGLE keeps draft tokens in output slots.
+        spec = self.plan.spec
+        if spec is None or not spec.num_steps:
+            return 0
+        return max(spec.eagle_topk * spec.num_steps, spec.num_draft_tokens)
 
     def set_max_running_requests(self, value: int) -> None:
         """The cap SGLang derives from memory when none is given and decoding is autoregressive."""
         self.max_running_requests = value
         self.engine.max_running = value
+        self.resolved["max_running_requests"] = value
 
     # ---------------------------------------------------------------- app
     def build_app(self) -> web.Application:
@@ -78,7 +118,7 @@ class SimService:
         r.add_post("/v1/completions", self.completions)
         r.add_post("/v1/chat/completions", self.chat_completions)
         r.add_get("/v1/models", self.models)
-        r.add_get("/health", self.health)
+        r.add_get("/health", self.health_generate)
         r.add_get("/health_generate", self.health_generate)
         r.add_get("/server_info", self.server_info)
         r.add_get("/get_server_info", self.server_info)
@@ -89,6 +129,21 @@ class SimService:
         if self.plan.server_args.get("enable_metrics"):
             r.add_get("/metrics", self.metrics)
         return app
+
+    async def shut_down(self, drain_s: float = DRAIN_S) -> None:
+        """SIGTERM: refuse health checks (503, as SGLang's ``gracefully_exit``), let running requests
+        finish for up to ``drain_s`` wall seconds, then abort the rest (their clients get 503)."""
+        self.shutting_down = True
+        engine = self.engine
+        log.warning(f"SIGTERM received. Draining requests and shutting down... Remaining number of "
+                    f"requests {engine.inflight}.")
+        deadline = time.monotonic() + drain_s
+        while engine.busy and time.monotonic() < deadline:
+            await asyncio.sleep(0.01)
+        if engine.busy:
+            n = engine.abort_all(ShuttingDown("The server is shutting down (SIGTERM); request aborted."))
+            log.warning(f"Aborted {n} request(s) still running after {drain_s:g} s of draining.")
+            await asyncio.sleep(0)  # let the handlers answer before the runner closes
 
     # ---------------------------------------------------------------- generation core
     def _count_accepted(self) -> None:
@@ -170,70 +225,122 @@ class SimService:
             })
         return meta
 
-    async def _run_one(self, spec: GenSpec, rid: str | None) -> tuple[SimRequest, list[int], str, float]:
+    def _delivered(self, req: SimRequest, at_m: float) -> None:
+        self.timekeeping.delivered(self.engine.wall_at(at_m), at_m - req.arrival_m)
+
+    async def _run_one(self, spec: GenSpec, rid: str | None,
+                       request: web.Request | None = None) -> tuple[SimRequest, list[int], str, float]:
+        """One non-streamed output. While it runs, the client's connection is checked every
+        ``DISCONNECT_POLL_S`` (SGLang polls ``request.is_disconnected()`` the same way,
+        tokenizer_manager.py ``_stream_one_response``); a closed connection, or a cancelled
+        handler, aborts the request in the engine and raises ``ConnectionResetError``."""
         t0 = time.perf_counter()
         req, key, salt = self._submit(spec, rid, stream=False)
-        await req.done
+        try:
+            while True:
+                done, _ = await asyncio.wait((req.done,), timeout=DISCONNECT_POLL_S)
+                if done:
+                    break
+                if request is not None and _disconnected(request):
+                    self._abort_disconnected(req)
+                    raise ConnectionResetError("client disconnected")
+            req.done.result()  # ShuttingDown raises here
+        except asyncio.CancelledError:
+            self._abort_disconnected(req)
+            raise
+        self._delivered(req, req.finish_m)
         return (req, *self._replies.reply(key, req.generated, salt), t0)
 
+    async def _run_all(self, parsed: ParsedRequest, request: web.Request, rid: bool = True):
+        """Every output of a non-streamed request: the results, ``None`` if the client went away
+        (each output aborted itself), or the :class:`ShuttingDown` that aborted them."""
+        results = await asyncio.gather(
+            *(self._run_one(s, parsed.rid if rid and not parsed.batch else None, request)
+              for s in parsed.specs), return_exceptions=True)
+        for r in results:
+            if isinstance(r, ShuttingDown):
+                return r
+        for r in results:
+            if isinstance(r, ConnectionResetError):
+                return None
+            if isinstance(r, BaseException):
+                raise r
+        return results
+
+    def _abort_disconnected(self, req: SimRequest) -> None:
+        if not req.done.done():
+            log.info(f"Request is disconnected from the client side. Abort request rid={req.rid}")
+            self.engine.abort(req)
+
     async def _stream_one(self, spec: GenSpec, rid: str | None):
-        """Yields (req, progress, new_ids, all_ids, t0) as chunks become due."""
+        """Yields (req, progress, new_ids, n_ids, t0) as chunks become due; aborts the request in
+        the engine if the consumer stops early (a disconnected client)."""
         t0 = time.perf_counter()
         req, key, salt = self._submit(spec, rid, stream=True)
-        ids: list[int] = []
+        n_ids = 0
         try:
             while True:
                 progress = await req.chunks.get()
-                new = synth.output_ids(key, len(ids), progress.generated, salt)
-                ids += new
-                yield req, progress, new, ids, t0
+                if progress is None:  # aborted by shutdown
+                    raise req.done.exception() or ShuttingDown()
+                new = synth.output_ids(key, n_ids, progress.generated, salt)
+                n_ids += len(new)
+                yield req, progress, new, n_ids, t0
                 if progress.finished:
                     return
         finally:
-            if not req.done.done():
-                self.engine.abort(req)
+            self._abort_disconnected(req)
 
     def _not_ready(self) -> web.Response | None:
+        if self.shutting_down:
+            return _error(503, "The server is shutting down.")
         return None if self.ready else _error(503, "The server is not ready yet (model loading).")
 
-    async def _json_body(self, request: web.Request):
-        try:
-            return await request.json()
-        except (json.JSONDecodeError, UnicodeDecodeError):
-            raise BadRequest("request body is not valid JSON") from None
+    async def _prepare_stream(self, request: web.Request) -> web.StreamResponse:
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        await resp.prepare(request)
+        return resp
 
     # ---------------------------------------------------------------- /generate
     async def generate(self, request: web.Request) -> web.StreamResponse:
         if (resp := self._not_ready()) is not None:
             return resp
         try:
-            specs, batch, stream, rid = parse_generate(await self._json_body(request))
-        except BadRequest as exc:
-            return _error(400, str(exc))
-        for _ in specs:
+            parsed = parse_generate(await request.read(), request.headers.get("Content-Type"), self.limits)
+        except ApiError as exc:
+            return _api_error(exc)
+        for _ in parsed.specs:
             self._count_accepted()
-        for spec in specs:
+        for spec in parsed.specs:
             if (failure := self._runtime_failure(spec)) is not None:
                 return _error(500, failure)
-        if stream:
-            return await self._generate_stream(request, specs[0], rid)
-        results = await asyncio.gather(*(self._run_one(s, rid if not batch else None) for s in specs))
-        out = [{"text": text, "output_ids": ids,
-                "meta_info": self._meta(req, Progress(req.generated, req.verify_ct, req.correct_drafts, True), t0)}
-               for req, ids, text, t0 in results]
-        return web.json_response(out if batch else out[0])
+        if parsed.stream:
+            return await self._generate_stream(request, parsed.specs[0], parsed.rid)
+        results = await self._run_all(parsed, request)
+        if isinstance(results, ShuttingDown):
+            return _error(503, str(results))
+        if results is None:
+            return web.Response(status=499)  # nobody reads it: the client is gone
+        out = []
+        for (req, ids, text, t0), spec in zip(results, parsed.specs):
+            item = {"text": text, "output_ids": ids, "meta_info": self._meta(
+                req, Progress(req.generated, req.verify_ct, req.correct_drafts, True), t0)}
+            if parsed.batch:
+                item["index"] = spec.index
+            out.append(item)
+        return web.json_response(out if parsed.batch else out[0])
 
     async def _generate_stream(self, request, spec: GenSpec, rid) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await resp.prepare(request)
-        text = ""
+        resp = await self._prepare_stream(request)
+        chunks = CumulativeChunks()
         try:
-            async for req, progress, new, ids, t0 in self._stream_one(spec, rid):
-                text += synth.detokenize(new)
-                chunk = {"text": text, "output_ids": list(ids), "meta_info": self._meta(req, progress, t0)}
-                await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+            async for req, progress, new, _, t0 in self._stream_one(spec, rid):
+                await resp.write(chunks.chunk(synth.detokenize(new), new, self._meta(req, progress, t0)))
+                self._delivered(req, progress.at_m)
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
+        except ShuttingDown as exc:
+            await resp.write(b"data: " + json.dumps({"error": {"message": str(exc)}}).encode() + b"\n\n")
         except ConnectionResetError:
             pass  # the client went away; _stream_one aborted the request
         return resp
@@ -251,90 +358,84 @@ class SimService:
         if (resp := self._not_ready()) is not None:
             return resp
         try:
-            body = await self._json_body(request)
-            spec, stream, options = (parse_chat if chat else parse_completion)(body)
-        except BadRequest as exc:
-            return _error(400, str(exc))
-        self._count_accepted()
-        if (failure := self._runtime_failure(spec)) is not None:
-            return _error(500, failure)
-        fmt = OpenAIFormatter(chat=chat, model=body.get("model") or self.model_name)
-        if not stream:
-            req, ids, text, _ = await self._run_one(spec, None)
-            return web.json_response(fmt.response(text, req.prompt_tokens, len(ids)))
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
-        await resp.prepare(request)
+            parsed: ParsedRequest = (parse_chat if chat else parse_completion)(
+                await request.read(), request.headers.get("Content-Type"), self.limits)
+        except ApiError as exc:
+            return _api_error(exc)
+        for _ in parsed.specs:
+            self._count_accepted()
+        for spec in parsed.specs:
+            if (failure := self._runtime_failure(spec)) is not None:
+                return _api_error(openai_error(failure, "InternalServerError", 500))
+        fmt = OpenAIFormatter(chat=chat, model=parsed.model or self.model_name)
+        if not parsed.stream:
+            results = await self._run_all(parsed, request, rid=False)
+            if isinstance(results, ShuttingDown):
+                return _api_error(openai_error(str(results), "ServiceUnavailable", 503))
+            if results is None:
+                return web.Response(status=499)  # nobody reads it: the client is gone
+            return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
+                                                   for req, ids, text, _ in results], parsed.n))
+        resp = await self._prepare_stream(request)
         try:
             first = True
-            async for req, progress, new, ids, _ in self._stream_one(spec, None):
-                for chunk in fmt.stream_chunks(synth.detokenize(new), req.prompt_tokens, len(ids),
-                                               progress.finished, first, options):
+            async for req, progress, new, n_ids, _ in self._stream_one(parsed.specs[0], None):
+                for chunk in fmt.stream_chunks(synth.detokenize(new), req.prompt_tokens, n_ids,
+                                               progress.finished, first, parsed.options or {}):
                     await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                self._delivered(req, progress.at_m)
                 first = False
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
+        except ShuttingDown as exc:
+            body = {"error": openai_error(str(exc), "ServiceUnavailable", 503).body}
+            await resp.write(b"data: " + json.dumps(body).encode() + b"\n\n")
         except ConnectionResetError:
             pass
         return resp
 
     async def models(self, request: web.Request) -> web.Response:
-        args = self.plan.server_args
+        args = self.resolved
         return web.json_response({"object": "list", "data": [{
             "id": self.model_name, "object": "model", "created": int(self.startup_time),
-            "owned_by": "sglang", "root": args["model_path"],
-            "max_model_len": args.get("context_length") or self.model.profile.runtime.default_context_tokens,
+            "owned_by": "sglang", "root": args["model_path"], "max_model_len": args["context_length"],
         }]})
 
     # ---------------------------------------------------------------- health and state
-    async def health(self, request: web.Request) -> web.Response:
-        return web.Response(status=200 if self.ready else 503)
-
     async def health_generate(self, request: web.Request) -> web.Response:
-        """503 while loading; then a real 1-token generation (http_server.py health_generate)."""
-        if not self.ready:
+        """http_server.py ``health_generate`` (both ``/health`` and ``/health_generate``, as with
+        SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION's default): 503 while loading or shutting down;
+        else a one-token generation of ``input_ids [0]``, answered once SGLang's one-second poll
+        has passed (in model time: 1 / --sim-speedup wall seconds)."""
+        if not self.ready or self.shutting_down:
             return web.Response(status=503)
+        tic = time.monotonic()
         req = SimRequest(rid=f"HEALTH_CHECK_{uuid.uuid4().hex}", prompt_tokens=1, max_new_tokens=1,
                          predictability=0.5)
-        await self.engine.submit(req).done
+        self.engine.submit(req)
+        try:
+            await req.done
+        except ShuttingDown:
+            return web.Response(status=503)
+        except asyncio.CancelledError:
+            self.engine.abort(req)
+            raise
+        await asyncio.sleep(max(0.0, tic + 1.0 / self.speedup - time.monotonic()))
         return web.Response(status=200)
 
-    def _resolved_args(self) -> dict:
-        return dict(self.plan.server_args)
-
     async def server_info(self, request: web.Request) -> web.Response:
-        args = self._resolved_args()
-        stats = self.engine.stats
-        state = dict(args)
-        state.update({
-            "max_running_requests": self.max_running_requests,
-            "effective_max_running_requests_per_dp": self.max_running_requests,
-            "last_gen_throughput": 0.0,
-            "startup_time": self.startup_time,
-        })
-        if self.plan.speculative:
-            state["avg_spec_accept_length"] = stats.avg_spec_accept_length
         if request.path == "/get_server_info":
             log.warning("Endpoint '/get_server_info' is deprecated and will be removed in a future "
                         "version. Please use '/server_info' instead.")
-        return web.json_response({
-            **args,
-            "startup_time": self.startup_time,
-            "internal_states": [state],
-            "version": SIM_VERSION,
-            "frontend": "python",
-            "sim_profile": self.profile_name,
-            "sim_speedup": self.speedup,
-        })
+        return web.json_response(server_info_body(self))
 
     async def model_info(self, request: web.Request) -> web.Response:
-        args = self.plan.server_args
-        return web.json_response({
-            "model_path": args["model_path"], "served_model_name": self.model_name,
-            "tokenizer_path": args["tokenizer_path"], "is_generation": True,
-            "preferred_sampling_params": None, "weight_version": "default",
-            "has_image_understanding": False, "has_audio_understanding": False,
-            "model_type": None, "architectures": None,
-        })
+        if request.path == "/get_model_info":
+            log.warning("Endpoint '/get_model_info' is deprecated and will be removed in a future "
+                        "version. Please use '/model_info' instead.")
+        from .server_info import model_info_body
+
+        return web.json_response(model_info_body(self))
 
     async def flush_cache(self, request: web.Request) -> web.Response:
         """Only when idle, as SGLang's scheduler (scheduler.py, flush_cache)."""
@@ -350,3 +451,4 @@ class SimService:
         from .metrics import prometheus_text
 
         return web.Response(text=prometheus_text(self), content_type="text/plain", charset="utf-8")
+

@@ -7,7 +7,9 @@ Three steps, in SGLang's order (``sglang/srt/server_args.py``, ``prepare_server_
    command line wins. Keys are turned into flags as written: ``tp-size: 8`` becomes
    ``--tp-size 8``, ``enable-metrics: true`` a bare ``--enable-metrics``; an underscore key such as
    ``speculative_num_steps`` becomes ``--speculative_num_steps``, which argparse then rejects.
-2. :func:`build_parser` parses; unknown flags and bad values exit 2 (argparse's own behaviour).
+2. :func:`build_parser` parses with SGLang 0.5.23's complete flag set (:mod:`tuner.sglang.server_args`)
+   and SGLang's ``allow_abbrev``: unknown flags, bad values and ambiguous prefixes such as
+   ``--cuda-graph-max-bs`` exit 2 (argparse's own behaviour, as SGLang's).
 3. :func:`resolve_launch` applies SGLang's speculative rules through :mod:`tuner.sglang.rules` (the one copy
    of each rule): warnings are logged as SGLang logs them, and a setting SGLang refuses at launch
    raises SGLang's own exception class and message, which the entry point lets escape as a
@@ -24,6 +26,7 @@ from pathlib import Path
 
 from ..sglang.adaptive import adaptive_candidate_steps, resolve_adaptive
 from ..sglang.rules import EAGLE_ALGORITHMS, RuleViolation, SpecConfig, resolve, resolve_max_running_requests
+from ..sglang.server_args import ServerOption, server_args_table
 
 #: The SGLang release whose flags, API and failures the simulator mirrors.
 SGLANG_VERSION = "0.5.23"
@@ -65,48 +68,75 @@ _non_negative_float = _number(float, 0.0)
 _positive_int = _number(int, 1)
 
 
-def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
-    """SGLang's launch flags the tuner uses (dash spellings and aliases as SGLang's), plus ``--sim-*``.
+def _sglang_flags(dest: str, *fallback: str) -> tuple[str, ...]:
+    """The option strings SGLang 0.5.23 registers for ``dest`` (one source for both parsers)."""
+    option = server_args_table().option(dest)
+    return option.flags if option is not None else fallback
 
-    ``allow_abbrev`` is off so that a misspelt flag is an error rather than a silent prefix match.
+
+def _add_sglang_option(group, option: ServerOption) -> None:
+    """One of SGLang's flags the simulator only reports: parsed as SGLang's parser would (kind,
+    nargs, choices; ints and floats checked), stored under SGLang's ``dest``."""
+    kwargs: dict = {"dest": option.dest, "default": argparse.SUPPRESS, "help": argparse.SUPPRESS}
+    if option.action == "store_true":
+        group.add_argument(*option.flags, action="store_true", **kwargs)
+    elif option.action == "boolean_optional":
+        group.add_argument(*option.flags, action=argparse.BooleanOptionalAction, **kwargs)
+    elif option.action == "store_const":
+        group.add_argument(*option.flags, action="store_const", const=option.const, **kwargs)
+    else:
+        kind = {"int": int, "float": float}.get(option.type, str)
+        group.add_argument(*option.flags, type=kind, nargs=option.nargs,
+                           choices=option.choices if kind is str else None, **kwargs)
+
+
+def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
+    """SGLang 0.5.23's launch parser (every flag of ``sglang serve``, abbreviations allowed as in
+    SGLang, so an ambiguous prefix exits 2 as it does there), plus ``--sim-*``.
+
+    The flags the simulator acts on are defined here with their types and checks; every other
+    SGLang flag comes from :mod:`tuner.sglang.server_args` and is parsed and reported in
+    ``/server_info``, nothing more.
     """
     p = argparse.ArgumentParser(
-        prog=prog, allow_abbrev=False,
+        prog=prog,
         description="Simulated SGLang server: SGLang's launch flags, HTTP API and failure modes, "
                     "timed by a performance model (no GPU).",
     )
     g = p.add_argument_group("SGLang server arguments")
-    g.add_argument("--model-path", "--model", dest="model_path", required=True,
+    g.add_argument(*_sglang_flags("model_path"), dest="model_path", required=True,
                    help="Model name or path (only reported; the simulator loads no weights).")
-    g.add_argument("--tokenizer-path", default=None)
-    g.add_argument("--served-model-name", default=None)
-    g.add_argument("--tp-size", "--tp", "--tensor-parallel-size", dest="tp_size", type=int, default=1)
-    g.add_argument("--host", default="127.0.0.1")
-    g.add_argument("--port", type=int, default=30000)
-    g.add_argument("--speculative-algorithm", default=None)
-    g.add_argument("--speculative-draft-model-path", "--speculative-draft-model",
+    g.add_argument(*_sglang_flags("tokenizer_path"), dest="tokenizer_path", default=None)
+    g.add_argument(*_sglang_flags("served_model_name"), dest="served_model_name", default=None)
+    g.add_argument(*_sglang_flags("tp_size"), dest="tp_size", type=int, default=1)
+    g.add_argument(*_sglang_flags("host"), dest="host", default="127.0.0.1")
+    g.add_argument(*_sglang_flags("port"), dest="port", type=int, default=30000)
+    g.add_argument(*_sglang_flags("speculative_algorithm"), dest="speculative_algorithm", default=None)
+    g.add_argument(*_sglang_flags("speculative_draft_model_path"),
                    dest="speculative_draft_model_path", default=None)
-    g.add_argument("--speculative-num-steps", type=int, default=None)
-    g.add_argument("--speculative-eagle-topk", type=int, default=None)
-    g.add_argument("--speculative-num-draft-tokens", type=int, default=None)
-    g.add_argument("--speculative-use-rejection-sampling", action="store_true")
-    g.add_argument("--speculative-adaptive", action="store_true")
-    g.add_argument("--speculative-adaptive-config", default=None)
-    g.add_argument("--max-running-requests", type=int, default=None)
-    g.add_argument("--cuda-graph-max-bs-decode", type=int, default=None)
-    g.add_argument("--cuda-graph-max-bs", type=int, default=None,
-                   help="The pre-0.5.23 name of --cuda-graph-max-bs-decode.")
-    g.add_argument("--mem-fraction-static", type=float, default=None)
-    g.add_argument("--context-length", type=int, default=None)
-    g.add_argument("--attention-backend", choices=ATTENTION_BACKENDS, default=None)
-    g.add_argument("--page-size", type=int, default=None)
-    g.add_argument("--enable-metrics", action="store_true")
-    g.add_argument("--stream-interval", type=_positive_int, default=1)
-    g.add_argument("--trust-remote-code", action="store_true")
-    g.add_argument("--log-level", default="info",
+    for dest in ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
+                 "max_running_requests", "cuda_graph_max_bs_decode", "context_length", "page_size"):
+        g.add_argument(*_sglang_flags(dest), dest=dest, type=int, default=None)
+    for dest in ("speculative_use_rejection_sampling", "speculative_adaptive", "enable_metrics",
+                 "trust_remote_code"):
+        g.add_argument(*_sglang_flags(dest), dest=dest, action="store_true")
+    g.add_argument(*_sglang_flags("speculative_adaptive_config"), dest="speculative_adaptive_config",
+                   default=None)
+    g.add_argument(*_sglang_flags("mem_fraction_static"), dest="mem_fraction_static", type=float,
+                   default=None)
+    g.add_argument(*_sglang_flags("attention_backend"), dest="attention_backend",
+                   choices=ATTENTION_BACKENDS, default=None)
+    g.add_argument(*_sglang_flags("stream_interval"), dest="stream_interval", type=_positive_int,
+                   default=1)
+    g.add_argument(*_sglang_flags("log_level"), dest="log_level", default="info",
                    choices=("debug", "info", "warning", "error", "critical"))
     g.add_argument("--config", default=None, metavar="FILE",
                    help="Flat YAML mapping of server arguments (dash keys), merged under the command line.")
+    defined = {a.dest for a in p._actions}
+    rest = p.add_argument_group("other SGLang server arguments (parsed and reported only)")
+    for option in server_args_table().options:
+        if option.dest not in defined:
+            _add_sglang_option(rest, option)
     s = p.add_argument_group("simulator arguments")
     s.add_argument("--sim-profile", default=DEFAULT_PROFILE, metavar="NAME|FILE",
                    help="Performance-model profile: a bundled name or a YAML file (default: %(default)s).")
@@ -295,12 +325,12 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger) -> LaunchPlan:
                 f"{', '.join(EAGLE_ALGORITHMS)} only, got {algorithm!r}."
             )
         spec, violation, mrr = _handle_eagle_family(ns, log)
-    args = {k: v for k, v in vars(ns).items() if k not in SIM_ARGS and k != "config"}
+    # Every field SGLang's ServerArgs has, at its default, overlaid with what was parsed
+    # (ServerArgs.resolved_dict(): srt/server_args.py); SGLang's own resolution of the values
+    # that depend on the model and the GPUs is added by the server (tuner.sim.server_info).
+    args = server_args_table().defaults()
+    args.update({k: v for k, v in vars(ns).items() if k not in SIM_ARGS and k != "config"})
     args["page_size"] = ns.page_size or 1
-    # SGLang 0.5.23 folds the older flag into --cuda-graph-max-bs-decode; both names report the
-    # value in force so a config exported under either name restarts the same server.
-    graph_bs = ns.cuda_graph_max_bs_decode or ns.cuda_graph_max_bs
-    args["cuda_graph_max_bs"] = args["cuda_graph_max_bs_decode"] = graph_bs
     args["max_running_requests"] = mrr
     args["served_model_name"] = ns.served_model_name or ns.model_path
     args["tokenizer_path"] = ns.tokenizer_path or ns.model_path

@@ -29,17 +29,24 @@ class OpenAIFormatter:
         return {"id": self.id, "object": obj, "created": self.created, "model": self.model,
                 "choices": choices, "usage": usage_}
 
-    def response(self, text: str, prompt_tokens: int, completion_tokens: int) -> dict:
-        if self.chat:
-            choice = {"index": 0, "message": {"role": "assistant", "content": text,
-                                              "reasoning_content": None, "tool_calls": None},
-                      "logprobs": None, "finish_reason": "length", "matched_stop": None}
-            obj = "chat.completion"
-        else:
-            choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": "length",
-                      "matched_stop": None}
-            obj = "text_completion"
-        return self._envelope(obj, [choice], usage(prompt_tokens, completion_tokens))
+    def response(self, outputs: list[tuple[str, int, int]], n: int = 1) -> dict:
+        """The reply for ``outputs`` ((text, prompt tokens, completion tokens), prompt-major, ``n``
+        per prompt): one choice each, ``index`` in order (serving_completions.py
+        ``_build_completion_response``); prompt tokens counted once per prompt
+        (usage_processor.py ``calculate_response_usage``)."""
+        choices = []
+        for index, (text, _, _) in enumerate(outputs):
+            if self.chat:
+                choices.append({"index": index, "message": {"role": "assistant", "content": text,
+                                                            "reasoning_content": None, "tool_calls": None},
+                                "logprobs": None, "finish_reason": "length", "matched_stop": None})
+            else:
+                choices.append({"index": index, "text": text, "logprobs": None, "finish_reason": "length",
+                                "matched_stop": None})
+        prompt_tokens = sum(p for _, p, _ in outputs[::max(1, n)])
+        completion_tokens = sum(c for _, _, c in outputs)
+        obj = "chat.completion" if self.chat else "text_completion"
+        return self._envelope(obj, choices, usage(prompt_tokens, completion_tokens))
 
     def stream_chunks(self, delta: str, prompt_tokens: int, completion_tokens: int, finished: bool,
                       first: bool, options: dict) -> list[dict]:

@@ -113,6 +113,7 @@ class Progress:
     verify_ct: int
     correct_drafts: int
     finished: bool
+    at_m: float = 0.0  #: model time of the step that produced it
 
 
 @dataclass
@@ -209,6 +210,18 @@ class BatchEngine:
         self.inflight -= 1
         self._changes.append(req.abort_m)
         self._wake.set()
+
+    def abort_all(self, reason: BaseException) -> int:
+        """Abort every unanswered request (shutdown): each ``done`` future gets ``reason`` and each
+        stream a final ``None``, so the handlers waiting on them return at once. Returns how many."""
+        pending = [r for r in (*self.running, *self.waiting) if r.done is not None and not r.done.done()]
+        for r in pending:
+            self.abort(r)
+            r.done.set_exception(reason)
+            r.done.exception()  # retrieved here: a handler that already left must not warn
+            if r.chunks is not None:
+                r.chunks.put_nowait(None)
+        return len(pending)
 
     def simulate(self, requests: list[SimRequest]) -> float:
         """Run ``requests`` to completion in model time only, all arriving now (no wall clock, no
@@ -360,7 +373,8 @@ class BatchEngine:
     def _deliver(self, visible: list[SimRequest]) -> None:
         for r in visible:
             if r.chunks is not None and r.generated > r.emitted:
-                r.chunks.put_nowait(Progress(r.generated, r.verify_ct, r.correct_drafts, r.finished))
+                r.chunks.put_nowait(Progress(r.generated, r.verify_ct, r.correct_drafts, r.finished,
+                                             self.now_m))
             r.emitted = r.generated
             if r.finished and r.abort_m is None:
                 if _log.isEnabledFor(logging.DEBUG):

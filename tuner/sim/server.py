@@ -11,7 +11,9 @@ Lifecycle, in SGLang's order:
 4. After loading: ``--sim-fail-startup MSG`` prints MSG as the failing exception and exits 1; a KV
    budget beyond the profile's memory prints SGLang's "Not enough memory" error and exits 1 (SGLang
    allocates the KV cache after the weights are loaded).
-5. Ready: "The server is fired up and ready to roll!"; serve until SIGTERM/SIGINT, then exit 0.
+5. Ready: "The server is fired up and ready to roll!"; serve until SIGTERM/SIGINT, then drain
+   for up to half a second, abort what is still running (503 to those clients) and exit 0, within
+   a second or two whatever is in flight (:meth:`tuner.sim.api.SimService.shut_down`).
 
 The process owns nothing but its socket; a crash injected by ``--sim-crash-after-requests`` ends it
 with ``os._exit(1)``.
@@ -51,7 +53,7 @@ def _context_len(ns, model) -> int:
 
 
 def _graph_bs(ns) -> int | None:
-    return ns.cuda_graph_max_bs_decode or ns.cuda_graph_max_bs
+    return ns.cuda_graph_max_bs_decode
 
 
 def _max_running_fitting(model, ns, limit: int = 4096) -> int:
@@ -102,7 +104,11 @@ async def _serve(ns, plan: LaunchPlan, model) -> int:
 
     service = SimService(plan, model, profile_name=model.profile.name, speedup=ns.sim_speedup,
                          seed=ns.sim_seed, crash_after_requests=ns.sim_crash_after_requests)
-    runner = web.AppRunner(service.build_app(), access_log=None, handle_signals=False)
+    # handler_cancellation: a client that disconnects cancels its handler, which aborts the request
+    # in the engine (SGLang aborts on disconnect). shutdown_timeout: after SIGTERM the handlers
+    # have been answered (SimService.shut_down); nothing should hold the exit for aiohttp's 60 s.
+    runner = web.AppRunner(service.build_app(), access_log=None, handle_signals=False,
+                           handler_cancellation=True, shutdown_timeout=0.5)
     await runner.setup()
     try:
         await web.TCPSite(runner, ns.host, ns.port).start()
@@ -128,6 +134,7 @@ async def _serve(ns, plan: LaunchPlan, model) -> int:
         else:
             await stopper
             log.info("Received SIGTERM; shutting down.")
+            await service.shut_down()
     finally:
         for task in (startup, stopper, engine_task):
             task.cancel()

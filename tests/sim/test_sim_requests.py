@@ -1,0 +1,221 @@
+"""Request -> status and body, against the simulator as a real process, written from SGLang 0.5.23.
+
+Every row names the SGLang source that decides it (paths under ``python/sglang/``). Three body
+shapes, one per layer that refuses (see ``tuner/sim/requests.py``):
+
+* ``fastapi``: FastAPI's RequestValidationError as SGLang renders it, ``{"object": "error",
+  "message": "N validation error(s): ...", "type": "Bad Request", "param": null, "code": 400}``
+  (srt/entrypoints/http_server.py lines 636-692); the message names pydantic's error type;
+* ``contract``: ``{"error": "<serde text>"}`` (http_server.py 937-939, sglang/api/v1/api_types.py);
+* ``native``: ``{"error": {"message": ...}}`` (http_server.py ``_create_error_response``, 2246);
+* ``openai``: ``{"object": "error", "message": ..., "type": "BadRequestError", "param": null,
+  "code": 400}`` (srt/entrypoints/openai/serving_base.py ``create_error_response``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import requests
+from support.simproc import running_sim
+
+PROMPT = "Write a Python function that returns the n-th Fibonacci number."
+JSON = {"Content-Type": "application/json"}
+SAMPLING_FIELDS = ("`max_new_tokens`, `stop`, `stop_token_ids`, `stop_regex`, `temperature`, `top_p`, "
+                   "`top_k`, `min_p`, `frequency_penalty`, `presence_penalty`, `repetition_penalty`, "
+                   "`min_new_tokens`, `n`, `json_schema`, `regex`, `ebnf`, `structural_tag`, `ignore_eos`, "
+                   "`skip_special_tokens`, `spaces_between_special_tokens`, `no_stop_trim`, "
+                   "`stream_interval`, `logit_bias`, `sampling_seed`, `custom_params`, `beam_width`, "
+                   "`watermark`, `choice`")
+NOT_IMPLEMENTED = "The simulated SGLang server does not implement"
+
+
+def gen(**sampling):
+    return {"text": PROMPT, "sampling_params": {"max_new_tokens": 4, "temperature": 0, **sampling}}
+
+
+def comp(**fields):
+    return {"model": "m", "prompt": PROMPT, "max_tokens": 4, "temperature": 0, **fields}
+
+
+def chat(**fields):
+    return {"model": "m", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4, **fields}
+
+
+# (id, route, body (dict -> JSON, bytes -> raw), headers, status, shape, text the message holds)
+ROWS = [
+    # -- /generate, FastAPI layer: GenerateReqInput (srt/managers/io_struct.py line 177)
+    ("gen-not-json", "/generate", b"{not json", JSON, 400, "fastapi", "'type': 'json_invalid'"),
+    ("gen-form-content-type", "/generate", json.dumps(gen()).encode(),
+     {"Content-Type": "application/x-www-form-urlencoded"}, 400, "fastapi", "'type': 'dataclass_type'"),
+    ("gen-body-list", "/generate", [1, 2], JSON, 400, "fastapi", "'type': 'dataclass_type'"),
+    ("gen-text-int", "/generate", {"text": 5}, JSON, 400, "fastapi", "'type': 'string_type'"),
+    ("gen-stream-maybe", "/generate", {**gen(), "stream": "maybe"}, JSON, 400, "fastapi",
+     "'type': 'bool_parsing'"),
+    ("gen-empty-body", "/generate", b"", JSON, 400, "fastapi", "'type': 'missing'"),
+    # -- /generate, the JSON contract (api_types.py decode_GenerateRequest / decode_SamplingParams):
+    # pydantic coerces "yes" to True, the contract does not
+    ("gen-stream-yes", "/generate", {**gen(), "stream": "yes"}, JSON, 400, "contract",
+     'invalid type: string "yes", expected a boolean'),
+    ("gen-unknown-sampling-key", "/generate", gen(max_tokens=4), JSON, 400, "contract",
+     f"unknown field `max_tokens`, expected one of {SAMPLING_FIELDS}"),
+    ("gen-max-new-tokens-float", "/generate", gen(max_new_tokens=4.0), JSON, 400, "contract",
+     "invalid type: floating point `4.0`, expected i64"),
+    ("gen-max-new-tokens-string", "/generate", gen(max_new_tokens="4"), JSON, 400, "contract",
+     'invalid type: string "4", expected i64'),
+    ("gen-ids-not-ints", "/generate", {"input_ids": [1, "a"]}, JSON, 400, "contract",
+     'invalid type: string "a", expected i64'),
+    # -- /generate, tokenizer manager: normalize_batch_and_arguments (io_struct.py)
+    ("gen-no-prompt", "/generate", {"sampling_params": {}}, JSON, 400, "native",
+     "Either text, input_ids or input_embeds should be provided."),
+    ("gen-empty-ids", "/generate", {"input_ids": []}, JSON, 400, "native", "input_ids cannot be empty."),
+    # -- the context length (tokenizer_manager.py _validate_one_request, lines 1307-1378): 8192 tokens
+    ("gen-context-length", "/generate", gen(max_new_tokens=10_000_000), JSON, 400, "native",
+     "Requested token count exceeds the model's maximum context length of 8192 tokens. You requested "
+     "a total of 10000016 tokens: 16 tokens from the input messages and 10000000 tokens for the "
+     "completion."),
+    ("gen-input-too-long", "/generate", {"input_ids": [7] * 8192}, JSON, 400, "native",
+     "The input (8192 tokens) is longer than the model's context length (8192 tokens)."),
+    # -- SamplingParams.verify (srt/sampling/sampling_params.py lines 232-299)
+    ("gen-top-p-0", "/generate", gen(top_p=0), JSON, 400, "native", "top_p must be in (0, 1], got 0."),
+    ("gen-top-k-0", "/generate", gen(top_k=0, temperature=0.7), JSON, 400, "native",
+     "top_k must be -1 (disable) or at least 1, got 0."),
+    ("gen-negative-temperature", "/generate", gen(temperature=-1), JSON, 400, "native",
+     "temperature must be a non-negative finite number, got -1."),
+    ("gen-negative-max-new-tokens", "/generate", gen(max_new_tokens=-3), JSON, 400, "native",
+     "max_new_tokens must be at least 0, got -3."),
+    ("gen-min-above-max", "/generate", gen(min_new_tokens=9), JSON, 400, "native",
+     "min_new_tokens must be in [0, max_new_tokens(4)], got 9."),
+    ("gen-presence-penalty", "/generate", gen(presence_penalty=3), JSON, 400, "native",
+     "presence_penalty must be in [-2, 2], got 3."),
+    ("gen-two-grammars", "/generate", gen(regex="a", ebnf="b"), JSON, 400, "native",
+     "Only one of json_schema, regex, ebnf, or structural_tag can be set."),
+    ("gen-n-mismatch", "/generate", {"text": [PROMPT, PROMPT], "sampling_params": [{"n": 1}, {"n": 2}]},
+     JSON, 400, "native", "The parallel_sample_num should be the same for all samples in sample params."),
+    # -- served by SGLang, refused by the simulator (never a silent wrong answer)
+    ("gen-stop", "/generate", gen(stop=["\n"]), JSON, 400, "native", NOT_IMPLEMENTED + " stop strings"),
+    ("gen-logprobs", "/generate", {**gen(), "return_logprob": True}, JSON, 400, "native",
+     NOT_IMPLEMENTED + " logprobs"),
+    ("gen-regex", "/generate", gen(regex="[a-z]+"), JSON, 400, "native",
+     NOT_IMPLEMENTED + " constrained decoding"),
+    # -- accepted (SamplingParams.__post_init__: temperature 0 is greedy, top_k becomes 1)
+    ("gen-greedy-top-k-0", "/generate", gen(top_k=0), JSON, 200, "ok", None),
+    ("gen-null-sampling-values", "/generate", gen(top_p=None, top_k=None, ignore_eos=None), JSON, 200,
+     "ok", None),
+    ("gen-unknown-top-level-key", "/generate", {**gen(), "no_such_key": 1}, JSON, 200, "ok", None),
+    # -- /v1/completions: validate_json_request (http_server.py line 695) before the body
+    ("comp-text-plain", "/v1/completions", json.dumps(comp()).encode(), {"Content-Type": "text/plain"},
+     400, "fastapi", "Unsupported Media Type: Only 'application/json' is allowed"),
+    ("comp-not-json", "/v1/completions", b"{", JSON, 400, "fastapi", "'type': 'json_invalid'"),
+    ("comp-no-prompt", "/v1/completions", {"model": "m"}, JSON, 400, "fastapi",
+     "'type': 'missing', 'loc': ('body', 'prompt')"),
+    ("comp-max-tokens-0", "/v1/completions", comp(max_tokens=0), JSON, 400, "fastapi",
+     "Value error, max_tokens must be positive"),
+    ("comp-stream-maybe", "/v1/completions", comp(stream="maybe"), JSON, 400, "fastapi",
+     "'type': 'bool_parsing'"),
+    ("comp-empty-prompt", "/v1/completions", comp(prompt=""), JSON, 400, "openai", "Prompt cannot be empty"),
+    ("comp-top-p-0", "/v1/completions", comp(top_p=0), JSON, 400, "openai", "top_p must be in (0, 1], got 0.0."),
+    ("comp-context-length", "/v1/completions", comp(max_tokens=10_000_000), JSON, 400, "openai",
+     "Requested token count exceeds the model's maximum context length of 8192 tokens."),
+    ("comp-logprobs", "/v1/completions", comp(logprobs=2), JSON, 400, "openai", NOT_IMPLEMENTED + " logprobs"),
+    ("comp-stop", "/v1/completions", comp(stop="\n"), JSON, 400, "openai", NOT_IMPLEMENTED + " stop strings"),
+    ("comp-echo", "/v1/completions", comp(echo=True), JSON, 400, "openai", NOT_IMPLEMENTED + " echo"),
+    ("comp-unknown-key", "/v1/completions", comp(no_such_key=1), JSON, 200, "ok", None),
+    # -- /v1/chat/completions
+    ("chat-empty-messages", "/v1/chat/completions", chat(messages=[]), JSON, 400, "openai",
+     "Messages cannot be empty."),
+    ("chat-no-messages", "/v1/chat/completions", {"model": "m"}, JSON, 400, "fastapi",
+     "'type': 'missing', 'loc': ('body', 'messages')"),
+    ("chat-logprobs", "/v1/chat/completions", chat(logprobs=True), JSON, 400, "openai",
+     NOT_IMPLEMENTED + " logprobs"),
+    ("chat-text-plain", "/v1/chat/completions", json.dumps(chat()).encode(), {"Content-Type": "text/plain"},
+     400, "fastapi", "Unsupported Media Type"),
+]
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with running_sim(speedup=200.0) as s:
+        yield s
+
+
+def _post(url: str, body, headers: dict) -> requests.Response:
+    data = body if isinstance(body, bytes) else json.dumps(body).encode()
+    return requests.post(url, data=data, headers=headers, timeout=30)
+
+
+@pytest.mark.parametrize("case, route, body, headers, status, shape, text", ROWS, ids=[r[0] for r in ROWS])
+def test_request_gets_sglangs_status_and_body(sim, case, route, body, headers, status, shape, text):
+    r = _post(sim.url + route, body, headers)
+    assert r.status_code == status, r.text
+    out = r.json()
+    if shape == "ok":
+        return
+    if shape == "fastapi":
+        assert set(out) == {"object", "message", "type", "param", "code"}
+        assert (out["object"], out["type"], out["param"], out["code"]) == ("error", "Bad Request", None, 400)
+        assert out["message"].split(":", 1)[0] in ("1 validation error", "2 validation errors")
+        assert text in out["message"]
+        assert f"    POST {route}" in out["message"]  # FastAPI's endpoint context
+    elif shape == "contract":
+        assert out == {"error": text}
+    elif shape == "native":
+        assert set(out) == {"error"} and set(out["error"]) == {"message"}
+        assert out["error"]["message"].startswith(text)
+    elif shape == "openai":
+        assert (out["object"], out["type"], out["param"], out["code"]) == ("error", "BadRequestError", None, 400)
+        assert out["message"].startswith(text)
+
+
+def test_refused_requests_leave_no_work_behind(sim):
+    for _, route, body, headers, status, *_ in ROWS:
+        if status != 200:
+            _post(sim.url + route, body, headers)
+    assert requests.post(sim.url + "/flush_cache", timeout=10).status_code == 200
+
+
+def test_n_is_parallel_sampling(sim):
+    """io_struct.py _handle_parallel_sampling: one prompt with n > 1 becomes a batch of n outputs."""
+    out = _post(sim.url + "/generate", {"text": PROMPT, "sampling_params": {
+        "max_new_tokens": 6, "temperature": 0.8, "n": 3}}, JSON).json()
+    assert isinstance(out, list) and len(out) == 3
+    assert all(o["meta_info"]["completion_tokens"] == 6 for o in out)
+    assert len({tuple(o["output_ids"]) for o in out}) == 3  # sampled: three continuations
+    greedy = _post(sim.url + "/generate", {"text": PROMPT, "sampling_params": {
+        "max_new_tokens": 6, "temperature": 0, "n": 2}}, JSON).json()
+    assert greedy[0]["output_ids"] == greedy[1]["output_ids"]
+
+
+def test_openai_batched_prompts_and_n(sim):
+    """serving_completions.py: a list of prompts is one batch; choices are prompt-major, n each;
+    usage counts each prompt once (usage_processor.py calculate_response_usage)."""
+    out = _post(sim.url + "/v1/completions", comp(prompt=[PROMPT, "Write a haiku."], n=2,
+                                                  temperature=0.5), JSON).json()
+    assert [c["index"] for c in out["choices"]] == [0, 1, 2, 3]
+    single = _post(sim.url + "/v1/completions", comp(), JSON).json()
+    haiku = _post(sim.url + "/v1/completions", comp(prompt="Write a haiku."), JSON).json()
+    assert out["usage"]["completion_tokens"] == 4 * 4
+    assert out["usage"]["prompt_tokens"] == single["usage"]["prompt_tokens"] + haiku["usage"]["prompt_tokens"]
+    ids = _post(sim.url + "/v1/completions", comp(prompt=[[5, 6, 7], [8, 9]]), JSON).json()
+    assert len(ids["choices"]) == 2 and ids["usage"]["prompt_tokens"] == 5
+
+
+def test_context_length_is_reported(sim):
+    models = requests.get(sim.url + "/v1/models", timeout=10).json()
+    assert models["data"][0]["max_model_len"] == 8192
+    info = requests.get(sim.url + "/server_info", timeout=10).json()
+    assert info["context_length"] == 8192 and info["max_req_input_len"] <= 8191
+
+
+def test_speculative_reserves_draft_slots_in_the_context():
+    """managers/utils.py compute_num_reserved_tokens: EAGLE adds max(topk * steps, draft tokens)."""
+    with running_sim("--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3",
+                     "--speculative-eagle-topk", "4", "--speculative-num-draft-tokens", "16",
+                     "--context-length", "64", speedup=200.0) as s:
+        r = _post(s.url + "/generate", {"input_ids": [7] * 40, "sampling_params": {"max_new_tokens": 9}}, JSON)
+        assert r.status_code == 400
+        assert ("You requested a total of 65 tokens: 56 tokens from the input messages and 9 tokens"
+                in r.json()["error"]["message"])
+        ok = _post(s.url + "/generate", {"input_ids": [7] * 40, "sampling_params": {"max_new_tokens": 8}}, JSON)
+        assert ok.status_code == 200

@@ -1,0 +1,66 @@
+"""SGLang 0.5.23's launch flags and resolved server-argument fields, as SGLang's own code has them.
+
+The table ``server_args_0_5_23.json`` beside this module is written by ``tools/sglang_server_args.py``
+from SGLang's source: its real argparse parser (``srt/server_args.py``, ``prepare_server_args``:
+``argparse.ArgumentParser(prog="sglang serve")``, ``allow_abbrev`` left at argparse's default,
+True, plus ``ServerArgs.add_cli_args``) and the fields of the ``ServerArgs`` record that
+``ServerArgs.resolved_dict()`` serializes for ``/server_info``.
+
+What follows from it, and what the simulator mirrors:
+
+* every flag SGLang takes is accepted (531 actions); a unique prefix of a flag is that flag, an
+  ambiguous prefix is argparse's exit 2 (``--cuda-graph-max-bs`` could match
+  ``--cuda-graph-max-bs-decode`` and ``--cuda-graph-max-bs-prefill``: the pre-0.5.23 name no longer
+  launches);
+* ``/server_info`` reports all 546 fields, by SGLang's names, in SGLang's order.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+SERVER_ARGS_TABLE = Path(__file__).with_name("server_args_0_5_23.json")
+
+
+@dataclass(frozen=True)
+class ServerOption:
+    """One argparse action of ``sglang serve``: its ``dest``, flags and how it parses."""
+
+    dest: str
+    flags: tuple[str, ...]
+    action: str  #: store | store_true | boolean_optional | store_const
+    type: str  #: int | float | str (SGLang's custom parsers read strings)
+    nargs: str | int | None
+    choices: tuple[str, ...] | None
+    const: object = None
+
+
+@dataclass(frozen=True)
+class ServerArgsTable:
+    sglang_version: str
+    prog: str
+    options: tuple[ServerOption, ...]
+    #: (name, default) of every ``ServerArgs`` field, in ``resolved_dict()`` order
+    resolved_fields: tuple[tuple[str, object], ...]
+
+    def defaults(self) -> dict:
+        """Every resolved field at its ``ServerArgs`` default (before SGLang's resolution)."""
+        return {name: default for name, default in self.resolved_fields}
+
+    def option(self, dest: str) -> ServerOption | None:
+        return next((o for o in self.options if o.dest == dest), None)
+
+
+@lru_cache(maxsize=1)
+def server_args_table() -> ServerArgsTable:
+    data = json.loads(SERVER_ARGS_TABLE.read_text())
+    options = tuple(
+        ServerOption(dest=o["dest"], flags=tuple(o["flags"]), action=o["action"], type=o["type"],
+                     nargs=o["nargs"], choices=tuple(o["choices"]) if o.get("choices") else None,
+                     const=o.get("const"))
+        for o in data["options"])
+    fields = tuple((f["name"], f["default"]) for f in data["resolved_fields"])
+    return ServerArgsTable(data["sglang_version"], data["prog"], options, fields)
