@@ -71,7 +71,7 @@ def test_bad_suite_names_file_and_key(tmp_path, body, key, words):
 
 
 def test_unknown_suite_name_is_a_config_error():
-    with pytest.raises(ConfigError, match="unknown suite; expected one of seed, quick"):
+    with pytest.raises(ConfigError, match=r"unknown suite \(did you mean 'seed'\?\); expected one of seed, quick"):
         load_suite("sead")
 
 

@@ -112,3 +112,36 @@ def _render(view) -> str:
     c = Console(file=io.StringIO(), width=120, color_system=None)
     c.print(view.render())
     return c.file.getvalue()
+
+
+INFO = {"signal": "SIGINT", "servers": [{"pid": 4242, "grace_s": 30.0, "url": "http://127.0.0.1:1"}]}
+
+
+def test_a_signal_freezes_the_panel_and_says_what_happens():
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=160, color_system=None)
+    view = RunView(console, objectives=["single_speedup", "speedup@32"])
+    for kind, info in EVENTS[:6]:  # trial 0, sweep at C=32
+        view.event(kind, info)
+    view.on_signal("stopping", INFO)  # as the signal handler calls it
+    frozen = _render(view)
+    assert "sweep at C=32" in frozen and "(interrupted)" in frozen
+    for kind, info in EVENTS[6:]:  # whatever happens after the signal does not move the panel
+        view.event(kind, info)
+    assert _render(view) == frozen
+    view.on_signal("killing", INFO)
+    view.close()
+    out = buf.getvalue()
+    stopping = ("Ctrl-C: stopping the server (pid 4242: SIGTERM, SIGKILL after 30 s); press Ctrl-C again to "
+                "kill it now. A running trial is queued again.")
+    assert stopping in out
+    assert "Ctrl-C again: killing the server's process group (pid 4242) with SIGKILL now" in out
+    assert out.index(stopping) > out.rindex("(interrupted)")  # the notice comes under the frozen panel
+
+
+def test_interrupt_texts():
+    from tuner.cli.progress import interrupt_text
+
+    term = {**INFO, "signal": "SIGTERM"}
+    assert "press SIGTERM or Ctrl-C again" in interrupt_text("stopping", term)
+    assert interrupt_text("stopping", {"signal": "SIGINT", "servers": []}) == "Ctrl-C: stopping (no server is running)"

@@ -129,3 +129,52 @@ def test_storage_defaults_to_tuner_storage_when_set(tmp_path, monkeypatch):
     assert load_study(p).storage == "${TUNER_STORAGE}"
     p.write_text(STUDY + "storage: sqlite:///x.db\n")
     assert load_study(p).storage == "sqlite:///x.db"  # the file's own storage wins
+
+
+@pytest.mark.parametrize("text,hint", [
+    ("1h30", "write 1h30m for 30 minutes"),   # not 1 h 30 s, not silently 1 h 30 min either
+    ("90", "give a unit: 90s, 90m or 90h"),
+    ("1m2h", ""), ("1h1h", ""), ("8 hours", ""), ("-5m", ""), ("", ""),
+])
+def test_durations_need_a_unit_on_every_number(text, hint):
+    with pytest.raises(ConfigError) as exc:
+        parse_duration(text, "--timeout")
+    assert str(exc.value).startswith("--timeout: expected a duration with a unit on every number")
+    assert hint in str(exc.value)
+
+
+def test_parse_duration_with_spaces_and_units():
+    assert parse_duration("1h 30m") == 5400
+    assert parse_duration("1h30m15s") == 5415
+    assert parse_duration("0.5m") == 30
+
+
+@pytest.mark.parametrize("extra,key,hint", [
+    ("budget: {n_trails: 3}\n", "budget.n_trails", "did you mean 'n_trials'?"),
+    ("objectivs: [single_speedup]\n", "objectivs", "did you mean 'objectives'?"),
+    ("seed_trials: [{speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 2, "
+     "speculative_eagle_tpk: 1}]\n", "seed_trials[0].speculative_eagle_tpk", "did you mean 'speculative_eagle_topk'?"),
+    ("zzzzzz: 1\n", "zzzzzz", "expected one of: name, storage, search_space"),
+])
+def test_unknown_keys_say_what_was_meant(tmp_path, extra, key, hint):
+    (tmp_path / "space.yaml").write_text(GOOD_PARAMS)
+    p = tmp_path / "study.yaml"
+    p.write_text(STUDY + extra)
+    with pytest.raises(ConfigError) as exc:
+        load_study(p)
+    assert exc.value.key == key and hint in exc.value.message, str(exc.value)
+
+
+def test_unknown_sim_key_and_suite_name_say_what_was_meant(tmp_path):
+    (tmp_path / "space.yaml").write_text(GOOD_PARAMS)
+    p = tmp_path / "study.yaml"
+    p.write_text(STUDY.replace("model_path: m", "model_path: m\n  sim: {speedp: 3}"))
+    with pytest.raises(ConfigError, match=r"server\.sim\.speedp: unknown key \(did you mean 'speedup'\?\)"):
+        load_study(p)
+    p.write_text(STUDY + "bench: {suite: quik}\n")
+    with pytest.raises(ConfigError, match=r"bench\.suite: unknown suite 'quik' \(did you mean 'quick'\?\)"):
+        load_study(p)
+    from tuner.config.suite import load_suite
+
+    with pytest.raises(ConfigError, match=r"quik: unknown suite \(did you mean 'quick'\?\)"):
+        load_suite("quik")

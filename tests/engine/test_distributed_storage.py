@@ -40,18 +40,34 @@ main()
 
 #: One worker on the performance model: run_study with a backend that takes a little time per
 #: measurement (so workers overlap); prints its summary and launch count as JSON.
+#:
+#: Its first trial measurement waits (polling, with a deadline) until every worker has reached its
+#: own first trial measurement: a barrier of files in argv[3]. Without it, on a loaded 2-core machine
+#: one worker could still be importing or opening the storage while the other two spent the whole
+#: budget (1 run in 6 failed that way). The barrier only orders the start; claims, the budget and
+#: the baseline are shared through the storage exactly as before.
 MODEL_WORKER = """
-import json, sys, time
+import json, pathlib, sys, time
 from tuner.engine.backends import ModelBackend
 from tuner.config.suite import load_suite
 from tuner.engine.runner import run_study
 from tuner.engine.study import config_from_study, open_study
 from tuner.engine.storage import resolve_url
 
+BARRIER, WORKERS, BARRIER_DEADLINE_S = pathlib.Path(sys.argv[3]), int(sys.argv[4]), 120.0
+
 class SlowModel(ModelBackend):
-    def measure(self, *a, **kw):
+    arrived = False
+
+    def measure(self, spec, label, *a, **kw):
+        if spec is not None and not self.arrived:  # this worker's first trial (not the baseline)
+            self.arrived = True
+            (BARRIER / sys.argv[1]).touch()
+            deadline = time.monotonic() + BARRIER_DEADLINE_S
+            while len(list(BARRIER.iterdir())) < WORKERS and time.monotonic() < deadline:
+                time.sleep(0.05)
         time.sleep(0.2)
-        return super().measure(*a, **kw)
+        return super().measure(spec, label, *a, **kw)
 
 url = resolve_url(None)  # $TUNER_STORAGE
 config, space, suite = config_from_study(open_study("dist", url))
@@ -156,8 +172,10 @@ def test_three_model_workers_share_one_budget(pg_url, tmp_path):
     config = load_study(write_study(tmp_path, budget=12))
     create_study(config, pg_url)
     t0 = str(time.time() + 8.0)
-    results = run_all([[sys.executable, "-c", MODEL_WORKER, str(seed), t0] for seed in (1, 2, 3)],
-                      env_with(pg_url), timeout_s=150, cwd=tmp_path)
+    barrier = tmp_path / "barrier"
+    barrier.mkdir()
+    results = run_all([[sys.executable, "-c", MODEL_WORKER, str(seed), t0, str(barrier), "3"] for seed in (1, 2, 3)],
+                      env_with(pg_url), timeout_s=240, cwd=tmp_path)
     summaries = []
     for r in results:
         assert r.returncode == 0, r.stderr

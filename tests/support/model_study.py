@@ -25,7 +25,7 @@ server:
   args:
     mem_fraction_static: 0.85
     trust_remote_code: true
-  sim: {{profile: k2.6-tp8-pcie}}
+  sim: {{profile: {profile}}}
 bench: {{suite: quick}}
 sampler: {{seed: 3}}
 budget: {{n_trials: 40}}
@@ -40,14 +40,15 @@ REUSE_SEED = """seed_trials:
 """
 
 
-def make_model_study(folder: Path, name: str = "demo", n_trials: int | None = 12, space: Path = SPACE):
+def make_model_study(folder: Path, name: str = "demo", n_trials: int | None = 12, space: Path = SPACE,
+                     profile: str = "k2.6-tp8-pcie"):
     """A study file in ``folder``, created in its SQLite storage and run for ``n_trials`` settings
     through the performance model (``n_trials=None``: created, never run). Returns the file path."""
     path = folder / f"{name}.yaml"
-    path.write_text(STUDY.format(name=name, space=space, seeds=REUSE_SEED if space == SPACE else ""))
+    path.write_text(STUDY.format(name=name, space=space, profile=profile, seeds=REUSE_SEED if space == SPACE else ""))
     config = load_study(path)
     create_study(config, config.storage)
     if n_trials:
-        run_study(config, config.storage, ModelBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=1),
+        run_study(config, config.storage, ModelBackend(profile, load_suite("quick"), noise=0.01, seed=1),
                   n_trials=n_trials)
     return path

@@ -52,20 +52,23 @@ def print_result(res: SuiteResult, base: SuiteResult | None = None) -> None:
     with ``base`` a baseline column and the speedup of every row."""
     console.print(_header(res))
     if res.single_rows:
-        cols = ["prompt", "tokens", "tok/s", "cv", "accept", "failed"]
+        single_streamed = any(row.ttft_ms is not None for row in res.single_rows)
+        cols = ["prompt", "tokens", "tok/s", "cv", "accept"] + (["TTFT ms"] if single_streamed else []) + ["failed"]
         if base is not None:
             cols += ["base", "speedup"]
         base_rows = {(r.prompt, r.max_tokens): r for r in (base.single_rows if base else [])}
         rows = []
         for row in res.single_rows:
             cells = [row.prompt, row.max_tokens, _num(_mean(row.tok_per_s)), _pct(row.tok_per_s),
-                     _num(_mean(row.accept_length), 2), row.n_failed or ""]
+                     _num(_mean(row.accept_length), 2)]
+            cells += [_num(_mean(row.ttft_ms))] if single_streamed else []
+            cells.append(row.n_failed or "")
             if base is not None:
                 b = _mean(getattr(base_rows.get((row.prompt, row.max_tokens)), "tok_per_s", None))
                 cells += [_num(b), _speedup(_mean(row.tok_per_s), b)]
             rows.append(cells)
-        total = ["all (mean)", "", _num(res.single_tok_per_s), _pct(res.single),
-                 _num(res.accept_length, 2), sum(r.n_failed for r in res.single_rows) or ""]
+        total = ["all (mean)", "", _num(res.single_tok_per_s), _pct(res.single), _num(res.accept_length, 2),
+                 *([""] if single_streamed else []), sum(r.n_failed for r in res.single_rows) or ""]
         if base is not None:
             total += [_num(base.single_tok_per_s), _speedup(res.single_tok_per_s, base.single_tok_per_s)]
         rows.append(total)
@@ -73,7 +76,7 @@ def print_result(res: SuiteResult, base: SuiteResult | None = None) -> None:
     if res.sweep_rows:
         streamed = any(r.ttft_p50_ms is not None for r in res.sweep_rows)
         cols = ["C", "agg tok/s", "cv", "req tok/s", "p50 ms", "p99 ms"]
-        cols += ["TTFT p50", "TTFT p99"] if streamed else []
+        cols += ["TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p99 ms"] if streamed else []
         cols += ["failed"] + (["base", "speedup"] if base is not None else [])
         rows = []
         for row in res.sweep_rows:
@@ -81,7 +84,8 @@ def print_result(res: SuiteResult, base: SuiteResult | None = None) -> None:
                      _num(_mean(row.per_request_tok_per_s)), _num(row.latency_p50_ms),
                      _num(row.latency_p99_ms)]
             if streamed:
-                cells += [_num(row.ttft_p50_ms), _num(row.ttft_p99_ms)]
+                cells += [_num(row.ttft_p50_ms), _num(row.ttft_p99_ms), _num(row.itl_p50_ms, 2),
+                          _num(row.itl_p99_ms, 2)]
             cells.append(row.n_failed or "")
             if base is not None:
                 b = base.tok_per_s_at(row.concurrency)

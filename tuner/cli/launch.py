@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import time
 
 import click
@@ -57,12 +58,22 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
             click.echo(f"note: SGLang rewrites this setting: {line}", err=True)
     if print_only:
         click.echo(srv.command_line)
+        if (study.server.port if port is None else port) == 0:
+            click.echo(f"note: server.port is 0: port {srv.port} was free just now, but every launch (this "
+                       f"command without --print, and each trial) picks its own free port when it starts; "
+                       f"give --port P for a command you can rerun as it is", err=True)
         return
     for rec in cleanup_orphans(study.workdir):
         click.echo(f"stopped orphaned server pid {rec.pid} (port {rec.port}) left by tuner "
                    f"pid {rec.owner_pid}", err=True)
+    from .progress import interrupt_text
+
+    def say(kind: str, info: dict) -> None:
+        # Inside the signal handler: one unbuffered write, no lock that print() might be holding.
+        os.write(2, (interrupt_text(kind, info, trial=False) + "\n").encode())
+
     try:
-        with stop_on_signals(srv):
+        with stop_on_signals(srv, on_signal=say):
             try:
                 srv.start()
                 click.echo(f"starting: {srv.command_line}\nlog: {srv.log_path}", err=True)

@@ -33,3 +33,31 @@ def fail(message: str, code: int = 1) -> None:
     """Print one error line on stderr and exit with ``code``."""
     click.echo(f"error: {message}", err=True)
     sys.exit(code)
+
+
+#: ``-f/--format`` of the listing commands (status, pareto, list): one formatter for all three.
+FORMATS = ("table", "json", "csv")
+
+
+def format_option(func):
+    """``-f/--format table|json|csv``, and ``--json`` kept as the older spelling of ``-f json``."""
+    func = click.option("--json", "as_json", is_flag=True, hidden=True, help="Same as -f json.")(func)
+    return click.option("-f", "--format", "fmt", type=click.Choice(FORMATS), default="table", show_default=True,
+                        help="table for people, json for programs, csv for spreadsheets.")(func)
+
+
+def chosen_format(fmt: str, as_json: bool) -> str:
+    return "json" if as_json else fmt
+
+
+def print_csv(columns: Sequence[str], rows: Iterable[Sequence[Any]]) -> None:
+    """RFC 4180 CSV on stdout: a header line, then one line per row; None is an empty field."""
+    import csv
+    import io
+
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(columns)
+    for row in rows:
+        writer.writerow(["" if v is None else v for v in row])
+    click.echo(buf.getvalue(), nl=False)

@@ -5,6 +5,11 @@
 warming up, single requests, sweep at C=..., stopping), elapsed time and ETA, best so far -- and
 prints the same one-line log entries above it. When stdout is not a terminal (CI, ``nohup``, a log
 file) it prints only the log lines, one per trial event, and never a control character.
+
+On Ctrl-C (or SIGTERM) :meth:`RunView.on_signal`, the callback of
+:func:`tuner.server.launcher.stop_on_signals`, freezes the panel where it stood and prints what
+happens next ("stopping the server ...; Ctrl-C again to kill it"); a second Ctrl-C prints that the
+server's group is being killed.
 """
 
 from __future__ import annotations
@@ -45,6 +50,21 @@ def phase_text(info: dict) -> str | None:
         return text.split(" (")[0].split(" at ")[0]
 
 
+def interrupt_text(kind: str, info: dict, trial: bool = True) -> str:
+    """What a person reads the moment a signal arrives (``kind``: ``stopping`` or ``killing``)."""
+    sig = "Ctrl-C" if info.get("signal") == "SIGINT" else info.get("signal", "signal")
+    servers = info.get("servers") or []
+    pids = ", ".join(str(s["pid"]) for s in servers)
+    if kind == "killing":
+        return f"{sig} again: killing the server's process group (pid {pids}) with SIGKILL now"
+    if not servers:
+        return f"{sig}: stopping (no server is running)"
+    grace = max(s["grace_s"] for s in servers)
+    again = "Ctrl-C" if sig == "Ctrl-C" else f"{sig} or Ctrl-C"
+    return (f"{sig}: stopping the server (pid {pids}: SIGTERM, SIGKILL after {grace:g} s); press {again} "
+            f"again to kill it now." + (" A running trial is queued again." if trial else ""))
+
+
 def _stdout_is_terminal() -> bool:
     isatty = getattr(sys.stdout, "isatty", None)
     return bool(isatty and isatty())
@@ -63,8 +83,11 @@ class RunView:
         if live is None:
             live = console.is_terminal if console is not None else _stdout_is_terminal()
         self.objectives = list(objectives or [])
-        self._lock = threading.Lock()
+        # Re-entrant: on_signal may run in the main thread while it is inside event().
+        self._lock = threading.RLock()
         self._live = None
+        self.frozen_at: float | None = None  #: when a signal froze the panel
+        self._notices: list[threading.Thread] = []
         self.trial: str | None = None
         self.phase: str | None = None
         self.step: tuple[int, int] | None = None
@@ -92,10 +115,34 @@ class RunView:
         return self._live is not None
 
     def close(self) -> None:
-        """Stop the live panel (idempotent); later events print plain lines."""
+        """Stop the live panel (idempotent; its last frame stays on screen); later events print
+        plain lines. Waits until an interrupt notice is printed, so it comes first."""
+        for t in list(self._notices):
+            if t is not threading.current_thread():
+                t.join(timeout=5)
         live, self._live = self._live, None
         if live is not None:
             live.stop()
+
+    def on_signal(self, kind: str, info: dict) -> None:
+        """:func:`tuner.server.launcher.stop_on_signals`' callback; runs inside the signal handler.
+
+        Freezes the panel at once (its clock and phase stop moving) and prints :func:`interrupt_text`
+        from a thread: the handler must not wait for a lock the interrupted code may hold (rich's
+        live display, the console)."""
+        if kind == "stopping" and self.frozen_at is None:
+            self.frozen_at = time.monotonic()
+        t = threading.Thread(target=self._notice, args=(kind, interrupt_text(kind, info)), daemon=True,
+                             name="interrupt-notice")
+        self._notices.append(t)
+        t.start()
+
+    def _notice(self, kind: str, text: str) -> None:
+        if kind == "stopping":
+            live, self._live = self._live, None
+            if live is not None:
+                live.stop()  # the frozen frame stays on screen; the notice goes under it
+        self.line(text)
 
     def line(self, text: str) -> None:
         text = f"[{_fmt_s(time.monotonic() - self.started)}] {text}"
@@ -108,8 +155,9 @@ class RunView:
 
     # -- events ------------------------------------------------------------------------------------
     def event(self, kind: str, info: dict) -> None:
-        with self._lock:
-            self._update(kind, info)
+        if self.frozen_at is None:  # after a signal the panel shows the moment it arrived
+            with self._lock:
+                self._update(kind, info)
         self._log(kind, info)
 
     def _update(self, kind: str, info: dict) -> None:
@@ -142,8 +190,10 @@ class RunView:
         elif kind == "trial_done":
             vals = info.get("values")
             result = ", ".join(f"{v:.3f}" for v in vals) if vals and info["status"] == "measured" else info.get("failure_class")
-            self.last = f"trial {info['trial']}: {info['status']} ({result})"
-            self.line(self.last)
+            text = f"trial {info['trial']}: {info['status']} ({result})"
+            if self.frozen_at is None:
+                self.last = text
+            self.line(text)
         elif kind == "trial_skip":
             self.line(f"trial {info['trial']}: {info['spec']} skipped, {info['why']}")
         elif kind == "baseline" and info.get("reused"):
@@ -158,10 +208,13 @@ class RunView:
         # phase events: the live panel shows them; plain output stays one line per trial event
 
     # -- the live panel ----------------------------------------------------------------------------
+    def _now(self) -> float:
+        return self.frozen_at if self.frozen_at is not None else time.monotonic()
+
     def eta_now(self) -> float | None:
         if self.eta_s is None or self.eta_at is None:
             return None
-        return max(0.0, self.eta_s - (time.monotonic() - self.eta_at))
+        return max(0.0, self.eta_s - (self._now() - self.eta_at))
 
     def best_text(self) -> str:
         if not self.best:
@@ -185,10 +238,11 @@ class RunView:
             grid.add_row("phase", Text(phase))
             done = f"{self.measured}" + (f" of {self.n_trials}" if self.n_trials else "")
             grid.add_row("measured", Text(f"{done} this run"))
-            grid.add_row("elapsed", Text(f"{_fmt_s(time.monotonic() - self.started)}   ETA {_fmt_s(self.eta_now())}"))
+            grid.add_row("elapsed", Text(f"{_fmt_s(self._now() - self.started)}   ETA {_fmt_s(self.eta_now())}"))
             grid.add_row("best so far", Text(self.best_text()))
             if self.last:
                 grid.add_row("last", Text(self.last))
         from rich.panel import Panel
 
-        return Panel(grid, title="tuner study run", expand=False)
+        title = "tuner study run" + (" (interrupted)" if self.frozen_at is not None else "")
+        return Panel(grid, title=title, expand=False)

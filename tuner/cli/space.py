@@ -50,14 +50,19 @@ def check(space_file, num_steps, topk, draft_tokens, as_json) -> None:
                    + (f": {v.sglang_message}" if v.sglang_message else " (no message)"))
     else:
         eff = res.effective
-        if res.rewritten:
+        if requested == SpecConfig(None, None, None):
+            # No flag given: SGLang picks the setting itself; say whether that one is in the ranges.
+            click.echo(f"valid: no flags given, SGLang chooses {eff.label()} itself")
+            if not sp.contains(eff):
+                click.echo(f"note: SGLang's own choice {eff.label()} lies outside the ranges of {space_file}")
+        elif res.rewritten:
             click.echo(f"valid, rewritten by SGLang: runs as {eff.label()} (requested {requested.label()})")
             for line in res.warnings:
                 click.echo(f"SGLang warns: {line}")
         else:
             click.echo(f"valid: runs as written, {eff.label()}")
-        if not sp.contains(requested):
-            click.echo(f"note: outside the ranges of {space_file}")
+        if requested != SpecConfig(None, None, None) and not sp.contains(requested):
+            click.echo(f"note: {requested.label()} lies outside the ranges of {space_file}")
     if not res.ok:
         raise click.exceptions.Exit(1)
 

@@ -1,4 +1,5 @@
-"""``tuner study create|run|status|pareto|export|report``.
+"""``tuner study create|run|status`` (and, in their own modules, pareto, export, report, list,
+delete, copy, compare).
 
 A study is named either by its file (``studies/NAME.yaml``: the storage comes from the file) or by
 ``NAME`` with ``--storage URL`` (or ``$TUNER_STORAGE``; with neither, ``studies/NAME.db`` when it
@@ -17,13 +18,17 @@ from ..config.study import StudyConfig, load_study, parse_duration
 from ..config.yamlfile import ConfigError
 from ..engine.storage import redact, resolve_url
 from .lazy import LazyGroup
-from .output import console, print_json, print_table
+from .output import chosen_format, console, format_option, print_csv, print_json, print_table
 
 
 @click.group(cls=LazyGroup, lazy={
     "pareto": "tuner.cli.study_results:pareto",
     "export": "tuner.cli.study_results:export",
     "report": "tuner.cli.study_report:report",
+    "list": "tuner.cli.study_manage:list_",
+    "delete": "tuner.cli.study_manage:delete",
+    "copy": "tuner.cli.study_manage:copy",
+    "compare": "tuner.cli.study_compare:compare",
     "confirm": "tuner.cli.study_confirm:confirm",
 })
 def study() -> None:
@@ -68,7 +73,7 @@ def create(study_file, storage) -> None:
     from ..engine.study import create_study
 
     name, url, config = resolve_target(study_file, storage)
-    create_study(config, url)
+    create_study(config, url, note=click.echo)
     click.echo(f"study {name} ready in {redact(url)}")
 
 
@@ -78,28 +83,38 @@ def create(study_file, storage) -> None:
 @storage_option
 @click.option("--n-trials", type=click.IntRange(min=1), default=None,
               help="Measure at most N new settings in this run (the study's budget still applies).")
-@click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m).")
+@click.option("--add-trials", type=click.IntRange(min=1), default=None, metavar="N",
+              help="Extend the study first: raise its stored budget.n_trials by N (once, for every worker).")
+@click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m, 1h30m).")
 @click.option("--dry-run", is_flag=True, help="Print the baseline and seed-trial server commands; launch nothing.")
 @click.option("--rebaseline", is_flag=True, help="Measure the autoregressive baseline again first.")
 @click.option("--workdir", default=None, type=click.Path(file_okay=False),
               help="Where per-trial logs go (default: studies/NAME beside the study file).")
-def run(study_file, study_name, storage, n_trials, timeout, dry_run, rebaseline, workdir) -> None:
+def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run, rebaseline, workdir) -> None:
     """Run trials: baseline first, then Optuna's proposals, until the budget or time is spent.
 
-    Resumable: run it again to continue; several workers (nodes) may run the same study.
+    Resumable: run it again to continue; several workers (nodes) may run the same study. Ctrl-C
+    stops the server (Ctrl-C again kills it at once) and queues the running trial again.
     """
+    from ..config.files import check_writable
     from ..engine.baseline import BaselineError
-    from ..engine.runner import run_study
-    from ..engine.study import config_from_study, create_study, open_study
+    from ..engine.runner import BUDGET_SPENT, run_study
+    from ..engine.study import config_from_study, create_study, extend_budget, open_study
+    from ..server.launcher import stop_on_signals
 
     timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
     if dry_run:
         _dry_run(file_config, name, url, workdir)
         return
+    target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
+    check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)  # before the study is written
     if file_config is not None:
-        create_study(file_config, url)
+        create_study(file_config, url, note=click.echo)
     stored = open_study(name, url)
+    if add_trials:
+        old, new = extend_budget(stored, add_trials)
+        click.echo(f"study {name} extended: budget.n_trials {old} -> {new}")
     config, space, suite_dict = config_from_study(
         stored, workdir or (file_config.workdir if file_config else None))
     if timeout_s is None:
@@ -107,7 +122,7 @@ def run(study_file, study_name, storage, n_trials, timeout, dry_run, rebaseline,
     backend = _backend(config, space, suite_dict)
     from .progress import RunView
 
-    with RunView(objectives=config.objectives) as view:
+    with RunView(objectives=config.objectives) as view, stop_on_signals(on_signal=view.on_signal):
         try:
             summary = run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
                                 rebaseline=rebaseline, on_event=view.event)
@@ -115,12 +130,16 @@ def run(study_file, study_name, storage, n_trials, timeout, dry_run, rebaseline,
             view.close()
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM (stop_on_signals)
             view.close()
-            click.echo("interrupted: server stopped, the running trial is queued again", err=True)
-            sys.exit(130)
+            click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
+            sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
     click.echo(f"done: {summary.measured} measured, {summary.reused} reused, {summary.invalid} invalid "
                f"({summary.stopped_because})")
+    if summary.measured == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
+        where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
+        click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
+                   err=True)
 
 
 def _backend(config: StudyConfig, space, suite_dict):
@@ -161,8 +180,8 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
 @click.argument("target", required=False)
 @click.option("--study", "study_name", default=None)
 @storage_option
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def status(target, study_name, storage, as_json) -> None:
+@format_option
+def status(target, study_name, storage, fmt, as_json) -> None:
     """The baseline, every trial (state, setting, values, failure) and the Pareto front."""
     from ..engine.study import open_study
     from ..results.confirmed import confirmation_summary
@@ -172,10 +191,37 @@ def status(target, study_name, storage, as_json) -> None:
     study_ = open_study(name, url)
     data = study_status(study_)
     data["confirmation"] = confirmation_summary(study_)
-    if as_json:
+    fmt = chosen_format(fmt, as_json)
+    if fmt == "json":
         print_json(data)
-        return
-    print_status(data)
+    elif fmt == "csv":
+        print_csv(*status_rows(data))
+    else:
+        print_status(data)
+
+
+def _real_values(t: dict) -> bool:
+    """Whether a status row's values are measured (feasible, or measured but breaking a limit)."""
+    return bool(t["values"]) and (t["feasible"] or bool(t.get("limits")))
+
+
+def status_rows(data: dict) -> tuple[list[str], list[list]]:
+    """Every trial as a flat row (``-f csv``): numbers unformatted, one column per objective."""
+    objectives = data["objectives"]
+    front = set(data["front"])
+    columns = ["trial", "state", "status", "requested_steps", "requested_topk", "requested_draft", "steps", "topk",
+               "draft", *objectives, "feasible", "front", "failure_class", "reused_from", "duration_s",
+               "limits", "lossless_share"]
+    rows = []
+    for t in data["trials"]:
+        req, eff = t["requested"] or {}, t["effective"] or {}
+        values = t["values"] if _real_values(t) else [None] * len(objectives)
+        rows.append([t["number"], t["state"], t["status"], req.get("num_steps"), req.get("eagle_topk"),
+                     req.get("num_draft_tokens"), eff.get("num_steps"), eff.get("eagle_topk"),
+                     eff.get("num_draft_tokens"), *values, t["feasible"], t["number"] in front,
+                     t["failure_class"], t["reused_from"], t["duration_s"], t.get("limits"),
+                     t.get("lossless_share")])
+    return columns, rows
 
 
 def print_status(data: dict) -> None:
@@ -204,7 +250,9 @@ def print_status(data: dict) -> None:
     rows = []
     for t in data["trials"]:
         e = t["effective"] or t["requested"] or {}
-        vals = " ".join(f"{v:.3f}" for v in t["values"]) if t["values"] else ""
+        # An infeasible trial's values are the sampler's placeholders, not results: not shown;
+        # unless it measured and only breaks the study's limits (SLOs, lossless): then they are real.
+        vals = " ".join(f"{v:.3f}" for v in t["values"]) if _real_values(t) else ""
         note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
         if t.get("limits"):
             note = "; ".join(filter(None, [note, t["limits"]]))

@@ -25,9 +25,15 @@ def report(target, study_name, storage, output, png_dir) -> None:
         try:
             import matplotlib  # noqa: F401 - checked before anything is written
         except ImportError:
-            raise click.UsageError("--png needs matplotlib: pip install 'tuner[report]' (or pip install matplotlib)")
+            raise click.UsageError("--png needs matplotlib: pip install 'sglang-spec-tuner[report]' (from a clone: pip install -e '.[report]')")
+    from ..config.files import check_writable
+
     name, url, _ = resolve_target(target, storage, study_name)
-    files = write_report(open_study(name, url), output or f"{name}-report.html", png_dir)
+    output = output or f"{name}-report.html"
+    check_writable(output, "-o")  # before anything is read or written: one line, not a traceback
+    if png_dir is not None:
+        check_writable(png_dir, "--png", folder=True)
+    files = write_report(open_study(name, url), output, png_dir)
     click.echo(f"report: {files.html}")
     if files.pngs:
         click.echo(f"{len(files.pngs)} PNGs in {png_dir}")

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..results.pareto import C32
-from .output import console, fail, print_json, print_table
+from .output import chosen_format, console, fail, format_option, print_csv, print_json, print_table
 from .study import resolve_target, storage_option
 
 
@@ -29,8 +29,8 @@ def _open(target, study_name, storage):
 @storage_option
 @click.option("--min-speedup-c32", type=float, default=None, metavar="X",
               help="Only trials whose speedup at concurrency 32 is at least X.")
-@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
-def pareto(target, study_name, storage, min_speedup_c32, as_json) -> None:
+@format_option
+def pareto(target, study_name, storage, min_speedup_c32, fmt, as_json) -> None:
     """The non-dominated settings: both objectives, tok/s at every concurrency, accept length,
     with the knee and the two extremes marked."""
     from ..results.pareto import PickError, front_data, study_front
@@ -40,10 +40,29 @@ def pareto(target, study_name, storage, min_speedup_c32, as_json) -> None:
         front = study_front(study, min_speedup_c32)
     except PickError as exc:
         fail(str(exc))
-    if as_json:
+    fmt = chosen_format(fmt, as_json)
+    if fmt == "json":
         print_json(front_data(front))
+    elif fmt == "csv":
+        print_csv(*front_rows(front))
     else:
         print_front(front)
+
+
+def front_rows(front) -> tuple[list[str], list[list]]:
+    """The front as flat rows (``-f csv``): the baseline first (trial ``baseline``), numbers unformatted."""
+    b = front.baseline or {}
+    cs = front.concurrencies
+    columns = ["trial", "steps", "topk", "draft", *front.objectives, "single_tok_per_s",
+               *(f"tok_per_s@{c}" for c in cs), "accept_length", "marks", "same_as"]
+    rows = [["baseline", None, None, None, *([None] * len(front.objectives)), b.get("single_tok_per_s"),
+             *(b.get(f"tok_per_s@{c}") for c in cs), None, "", ""]]
+    for p in front.points:
+        e, a = p.record.effective, p.record.attrs
+        rows.append([p.number, e.num_steps, e.eagle_topk, e.num_draft_tokens, *p.values, a.get("single_tok_per_s"),
+                     *(a.get(f"tok_per_s@{c}") for c in cs), a.get("accept_length"),
+                     "; ".join(r.replace("max ", "best ") for r in p.roles), " ".join(map(str, p.same_as))])
+    return columns, rows
 
 
 @click.command("export")

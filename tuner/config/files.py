@@ -41,3 +41,29 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     path = Path(path)
     write_atomic([(path, text)])
     return path
+
+
+def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None:
+    """Raise :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` unless ``path`` can be
+    written: a file (``folder=False``) or a folder, which may not exist yet (its missing parents
+    would be created). Checked by creating and removing a temporary file in the nearest existing
+    folder, which works for root too (``os.access`` says yes to root on any mode bits); nothing is
+    left behind."""
+    from .yamlfile import ConfigError
+
+    path = Path(path)
+    if path.exists() and path.is_dir() != folder:
+        raise ConfigError(flag, str(path), "is a folder; give a file name" if path.is_dir()
+                          else "is a file; give a folder")
+    existing = path if folder and path.exists() else path.parent
+    while not existing.exists() and existing != existing.parent:
+        existing = existing.parent
+    if not existing.is_dir():
+        raise ConfigError(flag, str(path), f"{existing} is a file, not a folder; choose another path")
+    try:
+        fd, tmp = tempfile.mkstemp(prefix=".tuner-check.", dir=existing)
+    except OSError as exc:
+        raise ConfigError(flag, str(path), f"cannot write in {existing}: {exc.strerror}; "
+                          "choose a folder you can write to") from None
+    os.close(fd)
+    os.unlink(tmp)

@@ -17,26 +17,43 @@ from pydantic import Field, field_validator
 from .slo import SLO
 from .space import Scalar, load_space, server_arg_names
 from .suite import SHIPPED_SUITES, load_suite
-from .yamlfile import ConfigError, StrictModel, load_model, parse_model
+from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
 STORAGE_ENV_VAR = "TUNER_STORAGE"
 
 
+_DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
+_DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([hms])")
+
+
 def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
-    """``8h``, ``30m``, ``90s``, ``1h30m`` or a number of seconds -> seconds (``None`` stays None)."""
+    """``8h``, ``45m``, ``90s``, ``1h30m``, ``2.5h`` or a YAML number of seconds -> seconds.
+
+    Every number in a string needs its unit, each unit at most once and in the order h, m, s:
+    ``1h30`` is an error (it would otherwise be read as 1 h 30 s or 1 h 30 min, depending on whom
+    you ask), and so is a bare ``"90"``. ``None`` stays None.
+    """
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         if value <= 0:
             raise ConfigError(source, key, "must be positive")
         return float(value)
-    text = str(value).strip().lower()
-    m = re.fullmatch(r"(?:(\d+(?:\.\d+)?)h)?\s*(?:(\d+(?:\.\d+)?)m)?\s*(?:(\d+(?:\.\d+)?)s?)?", text)
-    if not text or not m or not any(m.groups()):
-        raise ConfigError(source, key, f"expected a duration such as 8h, 45m, 90s or 1h30m, got {value!r}")
-    h, mi, s = (float(g) if g else 0.0 for g in m.groups())
-    seconds = h * 3600 + mi * 60 + s
+    text = re.sub(r"\s+", "", str(value).lower())
+    parts = _DURATION_PART.findall(text)
+    units = [u for _, u in parts]
+    whole = "".join(f"{n}{u}" for n, u in parts) == text
+    if not text or not whole or units != sorted(set(units), key="hms".index):
+        hint = ""
+        m = re.fullmatch(r"(\d+(?:\.\d+)?)h(\d+)", text)
+        if m:
+            hint = f" (write {m.group(1)}h{m.group(2)}m for {m.group(2)} minutes)"
+        elif re.fullmatch(r"\d+(?:\.\d+)?", text):
+            hint = f" (give a unit: {text}s, {text}m or {text}h)"
+        raise ConfigError(source, key, f"expected a duration with a unit on every number, such as 8h, 45m, "
+                          f"90s or 1h30m, got {value!r}{hint}")
+    seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
     if seconds <= 0:
         raise ConfigError(source, key, "must be positive")
     return seconds
@@ -204,6 +221,9 @@ def load_study(path: str | Path) -> StudyConfig:
     # The suite is checked now too, and a suite file is made absolute like the search space.
     suite = study.bench.suite
     if isinstance(suite, str) and suite not in SHIPPED_SUITES:
+        if "/" not in suite and not suite.endswith((".yaml", ".yml")) and not (base / suite).exists():
+            raise ConfigError(path, "bench.suite", f"unknown suite {suite!r}{did_you_mean(suite, SHIPPED_SUITES)}; "
+                              f"expected one of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
         suite = str((base / suite).resolve())
         update["bench"] = study.bench.model_copy(update={"suite": suite})
     loaded = load_suite(suite, base_dir=base)

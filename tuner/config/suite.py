@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from .dataset import ChatMessage, DatasetSpec, draw
-from .yamlfile import ConfigError, StrictModel, parse_model, read_yaml
+from .yamlfile import ConfigError, StrictModel, did_you_mean, parse_model, read_yaml
 
 #: Suites that ship with the package, by name.
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -236,7 +236,7 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
         if not path.exists() and path.suffix not in (".yaml", ".yml") and "/" not in text:
-            raise ConfigError(text, "", f"unknown suite; expected one of {', '.join(SHIPPED_SUITES)} "
-                                        "or a suite YAML file")
+            raise ConfigError(text, "", f"unknown suite{did_you_mean(text, SHIPPED_SUITES)}; expected one "
+                                        f"of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
     suite = parse_model(Suite, read_yaml(path), path)
     return _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)

@@ -7,8 +7,9 @@ problem raises :class:`ConfigError`, whose ``str()`` is the one line the CLI pri
 
 from __future__ import annotations
 
+import difflib
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Iterable, TypeVar, get_args
 
 import yaml
 from pydantic import BaseModel, ConfigDict, ValidationError
@@ -31,6 +32,34 @@ class StrictModel(BaseModel):
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
 
 
+def did_you_mean(word: str, choices: Iterable[str]) -> str:
+    """``" (did you mean 'quick'?)"`` for the closest of ``choices`` (difflib), else ``""``."""
+    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def _model_in(annotation: Any) -> type[BaseModel] | None:
+    """The pydantic model an annotation holds (itself, or inside Optional/Union/list), if any."""
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return annotation
+    for arg in get_args(annotation):
+        found = _model_in(arg)
+        if found is not None:
+            return found
+    return None
+
+
+def _keys_at(model: type[BaseModel] | None, loc: tuple) -> list[str]:
+    """The keys the schema allows where ``loc`` points (the unknown key's siblings)."""
+    current = model
+    for part in loc:
+        if isinstance(part, int) or current is None:
+            continue  # a list index: the list's items have the same schema
+        field = current.model_fields.get(part)
+        current = _model_in(field.annotation) if field is not None else None
+    return list(current.model_fields) if current is not None else []
+
+
 def _key_path(loc: tuple) -> str:
     parts: list[str] = []
     for item in loc:
@@ -43,10 +72,17 @@ def _key_path(loc: tuple) -> str:
     return "".join(parts)
 
 
-def _plain(err: dict) -> str:
-    """Pydantic's message, phrased for a YAML author (the input's type, not Python internals)."""
+def _plain(err: dict, allowed: list[str] | None = None) -> str:
+    """Pydantic's message, phrased for a YAML author (the input's type, not Python internals);
+    an unknown key names the closest allowed one (``allowed``: the keys valid at that place)."""
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":
+        unknown = err["loc"][-1] if err["loc"] else ""
+        hint = did_you_mean(unknown, allowed or [])
+        if hint:
+            return f"unknown key{hint}"
+        if allowed:
+            return f"unknown key; expected one of: {', '.join(allowed)}"
         return "unknown key; check its spelling against the README"
     if kind == "missing":
         return "required key is missing"
@@ -60,13 +96,16 @@ def _plain(err: dict) -> str:
 _UNION_TAGS = {"str", "int", "float", "bool", "list[...]", "dict[...]", "range", "choices"}
 
 
-def validation_error(source: str | Path, exc: ValidationError) -> ConfigError:
-    """The first error of a pydantic ``ValidationError`` as a :class:`ConfigError`."""
+def validation_error(source: str | Path, exc: ValidationError,
+                     model: type[BaseModel] | None = None) -> ConfigError:
+    """The first error of a pydantic ``ValidationError`` as a :class:`ConfigError`; with the
+    ``model`` that failed, an unknown key gets a "did you mean" from the keys allowed there."""
     err = exc.errors()[0]
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     # Union members appear in the location (e.g. 'str', 'int'); they mean nothing to a YAML author.
     loc = tuple(p for p in loc if p not in _UNION_TAGS)
-    msg = _plain(err)
+    allowed = _keys_at(model, loc[:-1]) if err["type"] == "extra_forbidden" and model is not None else None
+    msg = _plain({**err, "loc": loc}, allowed)
     if err["type"] == "value_error":
         msg = str(err.get("ctx", {}).get("error", msg))
     return ConfigError(source, _key_path(loc), msg)
@@ -98,7 +137,7 @@ def parse_model(model: type[M], data: Any, source: str | Path, context: dict | N
     try:
         return model.model_validate(data, context=context)
     except ValidationError as exc:
-        raise validation_error(source, exc) from None
+        raise validation_error(source, exc, model) from None
 
 
 def load_model(model: type[M], path: str | Path, context: dict | None = None) -> M:

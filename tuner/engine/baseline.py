@@ -16,7 +16,7 @@ from typing import Callable
 
 from .asktell import ask, tell
 from .records import MEASURED, StoredFigures
-from .study import BASELINE_SUFFIX
+from .study import BASELINE_SUFFIX, create_baseline_study
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
 
 Event = Callable[[str, dict], None]
@@ -32,9 +32,10 @@ class Baseline:
 class BaselineError(RuntimeError):
     """The baseline could not be measured: nothing else can be compared, so the run stops."""
 
-    def __init__(self, m):
+    def __init__(self, m, why: str | None = None):
         self.measurement = m
-        super().__init__(f"the autoregressive baseline failed ({m.failure_class}): {m.failure_message}"
+        why = why or f"({m.failure_class}): {m.failure_message}"
+        super().__init__(f"the autoregressive baseline failed {why}"
                          + (f"; log: {m.log_path}" if m.log_path else ""))
 
 
@@ -62,12 +63,10 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
     ``trial`` and stores its figures on it (see :meth:`tuner.engine.trial.TrialRunner.measure`).
     Another worker measuring the baseline is waited for, not duplicated.
     """
-    import optuna
     from optuna.trial import TrialState
 
     storage = study._storage
-    bstudy = optuna.create_study(study_name=study.study_name + BASELINE_SUFFIX, storage=storage,
-                                 direction="maximize", load_if_exists=True)
+    bstudy = create_baseline_study(study)
     current = find_baseline(study)
     if current and not rebaseline:
         emit("baseline", {"reused": True, "figures": current.figures.__dict__})
@@ -93,9 +92,29 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
                 tell(bstudy, trial, state=TrialState.FAIL)
                 return done
             emit("trial_start", {"trial": "baseline", "spec": None})
-            m = measure(trial, bstudy)
+            try:
+                m = measure(trial, bstudy)
+            except BaseException:
+                # Ctrl-C or a crash of the tuner: nothing measured; the next run measures it again.
+                tell(bstudy, trial, state=TrialState.FAIL)
+                raise
             if m.failure_class:
                 tell(bstudy, trial, state=TrialState.FAIL)
                 raise BaselineError(m)
-            tell(bstudy, trial, 0.0)
+            values = baseline_values(bstudy, trial)
+            if values is None:
+                tell(bstudy, trial, state=TrialState.FAIL)
+                raise BaselineError(m, "it measured no " + ", ".join(bstudy.metric_names or [])
+                                    + ": the suite does not measure what the objectives need")
+            tell(bstudy, trial, values)
         return find_baseline(study)
+
+
+def baseline_values(bstudy, trial) -> list[float] | None:
+    """The baseline trial's own figures, as its study's metrics (``single_tok_per_s``,
+    ``tok_per_s@C``): what optuna-dashboard shows for it. None when one is missing."""
+    from .objectives import figure
+
+    figures = StoredFigures.from_attrs(bstudy._storage.get_trial(trial._trial_id).user_attrs)
+    values = [figure(name, figures) for name in (bstudy.metric_names or [])]
+    return None if not values or any(v is None for v in values) else [float(v) for v in values]

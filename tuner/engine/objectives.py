@@ -61,6 +61,18 @@ def objective_values(names: Sequence[str], figures: Figures, baseline: Figures,
     return values
 
 
+def figure_names(objectives: Sequence[str]) -> list[str]:
+    """The absolute figures behind ``objectives`` (``speedup@32`` -> ``tok_per_s@32``), without
+    repeats: the baseline study's metrics, which it records as measured (not as speedups of 1)."""
+    out: list[str] = []
+    for name in objectives:
+        c = objective_concurrency(name)
+        fig = "single_tok_per_s" if c is None else f"tok_per_s@{c}"
+        if fig not in out:
+            out.append(fig)
+    return out
+
+
 def worst_values(names: Sequence[str]) -> list[float]:
     return [WORST_VALUE] * len(names)
 

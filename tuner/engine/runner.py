@@ -14,8 +14,11 @@ Contracts:
 * A trial left RUNNING by a dead worker is failed (Optuna heartbeat, or at once when the worker was
   on this host and its process is gone) and its parameters are queued again.
 * Two workers never measure the same effective config at once (claims, :mod:`tuner.engine.workers`).
-* Ctrl-C: the backend stops the server, the trial is failed and queued again, the run raises
-  ``KeyboardInterrupt`` (the CLI exits 130).
+* Ctrl-C: the signal handler raises at once (:func:`tuner.server.launcher.stop_on_signals`), the
+  backend stops the server on the way out (a second Ctrl-C kills its group), the trial is failed
+  and queued again, the run raises ``KeyboardInterrupt`` (the CLI exits 130).
+* The budget is read from storage before every trial (:func:`tuner.engine.study.stored_budget`): a
+  study extended while this worker runs is extended for it too.
 """
 
 from __future__ import annotations
@@ -36,6 +39,8 @@ from .workers import Worker, reap_dead_trials
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
 #: the sampler has nothing new to offer.
 MAX_IDLE_PROPOSALS = 200
+#: How a stop reason for a spent budget starts (the CLI adds how to extend the study).
+BUDGET_SPENT = "the study's budget"
 
 Event = Callable[[str, dict], None]
 
@@ -70,8 +75,11 @@ def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int |
     """Run one worker until the budget is spent, the time is up or the space is exhausted."""
     import optuna
 
+    from .study import ensure_metric_names
+
     study = open_study(config.name, storage_url)
     _, space, _ = config_from_study(study)
+    ensure_metric_names(study)  # studies created before the dashboard's names existed
     sampler = make_sampler(config, space, len(study.get_trials(deepcopy=False)))
     study = optuna.load_study(study_name=config.name, storage=study._storage, sampler=sampler)
     runner = _Runner(config, study, space, backend, on_event)
@@ -111,7 +119,7 @@ class _Runner:
                 idle += 1
                 summary.invalid += outcome == INVALID
                 summary.reused += outcome == REUSED
-            self.emit("progress", {"measured": summary.measured, "n_trials": n_trials or self.config.budget.n_trials,
+            self.emit("progress", {"measured": summary.measured, "n_trials": n_trials or self.trials.budget(),
                                    "elapsed_s": time.monotonic() - started,
                                    "eta_s": self._eta(summary, n_trials)})
         self.emit("finished", {"summary": summary.__dict__})
@@ -135,11 +143,11 @@ class _Runner:
 
     def _stop_reason(self, records, summary: RunSummary, n_trials, deadline, idle: int) -> str:
         """Why this worker stops now, or "" to run another trial."""
-        total_budget = self.config.budget.n_trials
+        total_budget = self.trials.budget()
         if n_trials is not None and summary.measured >= n_trials:
             return f"--n-trials {n_trials} reached"
         if total_budget is not None and self.trials.launched_in_study(records) >= total_budget:
-            return f"the study's budget of {total_budget} trials is spent"
+            return f"{BUDGET_SPENT} of {total_budget} trials is spent"
         if len(_measured_keys(records)) >= self.n_configs:
             return "every valid effective config has been measured"
         if deadline is not None and time.monotonic() + self._expected_duration_s() > deadline:
@@ -154,7 +162,7 @@ class _Runner:
         return 1.1 * (sum(recent) / len(recent)) if recent else 0.0
 
     def _eta(self, summary: RunSummary, n_trials) -> float | None:
-        total_budget = self.config.budget.n_trials
+        total_budget = self.trials.budget()
         durations = self.trials.durations
         left = None
         if n_trials is not None:

@@ -107,7 +107,7 @@ def driver_url(url: str) -> str:
     """``url`` with an installed PostgreSQL driver named.
 
     SQLAlchemy 2.1 reads a bare ``postgresql://`` as psycopg 3; the project installs psycopg2
-    (``pip install tuner[postgres]``), so a bare URL uses psycopg2 unless psycopg 3 is present.
+    (``pip install 'sglang-spec-tuner[postgres]'``), so a bare URL uses psycopg2 unless psycopg 3 is present.
     ``postgres://`` (Heroku-style) is accepted too. A URL naming its driver is left alone.
     """
     scheme, sep, rest = url.partition("://")
@@ -146,6 +146,11 @@ def open_storage(url):
         return _build_with_retry(url)
     except ConfigError:
         raise
+    except ModuleNotFoundError as exc:
+        # No PostgreSQL driver: say how to install it, from the index or from a clone.
+        raise ConfigError("storage", redact(url) or "", f"cannot open: no module {exc.name!r}; install the "
+                          f"driver: pip install 'sglang-spec-tuner[postgres]' (from a clone: pip install -e "
+                          f"'.[postgres]')") from None
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy/driver errors carry the URL; never show it
         raise ConfigError("storage", redact(url) or "", f"cannot open: {type(exc).__name__}: "
                           f"{_scrub(_first_line(exc), url)}") from None

@@ -5,8 +5,13 @@ Contracts:
 * Trial state lives in Optuna storage only (study config, space and suite in the study's user
   attributes), so any worker given the storage URL and study name can continue the study.
 * :func:`create_study` is safe to call from several workers at once: creating a study that exists
-  with the same config is a no-op; a different config is a :class:`ConfigError`. A study is ready
-  once its creator has written :data:`READY_ATTR`, last.
+  with the same config is a no-op; a different config is a :class:`ConfigError`, except a larger
+  ``budget.n_trials`` (or a changed ``budget.timeout``), which extends the study: the budget is
+  how long to go on, not what a trial measures. A study is ready once its creator has written
+  :data:`READY_ATTR`, last.
+* Metric names (optuna-dashboard's axis and column labels) are set on the study (its objectives)
+  and on the baseline study (the absolute figures behind them, which its trial is told);
+  :func:`ensure_metric_names` adds them to studies created before they existed.
 * The stored config has no storage URL (it may hold a password) and no local paths that matter.
 """
 
@@ -14,7 +19,7 @@ from __future__ import annotations
 
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from .. import __version__
 from ..config.space import SearchSpace
@@ -65,9 +70,10 @@ def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
     return out
 
 
-def create_study(config: StudyConfig, storage_url: str):
+def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], None] | None = None):
     """Create the Optuna study (and its baseline study) for ``config``; a no-op when it exists with
-    the same config, :class:`ConfigError` when it exists with a different one."""
+    the same config, :class:`ConfigError` when it exists with a different one. A larger budget is
+    the one change accepted: it is stored, and ``note`` hears about it."""
     import optuna
 
     storage = open_storage(storage_url)
@@ -80,8 +86,9 @@ def create_study(config: StudyConfig, storage_url: str):
         study = optuna.create_study(study_name=config.name, storage=storage, directions=directions)
     except optuna.exceptions.DuplicatedStudyError:
         study = optuna.load_study(study_name=config.name, storage=storage)
-        _same_or_error(study, wanted, space_dict, suite_dict, storage_url)
+        _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
         return study
+    study.set_metric_names(list(config.objectives))
     study.set_user_attr(CONFIG_ATTR, wanted)
     study.set_user_attr(SPACE_ATTR, space_dict)
     study.set_user_attr(SUITE_ATTR, suite_dict)
@@ -90,8 +97,7 @@ def create_study(config: StudyConfig, storage_url: str):
     study.set_user_attr("objectives", list(config.objectives))
     for spec in seeds:
         study.enqueue_trial(trial_params(spec), user_attrs={"seed": True}, skip_if_exists=True)
-    optuna.create_study(study_name=config.name + BASELINE_SUFFIX, storage=storage, direction="maximize",
-                        load_if_exists=True)
+    create_baseline_study(study)
     # Written last: a study is ready (config, space, suite, seeds, baseline study) once it has this.
     study.set_user_attr(READY_ATTR, utc_now())
     return study
@@ -122,15 +128,109 @@ def wait_until_ready(study, timeout_s: float = 30.0) -> dict:
         time.sleep(0.2)
 
 
-def _same_or_error(study, config: dict, space: dict, suite: dict, url: str) -> None:
+def create_baseline_study(study):
+    """The companion study ``NAME.baseline`` (created when missing), with its metric names: the
+    absolute figures behind the study's objectives, which its trials are told."""
+    import optuna
+
+    from .objectives import figure_names
+
+    names = figure_names(study_objectives(study))
+    bstudy = optuna.create_study(study_name=study.study_name + BASELINE_SUFFIX, storage=study._storage,
+                                 directions=["maximize"] * len(names), load_if_exists=True)
+    _set_metric_names(bstudy, names)
+    return bstudy
+
+
+def study_objectives(study) -> list[str]:
+    """The study's objectives as stored (its config), falling back to its metric names."""
+    attrs = study._storage.get_study_user_attrs(study._study_id)
+    return list(attrs.get("objectives") or (attrs.get(CONFIG_ATTR) or {}).get("objectives")
+                or study.metric_names or [])
+
+
+def _set_metric_names(study, names: list[str]) -> None:
+    # A study created before metric names existed may have fewer directions (the baseline study had
+    # one): name what it has.
+    names = list(names)[:len(study.directions)]
+    if len(names) == len(study.directions) and study.metric_names != names:
+        study.set_metric_names(names)
+
+
+def ensure_metric_names(study) -> None:
+    """Give a study made before metric names existed its names, and its baseline study theirs."""
+    if study.metric_names is None:
+        _set_metric_names(study, study_objectives(study))
+    create_baseline_study(study)
+
+
+def stored_budget(study, default: int | None = None) -> int | None:
+    """``budget.n_trials`` as stored now (a larger one may have been stored since a worker
+    started); ``default`` for a study with no stored config."""
+    attrs = study._storage.get_study_user_attrs(study._study_id)
+    if CONFIG_ATTR not in attrs:
+        return default
+    return ((attrs[CONFIG_ATTR] or {}).get("budget") or {}).get("n_trials")
+
+
+def extend_budget(study, add: int) -> tuple[int, int]:
+    """Raise the stored ``budget.n_trials`` by ``add``; returns (old, new). A study without a budget
+    (unlimited) cannot be extended: :class:`ConfigError`."""
+    config = dict(wait_until_ready(study)[CONFIG_ATTR])
+    budget = dict(config.get("budget") or {})
+    old = budget.get("n_trials")
+    if old is None:
+        raise ConfigError(study.study_name, "budget.n_trials", "the study has no budget (it runs until stopped); "
+                          "--add-trials has nothing to add to: use --n-trials N to bound this run")
+    budget["n_trials"] = old + add
+    study.set_user_attr(CONFIG_ATTR, {**config, "budget": budget})
+    return old, old + add
+
+
+def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
+    """``(config to store, what changed)`` when a stored study config ``have`` and a file's
+    ``wanted`` differ in their budget only; None when anything else differs.
+
+    The budget only grows: a larger (or no) ``n_trials`` extends the study, a smaller one keeps the
+    stored one (it may have been raised by ``run --add-trials``); ``timeout`` only bounds each run
+    and is taken from the file."""
+    old, new = (have.get("budget") or {}), (wanted.get("budget") or {})
+    if {k: v for k, v in have.items() if k != "budget"} != {k: v for k, v in wanted.items() if k != "budget"}:
+        return None
+    o, n = old.get("n_trials"), new.get("n_trials")
+    keep_stored = o is not None and n is not None and n < o
+    budget = {**new, "n_trials": o if keep_stored else n}
+    parts = []
+    if keep_stored:
+        parts.append(f"kept budget.n_trials {o} (the file says {n}; a study's budget only grows)")
+    elif o != n:
+        parts.append(f"budget.n_trials {o} -> {'unlimited' if n is None else n}")
+    if old.get("timeout") != new.get("timeout"):
+        parts.append(f"budget.timeout {old.get('timeout')} -> {new.get('timeout')}")
+    return {**wanted, "budget": budget}, ", ".join(parts)
+
+
+def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
+                   note: Callable[[str], None] | None = None) -> None:
     stored = wait_until_ready(study)
+    change = _budget_change(stored.get(CONFIG_ATTR) or {}, config)
+    if change is not None and stored.get(SPACE_ATTR) == space and stored.get(SUITE_ATTR) == suite:
+        merged, what = change
+        if merged != stored.get(CONFIG_ATTR):
+            study.set_user_attr(CONFIG_ATTR, merged)
+        if what and note is not None:
+            note(f"study {study.study_name}: {what}")
+        return
     for attr, wanted in ((CONFIG_ATTR, config), (SPACE_ATTR, space), (SUITE_ATTR, suite)):
         have = stored.get(attr)
+        if attr == CONFIG_ATTR and change is not None:
+            continue  # differs in its budget only; the space or suite is what differs
         if have != wanted:
             key = _first_difference(have or {}, wanted)
             raise ConfigError(redact(url) or "", study.study_name,
-                              f"the study exists with a different {attr.split('_')[1]} ({key} differs); "
-                              f"use a new study name or the original file")
+                              f"the study exists with a different {attr.split('_')[1]} ({key} differs); use a "
+                              "new study name or the original file (a larger budget.n_trials is the one change "
+                              "a study takes)")
 
 
 def _first_difference(a: Any, b: Any, prefix: str = "") -> str:

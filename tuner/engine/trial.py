@@ -30,6 +30,9 @@ from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement
 from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
 
+#: The system attribute optuna-dashboard reads constraints from (Optuna's pre-5 list form).
+LEGACY_CONSTRAINTS = "constraints"
+
 #: status of a trial that stepped back because another worker took the study's last budget slot
 ABANDONED = "abandoned"
 
@@ -46,6 +49,13 @@ class TrialRunner:
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
 
     # -- counting -------------------------------------------------------------------------------
+    def budget(self) -> int | None:
+        """The study's launch budget as stored now: another command may have raised it meanwhile
+        (``run --add-trials``, a study file with a larger ``budget.n_trials``)."""
+        from .study import stored_budget
+
+        return stored_budget(self.study, self.config.budget.n_trials)
+
     def launched_in_study(self, records=None) -> int:
         """Launches the whole study has made (measured or failed), by every worker."""
         records = load_records(self.study) if records is None else records
@@ -128,7 +138,7 @@ class TrialRunner:
         """
         from optuna.trial import TrialState
 
-        budget = self.config.budget.n_trials
+        budget = self.budget()
         if budget is None:
             return True
         trial.set_user_attr("launching", True)
@@ -204,8 +214,21 @@ class TrialRunner:
             trial.set_user_attr(k, v)
         trial.set_user_attr("status", status)
         trial.set_user_attr("finished_at", utc_now())
-        trial.set_constraint(CONSTRAINT, -1.0 if feasible else 1.0)
-        if feasible:  # the study's limits (SLOs, lossless), by how much each is broken
-            for name, value in extra_constraints(attrs).items():
-                trial.set_constraint(name, value)
+        if not feasible:
+            # Shown beside the values in optuna-dashboard, which also greys the trial out as
+            # infeasible (the constraint): the values are not a result.
+            why = attrs.get("failure_class") or status
+            trial.set_user_attr("note", f"nothing measured ({status}: {why}); the values are worst-case "
+                                        "placeholders that steer the sampler away, not results")
+        value = -1.0 if feasible else 1.0
+        trial.set_constraint(CONSTRAINT, value)
+        # The study's limits (SLOs, lossless), each by how much it is broken (tuner.engine.limits).
+        extra = extra_constraints(attrs) if feasible else {}
+        for name, limit in extra.items():
+            trial.set_constraint(name, limit)
+        # optuna-dashboard (0.21) reads only the older list form of constraints (system attribute
+        # "constraints"), which Optuna 5 still reads too: without it the dashboard marks nothing
+        # infeasible. Both forms hold the same values, so feasibility is the same either way (and
+        # the samplers' sum of violations is doubled for every trial alike, so their order holds).
+        self.storage.set_trial_system_attr(trial._trial_id, LEGACY_CONSTRAINTS, [value, *extra.values()])
         tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))

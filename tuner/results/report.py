@@ -42,18 +42,29 @@ class OptunaPlot:
 
 
 def measured_study(data: ReportData):
-    """An in-memory copy of the study with only its feasible measured (and reused) trials.
+    """An in-memory copy of the study in which only the feasible measured (and reused) trials are
+    COMPLETE; every other trial is there as FAIL, so each trial keeps its own number.
 
     Failed and invalid trials carry worst-case values (0) for the sampler's sake; plotted, they
     would flatten every axis. They have their own table instead.
     """
+    import copy as _copy
+    from datetime import datetime
+
     import optuna
+    from optuna.trial import TrialState
 
     keep = {r.number for r in data.records if r.status in (MEASURED, REUSED) and r.feasible}
-    copy = optuna.create_study(directions=data.study.directions, storage=optuna.storages.InMemoryStorage(),
-                               study_name=data.study_name)
-    copy.add_trials([t for t in data.study.get_trials(deepcopy=True) if t.number in keep])
-    return copy
+    mem = optuna.create_study(directions=data.study.directions, storage=optuna.storages.InMemoryStorage(),
+                              study_name=data.study_name)
+    for t in data.study.get_trials(deepcopy=False):  # in number order: the copy numbers them the same
+        if t.number not in keep:
+            t = _copy.deepcopy(t)
+            t.state, t.values = TrialState.FAIL, None
+            t.datetime_start = t.datetime_start or datetime.now()
+            t.datetime_complete = t.datetime_complete or datetime.now()
+        mem.add_trial(t)
+    return mem
 
 
 #: fewer measurements than this and parameter importances mean nothing
@@ -66,15 +77,7 @@ def optuna_plots(data: ReportData) -> tuple[list[OptunaPlot], list[str]]:
     notes: list[str] = []
     if n == 0:
         return [], ["Optimization history and parameter importances: no measured trial yet."]
-    plots = []
-    for i, name in enumerate(data.objectives):
-        plots.append(OptunaPlot(f"history_{_slug(name)}", f"Optimization history: {name}", "plot_optimization_history",
-                                {"target": (lambda t, i=i: t.values[i]), "target_name": name},
-                                note="Feasible measurements in trial order, and the best so far."))
-    if len(data.objectives) >= 2:
-        plots.append(OptunaPlot("hypervolume", "Hypervolume of the front over trials", "plot_hypervolume_history",
-                                {"reference_point": [0.0] * len(data.objectives)},
-                                note="The area the front dominates above (0, 0): it grows when a trial moves the front."))
+    plots = []  # history and hypervolume are the report's own charts (report_plots.history_charts)
     if n < MIN_TRIALS_FOR_IMPORTANCE:
         notes.append(f"Parameter importances need at least {MIN_TRIALS_FOR_IMPORTANCE} measured trials; "
                      f"this study has {n}.")

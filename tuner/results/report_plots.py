@@ -33,6 +33,8 @@ class Series:
     size: int = 8
     color: str | None = None
     dash: bool = False
+    colors: list[str] | None = None  #: per point (the same setting has the same colour on every chart)
+    step: bool = False  #: a step line (best so far): flat until the next point
 
 
 @dataclass
@@ -70,10 +72,13 @@ def to_plotly(chart: Chart):
             line = {"dash": "dot"} if s.dash else {}
             if s.color:
                 line["color"] = s.color
+            if s.step:
+                line["shape"] = "hv"
+            marker_color = s.colors or s.color
             fig.add_trace(go.Scatter(
                 x=list(s.x), y=list(s.y), mode=s.mode, name=s.name, text=s.text,
                 hovertemplate="%{text}<br>x=%{x}<br>y=%{y:.3f}<extra>%{fullData.name}</extra>" if s.text else None,
-                marker={"symbol": s.marker, "size": s.size, **({"color": s.color} if s.color else {})},
+                marker={"symbol": s.marker, "size": s.size, **({"color": marker_color} if marker_color else {})},
                 line=line or None, legendgroup=s.name, showlegend=s.name not in seen,
             ), row=1, col=col)
             seen.add(s.name)
@@ -98,17 +103,21 @@ def to_png(chart: Chart, path: Path) -> Path:
     axes = fig.subplots(1, n, squeeze=False)[0]
     for ax, panel in zip(axes, chart.panels):
         for s in panel.series:
-            pts = [(x, y) for x, y in zip(s.x, s.y) if y is not None]
+            colors = s.colors or [s.color] * len(s.x)
+            pts = [(x, y, c) for x, y, c in zip(s.x, s.y, colors) if y is not None]
             if not pts:
                 continue
-            xs, ys = zip(*pts)
+            xs, ys, cs = zip(*pts)
             style = {"color": s.color} if s.color else {}
             marker = _MPL_MARKERS.get(s.marker, "o")
             if "lines" in s.mode:
-                ax.plot(xs, ys, linestyle=":" if s.dash else "-", marker=marker if "markers" in s.mode else None,
-                        label=s.name, **style)
+                ax.plot(xs, ys, linestyle=":" if s.dash else "-", marker=marker if "markers" in s.mode and not s.colors
+                        else None, label=s.name, drawstyle="steps-post" if s.step else "default", **style)
+                if s.colors and "markers" in s.mode:
+                    ax.scatter(xs, ys, marker=marker, s=s.size ** 2, c=list(cs), zorder=3)
             else:
-                ax.scatter(xs, ys, marker=marker, s=s.size ** 2, label=s.name, **style)
+                ax.scatter(xs, ys, marker=marker, s=s.size ** 2, label=s.name,
+                           **({"c": list(cs)} if s.colors else style))
         if panel.log2_x:
             from matplotlib.ticker import NullFormatter, ScalarFormatter
 
@@ -136,6 +145,21 @@ def to_png(chart: Chart, path: Path) -> Path:
 
 # --------------------------------------------------------------------------------------------------
 # The report's charts: what each shows, from ReportData
+
+
+#: One colour per front setting, the same on every chart (the front's order: by the first objective).
+PALETTE = ["#1f77b4", "#ff7f0e", "#2ca02c", "#9467bd", "#8c564b", "#e377c2", "#17becf", "#bcbd22",
+           "#393b79", "#ad494a", "#637939", "#7b4173", "#3182bd", "#e6550d", "#31a354", "#756bb1"]
+
+
+def setting_colors(data: ReportData) -> dict[str, str]:
+    """Effective setting key -> colour: the front's settings get the palette, in front order; every
+    other setting is grey, on every chart."""
+    return {r.attrs.get("effective_key"): PALETTE[i % len(PALETTE)] for i, r in enumerate(data.front)}
+
+
+def color_of(r: TrialRecord, colors: dict[str, str]) -> str:
+    return colors.get(r.attrs.get("effective_key"), _OTHER)
 
 
 def label(spec) -> str:
@@ -167,13 +191,15 @@ def pareto_chart(data: ReportData) -> Chart | None:
     if len(data.objectives) < 2:
         return None
     x_name, y_name = data.objectives[:2]
+    colors = setting_colors(data)
     front_nums = {r.number for r in data.front}
     others = [r for r in data.measured if r.number not in front_nums]
     series = [
         Series("measured", [r.values[0] for r in others], [r.values[1] for r in others],
                text=[_trial_text(r) for r in others], color=_OTHER),
         Series("Pareto front", [r.values[0] for r in data.front], [r.values[1] for r in data.front],
-               mode="lines+markers", text=[_trial_text(r) for r in data.front], color=_FRONT, size=10),
+               mode="lines+markers", text=[_trial_text(r) for r in data.front], color=_FRONT, size=10,
+               colors=[color_of(r, colors) for r in data.front]),
     ]
     bx, by = _baseline_point(x_name, data.baseline), _baseline_point(y_name, data.baseline)
     if bx is not None and by is not None:
@@ -206,15 +232,17 @@ def throughput_charts(data: ReportData) -> list[Chart]:
         tps.append(Series("baseline (autoregressive)", cs, [data.baseline.tok_per_s.get(c) for c in cs],
                           mode="lines+markers", color=_BASE, dash=True, marker="star", size=10,
                           text=[f"baseline C={c}" for c in cs]))
+    colors = setting_colors(data)
     for r in data.front:
         f = r.figures
         name = f"trial {r.number}: {label(r.effective)}"
         tps.append(Series(name, cs, [f.tok_per_s.get(c) for c in cs], mode="lines+markers",
-                          text=[f"{name}, C={c}" for c in cs]))
+                          text=[f"{name}, C={c}" for c in cs], color=color_of(r, colors)))
         if data.baseline:
             ratio = [f.tok_per_s[c] / data.baseline.tok_per_s[c]
                      if f.tok_per_s.get(c) and data.baseline.tok_per_s.get(c) else None for c in cs]
-            speed.append(Series(name, cs, ratio, mode="lines+markers", text=[f"{name}, C={c}" for c in cs]))
+            speed.append(Series(name, cs, ratio, mode="lines+markers", text=[f"{name}, C={c}" for c in cs],
+                                color=color_of(r, colors)))
     out = [Chart("throughput", "Aggregate throughput against concurrency (front configs and baseline)",
                  [Panel("concurrency (requests in flight)", data.tps_label("aggregate tok/s"), tps, log2_x=True)],
                  note="Total completion tokens over the sweep's wall time at each concurrency "
@@ -234,16 +262,62 @@ def accept_length_chart(data: ReportData) -> Chart | None:
         return None
     y = [r.attrs["accept_length"] for r in rows]
     text = [_trial_text(r) for r in rows]
+    colors = setting_colors(data)
+    point_colors = [color_of(r, colors) for r in rows]
     panels = [Panel(f"{flag} (effective)", "accept length (tokens per verify step)" if i == 0 else "",
                     [Series("measured configs", [getattr(r.effective, attr) for r in rows], y, text=text,
-                            color=_FRONT)], title=flag)
+                            color=_FRONT, colors=point_colors)], title=flag)
               for i, (flag, attr) in enumerate((("num_steps", "num_steps"), ("eagle_topk", "eagle_topk"),
                                                 ("num_draft_tokens", "num_draft_tokens")))]
     return Chart("accept_length", "Accept length against the speculative flags", panels,
                  note="Tokens emitted per verify step per request, bonus token included (1 = nothing accepted).")
 
 
+def _slug(name: str) -> str:
+    return "".join(ch if ch.isalnum() else "_" for ch in name).strip("_")
+
+
+def history_charts(data: ReportData) -> list[Chart]:
+    """Per objective: every feasible measurement at its real trial number (the number `tuner study
+    export --pick N` takes), coloured by setting, and the best so far as a step line; then the
+    front's hypervolume after each measurement. Failed, invalid and reused trials leave gaps in
+    the numbers (they are in the failure table and in status)."""
+    from ..engine.objectives import hypervolume
+
+    rows = [r for r in data.measured if r.values is not None]
+    if not rows:
+        return []
+    colors = setting_colors(data)
+    text = [_trial_text(r) for r in rows]
+    numbers = [r.number for r in rows]
+    out = []
+    for i, name in enumerate(data.objectives):
+        values = [r.values[i] for r in rows]
+        best, best_so_far = None, []
+        for v in values:
+            best = v if best is None or v > best else best
+            best_so_far.append(best)
+        series = [Series("measured", numbers, values, text=text, colors=[color_of(r, colors) for r in rows],
+                         color=_OTHER),
+                  Series("best so far", numbers, best_so_far, mode="lines", color=_BASE, step=True,
+                         text=[f"best so far after trial {n}" for n in numbers])]
+        out.append(Chart(f"history_{_slug(name)}", f"Optimization history: {name}",
+                         [Panel("trial number", objective_label(name, data), series)],
+                         note="Feasible measurements at their trial numbers (gaps: failed, invalid or reused "
+                              "trials), and the best so far."))
+    if len(data.objectives) >= 2:
+        ref = [0.0] * len(data.objectives)
+        hv = [hypervolume([r.values for r in rows[:k + 1]], ref) for k in range(len(rows))]
+        out.append(Chart("hypervolume", "Hypervolume of the front over trials",
+                         [Panel("trial number", "hypervolume above (0, ..., 0)",
+                                [Series("hypervolume", numbers, hv, mode="lines+markers", step=True, color=_FRONT,
+                                        text=[f"after {t}" for t in text])])],
+                         note="The area the front dominates above (0, 0): it grows when a trial moves the front."))
+    return out
+
+
 def build_charts(data: ReportData) -> list[Chart]:
-    """The report's own charts (the front, concurrency curves, accept length), in page order."""
-    charts = [pareto_chart(data), *throughput_charts(data), accept_length_chart(data)]
+    """The report's own charts (the front, concurrency curves, accept length, history,
+    hypervolume), in page order."""
+    charts = [pareto_chart(data), *throughput_charts(data), accept_length_chart(data), *history_charts(data)]
     return [c for c in charts if c is not None]

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from pydantic import Field, model_validator
 
-from ..config.yamlfile import ConfigError, StrictModel, load_model
+from ..config.yamlfile import ConfigError, StrictModel, did_you_mean, load_model
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
 
@@ -126,8 +126,8 @@ def profile_path(name_or_path: str | Path) -> Path:
     if path.is_file():
         return path
     if "/" not in text and not text.endswith((".yaml", ".yml")):
-        raise ConfigError(text, "", f"no such simulator profile; shipped: {', '.join(list_profiles())}"
-                          ", or give a path to a YAML file")
+        raise ConfigError(text, "", f"no such simulator profile{did_you_mean(text, list_profiles())}; shipped: "
+                          f"{', '.join(list_profiles())}, or give a path to a YAML file")
     raise ConfigError(path, "", "file not found; check the path")
 
 

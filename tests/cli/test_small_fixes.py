@@ -1,0 +1,82 @@
+"""Smaller command-line fixes, each through the real command: bench --stream prints ITL and units,
+space check with no flags, launch --print with port 0, unwritable -o / --png / --workdir."""
+
+import re
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from support.simproc import running_sim
+
+from tuner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SPACE = ROOT / "search_spaces" / "eagle3.yaml"
+
+
+def invoke(*args):
+    return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def test_bench_stream_prints_ttft_and_itl_with_units(tmp_path):
+    suite = tmp_path / "s.yaml"
+    suite.write_text(yaml.safe_dump({
+        "name": "tiny", "prompts": [{"name": "fib", "text": "Write a Python function for Fibonacci."}],
+        "single": {"lengths": [24], "repeats": 1}, "sweep": {"concurrencies": [1, 4], "max_tokens": 24},
+        "warmup": {"requests": 1, "max_tokens": 4}, "timeout_s": 60}))
+    with running_sim("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "sim/draft",
+                     "--speculative-num-steps", "1", "--speculative-eagle-topk", "1",
+                     "--speculative-num-draft-tokens", "2", speedup=50) as sim:
+        r = invoke("bench", "--url", sim.url, "--suite", suite, "--stream")
+    assert r.exit_code == 0, r.output
+    header = next(line for line in r.output.splitlines() if "ITL p50 ms" in line)
+    for col in ("TTFT p50 ms", "TTFT p99 ms", "ITL p50 ms", "ITL p99 ms"):
+        assert col in header
+    assert "TTFT ms" in r.output  # the single-request table's column
+    row = next(line for line in r.output.splitlines() if re.match(r"\W*4\W", line))
+    assert len(re.findall(r"\d+\.\d+", row)) >= 8  # agg, req tok/s, p50, p99, TTFT x2, ITL x2: all filled
+
+
+def test_space_check_with_no_flags_names_sglangs_choice(tmp_path):
+    r = invoke("space", "check", SPACE)
+    assert r.exit_code == 0 and r.output == "valid: no flags given, SGLang chooses steps=3 topk=1 draft=4 itself\n"
+    small = tmp_path / "small.yaml"
+    small.write_text(SPACE.read_text().replace("{low: 1, high: 8}", "{low: 4, high: 8}"))
+    r = invoke("space", "check", small)
+    assert "note: SGLang's own choice steps=3 topk=1 draft=4 lies outside the ranges" in r.output
+    r = invoke("space", "check", small, "--num-steps", 2, "--topk", 1, "--draft-tokens", 3)
+    assert "note: steps=2 topk=1 draft=3 lies outside the ranges" in r.output
+
+
+def test_launch_print_with_port_0_says_the_port_is_only_an_example():
+    r = CliRunner().invoke(cli, ["launch", str(ROOT / "studies" / "sim-demo.yaml"), "--print"])
+    assert r.exit_code == 0
+    port = re.search(r"--port (\d+)", r.stdout).group(1)
+    assert port != "0" and f"port {port} was free just now" in r.stderr and "--port P" in r.stderr
+    r = CliRunner().invoke(cli, ["launch", str(ROOT / "studies" / "sim-demo.yaml"), "--print", "--port", "31234"])
+    assert "--port 31234" in r.stdout and r.stderr == ""
+
+
+@pytest.mark.parametrize("args", [
+    ["study", "report", "STUDY", "-o", "NOTADIR/r.html"],
+    ["study", "report", "STUDY", "-o", "/proc/tuner-report.html"],
+    ["study", "report", "STUDY", "-o", "OK.html", "--png", "NOTADIR/png"],
+    ["study", "run", "STUDY", "--workdir", "NOTADIR/wd"],
+    ["study", "run", "STUDY", "--workdir", "/proc/tuner-wd"],
+])
+def test_unwritable_outputs_are_one_line_and_nothing_written(tmp_path, args):
+    from support.model_study import make_model_study
+
+    study = make_model_study(tmp_path, "w", n_trials=None)
+    (tmp_path / "NOTADIR").write_text("a file, not a folder")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    db = (tmp_path / "w.db").read_bytes()
+    args = [a.replace("STUDY", str(study)).replace("NOTADIR", str(tmp_path / "NOTADIR"))
+            .replace("OK.html", str(tmp_path / "ok.html")) for a in args]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 2, r.output
+    assert "Traceback" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    flag = [a for a in args if a.startswith("-")][-1]  # the bad one is the last flag given
+    assert r.output.startswith(f"error: {flag}") or f"{flag}:" in r.output, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and (tmp_path / "w.db").read_bytes() == db

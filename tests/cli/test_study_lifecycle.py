@@ -1,0 +1,214 @@
+"""`tuner study list | delete | copy | compare`, extending a study, and `-f table|json|csv`, on real
+SQLite studies measured through the performance model."""
+
+import csv
+import io
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from support.model_study import make_model_study
+
+from tuner.cli import cli
+from tuner.config.study import load_study
+from tuner.config.suite import load_suite
+from tuner.engine.backends import ModelBackend
+from tuner.engine.records import load_records
+from tuner.engine.runner import run_study
+from tuner.engine.study import open_study
+
+
+def invoke(*args, input=None):
+    return CliRunner().invoke(cli, [str(a) for a in args], input=input, catch_exceptions=False)
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("life")
+    make_model_study(folder, "life", n_trials=6)
+    return folder
+
+
+@pytest.fixture
+def study(measured, tmp_path):
+    """A fresh copy of one measured study (file and SQLite storage) for each test."""
+    for f in ("life.yaml", "life.db"):
+        shutil.copy(measured / f, tmp_path / f)
+    path = tmp_path / "life.yaml"
+    return path, load_study(path)
+
+
+def test_list_in_every_format(study, monkeypatch, tmp_path):
+    path, config = study
+    r = invoke("study", "list", "--storage", config.storage, "-f", "json")
+    assert r.exit_code == 0, r.output
+    [row] = json.loads(r.output)
+    records = load_records(open_study("life", config.storage))
+    assert row["name"] == "life" and row["trials"] == len(records) and row["budget"] == 40
+    assert row["launched"] == sum(1 for x in records if x.status in ("measured", "failed"))
+    best = max(x.values[0] for x in records if x.status == "measured" and x.feasible)
+    assert row["best"]["single_speedup"] == pytest.approx(best)
+    assert row["created"] and row["backend"] == "sim"
+    rows = list(csv.DictReader(io.StringIO(invoke("study", "list", "--storage", config.storage, "-f", "csv").output)))
+    assert [x["study"] for x in rows] == ["life"] and float(rows[0]["best single_speedup"]) == pytest.approx(best)
+    table = invoke("study", "list", "--storage", config.storage).output
+    assert "life" in table and "life.baseline" not in table
+    # with no storage: every studies/*.db here
+    (tmp_path / "studies").mkdir()
+    shutil.copy(path.parent / "life.db", tmp_path / "studies" / "life.db")
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    assert "life" in invoke("study", "list").output
+
+
+def test_status_and_pareto_as_csv(study):
+    path, config = study
+    rows = list(csv.DictReader(io.StringIO(invoke("study", "status", path, "-f", "csv").output)))
+    records = load_records(open_study("life", config.storage))
+    assert [int(x["trial"]) for x in rows] == [x.number for x in records]
+    for x, rec in zip(rows, records):
+        assert x["status"] == (rec.status or "")
+        if rec.status == "measured":
+            assert float(x["single_speedup"]) == pytest.approx(rec.values[0])
+        if rec.status == "invalid":
+            assert x["single_speedup"] == "" and x["failure_class"].startswith("rule:")  # no placeholder values
+    front = list(csv.DictReader(io.StringIO(invoke("study", "pareto", path, "-f", "csv").output)))
+    assert front[0]["trial"] == "baseline" and len(front) >= 3
+    assert json.loads(invoke("study", "pareto", path, "--json").output)["study"] == "life"  # the old spelling
+
+
+def test_a_spent_study_says_how_to_extend_it_and_grows(study, tmp_path):
+    path, config = study
+    text = path.read_text().replace("n_trials: 40", "n_trials: 3")
+    spent = tmp_path / "spent.yaml"
+    spent.write_text(text.replace("name: life", "name: spent"))
+    cfg = load_study(spent)
+    from tuner.engine.study import create_study
+
+    create_study(cfg, cfg.storage)
+    run_study(cfg, cfg.storage, ModelBackend("k2.6-tp8-pcie", load_suite("quick"), seed=2))
+    backend_runs = []
+
+    def run(*args):
+        from tuner.engine import runner
+
+        class Model(ModelBackend):
+            def measure(self, *a, **kw):
+                backend_runs.append(a[0])
+                return super().measure(*a, **kw)
+
+        import tuner.cli.study as cli_study
+
+        orig = cli_study._backend
+        cli_study._backend = lambda config, space, suite: Model("k2.6-tp8-pcie", load_suite(suite), seed=3)
+        try:
+            return CliRunner().invoke(cli, ["study", "run", *map(str, args)], catch_exceptions=False)
+        finally:
+            cli_study._backend = orig
+        del runner
+
+    r = run(spent, "--n-trials", 2)
+    assert r.exit_code == 0 and "0 measured" in r.output and "--add-trials N" in r.output
+    assert "raise budget.n_trials in" in r.output and backend_runs == []
+    # a larger budget in the file: the one change a study takes
+    spent.write_text(spent.read_text().replace("n_trials: 3", "n_trials: 4"))
+    r = run(spent)
+    assert "study spent: budget.n_trials 3 -> 4" in r.output and "1 measured" in r.output, r.output
+    # --add-trials raises the stored budget; the file's smaller one then keeps the stored one
+    r = run("--study", "spent", "--storage", cfg.storage, "--add-trials", 2)
+    assert "budget.n_trials 4 -> 6" in r.output and "2 measured" in r.output, r.output
+    r = run(spent)
+    assert "kept budget.n_trials 6 (the file says 4" in r.output and r.exit_code == 0, r.output
+    launched = [x for x in load_records(open_study("spent", cfg.storage)) if x.status in ("measured", "failed")]
+    assert len(launched) == 6
+    # anything else that differs is still refused, naming the key
+    spent.write_text(spent.read_text().replace("suite: quick", "suite: seed"))
+    r = CliRunner().invoke(cli, ["study", "create", str(spent)])
+    assert r.exit_code == 2 and "suite" in r.output and "differs" in r.output
+
+
+def test_copy_keeps_trials_and_numbers_and_runs_under_its_new_name(study, tmp_path):
+    path, config = study
+    other = f"sqlite:///{tmp_path / 'other.db'}"
+    r = invoke("study", "copy", path, "life2", "--to-storage", other)
+    assert r.exit_code == 0 and "copied life" in r.output, r.output
+    src, dst = open_study("life", config.storage), open_study("life2", other)
+    a, b = load_records(src), load_records(dst)
+    assert [(x.number, x.status, x.values, x.feasible) for x in a] == [(x.number, x.status, x.values, x.feasible)
+                                                                      for x in b]
+    assert dst.user_attrs["tuner_config"]["name"] == "life2" and dst.metric_names == src.metric_names
+    from tuner.engine.baseline import find_baseline
+
+    assert find_baseline(dst).figures == find_baseline(src).figures
+    # the copy runs on its own, from storage alone, and leaves the source alone
+    from tuner.engine.study import config_from_study
+
+    cfg, _, suite = config_from_study(dst, str(tmp_path / "wd"))
+    run_study(cfg, other, ModelBackend("k2.6-tp8-pcie", load_suite(suite), seed=5), n_trials=1)
+    assert len(load_records(open_study("life2", other))) > len(b)
+    assert len(load_records(open_study("life", config.storage))) == len(a)
+    r = CliRunner().invoke(cli, ["study", "copy", str(path), "life2", "--to-storage", other])
+    assert r.exit_code == 2 and "exists already" in r.output
+
+
+def test_copy_of_a_running_trial_fails_it_and_queues_it_again(study, tmp_path):
+    path, config = study
+    src = open_study("life", config.storage)
+    from tuner.engine.asktell import ask
+    from tuner.engine.study import config_from_study
+
+    running = ask(src, config_from_study(src)[1].distributions())  # a worker in the middle of a trial
+    from tuner.engine.lifecycle import copy_study
+
+    res = copy_study("life", config.storage, "life3")
+    assert res.running == [running.number]
+    dst = open_study("life3", config.storage)
+    trials = dst.get_trials(deepcopy=False)
+    assert trials[running.number].state.name == "FAIL"
+    assert trials[-1].state.name == "WAITING" and trials[-1].user_attrs["retry_of"] == running.number
+
+
+def test_delete_asks_and_takes_the_baseline_along(study):
+    path, config = study
+    import optuna
+
+    r = CliRunner().invoke(cli, ["study", "delete", str(path)], input="")  # no terminal, no --yes
+    assert r.exit_code == 2 and "--yes" in r.output
+    assert "life" in {s.study_name for s in optuna.get_all_study_summaries(config.storage)}
+    src = open_study("life", config.storage)
+    from tuner.engine.asktell import ask
+
+    ask(src)  # a running trial: refused without --force
+    r = CliRunner().invoke(cli, ["study", "delete", str(path), "--yes"])
+    assert r.exit_code == 2 and "running" in r.output
+    r = invoke("study", "delete", path, "--yes", "--force")
+    assert r.exit_code == 0 and "deleted life.baseline, life" in r.output
+    assert optuna.get_all_study_summaries(config.storage) == []
+    r = CliRunner().invoke(cli, ["study", "delete", "life", "--storage", config.storage, "--yes"])
+    assert r.exit_code == 2 and "no such study" in r.output
+
+
+def test_compare_two_studies(tmp_path):
+    a = load_study(make_model_study(tmp_path, "pcie", n_trials=6))
+    b = load_study(make_model_study(tmp_path, "nvlink", n_trials=6, profile="k2.6-tp8-nvlink"))
+    page = tmp_path / "cmp.html"
+    r = invoke("study", "compare", "pcie", "nvlink", "--storage", a.storage, "--storage-b", b.storage, "-f", "json",
+               "-o", page)
+    assert r.exit_code == 0, r.output
+    cmp = json.loads(r.stdout)
+    assert cmp["a"]["hardware"]["profile"] == "k2.6-tp8-pcie" and cmp["b"]["hardware"]["profile"] == "k2.6-tp8-nvlink"
+    assert cmp["a"]["sglang_versions"] == [] and cmp["warnings"] == []  # model backend: no server version
+    assert cmp["a"]["workload"]["concurrencies"] == [1, 8, 32]
+    # the NVLink node's autoregressive baseline is about twice as fast at C=32 (the profiles' tables)
+    assert 1.8 < cmp["baseline_ratio_b_over_a"]["tok_per_s@32"] < 2.6
+    assert cmp["common"], "the seed trials are measured in both"
+    for c in cmp["common"]:
+        assert c["ratio_b_over_a"][0] == pytest.approx(c["values_b"][0] / c["values_a"][0])
+    assert [p["trial"] for p in cmp["a"]["front"]] == sorted(
+        (p["trial"] for p in cmp["a"]["front"]), key=lambda n: -next(
+            q["values"][0] for q in cmp["a"]["front"] if q["trial"] == n))
+    html = page.read_text()
+    assert 'data-key="fronts"' in html and 'data-key="throughput"' in html and "Settings measured in both" in html
+    table = invoke("study", "compare", "pcie", "nvlink", "--storage", a.storage, "--storage-b", b.storage).output
+    assert "k2.6-tp8-nvlink" in table and "settings measured in both" in table

@@ -1,0 +1,57 @@
+"""``tuner study compare A B``: two studies side by side, in the terminal, as JSON, or as a page."""
+
+from __future__ import annotations
+
+import click
+
+from ..engine.storage import redact, resolve_url
+from .output import console, print_json, print_table
+from .study import resolve_target, storage_option
+
+
+@click.command("compare")
+@click.argument("a", metavar="A")
+@click.argument("b", metavar="B")
+@storage_option
+@click.option("--storage-b", default=None, metavar="URL", help="B's storage, when it is not A's.")
+@click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
+@click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              help="Also write the comparison as one HTML page (no network needed to open it).")
+def compare(a, b, storage, storage_b, fmt, output) -> None:
+    """Compare two studies (study files, or names in --storage / --storage-b): hardware, SGLang
+    version, workload, baselines, both fronts, the best of each objective, and the settings
+    measured in both with B's speedup over A."""
+    from ..config.files import check_writable
+    from ..engine.study import open_study
+    from ..results.compare import compare_studies
+    from ..results.compare_report import summary_rows, write_compare_page
+
+    if output:
+        check_writable(output, "-o")
+    name_a, url_a, _ = resolve_target(a, storage)
+    name_b, url_b, _ = resolve_target(b, resolve_url(storage_b, "--storage-b") if storage_b else storage)
+    cmp = compare_studies(open_study(name_a, url_a), open_study(name_b, url_b), redact(url_a) or "",
+                          redact(url_b) or "")
+    if fmt == "json":
+        print_json(cmp)
+    else:
+        print_table(["", "A", "B"], summary_rows(cmp), title="side by side")
+        objectives = cmp["a"]["workload"]["objectives"]
+        for side in ("a", "b"):
+            s = cmp[side]
+            print_table(["trial", "steps,topk,draft", *s["workload"]["objectives"]],
+                        [[p["trial"], p["setting"], *(f"{v:.3f}" for v in p["values"])] for p in s["front"]],
+                        title=f"{side.upper()}: Pareto front of {s['study']}")
+        if cmp["common"]:
+            print_table(["steps,topk,draft", "trial A", "trial B", *(f"A {o}" for o in objectives),
+                         *(f"B {o}" for o in cmp["b"]["workload"]["objectives"]),
+                         *((f"B/A {o}" for o in objectives) if cmp["same_objectives"] else [])],
+                        [[c["setting"], c["trial_a"], c["trial_b"], *(f"{v:.3f}" for v in c["values_a"]),
+                          *(f"{v:.3f}" for v in c["values_b"]),
+                          *(f"{r:.2f}x" if r is not None else "" for r in (c["ratio_b_over_a"] or []))]
+                         for c in cmp["common"]], title="settings measured in both")
+        for w in cmp["warnings"]:
+            console.print(f"warning: {w}")
+    if output:
+        path = write_compare_page(cmp, output)
+        click.echo(f"comparison page: {path}", err=True)

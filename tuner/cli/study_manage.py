@@ -1,0 +1,120 @@
+"""``tuner study list | delete | copy``: the studies of a storage, as whole things.
+
+``list`` reads only. ``delete`` and ``copy`` always take the baseline companion (``NAME.baseline``)
+with the study; ``delete`` asks first (``--yes`` for scripts, required without a terminal).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import click
+
+from ..config.yamlfile import ConfigError
+from ..engine.storage import redact, resolve_url
+from .output import chosen_format, format_option, print_csv, print_json, print_table
+from .study import resolve_target, storage_option
+
+
+def _storages(storage: str | None) -> list[str]:
+    """``--storage``, else ``$TUNER_STORAGE``, else every ``studies/*.db`` here (never a new file)."""
+    if storage is not None or os.environ.get("TUNER_STORAGE"):
+        return [resolve_url(storage)]
+    files = sorted(Path("studies").glob("*.db"))
+    if not files:
+        raise ConfigError("--storage", "", "no storage given, $TUNER_STORAGE is not set and there is no "
+                          "studies/*.db here; give --storage URL")
+    return [f"sqlite:///{f.resolve()}" for f in files]
+
+
+def _fmt(v, digits: int = 3) -> str:
+    return "" if v is None else f"{v:.{digits}f}"
+
+
+@click.command("list")
+@storage_option
+@format_option
+def list_(storage, fmt, as_json) -> None:
+    """Every study in the storage (default: $TUNER_STORAGE, else each studies/*.db here): trials,
+    launches against the budget, best value of each objective, created, backend, SGLang version."""
+    from ..engine.storage import open_storage
+    from ..results.catalog import list_studies
+
+    studies = []
+    for url in _storages(storage):
+        studies += list_studies(open_storage(url), redact(url) or "")
+    fmt = chosen_format(fmt, as_json)
+    if fmt == "json":
+        print_json(studies)
+        return
+    columns = ["study", "trials", "launched/budget", "best", "created", "backend", "SGLang", "storage"]
+    rows = []
+    for s in studies:
+        counts = ", ".join(f"{n} {k}" for k, n in sorted(s["counts"].items()))
+        best = "; ".join(f"{k} {_fmt(v)}" for k, v in s["best"].items() if v is not None)
+        rows.append([s["name"], f"{s['trials']}" + (f" ({counts})" if counts else ""),
+                     f"{s['launched']}/{s['budget'] if s['budget'] is not None else '-'}", best,
+                     s["created"] or "", s["backend"] or ("(not a tuner study)" if not s["tuner"] else ""),
+                     ", ".join(s["sglang_versions"]), s["storage"]])
+    if fmt == "csv":
+        objectives = sorted({k for s in studies for k in s["best"]})
+        print_csv(["study", "trials", "launched", "budget", *(f"best {o}" for o in objectives), "created",
+                   "backend", "sglang_versions", "storage"],
+                  [[s["name"], s["trials"], s["launched"], s["budget"], *(s["best"].get(o) for o in objectives),
+                    s["created"], s["backend"], " ".join(s["sglang_versions"]), s["storage"]] for s in studies])
+        return
+    if not studies:
+        click.echo("no studies")
+        return
+    print_table(columns, rows)
+
+
+@click.command("delete")
+@click.argument("target", required=False, metavar="NAME|STUDY.yaml")
+@click.option("--study", "study_name", default=None, help="The study's name (with --storage).")
+@storage_option
+@click.option("-y", "--yes", is_flag=True, help="Do not ask (needed when stdin is not a terminal).")
+@click.option("--force", is_flag=True, help="Delete even with trials RUNNING (a dead worker's).")
+def delete(target, study_name, storage, yes, force) -> None:
+    """Delete a study and its baseline companion from the storage.
+
+    Server logs, suite results and artifacts (files under the workdir) stay where they are.
+    """
+    from ..engine.lifecycle import delete_study
+    from ..engine.records import load_records
+    from ..engine.study import open_study
+
+    name, url, _ = resolve_target(target, storage, study_name)
+    study = open_study(name, url)
+    n = len(load_records(study))
+    if not yes:
+        if not sys.stdin.isatty():
+            raise ConfigError("delete", name, "would delete the study; confirm with --yes (stdin is not a terminal)")
+        click.confirm(f"delete study {name} ({n} trials) and {name}.baseline from {redact(url)}?", abort=True)
+    deleted = delete_study(name, url, force=force)
+    click.echo(f"deleted {', '.join(deleted)} from {redact(url)}")
+
+
+@click.command("copy")
+@click.argument("source", metavar="NAME|STUDY.yaml")
+@click.argument("new_name", metavar="NEW_NAME")
+@storage_option
+@click.option("--to-storage", default=None, metavar="URL", help="Copy into this storage (default: the same one).")
+def copy(source, new_name, storage, to_storage) -> None:
+    """Copy a study and its baseline under a new name, or into another storage.
+
+    Trials keep their numbers, values, constraints and attributes; a trial running in the source is
+    failed in the copy and its setting queued again. Run the copy with `tuner study run --study
+    NEW_NAME --storage URL` (its stored config has the new name): e.g. to extend a finished study
+    without touching the original, or to move a night's study from SQLite into PostgreSQL.
+    """
+    from ..engine.lifecycle import copy_study
+
+    name, url, _ = resolve_target(source, storage)
+    to_url = resolve_url(to_storage, "--to-storage") if to_storage else None
+    res = copy_study(name, url, new_name, to_url)
+    click.echo(f"copied {res.source} ({res.trials} trials) to {res.destination} in {redact(to_url or url)}"
+               + (f"; trials {res.running} were running: failed in the copy, their settings queued again"
+                  if res.running else ""))

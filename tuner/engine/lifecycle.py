@@ -1,0 +1,133 @@
+"""Deleting and copying whole studies: a study and its baseline companion always go together.
+
+Contracts:
+
+* :func:`delete_study` removes the study and ``NAME.baseline`` from the storage, nothing else (the
+  server logs and artifacts under the workdir are files on the machines that ran the trials). A
+  study with RUNNING trials is refused unless ``force``: a live worker would lose its trial.
+* :func:`copy_study` copies the study (user and system attributes, every trial with its number,
+  values, constraints, attributes and artifact references) and its baseline study, into the same
+  or another storage, under a new name or the same one. A RUNNING trial is copied as failed (its
+  worker writes to the source only) and its setting queued again in the copy. The
+  copy's stored config carries its new name, and it becomes ready (:data:`READY_ATTR`) last, so a
+  worker never runs a half-copied study. A destination that exists is a :class:`ConfigError`.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from ..config.yamlfile import ConfigError
+from .storage import open_storage, redact
+from .study import BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR, open_study, wait_until_ready
+
+
+def _running(study) -> list[int]:
+    from optuna.trial import TrialState
+
+    return [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
+
+
+def _exists(name: str, storage) -> bool:
+    import optuna
+
+    try:
+        optuna.load_study(study_name=name, storage=storage)
+        return True
+    except KeyError:
+        return False
+
+
+def delete_study(name: str, storage_url: str, force: bool = False) -> list[str]:
+    """Delete study ``name`` and its baseline study; returns the names deleted."""
+    import optuna
+
+    study = open_study(name, storage_url)  # ConfigError naming the studies there when unknown
+    running = _running(study)
+    if running and not force:
+        raise ConfigError(redact(storage_url) or "", name, f"trials {running} are running: stop the "
+                          "workers first (a dead worker's trials: --force deletes anyway)")
+    storage = study._storage
+    deleted = []
+    for n in (name + BASELINE_SUFFIX, name):  # the study last: a half-deleted one still shows up
+        if _exists(n, storage):
+            optuna.delete_study(study_name=n, storage=storage)
+            deleted.append(n)
+    return deleted
+
+
+@dataclass
+class CopyResult:
+    source: str
+    destination: str
+    trials: int  #: trials copied into the study (the baseline study's not counted)
+    running: list[int]  #: trials RUNNING in the source: failed in the copy, their settings queued again
+
+
+def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = None) -> CopyResult:
+    """Copy study ``name`` (and its baseline) to ``new_name`` in ``to_url`` (default: the same
+    storage). See the module docstring for what is copied."""
+    source = open_study(name, storage_url)
+    wait_until_ready(source)
+    _check_name(new_name)
+    target = open_storage(to_url or storage_url)
+    if new_name == name and (to_url is None or to_url == storage_url):
+        raise ConfigError("copy", new_name, "is the study itself; give another name or --to-storage URL")
+    for n in (new_name, new_name + BASELINE_SUFFIX):
+        if _exists(n, target):
+            raise ConfigError(redact(to_url or storage_url) or "", n, "exists already; delete it first "
+                              "(`tuner study delete`) or choose another name")
+    import optuna
+
+    bsource = None
+    try:
+        bsource = optuna.load_study(study_name=name + BASELINE_SUFFIX, storage=source._storage)
+    except KeyError:
+        pass
+    copied, skipped = _copy_one(source, target, new_name, rename=True)
+    if bsource is not None:
+        _copy_one(bsource, target, new_name + BASELINE_SUFFIX, rename=False)
+    # Ready last: workers wait for this attribute before they trust the study.
+    dest = optuna.load_study(study_name=new_name, storage=target)
+    dest.set_user_attr(READY_ATTR, source.user_attrs[READY_ATTR])
+    return CopyResult(name, new_name, copied, skipped)
+
+
+def _check_name(name: str) -> None:
+    import re
+
+    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or name.endswith(BASELINE_SUFFIX):
+        raise ConfigError("copy", name, "a study name is letters, digits and ._- (and does not end in "
+                          f"{BASELINE_SUFFIX})")
+
+
+def _copy_one(source, target_storage, new_name: str, rename: bool) -> tuple[int, list[int]]:
+    """Copy one Optuna study (attributes, non-running trials); the ready marker is left out."""
+    import optuna
+    from optuna.trial import TrialState
+
+    dest = optuna.create_study(study_name=new_name, storage=target_storage, directions=source.directions)
+    for key, value in source._storage.get_study_system_attrs(source._study_id).items():
+        dest._storage.set_study_system_attr(dest._study_id, key, value)
+    for key, value in source.user_attrs.items():
+        if key == READY_ATTR:
+            continue
+        if key == CONFIG_ATTR and rename:
+            value = {**value, "name": new_name}
+        dest.set_user_attr(key, value)
+    copied, running = 0, []
+    for trial in source.get_trials(deepcopy=True):
+        if trial.state == TrialState.RUNNING:
+            running.append(trial.number)
+            trial.state, trial.values = TrialState.FAIL, None
+            trial.datetime_complete = datetime.now()
+            trial.set_user_attr("status", "interrupted")
+            trial.set_user_attr("note", f"running in {source.study_name} when it was copied; queued again here")
+        dest._storage.create_new_trial(dest._study_id, template_trial=trial)
+        copied += 1
+    for number in running:  # after every copied trial, so the numbers match the source's
+        params = dest.trials[number].params
+        if params:
+            dest.enqueue_trial(params, user_attrs={"retry_of": number})
+    return copied, running

@@ -1,0 +1,56 @@
+"""The studies a storage holds, one summary each (``tuner study list``). Reads storage only.
+
+A summary: name, trials by status, launches against the budget, the best feasible value of each
+objective, when the study was created, the backend, and the SGLang versions its servers reported
+in ``/server_info``. Baseline companions (``NAME.baseline``) are folded into their study, and
+Optuna studies that tuner did not make are listed with what Optuna knows (``tuner: false``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.records import FAILED, MEASURED, load_records, status_counts
+from ..engine.study import BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR
+
+
+def study_summary(study, storage_label: str = "") -> dict[str, Any]:
+    """One study as :func:`list_studies` shows it."""
+    attrs = study.user_attrs
+    config = attrs.get(CONFIG_ATTR) or {}
+    records = load_records(study)
+    objectives = list(attrs.get("objectives") or study.metric_names
+                      or [f"objective_{i}" for i in range(len(study.directions))])
+    best: dict[str, float | None] = {}
+    feasible = [r for r in records if r.status == MEASURED and r.feasible and r.values is not None]
+    for i, name in enumerate(objectives):
+        best[name] = max((r.values[i] for r in feasible), default=None)
+    versions = sorted({str(r.attrs["sglang_version"]) for r in records if r.attrs.get("sglang_version")})
+    server = config.get("server") or {}
+    return {
+        "name": study.study_name,
+        "storage": storage_label,
+        "tuner": CONFIG_ATTR in attrs,
+        "trials": len(records),
+        "counts": status_counts(records),
+        "launched": sum(1 for r in records if r.status in (MEASURED, FAILED)),
+        "budget": (config.get("budget") or {}).get("n_trials"),
+        "objectives": objectives,
+        "best": best,
+        "created": attrs.get(READY_ATTR),
+        "backend": server.get("backend"),
+        "sglang_versions": versions,
+    }
+
+
+def list_studies(storage, storage_label: str = "") -> list[dict[str, Any]]:
+    """A summary of every study in ``storage`` (an Optuna storage), by name."""
+    import optuna
+
+    names = sorted(s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False))
+    out = []
+    for name in names:
+        if name.endswith(BASELINE_SUFFIX) and name[: -len(BASELINE_SUFFIX)] in names:
+            continue
+        out.append(study_summary(optuna.load_study(study_name=name, storage=storage), storage_label))
+    return out

@@ -1,0 +1,97 @@
+"""Two studies side by side (``tuner study compare A B``): two nodes, two SGLang versions, two
+workloads. Reads storage only.
+
+What is compared: the hardware (backend, simulator profile, model, TP size), the SGLang version the
+servers reported, the workload (suite: prompts, lengths, concurrencies; API; objectives), the
+baselines' figures, both Pareto fronts, the best value of each objective, and every effective
+setting measured (feasibly) in both, with B's speedup over A's. Differences that make figures
+not comparable as they stand (another suite, other objectives, another backend) are listed as
+``warnings``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..engine.records import MEASURED, load_records
+from ..engine.study import CONFIG_ATTR, SUITE_ATTR
+from .catalog import study_summary
+from .status import front_records
+
+
+def _label(e) -> str:
+    return f"{e.num_steps},{e.eagle_topk},{e.num_draft_tokens}"
+
+
+def study_side(study, storage_label: str) -> dict[str, Any]:
+    """One study's half of the comparison."""
+    from ..engine.baseline import find_baseline
+
+    attrs = study.user_attrs
+    config = attrs.get(CONFIG_ATTR) or {}
+    server = config.get("server") or {}
+    suite = attrs.get(SUITE_ATTR) or {}
+    summary = study_summary(study, storage_label)
+    records = load_records(study)
+    baseline = find_baseline(study)
+    base = {} if baseline is None else {k: v for k, v in baseline.attrs.items()
+                                        if k == "single_tok_per_s" or k.startswith("tok_per_s@")}
+    measured = {}
+    for r in records:
+        key = r.attrs.get("effective_key")
+        if r.status == MEASURED and r.feasible and r.values is not None and key not in measured:
+            measured[key] = r
+    front = sorted(front_records(records), key=lambda r: -r.values[0])
+    best = {}
+    for i, name in enumerate(summary["objectives"]):
+        if measured:
+            r = max(measured.values(), key=lambda r: (r.values[i], -r.number))
+            best[name] = {"trial": r.number, "setting": _label(r.effective), "value": r.values[i]}
+    return {
+        "study": study.study_name,
+        "storage": storage_label,
+        "hardware": {"backend": server.get("backend"), "profile": (server.get("sim") or {}).get("profile")
+                     if server.get("backend") == "sim" else None,
+                     "model_path": server.get("model_path"), "draft_model_path": server.get("draft_model_path"),
+                     "tp_size": server.get("tp_size")},
+        "sglang_versions": summary["sglang_versions"],
+        "workload": {"suite": suite.get("name"), "prompts": [p.get("name") for p in suite.get("prompts") or []],
+                     "single_lengths": (suite.get("single") or {}).get("lengths"),
+                     "concurrencies": (suite.get("sweep") or {}).get("concurrencies"),
+                     "sweep_max_tokens": (suite.get("sweep") or {}).get("max_tokens"),
+                     "api": (config.get("bench") or {}).get("api"), "stream": (config.get("bench") or {}).get("stream"),
+                     "objectives": summary["objectives"]},
+        "counts": summary["counts"],
+        "baseline": base,
+        "front": [{"trial": r.number, "setting": _label(r.effective), "values": r.values,
+                   "single_tok_per_s": r.attrs.get("single_tok_per_s"),
+                   "tok_per_s": {k.split("@")[1]: v for k, v in r.attrs.items() if k.startswith("tok_per_s@")}}
+                  for r in front],
+        "best": best,
+        "_measured": measured,
+    }
+
+
+def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str, Any]:
+    """The comparison of studies ``a`` and ``b`` (Optuna studies made by tuner), JSON-safe."""
+    sa, sb = study_side(a, storage_a), study_side(b, storage_b)
+    warnings = []
+    if sa["workload"] != sb["workload"]:
+        diff = [k for k in sa["workload"] if sa["workload"][k] != sb["workload"][k]]
+        warnings.append(f"the workloads differ ({', '.join(diff)}): figures measure different things")
+    if sa["hardware"]["backend"] != sb["hardware"]["backend"]:
+        warnings.append("one study ran on the simulator, the other on SGLang: simulator figures are model time")
+    same_objectives = sa["workload"]["objectives"] == sb["workload"]["objectives"]
+    common = []
+    for key in sa["_measured"].keys() & sb["_measured"].keys():
+        ra, rb = sa["_measured"][key], sb["_measured"][key]
+        common.append({"setting": _label(ra.effective), "trial_a": ra.number, "trial_b": rb.number,
+                       "values_a": ra.values, "values_b": rb.values,
+                       "ratio_b_over_a": [vb / va if va else None for va, vb in zip(ra.values, rb.values)]
+                       if same_objectives else None})
+    common.sort(key=lambda c: [-(v or 0) for v in c["values_a"]])
+    baseline_ratio = {k: sb["baseline"][k] / v for k, v in sa["baseline"].items() if v and sb["baseline"].get(k)}
+    for side in (sa, sb):
+        side.pop("_measured")
+    return {"a": sa, "b": sb, "common": common, "baseline_ratio_b_over_a": baseline_ratio,
+            "same_objectives": same_objectives, "warnings": warnings}
