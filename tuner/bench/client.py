@@ -1,4 +1,5 @@
-"""The HTTP client: one aiohttp session that speaks SGLang's native API or the OpenAI completions API.
+"""The HTTP client: one aiohttp session that speaks SGLang's native API, the OpenAI completions API or
+the OpenAI chat API (``/v1/chat/completions``: the server applies the model's chat template).
 
 Why aiohttp: ``benchmarks/client_overhead.py`` measured it against the article's requests + threads
 client on this 2-core machine; asyncio costs less per request than a thread per request, so the
@@ -21,6 +22,10 @@ from typing import Any
 import aiohttp
 
 from .records import RequestRecord
+from .sglext import REQUEST_FIELD, read_spec_details
+
+#: The APIs the client speaks: SGLang's /generate, OpenAI /v1/completions, OpenAI /v1/chat/completions.
+APIS = ("generate", "openai", "chat")
 
 #: How long /flush_cache is retried while SGLang says it is busy ("When there are running or
 #: waiting requests, the operation will not be performed": http_server.py, flush_cache -> 400).
@@ -54,13 +59,14 @@ def _first_state(info: dict) -> dict:
 
 
 class BenchClient:
-    """Requests to one server. ``api`` is ``generate`` (SGLang ``/generate``, default) or ``openai``
-    (``/v1/completions``); ``stream`` asks for server-sent events and measures TTFT and ITL."""
+    """Requests to one server. ``api`` is ``generate`` (SGLang ``/generate``, default), ``openai``
+    (``/v1/completions``) or ``chat`` (``/v1/chat/completions``, the prompt's chat turns);
+    ``stream`` asks for server-sent events and measures TTFT and ITL."""
 
     def __init__(self, base_url: str, *, api: str = "generate", stream: bool = False,
                  timeout_s: float = 300.0, temperature: float = 0.0, ignore_eos: bool = True):
-        if api not in ("generate", "openai"):
-            raise ValueError(f"api must be 'generate' or 'openai', got {api!r}")
+        if api not in APIS:
+            raise ValueError(f"api must be one of {', '.join(APIS)}, got {api!r}")
         self.base_url = base_url.rstrip("/")
         self.api, self.stream = api, stream
         self.timeout_s, self.temperature, self.ignore_eos = timeout_s, temperature, ignore_eos
@@ -185,7 +191,8 @@ class BenchClient:
 
     # ---- one request ---------------------------------------------------------------------------
 
-    def _payload(self, text: str, max_tokens: int) -> tuple[str, dict[str, Any]]:
+    def _payload(self, text: str, max_tokens: int,
+                 messages: list[dict] | None = None) -> tuple[str, dict[str, Any]]:
         if self.api == "generate":
             body: dict[str, Any] = {
                 "text": text,
@@ -195,19 +202,29 @@ class BenchClient:
             if self.stream:
                 body["stream"] = True
             return "/generate", body
-        body = {"model": self.model, "prompt": text, "max_tokens": max_tokens,
-                "temperature": self.temperature, "ignore_eos": self.ignore_eos}
+        if self.api == "chat":
+            # protocol.py ChatCompletionRequest: max_completion_tokens (max_tokens is deprecated),
+            # ignore_eos as an SGLang extra; sglext.spec_tokens_details on request (sglext.py).
+            path = "/v1/chat/completions"
+            body = {"model": self.model, "messages": messages or [{"role": "user", "content": text}],
+                    "max_completion_tokens": max_tokens}
+        else:
+            path = "/v1/completions"
+            body = {"model": self.model, "prompt": text, "max_tokens": max_tokens}
+        body.update({"temperature": self.temperature, "ignore_eos": self.ignore_eos, REQUEST_FIELD: True})
         if self.stream:
             body["stream"] = True
             # continuous_usage_stats: SGLang sends usage with every chunk, so ITL can be split
-            # over the tokens of a chunk (serving_completions.py); include_usage gives the total.
+            # over the tokens of a chunk (serving_completions.py, serving_chat.py); include_usage
+            # gives the total.
             body["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
-        return "/v1/completions", body
+        return path, body
 
-    def prepare(self, text: str, max_tokens: int) -> tuple[str, bytes]:
+    def prepare(self, text: str, max_tokens: int, messages: list[dict] | None = None) -> tuple[str, bytes]:
         """The request's URL and JSON body, serialized ahead of time: a sweep batch serializes
-        all its bodies before the first submission, so submissions are not spread out by it."""
-        path, body = self._payload(text, max_tokens)
+        all its bodies before the first submission, so submissions are not spread out by it.
+        ``messages`` are the chat turns (``api: chat``; default: one user turn holding ``text``)."""
+        path, body = self._payload(text, max_tokens, messages)
         return self.base_url + path, json.dumps(body).encode()
 
     def set_time_scale(self, scale: float) -> None:
@@ -237,10 +254,11 @@ class BenchClient:
         return record.server_latency_s * self.time_scale > self.timeout_s
 
     async def request(self, record: RequestRecord, text: str,
-                      prepared: tuple[str, bytes] | None = None) -> RequestRecord:
+                      prepared: tuple[str, bytes] | None = None,
+                      messages: list[dict] | None = None) -> RequestRecord:
         """Send one request described by ``record`` (phase, prompt, max_tokens ...) and fill in
         what happened. Never raises for a failed request."""
-        url, body = prepared or self.prepare(text, record.max_tokens)
+        url, body = prepared or self.prepare(text, record.max_tokens, messages)
         timeout = aiohttp.ClientTimeout(total=self.wall_timeout_s)
         record.start_s = self.now()
         try:
@@ -284,11 +302,16 @@ class BenchClient:
         if self.api == "generate":
             meta = data["meta_info"]
             self._read_meta(meta, record)
+            text = data.get("text")
         else:
             usage = data.get("usage") or {}
             self._read_usage(usage, record)
+            read_spec_details(data, record)
             choices = data.get("choices") or [{}]
             record.finish_reason = _reason(choices[0].get("finish_reason"))
+            text = ((choices[0].get("message") or {}).get("content") if self.api == "chat"
+                    else choices[0].get("text"))
+        _keep_text(record, text)
         if record.completion_tokens is None:
             raise KeyError("completion_tokens")
         record.ok = True
@@ -321,6 +344,7 @@ class BenchClient:
         is its gap split evenly over the k tokens, as SGLang's bench_serving does."""
         last_t = 0.0
         last_tokens = 0
+        text = ""
         async for raw in resp.content:
             line = raw.strip()
             if not line:
@@ -336,12 +360,17 @@ class BenchClient:
             if self.api == "generate":
                 self._read_meta(data["meta_info"], record)
                 tokens = record.completion_tokens or 0
+                text = data.get("text", text)  # cumulative
             else:
                 self._read_usage(data.get("usage") or {}, record)
+                read_spec_details(data, record)  # the sglext chunk (choices: [])
                 choices = data.get("choices") or []
                 if choices and choices[0].get("finish_reason"):
                     record.finish_reason = _reason(choices[0]["finish_reason"])
-                has_text = bool(choices and choices[0].get("text"))
+                delta = (choices[0].get("delta") or {}).get("content") if self.api == "chat" and choices else (
+                    choices[0].get("text") if choices else None)
+                text += delta or ""
+                has_text = bool(delta)
                 # Without per-chunk usage, a text chunk stands for one token (timing only; the
                 # count comes from the final usage).
                 tokens = record.completion_tokens if record.completion_tokens is not None else (
@@ -356,12 +385,20 @@ class BenchClient:
                 record.itl_s.extend([(now - last_t) / new] * new)
             last_t, last_tokens = now, tokens
         record.end_s = self.now()
+        _keep_text(record, text)
         if record.completion_tokens is None:
             raise KeyError("completion_tokens (no usage in the stream)")
         record.ok = True
 
 
 _JSON = {"Content-Type": "application/json"}
+
+
+def _keep_text(record: RequestRecord, text: Any) -> None:
+    """The output text of a single request, for the lossless check (sweep outputs are not kept:
+    they would grow every suite result by megabytes and nothing compares them)."""
+    if record.phase == "single" and isinstance(text, str):
+        record.output_text = text
 
 
 def _reason(value: Any) -> str | None:

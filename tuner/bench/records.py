@@ -37,6 +37,8 @@ class RequestRecord:
     server_latency_s: float | None = None  #: the server's own e2e_latency, when it sends one
     ttft_s: float | None = None  #: time to first token (streaming only), wall seconds
     itl_s: list[float] = field(default_factory=list)  #: inter-token latencies (streaming), wall
+    #: the generated text (single requests only; the lossless check compares it with the baseline's)
+    output_text: str | None = None
 
     @property
     def latency_s(self) -> float:
@@ -49,6 +51,16 @@ class RequestRecord:
         if not self.ok or not self.completion_tokens or self.latency_s <= 0:
             return None
         return self.completion_tokens / self.latency_s
+
+    @property
+    def tpot_s(self) -> float | None:
+        """Time per output token after the first, wall seconds (SGLang's ``benchmark/goodput.py``:
+        ``(latency - ttft) / (output_len - 1)``; 0 for a one-token answer); None without a TTFT."""
+        if not self.ok or self.ttft_s is None or not self.completion_tokens:
+            return None
+        if self.completion_tokens <= 1:
+            return 0.0
+        return (self.latency_s - self.ttft_s) / (self.completion_tokens - 1)
 
     @property
     def accept_length(self) -> float | None:

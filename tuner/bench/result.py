@@ -18,7 +18,14 @@ Definitions (the article's method):
   its cv is unknown); per-request tok/s, latency percentiles, TTFT and ITL percentiles over all its
   requests;
 * accept length: tokens per verify step per request (completion_tokens / spec_verify_ct), mean over
-  the single requests.
+  the single requests;
+* latency percentiles at a concurrency (:meth:`SuiteResult.latency_percentile_ms`): ``ttft`` and
+  ``e2e`` over its successful requests, ``itl`` over all their inter-token gaps (streaming only);
+* goodput at a concurrency (:meth:`SuiteResult.goodput`): SGLang's ``benchmark/goodput.py``
+  definition: a request is good when its TTFT, TPOT ((latency - TTFT) / (tokens - 1); an ITL limit
+  is judged on it too, as SGLang's goodput has no per-gap figure) and end-to-end latency are each
+  within the given limit; good requests (and their tokens) per second of
+  the batch span.
 
 Failed requests count in ``n_failed`` and in a batch's wall span, never in tok/s means.
 """
@@ -32,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.files import write_text_atomic
+from ..config.slo import METRICS, PERCENTILES
 from ..sglang.rules import SpecConfig
 from .records import RequestRecord
 from .stats import Figure, figure, percentile, t975
@@ -246,6 +254,57 @@ class SuiteResult:
         row = self.sweep_row(concurrency)
         return None if row is None or row.tok_per_s is None else row.tok_per_s.mean
 
+    def _sweep_records(self, concurrency: int) -> list[RequestRecord]:
+        return [r for r in self.records if r.phase == "sweep" and r.concurrency == concurrency]
+
+    def latency_percentile_ms(self, metric: str, q: float, concurrency: int) -> float | None:
+        """The q-th percentile (model ms) of ``ttft``, ``itl`` (every inter-token gap), ``tpot`` (per
+        request) or ``e2e`` latency at a concurrency; None when nothing measured it (TTFT, ITL and
+        TPOT need streamed responses)."""
+        ok = [r for r in self._sweep_records(concurrency) if r.ok]
+        if metric == "ttft":
+            values = [r.ttft_s for r in ok if r.ttft_s is not None]
+        elif metric == "tpot":
+            values = [r.tpot_s for r in ok if r.tpot_s is not None]
+        elif metric == "itl":
+            values = [x for r in ok for x in r.itl_s]
+        elif metric == "e2e":
+            values = [r.latency_s for r in ok]
+        else:
+            raise ValueError(f"unknown latency metric {metric!r}")
+        return self._pct_ms(values, q)
+
+    def goodput(self, concurrency: int, limits_ms: dict[str, float]) -> dict[str, float] | None:
+        """Good requests per second and their tokens per second at a concurrency (model time),
+        with ``limits_ms`` per metric (``ttft``, ``itl`` judged as TPOT, ``e2e``): a request is good
+        when it succeeded and meets every limit (SGLang's ``benchmark/goodput.py``). The span is each
+        batch's, summed over batches. None when the concurrency was not measured, or a limit needs
+        a figure the run does not have (TTFT without streaming)."""
+        recs = self._sweep_records(concurrency)
+        if not recs:
+            return None
+        span = 0.0
+        batches: dict[int, list[RequestRecord]] = {}
+        for r in recs:
+            batches.setdefault(r.repeat, []).append(r)
+        for batch in batches.values():
+            span += max(r.end_s for r in batch) - min(r.start_s for r in batch)
+        if span <= 0:
+            return None
+        good = tokens = 0
+        for r in recs:
+            if not r.ok:
+                continue
+            observed = {"ttft": r.ttft_s, "itl": r.tpot_s, "tpot": r.tpot_s, "e2e": r.latency_s}
+            if any(observed[m] is None for m in limits_ms):
+                return None
+            if all(self._model_ms(observed[m]) <= limit for m, limit in limits_ms.items()):
+                good += 1
+                tokens += r.completion_tokens or 0
+        scale = self.time_scale
+        return {"requests_per_s": good / span / scale, "tok_per_s": tokens / span / scale,
+                "good": good, "requests": len(recs)}
+
     def latency_p50_ms_at(self, concurrency: int) -> float | None:
         row = self.sweep_row(concurrency)
         return None if row is None else row.latency_p50_ms
@@ -271,6 +330,10 @@ class SuiteResult:
             out[f"tok_per_s_cv@{c}"] = row.tok_per_s.cv if row.tok_per_s else None
             out[f"latency_p50_ms@{c}"] = row.latency_p50_ms
             out[f"latency_p99_ms@{c}"] = row.latency_p99_ms
+            # every latency percentile an SLO may name, in one attribute (``ttft_p99`` ... model ms)
+            pcts = {f"{metric}_p{q}": self.latency_percentile_ms(metric, q, c)
+                    for metric in METRICS for q in PERCENTILES}
+            out[f"latency_ms@{c}"] = {k: v for k, v in pcts.items() if v is not None} or None
         out.update(n_requests=len(self.records), n_failed=self.n_failed, time_scale=self.time_scale,
                    complete=self.complete)
         return out

@@ -1,8 +1,11 @@
 """``run_suite``: the article's benchmark, phase by phase, against one running server.
 
 Order: read ``/server_info`` (resolved server args, version, ``sim_speedup``); warm-up requests;
-flush; the single requests (every prompt x length, ``repeats`` times, one at a time); then for each
-concurrency C, flush and submit C requests at once (repeated per ``sweep.repeats`` / adaptive mode).
+flush; the single requests (every prompt of :meth:`Suite.single_prompts` at each of its
+:meth:`Suite.single_lengths`, ``repeats`` times, one at a time); then for each concurrency C, flush
+and submit C requests at once, request i using prompt ``i % n`` at its :meth:`Suite.sweep_tokens`
+(repeated per ``sweep.repeats`` / adaptive mode). The same suite sends the same requests every time.
+With ``api="chat"`` every request carries its prompt's chat turns (:meth:`PromptSpec.chat_messages`).
 
 Contract: the caller owns the server; ``run_suite`` never starts or stops it. A request that fails or
 times out is recorded and the suite goes on. A server that stops accepting connections after it
@@ -73,7 +76,7 @@ class _SuiteRun:
 
     def _planned_steps(self) -> int:
         s = self.suite
-        return (s.warmup.requests + len(s.prompts) * len(s.single.lengths) * s.single.repeats
+        return (s.warmup.requests + s.n_single_requests() * s.single.repeats
                 + len(s.sweep.concurrencies) * s.sweep.repeats)
 
     def _emit(self, phase: str, **info: Any) -> None:
@@ -135,7 +138,7 @@ class _SuiteRun:
         for i in range(w.requests):
             p = prompts[i % len(prompts)]
             self._emit("warmup", prompt=p.name, max_tokens=w.max_tokens, repeat=i)
-            await self._one(RequestRecord("warmup", p.name, w.max_tokens, repeat=i), p.text or "")
+            await self._one(RequestRecord("warmup", p.name, w.max_tokens, repeat=i), p)
 
     async def _repeated(self, minimum: int, measure: Callable[[int], Awaitable[float | None]]) -> None:
         """Call ``measure(repeat)`` ``minimum`` times; in adaptive mode go on until the figures it
@@ -153,16 +156,15 @@ class _SuiteRun:
                 return
 
     async def _single(self) -> None:
-        single = self.suite.single
-        if not single.lengths:
+        suite, single = self.suite, self.suite.single
+        if not suite.n_single_requests():
             return
         await self._flush("single")
-        for p in self.suite.prompts:
-            for length in single.lengths:
+        for p in suite.single_prompts():
+            for length in suite.single_lengths(p):
                 async def measure(repeat: int, p=p, length=length) -> float | None:
                     self._emit("single", prompt=p.name, max_tokens=length, repeat=repeat)
-                    rec = await self._one(RequestRecord("single", p.name, length, repeat=repeat),
-                                          p.text or "")
+                    rec = await self._one(RequestRecord("single", p.name, length, repeat=repeat), p)
                     return rec.tok_per_s
 
                 await self._repeated(single.repeats, measure)
@@ -173,11 +175,12 @@ class _SuiteRun:
             async def measure(repeat: int, c=c) -> float | None:
                 await self._flush(f"sweep C={c}")
                 await self.client.open_connections(c)
-                self._emit("sweep", concurrency=c, max_tokens=sweep.max_tokens, repeat=repeat)
-                records = [RequestRecord("sweep", prompts[i % len(prompts)].name, sweep.max_tokens,
-                                         repeat=repeat, concurrency=c, index=i) for i in range(c)]
-                bodies = [self.client.prepare(prompts[r.index % len(prompts)].text or "", r.max_tokens)
-                          for r in records]
+                batch = [prompts[i % len(prompts)] for i in range(c)]
+                self._emit("sweep", concurrency=c, max_tokens=self.suite.sweep_tokens(batch[0]), repeat=repeat)
+                records = [RequestRecord("sweep", p.name, self.suite.sweep_tokens(p), repeat=repeat,
+                                         concurrency=c, index=i) for i, p in enumerate(batch)]
+                bodies = [self.client.prepare(p.text or "", r.max_tokens, self._messages(p))
+                          for r, p in zip(records, batch)]
                 await asyncio.gather(*(self.client.request(r, "", body) for r, body in zip(records, bodies)))
                 self.result.records.extend(records)
                 await self._check_alive(records)
@@ -191,8 +194,11 @@ class _SuiteRun:
 
     # ---- steps ---------------------------------------------------------------------------------
 
-    async def _one(self, record: RequestRecord, text: str) -> RequestRecord:
-        await self.client.request(record, text)
+    def _messages(self, prompt) -> list[dict] | None:
+        return prompt.chat_messages() if self.client.api == "chat" else None
+
+    async def _one(self, record: RequestRecord, prompt) -> RequestRecord:
+        await self.client.request(record, prompt.text or "", messages=self._messages(prompt))
         self.result.records.append(record)
         await self._check_alive([record])
         return record

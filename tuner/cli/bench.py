@@ -91,8 +91,9 @@ def print_result(res: SuiteResult, base: SuiteResult | None = None) -> None:
                 b = base.tok_per_s_at(row.concurrency)
                 cells += [_num(b), _speedup(_mean(row.tok_per_s), b)]
             rows.append(cells)
-        max_tokens = res.sweep_rows[0].max_tokens
-        print_table(cols, rows, title=f"concurrency sweep, {max_tokens} tokens per request "
+        lengths = {r.max_tokens for r in res.records if r.phase == "sweep"}
+        each = f"{lengths.pop()} tokens per request" if len(lengths) == 1 else "each request at its own length"
+        print_table(cols, rows, title=f"concurrency sweep, {each} "
                                       "(agg: total tokens / first submission to last completion)")
 
 
@@ -120,13 +121,14 @@ class _ProgressBar:
 @click.command()
 @click.option("--url", required=True, help="Base URL of the running server, e.g. http://127.0.0.1:30000")
 @click.option("--suite", "suite_spec", default="seed", show_default=True,
-              help="seed (the article's), quick, or a suite YAML file.")
+              help="seed (the article's), quick, mixed or sharegpt-mini (datasets), or a suite YAML file.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="Save the full result (every request record) as JSON; saved even if the server dies.")
 @click.option("--compare", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
               help="A result saved with --json (e.g. the autoregressive baseline): print the speedup of every row.")
-@click.option("--api", type=click.Choice(["generate", "openai"]), default="generate", show_default=True,
-              help="SGLang's native /generate or OpenAI /v1/completions.")
+@click.option("--api", type=click.Choice(["generate", "openai", "chat"]), default="generate", show_default=True,
+              help="SGLang's native /generate, OpenAI /v1/completions, or OpenAI /v1/chat/completions "
+                   "(the server applies the model's chat template).")
 @click.option("--stream", is_flag=True, help="Stream responses: adds time to first token and inter-token latency.")
 def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     """Benchmark a running server with a fixed suite (the article's method by default).

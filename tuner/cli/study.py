@@ -29,6 +29,7 @@ from .output import chosen_format, console, format_option, print_csv, print_json
     "delete": "tuner.cli.study_manage:delete",
     "copy": "tuner.cli.study_manage:copy",
     "compare": "tuner.cli.study_compare:compare",
+    "confirm": "tuner.cli.study_confirm:confirm",
 })
 def study() -> None:
     """Create, run and inspect Optuna studies of EAGLE-3 settings."""
@@ -183,10 +184,13 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
 def status(target, study_name, storage, fmt, as_json) -> None:
     """The baseline, every trial (state, setting, values, failure) and the Pareto front."""
     from ..engine.study import open_study
+    from ..results.confirmed import confirmation_summary
     from ..results.status import study_status
 
     name, url, _ = resolve_target(target, storage, study_name)
-    data = study_status(open_study(name, url))
+    study_ = open_study(name, url)
+    data = study_status(study_)
+    data["confirmation"] = confirmation_summary(study_)
     fmt = chosen_format(fmt, as_json)
     if fmt == "json":
         print_json(data)
@@ -196,25 +200,42 @@ def status(target, study_name, storage, fmt, as_json) -> None:
         print_status(data)
 
 
+def _real_values(t: dict) -> bool:
+    """Whether a status row's values are measured (feasible, or measured but breaking a limit)."""
+    return bool(t["values"]) and (t["feasible"] or bool(t.get("limits")))
+
+
 def status_rows(data: dict) -> tuple[list[str], list[list]]:
     """Every trial as a flat row (``-f csv``): numbers unformatted, one column per objective."""
     objectives = data["objectives"]
     front = set(data["front"])
     columns = ["trial", "state", "status", "requested_steps", "requested_topk", "requested_draft", "steps", "topk",
-               "draft", *objectives, "feasible", "front", "failure_class", "reused_from", "duration_s"]
+               "draft", *objectives, "feasible", "front", "failure_class", "reused_from", "duration_s",
+               "limits", "lossless_share"]
     rows = []
     for t in data["trials"]:
         req, eff = t["requested"] or {}, t["effective"] or {}
-        values = t["values"] if t["values"] and t["feasible"] else [None] * len(objectives)
+        values = t["values"] if _real_values(t) else [None] * len(objectives)
         rows.append([t["number"], t["state"], t["status"], req.get("num_steps"), req.get("eagle_topk"),
                      req.get("num_draft_tokens"), eff.get("num_steps"), eff.get("eagle_topk"),
                      eff.get("num_draft_tokens"), *values, t["feasible"], t["number"] in front,
-                     t["failure_class"], t["reused_from"], t["duration_s"]])
+                     t["failure_class"], t["reused_from"], t["duration_s"], t.get("limits"),
+                     t.get("lossless_share")])
     return columns, rows
 
 
 def print_status(data: dict) -> None:
+    from ..bench.workload import workload_line
+    from ..results.traffic import baseline_slo_lines
+
     console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
+    bench = data.get("bench") or {}
+    if data.get("workload"):
+        console.print(f"workload: {workload_line(data['workload'])}; api {bench.get('api') or 'generate'}"
+                      + (", streamed" if bench.get("stream") else ""), markup=False, highlight=False)
+    for slo in data.get("slo") or []:
+        limits = ", ".join(f"{k} {v:g}" for k, v in slo["limits"].items())
+        console.print(f"slo at C={slo['concurrency']}: {limits}", markup=False, highlight=False)
     b = data["baseline"]
     if b is None:
         console.print("baseline: not measured yet")
@@ -222,14 +243,31 @@ def print_status(data: dict) -> None:
         tps = ", ".join(f"C={k.split('@')[1]}: {v:.1f}" for k, v in sorted(
             ((k, v) for k, v in b.items() if k.startswith("tok_per_s@")), key=lambda kv: int(kv[0].split("@")[1])))
         console.print(f"baseline: single request {b.get('single_tok_per_s') or 0:.1f} tok/s; aggregate tok/s {tps}")
+        for line in baseline_slo_lines(b):
+            console.print(line, markup=False, highlight=False)
     console.print("trials: " + ", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())))
     front = set(data["front"])
     rows = []
     for t in data["trials"]:
         e = t["effective"] or t["requested"] or {}
-        # An infeasible trial's values are the sampler's placeholders, not results: not shown.
-        vals = " ".join(f"{v:.3f}" for v in t["values"]) if t["values"] and t["feasible"] else ""
+        # An infeasible trial's values are the sampler's placeholders, not results: not shown;
+        # unless it measured and only breaks the study's limits (SLOs, lossless): then they are real.
+        vals = " ".join(f"{v:.3f}" for v in t["values"]) if _real_values(t) else ""
+        note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
+        if t.get("limits"):
+            note = "; ".join(filter(None, [note, t["limits"]]))
+        lossless = "" if t.get("lossless_share") is None else (
+            f"{t['lossless_share']:.0%}" + (" !" if t.get("lossless_flag") else ""))
         rows.append((t["number"], t["status"] or t["state"], e.get("num_steps"), e.get("eagle_topk"),
-                     e.get("num_draft_tokens"), vals, "*" if t["number"] in front else "",
-                     t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")))
-    print_table(["trial", "status", "steps", "topk", "draft", " / ".join(data["objectives"]), "front", "note"], rows)
+                     e.get("num_draft_tokens"), vals, "*" if t["number"] in front else "", lossless, note))
+    print_table(["trial", "status", "steps", "topk", "draft", " / ".join(data["objectives"]), "front",
+                 "lossless", "note"], rows)
+    if any(t.get("lossless_flag") for t in data["trials"]):
+        console.print("lossless: ! marks a trial whose greedy outputs match the baseline's less often than "
+                      f"bench.lossless.min_share ({(bench.get('lossless') or {}).get('min_share', 0.9):.0%})",
+                      markup=False, highlight=False)
+    conf = data.get("confirmation")
+    if conf:
+        picks = ", ".join(f"{k} -> trial {v}" for k, v in conf["picks"].items())
+        console.print(f"confirmed: run {conf['run']}, {conf['rounds']} rounds; picks {picks} "
+                      "(`tuner study confirm` shows the intervals)", markup=False, highlight=False)

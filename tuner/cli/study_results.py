@@ -165,6 +165,17 @@ def print_front(front) -> None:
                  *(f"tok/s C={c}" for c in cs), "accept", "marks"], rows)
     console.print("knee: the front point farthest from the line between the two extremes "
                   "(objectives normalized over the front)")
+    from ..results.traffic import baseline_slo_lines, limits_note
+
+    for line in baseline_slo_lines(front.baseline):
+        console.print(line, markup=False, highlight=False)
+    if front.limited:
+        console.print(f"{len(front.limited)} measured settings are off the front because they break the study's "
+                      "limits:", markup=False, highlight=False)
+        for r in front.limited[:8]:
+            vals = " ".join(f"{v:.2f}" for v in r.values or [])
+            console.print(f"  trial {r.number} ({r.effective.label()}, {vals}): {limits_note(r.attrs)}",
+                          markup=False, highlight=False)
 
 
 def _f(v, digits: int = 1) -> str:

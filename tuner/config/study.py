@@ -14,6 +14,7 @@ from typing import Any, Literal, Union
 
 from pydantic import Field, field_validator
 
+from .slo import SLO
 from .space import Scalar, load_space, server_arg_names
 from .suite import SHIPPED_SUITES, load_suite
 from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_model
@@ -96,15 +97,26 @@ class ServerSettings(StrictModel):
         return server_arg_names(v, "args")
 
 
+class LosslessSettings(StrictModel):
+    """The lossless check (suites at temperature 0): a trial whose single-request outputs match
+    the baseline's in fewer than ``min_share`` of the requests is flagged; with ``enforce`` it is
+    also infeasible (kept out of the picks, steered away from)."""
+
+    min_share: float = Field(0.9, ge=0, le=1)
+    enforce: bool = False
+
+
 class BenchSettings(StrictModel):
     """The benchmark suite every trial and the baseline run, identically."""
 
     suite: Union[str, dict[str, Any]] = "seed"  #: ``seed``, ``quick``, a suite file, or inline
-    api: Literal["generate", "openai"] = "generate"
+    #: SGLang's /generate, OpenAI /v1/completions, or OpenAI /v1/chat/completions (chat template)
+    api: Literal["generate", "openai", "chat"] = "generate"
     stream: bool = False
+    lossless: LosslessSettings = Field(default_factory=LosslessSettings)
 
 
-_OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|(speedup|tok_per_s)@(\d+))")
+_OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|(speedup|tok_per_s|goodput|goodput_tok_per_s)@(\d+))")
 
 
 class SamplerSettings(StrictModel):
@@ -161,6 +173,8 @@ class StudyConfig(StrictModel):
     default_seed_trials: bool = True
     #: folder for per-trial logs; default ``studies/NAME/`` beside the study file
     workdir: str | None = None
+    #: latency limits per sweep concurrency (tuner.config.slo); a trial that breaks one is infeasible
+    slo: list[SLO] = Field(default_factory=list)
 
     @field_validator("objectives")
     @classmethod
@@ -168,10 +182,22 @@ class StudyConfig(StrictModel):
         for name in v:
             if not _OBJECTIVE.fullmatch(name):
                 raise ValueError(f"unknown objective {name!r}; expected single_speedup, "
-                                 f"single_tok_per_s, speedup@C or tok_per_s@C (C a concurrency)")
+                                 f"single_tok_per_s, speedup@C, tok_per_s@C, goodput@C or "
+                                 f"goodput_tok_per_s@C (C a concurrency)")
         if len(set(v)) != len(v):
             raise ValueError("objectives must not repeat")
         return v
+
+    @field_validator("slo")
+    @classmethod
+    def _one_per_concurrency(cls, v: list[SLO]):
+        seen = [s.concurrency for s in v]
+        if len(set(seen)) != len(seen):
+            raise ValueError("one slo entry per concurrency")
+        return v
+
+    def slo_at(self, concurrency: int) -> SLO | None:
+        return next((s for s in self.slo if s.concurrency == concurrency), None)
 
 
 def objective_concurrency(name: str) -> int | None:
@@ -200,13 +226,38 @@ def load_study(path: str | Path) -> StudyConfig:
                               f"expected one of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
         suite = str((base / suite).resolve())
         update["bench"] = study.bench.model_copy(update={"suite": suite})
-    load_suite(suite, base_dir=base)
+    loaded = load_suite(suite, base_dir=base)
+    if isinstance(suite, dict):
+        # An inline suite's files (prompt files, a dataset) are relative to the study file: keep
+        # the loaded suite, which carries their contents, so nothing later reads them from elsewhere.
+        update["bench"] = study.bench.model_copy(update={"suite": loaded.to_dict()})
+    _check_against_suite(study, loaded, path)
     update["workdir"] = str((base / (study.workdir or study.name)).resolve())
     if study.storage is None:
         # No storage in the file: $TUNER_STORAGE when set (several nodes), else SQLite beside it.
         local = f"sqlite:///{base / (study.name + '.db')}"
         update["storage"] = f"${{{STORAGE_ENV_VAR}}}" if os.environ.get(STORAGE_ENV_VAR) else local
     return study.model_copy(update=update)
+
+
+def _check_against_suite(study: StudyConfig, suite, path: Path) -> None:
+    """What the study file asks of the suite: SLO concurrencies it sweeps, streamed responses for
+    TTFT and ITL limits, an SLO wherever a goodput objective counts good requests."""
+    swept = set(suite.sweep.concurrencies)
+    for i, slo in enumerate(study.slo):
+        if slo.concurrency not in swept:
+            raise ConfigError(path, f"slo[{i}].concurrency", f"{slo.concurrency} is not a concurrency the suite "
+                              f"'{suite.name}' sweeps ({', '.join(map(str, sorted(swept))) or 'none'})")
+        streamed = slo.needs_stream()
+        if streamed and not study.bench.stream:
+            raise ConfigError(path, f"slo[{i}].{streamed[0]}", "TTFT and ITL are measured on streamed "
+                              "responses only; set bench.stream: true or limit e2e latency instead")
+    for name in study.objectives:
+        if name.startswith("goodput"):
+            c = objective_concurrency(name)
+            if study.slo_at(c) is None:
+                raise ConfigError(path, "objectives", f"{name} counts the requests that meet the SLO at "
+                                  f"C={c}; add an slo entry with concurrency: {c}")
 
 
 def study_from_dict(data: dict, source: str = "<stored study config>") -> StudyConfig:

@@ -1,10 +1,17 @@
 """The benchmark suite as data: which prompts, lengths, repeats and concurrencies every run measures.
 
 A suite is a YAML mapping (shipped: ``suites/seed.yaml``, the article's method, and
-``suites/quick.yaml`` for demos and tests) or the same mapping inline in a study file.
+``suites/quick.yaml`` for demos and tests) or the same mapping inline in a study file. Its requests
+are inline ``prompts`` or a ``dataset`` file (:mod:`tuner.config.dataset`: JSONL or ShareGPT).
 :func:`load_suite` returns a frozen :class:`Suite` whose prompts all carry their text (prompt files
-are read at load time), so the suite stored with a result is self-contained. Any problem raises
+are read and the dataset drawn at load time, its SHA-256 recorded), so the suite stored with a
+result is self-contained and loading it again reads no file. Any problem raises
 :class:`tuner.config.yamlfile.ConfigError` naming the file and key.
+
+Lengths: a request's output length is the phase's own (``single.lengths``, ``sweep.max_tokens``)
+when the suite gives one, else the prompt's own ``max_tokens`` (every dataset request has one), else
+the defaults (single: the prompt is skipped; sweep: 512). See :meth:`Suite.single_lengths` and
+:meth:`Suite.sweep_tokens`.
 """
 
 from __future__ import annotations
@@ -14,11 +21,14 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
+from .dataset import ChatMessage, DatasetSpec, draw
 from .yamlfile import ConfigError, StrictModel, did_you_mean, parse_model, read_yaml
 
 #: Suites that ship with the package, by name.
 SUITES_DIR = Path(__file__).parent / "suites"
-SHIPPED_SUITES = ("seed", "quick")
+SHIPPED_SUITES = ("seed", "quick", "mixed", "sharegpt-mini")
+#: A sweep request's output length when neither the suite nor the prompt gives one.
+DEFAULT_SWEEP_TOKENS = 512
 
 
 class PromptSpec(StrictModel):
@@ -28,6 +38,11 @@ class PromptSpec(StrictModel):
     name: str = Field(min_length=1)
     text: str | None = None
     file: str | None = None
+    #: OpenAI chat turns (``bench.api: chat`` sends them as they are; the raw-text APIs send ``text``,
+    #: the turns' contents); None: one user turn holding ``text``
+    messages: list[ChatMessage] | None = None
+    max_tokens: int | None = Field(None, ge=1)  #: the request's own output length (datasets)
+    category: str | None = None  #: a label counted in the workload statistics
 
     @model_validator(mode="after")
     def _text_or_file(self):
@@ -37,16 +52,25 @@ class PromptSpec(StrictModel):
             raise ValueError("text must not be empty")
         return self
 
+    def chat_messages(self) -> list[dict[str, str]]:
+        """The turns ``bench.api: chat`` sends."""
+        if self.messages:
+            return [m.model_dump() for m in self.messages]
+        return [{"role": "user", "content": self.text or ""}]
+
 
 class SingleSpec(StrictModel):
     """Single requests, one at a time: every prompt at every length, ``repeats`` times."""
 
-    lengths: list[int] = Field(default_factory=list)  #: max_tokens of each row
+    #: max_tokens of each row; omitted: each prompt's own max_tokens (a prompt without one is
+    #: skipped); ``[]`` skips the phase
+    lengths: list[int] | None = None
     repeats: int = Field(3, ge=1)  #: fixed repeats (the minimum in adaptive mode)
+    prompts: int | None = Field(None, ge=1)  #: only the suite's first N prompts (default: all)
 
     @model_validator(mode="after")
     def _positive(self):
-        if any(n < 1 for n in self.lengths):
+        if any(n < 1 for n in self.lengths or []):
             raise ValueError("lengths must be positive token counts")
         return self
 
@@ -57,7 +81,8 @@ class SweepSpec(StrictModel):
     first submission)."""
 
     concurrencies: list[int] = Field(default_factory=list)
-    max_tokens: int = Field(512, ge=1)
+    #: output length of every sweep request; omitted: each prompt's own max_tokens, else 512
+    max_tokens: int | None = Field(None, ge=1)
     repeats: int = Field(1, ge=1)  #: batches per concurrency (the minimum in adaptive mode)
 
     @model_validator(mode="after")
@@ -89,7 +114,9 @@ class Suite(StrictModel):
     exactly ``max_tokens``), prefix cache flushed between phases."""
 
     name: str = Field(min_length=1)
-    prompts: list[PromptSpec] = Field(min_length=1)
+    #: inline requests; with ``dataset`` they are the requests drawn from it (a loaded suite)
+    prompts: list[PromptSpec] | None = Field(None, min_length=1)
+    dataset: DatasetSpec | None = None  #: draw the requests from a JSONL or ShareGPT file
     single: SingleSpec = Field(default_factory=SingleSpec)
     sweep: SweepSpec = Field(default_factory=SweepSpec)
     warmup: WarmupSpec = Field(default_factory=WarmupSpec)
@@ -103,12 +130,42 @@ class Suite(StrictModel):
 
     @model_validator(mode="after")
     def _consistent(self):
-        names = [p.name for p in self.prompts]
+        if self.dataset is None and not self.prompts:
+            raise ValueError("give the requests: prompts (inline) or dataset (a JSONL or ShareGPT file)")
+        if self.dataset is not None and self.prompts and self.dataset.sha256 is None:
+            raise ValueError("give prompts or dataset, not both")
+        names = [p.name for p in self.prompts or []]
         if len(set(names)) != len(names):
             raise ValueError("prompt names must be unique")
-        if not self.single.lengths and not self.sweep.concurrencies:
+        if not self.sweep.concurrencies and (self.single.lengths == [] or (
+                self.drawn and self.n_single_requests() == 0)):
             raise ValueError("nothing to measure: give single.lengths or sweep.concurrencies")
         return self
+
+    @property
+    def drawn(self) -> bool:
+        """Whether every request is in ``prompts`` (inline, or a dataset drawn at load)."""
+        return bool(self.prompts) and (self.dataset is None or self.dataset.sha256 is not None)
+
+    def single_prompts(self) -> list[PromptSpec]:
+        """The prompts the single-request phase uses (``single.prompts``: the first N)."""
+        n = self.single.prompts
+        prompts = self.prompts or []
+        return list(prompts if n is None else prompts[:n])
+
+    def single_lengths(self, prompt: PromptSpec) -> list[int]:
+        """The lengths one prompt is measured at in the single-request phase."""
+        if self.single.lengths is not None:
+            return list(self.single.lengths)
+        return [prompt.max_tokens] if prompt.max_tokens else []
+
+    def sweep_tokens(self, prompt: PromptSpec) -> int:
+        """A sweep request's output length for ``prompt``."""
+        return self.sweep.max_tokens or prompt.max_tokens or DEFAULT_SWEEP_TOKENS
+
+    def n_single_requests(self) -> int:
+        """Single requests of one pass (times ``single.repeats`` for the whole phase)."""
+        return sum(len(self.single_lengths(p)) for p in self.single_prompts())
 
     def prompt_text(self, name: str) -> str:
         for p in self.prompts:
@@ -120,9 +177,26 @@ class Suite(StrictModel):
         return self.model_dump(mode="json")
 
 
+def _with_dataset(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
+    """Draw a dataset's requests into ``prompts`` and record the file's SHA-256 (a drawn suite is
+    left as it is: loading a stored suite reads no file)."""
+    if suite.dataset is None or suite.drawn:
+        return suite
+    rows, digest, _ = draw(suite.dataset, base_dir, str(source))
+    try:
+        prompts = [PromptSpec.model_validate(row) for row in rows]
+    except ValueError as exc:  # a row the schema refuses (it names the prompt)
+        raise ConfigError(source, "dataset", str(exc).splitlines()[0]) from None
+    dataset = suite.dataset.model_copy(update={"sha256": digest})
+    update: dict[str, Any] = {"prompts": prompts, "dataset": dataset}
+    return suite.model_copy(update=update)
+
+
 def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
     """Read every ``file`` prompt into ``text`` (keeping ``file`` for provenance)."""
     prompts = []
+    if suite.prompts is None:
+        return suite
     for i, p in enumerate(suite.prompts):
         if p.file is not None and p.text is None:
             path = Path(p.file) if Path(p.file).is_absolute() else base_dir / p.file
@@ -150,7 +224,8 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
     if isinstance(spec, dict):
         source = "<inline suite>"
         suite = parse_model(Suite, spec, source)
-        return _with_prompt_files(suite, source, Path(base_dir or Path.cwd()))
+        base = Path(base_dir or Path.cwd())
+        return _with_dataset(_with_prompt_files(suite, source, base), source, base)
     if not isinstance(spec, (str, Path)):
         raise ConfigError("<suite>", "", f"expected a suite name, file or mapping, got {type(spec).__name__}")
     text = str(spec)
@@ -164,4 +239,4 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
             raise ConfigError(text, "", f"unknown suite{did_you_mean(text, SHIPPED_SUITES)}; expected one "
                                         f"of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
     suite = parse_model(Suite, read_yaml(path), path)
-    return _with_prompt_files(suite, path, path.parent)
+    return _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)

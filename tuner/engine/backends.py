@@ -185,9 +185,13 @@ class ModelBackend:
     def expected(self, spec: SpecConfig | None):
         if spec not in self._cache:
             s = self.suite
+            # A dataset suite sends each request at its own length; the closed-form model takes one
+            # set of lengths for every prompt: the requests' distinct lengths and their mean.
+            lengths = sorted({n for p in s.single_prompts() for n in s.single_lengths(p)})
+            sweep_tokens = round(sum(s.sweep_tokens(p) for p in s.prompts) / len(s.prompts))
             self._cache[spec] = self.model.expected_figures(
-                spec, prompts=[p.text for p in s.prompts], single_lengths=list(s.single.lengths),
-                concurrencies=list(s.sweep.concurrencies), sweep_tokens=s.sweep.max_tokens)
+                spec, prompts=[p.text for p in s.prompts], single_lengths=lengths,
+                concurrencies=list(s.sweep.concurrencies), sweep_tokens=sweep_tokens)
         return self._cache[spec]
 
     def measure(self, spec: SpecConfig | None, label: str, record: Record,

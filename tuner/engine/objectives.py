@@ -5,7 +5,10 @@ Names (the study file's ``objectives``), all maximized:
 * ``single_speedup``: mean single-request tok/s over prompts x lengths, over the baseline's (the
   article's 1.65x);
 * ``speedup@C``: aggregate tok/s of the concurrency sweep at C, over the baseline's (1.05x at C=32);
-* ``single_tok_per_s`` and ``tok_per_s@C``: the same figures, absolute (model time on the simulator).
+* ``single_tok_per_s`` and ``tok_per_s@C``: the same figures, absolute (model time on the simulator);
+* ``goodput@C`` and ``goodput_tok_per_s@C``: the requests (per second) and their tokens (per second)
+  at concurrency C that meet every latency limit of the study's ``slo`` entry at C, absolute
+  (:mod:`tuner.engine.limits`).
 
 Figures come from anything with ``single_tok_per_s`` and ``tok_per_s_at(c)``: a measured
 :class:`tuner.bench.SuiteResult` or the performance model's expectation.
@@ -29,21 +32,24 @@ class Figures(Protocol):
     def tok_per_s_at(self, concurrency: int) -> float | None: ...
 
 
-def figure(name: str, figures: Figures) -> float | None:
-    """The absolute figure behind an objective (tok/s)."""
+def figure(name: str, figures: Figures, extra: dict | None = None) -> float | None:
+    """The absolute figure behind an objective (tok/s; goodput from ``extra``, the limit attributes)."""
+    if name.startswith("goodput"):
+        return (extra or {}).get(name)
     c = objective_concurrency(name)
     return figures.single_tok_per_s if c is None else figures.tok_per_s_at(c)
 
 
-def objective_values(names: Sequence[str], figures: Figures, baseline: Figures) -> list[float]:
-    """Objective values of ``figures`` against ``baseline``.
+def objective_values(names: Sequence[str], figures: Figures, baseline: Figures,
+                     extra: dict | None = None) -> list[float]:
+    """Objective values of ``figures`` against ``baseline`` (``extra``: goodput figures).
 
     Raises ``ValueError`` naming the objective when a figure is missing (the suite does not measure
     that concurrency, or every request of that phase failed).
     """
     values = []
     for name in names:
-        got = figure(name, figures)
+        got = figure(name, figures, extra)
         if got is None:
             raise ValueError(f"objective {name}: the suite result has no such figure")
         if "speedup" in name:

@@ -3,7 +3,9 @@
 Pure functions of a :class:`tuner.engine.backends.Measurement` and the baseline's figures; the
 trial runner (:mod:`tuner.engine.trial`) writes what they return. A measurement that cannot be
 compared (a figure an objective needs is missing) is ``incomplete``; a server that ran another
-setting than asked is ``args_mismatch``: both are failed trials, never values on the front.
+setting than asked is ``args_mismatch``: both are failed trials, never values on the front. A
+measured trial also carries its SLO checks, goodput and lossless check (:mod:`tuner.engine.limits`);
+breaking a limit leaves it ``measured`` with its values, and infeasible through its constraints.
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..sglang.rules import SpecConfig
+from .limits import OUTPUTS_ATTR, SLO_ATTR, baseline_outputs, goodput_attrs, lossless_attrs, slo_checks
 from .objectives import objective_values
 from .records import FAILED, MEASURED, StoredFigures, figure_attrs
 
@@ -30,13 +33,18 @@ class TrialOutcome:
     attrs: dict
 
 
-def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures) -> TrialOutcome:
-    """Status, values and attributes of a trial's measurement ``m`` against the ``baseline``."""
+def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, config=None,
+                      baseline_attrs: dict | None = None) -> TrialOutcome:
+    """Status, values and attributes of a trial's measurement ``m`` against the ``baseline``;
+    ``config`` (the study's) brings the SLOs and the lossless check, ``baseline_attrs`` the
+    baseline's stored outputs."""
     attrs = measurement_attrs(m, spec)
     values, status = None, FAILED
     if not m.failure_class:
+        extra = limit_attrs(m.figures, config, baseline_attrs) if config is not None else {}
+        attrs.update(extra)
         try:
-            values = objective_values(objectives, m.figures, baseline)
+            values = objective_values(objectives, m.figures, baseline, extra)
             status = MEASURED
         except ValueError as exc:
             attrs.update(failure_class="incomplete", failure_message=str(exc))
@@ -50,10 +58,34 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures) 
     return TrialOutcome(status, values, attrs)
 
 
+def limit_attrs(figures, config, baseline_attrs: dict | None) -> dict[str, Any]:
+    """Goodput, SLO checks and the lossless check of a measurement (see :mod:`tuner.engine.limits`)."""
+    attrs: dict[str, Any] = goodput_attrs(figures, config.slo)
+    if config.slo:
+        flat = figure_attrs(figures)
+        attrs[SLO_ATTR] = slo_checks(flat, config.slo)
+    lossless = config.bench.lossless
+    attrs.update(lossless_attrs(figures, baseline_attrs, lossless.min_share, lossless.enforce))
+    return attrs
+
+
+def baseline_attrs(m, config) -> dict[str, Any]:
+    """The baseline's attributes: its figures, judged against the same SLOs (it may break them
+    itself), and its single-request outputs for the lossless check of every trial."""
+    attrs = measurement_attrs(m, None)
+    if m.figures is not None and not m.failure_class:
+        attrs.update(limit_attrs(m.figures, config, None))
+        outputs = baseline_outputs(m.figures)
+        if outputs:
+            attrs[OUTPUTS_ATTR] = outputs
+    return attrs
+
+
 def is_figure(key: str) -> bool:
     """Whether a trial attribute is a measured figure (copied when a trial reuses a measurement)."""
-    return "tok_per_s" in key or "latency" in key or "ttft" in key or key.startswith(("accept_length", "speedup@",
-                                                                                       "single_speedup", "errors@"))
+    return ("tok_per_s" in key or "latency" in key or "ttft" in key
+            or key.startswith(("accept_length", "speedup@", "single_speedup", "errors@", "itl_", "e2e_",
+                               "goodput", "slo_", "lossless_")))
 
 
 def speedups(figures, base: StoredFigures) -> dict:

@@ -30,6 +30,7 @@ from .asktell import trial_params, utc_now
 from .storage import open_storage, redact
 
 CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
+WORKLOAD_ATTR = "tuner_workload"  #: the suite's request statistics (tuner.bench.workload)
 READY_ATTR = "created_at"
 BASELINE_SUFFIX = ".baseline"
 
@@ -91,6 +92,7 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     study.set_user_attr(CONFIG_ATTR, wanted)
     study.set_user_attr(SPACE_ATTR, space_dict)
     study.set_user_attr(SUITE_ATTR, suite_dict)
+    study.set_user_attr(WORKLOAD_ATTR, workload_of(suite_dict))
     study.set_user_attr("tuner_version", __version__)
     study.set_user_attr("objectives", list(config.objectives))
     for spec in seeds:
@@ -99,6 +101,14 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     # Written last: a study is ready (config, space, suite, seeds, baseline study) once it has this.
     study.set_user_attr(READY_ATTR, utc_now())
     return study
+
+
+def workload_of(suite_dict: dict) -> dict:
+    """The statistics of a (stored) suite's requests."""
+    from ..bench.workload import workload_stats
+    from ..config.suite import load_suite
+
+    return workload_stats(load_suite(suite_dict))
 
 
 def wait_until_ready(study, timeout_s: float = 30.0) -> dict:

@@ -24,8 +24,9 @@ from ..config.study import StudyConfig
 from ..sglang.rules import Resolution, SpecConfig
 from .asktell import ask, tell, utc_now
 from .baseline import Baseline
+from .limits import extra_constraints
 from .objectives import worst_values
-from .outcome import FAILURE_KEYS, is_figure, judge_measurement, measurement_attrs
+from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement
 from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
 
@@ -114,7 +115,7 @@ class TrialRunner:
             if prior is not None:
                 self._finish(trial, REUSED, prior.values, {"reused_from": prior.number,
                              **{k: v for k, v in prior.attrs.items() if is_figure(k) or k in FAILURE_KEYS}},
-                             feasible=prior.feasible)
+                             feasible=prior.status == MEASURED and prior.values is not None)
                 self.emit("trial_skip", {"trial": trial.number, "spec": eff.label(),
                                          "why": f"same as trial {prior.number}"})
                 return REUSED
@@ -191,12 +192,13 @@ class TrialRunner:
             if files:
                 store_trial_artifacts(study, trial, files, self.config.workdir)
             if baseline is None:  # the baseline trial
-                for k, v in measurement_attrs(m, spec).items():
+                for k, v in baseline_attrs(m, self.config).items():
                     trial.set_user_attr(k, v)
                 if not m.failure_class:
                     trial.set_user_attr("status", MEASURED)
                 return
-            verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures)
+            verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures, self.config,
+                                        baseline.attrs)
             self._finish(trial, verdict.status, verdict.values, verdict.attrs,
                          feasible=verdict.status == MEASURED)
             self.emit("trial_done", {"trial": trial.number, "spec": spec.label(), "status": verdict.status,
@@ -220,8 +222,13 @@ class TrialRunner:
                                         "placeholders that steer the sampler away, not results")
         value = -1.0 if feasible else 1.0
         trial.set_constraint(CONSTRAINT, value)
+        # The study's limits (SLOs, lossless), each by how much it is broken (tuner.engine.limits).
+        extra = extra_constraints(attrs) if feasible else {}
+        for name, limit in extra.items():
+            trial.set_constraint(name, limit)
         # optuna-dashboard (0.21) reads only the older list form of constraints (system attribute
         # "constraints"), which Optuna 5 still reads too: without it the dashboard marks nothing
-        # infeasible. Both forms hold the same value, so feasibility is the same either way.
-        self.storage.set_trial_system_attr(trial._trial_id, LEGACY_CONSTRAINTS, [value])
+        # infeasible. Both forms hold the same values, so feasibility is the same either way (and
+        # the samplers' sum of violations is doubled for every trial alike, so their order holds).
+        self.storage.set_trial_system_attr(trial._trial_id, LEGACY_CONSTRAINTS, [value, *extra.values()])
         tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))

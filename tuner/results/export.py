@@ -13,6 +13,14 @@ fixed args, the study's ``server.args`` and the launcher's pins -- so export and
 disagree. Host and port are left out: deployment choices. ``server.extra_args`` (raw argv) cannot
 be told apart into keys and values reliably: they are named in a comment and in the command line.
 
+After ``tuner study confirm``, ``--pick single|throughput|knee`` uses the confirmed picks
+(:mod:`tuner.results.confirmed`): confirmed means with 95% intervals, ties within noise to the
+cheaper setting, and per concurrency whether the gain is distinguishable from the baseline; a study
+whose confirmed candidates all lose to ``--min-speedup-c32`` beyond noise answers "no safe
+improvement" (:class:`PickError`). The header also states the workload (suite, dataset, API,
+temperature), the latency SLOs met or broken (and whether the baseline breaks them itself) and the
+lossless check.
+
 Contract: building an export reads storage only; :func:`tuner.config.files.write_atomic` writes each file to a
 temporary file in the target folder and renames it, only after every check has passed.
 """
@@ -32,7 +40,9 @@ from ..config.yamlfile import ConfigError
 from ..engine.records import TrialRecord, load_records
 from ..sglang.rules import SpecConfig
 from .adaptive import AdaptivePolicy, topk1_measurements
-from .pareto import PickError, pick_record, study_front
+from .confirmed import confirmation_lines, confirmed_pick, load_confirmation
+from .pareto import PICKS, PickError, pick_record, study_front
+from .traffic import baseline_slo_lines, lossless_line, slo_lines, workload_lines
 
 #: The flags the launcher puts first, in its order; host and port are deployment choices.
 _HEAD = ("model_path", "tp_size")
@@ -223,9 +233,19 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     config, space, suite = config_from_study(study)
     if pick is None and policy is None:
         raise ConfigError("--pick", "", "give --pick single|throughput|knee|TRIAL")
+    # PickError ("no safe improvement") when every confirmed candidate loses to --min-speedup-c32
+    conf = load_confirmation(study, min_speedup_c32 if pick in PICKS else None)
     if pick is not None:
-        front = study_front(study, min_speedup_c32)
-        record = pick_record(front, records, pick)
+        confirmed = confirmed_pick(conf, pick)
+        if confirmed is not None:
+            record = next(r for r in records if r.number == confirmed.trial)
+            unconfirmed = pick_record(study_front(study), records, pick)
+            if unconfirmed.number != record.number:
+                conf.why[pick] += (f" (one measurement each picked trial {unconfirmed.number}, "
+                                   f"{unconfirmed.effective.label()})")
+        else:
+            front = study_front(study, min_speedup_c32)
+            record = pick_record(front, records, pick)
         spec = record.effective
     if policy is not None:
         steps = policy.candidate_steps()
@@ -246,6 +266,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
     warnings = _recorded_mismatches(record, mapping)
+    header += _traffic_notes(study, config, record, None if base is None else base.attrs, conf, pick)
     notes = ["", "Load it with: python -m sglang.launch_server --config THIS_FILE --host HOST --port PORT",
              "host and port are left out on purpose: they are deployment choices, not measured ones."]
     if plan.pinned:
@@ -264,6 +285,25 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     header += notes + [f"WARNING: {w}" for w in warnings] + [""]
     header = [line.replace("\n", " ") for line in header]
     return ServerExport(study.study_name, pick, record, spec, mapping, argv, header, data, warnings)
+
+
+def _traffic_notes(study, config, record: TrialRecord, baseline: dict | None, conf, pick: str) -> list[str]:
+    """Workload, SLOs, the lossless check and the confirmation of the exported trial."""
+    from ..engine.study import WORKLOAD_ATTR
+
+    lines = workload_lines(study.user_attrs.get(WORKLOAD_ATTR), config)
+    lines += slo_lines(record.attrs) + baseline_slo_lines(baseline)
+    if (text := lossless_line(record.attrs)) is not None:
+        lines.append(text)
+    cand = conf.candidate(record.number) if conf is not None else None
+    if cand is not None:
+        lines += confirmation_lines(conf, cand)
+        if pick in conf.why and conf.picks.get(pick) is cand:
+            lines.append(f"  --pick {pick} after confirmation: {conf.why[pick]}")
+    else:
+        lines.append("not confirmed: one measurement per setting; `tuner study confirm` re-measures the picks "
+                     "and the baseline, interleaved, for 95% intervals")
+    return lines
 
 
 def check_yaml_path(path: Path) -> None:

@@ -19,6 +19,10 @@ Definitions (all objectives are maximized):
   always ties) go to the larger product of the raw objective values (the larger geometric-mean
   speedup), then the lower trial number. A front of one point is its own knee and both extremes.
 
+Only feasible trials are picked: a trial that breaks one of the study's latency SLOs (or an
+enforced lossless check) is measured but infeasible, shown with the limit it breaks and by how much
+(:func:`limits_note`), and never on the front.
+
 Bad state (no completed trial, no feasible trial for a pick) raises :class:`PickError` (the CLI
 exits 1); a bad request (a trial number that does not exist) raises
 :class:`tuner.config.yamlfile.ConfigError` (exit 2).
@@ -32,8 +36,10 @@ from typing import Any, Sequence
 
 from ..config.study import objective_concurrency
 from ..config.yamlfile import ConfigError
+from ..engine.limits import SLO_ATTR
 from ..engine.records import FAILED, INVALID, MEASURED, REUSED, TrialRecord, counts_text, load_records
 from .status import front_records
+from .traffic import limits_note
 
 #: ``--pick`` names besides a trial number.
 PICKS = ("single", "throughput", "knee")
@@ -71,6 +77,8 @@ class Front:
     concurrencies: list[int]  #: every concurrency measured (baseline or trials)
     eligible: int  #: feasible measured effective configs considered
     min_speedup_c32: float | None = None
+    #: measured settings kept off the front because they break the study's limits (SLOs, lossless)
+    limited: list[TrialRecord] = field(default_factory=list)
 
     def point(self, number: int) -> FrontPoint | None:
         return next((p for p in self.points if p.number == number), None)
@@ -176,6 +184,12 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
             seen = f"the best measured is {best:.3f}" if best is not None else "none measured it"
             raise PickError(f"no feasible trial of study {study_name} reaches speedup@{C32} >= "
                             f"{min_speedup_c32:g} ({seen}); lower --min-speedup-c32")
+        limited = [r for r in records if r.status == MEASURED and not r.feasible and limits_note(r.attrs)]
+        if limited:
+            closest = min(limited, key=lambda r: sum(max(0.0, c["excess"]) for c in r.attrs.get(SLO_ATTR) or []))
+            raise PickError(f"no measured trial of study {study_name} meets the study's limits ({len(limited)} "
+                            f"break them; closest: trial {closest.number}, {limits_note(closest.attrs)}); "
+                            f"relax the slo or measure more settings")
         raise PickError(f"study {study_name} has no feasible measured trial ({counts_text(records) or 'no trials'}); "
                         f"see `tuner study status {study_name}` for the failures")
     front = front_records(pool)
@@ -199,8 +213,15 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
     points.sort(key=lambda p: (-p.values[0], p.number))
     concurrencies = sorted({int(k.split("@")[1]) for r in pool for k in r.attrs if k.startswith("tok_per_s@")}
                            | {int(k.split("@")[1]) for k in (baseline or {}) if k.startswith("tok_per_s@")})
+    limited, seen = [], set()
+    for r in records:
+        key = r.attrs.get("effective_key")
+        if r.status == MEASURED and not r.feasible and limits_note(r.attrs) and key not in seen:
+            seen.add(key)
+            limited.append(r)
     return Front(study_name, list(objectives), points, knee, extremes, baseline, concurrencies,
-                 eligible=len({r.attrs.get("effective_key") for r in pool}), min_speedup_c32=min_speedup_c32)
+                 eligible=len({r.attrs.get("effective_key") for r in pool}), min_speedup_c32=min_speedup_c32,
+                 limited=limited)
 
 
 def study_front(study, min_speedup_c32: float | None = None) -> Front:
@@ -241,6 +262,9 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str) -> Tria
     if r.state != "COMPLETE":
         raise PickError(f"trial {number} of study {front.study} is {r.state.lower()}, not finished; "
                         f"wait for it or pick a finished trial")
+    if r.status == MEASURED and not r.feasible and limits_note(r.attrs):
+        raise PickError(f"trial {number} of study {front.study} {limits_note(r.attrs)}; pick a trial that "
+                        f"meets the study's limits")
     if r.status in (FAILED, INVALID) or not r.feasible:
         why = r.failure_class or r.status or r.state.lower()
         msg = r.attrs.get("failure_message")
@@ -262,6 +286,7 @@ def front_data(front: Front) -> dict[str, Any]:
         "min_speedup_c32": front.min_speedup_c32,
         "eligible_configs": front.eligible,
         "baseline": None if front.baseline is None else {
+            "slo_checks": front.baseline.get(SLO_ATTR),
             "single_tok_per_s": front.baseline.get("single_tok_per_s"),
             "tok_per_s": {str(c): front.baseline.get(f"tok_per_s@{c}") for c in front.concurrencies
                           if front.baseline.get(f"tok_per_s@{c}") is not None},
@@ -269,6 +294,8 @@ def front_data(front: Front) -> dict[str, Any]:
         "knee": front.knee.number,
         "extremes": {name: p.number for name, p in front.extremes.items()},
         "points": [point_data(p, front.concurrencies) for p in front.points],
+        "limited": [{"trial": r.number, "effective": r.effective.as_dict() if r.effective else None,
+                     "values": r.values, "breaks": limits_note(r.attrs)} for r in front.limited],
     }
 
 
@@ -285,6 +312,8 @@ def point_data(p: FrontPoint, concurrencies: Sequence[int]) -> dict[str, Any]:
         "tok_per_s": {str(c): a[f"tok_per_s@{c}"] for c in concurrencies if a.get(f"tok_per_s@{c}") is not None},
         "speedup": {str(c): a[f"speedup@{c}"] for c in concurrencies if a.get(f"speedup@{c}") is not None},
         "accept_length": a.get("accept_length"),
+        "slo_checks": a.get(SLO_ATTR),
+        "lossless_share": a.get("lossless_share"),
         "same_as": list(p.same_as),
     }
 

@@ -24,6 +24,7 @@ from ..config.files import write_text_atomic
 from ..engine.records import MEASURED, REUSED, TrialRecord, counts_text
 from .report_data import ReportData, load_report_data
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
+from .report_traffic import traffic_html
 
 # --------------------------------------------------------------------------------------------------
 # Optuna's own plots, over the feasible measurements only
@@ -196,6 +197,7 @@ def render_html(data: ReportData, figures: list[Rendered], notes: list[str]) -> 
     if data.time_note:
         parts.append(f"<p class=\"model-time\">{e(data.time_note)}</p>")
     parts += _summary_html(data)
+    parts += traffic_html(data, _table)
     for fig in figures:
         parts.append(f"<section><h2>{e(fig.title)}</h2>")
         if fig.figure_json is None:

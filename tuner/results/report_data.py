@@ -35,6 +35,10 @@ class ReportData:
     picks_note: str
     failures: list[TrialRecord]
     study: Any = field(repr=False, default=None)
+    config: dict = field(default_factory=dict)  #: the study config as stored
+    workload: dict | None = None  #: the suite's request statistics (tuner.bench.workload)
+    baseline_attrs: dict = field(default_factory=dict)
+    confirmation: Any = None  #: tuner.results.confirmed.Confirmation, when the study was confirmed
 
     @property
     def model_time(self) -> bool:
@@ -70,9 +74,13 @@ def load_report_data(study) -> ReportData:
     front = sorted(front_records(records), key=lambda r: r.values[0])
     picks, note = export_picks(front, objectives)
     failures = [r for r in records if r.status in (FAILED, INVALID) or r.state == "FAIL"]
+    from ..engine.study import WORKLOAD_ATTR
+    from .confirmed import load_confirmation
+
     return ReportData(study.study_name, objectives, backend, time_note,
                       baseline.figures if baseline else None, records, measured, front, picks, note, failures,
-                      study)
+                      study, config, study.user_attrs.get(WORKLOAD_ATTR), dict(baseline.attrs) if baseline else {},
+                      load_confirmation(study))
 
 
 #: why each pick is marked (the definitions are tuner.results.pareto's, the ones ``tuner study export --pick`` uses)

@@ -26,18 +26,27 @@ def _spec(s) -> dict | None:
 
 def study_status(study) -> dict[str, Any]:
     from ..engine.baseline import find_baseline
+    from ..engine.limits import SLO_ATTR
+    from ..engine.study import CONFIG_ATTR, WORKLOAD_ATTR
+    from .traffic import limits_note
 
     records = load_records(study)
     objectives = study.user_attrs.get("objectives") or [f"objective_{i}" for i in range(len(study.directions))]
     baseline = find_baseline(study)
     front = front_records(records)
+    config = study.user_attrs.get(CONFIG_ATTR) or {}
+    bench = config.get("bench") or {}
     return {
         "study": study.study_name,
         "objectives": objectives,
         "baseline": None if baseline is None else {
             k: v for k, v in baseline.attrs.items()
-            if k in ("single_tok_per_s", "accept_length", "log_path", "duration_s") or k.startswith("tok_per_s@")
+            if k in ("single_tok_per_s", "accept_length", "log_path", "duration_s", SLO_ATTR)
+            or k.startswith(("tok_per_s@", "goodput"))
         },
+        "workload": study.user_attrs.get(WORKLOAD_ATTR),
+        "bench": {k: bench.get(k) for k in ("api", "stream", "lossless")},
+        "slo": config.get("slo") or [],
         "counts": status_counts(records),
         "trials": [{
             "number": r.number, "state": r.state, "status": r.status,
@@ -45,6 +54,9 @@ def study_status(study) -> dict[str, Any]:
             "values": r.values, "feasible": r.feasible,
             "failure_class": r.failure_class, "failure_message": r.attrs.get("failure_message"),
             "reused_from": r.attrs.get("reused_from"), "duration_s": r.duration_s,
+            "limits": limits_note(r.attrs) or None, "slo_checks": r.attrs.get(SLO_ATTR),
+            "lossless_share": r.attrs.get("lossless_share"), "lossless_flag": r.attrs.get("lossless_flag"),
+            "lossless_first_divergence": r.attrs.get("lossless_first_divergence"),
         } for r in records],
         "front": [r.number for r in front],
     }

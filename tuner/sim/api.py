@@ -178,7 +178,9 @@ class SimService:
         facts = self._facts.get(key)
         if facts is None:
             if spec.text is not None:
-                facts = (self.model.prompt_tokens(spec.text), self.model.predictability(spec.text))
+                # A chat request drafts like its messages' content, not like the template around it.
+                facts = (self.model.prompt_tokens(spec.text),
+                         self.model.predictability(spec.acceptance_text or spec.text))
             else:
                 text = synth.detokenize(spec.input_ids)
                 facts = (len(spec.input_ids), self.model.predictability(text))
@@ -374,14 +376,17 @@ class SimService:
                 return _api_error(openai_error(str(results), "ServiceUnavailable", 503))
             if results is None:
                 return web.Response(status=499)  # nobody reads it: the client is gone
+            ext = self._sglext([(req, Progress(req.generated, req.verify_ct, req.correct_drafts, True), t0)
+                                for req, _, _, t0 in results], parsed)
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
-                                                   for req, ids, text, _ in results], parsed.n))
+                                                   for req, ids, text, _ in results], parsed.n, ext))
         resp = await self._prepare_stream(request)
         try:
             first = True
-            async for req, progress, new, n_ids, _ in self._stream_one(parsed.specs[0], None):
+            async for req, progress, new, n_ids, t0 in self._stream_one(parsed.specs[0], None):
+                ext = self._sglext([(req, progress, t0)], parsed) if progress.finished else None
                 for chunk in fmt.stream_chunks(synth.detokenize(new), req.prompt_tokens, n_ids,
-                                               progress.finished, first, parsed.options or {}):
+                                               progress.finished, first, parsed.options or {}, ext):
                     await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
                 self._delivered(req, progress.at_m)
                 first = False
@@ -393,6 +398,19 @@ class SimService:
         except ConnectionResetError:
             pass
         return resp
+
+    def _sglext(self, outputs: list, parsed: ParsedRequest) -> dict | None:
+        """``sglext`` of an OpenAI answer: spec_tokens_details when asked for and speculating, one
+        object, or a list of them with ``n > 1`` (serving_chat.py; serving_completions.py)."""
+        from .openai_format import spec_tokens_details
+
+        if not parsed.spec_details:
+            return None
+        details = [d for d in (spec_tokens_details(self._meta(req, progress, t0)) for req, progress, t0 in outputs)
+                   if d is not None]
+        if not details:
+            return None
+        return {"spec_tokens_details": details if parsed.n > 1 else details[0]}
 
     async def models(self, request: web.Request) -> web.Response:
         args = self.resolved

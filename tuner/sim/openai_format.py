@@ -3,13 +3,29 @@
 Shapes follow SGLang's ``srt/entrypoints/openai/protocol.py`` and ``serving_completions.py`` /
 ``serving_chat.py``: ``usage`` with ``prompt_tokens``, ``completion_tokens``, ``total_tokens``; in a
 stream, ``stream_options.include_usage`` adds a last chunk with empty ``choices`` and the usage, and
-``continuous_usage_stats`` puts the usage so far on every chunk.
+``continuous_usage_stats`` puts the usage so far on every chunk. With
+``return_spec_tokens_details: true`` a speculative server adds ``sglext.spec_tokens_details``: at
+the top level of a complete answer, and in a stream as one chunk with ``choices: []`` after the
+finish and before the usage chunk (``serving_chat.py``; ``utils.spec_tokens_details_from_meta_info``
+builds it from ``/generate``'s meta_info figures, and there is none without speculation).
 """
 
 from __future__ import annotations
 
 import time
 import uuid
+
+#: meta_info keys ``utils.spec_tokens_details_from_meta_info`` copies (defaults 0 / [])
+_SPEC_KEYS = {"spec_accept_rate": 0.0, "spec_accept_length": 0.0, "spec_cap_length": 0.0,
+              "spec_block_accept_length": 0.0, "spec_num_correct_drafts": 0, "spec_num_proposed_drafts": 0,
+              "spec_verify_ct": 0, "spec_correct_drafts_histogram": [], "spec_cap_lens_histogram": []}
+
+
+def spec_tokens_details(meta: dict) -> dict | None:
+    """SGLang's ``SpecTokensDetails`` from a request's meta_info; None when it has no spec figures."""
+    if not any(k in meta for k in _SPEC_KEYS):
+        return None
+    return {k: meta.get(k) or default for k, default in _SPEC_KEYS.items()}
 
 
 def usage(prompt_tokens: int, completion_tokens: int) -> dict:
@@ -29,11 +45,12 @@ class OpenAIFormatter:
         return {"id": self.id, "object": obj, "created": self.created, "model": self.model,
                 "choices": choices, "usage": usage_}
 
-    def response(self, outputs: list[tuple[str, int, int]], n: int = 1) -> dict:
+    def response(self, outputs: list[tuple[str, int, int]], n: int = 1, sglext: dict | None = None) -> dict:
         """The reply for ``outputs`` ((text, prompt tokens, completion tokens), prompt-major, ``n``
         per prompt): one choice each, ``index`` in order (serving_completions.py
         ``_build_completion_response``); prompt tokens counted once per prompt
-        (usage_processor.py ``calculate_response_usage``)."""
+        (usage_processor.py ``calculate_response_usage``); ``sglext`` at the response level
+        (serving_chat.py ``_build_chat_response``)."""
         choices = []
         for index, (text, _, _) in enumerate(outputs):
             if self.chat:
@@ -46,11 +63,15 @@ class OpenAIFormatter:
         prompt_tokens = sum(p for _, p, _ in outputs[::max(1, n)])
         completion_tokens = sum(c for _, _, c in outputs)
         obj = "chat.completion" if self.chat else "text_completion"
-        return self._envelope(obj, choices, usage(prompt_tokens, completion_tokens))
+        body = self._envelope(obj, choices, usage(prompt_tokens, completion_tokens))
+        if sglext:
+            body["sglext"] = sglext
+        return body
 
     def stream_chunks(self, delta: str, prompt_tokens: int, completion_tokens: int, finished: bool,
-                      first: bool, options: dict) -> list[dict]:
-        """The SSE chunks for newly generated text ``delta`` (and the usage chunk at the end)."""
+                      first: bool, options: dict, sglext: dict | None = None) -> list[dict]:
+        """The SSE chunks for newly generated text ``delta`` (and, at the end, the sglext chunk and
+        the usage chunk)."""
         finish = "length" if finished else None
         running_usage = (usage(prompt_tokens, completion_tokens)
                          if options.get("continuous_usage_stats") else None)
@@ -67,6 +88,8 @@ class OpenAIFormatter:
             choice = {"index": 0, "text": delta, "logprobs": None, "finish_reason": finish,
                       "matched_stop": None}
         chunks.append(self._envelope(obj, [choice], running_usage))
+        if finished and sglext:
+            chunks.append({**self._envelope(obj, [], None), "sglext": sglext})
         if finished and options.get("include_usage"):
             chunks.append(self._envelope(obj, [], usage(prompt_tokens, completion_tokens)))
         return chunks

@@ -30,7 +30,7 @@ from __future__ import annotations
 
 import json
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Dict, List, Literal, Optional, Union
 
 import pydantic
@@ -184,6 +184,7 @@ class _OpenAIBase(BaseModel):
     ebnf: Optional[str] = None
     response_format: Optional[Dict[str, Any]] = None
     return_hidden_states: Union[bool, Literal["last"]] = False
+    return_spec_tokens_details: bool = False  # protocol.py: sglext.spec_tokens_details on request
     lora_path: Optional[Union[List[Optional[str]], Optional[str]]] = None
     session_params: Optional[Dict] = None
     custom_logit_processor: Optional[str] = None
@@ -324,6 +325,9 @@ class GenSpec:
     greedy: bool
     ignore_eos: bool
     index: int = 0  #: position in the reply (prompt-major: prompt i, sample j -> i * n + j)
+    #: what acceptance is judged on when it differs from ``text`` (a chat request: the messages'
+    #: content without the template around it)
+    acceptance_text: str | None = None
 
 
 @dataclass(frozen=True)
@@ -335,6 +339,8 @@ class ParsedRequest:
     n: int = 1
     options: dict | None = None  #: OpenAI stream_options
     model: str | None = None
+    #: OpenAI ``return_spec_tokens_details``: add ``sglext.spec_tokens_details`` to the answer
+    spec_details: bool = False
 
 
 class ContextCheck:
@@ -363,7 +369,7 @@ class ContextCheck:
                 f"and {m} tokens for the completion. Please reduce the number of tokens in the input "
                 f"messages or the completion to fit within the limit.")
         if m is None:
-            return GenSpec(spec.text, spec.input_ids, ctx - n_in, spec.greedy, spec.ignore_eos, spec.index)
+            return replace(spec, max_new_tokens=ctx - n_in)
         return spec
 
 
@@ -492,12 +498,15 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
         if req.stream and batch:
             raise _unsupported("streaming several choices (a list of prompts, or n > 1, with stream)")
         specs = _expand(prompts, [params] * len(prompts), max(1, req.n), limits)
+        if chat:  # a chat request drafts like its messages' content, not like the template
+            specs = [replace(s, acceptance_text=chat_content(req.messages)) for s in specs]
     except ValueError as exc:
         # serving_completions.py _handle_non_streaming_request (and the stream's kick-start):
         # create_error_response(str(e)).
         raise openai_error(str(exc)) from None
     options = req.stream_options.model_dump() if req.stream_options else {}
-    return ParsedRequest(specs, batch, req.stream, None, req.n, options, req.model)
+    return ParsedRequest(specs, batch, req.stream, None, req.n, options, req.model,
+                         bool(req.return_spec_tokens_details))
 
 
 def parse_completion(raw: bytes, content_type: str | None, limits: ContextCheck) -> ParsedRequest:
@@ -508,6 +517,18 @@ def parse_completion(raw: bytes, content_type: str | None, limits: ContextCheck)
 def parse_chat(raw: bytes, content_type: str | None, limits: ContextCheck) -> ParsedRequest:
     """``POST /v1/chat/completions``: raises :class:`ApiError` with SGLang's status and body."""
     return _parse_openai(raw, content_type, "/v1/chat/completions", limits, chat=True)
+
+
+def chat_content(messages: list) -> str:
+    """The messages' content alone, one paragraph per turn (the same text the tuner sends to
+    ``/generate`` for a chat request, so both APIs draft alike on the same request)."""
+    parts = []
+    for m in messages:
+        content = m.get("content", "")
+        if isinstance(content, list):
+            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        parts.append(str(content))
+    return "\n\n".join(parts)
 
 
 def chat_prompt(messages: list) -> str:

@@ -1,0 +1,132 @@
+"""Suites from data: the JSONL and ShareGPT layouts, deterministic draws, length filters, paths
+relative to the suite file, the file pinned by its SHA-256, and every bad input named by file and
+line (or suite key)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from tuner.bench.workload import workload_stats
+from tuner.config.suite import load_suite
+from tuner.config.yamlfile import ConfigError
+
+ROWS = [
+    {"id": "a", "category": "code", "prompt": "Write quicksort in Python.", "max_tokens": 64},
+    {"id": "b", "name": "chat", "messages": [{"role": "system", "content": "Be kind."},
+                                              {"role": "user", "content": "How are you today?"}]},
+    {"id": "c", "category": "code", "prompt": "x" * 500, "max_tokens": 4000},
+    {"id": "d", "prompt": "Translate 'good morning' into Italian.", "max_tokens": 3},
+]
+
+
+def write_jsonl(path, rows, extra=""):
+    path.write_text("# a comment\n\n" + "\n".join(json.dumps(r) for r in rows) + "\n" + extra)
+    return path
+
+
+def suite_file(folder, dataset: str, **extra):
+    lines = ["name: data", f"dataset: {dataset}", "sweep: {concurrencies: [1, 4]}"]
+    lines += [f"{k}: {v}" for k, v in extra.items()]
+    (folder / "suite.yaml").write_text("\n".join(lines) + "\n")
+    return folder / "suite.yaml"
+
+
+def test_jsonl_rows_become_prompts_with_their_turns_lengths_and_categories(tmp_path):
+    (tmp_path / "data").mkdir()
+    write_jsonl(tmp_path / "data" / "w.jsonl", ROWS)
+    suite = load_suite(suite_file(tmp_path, "{path: data/w.jsonl, default_max_tokens: 40, max_output_tokens: 512}"))
+    by = {p.name: p for p in suite.prompts}
+    assert list(by) == ["a", "b", "c", "d"]  # no n: every row, in file order
+    assert by["a"].max_tokens == 64 and by["a"].category == "code" and by["a"].messages is None
+    assert by["b"].max_tokens == 40 and by["b"].category == "chat"  # name stands for the category
+    assert by["b"].chat_messages()[0] == {"role": "system", "content": "Be kind."}
+    assert by["b"].text == "Be kind.\n\nHow are you today?"  # raw-text APIs get the contents, no template
+    assert by["c"].max_tokens == 512  # capped
+    assert by["a"].chat_messages() == [{"role": "user", "content": "Write quicksort in Python."}]
+    # each request at its own length, in both phases, unless the suite says otherwise
+    assert suite.single_lengths(by["a"]) == [64] and suite.sweep_tokens(by["d"]) == 3
+    assert len(suite.dataset.sha256) == 64
+
+
+def test_draws_are_deterministic_and_filters_apply(tmp_path):
+    rows = [{"prompt": f"request number {i} " + "y" * (i % 7) * 10, "max_tokens": 8 + i} for i in range(40)]
+    write_jsonl(tmp_path / "w.jsonl", rows)
+    pick = lambda **kw: [p.text for p in load_suite(suite_file(tmp_path, "{" + ", ".join(
+        f"{k}: {v}" for k, v in {"path": "w.jsonl", **kw}.items()) + "}")).prompts]
+    a, b, c = pick(n=10, seed=1), pick(n=10, seed=1), pick(n=10, seed=2)
+    assert a == b and len(a) == 10 and set(a) != set(c)
+    assert set(pick(n=5, seed=1)) <= set(a)  # a smaller draw is a prefix of the same order
+    short = pick(max_prompt_chars=30)
+    assert short and all(len(t) <= 30 for t in short)
+    assert all(int(t.split()[2]) + 8 >= 30 for t in pick(min_output_tokens=30))
+    with pytest.raises(ConfigError, match=r"suite.yaml: dataset.n: 50 requests asked for, but only 40"):
+        pick(n=50)
+    with pytest.raises(ConfigError, match="passes the length filters"):
+        pick(min_prompt_chars=10_000)
+
+
+def test_sharegpt_takes_the_first_human_turn_and_the_replys_length(tmp_path):
+    convs = [
+        {"id": "x1", "conversations": [{"from": "system", "value": "sys"}, {"from": "human", "value": "Hi there?"},
+                                       {"from": "gpt", "value": "a" * 400}]},
+        {"id": "x2", "conversations": [{"from": "human", "value": "Long answer please"},
+                                       {"from": "gpt", "value": "b" * 40_000}]},
+        {"id": "x3", "conversations": [{"from": "human", "value": "no reply"}]},
+    ]
+    (tmp_path / "c.json").write_text(json.dumps(convs))
+    suite = load_suite(suite_file(tmp_path, "{path: c.json, max_output_tokens: 300}"))
+    assert [(p.name, p.text, p.max_tokens) for p in suite.prompts] == [("x1", "Hi there?", 100), ("x2", "Long answer please", 300)]
+
+
+@pytest.mark.parametrize("line, where", [
+    ('{"prompt": "a", "messages": [{"role": "user", "content": "b"}]}', "line 7: give prompt"),
+    ('{"prompt": ""}', "line 7: prompt: must be non-empty"),
+    ('{"prompt": "a", "max_tokens": 0}', "line 7: max_tokens: must be a positive integer"),
+    ('{"messages": [{"role": "robot", "content": "b"}]}', r"line 7: messages\[0\].role"),
+    ('{"prompt": "a", "temprature": 1}', "line 7: temprature: unknown key"),
+    ('{"prompt": "a"', "line 7: not valid JSON"),
+    ('["a"]', "line 7: expected a JSON object"),
+])
+def test_bad_jsonl_lines_name_file_and_line(tmp_path, line, where):
+    path = write_jsonl(tmp_path / "w.jsonl", ROWS, extra=line + "\n")
+    with pytest.raises(ConfigError, match=f"{path}: {where}"):
+        load_suite(suite_file(tmp_path, "{path: w.jsonl}"))
+
+
+def test_bad_dataset_keys_and_files(tmp_path):
+    with pytest.raises(ConfigError, match=r"suite.yaml: dataset.path: .*missing.jsonl not found"):
+        load_suite(suite_file(tmp_path, "{path: missing.jsonl}"))
+    write_jsonl(tmp_path / "w.jsonl", ROWS)
+    with pytest.raises(ConfigError, match=r"dataset.formt: unknown key"):
+        load_suite(suite_file(tmp_path, "{path: w.jsonl, formt: jsonl}"))
+    with pytest.raises(ConfigError, match=r"give prompts or dataset, not both"):
+        load_suite(suite_file(tmp_path, "{path: w.jsonl}", prompts="[{name: a, text: b}]"))
+    with pytest.raises(ConfigError, match=r"dataset.sha256: .*the file changed"):
+        load_suite(suite_file(tmp_path, "{path: w.jsonl, sha256: '" + "0" * 64 + "'}"))
+    (tmp_path / "bad.json").write_text("{}")
+    with pytest.raises(ConfigError, match=r"bad.json: expected a JSON list of conversations"):
+        load_suite(suite_file(tmp_path, "{path: bad.json, format: sharegpt}"))
+
+
+def test_a_loaded_suite_is_self_contained_and_pins_its_file(tmp_path):
+    write_jsonl(tmp_path / "w.jsonl", ROWS)
+    suite = load_suite(suite_file(tmp_path, "{path: w.jsonl, n: 3, seed: 4}"))
+    (tmp_path / "w.jsonl").unlink()
+    again = load_suite(suite.to_dict())  # as a stored study reloads it: no file read
+    assert again == suite
+    write_jsonl(tmp_path / "w.jsonl", ROWS[:3])
+    with pytest.raises(ConfigError, match="sha256"):
+        load_suite(suite_file(tmp_path, f"{{path: w.jsonl, n: 3, seed: 4, sha256: '{suite.dataset.sha256}'}}"))
+
+
+def test_shipped_dataset_suites_and_their_workload():
+    mixed = load_suite("mixed")
+    stats = workload_stats(mixed)
+    assert stats["requests"] == 16 and stats["source"]["kind"] == "dataset"
+    assert sum(stats["categories"].values()) == 16 and len(stats["categories"]) >= 5
+    assert stats["chat_turns"] >= 1 and stats["single_requests"] == 6
+    assert stats["output_tokens"]["p50"] <= stats["output_tokens"]["p99"] <= 384
+    share = load_suite("sharegpt-mini")
+    assert len(share.prompts) == 12 and max(p.max_tokens for p in share.prompts) <= 256

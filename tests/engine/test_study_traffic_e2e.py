@@ -1,0 +1,107 @@
+"""Whole studies on the simulated server, as a user runs them (`tuner study run` in a subprocess,
+real processes, real HTTP): a JSONL dataset and a ShareGPT file, through /generate and through
+chat, with latency SLOs and the lossless check; then `tuner study confirm` and status."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tuner.config.study import load_study
+from tuner.engine.baseline import find_baseline
+from tuner.engine.records import MEASURED, load_records
+from tuner.engine.study import open_study
+
+ROOT = Path(__file__).resolve().parents[2]
+DATASETS = ROOT / "tuner" / "config" / "datasets"
+
+STUDY = """
+name: {name}
+search_space: {space}
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+  startup_timeout_s: 60
+  stop_grace_s: 5
+  sim: {{profile: k2.6-tp8-pcie, speedup: 100, load_seconds: 0.2, noise: 0.01, seed: 1}}
+bench:
+  api: {api}
+  stream: {stream}
+  suite:
+    name: data
+    dataset: {{path: {dataset}, n: 4, seed: 3, max_output_tokens: 48}}
+    single: {{prompts: 2, repeats: 1}}
+    sweep: {{concurrencies: [1, 4]}}
+    warmup: {{requests: 1, max_tokens: 4}}
+    timeout_s: 30
+slo:
+  - {{concurrency: 4, e2e_p99_ms: 600000{ttft}}}
+sampler: {{seed: 3}}
+default_seed_trials: false
+seed_trials:
+  - {{speculative_num_steps: 3, speculative_eagle_topk: 1, speculative_num_draft_tokens: 4}}
+objectives: [single_speedup, speedup@4]
+budget: {{n_trials: 1}}
+"""
+
+
+def tuner(*args, timeout=300):
+    return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.mark.parametrize("dataset, api, stream", [
+    ("mixed.jsonl", "generate", False),
+    ("mixed.jsonl", "chat", True),
+    ("sharegpt-mini.json", "generate", True),
+    ("sharegpt-mini.json", "chat", False),
+])
+def test_dataset_studies_through_generate_and_chat(tmp_path, dataset, api, stream):
+    name = f"traffic-{api}-{Path(dataset).stem}"
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(STUDY.format(name=name, space=ROOT / "search_spaces" / "eagle3.yaml", api=api,
+                                 stream=str(stream).lower(), dataset=DATASETS / dataset,
+                                 ttft=", ttft_p99_ms: 600000" if stream else ""))
+    r = tuner("study", "run", str(path))
+    assert r.returncode == 0, r.stderr[-2000:]
+    config = load_study(path)
+    study = open_study(config.name, config.storage)
+    records = [t for t in load_records(study) if t.status == MEASURED]
+    assert len(records) == 1
+    suite = json.loads(Path(records[0].attrs["suite_json"]).read_text())
+    sent = {(rec["prompt"], rec["max_tokens"]) for rec in suite["records"] if rec["phase"] == "sweep"}
+    drawn = {(p["name"], p["max_tokens"]) for p in suite["suite"]["prompts"]}
+    assert sent == drawn and len(drawn) == 4  # every drawn request, each at its own length
+    assert suite["api"] == api and suite["suite"]["dataset"]["sha256"]
+    base = find_baseline(study).attrs
+    for t in records:
+        assert t.attrs["accept_length"] > 1.0  # read from meta_info (/generate) or sglext (chat)
+        assert t.attrs["lossless_share"] == 1.0  # the simulator's greedy output never changes
+        assert t.attrs["slo_checks"] and all(c["ok"] for c in t.attrs["slo_checks"])
+        assert t.feasible
+    assert base["slo_checks"][0]["ok"] and len(base["single_outputs"]) == 2
+    assert study.user_attrs["tuner_workload"]["requests"] == 4
+
+    status = tuner("study", "status", str(path))
+    assert status.returncode == 0, status.stderr
+    assert f"workload: suite data: dataset {DATASETS / dataset}" in status.stdout
+    assert f"api {api}" in status.stdout and "slo at C=4: e2e_p99_ms 600000" in status.stdout
+    assert "100%" in status.stdout  # the lossless column
+
+    if (dataset, api) == ("sharegpt-mini.json", "chat"):
+        r = tuner("study", "confirm", str(path), "--picks", "throughput", "--repeats", "2", "--near", "0")
+        assert r.returncode == 0, r.stderr[-2000:]
+        assert "confirmation" in r.stdout and "throughput: trial" in r.stdout
+        out = tmp_path / "best.yaml"
+        r = tuner("study", "export", str(path), "--pick", "throughput", "-o", str(out))
+        assert r.returncode == 0, r.stderr
+        text = out.read_text()
+        assert "# confirmed: run" in text and "2 rounds interleaved" in text
+        assert "# workload: suite data: dataset" in text and "api chat" in text
+        assert "# lossless check: 2/2 single-request outputs identical" in text
+        assert len(open_study(config.name + ".confirm", config.storage).trials) == 4

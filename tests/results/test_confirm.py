@@ -1,0 +1,128 @@
+"""`tuner study confirm`: interleaved repeats stored in NAME.confirm, confirmed means with 95%
+intervals, a lucky single measurement overturned, ties within noise to the cheaper setting, and
+"no safe improvement" (exit 1). The noisy backend is tests/support/suite_backend.py."""
+
+from __future__ import annotations
+
+import pytest
+from click.testing import CliRunner
+from support.model_study import SPACE
+from support.suite_backend import SuiteBackend
+
+from tuner.cli import cli
+from tuner.config.study import load_study
+from tuner.config.suite import load_suite
+from tuner.engine.confirm import BASELINE, open_confirm_study, run_confirmation
+from tuner.engine.records import load_records
+from tuner.engine.runner import run_study
+from tuner.engine.study import create_study, open_study
+from tuner.results.confirmed import (
+    ConfirmedCandidate,
+    Interval,
+    confirm_candidates,
+    decide_picks,
+    load_confirmation,
+)
+from tuner.results.export import build_export
+from tuner.results.pareto import PickError, study_front
+from tuner.sglang.rules import SpecConfig
+
+STUDY = f"""
+name: noisy
+search_space: {SPACE}
+server: {{backend: sim, model_path: m, draft_model_path: d, tp_size: 8}}
+bench: {{suite: quick}}
+sampler: {{seed: 1}}
+budget: {{n_trials: 10}}
+"""
+AUTO, SMALL = SpecConfig(3, 1, 4), SpecConfig(1, 1, 2)
+
+
+@pytest.fixture
+def lucky_study(tmp_path):
+    """The four seed trials; SGLang's automatic choice (3, 1, 4), truly 0.95x at C=32, drew a lucky
+    +15% the one time the study measured it, and looks like the best throughput setting."""
+    path = tmp_path / "noisy.yaml"
+    path.write_text(STUDY)
+    config = load_study(path)
+    create_study(config, config.storage)
+    backend = SuiteBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.005, seed=4, lucky={AUTO: 1.15})
+    run_study(config, config.storage, backend, n_trials=4)
+    return path, config, backend, open_study(config.name, config.storage)
+
+
+def test_confirmation_overturns_a_lucky_pick(lucky_study):
+    path, config, backend, study = lucky_study
+    before = study_front(study).throughput.record
+    assert before.effective == AUTO and before.attrs["speedup@32"] > 1.05  # the lucky draw won
+
+    candidates = confirm_candidates(study, ["single", "throughput", "knee"], near=0.1)
+    assert {c.spec for c in candidates} >= {AUTO, SMALL}
+    n_before = len(backend.measured)
+    summary = run_confirmation(study, config, backend, candidates, repeats=3)
+    assert summary.measured == 3 * (1 + len(candidates)) and not summary.failed
+    # interleaved: baseline, A, B, ..., baseline, A, B, ...
+    assert backend.measured[n_before:] == [None, *(c.spec for c in candidates)] * 3
+    stored = [t.user_attrs for t in open_confirm_study(study).get_trials()]
+    assert [(a["round"], a["candidate"]) for a in stored] == [
+        (r, who) for r in range(3) for who in [BASELINE, *(c.trial for c in candidates)]]
+
+    conf = load_confirmation(study)
+    auto = next(c for c in conf.candidates if c.spec == AUTO)
+    assert auto.rounds == 3 and auto.speedups[32].hi < 1.0 and auto.versus_baseline(32) == "loss"
+    after = conf.picks["throughput"]
+    assert after.spec == SMALL and after.speedups[32].includes(after.speedups[32].mean)
+    assert after.speedups[32].lo is not None and after.speedups[32].lo < after.speedups[32].mean
+
+    exp = build_export(study, "throughput")
+    assert exp.spec == SMALL
+    text = exp.yaml_text()
+    assert "# confirmed: run" in text and "3 rounds interleaved with the baseline" in text
+    assert "--pick throughput after confirmation" in text
+    assert "speculative-num-steps: 1" in text
+
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--show"])
+    assert r.exit_code == 0, r.output
+    assert "confirmation" in r.output and "throughput: trial" in r.output
+
+
+def test_no_safe_improvement_exits_1(lucky_study):
+    path, config, backend, study = lucky_study
+    run_confirmation(study, config, backend, confirm_candidates(study, ["throughput", "single"], near=0.1), repeats=2)
+    with pytest.raises(PickError, match=r"no safe improvement: every confirmed candidate's speedup@32 lies below 1.2"):
+        load_confirmation(study, min_speedup_c32=1.2)
+    out = path.parent / "best.yaml"
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "throughput", "--min-speedup-c32", "1.2",
+                                 "-o", str(out)])
+    assert r.exit_code == 1 and "no safe improvement" in r.output and not out.exists()
+    # what survives beyond noise is still picked
+    assert build_export(study, "throughput", min_speedup_c32=0.99).spec == SMALL
+
+
+def cand(trial, spec, rounds_values):
+    per = {"speedup@32": dict(enumerate(rounds_values))}
+    return ConfirmedCandidate(trial, spec, [], len(rounds_values), {"speedup@32": Interval.of(rounds_values)},
+                              {32: Interval.of(rounds_values)}, None, per)
+
+
+def test_settings_equal_within_noise_resolve_to_the_cheaper_one():
+    big = cand(1, SpecConfig(2, 2, 6), [1.040, 1.010, 1.032])
+    cheap = cand(2, SpecConfig(2, 1, 3), [1.030, 1.012, 1.020])
+    worse = cand(3, SpecConfig(1, 1, 2), [0.95, 0.94, 0.96])
+    picks, why = decide_picks([big, cheap, worse], ["speedup@32"])
+    assert picks["throughput"] is cheap and "equal within noise to trial 1" in why["throughput"]
+    # a clear winner stays the winner, however expensive
+    clear = cand(4, SpecConfig(3, 4, 16), [1.20, 1.21, 1.19])
+    picks, why = decide_picks([big, cheap, clear], ["speedup@32"])
+    assert picks["throughput"] is clear and why["throughput"] == "best confirmed speedup@32"
+
+
+def test_confirm_refuses_bad_requests(lucky_study):
+    path, *_ = lucky_study
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--picks", "fastest"])
+    assert r.exit_code == 2 and "--picks" in r.output
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--repeats", "1"])
+    assert r.exit_code == 2
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--show"])
+    assert r.exit_code == 1 and "has not been confirmed yet" in r.output
+    assert len(load_records(open_study("noisy", load_study(path).storage))) == 4  # nothing written

@@ -1,0 +1,74 @@
+"""The workload a suite sends: how many requests, how long, of which kinds.
+
+Computed from a loaded :class:`tuner.config.suite.Suite` (inline prompts or a drawn dataset), so it
+describes exactly the requests every trial and the baseline get. Prompt lengths are in characters,
+and in tokens estimated as characters / 4 (no tokenizer here; the server's own ``prompt_tokens``
+are in every request record). Output lengths are the requests' ``max_tokens`` in the sweep (with
+``ignore_eos``, what the server generates).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..config.dataset import estimate_tokens
+from .stats import percentile
+
+#: the percentiles reported
+QUANTILES = (50, 90, 99)
+
+
+def _percentiles(values: list[float]) -> dict[str, float | None]:
+    out: dict[str, float | None] = {f"p{q}": percentile(values, q) for q in QUANTILES}
+    out["max"] = max(values) if values else None
+    return out
+
+
+def workload_stats(suite) -> dict[str, Any]:
+    """Plain data about the suite's requests (stored with a study, shown in status and the report)."""
+    prompts = list(suite.prompts)
+    chars = [len(p.text or "") for p in prompts]
+    source: dict[str, Any] = {"kind": "inline"}
+    if suite.dataset is not None:
+        d = suite.dataset
+        source = {"kind": "dataset", "path": d.path, "format": d.layout(), "n": d.n, "seed": d.seed,
+                  "sha256": d.sha256}
+    categories: dict[str, int] = {}
+    for p in prompts:
+        key = p.category or "(none)"
+        categories[key] = categories.get(key, 0) + 1
+    single = [(p.name, length) for p in suite.single_prompts() for length in suite.single_lengths(p)]
+    return {
+        "suite": suite.name,
+        "source": source,
+        "requests": len(prompts),
+        "chat_turns": sum(1 for p in prompts if p.messages),
+        "prompt_chars": _percentiles(chars),
+        "prompt_tokens_est": _percentiles([estimate_tokens(p.text or "") for p in prompts]),
+        "output_tokens": _percentiles([suite.sweep_tokens(p) for p in prompts]),
+        "single_requests": len(single),
+        "single_output_tokens": _percentiles([length for _, length in single]),
+        "categories": dict(sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))),
+        "temperature": suite.temperature,
+        "ignore_eos": suite.ignore_eos,
+    }
+
+
+def workload_line(stats: dict[str, Any]) -> str:
+    """One line for people: source, size, lengths, categories."""
+    src = stats.get("source") or {}
+    if src.get("kind") == "dataset":
+        drawn = f"{stats['requests']} drawn" + (f" (n={src['n']}, seed {src['seed']})" if src.get("n") else "")
+        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}"
+    else:
+        head = f"{stats.get('requests')} inline prompts"
+
+    def pct(d: dict) -> str:
+        return "/".join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p90", "p99"))
+
+    cats = stats.get("categories") or {}
+    cat_text = ", ".join(f"{k} {v}" for k, v in list(cats.items())[:8]) if set(cats) != {"(none)"} else ""
+    return (f"suite {stats.get('suite')}: {head}; prompt chars p50/p90/p99 {pct(stats['prompt_chars'])}, "
+            f"output tokens {pct(stats['output_tokens'])}; temperature {stats.get('temperature'):g}"
+            + (f"; {stats['chat_turns']} with chat turns" if stats.get("chat_turns") else "")
+            + (f"; categories: {cat_text}" if cat_text else ""))

@@ -1,0 +1,124 @@
+"""``tuner study confirm``: re-measure the picks and the baseline, interleaved, and show what holds.
+
+Collects options, picks the candidates from the study's front (:func:`tuner.results.confirmed.confirm_candidates`),
+runs :func:`tuner.engine.confirm.run_confirmation` through the study's own backend, then prints the
+confirmed means with 95% intervals and the picks they support. ``--show`` measures nothing and
+prints the last confirmation. Exit 1 with "no safe improvement" when ``--min-speedup-c32`` rules out
+every candidate beyond noise (the repeats are stored all the same).
+"""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from .output import console, fail, print_json, print_table
+from .study import resolve_target, storage_option
+
+
+@click.command("confirm")
+@click.argument("target", required=False, metavar="NAME|STUDY.yaml")
+@click.option("--study", "study_name", default=None, help="The study's name (with --storage).")
+@storage_option
+@click.option("--picks", default="single,throughput,knee", show_default=True, metavar="LIST",
+              help="Which settings to re-measure: pick names and/or trial numbers, comma-separated.")
+@click.option("--repeats", type=click.IntRange(min=2), default=3, show_default=True,
+              help="Rounds; each measures the baseline and every candidate once.")
+@click.option("--near", type=click.FloatRange(min=0, max=0.5), default=0.03, show_default=True,
+              help="Also confirm front points within this share of the single/throughput pick's value.")
+@click.option("--max-candidates", type=click.IntRange(min=1), default=6, show_default=True,
+              help="At most this many settings (the named picks first).")
+@click.option("--min-speedup-c32", type=float, default=None, metavar="X",
+              help="Protect C=32: a candidate whose speedup@32 lies below X beyond noise is not picked.")
+@click.option("--show", is_flag=True, help="Measure nothing: print the last confirmation.")
+@click.option("--workdir", default=None, type=click.Path(file_okay=False),
+              help="Where the servers' logs go (default: studies/NAME beside the study file).")
+@click.option("--json", "as_json", is_flag=True, help="Print JSON.")
+def confirm(target, study_name, storage, picks, repeats, near, max_candidates, min_speedup_c32, show, workdir,
+            as_json) -> None:
+    """Re-measure the candidate picks and the baseline, interleaved (baseline, A, B, baseline, ...);
+    the picks then use the confirmed means with 95% intervals."""
+    from ..config.yamlfile import ConfigError
+    from ..engine.confirm import run_confirmation
+    from ..engine.study import config_from_study, open_study
+    from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
+    from ..results.pareto import PICKS, PickError
+    from .study import _backend
+
+    names = [p.strip() for p in picks.split(",") if p.strip()]
+    for name in names:
+        if name not in PICKS and not name.isdigit():
+            raise ConfigError("--picks", name, f"expected {', '.join(PICKS)} or trial numbers")
+    name, url, file_config = resolve_target(target, storage, study_name)
+    study = open_study(name, url)
+    if not show:
+        config, space, suite_dict = config_from_study(study, workdir or (file_config.workdir if file_config else None))
+        try:
+            candidates = confirm_candidates(study, names, near, max_candidates)
+        except PickError as exc:
+            fail(str(exc))
+        backend = _backend(config, space, suite_dict)
+        from .progress import RunView
+
+        click.echo(f"confirming {len(candidates)} settings ({', '.join(f'trial {c.trial}' for c in candidates)}) "
+                   f"and the baseline, {repeats} rounds: {repeats * (len(candidates) + 1)} launches", err=True)
+        with RunView(objectives=config.objectives) as view:
+            def event(kind: str, info: dict) -> None:
+                view.event(kind, info)
+                if kind == "confirm_done":
+                    who = "baseline" if info["candidate"] == "baseline" else f"trial {info['candidate']}"
+                    view.line(f"round {info['round'] + 1}: {who}: {info['status']}"
+                              + (f" ({info['failure_class']})" if info.get("failure_class") else ""))
+            try:
+                summary = run_confirmation(study, config, backend, candidates, repeats, on_event=event)
+            except KeyboardInterrupt:
+                view.close()
+                click.echo("interrupted: server stopped; the rounds measured so far are stored", err=True)
+                sys.exit(130)
+        for line in summary.failed:
+            click.echo(f"warning: failed: {line}", err=True)
+    try:
+        conf = load_confirmation(study, min_speedup_c32)
+    except PickError as exc:
+        fail(str(exc))
+    if conf is None:
+        fail(f"study {study.study_name} has not been confirmed yet; run `tuner study confirm` without --show")
+    if as_json:
+        print_json(confirmation_data(conf))
+        return
+    print_confirmation(conf)
+
+
+def print_confirmation(conf) -> None:
+    from ..results.confirmed import Interval
+
+    console.print(f"[bold]confirmation {conf.run}[/bold]: {conf.rounds} rounds interleaved with the baseline"
+                  + (f", {conf.failed} failed measurements" if conf.failed else "")
+                  + "; paired speedups over the same round's baseline, mean [95% interval]")
+    cs = conf.concurrencies
+    rows = []
+    for c in sorted(conf.candidates, key=lambda c: c.trial):
+        picked = [name for name, p in conf.picks.items() if p is c]
+        s = c.spec
+        rows.append((c.trial, f"{s.num_steps},{s.eagle_topk},{s.num_draft_tokens}", c.rounds,
+                     c.single_speedup.text(3) if c.single_speedup else "",
+                     *(_cell(c.speedups.get(k), c.versus_baseline(k)) for k in cs),
+                     ", ".join(c.picks), ", ".join(picked)))
+    print_table(["trial", "steps,topk,draft", "rounds", "single speedup", *(f"speedup C={k}" for k in cs),
+                 "stood for", "confirmed pick"], rows)
+    base = conf.baseline_values
+    if base:
+        parts = [f"{k}: {v.text(1)}" for k, v in base.items() if isinstance(v, Interval)]
+        console.print("baseline over the rounds (tok/s): " + "; ".join(parts), markup=False, highlight=False)
+    for name, why in conf.why.items():
+        console.print(f"{name}: trial {conf.picks[name].trial} ({why})", markup=False, highlight=False)
+    console.print("= : the interval includes 1.0 (not distinguishable from the baseline); - : loses to the "
+                  "baseline beyond noise; + : gains beyond noise", markup=False, highlight=False)
+
+
+def _cell(iv, verdict) -> str:
+    if iv is None:
+        return ""
+    mark = {"within noise": " =", "loss": " -", "gain": " +"}.get(verdict or "", "")
+    return iv.text(3) + mark

@@ -1,0 +1,68 @@
+"""Latency SLOs of a study file (``slo:``): per-concurrency limits on TTFT, ITL and end-to-end
+latency at a percentile, as the study file spells them::
+
+    slo:
+      - {concurrency: 32, ttft_p99_ms: 2000, itl_p99_ms: 60}
+      - {concurrency: 8, e2e_p90_ms: 30000}
+
+A limit is ``METRIC_pQ_ms`` with METRIC ``ttft`` (time to first token), ``itl`` (inter-token
+latency: every gap between tokens, pooled over the requests, as SGLang's ``bench_serving`` ITL),
+``tpot`` (time per output token after the first, one value per request: ``(e2e - ttft) / (tokens -
+1)``, as ``bench_serving`` TPOT and vLLM's SLA tools) or ``e2e`` (end-to-end latency), and Q one of
+:data:`PERCENTILES`; the value is in milliseconds (model time on the simulator). Which trials meet them is the engine's
+(:mod:`tuner.engine.slo`); this module only holds the validated limits.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from pydantic import Field, model_validator
+
+from .yamlfile import StrictModel
+
+METRICS = ("ttft", "itl", "tpot", "e2e")
+PERCENTILES = (50, 90, 95, 99)
+LIMIT_KEY = re.compile(r"(ttft|itl|tpot|e2e)_p(50|90|95|99)_ms")
+#: metrics that need streamed responses (a complete answer has no first-token time)
+STREAMED_METRICS = ("ttft", "itl", "tpot")
+
+
+def parse_limit(key: str) -> tuple[str, int]:
+    """``"ttft_p99_ms"`` -> ``("ttft", 99)``; ``ValueError`` for anything else."""
+    m = LIMIT_KEY.fullmatch(key)
+    if not m:
+        raise ValueError(f"unknown limit {key!r}; expected METRIC_pQ_ms with METRIC ttft, itl, tpot or e2e "
+                         f"and Q one of {', '.join(map(str, PERCENTILES))} (e.g. ttft_p99_ms)")
+    return m.group(1), int(m.group(2))
+
+
+class SLO(StrictModel):
+    """The limits at one sweep concurrency. Stored as ``{concurrency, limits: {key: ms}}``."""
+
+    concurrency: int = Field(ge=1)
+    limits: dict[str, float] = Field(min_length=1)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _flat(cls, data: Any):
+        # The file spells the limits beside the concurrency; storage keeps them grouped.
+        if isinstance(data, dict) and "limits" not in data:
+            data = dict(data)
+            c = data.pop("concurrency", None)
+            return {"concurrency": c, "limits": data} if c is not None else {"limits": data}
+        return data
+
+    @model_validator(mode="after")
+    def _known(self):
+        if not self.limits:
+            raise ValueError("give at least one limit, e.g. ttft_p99_ms: 2000")
+        for key, value in self.limits.items():
+            parse_limit(key)
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                raise ValueError(f"{key} must be a positive number of milliseconds, got {value!r}")
+        return self
+
+    def needs_stream(self) -> list[str]:
+        return [k for k in self.limits if parse_limit(k)[0] in STREAMED_METRICS]

@@ -1,0 +1,137 @@
+"""Confirming the picks: re-measure candidate settings and the baseline, interleaved, several times.
+
+A study's picks rest on one measurement each; with a few percent of run-to-run noise, settings a
+few percent apart are a coin toss. :func:`run_confirmation` measures the baseline and every
+candidate once per round, in the order baseline, A, B, ..., baseline, A, B, ... (so slow drift of
+the machine shows as drift of the baseline and cancels in each round's ratio), and stores every
+measurement as it is made, in a companion study ``NAME.confirm`` (one trial per measurement; the
+study's own trials are never touched). What the repeats mean -- the confirmed means, their 95%
+intervals and the picks -- is the results layer's (:mod:`tuner.results.confirmed`).
+
+Contracts:
+
+* Every measurement reaches storage before its server stops (the backend's ``record`` callback),
+  tagged with the run id, the round and the candidate (a trial number, or ``baseline``).
+* A failed launch or run is stored as a failed measurement and the run goes on: the round simply
+  lacks that candidate. Ctrl-C stops the server (the backend's contract), fails the running
+  measurement and propagates ``KeyboardInterrupt``; the rounds already stored stay usable.
+* Confirmation launches do not count towards the study's ``budget.n_trials``.
+"""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+from typing import Callable, Sequence
+
+from ..sglang.rules import SpecConfig
+from .asktell import ask, tell, utc_now
+from .outcome import limit_attrs, measurement_attrs
+from .records import FAILED, MEASURED
+from .workers import Heartbeat, Worker
+
+CONFIRM_SUFFIX = ".confirm"
+BASELINE = "baseline"
+Event = Callable[[str, dict], None]
+
+
+def _noop(kind: str, info: dict) -> None:
+    pass
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A setting to confirm: the trial whose measurement it repeats and the picks it stands for."""
+
+    trial: int
+    spec: SpecConfig
+    picks: tuple[str, ...] = ()
+
+
+@dataclass
+class ConfirmSummary:
+    run: str
+    rounds: int
+    measured: int = 0
+    failed: list[str] = field(default_factory=list)  #: "round R: trial N (failure class)"
+
+
+def confirm_study_name(name: str) -> str:
+    return name + CONFIRM_SUFFIX
+
+
+def open_confirm_study(study, create: bool = False):
+    """The companion study holding confirmation measurements (None if there is none yet)."""
+    import optuna
+
+    name = confirm_study_name(study.study_name)
+    if create:
+        return optuna.create_study(study_name=name, storage=study._storage, direction="maximize",
+                                   load_if_exists=True)
+    try:
+        return optuna.load_study(study_name=name, storage=study._storage)
+    except KeyError:
+        return None
+
+
+def run_confirmation(study, config, backend, candidates: Sequence[Candidate], repeats: int,
+                     on_event: Event = _noop) -> ConfirmSummary:
+    """Measure the baseline and ``candidates`` ``repeats`` times, interleaved; store every repeat."""
+    if repeats < 2:
+        raise ValueError("confirmation needs at least 2 rounds for an interval")
+    if not candidates:
+        raise ValueError("nothing to confirm")
+    cstudy = open_confirm_study(study, create=True)
+    run = utc_now().replace(":", "").replace("-", "").replace("+0000", "Z") + "-" + secrets.token_hex(2)
+    worker = Worker()
+    summary = ConfirmSummary(run, repeats)
+    plan = [(BASELINE, None, ())] + [(c.trial, c.spec, c.picks) for c in candidates]
+    on_event("confirm_start", {"run": run, "rounds": repeats, "candidates": [c.trial for c in candidates]})
+    for rnd in range(repeats):
+        for who, spec, picks in plan:
+            label = "baseline" if who == BASELINE else f"trial {who}"
+            on_event("trial_start", {"trial": BASELINE if who == BASELINE else f"{who} (confirm round {rnd + 1}/{repeats})",
+                                     "spec": None if spec is None else spec.label()})
+            status, failure = _measure_one(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event)
+            if status == MEASURED:
+                summary.measured += 1
+            else:
+                summary.failed.append(f"round {rnd + 1}: {label} ({failure})")
+            on_event("confirm_done", {"round": rnd, "candidate": who, "status": status, "failure_class": failure})
+    return summary
+
+
+def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event):
+    from optuna.trial import TrialState
+
+    trial = ask(cstudy)
+    with Heartbeat(cstudy._storage, trial._trial_id):
+        for k, v in {"run": run, "round": rnd, "candidate": who, "picks": list(picks), "worker": worker.as_dict(),
+                     "effective": None if spec is None else spec.as_dict()}.items():
+            trial.set_user_attr(k, v)
+        outcome: dict = {}
+
+        def record(m) -> None:
+            attrs = measurement_attrs(m, spec)
+            if m.figures is not None and not m.failure_class:
+                attrs.update(limit_attrs(m.figures, config, None))
+            failed = bool(m.failure_class) or bool(attrs.get("args_mismatch"))
+            attrs.update(status=FAILED if failed else MEASURED, finished_at=utc_now())
+            if attrs.get("args_mismatch") and not m.failure_class:
+                attrs["failure_class"] = "args_mismatch"
+            for k, v in attrs.items():
+                trial.set_user_attr(k, v)
+            outcome.update(status=attrs["status"], failure=attrs.get("failure_class"))
+            if failed:
+                tell(cstudy, trial, state=TrialState.FAIL)
+            else:
+                tell(cstudy, trial, 0.0)
+
+        tag = "baseline" if who == BASELINE else f"t{who}"
+        try:
+            backend.measure(spec, f"confirm/{run}/{rnd}-{tag}", record, on_event=on_event)
+        except BaseException:
+            if cstudy.get_trials(deepcopy=False)[trial.number].state == TrialState.RUNNING:
+                tell(cstudy, trial, state=TrialState.FAIL)
+            raise
+    return outcome.get("status", FAILED), outcome.get("failure")
