@@ -16,6 +16,12 @@ from tuner.sglang.rules import (
 
 S = SpecConfig
 
+
+def MLA(**kw):
+    """An MLA target (Kimi K2.x, DeepSeek V3) with an MLA EAGLE-3 head unless ``draft_attention``."""
+    return ServerContext(**{"target_attention": "mla", "draft_attention": "mla", **kw})
+
+
 # (requested, context, effective or None, violated rule or None, SGLang exception, fails at launch)
 CASES = [
     # all three unset: SGLang auto-chooses (3, 1, 4) for DeepSeek-V3-style models and the default
@@ -49,6 +55,27 @@ CASES = [
     (S(2, 1, 3), ServerContext(page_size=16), S(2, 1, 3), None, None, None),
     (S(2, 2, 4), ServerContext(use_rejection_sampling=True), None, "rejection-sampling-topk", "ValueError", True),
     (S(2, 1, 3), ServerContext(use_rejection_sampling=True), S(2, 1, 3), None, None, None),
+    # MLA trees (flashinfer_mla_backend.py, flashmla_backend.py, draft_utils.py): an MLA draft on a
+    # chain-only MLA backend raises after the model load when num_steps > 1 ...
+    (S(3, 4, 8), MLA(attention_backend="flashinfer"), S(3, 4, 8), "mla-tree-backend", "ValueError", False),
+    (S(3, 4, 8), MLA(attention_backend="trtllm_mla"), S(3, 4, 8), "mla-tree-backend", "ValueError", False),
+    (S(3, 4, 8), MLA(attention_backend="flashmla"), S(3, 4, 8), "mla-tree-backend", "ValueError", False),
+    (S(3, 4, 8), MLA(attention_backend="fa3", draft_attention_backend="flashinfer"), S(3, 4, 8),
+     "mla-tree-backend", "ValueError", False),
+    # ... one step has no multi-step draft backend: SGLang runs it, with no tree mask in the verify
+    (S(1, 4, 5), MLA(attention_backend="flashinfer"), S(1, 4, 5), "mla-tree-backend", "", False),
+    # a Llama-style EAGLE-3 head (MHA draft) on an MLA target: the verify still has no tree mask
+    (S(3, 4, 8), MLA(attention_backend="flashinfer", draft_attention="mha"), S(3, 4, 8), "mla-tree-backend",
+     "", False),
+    # chains are fine on every backend; trees on fa3 and triton with page size 1
+    (S(3, 1, 4), MLA(attention_backend="flashinfer"), S(3, 1, 4), None, None, None),
+    (S(3, 4, 8), MLA(attention_backend="fa3"), S(3, 4, 8), None, None, None),
+    (S(3, 4, 8), MLA(attention_backend="triton"), S(3, 4, 8), None, None, None),
+    (S(3, 4, 8), MLA(attention_backend="fa3", page_size=16), S(3, 4, 8), "mla-tree-page-size", "", False),
+    # a non-MLA model runs trees on flashinfer; an unknown model is not judged by the MLA rules
+    (S(3, 4, 8), ServerContext(attention_backend="flashinfer", target_attention="mha",
+                               draft_attention="mha"), S(3, 4, 8), None, None, None),
+    (S(3, 4, 8), ServerContext(attention_backend="flashinfer"), S(3, 4, 8), None, None, None),
     # no speculative algorithm: SGLang ignores the flags (the autoregressive baseline)
     (S(1, 4, None), ServerContext(speculative_algorithm=None), S(), None, None, None),
 ]
