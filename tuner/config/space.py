@@ -122,13 +122,20 @@ def load_space(path: str | Path) -> SearchSpaceConfig:
 
 
 
-def context_from_args(algorithm: str | None, server_args: dict) -> ServerContext:
-    """The :class:`ServerContext` the rules need, read from server arguments (underscore names)."""
+def context_from_args(algorithm: str | None, server_args: dict, target_attention: str | None = None,
+                      draft_attention: str | None = None) -> ServerContext:
+    """The :class:`ServerContext` the rules need, read from server arguments (underscore names) and
+    the model facts (``"mla"``/``"mha"``; None: not known, the MLA rules stay out)."""
     return ServerContext(
         speculative_algorithm=algorithm,
         attention_backend=server_args.get("attention_backend"),
         page_size=int(server_args.get("page_size") or 1),
         use_rejection_sampling=bool(server_args.get("speculative_use_rejection_sampling", False)),
+        decode_attention_backend=server_args.get("decode_attention_backend"),
+        prefill_attention_backend=server_args.get("prefill_attention_backend"),
+        draft_attention_backend=server_args.get("speculative_draft_attention_backend"),
+        target_attention=target_attention,
+        draft_attention=draft_attention,
     )
 
 

@@ -126,7 +126,7 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
         return AttentionChoice(user_backend, False, trees, why)
     if target is None:
         return AttentionChoice("flashinfer", True, None,
-                               "the model's config.json is not readable here and no server.model_attention "
+                               "the model's config.json is not readable here and no server.facts.model_attention "
                                "key states its kind: FlashInfer runs trees for non-MLA models; an MLA model "
                                "needs fa3 (Hopper) or triton for trees")
     if target.dsa:
@@ -134,7 +134,7 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
     if gpu is None:
         backend = "triton" if target.mla else "flashinfer"
         return AttentionChoice(backend, True, runs_trees(backend, target, page_size),
-                               f"GPU generation unknown (no nvidia-smi, no server.gpu_compute_capability): "
+                               f"GPU generation unknown (no nvidia-smi, no server.facts.gpu_compute_capability): "
                                f"{backend} runs {_model_word(target)} trees on every NVIDIA generation")
     chain, tree = sglang_default_backend(target, gpu, 1), sglang_default_backend(target, gpu, 2)
     kind = f"{_model_word(target)} on {gpu.name}"
