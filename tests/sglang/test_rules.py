@@ -131,3 +131,13 @@ def test_flag_name_and_server_args():
     assert S(3, 1, 4).server_args() == {
         "speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4}
     assert S(3, None, None).server_args() == {"speculative_num_steps": 3}
+
+
+def test_an_unrefused_mla_tree_yields_to_the_failure_sglang_hits():
+    # steps 1 on flashinfer-MLA: SGLang builds no MLA draft backend (draft_utils.py), so the oversized
+    # tree fails first, in SGLang's warmup
+    res = resolve(S(1, 2, 8), MLA(attention_backend="flashinfer"))
+    assert res.violation.rule == "tree-too-large" and res.violation.stage == "startup"
+    # steps 3: the MLA draft backend's ValueError comes before the draft graph capture
+    res = resolve(S(3, 2, 64), MLA(attention_backend="flashinfer"))
+    assert res.violation.rule == "mla-tree-backend" and res.violation.stage == "startup"

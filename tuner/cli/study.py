@@ -146,7 +146,8 @@ def _backend(config: StudyConfig, space, suite_dict):
     from ..config.suite import load_suite
     from ..engine.backends import ServerBackend
 
-    return ServerBackend(config, space.config.fixed, load_suite(suite_dict), algorithm=space.config.algorithm)
+    return ServerBackend(config, space.config.fixed, load_suite(suite_dict), algorithm=space.config.algorithm,
+                         attention=space.attention)
 
 
 def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str | None) -> None:
@@ -157,16 +158,25 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
     from ..engine.study import config_from_study, open_study, seed_trials
     from ..server.command import format_command
 
+    restricted = None
     if file_config is not None:
+        from ..engine.facts import prepare, space_for
+
         config = file_config
         space = SearchSpace.load(config.search_space)
         suite = load_suite(config.bench.suite)
+        space, restricted = space_for(space, config, prepare(config, space)[2])
     else:
         config, space, suite_dict = config_from_study(open_study(name, url), workdir)
         suite = load_suite(suite_dict)
 
-    backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm)
+    backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm,
+                            attention=space.attention)
     click.echo(f"# study {config.name}, storage {redact(url)}")
+    if space.attention is not None:
+        click.echo(f"# {space.attention.line()}")
+    if restricted:
+        click.echo(f"# {restricted}")
     click.echo("# baseline (no speculative decoding):")
     click.echo(format_command(backend.command(None)))
     for spec in seed_trials(config, space):

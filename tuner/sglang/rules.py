@@ -242,8 +242,10 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
         ))
 
     effective = SpecConfig(steps, topk, draft)
+    # An MLA tree SGLang refuses after loading fails before the draft graph capture below (the draft
+    # backend is built first); one it runs unrefused yields to a failure the tree checks find.
     mla_tree = _mla_tree_violation(steps, topk, ctx)
-    if mla_tree is not None:
+    if mla_tree is not None and mla_tree.stage == STAGE_STARTUP:
         return Resolution(requested, effective, tuple(warnings), mla_tree)
     # eagle_utils.py, organize_draft_results: torch.topk(scores, num_draft_tokens - 1) over the
     # candidates. SGLang does not check this during argument handling; the server loads the model,
@@ -272,7 +274,7 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
             f"steps",
             "RuntimeError", "selected index k out of range", STAGE_STARTUP,
         ))
-    return Resolution(requested, effective, tuple(warnings))
+    return Resolution(requested, effective, tuple(warnings), mla_tree)
 
 
 def _mla_tree_violation(steps: int, topk: int, ctx: ServerContext) -> RuleViolation | None:
