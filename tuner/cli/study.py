@@ -110,6 +110,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)  # before the study is written
     if file_config is not None:
+        _preflight(file_config)
         create_study(file_config, url, note=click.echo)
     stored = open_study(name, url)
     if add_trials:
@@ -140,6 +141,18 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
         click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
                    err=True)
+
+
+def _preflight(config: StudyConfig) -> None:
+    """`tuner doctor`'s cheap checks, before anything is written; a failure stops the run (exit 1)."""
+    from ..engine.doctor import FAIL, run_checks
+
+    failed = [c for c in run_checks(config, cheap_only=True) if c.status == FAIL]
+    if failed:
+        for check in failed:
+            click.echo(f"error: {check.line()}", err=True)
+        click.echo("(tuner doctor STUDY.yaml runs every check)", err=True)
+        sys.exit(1)
 
 
 def _backend(config: StudyConfig, space, suite_dict):
