@@ -58,8 +58,11 @@ CASES = [
     # MLA trees (flashinfer_mla_backend.py, flashmla_backend.py, draft_utils.py): an MLA draft on a
     # chain-only MLA backend raises after the model load when num_steps > 1 ...
     (S(3, 4, 8), MLA(attention_backend="flashinfer"), S(3, 4, 8), "mla-tree-backend", "ValueError", False),
-    (S(3, 4, 8), MLA(attention_backend="trtllm_mla"), S(3, 4, 8), "mla-tree-backend", "ValueError", False),
-    (S(3, 4, 8), MLA(attention_backend="flashmla"), S(3, 4, 8), "mla-tree-backend", "ValueError", False),
+    # trtllm_mla (SGLang's SM100 choice for DeepSeek-style MLA) and flashmla snap the page size to 64
+    # (overrides.py, _mla_backend_page_constraints): a tree is then refused during argument handling
+    (S(3, 4, 8), MLA(attention_backend="trtllm_mla"), None, "page-size-topk", "ValueError", True),
+    (S(3, 4, 8), MLA(attention_backend="flashmla"), None, "page-size-topk", "ValueError", True),
+    (S(3, 4, 8), MLA(attention_backend="trtllm_mla", page_size=32), None, "page-size-topk", "ValueError", True),
     (S(3, 4, 8), MLA(attention_backend="fa3", draft_attention_backend="flashinfer"), S(3, 4, 8),
      "mla-tree-backend", "ValueError", False),
     # ... one step has no multi-step draft backend: SGLang runs it, with no tree mask in the verify
@@ -141,3 +144,9 @@ def test_an_unrefused_mla_tree_yields_to_the_failure_sglang_hits():
     # steps 3: the MLA draft backend's ValueError comes before the draft graph capture
     res = resolve(S(3, 2, 64), MLA(attention_backend="flashinfer"))
     assert res.violation.rule == "mla-tree-backend" and res.violation.stage == "startup"
+
+
+def test_auto_choice_follows_the_architecture():
+    # speculative_hook.py, _auto_choose_speculative_params
+    assert resolve(S(), ServerContext(target_architecture="LlamaForCausalLM")).effective == S(5, 4, 8)
+    assert resolve(S(), ServerContext(target_architecture="DeepseekV3ForCausalLM")).effective == S(3, 1, 4)

@@ -123,7 +123,7 @@ def load_space(path: str | Path) -> SearchSpaceConfig:
 
 
 def context_from_args(algorithm: str | None, server_args: dict, target_attention: str | None = None,
-                      draft_attention: str | None = None) -> ServerContext:
+                      draft_attention: str | None = None, target_architecture: str | None = None) -> ServerContext:
     """The :class:`ServerContext` the rules need, read from server arguments (underscore names) and
     the model facts (``"mla"``/``"mha"``; None: not known, the MLA rules stay out)."""
     return ServerContext(
@@ -136,6 +136,7 @@ def context_from_args(algorithm: str | None, server_args: dict, target_attention
         draft_attention_backend=server_args.get("speculative_draft_attention_backend"),
         target_attention=target_attention,
         draft_attention=draft_attention,
+        target_architecture=target_architecture,
     )
 
 

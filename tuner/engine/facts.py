@@ -136,6 +136,7 @@ def attention_record(choice: AttentionChoice, facts: StudyFacts) -> dict:
     return {"backend": choice.backend, "pinned": choice.pinned, "trees": choice.trees,
             "reason": choice.reason,
             "target_attention": facts.target.attention if facts.target else None,
+            "target_architecture": facts.target.architecture if facts.target else None,
             "draft_attention": facts.draft.attention if facts.draft else None,
             "gpu": str(facts.gpu) if facts.gpu else None}
 
@@ -159,7 +160,7 @@ def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> t
     if choice.pinned and choice.backend:
         args["attention_backend"] = choice.backend
     ctx = context_from_args(space.config.algorithm, args, record.get("target_attention"),
-                            record.get("draft_attention"))
+                            record.get("draft_attention"), record.get("target_architecture"))
     out = space.with_context(ctx, choice)
     if choice.trees is not False or max(space.values("speculative_eagle_topk")) <= 1:
         return out, None

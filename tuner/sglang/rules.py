@@ -30,9 +30,16 @@ EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN")
 
 #: SGLang's automatic choice when none of the three flags is set, for the model architectures the
 #: tuner targets (``_auto_choose_speculative_params``: DeepSeek-V3-style MoE such as Kimi K2.x, and
-#: the default branch). Llama and Grok get (5, 4, 8) there; the tuner always sets all three flags,
-#: so this matters only for reporting what an unset server would run.
+#: the default branch). The tuner always sets all three flags, so this matters only for reporting
+#: what an unset server would run.
 AUTO_CHOICE = (3, 1, 4)
+#: ``_auto_choose_speculative_params``: the architectures (``architectures[0]``) that get (5, 4, 8).
+AUTO_CHOICE_LARGE_ARCHS = ("LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM")
+
+
+def auto_choice(architecture: str | None) -> tuple[int, int, int]:
+    """SGLang's own (steps, topk, draft tokens) for a model when the three flags are unset."""
+    return (5, 4, 8) if architecture in AUTO_CHOICE_LARGE_ARCHS else AUTO_CHOICE
 
 #: Attention backends that implement topk > 1 trees with page_size > 1 (``_PAGE_TREE_SPEC_BACKENDS``).
 PAGE_TREE_SPEC_BACKENDS = ("flashinfer", "fa3", "triton")
@@ -102,6 +109,7 @@ class ServerContext:
     draft_attention_backend: str | None = None
     target_attention: str | None = None
     draft_attention: str | None = None
+    target_architecture: str | None = None  #: architectures[0]: SGLang's automatic choice reads it
 
     @property
     def speculative(self) -> bool:
@@ -194,7 +202,7 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
                 "all set or all unset",
                 "AssertionError", "",
             ))
-        steps, topk, draft = AUTO_CHOICE
+        steps, topk, draft = auto_choice(ctx.target_architecture)
 
     # speculative_hook.py: `speculative_eagle_topk > 1` is compared before topk is known to be set;
     # with num_steps given and topk missing this is a TypeError, not a clear message.
@@ -229,8 +237,12 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
         warnings.append(WARN_DRAFT_TOKENS_ADJUSTED)
         draft = steps + 1
 
-    # speculative_hook.py: paged trees need the two-pass cascade draft decode.
-    if topk > 1 and ctx.page_size > 1 and ctx.attention_backend not in PAGE_TREE_SPEC_BACKENDS:
+    # speculative_hook.py: paged trees need the two-pass cascade draft decode. The page size is the
+    # one attention resolution left (overrides.py, _mla_backend_page_constraints: trtllm_mla and
+    # cutedsl_mla snap it to 64 unless 32 or 64, flashmla to 64, trtllm_mha to 64 unless 16-128), so
+    # a tree on SGLang's own SM100 choice for DeepSeek-style MLA (trtllm_mla) is refused here.
+    page_size = resolved_page_size(ctx)
+    if topk > 1 and page_size > 1 and ctx.attention_backend not in PAGE_TREE_SPEC_BACKENDS:
         return Resolution(requested, None, tuple(warnings), _violation(
             "page-size-topk",
             f"--speculative-eagle-topk > 1 with --page-size > 1 needs --attention-backend one of "
@@ -275,6 +287,22 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
             "RuntimeError", "selected index k out of range", STAGE_STARTUP,
         ))
     return Resolution(requested, effective, tuple(warnings), mla_tree)
+
+
+#: overrides.py, _mla_backend_page_constraints: backends that snap the page size, to what, and the
+#: sizes they keep.
+_PAGE_SNAPS = {"flashmla": (64, (64,)), "trtllm_mla": (64, (32, 64)), "cutedsl_mla": (64, (32, 64)),
+               "trtllm_mha": (64, (16, 32, 64, 128)), "hpc_ops": (64, (64,))}
+
+
+def resolved_page_size(ctx: ServerContext) -> int:
+    """The page size after SGLang's attention resolution (``_mla_backend_page_constraints``)."""
+    page_size = ctx.page_size
+    for backend in {ctx.attention_backend, ctx.decode_attention_backend, ctx.prefill_attention_backend}:
+        if backend in _PAGE_SNAPS:
+            snap, keep = _PAGE_SNAPS[backend]
+            page_size = page_size if page_size in keep else snap
+    return page_size
 
 
 def _mla_tree_violation(steps: int, topk: int, ctx: ServerContext) -> RuleViolation | None:
