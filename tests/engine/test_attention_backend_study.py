@@ -8,43 +8,24 @@ from pathlib import Path
 
 import optuna
 import pytest
+from support.demo_study import demo_study
 
 from tuner.engine.records import load_records
 from tuner.engine.study import open_study
 
-ROOT = Path(__file__).resolve().parents[2]
-
-STUDY = """
-name: {name}
-search_space: {space}
-server:
-  backend: sim
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  tp_size: 8
-  startup_timeout_s: 60
-  stop_grace_s: 5
-  args: {args}
-  sim: {{profile: k2.6-tp8-pcie, speedup: 200, load_seconds: 0.1, noise: 0.01, seed: 1}}
-bench:
-  suite:
-    name: tiny
-    prompts:
-      - {{name: fib, text: "Write a Python function that returns the n-th Fibonacci number."}}
-    single: {{lengths: [32], repeats: 1}}
-    sweep: {{concurrencies: [1, 4], max_tokens: 16}}
-    warmup: {{requests: 1, max_tokens: 4}}
-    timeout_s: 30
-objectives: [single_speedup, speedup@4]
-sampler: {{seed: 3}}
-budget: {{n_trials: 5}}
-"""
+#: a small suite: one prompt, two concurrencies (the objectives follow it)
+TINY = {"name": "tiny", "prompts": [{"name": "fib", "text": "Write a Python function that returns the n-th "
+                                                          "Fibonacci number."}],
+        "single": {"lengths": [32], "repeats": 1}, "sweep": {"concurrencies": [1, 4], "max_tokens": 16},
+        "warmup": {"requests": 1, "max_tokens": 4}, "timeout_s": 30}
 
 
 def _run_study(tmp_path: Path, name: str, backend: str) -> tuple[str, list]:
-    path = tmp_path / f"{name}.yaml"
-    path.write_text(STUDY.format(name=name, space=ROOT / "search_spaces" / "eagle3.yaml",
-                                 args=f"{{attention_backend: {backend}}}"))
+    path = demo_study(tmp_path, name, **{
+        "server.args": {"attention_backend": backend}, "server.stop_grace_s": 5,
+        "server.sim": {"profile": "k2.6-tp8-pcie", "speedup": 200, "load_seconds": 0.1, "noise": 0.01, "seed": 1},
+        "bench.suite": TINY, "objectives": ["single_speedup", "speedup@4"], "sampler": {"seed": 3},
+        "budget": {"n_trials": 5}})
     r = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(path)], capture_output=True,
                        text=True, timeout=300, cwd=tmp_path)
     assert r.returncode == 0, r.stdout + r.stderr

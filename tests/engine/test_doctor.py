@@ -8,14 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-import yaml
+from support.demo_study import DEMO, demo_study
 
 from tuner.config.study import load_study
 from tuner.engine import doctor
 from tuner.engine.doctor import FAIL, PASS, run_checks
 
 ROOT = Path(__file__).resolve().parents[2]
-DEMO = ROOT / "studies" / "sim-demo.yaml"
 
 
 def tuner(*args, **kw):
@@ -23,20 +22,7 @@ def tuner(*args, **kw):
 
 
 def study(tmp_path: Path, **changes) -> Path:
-    """The demo study with ``changes`` (dotted keys: ``server.port``), its storage and workdir in tmp."""
-    data = yaml.safe_load(DEMO.read_text())
-    data["search_space"] = str(ROOT / "search_spaces" / "eagle3.yaml")
-    data["storage"] = f"sqlite:///{tmp_path / 'demo.db'}"
-    data["workdir"] = str(tmp_path / "work")
-    for key, value in changes.items():
-        node = data
-        *path, last = key.split(".")
-        for part in path:
-            node = node.setdefault(part, {})
-        node[last] = value
-    path = tmp_path / "demo.yaml"
-    path.write_text(yaml.safe_dump(data))
-    return path
+    return demo_study(tmp_path, **changes)
 
 
 def only_failure(path: Path):

@@ -9,7 +9,6 @@ out-of-range values raise :class:`tuner.config.yamlfile.ConfigError` naming the 
 from __future__ import annotations
 
 from pathlib import Path
-
 from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
