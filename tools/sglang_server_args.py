@@ -24,8 +24,9 @@ import os
 import sys
 
 
-def install_stubs(src: str) -> None:
-    """Put inert stand-ins for SGLang's heavy dependencies on the import path."""
+def install_stubs(src: str, keep=()) -> None:
+    """Put inert stand-ins for SGLang's heavy dependencies on the import path, except the packages
+    in ``keep`` (really installed: benchmarks/sglang_agreement.py keeps torch and transformers)."""
     import importlib.abc, importlib.machinery, sys, types
     STUB = ('torch', 'triton', 'transformers', 'sgl_kernel', 'flashinfer', 'zmq', 'setproctitle', 'uvloop', 'PIL', 'cuda', 'tvm_ffi', 'huggingface_hub', 'safetensors', 'einops', 'numba', 'xgrammar', 'outlines', 'tiktoken', 'sentencepiece', 'torchvision','torchaudio','pynvml','prometheus_client','aiohttp','xxhash','partial_json_parser','openai','anthropic','msgpack','regex','tqdm','scipy','datasets','modelscope','blobfile','gguf','interegular','llguidance','compressed_tensors','filelock','jinja2','soundfile','av','decord','tokenizers','sglang_kernel','tilelang','quack','deep_gemm','deep_ep','flash_mla','cutlass','nvshmem','mistral_common','openai_harmony','timm','kernels','torch_memory_saver','humming_kernels','apache_tvm_ffi','smg_grpc_servicer','grpc','google','IPython','easydict','distro','pycountry','watchfiles','uvicorn','fastapi_','starlette_','dateutil','zstandard','build','ninja','py_spy','nvidia','deepseek_recipe','tml_renderers','torchcodec','flash_attn')
     import abc
@@ -77,7 +78,7 @@ def install_stubs(src: str) -> None:
             return _mk(name)
     class Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         def find_spec(self, name, path, target=None):
-            if name.split('.')[0] in STUB:
+            if name.split('.')[0] in STUB and name.split('.')[0] not in keep:
                 return importlib.machinery.ModuleSpec(name, self, is_package=True)
         def create_module(self, spec):
             m = StubModule(spec.name); m.__path__ = []; m.__version__ = '2.14.1'

@@ -157,3 +157,15 @@ def test_server_killed_mid_suite_saves_the_partial_result(tmp_path):
         with pytest.raises(ServerDiedError) as err:
             run_suite(sim.url, SUITE)
     assert err.value.partial.records and not err.value.partial.complete
+
+
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_completions_get_the_accept_length_from_sglext(stream):
+    # issue 15, item 7: SGLang puts it under sglext.spec_tokens_details (return_spec_tokens_details
+    # in the request; srt/entrypoints/openai/protocol.py), never in usage; tuner/bench/sglext.py reads it
+    suite = {**SUITE, "single": {"lengths": [24], "repeats": 1}, "sweep": {"concurrencies": [2], "max_tokens": 24}}
+    with running_sim(*SPEC_FLAGS, speedup=SPEEDUP) as sim:
+        res = run_suite(sim.url, suite, api="openai", stream=stream)
+    assert res.complete and res.n_failed == 0
+    assert all(r.spec_verify_ct and r.spec_verify_ct > 0 for r in res.records)
+    assert res.accept_length is not None and res.accept_length > 1.0

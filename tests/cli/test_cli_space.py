@@ -40,7 +40,7 @@ def test_check_invalid_exits_1_and_names_the_rule():
     assert r.returncode == 1
     data = json.loads(r.stdout)
     assert data["violation"]["rule"] == "tree-too-large"
-    assert "after the model loads" in data["violation"]["fails"]
+    assert "after the full model load" in data["violation"]["fails"] and data["violation"]["stage"] == "startup"
 
 
 def test_bad_space_file_exits_2_with_one_line(tmp_path):

@@ -82,7 +82,9 @@ def test_yaml_is_a_flat_dash_keyed_sglang_config_of_the_effective_setting(tmp_pa
     # the launcher's pins, exactly as plan_launch decides them for this study on SGLang
     config, space, _ = config_from_study(study)
     sglang = config.server.model_copy(update={"backend": "sglang", "python": "python"})
-    plan = plan_launch(sglang, eff, algorithm="EAGLE3", fixed_args=space.config.fixed, max_concurrency=32)
+    plan = plan_launch(sglang, eff, algorithm="EAGLE3", fixed_args=space.config.fixed, max_concurrency=32,
+                       attention=space.attention)
+    assert mapping["attention-backend"] == "fa3"  # the study's decision: MLA on Hopper (issue 15)
     for name, value in plan.server_args.items():
         assert mapping[name.replace("_", "-")] == value
     assert mapping["max-running-requests"] == 32

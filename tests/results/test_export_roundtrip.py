@@ -67,7 +67,8 @@ def test_exported_yaml_restarts_the_measured_server(tmp_path):
     config = load_study(path)
     create_study(config, config.storage)
     stored, space, suite = config_from_study(open_study(config.name, config.storage), config.workdir)
-    backend = ServerBackend(stored, space.config.fixed, load_suite(suite), algorithm=space.config.algorithm)
+    backend = ServerBackend(stored, space.config.fixed, load_suite(suite), algorithm=space.config.algorithm,
+                            attention=space.attention)
     run_study(stored, config.storage, backend, n_trials=1)
     trial = load_records(open_study(config.name, config.storage))[0]
     assert trial.status == "measured", (trial.failure_class, trial.attrs.get("failure_message"))

@@ -130,16 +130,24 @@ def test_crash_after_ready(tmp_path):
         assert srv.classify_exit()[0] == "crash_after_ready"
 
 
-def test_spec_runtime_from_the_http_500(tmp_path):
-    # steps=1 topk=2 drafts 2 candidates; 8 draft tokens need 7: SGLang starts, then fails requests
-    srv = server(tmp_path, SpecConfig(1, 2, 8))
-    with srv:
-        STARTED_GROUPS.add(srv.pgid)
-        r = generate(srv.url)
-        assert r.status_code == 500
-        cls, message, tail = srv.classify_exit(r.text)
-        assert cls == "spec_runtime" and "selected index k out of range" in message
-        assert srv.returncode is None
+@pytest.mark.parametrize("spec,where", [
+    # steps 1, topk 2 drafts 2 candidates; 8 draft tokens need 7: SGLang's warmup request fails
+    (SpecConfig(1, 2, 8), "RuntimeError: selected index k out of range"),
+    # steps 2: the draft CUDA-graph capture fails (eagle_draft_cuda_graph_runner.py)
+    (SpecConfig(2, 2, 8), "Capture cuda graph failed: selected index k out of range"),
+])
+def test_spec_runtime_before_ready(tmp_path, spec, where):
+    srv = server(tmp_path, spec, "--attention-backend", "fa3")
+    srv.start()
+    STARTED_GROUPS.add(srv.pgid)
+    try:
+        with pytest.raises(LaunchError) as exc:
+            srv.wait_ready()
+        assert exc.value.failure_class == "spec_runtime"
+        assert "selected index k out of range" in exc.value.message
+        assert where in srv.log_path.read_text()
+    finally:
+        srv.stop()
 
 
 def test_port_in_use_by_a_stranger(tmp_path):

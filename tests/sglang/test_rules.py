@@ -16,6 +16,12 @@ from tuner.sglang.rules import (
 
 S = SpecConfig
 
+
+def MLA(**kw):
+    """An MLA target (Kimi K2.x, DeepSeek V3) with an MLA EAGLE-3 head unless ``draft_attention``."""
+    return ServerContext(**{"target_attention": "mla", "draft_attention": "mla", **kw})
+
+
 # (requested, context, effective or None, violated rule or None, SGLang exception, fails at launch)
 CASES = [
     # all three unset: SGLang auto-chooses (3, 1, 4) for DeepSeek-V3-style models and the default
@@ -49,6 +55,30 @@ CASES = [
     (S(2, 1, 3), ServerContext(page_size=16), S(2, 1, 3), None, None, None),
     (S(2, 2, 4), ServerContext(use_rejection_sampling=True), None, "rejection-sampling-topk", "ValueError", True),
     (S(2, 1, 3), ServerContext(use_rejection_sampling=True), S(2, 1, 3), None, None, None),
+    # MLA trees (flashinfer_mla_backend.py, flashmla_backend.py, draft_utils.py): an MLA draft on a
+    # chain-only MLA backend raises after the model load when num_steps > 1 ...
+    (S(3, 4, 8), MLA(attention_backend="flashinfer"), S(3, 4, 8), "mla-tree-backend", "ValueError", False),
+    # trtllm_mla (SGLang's SM100 choice for DeepSeek-style MLA) and flashmla snap the page size to 64
+    # (overrides.py, _mla_backend_page_constraints): a tree is then refused during argument handling
+    (S(3, 4, 8), MLA(attention_backend="trtllm_mla"), None, "page-size-topk", "ValueError", True),
+    (S(3, 4, 8), MLA(attention_backend="flashmla"), None, "page-size-topk", "ValueError", True),
+    (S(3, 4, 8), MLA(attention_backend="trtllm_mla", page_size=32), None, "page-size-topk", "ValueError", True),
+    (S(3, 4, 8), MLA(attention_backend="fa3", draft_attention_backend="flashinfer"), S(3, 4, 8),
+     "mla-tree-backend", "ValueError", False),
+    # ... one step has no multi-step draft backend: SGLang runs it, with no tree mask in the verify
+    (S(1, 4, 5), MLA(attention_backend="flashinfer"), S(1, 4, 5), "mla-tree-backend", "", False),
+    # a Llama-style EAGLE-3 head (MHA draft) on an MLA target: the verify still has no tree mask
+    (S(3, 4, 8), MLA(attention_backend="flashinfer", draft_attention="mha"), S(3, 4, 8), "mla-tree-backend",
+     "", False),
+    # chains are fine on every backend; trees on fa3 and triton with page size 1
+    (S(3, 1, 4), MLA(attention_backend="flashinfer"), S(3, 1, 4), None, None, None),
+    (S(3, 4, 8), MLA(attention_backend="fa3"), S(3, 4, 8), None, None, None),
+    (S(3, 4, 8), MLA(attention_backend="triton"), S(3, 4, 8), None, None, None),
+    (S(3, 4, 8), MLA(attention_backend="fa3", page_size=16), S(3, 4, 8), "mla-tree-page-size", "", False),
+    # a non-MLA model runs trees on flashinfer; an unknown model is not judged by the MLA rules
+    (S(3, 4, 8), ServerContext(attention_backend="flashinfer", target_attention="mha",
+                               draft_attention="mha"), S(3, 4, 8), None, None, None),
+    (S(3, 4, 8), ServerContext(attention_backend="flashinfer"), S(3, 4, 8), None, None, None),
     # no speculative algorithm: SGLang ignores the flags (the autoregressive baseline)
     (S(1, 4, None), ServerContext(speculative_algorithm=None), S(), None, None, None),
 ]
@@ -104,3 +134,19 @@ def test_flag_name_and_server_args():
     assert S(3, 1, 4).server_args() == {
         "speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4}
     assert S(3, None, None).server_args() == {"speculative_num_steps": 3}
+
+
+def test_an_unrefused_mla_tree_yields_to_the_failure_sglang_hits():
+    # steps 1 on flashinfer-MLA: SGLang builds no MLA draft backend (draft_utils.py), so the oversized
+    # tree fails first, in SGLang's warmup
+    res = resolve(S(1, 2, 8), MLA(attention_backend="flashinfer"))
+    assert res.violation.rule == "tree-too-large" and res.violation.stage == "startup"
+    # steps 3: the MLA draft backend's ValueError comes before the draft graph capture
+    res = resolve(S(3, 2, 64), MLA(attention_backend="flashinfer"))
+    assert res.violation.rule == "mla-tree-backend" and res.violation.stage == "startup"
+
+
+def test_auto_choice_follows_the_architecture():
+    # speculative_hook.py, _auto_choose_speculative_params
+    assert resolve(S(), ServerContext(target_architecture="LlamaForCausalLM")).effective == S(5, 4, 8)
+    assert resolve(S(), ServerContext(target_architecture="DeepseekV3ForCausalLM")).effective == S(3, 1, 4)

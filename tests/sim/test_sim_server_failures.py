@@ -2,8 +2,8 @@
 
 SGLang's behaviour mirrored: argparse rejects unknown flags (exit 2); bad speculative combinations
 raise AssertionError/TypeError/ValueError at launch, printed as a traceback, before any loading;
-out of memory and injected start-up failures come after the load delay (exit 1); a draft tree too
-large starts and then fails speculative requests with HTTP 500.
+out of memory, injected start-up failures, an MLA tree on a chain-only backend and a draft tree too
+large for its candidates come after the load delay and before the server is ready (exit 1).
 """
 
 from __future__ import annotations
@@ -124,22 +124,56 @@ def test_draft_rewrite_warning_and_48():
     assert WARN_DRAFT_TOKENS_ADJUSTED in sim.log
 
 
-def test_tree_too_large_starts_then_fails_speculative_requests():
-    # steps 1, topk 2 drafts 2 candidates; 8 draft tokens need 7: SGLang fails at the first verify.
-    with running_sim(*_spec(1, 2, 8), speedup=SPEEDUP) as sim:
-        assert requests.get(sim.url + "/health_generate", timeout=10).status_code == 200
-        r = requests.post(sim.url + "/generate", timeout=10,
-                          json={"text": "hi", "sampling_params": {"max_new_tokens": 16}})
-        assert r.status_code == 500
-        assert "selected index k out of range" in r.json()["error"]["message"]
-        r = requests.post(sim.url + "/v1/completions", timeout=10,
-                          json={"prompt": "hi", "max_tokens": 16})
-        assert r.status_code == 500
-        # one token comes from prefill alone: no verify step, no failure
-        ok = requests.post(sim.url + "/generate", timeout=10,
-                           json={"text": "hi", "sampling_params": {"max_new_tokens": 1}})
-        assert ok.status_code == 200
-        assert "selected index k out of range" in sim.log
+def _dies_after_loading(*args: str) -> str:
+    """Run the simulator with a setting SGLang refuses after the model load; its log. It must answer
+    /health with 503 (loading), never become ready, and exit 1 after "Load weight end"."""
+    with running_sim(*args, "--sim-load-seconds", "0.3", speedup=SPEEDUP, ready=False) as sim:
+        assert requests.get(sim.url + "/health_generate", timeout=10).status_code == 503
+        assert sim.wait(15) == 1
+        log = sim.log
+    assert "The server is fired up" not in log
+    assert "Received sigquit from a child process" in log
+    return log
+
+
+def test_tree_too_large_dies_in_the_draft_cuda_graph_capture():
+    # steps 2, topk 2 drafts 6 candidates; 8 draft tokens need 7: the draft forward's torch.topk
+    # fails while SGLang captures the draft CUDA graph (eagle_draft_cuda_graph_runner.py).
+    log = _dies_after_loading(*_spec(2, 2, 8))
+    assert "Exception: Capture cuda graph failed: selected index k out of range" in log
+    assert log.index("Load weight end") < log.index("Capture cuda graph failed")
+
+
+def test_tree_too_large_with_one_step_dies_in_the_warmup():
+    # one step: no draft CUDA graph; SGLang's own warmup request hits organize_draft_results
+    log = _dies_after_loading(*_spec(1, 2, 8))
+    assert "RuntimeError: selected index k out of range" in log
+    assert "Capture cuda graph failed" not in log
+
+
+def test_mla_tree_on_flashinfer_fails_after_loading_with_sglangs_valueerror():
+    # the K2.6 profile is MLA (target and EAGLE-3 head): flashinfer_mla_backend.py refuses topk > 1
+    log = _dies_after_loading(*_spec(3, 4, 8), "--attention-backend", "flashinfer",
+                              "--sim-profile", "k2.6-tp8-pcie")
+    assert "ValueError: Currently Flashinfer MLA only supports topk=1 for speculative decoding" in log
+    assert log.index("Load weight end") < log.index("ValueError")
+
+
+def test_mla_tree_runs_on_fa3_and_mla_chain_on_flashinfer():
+    for args in (_spec(3, 4, 8, "--attention-backend", "fa3"), _spec(3, 1, 4, "--attention-backend", "flashinfer")):
+        with running_sim(*args, "--sim-profile", "k2.6-tp8-pcie", speedup=SPEEDUP) as sim:
+            r = requests.post(sim.url + "/generate", timeout=10,
+                              json={"text": "hi", "sampling_params": {"max_new_tokens": 16}})
+            assert r.status_code == 200
+
+
+def test_sglangs_own_backend_choice_is_reported():
+    # no --attention-backend: SGLang picks fa3 for MLA on Hopper (model_override_base.py), which
+    # runs trees; the dense profile (MHA) gets flashinfer for a tree
+    with running_sim(*_spec(3, 4, 8), "--sim-profile", "k2.6-tp8-pcie", speedup=SPEEDUP) as sim:
+        assert requests.get(sim.url + "/server_info", timeout=10).json()["attention_backend"] == "fa3"
+    with running_sim(*_spec(3, 4, 8), "--sim-profile", "dense-27b-tp1", speedup=SPEEDUP) as sim:
+        assert requests.get(sim.url + "/server_info", timeout=10).json()["attention_backend"] == "flashinfer"
 
 
 def test_oom_after_load_delay():

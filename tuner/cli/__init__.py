@@ -21,6 +21,7 @@ COMMANDS = {
     "bench": "tuner.cli.bench:bench",
     "launch": "tuner.cli.launch:launch",
     "study": "tuner.cli.study:study",
+    "doctor": "tuner.cli.doctor:doctor",
 }
 
 

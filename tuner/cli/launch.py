@@ -26,8 +26,9 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     the study's server args, the search space's fixed args and the launcher's pins, exactly as in a
     study run. The log goes to STUDY_WORKDIR/launch/server.log.
     """
-    from ..config.space import SearchSpace, context_from_args
+    from ..config.space import SearchSpace
     from ..config.study import load_study
+    from ..engine.facts import prepare, space_for
     from ..server.launcher import (
         LaunchError,
         PortInUseError,
@@ -42,18 +43,22 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
         fail("--baseline runs without speculative decoding; drop --num-steps/--topk/--draft-tokens", 2)
     study = load_study(study_file)
     space = SearchSpace.load(study.search_space)
+    # The same decision a study run makes: model and GPU facts -> the attention backend and its rules.
+    space, _ = space_for(space, study, prepare(study, space)[2])
     algorithm = space.config.algorithm
     spec = None if baseline else SpecConfig(num_steps, topk, draft_tokens)
     srv = ServerProcess(
         study.server, spec, workdir=study.workdir, trial=None, fixed_args=space.config.fixed,
         algorithm=algorithm, max_concurrency=study_max_concurrency(study), port=port,
-        log_path=f"{study.workdir}/launch/server.log")
+        log_path=f"{study.workdir}/launch/server.log", attention=space.attention)
+    click.echo(f"note: {space.attention.line()}", err=True)
     if spec is not None:
-        res = resolve(spec, context_from_args(algorithm, srv.plan.server_args))
+        res = resolve(spec, space.context)
         if res.violation is not None:
             v = res.violation
-            when = "at launch" if v.at_launch else "at the first request, after the model loads"
-            click.echo(f"warning: SGLang will fail {when} ({v.rule}): {v.message}", err=True)
+            when = "at launch" if v.at_launch else v.when()
+            verb = "SGLang does not refuse this, but" if v.stage == "unsupported" else f"SGLang will fail {when}"
+            click.echo(f"warning: {verb} ({v.rule}): {v.message}", err=True)
         for line in res.warnings:
             click.echo(f"note: SGLang rewrites this setting: {line}", err=True)
     if print_only:

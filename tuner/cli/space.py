@@ -40,14 +40,16 @@ def check(space_file, num_steps, topk, draft_tokens, as_json) -> None:
             "violation": None if v is None else {
                 "rule": v.rule, "message": v.message, "sglang_exception": v.sglang_exception,
                 "sglang_message": v.sglang_message,
-                "fails": "at launch" if v.at_launch else "at the first request, after the model loads",
+                "fails": v.when(), "stage": v.stage,
             },
         })
     elif v is not None:
-        when = "at launch" if v.at_launch else "at the first request, after the full model load"
         click.echo(f"invalid ({v.rule}): {v.message}")
-        click.echo(f"SGLang fails {when} with {v.sglang_exception}"
-                   + (f": {v.sglang_message}" if v.sglang_message else " (no message)"))
+        if v.sglang_exception:
+            click.echo(f"SGLang fails {v.when()} with {v.sglang_exception}"
+                       + (f": {v.sglang_message}" if v.sglang_message else " (no message)"))
+        else:
+            click.echo(f"SGLang fails {v.when()}")
     else:
         eff = res.effective
         if requested == SpecConfig(None, None, None):

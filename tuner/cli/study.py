@@ -110,6 +110,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)  # before the study is written
     if file_config is not None:
+        _preflight(file_config)
         create_study(file_config, url, note=click.echo)
     stored = open_study(name, url)
     if add_trials:
@@ -142,11 +143,24 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
                    err=True)
 
 
+def _preflight(config: StudyConfig) -> None:
+    """`tuner doctor`'s cheap checks, before anything is written; a failure stops the run (exit 1)."""
+    from ..engine.doctor import FAIL, run_checks
+
+    failed = [c for c in run_checks(config, cheap_only=True) if c.status == FAIL]
+    if failed:
+        for check in failed:
+            click.echo(f"error: {check.line()}", err=True)
+        click.echo("(tuner doctor STUDY.yaml runs every check)", err=True)
+        sys.exit(1)
+
+
 def _backend(config: StudyConfig, space, suite_dict):
     from ..config.suite import load_suite
     from ..engine.backends import ServerBackend
 
-    return ServerBackend(config, space.config.fixed, load_suite(suite_dict), algorithm=space.config.algorithm)
+    return ServerBackend(config, space.config.fixed, load_suite(suite_dict), algorithm=space.config.algorithm,
+                         attention=space.attention)
 
 
 def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str | None) -> None:
@@ -157,16 +171,25 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
     from ..engine.study import config_from_study, open_study, seed_trials
     from ..server.command import format_command
 
+    restricted = None
     if file_config is not None:
+        from ..engine.facts import prepare, space_for
+
         config = file_config
         space = SearchSpace.load(config.search_space)
         suite = load_suite(config.bench.suite)
+        space, restricted = space_for(space, config, prepare(config, space)[2])
     else:
         config, space, suite_dict = config_from_study(open_study(name, url), workdir)
         suite = load_suite(suite_dict)
 
-    backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm)
+    backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm,
+                            attention=space.attention)
     click.echo(f"# study {config.name}, storage {redact(url)}")
+    if space.attention is not None:
+        click.echo(f"# {space.attention.line()}")
+    if restricted:
+        click.echo(f"# {restricted}")
     click.echo("# baseline (no speculative decoding):")
     click.echo(format_command(backend.command(None)))
     for spec in seed_trials(config, space):

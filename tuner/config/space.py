@@ -9,7 +9,7 @@ distributions to sample from. The rules themselves live in :mod:`tuner.sglang.ru
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -122,22 +122,37 @@ def load_space(path: str | Path) -> SearchSpaceConfig:
 
 
 
-def context_from_args(algorithm: str | None, server_args: dict) -> ServerContext:
-    """The :class:`ServerContext` the rules need, read from server arguments (underscore names)."""
+def context_from_args(algorithm: str | None, server_args: dict, target_attention: str | None = None,
+                      draft_attention: str | None = None, target_architecture: str | None = None) -> ServerContext:
+    """The :class:`ServerContext` the rules need, read from server arguments (underscore names) and
+    the model facts (``"mla"``/``"mha"``; None: not known, the MLA rules stay out)."""
     return ServerContext(
         speculative_algorithm=algorithm,
         attention_backend=server_args.get("attention_backend"),
         page_size=int(server_args.get("page_size") or 1),
         use_rejection_sampling=bool(server_args.get("speculative_use_rejection_sampling", False)),
+        decode_attention_backend=server_args.get("decode_attention_backend"),
+        prefill_attention_backend=server_args.get("prefill_attention_backend"),
+        draft_attention_backend=server_args.get("speculative_draft_attention_backend"),
+        target_attention=target_attention,
+        draft_attention=draft_attention,
+        target_architecture=target_architecture,
     )
 
 
 @dataclass(frozen=True)
 class SearchSpace:
-    """A validated search space plus the server arguments the rules depend on."""
+    """A validated search space plus the server arguments the rules depend on.
+
+    ``rules_context`` is the full context a study's launches run with (the space's fixed args, the
+    study's ``server.args``, the launcher's pins and the model facts: :mod:`tuner.engine.facts`);
+    without it, the space's fixed args alone. ``attention`` is the study's attention decision.
+    """
 
     config: SearchSpaceConfig
     source: str = "<search space>"
+    rules_context: ServerContext | None = None
+    attention: Any = None  #: a tuner.sglang.attention.AttentionChoice, or None
 
     @classmethod
     def load(cls, path: str | Path) -> "SearchSpace":
@@ -145,7 +160,17 @@ class SearchSpace:
 
     @property
     def context(self) -> ServerContext:
+        if self.rules_context is not None:
+            return self.rules_context
         return context_from_args(self.config.algorithm, self.config.fixed)
+
+    def with_context(self, ctx: ServerContext, attention: Any = None) -> "SearchSpace":
+        return replace(self, rules_context=ctx, attention=attention)
+
+    def without_trees(self) -> "SearchSpace":
+        """The same space with topk held at 1 (for a backend that runs chains only)."""
+        params = {**self.config.params, "speculative_eagle_topk": Choices(choices=[1])}
+        return replace(self, config=self.config.model_copy(update={"params": params}))
 
     def values(self, name: str) -> list[int]:
         return self.config.values(name)

@@ -71,6 +71,27 @@ class SimSettings(StrictModel):
     seed: int | None = None
 
 
+class StatedFacts(StrictModel):
+    """Model and GPU facts a study states, for a node where the tuner cannot read them itself
+    (no ``config.json`` of the model or draft on this machine, no ``nvidia-smi``). Read facts win
+    where both exist only if they agree; a disagreement is reported by ``tuner doctor``."""
+
+    model_attention: Literal["mla", "mha"] | None = None  #: the target's attention kind
+    draft_attention: Literal["mla", "mha"] | None = None  #: the EAGLE draft head's attention kind
+    #: the GPUs' compute capability, e.g. "9.0" (Hopper) or "10.0" (Blackwell B200)
+    gpu_compute_capability: str | None = None
+
+    @field_validator("gpu_compute_capability", mode="before")
+    @classmethod
+    def _capability(cls, v):
+        if v is None:
+            return None
+        from ..sglang.hardware import GpuArch
+
+        GpuArch.parse(str(v))  # raises with the expected forms
+        return str(v)
+
+
 class ServerSettings(StrictModel):
     """The server each trial launches: SGLang on a GPU node, or the simulator."""
 
@@ -90,6 +111,7 @@ class ServerSettings(StrictModel):
     startup_timeout_s: float = Field(600.0, gt=0)
     stop_grace_s: float = Field(30.0, gt=0)
     sim: SimSettings = Field(default_factory=SimSettings)
+    facts: StatedFacts = Field(default_factory=StatedFacts)
 
     @field_validator("args")
     @classmethod

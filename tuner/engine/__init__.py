@@ -3,10 +3,12 @@
 Owns the Optuna study and its companion baseline study (``study``, ``baseline``), one worker's run
 (``runner``) and one trial's steps (``trial``, ``outcome``), several workers sharing a study
 (``workers``: heartbeats and claims), the sampler (``sampling``), objectives, the trial records
-every reader uses (``records``), storage URLs (``storage``), artifacts, and the one seam to the
-world, ``Backend.measure`` (``backends``).
+every reader uses (``records``), storage URLs (``storage``), artifacts, the model and GPU facts
+behind a study's attention backend (``facts``), the preflight checks of ``tuner doctor``
+(``doctor``), and the one seam to the world, ``Backend.measure`` (``backends``).
 
 May import: :mod:`tuner.server` and :mod:`tuner.bench` (through the backends), :mod:`tuner.sim`
-(its performance model, for the model backend), :mod:`tuner.config`, :mod:`tuner.sglang`.
+(its performance model, for the model backend; its profiles' facts; its argument handling, for
+doctor), :mod:`tuner.config`, :mod:`tuner.sglang`.
 Never :mod:`tuner.results` or :mod:`tuner.cli`.
 """

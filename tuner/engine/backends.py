@@ -57,10 +57,14 @@ def _noop(kind: str, info: dict) -> None:
 class ServerBackend:
     """Launch the study's server (SGLang or the simulator) per measurement and run the suite."""
 
-    def __init__(self, config: StudyConfig, fixed_args: dict, suite, algorithm: str = "EAGLE3"):
+    def __init__(self, config: StudyConfig, fixed_args: dict, suite, algorithm: str = "EAGLE3",
+                 attention=None):
+        """``attention``: the study's attention decision (``SearchSpace.attention``); None pins the
+        launcher's default backend (a study created before the decision was stored)."""
         from ..server.command import study_max_concurrency
 
         self.config = config
+        self.attention = attention
         self.fixed_args = dict(fixed_args)
         self.suite = suite
         self.algorithm = algorithm
@@ -73,7 +77,8 @@ class ServerBackend:
         from ..server.command import build_argv
 
         return build_argv(self.server, spec, algorithm=self.algorithm, fixed_args=self.fixed_args,
-                          port=self.server.port if port is None else port, max_concurrency=self.max_concurrency)
+                          port=self.server.port if port is None else port, max_concurrency=self.max_concurrency,
+                          attention=self.attention)
 
     def cleanup_orphans(self) -> list[int]:
         """Stop servers a dead tuner on this host left running; their pids."""
@@ -91,7 +96,7 @@ class ServerBackend:
         trial_dir = self.workdir / label
         proc = ServerProcess(self.server, spec, workdir=self.workdir, trial_dir=trial_dir,
                              fixed_args=self.fixed_args, algorithm=self.algorithm,
-                             max_concurrency=self.max_concurrency)
+                             max_concurrency=self.max_concurrency, attention=self.attention)
         m: Measurement | None = None
         try:
             with stop_on_signals(proc):

@@ -60,8 +60,11 @@ def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
     for i, s in enumerate(config.seed_trials):
         spec = SpecConfig(s.speculative_num_steps, s.speculative_eagle_topk, s.speculative_num_draft_tokens)
         if not space.contains(spec):
-            raise ConfigError("study file", f"seed_trials[{i}]", f"{spec.label()} lies outside the "
-                              f"search space {space.source}; widen the space or change the seed")
+            chains = space.attention is not None and space.attention.trees is False and (spec.eagle_topk or 1) > 1
+            why = (f"is a tree, and attention backend {space.attention.backend} runs topk 1 only for this "
+                   f"model; use a topk-1 seed or another attention_backend") if chains else (
+                f"lies outside the search space {space.source}; widen the space or change the seed")
+            raise ConfigError("study file", f"seed_trials[{i}]", f"{spec.label()} {why}")
         seeds.append(spec)
     out = []
     for spec in seeds:
@@ -76,10 +79,14 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     the one change accepted: it is stored, and ``note`` hears about it."""
     import optuna
 
+    from .facts import ATTENTION_ATTR, prepare, space_for
+
     storage = open_storage(storage_url)
     space_dict, suite_dict = _space_and_suite(config)
     wanted = stored_config(config)
     space = SearchSpace(SearchSpace.load(config.search_space).config, config.search_space)
+    _, choice, attention = prepare(config, space)
+    space, restricted = space_for(space, config, attention)
     seeds = seed_trials(config, space)
     directions = ["maximize"] * len(config.objectives)
     try:
@@ -87,12 +94,20 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     except optuna.exceptions.DuplicatedStudyError:
         study = optuna.load_study(study_name=config.name, storage=storage)
         _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
+        _same_attention(study, attention, storage_url)
+        if restricted and note is not None:
+            note(restricted)
         return study
     study.set_metric_names(list(config.objectives))
     study.set_user_attr(CONFIG_ATTR, wanted)
     study.set_user_attr(SPACE_ATTR, space_dict)
     study.set_user_attr(SUITE_ATTR, suite_dict)
     study.set_user_attr(WORKLOAD_ATTR, workload_of(suite_dict))
+    study.set_user_attr(ATTENTION_ATTR, attention)
+    if note is not None:
+        note(choice.line())
+        if restricted:
+            note(restricted)
     study.set_user_attr("tuner_version", __version__)
     study.set_user_attr("objectives", list(config.objectives))
     for spec in seeds:
@@ -233,6 +248,20 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
                               "a study takes)")
 
 
+def _same_attention(study, attention: dict, url: str) -> None:
+    """Every worker launches the study's one attention backend: refuse a node that would pin another."""
+    from .facts import ATTENTION_ATTR
+
+    stored = wait_until_ready(study).get(ATTENTION_ATTR)
+    if stored is None or stored.get("backend") == attention.get("backend"):
+        return
+    raise ConfigError(redact(url) or "", study.study_name,
+                      f"this node would run attention backend {attention.get('backend')} ({attention.get('reason')}), "
+                      f"but the study runs {stored.get('backend')}: every worker must launch the same backend; "
+                      f"run it on a node like the others, or set attention_backend: {stored.get('backend')} in "
+                      f"server.args")
+
+
 def _first_difference(a: Any, b: Any, prefix: str = "") -> str:
     if isinstance(a, dict) and isinstance(b, dict):
         for k in sorted(set(a) | set(b)):
@@ -256,14 +285,20 @@ def open_study(name: str, storage_url: str, sampler=None):
 
 
 def config_from_study(study, workdir: str | None = None) -> tuple[StudyConfig, SearchSpace, dict]:
-    """The study's config, search space and suite as stored (nothing needed from local files)."""
+    """The study's config, search space and suite as stored (nothing needed from local files).
+    The space carries the stored attention decision (``space.attention``) and, when that backend
+    runs chains only, holds topk at 1 (:func:`tuner.engine.facts.space_for`)."""
     from ..config.space import SearchSpaceConfig
     from ..config.yamlfile import parse_model
+
+    from .facts import ATTENTION_ATTR, space_for
 
     attrs = wait_until_ready(study)
     config = study_from_dict(attrs[CONFIG_ATTR])
     space = SearchSpace(parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>"),
                         config.search_space)
+    # The rules see the study's full launch context, and a chain-only backend's space has no trees.
+    space, _ = space_for(space, config, attrs.get(ATTENTION_ATTR))
     wd = workdir or str(Path("studies") / config.name)
     # The stored suite replaces the suite's name or path: another machine may not have the file.
     bench = config.bench.model_copy(update={"suite": attrs[SUITE_ATTR]})

@@ -126,7 +126,8 @@ def server_mapping(config, space, suite: dict, spec: SpecConfig,
     deploy = server.model_copy(update={"backend": "sglang", "python": python})
     fixed = {**space.config.fixed, **(extra_args or {})}
     plan = plan_launch(deploy, spec, algorithm=space.config.algorithm, fixed_args=fixed,
-                       port=server.port, max_concurrency=_max_concurrency(suite, config.objectives))
+                       port=server.port, max_concurrency=_max_concurrency(suite, config.objectives),
+                       attention=space.attention)
     mapping: dict[str, Any] = {
         "model-path": server.model_path,
         "tp-size": server.tp_size,
@@ -204,12 +205,15 @@ def provenance(study_name: str, url: str | None, pick: str, record: TrialRecord,
     return lines, data
 
 
-def _recorded_mismatches(record: TrialRecord, mapping: dict[str, Any]) -> list[str]:
-    """Exported args that differ from what the trial's server reported in ``/server_info``."""
+def _recorded_mismatches(record: TrialRecord, mapping: dict[str, Any], added: Sequence[str] = ()) -> list[str]:
+    """Exported args that differ from what the trial's server reported in ``/server_info``, except
+    ``added``: the arguments the export sets on purpose (the adaptive flags, which no trial ran)."""
     ran = record.attrs.get("server_args") or {}
     out = []
     for key, value in mapping.items():
         name = key.replace("-", "_")
+        if name in added:
+            continue
         if name in ran and ran[name] is not None and str(ran[name]).lower() != str(value).lower():
             out.append(f"{key}: the trial's server ran {ran[name]!r}, the export sets {value!r}")
     return out
@@ -265,7 +269,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     base = find_baseline(study)
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
-    warnings = _recorded_mismatches(record, mapping)
+    warnings = _recorded_mismatches(record, mapping, tuple(extra or ()))
     header += _traffic_notes(study, config, record, None if base is None else base.attrs, conf, pick)
     notes = ["", "Load it with: python -m sglang.launch_server --config THIS_FILE --host HOST --port PORT",
              "host and port are left out on purpose: they are deployment choices, not measured ones."]
@@ -273,6 +277,8 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
         pins = ", ".join(f"{dash_key(k)} {v}" for k, v in plan.pinned.items())
         notes.append(f"pinned by tuner for the baseline and every trial alike: {pins} (the measurement ran "
                      f"so; more concurrency than measured is untested)")
+    if space.attention is not None:
+        notes.append(space.attention.line())
     if policy is not None:
         notes.append(f"adaptive: steps by batch size {policy.steps_by_batch_size()} from {policy_path} "
                      f"(relative paths open from the server's working directory)")

@@ -14,9 +14,13 @@ launcher pins them to the same value for the baseline and every trial:
 * ``--cuda-graph-max-bs-decode`` = the largest benchmark concurrency, so no measured batch runs eager
   in one trial and graphed in the next (SGLang 0.5.23 names it so, ``arg_groups/fields/exec_.py``;
   older releases call it ``--cuda-graph-max-bs``: set that one in ``server.args`` to use it instead).
-* ``--attention-backend`` = :data:`DEFAULT_ATTENTION_BACKEND`: SGLang's automatic choice depends on
-  topk (``model_override_base.py``, ``get_default_attn_backend``: FA3 on Hopper for chain drafts,
-  FlashInfer for trees).
+* ``--attention-backend`` = the study's :class:`tuner.sglang.attention.AttentionChoice`, chosen per
+  model and GPU (:mod:`tuner.engine.facts`): SGLang's automatic choice depends on topk
+  (``model_override_base.py``, ``get_default_attn_backend``: FA3 on Hopper for MHA chains,
+  FlashInfer for MHA trees) and some of its choices cannot run trees (``trtllm_mla`` for MLA on
+  SM100), so the pin is SGLang's own choice where that runs trees, else a backend that does. A
+  launch planned without a decision (a study created before it was stored) pins
+  :data:`DEFAULT_ATTENTION_BACKEND`.
 
 A value the study sets wins; one below the largest concurrency is kept and warned about.
 """
@@ -31,13 +35,13 @@ from typing import Any, Iterable, Mapping
 
 from ..config.study import ServerSettings, StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
+from ..sglang.attention import AttentionChoice
 from ..sglang.rules import SpecConfig, flag_name
 
 log = logging.getLogger("tuner.server")
 
-#: The attention backend pinned when the study sets none. FlashInfer runs on every NVIDIA generation
-#: SGLang supports (FA3 is Hopper-only, trtllm_mha Blackwell-only and chain drafts only), implements
-#: topk > 1 trees and paged trees (``_PAGE_TREE_SPEC_BACKENDS``), and is SGLang's own choice for trees.
+#: The attention backend pinned when no decision was made (no model facts): FlashInfer runs on every
+#: NVIDIA generation and implements MHA trees and paged trees (``_PAGE_TREE_SPEC_BACKENDS``).
 DEFAULT_ATTENTION_BACKEND = "flashinfer"
 
 #: The argument capping CUDA-graph decode batches. SGLang 0.5.23 names it
@@ -75,6 +79,7 @@ class LaunchPlan:
     server_args: dict[str, Any]
     pinned: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    attention: AttentionChoice | None = None  #: the study's attention decision, and why
 
     @property
     def command_line(self) -> str:
@@ -127,8 +132,10 @@ def merged_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | N
 
 
 def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None,
-                    max_concurrency: int) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
-    """``(server_args, pinned, warnings)``: the study's server args plus the pins it did not set."""
+                    max_concurrency: int, attention: AttentionChoice | None = None
+                    ) -> tuple[dict[str, Any], dict[str, Any], list[str]]:
+    """``(server_args, pinned, warnings)``: the study's server args plus the pins it did not set.
+    ``attention``: the study's decision (its backend is pinned when ``attention.pinned``)."""
     if max_concurrency < 1:
         raise ValueError(f"max_concurrency must be at least 1, got {max_concurrency}")
     args = merged_server_args(server, fixed_args)
@@ -140,7 +147,10 @@ def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None
     if "max_running_requests" not in user:
         pinned["max_running_requests"] = max_concurrency
     if not user & set(_USER_ATTENTION):
-        pinned["attention_backend"] = DEFAULT_ATTENTION_BACKEND
+        if attention is None:
+            pinned["attention_backend"] = DEFAULT_ATTENTION_BACKEND
+        elif attention.pinned and attention.backend:
+            pinned["attention_backend"] = attention.backend
     for name in ("max_running_requests", "cuda_graph_max_bs", "cuda_graph_max_bs_decode"):
         value = args.get(name)
         if isinstance(value, int) and not isinstance(value, bool) and value < max_concurrency:
@@ -167,7 +177,7 @@ def _scalar(value: Any) -> str:
 
 def plan_launch(server: ServerSettings, spec: SpecConfig | None, *, algorithm: str = "EAGLE3",
                 fixed_args: Mapping[str, Any] | None = None, port: int | None = None,
-                max_concurrency: int = 1) -> LaunchPlan:
+                max_concurrency: int = 1, attention: AttentionChoice | None = None) -> LaunchPlan:
     """Decide the whole command for one launch; ``spec=None`` is the autoregressive baseline.
 
     ``port`` overrides ``server.port`` (the launcher passes the free port it picked for port 0).
@@ -176,7 +186,7 @@ def plan_launch(server: ServerSettings, spec: SpecConfig | None, *, algorithm: s
     a speculative launch without ``server.draft_model_path``).
     """
     port = server.port if port is None else port
-    server_args, pinned, warnings = pin_server_args(server, fixed_args, max_concurrency)
+    server_args, pinned, warnings = pin_server_args(server, fixed_args, max_concurrency, attention)
     for line in warnings:
         log.warning("%s", line)
     module = SGLANG_MODULE if server.backend == "sglang" else SIM_MODULE
@@ -199,15 +209,15 @@ def plan_launch(server: ServerSettings, spec: SpecConfig | None, *, algorithm: s
         if sim.seed is not None:
             argv += ["--sim-seed", str(sim.seed)]
     argv += list(server.extra_args)
-    return LaunchPlan(argv, server.host, port, server_args, pinned, warnings)
+    return LaunchPlan(argv, server.host, port, server_args, pinned, warnings, attention)
 
 
 def build_argv(server: ServerSettings, spec: SpecConfig | None, *, algorithm: str = "EAGLE3",
                fixed_args: Mapping[str, Any] | None = None, port: int,
-               max_concurrency: int) -> list[str]:
+               max_concurrency: int, attention: AttentionChoice | None = None) -> list[str]:
     """The exact argv of one launch (see :func:`plan_launch`)."""
     return plan_launch(server, spec, algorithm=algorithm, fixed_args=fixed_args, port=port,
-                       max_concurrency=max_concurrency).argv
+                       max_concurrency=max_concurrency, attention=attention).argv
 
 
 def study_max_concurrency(study: StudyConfig) -> int:

@@ -2,8 +2,13 @@
 maps an exit status and a server log (or an HTTP error body) to a failure class. The patterns mirror
 what SGLang prints: argparse's usage errors (exit 2), the AssertionError/TypeError/ValueError of its
 argument handling (``server_args.py``, ``arg_groups/``), PyTorch's and SGLang's out-of-memory messages
-(``model_runner.py``: "Not enough memory"), NCCL and torch.distributed errors, and the draft-tree
-failure of ``eagle_utils.py`` ("selected index k out of range").
+(``model_executor/pool_configurator.py``: "Not enough memory"), NCCL and torch.distributed errors,
+and the draft-tree failure of ``eagle_utils.py`` ("selected index k out of range").
+
+Where SGLang fails decides the class, not what it said along the way: the patterns are matched on
+the last traceback and the log's final lines (:func:`failure_region`), never on the whole log, so a
+harmless warning during loading (DeepGEMM's "... reducing max_m to X to avoid out of memory",
+``layers/deep_gemm_wrapper/compile_utils.py``) cannot make a crash ``oom``.
 """
 
 from __future__ import annotations
@@ -58,6 +63,27 @@ _ARG_FRAMES = re.compile(r'File ".*(?:server_args|arg_groups|argparse)[^"]*"')
 _LOADING = re.compile(r"Load weight begin|Loading safetensors|Init torch distributed begin"
                       r"|Capture cuda graph begin")
 _ARG_EXCEPTIONS = ("AssertionError", "ValueError", "TypeError")
+_TRACEBACK = "Traceback (most recent call last)"
+#: The log's final lines searched with the last traceback: SGLang's own closing lines (the parent's
+#: "Received sigquit from a child process ...", kill_process_tree) follow the failure closely.
+FINAL_LINES = 12
+#: How many lines of the last traceback (frames, the exception and what it printed) are searched.
+TRACEBACK_LINES = 80
+
+
+def failure_region(text: str) -> str:
+    """Where a log says why the server failed: from its last traceback on (bounded to
+    :data:`TRACEBACK_LINES`, plus the final :data:`FINAL_LINES`), or without a traceback its final
+    lines. An HTTP error body or a short log without a traceback is all region; lines logged
+    before the last traceback (model loading, warnings) never are.
+    """
+    start = text.rfind(_TRACEBACK)
+    if start < 0:
+        return "\n".join(text.splitlines()[-FINAL_LINES:])
+    rest = text[start:].splitlines()
+    if len(rest) <= TRACEBACK_LINES + FINAL_LINES:
+        return "\n".join(rest)
+    return "\n".join(rest[:TRACEBACK_LINES] + rest[-FINAL_LINES:])
 
 
 def classify_log(text: str, exit_code: int | None, phase: str) -> str:
@@ -65,21 +91,23 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
 
     ``exit_code`` None: the process is still running (a startup timeout, or a failed request);
     ``phase``: :data:`PHASE_STARTUP` (never became ready) or :data:`PHASE_RUNNING` (was ready).
-    Specific evidence in the text wins over the phase: the tree-too-large runtime error, out of
-    memory, NCCL/communication errors, then argument errors (argparse usage, exit 2; an
-    AssertionError/ValueError/TypeError in argument handling). Otherwise: ``startup_timeout`` (still
-    running, never ready), ``crash_after_ready`` (exited after ready), ``other``.
+    Specific evidence where the server failed (:func:`failure_region`) wins over the phase: the
+    tree-too-large error, out of memory, NCCL/communication errors, then argument errors (argparse
+    usage, exit 2; an AssertionError/ValueError/TypeError in argument handling). Otherwise:
+    ``startup_timeout`` (still running, never ready), ``crash_after_ready`` (exited after ready),
+    ``other``.
     """
-    if _SPEC_RUNTIME.search(text):
+    region = failure_region(text)
+    if _SPEC_RUNTIME.search(region):
         return "spec_runtime"
-    if _OOM.search(text):
+    if _OOM.search(region):
         return "oom"
-    if _NCCL.search(text):
+    if _NCCL.search(region):
         return "nccl"
     if phase == PHASE_STARTUP and exit_code is not None:
-        if exit_code == 2 and _ARGPARSE.search(text):
+        if exit_code == 2 and _ARGPARSE.search(region):
             return "invalid_args"
-        exceptions = _EXCEPTION_LINE.findall(text)
+        exceptions = _EXCEPTION_LINE.findall(region)
         if exceptions and exceptions[-1] in _ARG_EXCEPTIONS:
             last_tb = text[text.rfind("Traceback (most recent call last)"):]
             if _ARG_FRAMES.search(last_tb) or not _LOADING.search(text):
@@ -95,8 +123,9 @@ def spec_runtime_error(text: str) -> bool:
 
 
 def error_line(text: str) -> str:
-    """The line of a log that says what went wrong (the last exception or error line), shortened."""
-    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    """The line of a log that says what went wrong (the last exception or error line where the
+    server failed, :func:`failure_region`), shortened."""
+    lines = [ln.strip() for ln in failure_region(text).splitlines() if ln.strip()]
     for ln in reversed(lines):
         if (_EXCEPTION_LINE.match(ln) or _ARGPARSE.search(ln) or _OOM.search(ln) or _NCCL.search(ln)
                 or _SPEC_RUNTIME.search(ln) or ln.startswith("AssertionError")):

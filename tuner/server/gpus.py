@@ -57,3 +57,30 @@ def wait_gpu_memory_released(before_mib: list[int] | None, timeout_s: float, *,
                         timeout_s, now, before_mib)
             return False
         time.sleep(1.0)
+
+
+def gpu_inventory(nvidia_smi: str = NVIDIA_SMI) -> list[dict] | None:
+    """Each GPU's ``name``, ``compute_cap`` (e.g. ``"9.0"``), ``memory_total_mib`` and
+    ``memory_free_mib`` from ``nvidia-smi``; None where it is absent or fails (never raises)."""
+    exe = shutil.which(nvidia_smi)
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "--query-gpu=name,compute_cap,memory.total,memory.free",
+                              "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("nvidia-smi failed: %s", exc)
+        return None
+    if out.returncode != 0:
+        return None
+    gpus = []
+    for line in out.stdout.strip().splitlines():
+        parts = [p.strip() for p in line.split(",")]
+        if len(parts) != 4:
+            return None
+        try:
+            gpus.append({"name": parts[0], "compute_cap": parts[1], "memory_total_mib": int(float(parts[2])),
+                         "memory_free_mib": int(float(parts[3]))})
+        except ValueError:
+            return None
+    return gpus

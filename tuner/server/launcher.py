@@ -94,9 +94,9 @@ class ServerProcess:
                  trial: int | None = None, trial_dir: str | Path | None = None,
                  fixed_args: Mapping[str, Any] | None = None, algorithm: str = "EAGLE3",
                  max_concurrency: int = 1, port: int | None = None,
-                 log_path: str | Path | None = None):
+                 log_path: str | Path | None = None, attention=None):
         """The server of one measurement, as :func:`plan_launch` builds it (``spec=None``: the
-        baseline). The log goes to ``log_path``, else ``trial_dir/server.log``, else
+        baseline; ``attention``: the study's attention decision, see :mod:`tuner.server.command`). The log goes to ``log_path``, else ``trial_dir/server.log``, else
         :func:`server_log_path` (``trial``; None: the baseline). ``port`` overrides ``server.port``;
         port 0 picks a free port now, and again at :meth:`start` if that one was taken meanwhile.
         Raises ``ConfigError`` for a study that cannot be launched. Nothing starts before
@@ -105,7 +105,7 @@ class ServerProcess:
 
         def make(p: int) -> LaunchPlan:
             return plan_launch(server, spec, algorithm=algorithm, fixed_args=fixed_args, port=p,
-                               max_concurrency=max_concurrency)
+                               max_concurrency=max_concurrency, attention=attention)
 
         plan = make(pick_free_port(server.host) if port == 0 else port)
         if log_path is None:

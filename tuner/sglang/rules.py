@@ -8,25 +8,38 @@ file to edit; every rule names the SGLang 0.5.x source it mirrors (checked again
 * ``python/sglang/srt/arg_groups/speculative_hook.py`` -- ``_handle_eagle_family`` (argument handling
   at launch, before any weight is loaded) and ``_auto_choose_speculative_params``.
 * ``python/sglang/srt/speculative/eagle_utils.py`` -- ``organize_draft_results`` (the draft tree is
-  picked with ``torch.topk`` over the candidates at the first speculative request).
+  picked with ``torch.topk`` over the candidates; the draft CUDA-graph capture runs it while the
+  server starts, and with one step, where there is no draft graph, SGLang's own warmup request does).
+* ``python/sglang/srt/layers/attention/flashinfer_mla_backend.py`` and the MLA backends that share
+  its draft backend: MLA trees (see :mod:`tuner.sglang.attention`).
 
 The contract: :func:`resolve` never raises for a bad setting; it returns a :class:`Resolution` whose
-``violation`` says which rule is broken, what SGLang would raise, and whether SGLang fails at launch
-(``at_launch=True``) or only at the first speculative request, after the full model load.
+``violation`` says which rule is broken, what SGLang would raise, and when (``stage``): during
+argument handling (``at_launch=True``), while the server starts after the model has loaded, or not
+at all (a setting SGLang documents as unsupported but does not refuse).
 """
 
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
+from .attention import MHA_CHAIN_ONLY_BACKENDS, MLA_CHAIN_ONLY_BACKENDS, MLA_TOPK_ERRORS, MLA_TREE_BACKENDS
+
 #: The speculative algorithms whose flags these rules cover (SGLang's EAGLE family, NEXTN is an alias).
 EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN")
 
 #: SGLang's automatic choice when none of the three flags is set, for the model architectures the
 #: tuner targets (``_auto_choose_speculative_params``: DeepSeek-V3-style MoE such as Kimi K2.x, and
-#: the default branch). Llama and Grok get (5, 4, 8) there; the tuner always sets all three flags,
-#: so this matters only for reporting what an unset server would run.
+#: the default branch). The tuner always sets all three flags, so this matters only for reporting
+#: what an unset server would run.
 AUTO_CHOICE = (3, 1, 4)
+#: ``_auto_choose_speculative_params``: the architectures (``architectures[0]``) that get (5, 4, 8).
+AUTO_CHOICE_LARGE_ARCHS = ("LlamaForCausalLM", "Grok1ForCausalLM", "Grok1VForCausalLM")
+
+
+def auto_choice(architecture: str | None) -> tuple[int, int, int]:
+    """SGLang's own (steps, topk, draft tokens) for a model when the three flags are unset."""
+    return (5, 4, 8) if architecture in AUTO_CHOICE_LARGE_ARCHS else AUTO_CHOICE
 
 #: Attention backends that implement topk > 1 trees with page_size > 1 (``_PAGE_TREE_SPEC_BACKENDS``).
 PAGE_TREE_SPEC_BACKENDS = ("flashinfer", "fa3", "triton")
@@ -72,18 +85,48 @@ class SpecConfig:
         return asdict(self)
 
 
+#: When SGLang fails on a broken rule (``RuleViolation.stage``).
+STAGE_LAUNCH = "launch"  #: argument handling, before anything loads
+STAGE_STARTUP = "startup"  #: after the model has loaded, before the server is ready
+STAGE_UNSUPPORTED = "unsupported"  #: never refused: documented as unsupported (wrong or undefined)
+
+
 @dataclass(frozen=True)
 class ServerContext:
-    """The other server arguments SGLang's speculative rules read."""
+    """The other server arguments SGLang's speculative rules read, and the model facts they need.
+
+    ``target_attention``/``draft_attention``: ``"mla"``, ``"mha"`` or None (not known: the MLA
+    rules are not applied). The draft decode backend is ``draft_attention_backend``, else the decode
+    backend, else ``attention_backend`` (``speculative/draft_utils.py``, ``DraftBackendFactory``).
+    """
 
     speculative_algorithm: str | None = "EAGLE3"
     attention_backend: str | None = None
     page_size: int = 1
     use_rejection_sampling: bool = False
+    decode_attention_backend: str | None = None
+    prefill_attention_backend: str | None = None
+    draft_attention_backend: str | None = None
+    target_attention: str | None = None
+    draft_attention: str | None = None
+    target_architecture: str | None = None  #: architectures[0]: SGLang's automatic choice reads it
 
     @property
     def speculative(self) -> bool:
         return self.speculative_algorithm is not None
+
+    @property
+    def verify_backend(self) -> str | None:
+        return self.decode_attention_backend or self.attention_backend
+
+    @property
+    def draft_backend(self) -> str | None:
+        return self.draft_attention_backend or self.verify_backend
+
+    def backends(self) -> tuple[str | None, str | None]:
+        """(prefill, decode), split fields falling back to the base (``attention_backends_of``)."""
+        return (self.prefill_attention_backend or self.attention_backend,
+                self.decode_attention_backend or self.attention_backend)
 
 
 @dataclass(frozen=True)
@@ -94,7 +137,14 @@ class RuleViolation:
     message: str  #: one line for a person: what is wrong and how to fix it
     sglang_exception: str  #: the exception class SGLang raises, e.g. ``"AssertionError"``
     sglang_message: str  #: the text SGLang prints with it ("" for a bare assert)
-    at_launch: bool  #: True: SGLang exits during argument handling; False: fails at first request
+    at_launch: bool  #: True: SGLang exits during argument handling, before loading anything
+    stage: str = STAGE_LAUNCH  #: STAGE_LAUNCH, STAGE_STARTUP or STAGE_UNSUPPORTED
+
+    def when(self) -> str:
+        """When SGLang fails, in words."""
+        return {STAGE_LAUNCH: "at launch, during argument handling",
+                STAGE_STARTUP: "while the server starts, after the full model load",
+                STAGE_UNSUPPORTED: "never: SGLang runs it, but documents it as unsupported"}[self.stage]
 
 
 @dataclass(frozen=True)
@@ -130,8 +180,8 @@ def candidate_count(num_steps: int, eagle_topk: int) -> int:
     return eagle_topk + (num_steps - 1) * eagle_topk * eagle_topk
 
 
-def _violation(rule, message, exc, sglang_message, at_launch=True) -> RuleViolation:
-    return RuleViolation(rule, message, exc, sglang_message, at_launch)
+def _violation(rule, message, exc, sglang_message, stage=STAGE_LAUNCH) -> RuleViolation:
+    return RuleViolation(rule, message, exc, sglang_message, stage == STAGE_LAUNCH, stage)
 
 
 def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Resolution:
@@ -152,7 +202,7 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
                 "all set or all unset",
                 "AssertionError", "",
             ))
-        steps, topk, draft = AUTO_CHOICE
+        steps, topk, draft = auto_choice(ctx.target_architecture)
 
     # speculative_hook.py: `speculative_eagle_topk > 1` is compared before topk is known to be set;
     # with num_steps given and topk missing this is a TypeError, not a clear message.
@@ -164,8 +214,8 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
             "TypeError", "'>' not supported between instances of 'NoneType' and 'int'",
         ))
 
-    # speculative_hook.py: trtllm_mha implements chain drafts only.
-    if ctx.attention_backend == "trtllm_mha" and topk > 1:
+    # speculative_hook.py: trtllm_mha implements chain drafts only (prefill or decode backend).
+    if set(MHA_CHAIN_ONLY_BACKENDS) & set(ctx.backends()) and topk > 1:
         return Resolution(requested, None, (), _violation(
             "trtllm-topk",
             "attention backend trtllm_mha allows --speculative-eagle-topk 1 only; use topk 1 or "
@@ -187,8 +237,12 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
         warnings.append(WARN_DRAFT_TOKENS_ADJUSTED)
         draft = steps + 1
 
-    # speculative_hook.py: paged trees need the two-pass cascade draft decode.
-    if topk > 1 and ctx.page_size > 1 and ctx.attention_backend not in PAGE_TREE_SPEC_BACKENDS:
+    # speculative_hook.py: paged trees need the two-pass cascade draft decode. The page size is the
+    # one attention resolution left (overrides.py, _mla_backend_page_constraints: trtllm_mla and
+    # cutedsl_mla snap it to 64 unless 32 or 64, flashmla to 64, trtllm_mha to 64 unless 16-128), so
+    # a tree on SGLang's own SM100 choice for DeepSeek-style MLA (trtllm_mla) is refused here.
+    page_size = resolved_page_size(ctx)
+    if topk > 1 and page_size > 1 and ctx.attention_backend not in PAGE_TREE_SPEC_BACKENDS:
         return Resolution(requested, None, tuple(warnings), _violation(
             "page-size-topk",
             f"--speculative-eagle-topk > 1 with --page-size > 1 needs --attention-backend one of "
@@ -200,21 +254,28 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
         ))
 
     effective = SpecConfig(steps, topk, draft)
+    # An MLA tree SGLang refuses after loading fails before the draft graph capture below (the draft
+    # backend is built first); one it runs unrefused yields to a failure the tree checks find.
+    mla_tree = _mla_tree_violation(steps, topk, ctx)
+    if mla_tree is not None and mla_tree.stage == STAGE_STARTUP:
+        return Resolution(requested, effective, tuple(warnings), mla_tree)
     # eagle_utils.py, organize_draft_results: torch.topk(scores, num_draft_tokens - 1) over the
-    # candidates. SGLang does not check this at launch; the server loads the model and then fails
-    # every speculative request. draft None (topk > 1 without draft tokens) fails the same way.
+    # candidates. SGLang does not check this during argument handling; the server loads the model,
+    # then dies before it is ready: the draft CUDA-graph capture runs the draft forward
+    # (eagle_draft_cuda_graph_runner.py: "Capture cuda graph failed: selected index k out of
+    # range"), and with one step (no draft graph) SGLang's warmup request does (http_server.py,
+    # _execute_server_warmup). draft None (topk > 1 without draft tokens) fails the same way.
     if draft is None:
         return Resolution(requested, effective, tuple(warnings), _violation(
             "all-or-none",
             "set --speculative-num-draft-tokens too: with topk > 1 SGLang needs the tree size",
-            "TypeError", "unsupported operand type(s) for -: 'NoneType' and 'int'",
-            at_launch=False,
+            "TypeError", "unsupported operand type(s) for -: 'NoneType' and 'int'", STAGE_STARTUP,
         ))
     if draft < 2:
         return Resolution(requested, effective, tuple(warnings), _violation(
             "draft-tokens-min",
             f"--speculative-num-draft-tokens {draft} verifies no draft token; use at least 2",
-            "RuntimeError", "selected index k out of range", at_launch=False,
+            "RuntimeError", "selected index k out of range", STAGE_STARTUP,
         ))
     candidates = candidate_count(steps, topk)
     if draft - 1 > candidates:
@@ -223,9 +284,57 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
             f"--speculative-num-draft-tokens {draft} needs {draft - 1} candidates but steps={steps} "
             f"topk={topk} drafts only {candidates}; use at most {candidates + 1} draft tokens or more "
             f"steps",
-            "RuntimeError", "selected index k out of range", at_launch=False,
+            "RuntimeError", "selected index k out of range", STAGE_STARTUP,
         ))
-    return Resolution(requested, effective, tuple(warnings))
+    return Resolution(requested, effective, tuple(warnings), mla_tree)
+
+
+#: overrides.py, _mla_backend_page_constraints: backends that snap the page size, to what, and the
+#: sizes they keep.
+_PAGE_SNAPS = {"flashmla": (64, (64,)), "trtllm_mla": (64, (32, 64)), "cutedsl_mla": (64, (32, 64)),
+               "trtllm_mha": (64, (16, 32, 64, 128)), "hpc_ops": (64, (64,))}
+
+
+def resolved_page_size(ctx: ServerContext) -> int:
+    """The page size after SGLang's attention resolution (``_mla_backend_page_constraints``)."""
+    page_size = ctx.page_size
+    for backend in {ctx.attention_backend, ctx.decode_attention_backend, ctx.prefill_attention_backend}:
+        if backend in _PAGE_SNAPS:
+            snap, keep = _PAGE_SNAPS[backend]
+            page_size = page_size if page_size in keep else snap
+    return page_size
+
+
+def _mla_tree_violation(steps: int, topk: int, ctx: ServerContext) -> RuleViolation | None:
+    """MLA trees (``tuner.sglang.attention``): only FA3 and Triton, page size 1, run them."""
+    if topk <= 1:
+        return None
+    draft_backend, verify_backend = ctx.draft_backend, ctx.verify_backend
+    # draft_utils.py: the MLA multi-step draft backend exists for num_steps > 1 only; its
+    # constructor raises after the target and draft models have loaded.
+    if ctx.draft_attention == "mla" and steps > 1 and draft_backend in MLA_CHAIN_ONLY_BACKENDS:
+        return _violation(
+            "mla-tree-backend",
+            f"attention backend {draft_backend} drafts MLA chains only (topk 1); use topk 1, or "
+            f"--attention-backend {' or '.join(MLA_TREE_BACKENDS)} (page size 1) for trees",
+            "ValueError", MLA_TOPK_ERRORS[draft_backend], STAGE_STARTUP)
+    # flashinfer_mla_backend.py: the MLA verify has no tree mask ("TODO: Support topk > 1 with
+    # custom mask"); SGLang's support matrix marks topk > 1 unsupported on these backends.
+    if ctx.target_attention == "mla" and verify_backend in MLA_CHAIN_ONLY_BACKENDS:
+        return _violation(
+            "mla-tree-backend",
+            f"attention backend {verify_backend} verifies MLA chains only (topk 1; SGLang does not "
+            f"refuse it but has no tree mask there); use topk 1, or --attention-backend "
+            f"{' or '.join(MLA_TREE_BACKENDS)} (page size 1) for trees",
+            "", "", STAGE_UNSUPPORTED)
+    # docs/advanced_features/attention_backend.md: MLA trees on FA3 and Triton with page_size=1 only.
+    if ctx.target_attention == "mla" and ctx.page_size > 1 and verify_backend in MLA_TREE_BACKENDS:
+        return _violation(
+            "mla-tree-page-size",
+            f"MLA trees (topk > 1) run on {verify_backend} with --page-size 1 only; use page size 1 "
+            f"or topk 1",
+            "", "", STAGE_UNSUPPORTED)
+    return None
 
 
 def effective_config(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> SpecConfig:

@@ -161,17 +161,6 @@ class SimService:
             stream.flush()
         os._exit(1)
 
-    def _runtime_failure(self, spec: GenSpec) -> str | None:
-        """SGLang's error for a request that reaches a verify step with a broken draft tree."""
-        v = self.plan.runtime_violation
-        if v is None or spec.max_new_tokens <= 1:  # the first token comes from prefill
-            return None
-        message = f"{v.sglang_exception}: {v.sglang_message}"
-        log.error("Scheduler hit an exception: Traceback (most recent call last):\n"
-                  '  File "sglang/srt/speculative/eagle_utils.py", in organize_draft_results\n'
-                  f"{message}")
-        return message
-
     def _prompt_facts(self, key: int, spec: GenSpec) -> tuple[int, float]:
         """(prompt tokens, predictability), cached: a benchmark repeats a few prompts many times, and
         every microsecond spent per request delays the next arrival."""
@@ -313,9 +302,6 @@ class SimService:
             return _api_error(exc)
         for _ in parsed.specs:
             self._count_accepted()
-        for spec in parsed.specs:
-            if (failure := self._runtime_failure(spec)) is not None:
-                return _error(500, failure)
         if parsed.stream:
             return await self._generate_stream(request, parsed.specs[0], parsed.rid)
         results = await self._run_all(parsed, request)
@@ -366,9 +352,6 @@ class SimService:
             return _api_error(exc)
         for _ in parsed.specs:
             self._count_accepted()
-        for spec in parsed.specs:
-            if (failure := self._runtime_failure(spec)) is not None:
-                return _api_error(openai_error(failure, "InternalServerError", 500))
         fmt = OpenAIFormatter(chat=chat, model=parsed.model or self.model_name)
         if not parsed.stream:
             results = await self._run_all(parsed, request, rid=False)

@@ -25,7 +25,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sglang.adaptive import adaptive_candidate_steps, resolve_adaptive
-from ..sglang.rules import EAGLE_ALGORITHMS, RuleViolation, SpecConfig, resolve, resolve_max_running_requests
+from ..sglang.rules import (
+    EAGLE_ALGORITHMS,
+    STAGE_STARTUP,
+    RuleViolation,
+    SpecConfig,
+    resolve,
+    resolve_max_running_requests,
+)
 from ..sglang.server_args import ServerOption, server_args_table
 
 #: The SGLang release whose flags, API and failures the simulator mirrors.
@@ -247,13 +254,14 @@ class LaunchPlan:
 
     ``server_args`` are SGLang's server arguments with their resolved values (underscore names, as
     ``/server_info`` reports them). ``spec`` is the effective speculative setting, ``None`` for
-    autoregressive decoding. ``runtime_violation`` is a broken rule SGLang only hits at the first
-    speculative request (the server starts, then fails those requests).
+    autoregressive decoding. ``startup_violation`` is a broken rule SGLang hits after the model has
+    loaded and before the server is ready (an MLA tree on a chain-only backend; a draft tree larger
+    than its candidates, in the draft CUDA-graph capture or SGLang's warmup): the server dies then.
     """
 
     server_args: dict
     spec: SpecConfig | None
-    runtime_violation: RuleViolation | None
+    startup_violation: RuleViolation | None
     max_running_requests: int | None
 
     @property
@@ -270,13 +278,23 @@ def _raise_sglang(violation: RuleViolation) -> None:
     raise exc()
 
 
-def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger):
+def _attention_backend(ns: argparse.Namespace, profile) -> str | None:
+    """``--attention-backend``, else SGLang's own choice for the profile's model and GPUs at the
+    requested topk (attention_hook.py runs before the speculative hook and reads the raw topk)."""
+    if ns.attention_backend is not None or profile is None:
+        return ns.attention_backend
+    from ..sglang.attention import sglang_default_backend
+
+    return sglang_default_backend(profile.target_facts(), profile.gpu(), ns.speculative_eagle_topk or 1)
+
+
+def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger, profile=None):
     """speculative_hook.py ``_handle_eagle_family``: the 48 reset first, then the flag checks."""
     # Imported here: tuner.config.space loads the study-file schemas (pydantic), ~0.2 s of start-up that an
     # autoregressive server does not need.
     from ..config.space import context_from_args
 
-    server_args = vars(ns)
+    server_args = {**vars(ns), "attention_backend": _attention_backend(ns, profile)}
     mrr, warning = resolve_max_running_requests(ns.max_running_requests, speculative=True)
     if warning:
         log.warning(warning)
@@ -284,12 +302,15 @@ def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger):
                            ns.speculative_num_draft_tokens)
     if ns.speculative_adaptive:
         requested = _adaptive(ns, requested, log)
-    res = resolve(requested, context_from_args(ns.speculative_algorithm, server_args))
+    facts = (profile.model.attention, profile.draft.attention) if profile is not None else (None, None)
+    res = resolve(requested, context_from_args(ns.speculative_algorithm, server_args, *facts))
     for line in res.warnings:
         log.warning(line)
     if res.violation is not None and res.violation.at_launch:
         _raise_sglang(res.violation)
-    return res.effective, res.violation, mrr
+    # A setting SGLang documents as unsupported but runs (STAGE_UNSUPPORTED) runs here too.
+    startup = res.violation if res.violation is not None and res.violation.stage == STAGE_STARTUP else None
+    return res.effective, startup, mrr
 
 
 def _adaptive(ns: argparse.Namespace, requested: SpecConfig, log: logging.Logger) -> SpecConfig:
@@ -312,9 +333,11 @@ def _adaptive(ns: argparse.Namespace, requested: SpecConfig, log: logging.Logger
     return spec
 
 
-def resolve_launch(ns: argparse.Namespace, log: logging.Logger) -> LaunchPlan:
+def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) -> LaunchPlan:
     """Apply SGLang's argument handling. Logs SGLang's warnings; raises SGLang's exception for a
-    setting it refuses at launch (``AssertionError``, ``TypeError``, ``ValueError``)."""
+    setting it refuses at launch (``AssertionError``, ``TypeError``, ``ValueError``). ``profile``
+    (a :class:`tuner.sim.profile.Profile`) plays the model's config.json and the GPUs: SGLang's
+    attention-backend choice and the MLA rules read it."""
     algorithm = ns.speculative_algorithm
     spec = violation = None
     mrr = ns.max_running_requests
@@ -324,17 +347,18 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger) -> LaunchPlan:
                 f"The simulated server implements --speculative-algorithm "
                 f"{', '.join(EAGLE_ALGORITHMS)} only, got {algorithm!r}."
             )
-        spec, violation, mrr = _handle_eagle_family(ns, log)
+        spec, violation, mrr = _handle_eagle_family(ns, log, profile)
     # Every field SGLang's ServerArgs has, at its default, overlaid with what was parsed
     # (ServerArgs.resolved_dict(): srt/server_args.py); SGLang's own resolution of the values
     # that depend on the model and the GPUs is added by the server (tuner.sim.server_info).
     args = server_args_table().defaults()
     args.update({k: v for k, v in vars(ns).items() if k not in SIM_ARGS and k != "config"})
     args["page_size"] = ns.page_size or 1
+    args["attention_backend"] = _attention_backend(ns, profile)
     args["max_running_requests"] = mrr
     args["served_model_name"] = ns.served_model_name or ns.model_path
     args["tokenizer_path"] = ns.tokenizer_path or ns.model_path
     if spec is not None:
         args.update(spec.server_args())
-    return LaunchPlan(server_args=args, spec=spec, runtime_violation=violation,
+    return LaunchPlan(server_args=args, spec=spec, startup_violation=violation,
                       max_running_requests=mrr)

@@ -9,8 +9,9 @@ out-of-range values raise :class:`tuner.config.yamlfile.ConfigError` naming the 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from ..config.yamlfile import ConfigError, StrictModel, did_you_mean, load_model
 
@@ -24,6 +25,10 @@ class ModelSpec(StrictModel):
     """The served (target) model: what one forward pass reads, computes and all-reduces."""
 
     hf_model: str = ""
+    #: what the model's config.json would say: architectures[0] and SGLang's attention kind for it
+    #: (model_config.py); the rules read them as they read a real config.json
+    architecture: str = ""
+    attention: Literal["mla", "mha"] = "mha"
     layers: int = Positive
     moe_layers: int = NonNegative
     hidden_size: int = Positive
@@ -49,6 +54,8 @@ class ModelSpec(StrictModel):
 class DraftSpec(StrictModel):
     """The EAGLE-3 draft head: one (or a few) decoder layers plus its own LM head."""
 
+    architecture: str = ""
+    attention: Literal["mla", "mha"] = "mha"
     layers: int = Positive
     layer_mb: float = Positive
     lm_head_mb: float = NonNegative
@@ -59,12 +66,22 @@ class HardwareSpec(StrictModel):
     """GPUs and the interconnect between them (effective, achieved figures, not datasheet peaks)."""
 
     tp_size: int = Positive
+    #: the simulated GPUs' compute capability (what nvidia-smi --query-gpu=compute_cap would print)
+    compute_capability: str = "9.0"
     gpu_memory_gb: float = Positive
     hbm_bandwidth_gb_per_s: float = Positive
     compute_tflops: float = Positive
     allreduce_latency_us: float = NonNegative
     allreduce_bus_bandwidth_gb_per_s: float = Positive
     allreduce_latency_bound_kb: float = NonNegative
+
+    @field_validator("compute_capability", mode="before")
+    @classmethod
+    def _capability(cls, v):
+        from ..sglang.hardware import GpuArch
+
+        GpuArch.parse(str(v))
+        return str(v)
 
 
 class RuntimeSpec(StrictModel):
@@ -109,6 +126,23 @@ class Profile(StrictModel):
     hardware: HardwareSpec
     runtime: RuntimeSpec
     acceptance: AcceptanceSpec
+
+    def target_facts(self):
+        """The served model's :class:`tuner.sglang.model.ModelFacts`, as its config.json would give."""
+        from ..sglang.model import ModelFacts
+
+        return ModelFacts(self.model.architecture or None, self.model.attention, f"simulator profile {self.name}")
+
+    def draft_facts(self):
+        from ..sglang.model import ModelFacts
+
+        return ModelFacts(self.draft.architecture or None, self.draft.attention, f"simulator profile {self.name}")
+
+    def gpu(self):
+        """The simulated GPUs' :class:`tuner.sglang.hardware.GpuArch`."""
+        from ..sglang.hardware import GpuArch
+
+        return GpuArch.parse(self.hardware.compute_capability, f"simulator profile {self.name}")
 
 
 def list_profiles() -> list[str]:

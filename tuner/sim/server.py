@@ -10,7 +10,10 @@ Lifecycle, in SGLang's order:
    of wall time (``--sim-hang-on-start``: forever).
 4. After loading: ``--sim-fail-startup MSG`` prints MSG as the failing exception and exits 1; a KV
    budget beyond the profile's memory prints SGLang's "Not enough memory" error and exits 1 (SGLang
-   allocates the KV cache after the weights are loaded).
+   allocates the KV cache after the weights are loaded); a setting SGLang refuses only once the
+   models are loaded (an MLA tree on a chain-only backend: its draft backend's ValueError) or in the
+   draft CUDA-graph capture and warmup (a draft tree larger than its candidates) exits 1 with
+   SGLang's exception, before the server is ready.
 5. Ready: "The server is fired up and ready to roll!"; serve until SIGTERM/SIGINT, then drain
    for up to half a second, abort what is still running (503 to those clients) and exit 0, within
    a second or two whatever is in flight (:meth:`tuner.sim.api.SimService.shut_down`).
@@ -22,6 +25,7 @@ with ``os._exit(1)``.
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
 import signal
 import sys
@@ -39,13 +43,41 @@ def _setup_logging(level: str) -> None:
                         datefmt="%Y-%m-%d %H:%M:%S", stream=sys.stderr, force=True)
 
 
-def _scheduler_exception(message: str) -> None:
-    """How SGLang reports a scheduler that died during start-up: a traceback, then the parent's line."""
+def _scheduler_exception(message: str, frame: str = '  File "sglang/srt/model_executor/model_runner.py", '
+                         'in init_memory_pool\n') -> None:
+    """How SGLang reports a scheduler that died during start-up: a traceback, then the parent's line
+    (managers/scheduler.py: "Scheduler hit an exception"; entrypoints/engine.py: the SIGQUIT line)."""
     log.error("Scheduler hit an exception: Traceback (most recent call last):\n"
               '  File "sglang/srt/managers/scheduler.py", in run_scheduler_process\n'
-              '  File "sglang/srt/model_executor/model_runner.py", in init_memory_pool\n'
-              f"{message}")
+              f"{frame}{message}")
     log.error("Received sigquit from a child process. It usually means the child failed.")
+
+
+#: runner_backend_utils/__init__.py, CUDA_GRAPH_CAPTURE_FAILED_MSG, appended to a capture failure.
+CUDA_GRAPH_CAPTURE_FAILED_MSG = (
+    "Possible solutions:\n"
+    "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+    "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\n"
+    "3. disable decode CUDA graph by --cuda-graph-backend-decode=disabled. "
+    "(Not recommended. Huge performance loss)\n"
+    "Open an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose \n")
+
+
+def _startup_violation(plan: LaunchPlan) -> None:
+    """SGLang's failure for a rule broken after the model load (tuner.sglang.rules, STAGE_STARTUP)."""
+    v, spec = plan.startup_violation, plan.spec
+    message = f"{v.sglang_exception}: {v.sglang_message}"
+    if v.rule == "mla-tree-backend":
+        # speculative/draft_utils.py builds the MLA multi-step draft backend; its __init__ raises.
+        frame = '  File "sglang/srt/layers/attention/flashinfer_mla_backend.py", in __init__\n'
+    elif spec is not None and spec.num_steps > 1:
+        # eagle_draft_cuda_graph_runner.py wraps the capture's RuntimeError in a bare Exception.
+        frame = '  File "sglang/srt/speculative/eagle_draft_cuda_graph_runner.py", in __init__\n'
+        message = f"Exception: Capture cuda graph failed: {v.sglang_message}\n{CUDA_GRAPH_CAPTURE_FAILED_MSG}"
+    else:
+        # One step: no draft graph; SGLang's own warmup request (http_server.py) hits the draft tree.
+        frame = '  File "sglang/srt/speculative/eagle_utils.py", in organize_draft_results\n'
+    _scheduler_exception(message, frame)
 
 
 def _context_len(ns, model) -> int:
@@ -87,10 +119,18 @@ async def _start_up(service, ns, plan: LaunchPlan, model) -> int | None:
     if not ok:
         _scheduler_exception(message)
         return 1
+    # After the target's memory pool: the draft worker, its attention backend and CUDA graphs.
+    if plan.startup_violation is not None:
+        _startup_violation(plan)
+        return 1
     if plan.max_running_requests is None:
         service.set_max_running_requests(mrr)
     log.info(f"max_running_requests={mrr}, context_len={_context_len(ns, model)}, "
              f"speculative={plan.spec.label() if plan.spec else None}")
+    # Everything loaded so far lives as long as the server: keep it out of the garbage collector's
+    # full collections, whose pauses (tens of ms with the schemas and tables loaded) would show up
+    # as model seconds at a high --sim-speedup.
+    gc.freeze()
     service.ready = True
     log.info(f"Simulated SGLang ready: wall clock runs {ns.sim_speedup:g}x model time")
     log.info("The server is fired up and ready to roll!")
@@ -147,7 +187,6 @@ def main(argv: list[str] | None = None) -> int:
     """Run the simulated server; returns the exit code (argparse errors exit 2 themselves)."""
     ns = parse_args(sys.argv[1:] if argv is None else argv)
     _setup_logging(ns.log_level)
-    plan = resolve_launch(ns, log)  # SGLang's exceptions escape: traceback on stderr, exit 1
     from ..config.yamlfile import ConfigError
     from .model import PerfModel, load_profile
 
@@ -156,6 +195,8 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         print(f"error: --sim-profile: {exc}", file=sys.stderr)
         return 2
+    # The profile plays the model's config.json and the GPUs, which SGLang's argument handling reads.
+    plan = resolve_launch(ns, log, profile)  # SGLang's exceptions escape: traceback on stderr, exit 1
     model = PerfModel(profile, noise=ns.sim_noise if ns.sim_noise is not None else 0.0)
     log.info(f"server_args={plan.server_args!r}")
     return asyncio.run(_serve(ns, plan, model))

@@ -1,0 +1,149 @@
+"""`tuner doctor`: the demo study passes; each broken precondition gives one clear failing line."""
+
+import os
+import socket
+import stat
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from support.demo_study import DEMO, demo_study
+
+from tuner.config.study import load_study
+from tuner.engine import doctor
+from tuner.engine.doctor import FAIL, PASS, run_checks
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def tuner(*args, **kw):
+    return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True, timeout=120, **kw)
+
+
+def study(tmp_path: Path, **changes) -> Path:
+    return demo_study(tmp_path, **changes)
+
+
+def only_failure(path: Path):
+    checks = run_checks(load_study(path))
+    failed = [c for c in checks if c.status == FAIL]
+    assert len(failed) == 1, [c.line() for c in checks]
+    return failed[0]
+
+
+def test_demo_study_passes_every_check():
+    r = tuner("doctor", str(DEMO), cwd=ROOT)
+    assert r.returncode == 0, r.stdout + r.stderr
+    lines = r.stdout.splitlines()
+    assert all(line.startswith("pass") for line in lines[:-1]), r.stdout
+    assert lines[-1] == f"{len(lines) - 1} of {len(lines) - 1} checks pass"
+    assert "attention backend fa3" in r.stdout  # the K2.6 profile is MLA on Hopper
+    assert not (ROOT / "studies" / "sim-demo" / "doctor").exists()
+
+
+def test_broken_precondition_is_one_line_and_exit_1(tmp_path):
+    r = tuner("doctor", str(study(tmp_path, **{"server.python": str(tmp_path / "no-python")})))
+    assert r.returncode == 1
+    fails = [line for line in r.stdout.splitlines() if line.startswith("fail")]
+    assert len(fails) == 1 and "interpreter" in fails[0] and "set server.python" in fails[0]
+    assert r.stdout.splitlines()[-1] == "1 of 9 checks fail"
+
+
+def test_bad_study_file_is_one_failing_line(tmp_path):
+    path = tmp_path / "bad.yaml"
+    path.write_text("name: x\nserver: {backend: sim}\n")
+    r = tuner("doctor", str(path))
+    assert r.returncode == 1 and r.stdout.count("\n") == 1 and r.stdout.startswith("fail  study file:")
+
+
+def test_stated_facts_that_contradict_the_model(tmp_path):
+    c = only_failure(study(tmp_path, **{"server.facts": {"model_attention": "mha"}}))
+    assert c.name == "model and GPU" and "says mha" in c.message and "says mla" in c.message
+
+
+def test_arguments_the_server_refuses(tmp_path):
+    c = only_failure(study(tmp_path, **{"server.extra_args": ["--no-such-flag"]}))
+    assert c.name == "sglang arguments" and "refuses" in c.message
+
+
+def test_port_in_use(tmp_path):
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        s.listen()
+        c = only_failure(study(tmp_path, **{"server.port": s.getsockname()[1]}))
+    assert c.name == "port" and "in use" in c.message and "server.port" in c.message
+
+
+def test_storage_unreachable_and_password_never_printed(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    c = only_failure(study(tmp_path, storage=f"sqlite:///{blocker}/sub/demo.db"))
+    assert c.name == "storage"
+    pytest.importorskip("psycopg2", reason="the postgres extra is part of dev")
+    with socket.socket() as s:  # a free port nobody listens on
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    c = only_failure(study(tmp_path, storage=f"postgresql://tuner:s3cret-pw@127.0.0.1:{port}/db"))
+    assert c.name == "storage" and "s3cret-pw" not in c.line() and "***" in c.line()
+
+
+def test_storage_check_writes_nothing(tmp_path):
+    path = study(tmp_path)
+    assert only_failure_free(path)
+    assert not (tmp_path / "demo.db").exists() and not (tmp_path / "work").exists()
+
+
+def only_failure_free(path: Path) -> bool:
+    return all(c.status == PASS for c in run_checks(load_study(path), cheap_only=True))
+
+
+def test_workdir_not_writable(tmp_path):
+    blocker = tmp_path / "file"
+    blocker.write_text("")
+    c = only_failure(study(tmp_path, workdir=str(blocker / "work")))
+    assert c.name == "workdir"
+
+
+def test_objectives_the_suite_does_not_measure(tmp_path):
+    c = only_failure(study(tmp_path, objectives=["single_speedup", "speedup@64"]))
+    assert c.name == "objectives" and "speedup@64 needs concurrency 64" in c.message
+
+
+def _fake_nvidia_smi(tmp_path: Path, lines: str) -> dict:
+    # The one fake: this machine has no GPU. nvidia-smi's CSV form as --query-gpu prints it.
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    exe = bin_dir / "nvidia-smi"
+    exe.write_text(f"#!/bin/sh\ncat <<'EOF'\n{lines}\nEOF\n")
+    exe.chmod(exe.stat().st_mode | stat.S_IEXEC)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ['PATH']}"}
+
+
+def test_gpus_fewer_than_tp_size_and_model_files_missing(tmp_path, monkeypatch):
+    env = _fake_nvidia_smi(tmp_path, "NVIDIA H100 80GB HBM3, 9.0, 81559, 81000\nNVIDIA H100 80GB HBM3, 9.0, 81559, 81000")
+    monkeypatch.setenv("PATH", env["PATH"])
+    config = load_study(study(tmp_path, **{"server.backend": "sglang", "server.model_path": str(tmp_path / "k26"),
+                                           "server.draft_model_path": str(tmp_path / "draft")}))
+    c = doctor.check_gpus(config)
+    assert c.status == FAIL and "2 GPU(s) visible, tp_size is 8" in c.message
+    c = doctor.check_model_files(config)
+    assert c.status == FAIL and "no config.json" in c.message and "k26" in c.message
+    (tmp_path / "k26").mkdir()
+    (tmp_path / "k26" / "config.json").write_text('{"architectures": ["KimiK25ForConditionalGeneration"]}')
+    (tmp_path / "draft").mkdir()
+    (tmp_path / "draft" / "config.json").write_text('{"architectures": ["LlamaForCausalLMEagle3"]}')
+    assert doctor.check_model_files(config).status == PASS
+    # and the facts: an MLA target on Hopper (from nvidia-smi) gets fa3
+    checks = {c.name: c for c in run_checks(config)}
+    assert "attention backend fa3" in checks["model and GPU"].message
+    # this interpreter has no sglang: one failing line, and the argument check says it did not run
+    assert checks["interpreter"].status == FAIL and "cannot import sglang" in checks["interpreter"].message
+    assert checks["sglang arguments"].status == "warn" and "not run" in checks["sglang arguments"].message
+
+
+def test_study_run_stops_on_a_failed_cheap_check_before_writing(tmp_path):
+    r = tuner("study", "run", str(study(tmp_path, objectives=["single_speedup", "speedup@64"])))
+    assert r.returncode == 1
+    assert "error: fail  objectives: speedup@64 needs concurrency 64" in r.stderr
+    assert not (tmp_path / "demo.db").exists()

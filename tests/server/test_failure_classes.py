@@ -1,0 +1,91 @@
+"""Failure classes from where SGLang fails (tuner/server/failures.py), one test per class, each on log
+text built from SGLang 0.5.23's own strings (the source file of each is named beside it)."""
+
+import pytest
+
+from tuner.server.failures import classify_log, error_line, failure_region
+
+# model_runner.py: "Load weight begin. avail mem=... GB" / "Load weight end. ..."
+LOADING = ("[2026-12-01 10:00:00] Load weight begin. avail mem=78.50 GB\n"
+           "[2026-12-01 10:09:00] Load weight end. type=DeepseekV3ForCausalLM, dtype=torch.bfloat16\n")
+# layers/deep_gemm_wrapper/compile_utils.py, _compile_deep_gemm_one_type_all: a warning, not a failure
+DEEPGEMM_WARNING = ("[2026-12-01 10:09:30] WARNING Available memory 3.1GB is less than required memory "
+                    "6.2GB for warmup, reducing max_m to 4096 to avoid out of memory\n")
+# managers/scheduler.py, run_scheduler_process: logger.error(f"Scheduler hit an exception: {traceback}")
+SCHEDULER = "[2026-12-01 10:10:00] ERROR Scheduler hit an exception: Traceback (most recent call last):\n"
+# entrypoints/engine.py, launch_phase_sigquit_handler
+SIGQUIT = "[2026-12-01 10:10:00] ERROR Received sigquit from a child process. It usually means the child failed.\n"
+
+
+def crash(frame: str, exception: str) -> str:
+    return f'{SCHEDULER}  File "{frame}", line 1, in f\n{exception}\n{SIGQUIT}'
+
+
+def test_invalid_args_argparse_and_argument_handling():
+    # srt/server_args.py, prepare_server_args: argparse.ArgumentParser(prog="sglang serve"), exit 2
+    usage = "usage: sglang serve [-h] --model-path MODEL_PATH\nsglang serve: error: unrecognized arguments: --bogus 1\n"
+    assert classify_log(usage, 2, "startup") == "invalid_args"
+    # arg_groups/speculative_hook.py, _handle_eagle_family: trtllm_mha with topk > 1
+    tb = ('Traceback (most recent call last):\n  File "/x/sglang/srt/arg_groups/speculative_hook.py", line 1178, '
+          'in _handle_eagle_family\nValueError: trtllm_mha backend only supports topk = 1 for speculative decoding.\n')
+    assert classify_log(tb, 1, "startup") == "invalid_args"
+
+
+def test_oom_where_the_scheduler_died():
+    # model_executor/pool_configurator.py: "Not enough memory. Please try to increase --mem-fraction-static."
+    log = LOADING + crash("/x/sglang/srt/model_executor/pool_configurator.py",
+                          "RuntimeError: Not enough memory. Please try to increase --mem-fraction-static. "
+                          "Current value: mem_fraction_static=0.85")
+    assert classify_log(log, 1, "startup") == "oom"
+    assert "Not enough memory" in error_line(log)
+
+
+def test_deepgemm_warning_earlier_in_the_log_is_not_oom():
+    # the issue's false oom: the warning says "out of memory", the crash is the MLA draft backend's
+    # ValueError (layers/attention/flashinfer_mla_backend.py), after loading: `other`, not `oom`
+    log = LOADING + DEEPGEMM_WARNING + crash(
+        "/x/sglang/srt/layers/attention/flashinfer_mla_backend.py",
+        "ValueError: Currently Flashinfer MLA only supports topk=1 for speculative decoding")
+    assert classify_log(log, 1, "startup") == "other"
+    assert "Flashinfer MLA only supports topk=1" in error_line(log)
+    assert "avoid out of memory" not in failure_region(log)
+    # the same warning in a log that then really runs out of memory is still oom
+    oom = LOADING + DEEPGEMM_WARNING + crash("/x/sglang/srt/model_executor/pool_configurator.py",
+                                             "RuntimeError: Not enough memory. Please try to increase "
+                                             "--mem-fraction-static.")
+    assert classify_log(oom, 1, "startup") == "oom"
+
+
+def test_nccl():
+    # distributed/device_communicators/pynccl_wrapper.py, NCCL_CHECK: raise RuntimeError(f"NCCL error: {error_str}")
+    log = LOADING + crash("/x/sglang/srt/distributed/device_communicators/pynccl_wrapper.py",
+                          "RuntimeError: NCCL error: unhandled system error (run with NCCL_DEBUG=INFO for details)")
+    assert classify_log(log, 1, "startup") == "nccl"
+
+
+def test_spec_runtime_in_the_draft_cuda_graph_capture():
+    # speculative/eagle_draft_cuda_graph_runner.py wraps the capture's RuntimeError; the text after it
+    # is runner_backend_utils/__init__.py's CUDA_GRAPH_CAPTURE_FAILED_MSG (mentions memory, is not oom)
+    log = LOADING + crash(
+        "/x/sglang/srt/speculative/eagle_draft_cuda_graph_runner.py",
+        "Exception: Capture cuda graph failed: selected index k out of range\nPossible solutions:\n"
+        "1. set --mem-fraction-static to a smaller value (e.g., 0.8 or 0.7)\n"
+        "2. set --cuda-graph-max-bs-decode to a smaller value (e.g., 16)\n"
+        "3. disable decode CUDA graph by --cuda-graph-backend-decode=disabled. (Not recommended. Huge "
+        "performance loss)\nOpen an issue on GitHub https://github.com/sgl-project/sglang/issues/new/choose ")
+    assert classify_log(log, 1, "startup") == "spec_runtime"
+    assert "selected index k out of range" in error_line(log)
+
+
+def test_timeout_crash_after_ready_and_other():
+    assert classify_log(LOADING, None, "startup") == "startup_timeout"
+    # a crash with no traceback: the final lines decide, not a warning logged long before
+    log = LOADING + DEEPGEMM_WARNING + "\n".join(
+        f"[2026-12-01 10:11:{i:02d}] INFO Decode batch. #running-req: 1" for i in range(20)) + "\nKilled\n"
+    assert classify_log(log, -9, "running") == "crash_after_ready"
+    assert classify_log(LOADING + "Segmentation fault\n", -11, "startup") == "other"
+
+
+@pytest.mark.parametrize("text", ["", "one line"])
+def test_region_of_short_text_is_the_text(text):
+    assert failure_region(text) == text

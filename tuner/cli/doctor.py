@@ -1,0 +1,34 @@
+"""``tuner doctor STUDY.yaml``: preflight checks on this node, one line each; exit 1 if any fails."""
+
+from __future__ import annotations
+
+import click
+
+
+@click.command()
+@click.argument("study_file", type=click.Path(dir_okay=False))
+def doctor(study_file) -> None:
+    """Check a study before the night: the server interpreter and SGLang's version, SGLang's own
+    argument handling of the study's command lines, the model and GPU facts and attention backend,
+    the GPUs, the model files, the port, the storage, the workdir and the objectives.
+
+    One line per check: pass, warn, or fail with the fix. Exit 0 when nothing fails, else 1.
+    Writes nothing (the storage is checked in a rolled-back transaction).
+    """
+    from ..config.study import load_study
+    from ..config.yamlfile import ConfigError
+    from ..engine.doctor import FAIL, run_checks
+
+    try:
+        config = load_study(study_file)
+    except ConfigError as exc:
+        click.echo(f"fail  study file: {exc}")
+        raise click.exceptions.Exit(1) from None
+    checks = run_checks(config)
+    for check in checks:
+        click.echo(check.line())
+    failed = [c for c in checks if c.status == FAIL]
+    click.echo(f"{len(checks) - len(failed)} of {len(checks)} checks pass" if not failed
+               else f"{len(failed)} of {len(checks)} checks fail")
+    if failed:
+        raise click.exceptions.Exit(1)

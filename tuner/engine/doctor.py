@@ -1,0 +1,371 @@
+"""``tuner doctor``: the preflight a user runs on the node before leaving a study for the night.
+
+Each check returns one :class:`Check` (``pass``, ``warn`` or ``fail``; a failure says the fix), in
+this order: the server interpreter, the model and GPU facts and the attention backend, SGLang's own
+argument handling of the study's command lines, the GPUs, the model files, the port, the storage,
+the workdir, the objectives. :func:`run_checks` never raises for a broken precondition (that is a
+``fail``); ``study run`` runs the cheap ones (:data:`CHEAP`) before the baseline and stops on a fail.
+
+Nothing is written: the storage is checked inside a transaction that is rolled back (SQLite: a
+write lock taken and released on an existing file, else the folder; PostgreSQL: a temporary table
+in a rolled-back transaction), the workdir with a temporary file removed at once, and SGLang's
+argument check runs its parser and resolver in a subprocess of the server interpreter
+(:mod:`tuner.sglang.probe`: no model load, nothing downloaded). On the simulator the checks that
+make sense run against the simulator: its interpreter must import the tuner, and its own parser
+and argument handling take the command lines.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..config.space import SearchSpace
+from ..config.study import StudyConfig, objective_concurrency
+from ..config.yamlfile import ConfigError
+from ..sglang.rules import SpecConfig
+from .facts import StudyFacts, gather_facts, space_for
+
+PASS, WARN, FAIL = "pass", "warn", "fail"
+#: SGLang releases the rules were checked against (tuner/sglang/server_args_0_5_23.json).
+KNOWN_SGLANG = ("0.5.23",)
+#: Checks cheap enough to run before every study run (no subprocess of the server interpreter).
+CHEAP = ("gpus", "model files", "port", "storage", "workdir", "objectives")
+MIN_FREE_DISK_GIB = 1.0
+#: How many of the space's settings (besides the seeds) SGLang's argument check samples.
+SAMPLE_TRIALS = 6
+
+
+@dataclass(frozen=True)
+class Check:
+    name: str
+    status: str  #: PASS, WARN or FAIL
+    message: str  #: what was found; for WARN/FAIL, the fix too
+
+    def line(self) -> str:
+        return f"{self.status:4}  {self.name}: {self.message}"
+
+
+def _python(config: StudyConfig) -> str:
+    import sys
+
+    return config.server.python or sys.executable
+
+
+def _run(argv: list[str], timeout: float = 120.0, env: dict | None = None) -> subprocess.CompletedProcess | str:
+    import os
+
+    try:
+        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+                              env={**os.environ, **(env or {})})
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        return str(exc)
+
+
+def check_interpreter(config: StudyConfig) -> Check:
+    python = _python(config)
+    module = "sglang" if config.server.backend == "sglang" else "tuner"
+    r = _run([python, "-c", f"import {module}; print({module}.__version__)"])
+    if isinstance(r, str) or r.returncode != 0:
+        why = r if isinstance(r, str) else (r.stderr.strip().splitlines() or ["no output"])[-1]
+        return Check("interpreter", FAIL, f"{python} cannot import {module} ({why[:200]}); set server.python "
+                     f"to the interpreter that has {module} installed")
+    version = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "?"
+    if module == "tuner":
+        from .. import __version__
+
+        if version != __version__:
+            return Check("interpreter", WARN, f"{python} has tuner {version}, this is {__version__}: the simulator "
+                         f"there may differ; install the same tuner for server.python")
+        return Check("interpreter", PASS, f"{python} imports tuner {version} (the simulator)")
+    if version not in KNOWN_SGLANG:
+        return Check("interpreter", WARN, f"{python} has sglang {version}; the rules were checked against "
+                     f"{', '.join(KNOWN_SGLANG)}: run `tuner doctor` and read its argument check closely")
+    return Check("interpreter", PASS, f"{python} imports sglang {version}")
+
+
+def check_facts(facts: StudyFacts, space: SearchSpace, restricted: str | None) -> Check:
+    if facts.conflicts:
+        return Check("model and GPU", FAIL, "; ".join(facts.conflicts) + ": correct server.facts or remove it")
+    text = "; ".join(facts.lines()) + f"; {space.attention.line()}"
+    if restricted:
+        text += f"; {restricted}"
+    unknown = [what for what, v in (("the model's attention kind", facts.target), ("the GPU generation", facts.gpu))
+               if v is None]
+    if unknown:
+        return Check("model and GPU", WARN, f"{text}; {' and '.join(unknown)} unknown here: state them in "
+                     f"server.facts (model_attention, gpu_compute_capability) so the backend fits the node")
+    return Check("model and GPU", PASS, text)
+
+
+def sample_specs(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
+    """The seeds and an even sample of the space's valid effective settings (trees included)."""
+    from .study import seed_trials
+
+    specs = list(seed_trials(config, space))
+    valid = space.effective_configs()
+    step = max(1, len(valid) // SAMPLE_TRIALS)
+    for spec in valid[::step][:SAMPLE_TRIALS]:
+        if spec not in specs:
+            specs.append(spec)
+    return specs
+
+
+def _expected(space: SearchSpace, spec: SpecConfig | None) -> tuple[bool, int | None]:
+    """(SGLang accepts it during argument handling, the draft tokens it resolves) by the rules."""
+    if spec is None:
+        return True, None
+    res = space.resolve(spec)
+    if res.violation is not None and res.violation.at_launch:
+        return False, None
+    return True, res.effective.num_draft_tokens if res.effective else None
+
+
+def check_sglang_args(config: StudyConfig, space: SearchSpace, backend) -> Check:
+    """SGLang's parser and resolver on the baseline's and sampled trials' exact argv, vs the rules."""
+    specs = [None] + sample_specs(config, space)
+    argvs = [backend.command(spec, port=config.server.port or 30000) for spec in specs]
+    if config.server.backend == "sim":
+        results = _sim_probe(argvs, config)
+    else:
+        results = _sglang_probe(argvs, config)
+        if isinstance(results, str):
+            return Check("sglang arguments", FAIL, results)
+    disagree = []
+    for spec, result in zip(specs, results):
+        ok, draft = _expected(space, spec)
+        label = spec.label() if spec else "baseline"
+        if result["ok"] != ok:
+            said = "accepts" if result["ok"] else f"refuses ({result.get('exception')}: {result.get('message', '')[:120]})"
+            disagree.append(f"{label}: SGLang {said}, the rules say {'accept' if ok else 'refuse'}")
+        elif ok and draft is not None and result.get("resolved", {}).get("speculative_num_draft_tokens") not in (None, draft):
+            disagree.append(f"{label}: SGLang resolves draft tokens "
+                            f"{result['resolved']['speculative_num_draft_tokens']}, the rules {draft}")
+    if disagree:
+        return Check("sglang arguments", FAIL, "; ".join(disagree[:3]) + ": the rules (tuner/sglang/rules.py) do "
+                     "not match this SGLang; pin the release they know or report it")
+    return Check("sglang arguments", PASS, f"the baseline and {len(specs) - 1} trial command lines pass "
+                 f"{'the simulator' if config.server.backend == 'sim' else 'SGLang'}'s argument handling as the rules say")
+
+
+def _sglang_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict] | str:
+    from ..sglang import probe as probe_module
+
+    with tempfile.TemporaryDirectory(prefix="tuner-doctor-") as tmp:
+        path = Path(tmp) / "argv.json"
+        # argv[0:3] is "python -m sglang.launch_server": SGLang's parser takes the rest.
+        path.write_text(json.dumps({"argvs": [a[3:] for a in argvs]}))
+        r = _run([_python(config), probe_module.__file__, str(path)], timeout=600,
+                 env={"HF_HUB_OFFLINE": "1", **config.server.env})
+    if isinstance(r, str) or r.returncode != 0:
+        why = r if isinstance(r, str) else (r.stderr.strip().splitlines() or ["no output"])[-1]
+        return f"SGLang's argument check did not run ({why[:200]}); fix server.python"
+    try:
+        return json.loads(r.stdout.strip().splitlines()[-1])["results"]
+    except (ValueError, KeyError, IndexError):
+        return f"SGLang's argument check printed no result: {r.stdout[-200:]!r}"
+
+
+def _sim_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict]:
+    """The simulator's own parser and argument handling, in process (it is this tuner's)."""
+    import logging
+
+    from ..sim.args import parse_args, resolve_launch
+    from ..sim.profile import load_profile
+
+    profile = load_profile(config.server.sim.profile)
+    quiet = logging.getLogger("tuner.doctor.sim")
+    quiet.addHandler(logging.NullHandler())
+    quiet.propagate = False
+    out = []
+    for argv in argvs:
+        try:
+            plan = resolve_launch(parse_args(argv[3:]), quiet, profile)
+        except SystemExit as exc:
+            out.append({"ok": False, "exception": "SystemExit", "message": str(exc.code)})
+            continue
+        except (AssertionError, TypeError, ValueError) as exc:
+            out.append({"ok": False, "exception": type(exc).__name__, "message": str(exc)})
+            continue
+        out.append({"ok": True, "resolved": {"speculative_num_draft_tokens": plan.spec.num_draft_tokens
+                                             if plan.spec else None}})
+    return out
+
+
+def check_gpus(config: StudyConfig) -> Check:
+    if config.server.backend == "sim":
+        return Check("gpus", PASS, "simulated (the profile's GPUs); no nvidia-smi needed")
+    from ..server.gpus import gpu_inventory
+
+    gpus = gpu_inventory()
+    tp = config.server.tp_size
+    if gpus is None:
+        return Check("gpus", FAIL, "nvidia-smi is not available or failed: run doctor on the GPU node")
+    if len(gpus) < tp:
+        return Check("gpus", FAIL, f"{len(gpus)} GPU(s) visible, tp_size is {tp}: lower server.tp_size or "
+                     f"check CUDA_VISIBLE_DEVICES")
+    busy = [f"GPU {i}: {g['memory_total_mib'] - g['memory_free_mib']} MiB in use"
+            for i, g in enumerate(gpus[:tp]) if g["memory_free_mib"] < 0.9 * g["memory_total_mib"]]
+    if busy:
+        return Check("gpus", WARN, f"{'; '.join(busy)}: another process holds GPU memory; stop it before the "
+                     f"night or the server may run out of memory")
+    return Check("gpus", PASS, f"{len(gpus)} x {gpus[0]['name']} (compute capability {gpus[0]['compute_cap']}), "
+                 f"{tp} needed, memory free")
+
+
+def check_model_files(config: StudyConfig) -> Check:
+    if config.server.backend == "sim":
+        return Check("model files", PASS, "the simulator loads no weights")
+    from ..sglang.model import find_config_json
+
+    missing = [f"{key} {path!r}" for key, path in (("server.model_path", config.server.model_path),
+                                                    ("server.draft_model_path", config.server.draft_model_path))
+               if path and find_config_json(path) is None]
+    if not config.server.draft_model_path:
+        missing.append("server.draft_model_path (unset)")
+    if missing:
+        return Check("model files", FAIL, f"no config.json for {', '.join(missing)} on this node (local folder or "
+                     f"Hugging Face cache): download the model first or fix the path")
+    return Check("model files", PASS, "the model and the draft have a config.json here")
+
+
+def check_port(config: StudyConfig) -> Check:
+    from ..server.ports import port_free
+
+    host, port = config.server.host, config.server.port
+    if port == 0:
+        return Check("port", PASS, "server.port 0: each launch takes a free port")
+    if not port_free(host, port):
+        return Check("port", FAIL, f"port {port} on {host} is in use by another process; set server.port to a "
+                     f"free port or 0")
+    return Check("port", PASS, f"port {port} on {host} is free")
+
+
+def check_storage(config: StudyConfig) -> Check:
+    from .storage import redact, resolve_url
+
+    try:
+        url = resolve_url(config.storage, "storage")
+    except ConfigError as exc:
+        return Check("storage", FAIL, str(exc))
+    shown = redact(url)
+    try:
+        if url.startswith("sqlite"):
+            _sqlite_writable(url)
+        else:
+            _sql_writable(url)
+    except Exception as exc:  # noqa: BLE001 - any driver error is a failed check, reported redacted
+        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
+        return Check("storage", FAIL, f"{shown}: {type(exc).__name__}: {_scrub(first, url)[:200]}: check the "
+                     f"URL, the server and the user's rights")
+    return Check("storage", PASS, f"{shown} is reachable and writable")
+
+
+def _scrub(text: str, url: str) -> str:
+    from urllib.parse import urlsplit
+
+    password = urlsplit(url).password
+    return text.replace(password, "***") if password else text
+
+
+def _sqlite_writable(url: str) -> None:
+    import sqlite3
+
+    from ..config.files import check_writable
+
+    path = Path(url.split(":///", 1)[1]) if ":///" in url else None
+    if path is None or str(path) in ("", ":memory:"):
+        return
+    if not path.exists():
+        check_writable(path, "storage")  # the folder: create_study makes the file there
+        return
+    con = sqlite3.connect(str(path), timeout=10)
+    try:
+        con.execute("BEGIN IMMEDIATE")  # a write lock: writable and not held by a stuck process
+        con.rollback()
+    finally:
+        con.close()
+
+
+def _sql_writable(url: str) -> None:
+    import sqlalchemy
+
+    engine = sqlalchemy.create_engine(url, pool_pre_ping=True)
+    try:
+        with engine.connect() as con:
+            tx = con.begin()
+            con.execute(sqlalchemy.text("CREATE TEMPORARY TABLE tuner_doctor_probe (x integer)"))
+            con.execute(sqlalchemy.text("INSERT INTO tuner_doctor_probe VALUES (1)"))
+            tx.rollback()
+    finally:
+        engine.dispose()
+
+
+def check_workdir(config: StudyConfig) -> Check:
+    from ..config.files import check_writable
+
+    workdir = Path(config.workdir or Path("studies") / config.name)
+    try:
+        check_writable(workdir, "workdir", folder=True)
+    except ConfigError as exc:
+        return Check("workdir", FAIL, str(exc))
+    existing = workdir
+    while not existing.exists():
+        existing = existing.parent
+    free_gib = shutil.disk_usage(existing).free / 2**30
+    if free_gib < MIN_FREE_DISK_GIB:
+        return Check("workdir", FAIL, f"{workdir}: only {free_gib:.1f} GiB free; server logs need room: free "
+                     f"disk or set workdir elsewhere")
+    return Check("workdir", PASS, f"{workdir} is writable, {free_gib:.0f} GiB free")
+
+
+def check_objectives(config: StudyConfig) -> Check:
+    from ..config.suite import load_suite
+
+    suite = load_suite(config.bench.suite)
+    sweep = set(suite.sweep.concurrencies)
+    missing = []
+    for name in config.objectives:
+        c = objective_concurrency(name)
+        if c is not None and c not in sweep:
+            missing.append(f"{name} needs concurrency {c} in the sweep")
+        if c is None and suite.single.lengths == []:
+            missing.append(f"{name} needs the single-request phase")
+    if missing:
+        return Check("objectives", FAIL, f"{'; '.join(missing)} (suite {suite.name} sweeps "
+                     f"{sorted(sweep) or 'nothing'}): add them to the suite or change objectives")
+    return Check("objectives", PASS, f"{', '.join(config.objectives)} are measured by suite {suite.name}")
+
+
+def run_checks(config: StudyConfig, *, cheap_only: bool = False) -> list[Check]:
+    """Every check (or the :data:`CHEAP` ones) for the study on this node, in order."""
+    from ..config.suite import load_suite
+    from .backends import ServerBackend
+
+    checks: list[Check] = []
+    if not cheap_only:
+        checks.append(check_interpreter(config))
+        space = SearchSpace.load(config.search_space)
+        try:
+            facts = gather_facts(config.server)
+            from .facts import attention_record, choose_attention
+
+            record = attention_record(choose_attention(config, space.config.fixed, facts), facts)
+            space, restricted = space_for(space, config, record)
+        except ConfigError as exc:
+            checks.append(Check("model and GPU", FAIL, str(exc)))
+        else:
+            checks.append(check_facts(facts, space, restricted))
+            if checks[0].status != FAIL:
+                backend = ServerBackend(config, space.config.fixed, load_suite(config.bench.suite),
+                                        algorithm=space.config.algorithm, attention=space.attention)
+                checks.append(check_sglang_args(config, space, backend))
+            else:
+                checks.append(Check("sglang arguments", WARN, "not run: the server interpreter failed above"))
+    checks += [check_gpus(config), check_model_files(config), check_port(config), check_storage(config),
+               check_workdir(config), check_objectives(config)]
+    return checks

@@ -1,0 +1,179 @@
+"""What the study's servers run on: the model's and draft's attention kind and the GPU generation,
+and from them the attention backend every launch of the study uses and the space it can search.
+
+Where facts come from, first found wins:
+
+* ``server.backend: sglang``: the target's and draft's ``config.json`` (a local folder or the
+  Hugging Face cache, offline: :func:`tuner.sglang.model.read_model_facts`) and the GPUs' compute
+  capability from ``nvidia-smi`` (:func:`tuner.server.gpus.gpu_inventory`);
+* ``server.backend: sim``: the simulator profile, which states what a ``config.json`` and
+  ``nvidia-smi`` would say (the simulated server reads the very same profile);
+* the study's ``server.facts`` keys, for what neither can tell. A stated fact that contradicts a
+  read one is reported (``StudyFacts.conflicts``; ``tuner doctor`` fails on it) and the read fact
+  is used.
+
+The attention backend (:func:`tuner.sglang.attention.choose_attention_backend`) is decided once,
+when the study is created, and stored with it (:data:`ATTENTION_ATTR`): every worker launches the
+same backend, and a worker whose own facts pick another is refused (``ConfigError``) rather than
+mixing backends in one study. With a backend that cannot run trees the study's space keeps topk 1
+only (:func:`space_for`), and one line says so.
+
+Nothing here raises for missing facts (they are ``None``); an unreadable ``config.json`` or a
+broken simulator profile is a ``ConfigError`` naming the file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..config.space import SearchSpace, context_from_args
+from ..config.study import ServerSettings, StudyConfig
+from ..config.yamlfile import ConfigError
+from ..sglang.attention import AttentionChoice, choose_attention_backend
+from ..sglang.hardware import GpuArch
+from ..sglang.model import ModelFacts, read_model_facts
+
+#: The study attribute holding the attention decision (see :func:`attention_record`).
+ATTENTION_ATTR = "tuner_attention"
+
+_USER_ATTENTION = ("attention_backend", "decode_attention_backend", "prefill_attention_backend")
+
+
+@dataclass(frozen=True)
+class StudyFacts:
+    """The target's and draft's facts and the GPU generation (None: not known here)."""
+
+    target: ModelFacts | None
+    draft: ModelFacts | None
+    gpu: GpuArch | None
+    conflicts: tuple[str, ...] = field(default=())
+
+    def lines(self) -> list[str]:
+        out = [f"model: {self.target.describe() if self.target else 'unknown'}",
+               f"draft: {self.draft.describe() if self.draft else 'unknown'}",
+               f"GPUs: {f'{self.gpu.name}, compute capability {self.gpu} ({self.gpu.source})' if self.gpu else 'unknown'}"]
+        return out + [f"conflict: {c}" for c in self.conflicts]
+
+
+def _read(path: str | None, key: str) -> ModelFacts | None:
+    if not path:
+        return None
+    try:
+        return read_model_facts(path)
+    except ValueError as exc:
+        raise ConfigError("study", key, str(exc)) from None
+
+
+def _stated_model(kind: str | None, key: str) -> ModelFacts | None:
+    return ModelFacts(None, kind, f"study key {key}") if kind else None
+
+
+def _merge(read, stated, what: str, same, conflicts: list[str]):
+    if read is not None and stated is not None and not same(read, stated):
+        conflicts.append(f"{what}: {stated.source} says {_value(stated)} but {read.source} says {_value(read)}")
+    return read if read is not None else stated
+
+
+def _value(facts) -> str:
+    return str(facts) if isinstance(facts, GpuArch) else facts.attention
+
+
+def gather_facts(server: ServerSettings) -> StudyFacts:
+    """The facts of ``server``'s model, draft and GPUs on this machine (see the module doc)."""
+    if server.backend == "sim":
+        from ..sim.profile import load_profile
+
+        profile = load_profile(server.sim.profile)
+        target, draft, gpu = profile.target_facts(), profile.draft_facts(), profile.gpu()
+    else:
+        from ..server.gpus import gpu_inventory
+
+        target = _read(server.model_path, "server.model_path")
+        draft = _read(server.draft_model_path, "server.draft_model_path")
+        gpus = gpu_inventory()
+        gpu = GpuArch.parse(gpus[0]["compute_cap"], "nvidia-smi") if gpus else None
+    stated = server.facts
+    conflicts: list[str] = []
+    target = _merge(target, _stated_model(stated.model_attention, "server.facts.model_attention"),
+                    "model attention", lambda a, b: a.attention == b.attention, conflicts)
+    draft = _merge(draft, _stated_model(stated.draft_attention, "server.facts.draft_attention"),
+                   "draft attention", lambda a, b: a.attention == b.attention, conflicts)
+    stated_gpu = (GpuArch.parse(stated.gpu_compute_capability, "study key server.facts.gpu_compute_capability")
+                  if stated.gpu_compute_capability else None)
+    gpu = _merge(gpu, stated_gpu, "GPU compute capability", lambda a, b: (a.major, a.minor) == (b.major, b.minor),
+                 conflicts)
+    return StudyFacts(target, draft, gpu, tuple(conflicts))
+
+
+def study_server_args(server: ServerSettings, fixed_args: dict | None) -> dict[str, Any]:
+    """The study's own server arguments: the space's fixed args and ``server.args``."""
+    from ..server.command import merged_server_args
+
+    return merged_server_args(server, fixed_args)
+
+
+def choose_attention(config: StudyConfig, fixed_args: dict | None, facts: StudyFacts) -> AttentionChoice:
+    """The study's backend: its own (``server.args``, ``fixed``, ``extra_args``), else the pin."""
+    args = study_server_args(config.server, fixed_args)
+    user = next((args[k] for k in _USER_ATTENTION if args.get(k)), None)
+    if user is None:
+        user = _extra_arg(config.server.extra_args, _USER_ATTENTION)
+    return choose_attention_backend(facts.target, facts.gpu, user, int(args.get("page_size") or 1))
+
+
+def _extra_arg(extra_args: list[str], names: tuple[str, ...]) -> str | None:
+    flags = {"--" + n.replace("_", "-") for n in names}
+    for i, token in enumerate(extra_args):
+        name, _, value = token.partition("=")
+        if name in flags:
+            return value or (extra_args[i + 1] if i + 1 < len(extra_args) else None)
+    return None
+
+
+def attention_record(choice: AttentionChoice, facts: StudyFacts) -> dict:
+    """What the study stores (:data:`ATTENTION_ATTR`): the decision and the facts behind it."""
+    return {"backend": choice.backend, "pinned": choice.pinned, "trees": choice.trees,
+            "reason": choice.reason,
+            "target_attention": facts.target.attention if facts.target else None,
+            "target_architecture": facts.target.architecture if facts.target else None,
+            "draft_attention": facts.draft.attention if facts.draft else None,
+            "gpu": str(facts.gpu) if facts.gpu else None}
+
+
+def choice_from_record(record: dict) -> AttentionChoice:
+    return AttentionChoice(record.get("backend"), bool(record.get("pinned")), record.get("trees"),
+                           record.get("reason") or "")
+
+
+def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> tuple[SearchSpace, str | None]:
+    """``space`` with the rules' full context (fixed args, ``server.args``, the attention pin and
+    the model facts) and, when the backend cannot run trees, without them; plus that one line.
+
+    ``record`` None (a study created before the decision was stored) keeps the space as it was.
+    Raises ConfigError when the backend runs chains only and the space has no topk 1.
+    """
+    if record is None:
+        return space, None
+    choice = choice_from_record(record)
+    args = study_server_args(config.server, space.config.fixed)
+    if choice.pinned and choice.backend:
+        args["attention_backend"] = choice.backend
+    ctx = context_from_args(space.config.algorithm, args, record.get("target_attention"),
+                            record.get("draft_attention"), record.get("target_architecture"))
+    out = space.with_context(ctx, choice)
+    if choice.trees is not False or max(space.values("speculative_eagle_topk")) <= 1:
+        return out, None
+    if 1 not in space.values("speculative_eagle_topk"):
+        raise ConfigError(space.source, "params.speculative_eagle_topk",
+                          f"attention backend {choice.backend} runs chains only (topk 1) for this model, and "
+                          f"the space has no topk 1; add 1 to the choices or set another attention_backend")
+    return out.without_trees(), (f"search space without trees: attention backend {choice.backend} runs "
+                                 f"topk 1 only for this model ({choice.reason}); topk is held at 1")
+
+
+def prepare(config: StudyConfig, space: SearchSpace) -> tuple[StudyFacts, AttentionChoice, dict]:
+    """Facts, attention decision and its record for a study file on this machine."""
+    facts = gather_facts(config.server)
+    choice = choose_attention(config, space.config.fixed, facts)
+    return facts, choice, attention_record(choice, facts)

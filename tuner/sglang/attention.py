@@ -1,0 +1,155 @@
+"""Which attention backend a study's servers run, and whether that backend can run draft trees.
+
+SGLang's own choice (``python/sglang/srt/arg_groups/model_override_base.py``,
+``get_default_attn_backend``, run from ``attention_hook.py`` when ``--attention-backend`` is unset):
+
+* MLA models: FA3 on Hopper; FlashInfer on SM100; Triton elsewhere (AITER on ROCm). Before that,
+  ``arg_groups/model_overrides/deepseek_v2.py`` (``_deepseek_family_overrides``) sets ``trtllm_mla``
+  on SM100 for the DeepSeek family without DSA (DeepseekV3ForCausalLM, KimiK25ForConditionalGeneration,
+  ...), and ``dsa`` for DSA models (DeepSeek V3.2, GLM-5) on any GPU.
+* Other models: FA3 on Hopper and ``trtllm_mha`` on SM100, but only without speculation or with
+  topk 1 (``is_no_spec_infer_or_topk_one``, ``utils/common.py``); FlashInfer otherwise.
+
+So SGLang's choice can change with topk, which would bias every comparison a study makes; the
+tuner pins one backend for the baseline and every trial (:func:`choose_attention_backend`): SGLang's
+own choice when that backend runs trees, else the backend SGLang documents for trees.
+
+Which backends run a topk > 1 tree:
+
+* MLA: FA3 and Triton, page size 1 only. FlashInfer-MLA, FlashMLA, TRTLLM-MLA and CuteDSL-MLA draft
+  chains only: their multi-step draft backends raise ``ValueError("Currently Flashinfer MLA only
+  supports topk=1 for speculative decoding")`` (``srt/layers/attention/flashinfer_mla_backend.py``,
+  ``FlashInferMLAMultiStepDraftBackend``; ``trtllm_mla_backend.py`` and ``cutedsl_mla_backend.py``
+  subclass it; ``flashmla_backend.py`` raises "Currently FlashMLA only supports topk=1 ...") when
+  the draft model is MLA and num_steps > 1 (``speculative/draft_utils.py``: no multi-step backend
+  for one step), after the model has loaded; and their target verify has no tree mask
+  (``flashinfer_mla_backend.py``: "TODO: Support topk > 1 with custom mask"). SGLang's attention
+  backend support matrix (docs/advanced_features/attention_backend.md) marks Spec topk>1 for MLA
+  as working on FA3 and Triton with page_size=1 only.
+* MHA: FlashInfer, FA3 and Triton (any page size for these three, ``speculative_hook.py``
+  ``_PAGE_TREE_SPEC_BACKENDS``); ``trtllm_mha`` refuses topk > 1 during argument handling.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from .hardware import GpuArch
+from .model import DEEPSEEK_FAMILY, ModelFacts
+
+#: MLA backends whose multi-step draft decode refuses topk > 1 (flashinfer_mla_backend.py and the
+#: backends that subclass or copy its draft backend) and whose verify has no tree mask.
+MLA_CHAIN_ONLY_BACKENDS = ("flashinfer", "flashmla", "trtllm_mla", "cutedsl_mla")
+#: The backends SGLang's support matrix lists as running MLA trees (page size 1 only).
+MLA_TREE_BACKENDS = ("fa3", "triton")
+#: MHA backends that refuse topk > 1 at argument handling (speculative_hook.py).
+MHA_CHAIN_ONLY_BACKENDS = ("trtllm_mha",)
+
+#: flashinfer_mla_backend.py / flashmla_backend.py: the draft backend's error, word for word.
+MLA_TOPK_ERRORS = {
+    "flashinfer": "Currently Flashinfer MLA only supports topk=1 for speculative decoding",
+    "trtllm_mla": "Currently Flashinfer MLA only supports topk=1 for speculative decoding",
+    "cutedsl_mla": "Currently Flashinfer MLA only supports topk=1 for speculative decoding",
+    "flashmla": "Currently FlashMLA only supports topk=1 for speculative decoding",
+}
+
+
+def runs_trees(backend: str | None, target: ModelFacts | None, page_size: int = 1) -> bool | None:
+    """Whether ``backend`` runs topk > 1 trees for ``target``; None when the tuner cannot tell
+    (an unknown model, or a backend outside the tables above)."""
+    if backend in MHA_CHAIN_ONLY_BACKENDS:
+        return False
+    if target is None or backend is None:
+        return None
+    if target.mla:
+        if backend in MLA_CHAIN_ONLY_BACKENDS:
+            return False
+        if backend in MLA_TREE_BACKENDS:
+            return page_size <= 1
+        return None
+    return True if backend in ("flashinfer", "fa3", "triton") else None
+
+
+def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> str:
+    """The backend SGLang 0.5.23 picks itself for ``target`` on ``gpu`` at this topk (CUDA)."""
+    if target.dsa:
+        return "dsa"  # deepseek_v2.py: DSA models get the dsa backend whatever the GPU
+    if target.mla:
+        if gpu.is_sm100 and target.architecture in DEEPSEEK_FAMILY:
+            return "trtllm_mla"  # deepseek_v2.py, _deepseek_family_overrides, before the default
+        if gpu.is_hopper:
+            return "fa3"
+        if gpu.is_sm100:
+            return "flashinfer"
+        return "triton"
+    chain = topk <= 1  # is_no_spec_infer_or_topk_one (page size 1)
+    if gpu.is_hopper and chain:
+        return "fa3"
+    if gpu.is_sm100 and chain:
+        return "trtllm_mha"
+    return "flashinfer"
+
+
+@dataclass(frozen=True)
+class AttentionChoice:
+    """The attention backend of every launch of a study, and why.
+
+    ``pinned``: the tuner adds ``--attention-backend`` (the study set none); ``trees``: whether
+    topk > 1 can run with it (None: the tuner cannot tell, trees stay in the space).
+    """
+
+    backend: str | None
+    pinned: bool
+    trees: bool | None
+    reason: str
+
+    def line(self) -> str:
+        """One line for dry runs, ``tuner launch --print`` and the export header."""
+        name = self.backend or "SGLang's own choice"
+        tree = {True: "runs trees", False: "chains only (topk 1)", None: "trees not known"}[self.trees]
+        return f"attention backend {name} ({'pinned' if self.pinned else 'set by the study'}; {tree}): {self.reason}"
+
+
+def _model_word(target: ModelFacts) -> str:
+    return "MLA" if target.mla else "non-MLA"
+
+
+def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
+                             user_backend: str | None = None, page_size: int = 1) -> AttentionChoice:
+    """The backend for every launch of a study: the study's own, else a pin (see the module doc)."""
+    if user_backend is not None:
+        trees = runs_trees(user_backend, target, page_size)
+        why = "the study sets it"
+        if trees is False:
+            why += (f"; it cannot run topk > 1 trees for this {_model_word(target) if target else ''} model, "
+                    f"so the search space has no trees").replace("  ", " ")
+        return AttentionChoice(user_backend, False, trees, why)
+    if target is None:
+        return AttentionChoice("flashinfer", True, None,
+                               "the model's config.json is not readable here and no server.facts.model_attention "
+                               "key states its kind: FlashInfer runs trees for non-MLA models; an MLA model "
+                               "needs fa3 (Hopper) or triton for trees")
+    if target.dsa:
+        return AttentionChoice("dsa", True, None, "SGLang's own choice for a DSA model (deepseek_v2.py)")
+    if gpu is None:
+        backend = "triton" if target.mla else "flashinfer"
+        return AttentionChoice(backend, True, runs_trees(backend, target, page_size),
+                               f"GPU generation unknown (no nvidia-smi, no server.facts.gpu_compute_capability): "
+                               f"{backend} runs {_model_word(target)} trees on every NVIDIA generation")
+    chain, tree = sglang_default_backend(target, gpu, 1), sglang_default_backend(target, gpu, 2)
+    kind = f"{_model_word(target)} on {gpu.name}"
+    if chain == tree and runs_trees(chain, target, page_size):
+        return AttentionChoice(chain, True, True, f"SGLang's own choice for {kind}, chains and trees alike")
+    if runs_trees(chain, target, page_size):
+        return AttentionChoice(chain, True, True,
+                               f"SGLang's own choice for {kind} with topk 1 (it switches to {tree} for "
+                               f"trees); one backend for the baseline and every trial")
+    if runs_trees(tree, target, page_size):
+        return AttentionChoice(tree, True, True,
+                               f"SGLang's own choice for {kind} with topk > 1 ({chain} for topk 1 cannot "
+                               f"run trees); one backend for the baseline and every trial")
+    fallback = "fa3" if target.mla and gpu.is_hopper else "triton"
+    return AttentionChoice(fallback, True, runs_trees(fallback, target, page_size),
+                           f"SGLang's own choice for {kind} is {chain}, which drafts chains only; "
+                           f"{fallback} runs MLA trees (page size 1); set attention_backend: {chain} in "
+                           f"server.args for chains on {chain}")

@@ -1,0 +1,158 @@
+"""What SGLang reads from a model's ``config.json`` that its speculative rules depend on.
+
+SGLang decides a model's attention kind from the ``architectures`` list, not from the presence of
+``kv_lora_rank`` alone (``python/sglang/srt/configs/model_config.py``, ``ModelConfig.__init__``: the
+"temporary special judge for MLA architecture" list, plus a few architectures that are MLA only
+when they carry ``kv_lora_rank``). The MLA kind matters twice for EAGLE: which attention backend
+SGLang picks by default (``arg_groups/model_override_base.py``, ``get_default_attn_backend``), and
+which backends can verify or draft a tree (``tuner.sglang.attention``).
+
+The draft model is read the same way: SGLang builds the draft's ``ModelConfig`` from
+``--speculative-draft-model-path`` (``is_draft_model=True``), so a Llama-style EAGLE-3 head
+(``LlamaForCausalLMEagle3``) is MHA even for an MLA target, while ``Eagle3DeepseekV2ForCausalLM``
+is MLA.
+
+Reading is offline and never downloads: a local model folder, or the Hugging Face cache
+(``HF_HUB_CACHE``, ``HF_HOME/hub``, ``~/.cache/huggingface/hub``:
+``models--ORG--NAME/snapshots/*/config.json``). Nothing found is ``None``, never an error; a
+``config.json`` that is not JSON is a :class:`ValueError` naming the file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+#: model_config.py, ModelConfig.__init__: architectures SGLang runs with MLA attention whatever the
+#: config holds (the first branch of the MLA judge, and the Kimi/MiniCPM3/Sarvam/Bailing-V3 ones).
+MLA_ARCHITECTURES = frozenset({
+    "DeepseekV2ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLM",
+    "DeepseekV3ForCausalLMNextN", "Glm4MoeLiteForCausalLM", "Glm4MoeLiteForCausalLMNextN",
+    "GlmMoeDsaForCausalLM", "GlmMoeDsaForCausalLMNextN", "Glm5NextForConditionalGeneration",
+    "Glm5NextForConditionalGenerationNextN", "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN",
+    "HYV4ForCausalLM", "HYV4ForCausalLMNextN", "DotsVLMForCausalLM", "Dots3NoteForCausalLM",
+    "Dots3NoteForCausalLMNextN", "MistralLarge3ForCausalLM", "MistralLarge3ForCausalLMEagle",
+    "KimiK25ForConditionalGeneration", "Eagle3DeepseekV2ForCausalLM", "GigaChat35ForCausalLM",
+    "GigaChat35ForCausalLMNextN", "MiniCPM3ForCausalLM", "KimiVLForConditionalGeneration",
+    "KimiLinearForCausalLM", "KimiK3LinearForCausalLM", "KimiK3ForConditionalGeneration",
+    "BailingMoeV2_5ForCausalLM", "BailingMoeV3ForCausalLM", "BailingMoeV3VLForConditionalGeneration",
+    "SarvamMLAForCausalLM",
+})
+#: model_config.py: MLA only when the (text) config has ``kv_lora_rank``.
+MLA_IF_KV_LORA_RANK = frozenset({"PixtralForConditionalGeneration", "BailingMoeForCausalLMNextN"})
+#: model_config.py: DeepseekVL2 is MLA unless its text config says ``use_mla: false``.
+MLA_UNLESS_USE_MLA_FALSE = frozenset({"DeepseekVL2ForCausalLM"})
+
+#: model_config.py, ``is_deepseek_dsa``: these architectures run DeepSeek sparse attention when the
+#: config has ``index_topk`` (DeepSeek V3.2, GLM-5); SGLang then picks the ``dsa`` backend itself.
+DSA_ARCHITECTURES = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "DeepseekV3ForCausalLMNextN",
+    "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM",
+    "GlmMoeDsaForCausalLMNextN", "Glm5NextForConditionalGenerationNextN",
+    "Glm5NextForConditionalGeneration", "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN",
+    "Dots3NoteForCausalLM", "Dots3NoteForCausalLMNextN", "HYV4ForCausalLM", "HYV4ForCausalLMNextN",
+})
+
+#: arg_groups/model_overrides/deepseek_v2.py, ``_deepseek_family_overrides``: without DSA, these
+#: architectures get ``attention_backend=trtllm_mla`` on SM100 when no backend is set.
+DEEPSEEK_FAMILY = frozenset({
+    "DeepseekV3ForCausalLM", "DeepseekV32ForCausalLM", "KimiK25ForConditionalGeneration",
+    "MistralLarge3ForCausalLM", "PixtralForConditionalGeneration", "GlmMoeDsaForCausalLM",
+    "Glm5NextForConditionalGeneration", "HYV4ForCausalLM", "HYV4ForCausalLMNextN",
+    "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "Dots3NoteForCausalLM",
+})
+
+ATTENTION_KINDS = ("mla", "mha")
+
+
+@dataclass(frozen=True)
+class ModelFacts:
+    """What the rules need to know about one model (the target or the draft).
+
+    ``architecture`` is ``architectures[0]`` (what SGLang's per-model choices key on);
+    ``attention`` is ``"mla"`` or ``"mha"`` (every non-MLA kind: MHA, GQA, MQA); ``source`` says
+    where the facts came from (a config.json path, a study key, a simulator profile).
+    """
+
+    architecture: str | None
+    attention: str
+    source: str
+    dsa: bool = False
+
+    @property
+    def mla(self) -> bool:
+        return self.attention == "mla"
+
+    def describe(self) -> str:
+        arch = f"{self.architecture}, " if self.architecture else ""
+        return f"{arch}{self.attention.upper()} attention ({self.source})"
+
+
+def _text_config(config: dict) -> dict:
+    # model_config.py reads MLA fields from hf_text_config: the nested text_config of multimodal
+    # models (Kimi K2.5's KimiK25ForConditionalGeneration keeps kv_lora_rank there).
+    text = config.get("text_config")
+    return text if isinstance(text, dict) else config
+
+
+def facts_from_config(config: dict, source: str) -> ModelFacts:
+    """:class:`ModelFacts` of a parsed ``config.json``, by SGLang's MLA judge (model_config.py)."""
+    archs = [a for a in (config.get("architectures") or []) if isinstance(a, str)]
+    text = _text_config(config)
+    has_rank = text.get("kv_lora_rank") is not None or config.get("kv_lora_rank") is not None
+    mla = any(
+        a in MLA_ARCHITECTURES
+        or (a in MLA_IF_KV_LORA_RANK and has_rank)
+        or (a in MLA_UNLESS_USE_MLA_FALSE and text.get("use_mla", True))
+        for a in archs)
+    arch = archs[0] if archs else None
+    dsa = arch in DSA_ARCHITECTURES and (text.get("index_topk") is not None
+                                         or config.get("index_topk") is not None)
+    return ModelFacts(arch, "mla" if mla else "mha", source, dsa)
+
+
+def hf_cache_dirs() -> list[Path]:
+    """Where the Hugging Face hub cache may be, in huggingface_hub's order of precedence."""
+    dirs = []
+    if os.environ.get("HF_HUB_CACHE"):
+        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
+    if os.environ.get("HF_HOME"):
+        dirs.append(Path(os.environ["HF_HOME"]) / "hub")
+    dirs.append(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface" / "hub")
+    return dirs
+
+
+def find_config_json(model_path: str) -> Path | None:
+    """The ``config.json`` of ``model_path`` on this machine: a local folder, or a Hugging Face repo
+    id (``ORG/NAME``) in the local hub cache (the newest snapshot). None when neither has it."""
+    local = Path(os.path.expanduser(model_path))
+    if local.is_dir():
+        path = local / "config.json"
+        return path if path.is_file() else None
+    if local.is_file() and local.name == "config.json":
+        return local
+    if model_path.count("/") != 1 or model_path.startswith(("/", ".")):
+        return None
+    folder = "models--" + model_path.replace("/", "--")
+    for cache in hf_cache_dirs():
+        snapshots = sorted((cache / folder / "snapshots").glob("*/config.json"),
+                           key=lambda p: p.stat().st_mtime, reverse=True)
+        if snapshots:
+            return snapshots[0]
+    return None
+
+
+def read_model_facts(model_path: str) -> ModelFacts | None:
+    """The facts of the model at ``model_path`` from its ``config.json`` (offline), or None."""
+    path = find_config_json(model_path)
+    if path is None:
+        return None
+    try:
+        config = json.loads(path.read_text())
+    except (OSError, ValueError) as exc:
+        raise ValueError(f"{path}: not a readable JSON config: {exc}") from None
+    if not isinstance(config, dict):
+        raise ValueError(f"{path}: not a JSON object")
+    return facts_from_config(config, str(path))
