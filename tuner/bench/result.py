@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.files import write_text_atomic
+from ..config.yamlfile import MAX_DATASET_BYTES, ConfigError, read_text_capped
 from ..config.slo import METRICS, PERCENTILES
 from ..sglang.rules import SpecConfig
 from .records import RequestRecord
@@ -397,11 +398,13 @@ class SuiteResult:
         """Read a saved result; ``ValueError`` (naming the file) for anything else."""
         path = Path(path)
         try:
-            data = json.loads(path.read_text())
+            # bounded like every file a user names: a regular file, capped, UTF-8
+            data = json.loads(read_text_capped(path, MAX_DATASET_BYTES))
             return cls.from_dict(data)
-        except (OSError, ValueError) as exc:
-            msg = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise ValueError(f"{path}: {msg}") from None
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
 
 
 def _fig(f: Figure | None) -> dict | None:
