@@ -29,6 +29,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from ..config.space import reserved_arg
 from ..config.study import ServerSettings, StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig, flag_name
@@ -51,11 +52,6 @@ _USER_CUDA_GRAPH = ("cuda_graph_max_bs", "cuda_graph_max_bs_decode", "cuda_graph
                     "cuda_graph_bs_decode", "cuda_graph_bs", "disable_cuda_graph",
                     "disable_decode_cuda_graph")
 _USER_ATTENTION = ("attention_backend", "decode_attention_backend", "prefill_attention_backend")
-
-# Set by the launcher from dedicated settings; never from args/fixed.
-_RESERVED = ("model_path", "tp_size", "tp", "host", "port", "speculative_algorithm",
-             "speculative_draft_model_path", "speculative_num_steps", "speculative_eagle_topk",
-             "speculative_num_draft_tokens", "config")
 
 SGLANG_MODULE = "sglang.launch_server"
 SIM_MODULE = "tuner.sim"
@@ -116,7 +112,9 @@ def merged_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | N
     for where, args in (("search space fixed", dict(fixed_args or {})), ("server.args", server.args)):
         for name, value in args.items():
             key = f"{'fixed' if where.startswith('search') else 'server.args'}.{name}"
-            if name in _RESERVED:
+            # The study file's own sections are checked when it loads (tuner.config.space); this
+            # guards fixed args handed in by code.
+            if reserved_arg(name) is not None:
                 raise ConfigError("study", key, f"{name} is set by the tuner (use the server section's "
                                   f"own keys or the search space); remove it here")
             if name in merged and merged[name] != value:
