@@ -8,7 +8,8 @@ client stays far from being the bottleneck at high concurrency (SGLang's own
 
 Contract: :meth:`BenchClient.request` never raises for a failed request; it returns a
 :class:`RequestRecord` with ``ok`` false and the failure's kind. Only :meth:`BenchClient.server_info`
-raises (:class:`ServerUnreachableError`) when nothing answers at the URL. The caller owns the client
+raises (:class:`ServerUnreachableError`) when nothing answers at the URL (``timed_out`` when the
+connection was accepted and the answer never came). The caller owns the client
 (``async with``) and the event loop.
 """
 
@@ -42,7 +43,12 @@ class BenchError(RuntimeError):
 
 
 class ServerUnreachableError(BenchError):
-    """Nothing answered at the URL before the suite began."""
+    """Nothing answered at the URL before the suite began. ``timed_out``: something accepted the
+    connection but sent no answer in time (a hung server), rather than refusing it."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 _CONNECTION_ERRORS = (aiohttp.ClientConnectorError,)
@@ -116,7 +122,11 @@ class BenchClient:
                             if isinstance(model, str) and model:
                                 self.model = model
                             return info
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            except asyncio.TimeoutError:
+                raise ServerUnreachableError(
+                    f"GET {path} at {self.base_url} got no answer within {timeout.total:g} s: the server "
+                    "accepts connections but does not answer", timed_out=True) from None
+            except (aiohttp.ClientError, OSError) as exc:
                 raise ServerUnreachableError(
                     f"no server answering at {self.base_url} ({type(exc).__name__}: {exc}); "
                     "start it first or check --url") from None
