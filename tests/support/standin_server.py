@@ -22,9 +22,11 @@ or ``*`` for every launch. Modes:
 * ``no_scale`` / ``bad_scale`` / ``wrong_scale``: a ``+sim`` version without ``sim_speedup`` / with
   ``"fast"`` / with twice the launched value;
 * ``baseline_spec``: an autoregressive launch that reports speculation (``EAGLE3 3-1-4``) and verify steps;
-* ``freeze``: stops itself with SIGSTOP right after answering ``/server_info``;
+* ``freeze``: answers ``/server_info``, then stops itself with SIGSTOP at the next request;
 * ``freeze_info``: stops itself with SIGSTOP when ``/server_info`` is asked, before answering;
 * ``wedge``: ``/generate`` never answers (everything else does: a stuck scheduler);
+* ``slow``: every ``/generate`` takes ``STANDIN_SLOW_S`` wall seconds more (default 5), its answer
+  otherwise honest (a server that answers, slowly);
 * ``http400``: every ``/generate`` of 16 tokens or more answers HTTP 400 with its own JSON error.
 
 Run: ``python standin_server.py [-m tuner.sim] --host 127.0.0.1 --port 0 ...``; with port 0 it binds a
@@ -98,10 +100,14 @@ class StandIn:
         return info
 
     async def generate(self, request: web.Request) -> web.Response:
+        if self.mode == "freeze":
+            os.kill(os.getpid(), signal.SIGSTOP)
         body = await request.json()
         n = int(body["sampling_params"]["max_new_tokens"])
         if self.mode == "wedge":
             await asyncio.sleep(3600)
+        if self.mode == "slow":
+            await asyncio.sleep(float(os.environ.get("STANDIN_SLOW_S", "5")))
         if self.mode == "http400" and n >= 16:
             return web.json_response({"error": {"message": f"standin refuses {n} tokens", "code": 400}},
                                      status=400)
@@ -123,12 +129,15 @@ class StandIn:
             raise web.HTTPNotFound()
         if self.mode == "freeze_info":
             os.kill(os.getpid(), signal.SIGSTOP)
-        if self.mode == "freeze":
-            asyncio.get_running_loop().call_later(0.02, os.kill, os.getpid(), signal.SIGSTOP)
         return web.json_response(self.server_info())
 
     def app(self) -> web.Application:
         async def ok(request):
+            return web.Response(text="ok")
+
+        async def flush(request):
+            if self.mode == "freeze":
+                os.kill(os.getpid(), signal.SIGSTOP)
             return web.Response(text="ok")
 
         async def models(request):
@@ -140,7 +149,7 @@ class StandIn:
         app.router.add_get("/server_info", self.info)
         app.router.add_get("/get_server_info", self.info)
         app.router.add_get("/v1/models", models)
-        app.router.add_post("/flush_cache", ok)
+        app.router.add_post("/flush_cache", flush)
         app.router.add_post("/generate", self.generate)
         return app
 

@@ -299,7 +299,7 @@ class BenchClient:
             end_s = record.end_s
             self._fail(record, "timeout", f"answered after {record.server_latency_s * self.time_scale:.3g} "
                        f"model s, over the {self.timeout_s:g} s (model time) limit")
-            record.end_s = end_s
+            record.end_s, record.late = end_s, True
         return record
 
     def _fail(self, record: RequestRecord, kind: str, message: str) -> None:

@@ -67,7 +67,10 @@ def resolved_spec_from_info(info: dict | None) -> SpecConfig | None:
     if not algorithm:
         return None
     values = [state.get(k, info.get(k)) for k in _SPEC_KEYS]
-    return SpecConfig(*(int(v) if v is not None else None for v in values))
+    try:
+        return SpecConfig(*(int(v) if v is not None else None for v in values))
+    except (TypeError, ValueError):
+        return None  # not numbers: unverifiable (tuner.engine.verify says so), never a crash
 
 
 @dataclass(frozen=True)
