@@ -111,16 +111,17 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         _dry_run(file_config, name, url, workdir)
         return
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
-    # Everything checked before anything is written: the workdir, this machine's server, the port.
-    check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
+    # Everything checked before anything is written: this machine's server, the port, the workdir.
     try:
         if file_config is not None:
-            preflight(file_config.model_copy(update={"workdir": target_dir}), None, study_file, launching=True)
+            preflight(file_config, None, study_file, launching=True)
+            check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
             create_study(file_config, url, note=click.echo)
         stored = open_study(name, url)
         config, space, suite_dict = config_from_study(
             stored, workdir or (file_config.workdir if file_config else None))
         if file_config is None:
+            check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
             preflight(config, space, name, launching=True)
     except PortInUseError as exc:
         fail(str(exc), 1)

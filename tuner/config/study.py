@@ -60,6 +60,15 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
     return seconds
 
 
+def _duration_checked(value: Any) -> Any:
+    """A field validator's check of a duration: ``value`` unchanged, or the expected forms."""
+    try:
+        parse_duration(value)
+    except ConfigError as exc:
+        raise ValueError(exc.message) from None  # pydantic names the key
+    return value
+
+
 class SimSettings(StrictModel):
     """How the simulated server runs (``server.backend: sim``)."""
 
@@ -133,8 +142,7 @@ class BenchSettings(StrictModel):
     @field_validator("trial_timeout")
     @classmethod
     def _duration(cls, v):
-        parse_duration(v)  # raises with the expected forms
-        return v
+        return _duration_checked(v)
 
     @property
     def trial_timeout_s(self) -> float | None:
@@ -167,8 +175,7 @@ class BudgetSettings(StrictModel):
     @field_validator("timeout")
     @classmethod
     def _duration(cls, v):
-        parse_duration(v)  # raises with the expected forms
-        return v
+        return _duration_checked(v)
 
     @property
     def timeout_s(self) -> float | None:
