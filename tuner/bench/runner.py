@@ -303,9 +303,9 @@ class _SuiteRun:
     def _timed_out(self, what: str) -> None:
         self.timed_out_steps += 1
         if self.timed_out_steps >= self.hang.timed_out_steps:
-            silent = "" if self.watchdog.answered else f"; GET {PROBE_PATH} went unanswered too"
-            raise _Hung(f"{self.timed_out_steps} steps in a row timed out with no answer ({what}){silent}: "
-                        "the server stopped generating")
+            silent = (": the server stopped generating" if self.watchdog.answered else
+                      f"; GET {PROBE_PATH} went unanswered too: the server stopped answering")
+            raise _Hung(f"{self.timed_out_steps} steps in a row timed out with no answer ({what}){silent}")
 
     async def _flush(self, before: str) -> None:
         if not self.suite.flush_cache or not self.client.flush_supported:

@@ -37,10 +37,11 @@ PROBE_PATH = "/v1/models"
 class HangPolicy:
     """How quickly a server that stops answering is declared hung (see the module docstring).
 
-    The defaults: a frozen server is found within about 30 s of its silence (three probes of 10 s);
-    a busy one is never mistaken for it (a loaded 2-core machine answers ``/v1/models`` in
-    milliseconds even at C=256). Two timed-out steps in a row: a single slow request is not a hang,
-    but no setting worth keeping times out twice running.
+    The defaults: a frozen server is found within about 40 s of its silence (a probe every 10 s;
+    three unanswered in a row, back to back: 30 s without a word); a busy one is not mistaken for
+    it (a loaded 2-core machine answers ``/v1/models`` in milliseconds even at C=256). Two
+    timed-out steps in a row: a single slow request is not a hang, but no setting worth keeping
+    times out twice running.
     """
 
     probe_interval_s: float = 10.0
@@ -63,7 +64,8 @@ class Watchdog:
         misses = 0
         async with aiohttp.ClientSession() as session:  # its own connections: never queued behind a batch
             while True:
-                await asyncio.sleep(p.probe_interval_s)
+                if self.answered:  # after a miss, ask again at once: the miss already waited
+                    await asyncio.sleep(p.probe_interval_s)
                 self.answered = await self._answers(session)
                 misses = 0 if self.answered else misses + 1
                 if misses >= p.silent_probes:

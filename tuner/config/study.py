@@ -10,9 +10,9 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, ValidationInfo, field_validator, model_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from .sampler import check_sampler_options
 from .slo import SLO
@@ -67,6 +67,10 @@ def _duration_checked(value: Any) -> Any:
     except ConfigError as exc:
         raise ValueError(exc.message) from None  # pydantic names the key
     return value
+
+
+#: A duration key as written in the file (see :func:`parse_duration`), checked when it loads.
+Duration = Annotated[Union[str, int, float, None], AfterValidator(_duration_checked)]
 
 
 class SimSettings(StrictModel):
@@ -137,12 +141,7 @@ class BenchSettings(StrictModel):
     lossless: LosslessSettings = Field(default_factory=LosslessSettings)
     #: the most a trial may take, launch included (8h, 45m, ... or seconds); None: derived from the
     #: baseline's measured suite time (tuner.engine.deadline)
-    trial_timeout: Union[str, int, float, None] = None
-
-    @field_validator("trial_timeout")
-    @classmethod
-    def _duration(cls, v):
-        return _duration_checked(v)
+    trial_timeout: Duration = None
 
     @property
     def trial_timeout_s(self) -> float | None:
@@ -170,12 +169,7 @@ class SamplerSettings(StrictModel):
 
 class BudgetSettings(StrictModel):
     n_trials: int | None = Field(16, ge=1)
-    timeout: Union[str, int, float, None] = None  #: 8h, 45m, ...; no new trial that would overrun
-
-    @field_validator("timeout")
-    @classmethod
-    def _duration(cls, v):
-        return _duration_checked(v)
+    timeout: Duration = None  #: 8h, 45m, ...; no new trial that would overrun
 
     @property
     def timeout_s(self) -> float | None:
