@@ -41,7 +41,7 @@ def test_a_frozen_server_is_found_by_the_watchdog_long_before_its_requests_time_
                       on_event=freeze_on("single", srv, after=2))
         assert srv.frozen()
     partial = err.value.partial
-    assert "GET /v1/models got no answer 2 times in a row" in str(err.value)
+    assert "GET /v1/models got no answer 2 times in a row" in str(err.value) and err.value.reason == "silence"
     assert not partial.complete and partial.error == str(err.value)
     # what was measured before the freeze is kept: the warm-up and the first single request
     assert [r.phase for r in partial.records if r.ok] == ["warmup", "single"]
@@ -54,6 +54,7 @@ def test_requests_timing_out_twice_in_a_row_end_the_run_as_hung():
         with pytest.raises(ServerHungError) as err:
             run_suite(srv.url, SUITE, on_event=freeze_on("server_info", srv))
     assert "2 steps in a row timed out" in str(err.value) and "/flush_cache" in str(err.value)
+    assert err.value.reason == "timeouts"
     recs = err.value.partial.records
     assert len(recs) == 1 and recs[0].phase == "warmup" and recs[0].error_kind == "timeout"
 
@@ -72,7 +73,7 @@ def test_a_run_past_its_deadline_is_hung_and_keeps_what_it_measured():
     with running_standin("honest", *SPEC, speedup=1.0) as srv:
         with pytest.raises(ServerHungError) as err:
             run_suite(srv.url, slow, deadline_s=1.0)
-    assert "passed its deadline of 1 s" in str(err.value)
+    assert "passed its deadline of 1 s" in str(err.value) and err.value.reason == "deadline"
     ok = [r for r in err.value.partial.records if r.ok]
     assert ok and len(ok) < 41  # some measured, kept; the rest never ran
 
@@ -82,7 +83,7 @@ def test_a_hang_on_server_info_is_hung_not_unreachable():
         with pytest.raises(ServerHungError) as err:
             run_suite(srv.url, SUITE)
     assert "GET /server_info" in str(err.value) and "got no answer within 2 s" in str(err.value)
-    assert err.value.partial.records == []
+    assert err.value.partial.records == [] and err.value.reason == "server_info"
 
 
 @pytest.mark.parametrize("mode, says", [("no_scale", "None"), ("bad_scale", "'fast'")])

@@ -34,6 +34,7 @@ FAULTS = {
     "2-2-5": ("no_scale", "args_unverified"),       # a simulator without sim_speedup
     "2-2-3": ("http400", "request_errors"),         # the request's own error is quoted
     "3-2-4": ("bad_scale", "args_unverified"),      # sim_speedup "fast"
+    "4-2-8": ("freeze_info", "hung"),               # SIGSTOP when /server_info is asked
 }
 
 STUDY = """
@@ -95,6 +96,7 @@ def test_lying_frozen_and_wedged_servers_fail_their_trials_and_the_run_goes_on(t
     s = optuna.load_study(study_name="faults", storage=f"sqlite:///{tmp_path / 'faults.db'}")
     by_key = {t.user_attrs["effective_key"]: t for t in s.trials}
     assert set(by_key) == set(FAULTS)
+    assert all(t.state.name == "COMPLETE" for t in s.trials)  # no crash, no retry queued
     for key, (mode, cls) in FAULTS.items():
         t = by_key[key]
         if cls is None:
@@ -115,10 +117,11 @@ def test_lying_frozen_and_wedged_servers_fail_their_trials_and_the_run_goes_on(t
     assert "HTTP 400" in by_key["2-2-3"].user_attrs["failure_message"]
     assert "standin refuses 16 tokens" in by_key["2-2-3"].user_attrs["failure_message"]
     assert "timed out" in by_key["7-1-8"].user_attrs["failure_message"]
+    assert "GET /server_info" in by_key["4-2-8"].user_attrs["failure_message"]
 
     # the hung servers were killed, their whole groups, and nothing of ours is left running
     assert not list((tmp_path / "faults" / "servers").glob("*.json"))
-    for key in ("7-1-8", "8-1-9"):
+    for key in ("7-1-8", "8-1-9", "4-2-8"):
         log = Path(by_key[key].user_attrs["log_path"]).read_text()
         assert "# tuner: stopped, killed by SIGKILL" in log, log[-400:]
 

@@ -56,14 +56,6 @@ _DISCONNECT_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ai
                       ConnectionResetError)
 
 
-def _first_state(info: dict) -> dict:
-    """SGLang returns ``internal_states`` as one dict per data-parallel rank; older servers a dict."""
-    states = info.get("internal_states")
-    if isinstance(states, list) and states and isinstance(states[0], dict):
-        return states[0]
-    return states if isinstance(states, dict) else {}
-
-
 class BenchClient:
     """Requests to one server. ``api`` is ``generate`` (SGLang ``/generate``, default), ``openai``
     (``/v1/completions``) or ``chat`` (``/v1/chat/completions``, the prompt's chat turns);

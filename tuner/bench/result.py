@@ -50,6 +50,15 @@ SCHEMA_VERSION = 1
 _SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
 
 
+def first_internal_state(info: dict) -> dict:
+    """The scheduler's view in ``/server_info``: SGLang returns ``internal_states`` as one dict per
+    data-parallel rank (older servers: one dict); ``{}`` when there is none."""
+    states = info.get("internal_states")
+    if isinstance(states, list) and states and isinstance(states[0], dict):
+        return states[0]
+    return states if isinstance(states, dict) else {}
+
+
 def resolved_spec_from_info(info: dict | None) -> SpecConfig | None:
     """The speculative flags as the server really runs them, from ``/server_info``.
 
@@ -60,9 +69,7 @@ def resolved_spec_from_info(info: dict | None) -> SpecConfig | None:
     """
     if not info:
         return None
-    states = info.get("internal_states")
-    state = states[0] if isinstance(states, list) and states and isinstance(states[0], dict) else (
-        states if isinstance(states, dict) else {})
+    state = first_internal_state(info)
     algorithm = state.get("speculative_algorithm", info.get("speculative_algorithm"))
     if not algorithm:
         return None

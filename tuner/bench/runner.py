@@ -61,7 +61,12 @@ class ServerDiedError(ServerLostError):
 
 class ServerHungError(ServerLostError):
     """The server stopped answering: ``/server_info`` timed out, requests timed out in a row, the
-    watchdog's probes went unanswered, or the caller's deadline passed (:mod:`tuner.bench.watch`)."""
+    watchdog's probes went unanswered, or the caller's deadline passed (:mod:`tuner.bench.watch`);
+    ``reason`` says which: ``server_info``, ``timeouts``, ``silence`` or ``deadline``."""
+
+    def __init__(self, message: str, partial: SuiteResult, reason: str):
+        super().__init__(message, partial)
+        self.reason = reason
 
 
 class ServerInfoError(BenchError):
@@ -73,7 +78,9 @@ class _Died(Exception):
 
 
 class _Hung(Exception):
-    pass
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
 
 
 #: Keys of ``/server_info`` that only the simulator sends (tuner/sim/server_info.py), and the suffix
@@ -147,11 +154,13 @@ class _SuiteRun:
                     await self._read_server_info()
                     await self._guarded(t0)
                 except (_Died, _Hung) as lost:
-                    died = isinstance(lost, _Died)
                     self.result.error = str(lost)
                     self._finish(t0)
-                    self._emit("died" if died else "hung", error=str(lost))
-                    raise (ServerDiedError if died else ServerHungError)(str(lost), self.result) from None
+                    if isinstance(lost, _Died):
+                        self._emit("died", error=str(lost))
+                        raise ServerDiedError(str(lost), self.result) from None
+                    self._emit("hung", error=str(lost), reason=lost.reason)
+                    raise ServerHungError(str(lost), self.result, lost.reason) from None
         finally:
             self.result.duration_s = time.perf_counter() - t0
         self.result.complete = True
@@ -182,10 +191,10 @@ class _SuiteRun:
         if work in done:
             work.result()  # the phases' own end: done, or _Died / _Hung
         elif watch in done:
-            raise _Hung(watch.result())
+            raise _Hung(watch.result(), "silence")
         else:
             raise _Hung(f"the run passed its deadline of {self.deadline_s:.0f} s (wall) with "
-                        f"{sum(1 for r in self.result.records if r.ok)} requests answered")
+                        f"{sum(1 for r in self.result.records if r.ok)} requests answered", "deadline")
 
     def _finish(self, t0: float) -> None:
         self.result.duration_s = time.perf_counter() - t0
@@ -197,7 +206,7 @@ class _SuiteRun:
         except ServerUnreachableError as exc:
             if not exc.timed_out:
                 raise
-            raise _Hung(str(exc)) from None
+            raise _Hung(str(exc), "server_info") from None
         res = self.result
         res.server_info = info
         if info is None:
@@ -305,7 +314,8 @@ class _SuiteRun:
         if self.timed_out_steps >= self.hang.timed_out_steps:
             silent = (": the server stopped generating" if self.watchdog.answered else
                       f"; GET {PROBE_PATH} went unanswered too: the server stopped answering")
-            raise _Hung(f"{self.timed_out_steps} steps in a row timed out with no answer ({what}){silent}")
+            raise _Hung(f"{self.timed_out_steps} steps in a row timed out with no answer ({what}){silent}",
+                        "timeouts")
 
     async def _flush(self, before: str) -> None:
         if not self.suite.flush_cache or not self.client.flush_supported:

@@ -147,7 +147,7 @@ class ServerBackend:
                                on_event=lambda phase, info: emit("phase", {"phase": phase, **info}),
                                deadline_s=left)
         except ServerHungError as exc:
-            why = f"{exc}" + (f" (trial deadline {deadline:.0f} s: {self.deadline_rule})" if "deadline" in str(exc)
+            why = f"{exc}" + (f" (trial deadline {deadline:.0f} s: {self.deadline_rule})" if exc.reason == "deadline"
                               else "")
             return self._failed(HUNG, f"{why} (log: {proc.log_path})", proc.log_tail(), proc, started,
                                 exc.partial, trial_dir)

@@ -38,6 +38,7 @@ from __future__ import annotations
 
 import math
 
+from ..bench.result import first_internal_state
 from ..bench.runner import SIM_KEYS, SIM_VERSION_SUFFIX
 from ..config.study import StudyConfig
 from ..sglang.rules import SpecConfig
@@ -83,7 +84,7 @@ def _as_int(value) -> int | None:
 
 
 def _speculation(info: dict, spec: SpecConfig | None, algorithm: str) -> Failure | None:
-    state = _first_state(info)
+    state = first_internal_state(info)
     if "speculative_algorithm" not in state and "speculative_algorithm" not in info:
         return "args_unverified", ("/server_info has no speculative_algorithm: whether the server speculates "
                                    "cannot be verified")
@@ -106,14 +107,6 @@ def _speculation(info: dict, spec: SpecConfig | None, algorithm: str) -> Failure
         return "args_mismatch", (f"the server ran {running} {ran.label()} instead of {algorithm} {spec.label()}: "
                                  "SGLang rewrote the setting in a way tuner.sglang.rules does not know")
     return None
-
-
-def _first_state(info: dict) -> dict:
-    """SGLang reports ``internal_states`` as one dict per data-parallel rank (the scheduler's view)."""
-    states = info.get("internal_states")
-    if isinstance(states, list) and states and isinstance(states[0], dict):
-        return states[0]
-    return states if isinstance(states, dict) else {}
 
 
 def _responses(result, spec: SpecConfig | None) -> Failure | None:
