@@ -99,7 +99,8 @@ def main() -> None:
     scale = args.speedup
     total, after = ended - started, ended - frozen.get("at", ended)
     old = before_the_rules_s(suite, scale, args.freeze_at)
-    print(f"seed suite on the simulator at --sim-speedup {scale:g}, server frozen (SIGSTOP) at '{args.freeze_at}'")
+    print(f"seed suite on the simulator at --sim-speedup {scale:g}, "
+          f"server frozen (SIGSTOP) at '{args.freeze_at}'")
     print(f"trial ended as: {m.failure_class}: {m.failure_message}")
     print(f"cost of the trial (launch to stop):    {total:8.1f} s wall = {total * scale:9.1f} s model time")
     print(f"of which after the freeze:             {after:8.1f} s wall = {after * scale:9.1f} s model time")

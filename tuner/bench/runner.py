@@ -89,17 +89,23 @@ SIM_KEYS = ("sim_speedup", "sim_profile")
 SIM_VERSION_SUFFIX = "+sim"
 
 
+def says_simulator(info: dict) -> bool:
+    """Whether a ``/server_info`` body says its server is the simulator (a sped-up clock)."""
+    return any(k in info for k in SIM_KEYS) or str(info.get("version") or "").endswith(SIM_VERSION_SUFFIX)
+
+
 def time_scale_from_info(info: dict) -> float:
     """Model seconds per wall second of the server ``/server_info`` describes, never assumed: the
     simulator's own ``sim_speedup`` (a positive finite number, else :class:`ServerInfoError`), 1 for
     a server that says nothing of a sped-up clock (SGLang runs in wall time)."""
-    says_sim = any(k in info for k in SIM_KEYS) or str(info.get("version") or "").endswith(SIM_VERSION_SUFFIX)
-    if not says_sim:
+    if not says_simulator(info):
         return 1.0
     scale = info.get("sim_speedup")
-    if isinstance(scale, bool) or not isinstance(scale, (int, float)) or not math.isfinite(scale) or scale <= 0:
-        raise ServerInfoError(f"/server_info says the server is the simulator but its sim_speedup is {scale!r}, "
-                              "not a positive number: wall time cannot be converted to model time")
+    number = isinstance(scale, (int, float)) and not isinstance(scale, bool)
+    if not number or not math.isfinite(scale) or scale <= 0:
+        raise ServerInfoError(f"/server_info says the server is the simulator but its sim_speedup is "
+                              f"{scale!r}, not a positive number: wall time cannot be converted to "
+                              "model time")
     return float(scale)
 
 
@@ -116,7 +122,8 @@ def run_suite(base_url: str, suite: Suite | str | dict, *, api: str = "generate"
     :class:`ServerInfoError` for an unusable time scale, ``ConfigError`` for a bad suite.
     """
     suite = load_suite(suite)
-    return asyncio.run(_SuiteRun(base_url, suite, api, stream, on_event, deadline_s, hang or HangPolicy()).run())
+    run = _SuiteRun(base_url, suite, api, stream, on_event, deadline_s, hang or HangPolicy())
+    return asyncio.run(run.run())
 
 
 class _SuiteRun:

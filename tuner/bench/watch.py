@@ -69,8 +69,8 @@ class Watchdog:
                 self.answered = await self._answers(session)
                 misses = 0 if self.answered else misses + 1
                 if misses >= p.silent_probes:
-                    return (f"GET {PROBE_PATH} got no answer {misses} times in a row ({p.probe_timeout_s:g} s "
-                            "each): the server stopped answering")
+                    return (f"GET {PROBE_PATH} got no answer {misses} times in a row "
+                            f"({p.probe_timeout_s:g} s each): the server stopped answering")
 
     async def _answers(self, session: aiohttp.ClientSession) -> bool:
         try:

@@ -71,7 +71,8 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
         for path, text in files:
             path = Path(path)
             _clean_stale(path)
-            fd, tmp = tempfile.mkstemp(prefix=f"{_prefix(path)}{os.getpid()}-", suffix=".tmp", dir=path.parent)
+            prefix = f"{_prefix(path)}{os.getpid()}-"
+            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
             staged.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)

@@ -85,6 +85,7 @@ def check_sampler_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
     if grid is not None:
         unknown = sorted(set(grid) - set(SPEC_PARAMS))
         if unknown or not all(grid.get(p) for p in SPEC_PARAMS):
-            raise ValueError(f"search_space: give a non-empty list of values for each of {', '.join(SPEC_PARAMS)}"
-                             + (f" (unknown: {', '.join(unknown)})" if unknown else ""))
+            extra = f" (unknown: {', '.join(unknown)})" if unknown else ""
+            raise ValueError(f"search_space: give a non-empty list of values for each of "
+                             f"{', '.join(SPEC_PARAMS)}{extra}")
     return options

@@ -123,7 +123,8 @@ _PARAM_MINIMUM = {"speculative_num_steps": 1, "speculative_eagle_topk": 1, "spec
 #: grid (scripts/playground/bench_speculative.py) stops at 7 steps, topk 8 and 32 draft tokens, and
 #: every value the tuner may propose is enumerated (SearchSpace.effective_configs): these caps are
 #: far beyond anything worth launching and keep a typo (high: 1000000000) from exhausting memory.
-PARAM_MAXIMUM = {"speculative_num_steps": 64, "speculative_eagle_topk": 64, "speculative_num_draft_tokens": 1024}
+PARAM_MAXIMUM = {"speculative_num_steps": 64, "speculative_eagle_topk": 64,
+                 "speculative_num_draft_tokens": 1024}
 #: The most requested combinations a space may hold (the shipped one has 2,016): every one is checked
 #: against SGLang's rules when a study starts (about half a second for 100,000).
 MAX_COMBINATIONS = 100_000

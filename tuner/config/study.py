@@ -302,8 +302,9 @@ def _check_against_suite(study: StudyConfig, suite, path: Path) -> None:
     for name in study.objectives:
         c = objective_concurrency(name)
         if c is not None and c not in swept:
-            raise ConfigError(path, "objectives", f"{name}: the suite '{suite.name}' never measures concurrency "
-                              f"{c} (it sweeps {levels}); add {c} to sweep.concurrencies or change the objective")
+            raise ConfigError(path, "objectives", f"{name}: the suite '{suite.name}' never measures "
+                              f"concurrency {c} (it sweeps {levels}); add {c} to sweep.concurrencies or "
+                              "change the objective")
         if c is None and suite.n_single_requests() == 0:
             raise ConfigError(path, "objectives", f"{name}: the suite '{suite.name}' measures no single "
                               "requests (single.lengths); give it some or change the objective")

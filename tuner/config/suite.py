@@ -203,7 +203,8 @@ def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suit
             try:
                 text = read_text_capped(path)
             except ConfigError as exc:
-                raise ConfigError(source, f"prompts[{i}].file", f"cannot read {path}: {exc.message}") from None
+                raise ConfigError(source, f"prompts[{i}].file",
+                                  f"cannot read {path}: {exc.message}") from None
             if not text.strip():
                 raise ConfigError(source, f"prompts[{i}].file", f"{path} is empty")
             p = p.model_copy(update={"text": text})

@@ -136,19 +136,23 @@ class ServerBackend:
             proc.stop()
         return m
 
-    def _benchmark(self, proc, spec: SpecConfig | None, trial_dir: Path, started: float, emit: Event) -> Measurement:
+    def _benchmark(self, proc, spec: SpecConfig | None, trial_dir: Path, started: float,
+                   emit: Event) -> Measurement:
         """Run the suite on the ready server within the trial's deadline; verify what it said."""
-        from ..bench import ServerDiedError, ServerHungError, ServerInfoError, ServerUnreachableError, run_suite
+        from ..bench import (ServerDiedError, ServerHungError, ServerInfoError, ServerUnreachableError,
+                             run_suite)
 
         deadline = self.trial_deadline_s
         left = None if deadline is None else max(1.0, deadline - (time.monotonic() - started))
+        bench = self.config.bench
         try:
-            result = run_suite(proc.url, self.suite, api=self.config.bench.api, stream=self.config.bench.stream,
+            result = run_suite(proc.url, self.suite, api=bench.api, stream=bench.stream,
                                on_event=lambda phase, info: emit("phase", {"phase": phase, **info}),
                                deadline_s=left)
         except ServerHungError as exc:
-            why = f"{exc}" + (f" (trial deadline {deadline:.0f} s: {self.deadline_rule})" if exc.reason == "deadline"
-                              else "")
+            why = str(exc)
+            if exc.reason == "deadline":
+                why += f" (trial deadline {deadline:.0f} s: {self.deadline_rule})"
             return self._failed(HUNG, f"{why} (log: {proc.log_path})", proc.log_tail(), proc, started,
                                 exc.partial, trial_dir)
         except (ServerDiedError, ServerUnreachableError) as exc:  # unreachable: gone right after ready
@@ -161,7 +165,8 @@ class ServerBackend:
             # Kept on disk as evidence, never as figures: its numbers are not a result.
             cls, msg = problem
             result.warnings.append(f"rejected by the tuner ({cls}): {msg}")
-            return self._failed(cls, msg, proc.log_tail(), proc, started, result, trial_dir, "suite.rejected.json")
+            return self._failed(cls, msg, proc.log_tail(), proc, started, result, trial_dir,
+                                "suite.rejected.json")
         m = self._from_result(result, proc, trial_dir, started)
         failed = [r for r in result.records if not r.ok]
         if failed:
@@ -172,9 +177,9 @@ class ServerBackend:
             m.failure_class, m.failure_message, m.log_tail = proc.classify_exit(first.error or "")
             if m.failure_class == "other":
                 m.failure_class = "request_errors"
-                m.failure_message = (f"{len(failed)} of {len(result.records)} requests failed; first: {first.phase} "
-                                     f"{first.prompt} at {first.max_tokens} tokens: {first.error} "
-                                     f"(log: {proc.log_path})")
+                m.failure_message = (f"{len(failed)} of {len(result.records)} requests failed; first: "
+                                     f"{first.phase} {first.prompt} at {first.max_tokens} tokens: "
+                                     f"{first.error} (log: {proc.log_path})")
         return m
 
     def _from_result(self, result, proc, trial_dir: Path, started: float) -> Measurement:

@@ -60,11 +60,12 @@ def _check_python(config: StudyConfig, source) -> None:
         return  # the interpreter running the tuner
     found = python if "/" in python else shutil.which(python)
     if found is None:
-        raise ConfigError(source, "server.python", f"{python!r} is not on PATH; give the interpreter's full path")
+        raise ConfigError(source, "server.python", f"{python!r} is not on PATH; give the interpreter's "
+                                                   "full path")
     path = Path(found)
     if not path.is_file():
-        raise ConfigError(source, "server.python", f"{path} does not exist or is not a file; give the path of "
-                                                   "the Python that has SGLang")
+        raise ConfigError(source, "server.python", f"{path} does not exist or is not a file; give the "
+                                                   "path of the Python that has SGLang")
     if not os.access(path, os.X_OK):
         raise ConfigError(source, "server.python", f"{path} is not executable; chmod +x it or give another")
 

@@ -38,8 +38,7 @@ from __future__ import annotations
 
 import math
 
-from ..bench.result import first_internal_state
-from ..bench.runner import SIM_KEYS, SIM_VERSION_SUFFIX
+from ..bench import first_internal_state, says_simulator
 from ..config.study import StudyConfig
 from ..sglang.rules import SpecConfig
 
@@ -59,23 +58,20 @@ def verify_result(result, spec: SpecConfig | None, config: StudyConfig, algorith
             or _responses(result, spec))
 
 
-def _says_sim(info: dict) -> bool:
-    return any(k in info for k in SIM_KEYS) or str(info.get("version") or "").endswith(SIM_VERSION_SUFFIX)
-
-
 def _time_scale(result, info: dict, config: StudyConfig) -> Failure | None:
     if config.server.backend == "sglang":
-        if _says_sim(info):
+        if says_simulator(info):
             return "args_mismatch", ("launched as SGLang, the server's /server_info says it is the simulator "
                                      f"(sim_speedup {info.get('sim_speedup')!r}): its clock is not wall time")
         return None
     launched = config.server.sim.speedup
     if "sim_speedup" not in info:  # (a malformed one never gets here: tuner.bench.ServerInfoError)
-        return "args_unverified", (f"the simulator's /server_info has no sim_speedup: its time scale (launched "
-                                   f"at {launched:g}) cannot be verified")
+        return "args_unverified", (f"the simulator's /server_info has no sim_speedup: its time scale "
+                                   f"(launched at {launched:g}) cannot be verified")
     if not math.isclose(result.time_scale, launched, rel_tol=1e-9):
-        return "args_mismatch", (f"the simulator reports sim_speedup {info['sim_speedup']!r}, launched with "
-                                 f"--sim-speedup {launched:g}: its figures would be converted to model time wrongly")
+        return "args_mismatch", (f"the simulator reports sim_speedup {info['sim_speedup']!r}, launched "
+                                 f"with --sim-speedup {launched:g}: its figures would be converted to "
+                                 "model time wrongly")
     return None
 
 
@@ -99,12 +95,13 @@ def _speculation(info: dict, spec: SpecConfig | None, algorithm: str) -> Failure
                                  "decoding")
     values = [_as_int(state.get(k, info.get(k))) for k in _SPEC_KEYS]
     if any(v is None for v in values):
+        said = ", ".join(f"{k}={state.get(k, info.get(k))!r}" for k in _SPEC_KEYS)
         return "args_unverified", (f"/server_info does not report the speculative flags as integers "
-                                   f"({', '.join(f'{k}={state.get(k, info.get(k))!r}' for k in _SPEC_KEYS)}): "
-                                   f"{spec.label()} cannot be verified")
+                                   f"({said}): {spec.label()} cannot be verified")
     ran = SpecConfig(*values)
     if str(running) != algorithm or ran != spec:
-        return "args_mismatch", (f"the server ran {running} {ran.label()} instead of {algorithm} {spec.label()}: "
+        return "args_mismatch", (f"the server ran {running} {ran.label()} instead of {algorithm} "
+                                 f"{spec.label()}: "
                                  "SGLang rewrote the setting in a way tuner.sglang.rules does not know")
     return None
 
