@@ -94,7 +94,7 @@ def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
     try:
         for s in (None, spec):
             plan_launch(config.server, s, algorithm=space.config.algorithm, fixed_args=space.config.fixed,
-                        port=config.server.port, max_concurrency=concurrency)
+                        port=config.server.port, max_concurrency=concurrency, log_warnings=False)
     except ConfigError as exc:
         raise _named(exc, source) from None
 

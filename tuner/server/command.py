@@ -165,17 +165,18 @@ def _scalar(value: Any) -> str:
 
 def plan_launch(server: ServerSettings, spec: SpecConfig | None, *, algorithm: str = "EAGLE3",
                 fixed_args: Mapping[str, Any] | None = None, port: int | None = None,
-                max_concurrency: int = 1) -> LaunchPlan:
+                max_concurrency: int = 1, log_warnings: bool = True) -> LaunchPlan:
     """Decide the whole command for one launch; ``spec=None`` is the autoregressive baseline.
 
     ``port`` overrides ``server.port`` (the launcher passes the free port it picked for port 0).
     The baseline gets the same pins and server args as every trial, and no speculative flag.
     Raises :class:`ConfigError` for a study that cannot be launched (see :func:`merged_server_args`;
-    a speculative launch without ``server.draft_model_path``).
+    a speculative launch without ``server.draft_model_path``). ``log_warnings=False``: the plan's
+    warnings are only in :attr:`LaunchPlan.warnings` (a check that launches nothing).
     """
     port = server.port if port is None else port
     server_args, pinned, warnings = pin_server_args(server, fixed_args, max_concurrency)
-    for line in warnings:
+    for line in warnings if log_warnings else ():
         log.warning("%s", line)
     module = SGLANG_MODULE if server.backend == "sglang" else SIM_MODULE
     argv = [server.python or sys.executable, "-m", module, "--model-path", server.model_path,
