@@ -10,7 +10,7 @@ import pytest
 from click.testing import CliRunner
 from support.simproc import running_sim
 
-from tuner.bench import ServerDiedError, SuiteResult, run_suite
+from tuner.bench import HangPolicy, ServerDiedError, SuiteResult, run_suite
 from tuner.cli import cli
 from tuner.config.suite import load_suite
 from tuner.sglang.rules import SpecConfig
@@ -118,8 +118,8 @@ def test_requests_that_time_out_are_recorded():
     # speedup 1: 40 tokens take over a model (= wall) second; the client gives up after 0.3 s
     suite = {**SUITE, "prompts": SUITE["prompts"][:1], "single": {"lengths": [40], "repeats": 2},
              "sweep": {"concurrencies": []}, "warmup": {"requests": 0}, "timeout_s": 0.3}
-    with running_sim(speedup=1.0) as sim:
-        res = run_suite(sim.url, suite)
+    with running_sim(speedup=1.0) as sim:  # two timeouts in a row would end the run as hung: not here
+        res = run_suite(sim.url, suite, hang=HangPolicy(timed_out_steps=3))
     assert res.complete and len(res.records) == 2
     assert all(r.error_kind == "timeout" and not r.ok for r in res.records)
     assert all(0.25 < r.latency_s < 5 for r in res.records)

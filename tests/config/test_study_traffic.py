@@ -60,7 +60,7 @@ def test_inline_dataset_suite_is_relative_to_the_study_file_and_stored_whole(tmp
     (tmp_path / "w.jsonl").write_text("\n".join(json.dumps({"prompt": f"p{i}", "max_tokens": 4 + i})
                                                 for i in range(5)) + "\n")
     s = load(tmp_path, "bench:\n  suite:\n    name: inline\n    dataset: {path: w.jsonl, n: 3}\n"
-                       "    sweep: {concurrencies: [2]}\n")
+                       "    sweep: {concurrencies: [2]}\nobjectives: [single_speedup, speedup@2]\n")
     suite = s.bench.suite
     assert isinstance(suite, dict) and len(suite["prompts"]) == 3 and suite["dataset"]["sha256"]
     (tmp_path / "w.jsonl").unlink()  # the loaded config carries the requests

@@ -38,11 +38,26 @@ def test_auto_is_local_tpe_and_options_reach_it():
     assert isinstance(make_sampler(SamplerSettings(name="nsgaii"), 1, GRID), optuna.samplers.NSGAIISampler)
 
 
-def test_bad_options_are_config_errors():
-    with pytest.raises(ConfigError, match="sampler.options"):
-        make_sampler(SamplerSettings(name="auto", options={"local_prob": 2}), 1, GRID)
-    with pytest.raises(ConfigError, match="sampler.options"):
-        make_sampler(SamplerSettings(name="tpe", options={"no_such_option": 1}), 1, GRID)
+@pytest.mark.parametrize("name, options, says", [
+    ("auto", {"local_prob": 2}, "local_prob: input should be less than or equal to 1"),
+    ("tpe", {"no_such_option": 1}, "no_such_option: unknown key"),
+    ("tpe", {"n_startup_trail": 3}, "did you mean 'n_startup_trials'"),
+    ("tpe", {"n_startup_trials": "ten"}, "n_startup_trials: input should be a valid integer"),
+    ("nsgaii", {"population_size": 1}, "population_size: input should be greater than or equal to 2"),
+    ("random", {"seed": 3}, "seed: set sampler.seed instead"),
+    ("grid", {"search_space": {"speculative_num_steps": [1]}}, "search_space: give a non-empty list"),
+])
+def test_bad_options_are_refused_when_the_file_loads(name, options, says):
+    from tuner.config.yamlfile import parse_model
+
+    with pytest.raises(ConfigError) as exc:
+        parse_model(SamplerSettings, {"name": name, "options": options}, "s.yaml")
+    assert exc.value.key == "options" and says in exc.value.message
+
+
+def test_options_that_reach_the_factory_unchecked_are_still_config_errors():
+    with pytest.raises(ConfigError, match="sampler.options"):  # e.g. an old stored study config
+        make_sampler(SamplerSettings.model_construct(name="tpe", seed=None, options={"no_such_option": 1}), 1, GRID)
 
 
 def test_gp_needs_torch():

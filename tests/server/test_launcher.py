@@ -139,14 +139,30 @@ def test_user_values_win_over_pins_and_low_ones_warn(caplog):
 
 @pytest.mark.parametrize("kw, fixed, key", [
     ({"args": {"page_size": 16}}, {"page_size": 1}, "server.args.page_size"),
-    ({"args": {"port": 1}}, {}, "server.args.port"),
     ({}, {"model_path": "x"}, "fixed.model_path"),
+    ({}, {"tp": 4}, "fixed.tp"),
     ({"draft_model_path": None}, {}, "server.draft_model_path"),
 ])
 def test_unlaunchable_settings_raise_config_error_naming_the_key(kw, fixed, key):
     with pytest.raises(ConfigError) as exc:
         build_argv(settings(**kw), SpecConfig(3, 1, 4), fixed_args=fixed, port=1, max_concurrency=1)
     assert exc.value.key == key
+
+
+@pytest.mark.parametrize("server, key, owner", [
+    ({"args": {"port": 1}}, "args", "port"),
+    ({"args": {"model": "x"}}, "args", "model_path"),  # SGLang's alias of --model-path
+    ({"args": {"sim_speedup": 2}}, "args", "sim_speedup"),
+    ({"extra_args": ["--port=1"]}, "extra_args", "port"),
+    ({"extra_args": ["--speculative-num-steps", "3"]}, "extra_args", "speculative_num_steps"),
+])
+def test_reserved_arguments_are_refused_when_the_file_loads(server, key, owner):
+    from tuner.config.yamlfile import parse_model
+
+    base = {"model_path": "org/model", "draft_model_path": "org/draft"}
+    with pytest.raises(ConfigError) as exc:
+        parse_model(ServerSettings, {**base, **server}, "s.yaml")
+    assert exc.value.key == key and owner in exc.value.message
 
 
 def test_format_command_round_trips_through_a_shell():

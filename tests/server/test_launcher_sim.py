@@ -9,6 +9,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import threading
 import time
 from pathlib import Path
 
@@ -72,6 +73,33 @@ def test_start_ready_serves_with_the_pins_and_stops_clean(tmp_path):
         assert srv.classify_exit()[0] == "other"  # healthy: nothing known in the log
     assert gone(srv.pid) and port_free(srv.host, srv.port) and not list_records(tmp_path)
     srv.stop()
+
+
+def test_a_request_in_flight_does_not_hold_up_the_stop(tmp_path):
+    """Issue 16's SIGTERM handling, seen from the launcher: the simulator exits on SIGTERM by itself
+    with a long request in flight (its log says how it stopped), well inside a 120 s grace, so the
+    launcher never gets to SIGKILL."""
+    srv = server(tmp_path, stop_grace_s=120.0, sim={"speedup": 1.0, "load_seconds": 0.1})
+    answers: list = []
+    with srv:
+        STARTED_GROUPS.add(srv.pgid)
+
+        def long_request():  # 4,000 tokens at 1x: minutes of model time
+            try:
+                answers.append(generate(srv.url, tokens=4000).status_code)
+            except requests.RequestException as exc:
+                answers.append(type(exc).__name__)
+
+        t = threading.Thread(target=long_request)
+        t.start()
+        deadline = time.monotonic() + 30
+        while requests.get(srv.url + "/server_info", timeout=10).json()["sim_running_requests"] < 1:
+            assert time.monotonic() < deadline, "the request never started"
+            time.sleep(0.05)
+    t.join(timeout=30)
+    log = srv.log_path.read_text()
+    assert "# tuner: stopped, exit code 0" in log and "killed by SIGKILL" not in log, log[-800:]
+    assert answers == [503]  # aborted, as SGLang answers requests it drops at shutdown
 
 
 def test_baseline_launch_has_the_same_pins(tmp_path):

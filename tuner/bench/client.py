@@ -8,7 +8,8 @@ client stays far from being the bottleneck at high concurrency (SGLang's own
 
 Contract: :meth:`BenchClient.request` never raises for a failed request; it returns a
 :class:`RequestRecord` with ``ok`` false and the failure's kind. Only :meth:`BenchClient.server_info`
-raises (:class:`ServerUnreachableError`) when nothing answers at the URL. The caller owns the client
+raises (:class:`ServerUnreachableError`) when nothing answers at the URL (``timed_out`` when the
+connection was accepted and the answer never came). The caller owns the client
 (``async with``) and the event loop.
 """
 
@@ -42,20 +43,17 @@ class BenchError(RuntimeError):
 
 
 class ServerUnreachableError(BenchError):
-    """Nothing answered at the URL before the suite began."""
+    """Nothing answered at the URL before the suite began. ``timed_out``: something accepted the
+    connection but sent no answer in time (a hung server), rather than refusing it."""
+
+    def __init__(self, message: str, timed_out: bool = False):
+        super().__init__(message)
+        self.timed_out = timed_out
 
 
 _CONNECTION_ERRORS = (aiohttp.ClientConnectorError,)
 _DISCONNECT_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, aiohttp.ClientPayloadError,
                       ConnectionResetError)
-
-
-def _first_state(info: dict) -> dict:
-    """SGLang returns ``internal_states`` as one dict per data-parallel rank; older servers a dict."""
-    states = info.get("internal_states")
-    if isinstance(states, list) and states and isinstance(states[0], dict):
-        return states[0]
-    return states if isinstance(states, dict) else {}
 
 
 class BenchClient:
@@ -116,7 +114,11 @@ class BenchClient:
                             if isinstance(model, str) and model:
                                 self.model = model
                             return info
-            except (aiohttp.ClientError, asyncio.TimeoutError, OSError) as exc:
+            except asyncio.TimeoutError:
+                raise ServerUnreachableError(
+                    f"GET {path} at {self.base_url} got no answer within {timeout.total:g} s: the server "
+                    "accepts connections but does not answer", timed_out=True) from None
+            except (aiohttp.ClientError, OSError) as exc:
                 raise ServerUnreachableError(
                     f"no server answering at {self.base_url} ({type(exc).__name__}: {exc}); "
                     "start it first or check --url") from None
@@ -289,7 +291,7 @@ class BenchClient:
             end_s = record.end_s
             self._fail(record, "timeout", f"answered after {record.server_latency_s * self.time_scale:.3g} "
                        f"model s, over the {self.timeout_s:g} s (model time) limit")
-            record.end_s = end_s
+            record.end_s, record.late = end_s, True
         return record
 
     def _fail(self, record: RequestRecord, kind: str, message: str) -> None:

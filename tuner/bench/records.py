@@ -28,6 +28,9 @@ class RequestRecord:
     ok: bool = False
     error_kind: str | None = None
     error: str | None = None
+    #: a ``timeout`` whose answer did arrive, past the model-time limit (the simulator's sped-up
+    #: clock); False for one that never got an answer (what the hang rules count)
+    late: bool = False
     http_status: int | None = None
     completion_tokens: int | None = None
     prompt_tokens: int | None = None

@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.files import write_text_atomic
+from ..config.yamlfile import MAX_DATASET_BYTES, ConfigError, read_text_capped
 from ..config.slo import METRICS, PERCENTILES
 from ..sglang.rules import SpecConfig
 from .records import RequestRecord
@@ -47,6 +48,15 @@ from .stats import Figure, figure, percentile, t975
 #: Bump when a field changes meaning; :meth:`SuiteResult.from_dict` refuses other versions.
 SCHEMA_VERSION = 1
 _SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+
+
+def first_internal_state(info: dict) -> dict:
+    """The scheduler's view in ``/server_info``: SGLang returns ``internal_states`` as one dict per
+    data-parallel rank (older servers: one dict); ``{}`` when there is none."""
+    states = info.get("internal_states")
+    if isinstance(states, list) and states and isinstance(states[0], dict):
+        return states[0]
+    return states if isinstance(states, dict) else {}
 
 
 def resolved_spec_from_info(info: dict | None) -> SpecConfig | None:
@@ -59,14 +69,15 @@ def resolved_spec_from_info(info: dict | None) -> SpecConfig | None:
     """
     if not info:
         return None
-    states = info.get("internal_states")
-    state = states[0] if isinstance(states, list) and states and isinstance(states[0], dict) else (
-        states if isinstance(states, dict) else {})
+    state = first_internal_state(info)
     algorithm = state.get("speculative_algorithm", info.get("speculative_algorithm"))
     if not algorithm:
         return None
     values = [state.get(k, info.get(k)) for k in _SPEC_KEYS]
-    return SpecConfig(*(int(v) if v is not None else None for v in values))
+    try:
+        return SpecConfig(*(int(v) if v is not None else None for v in values))
+    except (TypeError, ValueError):
+        return None  # not numbers: unverifiable (tuner.engine.verify says so), never a crash
 
 
 @dataclass(frozen=True)
@@ -397,11 +408,13 @@ class SuiteResult:
         """Read a saved result; ``ValueError`` (naming the file) for anything else."""
         path = Path(path)
         try:
-            data = json.loads(path.read_text())
+            # bounded like every file a user names: a regular file, capped, UTF-8
+            data = json.loads(read_text_capped(path, MAX_DATASET_BYTES))
             return cls.from_dict(data)
-        except (OSError, ValueError) as exc:
-            msg = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-            raise ValueError(f"{path}: {msg}") from None
+        except ConfigError as exc:
+            raise ValueError(str(exc)) from None
+        except ValueError as exc:
+            raise ValueError(f"{path}: {exc}") from None
 
 
 def _fig(f: Figure | None) -> dict | None:

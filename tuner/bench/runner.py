@@ -9,14 +9,19 @@ With ``api="chat"`` every request carries its prompt's chat turns (:meth:`Prompt
 
 Contract: the caller owns the server; ``run_suite`` never starts or stops it. A request that fails or
 times out is recorded and the suite goes on. A server that stops accepting connections after it
-was up ends the run with :class:`ServerDiedError`, whose ``partial`` holds everything measured.
+was up ends the run with :class:`ServerDiedError`; one that stops answering, or that outlives the
+caller's ``deadline_s``, with :class:`ServerHungError` (the rules: :mod:`tuner.bench.watch`). Both
+carry ``partial``, everything measured. The time scale is never assumed: a server that says it is
+the simulator (``sim_speedup``, ``sim_profile`` or a ``+sim`` version in ``/server_info``) must give
+a positive finite ``sim_speedup``, else :class:`ServerInfoError` before any request; any other
+server runs in wall time (scale 1, as SGLang does).
 ``on_event(phase, info)`` is called (in the calling thread; it must not raise) for progress displays:
 
 * ``server_info``: ``version``, ``time_scale``, ``resolved_spec`` (dict or None)
 * ``warmup`` / ``single``: ``prompt``, ``max_tokens``, ``repeat`` (before the request)
 * ``flush``: ``before`` (the phase it precedes), ``ok``
 * ``sweep``: ``concurrency``, ``max_tokens``, ``repeat`` (before the batch is submitted)
-* ``done``: ``summary`` (:meth:`SuiteResult.summary`); ``died``: ``error``
+* ``done``: ``summary`` (:meth:`SuiteResult.summary`); ``died`` and ``hung``: ``error``
 
 Every ``info`` also has ``step`` (warm-up requests, single requests and sweep batches started so
 far) and ``total_steps`` (planned; it grows in adaptive mode).
@@ -25,47 +30,109 @@ far) and ``total_steps`` (planned; it grows in adaptive mode).
 from __future__ import annotations
 
 import asyncio
+import contextlib
+import math
 import time
 from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable
 
 from ..config.suite import Suite, load_suite
-from .client import BenchClient, BenchError
+from .client import BenchClient, BenchError, ServerUnreachableError
 from .records import RequestRecord
 from .result import SuiteResult, resolved_spec_from_info
 from .stats import narrow_enough
+from .watch import PROBE_PATH, HangPolicy, Watchdog
 
 EventHandler = Callable[[str, dict], None]
 
 
-class ServerDiedError(BenchError):
-    """The server stopped accepting connections mid-suite. ``partial`` is the result so far
-    (``complete`` false, ``error`` set); save it, it holds every request made."""
+class ServerLostError(BenchError):
+    """The suite could not finish. ``partial`` is the result so far (``complete`` false, ``error``
+    set); save it, it holds every request made."""
 
     def __init__(self, message: str, partial: SuiteResult):
         super().__init__(message)
         self.partial = partial
 
 
+class ServerDiedError(ServerLostError):
+    """The server stopped accepting connections mid-suite (the process is gone)."""
+
+
+class ServerHungError(ServerLostError):
+    """The server stopped answering: ``/server_info`` timed out, requests timed out in a row, the
+    watchdog's probes went unanswered, or the caller's deadline passed (:mod:`tuner.bench.watch`);
+    ``reason`` says which: ``server_info``, ``timeouts``, ``silence`` or ``deadline``."""
+
+    def __init__(self, message: str, partial: SuiteResult, reason: str):
+        super().__init__(message, partial)
+        self.reason = reason
+
+
+class ServerInfoError(BenchError):
+    """``/server_info`` says the server is the simulator but gives no usable time scale."""
+
+
 class _Died(Exception):
     pass
 
 
+class _Hung(Exception):
+    def __init__(self, message: str, reason: str):
+        super().__init__(message)
+        self.reason = reason
+
+
+#: Keys of ``/server_info`` that only the simulator sends (tuner/sim/server_info.py), and the suffix
+#: of its version: a server that has one says it runs on a sped-up clock.
+SIM_KEYS = ("sim_speedup", "sim_profile")
+SIM_VERSION_SUFFIX = "+sim"
+
+
+def says_simulator(info: dict) -> bool:
+    """Whether a ``/server_info`` body says its server is the simulator (a sped-up clock)."""
+    return any(k in info for k in SIM_KEYS) or str(info.get("version") or "").endswith(SIM_VERSION_SUFFIX)
+
+
+def time_scale_from_info(info: dict) -> float:
+    """Model seconds per wall second of the server ``/server_info`` describes, never assumed: the
+    simulator's own ``sim_speedup`` (a positive finite number, else :class:`ServerInfoError`), 1 for
+    a server that says nothing of a sped-up clock (SGLang runs in wall time)."""
+    if not says_simulator(info):
+        return 1.0
+    scale = info.get("sim_speedup")
+    number = isinstance(scale, (int, float)) and not isinstance(scale, bool)
+    if not number or not math.isfinite(scale) or scale <= 0:
+        raise ServerInfoError(f"/server_info says the server is the simulator but its sim_speedup is "
+                              f"{scale!r}, not a positive number: wall time cannot be converted to "
+                              "model time")
+    return float(scale)
+
+
 def run_suite(base_url: str, suite: Suite | str | dict, *, api: str = "generate", stream: bool = False,
-              on_event: EventHandler | None = None) -> SuiteResult:
+              on_event: EventHandler | None = None, deadline_s: float | None = None,
+              hang: HangPolicy | None = None) -> SuiteResult:
     """Run ``suite`` against the server at ``base_url`` and return its :class:`SuiteResult`.
 
-    Call from synchronous code (it runs its own event loop). Raises
-    :class:`~tuner.bench.client.ServerUnreachableError` when nothing answers at ``base_url``,
-    :class:`ServerDiedError` when the server dies mid-suite, ``ConfigError`` for a bad suite.
+    Call from synchronous code (it runs its own event loop). ``deadline_s``: wall seconds the whole
+    run may take (None: no limit beyond the hang rules); ``hang``: when a server counts as hung
+    (default :class:`HangPolicy`). Raises :class:`~tuner.bench.client.ServerUnreachableError` when
+    nothing listens at ``base_url``, :class:`ServerDiedError` when the server dies mid-suite,
+    :class:`ServerHungError` when it stops answering or outlives ``deadline_s``,
+    :class:`ServerInfoError` for an unusable time scale, ``ConfigError`` for a bad suite.
     """
     suite = load_suite(suite)
-    return asyncio.run(_SuiteRun(base_url, suite, api, stream, on_event).run())
+    run = _SuiteRun(base_url, suite, api, stream, on_event, deadline_s, hang or HangPolicy())
+    return asyncio.run(run.run())
 
 
 class _SuiteRun:
-    def __init__(self, base_url: str, suite: Suite, api: str, stream: bool, on_event: EventHandler | None):
+    def __init__(self, base_url: str, suite: Suite, api: str, stream: bool, on_event: EventHandler | None,
+                 deadline_s: float | None, hang: HangPolicy):
         self.suite, self.on_event = suite, on_event
+        self.deadline_s, self.hang = deadline_s, hang
+        self.watchdog = Watchdog(base_url, hang)
+        self.timed_out_steps = 0  #: steps in a row that timed out with nothing answered
         self.client = BenchClient(base_url, api=api, stream=stream, timeout_s=suite.timeout_s,
                                   temperature=suite.temperature, ignore_eos=suite.ignore_eos)
         self.result = SuiteResult(suite=suite.to_dict(), base_url=base_url.rstrip("/"), api=api,
@@ -90,16 +157,17 @@ class _SuiteRun:
         t0 = time.perf_counter()
         try:
             async with self.client:
-                await self._read_server_info()
                 try:
-                    await self._warmup()
-                    await self._single()
-                    await self._sweep()
-                except _Died as died:
-                    self.result.error = str(died)
+                    await self._read_server_info()
+                    await self._guarded(t0)
+                except (_Died, _Hung) as lost:
+                    self.result.error = str(lost)
                     self._finish(t0)
-                    self._emit("died", error=str(died))
-                    raise ServerDiedError(str(died), self.result) from None
+                    if isinstance(lost, _Died):
+                        self._emit("died", error=str(lost))
+                        raise ServerDiedError(str(lost), self.result) from None
+                    self._emit("hung", error=str(lost), reason=lost.reason)
+                    raise ServerHungError(str(lost), self.result, lost.reason) from None
         finally:
             self.result.duration_s = time.perf_counter() - t0
         self.result.complete = True
@@ -107,12 +175,45 @@ class _SuiteRun:
         self._emit("done", summary=self.result.summary())
         return self.result
 
+    async def _phases(self) -> None:
+        await self._warmup()
+        await self._single()
+        await self._sweep()
+
+    async def _guarded(self, t0: float) -> None:
+        """The phases, beside the watchdog, within the deadline: raises :class:`_Hung` when the
+        watchdog finds the server silent or the deadline passes (the phases are cancelled: a
+        request in flight is abandoned, nothing it measured is lost since it measured nothing)."""
+        work = asyncio.ensure_future(self._phases())
+        watch = asyncio.ensure_future(self.watchdog.run())
+        left = None if self.deadline_s is None else max(0.0, t0 + self.deadline_s - time.perf_counter())
+        try:
+            done, _ = await asyncio.wait({work, watch}, timeout=left, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            for task in (work, watch):
+                if not task.done():
+                    task.cancel()
+                    with contextlib.suppress(asyncio.CancelledError):
+                        await task
+        if work in done:
+            work.result()  # the phases' own end: done, or _Died / _Hung
+        elif watch in done:
+            raise _Hung(watch.result(), "silence")
+        else:
+            raise _Hung(f"the run passed its deadline of {self.deadline_s:.0f} s (wall) with "
+                        f"{sum(1 for r in self.result.records if r.ok)} requests answered", "deadline")
+
     def _finish(self, t0: float) -> None:
         self.result.duration_s = time.perf_counter() - t0
         self.result.refresh()
 
     async def _read_server_info(self) -> None:
-        info = await self.client.server_info()
+        try:
+            info = await self.client.server_info()
+        except ServerUnreachableError as exc:
+            if not exc.timed_out:
+                raise
+            raise _Hung(str(exc), "server_info") from None
         res = self.result
         res.server_info = info
         if info is None:
@@ -121,9 +222,8 @@ class _SuiteRun:
         else:
             version = info.get("version")
             res.server_version = None if version is None else str(version)
-            scale = info.get("sim_speedup")
             # model seconds per wall second (the simulator's clock runs sim_speedup times faster)
-            res.time_scale = float(scale) if isinstance(scale, (int, float)) and scale > 0 else 1.0
+            res.time_scale = time_scale_from_info(info)
             res.resolved_spec = resolved_spec_from_info(info)
         # The suite's per-request timeout is in model seconds: on the simulator the wall clock runs
         # time_scale times faster, so a study's outcome does not depend on --sim-speedup.
@@ -204,12 +304,25 @@ class _SuiteRun:
         return record
 
     async def _check_alive(self, records: list[RequestRecord]) -> None:
-        """After connection errors, tell a dead server (refused) from a transient failure."""
+        """After connection errors, tell a dead server (refused) from a transient failure; after
+        timeouts, count the steps in a row that timed out (:class:`HangPolicy`)."""
         if any(r.error_kind in ("connection", "disconnected") for r in records):
             if not await self.client.alive():
                 done = sum(1 for r in self.result.records if r.ok)
                 raise _Died(f"server at {self.client.base_url} stopped accepting connections "
                             f"mid-suite, after {done} successful requests")
+        if any(r.ok or r.late for r in records):  # an answer, even a late one: the server is not stuck
+            self.timed_out_steps = 0
+        elif any(r.error_kind == "timeout" for r in records):
+            self._timed_out(records[0].error or "timed out")
+
+    def _timed_out(self, what: str) -> None:
+        self.timed_out_steps += 1
+        if self.timed_out_steps >= self.hang.timed_out_steps:
+            silent = (": the server stopped generating" if self.watchdog.answered else
+                      f"; GET {PROBE_PATH} went unanswered too: the server stopped answering")
+            raise _Hung(f"{self.timed_out_steps} steps in a row timed out with no answer ({what}){silent}",
+                        "timeouts")
 
     async def _flush(self, before: str) -> None:
         if not self.suite.flush_cache or not self.client.flush_supported:
@@ -220,6 +333,8 @@ class _SuiteRun:
             if not await self.client.alive():
                 raise _Died(f"server at {self.client.base_url} stopped accepting connections "
                             f"mid-suite (flush before {before})") from None
+            if isinstance(exc, asyncio.TimeoutError):
+                self._timed_out(f"POST /flush_cache before {before} got no answer")
             outcome = {"ok": False, "attempts": 1, "status": None,
                        "message": f"{type(exc).__name__}: {exc}", "at_s": self.client.now()}
         outcome["before"] = before

@@ -13,7 +13,7 @@ from pathlib import Path
 import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-from ..bench import BenchError, ServerDiedError, SuiteResult, run_suite
+from ..bench import BenchError, ServerDiedError, ServerLostError, SuiteResult, run_suite
 from ..config.suite import load_suite
 from ..config.yamlfile import ConfigError
 from .output import console, print_table
@@ -153,12 +153,13 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                 res = run_suite(url, suite, api=api, stream=stream, on_event=bar)
         else:
             res = run_suite(url, suite, api=api, stream=stream)
-    except ServerDiedError as exc:
+    except ServerLostError as exc:
         where = ""
         if json_out is not None:
             exc.partial.save(json_out)
             where = f"; partial result saved to {json_out}"
-        click.echo(f"error: {exc} (server died mid-suite){where}", err=True)
+        what = "server died mid-suite" if isinstance(exc, ServerDiedError) else "server hung"
+        click.echo(f"error: {exc} ({what}){where}", err=True)
         raise click.exceptions.Exit(1) from None
     except BenchError as exc:
         click.echo(f"error: {exc}", err=True)

@@ -203,6 +203,9 @@ class RunView:
                       f"ETA {_fmt_s(info.get('eta_s'))}")
         elif kind == "waiting":
             self.line(f"waiting for {info['for']}")
+        elif kind == "deadline" and info.get("seconds"):
+            self.line(f"each trial may take up to {_fmt_s(info['seconds'])} ({info['why']}); a server "
+                      "that stops answering fails its trial as hung")
         elif kind == "reaped":
             self.line(f"trials {info['trials']} were left running by a dead worker: failed and queued again")
         # phase events: the live panel shows them; plain output stays one line per trial event

@@ -18,7 +18,7 @@ from ..config.study import StudyConfig, load_study, parse_duration
 from ..config.yamlfile import ConfigError
 from ..engine.storage import redact, resolve_url
 from .lazy import LazyGroup
-from .output import chosen_format, console, format_option, print_csv, print_json, print_table
+from .output import chosen_format, console, fail, format_option, print_csv, print_json, print_table
 
 
 @click.group(cls=LazyGroup, lazy={
@@ -70,9 +70,11 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
 @storage_option
 def create(study_file, storage) -> None:
     """Create the study in its storage (a no-op when it exists with the same config)."""
+    from ..engine.preflight import preflight
     from ..engine.study import create_study
 
     name, url, config = resolve_target(study_file, storage)
+    preflight(config, None, study_file)  # before anything is written
     create_study(config, url, note=click.echo)
     click.echo(f"study {name} ready in {redact(url)}")
 
@@ -98,9 +100,10 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     """
     from ..config.files import check_writable
     from ..engine.baseline import BaselineError
+    from ..engine.preflight import preflight
     from ..engine.runner import BUDGET_SPENT, run_study
     from ..engine.study import config_from_study, create_study, extend_budget, open_study
-    from ..server.launcher import stop_on_signals
+    from ..server.launcher import PortInUseError, stop_on_signals
 
     timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
@@ -108,16 +111,24 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         _dry_run(file_config, name, url, workdir)
         return
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
-    check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)  # before the study is written
-    if file_config is not None:
-        _preflight(file_config)
-        create_study(file_config, url, note=click.echo)
-    stored = open_study(name, url)
+    # Everything checked before anything is written: this machine's server, the port, the workdir.
+    try:
+        if file_config is not None:
+            preflight(file_config, None, study_file, launching=True)
+            check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
+            _preflight(file_config)
+            create_study(file_config, url, note=click.echo)
+        stored = open_study(name, url)
+        config, space, suite_dict = config_from_study(
+            stored, workdir or (file_config.workdir if file_config else None))
+        if file_config is None:
+            check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
+            preflight(config, space, name, launching=True)
+    except PortInUseError as exc:
+        fail(str(exc), 1)
     if add_trials:
         old, new = extend_budget(stored, add_trials)
         click.echo(f"study {name} extended: budget.n_trials {old} -> {new}")
-    config, space, suite_dict = config_from_study(
-        stored, workdir or (file_config.workdir if file_config else None))
     if timeout_s is None:
         timeout_s = config.budget.timeout_s
     backend = _backend(config, space, suite_dict)
@@ -127,7 +138,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         try:
             summary = run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
                                 rebaseline=rebaseline, on_event=view.event)
-        except BaselineError as exc:
+        except (BaselineError, PortInUseError) as exc:  # PortInUseError: taken between two trials
             view.close()
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)

@@ -34,7 +34,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from .yamlfile import ConfigError, StrictModel
+from .yamlfile import MAX_DATASET_BYTES, ConfigError, StrictModel, decode_utf8, read_bytes_capped
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
 #: rule of thumb the simulator uses for prompts).
@@ -189,20 +189,17 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
     ``category``), its SHA-256 and how many rows the file held. Raises :class:`ConfigError` naming
     the dataset file and the line (or the suite and key) on any problem."""
     path = Path(spec.path) if Path(spec.path).is_absolute() else base_dir / spec.path
+    if not path.exists():
+        raise ConfigError(source, f"{where}.path", f"{path} not found; paths are relative to the suite file")
     try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        raise ConfigError(source, f"{where}.path", f"{path} not found; paths are relative to the suite file") from None
-    except OSError as exc:
-        raise ConfigError(source, f"{where}.path", f"cannot read {path}: {exc.strerror or exc}") from None
+        raw = read_bytes_capped(path, MAX_DATASET_BYTES)
+    except ConfigError as exc:
+        raise ConfigError(source, f"{where}.path", f"{path}: {exc.message}") from None
     digest = hashlib.sha256(raw).hexdigest()
     if spec.sha256 is not None and spec.sha256 != digest:
         raise ConfigError(source, f"{where}.sha256", f"{path} has SHA-256 {digest}, not the one the suite "
                                                      "pins; the file changed")
-    try:
-        text = raw.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start})") from None
+    text = decode_utf8(raw, path)
     layout = spec.layout()
     rows = (_jsonl_rows(path, str(path), text) if layout == "jsonl"
             else _sharegpt_rows(path, str(path), text, spec.max_output_tokens))

@@ -1,19 +1,68 @@
 """Writing files whole or not at all: every file a user or another process reads (exported configs,
-reports, suite results, server records) is written to a temporary file beside it and renamed over it."""
+reports, suite results, server records) is written to a temporary file beside it and renamed over it.
+
+Temporary files are named ``.NAME.tuner-HOST-PID-XXXXXXXX.tmp`` beside ``NAME``. A writer killed
+between writing and renaming (``kill -9`` during ``tuner study export``) cannot remove its own, so
+the next write of the same file removes those this host's dead processes left (:func:`_clean_stale`):
+the file's folder holds at most one leftover per killed writer, until that file is written again. A
+live writer's temporary file is never touched (its pid still runs), nor another host's (a shared
+folder: its pids mean nothing here).
+"""
 
 from __future__ import annotations
 
 import os
+import re
+import socket
 import tempfile
 from pathlib import Path
 from typing import Sequence
 
 
+def _host() -> str:
+    return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname())[:40] or "host"
+
+
+def _prefix(path: Path) -> str:
+    """The start of every temporary file's name for ``path``, written by this host."""
+    return f".{path.name}.tuner-{_host()}-"
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process: alive
+    return True
+
+
+def _clean_stale(path: Path) -> list[Path]:
+    """Remove the temporary files for ``path`` that dead writers of this host left; the removed."""
+    prefix = _prefix(path)
+    removed = []
+    try:
+        names = os.listdir(path.parent)
+    except OSError:
+        return removed
+    for name in names:
+        m = re.fullmatch(re.escape(prefix) + r"(\d+)-[^/]*\.tmp", name)
+        if m and not _alive(int(m.group(1))):
+            try:
+                os.unlink(path.parent / name)
+                removed.append(path.parent / name)
+            except OSError:
+                pass
+    return removed
+
+
 def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     """Write every ``(path, text)``: all to temporary files first, then rename each into place.
 
-    A failure before the renames leaves no target touched and no temporary file behind. Files get
-    the usual permissions (umask), not ``mkstemp``'s private 0600: they are for sharing.
+    A failure before the renames leaves no target touched and no temporary file behind (a kill:
+    see the module docstring). Files get the usual permissions (umask), not ``mkstemp``'s private
+    0600: they are for sharing.
     """
     staged: list[tuple[str, Path]] = []
     umask = os.umask(0)
@@ -21,7 +70,9 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     try:
         for path, text in files:
             path = Path(path)
-            fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+            _clean_stale(path)
+            prefix = f"{_prefix(path)}{os.getpid()}-"
+            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
             staged.append((tmp, path))
             with os.fdopen(fd, "w", encoding="utf-8") as fh:
                 fh.write(text)

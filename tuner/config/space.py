@@ -15,11 +15,32 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from ..sglang.rules import Resolution, ServerContext, SpecConfig, resolve
+from ..sglang.rules import Resolution, ServerContext, SpecConfig, flag_name, resolve
 from .yamlfile import StrictModel, load_model
 
 SPEC_PARAMS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
 Scalar = Union[bool, int, float, str]
+
+
+#: Server arguments the tuner sets itself on every launch, from the study's own keys (the model, the
+#: parallelism, where it listens, the speculative flags the search owns, the simulator's clock). Set in
+#: ``server.args``, a space's ``fixed`` or ``server.extra_args`` they would be given twice, and the
+#: last one would win: the server would run something else than the study records.
+RESERVED_SERVER_ARGS = ("model_path", "tp_size", "host", "port", "speculative_algorithm",
+                        "speculative_draft_model_path", *SPEC_PARAMS, "config",
+                        "sim_profile", "sim_speedup", "sim_load_seconds", "sim_noise", "sim_seed")
+
+
+def reserved_arg(name: str) -> str | None:
+    """The reserved argument ``name`` (underscore form) would set, or None. An alias or a unique
+    prefix counts, as SGLang's argparse takes it (``model`` is ``--model-path``, ``tp`` is
+    ``--tp-size``: ``tuner.sglang.server_args``, SGLang 0.5.23's own parser table)."""
+    from ..sglang.server_args import server_args_table
+
+    if name in RESERVED_SERVER_ARGS:
+        return name
+    option = server_args_table().option_for_flag(flag_name(name))
+    return option.dest if option is not None and option.dest in RESERVED_SERVER_ARGS else None
 
 
 def server_arg_names(args: dict, where: str) -> dict:
@@ -27,8 +48,11 @@ def server_arg_names(args: dict, where: str) -> dict:
     for name in args:
         if "-" in name:
             raise ValueError(f"{name!r}: write server arguments with underscores ({name.replace('-', '_')})")
-        if name in SPEC_PARAMS or name == "speculative_algorithm":
-            raise ValueError(f"{name!r} is searched or set by the tuner; remove it from {where}")
+        owner = reserved_arg(name)
+        if owner is not None:
+            alias = "" if owner == name else f" (SGLang reads it as {owner})"
+            raise ValueError(f"{name!r}{alias} is searched or set by the tuner from the study's own keys; "
+                             f"remove it from {where}")
     return args
 
 
@@ -48,6 +72,13 @@ class IntRange(StrictModel):
     def values(self) -> list[int]:
         return list(range(self.low, self.high + 1, self.step))
 
+    def bounds(self) -> tuple[int, int]:
+        """The smallest and the largest value, without listing them (a range may be huge)."""
+        return self.low, self.low + (self.high - self.low) // self.step * self.step
+
+    def count(self) -> int:
+        return (self.high - self.low) // self.step + 1
+
 
 class Choices(StrictModel):
     """A list of allowed integer values ``{choices: [...]}``."""
@@ -63,6 +94,12 @@ class Choices(StrictModel):
 
     def values(self) -> list[int]:
         return list(self.choices)
+
+    def bounds(self) -> tuple[int, int]:
+        return min(self.choices), max(self.choices)
+
+    def count(self) -> int:
+        return len(self.choices)
 
 
 def _param_kind(value: Any) -> str:
@@ -82,6 +119,15 @@ Param = Annotated[
 # The smallest value each flag may take: SGLang has no use for fewer than one draft step, a top-k of
 # zero, or fewer than 2 draft tokens (the root plus at least one drafted token to verify).
 _PARAM_MINIMUM = {"speculative_num_steps": 1, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 2}
+#: The largest value each flag may take in a search space. SGLang states no maximum, but its own
+#: grid (scripts/playground/bench_speculative.py) stops at 7 steps, topk 8 and 32 draft tokens, and
+#: every value the tuner may propose is enumerated (SearchSpace.effective_configs): these caps are
+#: far beyond anything worth launching and keep a typo (high: 1000000000) from exhausting memory.
+PARAM_MAXIMUM = {"speculative_num_steps": 64, "speculative_eagle_topk": 64,
+                 "speculative_num_draft_tokens": 1024}
+#: The most requested combinations a space may hold (the shipped one has 2,016): every one is checked
+#: against SGLang's rules when a study starts (about half a second for 100,000).
+MAX_COMBINATIONS = 100_000
 
 
 class SearchSpaceConfig(StrictModel):
@@ -101,10 +147,19 @@ class SearchSpaceConfig(StrictModel):
         for name in SPEC_PARAMS:
             if name not in v:
                 raise ValueError(f"{name} is missing; give it a range {{low, high}} or {{choices: [...]}}")
-            lowest = min(v[name].values())
+            lowest, highest = v[name].bounds()
             if lowest < _PARAM_MINIMUM[name]:
                 raise ValueError(f"{name}: values start at {lowest}; "
                                  f"the smallest SGLang can use is {_PARAM_MINIMUM[name]}")
+            if highest > PARAM_MAXIMUM[name]:
+                raise ValueError(f"{name}: values go up to {highest}; the tuner's cap is "
+                                 f"{PARAM_MAXIMUM[name]} (far beyond any setting SGLang's own grid tries)")
+        combinations = 1
+        for name in SPEC_PARAMS:
+            combinations *= v[name].count()
+        if combinations > MAX_COMBINATIONS:
+            raise ValueError(f"{combinations:,} combinations of the three flags; the cap is "
+                             f"{MAX_COMBINATIONS:,}: narrow a range or give a step")
         return v
 
     @field_validator("fixed")

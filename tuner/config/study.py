@@ -10,12 +10,13 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
-from typing import Any, Literal, Union
+from typing import Annotated, Any, Literal, Union
 
-from pydantic import Field, field_validator
+from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
+from .sampler import check_sampler_options
 from .slo import SLO
-from .space import Scalar, load_space, server_arg_names
+from .space import Scalar, load_space, reserved_arg, server_arg_names
 from .suite import SHIPPED_SUITES, load_suite
 from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
@@ -57,6 +58,19 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
     if seconds <= 0:
         raise ConfigError(source, key, "must be positive")
     return seconds
+
+
+def _duration_checked(value: Any) -> Any:
+    """A field validator's check of a duration: ``value`` unchanged, or the expected forms."""
+    try:
+        parse_duration(value)
+    except ConfigError as exc:
+        raise ValueError(exc.message) from None  # pydantic names the key
+    return value
+
+
+#: A duration key as written in the file (see :func:`parse_duration`), checked when it loads.
+Duration = Annotated[Union[str, int, float, None], AfterValidator(_duration_checked)]
 
 
 class SimSettings(StrictModel):
@@ -118,6 +132,17 @@ class ServerSettings(StrictModel):
     def _underscore_args(cls, v: dict):
         return server_arg_names(v, "args")
 
+    @field_validator("extra_args")
+    @classmethod
+    def _no_reserved_flags(cls, v: list[str]):
+        for arg in v:
+            flag = arg.split("=", 1)[0]
+            owner = reserved_arg(flag[2:].replace("-", "_")) if flag.startswith("--") else None
+            if owner is not None:
+                raise ValueError(f"{flag} sets {owner}, which the tuner sets from the study's own keys; "
+                                 "remove it")
+        return v
+
 
 class LosslessSettings(StrictModel):
     """The lossless check (suites at temperature 0): a trial whose single-request outputs match
@@ -136,6 +161,13 @@ class BenchSettings(StrictModel):
     api: Literal["generate", "openai", "chat"] = "generate"
     stream: bool = False
     lossless: LosslessSettings = Field(default_factory=LosslessSettings)
+    #: the most a trial may take, launch included (8h, 45m, ... or seconds); None: derived from the
+    #: baseline's measured suite time (tuner.engine.deadline)
+    trial_timeout: Duration = None
+
+    @property
+    def trial_timeout_s(self) -> float | None:
+        return parse_duration(self.trial_timeout)
 
 
 _OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|(speedup|tok_per_s|goodput|goodput_tok_per_s)@(\d+))")
@@ -147,19 +179,19 @@ class SamplerSettings(StrictModel):
     #: propose the crashed trial's parameters again)
     seed: int | None = None
     #: keyword arguments for the sampler (for auto: local_prob, draft_factor, center_tolerance, and
-    #: tpe_options for its TPE part; see tuner/sampling.py)
+    #: TPE's options for its TPE part; see tuner/engine/sampling.py), checked by tuner.config.sampler
     options: dict[str, Any] = Field(default_factory=dict)
+
+    @field_validator("options")
+    @classmethod
+    def _options_of_the_sampler(cls, v: dict, info: ValidationInfo):
+        name = info.data.get("name")
+        return check_sampler_options(name, v) if name else v
 
 
 class BudgetSettings(StrictModel):
     n_trials: int | None = Field(16, ge=1)
-    timeout: Union[str, int, float, None] = None  #: 8h, 45m, ...; no new trial that would overrun
-
-    @field_validator("timeout")
-    @classmethod
-    def _duration(cls, v):
-        parse_duration(v)  # raises with the expected forms
-        return v
+    timeout: Duration = None  #: 8h, 45m, ...; no new trial that would overrun
 
     @property
     def timeout_s(self) -> float | None:
@@ -218,6 +250,15 @@ class StudyConfig(StrictModel):
             raise ValueError("one slo entry per concurrency")
         return v
 
+    @model_validator(mode="after")
+    def _trial_timeout_after_startup(self):
+        limit = self.bench.trial_timeout_s
+        if limit is not None and limit <= self.server.startup_timeout_s:
+            raise ValueError(f"bench.trial_timeout ({self.bench.trial_timeout}) must exceed "
+                             f"server.startup_timeout_s ({self.server.startup_timeout_s:g} s): a trial's "
+                             "deadline counts the server's start-up too")
+        return self
+
     def slo_at(self, concurrency: int) -> SLO | None:
         return next((s for s in self.slo if s.concurrency == concurrency), None)
 
@@ -254,6 +295,13 @@ def load_study(path: str | Path) -> StudyConfig:
         # the loaded suite, which carries their contents, so nothing later reads them from elsewhere.
         update["bench"] = study.bench.model_copy(update={"suite": loaded.to_dict()})
     _check_against_suite(study, loaded, path)
+    profile = study.server.sim.profile
+    if _is_path(profile):
+        # A profile file is relative to the study file, like every other path in it (a shipped
+        # profile is a bare name); it is checked, with the rest of what the server needs, by
+        # tuner.engine.preflight before anything is written.
+        sim = study.server.sim.model_copy(update={"profile": str((base / profile).resolve())})
+        update["server"] = study.server.model_copy(update={"sim": sim})
     update["workdir"] = str((base / (study.workdir or study.name)).resolve())
     if study.storage is None:
         # No storage in the file: $TUNER_STORAGE when set (several nodes), else SQLite beside it.
@@ -262,14 +310,30 @@ def load_study(path: str | Path) -> StudyConfig:
     return study.model_copy(update=update)
 
 
+def _is_path(profile: str) -> bool:
+    """Whether ``server.sim.profile`` names a file (a shipped profile is a bare name)."""
+    return "/" in profile or profile.endswith((".yaml", ".yml"))
+
+
 def _check_against_suite(study: StudyConfig, suite, path: Path) -> None:
-    """What the study file asks of the suite: SLO concurrencies it sweeps, streamed responses for
+    """What the study file asks of the suite: every objective's concurrency swept (and single
+    requests for the single-request objectives), SLO concurrencies it sweeps, streamed responses for
     TTFT and ITL limits, an SLO wherever a goodput objective counts good requests."""
     swept = set(suite.sweep.concurrencies)
+    levels = ", ".join(map(str, sorted(swept))) or "none"
+    for name in study.objectives:
+        c = objective_concurrency(name)
+        if c is not None and c not in swept:
+            raise ConfigError(path, "objectives", f"{name}: the suite '{suite.name}' never measures "
+                              f"concurrency {c} (it sweeps {levels}); add {c} to sweep.concurrencies or "
+                              "change the objective")
+        if c is None and suite.n_single_requests() == 0:
+            raise ConfigError(path, "objectives", f"{name}: the suite '{suite.name}' measures no single "
+                              "requests (single.lengths); give it some or change the objective")
     for i, slo in enumerate(study.slo):
         if slo.concurrency not in swept:
             raise ConfigError(path, f"slo[{i}].concurrency", f"{slo.concurrency} is not a concurrency the suite "
-                              f"'{suite.name}' sweeps ({', '.join(map(str, sorted(swept))) or 'none'})")
+                              f"'{suite.name}' sweeps ({levels})")
         streamed = slo.needs_stream()
         if streamed and not study.bench.stream:
             raise ConfigError(path, f"slo[{i}].{streamed[0]}", "TTFT and ITL are measured on streamed "

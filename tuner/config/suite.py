@@ -22,7 +22,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from .dataset import ChatMessage, DatasetSpec, draw
-from .yamlfile import ConfigError, StrictModel, did_you_mean, parse_model, read_yaml
+from .yamlfile import ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped, read_yaml
 
 #: Suites that ship with the package, by name.
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -201,10 +201,10 @@ def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suit
         if p.file is not None and p.text is None:
             path = Path(p.file) if Path(p.file).is_absolute() else base_dir / p.file
             try:
-                text = path.read_text()
-            except OSError as exc:
+                text = read_text_capped(path)
+            except ConfigError as exc:
                 raise ConfigError(source, f"prompts[{i}].file",
-                                  f"cannot read {path}: {exc.strerror or exc}") from None
+                                  f"cannot read {path}: {exc.message}") from None
             if not text.strip():
                 raise ConfigError(source, f"prompts[{i}].file", f"{path} is empty")
             p = p.model_copy(update={"text": text})

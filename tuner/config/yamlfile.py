@@ -1,13 +1,15 @@
 """Loading YAML files into validated, typed objects, with one-line errors that name file and key.
 
 Every file the tuner reads (study, search space, suite, simulator profile) goes through
-:func:`load_model`: ``yaml.safe_load``, then a strict pydantic model that forbids unknown keys. Any
+:func:`load_model`: read bounded (:func:`read_yaml`: a regular file under a size cap, UTF-8, no YAML
+aliases), ``yaml`` safe-loaded, then a strict pydantic model that forbids unknown keys. Any
 problem raises :class:`ConfigError`, whose ``str()`` is the one line the CLI prints before exiting 2.
 """
 
 from __future__ import annotations
 
 import difflib
+import stat
 from pathlib import Path
 from typing import Any, Iterable, TypeVar, get_args
 
@@ -111,21 +113,106 @@ def validation_error(source: str | Path, exc: ValidationError,
     return ConfigError(source, _key_path(loc), msg)
 
 
-def read_yaml(path: str | Path) -> Any:
-    """``yaml.safe_load`` of a file; missing files and bad YAML become :class:`ConfigError`."""
+# ---- reading files, bounded -------------------------------------------------------------------
+#
+# Every file the tuner reads on a user's word (study, search space, suite, prompt files, datasets,
+# simulator profiles) is read here, so a wrong path or a hostile file fails with one line naming the
+# file, before anything is written and before it can eat the machine's memory:
+# * not a regular file (``suite: /dev/zero``, a FIFO, a folder): refused before it is opened;
+# * larger than its cap: refused from its size, and at most cap + 1 bytes are ever read (a file
+#   that grows while it is read is refused too);
+# * not UTF-8: refused naming the byte offset;
+# * YAML aliases (``*name``, merge keys ``<<: *name``): refused. An alias is a reference, so a few
+#   hundred bytes of nested aliases expand to billions of nodes once the data is walked (the
+#   "billion laughs"); no tuner file needs them, so refusing beats any cap on expansions;
+# * YAML nested deeper than Python's recursion limit: refused instead of a ``RecursionError``.
+
+#: Largest YAML file (study, search space, suite, profile) or prompt file, in bytes. The shipped
+#: files are a few KB; 4 MiB leaves room for long inline prompts and still fails at once on a log or
+#: a dataset given by mistake.
+MAX_YAML_BYTES = 4 * 1024 * 1024
+#: Largest dataset file, in bytes: the full ShareGPT V3 dump (about 640 MB) fits; a dataset is read
+#: whole, once, when the study file is loaded.
+MAX_DATASET_BYTES = 1024 * 1024 * 1024
+
+
+def _size_text(n: int) -> str:
+    for unit, size in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= size:
+            return f"{n / size:.3g} {unit}"
+    return f"{n} bytes"
+
+
+def read_bytes_capped(path: str | Path, cap: int = MAX_YAML_BYTES) -> bytes:
+    """A regular file's bytes, at most ``cap`` of them; :class:`ConfigError` naming the file otherwise."""
     path = Path(path)
     try:
-        text = path.read_text()
+        st = path.stat()
     except FileNotFoundError:
         raise ConfigError(path, "", "file not found; check the path") from None
     except OSError as exc:
-        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+        raise ConfigError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    if stat.S_ISDIR(st.st_mode):
+        raise ConfigError(path, "", "is a folder; give a file")
+    if not stat.S_ISREG(st.st_mode):
+        raise ConfigError(path, "", "not a regular file (a device, pipe or socket); give a file")
+    if st.st_size > cap:
+        raise ConfigError(path, "", f"{_size_text(st.st_size)}, over the {_size_text(cap)} limit for "
+                                    "this kind of file; check the path")
     try:
-        return yaml.safe_load(text)
+        with open(path, "rb") as f:
+            raw = f.read(cap + 1)
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    if len(raw) > cap:
+        raise ConfigError(path, "", f"grew past the {_size_text(cap)} limit while being read")
+    return raw
+
+
+def decode_utf8(raw: bytes, path: str | Path) -> str:
+    """``raw`` as text; :class:`ConfigError` naming the file and the first bad byte otherwise."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+
+
+def read_text_capped(path: str | Path, cap: int = MAX_YAML_BYTES) -> str:
+    """A regular file's UTF-8 text, at most ``cap`` bytes (see :func:`read_bytes_capped`)."""
+    return decode_utf8(read_bytes_capped(path, cap), path)
+
+
+class _AliasRefused(yaml.YAMLError):
+    """A YAML alias in a tuner file; ``problem_mark`` says where."""
+
+    def __init__(self, mark):
+        super().__init__()
+        self.problem_mark = mark
+        self.problem = "aliases (*name) are not supported; write the value out"
+
+
+class _NoAliasLoader(yaml.SafeLoader):
+    """``yaml.SafeLoader`` that refuses an alias where it meets one, before anything is expanded."""
+
+    def compose_node(self, parent, index):
+        if self.check_event(yaml.AliasEvent):
+            raise _AliasRefused(self.peek_event().start_mark)
+        return super().compose_node(parent, index)
+
+
+def read_yaml(path: str | Path) -> Any:
+    """A YAML file's data, read bounded (a regular file, size cap, UTF-8, no aliases: see above);
+    a missing, oversized or non-UTF-8 file and bad YAML become :class:`ConfigError`."""
+    path = Path(path)
+    text = read_text_capped(path)
+    try:
+        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""
         raise ConfigError(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+    except RecursionError:
+        raise ConfigError(path, "", "nested too deeply to be a tuner file") from None
 
 
 def parse_model(model: type[M], data: Any, source: str | Path, context: dict | None = None) -> M:

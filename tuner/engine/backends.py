@@ -13,6 +13,17 @@ Contract, for every backend: ``measure`` owns every process it starts and leaves
 it returns or raises (``KeyboardInterrupt`` included). It calls ``record(measurement)`` exactly once,
 *before* the server stops, so the result reaches storage even if stopping hangs. Launch failures and
 crashed runs are returned as a :class:`Measurement` with ``failure_class`` set, never raised.
+
+:class:`ServerBackend`, against a real server, also returns as failed measurements (figures None; the
+suite's result saved beside the log as ``suite.partial.json`` or ``suite.rejected.json``, never lost):
+
+* ``hung``: the server stopped answering, or the measurement outlived its deadline
+  (:mod:`tuner.bench.watch`, :mod:`tuner.engine.deadline`); its process group is SIGKILLed right
+  after the record, without the SIGTERM grace;
+* ``args_unverified``, ``args_mismatch``, ``bad_response``: what the server said could not be
+  trusted (:mod:`tuner.engine.verify`);
+* ``request_errors`` (or the log's class): requests failed; the message quotes the first failed
+  request's own error (status and body).
 """
 
 from __future__ import annotations
@@ -26,8 +37,12 @@ from typing import Any, Callable, Protocol
 
 from ..config.study import StudyConfig
 from ..sglang.rules import SpecConfig
+from .deadline import trial_deadline
+from .verify import verify_result
 
 Record = Callable[["Measurement"], None]
+#: the failure class of a server that stopped answering or outlived its deadline (tuner.bench.watch)
+HUNG = "hung"
 Event = Callable[[str, dict], None]
 
 
@@ -71,6 +86,13 @@ class ServerBackend:
         self.server = config.server.model_copy(update={"python": config.server.python or sys.executable})
         self.max_concurrency = max(study_max_concurrency(config), max(suite.sweep.concurrencies, default=1))
         self.workdir = Path(config.workdir or Path("studies") / config.name)
+        #: how long one measurement (launch and suite) may take, and the rule that set it
+        #: (:mod:`tuner.engine.deadline`); the engine sets it once the baseline is known
+        self.trial_deadline_s, self.deadline_rule = trial_deadline(config, None)
+
+    def set_trial_deadline(self, seconds: float | None, rule: str) -> None:
+        """From now on, every measurement ends as ``hung`` past ``seconds`` (None: no deadline)."""
+        self.trial_deadline_s, self.deadline_rule = seconds, rule
 
     def command(self, spec: SpecConfig | None, port: int | None = None) -> list[str]:
         """The exact argv a measurement of ``spec`` would launch (for dry runs)."""
@@ -88,7 +110,6 @@ class ServerBackend:
 
     def measure(self, spec: SpecConfig | None, label: str, record: Record,
                 on_event: Event | None = None) -> Measurement:
-        from ..bench import ServerDiedError, run_suite
         from ..server.launcher import LaunchError, ServerProcess, stop_on_signals
 
         emit = on_event or _noop
@@ -108,26 +129,62 @@ class ServerBackend:
                     m = self._failed(exc.failure_class, exc.message, exc.log_tail, proc, started)
                 else:
                     emit("phase", {"phase": "benchmark", "label": label})
-                    try:
-                        result = run_suite(proc.url, self.suite, api=self.config.bench.api,
-                                           stream=self.config.bench.stream,
-                                           on_event=lambda phase, info: emit("phase", {"phase": phase, **info}))
-                        m = self._from_result(result, proc, trial_dir, started)
-                    except ServerDiedError as exc:
-                        cls, msg, tail = proc.classify_exit()
-                        m = self._failed(cls, msg, tail, proc, started, exc.partial, trial_dir)
-                    if m.failure_class is None and _failed_requests(m.figures):
-                        # Errors inside an otherwise complete run: SGLang's speculative runtime
-                        # failures ("selected index k out of range") answer HTTP 500 and live on.
-                        cls, msg, tail = proc.classify_exit(_first_error(m.figures))
-                        m.failure_class = cls if cls != "other" else "request_errors"
-                        m.failure_message = msg
-                        m.log_tail = tail
+                    m = self._benchmark(proc, spec, trial_dir, started, emit)
                 emit("phase", {"phase": "recording", "label": label})
                 record(m)
+                if m.failure_class == HUNG:
+                    # Past a graceful stop (a frozen group cannot even act on SIGTERM): its whole
+                    # group is killed now, and stop() below reaps it and frees the port.
+                    proc.kill()
                 emit("phase", {"phase": "stopping", "label": label})
         finally:
             proc.stop()
+        return m
+
+    def _benchmark(self, proc, spec: SpecConfig | None, trial_dir: Path, started: float,
+                   emit: Event) -> Measurement:
+        """Run the suite on the ready server within the trial's deadline; verify what it said."""
+        from ..bench import (ServerDiedError, ServerHungError, ServerInfoError, ServerUnreachableError,
+                             run_suite)
+
+        deadline = self.trial_deadline_s
+        left = None if deadline is None else max(1.0, deadline - (time.monotonic() - started))
+        bench = self.config.bench
+        try:
+            result = run_suite(proc.url, self.suite, api=bench.api, stream=bench.stream,
+                               on_event=lambda phase, info: emit("phase", {"phase": phase, **info}),
+                               deadline_s=left)
+        except ServerHungError as exc:
+            why = str(exc)
+            if exc.reason == "deadline":
+                why += f" (trial deadline {deadline:.0f} s: {self.deadline_rule})"
+            return self._failed(HUNG, f"{why} (log: {proc.log_path})", proc.log_tail(), proc, started,
+                                exc.partial, trial_dir)
+        except (ServerDiedError, ServerUnreachableError) as exc:  # unreachable: gone right after ready
+            cls, msg, tail = proc.classify_exit()
+            return self._failed(cls, msg, tail, proc, started, getattr(exc, "partial", None), trial_dir)
+        except ServerInfoError as exc:
+            return self._failed("args_unverified", str(exc), proc.log_tail(), proc, started)
+        problem = verify_result(result, spec, self.config, self.algorithm)
+        if problem is not None:
+            # Kept on disk as evidence, never as figures: its numbers are not a result.
+            cls, msg = problem
+            result.warnings.append(f"rejected by the tuner ({cls}): {msg}")
+            return self._failed(cls, msg, proc.log_tail(), proc, started, result, trial_dir,
+                                "suite.rejected.json")
+        m = self._from_result(result, proc, trial_dir, started)
+        failed = [r for r in result.records if not r.ok]
+        if failed:
+            # Errors inside an otherwise complete run: SGLang's speculative runtime failures
+            # ("selected index k out of range") answer HTTP 500 and live on. The log may name the
+            # cause (spec_runtime, oom, ...); otherwise the failed request's own error does.
+            first = failed[0]
+            m.failure_class, m.failure_message, m.log_tail = proc.classify_exit(first.error or "")
+            if m.failure_class == "other":
+                m.failure_class = "request_errors"
+                m.failure_message = (f"{len(failed)} of {len(result.records)} requests failed; first: "
+                                     f"{first.phase} {first.prompt} at {first.max_tokens} tokens: "
+                                     f"{first.error} (log: {proc.log_path})")
         return m
 
     def _from_result(self, result, proc, trial_dir: Path, started: float) -> Measurement:
@@ -136,26 +193,17 @@ class ServerBackend:
         return Measurement(result, log_path=str(proc.log_path), result_path=str(path),
                            duration_s=time.monotonic() - started, command=list(proc.argv))
 
-    def _failed(self, cls, message, tail, proc, started, partial=None, trial_dir: Path | None = None) -> Measurement:
+    def _failed(self, cls, message, tail, proc, started, result=None, trial_dir: Path | None = None,
+                name: str = "suite.partial.json") -> Measurement:
+        """A failed measurement; ``result`` (a partial or rejected suite result) is saved as ``name``
+        for the record, never kept as figures."""
         path = None
-        if partial is not None and trial_dir is not None:
-            path = trial_dir / "suite.partial.json"
-            partial.save(path)
+        if result is not None and trial_dir is not None:
+            path = trial_dir / name
+            result.save(path)
         return Measurement(None, failure_class=cls, failure_message=message, log_tail=tail,
                            log_path=str(proc.log_path), result_path=str(path) if path else None,
                            duration_s=time.monotonic() - started, command=list(proc.argv))
-
-
-def _failed_requests(result) -> int:
-    return int(getattr(result, "n_failed", 0) or 0)
-
-
-def _first_error(result) -> str:
-    for r in getattr(result, "records", []) or []:
-        err = getattr(r, "error", None)
-        if err:
-            return str(err)
-    return ""
 
 
 @dataclass

@@ -26,6 +26,8 @@ from typing import Callable, Sequence
 
 from ..sglang.rules import SpecConfig
 from .asktell import ask, tell, utc_now
+from .baseline import find_baseline
+from .deadline import apply_trial_deadline
 from .outcome import limit_attrs, measurement_attrs
 from .records import FAILED, MEASURED
 from .workers import Heartbeat, Worker
@@ -81,6 +83,8 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
         raise ValueError("confirmation needs at least 2 rounds for an interval")
     if not candidates:
         raise ValueError("nothing to confirm")
+    base = find_baseline(study)
+    apply_trial_deadline(backend, config, base.attrs if base else None, on_event)
     cstudy = open_confirm_study(study, create=True)
     run = utc_now().replace(":", "").replace("-", "").replace("+0000", "Z") + "-" + secrets.token_hex(2)
     worker = Worker()

@@ -106,6 +106,8 @@ def measurement_attrs(m, spec: SpecConfig | None) -> dict:
     if m.failure_class:
         attrs.update(failure_class=m.failure_class, failure_message=m.failure_message,
                      log_tail=m.log_tail)
+    if getattr(m, "result_path", None):
+        attrs["suite_json"] = m.result_path  # a failed one's partial or rejected result too
     if m.figures is not None:
         attrs.update(figure_attrs(m.figures))
         resolved = getattr(m.figures, "resolved_spec", None)
@@ -118,6 +120,7 @@ def measurement_attrs(m, spec: SpecConfig | None) -> dict:
         version = getattr(m.figures, "server_version", None)
         if version:
             attrs["sglang_version"] = version
-        if getattr(m, "result_path", None):
-            attrs["suite_json"] = m.result_path
+        wall = getattr(m.figures, "duration_s", None)
+        if wall:
+            attrs["suite_wall_s"] = round(wall, 3)  # the baseline's sets every trial's deadline
     return json.loads(json.dumps(attrs, default=str))

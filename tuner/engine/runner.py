@@ -19,6 +19,10 @@ Contracts:
   and queued again, the run raises ``KeyboardInterrupt`` (the CLI exits 130).
 * The budget is read from storage before every trial (:func:`tuner.engine.study.stored_budget`): a
   study extended while this worker runs is extended for it too.
+* Every trial has a deadline, derived from the baseline's suite time once the baseline is known
+  (:mod:`tuner.engine.deadline`); a server past it, or one that stops answering, fails its trial as
+  ``hung`` and the run goes on. A baseline that fails (hung included) stops the run
+  (:class:`tuner.engine.baseline.BaselineError`).
 """
 
 from __future__ import annotations
@@ -31,6 +35,7 @@ from typing import Callable
 from ..config.space import SPEC_PARAMS, SearchSpace
 from ..config.study import StudyConfig
 from .baseline import Baseline, ensure_baseline
+from .deadline import apply_trial_deadline
 from .records import FAILED, INVALID, MEASURED, REUSED, load_records
 from .study import config_from_study, open_study
 from .trial import ABANDONED, TrialRunner
@@ -101,6 +106,7 @@ class _Runner:
         deadline = started + timeout_s if timeout_s else None
         self._clean_up_after_the_dead()
         baseline = self._baseline(rebaseline)
+        apply_trial_deadline(self.backend, self.config, baseline.attrs, self.emit)
         idle = 0
         while True:
             records = load_records(self.study)  # one read of the storage per proposal

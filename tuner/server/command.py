@@ -33,6 +33,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
+from ..config.space import reserved_arg
 from ..config.study import ServerSettings, StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.attention import AttentionChoice
@@ -55,11 +56,6 @@ _USER_CUDA_GRAPH = ("cuda_graph_max_bs", "cuda_graph_max_bs_decode", "cuda_graph
                     "cuda_graph_bs_decode", "cuda_graph_bs", "disable_cuda_graph",
                     "disable_decode_cuda_graph")
 _USER_ATTENTION = ("attention_backend", "decode_attention_backend", "prefill_attention_backend")
-
-# Set by the launcher from dedicated settings; never from args/fixed.
-_RESERVED = ("model_path", "tp_size", "tp", "host", "port", "speculative_algorithm",
-             "speculative_draft_model_path", "speculative_num_steps", "speculative_eagle_topk",
-             "speculative_num_draft_tokens", "config")
 
 SGLANG_MODULE = "sglang.launch_server"
 SIM_MODULE = "tuner.sim"
@@ -121,7 +117,9 @@ def merged_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | N
     for where, args in (("search space fixed", dict(fixed_args or {})), ("server.args", server.args)):
         for name, value in args.items():
             key = f"{'fixed' if where.startswith('search') else 'server.args'}.{name}"
-            if name in _RESERVED:
+            # The study file's own sections are checked when it loads (tuner.config.space); this
+            # guards fixed args handed in by code.
+            if reserved_arg(name) is not None:
                 raise ConfigError("study", key, f"{name} is set by the tuner (use the server section's "
                                   f"own keys or the search space); remove it here")
             if name in merged and merged[name] != value:
@@ -177,17 +175,19 @@ def _scalar(value: Any) -> str:
 
 def plan_launch(server: ServerSettings, spec: SpecConfig | None, *, algorithm: str = "EAGLE3",
                 fixed_args: Mapping[str, Any] | None = None, port: int | None = None,
-                max_concurrency: int = 1, attention: AttentionChoice | None = None) -> LaunchPlan:
+                max_concurrency: int = 1, attention: AttentionChoice | None = None,
+                log_warnings: bool = True) -> LaunchPlan:
     """Decide the whole command for one launch; ``spec=None`` is the autoregressive baseline.
 
     ``port`` overrides ``server.port`` (the launcher passes the free port it picked for port 0).
     The baseline gets the same pins and server args as every trial, and no speculative flag.
     Raises :class:`ConfigError` for a study that cannot be launched (see :func:`merged_server_args`;
-    a speculative launch without ``server.draft_model_path``).
+    a speculative launch without ``server.draft_model_path``). ``log_warnings=False``: the plan's
+    warnings are only in :attr:`LaunchPlan.warnings` (a check that launches nothing).
     """
     port = server.port if port is None else port
     server_args, pinned, warnings = pin_server_args(server, fixed_args, max_concurrency, attention)
-    for line in warnings:
+    for line in warnings if log_warnings else ():
         log.warning("%s", line)
     module = SGLANG_MODULE if server.backend == "sglang" else SIM_MODULE
     argv = [server.python or sys.executable, "-m", module, "--model-path", server.model_path,

@@ -53,6 +53,15 @@ class ServerArgsTable:
     def option(self, dest: str) -> ServerOption | None:
         return next((o for o in self.options if o.dest == dest), None)
 
+    def option_for_flag(self, flag: str) -> ServerOption | None:
+        """The option argparse takes ``flag`` for: an exact flag or alias (``--model`` is
+        ``--model-path``), else a unique prefix (``allow_abbrev``); None when unknown or ambiguous."""
+        exact = [o for o in self.options if flag in o.flags]
+        if exact:
+            return exact[0]
+        prefixed = {o.dest: o for o in self.options if any(f.startswith(flag) for f in o.flags)}
+        return next(iter(prefixed.values())) if len(prefixed) == 1 else None
+
 
 @lru_cache(maxsize=1)
 def server_args_table() -> ServerArgsTable:

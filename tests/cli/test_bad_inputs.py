@@ -1,0 +1,174 @@
+"""Everything checked before anything is written: each bad input, through `tuner study create` and
+`tuner study run`, is one line naming the file and the key (or the flag) with the fix, a non-zero
+exit, and nothing written (no storage, no workdir, no log). Also what depends on other files: the
+suite's concurrencies, the profile beside the study file, the search space's caps, the interpreter."""
+
+from __future__ import annotations
+
+import os
+import socket
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tuner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SPACE = yaml.safe_load((ROOT / "search_spaces" / "eagle3.yaml").read_text())
+SUITE = {"name": "s", "prompts": [{"name": "a", "text": "hello"}], "single": {"lengths": [8], "repeats": 1},
+         "sweep": {"concurrencies": [1, 4], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30}
+# A billion laughs in about 400 bytes: nine levels of nine aliases each.
+ALIAS_BOMB = "a: &a [x, x, x, x, x, x, x, x, x]\n" + "".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [{', '.join(['*' + chr(97 + i)] * 9)}]\n" for i in range(8))
+
+
+def base() -> dict:
+    return {"name": "bad", "search_space": "space.yaml",
+            "server": {"backend": "sim", "model_path": "m", "draft_model_path": "d", "sim": {"speedup": 50}},
+            "bench": {"suite": "suite.yaml"}, "objectives": ["single_speedup", "speedup@4"]}
+
+
+def _set(d: dict, dotted: str, value) -> None:
+    *parents, last = dotted.split(".")
+    for p in parents:
+        d = d.setdefault(p, {})
+    if value is _DROP:
+        d.pop(last, None)
+    else:
+        d[last] = value
+
+
+_DROP = object()
+
+
+def _not_executable(tmp: Path) -> str:
+    p = tmp / "python-not-x"
+    p.write_text("#!/bin/sh\n")
+    p.chmod(0o644)
+    return str(p)
+
+
+def _bad_profile(tmp: Path) -> str:
+    (tmp / "profiles").mkdir()
+    (tmp / "profiles" / "mine.yaml").write_text("name: mine\nmodel: {layers: -1}\n")
+    return "profiles/mine.yaml"  # relative: to the study file's folder, not the current directory
+
+
+#: (case id, {dotted key: value, or a function of the folder}, files to write {name: bytes or text},
+#:  what the one line must name)
+CASES = [
+    ("sampler option unknown", {"sampler": {"name": "tpe", "options": {"n_startup_trail": 3}}}, {},
+     "sampler.options: n_startup_trail: unknown key (did you mean 'n_startup_trials'?)"),
+    ("sampler option type", {"sampler": {"name": "tpe", "options": {"n_startup_trials": "ten"}}}, {},
+     "sampler.options: n_startup_trials: input should be a valid integer"),
+    ("sampler option seed", {"sampler": {"options": {"seed": 1}}}, {}, "sampler.options: seed: set sampler.seed"),
+    ("sampler option range", {"sampler": {"name": "auto", "options": {"draft_factor": 0.5}}}, {},
+     "sampler.options: draft_factor: input should be greater than 1"),
+    ("reserved arg", {"server.args": {"port": 30000}}, {}, "server.args: 'port' is searched or set by the tuner"),
+    ("reserved alias", {"server.args": {"model": "x"}}, {}, "'model' (SGLang reads it as model_path)"),
+    ("reserved flag", {"server.extra_args": ["--speculative-num-steps=3"]}, {},
+     "server.extra_args: --speculative-num-steps sets speculative_num_steps"),
+    ("reserved sim flag", {"server.args": {"sim_speedup": 2}}, {}, "server.args: 'sim_speedup' is searched"),
+    ("python missing", {"server.python": "/nonexistent/python3"}, {}, "server.python: /nonexistent/python3 does not exist"),
+    ("python not on PATH", {"server.python": "python-that-is-not-there"}, {}, "server.python: 'python-that-is-not-there' is not on PATH"),
+    ("python not executable", {"server.python": _not_executable}, {}, "is not executable"),
+    ("workdir a file", {"workdir": "taken"}, {"taken": "x"}, "taken is a file"),
+    ("profile unknown", {"server.sim.profile": "k2.6-tp8-pcei"}, {},
+     "server.sim.profile: k2.6-tp8-pcei: no such simulator profile (did you mean 'k2.6-tp8-pcie'?)"),
+    ("profile file bad", {"server.sim.profile": _bad_profile}, {}, "profiles/mine.yaml: model"),
+    ("profile file missing", {"server.sim.profile": "nope/p.yaml"}, {}, "nope/p.yaml: file not found"),
+    ("draft model missing", {"server.draft_model_path": _DROP}, {}, "server.draft_model_path: required"),
+    ("fixed vs server.args", {"server.args": {"page_size": 16}}, {"space.yaml": {**SPACE, "fixed": {"page_size": 1}}},
+     "server.args.page_size: 16 conflicts with the search space's fixed page_size: 1"),
+    ("objective never measured", {"objectives": ["single_speedup", "speedup@32"]}, {},
+     "objectives: speedup@32: the suite 's' never measures concurrency 32 (it sweeps 1, 4)"),
+    ("single objective, no singles", {}, {"suite.yaml": {**SUITE, "single": {"lengths": []}}},
+     "objectives: single_speedup: the suite 's' measures no single requests"),
+    ("slo never measured", {"slo": [{"concurrency": 8, "e2e_p99_ms": 100}]}, {},
+     "slo[0].concurrency: 8 is not a concurrency the suite 's' sweeps"),
+    ("trial timeout too short", {"bench.trial_timeout": "5m"}, {}, "bench.trial_timeout (5m) must exceed"),
+    ("alias bomb in study", {}, {"bad.yaml": ALIAS_BOMB}, "bad.yaml: line 2: not valid YAML (aliases"),
+    ("alias bomb in space", {}, {"space.yaml": ALIAS_BOMB}, "space.yaml: line 2: not valid YAML (aliases"),
+    ("alias bomb in suite", {}, {"suite.yaml": ALIAS_BOMB}, "suite.yaml: line 2: not valid YAML (aliases"),
+    ("nested too deep", {}, {"space.yaml": "[" * 50_000}, "space.yaml: nested too deeply"),
+    ("study file huge", {}, {"bad.yaml": "# " + "x" * (5 << 20) + "\n"}, "bad.yaml: 5 MiB, over the 4 MiB limit"),
+    ("suite /dev/zero", {"bench.suite": "/dev/zero"}, {}, "/dev/zero: not a regular file"),
+    ("space a folder", {"search_space": "."}, {}, "is a folder; give a file"),
+    ("study not UTF-8", {}, {"bad.yaml": b"name: b\xe4d\n"}, "bad.yaml: not UTF-8 text (byte 7)"),
+    ("suite not UTF-8", {}, {"suite.yaml": b"name: s\xff\n"}, "suite.yaml: not UTF-8 text (byte 7)"),
+    ("prompt file not UTF-8", {}, {"suite.yaml": {**SUITE, "prompts": [{"name": "a", "file": "p.txt"}]},
+                                   "p.txt": b"\xc3\x28"}, "prompts[0].file: cannot read"),
+    ("dataset a fifo", {}, {"suite.yaml": {**{k: v for k, v in SUITE.items() if k != "prompts"},
+                                           "dataset": {"path": "fifo.jsonl"}}},
+     "fifo.jsonl: not a regular file"),  # a reader would block on it forever
+    ("draft range 10^9", {}, {"space.yaml": {**SPACE, "params": {
+        **SPACE["params"], "speculative_num_draft_tokens": {"low": 2, "high": 1_000_000_000}}}},
+     "speculative_num_draft_tokens: values go up to 1000000000; the tuner's cap is 1024"),
+    ("too many combinations", {}, {"space.yaml": {**SPACE, "params": {
+        "speculative_num_steps": {"low": 1, "high": 64}, "speculative_eagle_topk": {"low": 1, "high": 64},
+        "speculative_num_draft_tokens": {"low": 2, "high": 64}}}}, "258,048 combinations of the three flags"),
+]
+
+
+def _write(tmp: Path, overrides: dict, files: dict) -> Path:
+    study = base()
+    for key, value in overrides.items():
+        _set(study, key, value(tmp) if callable(value) else value)
+    written = {"bad.yaml": study, "space.yaml": SPACE, "suite.yaml": SUITE, **files}
+    for name, content in written.items():
+        path = tmp / name
+        if isinstance(content, bytes):
+            path.write_bytes(content)
+        elif isinstance(content, str):
+            path.write_text(content)
+        else:
+            path.write_text(yaml.safe_dump(content, sort_keys=False))
+    if any(isinstance(v, dict) and v.get("dataset", {}).get("path") == "fifo.jsonl" for v in files.values()):
+        os.mkfifo(tmp / "fifo.jsonl")
+    return tmp / "bad.yaml"
+
+
+@pytest.mark.parametrize("command", ["create", "run"])
+@pytest.mark.parametrize("case, overrides, files, says", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, command, case, overrides, files, says):
+    work = tmp_path / "in"
+    work.mkdir()
+    study = _write(work, overrides, files)
+    before = sorted(p.name for p in work.iterdir())
+    elsewhere = tmp_path / "cwd"  # run from another folder: relative paths are the study file's
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    r = CliRunner().invoke(cli, ["study", command, str(study)])
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], r.stderr
+    assert r.stdout == "" and "Traceback" not in r.output
+    assert sorted(p.name for p in work.iterdir()) == before  # no bad.db, no bad/ workdir
+    assert not any(elsewhere.iterdir())
+
+
+def test_a_fixed_port_in_use_is_one_line_before_anything_is_written(tmp_path):
+    with socket.socket() as holder:
+        holder.bind(("127.0.0.1", 0))
+        holder.listen()
+        port = holder.getsockname()[1]
+        study = _write(tmp_path, {"server.port": port}, {})
+        r = CliRunner().invoke(cli, ["study", "run", str(study)])
+    assert r.exit_code == 1, r.output
+    assert r.stderr.strip() == (f"error: port {port} on 127.0.0.1 is in use by another process; "
+                                "set server.port to a free port or 0")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bad.yaml", "space.yaml", "suite.yaml"]
+
+
+def test_a_relative_profile_is_read_from_the_study_files_folder(tmp_path, monkeypatch):
+    shipped = ROOT / "tuner" / "sim" / "profiles" / "k2.6-tp8-pcie.yaml"
+    (tmp_path / "profiles").mkdir()
+    (tmp_path / "profiles" / "mine.yaml").write_text(shipped.read_text())
+    study = _write(tmp_path, {"server.sim.profile": "profiles/mine.yaml"}, {})
+    monkeypatch.chdir(tmp_path / "profiles")  # where profiles/mine.yaml does not exist
+    r = CliRunner().invoke(cli, ["study", "create", str(study)])
+    assert r.exit_code == 0, r.output
+    r = CliRunner().invoke(cli, ["study", "run", str(study), "--dry-run"])
+    assert f"--sim-profile {tmp_path / 'profiles' / 'mine.yaml'}" in r.stdout

@@ -1,0 +1,148 @@
+"""A study against a server that lies, freezes or wedges: every such trial fails with its class, the
+run goes on to the next, and no wrong number is kept (not on the front, not exported).
+
+Real processes throughout: `tuner study run` as a subprocess, the stand-in server
+(tests/support/standin_server.py) launched by it in place of the simulator, on free ports of
+127.0.0.1, frozen with a real SIGSTOP; real SQLite storage. Each trial's setting picks how its server
+misbehaves (``server.env: STANDIN_MODES``)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import optuna
+import pytest
+from support.processes import gone
+from support.standin import standin_python
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: effective setting -> (how its server misbehaves, the class its trial must fail with); None: honest
+FAULTS = {
+    "1-1-2": (None, None),
+    "2-1-3": ("no_spec", "args_mismatch"),          # started without speculation
+    "3-1-4": ("no_server_info", "args_unverified"),
+    "4-1-5": ("inflate", "bad_response"),           # inflated completion_tokens
+    "5-1-6": ("half", "bad_response"),              # half of max_new_tokens
+    "6-1-7": ("accept", "bad_response"),            # accept length above num_steps + 1
+    "7-1-8": ("freeze", "hung"),                    # SIGSTOP right after /server_info
+    "8-1-9": ("wedge", "hung"),                     # answers probes, generates nothing
+    "2-2-4": ("wrong_scale", "args_mismatch"),      # sim_speedup other than launched
+    "2-2-5": ("no_scale", "args_unverified"),       # a simulator without sim_speedup
+    "2-2-3": ("http400", "request_errors"),         # the request's own error is quoted
+    "3-2-4": ("bad_scale", "args_unverified"),      # sim_speedup "fast"
+    "4-2-8": ("freeze_info", "hung"),               # SIGSTOP when /server_info is asked
+}
+
+STUDY = """
+name: faults
+search_space: {space}
+server:
+  backend: sim
+  python: {python}
+  model_path: standin/model
+  draft_model_path: standin/draft
+  startup_timeout_s: 60
+  stop_grace_s: 30
+  env: {{STANDIN_MODES: "{modes}"}}
+  sim: {{speedup: 20, load_seconds: 0}}
+bench:
+  suite:
+    name: tiny
+    prompts: [{{name: fib, text: "def fib(n):"}}, {{name: haiku, text: "autumn leaves"}}]
+    single: {{lengths: [16], repeats: 1}}
+    sweep: {{concurrencies: [1, 2], max_tokens: 16}}
+    warmup: {{requests: 1, max_tokens: 4}}
+    timeout_s: 2
+objectives: [single_speedup, speedup@2]
+default_seed_trials: false
+seed_trials: {seeds}
+sampler: {{seed: 1}}
+budget: {{n_trials: {n}}}
+"""
+
+
+def _seeds(keys) -> str:
+    out = []
+    for key in keys:
+        s, k, d = key.split("-")
+        out.append(f"{{speculative_num_steps: {s}, speculative_eagle_topk: {k}, speculative_num_draft_tokens: {d}}}")
+    return "[" + ", ".join(out) + "]"
+
+
+def write_study(tmp_path: Path, faults: dict, modes: str | None = None) -> Path:
+    modes = modes if modes is not None else ",".join(f"{k}={m}" for k, (m, _) in faults.items() if m)
+    p = tmp_path / "faults.yaml"
+    p.write_text(STUDY.format(space=ROOT / "search_spaces" / "eagle3.yaml", python=standin_python(tmp_path),
+                              modes=modes, seeds=_seeds(faults), n=len(faults)))
+    return p
+
+
+def tuner(*args, cwd):
+    return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True, timeout=600,
+                          cwd=cwd)
+
+
+def test_lying_frozen_and_wedged_servers_fail_their_trials_and_the_run_goes_on(tmp_path):
+    study = write_study(tmp_path, FAULTS)
+    run = tuner("study", "run", str(study), cwd=tmp_path)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0 and "Traceback" not in out, out
+    assert "each trial may take up to" in out  # the derived deadline is announced
+
+    s = optuna.load_study(study_name="faults", storage=f"sqlite:///{tmp_path / 'faults.db'}")
+    by_key = {t.user_attrs["effective_key"]: t for t in s.trials}
+    assert set(by_key) == set(FAULTS)
+    assert all(t.state.name == "COMPLETE" for t in s.trials)  # no crash, no retry queued
+    for key, (mode, cls) in FAULTS.items():
+        t = by_key[key]
+        if cls is None:
+            assert t.user_attrs["status"] == "measured", (key, t.user_attrs)
+            continue
+        assert t.user_attrs["status"] == "failed" and t.user_attrs["failure_class"] == cls, (key, mode, t.user_attrs)
+        # no figure of a failed trial is kept; its suite result stays on disk as evidence
+        assert "single_tok_per_s" not in t.user_attrs and "speedup@2" not in t.user_attrs, key
+        assert all(v <= 0 for v in t.values), key  # worst-case placeholders only
+    rejected = by_key["4-1-5"].user_attrs["suite_json"]
+    assert rejected.endswith("suite.rejected.json") and "rejected by the tuner (bad_response)" in Path(rejected).read_text()
+    # every answer is checked, the warm-up's too (4 tokens asked)
+    assert "6 of 6 answers cannot be true" in by_key["4-1-5"].user_attrs["failure_message"]
+    assert "completion_tokens 6, exactly 4 asked" in by_key["4-1-5"].user_attrs["failure_message"]
+    assert "completion_tokens 2, exactly 4 asked" in by_key["5-1-6"].user_attrs["failure_message"]
+    assert "outside 1 to num_steps + 1 = 7" in by_key["6-1-7"].user_attrs["failure_message"]
+    assert "runs without speculative decoding" in by_key["2-1-3"].user_attrs["failure_message"]
+    assert "HTTP 400" in by_key["2-2-3"].user_attrs["failure_message"]
+    assert "standin refuses 16 tokens" in by_key["2-2-3"].user_attrs["failure_message"]
+    assert "timed out" in by_key["7-1-8"].user_attrs["failure_message"]
+    assert "GET /server_info" in by_key["4-2-8"].user_attrs["failure_message"]
+
+    # the hung servers were killed, their whole groups, and nothing of ours is left running
+    assert not list((tmp_path / "faults" / "servers").glob("*.json"))
+    for key in ("7-1-8", "8-1-9", "4-2-8"):
+        log = Path(by_key[key].user_attrs["log_path"]).read_text()
+        assert "# tuner: stopped, killed by SIGKILL" in log, log[-400:]
+
+    status = json.loads(tuner("study", "status", str(study), "-f", "json", cwd=tmp_path).stdout)
+    honest = {by_key[k].number for k, (m, _) in FAULTS.items() if m is None}
+    assert set(status["front"]) <= honest and status["front"]
+    best = tmp_path / "best.yaml"
+    exp = tuner("study", "export", str(study), "--pick", "knee", "-o", str(best), cwd=tmp_path)
+    assert exp.returncode == 0, exp.stderr
+    assert "\nspeculative-num-steps: 1\n" in best.read_text()  # the only honest setting
+
+
+@pytest.mark.parametrize("mode, cls", [("freeze", "hung"), ("baseline_spec", "args_mismatch"),
+                                       ("no_server_info", "args_unverified")])
+def test_a_baseline_that_cannot_be_trusted_stops_the_run_with_one_line(tmp_path, mode, cls):
+    study = write_study(tmp_path, {"1-1-2": (None, None)}, modes=f"baseline={mode}")
+    run = tuner("study", "run", str(study), cwd=tmp_path)
+    assert run.returncode == 1, run.stdout + run.stderr
+    errors = [ln for ln in run.stderr.splitlines() if ln.strip()]
+    assert len(errors) == 1 and errors[0].startswith(f"error: the autoregressive baseline failed ({cls})"), run.stderr
+    s = optuna.load_study(study_name="faults", storage=f"sqlite:///{tmp_path / 'faults.db'}")
+    assert all(t.state.name == "WAITING" for t in s.trials)  # nothing measured against a bad baseline
+    for rec in (tmp_path / "faults" / "servers").glob("*.json"):
+        assert gone(json.loads(rec.read_text())["pid"])

@@ -1,0 +1,116 @@
+"""tuner.engine.verify: each rule on a suite result shaped as the server would send it. (The same
+rules against a real lying server, through a whole study: tests/engine/test_study_faults.py.)"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tuner.bench import RequestRecord, SuiteResult
+from tuner.config.study import load_study
+from tuner.engine.verify import verify_result
+from tuner.sglang.rules import SpecConfig
+
+ROOT = Path(__file__).resolve().parents[2]
+SPEC = SpecConfig(3, 1, 4)
+
+
+@pytest.fixture
+def config(tmp_path):
+    p = tmp_path / "v.yaml"
+    p.write_text(f"name: v\nsearch_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}\n"
+                 "server: {backend: sim, model_path: m, draft_model_path: d, sim: {speedup: 20}}\n"
+                 "bench: {suite: quick}\n")
+    return load_study(p)
+
+
+def info(spec: SpecConfig | None = SPEC, **kw) -> dict:
+    out = {"version": "0.5.23+sim", "sim_speedup": 20.0, "speculative_algorithm": "EAGLE3" if spec else None,
+           "speculative_num_steps": spec.num_steps if spec else None,
+           "speculative_eagle_topk": spec.eagle_topk if spec else None,
+           "speculative_num_draft_tokens": spec.num_draft_tokens if spec else None}
+    out.update(kw)
+    return {k: v for k, v in out.items() if v != "drop"}
+
+
+def result(info_: dict | None, records: list[RequestRecord], ignore_eos: bool = True) -> SuiteResult:
+    scale = info_.get("sim_speedup", 1.0) if info_ else 1.0
+    return SuiteResult(suite={"ignore_eos": ignore_eos}, server_info=info_, records=records,
+                       time_scale=scale if isinstance(scale, float) else 1.0, complete=True)
+
+
+def rec(tokens=16, asked=16, verify=None, accept=None, ok=True) -> RequestRecord:
+    return RequestRecord("single", "fib", asked, ok=ok, completion_tokens=tokens, spec_verify_ct=verify,
+                         spec_accept_length=accept, start_s=0.0, end_s=1.0)
+
+
+def test_an_honest_trial_and_an_honest_baseline_pass(config):
+    assert verify_result(result(info(), [rec(16, verify=6)]), SPEC, config, "EAGLE3") is None
+    assert verify_result(result(info(None), [rec(16)]), None, config, "EAGLE3") is None
+
+
+@pytest.mark.parametrize("tokens, verify, ok", [
+    (16, 4, True),    # 1 prefill token + 4 verify steps x 3.75: within num_steps + 1 = 4 per step
+    (17, 4, True),    # the bound exactly: 1 + 4 x 4
+    (18, 4, False),   # one more than a draft of 3 steps can give
+    (4, 4, True),     # one token per verify step: accept length 1
+    (3, 4, False),    # fewer tokens than verify steps: below 1
+])
+def test_accept_length_bounds_count_the_prefill_token(config, tokens, verify, ok):
+    r = result(info(), [rec(tokens, asked=tokens, verify=verify)])
+    failure = verify_result(r, SPEC, config, "EAGLE3")
+    assert (failure is None) == ok, failure
+    if not ok:
+        assert failure[0] == "bad_response" and "outside 1 to num_steps + 1 = 4" in failure[1]
+
+
+def test_a_reported_accept_length_alone_is_bounded_too(config):
+    failure = verify_result(result(info(), [rec(16, accept=9.5)]), SPEC, config, "EAGLE3")
+    assert failure[0] == "bad_response" and "accept length 9.50" in failure[1]
+
+
+@pytest.mark.parametrize("tokens, ignore_eos, ok", [(16, True, True), (15, True, False), (17, True, False),
+                                                     (15, False, True), (17, False, False)])
+def test_completion_tokens_against_what_was_asked(config, tokens, ignore_eos, ok):
+    r = result(info(None), [rec(tokens, asked=16)], ignore_eos=ignore_eos)
+    failure = verify_result(r, None, config, "EAGLE3")
+    assert (failure is None) == ok, failure
+    if not ok:
+        assert failure[0] == "bad_response" and f"completion_tokens {tokens}" in failure[1]
+
+
+def test_failed_requests_are_not_judged_here(config):  # they fail the trial as request_errors
+    assert verify_result(result(info(), [rec(None, ok=False)]), SPEC, config, "EAGLE3") is None
+
+
+@pytest.mark.parametrize("server_info, cls, says", [
+    (None, "args_unverified", "no /server_info"),
+    (info(speculative_algorithm="drop"), "args_unverified", "no speculative_algorithm"),
+    (info(speculative_num_steps="drop"), "args_unverified", "speculative_num_steps=None"),
+    (info(speculative_num_steps="3"), "args_unverified", "as integers"),
+    (info(None), "args_mismatch", "runs without speculative decoding"),
+    (info(SpecConfig(3, 1, 5)), "args_mismatch", "ran EAGLE3 steps=3 topk=1 draft=5"),
+    (info(speculative_algorithm="EAGLE"), "args_mismatch", "ran EAGLE steps=3"),
+    (info(sim_speedup="drop"), "args_unverified", "no sim_speedup"),
+    (info(sim_speedup=40.0), "args_mismatch", "sim_speedup 40.0, launched with --sim-speedup 20"),
+    (info(sim_speedup="drop", sim_profile="drop", version="0.5.23"), "args_unverified", "no sim_speedup"),
+])
+def test_what_the_server_says_it_runs(config, server_info, cls, says):
+    failure = verify_result(result(server_info, [rec(16, verify=6)]), SPEC, config, "EAGLE3")
+    assert failure is not None and failure[0] == cls and says in failure[1], failure
+
+
+def test_a_baseline_that_speculates_is_no_baseline(config):
+    failure = verify_result(result(info(), [rec(16)]), None, config, "EAGLE3")
+    assert failure[0] == "args_mismatch" and "baseline's server runs speculative decoding" in failure[1]
+    failure = verify_result(result(info(None), [rec(16, verify=6)]), None, config, "EAGLE3")
+    assert failure[0] == "args_mismatch" and "6 verify steps from an autoregressive server" in failure[1]
+
+
+def test_sglang_is_wall_time_and_a_simulator_posing_as_it_is_refused(config):
+    sglang = config.model_copy(update={"server": config.server.model_copy(update={"backend": "sglang"})})
+    real = info(sim_speedup="drop", version="0.5.23")
+    assert verify_result(result(real, [rec(16, verify=6)]), SPEC, sglang, "EAGLE3") is None
+    failure = verify_result(result(info(), [rec(16, verify=6)]), SPEC, sglang, "EAGLE3")
+    assert failure[0] == "args_mismatch" and "says it is the simulator" in failure[1]

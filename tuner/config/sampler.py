@@ -1,0 +1,91 @@
+"""``sampler.options`` of a study file: the keyword arguments each sampler accepts, typed.
+
+Checked when the study file loads (:func:`check_sampler_options`), so an unknown option, a wrong
+type or an impossible value stops ``study create`` and ``run`` before the study is written, instead
+of failing at the first trial. The names and meanings are Optuna 5's (``optuna/samplers/_tpe/
+sampler.py``, ``nsgaii/_sampler.py``, ``_gp/sampler.py``, ``_grid.py``) and the tuner's own ``auto``
+sampler's (:mod:`tuner.engine.sampling`). Only options a YAML file can give are listed: the ones that
+take Python callables or objects (``gamma``, ``constraints_func``, ``mutation``, ...) are not.
+``seed`` is ``sampler.seed``, never an option (each worker derives its own from it).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import Field, ValidationError
+
+from .space import SPEC_PARAMS
+from .yamlfile import StrictModel, validation_error
+
+
+class TPEOptions(StrictModel):
+    """``optuna.samplers.TPESampler``'s plain-data options."""
+
+    consider_prior: bool | None = None
+    prior_weight: float | None = Field(None, gt=0)
+    consider_magic_clip: bool | None = None
+    consider_endpoints: bool | None = None
+    n_startup_trials: int | None = Field(None, ge=0)
+    n_ei_candidates: int | None = Field(None, ge=1)
+    multivariate: bool | None = None
+    group: bool | None = None
+    warn_independent_sampling: bool | None = None
+    constant_liar: bool | None = None
+
+
+class AutoOptions(TPEOptions):
+    """The tuner's ``auto`` sampler: its local moves, and TPE's options for its TPE part."""
+
+    local_prob: float | None = Field(None, ge=0, le=1)
+    draft_factor: float | None = Field(None, gt=1)
+    center_tolerance: float | None = Field(None, ge=0, lt=1)
+
+
+class NSGAIIOptions(StrictModel):
+    population_size: int | None = Field(None, ge=2)
+    mutation_prob: float | None = Field(None, ge=0, le=1)
+    crossover_prob: float | None = Field(None, ge=0, le=1)
+    swapping_prob: float | None = Field(None, ge=0, le=1)
+
+
+class GPOptions(StrictModel):
+    n_startup_trials: int | None = Field(None, ge=0)
+    deterministic_objective: bool | None = None
+    warn_independent_sampling: bool | None = None
+
+
+class GridOptions(StrictModel):
+    #: values per flag (default: every value of the search space)
+    search_space: dict[str, list[int]] | None = None
+
+
+class RandomOptions(StrictModel):
+    pass
+
+
+SAMPLER_OPTIONS: dict[str, type[StrictModel]] = {
+    "auto": AutoOptions, "tpe": TPEOptions, "nsgaii": NSGAIIOptions, "gp": GPOptions,
+    "grid": GridOptions, "random": RandomOptions,
+}
+
+
+def check_sampler_options(name: str, options: dict[str, Any]) -> dict[str, Any]:
+    """``options`` unchanged when the ``name`` sampler accepts them; else ``ValueError`` naming the
+    option (``n_startup_trials: input should be a valid integer, got 'ten'``)."""
+    if "seed" in options:
+        raise ValueError("seed: set sampler.seed instead (each worker derives its own seed from it)")
+    model = SAMPLER_OPTIONS[name]
+    try:
+        parsed = model.model_validate(options)
+    except ValidationError as exc:
+        err = validation_error("", exc, model)
+        raise ValueError(f"{err.key}: {err.message} (for the {name} sampler)") from None
+    grid = getattr(parsed, "search_space", None)
+    if grid is not None:
+        unknown = sorted(set(grid) - set(SPEC_PARAMS))
+        if unknown or not all(grid.get(p) for p in SPEC_PARAMS):
+            extra = f" (unknown: {', '.join(unknown)})" if unknown else ""
+            raise ValueError(f"search_space: give a non-empty list of values for each of "
+                             f"{', '.join(SPEC_PARAMS)}{extra}")
+    return options

@@ -1,0 +1,109 @@
+"""Before a study is written: what a run needs from this machine and from the study's other files.
+
+:func:`tuner.config.study.load_study` checks the study file and the files it names (search space,
+suite, datasets) as data. What it cannot check from the config layer is checked here, by the layers
+that own it, before ``study create`` or ``run`` writes anything (the study, its storage, a log):
+
+* ``server.python``: an executable file (a bare name is looked up on ``PATH``);
+* ``workdir``: a folder, or nothing yet (never a file);
+* ``server.sim.profile`` (``backend: sim``): a shipped profile or a valid profile file
+  (:func:`tuner.sim.profile.load_profile`, the simulator's own loader);
+* the launch itself: the baseline's and a trial's command build (:func:`tuner.server.command.plan_launch`:
+  conflicting ``fixed`` and ``server.args``, a trial without ``server.draft_model_path``);
+* the sampler: built once with the study's options (:func:`tuner.engine.sampling.make_sampler`:
+  e.g. ``gp`` without torch);
+* a fixed ``server.port`` already taken (``run`` only): :class:`~tuner.server.ports.PortInUseError`.
+
+Every problem raises :class:`~tuner.config.yamlfile.ConfigError` naming the study file and the key
+(the port: ``PortInUseError``, whose message names ``server.port``). Nothing here writes anything.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from ..config.space import SPEC_PARAMS, SearchSpace
+from ..config.study import StudyConfig
+from ..config.yamlfile import ConfigError
+from ..sglang.rules import AUTO_CHOICE, SpecConfig
+
+
+def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path, *,
+              launching: bool = False) -> None:
+    """Check everything above for ``config`` and its search ``space`` (None: load the config's file;
+    a study run from storage passes the stored one); ``source`` is the study file, or the study's
+    name when it comes from storage; ``launching`` also checks a fixed port. Raises on the first
+    problem."""
+    _check_python(config, source)
+    _check_workdir(config, source)
+    if config.server.backend == "sim":
+        _check_profile(config, source)
+    space = space or SearchSpace.load(config.search_space)
+    _check_launch(config, space, source)
+    _check_sampler(config, space, source)
+    if launching and config.server.port:
+        from ..server.ports import ensure_port_free
+
+        ensure_port_free(config.server.host, config.server.port)
+
+
+def _named(exc: ConfigError, source: str | Path) -> ConfigError:
+    """A lower layer's error (``study: server.args.x: ...``) as one naming the study file."""
+    return ConfigError(source, exc.key, exc.message)
+
+
+def _check_python(config: StudyConfig, source) -> None:
+    python = config.server.python
+    if python is None:
+        return  # the interpreter running the tuner
+    found = python if "/" in python else shutil.which(python)
+    if found is None:
+        raise ConfigError(source, "server.python", f"{python!r} is not on PATH; give the interpreter's "
+                                                   "full path")
+    path = Path(found)
+    if not path.is_file():
+        raise ConfigError(source, "server.python", f"{path} does not exist or is not a file; give the "
+                                                   "path of the Python that has SGLang")
+    if not os.access(path, os.X_OK):
+        raise ConfigError(source, "server.python", f"{path} is not executable; chmod +x it or give another")
+
+
+def _check_workdir(config: StudyConfig, source) -> None:
+    workdir = Path(config.workdir) if config.workdir else None
+    if workdir is not None and workdir.exists() and not workdir.is_dir():
+        raise ConfigError(source, "workdir", f"{workdir} is a file, not a folder; give a folder for the "
+                                             "trials' logs")
+
+
+def _check_profile(config: StudyConfig, source) -> None:
+    from ..sim.profile import load_profile
+
+    try:
+        load_profile(config.server.sim.profile)
+    except ConfigError as exc:
+        raise ConfigError(source, "server.sim.profile", str(exc)) from None
+
+
+def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
+    from ..server.command import plan_launch, study_max_concurrency
+
+    concurrency = study_max_concurrency(config)
+    spec = SpecConfig(*AUTO_CHOICE)
+    try:
+        for s in (None, spec):
+            plan_launch(config.server, s, algorithm=space.config.algorithm, fixed_args=space.config.fixed,
+                        port=config.server.port, max_concurrency=concurrency, attention=space.attention,
+                        log_warnings=False)
+    except ConfigError as exc:
+        raise _named(exc, source) from None
+
+
+def _check_sampler(config: StudyConfig, space: SearchSpace, source) -> None:
+    from .sampling import make_sampler
+
+    try:
+        make_sampler(config.sampler, 0, {name: space.values(name) for name in SPEC_PARAMS})
+    except ConfigError as exc:
+        raise _named(exc, source) from None

@@ -1,0 +1,142 @@
+"""Trust, verified: what a launched server told the tuner, checked before its figures may count.
+
+A measurement's figures join the study only when the server showed that it ran what the tuner
+launched, on the clock the tuner assumes, and answered what was asked. :func:`verify_result` returns
+the first failure, as ``(failure_class, message)``, or None:
+
+``args_unverified``: the server cannot show what it runs.
+  * no ``/server_info`` (nor ``/get_server_info``);
+  * a trial whose ``/server_info`` lacks the speculative args (``speculative_algorithm`` and the three
+    flags, as integers) or a baseline whose ``/server_info`` lacks ``speculative_algorithm``: SGLang
+    0.5.23 always reports them (``ServerArgs.resolved_dict()``, None when unset);
+  * the simulator (``backend: sim``) without its ``sim_speedup``.
+``args_mismatch``: the server shows that it runs something else.
+  * other speculative flags or another algorithm than the trial's effective setting (SGLang's own
+    rewrites are applied before launch, :mod:`tuner.sglang.rules`);
+  * a trial's server running no speculative algorithm; a baseline's server running one, or answering
+    with verify steps (``spec_verify_ct``, which SGLang sends only when speculating:
+    ``managers/tokenizer_manager.py``, ``_calculate_spec_decoding_metrics``);
+  * another time scale than launched: the simulator's ``sim_speedup`` differs from
+    ``server.sim.speedup``, or a server launched as SGLang says it is the simulator.
+``bad_response``: answers that cannot be true.
+  * more completion tokens than ``max_tokens``; with ``ignore_eos`` (the suites' default), any other
+    count than ``max_tokens``;
+  * an accept length beyond what a draft of ``num_steps`` can give: SGLang's accept length is
+    ``completion_tokens / spec_verify_ct`` (tokenizer_manager.py), where the first token comes from
+    the prefill and each verify step commits between 1 and ``num_steps + 1`` tokens
+    (``speculative/eagle_worker.py``: the drafted path plus the bonus token), so
+    ``spec_verify_ct <= completion_tokens <= 1 + spec_verify_ct * (num_steps + 1)``: an accept length
+    of at least 1 and at most ``num_steps + 1`` (plus the prefill's one token over ``spec_verify_ct``).
+
+How an SGLang server has time scale 1: the tuner launched ``python -m sglang.launch_server`` itself
+(``server.backend: sglang``), and its ``/server_info`` carries none of the simulator's marks
+(``sim_speedup``, ``sim_profile``, a ``+sim`` version): a server that is SGLang runs in wall time. The
+simulator's scale is its own ``sim_speedup``, which must be the ``--sim-speedup`` it was launched with.
+"""
+
+from __future__ import annotations
+
+import math
+
+from ..bench import first_internal_state, says_simulator
+from ..config.study import StudyConfig
+from ..sglang.rules import SpecConfig
+
+_SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
+
+Failure = tuple[str, str]
+
+
+def verify_result(result, spec: SpecConfig | None, config: StudyConfig, algorithm: str) -> Failure | None:
+    """The first reason ``result`` (a :class:`tuner.bench.SuiteResult` from the server launched for
+    ``spec``; None: the baseline) cannot be trusted, or None."""
+    info = result.server_info
+    if not isinstance(info, dict):
+        return "args_unverified", ("the server has no /server_info: what it runs (speculative args, time "
+                                   "scale) cannot be verified, so its figures cannot count")
+    return (_time_scale(result, info, config) or _speculation(info, spec, algorithm)
+            or _responses(result, spec))
+
+
+def _time_scale(result, info: dict, config: StudyConfig) -> Failure | None:
+    if config.server.backend == "sglang":
+        if says_simulator(info):
+            return "args_mismatch", ("launched as SGLang, the server's /server_info says it is the simulator "
+                                     f"(sim_speedup {info.get('sim_speedup')!r}): its clock is not wall time")
+        return None
+    launched = config.server.sim.speedup
+    if "sim_speedup" not in info:  # (a malformed one never gets here: tuner.bench.ServerInfoError)
+        return "args_unverified", (f"the simulator's /server_info has no sim_speedup: its time scale "
+                                   f"(launched at {launched:g}) cannot be verified")
+    if not math.isclose(result.time_scale, launched, rel_tol=1e-9):
+        return "args_mismatch", (f"the simulator reports sim_speedup {info['sim_speedup']!r}, launched "
+                                 f"with --sim-speedup {launched:g}: its figures would be converted to "
+                                 "model time wrongly")
+    return None
+
+
+def _as_int(value) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _speculation(info: dict, spec: SpecConfig | None, algorithm: str) -> Failure | None:
+    state = first_internal_state(info)
+    if "speculative_algorithm" not in state and "speculative_algorithm" not in info:
+        return "args_unverified", ("/server_info has no speculative_algorithm: whether the server speculates "
+                                   "cannot be verified")
+    running = state.get("speculative_algorithm", info.get("speculative_algorithm"))
+    if spec is None:
+        if running:
+            return "args_mismatch", (f"the baseline's server runs speculative decoding ({running}): an "
+                                     "autoregressive baseline was launched")
+        return None
+    if not running:
+        return "args_mismatch", (f"asked for {algorithm} {spec.label()}, the server runs without speculative "
+                                 "decoding")
+    values = [_as_int(state.get(k, info.get(k))) for k in _SPEC_KEYS]
+    if any(v is None for v in values):
+        said = ", ".join(f"{k}={state.get(k, info.get(k))!r}" for k in _SPEC_KEYS)
+        return "args_unverified", (f"/server_info does not report the speculative flags as integers "
+                                   f"({said}): {spec.label()} cannot be verified")
+    ran = SpecConfig(*values)
+    if str(running) != algorithm or ran != spec:
+        return "args_mismatch", (f"the server ran {running} {ran.label()} instead of {algorithm} "
+                                 f"{spec.label()}: "
+                                 "SGLang rewrote the setting in a way tuner.sglang.rules does not know")
+    return None
+
+
+def _responses(result, spec: SpecConfig | None) -> Failure | None:
+    ignore_eos = bool((result.suite or {}).get("ignore_eos", True))
+    answered = [r for r in result.records if r.ok]
+    problems: list[str] = []
+    for r in answered:
+        what = _wrong_count(r, ignore_eos) or _wrong_speculation(r, spec)
+        if what:
+            problems.append(f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {what}")
+    if not problems:
+        return None
+    cls = "args_mismatch" if spec is None and any("verify steps" in p for p in problems) else "bad_response"
+    return cls, f"{len(problems)} of {len(answered)} answers cannot be true (first: {problems[0]})"
+
+
+def _wrong_count(r, ignore_eos: bool) -> str | None:
+    n = r.completion_tokens
+    if n is None or n > r.max_tokens or (ignore_eos and n != r.max_tokens):
+        rule = "exactly" if ignore_eos else "at most"
+        return f"completion_tokens {n}, {rule} {r.max_tokens} asked" + (" (ignore_eos)" if ignore_eos else "")
+    return None
+
+
+def _wrong_speculation(r, spec: SpecConfig | None) -> str | None:
+    verify = r.spec_verify_ct
+    if spec is None:
+        return f"{verify} verify steps from an autoregressive server" if verify else None
+    n, steps = r.completion_tokens, spec.num_steps
+    if verify:
+        if not verify <= n <= 1 + verify * (steps + 1):
+            return (f"{n} tokens in {verify} verify steps: accept length {n / verify:.2f}, outside 1 to "
+                    f"num_steps + 1 = {steps + 1}")
+    elif r.spec_accept_length is not None and not 1 <= r.spec_accept_length <= steps + 2:
+        return f"accept length {r.spec_accept_length:.2f}, outside 1 to num_steps + 1 = {steps + 1}"
+    return None
