@@ -106,8 +106,11 @@ def test_workdir_not_writable(tmp_path):
 
 
 def test_objectives_the_suite_does_not_measure(tmp_path):
-    c = only_failure(study(tmp_path, objectives=["single_speedup", "speedup@64"]))
-    assert c.name == "objectives" and "speedup@64 needs concurrency 64" in c.message
+    # Refused when the study file loads (tuner.config.study), so doctor says it in its one study-file line.
+    r = tuner("doctor", str(study(tmp_path, objectives=["single_speedup", "speedup@64"])))
+    assert r.returncode == 1 and r.stdout.count("\n") == 1, r.stdout
+    assert r.stdout.startswith("fail  study file:") and "objectives: speedup@64" in r.stdout
+    assert "never measures concurrency 64" in r.stdout
 
 
 def _fake_nvidia_smi(tmp_path: Path, lines: str) -> dict:
@@ -143,7 +146,11 @@ def test_gpus_fewer_than_tp_size_and_model_files_missing(tmp_path, monkeypatch):
 
 
 def test_study_run_stops_on_a_failed_cheap_check_before_writing(tmp_path):
-    r = tuner("study", "run", str(study(tmp_path, objectives=["single_speedup", "speedup@64"])))
+    # An SGLang study on a node without the model files (nor GPUs: this machine has none).
+    r = tuner("study", "run", str(study(tmp_path, **{"server.backend": "sglang",
+                                                      "server.model_path": str(tmp_path / "no-model"),
+                                                      "server.draft_model_path": str(tmp_path / "no-draft")})))
     assert r.returncode == 1
-    assert "error: fail  objectives: speedup@64 needs concurrency 64" in r.stderr
-    assert not (tmp_path / "demo.db").exists()
+    assert "error: fail  model files: no config.json for server.model_path" in r.stderr
+    assert "tuner doctor STUDY.yaml runs every check" in r.stderr
+    assert not (tmp_path / "demo.db").exists() and not (tmp_path / "demo").exists()
