@@ -205,6 +205,19 @@ class RunView:
             self.line(f"waiting for {info['for']}")
         elif kind == "reaped":
             self.line(f"trials {info['trials']} were left running by a dead worker: failed and queued again")
+        elif kind == "replayed":
+            done = ", ".join(f"{'baseline' if s.endswith('.baseline') else s} trial {n} ({how})"
+                             for s, n, how in info["trials"])
+            self.line(f"replayed from the journal into the storage: {done}")
+        elif kind == "storage_down":
+            self.line(f"storage {info['storage']} does not answer ({info['error']}); retrying for up to "
+                      f"{_fmt_s(info['patience_s'])} (TUNER_STORAGE_PATIENCE_S), the measurement safe in the journal")
+        elif kind == "storage_back":
+            self.line(f"storage {info['storage']} answers again after {info['after_s']:.1f} s")
+        elif kind == "warning":
+            who = info.get("trial")
+            who = f"trial {who}: " if isinstance(who, int) else (f"{who}: " if who else "")
+            self.line(f"warning: {who}{info['message']}")
         # phase events: the live panel shows them; plain output stays one line per trial event
 
     # -- the live panel ----------------------------------------------------------------------------

@@ -20,6 +20,9 @@ from ..engine.storage import redact, resolve_url
 from .lazy import LazyGroup
 from .output import chosen_format, console, format_option, print_csv, print_json, print_table
 
+#: Exit status of a worker whose storage stayed unreachable past the patience (EX_TEMPFAIL: try again).
+STORAGE_EXIT = 75
+
 
 @click.group(cls=LazyGroup, lazy={
     "pareto": "tuner.cli.study_results:pareto",
@@ -97,10 +100,8 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     stops the server (Ctrl-C again kills it at once) and queues the running trial again.
     """
     from ..config.files import check_writable
-    from ..engine.baseline import BaselineError
-    from ..engine.runner import BUDGET_SPENT, run_study
-    from ..engine.study import config_from_study, create_study, extend_budget, open_study
-    from ..server.launcher import stop_on_signals
+    from ..engine.patience import StorageUnavailable
+    from ..engine.runner import BUDGET_SPENT
 
     timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
@@ -109,9 +110,43 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         return
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)  # before the study is written
+    try:
+        summary = _run_worker(file_config, name, url, workdir, add_trials, n_trials, timeout_s, rebaseline)
+    except StorageUnavailable as exc:
+        folder = exc.journal_dir or Path(target_dir) / "journal"
+        click.echo(f"error: {exc}; the server is stopped; {journal_note(name, folder)}", err=True)
+        sys.exit(STORAGE_EXIT)
+    click.echo(f"done: {summary.measured} measured, {summary.reused} reused, {summary.invalid} invalid "
+               f"({summary.stopped_because})")
+    if summary.measured == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
+        where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
+        click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
+                   err=True)
+
+
+def journal_note(name: str, folder: Path) -> str:
+    """What a worker that gives up on its storage leaves behind, and how it gets stored."""
+    from ..engine.journal import Journal
+
+    entries = Journal(Path(folder).parent).entries(name)
+    if not entries:
+        return f"nothing measured is waiting (journal {folder} is empty)"
+    trials = ", ".join(f"{'baseline' if e['finish']['study'].endswith('.baseline') else 'trial'} "
+                       f"{e['finish']['number']}" for _, e in entries)
+    return (f"{len(entries)} measurement(s) journaled in {folder} ({trials}): the next "
+            f"`tuner study run` of study {name} with this workdir stores them first, without measuring again")
+
+
+def _run_worker(file_config, name, url, workdir, add_trials, n_trials, timeout_s, rebaseline):
+    """Create (from a file) or open the study, then run this worker; its storage rides out outages."""
+    from ..engine.baseline import BaselineError
+    from ..engine.runner import run_study
+    from ..engine.study import config_from_study, create_study, extend_budget, open_study
+    from ..server.launcher import stop_on_signals
+
     if file_config is not None:
-        create_study(file_config, url, note=click.echo)
-    stored = open_study(name, url)
+        create_study(file_config, url, note=click.echo, patient=True)
+    stored = open_study(name, url, patient=True)
     if add_trials:
         old, new = extend_budget(stored, add_trials)
         click.echo(f"study {name} extended: budget.n_trials {old} -> {new}")
@@ -120,26 +155,25 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     if timeout_s is None:
         timeout_s = config.budget.timeout_s
     backend = _backend(config, space, suite_dict)
+    from ..engine.patience import StorageUnavailable
     from .progress import RunView
 
     with RunView(objectives=config.objectives) as view, stop_on_signals(on_signal=view.on_signal):
         try:
-            summary = run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
-                                rebaseline=rebaseline, on_event=view.event)
+            return run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
+                             rebaseline=rebaseline, on_event=view.event)
         except BaselineError as exc:
             view.close()
             click.echo(f"error: {exc}", err=True)
             sys.exit(1)
+        except StorageUnavailable as exc:
+            view.close()
+            exc.journal_dir = Path(config.workdir) / "journal"
+            raise
         except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM (stop_on_signals)
             view.close()
             click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
-    click.echo(f"done: {summary.measured} measured, {summary.reused} reused, {summary.invalid} invalid "
-               f"({summary.stopped_because})")
-    if summary.measured == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
-        where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
-        click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
-                   err=True)
 
 
 def _backend(config: StudyConfig, space, suite_dict):
@@ -256,6 +290,8 @@ def print_status(data: dict) -> None:
         note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
         if t.get("limits"):
             note = "; ".join(filter(None, [note, t["limits"]]))
+        if t.get("file_warnings"):  # its figures are stored; a log or result file is not
+            note = "; ".join(filter(None, [note, "warning: " + "; ".join(t["file_warnings"])]))
         lossless = "" if t.get("lossless_share") is None else (
             f"{t['lossless_share']:.0%}" + (" !" if t.get("lossless_flag") else ""))
         rows.append((t["number"], t["status"] or t["state"], e.get("num_steps"), e.get("eagle_topk"),

@@ -12,7 +12,10 @@
 Contract, for every backend: ``measure`` owns every process it starts and leaves none behind, whether
 it returns or raises (``KeyboardInterrupt`` included). It calls ``record(measurement)`` exactly once,
 *before* the server stops, so the result reaches storage even if stopping hangs. Launch failures and
-crashed runs are returned as a :class:`Measurement` with ``failure_class`` set, never raised.
+crashed runs are returned as a :class:`Measurement` with ``failure_class`` set, never raised. A
+backend writes no result file itself: the suite's JSON (``to_save``, for ``result_path``) is
+written by the recorder after the figures are in storage (:mod:`tuner.engine.finish`), so a full
+disk cannot cost the measurement.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ from typing import Any, Callable, Protocol
 
 from ..config.study import StudyConfig
 from ..sglang.rules import SpecConfig
+from .killpoints import kill_point
 
 Record = Callable[["Measurement"], None]
 Event = Callable[[str, dict], None]
@@ -40,7 +44,8 @@ class Measurement:
     failure_message: str | None = None
     log_tail: str | None = None
     log_path: str | None = None
-    result_path: str | None = None  #: the suite's JSON, when saved
+    result_path: str | None = None  #: where the suite's JSON goes (written by the recorder)
+    to_save: Any | None = None  #: what goes there: the SuiteResult (or the partial one of a crashed run)
     duration_s: float = 0.0
     command: list[str] = field(default_factory=list)
 
@@ -98,6 +103,7 @@ class ServerBackend:
                 emit("phase", {"phase": "launching", "label": label})
                 try:
                     proc.start()
+                    kill_point("launched" if spec is not None else "baseline.launched")
                     proc.wait_ready()
                 except LaunchError as exc:
                     m = self._failed(exc.failure_class, exc.message, exc.log_tail, proc, started)
@@ -126,18 +132,14 @@ class ServerBackend:
         return m
 
     def _from_result(self, result, proc, trial_dir: Path, started: float) -> Measurement:
-        path = trial_dir / "suite.json"
-        result.save(path)
-        return Measurement(result, log_path=str(proc.log_path), result_path=str(path),
-                           duration_s=time.monotonic() - started, command=list(proc.argv))
+        return Measurement(result, log_path=str(proc.log_path), result_path=str(trial_dir / "suite.json"),
+                           to_save=result, duration_s=time.monotonic() - started, command=list(proc.argv))
 
     def _failed(self, cls, message, tail, proc, started, partial=None, trial_dir: Path | None = None) -> Measurement:
-        path = None
-        if partial is not None and trial_dir is not None:
-            path = trial_dir / "suite.partial.json"
-            partial.save(path)
+        path = trial_dir / "suite.partial.json" if partial is not None and trial_dir is not None else None
         return Measurement(None, failure_class=cls, failure_message=message, log_tail=tail,
                            log_path=str(proc.log_path), result_path=str(path) if path else None,
+                           to_save=partial if path else None,
                            duration_s=time.monotonic() - started, command=list(proc.argv))
 
 
