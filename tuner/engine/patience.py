@@ -129,9 +129,9 @@ _local = threading.local()
 
 def _patient(name: str):
     """Wrap ``RDBStorage.<name>`` so it retries transient errors (see the module docstring)."""
-    fn = getattr(RDBStorage, name)
 
     def call(self, *args, **kwargs):
+        fn = getattr(RDBStorage, name)
         if getattr(_local, "inside", False):  # a storage method calling another: the outer one retries
             return fn(self, *args, **kwargs)
         _local.inside = True
@@ -141,7 +141,7 @@ def _patient(name: str):
             _local.inside = False
 
     call.__name__ = name
-    call.__doc__ = fn.__doc__
+    call.__doc__ = getattr(RDBStorage, name).__doc__
     return call
 
 
@@ -168,7 +168,8 @@ class PatientRDBStorage(RDBStorage):
     _sqlite_file: Path | None = None
     _file_id: tuple[int, int] | None = None
     _last_trouble: float | None = None
-    _down_since: float | None = None
+    _down_since: float | None = None  #: since when calls fail (any thread)
+    _announced: float | None = None  #: since when the main thread has said so (storage_down)
 
     def watch(self, shown_url: str, sqlite_file: Path | None, describe: Callable[[BaseException], str]) -> None:
         """Name the storage for messages (redacted), the SQLite file to keep an eye on, and how to
@@ -212,7 +213,7 @@ class PatientRDBStorage(RDBStorage):
                 time.sleep(min(pause * random.uniform(0.8, 1.2), max(0.0, first_failure + patience - now)))
                 pause = min(pause * 2, MAX_PAUSE_S)
                 continue
-            if first_failure is not None or self._down_since is not None:
+            if first_failure is not None or self._down_since is not None or self._announced is not None:
                 self._outage_ended()
             return result
 
@@ -238,18 +239,21 @@ class PatientRDBStorage(RDBStorage):
             pass
 
     def _outage_started(self, exc: BaseException, patience: int) -> None:
-        if self._down_since is not None:
-            return
-        self._down_since = time.monotonic()
-        self._notify("storage_down", {"storage": self.shown_url, "error": self._describe(exc), "patience_s": patience})
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+        if threading.current_thread() is threading.main_thread() and self._announced is None:
+            self._announced = time.monotonic()
+            self._notify("storage_down", {"storage": self.shown_url, "error": self._describe(exc),
+                                          "patience_s": patience})
 
     def _outage_ended(self) -> None:
-        since, self._down_since = self._down_since, None
-        if since is not None:
+        self._down_since = None
+        if threading.current_thread() is threading.main_thread() and self._announced is not None:
+            since, self._announced = self._announced, None
             self._notify("storage_back", {"storage": self.shown_url, "after_s": time.monotonic() - since})
 
     def _notify(self, kind: str, info: dict) -> None:
-        if self.on_outage is not None and threading.current_thread() is threading.main_thread():
+        if self.on_outage is not None:
             try:
                 self.on_outage(kind, info)
             except Exception:  # noqa: BLE001 - a progress line must never fail a storage call
