@@ -23,8 +23,8 @@ from pathlib import Path
 import optuna
 from optuna.trial import TrialState
 
-from support.faults import (DISK_SEAM, disk_trouble, fault_env, launches_by_trial, read_only, small_disk,
-                            study_file, trial_server_up, wait_for)
+from support.faults import (DISK_SEAM, disk_trouble, disk_trouble_over, fault_env, launches_by_trial, read_only,
+                            small_disk, study_file, trial_server_up, wait_for)
 from support.processes import finish
 from tuner.engine.storage import driver_url
 
@@ -52,9 +52,10 @@ def stop_all(procs) -> None:
         finish(p)
 
 
-def check_study(storage_url: str, name: str, workdirs: list[Path], budget: int) -> list:
+def check_study(storage_url: str, name: str, workdirs: list[Path], budget: int, cut_off: tuple[int, ...] = ()) -> list:
     """Exactly ``budget`` measurements in storage, each one launch's (its server log says so),
-    none measured twice, nothing left running or waiting in a journal. Returns the measured trials."""
+    none measured twice, nothing left running or waiting in a journal. ``cut_off``: trials whose
+    launch was stopped before it measured anything. Returns the measured trials."""
     storage = optuna.storages.RDBStorage(driver_url(storage_url))
     study = optuna.load_study(study_name=name, storage=storage)
     trials = study.get_trials(deepcopy=False)
@@ -73,7 +74,7 @@ def check_study(storage_url: str, name: str, workdirs: list[Path], budget: int) 
             launches[label] = launches.get(label, 0) + n
     assert launches.pop("baseline") == 1, "the baseline was measured again"
     measured_in = sorted(t.user_attrs.get("replayed_from", t.number) for t in done)
-    assert sorted(int(k) for k in launches) == measured_in, (launches, measured_in)
+    assert sorted(int(k) for k in launches if int(k) not in cut_off) == measured_in, (launches, measured_in)
     assert set(launches.values()) == {1}, launches
     for wd in workdirs:
         assert not list((wd / "journal").glob("*.json")), "a journal entry was never replayed"
@@ -208,19 +209,24 @@ def test_sqlite_file_read_only_then_writable_then_moved_away_and_back(tmp_path):
 
 
 def test_workdir_full_mid_trial_keeps_the_measurement(tmp_path):
+    """The disk fills while a trial runs: its figures are stored, its files are warnings. The next
+    launch cannot even write its server log: the worker stops with one line, the trial is queued
+    again, and once there is room the next run measures it."""
     db = tmp_path / "full.db"
-    path = study_file(tmp_path, "full", 1, storage=f"sqlite:///{db}")
+    path = study_file(tmp_path, "full", 2, storage=f"sqlite:///{db}")
     with small_disk(tmp_path / "wd") as workdir:
         log = tmp_path / "run.log"
         proc = start_worker(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path, log)
         try:
             number = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
             disk_trouble(workdir)  # DISK_SEAM: a tmpfs filled to its last byte as root, else read-only folders
-            assert proc.wait(timeout=300) == 0, log.read_text()[-3000:]
+            code = proc.wait(timeout=300)
         finally:
             stop_all([proc])
         out = log.read_text()
-        assert "Traceback" not in out, out[-3000:]
+        assert code == 1 and "Traceback" not in out, out[-3000:]
+        errors = [line for line in out.splitlines() if line.startswith("error:")]
+        assert len(errors) == 1 and f"workdir {workdir}: cannot write" in errors[0], out[-3000:]
         study = optuna.load_study(study_name="full", storage=f"sqlite:///{db}")
         trial = study.trials[number]
         assert trial.state == TrialState.COMPLETE and trial.user_attrs["status"] == "measured", DISK_SEAM
@@ -235,6 +241,14 @@ def test_workdir_full_mid_trial_keeps_the_measurement(tmp_path):
                                 cwd=tmp_path, timeout=120)
         row = [t for t in json.loads(status.stdout)["trials"] if t["number"] == number][0]
         assert row["file_warnings"] == warnings and row["values"] == trial.values
+        # The stopped launch blamed no setting: its trial failed and queued again, measured next time.
+        stopped = [t for t in study.trials if t.number != number and t.state == TrialState.FAIL]
+        assert len(stopped) == 1 and stopped[0].user_attrs.get("status") is None
+        disk_trouble_over(workdir)
+        again = subprocess.run([*TUNER, "study", "run", str(path), "--workdir", str(workdir)], env=fault_env(),
+                               cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        check_study(f"sqlite:///{db}", "full", [workdir], 2, cut_off=(stopped[0].number,))
 
 
 def test_heartbeat_thread_survives_an_outage(tmp_path):

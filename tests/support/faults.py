@@ -147,6 +147,15 @@ def disk_trouble(folder: Path) -> None:
         d.chmod(0o555)
 
 
+def disk_trouble_over(folder: Path) -> None:
+    """Undo :func:`disk_trouble`: the filler removed, or the folders writable again."""
+    if DISK_SEAM == "tmpfs":
+        (folder / ".filler").unlink()
+        return
+    for d in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+        d.chmod(0o755)
+
+
 def launches_by_trial(workdir: Path) -> dict[str, int]:
     """How many times each trial's server was launched, from its own log (``baseline`` included)."""
     out: dict[str, int] = {}

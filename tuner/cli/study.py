@@ -155,6 +155,7 @@ def _run_worker(file_config, name, url, workdir, add_trials, n_trials, timeout_s
     if timeout_s is None:
         timeout_s = config.budget.timeout_s
     backend = _backend(config, space, suite_dict)
+    from ..engine.backends import WorkdirUnwritable
     from ..engine.patience import StorageUnavailable
     from .progress import RunView
 
@@ -170,6 +171,10 @@ def _run_worker(file_config, name, url, workdir, add_trials, n_trials, timeout_s
             view.close()
             exc.journal_dir = Path(config.workdir) / "journal"
             raise
+        except WorkdirUnwritable as exc:
+            view.close()
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
         except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM (stop_on_signals)
             view.close()
             click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)

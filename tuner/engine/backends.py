@@ -20,6 +20,7 @@ disk cannot cost the measurement.
 
 from __future__ import annotations
 
+import errno
 import random
 import sys
 import time
@@ -48,6 +49,12 @@ class Measurement:
     to_save: Any | None = None  #: what goes there: the SuiteResult (or the partial one of a crashed run)
     duration_s: float = 0.0
     command: list[str] = field(default_factory=list)
+
+
+class WorkdirUnwritable(RuntimeError):
+    """A launch could not write a file it needs under the workdir (a full or read-only disk): the
+    server is stopped, the trial queued again, and the worker stops with one line (nothing was
+    measured, so nothing is lost, and no setting is blamed for the disk)."""
 
 
 class Backend(Protocol):
@@ -102,7 +109,7 @@ class ServerBackend:
             with stop_on_signals(proc):
                 emit("phase", {"phase": "launching", "label": label})
                 try:
-                    proc.start()
+                    self._start(proc)
                     kill_point("launched" if spec is not None else "baseline.launched")
                     proc.wait_ready()
                 except LaunchError as exc:
@@ -130,6 +137,20 @@ class ServerBackend:
         finally:
             proc.stop()
         return m
+
+    def _start(self, proc) -> None:
+        """``proc.start()``; a disk that refuses the server's log or record (full, read-only) is
+        :class:`WorkdirUnwritable`: the disk's fault, not the setting's."""
+        try:
+            proc.start()
+        except OSError as exc:
+            in_workdir = exc.filename is not None and Path(exc.filename).is_relative_to(self.workdir.resolve())
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) and not in_workdir:
+                raise
+            raise WorkdirUnwritable(
+                f"workdir {self.workdir}: cannot write {exc.filename or 'the server log or record'} "
+                f"({exc.strerror or exc}); free space or fix its permissions and run again (the trial is "
+                "queued again)") from None
 
     def _from_result(self, result, proc, trial_dir: Path, started: float) -> Measurement:
         return Measurement(result, log_path=str(proc.log_path), result_path=str(trial_dir / "suite.json"),

@@ -7,7 +7,7 @@ costs one dictionary lookup. Never set it in production: the worker dies without
 (the next run on that host stops it, as after any crash).
 
 The points are :data:`TRIAL_POINTS`, in the order a trial passes them; the baseline passes the
-ones from ``measured`` on under the same names prefixed ``baseline.`` (:data:`BASELINE_POINTS`).
+ones from ``launched`` on under the same names prefixed ``baseline.`` (:data:`BASELINE_POINTS`).
 """
 
 from __future__ import annotations
@@ -29,8 +29,8 @@ TRIAL_POINTS = (
     "files",       # suite JSON and artifacts written; not told
     "told",        # told; the journal entry not yet removed
 )
-#: The baseline's points (its measurement and what follows).
-BASELINE_POINTS = tuple(f"baseline.{p}" for p in TRIAL_POINTS[TRIAL_POINTS.index("measured"):])
+#: The baseline's points (its launch, its measurement and what follows).
+BASELINE_POINTS = tuple(f"baseline.{p}" for p in TRIAL_POINTS[TRIAL_POINTS.index("launched"):])
 
 _reached: dict[str, int] = {}
 
