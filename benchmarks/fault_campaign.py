@@ -21,8 +21,10 @@ For each fault, after the workers are done: a launch (counted from the server lo
 measurement is not in storage is *lost*; a setting measured twice is *re-measured*; a stored trial
 whose numbers are not its own measurement's is a *wrong number kept* (values not matching its stored
 figures, a reused trial without its source's values, a status without figures, figures that differ
-from the suite's JSON on disk). A worker *survives* when it exits 0 (``pg-patience``: 75 with one line,
-then 0), with no traceback.
+from the suite's JSON on disk, a trial left RUNNING). *tried* counts the faults inflicted, *survived*
+those every worker came through as it should, with no traceback: exit 0 (``pg-patience``: 75 with
+one line, then 0 on the next run; ``workdir-full``: 1 with one line, then 0 once there is room; a
+kill point: the rerun finishes the study).
 
     nice -n 10 python benchmarks/fault_campaign.py [--only NAME ...] [--outage-s 60]
 
@@ -32,7 +34,6 @@ Needs PostgreSQL's server binaries (``.ci/setup-system`` installs them) and, for
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sqlite3
 import subprocess
@@ -48,7 +49,7 @@ sys.path.insert(0, str(ROOT / "tests"))  # the tests' fault helpers and PostgreS
 
 from support.faults import (disk_trouble, disk_trouble_over, launches_by_trial, read_only,  # noqa: E402
                             small_disk, study_file, trial_server_up, wait_for)
-from support.pg import SCRIPT, PgCluster  # noqa: E402
+from support.pg import PgCluster, throwaway_server  # noqa: E402
 
 from tuner.engine.killpoints import BASELINE_POINTS, TRIAL_POINTS  # noqa: E402
 from tuner.engine.storage import driver_url  # noqa: E402
@@ -160,14 +161,8 @@ def wrong_number(t, by_number: dict) -> str:
 
 @contextmanager
 def postgres(folder: Path):
-    url_file = folder / "pg.url"
-    done = subprocess.run(["bash", str(SCRIPT), str(url_file)], capture_output=True, text=True, timeout=600)
-    if done.returncode != 0:
-        sys.exit(f"cannot start PostgreSQL with {SCRIPT}: {done.stderr.strip()[-500:]}")
-    try:
+    with throwaway_server(folder / "pg.url") as url_file:
         yield PgCluster(url_file)
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", str(url_file)], capture_output=True, timeout=120)
 
 
 def two_pg_workers(cluster: PgCluster, folder: Path, name: str, budget: int, strike) -> Outcome:
@@ -179,10 +174,12 @@ def two_pg_workers(cluster: PgCluster, folder: Path, name: str, budget: int, str
     workdirs = [folder / f"{name}-a", folder / f"{name}-b"]
     logs = [folder / f"{name}-a.log", folder / f"{name}-b.log"]
     procs = [start(["study", "run", str(path), "--workdir", str(wd)], env, folder, log) for wd, log in zip(workdirs, logs)]
-    note = strike(workdirs, procs)
-    survived = finished(procs, logs)
+    note, tried = strike(workdirs, procs)
+    ok = finished(procs, logs)
+    waited = sum("answers again" in log.read_text() for log in logs)
     lost, again, wrong, why = audit(url, name, workdirs)
-    return Outcome(name, 2, survived, lost, again, wrong, "; ".join(filter(None, [note, why])))
+    note = f"{note}; {ok}/2 workers exited 0, {waited} printed that they waited for the storage"
+    return Outcome(name, tried, tried if ok == 2 else 0, lost, again, wrong, "; ".join(filter(None, [note, why])))
 
 
 def pg_outage(cluster: PgCluster, folder: Path, outage_s: float) -> Outcome:
@@ -191,7 +188,7 @@ def pg_outage(cluster: PgCluster, folder: Path, outage_s: float) -> Outcome:
         cluster.stop()
         time.sleep(outage_s)
         cluster.start()
-        return f"server down {outage_s:.0f} s mid-trial"
+        return f"server down {outage_s:.0f} s mid-trial", 1
 
     return two_pg_workers(cluster, folder, f"pg-outage-{outage_s:.0f}s", 6, strike)
 
@@ -213,11 +210,9 @@ def pg_restarts(cluster: PgCluster, folder: Path) -> Outcome:
             cluster.stop()
             cluster.start()
             n += 1
-        return f"{n} restarts while trials ran"
+        return "restarted as trials finished their suites", n
 
-    out = two_pg_workers(cluster, folder, "pg-restarts", 8, strike)
-    out.tried = 5
-    return out
+    return two_pg_workers(cluster, folder, "pg-restarts", 8, strike)
 
 
 def pg_patience(cluster: PgCluster, folder: Path, outage_s: float) -> Outcome:
@@ -251,6 +246,7 @@ def kill_point(folder: Path, point: str) -> Outcome:
     run = [*TUNER, "study", "run", str(path), "--workdir", str(wd)]
     killed = subprocess.run(run, env=env_for(TUNER_TEST_KILL_AT=point), cwd=folder, capture_output=True, text=True)
     rerun = subprocess.run(run, env=env_for(), cwd=folder, capture_output=True, text=True)
+    (folder / f"{name}.log").write_text(killed.stdout + killed.stderr + "\n--- rerun ---\n" + rerun.stdout + rerun.stderr)
     step = point.split("@")[0].removeprefix("baseline.")
     # Killed before its suite finished: that launch measured nothing (its setting is measured again).
     unfinished = 1 if step in ("launched",) else 0
@@ -268,7 +264,9 @@ def sqlite_fault(folder: Path, name: str, strike, **env) -> Outcome:
     wait_for(lambda: trial_server_up(wd), 600, "a trial", [proc])
     note = strike(db, wd)
     survived = finished([proc], [log])
+    waited = "answers again" in log.read_text()
     lost, again, wrong, why = audit(f"sqlite:///{db}", name, [wd])
+    note = f"{note}; the worker {'waited it out' if waited else 'never noticed'}"
     return Outcome(name, 1, survived, lost, again, wrong, "; ".join(filter(None, [note, why])))
 
 
@@ -319,6 +317,7 @@ def workdir_full(folder: Path) -> Outcome:
 
 def table(rows: list[Outcome]) -> str:
     head = ["fault", "tried", "survived", "lost", "re-measured", "wrong kept", "notes"]
+    # tried: faults inflicted; survived: of those, the ones every worker came through as it should
     cells = [[r.fault, r.tried, r.survived, r.lost, r.remeasured, r.wrong, r.note] for r in rows]
     total = ["total", *(sum(r[i] for r in cells) for i in range(1, 6)), ""]
     cells.append(total)
@@ -327,31 +326,46 @@ def table(rows: list[Outcome]) -> str:
     return "\n".join([fmt(head), fmt(["-" * w for w in widths] + ["-----"]), *map(fmt, cells)])
 
 
+def attempt(fault: str, folder: Path, run) -> Outcome:
+    """``run()``, or an Outcome that says what broke (with the end of the worker's log)."""
+    try:
+        return run()
+    except Exception as exc:  # noqa: BLE001 - one fault's failure must not hide the others'
+        logs = sorted(folder.glob(f"{fault}*.log"), key=lambda p: p.stat().st_mtime)
+        tail = logs[-1].read_text(errors="replace").strip().splitlines()[-3:] if logs else []
+        return Outcome(fault, 1, 0, note=f"{type(exc).__name__}: {exc}; log: {' | '.join(tail)}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--only", nargs="*", help="run only these faults (name prefixes: pg, kill, sqlite, workdir)")
     parser.add_argument("--outage-s", type=float, default=60.0, help="length of the PostgreSQL outage")
+    parser.add_argument("--keep", default=None, help="work in this folder and keep it (logs, studies)")
     args = parser.parse_args()
     wanted = lambda name: not args.only or any(name.startswith(p) for p in args.only)  # noqa: E731
     rows: list[Outcome] = []
+
+    def add(fault: str, folder: Path, run) -> None:
+        rows.append(attempt(fault, folder, run))
+        print(table(rows[-1:]).splitlines()[2], flush=True)
+
     with tempfile.TemporaryDirectory(prefix="tuner-faults-") as tmp:
-        folder = Path(tmp)
+        folder = Path(args.keep or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
         if wanted("pg"):
             with postgres(folder) as cluster:
-                for fn in (lambda: pg_outage(cluster, folder, args.outage_s), lambda: pg_restarts(cluster, folder),
-                           lambda: pg_patience(cluster, folder, args.outage_s)):
-                    rows.append(fn())
-                    print(table(rows[-1:]).splitlines()[2], flush=True)
+                add(f"pg-outage-{args.outage_s:.0f}s", folder, lambda: pg_outage(cluster, folder, args.outage_s))
+                add("pg-restarts", folder, lambda: pg_restarts(cluster, folder))
+                add("pg-patience", folder, lambda: pg_patience(cluster, folder, args.outage_s))
         if wanted("kill"):
             for point in [f"{p}@2" for p in TRIAL_POINTS] + list(BASELINE_POINTS):
-                rows.append(kill_point(folder, point))
-                print(table(rows[-1:]).splitlines()[2], flush=True)
+                add("kill-" + point.replace(".", "-").replace("@", "-"), folder, lambda: kill_point(folder, point))
         if wanted("sqlite"):
-            rows.append(sqlite_fault(folder, "sqlite-lock", hold_lock, TUNER_SQLITE_TIMEOUT_S="5"))
-            rows.append(sqlite_fault(folder, "sqlite-readonly", read_only_then_back))
-            rows.append(sqlite_fault(folder, "sqlite-moved", moved_away_and_back))
+            add("sqlite-lock", folder, lambda: sqlite_fault(folder, "sqlite-lock", hold_lock, TUNER_SQLITE_TIMEOUT_S="5"))
+            add("sqlite-readonly", folder, lambda: sqlite_fault(folder, "sqlite-readonly", read_only_then_back))
+            add("sqlite-moved", folder, lambda: sqlite_fault(folder, "sqlite-moved", moved_away_and_back))
         if wanted("workdir"):
-            rows.append(workdir_full(folder))
+            add("workdir-full", folder, lambda: workdir_full(folder))
     print()
     print(table(rows))
 

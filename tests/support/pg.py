@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -65,15 +66,26 @@ def pg_server(tmp_path_factory):
         _check_reachable(url, f"${ENV}")
         yield url
         return
-    url_file = tmp_path_factory.mktemp("postgres") / "pg.url"
-    started = subprocess.run(["bash", str(SCRIPT), str(url_file)], capture_output=True, text=True, timeout=600)
-    if started.returncode != 0:
-        pytest.fail(f"{ENV} is not set and {SCRIPT.relative_to(ROOT)} could not start PostgreSQL "
-                    f"(exit {started.returncode}): {started.stderr.strip()[-500:]}", pytrace=False)
-    try:
+    with throwaway_server(tmp_path_factory.mktemp("postgres") / "pg.url", f"{ENV} is not set and") as url_file:
         url = url_file.read_text().strip()
         _check_reachable(url, str(SCRIPT.relative_to(ROOT)))
         yield url
+
+
+@contextmanager
+def throwaway_server(url_file: Path, why: str = ""):
+    """A PostgreSQL server of ``.ci/postgres.sh`` while the block runs (its URL in ``url_file``),
+    stopped and deleted afterwards. The test fails (``why`` first) when it cannot start; outside
+    pytest (benchmarks) that is a ``RuntimeError``."""
+    started = subprocess.run(["bash", str(SCRIPT), str(url_file)], capture_output=True, text=True, timeout=600)
+    if started.returncode != 0:
+        message = (f"{why} {SCRIPT.relative_to(ROOT)} could not start PostgreSQL (exit {started.returncode}): "
+                   f"{started.stderr.strip()[-500:]}").strip()
+        if os.environ.get("PYTEST_CURRENT_TEST") is None:
+            raise RuntimeError(message)
+        pytest.fail(message, pytrace=False)
+    try:
+        yield url_file
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop", str(url_file)], capture_output=True, timeout=120)
 
@@ -183,15 +195,8 @@ class PgCluster:
 
 @pytest.fixture(scope="session")
 def _pg_cluster_session(tmp_path_factory):
-    url_file = tmp_path_factory.mktemp("pg-own") / "pg.url"
-    started = subprocess.run(["bash", str(SCRIPT), str(url_file)], capture_output=True, text=True, timeout=600)
-    if started.returncode != 0:
-        pytest.fail(f"{SCRIPT.relative_to(ROOT)} could not start a PostgreSQL server for the outage tests "
-                    f"(exit {started.returncode}): {started.stderr.strip()[-500:]}", pytrace=False)
-    try:
+    with throwaway_server(tmp_path_factory.mktemp("pg-own") / "pg.url", "for the outage tests,") as url_file:
         yield PgCluster(url_file)
-    finally:
-        subprocess.run(["bash", str(SCRIPT), "stop", str(url_file)], capture_output=True, timeout=120)
 
 
 @pytest.fixture

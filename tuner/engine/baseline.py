@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .asktell import ask, tell
-from .patience import StorageUnavailable
+from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures
 from .study import BASELINE_SUFFIX, create_baseline_study
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
@@ -101,7 +101,7 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
                 raise  # nothing more can be written; the measurement, if any, waits in the journal
             except BaseException:
                 # Ctrl-C or a crash of the tuner: nothing measured; the next run measures it again.
-                if storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
+                if not unreachable_now(storage) and storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
                     tell(bstudy, trial, state=TrialState.FAIL)
                 raise
         # The measurement is told by now (failed when it measured nothing usable); a measurement

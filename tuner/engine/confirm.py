@@ -16,6 +16,8 @@ Contracts:
   lacks that candidate. Ctrl-C stops the server (the backend's contract), fails the running
   measurement and propagates ``KeyboardInterrupt``; the rounds already stored stay usable.
 * Confirmation launches do not count towards the study's ``budget.n_trials``.
+* Each repeat is journaled before it is stored (:mod:`tuner.engine.finish`); what a killed run left
+  in the journal is stored before the first round.
 """
 
 from __future__ import annotations
@@ -27,10 +29,10 @@ from typing import Callable, Sequence
 
 from ..sglang.rules import SpecConfig
 from .asktell import ask, tell, utc_now
-from .finish import finish_of, record_finish, write_files
+from .finish import finish_of, record_finish, replay_journal, write_files
 from .journal import Journal
 from .outcome import limit_attrs, measurement_attrs
-from .patience import StorageUnavailable
+from .patience import StorageUnavailable, unreachable_now
 from .records import FAILED, MEASURED
 from .storage import storage_label
 from .workers import Heartbeat, Worker
@@ -87,6 +89,8 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
     if not candidates:
         raise ValueError("nothing to confirm")
     cstudy = open_confirm_study(study, create=True)
+    # What a killed run (this command's or `tuner study run`'s) left in the journal, stored first.
+    replay_journal(study, config.workdir or Path("studies") / config.name)
     run = utc_now().replace(":", "").replace("-", "").replace("+0000", "Z") + "-" + secrets.token_hex(2)
     worker = Worker()
     summary = ConfirmSummary(run, repeats)
@@ -141,7 +145,8 @@ def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, wh
         except StorageUnavailable:
             raise  # nothing more can be written; the measurement, if any, waits in the journal
         except BaseException:
-            if cstudy._storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
+            if not unreachable_now(cstudy._storage) and \
+                    cstudy._storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
                 tell(cstudy, trial, state=TrialState.FAIL)
             raise
     return outcome.get("status", FAILED), outcome.get("failure")

@@ -221,6 +221,8 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
 
     journal = Journal(workdir)
     label = storage_label(study._storage)
+    if not label:
+        return []  # a storage in memory has no journal (and outlives no worker)
     studies = {study.study_name: study}
     done = []
     for path, entry in journal.entries(study.study_name):

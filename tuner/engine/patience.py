@@ -297,6 +297,14 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
             pause = min(pause * 2, MAX_PAUSE_S)
 
 
+def unreachable_now(storage) -> bool:
+    """Whether a study's storage is in an outage right now (its last call failed): cleanup on the
+    way out of an interrupted trial then skips the storage rather than wait out the patience again
+    (the trial is reaped and queued again by the next worker; a measurement is in the journal)."""
+    backend = patient_backend(storage)
+    return backend is not None and backend._down_since is not None
+
+
 def patient_backend(storage) -> PatientRDBStorage | None:
     """The :class:`PatientRDBStorage` behind a study's storage (Optuna wraps it in a cache), if any."""
     backend = getattr(storage, "_backend", storage)

@@ -141,7 +141,7 @@ class _Runner:
     # -- the steps ------------------------------------------------------------------------------
     def _replay_journal(self) -> None:
         """Measurements a dead worker of this study journaled but never stored: store them first."""
-        replayed = replay_journal(self.study, self.trials.journal.folder.parent)
+        replayed = replay_journal(self.study, self.trials.workdir)
         if replayed:
             self.emit("replayed", {"trials": replayed})
 

@@ -35,7 +35,7 @@ from .killpoints import kill_point
 from .limits import extra_constraints
 from .objectives import worst_values
 from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement
-from .patience import StorageUnavailable
+from .patience import StorageUnavailable, unreachable_now
 from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
 from .requeue import clear_inherited, requeue
 from .storage import storage_label
@@ -54,7 +54,9 @@ class TrialRunner:
         self.config, self.study, self.space, self.backend = config, study, space, backend
         self.worker, self.emit = worker, emit
         self.storage = study._storage
-        self.journal = Journal(config.workdir or f"studies/{config.name}")
+        # A storage in memory (benchmarks) outlives nothing: it gets no journal.
+        self.workdir = config.workdir or f"studies/{config.name}"
+        self.journal = Journal(self.workdir) if storage_label(self.storage) else None
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
 
     # -- counting -------------------------------------------------------------------------------
@@ -66,7 +68,9 @@ class TrialRunner:
         return stored_budget(self.study, self.config.budget.n_trials)
 
     def launched_in_study(self, records=None) -> int:
-        """Launches the whole study has made (measured or failed), by every worker."""
+        """Finished launches of the whole study (measured or failed), by every worker. A launch
+        killed before it finished is not counted (its setting is queued again); nor is a trial
+        that is not COMPLETE, whatever its attributes say (:func:`~tuner.engine.records.trial_status`)."""
         records = load_records(self.study) if records is None else records
         return sum(1 for r in records if r.status in (MEASURED, FAILED))
 
@@ -177,6 +181,8 @@ class TrialRunner:
         except BaseException:
             # Ctrl-C or a crash of the tuner itself: the server is stopped by the backend; the trial
             # goes back to the queue with the same parameters (and nothing else of it).
+            if unreachable_now(self.storage):
+                raise  # Ctrl-C while the storage is away: the next worker reaps and queues it
             frozen = self.storage.get_trial(trial._trial_id)
             if frozen.state == TrialState.RUNNING:
                 tell(self.study, trial, state=TrialState.FAIL)
@@ -219,7 +225,7 @@ class TrialRunner:
             recorded = record_finish(
                 study, finish, journal=self.journal, suite=suite, storage=storage_label(self.storage), kind=kind,
                 files=lambda: write_files(study, trial._trial_id, m.to_save, m.result_path, m.log_path,
-                                          self.journal.folder.parent),
+                                          self.workdir),
                 file_paths={"suite_json": m.result_path, "log": m.log_path})
             number = "baseline" if baseline is None else trial.number
             for warning in recorded.warnings:
