@@ -12,6 +12,8 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+from support.pg import database_text
+
 ROOT = Path(__file__).resolve().parents[2]
 
 STUDY = f"""
@@ -113,25 +115,6 @@ def run_all(argvs: list[list[str]], env: dict, timeout_s: float, cwd: Path) -> l
 def close(storage) -> None:
     """Close an Optuna RDB storage's connections (a study wraps it in a cache)."""
     getattr(storage, "_backend", storage).engine.dispose()
-
-
-def database_text(url: str) -> str:
-    """Every row of every table in the database, as JSON text (to search for a password)."""
-    import sqlalchemy as sa
-
-    from tuner.engine.storage import driver_url
-
-    engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool)
-    try:
-        with engine.connect() as conn:
-            tables = conn.execute(sa.text(
-                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")).scalars().all()
-            chunks = [f"-- {t}\n" + "\n".join(conn.execute(sa.text(f'SELECT row_to_json(x)::text FROM "{t}" x'))
-                                              .scalars().all()) for t in tables]
-    finally:
-        engine.dispose()
-    assert "studies" in tables and "trial_user_attributes" in tables, tables
-    return "\n".join(chunks)
 
 
 def test_many_workers_create_a_fresh_storage_at_once(pg_url, tmp_path):

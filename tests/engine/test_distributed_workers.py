@@ -13,7 +13,6 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -21,6 +20,7 @@ from urllib.parse import urlsplit
 import optuna
 import sqlalchemy
 from optuna.trial import TrialState
+from support.faults import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 INTERVAL_S, GRACE_S = 1, 4
@@ -58,19 +58,6 @@ def pid_alive(pid: int) -> bool:
             return f.read().rsplit(")", 1)[1].split()[0] != "Z"
     except OSError:
         return False
-
-
-def wait_for(predicate, timeout_s: float, what: str, procs=()):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        for p in procs:
-            if p.poll() is not None:
-                raise AssertionError(f"worker {p.pid} exited ({p.returncode}) while waiting for {what}")
-        time.sleep(0.2)
-    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
 
 
 def other_node_prefix() -> list[str]:

@@ -6,11 +6,11 @@ import os
 import signal
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import optuna
 import pytest
+from support.faults import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -55,16 +55,6 @@ def pid_alive(pid: int) -> bool:
 
 def server_records(workdir: Path) -> list[dict]:
     return [json.loads(p.read_text()) for p in sorted((workdir / "servers").glob("*.json"))]
-
-
-def wait_for(predicate, timeout_s: float, what: str):
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        value = predicate()
-        if value:
-            return value
-        time.sleep(0.1)
-    raise AssertionError(f"timed out waiting for {what}")
 
 
 @pytest.fixture

@@ -10,6 +10,9 @@ Each test gets its own database (``CREATE DATABASE``; the role needs CREATEDB, w
 ``.ci/postgres.sh`` grants), dropped afterwards: a fresh storage, as a first worker sees it.
 
     pg_url   # the fixture, from tests/engine/conftest.py: use ``pg_url`` in a test
+
+Outage tests need a server they may stop: ``pg_cluster`` (:class:`PgCluster`) is one this session
+starts for itself with the same script, whatever ``$TUNER_TEST_PG_URL`` says, and stops at the end.
 """
 
 from __future__ import annotations
@@ -17,6 +20,7 @@ from __future__ import annotations
 import os
 import subprocess
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
 from urllib.parse import urlsplit, urlunsplit
 
@@ -62,15 +66,26 @@ def pg_server(tmp_path_factory):
         _check_reachable(url, f"${ENV}")
         yield url
         return
-    url_file = tmp_path_factory.mktemp("postgres") / "pg.url"
-    started = subprocess.run(["bash", str(SCRIPT), str(url_file)], capture_output=True, text=True, timeout=600)
-    if started.returncode != 0:
-        pytest.fail(f"{ENV} is not set and {SCRIPT.relative_to(ROOT)} could not start PostgreSQL "
-                    f"(exit {started.returncode}): {started.stderr.strip()[-500:]}", pytrace=False)
-    try:
+    with throwaway_server(tmp_path_factory.mktemp("postgres") / "pg.url", f"{ENV} is not set and") as url_file:
         url = url_file.read_text().strip()
         _check_reachable(url, str(SCRIPT.relative_to(ROOT)))
         yield url
+
+
+@contextmanager
+def throwaway_server(url_file: Path, why: str = ""):
+    """A PostgreSQL server of ``.ci/postgres.sh`` while the block runs (its URL in ``url_file``),
+    stopped and deleted afterwards. The test fails (``why`` first) when it cannot start; outside
+    pytest (benchmarks) that is a ``RuntimeError``."""
+    started = subprocess.run(["bash", str(SCRIPT), str(url_file)], capture_output=True, text=True, timeout=600)
+    if started.returncode != 0:
+        message = (f"{why} {SCRIPT.relative_to(ROOT)} could not start PostgreSQL (exit {started.returncode}): "
+                   f"{started.stderr.strip()[-500:]}").strip()
+        if os.environ.get("PYTEST_CURRENT_TEST") is None:
+            raise RuntimeError(message)
+        pytest.fail(message, pytrace=False)
+    try:
+        yield url_file
     finally:
         subprocess.run(["bash", str(SCRIPT), "stop", str(url_file)], capture_output=True, timeout=120)
 
@@ -96,3 +111,101 @@ def pg_url(pg_server):
             conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
     finally:
         engine.dispose()
+
+
+def database_text(url: str) -> str:
+    """Every row of every table in the database, as JSON text (to search for a password)."""
+    import sqlalchemy as sa
+
+    engine = _engine(url)
+    try:
+        with engine.connect() as conn:
+            tables = conn.execute(sa.text(
+                "SELECT table_name FROM information_schema.tables WHERE table_schema = 'public'")).scalars().all()
+            chunks = [f"-- {t}\n" + "\n".join(conn.execute(sa.text(f'SELECT row_to_json(x)::text FROM "{t}" x'))
+                                              .scalars().all()) for t in tables]
+    finally:
+        engine.dispose()
+    assert "studies" in tables and "trial_user_attributes" in tables, tables
+    return "\n".join(chunks)
+
+
+class PgCluster:
+    """A PostgreSQL server of this test session alone, which tests stop and start again (outages).
+
+    Started by ``.ci/postgres.sh`` like the shared one, so it is a real server with the same
+    settings; :meth:`stop` and :meth:`start` run its ``pg_ctl`` (as the ``postgres`` user when the
+    tests run as root, as the script does). The superuser reaches it over its private socket, to
+    create roles with any password (:meth:`database`).
+    """
+
+    def __init__(self, url_file: Path):
+        self.url_file = url_file
+        self.url = url_file.read_text().strip()
+        self.dir = Path(Path(f"{url_file}.pgdir").read_text().strip())
+        self.port = int((self.dir / "port").read_text().strip())
+        bindir = subprocess.run(["pg_config", "--bindir"], capture_output=True, text=True).stdout.strip()
+        if not (Path(bindir) / "pg_ctl").exists():
+            bindir = sorted(Path("/usr/lib/postgresql").glob("*/bin"))[-1]
+        self.bindir = Path(bindir)
+
+    def _owner(self, argv: list[str]) -> list[str]:
+        return ["runuser", "-u", "postgres", "--", *argv] if os.geteuid() == 0 else argv
+
+    def _ctl(self, *args: str) -> None:
+        argv = self._owner([str(self.bindir / "pg_ctl"), "-D", str(self.dir / "data"), *args])
+        done = subprocess.run(argv, capture_output=True, text=True, timeout=120)
+        assert done.returncode == 0, f"pg_ctl {args[-1]} failed: {done.stderr.strip()[-300:]}"
+
+    def stop(self) -> None:
+        """Shut the server down (``pg_ctl stop -m fast``: open connections are cut)."""
+        self._ctl("-m", "fast", "-w", "-t", "60", "stop")
+
+    def start(self) -> None:
+        """Start it again on the same port, with the options .ci/postgres.sh starts it with."""
+        opts = (f"-c listen_addresses=127.0.0.1 -c port={self.port} -c unix_socket_directories={self.dir}/sock "
+                "-c fsync=off -c synchronous_commit=off -c full_page_writes=off -c max_connections=200")
+        self._ctl("-l", str(self.dir / "server.log"), "-w", "-t", "60", "-o", opts, "start")
+
+    def running(self) -> bool:
+        argv = [str(self.bindir / "pg_isready"), "-q", "-h", "127.0.0.1", "-p", str(self.port), "-t", "5"]
+        return subprocess.run(argv, capture_output=True, timeout=30).returncode == 0
+
+    def database(self, user: str | None = None, password: str | None = None) -> str:
+        """A new empty database (owned by a new role ``user`` with ``password``, when given);
+        returns its URL with the role's password as SQLAlchemy writes it (percent-encoded)."""
+        import sqlalchemy as sa
+        from sqlalchemy.engine import URL
+
+        name = "tuner_test_" + uuid.uuid4().hex[:12]
+        su = sa.create_engine(f"postgresql+psycopg2://postgres@/postgres?host={self.dir}/sock&port={self.port}",
+                              isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
+        try:
+            with su.connect() as conn:
+                if user is not None:
+                    conn.execute(sa.text(f'CREATE ROLE "{user}" LOGIN PASSWORD :pw'), {"pw": password})
+                owner = user or urlsplit(self.url).username
+                conn.execute(sa.text(f'CREATE DATABASE "{name}" OWNER "{owner}"'))
+        finally:
+            su.dispose()
+        base = urlsplit(self.url)
+        return URL.create("postgresql", username=user or base.username, password=password if user else base.password,
+                          host="127.0.0.1", port=self.port, database=name).render_as_string(hide_password=False)
+
+
+@pytest.fixture(scope="session")
+def _pg_cluster_session(tmp_path_factory):
+    with throwaway_server(tmp_path_factory.mktemp("pg-own") / "pg.url", "for the outage tests,") as url_file:
+        yield PgCluster(url_file)
+
+
+@pytest.fixture
+def pg_cluster(_pg_cluster_session):
+    """This session's own PostgreSQL server (:class:`PgCluster`), running when the test starts and
+    started again after it, whatever the test did to it."""
+    cluster = _pg_cluster_session
+    if not cluster.running():
+        cluster.start()
+    yield cluster
+    if not cluster.running():
+        cluster.start()

@@ -65,6 +65,13 @@ def interrupt_text(kind: str, info: dict, trial: bool = True) -> str:
             f"again to kill it now." + (" A running trial is queued again." if trial else ""))
 
 
+def _trial_name(study: str, number: int) -> str:
+    """``trial 7``, ``baseline`` or ``confirmation 3``, from an Optuna study's name and a trial number."""
+    if study.endswith(".baseline"):
+        return "baseline"
+    return f"confirmation {number}" if study.endswith(".confirm") else f"trial {number}"
+
+
 def _stdout_is_terminal() -> bool:
     isatty = getattr(sys.stdout, "isatty", None)
     return bool(isatty and isatty())
@@ -208,6 +215,18 @@ class RunView:
                       "that stops answering fails its trial as hung")
         elif kind == "reaped":
             self.line(f"trials {info['trials']} were left running by a dead worker: failed and queued again")
+        elif kind == "replayed":
+            done = ", ".join(f"{_trial_name(s, n)} ({how})" for s, n, how in info["trials"])
+            self.line(f"replayed from the journal into the storage: {done}")
+        elif kind == "storage_down":
+            self.line(f"storage {info['storage']} does not answer ({info['error']}); retrying for up to "
+                      f"{_fmt_s(info['patience_s'])} (TUNER_STORAGE_PATIENCE_S); a finished measurement waits in the journal")
+        elif kind == "storage_back":
+            self.line(f"storage {info['storage']} answers again after {info['after_s']:.1f} s")
+        elif kind == "warning":
+            who = info.get("trial")
+            who = f"trial {who}: " if isinstance(who, int) else (f"{who}: " if who else "")
+            self.line(f"warning: {who}{info['message']}")
         # phase events: the live panel shows them; plain output stays one line per trial event
 
     # -- the live panel ----------------------------------------------------------------------------

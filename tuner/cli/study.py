@@ -20,6 +20,9 @@ from ..engine.storage import redact, resolve_url
 from .lazy import LazyGroup
 from .output import chosen_format, console, fail, format_option, print_csv, print_json, print_table
 
+#: Exit status of a worker whose storage stayed unreachable past the patience (EX_TEMPFAIL: try again).
+STORAGE_EXIT = 75
+
 
 @click.group(cls=LazyGroup, lazy={
     "pareto": "tuner.cli.study_results:pareto",
@@ -99,11 +102,10 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     stops the server (Ctrl-C again kills it at once) and queues the running trial again.
     """
     from ..config.files import check_writable
-    from ..engine.baseline import BaselineError
+    from ..engine.patience import StorageUnavailable
     from ..engine.preflight import preflight
-    from ..engine.runner import BUDGET_SPENT, run_study
-    from ..engine.study import config_from_study, create_study, extend_budget, open_study
-    from ..server.launcher import PortInUseError, stop_on_signals
+    from ..engine.runner import BUDGET_SPENT
+    from ..server.launcher import PortInUseError
 
     timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
@@ -111,47 +113,86 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         _dry_run(file_config, name, url, workdir)
         return
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
-    # Everything checked before anything is written: this machine's server, the port, the workdir.
+    # Everything checked before anything is written: this machine's server, the port, the workdir,
+    # tuner doctor's cheap checks. A stored study is checked once it is read (in _run_worker).
     try:
         if file_config is not None:
             preflight(file_config, None, study_file, launching=True)
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
             _preflight(file_config)
-            create_study(file_config, url, note=click.echo)
-        stored = open_study(name, url)
-        config, space, suite_dict = config_from_study(
-            stored, workdir or (file_config.workdir if file_config else None))
-        if file_config is None:
-            check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
-            preflight(config, space, name, launching=True)
-    except PortInUseError as exc:
-        fail(str(exc), 1)
-    if add_trials:
-        old, new = extend_budget(stored, add_trials)
-        click.echo(f"study {name} extended: budget.n_trials {old} -> {new}")
-    if timeout_s is None:
-        timeout_s = config.budget.timeout_s
-    backend = _backend(config, space, suite_dict)
-    from .progress import RunView
-
-    with RunView(objectives=config.objectives) as view, stop_on_signals(on_signal=view.on_signal):
         try:
-            summary = run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
-                                rebaseline=rebaseline, on_event=view.event)
-        except (BaselineError, PortInUseError) as exc:  # PortInUseError: taken between two trials
-            view.close()
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
-        except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM (stop_on_signals)
-            view.close()
-            click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
-            sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
+            summary = _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials, timeout_s,
+                                  rebaseline)
+        except StorageUnavailable as exc:
+            folder = exc.journal_dir or Path(target_dir) / "journal"
+            click.echo(f"error: {exc}; the server is stopped; {journal_note(name, folder)}", err=True)
+            sys.exit(STORAGE_EXIT)
+    except PortInUseError as exc:  # a fixed port in use, before anything is written
+        fail(str(exc), 1)
     click.echo(f"done: {summary.measured} measured, {summary.reused} reused, {summary.invalid} invalid "
                f"({summary.stopped_because})")
     if summary.measured == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
         where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
         click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
                    err=True)
+
+
+def journal_note(name: str, folder: Path) -> str:
+    """What a worker that gives up on its storage leaves behind, and how it gets stored."""
+    from ..engine.journal import Journal
+
+    entries = Journal(Path(folder).parent).entries(name)
+    if not entries:
+        return f"nothing measured is waiting (journal {folder} is empty)"
+    trials = ", ".join(f"{'baseline' if e['finish']['study'].endswith('.baseline') else 'trial'} "
+                       f"{e['finish']['number']}" for _, e in entries)
+    return (f"{len(entries)} measurement(s) journaled in {folder} ({trials}): the next "
+            f"`tuner study run` of study {name} with this workdir stores them first, without measuring again")
+
+
+def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials, timeout_s, rebaseline):
+    """Create (from a file) or open the study, then run this worker; its storage rides out outages."""
+    from ..config.files import check_writable
+    from ..engine.backends import WorkdirUnwritable
+    from ..engine.baseline import BaselineError
+    from ..engine.patience import StorageUnavailable
+    from ..engine.preflight import preflight
+    from ..engine.runner import run_study
+    from ..engine.study import config_from_study, create_study, extend_budget, open_study
+    from ..server.launcher import PortInUseError, stop_on_signals
+    from .progress import RunView
+
+    if file_config is not None:
+        create_study(file_config, url, note=click.echo, patient=True)
+    stored = open_study(name, url, patient=True)
+    config, space, suite_dict = config_from_study(
+        stored, workdir or (file_config.workdir if file_config else None))
+    if file_config is None:
+        check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
+        preflight(config, space, name, launching=True)
+    if add_trials:
+        old, new = extend_budget(stored, add_trials)
+        click.echo(f"study {name} extended: budget.n_trials {old} -> {new}")
+    if timeout_s is None:
+        timeout_s = config.budget.timeout_s
+    backend = _backend(config, space, suite_dict)
+
+    with RunView(objectives=config.objectives) as view, stop_on_signals(on_signal=view.on_signal):
+        try:
+            return run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
+                             rebaseline=rebaseline, on_event=view.event)
+        except (BaselineError, PortInUseError, WorkdirUnwritable) as exc:  # a port taken between two trials
+            view.close()
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
+        except StorageUnavailable as exc:
+            view.close()
+            exc.journal_dir = Path(config.workdir) / "journal"
+            raise
+        except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM (stop_on_signals)
+            view.close()
+            click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
+            sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
 
 
 def _preflight(config: StudyConfig) -> None:
@@ -290,6 +331,8 @@ def print_status(data: dict) -> None:
         note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
         if t.get("limits"):
             note = "; ".join(filter(None, [note, t["limits"]]))
+        if t.get("file_warnings"):  # its figures are stored; a log or result file is not
+            note = "; ".join(filter(None, [note, "warning: " + "; ".join(t["file_warnings"])]))
         lossless = "" if t.get("lossless_share") is None else (
             f"{t['lossless_share']:.0%}" + (" !" if t.get("lossless_flag") else ""))
         rows.append((t["number"], t["status"] or t["state"], e.get("num_steps"), e.get("eagle_topk"),

@@ -10,6 +10,7 @@ every candidate beyond noise (the repeats are stored all the same).
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import click
 
@@ -44,14 +45,15 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     from ..engine.study import config_from_study, open_study
     from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
     from ..results.pareto import PICKS, PickError
-    from .study import _backend
+    from ..engine.patience import StorageUnavailable
+    from .study import STORAGE_EXIT, _backend, journal_note
 
     names = [p.strip() for p in picks.split(",") if p.strip()]
     for name in names:
         if name not in PICKS and not name.isdigit():
             raise ConfigError("--picks", name, f"expected {', '.join(PICKS)} or trial numbers")
     name, url, file_config = resolve_target(target, storage, study_name)
-    study = open_study(name, url)
+    study = open_study(name, url, patient=not show)  # measuring: ride out storage outages
     if not show:
         config, space, suite_dict = config_from_study(study, workdir or (file_config.workdir if file_config else None))
         try:
@@ -76,6 +78,11 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
                 view.close()
                 click.echo("interrupted: server stopped; the rounds measured so far are stored", err=True)
                 sys.exit(130)
+            except StorageUnavailable as exc:
+                view.close()
+                click.echo(f"error: {exc}; the server is stopped; "
+                           f"{journal_note(name, Path(config.workdir) / 'journal')}", err=True)
+                sys.exit(STORAGE_EXIT)
         for line in summary.failed:
             click.echo(f"warning: failed: {line}", err=True)
     try:

@@ -44,7 +44,7 @@ def list_(storage, fmt, as_json) -> None:
 
     studies = []
     for url in _storages(storage):
-        studies += list_studies(open_storage(url), redact(url) or "")
+        studies += list_studies(open_storage(url, create=False), redact(url) or "")
     fmt = chosen_format(fmt, as_json)
     if fmt == "json":
         print_json(studies)

@@ -24,10 +24,15 @@ suite's result saved beside the log as ``suite.partial.json`` or ``suite.rejecte
   trusted (:mod:`tuner.engine.verify`);
 * ``request_errors`` (or the log's class): requests failed; the message quotes the first failed
   request's own error (status and body).
+
+A backend writes no result file itself: the suite's JSON (``to_save``, for ``result_path``) is
+written by the recorder after the figures are in storage (:mod:`tuner.engine.finish`), so a full
+disk cannot cost the measurement.
 """
 
 from __future__ import annotations
 
+import errno
 import random
 import sys
 import time
@@ -39,6 +44,7 @@ from ..config.study import StudyConfig
 from ..sglang.rules import SpecConfig
 from .deadline import trial_deadline
 from .verify import verify_result
+from .killpoints import kill_point
 
 Record = Callable[["Measurement"], None]
 #: the failure class of a server that stopped answering or outlived its deadline (tuner.bench.watch)
@@ -55,9 +61,16 @@ class Measurement:
     failure_message: str | None = None
     log_tail: str | None = None
     log_path: str | None = None
-    result_path: str | None = None  #: the suite's JSON, when saved
+    result_path: str | None = None  #: where the suite's JSON goes (written by the recorder)
+    to_save: Any | None = None  #: what goes there: the SuiteResult (or the partial one of a crashed run)
     duration_s: float = 0.0
     command: list[str] = field(default_factory=list)
+
+
+class WorkdirUnwritable(RuntimeError):
+    """A launch could not write a file it needs under the workdir (a full or read-only disk): the
+    server is stopped, the trial queued again, and the worker stops with one line (nothing was
+    measured, so nothing is lost, and no setting is blamed for the disk)."""
 
 
 class Backend(Protocol):
@@ -123,7 +136,8 @@ class ServerBackend:
             with stop_on_signals(proc):
                 emit("phase", {"phase": "launching", "label": label})
                 try:
-                    proc.start()
+                    self._start(proc)
+                    kill_point("launched" if spec is not None else "baseline.launched")
                     proc.wait_ready()
                 except LaunchError as exc:
                     m = self._failed(exc.failure_class, exc.message, exc.log_tail, proc, started)
@@ -187,22 +201,32 @@ class ServerBackend:
                                      f"{first.error} (log: {proc.log_path})")
         return m
 
+    def _start(self, proc) -> None:
+        """``proc.start()``; a disk that refuses the server's log or record (full, read-only) is
+        :class:`WorkdirUnwritable`: the disk's fault, not the setting's."""
+        try:
+            proc.start()
+        except OSError as exc:
+            in_workdir = exc.filename is not None and Path(exc.filename).is_relative_to(self.workdir.resolve())
+            if exc.errno not in (errno.ENOSPC, errno.EDQUOT, errno.EROFS) and not in_workdir:
+                raise
+            raise WorkdirUnwritable(
+                f"workdir {self.workdir}: cannot write {exc.filename or 'the server log or record'} "
+                f"({exc.strerror or exc}); free space or fix its permissions and run again (the trial is "
+                "queued again)") from None
+
     def _from_result(self, result, proc, trial_dir: Path, started: float) -> Measurement:
-        path = trial_dir / "suite.json"
-        result.save(path)
-        return Measurement(result, log_path=str(proc.log_path), result_path=str(path),
-                           duration_s=time.monotonic() - started, command=list(proc.argv))
+        return Measurement(result, log_path=str(proc.log_path), result_path=str(trial_dir / "suite.json"),
+                           to_save=result, duration_s=time.monotonic() - started, command=list(proc.argv))
 
     def _failed(self, cls, message, tail, proc, started, result=None, trial_dir: Path | None = None,
                 name: str = "suite.partial.json") -> Measurement:
-        """A failed measurement; ``result`` (a partial or rejected suite result) is saved as ``name``
-        for the record, never kept as figures."""
-        path = None
-        if result is not None and trial_dir is not None:
-            path = trial_dir / name
-            result.save(path)
+        """A failed measurement; ``result`` (a partial or rejected suite result) is written as ``name``
+        by the recorder, for the record, never kept as figures."""
+        path = trial_dir / name if result is not None and trial_dir is not None else None
         return Measurement(None, failure_class=cls, failure_message=message, log_tail=tail,
                            log_path=str(proc.log_path), result_path=str(path) if path else None,
+                           to_save=result if path else None,
                            duration_s=time.monotonic() - started, command=list(proc.argv))
 
 

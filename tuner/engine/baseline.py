@@ -6,7 +6,9 @@ its trials give an atomic order and heartbeats, so several workers starting at o
 
 Contract of :func:`ensure_baseline`: it returns the study's current baseline, measuring it first
 when there is none (or when ``rebaseline`` asks for a new one); a failed measurement raises
-:class:`BaselineError` and the run stops, since nothing else could be compared.
+:class:`BaselineError` and the run stops, since nothing else could be compared. The measurement is
+journaled and told by the ``measure`` callback (:meth:`tuner.engine.trial.TrialRunner.measure`),
+like any trial's.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .asktell import ask, tell
+from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures
 from .study import BASELINE_SUFFIX, create_baseline_study
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
@@ -94,27 +97,29 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
             emit("trial_start", {"trial": "baseline", "spec": None})
             try:
                 m = measure(trial, bstudy)
+            except StorageUnavailable:
+                raise  # nothing more can be written; the measurement, if any, waits in the journal
             except BaseException:
                 # Ctrl-C or a crash of the tuner: nothing measured; the next run measures it again.
-                tell(bstudy, trial, state=TrialState.FAIL)
+                if not unreachable_now(storage) and storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
+                    tell(bstudy, trial, state=TrialState.FAIL)
                 raise
-            if m.failure_class:
-                tell(bstudy, trial, state=TrialState.FAIL)
-                raise BaselineError(m)
-            values = baseline_values(bstudy, trial)
-            if values is None:
-                tell(bstudy, trial, state=TrialState.FAIL)
-                raise BaselineError(m, "it measured no " + ", ".join(bstudy.metric_names or [])
-                                    + ": the suite does not measure what the objectives need")
-            tell(bstudy, trial, values)
-        return find_baseline(study)
+        # The measurement is told by now (failed when it measured nothing usable); a measurement
+        # another worker failed as dead meanwhile was stored as a new trial (tuner.engine.finish).
+        done = find_baseline(study)
+        if done and done.trial_number > after:
+            return done
+        if m.failure_class:
+            raise BaselineError(m)
+        raise BaselineError(m, "it measured no " + ", ".join(bstudy.metric_names or [])
+                            + ": the suite does not measure what the objectives need")
 
 
-def baseline_values(bstudy, trial) -> list[float] | None:
-    """The baseline trial's own figures, as its study's metrics (``single_tok_per_s``,
+def baseline_values(bstudy, attrs: dict) -> list[float] | None:
+    """The baseline's own figures in ``attrs``, as its study's metrics (``single_tok_per_s``,
     ``tok_per_s@C``): what optuna-dashboard shows for it. None when one is missing."""
     from .objectives import figure
 
-    figures = StoredFigures.from_attrs(bstudy._storage.get_trial(trial._trial_id).user_attrs)
+    figures = StoredFigures.from_attrs(attrs)
     values = [figure(name, figures) for name in (bstudy.metric_names or [])]
     return None if not values or any(v is None for v in values) else [float(v) for v in values]

@@ -16,20 +16,27 @@ Contracts:
   lacks that candidate. Ctrl-C stops the server (the backend's contract), fails the running
   measurement and propagates ``KeyboardInterrupt``; the rounds already stored stay usable.
 * Confirmation launches do not count towards the study's ``budget.n_trials``.
+* Each repeat is journaled before it is stored (:mod:`tuner.engine.finish`); what a killed run left
+  in the journal is stored before the first round.
 """
 
 from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Callable, Sequence
 
 from ..sglang.rules import SpecConfig
 from .asktell import ask, tell, utc_now
 from .baseline import find_baseline
 from .deadline import apply_trial_deadline
+from .finish import finish_of, record_finish, replay_journal, write_files
+from .journal import Journal
 from .outcome import limit_attrs, measurement_attrs
+from .patience import StorageUnavailable, unreachable_now
 from .records import FAILED, MEASURED
+from .storage import storage_label
 from .workers import Heartbeat, Worker
 
 CONFIRM_SUFFIX = ".confirm"
@@ -86,6 +93,8 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
     base = find_baseline(study)
     apply_trial_deadline(backend, config, base.attrs if base else None, on_event)
     cstudy = open_confirm_study(study, create=True)
+    # What a killed run (this command's or `tuner study run`'s) left in the journal, stored first.
+    replay_journal(study, config.workdir or Path("studies") / config.name)
     run = utc_now().replace(":", "").replace("-", "").replace("+0000", "Z") + "-" + secrets.token_hex(2)
     worker = Worker()
     summary = ConfirmSummary(run, repeats)
@@ -108,6 +117,7 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
 def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event):
     from optuna.trial import TrialState
 
+    workdir = Path(config.workdir or Path("studies") / config.name)
     trial = ask(cstudy)
     with Heartbeat(cstudy._storage, trial._trial_id):
         for k, v in {"run": run, "round": rnd, "candidate": who, "picks": list(picks), "worker": worker.as_dict(),
@@ -123,19 +133,24 @@ def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, wh
             attrs.update(status=FAILED if failed else MEASURED, finished_at=utc_now())
             if attrs.get("args_mismatch") and not m.failure_class:
                 attrs["failure_class"] = "args_mismatch"
-            for k, v in attrs.items():
-                trial.set_user_attr(k, v)
             outcome.update(status=attrs["status"], failure=attrs.get("failure_class"))
-            if failed:
-                tell(cstudy, trial, state=TrialState.FAIL)
-            else:
-                tell(cstudy, trial, 0.0)
+            # Journaled, figures first, then the suite's JSON (tuner.engine.finish); a repeat's
+            # value is a placeholder: its figures are the result.
+            finish = finish_of(cstudy, trial, attrs, None if failed else [0.0], {}, measured=not failed)
+            record_finish(cstudy, finish, journal=Journal(workdir), storage=storage_label(cstudy._storage),
+                          suite=m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None,
+                          file_paths={"suite_json": m.result_path}, kind="confirm.",
+                          files=lambda: write_files(cstudy, trial._trial_id, m.to_save, m.result_path, None, workdir,
+                                                    artifacts=False))
 
         tag = "baseline" if who == BASELINE else f"t{who}"
         try:
             backend.measure(spec, f"confirm/{run}/{rnd}-{tag}", record, on_event=on_event)
+        except StorageUnavailable:
+            raise  # nothing more can be written; the measurement, if any, waits in the journal
         except BaseException:
-            if cstudy.get_trials(deepcopy=False)[trial.number].state == TrialState.RUNNING:
+            if not unreachable_now(cstudy._storage) and \
+                    cstudy._storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
                 tell(cstudy, trial, state=TrialState.FAIL)
             raise
     return outcome.get("status", FAILED), outcome.get("failure")

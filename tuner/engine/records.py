@@ -19,6 +19,20 @@ from ..sglang.rules import SpecConfig
 CONSTRAINT = "measured"
 #: status values of a trial (user attribute ``status``)
 MEASURED, REUSED, INVALID, FAILED = "measured", "reused", "invalid", "failed"
+#: The statuses that say what a trial's values are: believed only of a COMPLETE trial.
+RESULT_STATUSES = (MEASURED, REUSED, INVALID, FAILED)
+
+
+def trial_status(state: str, attrs: dict) -> str | None:
+    """A trial's status as readers must see it: its ``status`` attribute when the trial is
+    COMPLETE; for a trial not (or no longer) complete, only a status that claims no result
+    (``abandoned``, ``interrupted``). A worker killed between writing ``status: measured`` and the
+    tell leaves a trial that is RUNNING, then FAIL: it measured nothing the study may count or
+    reuse (its measurement, if it finished, comes back from the journal as a trial of its own)."""
+    status = attrs.get("status")
+    if state != "COMPLETE" and status in RESULT_STATUSES:
+        return None
+    return status
 
 
 def spec_key(spec: SpecConfig) -> str:
@@ -70,7 +84,7 @@ class TrialRecord:
 
     number: int
     state: str  #: Optuna's state name: COMPLETE, RUNNING, FAIL, ...
-    status: str | None  #: measured | reused | invalid | failed (None while running)
+    status: str | None  #: measured | reused | invalid | failed of a COMPLETE trial (see :func:`trial_status`)
     requested: SpecConfig
     effective: SpecConfig | None
     values: list[float] | None
@@ -96,7 +110,7 @@ def load_records(study) -> list[TrialRecord]:
         out.append(TrialRecord(
             number=t.number,
             state=t.state.name,
-            status=attrs.get("status"),
+            status=trial_status(t.state.name, attrs),
             requested=spec_from_params(t.params) if t.params else spec_from_dict(attrs.get("requested")),
             effective=spec_from_dict(attrs.get("effective")),
             values=list(t.values) if t.values is not None else None,

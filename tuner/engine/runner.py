@@ -1,7 +1,9 @@
 """The study engine's entry point: one worker's ask/measure/tell loop over relaunched servers.
 
-One call of :func:`run_study` is one worker. It starts by stopping servers a crashed run on this
-host left behind and failing trials dead workers left RUNNING, makes sure the baseline is measured
+One call of :func:`run_study` is one worker. It starts by replaying the measurements a dead worker
+of this study left in the local journal (:func:`tuner.engine.finish.replay_journal`), then stops
+servers a crashed run on this host left behind and fails trials dead workers left RUNNING, makes
+sure the baseline is measured
 (:mod:`tuner.engine.baseline`), then runs trials (:mod:`tuner.engine.trial`) until a stop reason
 holds: its own ``n_trials``, the study's budget, the space exhausted, the timeout, or a sampler
 that keeps proposing nothing new.
@@ -10,7 +12,12 @@ Contracts:
 
 * Trial state lives in Optuna storage only, so any worker given the storage URL and study name can
   continue the study (:mod:`tuner.engine.study`).
-* Results reach storage before the server stops (the backend calls back before stopping).
+* Results reach storage before the server stops (the backend calls back before stopping), and a
+  finished measurement is journaled locally before anything else (:mod:`tuner.engine.finish`).
+* Storage outages are waited out (:mod:`tuner.engine.patience`, when the storage was opened
+  patient, as ``tuner study run`` does): past the patience,
+  :class:`~tuner.engine.patience.StorageUnavailable` propagates, the server stopped and the
+  measurement journaled.
 * A trial left RUNNING by a dead worker is failed (Optuna heartbeat, or at once when the worker was
   on this host and its process is gone) and its parameters are queued again.
 * Two workers never measure the same effective config at once (claims, :mod:`tuner.engine.workers`).
@@ -36,6 +43,8 @@ from ..config.space import SPEC_PARAMS, SearchSpace
 from ..config.study import StudyConfig
 from .baseline import Baseline, ensure_baseline
 from .deadline import apply_trial_deadline
+from .finish import replay_journal
+from .patience import patient_backend
 from .records import FAILED, INVALID, MEASURED, REUSED, load_records
 from .study import config_from_study, open_study
 from .trial import ABANDONED, TrialRunner
@@ -82,7 +91,7 @@ def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int |
 
     from .study import ensure_metric_names
 
-    study = open_study(config.name, storage_url)
+    study = open_study(config.name, storage_url, patient=True)
     _, space, _ = config_from_study(study)
     ensure_metric_names(study)  # studies created before the dashboard's names existed
     sampler = make_sampler(config, space, len(study.get_trials(deepcopy=False)))
@@ -104,6 +113,10 @@ class _Runner:
         summary = RunSummary()
         started = time.monotonic()
         deadline = started + timeout_s if timeout_s else None
+        patient = patient_backend(self.study._storage)
+        if patient is not None:
+            patient.on_outage = self.emit  # "storage_down" / "storage_back" progress lines
+        self._replay_journal()
         self._clean_up_after_the_dead()
         baseline = self._baseline(rebaseline)
         apply_trial_deadline(self.backend, self.config, baseline.attrs, self.emit)
@@ -132,6 +145,12 @@ class _Runner:
         return summary
 
     # -- the steps ------------------------------------------------------------------------------
+    def _replay_journal(self) -> None:
+        """Measurements a dead worker of this study journaled but never stored: store them first."""
+        replayed = replay_journal(self.study, self.trials.workdir)
+        if replayed:
+            self.emit("replayed", {"trials": replayed})
+
     def _clean_up_after_the_dead(self) -> None:
         """Stop servers a crashed run on this host left behind; fail trials dead workers left RUNNING."""
         stopped = getattr(self.backend, "cleanup_orphans", lambda: [])()

@@ -2,29 +2,32 @@
 
 The URL may come from ``--storage``, from the study file, or from the environment: a value of the form
 ``${VAR}`` (or ``$VAR``) is read from that variable, and ``TUNER_STORAGE`` is the default variable, so a
-PostgreSQL password never has to be written in a file or on a command line. Passwords are never
-printed: every place that shows a URL uses :func:`redact`, and errors from the database driver are
-scrubbed of the URL and the password before they are raised.
+PostgreSQL password never has to be written in a file or on a command line.
+
+Passwords are never shown (:mod:`tuner.engine.urls`: URLs parsed and rendered with SQLAlchemy's
+``URL``, errors from the database driver scrubbed of the password in every form).
 
 Several workers (nodes) may open the same fresh PostgreSQL database at the same instant. Optuna's
 ``RDBStorage`` creates its tables on first use, and two concurrent ``CREATE TABLE`` on PostgreSQL
 crash one of them (``UniqueViolation ... pg_type_typname_nsp_index``, reproduced by
 tests/engine/test_distributed_storage.py). :func:`open_storage` therefore builds the storage under a
 PostgreSQL advisory lock (one at a time per database; it takes milliseconds), and on any database
-retries a construction that lost a table-creation race.
+retries a construction that lost a table-creation race. A running worker's storage rides out
+outages (:mod:`tuner.engine.patience`).
 """
 
 from __future__ import annotations
 
 import os
 import random
-import re
 import time
 from contextlib import contextmanager
-from urllib.parse import urlsplit, urlunsplit
 
-from ..config.study import STORAGE_ENV_VAR
 from ..config.yamlfile import ConfigError
+from .urls import describe_error, driver_url, is_postgres, redact, resolve_url, sqlite_path
+
+__all__ = ["open_storage", "storage_label", "redact", "resolve_url", "driver_url", "is_postgres",
+           "HEARTBEAT_INTERVAL_S", "HEARTBEAT_GRACE_S", "MAX_RETRY", "SQLITE_TIMEOUT_S"]
 
 
 def _seconds_from_env(var: str, default: int) -> int:
@@ -54,6 +57,9 @@ if HEARTBEAT_GRACE_S <= HEARTBEAT_INTERVAL_S:
                       "or every running trial looks dead")
 #: How often one configuration is re-queued after its worker died.
 MAX_RETRY = 3
+#: SQLite's busy timeout (seconds): how long a write waits for another process's lock before the
+#: driver says "database is locked" (a running worker then retries, see tuner.engine.patience).
+SQLITE_TIMEOUT_S = _seconds_from_env("TUNER_SQLITE_TIMEOUT_S", 60)
 
 #: PostgreSQL advisory-lock key held while a worker builds its storage (creates tables); any fixed
 #: 64-bit number unlikely to clash with an application's own keys ("tuner-db" in ASCII).
@@ -64,67 +70,18 @@ SCHEMA_LOCK_TIMEOUT_S = 120.0
 _CREATE_ATTEMPTS = 5
 
 
-def redact(url: str | None) -> str | None:
-    """The URL with any password replaced by ``***`` (safe to print, log and store)."""
-    if not url or not isinstance(url, str):
-        return url if not url else f"<{type(url).__name__}>"
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    user = parts.username or ""
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urlunsplit((parts.scheme, f"{user}:***@{host}", parts.path, parts.query, parts.fragment))
-
-
-def resolve_url(url: str | None, source: str = "--storage") -> str:
-    """Expand ``${VAR}`` / ``$VAR``; with no URL at all, use ``$TUNER_STORAGE``.
-
-    Raises :class:`ConfigError` naming the variable when it is unset.
-    """
-    if url is None:
-        url = f"${{{STORAGE_ENV_VAR}}}"
-    m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", url.strip())
-    if m:
-        var = m.group(1)
-        value = os.environ.get(var)
-        if not value:
-            raise ConfigError(source, "storage", f"environment variable {var} is not set; export it "
-                              f"(e.g. {var}=postgresql://user:password@host/db) or pass --storage URL")
-        url = value
-    if "://" not in url:
-        raise ConfigError(source, "storage", f"{redact(url)!r} is not a storage URL; expected e.g. "
-                          "sqlite:///studies/NAME.db or postgresql://user@host/db")
-    return url
-
-
-def is_postgres(url: str) -> bool:
-    return urlsplit(url).scheme.split("+", 1)[0] in ("postgresql", "postgres")
-
-
-def driver_url(url: str) -> str:
-    """``url`` with an installed PostgreSQL driver named.
-
-    SQLAlchemy 2.1 reads a bare ``postgresql://`` as psycopg 3; the project installs psycopg2
-    (``pip install 'sglang-spec-tuner[postgres]'``), so a bare URL uses psycopg2 unless psycopg 3 is present.
-    ``postgres://`` (Heroku-style) is accepted too. A URL naming its driver is left alone.
-    """
-    scheme, sep, rest = url.partition("://")
-    if scheme not in ("postgresql", "postgres"):
-        return url
-    try:
-        import psycopg  # noqa: F401
-        driver = "psycopg"
-    except ImportError:
-        driver = "psycopg2"
-    return f"postgresql+{driver}{sep}{rest}"
-
-
-def open_storage(url):
+def open_storage(url, *, create: bool = True, patient: bool = False):
     """An Optuna ``RDBStorage`` with heartbeats and retry of dead workers' trials.
 
     An Optuna storage object is returned as it is (benchmarks pass an ``InMemoryStorage``).
+
+    ``create=False`` (every command that reads or continues a study) never creates a storage: an
+    SQLite file that does not exist is a :class:`ConfigError` ("no such storage"), and no file or
+    folder is made. ``patient=True`` (a running worker) returns a
+    :class:`tuner.engine.patience.PatientRDBStorage`: every storage call retries transient errors
+    (connection lost, database locked, server restarting, SQLite file read-only or gone) for up to
+    :func:`tuner.engine.patience.patience_s`, and opening it waits as long; past that it raises
+    :class:`tuner.engine.patience.StorageUnavailable`.
 
     SQLite gets a long lock timeout so several local workers can share one file; PostgreSQL gets
     ``pool_pre_ping`` so a worker survives a database restart overnight, and is built under an
@@ -139,11 +96,37 @@ def open_storage(url):
         return url
     if url.startswith("$"):
         url = resolve_url(url)
+    if not create:
+        _check_exists(url)
+    if patient:
+        from .patience import open_patiently
+
+        return open_patiently(redact(url) or "", lambda: _open(url, patient=True),
+                              lambda exc: describe_error(exc, url))
+    return _open(url, patient=False)
+
+
+def storage_label(storage) -> str:
+    """The URL of an opened storage, redacted ("" for one without a URL): journal entries name it."""
+    backend = getattr(storage, "_backend", storage)
+    return redact(getattr(backend, "url", None)) or ""
+
+
+def _check_exists(url: str) -> None:
+    path = sqlite_path(url)
+    if path is not None and not path.is_file():
+        raise ConfigError(redact(url) or "", "", f"no such storage: {path} does not exist (nothing was created); "
+                          "check the path, or create the study first: tuner study create STUDY.yaml")
+
+
+def _open(url: str, patient: bool):
+    from .patience import is_transient
+
     try:
         if is_postgres(url):
             with _schema_lock(driver_url(url)):
-                return _build(url)
-        return _build_with_retry(url)
+                return _build(url, patient)
+        return _build_with_retry(url, patient)
     except ConfigError:
         raise
     except ModuleNotFoundError as exc:
@@ -152,40 +135,48 @@ def open_storage(url):
                           f"driver: pip install 'sglang-spec-tuner[postgres]' (from a clone: pip install -e "
                           f"'.[postgres]')") from None
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy/driver errors carry the URL; never show it
-        raise ConfigError("storage", redact(url) or "", f"cannot open: {type(exc).__name__}: "
-                          f"{_scrub(_first_line(exc), url)}") from None
+        if patient and is_transient(exc):
+            raise  # open_patiently waits for the storage to answer
+        raise ConfigError("storage", redact(url) or "", f"cannot open: {describe_error(exc, url)}") from None
 
 
-def _build(url: str):
+def _build(url: str, patient: bool):
     import warnings
 
     from optuna.exceptions import ExperimentalWarning
-    from optuna.storages import RDBStorage, RetryHeartbeatStaleTrialCallback
+    from optuna.storages import RDBStorage
+
+    from .patience import PatientRDBStorage
+    from .requeue import RetryStaleTrial
 
     engine_kwargs: dict = {}
     if url.startswith("sqlite"):
-        engine_kwargs["connect_args"] = {"timeout": 60}
+        engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
     else:
         engine_kwargs["pool_pre_ping"] = True
+    cls = PatientRDBStorage if patient else RDBStorage
     # Heartbeats and the retry callback are "experimental" in Optuna 5; users need not hear it.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExperimentalWarning)
-        return RDBStorage(
+        storage = cls(
             driver_url(url),
             engine_kwargs=engine_kwargs,
             heartbeat_interval=HEARTBEAT_INTERVAL_S,
             grace_period=HEARTBEAT_GRACE_S,
-            heartbeat_stale_trial_callback=RetryHeartbeatStaleTrialCallback(max_retry=MAX_RETRY),
+            heartbeat_stale_trial_callback=RetryStaleTrial(max_retry=MAX_RETRY),
         )
+    if patient:
+        storage.watch(redact(url) or "", sqlite_path(url), lambda exc: describe_error(exc, url))
+    return storage
 
 
-def _build_with_retry(url: str):
+def _build_with_retry(url: str, patient: bool):
     """Build the storage, retrying with backoff when another process won a table-creation race."""
     from sqlalchemy.exc import DBAPIError
 
     for attempt in range(_CREATE_ATTEMPTS):
         try:
-            return _build(url)
+            return _build(url, patient)
         except DBAPIError as exc:
             msg = str(exc).lower()
             racing = any(s in msg for s in ("already exists", "duplicate", "unique", "locked"))
@@ -223,16 +214,3 @@ def _schema_lock(url: str):
                 conn.commit()
     finally:
         engine.dispose()
-
-
-def _first_line(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else ""
-
-
-def _scrub(text: str, url: str) -> str:
-    """Remove the password from an error message that may quote the URL."""
-    password = urlsplit(url).password
-    text = text.replace(url, redact(url) or "")
-    text = text.replace(driver_url(url), redact(driver_url(url)) or "")
-    return text.replace(password, "***") if password else text

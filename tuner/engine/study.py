@@ -73,15 +73,17 @@ def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
     return out
 
 
-def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], None] | None = None):
+def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], None] | None = None, *,
+                 patient: bool = False):
     """Create the Optuna study (and its baseline study) for ``config``; a no-op when it exists with
     the same config, :class:`ConfigError` when it exists with a different one. A larger budget is
-    the one change accepted: it is stored, and ``note`` hears about it."""
+    the one change accepted: it is stored, and ``note`` hears about it. ``patient``: wait out a
+    storage outage (``tuner study run``)."""
     import optuna
 
     from .facts import ATTENTION_ATTR, prepare, space_for
 
-    storage = open_storage(storage_url)
+    storage = open_storage(storage_url, patient=patient)
     space_dict, suite_dict = _space_and_suite(config)
     wanted = stored_config(config)
     space = SearchSpace(SearchSpace.load(config.search_space).config, config.search_space)
@@ -270,11 +272,13 @@ def _first_difference(a: Any, b: Any, prefix: str = "") -> str:
     return prefix or "value"
 
 
-def open_study(name: str, storage_url: str, sampler=None):
-    """Load a tuner study; :class:`ConfigError` when it does not exist."""
+def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = False):
+    """Load a tuner study; :class:`ConfigError` when it (or its storage) does not exist: opening
+    creates nothing. ``patient``: the storage rides out outages (a running worker's; see
+    :func:`tuner.engine.storage.open_storage`)."""
     import optuna
 
-    storage = open_storage(storage_url)
+    storage = open_storage(storage_url, create=False, patient=patient)
     try:
         return optuna.load_study(study_name=name, storage=storage, sampler=sampler)
     except KeyError:

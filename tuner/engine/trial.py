@@ -8,11 +8,16 @@ worker identity) and runs a trial as a few named steps:
 3. :meth:`~TrialRunner._reuse_or_claim`: a setting whose effective config was measured before reuses
    that measurement; otherwise the worker claims it (claim-then-look, :mod:`tuner.engine.workers`);
 4. :meth:`~TrialRunner._budget_allows`: the study's launch budget, shared with the other workers;
-5. :meth:`~TrialRunner.measure`: the backend measures; the figures and the tell reach storage from
-   the backend's ``record`` callback, before the server stops.
+5. :meth:`~TrialRunner.measure`: the backend measures; from the backend's ``record`` callback,
+   before the server stops, the measurement is journaled, its figures stored, its files written and
+   the trial told (:mod:`tuner.engine.finish`: figures before files, nothing lost).
 
 Ctrl-C or a crash of the tuner during a measurement: the backend stops the server, the trial is
-failed and its parameters queued again, and the exception propagates.
+failed and its parameters queued again (:func:`tuner.engine.requeue.requeue`: the setting, none of
+the dead trial's attributes), and the exception propagates. A storage that stays unreachable past
+the patience (:class:`tuner.engine.patience.StorageUnavailable`) propagates the same way, without
+another storage call: the measurement waits in the journal. ``TUNER_TEST_KILL_AT`` kills the worker
+at the named points of :mod:`tuner.engine.killpoints` (tests only).
 """
 
 from __future__ import annotations
@@ -23,15 +28,18 @@ from ..config.space import SearchSpace
 from ..config.study import StudyConfig
 from ..sglang.rules import Resolution, SpecConfig
 from .asktell import ask, tell, utc_now
-from .baseline import Baseline
+from .baseline import Baseline, baseline_values
+from .finish import apply_finish, finish_of, record_finish, write_files
+from .journal import Journal
+from .killpoints import kill_point
 from .limits import extra_constraints
 from .objectives import worst_values
 from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement
+from .patience import StorageUnavailable, unreachable_now
 from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
+from .requeue import clear_inherited, requeue
+from .storage import storage_label
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
-
-#: The system attribute optuna-dashboard reads constraints from (Optuna's pre-5 list form).
-LEGACY_CONSTRAINTS = "constraints"
 
 #: status of a trial that stepped back because another worker took the study's last budget slot
 ABANDONED = "abandoned"
@@ -46,6 +54,9 @@ class TrialRunner:
         self.config, self.study, self.space, self.backend = config, study, space, backend
         self.worker, self.emit = worker, emit
         self.storage = study._storage
+        # A storage in memory (benchmarks) outlives nothing: it gets no journal.
+        self.workdir = config.workdir or f"studies/{config.name}"
+        self.journal = Journal(self.workdir) if storage_label(self.storage) else None
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
 
     # -- counting -------------------------------------------------------------------------------
@@ -57,7 +68,9 @@ class TrialRunner:
         return stored_budget(self.study, self.config.budget.n_trials)
 
     def launched_in_study(self, records=None) -> int:
-        """Launches the whole study has made (measured or failed), by every worker."""
+        """Finished launches of the whole study (measured or failed), by every worker. A launch
+        killed before it finished is not counted (its setting is queued again); nor is a trial
+        that is not COMPLETE, whatever its attributes say (:func:`~tuner.engine.records.trial_status`)."""
         records = load_records(self.study) if records is None else records
         return sum(1 for r in records if r.status in (MEASURED, FAILED))
 
@@ -69,11 +82,13 @@ class TrialRunner:
         # Beat from the first moment: a worker that dies before its first heartbeat would leave a
         # trial (and its claim) that Optuna never calls stale.
         with Heartbeat(self.storage, trial._trial_id):
+            # A retry queued by an older tuner carries its dead original's attributes: not ours.
+            clear_inherited(self.storage, trial._trial_id)
+            trial.set_user_attr("worker", self.worker.as_dict())
+            kill_point("asked")
             return self._run(trial, baseline)
 
     def _run(self, trial, baseline: Baseline) -> str:
-        trial.set_user_attr("worker", self.worker.as_dict())
-        trial.set_user_attr("launching", False)  # a retried trial inherits its dead original's attrs
         requested = spec_from_params(trial.params)
         trial.set_user_attr("requested", requested.as_dict())
         res = self._resolve(trial, requested)
@@ -123,6 +138,7 @@ class TrialRunner:
                 # A worker that finished this config between our look and our claim has left its
                 # result in storage before its claim went away: look once more, holding the claim.
                 if self._prior_measurement(key, trial.number) is None:
+                    kill_point("claimed")
                     return "claimed"
                 trial.set_user_attr("claim", None)
                 continue
@@ -142,6 +158,7 @@ class TrialRunner:
         if budget is None:
             return True
         trial.set_user_attr("launching", True)
+        kill_point("launching")
         running = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         in_flight = sum(1 for t in running if t.number != trial.number and t.user_attrs.get("launching"))
         return self.launched_in_study() + in_flight < budget
@@ -159,76 +176,87 @@ class TrialRunner:
 
         try:
             return self.measure(eff, f"trials/{trial.number}", trial, baseline=baseline)
+        except StorageUnavailable:
+            raise  # nothing more can be written; the measurement, if any, waits in the journal
         except BaseException:
             # Ctrl-C or a crash of the tuner itself: the server is stopped by the backend; the trial
-            # goes back to the queue with the same parameters.
-            if self.study.get_trials(deepcopy=False)[trial.number].state == TrialState.RUNNING:
+            # goes back to the queue with the same parameters (and nothing else of it).
+            if unreachable_now(self.storage):
+                raise  # Ctrl-C while the storage is away: the next worker reaps and queues it
+            frozen = self.storage.get_trial(trial._trial_id)
+            if frozen.state == TrialState.RUNNING:
                 tell(self.study, trial, state=TrialState.FAIL)
-                self.study.enqueue_trial(trial.params, user_attrs={"retry_of": trial.number})
+                requeue(self.study, frozen)
             raise
 
     def _prior_measurement(self, key: str, number: int):
+        """The finished measurement (measured or failed, with its values) of ``key``, if any."""
         for r in load_records(self.study):
-            if r.number != number and r.attrs.get("effective_key") == key and r.status in (MEASURED, FAILED):
+            if (r.number != number and r.attrs.get("effective_key") == key and r.status in (MEASURED, FAILED)
+                    and r.values is not None):
                 return r
         return None
 
     # -- measuring and telling ------------------------------------------------------------------
     def measure(self, spec: SpecConfig | None, label: str, trial, baseline: Baseline | None = None,
                 study=None):
-        """Measure through the backend; the result is written to storage before the server stops.
+        """Measure through the backend; the result is in storage before the server stops.
 
-        ``baseline=None`` measures the baseline trial of ``study`` (its figures only, no tell);
-        otherwise the trial is judged against ``baseline`` and told.
+        ``baseline=None`` measures the baseline trial of ``study`` (its figures are told as the
+        baseline study's values, or it fails); otherwise the trial is judged against ``baseline``.
         """
         study = study or self.study
+        kind = "baseline." if baseline is None else ""
 
         def record(m) -> None:
-            # The server log (a snapshot, before the server stops) and the suite's JSON, as Optuna
-            # artifacts of the still-running trial, so optuna-dashboard shows them.
-            from .artifacts import store_trial_artifacts
-
-            files = [p for p in (m.log_path, m.result_path) if p]
-            if files:
-                store_trial_artifacts(study, trial, files, self.config.workdir)
-            if baseline is None:  # the baseline trial
-                for k, v in baseline_attrs(m, self.config).items():
-                    trial.set_user_attr(k, v)
+            kill_point(f"{kind}measured")
+            if baseline is None:
+                attrs = {**baseline_attrs(m, self.config), "finished_at": utc_now()}
                 if not m.failure_class:
-                    trial.set_user_attr("status", MEASURED)
-                return
-            verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures, self.config,
-                                        baseline.attrs)
-            self._finish(trial, verdict.status, verdict.values, verdict.attrs,
-                         feasible=verdict.status == MEASURED)
-            self.emit("trial_done", {"trial": trial.number, "spec": spec.label(), "status": verdict.status,
-                                     "values": verdict.values, "failure_class": verdict.attrs.get("failure_class")})
+                    attrs["status"] = MEASURED
+                values = None if m.failure_class else baseline_values(study, attrs)
+                finish = finish_of(study, trial, attrs, values, {}, measured=values is not None)
+            else:
+                verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures, self.config,
+                                            baseline.attrs)
+                finish = self._finish_of(trial, verdict.status, verdict.values, verdict.attrs,
+                                         feasible=verdict.status == MEASURED, measured=True)
+            suite = m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None
+            recorded = record_finish(
+                study, finish, journal=self.journal, suite=suite, storage=storage_label(self.storage), kind=kind,
+                files=lambda: write_files(study, trial._trial_id, m.to_save, m.result_path, m.log_path,
+                                          self.workdir),
+                file_paths={"suite_json": m.result_path, "log": m.log_path})
+            number = "baseline" if baseline is None else trial.number
+            for warning in recorded.warnings:
+                self.emit("warning", {"trial": number, "message": warning})
+            if baseline is not None:
+                self.emit("trial_done", {"trial": trial.number, "spec": spec.label(), "status": finish.user_attrs["status"],
+                                         "values": finish.values if finish.user_attrs["status"] == MEASURED else None,
+                                         "failure_class": finish.user_attrs.get("failure_class")})
 
         m = self.backend.measure(spec, label, record, on_event=self.emit)
         self.durations.append(m.duration_s)
         return m
 
     def _finish(self, trial, status: str, values, attrs: dict, feasible: bool = False) -> None:
-        """Attributes, constraint, then tell: all before anything else happens to the trial."""
-        for k, v in attrs.items():
-            trial.set_user_attr(k, v)
-        trial.set_user_attr("status", status)
-        trial.set_user_attr("finished_at", utc_now())
+        """Finish a trial that launched nothing (invalid, reused): attributes, constraints, tell."""
+        apply_finish(self.study, self._finish_of(trial, status, values, attrs, feasible, measured=False))
+
+    def _finish_of(self, trial, status: str, values, attrs: dict, feasible: bool, measured: bool):
+        """The trial's :class:`~tuner.engine.finish.Finish`: its attributes, status and note, the
+        constraints (``measured``, then the study's limits), and its values or the placeholders."""
+        attrs = {**attrs, "status": status, "finished_at": utc_now()}
         if not feasible:
             # Shown beside the values in optuna-dashboard, which also greys the trial out as
             # infeasible (the constraint): the values are not a result.
             why = attrs.get("failure_class") or status
-            trial.set_user_attr("note", f"nothing measured ({status}: {why}); the values are worst-case "
-                                        "placeholders that steer the sampler away, not results")
-        value = -1.0 if feasible else 1.0
-        trial.set_constraint(CONSTRAINT, value)
+            attrs["note"] = (f"nothing measured ({status}: {why}); the values are worst-case "
+                             "placeholders that steer the sampler away, not results")
         # The study's limits (SLOs, lossless), each by how much it is broken (tuner.engine.limits).
-        extra = extra_constraints(attrs) if feasible else {}
-        for name, limit in extra.items():
-            trial.set_constraint(name, limit)
-        # optuna-dashboard (0.21) reads only the older list form of constraints (system attribute
-        # "constraints"), which Optuna 5 still reads too: without it the dashboard marks nothing
-        # infeasible. Both forms hold the same values, so feasibility is the same either way (and
-        # the samplers' sum of violations is doubled for every trial alike, so their order holds).
-        self.storage.set_trial_system_attr(trial._trial_id, LEGACY_CONSTRAINTS, [value, *extra.values()])
-        tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))
+        # Optuna 5 reads the named constraints; optuna-dashboard (0.21) only the older list form,
+        # written from the same values (the samplers' sum of violations is doubled for every trial
+        # alike, so their order holds).
+        constraints = {CONSTRAINT: -1.0 if feasible else 1.0, **(extra_constraints(attrs) if feasible else {})}
+        return finish_of(self.study, trial, attrs, values if values is not None else
+                         worst_values(self.config.objectives), constraints, measured)

@@ -3,8 +3,12 @@
 * :class:`Worker` names the process that runs a trial (host, pid, start time), so a worker on the
   same host can tell at once that it died.
 * :class:`Heartbeat` records Optuna heartbeats for a running trial from a background thread
-  (ask/tell records none); a missed beat is retried on the next tick, never raised.
-* :func:`reap_dead_trials` fails RUNNING trials whose worker is gone and queues their settings again.
+  (ask/tell records none); a missed beat (the storage unreachable) is retried a second later, never
+  raised: the thread neither dies nor blocks the worker.
+* :func:`reap_dead_trials` fails RUNNING trials whose worker is gone and queues their settings again
+  (:func:`tuner.engine.requeue.requeue`: the setting only). Right after a storage outage this
+  process saw, nobody's heartbeat could land, so none is judged by its heartbeat until a grace
+  period has passed.
 * :func:`try_claim` / :func:`wait_for_claim`: claim-then-look, so two workers never measure the
   same effective setting (or the baseline) at once, with no coordinator.
 """
@@ -19,7 +23,9 @@ import time
 from dataclasses import dataclass, field
 
 from ..server.procs import process_alive, read_stat
-from .storage import HEARTBEAT_INTERVAL_S
+from .patience import patient_backend
+from .requeue import requeue
+from .storage import HEARTBEAT_GRACE_S, HEARTBEAT_INTERVAL_S, MAX_RETRY
 
 #: How often a worker waiting for another's claim looks again, in seconds.
 POLL_S = 1.0
@@ -57,15 +63,18 @@ class Heartbeat:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._beat, daemon=True, name=f"heartbeat-{trial_id}")
 
-    def _record(self) -> None:
+    def _record(self) -> bool:
         try:
             self.storage.record_heartbeat(self.trial_id)
+            return True
         except Exception:  # noqa: BLE001 - a missed beat is retried; the trial must go on
-            pass
+            return False
 
     def _beat(self) -> None:
-        while not self._stop.wait(HEARTBEAT_INTERVAL_S):
-            self._record()
+        wait = HEARTBEAT_INTERVAL_S
+        while not self._stop.wait(wait):
+            # After a missed beat, try again soon: the storage is back, the others must see us alive.
+            wait = HEARTBEAT_INTERVAL_S if self._record() else min(1.0, HEARTBEAT_INTERVAL_S)
 
     def __enter__(self):
         if hasattr(self.storage, "record_heartbeat"):
@@ -91,15 +100,15 @@ def reap_dead_trials(study) -> list[int]:
     storage = study._storage
     if not hasattr(storage, "get_heartbeat_stale_trial_callback"):
         return []  # a storage without heartbeats (in-memory, for benchmarks): one process, no deaths
-    fail_stale_trials(study)
+    patient = patient_backend(storage)
+    if patient is None or not patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S):
+        fail_stale_trials(study)
     reaped = []
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         if Worker.alive(t.user_attrs.get("worker")) is False:
             if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
                 reaped.append(t.number)
-                callback = storage.get_heartbeat_stale_trial_callback()
-                if callback is not None and t.params:
-                    callback(study, storage.get_trial(t._trial_id))
+                requeue(study, storage.get_trial(t._trial_id), MAX_RETRY)
     return reaped
 
 

@@ -57,6 +57,7 @@ def study_status(study) -> dict[str, Any]:
             "limits": limits_note(r.attrs) or None, "slo_checks": r.attrs.get(SLO_ATTR),
             "lossless_share": r.attrs.get("lossless_share"), "lossless_flag": r.attrs.get("lossless_flag"),
             "lossless_first_divergence": r.attrs.get("lossless_first_divergence"),
+            "file_warnings": r.attrs.get("file_warnings"), "replayed_from": r.attrs.get("replayed_from"),
         } for r in records],
         "front": [r.number for r in front],
     }

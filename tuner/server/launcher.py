@@ -235,7 +235,13 @@ class ServerProcess:
         if self.record is None:
             return
         self.record.members = [[st.pid, st.start_ticks] for st in group_members(self.pgid)]
-        self.record.save(records_dir(self.workdir))
+        try:
+            self.record.save(records_dir(self.workdir))
+        except OSError as exc:
+            # A full or read-only workdir must not cost the measurement: the record written at
+            # start already names the process group, which is what a later cleanup stops.
+            log.warning("server record not updated with the group's members (%s): %s", records_dir(self.workdir),
+                        exc.strerror or exc)
 
     # -- ready --------------------------------------------------------------------------------
 

@@ -1,0 +1,201 @@
+"""Finishing trials exactly once (tuner/engine/finish.py, journal.py, requeue.py, records.py), on a
+real SQLite storage with the performance model as the backend: a finish applied twice, a trial
+another worker failed meanwhile (the measurement re-homed and then reused, not measured again), a
+journal entry replayed by the next run, a retry that carries the setting and nothing else, and
+what readers believe of a trial that never finished."""
+
+import json
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from tuner.config.study import load_study
+from tuner.config.suite import load_suite
+from tuner.engine.asktell import ask
+from tuner.engine.backends import ModelBackend
+from tuner.engine.finish import ALREADY, REHOMED, TOLD, Finish, apply_finish, finish_of, record_finish, replay_journal
+from tuner.engine.journal import Journal
+from tuner.engine.records import load_records
+from tuner.engine.requeue import clear_inherited, requeue
+from tuner.engine.runner import run_study
+from tuner.engine.storage import storage_label
+from tuner.engine.study import create_study, open_study
+from tuner.engine.workers import Worker
+
+STUDY = """
+name: fin
+search_space: {space}
+server: {{backend: sim, model_path: moonshotai/Kimi-K2.6, draft_model_path: sim/draft, tp_size: 8}}
+bench: {{suite: quick}}
+sampler: {{seed: 2}}
+budget: {{n_trials: {budget}}}
+default_seed_trials: false
+seed_trials:
+  - {{speculative_num_steps: 3, speculative_eagle_topk: 1, speculative_num_draft_tokens: 4}}
+"""
+
+
+@pytest.fixture
+def config(tmp_path):
+    from support.faults import ROOT
+
+    p = tmp_path / "fin.yaml"
+    p.write_text(STUDY.format(space=ROOT / "search_spaces" / "eagle3.yaml", budget=3))
+    cfg = load_study(p)
+    create_study(cfg, cfg.storage)
+    return cfg
+
+
+def backend(seed=0):
+    return ModelBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=seed)
+
+
+def running_trial(study):
+    """A RUNNING trial of the study's next queued setting (or a sampled one), as a worker holds it."""
+    from support.faults import ROOT
+    from tuner.config.space import SearchSpace
+
+    trial = ask(study, SearchSpace.load(ROOT / "search_spaces" / "eagle3.yaml").distributions())
+    trial.set_user_attr("worker", {"host": "elsewhere", "pid": 1, "start": 1})
+    return trial
+
+
+def a_finish(study, trial, values=(2.0, 1.5)):
+    attrs = {"status": "measured", "effective_key": "3-1-4", "effective": {"num_steps": 3, "eagle_topk": 1,
+             "num_draft_tokens": 4}, "single_tok_per_s": 60.0, "tok_per_s@32": 700.0}
+    return finish_of(study, trial, attrs, list(values), {"measured": -1.0}, measured=True)
+
+
+def test_a_finish_applied_twice_is_told_once(config):
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    finish = a_finish(study, trial)
+    assert apply_finish(study, finish)[0] == TOLD
+    assert apply_finish(study, finish)[0] == ALREADY
+    done = study.get_trials(deepcopy=False)
+    assert len(done) == 1 and done[0].state == TrialState.COMPLETE and done[0].values == [2.0, 1.5]
+    assert done[0].constraints == {"measured": -1.0, "0": -1.0}
+    # through JSON (the journal) and back, the same finish
+    assert Finish.from_dict(json.loads(json.dumps(finish.to_dict()))) == finish
+
+
+def test_a_trial_failed_meanwhile_keeps_its_measurement_and_the_retry_reuses_it(config):
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    finish = a_finish(study, trial)
+    # Another worker judged it dead (a database outage hid its heartbeat): failed, setting queued.
+    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    assert requeue(study, study._storage.get_trial(trial._trial_id))
+    outcome, _ = apply_finish(study, finish)
+    assert outcome == REHOMED
+    records = {r.number: r for r in load_records(study)}
+    assert records[0].status is None  # the failed original claims nothing
+    rehomed = [r for r in records.values() if r.attrs.get("replayed_from") == 0]
+    assert len(rehomed) == 1 and rehomed[0].status == "measured" and rehomed[0].values == [2.0, 1.5]
+    assert rehomed[0].feasible
+    # A worker now asks the queued retry: the setting was measured, so it is reused, not launched.
+    model = backend()
+    run_study(config, config.storage, model, n_trials=1)
+    retry = [r for r in load_records(open_study(config.name, config.storage)) if r.attrs.get("retry_of") == 0]
+    assert len(retry) == 1 and retry[0].status == "reused" and retry[0].attrs["reused_from"] == rehomed[0].number
+    assert retry[0].values == [2.0, 1.5]
+    assert model.calls == 2  # the baseline and one new setting; the re-homed one never again
+
+
+def test_the_next_run_replays_a_dead_workers_journal_first(config, tmp_path):
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)  # its worker "elsewhere" is no host's: only the journal knows
+    trial.set_user_attr("worker", {"host": "gone", "pid": 1, "start": 1})
+    finish = a_finish(study, trial)
+    journal = Journal(config.workdir)
+    dead = {**Worker().as_dict(), "pid": 2 ** 22 + 7}  # this host, a process that is not there
+    journal.write({"storage": storage_label(study._storage), "worker": dead, "finish": finish.to_dict(),
+                   "files": {}}, stem="fin-0")
+    assert replay_journal(study, config.workdir) == [("fin", 0, TOLD)]
+    assert journal.entries() == []
+    t = study._storage.get_trial(trial._trial_id)
+    assert t.state == TrialState.COMPLETE and t.user_attrs["status"] == "measured"
+    # a live worker's entry is its own business: left alone
+    other = running_trial(study)
+    journal.write({"storage": storage_label(study._storage), "worker": Worker().as_dict(),
+                   "finish": a_finish(study, other).to_dict()}, stem="fin-1")
+    assert replay_journal(study, config.workdir) == [] and len(journal.entries()) == 1
+
+
+def test_record_finish_journals_first_and_survives_an_unwritable_journal(config, tmp_path):
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file where the journal folder would go")
+    seen = {}
+
+    def files():
+        seen["journal"] = Journal(config.workdir).entries()
+        return {}
+
+    rec = record_finish(study, a_finish(study, trial), journal=Journal(config.workdir), files=files,
+                        storage=storage_label(study._storage))
+    assert rec.outcome == TOLD and rec.warnings == []
+    assert len(seen["journal"]) == 1  # on disk before the files step (and before the tell)
+    assert Journal(config.workdir).entries() == []  # and gone once told
+    other = running_trial(study)
+    rec = record_finish(study, a_finish(study, other, (1.0, 1.0)), journal=Journal(blocked),
+                        storage=storage_label(study._storage))
+    assert rec.outcome == TOLD and len(rec.warnings) == 1 and "not journaled" in rec.warnings[0]
+    stored = study._storage.get_trial(other._trial_id)
+    assert stored.values == [1.0, 1.0] and stored.user_attrs["file_warnings"] == rec.warnings
+
+
+def test_a_retry_carries_the_setting_only(config):
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    for k, v in {"status": "measured", "effective_key": "3-1-4", "launching": True, "claim": "3-1-4",
+                 "tok_per_s@32": 1.0}.items():
+        trial.set_user_attr(k, v)
+    trial.set_constraint("measured", -1.0)
+    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    requeue(study, study._storage.get_trial(trial._trial_id))
+    retry = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))[0]
+    assert retry.params == trial.params
+    assert retry.user_attrs == {"retry_of": trial.number}
+    assert retry.constraints == {}
+    assert retry.system_attrs["failed_trial"] == trial.number and retry.system_attrs["retry_history"] == [trial.number]
+    # At most max_retry times per setting.
+    again = running_trial(study)
+    study._storage.set_trial_state_values(again._trial_id, TrialState.FAIL)
+    assert not requeue(study, study._storage.get_trial(again._trial_id), max_retry=1)
+
+
+def test_a_retry_queued_by_optuna_is_cleared_of_its_inherited_result(config):
+    """Optuna's own callback (what older tuners used) copies the dead trial's attributes."""
+    from optuna.storages import RetryHeartbeatStaleTrialCallback
+
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    trial.set_user_attr("status", "measured")
+    trial.set_user_attr("tok_per_s@32", 700.0)
+    trial.set_constraint("measured", -1.0)
+    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    with pytest.warns(optuna.exceptions.ExperimentalWarning):
+        RetryHeartbeatStaleTrialCallback()(study, study._storage.get_trial(trial._trial_id))
+    copy = running_trial(study)
+    assert copy.user_attrs["status"] == "measured"  # what the old callback left
+    cleared = clear_inherited(study._storage, copy._trial_id)
+    assert {"status", "tok_per_s@32", "worker"} <= set(cleared)
+    fresh = study._storage.get_trial(copy._trial_id)
+    assert fresh.user_attrs["status"] is None and fresh.user_attrs["tok_per_s@32"] is None
+    assert all(v <= 0 for v in fresh.constraints.values()) and fresh.system_attrs["constraints:measured"] == 0.0
+
+
+def test_readers_believe_a_status_only_of_a_complete_trial(config):
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    trial.set_user_attr("status", "measured")  # killed between the status and the tell
+    assert load_records(study)[0].status is None
+    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    assert load_records(study)[0].status is None
+    abandoned = running_trial(study)
+    abandoned.set_user_attr("status", "abandoned")
+    study._storage.set_trial_state_values(abandoned._trial_id, TrialState.FAIL)
+    assert load_records(study)[1].status == "abandoned"

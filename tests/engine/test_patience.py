@@ -1,0 +1,123 @@
+"""A storage that rides out outages (tuner/engine/patience.py) on a real SQLite file: what counts as
+an outage, a finish whose commit landed but whose reply was lost, an outage longer than the
+patience, and the reaper holding back after an outage (a subprocess with a 1 s heartbeat)."""
+
+import os
+import sqlite3
+import subprocess
+import sys
+import textwrap
+
+import optuna
+import pytest
+import sqlalchemy
+from optuna.storages import RDBStorage
+from optuna.trial import TrialState
+
+from tuner.engine.asktell import ask, tell
+from tuner.engine.patience import PatientRDBStorage, StorageUnavailable, is_transient
+from tuner.engine.storage import open_storage
+
+
+def db_error(message: str, driver_error: Exception) -> sqlalchemy.exc.OperationalError:
+    return sqlalchemy.exc.OperationalError("SELECT 1", {}, driver_error)
+
+
+def test_what_counts_as_an_outage():
+    assert is_transient(db_error("", sqlite3.OperationalError("database is locked")))
+    assert is_transient(db_error("", sqlite3.OperationalError("attempt to write a readonly database")))
+    assert is_transient(db_error("", sqlite3.OperationalError("unable to open database file")))
+    assert not is_transient(db_error("", sqlite3.OperationalError("no such column: foo")))
+    # PostgreSQL: its OperationalError is the server or the connection (refused, shutting down)
+    assert is_transient(db_error("", Exception("the database system is shutting down")))
+    # Optuna wraps SQLAlchemy's errors; the cause counts
+    wrapped = optuna.exceptions.StorageInternalError("An exception is raised during the commit")
+    wrapped.__cause__ = db_error("", sqlite3.OperationalError("database is locked"))
+    assert is_transient(wrapped)
+    assert not is_transient(ValueError("bad value")) and not is_transient(KeyError("no such study"))
+    assert not is_transient(StorageUnavailable("x", 1.0, "y"))
+
+
+@pytest.fixture
+def study(tmp_path):
+    storage = open_storage(f"sqlite:///{tmp_path / 'p.db'}", patient=True)
+    assert isinstance(storage, PatientRDBStorage)
+    s = optuna.create_study(study_name="p", storage=storage, directions=["maximize", "maximize"])
+    yield s
+    storage.engine.dispose()
+
+
+def test_a_tell_whose_commit_landed_before_the_connection_broke_is_done(study, monkeypatch):
+    original = RDBStorage.set_trial_state_values
+    broke = []
+
+    def commit_then_break(self, trial_id, state, values=None):
+        done = original(self, trial_id, state, values)
+        if state.is_finished() and not broke:
+            broke.append(trial_id)
+            raise db_error("COMMIT", Exception("server closed the connection unexpectedly"))
+        return done
+
+    monkeypatch.setattr(RDBStorage, "set_trial_state_values", commit_then_break)
+    trial = ask(study)
+    tell(study, trial, [1.5, 2.5])  # retried: finds its own values there, and is done
+    assert broke == [trial._trial_id]
+    stored = study._storage.get_trial(trial._trial_id)
+    assert stored.state == TrialState.COMPLETE and stored.values == [1.5, 2.5]
+    # A trial someone else finished differently is not "done" for us: that error stands.
+    other = ask(study)
+    study._storage.set_trial_state_values(other._trial_id, TrialState.FAIL)
+    with pytest.raises(optuna.exceptions.UpdateFinishedTrialError):
+        study._storage.set_trial_state_values(other._trial_id, TrialState.COMPLETE, [1.0, 1.0])
+
+
+def test_an_outage_longer_than_the_patience_raises_storage_unavailable(study, tmp_path, monkeypatch):
+    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "2")
+    trial = ask(study)
+    (tmp_path / "p.db").rename(tmp_path / "p.db.aside")
+    with pytest.raises(StorageUnavailable) as err:
+        study._storage.set_trial_user_attr(trial._trial_id, "k", 1)
+    assert f"storage sqlite:///{tmp_path / 'p.db'} did not answer" in str(err.value)
+    assert "is not there" in str(err.value)
+    # back again: the same storage object goes on, and the write lands
+    (tmp_path / "p.db.aside").rename(tmp_path / "p.db")
+    study._storage.set_trial_user_attr(trial._trial_id, "k", 2)
+    assert study._storage.get_trial(trial._trial_id).user_attrs["k"] == 2
+
+
+REAPER = textwrap.dedent("""
+    import sys, time
+    import optuna
+    from tuner.engine.asktell import ask
+    from tuner.engine.storage import open_storage
+    from tuner.engine.workers import reap_dead_trials
+
+    db = sys.argv[1]
+    storage = open_storage(f"sqlite:///{db}", patient=True)
+    study = optuna.create_study(study_name="r", storage=storage)
+    trial = ask(study, {"x": optuna.distributions.IntDistribution(0, 9)})
+    trial.set_user_attr("worker", {"host": "another-node", "pid": 1, "start": 1})
+    storage.record_heartbeat(trial._trial_id)
+    time.sleep(3.5)  # its heartbeat is stale now (grace 2 s)
+    import os
+    os.rename(db, db + ".aside")
+    try:
+        storage.record_heartbeat(trial._trial_id)  # this process sees the outage (a heartbeat fails at once)
+    except Exception:
+        pass
+    os.rename(db + ".aside", db)
+    print("just after:", reap_dead_trials(study), study.trials[0].state.name)
+    time.sleep(3.5)  # grace + interval after the outage
+    print("later:", reap_dead_trials(study), study.trials[0].state.name)
+""")
+
+
+def test_after_an_outage_nobody_is_judged_dead_by_heartbeat_until_a_grace_period_passes(tmp_path):
+    env = {**os.environ, "TUNER_HEARTBEAT_INTERVAL_S": "1", "TUNER_HEARTBEAT_GRACE_S": "2",
+           "TUNER_STORAGE_PATIENCE_S": "30"}
+    done = subprocess.run([sys.executable, "-c", REAPER, str(tmp_path / "r.db")], capture_output=True, text=True,
+                          env=env, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert lines[0] == "just after: [] RUNNING", done.stdout
+    assert lines[1] == "later: [] FAIL", done.stdout  # failed by Optuna's stale check, queued again

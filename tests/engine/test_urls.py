@@ -1,0 +1,40 @@
+"""Storage URLs (tuner/engine/urls.py): the password hidden whatever characters it holds, driver
+errors scrubbed of it in every form, and the URL the driver gets carrying it intact."""
+
+from urllib.parse import quote
+
+import pytest
+from sqlalchemy.engine import make_url
+
+from tuner.engine.urls import connect_url, driver_url, redact, scrub, secrets_of
+
+#: (password as written in the URL, the password the server checks)
+PASSWORDS = [("se/cret", "se/cret"), ("p#ss?w@rd", "p#ss?w@rd"), ("%2Fx", "/x"), ("%252Fx", "%2Fx"),
+             ("pä{s}ß", "pä{s}ß"), ("a:b:c", "a:b:c"), ("x@y/z", "x@y/z"), ("s%40c%23r", "s@c#r")]
+
+
+@pytest.mark.parametrize("written, actual", PASSWORDS)
+def test_the_password_is_hidden_and_reaches_the_driver_intact(written, actual):
+    url = f"postgresql://tuner:{written}@db.example.com:5432/tuner"
+    shown = redact(url)
+    assert shown == "postgresql://tuner:***@db.example.com:5432/tuner"
+    parsed = connect_url(url)
+    assert (parsed.username, parsed.password, parsed.host, parsed.port, parsed.database) == \
+        ("tuner", actual, "db.example.com", 5432, "tuner")
+    assert make_url(driver_url(url)).password == actual  # what psycopg2 is given
+    assert "{" not in driver_url(url)  # Optuna str.format()s the URL it is given
+    # an error message quoting the password in any form comes out without it
+    for form in {written, actual, quote(actual, safe=""), driver_url(url), url}:
+        text = scrub(f"FATAL: password authentication failed ({form})", url)
+        assert written not in text and actual not in text, text
+    assert set(secrets_of(url)) >= {actual, quote(actual, safe="")}
+
+
+def test_other_urls_shown_as_they_are_or_without_what_could_be_a_password():
+    assert redact("sqlite:////srv/a@b/study.db") == "sqlite:////srv/a@b/study.db"
+    assert redact("postgresql://tuner@db/tuner") == "postgresql://tuner@db/tuner"
+    assert redact("postgresql://db/tuner?password=hunter2&sslmode=require") == \
+        "postgresql://db/tuner?password=***&sslmode=require"
+    assert redact("tuner:hunter2@db/tuner") == "tuner:***@db/tuner"  # no scheme: not a URL, still hidden
+    assert "hunter2" not in redact("postgresql://tuner:hunter2@db:notaport/tuner")
+    assert redact(None) is None and redact("") == ""

@@ -1,0 +1,169 @@
+"""Faults the reliability tests inflict, and what they read back afterwards.
+
+* :func:`trial_server_up`: the moment to strike, a trial's server running (its record on disk);
+* :func:`read_only` (an SQLite file) and :func:`disk_trouble` (a workdir that fills up or refuses
+  writes): as root, where permission bits do not stop anyone, through ``chattr +i`` and a small
+  tmpfs mounted over the workdir; otherwise through permission bits. :data:`DISK_SEAM` says which
+  one a run used, for the test's own report;
+* :func:`measured_once`: launches counted from the servers' own logs, against what storage holds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+STUDY_TEMPLATE = """
+name: {name}
+search_space: {space}
+storage: {storage}
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+  startup_timeout_s: 60
+  stop_grace_s: 5
+  sim: {{profile: k2.6-tp8-pcie, speedup: 100, load_seconds: 0.3, noise: 0.01, seed: 1}}
+bench:
+  suite:
+    name: tiny
+    prompts:
+      - {{name: fib, text: "Write a Python function that returns the n-th Fibonacci number."}}
+    single: {{lengths: [32], repeats: 1}}
+    sweep: {{concurrencies: [1, 32], max_tokens: 16}}
+    warmup: {{requests: 1, max_tokens: 4}}
+    timeout_s: 600
+sampler: {{seed: 5}}
+budget: {{n_trials: {budget}}}
+"""
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def study_file(folder: Path, name: str, budget: int, storage: str = "${TUNER_STORAGE}") -> Path:
+    """A study on the simulator with a suite of about a second (model time 100x faster). The
+    request limit is generous (600 model s, 6 s of wall time): on a loaded machine the simulator
+    falls behind model time, and a request over the limit would fail the trial, or the baseline."""
+    path = folder / f"{name}.yaml"
+    path.write_text(STUDY_TEMPLATE.format(name=name, space=ROOT / "search_spaces" / "eagle3.yaml",
+                                          storage=storage, budget=budget))
+    return path
+
+
+def fault_env(**extra: str) -> dict:
+    """The environment of a worker under test: short heartbeats and patience (seconds)."""
+    env = {**os.environ, "TUNER_HEARTBEAT_INTERVAL_S": "1", "TUNER_HEARTBEAT_GRACE_S": "4",
+           "TUNER_STORAGE_PATIENCE_S": "120", "PYTHONUNBUFFERED": "1"}
+    env.pop("TUNER_TEST_KILL_AT", None)
+    env.update(extra)
+    return env
+
+
+def wait_for(predicate, timeout_s: float, what: str, procs=()):
+    """``predicate()``'s first value other than None or False (a trial number 0 counts), polling;
+    fails when a process in ``procs`` exits first."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value is not None and value is not False:
+            return value
+        for p in procs:
+            if p.poll() is not None:
+                raise AssertionError(f"process {p.pid} exited ({p.returncode}) while waiting for {what}")
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout_s} s waiting for {what}")
+
+
+def trial_server_up(workdir: Path, after: int = -1) -> int | None:
+    """The number of a trial whose server is running now (its record is on disk), above ``after``."""
+    for rec in sorted((workdir / "servers").glob("*.json")):
+        try:
+            r = json.loads(rec.read_text())
+        except (OSError, ValueError):
+            continue
+        label = Path(r.get("log_path", "")).parent.name
+        if "--speculative-algorithm" in " ".join(r.get("cmdline", [])) and label.isdigit() and int(label) > after:
+            return int(label)
+    return None
+
+
+@contextmanager
+def read_only(path: Path):
+    """``path`` cannot be written while the block runs (root included: ``chattr +i``)."""
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i", str(path)], check=True, capture_output=True)
+        try:
+            yield
+        finally:
+            subprocess.run(["chattr", "-i", str(path)], check=True, capture_output=True)
+    else:
+        mode = path.stat().st_mode
+        path.chmod(0o444)
+        try:
+            yield
+        finally:
+            path.chmod(mode)
+
+
+#: How :func:`disk_trouble` makes the workdir refuse writes on this machine ("tmpfs" or "permissions").
+DISK_SEAM = "tmpfs" if os.geteuid() == 0 else "permissions"
+
+
+@contextmanager
+def small_disk(folder: Path, size: str = "32m"):
+    """``folder`` on a tmpfs of ``size`` (as root), so a test can fill it; a plain folder otherwise."""
+    folder.mkdir(parents=True, exist_ok=True)
+    if DISK_SEAM != "tmpfs":
+        yield folder
+        return
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(folder)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, f"mount tmpfs failed as root: {done.stderr.strip()}"
+    try:
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def disk_trouble(folder: Path) -> None:
+    """From now on nothing new can be written under ``folder``: the tmpfs is filled up to its last
+    byte (root), or every folder under it is made read-only (otherwise)."""
+    if DISK_SEAM == "tmpfs":
+        fd = os.open(folder / ".filler", os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            for size in (1 << 20, 4096, 1):  # megabytes, then pages, then the last bytes
+                try:
+                    while True:
+                        os.write(fd, b"\0" * size)
+                except OSError:
+                    pass
+        finally:
+            os.close(fd)
+        return
+    for d in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+        d.chmod(0o555)
+
+
+def disk_trouble_over(folder: Path) -> None:
+    """Undo :func:`disk_trouble`: the filler removed, or the folders writable again."""
+    if DISK_SEAM == "tmpfs":
+        (folder / ".filler").unlink()
+        return
+    for d in [folder, *(p for p in folder.rglob("*") if p.is_dir())]:
+        d.chmod(0o755)
+
+
+def launches_by_trial(workdir: Path) -> dict[str, int]:
+    """How many times each trial's server was launched, from its own log (``baseline`` included)."""
+    out: dict[str, int] = {}
+    for log in workdir.rglob("trials/*/server.log"):
+        out[log.parent.name] = log.read_text(errors="replace").count(" launch: ")
+    base = workdir / "baseline" / "server.log"
+    if base.exists():
+        out["baseline"] = base.read_text(errors="replace").count(" launch: ")
+    return out

@@ -1,0 +1,247 @@
+"""Finishing a trial in storage: figures before files, exactly once, and never lost.
+
+How a measured trial ends is decided first, as data (:class:`Finish`: user attributes,
+constraints, the objective values or FAIL), then :func:`record_finish` writes it in this order:
+
+1. the local journal (:mod:`tuner.engine.journal`), before anything else;
+2. the figures and the verdict, as the trial's user attributes;
+3. the files: the suite's JSON and the artifacts (server log, suite JSON). A file that cannot be
+   written (a full or read-only disk) is a warning stored on the trial (``file_warnings``) and
+   shown, never a lost trial;
+4. the constraints and the tell;
+5. the journal entry is removed.
+
+:func:`apply_finish` (steps 2-4) is idempotent, so a journal entry may be replayed any number of
+times (:func:`replay_journal`, by the next worker of the study on the host):
+
+* the trial still RUNNING: written and told, as above;
+* already COMPLETE with the same status and values (an earlier attempt got through): nothing to do;
+* finished otherwise (another worker failed it as dead during a database outage, its setting
+  queued again) or gone (a storage restored from an older copy): a measurement is *re-homed*, added
+  as a new COMPLETE trial with the same setting, values, attributes and constraints
+  (``replayed_from``: the original number), which the queued retry then reuses instead of
+  measuring again; anything else (a FAIL, e.g. a failed baseline) is dropped.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Callable
+
+from .asktell import tell
+from .journal import Journal
+from .killpoints import kill_point
+from .workers import Worker
+
+#: What :func:`apply_finish` did.
+TOLD, ALREADY, REHOMED, DROPPED = "told", "already", "rehomed", "dropped"
+#: Optuna's system attribute of a named constraint (optuna/trial/_trial.py, ``Trial.set_constraint``).
+CONSTRAINT_PREFIX = "constraints:"
+#: The system attribute optuna-dashboard reads constraints from (Optuna's pre-5 list form).
+LEGACY_CONSTRAINTS = "constraints"
+
+Files = Callable[[], dict]
+
+
+@dataclass
+class Finish:
+    """Everything that finishes one trial in storage, decided before anything is written."""
+
+    study: str                 #: the Optuna study's name (``NAME``, ``NAME.baseline``)
+    trial_id: int
+    number: int
+    params: dict
+    distributions: dict        #: parameter name -> Optuna's JSON of its distribution
+    user_attrs: dict
+    system_attrs: dict         #: the constraints, named and in the legacy list form
+    values: list[float] | None  #: None: the trial ends FAIL
+    measured: bool             #: a measurement (re-homed if its trial was failed meanwhile)
+
+    def to_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict) -> "Finish":
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+
+
+def finish_of(study, trial, user_attrs: dict, values: list[float] | None, constraints: dict[str, float],
+              measured: bool) -> Finish:
+    """The :class:`Finish` of a RUNNING ``trial`` (an ``optuna.Trial``) of ``study``."""
+    from optuna.distributions import distribution_to_json
+
+    system = {f"{CONSTRAINT_PREFIX}{k}": float(v) for k, v in constraints.items()}
+    if constraints:
+        system[LEGACY_CONSTRAINTS] = [float(v) for v in constraints.values()]
+    return Finish(study.study_name, trial._trial_id, trial.number, dict(trial.params),
+                  {k: distribution_to_json(d) for k, d in trial.distributions.items()}, dict(user_attrs),
+                  system, None if values is None else [float(v) for v in values], measured)
+
+
+@dataclass
+class Recorded:
+    outcome: str               #: TOLD, ALREADY, REHOMED or DROPPED
+    warnings: list[str]        #: files that could not be written, the journal included
+
+
+def record_finish(study, finish: Finish, *, journal: Journal | None, files: Files | None = None,
+                  suite: dict | None = None, file_paths: dict | None = None, storage: str = "",
+                  kind: str = "") -> Recorded:
+    """Journal ``finish``, then :func:`apply_finish` it, then drop the journal entry (see the module
+    docstring). ``suite`` (the suite's JSON) and ``file_paths`` go into the entry so a replay can
+    write the files; ``kind`` prefixes the kill points (``"baseline."``)."""
+    warnings: list[str] = []
+    entry = None
+    if journal is not None:
+        try:
+            entry = journal.write({"storage": storage, "worker": Worker().as_dict(), "finish": finish.to_dict(),
+                                   "files": {**(file_paths or {}), "suite": suite}},
+                                  stem=f"{finish.study}-{finish.number}")
+        except OSError as exc:
+            warnings.append(f"not journaled ({journal.folder}: {exc.strerror or exc}); stored directly")
+    kill_point(f"{kind}journaled")
+    outcome, file_warnings = apply_finish(study, finish, files, kind, warnings)
+    kill_point(f"{kind}told")
+    if entry is not None:
+        journal.remove(entry)
+    return Recorded(outcome, [*warnings, *file_warnings])
+
+
+def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = "",
+                 warnings: list[str] | None = None) -> tuple[str, list[str]]:
+    """Write ``finish`` into ``study`` (idempotent; see the module docstring). Returns what was
+    done and the warnings of the files step."""
+    from optuna.exceptions import UpdateFinishedTrialError
+    from optuna.trial import TrialState
+
+    storage = study._storage
+    trial = _stored_trial(study, finish)
+    if trial is not None and trial.state == TrialState.RUNNING:
+        try:
+            for k, v in finish.user_attrs.items():
+                storage.set_trial_user_attr(finish.trial_id, k, v)
+            kill_point(f"{kind}figures")
+            extra = files() if files else {}
+            notes = [*(warnings or []), *extra.pop("file_warnings", [])]
+            for k, v in {**extra, **({"file_warnings": notes} if notes else {})}.items():
+                storage.set_trial_user_attr(finish.trial_id, k, v)
+            kill_point(f"{kind}files")
+            for k, v in finish.system_attrs.items():
+                storage.set_trial_system_attr(finish.trial_id, k, v)
+            if finish.values is None:
+                tell(study, finish.number, state=TrialState.FAIL)
+            else:
+                tell(study, finish.number, finish.values)
+            return TOLD, notes[len(warnings or []):]
+        except (UpdateFinishedTrialError, ValueError):
+            # Finished by someone else meanwhile (another worker judged it dead): see below.
+            trial = _stored_trial(study, finish)
+            if trial is not None and trial.state == TrialState.RUNNING:
+                raise
+    if trial is not None and trial.state == TrialState.COMPLETE and _same(trial, finish):
+        return ALREADY, []
+    if not finish.measured or finish.values is None:
+        return DROPPED, []
+    return REHOMED, _rehome(study, finish, files, warnings or [])
+
+
+def _stored_trial(study, finish: Finish):
+    """The trial ``finish`` is for, as stored now; None when the storage no longer has it."""
+    storage = study._storage
+    try:
+        trial_id = storage.get_trial_id_from_study_id_trial_number(study._study_id, finish.number)
+    except KeyError:
+        return None
+    return storage.get_trial(trial_id) if trial_id == finish.trial_id else None
+
+
+def _same(trial, finish: Finish) -> bool:
+    return (trial.user_attrs.get("status") == finish.user_attrs.get("status")
+            and list(trial.values or []) == list(finish.values or []))
+
+
+def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> list[str]:
+    import optuna
+    from optuna.distributions import json_to_distribution
+    from optuna.trial import TrialState
+
+    extra = files() if files else {}
+    notes = [*warnings, *extra.pop("file_warnings", [])]
+    attrs = {**finish.user_attrs, **extra, "replayed_from": finish.number,
+             **({"file_warnings": notes} if notes else {})}
+    study.add_trial(optuna.trial.create_trial(
+        state=TrialState.COMPLETE, params=finish.params,
+        distributions={k: json_to_distribution(v) for k, v in finish.distributions.items()},
+        values=finish.values, user_attrs=attrs, system_attrs=finish.system_attrs))
+    return notes[len(warnings):]
+
+
+def write_files(study, trial_id: int, suite, suite_path: str | None, log_path: str | None, workdir,
+                artifacts: bool = True) -> dict:
+    """Write the suite's JSON (a ``SuiteResult`` or its dict) to ``suite_path`` unless it is there,
+    and (``artifacts``) attach it and the server log as Optuna artifacts. Returns the attributes to
+    store: the warnings of what failed (``file_warnings``), and ``suite_json: None`` when it was not
+    written."""
+    from .artifacts import store_trial_artifacts
+
+    out: dict = {}
+    warnings: list[str] = []
+    if suite is not None and suite_path and not Path(suite_path).exists():
+        try:
+            if isinstance(suite, dict):
+                from ..bench.result import SuiteResult
+
+                suite = SuiteResult.from_dict(suite)
+            suite.save(suite_path)
+        except OSError as exc:
+            warnings.append(f"suite JSON not written ({suite_path}: {exc.strerror or exc})")
+            out["suite_json"] = None
+    files = [p for p in (log_path, suite_path) if p] if artifacts else []
+    if files:
+        try:
+            store_trial_artifacts(study, trial_id, files, workdir)
+        except (OSError, KeyError) as exc:
+            reason = getattr(exc, "strerror", None) or exc
+            warnings.append(f"artifacts not stored (in {Path(workdir) / 'artifacts'}: {reason})")
+    if warnings:
+        out["file_warnings"] = warnings
+    return out
+
+
+def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
+    """Replay every entry of ``study`` and its companions (``NAME.baseline``, ``NAME.confirm``)
+    left in the journal under ``workdir`` by a worker that is no longer alive on this host; returns
+    ``(study, trial number, outcome)`` of each.
+
+    An entry of a live worker, of another host, or written against another storage is left alone."""
+    import optuna
+
+    from .storage import storage_label
+
+    journal = Journal(workdir)
+    label = storage_label(study._storage)
+    if not label:
+        return []  # a storage in memory has no journal (and outlives no worker)
+    studies = {study.study_name: study}
+    done = []
+    for path, entry in journal.entries(study.study_name):
+        finish = Finish.from_dict(entry["finish"])
+        if entry.get("storage") != label or Worker.alive(entry.get("worker")) is not False:
+            continue
+        if finish.study not in studies:
+            try:
+                studies[finish.study] = optuna.load_study(study_name=finish.study, storage=study._storage)
+            except KeyError:
+                continue  # deleted since: nothing to write into
+        target = studies[finish.study]
+        paths = entry.get("files") or {}
+
+        def files(finish=finish, target=target, paths=paths) -> dict:
+            return write_files(target, finish.trial_id, paths.get("suite"), paths.get("suite_json"),
+                               paths.get("log"), workdir)
+
+        outcome, _ = apply_finish(target, finish, files)
+        journal.remove(path)
+        done.append((finish.study, finish.number, outcome))
+    return done

@@ -1,0 +1,97 @@
+"""The local journal: a finished measurement is written here before anything else, so neither a
+storage outage nor ``kill -9`` can lose it.
+
+One JSON file per measurement in ``<workdir>/journal/``, written whole or not at all (a temporary
+file, ``fsync``, then renamed; the folder is synced too), holding everything that finishes the
+trial in storage (:class:`tuner.engine.finish.Finish`), the suite's JSON and the files to attach.
+The entry is removed once the trial is finished in storage and its files are written. An entry
+still there when a worker of the same study starts is replayed into storage first
+(:func:`tuner.engine.finish.replay_journal`); a worker that gives up on an unreachable storage
+names the entries it leaves.
+
+Contract: :meth:`Journal.write` raises ``OSError`` when the entry cannot be written (a full or
+read-only disk); the caller then goes straight to storage and records a warning. Nothing here talks
+to Optuna or the database. An entry holds no password (the storage URL is redacted).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+import uuid
+from pathlib import Path
+
+JOURNAL_DIR = "journal"
+#: The entry format; a later tuner reading an older entry knows what it has.
+FORMAT = 1
+
+
+class Journal:
+    """The journal folder of one workdir."""
+
+    def __init__(self, workdir: str | Path):
+        self.folder = Path(workdir) / JOURNAL_DIR
+
+    def write(self, entry: dict, stem: str) -> Path:
+        """Write ``entry`` as ``<stem>-<random>.json``, durably; returns its path (``OSError`` when
+        the disk refuses)."""
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / f"{stem}-{uuid.uuid4().hex[:8]}.json"
+        text = json.dumps({"format": FORMAT, **entry}, default=str)
+        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.folder)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+                fh.flush()
+                os.fsync(fh.fileno())
+            os.replace(tmp, path)
+        except BaseException:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
+            raise
+        _sync_folder(self.folder)
+        return path
+
+    def entries(self, study: str | None = None) -> list[tuple[Path, dict]]:
+        """Every entry waiting to be replayed (of ``study`` and its companions when given), oldest
+        first. A file that cannot be read as an entry is left where it is and skipped."""
+        if not self.folder.is_dir():
+            return []
+        found = []
+        for path in sorted(self.folder.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name)):
+            try:
+                entry = json.loads(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if not isinstance(entry, dict) or "finish" not in entry:
+                continue
+            name = entry["finish"].get("study", "")
+            if study is None or name == study or name.startswith(study + "."):
+                found.append((path, entry))
+        return found
+
+    def remove(self, path: Path) -> None:
+        """Drop a replayed entry. A file already gone is fine (another process replayed it), and so
+        is one that cannot be removed (a read-only folder): replaying it again changes nothing."""
+        try:
+            path.unlink()
+        except OSError:
+            return
+        _sync_folder(self.folder)
+
+
+def _sync_folder(folder: Path) -> None:
+    """Make a rename or unlink in ``folder`` durable (best effort: not every filesystem allows it)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)

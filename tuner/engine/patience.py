@@ -1,0 +1,311 @@
+"""A storage that rides out outages: every call of a running worker retries transient errors.
+
+A night of trials must not die because PostgreSQL restarted, a backup held an SQLite lock past the
+busy timeout, or the database file was briefly read-only or moved away. :class:`PatientRDBStorage`
+is Optuna's ``RDBStorage`` with every method that talks to the database wrapped: a transient error
+(:func:`is_transient`) is retried with backoff (0.5 s doubling, at most 10 s between tries) until the
+call succeeds or :func:`patience_s` has passed since its first failure; then
+:class:`StorageUnavailable` is raised (the URL redacted, the driver's error scrubbed), which the
+worker turns into one line and a non-zero exit, its measurement safe in the local journal
+(:mod:`tuner.engine.journal`). Anything else (a bad value, a missing study) is raised at once.
+
+Contracts:
+
+* Retrying is safe because every write the engine makes is idempotent (attributes are upserts) or
+  checked: a ``set_trial_state_values`` whose first attempt committed before the connection broke
+  finds the trial already in the state and values it asked for, and returns ``True`` instead of
+  raising ``UpdateFinishedTrialError``. Two narrow windows stay: a ``create_new_trial`` (or a
+  WAITING trial's start) whose commit landed but whose reply was lost leaves one extra trial, never a
+  wrong value.
+* Heartbeats are never waited for: ``record_heartbeat`` fails at once, so the heartbeat thread
+  (:class:`tuner.engine.workers.Heartbeat`) tries again a second later and never blocks or dies.
+* After an error the storage drops its pooled connections, so a connection SQLite opened read-only
+  while the file was read-only, or one to a PostgreSQL that restarted, is not reused.
+* An SQLite file that disappears is an outage (not a silent write into a deleted file): each call
+  first checks the file; one put back (a new inode) is reopened.
+* :meth:`PatientRDBStorage.recently_unreachable` tells the reaper that this process saw an outage:
+  other workers' heartbeats could not land either, so their trials are not judged dead by
+  heartbeat until a grace period after it (:func:`tuner.engine.workers.reap_dead_trials`).
+* ``on_outage(kind, info)``, when set, hears ``storage_down`` and ``storage_back`` from the main
+  thread (the run's progress lines).
+
+Knob: ``TUNER_STORAGE_PATIENCE_S`` (whole seconds, default 600, the same on every worker is wise).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import threading
+import time
+from pathlib import Path
+from typing import Callable
+
+from optuna.storages import RDBStorage
+
+from ..config.yamlfile import ConfigError
+
+#: Default patience: how long one storage call of a running worker keeps retrying (seconds).
+DEFAULT_PATIENCE_S = 600
+#: Longest pause between two tries (seconds); the first pause is half a second.
+MAX_PAUSE_S = 10.0
+
+
+def patience_s() -> int:
+    """``$TUNER_STORAGE_PATIENCE_S`` (whole seconds > 0), else :data:`DEFAULT_PATIENCE_S`."""
+    raw = os.environ.get("TUNER_STORAGE_PATIENCE_S", "").strip()
+    if not raw:
+        return DEFAULT_PATIENCE_S
+    try:
+        value = int(raw)
+    except ValueError:
+        value = 0
+    if value <= 0:
+        raise ConfigError("environment", "TUNER_STORAGE_PATIENCE_S", f"{raw!r} is not a whole number of seconds "
+                          f"> 0; unset it for the default ({DEFAULT_PATIENCE_S})")
+    return value
+
+
+class StorageUnavailable(RuntimeError):
+    """The storage did not answer within the patience. The message names the storage (redacted)
+    and the last error (scrubbed); nothing in it is a password. ``journal_dir``: where the worker's
+    journal is, when the caller knows it."""
+
+    journal_dir: Path | None = None
+
+    def __init__(self, storage: str, waited_s: float, error: str):
+        self.storage, self.waited_s, self.error = storage, waited_s, error
+        super().__init__(f"storage {storage} did not answer for {waited_s:.0f} s (TUNER_STORAGE_PATIENCE_S="
+                         f"{patience_s()}): {error}")
+
+
+class StorageGone(OSError):
+    """The SQLite file of the storage is not there (deleted or moved): an outage, retried."""
+
+
+#: Words of SQLite's errors that pass: a lock, a read-only or missing file, a full disk.
+_SQLITE_TRANSIENT = ("locked", "busy", "readonly", "read-only", "unable to open", "disk i/o", "no such table",
+                     "disk is full", "cannot start a transaction", "cannot commit")
+#: Driver packages whose OperationalError / InterfaceError mean the connection or server, not the query.
+_DRIVERS = ("psycopg2", "psycopg", "pg8000", "asyncpg", "sqlite3", "pymysql", "MySQLdb")
+
+
+def is_transient(exc: BaseException) -> bool:
+    """Whether ``exc`` (or what caused it) is an outage worth waiting for: the connection lost or
+    refused, the server shutting down or starting up, a lock past the busy timeout, a read-only,
+    full or missing SQLite file. Optuna wraps SQLAlchemy's errors in ``StorageInternalError``; the
+    chain of causes is followed."""
+    from sqlalchemy import exc as sa
+
+    seen: set[int] = set()
+    e: BaseException | None = exc
+    while e is not None and id(e) not in seen:
+        seen.add(id(e))
+        if isinstance(e, StorageUnavailable):
+            return False
+        if isinstance(e, StorageGone):
+            return True
+        if isinstance(e, sa.DBAPIError) and e.connection_invalidated:
+            return True
+        if isinstance(e, (sa.DisconnectionError, sa.TimeoutError, sa.PendingRollbackError)):
+            return True
+        if type(e).__name__ in ("OperationalError", "InterfaceError") and (
+                isinstance(e, sa.DBAPIError) or type(e).__module__.split(".")[0] in _DRIVERS):
+            return _transient_text(e)
+        e = e.__cause__ or e.__context__
+    return False
+
+
+def _transient_text(e: BaseException) -> bool:
+    orig = getattr(e, "orig", e)
+    if type(orig).__module__.split(".")[0] != "sqlite3":
+        return True  # PostgreSQL (and others): an OperationalError is the server or the connection
+    text = str(orig).lower()
+    return any(word in text for word in _SQLITE_TRANSIENT)
+
+
+_local = threading.local()
+
+
+def _patient(name: str):
+    """Wrap ``RDBStorage.<name>`` so it retries transient errors (see the module docstring)."""
+
+    def call(self, *args, **kwargs):
+        fn = getattr(RDBStorage, name)
+        if getattr(_local, "inside", False):  # a storage method calling another: the outer one retries
+            return fn(self, *args, **kwargs)
+        _local.inside = True
+        try:
+            return self._patiently(name, fn, args, kwargs)
+        finally:
+            _local.inside = False
+
+    call.__name__ = name
+    call.__doc__ = getattr(RDBStorage, name).__doc__
+    return call
+
+
+#: Every RDBStorage method that talks to the database (what ``_CachedStorage`` and the engine call).
+_DB_METHODS = (
+    "create_new_study", "delete_study", "set_study_user_attr", "set_study_system_attr",
+    "get_study_id_from_name", "get_study_name_from_id", "get_study_directions", "get_study_user_attrs",
+    "get_study_system_attrs", "get_all_studies", "create_new_trial", "_create_new_trial", "set_trial_param",
+    "_set_trial_param", "get_trial_id_from_study_id_trial_number", "get_trial_number_from_id",
+    "get_trial_param", "set_trial_state_values", "set_trial_intermediate_value", "set_trial_user_attr",
+    "set_trial_system_attr", "get_trial", "get_all_trials", "_get_trials", "get_n_trials", "get_best_trial",
+    "_get_best_trial_id", "get_trial_params", "get_trial_user_attrs", "get_trial_system_attrs",
+    "record_heartbeat", "_get_stale_trial_ids",
+)
+#: Calls that fail at once (their caller tries again on its own clock).
+_NO_WAIT = ("record_heartbeat",)
+
+
+class PatientRDBStorage(RDBStorage):
+    """Optuna's ``RDBStorage`` whose database calls ride out outages (see the module docstring)."""
+
+    shown_url = "storage"
+    on_outage: Callable[[str, dict], None] | None = None
+    _sqlite_file: Path | None = None
+    _file_id: tuple[int, int] | None = None
+    _last_trouble: float | None = None
+    _down_since: float | None = None  #: since when calls fail (any thread)
+    _announced: float | None = None  #: since when the main thread has said so (storage_down)
+
+    def watch(self, shown_url: str, sqlite_file: Path | None, describe: Callable[[BaseException], str]) -> None:
+        """Name the storage for messages (redacted), the SQLite file to keep an eye on, and how to
+        describe an error without the password."""
+        self.shown_url, self._sqlite_file, self._describe = shown_url, sqlite_file, describe
+        self._file_id = _file_id(sqlite_file) if sqlite_file else None
+
+    def recently_unreachable(self, window_s: float) -> bool:
+        """Whether any call of this process failed on an outage within the last ``window_s`` seconds."""
+        last = self._last_trouble
+        return last is not None and time.monotonic() - last < window_s
+
+    # -- the retry loop ---------------------------------------------------------------------------
+    def _patiently(self, name: str, fn, args, kwargs):
+        from optuna.exceptions import UpdateFinishedTrialError
+
+        first_failure = None
+        pause = 0.5
+        patience = patience_s()
+        while True:
+            try:
+                self._check_file()
+                result = fn(self, *args, **kwargs)
+            except UpdateFinishedTrialError:
+                # A finish whose first attempt committed before the connection broke: done.
+                if first_failure is not None and name == "set_trial_state_values" and self._finished_as(*args, **kwargs):
+                    return True
+                raise
+            except Exception as exc:
+                if not is_transient(exc):
+                    raise
+                now = time.monotonic()
+                self._last_trouble = now
+                first_failure = first_failure if first_failure is not None else now
+                self._outage_started(exc, patience)
+                self._reset_connections()
+                if name in _NO_WAIT:
+                    raise
+                if now - first_failure >= patience:
+                    raise StorageUnavailable(self.shown_url, now - first_failure, self._describe(exc)) from None
+                time.sleep(min(pause * random.uniform(0.8, 1.2), max(0.0, first_failure + patience - now)))
+                pause = min(pause * 2, MAX_PAUSE_S)
+                continue
+            if first_failure is not None or self._down_since is not None or self._announced is not None:
+                self._outage_ended()
+            return result
+
+    def _finished_as(self, trial_id, state, values=None) -> bool:
+        trial = self.get_trial(trial_id)
+        return trial.state == state and (values is None or list(trial.values or []) == [float(v) for v in values])
+
+    def _check_file(self) -> None:
+        if self._sqlite_file is None:
+            return
+        now = _file_id(self._sqlite_file)
+        if now is None:
+            raise StorageGone(f"the SQLite file {self._sqlite_file} is not there")
+        if now != self._file_id:  # put back (a new file): connections to the old one must go
+            self._file_id = now
+            self._reset_connections()
+
+    def _reset_connections(self) -> None:
+        try:
+            self.scoped_session.remove()
+            self.engine.dispose()
+        except Exception:  # noqa: BLE001 - closing a broken connection may fail too; the next try reconnects
+            pass
+
+    def _outage_started(self, exc: BaseException, patience: int) -> None:
+        if self._down_since is None:
+            self._down_since = time.monotonic()
+        if threading.current_thread() is threading.main_thread() and self._announced is None:
+            self._announced = time.monotonic()
+            self._notify("storage_down", {"storage": self.shown_url, "error": self._describe(exc),
+                                          "patience_s": patience})
+
+    def _outage_ended(self) -> None:
+        self._down_since = None
+        if threading.current_thread() is threading.main_thread() and self._announced is not None:
+            since, self._announced = self._announced, None
+            self._notify("storage_back", {"storage": self.shown_url, "after_s": time.monotonic() - since})
+
+    def _notify(self, kind: str, info: dict) -> None:
+        if self.on_outage is not None:
+            try:
+                self.on_outage(kind, info)
+            except Exception:  # noqa: BLE001 - a progress line must never fail a storage call
+                pass
+
+    @staticmethod
+    def _describe(exc: BaseException) -> str:
+        return type(exc).__name__  # replaced by watch() with one that scrubs the password
+
+
+for _name in _DB_METHODS:
+    setattr(PatientRDBStorage, _name, _patient(_name))
+
+
+def _file_id(path: Path) -> tuple[int, int] | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return st.st_dev, st.st_ino
+
+
+def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
+                   describe: Callable[[BaseException], str]) -> RDBStorage:
+    """``build()``, retried on transient errors for up to the patience (a worker starting while the
+    database restarts waits for it); :class:`StorageUnavailable` (naming ``shown_url``, the error
+    as ``describe`` tells it) after that."""
+    patience = patience_s()
+    first = time.monotonic()
+    pause = 0.5
+    while True:
+        try:
+            return build()
+        except Exception as exc:
+            if not is_transient(exc):
+                raise
+            waited = time.monotonic() - first
+            if waited >= patience:
+                raise StorageUnavailable(shown_url, waited, describe(exc)) from None
+            time.sleep(min(pause, patience - waited))
+            pause = min(pause * 2, MAX_PAUSE_S)
+
+
+def unreachable_now(storage) -> bool:
+    """Whether a study's storage is in an outage right now (its last call failed): cleanup on the
+    way out of an interrupted trial then skips the storage rather than wait out the patience again
+    (the trial is reaped and queued again by the next worker; a measurement is in the journal)."""
+    backend = patient_backend(storage)
+    return backend is not None and backend._down_since is not None
+
+
+def patient_backend(storage) -> PatientRDBStorage | None:
+    """The :class:`PatientRDBStorage` behind a study's storage (Optuna wraps it in a cache), if any."""
+    backend = getattr(storage, "_backend", storage)
+    return backend if isinstance(backend, PatientRDBStorage) else None

@@ -1,0 +1,215 @@
+"""Storage URLs: read from the environment, parsed, shown without the password, and errors scrubbed.
+
+Every URL is parsed and rendered with SQLAlchemy's ``URL`` object (``make_url``,
+``render_as_string(hide_password=True)``), never by hand, so the password is hidden whatever
+characters it holds (``/``, ``#``, ``?``, ``@``, ``%``, unicode): :func:`redact` is what every
+command shows and stores, :func:`scrub` what an error message from the driver goes through (the
+password removed as written, decoded and percent-encoded), :func:`driver_url` what the driver gets.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from ..config.study import STORAGE_ENV_VAR
+from ..config.yamlfile import ConfigError
+
+
+def _split_credentials(url: str) -> tuple[str, str, bool, str, str] | None:
+    """``(scheme, user, has_password, password_text, location)`` of a network URL, the
+    credentials ending at the LAST ``@`` (a password may hold ``@``, ``/``, ``#``, ``?``); None when
+    the URL has no credentials. The texts are as written (still percent-encoded)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep:  # not a URL (a mistyped --storage): still find what would be the password
+        scheme, rest = "", url
+    if scheme.split("+", 1)[0] == "sqlite" or "@" not in rest:
+        return None
+    userinfo, _, location = rest.rpartition("@")
+    user, colon, password = userinfo.partition(":")
+    return scheme, user, bool(colon), password, location
+
+
+def _credentials_last_at(url: str):
+    """The URL read with its credentials ending at the last ``@`` (see :func:`_split_credentials`)."""
+    from urllib.parse import unquote
+
+    from sqlalchemy.engine import make_url
+
+    split = _split_credentials(url)
+    if split is None:
+        return make_url(url)
+    scheme, user, has_password, password, location = split
+    return make_url(f"{scheme}://{location}").set(username=unquote(user),
+                                                 password=unquote(password) if has_password else None)
+
+
+def connect_url(url: str):
+    """SQLAlchemy's ``URL`` object of a storage URL, as the tuner connects with it.
+
+    SQLAlchemy's own parser ends a password at its first ``@``: ``tuner:p@ss@host`` would connect
+    to the host ``ss@host``. When its reading puts an ``@`` into the host or database name, the
+    credentials end at the last ``@`` instead, so a password may hold any character written as
+    it is (``/``, ``#``, ``?``, ``@``, ``%``, unicode) or percent-encoded. Raises ``ValueError``
+    (SQLAlchemy's ``ArgumentError``) when the URL cannot be parsed at all.
+    """
+    from sqlalchemy.engine import make_url
+
+    parsed = make_url(url)
+    if "@" in (parsed.host or "") or (parsed.host and "@" in (parsed.database or "")):
+        return _credentials_last_at(url)
+    return parsed
+
+
+#: Query parameters of a storage URL that carry a secret (libpq reads ``?password=``).
+_SECRET_PARAMS = ("password", "sslpassword")
+
+
+def redact(url: str | None) -> str | None:
+    """The URL with its password replaced by ``***``, whatever characters it holds (safe to print,
+    log and store).
+
+    Parsed and rendered with SQLAlchemy's ``URL`` (``render_as_string(hide_password=True)``), the
+    credentials ending at the last ``@``: of two readings of an odd URL, the one that hides more.
+    A ``password=`` query parameter is hidden too. A text that is no URL at all (a mistyped
+    ``--storage``) is shown without what would be a password in ``user:password@host``.
+    """
+    if not url or not isinstance(url, str):
+        return url if not url else f"<{type(url).__name__}>"
+    if url.partition("://")[0].split("+", 1)[0] == "sqlite":
+        return url  # a file path: no credentials, shown as written
+    try:
+        parsed = _credentials_last_at(url)
+    except Exception:  # noqa: BLE001 - unparseable: hide what could be a password, by text
+        return _redact_text(url)
+    hidden = {k: "***" for k in parsed.query if k.lower() in _SECRET_PARAMS}
+    if hidden:
+        parsed = parsed.update_query_dict(hidden)
+    return parsed.render_as_string(hide_password=True).replace("=%2A%2A%2A", "=***")
+
+
+def _redact_text(text: str) -> str:
+    """``user:password@rest`` -> ``user:***@rest`` in a text that does not parse as a URL."""
+    scheme, sep, rest = text.partition("://")
+    if not sep:
+        scheme, rest = "", text
+    if "@" not in rest:
+        return text
+    userinfo, _, location = rest.rpartition("@")
+    user = userinfo.split(":", 1)[0]
+    return f"{scheme}{sep}{user}:***@{location}"
+
+
+def secrets_of(url: str) -> list[str]:
+    """Every form of the URL's password an error message might quote: as written in the URL,
+    decoded, and percent-encoded (SQLAlchemy's and ``urllib``'s), longest first."""
+    from urllib.parse import quote, quote_plus
+
+    found: set[str] = set()
+    split = _split_credentials(url)
+    if split and split[2] and split[3]:
+        found.add(split[3])
+    for read in (_credentials_last_at, connect_url):
+        try:
+            parsed = read(url)
+        except Exception:  # noqa: BLE001 - an unparseable URL: the text form above is what there is
+            continue
+        values = [parsed.password] + [v for k, v in parsed.query.items() if k.lower() in _SECRET_PARAMS]
+        for value in values:
+            for v in ([value] if isinstance(value, str) else list(value or ())):
+                if v:
+                    found.update({v, quote(v, safe=""), quote_plus(v)})
+    return sorted(found, key=len, reverse=True)
+
+
+def resolve_url(url: str | None, source: str = "--storage") -> str:
+    """Expand ``${VAR}`` / ``$VAR``; with no URL at all, use ``$TUNER_STORAGE``.
+
+    Raises :class:`ConfigError` naming the variable when it is unset.
+    """
+    if url is None:
+        url = f"${{{STORAGE_ENV_VAR}}}"
+    m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", url.strip())
+    if m:
+        var = m.group(1)
+        value = os.environ.get(var)
+        if not value:
+            raise ConfigError(source, "storage", f"environment variable {var} is not set; export it "
+                              f"(e.g. {var}=postgresql://user:password@host/db) or pass --storage URL")
+        url = value
+    if "://" not in url:
+        raise ConfigError(source, "storage", f"{redact(url)!r} is not a storage URL; expected e.g. "
+                          "sqlite:///studies/NAME.db or postgresql://user@host/db")
+    return url
+
+
+def is_postgres(url: str) -> bool:
+    return url.partition("://")[0].split("+", 1)[0] in ("postgresql", "postgres")
+
+
+def driver_url(url: str) -> str:
+    """The URL the database driver gets: an installed PostgreSQL driver named, the password
+    percent-encoded whatever it holds (rendered by SQLAlchemy's ``URL``).
+
+    SQLAlchemy 2.1 reads a bare ``postgresql://`` as psycopg 3; the project installs psycopg2
+    (``pip install 'sglang-spec-tuner[postgres]'``), so a bare URL uses psycopg2 unless psycopg 3 is present.
+    ``postgres://`` (Heroku-style) is accepted too. A URL naming its driver keeps it. The rendered
+    form also keeps Optuna's ``str.format`` of the URL (``RDBStorage``) away from a ``{`` in a password.
+    """
+    parsed = connect_url(url)
+    if parsed.drivername in ("postgresql", "postgres"):
+        try:
+            import psycopg  # noqa: F401
+            driver = "psycopg"
+        except ImportError:
+            driver = "psycopg2"
+        parsed = parsed.set(drivername=f"postgresql+{driver}")
+    return parsed.render_as_string(hide_password=False)
+
+
+def sqlite_path(url: str) -> Path | None:
+    """The file of an SQLite storage URL (absolute), None for another database or an in-memory one."""
+    if url.partition("://")[0].split("+", 1)[0] != "sqlite":
+        return None
+    try:
+        database = connect_url(url).database
+    except Exception:  # noqa: BLE001 - not a URL: open_storage says so
+        return None
+    if not database or database == ":memory:" or database.startswith("file:"):
+        return None
+    return Path(database).absolute()
+
+
+def describe_error(exc: BaseException, url: str) -> str:
+    """``Type: first line`` of a storage error, the URL redacted and the password scrubbed out."""
+    inner = exc
+    # Optuna wraps SQLAlchemy's errors (StorageInternalError); the driver's message says more.
+    while getattr(inner, "__cause__", None) is not None and type(inner).__name__ == "StorageInternalError":
+        inner = inner.__cause__
+    orig = getattr(inner, "orig", None)  # SQLAlchemy's DBAPIError: the driver's own exception
+    shown = orig if orig is not None else inner
+    return f"{type(shown).__name__}: {scrub(_first_line(shown), url)}"
+
+
+def _first_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else ""
+
+
+def scrub(text: str, url: str) -> str:
+    """``text`` with the URL redacted and every form of its password (raw, decoded,
+    percent-encoded) replaced by ``***``."""
+    for form in (url, _safe(driver_url, url)):
+        if form:
+            text = text.replace(form, redact(form) or "")
+    for secret in secrets_of(url):
+        text = text.replace(secret, "***")
+    return text
+
+
+def _safe(fn, url: str) -> str | None:
+    try:
+        return fn(url)
+    except Exception:  # noqa: BLE001 - an unparseable URL has no other form
+        return None
