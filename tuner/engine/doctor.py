@@ -246,7 +246,7 @@ def check_port(config: StudyConfig) -> Check:
 
 
 def check_storage(config: StudyConfig) -> Check:
-    from .storage import redact, resolve_url
+    from .urls import redact, resolve_url, scrub
 
     try:
         url = resolve_url(config.storage, "storage")
@@ -260,16 +260,9 @@ def check_storage(config: StudyConfig) -> Check:
             _sql_writable(url)
     except Exception as exc:  # noqa: BLE001 - any driver error is a failed check, reported redacted
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return Check("storage", FAIL, f"{shown}: {type(exc).__name__}: {_scrub(first, url)[:200]}: check the "
+        return Check("storage", FAIL, f"{shown}: {type(exc).__name__}: {scrub(first, url)[:200]}: check the "
                      f"URL, the server and the user's rights")
     return Check("storage", PASS, f"{shown} is reachable and writable")
-
-
-def _scrub(text: str, url: str) -> str:
-    from urllib.parse import urlsplit
-
-    password = urlsplit(url).password
-    return text.replace(password, "***") if password else text
 
 
 def _sqlite_writable(url: str) -> None:
@@ -277,8 +270,10 @@ def _sqlite_writable(url: str) -> None:
 
     from ..config.files import check_writable
 
-    path = Path(url.split(":///", 1)[1]) if ":///" in url else None
-    if path is None or str(path) in ("", ":memory:"):
+    from .urls import sqlite_path
+
+    path = sqlite_path(url)
+    if path is None:  # in memory
         return
     if not path.exists():
         check_writable(path, "storage")  # the folder: create_study makes the file there
@@ -294,7 +289,10 @@ def _sqlite_writable(url: str) -> None:
 def _sql_writable(url: str) -> None:
     import sqlalchemy
 
-    engine = sqlalchemy.create_engine(url, pool_pre_ping=True)
+    from .urls import driver_url
+
+    # The URL as the storage connects with it: the installed driver, any password (tuner.engine.urls).
+    engine = sqlalchemy.create_engine(driver_url(url), poolclass=sqlalchemy.pool.NullPool)
     try:
         with engine.connect() as con:
             tx = con.begin()
