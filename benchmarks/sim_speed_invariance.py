@@ -5,11 +5,12 @@ are in model time on the simulator (the suite's ``timeout_s``; the client divide
 ``sim_speedup``, ``tuner/bench/client.py``), so a setting that times out at one speed times out at
 every speed, and the objectives should differ only by noise.
 
-Runs, through the CLI as a user would (``tuner study create`` / ``run`` / ``status -f json``), a
-study of the four default seed trials (SGLang's automatic choice 3/1/4, the article's 1/1/3, a
-medium tree 4/4/16 and a large one 5/8/32) on the quick suite, objectives ``single_speedup`` and
-``speedup@32``, at each speedup ``--repeats`` times with ``server.sim.seed`` = the repeat number
-(so repeats differ in their acceptance draws and step jitter, 2%, as separate studies would).
+Runs, through the CLI as a user would (``tuner study create`` / ``run`` / ``status -f json``), the
+demo study (``studies/sim-demo.yaml``: quick suite, objectives ``single_speedup`` and
+``speedup@32``) cut to its four default seed trials (SGLang's automatic choice 3/1/4, the
+article's 1/1/3, a medium tree 4/4/16 and a large one 5/8/32), at each speedup ``--repeats`` times
+with ``server.sim.seed`` = the repeat number (so repeats differ in their acceptance draws and 2%
+step jitter, as separate studies would), the speedups interleaved.
 Prints each setting's objectives per speedup (mean of the repeats), the differences against the
 lowest speedup with their noise bound (t(0.975) x the pooled repeat spread x sqrt(2/repeats)),
 the performance model's value (``tuner sim landscape``), and a verdict.
@@ -30,6 +31,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import yaml
+
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -38,21 +41,9 @@ from machine import load_line  # noqa: E402
 from tuner.bench.stats import t975  # noqa: E402
 
 OBJECTIVES = ("single_speedup", "speedup@32")
-STUDY = """\
-name: {name}
-search_space: {space}
-server:
-  backend: sim
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  tp_size: 8
-  startup_timeout_s: 120
-  stop_grace_s: 10
-  sim: {{profile: k2.6-tp8-pcie, speedup: {speedup}, load_seconds: 0.2, noise: 0.02, seed: {seed}}}
-bench: {{suite: quick}}
-objectives: [{objectives}]
-budget: {{n_trials: 4}}
-"""
+#: The README's demo study (quick suite, k2.6-tp8-pcie, 2% step noise, these objectives), cut to the
+#: four default seed trials, at another speedup and sim seed.
+DEMO = ROOT / "studies" / "sim-demo.yaml"
 
 
 def _tuner(*args: str, cwd: Path) -> str:
@@ -66,8 +57,12 @@ def run_study(workdir: Path, speedup: float, seed: int) -> dict:
     """One study; returns {setting label: (values or None, failure class or None)} and its timing."""
     name = f"inv-{speedup:g}x-s{seed}"
     path = workdir / f"{name}.yaml"
-    path.write_text(STUDY.format(name=name, space=ROOT / "search_spaces" / "eagle3.yaml", speedup=speedup,
-                                 seed=seed, objectives=", ".join(OBJECTIVES)))
+    study = yaml.safe_load(DEMO.read_text())
+    study.update(name=name, search_space=str((DEMO.parent / study["search_space"]).resolve()),
+                 budget={"n_trials": 4})
+    study["server"]["sim"].update(speedup=speedup, seed=seed)
+    assert tuple(study["objectives"]) == OBJECTIVES and study["bench"]["suite"] == "quick", study
+    path.write_text(yaml.safe_dump(study))
     t0, load = time.perf_counter(), load_line("at the start")
     _tuner("study", "create", str(path), cwd=workdir)
     _tuner("study", "run", str(path), cwd=workdir)
