@@ -275,3 +275,17 @@ def test_http_throughput_matches_model_time():
             measured = total / wall_s / speedup
             expected = _engine_tok_per_s(SpecConfig(1, 1, 2), tokens, concurrency)
             assert measured == pytest.approx(expected, rel=0.15), concurrency
+
+
+def test_e2e_latency_is_the_requests_model_time_in_wall_seconds(ar_sim):
+    """meta_info.e2e_latency x sim_speedup is the scheduler's model-time latency of the request
+    (arrival to finish), to rounding: the HTTP layer's wall time is left out of it, so a client can
+    count that part unscaled (tuner.bench: figures that do not depend on the speedup). One request
+    at a time, no noise: the engine's own computation of the same request is the expectation."""
+    model = PerfModel(load_profile("k2.6-tp8-pcie"))
+    for tokens in (1, 64, 300):
+        meta = _generate(ar_sim.url, n=tokens).json()["meta_info"]
+        engine = BatchEngine(model, spec=None, max_running_requests=None, speedup=1.0, clock=lambda: 0.0)
+        expected = engine.simulate([SimRequest(rid="x", prompt_tokens=meta["prompt_tokens"],
+                                               max_new_tokens=tokens, predictability=0.5)])
+        assert meta["e2e_latency"] * SPEEDUP == pytest.approx(expected, rel=1e-9), tokens
