@@ -65,6 +65,7 @@ def modelled(spec: SpecConfig | None, prompts: list[str], c: int) -> tuple[float
 def run(speedup: float, spec: SpecConfig | None, c: int, repeats: int, stream: bool) -> dict:
     base = load_suite("quick")
     suite = base.model_copy(update={
+        "timeout_s": 1200.0,  # model s: a 512-token request at C=256 takes ~90 (the quick suite allows 60)
         "single": base.single.model_copy(update={"lengths": []}),
         "warmup": base.warmup.model_copy(update={"requests": 1}),
         "sweep": base.sweep.model_copy(update={"concurrencies": [c], "max_tokens": MAX_TOKENS,
@@ -81,7 +82,8 @@ def run(speedup: float, spec: SpecConfig | None, c: int, repeats: int, stream: b
     sweep = [r for r in res.records if r.phase == "sweep" and r.ok]
     itl = [x * res.time_scale * 1000 for r in sweep for x in r.itl_s]
     row = res.sweep_rows[0]
-    return {"tok_per_s": res.tok_per_s_at(c), "failed": res.n_failed,
+    failed = [r for r in res.records if not r.ok]
+    return {"tok_per_s": res.tok_per_s_at(c), "failed": res.n_failed, "error": failed[0].error if failed else None,
             "itl_mean_ms": statistics.mean(itl) if itl else None, "itl_p50_ms": row.itl_p50_ms,
             "timekeeping": keeping, "warned": warned, "client_cpu_s": cpu, "wall_s": wall,
             "chunks": sum(len(r.itl_s) for r in sweep)}
@@ -108,6 +110,8 @@ def main() -> None:
     verdict = None
     for stream in ([True] if args.no_plain else [False, True]):
         got = run(speedup, spec, c, args.repeats, stream)
+        if got["tok_per_s"] is None:
+            raise SystemExit(f"every request failed: {got['error']}")
         dev = got["tok_per_s"] / model_tps - 1
         keeping = got["timekeeping"]
         print(f"\n{'streamed' if stream else 'not streamed'}: {got['tok_per_s']:,.1f} tok/s "
