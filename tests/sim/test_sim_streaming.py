@@ -86,17 +86,22 @@ def test_timekeeping_falls_behind_past_one_percent_and_warns_once_per_interval(c
 
 
 def test_a_simulator_that_cannot_keep_up_says_so():
-    """Four streams at 1000x: far more chunks per wall second than one process can write."""
+    """Four streams at 1000x: far more chunks per wall second than one process can write. The
+    chunks that came due meanwhile go out as one (SGLang drains its pending outputs and sends the
+    latest), so each stream arrives complete in fewer chunks than tokens, and the watch counts the
+    skipped ones as late deliveries."""
+    tokens = 2000
     with running_sim(speedup=1000.0) as sim:
         before = requests.get(sim.url + "/server_info", timeout=30).json()["sim_timekeeping"]
         assert before["fell_behind"] is False and FELL_BEHIND_LINE not in sim.log
+        streams: list = []
 
         def stream() -> None:
             body = {"text": "Write a haiku about rain.", "stream": True,
-                    "sampling_params": {"max_new_tokens": 2000, "ignore_eos": True}}
+                    "sampling_params": {"max_new_tokens": tokens, "ignore_eos": True}}
             with requests.post(sim.url + "/generate", json=body, stream=True, timeout=120) as r:
-                for _ in r.iter_lines():
-                    pass
+                chunks = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith(b"data: {")]
+            streams.append(chunks)
 
         threads = [threading.Thread(target=stream) for _ in range(4)]
         for t in threads:
@@ -104,6 +109,13 @@ def test_a_simulator_that_cannot_keep_up_says_so():
         for t in threads:
             t.join(150)
         after = requests.get(sim.url + "/server_info", timeout=30).json()["sim_timekeeping"]
-    assert after["deliveries"] >= 4 * 1999, after
+    assert after["deliveries"] >= 4 * (tokens - 1), after  # one per step, sent alone or not
     assert after["fell_behind"] is True and after["late_deliveries"] > 0, after
     assert f"WARNING {FELL_BEHIND_LINE}" in sim.log
+    assert len(streams) == 4
+    for chunks in streams:
+        assert 1 <= len(chunks) < tokens
+        done = chunks[-1]
+        assert done["meta_info"]["completion_tokens"] == tokens == len(done["output_ids"])
+        for a, b in zip(chunks, chunks[1:]):
+            assert b["text"].startswith(a["text"]) and b["output_ids"][:len(a["output_ids"])] == a["output_ids"]

@@ -283,17 +283,28 @@ class SimService:
 
     async def _stream_one(self, spec: GenSpec, rid: str | None):
         """Yields (req, progress, new_ids, n_ids) as chunks become due; aborts the request in
-        the engine if the consumer stops early (a disconnected client)."""
+        the engine if the consumer stops early (a disconnected client).
+
+        Chunks that came due while the previous one was being written are sent as one, as SGLang
+        does (``tokenizer_manager.py`` ``_wait_one_response``: it drains every pending output and
+        sends the latest), so a stream that falls behind catches up instead of queueing. Each
+        skipped chunk still counts as a delivery, at the time it went out, for the time-keeping
+        watch."""
         req, key, salt = self._submit(spec, rid, stream=True)
         n_ids = 0
         try:
             while True:
-                progress = await req.chunks.get()
-                if progress is None:  # aborted by shutdown
+                pending = [await req.chunks.get()]
+                while not req.chunks.empty():
+                    pending.append(req.chunks.get_nowait())
+                if None in pending:  # aborted by shutdown
                     raise req.done.exception() or ShuttingDown()
+                progress = pending[-1]
                 new = synth.output_ids(key, n_ids, progress.generated, salt)
                 n_ids += len(new)
                 yield req, progress, new, n_ids
+                for skipped in pending[:-1]:
+                    self._delivered(req, skipped.at_m)
                 if progress.finished:
                     return
         finally:
