@@ -144,6 +144,49 @@ def test_model_time_scales_figures_but_not_records():
     assert r.accept_length == pytest.approx(2.0)  # a ratio: no time in it
 
 
+def _run_at(scale: float, overhead_s: float) -> SuiteResult:
+    """The same model-time run seen through a server whose clock runs ``scale`` times faster, with
+    a fixed wall overhead per request outside the server (loopback HTTP, JSON).
+    Single: 100 tokens in 2 model s. Sweep C=2: 50 tokens each, the second arriving 0.5 ms (wall)
+    later and both finishing 5 model s after the first arrived."""
+    recs = []
+
+    def rec(phase, start, model_s, c=1, index=0):
+        server = model_s / scale
+        tokens = 100 if phase == "single" else 50
+        recs.append(RequestRecord(phase, "p", tokens, concurrency=c, index=index, start_s=start,
+                                  end_s=start + server + overhead_s, ok=True, completion_tokens=tokens,
+                                  server_latency_s=server))
+
+    rec("single", 1.0, 2.0)
+    t0 = 10.0
+    rec("sweep", t0, 5.0, c=2, index=0)
+    rec("sweep", t0 + 0.0005, 5.0 - 0.0005 * scale, c=2, index=1)
+    return SuiteResult(suite={"name": "t"}, records=recs, time_scale=scale, complete=True)
+
+
+def test_model_time_figures_do_not_depend_on_the_speedup():
+    """What the server's clock covers is scaled, the wall overhead around it is not: the same run
+    at 3x and at 40x gives the same model figures (within the overhead itself, milliseconds)."""
+    slow, fast = _run_at(3.0, 0.003), _run_at(40.0, 0.003)
+    assert slow.single_tok_per_s == pytest.approx(100 / 2.003) == pytest.approx(fast.single_tok_per_s)
+    assert slow.tok_per_s_at(2) == pytest.approx(fast.tok_per_s_at(2), rel=1e-3)
+    assert fast.tok_per_s_at(2) == pytest.approx(100 / (5.0 + 0.003), rel=1e-3)
+    assert fast.latency_percentile_ms("e2e", 99, 2) == pytest.approx(5003.0, rel=1e-3)
+    # scaling the whole wall latency (the overhead too) would make 40x read 5.6% slower than 3x
+    assert fast.records[0].tok_per_s / 40 < 0.95 * slow.records[0].tok_per_s / 3
+
+
+def test_a_failed_request_is_scaled_whole():
+    r = _run_at(40.0, 0.003)
+    failed = r.records[2]
+    failed.ok, failed.completion_tokens = False, None
+    r.refresh()
+    # the batch's span now ends with the failed request's own end, all of it scaled
+    span = failed.end_s - r.records[1].start_s
+    assert r.tok_per_s_at(2) == pytest.approx(50 / (span * 40.0))
+
+
 def test_result_round_trips_through_json(tmp_path):
     r = _result(time_scale=10.0)
     r.resolved_spec = SpecConfig(1, 1, 2)

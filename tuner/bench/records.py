@@ -55,6 +55,18 @@ class RequestRecord:
             return None
         return self.completion_tokens / self.latency_s
 
+    def model_latency_s(self, scale: float) -> float:
+        """End-to-end latency in model seconds, on a server whose clock runs ``scale`` model seconds
+        per wall second (:func:`model_duration_s` with the server's own ``e2e_latency``)."""
+        server = self.server_latency_s if self.ok else None
+        return model_duration_s(self.latency_s, server, scale)
+
+    def model_tok_per_s(self, scale: float) -> float | None:
+        """Model tok/s of this request: completion_tokens / :meth:`model_latency_s`."""
+        if self.tok_per_s is None:
+            return None
+        return self.completion_tokens / self.model_latency_s(scale)
+
     @property
     def tpot_s(self) -> float | None:
         """Time per output token after the first, wall seconds (SGLang's ``benchmark/goodput.py``:
@@ -83,3 +95,20 @@ class RequestRecord:
     def from_dict(cls, d: dict) -> "RequestRecord":
         known = {f.name for f in fields(cls)}
         return cls(**{k: v for k, v in d.items() if k in known})
+
+
+def model_duration_s(wall_s: float, server_s: float | None, scale: float) -> float:
+    """A wall duration in model seconds, on a server whose clock runs ``scale`` model seconds per
+    wall second (the simulator's ``sim_speedup``; 1 on SGLang).
+
+    Only the part the server's own clock accounts for (``server_s``, its ``e2e_latency``) runs
+    faster; the rest (loopback HTTP, JSON, the client's event loop) takes the wall time it would
+    take against a real server, so it is counted as it is, not multiplied by ``scale``: a few
+    milliseconds per request would otherwise grow to a few percent of a figure at 40x, and a
+    study's outcome would depend on the speedup. Without ``server_s`` (a failed request, a server
+    that does not say) the whole duration is scaled.
+    """
+    if scale == 1.0 or server_s is None:
+        return wall_s * scale
+    inside = min(max(server_s, 0.0), wall_s)
+    return inside * scale + (wall_s - inside)

@@ -5,7 +5,10 @@ recomputes them), and are in **model time**. ``time_scale`` is model seconds per
 for SGLang, the simulator's ``sim_speedup`` otherwise (its wall clock runs that many times faster
 than model time, ``tuner/sim/scheduler.py``). So a model duration is the wall duration times
 ``time_scale`` and a model throughput is the wall throughput over it, and a simulated run reads like
-the GPU run it stands for. Raw wall times stay in the records.
+the GPU run it stands for. End-to-end latencies, request tok/s and batch spans count only the part
+the server's own clock covers (its ``e2e_latency``) times ``time_scale`` and the rest (HTTP, JSON,
+the client) as it is (:func:`~tuner.bench.records.model_duration_s`), so the figures do not depend
+on the speedup; TTFT and inter-token gaps are scaled whole. Raw wall times stay in the records.
 
 Definitions (the article's method):
 
@@ -42,7 +45,7 @@ from ..config.files import write_text_atomic
 from ..config.yamlfile import MAX_DATASET_BYTES, ConfigError, read_text_capped
 from ..config.slo import METRICS, PERCENTILES
 from ..sglang.rules import SpecConfig
-from .records import RequestRecord
+from .records import RequestRecord, model_duration_s
 from .stats import Figure, figure, percentile, t975
 
 #: Bump when a field changes meaning; :meth:`SuiteResult.from_dict` refuses other versions.
@@ -155,11 +158,6 @@ class SuiteResult:
     def _model_ms(self, wall_s: float) -> float:
         return wall_s * 1000.0 * self.time_scale
 
-    def _fig_tok(self, values) -> Figure | None:
-        """Wall tok/s values -> model tok/s figure."""
-        fig = figure(values)
-        return None if fig is None else fig.scaled(1.0 / self.time_scale)
-
     def _fig_ms(self, values_s) -> Figure | None:
         """Wall seconds -> model milliseconds figure."""
         fig = figure(values_s)
@@ -168,6 +166,23 @@ class SuiteResult:
     def _pct_ms(self, values_s, q) -> float | None:
         p = percentile(values_s, q)
         return None if p is None else self._model_ms(p)
+
+    def _model_tok(self, records) -> list[float]:
+        """Model tok/s of each successful request."""
+        return [v for r in records if (v := r.model_tok_per_s(self.time_scale)) is not None]
+
+    def _model_latency_s(self, records) -> list[float]:
+        return [r.model_latency_s(self.time_scale) for r in records]
+
+    def _span_model_s(self, batch: list[RequestRecord]) -> float:
+        """A sweep batch's span, first submission to last completion, in model seconds: the
+        server's part ends with the latest end its own clock accounts for (submission + the
+        server's latency); what comes after (HTTP, JSON) counts as it is (``model_duration_s``)."""
+        start = min(r.start_s for r in batch)
+        span = max(r.end_s for r in batch) - start
+        server_end = max(r.start_s + r.server_latency_s if r.ok and r.server_latency_s is not None
+                         else r.end_s for r in batch)
+        return model_duration_s(span, server_end - start, self.time_scale)
 
     @cached_property
     def single_rows(self) -> list[SingleRow]:
@@ -180,8 +195,8 @@ class SuiteResult:
             ok = [r for r in recs if r.ok]
             rows.append(SingleRow(
                 prompt, max_tokens, len(ok), len(recs) - len(ok),
-                self._fig_tok(r.tok_per_s for r in ok if r.tok_per_s is not None),
-                self._fig_ms(r.latency_s for r in ok),
+                figure(self._model_tok(ok)),
+                _scaled(figure(self._model_latency_s(ok)), 1000.0),
                 self._fig_ms(r.ttft_s for r in ok if r.ttft_s is not None),
                 figure(r.accept_length for r in ok if r.accept_length is not None),
             ))
@@ -200,20 +215,19 @@ class SuiteResult:
                 batches.setdefault(r.repeat, []).append(r)
             aggregates, wall = [], 0.0
             for batch in batches.values():
-                span = max(r.end_s for r in batch) - min(r.start_s for r in batch)
-                wall += span
+                wall += max(r.end_s for r in batch) - min(r.start_s for r in batch)
+                span = self._span_model_s(batch)
                 tokens = sum(r.completion_tokens or 0 for r in batch if r.ok)
                 if span > 0 and any(r.ok for r in batch):
                     aggregates.append(tokens / span)
             ok = [r for r in recs if r.ok]
-            lat = [r.latency_s for r in ok]
+            lat = [x * 1000.0 for x in self._model_latency_s(ok)]
             ttft = [r.ttft_s for r in ok if r.ttft_s is not None]
             itl = [x for r in ok for x in r.itl_s]
             rows.append(SweepRow(
                 c, recs[0].max_tokens, len(batches), len(ok), len(recs) - len(ok),
-                self._fig_tok(aggregates),
-                self._fig_tok(r.tok_per_s for r in ok if r.tok_per_s is not None),
-                self._fig_ms(lat), self._pct_ms(lat, 50), self._pct_ms(lat, 99),
+                figure(aggregates), figure(self._model_tok(ok)),
+                figure(lat), percentile(lat, 50), percentile(lat, 99),
                 self._pct_ms(ttft, 50), self._pct_ms(ttft, 99),
                 self._pct_ms(itl, 50), self._pct_ms(itl, 99),
                 figure(r.accept_length for r in ok if r.accept_length is not None),
@@ -231,10 +245,10 @@ class SuiteResult:
         # Spread: the overall figure recomputed from repeat r of every row, r = 0, 1, ...
         per_row: list[list[float]] = []
         for row in rows:
-            vals = sorted(((r.repeat, r.tok_per_s) for r in self.records
+            vals = sorted(((r.repeat, r.model_tok_per_s(self.time_scale)) for r in self.records
                            if r.phase == "single" and r.prompt == row.prompt
                            and r.max_tokens == row.max_tokens and r.tok_per_s is not None))
-            per_row.append([v / self.time_scale for _, v in vals])
+            per_row.append([v for _, v in vals])
         k = min(len(v) for v in per_row)
         overall = [sum(v[i] for v in per_row) / len(per_row) for i in range(k)]
         spread = figure(overall)
@@ -280,7 +294,8 @@ class SuiteResult:
         elif metric == "itl":
             values = [x for r in ok for x in r.itl_s]
         elif metric == "e2e":
-            values = [r.latency_s for r in ok]
+            p = percentile(self._model_latency_s(ok), q)
+            return None if p is None else p * 1000.0
         else:
             raise ValueError(f"unknown latency metric {metric!r}")
         return self._pct_ms(values, q)
@@ -299,21 +314,22 @@ class SuiteResult:
         for r in recs:
             batches.setdefault(r.repeat, []).append(r)
         for batch in batches.values():
-            span += max(r.end_s for r in batch) - min(r.start_s for r in batch)
+            span += self._span_model_s(batch)
         if span <= 0:
             return None
         good = tokens = 0
         for r in recs:
             if not r.ok:
                 continue
-            observed = {"ttft": r.ttft_s, "itl": r.tpot_s, "tpot": r.tpot_s, "e2e": r.latency_s}
-            if any(observed[m] is None for m in limits_ms):
+            observed = {"ttft": r.ttft_s, "itl": r.tpot_s, "tpot": r.tpot_s}
+            model_ms = {m: None if v is None else self._model_ms(v) for m, v in observed.items()}
+            model_ms["e2e"] = r.model_latency_s(self.time_scale) * 1000.0
+            if any(model_ms[m] is None for m in limits_ms):
                 return None
-            if all(self._model_ms(observed[m]) <= limit for m, limit in limits_ms.items()):
+            if all(model_ms[m] <= limit for m, limit in limits_ms.items()):
                 good += 1
                 tokens += r.completion_tokens or 0
-        scale = self.time_scale
-        return {"requests_per_s": good / span / scale, "tok_per_s": tokens / span / scale,
+        return {"requests_per_s": good / span, "tok_per_s": tokens / span,
                 "good": good, "requests": len(recs)}
 
     def latency_p50_ms_at(self, concurrency: int) -> float | None:
@@ -419,3 +435,7 @@ class SuiteResult:
 
 def _fig(f: Figure | None) -> dict | None:
     return None if f is None else f.to_dict()
+
+
+def _scaled(f: Figure | None, factor: float) -> Figure | None:
+    return None if f is None else f.scaled(factor)

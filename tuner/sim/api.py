@@ -190,7 +190,15 @@ class SimService:
                          predictability=predictability, stream=stream)
         return self.engine.submit(req), key, salt
 
-    def _meta(self, req: SimRequest, progress: Progress, t0: float) -> dict:
+    @staticmethod
+    def _final(req: SimRequest) -> Progress:
+        """A finished request's progress, as its last step left it."""
+        return Progress(req.generated, req.verify_ct, req.correct_drafts, True, req.finish_m)
+
+    def _meta(self, req: SimRequest, progress: Progress) -> dict:
+        """SGLang's ``meta_info``. ``e2e_latency`` is in wall seconds, as SGLang's, and covers the
+        request's time in the scheduler (arrival to this step, model seconds / speedup): what the
+        HTTP layer adds is left out, so a client can count it unscaled (``tuner.bench``)."""
         n, finished = progress.generated, progress.finished
         meta = {
             "id": req.rid,
@@ -201,7 +209,7 @@ class SimService:
             "reasoning_tokens": 0,
             "completion_tokens": n,
             "cached_tokens": 0,
-            "e2e_latency": time.perf_counter() - t0,
+            "e2e_latency": (progress.at_m - req.arrival_m) / self.speedup,
         }
         verify_ct, correct = progress.verify_ct, progress.correct_drafts
         if self.plan.speculative and verify_ct > 0:
@@ -220,12 +228,11 @@ class SimService:
         self.timekeeping.delivered(self.engine.wall_at(at_m), at_m - req.arrival_m)
 
     async def _run_one(self, spec: GenSpec, rid: str | None,
-                       request: web.Request | None = None) -> tuple[SimRequest, list[int], str, float]:
+                       request: web.Request | None = None) -> tuple[SimRequest, list[int], str]:
         """One non-streamed output. While it runs, the client's connection is checked every
         ``DISCONNECT_POLL_S`` (SGLang polls ``request.is_disconnected()`` the same way,
         tokenizer_manager.py ``_stream_one_response``); a closed connection, or a cancelled
         handler, aborts the request in the engine and raises ``ConnectionResetError``."""
-        t0 = time.perf_counter()
         req, key, salt = self._submit(spec, rid, stream=False)
         try:
             while True:
@@ -240,7 +247,7 @@ class SimService:
             self._abort_disconnected(req)
             raise
         self._delivered(req, req.finish_m)
-        return (req, *self._replies.reply(key, req.generated, salt), t0)
+        return (req, *self._replies.reply(key, req.generated, salt))
 
     async def _run_all(self, parsed: ParsedRequest, request: web.Request, rid: bool = True):
         """Every output of a non-streamed request: the results, ``None`` if the client went away
@@ -264,19 +271,29 @@ class SimService:
             self.engine.abort(req)
 
     async def _stream_one(self, spec: GenSpec, rid: str | None):
-        """Yields (req, progress, new_ids, n_ids, t0) as chunks become due; aborts the request in
-        the engine if the consumer stops early (a disconnected client)."""
-        t0 = time.perf_counter()
+        """Yields (req, progress, new_ids, n_ids) as chunks become due; aborts the request in
+        the engine if the consumer stops early (a disconnected client).
+
+        Chunks that came due while the previous one was being written are sent as one, as SGLang
+        does (``tokenizer_manager.py`` ``_wait_one_response``: it drains every pending output and
+        sends the latest), so a stream that falls behind catches up instead of queueing. Each
+        skipped chunk still counts as a delivery, at the time it went out, for the time-keeping
+        watch."""
         req, key, salt = self._submit(spec, rid, stream=True)
         n_ids = 0
         try:
             while True:
-                progress = await req.chunks.get()
-                if progress is None:  # aborted by shutdown
+                pending = [await req.chunks.get()]
+                while not req.chunks.empty():
+                    pending.append(req.chunks.get_nowait())
+                if None in pending:  # aborted by shutdown
                     raise req.done.exception() or ShuttingDown()
+                progress = pending[-1]
                 new = synth.output_ids(key, n_ids, progress.generated, salt)
                 n_ids += len(new)
-                yield req, progress, new, n_ids, t0
+                yield req, progress, new, n_ids
+                for skipped in pending[:-1]:
+                    self._delivered(req, skipped.at_m)
                 if progress.finished:
                     return
         finally:
@@ -310,9 +327,8 @@ class SimService:
         if results is None:
             return web.Response(status=499)  # nobody reads it: the client is gone
         out = []
-        for (req, ids, text, t0), spec in zip(results, parsed.specs):
-            item = {"text": text, "output_ids": ids, "meta_info": self._meta(
-                req, Progress(req.generated, req.verify_ct, req.correct_drafts, True), t0)}
+        for (req, ids, text), spec in zip(results, parsed.specs):
+            item = {"text": text, "output_ids": ids, "meta_info": self._meta(req, self._final(req))}
             if parsed.batch:
                 item["index"] = spec.index
             out.append(item)
@@ -322,8 +338,8 @@ class SimService:
         resp = await self._prepare_stream(request)
         chunks = CumulativeChunks()
         try:
-            async for req, progress, new, _, t0 in self._stream_one(spec, rid):
-                await resp.write(chunks.chunk(synth.detokenize(new), new, self._meta(req, progress, t0)))
+            async for req, progress, new, _ in self._stream_one(spec, rid):
+                await resp.write(chunks.chunk(synth.detokenize(new), new, self._meta(req, progress)))
                 self._delivered(req, progress.at_m)
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
@@ -359,15 +375,14 @@ class SimService:
                 return _api_error(openai_error(str(results), "ServiceUnavailable", 503))
             if results is None:
                 return web.Response(status=499)  # nobody reads it: the client is gone
-            ext = self._sglext([(req, Progress(req.generated, req.verify_ct, req.correct_drafts, True), t0)
-                                for req, _, _, t0 in results], parsed)
+            ext = self._sglext([(req, self._final(req)) for req, _, _ in results], parsed)
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
-                                                   for req, ids, text, _ in results], parsed.n, ext))
+                                                   for req, ids, text in results], parsed.n, ext))
         resp = await self._prepare_stream(request)
         try:
             first = True
-            async for req, progress, new, n_ids, t0 in self._stream_one(parsed.specs[0], None):
-                ext = self._sglext([(req, progress, t0)], parsed) if progress.finished else None
+            async for req, progress, new, n_ids in self._stream_one(parsed.specs[0], None):
+                ext = self._sglext([(req, progress)], parsed) if progress.finished else None
                 for chunk in fmt.stream_chunks(synth.detokenize(new), req.prompt_tokens, n_ids,
                                                progress.finished, first, parsed.options or {}, ext):
                     await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
@@ -389,7 +404,7 @@ class SimService:
 
         if not parsed.spec_details:
             return None
-        details = [d for d in (spec_tokens_details(self._meta(req, progress, t0)) for req, progress, t0 in outputs)
+        details = [d for d in (spec_tokens_details(self._meta(req, progress)) for req, progress in outputs)
                    if d is not None]
         if not details:
             return None
