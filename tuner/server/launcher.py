@@ -5,8 +5,9 @@ leads (``start_new_session``: the server's own children, e.g. SGLang's scheduler
 that group, and neither a Ctrl-C at the terminal nor SGLang's ``killpg`` of its own group on a fatal
 error reaches the tuner). Its owner is whoever created it, who must call :meth:`ServerProcess.stop`
 (the ``with`` block does). While it runs, a record file under ``<workdir>/servers/`` lets a later run
-find it if this tuner dies (:func:`cleanup_orphans`). :func:`stop_on_signals` makes Ctrl-C and SIGTERM
-stop it before the tuner exits (a second Ctrl-C while it stops kills its group at once).
+find it if this tuner dies (:func:`cleanup_orphans`). :func:`stop_on_signals`
+(:mod:`tuner.server.signals`, re-exported here) makes Ctrl-C and SIGTERM stop it before the tuner
+exits (a second Ctrl-C while it stops kills its group at once).
 
 Failures are :class:`LaunchError` with a ``failure_class`` from :data:`FAILURE_CLASSES`, a one-line
 message quoting the log's error line, and the log's last lines; :func:`classify_log` is the one place
@@ -22,9 +23,8 @@ import signal
 import subprocess
 import threading
 import time
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, Callable, Iterator, Mapping, Sequence
+from typing import Any, Mapping, Sequence
 
 import requests
 
@@ -48,6 +48,7 @@ from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import PortInUseError, listener_owned_by_group, pick_free_port, port_free, wait_port_free
 from .procs import boot_id, group_members, read_cmdline, read_stat, signal_group, terminate_group
+from .signals import live_servers, stop_on_signals
 
 __all__ = [
     "FAILURE_CLASSES", "PHASE_RUNNING", "PHASE_STARTUP", "LaunchError", "LaunchPlan",
@@ -66,10 +67,6 @@ def server_log_path(workdir: str | Path, trial: int | None) -> Path:
     """``<workdir>/trials/<N>/server.log``; the baseline (``trial=None``): ``<workdir>/baseline/``."""
     sub = Path("baseline") if trial is None else Path("trials") / str(trial)
     return Path(workdir) / sub / "server.log"
-
-
-_LIVE: set["ServerProcess"] = set()  # started in this process and not yet stopped (for signals)
-_LIVE_LOCK = threading.Lock()
 
 
 class ServerProcess:
@@ -211,8 +208,7 @@ class ServerProcess:
                     raise ConfigError("study", "server.python",
                                       f"cannot run {self.argv[0]!r}: {exc.strerror}") from None
             self.started_monotonic = time.monotonic()
-            with _LIVE_LOCK:
-                _LIVE.add(self)
+            live_servers.add(self)
             self._write_record(gpu_before)
             log.info("started server pid %d on %s: %s", self.proc.pid, self.url, self.command_line)
             return self
@@ -358,8 +354,7 @@ class ServerProcess:
             if clean and self.record is not None:
                 self.record.remove()
             self._stopped = True
-            with _LIVE_LOCK:
-                _LIVE.discard(self)
+            live_servers.discard(self)
             log.info("stopped server pid %d (%s)", self.proc.pid, describe_exit(code))
 
     def kill(self) -> None:
@@ -379,105 +374,3 @@ class ServerProcess:
 
     def __exit__(self, *exc) -> None:
         self.stop()
-
-
-# --------------------------------------------------------------------------------------------------
-# Signals
-
-#: ``on_signal(kind, info)``: ``kind`` is ``"stopping"`` (the first SIGINT/SIGTERM: the servers are
-#: about to be stopped, gracefully) or ``"killing"`` (another signal while stopping: their process
-#: groups get SIGKILL now); ``info`` has ``signal`` (its name) and ``servers``: ``[{"pid",
-#: "grace_s", "url"}]``. Called from the signal handler: it must return at once and take no lock
-#: the interrupted code may hold (hand the work to another thread).
-OnSignal = Callable[[str, dict], None]
-
-
-class _SignalState:
-    """The handlers of this process while any :func:`stop_on_signals` block is active (nested
-    blocks share them: the outermost installs, the inner ones add servers and callbacks)."""
-
-    def __init__(self):
-        self.depth = 0
-        self.previous: dict[int, Any] = {}
-        self.servers: list[tuple[ServerProcess, ...]] = []  #: per active block; () means every live server
-        self.callbacks: list[OnSignal] = []
-        self.received: int | None = None  #: the first signal, once one arrived
-
-    def targets(self) -> list[ServerProcess]:
-        if any(not group for group in self.servers):
-            with _LIVE_LOCK:
-                return list(_LIVE)
-        return list({srv for group in self.servers for srv in group if not srv._stopped})
-
-    def notify(self, kind: str, signum: int, targets: list[ServerProcess]) -> None:
-        info = {"signal": signal.Signals(signum).name,
-                "servers": [{"pid": srv.pid, "grace_s": srv.stop_grace_s, "url": srv.url} for srv in targets]}
-        for cb in list(self.callbacks):
-            try:
-                cb(kind, info)
-            except Exception:  # noqa: BLE001 - a display problem must not stop the server's stop
-                log.exception("signal callback failed")
-
-    def handler(self, signum, frame):
-        targets = [srv for srv in self.targets() if srv.proc is not None and srv.returncode is None]
-        if self.received is None:
-            # First signal: say so and unwind at once; the servers are stopped on the way out (by
-            # their owners' `finally`, and by stop_on_signals' exit), not here in the handler, so
-            # the process stays responsive to a second signal during a long SIGTERM grace.
-            self.received = signum
-            self.notify("stopping", signum, targets)
-            if signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            raise SystemExit(128 + signum)
-        if targets:
-            # Again while stopping: kill the groups now; the stop under way sees them gone.
-            self.notify("killing", signum, targets)
-            for srv in targets:
-                srv.kill()
-            return
-        # Nothing left to kill: this one interrupts whatever the cleanup is waiting for.
-        raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(128 + signum)
-
-
-_SIGNALS = _SignalState()
-
-
-@contextmanager
-def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) -> Iterator[None]:
-    """While active, SIGINT and SIGTERM stop ``servers`` (default: every server this process started
-    and has not stopped).
-
-    The first signal calls ``on_signal("stopping", info)`` at once and raises ``KeyboardInterrupt``
-    (SIGINT) or ``SystemExit(128 + signum)`` (SIGTERM); leaving the block then stops the servers
-    (SIGTERM to each group, ``stop_grace_s``, SIGKILL), with the handlers still in place. A second
-    signal during that stop SIGKILLs the groups at once (``on_signal("killing", info)``); one more
-    with nothing left to kill raises again. The previous handlers come back when the outermost block
-    exits. Blocks nest (the CLI's around the run, the backend's around one server). Only the main
-    thread can install handlers; elsewhere this does nothing."""
-    if threading.current_thread() is not threading.main_thread():
-        yield
-        return
-    state = _SIGNALS
-    if state.depth == 0:
-        state.received = None
-        state.previous = {sig: signal.signal(sig, state.handler) for sig in (signal.SIGINT, signal.SIGTERM)}
-    state.depth += 1
-    state.servers.append(tuple(servers))
-    if on_signal is not None:
-        state.callbacks.append(on_signal)
-    try:
-        yield
-    finally:
-        try:
-            if state.received is not None:
-                for srv in (servers or state.targets()):
-                    srv.stop()
-        finally:
-            state.servers.pop()
-            if on_signal is not None:
-                state.callbacks.remove(on_signal)
-            state.depth -= 1
-            if state.depth == 0:
-                for sig, old in state.previous.items():
-                    signal.signal(sig, old if old is not None else signal.SIG_DFL)
-                state.previous = {}

@@ -1,0 +1,158 @@
+"""Ctrl-C and SIGTERM while servers run: stop them on the way out, kill them on a second signal.
+
+:func:`stop_on_signals` installs this process's SIGINT/SIGTERM handlers for the length of a block
+(blocks nest: the CLI's around a run, the backend's around one server). The handler never stops a
+server itself: it raises, so the interrupted code unwinds at once and the servers are stopped by
+their owners' ``finally`` and by the block's exit, with the handler still installed, so that a
+second signal during a long SIGTERM grace can SIGKILL their groups. :data:`live_servers` is the
+registry of servers this process started and has not stopped (:class:`tuner.server.launcher.ServerProcess`
+adds and removes itself), for a block that names no server.
+"""
+
+from __future__ import annotations
+
+import logging
+import signal
+import threading
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Protocol
+
+
+class ServerProcess(Protocol):
+    """What a signal needs of a server (:class:`tuner.server.launcher.ServerProcess` has it; this
+    module does not import the launcher, which imports it)."""
+
+    pid: int | None
+    stop_grace_s: float
+    url: str
+    proc: Any
+    returncode: int | None
+    _stopped: bool
+
+    def stop(self) -> None: ...
+
+    def kill(self) -> None: ...
+
+log = logging.getLogger("tuner.server")
+
+
+class _LiveServers:
+    """The servers started in this process and not yet stopped (thread-safe)."""
+
+    def __init__(self):
+        self._servers: set = set()
+        self._lock = threading.Lock()
+
+    def add(self, server) -> None:
+        with self._lock:
+            self._servers.add(server)
+
+    def discard(self, server) -> None:
+        with self._lock:
+            self._servers.discard(server)
+
+    def snapshot(self) -> list:
+        with self._lock:
+            return list(self._servers)
+
+
+live_servers = _LiveServers()
+
+
+
+#: ``on_signal(kind, info)``: ``kind`` is ``"stopping"`` (the first SIGINT/SIGTERM: the servers are
+#: about to be stopped, gracefully) or ``"killing"`` (another signal while stopping: their process
+#: groups get SIGKILL now); ``info`` has ``signal`` (its name) and ``servers``: ``[{"pid",
+#: "grace_s", "url"}]``. Called from the signal handler: it must return at once and take no lock
+#: the interrupted code may hold (hand the work to another thread).
+OnSignal = Callable[[str, dict], None]
+
+
+class _SignalState:
+    """The handlers of this process while any :func:`stop_on_signals` block is active (nested
+    blocks share them: the outermost installs, the inner ones add servers and callbacks)."""
+
+    def __init__(self):
+        self.depth = 0
+        self.previous: dict[int, Any] = {}
+        self.servers: list[tuple[ServerProcess, ...]] = []  #: per active block; () means every live server
+        self.callbacks: list[OnSignal] = []
+        self.received: int | None = None  #: the first signal, once one arrived
+
+    def targets(self) -> list[ServerProcess]:
+        if any(not group for group in self.servers):
+            return live_servers.snapshot()
+        return list({srv for group in self.servers for srv in group if not srv._stopped})
+
+    def notify(self, kind: str, signum: int, targets: list[ServerProcess]) -> None:
+        info = {"signal": signal.Signals(signum).name,
+                "servers": [{"pid": srv.pid, "grace_s": srv.stop_grace_s, "url": srv.url} for srv in targets]}
+        for cb in list(self.callbacks):
+            try:
+                cb(kind, info)
+            except Exception:  # noqa: BLE001 - a display problem must not stop the server's stop
+                log.exception("signal callback failed")
+
+    def handler(self, signum, frame):
+        targets = [srv for srv in self.targets() if srv.proc is not None and srv.returncode is None]
+        if self.received is None:
+            # First signal: say so and unwind at once; the servers are stopped on the way out (by
+            # their owners' `finally`, and by stop_on_signals' exit), not here in the handler, so
+            # the process stays responsive to a second signal during a long SIGTERM grace.
+            self.received = signum
+            self.notify("stopping", signum, targets)
+            if signum == signal.SIGINT:
+                raise KeyboardInterrupt
+            raise SystemExit(128 + signum)
+        if targets:
+            # Again while stopping: kill the groups now; the stop under way sees them gone.
+            self.notify("killing", signum, targets)
+            for srv in targets:
+                srv.kill()
+            return
+        # Nothing left to kill: this one interrupts whatever the cleanup is waiting for.
+        raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(128 + signum)
+
+
+_SIGNALS = _SignalState()
+
+
+@contextmanager
+def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) -> Iterator[None]:
+    """While active, SIGINT and SIGTERM stop ``servers`` (default: every server this process started
+    and has not stopped).
+
+    The first signal calls ``on_signal("stopping", info)`` at once and raises ``KeyboardInterrupt``
+    (SIGINT) or ``SystemExit(128 + signum)`` (SIGTERM); leaving the block then stops the servers
+    (SIGTERM to each group, ``stop_grace_s``, SIGKILL), with the handlers still in place. A second
+    signal during that stop SIGKILLs the groups at once (``on_signal("killing", info)``); one more
+    with nothing left to kill raises again. The previous handlers come back when the outermost block
+    exits. Blocks nest (the CLI's around the run, the backend's around one server). Only the main
+    thread can install handlers; elsewhere this does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    state = _SIGNALS
+    if state.depth == 0:
+        state.received = None
+        state.previous = {sig: signal.signal(sig, state.handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+    state.depth += 1
+    state.servers.append(tuple(servers))
+    if on_signal is not None:
+        state.callbacks.append(on_signal)
+    try:
+        yield
+    finally:
+        try:
+            if state.received is not None:
+                for srv in (servers or state.targets()):
+                    srv.stop()
+        finally:
+            state.servers.pop()
+            if on_signal is not None:
+                state.callbacks.remove(on_signal)
+            state.depth -= 1
+            if state.depth == 0:
+                for sig, old in state.previous.items():
+                    signal.signal(sig, old if old is not None else signal.SIG_DFL)
+                state.previous = {}
