@@ -31,8 +31,8 @@ from aiohttp import web
 
 from . import text as synth
 from .args import LaunchPlan
-from .requests import ApiError, ContextCheck, GenSpec, ParsedRequest, openai_error
-from .requests import parse_chat, parse_completion, parse_generate
+from .request_models import ApiError, openai_error
+from .requests import ContextCheck, GenSpec, ParsedRequest, parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
 from .server_info import SIM_VERSION, resolved_server_args, server_info_body
 from .streaming import CumulativeChunks, Timekeeping

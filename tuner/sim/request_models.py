@@ -1,0 +1,195 @@
+"""Step 1 of a request's checks, as SGLang 0.5.23's FastAPI layer does it: the content type, the JSON
+body, the request model (``srt/entrypoints/http_server.py``; ``GenerateReqInput`` of
+``srt/managers/io_struct.py``; ``CompletionRequest`` / ``ChatCompletionRequest`` of
+``srt/entrypoints/openai/protocol.py``), and the error bodies SGLang answers with
+(:class:`ApiError`). :mod:`tuner.sim.requests` runs the steps in order.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Dict, List, Literal, Optional, Union
+
+import pydantic
+from pydantic import BaseModel, ConfigDict, TypeAdapter, field_validator
+
+#: Where FastAPI's messages say the endpoint is (the installed file's path differs per machine).
+_HTTP_SERVER = "sglang/srt/entrypoints/http_server.py"
+_ENDPOINTS = {"/generate": (933, "generate_request"),
+              "/v1/completions": (1861, "openai_v1_completions"),
+              "/v1/chat/completions": (1871, "openai_v1_chat_completions")}
+class ApiError(Exception):
+    """A request SGLang answers with ``status`` and the JSON ``body``."""
+
+    def __init__(self, status: int, body: dict):
+        super().__init__(json.dumps(body))
+        self.status, self.body = status, body
+
+
+def validation_error(errors: list, endpoint: str, method: str = "POST") -> ApiError:
+    """FastAPI's ``RequestValidationError`` as SGLang's handler renders it: ``str(exc)`` (FastAPI's
+    ``ValidationException.__str__``, with the endpoint's file, line and route), then the error
+    list (``http_server.py`` lines 669-690)."""
+    line, function = _ENDPOINTS[endpoint]
+    n = len(errors)
+    text = f"{n} validation error{'s' if n != 1 else ''}:\n" + "".join(f"  {e}\n" for e in errors)
+    text += f'\n  File "{_HTTP_SERVER}", line {line}, in {function}\n    {method} {endpoint}'
+    message = f"{text.rstrip()} {errors}"
+    return ApiError(400, {"object": "error", "message": message, "type": "Bad Request",
+                          "param": None, "code": 400})
+
+
+def native_error(message: str, status: int = 400) -> ApiError:
+    """``/generate``'s ``ValueError`` answer (http_server.py ``_create_error_response``)."""
+    return ApiError(status, {"error": {"message": message}})
+
+
+def openai_error(message: str, err_type: str = "BadRequestError", status: int = 400) -> ApiError:
+    """``OpenAIServingBase.create_error_response`` (serving_base.py)."""
+    return ApiError(status, {"object": "error", "message": message, "type": err_type,
+                             "param": None, "code": status})
+
+
+# ---------------------------------------------------------------------------------------------
+# 1. FastAPI: content type, JSON, the request model
+
+
+def _reject_constant(name: str):
+    raise ValueError(f"{name} is not valid JSON")  # orjson refuses NaN and Infinity too
+
+
+def read_body(raw: bytes, content_type: str | None, endpoint: str) -> Any:
+    """FastAPI's body handling: JSON only under a JSON content type, else the raw bytes (which the
+    model then refuses); an empty body is missing."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    is_json = media == "application/json" or (media.startswith("application/") and media.endswith("+json"))
+    if not raw:
+        return None
+    if not is_json:
+        return raw
+    try:
+        return json.loads(raw, parse_constant=_reject_constant)
+    except (ValueError, UnicodeDecodeError) as exc:
+        pos = getattr(exc, "pos", 0)
+        msg = getattr(exc, "msg", str(exc))
+        raise validation_error([{"type": "json_invalid", "loc": ("body", pos), "msg": "JSON decode error",
+                                 "input": {}, "ctx": {"error": msg}}], endpoint) from None
+
+
+def require_json_content_type(content_type: str | None, endpoint: str) -> None:
+    """``validate_json_request`` (http_server.py line 695), the OpenAI routes' dependency."""
+    media = (content_type or "").split(";", 1)[0].strip().lower()
+    if media != "application/json":
+        raise validation_error([{"loc": ["header", "content-type"],
+                                 "msg": "Unsupported Media Type: Only 'application/json' is allowed",
+                                 "type": "value_error"}], endpoint)
+
+
+def validate_body(adapter: TypeAdapter, body: Any, endpoint: str):
+    if body is None:
+        raise validation_error([{"type": "missing", "loc": ("body",), "msg": "Field required",
+                                 "input": None}], endpoint)
+    try:
+        return adapter.validate_python(body)
+    except pydantic.ValidationError as exc:
+        errors = [{**e, "loc": ("body", *e["loc"])} for e in exc.errors(include_url=False)]
+        raise validation_error(errors, endpoint) from None
+
+
+@pydantic.dataclasses.dataclass
+class GenerateReqInput:
+    """The fields of SGLang's ``GenerateReqInput`` (io_struct.py line 177) the simulator reads or
+    refuses, with SGLang's annotations, so pydantic validates them as FastAPI does there."""
+
+    text: Optional[Union[List[str], str]] = None
+    input_ids: Any = None  # SGLang: a C-loop PlainValidator; the contract checks the ints
+    input_embeds: Optional[Union[List[List[List[float]]], List[List[float]]]] = None
+    sampling_params: Optional[Union[List[Dict[str, Any]], Dict[str, Any]]] = None
+    rid: Optional[Union[str, List[str]]] = None
+    stream: bool = False
+    return_logprob: Optional[Union[List[bool], bool]] = None
+    top_logprobs_num: Optional[Union[List[int], int]] = None
+    token_ids_logprob: Optional[Union[List[List[int]], List[int]]] = None
+    return_hidden_states: Any = False
+    image_data: Any = None
+    video_data: Any = None
+    audio_data: Any = None
+    lora_path: Optional[Union[List[Optional[str]], str]] = None
+    session_params: Optional[Dict[str, Any]] = None
+    custom_logit_processor: Optional[Union[List[Optional[str]], str]] = None
+
+
+GENERATE = TypeAdapter(GenerateReqInput)
+
+
+class StreamOptions(BaseModel):
+    include_usage: Optional[bool] = False
+    continuous_usage_stats: Optional[bool] = False
+
+
+class _OpenAIBase(BaseModel):
+    # protocol.py's models are plain BaseModels: unknown keys are ignored.
+    model_config = ConfigDict(extra="ignore")
+
+    model: str = "default"
+    frequency_penalty: float = 0.0
+    presence_penalty: float = 0.0
+    logit_bias: Optional[Dict[str, float]] = None
+    n: int = 1
+    seed: Optional[int] = None
+    stop: Optional[Union[str, List[str]]] = None
+    stream: bool = False
+    stream_options: Optional[StreamOptions] = None
+    top_k: int = -1
+    min_p: float = 0.0
+    repetition_penalty: float = 1.0
+    stop_token_ids: Optional[List[int]] = None
+    stop_regex: Optional[Union[str, List[str]]] = None
+    ignore_eos: bool = False
+    json_schema: Optional[str] = None
+    regex: Optional[str] = None
+    ebnf: Optional[str] = None
+    response_format: Optional[Dict[str, Any]] = None
+    return_hidden_states: Union[bool, Literal["last"]] = False
+    return_spec_tokens_details: bool = False  # protocol.py: sglext.spec_tokens_details on request
+    lora_path: Optional[Union[List[Optional[str]], Optional[str]]] = None
+    session_params: Optional[Dict] = None
+    custom_logit_processor: Optional[str] = None
+
+
+class CompletionRequest(_OpenAIBase):
+    """protocol.py line 365 (the fields the simulator reads or refuses)."""
+
+    prompt: Union[List[int], List[List[int]], str, List[str]]
+    echo: bool = False
+    logprobs: Optional[int] = None
+    max_tokens: int = 16
+    min_tokens: int = 0
+    temperature: float = 1.0
+    top_p: float = 1.0
+    suffix: Optional[str] = None
+
+    @field_validator("max_tokens")
+    @classmethod
+    def validate_max_tokens_positive(cls, v):
+        if v is not None and v <= 0:
+            raise ValueError("max_tokens must be positive")
+        return v
+
+
+class ChatCompletionRequest(_OpenAIBase):
+    """protocol.py ``ChatCompletionRequest`` (the fields the simulator reads or refuses)."""
+
+    messages: List[Dict[str, Any]]
+    logprobs: bool = False
+    top_logprobs: Optional[int] = None
+    max_tokens: Optional[int] = None
+    max_completion_tokens: Optional[int] = None
+    min_tokens: int = 0
+    temperature: Optional[float] = None
+    top_p: Optional[float] = None
+    tools: Optional[List[Any]] = None
+
+
+COMPLETION = TypeAdapter(CompletionRequest)
+CHAT = TypeAdapter(ChatCompletionRequest)
