@@ -15,6 +15,12 @@ abandoned request leaves no work behind and ``/flush_cache`` succeeds at once. O
 
 :class:`SimService` owns the :class:`~tuner.sim.scheduler.BatchEngine` and the request counter
 that ``--sim-crash-after-requests`` watches; it is used from one event loop only.
+
+Why one module of over 400 lines: every route is a method of the one :class:`SimService`, whose
+state (the engine, the request ids and counters, readiness, the shutdown drain, disconnect
+aborts) they all share; parsing and validation (:mod:`tuner.sim.requests`), answer shapes
+(:mod:`tuner.sim.openai_format`, :mod:`tuner.sim.streaming`) and ``/server_info``
+(:mod:`tuner.sim.server_info`) already live elsewhere, so what is left is the routes themselves.
 """
 
 from __future__ import annotations
