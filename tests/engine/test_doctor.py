@@ -154,3 +154,9 @@ def test_study_run_stops_on_a_failed_cheap_check_before_writing(tmp_path):
     assert "error: fail  model files: no config.json for server.model_path" in r.stderr
     assert "tuner doctor STUDY.yaml runs every check" in r.stderr
     assert not (tmp_path / "demo.db").exists() and not (tmp_path / "demo").exists()
+
+
+def test_a_workdir_that_is_a_file(tmp_path):
+    (tmp_path / "afile").write_text("x")
+    c = only_failure(study(tmp_path, workdir=str(tmp_path / "afile")))
+    assert c.name == "workdir" and "is a file" in c.message
