@@ -144,9 +144,9 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
 
 def _backend(config: StudyConfig, space, suite_dict):
     from ..config.suite import load_suite
-    from ..engine.backends import ServerBackend
+    from ..engine.backends import make_backend
 
-    return ServerBackend(config, space.config.fixed, load_suite(suite_dict), algorithm=space.config.algorithm)
+    return make_backend(config, space, load_suite(suite_dict))
 
 
 def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str | None) -> None:
@@ -165,6 +165,15 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
         config, space, suite_dict = config_from_study(open_study(name, url), workdir)
         suite = load_suite(suite_dict)
 
+    if config.server.backend == "model":
+        from ..engine.backends import make_backend
+
+        click.echo(f"# study {config.name}, storage {redact(url)}")
+        click.echo(f"# backend model: no server is launched; every measurement is the "
+                   f"{make_backend(config, space, suite).source_label} with {config.server.model.noise:.0%} noise")
+        for spec in seed_trials(config, space):
+            click.echo(f"# seed trial {spec.label()}")
+        return
     backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm)
     click.echo(f"# study {config.name}, storage {redact(url)}")
     click.echo("# baseline (no speculative decoding):")

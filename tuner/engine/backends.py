@@ -6,8 +6,10 @@
 * :class:`ServerBackend` launches a real process per measurement -- ``python -m sglang.launch_server``
   on a GPU node, or the simulated server ``python -m tuner.sim`` -- through :mod:`tuner.server.launcher`, and
   runs the suite over HTTP with :mod:`tuner.bench`. The code path is the same for both.
-* :class:`ModelBackend` evaluates the simulator's performance model directly (no process, no HTTP),
-  with measurement noise: the search-efficiency benchmark runs thousands of trials through it.
+* :class:`ModelBackend` evaluates the simulator's performance model, or a landscape table of true
+  figures, directly (no process, no HTTP), with measurement noise: ``server.backend: model``, and
+  the search-efficiency benchmark runs thousands of trials through it. :func:`make_backend` picks
+  the study's backend.
 
 Contract, for every backend: ``measure`` owns every process it starts and leaves none behind, whether
 it returns or raises (``KeyboardInterrupt`` included). It calls ``record(measurement)`` exactly once,
@@ -43,6 +45,9 @@ class Measurement:
     result_path: str | None = None  #: the suite's JSON, when saved
     duration_s: float = 0.0
     command: list[str] = field(default_factory=list)
+    #: modelled GPU seconds the measurement took (load and suite), when the backend models time
+    #: (ModelBackend); None for a real measurement (``duration_s`` is its wall time)
+    model_duration_s: float | None = None
 
 
 class Backend(Protocol):
@@ -155,7 +160,8 @@ def _first_error(result) -> str:
 
 @dataclass
 class ModelFigures:
-    """Figures from the performance model, shaped like a SuiteResult for the objectives."""
+    """Figures from the performance model or a landscape table, shaped like a SuiteResult for the
+    objectives (``single_tok_per_s``, ``tok_per_s_at(c)``, ``accept_length``)."""
 
     single_tok_per_s: float
     tok_per_s: dict[int, float]
@@ -165,42 +171,168 @@ class ModelFigures:
         return self.tok_per_s.get(concurrency)
 
 
-class ModelBackend:
-    """The simulator's performance model as a backend: no process, no HTTP, seeded noise.
+#: Modelled seconds a launch takes before the suite runs when neither the study (``server.model.
+#: load_s``) nor the landscape table (``load_s``) says: ten minutes, a large model's load.
+DEFAULT_LOAD_S = 600.0
+#: The failure class of a setting a landscape table does not list (it fails at launch).
+NOT_IN_LANDSCAPE = "not_in_landscape"
 
-    ``noise`` is the relative standard deviation applied to every figure, standing in for the
-    run-to-run spread of a real measurement.
+
+class ModelBackend:
+    """The performance model, or a landscape table, as a backend: no process, no HTTP, seeded noise.
+
+    ``source`` is a simulator profile (a shipped name or a YAML path: the model's expected figures
+    for the suite) or a :class:`tuner.config.landscape.LandscapeTable` (its rows as they are; a
+    setting it does not list fails at launch, failure class ``not_in_landscape``, as a tree fails
+    on some model/backend pairs). With a profile, a setting whose weights, speculative workspace
+    and KV cache do not fit the GPUs fails at launch as ``oom``, exactly as the simulated server
+    would (``PerfModel.kv_budget_ok`` with the launcher's pinned ``max_running_requests``).
+
+    ``noise`` is the relative standard deviation applied to every throughput figure, standing in
+    for the run-to-run spread of a real measurement (the accept length is left exact: a real
+    server averages it over thousands of verify steps). With a ``seed``, each measurement's draw is
+    a pure function of the seed and the measurement's label (``trials/12``, ``baseline``), so a
+    continued or restarted study does not replay earlier draws and a re-measurement (a new trial)
+    draws anew; without one every run draws fresh noise.
+
+    Every measurement carries ``model_duration_s``: the modelled GPU time it took (``load_s`` plus
+    the suite's requests at the measured rates, :func:`suite_model_seconds`).
     """
 
-    def __init__(self, profile: str, suite, noise: float = 0.02, seed: int = 0):
-        from ..sim.model import PerfModel, load_profile
+    def __init__(self, source, suite, noise: float = 0.02, seed: int | None = 0, load_s: float | None = None,
+                 max_running_requests: int | None = None, server_args: dict | None = None):
+        from ..config.landscape import LandscapeTable
 
-        self.model = PerfModel(load_profile(profile))
         self.suite = suite
         self.noise = noise
+        self.seed = seed
         self.rng = random.Random(seed)
         self.calls = 0
         self._cache: dict = {}
+        self.table = source if isinstance(source, LandscapeTable) else None
+        self.model = None
+        if self.table is None:
+            from ..sim.model import PerfModel, load_profile
+
+            self.model = PerfModel(load_profile(source))
+        table_load = self.table.load_s if self.table is not None else None
+        self.load_s = load_s if load_s is not None else (table_load if table_load is not None else DEFAULT_LOAD_S)
+        self.max_running_requests = max_running_requests or max(suite.sweep.concurrencies, default=1)
+        self.server_args = dict(server_args or {})
+
+    @property
+    def source_label(self) -> str:
+        return f"landscape {self.table.source}" if self.table is not None else f"profile {self.model.profile.name}"
 
     def expected(self, spec: SpecConfig | None):
+        """The true (noise-free) figures of ``spec`` (None: the baseline); None when ``spec`` has
+        none (not in the landscape table)."""
         if spec not in self._cache:
-            s = self.suite
-            # A dataset suite sends each request at its own length; the closed-form model takes one
-            # set of lengths for every prompt: the requests' distinct lengths and their mean.
-            lengths = sorted({n for p in s.single_prompts() for n in s.single_lengths(p)})
-            sweep_tokens = round(sum(s.sweep_tokens(p) for p in s.prompts) / len(s.prompts))
-            self._cache[spec] = self.model.expected_figures(
-                spec, prompts=[p.text for p in s.prompts], single_lengths=lengths,
-                concurrencies=list(s.sweep.concurrencies), sweep_tokens=sweep_tokens)
+            self._cache[spec] = self._table_figures(spec) if self.table is not None else self._model_figures(spec)
         return self._cache[spec]
+
+    def _table_figures(self, spec):
+        row = self.table.baseline if spec is None else self.table.configs.get(spec)
+        if row is None:
+            return None
+        return ModelFigures(row.single_tok_per_s, dict(row.tok_per_s),
+                            row.accept_length if spec is not None else 1.0)
+
+    def _model_figures(self, spec):
+        s = self.suite
+        # A dataset suite sends each request at its own length; the closed-form model takes one
+        # set of lengths for every prompt: the requests' distinct lengths and their mean.
+        lengths = sorted({n for p in s.single_prompts() for n in s.single_lengths(p)})
+        sweep_tokens = round(sum(s.sweep_tokens(p) for p in s.prompts) / len(s.prompts))
+        exp = self.model.expected_figures(
+            spec, prompts=[p.text for p in s.prompts], single_lengths=lengths,
+            concurrencies=list(s.sweep.concurrencies), sweep_tokens=sweep_tokens)
+        return ModelFigures(exp.single_tok_per_s, dict(exp.tok_per_s), exp.accept_length)
+
+    def launch_failure(self, spec: SpecConfig | None) -> tuple[str, str] | None:
+        """``(failure_class, message)`` when a launch of ``spec`` fails, else None."""
+        if self.table is not None:
+            if spec is not None and spec not in self.table.configs:
+                return NOT_IN_LANDSCAPE, (f"{spec.label()} is not in landscape {self.table.source}: a setting "
+                                          "the table does not list fails at launch")
+            return None
+        # As the simulated server starts up (tuner/sim/server.py, _start_up): --context-length, else
+        # the profile's default context; --mem-fraction-static, else the profile's default.
+        args = self.server_args
+        context = args.get("context_length") or self.model.profile.runtime.default_context_tokens
+        ok, message = self.model.kv_budget_ok(spec, self.max_running_requests, int(context),
+                                              mem_fraction_static=args.get("mem_fraction_static"))
+        return None if ok else ("oom", message)
+
+    def _rng(self, label: str) -> random.Random:
+        return self.rng if self.seed is None else random.Random(f"{self.seed}:{label}")
 
     def measure(self, spec: SpecConfig | None, label: str, record: Record,
                 on_event: Event | None = None) -> Measurement:
         self.calls += 1
+        failure = self.launch_failure(spec)
+        if failure is not None:
+            m = Measurement(None, failure_class=failure[0], failure_message=failure[1],
+                            model_duration_s=self.load_s)
+            record(m)
+            return m
         exp = self.expected(spec)
-        jitter = lambda v: v * max(0.01, self.rng.gauss(1.0, self.noise))  # noqa: E731
+        rng = self._rng(label)
+        jitter = lambda v: v * max(0.01, rng.gauss(1.0, self.noise))  # noqa: E731
         figs = ModelFigures(jitter(exp.single_tok_per_s), {c: jitter(v) for c, v in exp.tok_per_s.items()},
                             exp.accept_length)
-        m = Measurement(figs)
+        m = Measurement(figs, model_duration_s=self.load_s + suite_model_seconds(figs, self.suite))
         record(m)
         return m
+
+
+def suite_model_seconds(figures, suite) -> float:
+    """Modelled seconds ``suite`` takes on a server measuring ``figures`` (an estimate).
+
+    Warm-up and single requests at the mean single-request rate (every repeat), each sweep level C
+    as ``C x tokens / tok_per_s@C`` (every repeat). A concurrency the figures lack is interpolated
+    log-log between the single-request rate (C=1) and the nearest measured levels.
+    """
+    import math
+
+    single = figures.single_tok_per_s
+    seconds = suite.warmup.requests * suite.warmup.max_tokens / single
+    tokens = sum(n for p in suite.single_prompts() for n in suite.single_lengths(p))
+    seconds += suite.single.repeats * tokens / single
+    known = {1: single, **{c: v for c, v in figures.tok_per_s.items() if v}}
+    points = sorted(known.items())
+    prompts = suite.prompts or []
+    for c in suite.sweep.concurrencies:
+        rate = known.get(c)
+        if rate is None:
+            lo = max((p for p in points if p[0] < c), default=points[0])
+            hi = min((p for p in points if p[0] > c), default=points[-1])
+            if hi[0] == lo[0]:
+                rate = lo[1] * c / lo[0]  # beyond the last level: throughput grows with C
+            else:
+                w = (math.log(c) - math.log(lo[0])) / (math.log(hi[0]) - math.log(lo[0]))
+                rate = math.exp(math.log(lo[1]) * (1 - w) + math.log(hi[1]) * w)
+        batch = sum(suite.sweep_tokens(prompts[i % len(prompts)]) for i in range(c)) if prompts else 0
+        seconds += suite.sweep.repeats * batch / rate
+    return seconds
+
+
+def make_backend(config: StudyConfig, space, suite) -> "Backend":
+    """The study's backend: :class:`ModelBackend` for ``server.backend: model``, else a
+    :class:`ServerBackend` (SGLang or the simulator). Raises :class:`ConfigError` for a model
+    source that does not load (a bad profile or landscape file)."""
+    if config.server.backend != "model":
+        return ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm)
+    from ..config.study import objective_concurrency
+
+    m = config.server.model
+    source = m.profile
+    if m.landscape is not None:
+        from ..config.landscape import load_landscape
+
+        source = load_landscape(m.landscape)
+    # The launcher pins max_running_requests to the study's largest concurrency (server/command.py)
+    levels = [*suite.sweep.concurrencies, *(c for c in map(objective_concurrency, config.objectives) if c)]
+    concurrency = config.server.args.get("max_running_requests") or max(levels or [1])
+    return ModelBackend(source, suite, noise=m.noise, seed=m.seed, load_s=m.load_s,
+                        max_running_requests=int(concurrency), server_args=config.server.args)

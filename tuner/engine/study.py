@@ -76,6 +76,10 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     the one change accepted: it is stored, and ``note`` hears about it."""
     import optuna
 
+    if config.server.backend == "model" and config.server.model.profile is not None:
+        from ..sim.profile import load_profile
+
+        load_profile(config.server.model.profile)  # a bad profile fails here, before anything is written
     storage = open_storage(storage_url)
     space_dict, suite_dict = _space_and_suite(config)
     wanted = stored_config(config)

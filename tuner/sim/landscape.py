@@ -125,6 +125,23 @@ class Landscape:
         """The ``n`` best rows by one objective (ties broken by fewer draft tokens, then steps)."""
         return sorted(self.rows, key=lambda r: (-r.objective(objective), _cost_key(r)))[:n]
 
+    def to_table(self, keep=None, load_s: float | None = None) -> dict:
+        """The landscape as a landscape table (:mod:`tuner.config.landscape`'s file format): the
+        baseline and every row ``keep(config)`` accepts (default: all), at every concurrency."""
+        def figures(row: LandscapeRow) -> dict:
+            out = {"single_tok_per_s": round(row.single_tok_per_s, 4)}
+            out.update({f"tok_per_s@{c}": round(v, 4) for c, v in sorted(row.tok_per_s.items())})
+            return out
+
+        table: dict = {"name": self.profile, "description": f"tuner sim landscape: profile {self.profile}, "
+                       f"suite {self.suite}", "concurrency": list(self.concurrencies)}
+        if load_s is not None:
+            table["load_s"] = load_s
+        table["baseline"] = figures(self.baseline)
+        table["configs"] = [{**r.config.as_dict(), "accept_length": round(r.accept_length, 4), **figures(r)}
+                            for r in self.rows if keep is None or keep(r.config)]
+        return table
+
     def to_dict(self) -> dict:
         return {
             "profile": self.profile, "space": self.space, "suite": self.suite,
