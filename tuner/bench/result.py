@@ -240,6 +240,13 @@ class SuiteResult:
     def single_tok_per_s(self) -> float | None:
         return None if self.single is None else self.single.mean
 
+    @property
+    def request_cv(self) -> float | None:
+        """The spread of one single request between its repeats (mean cv over the rows measured
+        more than once); None when nothing was repeated."""
+        cvs = [row.tok_per_s.cv for row in self.single_rows if row.tok_per_s and row.tok_per_s.cv is not None]
+        return sum(cvs) / len(cvs) if cvs else None
+
     @cached_property
     def accept(self) -> Figure | None:
         """Accept length (tokens per verify step) over single requests; None if not speculative."""

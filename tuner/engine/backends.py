@@ -14,7 +14,10 @@
 Contract, for every backend: ``measure`` owns every process it starts and leaves none behind, whether
 it returns or raises (``KeyboardInterrupt`` included). It calls ``record(measurement)`` exactly once,
 *before* the server stops, so the result reaches storage even if stopping hangs. Launch failures and
-crashed runs are returned as a :class:`Measurement` with ``failure_class`` set, never raised.
+crashed runs are returned as a :class:`Measurement` with ``failure_class`` set, never raised. Every
+backend measures in the study's staged order (:func:`study_plan`, the same for the baseline and every
+trial) and offers the partial figures to ``on_stage`` after each stage; when it says stop, the
+suite stops there (``Measurement.stopped_after``) and the server stops as after a whole suite.
 """
 
 from __future__ import annotations
@@ -28,9 +31,13 @@ from typing import Any, Callable, Protocol
 
 from ..config.study import StudyConfig
 from ..sglang.rules import SpecConfig
+from .model_suite import ModelFigures, staged_figures, suite_model_seconds  # noqa: F401 - suite_model_seconds: public here since issue 17
 
 Record = Callable[["Measurement"], None]
 Event = Callable[[str, dict], None]
+#: ``on_stage(index, stage name, partial figures) -> stop``: called after every stage of the study's
+#: order (:func:`study_plan`) but the last; true stops the suite there (the trial is pruned)
+OnStage = Callable[[int, str, Any], bool]
 
 
 @dataclass
@@ -48,11 +55,23 @@ class Measurement:
     #: modelled GPU seconds the measurement took (load and suite), when the backend models time
     #: (ModelBackend); None for a real measurement (``duration_s`` is its wall time)
     model_duration_s: float | None = None
+    #: the stage of the study's order after which ``on_stage`` stopped the suite (the figures are
+    #: then partial: a pruned trial); None when the suite ran to its end
+    stopped_after: str | None = None
 
 
 class Backend(Protocol):
     def measure(self, spec: SpecConfig | None, label: str, record: Record,
-                on_event: Event | None = None) -> Measurement: ...
+                on_event: Event | None = None, on_stage: OnStage | None = None) -> Measurement: ...
+
+
+def study_plan(config: StudyConfig, suite):
+    """The order every measurement of the study follows (:func:`tuner.bench.plan.stage_plan`): the
+    sweep levels the objectives read come in the first stage."""
+    from ..bench.plan import stage_plan
+    from ..config.study import objective_concurrency
+
+    return stage_plan(suite, [c for c in map(objective_concurrency, config.objectives) if c])
 
 
 def _noop(kind: str, info: dict) -> None:
@@ -72,6 +91,7 @@ class ServerBackend:
         self.server = config.server.model_copy(update={"python": config.server.python or sys.executable})
         self.max_concurrency = max(study_max_concurrency(config), max(suite.sweep.concurrencies, default=1))
         self.workdir = Path(config.workdir or Path("studies") / config.name)
+        self.plan = study_plan(config, suite)
 
     def command(self, spec: SpecConfig | None, port: int | None = None) -> list[str]:
         """The exact argv a measurement of ``spec`` would launch (for dry runs)."""
@@ -87,7 +107,7 @@ class ServerBackend:
         return [rec.pid for rec in cleanup_orphans(self.workdir)]
 
     def measure(self, spec: SpecConfig | None, label: str, record: Record,
-                on_event: Event | None = None) -> Measurement:
+                on_event: Event | None = None, on_stage: OnStage | None = None) -> Measurement:
         from ..bench import ServerDiedError, run_suite
         from ..server.launcher import LaunchError, ServerProcess, stop_on_signals
 
@@ -111,8 +131,10 @@ class ServerBackend:
                     try:
                         result = run_suite(proc.url, self.suite, api=self.config.bench.api,
                                            stream=self.config.bench.stream,
-                                           on_event=lambda phase, info: emit("phase", {"phase": phase, **info}))
+                                           on_event=lambda phase, info: emit("phase", {"phase": phase, **info}),
+                                           plan=self.plan, after_stage=on_stage)
                         m = self._from_result(result, proc, trial_dir, started)
+                        m.stopped_after = result.stopped_after
                     except ServerDiedError as exc:
                         cls, msg, tail = proc.classify_exit()
                         m = self._failed(cls, msg, tail, proc, started, exc.partial, trial_dir)
@@ -158,19 +180,6 @@ def _first_error(result) -> str:
     return ""
 
 
-@dataclass
-class ModelFigures:
-    """Figures from the performance model or a landscape table, shaped like a SuiteResult for the
-    objectives (``single_tok_per_s``, ``tok_per_s_at(c)``, ``accept_length``)."""
-
-    single_tok_per_s: float
-    tok_per_s: dict[int, float]
-    accept_length: float | None = None
-
-    def tok_per_s_at(self, concurrency: int) -> float | None:
-        return self.tok_per_s.get(concurrency)
-
-
 #: Modelled seconds a launch takes before the suite runs when neither the study (``server.model.
 #: load_s``) nor the landscape table (``load_s``) says: ten minutes, a large model's load.
 DEFAULT_LOAD_S = 600.0
@@ -195,12 +204,16 @@ class ModelBackend:
     continued or restarted study does not replay earlier draws and a re-measurement (a new trial)
     draws anew; without one every run draws fresh noise.
 
-    Every measurement carries ``model_duration_s``: the modelled GPU time it took (``load_s`` plus
-    the suite's requests at the measured rates, :func:`suite_model_seconds`).
+    Every measurement follows the study's staged order (``plan``, :func:`study_plan`) request by
+    request (:mod:`tuner.engine.model_suite`): the figures after each stage go to ``on_stage``, the
+    last stage's are the whole-suite figures drawn above, and a suite stopped after a stage costs
+    only what it measured. Every measurement carries ``model_duration_s``: the modelled GPU time it
+    took: ``load_s`` (the study's, else the table's or the profile's ``runtime.load_s``, else
+    :data:`DEFAULT_LOAD_S`), the warm-up, the flushes and every request at its rate.
     """
 
     def __init__(self, source, suite, noise: float = 0.02, seed: int | None = 0, load_s: float | None = None,
-                 max_running_requests: int | None = None, server_args: dict | None = None):
+                 max_running_requests: int | None = None, server_args: dict | None = None, plan=None):
         from ..config.landscape import LandscapeTable
 
         self.suite = suite
@@ -215,8 +228,12 @@ class ModelBackend:
             from ..sim.model import PerfModel, load_profile
 
             self.model = PerfModel(load_profile(source))
-        table_load = self.table.load_s if self.table is not None else None
-        self.load_s = load_s if load_s is not None else (table_load if table_load is not None else DEFAULT_LOAD_S)
+        source_load = self.table.load_s if self.table is not None else self.model.profile.runtime.load_s
+        self.load_s = load_s if load_s is not None else (source_load if source_load is not None else DEFAULT_LOAD_S)
+        from ..bench.plan import stage_plan
+
+        self.plan = list(plan) if plan is not None else stage_plan(suite)
+        self._rows: dict = {}
         self.max_running_requests = max_running_requests or max(suite.sweep.concurrencies, default=1)
         self.server_args = dict(server_args or {})
 
@@ -230,6 +247,22 @@ class ModelBackend:
         if spec not in self._cache:
             self._cache[spec] = self._table_figures(spec) if self.table is not None else self._model_figures(spec)
         return self._cache[spec]
+
+    def row_rates(self, spec: SpecConfig | None) -> dict[tuple[str, int], float]:
+        """The true tok/s of each single-request row (prompt name, length): the model's for that
+        prompt and length, or a table's one single-request figure for every row."""
+        if spec not in self._rows:
+            s = self.suite
+            rows = [(p, n) for p in s.single_prompts() for n in s.single_lengths(p)]
+            if self.table is not None:
+                rate = self.expected(spec).single_tok_per_s
+                self._rows[spec] = {(p.name, n): rate for p, n in rows}
+            else:
+                tokens = round(sum(s.sweep_tokens(p) for p in s.prompts) / len(s.prompts))
+                self._rows[spec] = {(p.name, n): self.model.expected_figures(
+                    spec, prompts=[p.text], single_lengths=[n], concurrencies=[], sweep_tokens=tokens).single_tok_per_s
+                    for p, n in rows}
+        return self._rows[spec]
 
     def _table_figures(self, spec):
         row = self.table.baseline if spec is None else self.table.configs.get(spec)
@@ -268,7 +301,7 @@ class ModelBackend:
         return self.rng if self.seed is None else random.Random(f"{self.seed}:{label}")
 
     def measure(self, spec: SpecConfig | None, label: str, record: Record,
-                on_event: Event | None = None) -> Measurement:
+                on_event: Event | None = None, on_stage: OnStage | None = None) -> Measurement:
         self.calls += 1
         failure = self.launch_failure(spec)
         if failure is not None:
@@ -276,45 +309,32 @@ class ModelBackend:
                             model_duration_s=self.load_s)
             record(m)
             return m
-        exp = self.expected(spec)
-        rng = self._rng(label)
-        jitter = lambda v: v * max(0.01, rng.gauss(1.0, self.noise))  # noqa: E731
-        figs = ModelFigures(jitter(exp.single_tok_per_s), {c: jitter(v) for c, v in exp.tok_per_s.items()},
-                            exp.accept_length)
-        m = Measurement(figs, model_duration_s=self.load_s + suite_model_seconds(figs, self.suite))
+        figs = self.full_figures(spec, label)
+        warmup_s, stages = staged_figures(self.plan, self.suite, self.row_rates(spec), figs, self.noise,
+                                          self._rng(label + ":stages"))
+        spent = self.load_s + warmup_s
+        figs.stages = [(st.name, st.figures) for st in stages]
+        figs.request_cv = self.noise
+        m = Measurement(figs)
+        for i, st in enumerate(stages):
+            spent += st.seconds
+            if i < len(stages) - 1 and on_stage is not None and on_stage(i, st.name, st.figures):
+                m = Measurement(st.figures, stopped_after=st.name)
+                st.figures.stages = figs.stages[:i + 1]
+                break
+        m.model_duration_s = spent
         record(m)
         return m
 
-
-def suite_model_seconds(figures, suite) -> float:
-    """Modelled seconds ``suite`` takes on a server measuring ``figures`` (an estimate).
-
-    Warm-up and single requests at the mean single-request rate (every repeat), each sweep level C
-    as ``C x tokens / tok_per_s@C`` (every repeat). A concurrency the figures lack is interpolated
-    log-log between the single-request rate (C=1) and the nearest measured levels.
-    """
-    import math
-
-    single = figures.single_tok_per_s
-    seconds = suite.warmup.requests * suite.warmup.max_tokens / single
-    tokens = sum(n for p in suite.single_prompts() for n in suite.single_lengths(p))
-    seconds += suite.single.repeats * tokens / single
-    known = {1: single, **{c: v for c, v in figures.tok_per_s.items() if v}}
-    points = sorted(known.items())
-    prompts = suite.prompts or []
-    for c in suite.sweep.concurrencies:
-        rate = known.get(c)
-        if rate is None:
-            lo = max((p for p in points if p[0] < c), default=points[0])
-            hi = min((p for p in points if p[0] > c), default=points[-1])
-            if hi[0] == lo[0]:
-                rate = lo[1] * c / lo[0]  # beyond the last level: throughput grows with C
-            else:
-                w = (math.log(c) - math.log(lo[0])) / (math.log(hi[0]) - math.log(lo[0]))
-                rate = math.exp(math.log(lo[1]) * (1 - w) + math.log(hi[1]) * w)
-        batch = sum(suite.sweep_tokens(prompts[i % len(prompts)]) for i in range(c)) if prompts else 0
-        seconds += suite.sweep.repeats * batch / rate
-    return seconds
+    def full_figures(self, spec: SpecConfig | None, label: str) -> ModelFigures:
+        """The whole-suite figures a measurement labelled ``label`` reads (its noise draw): what the
+        full suite gives, whether or not ``on_stage`` stops it earlier (the benchmark's check of
+        pruning asks this of pruned trials)."""
+        exp = self.expected(spec)
+        rng = self._rng(label)
+        jitter = lambda v: v * max(0.01, rng.gauss(1.0, self.noise))  # noqa: E731
+        return ModelFigures(jitter(exp.single_tok_per_s), {c: jitter(v) for c, v in exp.tok_per_s.items()},
+                            exp.accept_length)
 
 
 def make_backend(config: StudyConfig, space, suite) -> "Backend":
@@ -335,4 +355,5 @@ def make_backend(config: StudyConfig, space, suite) -> "Backend":
     levels = [*suite.sweep.concurrencies, *(c for c in map(objective_concurrency, config.objectives) if c)]
     concurrency = config.server.args.get("max_running_requests") or max(levels or [1])
     return ModelBackend(source, suite, noise=m.noise, seed=m.seed, load_s=m.load_s,
-                        max_running_requests=int(concurrency), server_args=config.server.args)
+                        max_running_requests=int(concurrency), server_args=config.server.args,
+                        plan=study_plan(config, suite))
