@@ -193,15 +193,49 @@ class SamplerSettings(StrictModel):
     options: dict[str, Any] = Field(default_factory=dict)
 
 
+class PruneSettings(StrictModel):
+    """``budget.prune``: stop a trial once its partial figures show it is dominated by the front by
+    more than the measured noise (tuner.engine.pruning). ``true``/``false`` set ``enabled`` alone."""
+
+    enabled: bool = True
+    #: trials measured with the whole suite before any is pruned: they give the front and the noise
+    startup_trials: int = Field(4, ge=1)
+    #: how many standard deviations of the partial-to-full error a dominated trial must clear
+    z: float = Field(3.5, gt=0)
+    #: and by how much more (relative): a setting within this of the front is never pruned
+    margin: float = Field(0.01, ge=0, lt=1)
+
+
 class BudgetSettings(StrictModel):
+    #: launches in the whole study (pruned ones included); with only a ``timeout`` given, none: the
+    #: time is the budget
     n_trials: int | None = Field(16, ge=1)
-    timeout: Union[str, int, float, None] = None  #: 8h, 45m, ...; no new trial that would overrun
+    #: 8h, 45m, ...; no new trial that would overrun (modelled GPU time on ``server.backend: model``)
+    timeout: Union[str, int, float, None] = None
+    prune: PruneSettings = Field(default_factory=PruneSettings)
 
     @field_validator("timeout")
     @classmethod
     def _duration(cls, v):
         parse_duration(v)  # raises with the expected forms
         return v
+
+    @field_validator("prune", mode="before")
+    @classmethod
+    def _switch(cls, v):
+        if isinstance(v, bool):
+            return {"enabled": v}
+        if not isinstance(v, (dict, PruneSettings)):
+            raise ValueError("expected true, false or a mapping {enabled, startup_trials, z, margin}")
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _time_alone(cls, data):
+        # ``budget: {timeout: 8h}`` is a night, however many launches fit in it
+        if isinstance(data, dict) and data.get("timeout") is not None and "n_trials" not in data:
+            return {**data, "n_trials": None}
+        return data
 
     @property
     def timeout_s(self) -> float | None:

@@ -8,8 +8,13 @@ worker identity) and runs a trial as a few named steps:
 3. :meth:`~TrialRunner._reuse_or_claim`: a setting whose effective config was measured before reuses
    that measurement; otherwise the worker claims it (claim-then-look, :mod:`tuner.engine.workers`);
 4. :meth:`~TrialRunner._budget_allows`: the study's launch budget, shared with the other workers;
-5. :meth:`~TrialRunner.measure`: the backend measures; the figures and the tell reach storage from
-   the backend's ``record`` callback, before the server stops.
+5. :meth:`~TrialRunner.measure`: the backend measures in the study's staged order; after each stage
+   :class:`tuner.engine.pruning.StageJudge` records the partial estimates and stops the suite once
+   the front dominates them beyond the noise (the trial is PRUNED); the figures and the tell reach
+   storage from the backend's ``record`` callback, before the server stops.
+
+A setting pruned before is never launched again: a later proposal of it is told PRUNED at once
+(``pruned_from``), costs no launch, and is never taken as a measurement of the setting.
 
 Ctrl-C or a crash of the tuner during a measurement: the backend stops the server, the trial is
 failed and its parameters queued again, and the exception propagates.
@@ -26,8 +31,10 @@ from .asktell import ask, tell, utc_now
 from .baseline import Baseline
 from .limits import extra_constraints
 from .objectives import worst_values
-from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement
-from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
+from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement, measurement_attrs
+from .pruning import StageJudge, baseline_stage_attrs, pruned_attrs
+from .records import (CONSTRAINT, FAILED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED, launched, load_records,
+                      spec_from_params, spec_key)
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
 
 #: The system attribute optuna-dashboard reads constraints from (Optuna's pre-5 list form).
@@ -35,6 +42,8 @@ LEGACY_CONSTRAINTS = "constraints"
 
 #: status of a trial that stepped back because another worker took the study's last budget slot
 ABANDONED = "abandoned"
+#: what :meth:`TrialRunner.run_one` returns for a proposal of a setting pruned before (no launch)
+PRUNED_BEFORE = "pruned_before"
 
 Event = Callable[[str, dict], None]
 
@@ -47,6 +56,8 @@ class TrialRunner:
         self.worker, self.emit = worker, emit
         self.storage = study._storage
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
+        #: ``(seconds, pruned)`` of every measurement: modelled seconds on backend model, else wall
+        self.spent: list[tuple[float, bool]] = []
 
     # -- counting -------------------------------------------------------------------------------
     def budget(self) -> int | None:
@@ -59,7 +70,7 @@ class TrialRunner:
     def launched_in_study(self, records=None) -> int:
         """Launches the whole study has made (measured or failed), by every worker."""
         records = load_records(self.study) if records is None else records
-        return sum(1 for r in records if r.status in (MEASURED, FAILED))
+        return sum(1 for r in records if launched(r.status, r.attrs))
 
     # -- one trial ------------------------------------------------------------------------------
     def run_one(self, baseline: Baseline) -> str:
@@ -80,13 +91,14 @@ class TrialRunner:
         if res is None:
             return INVALID
         eff = res.effective
-        if self._reuse_or_claim(trial, eff) == REUSED:
-            return REUSED
+        taken = self._reuse_or_claim(trial, eff)
+        if taken != "claimed":
+            return taken
         if not self._budget_allows(trial):
             return self._abandon(trial)
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         m = self._measure_trial(trial, eff, baseline)
-        return FAILED if m.failure_class else MEASURED
+        return FAILED if m.failure_class else (PRUNED if m.stopped_after else MEASURED)
 
     def _resolve(self, trial, requested: SpecConfig) -> Resolution | None:
         """SGLang's rules: the resolution, or None when the setting was recorded invalid."""
@@ -107,11 +119,18 @@ class TrialRunner:
         return res
 
     def _reuse_or_claim(self, trial, eff: SpecConfig) -> str:
-        """:data:`REUSED` when the effective setting was measured (the trial is told), else claim it
-        for this trial, waiting while another worker measures it; returns ``"claimed"``."""
+        """:data:`REUSED` when the effective setting was measured (the trial is told),
+        :data:`PRUNED_BEFORE` when it was pruned (told PRUNED, no launch), else claim it for this
+        trial, waiting while another worker measures it; returns ``"claimed"``."""
         key = spec_key(eff)
         while True:
             prior = self._prior_measurement(key, trial.number)
+            if prior is not None and prior.status == PRUNED:
+                first = prior.attrs.get(PRUNED_FROM, prior.number)
+                self._finish(trial, PRUNED, None, {PRUNED_FROM: first, "pruned_at": prior.attrs.get("pruned_at")},
+                             pruned=True)
+                self.emit("trial_skip", {"trial": trial.number, "spec": eff.label(), "why": f"pruned in trial {first}"})
+                return PRUNED_BEFORE
             if prior is not None:
                 self._finish(trial, REUSED, prior.values, {"reused_from": prior.number,
                              **{k: v for k, v in prior.attrs.items() if is_figure(k) or k in FAILURE_KEYS}},
@@ -169,7 +188,7 @@ class TrialRunner:
 
     def _prior_measurement(self, key: str, number: int):
         for r in load_records(self.study):
-            if r.number != number and r.attrs.get("effective_key") == key and r.status in (MEASURED, FAILED):
+            if r.number != number and r.attrs.get("effective_key") == key and r.status in (MEASURED, FAILED, PRUNED):
                 return r
         return None
 
@@ -179,9 +198,12 @@ class TrialRunner:
         """Measure through the backend; the result is written to storage before the server stops.
 
         ``baseline=None`` measures the baseline trial of ``study`` (its figures only, no tell);
-        otherwise the trial is judged against ``baseline`` and told.
+        otherwise the trial is judged against ``baseline`` after every stage (pruned when decided)
+        and at the end, and told.
         """
         study = study or self.study
+        judge = None if baseline is None else StageJudge(self.config, study, trial, baseline.attrs,
+                                                         getattr(self.backend, "plan", []), self.emit)
 
         def record(m) -> None:
             # The server log (a snapshot, before the server stops) and the suite's JSON, as Optuna
@@ -192,10 +214,18 @@ class TrialRunner:
             if files:
                 store_trial_artifacts(study, trial, files, self.config.workdir)
             if baseline is None:  # the baseline trial
-                for k, v in baseline_attrs(m, self.config).items():
+                attrs = {**baseline_attrs(m, self.config), **baseline_stage_attrs(m.figures)}
+                for k, v in attrs.items():
                     trial.set_user_attr(k, v)
                 if not m.failure_class:
                     trial.set_user_attr("status", MEASURED)
+                return
+            if m.stopped_after and not m.failure_class:
+                self._finish(trial, PRUNED, None, pruned_attrs(measurement_attrs(m, spec), m.stopped_after,
+                                                               judge.verdict), pruned=True)
+                self.emit("trial_done", {"trial": trial.number, "spec": spec.label(), "status": PRUNED,
+                                         "values": None, "pruned_at": m.stopped_after,
+                                         "pruned_by": judge.verdict.by if judge.verdict else None})
                 return
             verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures, self.config,
                                         baseline.attrs)
@@ -204,17 +234,28 @@ class TrialRunner:
             self.emit("trial_done", {"trial": trial.number, "spec": spec.label(), "status": verdict.status,
                                      "values": verdict.values, "failure_class": verdict.attrs.get("failure_class")})
 
-        m = self.backend.measure(spec, label, record, on_event=self.emit)
+        m = self.backend.measure(spec, label, record, on_event=self.emit, on_stage=judge)
         self.durations.append(m.duration_s)
+        modelled = getattr(m, "model_duration_s", None)
+        self.spent.append((m.duration_s if modelled is None else modelled, bool(m.stopped_after)))
         return m
 
-    def _finish(self, trial, status: str, values, attrs: dict, feasible: bool = False) -> None:
-        """Attributes, constraint, then tell: all before anything else happens to the trial."""
+    def _finish(self, trial, status: str, values, attrs: dict, feasible: bool = False, pruned: bool = False) -> None:
+        """Attributes, constraint, then tell (``pruned``: as PRUNED, with no values): all before
+        anything else happens to the trial."""
+        from optuna.trial import TrialState
+
         for k, v in attrs.items():
             trial.set_user_attr(k, v)
         trial.set_user_attr("status", status)
         trial.set_user_attr("finished_at", utc_now())
-        if not feasible:
+        if pruned:
+            first = attrs.get(PRUNED_FROM)
+            trial.set_user_attr("note", f"pruned after stage {attrs.get('pruned_at')}" + (
+                f" (trial {first} pruned this setting; not launched again)" if first is not None else
+                f": dominated by trial {attrs.get('pruned_by')} beyond the noise") + "; its partial figures "
+                "are intermediate values, not a result")
+        elif not feasible:
             # Shown beside the values in optuna-dashboard, which also greys the trial out as
             # infeasible (the constraint): the values are not a result.
             why = attrs.get("failure_class") or status
@@ -231,4 +272,7 @@ class TrialRunner:
         # infeasible. Both forms hold the same values, so feasibility is the same either way (and
         # the samplers' sum of violations is doubled for every trial alike, so their order holds).
         self.storage.set_trial_system_attr(trial._trial_id, LEGACY_CONSTRAINTS, [value, *extra.values()])
-        tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))
+        if pruned:
+            tell(self.study, trial, state=TrialState.PRUNED)
+        else:
+            tell(self.study, trial, values if values is not None else worst_values(self.config.objectives))
