@@ -5,6 +5,7 @@ the study as any other."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 import yaml
@@ -48,7 +49,8 @@ def studies(tmp_path_factory):
     for name in ("table", "model"):
         r = invoke("study", "run", folder / f"{name}.yaml")
         assert r.exit_code == 0, r.output
-        assert "done: 6 measured" in r.output
+        done = re.search(r"done: (\d+) measured, (\d+) pruned", r.output)
+        assert done and int(done[1]) + int(done[2]) == 6  # launches, whole or pruned
     return folder
 
 
@@ -56,7 +58,7 @@ def test_run_measures_without_a_server(studies):
     for name in ("table", "model"):
         config = load_study(studies / f"{name}.yaml")
         records = load_records(open_study(name, config.storage))
-        launched = [r for r in records if r.status in ("measured", "failed")]
+        launched = [r for r in records if r.status in ("measured", "failed", "pruned")]
         assert len(launched) == 6
         assert all(r.attrs.get("log_path") is None and r.attrs.get("model_duration_s", 0) > 0 for r in launched)
         assert not (studies / name / "trials").exists()  # no server, no per-trial log folder
@@ -71,7 +73,7 @@ def test_status_pareto_export_report_list_compare(studies, tmp_path):
     table = studies / "table.yaml"
     status = json.loads(invoke("study", "status", table, "-f", "json").output)
     counts = status["counts"]
-    assert counts["failed"] >= 1 and counts["failed"] + counts["measured"] == 6
+    assert counts["failed"] >= 1 and counts["failed"] + counts["measured"] + counts.get("pruned", 0) == 6
     front = json.loads(invoke("study", "pareto", table, "-f", "json").output)
     assert front["points"] and front["baseline"]["single_tok_per_s"] > 0
     out = tmp_path / "best.yaml"

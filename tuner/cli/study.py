@@ -85,7 +85,8 @@ def create(study_file, storage) -> None:
               help="Measure at most N new settings in this run (the study's budget still applies).")
 @click.option("--add-trials", type=click.IntRange(min=1), default=None, metavar="N",
               help="Extend the study first: raise its stored budget.n_trials by N (once, for every worker).")
-@click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m, 1h30m).")
+@click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m, 1h30m; "
+              "modelled GPU time on backend model).")
 @click.option("--dry-run", is_flag=True, help="Print the baseline and seed-trial server commands; launch nothing.")
 @click.option("--rebaseline", is_flag=True, help="Measure the autoregressive baseline again first.")
 @click.option("--workdir", default=None, type=click.Path(file_okay=False),
@@ -134,8 +135,8 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
             view.close()
             click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
-    click.echo(f"done: {summary.measured} measured, {summary.reused} reused, {summary.invalid} invalid "
-               f"({summary.stopped_because})")
+    click.echo(f"done: {summary.measured} measured, {summary.pruned} pruned, {summary.reused} reused, "
+               f"{summary.invalid} invalid ({summary.stopped_because})")
     if summary.measured == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
         where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
         click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
@@ -220,7 +221,7 @@ def status_rows(data: dict) -> tuple[list[str], list[list]]:
     front = set(data["front"])
     columns = ["trial", "state", "status", "requested_steps", "requested_topk", "requested_draft", "steps", "topk",
                "draft", *objectives, "feasible", "front", "failure_class", "reused_from", "duration_s",
-               "limits", "lossless_share"]
+               "limits", "lossless_share", "pruned_at", "pruned_by"]
     rows = []
     for t in data["trials"]:
         req, eff = t["requested"] or {}, t["effective"] or {}
@@ -229,12 +230,13 @@ def status_rows(data: dict) -> tuple[list[str], list[list]]:
                      req.get("num_draft_tokens"), eff.get("num_steps"), eff.get("eagle_topk"),
                      eff.get("num_draft_tokens"), *values, t["feasible"], t["number"] in front,
                      t["failure_class"], t["reused_from"], t["duration_s"], t.get("limits"),
-                     t.get("lossless_share")])
+                     t.get("lossless_share"), t.get("pruned_at"), t.get("pruned_by")])
     return columns, rows
 
 
 def print_status(data: dict) -> None:
     from ..bench.workload import workload_line
+    from ..results.status import pruned_note
     from ..results.traffic import baseline_slo_lines
 
     console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
@@ -263,6 +265,8 @@ def print_status(data: dict) -> None:
         # unless it measured and only breaks the study's limits (SLOs, lossless): then they are real.
         vals = " ".join(f"{v:.3f}" for v in t["values"]) if _real_values(t) else ""
         note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
+        if t["status"] == "pruned":
+            note = pruned_note(t)
         if t.get("limits"):
             note = "; ".join(filter(None, [note, t["limits"]]))
         lossless = "" if t.get("lossless_share") is None else (
