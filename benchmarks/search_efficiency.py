@@ -19,9 +19,20 @@ Per target and strategy, over ``--seeds`` runs, it prints:
 * ``GPU h``: median modelled GPU hours (load + suite, the baseline included) until the exported
   picks were within 3% for good.
 
+A night of GPU time instead of a count of launches (``--hours 8``: every study runs for 8 modelled
+hours, ``budget.timeout``, with no launch limit), with and without pruning (``--prune on|off|both``;
+off by default, so that a launch measures the whole suite as the launch figures above assume; ``on``
+is a study's own default, labelled ``STRATEGY+prune``): per target, the settings measured after 2, 4
+and 8 modelled hours (``launches@Nh``; ``whole``: those that ran the whole suite), the share of seeds
+whose exported picks are both within 3% then (``exp@Nh``), their regret (the worse pick's shortfall
+from its optimum, median/worst), and the pruning check: pruned launches, and how many of them the
+whole suite would have put within 1% of the study's final front / are truly within 1% of the true
+front (``near front``, both must be 0). Parts in ``benchmarks/searchbench/night.py``.
+
     python benchmarks/search_efficiency.py                      # shipped profiles, 20 seeds
     python benchmarks/search_efficiency.py --quick              # 5 seeds, the main strategies
     python benchmarks/search_efficiency.py --profiles dense-27b-tp1,my/profile.yaml --landscape node.json
+    python benchmarks/search_efficiency.py --strategies default --hours 8 --prune both   # a night, pruning on/off
 
 Progress goes to stderr, the tables to stdout (``--json FILE`` also writes every run's figures).
 """
@@ -38,6 +49,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
+from searchbench.night import print_night, summarize_night  # noqa: E402
 from searchbench.runs import HORIZON, HV_AT, WITHIN, RunResult, run_one  # noqa: E402
 from searchbench.strategies import QUICK_STRATEGIES, STRATEGIES, bench_speculative_grid, grid_launches  # noqa: E402,F401
 from searchbench.targets import SPACE, Target, Truth, profile_table, table_target  # noqa: E402
@@ -152,8 +164,11 @@ def _task(args) -> RunResult:
 
     # Optuna flags its own newer APIs (metric names, constraints) as experimental: noise here.
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    target, truth, strategy, seed, space, suite, budget, noise = args
-    return run_one(target, truth, strategy, seed, space=space, suite=suite, budget=budget, noise=noise)
+    target, truth, strategy, seed, space, suite, budget, noise, prune, hours = args
+    run = run_one(target, truth, strategy, seed, space=space, suite=suite, budget=budget, noise=noise,
+                  prune=prune, hours=hours)
+    run.strategy = strategy + ("+prune" if prune else "")
+    return run
 
 
 def run_all(tasks: list, jobs: int):
@@ -187,6 +202,10 @@ def parse_args(argv):
     p.add_argument("--cache", default=str(CACHE), help="where profiles' landscape tables are kept")
     p.add_argument("--quick", action="store_true", help=f"5 seeds, strategies {', '.join(QUICK_STRATEGIES)}")
     p.add_argument("--json", dest="json_path", default=None, help="also write every run's figures here")
+    p.add_argument("--hours", type=float, default=None,
+                   help="run each study for this many modelled GPU hours (no launch limit) and print the night table")
+    p.add_argument("--prune", choices=("off", "on", "both"), default="off",
+                   help="the studies' budget.prune (default off: every launch measures the whole suite)")
     return p.parse_args(argv)
 
 
@@ -200,8 +219,9 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"--strategies: unknown {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}", file=sys.stderr)
         return 2
-    if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or not 0 <= args.noise < 1:
-        print("--seeds, --budget and --jobs must be at least 1, --noise in [0, 1)", file=sys.stderr)
+    if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or not 0 <= args.noise < 1 or (
+            args.hours is not None and args.hours <= 0):
+        print("--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours positive", file=sys.stderr)
         return 2
     from tuner.config.yamlfile import ConfigError
 
@@ -228,8 +248,10 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
     print(f"command: python benchmarks/search_efficiency.py {command}", file=sys.stderr)
     truths = {t.name: t.truth() for t in targets}
     space = Path(args.space).resolve()
-    tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise)
-             for t in targets for s in strategies for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    prunes = {"off": (False,), "on": (True,), "both": (False, True)}[args.prune]
+    tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise, prune, args.hours)
+             for t in targets for s in strategies for prune in prunes
+             for seed in range(args.first_seed, args.first_seed + args.seeds)]
     runs: dict = {}
     started = time.monotonic()
     for r in run_all(tasks, args.jobs):
@@ -238,7 +260,8 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
               f"{'yes' if r.export_both(HORIZON) else 'no'} (settled at {r.export_settled() or 'never'}; "
               f"{r.launches} launches, {r.seconds:.1f} s)", file=sys.stderr, flush=True)
     summaries = {name: {s: summarize(rs) for s, rs in by.items()} for name, by in runs.items()}
-    print(f"# search efficiency: {args.seeds} seeds from {args.first_seed}, budget {args.budget} launches, "
+    limit = f"{args.hours:g} modelled GPU hours" if args.hours else f"{args.budget} launches"
+    print(f"# search efficiency: {args.seeds} seeds from {args.first_seed}, budget {limit}, prune {args.prune}, "
           f"noise {args.noise:.0%}, suite {args.suite}, space {Path(args.space).name}; "
           f"{time.monotonic() - started:.0f} s")
     print(f"# exp@16 = share of seeds whose exported picks (export --pick single / throughput after launch "
@@ -247,7 +270,14 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
           f"HV = hypervolume measured / true front; GPU h = median modelled GPU hours until exp")
     print_target_tables(summaries, truths, args.budget)
     if groups:
-        print_group_tables(summaries, groups, strategies)
+        labels = [s + ("+prune" if prune else "") for s in strategies for prune in prunes]
+        print_group_tables(summaries, groups, labels)
+    if args.hours:
+        nights = {name: {s: summarize_night(rs, args.hours) for s, rs in by.items()} for name, by in runs.items()}
+        print_night(nights, truths, args.hours, _table)
+        for name, by in nights.items():
+            for s, row in by.items():
+                summaries[name][s]["night"] = row
     if args.json_path:
         Path(args.json_path).write_text(json.dumps({
             "summaries": summaries, "runs": [r.__dict__ for by in runs.values() for rs in by.values() for r in rs]},

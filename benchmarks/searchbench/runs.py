@@ -17,7 +17,12 @@ Scores, per run:
 * the hypervolume of everything measured after 8, 16 and 32 launches (true values) as a fraction of
   the true front's, above the landscape's nadir;
 * the modelled GPU time the study spent (every measurement's ``model_duration_s``, the baseline's
-  included) until the exported picks were within 3% for good.
+  included) until the exported picks were within 3% for good;
+* with a modelled-time budget or pruning (:mod:`.night`): the exported picks and the settings
+  measured after 2, 4 and 8 modelled hours, and whether pruning ever stopped a setting the whole
+  suite would have put within 1% of the front.
+
+A launch is a server start: a trial measured, failed, or pruned after launching.
 """
 
 from __future__ import annotations
@@ -52,6 +57,13 @@ class RunResult:
     proposals: int = 0
     model_hours: list = field(default_factory=list)  #: modelled GPU hours spent after each launch
     seconds: float = 0.0
+    prune: bool = False  #: the study pruned (``budget.prune``)
+    pruned: int = 0  #: launches stopped early
+    #: modelled hours -> {"launches", "whole", "pruned", "export": [true / optimum per pick]}
+    by_hours: dict = field(default_factory=dict)
+    #: {"pruned": n, "near_front": how many the whole suite would have put within 1% of the study's
+    #: final front, "near_true_front": how many are truly within 1% of the true front}
+    prune_checks: dict = field(default_factory=dict)
 
     def export_both(self, at: int) -> bool:
         """Both exported picks truly within 3% after launch ``at`` (the last launch if fewer)."""
@@ -71,8 +83,9 @@ class RunResult:
 
 
 def run_study_on(target, truth, strategy: str, seed: int, *, space: Path, suite: str, budget: int,
-                 noise: float):
-    """One whole study of ``strategy`` on ``target`` (in-memory storage): ``(study, backend)``."""
+                 noise: float, prune: bool = False, hours: float | None = None):
+    """One whole study of ``strategy`` on ``target`` (in-memory storage): ``(study, backend)``; with
+    ``hours``, the study runs for that much modelled GPU time instead of ``budget`` launches."""
     import optuna
 
     from tuner.config.space import SearchSpace
@@ -84,28 +97,37 @@ def run_study_on(target, truth, strategy: str, seed: int, *, space: Path, suite:
 
     from .strategies import STRATEGIES, grid_launches, study_data
 
-    config = study_from_dict(study_data(strategy, seed, target.table, truth.objectives, space, suite, budget, noise))
+    config = study_from_dict(study_data(strategy, seed, target.table, truth.objectives, space, suite, budget, noise,
+                                        prune, hours))
     storage = optuna.storages.InMemoryStorage()
     create_study(config, storage)
     backend = make_backend(config, SearchSpace.load(space), load_suite(suite))
-    n_trials = min(budget, grid_launches(space)) if STRATEGIES[strategy].get("grid") else budget
-    run_study(config, storage, backend, n_trials=n_trials)
+    grid = grid_launches(space) if STRATEGIES[strategy].get("grid") else None
+    n_trials = (grid if hours else min(budget, grid)) if grid else (None if hours else budget)
+    run_study(config, storage, backend, n_trials=n_trials, timeout_s=hours * 3600 if hours else None)
     return open_study(config.name, storage), backend
 
 
 def run_one(target, truth, strategy: str, seed: int, *, space: Path, suite: str, budget: int,
-            noise: float, horizon: int = HORIZON) -> RunResult:
+            noise: float, horizon: int = HORIZON, prune: bool = False, hours: float | None = None) -> RunResult:
     from tuner.engine.baseline import find_baseline
-    from tuner.engine.records import FAILED, INVALID, MEASURED, REUSED, load_records
+    from tuner.engine.records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records
+
+    from .night import prune_checks, time_scores
 
     started = time.monotonic()
     study, backend = run_study_on(target, truth, strategy, seed, space=space, suite=suite, budget=budget,
-                                  noise=noise)
+                                  noise=noise, prune=prune, hours=hours)
     base = find_baseline(study)
     # Finished trials only: queued seed trials the run never reached are not proposals.
-    records = [r for r in load_records(study) if r.status in (MEASURED, FAILED, INVALID, REUSED)]
+    records = [r for r in load_records(study) if r.status in (MEASURED, FAILED, INVALID, REUSED, PRUNED)]
     out = score(records, truth, base.attrs, strategy, target.name, seed, horizon)
     out.model_hours = _model_hours(records, base.attrs)
+    out.prune = prune
+    if hours:
+        out.by_hours = time_scores(records, truth, base.attrs, hours)
+    if prune:
+        out.prune_checks = prune_checks(records, truth, base.attrs, backend)
     out.seconds = time.monotonic() - started
     if backend.calls != out.launches + 1:  # + the baseline: the engine launched what it recorded
         raise RuntimeError(f"{strategy}/{target.name}/{seed}: {backend.calls} backend calls for "
@@ -116,7 +138,7 @@ def run_one(target, truth, strategy: str, seed: int, *, space: Path, suite: str,
 def score(records, truth, baseline_attrs: dict, strategy: str, name: str, seed: int,
           horizon: int = HORIZON) -> RunResult:
     """Every score of one run's finished trial records (see the module docstring)."""
-    from tuner.engine.records import FAILED, MEASURED
+    from tuner.engine.records import MEASURED, PRUNED, launched
 
     n = len(truth.objectives)
     out = RunResult(strategy, name, seed, [None] * n, [None] * n)
@@ -124,9 +146,10 @@ def score(records, truth, baseline_attrs: dict, strategy: str, name: str, seed: 
     measured: list = []
     launches = 0
     for proposals, r in enumerate(records, start=1):
-        if r.status not in (MEASURED, FAILED):
+        if not launched(r.status, r.attrs):
             continue
         launches += 1
+        out.pruned += r.status == PRUNED
         if r.status == MEASURED and r.effective in truth.values:
             measured.append(r.effective)
             for i, v in enumerate(r.values):
@@ -140,7 +163,7 @@ def score(records, truth, baseline_attrs: dict, strategy: str, name: str, seed: 
             out.both_launches, out.both_proposals = launches, proposals
         ratios = export_ratios(records[:proposals], truth, baseline_attrs)
         out.export_ok.append([x >= 1 - WITHIN for x in ratios])
-        if launches == min(horizon, len([x for x in records if x.status in (MEASURED, FAILED)])):
+        if launches == min(horizon, len([x for x in records if launched(x.status, x.attrs)])):
             out.export_ratio = ratios
         if launches in HV_AT:
             out.hv_frac[launches] = hv_fraction(measured, truth)
@@ -177,12 +200,12 @@ def hv_fraction(configs: list, truth) -> float:
 
 def _model_hours(records, baseline_attrs: dict) -> list[float]:
     """Modelled GPU hours spent after each launch (the baseline's measurement first)."""
-    from tuner.engine.records import FAILED, MEASURED
+    from tuner.engine.records import launched
 
     spent = float(baseline_attrs.get("model_duration_s") or 0.0)
     out = []
     for r in records:
-        if r.status in (MEASURED, FAILED):
+        if launched(r.status, r.attrs):
             spent += float(r.attrs.get("model_duration_s") or 0.0)
             out.append(spent / 3600)
     return out

@@ -41,15 +41,20 @@ QUICK_STRATEGIES = ("default", "previous", "random", "grid")
 
 
 def study_data(strategy: str, seed: int, table: Path, objectives, space: Path, suite: str, budget: int,
-               noise: float) -> dict:
-    """The study file (as data) of one run: ``server.backend: model`` on the landscape table."""
+               noise: float, prune: bool = False, hours: float | None = None) -> dict:
+    """The study file (as data) of one run: ``server.backend: model`` on the landscape table.
+
+    ``budget`` launches, or with ``hours`` a modelled-time budget (``budget.timeout``) and no launch
+    limit; ``prune``: the study's ``budget.prune`` (off unless asked: a launch measures the whole
+    suite, as the launch-based figures assume)."""
     spec = STRATEGIES[strategy]
+    limit = {"timeout": f"{hours}h"} if hours else {"n_trials": budget}
     data: dict = {
         "name": f"eff-{strategy}-{seed}", "search_space": str(space),
         "server": {"backend": "model", "model_path": "sim/model", "draft_model_path": "sim/draft",
                    "model": {"landscape": str(table), "noise": noise, "seed": seed}},
         "bench": {"suite": suite}, "objectives": list(objectives),
-        "sampler": {**spec.get("sampler", {}), "seed": seed}, "budget": {"n_trials": budget},
+        "sampler": {**spec.get("sampler", {}), "seed": seed}, "budget": {**limit, "prune": prune},
     }
     seeds = bench_speculative_grid() if spec.get("grid") else spec.get("seeds")
     if seeds is not None:
