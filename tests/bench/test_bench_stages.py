@@ -111,3 +111,22 @@ def test_a_run_stopped_after_a_stage_keeps_what_it_measured(staged_runs):
     assert len([r for r in measured if r.phase == "single"]) == len(plan[0].single)
     assert {r.concurrency for r in measured if r.phase == "sweep"} == {8}
     assert stopped.tok_per_s_at(8) is not None
+
+
+def test_adaptive_repeats_come_after_the_plan():
+    """With adaptive repeats the plan holds the fixed minimum; each row's extra repeats (here up to
+    max_repeats: the interval asked for is out of reach) come at the end of the last stage."""
+    suite = load_suite({**SUITE, "single": {"lengths": [24], "repeats": 2}, "sweep": {"concurrencies": [4], "max_tokens": 16},
+                        "adaptive": {"rel_ci95": 1e-9, "max_repeats": 3}})
+    plan = stage_plan(suite, first=[4])
+    with running_sim("--sim-noise", "0.05", speedup=50) as sim:
+        res = run_suite(sim.url, suite, plan=plan)
+    assert res.complete and [st["name"] for st in res.stages] == [s.name for s in plan]
+    single = [(r.prompt, r.repeat) for r in res.records if r.phase == "single"]
+    assert Counter(p for p, _ in single) == {"fib": 3, "json": 3, "haiku": 3}
+    fixed = len(_planned(plan))
+    order = [("single", r.prompt, r.max_tokens, r.repeat) if r.phase == "single" else ("sweep", r.concurrency, r.repeat)
+             for r in res.records if r.phase != "warmup" and (r.phase == "single" or r.index == 0)]
+    assert order[:fixed] == _planned(plan)
+    # each row's third request, then the level's second and third batch (its minimum is one)
+    assert order[fixed:] == [("single", p, 24, 2) for p in ("fib", "json", "haiku")] + [("sweep", 4, 1), ("sweep", 4, 2)]

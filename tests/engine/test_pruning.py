@@ -154,6 +154,18 @@ def test_pruned_trials_are_never_on_the_front_nor_exported(pruned_study):
         pick_record(front, records, str(pruned[0]))
 
 
+def test_the_report_lists_pruned_trials_apart(pruned_study, tmp_path):
+    from tuner.results.report import write_report
+
+    _, _, _, study = pruned_study
+    page = write_report(study, tmp_path / "r.html").html.read_text()
+    section = page[page.index("<h2>Pruned trials</h2>"):]
+    section = section[:section.index("</section>")]
+    pruned = [r for r in load_records(study) if r.status == PRUNED]
+    assert section.count("<tr>") == 1 + len(pruned)  # the head and one row each
+    assert "stopped after probe: trial" in section and "steps=1 topk=8 draft=8" in section
+
+
 def test_every_measurement_follows_the_same_order(pruned_study):
     config, backend, _, study = pruned_study
     names = [s.name for s in study_plan(config, load_suite(config.bench.suite))]

@@ -102,3 +102,25 @@ def test_grid_mirrors_bench_speculative_defaults():
     assert grid[-1] == (7, 8, 32)
     assert all(s * k + 1 >= d for s, k, d in grid)
     assert b.grid_launches(b.SPACE) == 43  # topk 1 rows SGLang rewrites to the same chain are reused
+
+
+def test_a_night_with_and_without_pruning(tmp_path):
+    """--hours runs every study for that much modelled GPU time; --prune both runs it twice."""
+    out = tmp_path / "night.json"
+    p = run("--profiles", "dense-27b-tp1", "--strategies", "default", "--seeds", "2", "--hours", "2",
+            "--prune", "both", "--cache", str(tmp_path / "cache"), "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "## dense-27b-tp1: a night of 2 modelled GPU hours" in p.stdout
+    head = next(line for line in p.stdout.splitlines() if line.startswith("| strategy") and "launches@2h" in line)
+    assert "exp@2h" in head and "regret@2h" in head and "near front" in head
+    runs = json.loads(out.read_text())["runs"]
+    by = {(r["strategy"], r["seed"]): r for r in runs}
+    assert {s for s, _ in by} == {"default", "default+prune"}
+    for seed in (0, 1):
+        off, on = by[("default", seed)], by[("default+prune", seed)]
+        assert off["pruned"] == 0 and not off["prune_checks"] and off["by_hours"]["2"]["whole"] == off["by_hours"]["2"]["launches"]
+        night = on["by_hours"]["2"]
+        assert on["pruned"] > 0 and night["launches"] == night["whole"] + night["pruned"]
+        assert 2 * 3600 >= 3600 * on["model_hours"][night["launches"] - 1]  # what it counts fits in the night
+        # pruning stopped no setting the whole suite would have put within 1% of the front
+        assert on["prune_checks"]["pruned"] == on["pruned"] and on["prune_checks"]["near_front"] == 0
