@@ -79,6 +79,7 @@ def summarize_night(runs, hours: float) -> dict:
         regrets = [max(0.0, 1 - min(x["export"])) for x in at]
         row["marks"][h] = {
             "launches": statistics.median(x["launches"] for x in at),
+            "launches_mean": statistics.mean(x["launches"] for x in at),
             "whole": statistics.median(x["whole"] for x in at),
             "both": sum(1 for x in at if all(v >= 1 - WITHIN for v in x["export"])) / len(at),
             "regret_median": statistics.median(regrets),
@@ -109,3 +110,11 @@ def print_night(summaries: dict, truths: dict, hours: float, table) -> None:
                           str(s["pruned"]) if s["pruned"] or "prune" in strategy else "-",
                           f"{s['near_front']}/{s['near_true_front']}" if s["pruned"] else "-"])
         table(head, lines)
+        last = marks[-1]
+        for strategy, s in rows.items():
+            off = rows.get(strategy[:-len("+prune")]) if strategy.endswith("+prune") else None
+            if off is not None:
+                a, b = off["marks"][last], s["marks"][last]
+                print(f"{strategy}: {b['launches_mean'] / a['launches_mean']:.2f}x the settings measured in "
+                      f"{last:g} h ({a['launches_mean']:.1f} -> {b['launches_mean']:.1f} on average); exported "
+                      f"picks both within 3%: {a['both']:.0%} -> {b['both']:.0%}")
