@@ -46,6 +46,7 @@ from optuna.pruners import BasePruner
 from ..bench.plan import complete_after, requests_until
 from ..config.study import StudyConfig, objective_concurrency
 from .objectives import objective_values
+from .outcome import is_figure
 from .records import MEASURED, StoredFigures
 
 #: user attribute: per stage, ``{"stage": name, "estimates": [...]}`` (every measured trial)
@@ -172,15 +173,17 @@ class FrontPruner(BasePruner):
         stages = trial.user_attrs.get(STAGES_ATTR) or []
         if not stages or not self.settings.enabled:
             return Verdict(False)
-        k = len(stages) - 1
+        name = stages[-1]["stage"]
+        k = next((i for i, st in enumerate(self.plan) if st.name == name), None)
         complete, front = self._complete_and_front(study, trial.number)
-        if len(complete) < self.settings.startup_trials:
+        if k is None or len(complete) < self.settings.startup_trials:
             return Verdict(False)
-        history = [(values, st[k]["estimates"]) for values, st in complete if len(st) > k]
+        history = [(values, e["estimates"]) for values, st in complete for e in st if e["stage"] == name]
         noise = self.noise(k, history)
-        return front_verdict(stages[k]["estimates"], front, noise, self.settings.z, self.settings.margin)
+        return front_verdict(stages[-1]["estimates"], front, noise, self.settings.z, self.settings.margin)
 
     def noise(self, k: int, history) -> StageNoise:
+        """The error of the estimates after stage ``k`` of the plan (``history``: :func:`stage_noise`'s)."""
         concurrencies = [objective_concurrency(o) for o in self.objectives]
         exact = [complete_after(self.plan, c) <= k for c in concurrencies]
         prior = []
@@ -243,8 +246,6 @@ class StageJudge:
 def pruned_attrs(attrs: dict, stage: str, verdict: Verdict | None) -> dict:
     """A pruned trial's attributes: its figures moved under ``partial`` (they are not a result) and
     the decision: the stage, the front trial that dominates it, the gaps and what they had to clear."""
-    from .outcome import is_figure
-
     partial = {k: attrs.pop(k) for k in [k for k in attrs if is_figure(k)]}
     return {**attrs, "partial": partial, "pruned_at": stage,
             "pruned_by": verdict.by if verdict else None, "prune_verdict": verdict.as_dict() if verdict else None}

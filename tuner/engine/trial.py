@@ -220,9 +220,10 @@ class TrialRunner:
                 if not m.failure_class:
                     trial.set_user_attr("status", MEASURED)
                 return
-            if m.stopped_after and not m.failure_class:
-                self._finish(trial, PRUNED, None, pruned_attrs(measurement_attrs(m, spec), m.stopped_after,
-                                                               judge.verdict), pruned=True)
+            attrs = measurement_attrs(m, spec)
+            # pruned, unless it failed or the server ran another setting (then judged as failed below)
+            if m.stopped_after and not m.failure_class and not attrs.get("args_mismatch"):
+                self._finish(trial, PRUNED, None, pruned_attrs(attrs, m.stopped_after, judge.verdict), pruned=True)
                 self.emit("trial_done", {"trial": trial.number, "spec": spec.label(), "status": PRUNED,
                                          "values": None, "pruned_at": m.stopped_after,
                                          "pruned_by": judge.verdict.by if judge.verdict else None})
