@@ -107,3 +107,19 @@ def test_a_bad_profile_fails_before_anything_is_written(tmp_path):
     r = CliRunner().invoke(cli, ["study", "run", str(path)])
     assert r.exit_code == 2 and "no-such-profile" in r.output and "no such simulator profile" in r.output
     assert not (tmp_path / "bad.db").exists()
+
+
+def test_run_timeout_is_modelled_gpu_time(tmp_path):
+    path = tmp_path / "night.yaml"
+    path.write_text(STUDY.format(name="night", space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 2}")
+                    .replace("bench: {suite: quick}", "bench: {suite: seed}").replace("n_trials: 6", "n_trials: 50"))
+    r = invoke("study", "run", path, "--timeout", "2h")
+    assert r.exit_code == 0, r.output
+    assert "within the modelled GPU time budget" in r.output and "modelled GPU time 1h" in r.output
+    config = load_study(path)
+    study = open_study("night", config.storage)
+    from tuner.engine.baseline import find_baseline
+
+    spent = find_baseline(study).attrs["model_duration_s"] + sum(
+        r.attrs.get("model_duration_s", 0.0) for r in load_records(study))
+    assert 3600 < spent <= 2 * 3600  # the seed suite's baseline and a few trials: well under a wall second each
