@@ -31,7 +31,8 @@ from typing import Any, Callable, Protocol
 
 from ..config.study import StudyConfig
 from ..sglang.rules import SpecConfig
-from .model_suite import ModelFigures, staged_figures, suite_model_seconds  # noqa: F401 - suite_model_seconds: public here since issue 17
+# suite_model_seconds: imported from here since issue 17
+from .model_suite import ModelFigures, staged_figures, suite_model_seconds  # noqa: F401
 
 Record = Callable[["Measurement"], None]
 Event = Callable[[str, dict], None]
@@ -181,7 +182,8 @@ def _first_error(result) -> str:
 
 
 #: Modelled seconds a launch takes before the suite runs when neither the study (``server.model.
-#: load_s``) nor the landscape table (``load_s``) says: ten minutes, a large model's load.
+#: load_s``), the landscape table (``load_s``) nor the profile (``runtime.load_s``) says: ten
+#: minutes, a large model's load.
 DEFAULT_LOAD_S = 600.0
 #: The failure class of a setting a landscape table does not list (it fails at launch).
 NOT_IN_LANDSCAPE = "not_in_landscape"
