@@ -1,29 +1,40 @@
-"""How fast does a study find the optimum? The real study engine against the model's ground truth.
+"""How well does a study's *exported* setting do? The real study engine against known landscapes.
 
 Each run is a whole study on the real engine (:func:`tuner.engine.study.create_study` and
 :func:`tuner.engine.runner.run_study`: the same sampler setup, seed trials, validity rules and reuse of
-repeated effective configs) with :class:`tuner.engine.backends.ModelBackend` (the simulator's performance
-model, no HTTP, 2% measurement noise) on in-memory Optuna storage. The truth comes from
-:func:`tuner.sim.landscape.landscape` (``tuner sim landscape``): every valid effective config's
-expected figures, the true Pareto front and the optimum of each objective.
+repeated effective settings) with ``server.backend: model`` on a landscape table (a simulator
+profile's model figures, or any table given with ``--landscape``), seeded measurement noise, and
+in-memory Optuna storage. Parts: ``benchmarks/searchbench/`` (targets and truth, runs and scores,
+strategies).
 
-Per profile and strategy, over ``--seeds`` runs, it prints:
+Per target and strategy, over ``--seeds`` runs, it prints:
 
-* launches until the study's best (the config with the best *measured* value, judged by its *true*
-  value) is within 3% of the true optimum of single_speedup (C=1) and of speedup@32 -- median and
-  90th percentile, and the share of seeds where both are within 3% by launch 16 (the goal: >= 90%);
-* the proposals (trials asked of the sampler, invalid and reused ones included) up to that launch;
-* the hypervolume of the configs measured after 8, 16 and 32 launches (their true values) as a
-  fraction of the true front's, above the landscape's nadir (the worst valid config per objective).
+* ``exp@16``: the share of seeds whose exported picks -- what ``tuner study export --pick single``
+  and ``--pick throughput`` return after launch 16, by the export's own code -- are BOTH truly
+  within 3% of the true optimum of their objective (the goal); ``single``/``thr``: each alone;
+* ``exp med/p90``: launches until the exported picks are within 3% and stay so up to launch 16;
+* ``hit med/p90`` and ``hit@16``: the older first-hit figure (the first launch at which the best
+  *measured* setting is truly within 3%, which a later lucky reading may undo);
+* ``HV@8``, ``HV@16``: hypervolume of what was measured (true values) / the true front's;
+* ``GPU h``: median modelled GPU hours (load + suite, the baseline included) until the exported
+  picks were within 3% for good.
 
-Launches are what a night's budget counts (measured or failed trials); invalid proposals (refused by
-SGLang's rules without launching) and repeats of an already measured effective config cost nothing.
+A night of GPU time instead of a count of launches (``--hours 8``: every study runs for 8 modelled
+hours, ``budget.timeout``, with no launch limit), with and without pruning (``--prune on|off|both``;
+off by default, so that a launch measures the whole suite as the launch figures above assume; ``on``
+is a study's own default, labelled ``STRATEGY+prune``): per target, the settings measured after 2, 4
+and 8 modelled hours (``launches@Nh``; ``whole``: those that ran the whole suite), the share of seeds
+whose exported picks are both within 3% then (``exp@Nh``), their regret (the worse pick's shortfall
+from its optimum, median/worst), and the pruning check: pruned launches, and how many of them the
+whole suite would have put within 1% of the study's final front / are truly within 1% of the true
+front (``near front``, both must be 0). Parts in ``benchmarks/searchbench/night.py``.
 
-    python benchmarks/search_efficiency.py                     # every profile, every strategy, 20 seeds
-    python benchmarks/search_efficiency.py --quick             # 5 seeds, the main strategies
-    python benchmarks/search_efficiency.py --profiles k2.6-tp8-pcie --strategies default,random --seeds 50
+    python benchmarks/search_efficiency.py                      # shipped profiles, 20 seeds
+    python benchmarks/search_efficiency.py --quick              # 5 seeds, the main strategies
+    python benchmarks/search_efficiency.py --profiles dense-27b-tp1,my/profile.yaml --landscape node.json
+    python benchmarks/search_efficiency.py --strategies default --hours 8 --prune both   # a night, pruning on/off
 
-Progress goes to stderr, the table to stdout (``--json FILE`` also writes every run's figures).
+Progress goes to stderr, the tables to stdout (``--json FILE`` also writes every run's figures).
 """
 
 from __future__ import annotations
@@ -33,191 +44,32 @@ import json
 import statistics
 import sys
 import time
-from dataclasses import dataclass, field
+import warnings
 from pathlib import Path
 
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from searchbench.night import print_night, summarize_night  # noqa: E402
+from searchbench.runs import HORIZON, HV_AT, WITHIN, RunResult, run_one  # noqa: E402
+from searchbench.strategies import QUICK_STRATEGIES, STRATEGIES, bench_speculative_grid, grid_launches  # noqa: E402,F401
+from searchbench.targets import SPACE, Target, Truth, profile_table, table_target  # noqa: E402
+
 ROOT = Path(__file__).resolve().parent.parent
-SPACE = ROOT / "search_spaces" / "eagle3.yaml"
 PROFILES = ("k2.6-tp8-pcie", "k2.6-tp8-nvlink", "dense-27b-tp1")
-OBJECTIVES = ("single_speedup", "speedup@32")
-WITHIN = 0.03  #: "found" means the study's best is within 3% of the true optimum
-GOAL_LAUNCHES = 16  #: a night on K2.6 TP8 holds about 16 launches
-HV_AT = (8, 16, 32)
-
-# SGLang's scripts/playground/bench_speculative.py: its default value lists and loop order
-# (steps, then topk, then draft tokens; batch sizes outermost, which our one suite covers in one
-# launch), skipping trees larger than steps * topk + 1 and the all-zero autoregressive row (our
-# baseline is measured separately).
-BENCH_SPECULATIVE_STEPS = (1, 3, 5, 7)
-BENCH_SPECULATIVE_TOPK = (1, 2, 4, 8)
-BENCH_SPECULATIVE_DRAFT = (2, 4, 8, 16, 32)
+CACHE = ROOT / "benchmarks" / ".landscapes"
 
 
-def bench_speculative_grid() -> list[tuple[int, int, int]]:
-    """bench_speculative.py's default configs in its order (steps, topk, draft tokens)."""
-    return [(s, k, d) for s in BENCH_SPECULATIVE_STEPS for k in BENCH_SPECULATIVE_TOPK
-            for d in BENCH_SPECULATIVE_DRAFT if s * k + 1 >= d]
-
-
-#: Strategies: the study file's ``sampler`` section and seed-trial policy. ``default`` is exactly
-#: what a study file without a sampler section gets; ``previous`` is the default before issue 10
-#: (multivariate TPE, 6 startup trials, constant liar; seeds (3, 1, 4) and (1, 1, 3) only). The
-#: others keep the engine's default seed trials, except ``grid``, which replays bench_speculative.py's
-#: grid and nothing else.
-STRATEGIES: dict[str, dict] = {
-    "default": {"sampler": {}},
-    "previous": {"sampler": {"name": "tpe"}, "seeds": [(3, 1, 4), (1, 1, 3)]},
-    "random": {"sampler": {"name": "random"}},
-    "grid": {"grid": True},
-    "tpe": {"sampler": {"name": "tpe", "options": {"multivariate": False, "n_startup_trials": 10,
-                                                    "constant_liar": False}}},
-    "tpe-mv": {"sampler": {"name": "tpe", "options": {"multivariate": True, "n_startup_trials": 10}}},
-    "nsgaii": {"sampler": {"name": "nsgaii"}},
-    "nsgaii-p8": {"sampler": {"name": "nsgaii", "options": {"population_size": 8}}},
-}
-QUICK_STRATEGIES = ("default", "previous", "random", "grid")
+def truth_for(profile: str, space: Path = SPACE, suite: str = "seed", cache: Path = CACHE) -> tuple[Target, Truth]:
+    """A profile's target (its table, written once) and the truth it is scored on."""
+    target = profile_table(profile, cache, suite=suite, space=space, group="shipped" if profile in PROFILES else "given")
+    return target, target.truth()
 
 
 # --------------------------------------------------------------------------------------------------
-# The truth
+# Summary and tables
 
 
-@dataclass
-class Truth:
-    """The landscape reduced to what scoring needs: true values per effective config."""
-
-    profile: str
-    values: dict  #: SpecConfig -> tuple of true objective values
-    optimum: tuple[float, ...]
-    nadir: tuple[float, ...]
-    front_hv: float
-    n_configs: int
-
-
-def truth_for(profile: str, space: Path, suite: str) -> Truth:
-    from tuner.engine.objectives import hypervolume
-    from tuner.sim.landscape import landscape
-
-    land = landscape(profile, space, concurrencies=(1, 32), suite=suite, objectives=OBJECTIVES)
-    values = {r.config: tuple(r.objective(o) for o in OBJECTIVES) for r in land.rows}
-    optimum = tuple(land.optima[o].objective(o) for o in OBJECTIVES)
-    nadir = tuple(min(v[i] for v in values.values()) for i in range(len(OBJECTIVES)))
-    front_hv = hypervolume([values[r.config] for r in land.front], nadir)
-    return Truth(land.profile, values, optimum, nadir, front_hv, len(land.rows))
-
-
-# --------------------------------------------------------------------------------------------------
-# One run: a whole study on the real engine
-
-
-@dataclass
-class RunResult:
-    strategy: str
-    profile: str
-    seed: int
-    #: per objective: launches (and proposals) until the study's best is within 3%; None: never
-    launches_to: list[int | None] = field(default_factory=list)
-    proposals_to: list[int | None] = field(default_factory=list)
-    both_launches: int | None = None
-    both_proposals: int | None = None
-    hv_frac: dict[int, float] = field(default_factory=dict)
-    launches: int = 0
-    proposals: int = 0
-    seconds: float = 0.0
-
-
-def study_config(profile: str, strategy: str, seed: int, space: Path, suite: str, budget: int):
-    from tuner.config.study import study_from_dict
-
-    spec = STRATEGIES[strategy]
-    data: dict = {
-        "name": f"eff-{strategy}-{seed}", "search_space": str(space),
-        "server": {"backend": "sim", "model_path": "sim/model", "sim": {"profile": profile}},
-        "bench": {"suite": suite}, "objectives": list(OBJECTIVES),
-        "sampler": {**spec.get("sampler", {}), "seed": seed}, "budget": {"n_trials": budget},
-    }
-    seeds = bench_speculative_grid() if spec.get("grid") else spec.get("seeds")
-    if seeds is not None:
-        data["default_seed_trials"] = False
-        data["seed_trials"] = [{"speculative_num_steps": s, "speculative_eagle_topk": k,
-                                "speculative_num_draft_tokens": d} for s, k, d in seeds]
-    return study_from_dict(data)
-
-
-def grid_launches(space: Path) -> int:
-    """How many launches the bench_speculative grid takes (rewritten repeats are reused)."""
-    from tuner.config.space import SearchSpace
-    from tuner.sglang.rules import SpecConfig
-
-    sp = SearchSpace.load(space)
-    return len({sp.resolve(SpecConfig(*c)).effective for c in bench_speculative_grid()})
-
-
-def run_one(profile: str, strategy: str, seed: int, truth: Truth, *, space: Path, suite: str,
-            budget: int, noise: float) -> RunResult:
-    import optuna
-
-    from tuner.config.suite import load_suite
-    from tuner.engine.backends import ModelBackend
-    from tuner.engine.records import FAILED, INVALID, MEASURED, REUSED, load_records
-    from tuner.engine.runner import run_study
-    from tuner.engine.study import create_study, open_study
-
-    started = time.monotonic()
-    config = study_config(profile, strategy, seed, space, suite, budget)
-    storage = optuna.storages.InMemoryStorage()
-    create_study(config, storage)
-    backend = ModelBackend(profile, load_suite(suite), noise=noise, seed=seed)
-    n_trials = min(budget, grid_launches(space)) if STRATEGIES[strategy].get("grid") else budget
-    run_study(config, storage, backend, n_trials=n_trials)
-    # Finished trials only: queued seed trials the run never reached are not proposals.
-    records = [r for r in load_records(open_study(config.name, storage))
-               if r.status in (MEASURED, FAILED, INVALID, REUSED)]
-
-    out = RunResult(strategy, profile, seed, [None] * len(OBJECTIVES), [None] * len(OBJECTIVES))
-    best: list[tuple[float, object] | None] = [None] * len(OBJECTIVES)
-    measured: list = []
-    launches = 0
-    for proposals, r in enumerate(records, start=1):
-        if r.status not in (MEASURED, FAILED):
-            continue
-        launches += 1
-        if r.status == MEASURED and r.effective in truth.values:
-            measured.append(r.effective)
-            for i, v in enumerate(r.values):
-                if best[i] is None or v > best[i][0]:
-                    best[i] = (v, r.effective)
-        for i in range(len(OBJECTIVES)):
-            found = best[i] is not None and truth.values[best[i][1]][i] >= (1 - WITHIN) * truth.optimum[i]
-            if out.launches_to[i] is None and found:
-                out.launches_to[i], out.proposals_to[i] = launches, proposals
-        if out.both_launches is None and all(x is not None for x in out.launches_to):
-            out.both_launches, out.both_proposals = launches, proposals
-        if launches in HV_AT:
-            out.hv_frac[launches] = hv_fraction(measured, truth)
-    for n in HV_AT:  # a strategy that stopped early keeps what it had
-        if n not in out.hv_frac and launches < n:
-            out.hv_frac[n] = hv_fraction(measured, truth)
-    out.launches, out.proposals = launches, len(records)
-    out.seconds = time.monotonic() - started
-    if backend.calls != launches + 1:  # + the baseline: the engine launched what it recorded
-        raise RuntimeError(f"{strategy}/{profile}/{seed}: {backend.calls} backend calls for {launches} launches")
-    return out
-
-
-def hv_fraction(configs: list, truth: Truth) -> float:
-    from tuner.engine.objectives import hypervolume
-
-    if not configs or truth.front_hv <= 0:
-        return 0.0
-    return hypervolume([truth.values[c] for c in configs], truth.nadir) / truth.front_hv
-
-
-# --------------------------------------------------------------------------------------------------
-# Summary and table
-
-
-def _pct(values: list[int | None], q: float) -> str:
+def _pct(values: list, q: float) -> str:
     """The q-quantile of launches, with runs that never got there counted as infinitely long."""
     if not values:
         return "-"
@@ -226,68 +78,139 @@ def _pct(values: list[int | None], q: float) -> str:
     return "never" if v is None else str(v)
 
 
-def _share(values: list[int | None], by: int) -> float:
-    return sum(1 for v in values if v is not None and v <= by) / len(values) if values else 0.0
+def _share(flags) -> float:
+    flags = list(flags)
+    return sum(1 for f in flags if f) / len(flags) if flags else 0.0
 
 
-def summarize(runs: list[RunResult]) -> dict:
-    n = len(runs)
-    row: dict = {"runs": n}
-    for i, obj in enumerate(OBJECTIVES):
-        got = [r.launches_to[i] for r in runs]
-        row[obj] = {"median": _pct(got, 0.5), "p90": _pct(got, 0.9), "by16": _share(got, GOAL_LAUNCHES)}
+def summarize(runs: list[RunResult], horizon: int = HORIZON) -> dict:
+    row: dict = {"runs": len(runs)}
+    row["export"] = {
+        "both": _share(r.export_both(horizon) for r in runs),
+        "single": _share(r.export_ok[min(horizon, len(r.export_ok)) - 1][0] for r in runs if r.export_ok),
+        "throughput": _share(r.export_ok[min(horizon, len(r.export_ok)) - 1][1] for r in runs if r.export_ok),
+        "median": _pct([r.export_settled(horizon) for r in runs], 0.5),
+        "p90": _pct([r.export_settled(horizon) for r in runs], 0.9),
+    }
     both = [r.both_launches for r in runs]
-    row["both"] = {"median": _pct(both, 0.5), "p90": _pct(both, 0.9), "by16": _share(both, GOAL_LAUNCHES)}
-    props = [r.both_proposals for r in runs]
-    row["both_proposals_median"] = _pct(props, 0.5)
+    row["hit"] = {"median": _pct(both, 0.5), "p90": _pct(both, 0.9),
+                  "by16": _share(v is not None and v <= horizon for v in both)}
     row["hv"] = {k: statistics.mean(r.hv_frac.get(k, 0.0) for r in runs) for k in HV_AT}
+    hours = [r.model_hours[r.export_settled(horizon) - 1] for r in runs
+             if r.export_settled(horizon) is not None and r.model_hours]
+    row["gpu_hours_median"] = statistics.median(hours) if hours else None
     row["seconds_per_run"] = statistics.mean(r.seconds for r in runs)
     return row
 
 
-def print_table(summaries: dict, truths: dict, args) -> None:
-    print(f"# search efficiency: {args.seeds} seeds from {args.first_seed}, budget {args.budget} launches, "
-          f"noise {args.noise:.0%}, "
-          f"suite {args.suite}, space {Path(args.space).name}")
-    print(f"# launches until the study's best is within {WITHIN:.0%} of the true optimum: median / p90 "
-          f"(never = not within the budget); by16 = share of seeds within {WITHIN:.0%} by launch "
-          f"{GOAL_LAUNCHES}; props = proposals (invalid and reused included) until both are found; "
-          f"HV = hypervolume of what was measured / the true front's")
-    for profile, rows in summaries.items():
-        t = truths[profile]
-        print(f"\n## {profile}  ({t.n_configs} valid effective configs; optimum single_speedup "
-              f"{t.optimum[0]:.3f}, speedup@32 {t.optimum[1]:.3f})")
-        head = ["strategy", "C=1 med/p90", "C=1 by16", "C=32 med/p90", "C=32 by16", "both med/p90",
-                "both by16", "props", *[f"HV@{k}" for k in HV_AT]]
-        lines = [head]
+def _table(head: list[str], lines: list[list]) -> None:
+    lines = [head] + lines
+    widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
+    for j, line in enumerate(lines):
+        print("| " + " | ".join(str(c).ljust(w) for c, w in zip(line, widths)) + " |")
+        if j == 0:
+            print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+
+
+def print_target_tables(summaries: dict, truths: dict, budget: int) -> None:
+    hv = [k for k in HV_AT if k <= budget]
+    for name, rows in summaries.items():
+        t = truths[name]
+        print(f"\n## {name}  ({t.n_configs} settings; optimum {t.objectives[0]} {t.optimum[0]:.3f}, "
+              f"{t.objectives[1]} {t.optimum[1]:.3f})")
+        head = ["strategy", "exp@16", "single", "thr", "exp med/p90", "hit med/p90", "hit@16",
+                *[f"HV@{k}" for k in hv], "GPU h"]
+        lines = []
         for strategy, s in rows.items():
-            c1, c32, both = s[OBJECTIVES[0]], s[OBJECTIVES[1]], s["both"]
-            lines.append([strategy, f"{c1['median']}/{c1['p90']}", f"{c1['by16']:.0%}",
-                          f"{c32['median']}/{c32['p90']}", f"{c32['by16']:.0%}",
-                          f"{both['median']}/{both['p90']}", f"{both['by16']:.0%}",
-                          s["both_proposals_median"], *[f"{s['hv'][k]:.3f}" for k in HV_AT]])
-        widths = [max(len(str(line[i])) for line in lines) for i in range(len(head))]
-        for j, line in enumerate(lines):
-            print("| " + " | ".join(str(c).ljust(w) for c, w in zip(line, widths)) + " |")
-            if j == 0:
-                print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
+            e, h = s["export"], s["hit"]
+            gpu = "-" if s["gpu_hours_median"] is None else f"{s['gpu_hours_median']:.1f}"
+            lines.append([strategy, f"{e['both']:.0%}", f"{e['single']:.0%}", f"{e['throughput']:.0%}",
+                          f"{e['median']}/{e['p90']}", f"{h['median']}/{h['p90']}", f"{h['by16']:.0%}",
+                          *[f"{s['hv'][k]:.3f}" for k in hv], gpu])
+        _table(head, lines)
 
 
-def main(argv: list[str] | None = None) -> int:
+def print_group_tables(summaries: dict, groups: dict[str, list[str]], strategies: list[str]) -> None:
+    """Per group of targets (shipped, train, test): how many meet the goal, the worst and mean share."""
+    for group, names in groups.items():
+        if not names or not all(n in summaries for n in names):
+            continue
+        print(f"\n## {group}: {len(names)} landscapes")
+        head = ["strategy", ">=90% exp@16", "worst exp@16", "mean exp@16", "median exp med", "mean HV@16",
+                "worse than random"]
+        lines = []
+        for strategy in strategies:
+            rows = [summaries[n][strategy] for n in names if strategy in summaries[n]]
+            if not rows:
+                continue
+            shares = [r["export"]["both"] for r in rows]
+            meds = [int(r["export"]["median"]) for r in rows if r["export"]["median"] not in ("never", "-")]
+            worse = "-"
+            if strategy != "random" and all("random" in summaries[n] for n in names):
+                worse = str(sum(1 for n in names if summaries[n][strategy]["export"]["both"]
+                                < summaries[n]["random"]["export"]["both"]))
+            lines.append([strategy, f"{sum(1 for s in shares if s >= 0.9)}/{len(shares)}", f"{min(shares):.0%}",
+                          f"{statistics.mean(shares):.1%}", statistics.median(meds) if meds else "never",
+                          f"{statistics.mean(r['hv'][16] for r in rows):.3f}", worse])
+        _table(head, lines)
+
+
+# --------------------------------------------------------------------------------------------------
+# Running
+
+
+def _task(args) -> RunResult:
+    import optuna
+
+    # Optuna flags its own newer APIs (metric names, constraints) as experimental: noise here.
+    warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
+    target, truth, strategy, seed, space, suite, budget, noise, prune, hours = args
+    run = run_one(target, truth, strategy, seed, space=space, suite=suite, budget=budget, noise=noise,
+                  prune=prune, hours=hours)
+    run.strategy = strategy + ("+prune" if prune else "")
+    return run
+
+
+def run_all(tasks: list, jobs: int):
+    """Every run, in order; ``jobs`` > 1 spreads them over that many processes."""
+    if jobs <= 1:
+        for t in tasks:
+            yield _task(t)
+        return
+    import multiprocessing
+
+    with multiprocessing.get_context("spawn").Pool(jobs) as pool:
+        yield from pool.imap(_task, tasks, chunksize=1)
+
+
+def parse_args(argv):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("--profiles", default=",".join(PROFILES),
-                   help="shipped profile names or YAML paths, comma-separated")
+    p.add_argument("--profiles", default=None,
+                   help=f"simulator profiles, names or YAML paths, comma-separated (default: {','.join(PROFILES)} "
+                        "unless --landscape is given)")
+    p.add_argument("--landscape", action="append", default=[], metavar="FILE.json",
+                   help="a landscape table (repeatable)")
     p.add_argument("--strategies", default=None, help=f"comma-separated, from: {', '.join(STRATEGIES)} (default: all)")
-    p.add_argument("--seeds", type=int, default=20, help="runs per profile and strategy")
-    p.add_argument("--first-seed", type=int, default=0, help="seeds run from here (held-out checks: 100)")
-    p.add_argument("--budget", type=int, default=32, help="launches per run")
+    p.add_argument("--seeds", type=int, default=20, help="runs per target and strategy")
+    p.add_argument("--first-seed", type=int, default=0, help="seeds run from here")
+    p.add_argument("--budget", type=int, default=HORIZON, help="launches per run")
     p.add_argument("--noise", type=float, default=0.02, help="relative measurement noise of the backend")
     p.add_argument("--suite", default="seed", help="benchmark suite: seed, quick or a file")
     p.add_argument("--space", default=str(SPACE), help="search-space file")
+    p.add_argument("--jobs", type=int, default=1, help="processes (default 1: the machine is shared)")
+    p.add_argument("--cache", default=str(CACHE), help="where profiles' landscape tables are kept")
     p.add_argument("--quick", action="store_true", help=f"5 seeds, strategies {', '.join(QUICK_STRATEGIES)}")
     p.add_argument("--json", dest="json_path", default=None, help="also write every run's figures here")
-    args = p.parse_args(argv)
+    p.add_argument("--hours", type=float, default=None,
+                   help="run each study for this many modelled GPU hours (no launch limit) and print the night table")
+    p.add_argument("--prune", choices=("off", "on", "both"), default="off",
+                   help="the studies' budget.prune (default off: every launch measures the whole suite)")
+    return p.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = parse_args(argv)
     if args.quick:
         args.seeds = min(args.seeds, 5)
         args.strategies = args.strategies or ",".join(QUICK_STRATEGIES)
@@ -296,40 +219,69 @@ def main(argv: list[str] | None = None) -> int:
     if unknown:
         print(f"--strategies: unknown {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}", file=sys.stderr)
         return 2
-    if args.seeds < 1 or args.budget < 1:
-        print("--seeds and --budget must be at least 1", file=sys.stderr)
+    if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or not 0 <= args.noise < 1 or (
+            args.hours is not None and args.hours <= 0):
+        print("--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours positive", file=sys.stderr)
         return 2
     from tuner.config.yamlfile import ConfigError
 
-    profiles = [x for x in args.profiles.split(",") if x]
-    truths: dict[str, Truth] = {}
+    profiles = [x for x in (args.profiles or ("" if args.landscape else ",".join(PROFILES))).split(",") if x]
+    targets: list[Target] = []
     try:
         for profile in profiles:
-            truths[profile] = truth_for(profile, Path(args.space), args.suite)
-    except ConfigError as exc:
+            targets.append(truth_for(profile, Path(args.space), args.suite, Path(args.cache))[0])
+        for path in args.landscape:
+            targets.append(table_target(Path(path)))
+    except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    print("command: python benchmarks/search_efficiency.py " + " ".join(sys.argv[1:] if argv is None else argv),
-          file=sys.stderr)
-    summaries: dict[str, dict] = {}
-    all_runs: list[RunResult] = []
-    for profile in profiles:
-        summaries[profile] = {}
-        for strategy in strategies:
-            runs = []
-            for seed in range(args.first_seed, args.first_seed + args.seeds):
-                runs.append(run_one(profile, strategy, seed, truths[profile], space=Path(args.space),
-                                    suite=args.suite, budget=args.budget, noise=args.noise))
-                r = runs[-1]
-                print(f"{profile} {strategy} seed {seed}: both within {WITHIN:.0%} at launch "
-                      f"{r.both_launches or 'never'} ({r.launches} launches, {r.proposals} proposals, "
-                      f"{r.seconds:.1f} s)", file=sys.stderr, flush=True)
-            summaries[profile][strategy] = summarize(runs)
-            all_runs.extend(runs)
-    print_table(summaries, truths, args)
+    names = [t.name for t in targets]
+    if len(set(names)) != len(names):
+        print(f"error: two targets share a name ({', '.join(n for n in names if names.count(n) > 1)}); "
+              "rename a landscape's \"name\"", file=sys.stderr)
+        return 2
+    return run_targets(targets, strategies, args, argv)
+
+
+def run_targets(targets: list[Target], strategies: list[str], args, argv, groups: dict | None = None) -> int:
+    command = " ".join(sys.argv[1:] if argv is None else argv)
+    print(f"command: python benchmarks/search_efficiency.py {command}", file=sys.stderr)
+    truths = {t.name: t.truth() for t in targets}
+    space = Path(args.space).resolve()
+    prunes = {"off": (False,), "on": (True,), "both": (False, True)}[args.prune]
+    tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise, prune, args.hours)
+             for t in targets for s in strategies for prune in prunes
+             for seed in range(args.first_seed, args.first_seed + args.seeds)]
+    runs: dict = {}
+    started = time.monotonic()
+    for r in run_all(tasks, args.jobs):
+        runs.setdefault(r.target, {}).setdefault(r.strategy, []).append(r)
+        print(f"{r.target} {r.strategy} seed {r.seed}: exported picks within {WITHIN:.0%} at launch {HORIZON}: "
+              f"{'yes' if r.export_both(HORIZON) else 'no'} (settled at {r.export_settled() or 'never'}; "
+              f"{r.launches} launches, {r.seconds:.1f} s)", file=sys.stderr, flush=True)
+    summaries = {name: {s: summarize(rs) for s, rs in by.items()} for name, by in runs.items()}
+    limit = f"{args.hours:g} modelled GPU hours" if args.hours else f"{args.budget} launches"
+    print(f"# search efficiency: {args.seeds} seeds from {args.first_seed}, budget {limit}, prune {args.prune}, "
+          f"noise {args.noise:.0%}, suite {args.suite}, space {Path(args.space).name}; "
+          f"{time.monotonic() - started:.0f} s")
+    print(f"# exp@16 = share of seeds whose exported picks (export --pick single / throughput after launch "
+          f"{HORIZON}) are both truly within {WITHIN:.0%} of the optima; exp med/p90 = launches until they are "
+          f"and stay so; hit = first launch the best measured setting is truly within {WITHIN:.0%}; "
+          f"HV = hypervolume measured / true front; GPU h = median modelled GPU hours until exp")
+    print_target_tables(summaries, truths, args.budget)
+    if groups:
+        labels = [s + ("+prune" if prune else "") for s in strategies for prune in prunes]
+        print_group_tables(summaries, groups, labels)
+    if args.hours:
+        nights = {name: {s: summarize_night(rs, args.hours) for s, rs in by.items()} for name, by in runs.items()}
+        print_night(nights, truths, args.hours, _table)
+        for name, by in nights.items():
+            for s, row in by.items():
+                summaries[name][s]["night"] = row
     if args.json_path:
-        Path(args.json_path).write_text(json.dumps({"summaries": summaries,
-                                                    "runs": [r.__dict__ for r in all_runs]}, indent=1))
+        Path(args.json_path).write_text(json.dumps({
+            "summaries": summaries, "runs": [r.__dict__ for by in runs.values() for rs in by.values() for r in rs]},
+            indent=1, default=str))
     return 0
 
 

@@ -108,6 +108,19 @@ def test_phase_texts():
     assert phase_text({"phase": "something new"}) is None
 
 
+def test_pruned_trials_and_modelled_time(capsys):
+    with RunView() as view:
+        view.event("trial_done", {"trial": 6, "spec": "steps=1 topk=8 draft=8", "status": "pruned", "values": None,
+                                  "pruned_at": "probe", "pruned_by": 0})
+        view.event("progress", {"measured": 7, "n_trials": None, "elapsed_s": 2.0, "eta_s": None,
+                                "model_elapsed_s": 3 * 3600 + 25 * 60})
+    assert _strip_time(capsys.readouterr().out.splitlines()) == [
+        "trial 6: pruned (after probe; trial 0 dominates it)",
+        "7 measured this run; elapsed 0m02s, modelled GPU time 3h25m, ETA ?"]
+    assert phase_text({"phase": "stage", "stage": "single 2/3"}) == "stage single 2/3"
+    assert phase_text({"phase": "pruned", "stage": "probe", "by": 4}) == "decided after probe: stopping (trial 4 dominates it)"
+
+
 def _render(view) -> str:
     c = Console(file=io.StringIO(), width=120, color_system=None)
     c.print(view.render())

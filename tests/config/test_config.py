@@ -66,6 +66,9 @@ server:
 BAD_STUDIES = [
     (STUDY + "budget: {n_trials: 0}\n", "budget.n_trials", "greater than or equal to 1"),
     (STUDY + "budget: {timeout: soon}\n", "budget.timeout", "duration"),
+    (STUDY + "budget: {prune: sometimes}\n", "budget.prune", "true, false or a mapping"),
+    (STUDY + "budget: {prune: {z: 0}}\n", "budget.prune.z", "greater than 0"),
+    (STUDY + "budget: {prune: {startup: 2}}\n", "budget.prune.startup", "startup_trials"),
     (STUDY + "objectives: [speedup@x]\n", "objectives", "unknown objective"),
     (STUDY + "objectives: []\n", "objectives", "at least 1"),
     (STUDY + "sampler: {name: bayes}\n", "sampler.name", "tpe"),
@@ -102,6 +105,22 @@ def test_study_defaults_are_absolute(tmp_path):
     assert Path(s.workdir) == tmp_path / "demo"
     assert s.objectives == ["single_speedup", "speedup@32"]
     assert s.server.host == "127.0.0.1"
+
+
+@pytest.mark.parametrize("budget,n_trials,timeout_s,prune", [
+    ("", 16, None, True),                                   # the defaults: 16 launches, pruning on
+    ("budget: {timeout: 8h}\n", None, 8 * 3600, True),      # a night, however many launches fit
+    ("budget: {timeout: 8h, n_trials: 30}\n", 30, 8 * 3600, True),
+    ("budget: {prune: false}\n", 16, None, False),
+    ("budget: {prune: {startup_trials: 2, z: 3}}\n", 16, None, True),
+])
+def test_the_budget_launches_time_and_pruning(tmp_path, budget, n_trials, timeout_s, prune):
+    (tmp_path / "space.yaml").write_text(GOOD_PARAMS)
+    p = tmp_path / "study.yaml"
+    p.write_text(STUDY + budget)
+    b = load_study(p).budget
+    assert (b.n_trials, b.timeout_s, b.prune.enabled) == (n_trials, timeout_s, prune)
+    assert b.prune.startup_trials == (2 if "startup_trials" in budget else 4)
 
 
 @pytest.mark.parametrize("path", sorted((ROOT / "studies").glob("*.yaml")))

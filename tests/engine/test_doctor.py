@@ -160,3 +160,13 @@ def test_a_workdir_that_is_a_file(tmp_path):
     (tmp_path / "afile").write_text("x")
     c = only_failure(study(tmp_path, workdir=str(tmp_path / "afile")))
     assert c.name == "workdir" and "is a file" in c.message
+
+
+def test_a_model_backend_study_needs_no_server_gpu_or_files(tmp_path):
+    path = study(tmp_path, **{"server.backend": "model", "server.model": {"profile": "k2.6-tp8-pcie", "seed": 1}})
+    r = tuner("doctor", str(path))
+    assert r.returncode == 0, r.stdout + r.stderr
+    for name in ("interpreter", "gpus", "model files", "port", "sglang arguments"):
+        line = next(x for x in r.stdout.splitlines() if x.startswith(f"pass  {name}:"))
+        assert "backend model launches no server" in line, line
+    assert "attention backend fa3" in r.stdout  # the profile's facts: MLA on Hopper

@@ -50,7 +50,7 @@ from tuner.engine.study import config_from_study, open_study
 url, log, workdir, seed = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 
 class Logged(ModelBackend):
-    def measure(self, spec, label, record, on_event=None):
+    def measure(self, spec, label, record, on_event=None, on_stage=None):
         def logged(m):
             with open(log, "a") as f:
                 f.write(json.dumps({"run": seed, "label": label, "spec": None if spec is None else spec.label(),
@@ -58,7 +58,7 @@ class Logged(ModelBackend):
                 f.flush()
                 os.fsync(f.fileno())
             record(m)
-        return super().measure(spec, label, logged, on_event)
+        return super().measure(spec, label, logged, on_event, on_stage)
 
 config, space, suite = config_from_study(open_study("kill", url), workdir)
 run_study(config, url, Logged("k2.6-tp8-pcie", load_suite(suite), noise=0.02, seed=seed))

@@ -96,30 +96,24 @@ def test_a_tree_too_large_is_shrunk_to_what_sglang_accepts():
     assert sampler._valid((9, 1, 10)) is None  # outside the space
 
 
-def test_default_strategy_finds_both_optima_within_16_launches():
+def test_default_strategy_finds_both_optima_within_16_launches(tmp_path):
     """dense-27b-tp1 is the profile where the seeds alone are not enough: local moves must climb."""
     bench = _benchmark()
-    truth = bench.truth_for("dense-27b-tp1", bench.SPACE, "seed")
+    target, truth = bench.truth_for("dense-27b-tp1", cache=tmp_path)
     for seed in (0, 1, 2):
-        run = bench.run_one("dense-27b-tp1", "default", seed, truth, space=bench.SPACE, suite="seed",
-                            budget=16, noise=0.02)
+        run = bench.run_one(target, truth, "default", seed, space=bench.SPACE, suite="seed", budget=16, noise=0.02)
         assert run.launches == 16
         assert run.both_launches is not None and run.both_launches <= 16, (seed, run.launches_to)
 
 
-def test_local_moves_never_relaunch_or_repeat_a_setting():
-    from tuner.config.suite import load_suite
-    from tuner.engine.backends import ModelBackend
+def test_local_moves_never_relaunch_or_repeat_a_setting(tmp_path):
+    from searchbench.runs import run_study_on
+
     from tuner.engine.records import load_records
-    from tuner.engine.runner import run_study
-    from tuner.engine.study import create_study, open_study
 
     bench = _benchmark()
-    config = bench.study_config("k2.6-tp8-nvlink", "default", 3, bench.SPACE, "quick", 20)
-    storage = optuna.storages.InMemoryStorage()
-    create_study(config, storage)
-    run_study(config, storage, ModelBackend("k2.6-tp8-nvlink", load_suite("quick"), seed=3), n_trials=20)
-    study = open_study(config.name, storage)
+    target, truth = bench.truth_for("k2.6-tp8-nvlink", suite="quick", cache=tmp_path)
+    study, _ = run_study_on(target, truth, "default", 3, space=bench.SPACE, suite="quick", budget=20, noise=0.02)
     local = [t.number for t in study.trials if LocalTPESampler.LOCAL_FROM in t.system_attrs]
     records = load_records(study)
     assert len(local) >= 5

@@ -1,43 +1,78 @@
-"""benchmarks/search_efficiency.py end to end with tiny settings: it runs the real study engine,
-prints its table to stdout and progress to stderr, and refuses bad options with one line."""
+"""benchmarks/search_efficiency.py end to end with tiny settings: it runs the real study engine on
+``server.backend: model``, scores what ``tuner study export`` would return, takes profiles by name or
+path and landscape tables, prints its tables to stdout and progress to stderr, and refuses bad
+options with one line."""
 
 from __future__ import annotations
 
+import importlib.util
+import json
 import subprocess
 import sys
 from pathlib import Path
+
+from support.landscapes import table_from_profile, write_table
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "search_efficiency.py"
 
 
-def run(*args: str, timeout: float = 120) -> subprocess.CompletedProcess:
+def run(*args: str, timeout: float = 180) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, str(SCRIPT), *args], capture_output=True, text=True,
                           timeout=timeout, cwd=ROOT, check=False)
 
 
-def test_tiny_run_prints_the_table(tmp_path):
+def bench():
+    spec = importlib.util.spec_from_file_location("search_efficiency", SCRIPT)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules.setdefault("search_efficiency", module)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_tiny_run_prints_the_tables(tmp_path):
     out = tmp_path / "runs.json"
-    p = run("--profiles", "k2.6-tp8-pcie", "--strategies", "default,grid", "--seeds", "2", "--budget", "8",
-            "--suite", "quick", "--json", str(out))
+    table = write_table(tmp_path / "node.json", table_from_profile("dense-27b-tp1", suite="seed"))
+    p = run("--profiles", "k2.6-tp8-pcie", "--landscape", str(table), "--strategies", "default,grid",
+            "--seeds", "2", "--budget", "8", "--cache", str(tmp_path / "cache"), "--json", str(out))
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert any(line.startswith("## k2.6-tp8-pcie") for line in lines)
-    rows = {line.split("|")[1].strip(): line for line in lines if line.startswith("| ")}
-    assert set(rows) == {"strategy", "default", "grid"}
-    assert "HV@8" in rows["strategy"] and "both by16" in rows["strategy"]
+    assert any(line.startswith("## dense-27b-tp1-table") for line in lines)
+    rows = [line.split("|")[1].strip() for line in lines if line.startswith("| ")]
+    assert rows.count("default") == 2 and rows.count("grid") == 2
+    head = next(line for line in lines if line.startswith("| strategy"))
+    assert "exp@16" in head and "hit med/p90" in head and "HV@8" in head and "GPU h" in head
     # progress goes to stderr, one line per run, with the command
     assert p.stderr.count("k2.6-tp8-pcie default seed") == 2 and "command:" in p.stderr
-    import json
-
     data = json.loads(out.read_text())
     runs = data["runs"]
-    assert len(runs) == 4 and all(r["launches"] == 8 for r in runs)
+    assert len(runs) == 8 and all(r["launches"] == 8 and len(r["export_ok"]) == 8 for r in runs)
     # the grid replays bench_speculative.py's order: its first config is steps=1 topk=1 draft=2,
-    # which is also the speedup@32 optimum of this profile (the article's setting)
-    grid = [r for r in runs if r["strategy"] == "grid"]
-    assert all(r["launches_to"][1] == 1 for r in grid)
+    # which is also the speedup@32 optimum of K2.6 PCIe (the article's setting)
+    grid = [r for r in runs if r["strategy"] == "grid" and r["target"] == "k2.6-tp8-pcie"]
+    assert all(r["launches_to"][1] == 1 and r["export_ok"][0][1] for r in grid)
     assert all(0 < r["hv_frac"]["8"] <= 1.0 + 1e-9 for r in runs)
+    assert all(0 < r["model_hours"][0] < r["model_hours"][-1] for r in runs)
+
+
+def test_the_exported_picks_are_export_s_own(tmp_path):
+    """The score reads the picks export makes: the same trials `build_export` writes out."""
+    from tuner.engine.baseline import find_baseline
+    from tuner.engine.records import load_records
+    from tuner.results.export import build_export
+
+    b = bench()  # puts benchmarks/ on the path
+    from searchbench.runs import run_study_on, score
+
+    target, truth = b.truth_for("k2.6-tp8-nvlink", cache=tmp_path)
+    study, _ = run_study_on(target, truth, "random", 3, space=b.SPACE, suite="seed", budget=12, noise=0.04)
+    records = [r for r in load_records(study) if r.status is not None]
+    result = score(records, truth, find_baseline(study).attrs, "random", target.name, 3, horizon=12)
+    for i, pick in enumerate(("single", "throughput")):
+        exported = build_export(study, pick).spec
+        assert result.export_ratio[i] == truth.values[exported][i] / truth.optimum[i]
+    assert result.export_ok[-1] == [x >= 0.97 for x in result.export_ratio] and len(result.export_ok) == 12
 
 
 def test_unknown_strategy_is_one_line_and_exit_2():
@@ -47,22 +82,45 @@ def test_unknown_strategy_is_one_line_and_exit_2():
     assert "simulated-annealing" in p.stderr and "default" in p.stderr
 
 
-def test_bad_profile_is_a_config_error():
+def test_bad_profile_and_bad_landscape_are_config_errors(tmp_path):
     p = run("--profiles", str(ROOT / "no-such-profile.yaml"), "--seeds", "1")
     assert p.returncode == 2
     assert "no-such-profile.yaml" in p.stderr and "Traceback" not in p.stderr
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps({"name": "x", "concurrency": 32, "baseline": {"single_tok_per_s": 1.0}}))
+    p = run("--landscape", str(bad), "--seeds", "1")
+    assert p.returncode == 2 and p.stderr.strip() == f"error: {bad}: baseline.tok_per_s@32: required key is " \
+                                                     "missing (the table's concurrency includes 32)"
 
 
 def test_grid_mirrors_bench_speculative_defaults():
-    sys.path.insert(0, str(SCRIPT.parent))
-    try:
-        import search_efficiency as se
-    finally:
-        sys.path.remove(str(SCRIPT.parent))
-    grid = se.bench_speculative_grid()
+    b = bench()
+    grid = b.bench_speculative_grid()
     # steps (1, 3, 5, 7) x topk (1, 2, 4, 8) x draft (2, 4, 8, 16, 32), trees within steps*topk+1
     assert len(grid) == 47
     assert grid[:6] == [(1, 1, 2), (1, 2, 2), (1, 4, 2), (1, 4, 4), (1, 8, 2), (1, 8, 4)]
     assert grid[-1] == (7, 8, 32)
     assert all(s * k + 1 >= d for s, k, d in grid)
-    assert se.grid_launches(se.SPACE) == 43  # topk 1 rows SGLang rewrites to the same chain are reused
+    assert b.grid_launches(b.SPACE) == 43  # topk 1 rows SGLang rewrites to the same chain are reused
+
+
+def test_a_night_with_and_without_pruning(tmp_path):
+    """--hours runs every study for that much modelled GPU time; --prune both runs it twice."""
+    out = tmp_path / "night.json"
+    p = run("--profiles", "dense-27b-tp1", "--strategies", "default", "--seeds", "2", "--hours", "2",
+            "--prune", "both", "--cache", str(tmp_path / "cache"), "--json", str(out))
+    assert p.returncode == 0, p.stderr
+    assert "## dense-27b-tp1: a night of 2 modelled GPU hours" in p.stdout
+    head = next(line for line in p.stdout.splitlines() if line.startswith("| strategy") and "launches@2h" in line)
+    assert "exp@2h" in head and "regret@2h" in head and "near front" in head
+    runs = json.loads(out.read_text())["runs"]
+    by = {(r["strategy"], r["seed"]): r for r in runs}
+    assert {s for s, _ in by} == {"default", "default+prune"}
+    for seed in (0, 1):
+        off, on = by[("default", seed)], by[("default+prune", seed)]
+        assert off["pruned"] == 0 and not off["prune_checks"] and off["by_hours"]["2"]["whole"] == off["by_hours"]["2"]["launches"]
+        night = on["by_hours"]["2"]
+        assert on["pruned"] > 0 and night["launches"] == night["whole"] + night["pruned"]
+        assert 2 * 3600 >= 3600 * on["model_hours"][night["launches"] - 1]  # what it counts fits in the night
+        # pruning stopped no setting the whole suite would have put within 1% of the front
+        assert on["prune_checks"]["pruned"] == on["pruned"] and on["prune_checks"]["near_front"] == 0

@@ -17,7 +17,7 @@ from tuner.config.suite import load_suite
 from tuner.config.yamlfile import ConfigError
 from tuner.engine.backends import Measurement, ModelBackend
 from tuner.engine.baseline import find_baseline
-from tuner.engine.records import load_records
+from tuner.engine.records import launched, load_records
 from tuner.engine.runner import run_study
 from tuner.engine.study import BASELINE_SUFFIX, create_study, open_study
 from tuner.engine.workers import Worker, reap_dead_trials
@@ -154,7 +154,7 @@ def test_rebaseline_measures_again(tmp_path):
 class FailingBackend(ModelBackend):
     """The model, but every tree with topk >= 4 'runs out of memory' at launch."""
 
-    def measure(self, spec, label, record, on_event=None):
+    def measure(self, spec, label, record, on_event=None, on_stage=None):
         if spec is not None and spec.eagle_topk >= 4:
             self.calls += 1
             m = Measurement(None, failure_class="oom", failure_message="Not enough memory", log_tail="...")
@@ -197,9 +197,9 @@ def test_two_workers_never_measure_a_config_twice(tmp_path):
     config = make_study(tmp_path, budget=10)
 
     class Slow(ModelBackend):
-        def measure(self, spec, label, record, on_event=None):
+        def measure(self, spec, label, record, on_event=None, on_stage=None):
             time.sleep(0.05)
-            return super().measure(spec, label, record, on_event)
+            return super().measure(spec, label, record, on_event, on_stage)
 
     backends = [Slow("k2.6-tp8-pcie", load_suite("quick"), seed=i) for i in range(2)]
     errors = []
@@ -217,9 +217,9 @@ def test_two_workers_never_measure_a_config_twice(tmp_path):
         t.join(timeout=120)
     assert not errors
     records = load_records(open_study(config.name, config.storage))
-    launched = [r.attrs["effective_key"] for r in records if r.status in ("measured", "failed")]
-    assert len(launched) == 10
-    assert len(launched) == len(set(launched))
+    launches = [r.attrs["effective_key"] for r in records if launched(r.status, r.attrs)]  # pruned ones too
+    assert len(launches) == 10
+    assert len(launches) == len(set(launches))
     bstudy = optuna.load_study(study_name=config.name + BASELINE_SUFFIX, storage=config.storage)
     assert sum(t.user_attrs.get("status") == "measured" for t in bstudy.trials) == 1
     assert sum(b.calls for b in backends) == 11

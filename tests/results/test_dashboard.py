@@ -31,7 +31,7 @@ class OomAbove:
     def __init__(self, model, max_draft):
         self.model, self.max_draft = model, max_draft
 
-    def measure(self, spec, label, record, on_event=None):
+    def measure(self, spec, label, record, on_event=None, on_stage=None):
         if spec is not None and spec.num_draft_tokens > self.max_draft:
             m = Measurement(None, failure_class="oom", failure_message="Not enough memory", log_tail="oom")
             record(m)

@@ -37,7 +37,7 @@ class OomAboveBackend:
     def __init__(self, model: ModelBackend, max_draft_tokens: int):
         self.model, self.max_draft_tokens = model, max_draft_tokens
 
-    def measure(self, spec, label, record, on_event=None):
+    def measure(self, spec, label, record, on_event=None, on_stage=None):
         if spec is not None and spec.num_draft_tokens > self.max_draft_tokens:
             m = Measurement(None, failure_class="oom", failure_message="Not enough memory", log_tail=OOM_TAIL,
                             log_path=f"/tmp/{label}/server.log")

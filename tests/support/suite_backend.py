@@ -30,7 +30,7 @@ class SuiteBackend(ModelBackend):
         self.lucky, self.lossy = dict(lucky or {}), dict(lossy or {})
         self.measured: list = []  #: every spec measured, in order (None: the baseline)
 
-    def measure(self, spec, label, record, on_event=None):
+    def measure(self, spec, label, record, on_event=None, on_stage=None):  # the article's order: no stages
         self.calls += 1
         exp = self.expected(spec)
         jitter = lambda: max(0.5, self.rng.gauss(1.0, self.noise))  # noqa: E731

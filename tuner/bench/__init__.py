@@ -1,7 +1,7 @@
 """The benchmark layer: runs the fixed suite over HTTP against one server. Knows nothing of Optuna.
 
-Owns the HTTP load client, the suite runner and :class:`SuiteResult` (per-request records and the
-figures aggregated from them). May import :mod:`tuner.config` (the suite file, atomic writes) and
+Owns the HTTP load client, the suite runner, the staged order a study measures in (``plan``) and
+:class:`SuiteResult` (per-request records and the figures aggregated from them). May import :mod:`tuner.config` (the suite file, atomic writes) and
 :mod:`tuner.sglang`; nothing above (engine, results, cli) and none of its peers (server, sim).
 
 Public API (everything else is internal)::

@@ -35,6 +35,7 @@ Failed requests count in ``n_failed`` and in a batch's wall span, never in tok/s
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import dataclass, field
 from functools import cached_property
@@ -145,6 +146,9 @@ class SuiteResult:
     complete: bool = False
     error: str | None = None
     schema_version: int = SCHEMA_VERSION
+    #: a staged run (:mod:`tuner.bench.plan`): each stage's name and the number of records at its end
+    stages: list[dict] = field(default_factory=list)
+    stopped_after: str | None = None  #: the stage a staged run was stopped after (not complete)
 
     # ---- derived figures -----------------------------------------------------------------------
 
@@ -261,6 +265,13 @@ class SuiteResult:
     def single_tok_per_s(self) -> float | None:
         return None if self.single is None else self.single.mean
 
+    @property
+    def request_cv(self) -> float | None:
+        """The spread of one single request between its repeats (mean cv over the rows measured
+        more than once); None when nothing was repeated."""
+        cvs = [row.tok_per_s.cv for row in self.single_rows if row.tok_per_s and row.tok_per_s.cv is not None]
+        return sum(cvs) / len(cvs) if cvs else None
+
     @cached_property
     def accept(self) -> Figure | None:
         """Accept length (tokens per verify step) over single requests; None if not speculative."""
@@ -365,6 +376,13 @@ class SuiteResult:
                    complete=self.complete)
         return out
 
+    def stage_results(self) -> list[tuple[str, "SuiteResult"]]:
+        """``(stage name, the result as it stood at the end of that stage)`` for a staged run, in
+        order ([] for the article's order): the partial figures the study compares stage by stage."""
+        return [(st["name"], dataclasses.replace(self, records=self.records[:st["records"]], stages=self.stages[:i + 1],
+                                                 complete=False))
+                for i, st in enumerate(self.stages)]
+
     # ---- serialization -------------------------------------------------------------------------
 
     def to_dict(self) -> dict[str, Any]:
@@ -372,6 +390,8 @@ class SuiteResult:
             "schema_version": self.schema_version,
             "complete": self.complete,
             "error": self.error,
+            "stages": list(self.stages),
+            "stopped_after": self.stopped_after,
             "base_url": self.base_url,
             "api": self.api,
             "stream": self.stream,
@@ -413,6 +433,7 @@ class SuiteResult:
             records=[RequestRecord.from_dict(r) for r in d["records"]],
             flushes=list(d.get("flushes") or []), warnings=list(d.get("warnings") or []),
             complete=bool(d.get("complete", False)), error=d.get("error"),
+            stages=list(d.get("stages") or []), stopped_after=d.get("stopped_after"),
         )
 
     def save(self, path: str | Path) -> Path:

@@ -7,6 +7,13 @@ and submit C requests at once, request i using prompt ``i % n`` at its :meth:`Su
 (repeated per ``sweep.repeats`` / adaptive mode). The same suite sends the same requests every time.
 With ``api="chat"`` every request carries its prompt's chat turns (:meth:`PromptSpec.chat_messages`).
 
+A study runs the same requests in stages that decide early (``plan``: :func:`tuner.bench.plan.
+stage_plan`; a flush before each stage's single requests and before every batch, as in the
+article's order). After every stage but the last, ``after_stage(index, name, result)`` sees the
+result so far; when it returns true the run stops there: ``stopped_after`` names the stage,
+``complete`` is false, and everything measured is kept. ``result.stages`` records where each stage
+ended (:meth:`SuiteResult.stage_results`).
+
 Contract: the caller owns the server; ``run_suite`` never starts or stops it. A request that fails or
 times out is recorded and the suite goes on. A server that stops accepting connections after it
 was up ends the run with :class:`ServerDiedError`; one that stops answering, or that outlives the
@@ -21,6 +28,7 @@ server runs in wall time (scale 1, as SGLang does).
 * ``warmup`` / ``single``: ``prompt``, ``max_tokens``, ``repeat`` (before the request)
 * ``flush``: ``before`` (the phase it precedes), ``ok``
 * ``sweep``: ``concurrency``, ``max_tokens``, ``repeat`` (before the batch is submitted)
+* ``stage``: ``stage``, ``index``, ``stages`` (before a stage of a ``plan`` starts)
 * ``done``: ``summary`` (:meth:`SuiteResult.summary`); ``died`` and ``hung``: ``error``
 
 Every ``info`` also has ``step`` (warm-up requests, single requests and sweep batches started so
@@ -34,16 +42,19 @@ import contextlib
 import math
 import time
 from datetime import datetime, timezone
-from typing import Any, Awaitable, Callable
+from typing import Any, Awaitable, Callable, Sequence
 
 from ..config.suite import Suite, load_suite
 from .client import BenchClient, BenchError, ServerUnreachableError
+from .plan import Stage
 from .records import RequestRecord
 from .result import SuiteResult, resolved_spec_from_info
 from .stats import narrow_enough
 from .watch import PROBE_PATH, HangPolicy, Watchdog
 
 EventHandler = Callable[[str, dict], None]
+#: ``after_stage(index, name, result_so_far) -> stop``
+AfterStage = Callable[[int, str, SuiteResult], bool]
 
 
 class ServerLostError(BenchError):
@@ -111,8 +122,10 @@ def time_scale_from_info(info: dict) -> float:
 
 def run_suite(base_url: str, suite: Suite | str | dict, *, api: str = "generate", stream: bool = False,
               on_event: EventHandler | None = None, deadline_s: float | None = None,
-              hang: HangPolicy | None = None) -> SuiteResult:
-    """Run ``suite`` against the server at ``base_url`` and return its :class:`SuiteResult`.
+              hang: HangPolicy | None = None, plan: Sequence[Stage] | None = None,
+              after_stage: AfterStage | None = None) -> SuiteResult:
+    """Run ``suite`` against the server at ``base_url`` and return its :class:`SuiteResult`: in the
+    article's order, or in ``plan``'s stages (see the module docstring for ``after_stage``).
 
     Call from synchronous code (it runs its own event loop). ``deadline_s``: wall seconds the whole
     run may take (None: no limit beyond the hang rules); ``hang``: when a server counts as hung
@@ -122,17 +135,19 @@ def run_suite(base_url: str, suite: Suite | str | dict, *, api: str = "generate"
     :class:`ServerInfoError` for an unusable time scale, ``ConfigError`` for a bad suite.
     """
     suite = load_suite(suite)
-    run = _SuiteRun(base_url, suite, api, stream, on_event, deadline_s, hang or HangPolicy())
+    run = _SuiteRun(base_url, suite, api, stream, on_event, deadline_s, hang or HangPolicy(), plan, after_stage)
     return asyncio.run(run.run())
 
 
 class _SuiteRun:
     def __init__(self, base_url: str, suite: Suite, api: str, stream: bool, on_event: EventHandler | None,
-                 deadline_s: float | None, hang: HangPolicy):
+                 deadline_s: float | None, hang: HangPolicy, plan: Sequence[Stage] | None = None,
+                 after_stage: AfterStage | None = None):
         self.suite, self.on_event = suite, on_event
         self.deadline_s, self.hang = deadline_s, hang
         self.watchdog = Watchdog(base_url, hang)
         self.timed_out_steps = 0  #: steps in a row that timed out with nothing answered
+        self.plan, self.after_stage = (list(plan) if plan else None), after_stage
         self.client = BenchClient(base_url, api=api, stream=stream, timeout_s=suite.timeout_s,
                                   temperature=suite.temperature, ignore_eos=suite.ignore_eos)
         self.result = SuiteResult(suite=suite.to_dict(), base_url=base_url.rstrip("/"), api=api,
@@ -170,15 +185,18 @@ class _SuiteRun:
                     raise ServerHungError(str(lost), self.result, lost.reason) from None
         finally:
             self.result.duration_s = time.perf_counter() - t0
-        self.result.complete = True
+        self.result.complete = self.result.stopped_after is None
         self._finish(t0)
         self._emit("done", summary=self.result.summary())
         return self.result
 
     async def _phases(self) -> None:
         await self._warmup()
-        await self._single()
-        await self._sweep()
+        if self.plan is None:
+            await self._single()
+            await self._sweep()
+        else:
+            await self._staged()
 
     async def _guarded(self, t0: float) -> None:
         """The phases, beside the watchdog, within the deadline: raises :class:`_Hung` when the
@@ -270,27 +288,75 @@ class _SuiteRun:
                 await self._repeated(single.repeats, measure)
 
     async def _sweep(self) -> None:
-        sweep, prompts = self.suite.sweep, self.suite.prompts
-        for c in sweep.concurrencies:
-            async def measure(repeat: int, c=c) -> float | None:
-                await self._flush(f"sweep C={c}")
-                await self.client.open_connections(c)
-                batch = [prompts[i % len(prompts)] for i in range(c)]
-                self._emit("sweep", concurrency=c, max_tokens=self.suite.sweep_tokens(batch[0]), repeat=repeat)
-                records = [RequestRecord("sweep", p.name, self.suite.sweep_tokens(p), repeat=repeat,
-                                         concurrency=c, index=i) for i, p in enumerate(batch)]
-                bodies = [self.client.prepare(p.text or "", r.max_tokens, self._messages(p))
-                          for r, p in zip(records, batch)]
-                await asyncio.gather(*(self.client.request(r, "", body) for r, body in zip(records, bodies)))
-                self.result.records.extend(records)
-                await self._check_alive(records)
-                ok = [r for r in records if r.ok]
-                if not ok:
-                    return None
-                span = max(r.end_s for r in records) - min(r.start_s for r in records)
-                return sum(r.completion_tokens or 0 for r in ok) / span
+        for c in self.suite.sweep.concurrencies:
+            await self._repeated(self.suite.sweep.repeats, lambda repeat, c=c: self._batch(c, repeat))
 
-            await self._repeated(sweep.repeats, measure)
+    async def _staged(self) -> None:
+        """The plan's stages in order; after each but the last, ``after_stage`` may stop the run."""
+        prompts = {p.name: p for p in self.suite.prompts}
+        last = len(self.plan) - 1
+        for i, stage in enumerate(self.plan):
+            self._emit("stage", stage=stage.name, index=i, stages=len(self.plan))
+            if stage.single:
+                await self._flush("single")
+            for s in stage.single:
+                self._emit("single", prompt=s.prompt, max_tokens=s.max_tokens, repeat=s.repeat)
+                await self._one(RequestRecord("single", s.prompt, s.max_tokens, repeat=s.repeat), prompts[s.prompt])
+            for b in stage.sweep:
+                await self._batch(b.concurrency, b.repeat)
+            if i == last and self.suite.adaptive is not None:
+                await self._top_up()
+            self.result.stages.append({"name": stage.name, "records": len(self.result.records)})
+            if i < last and self.after_stage is not None:
+                self.result.refresh()
+                if self.after_stage(i, stage.name, self.result):
+                    self.result.stopped_after = stage.name
+                    return
+
+    async def _top_up(self) -> None:
+        """Adaptive mode after the plan's fixed repeats: each row repeated until narrow enough."""
+        recs = self.result.records
+        for p in self.suite.single_prompts():
+            for length in self.suite.single_lengths(p):
+                async def one(repeat: int, p=p, length=length) -> float | None:
+                    self._emit("single", prompt=p.name, max_tokens=length, repeat=repeat)
+                    return (await self._one(RequestRecord("single", p.name, length, repeat=repeat), p)).tok_per_s
+
+                done = [r.tok_per_s for r in recs if r.phase == "single" and r.prompt == p.name
+                        and r.max_tokens == length]
+                await self._until_narrow(done, one)
+        for c in self.suite.sweep.concurrencies:
+            batches: dict[int, list[RequestRecord]] = {}
+            for r in recs:
+                if r.phase == "sweep" and r.concurrency == c:
+                    batches.setdefault(r.repeat, []).append(r)
+            await self._until_narrow([_aggregate(b) for b in batches.values()],
+                                     lambda repeat, c=c: self._batch(c, repeat))
+
+    async def _until_narrow(self, values: list, measure: Callable[[int], Awaitable[float | None]]) -> None:
+        adaptive, done = self.suite.adaptive, len(values)
+        ok = [v for v in values if v is not None]
+        while done < adaptive.max_repeats and not narrow_enough(ok, adaptive.rel_ci95):
+            value = await measure(done)
+            if value is not None:
+                ok.append(value)
+            done += 1
+
+    async def _batch(self, c: int, repeat: int) -> float | None:
+        """One sweep batch: C requests at once; its aggregate tok/s (None when all failed)."""
+        prompts = self.suite.prompts
+        await self._flush(f"sweep C={c}")
+        await self.client.open_connections(c)
+        batch = [prompts[i % len(prompts)] for i in range(c)]
+        self._emit("sweep", concurrency=c, max_tokens=self.suite.sweep_tokens(batch[0]), repeat=repeat)
+        records = [RequestRecord("sweep", p.name, self.suite.sweep_tokens(p), repeat=repeat,
+                                 concurrency=c, index=i) for i, p in enumerate(batch)]
+        bodies = [self.client.prepare(p.text or "", r.max_tokens, self._messages(p))
+                  for r, p in zip(records, batch)]
+        await asyncio.gather(*(self.client.request(r, "", body) for r, body in zip(records, bodies)))
+        self.result.records.extend(records)
+        await self._check_alive(records)
+        return _aggregate(records)
 
     # ---- steps ---------------------------------------------------------------------------------
 
@@ -342,3 +408,12 @@ class _SuiteRun:
         if not outcome["ok"]:
             self.result.warnings.append(f"flush_cache before {before} failed: {outcome['message']}")
         self._emit("flush", before=before, ok=outcome["ok"])
+
+
+def _aggregate(records: list[RequestRecord]) -> float | None:
+    """A batch's aggregate tok/s (wall): its successful tokens over its span; None when all failed."""
+    ok = [r for r in records if r.ok]
+    if not ok:
+        return None
+    span = max(r.end_s for r in records) - min(r.start_s for r in records)
+    return sum(r.completion_tokens or 0 for r in ok) / span if span > 0 else None

@@ -36,6 +36,7 @@ PHASES = {
     "single": "single requests ({prompt}, {max_tokens} tokens)", "sweep": "sweep at C={concurrency}",
     "flush": "flushing the cache", "done": "suite done", "died": "the server died",
     "recording": "recording the results", "stopping": "stopping the server",
+    "stage": "stage {stage}", "pruned": "decided after {stage}: stopping (trial {by} dominates it)",
 }
 
 
@@ -197,6 +198,8 @@ class RunView:
         elif kind == "trial_done":
             vals = info.get("values")
             result = ", ".join(f"{v:.3f}" for v in vals) if vals and info["status"] == "measured" else info.get("failure_class")
+            if info["status"] == "pruned":
+                result = f"after {info.get('pruned_at')}; trial {info.get('pruned_by')} dominates it"
             text = f"trial {info['trial']}: {info['status']} ({result})"
             if self.frozen_at is None:
                 self.last = text
@@ -206,7 +209,9 @@ class RunView:
         elif kind == "baseline" and info.get("reused"):
             self.line("baseline: already measured, reused")
         elif kind == "progress":
-            self.line(f"{info['measured']} measured this run; elapsed {_fmt_s(info['elapsed_s'])}, "
+            modelled = info.get("model_elapsed_s")
+            gpu = f", modelled GPU time {_fmt_s(modelled)}" if modelled is not None else ""
+            self.line(f"{info['measured']} measured this run; elapsed {_fmt_s(info['elapsed_s'])}{gpu}, "
                       f"ETA {_fmt_s(info.get('eta_s'))}")
         elif kind == "waiting":
             self.line(f"waiting for {info['for']}")

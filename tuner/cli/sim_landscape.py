@@ -29,7 +29,10 @@ def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
 @click.option("--top", "top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Rows shown per objective in the table.")
 @click.option("--json", "as_json", is_flag=True, help="Print every row, the front and the optima as JSON.")
-def landscape(profile, space_file, concurrencies, suite, top, as_json) -> None:
+@click.option("--table", "table_path", default=None, type=click.Path(dir_okay=False),
+              help="Also write a landscape table (FILE.json) that server.backend: model and "
+                   "benchmarks/search_efficiency.py --landscape read.")
+def landscape(profile, space_file, concurrencies, suite, top, as_json, table_path) -> None:
     """Expected figures of every valid setting of a search space, from the model alone (no server).
 
     Objectives are the study's defaults: single_speedup and speedup at the largest concurrency.
@@ -42,6 +45,16 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json) -> None:
         result = compute(profile, space_file, concurrencies=concurrencies, suite=suite)
     except ConfigError as exc:
         fail(str(exc), 2)
+    if table_path:
+        import json
+        from pathlib import Path
+
+        from ..config.files import write_text_atomic
+
+        if not Path(table_path).resolve().parent.is_dir():
+            fail(f"--table: {table_path}: folder {Path(table_path).resolve().parent} does not exist", 2)
+        write_text_atomic(table_path, json.dumps(result.to_table(), indent=1) + "\n")
+        click.echo(f"wrote {table_path}: {len(result)} settings of profile {result.profile}", err=True)
     if as_json:
         print_json(result.to_dict())
         return

@@ -90,7 +90,8 @@ def create(study_file, storage) -> None:
               help="Measure at most N new settings in this run (the study's budget still applies).")
 @click.option("--add-trials", type=click.IntRange(min=1), default=None, metavar="N",
               help="Extend the study first: raise its stored budget.n_trials by N (once, for every worker).")
-@click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m, 1h30m).")
+@click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m, 1h30m; "
+              "modelled GPU time on backend model).")
 @click.option("--dry-run", is_flag=True, help="Print the baseline and seed-trial server commands; launch nothing.")
 @click.option("--rebaseline", is_flag=True, help="Measure the autoregressive baseline again first.")
 @click.option("--workdir", default=None, type=click.Path(file_okay=False),
@@ -129,8 +130,8 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
             sys.exit(STORAGE_EXIT)
     except PortInUseError as exc:  # a fixed port in use, before anything is written
         fail(str(exc), 1)
-    click.echo(f"done: {summary.measured} measured, {summary.reused} reused, {summary.invalid} invalid "
-               f"({summary.stopped_because})")
+    click.echo(f"done: {summary.measured} measured, {summary.pruned} pruned, {summary.reused} reused, "
+               f"{summary.invalid} invalid ({summary.stopped_because})")
     if summary.measured == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
         where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
         click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
@@ -209,10 +210,9 @@ def _preflight(config: StudyConfig) -> None:
 
 def _backend(config: StudyConfig, space, suite_dict):
     from ..config.suite import load_suite
-    from ..engine.backends import ServerBackend
+    from ..engine.backends import make_backend
 
-    return ServerBackend(config, space.config.fixed, load_suite(suite_dict), algorithm=space.config.algorithm,
-                         attention=space.attention)
+    return make_backend(config, space, load_suite(suite_dict))
 
 
 def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str | None) -> None:
@@ -235,6 +235,15 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
         config, space, suite_dict = config_from_study(open_study(name, url), workdir)
         suite = load_suite(suite_dict)
 
+    if config.server.backend == "model":
+        from ..engine.backends import make_backend
+
+        click.echo(f"# study {config.name}, storage {redact(url)}")
+        click.echo(f"# backend model: no server is launched; every measurement is the "
+                   f"{make_backend(config, space, suite).source_label} with {config.server.model.noise:.0%} noise")
+        for spec in seed_trials(config, space):
+            click.echo(f"# seed trial {spec.label()}")
+        return
     backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm,
                             attention=space.attention)
     click.echo(f"# study {config.name}, storage {redact(url)}")
@@ -286,7 +295,7 @@ def status_rows(data: dict) -> tuple[list[str], list[list]]:
     front = set(data["front"])
     columns = ["trial", "state", "status", "requested_steps", "requested_topk", "requested_draft", "steps", "topk",
                "draft", *objectives, "feasible", "front", "failure_class", "reused_from", "duration_s",
-               "limits", "lossless_share"]
+               "limits", "lossless_share", "pruned_at", "pruned_by"]
     rows = []
     for t in data["trials"]:
         req, eff = t["requested"] or {}, t["effective"] or {}
@@ -295,12 +304,13 @@ def status_rows(data: dict) -> tuple[list[str], list[list]]:
                      req.get("num_draft_tokens"), eff.get("num_steps"), eff.get("eagle_topk"),
                      eff.get("num_draft_tokens"), *values, t["feasible"], t["number"] in front,
                      t["failure_class"], t["reused_from"], t["duration_s"], t.get("limits"),
-                     t.get("lossless_share")])
+                     t.get("lossless_share"), t.get("pruned_at"), t.get("pruned_by")])
     return columns, rows
 
 
 def print_status(data: dict) -> None:
     from ..bench.workload import workload_line
+    from ..results.status import pruned_note
     from ..results.traffic import baseline_slo_lines
 
     console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
@@ -329,6 +339,8 @@ def print_status(data: dict) -> None:
         # unless it measured and only breaks the study's limits (SLOs, lossless): then they are real.
         vals = " ".join(f"{v:.3f}" for v in t["values"]) if _real_values(t) else ""
         note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
+        if t["status"] == "pruned":
+            note = pruned_note(t)
         if t.get("limits"):
             note = "; ".join(filter(None, [note, t["limits"]]))
         if t.get("file_warnings"):  # its figures are stored; a log or result file is not

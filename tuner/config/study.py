@@ -106,10 +106,73 @@ class StatedFacts(StrictModel):
         return str(v)
 
 
-class ServerSettings(StrictModel):
-    """The server each trial launches: SGLang on a GPU node, or the simulator."""
+# -- server.backend: model (issue 17) --------------------------------------------------------------
+class ModelSettings(StrictModel):
+    """``server.backend: model``: no process and no HTTP; every measurement is the simulator's
+    performance model for a profile, or a row of a landscape table (:mod:`tuner.config.landscape`),
+    times seeded noise. Exactly one of ``profile`` and ``landscape``; relative paths are relative
+    to the study file."""
 
-    backend: Literal["sim", "sglang"] = "sim"
+    profile: str | None = None  #: a shipped simulator profile name or a profile YAML file
+    landscape: str | None = None  #: a landscape table JSON file
+    noise: float = Field(0.02, ge=0, lt=1)  #: relative standard deviation of every measured figure
+    seed: int | None = None  #: the noise's seed (None: a fresh draw every run)
+    #: modelled seconds a launch takes before the suite runs (model load); default: the table's
+    #: ``load_s``, else 600
+    load_s: float | None = Field(None, ge=0)
+
+    @model_validator(mode="after")
+    def _one_source(self):
+        if (self.profile is None) == (self.landscape is None):
+            raise ValueError("give exactly one of profile (a simulator profile) and landscape (a table JSON file)")
+        return self
+
+
+def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
+    """``server.model`` made absolute against the study file's folder, its landscape table loaded
+    (and checked against the objectives); ``{}`` for the other backends."""
+    from .landscape import load_landscape
+
+    server = study.server
+    if server.backend != "model":
+        if server.model is not None:
+            raise ConfigError(path, "server.model", f"is read by backend model only (backend is {server.backend}); "
+                              "remove it or set server.backend: model")
+        return {}
+    if server.model is None:
+        raise ConfigError(path, "server.model", "backend model needs {profile: NAME_OR_FILE} or "
+                          "{landscape: FILE.json}")
+    for name in study.objectives:
+        if name.startswith("goodput"):
+            raise ConfigError(path, "objectives", f"{name} needs request latencies; backend model has "
+                              "throughput figures only")
+    if study.slo:
+        raise ConfigError(path, "slo", "latency limits need request latencies; backend model has throughput "
+                          "figures only")
+    model = server.model
+    update: dict[str, Any] = {}
+    text = model.profile
+    if text is not None and ("/" in text or text.endswith((".yaml", ".yml"))):
+        update["profile"] = str((base / text).resolve())
+    if model.landscape is not None:
+        table_path = (base / model.landscape).resolve()
+        table = load_landscape(table_path)
+        for name in study.objectives:
+            c = objective_concurrency(name)
+            if c is not None and c not in table.concurrencies:
+                raise ConfigError(path, "objectives", f"{name} needs tok_per_s@{c}, which the landscape "
+                                  f"{table_path} does not have (its concurrency: "
+                                  f"{', '.join(map(str, table.concurrencies))})")
+        update["landscape"] = str(table_path)
+    return {"server": server.model_copy(update={"model": model.model_copy(update=update)})}
+# -- end of server.backend: model --------------------------------------------------------------------
+
+
+class ServerSettings(StrictModel):
+    """The server each trial launches: SGLang on a GPU node, or the simulator; or, with
+    ``backend: model``, no server at all (``model``: the performance model or a landscape table)."""
+
+    backend: Literal["sim", "sglang", "model"] = "sim"
     #: the interpreter that has SGLang (backend sglang) or the tuner (backend sim); None means the
     #: interpreter running the tuner, decided on each worker (stored studies stay portable)
     python: str | None = None
@@ -126,6 +189,7 @@ class ServerSettings(StrictModel):
     stop_grace_s: float = Field(30.0, gt=0)
     sim: SimSettings = Field(default_factory=SimSettings)
     facts: StatedFacts = Field(default_factory=StatedFacts)
+    model: ModelSettings | None = None  #: backend model only
 
     @field_validator("args")
     @classmethod
@@ -189,9 +253,43 @@ class SamplerSettings(StrictModel):
         return check_sampler_options(name, v) if name else v
 
 
+class PruneSettings(StrictModel):
+    """``budget.prune``: stop a trial once its partial figures show it is dominated by the front by
+    more than the measured noise (tuner.engine.pruning). ``true``/``false`` set ``enabled`` alone."""
+
+    enabled: bool = True
+    #: trials measured with the whole suite before any is pruned: they give the front and the noise
+    startup_trials: int = Field(4, ge=1)
+    #: how many standard deviations of the partial-to-full error a dominated trial must clear
+    z: float = Field(3.5, gt=0)
+    #: and by how much more (relative): a setting within this of the front is never pruned
+    margin: float = Field(0.01, ge=0, lt=1)
+
+
 class BudgetSettings(StrictModel):
+    #: launches in the whole study (pruned ones included); with only a ``timeout`` given, none: the
+    #: time is the budget
     n_trials: int | None = Field(16, ge=1)
-    timeout: Duration = None  #: 8h, 45m, ...; no new trial that would overrun
+    #: 8h, 45m, ...; no new trial that would overrun (modelled GPU time on ``server.backend: model``)
+    timeout: Duration = None
+    prune: PruneSettings = Field(default_factory=PruneSettings)
+
+    @field_validator("prune", mode="before")
+    @classmethod
+    def _switch(cls, v):
+        if isinstance(v, bool):
+            return {"enabled": v}
+        if not isinstance(v, (dict, PruneSettings)):
+            raise ValueError("expected true, false or a mapping {enabled, startup_trials, z, margin}")
+        return v
+
+    @model_validator(mode="before")
+    @classmethod
+    def _time_alone(cls, data):
+        # ``budget: {timeout: 8h}`` is a night, however many launches fit in it
+        if isinstance(data, dict) and data.get("timeout") is not None and "n_trials" not in data:
+            return {**data, "n_trials": None}
+        return data
 
     @property
     def timeout_s(self) -> float | None:
@@ -302,6 +400,7 @@ def load_study(path: str | Path) -> StudyConfig:
         # tuner.engine.preflight before anything is written.
         sim = study.server.sim.model_copy(update={"profile": str((base / profile).resolve())})
         update["server"] = study.server.model_copy(update={"sim": sim})
+    update.update(_model_paths(study, base, path))
     update["workdir"] = str((base / (study.workdir or study.name)).resolve())
     if study.storage is None:
         # No storage in the file: $TUNER_STORAGE when set (several nodes), else SQLite beside it.

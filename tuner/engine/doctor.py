@@ -66,7 +66,13 @@ def _run(argv: list[str], timeout: float = 120.0, env: dict | None = None) -> su
         return str(exc)
 
 
+#: what a study on ``server.backend: model`` needs of a node: nothing (no process, no HTTP)
+NO_SERVER = "backend model launches no server"
+
+
 def check_interpreter(config: StudyConfig) -> Check:
+    if config.server.backend == "model":
+        return Check("interpreter", PASS, f"{NO_SERVER}: this interpreter runs the performance model")
     python = _python(config)
     module = "sglang" if config.server.backend == "sglang" else "tuner"
     r = _run([python, "-c", f"import {module}; print({module}.__version__)"])
@@ -127,6 +133,8 @@ def _expected(space: SearchSpace, spec: SpecConfig | None) -> tuple[bool, int | 
 
 def check_sglang_args(config: StudyConfig, space: SearchSpace, backend) -> Check:
     """SGLang's parser and resolver on the baseline's and sampled trials' exact argv, vs the rules."""
+    if config.server.backend == "model":
+        return Check("sglang arguments", PASS, f"{NO_SERVER}; the search space's rules still apply")
     specs = [None] + sample_specs(config, space)
     argvs = [backend.command(spec, port=config.server.port or 30000) for spec in specs]
     if config.server.backend == "sim":
@@ -197,6 +205,8 @@ def _sim_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict]:
 
 
 def check_gpus(config: StudyConfig) -> Check:
+    if config.server.backend == "model":
+        return Check("gpus", PASS, f"{NO_SERVER}; no GPU needed")
     if config.server.backend == "sim":
         return Check("gpus", PASS, "simulated (the profile's GPUs); no nvidia-smi needed")
     from ..server.gpus import gpu_inventory
@@ -218,6 +228,8 @@ def check_gpus(config: StudyConfig) -> Check:
 
 
 def check_model_files(config: StudyConfig) -> Check:
+    if config.server.backend == "model":
+        return Check("model files", PASS, f"{NO_SERVER}; no weights loaded")
     if config.server.backend == "sim":
         return Check("model files", PASS, "the simulator loads no weights")
     from ..sglang.model import find_config_json
@@ -237,6 +249,8 @@ def check_port(config: StudyConfig) -> Check:
     from ..server.ports import port_free
 
     host, port = config.server.host, config.server.port
+    if config.server.backend == "model":
+        return Check("port", PASS, f"{NO_SERVER}; no port needed")
     if port == 0:
         return Check("port", PASS, "server.port 0: each launch takes a free port")
     if not port_free(host, port):

@@ -7,7 +7,8 @@ Where facts come from, first found wins:
   Hugging Face cache, offline: :func:`tuner.sglang.model.read_model_facts`) and the GPUs' compute
   capability from ``nvidia-smi`` (:func:`tuner.server.gpus.gpu_inventory`);
 * ``server.backend: sim``: the simulator profile, which states what a ``config.json`` and
-  ``nvidia-smi`` would say (the simulated server reads the very same profile);
+  ``nvidia-smi`` would say (the simulated server reads the very same profile); ``server.backend:
+  model`` likewise its profile, and nothing for a landscape table (a table lists what ran);
 * the study's ``server.facts`` keys, for what neither can tell. A stated fact that contradicts a
   read one is reported (``StudyFacts.conflicts``; ``tuner doctor`` fails on it) and the read fact
   is used.
@@ -81,11 +82,15 @@ def _value(facts) -> str:
 
 def gather_facts(server: ServerSettings) -> StudyFacts:
     """The facts of ``server``'s model, draft and GPUs on this machine (see the module doc)."""
-    if server.backend == "sim":
+    profile_name = server.sim.profile if server.backend == "sim" else (
+        server.model.profile if server.backend == "model" and server.model is not None else None)
+    if profile_name is not None:
         from ..sim.profile import load_profile
 
-        profile = load_profile(server.sim.profile)
+        profile = load_profile(profile_name)
         target, draft, gpu = profile.target_facts(), profile.draft_facts(), profile.gpu()
+    elif server.backend == "model":  # a landscape table: its rows are what ran
+        target = draft = gpu = None
     else:
         from ..server.gpus import gpu_inventory
 

@@ -1,7 +1,7 @@
 """Finishing a trial in storage: figures before files, exactly once, and never lost.
 
 How a measured trial ends is decided first, as data (:class:`Finish`: user attributes,
-constraints, the objective values or FAIL), then :func:`record_finish` writes it in this order:
+constraints, the objective values, PRUNED or FAIL), then :func:`record_finish` writes it in this order:
 
 1. the local journal (:mod:`tuner.engine.journal`), before anything else;
 2. the figures and the verdict, as the trial's user attributes;
@@ -18,7 +18,7 @@ times (:func:`replay_journal`, by the next worker of the study on the host):
 * already COMPLETE with the same status and values (an earlier attempt got through): nothing to do;
 * finished otherwise (another worker failed it as dead during a database outage, its setting
   queued again) or gone (a storage restored from an older copy): a measurement is *re-homed*, added
-  as a new COMPLETE trial with the same setting, values, attributes and constraints
+  as a new COMPLETE (or PRUNED) trial with the same setting, values, attributes and constraints
   (``replayed_from``: the original number), which the queued retry then reuses instead of
   measuring again; anything else (a FAIL, e.g. a failed baseline) is dropped.
 """
@@ -55,20 +55,22 @@ class Finish:
     distributions: dict        #: parameter name -> Optuna's JSON of its distribution
     user_attrs: dict
     system_attrs: dict         #: the constraints, named and in the legacy list form
-    values: list[float] | None  #: None: the trial ends FAIL
+    values: list[float] | None  #: None: the trial ends FAIL (or PRUNED)
     measured: bool             #: a measurement (re-homed if its trial was failed meanwhile)
+    pruned: bool = False       #: the trial ends PRUNED (no values; tuner.engine.pruning)
 
     def to_dict(self) -> dict:
         return asdict(self)
 
     @classmethod
     def from_dict(cls, d: dict) -> "Finish":
-        return cls(**{k: d[k] for k in cls.__dataclass_fields__})
+        return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
 
 
 def finish_of(study, trial, user_attrs: dict, values: list[float] | None, constraints: dict[str, float],
-              measured: bool) -> Finish:
-    """The :class:`Finish` of a RUNNING ``trial`` (an ``optuna.Trial``) of ``study``."""
+              measured: bool, pruned: bool = False) -> Finish:
+    """The :class:`Finish` of a RUNNING ``trial`` (an ``optuna.Trial``) of ``study``; ``pruned``: it
+    ends PRUNED (``values`` None)."""
     from optuna.distributions import distribution_to_json
 
     system = {f"{CONSTRAINT_PREFIX}{k}": float(v) for k, v in constraints.items()}
@@ -76,7 +78,7 @@ def finish_of(study, trial, user_attrs: dict, values: list[float] | None, constr
         system[LEGACY_CONSTRAINTS] = [float(v) for v in constraints.values()]
     return Finish(study.study_name, trial._trial_id, trial.number, dict(trial.params),
                   {k: distribution_to_json(d) for k, d in trial.distributions.items()}, dict(user_attrs),
-                  system, None if values is None else [float(v) for v in values], measured)
+                  system, None if values is None or pruned else [float(v) for v in values], measured, pruned)
 
 
 @dataclass
@@ -129,7 +131,9 @@ def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = 
             kill_point(f"{kind}files")
             for k, v in finish.system_attrs.items():
                 storage.set_trial_system_attr(finish.trial_id, k, v)
-            if finish.values is None:
+            if finish.pruned:
+                tell(study, finish.number, state=TrialState.PRUNED)
+            elif finish.values is None:
                 tell(study, finish.number, state=TrialState.FAIL)
             else:
                 tell(study, finish.number, finish.values)
@@ -139,9 +143,10 @@ def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = 
             trial = _stored_trial(study, finish)
             if trial is not None and trial.state == TrialState.RUNNING:
                 raise
-    if trial is not None and trial.state == TrialState.COMPLETE and _same(trial, finish):
+    done = TrialState.PRUNED if finish.pruned else TrialState.COMPLETE
+    if trial is not None and trial.state == done and _same(trial, finish):
         return ALREADY, []
-    if not finish.measured or finish.values is None:
+    if not finish.measured or (finish.values is None and not finish.pruned):
         return DROPPED, []
     return REHOMED, _rehome(study, finish, files, warnings or [])
 
@@ -171,7 +176,7 @@ def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> 
     attrs = {**finish.user_attrs, **extra, "replayed_from": finish.number,
              **({"file_warnings": notes} if notes else {})}
     study.add_trial(optuna.trial.create_trial(
-        state=TrialState.COMPLETE, params=finish.params,
+        state=TrialState.PRUNED if finish.pruned else TrialState.COMPLETE, params=finish.params,
         distributions={k: json_to_distribution(v) for k, v in finish.distributions.items()},
         values=finish.values, user_attrs=attrs, system_attrs=finish.system_attrs))
     return notes[len(warnings):]

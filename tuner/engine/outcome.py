@@ -103,6 +103,8 @@ def speedups(figures, base: StoredFigures) -> dict:
 def measurement_attrs(m, spec: SpecConfig | None) -> dict:
     """Every attribute of a measurement, JSON-safe: figures, failure, resolved args, provenance."""
     attrs: dict[str, Any] = {"duration_s": round(m.duration_s, 3), "log_path": m.log_path}
+    if getattr(m, "model_duration_s", None) is not None:  # modelled GPU time (backend model)
+        attrs["model_duration_s"] = round(m.model_duration_s, 3)
     if m.failure_class:
         attrs.update(failure_class=m.failure_class, failure_message=m.failure_message,
                      log_tail=m.log_tail)

@@ -6,7 +6,9 @@ report read them back through :func:`load_records`.
 Every trial the engine finishes is COMPLETE with one value per objective. A trial that measured
 nothing (invalid setting, failed launch, crashed run) gets the worst values and a violated
 constraint (``trial.set_constraint("measured", 1.0)``), so samplers learn to avoid it while status
-and reports still show it as failed (``status`` attribute).
+and reports still show it as failed (``status`` attribute). A trial stopped early because its
+partial figures were already dominated (:mod:`tuner.engine.pruning`) is PRUNED, status ``pruned``,
+with no values, the same violated constraint, and its partial figures under ``partial``.
 """
 
 from __future__ import annotations
@@ -18,7 +20,9 @@ from ..sglang.rules import SpecConfig
 
 CONSTRAINT = "measured"
 #: status values of a trial (user attribute ``status``)
-MEASURED, REUSED, INVALID, FAILED = "measured", "reused", "invalid", "failed"
+MEASURED, REUSED, INVALID, FAILED, PRUNED = "measured", "reused", "invalid", "failed", "pruned"
+#: attribute of a pruned trial that launched nothing: the proposal repeated a pruned setting
+PRUNED_FROM = "pruned_from"
 #: The statuses that say what a trial's values are: believed only of a COMPLETE trial.
 RESULT_STATUSES = (MEASURED, REUSED, INVALID, FAILED)
 
@@ -28,9 +32,12 @@ def trial_status(state: str, attrs: dict) -> str | None:
     COMPLETE; for a trial not (or no longer) complete, only a status that claims no result
     (``abandoned``, ``interrupted``). A worker killed between writing ``status: measured`` and the
     tell leaves a trial that is RUNNING, then FAIL: it measured nothing the study may count or
-    reuse (its measurement, if it finished, comes back from the journal as a trial of its own)."""
+    reuse (its measurement, if it finished, comes back from the journal as a trial of its own).
+    ``pruned`` likewise only of a PRUNED trial."""
     status = attrs.get("status")
     if state != "COMPLETE" and status in RESULT_STATUSES:
+        return None
+    if status == PRUNED and state != "PRUNED":
         return None
     return status
 
@@ -47,6 +54,12 @@ def spec_from_params(params: dict) -> SpecConfig:
 
 def spec_from_dict(d: dict | None) -> SpecConfig | None:
     return None if d is None else SpecConfig(d.get("num_steps"), d.get("eagle_topk"), d.get("num_draft_tokens"))
+
+
+def launched(status: str | None, attrs: dict) -> bool:
+    """Whether a trial launched a server: measured, failed, or pruned after launching (a repeat of a
+    pruned setting launches nothing)."""
+    return status in (MEASURED, FAILED) or (status == PRUNED and attrs.get(PRUNED_FROM) is None)
 
 
 @dataclass
@@ -84,7 +97,8 @@ class TrialRecord:
 
     number: int
     state: str  #: Optuna's state name: COMPLETE, RUNNING, FAIL, ...
-    status: str | None  #: measured | reused | invalid | failed of a COMPLETE trial (see :func:`trial_status`)
+    status: str | None  #: measured | reused | invalid | failed of a COMPLETE trial, pruned of a PRUNED one
+    #: (see :func:`trial_status`)
     requested: SpecConfig
     effective: SpecConfig | None
     values: list[float] | None

@@ -30,6 +30,10 @@ Contracts:
   (:mod:`tuner.engine.deadline`); a server past it, or one that stops answering, fails its trial as
   ``hung`` and the run goes on. A baseline that fails (hung included) stops the run
   (:class:`tuner.engine.baseline.BaselineError`).
+* Time (``timeout_s``): wall seconds from the start of the run, or, on ``server.backend: model``,
+  the modelled GPU seconds of this run's measurements (the baseline's included), so ``8h`` is one
+  modelled night. A trial is not started unless a whole-suite measurement (1.1 x the mean of the
+  last five that ran to the end) still fits: a trial may need the whole suite, pruned or not.
 """
 
 from __future__ import annotations
@@ -45,9 +49,9 @@ from .baseline import Baseline, ensure_baseline
 from .deadline import apply_trial_deadline
 from .finish import replay_journal
 from .patience import patient_backend
-from .records import FAILED, INVALID, MEASURED, REUSED, load_records
+from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records
 from .study import config_from_study, open_study
-from .trial import ABANDONED, TrialRunner
+from .trial import ABANDONED, PRUNED_BEFORE, TrialRunner
 from .workers import Worker, reap_dead_trials
 
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
@@ -66,8 +70,9 @@ def _noop(kind: str, info: dict) -> None:
 @dataclass
 class RunSummary:
     measured: int = 0  #: servers launched and measured by this worker (failures included)
+    pruned: int = 0  #: servers launched and stopped early, their result decided (tuner.engine.pruning)
     invalid: int = 0
-    reused: int = 0
+    reused: int = 0  #: proposals that repeated a measured (or pruned) setting: no launch
     stopped_because: str = ""
 
 
@@ -108,11 +113,13 @@ class _Runner:
         self.worker = Worker()
         self.trials = TrialRunner(config, study, space, backend, self.worker, on_event)
         self.n_configs = len(space.effective_configs())
+        self._modelled = config.server.backend == "model"  #: time is modelled GPU time
+        self.deadline: float | None = None  #: seconds this run may spend (see the module docstring)
 
     def run(self, n_trials, timeout_s, rebaseline) -> RunSummary:
         summary = RunSummary()
-        started = time.monotonic()
-        deadline = started + timeout_s if timeout_s else None
+        started = self.started = time.monotonic()
+        self.deadline = timeout_s
         patient = patient_backend(self.study._storage)
         if patient is not None:
             patient.on_outage = self.emit  # "storage_down" / "storage_back" progress lines
@@ -123,7 +130,7 @@ class _Runner:
         idle = 0
         while True:
             records = load_records(self.study)  # one read of the storage per proposal
-            reason = self._stop_reason(records, summary, n_trials, deadline, idle)
+            reason = self._stop_reason(records, summary, n_trials, idle)
             if reason:
                 summary.stopped_because = reason
                 break
@@ -131,16 +138,20 @@ class _Runner:
             if outcome == ABANDONED:
                 time.sleep(random.uniform(0.05, 0.5))  # another worker took the last budget slot
                 continue
-            if outcome == MEASURED or outcome == FAILED:
+            if outcome in (MEASURED, FAILED):
                 summary.measured += 1
+                idle = 0
+            elif outcome == PRUNED:
+                summary.pruned += 1
                 idle = 0
             else:
                 idle += 1
                 summary.invalid += outcome == INVALID
-                summary.reused += outcome == REUSED
-            self.emit("progress", {"measured": summary.measured, "n_trials": n_trials or self.trials.budget(),
-                                   "elapsed_s": time.monotonic() - started,
-                                   "eta_s": self._eta(summary, n_trials)})
+                summary.reused += outcome in (REUSED, PRUNED_BEFORE)
+            self.emit("progress", {"measured": summary.measured + summary.pruned,
+                                   "n_trials": n_trials or self.trials.budget(),
+                                   "elapsed_s": time.monotonic() - started, "eta_s": self._eta(summary, n_trials),
+                                   **({"model_elapsed_s": self._elapsed(started)} if self._modelled else {})})
         self.emit("finished", {"summary": summary.__dict__})
         return summary
 
@@ -166,32 +177,39 @@ class _Runner:
 
         return ensure_baseline(self.study, self.worker, measure, self.emit, rebaseline)
 
-    def _stop_reason(self, records, summary: RunSummary, n_trials, deadline, idle: int) -> str:
+    def _stop_reason(self, records, summary: RunSummary, n_trials, idle: int) -> str:
         """Why this worker stops now, or "" to run another trial."""
         total_budget = self.trials.budget()
-        if n_trials is not None and summary.measured >= n_trials:
+        if n_trials is not None and summary.measured + summary.pruned >= n_trials:
             return f"--n-trials {n_trials} reached"
         if total_budget is not None and self.trials.launched_in_study(records) >= total_budget:
             return f"{BUDGET_SPENT} of {total_budget} trials is spent"
         if len(_measured_keys(records)) >= self.n_configs:
             return "every valid effective config has been measured"
-        if deadline is not None and time.monotonic() + self._expected_duration_s() > deadline:
-            return "the next trial would not finish before --timeout"
+        if self.deadline is not None and self._elapsed(self.started) + self._expected_duration_s() > self.deadline:
+            what = "modelled GPU time" if self._modelled else "time"
+            return f"the next trial would not finish within the {what} budget (--timeout / budget.timeout)"
         if idle >= MAX_IDLE_PROPOSALS:
             return f"{idle} proposals in a row were invalid or already measured"
         return ""
 
     # -- estimates ------------------------------------------------------------------------------
+    def _elapsed(self, started: float) -> float:
+        """Seconds this run has spent: modelled GPU seconds of its measurements on backend model."""
+        if self._modelled:
+            return sum(s for s, _ in self.trials.spent)
+        return time.monotonic() - started
+
     def _expected_duration_s(self) -> float:
-        recent = self.trials.durations[-5:]
-        return 1.1 * (sum(recent) / len(recent)) if recent else 0.0
+        whole = [s for s, pruned in self.trials.spent if not pruned][-5:]
+        return 1.1 * (sum(whole) / len(whole)) if whole else 0.0
 
     def _eta(self, summary: RunSummary, n_trials) -> float | None:
         total_budget = self.trials.budget()
         durations = self.trials.durations
         left = None
         if n_trials is not None:
-            left = n_trials - summary.measured
+            left = n_trials - summary.measured - summary.pruned
         if total_budget is not None:
             left_total = total_budget - self.trials.launched_in_study()
             left = left_total if left is None else min(left, left_total)
@@ -202,4 +220,4 @@ class _Runner:
 
 def _measured_keys(records) -> set[str]:
     return {r.attrs.get("effective_key") for r in records
-            if r.status in (MEASURED, FAILED) and r.attrs.get("effective_key")}
+            if r.status in (MEASURED, FAILED, PRUNED) and r.attrs.get("effective_key")}

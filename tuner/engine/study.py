@@ -83,6 +83,10 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
 
     from .facts import ATTENTION_ATTR, prepare, space_for
 
+    if config.server.backend == "model" and config.server.model.profile is not None:
+        from ..sim.profile import load_profile
+
+        load_profile(config.server.model.profile)  # a bad profile fails here, before anything is written
     storage = open_storage(storage_url, patient=patient)
     space_dict, suite_dict = _space_and_suite(config)
     wanted = stored_config(config)

@@ -8,9 +8,14 @@ worker identity) and runs a trial as a few named steps:
 3. :meth:`~TrialRunner._reuse_or_claim`: a setting whose effective config was measured before reuses
    that measurement; otherwise the worker claims it (claim-then-look, :mod:`tuner.engine.workers`);
 4. :meth:`~TrialRunner._budget_allows`: the study's launch budget, shared with the other workers;
-5. :meth:`~TrialRunner.measure`: the backend measures; from the backend's ``record`` callback,
-   before the server stops, the measurement is journaled, its figures stored, its files written and
-   the trial told (:mod:`tuner.engine.finish`: figures before files, nothing lost).
+5. :meth:`~TrialRunner.measure`: the backend measures in the study's staged order; after each stage
+   :class:`tuner.engine.pruning.StageJudge` records the partial estimates and stops the suite once
+   the front dominates them beyond the noise (the trial is PRUNED); from the backend's ``record``
+   callback, before the server stops, the measurement is journaled, its figures stored, its files
+   written and the trial told (:mod:`tuner.engine.finish`: figures before files, nothing lost).
+
+A setting pruned before is never launched again: a later proposal of it is told PRUNED at once
+(``pruned_from``), costs no launch, and is never taken as a measurement of the setting.
 
 Ctrl-C or a crash of the tuner during a measurement: the backend stops the server, the trial is
 failed and its parameters queued again (:func:`tuner.engine.requeue.requeue`: the setting, none of
@@ -34,15 +39,19 @@ from .journal import Journal
 from .killpoints import kill_point
 from .limits import extra_constraints
 from .objectives import worst_values
-from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement
+from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement, measurement_attrs
 from .patience import StorageUnavailable, unreachable_now
-from .records import CONSTRAINT, FAILED, INVALID, MEASURED, REUSED, load_records, spec_from_params, spec_key
+from .pruning import StageJudge, baseline_stage_attrs, pruned_attrs
+from .records import (CONSTRAINT, FAILED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED, launched, load_records,
+                      spec_from_params, spec_key)
 from .requeue import clear_inherited, requeue
 from .storage import storage_label
 from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
 
 #: status of a trial that stepped back because another worker took the study's last budget slot
 ABANDONED = "abandoned"
+#: what :meth:`TrialRunner.run_one` returns for a proposal of a setting pruned before (no launch)
+PRUNED_BEFORE = "pruned_before"
 
 Event = Callable[[str, dict], None]
 
@@ -58,6 +67,8 @@ class TrialRunner:
         self.workdir = config.workdir or f"studies/{config.name}"
         self.journal = Journal(self.workdir) if storage_label(self.storage) else None
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
+        #: ``(seconds, pruned)`` of every measurement: modelled seconds on backend model, else wall
+        self.spent: list[tuple[float, bool]] = []
 
     # -- counting -------------------------------------------------------------------------------
     def budget(self) -> int | None:
@@ -72,7 +83,7 @@ class TrialRunner:
         killed before it finished is not counted (its setting is queued again); nor is a trial
         that is not COMPLETE, whatever its attributes say (:func:`~tuner.engine.records.trial_status`)."""
         records = load_records(self.study) if records is None else records
-        return sum(1 for r in records if r.status in (MEASURED, FAILED))
+        return sum(1 for r in records if launched(r.status, r.attrs))
 
     # -- one trial ------------------------------------------------------------------------------
     def run_one(self, baseline: Baseline) -> str:
@@ -95,13 +106,14 @@ class TrialRunner:
         if res is None:
             return INVALID
         eff = res.effective
-        if self._reuse_or_claim(trial, eff) == REUSED:
-            return REUSED
+        taken = self._reuse_or_claim(trial, eff)
+        if taken != "claimed":
+            return taken
         if not self._budget_allows(trial):
             return self._abandon(trial)
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         m = self._measure_trial(trial, eff, baseline)
-        return FAILED if m.failure_class else MEASURED
+        return FAILED if m.failure_class else (PRUNED if m.stopped_after else MEASURED)
 
     def _resolve(self, trial, requested: SpecConfig) -> Resolution | None:
         """SGLang's rules: the resolution, or None when the setting was recorded invalid."""
@@ -122,11 +134,18 @@ class TrialRunner:
         return res
 
     def _reuse_or_claim(self, trial, eff: SpecConfig) -> str:
-        """:data:`REUSED` when the effective setting was measured (the trial is told), else claim it
-        for this trial, waiting while another worker measures it; returns ``"claimed"``."""
+        """:data:`REUSED` when the effective setting was measured (the trial is told),
+        :data:`PRUNED_BEFORE` when it was pruned (told PRUNED, no launch), else claim it for this
+        trial, waiting while another worker measures it; returns ``"claimed"``."""
         key = spec_key(eff)
         while True:
             prior = self._prior_measurement(key, trial.number)
+            if prior is not None and prior.status == PRUNED:
+                first = prior.attrs.get(PRUNED_FROM, prior.number)
+                self._finish(trial, PRUNED, None, {PRUNED_FROM: first, "pruned_at": prior.attrs.get("pruned_at")},
+                             pruned=True)
+                self.emit("trial_skip", {"trial": trial.number, "spec": eff.label(), "why": f"pruned in trial {first}"})
+                return PRUNED_BEFORE
             if prior is not None:
                 self._finish(trial, REUSED, prior.values, {"reused_from": prior.number,
                              **{k: v for k, v in prior.attrs.items() if is_figure(k) or k in FAILURE_KEYS}},
@@ -190,10 +209,12 @@ class TrialRunner:
             raise
 
     def _prior_measurement(self, key: str, number: int):
-        """The finished measurement (measured or failed, with its values) of ``key``, if any."""
+        """The finished measurement (measured or failed, with its values) of ``key``, or the trial
+        that pruned it, if any."""
         for r in load_records(self.study):
-            if (r.number != number and r.attrs.get("effective_key") == key and r.status in (MEASURED, FAILED)
-                    and r.values is not None):
+            if r.number == number or r.attrs.get("effective_key") != key:
+                continue
+            if (r.status in (MEASURED, FAILED) and r.values is not None) or r.status == PRUNED:
                 return r
         return None
 
@@ -203,24 +224,36 @@ class TrialRunner:
         """Measure through the backend; the result is in storage before the server stops.
 
         ``baseline=None`` measures the baseline trial of ``study`` (its figures are told as the
-        baseline study's values, or it fails); otherwise the trial is judged against ``baseline``.
+        baseline study's values, or it fails); otherwise the trial is judged against ``baseline``
+        after every stage (pruned when decided) and at the end.
         """
         study = study or self.study
         kind = "baseline." if baseline is None else ""
+        judge = None if baseline is None else StageJudge(self.config, study, trial, baseline.attrs,
+                                                         getattr(self.backend, "plan", []), self.emit)
 
         def record(m) -> None:
             kill_point(f"{kind}measured")
+            pruned = False
             if baseline is None:
-                attrs = {**baseline_attrs(m, self.config), "finished_at": utc_now()}
+                attrs = {**baseline_attrs(m, self.config), **baseline_stage_attrs(m.figures),
+                         "finished_at": utc_now()}
                 if not m.failure_class:
                     attrs["status"] = MEASURED
                 values = None if m.failure_class else baseline_values(study, attrs)
                 finish = finish_of(study, trial, attrs, values, {}, measured=values is not None)
             else:
-                verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures, self.config,
-                                            baseline.attrs)
-                finish = self._finish_of(trial, verdict.status, verdict.values, verdict.attrs,
-                                         feasible=verdict.status == MEASURED, measured=True)
+                attrs = measurement_attrs(m, spec)
+                # pruned, unless it failed or the server ran another setting (then judged as failed)
+                pruned = bool(m.stopped_after and not m.failure_class and not attrs.get("args_mismatch"))
+                if pruned:
+                    finish = self._finish_of(trial, PRUNED, None, pruned_attrs(attrs, m.stopped_after, judge.verdict),
+                                             feasible=False, measured=True, pruned=True)
+                else:
+                    verdict = judge_measurement(m, spec, self.config.objectives, baseline.figures, self.config,
+                                                baseline.attrs)
+                    finish = self._finish_of(trial, verdict.status, verdict.values, verdict.attrs,
+                                             feasible=verdict.status == MEASURED, measured=True)
             suite = m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None
             recorded = record_finish(
                 study, finish, journal=self.journal, suite=suite, storage=storage_label(self.storage), kind=kind,
@@ -231,23 +264,39 @@ class TrialRunner:
             for warning in recorded.warnings:
                 self.emit("warning", {"trial": number, "message": warning})
             if baseline is not None:
-                self.emit("trial_done", {"trial": trial.number, "spec": spec.label(), "status": finish.user_attrs["status"],
-                                         "values": finish.values if finish.user_attrs["status"] == MEASURED else None,
-                                         "failure_class": finish.user_attrs.get("failure_class")})
+                status = finish.user_attrs["status"]
+                done = {"trial": trial.number, "spec": spec.label(), "status": status,
+                        "values": finish.values if status == MEASURED else None,
+                        "failure_class": finish.user_attrs.get("failure_class")}
+                if pruned:
+                    done.update(pruned_at=m.stopped_after, pruned_by=judge.verdict.by if judge.verdict else None)
+                self.emit("trial_done", done)
 
-        m = self.backend.measure(spec, label, record, on_event=self.emit)
+        m = self.backend.measure(spec, label, record, on_event=self.emit, on_stage=judge)
         self.durations.append(m.duration_s)
+        modelled = getattr(m, "model_duration_s", None)
+        self.spent.append((m.duration_s if modelled is None else modelled, bool(m.stopped_after)))
         return m
 
-    def _finish(self, trial, status: str, values, attrs: dict, feasible: bool = False) -> None:
-        """Finish a trial that launched nothing (invalid, reused): attributes, constraints, tell."""
-        apply_finish(self.study, self._finish_of(trial, status, values, attrs, feasible, measured=False))
+    def _finish(self, trial, status: str, values, attrs: dict, feasible: bool = False, pruned: bool = False) -> None:
+        """Finish a trial that launched nothing (invalid, reused, a pruned setting proposed again):
+        attributes, constraints, tell."""
+        apply_finish(self.study, self._finish_of(trial, status, values, attrs, feasible, measured=False,
+                                                 pruned=pruned))
 
-    def _finish_of(self, trial, status: str, values, attrs: dict, feasible: bool, measured: bool):
+    def _finish_of(self, trial, status: str, values, attrs: dict, feasible: bool, measured: bool,
+                   pruned: bool = False):
         """The trial's :class:`~tuner.engine.finish.Finish`: its attributes, status and note, the
-        constraints (``measured``, then the study's limits), and its values or the placeholders."""
+        constraints (``measured``, then the study's limits), and its values or the placeholders;
+        ``pruned``: told PRUNED, with no values (its partial figures are intermediate values)."""
         attrs = {**attrs, "status": status, "finished_at": utc_now()}
-        if not feasible:
+        if pruned:
+            first = attrs.get(PRUNED_FROM)
+            attrs["note"] = (f"pruned after stage {attrs.get('pruned_at')}" + (
+                f" (trial {first} pruned this setting; not launched again)" if first is not None else
+                f": dominated by trial {attrs.get('pruned_by')} beyond the noise") + "; its partial figures "
+                "are intermediate values, not a result")
+        elif not feasible:
             # Shown beside the values in optuna-dashboard, which also greys the trial out as
             # infeasible (the constraint): the values are not a result.
             why = attrs.get("failure_class") or status
@@ -256,7 +305,10 @@ class TrialRunner:
         # The study's limits (SLOs, lossless), each by how much it is broken (tuner.engine.limits).
         # Optuna 5 reads the named constraints; optuna-dashboard (0.21) only the older list form,
         # written from the same values (the samplers' sum of violations is doubled for every trial
-        # alike, so their order holds).
+        # alike, so their order holds). A pruned trial carries the violated ``measured`` constraint
+        # too: Optuna's multi-objective TPE then treats it as infeasible and steers away.
         constraints = {CONSTRAINT: -1.0 if feasible else 1.0, **(extra_constraints(attrs) if feasible else {})}
+        if pruned:
+            return finish_of(self.study, trial, attrs, None, constraints, measured, pruned=True)
         return finish_of(self.study, trial, attrs, values if values is not None else
                          worst_values(self.config.objectives), constraints, measured)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.records import FAILED, MEASURED, load_records, status_counts
+from ..engine.records import MEASURED, launched, load_records, status_counts
 from ..engine.study import BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR
 
 
@@ -33,7 +33,7 @@ def study_summary(study, storage_label: str = "") -> dict[str, Any]:
         "tuner": CONFIG_ATTR in attrs,
         "trials": len(records),
         "counts": status_counts(records),
-        "launched": sum(1 for r in records if r.status in (MEASURED, FAILED)),
+        "launched": sum(1 for r in records if launched(r.status, r.attrs)),
         "budget": (config.get("budget") or {}).get("n_trials"),
         "objectives": objectives,
         "best": best,

@@ -50,8 +50,7 @@ def study_side(study, storage_label: str) -> dict[str, Any]:
     return {
         "study": study.study_name,
         "storage": storage_label,
-        "hardware": {"backend": server.get("backend"), "profile": (server.get("sim") or {}).get("profile")
-                     if server.get("backend") == "sim" else None,
+        "hardware": {"backend": server.get("backend"), "profile": _profile(server),
                      "model_path": server.get("model_path"), "draft_model_path": server.get("draft_model_path"),
                      "tp_size": server.get("tp_size")},
         "sglang_versions": summary["sglang_versions"],
@@ -95,3 +94,13 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
         side.pop("_measured")
     return {"a": sa, "b": sb, "common": common, "baseline_ratio_b_over_a": baseline_ratio,
             "same_objectives": same_objectives, "warnings": warnings}
+
+
+def _profile(server: dict) -> str | None:
+    """The simulator profile (backend sim), or the model's profile or landscape (backend model)."""
+    if server.get("backend") == "sim":
+        return (server.get("sim") or {}).get("profile")
+    if server.get("backend") == "model":
+        model = server.get("model") or {}
+        return model.get("profile") or model.get("landscape")
+    return None

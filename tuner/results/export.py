@@ -152,6 +152,11 @@ def _ratio(a: float | None, b: float | None) -> str:
 def _hardware(config, record: TrialRecord) -> tuple[str, bool]:
     """(hardware line, figures in model time?)."""
     server = config.server
+    if server.backend == "model":
+        m = server.model
+        what = f"landscape table {m.landscape}" if m.landscape else f"the simulator's performance model, profile {m.profile}"
+        return (f"no server ran (backend model): {what}, {m.noise:.0%} measurement noise; every figure is MODEL "
+                f"time, not a measurement", True)
     ran_server = bool(record.attrs.get("log_path") or record.attrs.get("server_args"))
     if server.backend == "sim":
         what = "simulated SGLang server (tuner.sim)" if ran_server else "the simulator's performance model (no server ran)"

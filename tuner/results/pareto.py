@@ -37,7 +37,7 @@ from typing import Any, Sequence
 from ..config.study import objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..engine.limits import SLO_ATTR
-from ..engine.records import FAILED, INVALID, MEASURED, REUSED, TrialRecord, counts_text, load_records
+from ..engine.records import FAILED, INVALID, MEASURED, PRUNED, REUSED, TrialRecord, counts_text, load_records
 from .status import front_records
 from .traffic import limits_note
 
@@ -259,6 +259,10 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str) -> Tria
     r = by_number[number]
     if r.status == REUSED and r.attrs.get("reused_from") is not None:
         r = by_number.get(int(r.attrs["reused_from"]), r)
+    if r.status == PRUNED:
+        raise PickError(f"trial {number} of study {front.study} was pruned after stage {r.attrs.get('pruned_at')} "
+                        f"(dominated by the front before the suite ended): its partial figures are not a result; "
+                        f"pick a measured trial")
     if r.state != "COMPLETE":
         raise PickError(f"trial {number} of study {front.study} is {r.state.lower()}, not finished; "
                         f"wait for it or pick a finished trial")

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.files import write_text_atomic
-from ..engine.records import MEASURED, REUSED, TrialRecord, counts_text
+from ..engine.records import MEASURED, PRUNED, REUSED, TrialRecord, counts_text
 from .report_data import ReportData, load_report_data
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
 from .report_traffic import traffic_html
@@ -211,6 +211,7 @@ def render_html(data: ReportData, figures: list[Rendered], notes: list[str]) -> 
         parts.append("</section>")
     for n in notes:
         parts.append(f"<p class=\"missing\">{e(n)}</p>")
+    parts += _pruned_html(data)
     parts += _failures_html(data)
     parts.append(f"<script>{_DRAW_JS}</script></body></html>")
     return "\n".join(parts)
@@ -280,6 +281,28 @@ def _summary_html(data: ReportData) -> list[str]:
         out.append(f"<h3>Pareto front ({html.escape(data.tps_label())} for throughput columns)</h3>")
         out.append(_table(["trial", "steps", "topk", "draft", *data.objectives, "single tok/s",
                            *[f"tok/s C={c}" for c in cs], "accept length", "pick"], rows, "front"))
+    out.append("</section>")
+    return out
+
+
+def _pruned_html(data: ReportData) -> list[str]:
+    """Trials stopped once their partial figures were dominated: never results, listed apart."""
+    from .status import pruned_fields, pruned_note
+
+    pruned = [r for r in data.records if r.status == PRUNED]
+    if not pruned:
+        return []
+    out = ["<section><h2>Pruned trials</h2><p class=\"note\">Stopped once their partial figures, with the "
+           "measured noise, were dominated by the front on every objective: the estimates are Optuna "
+           "intermediate values, never results, never on the front or exported.</p>"]
+    rows = []
+    for r in pruned:
+        f = pruned_fields(r)
+        est = " / ".join(f"{v:.3f}" for v in f["partial_values"] or [])
+        rows.append([r.number, label(r.effective) if r.effective else "", pruned_note(f), est,
+                     r.attrs.get("model_duration_s", r.duration_s)])
+    out.append(_table(["trial", "setting", "why", f"partial {' / '.join(data.objectives)}",
+                       "seconds spent" + (" (modelled)" if data.backend == "model" else "")], rows, "pruned"))
     out.append("</section>")
     return out
 

@@ -42,7 +42,7 @@ class ReportData:
 
     @property
     def model_time(self) -> bool:
-        return self.backend == "sim"
+        return self.backend in ("sim", "model")
 
     def tps_label(self, what: str = "tok/s") -> str:
         return f"{what} (model time)" if self.model_time else what
@@ -62,6 +62,12 @@ def load_report_data(study) -> ReportData:
         sim = server.get("sim") or {}
         time_note = (f"Simulated server (profile {sim.get('profile', '?')}): every figure is in model time, "
                      f"the time of the GPU server the simulator plays, not this machine's wall clock.")
+    elif backend == "model":
+        model = server.get("model") or {}
+        source = f"landscape table {model.get('landscape')}" if model.get("landscape") else \
+            f"performance model, profile {model.get('profile')}"
+        time_note = (f"No server ran (backend model, {source}): every figure is in model time, with "
+                     f"{model.get('noise', 0):.0%} measurement noise.")
     records = load_records(study)
     objectives = list(study.user_attrs.get("objectives") or config.get("objectives") or [])
     baseline = find_baseline(study)

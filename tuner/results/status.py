@@ -5,7 +5,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.objectives import pareto_front
-from ..engine.records import MEASURED, TrialRecord, load_records, status_counts
+from ..engine.pruning import STAGES_ATTR
+from ..engine.records import MEASURED, PRUNED, PRUNED_FROM, TrialRecord, load_records, status_counts
 
 
 def front_records(records: list[TrialRecord]) -> list[TrialRecord]:
@@ -18,6 +19,25 @@ def front_records(records: list[TrialRecord]) -> list[TrialRecord]:
                 seen.add(key)
                 candidates.append(r)
     return [candidates[i] for i in pareto_front([r.values for r in candidates])]
+
+
+def pruned_fields(r: TrialRecord) -> dict[str, Any]:
+    """A pruned trial's decision (empty for other trials): the stage it stopped after, the front
+    trial that dominated it, the setting's first pruned trial for a repeat that launched nothing,
+    and its last partial estimates (intermediate values, never a result)."""
+    if r.status != PRUNED:
+        return {}
+    stages = r.attrs.get(STAGES_ATTR) or []
+    return {"pruned_at": r.attrs.get("pruned_at"), "pruned_by": r.attrs.get("pruned_by"),
+            "pruned_from": r.attrs.get(PRUNED_FROM), "partial_values": stages[-1]["estimates"] if stages else None}
+
+
+def pruned_note(t: dict) -> str:
+    """How status and the report say why a trial was pruned."""
+    if t.get("pruned_from") is not None:
+        return f"= trial {t['pruned_from']} (pruned, not launched again)"
+    by = f": trial {t['pruned_by']} dominates it" if t.get("pruned_by") is not None else ""
+    return f"stopped after {t.get('pruned_at')}{by}"
 
 
 def _spec(s) -> dict | None:
@@ -54,6 +74,7 @@ def study_status(study) -> dict[str, Any]:
             "values": r.values, "feasible": r.feasible,
             "failure_class": r.failure_class, "failure_message": r.attrs.get("failure_message"),
             "reused_from": r.attrs.get("reused_from"), "duration_s": r.duration_s,
+            **pruned_fields(r),
             "limits": limits_note(r.attrs) or None, "slo_checks": r.attrs.get(SLO_ATTR),
             "lossless_share": r.attrs.get("lossless_share"), "lossless_flag": r.attrs.get("lossless_flag"),
             "lossless_first_divergence": r.attrs.get("lossless_first_divergence"),

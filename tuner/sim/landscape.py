@@ -114,6 +114,7 @@ class Landscape:
     rows: list[LandscapeRow]
     front: list[LandscapeRow] = field(default_factory=list)
     optima: dict[str, LandscapeRow] = field(default_factory=dict)
+    load_s: float | None = None  #: the profile's modelled load time (``runtime.load_s``)
 
     def __iter__(self) -> Iterator[LandscapeRow]:
         return iter(self.rows)
@@ -124,6 +125,25 @@ class Landscape:
     def best(self, objective: str, n: int = 1) -> list[LandscapeRow]:
         """The ``n`` best rows by one objective (ties broken by fewer draft tokens, then steps)."""
         return sorted(self.rows, key=lambda r: (-r.objective(objective), _cost_key(r)))[:n]
+
+    def to_table(self, keep=None, load_s: float | None = None) -> dict:
+        """The landscape as a landscape table (:mod:`tuner.config.landscape`'s file format): the
+        baseline and every row ``keep(config)`` accepts (default: all), at every concurrency;
+        ``load_s`` defaults to the profile's."""
+        def figures(row: LandscapeRow) -> dict:
+            out = {"single_tok_per_s": round(row.single_tok_per_s, 4)}
+            out.update({f"tok_per_s@{c}": round(v, 4) for c, v in sorted(row.tok_per_s.items())})
+            return out
+
+        table: dict = {"name": self.profile, "description": f"tuner sim landscape: profile {self.profile}, "
+                       f"suite {self.suite}", "concurrency": list(self.concurrencies)}
+        load_s = self.load_s if load_s is None else load_s
+        if load_s is not None:
+            table["load_s"] = load_s
+        table["baseline"] = figures(self.baseline)
+        table["configs"] = [{**r.config.as_dict(), "accept_length": round(r.accept_length, 4), **figures(r)}
+                            for r in self.rows if keep is None or keep(r.config)]
+        return table
 
     def to_dict(self) -> dict:
         return {
@@ -198,7 +218,8 @@ def landscape(profile: str | Path | Profile | PerfModel, space_path: str | Path,
     for name in objectives:
         baseline.objective(name)  # ValueError for an objective at a concurrency not computed
     out = Landscape(profile=model.profile.name, space=str(space_path), suite=inputs.name,
-                    concurrencies=concs, objectives=objectives, baseline=baseline, rows=rows)
+                    concurrencies=concs, objectives=objectives, baseline=baseline, rows=rows,
+                    load_s=model.profile.runtime.load_s)
     if rows:
         out.front.extend(pareto_front(rows, objectives))
         out.optima.update({name: out.best(name)[0] for name in objectives})

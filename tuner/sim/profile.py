@@ -99,6 +99,10 @@ class RuntimeSpec(StrictModel):
     default_context_tokens: int = Positive
     context_length_tokens: int = Positive
     chars_per_token: float = Positive
+    #: modelled seconds from launch to ready (weights read, CUDA graphs captured): the load cost of
+    #: every measurement under ``server.backend: model``; None: the backend's default. The simulated
+    #: server's own start-up is ``--sim-load-seconds`` (wall seconds) instead.
+    load_s: float | None = Field(None, ge=0)
 
 
 class AcceptanceSpec(StrictModel):

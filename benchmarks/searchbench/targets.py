@@ -1,0 +1,135 @@
+"""What a benchmark run tunes, and the truth it is scored against.
+
+A :class:`Target` is a landscape table on disk (:mod:`tuner.config.landscape`): a run's study reads
+it through ``server.backend: model`` exactly as a user's study would. A simulator profile becomes a
+table once (``tuner.sim.landscape``: the model's expected figures of every valid setting that fits
+in memory), cached under ``--cache`` by the hash of everything the figures depend on, so thousands
+of runs evaluate the model once per setting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+SPACE = ROOT / "search_spaces" / "eagle3.yaml"
+#: figures a profile's table carries: every level of the seed suite's sweep (the modelled duration
+#: of a measurement interpolates levels a table lacks)
+TABLE_CONCURRENCIES = (1, 2, 4, 8, 16, 32)
+
+
+@dataclass(frozen=True)
+class Truth:
+    """The landscape reduced to what scoring needs: true objective values per effective setting."""
+
+    name: str
+    objectives: tuple[str, ...]
+    values: dict  #: SpecConfig -> tuple of true objective values
+    optimum: tuple[float, ...]
+    nadir: tuple[float, ...]
+    front_hv: float
+    n_configs: int
+
+
+@dataclass(frozen=True)
+class Target:
+    """A landscape to tune: its table file, its label in tables, and which set it belongs to."""
+
+    name: str
+    table: Path
+    group: str = "given"  #: shipped, train, test, given (a --profiles / --landscape argument)
+    family: str = ""  #: generator, A, B, C ... ("" for shipped and given)
+    load_s: float | None = None
+
+    def truth(self) -> Truth:
+        from tuner.config.landscape import load_landscape
+
+        return truth_of_table(load_landscape(self.table), self.name)
+
+    def objectives(self) -> tuple[str, str]:
+        from tuner.config.landscape import load_landscape
+
+        return objectives_of(load_landscape(self.table))
+
+
+def objectives_of(table) -> tuple[str, str]:
+    """The study's default objectives on a table: single-request speedup and the speedup at the
+    table's largest concurrency (32 for every shipped and generated landscape)."""
+    return ("single_speedup", f"speedup@{max(table.concurrencies)}")
+
+
+def truth_of_table(table, name: str) -> Truth:
+    from tuner.engine.objectives import hypervolume, pareto_front
+
+    objectives = objectives_of(table)
+    values = {spec: tuple(table.speedups(spec)[o] for o in objectives) for spec in table.configs}
+    optimum = tuple(max(v[i] for v in values.values()) for i in range(len(objectives)))
+    nadir = tuple(min(v[i] for v in values.values()) for i in range(len(objectives)))
+    points = list(values.values())
+    front_hv = hypervolume([points[i] for i in pareto_front(points)], nadir)
+    return Truth(name, objectives, values, optimum, nadir, front_hv, len(values))
+
+
+def _digest(*parts: bytes) -> str:
+    h = hashlib.sha256()
+    for p in parts:
+        h.update(hashlib.sha256(p).digest())
+    return h.hexdigest()[:16]
+
+
+def _model_sources() -> list[bytes]:
+    """The code a profile's figures come from: a change to it invalidates every cached table."""
+    sim = ROOT / "tuner" / "sim"
+    return [(sim / name).read_bytes() for name in ("model.py", "acceptance.py", "landscape.py")]
+
+
+def profile_table(profile, cache: Path, suite: str = "seed", space: Path = SPACE, name: str | None = None,
+                  group: str = "given", family: str = "") -> Target:
+    """The table of a simulator profile (a name, a path, or a ``Profile``), written to ``cache``
+    once. Settings that do not fit in the GPUs' memory are left out: they fail at launch, as on
+    the simulated server."""
+    from tuner.sim.model import PerfModel
+    from tuner.sim.profile import Profile, load_profile
+
+    prof = profile if isinstance(profile, Profile) else load_profile(profile)
+    key = _digest(prof.model_dump_json().encode(), suite.encode(), Path(space).read_bytes(), *_model_sources())
+    label = name or prof.name
+    path = Path(cache) / f"{label}-{key}.json"
+    if not path.exists():
+        from tuner.config.files import write_text_atomic
+        from tuner.sim.landscape import landscape
+
+        model = PerfModel(prof)
+        context = prof.runtime.default_context_tokens
+        mrr = max(TABLE_CONCURRENCIES)
+        if not model.kv_budget_ok(None, mrr, context)[0]:
+            raise ValueError(f"profile {label}: the baseline itself does not fit in memory")
+        land = landscape(model, space, concurrencies=TABLE_CONCURRENCIES, suite=suite)
+        table = land.to_table(keep=lambda spec: model.kv_budget_ok(spec, mrr, context)[0])
+        table["name"] = label
+        Path(cache).mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, json.dumps(table) + "\n")
+    return Target(label, path, group, family)
+
+
+def table_target(path: Path, group: str = "given", family: str = "") -> Target:
+    """A landscape table file as a target (validated now: a bad file is one line, exit 2)."""
+    from tuner.config.landscape import load_landscape
+
+    table = load_landscape(path)
+    return Target(table.name, Path(path).resolve(), group, family)
+
+
+def write_table(data: dict, cache: Path, name: str, group: str, family: str) -> Target:
+    """A generated table (a landscape family's) written to ``cache`` by content."""
+    from tuner.config.files import write_text_atomic
+
+    text = json.dumps(data) + "\n"
+    path = Path(cache) / f"{name}-{_digest(text.encode())}.json"
+    if not path.exists():
+        Path(cache).mkdir(parents=True, exist_ok=True)
+        write_text_atomic(path, text)
+    return Target(name, path, group, family)

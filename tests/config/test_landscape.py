@@ -1,0 +1,90 @@
+"""The landscape table format (tuner/config/landscape.py): what it accepts, and one clear line naming
+the file and the key for everything it refuses."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+from support.landscapes import table_from_profile, write_table
+
+from tuner.config.landscape import load_landscape, parse_landscape
+from tuner.config.yamlfile import ConfigError
+from tuner.sglang.rules import SpecConfig
+
+SMALL = {"name": "my-node", "concurrency": 32,
+         "baseline": {"single_tok_per_s": 26.2, "tok_per_s@32": 808.7},
+         "configs": [{"num_steps": 1, "eagle_topk": 1, "num_draft_tokens": 2, "accept_length": 1.8,
+                      "single_tok_per_s": 43.6, "tok_per_s@32": 833.3},
+                     {"num_steps": 3, "eagle_topk": 4, "num_draft_tokens": 16,
+                      "single_tok_per_s": 70.0, "tok_per_s@32": 500.0}]}
+
+
+def test_the_issue_example_loads(tmp_path):
+    table = load_landscape(write_table(tmp_path / "t.json", SMALL))
+    assert table.name == "my-node" and table.concurrencies == (32,)
+    assert table.baseline.tok_per_s == {32: 808.7}
+    row = table.configs[SpecConfig(1, 1, 2)]
+    assert row.accept_length == 1.8 and row.single_tok_per_s == 43.6
+    assert table.configs[SpecConfig(3, 4, 16)].accept_length is None
+    assert table.speedups(SpecConfig(1, 1, 2))["speedup@32"] == pytest.approx(833.3 / 808.7)
+    again = load_landscape(write_table(tmp_path / "again.json", table.to_dict()))  # to_dict is the file format
+    assert (again.configs, again.baseline, again.concurrencies) == (table.configs, table.baseline, (32,))
+
+
+def test_a_table_of_the_model_loads_every_row(tmp_path):
+    data = table_from_profile("dense-27b-tp1", concurrency=8)
+    table = load_landscape(write_table(tmp_path / "d.json", data))
+    assert len(table.configs) == 949 and table.concurrencies == (8,)
+
+
+def _edit(change):
+    data = copy.deepcopy(SMALL)
+    change(data)
+    return data
+
+
+@pytest.mark.parametrize("change, key, words", [
+    (lambda d: d.pop("baseline"), "baseline", "required"),
+    (lambda d: d.update(concurrency=[8, 8]), "concurrency", "distinct"),
+    (lambda d: d.update(concurrency=0), "concurrency", "positive"),
+    (lambda d: d.update(colour="red"), "colour", "unknown key"),
+    (lambda d: d["baseline"].pop("tok_per_s@32"), "baseline.tok_per_s@32", "required"),
+    (lambda d: d["configs"][1].update({"tok_per_s@8": 1.0}), "configs[1].tok_per_s@8", "not in the table's concurrency"),
+    (lambda d: d["configs"][0].update(single_tok_per_s=-3), "configs[0].single_tok_per_s", "above 0"),
+    (lambda d: d["configs"][0].update(single_tok_per_s="fast"), "configs[0].single_tok_per_s", "number"),
+    (lambda d: d["configs"][0].update(accept_length=0.5), "configs[0].accept_length", "at least 1"),
+    (lambda d: d["configs"][0].update(num_steps=0), "configs[0].num_steps", "positive integer"),
+    (lambda d: d["configs"][0].update(num_draft_tokens=3), "configs[0]", "it runs steps=1 topk=1 draft=2"),
+    (lambda d: d["configs"][1].update(num_draft_tokens=60), "configs[1]", "tree-too-large"),
+    (lambda d: d["configs"].append(dict(d["configs"][0])), "configs[2]", "listed twice"),
+    (lambda d: d["configs"][0].update(speed=1), "configs[0].speed", "unknown key"),
+    (lambda d: d.update(configs=[]), "configs", "non-empty"),
+])
+def test_bad_tables_are_one_line_naming_file_and_key(tmp_path, change, key, words):
+    path = write_table(tmp_path / "bad.json", _edit(change))
+    with pytest.raises(ConfigError) as err:
+        load_landscape(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: {key}: ") and words in text and "\n" not in text
+
+
+def test_bad_json_and_missing_file(tmp_path):
+    path = tmp_path / "broken.json"
+    path.write_text('{"name": "x",\n "concurrency": }')
+    with pytest.raises(ConfigError, match=r"broken.json: line 2: not valid JSON"):
+        load_landscape(path)
+    with pytest.raises(ConfigError, match="file not found"):
+        load_landscape(tmp_path / "nope.json")
+    with pytest.raises(ConfigError, match="top level"):
+        parse_landscape([1, 2], "list.json")
+
+
+def test_several_concurrencies(tmp_path):
+    data = _edit(lambda d: d.update(concurrency=[8, 32]))
+    data["baseline"]["tok_per_s@8"] = 200.0
+    with pytest.raises(ConfigError, match=r"configs\[0\].tok_per_s@8: required key is missing"):
+        load_landscape(write_table(tmp_path / "t.json", data))
+    for row in [data["baseline"], *data["configs"]]:
+        row["tok_per_s@8"] = 100.0
+    assert load_landscape(write_table(tmp_path / "t.json", data)).concurrencies == (8, 32)

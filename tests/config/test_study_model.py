@@ -1,0 +1,70 @@
+"""``server.backend: model`` in the study file: exactly one of profile and landscape, paths relative
+to the study file, the table checked against the objectives, and one line for every mistake."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from support.landscapes import table_from_profile, write_table
+
+from tuner.config.study import load_study
+from tuner.config.yamlfile import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+STUDY = """name: m
+search_space: {space}
+server:
+  backend: {backend}
+  model_path: some/model
+{model}
+objectives: {objectives}
+"""
+
+
+def write(tmp_path, model="  model: {profile: dense-27b-tp1}", backend="model",
+          objectives="[single_speedup, speedup@32]", extra="") -> Path:
+    path = tmp_path / "study.yaml"
+    path.write_text(STUDY.format(space=ROOT / "search_spaces" / "eagle3.yaml", backend=backend, model=model,
+                                 objectives=objectives) + extra)
+    return path
+
+
+def test_profile_by_name_and_defaults(tmp_path):
+    m = load_study(write(tmp_path)).server.model
+    assert (m.profile, m.landscape, m.noise, m.seed, m.load_s) == ("dense-27b-tp1", None, 0.02, None, None)
+
+
+def test_relative_paths_are_from_the_study_file(tmp_path, monkeypatch):
+    (tmp_path / "tables").mkdir()
+    write_table(tmp_path / "tables" / "node.json", table_from_profile())
+    path = write(tmp_path, model="  model: {landscape: tables/node.json, noise: 0.04, seed: 7}")
+    monkeypatch.chdir("/")
+    m = load_study(path).server.model
+    assert m.landscape == str(tmp_path / "tables" / "node.json") and m.noise == 0.04 and m.seed == 7
+    m = load_study(write(tmp_path, model="  model: {profile: profiles/mine.yaml}")).server.model
+    assert m.profile == str(tmp_path / "profiles" / "mine.yaml")
+
+
+@pytest.mark.parametrize("model, backend, objectives, extra, key, words", [
+    ("", "model", "[single_speedup]", "", "server.model", "profile"),
+    ("  model: {profile: a, landscape: b.json}", "model", "[single_speedup]", "", "server.model", "exactly one"),
+    ("  model: {}", "model", "[single_speedup]", "", "server.model", "exactly one"),
+    ("  model: {profile: a, noise: 1.5}", "model", "[single_speedup]", "", "server.model.noise", "less than 1"),
+    ("  model: {profile: a}", "sim", "[single_speedup]", "", "server.model", "backend model only"),
+    ("  model: {profile: a}", "model", "[goodput@32]", "slo: [{concurrency: 32, e2e_p99_ms: 100}]\n",
+     "objectives", "latencies"),
+    ("  model: {profile: a}", "model", "[single_speedup]", "slo: [{concurrency: 32, e2e_p99_ms: 100}]\n",
+     "slo", "latencies"),
+    ("  model: {landscape: missing.json}", "model", "[single_speedup]", "", "", "file not found"),
+    ("  model: {landscape: t.json}", "model", "[single_speedup, speedup@8]", "", "objectives", "tok_per_s@8"),
+])
+def test_mistakes_are_one_line(tmp_path, model, backend, objectives, extra, key, words):
+    write_table(tmp_path / "t.json", table_from_profile())
+    path = write(tmp_path, model=model, backend=backend, objectives=objectives, extra=extra)
+    with pytest.raises(ConfigError) as err:
+        load_study(path)
+    text = str(err.value)
+    assert "\n" not in text and words in text, text
+    assert err.value.key == key or (not key and text.startswith(str(tmp_path / "missing.json")))

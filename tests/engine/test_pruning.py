@@ -1,0 +1,216 @@
+"""Pruning (tuner/engine/pruning.py): the decision (a dominated partial result is pruned, a close one
+is not, noise widens the margin), the measured noise, and whole studies on the model backend: pruned
+trials are PRUNED with their partial figures as intermediate values, never on the front, never
+exported, never launched again; the switch turns it off; the modelled-time budget is honoured."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+from support.landscapes import SPACE
+
+from tuner.config.space import SearchSpace
+from tuner.config.study import load_study
+from tuner.config.suite import load_suite
+from tuner.engine.backends import make_backend, study_plan
+from tuner.engine.baseline import find_baseline
+from tuner.engine.pruning import STAGES_ATTR, StageNoise, front_verdict, stage_noise
+from tuner.engine.records import CONSTRAINT, MEASURED, PRUNED, load_records
+from tuner.engine.runner import run_study
+from tuner.engine.study import create_study, extend_budget, open_study
+from tuner.results.pareto import PickError, study_front
+from tuner.results.status import study_status
+
+QUIET = StageNoise(bias=[0.0, 0.0], sd=[0.0, 0.0], trials=10)
+
+
+# -- the decision ------------------------------------------------------------------------------------
+def test_a_partial_result_dominated_beyond_the_noise_is_pruned():
+    front = [(3, [3.0, 0.5]), (7, [2.0, 1.0])]
+    v = front_verdict([1.8, 0.45], front, StageNoise([0, 0], [0.01, 0.0], 6), z=2.5, margin=0.01)
+    # both points beat it on both objectives by more than 2.5 sd + 1%; trial 3 by the wider least gap
+    # (11% on speedup@32 against 11% on single_speedup for trial 7)
+    assert v.pruned and v.by == 3
+    assert all(g > n for g, n in zip(v.gaps, v.needed))
+    assert front_verdict([1.8, 0.45], front[1:], StageNoise([0, 0], [0.01, 0.0], 6), z=2.5, margin=0.01).by == 7
+
+
+def test_a_close_partial_result_is_not_pruned():
+    front = [(3, [3.0, 0.5])]
+    # dominated on both, but by less than the 1% margin on one: it may be on the front once complete
+    assert not front_verdict([2.98, 0.40], front, QUIET, z=2.5, margin=0.01).pruned
+    assert front_verdict([2.96, 0.40], front, QUIET, z=2.5, margin=0.01).pruned
+    # better than every front point on one objective: never dominated
+    assert not front_verdict([3.5, 0.01], front, QUIET, z=2.5, margin=0.01).pruned
+
+
+def test_noise_widens_the_margin():
+    front = [(3, [3.0, 0.5])]
+    estimate = [2.85, 0.40]  # 5% below on the first objective
+    assert front_verdict(estimate, front, StageNoise([0, 0], [0.01, 0.0], 6), z=2.5, margin=0.01).pruned
+    noisy = front_verdict(estimate, front, StageNoise([0, 0], [0.02, 0.0], 6), z=2.5, margin=0.01)
+    assert not noisy.pruned and noisy.needed[0] == pytest.approx(2.5 * 0.02 + math.log1p(0.01))
+    # a measured bias moves the estimate: partials that read 4.5% low are corrected up
+    assert not front_verdict(estimate, front, StageNoise([0.045, 0], [0.0, 0.0], 6), z=2.5, margin=0.01).pruned
+
+
+def test_the_noise_is_learned_from_complete_trials_and_a_prior():
+    exact = [False, True]
+    prior = [0.01, 0.01]
+    # no history: the prior alone; a complete figure has no error
+    alone = stage_noise([], prior, exact)
+    assert alone.sd == [pytest.approx(0.01), 0.0] and alone.bias == [0.0, 0.0]
+    # partial estimates that read 2% low +- 1%: a bias towards +2% and a spread near 1%
+    history = [([1.0 * (1.02 + d), 0.5], [1.0, 0.5]) for d in (-0.01, 0.0, 0.01, -0.01, 0.0, 0.01) * 5]
+    learned = stage_noise(history, prior, exact)
+    assert learned.bias[0] == pytest.approx(math.log(1.02), abs=0.002) and learned.trials == 30
+    assert 0.01 <= learned.sd[0] < 0.012 and learned.sd[1] == 0.0
+    scattered = stage_noise([([1.0 + d, 0.5], [1.0, 0.5]) for d in (-0.05, 0.05) * 15], prior, exact)
+    assert scattered.sd[0] > 0.04  # a study whose partials scatter widely gets a wide margin
+    # the complete trials are the ones not pruned: partials that read high are over-represented, so a
+    # history that says "partials read high" or "they hardly err" never makes pruning bolder
+    survivors = stage_noise([([0.97, 0.5], [1.0, 0.5])] * 30, prior, exact)
+    assert survivors.bias[0] == 0.0 and survivors.sd[0] == pytest.approx(0.01)
+
+
+# -- whole studies on the model backend ------------------------------------------------------------
+STUDY = """name: {name}
+search_space: {space}
+server:
+  backend: model
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 3}}
+bench: {{suite: seed}}
+sampler: {{seed: 2}}
+seed_trials:   # clearly dominated by the default seeds: pruned after the probe
+  - {{speculative_num_steps: 1, speculative_eagle_topk: 8, speculative_num_draft_tokens: 8}}
+  - {{speculative_num_steps: 7, speculative_eagle_topk: 8, speculative_num_draft_tokens: 64}}
+budget: {budget}
+"""
+
+
+def make(tmp_path, name: str, budget: str = "{n_trials: 10}"):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(STUDY.format(name=name, space=SPACE, budget=budget))
+    config = load_study(path)
+    create_study(config, config.storage)
+    return config, make_backend(config, SearchSpace.load(config.search_space), load_suite(config.bench.suite))
+
+
+@pytest.fixture(scope="module")
+def pruned_study(tmp_path_factory):
+    config, backend = make(tmp_path_factory.mktemp("prune"), "pruned")
+    summary = run_study(config, config.storage, backend)
+    return config, backend, summary, open_study(config.name, config.storage)
+
+
+def test_dominated_trials_are_pruned_with_their_partial_figures_as_intermediate_values(pruned_study):
+    config, backend, summary, study = pruned_study
+    records = {r.effective.label(): r for r in load_records(study) if r.effective}
+    assert summary.pruned >= 2 and summary.measured + summary.pruned == 10
+    for label in ("steps=1 topk=8 draft=8", "steps=7 topk=8 draft=64"):
+        r = records[label]
+        assert r.state == "PRUNED" and r.status == PRUNED and r.values is None and not r.feasible
+        assert r.attrs["pruned_at"] == "probe" and r.attrs["pruned_by"] is not None
+        assert "single_tok_per_s" not in r.attrs and r.attrs["partial"]["single_tok_per_s"] > 0
+        t = study.trials[r.number]
+        estimates = r.attrs[STAGES_ATTR][0]["estimates"]
+        assert t.intermediate_values == {0: pytest.approx(estimates[0]), 1: pytest.approx(estimates[1])}
+        assert t.constraints[CONSTRAINT] > 0
+    # the first four measurements (the startup trials) ran the whole suite
+    first = sorted(load_records(study), key=lambda r: r.number)[:4]
+    assert all(r.status == MEASURED for r in first)
+
+
+def test_a_pruned_trial_costs_less_gpu_time_than_a_whole_suite(pruned_study):
+    _, _, _, study = pruned_study
+    records = load_records(study)
+    pruned = [r.attrs["model_duration_s"] for r in records if r.status == PRUNED]
+    probe = [r.attrs["model_duration_s"] for r in records if r.status == PRUNED and r.attrs["pruned_at"] == "probe"]
+    whole = [r.attrs["model_duration_s"] for r in records if r.status == MEASURED]
+    load = 600.0  # the profile's runtime.load_s
+    assert max(pruned) < min(whole) and min(pruned) > load
+    # the probe: 5 short requests and one batch at C=32 (slow for a large tree: up to 3 minutes)
+    assert len(probe) >= 2 and max(probe) - load < 0.25 * (min(whole) - load)
+
+
+def test_pruned_trials_are_never_on_the_front_nor_exported(pruned_study):
+    _, _, _, study = pruned_study
+    records = load_records(study)
+    pruned = [r.number for r in records if r.status == PRUNED]
+    status = study_status(study)
+    assert not set(pruned) & set(status["front"])
+    rows = {t["number"]: t for t in status["trials"]}
+    assert all(rows[n]["status"] == PRUNED and rows[n]["pruned_at"] and rows[n]["pruned_by"] is not None
+               for n in pruned)
+    assert status["counts"][PRUNED] == len(pruned)
+    front = study_front(study)
+    assert not {p.number for p in front.points} & set(pruned)
+    from tuner.results.pareto import pick_record
+
+    with pytest.raises(PickError, match="pruned after stage"):
+        pick_record(front, records, str(pruned[0]))
+
+
+def test_the_report_lists_pruned_trials_apart(pruned_study, tmp_path):
+    from tuner.results.report import write_report
+
+    _, _, _, study = pruned_study
+    page = write_report(study, tmp_path / "r.html").html.read_text()
+    section = page[page.index("<h2>Pruned trials</h2>"):]
+    section = section[:section.index("</section>")]
+    pruned = [r for r in load_records(study) if r.status == PRUNED]
+    assert section.count("<tr>") == 1 + len(pruned)  # the head and one row each
+    assert "stopped after probe: trial" in section and "steps=1 topk=8 draft=8" in section
+
+
+def test_every_measurement_follows_the_same_order(pruned_study):
+    config, backend, _, study = pruned_study
+    names = [s.name for s in study_plan(config, load_suite(config.bench.suite))]
+    assert [s.name for s in backend.plan] == names
+    base = find_baseline(study)
+    assert [st["stage"] for st in base.attrs["stage_figures"]] == names
+    for r in load_records(study):
+        if r.status in (MEASURED, PRUNED) and r.attrs.get(STAGES_ATTR):
+            got = [st["stage"] for st in r.attrs[STAGES_ATTR]]
+            assert got == names[:len(got)]
+            assert len(got) == (len(names) - 1 if r.status == MEASURED else got.index(r.attrs["pruned_at"]) + 1)
+
+
+def test_a_pruned_setting_is_not_launched_again(pruned_study):
+    config, backend, _, study = pruned_study
+    pruned = next(r for r in load_records(study) if r.status == PRUNED)
+    study.enqueue_trial(study.trials[pruned.number].params)
+    extend_budget(study, 1)
+    calls = backend.calls
+    run_study(config, config.storage, backend, n_trials=1)
+    again = load_records(open_study(config.name, config.storage))
+    repeat = next(r for r in again if r.number > pruned.number and r.attrs.get("pruned_from") == pruned.number)
+    assert repeat.state == "PRUNED" and repeat.values is None
+    assert backend.calls == calls + 1  # the run's one launch went to a new setting, not the repeat
+
+
+def test_the_switch_turns_pruning_off(tmp_path):
+    config, backend = make(tmp_path, "unpruned", "{n_trials: 7, prune: false}")
+    assert not config.budget.prune.enabled
+    summary = run_study(config, config.storage, backend)
+    records = load_records(open_study(config.name, config.storage))
+    assert summary.pruned == 0 and summary.measured == 7
+    assert all(r.status == MEASURED for r in records)
+    # the partial estimates are still recorded: the same figures whether or not a study prunes
+    assert all(len(r.attrs[STAGES_ATTR]) == 4 for r in records)
+
+
+def test_a_timeout_is_modelled_gpu_time_on_the_model_backend(tmp_path):
+    config, backend = make(tmp_path, "night", "{timeout: 3h}")
+    assert config.budget.n_trials is None  # the time alone is the budget
+    summary = run_study(config, config.storage, backend, timeout_s=config.budget.timeout_s)
+    study = open_study(config.name, config.storage)
+    spent = find_baseline(study).attrs["model_duration_s"] + sum(
+        r.attrs.get("model_duration_s", 0.0) for r in load_records(study))
+    assert spent <= 3 * 3600 and "modelled GPU time" in summary.stopped_because
+    whole = [r.attrs["model_duration_s"] for r in load_records(study) if r.status == MEASURED]
+    assert spent + 1.1 * sum(whole[-5:]) / len(whole[-5:]) > 3 * 3600  # the next would not have fitted
+    assert summary.measured >= 4  # ~40 min of baseline, then ~25 min per whole trial

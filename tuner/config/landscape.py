@@ -1,0 +1,202 @@
+"""A landscape table (``FILE.json``): the true figures of every setting of a search space.
+
+A landscape replays a grid measured once (on a real node, or written by a model) as the
+``server.backend: model`` backend of a study and as a test landscape of
+``benchmarks/search_efficiency.py``. The format (the README, "How the tuner searches")::
+
+    {"name": "my-node", "concurrency": 32,
+     "baseline": {"single_tok_per_s": 26.2, "tok_per_s@32": 808.7},
+     "configs": [{"num_steps": 1, "eagle_topk": 1, "num_draft_tokens": 2, "accept_length": 1.8,
+                  "single_tok_per_s": 43.6, "tok_per_s@32": 833.3}, ...]}
+
+* ``concurrency``: one sweep concurrency or a list of them; the baseline and every config give
+  ``tok_per_s@C`` for each (aggregate tok/s) and ``single_tok_per_s`` (mean single-request tok/s).
+* ``configs``: one row per *effective* setting, as SGLang runs it (topk 1 runs steps + 1 draft
+  tokens; a tree larger than its steps and topk can draft fails): a row SGLang would not run as
+  written is an error that names what it runs instead. ``accept_length`` (mean accepted tokens per
+  verify step, bonus token included) is optional.
+* ``load_s`` (optional): seconds a server launch takes before the suite runs (model load), for the
+  modelled duration of a measurement.
+* ``description`` (optional): free text.
+
+A setting of the study's space that is not in the table fails at launch when a study proposes it.
+Validation happens once, in :func:`load_landscape`: any problem is one :class:`ConfigError` line
+naming the file and the key (``configs[3].tok_per_s@32``).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..sglang.rules import SpecConfig, resolve
+from .yamlfile import ConfigError
+
+_SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
+_TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
+_THROUGHPUT = re.compile(r"tok_per_s@(\d+)")
+
+
+@dataclass(frozen=True)
+class LandscapeFigures:
+    """One row's figures: single-request tok/s, aggregate tok/s per concurrency, accept length."""
+
+    single_tok_per_s: float
+    tok_per_s: dict[int, float]
+    accept_length: float | None = None
+
+
+@dataclass(frozen=True)
+class LandscapeTable:
+    """A validated landscape table. ``configs`` maps each effective setting to its figures."""
+
+    name: str
+    source: str
+    concurrencies: tuple[int, ...]
+    baseline: LandscapeFigures
+    configs: dict[SpecConfig, LandscapeFigures] = field(default_factory=dict)
+    load_s: float | None = None
+    description: str = ""
+
+    def speedups(self, spec: SpecConfig) -> dict[str, float]:
+        """``single_speedup`` and ``speedup@C`` of a row against the table's baseline."""
+        row = self.configs[spec]
+        out = {"single_speedup": row.single_tok_per_s / self.baseline.single_tok_per_s}
+        for c in self.concurrencies:
+            out[f"speedup@{c}"] = row.tok_per_s[c] / self.baseline.tok_per_s[c]
+        return out
+
+    def to_dict(self) -> dict[str, Any]:
+        """The table in its file format (what :func:`load_landscape` reads back)."""
+        def figures(f: LandscapeFigures) -> dict[str, Any]:
+            out: dict[str, Any] = {"single_tok_per_s": f.single_tok_per_s}
+            if f.accept_length is not None:
+                out["accept_length"] = f.accept_length
+            out.update({f"tok_per_s@{c}": v for c, v in sorted(f.tok_per_s.items())})
+            return out
+
+        data: dict[str, Any] = {"name": self.name}
+        if self.description:
+            data["description"] = self.description
+        data["concurrency"] = self.concurrencies[0] if len(self.concurrencies) == 1 else list(self.concurrencies)
+        if self.load_s is not None:
+            data["load_s"] = self.load_s
+        data["baseline"] = figures(self.baseline)
+        data["configs"] = [{**spec.as_dict(), **figures(f)} for spec, f in sorted(self.configs.items())]
+        return data
+
+
+def _number(source, key: str, value: Any, minimum: float = 0.0, strict: bool = True) -> float:
+    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    if not ok or (value <= minimum if strict else value < minimum):
+        bound = f"above {minimum:g}" if strict else f"at least {minimum:g}"
+        raise ConfigError(source, key, f"expected a number {bound}, got {value!r}")
+    return float(value)
+
+
+def _figures(source, key: str, data: Any, concurrencies: tuple[int, ...], allowed: set[str]) -> LandscapeFigures:
+    if not isinstance(data, dict):
+        raise ConfigError(source, key, f"expected a mapping of figures, got {type(data).__name__}")
+    for name in data:
+        if name not in allowed and not _THROUGHPUT.fullmatch(str(name)):
+            raise ConfigError(source, f"{key}.{name}", f"unknown key; expected {', '.join(sorted(allowed))} "
+                              f"or tok_per_s@C")
+        m = _THROUGHPUT.fullmatch(str(name))
+        if m and int(m.group(1)) not in concurrencies:
+            raise ConfigError(source, f"{key}.{name}", f"concurrency {m.group(1)} is not in the table's "
+                              f"concurrency ({', '.join(map(str, concurrencies))}); add it there or drop the key")
+    if "single_tok_per_s" not in data:
+        raise ConfigError(source, f"{key}.single_tok_per_s", "required key is missing")
+    single = _number(source, f"{key}.single_tok_per_s", data["single_tok_per_s"])
+    tps = {}
+    for c in concurrencies:
+        name = f"tok_per_s@{c}"
+        if name not in data:
+            raise ConfigError(source, f"{key}.{name}", f"required key is missing (the table's concurrency "
+                              f"includes {c})")
+        tps[c] = _number(source, f"{key}.{name}", data[name])
+    accept = data.get("accept_length")
+    if accept is not None:
+        accept = _number(source, f"{key}.accept_length", accept, 1.0, strict=False)
+    return LandscapeFigures(single, tps, accept)
+
+
+def _spec(source, key: str, row: dict) -> SpecConfig:
+    values = []
+    for name in _SPEC_KEYS:
+        v = row.get(name)
+        if not isinstance(v, int) or isinstance(v, bool) or v < 1:
+            raise ConfigError(source, f"{key}.{name}", f"expected a positive integer, got {v!r}")
+        values.append(v)
+    spec = SpecConfig(*values)
+    res = resolve(spec)
+    if not res.ok:
+        raise ConfigError(source, key, f"{spec.label()} cannot run ({res.violation.rule}: "
+                          f"{res.violation.message}); drop the row")
+    if res.effective != spec:
+        raise ConfigError(source, key, f"{spec.label()} is not what SGLang runs: it runs "
+                          f"{res.effective.label()}; list effective settings only")
+    return spec
+
+
+def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
+    """Validate a loaded landscape table; :class:`ConfigError` names ``source`` and the key."""
+    if not isinstance(data, dict):
+        raise ConfigError(source, "", f"expected a JSON object at the top level, got {type(data).__name__}")
+    for name in data:
+        if name not in _TOP_KEYS:
+            raise ConfigError(source, str(name), f"unknown key; expected one of: {', '.join(_TOP_KEYS)}")
+    name = data.get("name")
+    if not isinstance(name, str) or not name.strip():
+        raise ConfigError(source, "name", f"expected a non-empty string, got {name!r}")
+    conc = data.get("concurrency")
+    conc_list = conc if isinstance(conc, list) else [conc]
+    if not conc_list or any(not isinstance(c, int) or isinstance(c, bool) or c < 1 for c in conc_list) \
+            or len(set(conc_list)) != len(conc_list):
+        raise ConfigError(source, "concurrency", f"expected a positive integer or a list of distinct ones, "
+                          f"got {conc!r}")
+    concurrencies = tuple(sorted(conc_list))
+    load_s = data.get("load_s")
+    if load_s is not None:
+        load_s = _number(source, "load_s", load_s, 0.0, strict=False)
+    description = data.get("description", "")
+    if not isinstance(description, str):
+        raise ConfigError(source, "description", f"expected a string, got {description!r}")
+    if "baseline" not in data:
+        raise ConfigError(source, "baseline", "required key is missing")
+    baseline = _figures(source, "baseline", data["baseline"], concurrencies, {"single_tok_per_s", "accept_length"})
+    rows = data.get("configs")
+    if not isinstance(rows, list) or not rows:
+        raise ConfigError(source, "configs", "expected a non-empty list of settings with their figures")
+    configs: dict[SpecConfig, LandscapeFigures] = {}
+    allowed = {"single_tok_per_s", "accept_length"}
+    for i, row in enumerate(rows):
+        key = f"configs[{i}]"
+        if not isinstance(row, dict):
+            raise ConfigError(source, key, f"expected a mapping, got {type(row).__name__}")
+        spec = _spec(source, key, row)
+        if spec in configs:
+            raise ConfigError(source, key, f"{spec.label()} is listed twice; keep one row per setting")
+        figures = {k: v for k, v in row.items() if k not in _SPEC_KEYS}
+        configs[spec] = _figures(source, key, figures, concurrencies, allowed)
+    return LandscapeTable(name.strip(), str(source), concurrencies, baseline, configs, load_s, description)
+
+
+def load_landscape(path: str | Path) -> LandscapeTable:
+    """Read and validate a landscape table file (JSON); :class:`ConfigError` for any problem."""
+    path = Path(path)
+    try:
+        text = path.read_text()
+    except FileNotFoundError:
+        raise ConfigError(path, "", "file not found; check the path") from None
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ConfigError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    return parse_landscape(data, path)
