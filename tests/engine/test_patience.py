@@ -15,7 +15,7 @@ from optuna.storages import RDBStorage
 from optuna.trial import TrialState
 
 from tuner.engine.asktell import ask, tell
-from tuner.engine.patience import PatientRDBStorage, StorageUnavailable, is_transient
+from tuner.engine.patience import PatientRDBStorage, StorageUnavailable, fail_fast, is_transient, unreachable_now
 from tuner.engine.storage import open_storage
 
 
@@ -83,6 +83,19 @@ def test_an_outage_longer_than_the_patience_raises_storage_unavailable(study, tm
     (tmp_path / "p.db.aside").rename(tmp_path / "p.db")
     study._storage.set_trial_user_attr(trial._trial_id, "k", 2)
     assert study._storage.get_trial(trial._trial_id).user_attrs["k"] == 2
+
+
+def test_within_fail_fast_an_outage_raises_at_once(study, tmp_path, monkeypatch):
+    # The pruning decision between two stages of a suite must not hold a measuring server up.
+    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "600")
+    trial = ask(study)
+    (tmp_path / "p.db").rename(tmp_path / "p.db.aside")
+    with fail_fast(), pytest.raises(StorageUnavailable):
+        study._storage.set_trial_user_attr(trial._trial_id, "k", 1)  # would wait 600 s otherwise
+    assert unreachable_now(study._storage)
+    (tmp_path / "p.db.aside").rename(tmp_path / "p.db")
+    study._storage.set_trial_user_attr(trial._trial_id, "k", 2)  # patient again outside the block
+    assert study._storage.get_trial(trial._trial_id).user_attrs["k"] == 2 and not unreachable_now(study._storage)
 
 
 REAPER = textwrap.dedent("""

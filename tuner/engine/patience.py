@@ -28,6 +28,9 @@ Contracts:
   heartbeat until a grace period after it (:func:`tuner.engine.workers.reap_dead_trials`).
 * ``on_outage(kind, info)``, when set, hears ``storage_down`` and ``storage_back`` from the main
   thread (the run's progress lines).
+* Inside :func:`fail_fast` a transient error raises :class:`StorageUnavailable` at once: for calls
+  made while a server is measuring (the pruning decision between two stages of a suite), which
+  must not hold the measurement up; their caller goes on without them.
 
 Knob: ``TUNER_STORAGE_PATIENCE_S`` (whole seconds, default 600, the same on every worker is wise).
 """
@@ -38,6 +41,7 @@ import os
 import random
 import threading
 import time
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Callable
 
@@ -208,6 +212,8 @@ class PatientRDBStorage(RDBStorage):
                 self._reset_connections()
                 if name in _NO_WAIT:
                     raise
+                if getattr(_local, "fail_fast", False):
+                    raise StorageUnavailable(self.shown_url, now - first_failure, self._describe(exc)) from None
                 if now - first_failure >= patience:
                     raise StorageUnavailable(self.shown_url, now - first_failure, self._describe(exc)) from None
                 time.sleep(min(pause * random.uniform(0.8, 1.2), max(0.0, first_failure + patience - now)))
@@ -295,6 +301,18 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
                 raise StorageUnavailable(shown_url, waited, describe(exc)) from None
             time.sleep(min(pause, patience - waited))
             pause = min(pause * 2, MAX_PAUSE_S)
+
+
+@contextmanager
+def fail_fast():
+    """Within the block, this thread's storage calls do not wait out an outage: the first transient
+    error raises :class:`StorageUnavailable` (see the module docstring)."""
+    before = getattr(_local, "fail_fast", False)
+    _local.fail_fast = True
+    try:
+        yield
+    finally:
+        _local.fail_fast = before
 
 
 def unreachable_now(storage) -> bool:

@@ -47,6 +47,7 @@ from ..bench.plan import complete_after, requests_until
 from ..config.study import StudyConfig, objective_concurrency
 from .objectives import objective_values
 from .outcome import is_figure
+from .patience import StorageUnavailable, fail_fast, unreachable_now
 from .records import MEASURED, StoredFigures
 
 #: user attribute: per stage, ``{"stage": name, "estimates": [...]}`` (every measured trial)
@@ -230,13 +231,20 @@ class StageJudge:
         if estimates is None:
             return False
         storage, tid, n = self.study._storage, self.trial._trial_id, len(estimates)
-        for i, v in enumerate(estimates):
-            storage.set_trial_intermediate_value(tid, index * n + i, float(v))
         self.stages.append({"stage": name, "estimates": [float(v) for v in estimates]})
-        self.trial.set_user_attr(STAGES_ATTR, self.stages)
-        if not self.config.budget.prune.enabled or not self.pruner.plan:
-            return False  # off, or a backend that does not say its order (no error estimate)
-        verdict = self.pruner.verdict(self.study, storage.get_trial(tid))
+        if unreachable_now(storage):
+            return False  # a storage outage: measure on, decide nothing (the stages go with the finish)
+        try:
+            # The server is measuring: a storage outage must not hold the suite up (or lose it).
+            with fail_fast():
+                for i, v in enumerate(estimates):
+                    storage.set_trial_intermediate_value(tid, index * n + i, float(v))
+                self.trial.set_user_attr(STAGES_ATTR, self.stages)
+                if not self.config.budget.prune.enabled or not self.pruner.plan:
+                    return False  # off, or a backend that does not say its order (no error estimate)
+                verdict = self.pruner.verdict(self.study, storage.get_trial(tid))
+        except StorageUnavailable:
+            return False
         if verdict.pruned:
             self.verdict = verdict
             self.emit("phase", {"phase": "pruned", "stage": name, "by": verdict.by})

@@ -41,7 +41,7 @@ from .limits import extra_constraints
 from .objectives import worst_values
 from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement, measurement_attrs
 from .patience import StorageUnavailable, unreachable_now
-from .pruning import StageJudge, baseline_stage_attrs, pruned_attrs
+from .pruning import STAGES_ATTR, StageJudge, baseline_stage_attrs, pruned_attrs
 from .records import (CONSTRAINT, FAILED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED, launched, load_records,
                       spec_from_params, spec_key)
 from .requeue import clear_inherited, requeue
@@ -254,6 +254,8 @@ class TrialRunner:
                                                 baseline.attrs)
                     finish = self._finish_of(trial, verdict.status, verdict.values, verdict.attrs,
                                              feasible=verdict.status == MEASURED, measured=True)
+                if judge.stages:  # also those the judge could not store during a storage outage
+                    finish.user_attrs[STAGES_ATTR] = judge.stages
             suite = m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None
             recorded = record_finish(
                 study, finish, journal=self.journal, suite=suite, storage=storage_label(self.storage), kind=kind,
