@@ -80,6 +80,28 @@ def test_a_finish_applied_twice_is_told_once(config):
     assert Finish.from_dict(json.loads(json.dumps(finish.to_dict()))) == finish
 
 
+def test_a_pruned_finish_is_told_pruned_once_and_re_homed_as_pruned(config):
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    attrs = {"status": "pruned", "effective_key": "3-1-4", "pruned_at": "probe", "partial": {"single_tok_per_s": 30.0}}
+    finish = finish_of(study, trial, attrs, None, {"measured": 1.0}, measured=True, pruned=True)
+    back = Finish.from_dict(json.loads(json.dumps(finish.to_dict())))  # through the journal
+    assert back == finish and back.pruned and back.values is None
+    assert apply_finish(study, finish)[0] == TOLD
+    assert apply_finish(study, finish)[0] == ALREADY
+    (done,) = study.get_trials(deepcopy=False)
+    assert done.state == TrialState.PRUNED and load_records(study)[0].status == "pruned"
+    # Failed meanwhile by another worker: the pruned verdict comes back as a PRUNED trial of its own,
+    # so the setting is never launched again.
+    other = running_trial(study)
+    late = finish_of(study, other, {**attrs, "effective_key": "2-1-3"}, None, {"measured": 1.0}, measured=True,
+                     pruned=True)
+    study._storage.set_trial_state_values(other._trial_id, TrialState.FAIL)
+    assert apply_finish(study, late)[0] == REHOMED
+    rehomed = [r for r in load_records(study) if r.attrs.get("replayed_from") == other.number]
+    assert len(rehomed) == 1 and rehomed[0].state == "PRUNED" and rehomed[0].status == "pruned"
+
+
 def test_a_trial_failed_meanwhile_keeps_its_measurement_and_the_retry_reuses_it(config):
     study = open_study(config.name, config.storage)
     trial = running_trial(study)

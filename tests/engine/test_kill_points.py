@@ -35,7 +35,7 @@ search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
 server: {{backend: sim, model_path: moonshotai/Kimi-K2.6, draft_model_path: sim/draft, tp_size: 8}}
 bench: {{suite: quick}}
 sampler: {{seed: 4}}
-budget: {{n_trials: {BUDGET}}}
+budget: {{n_trials: {BUDGET}, prune: false}}  # exact launch counts (pruning: tests/engine/test_pruning*)
 """
 
 #: One worker on the performance model; every finished measurement is logged (before it is

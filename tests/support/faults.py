@@ -39,7 +39,8 @@ bench:
     warmup: {{requests: 1, max_tokens: 4}}
     timeout_s: 600
 sampler: {{seed: 5}}
-budget: {{n_trials: {budget}}}
+# pruning off: these studies count launches exactly; pruned launches have tests of their own
+budget: {{n_trials: {budget}, prune: false}}
 """
 
 ROOT = Path(__file__).resolve().parents[2]
