@@ -78,7 +78,8 @@ def test_status_and_pareto_as_csv(study):
     assert json.loads(invoke("study", "pareto", path, "--json").output)["study"] == "life"  # the old spelling
 
 
-def test_a_spent_study_says_how_to_extend_it_and_grows(study, tmp_path):
+def test_a_spent_study_says_how_to_extend_it_and_grows(study, tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)  # `run --study NAME` works in studies/NAME of the current folder
     path, config = study
     text = path.read_text().replace("n_trials: 40", "n_trials: 3")
     spent = tmp_path / "spent.yaml"
