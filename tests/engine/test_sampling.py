@@ -1,6 +1,6 @@
-"""The sampler factory and the default strategy (tuner/sampling.py), on the real study engine with
-the performance model as backend (no processes): what ``auto`` is, that its local moves are valid
-and new, and that it finds both optima of a profile within a night's budget."""
+"""The sampler factory (tuner/engine/sampling.py) and the previous default, ``local-tpe`` (TPE with local
+moves), on the real study engine with the performance model as backend (no processes): its local
+moves are valid and new. The default, ``auto``, is tested in test_structured_sampler.py."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def _benchmark():
     return module
 
 
-def test_auto_is_local_tpe_and_options_reach_it():
-    sampler = make_sampler(SamplerSettings(name="auto", options={"draft_factor": 2.0, "n_startup_trials": 3}), 1, GRID)
+def test_local_tpe_and_its_options():
+    sampler = make_sampler(SamplerSettings(name="local-tpe", options={"draft_factor": 2.0, "n_startup_trials": 3}),
+                           1, GRID)
     assert isinstance(sampler, LocalTPESampler)
     assert sampler._draft_factor == 2.0 and sampler._tpe._n_startup_trials == 3
     assert isinstance(make_sampler(SamplerSettings(name="tpe"), 1, GRID), optuna.samplers.TPESampler)
@@ -40,7 +41,7 @@ def test_auto_is_local_tpe_and_options_reach_it():
 
 def test_bad_options_are_config_errors():
     with pytest.raises(ConfigError, match="sampler.options"):
-        make_sampler(SamplerSettings(name="auto", options={"local_prob": 2}), 1, GRID)
+        make_sampler(SamplerSettings(name="local-tpe", options={"local_prob": 2}), 1, GRID)
     with pytest.raises(ConfigError, match="sampler.options"):
         make_sampler(SamplerSettings(name="tpe", options={"no_such_option": 1}), 1, GRID)
 
@@ -98,7 +99,7 @@ def test_local_moves_never_relaunch_or_repeat_a_setting(tmp_path):
 
     bench = _benchmark()
     target, truth = bench.truth_for("k2.6-tp8-nvlink", suite="quick", cache=tmp_path)
-    study, _ = run_study_on(target, truth, "default", 3, space=bench.SPACE, suite="quick", budget=20, noise=0.02)
+    study, _ = run_study_on(target, truth, "local-tpe", 3, space=bench.SPACE, suite="quick", budget=20, noise=0.02)
     local = [t.number for t in study.trials if LocalTPESampler.LOCAL_FROM in t.system_attrs]
     records = load_records(study)
     assert len(local) >= 5

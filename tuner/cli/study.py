@@ -263,6 +263,8 @@ def print_status(data: dict) -> None:
         # unless it measured and only breaks the study's limits (SLOs, lossless): then they are real.
         vals = " ".join(f"{v:.3f}" for v in t["values"]) if _real_values(t) else ""
         note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
+        if t.get("remeasure_of") is not None:
+            note = note or f"again (first: trial {t['remeasure_of']})"
         if t.get("limits"):
             note = "; ".join(filter(None, [note, t["limits"]]))
         lossless = "" if t.get("lossless_share") is None else (

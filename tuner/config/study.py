@@ -184,7 +184,7 @@ _OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|(speedup|tok_per_s|go
 
 
 class SamplerSettings(StrictModel):
-    name: Literal["auto", "tpe", "nsgaii", "gp", "random", "grid"] = "auto"
+    name: Literal["auto", "local-tpe", "tpe", "nsgaii", "gp", "random", "grid"] = "auto"
     #: None: each worker draws its own seed (a shared seed would make a restarted worker
     #: propose the crashed trial's parameters again)
     seed: int | None = None

@@ -1,8 +1,8 @@
 """What SGLang does with flags: the one copy of that knowledge, by SGLang version.
 
-Owns the speculative-decoding rules and rewrites (``rules``) and the adaptive policy's flags and
-file format (``adaptive``). Every rule names the SGLang 0.5.23 source it mirrors, so a new SGLang
-release is an edit here. The tuner uses these modules to propose only what SGLang runs; the
+Owns the speculative-decoding rules and rewrites (``rules``), which settings verify the same draft
+tree (``trees``), and the adaptive policy's flags and file format (``adaptive``). Every rule names
+the SGLang 0.5.23 source it mirrors, so a new SGLang release is an edit here. The tuner uses these modules to propose only what SGLang runs; the
 simulator uses the very same functions to fail and rewrite as SGLang does.
 
 May import: nothing of the tuner (the bottom layer).
