@@ -232,7 +232,7 @@ class StudyConfig(StrictModel):
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     #: trials measured first, after SGLang's automatic choice and the article's setting
     seed_trials: list[SeedTrial] = Field(default_factory=list)
-    #: measure tuner.engine.sampling.DEFAULT_SEED_TRIALS first: SGLang's (3, 1, 4), the article's (1, 1, 3),
+    #: measure tuner.engine.seeds.DEFAULT_SEED_TRIALS first: SGLang's (3, 1, 4), the article's (1, 1, 3),
     #: a medium and a large tree from SGLang's bench_speculative grid
     default_seed_trials: bool = True
     #: folder for per-trial logs; default ``studies/NAME/`` beside the study file

@@ -2,7 +2,8 @@
 
 Owns the Optuna study and its companion baseline study (``study``, ``baseline``), one worker's run
 (``runner``) and one trial's steps (``trial``, ``outcome``), several workers sharing a study
-(``workers``: heartbeats and claims), the sampler (``sampling``), objectives, the trial records
+(``workers``: heartbeats and claims), the samplers (``sampling``; the default, ``structured``, with
+its ``surrogate`` and ``lookahead``; the seed trials, ``seeds``), objectives, the trial records
 every reader uses (``records``), storage URLs (``storage``), artifacts, and the one seam to the
 world, ``Backend.measure`` (``backends``).
 

@@ -21,16 +21,9 @@ import random
 from ..config.space import SPEC_PARAMS
 from ..config.study import SamplerSettings
 from ..config.yamlfile import ConfigError
-from ..sglang.rules import AUTO_CHOICE, SpecConfig, candidate_count, resolve
+from ..sglang.rules import SpecConfig, candidate_count, resolve
+from .seeds import DEFAULT_SEED_TRIALS  # noqa: F401  - where callers have always found it
 
-#: Measured first in every study (when in the space): SGLang's automatic choice, the article's
-#: setting (num_steps=1, topk=1, draft tokens=3, which SGLang runs with 2 draft tokens), then a
-#: medium and a large tree from SGLang's own grid (scripts/playground/bench_speculative.py: steps
-#: 1-7, topk up to 8, draft tokens up to 32). Acceptance grows with the
-#: steps and the tree while the verify cost grows with the verified tokens, so the single-request
-#: optimum lies at a large tree and the high-concurrency one at a small one: the four seeds put the
-#: local moves near both ends of the front from the start.
-DEFAULT_SEED_TRIALS = (SpecConfig(*AUTO_CHOICE), SpecConfig(1, 1, 3), SpecConfig(4, 4, 16), SpecConfig(5, 8, 32))
 
 #: ``local-tpe``'s settings (override any in the study file's ``sampler.options``)
 LOCAL_TPE_OPTIONS = {"local_prob": 0.8, "draft_factor": 1.6, "center_tolerance": 0.03}
