@@ -111,15 +111,21 @@ def validation_error(source: str | Path, exc: ValidationError,
     return ConfigError(source, _key_path(loc), msg)
 
 
-def read_yaml(path: str | Path) -> Any:
-    """``yaml.safe_load`` of a file; missing files and bad YAML become :class:`ConfigError`."""
+def read_text(path: str | Path) -> str:
+    """A file's text; a missing or unreadable file becomes :class:`ConfigError`."""
     path = Path(path)
     try:
-        text = path.read_text()
+        return path.read_text()
     except FileNotFoundError:
         raise ConfigError(path, "", "file not found; check the path") from None
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+
+
+def read_yaml(path: str | Path) -> Any:
+    """``yaml.safe_load`` of a file; missing files and bad YAML become :class:`ConfigError`."""
+    path = Path(path)
+    text = read_text(path)
     try:
         return yaml.safe_load(text)
     except yaml.YAMLError as exc:
