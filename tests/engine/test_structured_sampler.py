@@ -150,3 +150,24 @@ def test_a_failure_fences_off_larger_settings_and_repeats_teach_the_noise():
     learned = sampler.noise_var(readings)
     spread = np.var(np.log([1.0, 1.1] * 20), ddof=1)
     assert prior < learned < spread and learned == pytest.approx(spread, rel=0.1)
+
+
+def test_settings_another_worker_measures_or_that_break_the_limits_are_left_alone():
+    sampler = StructuredSampler(SPACE, seed=0)
+    readings = Readings()
+    for spec, v in ((SpecConfig(3, 1, 4), 2.0), (SpecConfig(1, 1, 2), 1.6), (SpecConfig(4, 4, 16), 2.85),
+                    (SpecConfig(5, 8, 32), 2.9)):
+        readings.values[tree_key(spec)] = [[v, 3.5 - v]]
+        readings.accept[tree_key(spec)] = [v + 0.2]
+        readings.spec[tree_key(spec)] = spec
+    readings.busy = {(5, 8, 32), (4, 4, 20)}  # a re-measurement and a first one, on other workers
+    readings.infeasible = {(5, 8, 40)}  # measured, but breaks an SLO
+    open_ = {sampler._keys[i] for i in sampler.open_candidates(readings)}
+    assert (4, 4, 20) not in open_ and (5, 8, 40) not in open_ and (5, 8, 48) in open_
+    # the last launch confirms the single-request pick, which rests on one reading 2% above a rival
+    # -- unless another worker is measuring it now: then something else is proposed
+    idle = Readings(**{**readings.__dict__, "busy": set(), "infeasible": set()})
+    assert sampler.propose(idle, number=9, remaining=1)[:2] == (SpecConfig(5, 8, 32), True)
+    for remaining in (1, 5):
+        spec, again, why = sampler.propose(readings, number=9, remaining=remaining)
+        assert tree_key(spec) not in readings.busy | readings.infeasible

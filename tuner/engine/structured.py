@@ -70,6 +70,9 @@ class Readings:
     spec: dict = field(default_factory=dict)  #: tree key -> the effective setting measured
     failed: set = field(default_factory=set)  #: effective settings that failed at launch
     busy: set = field(default_factory=set)  #: tree keys another trial is measuring now
+    #: tree keys measured but infeasible (they break the study's SLOs or lossless check): never
+    #: proposed again, and no reading to learn from
+    infeasible: set = field(default_factory=set)
     launched: int = 0
 
     def mean(self, key) -> np.ndarray:
@@ -106,6 +109,8 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
             out.spec.setdefault(key, eff)
         elif status == FAILED:
             out.failed.add(eff)
+        elif status == MEASURED:
+            out.infeasible.add(tree_key(eff))
     return out
 
 
@@ -204,7 +209,8 @@ class StructuredSampler(_optuna_base()):
         """Indices of candidates worth launching for the first time."""
         out = []
         for i, (key, spec) in enumerate(zip(self._keys, self._specs)):
-            if i not in self._explorable or key in readings.values or key in readings.busy:
+            if (i not in self._explorable or key in readings.values or key in readings.busy
+                    or key in readings.infeasible):
                 continue
             if any(spec.num_steps >= f.num_steps and spec.eagle_topk >= f.eagle_topk
                    and spec.num_draft_tokens >= f.num_draft_tokens for f in readings.failed):
@@ -277,7 +283,7 @@ class StructuredSampler(_optuna_base()):
         counts = np.array([len(readings.values[k]) for k in measured])
         if remaining is not None and remaining <= self._confirm:
             j = self.unconfirmed_pick(means, counts, noise_var)
-            if j is not None:
+            if j is not None and measured[j] not in readings.busy:
                 return readings.spec[measured[j]], True, "re-measure: an export pick rests on one reading"
         weight = self._explore_weight
         if remaining is not None:
@@ -296,6 +302,9 @@ class StructuredSampler(_optuna_base()):
         scale = np.concatenate([np.ones(len(m_idx)), scale])
         doubt = np.concatenate([np.zeros(len(m_idx)), doubt])
         values = move_values(beliefs, m_idx, means, counts, moves, noise_var, weight, scale, doubt)
+        values[:len(m_idx)][[k in readings.busy for k in measured]] = -np.inf  # another worker measures it
+        if not np.isfinite(values).any():
+            return None
         best = int(np.argmax(values))
         again = best < len(m_idx)
         spec = readings.spec[measured[best]] if again else self._specs[int(moves[best])]
