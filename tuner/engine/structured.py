@@ -70,9 +70,12 @@ class Readings:
     spec: dict = field(default_factory=dict)  #: tree key -> the effective setting measured
     failed: set = field(default_factory=set)  #: effective settings that failed at launch
     busy: set = field(default_factory=set)  #: tree keys another trial is measuring now
-    #: tree keys measured but infeasible (they break the study's SLOs or lossless check): never
-    #: proposed again, and no reading to learn from
+    #: tree keys measured but breaking the study's limits (SLOs, an enforced lossless check): their
+    #: readings teach the model, but export never picks them, so they are not measured again
     infeasible: set = field(default_factory=set)
+    #: tree key -> per reading, the most a limit is broken by (``slo:...`` and lossless
+    #: constraints: above 0 broken); empty when the study has no limits
+    limits: dict = field(default_factory=dict)
     launched: int = 0
 
     def mean(self, key) -> np.ndarray:
@@ -83,7 +86,7 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
     """The readings of finished trials (feasible measured ones; failed launches apart)."""
     from optuna.trial import TrialState
 
-    from .records import FAILED, MEASURED, spec_from_dict, spec_from_params
+    from .records import CONSTRAINT, FAILED, MEASURED, spec_from_dict, spec_from_params
 
     out = Readings()
     for t in trials:
@@ -101,16 +104,18 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
             continue
         if status in (MEASURED, FAILED):
             out.launched += 1
-        feasible = all(v <= 0 for v in t.constraints.values())
-        if status == MEASURED and feasible and t.values and all(v > 0 for v in t.values):
+        if status == MEASURED and t.values and all(v > 0 for v in t.values):
             key = tree_key(eff)
             out.values.setdefault(key, []).append(list(t.values))
             out.accept.setdefault(key, []).append(t.user_attrs.get("accept_length"))
             out.spec.setdefault(key, eff)
+            limits = [v for name, v in t.constraints.items() if name != CONSTRAINT]
+            if limits:
+                out.limits.setdefault(key, []).append(max(limits))
+            if any(v > 0 for v in t.constraints.values()):
+                out.infeasible.add(key)
         elif status == FAILED:
             out.failed.add(eff)
-        elif status == MEASURED:
-            out.infeasible.add(tree_key(eff))
     return out
 
 
@@ -209,8 +214,7 @@ class StructuredSampler(_optuna_base()):
         """Indices of candidates worth launching for the first time."""
         out = []
         for i, (key, spec) in enumerate(zip(self._keys, self._specs)):
-            if (i not in self._explorable or key in readings.values or key in readings.busy
-                    or key in readings.infeasible):
+            if i not in self._explorable or key in readings.values or key in readings.busy:
                 continue
             if any(spec.num_steps >= f.num_steps and spec.eagle_topk >= f.eagle_topk
                    and spec.num_draft_tokens >= f.num_draft_tokens for f in readings.failed):
@@ -266,18 +270,44 @@ class StructuredSampler(_optuna_base()):
                 out.update(int(i) for i in open_[near])
         return out
 
+    def feasibility(self, readings: Readings, seen: list) -> np.ndarray | None:
+        """The probability that each candidate meets the study's limits (a model of the most a
+        limit is broken by, from every measured setting), or None for a study without limits."""
+        if not readings.limits:
+            return None
+        from scipy.stats import norm
+
+        rows, ys = [], []
+        for k in seen:
+            for v in readings.limits.get(k, []):
+                rows.append(self._index[k])
+                ys.append(v)
+        if not rows:
+            return None
+        belief = fit(self._x[rows], np.asarray(ys, dtype=float), self._x, 1e-4)
+        return norm.cdf(-belief.mean / np.maximum(belief.sd, 1e-6))
+
     def propose(self, readings: Readings, number: int, remaining: int | None = None):
         """``(setting, re-measure?, why)`` for the next trial, or None (Optuna's random sampler
         then). ``remaining``: launches left in the study's budget (None: no budget)."""
         rng = np.random.default_rng([self._seed, number])
         open_ = np.array(self.open_candidates(readings), dtype=int)
-        measured = [k for k in readings.values if k in self._index]
-        if len(measured) < 3:
+        seen = [k for k in readings.values if k in self._index]  # every reading teaches the model
+        if len(seen) < 3:
             if not len(open_):
                 return None
             return self._specs[int(rng.choice(open_))], False, "too few readings: a random setting"
         noise_var = self.noise_var(readings)
-        beliefs = self.beliefs(readings, measured, noise_var)
+        beliefs = self.beliefs(readings, seen, noise_var)
+        feasible = self.feasibility(readings, seen)
+        measured = [k for k in seen if k not in readings.infeasible]  # what export may pick
+        if not measured:
+            if not len(open_):
+                return None
+            best = [float(b.mean[[self._index[k] for k in seen]].max()) for b in beliefs]
+            ei = np.max([expected_improvement(b.mean[open_], b.sd[open_], m) for b, m in zip(beliefs, best)], axis=0)
+            i = int(open_[int(np.argmax(ei * feasible[open_]))])
+            return self._specs[i], False, "explore: no setting measured meets the study's limits yet"
         m_idx = np.array([self._index[k] for k in measured])
         means = np.array([readings.mean(k) for k in measured])
         counts = np.array([len(readings.values[k]) for k in measured])
@@ -302,6 +332,8 @@ class StructuredSampler(_optuna_base()):
         scale = np.concatenate([np.ones(len(m_idx)), scale])
         doubt = np.concatenate([np.zeros(len(m_idx)), doubt])
         values = move_values(beliefs, m_idx, means, counts, moves, noise_var, weight, scale, doubt)
+        if feasible is not None:  # a new setting counts only if it meets the limits
+            values[len(m_idx):] *= feasible[moves[len(m_idx):]]
         values[:len(m_idx)][[k in readings.busy for k in measured]] = -np.inf  # another worker measures it
         if not np.isfinite(values).any():
             return None
