@@ -188,8 +188,8 @@ class SamplerSettings(StrictModel):
     #: None: each worker draws its own seed (a shared seed would make a restarted worker
     #: propose the crashed trial's parameters again)
     seed: int | None = None
-    #: keyword arguments for the sampler (for auto: local_prob, draft_factor, center_tolerance, and
-    #: tpe_options for its TPE part; see tuner/sampling.py)
+    #: keyword arguments for the sampler (for auto: tuner.engine.structured.STRUCTURED_OPTIONS; for
+    #: local-tpe: local_prob, draft_factor, center_tolerance and TPESampler's; see tuner/engine/sampling.py)
     options: dict[str, Any] = Field(default_factory=dict)
 
 
