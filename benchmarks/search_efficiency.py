@@ -5,7 +5,7 @@ Each run is a whole study on the real engine (:func:`tuner.engine.study.create_s
 repeated effective settings) with ``server.backend: model`` on a landscape table (a simulator
 profile's model figures, or any table given with ``--landscape``), seeded measurement noise, and
 in-memory Optuna storage. Parts: ``benchmarks/searchbench/`` (targets and truth, runs and scores,
-strategies).
+strategies, the generated profiles and landscape families of the test bed and its train/test split).
 
 Per target and strategy, over ``--seeds`` runs, it prints:
 
@@ -33,6 +33,14 @@ front (``near front``, both must be 0). Parts in ``benchmarks/searchbench/night.
     python benchmarks/search_efficiency.py --quick              # 5 seeds, the main strategies
     python benchmarks/search_efficiency.py --profiles dense-27b-tp1,my/profile.yaml --landscape node.json
     python benchmarks/search_efficiency.py --strategies default --hours 8 --prune both   # a night, pruning on/off
+    nice -n 10 python benchmarks/search_efficiency.py --set shipped,train,test --groups-only \
+        --strategies default,local-tpe,random,tpe,grid --noise 0.04   # the README's tables (hours)
+
+With ``--set`` it also prints, per set and per family in it, how many landscapes reach 90% (80%)
+of their seeds, the worst one, the mean, the median launch at which the picks settle, HV@16, the
+landscapes where the strategy is below random search, and the median modelled GPU hours. Tuning
+aids: ``--options JSON`` (the default strategy's ``sampler.options``), ``--only REGEX`` (targets by
+name), ``--jobs N`` (processes; default 1, the machine is shared).
 
 Progress goes to stderr, the tables to stdout (``--json FILE`` also writes every run's figures).
 """
@@ -41,12 +49,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import time
 import warnings
 from pathlib import Path
 
+# One BLAS thread per process: the surrogate's small matrices gain nothing from threads, and the
+# machine is shared (--jobs decides how many cores the benchmark takes).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ.setdefault(_var, "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from searchbench.night import print_night, summarize_night  # noqa: E402
@@ -130,29 +143,47 @@ def print_target_tables(summaries: dict, truths: dict, budget: int) -> None:
         _table(head, lines)
 
 
-def print_group_tables(summaries: dict, groups: dict[str, list[str]], strategies: list[str]) -> None:
-    """Per group of targets (shipped, train, test): how many meet the goal, the worst and mean share."""
+def group_summary(runs: list[RunResult], by_target: dict, horizon: int = HORIZON) -> dict:
+    """One strategy over a group of targets: per-target shares, and the figures over all its runs."""
+    shares = [statistics.mean(1.0 if r.export_both(horizon) else 0.0 for r in rs) for rs in by_target.values()]
+    settled = [r.export_settled(horizon) for r in runs]
+    hours = [r.model_hours[r.export_settled(horizon) - 1] for r in runs
+             if r.export_settled(horizon) is not None and r.model_hours]
+    return {"targets": len(shares), "mean": statistics.mean(shares), "worst": min(shares),
+            "at90": sum(1 for x in shares if x >= 0.9), "at80": sum(1 for x in shares if x >= 0.8),
+            "median_launches": _pct(settled, 0.5), "hv16": statistics.mean(r.hv_frac.get(16, 0.0) for r in runs),
+            "gpu_hours_median": statistics.median(hours) if hours else None}
+
+
+def print_group_tables(runs: dict, groups: dict[str, list[str]], strategies: list[str]) -> dict:
+    """Per group of targets (shipped, train, test, and each family in them): how many targets meet
+    the goal (>= 90% / >= 80% of seeds), the worst and mean share, the median launches until the
+    exported picks settle over all runs, HV@16, targets where the strategy is below random search,
+    and the median modelled GPU hours until the picks settle."""
+    out: dict = {}
     for group, names in groups.items():
-        if not names or not all(n in summaries for n in names):
+        names = [n for n in names if n in runs]
+        if not names:
             continue
         print(f"\n## {group}: {len(names)} landscapes")
-        head = ["strategy", ">=90% exp@16", "worst exp@16", "mean exp@16", "median exp med", "mean HV@16",
-                "worse than random"]
+        head = ["strategy", ">=90%", ">=80%", "worst", "mean exp@16", "median launches", "HV@16", "below random",
+                "GPU h"]
         lines = []
         for strategy in strategies:
-            rows = [summaries[n][strategy] for n in names if strategy in summaries[n]]
-            if not rows:
+            by_target = {n: runs[n][strategy] for n in names if strategy in runs[n]}
+            if not by_target:
                 continue
-            shares = [r["export"]["both"] for r in rows]
-            meds = [int(r["export"]["median"]) for r in rows if r["export"]["median"] not in ("never", "-")]
-            worse = "-"
-            if strategy != "random" and all("random" in summaries[n] for n in names):
-                worse = str(sum(1 for n in names if summaries[n][strategy]["export"]["both"]
-                                < summaries[n]["random"]["export"]["both"]))
-            lines.append([strategy, f"{sum(1 for s in shares if s >= 0.9)}/{len(shares)}", f"{min(shares):.0%}",
-                          f"{statistics.mean(shares):.1%}", statistics.median(meds) if meds else "never",
-                          f"{statistics.mean(r['hv'][16] for r in rows):.3f}", worse])
+            g = group_summary([r for rs in by_target.values() for r in rs], by_target)
+            out.setdefault(group, {})[strategy] = g
+            below = "-"
+            if strategy != "random" and all("random" in runs[n] for n in names):
+                share = lambda rs: statistics.mean(1.0 if r.export_both(HORIZON) else 0.0 for r in rs)  # noqa: E731
+                below = str(sum(1 for n in names if share(runs[n][strategy]) < share(runs[n]["random"])))
+            gpu = "-" if g["gpu_hours_median"] is None else f"{g['gpu_hours_median']:.1f}"
+            lines.append([strategy, f"{g['at90']}/{g['targets']}", f"{g['at80']}/{g['targets']}", f"{g['worst']:.0%}",
+                          f"{g['mean']:.1%}", g["median_launches"], f"{g['hv16']:.3f}", below, gpu])
         _table(head, lines)
+    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -162,9 +193,13 @@ def print_group_tables(summaries: dict, groups: dict[str, list[str]], strategies
 def _task(args) -> RunResult:
     import optuna
 
+    from searchbench import strategies as known
+
     # Optuna flags its own newer APIs (metric names, constraints) as experimental: noise here.
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    target, truth, strategy, seed, space, suite, budget, noise, prune, hours = args
+    target, truth, strategy, seed, space, suite, budget, noise, prune, hours, options = args
+    if options:
+        known.STRATEGIES["default"] = {"sampler": {"options": options}}
     run = run_one(target, truth, strategy, seed, space=space, suite=suite, budget=budget, noise=noise,
                   prune=prune, hours=hours)
     run.strategy = strategy + ("+prune" if prune else "")
@@ -191,6 +226,9 @@ def parse_args(argv):
                         "unless --landscape is given)")
     p.add_argument("--landscape", action="append", default=[], metavar="FILE.json",
                    help="a landscape table (repeatable)")
+    p.add_argument("--set", dest="sets", default=None,
+                   help="test-bed sets, comma-separated: shipped, train, test (searchbench/sets.py); "
+                        "adds a summary table per set")
     p.add_argument("--strategies", default=None, help=f"comma-separated, from: {', '.join(STRATEGIES)} (default: all)")
     p.add_argument("--seeds", type=int, default=20, help="runs per target and strategy")
     p.add_argument("--first-seed", type=int, default=0, help="seeds run from here")
@@ -198,6 +236,9 @@ def parse_args(argv):
     p.add_argument("--noise", type=float, default=0.02, help="relative measurement noise of the backend")
     p.add_argument("--suite", default="seed", help="benchmark suite: seed, quick or a file")
     p.add_argument("--space", default=str(SPACE), help="search-space file")
+    p.add_argument("--options", default=None, metavar="JSON",
+                   help="sampler.options for the default strategy, e.g. '{\"explore_weight\": 0.5}' (tuning)")
+    p.add_argument("--only", default=None, metavar="REGEX", help="keep the targets whose name matches")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1: the machine is shared)")
     p.add_argument("--cache", default=str(CACHE), help="where profiles' landscape tables are kept")
     p.add_argument("--quick", action="store_true", help=f"5 seeds, strategies {', '.join(QUICK_STRATEGIES)}")
@@ -206,6 +247,7 @@ def parse_args(argv):
                    help="run each study for this many modelled GPU hours (no launch limit) and print the night table")
     p.add_argument("--prune", choices=("off", "on", "both"), default="off",
                    help="the studies' budget.prune (default off: every launch measures the whole suite)")
+    p.add_argument("--groups-only", action="store_true", help="print the per-set tables only (no table per landscape)")
     return p.parse_args(argv)
 
 
@@ -225,9 +267,26 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     from tuner.config.yamlfile import ConfigError
 
-    profiles = [x for x in (args.profiles or ("" if args.landscape else ",".join(PROFILES))).split(",") if x]
+    from searchbench.sets import SETS, build_set
+
+    sets = [x for x in (args.sets or "").split(",") if x]
+    if any(x not in SETS for x in sets):
+        print(f"--set: unknown {', '.join(x for x in sets if x not in SETS)}; choose from {', '.join(SETS)}",
+              file=sys.stderr)
+        return 2
+    default = "" if args.landscape or sets else ",".join(PROFILES)
+    profiles = [x for x in (args.profiles or default).split(",") if x]
     targets: list[Target] = []
+    groups: dict[str, list[str]] = {}
     try:
+        for name in sets:
+            built = build_set(name, Path(args.cache), Path(args.space), args.suite,
+                              progress=lambda line: print(line, file=sys.stderr))
+            groups[name] = [t.name for t in built]
+            for family in sorted({t.family for t in built if t.family}):
+                groups[f"{name} / {'generated profiles' if family == 'generator' else 'family ' + family}"] = [
+                    t.name for t in built if t.family == family]
+            targets.extend(built)
         for profile in profiles:
             targets.append(truth_for(profile, Path(args.space), args.suite, Path(args.cache))[0])
         for path in args.landscape:
@@ -235,12 +294,17 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.only:
+        import re
+
+        targets = [t for t in targets if re.search(args.only, t.name)]
+        groups = {g: [n for n in names if re.search(args.only, n)] for g, names in groups.items()}
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         print(f"error: two targets share a name ({', '.join(n for n in names if names.count(n) > 1)}); "
               "rename a landscape's \"name\"", file=sys.stderr)
         return 2
-    return run_targets(targets, strategies, args, argv)
+    return run_targets(targets, strategies, args, argv, groups)
 
 
 def run_targets(targets: list[Target], strategies: list[str], args, argv, groups: dict | None = None) -> int:
@@ -249,7 +313,8 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
     truths = {t.name: t.truth() for t in targets}
     space = Path(args.space).resolve()
     prunes = {"off": (False,), "on": (True,), "both": (False, True)}[args.prune]
-    tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise, prune, args.hours)
+    options = json.loads(args.options) if args.options else None
+    tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise, prune, args.hours, options)
              for t in targets for s in strategies for prune in prunes
              for seed in range(args.first_seed, args.first_seed + args.seeds)]
     runs: dict = {}
@@ -268,10 +333,10 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
           f"{HORIZON}) are both truly within {WITHIN:.0%} of the optima; exp med/p90 = launches until they are "
           f"and stay so; hit = first launch the best measured setting is truly within {WITHIN:.0%}; "
           f"HV = hypervolume measured / true front; GPU h = median modelled GPU hours until exp")
-    print_target_tables(summaries, truths, args.budget)
-    if groups:
-        labels = [s + ("+prune" if prune else "") for s in strategies for prune in prunes]
-        print_group_tables(summaries, groups, labels)
+    if not args.groups_only:
+        print_target_tables(summaries, truths, args.budget)
+    labels = [s + ("+prune" if prune else "") for s in strategies for prune in prunes]
+    grouped = print_group_tables(runs, groups, labels) if groups else {}
     if args.hours:
         nights = {name: {s: summarize_night(rs, args.hours) for s, rs in by.items()} for name, by in runs.items()}
         print_night(nights, truths, args.hours, _table)
@@ -280,8 +345,8 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
                 summaries[name][s]["night"] = row
     if args.json_path:
         Path(args.json_path).write_text(json.dumps({
-            "summaries": summaries, "runs": [r.__dict__ for by in runs.values() for rs in by.values() for r in rs]},
-            indent=1, default=str))
+            "summaries": summaries, "groups": grouped,
+            "runs": [r.__dict__ for by in runs.values() for rs in by.values() for r in rs]}, indent=1, default=str))
     return 0
 
 

@@ -28,6 +28,7 @@ def bench_speculative_grid() -> list[tuple[int, int, int]]:
 #: seeds (3, 1, 4) and (1, 1, 3) only).
 STRATEGIES: dict[str, dict] = {
     "default": {"sampler": {}},
+    "local-tpe": {"sampler": {"name": "local-tpe"}},
     "previous": {"sampler": {"name": "tpe"}, "seeds": [(3, 1, 4), (1, 1, 3)]},
     "random": {"sampler": {"name": "random"}},
     "grid": {"grid": True},
@@ -37,7 +38,7 @@ STRATEGIES: dict[str, dict] = {
     "nsgaii": {"sampler": {"name": "nsgaii"}},
     "nsgaii-p8": {"sampler": {"name": "nsgaii", "options": {"population_size": 8}}},
 }
-QUICK_STRATEGIES = ("default", "previous", "random", "grid")
+QUICK_STRATEGIES = ("default", "local-tpe", "random", "grid")
 
 
 def study_data(strategy: str, seed: int, table: Path, objectives, space: Path, suite: str, budget: int,

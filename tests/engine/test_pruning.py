@@ -214,3 +214,20 @@ def test_a_timeout_is_modelled_gpu_time_on_the_model_backend(tmp_path):
     whole = [r.attrs["model_duration_s"] for r in load_records(study) if r.status == MEASURED]
     assert spent + 1.1 * sum(whole[-5:]) / len(whole[-5:]) > 3 * 3600  # the next would not have fitted
     assert summary.measured >= 4  # ~40 min of baseline, then ~25 min per whole trial
+
+
+def test_the_front_a_trial_is_judged_against_averages_a_setting_s_readings():
+    """A setting measured again stands on the front by the mean of its readings, as in status and
+    export: its lucky first reading must not prune a setting the mean does not dominate."""
+    import optuna
+    from optuna.trial import create_trial
+
+    from tuner.config.study import PruneSettings
+    from tuner.engine.pruning import FrontPruner
+
+    study = optuna.create_study(directions=["maximize", "maximize"])
+    for key, values in (("a", [3.0, 0.5]), ("a", [2.0, 0.3]), ("b", [2.6, 0.35])):
+        study.add_trial(create_trial(values=values, user_attrs={"status": MEASURED, "effective_key": key},
+                                     system_attrs={"constraints": [0.0]}))
+    _, front = FrontPruner(["single_speedup", "speedup@32"], [], PruneSettings())._complete_and_front(study, 99)
+    assert sorted((n, v) for n, v in front) == [(0, [2.5, 0.4]), (2, [2.6, 0.35])]

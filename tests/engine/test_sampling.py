@@ -1,6 +1,6 @@
-"""The sampler factory and the default strategy (tuner/sampling.py), on the real study engine with
-the performance model as backend (no processes): what ``auto`` is, that its local moves are valid
-and new, and that it finds both optima of a profile within a night's budget."""
+"""The sampler factory (tuner/engine/sampling.py) and the previous default, ``local-tpe`` (TPE with local
+moves), on the real study engine with the performance model as backend (no processes): its local
+moves are valid and new. The default, ``auto``, is tested in test_structured_sampler.py."""
 
 from __future__ import annotations
 
@@ -30,8 +30,9 @@ def _benchmark():
     return module
 
 
-def test_auto_is_local_tpe_and_options_reach_it():
-    sampler = make_sampler(SamplerSettings(name="auto", options={"draft_factor": 2.0, "n_startup_trials": 3}), 1, GRID)
+def test_local_tpe_and_its_options():
+    sampler = make_sampler(SamplerSettings(name="local-tpe", options={"draft_factor": 2.0, "n_startup_trials": 3}),
+                           1, GRID)
     assert isinstance(sampler, LocalTPESampler)
     assert sampler._draft_factor == 2.0 and sampler._tpe._n_startup_trials == 3
     assert isinstance(make_sampler(SamplerSettings(name="tpe"), 1, GRID), optuna.samplers.TPESampler)
@@ -39,7 +40,10 @@ def test_auto_is_local_tpe_and_options_reach_it():
 
 
 @pytest.mark.parametrize("name, options, says", [
-    ("auto", {"local_prob": 2}, "local_prob: input should be less than or equal to 1"),
+    ("local-tpe", {"local_prob": 2}, "local_prob: input should be less than or equal to 1"),
+    ("auto", {"local_prob": 0.5}, "local_prob: unknown key"),
+    ("auto", {"noise": 1.5}, "noise: input should be less than 1"),
+    ("auto", {"local_radius": [2, 1]}, "local_radius"),
     ("tpe", {"no_such_option": 1}, "no_such_option: unknown key"),
     ("tpe", {"n_startup_trail": 3}, "did you mean 'n_startup_trials'"),
     ("tpe", {"n_startup_trials": "ten"}, "n_startup_trials: input should be a valid integer"),
@@ -56,8 +60,10 @@ def test_bad_options_are_refused_when_the_file_loads(name, options, says):
 
 
 def test_options_that_reach_the_factory_unchecked_are_still_config_errors():
-    with pytest.raises(ConfigError, match="sampler.options"):  # e.g. an old stored study config
-        make_sampler(SamplerSettings.model_construct(name="tpe", seed=None, options={"no_such_option": 1}), 1, GRID)
+    # e.g. an old stored study config
+    for name, options in (("tpe", {"no_such_option": 1}), ("local-tpe", {"local_prob": 2})):
+        with pytest.raises(ConfigError, match="sampler.options"):
+            make_sampler(SamplerSettings.model_construct(name=name, seed=None, options=options), 1, GRID)
 
 
 def test_gp_needs_torch():
@@ -113,7 +119,7 @@ def test_local_moves_never_relaunch_or_repeat_a_setting(tmp_path):
 
     bench = _benchmark()
     target, truth = bench.truth_for("k2.6-tp8-nvlink", suite="quick", cache=tmp_path)
-    study, _ = run_study_on(target, truth, "default", 3, space=bench.SPACE, suite="quick", budget=20, noise=0.02)
+    study, _ = run_study_on(target, truth, "local-tpe", 3, space=bench.SPACE, suite="quick", budget=20, noise=0.02)
     local = [t.number for t in study.trials if LocalTPESampler.LOCAL_FROM in t.system_attrs]
     records = load_records(study)
     assert len(local) >= 5

@@ -124,3 +124,43 @@ def test_a_night_with_and_without_pruning(tmp_path):
         assert 2 * 3600 >= 3600 * on["model_hours"][night["launches"] - 1]  # what it counts fits in the night
         # pruning stopped no setting the whole suite would have put within 1% of the front
         assert on["prune_checks"]["pruned"] == on["pruned"] and on["prune_checks"]["near_front"] == 0
+
+
+def test_the_test_bed_is_split_and_its_sets_run(tmp_path, monkeypatch, capsys):
+    """The training and test sets share no landscape; a (shrunk) set builds generated profiles and
+    family tables, runs, and prints one table per set and per family."""
+    b = bench()
+    from searchbench import sets
+
+    train, test = sets.SETS["train"], sets.SETS["test"]
+    assert not set(train["generator"]) & set(test["generator"])
+    assert not set(train["families"]) & set(test["families"])
+    assert len(train["generator"]) + len(test["generator"]) >= 100 and len(test["families"]) >= 2
+    monkeypatch.setitem(sets.SETS, "train", {"generator": range(0, 2), "families": {"A": range(0, 1)}})
+    code = b.main(["--set", "train", "--strategies", "default,random", "--seeds", "1", "--budget", "6",
+                   "--cache", str(tmp_path), "--groups-only"])
+    out = capsys.readouterr().out
+    assert code == 0
+    for title in ("## train: 3 landscapes", "## train / generated profiles: 2 landscapes", "## train / family A: 1"):
+        assert title in out, out
+    rows = [line for line in out.splitlines() if line.startswith("| default") or line.startswith("| random")]
+    assert len(rows) == 6 and "## gen-0" not in out  # --groups-only: no table per landscape
+    assert len(list(tmp_path.glob("gen-0-*.json"))) == 1 and len(list(tmp_path.glob("A-0-*.json"))) == 1
+
+
+def test_generated_profiles_are_plausible_and_varied():
+    bench()
+    from searchbench.profilegen import draw_profile
+
+    from tuner.sim.model import PerfModel
+
+    profiles = [draw_profile(seed) for seed in range(8)]
+    assert draw_profile(3) == profiles[3]  # a seed is a profile
+    assert {p.hardware.tp_size for p in profiles} <= {1, 2, 4, 8}
+    assert len({p.model.moe_layers > 0 for p in profiles}) == 2  # MoE and dense
+    for p in profiles:
+        model = PerfModel(p)
+        assert model.kv_budget_ok(None, 32, p.runtime.default_context_tokens)[0]  # the baseline fits
+        assert p.model.total_weights_gb / p.hardware.tp_size < p.hardware.gpu_memory_gb
+        step = model.decode_step_time_s(1, None)
+        assert 0.002 < step < 0.2, (p.name, step)  # 5 to 500 tok/s on one request

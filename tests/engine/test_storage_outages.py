@@ -22,10 +22,21 @@ from pathlib import Path
 
 import optuna
 from optuna.trial import TrialState
-
-from support.faults import (DISK_SEAM, disk_trouble, disk_trouble_over, fault_env, launches_by_trial, read_only,
-                            small_disk, study_file, trial_server_up, wait_for)
+from support.faults import (
+    DISK_SEAM,
+    deliberate_again,
+    disk_trouble,
+    disk_trouble_over,
+    fault_env,
+    launches_by_trial,
+    read_only,
+    small_disk,
+    study_file,
+    trial_server_up,
+    wait_for,
+)
 from support.processes import finish
+
 from tuner.engine.storage import driver_url
 
 TUNER = [sys.executable, "-m", "tuner"]
@@ -63,7 +74,8 @@ def check_study(storage_url: str, name: str, workdirs: list[Path], budget: int, 
     assert not [t.number for t in trials if t.state == TrialState.RUNNING]
     done = [t for t in trials if t.state == TrialState.COMPLETE and t.user_attrs.get("status") in ("measured", "failed")]
     assert len(done) == budget, [(t.number, t.state.name, t.user_attrs.get("status")) for t in trials]
-    keys = [t.user_attrs["effective_key"] for t in done]
+    # the default sampler may measure a setting again on purpose (remeasure_of): not a lost tell
+    keys = [t.user_attrs["effective_key"] for t in done if not deliberate_again(t)]
     assert len(set(keys)) == len(keys), f"an effective config was measured twice: {sorted(keys)}"
     assert all(t.values is not None for t in done)
     # Each stored measurement is the one launch of the trial it was measured in (a measurement

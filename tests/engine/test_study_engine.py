@@ -92,9 +92,13 @@ def test_baseline_then_seeds_then_sampler(tmp_path):
 
 
 def test_invalid_settings_are_recorded_and_never_launched(tmp_path):
-    # topk 4 with one step has 4 candidates: only 2..5 draft tokens are valid; 6 and up fail in SGLang
+    # topk 4 with one step has 4 candidates: only 2..5 draft tokens are valid; 6 and up fail in SGLang.
+    # Seeds that SGLang refuses, and random proposals (the default sampler proposes valid settings only).
     space = small_space(tmp_path, steps="[1]", topk="[4]", drafts="{low: 2, high: 40}")
-    config = make_study(tmp_path, space=space, extra="default_seed_trials: false\n")
+    seeds = "".join(f"  - {{speculative_num_steps: 1, speculative_eagle_topk: 4, speculative_num_draft_tokens: {d}}}\n"
+                    for d in (9, 30))
+    config = make_study(tmp_path, space=space, extra=f"default_seed_trials: false\nseed_trials:\n{seeds}")
+    config = config.model_copy(update={"sampler": config.sampler.model_copy(update={"name": "random"})})
     backend = model_backend()
     summary = run_study(config, config.storage, backend, n_trials=4)
     records = load_records(open_study(config.name, config.storage))
@@ -217,9 +221,10 @@ def test_two_workers_never_measure_a_config_twice(tmp_path):
         t.join(timeout=120)
     assert not errors
     records = load_records(open_study(config.name, config.storage))
-    launches = [r.attrs["effective_key"] for r in records if launched(r.status, r.attrs)]  # pruned ones too
+    launches = [r for r in records if launched(r.status, r.attrs)]  # pruned ones too
     assert len(launches) == 10
-    assert len(launches) == len(set(launches))
+    first = [r.attrs["effective_key"] for r in launches if r.attrs.get("remeasure_of") is None]
+    assert len(first) == len(set(first))  # deliberate re-measurements apart, no setting twice
     bstudy = optuna.load_study(study_name=config.name + BASELINE_SUFFIX, storage=config.storage)
     assert sum(t.user_attrs.get("status") == "measured" for t in bstudy.trials) == 1
     assert sum(b.calls for b in backends) == 11

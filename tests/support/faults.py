@@ -168,3 +168,14 @@ def launches_by_trial(workdir: Path) -> dict[str, int]:
     if base.exists():
         out["baseline"] = base.read_text(errors="replace").count(" launch: ")
     return out
+
+
+def deliberate_again(trial) -> bool:
+    """A trial the default sampler marked to measure a setting again (``remeasure_of``, and the
+    sampler's mark, tuner.engine.trial.REMEASURE_ATTR): a second measurement on purpose, not a lost
+    or repeated tell."""
+    from tuner.engine.trial import REMEASURE_ATTR
+
+    again = trial.user_attrs.get("remeasure_of") is not None
+    assert not again or trial.system_attrs.get(REMEASURE_ATTR), f"trial {trial.number}: again, unmarked"
+    return again

@@ -341,6 +341,8 @@ def print_status(data: dict) -> None:
         note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
         if t["status"] == "pruned":
             note = pruned_note(t)
+        if t.get("remeasure_of") is not None:
+            note = note or f"again (first: trial {t['remeasure_of']})"
         if t.get("limits"):
             note = "; ".join(filter(None, [note, t["limits"]]))
         if t.get("file_warnings"):  # its figures are stored; a log or result file is not

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sglang.rules import SpecConfig, resolve
-from .yamlfile import ConfigError
+from .yamlfile import ConfigError, read_text_capped
 
 _SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
 _TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
@@ -189,12 +189,7 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
 def load_landscape(path: str | Path) -> LandscapeTable:
     """Read and validate a landscape table file (JSON); :class:`ConfigError` for any problem."""
     path = Path(path)
-    try:
-        text = path.read_text()
-    except FileNotFoundError:
-        raise ConfigError(path, "", "file not found; check the path") from None
-    except OSError as exc:
-        raise ConfigError(path, "", f"cannot read: {exc.strerror}") from None
+    text = read_text_capped(path)  # bounded like every file read on a user's word (yamlfile.py)
     try:
         data = json.loads(text)
     except json.JSONDecodeError as exc:

@@ -4,7 +4,7 @@ Checked when the study file loads (:func:`check_sampler_options`), so an unknown
 type or an impossible value stops ``study create`` and ``run`` before the study is written, instead
 of failing at the first trial. The names and meanings are Optuna 5's (``optuna/samplers/_tpe/
 sampler.py``, ``nsgaii/_sampler.py``, ``_gp/sampler.py``, ``_grid.py``) and the tuner's own ``auto``
-sampler's (:mod:`tuner.engine.sampling`). Only options a YAML file can give are listed: the ones that
+samplers' (:mod:`tuner.engine.structured`, :mod:`tuner.engine.sampling`). Only options a YAML file can give are listed: the ones that
 take Python callables or objects (``gamma``, ``constraints_func``, ``mutation``, ...) are not.
 ``seed`` is ``sampler.seed``, never an option (each worker derives its own from it).
 """
@@ -34,12 +34,31 @@ class TPEOptions(StrictModel):
     constant_liar: bool | None = None
 
 
-class AutoOptions(TPEOptions):
-    """The tuner's ``auto`` sampler: its local moves, and TPE's options for its TPE part."""
+class LocalTPEOptions(TPEOptions):
+    """``local-tpe`` (the previous default): its local moves, and TPE's options for its TPE part."""
 
     local_prob: float | None = Field(None, ge=0, le=1)
     draft_factor: float | None = Field(None, gt=1)
     center_tolerance: float | None = Field(None, ge=0, lt=1)
+
+
+class AutoOptions(StrictModel):
+    """The default ``auto`` sampler (:class:`tuner.engine.structured.StructuredSampler`); the
+    defaults, chosen on the training landscapes, are its ``STRUCTURED_OPTIONS``."""
+
+    #: relative noise of a speedup assumed before the study has repeated readings
+    noise: float | None = Field(None, gt=0, lt=1)
+    #: how many readings that assumption is worth
+    noise_weight: float | None = Field(None, ge=0)
+    explore_weight: float | None = Field(None, ge=0)
+    horizon: float | None = Field(None, gt=0)
+    shortlist: int | None = Field(None, ge=1)
+    global_weight: float | None = Field(None, ge=0, le=1)
+    centres: int | None = Field(None, ge=1)
+    #: lattice steps around each objective's best: steps, topk, draft-token rungs
+    local_radius: tuple[int, int, int] | None = None
+    confirm: int | None = Field(None, ge=0)
+    local_doubt: float | None = Field(None, ge=0)
 
 
 class NSGAIIOptions(StrictModel):
@@ -65,7 +84,7 @@ class RandomOptions(StrictModel):
 
 
 SAMPLER_OPTIONS: dict[str, type[StrictModel]] = {
-    "auto": AutoOptions, "tpe": TPEOptions, "nsgaii": NSGAIIOptions, "gp": GPOptions,
+    "auto": AutoOptions, "local-tpe": LocalTPEOptions, "tpe": TPEOptions, "nsgaii": NSGAIIOptions, "gp": GPOptions,
     "grid": GridOptions, "random": RandomOptions,
 }
 

@@ -238,12 +238,13 @@ _OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|(speedup|tok_per_s|go
 
 
 class SamplerSettings(StrictModel):
-    name: Literal["auto", "tpe", "nsgaii", "gp", "random", "grid"] = "auto"
+    name: Literal["auto", "local-tpe", "tpe", "nsgaii", "gp", "random", "grid"] = "auto"
     #: None: each worker draws its own seed (a shared seed would make a restarted worker
     #: propose the crashed trial's parameters again)
     seed: int | None = None
-    #: keyword arguments for the sampler (for auto: local_prob, draft_factor, center_tolerance, and
-    #: TPE's options for its TPE part; see tuner/engine/sampling.py), checked by tuner.config.sampler
+    #: keyword arguments for the sampler (for auto: tuner.engine.structured.STRUCTURED_OPTIONS; for
+    #: local-tpe: local_prob, draft_factor, center_tolerance and TPESampler's; see
+    #: tuner/engine/sampling.py), checked by tuner.config.sampler
     options: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("options")
@@ -320,7 +321,7 @@ class StudyConfig(StrictModel):
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
     #: trials measured first, after SGLang's automatic choice and the article's setting
     seed_trials: list[SeedTrial] = Field(default_factory=list)
-    #: measure tuner.engine.sampling.DEFAULT_SEED_TRIALS first: SGLang's (3, 1, 4), the article's (1, 1, 3),
+    #: measure tuner.engine.seeds.DEFAULT_SEED_TRIALS first: SGLang's (3, 1, 4), the article's (1, 1, 3),
     #: a medium and a large tree from SGLang's bench_speculative grid
     default_seed_trials: bool = True
     #: folder for per-trial logs; default ``studies/NAME/`` beside the study file

@@ -3,12 +3,13 @@
 Owns the Optuna study and its companion baseline study (``study``, ``baseline``), one worker's run
 (``runner``) and one trial's steps (``trial``, ``outcome``), recording a measurement exactly once
 (``finish``, ``journal``; ``killpoints`` for the tests), several workers sharing a study
-(``workers``: heartbeats and claims; ``requeue``), the sampler (``sampling``), objectives, the trial
-records every reader uses (``records``), the storage (``storage``, ``urls``, and ``patience``: riding
-out outages), artifacts, the model and GPU facts behind a study's attention backend (``facts``), the
-preflight checks of ``tuner doctor`` (``doctor``), stopping a trial once its result is decided
-(``pruning``), and the one seam to the world, ``Backend.measure`` (``backends``; the model backend's
-request-by-request suite in ``model_suite``).
+(``workers``: heartbeats and claims; ``requeue``), the samplers (``sampling``; the default,
+``structured``, with its ``surrogate`` and ``lookahead``; the seed trials, ``seeds``), objectives,
+the trial records every reader uses (``records``), the storage (``storage``, ``urls``, and
+``patience``: riding out outages), artifacts, the model and GPU facts behind a study's attention
+backend (``facts``), the preflight checks of ``tuner doctor`` (``doctor``), stopping a trial once its
+result is decided (``pruning``), and the one seam to the world, ``Backend.measure`` (``backends``;
+the model backend's request-by-request suite in ``model_suite``).
 
 May import: :mod:`tuner.server` and :mod:`tuner.bench` (through the backends), :mod:`tuner.sim`
 (its performance model, for the model backend; its profiles' facts; its argument handling, for

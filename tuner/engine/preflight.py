@@ -104,6 +104,6 @@ def _check_sampler(config: StudyConfig, space: SearchSpace, source) -> None:
     from .sampling import make_sampler
 
     try:
-        make_sampler(config.sampler, 0, {name: space.values(name) for name in SPEC_PARAMS})
+        make_sampler(config.sampler, 0, {name: space.values(name) for name in SPEC_PARAMS}, space=space)
     except ConfigError as exc:
         raise _named(exc, source) from None

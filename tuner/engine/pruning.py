@@ -200,14 +200,19 @@ class FrontPruner(BasePruner):
 
         from .objectives import pareto_front
 
-        complete, feasible = [], []
+        complete, readings = [], {}
         for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
             if t.number == number or t.user_attrs.get("status") != MEASURED or not t.values:
                 continue
             if t.user_attrs.get(STAGES_ATTR):
                 complete.append((list(t.values), t.user_attrs[STAGES_ATTR]))
             if all(v <= 0 for v in t.constraints.values()):
-                feasible.append((t.number, list(t.values)))
+                key = t.user_attrs.get("effective_key") or f"trial-{t.number}"
+                readings.setdefault(key, []).append((t.number, list(t.values)))
+        # A setting measured again stands for the mean of its readings, as in every reader
+        # (records.merge_repeats): a lucky first reading must not prune what the mean would not.
+        feasible = [(group[0][0], [sum(v) / len(group) for v in zip(*(vals for _, vals in group))])
+                    for group in readings.values()]
         front = [feasible[i] for i in pareto_front([v for _, v in feasible])]
         return complete, front
 
@@ -217,8 +222,12 @@ class StageJudge:
     """The ``on_stage`` callback of one trial's measurement (see the module docstring): records each
     stage's estimates and says whether to stop. ``verdict`` holds the decision once pruned."""
 
-    def __init__(self, config: StudyConfig, study, trial, baseline_attrs: dict, plan, emit: Event):
+    def __init__(self, config: StudyConfig, study, trial, baseline_attrs: dict, plan, emit: Event,
+                 remeasure: bool = False):
         self.config, self.study, self.trial, self.emit = config, study, trial, emit
+        #: a deliberate re-measurement (the sampler's): recorded, never pruned. It measures a setting
+        #: export may pick, to settle its value; stopping it would keep the lucky first reading.
+        self.remeasure = remeasure
         self.baseline_stages = baseline_attrs.get(BASELINE_STAGES_ATTR) or []
         self.pruner = FrontPruner(config.objectives, plan, config.budget.prune, baseline_attrs.get(REQUEST_CV_ATTR))
         self.stages: list[dict] = []
@@ -240,8 +249,8 @@ class StageJudge:
                 for i, v in enumerate(estimates):
                     storage.set_trial_intermediate_value(tid, index * n + i, float(v))
                 self.trial.set_user_attr(STAGES_ATTR, self.stages)
-                if not self.config.budget.prune.enabled or not self.pruner.plan:
-                    return False  # off, or a backend that does not say its order (no error estimate)
+                if not self.config.budget.prune.enabled or not self.pruner.plan or self.remeasure:
+                    return False  # off, a backend that does not say its order (no error estimate), or again
                 verdict = self.pruner.verdict(self.study, storage.get_trial(tid))
         except StorageUnavailable:
             return False

@@ -147,3 +147,37 @@ def status_counts(records: list[TrialRecord]) -> dict[str, int]:
 def counts_text(records: list[TrialRecord]) -> str:
     """``"3 invalid, 10 measured"``: :func:`status_counts` as one line ("" for no trials)."""
     return ", ".join(f"{n} {k}" for k, n in sorted(status_counts(records).items()))
+
+
+#: Figures :func:`merge_repeats` averages over the measurements of one setting (the others, such as
+#: latency percentiles, stay the first measurement's).
+_AVERAGED = ("single_tok_per_s", "single_speedup", "accept_length")
+
+
+def merge_repeats(records: list[TrialRecord]) -> list[TrialRecord]:
+    """One record per effective setting among the feasible measured trials, oldest first: a setting
+    measured more than once (a sampler's deliberate re-measurement) gets the mean of its
+    measurements' objective values and throughput figures, plus ``measurements`` (how many) and
+    ``measured_in`` (their trial numbers); the first measurement's record stands for them. The
+    estimate of a setting's true value is the mean of its readings, not its luckiest one."""
+    import dataclasses
+
+    groups: dict[str, list[TrialRecord]] = {}
+    for r in records:
+        if r.status == MEASURED and r.feasible and r.values is not None:
+            groups.setdefault(r.attrs.get("effective_key") or f"trial-{r.number}", []).append(r)
+    out = []
+    for group in groups.values():
+        first = group[0]
+        if len(group) == 1:
+            out.append(first)
+            continue
+        values = [sum(v) / len(group) for v in zip(*(r.values for r in group))]
+        attrs = dict(first.attrs, measurements=len(group), measured_in=[r.number for r in group])
+        for key in first.attrs:
+            if key in _AVERAGED or key.startswith(("tok_per_s@", "speedup@")):
+                got = [r.attrs.get(key) for r in group]
+                if all(isinstance(v, (int, float)) and not isinstance(v, bool) for v in got):
+                    attrs[key] = sum(got) / len(got)
+        out.append(dataclasses.replace(first, values=values, attrs=attrs))
+    return out

@@ -86,7 +86,7 @@ def make_sampler(config: StudyConfig, space: SearchSpace, n_existing: int):
 
     seed = config.sampler.seed
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed + n_existing
-    return _make(config.sampler, seed, {name: space.values(name) for name in SPEC_PARAMS})
+    return _make(config.sampler, seed, {name: space.values(name) for name in SPEC_PARAMS}, space)
 
 
 def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int | None = None,

@@ -1,12 +1,13 @@
-"""Samplers: Optuna's own, configured for a small budget (~16 launches) in a ~1,000-config space.
+"""Samplers: the study's proposals for a small budget (~16 launches) in a ~1,000-setting space.
 
-The default (``auto``) was chosen by measurement (``benchmarks/search_efficiency.py``; the table is
-in the README, "How the tuner searches"): :class:`LocalTPESampler`, Optuna's multivariate TPE with local moves around each
-objective's best measured setting, after four seed trials that span the tree sizes. Plain TPE,
-NSGA-II and random search all left the single-request optimum unfound by launch 16 in about half of
-the runs: the landscape is smooth but its good region is small (about 4% of the valid settings lie
-within 3% of an optimum) and TPE does not climb it in so few trials. GP would model the smooth
-landscape better but needs torch, which the tuner does not install.
+The default (``auto``) is :class:`tuner.engine.structured.StructuredSampler`, chosen by measurement on
+the benchmark's training landscapes and reported on held-back test landscapes
+(``benchmarks/search_efficiency.py``; README, "How the tuner searches"): a surrogate over the
+enumerable settings that skips settings verifying a tree already measured, picks moves by their
+expected value to the exported setting, and measures a pick again when its readings may mislead.
+``local-tpe`` is the previous default (:class:`LocalTPESampler`: Optuna's multivariate TPE with local
+moves around each objective's best measured setting); Optuna's ``tpe``, ``nsgaii``, ``random``,
+``grid`` and ``gp`` (which needs torch) are there to compare.
 
 Every sampler gets the worker's own seed (a shared seed makes a restarted worker propose the crashed
 trial's parameters again). Failed and invalid trials carry a violated constraint (Optuna 5's
@@ -20,33 +21,33 @@ import random
 from ..config.space import SPEC_PARAMS
 from ..config.study import SamplerSettings
 from ..config.yamlfile import ConfigError
-from ..sglang.rules import AUTO_CHOICE, SpecConfig, candidate_count, resolve
+from ..sglang.rules import SpecConfig, candidate_count, resolve
+from .seeds import DEFAULT_SEED_TRIALS  # noqa: F401  - where callers have always found it
 
-#: Measured first in every study (when in the space): SGLang's automatic choice, the article's
-#: setting (num_steps=1, topk=1, draft tokens=3, which SGLang runs with 2 draft tokens), then a
-#: medium and a large tree from SGLang's own grid (scripts/playground/bench_speculative.py: steps
-#: 1-7, topk up to 8, draft tokens up to 32). Acceptance grows with the
-#: steps and the tree while the verify cost grows with the verified tokens, so the single-request
-#: optimum lies at a large tree and the high-concurrency one at a small one: the four seeds put the
-#: local moves near both ends of the front from the start.
-DEFAULT_SEED_TRIALS = (SpecConfig(*AUTO_CHOICE), SpecConfig(1, 1, 3), SpecConfig(4, 4, 16), SpecConfig(5, 8, 32))
 
-#: ``auto``'s settings (override any in the study file's ``sampler.options``)
-AUTO_OPTIONS = {"local_prob": 0.8, "draft_factor": 1.6, "center_tolerance": 0.03}
+#: ``local-tpe``'s settings (override any in the study file's ``sampler.options``)
+LOCAL_TPE_OPTIONS = {"local_prob": 0.8, "draft_factor": 1.6, "center_tolerance": 0.03}
 TPE_DEFAULTS = {"multivariate": True, "n_startup_trials": 6, "constant_liar": True}
 
 
-def make_sampler(settings: SamplerSettings, seed: int, grid: dict[str, list[int]]):
-    """``grid``: the space's values per flag, the default grid of the grid sampler."""
+def make_sampler(settings: SamplerSettings, seed: int, grid: dict[str, list[int]], space=None):
+    """``grid``: the space's values per flag, the default grid of the grid sampler; ``space``: the
+    study's :class:`tuner.config.space.SearchSpace` (``auto`` enumerates its settings)."""
     import optuna.samplers as s
 
     opts = dict(settings.options)
     name = settings.name
     try:
         if name == "auto":
-            local = {k: opts.pop(k) for k in list(opts) if k in AUTO_OPTIONS}
+            from .structured import StructuredSampler
+
+            if space is None:
+                raise TypeError("the auto sampler needs the study's search space")
+            return StructuredSampler(space, seed=seed, **opts)
+        if name == "local-tpe":
+            local = {k: opts.pop(k) for k in list(opts) if k in LOCAL_TPE_OPTIONS}
             return LocalTPESampler(grid, seed=seed, tpe_options={**TPE_DEFAULTS, **opts},
-                                   **{**AUTO_OPTIONS, **local})
+                                   **{**LOCAL_TPE_OPTIONS, **local})
         if name == "tpe":
             return s.TPESampler(seed=seed, **{**TPE_DEFAULTS, **opts})
         if name == "nsgaii":

@@ -6,7 +6,12 @@ worker identity) and runs a trial as a few named steps:
 1. :meth:`TrialRunner.run_one` asks Optuna for a trial and keeps a heartbeat on it throughout;
 2. :meth:`~TrialRunner._resolve`: a setting SGLang would refuse is recorded ``invalid``, never launched;
 3. :meth:`~TrialRunner._reuse_or_claim`: a setting whose effective config was measured before reuses
-   that measurement; otherwise the worker claims it (claim-then-look, :mod:`tuner.engine.workers`);
+   that measurement; otherwise the worker claims it (claim-then-look, :mod:`tuner.engine.workers`).
+   A trial the sampler marked as a deliberate re-measurement (system attribute
+   :data:`REMEASURE_ATTR`, set by :mod:`tuner.engine.structured`) of a setting measured before is
+   launched again instead, unless another worker is measuring that setting right now (then it is
+   reused); its record names the first measurement (``remeasure_of``), and readers average the
+   measurements of one setting (:func:`tuner.engine.records.merge_repeats`);
 4. :meth:`~TrialRunner._budget_allows`: the study's launch budget, shared with the other workers;
 5. :meth:`~TrialRunner.measure`: the backend measures in the study's staged order; after each stage
    :class:`tuner.engine.pruning.StageJudge` records the partial estimates and stops the suite once
@@ -52,6 +57,10 @@ from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_cl
 ABANDONED = "abandoned"
 #: what :meth:`TrialRunner.run_one` returns for a proposal of a setting pruned before (no launch)
 PRUNED_BEFORE = "pruned_before"
+#: trial system attribute: the sampler asks to measure this (already measured) setting again
+REMEASURE_ATTR = "tuner:remeasure"
+#: the claim key suffix of a re-measurement (a claim of its own: the first measurement is done)
+AGAIN = "#again"
 
 Event = Callable[[str, dict], None]
 
@@ -106,7 +115,8 @@ class TrialRunner:
         if res is None:
             return INVALID
         eff = res.effective
-        taken = self._reuse_or_claim(trial, eff)
+        again = bool(self.storage.get_trial_system_attrs(trial._trial_id).get(REMEASURE_ATTR))
+        taken = self._reuse_or_claim(trial, eff, again)
         if taken != "claimed":
             return taken
         if not self._budget_allows(trial):
@@ -133,11 +143,22 @@ class TrialRunner:
         trial.set_user_attr("rewritten", res.rewritten)
         return res
 
-    def _reuse_or_claim(self, trial, eff: SpecConfig) -> str:
+    def _reuse_or_claim(self, trial, eff: SpecConfig, again: bool = False) -> str:
         """:data:`REUSED` when the effective setting was measured (the trial is told),
         :data:`PRUNED_BEFORE` when it was pruned (told PRUNED, no launch), else claim it for this
-        trial, waiting while another worker measures it; returns ``"claimed"``."""
+        trial, waiting while another worker measures it; returns ``"claimed"``.
+
+        ``again`` (a deliberate re-measurement): a setting measured before is claimed under its own
+        key and measured once more; another worker measuring or re-measuring it now makes this
+        trial a reuse instead (no wait: the sampler decides afresh with that result)."""
         key = spec_key(eff)
+        if again:
+            prior = self._prior_measurement(key, trial.number)
+            if prior is not None and prior.status == MEASURED:
+                if not self._claimed_by_other(key, trial.number) and try_claim(self.study, trial, key + AGAIN):
+                    trial.set_user_attr("remeasure_of", prior.number)
+                    return "claimed"
+                again = False
         while True:
             prior = self._prior_measurement(key, trial.number)
             if prior is not None and prior.status == PRUNED:
@@ -208,6 +229,12 @@ class TrialRunner:
                 requeue(self.study, frozen)
             raise
 
+    def _claimed_by_other(self, key: str, number: int) -> bool:
+        from optuna.trial import TrialState
+
+        running = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        return any(t.number != number and t.user_attrs.get("claim") in (key, key + AGAIN) for t in running)
+
     def _prior_measurement(self, key: str, number: int):
         """The finished measurement (measured or failed, with its values) of ``key``, or the trial
         that pruned it, if any."""
@@ -229,8 +256,9 @@ class TrialRunner:
         """
         study = study or self.study
         kind = "baseline." if baseline is None else ""
-        judge = None if baseline is None else StageJudge(self.config, study, trial, baseline.attrs,
-                                                         getattr(self.backend, "plan", []), self.emit)
+        judge = None if baseline is None else StageJudge(
+            self.config, study, trial, baseline.attrs, getattr(self.backend, "plan", []), self.emit,
+            remeasure=trial.user_attrs.get("remeasure_of") is not None)
 
         def record(m) -> None:
             kill_point(f"{kind}measured")

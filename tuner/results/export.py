@@ -192,6 +192,9 @@ def provenance(study_name: str, url: str | None, pick: str, record: TrialRecord,
                      f"{unit} = {_ratio(a.get(f'tok_per_s@{c}'), b.get(f'tok_per_s@{c}'))}")
     if a.get("accept_length") is not None:
         lines.append(f"  accept length: {a['accept_length']:.2f} tokens per verify step")
+    if a.get("measurements"):
+        lines.append(f"  each figure the mean of {a['measurements']} measurements (trials "
+                     f"{', '.join(map(str, a.get('measured_in') or []))}): the sampler measured it again")
     lines += [
         f"measured at: {a.get('finished_at', 'unknown')}",
         f"SGLang version: {version or 'not recorded (no server reported /server_info)'}",

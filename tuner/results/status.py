@@ -6,18 +6,13 @@ from typing import Any
 
 from ..engine.objectives import pareto_front
 from ..engine.pruning import STAGES_ATTR
-from ..engine.records import MEASURED, PRUNED, PRUNED_FROM, TrialRecord, load_records, status_counts
+from ..engine.records import PRUNED, PRUNED_FROM, TrialRecord, load_records, merge_repeats, status_counts
 
 
 def front_records(records: list[TrialRecord]) -> list[TrialRecord]:
-    """The non-dominated feasible trials, one per effective config (first measurement of each)."""
-    seen, candidates = set(), []
-    for r in records:
-        if r.status == MEASURED and r.feasible and r.values is not None:
-            key = r.attrs.get("effective_key")
-            if key not in seen:
-                seen.add(key)
-                candidates.append(r)
+    """The non-dominated feasible trials, one per effective config: its first measurement, with the
+    mean of all its measurements when the sampler measured it again (:func:`merge_repeats`)."""
+    candidates = merge_repeats(records)
     return [candidates[i] for i in pareto_front([r.values for r in candidates])]
 
 
@@ -73,8 +68,8 @@ def study_status(study) -> dict[str, Any]:
             "requested": _spec(r.requested), "effective": _spec(r.effective),
             "values": r.values, "feasible": r.feasible,
             "failure_class": r.failure_class, "failure_message": r.attrs.get("failure_message"),
-            "reused_from": r.attrs.get("reused_from"), "duration_s": r.duration_s,
-            **pruned_fields(r),
+            "reused_from": r.attrs.get("reused_from"), "remeasure_of": r.attrs.get("remeasure_of"),
+            "duration_s": r.duration_s, **pruned_fields(r),
             "limits": limits_note(r.attrs) or None, "slo_checks": r.attrs.get(SLO_ATTR),
             "lossless_share": r.attrs.get("lossless_share"), "lossless_flag": r.attrs.get("lossless_flag"),
             "lossless_first_divergence": r.attrs.get("lossless_first_divergence"),

@@ -1,0 +1,370 @@
+"""The default sampler (``auto``): a search that knows the problem's structure and its own noise.
+
+:class:`StructuredSampler` is an Optuna ``BaseSampler``: Optuna stays the study's interface, storage
+and record of every trial. The seed trials come first (queued by the engine); then every proposal
+is one of two moves, whichever is worth more to the setting ``tuner study export`` would return:
+
+* **explore**: launch a setting never measured;
+* **re-measure**: launch a setting measured before once more (the trial carries
+  :data:`tuner.engine.trial.REMEASURE_ATTR`, so the engine launches it rather than reusing the first
+  measurement, and the readers -- status, pareto, export -- take the mean of its readings,
+  :func:`tuner.engine.records.merge_repeats`).
+
+How a move is valued (:mod:`tuner.engine.lookahead`, on beliefs from :mod:`tuner.engine.surrogate`):
+one Gaussian process of log accept length (exact: a server averages it over thousands of verify
+steps) and one per objective of log relative step time (accept length over speedup: the noisy
+part), over features of the tree SGLang verifies. A move's value is the expected gain in the true
+value of the export's pick after its reading (a one-step look-ahead of export's own rule: the best
+mean reading), plus, while launches remain (``horizon``), ``explore_weight`` times a new setting's
+expected improvement over the best believed value -- counted in full near the settings each
+objective believes best (``local_radius`` lattice steps of steps, topk and the draft-token ladder
+around ``centres`` of them) and at ``global_weight`` elsewhere, where a dozen readings say little.
+Values are summed over the objectives: launches go to the objective furthest from settled, and a
+move may change all three flags at once.
+
+Candidates: the valid effective settings of the space (SGLang's rules with the space's fixed
+arguments), one per verified tree (:func:`tuner.sglang.trees.cheapest_per_tree`: a setting that
+verifies the same tree as a cheaper one is never launched), draft tokens on a ladder for a first
+launch (:func:`draft_ladder`), never a tree measured before or being measured by another worker
+(re-measurements apart), never a setting that failed at launch nor one at least as large in all
+three flags (memory grows with each).
+
+The noise is estimated from the study's own repeated readings (pooled variance of the log readings
+around each setting's mean), starting from ``noise`` (relative, 3%) worth ``noise_weight`` readings.
+Deterministic: the same seed and the same trials give the same proposal.
+"""
+
+from __future__ import annotations
+
+import math
+import random
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from ..config.space import SPEC_PARAMS, SearchSpace
+from ..sglang.trees import cheapest_per_tree, tree_key
+from .lookahead import move_values
+from .surrogate import Difference, expected_improvement, features, fit
+
+#: ``auto``'s options and their defaults (chosen on the training landscapes; the study file's
+#: ``sampler.options`` may override each)
+STRUCTURED_OPTIONS = {"noise": 0.03, "noise_weight": 4.0, "explore_weight": 0.5, "horizon": 3, "shortlist": 48,
+                      "global_weight": 0.3, "centres": 2, "local_radius": (2, 1, 2), "confirm": 1,
+                      "local_doubt": 0.06}
+
+
+def _optuna_base():
+    from optuna.samplers import BaseSampler
+
+    return BaseSampler
+
+
+@dataclass
+class Readings:
+    """What the study has measured, by verified tree (the effective settings behind each)."""
+
+    values: dict = field(default_factory=dict)  #: tree key -> list of value vectors (feasible readings)
+    accept: dict = field(default_factory=dict)  #: tree key -> list of accept lengths (None: not reported)
+    spec: dict = field(default_factory=dict)  #: tree key -> the effective setting measured
+    failed: set = field(default_factory=set)  #: effective settings that failed at launch
+    busy: set = field(default_factory=set)  #: tree keys another trial is measuring now
+    #: tree keys pruned (:func:`read_pruned`): never proposed again
+    pruned: set = field(default_factory=set)
+    #: tree keys measured but breaking the study's limits (SLOs, an enforced lossless check): their
+    #: readings teach the model, but export never picks them, so they are not measured again
+    infeasible: set = field(default_factory=set)
+    #: tree key -> per reading, the most a limit is broken by (``slo:...`` and lossless
+    #: constraints: above 0 broken); empty when the study has no limits
+    limits: dict = field(default_factory=dict)
+    launched: int = 0
+
+    def mean(self, key) -> np.ndarray:
+        return np.mean(np.log(np.asarray(self.values[key])), axis=0)
+
+
+def read_trials(trials, space: SearchSpace, current: int) -> Readings:
+    """The readings of finished trials (feasible measured ones; failed launches apart)."""
+    from optuna.trial import TrialState
+
+    from .records import CONSTRAINT, FAILED, MEASURED, spec_from_dict, spec_from_params
+
+    out = Readings()
+    for t in trials:
+        eff = spec_from_dict(t.user_attrs.get("effective"))
+        status = t.user_attrs.get("status")
+        if t.state == TrialState.RUNNING and t.number != current:
+            spec = eff
+            if spec is None and all(p in t.params for p in SPEC_PARAMS):
+                res = space.resolve(spec_from_params(t.params))
+                spec = res.effective if res.ok else None
+            if spec is not None:
+                out.busy.add(tree_key(spec))
+            continue
+        if t.state == TrialState.PRUNED and eff is not None:
+            read_pruned(out, t, eff)
+            continue
+        if t.state != TrialState.COMPLETE or eff is None:
+            continue
+        if status in (MEASURED, FAILED):
+            out.launched += 1
+        if status == MEASURED and t.values and all(v > 0 for v in t.values):
+            key = tree_key(eff)
+            out.values.setdefault(key, []).append(list(t.values))
+            out.accept.setdefault(key, []).append(t.user_attrs.get("accept_length"))
+            out.spec.setdefault(key, eff)
+            limits = [v for name, v in t.constraints.items() if name != CONSTRAINT]
+            if limits:
+                out.limits.setdefault(key, []).append(max(limits))
+            if any(v > 0 for v in t.constraints.values()):
+                out.infeasible.add(key)
+        elif status == FAILED:
+            out.failed.add(eff)
+    return out
+
+
+def read_pruned(out: Readings, t, eff: SpecConfig) -> None:
+    """A pruned trial (tuner.engine.pruning): its setting is never proposed again (the engine would
+    not launch it: a repeat is told PRUNED at once), and its last partial estimates teach the model
+    like a reading that breaks the study's limits -- never picked, never measured again. They are
+    dominated by the front beyond the noise, so the model learns that the region is poor."""
+    from .pruning import STAGES_ATTR
+    from .records import launched
+
+    key = tree_key(eff)
+    out.pruned.add(key)
+    if launched(t.user_attrs.get("status"), t.user_attrs):
+        out.launched += 1
+    stages = t.user_attrs.get(STAGES_ATTR) or []
+    estimates = stages[-1].get("estimates") if stages else None
+    if estimates and all(isinstance(v, (int, float)) and v > 0 for v in estimates):
+        out.values.setdefault(key, []).append([float(v) for v in estimates])
+        out.accept.setdefault(key, []).append((t.user_attrs.get("partial") or {}).get("accept_length"))
+        out.spec.setdefault(key, eff)
+        out.infeasible.add(key)
+
+
+def draft_ladder(values) -> set[int]:
+    """The draft-token counts worth a first launch: every one up to 8 (small trees, where one
+    token more changes the verified tree's shape), then multiples of 4 up to 32, of 8 up to 64 and
+    of 16 beyond, and the space's smallest and largest. Large trees change slowly with their size
+    (a 1% step is lost in the noise), while GPU kernels work in tiles and CUDA graphs in captured
+    batch sizes of such multiples, so the steps of a landscape sit at them."""
+    def step(v: int) -> int:
+        return 1 if v <= 8 else 4 if v <= 32 else 8 if v <= 64 else 16
+
+    values = sorted(values)
+    return {v for v in values if v % step(v) == 0} | {values[0], values[-1]}
+
+
+class StructuredSampler(_optuna_base()):
+    """See the module docstring. ``space``: the study's :class:`SearchSpace`. The study's stored
+    budget (``budget.n_trials``) tells how many launches remain: in the last ``horizon`` of them a
+    first reading of a new setting is worth less (it could not be confirmed)."""
+
+    def __init__(self, space: SearchSpace, seed: int | None = None, noise: float = 0.03, noise_weight: float = 4.0,
+                 explore_weight: float = 0.5, horizon: float = 3, shortlist: int = 48, global_weight: float = 0.3,
+                 centres: int = 2, local_radius: tuple = (2, 1, 2), confirm: int = 1, local_doubt: float = 0.06):
+        from optuna.samplers import RandomSampler
+
+        if (not 0 < noise < 1 or noise_weight < 0 or explore_weight < 0 or horizon <= 0 or shortlist < 1
+                or not 0 <= global_weight <= 1 or centres < 1 or len(local_radius) != 3 or min(local_radius) < 0):
+            raise TypeError("noise must lie in (0, 1), global_weight in [0, 1]; noise_weight, explore_weight "
+                            "and local_radius (three lattice steps) >= 0; horizon > 0; shortlist and centres >= 1")
+        self._space = space
+        self._seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
+        self._noise, self._noise_weight = noise, noise_weight
+        self._explore_weight, self._horizon, self._shortlist = explore_weight, horizon, int(shortlist)
+        self._global_weight, self._centres, self._radius = global_weight, int(centres), tuple(local_radius)
+        self._confirm, self._local_doubt = int(confirm), float(local_doubt)
+        self._random = RandomSampler(seed=self._seed)
+        cheapest = cheapest_per_tree(space.effective_configs())
+        self._keys = sorted(cheapest)
+        self._specs = [cheapest[k] for k in self._keys]
+        top = [max(space.values(name)) for name in SPEC_PARAMS]
+        self._x = features(self._specs, *top)
+        self._index = {k: i for i, k in enumerate(self._keys)}
+        ladder = sorted(draft_ladder(space.values(SPEC_PARAMS[2])))
+        self._explorable = {i for i, spec in enumerate(self._specs) if spec.num_draft_tokens in ladder}
+        steps, topks = sorted(space.values(SPEC_PARAMS[0])), sorted(space.values(SPEC_PARAMS[1]))
+        # lattice positions: the index of each flag among the values a first launch may take
+        self._lattice = np.array([(np.interp(sp.num_steps, steps, range(len(steps))),
+                                   np.interp(math.log(sp.eagle_topk), np.log(topks), range(len(topks))),
+                                   np.interp(math.log(sp.num_draft_tokens), np.log(ladder), range(len(ladder))))
+                                  for sp in self._specs])
+
+    # -- Optuna's sampler interface ----------------------------------------------------------------
+    def reseed_rng(self) -> None:
+        self._seed = random.SystemRandom().randrange(2**31)
+        self._random.reseed_rng()
+
+    def infer_relative_search_space(self, study, trial):
+        return self._space.distributions()
+
+    def sample_independent(self, study, trial, param_name, param_distribution):
+        return self._random.sample_independent(study, trial, param_name, param_distribution)
+
+    def sample_relative(self, study, trial, search_space):
+        if not set(SPEC_PARAMS) <= set(search_space):
+            return {}
+        from .study import stored_budget
+
+        readings = read_trials(study.get_trials(deepcopy=False), self._space, trial.number)
+        budget = stored_budget(study)
+        choice = self.propose(readings, trial.number, None if budget is None else budget - readings.launched)
+        if choice is None:
+            return {}
+        spec, again, why = choice
+        from .trial import REMEASURE_ATTR
+
+        storage = study._storage
+        storage.set_trial_system_attr(trial._trial_id, "tuner:proposal", why)
+        if again:
+            storage.set_trial_system_attr(trial._trial_id, REMEASURE_ATTR, True)
+        return dict(zip(SPEC_PARAMS, (spec.num_steps, spec.eagle_topk, spec.num_draft_tokens)))
+
+    # -- the decision -----------------------------------------------------------------------------
+    def noise_var(self, readings: Readings) -> float:
+        """Variance of one log reading: the prior, updated by the spread of repeated readings."""
+        ss, dof = 0.0, 0
+        for vals in readings.values.values():
+            if len(vals) > 1:
+                logs = np.log(np.asarray(vals))
+                ss += float(np.sum((logs - logs.mean(axis=0)) ** 2))
+                dof += (len(vals) - 1) * logs.shape[1]
+        prior = math.log1p(self._noise) ** 2
+        return (self._noise_weight * prior + ss) / (self._noise_weight + dof)
+
+    def open_candidates(self, readings: Readings) -> list[int]:
+        """Indices of candidates worth launching for the first time."""
+        out = []
+        for i, (key, spec) in enumerate(zip(self._keys, self._specs)):
+            if (i not in self._explorable or key in readings.values or key in readings.busy
+                    or key in readings.pruned):
+                continue
+            if any(spec.num_steps >= f.num_steps and spec.eagle_topk >= f.eagle_topk
+                   and spec.num_draft_tokens >= f.num_draft_tokens for f in readings.failed):
+                continue
+            out.append(i)
+        return out
+
+    def beliefs(self, readings: Readings, measured: list, noise_var: float) -> list:
+        """One belief per objective about its log value at every candidate.
+
+        With accept lengths reported for every measured setting (they are nearly exact: a server
+        averages them over thousands of verify steps), a speedup is modelled as accept length over
+        relative step time: one model of log accept length shared by the objectives, and one model
+        per objective of log accept length minus log reading (the step time relative to the
+        baseline's). Otherwise each objective's log readings are modelled directly."""
+        rows, ys, accepts = [], [], []
+        for k in measured:
+            for v, a in zip(readings.values[k], readings.accept[k]):
+                rows.append(self._index[k])
+                ys.append(np.log(v))
+                accepts.append(a)
+        x, y = self._x[rows], np.asarray(ys)
+        if any(a is None or a < 1 for a in accepts):
+            return [fit(x, y[:, o], self._x, noise_var) for o in range(y.shape[1])]
+        log_a = np.log(np.asarray(accepts, dtype=float))
+        accept = fit(x, log_a, self._x, 1e-5)
+        return [Difference(accept, fit(x, log_a - y[:, o], self._x, noise_var)) for o in range(y.shape[1])]
+
+    def unconfirmed_pick(self, means: np.ndarray, counts: np.ndarray, noise_var: float) -> int | None:
+        """The export pick (best mean reading) that rests on a single reading while another measured
+        setting reads within two noise widths of it -- the closest such call of any objective --
+        or None. Measured again, a lucky reading falls back and a good one stands."""
+        width = 2 * math.sqrt(noise_var)
+        closest = None
+        for o in range(means.shape[1]):
+            order = np.argsort(-means[:, o])
+            if len(order) < 2 or counts[order[0]] > 1:
+                continue
+            lead = means[order[0], o] - means[order[1], o]
+            if lead < width and (closest is None or lead < closest[0]):
+                closest = (lead, int(order[0]))
+        return None if closest is None else closest[1]
+
+    def near_the_best(self, beliefs, measured: np.ndarray, open_: np.ndarray) -> set[int]:
+        """Open candidates within ``local_radius`` lattice steps (steps, topk, draft-token ladder)
+        of the measured settings each objective believes best: a surrogate fitted to a dozen
+        readings is trusted near them more than far away."""
+        radius = np.array(self._radius)
+        out: set[int] = set()
+        for b in beliefs:
+            for c in measured[np.argsort(-b.mean[measured])[:self._centres]]:
+                near = np.all(np.abs(self._lattice[open_] - self._lattice[c]) <= radius + 1e-9, axis=1)
+                out.update(int(i) for i in open_[near])
+        return out
+
+    def feasibility(self, readings: Readings, seen: list) -> np.ndarray | None:
+        """The probability that each candidate meets the study's limits (a model of the most a
+        limit is broken by, from every measured setting), or None for a study without limits."""
+        if not readings.limits:
+            return None
+        from scipy.stats import norm
+
+        rows, ys = [], []
+        for k in seen:
+            for v in readings.limits.get(k, []):
+                rows.append(self._index[k])
+                ys.append(v)
+        if not rows:
+            return None
+        belief = fit(self._x[rows], np.asarray(ys, dtype=float), self._x, 1e-4)
+        return norm.cdf(-belief.mean / np.maximum(belief.sd, 1e-6))
+
+    def propose(self, readings: Readings, number: int, remaining: int | None = None):
+        """``(setting, re-measure?, why)`` for the next trial, or None (Optuna's random sampler
+        then). ``remaining``: launches left in the study's budget (None: no budget)."""
+        rng = np.random.default_rng([self._seed, number])
+        open_ = np.array(self.open_candidates(readings), dtype=int)
+        seen = [k for k in readings.values if k in self._index]  # every reading teaches the model
+        if len(seen) < 3:
+            if not len(open_):
+                return None
+            return self._specs[int(rng.choice(open_))], False, "too few readings: a random setting"
+        noise_var = self.noise_var(readings)
+        beliefs = self.beliefs(readings, seen, noise_var)
+        feasible = self.feasibility(readings, seen)
+        measured = [k for k in seen if k not in readings.infeasible]  # what export may pick
+        if not measured:
+            if not len(open_):
+                return None
+            best = [float(b.mean[[self._index[k] for k in seen]].max()) for b in beliefs]
+            ei = np.max([expected_improvement(b.mean[open_], b.sd[open_], m) for b, m in zip(beliefs, best)], axis=0)
+            i = int(open_[int(np.argmax(ei * feasible[open_]))])
+            return self._specs[i], False, "explore: no setting measured meets the study's limits yet"
+        m_idx = np.array([self._index[k] for k in measured])
+        means = np.array([readings.mean(k) for k in measured])
+        counts = np.array([len(readings.values[k]) for k in measured])
+        if remaining is not None and remaining <= self._confirm:
+            j = self.unconfirmed_pick(means, counts, noise_var)
+            if j is not None and measured[j] not in readings.busy:
+                return readings.spec[measured[j]], True, "re-measure: an export pick rests on one reading"
+        weight = self._explore_weight
+        if remaining is not None:
+            weight *= min(1.0, max(0.0, (remaining - 1) / self._horizon))
+        moves = list(m_idx)
+        scale = doubt = np.ones(0)
+        if len(open_):
+            ei = np.max([expected_improvement(b.mean[open_], b.sd[open_], float(b.mean[m_idx].max()))
+                         for b in beliefs], axis=0)
+            local = self.near_the_best(beliefs, m_idx, open_)
+            far = [int(c) for c in open_[np.argsort(-ei)[:self._shortlist]] if int(c) not in local]
+            moves += sorted(local) + far
+            scale = np.array([1.0] * len(local) + [self._global_weight] * len(far))
+            doubt = np.array([self._local_doubt] * len(local) + [0.0] * len(far))
+        moves = np.array(moves, dtype=int)
+        scale = np.concatenate([np.ones(len(m_idx)), scale])
+        doubt = np.concatenate([np.zeros(len(m_idx)), doubt])
+        values = move_values(beliefs, m_idx, means, counts, moves, noise_var, weight, scale, doubt)
+        if feasible is not None:  # a new setting counts only if it meets the limits
+            values[len(m_idx):] *= feasible[moves[len(m_idx):]]
+        values[:len(m_idx)][[k in readings.busy for k in measured]] = -np.inf  # another worker measures it
+        if not np.isfinite(values).any():
+            return None
+        best = int(np.argmax(values))
+        again = best < len(m_idx)
+        spec = readings.spec[measured[best]] if again else self._specs[int(moves[best])]
+        what = "re-measure" if again else "explore"
+        return spec, again, f"{what}: expected gain {values[best]:.4f} (noise {math.sqrt(noise_var):.3f})"
