@@ -93,3 +93,17 @@ def test_a_circle_inside_a_layer_breaks_the_contract(tmp_path, package_copy):
     out = lint(tmp_path, COPY, package_copy)
     assert out.returncode == 1, out.stdout + out.stderr
     assert "no import circles" in out.stdout and "BROKEN" in out.stdout
+
+
+def test_a_module_over_400_lines_says_why_it_is_one_module():
+    """Small modules with one job: a module past 400 lines must say, in its docstring, why it is
+    still one module ("Why one module ...") -- or be split."""
+    import ast
+
+    root = Path(__file__).resolve().parents[1] / "tuner"
+    long_and_silent = []
+    for path in sorted(root.rglob("*.py")):
+        text = path.read_text()
+        if text.count("\n") > 400 and "Why one module" not in (ast.get_docstring(ast.parse(text)) or ""):
+            long_and_silent.append(str(path.relative_to(root.parent)))
+    assert not long_and_silent, f"over 400 lines with no 'Why one module' in the docstring: {long_and_silent}"

@@ -31,6 +31,11 @@ Definitions (the article's method):
   the batch span.
 
 Failed requests count in ``n_failed`` and in a batch's wall span, never in tok/s means.
+
+Why one module of over 400 lines: :class:`SuiteResult` is one record and every figure derived from
+it; the records are the single source of truth, so the figures, their JSON form and
+:meth:`SuiteResult.from_dict` (which recomputes them) must change together. The request record and
+its time arithmetic live in :mod:`tuner.bench.records`, the statistics in :mod:`tuner.bench.stats`.
 """
 
 from __future__ import annotations

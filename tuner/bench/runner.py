@@ -33,6 +33,11 @@ server runs in wall time (scale 1, as SGLang does).
 
 Every ``info`` also has ``step`` (warm-up requests, single requests and sweep batches started so
 far) and ``total_steps`` (planned; it grows in adaptive mode).
+
+Why one module of over 400 lines: the run is one state machine (:class:`_SuiteRun`: phases, stages,
+flushes, the watchdog and the partial result a lost server leaves) whose steps share that state; the
+HTTP client (:mod:`tuner.bench.client`), the hang rules (:mod:`tuner.bench.watch`), the staged
+order (:mod:`tuner.bench.plan`) and the result (:mod:`tuner.bench.result`) already live elsewhere.
 """
 
 from __future__ import annotations

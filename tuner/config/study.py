@@ -3,6 +3,12 @@
 Validation happens once, here, at the edge: :func:`load_study` also loads the search space and the
 suite the file names (relative to the file), so everything past it may trust its input. Errors are
 :class:`tuner.config.yamlfile.ConfigError`: one line naming the file, the key and what is expected.
+
+Why one module of over 400 lines: it is the schema of one file, one pydantic model per section,
+and the checks that need the whole file (the suite, the space, a landscape's concurrencies against
+the objectives); a reader finds the study file's every key here. The parts that stand alone already
+live beside it: ``sampler.py`` (the samplers' options), ``slo.py``,
+``landscape.py``, ``suite.py``, ``space.py``.
 """
 
 from __future__ import annotations

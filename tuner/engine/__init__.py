@@ -8,8 +8,9 @@ Owns the Optuna study and its companion baseline study (``study``, ``baseline``)
 the trial records every reader uses (``records``), the storage (``storage``, ``urls``, and
 ``patience``: riding out outages), artifacts, the model and GPU facts behind a study's attention
 backend (``facts``), the preflight checks of ``tuner doctor`` (``doctor``), stopping a trial once its
-result is decided (``pruning``), and the one seam to the world, ``Backend.measure`` (``backends``;
-the model backend's request-by-request suite in ``model_suite``).
+result is decided (``pruning``), and the one seam to the world, ``Backend.measure`` (``backends``,
+``measurement``; the model backend, ``model_backend``, and its request-by-request suite,
+``model_suite``).
 
 May import: :mod:`tuner.server` and :mod:`tuner.bench` (through the backends), :mod:`tuner.sim`
 (its performance model, for the model backend; its profiles' facts; its argument handling, for

@@ -43,6 +43,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from ..config.space import SPEC_PARAMS, SearchSpace
+from ..sglang.rules import SpecConfig
 from ..sglang.trees import cheapest_per_tree, tree_key
 from .lookahead import move_values
 from .surrogate import Difference, expected_improvement, features, fit

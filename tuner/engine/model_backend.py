@@ -1,0 +1,169 @@
+"""The performance model, or a landscape table, as a backend (``server.backend: model``): no
+process, no HTTP, seeded noise. The search-efficiency benchmark runs thousands of trials through it;
+the contract is every backend's (:mod:`tuner.engine.backends`).
+"""
+
+from __future__ import annotations
+
+import random
+
+from ..sglang.rules import SpecConfig
+from .measurement import Event, Measurement, OnStage, Record
+from .model_suite import ModelFigures, staged_figures
+
+#: Modelled seconds a launch takes before the suite runs when neither the study (``server.model.
+#: load_s``), the landscape table (``load_s``) nor the profile (``runtime.load_s``) says: ten
+#: minutes, a large model's load.
+DEFAULT_LOAD_S = 600.0
+#: The failure class of a setting a landscape table does not list (it fails at launch).
+NOT_IN_LANDSCAPE = "not_in_landscape"
+
+
+class ModelBackend:
+    """The performance model, or a landscape table, as a backend: no process, no HTTP, seeded noise.
+
+    ``source`` is a simulator profile (a shipped name or a YAML path: the model's expected figures
+    for the suite) or a :class:`tuner.config.landscape.LandscapeTable` (its rows as they are; a
+    setting it does not list fails at launch, failure class ``not_in_landscape``, as a tree fails
+    on some model/backend pairs). With a profile, a setting whose weights, speculative workspace
+    and KV cache do not fit the GPUs fails at launch as ``oom``, exactly as the simulated server
+    would (``PerfModel.kv_budget_ok`` with the launcher's pinned ``max_running_requests``).
+
+    ``noise`` is the relative standard deviation applied to every throughput figure, standing in
+    for the run-to-run spread of a real measurement (the accept length is left exact: a real
+    server averages it over thousands of verify steps). With a ``seed``, each measurement's draw is
+    a pure function of the seed and the measurement's label (``trials/12``, ``baseline``), so a
+    continued or restarted study does not replay earlier draws and a re-measurement (a new trial)
+    draws anew; without one every run draws fresh noise.
+
+    Every measurement follows the study's staged order (``plan``, :func:`~tuner.engine.backends.study_plan`) request by
+    request (:mod:`tuner.engine.model_suite`): the figures after each stage go to ``on_stage``, the
+    last stage's are the whole-suite figures drawn above, and a suite stopped after a stage costs
+    only what it measured. Every measurement carries ``model_duration_s``: the modelled GPU time it
+    took: ``load_s`` (the study's, else the table's or the profile's ``runtime.load_s``, else
+    :data:`DEFAULT_LOAD_S`), the warm-up, the flushes and every request at its rate.
+    """
+
+    def __init__(self, source, suite, noise: float = 0.02, seed: int | None = 0, load_s: float | None = None,
+                 max_running_requests: int | None = None, server_args: dict | None = None, plan=None):
+        from ..config.landscape import LandscapeTable
+
+        self.suite = suite
+        self.noise = noise
+        self.seed = seed
+        self.rng = random.Random(seed)
+        self.calls = 0
+        self._cache: dict = {}
+        self.table = source if isinstance(source, LandscapeTable) else None
+        self.model = None
+        if self.table is None:
+            from ..sim.model import PerfModel, load_profile
+
+            self.model = PerfModel(load_profile(source))
+        source_load = self.table.load_s if self.table is not None else self.model.profile.runtime.load_s
+        self.load_s = load_s if load_s is not None else (source_load if source_load is not None else DEFAULT_LOAD_S)
+        from ..bench.plan import stage_plan
+
+        self.plan = list(plan) if plan is not None else stage_plan(suite)
+        self._rows: dict = {}
+        self.max_running_requests = max_running_requests or max(suite.sweep.concurrencies, default=1)
+        self.server_args = dict(server_args or {})
+
+    @property
+    def source_label(self) -> str:
+        return f"landscape {self.table.source}" if self.table is not None else f"profile {self.model.profile.name}"
+
+    def expected(self, spec: SpecConfig | None):
+        """The true (noise-free) figures of ``spec`` (None: the baseline); None when ``spec`` has
+        none (not in the landscape table)."""
+        if spec not in self._cache:
+            self._cache[spec] = self._table_figures(spec) if self.table is not None else self._model_figures(spec)
+        return self._cache[spec]
+
+    def row_rates(self, spec: SpecConfig | None) -> dict[tuple[str, int], float]:
+        """The true tok/s of each single-request row (prompt name, length): the model's for that
+        prompt and length, or a table's one single-request figure for every row."""
+        if spec not in self._rows:
+            s = self.suite
+            rows = [(p, n) for p in s.single_prompts() for n in s.single_lengths(p)]
+            if self.table is not None:
+                rate = self.expected(spec).single_tok_per_s
+                self._rows[spec] = {(p.name, n): rate for p, n in rows}
+            else:
+                tokens = round(sum(s.sweep_tokens(p) for p in s.prompts) / len(s.prompts))
+                self._rows[spec] = {(p.name, n): self.model.expected_figures(
+                    spec, prompts=[p.text], single_lengths=[n], concurrencies=[], sweep_tokens=tokens).single_tok_per_s
+                    for p, n in rows}
+        return self._rows[spec]
+
+    def _table_figures(self, spec):
+        row = self.table.baseline if spec is None else self.table.configs.get(spec)
+        if row is None:
+            return None
+        return ModelFigures(row.single_tok_per_s, dict(row.tok_per_s),
+                            row.accept_length if spec is not None else 1.0)
+
+    def _model_figures(self, spec):
+        s = self.suite
+        # A dataset suite sends each request at its own length; the closed-form model takes one
+        # set of lengths for every prompt: the requests' distinct lengths and their mean.
+        lengths = sorted({n for p in s.single_prompts() for n in s.single_lengths(p)})
+        sweep_tokens = round(sum(s.sweep_tokens(p) for p in s.prompts) / len(s.prompts))
+        exp = self.model.expected_figures(
+            spec, prompts=[p.text for p in s.prompts], single_lengths=lengths,
+            concurrencies=list(s.sweep.concurrencies), sweep_tokens=sweep_tokens)
+        return ModelFigures(exp.single_tok_per_s, dict(exp.tok_per_s), exp.accept_length)
+
+    def launch_failure(self, spec: SpecConfig | None) -> tuple[str, str] | None:
+        """``(failure_class, message)`` when a launch of ``spec`` fails, else None."""
+        if self.table is not None:
+            if spec is not None and spec not in self.table.configs:
+                return NOT_IN_LANDSCAPE, (f"{spec.label()} is not in landscape {self.table.source}: a setting "
+                                          "the table does not list fails at launch")
+            return None
+        # As the simulated server starts up (tuner/sim/server.py, _start_up): --context-length, else
+        # the profile's default context; --mem-fraction-static, else the profile's default.
+        args = self.server_args
+        context = args.get("context_length") or self.model.profile.runtime.default_context_tokens
+        ok, message = self.model.kv_budget_ok(spec, self.max_running_requests, int(context),
+                                              mem_fraction_static=args.get("mem_fraction_static"))
+        return None if ok else ("oom", message)
+
+    def _rng(self, label: str) -> random.Random:
+        return self.rng if self.seed is None else random.Random(f"{self.seed}:{label}")
+
+    def measure(self, spec: SpecConfig | None, label: str, record: Record,
+                on_event: Event | None = None, on_stage: OnStage | None = None) -> Measurement:
+        self.calls += 1
+        failure = self.launch_failure(spec)
+        if failure is not None:
+            m = Measurement(None, failure_class=failure[0], failure_message=failure[1],
+                            model_duration_s=self.load_s)
+            record(m)
+            return m
+        figs = self.full_figures(spec, label)
+        warmup_s, stages = staged_figures(self.plan, self.suite, self.row_rates(spec), figs, self.noise,
+                                          self._rng(label + ":stages"))
+        spent = self.load_s + warmup_s
+        figs.stages = [(st.name, st.figures) for st in stages]
+        figs.request_cv = self.noise
+        m = Measurement(figs)
+        for i, st in enumerate(stages):
+            spent += st.seconds
+            if i < len(stages) - 1 and on_stage is not None and on_stage(i, st.name, st.figures):
+                m = Measurement(st.figures, stopped_after=st.name)
+                st.figures.stages = figs.stages[:i + 1]
+                break
+        m.model_duration_s = spent
+        record(m)
+        return m
+
+    def full_figures(self, spec: SpecConfig | None, label: str) -> ModelFigures:
+        """The whole-suite figures a measurement labelled ``label`` reads (its noise draw): what the
+        full suite gives, whether or not ``on_stage`` stops it earlier (the benchmark's check of
+        pruning asks this of pruned trials)."""
+        exp = self.expected(spec)
+        rng = self._rng(label)
+        jitter = lambda v: v * max(0.01, rng.gauss(1.0, self.noise))  # noqa: E731
+        return ModelFigures(jitter(exp.single_tok_per_s), {c: jitter(v) for c, v in exp.tok_per_s.items()},
+                            exp.accept_length)
