@@ -59,6 +59,15 @@ def test_bad_options_are_refused_when_the_file_loads(name, options, says):
     assert exc.value.key == "options" and says in exc.value.message
 
 
+def test_the_auto_sampler_s_options_as_a_study_file_gives_them():
+    from tuner.config.yamlfile import parse_model
+
+    options = {"local_radius": [2, 1, 2], "horizon": 3, "noise": 0.02, "confirm": 0}  # YAML lists, ints
+    settings = parse_model(SamplerSettings, {"name": "auto", "options": options}, "s.yaml")
+    sampler = make_sampler(settings, 1, GRID, space=SPACE)
+    assert sampler._radius == (2, 1, 2) and sampler._noise == 0.02 and sampler._confirm == 0
+
+
 def test_options_that_reach_the_factory_unchecked_are_still_config_errors():
     # e.g. an old stored study config
     for name, options in (("tpe", {"no_such_option": 1}), ("local-tpe", {"local_prob": 2})):

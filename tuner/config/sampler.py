@@ -11,7 +11,7 @@ take Python callables or objects (``gamma``, ``constraints_func``, ``mutation``,
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Annotated, Any
 
 from pydantic import Field, ValidationError
 
@@ -56,7 +56,7 @@ class AutoOptions(StrictModel):
     global_weight: float | None = Field(None, ge=0, le=1)
     centres: int | None = Field(None, ge=1)
     #: lattice steps around each objective's best: steps, topk, draft-token rungs
-    local_radius: tuple[int, int, int] | None = None
+    local_radius: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=3, max_length=3)
     confirm: int | None = Field(None, ge=0)
     local_doubt: float | None = Field(None, ge=0)
 
