@@ -214,3 +214,24 @@ def test_a_pruning_study_never_proposes_a_pruned_setting(table):
     assert sum(1 for r in records if is_launch(r.status, r.attrs)) == 16
     assert any(r.status == "pruned" for r in records), "the setup must prune"
     assert not [r for r in records if r.attrs.get("pruned_from") is not None]
+
+
+def test_a_tree_measured_whole_stays_pickable_when_another_of_its_settings_was_pruned():
+    from optuna.distributions import IntDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from tuner.engine.structured import read_trials
+
+    study = optuna.create_study(directions=["maximize", "maximize"])
+    dist = {"speculative_num_steps": IntDistribution(1, 8)}
+    # (4, 8, 5) verifies the same tree as (4, 4, 5): pruned first, measured whole after
+    study.add_trial(create_trial(state=TrialState.PRUNED, params={"speculative_num_steps": 4}, distributions=dist,
+                                 user_attrs={"status": "pruned", "effective": SpecConfig(4, 8, 5).as_dict(),
+                                             "stages": [{"stage": "probe", "estimates": [1.2, 0.4]}]}))
+    study.add_trial(create_trial(values=[2.0, 0.9], params={"speculative_num_steps": 4}, distributions=dist,
+                                 user_attrs={"status": "measured", "effective": SpecConfig(4, 4, 5).as_dict(),
+                                             "accept_length": 3.0}))
+    readings = read_trials(study.get_trials(deepcopy=False), SPACE, current=99)
+    key = tree_key(SpecConfig(4, 4, 5))
+    assert tree_key(SpecConfig(4, 8, 5)) == key
+    assert readings.values[key] == [[2.0, 0.9]] and key not in readings.infeasible and key in readings.pruned

@@ -91,6 +91,7 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
     from .records import CONSTRAINT, FAILED, MEASURED, spec_from_dict, spec_from_params
 
     out = Readings()
+    pruned = []
     for t in trials:
         eff = spec_from_dict(t.user_attrs.get("effective"))
         status = t.user_attrs.get("status")
@@ -103,7 +104,7 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
                 out.busy.add(tree_key(spec))
             continue
         if t.state == TrialState.PRUNED and eff is not None:
-            read_pruned(out, t, eff)
+            pruned.append((t, eff))  # read once every whole measurement is in
             continue
         if t.state != TrialState.COMPLETE or eff is None:
             continue
@@ -121,6 +122,8 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
                 out.infeasible.add(key)
         elif status == FAILED:
             out.failed.add(eff)
+    for t, eff in pruned:
+        read_pruned(out, t, eff)
     return out
 
 
@@ -128,7 +131,9 @@ def read_pruned(out: Readings, t, eff: SpecConfig) -> None:
     """A pruned trial (tuner.engine.pruning): its setting is never proposed again (the engine would
     not launch it: a repeat is told PRUNED at once), and its last partial estimates teach the model
     like a reading that breaks the study's limits -- never picked, never measured again. They are
-    dominated by the front beyond the noise, so the model learns that the region is poor."""
+    dominated by the front beyond the noise, so the model learns that the region is poor. Read after
+    the whole measurements: a tree measured whole through another of its settings keeps its
+    readings (and stays pickable)."""
     from .pruning import STAGES_ATTR
     from .records import launched
 
@@ -136,6 +141,8 @@ def read_pruned(out: Readings, t, eff: SpecConfig) -> None:
     out.pruned.add(key)
     if launched(t.user_attrs.get("status"), t.user_attrs):
         out.launched += 1
+    if key in out.values and key not in out.infeasible:
+        return  # the same tree measured whole (another setting of it): that reading stands
     stages = t.user_attrs.get(STAGES_ATTR) or []
     estimates = stages[-1].get("estimates") if stages else None
     if estimates and all(isinstance(v, (int, float)) and v > 0 for v in estimates):
