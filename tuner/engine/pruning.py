@@ -48,7 +48,7 @@ from ..config.study import StudyConfig, objective_concurrency
 from .objectives import objective_values
 from .outcome import is_figure
 from .patience import StorageUnavailable, fail_fast, unreachable_now
-from .records import MEASURED, StoredFigures
+from .records import MEASURED, StoredFigures, front_records, load_records
 
 #: user attribute: per stage, ``{"stage": name, "estimates": [...]}`` (every measured trial)
 STAGES_ATTR = "stages"
@@ -195,26 +195,12 @@ class FrontPruner(BasePruner):
 
     def _complete_and_front(self, study, number: int):
         """Whole-suite measurements ``(values, stages)`` with stage estimates, and the feasible front
-        ``(number, values)``."""
-        from optuna.trial import TrialState
-
-        from .objectives import pareto_front
-
-        complete, readings = [], {}
-        for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE,)):
-            if t.number == number or t.user_attrs.get("status") != MEASURED or not t.values:
-                continue
-            if t.user_attrs.get(STAGES_ATTR):
-                complete.append((list(t.values), t.user_attrs[STAGES_ATTR]))
-            if all(v <= 0 for v in t.constraints.values()):
-                key = t.user_attrs.get("effective_key") or f"trial-{t.number}"
-                readings.setdefault(key, []).append((t.number, list(t.values)))
-        # A setting measured again stands for the mean of its readings, as in every reader
-        # (records.merge_repeats): a lucky first reading must not prune what the mean would not.
-        feasible = [(group[0][0], [sum(v) / len(group) for v in zip(*(vals for _, vals in group))])
-                    for group in readings.values()]
-        front = [feasible[i] for i in pareto_front([v for _, v in feasible])]
-        return complete, front
+        ``(number, values)``: :func:`~tuner.engine.records.front_records`, the front every reader
+        shows (a setting measured again stands for the mean of its readings), without this trial."""
+        records = [r for r in load_records(study) if r.number != number]
+        complete = [(list(r.values), r.attrs[STAGES_ATTR]) for r in records
+                    if r.status == MEASURED and r.values and r.attrs.get(STAGES_ATTR)]
+        return complete, [(r.number, list(r.values)) for r in front_records(records)]
 
 
 # -- one trial's stages ---------------------------------------------------------------------------------

@@ -181,3 +181,13 @@ def merge_repeats(records: list[TrialRecord]) -> list[TrialRecord]:
                     attrs[key] = sum(got) / len(got)
         out.append(dataclasses.replace(first, values=values, attrs=attrs))
     return out
+
+
+def front_records(records: list[TrialRecord]) -> list[TrialRecord]:
+    """The non-dominated feasible trials, one per effective config: its first measurement, with the
+    mean of all its measurements when the sampler measured it again (:func:`merge_repeats`). The one
+    front every reader uses: status, pareto, export, the report, and pruning's verdict."""
+    from .objectives import pareto_front
+
+    candidates = merge_repeats(records)
+    return [candidates[i] for i in pareto_front([r.values for r in candidates])]

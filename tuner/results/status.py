@@ -4,16 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.objectives import pareto_front
 from ..engine.pruning import STAGES_ATTR
-from ..engine.records import PRUNED, PRUNED_FROM, TrialRecord, load_records, merge_repeats, status_counts
-
-
-def front_records(records: list[TrialRecord]) -> list[TrialRecord]:
-    """The non-dominated feasible trials, one per effective config: its first measurement, with the
-    mean of all its measurements when the sampler measured it again (:func:`merge_repeats`)."""
-    candidates = merge_repeats(records)
-    return [candidates[i] for i in pareto_front([r.values for r in candidates])]
+from ..engine.records import PRUNED, PRUNED_FROM, TrialRecord, front_records, load_records, status_counts
 
 
 def pruned_fields(r: TrialRecord) -> dict[str, Any]:
