@@ -64,6 +64,13 @@ PRIOR_WEIGHT = 2.0
 Event = Callable[[str, dict], None]
 
 
+def last_estimates(attrs: dict) -> list[float] | None:
+    """A trial's objective estimates after its last recorded stage (``attrs``: its user attributes);
+    for a pruned trial, the partial values it was judged on. None when it recorded no stage."""
+    stages = attrs.get(STAGES_ATTR) or []
+    return stages[-1].get("estimates") if stages else None
+
+
 # -- figures and estimates ---------------------------------------------------------------------------
 def baseline_stage_attrs(figures) -> dict:
     """The baseline's figures after each stage (absolute tok/s) and its request spread."""

@@ -134,7 +134,7 @@ def read_pruned(out: Readings, t, eff: SpecConfig) -> None:
     dominated by the front beyond the noise, so the model learns that the region is poor. Read after
     the whole measurements: a tree measured whole through another of its settings keeps its
     readings (and stays pickable)."""
-    from .pruning import STAGES_ATTR
+    from .pruning import last_estimates
     from .records import launched
 
     key = tree_key(eff)
@@ -143,8 +143,7 @@ def read_pruned(out: Readings, t, eff: SpecConfig) -> None:
         out.launched += 1
     if key in out.values and key not in out.infeasible:
         return  # the same tree measured whole (another setting of it): that reading stands
-    stages = t.user_attrs.get(STAGES_ATTR) or []
-    estimates = stages[-1].get("estimates") if stages else None
+    estimates = last_estimates(t.user_attrs)
     if estimates and all(isinstance(v, (int, float)) and v > 0 for v in estimates):
         out.values.setdefault(key, []).append([float(v) for v in estimates])
         out.accept.setdefault(key, []).append((t.user_attrs.get("partial") or {}).get("accept_length"))

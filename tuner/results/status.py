@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.pruning import STAGES_ATTR
+from ..engine.pruning import last_estimates
 from ..engine.records import PRUNED, PRUNED_FROM, TrialRecord, front_records, load_records, status_counts
 
 
@@ -14,9 +14,8 @@ def pruned_fields(r: TrialRecord) -> dict[str, Any]:
     and its last partial estimates (intermediate values, never a result)."""
     if r.status != PRUNED:
         return {}
-    stages = r.attrs.get(STAGES_ATTR) or []
     return {"pruned_at": r.attrs.get("pruned_at"), "pruned_by": r.attrs.get("pruned_by"),
-            "pruned_from": r.attrs.get(PRUNED_FROM), "partial_values": stages[-1]["estimates"] if stages else None}
+            "pruned_from": r.attrs.get(PRUNED_FROM), "partial_values": last_estimates(r.attrs)}
 
 
 def pruned_note(t: dict) -> str:
