@@ -27,7 +27,13 @@ and 8 modelled hours (``launches@Nh``; ``whole``: those that ran the whole suite
 whose exported picks are both within 3% then (``exp@Nh``), their regret (the worse pick's shortfall
 from its optimum, median/worst), and the pruning check: pruned launches, and how many of them the
 whole suite would have put within 1% of the study's final front / are truly within 1% of the true
-front (``near front``, both must be 0). Parts in ``benchmarks/searchbench/night.py``.
+front (``near front``; the first must be 0). Beside each ratio of settings measured, its
+``ceiling``: the ratio no pruning rule could beat, every launch after the first ``startup_trials``
+stopped after the probe (a launch pays its load whatever is pruned). With ``--set`` and ``--prune
+both``, one night table per set and family: the ratio per landscape (median, range, how many reach
+1.5x), the ceilings, the exported picks' success without and with pruning, the landscapes where
+pruning lowers or raises it, and the pruning check summed. Parts in
+``benchmarks/searchbench/night.py``.
 
     python benchmarks/search_efficiency.py                      # shipped profiles, 20 seeds
     python benchmarks/search_efficiency.py --quick              # 5 seeds, the main strategies
@@ -39,8 +45,10 @@ front (``near front``, both must be 0). Parts in ``benchmarks/searchbench/night.
 With ``--set`` it also prints, per set and per family in it, how many landscapes reach 90% (80%)
 of their seeds, the worst one, the mean, the median launch at which the picks settle, HV@16, the
 landscapes where the strategy is below random search, and the median modelled GPU hours. Tuning
-aids: ``--options JSON`` (the default strategy's ``sampler.options``), ``--only REGEX`` (targets by
-name), ``--jobs N`` (processes; default 1, the machine is shared).
+aids: ``--options JSON`` (the default strategy's ``sampler.options``), ``--prune-options JSON``
+(the pruning studies' ``budget.prune`` knobs), ``--load-s SECONDS`` (every launch's modelled load
+time: a what-if for the night), ``--only REGEX`` (targets by name), ``--jobs N`` (processes;
+default 1, the machine is shared).
 
 Progress goes to stderr, the tables to stdout (``--json FILE`` also writes every run's figures).
 """
@@ -62,7 +70,7 @@ for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
     os.environ.setdefault(_var, "1")
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from searchbench.night import print_night, summarize_night  # noqa: E402
+from searchbench.night import print_night, print_night_groups, summarize_night  # noqa: E402
 from searchbench.runs import HORIZON, HV_AT, WITHIN, RunResult, run_one  # noqa: E402
 from searchbench.strategies import QUICK_STRATEGIES, STRATEGIES, bench_speculative_grid, grid_launches  # noqa: E402,F401
 from searchbench.targets import SPACE, Target, Truth, profile_table, table_target  # noqa: E402
@@ -197,11 +205,13 @@ def _task(args) -> RunResult:
 
     # Optuna flags its own newer APIs (metric names, constraints) as experimental: noise here.
     warnings.filterwarnings("ignore", category=optuna.exceptions.ExperimentalWarning)
-    target, truth, strategy, seed, space, suite, budget, noise, prune, hours, options = args
+    target, truth, strategy, seed, space, suite, budget, noise, prune, hours, options, prune_options, load_s = args
     if options:
         known.STRATEGIES["default"] = {"sampler": {"options": options}}
+    if prune and prune_options:
+        prune = {"enabled": True, **prune_options}
     run = run_one(target, truth, strategy, seed, space=space, suite=suite, budget=budget, noise=noise,
-                  prune=prune, hours=hours)
+                  prune=prune, hours=hours, load_s=load_s)
     run.strategy = strategy + ("+prune" if prune else "")
     return run
 
@@ -238,6 +248,8 @@ def parse_args(argv):
     p.add_argument("--space", default=str(SPACE), help="search-space file")
     p.add_argument("--options", default=None, metavar="JSON",
                    help="sampler.options for the default strategy, e.g. '{\"explore_weight\": 0.5}' (tuning)")
+    p.add_argument("--prune-options", default=None, metavar="JSON",
+                   help="budget.prune's knobs for the runs that prune, e.g. '{\"z\": 2.5}' (tuning)")
     p.add_argument("--only", default=None, metavar="REGEX", help="keep the targets whose name matches")
     p.add_argument("--jobs", type=int, default=1, help="processes (default 1: the machine is shared)")
     p.add_argument("--cache", default=str(CACHE), help="where profiles' landscape tables are kept")
@@ -245,10 +257,37 @@ def parse_args(argv):
     p.add_argument("--json", dest="json_path", default=None, help="also write every run's figures here")
     p.add_argument("--hours", type=float, default=None,
                    help="run each study for this many modelled GPU hours (no launch limit) and print the night table")
+    p.add_argument("--load-s", type=float, default=None, metavar="SECONDS",
+                   help="every launch's modelled load time instead of the landscape's (a what-if for --hours)")
     p.add_argument("--prune", choices=("off", "on", "both"), default="off",
                    help="the studies' budget.prune (default off: every launch measures the whole suite)")
     p.add_argument("--groups-only", action="store_true", help="print the per-set tables only (no table per landscape)")
     return p.parse_args(argv)
+
+
+def knob_problem(args) -> str:
+    """One line on what is wrong with ``--options`` or ``--prune-options`` (JSON objects, checked as
+    a study file would check ``sampler.options`` for ``auto`` and ``budget.prune``), or ""."""
+    from pydantic import ValidationError
+
+    from tuner.config.sampler import AutoOptions
+    from tuner.config.study import PruneSettings
+
+    for flag, text, model in (("--options", args.options, AutoOptions),
+                              ("--prune-options", args.prune_options, PruneSettings)):
+        if text is None:
+            continue
+        try:
+            data = json.loads(text)
+            if not isinstance(data, dict):
+                return f"{flag}: expected a JSON object such as '{{\"z\": 2.5}}', got {text!r}"
+            model.model_validate(data)
+        except json.JSONDecodeError as e:
+            return f"{flag}: not JSON ({e.msg} at character {e.pos}): {text!r}"
+        except ValidationError as e:
+            err = e.errors()[0]
+            return f"{flag}: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
+    return ""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -262,8 +301,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--strategies: unknown {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}", file=sys.stderr)
         return 2
     if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or not 0 <= args.noise < 1 or (
-            args.hours is not None and args.hours <= 0):
-        print("--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours positive", file=sys.stderr)
+            args.hours is not None and args.hours <= 0) or (args.load_s is not None and args.load_s < 0):
+        print("--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours positive, "
+              "--load-s at least 0", file=sys.stderr)
+        return 2
+    problem = knob_problem(args)
+    if problem:
+        print(problem, file=sys.stderr)
         return 2
     from tuner.config.yamlfile import ConfigError
 
@@ -314,7 +358,9 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
     space = Path(args.space).resolve()
     prunes = {"off": (False,), "on": (True,), "both": (False, True)}[args.prune]
     options = json.loads(args.options) if args.options else None
-    tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise, prune, args.hours, options)
+    prune_options = json.loads(args.prune_options) if args.prune_options else None
+    tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise, prune, args.hours, options,
+              prune_options, args.load_s)
              for t in targets for s in strategies for prune in prunes
              for seed in range(args.first_seed, args.first_seed + args.seeds)]
     runs: dict = {}
@@ -326,7 +372,8 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
               f"{r.launches} launches, {r.seconds:.1f} s)", file=sys.stderr, flush=True)
     summaries = {name: {s: summarize(rs) for s, rs in by.items()} for name, by in runs.items()}
     limit = f"{args.hours:g} modelled GPU hours" if args.hours else f"{args.budget} launches"
-    print(f"# search efficiency: {args.seeds} seeds from {args.first_seed}, budget {limit}, prune {args.prune}, "
+    print(f"# search efficiency: {args.seeds} seeds from {args.first_seed}, budget {limit}, prune {args.prune}"
+          f"{' ' + args.prune_options if args.prune_options else ''}{f', load {args.load_s:g} s' if args.load_s else ''}, "
           f"noise {args.noise:.0%}, suite {args.suite}, space {Path(args.space).name}; "
           f"{time.monotonic() - started:.0f} s")
     print(f"# exp@16 = share of seeds whose exported picks (export --pick single / throughput after launch "
@@ -340,6 +387,8 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
     if args.hours:
         nights = {name: {s: summarize_night(rs, args.hours) for s, rs in by.items()} for name, by in runs.items()}
         print_night(nights, truths, args.hours, _table)
+        if groups and args.prune == "both":
+            grouped["night"] = print_night_groups(nights, groups, strategies, _table)
         for name, by in nights.items():
             for s, row in by.items():
                 summaries[name][s]["night"] = row

@@ -9,7 +9,14 @@ then (their true value over the optimum) and how many settings the night had mea
 :func:`prune_checks` asks of every pruned launch what the whole suite would have measured for it --
 the same measurement's noise draw, :meth:`tuner.engine.backends.ModelBackend.full_figures` -- and
 whether that would have been within 1% of the study's final front (and, by true values, of the true
-front). Both counts must be 0: pruning may only stop settings the whole suite would have left off.
+front). The first must be 0: pruning may only stop settings the whole suite would have left off.
+The second counts noise, not pruning: a launch that read a truly good setting low, or a front point
+read high, leaves it off the front whether the suite runs whole or not.
+
+:func:`pruning_ceiling` bounds what any pruning rule could give on a landscape: the settings a night
+holds if every launch after the study's first ``startup_trials`` stopped after the first stage (the
+probe), over the settings it holds when every launch runs the whole suite. A launch costs its load
+whatever the rule, so where loading takes most of a launch the ceiling is low.
 """
 
 from __future__ import annotations
@@ -68,6 +75,27 @@ def prune_checks(records, truth, baseline_attrs: dict, backend) -> dict:
     return {"pruned": len(pruned), "near_front": near, "near_true_front": near_true}
 
 
+def pruning_ceiling(records, baseline_attrs: dict, backend, hours: float, startup: int) -> dict | None:
+    """``{"whole_s", "probe_s", "ratio"}``: the median modelled seconds of a whole-suite launch of
+    this run and of the same settings stopped after the probe (``backend``: the run's model backend,
+    measured again under other labels), and the ceiling ratio (see the module docstring); None when
+    the run measured nothing whole."""
+    from tuner.engine.records import MEASURED
+
+    whole = [r for r in records if r.status == MEASURED and r.attrs.get("model_duration_s")]
+    if not whole:
+        return None
+    probe = [backend.measure(r.effective, f"ceiling/{r.number}", lambda m: None,
+                             on_stage=lambda i, name, figures: True).model_duration_s for r in whole]
+    w = statistics.median(float(r.attrs["model_duration_s"]) for r in whole)
+    p = statistics.median(probe)
+    night = hours * 3600 - float(baseline_attrs.get("model_duration_s") or 0.0)
+    if night <= 0:
+        return None
+    ceiling = min(startup, night / w) + max(0.0, night - startup * w) / p
+    return {"whole_s": w, "probe_s": p, "ratio": ceiling / (night / w)}
+
+
 def summarize_night(runs, hours: float) -> dict:
     """Medians and shares over the runs of one strategy on one target (see :func:`print_night`)."""
     from .runs import WITHIN
@@ -89,6 +117,8 @@ def summarize_night(runs, hours: float) -> dict:
     row["pruned"] = sum(c["pruned"] for c in checks)
     row["near_front"] = sum(c["near_front"] for c in checks)
     row["near_true_front"] = sum(c["near_true_front"] for c in checks)
+    ceilings = [r.ceiling["ratio"] for r in runs if r.ceiling]
+    row["ceiling"] = statistics.median(ceilings) if ceilings else None
     return row
 
 
@@ -115,6 +145,55 @@ def print_night(summaries: dict, truths: dict, hours: float, table) -> None:
             off = rows.get(strategy[:-len("+prune")]) if strategy.endswith("+prune") else None
             if off is not None:
                 a, b = off["marks"][last], s["marks"][last]
+                ceiling = off.get("ceiling")
                 print(f"{strategy}: {b['launches_mean'] / a['launches_mean']:.2f}x the settings measured in "
-                      f"{last:g} h ({a['launches_mean']:.1f} -> {b['launches_mean']:.1f} on average); exported "
-                      f"picks both within 3%: {a['both']:.0%} -> {b['both']:.0%}")
+                      f"{last:g} h ({a['launches_mean']:.1f} -> {b['launches_mean']:.1f} on average)"
+                      + (f", ceiling {ceiling:.2f}x" if ceiling else "")
+                      + f"; exported picks both within 3%: {a['both']:.0%} -> {b['both']:.0%}")
+
+
+def night_group_summary(nights: dict, names: list[str], strategy: str) -> dict | None:
+    """``strategy`` with and without pruning over a group of targets (``nights``: target ->
+    strategy -> :func:`summarize_night`): the ratio of settings measured in the night, per target
+    (median, range, how many reach 1.5x), how many targets' ceilings reach 1.5x, the exported picks'
+    success at the last mark (mean share without and with pruning; targets where pruning lowers or
+    raises it), and the pruning checks summed."""
+    pairs = [(nights[n][strategy], nights[n][strategy + "+prune"]) for n in names
+             if strategy in nights.get(n, {}) and strategy + "+prune" in nights.get(n, {})]
+    if not pairs:
+        return None
+    last = max(pairs[0][0]["marks"])
+    ratios = [on["marks"][last]["launches_mean"] / off["marks"][last]["launches_mean"] for off, on in pairs]
+    ceilings = [off["ceiling"] for off, _ in pairs if off.get("ceiling")]
+    both = [(off["marks"][last]["both"], on["marks"][last]["both"]) for off, on in pairs]
+    return {"targets": len(pairs), "hours": last, "ratio_median": statistics.median(ratios),
+            "ratio_min": min(ratios), "ratio_max": max(ratios), "at_1_5": sum(1 for x in ratios if x >= 1.5),
+            "ceiling_median": statistics.median(ceilings) if ceilings else None,
+            "ceiling_at_1_5": sum(1 for x in ceilings if x >= 1.5),
+            "both_off": statistics.mean(a for a, _ in both), "both_on": statistics.mean(b for _, b in both),
+            "lower": sum(1 for a, b in both if b < a), "higher": sum(1 for a, b in both if b > a),
+            "pruned": sum(on["pruned"] for _, on in pairs), "near_front": sum(on["near_front"] for _, on in pairs),
+            "near_true_front": sum(on["near_true_front"] for _, on in pairs)}
+
+
+def print_night_groups(nights: dict, groups: dict[str, list[str]], strategies, table) -> dict:
+    """Per group of targets, :func:`night_group_summary` of each strategy run both ways."""
+    out: dict = {}
+    for group, names in groups.items():
+        lines = []
+        for strategy in strategies:
+            g = night_group_summary(nights, names, strategy)
+            if g is None:
+                continue
+            out.setdefault(group, {})[strategy] = g
+            ceiling = "-" if g["ceiling_median"] is None else f"{g['ceiling_median']:.2f}x ({g['ceiling_at_1_5']})"
+            lines.append([strategy, str(g["targets"]),
+                          f"{g['ratio_median']:.2f}x ({g['ratio_min']:.2f}-{g['ratio_max']:.2f})",
+                          str(g["at_1_5"]), ceiling, f"{g['both_off']:.1%} -> {g['both_on']:.1%}",
+                          f"{g['lower']}/{g['higher']}", f"{g['near_front']}/{g['pruned']}"])
+        if lines:
+            print(f"\n## {group}: a night of {g['hours']:g} modelled GPU hours, pruning off -> on")
+            table(["strategy", "landscapes", "settings ratio, median (range)", ">=1.5x",
+                   "ceiling, median (>=1.5x)", f"exp@{g['hours']:g}h, mean", "exp lower/higher",
+                   "near front / pruned"], lines)
+    return out

@@ -64,6 +64,8 @@ class RunResult:
     #: {"pruned": n, "near_front": how many the whole suite would have put within 1% of the study's
     #: final front, "near_true_front": how many are truly within 1% of the true front}
     prune_checks: dict = field(default_factory=dict)
+    #: with a time budget: :func:`searchbench.night.pruning_ceiling` (what no pruning rule can beat)
+    ceiling: dict | None = None
 
     def export_both(self, at: int) -> bool:
         """Both exported picks truly within 3% after launch ``at`` (the last launch if fewer)."""
@@ -83,7 +85,7 @@ class RunResult:
 
 
 def run_study_on(target, truth, strategy: str, seed: int, *, space: Path, suite: str, budget: int,
-                 noise: float, prune: bool = False, hours: float | None = None):
+                 noise: float, prune: bool | dict = False, hours: float | None = None, load_s: float | None = None):
     """One whole study of ``strategy`` on ``target`` (in-memory storage): ``(study, backend)``; with
     ``hours``, the study runs for that much modelled GPU time instead of ``budget`` launches."""
     import optuna
@@ -98,7 +100,7 @@ def run_study_on(target, truth, strategy: str, seed: int, *, space: Path, suite:
     from .strategies import STRATEGIES, grid_launches, study_data
 
     config = study_from_dict(study_data(strategy, seed, target.table, truth.objectives, space, suite, budget, noise,
-                                        prune, hours))
+                                        prune, hours, load_s))
     storage = optuna.storages.InMemoryStorage()
     create_study(config, storage)
     backend = make_backend(config, SearchSpace.load(space), load_suite(suite))
@@ -109,7 +111,8 @@ def run_study_on(target, truth, strategy: str, seed: int, *, space: Path, suite:
 
 
 def run_one(target, truth, strategy: str, seed: int, *, space: Path, suite: str, budget: int,
-            noise: float, horizon: int = HORIZON, prune: bool = False, hours: float | None = None) -> RunResult:
+            noise: float, horizon: int = HORIZON, prune: bool | dict = False, hours: float | None = None,
+            load_s: float | None = None) -> RunResult:
     from tuner.engine.baseline import find_baseline
     from tuner.engine.records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records
 
@@ -117,13 +120,13 @@ def run_one(target, truth, strategy: str, seed: int, *, space: Path, suite: str,
 
     started = time.monotonic()
     study, backend = run_study_on(target, truth, strategy, seed, space=space, suite=suite, budget=budget,
-                                  noise=noise, prune=prune, hours=hours)
+                                  noise=noise, prune=prune, hours=hours, load_s=load_s)
     base = find_baseline(study)
     # Finished trials only: queued seed trials the run never reached are not proposals.
     records = [r for r in load_records(study) if r.status in (MEASURED, FAILED, INVALID, REUSED, PRUNED)]
     out = score(records, truth, base.attrs, strategy, target.name, seed, horizon)
     out.model_hours = _model_hours(records, base.attrs)
-    out.prune = prune
+    out.prune = bool(prune)
     if hours:
         out.by_hours = time_scores(records, truth, base.attrs, hours)
     if prune:
@@ -132,7 +135,18 @@ def run_one(target, truth, strategy: str, seed: int, *, space: Path, suite: str,
     if backend.calls != out.launches + 1:  # + the baseline: the engine launched what it recorded
         raise RuntimeError(f"{strategy}/{target.name}/{seed}: {backend.calls} backend calls for "
                            f"{out.launches} launches")
+    if hours:  # measures again (other labels): after the check of the run's own launches
+        from .night import pruning_ceiling
+
+        out.ceiling = pruning_ceiling(records, base.attrs, backend, hours, study_startup(study))
     return out
+
+
+def study_startup(study) -> int:
+    """The study's ``budget.prune.startup_trials`` (launches measured whole before any pruning)."""
+    from tuner.engine.study import config_from_study
+
+    return config_from_study(study)[0].budget.prune.startup_trials
 
 
 def score(records, truth, baseline_attrs: dict, strategy: str, name: str, seed: int,

@@ -42,18 +42,21 @@ QUICK_STRATEGIES = ("default", "local-tpe", "random", "grid")
 
 
 def study_data(strategy: str, seed: int, table: Path, objectives, space: Path, suite: str, budget: int,
-               noise: float, prune: bool = False, hours: float | None = None) -> dict:
+               noise: float, prune: bool | dict = False, hours: float | None = None,
+               load_s: float | None = None) -> dict:
     """The study file (as data) of one run: ``server.backend: model`` on the landscape table.
 
     ``budget`` launches, or with ``hours`` a modelled-time budget (``budget.timeout``) and no launch
     limit; ``prune``: the study's ``budget.prune`` (off unless asked: a launch measures the whole
-    suite, as the launch-based figures assume)."""
+    suite, as the launch-based figures assume); ``load_s``: the modelled load time of every launch
+    instead of the table's (a what-if on the night's figures)."""
     spec = STRATEGIES[strategy]
     limit = {"timeout": f"{hours}h"} if hours else {"n_trials": budget}
     data: dict = {
         "name": f"eff-{strategy}-{seed}", "search_space": str(space),
         "server": {"backend": "model", "model_path": "sim/model", "draft_model_path": "sim/draft",
-                   "model": {"landscape": str(table), "noise": noise, "seed": seed}},
+                   "model": {"landscape": str(table), "noise": noise, "seed": seed,
+                             **({"load_s": load_s} if load_s is not None else {})}},
         "bench": {"suite": suite}, "objectives": list(objectives),
         "sampler": {**spec.get("sampler", {}), "seed": seed}, "budget": {**limit, "prune": prune},
     }

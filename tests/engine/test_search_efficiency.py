@@ -82,6 +82,21 @@ def test_unknown_strategy_is_one_line_and_exit_2():
     assert "simulated-annealing" in p.stderr and "default" in p.stderr
 
 
+def test_bad_knobs_are_one_line_naming_the_flag_and_exit_2():
+    b = bench()
+    for args, flag, says in ((["--prune-options", '{"z": -1}'], "--prune-options", "z: Input should be greater than 0"),
+                             (["--prune-options", "{z"], "--prune-options", "not JSON"),
+                             (["--prune-options", "[1]"], "--prune-options", "expected a JSON object"),
+                             (["--options", '{"explore": 1}'], "--options", "explore: Extra inputs"),
+                             (["--load-s", "-3"], "--load-s", "--load-s at least 0")):
+        p = run(*args, "--seeds", "1")
+        assert p.returncode == 2, args
+        line = p.stderr.strip()
+        assert line.splitlines() == [line] and flag in line, (args, line)
+        assert says in line and "Traceback" not in line, (args, line)
+    assert b.knob_problem(b.parse_args(["--prune-options", '{"z": 2.5, "margin": 0.02}'])) == ""
+
+
 def test_bad_profile_and_bad_landscape_are_config_errors(tmp_path):
     p = run("--profiles", str(ROOT / "no-such-profile.yaml"), "--seeds", "1")
     assert p.returncode == 2
@@ -164,3 +179,35 @@ def test_generated_profiles_are_plausible_and_varied():
         assert p.model.total_weights_gb / p.hardware.tp_size < p.hardware.gpu_memory_gb
         step = model.decode_step_time_s(1, None)
         assert 0.002 < step < 0.2, (p.name, step)  # 5 to 500 tok/s on one request
+
+
+def test_a_night_s_ceiling_the_group_table_and_the_what_ifs(tmp_path, monkeypatch, capsys):
+    """With --hours and --prune both: each run's pruning ceiling (whole launches against the same
+    settings stopped after the probe), a night table per set, and the knobs: --load-s replaces every
+    launch's load time, --prune-options reaches the studies' budget.prune."""
+    b = bench()
+    from searchbench import sets
+
+    monkeypatch.setitem(sets.SETS, "train", {"generator": range(0, 1), "families": {"A": range(0, 1)}})
+    common = ["--set", "train", "--strategies", "default", "--seeds", "1", "--hours", "4", "--prune", "both",
+              "--cache", str(tmp_path), "--groups-only"]
+    runs = {}
+    for label, extra in (("as is", []), ("short load", ["--load-s", "60"]),
+                         ("never prune", ["--prune-options", '{"startup_trials": 1000}'])):
+        out = tmp_path / f"{label}.json"
+        assert b.main([*common, *extra, "--json", str(out)]) == 0
+        runs[label] = {(r["target"], r["strategy"]): r for r in json.loads(out.read_text())["runs"]}
+        printed = capsys.readouterr().out
+        assert "## train: a night of 4 modelled GPU hours, pruning off -> on" in printed, printed
+        night = printed.split("pruning off -> on")[1]
+        row = next(line for line in night.splitlines() if line.startswith("| default "))
+        assert row.count("x (") == 2  # the ratio and the ceiling columns
+    for key, r in runs["as is"].items():
+        c = r["ceiling"]
+        assert 0 < c["probe_s"] < c["whole_s"] and c["ratio"] > 1, c
+        short = runs["short load"][key]["ceiling"]
+        # a shorter load: cheaper launches, and pruning can win more of each
+        assert short["whole_s"] < c["whole_s"] and short["ratio"] > c["ratio"]
+    pruning = [key for key in runs["as is"] if key[1] == "default+prune"]
+    assert sum(runs["as is"][key]["pruned"] for key in pruning) > 0
+    assert all(runs["never prune"][key]["pruned"] == 0 for key in pruning)
