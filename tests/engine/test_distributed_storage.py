@@ -138,7 +138,7 @@ def test_many_workers_create_a_fresh_storage_at_once(pg_url, tmp_path):
         study_obj = optuna.load_study(study_name="dist", storage=storage)
         seeds = study_obj.get_trials(deepcopy=False)
         # the default seed trials, queued exactly once
-        from tuner.engine.sampling import DEFAULT_SEED_TRIALS
+        from tuner.engine.seeds import DEFAULT_SEED_TRIALS
 
         assert all(t.user_attrs.get("seed") for t in seeds)
         assert len(seeds) == len({tuple(sorted(t.system_attrs["fixed_params"].items())) for t in seeds}) == len(DEFAULT_SEED_TRIALS)

@@ -14,7 +14,8 @@ import pytest
 from tuner.config.space import SPEC_PARAMS, SearchSpace
 from tuner.config.study import SamplerSettings
 from tuner.config.yamlfile import ConfigError
-from tuner.engine.sampling import DEFAULT_SEED_TRIALS, LocalTPESampler, make_sampler
+from tuner.engine.sampling import LocalTPESampler, make_sampler
+from tuner.engine.seeds import DEFAULT_SEED_TRIALS
 from tuner.sglang.rules import SpecConfig, resolve
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,11 +33,11 @@ def _benchmark():
 
 def test_local_tpe_and_its_options():
     sampler = make_sampler(SamplerSettings(name="local-tpe", options={"draft_factor": 2.0, "n_startup_trials": 3}),
-                           1, GRID)
+                           1, SPACE)
     assert isinstance(sampler, LocalTPESampler)
     assert sampler._draft_factor == 2.0 and sampler._tpe._n_startup_trials == 3
-    assert isinstance(make_sampler(SamplerSettings(name="tpe"), 1, GRID), optuna.samplers.TPESampler)
-    assert isinstance(make_sampler(SamplerSettings(name="nsgaii"), 1, GRID), optuna.samplers.NSGAIISampler)
+    assert isinstance(make_sampler(SamplerSettings(name="tpe"), 1, SPACE), optuna.samplers.TPESampler)
+    assert isinstance(make_sampler(SamplerSettings(name="nsgaii"), 1, SPACE), optuna.samplers.NSGAIISampler)
 
 
 @pytest.mark.parametrize("name, options, says", [
@@ -64,7 +65,7 @@ def test_the_auto_sampler_s_options_as_a_study_file_gives_them():
 
     options = {"local_radius": [2, 1, 2], "horizon": 3, "noise": 0.02, "confirm": 0}  # YAML lists, ints
     settings = parse_model(SamplerSettings, {"name": "auto", "options": options}, "s.yaml")
-    sampler = make_sampler(settings, 1, GRID, space=SPACE)
+    sampler = make_sampler(settings, 1, SPACE)
     assert sampler._radius == (2, 1, 2) and sampler._noise == 0.02 and sampler._confirm == 0
 
 
@@ -72,16 +73,16 @@ def test_options_that_reach_the_factory_unchecked_are_still_config_errors():
     # e.g. an old stored study config
     for name, options in (("tpe", {"no_such_option": 1}), ("local-tpe", {"local_prob": 2})):
         with pytest.raises(ConfigError, match="sampler.options"):
-            make_sampler(SamplerSettings.model_construct(name=name, seed=None, options=options), 1, GRID)
+            make_sampler(SamplerSettings.model_construct(name=name, seed=None, options=options), 1, SPACE)
 
 
 def test_gp_needs_torch():
     settings = SamplerSettings(name="gp")
     if importlib.util.find_spec("torch") is None:
         with pytest.raises(ConfigError, match="torch"):
-            make_sampler(settings, 1, GRID)
+            make_sampler(settings, 1, SPACE)
     else:
-        assert isinstance(make_sampler(settings, 1, GRID), optuna.samplers.GPSampler)
+        assert isinstance(make_sampler(settings, 1, SPACE), optuna.samplers.GPSampler)
 
 
 def test_seed_trials_are_valid_and_span_the_tree_sizes():

@@ -62,13 +62,13 @@ def trace(study) -> list[tuple]:
 
 
 def test_auto_is_the_structured_sampler_and_options_reach_it():
-    sampler = make_sampler(SamplerSettings(name="auto", options={"explore_weight": 0.5}), 1, {}, SPACE)
+    sampler = make_sampler(SamplerSettings(name="auto", options={"explore_weight": 0.5}), 1, SPACE)
     assert isinstance(sampler, StructuredSampler) and sampler._explore_weight == 0.5
     for options in ({"noise": 2.0}, {"no_such_option": 1}):
         with pytest.raises(ValueError, match="for the auto sampler"):  # refused when the file loads
             SamplerSettings(name="auto", options=options)
         with pytest.raises(ConfigError, match="sampler.options"):  # and by the factory (a stored config)
-            make_sampler(SamplerSettings.model_construct(name="auto", seed=None, options=options), 1, {}, SPACE)
+            make_sampler(SamplerSettings.model_construct(name="auto", seed=None, options=options), 1, SPACE)
 
 
 def test_seeded_runs_repeat_exactly(table):

@@ -3,9 +3,10 @@
 Checked when the study file loads (:func:`check_sampler_options`), so an unknown option, a wrong
 type or an impossible value stops ``study create`` and ``run`` before the study is written, instead
 of failing at the first trial. The names and meanings are Optuna 5's (``optuna/samplers/_tpe/
-sampler.py``, ``nsgaii/_sampler.py``, ``_gp/sampler.py``, ``_grid.py``) and the tuner's own ``auto``
-samplers' (:mod:`tuner.engine.structured`, :mod:`tuner.engine.sampling`). Only options a YAML file can give are listed: the ones that
-take Python callables or objects (``gamma``, ``constraints_func``, ``mutation``, ...) are not.
+sampler.py``, ``nsgaii/_sampler.py``, ``_gp/sampler.py``, ``_grid.py``) and the tuner's own
+samplers' (``auto``: :mod:`tuner.engine.structured`; ``local-tpe``: :mod:`tuner.engine.sampling`).
+Only options a YAML file can give are listed: the ones that take Python callables or objects
+(``gamma``, ``constraints_func``, ``mutation``, ...) are not.
 ``seed`` is ``sampler.seed``, never an option (each worker derives its own from it).
 """
 

@@ -24,7 +24,7 @@ import os
 import shutil
 from pathlib import Path
 
-from ..config.space import SPEC_PARAMS, SearchSpace
+from ..config.space import SearchSpace
 from ..config.study import StudyConfig
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import AUTO_CHOICE, SpecConfig
@@ -104,6 +104,6 @@ def _check_sampler(config: StudyConfig, space: SearchSpace, source) -> None:
     from .sampling import make_sampler
 
     try:
-        make_sampler(config.sampler, 0, {name: space.values(name) for name in SPEC_PARAMS}, space=space)
+        make_sampler(config.sampler, 0, space)
     except ConfigError as exc:
         raise _named(exc, source) from None

@@ -43,7 +43,7 @@ import time
 from dataclasses import dataclass
 from typing import Callable
 
-from ..config.space import SPEC_PARAMS, SearchSpace
+from ..config.space import SearchSpace
 from ..config.study import StudyConfig
 from .baseline import Baseline, ensure_baseline
 from .deadline import apply_trial_deadline
@@ -86,7 +86,7 @@ def make_sampler(config: StudyConfig, space: SearchSpace, n_existing: int):
 
     seed = config.sampler.seed
     seed = random.SystemRandom().randrange(2**31) if seed is None else seed + n_existing
-    return _make(config.sampler, seed, {name: space.values(name) for name in SPEC_PARAMS}, space)
+    return _make(config.sampler, seed, space)
 
 
 def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int | None = None,

@@ -22,7 +22,6 @@ from ..config.space import SPEC_PARAMS
 from ..config.study import SamplerSettings
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig, candidate_count, resolve
-from .seeds import DEFAULT_SEED_TRIALS  # noqa: F401  - where callers have always found it
 
 
 #: ``local-tpe``'s settings (override any in the study file's ``sampler.options``)
@@ -30,19 +29,18 @@ LOCAL_TPE_OPTIONS = {"local_prob": 0.8, "draft_factor": 1.6, "center_tolerance":
 TPE_DEFAULTS = {"multivariate": True, "n_startup_trials": 6, "constant_liar": True}
 
 
-def make_sampler(settings: SamplerSettings, seed: int, grid: dict[str, list[int]], space=None):
-    """``grid``: the space's values per flag, the default grid of the grid sampler; ``space``: the
-    study's :class:`tuner.config.space.SearchSpace` (``auto`` enumerates its settings)."""
+def make_sampler(settings: SamplerSettings, seed: int, space):
+    """``space``: the study's :class:`tuner.config.space.SearchSpace` (``auto`` enumerates its
+    settings; its values per flag are ``local-tpe``'s lattice and the grid sampler's default grid)."""
     import optuna.samplers as s
 
+    grid = {name: space.values(name) for name in SPEC_PARAMS}
     opts = dict(settings.options)
     name = settings.name
     try:
         if name == "auto":
             from .structured import StructuredSampler
 
-            if space is None:
-                raise TypeError("the auto sampler needs the study's search space")
             return StructuredSampler(space, seed=seed, **opts)
         if name == "local-tpe":
             local = {k: opts.pop(k) for k in list(opts) if k in LOCAL_TPE_OPTIONS}
