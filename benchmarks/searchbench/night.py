@@ -83,15 +83,13 @@ def pruning_ceiling(records, baseline_attrs: dict, backend, hours: float, startu
     from tuner.engine.records import MEASURED
 
     whole = [r for r in records if r.status == MEASURED and r.attrs.get("model_duration_s")]
-    if not whole:
+    night = hours * 3600 - float(baseline_attrs.get("model_duration_s") or 0.0)
+    if not whole or night <= 0:
         return None
     probe = [backend.measure(r.effective, f"ceiling/{r.number}", lambda m: None,
                              on_stage=lambda i, name, figures: True).model_duration_s for r in whole]
     w = statistics.median(float(r.attrs["model_duration_s"]) for r in whole)
     p = statistics.median(probe)
-    night = hours * 3600 - float(baseline_attrs.get("model_duration_s") or 0.0)
-    if night <= 0:
-        return None
     ceiling = min(startup, night / w) + max(0.0, night - startup * w) / p
     return {"whole_s": w, "probe_s": p, "ratio": ceiling / (night / w)}
 
@@ -186,14 +184,15 @@ def print_night_groups(nights: dict, groups: dict[str, list[str]], strategies, t
             if g is None:
                 continue
             out.setdefault(group, {})[strategy] = g
+            hours = g["hours"]
             ceiling = "-" if g["ceiling_median"] is None else f"{g['ceiling_median']:.2f}x ({g['ceiling_at_1_5']})"
             lines.append([strategy, str(g["targets"]),
                           f"{g['ratio_median']:.2f}x ({g['ratio_min']:.2f}-{g['ratio_max']:.2f})",
                           str(g["at_1_5"]), ceiling, f"{g['both_off']:.1%} -> {g['both_on']:.1%}",
                           f"{g['lower']}/{g['higher']}", f"{g['near_front']}/{g['pruned']}"])
         if lines:
-            print(f"\n## {group}: a night of {g['hours']:g} modelled GPU hours, pruning off -> on")
+            print(f"\n## {group}: a night of {hours:g} modelled GPU hours, pruning off -> on")
             table(["strategy", "landscapes", "settings ratio, median (range)", ">=1.5x",
-                   "ceiling, median (>=1.5x)", f"exp@{g['hours']:g}h, mean", "exp lower/higher",
+                   "ceiling, median (>=1.5x)", f"exp@{hours:g}h, mean", "exp lower/higher",
                    "near front / pruned"], lines)
     return out
