@@ -115,14 +115,19 @@ class Lucky(ModelBackend):
         return jittered
 
 
+def as_seeds(specs) -> list[dict]:
+    return [{"speculative_num_steps": s.num_steps, "speculative_eagle_topk": s.eagle_topk,
+             "speculative_num_draft_tokens": s.num_draft_tokens} for s in specs]
+
+
 def test_a_lucky_reading_is_measured_again_and_not_exported(table):
-    # One objective, so there is one pick. Seeds: the best single-request setting of this landscape,
-    # and a worse one (5.6% below in truth) whose first reading is 9% high: 3% above the best's.
+    # The rule before `dispute` (sampler.options.dispute: false). One objective, so there is one
+    # pick. Seeds: the best single-request setting of this landscape, and a worse one (5.6% below in
+    # truth) whose first reading is 9% high: 3% above the best's.
     best, worse = SpecConfig(4, 8, 33), SpecConfig(6, 4, 28)
-    seeds = [{"speculative_num_steps": s.num_steps, "speculative_eagle_topk": s.eagle_topk,
-              "speculative_num_draft_tokens": s.num_draft_tokens} for s in (best, worse, SpecConfig(1, 1, 2))]
-    data = study_data(table, seed=2, budget=10, default_seed_trials=False, seed_trials=seeds,
-                      objectives=["single_speedup"])
+    data = study_data(table, seed=2, budget=10, default_seed_trials=False,
+                      seed_trials=as_seeds((best, worse, SpecConfig(1, 1, 2))), objectives=["single_speedup"])
+    data["sampler"]["options"] = {"dispute": False}
     study = run(data, Lucky(table, worse, 1.09))
     records = load_records(study)
     base = find_baseline(study).attrs
@@ -136,6 +141,35 @@ def test_a_lucky_reading_is_measured_again_and_not_exported(table):
     assert pick_record(build_front("s", ["single_speedup"], firsts, base), firsts, "single").effective == worse
     picked = pick_record(build_front("s", ["single_speedup"], records, base), records, "single")
     assert picked.effective != worse
+
+
+def test_a_pick_the_model_disputes_is_measured_again(table):
+    # The default: on the last launch, an export pick that the model believes beaten by another
+    # measured setting is measured again. The same worse setting reads high at first, but now its
+    # neighbours are measured too, and all read below the best: the model disputes the lucky reading.
+    best, worse = SpecConfig(4, 8, 33), SpecConfig(6, 4, 28)
+    near = [SpecConfig(6, 4, 24), SpecConfig(6, 4, 32), SpecConfig(5, 4, 28), SpecConfig(7, 4, 28),
+            SpecConfig(6, 8, 28)]
+    seeds = as_seeds([best, worse, *near, SpecConfig(1, 1, 2)])
+
+    def last(factor: float, **options):
+        data = study_data(table, seed=2, budget=len(seeds) + 2, default_seed_trials=False, seed_trials=seeds,
+                          objectives=["single_speedup"])
+        data["sampler"]["options"] = options
+        study = run(data, Lucky(table, worse, factor))
+        records = load_records(study)
+        lucky = next(r for r in records if r.effective == worse)
+        pick = pick_record(build_front("s", ["single_speedup"], records, find_baseline(study).attrs), records, "single")
+        return records[-1], study.trials[records[-1].number].system_attrs["tuner:proposal"], lucky, pick
+
+    # 15% high: 9% above the best's reading, beyond two noise widths, so the rule before leaves it
+    final, why, lucky, pick = last(1.15)
+    assert final.attrs.get("remeasure_of") == lucky.number and "model disputes" in why
+    final, why, lucky, pick = last(1.15, dispute=False)
+    assert final.attrs.get("remeasure_of") is None and pick.effective == worse
+    # 9% high: measured again, its mean falls below the best's, and export returns the best
+    final, why, lucky, pick = last(1.09)
+    assert final.attrs.get("remeasure_of") == lucky.number and pick.effective == best
 
 
 def test_a_failure_fences_off_larger_settings_and_repeats_teach_the_noise():
@@ -155,7 +189,7 @@ def test_a_failure_fences_off_larger_settings_and_repeats_teach_the_noise():
 
 
 def test_settings_another_worker_measures_or_that_break_the_limits_are_left_alone():
-    sampler = StructuredSampler(SPACE, seed=0)
+    sampler = StructuredSampler(SPACE, seed=0, dispute=False)
     readings = Readings()
     for spec, v, limit in ((SpecConfig(3, 1, 4), 2.0, -0.2), (SpecConfig(1, 1, 2), 1.6, -0.3),
                            (SpecConfig(4, 4, 16), 2.85, -0.1), (SpecConfig(5, 8, 32), 2.9, -0.05),
@@ -173,8 +207,16 @@ def test_settings_another_worker_measures_or_that_break_the_limits_are_left_alon
     readings.busy = {(5, 8, 32), (4, 4, 20)}
     assert (4, 4, 20) not in {sampler._keys[i] for i in sampler.open_candidates(readings)}
     for remaining in (1, 5, None):
-        spec, again, why = sampler.propose(readings, number=9, remaining=remaining)
-        assert tree_key(spec) not in readings.busy | readings.infeasible, (remaining, spec, why)
+        for s in (sampler, StructuredSampler(SPACE, seed=0)):  # the rule before, and the default
+            spec, again, why = s.propose(readings, number=9, remaining=remaining)
+            assert tree_key(spec) not in readings.busy | readings.infeasible, (remaining, spec, why)
+    # the model's dispute leaves a setting another worker measures alone, too
+    means = np.log([[2.9], [2.85]])
+    believed = [np.log([2.8, 2.86])]  # the model believes the second better than the pick
+    assert StructuredSampler.disputed_pick(believed, means, np.array([1, 1]), [False, False]) == 0
+    assert StructuredSampler.disputed_pick(believed, means, np.array([2, 1]), [False, False]) == 1
+    assert StructuredSampler.disputed_pick(believed, means, np.array([1, 1]), [True, False]) is None
+    assert StructuredSampler.disputed_pick([np.log([2.9, 2.8])], means, np.array([1, 1]), [False, False]) is None
     # where the limits are believed broken, a new setting is worth less: the largest trees go last
     p = sampler.feasibility(readings, list(readings.values))
     index = {spec: i for i, spec in enumerate(sampler._specs)}

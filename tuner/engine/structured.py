@@ -20,7 +20,8 @@ expected improvement over the best believed value -- counted in full near the se
 objective believes best (``local_radius`` lattice steps of steps, topk and the draft-token ladder
 around ``centres`` of them) and at ``global_weight`` elsewhere, where a dozen readings say little.
 Values are summed over the objectives: launches go to the objective furthest from settled, and a
-move may change all three flags at once.
+move may change all three flags at once. On the last ``confirm`` launches, an export pick the model
+disputes is measured again first (:meth:`StructuredSampler.disputed_pick`).
 
 Candidates: the valid effective settings of the space (SGLang's rules with the space's fixed
 arguments), one per verified tree (:func:`tuner.sglang.trees.cheapest_per_tree`: a setting that
@@ -52,7 +53,7 @@ from .surrogate import Difference, expected_improvement, features, fit
 #: ``sampler.options`` may override each)
 STRUCTURED_OPTIONS = {"noise": 0.03, "noise_weight": 4.0, "explore_weight": 0.5, "horizon": 3, "shortlist": 48,
                       "global_weight": 0.3, "centres": 2, "local_radius": (2, 1, 2), "confirm": 1,
-                      "local_doubt": 0.06}
+                      "local_doubt": 0.06, "dispute": True}
 
 
 def _optuna_base():
@@ -171,7 +172,8 @@ class StructuredSampler(_optuna_base()):
 
     def __init__(self, space: SearchSpace, seed: int | None = None, noise: float = 0.03, noise_weight: float = 4.0,
                  explore_weight: float = 0.5, horizon: float = 3, shortlist: int = 48, global_weight: float = 0.3,
-                 centres: int = 2, local_radius: tuple = (2, 1, 2), confirm: int = 1, local_doubt: float = 0.06):
+                 centres: int = 2, local_radius: tuple = (2, 1, 2), confirm: int = 1, local_doubt: float = 0.06,
+                 dispute: bool = True):
         from optuna.samplers import RandomSampler
 
         if (not 0 < noise < 1 or noise_weight < 0 or explore_weight < 0 or horizon <= 0 or shortlist < 1
@@ -183,7 +185,7 @@ class StructuredSampler(_optuna_base()):
         self._noise, self._noise_weight = noise, noise_weight
         self._explore_weight, self._horizon, self._shortlist = explore_weight, horizon, int(shortlist)
         self._global_weight, self._centres, self._radius = global_weight, int(centres), tuple(local_radius)
-        self._confirm, self._local_doubt = int(confirm), float(local_doubt)
+        self._confirm, self._local_doubt, self._dispute = int(confirm), float(local_doubt), bool(dispute)
         self._random = RandomSampler(seed=self._seed)
         cheapest = cheapest_per_tree(space.effective_configs())
         self._keys = sorted(cheapest)
@@ -291,6 +293,25 @@ class StructuredSampler(_optuna_base()):
                 closest = (lead, int(order[0]))
         return None if closest is None else closest[1]
 
+    @staticmethod
+    def disputed_pick(believed: list, means: np.ndarray, counts: np.ndarray, busy: list) -> int | None:
+        """For the last launches: an export pick (best mean reading) that the model disputes -- it
+        believes another measured setting truly better, from the readings of their neighbours as
+        well as their own -- measured again, or that other setting if it has fewer readings (a
+        lucky reading falls back; an unlucky one rises). The objective with the widest such gap
+        goes first; a setting another worker is measuring is left alone. None: no dispute.
+        ``believed``: per objective, the model's mean at each measured setting (log values)."""
+        widest = None
+        for o, mean in enumerate(believed):
+            pick, rival = int(np.argmax(means[:, o])), int(np.argmax(mean))
+            if pick == rival:
+                continue
+            j = rival if counts[rival] < counts[pick] else pick
+            gap = float(mean[rival] - mean[pick])
+            if not busy[j] and (widest is None or gap > widest[0]):
+                widest = (gap, j)
+        return None if widest is None else widest[1]
+
     def near_the_best(self, beliefs, measured: np.ndarray, open_: np.ndarray) -> set[int]:
         """Open candidates within ``local_radius`` lattice steps (steps, topk, draft-token ladder)
         of the measured settings each objective believes best: a surrogate fitted to a dozen
@@ -345,9 +366,16 @@ class StructuredSampler(_optuna_base()):
         means = np.array([readings.mean(k) for k in measured])
         counts = np.array([len(readings.values[k]) for k in measured])
         if remaining is not None and remaining <= self._confirm:
-            j = self.unconfirmed_pick(means, counts, noise_var)
-            if j is not None and measured[j] not in readings.busy:
-                return readings.spec[measured[j]], True, "re-measure: an export pick rests on one reading"
+            if self._dispute:
+                j = self.disputed_pick([b.mean[m_idx] for b in beliefs], means, counts,
+                                       [k in readings.busy for k in measured])
+                why = "re-measure: the model disputes an export pick"
+            else:
+                j = self.unconfirmed_pick(means, counts, noise_var)
+                j = None if j is None or measured[j] in readings.busy else j
+                why = "re-measure: an export pick rests on one reading"
+            if j is not None:
+                return readings.spec[measured[j]], True, why
         weight = self._explore_weight
         if remaining is not None:
             weight *= min(1.0, max(0.0, (remaining - 1) / self._horizon))
