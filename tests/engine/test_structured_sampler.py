@@ -22,6 +22,7 @@ from tuner.engine.records import launched as is_launch
 from tuner.engine.records import load_records
 from tuner.engine.runner import run_study
 from tuner.engine.sampling import make_sampler
+from tuner.engine.settle import disputed_pick
 from tuner.engine.structured import Readings, StructuredSampler
 from tuner.engine.study import create_study, open_study
 from tuner.engine.trial import REMEASURE_ATTR
@@ -213,10 +214,10 @@ def test_settings_another_worker_measures_or_that_break_the_limits_are_left_alon
     # the model's dispute leaves a setting another worker measures alone, too
     means = np.log([[2.9], [2.85]])
     believed = [np.log([2.8, 2.86])]  # the model believes the second better than the pick
-    assert StructuredSampler.disputed_pick(believed, means, np.array([1, 1]), [False, False]) == 0
-    assert StructuredSampler.disputed_pick(believed, means, np.array([2, 1]), [False, False]) == 1
-    assert StructuredSampler.disputed_pick(believed, means, np.array([1, 1]), [True, False]) is None
-    assert StructuredSampler.disputed_pick([np.log([2.9, 2.8])], means, np.array([1, 1]), [False, False]) is None
+    assert disputed_pick(believed, means, np.array([1, 1]), [False, False]) == 0
+    assert disputed_pick(believed, means, np.array([2, 1]), [False, False]) == 1
+    assert disputed_pick(believed, means, np.array([1, 1]), [True, False]) is None
+    assert disputed_pick([np.log([2.9, 2.8])], means, np.array([1, 1]), [False, False]) is None
     # where the limits are believed broken, a new setting is worth less: the largest trees go last
     p = sampler.feasibility(readings, list(readings.values))
     index = {spec: i for i, spec in enumerate(sampler._specs)}

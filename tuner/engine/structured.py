@@ -21,7 +21,7 @@ objective believes best (``local_radius`` lattice steps of steps, topk and the d
 around ``centres`` of them) and at ``global_weight`` elsewhere, where a dozen readings say little.
 Values are summed over the objectives: launches go to the objective furthest from settled, and a
 move may change all three flags at once. On the last ``confirm`` launches, an export pick the model
-disputes is measured again first (:meth:`StructuredSampler.disputed_pick`).
+disputes is measured again first (:mod:`tuner.engine.settle`).
 
 Candidates: the valid effective settings of the space (SGLang's rules with the space's fixed
 arguments), one per verified tree (:func:`tuner.sglang.trees.cheapest_per_tree`: a setting that
@@ -47,6 +47,7 @@ from ..config.space import SPEC_PARAMS, SearchSpace
 from ..sglang.rules import SpecConfig
 from ..sglang.trees import cheapest_per_tree, tree_key
 from .lookahead import move_values
+from .settle import disputed_pick, unconfirmed_pick
 from .surrogate import Difference, expected_improvement, features, fit
 
 #: ``auto``'s options and their defaults (chosen on the training landscapes; the study file's
@@ -278,40 +279,6 @@ class StructuredSampler(_optuna_base()):
         accept = fit(x, log_a, self._x, 1e-5)
         return [Difference(accept, fit(x, log_a - y[:, o], self._x, noise_var)) for o in range(y.shape[1])]
 
-    def unconfirmed_pick(self, means: np.ndarray, counts: np.ndarray, noise_var: float) -> int | None:
-        """The export pick (best mean reading) that rests on a single reading while another measured
-        setting reads within two noise widths of it -- the closest such call of any objective --
-        or None. Measured again, a lucky reading falls back and a good one stands."""
-        width = 2 * math.sqrt(noise_var)
-        closest = None
-        for o in range(means.shape[1]):
-            order = np.argsort(-means[:, o])
-            if len(order) < 2 or counts[order[0]] > 1:
-                continue
-            lead = means[order[0], o] - means[order[1], o]
-            if lead < width and (closest is None or lead < closest[0]):
-                closest = (lead, int(order[0]))
-        return None if closest is None else closest[1]
-
-    @staticmethod
-    def disputed_pick(believed: list, means: np.ndarray, counts: np.ndarray, busy: list) -> int | None:
-        """For the last launches: an export pick (best mean reading) that the model disputes -- it
-        believes another measured setting truly better, from the readings of their neighbours as
-        well as their own -- measured again, or that other setting if it has fewer readings (a
-        lucky reading falls back; an unlucky one rises). The objective with the widest such gap
-        goes first; a setting another worker is measuring is left alone. None: no dispute.
-        ``believed``: per objective, the model's mean at each measured setting (log values)."""
-        widest = None
-        for o, mean in enumerate(believed):
-            pick, rival = int(np.argmax(means[:, o])), int(np.argmax(mean))
-            if pick == rival:
-                continue
-            j = rival if counts[rival] < counts[pick] else pick
-            gap = float(mean[rival] - mean[pick])
-            if not busy[j] and (widest is None or gap > widest[0]):
-                widest = (gap, j)
-        return None if widest is None else widest[1]
-
     def near_the_best(self, beliefs, measured: np.ndarray, open_: np.ndarray) -> set[int]:
         """Open candidates within ``local_radius`` lattice steps (steps, topk, draft-token ladder)
         of the measured settings each objective believes best: a surrogate fitted to a dozen
@@ -366,13 +333,12 @@ class StructuredSampler(_optuna_base()):
         means = np.array([readings.mean(k) for k in measured])
         counts = np.array([len(readings.values[k]) for k in measured])
         if remaining is not None and remaining <= self._confirm:
+            busy = [k in readings.busy for k in measured]
             if self._dispute:
-                j = self.disputed_pick([b.mean[m_idx] for b in beliefs], means, counts,
-                                       [k in readings.busy for k in measured])
+                j = disputed_pick([b.mean[m_idx] for b in beliefs], means, counts, busy)
                 why = "re-measure: the model disputes an export pick"
             else:
-                j = self.unconfirmed_pick(means, counts, noise_var)
-                j = None if j is None or measured[j] in readings.busy else j
+                j = unconfirmed_pick(means, counts, noise_var, busy)
                 why = "re-measure: an export pick rests on one reading"
             if j is not None:
                 return readings.spec[measured[j]], True, why
