@@ -93,6 +93,10 @@ class RunView:
         self.objectives = list(objectives or [])
         # Re-entrant: on_signal may run in the main thread while it is inside event().
         self._lock = threading.RLock()
+        # Held while a line is printed and while the notice thread stops the panel and prints its
+        # notice: a line printed through the live console at that moment would redraw the frozen
+        # panel under the notice. The signal handler itself never takes it (the notice thread does).
+        self._print_lock = threading.RLock()
         self._live = None
         self.frozen_at: float | None = None  #: when a signal froze the panel
         self._notices: list[threading.Thread] = []
@@ -146,20 +150,22 @@ class RunView:
         t.start()
 
     def _notice(self, kind: str, text: str) -> None:
-        if kind == "stopping":
-            live, self._live = self._live, None
-            if live is not None:
-                live.stop()  # the frozen frame stays on screen; the notice goes under it
-        self.line(text)
+        with self._print_lock:
+            if kind == "stopping":
+                live, self._live = self._live, None
+                if live is not None:
+                    live.stop()  # the frozen frame stays on screen; the notice goes under it
+            self.line(text)
 
     def line(self, text: str) -> None:
         text = f"[{_fmt_s(time.monotonic() - self.started)}] {text}"
-        if self._live is not None:
-            self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
-        elif self.console is not None:
-            self.console.print(text, markup=False, highlight=False, soft_wrap=True)
-        else:
-            click.echo(text)
+        with self._print_lock:
+            if self._live is not None:
+                self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
+            elif self.console is not None:
+                self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+            else:
+                click.echo(text)
 
     # -- events ------------------------------------------------------------------------------------
     def event(self, kind: str, info: dict) -> None:
