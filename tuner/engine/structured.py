@@ -332,8 +332,8 @@ class StructuredSampler(_optuna_base()):
         m_idx = np.array([self._index[k] for k in measured])
         means = np.array([readings.mean(k) for k in measured])
         counts = np.array([len(readings.values[k]) for k in measured])
+        busy = [k in readings.busy for k in measured]  # another worker measures it now
         if remaining is not None and remaining <= self._confirm:
-            busy = [k in readings.busy for k in measured]
             if self._dispute:
                 j = disputed_pick([b.mean[m_idx] for b in beliefs], means, counts, busy)
                 why = "re-measure: the model disputes an export pick"
@@ -361,7 +361,7 @@ class StructuredSampler(_optuna_base()):
         values = move_values(beliefs, m_idx, means, counts, moves, noise_var, weight, scale, doubt)
         if feasible is not None:  # a new setting counts only if it meets the limits
             values[len(m_idx):] *= feasible[moves[len(m_idx):]]
-        values[:len(m_idx)][[k in readings.busy for k in measured]] = -np.inf  # another worker measures it
+        values[:len(m_idx)][busy] = -np.inf
         if not np.isfinite(values).any():
             return None
         best = int(np.argmax(values))
