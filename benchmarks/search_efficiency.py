@@ -44,7 +44,10 @@ pruning lowers or raises it, and the pruning check summed. Parts in
 
 With ``--set`` it also prints, per set and per family in it, how many landscapes reach 90% (80%)
 of their seeds, the worst one, the mean, the median launch at which the picks settle, HV@16, the
-landscapes where the strategy is below random search, and the median modelled GPU hours. Tuning
+landscapes where the strategy is below random search, the median modelled GPU hours, and the
+picks that missed at launch 16 by why: ``unseen`` (no setting truly within 3% of that objective's
+optimum was measured: the search never got there) or ``misread`` (one was, but the readings ranked
+another above it: the noise). Tuning
 aids: ``--options JSON`` (the default strategy's ``sampler.options``), ``--prune-options JSON``
 (the pruning studies' ``budget.prune`` knobs), ``--load-s SECONDS`` (every launch's modelled load
 time: a what-if for the night), ``--only REGEX`` (targets by name), ``--jobs N`` (processes;
@@ -157,8 +160,10 @@ def group_summary(runs: list[RunResult], by_target: dict, horizon: int = HORIZON
     settled = [r.export_settled(horizon) for r in runs]
     hours = [r.model_hours[r.export_settled(horizon) - 1] for r in runs
              if r.export_settled(horizon) is not None and r.model_hours]
+    kinds = [k for r in runs for k in r.misses(horizon)]
     return {"targets": len(shares), "mean": statistics.mean(shares), "worst": min(shares),
             "at90": sum(1 for x in shares if x >= 0.9), "at80": sum(1 for x in shares if x >= 0.8),
+            "unseen": kinds.count("unseen"), "misread": kinds.count("misread"),
             "median_launches": _pct(settled, 0.5), "hv16": statistics.mean(r.hv_frac.get(16, 0.0) for r in runs),
             "gpu_hours_median": statistics.median(hours) if hours else None}
 
@@ -167,7 +172,8 @@ def print_group_tables(runs: dict, groups: dict[str, list[str]], strategies: lis
     """Per group of targets (shipped, train, test, and each family in them): how many targets meet
     the goal (>= 90% / >= 80% of seeds), the worst and mean share, the median launches until the
     exported picks settle over all runs, HV@16, targets where the strategy is below random search,
-    and the median modelled GPU hours until the picks settle."""
+    the median modelled GPU hours until the picks settle, and the picks that missed at launch 16 by
+    why (:meth:`RunResult.misses`: no setting within 3% measured / one measured but misread)."""
     out: dict = {}
     for group, names in groups.items():
         names = [n for n in names if n in runs]
@@ -175,7 +181,7 @@ def print_group_tables(runs: dict, groups: dict[str, list[str]], strategies: lis
             continue
         print(f"\n## {group}: {len(names)} landscapes")
         head = ["strategy", ">=90%", ">=80%", "worst", "mean exp@16", "median launches", "HV@16", "below random",
-                "GPU h"]
+                "GPU h", "missed unseen/misread"]
         lines = []
         for strategy in strategies:
             by_target = {n: runs[n][strategy] for n in names if strategy in runs[n]}
@@ -189,7 +195,8 @@ def print_group_tables(runs: dict, groups: dict[str, list[str]], strategies: lis
                 below = str(sum(1 for n in names if share(runs[n][strategy]) < share(runs[n]["random"])))
             gpu = "-" if g["gpu_hours_median"] is None else f"{g['gpu_hours_median']:.1f}"
             lines.append([strategy, f"{g['at90']}/{g['targets']}", f"{g['at80']}/{g['targets']}", f"{g['worst']:.0%}",
-                          f"{g['mean']:.1%}", g["median_launches"], f"{g['hv16']:.3f}", below, gpu])
+                          f"{g['mean']:.1%}", g["median_launches"], f"{g['hv16']:.3f}", below, gpu,
+                          f"{g['unseen']}/{g['misread']}"])
         _table(head, lines)
     return out
 

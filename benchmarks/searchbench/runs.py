@@ -14,6 +14,10 @@ Scores, per run:
 * **first hit** (the older figure): the first launch at which the best *measured* setting of each
   objective is truly within 3% (a later lucky reading may replace it, so it overstates what a user
   gets);
+* **why a pick missed** (:meth:`RunResult.misses`): an exported pick not within 3% at the horizon is
+  *unseen* when no setting truly within 3% of that objective's optimum had been measured by then
+  (the search never got there: more launches or other moves would help), *misread* when one had
+  been but its readings ranked below another's (the noise: re-measuring would help);
 * the hypervolume of everything measured after 8, 16 and 32 launches (true values) as a fraction of
   the true front's, above the landscape's nadir;
 * the modelled GPU time the study spent (every measurement's ``model_duration_s``, the baseline's
@@ -45,6 +49,9 @@ class RunResult:
     #: within 3% (first hit); None: never
     launches_to: list = field(default_factory=list)
     proposals_to: list = field(default_factory=list)
+    #: per objective: the first launch that measured a setting truly within 3%, whatever it read
+    #: (None: never)
+    found_at: list = field(default_factory=list)
     both_launches: int | None = None
     both_proposals: int | None = None
     #: per launch (index 0 = after launch 1): whether export's single / throughput pick is truly
@@ -73,6 +80,16 @@ class RunResult:
             return False
         single, throughput = self.export_ok[min(at, len(self.export_ok)) - 1]
         return single and throughput
+
+    def misses(self, horizon: int = HORIZON) -> list[str | None]:
+        """Per objective, why export's pick after launch ``horizon`` is not within 3%: ``"unseen"``
+        (no setting within 3% measured by then), ``"misread"`` (one was, but export returns
+        another); None for a pick within 3%."""
+        if not self.export_ok:
+            return ["unseen"] * len(self.found_at)
+        at = min(horizon, len(self.export_ok))
+        return [None if ok else "misread" if found is not None and found <= at else "unseen"
+                for ok, found in zip(self.export_ok[at - 1], self.found_at)]
 
     def export_settled(self, horizon: int = HORIZON) -> int | None:
         """The first launch from which both exported picks stay within 3% up to ``horizon``."""
@@ -155,7 +172,7 @@ def score(records, truth, baseline_attrs: dict, strategy: str, name: str, seed: 
     from tuner.engine.records import MEASURED, PRUNED, launched
 
     n = len(truth.objectives)
-    out = RunResult(strategy, name, seed, [None] * n, [None] * n)
+    out = RunResult(strategy, name, seed, [None] * n, [None] * n, [None] * n)
     best: list = [None] * n
     measured: list = []
     launches = 0
@@ -169,6 +186,8 @@ def score(records, truth, baseline_attrs: dict, strategy: str, name: str, seed: 
             for i, v in enumerate(r.values):
                 if best[i] is None or v > best[i][0]:
                     best[i] = (v, r.effective)
+                if out.found_at[i] is None and truth.values[r.effective][i] >= (1 - WITHIN) * truth.optimum[i]:
+                    out.found_at[i] = launches
         for i in range(n):
             found = best[i] is not None and truth.values[best[i][1]][i] >= (1 - WITHIN) * truth.optimum[i]
             if out.launches_to[i] is None and found:

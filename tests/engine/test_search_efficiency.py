@@ -75,6 +75,45 @@ def test_the_exported_picks_are_export_s_own(tmp_path):
     assert result.export_ok[-1] == [x >= 0.97 for x in result.export_ratio] and len(result.export_ok) == 12
 
 
+def test_a_missed_pick_is_told_unseen_or_misread(tmp_path):
+    """A pick that misses at the horizon is "unseen" when no setting truly within 3% had been
+    measured by then and "misread" when one had; ``found_at`` is the first launch that measured one
+    (recounted here from the trials), never later than the first hit or than a right export."""
+    from tuner.engine.baseline import find_baseline
+    from tuner.engine.records import MEASURED, launched, load_records
+
+    b = bench()
+    from searchbench.runs import RunResult, run_study_on, score
+
+    made = RunResult("default", "x", 0, found_at=[3, None], export_ok=[[False, False]] * 2 + [[False, False]] * 3)
+    assert made.misses(5) == ["misread", "unseen"] and made.misses(2) == ["unseen", "unseen"]
+    made.export_ok[-1] = [True, False]
+    assert made.misses(5) == [None, "unseen"]
+
+    kinds = set()
+    # dense-27b-tp1 seed 3 first measures a single-request setting within 3% but not within 1.5%
+    for profile, seed in (("dense-27b-tp1", 3), ("dense-27b-tp1", 1), ("k2.6-tp8-pcie", 4)):
+        target, truth = b.truth_for(profile, cache=tmp_path)
+        study, _ = run_study_on(target, truth, "random", seed, space=b.SPACE, suite="seed", budget=8, noise=0.04)
+        records = [r for r in load_records(study) if r.status is not None]
+        result = score(records, truth, find_baseline(study).attrs, "random", target.name, seed, horizon=8)
+        within = [None, None]
+        for n, r in enumerate([r for r in records if launched(r.status, r.attrs)], start=1):
+            for i in range(2):
+                if (within[i] is None and r.status == MEASURED
+                        and truth.values[r.effective][i] >= 0.97 * truth.optimum[i]):
+                    within[i] = n
+        assert result.found_at == within
+        for i, kind in enumerate(result.misses(8)):
+            kinds.add(kind)
+            first_right = next((n for n, ok in enumerate(result.export_ok, start=1) if ok[i]), None)
+            assert first_right is None or within[i] <= first_right
+            assert result.launches_to[i] is None or within[i] <= result.launches_to[i]
+            assert (kind is None) == result.export_ok[-1][i]
+            assert kind != "misread" or within[i] is not None
+    assert kinds == {None, "unseen", "misread"}, kinds  # the three runs show every outcome
+
+
 def test_unknown_strategy_is_one_line_and_exit_2():
     p = run("--strategies", "default,simulated-annealing", "--seeds", "1")
     assert p.returncode == 2
@@ -160,6 +199,10 @@ def test_the_test_bed_is_split_and_its_sets_run(tmp_path, monkeypatch, capsys):
         assert title in out, out
     rows = [line for line in out.splitlines() if line.startswith("| default") or line.startswith("| random")]
     assert len(rows) == 6 and "## gen-0" not in out  # --groups-only: no table per landscape
+    assert "missed unseen/misread" in out
+    for row in rows:  # two picks per run, 3 runs: at most 6 missed, each told one way or the other
+        unseen, misread = (int(x) for x in row.strip(" |").split("|")[-1].strip().split("/"))
+        assert 0 <= unseen + misread <= 6
     assert len(list(tmp_path.glob("gen-0-*.json"))) == 1 and len(list(tmp_path.glob("A-0-*.json"))) == 1
 
 
