@@ -22,7 +22,7 @@ from tuner.engine.records import launched as is_launch
 from tuner.engine.records import load_records
 from tuner.engine.runner import run_study
 from tuner.engine.sampling import make_sampler
-from tuner.engine.settle import disputed_pick
+from tuner.engine.settle import disputed
 from tuner.engine.structured import Readings, StructuredSampler
 from tuner.engine.study import create_study, open_study
 from tuner.engine.trial import REMEASURE_ATTR
@@ -173,6 +173,47 @@ def test_a_pick_the_model_disputes_is_measured_again(table):
     assert final.attrs.get("remeasure_of") == lucky.number and pick.effective == best
 
 
+def test_of_a_disputed_pair_the_last_launch_measures_the_one_worth_more():
+    """The model disputes an export pick (read 3.2, twice, among neighbours that read 2.8) in favour
+    of a setting read 3.1 once among neighbours that read 3.05-3.08. Of the two, the last launch
+    measures again the one whose reading the look-ahead values more -- here the pick, which the
+    count rule before (the setting with fewer readings) would have left alone. With three readings
+    of the pick the model no longer disputes it, and the last launch explores."""
+    pick, rival = SpecConfig(4, 4, 16), SpecConfig(5, 8, 32)
+
+    def readings(n_pick: int) -> Readings:
+        out = Readings()
+        for spec, vals in ((SpecConfig(1, 1, 2), [1.6]), (SpecConfig(3, 1, 4), [2.2]), (pick, [3.2] * n_pick),
+                           (rival, [3.1]), (SpecConfig(5, 8, 24), [3.05]), (SpecConfig(5, 8, 40), [3.08]),
+                           (SpecConfig(4, 8, 32), [3.06]), (SpecConfig(4, 4, 12), [2.8]),
+                           (SpecConfig(4, 4, 20), [2.82]), (SpecConfig(3, 4, 16), [2.78])):
+            out.values[tree_key(spec)] = [[v, 4.0 - v] for v in vals]
+            out.accept[tree_key(spec)] = [3.0] * len(vals)
+            out.spec[tree_key(spec)] = spec
+        return out
+
+    sampler = StructuredSampler(SPACE, seed=0)
+    twice = readings(2)
+    spec, again, why = sampler.propose(twice, number=20, remaining=1)
+    assert (spec, again) == (pick, True) and "disputes" in why
+    # the look-ahead's own values of the two re-measurements agree with the choice
+    from tuner.engine.lookahead import move_values
+
+    keys = list(twice.values)
+    m_idx = np.array([sampler._index[k] for k in keys])
+    means = np.array([twice.mean(k) for k in keys])
+    counts = np.array([len(twice.values[k]) for k in keys])
+    noise_var = sampler.noise_var(twice)
+    beliefs = sampler.beliefs(twice, keys, noise_var)
+    pair = disputed([b.mean[m_idx] for b in beliefs], means, [False] * len(keys))
+    assert sorted(keys[j] for j in pair) == sorted([tree_key(pick), tree_key(rival)])
+    worth = dict(zip((keys[j] for j in pair), move_values(beliefs, m_idx, means, counts, m_idx[pair], noise_var, 0.0)))
+    assert worth[tree_key(pick)] > worth[tree_key(rival)]
+    # no dispute once the pick has three readings: the look-ahead decides, as on any launch
+    spec, again, why = sampler.propose(readings(3), number=20, remaining=1)
+    assert "disputes" not in why
+
+
 def test_a_failure_fences_off_larger_settings_and_repeats_teach_the_noise():
     sampler = StructuredSampler(SPACE, seed=0, noise=0.03, noise_weight=4)
     readings = Readings(failed={SpecConfig(4, 4, 16)})
@@ -214,10 +255,9 @@ def test_settings_another_worker_measures_or_that_break_the_limits_are_left_alon
     # the model's dispute leaves a setting another worker measures alone, too
     means = np.log([[2.9], [2.85]])
     believed = [np.log([2.8, 2.86])]  # the model believes the second better than the pick
-    assert disputed_pick(believed, means, np.array([1, 1]), [False, False]) == 0
-    assert disputed_pick(believed, means, np.array([2, 1]), [False, False]) == 1
-    assert disputed_pick(believed, means, np.array([1, 1]), [True, False]) is None
-    assert disputed_pick([np.log([2.9, 2.8])], means, np.array([1, 1]), [False, False]) is None
+    assert disputed(believed, means, [False, False]) == [0, 1]
+    assert disputed(believed, means, [True, False]) == [1] and disputed(believed, means, [True, True]) == []
+    assert disputed([np.log([2.9, 2.8])], means, [False, False]) == []  # no dispute
     # where the limits are believed broken, a new setting is worth less: the largest trees go last
     p = sampler.feasibility(readings, list(readings.values))
     index = {spec: i for i, spec in enumerate(sampler._specs)}

@@ -2,14 +2,17 @@
 
 On its last ``confirm`` launches (:class:`tuner.engine.structured.StructuredSampler`) the study
 settles the picks ``tuner study export`` will return rather than explore. Two rules, both pure
-functions of what was measured (indices into the measured settings, or None for no such setting):
+functions of what was measured (indices into the measured settings):
 
-* :func:`disputed_pick` (the default, ``dispute: true``): an export pick that the model disputes.
-* :func:`unconfirmed_pick` (``dispute: false``, the rule before): a pick resting on one reading
-  close to a rival's.
+* :func:`disputed` (the default, ``dispute: true``): an export pick that the model disputes, and
+  the setting the model believes better.
+* :func:`unconfirmed_pick` (``dispute: false``, the rule before ``dispute``): a pick resting on
+  one reading close to a rival's (None: no such pick).
 
 ``means``: each measured setting's mean log reading per objective (what export ranks by);
-``counts``: its readings. Chosen on the training landscapes (README, "How the tuner searches").
+``counts``: its readings. Chosen on the training landscapes (README, "How the tuner searches"); the
+choice within a disputed pair was by readings counted (the rival when it had fewer) until the
+look-ahead took it over.
 """
 
 from __future__ import annotations
@@ -19,23 +22,20 @@ import math
 import numpy as np
 
 
-def disputed_pick(believed: list, means: np.ndarray, counts: np.ndarray, busy: list) -> int | None:
-    """An export pick (best mean reading) that the model disputes -- it believes another measured
-    setting truly better, from the readings of their neighbours as well as their own -- measured
-    again, or that other setting if it has fewer readings (a lucky reading falls back; an unlucky
-    one rises). The objective with the widest such gap goes first; a setting another worker is
-    measuring (``busy``) is left alone. ``believed``: per objective, the model's mean at each
-    measured setting (log values)."""
-    widest = None
+def disputed(believed: list, means: np.ndarray, busy: list) -> list[int]:
+    """The settings in dispute: for every objective whose export pick (best mean reading) the model
+    disputes -- it believes another measured setting truly better, from the readings of their
+    neighbours as well as their own -- that pick and the model's own pick, unless another worker is
+    measuring it (``busy``). ``believed``: per objective, the model's mean at each measured setting
+    (log values). Which of them the last launch measures again is the look-ahead's call
+    (:meth:`tuner.engine.structured.StructuredSampler.propose`): a lucky reading falls back, an
+    unlucky one rises, and the one whose next reading is worth more to export's picks goes."""
+    out: set[int] = set()
     for o, mean in enumerate(believed):
         pick, rival = int(np.argmax(means[:, o])), int(np.argmax(mean))
-        if pick == rival:
-            continue
-        j = rival if counts[rival] < counts[pick] else pick
-        gap = float(mean[rival] - mean[pick])
-        if not busy[j] and (widest is None or gap > widest[0]):
-            widest = (gap, j)
-    return None if widest is None else widest[1]
+        if pick != rival:
+            out.update(j for j in (pick, rival) if not busy[j])
+    return sorted(out)
 
 
 def unconfirmed_pick(means: np.ndarray, counts: np.ndarray, noise_var: float, busy: list) -> int | None:

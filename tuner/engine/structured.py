@@ -21,7 +21,8 @@ objective believes best (``local_radius`` lattice steps of steps, topk and the d
 around ``centres`` of them) and at ``global_weight`` elsewhere, where a dozen readings say little.
 Values are summed over the objectives: launches go to the objective furthest from settled, and a
 move may change all three flags at once. On the last ``confirm`` launches, an export pick the model
-disputes is measured again first (:mod:`tuner.engine.settle`).
+disputes, or the setting the model believes better than it -- whichever reading the look-ahead values
+more -- is measured again first (:mod:`tuner.engine.settle`).
 
 Candidates: the valid effective settings of the space (SGLang's rules with the space's fixed
 arguments), one per verified tree (:func:`tuner.sglang.trees.cheapest_per_tree`: a setting that
@@ -47,7 +48,7 @@ from ..config.space import SPEC_PARAMS, SearchSpace
 from ..sglang.rules import SpecConfig
 from ..sglang.trees import cheapest_per_tree, tree_key
 from .lookahead import move_values
-from .settle import disputed_pick, unconfirmed_pick
+from .settle import disputed, unconfirmed_pick
 from .surrogate import Difference, expected_improvement, features, fit
 
 #: ``auto``'s options and their defaults (chosen on the training landscapes; the study file's
@@ -335,7 +336,11 @@ class StructuredSampler(_optuna_base()):
         busy = [k in readings.busy for k in measured]  # another worker measures it now
         if remaining is not None and remaining <= self._confirm:
             if self._dispute:
-                j = disputed_pick([b.mean[m_idx] for b in beliefs], means, counts, busy)
+                pair = disputed([b.mean[m_idx] for b in beliefs], means, busy)
+                j = None
+                if pair:  # the disputed setting whose next reading is worth most to export's picks
+                    worth = move_values(beliefs, m_idx, means, counts, m_idx[pair], noise_var, 0.0)
+                    j = pair[int(np.argmax(worth))]
                 why = "re-measure: the model disputes an export pick"
             else:
                 j = unconfirmed_pick(means, counts, noise_var, busy)
