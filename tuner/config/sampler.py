@@ -60,8 +60,9 @@ class AutoOptions(StrictModel):
     local_radius: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=3, max_length=3)
     confirm: int | None = Field(None, ge=0)
     local_doubt: float | None = Field(None, ge=0)
-    #: in the last ``confirm`` launches, measure again an export pick the model disputes (False: a
-    #: pick resting on one reading close to a rival's, the rule before)
+    #: in the last ``confirm`` launches, measure again an export pick the model disputes or the
+    #: setting it believes better, whichever the look-ahead values more (False: a pick resting on
+    #: one reading close to a rival's, the rule before)
     dispute: bool | None = None
 
 
