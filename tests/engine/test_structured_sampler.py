@@ -12,6 +12,7 @@ import optuna
 import pytest
 from support.landscapes import table_from_profile, write_table
 
+from tuner.config.sampler import AutoOptions, LocalTPEOptions, TPEOptions
 from tuner.config.space import SearchSpace
 from tuner.config.study import SamplerSettings, study_from_dict
 from tuner.config.suite import load_suite
@@ -21,9 +22,9 @@ from tuner.engine.baseline import find_baseline
 from tuner.engine.records import launched as is_launch
 from tuner.engine.records import load_records
 from tuner.engine.runner import run_study
-from tuner.engine.sampling import make_sampler
+from tuner.engine.sampling import LOCAL_TPE_OPTIONS, make_sampler
 from tuner.engine.settle import disputed
-from tuner.engine.structured import Readings, StructuredSampler
+from tuner.engine.structured import STRUCTURED_OPTIONS, Readings, StructuredSampler
 from tuner.engine.study import create_study, open_study
 from tuner.engine.trial import REMEASURE_ATTR
 from tuner.results.pareto import build_front, pick_record
@@ -70,6 +71,15 @@ def test_auto_is_the_structured_sampler_and_options_reach_it():
             SamplerSettings(name="auto", options=options)
         with pytest.raises(ConfigError, match="sampler.options"):  # and by the factory (a stored config)
             make_sampler(SamplerSettings.model_construct(name="auto", seed=None, options=options), 1, SPACE)
+
+
+def test_the_options_a_study_file_may_give_are_the_samplers_own():
+    """The study file's check (config layer) names exactly the options the tuner's samplers take, and
+    every default passes it: an option added to one and not the other fails here, not at night."""
+    assert set(AutoOptions.model_fields) == set(STRUCTURED_OPTIONS)
+    defaults = {k: list(v) if isinstance(v, tuple) else v for k, v in STRUCTURED_OPTIONS.items()}
+    assert AutoOptions.model_validate(defaults).model_dump() == defaults
+    assert set(LocalTPEOptions.model_fields) - set(TPEOptions.model_fields) == set(LOCAL_TPE_OPTIONS)
 
 
 def test_seeded_runs_repeat_exactly(table):
@@ -250,7 +260,7 @@ def test_settings_another_worker_measures_or_that_break_the_limits_are_left_alon
     assert (4, 4, 20) not in {sampler._keys[i] for i in sampler.open_candidates(readings)}
     for remaining in (1, 5, None):
         for s in (sampler, StructuredSampler(SPACE, seed=0)):  # the rule before, and the default
-            spec, again, why = s.propose(readings, number=9, remaining=remaining)
+            spec, _again, why = s.propose(readings, number=9, remaining=remaining)
             assert tree_key(spec) not in readings.busy | readings.infeasible, (remaining, spec, why)
     # the model's dispute leaves a setting another worker measures alone, too
     means = np.log([[2.9], [2.85]])

@@ -248,7 +248,7 @@ class SamplerSettings(StrictModel):
     #: None: each worker draws its own seed (a shared seed would make a restarted worker
     #: propose the crashed trial's parameters again)
     seed: int | None = None
-    #: keyword arguments for the sampler (for auto: tuner.engine.structured.STRUCTURED_OPTIONS; for
+    #: keyword arguments for the sampler (for auto: tuner.engine.structured.StructuredSampler's; for
     #: local-tpe: local_prob, draft_factor, center_tolerance and TPESampler's; see
     #: tuner/engine/sampling.py), checked by tuner.config.sampler
     options: dict[str, Any] = Field(default_factory=dict)

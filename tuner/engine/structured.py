@@ -38,6 +38,7 @@ Deterministic: the same seed and the same trials give the same proposal.
 
 from __future__ import annotations
 
+import inspect
 import math
 import random
 from dataclasses import dataclass, field
@@ -50,12 +51,6 @@ from ..sglang.trees import cheapest_per_tree, tree_key
 from .lookahead import move_values
 from .settle import disputed, unconfirmed_pick
 from .surrogate import Difference, expected_improvement, features, fit
-
-#: ``auto``'s options and their defaults (chosen on the training landscapes; the study file's
-#: ``sampler.options`` may override each)
-STRUCTURED_OPTIONS = {"noise": 0.03, "noise_weight": 4.0, "explore_weight": 0.5, "horizon": 3, "shortlist": 48,
-                      "global_weight": 0.3, "centres": 2, "local_radius": (2, 1, 2), "confirm": 1,
-                      "local_doubt": 0.06, "dispute": True}
 
 
 def _optuna_base():
@@ -374,3 +369,10 @@ class StructuredSampler(_optuna_base()):
         spec = readings.spec[measured[best]] if again else self._specs[int(moves[best])]
         what = "re-measure" if again else "explore"
         return spec, again, f"{what}: expected gain {values[best]:.4f} (noise {math.sqrt(noise_var):.3f})"
+
+
+#: ``auto``'s options and their defaults, read from :class:`StructuredSampler`'s keyword arguments so
+#: they are written once (chosen on the training landscapes; the study file's ``sampler.options`` may
+#: override each, checked by :class:`tuner.config.sampler.AutoOptions`, which a test keeps in step)
+STRUCTURED_OPTIONS = {name: p.default for name, p in inspect.signature(StructuredSampler).parameters.items()
+                      if p.default is not inspect.Parameter.empty and name != "seed"}
