@@ -272,29 +272,34 @@ def parse_args(argv):
     return p.parse_args(argv)
 
 
-def knob_problem(args) -> str:
-    """One line on what is wrong with ``--options`` or ``--prune-options`` (JSON objects, checked as
-    a study file would check ``sampler.options`` for ``auto`` and ``budget.prune``), or ""."""
+def parse_knobs(args) -> tuple[dict | None, dict | None]:
+    """``--options`` and ``--prune-options`` as dicts (None when not given), checked as a study file
+    checks ``sampler.options`` for ``auto`` and ``budget.prune``; ``ConfigError`` naming the flag and
+    the key (``--options: explore: unknown key (did you mean 'explore_weight'?)``) otherwise."""
     from pydantic import ValidationError
 
     from tuner.config.sampler import AutoOptions
     from tuner.config.study import PruneSettings
+    from tuner.config.yamlfile import ConfigError, validation_error
 
+    out = []
     for flag, text, model in (("--options", args.options, AutoOptions),
                               ("--prune-options", args.prune_options, PruneSettings)):
         if text is None:
+            out.append(None)
             continue
         try:
             data = json.loads(text)
-            if not isinstance(data, dict):
-                return f"{flag}: expected a JSON object such as '{{\"z\": 2.5}}', got {text!r}"
-            model.model_validate(data)
         except json.JSONDecodeError as e:
-            return f"{flag}: not JSON ({e.msg} at character {e.pos}): {text!r}"
+            raise ConfigError(flag, "", f"not JSON ({e.msg} at character {e.pos}): {text!r}") from None
+        if not isinstance(data, dict):
+            raise ConfigError(flag, "", f"expected a JSON object such as '{{\"z\": 2.5}}', got {text!r}")
+        try:
+            model.model_validate(data)
         except ValidationError as e:
-            err = e.errors()[0]
-            return f"{flag}: {'.'.join(str(x) for x in err['loc'])}: {err['msg']}"
-    return ""
+            raise validation_error(flag, e, model) from None
+        out.append(data or None)
+    return out[0], out[1]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -312,11 +317,13 @@ def main(argv: list[str] | None = None) -> int:
         print("--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours positive, "
               "--load-s at least 0", file=sys.stderr)
         return 2
-    problem = knob_problem(args)
-    if problem:
-        print(problem, file=sys.stderr)
-        return 2
     from tuner.config.yamlfile import ConfigError
+
+    try:
+        knobs = parse_knobs(args)
+    except ConfigError as e:
+        print(e, file=sys.stderr)
+        return 2
 
     from searchbench.sets import SETS, build_set
 
@@ -355,17 +362,19 @@ def main(argv: list[str] | None = None) -> int:
         print(f"error: two targets share a name ({', '.join(n for n in names if names.count(n) > 1)}); "
               "rename a landscape's \"name\"", file=sys.stderr)
         return 2
-    return run_targets(targets, strategies, args, argv, groups)
+    return run_targets(targets, strategies, args, argv, groups, knobs)
 
 
-def run_targets(targets: list[Target], strategies: list[str], args, argv, groups: dict | None = None) -> int:
+def run_targets(targets: list[Target], strategies: list[str], args, argv, groups: dict | None = None,
+                knobs: tuple[dict | None, dict | None] = (None, None)) -> int:
+    """Run every strategy on every target and print the tables; ``knobs``: ``--options`` and
+    ``--prune-options`` as :func:`parse_knobs` returns them."""
     command = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python benchmarks/search_efficiency.py {command}", file=sys.stderr)
     truths = {t.name: t.truth() for t in targets}
     space = Path(args.space).resolve()
     prunes = {"off": (False,), "on": (True,), "both": (False, True)}[args.prune]
-    options = json.loads(args.options) if args.options else None
-    prune_options = json.loads(args.prune_options) if args.prune_options else None
+    options, prune_options = knobs
     tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise, prune, args.hours, options,
               prune_options, args.load_s)
              for t in targets for s in strategies for prune in prunes

@@ -123,17 +123,19 @@ def test_unknown_strategy_is_one_line_and_exit_2():
 
 def test_bad_knobs_are_one_line_naming_the_flag_and_exit_2():
     b = bench()
-    for args, flag, says in ((["--prune-options", '{"z": -1}'], "--prune-options", "z: Input should be greater than 0"),
+    for args, flag, says in ((["--prune-options", '{"z": -1}'], "--prune-options", "z: input should be greater than 0"),
                              (["--prune-options", "{z"], "--prune-options", "not JSON"),
                              (["--prune-options", "[1]"], "--prune-options", "expected a JSON object"),
-                             (["--options", '{"explore": 1}'], "--options", "explore: Extra inputs"),
+                             (["--options", '{"explore": 1}'], "--options",
+                              "explore: unknown key (did you mean 'explore_weight'?)"),
                              (["--load-s", "-3"], "--load-s", "--load-s at least 0")):
         p = run(*args, "--seeds", "1")
         assert p.returncode == 2, args
         line = p.stderr.strip()
         assert line.splitlines() == [line] and flag in line, (args, line)
         assert says in line and "Traceback" not in line, (args, line)
-    assert b.knob_problem(b.parse_args(["--prune-options", '{"z": 2.5, "margin": 0.02}'])) == ""
+    knobs = b.parse_args(["--prune-options", '{"z": 2.5, "margin": 0.02}'])
+    assert b.parse_knobs(knobs) == (None, {"z": 2.5, "margin": 0.02})
 
 
 def test_bad_profile_and_bad_landscape_are_config_errors(tmp_path):
