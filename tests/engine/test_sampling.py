@@ -88,9 +88,9 @@ def test_gp_needs_torch():
 def test_seed_trials_are_valid_and_span_the_tree_sizes():
     effective = [resolve(s).effective for s in DEFAULT_SEED_TRIALS]
     assert all(resolve(s).ok and SPACE.contains(s) for s in DEFAULT_SEED_TRIALS)
-    assert effective[0] == SpecConfig(3, 1, 4) and effective[1] == SpecConfig(1, 1, 2)
+    assert effective[0] == SpecConfig(3, 1, 4)  # SGLang's own choice: the reference, measured first
     sizes = [e.num_draft_tokens for e in effective]
-    assert min(sizes) == 2 and max(sizes) >= 32 and len(set(effective)) == len(effective)
+    assert min(sizes) <= 8 and max(sizes) >= 32 and len(set(effective)) == len(effective)
 
 
 @pytest.mark.parametrize("center", [(3, 1, 4), (1, 1, 2), (4, 4, 16), (5, 8, 32), (2, 2, 5), (8, 8, 64), (1, 8, 9)])

@@ -117,6 +117,9 @@ def test_study_survives_kill_9_mid_trial(study_file, tmp_path):
 
 
 def test_dry_run_prints_commands_and_writes_nothing(study_file, tmp_path):
+    # the article's (1, 1, 3) as a seed: SGLang runs it with 2 draft tokens, and the dry run says so
+    study_file.write_text(study_file.read_text() + "seed_trials: [{speculative_num_steps: 1, "
+                          "speculative_eagle_topk: 1, speculative_num_draft_tokens: 3}]\n")
     r = tuner("study", "run", str(study_file), "--dry-run")
     assert r.returncode == 0, r.stderr
     lines = r.stdout.splitlines()

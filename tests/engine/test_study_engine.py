@@ -63,7 +63,10 @@ params:
 
 
 def test_baseline_then_seeds_then_sampler(tmp_path):
-    config = make_study(tmp_path)
+    from tuner.engine.seeds import DEFAULT_SEED_TRIALS
+
+    article = "seed_trials: [{speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 3}]"
+    config = make_study(tmp_path, extra=article)
     backend = model_backend()
     summary = run_study(config, config.storage, backend, n_trials=6)
     assert summary.measured == 6
@@ -72,11 +75,14 @@ def test_baseline_then_seeds_then_sampler(tmp_path):
     # the baseline first, measured once, in its own study
     base = find_baseline(study)
     assert base is not None and 20 < base.figures.single_tok_per_s < 35
-    # seeds: SGLang's automatic choice, then the article's setting (which SGLang runs as 2 draft tokens)
+    # seeds: the defaults in their order (SGLang's automatic choice first), then the study file's:
+    # the article's setting, which SGLang runs with 2 draft tokens
+    assert [r.requested for r in records[:4]] == list(DEFAULT_SEED_TRIALS)
     assert records[0].requested.label() == "steps=3 topk=1 draft=4"
-    assert records[1].requested.label() == "steps=1 topk=1 draft=3"
-    assert records[1].effective.label() == "steps=1 topk=1 draft=2"
-    assert records[1].attrs["rewritten"] is True
+    article = records[4]
+    assert article.requested.label() == "steps=1 topk=1 draft=3"
+    assert article.effective.label() == "steps=1 topk=1 draft=2"
+    assert article.attrs["rewritten"] is True
     measured = [r for r in records if r.status == "measured"]
     assert len(measured) == 6
     # one launch per measured setting plus the baseline: invalid and repeated proposals launch nothing
@@ -87,8 +93,8 @@ def test_baseline_then_seeds_then_sampler(tmp_path):
         assert r.values == pytest.approx([r.attrs["single_speedup"], r.attrs["speedup@32"]])
         assert r.attrs["tok_per_s@32"] > 0
     # the article's setting: about 1.65x on a single request, about 1.05x at C=32
-    assert records[1].values[0] == pytest.approx(1.65, rel=0.1)
-    assert records[1].values[1] == pytest.approx(1.05, rel=0.1)
+    assert article.values[0] == pytest.approx(1.65, rel=0.1)
+    assert article.values[1] == pytest.approx(1.05, rel=0.1)
 
 
 def test_invalid_settings_are_recorded_and_never_launched(tmp_path):

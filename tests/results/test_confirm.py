@@ -34,6 +34,13 @@ server: {{backend: sim, model_path: m, draft_model_path: d, tp_size: 8}}
 bench: {{suite: quick}}
 sampler: {{seed: 1}}
 budget: {{n_trials: 10}}
+# the seeds this test's lucky draw was built on (the defaults before issue 17's last change)
+default_seed_trials: false
+seed_trials:
+  - {{speculative_num_steps: 3, speculative_eagle_topk: 1, speculative_num_draft_tokens: 4}}
+  - {{speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 3}}
+  - {{speculative_num_steps: 4, speculative_eagle_topk: 4, speculative_num_draft_tokens: 16}}
+  - {{speculative_num_steps: 5, speculative_eagle_topk: 8, speculative_num_draft_tokens: 32}}
 """
 AUTO, SMALL = SpecConfig(3, 1, 4), SpecConfig(1, 1, 2)
 

@@ -31,10 +31,11 @@ sampler: {{seed: 3}}
 budget: {{n_trials: 40}}
 {seeds}"""
 
-# Seeds that make the study hold every kind of trial whatever the sampler does: SGLang runs
-# (1, 1, 5) as (1, 1, 2), the article's seed (a reused trial), and (1, 4, 40) asks for more draft
-# tokens than one step of topk 4 drafts (an invalid one).
+# Seeds that make the study hold every kind of trial whatever the sampler does: SGLang runs the
+# article's (1, 1, 3) and (1, 1, 5) both as (1, 1, 2) (the second a reused trial), and (1, 4, 40)
+# asks for more draft tokens than one step of topk 4 drafts (an invalid one).
 REUSE_SEED = """seed_trials:
+  - {speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 3}
   - {speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 5}
   - {speculative_num_steps: 1, speculative_eagle_topk: 4, speculative_num_draft_tokens: 40}
 """

@@ -325,10 +325,11 @@ class StudyConfig(StrictModel):
     objectives: list[str] = Field(default_factory=lambda: ["single_speedup", "speedup@32"], min_length=1)
     sampler: SamplerSettings = Field(default_factory=SamplerSettings)
     budget: BudgetSettings = Field(default_factory=BudgetSettings)
-    #: trials measured first, after SGLang's automatic choice and the article's setting
+    #: trials measured first, after the default seed trials
     seed_trials: list[SeedTrial] = Field(default_factory=list)
-    #: measure tuner.engine.seeds.DEFAULT_SEED_TRIALS first: SGLang's (3, 1, 4), the article's (1, 1, 3),
-    #: a medium and a large tree from SGLang's bench_speculative grid
+    #: measure tuner.engine.seeds.DEFAULT_SEED_TRIALS first: SGLang's (3, 1, 4), (4, 8, 64) and
+    #: (2, 4, 8) (the trees most often near an optimum on the training landscapes) and the large tree
+    #: of SGLang's bench_speculative grid, (5, 8, 32)
     default_seed_trials: bool = True
     #: folder for per-trial logs; default ``studies/NAME/`` beside the study file
     workdir: str | None = None

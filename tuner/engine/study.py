@@ -53,7 +53,7 @@ def _space_and_suite(config: StudyConfig) -> tuple[dict, dict]:
 
 
 def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
-    """SGLang's automatic choice, the article's setting, then the study file's seeds; in-range only."""
+    """The default seed trials (tuner.engine.seeds), then the study file's seeds; in-range only."""
     from .seeds import DEFAULT_SEED_TRIALS
 
     seeds = list(DEFAULT_SEED_TRIALS) if config.default_seed_trials else []
