@@ -65,7 +65,8 @@ params:
 def test_baseline_then_seeds_then_sampler(tmp_path):
     from tuner.engine.seeds import DEFAULT_SEED_TRIALS
 
-    article = "seed_trials: [{speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 3}]"
+    article = ("seed_trials: [{speculative_num_steps: 1, speculative_eagle_topk: 1, "
+               "speculative_num_draft_tokens: 3}]")
     config = make_study(tmp_path, extra=article)
     backend = model_backend()
     summary = run_study(config, config.storage, backend, n_trials=6)
