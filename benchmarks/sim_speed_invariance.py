@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import load_line  # noqa: E402
 
 from tuner.bench.stats import t975  # noqa: E402
+from tuner.sglang.rules import SpecConfig  # noqa: E402
 
 OBJECTIVES = ("single_speedup", "speedup@32")
 #: The README's demo study (quick suite, k2.6-tp8-pcie, 2% step noise, these objectives), cut to
@@ -63,8 +64,7 @@ def run_study(workdir: Path, speedup: float, seed: int) -> dict:
     study = yaml.safe_load(DEMO.read_text())
     study.update(name=name, search_space=str((DEMO.parent / study["search_space"]).resolve()),
                  budget={"n_trials": len(SETTINGS)}, default_seed_trials=False,
-                 seed_trials=[{"speculative_num_steps": s, "speculative_eagle_topk": k,
-                               "speculative_num_draft_tokens": d} for s, k, d in SETTINGS])
+                 seed_trials=[SpecConfig(*c).server_args() for c in SETTINGS])
     study["server"]["sim"].update(speedup=speedup, seed=seed)
     assert tuple(study["objectives"]) == OBJECTIVES and study["bench"]["suite"] == "quick", study
     path.write_text(yaml.safe_dump(study))

@@ -176,6 +176,10 @@ def score(records, truth, baseline_attrs: dict, strategy: str, name: str, seed: 
     best: list = [None] * n
     measured: list = []
     launches = 0
+
+    def near(spec, i: int) -> bool:  # truly within WITHIN of objective i's optimum
+        return truth.values[spec][i] >= (1 - WITHIN) * truth.optimum[i]
+
     for proposals, r in enumerate(records, start=1):
         if not launched(r.status, r.attrs):
             continue
@@ -186,10 +190,10 @@ def score(records, truth, baseline_attrs: dict, strategy: str, name: str, seed: 
             for i, v in enumerate(r.values):
                 if best[i] is None or v > best[i][0]:
                     best[i] = (v, r.effective)
-                if out.found_at[i] is None and truth.values[r.effective][i] >= (1 - WITHIN) * truth.optimum[i]:
+                if out.found_at[i] is None and near(r.effective, i):
                     out.found_at[i] = launches
         for i in range(n):
-            found = best[i] is not None and truth.values[best[i][1]][i] >= (1 - WITHIN) * truth.optimum[i]
+            found = best[i] is not None and near(best[i][1], i)
             if out.launches_to[i] is None and found:
                 out.launches_to[i], out.proposals_to[i] = launches, proposals
         if out.both_launches is None and all(x is not None for x in out.launches_to):

@@ -62,9 +62,10 @@ def study_data(strategy: str, seed: int, table: Path, objectives, space: Path, s
     }
     seeds = bench_speculative_grid() if spec.get("grid") else spec.get("seeds")
     if seeds is not None:
+        from tuner.sglang.rules import SpecConfig
+
         data["default_seed_trials"] = False
-        data["seed_trials"] = [{"speculative_num_steps": s, "speculative_eagle_topk": k,
-                                "speculative_num_draft_tokens": d} for s, k, d in seeds]
+        data["seed_trials"] = [SpecConfig(*c).server_args() for c in seeds]
     return data
 
 
