@@ -57,12 +57,14 @@ def near_front(values, front, near: float = NEAR) -> bool:
 
 def prune_checks(records, truth, baseline_attrs: dict, backend) -> dict:
     """How many pruned launches the whole suite would have put within 1% of the study's final front
-    (``near_front``) and how many are truly within 1% of the true front (``near_true_front``)."""
+    (``near_front``) and how many are truly within 1% of the true front (``near_true_front``). The
+    study's front is the one it reports and prunes against: a setting measured more than once stands
+    at the mean of its readings (:func:`tuner.engine.records.merge_repeats`), not at each reading."""
     from tuner.engine.objectives import objective_values, pareto_front
-    from tuner.engine.records import MEASURED, PRUNED, StoredFigures, launched
+    from tuner.engine.records import PRUNED, StoredFigures, launched, merge_repeats
 
     base = StoredFigures.from_attrs(baseline_attrs)
-    measured = [r.values for r in records if r.status == MEASURED and r.feasible and r.values]
+    measured = [r.values for r in merge_repeats(records)]
     front = [measured[i] for i in pareto_front(measured)]
     true_points = list(truth.values.values())
     true_front = [true_points[i] for i in pareto_front(true_points)]
