@@ -290,9 +290,13 @@ def test_the_pruning_check_judges_against_the_front_the_study_reports():
     twice = [record(1, front, [2.728, 2.507]), record(2, front, [2.808, 2.401]),
              record(3, pruned, None, PRUNED)]
     assert prune_checks(twice, truth, base, Backend())["near_front"] == 0  # the mean (2.768, 2.454) beats it
-    # measured once, at its luckier reading on both objectives, the same setting does not save it either
+    # one reading that beats it by more than 1% on both objectives: not near either
     once = [record(1, front, [2.808, 2.507]), record(3, pruned, None, PRUNED)]
     assert prune_checks(once, truth, base, Backend())["near_front"] == 0
-    # but one reading that does not beat it on both objectives by 1% leaves it near the front
+    # one reading that does not: near the front
     close = [record(1, front, [2.74, 2.507]), record(3, pruned, None, PRUNED)]
     assert prune_checks(close, truth, base, Backend()) == {"pruned": 1, "near_front": 1, "near_true_front": 0}
+    # the case the night benchmark found 27 times: the setting that pruned it, measured again later,
+    # falls to a mean (2.75, 2.47) within 1% of the pruned launch, though its first reading beat it
+    fell = [record(1, front, [2.80, 2.50]), record(3, pruned, None, PRUNED), record(4, front, [2.70, 2.44])]
+    assert prune_checks(fell, truth, base, Backend())["near_front"] == 1
