@@ -9,7 +9,9 @@ then (their true value over the optimum) and how many settings the night had mea
 :func:`prune_checks` asks of every pruned launch what the whole suite would have measured for it --
 the same measurement's noise draw, :meth:`tuner.engine.backends.ModelBackend.full_figures` -- and
 whether that would have been within 1% of the study's final front (and, by true values, of the true
-front). The first must be 0: pruning may only stop settings the whole suite would have left off.
+front). The first should be 0: pruning may only stop settings the whole suite would have left off.
+It is not always (README, "Measured: settings per night"): a front setting measured again after the
+prune may fall back, and the verdict made against its earlier reading stands.
 The second counts noise, not pruning: a launch that read a truly good setting low, or a front point
 read high, leaves it off the front whether the suite runs whole or not.
 
@@ -58,14 +60,13 @@ def near_front(values, front, near: float = NEAR) -> bool:
 def prune_checks(records, truth, baseline_attrs: dict, backend) -> dict:
     """How many pruned launches the whole suite would have put within 1% of the study's final front
     (``near_front``) and how many are truly within 1% of the true front (``near_true_front``). The
-    study's front is the one it reports and prunes against: a setting measured more than once stands
-    at the mean of its readings (:func:`tuner.engine.records.merge_repeats`), not at each reading."""
+    study's front is the one it reports and prunes against (:func:`tuner.engine.records.front_records`):
+    a setting measured more than once stands at the mean of its readings, not at each reading."""
     from tuner.engine.objectives import objective_values, pareto_front
-    from tuner.engine.records import PRUNED, StoredFigures, launched, merge_repeats
+    from tuner.engine.records import PRUNED, StoredFigures, front_records, launched
 
     base = StoredFigures.from_attrs(baseline_attrs)
-    measured = [r.values for r in merge_repeats(records)]
-    front = [measured[i] for i in pareto_front(measured)]
+    front = [r.values for r in front_records(records)]
     true_points = list(truth.values.values())
     true_front = [true_points[i] for i in pareto_front(true_points)]
     pruned = [r for r in records if r.status == PRUNED and launched(r.status, r.attrs)]

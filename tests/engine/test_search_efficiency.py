@@ -269,15 +269,14 @@ def test_the_pruning_check_judges_against_the_front_the_study_reports():
     from searchbench.targets import Truth
 
     from tuner.engine.model_suite import ModelFigures
-    from tuner.engine.records import MEASURED, PRUNED, TrialRecord
+    from tuner.engine.records import MEASURED, PRUNED, TrialRecord, spec_key
     from tuner.sglang.rules import SpecConfig
 
     front, pruned = SpecConfig(4, 8, 7), SpecConfig(4, 4, 7)
 
     def record(number, spec, values, status=MEASURED):
-        attrs = {"effective_key": f"{spec.num_steps}-{spec.eagle_topk}-{spec.num_draft_tokens}"}
         return TrialRecord(number, "PRUNED" if status == PRUNED else "COMPLETE", status, spec, spec, values,
-                           True, attrs, None)
+                           True, {"effective_key": spec_key(spec)}, None)
 
     class Backend:  # the pruned launch's whole-suite draw: 2.74x and 2.40x over the baseline
         def full_figures(self, spec, label):
