@@ -139,3 +139,48 @@ def test_a_re_measurement_is_never_pruned(tmp_path, monkeypatch):
     again, new = records[4], records[5]
     assert again.status == "measured" and again.attrs["remeasure_of"] == 0 and again.values is not None
     assert new.status == "pruned", "the setup must prune an unmarked dominated setting"
+
+
+def status_printed(tmp_path) -> str:
+    """What ``tuner study status again.yaml`` prints."""
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+
+    args = ["study", "status", str(tmp_path / "again.yaml")]
+    return CliRunner().invoke(cli, args, catch_exceptions=False).output
+
+
+def test_status_states_the_run_to_run_spread_of_the_repeated_readings(tmp_path, monkeypatch):
+    """Six readings of one setting at 3% noise: status reports, per objective, the standard deviation
+    of their logs (the relative spread a launch carries) and says where it comes from; the CLI line
+    warns when a spread exceeds 3%."""
+    import math
+    import statistics
+
+    from tuner.results.status import SPREAD_WARN
+
+    study, backend, summary = run(tmp_path, monkeypatch, again=True, budget=6)
+    records = load_records(study)
+    assert [r.status for r in records] == ["measured"] * 6
+    spread = study_status(study)["spread"]
+    assert spread["settings"] == 1 and spread["readings"] == 6
+    for i, got in enumerate(spread["objectives"]):
+        want = math.expm1(statistics.stdev(math.log(r.values[i]) for r in records))
+        assert got == pytest.approx(want, rel=1e-9)
+        assert 0.01 < got < 0.06  # the backend's 3% noise, read from six draws
+    out = status_printed(tmp_path)
+    line = next(x for x in out.splitlines() if x.startswith("run-to-run spread:"))
+    assert "from 1 setting measured more than once, 6 readings" in line
+    for o, v in zip(study_status(study)["objectives"], spread["objectives"]):
+        assert f"{o} {v:.1%}" in line
+    assert ("measure the candidates again with `tuner study confirm`" in out) == any(
+        v > SPREAD_WARN for v in spread["objectives"])
+
+
+def test_without_a_repeated_setting_the_spread_is_not_known(tmp_path, monkeypatch):
+    monkeypatch.setattr(runner, "MAX_IDLE_PROPOSALS", 2)
+    study, backend, summary = run(tmp_path, monkeypatch, again=False)
+    assert study_status(study)["spread"] is None
+    out = status_printed(tmp_path)
+    assert "run-to-run spread: not known yet (no setting measured more than once)" in out

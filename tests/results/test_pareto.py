@@ -177,3 +177,33 @@ def test_cli_pareto_bad_input(tmp_path, study_file):
     empty = make_model_study(tmp_path, name="empty", n_trials=None)
     r = runner.invoke(cli, ["study", "pareto", str(empty)])
     assert r.exit_code == 1 and "no completed trial" in r.stderr and r.stdout == ""
+
+
+def test_run_to_run_spread_pools_the_repeated_settings_only():
+    """Pooled over settings measured more than once: each reading's log around its own setting's
+    mean; a setting read once adds nothing; an objective read at 0 (a goodput) has no spread."""
+    import math
+
+    from tuner.engine.records import run_to_run_spread
+    from tuner.results.status import spread_lines
+
+    assert run_to_run_spread([record(0, (2.0, 1.0)), record(1, (2.1, 1.1))]) is None
+    recs = [record(0, (2.0, 1.0), key="a"), record(1, (2.2, 1.0), key="a"),
+            record(2, (1.5, 0.8), key="b"), record(3, (1.5, 0.9), key="b"), record(4, (1.5, 0.9), key="b"),
+            record(5, (3.0, 0.5), key="c"), record(6, (9.0, 0.5), key="d", feasible=False),
+            record(7, (9.0, 0.5), key="d")]
+    a = math.log(2.2 / 2.0) / 2
+    b = [math.log(0.8), math.log(0.9), math.log(0.9)]
+    mb = sum(b) / 3
+    want_single = math.expm1(math.sqrt(2 * a * a / (1 + 2)))
+    want_c32 = math.expm1(math.sqrt(sum((x - mb) ** 2 for x in b) / 3))
+    spread = run_to_run_spread(recs)
+    assert spread["settings"] == 2 and spread["readings"] == 5
+    assert spread["objectives"] == pytest.approx([want_single, want_c32])
+    zero = run_to_run_spread([record(0, (2.0, 0.0), key="a"), record(1, (2.2, 1.0), key="a")])
+    assert zero["objectives"][1] is None and zero["objectives"][0] > 0
+    line = spread_lines(zero, ["s", "g"])[0]
+    assert line.startswith("run-to-run spread: s 7.0%, g - (from 1 setting measured")
+    quiet = {"objectives": [0.02, 0.03], "settings": 3, "readings": 7}
+    assert len(spread_lines(quiet, ["s", "t"])) == 1
+    assert "tuner study confirm" in spread_lines({**quiet, "objectives": [0.02, 0.031]}, ["s", "t"])[1]

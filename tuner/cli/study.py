@@ -310,7 +310,7 @@ def status_rows(data: dict) -> tuple[list[str], list[list]]:
 
 def print_status(data: dict) -> None:
     from ..bench.workload import workload_line
-    from ..results.status import pruned_note
+    from ..results.status import pruned_note, spread_lines
     from ..results.traffic import baseline_slo_lines
 
     console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
@@ -331,6 +331,8 @@ def print_status(data: dict) -> None:
         for line in baseline_slo_lines(b):
             console.print(line, markup=False, highlight=False)
     console.print("trials: " + ", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())))
+    for line in spread_lines(data.get("spread"), data["objectives"]):
+        console.print(line, markup=False, highlight=False)
     front = set(data["front"])
     rows = []
     for t in data["trials"]:

@@ -154,6 +154,15 @@ def counts_text(records: list[TrialRecord]) -> str:
 _AVERAGED = ("single_tok_per_s", "single_speedup", "accept_length")
 
 
+def _repeat_groups(records: list[TrialRecord]) -> list[list[TrialRecord]]:
+    """The feasible measured trials grouped by effective setting, oldest first."""
+    groups: dict[str, list[TrialRecord]] = {}
+    for r in records:
+        if r.status == MEASURED and r.feasible and r.values is not None:
+            groups.setdefault(r.attrs.get("effective_key") or f"trial-{r.number}", []).append(r)
+    return list(groups.values())
+
+
 def merge_repeats(records: list[TrialRecord]) -> list[TrialRecord]:
     """One record per effective setting among the feasible measured trials, oldest first: a setting
     measured more than once (a sampler's deliberate re-measurement) gets the mean of its
@@ -162,12 +171,8 @@ def merge_repeats(records: list[TrialRecord]) -> list[TrialRecord]:
     estimate of a setting's true value is the mean of its readings, not its luckiest one."""
     import dataclasses
 
-    groups: dict[str, list[TrialRecord]] = {}
-    for r in records:
-        if r.status == MEASURED and r.feasible and r.values is not None:
-            groups.setdefault(r.attrs.get("effective_key") or f"trial-{r.number}", []).append(r)
     out = []
-    for group in groups.values():
+    for group in _repeat_groups(records):
         first = group[0]
         if len(group) == 1:
             out.append(first)
@@ -181,6 +186,34 @@ def merge_repeats(records: list[TrialRecord]) -> list[TrialRecord]:
                     attrs[key] = sum(got) / len(got)
         out.append(dataclasses.replace(first, values=values, attrs=attrs))
     return out
+
+
+def run_to_run_spread(records: list[TrialRecord]) -> dict[str, Any] | None:
+    """How far one launch's reading of a setting strays from another's, from the settings the study
+    measured more than once (a sampler's re-measurements): per objective, the pooled standard
+    deviation of the log readings around each setting's mean, as a relative spread (0.03: 3%) --
+    the estimate the default sampler makes of its noise (:mod:`tuner.engine.structured`), without
+    its prior. ``{"objectives": [spread or None, ...], "settings": n, "readings": m}``; None when no
+    setting has two readings. An objective is left None where a repeated setting read 0 or less on
+    it (a goodput of 0 has no relative spread)."""
+    import math
+
+    repeated = [g for g in _repeat_groups(records) if len(g) > 1]
+    if not repeated:
+        return None
+    spreads = []
+    for i in range(len(repeated[0][0].values)):
+        ss, dof = 0.0, 0
+        for group in repeated:
+            col = [r.values[i] for r in group]
+            if min(col) <= 0:
+                continue
+            logs = [math.log(v) for v in col]
+            mean = sum(logs) / len(logs)
+            ss += sum((x - mean) ** 2 for x in logs)
+            dof += len(logs) - 1
+        spreads.append(math.expm1(math.sqrt(ss / dof)) if dof else None)
+    return {"objectives": spreads, "settings": len(repeated), "readings": sum(len(g) for g in repeated)}
 
 
 def front_records(records: list[TrialRecord]) -> list[TrialRecord]:
