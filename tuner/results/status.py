@@ -73,8 +73,8 @@ def study_status(study) -> dict[str, Any]:
 
 
 #: above this run-to-run spread, status warns that picks resting on few readings may be off: the
-#: search benchmark's picks are right after 16 launches in 93% of runs at 2% noise, 72% at 4%
-#: (README, "How the tuner searches")
+#: search benchmark's picks are right after 16 launches in 93% of runs at 2% noise, 72% at 4%, and
+#: after 32 launches in 98% and 84% (README, "How the tuner searches")
 SPREAD_WARN = 0.03
 
 
@@ -90,5 +90,6 @@ def spread_lines(spread: dict | None, objectives: list[str]) -> list[str]:
              f"{spread['readings']} readings)"]
     if any(v is not None and v > SPREAD_WARN for v in spread["objectives"]):
         lines.append(f"  above {SPREAD_WARN:.0%}: a pick that rests on one or two readings may trail its "
-                     "optimum by more than that; measure the candidates again with `tuner study confirm`")
+                     "optimum by more than that; measure the candidates again with `tuner study confirm`, "
+                     "or give the study more launches (`tuner study run --add-trials N`)")
     return lines
