@@ -11,8 +11,6 @@ import warnings
 from contextlib import contextmanager
 from datetime import datetime, timezone
 
-from ..sglang.rules import SpecConfig
-
 
 @contextmanager
 def _heartbeat_by_hand():
@@ -33,12 +31,6 @@ def tell(study, trial, values=None, state=None):
     """``study.tell``: finish ``trial`` with ``values`` (or ``state``)."""
     with _heartbeat_by_hand():
         return study.tell(trial, values, state=state)
-
-
-def trial_params(spec: SpecConfig) -> dict:
-    """A setting as the trial parameters Optuna stores (SGLang's underscore names)."""
-    return {"speculative_num_steps": spec.num_steps, "speculative_eagle_topk": spec.eagle_topk,
-            "speculative_num_draft_tokens": spec.num_draft_tokens}
 
 
 def utc_now() -> str:

@@ -26,7 +26,7 @@ from ..config.space import SearchSpace
 from ..config.study import StudyConfig, study_from_dict
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
-from .asktell import trial_params, utc_now
+from .asktell import utc_now
 from .storage import open_storage, redact
 
 CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
@@ -117,7 +117,8 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     study.set_user_attr("tuner_version", __version__)
     study.set_user_attr("objectives", list(config.objectives))
     for spec in seeds:
-        study.enqueue_trial(trial_params(spec), user_attrs={"seed": True}, skip_if_exists=True)
+        # the trial parameters are SGLang's underscore names, as the sampler's distributions
+        study.enqueue_trial(spec.server_args(), user_attrs={"seed": True}, skip_if_exists=True)
     create_baseline_study(study)
     # Written last: a study is ready (config, space, suite, seeds, baseline study) once it has this.
     study.set_user_attr(READY_ATTR, utc_now())
