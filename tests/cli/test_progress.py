@@ -34,7 +34,7 @@ PLAIN = [
     "baseline (autoregressive): launching",
     "trial 0: steps=3 topk=1 draft=4: launching",
     "trial 0: measured (2.297, 0.951)",
-    "1 measured this run; elapsed 1m05s, ETA 3m15s",
+    "1 launched this run; elapsed 1m05s, ETA 3m15s",
     "trial 1: steps=2 topk=4 draft=30 skipped, invalid (tree-too-large)",
     "trial 2: steps=5 topk=8 draft=58: launching",
     "trial 2: failed (oom)",
@@ -116,7 +116,7 @@ def test_pruned_trials_and_modelled_time(capsys):
                                 "model_elapsed_s": 3 * 3600 + 25 * 60})
     assert _strip_time(capsys.readouterr().out.splitlines()) == [
         "trial 6: pruned (after probe; trial 0 dominates it)",
-        "7 measured this run; elapsed 0m02s, modelled GPU time 3h25m, ETA ?"]
+        "7 launched this run; elapsed 0m02s, modelled GPU time 3h25m, ETA ?"]
     assert phase_text({"phase": "stage", "stage": "single 2/3"}) == "stage single 2/3"
     assert phase_text({"phase": "pruned", "stage": "probe", "by": 4}) == "decided after probe: stopping (trial 4 dominates it)"
 

@@ -119,3 +119,26 @@ def test_ctrl_c_says_so_at_once_and_a_second_one_kills_the_server(tmp_path):
             terminate_group(tuner.pid, 5, leader=tuner)
         if rec is not None and group_members(rec["pgid"]):
             os.killpg(rec["pgid"], signal.SIGKILL)
+
+
+def test_ctrl_c_outside_a_run_exits_130_and_a_closed_pipe_quietly(monkeypatch, capsys):
+    import click
+    import pytest
+
+    import tuner.cli as entry
+
+    def interrupted(**kwargs):
+        raise click.exceptions.Abort()  # what click makes of a KeyboardInterrupt in any command
+
+    monkeypatch.setattr(entry, "cli", interrupted)
+    with pytest.raises(SystemExit) as exc:
+        entry.main()
+    assert exc.value.code == 130 and "interrupted" in capsys.readouterr().err
+
+    def usage(**kwargs):
+        raise click.UsageError("no such option: --nope")
+
+    monkeypatch.setattr(entry, "cli", usage)
+    with pytest.raises(SystemExit) as exc:
+        entry.main()
+    assert exc.value.code == 2 and "no such option: --nope" in capsys.readouterr().err

@@ -123,6 +123,17 @@ def test_a_spent_study_says_how_to_extend_it_and_grows(study, tmp_path, monkeypa
     assert "kept budget.n_trials 6 (the file says 4" in r.output and r.exit_code == 0, r.output
     launched = [x for x in load_records(open_study("spent", cfg.storage)) if x.status in ("measured", "failed")]
     assert len(launched) == 6
+    # the same search space from another file (another node's checkout, a copy): the same study
+    moved = tmp_path / "moved-space.yaml"
+    shutil.copy(cfg.search_space, moved)
+    spent.write_text(spent.read_text().replace(f"search_space: {cfg.search_space}", f"search_space: {moved}"))
+    assert load_study(spent).search_space == str(moved)
+    r = CliRunner().invoke(cli, ["study", "create", str(spent)])
+    assert r.exit_code == 0, r.output
+    # a change of budget.prune is taken, and said
+    spent.write_text(spent.read_text().replace("budget: {", "budget: {prune: false, "))
+    r = CliRunner().invoke(cli, ["study", "create", str(spent)])
+    assert r.exit_code == 0 and "budget.prune True -> False" in r.output, r.output
     # anything else that differs is still refused, naming the key
     spent.write_text(spent.read_text().replace("suite: quick", "suite: seed"))
     r = CliRunner().invoke(cli, ["study", "create", str(spent)])
@@ -213,3 +224,10 @@ def test_compare_two_studies(tmp_path):
     assert 'data-key="fronts"' in html and 'data-key="throughput"' in html and "Settings measured in both" in html
     table = invoke("study", "compare", "pcie", "nvlink", "--storage", a.storage, "--storage-b", b.storage).output
     assert "k2.6-tp8-nvlink" in table and "settings measured in both" in table
+    import re
+
+    from tuner.results.compare_report import summary_rows
+
+    # figures as figures: one decimal for tok/s, A's as B's (no 26.507499020384046)
+    baselines = [cell for row in summary_rows(cmp) if row[0].startswith("baseline ") for cell in row[1:]]
+    assert baselines and all(re.fullmatch(r"(\d+\.\d( \(\d+\.\d\dx A\))?)?", str(c)) for c in baselines), baselines

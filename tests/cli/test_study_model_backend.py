@@ -49,8 +49,8 @@ def studies(tmp_path_factory):
     for name in ("table", "model"):
         r = invoke("study", "run", folder / f"{name}.yaml")
         assert r.exit_code == 0, r.output
-        done = re.search(r"done: (\d+) measured, (\d+) pruned", r.output)
-        assert done and int(done[1]) + int(done[2]) == 6  # launches, whole or pruned
+        done = re.search(r"done: (\d+) measured, (\d+) pruned, (\d+) failed", r.output)
+        assert done and int(done[1]) + int(done[2]) + int(done[3]) == 6  # launches: whole, pruned or failed
     return folder
 
 
@@ -123,3 +123,61 @@ def test_run_timeout_is_modelled_gpu_time(tmp_path):
     spent = find_baseline(study).attrs["model_duration_s"] + sum(
         r.attrs.get("model_duration_s", 0.0) for r in load_records(study))
     assert 3600 < spent <= 2 * 3600  # the seed suite's baseline and a few trials: well under a wall second each
+
+
+def test_no_output_overwrites_the_studys_own_files(studies, tmp_path):
+    table = studies / "table.yaml"
+    db = studies / "table.db"
+    before = {p: p.read_bytes() for p in (table, db)}
+    for args in (("study", "report", table, "-o", db), ("study", "export", table, "--pick", "knee", "-o", table),
+                 ("study", "export", table, "--pick", "knee", "-o", db, "--format", "json"),
+                 ("study", "compare", table, studies / "model.yaml", "-o", db)):
+        r = CliRunner().invoke(cli, [str(a) for a in args])
+        assert r.exit_code == 2 and "would destroy it" in r.output, (args, r.output)
+    assert {p: p.read_bytes() for p in before} == before
+    assert invoke("study", "status", table).exit_code == 0
+
+
+def test_a_run_whose_every_launch_fails_says_so(tmp_path):
+    write_table(tmp_path / "one.json", table_from_profile(keep=lambda s: s.num_draft_tokens == 64))
+    path = tmp_path / "fails.yaml"
+    path.write_text(STUDY.format(name="fails", space=SPACE, model="{landscape: one.json, seed: 1}")
+                    .replace("n_trials: 6", "n_trials: 2").replace("sampler: {seed: 1}",
+                    "sampler: {seed: 1}\ndefault_seed_trials: false\nseed_trials:\n  - {speculative_num_steps: 3, "
+                    "speculative_eagle_topk: 1, speculative_num_draft_tokens: 4}"))
+    r = CliRunner().invoke(cli, ["study", "run", str(path)])
+    assert r.exit_code == 0, r.output
+    done = re.search(r"done: (\d+) measured, (\d+) pruned, (\d+) failed", r.output)
+    assert done and done.groups() == ("0", "0", "2")
+    assert "every server this run launched failed" in r.output
+
+
+def test_a_study_file_and_another_study_name_are_refused(studies):
+    r = CliRunner().invoke(cli, ["study", "run", str(studies / "table.yaml"), "--study", "other"])
+    assert r.exit_code == 2 and "--study" in r.output and "is study table" in r.output
+
+
+def test_create_checks_the_workdir_run_will_need(tmp_path):
+    (tmp_path / "afile").write_text("")
+    path = tmp_path / "wd.yaml"
+    path.write_text(STUDY.format(name="wd", space=SPACE, model="{profile: k2.6-tp8-pcie}") + "workdir: afile/x\n")
+    r = CliRunner().invoke(cli, ["study", "create", str(path)])
+    assert r.exit_code == 2 and "workdir" in r.output, r.output
+    assert not (tmp_path / "wd.db").exists()
+
+
+def test_a_closed_stdout_does_not_stop_the_run(tmp_path):
+    import subprocess
+    import sys
+
+    path = tmp_path / "pipe.yaml"
+    path.write_text(STUDY.format(name="pipe", space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 3}"))
+    proc = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(path)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True)
+    assert proc.stdout.readline()  # `| head -1`: one line read, then the pipe closed
+    proc.stdout.close()
+    _, err = proc.communicate(timeout=600)
+    assert proc.returncode == 0, err
+    assert "stdout was closed; the run goes on" in err and "Traceback" not in err
+    records = load_records(open_study("pipe", load_study(path).storage))
+    assert len([r for r in records if r.status in ("measured", "failed", "pruned")]) == 6

@@ -253,9 +253,9 @@ def test_workdir_full_mid_trial_keeps_the_measurement(tmp_path):
                                 cwd=tmp_path, timeout=120)
         row = [t for t in json.loads(status.stdout)["trials"] if t["number"] == number][0]
         assert row["file_warnings"] == warnings and row["values"] == trial.values
-        # The stopped launch blamed no setting: its trial failed and queued again, measured next time.
+        # The stopped launch blamed no setting: its trial failed (interrupted) and queued again, measured next time.
         stopped = [t for t in study.trials if t.number != number and t.state == TrialState.FAIL]
-        assert len(stopped) == 1 and stopped[0].user_attrs.get("status") is None
+        assert len(stopped) == 1 and stopped[0].user_attrs.get("status") == "interrupted"
         disk_trouble_over(workdir)
         again = subprocess.run([*TUNER, "study", "run", str(path), "--workdir", str(workdir)], env=fault_env(),
                                cwd=tmp_path, capture_output=True, text=True, timeout=300)

@@ -10,7 +10,9 @@ from tuner.engine.urls import connect_url, driver_url, redact, scrub, secrets_of
 
 #: (password as written in the URL, the password the server checks)
 PASSWORDS = [("se/cret", "se/cret"), ("p#ss?w@rd", "p#ss?w@rd"), ("%2Fx", "/x"), ("%252Fx", "%2Fx"),
-             ("pä{s}ß", "pä{s}ß"), ("a:b:c", "a:b:c"), ("x@y/z", "x@y/z"), ("s%40c%23r", "s@c#r")]
+             ("pä{s}ß", "pä{s}ß"), ("a:b:c", "a:b:c"), ("x@y/z", "x@y/z"), ("s%40c%23r", "s@c#r"),
+             # an @ and then a ?: SQLAlchemy alone reads host "ss" and drops the rest as a query
+             ("p@ss?word", "p@ss?word"), ("p@ss?x=y", "p@ss?x=y")]
 
 
 @pytest.mark.parametrize("written, actual", PASSWORDS)
@@ -38,3 +40,17 @@ def test_other_urls_shown_as_they_are_or_without_what_could_be_a_password():
     assert redact("tuner:hunter2@db/tuner") == "tuner:***@db/tuner"  # no scheme: not a URL, still hidden
     assert "hunter2" not in redact("postgresql://tuner:hunter2@db:notaport/tuner")
     assert redact(None) is None and redact("") == ""
+
+
+def test_an_at_in_a_query_value_stays_the_values_and_sqlite_credentials_are_hidden():
+    # ?password=p@ss is libpq's own password parameter: the host stays the one written
+    url = "postgresql://tuner:hunter2@127.0.0.1:1/tuner?password=p@ss"
+    assert redact(url) == "postgresql://tuner:***@127.0.0.1:1/tuner?password=***"
+    assert (connect_url(url).host, connect_url(url).password) == ("127.0.0.1", "hunter2")
+    url = "postgresql://u:pw@db/tuner?application_name=a@b"
+    assert (connect_url(url).host, connect_url(url).query["application_name"]) == ("db", "a@b")
+    # SQLCipher-style credentials in an SQLite URL: hidden, in the URL and in the driver's error
+    for url in ("sqlite://user:Zq9pw@/x.db", "sqlite+pysqlcipher://:S3cr#t:p@ss/w%rd?x@/x.db"):
+        assert "***@/x.db" in redact(url) and "Zq9pw" not in redact(url) and "S3cr" not in redact(url)
+        assert "Zq9pw" not in scrub(f"Invalid SQLite URL: {url}", url)
+        assert "S3cr" not in scrub(f"Invalid SQLite URL: {url}", url)

@@ -8,6 +8,8 @@ The top layer: may import every other layer; nothing imports it.
 
 from __future__ import annotations
 
+import sys
+
 import click
 
 from .. import __version__
@@ -53,4 +55,17 @@ def main() -> None:
     # Optuna marks the APIs an unattended study needs (heartbeats, constraints) as experimental;
     # users cannot act on that, so the notice stays out of their terminal.
     warnings.filterwarnings("ignore", message=r".*experimental")
-    cli(prog_name="tuner")
+    try:
+        code = cli(prog_name="tuner", standalone_mode=False)  # click returns an Exit's code here
+    except click.exceptions.Abort:  # Ctrl-C outside a run (which handles its own): the shell's 130
+        click.echo("interrupted", err=True)
+        sys.exit(130)
+    except click.ClickException as exc:
+        exc.show()
+        sys.exit(exc.exit_code)
+    except click.exceptions.Exit as exc:
+        sys.exit(exc.exit_code)
+    except BrokenPipeError:  # `tuner study status | head`: as click's own main, quietly
+        sys.stdout = None
+        sys.exit(1)
+    sys.exit(code if isinstance(code, int) else 0)

@@ -14,12 +14,16 @@ server's group is being killed.
 
 from __future__ import annotations
 
+import os
 import sys
 import threading
 import time
 from typing import Sequence
 
 import click
+
+from ..engine.finish import SET_ASIDE
+from ..engine.journal import SET_ASIDE_DIR
 
 
 def _fmt_s(s: float | None) -> str:
@@ -87,6 +91,7 @@ class RunView:
 
     def __init__(self, console=None, *, live: bool | None = None, objectives: Sequence[str] | None = None):
         self.started = time.monotonic()
+        self.stdout_closed = False  #: a closed pipe: progress is no longer printed (see line)
         self.console = console
         if live is None:
             live = console.is_terminal if console is not None else _stdout_is_terminal()
@@ -158,14 +163,27 @@ class RunView:
             self.line(text)
 
     def line(self, text: str) -> None:
+        """Print one progress line. A closed stdout (``tuner study run ... | head``) does not stop
+        the night's run: progress is no longer printed, said once on stderr, and the run goes on."""
         text = f"[{_fmt_s(time.monotonic() - self.started)}] {text}"
         with self._print_lock:
-            if self._live is not None:
-                self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
-            elif self.console is not None:
-                self.console.print(text, markup=False, highlight=False, soft_wrap=True)
-            else:
-                click.echo(text)
+            if self.stdout_closed:
+                return
+            try:
+                if self._live is not None:
+                    self._live.console.print(text, markup=False, highlight=False, soft_wrap=True)
+                elif self.console is not None:
+                    self.console.print(text, markup=False, highlight=False, soft_wrap=True)
+                else:
+                    click.echo(text)
+            except BrokenPipeError:
+                self.stdout_closed = True
+                # Python would report the pipe again at exit: point stdout at /dev/null from here on.
+                devnull = os.open(os.devnull, os.O_WRONLY)
+                os.dup2(devnull, sys.stdout.fileno())
+                os.close(devnull)
+                click.echo("progress: stdout was closed; the run goes on without printing progress "
+                           "(`tuner study status` shows it)", err=True)
 
     # -- events ------------------------------------------------------------------------------------
     def event(self, kind: str, info: dict) -> None:
@@ -217,7 +235,7 @@ class RunView:
         elif kind == "progress":
             modelled = info.get("model_elapsed_s")
             gpu = f", modelled GPU time {_fmt_s(modelled)}" if modelled is not None else ""
-            self.line(f"{info['measured']} measured this run; elapsed {_fmt_s(info['elapsed_s'])}{gpu}, "
+            self.line(f"{info['measured']} launched this run; elapsed {_fmt_s(info['elapsed_s'])}{gpu}, "
                       f"ETA {_fmt_s(info.get('eta_s'))}")
         elif kind == "waiting":
             self.line(f"waiting for {info['for']}")
@@ -227,8 +245,13 @@ class RunView:
         elif kind == "reaped":
             self.line(f"trials {info['trials']} were left running by a dead worker: failed and queued again")
         elif kind == "replayed":
-            done = ", ".join(f"{_trial_name(s, n)} ({how})" for s, n, how in info["trials"])
-            self.line(f"replayed from the journal into the storage: {done}")
+            aside = [(s, n) for s, n, how in info["trials"] if how == SET_ASIDE]
+            done = ", ".join(f"{_trial_name(s, n)} ({how})" for s, n, how in info["trials"] if how != SET_ASIDE)
+            if done:
+                self.line(f"replayed from the journal into the storage: {done}")
+            if aside:
+                self.line(f"journal entries of an earlier study of this name (deleted since) set aside in "
+                          f"journal/{SET_ASIDE_DIR}/, not stored: {', '.join(_trial_name(s, n) for s, n in aside)}")
         elif kind == "storage_down":
             self.line(f"storage {info['storage']} does not answer ({info['error']}); retrying for up to "
                       f"{_fmt_s(info['patience_s'])} (TUNER_STORAGE_PATIENCE_S); a finished measurement waits in the journal")
@@ -270,7 +293,7 @@ class RunView:
                 phase += f"  [step {self.step[0]}/{self.step[1]}]"
             grid.add_row("phase", Text(phase))
             done = f"{self.measured}" + (f" of {self.n_trials}" if self.n_trials else "")
-            grid.add_row("measured", Text(f"{done} this run"))
+            grid.add_row("launched", Text(f"{done} this run"))
             grid.add_row("elapsed", Text(f"{_fmt_s(self._now() - self.started)}   ETA {_fmt_s(self.eta_now())}"))
             grid.add_row("best so far", Text(self.best_text()))
             if self.last:

@@ -51,6 +51,9 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
         config = load_study(target)
         name = config.name
         url = storage or config.storage
+        if study_name and study_name != name:
+            raise ConfigError("--study", study_name, f"the study file {target} is study {name}: give the file or "
+                              "--study NAME (with --storage), not both")
     else:
         name = study_name or target
         if not name:
@@ -76,8 +79,12 @@ def create(study_file, storage) -> None:
     from ..engine.preflight import preflight
     from ..engine.study import create_study
 
+    from ..config.files import check_writable
+
     name, url, config = resolve_target(study_file, storage)
     preflight(config, None, study_file)  # before anything is written
+    # The workdir `run` will need, checked now: a study created here should be runnable here.
+    check_writable(config.workdir or str(Path("studies") / name), "workdir", folder=True)
     create_study(config, url, note=click.echo)
     click.echo(f"study {name} ready in {redact(url)}")
 
@@ -130,9 +137,12 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
             sys.exit(STORAGE_EXIT)
     except PortInUseError as exc:  # a fixed port in use, before anything is written
         fail(str(exc), 1)
-    click.echo(f"done: {summary.measured} measured, {summary.pruned} pruned, {summary.reused} reused, "
-               f"{summary.invalid} invalid ({summary.stopped_because})")
-    if summary.measured == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
+    click.echo(f"done: {summary.measured} measured, {summary.pruned} pruned, {summary.failed} failed, "
+               f"{summary.reused} reused, {summary.invalid} invalid ({summary.stopped_because})")
+    if summary.failed and not summary.measured + summary.pruned:
+        click.echo(f"warning: every server this run launched failed; `tuner study status {study_file or name}` "
+                   "shows why, and each trial's server log is in the workdir", err=True)
+    if summary.launches == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
         where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
         click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
                    err=True)
@@ -159,7 +169,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from ..engine.patience import StorageUnavailable
     from ..engine.preflight import preflight
     from ..engine.runner import run_study
-    from ..engine.study import config_from_study, create_study, extend_budget, open_study
+    from ..engine.study import config_from_study, create_study, extend_budget, open_study, study_exists
     from ..server.launcher import PortInUseError, stop_on_signals
     from .progress import RunView
 
@@ -194,6 +204,14 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             view.close()
             click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
+        except KeyError:  # Optuna's "Record does not exist": the study may be gone under this worker
+            if study_exists(name, stored._storage):
+                raise
+            view.close()
+            click.echo(f"error: study {name} was deleted while this worker ran (tuner study delete); the server "
+                       "is stopped, and a measurement it journaled is never stored into another study of "
+                       "that name", err=True)
+            sys.exit(1)
 
 
 def _preflight(config: StudyConfig) -> None:

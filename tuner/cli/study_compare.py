@@ -6,6 +6,7 @@ import click
 
 from ..engine.storage import redact, resolve_url
 from .output import console, print_json, print_table
+from .own_files import check_not_an_input
 from .study import resolve_target, storage_option
 
 
@@ -26,10 +27,12 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
     from ..results.compare import compare_studies
     from ..results.compare_report import summary_rows, write_compare_page
 
+    name_a, url_a, config_a = resolve_target(a, storage)
+    name_b, url_b, config_b = resolve_target(b, resolve_url(storage_b, "--storage-b") if storage_b else storage)
     if output:
+        check_not_an_input(output, "-o", a, url_a, config_a)
+        check_not_an_input(output, "-o", b, url_b, config_b)
         check_writable(output, "-o")
-    name_a, url_a, _ = resolve_target(a, storage)
-    name_b, url_b, _ = resolve_target(b, resolve_url(storage_b, "--storage-b") if storage_b else storage)
     cmp = compare_studies(open_study(name_a, url_a), open_study(name_b, url_b), redact(url_a) or "",
                           redact(url_b) or "")
     if fmt == "json":

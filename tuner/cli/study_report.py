@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .own_files import check_not_an_input
 from .study import resolve_target, storage_option
 
 
@@ -28,8 +29,9 @@ def report(target, study_name, storage, output, png_dir) -> None:
             raise click.UsageError("--png needs matplotlib: pip install 'sglang-spec-tuner[report]' (from a clone: pip install -e '.[report]')")
     from ..config.files import check_writable
 
-    name, url, _ = resolve_target(target, storage, study_name)
+    name, url, config = resolve_target(target, storage, study_name)
     output = output or f"{name}-report.html"
+    check_not_an_input(output, "-o", target, url, config)
     check_writable(output, "-o")  # before anything is read or written: one line, not a traceback
     if png_dir is not None:
         check_writable(png_dir, "--png", folder=True)

@@ -13,6 +13,7 @@ import click
 
 from ..results.pareto import C32
 from .output import chosen_format, console, fail, format_option, print_csv, print_json, print_table
+from .own_files import check_not_an_input
 from .study import resolve_target, storage_option
 
 
@@ -103,11 +104,16 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
     if min_speedup_c32 is not None and not pick:
         raise ConfigError("--min-speedup-c32", "", "filters the trials --pick chooses from; give --pick too")
     fmt = fmt or ("json" if adaptive or (out and out.suffix.lower() == ".json") else "yaml")
-    for path in filter(None, (out, Path(adaptive_out) if adaptive_out else None)):
-        check_writable(path)
+    name, url, config = resolve_target(target, storage, study_name)
+    for path, flag in ((out, "-o"), (Path(adaptive_out) if adaptive_out else None, "--adaptive-out")):
+        if path is not None:
+            check_not_an_input(path, flag, target, url, config)
+            check_writable(path)
     if out and fmt == "yaml" and not adaptive:
         check_yaml_path(out)
-    study, url = _open(target, study_name, storage)
+    from ..engine.study import open_study
+
+    study = open_study(name, url)
     try:
         if adaptive:
             policy = study_policy(study)

@@ -34,7 +34,8 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from .yamlfile import MAX_DATASET_BYTES, ConfigError, StrictModel, decode_utf8, read_bytes_capped
+from .yamlfile import (MAX_DATASET_BYTES, ConfigError, StrictModel, decode_utf8, lone_surrogate, read_bytes_capped,
+                       surrogate_message)
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
 #: rule of thumb the simulator uses for prompts).
@@ -96,6 +97,14 @@ def _row_error(source: str, where: str, message: str) -> ConfigError:
     return ConfigError(source, where, message)
 
 
+def _real_text(text: str, source: str, where: str) -> None:
+    """Refuse a lone UTF-16 surrogate (a JSON ``"\\ud800"`` escape without its pair): Python holds
+    it, but it cannot be encoded, so every request sending it would fail with an HTTP 500."""
+    bad = lone_surrogate(text)
+    if bad is not None:
+        raise _row_error(source, where, surrogate_message(text, bad))
+
+
 def _jsonl_rows(path: Path, source: str, text: str) -> list[dict[str, Any]]:
     rows = []
     for lineno, line in enumerate(text.splitlines(), 1):
@@ -121,6 +130,7 @@ def _jsonl_rows(path: Path, source: str, text: str) -> list[dict[str, Any]]:
             prompt = obj["prompt"]
             if not isinstance(prompt, str) or not prompt.strip():
                 raise _row_error(source, f"{where}: prompt", "must be non-empty text")
+            _real_text(prompt, source, f"{where}: prompt")
         else:
             messages = _messages(obj["messages"], source, f"{where}: messages")
             prompt = messages_text(messages)
@@ -148,6 +158,7 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
             raise _row_error(source, f"{where}[{i}].role", f"expected one of {', '.join(ROLES)}, got {role!r}")
         if not isinstance(content, str):
             raise _row_error(source, f"{where}[{i}].content", "must be text (content parts are not supported)")
+        _real_text(content, source, f"{where}[{i}].content")
         out.append({"role": role, "content": content})
     if not any(m["content"].strip() for m in out):
         raise _row_error(source, where, "every message is empty")
@@ -173,6 +184,7 @@ def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[st
         first = next((j for j, t in enumerate(turns) if t["from"] in ("human", "user")), None)
         if first is None or first + 1 >= len(turns) or not turns[first]["value"].strip():
             continue  # no prompt with a reply: SGLang's loader skips these too
+        _real_text(turns[first]["value"], source, f"{where}.conversations[{first}].value")
         reply = turns[first + 1]["value"]
         rows.append({"line": i, "text": turns[first]["value"], "messages": None,
                      "max_tokens": min(cap, estimate_tokens(reply)), "category": conv.get("category"),

@@ -9,6 +9,7 @@ distributions to sample from. The rules themselves live in :mod:`tuner.sglang.ru
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -16,7 +17,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..sglang.rules import Resolution, ServerContext, SpecConfig, flag_name, resolve
-from .yamlfile import StrictModel, load_model
+from .yamlfile import StrictModel, did_you_mean, load_model
 
 SPEC_PARAMS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
 Scalar = Union[bool, int, float, str]
@@ -165,10 +166,91 @@ class SearchSpaceConfig(StrictModel):
     @field_validator("fixed")
     @classmethod
     def _no_spec_in_fixed(cls, v: dict):
-        return server_arg_names(v, "fixed")
+        server_arg_names(v, "fixed")
+        for name, value in v.items():
+            _check_fixed_arg(name, value)
+        return v
+
+    @model_validator(mode="after")
+    def _something_runs(self):
+        # A space SGLang can run nothing of would still create a study and measure its baseline,
+        # then have no trial to propose. Judged on the ranges alone: the rules the other server
+        # arguments bring (attention backend, page size) depend on the study's server.args and the
+        # backend the study pins at creation, which this file does not know (tuner.engine.facts).
+        # Stops at the first valid setting: cheap for a good space.
+        ctx = ServerContext(speculative_algorithm=self.algorithm)
+        first: Resolution | None = None
+        total = 0
+        for cfg in _requested(self):
+            res = resolve(cfg, ctx)
+            if res.ok:
+                return self
+            first, total = first or res, total + 1
+        rule = first.violation.rule
+        raise ValueError(f"the ranges in params hold no setting SGLang can run: all {total:,} combinations break "
+                         f"its rules, e.g. {rule} ({first.requested.label()}: {first.violation.message}); "
+                         f"{_WIDEN.get(rule, 'widen the ranges')}")
 
     def values(self, name: str) -> list[int]:
         return self.params[name].values()
+
+
+#: What to change in the file when every setting of a space breaks one rule (the rule's own
+#: message says what is wrong with one setting).
+_WIDEN = {
+    "tree-too-large": "lower speculative_num_draft_tokens' low, or raise speculative_num_steps or "
+                      "speculative_eagle_topk (a tree drafts at most topk + (steps - 1) * topk^2 tokens)",
+}
+
+
+def _requested(config: SearchSpaceConfig):
+    """Every requested combination of the file's ranges, as SpecConfig."""
+    for steps in config.values("speculative_num_steps"):
+        for topk in config.values("speculative_eagle_topk"):
+            for draft in config.values("speculative_num_draft_tokens"):
+                yield SpecConfig(steps, topk, draft)
+
+
+def _check_fixed_arg(name: str, value: Any) -> None:
+    """A fixed argument SGLang 0.5.23 has (``tuner.sglang.server_args``, its own parser table), with
+    a value of its type (an integer flag an integer, a switch true or false, one of its choices);
+    ``page_size`` at least 1. ``ValueError`` naming the argument otherwise."""
+    from ..sglang.server_args import server_args_table
+
+    table = server_args_table()
+    option = table.option(name) or table.option_for_flag(flag_name(name))
+    if option is None:
+        hint = did_you_mean(name, [o.dest for o in table.options])
+        raise ValueError(f"{name}: not a server argument of SGLang {table.sglang_version}{hint}; check "
+                         "its spelling (underscore names, as `python -m sglang.launch_server --help` "
+                         "lists them with dashes)")
+    if option.action in ("store_true", "boolean_optional"):
+        expected, ok = "true or false", isinstance(value, bool)
+    elif option.nargs not in (None, "?") or option.action != "store":
+        return  # lists and constants: SGLang parses them; the tuner does not read them
+    elif option.type == "int":
+        expected, ok = "an integer", _parses(value, int)
+    elif option.type == "float":
+        expected, ok = "a number", _parses(value, float)
+    else:
+        expected, ok = "a string", not isinstance(value, bool)
+    if ok and option.choices and str(value) not in option.choices:
+        raise ValueError(f"{name}: {value!r} is not one of SGLang's choices "
+                         f"({', '.join(option.choices)}){did_you_mean(str(value), option.choices)}")
+    if not ok:
+        raise ValueError(f"{name}: expected {expected}, got {value!r}")
+    if option.dest == "page_size" and int(value) < 1:
+        raise ValueError(f"page_size: {value!r}; a page holds at least 1 token")
+
+
+def _parses(value: Any, kind: type) -> bool:
+    """Whether SGLang's argparse would read ``value`` as ``kind`` (an int, or a float)."""
+    if isinstance(value, bool) or (kind is int and isinstance(value, float)):
+        return False
+    try:
+        return math.isfinite(kind(value))  # "16" too: argparse reads the text
+    except (TypeError, ValueError):
+        return False
 
 
 def load_space(path: str | Path) -> SearchSpaceConfig:

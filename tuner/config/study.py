@@ -13,6 +13,8 @@ live beside it: ``sampler.py`` (the samplers' options), ``slo.py``,
 
 from __future__ import annotations
 
+import ipaddress
+import math
 import os
 import re
 from pathlib import Path
@@ -28,10 +30,18 @@ from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
 STORAGE_ENV_VAR = "TUNER_STORAGE"
+#: The longest study name: it becomes file names (``NAME.db``, the workdir) and Optuna study names.
+MAX_NAME_LENGTH = 100
+#: The suffix of each study's companion that stores its baseline (``tuner.engine.study`` uses the
+#: same text; the config layer may not import the engine), so no study may be named with it.
+BASELINE_SUFFIX = ".baseline"
 
 
 _DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([hms])")
+#: The longest duration a study may give (a budget, a trial's timeout): a year. Longer is a typo,
+#: and a deadline of 10^20 hours overflows the clocks and timers it is added to.
+MAX_DURATION_S = 366 * 24 * 3600.0
 
 
 def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
@@ -39,14 +49,17 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
 
     Every number in a string needs its unit, each unit at most once and in the order h, m, s:
     ``1h30`` is an error (it would otherwise be read as 1 h 30 s or 1 h 30 min, depending on whom
-    you ask), and so is a bare ``"90"``. ``None`` stays None.
+    you ask), and so is a bare ``"90"``. ``None`` stays None. The result is finite, positive and
+    at most :data:`MAX_DURATION_S`.
     """
     if value is None:
         return None
     if isinstance(value, (int, float)) and not isinstance(value, bool):
+        if not math.isfinite(value):  # YAML's .nan and .inf: no bound check would catch them
+            raise ConfigError(source, key, f"must be a finite number, got {value!r}")
         if value <= 0:
             raise ConfigError(source, key, "must be positive")
-        return float(value)
+        return _at_most_a_year(float(value), value, source, key)
     text = re.sub(r"\s+", "", str(value).lower())
     parts = _DURATION_PART.findall(text)
     units = [u for _, u in parts]
@@ -63,6 +76,13 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
     seconds = sum(float(n) * _DURATION_UNITS[u] for n, u in parts)
     if seconds <= 0:
         raise ConfigError(source, key, "must be positive")
+    return _at_most_a_year(seconds, value, source, key)
+
+
+def _at_most_a_year(seconds: float, value: Any, source: str, key: str) -> float:
+    if seconds > MAX_DURATION_S:
+        raise ConfigError(source, key, f"{value!r} is longer than a year (the most a study may give: "
+                                       "366 days); check the unit")
     return seconds
 
 
@@ -174,6 +194,31 @@ def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
 # -- end of server.backend: model --------------------------------------------------------------------
 
 
+def _printable(path: str) -> str:
+    """``path`` unchanged, or ``ValueError`` for a control character (a newline, a NUL): a path
+    holding one is a paste gone wrong, and would break the command line or the log it is written to."""
+    bad = next((c for c in path if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if bad is not None:
+        raise ValueError(f"holds the control character {bad!r}; a path is one line of printable text")
+    return path
+
+
+#: One label of a host name: letters, digits and '-' (RFC 1123), '_' too (seen on internal
+#: networks, and resolvers take it), not starting or ending with '-'.
+_HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
+
+
+def _is_host(host: str) -> bool:
+    """Whether ``host`` is an IP literal or a syntactically valid host name (no lookup)."""
+    try:
+        ipaddress.ip_address(host)
+        return True
+    except ValueError:
+        pass
+    name = host[:-1] if host.endswith(".") else host
+    return 0 < len(name) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in name.split("."))
+
+
 class ServerSettings(StrictModel):
     """The server each trial launches: SGLang on a GPU node, or the simulator; or, with
     ``backend: model``, no server at all (``model``: the performance model or a landscape table)."""
@@ -197,14 +242,55 @@ class ServerSettings(StrictModel):
     facts: StatedFacts = Field(default_factory=StatedFacts)
     model: ModelSettings | None = None  #: backend model only
 
+    @field_validator("model_path")
+    @classmethod
+    def _a_path(cls, v: str):
+        if not v.strip():
+            raise ValueError("must name the model (a Hugging Face id or a folder), got an empty string")
+        return _printable(v)
+
+    @field_validator("python", "draft_model_path")
+    @classmethod
+    def _printable_path(cls, v: str | None):
+        return None if v is None else _printable(v)
+
+    @field_validator("host")
+    @classmethod
+    def _a_host(cls, v: str):
+        if not _is_host(v):
+            raise ValueError(f"{v!r} is neither a host name (letters, digits, '-', '.') nor an IP address; "
+                             "give one such as 127.0.0.1, ::1 or node-1.cluster")
+        return v
+
+    @field_validator("env")
+    @classmethod
+    def _environment(cls, v: dict[str, str]):
+        # What execve takes: a name without '=' (it would split the name) and no NUL anywhere (C
+        # strings end there: Python refuses to launch with one).
+        for name, value in v.items():
+            if not name or "=" in name or "\0" in name:
+                raise ValueError(f"{name!r} is not a variable name (non-empty, no '=' or NUL); "
+                                 "write NAME: value")
+            if "\0" in value:
+                raise ValueError(f"{name}: the value holds a NUL byte, which no process environment can carry")
+        return v
+
     @field_validator("args")
     @classmethod
     def _underscore_args(cls, v: dict):
+        for name, value in v.items():
+            for item in value if isinstance(value, list) else [value]:
+                if isinstance(item, str) and "\0" in item:
+                    raise ValueError(f"{name}: the value holds a NUL byte, which no command line can carry")
         return server_arg_names(v, "args")
 
     @field_validator("extra_args")
     @classmethod
     def _no_reserved_flags(cls, v: list[str]):
+        for i, arg in enumerate(v):
+            if "\0" in arg:
+                raise ValueError(f"entry {i} ({arg.split(chr(0))[0]!r}...) holds a NUL byte, which no "
+                                 "command line can carry")
         for arg in v:
             flag = arg.split("=", 1)[0]
             owner = reserved_arg(flag[2:].replace("-", "_")) if flag.startswith("--") else None
@@ -312,6 +398,7 @@ class SeedTrial(StrictModel):
 class StudyConfig(StrictModel):
     """``studies/*.yaml``: everything a worker needs to run the study, on any machine."""
 
+    #: letters, digits and ._-, at most :data:`MAX_NAME_LENGTH`; never ending in ``.baseline``
     name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
     #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
     #: ``NAME.db`` beside the study file
@@ -335,6 +422,18 @@ class StudyConfig(StrictModel):
     workdir: str | None = None
     #: latency limits per sweep concurrency (tuner.config.slo); a trial that breaks one is infeasible
     slo: list[SLO] = Field(default_factory=list)
+
+    @field_validator("name")
+    @classmethod
+    def _a_study_name(cls, v: str):
+        # The name becomes file names (NAME.db, the workdir, exports): a long one fails there, late.
+        if len(v) > MAX_NAME_LENGTH:
+            raise ValueError(f"{len(v)} characters; a study name has at most {MAX_NAME_LENGTH}")
+        if v.endswith(BASELINE_SUFFIX):
+            raise ValueError(f"names may not end in '{BASELINE_SUFFIX}', which is reserved for the baseline "
+                             f"companion study ('{v}' is the companion of study "
+                             f"'{v[:-len(BASELINE_SUFFIX)]}'); choose another name")
+        return v
 
     @field_validator("objectives")
     @classmethod
@@ -445,6 +544,11 @@ def _check_against_suite(study: StudyConfig, suite, path: Path) -> None:
         if streamed and not study.bench.stream:
             raise ConfigError(path, f"slo[{i}].{streamed[0]}", "TTFT and ITL are measured on streamed "
                               "responses only; set bench.stream: true or limit e2e latency instead")
+    if study.bench.lossless.enforce and suite.temperature > 0:
+        # Sampled outputs differ from the baseline's by chance: the check would flag every trial.
+        raise ConfigError(path, "bench.lossless.enforce", f"the lossless check compares outputs at "
+                          f"temperature 0, and the suite '{suite.name}' samples at temperature "
+                          f"{suite.temperature:g}; set the suite's temperature to 0 or enforce: false")
     for name in study.objectives:
         if name.startswith("goodput"):
             c = objective_concurrency(name)

@@ -29,9 +29,11 @@ class ConfigError(ValueError):
 
 
 class StrictModel(BaseModel):
-    """Base of every file schema: unknown keys are errors, no silent type coercion, immutable."""
+    """Base of every file schema: unknown keys are errors, no silent type coercion, immutable, and
+    every float finite (YAML's ``.nan`` and ``.inf`` would pass every ``gt``/``le`` bound they are
+    compared with, or turn a timeout into "never")."""
 
-    model_config = ConfigDict(extra="forbid", strict=True, frozen=True)
+    model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False)
 
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
@@ -88,6 +90,8 @@ def _plain(err: dict, allowed: list[str] | None = None) -> str:
         return "unknown key; check its spelling against the README"
     if kind == "missing":
         return "required key is missing"
+    if kind == "finite_number":
+        return f"must be a finite number, got {err.get('input')!r}"
     got = err.get("input")
     if kind.endswith("_type") and got is not None and not isinstance(got, (dict, list)):
         return f"{msg[0].lower()}{msg[1:]}, got {got!r}"
@@ -102,7 +106,10 @@ def validation_error(source: str | Path, exc: ValidationError,
                      model: type[BaseModel] | None = None) -> ConfigError:
     """The first error of a pydantic ``ValidationError`` as a :class:`ConfigError`; with the
     ``model`` that failed, an unknown key gets a "did you mean" from the keys allowed there."""
-    err = exc.errors()[0]
+    errors = exc.errors()
+    # A NaN given where a union takes a float fails every member; the float's own complaint is the
+    # one that says what is wrong (not "input should be a valid boolean").
+    err = next((e for e in errors if e["type"] == "finite_number"), errors[0])
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     # Union members appear in the location (e.g. 'str', 'int'); they mean nothing to a YAML author.
     loc = tuple(p for p in loc if p not in _UNION_TAGS)
@@ -125,7 +132,12 @@ def validation_error(source: str | Path, exc: ValidationError,
 # * YAML aliases (``*name``, merge keys ``<<: *name``): refused. An alias is a reference, so a few
 #   hundred bytes of nested aliases expand to billions of nodes once the data is walked (the
 #   "billion laughs"); no tuner file needs them, so refusing beats any cap on expansions;
-# * YAML nested deeper than Python's recursion limit: refused instead of a ``RecursionError``.
+# * YAML nested deeper than Python's recursion limit: refused instead of a ``RecursionError``;
+# * a key given twice in one mapping: refused naming the key and both lines. PyYAML keeps the last
+#   one silently, so a second ``backend:`` further down a long file would override the first unseen;
+# * a lone UTF-16 surrogate (``"\ud800"``, a double-quoted YAML escape): refused naming the key.
+#   Python holds it, but it is not text: it cannot be encoded to UTF-8, so every request or
+#   argument carrying it would fail far from the file.
 
 #: Largest YAML file (study, search space, suite, profile) or prompt file, in bytes. The shipped
 #: files are a few KB; 4 MiB leaves room for long inline prompts and still fails at once on a log or
@@ -191,22 +203,88 @@ class _AliasRefused(yaml.YAMLError):
         self.problem = "aliases (*name) are not supported; write the value out"
 
 
+def lone_surrogate(text: str) -> int | None:
+    """The index of the first lone UTF-16 surrogate in ``text`` (JSON's and YAML's ``\\ud800``
+    escapes make them), or None when ``text`` is real Unicode text, encodable as UTF-8."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError as exc:
+        return exc.start
+    return None
+
+
+def surrogate_message(text: str, index: int) -> str:
+    """The one-line complaint about the lone surrogate at ``text[index]``."""
+    return (f"holds a lone UTF-16 surrogate {text[index]!r} (character {index + 1}), which is not "
+            "text: no server can encode it; remove it or write the whole character")
+
+
+class _NodeRefused(yaml.YAMLError):
+    """A node a tuner file may not hold (see above); ``key`` is its dotted path."""
+
+    def __init__(self, key: str, message: str):
+        super().__init__(message)
+        self.key, self.message = key, message
+
+
+def _check_nodes(root: yaml.Node) -> None:
+    """Refuse a key given twice in one mapping and a scalar holding a lone surrogate (see above)."""
+    # Iterative, children pushed in reverse: the first problem in the file is the one reported.
+    stack: list[tuple[yaml.Node, str]] = [(root, "")]
+    while stack:
+        node, where = stack.pop()
+        children: list[tuple[yaml.Node, str]] = []
+        if isinstance(node, yaml.ScalarNode):
+            bad = lone_surrogate(node.value)
+            if bad is not None:
+                line = f"line {node.start_mark.line + 1}"
+                raise _NodeRefused(where or line, f"{line}: {surrogate_message(node.value, bad)}")
+        elif isinstance(node, yaml.SequenceNode):
+            children = [(item, f"{where}[{i}]") for i, item in enumerate(node.value)]
+        elif isinstance(node, yaml.MappingNode):
+            seen: dict[tuple[str, str], int] = {}
+            for key_node, value_node in node.value:
+                if not isinstance(key_node, yaml.ScalarNode):  # a complex key: no dotted name
+                    children += [(key_node, where), (value_node, where)]
+                    continue
+                path = f"{where}.{key_node.value}" if where else str(key_node.value)
+                line = key_node.start_mark.line + 1
+                ident = (key_node.tag, key_node.value)
+                if ident in seen and key_node.tag != "tag:yaml.org,2002:merge":
+                    raise _NodeRefused(path, f"given twice (lines {seen[ident]} and {line}); keep one "
+                                             "(YAML would silently use the last)")
+                seen[ident] = line
+                children += [(key_node, path), (value_node, path)]
+        stack.extend(reversed(children))
+
+
 class _NoAliasLoader(yaml.SafeLoader):
-    """``yaml.SafeLoader`` that refuses an alias where it meets one, before anything is expanded."""
+    """``yaml.SafeLoader`` that refuses an alias where it meets one, before anything is expanded,
+    and, before the document is built, a duplicate key or a lone surrogate (:func:`_check_nodes`)."""
 
     def compose_node(self, parent, index):
         if self.check_event(yaml.AliasEvent):
             raise _AliasRefused(self.peek_event().start_mark)
         return super().compose_node(parent, index)
 
+    def get_single_data(self):
+        node = self.get_single_node()
+        if node is None:
+            return None
+        _check_nodes(node)
+        return self.construct_document(node)
+
 
 def read_yaml(path: str | Path) -> Any:
-    """A YAML file's data, read bounded (a regular file, size cap, UTF-8, no aliases: see above);
-    a missing, oversized or non-UTF-8 file and bad YAML become :class:`ConfigError`."""
+    """A YAML file's data, read bounded (a regular file, size cap, UTF-8, no aliases, no duplicate
+    keys, no lone surrogates: see above); a missing, oversized or non-UTF-8 file and bad YAML become
+    :class:`ConfigError`."""
     path = Path(path)
     text = read_text_capped(path)
     try:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+    except _NodeRefused as exc:
+        raise ConfigError(path, exc.key, exc.message) from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""

@@ -13,14 +13,15 @@ like any trial's.
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Callable
 
-from .asktell import ask, tell
+from .asktell import tell
 from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures
 from .study import BASELINE_SUFFIX, create_baseline_study
-from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
+from .workers import Worker, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
 Event = Callable[[str, dict], None]
 
@@ -80,9 +81,8 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
         done = find_baseline(study)
         if done and done.trial_number > after:
             return done
-        trial = ask(bstudy)
-        with Heartbeat(storage, trial._trial_id):
-            trial.set_user_attr("worker", worker.as_dict())
+        with ExitStack() as stack:
+            trial = start_trial(bstudy, worker, stack)
             if not try_claim(bstudy, trial, "baseline"):
                 # Another worker is measuring the baseline: wait for it (or for it to die).
                 tell(bstudy, trial, state=TrialState.FAIL)

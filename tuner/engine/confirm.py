@@ -23,12 +23,13 @@ Contracts:
 from __future__ import annotations
 
 import secrets
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
 from ..sglang.rules import SpecConfig
-from .asktell import ask, tell, utc_now
+from .asktell import tell, utc_now
 from .baseline import find_baseline
 from .deadline import apply_trial_deadline
 from .finish import finish_of, record_finish, replay_journal, write_files
@@ -37,7 +38,8 @@ from .outcome import limit_attrs, measurement_attrs
 from .patience import StorageUnavailable, unreachable_now
 from .records import FAILED, MEASURED
 from .storage import storage_label
-from .workers import Heartbeat, Worker
+from .study import study_uid
+from .workers import Worker, start_trial
 
 CONFIRM_SUFFIX = ".confirm"
 BASELINE = "baseline"
@@ -97,6 +99,7 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
     replay_journal(study, config.workdir or Path("studies") / config.name)
     run = utc_now().replace(":", "").replace("-", "").replace("+0000", "Z") + "-" + secrets.token_hex(2)
     worker = Worker()
+    uid = study_uid(study)  # in its journal entries: never replayed into another study of the name
     summary = ConfirmSummary(run, repeats)
     plan = [(BASELINE, None, ())] + [(c.trial, c.spec, c.picks) for c in candidates]
     on_event("confirm_start", {"run": run, "rounds": repeats, "candidates": [c.trial for c in candidates]})
@@ -105,7 +108,8 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
             label = "baseline" if who == BASELINE else f"trial {who}"
             on_event("trial_start", {"trial": BASELINE if who == BASELINE else f"{who} (confirm round {rnd + 1}/{repeats})",
                                      "spec": None if spec is None else spec.label()})
-            status, failure = _measure_one(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event)
+            status, failure = _measure_one(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event,
+                                           uid)
             if status == MEASURED:
                 summary.measured += 1
             else:
@@ -114,13 +118,14 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
     return summary
 
 
-def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event):
+def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event,
+                 uid: str | None = None):
     from optuna.trial import TrialState
 
     workdir = Path(config.workdir or Path("studies") / config.name)
-    trial = ask(cstudy)
-    with Heartbeat(cstudy._storage, trial._trial_id):
-        for k, v in {"run": run, "round": rnd, "candidate": who, "picks": list(picks), "worker": worker.as_dict(),
+    with ExitStack() as stack:
+        trial = start_trial(cstudy, worker, stack)
+        for k, v in {"run": run, "round": rnd, "candidate": who, "picks": list(picks),
                      "effective": None if spec is None else spec.as_dict()}.items():
             trial.set_user_attr(k, v)
         outcome: dict = {}
@@ -139,7 +144,7 @@ def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, wh
             finish = finish_of(cstudy, trial, attrs, None if failed else [0.0], {}, measured=not failed)
             record_finish(cstudy, finish, journal=Journal(workdir), storage=storage_label(cstudy._storage),
                           suite=m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None,
-                          file_paths={"suite_json": m.result_path}, kind="confirm.",
+                          file_paths={"suite_json": m.result_path}, kind="confirm.", uid=uid,
                           files=lambda: write_files(cstudy, trial._trial_id, m.to_save, m.result_path, None, workdir,
                                                     artifacts=False))
 

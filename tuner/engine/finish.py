@@ -36,6 +36,8 @@ from .workers import Worker
 
 #: What :func:`apply_finish` did.
 TOLD, ALREADY, REHOMED, DROPPED = "told", "already", "rehomed", "dropped"
+#: What :func:`replay_journal` does with an entry of an earlier study of the same name.
+SET_ASIDE = "set aside"
 #: Optuna's system attribute of a named constraint (optuna/trial/_trial.py, ``Trial.set_constraint``).
 CONSTRAINT_PREFIX = "constraints:"
 #: The system attribute optuna-dashboard reads constraints from (Optuna's pre-5 list form).
@@ -89,16 +91,18 @@ class Recorded:
 
 def record_finish(study, finish: Finish, *, journal: Journal | None, files: Files | None = None,
                   suite: dict | None = None, file_paths: dict | None = None, storage: str = "",
-                  kind: str = "") -> Recorded:
+                  kind: str = "", uid: str | None = None) -> Recorded:
     """Journal ``finish``, then :func:`apply_finish` it, then drop the journal entry (see the module
     docstring). ``suite`` (the suite's JSON) and ``file_paths`` go into the entry so a replay can
-    write the files; ``kind`` prefixes the kill points (``"baseline."``)."""
+    write the files; ``uid``: the study's id (:data:`tuner.engine.study.UID_ATTR`, of ``NAME`` for
+    its companions too), so a replay never stores it into another study of the same name; ``kind``
+    prefixes the kill points (``"baseline."``)."""
     warnings: list[str] = []
     entry = None
     if journal is not None:
         try:
-            entry = journal.write({"storage": storage, "worker": Worker().as_dict(), "finish": finish.to_dict(),
-                                   "files": {**(file_paths or {}), "suite": suite}},
+            entry = journal.write({"storage": storage, "study_uid": uid, "worker": Worker().as_dict(),
+                                   "finish": finish.to_dict(), "files": {**(file_paths or {}), "suite": suite}},
                                   stem=f"{finish.study}-{finish.number}")
         except OSError as exc:
             warnings.append(f"not journaled ({journal.folder}: {exc.strerror or exc}); stored directly")
@@ -219,20 +223,28 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
     left in the journal under ``workdir`` by a worker that is no longer alive on this host; returns
     ``(study, trial number, outcome)`` of each.
 
-    An entry of a live worker, of another host, or written against another storage is left alone."""
+    An entry of a live worker, of another host, or written against another storage is left alone.
+    An entry of an earlier study of the same name (deleted since, its id not this study's) is never
+    stored here: it is moved to ``journal/set-aside/`` (:data:`SET_ASIDE`), kept, not replayed."""
     import optuna
 
     from .storage import storage_label
+    from .study import UID_ATTR
 
     journal = Journal(workdir)
     label = storage_label(study._storage)
     if not label:
         return []  # a storage in memory has no journal (and outlives no worker)
     studies = {study.study_name: study}
+    uid = study.user_attrs.get(UID_ATTR)
     done = []
     for path, entry in journal.entries(study.study_name):
         finish = Finish.from_dict(entry["finish"])
         if entry.get("storage") != label or Worker.alive(entry.get("worker")) is not False:
+            continue
+        if entry.get("study_uid") not in (None, uid):  # None: written before studies had ids
+            journal.set_aside(path)
+            done.append((finish.study, finish.number, SET_ASIDE))
             continue
         if finish.study not in studies:
             try:

@@ -6,7 +6,8 @@ file, ``fsync``, then renamed; the folder is synced too), holding everything tha
 trial in storage (:class:`tuner.engine.finish.Finish`), the suite's JSON and the files to attach.
 The entry is removed once the trial is finished in storage and its files are written. An entry
 still there when a worker of the same study starts is replayed into storage first
-(:func:`tuner.engine.finish.replay_journal`); a worker that gives up on an unreachable storage
+(:func:`tuner.engine.finish.replay_journal`), or set aside in ``journal/set-aside/`` when it was
+written for an earlier study of the same name (deleted since); a worker that gives up on an unreachable storage
 names the entries it leaves.
 
 Contract: :meth:`Journal.write` raises ``OSError`` when the entry cannot be written (a full or
@@ -23,6 +24,8 @@ import uuid
 from pathlib import Path
 
 JOURNAL_DIR = "journal"
+#: Where entries of an earlier study of the same name go (:meth:`Journal.set_aside`).
+SET_ASIDE_DIR = "set-aside"
 #: The entry format; a later tuner reading an older entry knows what it has.
 FORMAT = 1
 
@@ -72,6 +75,19 @@ class Journal:
             if study is None or name == study or name.startswith(study + "."):
                 found.append((path, entry))
         return found
+
+    def set_aside(self, path: Path) -> Path | None:
+        """Move an entry that must not be replayed (its study was deleted and made anew) to
+        ``set-aside/`` beside the entries: kept for whoever wants its figures, never replayed.
+        Returns where it went (None: it was gone already, or the folder refuses)."""
+        aside = self.folder / SET_ASIDE_DIR
+        try:
+            aside.mkdir(exist_ok=True)
+            os.replace(path, aside / path.name)
+        except OSError:
+            return None
+        _sync_folder(self.folder)
+        return aside / path.name
 
     def remove(self, path: Path) -> None:
         """Drop a replayed entry. A file already gone is fine (another process replayed it), and so

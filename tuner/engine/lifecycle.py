@@ -4,7 +4,9 @@ Contracts:
 
 * :func:`delete_study` removes the study and ``NAME.baseline`` from the storage, nothing else (the
   server logs and artifacts under the workdir are files on the machines that ran the trials). A
-  study with RUNNING trials is refused unless ``force``: a live worker would lose its trial.
+  study with RUNNING trials (its baseline's included) is refused unless ``force``: a live worker
+  would lose its trial (a worker whose study is deleted under it stops with one line, its
+  journaled measurement set aside: :func:`tuner.engine.finish.replay_journal`).
 * :func:`copy_study` copies the study (user and system attributes, every trial with its number,
   values, constraints, attributes and artifact references) and its baseline study, into the same
   or another storage, under a new name or the same one. A RUNNING trial is copied as failed (its
@@ -15,12 +17,16 @@ Contracts:
 
 from __future__ import annotations
 
+import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
+from ..config.study import MAX_NAME_LENGTH
 from ..config.yamlfile import ConfigError
+from .records import INTERRUPTED
 from .storage import open_storage, redact
-from .study import BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR, open_study, wait_until_ready
+from .study import (BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR, UID_ATTR, open_study, study_exists,
+                    wait_until_ready)
 
 
 def _running(study) -> list[int]:
@@ -29,29 +35,25 @@ def _running(study) -> list[int]:
     return [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))]
 
 
-def _exists(name: str, storage) -> bool:
-    import optuna
-
-    try:
-        optuna.load_study(study_name=name, storage=storage)
-        return True
-    except KeyError:
-        return False
-
-
 def delete_study(name: str, storage_url: str, force: bool = False) -> list[str]:
     """Delete study ``name`` and its baseline study; returns the names deleted."""
     import optuna
 
+    if name.endswith(BASELINE_SUFFIX):
+        raise ConfigError(redact(storage_url) or "", name, f"is the baseline of study {name[:-len(BASELINE_SUFFIX)]}, "
+                          "deleted with it: delete that study instead")
     study = open_study(name, storage_url)  # ConfigError naming the studies there when unknown
-    running = _running(study)
-    if running and not force:
-        raise ConfigError(redact(storage_url) or "", name, f"trials {running} are running: stop the "
-                          "workers first (a dead worker's trials: --force deletes anyway)")
     storage = study._storage
+    running = [str(n) for n in _running(study)]
+    if study_exists(name + BASELINE_SUFFIX, storage):
+        bstudy = optuna.load_study(study_name=name + BASELINE_SUFFIX, storage=storage)
+        running += ["baseline"] * bool(_running(bstudy))
+    if running and not force:
+        raise ConfigError(redact(storage_url) or "", name, f"trials [{', '.join(running)}] are running: stop "
+                          "the workers first (a dead worker's trials: --force deletes anyway)")
     deleted = []
     for n in (name + BASELINE_SUFFIX, name):  # the study last: a half-deleted one still shows up
-        if _exists(n, storage):
+        if study_exists(n, storage):
             optuna.delete_study(study_name=n, storage=storage)
             deleted.append(n)
     return deleted
@@ -75,7 +77,7 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
     if new_name == name and (to_url is None or to_url == storage_url):
         raise ConfigError("copy", new_name, "is the study itself; give another name or --to-storage URL")
     for n in (new_name, new_name + BASELINE_SUFFIX):
-        if _exists(n, target):
+        if study_exists(n, target):
             raise ConfigError(redact(to_url or storage_url) or "", n, "exists already; delete it first "
                               "(`tuner study delete`) or choose another name")
     import optuna
@@ -97,9 +99,10 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
 def _check_name(name: str) -> None:
     import re
 
-    if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or name.endswith(BASELINE_SUFFIX):
-        raise ConfigError("copy", name, "a study name is letters, digits and ._- (and does not end in "
-                          f"{BASELINE_SUFFIX})")
+    if (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or name.endswith(BASELINE_SUFFIX)
+            or len(name) > MAX_NAME_LENGTH):
+        raise ConfigError("copy", name, f"a study name is letters, digits and ._-, at most {MAX_NAME_LENGTH} "
+                          f"characters (and does not end in {BASELINE_SUFFIX})")
 
 
 def _copy_one(source, target_storage, new_name: str, rename: bool) -> tuple[int, list[int]]:
@@ -115,6 +118,8 @@ def _copy_one(source, target_storage, new_name: str, rename: bool) -> tuple[int,
             continue
         if key == CONFIG_ATTR and rename:
             value = {**value, "name": new_name}
+        if key == UID_ATTR and rename:
+            value = uuid.uuid4().hex  # its own study: a journal entry of the source is not its own
         dest.set_user_attr(key, value)
     copied, running = 0, []
     for trial in source.get_trials(deepcopy=True):
@@ -122,7 +127,7 @@ def _copy_one(source, target_storage, new_name: str, rename: bool) -> tuple[int,
             running.append(trial.number)
             trial.state, trial.values = TrialState.FAIL, None
             trial.datetime_complete = datetime.now()
-            trial.set_user_attr("status", "interrupted")
+            trial.set_user_attr("status", INTERRUPTED)
             trial.set_user_attr("note", f"running in {source.study_name} when it was copied; queued again here")
         dest._storage.create_new_trial(dest._study_id, template_trial=trial)
         copied += 1

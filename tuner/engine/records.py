@@ -21,6 +21,8 @@ from ..sglang.rules import SpecConfig
 CONSTRAINT = "measured"
 #: status values of a trial (user attribute ``status``)
 MEASURED, REUSED, INVALID, FAILED, PRUNED = "measured", "reused", "invalid", "failed", "pruned"
+#: status of a trial stopped with the tuner (Ctrl-C, SIGTERM) or failed because its worker died (FAIL)
+INTERRUPTED = "interrupted"
 #: attribute of a pruned trial that launched nothing: the proposal repeated a pruned setting
 PRUNED_FROM = "pruned_from"
 #: The statuses that say what a trial's values are: believed only of a COMPLETE trial.

@@ -69,11 +69,17 @@ def _noop(kind: str, info: dict) -> None:
 
 @dataclass
 class RunSummary:
-    measured: int = 0  #: servers launched and measured by this worker (failures included)
+    measured: int = 0  #: servers launched and measured by this worker
+    failed: int = 0  #: servers launched by this worker that measured nothing (failed, hung, args mismatch...)
     pruned: int = 0  #: servers launched and stopped early, their result decided (tuner.engine.pruning)
     invalid: int = 0
     reused: int = 0  #: proposals that repeated a measured (or pruned) setting: no launch
     stopped_because: str = ""
+
+    @property
+    def launches(self) -> int:
+        """Servers this worker launched (what ``n_trials`` counts)."""
+        return self.measured + self.failed + self.pruned
 
 
 def make_sampler(config: StudyConfig, space: SearchSpace, n_existing: int):
@@ -139,7 +145,8 @@ class _Runner:
                 time.sleep(random.uniform(0.05, 0.5))  # another worker took the last budget slot
                 continue
             if outcome in (MEASURED, FAILED):
-                summary.measured += 1
+                summary.measured += outcome == MEASURED
+                summary.failed += outcome == FAILED
                 idle = 0
             elif outcome == PRUNED:
                 summary.pruned += 1
@@ -148,7 +155,7 @@ class _Runner:
                 idle += 1
                 summary.invalid += outcome == INVALID
                 summary.reused += outcome in (REUSED, PRUNED_BEFORE)
-            self.emit("progress", {"measured": summary.measured + summary.pruned,
+            self.emit("progress", {"measured": summary.launches,
                                    "n_trials": n_trials or self.trials.budget(),
                                    "elapsed_s": time.monotonic() - started, "eta_s": self._eta(summary, n_trials),
                                    **({"model_elapsed_s": self._elapsed(started)} if self._modelled else {})})
@@ -180,7 +187,7 @@ class _Runner:
     def _stop_reason(self, records, summary: RunSummary, n_trials, idle: int) -> str:
         """Why this worker stops now, or "" to run another trial."""
         total_budget = self.trials.budget()
-        if n_trials is not None and summary.measured + summary.pruned >= n_trials:
+        if n_trials is not None and summary.launches >= n_trials:
             return f"--n-trials {n_trials} reached"
         if total_budget is not None and self.trials.launched_in_study(records) >= total_budget:
             return f"{BUDGET_SPENT} of {total_budget} trials is spent"
@@ -209,7 +216,7 @@ class _Runner:
         durations = self.trials.durations
         left = None
         if n_trials is not None:
-            left = n_trials - summary.measured - summary.pruned
+            left = n_trials - summary.launches
         if total_budget is not None:
             left_total = total_budget - self.trials.launched_in_study()
             left = left_total if left is None else min(left, left_total)

@@ -18,12 +18,13 @@ Contracts:
 from __future__ import annotations
 
 import time
+import uuid
 from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
 from ..config.space import SearchSpace
-from ..config.study import StudyConfig, study_from_dict
+from ..config.study import BASELINE_SUFFIX, StudyConfig, study_from_dict
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .asktell import utc_now
@@ -32,7 +33,10 @@ from .storage import open_storage, redact
 CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
 WORKLOAD_ATTR = "tuner_workload"  #: the suite's request statistics (tuner.bench.workload)
 READY_ATTR = "created_at"
-BASELINE_SUFFIX = ".baseline"
+#: A random id given to a study when it is created: a journal entry carries its study's, so an
+#: entry left by a study deleted since is never stored into a new study of the same name
+#: (:func:`tuner.engine.finish.replay_journal`). A copy gets an id of its own.
+UID_ATTR = "tuner_uid"
 
 
 def stored_config(config: StudyConfig) -> dict:
@@ -87,13 +91,13 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
         from ..sim.profile import load_profile
 
         load_profile(config.server.model.profile)  # a bad profile fails here, before anything is written
-    storage = open_storage(storage_url, patient=patient)
     space_dict, suite_dict = _space_and_suite(config)
     wanted = stored_config(config)
     space = SearchSpace(SearchSpace.load(config.search_space).config, config.search_space)
     _, choice, attention = prepare(config, space)
     space, restricted = space_for(space, config, attention)
-    seeds = seed_trials(config, space)
+    seeds = seed_trials(config, space)  # a seed outside the space fails here, before the storage is opened
+    storage = open_storage(storage_url, patient=patient)
     directions = ["maximize"] * len(config.objectives)
     try:
         study = optuna.create_study(study_name=config.name, storage=storage, directions=directions)
@@ -120,6 +124,7 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
         # the trial parameters are SGLang's underscore names, as the sampler's distributions
         study.enqueue_trial(spec.server_args(), user_attrs={"seed": True}, skip_if_exists=True)
     create_baseline_study(study)
+    study.set_user_attr(UID_ATTR, uuid.uuid4().hex)
     # Written last: a study is ready (config, space, suite, seeds, baseline study) once it has this.
     study.set_user_attr(READY_ATTR, utc_now())
     return study
@@ -179,6 +184,26 @@ def _set_metric_names(study, names: list[str]) -> None:
         study.set_metric_names(names)
 
 
+def study_exists(name: str, storage) -> bool:
+    """Whether ``storage`` (an Optuna storage object) holds study ``name`` now."""
+    import optuna
+
+    try:
+        optuna.load_study(study_name=name, storage=storage)
+        return True
+    except KeyError:
+        return False
+
+
+def study_uid(study) -> str:
+    """The study's :data:`UID_ATTR`, given to it now if it was created before ids existed."""
+    uid = study.user_attrs.get(UID_ATTR)
+    if not uid:
+        uid = uuid.uuid4().hex
+        study.set_user_attr(UID_ATTR, uid)
+    return uid
+
+
 def ensure_metric_names(study) -> None:
     """Give a study made before metric names existed its names, and its baseline study theirs."""
     if study.metric_names is None:
@@ -217,7 +242,7 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
     stored one (it may have been raised by ``run --add-trials``); ``timeout`` only bounds each run
     and is taken from the file."""
     old, new = (have.get("budget") or {}), (wanted.get("budget") or {})
-    if {k: v for k, v in have.items() if k != "budget"} != {k: v for k, v in wanted.items() if k != "budget"}:
+    if _comparable(have) != _comparable(wanted):
         return None
     o, n = old.get("n_trials"), new.get("n_trials")
     keep_stored = o is not None and n is not None and n < o
@@ -229,7 +254,25 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
         parts.append(f"budget.n_trials {o} -> {'unlimited' if n is None else n}")
     if old.get("timeout") != new.get("timeout"):
         parts.append(f"budget.timeout {old.get('timeout')} -> {new.get('timeout')}")
+    if old.get("prune") != new.get("prune"):
+        parts.append(f"budget.prune {_short(old.get('prune'))} -> {_short(new.get('prune'))}")
     return {**wanted, "budget": budget}, ", ".join(parts)
+
+
+def _short(value: Any) -> str:
+    return value.get("enabled", value) if isinstance(value, dict) and "enabled" in value else str(value)
+
+
+def _comparable(config: dict) -> dict:
+    """A stored study config without its budget and without the paths of its search space and
+    suite files: their contents are compared on their own (``SPACE_ATTR``, ``SUITE_ATTR``), and the
+    same file sits at another path on another node (or in a copy beside the study file)."""
+    out = {k: v for k, v in config.items() if k not in ("budget", "search_space")}
+    bench = dict(out.get("bench") or {})
+    if isinstance(bench.get("suite"), str) and bench["suite"].endswith((".yaml", ".yml", ".json")):
+        bench["suite"] = None
+    out["bench"] = bench
+    return out
 
 
 def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
@@ -247,6 +290,8 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
         have = stored.get(attr)
         if attr == CONFIG_ATTR and change is not None:
             continue  # differs in its budget only; the space or suite is what differs
+        if attr == CONFIG_ATTR:
+            have, wanted = _comparable(have or {}), _comparable(wanted)
         if have != wanted:
             key = _first_difference(have or {}, wanted)
             raise ConfigError(redact(url) or "", study.study_name,

@@ -32,12 +32,13 @@ at the named points of :mod:`tuner.engine.killpoints` (tests only).
 
 from __future__ import annotations
 
+from contextlib import ExitStack
 from typing import Callable
 
 from ..config.space import SearchSpace
 from ..config.study import StudyConfig
 from ..sglang.rules import Resolution, SpecConfig
-from .asktell import ask, tell, utc_now
+from .asktell import tell, utc_now
 from .baseline import Baseline, baseline_values
 from .finish import apply_finish, finish_of, record_finish, write_files
 from .journal import Journal
@@ -49,9 +50,11 @@ from .patience import StorageUnavailable, unreachable_now
 from .pruning import STAGES_ATTR, StageJudge, baseline_stage_attrs, pruned_attrs
 from .records import (CONSTRAINT, FAILED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED, launched, load_records,
                       spec_from_params, spec_key)
-from .requeue import clear_inherited, requeue
+from ..server.signals import signals_held
+from .requeue import requeue
 from .storage import storage_label
-from .workers import Heartbeat, Worker, reap_dead_trials, try_claim, wait_for_claim
+from .study import study_uid
+from .workers import Worker, mark_interrupted, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
 #: status of a trial that stepped back because another worker took the study's last budget slot
 ABANDONED = "abandoned"
@@ -75,6 +78,8 @@ class TrialRunner:
         # A storage in memory (benchmarks) outlives nothing: it gets no journal.
         self.workdir = config.workdir or f"studies/{config.name}"
         self.journal = Journal(self.workdir) if storage_label(self.storage) else None
+        #: the study's id, in every journal entry (given now to a study created before ids existed)
+        self.uid = study_uid(study) if self.journal is not None else None
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
         #: ``(seconds, pruned)`` of every measurement: modelled seconds on backend model, else wall
         self.spent: list[tuple[float, bool]] = []
@@ -98,13 +103,10 @@ class TrialRunner:
     def run_one(self, baseline: Baseline) -> str:
         """Ask for one trial and take it to its end; returns its status (or :data:`ABANDONED`)."""
         reap_dead_trials(self.study)
-        trial = ask(self.study, self.space.distributions())
-        # Beat from the first moment: a worker that dies before its first heartbeat would leave a
-        # trial (and its claim) that Optuna never calls stale.
-        with Heartbeat(self.storage, trial._trial_id):
-            # A retry queued by an older tuner carries its dead original's attributes: not ours.
-            clear_inherited(self.storage, trial._trial_id)
-            trial.set_user_attr("worker", self.worker.as_dict())
+        with ExitStack() as stack:
+            # Beat from the first moment, and named before a Ctrl-C may land: a worker that dies
+            # before either would leave a trial (and its claim) nobody could tell was dead.
+            trial = start_trial(self.study, self.worker, stack, self.space.distributions())
             kill_point("asked")
             return self._run(trial, baseline)
 
@@ -223,10 +225,12 @@ class TrialRunner:
             # goes back to the queue with the same parameters (and nothing else of it).
             if unreachable_now(self.storage):
                 raise  # Ctrl-C while the storage is away: the next worker reaps and queues it
-            frozen = self.storage.get_trial(trial._trial_id)
-            if frozen.state == TrialState.RUNNING:
-                tell(self.study, trial, state=TrialState.FAIL)
-                requeue(self.study, frozen)
+            with signals_held():  # another Ctrl-C must not land between the FAIL and the retry
+                frozen = self.storage.get_trial(trial._trial_id)
+                if frozen.state == TrialState.RUNNING and mark_interrupted(
+                        self.storage, trial._trial_id, "the tuner was stopped during this trial"):
+                    requeue(self.study, frozen)
+                    tell(self.study, trial, state=TrialState.FAIL)
             raise
 
     def _claimed_by_other(self, key: str, number: int) -> bool:
@@ -287,6 +291,7 @@ class TrialRunner:
             suite = m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None
             recorded = record_finish(
                 study, finish, journal=self.journal, suite=suite, storage=storage_label(self.storage), kind=kind,
+                uid=self.uid,
                 files=lambda: write_files(study, trial._trial_id, m.to_save, m.result_path, m.log_path,
                                           self.workdir),
                 file_paths={"suite_json": m.result_path, "log": m.log_path})

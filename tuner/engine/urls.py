@@ -24,8 +24,8 @@ def _split_credentials(url: str) -> tuple[str, str, bool, str, str] | None:
     scheme, sep, rest = url.partition("://")
     if not sep:  # not a URL (a mistyped --storage): still find what would be the password
         scheme, rest = "", url
-    if scheme.split("+", 1)[0] == "sqlite" or "@" not in rest:
-        return None
+    if "@" not in rest or (scheme.split("+", 1)[0] == "sqlite" and (not rest or rest.startswith("/"))):
+        return None  # an SQLite file path (sqlite:///file) holds no credentials, even with an @
     userinfo, _, location = rest.rpartition("@")
     user, colon, password = userinfo.partition(":")
     return scheme, user, bool(colon), password, location
@@ -57,9 +57,21 @@ def connect_url(url: str):
     from sqlalchemy.engine import make_url
 
     parsed = make_url(url)
-    if "@" in (parsed.host or "") or (parsed.host and "@" in (parsed.database or "")):
+    if "@" in (parsed.host or "") or (parsed.host and "@" in (parsed.database or "")) or _at_in_query(url):
         return _credentials_last_at(url)
     return parsed
+
+
+def _at_in_query(url: str) -> bool:
+    """Whether the text SQLAlchemy reads as the query holds the rest of an ``@``-holding password
+    (``p@ss?word@host/db``): an ``@`` in a parameter's name, or one followed by a path in its value
+    (``p@ss?x=y@host/db``). An ``@`` in a plain value (``?password=p@ss``) is the value's own."""
+    query = url.partition("?")[2]
+    for part in query.split("&") if query else ():
+        key, _, value = part.partition("=")
+        if "@" in key or re.search(r"@[^/]*/", value):
+            return True
+    return False
 
 
 #: Query parameters of a storage URL that carry a secret (libpq reads ``?password=``).
@@ -70,17 +82,18 @@ def redact(url: str | None) -> str | None:
     """The URL with its password replaced by ``***``, whatever characters it holds (safe to print,
     log and store).
 
-    Parsed and rendered with SQLAlchemy's ``URL`` (``render_as_string(hide_password=True)``), the
-    credentials ending at the last ``@``: of two readings of an odd URL, the one that hides more.
-    A ``password=`` query parameter is hidden too. A text that is no URL at all (a mistyped
+    Parsed as the tuner connects (:func:`connect_url`) and rendered with SQLAlchemy's ``URL``
+    (``render_as_string(hide_password=True)``), so the host shown is the host used; a
+    ``password=`` query parameter is hidden too. A text that is no URL at all (a mistyped
     ``--storage``) is shown without what would be a password in ``user:password@host``.
     """
     if not url or not isinstance(url, str):
         return url if not url else f"<{type(url).__name__}>"
     if url.partition("://")[0].split("+", 1)[0] == "sqlite":
-        return url  # a file path: no credentials, shown as written
+        # A file path, shown as written; credentials (SQLCipher's sqlite+pysqlcipher://:key@/f.db) hidden.
+        return url if _split_credentials(url) is None else _redact_text(url)
     try:
-        parsed = _credentials_last_at(url)
+        parsed = connect_url(url)  # the reading the tuner connects with: its host is the one shown
     except Exception:  # noqa: BLE001 - unparseable: hide what could be a password, by text
         return _redact_text(url)
     hidden = {k: "***" for k in parsed.query if k.lower() in _SECRET_PARAMS}

@@ -5,10 +5,13 @@
 * :class:`Heartbeat` records Optuna heartbeats for a running trial from a background thread
   (ask/tell records none); a missed beat (the storage unreachable) is retried a second later, never
   raised: the thread neither dies nor blocks the worker.
+* :func:`start_trial` asks Optuna for a trial and names its worker, with Ctrl-C held in between
+  (:func:`tuner.server.signals.signals_held`): a trial is never left RUNNING with no worker.
 * :func:`reap_dead_trials` fails RUNNING trials whose worker is gone and queues their settings again
   (:func:`tuner.engine.requeue.requeue`: the setting only). Right after a storage outage this
   process saw, nobody's heartbeat could land, so none is judged by its heartbeat until a grace
-  period has passed.
+  period has passed. A trial that never got its worker's name (the worker was killed while the
+  sampler proposed it) is failed once it has been running :data:`UNNAMED_AFTER_S`.
 * :func:`try_claim` / :func:`wait_for_claim`: claim-then-look, so two workers never measure the
   same effective setting (or the baseline) at once, with no coordinator.
 """
@@ -20,15 +23,24 @@ import random
 import socket
 import threading
 import time
+from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import datetime
 
 from ..server.procs import process_alive, read_stat
+from ..server.signals import signals_held
+from .asktell import ask
 from .patience import patient_backend
-from .requeue import requeue
+from .records import INTERRUPTED
+from .requeue import clear_inherited, requeue
 from .storage import HEARTBEAT_GRACE_S, HEARTBEAT_INTERVAL_S, MAX_RETRY
 
 #: How often a worker waiting for another's claim looks again, in seconds.
 POLL_S = 1.0
+#: A RUNNING trial with no worker named on it this long after it started was left by a worker
+#: killed while the sampler proposed it (a proposal takes seconds; the worker names itself at once
+#: after): it is failed. Five heartbeat grace periods (200 s by default).
+UNNAMED_AFTER_S = 5 * HEARTBEAT_GRACE_S
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -88,11 +100,43 @@ class Heartbeat:
             self._thread.join(timeout=5)
 
 
+def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
+    """Ask ``study`` for a trial (a queued one first) and make it this worker's: its first heartbeat
+    (kept up by a :class:`Heartbeat` entered on ``stack``), a retry's inherited attributes blanked
+    (:func:`~tuner.engine.requeue.clear_inherited`), and ``worker`` named on it. A Ctrl-C while the
+    sampler proposes is held until the trial names its worker, so the next run can tell it is dead
+    and fail it (:func:`reap_dead_trials`); a kill -9 there leaves an unnamed trial, failed after
+    :data:`UNNAMED_AFTER_S`."""
+    with signals_held():
+        trial = ask(study, distributions)
+        stack.enter_context(Heartbeat(study._storage, trial._trial_id))
+        clear_inherited(study._storage, trial._trial_id)
+        trial.set_user_attr("worker", worker.as_dict())
+    return trial
+
+
+def mark_interrupted(storage, trial_id: int, why: str) -> bool:
+    """Say on a RUNNING trial about to be failed why it never finished (``status: interrupted``
+    and a note: ``status`` and the report show it); False when it finished meanwhile (another
+    worker failed it first)."""
+    from optuna.exceptions import UpdateFinishedTrialError
+
+    try:
+        storage.set_trial_user_attr(trial_id, "status", INTERRUPTED)
+        storage.set_trial_user_attr(trial_id, "note", f"{why}; its setting is queued again")
+    except UpdateFinishedTrialError:
+        return False
+    return True
+
+
 def reap_dead_trials(study) -> list[int]:
     """Fail RUNNING trials whose worker is gone and queue their parameters again.
 
     Workers on this host are checked by pid and start time at once; others by Optuna's heartbeat
-    (``fail_stale_trials``, after the grace period). Returns the numbers of the trials failed here.
+    (``fail_stale_trials``, after the grace period); a trial no worker ever named
+    (:func:`start_trial`) after :data:`UNNAMED_AFTER_S`. None is judged by time right after a
+    storage outage this process saw (nobody could write meanwhile). Returns the numbers of the
+    trials failed here.
     """
     from optuna.storages import fail_stale_trials
     from optuna.trial import TrialState
@@ -101,11 +145,18 @@ def reap_dead_trials(study) -> list[int]:
     if not hasattr(storage, "get_heartbeat_stale_trial_callback"):
         return []  # a storage without heartbeats (in-memory, for benchmarks): one process, no deaths
     patient = patient_backend(storage)
-    if patient is None or not patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S):
+    by_time = patient is None or not patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S)
+    if by_time:
         fail_stale_trials(study)
     reaped = []
+    now = datetime.now()  # Optuna stores datetime_start as the local time, naive
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-        if Worker.alive(t.user_attrs.get("worker")) is False:
+        named = t.user_attrs.get("worker")
+        unnamed = (not named and by_time and t.datetime_start is not None
+                   and (now - t.datetime_start).total_seconds() > UNNAMED_AFTER_S)
+        if Worker.alive(named) is False or unnamed:
+            if not mark_interrupted(storage, t._trial_id, "its worker died"):
+                continue  # another worker reaped it first
             if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
                 reaped.append(t.number)
                 requeue(study, storage.get_trial(t._trial_id), MAX_RETRY)

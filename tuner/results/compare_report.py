@@ -63,11 +63,14 @@ def summary_rows(cmp: dict) -> list[list]:
     rows.append(["trials", *both(lambda s: ", ".join(f"{n} {k}" for k, n in sorted(s["counts"].items())))])
     keys = sorted(set(a["baseline"]) | set(b["baseline"]),
                   key=lambda k: (k != "single_tok_per_s", int(k.split("@")[1]) if "@" in k else 0))
+    def rate(v) -> str:
+        return "" if v is None else f"{v:.1f}"
+
     for k in keys:
         ratio = cmp["baseline_ratio_b_over_a"].get(k)
-        rows.append([f"baseline {k}", a["baseline"].get(k), b["baseline"].get(k)
+        rows.append([f"baseline {k}", rate(a["baseline"].get(k)), rate(b["baseline"].get(k))
                      if ratio is None else f"{b['baseline'][k]:.1f} ({ratio:.2f}x A)"])
-    for name in a["workload"]["objectives"]:
+    for name in dict.fromkeys([*a["workload"]["objectives"], *b["workload"]["objectives"]]):
         def best(s, name=name):
             x = s["best"].get(name)
             return "" if x is None else f"{x['value']:.3f} (trial {x['trial']}: {x['setting']})"

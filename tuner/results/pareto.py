@@ -191,7 +191,7 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
                             f"break them; closest: trial {closest.number}, {limits_note(closest.attrs)}); "
                             f"relax the slo or measure more settings")
         raise PickError(f"study {study_name} has no feasible measured trial ({counts_text(records) or 'no trials'}); "
-                        f"see `tuner study status {study_name}` for the failures")
+                        "`tuner study status` shows the failures")
     front = front_records(pool)
     values = [tuple(float(v) for v in r.values) for r in front]
     numbers = [r.number for r in front]
@@ -263,6 +263,9 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str) -> Tria
         raise PickError(f"trial {number} of study {front.study} was pruned after stage {r.attrs.get('pruned_at')} "
                         f"(dominated by the front before the suite ended): its partial figures are not a result; "
                         f"pick a measured trial")
+    if r.state == "FAIL":  # stopped (Ctrl-C, a dead worker, a budget slot taken): it never finishes
+        raise PickError(f"trial {number} of study {front.study} ended without a result "
+                        f"({r.status or 'interrupted'}); pick a measured trial")
     if r.state != "COMPLETE":
         raise PickError(f"trial {number} of study {front.study} is {r.state.lower()}, not finished; "
                         f"wait for it or pick a finished trial")

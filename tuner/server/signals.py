@@ -78,6 +78,8 @@ class _SignalState:
         self.servers: list[tuple[ServerProcess, ...]] = []  #: per active block; () means every live server
         self.callbacks: list[OnSignal] = []
         self.received: int | None = None  #: the first signal, once one arrived
+        self.holding = 0  #: depth of :func:`signals_held` blocks
+        self.held: int | None = None  #: a signal held until the outermost hold ends
 
     def targets(self) -> list[ServerProcess]:
         if any(not group for group in self.servers):
@@ -101,9 +103,8 @@ class _SignalState:
             # the process stays responsive to a second signal during a long SIGTERM grace.
             self.received = signum
             self.notify("stopping", signum, targets)
-            if signum == signal.SIGINT:
-                raise KeyboardInterrupt
-            raise SystemExit(128 + signum)
+            self.interrupt(signum)
+            return
         if targets:
             # Again while stopping: kill the groups now; the stop under way sees them gone.
             self.notify("killing", signum, targets)
@@ -111,7 +112,19 @@ class _SignalState:
                 srv.kill()
             return
         # Nothing left to kill: this one interrupts whatever the cleanup is waiting for.
-        raise KeyboardInterrupt if signum == signal.SIGINT else SystemExit(128 + signum)
+        self.interrupt(signum)
+
+    def interrupt(self, signum: int) -> None:
+        """Raise for ``signum`` now, or, inside :func:`signals_held`, when the hold ends (a second
+        signal during the same hold raises at once: whoever insists is not kept waiting)."""
+        if self.holding and self.held is None:
+            self.held = signum
+            return
+        raise _exception(signum)
+
+
+def _exception(signum: int) -> BaseException:
+    return KeyboardInterrupt() if signum == signal.SIGINT else SystemExit(128 + signum)
 
 
 _SIGNALS = _SignalState()
@@ -156,3 +169,25 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
                 for sig, old in state.previous.items():
                     signal.signal(sig, old if old is not None else signal.SIG_DFL)
                 state.previous = {}
+
+
+@contextmanager
+def signals_held() -> Iterator[None]:
+    """A few storage writes that must not be cut in two (a trial asked for and named with its
+    worker; a trial failed and its setting queued again): a SIGINT/SIGTERM that
+    :func:`stop_on_signals` would raise inside the block is raised when the block ends instead. A
+    second one during the same block raises at once (the block may be waiting out a storage outage,
+    and the user insists). Outside :func:`stop_on_signals` (no handler of ours), or off the main
+    thread, this does nothing."""
+    state = _SIGNALS
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    state.holding += 1
+    try:
+        yield
+    finally:
+        state.holding -= 1
+        held, state.held = (state.held, None) if state.holding == 0 else (None, state.held)
+    if held is not None:
+        raise _exception(held)

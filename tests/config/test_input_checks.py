@@ -1,0 +1,213 @@
+"""Input the QA pass found accepted, each refused when the file loads: one line naming the file and
+the key (or the line), through `tuner study create`, exit 2, and nothing written.
+
+NaN and infinity in any float, impossible durations, duplicate YAML keys, a search space with no
+setting SGLang can run, bad ``fixed`` server arguments, reserved or overlong study names, strings a
+process cannot be given (NUL bytes, control characters, ``=`` in an environment name), a host that
+is not one, the lossless check on a sampled suite, and lone UTF-16 surrogates in prompts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tuner.cli import cli
+from tuner.config.space import load_space
+from tuner.config.study import load_study, parse_duration
+from tuner.config.yamlfile import ConfigError, read_yaml
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = (ROOT / "studies" / "sim-demo.yaml").read_text()
+SPACE = (ROOT / "search_spaces" / "eagle3.yaml").read_text()
+SUITE = {"name": "s", "prompts": [{"name": "a", "text": "hello"}], "single": {"lengths": [8], "repeats": 1},
+         "sweep": {"concurrencies": [32], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30}
+
+
+def demo(**sections) -> str:
+    """sim-demo.yaml with its search space beside it and top-level sections replaced."""
+    data = yaml.safe_load(DEMO)
+    data["search_space"] = "space.yaml"
+    for key, value in sections.items():
+        data[key] = value
+    return yaml.safe_dump(data, sort_keys=False)
+
+
+def server(**keys) -> dict:
+    return {**yaml.safe_load(DEMO)["server"], **keys}
+
+
+def space(fixed: str = "{}", params: str | None = None) -> str:
+    text = SPACE.replace("fixed: {}", f"fixed: {fixed}")
+    return text if params is None else text.split("params:")[0] + "params:\n" + params + f"fixed: {fixed}\n"
+
+
+DEAD_PARAMS = """  speculative_num_steps: {low: 1, high: 1}
+  speculative_eagle_topk: {choices: [2]}
+  speculative_num_draft_tokens: {low: 10, high: 20}
+"""
+
+#: (case id, files {name: text} beside the study, the study file's text, what the one line says)
+CASES = [
+    # 1. NaN and infinity, wherever a float is
+    ("slo nan", {}, demo(slo=[{"concurrency": 32, "ttft_p99_ms": float("nan")}], bench={"suite": "quick", "stream": True}),
+     "sim-demo.yaml: slo[0].limits.ttft_p99_ms: must be a finite number, got nan"),
+    ("trial_timeout nan", {}, demo(bench={"suite": "quick", "trial_timeout": float("nan")}),
+     "bench.trial_timeout: must be a finite number, got nan"),
+    ("budget timeout inf", {}, demo(budget={"timeout": float("inf")}), "budget.timeout: must be a finite number, got inf"),
+    ("budget timeout 10^20 hours", {}, demo(budget={"timeout": "99999999999999999999h"}),
+     "budget.timeout: '99999999999999999999h' is longer than a year"),
+    ("sim speedup inf", {}, demo(server=server(sim={"speedup": float("inf")})),
+     "server.sim.speedup: must be a finite number, got inf"),
+    ("sim noise nan", {}, demo(server=server(sim={"noise": float("nan")})), "server.sim.noise: must be a finite number"),
+    ("sampler noise nan", {}, demo(sampler={"options": {"noise": float("nan")}}),
+     "sampler.options: noise: must be a finite number, got nan"),
+    ("server.args nan", {}, demo(server=server(args={"mem_fraction_static": float("nan")})),
+     "server.args.mem_fraction_static: must be a finite number"),
+    ("suite temperature inf", {"suite.yaml": yaml.safe_dump({**SUITE, "temperature": float("inf")})},
+     demo(bench={"suite": "suite.yaml"}), "suite.yaml: temperature: must be a finite number, got inf"),
+    # 2. a key given twice
+    ("backend twice", {}, DEMO.replace("search_space: ../search_spaces/eagle3.yaml", "search_space: space.yaml")
+     .replace("  backend: sim\n", "  backend: sim\n  backend: sglang\n"),
+     "sim-demo.yaml: server.backend: given twice (lines 6 and 7)"),
+    ("name twice", {}, demo() + "name: other\n", "sim-demo.yaml: name: given twice"),
+    ("budget twice", {}, demo() + "budget: {n_trials: 3}\n", "sim-demo.yaml: budget: given twice"),
+    ("algorithm twice in the space", {"space.yaml": SPACE + "algorithm: EAGLE\n"}, demo(),
+     "space.yaml: algorithm: given twice (lines 4 and 10)"),
+    # 3. a space SGLang can run nothing of
+    ("no valid setting", {"space.yaml": space(params=DEAD_PARAMS)}, demo(),
+     "space.yaml: the ranges in params hold no setting SGLang can run: all 11 combinations break its rules, "
+     "e.g. tree-too-large (steps=1 topk=2 draft=10"),
+    # 4. fixed server arguments
+    ("page_size not a number", {"space.yaml": space("{page_size: big}")}, demo(),
+     "space.yaml: fixed: page_size: expected an integer, got 'big'"),
+    ("page_size negative", {"space.yaml": space("{page_size: -1}")}, demo(), "fixed: page_size: -1; a page holds"),
+    ("not a server arg", {"space.yaml": space("{not_an_arg: 1}")}, demo(),
+     "fixed: not_an_arg: not a server argument of SGLang 0.5.23"),
+    ("switch given text", {"space.yaml": space("{trust_remote_code: 'yes'}")}, demo(),
+     "fixed: trust_remote_code: expected true or false, got 'yes'"),
+    # 5. the study's name
+    ("name of a baseline companion", {}, demo(name="sim-demo.baseline"),
+     "name: names may not end in '.baseline', which is reserved for the baseline companion"),
+    ("name 5000 characters", {}, demo(name="a" * 5000), "name: 5000 characters; a study name has at most 100"),
+    # 6. what a process cannot be given
+    ("env name with =", {}, demo(server=server(env={"A=B": "x"})), "server.env: 'A=B' is not a variable name"),
+    ("env name empty", {}, demo(server=server(env={"": "x"})), "server.env: '' is not a variable name"),
+    ("env value NUL", {}, demo(server=server(env={"A": "x\0y"})), "server.env: A: the value holds a NUL byte"),
+    ("args value NUL", {}, demo(server=server(args={"served_model_name": "x\0y"})),
+     "server.args: served_model_name: the value holds a NUL byte"),
+    ("extra_args NUL", {}, demo(server=server(extra_args=["--foo\0bar"])),
+     "server.extra_args: entry 0 ('--foo'...) holds a NUL byte"),
+    ("model_path newline", {}, demo(server=server(model_path="a\nb")),
+     "server.model_path: holds the control character '\\n'"),
+    ("model_path empty", {}, demo(server=server(model_path="")), "server.model_path: must name the model"),
+    ("host not a host", {}, demo(server=server(host="not a host!")),
+     "server.host: 'not a host!' is neither a host name"),
+    # 7. the lossless check needs greedy decoding
+    ("lossless at temperature 0.7", {"suite.yaml": yaml.safe_dump({**SUITE, "temperature": 0.7})},
+     demo(bench={"suite": "suite.yaml", "lossless": {"enforce": True}}),
+     "sim-demo.yaml: bench.lossless.enforce: the lossless check compares outputs at temperature 0"),
+    # 8. lone surrogates
+    ("surrogate in a suite prompt", {"suite.yaml": yaml.safe_dump(SUITE).replace("text: hello",
+                                                                              'text: "Write a \\ud800 haiku"')},
+     demo(bench={"suite": "suite.yaml"}), "suite.yaml: prompts[0].text: line "),
+    ("surrogate in a dataset line", {"suite.yaml": yaml.safe_dump({**{k: v for k, v in SUITE.items() if k != "prompts"},
+                                                                 "dataset": {"path": "d.jsonl"}}),
+                                     "d.jsonl": '{"prompt": "fine"}\n{"prompt": "\\ud800"}\n'},
+     demo(bench={"suite": "suite.yaml"}), "d.jsonl: line 2: prompt: holds a lone UTF-16 surrogate '\\ud800'"),
+]
+
+
+@pytest.mark.parametrize("case, files, study, says", CASES, ids=[c[0] for c in CASES])
+def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, case, files, study, says):
+    for name, text in {"space.yaml": SPACE, "sim-demo.yaml": study, **files}.items():
+        (tmp_path / name).write_text(text)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["study", "create", str(tmp_path / "sim-demo.yaml")])
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], r.stderr
+    assert "Traceback" not in r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before  # no sim-demo.db, no workdir
+
+
+@pytest.mark.parametrize("command", [["space", "list"], ["space", "check", "--num-steps", "1", "--topk", "1",
+                                                           "--draft-tokens", "2"]])
+@pytest.mark.parametrize("fixed, params, says", [
+    ("{page_size: big}", None, "fixed: page_size: expected an integer, got 'big'"),
+    ("{}", DEAD_PARAMS, "the ranges in params hold no setting SGLang can run"),
+])
+def test_space_commands_refuse_a_bad_space(tmp_path, command, fixed, params, says):
+    p = tmp_path / "space.yaml"
+    p.write_text(space(fixed, params))
+    r = CliRunner().invoke(cli, [*command, str(p)])
+    assert r.exit_code == 2, r.output
+    assert r.stderr.strip().startswith(f"error: {p}: ") and says in r.stderr and "Traceback" not in r.output
+
+
+def test_the_shipped_files_still_load():
+    study = load_study(ROOT / "studies" / "sim-demo.yaml")
+    assert study.name == "sim-demo" and study.server.host == "127.0.0.1"
+    assert load_space(ROOT / "search_spaces" / "eagle3.yaml").fixed == {}
+
+
+@pytest.mark.parametrize("fixed", ["{page_size: 16, attention_backend: fa3}", "{page_size: '16'}",
+                                   "{trust_remote_code: true}", "{mem_fraction_static: 0.85}",
+                                   "{attention_backend: trtllm_mha}"])
+def test_good_fixed_args_pass(tmp_path, fixed):
+    p = tmp_path / "space.yaml"
+    p.write_text(space(fixed))
+    load_space(p)
+
+
+@pytest.mark.parametrize("host", ["127.0.0.1", "::1", "0.0.0.0", "localhost", "node-1.cluster", "gpu_03.lan.",
+                                  "fe80::1"])
+def test_good_hosts_pass(tmp_path, host):
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "sim-demo.yaml").write_text(demo(server=server(host=host)))
+    assert load_study(tmp_path / "sim-demo.yaml").server.host == host
+
+
+@pytest.mark.parametrize("host", ["not a host!", "", "-node", "a..b", "x" * 64, "[::1]", "a:b"])
+def test_bad_hosts_are_refused(tmp_path, host):
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "sim-demo.yaml").write_text(demo(server=server(host=host)))
+    with pytest.raises(ConfigError) as exc:
+        load_study(tmp_path / "sim-demo.yaml")
+    assert exc.value.key == "server.host" and "neither a host name" in exc.value.message
+
+
+def test_a_name_of_100_characters_is_fine(tmp_path):
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "sim-demo.yaml").write_text(demo(name="a" * 100))
+    assert load_study(tmp_path / "sim-demo.yaml").name == "a" * 100
+
+
+def test_lossless_enforced_at_temperature_0_is_fine(tmp_path):
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(SUITE))
+    (tmp_path / "sim-demo.yaml").write_text(demo(bench={"suite": "suite.yaml", "lossless": {"enforce": True}}))
+    assert load_study(tmp_path / "sim-demo.yaml").bench.lossless.enforce
+
+
+@pytest.mark.parametrize("value", [float("nan"), float("inf"), "99999999999999999999h", "8785h"])
+def test_durations_are_finite_and_at_most_a_year(value):
+    with pytest.raises(ConfigError):
+        parse_duration(value, "--timeout")
+    assert parse_duration("8784h") == 366 * 24 * 3600
+
+
+def test_duplicate_keys_name_the_nested_key_and_both_lines(tmp_path):
+    p = tmp_path / "x.yaml"
+    p.write_text("a:\n  - {b: 1, c: 2}\n  - {b: 1, b: 2}\n")
+    with pytest.raises(ConfigError) as exc:
+        read_yaml(p)
+    assert str(exc.value) == f"{p}: a[1].b: given twice (lines 3 and 3); keep one (YAML would silently use the last)"
+    p.write_text("a: 1\nb: {a: 1}\n'a': 2\n")  # a quoted key is the same key
+    with pytest.raises(ConfigError, match=r": a: given twice \(lines 1 and 3\)"):
+        read_yaml(p)
+    p.write_text("a: 1\n'1': x\n1: y\n")  # the string '1' and the integer 1 are different keys
+    assert read_yaml(p) == {"a": 1, "1": "x", 1: "y"}
