@@ -123,3 +123,60 @@ def test_a_journal_entry_of_a_deleted_study_is_set_aside_not_stored_in_its_succe
     del entry["study_uid"]
     journal.write(entry, stem="life-1")
     assert replay_journal(new, config.workdir) == [("life", 1, TOLD)]
+
+
+def test_a_paused_worker_of_this_host_keeps_its_trial_whatever_its_heartbeat(config):
+    import time
+
+    from tuner.engine.requeue import RetryStaleTrial
+
+    # the study's storage with a 2-second grace: a heartbeat goes stale quickly
+    storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
+                                         heartbeat_stale_trial_callback=RetryStaleTrial(3))
+    study = optuna.load_study(study_name=config.name, storage=storage)
+    with ExitStack() as stack:
+        mine = start_trial(study, Worker(), stack)  # this process: alive, as a SIGSTOPped worker is
+    with ExitStack() as stack:
+        theirs = start_trial(study, Worker(), stack)
+    storage.set_trial_user_attr(theirs._trial_id, "worker", {"host": "another-node", "pid": 1, "start": 1})
+    time.sleep(3)  # no beat from either since: both stale by the heartbeat
+    reap_dead_trials(study)
+    assert storage.get_trial(mine._trial_id).state == TrialState.RUNNING
+    assert storage.get_trial(theirs._trial_id).state == TrialState.FAIL  # the other host's: judged by its heartbeat
+
+
+def test_a_tuner_frozen_during_the_suite_blames_no_setting_and_measures_it_again(tmp_path):
+    import subprocess
+    import sys
+    import time
+
+    from support.faults import fault_env, study_file, trial_server_up, wait_for
+
+    from tuner.engine.records import load_records
+
+    path = study_file(tmp_path, "frozen", 1, storage=f"sqlite:///{tmp_path / 'frozen.db'}")
+    path.write_text(path.read_text().replace("speedup: 100", "speedup: 10"))  # a suite of some seconds
+    workdir = tmp_path / "wd"
+    log = tmp_path / "run.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(path), "--workdir", str(workdir)],
+                                stdout=out, stderr=subprocess.STDOUT, env=fault_env(TUNER_STALL_S="3"), cwd=tmp_path)
+    try:
+        frozen = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
+        proc.send_signal(signal.SIGSTOP)  # the tuner stands still; its server goes on
+        time.sleep(6)
+        proc.send_signal(signal.SIGCONT)
+        assert proc.wait(timeout=300) == 0, log.read_text()[-3000:]
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    study = open_study("frozen", load_study(path).storage)
+    stopped = study._storage.get_trial(study._storage.get_trial_id_from_study_id_trial_number(study._study_id, frozen))
+    assert stopped.state == TrialState.FAIL and stopped.user_attrs["status"] == "interrupted"
+    assert "stood still" in stopped.user_attrs["note"], stopped.user_attrs
+    records = load_records(study)
+    retried = [r for r in records if r.attrs.get("retry_of") == frozen]
+    assert len(retried) == 1 and retried[0].state == "WAITING"  # queued again (behind the other seeds)
+    # the frozen launch is not counted: the budget of 1 went to a launch measured whole; nothing blamed
+    assert [r.status for r in records if r.state == "COMPLETE"] == ["measured"]
+    assert "stood still" in log.read_text() and "queued again" in log.read_text()

@@ -145,7 +145,7 @@ class BenchClient:
                 status = resp.status
             if status == 200:
                 return {"ok": True, "attempts": attempts, "status": status, "message": "", "at_s": self.now()}
-            if status in (404, 405):
+            if status in (404, 405, 501):  # no such endpoint, or no POST at all: not a server that flushes
                 self.flush_supported = False
                 return {"ok": False, "attempts": attempts, "status": status,
                         "message": "server has no /flush_cache", "at_s": self.now()}

@@ -164,13 +164,30 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     except BenchError as exc:
         click.echo(f"error: {exc}", err=True)
         raise click.exceptions.Exit(1) from None
+    nothing = bool(res.records) and res.n_failed == len(res.records)
+    if nothing:  # not a measurement of the server: no figure at all (a server that is not SGLang's API)
+        first = next((r.error for r in res.records if getattr(r, "error", None)), "")
+        res.complete, res.error = False, f"every request failed ({len(res.records)}); first: {first}"[:500]
     if json_out is not None:
         res.save(json_out)
+    if nothing:
+        click.echo(f"error: every one of the {len(res.records)} requests failed; first: "
+                   f"{_plain_text(first)[:300]} (is {url} an SGLang server? `tuner bench` speaks "
+                   "SGLang's /generate and OpenAI's chat API)"
+                   + (f"; records saved to {json_out}" if json_out is not None else ""), err=True)
+        raise click.exceptions.Exit(1)
     print_result(res, base)
     for line in res.warnings:
-        click.echo(f"warning: {line}", err=True)
+        click.echo(f"warning: {_plain_text(line)[:500]}", err=True)
     if res.n_failed:
         click.echo(f"warning: {res.n_failed} of {len(res.records)} requests failed or timed out "
                    "(their records are in the --json result)", err=True)
     if json_out is not None:
         click.echo(f"saved {json_out}")
+
+
+def _plain_text(text) -> str:
+    """One line of a server's answer: an HTML error page's tags dropped, whitespace collapsed."""
+    import re
+
+    return " ".join(re.sub(r"<[^>]*>", " ", str(text or "")).split())

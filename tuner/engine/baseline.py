@@ -20,6 +20,7 @@ from typing import Callable
 from .asktell import tell
 from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures
+from .stall import TunerStalled
 from .study import BASELINE_SUFFIX, create_baseline_study
 from .workers import Worker, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
@@ -99,6 +100,11 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
                 m = measure(trial, bstudy)
             except StorageUnavailable:
                 raise  # nothing more can be written; the measurement, if any, waits in the journal
+            except TunerStalled as exc:  # the tuner stood still, not the server: measure it again
+                if storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
+                    tell(bstudy, trial, state=TrialState.FAIL)
+                emit("warning", {"trial": "baseline", "message": f"{exc}; measuring it again"})
+                continue
             except BaseException:
                 # Ctrl-C or a crash of the tuner: nothing measured; the next run measures it again.
                 if not unreachable_now(storage) and storage.get_trial(trial._trial_id).state == TrialState.RUNNING:

@@ -51,7 +51,7 @@ from .finish import replay_journal
 from .patience import patient_backend
 from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records
 from .study import config_from_study, open_study
-from .trial import ABANDONED, PRUNED_BEFORE, TrialRunner
+from .trial import ABANDONED, PRUNED_BEFORE, STALLED, TrialRunner
 from .workers import Worker, reap_dead_trials
 
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
@@ -143,6 +143,8 @@ class _Runner:
             outcome = self.trials.run_one(baseline)
             if outcome == ABANDONED:
                 time.sleep(random.uniform(0.05, 0.5))  # another worker took the last budget slot
+                continue
+            if outcome == STALLED:  # the tuner stood still during the suite: measured again, not counted
                 continue
             if outcome in (MEASURED, FAILED):
                 summary.measured += outcome == MEASURED

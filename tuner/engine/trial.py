@@ -52,6 +52,7 @@ from .records import (CONSTRAINT, FAILED, INVALID, MEASURED, PRUNED, PRUNED_FROM
                       spec_from_params, spec_key)
 from ..server.signals import signals_held
 from .requeue import requeue
+from .stall import StallWatch, TunerStalled
 from .storage import storage_label
 from .study import study_uid
 from .workers import Worker, mark_interrupted, reap_dead_trials, start_trial, try_claim, wait_for_claim
@@ -60,6 +61,9 @@ from .workers import Worker, mark_interrupted, reap_dead_trials, start_trial, tr
 ABANDONED = "abandoned"
 #: what :meth:`TrialRunner.run_one` returns for a proposal of a setting pruned before (no launch)
 PRUNED_BEFORE = "pruned_before"
+#: what :meth:`TrialRunner.run_one` returns when the tuner stood still during the suite
+#: (:class:`tuner.engine.stall.TunerStalled`): the trial failed as interrupted, its setting queued again
+STALLED = "stalled"
 #: trial system attribute: the sampler asks to measure this (already measured) setting again
 REMEASURE_ATTR = "tuner:remeasure"
 #: the claim key suffix of a re-measurement (a claim of its own: the first measurement is done)
@@ -125,6 +129,8 @@ class TrialRunner:
             return self._abandon(trial)
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         m = self._measure_trial(trial, eff, baseline)
+        if m is None:
+            return STALLED
         return FAILED if m.failure_class else (PRUNED if m.stopped_after else MEASURED)
 
     def _resolve(self, trial, requested: SpecConfig) -> Resolution | None:
@@ -220,6 +226,15 @@ class TrialRunner:
             return self.measure(eff, f"trials/{trial.number}", trial, baseline=baseline)
         except StorageUnavailable:
             raise  # nothing more can be written; the measurement, if any, waits in the journal
+        except TunerStalled as exc:
+            # The client stood still, not the server: nothing is recorded, nothing blamed; measured again.
+            with signals_held():
+                frozen = self.storage.get_trial(trial._trial_id)
+                if frozen.state == TrialState.RUNNING and mark_interrupted(self.storage, trial._trial_id, str(exc)):
+                    requeue(self.study, frozen)
+                    tell(self.study, trial, state=TrialState.FAIL)
+            self.emit("warning", {"trial": trial.number, "message": f"{exc}; its setting is queued again"})
+            return None
         except BaseException:
             # Ctrl-C or a crash of the tuner itself: the server is stopped by the backend; the trial
             # goes back to the queue with the same parameters (and nothing else of it).
@@ -264,8 +279,11 @@ class TrialRunner:
             self.config, study, trial, baseline.attrs, getattr(self.backend, "plan", []), self.emit,
             remeasure=trial.user_attrs.get("remeasure_of") is not None)
 
+        watch = StallWatch()
+
         def record(m) -> None:
             kill_point(f"{kind}measured")
+            watch.check()  # the tuner paused during the suite: not the server's figures (TunerStalled)
             pruned = False
             if baseline is None:
                 attrs = {**baseline_attrs(m, self.config), **baseline_stage_attrs(m.figures),
@@ -307,7 +325,8 @@ class TrialRunner:
                     done.update(pruned_at=m.stopped_after, pruned_by=judge.verdict.by if judge.verdict else None)
                 self.emit("trial_done", done)
 
-        m = self.backend.measure(spec, label, record, on_event=self.emit, on_stage=judge)
+        with watch:
+            m = self.backend.measure(spec, label, record, on_event=self.emit, on_stage=judge)
         self.durations.append(m.duration_s)
         modelled = getattr(m, "model_duration_s", None)
         self.spent.append((m.duration_s if modelled is None else modelled, bool(m.stopped_after)))

@@ -132,8 +132,9 @@ def mark_interrupted(storage, trial_id: int, why: str) -> bool:
 def reap_dead_trials(study) -> list[int]:
     """Fail RUNNING trials whose worker is gone and queue their parameters again.
 
-    Workers on this host are checked by pid and start time at once; others by Optuna's heartbeat
-    (``fail_stale_trials``, after the grace period); a trial no worker ever named
+    Workers on this host are checked by pid and start time at once (a live one is never failed, its
+    heartbeat late or not); others by Optuna's heartbeat (``fail_stale_trials``, after the grace
+    period); a trial no worker ever named
     (:func:`start_trial`) after :data:`UNNAMED_AFTER_S`. None is judged by time right after a
     storage outage this process saw (nobody could write meanwhile). Returns the numbers of the
     trials failed here.
@@ -146,7 +147,14 @@ def reap_dead_trials(study) -> list[int]:
         return []  # a storage without heartbeats (in-memory, for benchmarks): one process, no deaths
     patient = patient_backend(storage)
     by_time = patient is None or not patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S)
+    running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     if by_time:
+        # A worker of this host whose process lives is alive, whatever its heartbeat says: paused
+        # (SIGSTOP, a suspended VM, swap) it could not beat, and failing its trial would launch its
+        # setting twice. Beat for it, so Optuna's staleness judges the other hosts' workers only.
+        for t in running:
+            if Worker.alive(t.user_attrs.get("worker")) is True:
+                storage.record_heartbeat(t._trial_id)
         fail_stale_trials(study)
     reaped = []
     now = datetime.now()  # Optuna stores datetime_start as the local time, naive
