@@ -241,3 +241,30 @@ def test_heartbeat_timing_comes_from_the_environment():
     env["TUNER_HEARTBEAT_GRACE_S"] = "5"  # shorter than the default interval: every trial would look dead
     r = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, env=env, timeout=60)
     assert r.returncode != 0 and "TUNER_HEARTBEAT_GRACE_S" in r.stderr
+
+
+def test_a_worker_given_a_wrong_database_stops_at_once_not_after_the_patience(pg_server, tmp_path):
+    """A database that does not exist (like a wrong password) is the URL's fault: no wait fixes it.
+    With the patience at 30 s a worker that waited would exit 75 saying the storage did not answer."""
+    from support.pg import database_url
+
+    url = database_url(pg_server, "tuner_no_such_database")
+    r = subprocess.run([sys.executable, "-m", "tuner", "study", "run", "--study", "x", "--storage", url],
+                       env={**os.environ, "TUNER_STORAGE_PATIENCE_S": "30"}, capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    assert "does not exist" in r.stderr and "did not answer" not in r.stderr and "retrying" not in r.stderr
+
+
+def test_a_worker_waiting_for_its_storage_at_start_says_so(tmp_path):
+    """Nothing listens on the port: the worker waits out its patience, and says so at once."""
+    from tuner.server.ports import pick_free_port
+
+    url = f"postgresql://tuner@127.0.0.1:{pick_free_port('127.0.0.1')}/tuner"
+    r = subprocess.run([sys.executable, "-m", "tuner", "study", "run", "--study", "x", "--storage", url],
+                       env={**os.environ, "TUNER_STORAGE_PATIENCE_S": "3"}, capture_output=True, text=True,
+                       timeout=300, cwd=tmp_path)
+    assert r.returncode == 75, (r.returncode, r.stderr)
+    lines = r.stderr.strip().splitlines()
+    assert "does not answer" in lines[0] and "retrying for up to 3 s" in lines[0]
+    assert "did not answer for" in lines[-1]

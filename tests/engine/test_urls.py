@@ -12,7 +12,9 @@ from tuner.engine.urls import connect_url, driver_url, redact, scrub, secrets_of
 PASSWORDS = [("se/cret", "se/cret"), ("p#ss?w@rd", "p#ss?w@rd"), ("%2Fx", "/x"), ("%252Fx", "%2Fx"),
              ("pä{s}ß", "pä{s}ß"), ("a:b:c", "a:b:c"), ("x@y/z", "x@y/z"), ("s%40c%23r", "s@c#r"),
              # an @ and then a ?: SQLAlchemy alone reads host "ss" and drops the rest as a query
-             ("p@ss?word", "p@ss?word"), ("p@ss?x=y", "p@ss?x=y")]
+             ("p@ss?word", "p@ss?word"), ("p@ss?x=y", "p@ss?x=y"),
+             # an @ and then a colon: SQLAlchemy alone fails on a "port" that is the rest of the password
+             ("ab@cd:TopSecret99", "ab@cd:TopSecret99"), ("Zq@1:/?#%{} 7 Xk@h", "Zq@1:/?#%{} 7 Xk@h")]
 
 
 @pytest.mark.parametrize("written, actual", PASSWORDS)

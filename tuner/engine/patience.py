@@ -120,11 +120,20 @@ def is_transient(exc: BaseException) -> bool:
     return False
 
 
+#: What a database server says when the URL itself is wrong (credentials, database, role): no
+#: wait makes it right, so the worker stops at once instead of waiting out the patience.
+_PERMANENT = ("password authentication failed", "authentication failed", "no password supplied",
+              "does not exist", "no pg_hba.conf entry", "permission denied", "invalid dsn",
+              "invalid connection option")
+
+
 def _transient_text(e: BaseException) -> bool:
     orig = getattr(e, "orig", e)
-    if type(orig).__module__.split(".")[0] != "sqlite3":
-        return True  # PostgreSQL (and others): an OperationalError is the server or the connection
     text = str(orig).lower()
+    if type(orig).__module__.split(".")[0] != "sqlite3":
+        # PostgreSQL (and others): an OperationalError is the server or the connection, unless it
+        # says the URL is wrong (a restarting server says "the database system is starting up")
+        return not any(word in text for word in _PERMANENT)
     return any(word in text for word in _SQLITE_TRANSIENT)
 
 
@@ -285,8 +294,10 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
                    describe: Callable[[BaseException], str]) -> RDBStorage:
     """``build()``, retried on transient errors for up to the patience (a worker starting while the
-    database restarts waits for it); :class:`StorageUnavailable` (naming ``shown_url``, the error
-    as ``describe`` tells it) after that."""
+    database restarts waits for it, and says so once on stderr); :class:`StorageUnavailable`
+    (naming ``shown_url``, the error as ``describe`` tells it) after that."""
+    import sys
+
     patience = patience_s()
     first = time.monotonic()
     pause = 0.5
@@ -299,6 +310,9 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
             waited = time.monotonic() - first
             if waited >= patience:
                 raise StorageUnavailable(shown_url, waited, describe(exc)) from None
+            if pause == 0.5:  # the first failure: a silent wait of minutes looks like a hang
+                print(f"storage {shown_url} does not answer ({describe(exc)}); retrying for up to {patience} s "
+                      "(TUNER_STORAGE_PATIENCE_S)", file=sys.stderr, flush=True)
             time.sleep(min(pause, patience - waited))
             pause = min(pause * 2, MAX_PAUSE_S)
 

@@ -57,6 +57,8 @@ from .workers import Worker, reap_dead_trials
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
 #: the sampler has nothing new to offer.
 MAX_IDLE_PROPOSALS = 200
+#: How often a worker waiting for other workers' last launches looks again, in seconds.
+SLOT_POLL_S = 2.0
 #: How a stop reason for a spent budget starts (the CLI adds how to extend the study).
 BUDGET_SPENT = "the study's budget"
 
@@ -133,13 +135,22 @@ class _Runner:
         self._clean_up_after_the_dead()
         baseline = self._baseline(rebaseline)
         apply_trial_deadline(self.backend, self.config, baseline.attrs, self.emit)
-        idle = 0
+        idle, waiting = 0, False
         while True:
             records = load_records(self.study)  # one read of the storage per proposal
             reason = self._stop_reason(records, summary, n_trials, idle)
             if reason:
                 summary.stopped_because = reason
                 break
+            if self._last_slots_in_flight(records):
+                # Other workers' launches hold what is left of the budget: wait for them without asking
+                # for trials (each ask would be a trial abandoned at once, thousands in a long wait).
+                if not waiting:
+                    self.emit("waiting", {"for": "the study's last budget slots, held by other workers' launches"})
+                waiting = True
+                time.sleep(SLOT_POLL_S)
+                continue
+            waiting = False
             outcome = self.trials.run_one(baseline)
             if outcome == ABANDONED:
                 time.sleep(random.uniform(0.05, 0.5))  # another worker took the last budget slot
@@ -201,6 +212,20 @@ class _Runner:
         if idle >= MAX_IDLE_PROPOSALS:
             return f"{idle} proposals in a row were invalid or already measured"
         return ""
+
+    def _last_slots_in_flight(self, records) -> bool:
+        """Whether the launches finished and those other workers have in flight fill the budget: a
+        trial asked now could only step back (:data:`~tuner.engine.trial.ABANDONED`). An in-flight
+        launch that is interrupted frees its slot again."""
+        from optuna.trial import TrialState
+
+        budget = self.trials.budget()
+        if budget is None:
+            return False
+        reap_dead_trials(self.study)  # a dead worker's launch holds no slot
+        running = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+        in_flight = sum(1 for t in running if t.user_attrs.get("launching"))
+        return in_flight > 0 and self.trials.launched_in_study(records) + in_flight >= budget
 
     # -- estimates ------------------------------------------------------------------------------
     def _elapsed(self, started: float) -> float:

@@ -51,12 +51,18 @@ def connect_url(url: str):
     SQLAlchemy's own parser ends a password at its first ``@``: ``tuner:p@ss@host`` would connect
     to the host ``ss@host``. When its reading puts an ``@`` into the host or database name, the
     credentials end at the last ``@`` instead, so a password may hold any character written as
-    it is (``/``, ``#``, ``?``, ``@``, ``%``, unicode) or percent-encoded. Raises ``ValueError``
-    (SQLAlchemy's ``ArgumentError``) when the URL cannot be parsed at all.
+    it is (``/``, ``#``, ``?``, ``@``, ``%``, unicode) or percent-encoded; so do they when
+    SQLAlchemy's reading fails (``ab@cd:Secret@host``: a "port" ``Secret@host``). Raises
+    ``ValueError`` (SQLAlchemy's ``ArgumentError``) when the URL cannot be parsed at all.
     """
     from sqlalchemy.engine import make_url
 
-    parsed = make_url(url)
+    try:
+        parsed = make_url(url)
+    except ValueError:  # e.g. "ab@cd:Secret@host": SQLAlchemy reads a port "Secret@host..."
+        if _split_credentials(url) is None:
+            raise
+        return _credentials_last_at(url)
     if "@" in (parsed.host or "") or (parsed.host and "@" in (parsed.database or "")) or _at_in_query(url):
         return _credentials_last_at(url)
     return parsed
