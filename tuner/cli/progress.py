@@ -179,9 +179,12 @@ class RunView:
             except BrokenPipeError:
                 self.stdout_closed = True
                 # Python would report the pipe again at exit: point stdout at /dev/null from here on.
-                devnull = os.open(os.devnull, os.O_WRONLY)
-                os.dup2(devnull, sys.stdout.fileno())
-                os.close(devnull)
+                try:
+                    devnull = os.open(os.devnull, os.O_WRONLY)
+                    os.dup2(devnull, sys.stdout.fileno())
+                    os.close(devnull)
+                except (OSError, ValueError):  # a stdout with no file behind it: nothing to redirect
+                    pass
                 click.echo("progress: stdout was closed; the run goes on without printing progress "
                            "(`tuner study status` shows it)", err=True)
 

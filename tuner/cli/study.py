@@ -76,10 +76,9 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
 @storage_option
 def create(study_file, storage) -> None:
     """Create the study in its storage (a no-op when it exists with the same config)."""
+    from ..config.files import check_writable
     from ..engine.preflight import preflight
     from ..engine.study import create_study
-
-    from ..config.files import check_writable
 
     name, url, config = resolve_target(study_file, storage)
     preflight(config, None, study_file)  # before anything is written

@@ -32,8 +32,8 @@ from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_
 STORAGE_ENV_VAR = "TUNER_STORAGE"
 #: The longest study name: it becomes file names (``NAME.db``, the workdir) and Optuna study names.
 MAX_NAME_LENGTH = 100
-#: The suffix of each study's companion that stores its baseline (``tuner.engine.study`` uses the
-#: same text; the config layer may not import the engine), so no study may be named with it.
+#: The suffix of each study's companion that stores its baseline (``tuner.engine.study`` takes it
+#: from here), so no study may be named with it.
 BASELINE_SUFFIX = ".baseline"
 
 

@@ -7,8 +7,8 @@ trial in storage (:class:`tuner.engine.finish.Finish`), the suite's JSON and the
 The entry is removed once the trial is finished in storage and its files are written. An entry
 still there when a worker of the same study starts is replayed into storage first
 (:func:`tuner.engine.finish.replay_journal`), or set aside in ``journal/set-aside/`` when it was
-written for an earlier study of the same name (deleted since); a worker that gives up on an unreachable storage
-names the entries it leaves.
+written for an earlier study of the same name (deleted since); a worker that gives up on an
+unreachable storage names the entries it leaves.
 
 Contract: :meth:`Journal.write` raises ``OSError`` when the entry cannot be written (a full or
 read-only disk); the caller then goes straight to storage and records a warning. Nothing here talks

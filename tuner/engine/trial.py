@@ -37,6 +37,7 @@ from typing import Callable
 
 from ..config.space import SearchSpace
 from ..config.study import StudyConfig
+from ..server.signals import signals_held
 from ..sglang.rules import Resolution, SpecConfig
 from .asktell import tell, utc_now
 from .baseline import Baseline, baseline_values
@@ -50,7 +51,6 @@ from .patience import StorageUnavailable, unreachable_now
 from .pruning import STAGES_ATTR, StageJudge, baseline_stage_attrs, pruned_attrs
 from .records import (CONSTRAINT, FAILED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED, launched, load_records,
                       spec_from_params, spec_key)
-from ..server.signals import signals_held
 from .requeue import requeue
 from .stall import StallWatch, TunerStalled
 from .storage import storage_label
