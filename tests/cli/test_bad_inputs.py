@@ -88,6 +88,8 @@ CASES = [
     ("draft model missing", {"server.draft_model_path": _DROP}, {}, "server.draft_model_path: required"),
     ("fixed vs server.args", {"server.args": {"page_size": 16}}, {"space.yaml": {**SPACE, "fixed": {"page_size": 1}}},
      "server.args.page_size: 16 conflicts with the search space's fixed page_size: 1"),
+    ("objective spelled otherwise", {"objectives": ["single_speedup", "speedup@04"]}, {},
+     "unknown objective 'speedup@04'"),
     ("objective never measured", {"objectives": ["single_speedup", "speedup@32"]}, {},
      "objectives: speedup@32: the suite 's' never measures concurrency 32 (it sweeps 1, 4)"),
     ("single objective, no singles", {}, {"suite.yaml": {**SUITE, "single": {"lengths": []}}},

@@ -181,3 +181,12 @@ def test_a_closed_stdout_does_not_stop_the_run(tmp_path):
     assert "stdout was closed; the run goes on" in err and "Traceback" not in err
     records = load_records(open_study("pipe", load_study(path).storage))
     assert len([r for r in records if r.status in ("measured", "failed", "pruned")]) == 6
+
+
+def test_export_flags_that_cannot_be_right_are_refused(studies):
+    table = studies / "table.yaml"
+    for args in (("--pick", "single", "--min-speedup-c32", "nan"), ("--pick", "single", "-o", "")):
+        r = CliRunner().invoke(cli, ["study", "export", str(table), *args])
+        assert r.exit_code == 2, (args, r.output)
+    r = CliRunner().invoke(cli, ["study", "export", str(table), "--pick", "single", "--min-speedup-c32", "inf"])
+    assert r.exit_code == 2 and "not a finite number" in r.output

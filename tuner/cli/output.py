@@ -29,6 +29,21 @@ def print_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: st
     console.print(table)
 
 
+class FiniteFloat(click.FloatRange):
+    """A float flag that refuses NaN and infinity (click's FloatRange lets NaN through every bound:
+    ``--min-speedup-c32 nan`` would filter out every trial, silently)."""
+
+    name = "finite number"
+
+    def convert(self, value, param, ctx):
+        import math
+
+        number = super().convert(value, param, ctx)
+        if not math.isfinite(number):
+            self.fail(f"{value!r} is not a finite number", param, ctx)
+        return number
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print one error line on stderr and exit with ``code``."""
     click.echo(f"error: {message}", err=True)

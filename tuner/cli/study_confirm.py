@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from .output import console, fail, print_json, print_table
+from .output import FiniteFloat, console, fail, print_json, print_table
 from .study import resolve_target, storage_option
 
 
@@ -26,11 +26,11 @@ from .study import resolve_target, storage_option
               help="Which settings to re-measure: pick names and/or trial numbers, comma-separated.")
 @click.option("--repeats", type=click.IntRange(min=2), default=3, show_default=True,
               help="Rounds; each measures the baseline and every candidate once.")
-@click.option("--near", type=click.FloatRange(min=0, max=0.5), default=0.03, show_default=True,
+@click.option("--near", type=FiniteFloat(min=0, max=0.5), default=0.03, show_default=True,
               help="Also confirm front points within this share of the single/throughput pick's value.")
 @click.option("--max-candidates", type=click.IntRange(min=1), default=6, show_default=True,
               help="At most this many settings (the named picks first).")
-@click.option("--min-speedup-c32", type=float, default=None, metavar="X",
+@click.option("--min-speedup-c32", type=FiniteFloat(min=0), default=None, metavar="X",
               help="Protect C=32: a candidate whose speedup@32 lies below X beyond noise is not picked.")
 @click.option("--show", is_flag=True, help="Measure nothing: print the last confirmation.")
 @click.option("--workdir", default=None, type=click.Path(file_okay=False),

@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..results.pareto import C32
-from .output import chosen_format, console, fail, format_option, print_csv, print_json, print_table
+from .output import FiniteFloat, chosen_format, console, fail, format_option, print_csv, print_json, print_table
 from .own_files import check_not_an_input
 from .study import resolve_target, storage_option
 
@@ -28,7 +28,7 @@ def _open(target, study_name, storage):
 @click.argument("target", required=False, metavar="NAME|STUDY.yaml")
 @click.option("--study", "study_name", default=None, help="The study's name (with --storage).")
 @storage_option
-@click.option("--min-speedup-c32", type=float, default=None, metavar="X",
+@click.option("--min-speedup-c32", type=FiniteFloat(min=0), default=None, metavar="X",
               help="Only trials whose speedup at concurrency 32 is at least X.")
 @format_option
 def pareto(target, study_name, storage, min_speedup_c32, fmt, as_json) -> None:
@@ -73,7 +73,7 @@ def front_rows(front) -> tuple[list[str], list[list]]:
 @click.option("--pick", default=None, metavar="single|throughput|knee|TRIAL",
               help="Which setting: the best single-request speedup, the best throughput, the knee of "
                    "the front, or a trial number.")
-@click.option("--min-speedup-c32", type=float, default=None, metavar="X",
+@click.option("--min-speedup-c32", type=FiniteFloat(min=0), default=None, metavar="X",
               help="Only trials whose speedup at concurrency 32 is at least X are eligible.")
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
               help="Write here (atomically). Default: print to stdout.")
@@ -95,6 +95,8 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
     from ..results.export import build_export, check_writable, check_yaml_path
     from ..results.pareto import PickError
 
+    if output is not None and not output.strip():
+        raise ConfigError("-o", "", "is empty: give a file name, or leave -o out to print to stdout")
     out = Path(output) if output else None
     if adaptive and (adaptive_out or print_command or pick or fmt == "yaml"):
         raise ConfigError("--adaptive", "", "writes the policy JSON alone; for a server config that uses it, "

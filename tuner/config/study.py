@@ -326,7 +326,10 @@ class BenchSettings(StrictModel):
         return parse_duration(self.trial_timeout)
 
 
-_OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|(speedup|tok_per_s|goodput|goodput_tok_per_s)@(\d+))")
+#: ASCII digits without a leading zero: one spelling per objective (``speedup@032`` and a full-width
+#: ``speedup@３２`` would be other names for speedup@32 in every table and export)
+_OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|"
+                        r"(speedup|tok_per_s|goodput|goodput_tok_per_s)@([1-9][0-9]*))")
 
 
 class SamplerSettings(StrictModel):
