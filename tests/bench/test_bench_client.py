@@ -218,10 +218,10 @@ def test_sweep_aggregate_is_tokens_over_first_submission_to_last_completion():
         res = run_suite(srv.url, {**SUITE, "single": {"lengths": []}, "warmup": {"requests": 0},
                                   "sweep": {"concurrencies": [4], "max_tokens": 20}})
     batch = [r for r in res.records if r.phase == "sweep"]
-    span = max(r.end_s for r in batch) - min(r.start_s for r in batch)
     assert res.tok_per_s_at(4) == pytest.approx(80 / _model_span(batch, 100.0))
-    # the 4 requests overlapped: each took about as long as the whole batch
-    assert all(r.latency_s > 0.5 * span for r in batch)
+    # the 4 requests were in flight together: every one was submitted before any came back (how
+    # long each took next to the batch depends on the machine's load; this does not)
+    assert max(r.start_s for r in batch) < min(r.end_s for r in batch)
     row = res.sweep_row(4)
     assert row.per_request_tok_per_s.n == 4 and row.latency_p99_ms >= row.latency_p50_ms > 0
 
