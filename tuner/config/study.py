@@ -37,6 +37,22 @@ MAX_NAME_LENGTH = 100
 BASELINE_SUFFIX = ".baseline"
 
 
+#: What a study name is made of (the study file's ``name``, ``tuner study copy``'s new name).
+NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
+
+
+def study_name_problem(name: str) -> str | None:
+    """What is wrong with ``name`` beyond :data:`NAME_PATTERN` (too long, or a baseline companion's
+    name), or None. Shared by the study file and ``tuner study copy``."""
+    # The name becomes file names (NAME.db, the workdir, exports): a long one fails there, late.
+    if len(name) > MAX_NAME_LENGTH:
+        return f"{len(name)} characters; a study name has at most {MAX_NAME_LENGTH}"
+    if name.endswith(BASELINE_SUFFIX):
+        return (f"names may not end in '{BASELINE_SUFFIX}', which is reserved for the baseline companion study "
+                f"('{name}' is the companion of study '{name[:-len(BASELINE_SUFFIX)]}'); choose another name")
+    return None
+
+
 _DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([hms])")
 #: The longest duration a study may give (a budget, a trial's timeout): a year. Longer is a typo,
@@ -402,7 +418,7 @@ class StudyConfig(StrictModel):
     """``studies/*.yaml``: everything a worker needs to run the study, on any machine."""
 
     #: letters, digits and ._-, at most :data:`MAX_NAME_LENGTH`; never ending in ``.baseline``
-    name: str = Field(pattern=r"^[A-Za-z0-9][A-Za-z0-9._-]*$")
+    name: str = Field(pattern=f"^{NAME_PATTERN}$")
     #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
     #: ``NAME.db`` beside the study file
     storage: str | None = None
@@ -429,13 +445,9 @@ class StudyConfig(StrictModel):
     @field_validator("name")
     @classmethod
     def _a_study_name(cls, v: str):
-        # The name becomes file names (NAME.db, the workdir, exports): a long one fails there, late.
-        if len(v) > MAX_NAME_LENGTH:
-            raise ValueError(f"{len(v)} characters; a study name has at most {MAX_NAME_LENGTH}")
-        if v.endswith(BASELINE_SUFFIX):
-            raise ValueError(f"names may not end in '{BASELINE_SUFFIX}', which is reserved for the baseline "
-                             f"companion study ('{v}' is the companion of study "
-                             f"'{v[:-len(BASELINE_SUFFIX)]}'); choose another name")
+        problem = study_name_problem(v)
+        if problem:
+            raise ValueError(problem)
         return v
 
     @field_validator("objectives")

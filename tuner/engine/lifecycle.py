@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..config.study import MAX_NAME_LENGTH
+from ..config.study import NAME_PATTERN, study_name_problem
 from ..config.yamlfile import ConfigError
 from .records import INTERRUPTED
 from .storage import open_storage, redact
@@ -99,10 +99,11 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
 def _check_name(name: str) -> None:
     import re
 
-    if (not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", name) or name.endswith(BASELINE_SUFFIX)
-            or len(name) > MAX_NAME_LENGTH):
-        raise ConfigError("copy", name, f"a study name is letters, digits and ._-, at most {MAX_NAME_LENGTH} "
-                          f"characters (and does not end in {BASELINE_SUFFIX})")
+    if not re.fullmatch(NAME_PATTERN, name):
+        raise ConfigError("copy", name, "a study name is letters, digits and ._-")
+    problem = study_name_problem(name)
+    if problem:
+        raise ConfigError("copy", name, problem)
 
 
 def _copy_one(source, target_storage, new_name: str, rename: bool) -> tuple[int, list[int]]:
