@@ -220,19 +220,13 @@ class TrialRunner:
         return ABANDONED
 
     def _measure_trial(self, trial, eff: SpecConfig, baseline: Baseline):
-        from optuna.trial import TrialState
-
         try:
             return self.measure(eff, f"trials/{trial.number}", trial, baseline=baseline)
         except StorageUnavailable:
             raise  # nothing more can be written; the measurement, if any, waits in the journal
         except TunerStalled as exc:
             # The client stood still, not the server: nothing is recorded, nothing blamed; measured again.
-            with signals_held():
-                frozen = self.storage.get_trial(trial._trial_id)
-                if frozen.state == TrialState.RUNNING and mark_interrupted(self.storage, trial._trial_id, str(exc)):
-                    requeue(self.study, frozen)
-                    tell(self.study, trial, state=TrialState.FAIL)
+            self._interrupt(trial, str(exc))
             self.emit("warning", {"trial": trial.number, "message": f"{exc}; its setting is queued again"})
             return None
         except BaseException:
@@ -240,13 +234,19 @@ class TrialRunner:
             # goes back to the queue with the same parameters (and nothing else of it).
             if unreachable_now(self.storage):
                 raise  # Ctrl-C while the storage is away: the next worker reaps and queues it
-            with signals_held():  # another Ctrl-C must not land between the FAIL and the retry
-                frozen = self.storage.get_trial(trial._trial_id)
-                if frozen.state == TrialState.RUNNING and mark_interrupted(
-                        self.storage, trial._trial_id, "the tuner was stopped during this trial"):
-                    requeue(self.study, frozen)
-                    tell(self.study, trial, state=TrialState.FAIL)
+            self._interrupt(trial, "the tuner was stopped during this trial")
             raise
+
+    def _interrupt(self, trial, why: str) -> None:
+        """Fail the RUNNING ``trial`` as interrupted (``why`` in its note) and queue its setting
+        again, a Ctrl-C held between the two writes; nothing when it finished meanwhile."""
+        from optuna.trial import TrialState
+
+        with signals_held():  # another Ctrl-C must not land between the FAIL and the retry
+            frozen = self.storage.get_trial(trial._trial_id)
+            if frozen.state == TrialState.RUNNING and mark_interrupted(self.storage, trial._trial_id, why):
+                requeue(self.study, frozen)
+                tell(self.study, trial, state=TrialState.FAIL)
 
     def _claimed_by_other(self, key: str, number: int) -> bool:
         from optuna.trial import TrialState
