@@ -45,9 +45,11 @@ def delete_study(name: str, storage_url: str, force: bool = False) -> list[str]:
     study = open_study(name, storage_url)  # ConfigError naming the studies there when unknown
     storage = study._storage
     running = [str(n) for n in _running(study)]
-    if study_exists(name + BASELINE_SUFFIX, storage):
-        bstudy = optuna.load_study(study_name=name + BASELINE_SUFFIX, storage=storage)
-        running += ["baseline"] * bool(_running(bstudy))
+    try:
+        running += ["baseline"] * bool(_running(optuna.load_study(study_name=name + BASELINE_SUFFIX,
+                                                                   storage=storage)))
+    except KeyError:
+        pass  # no baseline study (yet): nothing of it runs
     if running and not force:
         raise ConfigError(redact(storage_url) or "", name, f"trials [{', '.join(running)}] are running: stop "
                           "the workers first (a dead worker's trials: --force deletes anyway)")

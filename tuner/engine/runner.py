@@ -222,10 +222,16 @@ class _Runner:
         budget = self.trials.budget()
         if budget is None:
             return False
-        reap_dead_trials(self.study)  # a dead worker's launch holds no slot
-        running = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-        in_flight = sum(1 for t in running if t.user_attrs.get("launching"))
-        return in_flight > 0 and self.trials.launched_in_study(records) + in_flight >= budget
+        launched = self.trials.launched_in_study(records)
+
+        def full() -> bool:
+            running = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+            in_flight = sum(1 for t in running if t.user_attrs.get("launching"))
+            return in_flight > 0 and launched + in_flight >= budget
+
+        # A dead worker's launch holds no slot; reaped only when it would make this worker wait (a
+        # trial asked now reaps anyway, tuner.engine.trial: not twice per proposal).
+        return full() and (not reap_dead_trials(self.study) or full())
 
     # -- estimates ------------------------------------------------------------------------------
     def _elapsed(self, started: float) -> float:

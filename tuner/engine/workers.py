@@ -147,12 +147,11 @@ def reap_dead_trials(study) -> list[int]:
         return []  # a storage without heartbeats (in-memory, for benchmarks): one process, no deaths
     patient = patient_backend(storage)
     by_time = patient is None or not patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S)
-    running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     if by_time:
         # A worker of this host whose process lives is alive, whatever its heartbeat says: paused
         # (SIGSTOP, a suspended VM, swap) it could not beat, and failing its trial would launch its
         # setting twice. Beat for it, so Optuna's staleness judges the other hosts' workers only.
-        for t in running:
+        for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             if Worker.alive(t.user_attrs.get("worker")) is True:
                 storage.record_heartbeat(t._trial_id)
         fail_stale_trials(study)
