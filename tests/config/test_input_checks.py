@@ -2,7 +2,8 @@
 the key (or the line), through `tuner study create`, exit 2, and nothing written.
 
 NaN and infinity in any float, impossible durations, duplicate YAML keys, a search space with no
-setting SGLang can run, bad ``fixed`` server arguments, reserved or overlong study names, strings a
+setting SGLang can run, bad ``fixed`` and ``server.args`` server arguments (a name SGLang 0.5.23 does
+not have, a value not of its type), reserved or overlong study names, strings a
 process cannot be given (NUL bytes, control characters, ``=`` in an environment name), a host that
 is not one, the lossless check on a sampled suite, and lone UTF-16 surrogates in prompts."""
 
@@ -96,6 +97,15 @@ CASES = [
     ("env name with =", {}, demo(server=server(env={"A=B": "x"})), "server.env: 'A=B' is not a variable name"),
     ("env name empty", {}, demo(server=server(env={"": "x"})), "server.env: '' is not a variable name"),
     ("env value NUL", {}, demo(server=server(env={"A": "x\0y"})), "server.env: A: the value holds a NUL byte"),
+    ("args misspelt", {}, demo(server=server(args={"mem_fraction_statc": 0.8})),
+     "server.args: mem_fraction_statc: not a server argument of SGLang 0.5.23 (did you mean 'mem_fraction_static'?)"),
+    ("args an ambiguous prefix", {}, demo(server=server(args={"cuda_graph_max_bs": 64})),
+     "server.args: cuda_graph_max_bs: SGLang 0.5.23's parser refuses --cuda-graph-max-bs as ambiguous "
+     "(it could be --cuda-graph-max-bs-decode or --cuda-graph-max-bs-prefill)"),
+    ("args of the wrong type", {}, demo(server=server(args={"mem_fraction_static": "most"})),
+     "server.args: mem_fraction_static: expected a number, got 'most'"),
+    ("args not one of the choices", {}, demo(server=server(args={"attention_backend": "flashmla2"})),
+     "server.args: attention_backend: 'flashmla2' is not one of SGLang's choices"),
     ("args value NUL", {}, demo(server=server(args={"served_model_name": "x\0y"})),
      "server.args: served_model_name: the value holds a NUL byte"),
     ("extra_args NUL", {}, demo(server=server(extra_args=["--foo\0bar"])),

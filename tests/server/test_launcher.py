@@ -123,13 +123,13 @@ def test_python_none_means_this_interpreter():
 
 
 def test_user_values_win_over_pins_and_low_ones_warn(caplog):
-    srv = settings(args={"max_running_requests": 16, "cuda_graph_max_bs": 8},
+    srv = settings(args={"max_running_requests": 16, "cuda_graph_max_bs_decode": 8},
                    extra_args=["--attention-backend=triton"])
     with caplog.at_level("WARNING", logger="tuner.server"):
         plan = plan_launch(srv, SpecConfig(3, 1, 4), port=31000, max_concurrency=32)
     argv = plan.argv
     assert argv.count("--max-running-requests") == 1 and argv[argv.index("--max-running-requests") + 1] == "16"
-    assert argv.count("--cuda-graph-max-bs") == 1 and argv[argv.index("--cuda-graph-max-bs") + 1] == "8"
+    assert argv.count("--cuda-graph-max-bs-decode") == 1 and argv[argv.index("--cuda-graph-max-bs-decode") + 1] == "8"
     assert "--attention-backend" not in argv and argv[-1] == "--attention-backend=triton"
     assert plan.pinned == {}
     assert len(plan.warnings) == 2 and all("below the largest benchmark concurrency 32" in w

@@ -44,8 +44,13 @@ def reserved_arg(name: str) -> str | None:
     return option.dest if option is not None and option.dest in RESERVED_SERVER_ARGS else None
 
 
-def server_arg_names(args: dict, where: str) -> dict:
-    """Server arguments are SGLang's underscore names, and never the flags the tuner itself sets."""
+def check_server_args(args: dict, where: str) -> dict:
+    """Server arguments (``server.args``, a space's ``fixed``) are SGLang's underscore names, never
+    the flags the tuner itself sets, and each one SGLang 0.5.23 has, with a value of its type
+    (:func:`_check_server_arg`). ``ValueError`` naming the first that is not; ``args`` otherwise.
+
+    A typo here would otherwise surface on the GPU node only, as every launch of the night failing
+    with argparse's "unrecognized arguments"."""
     for name in args:
         if "-" in name:
             raise ValueError(f"{name!r}: write server arguments with underscores ({name.replace('-', '_')})")
@@ -54,6 +59,8 @@ def server_arg_names(args: dict, where: str) -> dict:
             alias = "" if owner == name else f" (SGLang reads it as {owner})"
             raise ValueError(f"{name!r}{alias} is searched or set by the tuner from the study's own keys; "
                              f"remove it from {where}")
+    for name, value in args.items():
+        _check_server_arg(name, value)
     return args
 
 
@@ -166,10 +173,7 @@ class SearchSpaceConfig(StrictModel):
     @field_validator("fixed")
     @classmethod
     def _no_spec_in_fixed(cls, v: dict):
-        server_arg_names(v, "fixed")
-        for name, value in v.items():
-            _check_fixed_arg(name, value)
-        return v
+        return check_server_args(v, "fixed")
 
     @model_validator(mode="after")
     def _something_runs(self):
@@ -211,8 +215,8 @@ def _requested(config: SearchSpaceConfig):
                 yield SpecConfig(steps, topk, draft)
 
 
-def _check_fixed_arg(name: str, value: Any) -> None:
-    """A fixed argument SGLang 0.5.23 has (``tuner.sglang.server_args``, its own parser table), with
+def _check_server_arg(name: str, value: Any) -> None:
+    """A server argument SGLang 0.5.23 has (``tuner.sglang.server_args``, its own parser table), with
     a value of its type (an integer flag an integer, a switch true or false, one of its choices);
     ``page_size`` at least 1. ``ValueError`` naming the argument otherwise."""
     from ..sglang.server_args import server_args_table
@@ -220,10 +224,17 @@ def _check_fixed_arg(name: str, value: Any) -> None:
     table = server_args_table()
     option = table.option(name) or table.option_for_flag(flag_name(name))
     if option is None:
+        flag = flag_name(name)
+        matches = sorted({f for o in table.options for f in o.flags if f.startswith(flag)})
+        if len(matches) > 1:  # argparse's allow_abbrev: an ambiguous prefix is its exit 2
+            raise ValueError(f"{name}: SGLang {table.sglang_version}'s parser refuses {flag} as "
+                             f"ambiguous (it could be {' or '.join(matches[:4])}); write the one you mean "
+                             "in full, with underscores")
         hint = did_you_mean(name, [o.dest for o in table.options])
         raise ValueError(f"{name}: not a server argument of SGLang {table.sglang_version}{hint}; check "
                          "its spelling (underscore names, as `python -m sglang.launch_server --help` "
-                         "lists them with dashes)")
+                         "lists them with dashes); a flag of another SGLang version goes in "
+                         "server.extra_args as it is")
     if option.action in ("store_true", "boolean_optional"):
         expected, ok = "true or false", isinstance(value, bool)
     elif option.nargs not in (None, "?") or option.action != "store":

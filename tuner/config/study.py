@@ -24,7 +24,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 
 from .sampler import check_sampler_options
 from .slo import SLO
-from .space import Scalar, load_space, reserved_arg, server_arg_names
+from .space import Scalar, load_space, reserved_arg, check_server_args
 from .suite import SHIPPED_SUITES, load_suite
 from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
@@ -298,7 +298,7 @@ class ServerSettings(StrictModel):
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, str) and "\0" in item:
                     raise ValueError(f"{name}: the value holds a NUL byte, which no command line can carry")
-        return server_arg_names(v, "args")
+        return check_server_args(v, "args")
 
     @field_validator("extra_args")
     @classmethod
