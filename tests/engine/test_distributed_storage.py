@@ -266,5 +266,5 @@ def test_a_worker_waiting_for_its_storage_at_start_says_so(tmp_path):
                        timeout=300, cwd=tmp_path)
     assert r.returncode == 75, (r.returncode, r.stderr)
     lines = r.stderr.strip().splitlines()
-    assert "does not answer" in lines[0] and "retrying for up to 3 s" in lines[0]
+    assert "does not answer" in lines[0] and "retrying for up to 0m03s" in lines[0]
     assert "did not answer for" in lines[-1]

@@ -70,6 +70,20 @@ def interrupt_text(kind: str, info: dict, trial: bool = True) -> str:
             f"again to kill it now." + (" A running trial is queued again." if trial else ""))
 
 
+def storage_line(kind: str, info: dict) -> str:
+    """The line for a storage outage event (``storage_down``, ``storage_back``): what
+    :class:`tuner.engine.patience.PatientRDBStorage` and ``open_patiently`` report."""
+    if kind == "storage_down":
+        return (f"storage {info['storage']} does not answer ({info['error']}); retrying for up to "
+                f"{_fmt_s(info['patience_s'])} (TUNER_STORAGE_PATIENCE_S)")
+    return f"storage {info['storage']} answers again after {info['after_s']:.1f} s"
+
+
+def say_storage_outage(kind: str, info: dict) -> None:
+    """``on_outage`` for the storage opened before the run's progress view exists: a line on stderr."""
+    click.echo(storage_line(kind, info), err=True)
+
+
 def _trial_name(study: str, number: int) -> str:
     """``trial 7``, ``baseline`` or ``confirmation 3``, from an Optuna study's name and a trial number."""
     if study.endswith(".baseline"):
@@ -256,10 +270,9 @@ class RunView:
                 self.line(f"journal entries of an earlier study of this name (deleted since) set aside in "
                           f"journal/{SET_ASIDE_DIR}/, not stored: {', '.join(_trial_name(s, n) for s, n in aside)}")
         elif kind == "storage_down":
-            self.line(f"storage {info['storage']} does not answer ({info['error']}); retrying for up to "
-                      f"{_fmt_s(info['patience_s'])} (TUNER_STORAGE_PATIENCE_S); a finished measurement waits in the journal")
+            self.line(storage_line(kind, info) + "; a finished measurement waits in the journal")
         elif kind == "storage_back":
-            self.line(f"storage {info['storage']} answers again after {info['after_s']:.1f} s")
+            self.line(storage_line(kind, info))
         elif kind == "warning":
             who = info.get("trial")
             who = f"trial {who}: " if isinstance(who, int) else (f"{who}: " if who else "")

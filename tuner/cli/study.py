@@ -170,11 +170,11 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from ..engine.runner import run_study
     from ..engine.study import config_from_study, create_study, extend_budget, open_study, study_exists
     from ..server.launcher import PortInUseError, stop_on_signals
-    from .progress import RunView
+    from .progress import RunView, say_storage_outage
 
     if file_config is not None:
-        create_study(file_config, url, note=click.echo, patient=True)
-    stored = open_study(name, url, patient=True)
+        create_study(file_config, url, note=click.echo, patient=True, on_outage=say_storage_outage)
+    stored = open_study(name, url, patient=True, on_outage=say_storage_outage)
     config, space, suite_dict = config_from_study(
         stored, workdir or (file_config.workdir if file_config else None))
     if file_config is None:

@@ -292,27 +292,29 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 
 
 def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
-                   describe: Callable[[BaseException], str]) -> RDBStorage:
+                   describe: Callable[[BaseException], str],
+                   on_outage: Callable[[str, dict], None] | None = None) -> RDBStorage:
     """``build()``, retried on transient errors for up to the patience (a worker starting while the
-    database restarts waits for it, and says so once on stderr); :class:`StorageUnavailable`
-    (naming ``shown_url``, the error as ``describe`` tells it) after that."""
-    import sys
-
+    database restarts waits for it); :class:`StorageUnavailable` (naming ``shown_url``, the error as
+    ``describe`` tells it) after that. ``on_outage`` hears ``storage_down`` once, at the first
+    failure (a silent wait of minutes looks like a hang), with the info
+    :attr:`PatientRDBStorage.on_outage` gets, and is then set on the storage returned."""
     patience = patience_s()
     first = time.monotonic()
     pause = 0.5
     while True:
         try:
-            return build()
+            storage = build()
+            storage.on_outage = on_outage
+            return storage
         except Exception as exc:
             if not is_transient(exc):
                 raise
             waited = time.monotonic() - first
             if waited >= patience:
                 raise StorageUnavailable(shown_url, waited, describe(exc)) from None
-            if pause == 0.5:  # the first failure: a silent wait of minutes looks like a hang
-                print(f"storage {shown_url} does not answer ({describe(exc)}); retrying for up to {patience} s "
-                      "(TUNER_STORAGE_PATIENCE_S)", file=sys.stderr, flush=True)
+            if pause == 0.5 and on_outage is not None:
+                on_outage("storage_down", {"storage": shown_url, "error": describe(exc), "patience_s": patience})
             time.sleep(min(pause, patience - waited))
             pause = min(pause * 2, MAX_PAUSE_S)
 

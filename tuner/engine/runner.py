@@ -104,7 +104,7 @@ def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int |
 
     from .study import ensure_metric_names
 
-    study = open_study(config.name, storage_url, patient=True)
+    study = open_study(config.name, storage_url, patient=True, on_outage=on_event)
     _, space, _ = config_from_study(study)
     ensure_metric_names(study)  # studies created before the dashboard's names existed
     sampler = make_sampler(config, space, len(study.get_trials(deepcopy=False)))

@@ -22,6 +22,7 @@ import os
 import random
 import time
 from contextlib import contextmanager
+from typing import Callable
 
 from ..config.yamlfile import ConfigError
 from .urls import describe_error, driver_url, is_postgres, redact, resolve_url, sqlite_path
@@ -70,7 +71,8 @@ SCHEMA_LOCK_TIMEOUT_S = 120.0
 _CREATE_ATTEMPTS = 5
 
 
-def open_storage(url, *, create: bool = True, patient: bool = False):
+def open_storage(url, *, create: bool = True, patient: bool = False,
+                 on_outage: Callable[[str, dict], None] | None = None):
     """An Optuna ``RDBStorage`` with heartbeats and retry of dead workers' trials.
 
     An Optuna storage object is returned as it is (benchmarks pass an ``InMemoryStorage``).
@@ -81,7 +83,9 @@ def open_storage(url, *, create: bool = True, patient: bool = False):
     :class:`tuner.engine.patience.PatientRDBStorage`: every storage call retries transient errors
     (connection lost, database locked, server restarting, SQLite file read-only or gone) for up to
     :func:`tuner.engine.patience.patience_s`, and opening it waits as long; past that it raises
-    :class:`tuner.engine.patience.StorageUnavailable`.
+    :class:`tuner.engine.patience.StorageUnavailable`. ``on_outage(kind, info)`` (patient only)
+    hears ``storage_down`` and ``storage_back``, from the first attempt to open on
+    (:func:`tuner.engine.patience.open_patiently`).
 
     SQLite gets a long lock timeout so several local workers can share one file; PostgreSQL gets
     ``pool_pre_ping`` so a worker survives a database restart overnight, and is built under an
@@ -102,7 +106,7 @@ def open_storage(url, *, create: bool = True, patient: bool = False):
         from .patience import open_patiently
 
         return open_patiently(redact(url) or "", lambda: _open(url, patient=True),
-                              lambda exc: describe_error(exc, url))
+                              lambda exc: describe_error(exc, url), on_outage)
     return _open(url, patient=False)
 
 

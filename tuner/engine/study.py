@@ -78,11 +78,11 @@ def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
 
 
 def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], None] | None = None, *,
-                 patient: bool = False):
+                 patient: bool = False, on_outage: Callable[[str, dict], None] | None = None):
     """Create the Optuna study (and its baseline study) for ``config``; a no-op when it exists with
     the same config, :class:`ConfigError` when it exists with a different one. A larger budget is
     the one change accepted: it is stored, and ``note`` hears about it. ``patient``: wait out a
-    storage outage (``tuner study run``)."""
+    storage outage (``tuner study run``), telling ``on_outage`` (:func:`open_storage`)."""
     import optuna
 
     from .facts import ATTENTION_ATTR, prepare, space_for
@@ -97,7 +97,7 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     _, choice, attention = prepare(config, space)
     space, restricted = space_for(space, config, attention)
     seeds = seed_trials(config, space)  # a seed outside the space fails here, before the storage is opened
-    storage = open_storage(storage_url, patient=patient)
+    storage = open_storage(storage_url, patient=patient, on_outage=on_outage)
     directions = ["maximize"] * len(config.objectives)
     try:
         study = optuna.create_study(study_name=config.name, storage=storage, directions=directions)
@@ -322,13 +322,14 @@ def _first_difference(a: Any, b: Any, prefix: str = "") -> str:
     return prefix or "value"
 
 
-def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = False):
+def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = False,
+               on_outage: Callable[[str, dict], None] | None = None):
     """Load a tuner study; :class:`ConfigError` when it (or its storage) does not exist: opening
-    creates nothing. ``patient``: the storage rides out outages (a running worker's; see
-    :func:`tuner.engine.storage.open_storage`)."""
+    creates nothing. ``patient``: the storage rides out outages (a running worker's), telling
+    ``on_outage`` (see :func:`tuner.engine.storage.open_storage`)."""
     import optuna
 
-    storage = open_storage(storage_url, create=False, patient=patient)
+    storage = open_storage(storage_url, create=False, patient=patient, on_outage=on_outage)
     try:
         return optuna.load_study(study_name=name, storage=storage, sampler=sampler)
     except KeyError:
