@@ -56,6 +56,12 @@ def _bad_profile(tmp: Path) -> str:
     return "profiles/mine.yaml"  # relative: to the study file's folder, not the current directory
 
 
+def _on_b200(args: dict) -> dict:
+    """A Kimi-style study on SGLang: MLA target, Llama-style (MHA) EAGLE-3 head, Blackwell GPUs."""
+    return {"server.backend": "sglang", "server.sim": _DROP, "server.args": args,
+            "server.facts": {"model_attention": "mla", "draft_attention": "mha", "gpu_compute_capability": "10.0"}}
+
+
 #: (case id, {dotted key: value, or a function of the folder}, files to write {name: bytes or text},
 #:  what the one line must name)
 CASES = [
@@ -111,6 +117,13 @@ CASES = [
     ("dataset a fifo", {}, {"suite.yaml": {**{k: v for k, v in SUITE.items() if k != "prompts"},
                                            "dataset": {"path": "fifo.jsonl"}}},
      "fifo.jsonl: not a regular file"),  # a reader would block on it forever
+    # what SGLang 0.5.23 does with the study's backends on its servers (facts stated: no config.json
+    # or nvidia-smi here): every launch would fail after the model load
+    ("MHA draft head on trtllm_mla", _on_b200({"attention_backend": "trtllm_mla"}), {},
+     "server.args: no setting of the search space runs on this study's servers: 504 of 504 break "
+     "draft-backend-kind (while the server starts, after the full model load): the draft model is MHA"),
+    ("fa3 on Blackwell", _on_b200({"attention_backend": "fa3"}), {},
+     "server.args: attention backend fa3 does not start for the model on sm100"),
     ("draft range 10^9", {}, {"space.yaml": {**SPACE, "params": {
         **SPACE["params"], "speculative_num_draft_tokens": {"low": 2, "high": 1_000_000_000}}}},
      "speculative_num_draft_tokens: values go up to 1000000000; the tuner's cap is 1024"),

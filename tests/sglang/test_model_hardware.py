@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from tuner.sglang.attention import choose_attention_backend, runs_trees, sglang_default_backend
+from tuner.sglang.attention import choose_attention_backend, gpu_refusal, runs_trees, sglang_default_backend
 from tuner.sglang.hardware import GpuArch
 from tuner.sglang.model import ModelFacts, facts_from_config, find_config_json, read_model_facts
 
@@ -110,5 +110,27 @@ def test_choice(target, gpu, user, backend, pinned, trees):
 def test_choice_explains_the_fallback():
     line = choose_attention_backend(MLA, B200).line()
     assert "trtllm_mla" in line and "chains only" not in line.split(":")[0]
+    # the advice to run chains on trtllm_mla names the draft backend an MHA EAGLE-3 head needs
+    assert "speculative_draft_attention_backend" in line and "MHA draft head" in line
+    assert "and speculative_draft_attention_backend: flashinfer in" in choose_attention_backend(
+        MLA, B200, draft=MHA).line()
+    assert "speculative_draft_attention_backend" not in choose_attention_backend(MLA, B200, draft=MLA).line()
     assert "chains only" in choose_attention_backend(MLA, HOPPER, "flashinfer").line()
     assert isinstance(MLA, ModelFacts)
+
+
+@pytest.mark.parametrize("backend, gpu, attention, refused", [
+    ("fa3", B200, "mla", True),      # attention_registry.py: SM 8.x (non-MLA) or 9.x only
+    ("fa3", B200, "mha", True),
+    ("fa3", A100, "mla", True),
+    ("fa3", A100, "mha", False),
+    ("fa3", A100, None, False),      # the model not known: not judged
+    ("fa3", HOPPER, "mla", False),
+    ("fa3", None, "mla", False),     # the GPU not known: not judged
+    ("flashinfer", B200, "mla", False),
+    ("triton", B200, "mha", False),
+])
+def test_gpu_refusal(backend, gpu, attention, refused):
+    says = gpu_refusal(backend, gpu, attention)
+    assert (says is not None) is refused
+    assert says is None or "FlashAttention v3 Backend requires SM>=80 and SM<=90" in says

@@ -70,6 +70,23 @@ CASES = [
     # a Llama-style EAGLE-3 head (MHA draft) on an MLA target: the verify still has no tree mask
     (S(3, 4, 8), MLA(attention_backend="flashinfer", draft_attention="mha"), S(3, 4, 8), "mla-tree-backend",
      "", False),
+    # the draft runner gets the target's backends unless speculative_draft_attention_backend is set
+    # (model_runner.py); an MLA-only backend refuses an MHA head as it starts (attention_registry.py),
+    # whatever the setting, and an MHA-only one an MLA head
+    (S(3, 1, 4), MLA(attention_backend="trtllm_mla", draft_attention="mha"), S(3, 1, 4), "draft-backend-kind",
+     "ValueError", False),
+    (S(3, 1, 4), MLA(attention_backend="cutedsl_mla", draft_attention="mha"), S(3, 1, 4), "draft-backend-kind",
+     "ValueError", False),
+    (S(3, 1, 4), MLA(attention_backend="flashmla", draft_attention="mha"), S(3, 1, 4), "draft-backend-kind",
+     "AttributeError", False),
+    (S(3, 1, 4), MLA(decode_attention_backend="trtllm_mla", attention_backend="fa3", draft_attention="mha"),
+     S(3, 1, 4), "draft-backend-kind", "ValueError", False),
+    (S(3, 1, 4), MLA(attention_backend="trtllm_mla", draft_attention="mha", draft_attention_backend="flashinfer"),
+     S(3, 1, 4), None, None, None),
+    (S(3, 1, 4), MLA(attention_backend="fa3", draft_attention_backend="trtllm_mha"), S(3, 1, 4),
+     "draft-backend-kind", "ValueError", False),
+    (S(3, 1, 4), MLA(attention_backend="trtllm_mla"), S(3, 1, 4), None, None, None),  # an MLA head: fine
+    (S(3, 1, 4), ServerContext(attention_backend="trtllm_mla"), S(3, 1, 4), None, None, None),  # not known
     # chains are fine on every backend; trees on fa3 and triton with page size 1
     (S(3, 1, 4), MLA(attention_backend="flashinfer"), S(3, 1, 4), None, None, None),
     (S(3, 4, 8), MLA(attention_backend="fa3"), S(3, 4, 8), None, None, None),

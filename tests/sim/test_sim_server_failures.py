@@ -159,6 +159,15 @@ def test_mla_tree_on_flashinfer_fails_after_loading_with_sglangs_valueerror():
     assert log.index("Load weight end") < log.index("ValueError")
 
 
+def test_mha_draft_head_on_an_mla_only_backend_fails_after_loading():
+    # the dense profile's EAGLE-3 head is Llama-style (MHA): attention_registry.py's trtllm_mla
+    # refuses it as the draft runner starts, whatever the three flags (a chain here)
+    log = _dies_after_loading(*_spec(3, 1, 4), "--speculative-draft-attention-backend", "trtllm_mla",
+                              "--sim-profile", "dense-27b-tp1")
+    assert "ValueError: trtllm_mla backend can only be used with MLA models." in log
+    assert log.index("Load weight end") < log.index("ValueError")
+
+
 def test_mla_tree_runs_on_fa3_and_mla_chain_on_flashinfer():
     for args in (_spec(3, 4, 8, "--attention-backend", "fa3"), _spec(3, 1, 4, "--attention-backend", "flashinfer")):
         with running_sim(*args, "--sim-profile", "k2.6-tp8-pcie", speedup=SPEEDUP) as sim:

@@ -124,7 +124,7 @@ def choose_attention(config: StudyConfig, fixed_args: dict | None, facts: StudyF
     user = next((args[k] for k in _USER_ATTENTION if args.get(k)), None)
     if user is None:
         user = _extra_arg(config.server.extra_args, _USER_ATTENTION)
-    return choose_attention_backend(facts.target, facts.gpu, user, int(args.get("page_size") or 1))
+    return choose_attention_backend(facts.target, facts.gpu, user, int(args.get("page_size") or 1), facts.draft)
 
 
 def _extra_arg(extra_args: list[str], names: tuple[str, ...]) -> str | None:

@@ -10,6 +10,9 @@ that own it, before ``study create`` or ``run`` writes anything (the study, its 
   (:func:`tuner.sim.profile.load_profile`, the simulator's own loader);
 * the launch itself: the baseline's and a trial's command build (:func:`tuner.server.command.plan_launch`:
   conflicting ``fixed`` and ``server.args``, a trial without ``server.draft_model_path``);
+* the space on the study's servers: at least one setting SGLang runs with the study's server
+  arguments, attention backend and model facts (:func:`tuner.engine.facts.space_for`; e.g. an MHA
+  EAGLE-3 head given the MLA-only ``trtllm_mla`` fails every launch);
 * the sampler: built once with the study's options (:func:`tuner.engine.sampling.make_sampler`:
   e.g. ``gp`` without torch);
 * a fixed ``server.port`` already taken (``run`` only): :class:`~tuner.server.ports.PortInUseError`.
@@ -42,6 +45,7 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
         _check_profile(config, source)
     space = space or SearchSpace.load(config.search_space)
     _check_launch(config, space, source)
+    _check_something_runs(config, space, source)
     _check_sampler(config, space, source)
     if launching and config.server.port:
         from ..server.ports import ensure_port_free
@@ -98,6 +102,44 @@ def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
                         log_warnings=False)
     except ConfigError as exc:
         raise _named(exc, source) from None
+
+
+def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> None:
+    """The ranges run something on their own (checked as the space loads); here, with everything
+    a launch adds (a stored study's space has it already): the backends start on this study's
+    GPUs (:func:`tuner.sglang.attention.gpu_refusal`; the baseline too) and some setting runs."""
+    from collections import Counter
+
+    from ..sglang.attention import gpu_refusal
+    from .facts import prepare, space_for
+
+    if space.rules_context is None:
+        try:
+            facts, _, record = prepare(config, space)
+            space, _ = space_for(space, config, record)
+        except ConfigError as exc:
+            raise _named(exc, source) if exc.source == "study" else exc from None
+        ctx = space.rules_context
+        runners = [(b, facts.target, "the model") for b in ctx.backends()]
+        runners += [(b, facts.draft, "the draft model") for b in ctx.draft_runner_backends()]
+        for backend, model, who in runners:
+            refusal = gpu_refusal(backend, facts.gpu, model.attention if model else None)
+            if refusal is not None:
+                raise ConfigError(source, "server.args", f"attention backend {backend} does not start for {who} "
+                                                         f"on {facts.gpu.name} (SGLang: {refusal}); set another "
+                                                         "attention backend")
+    counts: Counter = Counter()
+    first: dict = {}
+    for _, res in space.proposals():
+        if res.ok:
+            return
+        counts[res.violation.rule] += 1
+        first.setdefault(res.violation.rule, res.violation)
+    rule, count = counts.most_common(1)[0]
+    key = "server.args" if rule == "draft-backend-kind" else "search_space"
+    raise ConfigError(source, key, f"no setting of the search space runs on this study's servers: {count} of "
+                                   f"{sum(counts.values())} break {rule} ({first[rule].when()}): "
+                                   f"{first[rule].message}")
 
 
 def _check_sampler(config: StudyConfig, space: SearchSpace, source) -> None:

@@ -45,6 +45,45 @@ MLA_TREE_BACKENDS = ("fa3", "triton")
 #: MHA backends that refuse topk > 1 at argument handling (speculative_hook.py).
 MHA_CHAIN_ONLY_BACKENDS = ("trtllm_mha",)
 
+#: Backends that serve one attention kind only, and what SGLang raises when a runner of the other
+#: kind is given one (``layers/attention/attention_registry.py``, the ``create_*_backend``
+#: functions, run as each model runner starts, after its model has loaded). The draft runner gets
+#: ``--speculative-draft-attention-backend``, else the target's own backends
+#: (``model_executor/model_runner.py``, ``resolve_draft_attention_backend``; EAGLE's draft worker,
+#: ``speculative/eagle_worker_v2.py``, names none), so an EAGLE-3 head of the other kind (a
+#: Llama-style MHA head on an MLA model such as Kimi K2.6) fails on them. ``flashmla`` has no check
+#: of its own: its constructor reads the model's ``kv_lora_rank``, which only an MLA model has.
+MLA_ONLY_BACKENDS = {
+    "trtllm_mla": "ValueError: trtllm_mla backend can only be used with MLA models.",
+    "cutedsl_mla": "ValueError: cutedsl_mla backend can only be used with MLA models.",
+    "flashmla": "AttributeError: 'ModelConfig' object has no attribute 'kv_lora_rank'",
+}
+MHA_ONLY_BACKENDS = {
+    "trtllm_mha": "ValueError: trtllm_mha backend can only be used with non-MLA models.",
+    "hpc_ops": "ValueError: hpc_ops backend can only be used with non-MLA models.",
+}
+
+
+def kind_refusal(backend: str | None, attention: str | None) -> str | None:
+    """SGLang's error when a runner of ``attention`` kind (``"mla"``/``"mha"``; None: not known)
+    is given ``backend``; None when it takes it (or the tuner cannot tell)."""
+    if attention == "mha":
+        return MLA_ONLY_BACKENDS.get(backend or "")
+    if attention == "mla":
+        return MHA_ONLY_BACKENDS.get(backend or "")
+    return None
+
+
+def gpu_refusal(backend: str | None, gpu: GpuArch | None, attention: str | None) -> str | None:
+    """SGLang's error when a runner of ``attention`` kind is given ``backend`` on ``gpu`` (None:
+    not known; nothing refused): ``attention_registry.py``, ``create_flashattention_v3_backend``
+    asserts SM 8.x for non-MLA models or SM 9.x (so never on Blackwell), as the runner starts."""
+    if backend != "fa3" or gpu is None or gpu.major == 9 or (gpu.major == 8 and attention != "mla"):
+        return None
+    return ("AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. "
+            "Please use `--attention-backend flashinfer`.")
+
+
 #: flashinfer_mla_backend.py / flashmla_backend.py: the draft backend's error, word for word.
 MLA_TOPK_ERRORS = {
     "flashinfer": "Currently Flashinfer MLA only supports topk=1 for speculative decoding",
@@ -115,8 +154,10 @@ def _model_word(target: ModelFacts) -> str:
 
 
 def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
-                             user_backend: str | None = None, page_size: int = 1) -> AttentionChoice:
-    """The backend for every launch of a study: the study's own, else a pin (see the module doc)."""
+                             user_backend: str | None = None, page_size: int = 1,
+                             draft: ModelFacts | None = None) -> AttentionChoice:
+    """The backend for every launch of a study: the study's own, else a pin (see the module doc).
+    ``draft``: the draft model's facts (None: not known), for the advice the reason gives."""
     if user_backend is not None:
         trees = runs_trees(user_backend, target, page_size)
         why = "the study sets it"
@@ -149,7 +190,13 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
                                f"SGLang's own choice for {kind} with topk > 1 ({chain} for topk 1 cannot "
                                f"run trees); one backend for the baseline and every trial")
     fallback = "fa3" if target.mla and gpu.is_hopper else "triton"
+    # An MLA-only backend refuses an MHA draft head (MLA_ONLY_BACKENDS): the advice says so.
+    also = ""
+    if chain in MLA_ONLY_BACKENDS and (draft is None or draft.attention == "mha"):
+        also = (" and speculative_draft_attention_backend: flashinfer" if draft is not None else
+                " (with an MHA draft head such as a Llama-style EAGLE-3 one, also "
+                "speculative_draft_attention_backend: flashinfer)")
     return AttentionChoice(fallback, True, runs_trees(fallback, target, page_size),
                            f"SGLang's own choice for {kind} is {chain}, which drafts chains only; "
-                           f"{fallback} runs MLA trees (page size 1); set attention_backend: {chain} in "
-                           f"server.args for chains on {chain}")
+                           f"{fallback} runs MLA trees (page size 1); set attention_backend: {chain}{also} "
+                           f"in server.args for chains on {chain}")

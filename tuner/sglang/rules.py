@@ -23,7 +23,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .attention import MHA_CHAIN_ONLY_BACKENDS, MLA_CHAIN_ONLY_BACKENDS, MLA_TOPK_ERRORS, MLA_TREE_BACKENDS
+from .attention import (MHA_CHAIN_ONLY_BACKENDS, MLA_CHAIN_ONLY_BACKENDS, MLA_TOPK_ERRORS, MLA_TREE_BACKENDS,
+                        kind_refusal)
 
 #: The speculative algorithms whose flags these rules cover (SGLang's EAGLE family, NEXTN is an alias).
 EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN")
@@ -122,6 +123,11 @@ class ServerContext:
     @property
     def draft_backend(self) -> str | None:
         return self.draft_attention_backend or self.verify_backend
+
+    def draft_runner_backends(self) -> tuple[str | None, ...]:
+        """The backends the draft model's runner is built with: the draft backend alone, else the
+        target's (prefill, decode) pair (``model_runner.py``, ``resolve_draft_attention_backend``)."""
+        return (self.draft_attention_backend,) if self.draft_attention_backend else self.backends()
 
     def backends(self) -> tuple[str | None, str | None]:
         """(prefill, decode), split fields falling back to the base (``attention_backends_of``)."""
@@ -254,6 +260,11 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
         ))
 
     effective = SpecConfig(steps, topk, draft)
+    # attention_registry.py: the draft runner refuses a backend of the other attention kind as it
+    # starts, whatever the setting: every speculative launch of such a study fails after the load.
+    kind = draft_kind_violation(ctx)
+    if kind is not None:
+        return Resolution(requested, effective, tuple(warnings), kind)
     # An MLA tree SGLang refuses after loading fails before the draft graph capture below (the draft
     # backend is built first); one it runs unrefused yields to a failure the tree checks find.
     mla_tree = _mla_tree_violation(steps, topk, ctx)
@@ -303,6 +314,24 @@ def resolved_page_size(ctx: ServerContext) -> int:
             snap, keep = _PAGE_SNAPS[backend]
             page_size = page_size if page_size in keep else snap
     return page_size
+
+
+def draft_kind_violation(ctx: ServerContext) -> RuleViolation | None:
+    """The draft model's runner given a backend of the other attention kind (an MHA EAGLE-3 head
+    on ``trtllm_mla``, SGLang's own SM100 choice for DeepSeek-style models): every speculative
+    launch fails as the draft starts, whatever the three flags (:data:`MLA_ONLY_BACKENDS`)."""
+    for backend in ctx.draft_runner_backends():
+        refusal = kind_refusal(backend, ctx.draft_attention)
+        if refusal is not None:
+            fit = "flashinfer, fa3 (Hopper) or triton" if ctx.draft_attention == "mha" else "flashinfer, fa3 or triton"
+            exc, _, text = refusal.partition(": ")
+            return _violation(
+                "draft-backend-kind",
+                f"the draft model is {ctx.draft_attention.upper()} and its runner would get attention backend "
+                f"{backend}, which serves {'MLA' if ctx.draft_attention == 'mha' else 'non-MLA'} models only; set "
+                f"speculative_draft_attention_backend ({fit}) in server.args",
+                exc, text, STAGE_STARTUP)
+    return None
 
 
 def _mla_tree_violation(steps: int, topk: int, ctx: ServerContext) -> RuleViolation | None:

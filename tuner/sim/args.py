@@ -244,7 +244,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 
 _EXCEPTIONS = {
     "AssertionError": AssertionError, "TypeError": TypeError,
-    "ValueError": ValueError, "RuntimeError": RuntimeError,
+    "ValueError": ValueError, "RuntimeError": RuntimeError, "AttributeError": AttributeError,
 }
 
 
