@@ -100,6 +100,10 @@ def test_tree_capability():
     (None, HOPPER, None, "flashinfer", True, None),   # model unknown: as before, and said so
     (MLA, HOPPER, "flashinfer", "flashinfer", False, False),  # the study's own: trees go from the space
     (MLA, HOPPER, "fa3", "fa3", False, True),
+    # DSA (DeepSeek V3.2): SGLang's dsa, with its page size set to 64 (deepseek_v2.py), which
+    # speculative_hook.py refuses for topk > 1 outside flashinfer, fa3 and triton
+    (facts_from_config(DEEPSEEK_V32, "v"), HOPPER, None, "dsa", True, False),
+    (facts_from_config(DEEPSEEK_V32, "v"), B200, None, "dsa", True, False),
 ])
 def test_choice(target, gpu, user, backend, pinned, trees):
     c = choose_attention_backend(target, gpu, user)

@@ -35,6 +35,9 @@ from ..sglang.attention import AttentionChoice, choose_attention_backend
 from ..sglang.hardware import GpuArch
 from ..sglang.model import ModelFacts, read_model_facts
 
+#: The page size SGLang gives a DSA model on CUDA GPUs (``64 * index_kpool``; the least of it).
+DSA_PAGE_SIZE = 64
+
 #: The study attribute holding the attention decision (see :func:`attention_record`).
 ATTENTION_ATTR = "tuner_attention"
 
@@ -142,6 +145,7 @@ def attention_record(choice: AttentionChoice, facts: StudyFacts) -> dict:
             "reason": choice.reason,
             "target_attention": facts.target.attention if facts.target else None,
             "target_architecture": facts.target.architecture if facts.target else None,
+            "target_dsa": bool(facts.target and facts.target.dsa),
             "draft_attention": facts.draft.attention if facts.draft else None,
             "gpu": str(facts.gpu) if facts.gpu else None}
 
@@ -164,6 +168,10 @@ def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> t
     args = study_server_args(config.server, space.config.fixed)
     if choice.pinned and choice.backend:
         args["attention_backend"] = choice.backend
+    if record.get("target_dsa"):
+        # deepseek_v2.py: on CUDA GPUs SGLang sets a DSA model's page size to 64 x its index pool,
+        # over any the study gives; the rules judge trees with it (speculative_hook.py).
+        args["page_size"] = DSA_PAGE_SIZE
     ctx = context_from_args(space.config.algorithm, args, record.get("target_attention"),
                             record.get("draft_attention"), record.get("target_architecture"))
     out = space.with_context(ctx, choice)

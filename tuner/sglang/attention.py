@@ -100,6 +100,11 @@ def runs_trees(backend: str | None, target: ModelFacts | None, page_size: int = 
         return False
     if target is None or backend is None:
         return None
+    if target.dsa:
+        # deepseek_v2.py: on CUDA GPUs SGLang sets the page size of a DSA model to 64 x its index
+        # pool, whatever the backend; speculative_hook.py refuses topk > 1 with a page size > 1
+        # outside flashinfer, fa3 and triton (_PAGE_TREE_SPEC_BACKENDS).
+        return None if backend in ("flashinfer", "fa3", "triton") else False
     if target.mla:
         if backend in MLA_CHAIN_ONLY_BACKENDS:
             return False
@@ -171,7 +176,9 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
                                "key states its kind: FlashInfer runs trees for non-MLA models; an MLA model "
                                "needs fa3 (Hopper) or triton for trees")
     if target.dsa:
-        return AttentionChoice("dsa", True, None, "SGLang's own choice for a DSA model (deepseek_v2.py)")
+        return AttentionChoice("dsa", True, runs_trees("dsa", target, page_size),
+                               "SGLang's own choice for a DSA model (deepseek_v2.py), which also sets its page "
+                               "size to 64 on CUDA GPUs: SGLang refuses topk > 1 with that page size on dsa")
     if gpu is None:
         backend = "triton" if target.mla else "flashinfer"
         return AttentionChoice(backend, True, runs_trees(backend, target, page_size),
