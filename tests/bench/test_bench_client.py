@@ -37,11 +37,15 @@ class FakeSGLang:
     Knobs: ``busy_flushes`` (answer 400 that many times first, as SGLang does with requests
     running), ``fail_prompt`` (HTTP 500 for that prompt), ``hang_prompt`` (never answers),
     ``die_after`` (after that many generation requests, the server stops listening and drops the
-    connection), ``info_paths`` (which server-info paths exist), ``verify_every`` (spec_verify_ct).
+    connection), ``info_paths`` (which server-info paths exist), ``verify_every`` (spec_verify_ct),
+    ``lie`` (how /generate misbehaves: ``more`` or ``negative`` token counts, ``error200`` and
+    ``html200`` bodies with HTTP 200, a stream with ``sse_fields`` (comments, event and id lines: legal
+    SSE) or ``cut`` short without a finish reason).
     """
 
     def __init__(self, *, token_s=0.0005, busy_flushes=0, fail_prompt=None, hang_prompt=None,
-                 die_after=None, info_paths=("/server_info",), verify_every=2, info=None):
+                 die_after=None, info_paths=("/server_info",), verify_every=2, info=None, lie=None):
+        self.lie = lie
         self.token_s, self.busy_flushes = token_s, busy_flushes
         self.fail_prompt, self.hang_prompt, self.die_after = fail_prompt, hang_prompt, die_after
         self.info_paths, self.verify_every = info_paths, verify_every
@@ -123,7 +127,8 @@ class FakeSGLang:
         return body, prompt
 
     def _meta(self, tokens: int) -> dict:
-        meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": tokens,
+        count = {"more": tokens + 3, "negative": -tokens}.get(self.lie, tokens)
+        meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": count,
                 "finish_reason": {"type": "length", "length": tokens}, "e2e_latency": tokens * self.token_s}
         if self.verify_every:
             verify = -(-tokens // self.verify_every)
@@ -135,6 +140,10 @@ class FakeSGLang:
         if self.fail_prompt and self.fail_prompt in prompt:
             return web.json_response({"error": {"message": "selected index k out of range"}}, status=500)
         n = body["sampling_params"]["max_new_tokens"]
+        if self.lie == "error200":
+            return web.json_response({"error": {"message": "KV cache exhausted, retry later"}})
+        if self.lie == "html200":
+            return web.Response(text="<html><body>Bad gateway</body></html>", content_type="text/html")
         if not body.get("stream"):
             await asyncio.sleep(n * self.token_s)
             return web.json_response({"text": "x y " * n, "output_ids": list(range(n)), "meta_info": self._meta(n)})
@@ -142,9 +151,15 @@ class FakeSGLang:
         await resp.prepare(request)
         for done in range(2, n + 2, 2):  # two tokens per chunk, as with an accept length of 2
             done = min(done, n)
+            if self.lie == "cut" and done > n // 2:
+                return resp  # the stream ends early, cleanly, with no finish reason and no [DONE]
             await asyncio.sleep(2 * self.token_s)
-            chunk = {"text": "x y " * done, "meta_info": self._meta(done)}
-            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+            meta = self._meta(done)
+            if done < n:
+                meta["finish_reason"] = None  # SGLang sets it on the last chunk only
+            if self.lie == "sse_fields":
+                await resp.write(b": keep-alive\n\nevent: message\nid: 7\n")
+            await resp.write(f"data: {json.dumps({'text': 'x y ' * done, 'meta_info': meta})}\n\n".encode())
         await resp.write(b"data: [DONE]\n\n")
         return resp
 
@@ -435,3 +450,45 @@ def test_cli_against_a_server_that_is_not_sglang_exits_1_with_one_line(tmp_path)
     assert "<html" not in r.output.lower()  # no server error page dumped into the terminal
     saved = json.loads(out.read_text())
     assert saved["complete"] is False and saved["error"].startswith("every request failed")
+
+
+
+def _answers(lie: str, stream: bool = False) -> list:
+    """The single requests' records of the tiny suite against a fake that lies (``lie``)."""
+    with FakeSGLang(lie=lie) as srv:
+        res = run_suite(srv.url, load_suite(SUITE), stream=stream)
+    return [r for r in res.records if r.phase == "single"]
+
+
+@pytest.mark.parametrize("lie, says", [
+    ("negative", "completion_tokens -8 is not a count of tokens"),
+    ("error200", "the server answered with an error: KV cache exhausted, retry later"),
+    ("html200", "the answer is not JSON: '<html><body>Bad gateway</body></html>'"),
+])
+def test_answers_that_are_no_answer_fail_the_request_quoting_the_server(lie, says):
+    records = _answers(lie)
+    assert records and not any(r.ok for r in records)
+    assert all(r.error_kind == "protocol" for r in records)
+    assert says in records[0].error, records[0].error
+
+
+def test_a_stream_cut_short_fails_and_legal_sse_fields_do_not():
+    cut = _answers("cut", stream=True)
+    assert cut and not any(r.ok for r in cut)
+    assert "without a finish reason: the answer was cut short" in cut[0].error
+    fields = _answers("sse_fields", stream=True)
+    assert fields and all(r.ok for r in fields)
+    assert all(r.completion_tokens == r.max_tokens and r.itl_s for r in fields)
+
+
+def test_cli_bench_with_counts_that_cannot_be_true_exits_1(tmp_path):
+    suite_file, out = tmp_path / "tiny.yaml", tmp_path / "out.json"
+    suite_file.write_text(json.dumps(SUITE))
+    with FakeSGLang(lie="more") as srv:
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
+    assert r.exit_code == 1, r.output
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "answers cannot be true" in errors[0], r.stderr
+    assert "(first: warmup fib at 2 tokens: completion_tokens 5, exactly 2 asked (ignore_eos))" in errors[0]
+    saved = json.loads(out.read_text())
+    assert saved["complete"] is False and "answers cannot be true" in saved["error"]

@@ -71,7 +71,8 @@ def test_a_reported_accept_length_alone_is_bounded_too(config):
 
 
 @pytest.mark.parametrize("tokens, ignore_eos, ok", [(16, True, True), (15, True, False), (17, True, False),
-                                                     (15, False, True), (17, False, False)])
+                                                     (15, False, True), (17, False, False),
+                                                     (1, False, True), (0, False, False), (-16, False, False)])
 def test_completion_tokens_against_what_was_asked(config, tokens, ignore_eos, ok):
     r = result(info(None), [rec(tokens, asked=16)], ignore_eos=ignore_eos)
     failure = verify_result(r, None, config, "EAGLE3")

@@ -277,8 +277,7 @@ class BenchClient:
                 elif self.stream:
                     await self._read_stream(resp, record)
                 else:
-                    data = json.loads(await resp.read())
-                    self._read_answer(data, record)
+                    self._read_answer(_json_answer(await resp.read()), record)
         except asyncio.TimeoutError:
             self._fail(record, "timeout", f"no complete answer within {self.timeout_s:g} s"
                        + (" (model time)" if self.time_scale > 1.0 else ""))
@@ -306,6 +305,7 @@ class BenchClient:
     def _read_answer(self, data: dict, record: RequestRecord) -> None:
         """A complete (non-streamed) answer: token counts from the server, never from text."""
         record.end_s = self.now()
+        _no_error(data)
         if self.api == "generate":
             meta = data["meta_info"]
             self._read_meta(meta, record)
@@ -328,41 +328,44 @@ class BenchClient:
         # Field names of SGLang's meta_info (tokenizer_manager.py): completion_tokens,
         # prompt_tokens, e2e_latency, finish_reason, and spec_verify_ct / spec_accept_length for
         # speculative decoding.
-        record.completion_tokens = int(meta["completion_tokens"])
+        record.completion_tokens = _count(meta["completion_tokens"], "completion_tokens")
         record.prompt_tokens = meta.get("prompt_tokens")
         record.finish_reason = _reason(meta.get("finish_reason"))
         record.server_latency_s = meta.get("e2e_latency")
         if meta.get("spec_verify_ct") is not None:
-            record.spec_verify_ct = int(meta["spec_verify_ct"])
+            record.spec_verify_ct = _count(meta["spec_verify_ct"], "spec_verify_ct")
         if meta.get("spec_accept_length") is not None:
             record.spec_accept_length = float(meta["spec_accept_length"])
 
     @staticmethod
     def _read_usage(usage: dict, record: RequestRecord) -> None:
         if usage.get("completion_tokens") is not None:
-            record.completion_tokens = int(usage["completion_tokens"])
+            record.completion_tokens = _count(usage["completion_tokens"], "completion_tokens")
         record.prompt_tokens = usage.get("prompt_tokens", record.prompt_tokens)
         if usage.get("spec_verify_ct") is not None:
-            record.spec_verify_ct = int(usage["spec_verify_ct"])
+            record.spec_verify_ct = _count(usage["spec_verify_ct"], "spec_verify_ct")
 
     async def _read_stream(self, resp: aiohttp.ClientResponse, record: RequestRecord) -> None:
         """Server-sent events. ``/generate`` sends cumulative text and meta_info; OpenAI sends text
         deltas and (with include_usage) usage. Inter-token latency of a chunk carrying k new tokens
-        is its gap split evenly over the k tokens, as SGLang's bench_serving does."""
+        is its gap split evenly over the k tokens, as SGLang's bench_serving does.
+
+        SSE comments (``: keep-alive``, which proxies add) and ``event:``/``id:``/``retry:`` fields
+        are skipped. A stream that ends without a finish reason was cut short (SGLang and OpenAI
+        send one in the last chunk): the request fails, whatever its count says."""
         last_t = 0.0
         last_tokens = 0
         text = ""
         async for raw in resp.content:
             line = raw.strip()
-            if not line:
+            if not line or line.startswith(_SSE_SKIPPED):
                 continue
             if line.startswith(b"data:"):
                 line = line[5:].strip()
             if line == b"[DONE]":
                 break
-            data = json.loads(line)
-            if isinstance(data, dict) and data.get("error"):
-                raise ValueError(f"server error in stream: {data['error']}")
+            data = _json_answer(line)
+            _no_error(data)
             now = self.now()
             if self.api == "generate":
                 self._read_meta(data["meta_info"], record)
@@ -395,10 +398,47 @@ class BenchClient:
         _keep_text(record, text)
         if record.completion_tokens is None:
             raise KeyError("completion_tokens (no usage in the stream)")
+        if record.finish_reason is None:
+            raise ValueError(f"the stream ended after {record.completion_tokens} tokens without a finish "
+                             "reason: the answer was cut short")
         record.ok = True
 
 
 _JSON = {"Content-Type": "application/json"}
+#: SSE lines that carry no data: comments (a proxy's ``: keep-alive``) and the other fields
+_SSE_SKIPPED = (b":", b"event:", b"id:", b"retry:")
+
+
+def _json_answer(body: bytes) -> dict:
+    """An answer's JSON object; ``ValueError`` quoting the start of anything else (an HTML page, a
+    list), so the record says what the server sent rather than a decoder's complaint."""
+    try:
+        data = json.loads(body)
+    except ValueError:
+        text = " ".join(body.decode("utf-8", "replace").split())
+        raise ValueError(f"the answer is not JSON: {text[:200]!r}") from None
+    if not isinstance(data, dict):
+        raise ValueError(f"the answer is a JSON {type(data).__name__}, not an object: {str(data)[:200]}")
+    return data
+
+
+def _no_error(data: dict) -> None:
+    """An error answered with HTTP 200 (SGLang's ``{"error": ...}``, OpenAI's ``{"object": "error",
+    "message": ...}``): ``ValueError`` quoting the server's own message."""
+    error = data.get("error")
+    if error or data.get("object") == "error":
+        detail = error.get("message", error) if isinstance(error, dict) else (error or data.get("message"))
+        raise ValueError(f"the server answered with an error: {str(detail)[:300]}")
+
+
+def _count(value: Any, what: str) -> int:
+    """A token count as the server sent it: a whole number, never negative (a bool, a fraction or a
+    negative number is no count: ``ValueError``)."""
+    if isinstance(value, float) and value.is_integer():
+        value = int(value)
+    if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+        raise ValueError(f"{what} {value!r} is not a count of tokens")
+    return value
 
 
 def _keep_text(record: RequestRecord, text: Any) -> None:

@@ -43,6 +43,16 @@ class RequestRecord:
     #: the generated text (single requests only; the lossless check compares it with the baseline's)
     output_text: str | None = None
 
+    def count_problem(self, ignore_eos: bool) -> str | None:
+        """Why this answer's ``completion_tokens`` cannot be true, or None: a server answers at least
+        one token (the prefill's) and at most ``max_tokens``, exactly ``max_tokens`` with
+        ``ignore_eos``."""
+        n = self.completion_tokens
+        if n is None or not 1 <= n <= self.max_tokens or (ignore_eos and n != self.max_tokens):
+            rule = "exactly" if ignore_eos else "1 to"
+            return f"completion_tokens {n}, {rule} {self.max_tokens} asked" + (" (ignore_eos)" if ignore_eos else "")
+        return None
+
     @property
     def latency_s(self) -> float:
         """End-to-end wall latency seen by the client."""

@@ -3,7 +3,8 @@
 Collect options, load the suite (and the baseline for ``--compare``), call
 :func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done (failed requests are
 reported, not fatal), 1 the server was unreachable or died mid-suite (the partial result is saved
-with ``--json``), 2 bad input (suite file, baseline file, output path).
+with ``--json``), every request failed, or an answer's token count cannot be true (more than asked,
+none, or not what ``ignore_eos`` asks), 2 bad input (suite file, baseline file, output path).
 """
 
 from __future__ import annotations
@@ -168,6 +169,12 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     if nothing:  # not a measurement of the server: no figure at all (a server that is not SGLang's API)
         first = next((r.error for r in res.records if getattr(r, "error", None)), "")
         res.complete, res.error = False, f"every request failed ({len(res.records)}); first: {first}"[:500]
+    # A count the server cannot have given (more than asked, none, or another than asked with
+    # ignore_eos): its figures are no measurement of the suite, as a study's trial would be failed.
+    untrue = [f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {why}" for r in res.records if r.ok
+              for why in [r.count_problem(suite.ignore_eos)] if why]
+    if untrue and not nothing:
+        res.complete, res.error = False, f"{len(untrue)} answers cannot be true; first: {untrue[0]}"[:500]
     if json_out is not None:
         res.save(json_out)
     if nothing:
@@ -184,6 +191,10 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                    "(their records are in the --json result)", err=True)
     if json_out is not None:
         click.echo(f"saved {json_out}")
+    if untrue and not nothing:
+        click.echo(f"error: {len(untrue)} of {len(res.records) - res.n_failed} answers cannot be true (first: {untrue[0]}): the "
+                   "figures above are not a measurement of what the suite asked", err=True)
+        raise click.exceptions.Exit(1)
 
 
 def _plain_text(text) -> str:

@@ -19,8 +19,8 @@ the first failure, as ``(failure_class, message)``, or None:
   * another time scale than launched: the simulator's ``sim_speedup`` differs from
     ``server.sim.speedup``, or a server launched as SGLang says it is the simulator.
 ``bad_response``: answers that cannot be true.
-  * more completion tokens than ``max_tokens``; with ``ignore_eos`` (the suites' default), any other
-    count than ``max_tokens``;
+  * a completion-token count outside 1 to ``max_tokens``; with ``ignore_eos`` (the suites' default),
+    any other count than ``max_tokens`` (:meth:`tuner.bench.records.RequestRecord.count_problem`);
   * an accept length beyond what a draft of ``num_steps`` can give: SGLang's accept length is
     ``completion_tokens / spec_verify_ct`` (tokenizer_manager.py), where the first token comes from
     the prefill and each verify step commits between 1 and ``num_steps + 1`` tokens
@@ -111,21 +111,13 @@ def _responses(result, spec: SpecConfig | None) -> Failure | None:
     answered = [r for r in result.records if r.ok]
     problems: list[str] = []
     for r in answered:
-        what = _wrong_count(r, ignore_eos) or _wrong_speculation(r, spec)
+        what = r.count_problem(ignore_eos) or _wrong_speculation(r, spec)
         if what:
             problems.append(f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {what}")
     if not problems:
         return None
     cls = "args_mismatch" if spec is None and any("verify steps" in p for p in problems) else "bad_response"
     return cls, f"{len(problems)} of {len(answered)} answers cannot be true (first: {problems[0]})"
-
-
-def _wrong_count(r, ignore_eos: bool) -> str | None:
-    n = r.completion_tokens
-    if n is None or n > r.max_tokens or (ignore_eos and n != r.max_tokens):
-        rule = "exactly" if ignore_eos else "at most"
-        return f"completion_tokens {n}, {rule} {r.max_tokens} asked" + (" (ignore_eos)" if ignore_eos else "")
-    return None
 
 
 def _wrong_speculation(r, spec: SpecConfig | None) -> str | None:
