@@ -130,3 +130,46 @@ def test_shipped_dataset_suites_and_their_workload():
     assert stats["output_tokens"]["p50"] <= stats["output_tokens"]["p99"] <= 384
     share = load_suite("sharegpt-mini")
     assert len(share.prompts) == 12 and max(p.max_tokens for p in share.prompts) <= 256
+
+
+def test_files_as_editors_and_exporters_write_them(tmp_path):
+    # a raw U+2028 / U+0085 inside a JSON string (valid JSON; str.splitlines() would split there),
+    # CRLF line ends and a UTF-8 byte-order mark
+    rows = [{"prompt": "first paragraph\u2028second paragraph", "max_tokens": 8},
+            {"prompt": "next\u0085line", "max_tokens": 8}]
+    text = "\r\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\r\n"
+    (tmp_path / "w.jsonl").write_bytes(b"\xef\xbb\xbf" + text.encode())
+    suite = load_suite(suite_file(tmp_path, "{path: w.jsonl}"))
+    assert [p.text for p in suite.prompts] == [r["prompt"] for r in rows]
+
+
+@pytest.mark.parametrize("name, content, says", [
+    ("empty.jsonl", "", "empty.jsonl holds no request (no row); give a file with some"),
+    ("blank.jsonl", "\n\n  \n", "holds no request (no row)"),
+    ("none.json", json.dumps([{"conversations": [{"from": "human", "value": "hi"}]}]),
+     "holds no request (no conversation with a prompt and a reply)"),
+    # the layout guessed from the suffix, and the error says how to set it
+    ("lines.json", json.dumps({"prompt": "a"}) + "\n" + json.dumps({"prompt": "b"}) + "\n",
+     "not valid JSON (Extra data); read as sharegpt from the file's suffix: set format: jsonl"),
+    ("list.jsonl", json.dumps([{"conversations": []}], indent=1),
+     "read as jsonl from the file's suffix: set format: sharegpt if it is one JSON list of conversations"),
+    ("cat.json", json.dumps([{"id": "a", "category": 5, "conversations": [
+        {"from": "human", "value": "hi there"}, {"from": "gpt", "value": "hello friend"}]}]),
+     "cat.json: [0].category: must be text"),
+])
+def test_files_that_hold_no_request_say_what_is_wrong(tmp_path, name, content, says):
+    (tmp_path / name).write_text(content)
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite_file(tmp_path, f"{{path: {name}}}"))
+    assert says in str(info.value), str(info.value)
+    assert "\n" not in str(info.value)
+
+
+def test_a_suite_file_with_prompts_and_a_dataset_is_refused(tmp_path):
+    write_jsonl(tmp_path / "w.jsonl", ROWS)
+    # a pinned sha256 does not make the inline prompts the dataset's (only a loaded suite is both)
+    digest = load_suite(suite_file(tmp_path, "{path: w.jsonl}")).dataset.sha256
+    path = suite_file(tmp_path, f"{{path: w.jsonl, sha256: {digest}}}", prompts="[{name: x, text: not in the file}]")
+    with pytest.raises(ConfigError) as info:
+        load_suite(path)
+    assert str(info.value) == f"{path}: prompts: give prompts or dataset, not both"

@@ -119,7 +119,16 @@ CASES = [
     ("lossless at temperature 0.7", {"suite.yaml": yaml.safe_dump({**SUITE, "temperature": 0.7})},
      demo(bench={"suite": "suite.yaml", "lossless": {"enforce": True}}),
      "sim-demo.yaml: bench.lossless.enforce: the lossless check compares outputs at temperature 0"),
-    # 8. lone surrogates
+    # 8. an inline suite's errors name the study file and the key under bench.suite
+    ("inline suite value", {}, demo(bench={"suite": {**SUITE, "temperature": -0.1}}),
+     "sim-demo.yaml: bench.suite.temperature: input should be greater than or equal to 0"),
+    ("inline suite dataset missing", {}, demo(bench={"suite": {**{k: v for k, v in SUITE.items() if k != "prompts"},
+                                                                "dataset": {"path": "data/d.jsonl"}}}),
+     "sim-demo.yaml: bench.suite.dataset.path: "),
+    ("inline suite prompts and dataset", {"d.jsonl": '{"prompt": "hello"}\n'},
+     demo(bench={"suite": {**SUITE, "dataset": {"path": "d.jsonl"}}}),
+     "sim-demo.yaml: bench.suite.prompts: give prompts or dataset, not both"),
+    # 9. lone surrogates
     ("surrogate in a suite prompt", {"suite.yaml": yaml.safe_dump(SUITE).replace("text: hello",
                                                                               'text: "Write a \\ud800 haiku"')},
      demo(bench={"suite": "suite.yaml"}), "suite.yaml: prompts[0].text: line "),
@@ -221,3 +230,13 @@ def test_duplicate_keys_name_the_nested_key_and_both_lines(tmp_path):
         read_yaml(p)
     p.write_text("a: 1\n'1': x\n1: y\n")  # the string '1' and the integer 1 are different keys
     assert read_yaml(p) == {"a": 1, "1": "x", 1: "y"}
+
+
+def test_yaml_1_2_exponent_floats_are_numbers(tmp_path):
+    """PyYAML (YAML 1.1) reads 2e3 and 1.5e3 as strings; a study file means numbers."""
+    text = demo(slo=[{"concurrency": 32, "ttft_p99_ms": 1}], bench={"suite": "quick", "stream": True})
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "s.yaml").write_text(text.replace("ttft_p99_ms: 1", "ttft_p99_ms: 2e3"))
+    assert load_study(tmp_path / "s.yaml").slo[0].limits["ttft_p99_ms"] == 2000.0
+    (tmp_path / "x.yaml").write_text("a: 1.5e3\nb: 1E-4\nc: '2e3'\nd: 12\ne: e3\n")
+    assert read_yaml(tmp_path / "x.yaml") == {"a": 1500.0, "b": 0.0001, "c": "2e3", "d": 12, "e": "e3"}

@@ -107,7 +107,9 @@ def _real_text(text: str, source: str, where: str) -> None:
 
 def _jsonl_rows(path: Path, source: str, text: str) -> list[dict[str, Any]]:
     rows = []
-    for lineno, line in enumerate(text.splitlines(), 1):
+    # Lines end at "\n" only: str.splitlines() would also split inside a JSON string at U+2028,
+    # U+2029 or U+0085, which JSON allows raw (a "\r" before the "\n" is stripped below).
+    for lineno, line in enumerate(text.split("\n"), 1):
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -184,6 +186,8 @@ def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[st
         first = next((j for j, t in enumerate(turns) if t["from"] in ("human", "user")), None)
         if first is None or first + 1 >= len(turns) or not turns[first]["value"].strip():
             continue  # no prompt with a reply: SGLang's loader skips these too
+        if conv.get("category") is not None and not isinstance(conv["category"], str):
+            raise _row_error(source, f"{where}.category", "must be text")
         _real_text(turns[first]["value"], source, f"{where}.conversations[{first}].value")
         reply = turns[first + 1]["value"]
         rows.append({"line": i, "text": turns[first]["value"], "messages": None,
@@ -202,7 +206,8 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
     the dataset file and the line (or the suite and key) on any problem."""
     path = Path(spec.path) if Path(spec.path).is_absolute() else base_dir / spec.path
     if not path.exists():
-        raise ConfigError(source, f"{where}.path", f"{path} not found; paths are relative to the suite file")
+        raise ConfigError(source, f"{where}.path", f"{path} not found (a relative path is read from {base_dir}: "
+                                                   "the suite file's folder, or the study file's for an inline suite)")
     try:
         raw = read_bytes_capped(path, MAX_DATASET_BYTES)
     except ConfigError as exc:
@@ -211,11 +216,22 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
     if spec.sha256 is not None and spec.sha256 != digest:
         raise ConfigError(source, f"{where}.sha256", f"{path} has SHA-256 {digest}, not the one the suite "
                                                      "pins; the file changed")
-    text = decode_utf8(raw, path)
+    text = decode_utf8(raw, path).removeprefix("\ufeff")  # a byte-order mark some editors write
     layout = spec.layout()
-    rows = (_jsonl_rows(path, str(path), text) if layout == "jsonl"
-            else _sharegpt_rows(path, str(path), text, spec.max_output_tokens))
+    try:
+        rows = (_jsonl_rows(path, str(path), text) if layout == "jsonl"
+                else _sharegpt_rows(path, str(path), text, spec.max_output_tokens))
+    except ConfigError as exc:
+        if spec.format is not None or not ("not valid JSON" in exc.message or "expected a JSON" in exc.message):
+            raise
+        other, shape = (("jsonl", "one JSON object per line") if layout == "sharegpt"
+                        else ("sharegpt", "one JSON list of conversations"))
+        raise ConfigError(exc.source, exc.key, f"{exc.message}; read as {layout} from the file's suffix: "
+                                               f"set format: {other} if it is {shape}") from None
     total = len(rows)
+    if not total:
+        what = "no row" if layout == "jsonl" else "no conversation with a prompt and a reply"
+        raise ConfigError(source, where, f"{path} holds no request ({what}); give a file with some")
     kept = []
     for position, row in enumerate(rows):
         chars = len(row["text"])

@@ -25,7 +25,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 from .sampler import check_sampler_options
 from .slo import SLO
 from .space import Scalar, load_space, reserved_arg, check_server_args
-from .suite import SHIPPED_SUITES, load_suite
+from .suite import INLINE_SUITE, SHIPPED_SUITES, load_suite
 from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
@@ -509,7 +509,14 @@ def load_study(path: str | Path) -> StudyConfig:
                               f"expected one of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
         suite = str((base / suite).resolve())
         update["bench"] = study.bench.model_copy(update={"suite": suite})
-    loaded = load_suite(suite, base_dir=base)
+    if isinstance(suite, dict) and suite.get("dataset") is not None and suite.get("prompts"):
+        raise ConfigError(path, "bench.suite.prompts", "give prompts or dataset, not both")
+    try:
+        loaded = load_suite(suite, base_dir=base)
+    except ConfigError as exc:
+        if exc.source != INLINE_SUITE:
+            raise
+        raise ConfigError(path, f"bench.suite.{exc.key}" if exc.key else "bench.suite", exc.message) from None
     if isinstance(suite, dict):
         # An inline suite's files (prompt files, a dataset) are relative to the study file: keep
         # the loaded suite, which carries their contents, so nothing later reads them from elsewhere.

@@ -212,6 +212,10 @@ def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suit
     return suite.model_copy(update={"prompts": prompts})
 
 
+#: The source an inline suite's errors name (the study file's loader puts its own name there).
+INLINE_SUITE = "<inline suite>"
+
+
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
@@ -222,7 +226,7 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
     if isinstance(spec, Suite):
         return spec
     if isinstance(spec, dict):
-        source = "<inline suite>"
+        source = INLINE_SUITE
         suite = parse_model(Suite, spec, source)
         base = Path(base_dir or Path.cwd())
         return _with_dataset(_with_prompt_files(suite, source, base), source, base)
@@ -239,4 +243,7 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
             raise ConfigError(text, "", f"unknown suite{did_you_mean(text, SHIPPED_SUITES)}; expected one "
                                         f"of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
     suite = parse_model(Suite, read_yaml(path), path)
+    if suite.dataset is not None and suite.prompts:
+        # (only a loaded suite holds both: its drawn requests and the file's pinned SHA-256)
+        raise ConfigError(path, "prompts", "give prompts or dataset, not both")
     return _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)

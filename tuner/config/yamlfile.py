@@ -9,6 +9,7 @@ problem raises :class:`ConfigError`, whose ``str()`` is the one line the CLI pri
 from __future__ import annotations
 
 import difflib
+import re
 import stat
 from pathlib import Path
 from typing import Any, Iterable, TypeVar, get_args
@@ -273,6 +274,14 @@ class _NoAliasLoader(yaml.SafeLoader):
             return None
         _check_nodes(node)
         return self.construct_document(node)
+
+
+# YAML 1.2's exponent floats (2e3, 1.5e3, 1E-4): PyYAML follows YAML 1.1, which wants a dot and a
+# signed exponent (1.5e+3) and reads the others as strings, so `ttft_p99_ms: 2e3` was refused as "not
+# a number". The resolver goes on this loader only.
+_NoAliasLoader.add_implicit_resolver(
+    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+    list("-+.0123456789"))
 
 
 def read_yaml(path: str | Path) -> Any:
