@@ -40,7 +40,8 @@ class FakeSGLang:
     connection), ``info_paths`` (which server-info paths exist), ``verify_every`` (spec_verify_ct),
     ``lie`` (how /generate misbehaves: ``more`` or ``negative`` token counts, ``error200`` and
     ``html200`` bodies with HTTP 200, a stream with ``sse_fields`` (comments, event and id lines: legal
-    SSE) or ``cut`` short without a finish reason).
+    SSE) or ``cut`` short without a finish reason; /v1/completions streams ``chunky``: four tokens a
+    chunk and the count only at the end).
     """
 
     def __init__(self, *, token_s=0.0005, busy_flushes=0, fail_prompt=None, hang_prompt=None,
@@ -173,8 +174,11 @@ class FakeSGLang:
                                       "choices": [{"index": 0, "text": "z " * n, "finish_reason": "length"}]})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
-        for i in range(n):
-            chunk = {"choices": [{"index": 0, "text": "z ", "finish_reason": "length" if i == n - 1 else None}]}
+        per_chunk = 4 if self.lie == "chunky" else 1  # chunky: several tokens a chunk, no per-chunk usage
+        for i in range(0, n, per_chunk):
+            await asyncio.sleep(self.token_s * per_chunk)
+            last = i + per_chunk >= n
+            chunk = {"choices": [{"index": 0, "text": "z " * per_chunk, "finish_reason": "length" if last else None}]}
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await resp.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
         await resp.write(b"data: [DONE]\n\n")
@@ -492,3 +496,13 @@ def test_cli_bench_with_counts_that_cannot_be_true_exits_1(tmp_path):
     assert "(first: warmup fib at 2 tokens: completion_tokens 5, exactly 2 asked (ignore_eos))" in errors[0]
     saved = json.loads(out.read_text())
     assert saved["complete"] is False and "answers cannot be true" in saved["error"]
+
+
+def test_itl_is_not_guessed_when_the_count_comes_only_at_the_end():
+    suite = {**SUITE, "sweep": {"concurrencies": [1], "max_tokens": 8}}
+    for lie, has_itl in ((None, True), ("chunky", False)):  # one token a chunk: the gaps are per token
+        with FakeSGLang(lie=lie) as srv:
+            res = run_suite(srv.url, load_suite(suite), api="openai", stream=True)
+        done = [r for r in res.records if r.phase == "single"]
+        assert done and all(r.ok and r.completion_tokens == r.max_tokens and r.ttft_s is not None for r in done)
+        assert all(bool(r.itl_s) is has_itl for r in done), lie

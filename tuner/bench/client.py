@@ -356,6 +356,7 @@ class BenchClient:
         last_t = 0.0
         last_tokens = 0
         text = ""
+        guessed = 0  #: text chunks counted as one token each (no per-chunk usage from the server)
         async for raw in resp.content:
             line = raw.strip()
             if not line or line.startswith(_SSE_SKIPPED):
@@ -385,6 +386,7 @@ class BenchClient:
                 # count comes from the final usage).
                 tokens = record.completion_tokens if record.completion_tokens is not None else (
                     last_tokens + (1 if has_text else 0))
+                guessed += record.completion_tokens is None and has_text
             new = tokens - last_tokens
             if new <= 0:
                 continue
@@ -401,6 +403,12 @@ class BenchClient:
         if record.finish_reason is None:
             raise ValueError(f"the stream ended after {record.completion_tokens} tokens without a finish "
                              "reason: the answer was cut short")
+        if guessed and guessed != record.completion_tokens:
+            # Chunks of several tokens and the count only at the end (a server that ignores
+            # continuous_usage_stats): which gap belongs to which token is unknown, and spreading
+            # the final jump over the last gap would report gaps of microseconds. No ITL, rather
+            # than a wrong one (an ITL limit then reads "not measured").
+            record.itl_s.clear()
         record.ok = True
 
 
