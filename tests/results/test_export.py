@@ -216,6 +216,21 @@ def test_adaptive_out_alongside_the_yaml(tmp_path, study_file):
     assert not out2.exists() and not policy2.exists()
 
 
+@pytest.mark.parametrize("args, reason", [
+    ({"enable_dp_attention": True, "dp_size": 8}, "attention DP is not supported"),
+    ({"enable_two_batch_overlap": True}, "enable_two_batch_overlap=True is not supported"),
+])
+def test_adaptive_is_refused_where_sglang_switches_it_off(tmp_path, args, reason):
+    # adaptive_spec_params.py, adaptive_unsupported_reason: SGLang logs one warning and runs static
+    path = make_model_study(tmp_path, name="dp", n_trials=4, args=args)
+    out, best, policy = tmp_path / "policy.json", tmp_path / "best.yaml", tmp_path / "p.json"
+    r = run(path, "--adaptive", "-o", out)
+    _refused(r, out, 2, f"SGLang 0.5.23 switches adaptive speculation off on this study's servers: {reason}")
+    r = run(path, "--pick", "single", "-o", best, "--adaptive-out", policy)
+    _refused(r, best, 2, reason)
+    assert not policy.exists()
+
+
 def test_adaptive_needs_topk_1_measurements(tmp_path):
     space = tmp_path / "space.yaml"
     space.write_text(yaml.safe_dump({"params": {

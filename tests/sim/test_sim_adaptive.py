@@ -43,6 +43,13 @@ def test_resolve_adaptive():
     assert spec == SpecConfig(2, 4, 8) and "speculative_adaptive disabled" in warning
     with pytest.raises(ValueError, match="not in the adaptive config candidate_steps"):
         resolve_adaptive(SpecConfig(2, 1, 3), [1, 3, 5])
+    # adaptive_spec_params.py: the other server arguments that switch it off, in SGLang's order
+    for args, says in (({"enable_dp_attention": True, "dp_size": 8}, "attention DP is not supported"),
+                       ({"enable_multi_layer_eagle": True, "enable_pdmux": True}, "enable_multi_layer_eagle=True"),
+                       ({"enable_pdmux": True}, "enable_pdmux=True is not supported")):
+        spec, warning = resolve_adaptive(SpecConfig(3, 1, 4), [1, 3, 5], args)
+        assert spec == SpecConfig(3, 1, 4) and warning.startswith(f"speculative_adaptive disabled: {says}")
+    assert resolve_adaptive(SpecConfig(3, 1, 4), [1, 3, 5], {"enable_dp_attention": True, "dp_size": 1})[1] is None
 
 
 def _policy(tmp_path) -> str:

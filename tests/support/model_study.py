@@ -24,7 +24,7 @@ server:
   tp_size: 8
   args:
     mem_fraction_static: 0.85
-    trust_remote_code: true
+    trust_remote_code: true{args}
   sim: {{profile: {profile}}}
 bench: {{suite: quick}}
 sampler: {{seed: 3}}
@@ -42,11 +42,14 @@ REUSE_SEED = """seed_trials:
 
 
 def make_model_study(folder: Path, name: str = "demo", n_trials: int | None = 12, space: Path = SPACE,
-                     profile: str = "k2.6-tp8-pcie"):
+                     profile: str = "k2.6-tp8-pcie", args: dict | None = None):
     """A study file in ``folder``, created in its SQLite storage and run for ``n_trials`` settings
-    through the performance model (``n_trials=None``: created, never run). Returns the file path."""
+    through the performance model (``n_trials=None``: created, never run); ``args``: more
+    ``server.args``. Returns the file path."""
     path = folder / f"{name}.yaml"
-    path.write_text(STUDY.format(name=name, space=space, profile=profile, seeds=REUSE_SEED if space == SPACE else ""))
+    more = "".join(f"\n    {k}: {str(v).lower() if isinstance(v, bool) else v}" for k, v in (args or {}).items())
+    path.write_text(STUDY.format(name=name, space=space, profile=profile, args=more,
+                                 seeds=REUSE_SEED if space == SPACE else ""))
     config = load_study(path)
     create_study(config, config.storage)
     if n_trials:

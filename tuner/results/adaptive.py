@@ -13,6 +13,7 @@ from typing import Sequence
 
 from ..engine.records import MEASURED, TrialRecord, load_records
 from ..sglang.adaptive import AdaptivePolicy, StepsMeasurement, Threshold
+from ..sglang.rules import SpecConfig
 from .pareto import PickError
 
 
@@ -72,9 +73,20 @@ def build_policy(study_name: str, records: Sequence[TrialRecord], baseline: dict
 
 
 def study_policy(study) -> AdaptivePolicy:
-    """The adaptive policy of a stored study."""
+    """The adaptive policy of a stored study. :class:`ConfigError` when SGLang would switch adaptive
+    speculation off with the study's own server arguments (attention DP, multi-layer EAGLE, two-batch
+    overlap, PD multiplexing): the policy would be ignored, with one warning line in the log."""
+    from ..config.yamlfile import ConfigError
     from ..engine.baseline import find_baseline
+    from ..engine.study import config_from_study
+    from ..server.command import merged_server_args
+    from ..sglang.adaptive import adaptive_unsupported_reason
 
+    config, space, _ = config_from_study(study)
+    reason = adaptive_unsupported_reason(SpecConfig(1, 1, 2), merged_server_args(config.server, space.config.fixed))
+    if reason is not None:
+        raise ConfigError("--adaptive", "", f"SGLang 0.5.23 switches adaptive speculation off on this study's "
+                                            f"servers: {reason} (adaptive_spec_params.py); the policy would never run")
     base = find_baseline(study)
     return build_policy(study.study_name, load_records(study), None if base is None else base.attrs)
 

@@ -112,17 +112,35 @@ def adaptive_candidate_steps(config: dict) -> list[int]:
     return sorted(steps)
 
 
-def resolve_adaptive(requested: SpecConfig, candidate_steps: list[int]) -> tuple[SpecConfig, str | None]:
+def adaptive_unsupported_reason(requested: SpecConfig, server_args: dict | None = None) -> str | None:
+    """Why SGLang switches adaptive speculation off for this setting and these server arguments
+    (``adaptive_spec_params.py``, ``adaptive_unsupported_reason``, in its order), or None. Attention
+    data parallelism counts when ``enable_dp_attention`` runs more than one rank (``dp_size`` > 1)."""
+    args = server_args or {}
+    if requested.eagle_topk is not None and requested.eagle_topk != 1:
+        return f"speculative_eagle_topk={requested.eagle_topk} (only topk=1 is supported)"
+    if args.get("enable_dp_attention") and int(args.get("dp_size") or 1) > 1:
+        return "attention DP is not supported (adaptive tier decisions are not synchronized across DP ranks)"
+    for flag, why in (("enable_multi_layer_eagle", "MultiLayerEagleWorkerV2 does not implement adaptive"),
+                      ("enable_two_batch_overlap", "adaptive state swap would discard the TboAttnBackend wrapper"),
+                      ("enable_pdmux", "adaptive state swap does not update decode_attn_backend_group")):
+        if args.get(flag):
+            return f"{flag}=True is not supported ({why})"
+    return None
+
+
+def resolve_adaptive(requested: SpecConfig, candidate_steps: list[int],
+                     server_args: dict | None = None) -> tuple[SpecConfig, str | None]:
     """SGLang's handling of ``--speculative-adaptive`` (speculative_hook.py, ``_maybe_disable_adaptive``
     and ``_init_adaptive_speculative_params``), applied before the rules of :func:`resolve`.
 
-    Returns the setting to resolve further and, when adaptive is switched off (topk other than 1),
-    SGLang's warning: the server then runs the static setting. Raises ``ValueError`` when num_steps
-    is not among the candidate steps, as SGLang does.
+    Returns the setting to resolve further and, when adaptive is switched off
+    (:func:`adaptive_unsupported_reason`), SGLang's warning: the server then runs the static
+    setting. Raises ``ValueError`` when num_steps is not among the candidate steps, as SGLang does.
     """
-    if requested.eagle_topk is not None and requested.eagle_topk != 1:
-        return requested, (f"speculative_adaptive disabled: speculative_eagle_topk={requested.eagle_topk} "
-                           "(only topk=1 is supported). Falling back to static speculative params.")
+    reason = adaptive_unsupported_reason(requested, server_args)
+    if reason is not None:
+        return requested, f"speculative_adaptive disabled: {reason}. Falling back to static speculative params."
     steps = requested.num_steps
     if steps is None:
         steps = candidate_steps[len(candidate_steps) // 2]

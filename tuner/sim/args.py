@@ -323,7 +323,7 @@ def _adaptive(ns: argparse.Namespace, requested: SpecConfig, log: logging.Logger
                          "--speculative-adaptive (SGLang's built-in default table is not modelled)")
     with open(ns.speculative_adaptive_config) as f:
         candidates = adaptive_candidate_steps(json.load(f))
-    spec, warning = resolve_adaptive(requested, candidates)
+    spec, warning = resolve_adaptive(requested, candidates, vars(ns))
     if warning:
         log.warning(warning)
         ns.speculative_adaptive = False
