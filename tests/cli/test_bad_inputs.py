@@ -120,10 +120,19 @@ CASES = [
     # what SGLang 0.5.23 does with the study's backends on its servers (facts stated: no config.json
     # or nvidia-smi here): every launch would fail after the model load
     ("MHA draft head on trtllm_mla", _on_b200({"attention_backend": "trtllm_mla"}), {},
-     "server.args: no setting of the search space runs on this study's servers: 504 of 504 break "
+     "server.args: no setting of the search space runs on this study's servers (504 tried): 504 break "
      "draft-backend-kind (while the server starts, after the full model load): the draft model is MHA"),
     ("fa3 on Blackwell", _on_b200({"attention_backend": "fa3"}), {},
      "server.args: attention backend fa3 does not start for the model on sm100"),
+    ("trtllm_mla on Hopper", {**_on_b200({"attention_backend": "trtllm_mla", "speculative_draft_attention_backend": "fa3"}),
+                              "server.facts": {"model_attention": "mla", "draft_attention": "mha",
+                                               "gpu_compute_capability": "9.0"}}, {},
+     "server.args: attention backend trtllm_mla does not start for the model on sm90 (Hopper)"),
+    ("hpc_ops with speculation", _on_b200({"attention_backend": "hpc_ops"}), {},
+     "server.args: no setting of the search space runs on this study's servers (2016 tried): 504 break "
+     "backend-no-spec (while the server starts, after the full model load): attention backend hpc_ops"),
+    ("cutedsl_mla for prefill", _on_b200({"prefill_attention_backend": "cutedsl_mla"}), {},
+     "server.args: prefill_attention_backend cutedsl_mla: SGLang 0.5.23 refuses it"),
     ("draft range 10^9", {}, {"space.yaml": {**SPACE, "params": {
         **SPACE["params"], "speculative_num_draft_tokens": {"low": 2, "high": 1_000_000_000}}}},
      "speculative_num_draft_tokens: values go up to 1000000000; the tuner's cap is 1024"),

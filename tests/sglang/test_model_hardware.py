@@ -133,8 +133,13 @@ def test_choice_explains_the_fallback():
     ("fa3", None, "mla", False),     # the GPU not known: not judged
     ("flashinfer", B200, "mla", False),
     ("triton", B200, "mha", False),
+    ("trtllm_mla", HOPPER, "mla", True),   # overrides.py: Blackwell only (SM100/SM12x)
+    ("trtllm_mla", B200, "mla", False),
+    ("trtllm_mla", GpuArch(12, 0), "mla", False),
+    ("cutedsl_mla", GpuArch(12, 0), "mla", True),  # SM100 only
+    ("cutedsl_mla", B200, "mla", False),
 ])
 def test_gpu_refusal(backend, gpu, attention, refused):
     says = gpu_refusal(backend, gpu, attention)
     assert (says is not None) is refused
-    assert says is None or "FlashAttention v3 Backend requires SM>=80 and SM<=90" in says
+    assert says is None or "requires SM>=80 and SM<=90" in says or "only supported on Blackwell GPUs" in says

@@ -86,6 +86,8 @@ CASES = [
     (S(3, 1, 4), MLA(attention_backend="fa3", draft_attention_backend="trtllm_mha"), S(3, 1, 4),
      "draft-backend-kind", "ValueError", False),
     (S(3, 1, 4), MLA(attention_backend="trtllm_mla"), S(3, 1, 4), None, None, None),  # an MLA head: fine
+    # hpc_ops runs no speculative decoding at all (its runner raises as it starts)
+    (S(3, 1, 4), ServerContext(attention_backend="hpc_ops"), S(3, 1, 4), "backend-no-spec", "ValueError", False),
     (S(3, 1, 4), ServerContext(attention_backend="trtllm_mla"), S(3, 1, 4), None, None, None),  # not known
     # chains are fine on every backend; trees on fa3 and triton with page size 1
     (S(3, 1, 4), MLA(attention_backend="flashinfer"), S(3, 1, 4), None, None, None),

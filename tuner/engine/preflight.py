@@ -104,6 +104,10 @@ def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
         raise _named(exc, source) from None
 
 
+#: Rules a study's server arguments break for every setting (tuner.sglang.rules): the fix is there.
+WHOLE_STUDY_RULES = ("backend-no-spec", "draft-backend-kind")
+
+
 def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> None:
     """The ranges run something on their own (checked as the space loads); here, with everything
     a launch adds (a stored study's space has it already): the backends start on this study's
@@ -120,6 +124,10 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> No
         except ConfigError as exc:
             raise _named(exc, source) if exc.source == "study" else exc from None
         ctx = space.rules_context
+        if ctx.prefill_attention_backend == "cutedsl_mla":  # arg_groups/overrides.py: an assert
+            raise ConfigError(source, "server.args", "prefill_attention_backend cutedsl_mla: SGLang 0.5.23 "
+                                                     "refuses it (CuteDSL MLA only supports decoding for now); "
+                                                     "give it as decode_attention_backend")
         runners = [(b, facts.target, "the model") for b in ctx.backends()]
         runners += [(b, facts.draft, "the draft model") for b in ctx.draft_runner_backends()]
         for backend, model, who in runners:
@@ -135,11 +143,12 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> No
             return
         counts[res.violation.rule] += 1
         first.setdefault(res.violation.rule, res.violation)
-    rule, count = counts.most_common(1)[0]
-    key = "server.args" if rule == "draft-backend-kind" else "search_space"
-    raise ConfigError(source, key, f"no setting of the search space runs on this study's servers: {count} of "
-                                   f"{sum(counts.values())} break {rule} ({first[rule].when()}): "
-                                   f"{first[rule].message}")
+    # The causes that fail every setting whatever its flags come first: they are the fix.
+    ranked = sorted(counts, key=lambda r: (r not in WHOLE_STUDY_RULES, -counts[r]))[:2]
+    key = "server.args" if ranked[0] in WHOLE_STUDY_RULES else "search_space"
+    causes = "; ".join(f"{counts[r]} break {r} ({first[r].when()}): {first[r].message}" for r in ranked)
+    raise ConfigError(source, key, f"no setting of the search space runs on this study's servers "
+                                   f"({sum(counts.values())} tried): {causes}")
 
 
 def _check_sampler(config: StudyConfig, space: SearchSpace, source) -> None:

@@ -76,12 +76,26 @@ def kind_refusal(backend: str | None, attention: str | None) -> str | None:
 
 def gpu_refusal(backend: str | None, gpu: GpuArch | None, attention: str | None) -> str | None:
     """SGLang's error when a runner of ``attention`` kind is given ``backend`` on ``gpu`` (None:
-    not known; nothing refused): ``attention_registry.py``, ``create_flashattention_v3_backend``
-    asserts SM 8.x for non-MLA models or SM 9.x (so never on Blackwell), as the runner starts."""
-    if backend != "fa3" or gpu is None or gpu.major == 9 or (gpu.major == 8 and attention != "mla"):
+    not known; nothing refused), for every launch, the baseline's too:
+
+    * ``fa3``: ``attention_registry.py``, ``create_flashattention_v3_backend`` asserts SM 8.x for
+      non-MLA models or SM 9.x (so never on Blackwell), as the runner starts;
+    * ``trtllm_mla``: ``arg_groups/overrides.py``, ``_mla_kv_cache_dtype_checks``, Blackwell only
+      (SM 10.x and 12.x), during argument handling;
+    * ``cutedsl_mla``: ``_cutedsl_prefill_backend_fill`` (the same file), SM 10.x only, likewise.
+    """
+    if gpu is None:
         return None
-    return ("AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. "
-            "Please use `--attention-backend flashinfer`.")
+    if backend == "fa3" and not (gpu.major == 9 or (gpu.major == 8 and attention != "mla")):
+        return ("AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. "
+                "Please use `--attention-backend flashinfer`.")
+    if backend == "trtllm_mla" and gpu.major not in (10, 12):
+        return ("ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). "
+                "Please use a different backend.")
+    if backend == "cutedsl_mla" and gpu.major != 10:
+        return ("ValueError: CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). "
+                "Please use a different backend.")
+    return None
 
 
 #: flashinfer_mla_backend.py / flashmla_backend.py: the draft backend's error, word for word.

@@ -262,7 +262,7 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
     effective = SpecConfig(steps, topk, draft)
     # attention_registry.py: the draft runner refuses a backend of the other attention kind as it
     # starts, whatever the setting: every speculative launch of such a study fails after the load.
-    kind = draft_kind_violation(ctx)
+    kind = _no_speculation_backend(ctx) or draft_kind_violation(ctx)
     if kind is not None:
         return Resolution(requested, effective, tuple(warnings), kind)
     # An MLA tree SGLang refuses after loading fails before the draft graph capture below (the draft
@@ -314,6 +314,16 @@ def resolved_page_size(ctx: ServerContext) -> int:
             snap, keep = _PAGE_SNAPS[backend]
             page_size = page_size if page_size in keep else snap
     return page_size
+
+
+def _no_speculation_backend(ctx: ServerContext) -> RuleViolation | None:
+    """attention_registry.py, ``create_hpc_ops_backend``: "hpc_ops backend does not support
+    speculative decoding for now", raised as the target runner starts (the baseline runs)."""
+    if "hpc_ops" in (*ctx.backends(), *ctx.draft_runner_backends()):
+        return _violation("backend-no-spec", "attention backend hpc_ops does not run speculative decoding; "
+                          "use another attention backend", "ValueError",
+                          "hpc_ops backend does not support speculative decoding for now.", STAGE_STARTUP)
+    return None
 
 
 def draft_kind_violation(ctx: ServerContext) -> RuleViolation | None:

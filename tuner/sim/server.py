@@ -70,8 +70,8 @@ def _startup_violation(plan: LaunchPlan) -> None:
     if v.rule == "mla-tree-backend":
         # speculative/draft_utils.py builds the MLA multi-step draft backend; its __init__ raises.
         frame = '  File "sglang/srt/layers/attention/flashinfer_mla_backend.py", in __init__\n'
-    elif v.rule == "draft-backend-kind":
-        # the draft model runner builds its attention backend as it starts (attention_registry.py).
+    elif v.rule in ("draft-backend-kind", "backend-no-spec"):
+        # a model runner builds its attention backend as it starts (attention_registry.py).
         frame = ('  File "sglang/srt/model_executor/model_runner_components/attention_backend_setup.py", '
                  'in _build_full_attention_backend_from_str\n')
     elif spec is not None and spec.num_steps > 1:
