@@ -55,6 +55,9 @@ CASES = [
     (S(2, 1, 3), ServerContext(page_size=16), S(2, 1, 3), None, None, None),
     (S(2, 2, 4), ServerContext(use_rejection_sampling=True), None, "rejection-sampling-topk", "ValueError", True),
     (S(2, 1, 3), ServerContext(use_rejection_sampling=True), S(2, 1, 3), None, None, None),
+    (S(2, 1, 3), ServerContext(use_rejection_sampling=True, accept_thresholds=(0.9, 1.0)), None,
+     "rejection-sampling-thresholds", "ValueError", True),
+    (S(2, 1, 3), ServerContext(accept_thresholds=(0.9, 1.0)), S(2, 1, 3), None, None, None),
     # MLA trees (flashinfer_mla_backend.py, flashmla_backend.py, draft_utils.py): an MLA draft on a
     # chain-only MLA backend raises after the model load when num_steps > 1 ...
     (S(3, 4, 8), MLA(attention_backend="flashinfer"), S(3, 4, 8), "mla-tree-backend", "ValueError", False),
@@ -169,3 +172,16 @@ def test_auto_choice_follows_the_architecture():
     # speculative_hook.py, _auto_choose_speculative_params
     assert resolve(S(), ServerContext(target_architecture="LlamaForCausalLM")).effective == S(5, 4, 8)
     assert resolve(S(), ServerContext(target_architecture="DeepseekV3ForCausalLM")).effective == S(3, 1, 4)
+
+
+def test_server_arguments_that_bring_rules_along():
+    """speculative_hook.py: block verification turns rejection sampling on (topk 1 only); the
+    accept thresholds read as SGLang's defaults unless given."""
+    from tuner.config.space import context_from_args
+
+    block = context_from_args("EAGLE3", {"speculative_use_block_verification": True})
+    assert block.use_rejection_sampling and block.accept_thresholds == (1.0, 1.0)
+    assert resolve(S(2, 2, 4), block).violation.rule == "rejection-sampling-topk"
+    both = context_from_args("EAGLE3", {"speculative_use_rejection_sampling": True,
+                                        "speculative_accept_threshold_acc": 0.5})
+    assert resolve(S(2, 1, 3), both).violation.rule == "rejection-sampling-thresholds"

@@ -105,7 +105,7 @@ def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
 
 
 #: Rules a study's server arguments break for every setting (tuner.sglang.rules): the fix is there.
-WHOLE_STUDY_RULES = ("backend-no-spec", "draft-backend-kind")
+WHOLE_STUDY_RULES = ("backend-no-spec", "draft-backend-kind", "rejection-sampling-thresholds")
 
 
 def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> None:

@@ -105,6 +105,8 @@ class ServerContext:
     attention_backend: str | None = None
     page_size: int = 1
     use_rejection_sampling: bool = False
+    #: --speculative-accept-threshold-single and -acc (SGLang's defaults 1.0)
+    accept_thresholds: tuple[float, float] = (1.0, 1.0)
     decode_attention_backend: str | None = None
     prefill_attention_backend: str | None = None
     draft_attention_backend: str | None = None
@@ -235,6 +237,15 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
             "rejection-sampling-topk",
             "--speculative-use-rejection-sampling requires --speculative-eagle-topk 1",
             "ValueError", "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
+        ))
+    if ctx.use_rejection_sampling and ctx.accept_thresholds != (1.0, 1.0):
+        return Resolution(requested, None, (), _violation(
+            "rejection-sampling-thresholds",
+            "--speculative-use-rejection-sampling (or block verification) ignores the accept thresholds and "
+            "SGLang refuses them: leave speculative_accept_threshold_single and _acc at 1.0",
+            "ValueError", "--speculative-use-rejection-sampling is incompatible with "
+            "--speculative-accept-threshold-single / --speculative-accept-threshold-acc; rejection sampling "
+            "ignores the accept thresholds.",
         ))
 
     # speculative_hook.py: with topk == 1 the tree is a chain of num_steps tokens plus the root,
