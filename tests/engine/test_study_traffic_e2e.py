@@ -104,4 +104,4 @@ def test_dataset_studies_through_generate_and_chat(tmp_path, dataset, api, strea
         assert "# confirmed: run" in text and "2 rounds interleaved" in text
         assert "# workload: suite data: dataset" in text and "api chat" in text
         assert "# lossless check: 2/2 single-request outputs identical" in text
-        assert len(open_study(config.name + ".confirm", config.storage).trials) == 4
+        assert len(open_study(config.name + ".confirm", config.storage, companions=True).trials) == 4

@@ -133,3 +133,39 @@ def test_confirm_refuses_bad_requests(lucky_study):
     r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--show"])
     assert r.exit_code == 1 and "has not been confirmed yet" in r.output
     assert len(load_records(open_study("noisy", load_study(path).storage))) == 4  # nothing written
+
+
+def test_companions_go_with_their_study_and_never_into_another_of_its_name(lucky_study, tmp_path):
+    """QA: `delete` left NAME.confirm behind, and a new study of the name exported a pick from the
+    old study's confirmation (trials of other settings). Now delete takes every companion, a
+    companion is never read or deleted on its own while its study exists, `.confirm` names are
+    reserved, and a confirmation left by another study of the name is not this study's."""
+    path, config, backend, study = lucky_study
+    url = config.storage
+    run_confirmation(study, config, backend, confirm_candidates(study, ["throughput"], near=0.1), repeats=2)
+    assert load_confirmation(study) is not None
+    for args, says in ((["study", "delete", "noisy.confirm", "--storage", url, "--yes"],
+                        "is the confirmation of study noisy, deleted with it"),
+                       (["study", "pareto", "noisy.confirm", "--storage", url],
+                        "is the confirmation companion of study noisy"),
+                       (["study", "copy", "noisy", "other.confirm", "--storage", url],
+                        "reserved for the confirmation companion")):
+        r = CliRunner().invoke(cli, args)
+        assert r.exit_code == 2 and says in r.output, (args, r.output)
+    r = CliRunner().invoke(cli, ["study", "list", "--storage", url, "-f", "csv"])
+    assert r.exit_code == 0 and "noisy.confirm" not in r.output and "noisy" in r.output
+
+    # a confirmation left by an earlier study of the name (here: from before companions carried
+    # the study's id, measured before this study was created) is not this study's
+    from tuner.engine.study import UID_ATTR
+
+    cstudy = open_confirm_study(study)
+    cstudy.set_user_attr(UID_ATTR, "another-study")
+    assert load_confirmation(study) is None and open_confirm_study(study) is None
+    assert build_export(study, "throughput").spec == AUTO  # the study's own (lucky) pick again
+
+    r = CliRunner().invoke(cli, ["study", "delete", "noisy", "--storage", url, "--yes"])
+    assert r.exit_code == 0 and "noisy.confirm" in r.output, r.output
+    import optuna
+
+    assert not [s.study_name for s in optuna.get_all_study_summaries(url)]

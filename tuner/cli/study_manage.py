@@ -78,21 +78,20 @@ def list_(storage, fmt, as_json) -> None:
 @click.option("-y", "--yes", is_flag=True, help="Do not ask (needed when stdin is not a terminal).")
 @click.option("--force", is_flag=True, help="Delete even with trials RUNNING (a dead worker's).")
 def delete(target, study_name, storage, yes, force) -> None:
-    """Delete a study and its baseline companion from the storage.
+    """Delete a study and its companions (baseline, confirmation) from the storage.
 
     Server logs, suite results and artifacts (files under the workdir) stay where they are.
     """
     from ..engine.lifecycle import delete_study
-    from ..engine.records import load_records
     from ..engine.study import open_study
 
     name, url, _ = resolve_target(target, storage, study_name)
-    study = open_study(name, url)
-    n = len(load_records(study))
     if not yes:
         if not sys.stdin.isatty():
             raise ConfigError("delete", name, "would delete the study; confirm with --yes (stdin is not a terminal)")
-        click.confirm(f"delete study {name} ({n} trials) and {name}.baseline from {redact(url)}?", abort=True)
+        n = len(open_study(name, url, companions=True).trials)
+        click.confirm(f"delete study {name} ({n} trials) and its companions ({name}.baseline, {name}.confirm) "
+                      f"from {redact(url)}?", abort=True)
     deleted = delete_study(name, url, force=force)
     click.echo(f"deleted {', '.join(deleted)} from {redact(url)}")
 

@@ -35,6 +35,19 @@ MAX_NAME_LENGTH = 100
 #: The suffix of each study's companion that stores its baseline (``tuner.engine.study`` takes it
 #: from here), so no study may be named with it.
 BASELINE_SUFFIX = ".baseline"
+#: The companion holding ``tuner study confirm``'s measurements (tuner.engine.confirm).
+CONFIRM_SUFFIX = ".confirm"
+#: Every companion study's suffix, and what it holds: names reserved, never a study of their own.
+COMPANIONS = {BASELINE_SUFFIX: "baseline", CONFIRM_SUFFIX: "confirmation"}
+
+
+def companion_of(name: str) -> tuple[str, str] | None:
+    """``(study, what)`` when ``name`` is a companion study's (``x.baseline`` -> ``("x",
+    "baseline")``), else None."""
+    for suffix, what in COMPANIONS.items():
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)], what
+    return None
 
 
 #: What a study name is made of (the study file's ``name``, ``tuner study copy``'s new name).
@@ -47,9 +60,11 @@ def study_name_problem(name: str) -> str | None:
     # The name becomes file names (NAME.db, the workdir, exports): a long one fails there, late.
     if len(name) > MAX_NAME_LENGTH:
         return f"{len(name)} characters; a study name has at most {MAX_NAME_LENGTH}"
-    if name.endswith(BASELINE_SUFFIX):
-        return (f"names may not end in '{BASELINE_SUFFIX}', which is reserved for the baseline companion study "
-                f"('{name}' is the companion of study '{name[:-len(BASELINE_SUFFIX)]}'); choose another name")
+    companion = companion_of(name)
+    if companion is not None:
+        study, what = companion
+        return (f"names may not end in '{name[len(study):]}', which is reserved for the {what} companion study "
+                f"('{name}' is the companion of study '{study}'); choose another name")
     return None
 
 

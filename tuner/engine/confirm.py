@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..config.study import CONFIRM_SUFFIX
 from ..sglang.rules import SpecConfig
 from .asktell import tell, utc_now
 from .baseline import find_baseline
@@ -38,10 +39,9 @@ from .outcome import limit_attrs, measurement_attrs
 from .patience import StorageUnavailable, unreachable_now
 from .records import FAILED, MEASURED
 from .storage import storage_label
-from .study import study_uid
+from .study import READY_ATTR, UID_ATTR, study_uid
 from .workers import Worker, start_trial
 
-CONFIRM_SUFFIX = ".confirm"
 BASELINE = "baseline"
 Event = Callable[[str, dict], None]
 
@@ -72,17 +72,44 @@ def confirm_study_name(name: str) -> str:
 
 
 def open_confirm_study(study, create: bool = False):
-    """The companion study holding confirmation measurements (None if there is none yet)."""
+    """The companion study holding ``study``'s confirmation measurements; None if there is none
+    yet, or if the one of that name was left by an earlier study of the name (:func:`_left_by_another`),
+    which ``create`` deletes: it measured other settings, and its study was deleted."""
     import optuna
 
     name = confirm_study_name(study.study_name)
-    if create:
-        return optuna.create_study(study_name=name, storage=study._storage, direction="maximize",
-                                   load_if_exists=True)
     try:
-        return optuna.load_study(study_name=name, storage=study._storage)
+        cstudy = optuna.load_study(study_name=name, storage=study._storage)
     except KeyError:
-        return None
+        cstudy = None
+    if cstudy is not None and _left_by_another(cstudy, study):
+        if not create:
+            return None
+        optuna.delete_study(study_name=name, storage=study._storage)
+        cstudy = None
+    if cstudy is None and create:
+        cstudy = optuna.create_study(study_name=name, storage=study._storage, direction="maximize",
+                                     load_if_exists=True)
+        cstudy.set_user_attr(UID_ATTR, study_uid(study))
+    return cstudy
+
+
+def _left_by_another(cstudy, study) -> bool:
+    """Whether the confirmation companion belongs to another study of the same name (one deleted
+    since): its id is not the study's; one from before ids were stamped on companions is judged by
+    time, a confirmation measured before the study was created being another's."""
+    owner = cstudy.user_attrs.get(UID_ATTR)
+    if owner is not None:
+        return owner != study.user_attrs.get(UID_ATTR)
+    created = study.user_attrs.get(READY_ATTR)
+    started = [t.datetime_start for t in cstudy.get_trials(deepcopy=False) if t.datetime_start is not None]
+    if not created or not started:
+        return False
+    from datetime import datetime
+
+    born = datetime.fromisoformat(created)
+    # Optuna stores local wall time without a zone; astimezone() reads a naive time as local.
+    return any(s.astimezone() < born for s in started)
 
 
 def run_confirmation(study, config, backend, candidates: Sequence[Candidate], repeats: int,

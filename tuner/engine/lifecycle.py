@@ -21,7 +21,7 @@ import uuid
 from dataclasses import dataclass
 from datetime import datetime
 
-from ..config.study import NAME_PATTERN, study_name_problem
+from ..config.study import COMPANIONS, NAME_PATTERN, companion_of, study_name_problem
 from ..config.yamlfile import ConfigError
 from .records import INTERRUPTED
 from .storage import open_storage, redact
@@ -36,25 +36,30 @@ def _running(study) -> list[int]:
 
 
 def delete_study(name: str, storage_url: str, force: bool = False) -> list[str]:
-    """Delete study ``name`` and its baseline study; returns the names deleted."""
+    """Delete study ``name`` and its companions (baseline, confirmation); returns the names
+    deleted. A companion alone is refused while its study exists (an orphan, whose study was
+    deleted before companions went with it, may be deleted by its own name)."""
     import optuna
 
-    if name.endswith(BASELINE_SUFFIX):
-        raise ConfigError(redact(storage_url) or "", name, f"is the baseline of study {name[:-len(BASELINE_SUFFIX)]}, "
-                          "deleted with it: delete that study instead")
-    study = open_study(name, storage_url)  # ConfigError naming the studies there when unknown
+    companion = companion_of(name)
+    study = open_study(name, storage_url, companions=True)  # ConfigError naming the studies there when unknown
     storage = study._storage
+    if companion is not None and study_exists(companion[0], storage):
+        raise ConfigError(redact(storage_url) or "", name, f"is the {companion[1]} of study {companion[0]}, "
+                          "deleted with it: delete that study instead")
+    parts = [] if companion is not None else [name + suffix for suffix in COMPANIONS]
     running = [str(n) for n in _running(study)]
-    try:
-        running += ["baseline"] * bool(_running(optuna.load_study(study_name=name + BASELINE_SUFFIX,
-                                                                   storage=storage)))
-    except KeyError:
-        pass  # no baseline study (yet): nothing of it runs
+    for part in parts:
+        try:
+            running += [COMPANIONS[part[len(name):]]] * bool(_running(optuna.load_study(study_name=part,
+                                                                                        storage=storage)))
+        except KeyError:
+            pass  # no such companion (yet): nothing of it runs
     if running and not force:
         raise ConfigError(redact(storage_url) or "", name, f"trials [{', '.join(running)}] are running: stop "
                           "the workers first (a dead worker's trials: --force deletes anyway)")
     deleted = []
-    for n in (name + BASELINE_SUFFIX, name):  # the study last: a half-deleted one still shows up
+    for n in (*parts, name):  # the study last: a half-deleted one still shows up
         if study_exists(n, storage):
             optuna.delete_study(study_name=n, storage=storage)
             deleted.append(n)

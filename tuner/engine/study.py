@@ -24,7 +24,7 @@ from typing import Any, Callable
 
 from .. import __version__
 from ..config.space import SearchSpace
-from ..config.study import BASELINE_SUFFIX, StudyConfig, study_from_dict
+from ..config.study import BASELINE_SUFFIX, StudyConfig, companion_of, study_from_dict
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .asktell import utc_now
@@ -323,18 +323,23 @@ def _first_difference(a: Any, b: Any, prefix: str = "") -> str:
 
 
 def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = False,
-               on_outage: Callable[[str, dict], None] | None = None):
+               on_outage: Callable[[str, dict], None] | None = None, companions: bool = False):
     """Load a tuner study; :class:`ConfigError` when it (or its storage) does not exist: opening
     creates nothing. ``patient``: the storage rides out outages (a running worker's), telling
-    ``on_outage`` (see :func:`tuner.engine.storage.open_storage`)."""
+    ``on_outage`` (see :func:`tuner.engine.storage.open_storage`). A companion study's name
+    (``x.baseline``, ``x.confirm``) is refused naming its study, unless ``companions``."""
     import optuna
 
     storage = open_storage(storage_url, create=False, patient=patient, on_outage=on_outage)
+    companion = companion_of(name)
+    if companion is not None and not companions and study_exists(companion[0], storage):
+        raise ConfigError(redact(storage_url) or "", name, f"is the {companion[1]} companion of study "
+                          f"{companion[0]}, read and written through it: give {companion[0]}")
     try:
         return optuna.load_study(study_name=name, storage=storage, sampler=sampler)
     except KeyError:
         names = [s.study_name for s in optuna.get_all_study_summaries(storage)
-                 if not s.study_name.endswith(BASELINE_SUFFIX)]
+                 if companion_of(s.study_name) is None]
         raise ConfigError(redact(storage_url) or "", name, f"no such study; studies here: "
                           f"{', '.join(names) or 'none'} (create it with `tuner study create`)") from None
 

@@ -11,7 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.records import MEASURED, launched, load_records, status_counts
-from ..engine.study import BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR
+from ..config.study import companion_of
+from ..engine.study import CONFIG_ATTR, READY_ATTR
 
 
 def study_summary(study, storage_label: str = "") -> dict[str, Any]:
@@ -50,7 +51,8 @@ def list_studies(storage, storage_label: str = "") -> list[dict[str, Any]]:
     names = sorted(s.study_name for s in optuna.get_all_study_summaries(storage, include_best_trial=False))
     out = []
     for name in names:
-        if name.endswith(BASELINE_SUFFIX) and name[: -len(BASELINE_SUFFIX)] in names:
-            continue
+        companion = companion_of(name)
+        if companion is not None and companion[0] in names:
+            continue  # folded into its study
         out.append(study_summary(optuna.load_study(study_name=name, storage=storage), storage_label))
     return out

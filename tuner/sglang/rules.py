@@ -13,6 +13,11 @@ file to edit; every rule names the SGLang 0.5.x source it mirrors (checked again
 * ``python/sglang/srt/layers/attention/flashinfer_mla_backend.py`` and the MLA backends that share
   its draft backend: MLA trees (see :mod:`tuner.sglang.attention`).
 
+Why one module (past 400 lines): the rules are one ordered pipeline, :func:`resolve`, checked in
+SGLang's own order (which rule a setting breaks first decides when and how it fails); split across
+files, that order would live nowhere. The backend facts the rules read are in
+:mod:`tuner.sglang.attention`.
+
 The contract: :func:`resolve` never raises for a bad setting; it returns a :class:`Resolution` whose
 ``violation`` says which rule is broken, what SGLang would raise, and when (``stage``): during
 argument handling (``at_launch=True``), while the server starts after the model has loaded, or not
