@@ -118,6 +118,12 @@ def test_settings_equal_within_noise_resolve_to_the_cheaper_one():
     worse = cand(3, SpecConfig(1, 1, 2), [0.95, 0.94, 0.96])
     picks, why = decide_picks([big, cheap, worse], ["speedup@32"])
     assert picks["throughput"] is cheap and "equal within noise to trial 1" in why["throughput"]
+    # QA: two rounds make the interval of a difference 12.7 standard errors wide; a setting that
+    # measured half as fast is "not told apart", not as good, and keeps no pick
+    fast = cand(5, SpecConfig(5, 8, 32), [3.9, 2.3])
+    slow = cand(6, SpecConfig(1, 1, 2), [1.1, 2.0])
+    picks, why = decide_picks([fast, slow], ["speedup@32"])
+    assert picks["throughput"] is fast and why["throughput"] == "best confirmed speedup@32"
     # a clear winner stays the winner, however expensive
     clear = cand(4, SpecConfig(3, 4, 16), [1.20, 1.21, 1.19])
     picks, why = decide_picks([big, cheap, clear], ["speedup@32"])

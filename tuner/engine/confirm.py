@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Callable, Sequence
 
 from ..config.study import CONFIRM_SUFFIX
+from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .asktell import tell, utc_now
 from .baseline import find_baseline
@@ -39,7 +40,7 @@ from .outcome import limit_attrs, measurement_attrs
 from .patience import StorageUnavailable, unreachable_now
 from .records import FAILED, MEASURED
 from .storage import storage_label
-from .study import READY_ATTR, UID_ATTR, study_uid
+from .study import CONFIG_ATTR, READY_ATTR, UID_ATTR, study_uid
 from .workers import Worker, start_trial
 
 BASELINE = "baseline"
@@ -85,6 +86,9 @@ def open_confirm_study(study, create: bool = False):
     if cstudy is not None and _left_by_another(cstudy, study):
         if not create:
             return None
+        if CONFIG_ATTR in cstudy.user_attrs:  # a tuner study of its own (copied in under this name)
+            raise ConfigError(study.study_name, name, "is a tuner study of its own, not this study's "
+                              "confirmation; copy it to another name and delete it, then confirm again")
         optuna.delete_study(study_name=name, storage=study._storage)
         cstudy = None
     if cstudy is None and create:

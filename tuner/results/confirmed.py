@@ -190,15 +190,23 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
                         picks, why, concurrencies)
 
 
+#: The most a setting may trail by and still count as equal to the best (relative): a wide interval
+#: (two rounds: Student t's 12.7) says "not told apart", not "as good", and must not hand a pick to a
+#: setting that measured half as fast. 3%: the closeness the search is judged by.
+EQUAL_MARGIN = 0.03
+
+
 def equal_within_noise(a: ConfirmedCandidate, b: ConfirmedCandidate, objective: str) -> bool:
-    """Whether the paired per-round difference of ``a`` and ``b`` on ``objective`` has a 95%
-    interval that includes 0 (too few common rounds for an interval: equal only if the means are)."""
+    """Whether ``a`` and ``b`` are equal on ``objective``: the paired per-round difference has a
+    95% interval that includes 0, and its mean is within :data:`EQUAL_MARGIN` of ``a``'s (too few
+    common rounds for an interval: not equal)."""
     ra, rb = a.per_round.get(objective, {}), b.per_round.get(objective, {})
-    diffs = [ra[r] - rb[r] for r in ra if r in rb]
-    iv = Interval.of(diffs)
+    common = [r for r in ra if r in rb]
+    iv = Interval.of([ra[r] - rb[r] for r in common])
     if iv is None:
         return False
-    return iv.includes(0.0)
+    scale = abs(sum(ra[r] for r in common) / len(common))
+    return iv.includes(0.0) and abs(iv.mean) <= EQUAL_MARGIN * scale
 
 
 def _cheapest_tied(best: ConfirmedCandidate, pool: Sequence[ConfirmedCandidate], objectives: Sequence[str]):
