@@ -136,13 +136,13 @@ def _table(head: list[str], lines: list[list]) -> None:
             print("|" + "|".join("-" * (w + 2) for w in widths) + "|")
 
 
-def print_target_tables(summaries: dict, truths: dict, budget: int) -> None:
+def print_target_tables(summaries: dict, truths: dict, budget: int, horizon: int = HORIZON) -> None:
     hv = [k for k in HV_AT if k <= budget]
     for name, rows in summaries.items():
         t = truths[name]
         print(f"\n## {name}  ({t.n_configs} settings; optimum {t.objectives[0]} {t.optimum[0]:.3f}, "
               f"{t.objectives[1]} {t.optimum[1]:.3f})")
-        head = ["strategy", "exp@16", "single", "thr", "exp med/p90", "hit med/p90", "hit@16",
+        head = ["strategy", f"exp@{horizon}", "single", "thr", "exp med/p90", "hit med/p90", f"hit@{horizon}",
                 *[f"HV@{k}" for k in hv], "GPU h"]
         lines = []
         for strategy, s in rows.items():
@@ -168,7 +168,8 @@ def group_summary(runs: list[RunResult], by_target: dict, horizon: int = HORIZON
             "gpu_hours_median": statistics.median(hours) if hours else None}
 
 
-def print_group_tables(runs: dict, groups: dict[str, list[str]], strategies: list[str]) -> dict:
+def print_group_tables(runs: dict, groups: dict[str, list[str]], strategies: list[str],
+                       horizon: int = HORIZON) -> dict:
     """Per group of targets (shipped, train, test, and each family in them): how many targets meet
     the goal (>= 90% / >= 80% of seeds), the worst and mean share, the median launches until the
     exported picks settle over all runs, HV@16, targets where the strategy is below random search,
@@ -180,18 +181,18 @@ def print_group_tables(runs: dict, groups: dict[str, list[str]], strategies: lis
         if not names:
             continue
         print(f"\n## {group}: {len(names)} landscapes")
-        head = ["strategy", ">=90%", ">=80%", "worst", "mean exp@16", "median launches", "HV@16", "below random",
+        head = ["strategy", ">=90%", ">=80%", "worst", f"mean exp@{horizon}", "median launches", "HV@16", "below random",
                 "GPU h", "missed unseen/misread"]
         lines = []
         for strategy in strategies:
             by_target = {n: runs[n][strategy] for n in names if strategy in runs[n]}
             if not by_target:
                 continue
-            g = group_summary([r for rs in by_target.values() for r in rs], by_target)
+            g = group_summary([r for rs in by_target.values() for r in rs], by_target, horizon)
             out.setdefault(group, {})[strategy] = g
             below = "-"
             if strategy != "random" and all("random" in runs[n] for n in names):
-                share = lambda rs: statistics.mean(1.0 if r.export_both(HORIZON) else 0.0 for r in rs)  # noqa: E731
+                share = lambda rs: statistics.mean(1.0 if r.export_both(horizon) else 0.0 for r in rs)  # noqa: E731
                 below = str(sum(1 for n in names if share(runs[n][strategy]) < share(runs[n]["random"])))
             gpu = "-" if g["gpu_hours_median"] is None else f"{g['gpu_hours_median']:.1f}"
             lines.append([strategy, f"{g['at90']}/{g['targets']}", f"{g['at80']}/{g['targets']}", f"{g['worst']:.0%}",
@@ -381,25 +382,26 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
              for seed in range(args.first_seed, args.first_seed + args.seeds)]
     runs: dict = {}
     started = time.monotonic()
+    horizon = args.budget  # the picks are scored where the runs end: after the budget's last launch
     for r in run_all(tasks, args.jobs):
         runs.setdefault(r.target, {}).setdefault(r.strategy, []).append(r)
-        print(f"{r.target} {r.strategy} seed {r.seed}: exported picks within {WITHIN:.0%} at launch {HORIZON}: "
-              f"{'yes' if r.export_both(HORIZON) else 'no'} (settled at {r.export_settled() or 'never'}; "
+        print(f"{r.target} {r.strategy} seed {r.seed}: exported picks within {WITHIN:.0%} at launch {horizon}: "
+              f"{'yes' if r.export_both(horizon) else 'no'} (settled at {r.export_settled(horizon) or 'never'}; "
               f"{r.launches} launches, {r.seconds:.1f} s)", file=sys.stderr, flush=True)
-    summaries = {name: {s: summarize(rs) for s, rs in by.items()} for name, by in runs.items()}
+    summaries = {name: {s: summarize(rs, horizon) for s, rs in by.items()} for name, by in runs.items()}
     limit = f"{args.hours:g} modelled GPU hours" if args.hours else f"{args.budget} launches"
     print(f"# search efficiency: {args.seeds} seeds from {args.first_seed}, budget {limit}, prune {args.prune}"
           f"{' ' + args.prune_options if args.prune_options else ''}{f', load {args.load_s:g} s' if args.load_s else ''}, "
           f"noise {args.noise:.0%}, suite {args.suite}, space {Path(args.space).name}; "
           f"{time.monotonic() - started:.0f} s")
-    print(f"# exp@16 = share of seeds whose exported picks (export --pick single / throughput after launch "
-          f"{HORIZON}) are both truly within {WITHIN:.0%} of the optima; exp med/p90 = launches until they are "
+    print(f"# exp@{horizon} = share of seeds whose exported picks (export --pick single / throughput after launch "
+          f"{horizon}) are both truly within {WITHIN:.0%} of the optima; exp med/p90 = launches until they are "
           f"and stay so; hit = first launch the best measured setting is truly within {WITHIN:.0%}; "
           f"HV = hypervolume measured / true front; GPU h = median modelled GPU hours until exp")
     if not args.groups_only:
-        print_target_tables(summaries, truths, args.budget)
+        print_target_tables(summaries, truths, args.budget, horizon)
     labels = [s + ("+prune" if prune else "") for s in strategies for prune in prunes]
-    grouped = print_group_tables(runs, groups, labels) if groups else {}
+    grouped = print_group_tables(runs, groups, labels, horizon) if groups else {}
     if args.hours:
         nights = {name: {s: summarize_night(rs, args.hours) for s, rs in by.items()} for name, by in runs.items()}
         print_night(nights, truths, args.hours, _table)

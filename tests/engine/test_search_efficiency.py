@@ -42,7 +42,9 @@ def test_tiny_run_prints_the_tables(tmp_path):
     rows = [line.split("|")[1].strip() for line in lines if line.startswith("| ")]
     assert rows.count("default") == 2 and rows.count("grid") == 2
     head = next(line for line in lines if line.startswith("| strategy"))
-    assert "exp@16" in head and "hit med/p90" in head and "HV@8" in head and "GPU h" in head
+    assert "exp@8" in head and "hit med/p90" in head and "HV@8" in head and "GPU h" in head
+    # scored where the runs end, launch 8 of 8 (QA: --budget 32 was scored at launch 16)
+    assert "at launch 8:" in p.stderr and "at launch 16" not in p.stderr
     # progress goes to stderr, one line per run, with the command
     assert p.stderr.count("k2.6-tp8-pcie default seed") == 2 and "command:" in p.stderr
     data = json.loads(out.read_text())
