@@ -372,8 +372,18 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
     ``--prune-options`` as :func:`parse_knobs` returns them."""
     command = " ".join(sys.argv[1:] if argv is None else argv)
     print(f"command: python benchmarks/search_efficiency.py {command}", file=sys.stderr)
-    truths = {t.name: t.truth() for t in targets}
+    from tuner.config.yamlfile import ConfigError
+
     space = Path(args.space).resolve()
+    try:
+        truths = {t.name: t.truth(space) for t in targets}
+    except (ConfigError, ValueError) as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    for t in truths.values():
+        if t.outside:
+            print(f"warning: {t.name}: {t.outside} settings of its table lie outside the search space "
+                  f"{space.name}; the search never proposes them, and they are not scored", file=sys.stderr)
     prunes = {"off": (False,), "on": (True,), "both": (False, True)}[args.prune]
     options, prune_options = knobs
     tasks = [(t, truths[t.name], s, seed, space, args.suite, args.budget, args.noise, prune, args.hours, options,

@@ -32,6 +32,7 @@ class Truth:
     nadir: tuple[float, ...]
     front_hv: float
     n_configs: int
+    outside: int = 0  #: the table's rows outside the search space (never proposed, not scored)
 
 
 @dataclass(frozen=True)
@@ -44,10 +45,17 @@ class Target:
     family: str = ""  #: generator, A, B, C ... ("" for shipped and given)
     load_s: float | None = None
 
-    def truth(self) -> Truth:
+    def truth(self, space: Path | None = None) -> Truth:
+        """The truth the runs are scored on: the table's settings the search ``space`` holds (every
+        row without one); a row the search can never propose is no optimum it could miss."""
         from tuner.config.landscape import load_landscape
 
-        return truth_of_table(load_landscape(self.table), self.name)
+        allowed = None
+        if space is not None:
+            from tuner.config.space import SearchSpace
+
+            allowed = set(SearchSpace.load(space).effective_configs())
+        return truth_of_table(load_landscape(self.table), self.name, allowed)
 
     def objectives(self) -> tuple[str, str]:
         from tuner.config.landscape import load_landscape
@@ -61,16 +69,21 @@ def objectives_of(table) -> tuple[str, str]:
     return ("single_speedup", f"speedup@{max(table.concurrencies)}")
 
 
-def truth_of_table(table, name: str) -> Truth:
+def truth_of_table(table, name: str, allowed: set | None = None) -> Truth:
+    """``ValueError`` when no row of ``table`` is in ``allowed`` (None: every row counts)."""
     from tuner.engine.objectives import hypervolume, pareto_front
 
     objectives = objectives_of(table)
-    values = {spec: tuple(table.speedups(spec)[o] for o in objectives) for spec in table.configs}
+    specs = [spec for spec in table.configs if allowed is None or spec in allowed]
+    if not specs:
+        raise ValueError(f"{table.source}: none of its {len(table.configs)} settings lies in the search space; "
+                         "give the space it was measured over (--space)")
+    values = {spec: tuple(table.speedups(spec)[o] for o in objectives) for spec in specs}
     optimum = tuple(max(v[i] for v in values.values()) for i in range(len(objectives)))
     nadir = tuple(min(v[i] for v in values.values()) for i in range(len(objectives)))
     points = list(values.values())
     front_hv = hypervolume([points[i] for i in pareto_front(points)], nadir)
-    return Truth(name, objectives, values, optimum, nadir, front_hv, len(values))
+    return Truth(name, objectives, values, optimum, nadir, front_hv, len(values), len(table.configs) - len(values))
 
 
 def _digest(*parts: bytes) -> str:

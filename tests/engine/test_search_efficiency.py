@@ -305,3 +305,20 @@ def test_the_pruning_check_judges_against_the_front_the_study_reports():
     # falls to a mean (2.75, 2.47) within 1% of the pruned launch, though its first reading beat it
     fell = [record(1, front, [2.80, 2.50]), record(3, pruned, None, PRUNED), record(4, front, [2.70, 2.44])]
     assert prune_checks(fell, truth, base, Backend())["near_front"] == 1
+
+
+def test_rows_outside_the_search_space_are_not_the_truth(tmp_path):
+    """QA: a table measured over a wider grid than the space made every strategy look like it
+    failed: its optimum (steps 10) was one no search of eagle3.yaml can propose."""
+    b = bench()
+    data = table_from_profile("k2.6-tp8-pcie")
+    inside = b.table_target(write_table(tmp_path / "inside.json", data)).truth(b.SPACE)
+    data["configs"].append({"num_steps": 10, "eagle_topk": 1, "num_draft_tokens": 11,
+                            "single_tok_per_s": 1e4, "tok_per_s@32": 1e5})
+    target = b.table_target(write_table(tmp_path / "wider.json", data))
+    assert target.truth().optimum[0] > 100  # every row: the unreachable one is the optimum
+    wider = target.truth(b.SPACE)
+    assert wider.outside == 1 and wider.optimum == inside.optimum and wider.n_configs == inside.n_configs
+    p = run("--landscape", str(tmp_path / "wider.json"), "--strategies", "random", "--seeds", "1", "--budget", "2",
+            "--cache", str(tmp_path / "cache"))
+    assert p.returncode == 0 and "1 settings of its table lie outside the search space" in p.stderr, p.stderr
