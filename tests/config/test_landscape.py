@@ -88,3 +88,21 @@ def test_several_concurrencies(tmp_path):
     for row in [data["baseline"], *data["configs"]]:
         row["tok_per_s@8"] = 100.0
     assert load_landscape(write_table(tmp_path / "t.json", data)).concurrencies == (8, 32)
+
+
+@pytest.mark.parametrize("text, says", [
+    ('{"name": "x", "name": "y"}', "bad.json: name: given twice in one object"),
+    ("[" * 100_000 + "]" * 100_000, "bad.json: nested too deeply to read"),
+])
+def test_json_that_is_no_table_is_one_line(tmp_path, text, says):
+    path = tmp_path / "bad.json"
+    path.write_text(text)
+    with pytest.raises(ConfigError) as err:
+        load_landscape(path)
+    assert str(err.value).startswith(f"{tmp_path}/{says}") and "\n" not in str(err.value)
+
+
+def test_an_integer_no_float_holds_is_refused(tmp_path):
+    data = _edit(lambda d: d["configs"][0].update(single_tok_per_s=10 ** 400))
+    with pytest.raises(ConfigError, match=r"configs\[0\].single_tok_per_s: expected a number, got an integer of 401 digits"):
+        load_landscape(write_table(tmp_path / "big.json", data))

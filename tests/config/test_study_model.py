@@ -68,3 +68,40 @@ def test_mistakes_are_one_line(tmp_path, model, backend, objectives, extra, key,
     text = str(err.value)
     assert "\n" not in text and words in text, text
     assert err.value.key == key or (not key and text.startswith(str(tmp_path / "missing.json")))
+
+
+def test_a_study_is_one_landscape_by_content_not_by_path(tmp_path):
+    """QA: a table edited after create was measured into the same study (trials of two landscapes
+    side by side), and a byte-identical copy at another path was refused."""
+    import subprocess
+    import sys
+
+    def tuner(*args):
+        return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True,
+                              cwd=tmp_path, timeout=120)
+
+    data = table_from_profile(keep=lambda s: s.num_draft_tokens <= 8)
+    write_table(tmp_path / "node.json", data)
+    path = write(tmp_path, model="  draft_model_path: some/draft\n  model: {landscape: node.json, noise: 0, seed: 1}",
+                 extra="budget: {n_trials: 3}\n")
+    digest = load_study(path).server.model.landscape_sha256
+    assert digest and len(digest) == 64
+    r = tuner("study", "run", str(path), "--n-trials", "1")
+    assert r.returncode == 0, r.stderr
+    # the same bytes at another path: the same study
+    write_table(tmp_path / "copy.json", data)
+    moved = path.read_text().replace("node.json", "copy.json")
+    path.write_text(moved)
+    r = tuner("study", "run", str(path), "--n-trials", "1")
+    assert r.returncode == 0, r.stderr
+    # another table: refused, through the study file and by name from the storage
+    data["configs"][0]["single_tok_per_s"] *= 0.5
+    write_table(tmp_path / "copy.json", data)
+    r = tuner("study", "run", str(path), "--n-trials", "1")
+    assert r.returncode == 2 and "server.model.landscape_sha256 differs" in r.stderr, r.stderr
+    r = tuner("study", "run", "--study", "m", "--storage", f"sqlite:///{tmp_path / 'm.db'}", "--n-trials", "1")
+    assert r.returncode == 2 and "changed since study m was created" in r.stderr, r.stderr
+    # a pinned digest that does not match is refused at load
+    path.write_text(moved.replace("seed: 1}", f"seed: 1, landscape_sha256: {digest}}}"))
+    with pytest.raises(ConfigError, match="server.model.landscape_sha256: .* not the one the study file pins"):
+        load_study(path)

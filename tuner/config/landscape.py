@@ -26,10 +26,11 @@ naming the file and the key (``configs[3].tok_per_s@32``).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +62,7 @@ class LandscapeTable:
     configs: dict[SpecConfig, LandscapeFigures] = field(default_factory=dict)
     load_s: float | None = None
     description: str = ""
+    sha256: str = ""  #: of the file's bytes ("" for a table built in memory)
 
     def speedups(self, spec: SpecConfig) -> dict[str, float]:
         """``single_speedup`` and ``speedup@C`` of a row against the table's baseline."""
@@ -91,7 +93,10 @@ class LandscapeTable:
 
 
 def _number(source, key: str, value: Any, minimum: float = 0.0, strict: bool = True) -> float:
-    ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    try:
+        ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    except OverflowError:  # an integer of hundreds of digits: no float holds it
+        raise ConfigError(source, key, f"expected a number, got an integer of {len(str(value))} digits") from None
     if not ok or (value <= minimum if strict else value < minimum):
         bound = f"above {minimum:g}" if strict else f"at least {minimum:g}"
         raise ConfigError(source, key, f"expected a number {bound}, got {value!r}")
@@ -189,9 +194,31 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
 def load_landscape(path: str | Path) -> LandscapeTable:
     """Read and validate a landscape table file (JSON); :class:`ConfigError` for any problem."""
     path = Path(path)
-    text = read_text_capped(path)  # bounded like every file read on a user's word (yamlfile.py)
+    text = read_text_capped(path, MAX_TABLE_BYTES)  # bounded like every file read on a user's word
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=_no_repeated_keys)
     except json.JSONDecodeError as exc:
         raise ConfigError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
-    return parse_landscape(data, path)
+    except _RepeatedKey as exc:
+        raise ConfigError(path, str(exc), "given twice in one object (JSON would silently keep the last); keep one") from None
+    except RecursionError:
+        raise ConfigError(path, "", "nested too deeply to read; a table is an object of rows") from None
+    table = parse_landscape(data, path)
+    return replace(table, sha256=hashlib.sha256(text.encode()).hexdigest())
+
+
+#: A landscape table's size cap: a grid of every setting of a large space (tens of thousands of
+#: rows) fits; a wrong path to a model file does not read gigabytes.
+MAX_TABLE_BYTES = 64 << 20
+
+
+class _RepeatedKey(ValueError):
+    pass
+
+
+def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict:
+    keys = [k for k, _ in pairs]
+    for k in keys:
+        if keys.count(k) > 1:
+            raise _RepeatedKey(k)
+    return dict(pairs)

@@ -177,6 +177,9 @@ class ModelSettings(StrictModel):
     #: modelled seconds a launch takes before the suite runs (model load); default: the table's
     #: ``load_s``, else 600
     load_s: float | None = Field(None, ge=0)
+    #: the landscape table's SHA-256, filled in when the study file loads (give it to pin the
+    #: file): a study is one landscape, compared by content, never by path
+    landscape_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
 
     @model_validator(mode="after")
     def _one_source(self):
@@ -220,7 +223,11 @@ def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
                 raise ConfigError(path, "objectives", f"{name} needs tok_per_s@{c}, which the landscape "
                                   f"{table_path} does not have (its concurrency: "
                                   f"{', '.join(map(str, table.concurrencies))})")
+        if model.landscape_sha256 is not None and model.landscape_sha256 != table.sha256:
+            raise ConfigError(path, "server.model.landscape_sha256", f"{table_path} has SHA-256 {table.sha256}, not "
+                              "the one the study file pins; the table changed")
         update["landscape"] = str(table_path)
+        update["landscape_sha256"] = table.sha256
     return {"server": server.model_copy(update={"model": model.model_copy(update=update)})}
 # -- end of server.backend: model --------------------------------------------------------------------
 

@@ -244,8 +244,14 @@ def make_backend(config: StudyConfig, space, suite) -> "Backend":
     source = m.profile
     if m.landscape is not None:
         from ..config.landscape import load_landscape
+        from ..config.yamlfile import ConfigError
 
         source = load_landscape(m.landscape)
+        if m.landscape_sha256 and source.sha256 != m.landscape_sha256:
+            # the stored study measured another table: mixing two landscapes in one study is wrong
+            raise ConfigError(m.landscape, "", f"changed since study {config.name} was created (SHA-256 "
+                              f"{source.sha256[:12]}..., the study's {m.landscape_sha256[:12]}...); put back the "
+                              "table it was created with, or create a new study for this one")
     # The launcher pins max_running_requests to the study's largest concurrency (server/command.py)
     levels = [*suite.sweep.concurrencies, *(c for c in map(objective_concurrency, config.objectives) if c)]
     concurrency = config.server.args.get("max_running_requests") or max(levels or [1])
