@@ -281,6 +281,11 @@ def _comparable(config: dict) -> dict:
 def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
                    note: Callable[[str], None] | None = None) -> None:
     stored = wait_until_ready(study)
+    have_model = ((stored.get(CONFIG_ATTR) or {}).get("server") or {}).get("model")
+    if isinstance(have_model, dict) and "landscape_sha256" not in have_model and (config.get("server") or {}).get("model"):
+        # a study stored before tables were pinned by content: compared as it was then, by path
+        model = {k: v for k, v in config["server"]["model"].items() if k != "landscape_sha256"}
+        config = {**config, "server": {**config["server"], "model": model}}
     change = _budget_change(stored.get(CONFIG_ATTR) or {}, config)
     if change is not None and stored.get(SPACE_ATTR) == space and stored.get(SUITE_ATTR) == suite:
         merged, what = change
