@@ -216,6 +216,20 @@ def test_a_timeout_is_modelled_gpu_time_on_the_model_backend(tmp_path):
     assert summary.measured >= 4  # ~40 min of baseline, then ~25 min per whole trial
 
 
+def test_a_continued_run_keeps_to_its_timeout(tmp_path):
+    """QA: a second run of a study with --timeout had no whole-suite figure of its own yet, expected
+    0 s of the next trial and overran 5 minutes by 6; it now expects the study's stored ones."""
+    config, backend = make(tmp_path, "again", "{n_trials: 6}")
+    run_study(config, config.storage, backend, n_trials=2)
+    study = open_study(config.name, config.storage)
+    whole = [r.attrs["model_duration_s"] for r in load_records(study) if r.status == MEASURED]
+    assert whole and min(whole) > 600  # a model load and a whole suite each
+    summary = run_study(config, config.storage, backend, timeout_s=min(whole) / 2)
+    assert summary.launches == 0 and "modelled GPU time" in summary.stopped_because
+    summary = run_study(config, config.storage, backend, timeout_s=1.2 * max(whole), n_trials=3)
+    assert summary.launches == 1  # one fits, a second would not
+
+
 def test_the_front_a_trial_is_judged_against_averages_a_setting_s_readings():
     """A setting measured again stands on the front by the mean of its readings, as in status and
     export: its lucky first reading must not prune a setting the mean does not dominate."""

@@ -39,6 +39,8 @@ from .yamlfile import ConfigError, read_text_capped
 
 _SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
 _TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
+#: The longest model load a table may state (a year, as every duration a study gives).
+MAX_LOAD_S = 366 * 24 * 3600.0
 _THROUGHPUT = re.compile(r"tok_per_s@(\d+)")
 
 
@@ -168,6 +170,9 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
     load_s = data.get("load_s")
     if load_s is not None:
         load_s = _number(source, "load_s", load_s, 0.0, strict=False)
+        if load_s > MAX_LOAD_S:
+            raise ConfigError(source, "load_s", f"{load_s:g} s is longer than a year; give the seconds a launch "
+                              "takes before the suite runs")
     description = data.get("description", "")
     if not isinstance(description, str):
         raise ConfigError(source, "description", f"expected a string, got {description!r}")

@@ -176,7 +176,7 @@ class ModelSettings(StrictModel):
     seed: int | None = None  #: the noise's seed (None: a fresh draw every run)
     #: modelled seconds a launch takes before the suite runs (model load); default: the table's
     #: ``load_s``, else 600
-    load_s: float | None = Field(None, ge=0)
+    load_s: float | None = Field(None, ge=0, le=MAX_DURATION_S)
     #: the landscape table's SHA-256, filled in when the study file loads (give it to pin the
     #: file): a study is one landscape, compared by content, never by path
     landscape_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")

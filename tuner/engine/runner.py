@@ -206,7 +206,7 @@ class _Runner:
             return f"{BUDGET_SPENT} of {total_budget} trials is spent"
         if len(_measured_keys(records)) >= self.n_configs:
             return "every valid effective config has been measured"
-        if self.deadline is not None and self._elapsed(self.started) + self._expected_duration_s() > self.deadline:
+        if self.deadline is not None and self._elapsed(self.started) + self._expected_duration_s(records) > self.deadline:
             what = "modelled GPU time" if self._modelled else "time"
             return f"the next trial would not finish within the {what} budget (--timeout / budget.timeout)"
         if idle >= MAX_IDLE_PROPOSALS:
@@ -240,9 +240,20 @@ class _Runner:
             return sum(s for s, _ in self.trials.spent)
         return time.monotonic() - started
 
-    def _expected_duration_s(self) -> float:
+    def _expected_duration_s(self, records=None) -> float:
+        """1.1 x the mean of the last five whole-suite measurements of this run; before this run has
+        one (a continued study, or launches pruned so far), of the study's stored ones (modelled
+        GPU time on backend model, wall time otherwise): a continued run must not overrun its
+        budget for want of its own first figure."""
         whole = [s for s, pruned in self.trials.spent if not pruned][-5:]
-        return 1.1 * (sum(whole) / len(whole)) if whole else 0.0
+        if not whole:
+            key = "model_duration_s" if self._modelled else "duration_s"
+            stored = [r.attrs.get(key) for r in (records if records is not None else load_records(self.study))
+                      if r.status == MEASURED]
+            whole = [float(v) for v in stored if isinstance(v, (int, float)) and v > 0][-5:]
+        expected = 1.1 * (sum(whole) / len(whole)) if whole else 0.0
+        # no launch takes less than its model load (backend model: known in advance)
+        return max(expected, getattr(self.backend, "load_s", 0.0) if self._modelled else 0.0)
 
     def _eta(self, summary: RunSummary, n_trials) -> float | None:
         total_budget = self.trials.budget()
