@@ -308,17 +308,41 @@ def main(argv: list[str] | None = None) -> int:
     if args.quick:
         args.seeds = min(args.seeds, 5)
         args.strategies = args.strategies or ",".join(QUICK_STRATEGIES)
-    strategies = (args.strategies or ",".join(STRATEGIES)).split(",")
+    strategies = (",".join(STRATEGIES) if args.strategies is None else args.strategies).split(",")
     unknown = [s for s in strategies if s not in STRATEGIES]
     if unknown:
-        print(f"--strategies: unknown {', '.join(unknown)}; choose from {', '.join(STRATEGIES)}", file=sys.stderr)
+        print(f"--strategies: unknown {', '.join(map(repr, unknown))}; choose from {', '.join(STRATEGIES)}",
+              file=sys.stderr)
         return 2
+    year_h = 366 * 24
     if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or not 0 <= args.noise < 1 or (
-            args.hours is not None and args.hours <= 0) or (args.load_s is not None and args.load_s < 0):
-        print("--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours positive, "
-              "--load-s at least 0", file=sys.stderr)
+            args.hours is not None and not 1 / 60 <= args.hours <= year_h) or (
+            args.load_s is not None and not 0 <= args.load_s <= year_h * 3600):
+        print(f"--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours from 1/60 to {year_h} "
+              f"(a year), --load-s from 0 to a year of seconds", file=sys.stderr)
+        return 2
+    import re
+
+    try:
+        only = re.compile(args.only) if args.only else None
+    except re.error as exc:
+        print(f"--only: {args.only!r} is not a regular expression ({exc})", file=sys.stderr)
         return 2
     from tuner.config.yamlfile import ConfigError
+
+    try:
+        if args.json_path:
+            from tuner.config.files import check_writable
+
+            check_writable(args.json_path, "--json")  # before hours of runs, not after
+        from tuner.config.space import SearchSpace
+        from tuner.config.suite import load_suite
+
+        SearchSpace.load(args.space)
+        load_suite(args.suite)
+    except ConfigError as e:
+        print(f"error: {e}", file=sys.stderr)
+        return 2
 
     try:
         knobs = parse_knobs(args)
@@ -353,11 +377,12 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
-    if args.only:
-        import re
-
-        targets = [t for t in targets if re.search(args.only, t.name)]
-        groups = {g: [n for n in names if re.search(args.only, n)] for g, names in groups.items()}
+    if only is not None:
+        targets = [t for t in targets if only.search(t.name)]
+        groups = {g: [n for n in names if only.search(n)] for g, names in groups.items()}
+        if not targets:
+            print(f"error: --only {args.only!r} matches no landscape", file=sys.stderr)
+            return 2
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         print(f"error: two targets share a name ({', '.join(n for n in names if names.count(n) > 1)}); "

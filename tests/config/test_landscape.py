@@ -93,6 +93,7 @@ def test_several_concurrencies(tmp_path):
 @pytest.mark.parametrize("text, says", [
     ('{"name": "x", "name": "y"}', "bad.json: name: given twice in one object"),
     ("[" * 100_000 + "]" * 100_000, "bad.json: nested too deeply to read"),
+    ('{"name": "node \\ud800"}', "bad.json: name: holds a lone UTF-16 surrogate"),
 ])
 def test_json_that_is_no_table_is_one_line(tmp_path, text, says):
     path = tmp_path / "bad.json"

@@ -130,7 +130,17 @@ def test_bad_knobs_are_one_line_naming_the_flag_and_exit_2():
                              (["--prune-options", "[1]"], "--prune-options", "expected a JSON object"),
                              (["--options", '{"explore": 1}'], "--options",
                               "explore: unknown key (did you mean 'explore_weight'?)"),
-                             (["--load-s", "-3"], "--load-s", "--load-s at least 0")):
+                             (["--load-s", "-3"], "--load-s", "--load-s from 0 to a year"),
+                             # QA: these were tracebacks, some only after every run had finished
+                             (["--load-s", "nan"], "--load-s", "--load-s from 0 to a year"),
+                             (["--hours", "nan"], "--hours", "--hours from 1/60"),
+                             (["--hours", "1e-9"], "--hours", "--hours from 1/60"),
+                             (["--only", "("], "--only", "is not a regular expression"),
+                             (["--only", "zzz"], "--only", "matches no landscape"),
+                             (["--strategies", ""], "--strategies", "unknown ''"),
+                             (["--suite", "nosuch"], "nosuch", "unknown suite"),
+                             (["--space", "/nonexistent/space.yaml"], "space.yaml", "file not found"),
+                             (["--json", "/tmp"], "--json", "is a folder")):
         p = run(*args, "--seeds", "1")
         assert p.returncode == 2, args
         line = p.stderr.strip()

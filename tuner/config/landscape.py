@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sglang.rules import SpecConfig, resolve
-from .yamlfile import ConfigError, read_text_capped
+from .yamlfile import ConfigError, lone_surrogate, read_text_capped, surrogate_message
 
 _SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
 _TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
@@ -160,6 +160,10 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
     name = data.get("name")
     if not isinstance(name, str) or not name.strip():
         raise ConfigError(source, "name", f"expected a non-empty string, got {name!r}")
+    for key in ("name", "description"):
+        bad = lone_surrogate(data.get(key)) if isinstance(data.get(key), str) else None
+        if bad is not None:
+            raise ConfigError(source, key, surrogate_message(data[key], bad))
     conc = data.get("concurrency")
     conc_list = conc if isinstance(conc, list) else [conc]
     if not conc_list or any(not isinstance(c, int) or isinstance(c, bool) or c < 1 for c in conc_list) \
