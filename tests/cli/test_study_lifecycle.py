@@ -231,3 +231,27 @@ def test_compare_two_studies(tmp_path):
     # figures as figures: one decimal for tok/s, A's as B's (no 26.507499020384046)
     baselines = [cell for row in summary_rows(cmp) if row[0].startswith("baseline ") for cell in row[1:]]
     assert baselines and all(re.fullmatch(r"(\d+\.\d( \(\d+\.\d\dx A\))?)?", str(c)) for c in baselines), baselines
+
+
+def test_a_storage_that_refuses_writes_is_one_line(study, monkeypatch):
+    """QA: delete and copy on a read-only SQLite file (chattr +i) ended in Optuna's traceback. The
+    refusal is faked at the storage's seam (root writes through file modes, and not every file
+    system takes chattr): SQLAlchemy's OperationalError wrapped as Optuna wraps it."""
+    import sqlite3
+
+    import optuna
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import OperationalError
+
+    def refuse(*args, **kwargs):
+        cause = OperationalError("DELETE ...", {}, sqlite3.OperationalError("attempt to write a readonly database"))
+        raise StorageInternalError("An exception is raised during the commit.") from cause
+
+    path, config = study
+    monkeypatch.setattr(optuna, "delete_study", refuse)
+    r = CliRunner().invoke(cli, ["study", "delete", str(path), "--yes"])
+    assert r.exit_code == 2 and r.output.count("\n") == 1, r.output
+    assert "cannot write: OperationalError: attempt to write a readonly database" in r.output
+    monkeypatch.setattr(optuna.study.Study, "set_user_attr", refuse)
+    r = CliRunner().invoke(cli, ["study", "copy", str(path), "life2"])
+    assert r.exit_code == 2 and "life2: cannot write: OperationalError" in r.output, r.output

@@ -46,6 +46,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
     from ..results.pareto import PICKS, PickError
     from ..engine.patience import StorageUnavailable
+    from .progress import say_storage_outage
     from .study import STORAGE_EXIT, _backend, journal_note
 
     names = [p.strip() for p in picks.split(",") if p.strip()]
@@ -53,7 +54,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         if name not in PICKS and not name.isdigit():
             raise ConfigError("--picks", name, f"expected {', '.join(PICKS)} or trial numbers")
     name, url, file_config = resolve_target(target, storage, study_name)
-    study = open_study(name, url, patient=not show)  # measuring: ride out storage outages
+    # measuring: ride out storage outages, and say so at once (a silent wait looks like a hang)
+    study = open_study(name, url, patient=not show, on_outage=None if show else say_storage_outage)
     if not show:
         config, space, suite_dict = config_from_study(study, workdir or (file_config.workdir if file_config else None))
         try:

@@ -37,7 +37,7 @@ from .deadline import apply_trial_deadline
 from .finish import finish_of, record_finish, replay_journal, write_files
 from .journal import Journal
 from .outcome import limit_attrs, measurement_attrs
-from .patience import StorageUnavailable, unreachable_now
+from .patience import StorageUnavailable, patient_backend, unreachable_now
 from .records import FAILED, MEASURED
 from .storage import storage_label
 from .study import CONFIG_ATTR, READY_ATTR, UID_ATTR, study_uid
@@ -123,6 +123,9 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
         raise ValueError("confirmation needs at least 2 rounds for an interval")
     if not candidates:
         raise ValueError("nothing to confirm")
+    patient = patient_backend(study._storage)
+    if patient is not None:
+        patient.on_outage = on_event  # "storage_down" / "storage_back" progress lines, as a run's
     base = find_baseline(study)
     apply_trial_deadline(backend, config, base.attrs if base else None, on_event)
     cstudy = open_confirm_study(study, create=True)

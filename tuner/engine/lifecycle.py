@@ -18,6 +18,7 @@ Contracts:
 from __future__ import annotations
 
 import uuid
+from contextlib import contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -25,8 +26,22 @@ from ..config.study import COMPANIONS, NAME_PATTERN, companion_of, study_name_pr
 from ..config.yamlfile import ConfigError
 from .records import INTERRUPTED
 from .storage import open_storage, redact
+from .urls import describe_error
 from .study import (BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR, UID_ATTR, open_study, study_exists,
                     wait_until_ready)
+
+
+@contextmanager
+def _writing(url: str, name: str):
+    """Storage writes that fail (a read-only file or database, a full disk) as one
+    :class:`ConfigError` naming the storage and the driver's reason, password scrubbed."""
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    try:
+        yield
+    except (StorageInternalError, SQLAlchemyError) as exc:
+        raise ConfigError(redact(url) or "", name, f"cannot write: {describe_error(exc, url)}") from None
 
 
 def _running(study) -> list[int]:
@@ -59,10 +74,11 @@ def delete_study(name: str, storage_url: str, force: bool = False) -> list[str]:
         raise ConfigError(redact(storage_url) or "", name, f"trials [{', '.join(running)}] are running: stop "
                           "the workers first (a dead worker's trials: --force deletes anyway)")
     deleted = []
-    for n in (*parts, name):  # the study last: a half-deleted one still shows up
-        if study_exists(n, storage):
-            optuna.delete_study(study_name=n, storage=storage)
-            deleted.append(n)
+    with _writing(storage_url, name):
+        for n in (*parts, name):  # the study last: a half-deleted one still shows up
+            if study_exists(n, storage):
+                optuna.delete_study(study_name=n, storage=storage)
+                deleted.append(n)
     return deleted
 
 
@@ -94,12 +110,13 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
         bsource = optuna.load_study(study_name=name + BASELINE_SUFFIX, storage=source._storage)
     except KeyError:
         pass
-    copied, skipped = _copy_one(source, target, new_name, rename=True)
-    if bsource is not None:
-        _copy_one(bsource, target, new_name + BASELINE_SUFFIX, rename=False)
-    # Ready last: workers wait for this attribute before they trust the study.
-    dest = optuna.load_study(study_name=new_name, storage=target)
-    dest.set_user_attr(READY_ATTR, source.user_attrs[READY_ATTR])
+    with _writing(to_url or storage_url, new_name):
+        copied, skipped = _copy_one(source, target, new_name, rename=True)
+        if bsource is not None:
+            _copy_one(bsource, target, new_name + BASELINE_SUFFIX, rename=False)
+        # Ready last: workers wait for this attribute before they trust the study.
+        dest = optuna.load_study(study_name=new_name, storage=target)
+        dest.set_user_attr(READY_ATTR, source.user_attrs[READY_ATTR])
     return CopyResult(name, new_name, copied, skipped)
 
 
