@@ -60,6 +60,11 @@ def test_list_in_every_format(study, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("TUNER_STORAGE", raising=False)
     assert "life" in invoke("study", "list").output
+    # one studies/*.db that is not a database is named, and hides none of the others (QA)
+    (tmp_path / "studies" / "notes.db").write_text("not a database\n")
+    r = CliRunner().invoke(cli, ["study", "list", "-f", "csv"])
+    assert r.exit_code == 0 and [x["study"] for x in csv.DictReader(io.StringIO(r.stdout))] == ["life"]
+    assert "warning: skipped" in r.stderr and "notes.db" in r.stderr and "not a database" in r.stderr
 
 
 def test_status_and_pareto_as_csv(study):

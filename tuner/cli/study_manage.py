@@ -43,8 +43,17 @@ def list_(storage, fmt, as_json) -> None:
     from ..results.catalog import list_studies
 
     studies = []
-    for url in _storages(storage):
-        studies += list_studies(open_storage(url, create=False), redact(url) or "")
+    urls = _storages(storage)
+    unreadable = []
+    for url in urls:
+        try:
+            studies += list_studies(open_storage(url, create=False), redact(url) or "")
+        except ConfigError as exc:
+            if storage is not None or len(urls) == 1:
+                raise  # the one storage asked for
+            unreadable.append(str(exc))  # one bad studies/*.db does not hide the others
+    for line in unreadable:
+        click.echo(f"warning: skipped {line}", err=True)
     fmt = chosen_format(fmt, as_json)
     if fmt == "json":
         print_json(studies)
