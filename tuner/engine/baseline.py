@@ -19,7 +19,7 @@ from typing import Callable
 
 from .asktell import tell
 from .patience import StorageUnavailable, unreachable_now
-from .records import MEASURED, StoredFigures
+from .records import MEASURED, StoredFigures, attrs_problem
 from .stall import TunerStalled
 from .study import BASELINE_SUFFIX, create_baseline_study
 from .workers import Worker, reap_dead_trials, start_trial, try_claim, wait_for_claim
@@ -54,7 +54,7 @@ def find_baseline(study) -> Baseline | None:
     except KeyError:
         return None
     done = [t for t in bstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if t.user_attrs.get("status") == MEASURED]
+            if t.user_attrs.get("status") == MEASURED and attrs_problem(t.user_attrs) is None]
     if not done:
         return None
     t = done[-1]

@@ -27,6 +27,46 @@ INTERRUPTED = "interrupted"
 PRUNED_FROM = "pruned_from"
 #: The statuses that say what a trial's values are: believed only of a COMPLETE trial.
 RESULT_STATUSES = (MEASURED, REUSED, INVALID, FAILED)
+#: status of a trial whose attributes the readers cannot trust (edited by hand, or by a tool that
+#: does not know them): counted and shown with why, never on the front, never picked
+UNREADABLE = "unreadable"
+#: attribute saying why a trial is :data:`UNREADABLE` (set when read, never stored)
+UNREADABLE_ATTR = "unreadable_because"
+
+#: Attributes that must be finite numbers when present: every reader computes with them.
+_NUMERIC = ("single_tok_per_s", "single_speedup", "accept_length", "duration_s", "model_duration_s")
+
+
+def attrs_problem(attrs: dict) -> str | None:
+    """What makes a trial's stored attributes unusable, or None: the readers (status, pareto,
+    export, report, confirm) trust what this passes. ``status`` text; ``effective``/``requested``
+    mappings of positive whole numbers (or unset flags, for a request); figures finite numbers;
+    ``stages`` a list."""
+    import math
+
+    status = attrs.get("status")
+    if status is not None and not isinstance(status, str):
+        return f"status {status!r} is not text"
+    for key in ("effective", "requested"):
+        spec = attrs.get(key)
+        if spec is None:
+            continue
+        if not isinstance(spec, dict):
+            return f"{key} {spec!r} is not a setting"
+        values = [spec.get(k) for k in ("num_steps", "eagle_topk", "num_draft_tokens")]
+        unset_ok = key == "requested"
+        if not all((v is None and unset_ok) or (isinstance(v, int) and not isinstance(v, bool) and v >= 1)
+                   for v in values) or (key == "effective" and None in values):
+            return f"{key} {spec!r} is not a setting SGLang runs"
+    for key, value in attrs.items():
+        if key in _NUMERIC or key.startswith(("tok_per_s@", "speedup@")):
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                return f"{key} {value!r} is not a finite number"
+    if "stages" in attrs and not isinstance(attrs["stages"], list):
+        return f"stages {attrs['stages']!r} is not a list"
+    return None
 
 
 def trial_status(state: str, attrs: dict) -> str | None:
@@ -122,7 +162,10 @@ def load_records(study) -> list[TrialRecord]:
     out = []
     for t in study.get_trials(deepcopy=False):
         attrs = dict(t.user_attrs)
-        feasible = t.state.name == "COMPLETE" and all(v <= 0 for v in t.constraints.values())
+        problem = attrs_problem(attrs)
+        if problem is not None:  # kept out of every figure, shown as what it is
+            attrs = {"status": UNREADABLE, UNREADABLE_ATTR: problem, "failure_class": f"unreadable: {problem}"}
+        feasible = problem is None and t.state.name == "COMPLETE" and all(v <= 0 for v in t.constraints.values())
         out.append(TrialRecord(
             number=t.number,
             state=t.state.name,

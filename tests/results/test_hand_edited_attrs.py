@@ -1,0 +1,73 @@
+"""Trials whose stored attributes were edited by hand (QA: with sqlite3) or written by a tool that
+does not know them: every reader shows them as ``unreadable`` with why, keeps them off the front and
+out of the picks, and none ends in a traceback (tuner/engine/records.py, attrs_problem)."""
+
+from __future__ import annotations
+
+import shutil
+import sqlite3
+
+import pytest
+from click.testing import CliRunner
+from support.model_study import make_model_study
+
+from tuner.cli import cli
+from tuner.config.study import load_study
+from tuner.engine.records import UNREADABLE, attrs_problem, load_records
+from tuner.engine.study import open_study
+
+
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("edited")
+    return make_model_study(folder, "ed", n_trials=6)
+
+
+#: (attribute, the trial's number, its new JSON text; None deletes it)
+EDITS = [
+    ("effective", 3, '"garbage"'),
+    ("effective", 3, '{"num_steps": 5}'),
+    ("effective", 2, '{"num_steps": 100000, "eagle_topk": -1, "num_draft_tokens": 0}'),
+    ("status", 0, "5"),
+    ("model_duration_s", 3, '"long"'),
+    ("speedup@32", 3, '"fast"'),
+    ("accept_length", 0, '"x"'),
+    ("single_tok_per_s", 3, "NaN"),
+]
+
+READERS = [["status"], ["status", "-f", "json"], ["pareto"], ["pareto", "-f", "csv"], ["export", "--pick", "single"],
+           ["export", "--pick", "knee"], ["export", "--pick", "throughput"], ["export", "--adaptive"]]
+
+
+@pytest.mark.parametrize("key, number, value", EDITS, ids=[f"{k}={v}" for k, _, v in EDITS])
+def test_every_reader_survives_an_edited_trial(measured, tmp_path, key, number, value):
+    for f in ("ed.yaml", "ed.db"):
+        shutil.copy(measured.parent / f, tmp_path / f)
+    path = tmp_path / "ed.yaml"
+    con = sqlite3.connect(tmp_path / "ed.db")
+    (tid,) = con.execute("SELECT trial_id FROM trials JOIN studies USING (study_id) WHERE study_name = 'ed' "
+                         "AND number = ?", (number,)).fetchone()
+    changed = con.execute("UPDATE trial_user_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
+                          (value, tid, key)).rowcount
+    con.commit()
+    con.close()
+    assert changed == 1
+    record = load_records(open_study("ed", load_study(path).storage))[number]
+    assert record.status == UNREADABLE and not record.feasible and record.effective is None
+    assert key in record.failure_class
+    for args in READERS:
+        r = CliRunner().invoke(cli, ["study", *args[:1], str(path), *args[1:]])
+        assert r.exception is None or isinstance(r.exception, SystemExit), (args, r.exception)
+        assert r.exit_code in (0, 1), (args, r.output)
+        if args[0] == "export" and r.exit_code == 0 and "--adaptive" not in args:
+            assert f"-> trial {number}\n" not in r.output  # never the edited trial
+
+
+def test_what_passes_is_what_the_readers_compute_with():
+    good = {"status": "measured", "effective": {"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4},
+            "requested": {"num_steps": 3, "eagle_topk": None, "num_draft_tokens": None},
+            "single_tok_per_s": 61.3, "tok_per_s@32": 719.2, "speedup@32": 0.94, "stages": []}
+    assert attrs_problem(good) is None
+    assert attrs_problem({**good, "tok_per_s@32": True}) == "tok_per_s@32 True is not a finite number"
+    assert attrs_problem({**good, "stages": "oops"}) == "stages 'oops' is not a list"
+    assert "is not a setting SGLang runs" in attrs_problem({**good, "effective": {**good["effective"], "eagle_topk": None}})
