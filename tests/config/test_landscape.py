@@ -54,6 +54,9 @@ def _edit(change):
     (lambda d: d["configs"][0].update(single_tok_per_s=-3), "configs[0].single_tok_per_s", "above 0"),
     (lambda d: d["configs"][0].update(single_tok_per_s="fast"), "configs[0].single_tok_per_s", "number"),
     (lambda d: d["configs"][0].update(accept_length=0.5), "configs[0].accept_length", "at least 1"),
+    # QA: accepted silently before
+    (lambda d: d["configs"][0].update(accept_length=50), "configs[0].accept_length", "more than steps=1"),
+    (lambda d: d["configs"][0].update({"tok_per_s@032": 1.0}), "configs[0].tok_per_s@032", "unknown key"),
     (lambda d: d["configs"][0].update(num_steps=0), "configs[0].num_steps", "positive integer"),
     (lambda d: d["configs"][0].update(num_draft_tokens=3), "configs[0]", "it runs steps=1 topk=1 draft=2"),
     (lambda d: d["configs"][1].update(num_draft_tokens=60), "configs[1]", "tree-too-large"),

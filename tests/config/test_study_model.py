@@ -57,7 +57,10 @@ def test_relative_paths_are_from_the_study_file(tmp_path, monkeypatch):
      "objectives", "latencies"),
     ("  model: {profile: a}", "model", "[single_speedup]", "slo: [{concurrency: 32, e2e_p99_ms: 100}]\n",
      "slo", "latencies"),
-    ("  model: {landscape: missing.json}", "model", "[single_speedup]", "", "", "file not found"),
+    ("  model: {landscape: missing.json}", "model", "[single_speedup]", "", "server.model.landscape",
+     "missing.json: file not found"),
+    ("  model: {landscape: /tmp}", "model", "[single_speedup]", "", "server.model.landscape", "/tmp: is a folder"),
+    ("  model: {landscape: ''}", "model", "[single_speedup]", "", "server.model.landscape", "at least 1 character"),
     ("  model: {landscape: t.json}", "model", "[single_speedup, speedup@8]", "", "objectives", "tok_per_s@8"),
 ])
 def test_mistakes_are_one_line(tmp_path, model, backend, objectives, extra, key, words):
@@ -67,7 +70,7 @@ def test_mistakes_are_one_line(tmp_path, model, backend, objectives, extra, key,
         load_study(path)
     text = str(err.value)
     assert "\n" not in text and words in text, text
-    assert err.value.key == key or (not key and text.startswith(str(tmp_path / "missing.json")))
+    assert err.value.key == key and text.startswith(str(path)), text
 
 
 def test_a_study_is_one_landscape_by_content_not_by_path(tmp_path):

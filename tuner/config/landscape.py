@@ -41,7 +41,7 @@ _SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
 _TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
 #: The longest model load a table may state (a year, as every duration a study gives).
 MAX_LOAD_S = 366 * 24 * 3600.0
-_THROUGHPUT = re.compile(r"tok_per_s@(\d+)")
+_THROUGHPUT = re.compile(r"tok_per_s@([1-9][0-9]*)")  #: one spelling per level: tok_per_s@032 is no key
 
 
 @dataclass(frozen=True)
@@ -197,6 +197,11 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
             raise ConfigError(source, key, f"{spec.label()} is listed twice; keep one row per setting")
         figures = {k: v for k, v in row.items() if k not in _SPEC_KEYS}
         configs[spec] = _figures(source, key, figures, concurrencies, allowed)
+        accept = configs[spec].accept_length
+        if accept is not None and accept > spec.num_steps + 1:
+            # each verify step commits the drafted path (at most num_steps tokens) plus the bonus token
+            raise ConfigError(source, f"{key}.accept_length", f"{accept:g} tokens per verify step is more than "
+                              f"{spec.label()} can accept (num_steps + 1 = {spec.num_steps + 1})")
     return LandscapeTable(name.strip(), str(source), concurrencies, baseline, configs, load_s, description)
 
 

@@ -171,7 +171,7 @@ class ModelSettings(StrictModel):
     to the study file."""
 
     profile: str | None = None  #: a shipped simulator profile name or a profile YAML file
-    landscape: str | None = None  #: a landscape table JSON file
+    landscape: str | None = Field(None, min_length=1)  #: a landscape table JSON file
     noise: float = Field(0.02, ge=0, lt=1)  #: relative standard deviation of every measured figure
     seed: int | None = None  #: the noise's seed (None: a fresh draw every run)
     #: modelled seconds a launch takes before the suite runs (model load); default: the table's
@@ -216,7 +216,12 @@ def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
         update["profile"] = str((base / text).resolve())
     if model.landscape is not None:
         table_path = (base / model.landscape).resolve()
-        table = load_landscape(table_path)
+        try:
+            table = load_landscape(table_path)
+        except ConfigError as exc:
+            if exc.key:
+                raise  # inside the table: its file and key
+            raise ConfigError(path, "server.model.landscape", f"{table_path}: {exc.message}") from None
         for name in study.objectives:
             c = objective_concurrency(name)
             if c is not None and c not in table.concurrencies:
