@@ -260,3 +260,24 @@ def test_a_storage_that_refuses_writes_is_one_line(study, monkeypatch):
     monkeypatch.setattr(optuna.study.Study, "set_user_attr", refuse)
     r = CliRunner().invoke(cli, ["study", "copy", str(path), "life2"])
     assert r.exit_code == 2 and "life2: cannot write: OperationalError" in r.output, r.output
+
+
+def test_compare_names_the_backends_it_warns_of(tmp_path):
+    """QA: a study of backend model compared with one of the simulator was said to run on SGLang."""
+    import optuna
+
+    from tuner.results.compare import compare_studies
+
+    a = load_study(make_model_study(tmp_path, "simmed", n_trials=2))
+    folder = tmp_path / "m"
+    folder.mkdir()
+    text = (folder.parent / "simmed.yaml").read_text().replace("name: simmed", "name: modelled").replace(
+        "backend: sim", "backend: model").replace("sim: {profile: k2.6-tp8-pcie}", "model: {profile: k2.6-tp8-pcie, seed: 1}")
+    (folder / "modelled.yaml").write_text(text)
+    r = invoke("study", "run", folder / "modelled.yaml", "--n-trials", "2")
+    assert r.exit_code == 0, r.output
+    b = load_study(folder / "modelled.yaml")
+    cmp = compare_studies(optuna.load_study(study_name="simmed", storage=a.storage),
+                          optuna.load_study(study_name="modelled", storage=b.storage))
+    assert cmp["warnings"] == ["A ran on the simulated server, B on no server (backend model): figures of the "
+                               "simulator and the model backend are model time, SGLang's wall time"]

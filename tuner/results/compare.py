@@ -78,8 +78,11 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
     if sa["workload"] != sb["workload"]:
         diff = [k for k in sa["workload"] if sa["workload"][k] != sb["workload"][k]]
         warnings.append(f"the workloads differ ({', '.join(diff)}): figures measure different things")
-    if sa["hardware"]["backend"] != sb["hardware"]["backend"]:
-        warnings.append("one study ran on the simulator, the other on SGLang: simulator figures are model time")
+    kinds = {"sim": "the simulated server", "sglang": "SGLang", "model": "no server (backend model)"}
+    ka, kb = sa["hardware"]["backend"], sb["hardware"]["backend"]
+    if ka != kb:
+        warnings.append(f"A ran on {kinds.get(ka, ka)}, B on {kinds.get(kb, kb)}: figures of the simulator and "
+                        "the model backend are model time, SGLang's wall time")
     same_objectives = sa["workload"]["objectives"] == sb["workload"]["objectives"]
     common = []
     for key in sa["_measured"].keys() & sb["_measured"].keys():
