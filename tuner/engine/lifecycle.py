@@ -26,9 +26,9 @@ from ..config.study import COMPANIONS, NAME_PATTERN, companion_of, study_name_pr
 from ..config.yamlfile import ConfigError
 from .records import INTERRUPTED
 from .storage import open_storage, redact
-from .urls import describe_error
 from .study import (BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR, UID_ATTR, open_study, study_exists,
                     wait_until_ready)
+from .urls import describe_error
 
 
 @contextmanager

@@ -240,7 +240,7 @@ class _Runner:
             return sum(s for s, _ in self.trials.spent)
         return time.monotonic() - started
 
-    def _expected_duration_s(self, records=None) -> float:
+    def _expected_duration_s(self, records) -> float:
         """1.1 x the mean of the last five whole-suite measurements of this run; before this run has
         one (a continued study, or launches pruned so far), of the study's stored ones (modelled
         GPU time on backend model, wall time otherwise): a continued run must not overrun its
@@ -248,8 +248,7 @@ class _Runner:
         whole = [s for s, pruned in self.trials.spent if not pruned][-5:]
         if not whole:
             key = "model_duration_s" if self._modelled else "duration_s"
-            stored = [r.attrs.get(key) for r in (records if records is not None else load_records(self.study))
-                      if r.status == MEASURED]
+            stored = [r.attrs.get(key) for r in records if r.status == MEASURED]
             whole = [float(v) for v in stored if isinstance(v, (int, float)) and v > 0][-5:]
         expected = 1.1 * (sum(whole) / len(whole)) if whole else 0.0
         # no launch takes less than its model load (backend model: known in advance)
