@@ -281,8 +281,8 @@ def context_from_args(algorithm: str | None, server_args: dict, target_attention
         # speculative_hook.py: block verification turns rejection sampling on (EAGLE, EAGLE3)
         use_rejection_sampling=bool(server_args.get("speculative_use_rejection_sampling")
                                     or server_args.get("speculative_use_block_verification")),
-        accept_thresholds=(float(server_args.get("speculative_accept_threshold_single", 1.0)),
-                           float(server_args.get("speculative_accept_threshold_acc", 1.0))),
+        accept_thresholds=tuple(1.0 if server_args.get(k) is None else float(server_args[k])
+                                for k in ("speculative_accept_threshold_single", "speculative_accept_threshold_acc")),
         decode_attention_backend=server_args.get("decode_attention_backend"),
         prefill_attention_backend=server_args.get("prefill_attention_backend"),
         draft_attention_backend=server_args.get("speculative_draft_attention_backend"),

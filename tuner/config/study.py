@@ -24,7 +24,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 
 from .sampler import check_sampler_options
 from .slo import SLO
-from .space import Scalar, load_space, reserved_arg, check_server_args
+from .space import Scalar, check_server_args, load_space, reserved_arg
 from .suite import INLINE_SUITE, SHIPPED_SUITES, load_suite
 from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_model
 

@@ -278,7 +278,7 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
     effective = SpecConfig(steps, topk, draft)
     # attention_registry.py: the draft runner refuses a backend of the other attention kind as it
     # starts, whatever the setting: every speculative launch of such a study fails after the load.
-    kind = _no_speculation_backend(ctx) or draft_kind_violation(ctx)
+    kind = _no_speculation_backend(ctx) or _draft_kind_violation(ctx)
     if kind is not None:
         return Resolution(requested, effective, tuple(warnings), kind)
     # An MLA tree SGLang refuses after loading fails before the draft graph capture below (the draft
@@ -342,7 +342,7 @@ def _no_speculation_backend(ctx: ServerContext) -> RuleViolation | None:
     return None
 
 
-def draft_kind_violation(ctx: ServerContext) -> RuleViolation | None:
+def _draft_kind_violation(ctx: ServerContext) -> RuleViolation | None:
     """The draft model's runner given a backend of the other attention kind (an MHA EAGLE-3 head
     on ``trtllm_mla``, SGLang's own SM100 choice for DeepSeek-style models): every speculative
     launch fails as the draft starts, whatever the three flags (:data:`MLA_ONLY_BACKENDS`)."""
