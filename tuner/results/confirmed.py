@@ -198,8 +198,8 @@ EQUAL_MARGIN = 0.03
 
 def equal_within_noise(a: ConfirmedCandidate, b: ConfirmedCandidate, objective: str) -> bool:
     """Whether ``a`` and ``b`` are equal on ``objective``: the paired per-round difference has a
-    95% interval that includes 0, and its mean is within :data:`EQUAL_MARGIN` of ``a``'s (too few
-    common rounds for an interval: not equal)."""
+    95% interval that includes 0 (a single common round has none: the margin alone decides), and
+    its mean is within :data:`EQUAL_MARGIN` of ``a``'s; with no common round, not equal."""
     ra, rb = a.per_round.get(objective, {}), b.per_round.get(objective, {})
     common = [r for r in ra if r in rb]
     iv = Interval.of([ra[r] - rb[r] for r in common])
