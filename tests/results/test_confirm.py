@@ -169,6 +169,14 @@ def test_companions_go_with_their_study_and_never_into_another_of_its_name(lucky
     cstudy.set_user_attr(UID_ATTR, "another-study")
     assert load_confirmation(study) is None and open_confirm_study(study) is None
     assert build_export(study, "throughput").spec == AUTO  # the study's own (lucky) pick again
+    # the next confirmation replaces it, and says so
+    said = []
+    run_confirmation(study, config, backend, confirm_candidates(study, ["throughput"], near=0.1), repeats=2,
+                     on_event=lambda kind, info: said.append((kind, info)))
+    assert ("warning", {"message": "noisy.confirm was left by an earlier study of this name (deleted since): "
+                                   "replaced"}) in said
+    assert open_confirm_study(study).user_attrs[UID_ATTR] == study.user_attrs[UID_ATTR]
+    assert load_confirmation(study) is not None
 
     r = CliRunner().invoke(cli, ["study", "delete", "noisy", "--storage", url, "--yes"])
     assert r.exit_code == 0 and "noisy.confirm" in r.output, r.output

@@ -72,10 +72,11 @@ def confirm_study_name(name: str) -> str:
     return name + CONFIRM_SUFFIX
 
 
-def open_confirm_study(study, create: bool = False):
+def open_confirm_study(study, create: bool = False, on_replaced: Callable[[str], None] | None = None):
     """The companion study holding ``study``'s confirmation measurements; None if there is none
     yet, or if the one of that name was left by an earlier study of the name (:func:`_left_by_another`),
-    which ``create`` deletes: it measured other settings, and its study was deleted."""
+    which ``create`` deletes, telling ``on_replaced``: it measured other settings, and its study was
+    deleted."""
     import optuna
 
     name = confirm_study_name(study.study_name)
@@ -90,6 +91,8 @@ def open_confirm_study(study, create: bool = False):
             raise ConfigError(study.study_name, name, "is a tuner study of its own, not this study's "
                               "confirmation; copy it to another name and delete it, then confirm again")
         optuna.delete_study(study_name=name, storage=study._storage)
+        if on_replaced is not None:
+            on_replaced(f"{name} was left by an earlier study of this name (deleted since): replaced")
         cstudy = None
     if cstudy is None and create:
         cstudy = optuna.create_study(study_name=name, storage=study._storage, direction="maximize",
@@ -128,7 +131,8 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
         patient.on_outage = on_event  # "storage_down" / "storage_back" progress lines, as a run's
     base = find_baseline(study)
     apply_trial_deadline(backend, config, base.attrs if base else None, on_event)
-    cstudy = open_confirm_study(study, create=True)
+    cstudy = open_confirm_study(study, create=True,
+                                on_replaced=lambda line: on_event("warning", {"message": line}))
     # What a killed run (this command's or `tuner study run`'s) left in the journal, stored first.
     replay_journal(study, config.workdir or Path("studies") / config.name)
     run = utc_now().replace(":", "").replace("-", "").replace("+0000", "Z") + "-" + secrets.token_hex(2)
