@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
-from support.model_study import make_model_study
+from support.model_study import SPACE, make_model_study
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -281,3 +281,32 @@ def test_a_refused_export_keeps_the_previous_file(tmp_path, study_file):
     r = run(study_file, "--pick", "knee", "--min-speedup-c32", "5", "-o", out)
     assert r.exit_code == 1 and out.read_text() == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["best.yaml"]
+
+
+def test_no_text_of_the_study_breaks_out_of_the_header_comments(tmp_path):
+    """QA: a suite name holding U+2028 (a line break to YAML, not to the old header code) ended
+    the comment line, and the rest became a key SGLang's --config loader read: mem-fraction-static
+    0.1 that no trial ran with."""
+    (tmp_path / "inj.yaml").write_text(f"""name: inj
+search_space: {SPACE}
+server: {{backend: model, model_path: m, draft_model_path: d, model: {{profile: k2.6-tp8-pcie, seed: 1}},
+         env: {{"A\\u2028B": x}}}}
+bench:
+  suite: {{name: "traffic\\u2028mem-fraction-static: 0.1\\u2028#\\x85dtype: half", prompts: [{{name: p, text: hello}}],
+          single: {{lengths: [64], repeats: 1}}, sweep: {{concurrencies: [1, 32], max_tokens: 64}}}}
+objectives: [single_speedup, speedup@32]
+budget: {{n_trials: 3}}
+""")
+    r = CliRunner().invoke(cli, ["study", "run", str(tmp_path / "inj.yaml")])
+    assert r.exit_code == 0, r.output
+    out = tmp_path / "best.yaml"
+    r = run(tmp_path / "inj.yaml", "--pick", "knee", "-o", out)
+    assert r.exit_code == 0, r.output
+    text = out.read_text()
+    body = [line for line in text.splitlines() if not line.startswith("#")]
+    loaded = yaml.safe_load(text)
+    assert "mem-fraction-static" not in loaded and "dtype" not in loaded, loaded
+    assert all(":" in line for line in body)  # every line past the comments is a key of the config
+    assert "traffic mem-fraction-static: 0.1 #" in text  # said, inside its comment
+    argv = merge_config(["--config", str(out)], build_parser())
+    assert not any("mem-fraction-static" in a or "dtype" in a for a in argv), argv

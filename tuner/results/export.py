@@ -70,7 +70,7 @@ class ServerExport:
         return format_command(self.argv)
 
     def yaml_text(self) -> str:
-        head = "".join(f"# {line}\n" if line else "#\n" for line in self.header)
+        head = "".join(f"# {line}\n" if line else "#\n" for line in self.header)  # one line each: build_export
         body = yaml.safe_dump(self.server_args, sort_keys=False, default_flow_style=False, width=1000)
         return head + body
 
@@ -81,6 +81,13 @@ class ServerExport:
             "command": self.command_line, "argv": self.argv,
             "provenance": self.provenance, "warnings": self.warnings,
         }, indent=2) + "\n"
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one comment line: every character a YAML (or Python) reader takes as a line
+    break -- a newline, a return, U+0085, U+2028, U+2029 -- becomes a space, so no text a study holds
+    (a suite's name, an environment variable's) can end the comment and start a key of the config."""
+    return " ".join(text.splitlines()) if text else text
 
 
 def dash_key(name: str) -> str:
@@ -297,7 +304,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
         notes.append(f"the study set environment variables for the server: {', '.join(sorted(config.server.env))} "
                      f"(values not exported)")
     header += notes + [f"WARNING: {w}" for w in warnings] + [""]
-    header = [line.replace("\n", " ") for line in header]
+    header = [_one_line(line) for line in header]
     return ServerExport(study.study_name, pick, record, spec, mapping, argv, header, data, warnings)
 
 
