@@ -310,3 +310,26 @@ budget: {{n_trials: 3}}
     assert "traffic mem-fraction-static: 0.1 #" in text  # said, inside its comment
     argv = merge_config(["--config", str(out)], build_parser())
     assert not any("mem-fraction-static" in a or "dtype" in a for a in argv), argv
+
+
+def test_flag_no_flag_switches_reach_the_server_and_stay_out_of_the_yaml(tmp_path):
+    """QA: `enable_tf32_matmul: false` was left off the command line (SGLang's default kept), and
+    the export wrote it into the YAML, which SGLang 0.5.23's --config loader refuses
+    (ConfigArgumentMerger: BooleanOptionalAction is an unsupported config option)."""
+    path = make_model_study(tmp_path, name="sw", n_trials=2, args={"enable_tf32_matmul": False,
+                                                                   "lora_strict_loading": True})
+    config = load_study(path)
+    plan = plan_launch(config.server, SpecConfig(3, 1, 4), port=1, max_concurrency=32)
+    assert "--no-enable-tf32-matmul" in plan.argv and "--lora-strict-loading" in plan.argv
+    out = tmp_path / "best.yaml"
+    r = run(path, "--pick", "knee", "-o", out)
+    assert r.exit_code == 0, r.output
+    _, mapping = comments_and_mapping(out)
+    assert "enable-tf32-matmul" not in mapping and "lora-strict-loading" not in mapping
+    assert "add them to the command line: --no-enable-tf32-matmul --lora-strict-loading" in r.stderr
+    merge_config(["--config", str(out)], build_parser())  # loads as it is
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("model-path: m\nenable-tf32-matmul: false\n")
+    with pytest.raises(ValueError, match="Unsupported config option 'enable_tf32_matmul' with action "
+                                         "'BooleanOptionalAction'"):
+        merge_config(["--config", str(bad)], build_parser())

@@ -158,13 +158,26 @@ def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None
 
 
 def _arg_tokens(name: str, value: Any) -> list[str]:
-    """One server argument as argv: bools as bare flags when true, lists as repeated values."""
+    """One server argument as argv: bools as bare flags when true (a ``--flag/--no-flag`` switch of
+    SGLang's, argparse's BooleanOptionalAction, as ``--no-flag`` when false: leaving it out would
+    keep SGLang's default, which may be true), lists as repeated values."""
     flag = flag_name(name)
     if isinstance(value, bool):
+        if is_switch_pair(name):
+            return [flag if value else "--no-" + flag[2:]]
         return [flag] if value else []
     if isinstance(value, (list, tuple)):
         return [flag, *(_scalar(v) for v in value)] if value else []
     return [flag, _scalar(value)]
+
+
+def is_switch_pair(name: str) -> bool:
+    """Whether server argument ``name`` is one of SGLang 0.5.23's ``--flag/--no-flag`` switches
+    (``server_args_0_5_23.json``: action ``boolean_optional``)."""
+    from ..sglang.server_args import server_args_table
+
+    option = server_args_table().option(name) or server_args_table().option_for_flag(flag_name(name))
+    return option is not None and option.action == "boolean_optional"
 
 
 def _scalar(value: Any) -> str:

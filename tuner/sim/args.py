@@ -175,6 +175,21 @@ def _store_true_keys(parser: argparse.ArgumentParser) -> set[str]:
     return keys
 
 
+def _unsupported_keys(parser: argparse.ArgumentParser) -> dict[str, str]:
+    """SGLang's ``ConfigArgumentMerger`` (``utils/server_args_config_parser.py``): a YAML key of an
+    action that is neither store_true nor takes one value (``--flag/--no-flag`` switches,
+    store_const) is refused, naming the action's class; a key a supported action also reads stays."""
+    def keys(action) -> set[str]:
+        return {action.dest} | {o[2:].replace("-", "_") for o in action.option_strings if o.startswith("--")}
+
+    supported = [a for a in parser._actions
+                 if isinstance(a, argparse._StoreTrueAction) or isinstance(a, argparse._StoreAction) or a.nargs is None]
+    ok = {k for a in supported for k in keys(a)}
+    return {k: type(a).__name__ for a in parser._actions
+            if a.option_strings and a not in supported and not {"--config", "--help", "-h"} & set(a.option_strings)
+            for k in keys(a) if k not in ok}
+
+
 def _config_path(argv: list[str]) -> str | None:
     where = [i for i, arg in enumerate(argv) if arg == "--config"]
     if len(where) > 1:
@@ -212,9 +227,13 @@ def merge_config(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
     if path is None:
         return list(argv)
     store_true = _store_true_keys(parser)
+    unsupported = _unsupported_keys(parser)
     front: list[str] = []
     for key, value in _config_entries(path).items():
         flag = f"--{key}"  # as written: underscore keys stay underscored and argparse rejects them
+        norm = str(key).replace("-", "_")
+        if norm in unsupported:
+            raise ValueError(f"Unsupported config option '{norm}' with action '{unsupported[norm]}'")
         if isinstance(value, bool):
             if str(key).replace("-", "_") in store_true:
                 if value:
