@@ -106,6 +106,14 @@ CASES = [
      "server.args: mem_fraction_static: expected a number, got 'most'"),
     ("args not one of the choices", {}, demo(server=server(args={"attention_backend": "flashmla2"})),
      "server.args: attention_backend: 'flashmla2' is not one of SGLang's choices"),
+    ("args a list item of the wrong type", {}, demo(server=server(args={"gc_threshold": ["x", 2]})),
+     "server.args: gc_threshold: expected an integer, got 'x'"),
+    ("args a list for one value", {}, demo(server=server(args={"served_model_name": ["a", "b"]})),
+     "server.args: served_model_name: expected one value, got a list"),
+    ("args a constant given a value", {}, demo(server=server(args={"gc_threshold": True})),
+     "server.args: gc_threshold: expected an integer, got True"),
+    ("args one name twice", {}, demo(server=server(args={"attention_back": "fa3", "attention_backend": "triton"})),
+     "server.args: attention_backend and attention_back are both SGLang's attention_backend; give it once"),
     ("args value NUL", {}, demo(server=server(args={"served_model_name": "x\0y"})),
      "server.args: served_model_name: the value holds a NUL byte"),
     ("extra_args NUL", {}, demo(server=server(extra_args=["--foo\0bar"])),
@@ -240,3 +248,15 @@ def test_yaml_1_2_exponent_floats_are_numbers(tmp_path):
     assert load_study(tmp_path / "s.yaml").slo[0].limits["ttft_p99_ms"] == 2000.0
     (tmp_path / "x.yaml").write_text("a: 1.5e3\nb: 1E-4\nc: '2e3'\nd: 12\ne: e3\n")
     assert read_yaml(tmp_path / "x.yaml") == {"a": 1500.0, "b": 0.0001, "c": "2e3", "d": 12, "e": "e3"}
+
+
+def test_an_abbreviation_sglang_takes_is_stored_under_its_full_name(tmp_path):
+    """QA: `attention_back: trtllm_mla` passed every check the full name meets (the rules, the pins,
+    the conflict with the space's fixed arguments), since they read names; SGLang's parser takes the
+    unique prefix. The study now holds SGLang's own name."""
+    (tmp_path / "space.yaml").write_text(space("{page_size: 16}"))
+    (tmp_path / "s.yaml").write_text(demo(server=server(args={"attention_back": "triton", "max_running_req": 64})))
+    assert load_study(tmp_path / "s.yaml").server.args == {"attention_backend": "triton", "max_running_requests": 64}
+    (tmp_path / "c.yaml").write_text(demo(server=server(args={"page_s": 32})))
+    r = CliRunner().invoke(cli, ["study", "create", str(tmp_path / "c.yaml")])
+    assert r.exit_code == 2 and "page_size: 32 conflicts with the search space's fixed page_size: 16" in r.output, r.output

@@ -47,7 +47,10 @@ def reserved_arg(name: str) -> str | None:
 def check_server_args(args: dict, where: str) -> dict:
     """Server arguments (``server.args``, a space's ``fixed``) are SGLang's underscore names, never
     the flags the tuner itself sets, and each one SGLang 0.5.23 has, with a value of its type
-    (:func:`_check_server_arg`). ``ValueError`` naming the first that is not; ``args`` otherwise.
+    (:func:`_check_server_arg`). ``ValueError`` naming the first that is not; otherwise ``args``
+    under SGLang's own names: an alias or an abbreviation SGLang's parser takes (``attention_back``)
+    becomes the name it stands for (``attention_backend``), so the rules, the launcher's pins and the
+    conflict checks, which read names, see it.
 
     A typo here would otherwise surface on the GPU node only, as every launch of the night failing
     with argparse's "unrecognized arguments"."""
@@ -59,9 +62,14 @@ def check_server_args(args: dict, where: str) -> dict:
             alias = "" if owner == name else f" (SGLang reads it as {owner})"
             raise ValueError(f"{name!r}{alias} is searched or set by the tuner from the study's own keys; "
                              f"remove it from {where}")
+    out: dict = {}
     for name, value in args.items():
-        _check_server_arg(name, value)
-    return args
+        dest = _check_server_arg(name, value)
+        if dest in out:
+            given = next(n for n in args if n != name and _check_server_arg(n, args[n]) == dest)
+            raise ValueError(f"{name} and {given} are both SGLang's {dest}; give it once")
+        out[dest] = value
+    return out
 
 
 class IntRange(StrictModel):
@@ -215,10 +223,11 @@ def _requested(config: SearchSpaceConfig):
                 yield SpecConfig(steps, topk, draft)
 
 
-def _check_server_arg(name: str, value: Any) -> None:
+def _check_server_arg(name: str, value: Any) -> str:
     """A server argument SGLang 0.5.23 has (``tuner.sglang.server_args``, its own parser table), with
     a value of its type (an integer flag an integer, a switch true or false, one of its choices);
-    ``page_size`` at least 1. ``ValueError`` naming the argument otherwise."""
+    ``page_size`` at least 1: its name in SGLang's table (``dest``). ``ValueError`` naming the
+    argument otherwise."""
     from ..sglang.server_args import server_args_table
 
     table = server_args_table()
@@ -235,23 +244,38 @@ def _check_server_arg(name: str, value: Any) -> None:
                          "its spelling (underscore names, as `python -m sglang.launch_server --help` "
                          "lists them with dashes); a flag of another SGLang version goes in "
                          "server.extra_args as it is")
-    if option.action in ("store_true", "boolean_optional"):
-        expected, ok = "true or false", isinstance(value, bool)
-    elif option.nargs not in (None, "?") or option.action != "store":
-        return  # lists and constants: SGLang parses them; the tuner does not read them
-    elif option.type == "int":
+    if option.action in ("store_true", "boolean_optional", "store_const"):
+        if not isinstance(value, bool):  # a bare flag: given (true) or not (false)
+            raise ValueError(f"{name}: expected true or false, got {value!r}")
+        return option.dest
+    many = option.nargs not in (None, "?")  # "+", "*" or a count: a YAML list, each item checked
+    items = value if many and isinstance(value, list) else [value]
+    if not many and isinstance(value, list):
+        raise ValueError(f"{name}: expected one value, got a list {value!r}")
+    if isinstance(option.nargs, int) and len(items) != option.nargs:
+        raise ValueError(f"{name}: expected {option.nargs} values, got {len(items)}")
+    if option.nargs == "+" and not items:
+        raise ValueError(f"{name}: expected at least one value, got an empty list")
+    for item in items:
+        _check_server_value(name, option, item)
+    if option.dest == "page_size" and int(value) < 1:
+        raise ValueError(f"page_size: {value!r}; a page holds at least 1 token")
+    return option.dest
+
+
+def _check_server_value(name: str, option, value: Any) -> None:
+    """One value of ``option`` as SGLang's argparse reads it: its type, one of its choices."""
+    if option.type == "int":
         expected, ok = "an integer", _parses(value, int)
     elif option.type == "float":
         expected, ok = "a number", _parses(value, float)
     else:
-        expected, ok = "a string", not isinstance(value, bool)
+        expected, ok = "a string", not isinstance(value, (bool, list, dict))
     if ok and option.choices and str(value) not in option.choices:
         raise ValueError(f"{name}: {value!r} is not one of SGLang's choices "
                          f"({', '.join(option.choices)}){did_you_mean(str(value), option.choices)}")
     if not ok:
         raise ValueError(f"{name}: expected {expected}, got {value!r}")
-    if option.dest == "page_size" and int(value) < 1:
-        raise ValueError(f"page_size: {value!r}; a page holds at least 1 token")
 
 
 def _parses(value: Any, kind: type) -> bool:
