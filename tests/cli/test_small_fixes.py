@@ -58,6 +58,9 @@ def test_launch_print_with_port_0_says_the_port_is_only_an_example():
     assert "--port 31234" in r.stdout and "was free just now" not in r.stderr
     # stderr states the attention backend and why (issue 15): the K2.6 profile is MLA on Hopper
     assert r.stderr.startswith("note: attention backend fa3 (pinned; runs trees)")
+    for port in ("70000", "-5"):  # QA: a traceback from bind(), or a command with that port
+        r = CliRunner().invoke(cli, ["launch", str(ROOT / "studies" / "sim-demo.yaml"), "--print", "--port", port])
+        assert r.exit_code == 2 and "--port" in r.output and "--port " + port not in r.stdout
 
 
 @pytest.mark.parametrize("args", [

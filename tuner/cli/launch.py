@@ -18,7 +18,7 @@ from .output import fail
 @click.option("--baseline", is_flag=True, help="No speculative decoding (the autoregressive baseline).")
 @click.option("--print", "print_only", is_flag=True,
               help="Print the exact command (shell-quoted, one line) and exit without starting it.")
-@click.option("--port", type=int, default=None, help="Override server.port (0: a free port).")
+@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Override server.port (0: a free port).")
 def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port) -> None:
     """Start the server a trial would run, wait until it is ready, print its URL; Ctrl-C stops it.
 
