@@ -260,3 +260,21 @@ def test_an_abbreviation_sglang_takes_is_stored_under_its_full_name(tmp_path):
     (tmp_path / "c.yaml").write_text(demo(server=server(args={"page_s": 32})))
     r = CliRunner().invoke(cli, ["study", "create", str(tmp_path / "c.yaml")])
     assert r.exit_code == 2 and "page_size: 32 conflicts with the search space's fixed page_size: 16" in r.output, r.output
+
+
+def test_numbers_past_pythons_digit_cap_are_one_line(tmp_path):
+    """QA: an integer of more than 4,300 digits made int() raise inside the YAML and JSON readers."""
+    from tuner.config.landscape import load_landscape
+    from tuner.config.suite import load_suite
+
+    huge = "9" * 5000
+    (tmp_path / "s.yaml").write_text(f"budget: {{n_trials: {huge}}}\n")
+    with pytest.raises(ConfigError, match="holds a number Python will not read"):
+        read_yaml(tmp_path / "s.yaml")
+    (tmp_path / "t.json").write_text(f'{{"name": "x", "load_s": {huge}}}')
+    with pytest.raises(ConfigError, match="holds a number Python will not read"):
+        load_landscape(tmp_path / "t.json")
+    (tmp_path / "d.jsonl").write_text(f'{{"prompt": "hi", "max_tokens": {huge}}}\n')
+    (tmp_path / "suite.yaml").write_text("name: s\ndataset: {path: d.jsonl}\nsweep: {concurrencies: [1]}\n")
+    with pytest.raises(ConfigError, match=r"d.jsonl: line 1: not a request Python will read \(ValueError\)"):
+        load_suite(tmp_path / "suite.yaml")

@@ -118,6 +118,8 @@ def _jsonl_rows(path: Path, source: str, text: str) -> list[dict[str, Any]]:
             obj = json.loads(stripped)
         except json.JSONDecodeError as exc:
             raise _row_error(source, where, f"not valid JSON ({exc.msg})") from None
+        except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
+            raise _row_error(source, where, f"not a request Python will read ({type(exc).__name__})") from None
         if not isinstance(obj, dict):
             raise _row_error(source, where, "expected a JSON object with prompt or messages")
         unknown = sorted(set(obj) - {"prompt", "messages", "max_tokens", "category", "name", "id"})
@@ -172,6 +174,8 @@ def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[st
         data = json.loads(text)
     except json.JSONDecodeError as exc:
         raise _row_error(source, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
+        raise _row_error(source, "", f"not a file Python will read ({type(exc).__name__})") from None
     if not isinstance(data, list):
         raise _row_error(source, "", "expected a JSON list of conversations (the ShareGPT layout)")
     rows = []

@@ -217,6 +217,8 @@ def load_landscape(path: str | Path) -> LandscapeTable:
         raise ConfigError(path, str(exc), "given twice in one object (JSON would silently keep the last); keep one") from None
     except RecursionError:
         raise ConfigError(path, "", "nested too deeply to read; a table is an object of rows") from None
+    except ValueError as exc:  # an integer past Python's digit cap for int() of a string
+        raise ConfigError(path, "", f"holds a number Python will not read ({exc}); a figure needs no such number") from None
     table = parse_landscape(data, path)
     return replace(table, sha256=hashlib.sha256(text.encode()).hexdigest())
 

@@ -300,6 +300,8 @@ def read_yaml(path: str | Path) -> Any:
         raise ConfigError(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
     except RecursionError:
         raise ConfigError(path, "", "nested too deeply to be a tuner file") from None
+    except ValueError as exc:  # Python's cap on int() of a long digit string (sys.set_int_max_str_digits)
+        raise ConfigError(path, "", f"holds a number Python will not read ({exc}); no tuner setting needs one") from None
 
 
 def parse_model(model: type[M], data: Any, source: str | Path, context: dict | None = None) -> M:
