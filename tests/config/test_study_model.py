@@ -102,8 +102,13 @@ def test_a_study_is_one_landscape_by_content_not_by_path(tmp_path):
     write_table(tmp_path / "copy.json", data)
     r = tuner("study", "run", str(path), "--n-trials", "1")
     assert r.returncode == 2 and "server.model.landscape_sha256 differs" in r.stderr, r.stderr
-    r = tuner("study", "run", "--study", "m", "--storage", f"sqlite:///{tmp_path / 'm.db'}", "--n-trials", "1")
+    r = tuner("study", "run", "--study", "m", "--storage", f"sqlite:///{tmp_path / 'm.db'}", "--add-trials", "1")
     assert r.returncode == 2 and "changed since study m was created" in r.stderr, r.stderr
+    assert "extended" not in r.stdout  # a refused run extends nothing (QA: it grew the budget first)
+    import optuna
+
+    assert optuna.load_study(study_name="m", storage=f"sqlite:///{tmp_path / 'm.db'}").user_attrs[
+        "tuner_config"]["budget"]["n_trials"] == 3
     # a pinned digest that does not match is refused at load
     path.write_text(moved.replace("seed: 1}", f"seed: 1, landscape_sha256: {digest}}}"))
     with pytest.raises(ConfigError, match="server.model.landscape_sha256: .* not the one the study file pins"):

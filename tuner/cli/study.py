@@ -180,12 +180,12 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     if file_config is None:
         check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
         preflight(config, space, name, launching=True)
-    if add_trials:
-        old, new = extend_budget(stored, add_trials)
-        click.echo(f"study {name} extended: budget.n_trials {old} -> {new}")
     if timeout_s is None:
         timeout_s = config.budget.timeout_s
-    backend = _backend(config, space, suite_dict)
+    backend = _backend(config, space, suite_dict)  # a source that does not load refuses the run here
+    if add_trials:  # last: a run refused above extends nothing
+        old, new = extend_budget(stored, add_trials)
+        click.echo(f"study {name} extended: budget.n_trials {old} -> {new}")
 
     with RunView(objectives=config.objectives) as view, stop_on_signals(on_signal=view.on_signal):
         try:
