@@ -335,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
             from tuner.config.files import check_writable
 
             check_writable(args.json_path, "--json")  # before hours of runs, not after
+            inputs = [Path(p).resolve() for p in [*args.landscape, args.space, args.suite] if Path(p).exists()]
+            if Path(args.json_path).resolve() in inputs:
+                raise ConfigError("--json", args.json_path, "is one of the benchmark's inputs; give another file")
         from tuner.config.space import SearchSpace
         from tuner.config.suite import load_suite
 
