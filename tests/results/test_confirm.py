@@ -183,3 +183,39 @@ def test_companions_go_with_their_study_and_never_into_another_of_its_name(lucky
     import optuna
 
     assert not [s.study_name for s in optuna.get_all_study_summaries(url)]
+
+
+def _edit(config, trial, key: str, value_json: str) -> None:
+    """Set a finished trial's stored attribute, as a user with sqlite3 would (Optuna refuses)."""
+    import sqlite3
+
+    con = sqlite3.connect(config.storage.removeprefix("sqlite:///"))
+    changed = con.execute("UPDATE trial_user_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
+                          (value_json, trial._trial_id, key)).rowcount
+    con.commit()
+    con.close()
+    assert changed == 1
+
+
+def test_a_confirmation_decides_only_with_two_rounds_and_readable_trials(lucky_study):
+    """QA: a confirmation whose second round lost its baseline still decided picks (n=1, no
+    interval); a study trial edited unreadable stayed the confirmed pick; a confirmation trial with
+    an edited candidate number ended readers in a traceback."""
+    path, config, backend, study = lucky_study
+    run_confirmation(study, config, backend, confirm_candidates(study, ["throughput", "single"], near=0.1), repeats=2)
+    conf = load_confirmation(study)
+    assert conf.rounds == 2 and conf.picks
+    second_baseline = next(t for t in open_confirm_study(study).trials
+                           if t.user_attrs["candidate"] == BASELINE and t.user_attrs["round"] == 1)
+    _edit(config, second_baseline, "candidate", '"3x"')  # unreadable: counts in no round
+    fresh = open_study("noisy", config.storage)  # not the cached trials of the study in hand
+    conf = load_confirmation(fresh)
+    assert conf.rounds == 1 and conf.picks == {}
+    assert build_export(fresh, "throughput").spec == AUTO  # the study's own pick, not a confirmed one
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--show"])
+    assert r.exit_code == 0 and "1 rounds" in r.output, r.output
+    _edit(config, second_baseline, "candidate", '"baseline"')
+    picked = load_confirmation(open_study("noisy", config.storage)).picks["throughput"].trial
+    _edit(config, next(t for t in study.trials if t.number == picked), "speedup@32", "NaN")
+    conf = load_confirmation(open_study("noisy", config.storage))
+    assert picked not in {c.trial for c in conf.candidates} and conf.picks["throughput"].trial != picked

@@ -31,7 +31,7 @@ from typing import Any, Sequence
 from ..bench.stats import figure
 from ..config.study import objective_concurrency
 from ..engine.confirm import BASELINE, open_confirm_study
-from ..engine.records import MEASURED, spec_from_dict
+from ..engine.records import MEASURED, attrs_problem, load_records, spec_from_dict
 from ..sglang.rules import SpecConfig
 from .pareto import C32, PICKS, PickError, knee_index, single_objective, throughput_objective
 
@@ -131,26 +131,31 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
     cstudy = open_confirm_study(study)
     if cstudy is None:
         return None
-    trials = [t for t in cstudy.get_trials(deepcopy=False) if t.user_attrs.get("run")]
+    # A measurement whose stored attributes cannot be trusted (edited by hand) counts in no round,
+    # as a trial of the study itself would be 'unreadable' (tuner.engine.records.attrs_problem).
+    trials = [t for t in cstudy.get_trials(deepcopy=False)
+              if isinstance(t.user_attrs.get("run"), str) and attrs_problem(t.user_attrs) is None
+              and _who(t.user_attrs) is not None and isinstance(t.user_attrs.get("round"), int)]
     if not trials:
         return None
     run = max(trials, key=lambda t: t.number).user_attrs["run"]
     mine = [t for t in trials if t.user_attrs.get("run") == run]
     done = [t for t in mine if t.state.name == "COMPLETE" and t.user_attrs.get("status") == MEASURED]
     objectives = list(study.user_attrs.get("objectives") or [])
-    base: dict[int, dict] = {t.user_attrs["round"]: t.user_attrs for t in done
-                             if t.user_attrs.get("candidate") == BASELINE}
+    base: dict[int, dict] = {t.user_attrs["round"]: t.user_attrs for t in done if _who(t.user_attrs) == BASELINE}
+    # a candidate stands for a trial of the study that is still a measured, readable setting
+    standing = {r.number for r in load_records(study) if r.status == MEASURED and r.feasible}
     by_trial: dict[int, dict[int, dict]] = {}
     meta: dict[int, tuple[SpecConfig, list[str]]] = {}
     for t in mine:
-        who = t.user_attrs.get("candidate")
-        if who == BASELINE or who is None:
+        who = _who(t.user_attrs)
+        if who == BASELINE or who not in standing:
             continue
-        meta.setdefault(int(who), (spec_from_dict(t.user_attrs.get("effective")), list(t.user_attrs.get("picks") or [])))
+        meta.setdefault(who, (spec_from_dict(t.user_attrs.get("effective")), list(t.user_attrs.get("picks") or [])))
     for t in done:
-        who = t.user_attrs.get("candidate")
-        if who != BASELINE:
-            by_trial.setdefault(int(who), {})[t.user_attrs["round"]] = t.user_attrs
+        who = _who(t.user_attrs)
+        if who != BASELINE and who in standing:
+            by_trial.setdefault(who, {})[t.user_attrs["round"]] = t.user_attrs
     concurrencies = sorted({int(k.split("@")[1]) for a in base.values() for k in a if k.startswith("tok_per_s@")})
     candidates = []
     for number, (spec, picks) in meta.items():
@@ -184,10 +189,22 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
         if (iv := Interval.of([a[key] for a in base.values() if a.get(key) is not None])) is not None:
             baseline_values[key] = iv
     started = min((t.datetime_start for t in mine if t.datetime_start), default=None)
-    picks, why = decide_picks(candidates, objectives, min_speedup_c32)
+    # no interval without two rounds: such a confirmation is shown, and decides no pick
+    picks, why = decide_picks(candidates, objectives, min_speedup_c32) if len(base) >= 2 else ({}, {})
     return Confirmation(run, started.isoformat(timespec="seconds") if started else None, len(base), objectives,
                         candidates, baseline_values, sum(1 for t in mine if t not in done and t.state.name != "RUNNING"),
                         picks, why, concurrencies)
+
+
+def _who(attrs: dict) -> int | str | None:
+    """The trial number a confirmation measurement repeats, ``baseline``, or None (unreadable)."""
+    who = attrs.get("candidate")
+    if who == BASELINE:
+        return BASELINE
+    try:
+        return int(who)
+    except (TypeError, ValueError):
+        return None
 
 
 #: The most a setting may trail by and still count as equal to the best (relative): a wide interval
