@@ -160,7 +160,7 @@ def _write(tmp: Path, overrides: dict, files: dict) -> Path:
     return tmp / "bad.yaml"
 
 
-@pytest.mark.parametrize("command", ["create", "run"])
+@pytest.mark.parametrize("command", ["create", "run", "run --dry-run"])  # a dry run says no where a run would
 @pytest.mark.parametrize("case, overrides, files, says", CASES, ids=[c[0] for c in CASES])
 def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, command, case, overrides, files, says):
     work = tmp_path / "in"
@@ -170,7 +170,8 @@ def test_bad_input_is_one_line_and_nothing_is_written(tmp_path, monkeypatch, com
     elsewhere = tmp_path / "cwd"  # run from another folder: relative paths are the study file's
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
-    r = CliRunner().invoke(cli, ["study", command, str(study)])
+    verb, *flags = command.split()
+    r = CliRunner().invoke(cli, ["study", verb, str(study), *flags])
     lines = r.stderr.strip().splitlines()
     assert r.exit_code == 2, (r.exit_code, r.output)
     assert len(lines) == 1 and lines[0].startswith("error: ") and says in lines[0], r.stderr

@@ -116,10 +116,17 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
 
     timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
+    target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     if dry_run:
+        if file_config is not None:  # the checks a run makes first: a dry run says no where a run would
+            from ..config.space import SearchSpace
+            from ..engine.study import seed_trials
+
+            preflight(file_config, None, study_file)
+            check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
+            seed_trials(file_config, SearchSpace.load(file_config.search_space))
         _dry_run(file_config, name, url, workdir)
         return
-    target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     # Everything checked before anything is written: this machine's server, the port, the workdir,
     # tuner doctor's cheap checks. A stored study is checked once it is read (in _run_worker).
     try:
