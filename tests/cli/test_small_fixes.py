@@ -49,7 +49,7 @@ def test_space_check_with_no_flags_names_sglangs_choice(tmp_path):
     assert "note: steps=2 topk=1 draft=3 lies outside the ranges" in r.output
 
 
-def test_launch_print_with_port_0_says_the_port_is_only_an_example():
+def test_launch_print_with_port_0_says_the_port_is_only_an_example(tmp_path):
     r = CliRunner().invoke(cli, ["launch", str(ROOT / "studies" / "sim-demo.yaml"), "--print"])
     assert r.exit_code == 0
     port = re.search(r"--port (\d+)", r.stdout).group(1)
@@ -58,6 +58,13 @@ def test_launch_print_with_port_0_says_the_port_is_only_an_example():
     assert "--port 31234" in r.stdout and "was free just now" not in r.stderr
     # stderr states the attention backend and why (issue 15): the K2.6 profile is MLA on Hopper
     assert r.stderr.startswith("note: attention backend fa3 (pinned; runs trees)")
+    data = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+    data["server"]["env"] = {"HF_TOKEN": "s3cret", "MY_VAR": "x"}
+    data["search_space"] = str(ROOT / "search_spaces" / "eagle3.yaml")
+    envy = tmp_path / "envy.yaml"
+    envy.write_text(yaml.safe_dump(data))
+    r = CliRunner().invoke(cli, ["launch", str(envy), "--print"])
+    assert r.exit_code == 0 and "server.env's HF_TOKEN, MY_VAR" in r.stderr and "s3cret" not in r.output
     for port in ("70000", "-5"):  # QA: a traceback from bind(), or a command with that port
         r = CliRunner().invoke(cli, ["launch", str(ROOT / "studies" / "sim-demo.yaml"), "--print", "--port", port])
         assert r.exit_code == 2 and "--port" in r.output and "--port " + port not in r.stdout

@@ -63,6 +63,9 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
             click.echo(f"note: SGLang rewrites this setting: {line}", err=True)
     if print_only:
         click.echo(srv.command_line)
+        if study.server.env:  # not on the line: their values may be secrets (README: server.env)
+            click.echo(f"note: the server also gets server.env's {', '.join(sorted(study.server.env))} and "
+                       "PYTHONUNBUFFERED=1 in its environment; set them before running this command", err=True)
         if (study.server.port if port is None else port) == 0:
             click.echo(f"note: server.port is 0: port {srv.port} was free just now, but every launch (this "
                        f"command without --print, and each trial) picks its own free port when it starts; "
