@@ -240,14 +240,23 @@ def test_duplicate_keys_name_the_nested_key_and_both_lines(tmp_path):
     assert read_yaml(p) == {"a": 1, "1": "x", 1: "y"}
 
 
-def test_yaml_1_2_exponent_floats_are_numbers(tmp_path):
-    """PyYAML (YAML 1.1) reads 2e3 and 1.5e3 as strings; a study file means numbers."""
+def test_yaml_is_read_as_yaml_1_2(tmp_path):
+    """PyYAML (YAML 1.1) reads 2e3 and 1.5e3 as strings, and 1:30 as 90; a study file means what it
+    says: the YAML 1.2 core schema."""
     text = demo(slo=[{"concurrency": 32, "ttft_p99_ms": 1}], bench={"suite": "quick", "stream": True})
     (tmp_path / "space.yaml").write_text(SPACE)
     (tmp_path / "s.yaml").write_text(text.replace("ttft_p99_ms: 1", "ttft_p99_ms: 2e3"))
     assert load_study(tmp_path / "s.yaml").slo[0].limits["ttft_p99_ms"] == 2000.0
     (tmp_path / "x.yaml").write_text("a: 1.5e3\nb: 1E-4\nc: '2e3'\nd: 12\ne: e3\n")
     assert read_yaml(tmp_path / "x.yaml") == {"a": 1500.0, "b": 0.0001, "c": "2e3", "d": 12, "e": "e3"}
+    # and nothing of YAML 1.1 that reads another value than written (QA: `timeout: 1:30` was 90 s)
+    (tmp_path / "y.yaml").write_text("t: 1:30\nyes_: yes\non_: on\noct: 012\nund: 1_000\no: 0o17\nx: 0x10\n"
+                                     "day: 2026-12-03\ninf: -.inf\nok: true\n")
+    assert read_yaml(tmp_path / "y.yaml") == {"t": "1:30", "yes_": "yes", "on_": "on", "oct": 12, "und": "1_000",
+                                              "o": 15, "x": 16, "day": "2026-12-03", "inf": float("-inf"), "ok": True}
+    (tmp_path / "s.yaml").write_text(demo(budget="BUDGET").replace("BUDGET", "{timeout: 1:30}"))
+    with pytest.raises(ConfigError, match="budget.timeout: expected a duration"):
+        load_study(tmp_path / "s.yaml")
 
 
 def test_an_abbreviation_sglang_takes_is_stored_under_its_full_name(tmp_path):

@@ -276,12 +276,39 @@ class _NoAliasLoader(yaml.SafeLoader):
         return self.construct_document(node)
 
 
-# YAML 1.2's exponent floats (2e3, 1.5e3, 1E-4): PyYAML follows YAML 1.1, which wants a dot and a
-# signed exponent (1.5e+3) and reads the others as strings, so `ttft_p99_ms: 2e3` was refused as "not
-# a number". The resolver goes on this loader only.
-_NoAliasLoader.add_implicit_resolver(
-    "tag:yaml.org,2002:float", re.compile(r"^[-+]?(?:[0-9][0-9_]*(?:\.[0-9_]*)?|\.[0-9_]+)[eE][-+]?[0-9]+$"),
+# YAML 1.2's core schema, not PyYAML's YAML 1.1: `1:30` was 90 (a base-60 number: `timeout: 1:30`
+# read as 90 seconds), `yes`/`on` were true, `012` was 10 (octal), `1_000` was 1000, and `2e3` or
+# `1.5e3` were strings. Here booleans are true/false, integers decimal, 0o octal or 0x hex, floats
+# as YAML 1.2 writes them (exponents too), and dates are text; anything else is a string, which the
+# typed config then refuses by name. The resolvers go on this loader only.
+_BOOL, _INT, _FLOAT = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+_NoAliasLoader.yaml_implicit_resolvers = {
+    first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL, _INT, _FLOAT, "tag:yaml.org,2002:timestamp")]
+    for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
+_NoAliasLoader.add_implicit_resolver(_BOOL, re.compile(r"^(?:true|True|TRUE|false|False|FALSE)$"), list("tTfF"))
+_NoAliasLoader.add_implicit_resolver(  # before the float's: a digit string is an integer
+    _INT, re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$"), list("-+0123456789"))
+_NoAliasLoader.add_implicit_resolver(_FLOAT, re.compile(
+    r"^(?:[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN))$"),
     list("-+.0123456789"))
+
+
+def _core_int(loader, node) -> int:
+    text = loader.construct_scalar(node)
+    if text.startswith("0x"):
+        return int(text, 16)
+    return int(text[2:], 8) if text.startswith("0o") else int(text, 10)
+
+
+def _core_float(loader, node) -> float:
+    text = loader.construct_scalar(node).lower()
+    if text.endswith(".inf"):
+        return float("-inf") if text.startswith("-") else float("inf")
+    return float("nan") if text == ".nan" else float(text)
+
+
+_NoAliasLoader.add_constructor(_INT, _core_int)
+_NoAliasLoader.add_constructor(_FLOAT, _core_float)
 
 
 def read_yaml(path: str | Path) -> Any:
