@@ -137,6 +137,15 @@ def test_user_values_win_over_pins_and_low_ones_warn(caplog):
     assert "--max-running-requests 16 is below" in caplog.text
 
 
+def test_an_abbreviated_flag_in_extra_args_is_the_study_s_value_not_a_second_one():
+    """QA: `--max-running 8` in extra_args left the pin `--max-running-requests 32` on the line too
+    (argparse took the last; nothing said which); SGLang reads the prefix as max_running_requests."""
+    plan = plan_launch(settings(extra_args=["--max-running", "8", "--attention-back=triton"]), SpecConfig(3, 1, 4),
+                       port=1, max_concurrency=32)
+    assert "--max-running-requests" not in plan.argv and "--attention-backend" not in plan.argv
+    assert "max_running_requests" not in plan.pinned and plan.argv[-3:] == ["--max-running", "8", "--attention-back=triton"]
+
+
 @pytest.mark.parametrize("kw, fixed, key", [
     ({"args": {"page_size": 16}}, {"page_size": 1}, "server.args.page_size"),
     ({}, {"model_path": "x"}, "fixed.model_path"),

@@ -103,8 +103,20 @@ def server_url(host: str, port: int) -> str:
 
 
 def _flags_in(extra_args: list[str]) -> set[str]:
-    """Underscore names of the ``--flags`` in raw argv (``--a-b=1`` and ``--a-b 1`` alike)."""
-    return {a[2:].split("=", 1)[0].replace("-", "_") for a in extra_args if a.startswith("--")}
+    """Underscore names of the ``--flags`` in raw argv (``--a-b=1`` and ``--a-b 1`` alike), each
+    also as the argument SGLang's parser reads it as (``--max-running 8`` is max_running_requests:
+    argparse takes a unique prefix), so the launcher's pins see what the study set."""
+    from ..sglang.server_args import server_args_table
+
+    names = set()
+    for a in extra_args:
+        if a.startswith("--"):
+            flag = a.split("=", 1)[0]
+            names.add(flag[2:].replace("-", "_"))
+            option = server_args_table().option_for_flag(flag)
+            if option is not None:
+                names.add(option.dest)
+    return names
 
 
 def merged_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None) -> dict[str, Any]:
