@@ -80,6 +80,9 @@ def test_storage_unreachable_and_password_never_printed(tmp_path):
     blocker.write_text("")
     c = only_failure(study(tmp_path, storage=f"sqlite:///{blocker}/sub/demo.db"))
     assert c.name == "storage"
+    # QA: a folder that does not exist passed, and create then failed (SQLite makes no folders)
+    c = only_failure(study(tmp_path, storage=f"sqlite:///{tmp_path}/no/such/demo.db"))
+    assert c.name == "storage" and f"folder {tmp_path}/no/such does not exist" in c.message
     pytest.importorskip("psycopg2", reason="the postgres extra is part of dev")
     with socket.socket() as s:  # a free port nobody listens on
         s.bind(("127.0.0.1", 0))

@@ -290,6 +290,8 @@ def _sqlite_writable(url: str) -> None:
     if path is None:  # in memory
         return
     if not path.exists():
+        if not path.parent.is_dir():  # SQLite makes the file, never its folder: create would fail
+            raise FileNotFoundError(f"folder {path.parent} does not exist; create it first")
         check_writable(path, "storage")  # the folder: create_study makes the file there
         return
     con = sqlite3.connect(str(path), timeout=10)
