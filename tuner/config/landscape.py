@@ -35,12 +35,10 @@ from pathlib import Path
 from typing import Any
 
 from ..sglang.rules import SpecConfig, resolve
-from .yamlfile import ConfigError, lone_surrogate, read_text_capped, surrogate_message
+from .yamlfile import MAX_DURATION_S, ConfigError, lone_surrogate, read_text_capped, surrogate_message
 
 _SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
 _TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
-#: The longest model load a table may state (a year, as every duration a study gives).
-MAX_LOAD_S = 366 * 24 * 3600.0
 _THROUGHPUT = re.compile(r"tok_per_s@([1-9][0-9]*)")  #: one spelling per level: tok_per_s@032 is no key
 
 
@@ -174,7 +172,7 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
     load_s = data.get("load_s")
     if load_s is not None:
         load_s = _number(source, "load_s", load_s, 0.0, strict=False)
-        if load_s > MAX_LOAD_S:
+        if load_s > MAX_DURATION_S:
             raise ConfigError(source, "load_s", f"{load_s:g} s is longer than a year; give the seconds a launch "
                               "takes before the suite runs")
     description = data.get("description", "")

@@ -63,12 +63,12 @@ def check_server_args(args: dict, where: str) -> dict:
             raise ValueError(f"{name!r}{alias} is searched or set by the tuner from the study's own keys; "
                              f"remove it from {where}")
     out: dict = {}
+    given: dict[str, str] = {}  #: SGLang's name -> the name the file used
     for name, value in args.items():
         dest = _check_server_arg(name, value)
-        if dest in out:
-            given = next(n for n in args if n != name and _check_server_arg(n, args[n]) == dest)
-            raise ValueError(f"{name} and {given} are both SGLang's {dest}; give it once")
-        out[dest] = value
+        if dest in given:
+            raise ValueError(f"{name} and {given[dest]} are both SGLang's {dest}; give it once")
+        given[dest], out[dest] = name, value
     return out
 
 
@@ -363,11 +363,8 @@ class SearchSpace:
 
     def proposals(self):
         """Every requested setting in the ranges, with its resolution (the full Cartesian product)."""
-        for steps in self.values("speculative_num_steps"):
-            for topk in self.values("speculative_eagle_topk"):
-                for draft in self.values("speculative_num_draft_tokens"):
-                    cfg = SpecConfig(steps, topk, draft)
-                    yield cfg, self.resolve(cfg)
+        for cfg in _requested(self.config):
+            yield cfg, self.resolve(cfg)
 
     def effective_configs(self) -> list[SpecConfig]:
         """The distinct settings SGLang would really run, valid ones only, sorted."""

@@ -26,7 +26,7 @@ from .sampler import check_sampler_options
 from .slo import SLO
 from .space import Scalar, check_server_args, load_space, reserved_arg
 from .suite import INLINE_SUITE, SHIPPED_SUITES, load_suite
-from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, parse_model
+from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
 STORAGE_ENV_VAR = "TUNER_STORAGE"
@@ -55,7 +55,7 @@ NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
 
 def study_name_problem(name: str) -> str | None:
-    """What is wrong with ``name`` beyond :data:`NAME_PATTERN` (too long, or a baseline companion's
+    """What is wrong with ``name`` beyond :data:`NAME_PATTERN` (too long, or a companion study's
     name), or None. Shared by the study file and ``tuner study copy``."""
     # The name becomes file names (NAME.db, the workdir, exports): a long one fails there, late.
     if len(name) > MAX_NAME_LENGTH:
@@ -70,9 +70,6 @@ def study_name_problem(name: str) -> str | None:
 
 _DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 _DURATION_PART = re.compile(r"(\d+(?:\.\d+)?)\s*([hms])")
-#: The longest duration a study may give (a budget, a trial's timeout): a year. Longer is a typo,
-#: and a deadline of 10^20 hours overflows the clocks and timers it is added to.
-MAX_DURATION_S = 366 * 24 * 3600.0
 
 
 def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
@@ -444,7 +441,7 @@ class SeedTrial(StrictModel):
 class StudyConfig(StrictModel):
     """``studies/*.yaml``: everything a worker needs to run the study, on any machine."""
 
-    #: letters, digits and ._-, at most :data:`MAX_NAME_LENGTH`; never ending in ``.baseline``
+    #: letters, digits and ._-, at most :data:`MAX_NAME_LENGTH`; never a companion's (``.baseline``, ``.confirm``)
     name: str = Field(pattern=f"^{NAME_PATTERN}$")
     #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
     #: ``NAME.db`` beside the study file

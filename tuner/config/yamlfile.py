@@ -144,6 +144,9 @@ def validation_error(source: str | Path, exc: ValidationError,
 #: files are a few KB; 4 MiB leaves room for long inline prompts and still fails at once on a log or
 #: a dataset given by mistake.
 MAX_YAML_BYTES = 4 * 1024 * 1024
+#: The longest duration a tuner file may give (a budget, a trial's timeout, a model load): a year.
+#: Longer is a typo, and a deadline of 10^20 hours overflows the clocks and timers it is added to.
+MAX_DURATION_S = 366 * 24 * 3600.0
 #: Largest dataset file, in bytes: the full ShareGPT V3 dump (about 640 MB) fits; a dataset is read
 #: whole, once, when the study file is loaded.
 MAX_DATASET_BYTES = 1024 * 1024 * 1024
