@@ -129,8 +129,9 @@ class FakeSGLang:
 
     def _meta(self, tokens: int) -> dict:
         count = {"more": tokens + 3, "negative": -tokens}.get(self.lie, tokens)
+        reason = None if self.lie == "nofinish" else {"type": "length", "length": tokens}
         meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": count,
-                "finish_reason": {"type": "length", "length": tokens}, "e2e_latency": tokens * self.token_s}
+                "finish_reason": reason, "e2e_latency": tokens * self.token_s}
         if self.verify_every:
             verify = -(-tokens // self.verify_every)
             meta.update(spec_verify_ct=verify, spec_accept_length=tokens / verify if verify else 0)
@@ -170,8 +171,9 @@ class FakeSGLang:
         await asyncio.sleep(n * self.token_s)
         usage = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": n + 5}
         if not body.get("stream"):
+            reason = None if self.lie == "nofinish" else "length"
             return web.json_response({"id": "c", "object": "text_completion", "usage": usage,
-                                      "choices": [{"index": 0, "text": "z " * n, "finish_reason": "length"}]})
+                                      "choices": [{"index": 0, "text": "z " * n, "finish_reason": reason}]})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         per_chunk = 4 if self.lie == "chunky" else 1  # chunky: several tokens a chunk, no per-chunk usage
@@ -474,6 +476,15 @@ def test_answers_that_are_no_answer_fail_the_request_quoting_the_server(lie, say
     assert records and not any(r.ok for r in records)
     assert all(r.error_kind == "protocol" for r in records)
     assert says in records[0].error, records[0].error
+
+
+@pytest.mark.parametrize("api", ["generate", "openai"])
+def test_a_complete_answer_without_a_finish_reason_fails(api):
+    with FakeSGLang(lie="nofinish") as srv:
+        res = run_suite(srv.url, load_suite(SUITE), api=api, stream=False)
+    records = [r for r in res.records if r.phase == "single"]
+    assert records and not any(r.ok for r in records)
+    assert "carries no finish reason" in records[0].error, records[0].error
 
 
 def test_a_stream_cut_short_fails_and_legal_sse_fields_do_not():

@@ -303,7 +303,8 @@ class BenchClient:
         record.ok, record.error_kind, record.error = False, kind, message
 
     def _read_answer(self, data: dict, record: RequestRecord) -> None:
-        """A complete (non-streamed) answer: token counts from the server, never from text."""
+        """A complete (non-streamed) answer: token counts from the server, never from text. An
+        answer without a finish reason fails the request, as a stream without one does."""
         record.end_s = self.now()
         _no_error(data)
         if self.api == "generate":
@@ -321,6 +322,10 @@ class BenchClient:
         _keep_text(record, text)
         if record.completion_tokens is None:
             raise KeyError("completion_tokens")
+        if record.finish_reason is None:
+            # SGLang (tokenizer_manager.py) and OpenAI answer a non-streamed request only once it
+            # has finished, with its reason: an answer without one is no finished answer.
+            raise ValueError(f"the answer of {record.completion_tokens} tokens carries no finish reason")
         record.ok = True
 
     @staticmethod
