@@ -491,3 +491,18 @@ def test_gpu_memory_wait(tmp_path, caplog):
     assert wait_gpu_memory_released([800, 400], 30, tolerance_mib=200, nvidia_smi=str(fake)) is True
     assert int(counter.read_text()) == 3
     assert wait_gpu_memory_released([0, 0], 0.5, tolerance_mib=10, nvidia_smi=str(fake)) is False
+
+
+def test_a_list_held_fixed_by_the_space_launches_as_repeated_values(tmp_path):
+    """QA: `fixed: {gc_threshold: [1, 2]}` was refused with "input should be a valid boolean"; a
+    space's fixed args take what server.args takes (an nargs flag: a list)."""
+    from tuner.config.space import SearchSpace
+
+    space = tmp_path / "space.yaml"
+    shipped = Path(__file__).resolve().parents[2] / "search_spaces" / "eagle3.yaml"
+    space.write_text(shipped.read_text().replace("fixed: {}", "fixed: {gc_threshold: [1, 2]}"))
+    fixed = SearchSpace.load(space).config.fixed
+    assert fixed == {"gc_threshold": [1, 2]}
+    argv = build_argv(settings(), SpecConfig(3, 1, 4), fixed_args=fixed, port=1, max_concurrency=1)
+    i = argv.index("--gc-threshold")
+    assert argv[i + 1:i + 3] == ["1", "2"]

@@ -152,7 +152,7 @@ class SearchSpaceConfig(StrictModel):
     algorithm: Literal["EAGLE3", "EAGLE"] = "EAGLE3"
     params: dict[str, Param]
     #: other SGLang server arguments (underscore names) held constant in every trial
-    fixed: dict[str, Scalar] = Field(default_factory=dict)
+    fixed: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
 
     @field_validator("params")
     @classmethod
