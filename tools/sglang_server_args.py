@@ -105,8 +105,12 @@ def extract(src: str) -> dict:
     import sglang.srt.server_args as sa
     from sglang.srt.arg_groups.arg_utils import record_fields
 
+    from sglang.srt.utils.server_args_config_parser import ConfigArgumentMerger
+
     parser = argparse.ArgumentParser(prog="sglang serve")
     sa.ServerArgs.add_cli_args(parser)
+    # What SGLang's own --config loader refuses (it takes store_true and one-value actions only).
+    refused = {id(a) for a in ConfigArgumentMerger(parser).unsupported_actions.values()}
     options = []
     for action in parser._actions:
         if action.dest == "help":
@@ -121,6 +125,8 @@ def extract(src: str) -> dict:
             entry["choices"] = [str(c) for c in action.choices]
         if kind == "store_const":
             entry["const"] = msgspec.to_builtins(action.const)
+        if id(action) in refused:  # "Unsupported config option '...' with action '<class>'"
+            entry["config_refused"] = type(action).__name__
         options.append(entry)
     fields = []
     for field in record_fields(sa.ServerArgs):

@@ -333,3 +333,26 @@ def test_flag_no_flag_switches_reach_the_server_and_stay_out_of_the_yaml(tmp_pat
     with pytest.raises(ValueError, match="Unsupported config option 'enable_tf32_matmul' with action "
                                          "'BooleanOptionalAction'"):
         merge_config(["--config", str(bad)], build_parser())
+
+
+def test_options_sglangs_loader_refuses_go_to_the_command_line_not_the_yaml(tmp_path):
+    """QA: `enable_dp_attention: true` and `disable_cuda_graph: true` were exported into the YAML;
+    SGLang 0.5.23's loader refuses them (DeprecatedStoreTrueAction, a plain nargs=0 Action), and
+    `lora_paths` (LoRAPathAction) alike. A false one is SGLang's default and simply left out."""
+    path = make_model_study(tmp_path, name="dep", n_trials=2, args={
+        "enable_dp_attention": True, "dp_size": 2, "disable_cuda_graph": False, "lora_paths": ["a=/x", "b=/y"]})
+    out = tmp_path / "best.yaml"
+    r = run(path, "--pick", "knee", "-o", out)
+    assert r.exit_code == 0, r.output
+    _, mapping = comments_and_mapping(out)
+    assert mapping["dp-size"] == 2
+    assert not {"enable-dp-attention", "disable-cuda-graph", "lora-paths"} & set(mapping), mapping
+    assert ("add them to the command line: --enable-dp-attention --lora-paths a=/x b=/y" in r.stderr
+            and "DeprecatedStoreTrueAction, LoRAPathAction" in r.stderr), r.stderr
+    merge_config(["--config", str(out)], build_parser())  # loads as it is
+    for key, action in (("enable-dp-attention: true", "DeprecatedStoreTrueAction"),
+                        ("lora-paths: a=/x", "LoRAPathAction")):
+        bad = tmp_path / "bad.yaml"
+        bad.write_text(f"model-path: m\n{key}\n")
+        with pytest.raises(ValueError, match=f"Unsupported config option '.*' with action '{action}'"):
+            merge_config(["--config", str(bad)], build_parser())

@@ -28,6 +28,7 @@ temporary file in the target folder and renames it, only after every check has p
 from __future__ import annotations
 
 import json
+import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -126,7 +127,7 @@ def server_mapping(config, space, suite: dict, spec: SpecConfig,
     ``extra_args`` (underscore names) are added as fixed args, e.g. the adaptive flags.
     Raises :class:`ConfigError` when the study cannot be launched (see ``plan_launch``).
     """
-    from ..server.command import is_switch_pair, plan_launch
+    from ..server.command import config_refused, plan_launch
 
     server = config.server
     python = server.python if server.backend == "sglang" and server.python else "python"
@@ -144,8 +145,8 @@ def server_mapping(config, space, suite: dict, spec: SpecConfig,
     for name, value in spec.server_args().items():
         mapping[dash_key(name)] = value
     for name, value in plan.server_args.items():
-        if is_switch_pair(name):
-            continue  # SGLang's --config loader refuses BooleanOptionalAction keys: build_export says so
+        if config_refused(name):
+            continue  # SGLang's --config loader refuses the key: build_export says so
         mapping[dash_key(name)] = value
     return mapping, _strip_deployment(plan.argv), plan
 
@@ -299,13 +300,15 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     if policy is not None:
         notes.append(f"adaptive: steps by batch size {policy.steps_by_batch_size()} from {policy_path} "
                      f"(relative paths open from the server's working directory)")
-    from ..server.command import is_switch_pair
+    from ..server.command import arg_tokens, config_refused
 
-    switches = [(name, value) for name, value in plan.server_args.items() if is_switch_pair(name)]
-    if switches:
-        flags = " ".join(("--" if v else "--no-") + dash_key(n) for n, v in switches)
-        warnings.append(f"not in the YAML: SGLang's --config loader refuses --flag/--no-flag switches (Unsupported "
-                        f"config option ... BooleanOptionalAction); add them to the command line: {flags}")
+    refused = {name: config_refused(name) for name in plan.server_args
+               if config_refused(name) and arg_tokens(name, plan.server_args[name])}  # a false store_true: nothing
+    if refused:
+        flags = shlex.join(t for name in refused for t in arg_tokens(name, plan.server_args[name]))
+        kinds = ", ".join(sorted(set(refused.values())))
+        warnings.append(f"not in the YAML: SGLang's --config loader refuses these options (Unsupported config "
+                        f"option ... {kinds}); add them to the command line: {flags}")
     if config.server.extra_args:
         warnings.append("the study's server.extra_args are not in the YAML (raw argv): add them to the command "
                         "line: " + " ".join(config.server.extra_args))

@@ -183,13 +183,30 @@ def _arg_tokens(name: str, value: Any) -> list[str]:
     return [flag, _scalar(value)]
 
 
+def _option(name: str):
+    from ..sglang.server_args import server_args_table
+
+    return server_args_table().option(name) or server_args_table().option_for_flag(flag_name(name))
+
+
 def is_switch_pair(name: str) -> bool:
     """Whether server argument ``name`` is one of SGLang 0.5.23's ``--flag/--no-flag`` switches
     (``server_args_0_5_23.json``: action ``boolean_optional``)."""
-    from ..sglang.server_args import server_args_table
-
-    option = server_args_table().option(name) or server_args_table().option_for_flag(flag_name(name))
+    option = _option(name)
     return option is not None and option.action == "boolean_optional"
+
+
+def config_refused(name: str) -> str | None:
+    """SGLang's action class when its ``--config`` loader refuses server argument ``name`` in a YAML
+    (``Unsupported config option '...' with action '...'``: the switches, the deprecated
+    ``--disable-cuda-graph`` and ``--enable-dp-attention``, ``--lora-paths``); None when it loads."""
+    option = _option(name)
+    return option.config_refused if option is not None else None
+
+
+def arg_tokens(name: str, value: Any) -> list[str]:
+    """Server argument ``name`` as it goes on SGLang's command line (see :func:`_arg_tokens`)."""
+    return _arg_tokens(name, value)
 
 
 def _scalar(value: Any) -> str:

@@ -36,6 +36,10 @@ class ServerOption:
     nargs: str | int | None
     choices: tuple[str, ...] | None
     const: object = None
+    #: SGLang's action class when its ``--config`` loader refuses this option in a YAML
+    #: (``utils/server_args_config_parser.py``: store_true and one-value actions only, so
+    #: BooleanOptionalAction, DeprecatedStoreTrueAction, LoRAPathAction); None when it loads
+    config_refused: str | None = None
 
 
 @dataclass(frozen=True)
@@ -69,7 +73,7 @@ def server_args_table() -> ServerArgsTable:
     options = tuple(
         ServerOption(dest=o["dest"], flags=tuple(o["flags"]), action=o["action"], type=o["type"],
                      nargs=o["nargs"], choices=tuple(o["choices"]) if o.get("choices") else None,
-                     const=o.get("const"))
+                     const=o.get("const"), config_refused=o.get("config_refused"))
         for o in data["options"])
     fields = tuple((f["name"], f["default"]) for f in data["resolved_fields"])
     return ServerArgsTable(data["sglang_version"], data["prog"], options, fields)

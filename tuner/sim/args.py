@@ -86,15 +86,18 @@ def _add_sglang_option(group, option: ServerOption) -> None:
     nargs, choices; ints and floats checked), stored under SGLang's ``dest``."""
     kwargs: dict = {"dest": option.dest, "default": argparse.SUPPRESS, "help": argparse.SUPPRESS}
     if option.action == "store_true":
-        group.add_argument(*option.flags, action="store_true", **kwargs)
+        action = group.add_argument(*option.flags, action="store_true", **kwargs)
     elif option.action == "boolean_optional":
-        group.add_argument(*option.flags, action=argparse.BooleanOptionalAction, **kwargs)
+        action = group.add_argument(*option.flags, action=argparse.BooleanOptionalAction, **kwargs)
     elif option.action == "store_const":
-        group.add_argument(*option.flags, action="store_const", const=option.const, **kwargs)
+        action = group.add_argument(*option.flags, action="store_const", const=option.const, **kwargs)
     else:
         kind = {"int": int, "float": float}.get(option.type, str)
-        group.add_argument(*option.flags, type=kind, nargs=option.nargs,
-                           choices=option.choices if kind is str else None, **kwargs)
+        action = group.add_argument(*option.flags, type=kind, nargs=option.nargs,
+                                    choices=option.choices if kind is str else None, **kwargs)
+    # SGLang's own action class where its --config loader refuses the option (the table records
+    # it: a deprecated store_true flag parses as store_true here, yet the loader refuses it)
+    action.config_refused = option.config_refused
 
 
 def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
@@ -178,14 +181,15 @@ def _store_true_keys(parser: argparse.ArgumentParser) -> set[str]:
 def _unsupported_keys(parser: argparse.ArgumentParser) -> dict[str, str]:
     """SGLang's ``ConfigArgumentMerger`` (``utils/server_args_config_parser.py``): a YAML key of an
     action that is neither store_true nor takes one value (``--flag/--no-flag`` switches,
-    store_const) is refused, naming the action's class; a key a supported action also reads stays."""
+    store_const, and the table's ``config_refused`` options: SGLang's DeprecatedStoreTrueAction and
+    LoRAPathAction) is refused, naming the action's class; a key a supported action also reads stays."""
     def keys(action) -> set[str]:
         return {action.dest} | {o[2:].replace("-", "_") for o in action.option_strings if o.startswith("--")}
 
-    supported = [a for a in parser._actions
-                 if isinstance(a, argparse._StoreTrueAction) or isinstance(a, argparse._StoreAction) or a.nargs is None]
+    supported = [a for a in parser._actions if not getattr(a, "config_refused", None) and (
+                 isinstance(a, argparse._StoreTrueAction) or isinstance(a, argparse._StoreAction) or a.nargs is None)]
     ok = {k for a in supported for k in keys(a)}
-    return {k: type(a).__name__ for a in parser._actions
+    return {k: getattr(a, "config_refused", None) or type(a).__name__ for a in parser._actions
             if a.option_strings and a not in supported and not {"--config", "--help", "-h"} & set(a.option_strings)
             for k in keys(a) if k not in ok}
 
