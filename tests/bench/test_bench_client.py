@@ -130,8 +130,10 @@ class FakeSGLang:
     def _meta(self, tokens: int) -> dict:
         count = {"more": tokens + 3, "negative": -tokens}.get(self.lie, tokens)
         reason = None if self.lie == "nofinish" else {"type": "length", "length": tokens}
+        e2e = {"e2e_zero": 0, "e2e_text": "fast", "e2e_nan": float("nan"), "e2e_long": 50.0}.get(
+            self.lie, tokens * self.token_s)
         meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": count,
-                "finish_reason": reason, "e2e_latency": tokens * self.token_s}
+                "finish_reason": reason, "e2e_latency": e2e}
         if self.verify_every:
             verify = -(-tokens // self.verify_every)
             meta.update(spec_verify_ct=verify, spec_accept_length=tokens / verify if verify else 0)
@@ -470,6 +472,12 @@ def _answers(lie: str, stream: bool = False) -> list:
     ("negative", "completion_tokens -8 is not a count of tokens"),
     ("error200", "the server answered with an error: KV cache exhausted, retry later"),
     ("html200", "the answer is not JSON: '<html><body>Bad gateway</body></html>'"),
+    # QA: a server's latency is what the simulator's model time is made of; 0 counted a request at
+    # wall speed (882x "speedups" on the front), text crashed the run, NaN was stored as a figure
+    ("e2e_zero", "e2e_latency 0 for 8 tokens cannot be true"),
+    ("e2e_text", "e2e_latency 'fast' is not a duration in seconds"),
+    ("e2e_nan", "e2e_latency nan is not a duration in seconds"),
+    ("e2e_long", "e2e_latency 50 s is longer than the"),
 ])
 def test_answers_that_are_no_answer_fail_the_request_quoting_the_server(lie, says):
     records = _answers(lie)

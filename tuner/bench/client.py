@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import math
 import time
 from typing import Any
 
@@ -291,6 +292,8 @@ class BenchClient:
             self._fail(record, "protocol", f"unexpected answer: {type(exc).__name__}: {exc}")
         if record.end_s == 0.0:
             record.end_s = self.now()
+        if record.ok and (problem := _latency_problem(record)):
+            self._fail(record, "protocol", problem)
         if record.ok and self._over_model_limit(record):
             end_s = record.end_s
             self._fail(record, "timeout", f"answered after {record.server_latency_s * self.time_scale:.3g} "
@@ -336,7 +339,7 @@ class BenchClient:
         record.completion_tokens = _count(meta["completion_tokens"], "completion_tokens")
         record.prompt_tokens = meta.get("prompt_tokens")
         record.finish_reason = _reason(meta.get("finish_reason"))
-        record.server_latency_s = meta.get("e2e_latency")
+        record.server_latency_s = _seconds(meta.get("e2e_latency"), "e2e_latency")
         if meta.get("spec_verify_ct") is not None:
             record.spec_verify_ct = _count(meta["spec_verify_ct"], "spec_verify_ct")
         if meta.get("spec_accept_length") is not None:
@@ -452,6 +455,39 @@ def _count(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} {value!r} is not a count of tokens")
     return value
+
+
+def _seconds(value: Any, what: str) -> float | None:
+    """A duration as the server sent it: None, or a finite number of seconds, never negative
+    (text, a bool, NaN or a negative number is no duration: ``ValueError``)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{what} {value!r} is not a duration in seconds")
+    return float(value)
+
+
+#: How far the server's own latency may exceed what the client saw: clock granularity only (the
+#: server's clock starts after the request arrived and stops before the answer left).
+_LATENCY_SLACK = (1.05, 0.01)
+
+
+def _latency_problem(record: RequestRecord) -> str | None:
+    """Why a finished request's server latency (SGLang's ``e2e_latency``) cannot be true, or None.
+
+    The simulator's figures are in model time through it (:func:`.records.model_duration_s`): a
+    latency of 0 for a request that produced tokens would count the whole request at wall speed, and
+    one longer than the client's own wall span is no measurement of this request."""
+    server_s = record.server_latency_s
+    if server_s is None:
+        return None
+    wall_s = record.end_s - record.start_s
+    if server_s == 0 and (record.completion_tokens or 0) > 0:
+        return f"e2e_latency 0 for {record.completion_tokens} tokens cannot be true"
+    factor, slack = _LATENCY_SLACK
+    if server_s > wall_s * factor + slack:
+        return f"e2e_latency {server_s:.4g} s is longer than the {wall_s:.4g} s the request took"
+    return None
 
 
 def _keep_text(record: RequestRecord, text: Any) -> None:
