@@ -185,3 +185,41 @@ def test_server_arguments_that_bring_rules_along():
     both = context_from_args("EAGLE3", {"speculative_use_rejection_sampling": True,
                                         "speculative_accept_threshold_acc": 0.5})
     assert resolve(S(2, 1, 3), both).violation.rule == "rejection-sampling-thresholds"
+
+
+def test_split_backends_verify_on_the_prefill_half_unless_the_mode_says_decode():
+    """QA: prefill flashinfer + decode fa3 passed as fa3 trees; SGLang's HybridAttnBackend verifies
+    on the prefill half by default (hybrid_attn_backend.py), where FlashInfer-MLA has no tree mask."""
+    from tuner.config.space import context_from_args
+
+    def ctx(**args):
+        return context_from_args("EAGLE3", args, "mla", "mha")
+
+    split = ctx(prefill_attention_backend="flashinfer", decode_attention_backend="fa3")
+    assert split.verify_backend == "flashinfer"
+    assert resolve(S(3, 4, 8), split).violation.rule == "mla-tree-backend"
+    reverse = ctx(prefill_attention_backend="fa3", decode_attention_backend="flashinfer")
+    assert reverse.verify_backend == "fa3" and resolve(S(3, 4, 8), reverse).ok
+    decode = ctx(prefill_attention_backend="flashinfer", decode_attention_backend="fa3",
+                 speculative_attention_mode="decode")
+    assert decode.verify_backend == "fa3" and resolve(S(3, 4, 8), decode).ok
+    assert ctx(attention_backend="fa3", decode_attention_backend="fa3").verify_backend == "fa3"
+
+
+def test_deprecated_backend_names_are_read_as_sglang_renames_them():
+    """QA: `tokenspeed_mla` passed every check; SGLang 0.5.23 runs it as cutedsl_mla
+    (serving_hook.py, _handle_deprecated_args), which refuses trees and an MHA draft head."""
+    from tuner.config.space import context_from_args
+    from tuner.sglang.rules import resolve_backend_aliases
+
+    args = resolve_backend_aliases({"attention_backend": "tokenspeed_mla", "prefill_attention_backend": "tokenspeed_mla",
+                                    "speculative_draft_attention_backend": "compressed"}, speculative=True)
+    assert args == {"attention_backend": "cutedsl_mla", "prefill_attention_backend": "trtllm_mla",
+                    "speculative_draft_attention_backend": "dsv4", "speculative_attention_mode": "decode"}
+    assert resolve_backend_aliases({"attention_backend": "tokenspeed_mla"}, speculative=False) == {
+        "attention_backend": "cutedsl_mla"}
+    aliased = context_from_args("EAGLE3", {"attention_backend": "tokenspeed_mla"}, "mla", "mla")
+    plain = context_from_args("EAGLE3", {"attention_backend": "cutedsl_mla"}, "mla", "mla")
+    assert aliased.verify_backend == plain.verify_backend == "cutedsl_mla"
+    assert not resolve(S(3, 4, 8), aliased).ok
+    assert resolve(S(3, 4, 8), aliased).violation.rule == resolve(S(3, 4, 8), plain).violation.rule

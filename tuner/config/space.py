@@ -16,7 +16,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from ..sglang.rules import Resolution, ServerContext, SpecConfig, flag_name, resolve
+from ..sglang.rules import Resolution, ServerContext, SpecConfig, flag_name, resolve, resolve_backend_aliases
 from .yamlfile import StrictModel, did_you_mean, load_model
 
 SPEC_PARAMS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
@@ -297,7 +297,9 @@ def load_space(path: str | Path) -> SearchSpaceConfig:
 def context_from_args(algorithm: str | None, server_args: dict, target_attention: str | None = None,
                       draft_attention: str | None = None, target_architecture: str | None = None) -> ServerContext:
     """The :class:`ServerContext` the rules need, read from server arguments (underscore names) and
-    the model facts (``"mla"``/``"mha"``; None: not known, the MLA rules stay out)."""
+    the model facts (``"mla"``/``"mha"``; None: not known, the MLA rules stay out). Deprecated
+    backend names are read as SGLang renames them (:func:`resolve_backend_aliases`)."""
+    server_args = resolve_backend_aliases(server_args, algorithm is not None)
     return ServerContext(
         speculative_algorithm=algorithm,
         attention_backend=server_args.get("attention_backend"),
@@ -313,6 +315,7 @@ def context_from_args(algorithm: str | None, server_args: dict, target_attention
         target_attention=target_attention,
         draft_attention=draft_attention,
         target_architecture=target_architecture,
+        speculative_attention_mode=server_args.get("speculative_attention_mode") or "prefill",
     )
 
 

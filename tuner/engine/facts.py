@@ -122,9 +122,11 @@ def study_server_args(server: ServerSettings, fixed_args: dict | None) -> dict[s
 
 
 def choose_attention(config: StudyConfig, fixed_args: dict | None, facts: StudyFacts) -> AttentionChoice:
-    """The study's backend: its own (``server.args``, ``fixed``, ``extra_args``), else the pin."""
+    """The study's backend: its own (``server.args``, ``fixed``, ``extra_args``), else the pin. Of
+    split prefill and decode backends, the one the target verifies trees on
+    (:attr:`ServerContext.verify_backend`), deprecated names as SGLang renames them."""
     args = study_server_args(config.server, fixed_args)
-    user = next((args[k] for k in _USER_ATTENTION if args.get(k)), None)
+    user = context_from_args("EAGLE3", args).verify_backend
     if user is None:
         user = _extra_arg(config.server.extra_args, _USER_ATTENTION)
     return choose_attention_backend(facts.target, facts.gpu, user, int(args.get("page_size") or 1), facts.draft)

@@ -97,6 +97,30 @@ STAGE_STARTUP = "startup"  #: after the model has loaded, before the server is r
 STAGE_UNSUPPORTED = "unsupported"  #: never refused: documented as unsupported (wrong or undefined)
 
 
+#: SGLang 0.5.23's deprecated attention-backend names and what it runs instead
+#: (``arg_groups/serving_hook.py``, ``_handle_deprecated_args``)
+BACKEND_ALIASES = {"compressed": "dsv4", "tokenspeed_mla": "cutedsl_mla"}
+BACKEND_ARGS = ("attention_backend", "decode_attention_backend", "prefill_attention_backend",
+                "speculative_draft_attention_backend")
+
+
+def resolve_backend_aliases(args: dict, speculative: bool) -> dict:
+    """``args`` (server arguments, underscore names) as SGLang runs them after renaming deprecated
+    backend names (``_handle_deprecated_args``): ``tokenspeed_mla`` is ``cutedsl_mla``, as a prefill
+    backend ``trtllm_mla`` (cutedsl_mla is decode-only); given as the attention or decode backend of
+    a speculative server it also moves verification to the decode half (attention mode "decode")."""
+    out = dict(args)
+    for name in BACKEND_ARGS:
+        if out.get(name) in BACKEND_ALIASES:
+            out[name] = BACKEND_ALIASES[out[name]]
+            if name == "prefill_attention_backend" and out[name] == "cutedsl_mla":
+                out[name] = "trtllm_mla"
+    if (speculative and "tokenspeed_mla" in (args.get("attention_backend"), args.get("decode_attention_backend"))
+            and (args.get("speculative_attention_mode") or "prefill") == "prefill"):
+        out["speculative_attention_mode"] = "decode"
+    return out
+
+
 @dataclass(frozen=True)
 class ServerContext:
     """The other server arguments SGLang's speculative rules read, and the model facts they need.
@@ -118,6 +142,9 @@ class ServerContext:
     target_attention: str | None = None
     draft_attention: str | None = None
     target_architecture: str | None = None  #: architectures[0]: SGLang's automatic choice reads it
+    #: which half of a split (prefill != decode) backend verifies and extends the draft
+    #: (``--speculative-attention-mode``, SGLang's default "prefill")
+    speculative_attention_mode: str = "prefill"
 
     @property
     def speculative(self) -> bool:
@@ -125,7 +152,14 @@ class ServerContext:
 
     @property
     def verify_backend(self) -> str | None:
-        return self.decode_attention_backend or self.attention_backend
+        """The backend the target verifies the draft tree on. With prefill and decode backends
+        apart, SGLang builds a HybridAttnBackend whose target-verify pass runs on the prefill half
+        unless ``--speculative-attention-mode decode`` (``layers/attention/hybrid_attn_backend.py``,
+        ``_select_backend``; ``attention_backend_setup.py``)."""
+        prefill, decode = self.backends()
+        if prefill and decode and prefill != decode and self.speculative_attention_mode != "decode":
+            return prefill
+        return decode or prefill
 
     @property
     def draft_backend(self) -> str | None:
