@@ -136,6 +136,7 @@ def test_choice_explains_the_fallback():
     ("trtllm_mla", HOPPER, "mla", True),   # overrides.py: Blackwell only (SM100/SM12x)
     ("trtllm_mla", B200, "mla", False),
     ("trtllm_mla", GpuArch(12, 0), "mla", False),
+    ("trtllm_mla", GpuArch(11, 0), "mla", False),  # QA: is_blackwell covers SM 11.x (Thor) too
     ("cutedsl_mla", GpuArch(12, 0), "mla", True),  # SM100 only
     ("cutedsl_mla", B200, "mla", False),
 ])

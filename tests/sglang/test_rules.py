@@ -49,7 +49,7 @@ CASES = [
     # attention backend and paging
     (S(2, 2, 4), ServerContext(attention_backend="trtllm_mha"), None, "trtllm-topk", "ValueError", True),
     (S(2, 1, 3), ServerContext(attention_backend="trtllm_mha"), S(2, 1, 3), None, None, None),
-    (S(2, 2, 4), ServerContext(page_size=16), None, "page-size-topk", "ValueError", True),
+    (S(2, 2, 4), ServerContext(page_size=16, attention_backend="torch_native"), None, "page-size-topk", "ValueError", True),
     (S(2, 2, 4), ServerContext(page_size=16, attention_backend="flashinfer"), S(2, 2, 4), None, None, None),
     (S(2, 2, 4), ServerContext(page_size=16, attention_backend="triton"), S(2, 2, 4), None, None, None),
     (S(2, 1, 3), ServerContext(page_size=16), S(2, 1, 3), None, None, None),
@@ -223,3 +223,20 @@ def test_deprecated_backend_names_are_read_as_sglang_renames_them():
     assert aliased.verify_backend == plain.verify_backend == "cutedsl_mla"
     assert not resolve(S(3, 4, 8), aliased).ok
     assert resolve(S(3, 4, 8), aliased).violation.rule == resolve(S(3, 4, 8), plain).violation.rule
+
+
+def test_page_size_and_backend_as_sglangs_attention_resolution_leaves_them():
+    """QA: with no attention backend the page-size rule refused trees quoting `None` (SGLang picks
+    its default first: flashinfer for an MHA tree); the snaps read the wrong roles
+    (overrides.py, _mla_backend_page_constraints)."""
+    from tuner.sglang.rules import ServerContext, resolved_attention_backend, resolved_page_size
+
+    assert resolve(S(3, 4, 8), ServerContext(page_size=16)).ok  # SGLang's default backend decides
+    assert resolve(S(3, 4, 8), ServerContext(page_size=16, attention_backend="trtllm_mha")).violation.rule in (
+        "page-size-topk", "trtllm-topk")
+    split = ServerContext(page_size=16, prefill_attention_backend="fa3", decode_attention_backend="fa3")
+    assert resolved_attention_backend(split) == "fa3" and resolve(S(3, 4, 8), split).ok
+    assert resolved_page_size(ServerContext(attention_backend="flashinfer", draft_attention_backend="trtllm_mha")) == 64
+    assert resolved_page_size(ServerContext(prefill_attention_backend="trtllm_mla")) == 1  # decode or attention only
+    assert resolved_page_size(ServerContext(prefill_attention_backend="cutedsl_mla", page_size=32)) == 32
+    assert resolved_page_size(ServerContext(decode_attention_backend="flashmla", page_size=32)) == 64

@@ -45,11 +45,13 @@ def test_resolve_adaptive():
         resolve_adaptive(SpecConfig(2, 1, 3), [1, 3, 5])
     # adaptive_spec_params.py: the other server arguments that switch it off, in SGLang's order
     for args, says in (({"enable_dp_attention": True, "dp_size": 8}, "attention DP is not supported"),
+                       ({"attn_dp_size": 8}, "attention DP is not supported"),  # QA: 0.5.23's own flag
                        ({"enable_multi_layer_eagle": True, "enable_pdmux": True}, "enable_multi_layer_eagle=True"),
                        ({"enable_pdmux": True}, "enable_pdmux=True is not supported")):
         spec, warning = resolve_adaptive(SpecConfig(3, 1, 4), [1, 3, 5], args)
         assert spec == SpecConfig(3, 1, 4) and warning.startswith(f"speculative_adaptive disabled: {says}")
     assert resolve_adaptive(SpecConfig(3, 1, 4), [1, 3, 5], {"enable_dp_attention": True, "dp_size": 1})[1] is None
+    assert resolve_adaptive(SpecConfig(3, 1, 4), [1, 3, 5], {"attn_dp_size": 1})[1] is None
 
 
 def _policy(tmp_path) -> str:

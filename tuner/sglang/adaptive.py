@@ -115,11 +115,13 @@ def adaptive_candidate_steps(config: dict) -> list[int]:
 def adaptive_unsupported_reason(requested: SpecConfig, server_args: dict | None = None) -> str | None:
     """Why SGLang switches adaptive speculation off for this setting and these server arguments
     (``adaptive_spec_params.py``, ``adaptive_unsupported_reason``, in its order), or None. Attention
-    data parallelism counts when ``enable_dp_attention`` runs more than one rank (``dp_size`` > 1)."""
+    data parallelism counts when it runs more than one rank: ``attn_dp_size`` > 1
+    (``runtime_context.py``, ``attn_dp_enabled_of``), or the deprecated ``enable_dp_attention`` with
+    ``dp_size`` > 1, which SGLang's resolution turns into ``attn_dp_size``."""
     args = server_args or {}
     if requested.eagle_topk is not None and requested.eagle_topk != 1:
         return f"speculative_eagle_topk={requested.eagle_topk} (only topk=1 is supported)"
-    if args.get("enable_dp_attention") and int(args.get("dp_size") or 1) > 1:
+    if int(args.get("attn_dp_size") or 1) > 1 or (args.get("enable_dp_attention") and int(args.get("dp_size") or 1) > 1):
         return "attention DP is not supported (adaptive tier decisions are not synchronized across DP ranks)"
     for flag, why in (("enable_multi_layer_eagle", "MultiLayerEagleWorkerV2 does not implement adaptive"),
                       ("enable_two_batch_overlap", "adaptive state swap would discard the TboAttnBackend wrapper"),

@@ -81,7 +81,7 @@ def gpu_refusal(backend: str | None, gpu: GpuArch | None, attention: str | None)
     * ``fa3``: ``attention_registry.py``, ``create_flashattention_v3_backend`` asserts SM 8.x for
       non-MLA models or SM 9.x (so never on Blackwell), as the runner starts;
     * ``trtllm_mla``: ``arg_groups/overrides.py``, ``_mla_kv_cache_dtype_checks``, Blackwell only
-      (SM 10.x and 12.x), during argument handling;
+      (``is_blackwell``: SM 10.x, 11.x and 12.x), during argument handling;
     * ``cutedsl_mla``: ``_cutedsl_prefill_backend_fill`` (the same file), SM 10.x only, likewise.
     """
     if gpu is None:
@@ -89,7 +89,7 @@ def gpu_refusal(backend: str | None, gpu: GpuArch | None, attention: str | None)
     if backend == "fa3" and not (gpu.major == 9 or (gpu.major == 8 and attention != "mla")):
         return ("AssertionError: FlashAttention v3 Backend requires SM>=80 and SM<=90. "
                 "Please use `--attention-backend flashinfer`.")
-    if backend == "trtllm_mla" and gpu.major not in (10, 12):
+    if backend == "trtllm_mla" and gpu.major not in (10, 11, 12):  # utils/common.py: is_blackwell (10, 11, 12)
         return ("ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). "
                 "Please use a different backend.")
     if backend == "cutedsl_mla" and gpu.major != 10:

@@ -297,15 +297,17 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
     # one attention resolution left (overrides.py, _mla_backend_page_constraints: trtllm_mla and
     # cutedsl_mla snap it to 64 unless 32 or 64, flashmla to 64, trtllm_mha to 64 unless 16-128), so
     # a tree on SGLang's own SM100 choice for DeepSeek-style MLA (trtllm_mla) is refused here.
-    page_size = resolved_page_size(ctx)
-    if topk > 1 and page_size > 1 and ctx.attention_backend not in PAGE_TREE_SPEC_BACKENDS:
+    # The backend is the one attention resolution left; with none given SGLang picks its default
+    # first (flashinfer for an MHA tree or paged model: allowed), which this context cannot know.
+    page_size, backend = resolved_page_size(ctx), resolved_attention_backend(ctx)
+    if topk > 1 and page_size > 1 and backend is not None and backend not in PAGE_TREE_SPEC_BACKENDS:
         return Resolution(requested, None, tuple(warnings), _violation(
             "page-size-topk",
             f"--speculative-eagle-topk > 1 with --page-size > 1 needs --attention-backend one of "
             f"{', '.join(PAGE_TREE_SPEC_BACKENDS)}; use page size 1 or one of those backends",
             "ValueError",
             f"speculative_eagle_topk > 1 with page_size > 1 is only supported on "
-            f"{PAGE_TREE_SPEC_BACKENDS}; got attention_backend={ctx.attention_backend!r}. "
+            f"{PAGE_TREE_SPEC_BACKENDS}; got attention_backend={backend!r}. "
             f"Use page_size == 1 or one of those backends.",
         ))
 
@@ -350,19 +352,30 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
     return Resolution(requested, effective, tuple(warnings), mla_tree)
 
 
-#: overrides.py, _mla_backend_page_constraints: backends that snap the page size, to what, and the
-#: sizes they keep.
-_PAGE_SNAPS = {"flashmla": (64, (64,)), "trtllm_mla": (64, (32, 64)), "cutedsl_mla": (64, (32, 64)),
-               "trtllm_mha": (64, (16, 32, 64, 128)), "hpc_ops": (64, (64,))}
+#: overrides.py, _mla_backend_page_constraints, in its order: a backend that snaps the page size,
+#: the sizes it keeps, and which of its roles count (attention, decode, prefill, draft): flashmla and
+#: trtllm_mla as the attention or decode backend only, trtllm_mha as the draft backend too.
+_PAGE_SNAPS = (("flashmla", (64,), "ad"), ("trtllm_mla", (32, 64), "ad"), ("cutedsl_mla", (32, 64), "adp"),
+               ("trtllm_mha", (16, 32, 64, 128), "adpx"), ("hpc_ops", (64,), "adp"))
+
+
+def resolved_attention_backend(ctx: ServerContext) -> str | None:
+    """``attention_backend`` as SGLang's speculative checks read it (overrides.py,
+    ``_attention_backend_default``): the prefill backend when prefill and decode are one, else the
+    one given; None: SGLang picks its default, which this context cannot know."""
+    if ctx.prefill_attention_backend is not None and ctx.prefill_attention_backend == ctx.decode_attention_backend:
+        return ctx.prefill_attention_backend
+    return ctx.attention_backend
 
 
 def resolved_page_size(ctx: ServerContext) -> int:
     """The page size after SGLang's attention resolution (``_mla_backend_page_constraints``)."""
+    roles = {"a": resolved_attention_backend(ctx), "d": ctx.decode_attention_backend,
+             "p": ctx.prefill_attention_backend, "x": ctx.draft_attention_backend}
     page_size = ctx.page_size
-    for backend in {ctx.attention_backend, ctx.decode_attention_backend, ctx.prefill_attention_backend}:
-        if backend in _PAGE_SNAPS:
-            snap, keep = _PAGE_SNAPS[backend]
-            page_size = page_size if page_size in keep else snap
+    for backend, keep, where in _PAGE_SNAPS:
+        if backend in (roles[r] for r in where) and page_size not in keep:
+            page_size = 64
     return page_size
 
 
