@@ -287,3 +287,56 @@ def test_numbers_past_pythons_digit_cap_are_one_line(tmp_path):
     (tmp_path / "suite.yaml").write_text("name: s\ndataset: {path: d.jsonl}\nsweep: {concurrencies: [1]}\n")
     with pytest.raises(ConfigError, match=r"d.jsonl: line 1: not a request Python will read \(ValueError\)"):
         load_suite(tmp_path / "suite.yaml")
+
+
+@pytest.mark.parametrize("key, section", [
+    ("search_space", {"search_space": "loop.yaml"}),
+    ("bench.suite", {"bench": {"suite": "loop.yaml"}}),
+    ("workdir", {"workdir": "w\0x"}),
+    ("server.sim.profile", {"server": server(sim={"profile": "p\0.yaml"})}),
+])
+def test_a_path_no_file_can_have_is_one_line_naming_its_key(tmp_path, monkeypatch, key, section):
+    """QA: a symlink loop or a NUL byte in a path of the study file ended in a traceback."""
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "loop.yaml").symlink_to("loop.yaml")
+    (tmp_path / "sim-demo.yaml").write_text(demo(**section))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, ["study", "create", str(tmp_path / "sim-demo.yaml")])
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and f"sim-demo.yaml: {key}: " in lines[0] and "is no usable path" in lines[0], r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_study_file_that_is_a_symlink_loop_is_one_line(tmp_path):
+    (tmp_path / "self.yaml").symlink_to("self.yaml")
+    r = CliRunner().invoke(cli, ["study", "create", str(tmp_path / "self.yaml")])
+    assert r.exit_code == 2 and "is no usable path (a symlink loop)" in r.stderr and "Traceback" not in r.output, r.output
+
+
+def test_a_relative_sqlite_storage_is_beside_the_study_file_not_the_working_directory(tmp_path, monkeypatch):
+    """QA: `storage: sqlite:///rel.db` opened rel.db in whatever folder the worker started in: a
+    worker started elsewhere saw another, empty study."""
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "sim-demo.yaml").write_text(demo(storage="sqlite:///rel.db"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    assert load_study(tmp_path / "sim-demo.yaml").storage == f"sqlite:///{tmp_path / 'rel.db'}"
+    r = CliRunner().invoke(cli, ["study", "create", str(tmp_path / "sim-demo.yaml")])
+    assert r.exit_code == 0, r.output
+    assert (tmp_path / "rel.db").exists() and not list(elsewhere.iterdir())
+
+
+@pytest.mark.parametrize("url, says", [
+    ("sqlite://", "is an in-memory database, gone when the command ends"),
+    ("sqlite:///:memory:", "is an in-memory database"),
+    ("sqlite:///${NOPE_VAR}/x.db", "a $VARIABLE inside a URL is not read from the environment"),
+])
+def test_sqlite_storages_that_cannot_hold_a_study_are_one_line(tmp_path, url, says):
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "sim-demo.yaml").write_text(demo(storage=url))
+    r = CliRunner().invoke(cli, ["study", "create", str(tmp_path / "sim-demo.yaml")])
+    assert r.exit_code == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sim-demo.yaml", "space.yaml"]

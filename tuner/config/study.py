@@ -210,9 +210,9 @@ def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
     update: dict[str, Any] = {}
     text = model.profile
     if text is not None and ("/" in text or text.endswith((".yaml", ".yml"))):
-        update["profile"] = str((base / text).resolve())
+        update["profile"] = str(_resolved(base / text, path, "server.model.profile"))
     if model.landscape is not None:
-        table_path = (base / model.landscape).resolve()
+        table_path = _resolved(base / model.landscape, path, "server.model.landscape")
         try:
             table = load_landscape(table_path)
         except ConfigError as exc:
@@ -444,7 +444,7 @@ class StudyConfig(StrictModel):
     #: letters, digits and ._-, at most :data:`MAX_NAME_LENGTH`; never a companion's (``.baseline``, ``.confirm``)
     name: str = Field(pattern=f"^{NAME_PATTERN}$")
     #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
-    #: ``NAME.db`` beside the study file
+    #: ``NAME.db`` beside the study file; a relative SQLite file is beside the study file too
     storage: str | None = None
     search_space: str  #: path, relative to the study file
     server: ServerSettings
@@ -519,10 +519,10 @@ def load_study(path: str | Path) -> StudyConfig:
     Relative paths in the file (search space, workdir) are made absolute against the study file's
     folder, so the returned object means the same thing from any working directory.
     """
-    path = Path(path).resolve()
+    path = _resolved(Path(path), path, "")
     study = load_model(StudyConfig, path)
     base = path.parent
-    space_path = (base / study.search_space).resolve()
+    space_path = _resolved(base / study.search_space, path, "search_space")
     load_space(space_path)  # fail now, naming the space file, not at the first trial
     update: dict[str, Any] = {"search_space": str(space_path)}
     # The suite is checked now too, and a suite file is made absolute like the search space.
@@ -531,7 +531,7 @@ def load_study(path: str | Path) -> StudyConfig:
         if "/" not in suite and not suite.endswith((".yaml", ".yml")) and not (base / suite).exists():
             raise ConfigError(path, "bench.suite", f"unknown suite {suite!r}{did_you_mean(suite, SHIPPED_SUITES)}; "
                               f"expected one of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
-        suite = str((base / suite).resolve())
+        suite = str(_resolved(base / suite, path, "bench.suite"))
         update["bench"] = study.bench.model_copy(update={"suite": suite})
     if isinstance(suite, dict) and suite.get("dataset") is not None and suite.get("prompts"):
         raise ConfigError(path, "bench.suite.prompts", "give prompts or dataset, not both")
@@ -551,15 +551,52 @@ def load_study(path: str | Path) -> StudyConfig:
         # A profile file is relative to the study file, like every other path in it (a shipped
         # profile is a bare name); it is checked, with the rest of what the server needs, by
         # tuner.engine.preflight before anything is written.
-        sim = study.server.sim.model_copy(update={"profile": str((base / profile).resolve())})
+        sim = study.server.sim.model_copy(update={"profile": str(_resolved(base / profile, path, "server.sim.profile"))})
         update["server"] = study.server.model_copy(update={"sim": sim})
     update.update(_model_paths(study, base, path))
-    update["workdir"] = str((base / (study.workdir or study.name)).resolve())
+    update["workdir"] = str(_resolved(base / (study.workdir or study.name), path, "workdir"))
+    if study.storage is not None:
+        sqlite = _sqlite_file(study.storage, base, path)
+        if sqlite is not None:
+            update["storage"] = sqlite
     if study.storage is None:
         # No storage in the file: $TUNER_STORAGE when set (several nodes), else SQLite beside it.
         local = f"sqlite:///{base / (study.name + '.db')}"
         update["storage"] = f"${{{STORAGE_ENV_VAR}}}" if os.environ.get(STORAGE_ENV_VAR) else local
     return study.model_copy(update=update)
+
+
+def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
+    """An SQLite ``storage`` of the study file as an absolute URL: a relative file is beside the
+    study file, as every other path in it (else a worker started elsewhere would open another, empty
+    study). None for any other URL. Raises :class:`ConfigError` for an in-memory database (it
+    vanishes when the command ends) and for a ``$VAR`` inside the path (only a whole ``${VAR}`` URL
+    is read from the environment)."""
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.split("+", 1)[0] != "sqlite":
+        return None
+    file = rest[1:] if rest.startswith("/") else rest
+    file, _, query = file.partition("?")
+    if file in ("", ":memory:") or "mode=memory" in query:
+        raise ConfigError(source, "storage", f"{url!r} is an in-memory database, gone when the command ends; "
+                          "give a file, e.g. sqlite:///NAME.db (beside the study file)")
+    if "$" in file:
+        raise ConfigError(source, "storage", f"{url!r}: a $VARIABLE inside a URL is not read from the environment; "
+                          "write the path out, or give the whole URL as ${VAR}")
+    if Path(file).is_absolute():
+        return None
+    absolute = _resolved(base / file, source, "storage")
+    return f"{scheme}:///{absolute}" + (f"?{query}" if query else "")
+
+
+def _resolved(target: Path, source, key: str) -> Path:
+    """``target`` made absolute, symlinks followed; a path no file can have (a NUL byte, a symlink
+    loop, a name too long) is a :class:`ConfigError` naming ``source`` and ``key``, not a traceback."""
+    try:
+        return Path(target).resolve()
+    except (OSError, RuntimeError, ValueError) as exc:
+        what = "a symlink loop" if isinstance(exc, RuntimeError) else str(exc)
+        raise ConfigError(source, key, f"{str(target)!r} is no usable path ({what}); give a real file or folder") from None
 
 
 def _is_path(profile: str) -> bool:
