@@ -219,3 +219,28 @@ def test_a_confirmation_decides_only_with_two_rounds_and_readable_trials(lucky_s
     _edit(config, next(t for t in study.trials if t.number == picked), "speedup@32", "NaN")
     conf = load_confirmation(open_study("noisy", config.storage))
     assert picked not in {c.trial for c in conf.candidates} and conf.picks["throughput"].trial != picked
+
+
+class _EveryLaunchFails(SuiteBackend):
+    """The same backend on a node where no server starts any more (a broken driver after the night)."""
+
+    def measure(self, spec, label, record, on_event=None, on_stage=None):
+        from tuner.engine.measurement import Measurement
+
+        m = Measurement(None, failure_class="startup", failure_message="the server exited before it was ready")
+        record(m)
+        return m
+
+
+def test_confirm_exits_1_when_fewer_than_two_rounds_complete(lucky_study, monkeypatch):
+    """A confirmation whose launches all fail decides nothing: `tuner study confirm` says so, exit 1,
+    and export keeps picking by the study's own measurements."""
+    path, config, backend, study = lucky_study
+    failing = _EveryLaunchFails("k2.6-tp8-pcie", load_suite("quick"), noise=0.005, seed=4)
+    monkeypatch.setattr("tuner.cli.study._backend", lambda *a: failing)
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--repeats", "2"])
+    assert r.exit_code == 1, r.output
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "completed 0 round(s) of 2: no interval to decide picks by" in errors[0], r.stderr
+    assert "warning: failed:" in r.stderr
+    assert build_export(open_study("noisy", config.storage), "throughput").spec == AUTO
