@@ -15,11 +15,11 @@ from __future__ import annotations
 import threading
 import time
 
-from .storage import _seconds_from_env
+from .storage import seconds_from_env
 
 #: A gap this long between two ticks (0.5 s apart) is a stall, not a busy machine: a thread of a
 #: loaded 2-core machine is scheduled within milliseconds. ``TUNER_STALL_S`` sets it (tests).
-STALLED_S = _seconds_from_env("TUNER_STALL_S", 15)
+STALLED_S = seconds_from_env("TUNER_STALL_S", 15)
 TICK_S = 0.5
 
 

@@ -31,7 +31,7 @@ __all__ = ["open_storage", "storage_label", "redact", "resolve_url", "driver_url
            "HEARTBEAT_INTERVAL_S", "HEARTBEAT_GRACE_S", "MAX_RETRY", "SQLITE_TIMEOUT_S"]
 
 
-def _seconds_from_env(var: str, default: int) -> int:
+def seconds_from_env(var: str, default: int) -> int:
     """A whole number of seconds from ``$var`` (tests shorten the heartbeat), else ``default``."""
     raw = os.environ.get(var)
     if raw is None or raw.strip() == "":
@@ -50,8 +50,8 @@ def _seconds_from_env(var: str, default: int) -> int:
 #: belongs to a dead worker; it is failed and its parameters are queued again. Both may be set from
 #: the environment (``TUNER_HEARTBEAT_INTERVAL_S``, ``TUNER_HEARTBEAT_GRACE_S``; the same on every
 #: worker), e.g. to keep tests short; the grace period must exceed the interval.
-HEARTBEAT_INTERVAL_S = _seconds_from_env("TUNER_HEARTBEAT_INTERVAL_S", 10)
-HEARTBEAT_GRACE_S = _seconds_from_env("TUNER_HEARTBEAT_GRACE_S", 4 * HEARTBEAT_INTERVAL_S)
+HEARTBEAT_INTERVAL_S = seconds_from_env("TUNER_HEARTBEAT_INTERVAL_S", 10)
+HEARTBEAT_GRACE_S = seconds_from_env("TUNER_HEARTBEAT_GRACE_S", 4 * HEARTBEAT_INTERVAL_S)
 if HEARTBEAT_GRACE_S <= HEARTBEAT_INTERVAL_S:
     raise ConfigError("environment", "TUNER_HEARTBEAT_GRACE_S",
                       f"{HEARTBEAT_GRACE_S} s must exceed the heartbeat interval ({HEARTBEAT_INTERVAL_S} s), "
@@ -60,7 +60,7 @@ if HEARTBEAT_GRACE_S <= HEARTBEAT_INTERVAL_S:
 MAX_RETRY = 3
 #: SQLite's busy timeout (seconds): how long a write waits for another process's lock before the
 #: driver says "database is locked" (a running worker then retries, see tuner.engine.patience).
-SQLITE_TIMEOUT_S = _seconds_from_env("TUNER_SQLITE_TIMEOUT_S", 60)
+SQLITE_TIMEOUT_S = seconds_from_env("TUNER_SQLITE_TIMEOUT_S", 60)
 
 #: PostgreSQL advisory-lock key held while a worker builds its storage (creates tables); any fixed
 #: 64-bit number unlikely to clash with an application's own keys ("tuner-db" in ASCII).
