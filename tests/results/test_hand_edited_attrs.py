@@ -71,3 +71,23 @@ def test_what_passes_is_what_the_readers_compute_with():
     assert attrs_problem({**good, "tok_per_s@32": True}) == "tok_per_s@32 True is not a finite number"
     assert attrs_problem({**good, "stages": "oops"}) == "stages 'oops' is not a list"
     assert "is not a setting SGLang runs" in attrs_problem({**good, "effective": {**good["effective"], "eagle_topk": None}})
+
+
+def test_status_says_why_a_measured_baseline_is_unreadable(measured, tmp_path):
+    """An edited baseline was shown as "not measured yet" (a user would wait for a measurement that
+    was made); status names the problem and the way out."""
+    for f in ("ed.yaml", "ed.db"):
+        shutil.copy(measured.parent / f, tmp_path / f)
+    path = tmp_path / "ed.yaml"
+    con = sqlite3.connect(tmp_path / "ed.db")
+    changed = con.execute("UPDATE trial_user_attributes SET value_json = 'NaN' WHERE key = 'single_tok_per_s' AND "
+                          "trial_id IN (SELECT trial_id FROM trials JOIN studies USING (study_id) "
+                          "WHERE study_name = 'ed.baseline')").rowcount
+    con.commit()
+    con.close()
+    assert changed >= 1
+    r = CliRunner().invoke(cli, ["study", "status", str(path)])
+    assert r.exit_code == 0, r.output
+    assert ("baseline: measured, but unreadable (single_tok_per_s nan is not a finite number); measure it again: "
+            "tuner study run --rebaseline") in r.output, r.output
+    assert "not measured yet" not in r.output

@@ -346,7 +346,10 @@ def print_status(data: dict) -> None:
         limits = ", ".join(f"{k} {v:g}" for k, v in slo["limits"].items())
         console.print(f"slo at C={slo['concurrency']}: {limits}", markup=False, highlight=False)
     b = data["baseline"]
-    if b is None:
+    if b is None and data.get("baseline_problem"):
+        console.print(f"baseline: measured, but unreadable ({data['baseline_problem']}); "
+                      "measure it again: tuner study run --rebaseline", markup=False, highlight=False)
+    elif b is None:
         console.print("baseline: not measured yet")
     else:
         tps = ", ".join(f"C={k.split('@')[1]}: {v:.1f}" for k, v in sorted(

@@ -61,6 +61,23 @@ def find_baseline(study) -> Baseline | None:
     return Baseline(StoredFigures.from_attrs(t.user_attrs), dict(t.user_attrs), t.number)
 
 
+def baseline_problem(study) -> str | None:
+    """Why the study's latest measured baseline cannot be read (attributes edited by hand, see
+    :func:`tuner.engine.records.attrs_problem`) when no readable one stands before it; else None."""
+    import optuna
+    from optuna.trial import TrialState
+
+    try:
+        bstudy = optuna.load_study(study_name=study.study_name + BASELINE_SUFFIX, storage=study._storage)
+    except KeyError:
+        return None
+    measured = [t for t in bstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
+                if t.user_attrs.get("status") == MEASURED]
+    if not measured or find_baseline(study) is not None:
+        return None
+    return attrs_problem(measured[-1].user_attrs)
+
+
 def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebaseline: bool) -> Baseline:
     """The study's baseline, measured here when there is none yet (or ``rebaseline``).
 

@@ -32,7 +32,7 @@ def _spec(s) -> dict | None:
 
 
 def study_status(study) -> dict[str, Any]:
-    from ..engine.baseline import find_baseline
+    from ..engine.baseline import baseline_problem, find_baseline
     from ..engine.limits import SLO_ATTR
     from ..engine.study import CONFIG_ATTR, WORKLOAD_ATTR
     from .traffic import limits_note
@@ -51,6 +51,8 @@ def study_status(study) -> dict[str, Any]:
             if k in ("single_tok_per_s", "accept_length", "log_path", "duration_s", SLO_ATTR)
             or k.startswith(("tok_per_s@", "goodput"))
         },
+        #: why the baseline measured cannot be read (None: it can, or none was measured)
+        "baseline_problem": baseline_problem(study) if baseline is None else None,
         "workload": study.user_attrs.get(WORKLOAD_ATTR),
         "bench": {k: bench.get(k) for k in ("api", "stream", "lossless")},
         "slo": config.get("slo") or [],
