@@ -12,6 +12,7 @@ from pathlib import Path
 import optuna
 import pytest
 
+from tuner.config.space import SearchSpace
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
 from tuner.config.yamlfile import ConfigError
@@ -262,3 +263,46 @@ def test_dead_local_worker_trial_is_failed_and_requeued(tmp_path):
     live = ask(study)
     live.set_user_attr("worker", Worker().as_dict())
     assert reap_dead_trials(study) == []
+
+
+def _write_study_file(tmp_path):
+    p = tmp_path / "engine.yaml"
+    p.write_text(STUDY.format(space=ROOT / "search_spaces" / "eagle3.yaml", budget=30))
+    return load_study(p)
+
+
+@pytest.mark.parametrize("cut_after", ["create", "config"])
+def test_a_creation_cut_short_is_finished_by_the_next_create(tmp_path, monkeypatch, cut_after):
+    """QA: a storage outage right after Optuna committed the new study (the patient retry then found
+    the row), or Ctrl-C during creation, left a study every later run refused as "not a complete
+    tuner study"; it is ours, so the next create finishes it (its writes are idempotent)."""
+    import tuner.engine.study as engine_study
+
+    monkeypatch.setattr(engine_study, "READY_WAIT_S", 0.2)
+    config = _write_study_file(tmp_path)
+    cut = optuna.create_study(study_name="engine", storage=config.storage, directions=["maximize"] * 2)
+    if cut_after == "config":
+        cut.set_user_attr(engine_study.CONFIG_ATTR, engine_study.stored_config(config))
+        cut.enqueue_trial({"speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4},
+                          user_attrs={"seed": True})
+    notes = []
+    study = create_study(config, config.storage, notes.append)
+    assert any("its creation was interrupted; finishing it" in n for n in notes), notes
+    assert engine_study.READY_ATTR in study.user_attrs
+    create_study(config, config.storage)  # ready now: a no-op
+    waiting = [t for t in open_study("engine", config.storage).trials if t.state == optuna.trial.TrialState.WAITING]
+    assert len(waiting) == len({tuple(sorted(t.system_attrs["fixed_params"].items())) for t in waiting}) == len(engine_study.seed_trials(
+        config, SearchSpace(SearchSpace.load(config.search_space).config, config.search_space)))
+    run_study(config, config.storage, model_backend(), n_trials=1)
+    assert find_baseline(open_study("engine", config.storage)) is not None
+
+
+def test_a_study_another_tool_made_is_refused_naming_the_way_out(tmp_path, monkeypatch):
+    import tuner.engine.study as engine_study
+
+    monkeypatch.setattr(engine_study, "READY_WAIT_S", 0.2)
+    config = _write_study_file(tmp_path)
+    other = optuna.create_study(study_name="engine", storage=config.storage, directions=["minimize"])
+    other.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)
+    with pytest.raises(ConfigError, match="not a complete tuner study .* tuner study delete engine"):
+        create_study(config, config.storage)

@@ -103,11 +103,20 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
         study = optuna.create_study(study_name=config.name, storage=storage, directions=directions)
     except optuna.exceptions.DuplicatedStudyError:
         study = optuna.load_study(study_name=config.name, storage=storage)
-        _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
-        _same_attention(study, attention, storage_url)
-        if restricted and note is not None:
-            note(restricted)
-        return study
+        try:
+            _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
+        except ConfigError as exc:
+            if exc.key != READY_ATTR or not _unfinished_creation(study, wanted, space_dict, suite_dict, directions):
+                raise
+            # Our own creation, or another worker's, cut short (Ctrl-C, a storage outage whose retry
+            # found the row the first attempt committed): every write below is idempotent.
+            if note is not None:
+                note(f"study {config.name}: its creation was interrupted; finishing it")
+        else:
+            _same_attention(study, attention, storage_url)
+            if restricted and note is not None:
+                note(restricted)
+            return study
     study.set_metric_names(list(config.objectives))
     study.set_user_attr(CONFIG_ATTR, wanted)
     study.set_user_attr(SPACE_ATTR, space_dict)
@@ -130,6 +139,22 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     return study
 
 
+def _unfinished_creation(study, config: dict, space: dict, suite: dict, directions: list[str]) -> bool:
+    """Whether ``study`` (never marked ready) is a tuner creation of this very study cut short:
+    the same directions, no trial but the queued seeds, and whatever of the config, space and suite
+    it stored equal to ours. A study another tool made, or one of another config, is not."""
+    from optuna.trial import TrialState
+
+    if [d.name.lower() for d in study.directions] != directions:
+        return False
+    if any(t.state != TrialState.WAITING for t in study.get_trials(deepcopy=False)):
+        return False
+    stored = study._storage.get_study_user_attrs(study._study_id)
+    if stored.get(CONFIG_ATTR) is not None and _comparable(stored[CONFIG_ATTR]) != _comparable(config):
+        return False
+    return all(stored.get(attr) in (None, want) for attr, want in ((SPACE_ATTR, space), (SUITE_ATTR, suite)))
+
+
 def workload_of(suite_dict: dict) -> dict:
     """The statistics of a (stored) suite's requests."""
     from ..bench.workload import workload_stats
@@ -138,20 +163,25 @@ def workload_of(suite_dict: dict) -> dict:
     return workload_stats(load_suite(suite_dict))
 
 
-def wait_until_ready(study, timeout_s: float = 30.0) -> dict:
+#: How long a study without its ready mark is waited for (its creator may still be writing).
+READY_WAIT_S = 30.0
+
+
+def wait_until_ready(study, timeout_s: float | None = None) -> dict:
     """The study's user attributes once its creator has written them all.
 
     Another worker may have created the study an instant ago and still be writing; a study that
     never becomes ready was not created by tuner (or its creator died): :class:`ConfigError`.
     """
-    deadline = time.monotonic() + timeout_s
+    deadline = time.monotonic() + (READY_WAIT_S if timeout_s is None else timeout_s)
     while True:
         stored = study._storage.get_study_user_attrs(study._study_id)
         if READY_ATTR in stored:
             return stored
         if time.monotonic() > deadline:
             raise ConfigError(study.study_name, READY_ATTR, "the study exists but is not a complete tuner "
-                              "study (another tool made it, or its creation was interrupted); pick another name")
+                              "study (another tool made it, or its creation was interrupted); pick another "
+                              f"name, or remove it: tuner study delete {study.study_name}")
         time.sleep(0.2)
 
 
