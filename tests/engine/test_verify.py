@@ -115,3 +115,55 @@ def test_sglang_is_wall_time_and_a_simulator_posing_as_it_is_refused(config):
     assert verify_result(result(real, [rec(16, verify=6)]), SPEC, sglang, "EAGLE3") is None
     failure = verify_result(result(info(), [rec(16, verify=6)]), SPEC, sglang, "EAGLE3")
     assert failure[0] == "args_mismatch" and "says it is the simulator" in failure[1]
+
+
+def test_a_simulator_that_stood_behind_model_time_fails_the_measurement(config):
+    kept = {"fell_behind": True, "deliveries": 48, "late_deliveries": 9, "max_lag_wall_ms": 8005.0}
+    res = result(info(), [rec(verify=8)])
+    res.timekeeping = kept
+    cls, says = verify_result(res, SPEC, config, "EAGLE3")
+    assert cls == "bad_response" and "stood 8.01 s (wall) behind model time" in says and "9 of 48" in says
+    res.timekeeping = {**kept, "max_lag_wall_ms": 2.5, "late_deliveries": 0}  # scheduler jitter
+    assert verify_result(res, SPEC, config, "EAGLE3") is None
+    res.timekeeping = None  # not read (SGLang, or a server that did not answer after the suite)
+    assert verify_result(res, SPEC, config, "EAGLE3") is None
+
+
+def test_a_real_simulator_frozen_mid_suite_reports_it_and_fails_the_measurement(config):
+    config = config.model_copy(update={"server": config.server.model_copy(update={
+        "sim": config.server.sim.model_copy(update={"speedup": 1.0})})})
+    """QA: a simulator frozen with SIGSTOP for 8 s mid-sweep (less than the hang rules wait) gave a
+    figure 26% low that joined the front. A real process, frozen 3 s while it serves the suite."""
+    import os
+    import signal
+    import threading
+
+    from support.simproc import running_sim
+
+    from tuner.bench import run_suite
+
+    suite = {"name": "long", "prompts": [{"name": "a", "text": "hello"}],
+             "single": {"lengths": [32], "repeats": 8}, "sweep": {"concurrencies": [2], "max_tokens": 32},
+             "warmup": {"requests": 0}, "timeout_s": 600}
+    with running_sim("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d",
+                     "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+                     "--speculative-num-draft-tokens", "4", speedup=1.0) as sim:
+        group = os.getpgid(sim.proc.pid)
+
+        def freeze():
+            os.killpg(group, signal.SIGSTOP)
+            threading.Timer(3.0, os.killpg, (group, signal.SIGCONT)).start()
+
+        started = threading.Event()
+
+        def on_event(kind, data):
+            if kind == "single" and not started.is_set():
+                started.set()
+                threading.Timer(0.3, freeze).start()
+
+        # streamed: a delivery every token, so some fall due while the server is frozen
+        res = run_suite(sim.url, suite, stream=True, on_event=on_event)
+    assert started.is_set() and res.complete
+    assert res.timekeeping["max_lag_wall_ms"] >= 2000, res.timekeeping
+    cls, says = verify_result(res, SPEC, config, "EAGLE3")
+    assert cls == "bad_response" and "behind model time" in says, says

@@ -180,6 +180,7 @@ class _SuiteRun:
                 try:
                     await self._read_server_info()
                     await self._guarded(t0)
+                    await self._read_timekeeping()
                 except (_Died, _Hung) as lost:
                     self.result.error = str(lost)
                     self._finish(t0)
@@ -253,6 +254,20 @@ class _SuiteRun:
         self.client.set_time_scale(res.time_scale)
         self._emit("server_info", version=res.server_version, time_scale=res.time_scale,
                    resolved_spec=None if res.resolved_spec is None else res.resolved_spec.as_dict())
+
+    async def _read_timekeeping(self) -> None:
+        """The simulator's own account of whether it kept up with model time over the whole suite
+        (``sim_timekeeping``, :mod:`tuner.sim.streaming`): a server frozen or starved for seconds
+        answers late, and its figures are distorted though every answer came. Read once the
+        phases are done; a server that does not answer now keeps its figures (None)."""
+        if not says_simulator(self.result.server_info):
+            return
+        try:
+            info = await self.client.server_info()
+        except ServerUnreachableError:
+            return
+        if isinstance(info, dict) and isinstance(info.get("sim_timekeeping"), dict):
+            self.result.timekeeping = info["sim_timekeeping"]
 
     # ---- phases --------------------------------------------------------------------------------
 

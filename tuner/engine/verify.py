@@ -19,6 +19,8 @@ the first failure, as ``(failure_class, message)``, or None:
   * another time scale than launched: the simulator's ``sim_speedup`` differs from
     ``server.sim.speedup``, or a server launched as SGLang says it is the simulator.
 ``bad_response``: answers that cannot be true.
+  * the simulator stood :data:`STALL_WALL_S` or more behind model time while it was measured (its
+    ``sim_timekeeping``, read after the suite): frozen or starved, every answer came late;
   * a completion-token count outside 1 to ``max_tokens``; with ``ignore_eos`` (the suites' default),
     any other count than ``max_tokens`` (:meth:`tuner.bench.records.RequestRecord.count_problem`);
   * an accept length beyond what a draft of ``num_steps`` can give: SGLang's accept length is
@@ -55,7 +57,28 @@ def verify_result(result, spec: SpecConfig | None, config: StudyConfig, algorith
         return "args_unverified", ("the server has no /server_info: what it runs (speculative args, time "
                                    "scale) cannot be verified, so its figures cannot count")
     return (_time_scale(result, info, config) or _speculation(info, spec, algorithm)
-            or _responses(result, spec))
+            or _responses(result, spec) or _kept_time(result))
+
+
+#: The simulator standing this long (wall) behind model time distorts a measurement: every answer
+#: then comes late by it, times its speedup in model time. Scheduler jitter on a loaded machine is
+#: milliseconds; a frozen (SIGSTOP) or starved server is seconds.
+STALL_WALL_S = 2.0
+
+
+def _kept_time(result) -> Failure | None:
+    """The simulator's own account, read after the suite (``sim_timekeeping``): a delivery that
+    came ``STALL_WALL_S`` or more behind its model instant fails the measurement (QA: a server
+    frozen 8 s mid-sweep read 0.69x for a setting that reads 0.93x, and joined the front)."""
+    kept = getattr(result, "timekeeping", None)
+    if not isinstance(kept, dict):
+        return None
+    lag_ms = kept.get("max_lag_wall_ms")
+    if isinstance(lag_ms, bool) or not isinstance(lag_ms, (int, float)) or lag_ms < STALL_WALL_S * 1000:
+        return None
+    return "bad_response", (f"the simulator stood {lag_ms / 1000:.3g} s (wall) behind model time while it was "
+                            f"measured ({kept.get('late_deliveries')} of {kept.get('deliveries')} answers late): "
+                            "a frozen or starved server, its figures distorted")
 
 
 def _time_scale(result, info: dict, config: StudyConfig) -> Failure | None:
