@@ -91,3 +91,36 @@ def test_status_says_why_a_measured_baseline_is_unreadable(measured, tmp_path):
     assert ("baseline: measured, but unreadable (single_tok_per_s nan is not a finite number); measure it again: "
             "tuner study run --rebaseline") in r.output, r.output
     assert "not measured yet" not in r.output
+
+
+def test_a_storage_that_fails_mid_command_is_one_line_not_a_traceback(measured, tmp_path):
+    """QA: PostgreSQL stopped a second into `export`/`status`/`report`/`list` ended each in
+    SQLAlchemy's traceback. Here the SQLite storage opens, then a table the reader needs is gone."""
+    for f in ("ed.yaml", "ed.db"):
+        shutil.copy(measured.parent / f, tmp_path / f)
+    con = sqlite3.connect(tmp_path / "ed.db")
+    con.execute("ALTER TABLE trial_user_attributes RENAME COLUMN value_json TO v")  # create_all cannot mend it
+    con.commit()
+    con.close()
+    r = CliRunner().invoke(cli, ["study", "status", str(tmp_path / "ed.yaml")])
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: storage sqlite:///") and "failed during the command" in lines[0]
+    assert "OperationalError" in lines[0] and "Traceback" not in r.output
+
+
+def test_a_storage_failure_line_never_holds_the_password():
+    import sqlalchemy.exc
+
+    from tuner.engine import storage
+
+    url = "postgresql://tuner:p%40ss%2Fw0rd@127.0.0.1:5/db"
+    storage.OPENED.append(url)
+    try:
+        exc = sqlalchemy.exc.OperationalError("SELECT 1", {}, Exception(
+            f"connection to {url} failed for password p@ss/w0rd and p%40ss%2Fw0rd"))
+        line = storage.storage_failure_line(exc)
+    finally:
+        storage.OPENED.remove(url)
+    assert line and "w0rd" not in line and "postgresql://tuner:***@127.0.0.1:5/db" in line, line
+    assert storage.storage_failure_line(ValueError("not a storage error")) is None

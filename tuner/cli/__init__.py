@@ -28,13 +28,23 @@ COMMANDS = {
 
 
 class _TunerGroup(LazyGroup):
-    """The root group: turns :class:`ConfigError` from any command into one stderr line and exit 2."""
+    """The root group: turns :class:`ConfigError` from any command into one stderr line and exit 2,
+    and so a storage that fails mid-command (the database stopped after it was opened: a reader
+    ended in SQLAlchemy's traceback), its URL redacted and password scrubbed."""
 
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except ConfigError as exc:
             click.echo(f"error: {exc}", err=True)
+            raise click.exceptions.Exit(2) from None
+        except Exception as exc:  # noqa: BLE001 - only storage errors are turned into a line
+            from ..engine.storage import storage_failure_line
+
+            line = storage_failure_line(exc)
+            if line is None:
+                raise
+            click.echo(f"error: {line}", err=True)
             raise click.exceptions.Exit(2) from None
 
 

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 from typing import Callable
 
 from ..config.yamlfile import ConfigError
-from .urls import describe_error, driver_url, is_postgres, redact, resolve_url, sqlite_path
+from .urls import describe_error, driver_url, is_postgres, redact, resolve_url, scrub, sqlite_path
 
 __all__ = ["open_storage", "storage_label", "redact", "resolve_url", "driver_url", "is_postgres",
            "HEARTBEAT_INTERVAL_S", "HEARTBEAT_GRACE_S", "MAX_RETRY", "SQLITE_TIMEOUT_S"]
@@ -71,6 +71,28 @@ SCHEMA_LOCK_TIMEOUT_S = 120.0
 _CREATE_ATTEMPTS = 5
 
 
+#: Every storage URL this process opened: what an error surfacing later must be scrubbed of
+#: (:func:`storage_failure_line`).
+OPENED: list[str] = []
+
+
+def storage_failure_line(exc: BaseException) -> str | None:
+    """One line for a storage error that surfaced mid-command (the database went away after it was
+    opened: SQLAlchemy's errors, Optuna's ``StorageInternalError``), every opened URL redacted and
+    its password scrubbed; None for any other exception."""
+    module = type(exc).__module__
+    if not (module.startswith("sqlalchemy") or type(exc).__name__ == "StorageInternalError"):
+        return None
+    cause = exc.__cause__ or exc.__context__
+    detail = str(cause if cause is not None and type(cause).__module__.startswith("sqlalchemy") else exc)
+    text = f"{type(exc).__name__}: {detail.strip().splitlines()[0] if detail.strip() else ''}"
+    for url in OPENED:
+        text = scrub(text, url)
+    where = ", ".join(sorted({redact(u) or "" for u in OPENED})) or "the storage"
+    return (f"storage {where} failed during the command ({text[:300]}); run it again once the storage answers "
+            "(a study run rides such outages out; this command does not)")
+
+
 def open_storage(url, *, create: bool = True, patient: bool = False,
                  on_outage: Callable[[str, dict], None] | None = None):
     """An Optuna ``RDBStorage`` with heartbeats and retry of dead workers' trials.
@@ -100,6 +122,7 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
         return url
     if url.startswith("$"):
         url = resolve_url(url)
+    OPENED.append(url)
     if not create:
         _check_exists(url)
     if patient:

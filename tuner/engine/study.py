@@ -13,6 +13,12 @@ Contracts:
   and on the baseline study (the absolute figures behind them, which its trial is told);
   :func:`ensure_metric_names` adds them to studies created before they existed.
 * The stored config has no storage URL (it may hold a password) and no local paths that matter.
+* A creation cut short (Ctrl-C, a storage outage after Optuna committed the study's row) is
+  finished by the next create when nothing stored differs from the study file.
+
+Why one module of over 400 lines: creating, comparing, extending and opening a study all read and
+write the same stored attributes (:data:`CONFIG_ATTR`, :data:`READY_ATTR` ...); split, each part
+would import the others' private helpers.
 """
 
 from __future__ import annotations
