@@ -356,3 +356,23 @@ def test_options_sglangs_loader_refuses_go_to_the_command_line_not_the_yaml(tmp_
         bad.write_text(f"model-path: m\n{key}\n")
         with pytest.raises(ValueError, match=f"Unsupported config option '.*' with action '{action}'"):
             merge_config(["--config", str(bad)], build_parser())
+
+
+@pytest.mark.parametrize("args, says", [
+    (["-o", "/proc/tuner-x.yaml"], "-o: /proc/tuner-x.yaml: cannot write in /proc"),
+    (["-o", "{tmp}/afile/x.yaml"], "afile is a file, not a folder"),
+    (["-o", "{tmp}/b.yaml", "--adaptive-out", "{tmp}/b.yaml"], "is the -o file too"),
+    (["-o", "{tmp}/c.yaml", "--adaptive-out", "{tmp}/nofolder/p.json"], "--adaptive-out: "),
+])
+def test_an_output_that_cannot_be_written_is_one_line_before_anything_is_written(tmp_path, args, says):
+    """QA: -o in a folder that cannot be written (/proc) ended in a traceback; -o and --adaptive-out
+    naming one file wrote a config whose policy file was the config itself; errors named -o for
+    --adaptive-out, and a file in the way as a missing folder."""
+    path = make_model_study(tmp_path, name="w", n_trials=2)
+    (tmp_path / "afile").write_text("")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = run(path, "--pick", "knee", *[a.replace("{tmp}", str(tmp_path)) for a in args])
+    assert r.exit_code == 2, r.output
+    lines = r.stderr.strip().splitlines()
+    assert len(lines) == 1 and says in lines[0] and "Traceback" not in r.output, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == before

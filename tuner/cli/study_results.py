@@ -107,10 +107,13 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
         raise ConfigError("--min-speedup-c32", "", "filters the trials --pick chooses from; give --pick too")
     fmt = fmt or ("json" if adaptive or (out and out.suffix.lower() == ".json") else "yaml")
     name, url, config = resolve_target(target, storage, study_name)
+    if out and adaptive_out and out.resolve() == Path(adaptive_out).resolve():
+        raise ConfigError("--adaptive-out", adaptive_out, "is the -o file too: the server config and the policy it "
+                          "names need two files")
     for path, flag in ((out, "-o"), (Path(adaptive_out) if adaptive_out else None, "--adaptive-out")):
         if path is not None:
             check_not_an_input(path, flag, target, url, config)
-            check_writable(path)
+            check_writable(path, flag)
     if out and fmt == "yaml" and not adaptive:
         check_yaml_path(out)
     from ..engine.study import open_study

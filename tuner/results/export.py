@@ -346,10 +346,15 @@ def check_yaml_path(path: Path) -> None:
                           f"{path.with_suffix('.yaml').name} (or use --format json)")
 
 
-def check_writable(path: Path) -> None:
+def check_writable(path: Path, flag: str = "-o") -> None:
+    """``path`` can be written as it is (its folder exists: nothing is created; writing there
+    works: :func:`tuner.config.files.check_writable`); else :class:`ConfigError` naming ``flag``."""
+    from ..config.files import check_writable as can_write
+
+    if path.parent.exists() and not path.parent.is_dir():
+        raise ConfigError(flag, str(path), f"{path.parent} is a file, not a folder; choose another path")
     if not path.parent.is_dir():
-        raise ConfigError("-o", str(path), f"folder {path.parent} does not exist; create it first")
-    if path.is_dir():
-        raise ConfigError("-o", str(path), "is a folder; give a file name")
+        raise ConfigError(flag, str(path), f"folder {path.parent} does not exist; create it first")
+    can_write(path, flag)
 
 
