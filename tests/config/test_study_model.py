@@ -113,3 +113,16 @@ def test_a_study_is_one_landscape_by_content_not_by_path(tmp_path):
     path.write_text(moved.replace("seed: 1}", f"seed: 1, landscape_sha256: {digest}}}"))
     with pytest.raises(ConfigError, match="server.model.landscape_sha256: .* not the one the study file pins"):
         load_study(path)
+
+
+@pytest.mark.parametrize("extra", [["--baseline"], ["--baseline", "--print"]])
+def test_launch_refuses_a_model_study_it_has_no_server_for(tmp_path, extra):
+    """QA: `tuner launch` on a model study started the simulator, with none of the study's figures
+    behind it (no noise, no table), and said nothing."""
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+
+    r = CliRunner().invoke(cli, ["launch", str(write(tmp_path)), *extra])
+    assert r.exit_code == 2, r.output
+    assert "server.backend: model has no server to launch" in r.stderr and len(r.stderr.strip().splitlines()) == 1

@@ -28,6 +28,7 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     """
     from ..config.space import SearchSpace
     from ..config.study import load_study
+    from ..config.yamlfile import ConfigError
     from ..engine.facts import prepare, space_for
     from ..server.launcher import (
         LaunchError,
@@ -42,6 +43,10 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     if baseline and any(v is not None for v in (num_steps, topk, draft_tokens)):
         fail("--baseline runs without speculative decoding; drop --num-steps/--topk/--draft-tokens", 2)
     study = load_study(study_file)
+    if study.server.backend == "model":
+        raise ConfigError(study_file, "server.backend", "model has no server to launch (its figures come from the "
+                          "performance model or a landscape table); launch from a study file with backend sim "
+                          "or sglang")
     space = SearchSpace.load(study.search_space)
     # The same decision a study run makes: model and GPU facts -> the attention backend and its rules.
     space, _ = space_for(space, study, prepare(study, space)[2])
