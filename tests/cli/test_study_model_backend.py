@@ -190,3 +190,17 @@ def test_export_flags_that_cannot_be_right_are_refused(studies):
         assert r.exit_code == 2, (args, r.output)
     r = CliRunner().invoke(cli, ["study", "export", str(table), "--pick", "single", "--min-speedup-c32", "inf"])
     assert r.exit_code == 2 and "not a finite number" in r.output
+
+
+def test_compare_looks_for_a_study_named_b_in_a_s_storage(studies, tmp_path, monkeypatch):
+    """QA: the README says B's storage defaults to A's; `compare A.yaml NAME` said "no such study
+    file, and no storage to look in" unless --storage was given."""
+    monkeypatch.chdir(tmp_path)  # no studies/*.db here to fall back on
+    url = load_study(studies / "table.yaml").storage
+    assert invoke("study", "copy", studies / "table.yaml", "table-again", "--storage", url).exit_code == 0
+    try:
+        r = CliRunner().invoke(cli, ["study", "compare", str(studies / "table.yaml"), "table-again", "-f", "json"])
+        assert r.exit_code == 0, r.output
+        assert json.loads(r.output)["b"]["study"] == "table-again"
+    finally:
+        invoke("study", "delete", "table-again", "--storage", url, "--yes")
