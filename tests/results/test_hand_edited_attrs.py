@@ -88,8 +88,8 @@ def test_status_says_why_a_measured_baseline_is_unreadable(measured, tmp_path):
     assert changed >= 1
     r = CliRunner().invoke(cli, ["study", "status", str(path)])
     assert r.exit_code == 0, r.output
-    assert ("baseline: measured, but unreadable (single_tok_per_s nan is not a finite number); measure it again: "
-            "tuner study run --rebaseline") in r.output, r.output
+    assert ("baseline: measured, but unreadable (single_tok_per_s nan is not a finite number); the next tuner "
+            "study run measures it again") in r.output, r.output
     assert "not measured yet" not in r.output
 
 
@@ -124,3 +124,29 @@ def test_a_storage_failure_line_never_holds_the_password():
         storage.OPENED.remove(url)
     assert line and "w0rd" not in line and "postgresql://tuner:***@127.0.0.1:5/db" in line, line
     assert storage.storage_failure_line(ValueError("not a storage error")) is None
+
+
+def test_status_says_why_the_baseline_launch_failed(tmp_path):
+    """QA: after `run` ended with "baseline failed (startup_timeout)", status said "not measured yet"."""
+    from pathlib import Path
+
+    space = Path(__file__).resolve().parents[2] / "search_spaces" / "eagle3.yaml"
+    path = tmp_path / "bf.yaml"
+    path.write_text(f"""name: bf
+search_space: {space}
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+  sim: {{load_seconds: 0.1}}
+  extra_args: ["--sim-fail-startup", "CUDA error: no kernel image is available"]
+bench: {{suite: quick}}
+budget: {{n_trials: 2}}
+""")
+    r = CliRunner().invoke(cli, ["study", "run", str(path)])
+    assert r.exit_code == 1 and "baseline" in r.output, r.output
+    r = CliRunner().invoke(cli, ["study", "status", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "baseline: its last launch failed (other: server exit code 1 before it was ready" in r.output, r.output
+    assert "not measured yet" not in r.output

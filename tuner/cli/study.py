@@ -347,8 +347,8 @@ def print_status(data: dict) -> None:
         console.print(f"slo at C={slo['concurrency']}: {limits}", markup=False, highlight=False)
     b = data["baseline"]
     if b is None and data.get("baseline_problem"):
-        console.print(f"baseline: measured, but unreadable ({data['baseline_problem']}); "
-                      "measure it again: tuner study run --rebaseline", markup=False, highlight=False)
+        console.print(f"baseline: {data['baseline_problem']}; the next tuner study run measures it again",
+                      markup=False, highlight=False)
     elif b is None:
         console.print("baseline: not measured yet")
     else:

@@ -62,8 +62,9 @@ def find_baseline(study) -> Baseline | None:
 
 
 def baseline_problem(study) -> str | None:
-    """Why the study's latest measured baseline cannot be read (attributes edited by hand, see
-    :func:`tuner.engine.records.attrs_problem`) when no readable one stands before it; else None."""
+    """What became of the study's latest baseline launch when no readable baseline stands: it
+    failed (its class and message), or it measured but its attributes cannot be read (edited by
+    hand, see :func:`tuner.engine.records.attrs_problem`); None when a baseline stands or none ran."""
     import optuna
     from optuna.trial import TrialState
 
@@ -71,11 +72,16 @@ def baseline_problem(study) -> str | None:
         bstudy = optuna.load_study(study_name=study.study_name + BASELINE_SUFFIX, storage=study._storage)
     except KeyError:
         return None
-    measured = [t for t in bstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-                if t.user_attrs.get("status") == MEASURED]
-    if not measured or find_baseline(study) is not None:
+    launched = [t for t in bstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL))
+                if t.user_attrs.get("status") == MEASURED or t.user_attrs.get("failure_class")]
+    if not launched or find_baseline(study) is not None:
         return None
-    return attrs_problem(measured[-1].user_attrs)
+    attrs = launched[-1].user_attrs
+    if attrs.get("status") != MEASURED:
+        message = " ".join(str(attrs.get("failure_message") or "").split())[:200]
+        return f"its last launch failed ({attrs.get('failure_class')}{': ' + message if message else ''})"
+    problem = attrs_problem(attrs)
+    return None if problem is None else f"measured, but unreadable ({problem})"
 
 
 def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebaseline: bool) -> Baseline:
