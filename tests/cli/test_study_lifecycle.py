@@ -281,3 +281,31 @@ def test_compare_names_the_backends_it_warns_of(tmp_path):
                           optuna.load_study(study_name="modelled", storage=b.storage))
     assert cmp["warnings"] == ["A ran on the simulated server, B on no server (backend model): figures of the "
                                "simulator and the model backend are model time, SGLang's wall time"]
+
+
+def test_a_copy_cut_short_leaves_nothing_behind(study, monkeypatch):
+    """QA: Ctrl-C 3 s into `copy` left 12 of 17 trials and no baseline under the new name, which
+    status, pareto, report and list showed as a study. A copy is all or nothing."""
+    import optuna
+
+    from tuner.engine import lifecycle
+
+    path, config = study
+    real, calls = lifecycle._copy_one, []
+
+    def cut(*args, **kwargs):
+        calls.append(args[2])
+        out = real(*args, **kwargs)
+        if len(calls) == 2:  # the study is copied, its baseline too: Ctrl-C before the ready mark
+            raise KeyboardInterrupt
+        return out
+
+    monkeypatch.setattr(lifecycle, "_copy_one", cut)
+    with pytest.raises(KeyboardInterrupt):
+        lifecycle.copy_study("life", config.storage, "half")
+    assert calls == ["half", "half.baseline"]
+    names = {s.study_name for s in optuna.get_all_study_summaries(config.storage)}
+    assert names == {"life", "life.baseline"}
+    monkeypatch.setattr(lifecycle, "_copy_one", real)
+    r = CliRunner().invoke(cli, ["study", "copy", str(path), "half"])  # the name is free again
+    assert r.exit_code == 0, r.output

@@ -110,13 +110,23 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
         bsource = optuna.load_study(study_name=name + BASELINE_SUFFIX, storage=source._storage)
     except KeyError:
         pass
-    with _writing(to_url or storage_url, new_name):
-        copied, skipped = _copy_one(source, target, new_name, rename=True)
-        if bsource is not None:
-            _copy_one(bsource, target, new_name + BASELINE_SUFFIX, rename=False)
-        # Ready last: workers wait for this attribute before they trust the study.
-        dest = optuna.load_study(study_name=new_name, storage=target)
-        dest.set_user_attr(READY_ATTR, source.user_attrs[READY_ATTR])
+    try:
+        with _writing(to_url or storage_url, new_name):
+            copied, skipped = _copy_one(source, target, new_name, rename=True)
+            if bsource is not None:
+                _copy_one(bsource, target, new_name + BASELINE_SUFFIX, rename=False)
+            # Ready last: workers wait for this attribute before they trust the study.
+            dest = optuna.load_study(study_name=new_name, storage=target)
+            dest.set_user_attr(READY_ATTR, source.user_attrs[READY_ATTR])
+    except BaseException:
+        # All or nothing (Ctrl-C, a storage error): a part-copy would read as a study with trials
+        # missing. Removed as far as the storage lets us; the error goes on either way.
+        for n in (new_name, new_name + BASELINE_SUFFIX):
+            try:
+                optuna.delete_study(study_name=n, storage=target)
+            except Exception:  # noqa: BLE001 - not created yet, or the storage is gone too
+                pass
+        raise
     return CopyResult(name, new_name, copied, skipped)
 
 
