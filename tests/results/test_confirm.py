@@ -244,3 +244,16 @@ def test_confirm_exits_1_when_fewer_than_two_rounds_complete(lucky_study, monkey
     assert len(errors) == 1 and "completed 0 round(s) of 2: no interval to decide picks by" in errors[0], r.stderr
     assert "warning: failed:" in r.stderr
     assert build_export(open_study("noisy", config.storage), "throughput").spec == AUTO
+
+
+def test_a_confirmation_of_trial_numbers_decides_no_named_pick(lucky_study):
+    """QA: `confirm --picks 1` measured trial 1 alone, and `export --pick single` then returned it,
+    2.12x, over the study's own single pick at 2.35x that the confirmation never measured."""
+    path, config, backend, study = lucky_study
+    own = build_export(study, "single").record.number
+    other = next(r.number for r in load_records(study) if r.status == "measured" and r.number != own)
+    run_confirmation(study, config, backend, confirm_candidates(study, [str(other)], near=0.0), repeats=2)
+    conf = load_confirmation(study)
+    assert conf.rounds == 2 and [c.trial for c in conf.candidates] == [other]
+    assert conf.picks == {}
+    assert build_export(study, "single").record.number == own

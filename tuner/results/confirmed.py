@@ -191,6 +191,12 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
     started = min((t.datetime_start for t in mine if t.datetime_start), default=None)
     # no interval without two rounds: such a confirmation is shown, and decides no pick
     picks, why = decide_picks(candidates, objectives, min_speedup_c32) if len(base) >= 2 else ({}, {})
+    # A confirmation decides only the picks it was asked about (its candidates' labels): one of
+    # trial numbers alone (`--picks 1`) never measured the study's best single setting, so it cannot
+    # say which that is; export then picks those by the study's own measurements.
+    asked = {label.removeprefix("near ") for c in candidates for label in c.picks}
+    picks = {k: v for k, v in picks.items() if k in asked}
+    why = {k: v for k, v in why.items() if k in picks}
     return Confirmation(run, started.isoformat(timespec="seconds") if started else None, len(base), objectives,
                         candidates, baseline_values, sum(1 for t in mine if t not in done and t.state.name != "RUNNING"),
                         picks, why, concurrencies)
