@@ -147,7 +147,8 @@ def test_storage_defaults_to_tuner_storage_when_set(tmp_path, monkeypatch):
     monkeypatch.setenv("TUNER_STORAGE", "postgresql://u:secret@127.0.0.1/db")
     assert load_study(p).storage == "${TUNER_STORAGE}"
     p.write_text(STUDY + "storage: sqlite:///x.db\n")
-    assert load_study(p).storage == "sqlite:///x.db"  # the file's own storage wins
+    # the file's own storage wins (a relative SQLite file: beside the study file)
+    assert load_study(p).storage == f"sqlite:///{tmp_path / 'x.db'}"
 
 
 @pytest.mark.parametrize("text,hint", [

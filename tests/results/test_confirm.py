@@ -235,7 +235,7 @@ class _EveryLaunchFails(SuiteBackend):
 def test_confirm_exits_1_when_fewer_than_two_rounds_complete(lucky_study, monkeypatch):
     """A confirmation whose launches all fail decides nothing: `tuner study confirm` says so, exit 1,
     and export keeps picking by the study's own measurements."""
-    path, config, backend, study = lucky_study
+    path, config, _, _ = lucky_study
     failing = _EveryLaunchFails("k2.6-tp8-pcie", load_suite("quick"), noise=0.005, seed=4)
     monkeypatch.setattr("tuner.cli.study._backend", lambda *a: failing)
     r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--repeats", "2"])
@@ -249,7 +249,7 @@ def test_confirm_exits_1_when_fewer_than_two_rounds_complete(lucky_study, monkey
 def test_a_confirmation_of_trial_numbers_decides_no_named_pick(lucky_study):
     """QA: `confirm --picks 1` measured trial 1 alone, and `export --pick single` then returned it,
     2.12x, over the study's own single pick at 2.35x that the confirmation never measured."""
-    path, config, backend, study = lucky_study
+    _, config, backend, study = lucky_study
     own = build_export(study, "single").record.number
     other = next(r.number for r in load_records(study) if r.status == "measured" and r.number != own)
     run_confirmation(study, config, backend, confirm_candidates(study, [str(other)], near=0.0), repeats=2)

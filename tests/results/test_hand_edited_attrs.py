@@ -128,22 +128,11 @@ def test_a_storage_failure_line_never_holds_the_password():
 
 def test_status_says_why_the_baseline_launch_failed(tmp_path):
     """QA: after `run` ended with "baseline failed (startup_timeout)", status said "not measured yet"."""
-    from pathlib import Path
+    from support.model_study import SPACE, STUDY
 
-    space = Path(__file__).resolve().parents[2] / "search_spaces" / "eagle3.yaml"
     path = tmp_path / "bf.yaml"
-    path.write_text(f"""name: bf
-search_space: {space}
-server:
-  backend: sim
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  tp_size: 8
-  sim: {{load_seconds: 0.1}}
-  extra_args: ["--sim-fail-startup", "CUDA error: no kernel image is available"]
-bench: {{suite: quick}}
-budget: {{n_trials: 2}}
-""")
+    path.write_text(STUDY.format(name="bf", space=SPACE, args="", profile="k2.6-tp8-pcie", seeds="").replace(
+        "  sim: {", '  extra_args: ["--sim-fail-startup", "CUDA error"]\n  sim: {load_seconds: 0.1, '))
     r = CliRunner().invoke(cli, ["study", "run", str(path)])
     assert r.exit_code == 1 and "baseline" in r.output, r.output
     r = CliRunner().invoke(cli, ["study", "status", str(path)])

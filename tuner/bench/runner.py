@@ -260,7 +260,7 @@ class _SuiteRun:
         (``sim_timekeeping``, :mod:`tuner.sim.streaming`): a server frozen or starved for seconds
         answers late, and its figures are distorted though every answer came. Read once the
         phases are done; a server that does not answer now keeps its figures (None)."""
-        if not says_simulator(self.result.server_info):
+        if not isinstance(self.result.server_info, dict) or not says_simulator(self.result.server_info):
             return
         try:
             info = await self.client.server_info()

@@ -38,7 +38,7 @@ class _TunerGroup(LazyGroup):
         except ConfigError as exc:
             click.echo(f"error: {exc}", err=True)
             raise click.exceptions.Exit(2) from None
-        except Exception as exc:  # noqa: BLE001 - only storage errors are turned into a line
+        except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             from ..engine.storage import storage_failure_line
 
             line = storage_failure_line(exc)

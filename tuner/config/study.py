@@ -575,8 +575,7 @@ def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.split("+", 1)[0] != "sqlite":
         return None
-    file = rest[1:] if rest.startswith("/") else rest
-    file, _, query = file.partition("?")
+    file, _, query = rest.removeprefix("/").partition("?")
     if file in ("", ":memory:") or "mode=memory" in query:
         raise ConfigError(source, "storage", f"{url!r} is an in-memory database, gone when the command ends; "
                           "give a file, e.g. sqlite:///NAME.db (beside the study file)")

@@ -51,7 +51,7 @@ def study_status(study) -> dict[str, Any]:
             if k in ("single_tok_per_s", "accept_length", "log_path", "duration_s", SLO_ATTR)
             or k.startswith(("tok_per_s@", "goodput"))
         },
-        #: why the baseline measured cannot be read (None: it can, or none was measured)
+        #: what became of the last baseline launch when none stands (failed, unreadable; None: fine or none ran)
         "baseline_problem": baseline_problem(study) if baseline is None else None,
         "workload": study.user_attrs.get(WORKLOAD_ATTR),
         "bench": {k: bench.get(k) for k in ("api", "stream", "lossless")},
