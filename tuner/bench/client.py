@@ -292,7 +292,7 @@ class BenchClient:
             self._fail(record, "protocol", f"unexpected answer: {type(exc).__name__}: {exc}")
         if record.end_s == 0.0:
             record.end_s = self.now()
-        if record.ok and (problem := _latency_problem(record)):
+        if record.ok and (problem := record.latency_problem()):
             self._fail(record, "protocol", problem)
         if record.ok and self._over_model_limit(record):
             end_s = record.end_s
@@ -465,29 +465,6 @@ def _seconds(value: Any, what: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ValueError(f"{what} {value!r} is not a duration in seconds")
     return float(value)
-
-
-#: How far the server's own latency may exceed what the client saw: clock granularity only (the
-#: server's clock starts after the request arrived and stops before the answer left).
-_LATENCY_SLACK = (1.05, 0.01)
-
-
-def _latency_problem(record: RequestRecord) -> str | None:
-    """Why a finished request's server latency (SGLang's ``e2e_latency``) cannot be true, or None.
-
-    The simulator's figures are in model time through it (:func:`.records.model_duration_s`): a
-    latency of 0 for a request that produced tokens would count the whole request at wall speed, and
-    one longer than the client's own wall span is no measurement of this request."""
-    server_s = record.server_latency_s
-    if server_s is None:
-        return None
-    wall_s = record.end_s - record.start_s
-    if server_s == 0 and (record.completion_tokens or 0) > 0:
-        return f"e2e_latency 0 for {record.completion_tokens} tokens cannot be true"
-    factor, slack = _LATENCY_SLACK
-    if server_s > wall_s * factor + slack:
-        return f"e2e_latency {server_s:.4g} s is longer than the {wall_s:.4g} s the request took"
-    return None
 
 
 def _keep_text(record: RequestRecord, text: Any) -> None:

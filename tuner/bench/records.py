@@ -53,6 +53,22 @@ class RequestRecord:
             return f"completion_tokens {n}, {rule} {self.max_tokens} asked" + (" (ignore_eos)" if ignore_eos else "")
         return None
 
+    def latency_problem(self) -> str | None:
+        """Why this finished answer's server latency (SGLang's ``e2e_latency``) cannot be true, or
+        None. The simulator's figures are in model time through it (:func:`model_duration_s`): a
+        latency of 0 for a request that produced tokens would count the whole request at wall speed,
+        and one longer than the client's own wall span (beyond clock granularity: the server's clock
+        starts after the request arrived and stops before the answer left) is no measurement of it."""
+        server_s = self.server_latency_s
+        if server_s is None:
+            return None
+        wall_s = self.latency_s
+        if server_s == 0 and (self.completion_tokens or 0) > 0:
+            return f"e2e_latency 0 for {self.completion_tokens} tokens cannot be true"
+        if server_s > wall_s * 1.05 + 0.01:
+            return f"e2e_latency {server_s:.4g} s is longer than the {wall_s:.4g} s the request took"
+        return None
+
     @property
     def latency_s(self) -> float:
         """End-to-end wall latency seen by the client."""

@@ -231,7 +231,7 @@ def _check_server_arg(name: str, value: Any) -> str:
     from ..sglang.server_args import server_args_table
 
     table = server_args_table()
-    option = table.option(name) or table.option_for_flag(flag_name(name))
+    option = table.option_named(name)
     if option is None:
         flag = flag_name(name)
         matches = sorted({f for o in table.options for f in o.flags if f.startswith(flag)})

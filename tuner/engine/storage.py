@@ -80,12 +80,12 @@ def storage_failure_line(exc: BaseException) -> str | None:
     """One line for a storage error that surfaced mid-command (the database went away after it was
     opened: SQLAlchemy's errors, Optuna's ``StorageInternalError``), every opened URL redacted and
     its password scrubbed; None for any other exception."""
-    module = type(exc).__module__
-    if not (module.startswith("sqlalchemy") or type(exc).__name__ == "StorageInternalError"):
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    if not isinstance(exc, (StorageInternalError, SQLAlchemyError)):
         return None
-    cause = exc.__cause__ or exc.__context__
-    detail = str(cause if cause is not None and type(cause).__module__.startswith("sqlalchemy") else exc)
-    text = f"{type(exc).__name__}: {detail.strip().splitlines()[0] if detail.strip() else ''}"
+    text = describe_error(exc, OPENED[-1]) if OPENED else type(exc).__name__
     for url in OPENED:
         text = scrub(text, url)
     where = ", ".join(sorted({redact(u) or "" for u in OPENED})) or "the storage"

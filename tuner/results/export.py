@@ -302,8 +302,8 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
                      f"(relative paths open from the server's working directory)")
     from ..server.command import arg_tokens, config_refused
 
-    refused = {name: config_refused(name) for name in plan.server_args
-               if config_refused(name) and arg_tokens(name, plan.server_args[name])}  # a false store_true: nothing
+    refused = {name: kind for name, value in plan.server_args.items()
+               if (kind := config_refused(name)) and arg_tokens(name, value)}  # a false store_true: nothing
     if refused:
         flags = shlex.join(t for name in refused for t in arg_tokens(name, plan.server_args[name]))
         kinds = ", ".join(sorted(set(refused.values())))

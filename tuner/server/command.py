@@ -38,6 +38,7 @@ from ..config.study import ServerSettings, StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.attention import AttentionChoice
 from ..sglang.rules import SpecConfig, flag_name
+from ..sglang.server_args import server_args_table
 
 log = logging.getLogger("tuner.server")
 
@@ -106,8 +107,6 @@ def _flags_in(extra_args: list[str]) -> set[str]:
     """Underscore names of the ``--flags`` in raw argv (``--a-b=1`` and ``--a-b 1`` alike), each
     also as the argument SGLang's parser reads it as (``--max-running 8`` is max_running_requests:
     argparse takes a unique prefix), so the launcher's pins see what the study set."""
-    from ..sglang.server_args import server_args_table
-
     names = set()
     for a in extra_args:
         if a.startswith("--"):
@@ -169,7 +168,7 @@ def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None
     return {**args, **pinned}, pinned, warnings
 
 
-def _arg_tokens(name: str, value: Any) -> list[str]:
+def arg_tokens(name: str, value: Any) -> list[str]:
     """One server argument as argv: bools as bare flags when true (a ``--flag/--no-flag`` switch of
     SGLang's, argparse's BooleanOptionalAction, as ``--no-flag`` when false: leaving it out would
     keep SGLang's default, which may be true), lists as repeated values."""
@@ -183,16 +182,10 @@ def _arg_tokens(name: str, value: Any) -> list[str]:
     return [flag, _scalar(value)]
 
 
-def _option(name: str):
-    from ..sglang.server_args import server_args_table
-
-    return server_args_table().option(name) or server_args_table().option_for_flag(flag_name(name))
-
-
 def is_switch_pair(name: str) -> bool:
     """Whether server argument ``name`` is one of SGLang 0.5.23's ``--flag/--no-flag`` switches
     (``server_args_0_5_23.json``: action ``boolean_optional``)."""
-    option = _option(name)
+    option = server_args_table().option_named(name)
     return option is not None and option.action == "boolean_optional"
 
 
@@ -200,13 +193,8 @@ def config_refused(name: str) -> str | None:
     """SGLang's action class when its ``--config`` loader refuses server argument ``name`` in a YAML
     (``Unsupported config option '...' with action '...'``: the switches, the deprecated
     ``--disable-cuda-graph`` and ``--enable-dp-attention``, ``--lora-paths``); None when it loads."""
-    option = _option(name)
+    option = server_args_table().option_named(name)
     return option.config_refused if option is not None else None
-
-
-def arg_tokens(name: str, value: Any) -> list[str]:
-    """Server argument ``name`` as it goes on SGLang's command line (see :func:`_arg_tokens`)."""
-    return _arg_tokens(name, value)
 
 
 def _scalar(value: Any) -> str:
@@ -243,7 +231,7 @@ def plan_launch(server: ServerSettings, spec: SpecConfig | None, *, algorithm: s
         for name, value in spec.server_args().items():
             argv += [flag_name(name), str(value)]
     for name, value in server_args.items():
-        argv += _arg_tokens(name, value)
+        argv += arg_tokens(name, value)
     if server.backend == "sim":
         sim = server.sim
         argv += ["--sim-profile", sim.profile, "--sim-speedup", _scalar(sim.speedup),

@@ -57,6 +57,11 @@ class ServerArgsTable:
     def option(self, dest: str) -> ServerOption | None:
         return next((o for o in self.options if o.dest == dest), None)
 
+    def option_named(self, name: str) -> ServerOption | None:
+        """A server argument as a study writes it (underscores): SGLang's ``dest``, else the option
+        argparse takes its flag for (an alias, a unique abbreviation: :meth:`option_for_flag`)."""
+        return self.option(name) or self.option_for_flag("--" + name.replace("_", "-"))
+
     def option_for_flag(self, flag: str) -> ServerOption | None:
         """The option argparse takes ``flag`` for: an exact flag or alias (``--model`` is
         ``--model-path``), else a unique prefix (``allow_abbrev``); None when unknown or ambiguous."""
