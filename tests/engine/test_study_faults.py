@@ -35,6 +35,7 @@ FAULTS = {
     "2-2-3": ("http400", "request_errors"),         # the request's own error is quoted
     "3-2-4": ("bad_scale", "args_unverified"),      # sim_speedup "fast"
     "4-2-8": ("freeze_info", "hung"),               # SIGSTOP when /server_info is asked
+    "3-2-6": ("fast", "bad_response"),              # 3.2 x its accept length faster than the baseline
 }
 
 STUDY = """
@@ -118,6 +119,8 @@ def test_lying_frozen_and_wedged_servers_fail_their_trials_and_the_run_goes_on(t
     assert "standin refuses 16 tokens" in by_key["2-2-3"].user_attrs["failure_message"]
     assert "timed out" in by_key["7-1-8"].user_attrs["failure_message"]
     assert "GET /server_info" in by_key["4-2-8"].user_attrs["failure_message"]
+    fast = by_key["3-2-6"].user_attrs["failure_message"]
+    assert "no setting runs more than 1.25 x its accept length faster" in fast, fast
 
     # the hung servers were killed, their whole groups, and nothing of ours is left running
     assert not list((tmp_path / "faults" / "servers").glob("*.json"))

@@ -27,7 +27,10 @@ or ``*`` for every launch. Modes:
 * ``wedge``: ``/generate`` never answers (everything else does: a stuck scheduler);
 * ``slow``: every ``/generate`` takes ``STANDIN_SLOW_S`` wall seconds more (default 5), its answer
   otherwise honest (a server that answers, slowly);
-* ``http400``: every ``/generate`` of 16 tokens or more answers HTTP 400 with its own JSON error.
+* ``http400``: every ``/generate`` of 16 tokens or more answers HTTP 400 with its own JSON error;
+* ``fast``: answers four times faster than it honestly would (3.2 x its accept length over the
+  baseline), every figure consistent with that speed (``e2e_latency`` the time it slept: a clock
+  that lies, not a count).
 
 Run: ``python standin_server.py [-m tuner.sim] --host 127.0.0.1 --port 0 ...``; with port 0 it binds a
 free port and prints ``listening on http://HOST:PORT``.
@@ -114,6 +117,8 @@ class StandIn:
         generated = max(1, n // 2) if self.mode == "half" else n
         reported = math.ceil(generated * 1.37) if self.mode == "inflate" else generated
         model_s = generated / (MODEL_TOK_PER_S * (0.8 * self.accept if self.speculative else 1.0))
+        if self.mode == "fast":
+            model_s /= 4
         wall_s = model_s / max(self.args.sim_speedup, 1e-9)
         await asyncio.sleep(wall_s)
         words = [f"w{(len(body.get('text') or '') * 31 + i * 7) % 997}" for i in range(generated)]

@@ -6,6 +6,8 @@ compared (a figure an objective needs is missing) is ``incomplete``; a server th
 setting than asked is ``args_mismatch``: both are failed trials, never values on the front. A
 measured trial also carries its SLO checks, goodput and lossless check (:mod:`tuner.engine.limits`);
 breaking a limit leaves it ``measured`` with its values, and infeasible through its constraints.
+A speedup beyond what the setting's accept length allows (:func:`speedup_problem`) fails the trial as
+``bad_response``: a server (or a baseline) whose clock cannot be true.
 """
 
 from __future__ import annotations
@@ -54,8 +56,39 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
             f"the server ran {attrs.get('resolved_spec')} instead of {spec.label()}: "
             "SGLang rewrote the setting in a way tuner.sglang.rules does not know"))
     if status == MEASURED:
-        attrs.update(speedups(m.figures, baseline))
+        speeds = speedups(m.figures, baseline)
+        problem = speedup_problem(speeds, getattr(m.figures, "accept_length", None))
+        if problem:
+            return TrialOutcome(FAILED, None, {k: v for k, v in attrs.items() if not is_figure(k)}
+                                | {"failure_class": "bad_response", "failure_message": problem})
+        attrs.update(speeds)
     return TrialOutcome(status, values, attrs)
+
+
+#: How far a speedup may exceed the accept length before it cannot be true. A speculative step
+#: commits ``accept_length`` tokens per request on average (SGLang's own figure:
+#: ``completion_tokens / spec_verify_ct``, managers/tokenizer_manager.py) and costs at least one
+#: forward of the target model (the verify, ``speculative/eagle_worker.py``) plus the draft's, while
+#: an autoregressive step commits one token for one forward: so no setting runs faster than
+#: ``accept_length`` times the baseline, at one request or at many. On every landscape of the search
+#: benchmark (the simulator's model and three families written apart from it) the largest ratio is
+#: 0.96; the margin above 1 leaves room for the run-to-run noise of both measurements.
+SPEEDUP_BOUND = 1.25
+
+
+def speedup_problem(speeds: dict, accept_length) -> str | None:
+    """Why these speedups cannot be true (a speedup above :data:`SPEEDUP_BOUND` times the accept
+    length), or None; None too when the server reported no accept length (nothing to bound by)."""
+    usable = isinstance(accept_length, (int, float)) and not isinstance(accept_length, bool)
+    if not usable or not accept_length >= 1:
+        return None
+    name, top = max(speeds.items(), key=lambda kv: kv[1], default=(None, 0.0))
+    if top <= SPEEDUP_BOUND * accept_length:
+        return None
+    return (f"{name} {top:.2f}x over the baseline with an accept length of {accept_length:.2f}: a "
+            "speculative step commits about its accept length in tokens and costs at least one forward of "
+            f"the target, so no setting runs more than {SPEEDUP_BOUND:g} x its accept length faster; this "
+            "server's timing (or the baseline's) cannot be true")
 
 
 def limit_attrs(figures, config, baseline_attrs: dict | None) -> dict[str, Any]:

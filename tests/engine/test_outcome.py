@@ -1,0 +1,51 @@
+"""tuner.engine.outcome: a measurement's verdict against the baseline -- here, the bound on a speedup
+by the accept length (the same rule against a real server that answers too fast, through a whole
+study: tests/engine/test_study_faults.py, mode ``fast``)."""
+
+from __future__ import annotations
+
+import pytest
+
+from tuner.engine.backends import Measurement
+from tuner.engine.model_suite import ModelFigures
+from tuner.engine.outcome import SPEEDUP_BOUND, judge_measurement, speedup_problem
+from tuner.engine.records import StoredFigures
+from tuner.sglang.rules import SpecConfig
+
+BASE = StoredFigures(100.0, {32: 1000.0}, 1.0)
+OBJECTIVES = ["single_speedup", "speedup@32"]
+
+
+def verdict(single: float, at32: float, accept: float | None):
+    m = Measurement(ModelFigures(single, {32: at32}, accept))
+    return judge_measurement(m, SpecConfig(3, 1, 4), OBJECTIVES, BASE)
+
+
+def test_an_honest_speedup_below_the_accept_length_is_measured():
+    v = verdict(230.0, 1100.0, 2.5)  # 2.3x with an accept length of 2.5
+    assert v.status == "measured" and v.values == pytest.approx([2.3, 1.1])
+    assert v.attrs["single_speedup"] == pytest.approx(2.3) and "failure_class" not in v.attrs
+
+
+@pytest.mark.parametrize("single, at32, which", [
+    (100.0 * 2.5 * SPEEDUP_BOUND * 1.01, 1000.0, "single_speedup"),   # one request too fast
+    (200.0, 1000.0 * 2.5 * SPEEDUP_BOUND * 1.01, "speedup@32"),       # the sweep too fast
+])
+def test_a_speedup_beyond_its_accept_length_fails_the_trial_with_no_figure_kept(single, at32, which):
+    v = verdict(single, at32, 2.5)
+    assert v.status == "failed" and v.values is None
+    assert v.attrs["failure_class"] == "bad_response"
+    assert v.attrs["failure_message"].startswith(f"{which} ")
+    assert "accept length of 2.50" in v.attrs["failure_message"]
+    figures = [k for k in v.attrs if "tok_per_s" in k or "speedup" in k or k.startswith("accept_length")]
+    assert figures == []  # nothing of it reaches the front or the export
+
+
+def test_at_the_bound_itself_a_speedup_stands():
+    assert speedup_problem({"single_speedup": 2.0 * SPEEDUP_BOUND}, 2.0) is None
+    assert speedup_problem({"single_speedup": 2.0 * SPEEDUP_BOUND + 1e-6}, 2.0) is not None
+
+
+@pytest.mark.parametrize("accept", [None, True, "2.5", float("nan"), 0.5])
+def test_without_a_usable_accept_length_there_is_nothing_to_bound_by(accept):
+    assert speedup_problem({"single_speedup": 50.0}, accept) is None
