@@ -4,8 +4,11 @@ study: tests/engine/test_study_faults.py, mode ``fast``)."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from tuner.config.study import load_study
 from tuner.engine.backends import Measurement
 from tuner.engine.model_suite import ModelFigures
 from tuner.engine.outcome import SPEEDUP_BOUND, judge_measurement, speedup_problem
@@ -16,9 +19,21 @@ BASE = StoredFigures(100.0, {32: 1000.0}, 1.0)
 OBJECTIVES = ["single_speedup", "speedup@32"]
 
 
-def verdict(single: float, at32: float, accept: float | None):
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def verdict(single: float, at32: float, accept: float | None, config=None):
     m = Measurement(ModelFigures(single, {32: at32}, accept))
-    return judge_measurement(m, SpecConfig(3, 1, 4), OBJECTIVES, BASE)
+    return judge_measurement(m, SpecConfig(3, 1, 4), OBJECTIVES, BASE, config)
+
+
+def study(tmp_path, backend: str):
+    server = {"model": "{backend: model, model_path: m, model: {profile: dense-27b-tp1, noise: 0.3}}",
+              "sim": "{backend: sim, model_path: m, draft_model_path: d}"}[backend]
+    p = tmp_path / f"{backend}.yaml"
+    p.write_text(f"name: o\nsearch_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}\nserver: {server}\n"
+                 "objectives: [single_speedup, speedup@32]\n")
+    return load_study(p)
 
 
 def test_an_honest_speedup_below_the_accept_length_is_measured():
@@ -49,3 +64,10 @@ def test_at_the_bound_itself_a_speedup_stands():
 @pytest.mark.parametrize("accept", [None, True, "2.5", float("nan"), 0.5])
 def test_without_a_usable_accept_length_there_is_nothing_to_bound_by(accept):
     assert speedup_problem({"single_speedup": 50.0}, accept) is None
+
+
+def test_a_modelled_study_has_no_clock_to_doubt_but_a_simulated_one_has(tmp_path):
+    # backend: model reads a table or the performance model times the study's own noise (30% here)
+    too_fast = (100.0 * 2.5 * SPEEDUP_BOUND * 1.1, 1000.0, 2.5)
+    assert verdict(*too_fast, config=study(tmp_path, "model")).status == "measured"
+    assert verdict(*too_fast, config=study(tmp_path, "sim")).attrs["failure_class"] == "bad_response"
