@@ -158,3 +158,24 @@ def test_interrupt_texts():
     term = {**INFO, "signal": "SIGTERM"}
     assert "press SIGTERM or Ctrl-C again" in interrupt_text("stopping", term)
     assert interrupt_text("stopping", {"signal": "SIGINT", "servers": []}) == "Ctrl-C: stopping (no server is running)"
+
+
+def test_a_signal_while_the_storage_is_away_during_recording_says_the_measurement_is_kept():
+    # (QA: SIGTERM while the storage was down said "queued again"; the journal entry was replayed)
+    def notice(events) -> str:
+        buf = io.StringIO()
+        view = RunView(Console(file=buf, force_terminal=False, width=200, color_system=None), objectives=["a"])
+        for kind, info in events:
+            view.event(kind, info)
+        view.on_signal("stopping", {**INFO, "signal": "SIGTERM"})
+        view.close()
+        return buf.getvalue()
+
+    start = [EVENTS[3], ("phase", {"phase": "recording", "label": "trials/0"})]
+    down = ("storage_down", {"storage": "postgresql://u:***@h/db", "error": "refused", "patience_s": 600})
+    back = ("storage_back", {"storage": "postgresql://u:***@h/db", "after_s": 3.0})
+    kept = "The measurement is kept in the journal: the next tuner study run on this host stores it."
+    assert kept in notice(start + [down]) and "queued again" not in notice(start + [down])
+    for events in (start, start + [down, back], [EVENTS[3], down]):  # storage up, back, or not recording yet
+        out = notice(events)
+        assert "A running trial is queued again." in out and kept not in out, out

@@ -55,8 +55,19 @@ def phase_text(info: dict) -> str | None:
         return text.split(" (")[0].split(" at ")[0]
 
 
-def interrupt_text(kind: str, info: dict, trial: bool = True) -> str:
-    """What a person reads the moment a signal arrives (``kind``: ``stopping`` or ``killing``)."""
+#: What happens to the trial under way when a signal stops the run: queued again for the next run
+#: (:func:`tuner.engine.trial.TrialRunner` fails it as interrupted, or the next worker reaps it); or,
+#: when its measurement was being recorded while the storage was away, kept in the local journal,
+#: which the next run on this host replays into the storage (:func:`tuner.engine.finish.replay_journal`).
+TRIAL_FATE = {"queued": " A running trial is queued again.",
+              "journaled": " The measurement is kept in the journal: the next tuner study run on this host "
+                           "stores it."}
+
+
+def interrupt_text(kind: str, info: dict, trial: bool | str = True) -> str:
+    """What a person reads the moment a signal arrives (``kind``: ``stopping`` or ``killing``).
+    ``trial``: what becomes of the trial under way, a key of :data:`TRIAL_FATE` (True: ``queued``;
+    False: no trial, nothing said)."""
     sig = "Ctrl-C" if info.get("signal") == "SIGINT" else info.get("signal", "signal")
     servers = info.get("servers") or []
     pids = ", ".join(str(s["pid"]) for s in servers)
@@ -67,7 +78,7 @@ def interrupt_text(kind: str, info: dict, trial: bool = True) -> str:
     grace = max(s["grace_s"] for s in servers)
     again = "Ctrl-C" if sig == "Ctrl-C" else f"{sig} or Ctrl-C"
     return (f"{sig}: stopping the server (pid {pids}: SIGTERM, SIGKILL after {grace:g} s); press {again} "
-            f"again to kill it now." + (" A running trial is queued again." if trial else ""))
+            f"again to kill it now." + (TRIAL_FATE["queued" if trial is True else trial] if trial else ""))
 
 
 def storage_line(kind: str, info: dict) -> str:
@@ -121,6 +132,7 @@ class RunView:
         self._notices: list[threading.Thread] = []
         self.trial: str | None = None
         self.phase: str | None = None
+        self.storage_down = False  #: between a storage_down and its storage_back event
         self.step: tuple[int, int] | None = None
         self.measured, self.n_trials = 0, None
         self.eta_s, self.eta_at = None, None
@@ -163,7 +175,10 @@ class RunView:
         live display, the console)."""
         if kind == "stopping" and self.frozen_at is None:
             self.frozen_at = time.monotonic()
-        t = threading.Thread(target=self._notice, args=(kind, interrupt_text(kind, info)), daemon=True,
+        # Recording while the storage is away: the measurement was journaled before the storage was
+        # tried (tuner.engine.finish.record_finish), so it is kept, not measured again.
+        fate = "journaled" if self.phase == PHASES["recording"] and self.storage_down else "queued"
+        t = threading.Thread(target=self._notice, args=(kind, interrupt_text(kind, info, fate)), daemon=True,
                              name="interrupt-notice")
         self._notices.append(t)
         t.start()
@@ -231,6 +246,8 @@ class RunView:
             self.eta_s, self.eta_at = info.get("eta_s"), time.monotonic()
         elif kind == "finished":
             self.trial, self.phase, self.step = None, "finished", None
+        elif kind in ("storage_down", "storage_back"):
+            self.storage_down = kind == "storage_down"
 
     def _log(self, kind: str, info: dict) -> None:
         if kind == "trial_start":
