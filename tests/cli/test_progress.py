@@ -164,7 +164,8 @@ def test_a_signal_while_the_storage_is_away_during_recording_says_the_measuremen
     # (QA: SIGTERM while the storage was down said "queued again"; the journal entry was replayed)
     def notice(events) -> str:
         buf = io.StringIO()
-        view = RunView(Console(file=buf, force_terminal=False, width=200, color_system=None), objectives=["a"])
+        console = Console(file=buf, force_terminal=False, width=200, color_system=None)
+        view = RunView(console, objectives=["a"])
         for kind, info in events:
             view.event(kind, info)
         view.on_signal("stopping", {**INFO, "signal": "SIGTERM"})
