@@ -138,6 +138,17 @@ def test_confirm_refuses_bad_requests(lucky_study):
     assert r.exit_code == 2
     r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--show"])
     assert r.exit_code == 1 and "has not been confirmed yet" in r.output
+
+
+def test_confirm_names_picks_for_a_trial_that_does_not_exist(lucky_study):
+    """QA: `confirm --picks 99` answered `error: --pick: study noisy has no trial 99`, naming
+    export's flag, and said no fix."""
+    path, *_ = lucky_study
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--picks", "99"])
+    lines = r.output.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1, r.output
+    assert lines[0].startswith("error: --picks: study noisy has no trial 99; give a trial number 0..3"), lines[0]
+    assert "single, throughput, knee" in lines[0]
     assert len(load_records(open_study("noisy", load_study(path).storage))) == 4  # nothing written
 
 

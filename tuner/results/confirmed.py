@@ -355,7 +355,7 @@ def confirm_candidates(study, picks: Sequence[str], near: float = 0.03, max_cand
         specs[record.number] = record.effective
 
     for name in picks:
-        add(pick_record(front, records, name), name)
+        add(pick_record(front, records, name, flag="--picks"), name)
     for name in picks:
         if name not in ("single", "throughput"):
             continue

@@ -235,12 +235,13 @@ def study_front(study, min_speedup_c32: float | None = None) -> Front:
                        None if base is None else base.attrs, min_speedup_c32)
 
 
-def pick_record(front: Front, records: Sequence[TrialRecord], pick: str) -> TrialRecord:
+def pick_record(front: Front, records: Sequence[TrialRecord], pick: str, flag: str = "--pick") -> TrialRecord:
     """The trial ``--pick`` names: ``single``, ``throughput``, ``knee`` (on ``front``) or a trial
     number (any measured trial, on the front or not, that meets the front's ``--min-speedup-c32``).
 
-    A reused trial stands for the trial it reused. Raises :class:`ConfigError` for a trial number
-    that does not exist, :class:`PickError` for one that measured nothing or misses the threshold.
+    A reused trial stands for the trial it reused. Raises :class:`ConfigError` naming ``flag`` (the
+    command's own flag: ``confirm`` takes ``--picks``) for a name that is none of these or a trial
+    number that does not exist, :class:`PickError` for one that measured nothing or misses the threshold.
     """
     if pick == "single":
         return front.single.record
@@ -251,12 +252,13 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str) -> Tria
     try:
         number = int(pick)
     except ValueError:
-        raise ConfigError("--pick", "", f"{pick!r} is not single, throughput, knee or a trial number") from None
+        raise ConfigError(flag, "", f"{pick!r} is not single, throughput, knee or a trial number") from None
     by_number = {r.number: r for r in records}
     if number not in by_number:
         last = max(by_number) if by_number else None
-        raise ConfigError("--pick", "", f"study {front.study} has no trial {number} "
-                          f"(trials 0..{last})" if last is not None else f"study {front.study} has no trials")
+        raise ConfigError(flag, "", f"study {front.study} has no trial {number}; give a trial number "
+                          f"0..{last} or single, throughput, knee" if last is not None
+                          else f"study {front.study} has no trials; run it first (tuner study run)")
     r = by_number[number]
     if r.status == REUSED and r.attrs.get("reused_from") is not None:
         r = by_number.get(int(r.attrs["reused_from"]), r)
