@@ -70,6 +70,23 @@ def test_bad_suite_names_file_and_key(tmp_path, body, key, words):
     assert words in err.value.message
 
 
+def test_a_prompt_with_text_and_file_is_refused_but_a_loaded_suite_reloads(tmp_path):
+    """QA: a prompt giving both text and file silently used the text. A suite as written is refused;
+    a loaded one (stored in a study: the file's text plus the file for provenance) still loads."""
+    (tmp_path / "p.txt").write_text("from the file")
+    f = tmp_path / "both.yaml"
+    f.write_text("name: x\nprompts:\n  - {name: a, text: hi}\n  - {name: b, text: inline, file: p.txt}\n"
+                 "single: {lengths: [8]}\n")
+    with pytest.raises(ConfigError) as err:
+        load_suite(str(f))
+    assert err.value.source == str(f) and err.value.key == "prompts[1]"
+    assert err.value.message == ("prompt 'b' gives both text and file; give one of text (inline) or file "
+                                 "(a file holding the text)")
+    f.write_text("name: x\nprompts: [{name: b, file: p.txt}]\nsingle: {lengths: [8]}\n")
+    stored = load_suite(str(f)).to_dict()
+    assert stored["prompts"][0]["text"] == "from the file" and load_suite(stored).prompt_text("b") == "from the file"
+
+
 def test_unknown_suite_name_is_a_config_error():
     with pytest.raises(ConfigError, match=r"unknown suite \(did you mean 'seed'\?\); expected one of seed, quick"):
         load_suite("sead")

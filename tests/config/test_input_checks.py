@@ -136,6 +136,14 @@ CASES = [
     ("inline suite prompts and dataset", {"d.jsonl": '{"prompt": "hello"}\n'},
      demo(bench={"suite": {**SUITE, "dataset": {"path": "d.jsonl"}}}),
      "sim-demo.yaml: bench.suite.prompts: give prompts or dataset, not both"),
+    ("inline suite prompt with text and file", {"p.txt": "from the file"},
+     demo(bench={"suite": {**SUITE, "prompts": [{"name": "a", "text": "hello", "file": "p.txt"}]}}),
+     "sim-demo.yaml: bench.suite.prompts[0]: prompt 'a' gives both text and file; give one of text"),
+    ("suite file prompt with text and file",
+     {"p.txt": "from the file", "suite.yaml": yaml.safe_dump({**SUITE, "prompts": [
+         {"name": "a", "text": "hello"}, {"name": "b", "text": "hi", "file": "p.txt"}]})},
+     demo(bench={"suite": "suite.yaml"}),
+     "suite.yaml: prompts[1]: prompt 'b' gives both text and file; give one of text (inline) or file"),
     # 9. lone surrogates
     ("surrogate in a suite prompt", {"suite.yaml": yaml.safe_dump(SUITE).replace("text: hello",
                                                                               'text: "Write a \\ud800 haiku"')},

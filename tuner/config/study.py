@@ -25,7 +25,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 from .sampler import check_sampler_options
 from .slo import SLO
 from .space import Scalar, check_server_args, load_space, reserved_arg
-from .suite import INLINE_SUITE, SHIPPED_SUITES, load_suite
+from .suite import INLINE_SUITE, SHIPPED_SUITES, load_suite, refuse_text_and_file
 from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
@@ -535,6 +535,8 @@ def load_study(path: str | Path) -> StudyConfig:
         update["bench"] = study.bench.model_copy(update={"suite": suite})
     if isinstance(suite, dict) and suite.get("dataset") is not None and suite.get("prompts"):
         raise ConfigError(path, "bench.suite.prompts", "give prompts or dataset, not both")
+    if isinstance(suite, dict):
+        refuse_text_and_file(suite, path, "bench.suite.prompts")
     try:
         loaded = load_suite(suite, base_dir=base)
     except ConfigError as exc:

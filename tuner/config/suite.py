@@ -33,7 +33,8 @@ DEFAULT_SWEEP_TOKENS = 512
 
 class PromptSpec(StrictModel):
     """One prompt: its text inline, or a file (relative to the suite file) holding it. A loaded
-    suite carries both (the file's text, and the file for provenance); then ``text`` is used."""
+    suite carries both (the file's text, and the file for provenance); then ``text`` is used. A
+    suite as written gives one of them (:func:`refuse_text_and_file`)."""
 
     name: str = Field(min_length=1)
     text: str | None = None
@@ -216,6 +217,21 @@ def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suit
 INLINE_SUITE = "<inline suite>"
 
 
+def refuse_text_and_file(data: Any, source: str | Path, key: str = "prompts") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and ``key[i]`` for the first prompt of a suite
+    as written (``data``: the raw mapping) that gives both ``text`` and ``file``.
+
+    Only a suite as written is checked: a loaded (stored) suite carries both by design, the file's
+    text and the file for provenance, and loading it again must not refuse it. Anything that is not
+    a mapping of prompt mappings is left to the schema."""
+    prompts = data.get("prompts") if isinstance(data, dict) else None
+    for i, prompt in enumerate(prompts if isinstance(prompts, list) else []):
+        if isinstance(prompt, dict) and prompt.get("text") is not None and prompt.get("file") is not None:
+            name = f"prompt {prompt['name']!r}" if isinstance(prompt.get("name"), str) else "the prompt"
+            raise ConfigError(source, f"{key}[{i}]", f"{name} gives both text and file; give one of "
+                                                     f"text (inline) or file (a file holding the text)")
+
+
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
@@ -242,7 +258,9 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
         if not path.exists() and path.suffix not in (".yaml", ".yml") and "/" not in text:
             raise ConfigError(text, "", f"unknown suite{did_you_mean(text, SHIPPED_SUITES)}; expected one "
                                         f"of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
-    suite = parse_model(Suite, read_yaml(path), path)
+    data = read_yaml(path)
+    refuse_text_and_file(data, path)
+    suite = parse_model(Suite, data, path)
     if suite.dataset is not None and suite.prompts:
         # (only a loaded suite holds both: its drawn requests and the file's pinned SHA-256)
         raise ConfigError(path, "prompts", "give prompts or dataset, not both")
