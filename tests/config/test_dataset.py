@@ -88,6 +88,9 @@ def test_sharegpt_takes_the_first_human_turn_and_the_replys_length(tmp_path):
     ('{"prompt": "a", "temprature": 1}', "line 7: temprature: unknown key"),
     ('{"prompt": "a"', "line 7: not valid JSON"),
     ('["a"]', "line 7: expected a JSON object"),
+    # QA: the last of a repeated key silently won
+    ('{"prompt": "first", "prompt": "second"}', "line 7: prompt: given twice in one object .*keep one"),
+    ('{"messages": [{"role": "user", "role": "system", "content": "b"}]}', "line 7: role: given twice in one object"),
 ])
 def test_bad_jsonl_lines_name_file_and_line(tmp_path, line, where):
     path = write_jsonl(tmp_path / "w.jsonl", ROWS, extra=line + "\n")

@@ -144,6 +144,12 @@ CASES = [
          {"name": "a", "text": "hello"}, {"name": "b", "text": "hi", "file": "p.txt"}]})},
      demo(bench={"suite": "suite.yaml"}),
      "suite.yaml: prompts[1]: prompt 'b' gives both text and file; give one of text (inline) or file"),
+    ("dataset line with a repeated key", {"suite.yaml": yaml.safe_dump({**{k: v for k, v in SUITE.items()
+                                                                             if k != "prompts"},
+                                                                          "dataset": {"path": "d.jsonl"}}),
+                                          "d.jsonl": '{"prompt": "fine"}\n{"prompt": "a", "prompt": "b"}\n'},
+     demo(bench={"suite": "suite.yaml"}),
+     "d.jsonl: line 2: prompt: given twice in one object (JSON would silently keep the last); keep one"),
     # 9. lone surrogates
     ("surrogate in a suite prompt", {"suite.yaml": yaml.safe_dump(SUITE).replace("text: hello",
                                                                               'text: "Write a \\ud800 haiku"')},

@@ -34,8 +34,17 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from .yamlfile import (MAX_DATASET_BYTES, ConfigError, StrictModel, decode_utf8, lone_surrogate, read_bytes_capped,
-                       surrogate_message)
+from .yamlfile import (
+    MAX_DATASET_BYTES,
+    ConfigError,
+    RepeatedKey,
+    StrictModel,
+    decode_utf8,
+    lone_surrogate,
+    no_repeated_keys,
+    read_bytes_capped,
+    surrogate_message,
+)
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
 #: rule of thumb the simulator uses for prompts).
@@ -115,9 +124,12 @@ def _jsonl_rows(path: Path, source: str, text: str) -> list[dict[str, Any]]:
             continue
         where = f"line {lineno}"
         try:
-            obj = json.loads(stripped)
+            obj = json.loads(stripped, object_pairs_hook=no_repeated_keys)
         except json.JSONDecodeError as exc:
             raise _row_error(source, where, f"not valid JSON ({exc.msg})") from None
+        except RepeatedKey as exc:  # (a ValueError: before the catch-all below)
+            raise _row_error(source, f"{where}: {exc}", "given twice in one object (JSON would silently "
+                             "keep the last); keep one") from None
         except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
             raise _row_error(source, where, f"not a request Python will read ({type(exc).__name__})") from None
         if not isinstance(obj, dict):

@@ -35,7 +35,15 @@ from pathlib import Path
 from typing import Any
 
 from ..sglang.rules import SpecConfig, resolve
-from .yamlfile import MAX_DURATION_S, ConfigError, lone_surrogate, read_text_capped, surrogate_message
+from .yamlfile import (
+    MAX_DURATION_S,
+    ConfigError,
+    RepeatedKey,
+    lone_surrogate,
+    no_repeated_keys,
+    read_text_capped,
+    surrogate_message,
+)
 
 _SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
 _TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
@@ -208,10 +216,10 @@ def load_landscape(path: str | Path) -> LandscapeTable:
     path = Path(path)
     text = read_text_capped(path, MAX_TABLE_BYTES)  # bounded like every file read on a user's word
     try:
-        data = json.loads(text, object_pairs_hook=_no_repeated_keys)
+        data = json.loads(text, object_pairs_hook=no_repeated_keys)
     except json.JSONDecodeError as exc:
         raise ConfigError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
-    except _RepeatedKey as exc:
+    except RepeatedKey as exc:
         raise ConfigError(path, str(exc), "given twice in one object (JSON would silently keep the last); keep one") from None
     except RecursionError:
         raise ConfigError(path, "", "nested too deeply to read; a table is an object of rows") from None
@@ -224,15 +232,3 @@ def load_landscape(path: str | Path) -> LandscapeTable:
 #: A landscape table's size cap: a grid of every setting of a large space (tens of thousands of
 #: rows) fits; a wrong path to a model file does not read gigabytes.
 MAX_TABLE_BYTES = 64 << 20
-
-
-class _RepeatedKey(ValueError):
-    pass
-
-
-def _no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict:
-    keys = [k for k, _ in pairs]
-    for k in keys:
-        if keys.count(k) > 1:
-            raise _RepeatedKey(k)
-    return dict(pairs)

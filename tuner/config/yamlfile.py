@@ -223,6 +223,21 @@ def surrogate_message(text: str, index: int) -> str:
             "text: no server can encode it; remove it or write the whole character")
 
 
+class RepeatedKey(ValueError):
+    """A key given twice in one JSON object (:func:`no_repeated_keys`); ``str()`` is the key."""
+
+
+def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict:
+    """``json.loads``'s ``object_pairs_hook`` for every JSON file the tuner reads (landscape
+    tables, JSONL datasets): the object as a dict, or :class:`RepeatedKey` for a key given twice,
+    which plain ``json`` would silently settle by keeping the last. Catch it before ``ValueError``."""
+    keys = [k for k, _ in pairs]
+    for k in keys:
+        if keys.count(k) > 1:
+            raise RepeatedKey(k)
+    return dict(pairs)
+
+
 class _NodeRefused(yaml.YAMLError):
     """A node a tuner file may not hold (see above); ``key`` is its dotted path."""
 
