@@ -4,6 +4,7 @@ The study is real (Optuna SQLite storage, the study engine, the performance mode
 ModelBackend); one setting fails like an out-of-memory launch so the failure table has a log tail.
 """
 
+import html
 import json
 import re
 import shutil
@@ -174,12 +175,61 @@ def test_failed_trials_are_listed_by_class_with_escaped_log_tails(rich_study):
     failed = [r for r in load_records(study) if r.status in ("failed", "invalid")]
     oom = [r for r in failed if r.failure_class == "oom"]
     assert oom, "the sampler proposed no setting above 20 draft tokens; change the seed"
-    section = page.split("<h2>Failed and invalid trials</h2>")[1]
+    section = page.split("<h2>Failed, invalid and unreadable trials</h2>")[1]
     assert f"<td>oom</td><td>{len(oom)}</td>" in section
     assert "Not enough memory. Please try to increase --mem-fraction-static." in section
     assert "</pre><b>x</b>" not in section and "&lt;/pre&gt;&lt;b&gt;x&lt;/b&gt;" in section
     for r in failed:
         assert f"<td>{r.number}</td>" in section
+
+
+SLO_STUDY = """
+name: lim
+search_space: {space}
+server: {{backend: sim, model_path: moonshotai/Kimi-K2.6, draft_model_path: d, tp_size: 8}}
+bench: {{suite: quick, stream: true}}
+sampler: {{seed: 5}}
+budget: {{n_trials: 40}}
+slo: [{{concurrency: 32, e2e_p99_ms: 25000}}]
+"""
+
+
+def test_summary_counts_agree_with_the_tables_and_unreadable_trials_are_listed(tmp_path):
+    """QA: with SLOs the summary said `9 measured ... Measured configs: 4` beside a limits table of 9
+    measured settings, 5 of them broken; and a trial whose figures were edited (unreadable) was
+    counted in the summary but missing from the failed-trials table."""
+    import sqlite3
+
+    from support.model_study import SPACE
+    from support.suite_backend import SuiteBackend
+
+    from tuner.results.report import render_html
+
+    path = tmp_path / "lim.yaml"
+    path.write_text(SLO_STUDY.format(space=SPACE))
+    config = load_study(path)
+    create_study(config, config.storage)
+    run_study(config, config.storage, SuiteBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=2),
+              n_trials=8)
+    con = sqlite3.connect(tmp_path / "lim.db")
+    con.execute("UPDATE trial_user_attributes SET value_json = 'NaN' WHERE key = 'single_tok_per_s' AND trial_id = "
+                "(SELECT trial_id FROM trials JOIN studies USING (study_id) WHERE study_name = 'lim' AND number = 5)")
+    con.commit()
+    con.close()
+    data = load_report_data(open_study("lim", config.storage))
+    page = render_html(data, [], [])
+    summary = html.unescape(page.split("<h2>Summary</h2>")[1].split("</p>")[0])
+    slo_rows = re.findall(r"<tr><td>(\d+)</td><td>[^<]*</td><td>(yes|NO)</td>",
+                          page.split("<h3>Latency SLOs</h3>")[1].split("</table>")[0])
+    broken = sum(1 for _, ok in slo_rows if ok == "NO")
+    assert broken and len(slo_rows) > broken  # the seed gives both kinds
+    assert f"{len(slo_rows)} measured, 1 unreadable." in summary
+    assert (f"Of the {len(slo_rows)} measured, {len(slo_rows) - broken} meet the study's limits "
+            f"({len(data.measured)} distinct settings) and {broken} break them") in summary
+    assert f"on the Pareto front: {len(data.front)}." in summary
+    failures = page.split("<h2>Failed, invalid and unreadable trials</h2>")[1]
+    assert "<tr><td>unreadable</td><td>1</td><td>5</td></tr>" in failures
+    assert "<td>5</td><td>unreadable</td>" in failures and "single_tok_per_s nan is not a finite number" in failures
 
 
 def test_page_is_self_contained(rich_study):

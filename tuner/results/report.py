@@ -4,7 +4,7 @@ What the page shows, in order: the baseline and the Pareto front as tables; the 
 against objective 2) with the baseline and the export picks marked; throughput and speedup against
 concurrency for the front's configs and the baseline (the article's table as curves); accept length
 against steps, topk and draft tokens; Optuna's optimization history and parameter importances; the
-failed trials by class with their log tails.
+failed, invalid and unreadable trials by class with their log tails.
 
 The page opens with no network: plotly.js is embedded once, each figure is a JSON block drawn by a
 few lines of script. On the simulator every figure is in model time (the time of the GPU server it
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.files import write_text_atomic
-from ..engine.records import MEASURED, PRUNED, REUSED, TrialRecord, counts_text
+from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
 from .report_data import ReportData, load_report_data
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
 from .report_traffic import traffic_html
@@ -255,10 +255,25 @@ def _fmt(v: Any) -> str:
     return str(v)
 
 
+def measured_text(data: ReportData) -> str:
+    """The summary's count of the measured trials, in the terms of the tables below it, so that the
+    numbers add up: without limits broken, the distinct settings measured; otherwise the measured
+    trials split into those that meet the study's limits (with their distinct settings, the pool of
+    the front) and those that break them (the rows marked under Traffic and limits)."""
+    measured = [r for r in data.records if r.status == MEASURED]
+    breaking = [r for r in measured if not r.feasible]
+    front = f"on the Pareto front: {len(data.front)}"
+    if not breaking:
+        return f"Measured configs: {len(data.measured)}; {front}."
+    meeting = len(measured) - len(breaking)
+    return (f"Of the {len(measured)} measured, {meeting} meet the study's limits ({len(data.measured)} distinct "
+            f"settings) and {len(breaking)} break them (marked under Traffic and limits); {front}.")
+
+
 def _summary_html(data: ReportData) -> list[str]:
     out = ["<section><h2>Summary</h2>",
            "<p>Trials: " + (html.escape(counts_text(data.records)) or "none yet")
-           + f". Measured configs: {len(data.measured)}; on the Pareto front: {len(data.front)}.</p>"]
+           + f". {html.escape(measured_text(data))}</p>"]
     cs = concurrencies(data)
     if data.baseline:
         b = data.baseline
@@ -308,12 +323,19 @@ def _pruned_html(data: ReportData) -> list[str]:
 
 
 def failure_class(r: TrialRecord) -> str:
-    """The class a failed trial is listed under (``interrupted`` for trials a dead worker left behind)."""
+    """The class a failed trial is listed under (``interrupted`` for trials a dead worker left behind,
+    ``unreadable`` for those whose stored attributes cannot be trusted: why is their message)."""
+    if r.status == UNREADABLE:
+        return UNREADABLE
     return r.failure_class or ("interrupted" if r.state == "FAIL" else "unknown")
 
 
+def _failure_message(r: TrialRecord) -> str:
+    return r.attrs.get("failure_message") or r.attrs.get("sglang_error") or r.attrs.get(UNREADABLE_ATTR) or ""
+
+
 def _failures_html(data: ReportData) -> list[str]:
-    out = ["<section><h2>Failed and invalid trials</h2>"]
+    out = ["<section><h2>Failed, invalid and unreadable trials</h2>"]
     if not data.failures:
         out.append("<p>None.</p></section>")
         return out
@@ -329,7 +351,7 @@ def _failures_html(data: ReportData) -> list[str]:
             tail = r.attrs.get("log_tail") or ""
             tail_html = _Raw(f"<details><summary>{len(tail.splitlines())} lines</summary>"
                              f"<pre>{html.escape(tail)}</pre></details>") if tail else ""
-            message = r.attrs.get("failure_message") or r.attrs.get("sglang_error") or ""
+            message = _failure_message(r)
             rows.append([r.number, c, label(r.requested), label(r.effective) if r.effective else "", message,
                          r.attrs.get("log_path") or "", tail_html])
     out.append(_table(["trial", "class", "requested", "effective", "message", "log", "log tail"], rows, "failures"))

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..engine.records import FAILED, INVALID, MEASURED, StoredFigures, TrialRecord, load_records
+from ..engine.records import FAILED, INVALID, MEASURED, UNREADABLE, StoredFigures, TrialRecord, load_records
 
 
 @dataclass
@@ -33,7 +33,7 @@ class ReportData:
     front: list[TrialRecord]
     picks: list[Pick]
     picks_note: str
-    failures: list[TrialRecord]
+    failures: list[TrialRecord]  #: failed, invalid and unreadable trials, and those left behind (FAIL)
     study: Any = field(repr=False, default=None)
     config: dict = field(default_factory=dict)  #: the study config as stored
     workload: dict | None = None  #: the suite's request statistics (tuner.bench.workload)
@@ -79,7 +79,8 @@ def load_report_data(study) -> ReportData:
             measured.append(r)
     front = sorted(front_records(records), key=lambda r: r.values[0])
     picks, note = export_picks(front, objectives)
-    failures = [r for r in records if r.status in (FAILED, INVALID) or r.state == "FAIL"]
+    # every trial without a result the summary counts: failed, invalid, unreadable, left behind
+    failures = [r for r in records if r.status in (FAILED, INVALID, UNREADABLE) or r.state == "FAIL"]
     from ..engine.study import WORKLOAD_ATTR
     from .confirmed import load_confirmation
 
