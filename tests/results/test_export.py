@@ -13,10 +13,11 @@ from support.model_study import SPACE, make_model_study
 
 from tuner.cli import cli
 from tuner.config.study import load_study
+from tuner.config.suite import load_suite
 from tuner.engine.baseline import find_baseline
-from tuner.engine.records import load_records
-from tuner.engine.study import config_from_study, open_study
-from tuner.results.pareto import study_front
+from tuner.engine.records import TrialRecord, load_records
+from tuner.engine.study import config_from_study, create_study, open_study
+from tuner.results.pareto import PickError, study_front
 from tuner.server.command import plan_launch
 from tuner.sglang.rules import SpecConfig
 from tuner.sim.args import build_parser, merge_config
@@ -240,6 +241,48 @@ def test_adaptive_needs_topk_1_measurements(tmp_path):
     out = tmp_path / "policy.json"
     r = run(path, "--adaptive", "-o", out)
     assert r.exit_code == 1 and "topk 1 only" in r.stderr and not out.exists()
+
+
+def test_adaptive_when_every_setting_breaks_the_slos_names_them_not_topk_1(tmp_path):
+    """QA: on a study whose every measured setting (topk 1 among them) broke its SLOs, --adaptive
+    advised adding topk 1 to the search space."""
+    from support.suite_backend import SuiteBackend
+
+    from tuner.engine.runner import run_study
+
+    path = tmp_path / "tight.yaml"
+    path.write_text(f"""
+name: tight
+search_space: {SPACE}
+server: {{backend: sim, model_path: moonshotai/Kimi-K2.6, draft_model_path: d, tp_size: 8}}
+bench: {{suite: quick, stream: true}}
+sampler: {{seed: 5}}
+budget: {{n_trials: 40}}
+slo: [{{concurrency: 32, e2e_p99_ms: 1000, ttft_p99_ms: 100000}}]
+""")
+    config = load_study(path)
+    create_study(config, config.storage)
+    run_study(config, config.storage, SuiteBackend("k2.6-tp8-pcie", load_suite("quick"), seed=2), n_trials=3)
+    measured = [r for r in load_records(_open(path)) if r.status == "measured"]
+    assert len(measured) == 3 and any(r.effective.eagle_topk == 1 for r in measured)
+    out = tmp_path / "policy.json"
+    r = run(path, "--adaptive", "-o", out)
+    _refused(r, out, 1, "no measured setting of study tight meets its SLOs (e2e_p99_ms@32 broken by 3 of 3)")
+    assert "topk 1 to the search space" not in r.stderr and "tuner study run --add-trials N" in r.stderr
+
+
+def test_adaptive_when_only_the_topk_1_settings_break_the_slos():
+    from tuner.results.adaptive import build_policy
+
+    def record(n, topk, ok):
+        check = {"limit": "ttft_p99_ms", "concurrency": 32, "ok": ok, "measured_ms": 10.0, "limit_ms": 5.0,
+                 "excess": 1.0}
+        return TrialRecord(n, "COMPLETE", "measured", SpecConfig(2, topk, 3), SpecConfig(2, topk, 3), [1.0, 1.0],
+                           ok, {"slo_checks": [check], "tok_per_s@32": 100.0}, 1.0)
+
+    with pytest.raises(PickError, match=r"no topk-1 setting of study s meets its SLOs \(ttft_p99_ms@32 broken by "
+                                        r"1 of 1\), and SGLang's adaptive mode runs --speculative-eagle-topk 1 only"):
+        build_policy("s", [record(0, 1, False), record(1, 4, True)], {"tok_per_s@32": 90.0})
 
 
 # -- bad input: one line, non-zero exit, nothing written ----------------------------------------

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import Sequence
 
+from ..engine.limits import SLO_ATTR, broken
 from ..engine.records import MEASURED, TrialRecord, load_records
 from ..sglang.adaptive import AdaptivePolicy, StepsMeasurement, Threshold
 from ..sglang.rules import SpecConfig
@@ -31,6 +32,38 @@ def topk1_measurements(records: Sequence[TrialRecord]) -> tuple[dict[int, TrialR
     return by_steps, left_out
 
 
+def _broken_limits(records: Sequence[TrialRecord]) -> str:
+    """``e2e_p99_ms@32 broken by 3 of 3`` over ``records``: each limit they break, by how many (the
+    lossless check counts as ``bench.lossless``)."""
+    counts: dict[str, int] = {}
+    for r in records:
+        keys = {f"{c['limit']}@{c['concurrency']}" for c in broken(r.attrs.get(SLO_ATTR))}
+        if r.attrs.get("lossless_flag") and r.attrs.get("lossless_enforced"):
+            keys.add("bench.lossless")
+        for key in keys:
+            counts[key] = counts.get(key, 0) + 1
+    return ", ".join(f"{k} broken by {n} of {len(records)}" for k, n in sorted(counts.items()))
+
+
+def _no_topk1_reason(study_name: str, records: Sequence[TrialRecord]) -> str:
+    """Why there is no feasible topk-1 measurement, with what to do. When the study's limits rule
+    out every measured setting, or every topk-1 one, adding topk 1 to the space would not help:
+    the message names the limits broken instead."""
+    measured = [r for r in records if r.status == MEASURED and r.effective is not None]
+    topk1 = [r for r in measured if r.effective.eagle_topk == 1]
+    if measured and not any(r.feasible for r in measured):
+        return (f"no measured setting of study {study_name} meets its SLOs ({_broken_limits(measured)}), "
+                f"so none can go into an adaptive policy; measure more settings (tuner study run "
+                f"--add-trials N) or, if they are out of this server's reach, create a study with looser "
+                f"slo limits under a new name")
+    if topk1 and not any(r.feasible for r in topk1):
+        return (f"no topk-1 setting of study {study_name} meets its SLOs ({_broken_limits(topk1)}), and "
+                f"SGLang's adaptive mode runs --speculative-eagle-topk 1 only; measure more topk-1 settings "
+                f"(tuner study run --add-trials N) or export one static setting that meets them (--pick)")
+    return (f"study {study_name} has no feasible topk-1 measurement; SGLang's adaptive "
+            f"mode runs --speculative-eagle-topk 1 only (add topk 1 to the search space)")
+
+
 def _figure(attrs: dict, c: int, single_for_1: bool) -> tuple[str, float | None]:
     if single_for_1:
         return "single_tok_per_s", attrs.get("single_tok_per_s")
@@ -44,8 +77,7 @@ def build_policy(study_name: str, records: Sequence[TrialRecord], baseline: dict
         raise PickError(f"study {study_name} has no measured baseline; run `tuner study run` first")
     by_steps, left_out = topk1_measurements(records)
     if not by_steps:
-        raise PickError(f"study {study_name} has no feasible topk-1 measurement; SGLang's adaptive "
-                        f"mode runs --speculative-eagle-topk 1 only (add topk 1 to the search space)")
+        raise PickError(_no_topk1_reason(study_name, records))
     levels = sorted({int(k.split("@")[1]) for k in baseline if k.startswith("tok_per_s@")
                      and baseline[k] is not None})
     thresholds = []
