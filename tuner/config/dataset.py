@@ -34,17 +34,8 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
-from .yamlfile import (
-    MAX_DATASET_BYTES,
-    ConfigError,
-    RepeatedKey,
-    StrictModel,
-    decode_utf8,
-    lone_surrogate,
-    no_repeated_keys,
-    read_bytes_capped,
-    surrogate_message,
-)
+from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, decode_utf8, lone_surrogate,
+                       no_repeated_keys, read_bytes_capped, surrogate_message)
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
 #: rule of thumb the simulator uses for prompts).

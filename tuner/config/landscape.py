@@ -35,15 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from ..sglang.rules import SpecConfig, resolve
-from .yamlfile import (
-    MAX_DURATION_S,
-    ConfigError,
-    RepeatedKey,
-    lone_surrogate,
-    no_repeated_keys,
-    read_text_capped,
-    surrogate_message,
-)
+from .yamlfile import (MAX_DURATION_S, ConfigError, RepeatedKey, lone_surrogate, no_repeated_keys,
+                       read_text_capped, surrogate_message)
 
 _SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
 _TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
