@@ -62,8 +62,15 @@ def test_at_the_bound_itself_a_speedup_stands():
 
 
 @pytest.mark.parametrize("accept", [None, True, "2.5", float("nan"), 0.5])
-def test_without_a_usable_accept_length_there_is_nothing_to_bound_by(accept):
-    assert speedup_problem({"single_speedup": 50.0}, accept) is None
+def test_without_an_accept_length_the_draft_depth_bounds_it(accept):
+    # (QA: a server 4x too fast that sent no spec_verify_ct nor accept length passed)
+    assert speedup_problem({"single_speedup": 50.0}, accept) is None  # nothing to bound by
+    assert speedup_problem({"single_speedup": 4 * SPEEDUP_BOUND}, accept, num_steps=3) is None
+    said = speedup_problem({"single_speedup": 4 * SPEEDUP_BOUND + 0.01}, accept, num_steps=3)
+    assert said.startswith("single_speedup 5.01x over the baseline with no accept length reported and 3 "
+                           "steps")
+    v = verdict(100.0 * 9, 1000.0, accept if accept is None else None)  # (3, 1, 4): at most 4 per step
+    assert v.status == "failed" and v.attrs["failure_class"] == "bad_response"
 
 
 def test_a_modelled_study_has_no_clock_to_doubt_but_a_simulated_one_has(tmp_path):

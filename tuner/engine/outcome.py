@@ -61,7 +61,8 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
         # ``backend: model`` has no server clock to doubt: its figures are a table's or the performance
         # model's, times noise the study chose (at 20% noise a true 0.95 x reads above the bound).
         modelled = config is not None and config.server.backend == "model"
-        problem = None if modelled else speedup_problem(speeds, getattr(m.figures, "accept_length", None))
+        problem = None if modelled else speedup_problem(speeds, getattr(m.figures, "accept_length", None),
+                                                        spec.num_steps)
         if problem:
             return TrialOutcome(FAILED, None, {k: v for k, v in attrs.items() if not is_figure(k)}
                                 | {"failure_class": "bad_response", "failure_message": problem})
@@ -80,19 +81,26 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
 SPEEDUP_BOUND = 1.25
 
 
-def speedup_problem(speeds: dict, accept_length) -> str | None:
+def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None) -> str | None:
     """Why these speedups cannot be true (a speedup above :data:`SPEEDUP_BOUND` times the accept
-    length), or None; None too when the server reported no accept length (nothing to bound by)."""
+    length), or None. A server that reports no accept length is bounded by the most a draft of
+    ``num_steps`` can accept, ``num_steps + 1`` tokens per step (``verify._wrong_speculation``);
+    with neither there is nothing to bound by."""
     usable = isinstance(accept_length, (int, float)) and not isinstance(accept_length, bool)
-    if not usable or not accept_length >= 1:
+    if usable and accept_length >= 1:
+        most, what = float(accept_length), f"an accept length of {accept_length:.2f}"
+    elif num_steps is not None:
+        most = float(num_steps + 1)
+        what = f"no accept length reported and {num_steps} steps (at most {num_steps + 1})"
+    else:
         return None
     name, top = max(speeds.items(), key=lambda kv: kv[1], default=(None, 0.0))
-    if top <= SPEEDUP_BOUND * accept_length:
+    if top <= SPEEDUP_BOUND * most:
         return None
-    return (f"{name} {top:.2f}x over the baseline with an accept length of {accept_length:.2f}: a "
-            "speculative step commits about its accept length in tokens and costs at least one forward of "
-            f"the target, so no setting runs more than {SPEEDUP_BOUND:g} x its accept length faster; this "
-            "server's timing (or the baseline's) cannot be true")
+    return (f"{name} {top:.2f}x over the baseline with {what}: a speculative step commits about its "
+            "accept length in tokens and costs at least one forward of the target, so no setting runs "
+            f"more than {SPEEDUP_BOUND:g} x its accept length faster; this server's timing (or the "
+            "baseline's) cannot be true")
 
 
 def limit_attrs(figures, config, baseline_attrs: dict | None) -> dict[str, Any]:

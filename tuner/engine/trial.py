@@ -84,6 +84,8 @@ class TrialRunner:
         self.journal = Journal(self.workdir) if storage_label(self.storage) else None
         #: the study's id, in every journal entry (given now to a study created before ids existed)
         self.uid = study_uid(study) if self.journal is not None else None
+        #: the status the last measured trial was told with (measured, failed, pruned), None before
+        self.told: str | None = None
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
         #: ``(seconds, pruned)`` of every measurement: modelled seconds on backend model, else wall
         self.spent: list[tuple[float, bool]] = []
@@ -128,9 +130,14 @@ class TrialRunner:
         if not self._budget_allows(trial):
             return self._abandon(trial)
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
+        self.told = None
         m = self._measure_trial(trial, eff, baseline)
         if m is None:
             return STALLED
+        # The verdict stored, not the backend's: figures that cannot be true (outcome.speedup_problem)
+        # or cannot be compared fail a measurement the server completed.
+        if self.told:
+            return self.told
         return FAILED if m.failure_class else (PRUNED if m.stopped_after else MEASURED)
 
     def _resolve(self, trial, requested: SpecConfig) -> Resolution | None:
@@ -317,7 +324,7 @@ class TrialRunner:
             for warning in recorded.warnings:
                 self.emit("warning", {"trial": number, "message": warning})
             if baseline is not None:
-                status = finish.user_attrs["status"]
+                status = self.told = finish.user_attrs["status"]
                 done = {"trial": trial.number, "spec": spec.label(), "status": status,
                         "values": finish.values if status == MEASURED else None,
                         "failure_class": finish.user_attrs.get("failure_class")}
