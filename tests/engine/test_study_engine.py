@@ -306,3 +306,26 @@ def test_a_study_another_tool_made_is_refused_naming_the_way_out(tmp_path, monke
     other.optimize(lambda t: t.suggest_float("x", 0, 1), n_trials=1)
     with pytest.raises(ConfigError, match="not a complete tuner study .* tuner study delete engine"):
         create_study(config, config.storage)
+
+
+
+@pytest.mark.parametrize("theirs", ["attribute", "trial", "seed-like trial"])
+def test_a_study_another_tool_made_with_our_directions_is_refused_not_finished(tmp_path, monkeypatch, theirs):
+    """QA: a study another tool made with the same directions -- an attribute of its own, or a queued
+    trial of its own -- was taken for an interrupted creation and finished, and ``run`` measured its
+    foreign ``{'lr': 0.1}`` trial as a setting."""
+    import tuner.engine.study as engine_study
+
+    monkeypatch.setattr(engine_study, "READY_WAIT_S", 0.2)
+    config = _write_study_file(tmp_path)
+    other = optuna.create_study(study_name="engine", storage=config.storage, directions=["maximize"] * 2)
+    if theirs == "attribute":
+        other.set_user_attr("owner", "other-team")
+    elif theirs == "trial":
+        other.enqueue_trial({"lr": 0.1})
+    else:  # one of our settings, queued by someone else: not marked as a seed
+        other.enqueue_trial({"speculative_num_steps": 7, "speculative_eagle_topk": 8,
+                             "speculative_num_draft_tokens": 64})
+    with pytest.raises(ConfigError, match="not a complete tuner study .* tuner study delete engine"):
+        create_study(config, config.storage)
+    assert engine_study.READY_ATTR not in open_study("engine", config.storage).user_attrs  # nothing finished

@@ -43,6 +43,7 @@ READY_ATTR = "created_at"
 #: entry left by a study deleted since is never stored into a new study of the same name
 #: (:func:`tuner.engine.finish.replay_journal`). A copy gets an id of its own.
 UID_ATTR = "tuner_uid"
+VERSION_ATTR, OBJECTIVES_ATTR = "tuner_version", "objectives"
 
 
 def stored_config(config: StudyConfig) -> dict:
@@ -112,7 +113,8 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
         try:
             _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
         except ConfigError as exc:
-            if exc.key != READY_ATTR or not _unfinished_creation(study, wanted, space_dict, suite_dict, directions):
+            if exc.key != READY_ATTR or not _unfinished_creation(study, wanted, space_dict, suite_dict,
+                                                                 directions, seeds):
                 raise
             # Our own creation, or another worker's, cut short (Ctrl-C, a storage outage whose retry
             # found the row the first attempt committed): every write below is idempotent.
@@ -133,8 +135,8 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
         note(choice.line())
         if restricted:
             note(restricted)
-    study.set_user_attr("tuner_version", __version__)
-    study.set_user_attr("objectives", list(config.objectives))
+    study.set_user_attr(VERSION_ATTR, __version__)
+    study.set_user_attr(OBJECTIVES_ATTR, list(config.objectives))
     for spec in seeds:
         # the trial parameters are SGLang's underscore names, as the sampler's distributions
         study.enqueue_trial(spec.server_args(), user_attrs={"seed": True}, skip_if_exists=True)
@@ -145,17 +147,31 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     return study
 
 
-def _unfinished_creation(study, config: dict, space: dict, suite: dict, directions: list[str]) -> bool:
+def _unfinished_creation(study, config: dict, space: dict, suite: dict, directions: list[str],
+                         seeds: list[SpecConfig]) -> bool:
     """Whether ``study`` (never marked ready) is a tuner creation of this very study cut short:
-    the same directions, no trial but the queued seeds, and whatever of the config, space and suite
-    it stored equal to ours. A study another tool made, or one of another config, is not."""
+    the same directions, no study attribute but those :func:`create_study` writes, no trial but
+    our queued seeds (as it enqueues them), and whatever of the config, space and suite it stored
+    equal to ours. A study another tool made (an attribute or a trial of its own: QA saw a foreign
+    ``{'lr': 0.1}`` trial adopted and measured), or one of another config, is not. (A study with
+    nothing in it at all cannot tell who made it; finishing it takes nothing of anyone's.)"""
     from optuna.trial import TrialState
+
+    from .facts import ATTENTION_ATTR
 
     if [d.name.lower() for d in study.directions] != directions:
         return False
-    if any(t.state != TrialState.WAITING for t in study.get_trials(deepcopy=False)):
-        return False
+    ours = [spec.server_args() for spec in seeds]
+    for t in study.get_trials(deepcopy=False):
+        # (a queued trial's parameters are Optuna's fixed_params until it is asked)
+        queued = t.system_attrs.get("fixed_params")
+        if t.state != TrialState.WAITING or t.user_attrs != {"seed": True} or queued not in ours:
+            return False
     stored = study._storage.get_study_user_attrs(study._study_id)
+    written = {CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR, WORKLOAD_ATTR, ATTENTION_ATTR, VERSION_ATTR,
+               OBJECTIVES_ATTR, UID_ATTR}
+    if not set(stored) <= written:
+        return False
     if stored.get(CONFIG_ATTR) is not None and _comparable(stored[CONFIG_ATTR]) != _comparable(config):
         return False
     return all(stored.get(attr) in (None, want) for attr, want in ((SPACE_ATTR, space), (SUITE_ATTR, suite)))
