@@ -92,3 +92,22 @@ def test_unwritable_outputs_are_one_line_and_nothing_written(tmp_path, args):
     flag = [a for a in args if a.startswith("-")][-1]  # the bad one is the last flag given
     assert r.output.startswith(f"error: {flag}") or f"{flag}:" in r.output, r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == before and (tmp_path / "w.db").read_bytes() == db
+
+
+@pytest.mark.parametrize("args", [
+    ["study", "export", "STUDY", "--pick", "knee", "-o", "ADIR"],
+    ["study", "export", "STUDY", "--adaptive", "--adaptive-out", "ADIR"],
+    ["study", "report", "STUDY", "-o", "ADIR"],
+    ["study", "run", "STUDY", "--n-trials", "0"],
+])
+def test_a_value_click_refuses_is_one_line_naming_the_option(tmp_path, args):
+    # (QA: -o naming a folder printed click's usage block, then the error four lines down)
+    from support.model_study import make_model_study
+
+    study = make_model_study(tmp_path, "w", n_trials=None)
+    (tmp_path / "ADIR").mkdir()
+    args = [a.replace("STUDY", str(study)).replace("ADIR", str(tmp_path / "ADIR")) for a in args]
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 2 and "Usage:" not in r.output and len(r.output.strip().splitlines()) == 1, r.output
+    flag = [a for a in args if a.startswith("-")][-1]
+    assert r.output.startswith("error: Invalid value for ") and flag in r.output, r.output

@@ -29,8 +29,9 @@ COMMANDS = {
 
 class _TunerGroup(LazyGroup):
     """The root group: turns :class:`ConfigError` from any command into one stderr line and exit 2,
-    and so a storage that fails mid-command (the database stopped after it was opened: a reader
-    ended in SQLAlchemy's traceback), its URL redacted and password scrubbed."""
+    and so an option's value click refuses (``click.BadParameter``: no usage block) and a storage
+    that fails mid-command (the database stopped after it was opened: a reader ended in
+    SQLAlchemy's traceback), its URL redacted and password scrubbed."""
 
     def invoke(self, ctx: click.Context):
         try:
@@ -38,6 +39,11 @@ class _TunerGroup(LazyGroup):
         except ConfigError as exc:
             click.echo(f"error: {exc}", err=True)
             raise click.exceptions.Exit(2) from None
+        except click.BadParameter as exc:
+            # A value given but unusable (a folder where a file goes, a number out of range): one
+            # line naming the option and why, as for every other bad input; no usage block.
+            click.echo(f"error: {exc.format_message()}", err=True)
+            raise click.exceptions.Exit(exc.exit_code) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             from ..engine.storage import storage_failure_line
 
