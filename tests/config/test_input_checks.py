@@ -347,6 +347,10 @@ def test_a_relative_sqlite_storage_is_beside_the_study_file_not_the_working_dire
     ("sqlite://", "is an in-memory database, gone when the command ends"),
     ("sqlite:///:memory:", "is an in-memory database"),
     ("sqlite:///${NOPE_VAR}/x.db", "a $VARIABLE inside a URL is not read from the environment"),
+    # (QA: a file literally named "e3.db?vfs=memdb" that no later command found)
+    ("sqlite:///sub/e3.db?vfs=memdb&uri=true", "SQLite's URI mode (uri=...) is not supported"),
+    ("sqlite:///ok.db?mode=ro&URI=1", "SQLite's URI mode (uri=...) is not supported"),
+    ("sqlite:///~/v.db", "'~' is not expanded inside a URL"),
 ])
 def test_sqlite_storages_that_cannot_hold_a_study_are_one_line(tmp_path, url, says):
     (tmp_path / "space.yaml").write_text(SPACE)

@@ -573,7 +573,9 @@ def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
     study file, as every other path in it (else a worker started elsewhere would open another, empty
     study). None for any other URL. Raises :class:`ConfigError` for an in-memory database (it
     vanishes when the command ends) and for a ``$VAR`` inside the path (only a whole ``${VAR}`` URL
-    is read from the environment)."""
+    is read from the environment), a ``~`` (not expanded) and SQLite's URI mode (``uri=true``)."""
+    from urllib.parse import parse_qsl
+
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.split("+", 1)[0] != "sqlite":
         return None
@@ -584,6 +586,14 @@ def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
     if "$" in file:
         raise ConfigError(source, "storage", f"{url!r}: a $VARIABLE inside a URL is not read from the environment; "
                           "write the path out, or give the whole URL as ${VAR}")
+    if file.startswith("~"):
+        raise ConfigError(source, "storage", f"{url!r}: '~' is not expanded inside a URL; write the path out "
+                          "(sqlite:////home/me/NAME.db), or give it relative to the study file")
+    if any(key.lower() == "uri" for key, _ in parse_qsl(query, keep_blank_values=True)):
+        # SQLite's URI mode reads the path as a file: URI with options of its own (mode=ro, vfs=memdb):
+        # a file named after its query string, a read-only or in-memory study (QA)
+        raise ConfigError(source, "storage", f"{url!r}: SQLite's URI mode (uri=...) is not supported; give "
+                          "a plain file, e.g. sqlite:///NAME.db")
     if Path(file).is_absolute():
         return None
     absolute = _resolved(base / file, source, "storage")
