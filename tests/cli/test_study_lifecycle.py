@@ -13,6 +13,7 @@ from support.model_study import make_model_study
 from tuner.cli import cli
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
+from tuner.config.yamlfile import ConfigError
 from tuner.engine.backends import ModelBackend
 from tuner.engine.records import load_records
 from tuner.engine.runner import run_study
@@ -309,3 +310,62 @@ def test_a_copy_cut_short_leaves_nothing_behind(study, monkeypatch):
     monkeypatch.setattr(lifecycle, "_copy_one", real)
     r = CliRunner().invoke(cli, ["study", "copy", str(path), "half"])  # the name is free again
     assert r.exit_code == 0, r.output
+
+
+def test_a_copy_killed_outright_reads_as_incomplete_and_says_how_to_clear_it(study, monkeypatch):
+    """QA: `kill -9` during `copy` (no cleanup can run) left 3 of 8 trials that `status` and `list`
+    showed as a whole study, and the next copy said only "exists already"."""
+    import optuna
+
+    from tuner.engine import lifecycle
+
+    path, config = study
+    real = lifecycle._copy_one
+
+    def killed(source, target, new_name, rename):
+        real(source, target, new_name, rename)
+        raise SystemExit(137)  # as a SIGKILL leaves it: the cleanup below is skipped
+
+    monkeypatch.setattr(lifecycle, "_copy_one", killed)
+    monkeypatch.setattr(optuna, "delete_study", lambda **kw: None)  # (no process left to clean up)
+    with pytest.raises(SystemExit):
+        lifecycle.copy_study("life", config.storage, "half")
+    monkeypatch.undo()
+    url = ["--storage", config.storage]
+    r = CliRunner().invoke(cli, ["study", "status", "--study", "half", *url])
+    assert "warning: study half is incomplete: its creation or copy was cut short" in r.output, r.output
+    assert "tuner study delete half" in r.output
+    r = CliRunner().invoke(cli, ["study", "list", *url])
+    assert "incomplete" in r.stdout and "warning: study half is incomplete" in r.stderr, r.output
+    assert "study life is incomplete" not in r.stderr  # the whole one is not flagged
+    r = CliRunner().invoke(cli, ["study", "copy", str(path), "half"])
+    refused = "half: exists already (incomplete: a creation or copy cut short); delete it first (tuner study"
+    assert r.exit_code == 2 and refused in r.output, r.output
+    assert CliRunner().invoke(cli, ["study", "delete", "--study", "half", *url, "--yes"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["study", "copy", str(path), "half"]).exit_code == 0
+
+
+def test_a_copy_whose_storage_fails_names_what_it_could_not_remove(study, monkeypatch):
+    """QA: PostgreSQL stopped 2 s into `copy`: one line, but the part written stayed, unnamed."""
+    import optuna
+    from sqlalchemy.exc import OperationalError
+
+    from tuner.engine import lifecycle
+
+    path, config = study
+    real = lifecycle._copy_one
+
+    def storage_gone(*args, **kwargs):
+        real(*args, **kwargs)
+        raise OperationalError("INSERT", {}, Exception("the database system is shutting down"))
+
+    def cannot(**kw):
+        raise OperationalError("DELETE", {}, Exception("connection refused"))
+
+    monkeypatch.setattr(lifecycle, "_copy_one", storage_gone)
+    monkeypatch.setattr(optuna, "delete_study", cannot)
+    with pytest.raises(ConfigError) as err:
+        lifecycle.copy_study("life", config.storage, "gone")
+    assert "cannot write" in str(err.value) and "shutting down" in str(err.value)
+    assert str(err.value).endswith("the part copied as gone may remain (incomplete): tuner study delete "
+                                   "gone, once the storage answers")

@@ -338,6 +338,9 @@ def print_status(data: dict) -> None:
     from ..results.traffic import baseline_slo_lines
 
     console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
+    if data.get("incomplete"):
+        console.print(f"warning: study {data['study']} is {data['incomplete']}", markup=False,
+                      highlight=False)
     bench = data.get("bench") or {}
     if data.get("workload"):
         console.print(f"workload: {workload_line(data['workload'])}; api {bench.get('api') or 'generate'}"

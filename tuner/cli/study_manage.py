@@ -65,7 +65,8 @@ def list_(storage, fmt, as_json) -> None:
         best = "; ".join(f"{k} {_fmt(v)}" for k, v in s["best"].items() if v is not None)
         rows.append([s["name"], f"{s['trials']}" + (f" ({counts})" if counts else ""),
                      f"{s['launched']}/{s['budget'] if s['budget'] is not None else '-'}", best,
-                     s["created"] or "", s["backend"] or ("(not a tuner study)" if not s["tuner"] else ""),
+                     s["created"] or ("incomplete" if s.get("incomplete") else ""),
+                     s["backend"] or ("(not a tuner study)" if not s["tuner"] else ""),
                      ", ".join(s["sglang_versions"]), s["storage"]])
     if fmt == "csv":
         objectives = sorted({k for s in studies for k in s["best"]})
@@ -78,6 +79,9 @@ def list_(storage, fmt, as_json) -> None:
         click.echo("no studies")
         return
     print_table(columns, rows)
+    for s in studies:
+        if s.get("incomplete"):
+            click.echo(f"warning: study {s['name']} is {s['incomplete']}", err=True)
 
 
 @click.command("delete")

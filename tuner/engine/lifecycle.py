@@ -26,8 +26,8 @@ from ..config.study import COMPANIONS, NAME_PATTERN, companion_of, study_name_pr
 from ..config.yamlfile import ConfigError
 from .records import INTERRUPTED
 from .storage import open_storage, redact
-from .study import (BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR, UID_ATTR, open_study, study_exists,
-                    wait_until_ready)
+from .study import (BASELINE_SUFFIX, CONFIG_ATTR, READY_ATTR, UID_ATTR, incomplete_note, open_study,
+                    study_exists, wait_until_ready)
 from .urls import describe_error
 
 
@@ -99,11 +99,14 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
     target = open_storage(to_url or storage_url)
     if new_name == name and (to_url is None or to_url == storage_url):
         raise ConfigError("copy", new_name, "is the study itself; give another name or --to-storage URL")
+    import optuna
+
     for n in (new_name, new_name + BASELINE_SUFFIX):
         if study_exists(n, target):
-            raise ConfigError(redact(to_url or storage_url) or "", n, "exists already; delete it first "
-                              "(`tuner study delete`) or choose another name")
-    import optuna
+            cut = n == new_name and incomplete_note(optuna.load_study(study_name=n, storage=target))
+            raise ConfigError(redact(to_url or storage_url) or "", n, "exists already" + (
+                " (incomplete: a creation or copy cut short)" if cut else "") + "; delete it first "
+                f"(tuner study delete {new_name}) or choose another name")
 
     bsource = None
     try:
@@ -118,14 +121,22 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
             # Ready last: workers wait for this attribute before they trust the study.
             dest = optuna.load_study(study_name=new_name, storage=target)
             dest.set_user_attr(READY_ATTR, source.user_attrs[READY_ATTR])
-    except BaseException:
+    except BaseException as exc:
         # All or nothing (Ctrl-C, a storage error): a part-copy would read as a study with trials
-        # missing. Removed as far as the storage lets us; the error goes on either way.
+        # missing. Removed as far as the storage lets us; the error goes on either way, naming what
+        # could not be removed (the storage gone too: QA found it after the restart, unnamed).
+        left = []
         for n in (new_name, new_name + BASELINE_SUFFIX):
             try:
                 optuna.delete_study(study_name=n, storage=target)
-            except Exception:  # noqa: BLE001 - not created yet, or the storage is gone too
-                pass
+            except KeyError:
+                pass  # not created yet
+            except Exception:  # noqa: BLE001 - the storage is gone too
+                left.append(n)
+        if left and isinstance(exc, ConfigError):
+            raise ConfigError(exc.source, exc.key, f"{exc.message}; the part copied as {new_name} may "
+                              f"remain (incomplete): tuner study delete {new_name}, once the storage "
+                              "answers") from None
         raise
     return CopyResult(name, new_name, copied, skipped)
 

@@ -185,6 +185,19 @@ def workload_of(suite_dict: dict) -> dict:
     return workload_stats(load_suite(suite_dict))
 
 
+def incomplete_note(study) -> str | None:
+    """Why a study tuner made cannot be trusted whole yet, or None: no ready mark (:data:`READY_ATTR`,
+    written last by a creation or a copy), so one of them was cut short and what it holds may be
+    partial (QA: a copy killed with SIGKILL listed 3 of 8 trials as a normal study). A study
+    another tool made (no tuner config) is none of tuner's business: None."""
+    attrs = study.user_attrs
+    if READY_ATTR in attrs or CONFIG_ATTR not in attrs:
+        return None
+    return (f"incomplete: its creation or copy was cut short, so it may hold part of what it should; "
+            f"a creation is finished by the next tuner study create or run, a copy is not: tuner study "
+            f"delete {study.study_name}")
+
+
 #: How long a study without its ready mark is waited for (its creator may still be writing).
 READY_WAIT_S = 30.0
 

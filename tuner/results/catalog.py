@@ -12,7 +12,7 @@ from typing import Any
 
 from ..engine.records import MEASURED, launched, load_records, status_counts
 from ..config.study import companion_of
-from ..engine.study import CONFIG_ATTR, READY_ATTR
+from ..engine.study import CONFIG_ATTR, READY_ATTR, incomplete_note
 
 
 def study_summary(study, storage_label: str = "") -> dict[str, Any]:
@@ -39,6 +39,7 @@ def study_summary(study, storage_label: str = "") -> dict[str, Any]:
         "objectives": objectives,
         "best": best,
         "created": attrs.get(READY_ATTR),
+        "incomplete": incomplete_note(study),  #: None for a whole study
         "backend": server.get("backend"),
         "sglang_versions": versions,
     }

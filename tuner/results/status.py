@@ -34,7 +34,7 @@ def _spec(s) -> dict | None:
 def study_status(study) -> dict[str, Any]:
     from ..engine.baseline import baseline_problem, find_baseline
     from ..engine.limits import SLO_ATTR
-    from ..engine.study import CONFIG_ATTR, WORKLOAD_ATTR
+    from ..engine.study import CONFIG_ATTR, WORKLOAD_ATTR, incomplete_note
     from .traffic import limits_note
 
     records = load_records(study)
@@ -45,6 +45,7 @@ def study_status(study) -> dict[str, Any]:
     bench = config.get("bench") or {}
     return {
         "study": study.study_name,
+        "incomplete": incomplete_note(study),  #: None for a whole study
         "objectives": objectives,
         "baseline": None if baseline is None else {
             k: v for k, v in baseline.attrs.items()
