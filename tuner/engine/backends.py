@@ -52,7 +52,7 @@ from .killpoints import kill_point
 from .measurement import Event, Measurement, OnStage, Record, WorkdirUnwritable  # noqa: F401
 from .model_backend import DEFAULT_LOAD_S, NOT_IN_LANDSCAPE, ModelBackend  # noqa: F401
 from .model_suite import suite_model_seconds  # noqa: F401
-from .verify import verify_result
+from .verify import behind_note, verify_result
 
 #: the failure class of a server that stopped answering or outlived its deadline (tuner.bench.watch)
 HUNG = "hung"
@@ -186,6 +186,11 @@ class ServerBackend:
             result.warnings.append(f"rejected by the tuner ({cls}): {msg}")
             return self._failed(cls, msg, proc.log_tail(), proc, started, result, trial_dir,
                                 "suite.rejected.json")
+        behind = behind_note(result)
+        if behind:
+            result.warnings.append(behind)  # kept in the suite JSON
+            emit("warning", {"trial": None, "message": f"{'the baseline' if spec is None else spec.label()}: "
+                                                       f"{behind}"})
         m = self._from_result(result, proc, trial_dir, started)
         m.stopped_after = result.stopped_after
         failed = [r for r in result.records if not r.ok]

@@ -81,6 +81,21 @@ def _kept_time(result) -> Failure | None:
                             "a frozen or starved server, its figures distorted")
 
 
+def behind_note(result) -> str | None:
+    """A simulator that fell behind model time without stalling (its own ``fell_behind``: more than
+    1% of its answers late by more than 3% of their age, :mod:`tuner.sim.streaming`), said rather
+    than failed: figures read at a ``server.sim.speedup`` the machine cannot keep are distorted
+    (QA: at 1000x a baseline read 17% slow at C=32), but a loaded machine's honest runs come close
+    to that rule too, and a failed trial per busy second would end a night's study."""
+    kept = getattr(result, "timekeeping", None)
+    if not isinstance(kept, dict) or kept.get("fell_behind") is not True:
+        return None
+    late, of = kept.get("late_deliveries"), kept.get("deliveries")
+    return (f"the simulator fell behind model time ({late} of {of} answers late, by up to "
+            f"{kept.get('max_lag_wall_ms')} ms wall): its figures are distorted; "
+            "lower server.sim.speedup or the machine's load")
+
+
 def _time_scale(result, info: dict, config: StudyConfig) -> Failure | None:
     if config.server.backend == "sglang":
         if says_simulator(info):
