@@ -111,6 +111,11 @@ def test_bad_dataset_keys_and_files(tmp_path):
     (tmp_path / "bad.json").write_text("{}")
     with pytest.raises(ConfigError, match=r"bad.json: expected a JSON list of conversations"):
         load_suite(suite_file(tmp_path, "{path: bad.json, format: sharegpt}"))
+    # a key given twice, as in JSONL (QA: the last "value" was silently the prompt)
+    (tmp_path / "twice.json").write_text('[{"id": "1", "conversations": [{"from": "human", "value": "hi", '
+                                         '"value": "ho"}, {"from": "gpt", "value": "ok"}]}]')
+    with pytest.raises(ConfigError, match=r"twice.json: value: given twice in one object"):
+        load_suite(suite_file(tmp_path, "{path: twice.json, format: sharegpt}"))
 
 
 def test_a_loaded_suite_is_self_contained_and_pins_its_file(tmp_path):

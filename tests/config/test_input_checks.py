@@ -351,6 +351,8 @@ def test_a_relative_sqlite_storage_is_beside_the_study_file_not_the_working_dire
     ("sqlite:///sub/e3.db?vfs=memdb&uri=true", "SQLite's URI mode (uri=...) is not supported"),
     ("sqlite:///ok.db?mode=ro&URI=1", "SQLite's URI mode (uri=...) is not supported"),
     ("sqlite:///~/v.db", "'~' is not expanded inside a URL"),
+    ("sqlite:///x.db?mode=ro", "options after '?' or '#' are not supported for SQLite"),
+    ("sqlite:///x.db#frag", "options after '?' or '#' are not supported for SQLite"),
 ])
 def test_sqlite_storages_that_cannot_hold_a_study_are_one_line(tmp_path, url, says):
     (tmp_path / "space.yaml").write_text(SPACE)
@@ -358,3 +360,17 @@ def test_sqlite_storages_that_cannot_hold_a_study_are_one_line(tmp_path, url, sa
     r = CliRunner().invoke(cli, ["study", "create", str(tmp_path / "sim-demo.yaml")])
     assert r.exit_code == 2 and says in r.stderr and len(r.stderr.strip().splitlines()) == 1, r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sim-demo.yaml", "space.yaml"]
+
+
+@pytest.mark.parametrize("url", ["sqlite:///sub/x.db?mode=ro&uri=true", "sqlite:///sub/x.db?mode=ro",
+                                 "sqlite:///sub/x.db#f", "sqlite://"])
+def test_a_storage_flag_is_held_to_the_same_rules_and_nothing_is_created(tmp_path, monkeypatch, url):
+    # (QA: `study list --storage 'sqlite:///sub/x.db?mode=ro&uri=true'` made a file named
+    # "x.db?mode=ro" and said there were no studies)
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "sub").mkdir()
+    for args in (["study", "list"], ["study", "status", "--study", "s"]):
+        r = CliRunner().invoke(cli, [*args, "--storage", url])
+        assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, r.output
+        assert r.stderr.startswith("error: storage: "), r.stderr
+    assert not list((tmp_path / "sub").iterdir()) and sorted(p.name for p in tmp_path.iterdir()) == ["sub"]

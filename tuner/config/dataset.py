@@ -174,9 +174,12 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
 
 def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[str, Any]]:
     try:
-        data = json.loads(text)
+        data = json.loads(text, object_pairs_hook=no_repeated_keys)
     except json.JSONDecodeError as exc:
         raise _row_error(source, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+    except RepeatedKey as exc:  # (a ValueError: before the catch-all below; json gives no position)
+        raise _row_error(source, str(exc), "given twice in one object (JSON would silently keep the last); "
+                         "keep one") from None
     except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
         raise _row_error(source, "", f"not a file Python will read ({type(exc).__name__})") from None
     if not isinstance(data, list):

@@ -568,36 +568,51 @@ def load_study(path: str | Path) -> StudyConfig:
     return study.model_copy(update=update)
 
 
-def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
-    """An SQLite ``storage`` of the study file as an absolute URL: a relative file is beside the
-    study file, as every other path in it (else a worker started elsewhere would open another, empty
-    study). None for any other URL. Raises :class:`ConfigError` for an in-memory database (it
-    vanishes when the command ends) and for a ``$VAR`` inside the path (only a whole ``${VAR}`` URL
-    is read from the environment), a ``~`` (not expanded) and SQLite's URI mode (``uri=true``)."""
-    from urllib.parse import parse_qsl
-
+def sqlite_url_problem(url: str) -> str | None:
+    """Why an SQLite storage URL cannot hold a study, or None (None too for any other URL): an
+    in-memory database (gone when the command ends), a ``$VAR`` inside it (only a whole ``${VAR}``
+    URL is read from the environment), a ``~`` (not expanded), or options after ``?`` or ``#`` --
+    SQLite's URI mode (``uri=true``) names the file after its query or opens it read-only or in
+    memory, and the driver ignores the rest with a warning (QA: a file named ``e3.db?vfs=memdb``,
+    which no later command found). The study file's ``storage`` and ``--storage`` are both held to
+    it (:func:`tuner.engine.storage.open_storage`)."""
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.split("+", 1)[0] != "sqlite":
         return None
     file, _, query = rest.removeprefix("/").partition("?")
     if file in ("", ":memory:") or "mode=memory" in query:
-        raise ConfigError(source, "storage", f"{url!r} is an in-memory database, gone when the command ends; "
-                          "give a file, e.g. sqlite:///NAME.db (beside the study file)")
+        return (f"{url!r} is an in-memory database, gone when the command ends; give a file, e.g. "
+                "sqlite:///NAME.db")
     if "$" in file:
-        raise ConfigError(source, "storage", f"{url!r}: a $VARIABLE inside a URL is not read from the environment; "
-                          "write the path out, or give the whole URL as ${VAR}")
+        return (f"{url!r}: a $VARIABLE inside a URL is not read from the environment; write the path out, "
+                "or give the whole URL as ${VAR}")
     if file.startswith("~"):
-        raise ConfigError(source, "storage", f"{url!r}: '~' is not expanded inside a URL; write the path out "
-                          "(sqlite:////home/me/NAME.db), or give it relative to the study file")
-    if any(key.lower() == "uri" for key, _ in parse_qsl(query, keep_blank_values=True)):
-        # SQLite's URI mode reads the path as a file: URI with options of its own (mode=ro, vfs=memdb):
-        # a file named after its query string, a read-only or in-memory study (QA)
-        raise ConfigError(source, "storage", f"{url!r}: SQLite's URI mode (uri=...) is not supported; give "
-                          "a plain file, e.g. sqlite:///NAME.db")
+        return (f"{url!r}: '~' is not expanded inside a URL; write the path out (sqlite:////home/me/NAME.db)"
+                ", or give it relative to the study file")
+    if "uri=" in query.lower() or "%75ri=" in query.lower():
+        return (f"{url!r}: SQLite's URI mode (uri=...) is not supported; give a plain file, e.g. "
+                "sqlite:///NAME.db")
+    if query or "#" in file:
+        return (f"{url!r}: options after '?' or '#' are not supported for SQLite (the driver ignores "
+                "them, or they become part of the file's name); give a plain file, e.g. sqlite:///NAME.db")
+    return None
+
+
+def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
+    """An SQLite ``storage`` of the study file as an absolute URL: a relative file is beside the
+    study file, as every other path in it (else a worker started elsewhere would open another, empty
+    study). None for any other URL. Raises :class:`ConfigError` for a URL no study can live in
+    (:func:`sqlite_url_problem`)."""
+    problem = sqlite_url_problem(url)
+    if problem:
+        raise ConfigError(source, "storage", problem)
+    scheme, sep, rest = url.partition("://")
+    if not sep or scheme.split("+", 1)[0] != "sqlite":
+        return None
+    file = rest.removeprefix("/")
     if Path(file).is_absolute():
         return None
-    absolute = _resolved(base / file, source, "storage")
-    return f"{scheme}:///{absolute}" + (f"?{query}" if query else "")
+    return f"{scheme}:///{_resolved(base / file, source, 'storage')}"
 
 
 def _resolved(target: Path, source, key: str) -> Path:

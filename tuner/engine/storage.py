@@ -122,6 +122,11 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
         return url
     if url.startswith("$"):
         url = resolve_url(url)
+    from ..config.study import sqlite_url_problem
+
+    problem = sqlite_url_problem(url)  # --storage as the study file's key (QA: a read created a file)
+    if problem:
+        raise ConfigError("storage", "", problem)
     OPENED.append(url)
     if not create:
         _check_exists(url)
