@@ -100,7 +100,8 @@ def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None) -
     return (f"{name} {top:.2f}x over the baseline with {what}: a speculative step commits about its "
             "accept length in tokens and costs at least one forward of the target, so no setting runs "
             f"more than {SPEEDUP_BOUND:g} x its accept length faster; this server's timing (or the "
-            "baseline's) cannot be true")
+            "baseline's) cannot be true (every trial reading so points at the baseline: measure it again "
+            "with tuner study run --rebaseline)")
 
 
 def limit_attrs(figures, config, baseline_attrs: dict | None) -> dict[str, Any]:
