@@ -129,11 +129,10 @@ def test_a_simulator_that_stood_behind_model_time_fails_the_measurement(config):
     assert verify_result(res, SPEC, config, "EAGLE3") is None
 
 
-def test_a_real_simulator_frozen_mid_suite_reports_it_and_fails_the_measurement(config):
-    config = config.model_copy(update={"server": config.server.model_copy(update={
-        "sim": config.server.sim.model_copy(update={"speedup": 1.0})})})
-    """QA: a simulator frozen with SIGSTOP for 8 s mid-sweep (less than the hang rules wait) gave a
-    figure 26% low that joined the front. A real process, frozen 3 s while it serves the suite."""
+def _suite_frozen_for(seconds: float, repeats: int):
+    """A real simulator (time scale 1) serving a streamed suite, its process group frozen with
+    SIGSTOP for ``seconds`` from 0.3 s into the single requests (mid-request: tokens fall due while
+    it is frozen); the suite result."""
     import os
     import signal
     import threading
@@ -143,18 +142,18 @@ def test_a_real_simulator_frozen_mid_suite_reports_it_and_fails_the_measurement(
     from tuner.bench import run_suite
 
     suite = {"name": "long", "prompts": [{"name": "a", "text": "hello"}],
-             "single": {"lengths": [32], "repeats": 8}, "sweep": {"concurrencies": [2], "max_tokens": 32},
+             "single": {"lengths": [32], "repeats": repeats},
+             "sweep": {"concurrencies": [2], "max_tokens": 32},
              "warmup": {"requests": 0}, "timeout_s": 600}
     with running_sim("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d",
                      "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
                      "--speculative-num-draft-tokens", "4", speedup=1.0) as sim:
         group = os.getpgid(sim.proc.pid)
+        started = threading.Event()
 
         def freeze():
             os.killpg(group, signal.SIGSTOP)
-            threading.Timer(3.0, os.killpg, (group, signal.SIGCONT)).start()
-
-        started = threading.Event()
+            threading.Timer(seconds, os.killpg, (group, signal.SIGCONT)).start()
 
         def on_event(kind, data):
             if kind == "single" and not started.is_set():
@@ -164,8 +163,20 @@ def test_a_real_simulator_frozen_mid_suite_reports_it_and_fails_the_measurement(
         # streamed: a delivery every token, so some fall due while the server is frozen
         res = run_suite(sim.url, suite, stream=True, on_event=on_event)
     assert started.is_set() and res.complete
+    return res
+
+
+def _at_scale_1(config):
+    return config.model_copy(update={"server": config.server.model_copy(update={
+        "sim": config.server.sim.model_copy(update={"speedup": 1.0})})})
+
+
+def test_a_real_simulator_frozen_mid_suite_reports_it_and_fails_the_measurement(config):
+    """QA: a simulator frozen with SIGSTOP for 8 s mid-sweep (less than the hang rules wait) gave a
+    figure 26% low that joined the front. A real process, frozen 3 s while it serves the suite."""
+    res = _suite_frozen_for(3.0, repeats=8)
     assert res.timekeeping["max_lag_wall_ms"] >= 2000, res.timekeeping
-    cls, says = verify_result(res, SPEC, config, "EAGLE3")
+    cls, says = verify_result(res, SPEC, _at_scale_1(config), "EAGLE3")
     assert cls == "bad_response" and "behind model time" in says, says
 
 
@@ -173,37 +184,11 @@ def test_a_simulator_that_fell_behind_without_stalling_is_said_not_failed(config
     """QA: at --sim-speedup 1000 a baseline read 17% slow, unflagged. A real process frozen 0.6 s
     (well under the 2 s that fails a measurement): its figures stand, with the simulator's own
     account said in a warning (kept in the suite JSON, shown by `tuner study run`)."""
-    import os
-    import signal
-    import threading
-
-    from support.simproc import running_sim
-
-    from tuner.bench import run_suite
     from tuner.engine.verify import behind_note
 
-    suite = {"name": "long", "prompts": [{"name": "a", "text": "hello"}],
-             "single": {"lengths": [32], "repeats": 6}, "sweep": {"concurrencies": [2], "max_tokens": 32},
-             "warmup": {"requests": 0}, "timeout_s": 600}
-    with running_sim("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d",
-                     "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
-                     "--speculative-num-draft-tokens", "4", speedup=1.0) as sim:
-        group = os.getpgid(sim.proc.pid)
-        started = threading.Event()
-
-        def freeze():
-            os.killpg(group, signal.SIGSTOP)
-            threading.Timer(0.6, os.killpg, (group, signal.SIGCONT)).start()
-
-        def on_event(kind, data):
-            if kind == "single" and not started.is_set():
-                started.set()
-                threading.Timer(0.3, freeze).start()  # mid-request: its tokens fall due while frozen
-
-        res = run_suite(sim.url, suite, stream=True, on_event=on_event)
-    assert started.is_set() and res.complete and res.timekeeping["fell_behind"], res.timekeeping
-    assert verify_result(res, SPEC, config.model_copy(update={"server": config.server.model_copy(update={
-        "sim": config.server.sim.model_copy(update={"speedup": 1.0})})}), "EAGLE3") is None
+    res = _suite_frozen_for(0.6, repeats=6)
+    assert res.timekeeping["fell_behind"], res.timekeeping
+    assert verify_result(res, SPEC, _at_scale_1(config), "EAGLE3") is None
     note = behind_note(res)
     assert note.startswith("the simulator fell behind model time (") and "lower server.sim.speedup" in note
     res.timekeeping = {**res.timekeeping, "fell_behind": False}
