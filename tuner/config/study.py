@@ -209,7 +209,7 @@ def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
     model = server.model
     update: dict[str, Any] = {}
     text = model.profile
-    if text is not None and ("/" in text or text.endswith((".yaml", ".yml"))):
+    if text is not None and _is_path(text):
         update["profile"] = str(_resolved(base / text, path, "server.model.profile"))
     if model.landscape is not None:
         table_path = _resolved(base / model.landscape, path, "server.model.landscape")
@@ -576,10 +576,10 @@ def sqlite_url_problem(url: str) -> str | None:
     memory, and the driver ignores the rest with a warning (QA: a file named ``e3.db?vfs=memdb``,
     which no later command found). The study file's ``storage`` and ``--storage`` are both held to
     it (:func:`tuner.engine.storage.open_storage`)."""
-    scheme, sep, rest = url.partition("://")
-    if not sep or scheme.split("+", 1)[0] != "sqlite":
+    parts = _sqlite_parts(url)
+    if parts is None:
         return None
-    file, _, query = rest.removeprefix("/").partition("?")
+    _, file, query = parts
     if file in ("", ":memory:") or "mode=memory" in query:
         return (f"{url!r} is an in-memory database, gone when the command ends; give a file, e.g. "
                 "sqlite:///NAME.db")
@@ -606,13 +606,20 @@ def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
     problem = sqlite_url_problem(url)
     if problem:
         raise ConfigError(source, "storage", problem)
+    parts = _sqlite_parts(url)
+    if parts is None or Path(parts[1]).is_absolute():
+        return None
+    return f"{parts[0]}:///{_resolved(base / parts[1], source, 'storage')}"
+
+
+def _sqlite_parts(url: str) -> tuple[str, str, str] | None:
+    """``(scheme, file, query)`` of an SQLite URL (the file as written: relative unless it starts
+    with ``/``), None for any other URL."""
     scheme, sep, rest = url.partition("://")
     if not sep or scheme.split("+", 1)[0] != "sqlite":
         return None
-    file = rest.removeprefix("/")
-    if Path(file).is_absolute():
-        return None
-    return f"{scheme}:///{_resolved(base / file, source, 'storage')}"
+    file, _, query = rest.removeprefix("/").partition("?")
+    return scheme, file, query
 
 
 def _resolved(target: Path, source, key: str) -> Path:
