@@ -119,8 +119,7 @@ def _jsonl_rows(path: Path, source: str, text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             raise _row_error(source, where, f"not valid JSON ({exc.msg})") from None
         except RepeatedKey as exc:  # (a ValueError: before the catch-all below)
-            raise _row_error(source, f"{where}: {exc}", "given twice in one object (JSON would silently "
-                             "keep the last); keep one") from None
+            raise _row_error(source, f"{where}: {exc}", RepeatedKey.FIX) from None
         except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
             raise _row_error(source, where, f"not a request Python will read ({type(exc).__name__})") from None
         if not isinstance(obj, dict):
@@ -178,8 +177,7 @@ def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[st
     except json.JSONDecodeError as exc:
         raise _row_error(source, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
     except RepeatedKey as exc:  # (a ValueError: before the catch-all below; json gives no position)
-        raise _row_error(source, str(exc), "given twice in one object (JSON would silently keep the last); "
-                         "keep one") from None
+        raise _row_error(source, str(exc), RepeatedKey.FIX) from None
     except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
         raise _row_error(source, "", f"not a file Python will read ({type(exc).__name__})") from None
     if not isinstance(data, list):

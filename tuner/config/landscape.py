@@ -213,7 +213,7 @@ def load_landscape(path: str | Path) -> LandscapeTable:
     except json.JSONDecodeError as exc:
         raise ConfigError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
     except RepeatedKey as exc:
-        raise ConfigError(path, str(exc), "given twice in one object (JSON would silently keep the last); keep one") from None
+        raise ConfigError(path, str(exc), RepeatedKey.FIX) from None
     except RecursionError:
         raise ConfigError(path, "", "nested too deeply to read; a table is an object of rows") from None
     except ValueError as exc:  # an integer past Python's digit cap for int() of a string

@@ -224,7 +224,10 @@ def surrogate_message(text: str, index: int) -> str:
 
 
 class RepeatedKey(ValueError):
-    """A key given twice in one JSON object (:func:`no_repeated_keys`); ``str()`` is the key."""
+    """A key given twice in one JSON object (:func:`no_repeated_keys`); ``str()`` is the key,
+    :attr:`FIX` what every reader says of it."""
+
+    FIX = "given twice in one object (JSON would silently keep the last); keep one"
 
 
 def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict:
