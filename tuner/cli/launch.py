@@ -83,7 +83,7 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
 
     def say(kind: str, info: dict) -> None:
         # Inside the signal handler: one unbuffered write, no lock that print() might be holding.
-        os.write(2, (interrupt_text(kind, info, trial=False) + "\n").encode())
+        os.write(2, (interrupt_text(kind, info, fate=None) + "\n").encode())
 
     try:
         with stop_on_signals(srv, on_signal=say):

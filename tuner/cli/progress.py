@@ -64,10 +64,10 @@ TRIAL_FATE = {"queued": " A running trial is queued again.",
                            "stores it."}
 
 
-def interrupt_text(kind: str, info: dict, trial: bool | str = True) -> str:
+def interrupt_text(kind: str, info: dict, fate: str | None = "queued") -> str:
     """What a person reads the moment a signal arrives (``kind``: ``stopping`` or ``killing``).
-    ``trial``: what becomes of the trial under way, a key of :data:`TRIAL_FATE` (True: ``queued``;
-    False: no trial, nothing said)."""
+    ``fate``: what becomes of the trial under way, a key of :data:`TRIAL_FATE` (None: no trial,
+    nothing said)."""
     sig = "Ctrl-C" if info.get("signal") == "SIGINT" else info.get("signal", "signal")
     servers = info.get("servers") or []
     pids = ", ".join(str(s["pid"]) for s in servers)
@@ -78,7 +78,7 @@ def interrupt_text(kind: str, info: dict, trial: bool | str = True) -> str:
     grace = max(s["grace_s"] for s in servers)
     again = "Ctrl-C" if sig == "Ctrl-C" else f"{sig} or Ctrl-C"
     return (f"{sig}: stopping the server (pid {pids}: SIGTERM, SIGKILL after {grace:g} s); press {again} "
-            f"again to kill it now." + (TRIAL_FATE["queued" if trial is True else trial] if trial else ""))
+            f"again to kill it now." + (TRIAL_FATE[fate] if fate else ""))
 
 
 def storage_line(kind: str, info: dict) -> str:

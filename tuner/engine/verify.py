@@ -66,12 +66,19 @@ def verify_result(result, spec: SpecConfig | None, config: StudyConfig, algorith
 STALL_WALL_S = 2.0
 
 
+def _timekeeping(result) -> dict | None:
+    """The simulator's own account of model time, read after the suite (``sim_timekeeping``;
+    None: not the simulator, or it did not answer)."""
+    kept = getattr(result, "timekeeping", None)
+    return kept if isinstance(kept, dict) else None
+
+
 def _kept_time(result) -> Failure | None:
     """The simulator's own account, read after the suite (``sim_timekeeping``): a delivery that
     came ``STALL_WALL_S`` or more behind its model instant fails the measurement (QA: a server
     frozen 8 s mid-sweep read 0.69x for a setting that reads 0.93x, and joined the front)."""
-    kept = getattr(result, "timekeeping", None)
-    if not isinstance(kept, dict):
+    kept = _timekeeping(result)
+    if kept is None:
         return None
     lag_ms = kept.get("max_lag_wall_ms")
     if isinstance(lag_ms, bool) or not isinstance(lag_ms, (int, float)) or lag_ms < STALL_WALL_S * 1000:
@@ -87,8 +94,8 @@ def behind_note(result) -> str | None:
     than failed: figures read at a ``server.sim.speedup`` the machine cannot keep are distorted
     (QA: at 1000x a baseline read 17% slow at C=32), but a loaded machine's honest runs come close
     to that rule too, and a failed trial per busy second would end a night's study."""
-    kept = getattr(result, "timekeeping", None)
-    if not isinstance(kept, dict) or kept.get("fell_behind") is not True:
+    kept = _timekeeping(result)
+    if kept is None or kept.get("fell_behind") is not True:
         return None
     late, of = kept.get("late_deliveries"), kept.get("deliveries")
     return (f"the simulator fell behind model time ({late} of {of} answers late, by up to "
