@@ -134,3 +134,29 @@ def test_after_an_outage_nobody_is_judged_dead_by_heartbeat_until_a_grace_period
     lines = done.stdout.splitlines()
     assert lines[0] == "just after: [] RUNNING", done.stdout
     assert lines[1] == "later: [] FAIL", done.stdout  # failed by Optuna's stale check, queued again
+
+
+def test_optuna_s_fallback_warning_is_dropped_during_an_outage_only(tmp_path, capfd):
+    # Optuna reads any OperationalError of its trial query as "too many SQL variables", warns
+    # (optuna/storages/_rdb/storage.py, _get_trials) and queries again. When the database went down
+    # between its two queries (a race QA hit on a PostgreSQL restart) that warning came before
+    # the tuner's own outage line. The error here is a real one, from a real locked SQLite file.
+    open_storage(f"sqlite:///{tmp_path / 'q.db'}")  # installs the filter, as every command does
+    lock = sqlite3.connect(tmp_path / "q.db", isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")
+    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'q.db'}", connect_args={"timeout": 0.1})
+    with pytest.raises(sqlalchemy.exc.OperationalError) as locked:
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT * FROM trials"))
+    lock.execute("COMMIT")
+    engine.dispose()
+    logger = optuna.logging.get_logger("optuna.storages._rdb.storage")
+    for error in (locked.value, "(psycopg2.OperationalError) server closed the connection unexpectedly"):
+        logger.warning(f"Caught an error from sqlalchemy: {error!s}. Falling back to a slower alternative.")
+    assert "Caught an error" not in capfd.readouterr().err
+    # Not an outage: still Optuna's to say.
+    logger.warning("Caught an error from sqlalchemy: (sqlite3.OperationalError) too many SQL variables. "
+                   "Falling back to a slower alternative.")
+    logger.warning("something else")
+    err = capfd.readouterr().err
+    assert "too many SQL variables" in err and "something else" in err

@@ -37,6 +37,7 @@ Knob: ``TUNER_STORAGE_PATIENCE_S`` (whole seconds, default 600, the same on ever
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import threading
@@ -129,12 +130,43 @@ _PERMANENT = ("password authentication failed", "authentication failed", "no pas
 
 def _transient_text(e: BaseException) -> bool:
     orig = getattr(e, "orig", e)
-    text = str(orig).lower()
-    if type(orig).__module__.split(".")[0] != "sqlite3":
+    return _transient_words(type(orig).__module__.split(".")[0], str(orig))
+
+
+def _transient_words(driver: str, text: str) -> bool:
+    """Whether a ``driver`` (``sqlite3``, ``psycopg2``, ...) OperationalError saying ``text`` is an outage."""
+    text = text.lower()
+    if driver != "sqlite3":
         # PostgreSQL (and others): an OperationalError is the server or the connection, unless it
         # says the URL is wrong (a restarting server says "the database system is starting up")
         return not any(word in text for word in _PERMANENT)
     return any(word in text for word in _SQLITE_TRANSIENT)
+
+
+class QuietOutageFallback(logging.Filter):
+    """Drops Optuna's "Caught an error from sqlalchemy: ... Falling back to a slower alternative."
+    when the error is an outage. Optuna (``optuna/storages/_rdb/storage.py``, ``_get_trials``) reads
+    any OperationalError of its trial query as too many SQL variables and queries again; when the
+    database went down between its two queries, that warning came before the tuner's own line about
+    the outage (the patient storage's, or a command's one error line). Any other warning, that one
+    for a real "too many SQL variables" included, passes. Installed by
+    :func:`tuner.engine.storage.open_storage` on Optuna's storage logger."""
+
+    PREFIX = "Caught an error from sqlalchemy: ("
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        text = record.getMessage()
+        if not text.startswith(self.PREFIX):
+            return True
+        # "(sqlite3.OperationalError) database is locked\n[SQL: ...]", as SQLAlchemy renders a DBAPIError
+        error, _, said = text[len(self.PREFIX):].partition(")")
+        driver, _, kind = error.partition(".")
+        outage = driver in _DRIVERS and kind in ("OperationalError", "InterfaceError")
+        return not (outage and _transient_words(driver, said))
+
+
+#: The one instance :func:`tuner.engine.storage.open_storage` installs.
+QUIET_OUTAGE = QuietOutageFallback()
 
 
 _local = threading.local()

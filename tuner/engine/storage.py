@@ -18,6 +18,7 @@ outages (:mod:`tuner.engine.patience`).
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import time
@@ -118,6 +119,10 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
     from optuna.storages import BaseStorage
 
     optuna.logging.set_verbosity(optuna.logging.WARNING)
+    from .patience import QUIET_OUTAGE
+
+    # Optuna's storage logger (optuna/storages/_rdb/storage.py); adding the one filter again is a no-op.
+    logging.getLogger("optuna.storages._rdb.storage").addFilter(QUIET_OUTAGE)
     if isinstance(url, BaseStorage):
         return url
     if url.startswith("$"):
