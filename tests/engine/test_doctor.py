@@ -50,6 +50,23 @@ def test_broken_precondition_is_one_line_and_exit_1(tmp_path):
     assert r.stdout.splitlines()[-1] == "1 of 9 checks fail"
 
 
+def test_an_interpreter_that_imports_tuner_without_its_dependencies_fails(tmp_path):
+    # A bare venv that finds this checkout's tuner (a .pth) but none of its dependencies: `import
+    # tuner` works there, the simulated server (aiohttp) would not start.
+    venv = tmp_path / "bare"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, timeout=120)
+    python = venv / "bin" / "python"
+    site = subprocess.run([str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+                          capture_output=True, text=True, check=True, timeout=60).stdout.strip()
+    Path(site, "checkout.pth").write_text(f"{ROOT}\n")
+    assert subprocess.run([str(python), "-c", "import tuner"], timeout=60).returncode == 0
+    r = tuner("doctor", str(study(tmp_path, **{"server.python": str(python)})))
+    assert r.returncode == 1, r.stdout
+    fails = [line for line in r.stdout.splitlines() if line.startswith("fail")]
+    assert len(fails) == 1 and fails[0].startswith("fail  interpreter:"), r.stdout
+    assert "aiohttp" in fails[0] and "set server.python" in fails[0], fails[0]
+
+
 def test_bad_study_file_is_one_failing_line(tmp_path):
     path = tmp_path / "bad.yaml"
     path.write_text("name: x\nserver: {backend: sim}\n")

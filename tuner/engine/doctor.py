@@ -75,11 +75,16 @@ def check_interpreter(config: StudyConfig) -> Check:
         return Check("interpreter", PASS, f"{NO_SERVER}: this interpreter runs the performance model")
     python = _python(config)
     module = "sglang" if config.server.backend == "sglang" else "tuner"
-    r = _run([python, "-c", f"import {module}; print({module}.__version__)"])
+    # The simulator's server modules too, not the bare package: `import tuner` works from a checkout
+    # on the path without a single dependency, and the server (aiohttp) would not start there.
+    # SGLang's own dependencies (torch, ...) are the argument check's: it imports its parser there.
+    serving = ", tuner.sim.server, tuner.sim.api" if module == "tuner" else ""
+    r = _run([python, "-c", f"import {module}{serving}; print({module}.__version__)"])
     if isinstance(r, str) or r.returncode != 0:
         why = r if isinstance(r, str) else (r.stderr.strip().splitlines() or ["no output"])[-1]
-        return Check("interpreter", FAIL, f"{python} cannot import {module} ({why[:200]}); set server.python "
-                     f"to the interpreter that has {module} installed")
+        return Check("interpreter", FAIL, f"{python} cannot import {module}{serving and ' and its server'} "
+                     f"({why[:200]}); set server.python to the interpreter that has {module} installed "
+                     f"with its dependencies")
     version = r.stdout.strip().splitlines()[-1] if r.stdout.strip() else "?"
     if module == "tuner":
         from .. import __version__
