@@ -79,6 +79,18 @@ def test_stated_facts_that_contradict_the_model(tmp_path):
     assert c.name == "model and GPU" and "says mha" in c.message and "says mla" in c.message
 
 
+def test_an_attention_backend_that_does_not_start_on_the_gpus_fails_as_create_refuses_it(tmp_path):
+    # QA: doctor passed every check on a study `study create` refuses (trtllm_mla is Blackwell-only;
+    # the demo's profile is Hopper).
+    path = study(tmp_path, **{"server.args": {"attention_backend": "trtllm_mla"}})
+    c = only_failure(path)
+    assert c.name == "model and GPU", c.line()
+    assert "attention backend trtllm_mla does not start for the model on sm90" in c.message, c.message
+    created = tuner("study", "create", str(path))
+    refusal = c.message.split("server.args: ", 1)[1]
+    assert created.returncode == 2 and refusal in created.stderr, created.stderr
+
+
 def test_arguments_the_server_refuses(tmp_path):
     c = only_failure(study(tmp_path, **{"server.extra_args": ["--no-such-flag"]}))
     assert c.name == "sglang arguments" and "refuses" in c.message

@@ -29,6 +29,7 @@ from ..config.study import StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .facts import StudyFacts, gather_facts, space_for
+from .preflight import check_backends_start
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 #: SGLang releases the rules were checked against (tuner/sglang/server_args_0_5_23.json).
@@ -375,6 +376,8 @@ def run_checks(config: StudyConfig, *, cheap_only: bool = False) -> list[Check]:
 
             record = attention_record(choose_attention(config, space.config.fixed, facts), facts)
             space, restricted = space_for(space, config, record)
+            if not facts.conflicts:  # what `study create` refuses (a contradiction is said below)
+                check_backends_start(facts, space.rules_context, "study")
         except ConfigError as exc:
             checks.append(Check("model and GPU", FAIL, str(exc)))
         else:

@@ -114,7 +114,6 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> No
     GPUs (:func:`tuner.sglang.attention.gpu_refusal`; the baseline too) and some setting runs."""
     from collections import Counter
 
-    from ..sglang.attention import gpu_refusal
     from .facts import prepare, space_for
 
     if space.rules_context is None:
@@ -123,19 +122,7 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> No
             space, _ = space_for(space, config, record)
         except ConfigError as exc:
             raise _named(exc, source) if exc.source == "study" else exc from None
-        ctx = space.rules_context
-        if ctx.prefill_attention_backend == "cutedsl_mla":  # arg_groups/overrides.py: an assert
-            raise ConfigError(source, "server.args", "prefill_attention_backend cutedsl_mla: SGLang 0.5.23 "
-                                                     "refuses it (CuteDSL MLA only supports decoding for now); "
-                                                     "give it as decode_attention_backend")
-        runners = [(b, facts.target, "the model") for b in ctx.backends()]
-        runners += [(b, facts.draft, "the draft model") for b in ctx.draft_runner_backends()]
-        for backend, model, who in runners:
-            refusal = gpu_refusal(backend, facts.gpu, model.attention if model else None)
-            if refusal is not None:
-                raise ConfigError(source, "server.args", f"attention backend {backend} does not start for {who} "
-                                                         f"on {facts.gpu.name} (SGLang: {refusal}); set another "
-                                                         "attention backend")
+        check_backends_start(facts, space.rules_context, source)
     counts: Counter = Counter()
     first: dict = {}
     for _, res in space.proposals():
@@ -149,6 +136,28 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> No
     causes = "; ".join(f"{counts[r]} break {r} ({first[r].when()}): {first[r].message}" for r in ranked)
     raise ConfigError(source, key, f"no setting of the search space runs on this study's servers "
                                    f"({sum(counts.values())} tried): {causes}")
+
+
+def check_backends_start(facts, ctx, source) -> None:
+    """Every attention backend the server would run (the target's, the draft runner's, prefill and
+    decode) starts on these GPUs for its model (:func:`tuner.sglang.attention.gpu_refusal`: SGLang
+    refuses it as each runner starts or while handling its arguments); raises :class:`ConfigError`
+    naming ``source``'s ``server.args`` otherwise. ``facts``: the study's :class:`StudyFacts`;
+    ``ctx``: its space's rules context. `tuner doctor` runs it too."""
+    from ..sglang.attention import gpu_refusal
+
+    if ctx.prefill_attention_backend == "cutedsl_mla":  # arg_groups/overrides.py: an assert
+        raise ConfigError(source, "server.args", "prefill_attention_backend cutedsl_mla: SGLang 0.5.23 "
+                                                 "refuses it (CuteDSL MLA only supports decoding for now); "
+                                                 "give it as decode_attention_backend")
+    runners = [(b, facts.target, "the model") for b in ctx.backends()]
+    runners += [(b, facts.draft, "the draft model") for b in ctx.draft_runner_backends()]
+    for backend, model, who in runners:
+        refusal = gpu_refusal(backend, facts.gpu, model.attention if model else None)
+        if refusal is not None:
+            raise ConfigError(source, "server.args", f"attention backend {backend} does not start for {who} "
+                                                     f"on {facts.gpu.name} (SGLang: {refusal}); set another "
+                                                     "attention backend")
 
 
 def _check_sampler(config: StudyConfig, space: SearchSpace, source) -> None:
