@@ -62,12 +62,26 @@ def test_accept_length_bounds_count_the_prefill_token(config, tokens, verify, ok
     failure = verify_result(r, SPEC, config, "EAGLE3")
     assert (failure is None) == ok, failure
     if not ok:
-        assert failure[0] == "bad_response" and "outside 1 to num_steps + 1 = 4" in failure[1]
+        # the message states the bound it applied: num_steps + 1 per step plus the prefill's token
+        assert failure[0] == "bad_response" and "outside 1 to num_steps + 1 + 1/spec_verify_ct = 4.25 (at most " \
+            "17 tokens" in failure[1], failure
 
 
-def test_a_reported_accept_length_alone_is_bounded_too(config):
-    failure = verify_result(result(info(), [rec(16, accept=9.5)]), SPEC, config, "EAGLE3")
-    assert failure[0] == "bad_response" and "accept length 9.50" in failure[1]
+@pytest.mark.parametrize("accept, ok", [
+    (5.0, True),    # one verify step and the prefill's token: (num_steps + 1) + 1
+    (4.5, True),
+    (5.5, False),   # beyond num_steps + 2 however few the verify steps
+    (9.5, False),
+    (0.5, False),
+])
+def test_a_reported_accept_length_alone_is_bounded_too(config, accept, ok):
+    # no spec_verify_ct: the loosest bound, and the message says so (it said num_steps + 1 while
+    # applying num_steps + 2)
+    failure = verify_result(result(info(), [rec(16, accept=accept)]), SPEC, config, "EAGLE3")
+    assert (failure is None) == ok, failure
+    if not ok:
+        assert failure[0] == "bad_response" and f"accept length {accept:.2f}, outside 1 to num_steps + 2 = 5 " \
+            "(num_steps + 1 = 4 per verify step, plus the prefill's one token" in failure[1], failure
 
 
 @pytest.mark.parametrize("tokens, ignore_eos, ok", [(16, True, True), (15, True, False), (17, True, False),

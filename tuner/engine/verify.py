@@ -28,7 +28,10 @@ the first failure, as ``(failure_class, message)``, or None:
     the prefill and each verify step commits between 1 and ``num_steps + 1`` tokens
     (``speculative/eagle_worker.py``: the drafted path plus the bonus token), so
     ``spec_verify_ct <= completion_tokens <= 1 + spec_verify_ct * (num_steps + 1)``: an accept length
-    of at least 1 and at most ``num_steps + 1`` (plus the prefill's one token over ``spec_verify_ct``).
+    of at least 1 and at most ``num_steps + 1 + 1 / spec_verify_ct`` (the prefill's one token over
+    ``spec_verify_ct``). A server that reports only ``spec_accept_length`` (no ``spec_verify_ct``) is
+    held to the loosest form of that bound, ``num_steps + 2`` (one verify step): a short answer's
+    prefill token weighs most.
 
 How an SGLang server has time scale 1: the tuner launched ``python -m sglang.launch_server`` itself
 (``server.backend: sglang``), and its ``/server_info`` carries none of the simulator's marks
@@ -166,14 +169,22 @@ def _responses(result, spec: SpecConfig | None) -> Failure | None:
 
 
 def _wrong_speculation(r, spec: SpecConfig | None) -> str | None:
+    """Why ``r``'s verify steps or accept length cannot come from ``spec`` (None: the baseline), or
+    None. The bound is the module's: tight, on whole tokens, when ``spec_verify_ct`` is known;
+    ``num_steps + 2`` for a reported accept length alone. The message names the bound it applied."""
     verify = r.spec_verify_ct
     if spec is None:
         return f"{verify} verify steps from an autoregressive server" if verify else None
     n, steps = r.completion_tokens, spec.num_steps
     if verify:
-        if not verify <= n <= 1 + verify * (steps + 1):
+        most = 1 + verify * (steps + 1)  # judged on whole tokens: exact, where n / verify would round
+        if not verify <= n <= most:
             return (f"{n} tokens in {verify} verify steps: accept length {n / verify:.2f}, outside 1 to "
-                    f"num_steps + 1 = {steps + 1}")
+                    f"num_steps + 1 + 1/spec_verify_ct = {most / verify:.4g} (at most {most} tokens: "
+                    f"num_steps + 1 = {steps + 1} per verify step, plus the prefill's one)")
     elif r.spec_accept_length is not None and not 1 <= r.spec_accept_length <= steps + 2:
-        return f"accept length {r.spec_accept_length:.2f}, outside 1 to num_steps + 1 = {steps + 1}"
+        # spec_verify_ct >= 1 whenever an accept length exists, so the prefill's token adds at most 1
+        return (f"accept length {r.spec_accept_length:.2f}, outside 1 to num_steps + 2 = {steps + 2} "
+                f"(num_steps + 1 = {steps + 1} per verify step, plus the prefill's one token over at least "
+                "one verify step: no spec_verify_ct was sent to bound it tighter)")
     return None
