@@ -374,3 +374,40 @@ def test_a_storage_flag_is_held_to_the_same_rules_and_nothing_is_created(tmp_pat
         assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, r.output
         assert r.stderr.startswith("error: storage: "), r.stderr
     assert not list((tmp_path / "sub").iterdir()) and sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
+
+
+MISSING_FOLDER = "no such storage folder: {} does not exist (SQLite makes the database file, never its folder; " \
+                 "nothing was created); fix the path, or create the folder first (mkdir -p {})"
+
+
+def test_a_storage_in_a_folder_that_does_not_exist_names_the_study_files_key(tmp_path, monkeypatch):
+    """QA: `storage: sqlite:///no/such/dir/x.db` gave the driver's "unable to open database file"
+    (`create`), a doctor check of two lines (`run`): one line naming the key, nothing made."""
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "sim-demo.yaml").write_text(demo(storage="sqlite:///no/such/dir/x.db"))
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "no" / "such" / "dir"
+    for args in (["study", "create"], ["study", "run"], ["study", "status"]):
+        r = CliRunner().invoke(cli, [*args, "sim-demo.yaml"])
+        assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.output)
+        assert r.stderr.startswith("error: sim-demo.yaml: storage: 'sqlite:///"), r.stderr
+        assert MISSING_FOLDER.format(missing, missing) in r.stderr, r.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sim-demo.yaml", "space.yaml"]
+
+
+def test_a_storage_flag_into_a_folder_that_does_not_exist_names_the_flag(tmp_path, monkeypatch):
+    # (QA: `study run --storage` with it took the driver's error for an outage and waited 10 minutes)
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "sim-demo.yaml").write_text(demo())
+    monkeypatch.chdir(tmp_path)
+    missing = tmp_path / "no" / "such"
+    url = "sqlite:///no/such/x.db"
+    for args in (["study", "create", "sim-demo.yaml"], ["study", "run", "sim-demo.yaml"],
+                 ["study", "status", "--study", "s"], ["study", "list"]):
+        r = CliRunner().invoke(cli, [*args, "--storage", url])
+        assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, (args, r.output)
+        assert r.stderr.startswith(f"error: --storage: {url!r}: " + MISSING_FOLDER.format(missing, missing)), r.stderr
+    monkeypatch.setenv("TUNER_STORAGE", url)
+    r = CliRunner().invoke(cli, ["study", "create", "sim-demo.yaml"])
+    assert r.exit_code == 2 and r.stderr.startswith("error: $TUNER_STORAGE: "), r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["sim-demo.yaml", "space.yaml"]

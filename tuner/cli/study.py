@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from ..config.study import StudyConfig, load_study, parse_duration
+from ..config.study import StudyConfig, load_study, parse_duration, sqlite_folder_problem
 from ..config.yamlfile import ConfigError
 from ..engine.storage import redact, resolve_url
 from .lazy import LazyGroup
@@ -45,7 +45,9 @@ storage_option = click.option(
 
 
 def resolve_target(target: str | None, storage: str | None, study_name: str | None = None) -> tuple[str, str, StudyConfig | None]:
-    """(study name, storage URL, study config if a file was given) from the command line."""
+    """(study name, storage URL, study config if a file was given) from the command line. Raises
+    :class:`ConfigError` naming ``--storage``, the study file's ``storage`` or the variable that gave
+    an SQLite URL whose folder does not exist (:func:`tuner.config.study.sqlite_folder_problem`)."""
     config = None
     if target and (target.endswith((".yaml", ".yml")) or Path(target).is_file()):
         config = load_study(target)
@@ -68,7 +70,24 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
                 raise ConfigError(target or name, "", f"no such study file, and no storage to look in: give "
                                   f"the study file, or --storage URL, or set $TUNER_STORAGE ({local} does not exist)")
             url = f"sqlite:///{local.resolve()}"
-    return name, resolve_url(url), config
+    # named here, where it is known whether the flag, the file or a variable gave the URL
+    if url is None or url.startswith("$"):
+        where, key = "$" + (url or "TUNER_STORAGE").strip("${}"), ""
+    else:
+        where, key = ("--storage", "") if storage else (target, "storage")
+    return name, storage_url(url, where, key), config
+
+
+def storage_url(url: str | None, source: str, key: str = "") -> str:
+    """``url`` resolved (:func:`tuner.engine.urls.resolve_url`); an SQLite URL whose folder does not
+    exist is a :class:`ConfigError` naming ``source`` and ``key`` (the flag, or the study file and
+    its ``storage``), before anything is opened (:func:`tuner.config.study.sqlite_folder_problem`)."""
+    # an unset variable is still said as before: the flag that would replace it (--storage by default)
+    resolved = resolve_url(url, source if source.startswith("--") else "--storage")
+    problem = sqlite_folder_problem(resolved)
+    if problem:
+        raise ConfigError(source, key, problem)
+    return resolved
 
 
 @study.command("create")

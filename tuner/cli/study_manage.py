@@ -13,15 +13,15 @@ from pathlib import Path
 import click
 
 from ..config.yamlfile import ConfigError
-from ..engine.storage import redact, resolve_url
+from ..engine.storage import redact
 from .output import chosen_format, format_option, print_csv, print_json, print_table
-from .study import resolve_target, storage_option
+from .study import resolve_target, storage_option, storage_url
 
 
 def _storages(storage: str | None) -> list[str]:
     """``--storage``, else ``$TUNER_STORAGE``, else every ``studies/*.db`` here (never a new file)."""
     if storage is not None or os.environ.get("TUNER_STORAGE"):
-        return [resolve_url(storage)]
+        return [storage_url(storage, "--storage" if storage is not None else "$TUNER_STORAGE")]
     files = sorted(Path("studies").glob("*.db"))
     if not files:
         raise ConfigError("--storage", "", "no storage given, $TUNER_STORAGE is not set and there is no "
@@ -125,7 +125,7 @@ def copy(source, new_name, storage, to_storage) -> None:
     from ..engine.lifecycle import copy_study
 
     name, url, _ = resolve_target(source, storage)
-    to_url = resolve_url(to_storage, "--to-storage") if to_storage else None
+    to_url = storage_url(to_storage, "--to-storage") if to_storage else None
     res = copy_study(name, url, new_name, to_url)
     click.echo(f"copied {res.source} ({res.trials} trials) to {res.destination} in {redact(to_url or url)}"
                + (f"; trials {res.running} were running: failed in the copy, their settings queued again"

@@ -598,6 +598,28 @@ def sqlite_url_problem(url: str) -> str | None:
     return None
 
 
+def sqlite_folder_problem(url: str) -> str | None:
+    """Why an SQLite storage URL's file can be neither opened nor made here, or None (None too for
+    any other URL, and for one :func:`sqlite_url_problem` refuses): its folder does not exist.
+    SQLite makes the database file, never its folder, and its driver then says only "unable to open
+    database file" (a study run took that for an outage and waited). A relative file is taken from
+    the current directory, as the driver opens it (a study file's is absolute once loaded).
+
+    The folder is not created for the user: nothing is written before the input is checked, a read
+    never makes a file or folder, and a missing folder is most often a mistyped path or one relative
+    to another directory, where a made folder would start an empty study no other worker finds."""
+    parts = _sqlite_parts(url)
+    if parts is None or parts[1] in ("", ":memory:"):
+        return None
+    folder = Path(parts[1]).absolute().parent
+    if folder.is_dir():
+        return None
+    what = "is not a folder" if folder.exists() else "does not exist"
+    # "no such storage", as a read of a missing file says (tuner.engine.storage): one wording for both
+    return (f"{url!r}: no such storage folder: {folder} {what} (SQLite makes the database file, never its "
+            f"folder; nothing was created); fix the path, or create the folder first (mkdir -p {folder})")
+
+
 def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
     """An SQLite ``storage`` of the study file as an absolute URL: a relative file is beside the
     study file, as every other path in it (else a worker started elsewhere would open another, empty
