@@ -214,6 +214,38 @@ def test_cli_print_shows_the_exact_command(tmp_path):
     assert r.returncode == 0 and "SGLang will fail at launch (all-or-none)" in r.stderr
 
 
+def test_cli_launch_refuses_a_file_edited_after_its_study_was_created(tmp_path, monkeypatch):
+    """QA: launch built its server from the file as it is now, so a file edited after `study
+    create` launched a server that was not the study's; `study run` refused that file. Launch now
+    gives run's line; a study not created yet still launches from the file, and nothing is written."""
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    monkeypatch.chdir(tmp_path)
+    study = _study(tmp_path)
+    data = json.loads(study.read_text())
+    run = CliRunner()
+    r = run.invoke(cli, ["launch", str(study), "--print"])
+    assert r.exit_code == 0 and "-m tuner.sim" in r.stdout, r.output
+    assert not (tmp_path / "t.db").exists()  # no study yet: from the file, and no storage made
+    assert run.invoke(cli, ["study", "create", str(study)]).exit_code == 0
+    data["budget"] = {"n_trials": 99}  # a budget shapes no server: launched, and not stored
+    study.write_text(json.dumps(data))
+    r = run.invoke(cli, ["launch", str(study), "--print"])
+    assert r.exit_code == 0 and "-m tuner.sim" in r.stdout, r.output
+    data["server"]["sim"] = {"noise": 0.2}
+    study.write_text(json.dumps(data))
+    stored = (tmp_path / "t.db").read_bytes()
+    r = run.invoke(cli, ["launch", str(study), "--print"])
+    assert r.exit_code == 2 and r.stdout == "", r.output
+    line, = r.stderr.splitlines()
+    assert "the study exists with a different config (server.sim.noise differs)" in line, line
+    assert run.invoke(cli, ["study", "run", str(study)]).stderr.splitlines() == [line]  # run's own line
+    assert (tmp_path / "t.db").read_bytes() == stored
+
+
 # --------------------------------------------------------------------------------------------------
 # classification
 

@@ -24,12 +24,15 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
 
     With none of the three flags (and no --baseline) SGLang chooses them itself. The command carries
     the study's server args, the search space's fixed args and the launcher's pins, exactly as in a
-    study run. The log goes to STUDY_WORKDIR/launch/server.log.
+    study run. The log goes to STUDY_WORKDIR/launch/server.log. A study already in storage is
+    launched only from a file that still matches it (else `study run`'s line, exit 2).
     """
     from ..config.space import SearchSpace
     from ..config.study import load_study
     from ..config.yamlfile import ConfigError
     from ..engine.facts import prepare, space_for
+    from ..engine.study import check_file_against_study
+    from ..engine.urls import resolve_url
     from ..server.launcher import (
         LaunchError,
         PortInUseError,
@@ -49,7 +52,11 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
                           "or sglang")
     space = SearchSpace.load(study.search_space)
     # The same decision a study run makes: model and GPU facts -> the attention backend and its rules.
-    space, _ = space_for(space, study, prepare(study, space)[2])
+    attention = prepare(study, space)[2]
+    space, _ = space_for(space, study, attention)
+    # A study already in storage is launched only as it is stored: a file edited since would start
+    # a server that is not the study's, which `tuner study run` refuses with this same line.
+    check_file_against_study(study, resolve_url(study.storage, study_file), attention)
     algorithm = space.config.algorithm
     spec = None if baseline else SpecConfig(num_steps, topk, draft_tokens)
     srv = ServerProcess(

@@ -344,7 +344,10 @@ def _comparable(config: dict) -> dict:
 
 
 def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
-                   note: Callable[[str], None] | None = None) -> None:
+                   note: Callable[[str], None] | None = None, *, store: bool = True) -> None:
+    """:class:`ConfigError` when ``study`` holds another config, space or suite than the file's;
+    a budget-only change is taken (stored, told to ``note``), or with ``store=False`` let pass
+    unwritten (a budget shapes no server: :func:`check_file_against_study`)."""
     stored = wait_until_ready(study)
     have_model = ((stored.get(CONFIG_ATTR) or {}).get("server") or {}).get("model")
     if isinstance(have_model, dict) and "landscape_sha256" not in have_model and (config.get("server") or {}).get("model"):
@@ -354,6 +357,8 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
     change = _budget_change(stored.get(CONFIG_ATTR) or {}, config)
     if change is not None and stored.get(SPACE_ATTR) == space and stored.get(SUITE_ATTR) == suite:
         merged, what = change
+        if not store:
+            return
         if merged != stored.get(CONFIG_ATTR):
             study.set_user_attr(CONFIG_ATTR, merged)
         if what and note is not None:
@@ -371,6 +376,29 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
                               f"the study exists with a different {attr.split('_')[1]} ({key} differs); use a "
                               "new study name or the original file (a larger budget.n_trials is the one change "
                               "a study takes)")
+
+
+def check_file_against_study(config: StudyConfig, storage_url: str, attention: dict) -> bool:
+    """Whether study ``config.name`` exists in ``storage_url`` as the file ``config`` describes it:
+    False when it does not exist (nor its SQLite file); :class:`ConfigError`, the line ``tuner
+    study run`` gives (:func:`create_study`), when it exists with another config, space or suite
+    (other than in its budget), or would launch another attention backend than ``attention`` (this
+    node's decision, :func:`tuner.engine.facts.prepare`). Reads only: nothing is created or stored."""
+    import optuna
+
+    from .urls import sqlite_path
+
+    path = sqlite_path(storage_url)
+    if path is not None and not path.is_file():
+        return False  # no storage yet: open_storage(create=False) would refuse it as "no such storage"
+    storage = open_storage(storage_url, create=False)
+    if not study_exists(config.name, storage):
+        return False
+    study = optuna.load_study(study_name=config.name, storage=storage)
+    space, suite = _space_and_suite(config)
+    _same_or_error(study, stored_config(config), space, suite, storage_url, store=False)
+    _same_attention(study, attention, storage_url)
+    return True
 
 
 def _same_attention(study, attention: dict, url: str) -> None:
