@@ -13,6 +13,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 import requests
 from support.simproc import running_sim, sim_argv
 
@@ -48,6 +49,34 @@ def test_unknown_flag_exits_2():
 def test_bad_value_exits_2():
     r = _run("--sim-speedup", "0")
     assert r.returncode == 2 and "--sim-speedup" in r.stderr
+
+
+@pytest.mark.parametrize("args, line", [
+    (["--sim-speedup", "0"], "error: --sim-speedup: must be > 0, got 0; give a finite number above 0"),
+    (["--sim-speedup", "abc"], "error: --sim-speedup: invalid float value: 'abc'; give a finite number"),
+    (["--sim-speedup", "nan"], "error: --sim-speedup: must be a finite number, got nan; give"),
+    (["--sim-load-seconds", "inf"], "error: --sim-load-seconds: must be a finite number, got inf; give finite"),
+    (["--sim-noise", "-1"], "error: --sim-noise: must be >= 0, got -1; give a finite relative jitter"),
+    (["--sim-seed", "x"], "error: --sim-seed: invalid int value: 'x'; give an integer"),
+    (["--sim-crash-after-requests", "0"], "error: --sim-crash-after-requests: must be >= 1, got 0; give a whole"),
+    (["--sim-hang-on-start=1"], "error: --sim-hang-on-start: ignored explicit argument '1'; it is a switch"),
+    (["--sim-profile"], "error: --sim-profile: expected one argument; give a shipped profile name"),
+    (["--sim-s", "3"], "error: --sim-s: ambiguous, could match --sim-speedup, --sim-seed; write the flag out"),
+    (["--port", "70000"], "error: --port: 70000 is no TCP port; give 0 to 65535"),
+])
+def test_a_bad_simulator_flag_is_one_line_naming_it(args, line):
+    """QA: a bad --sim-* value printed SGLang's whole usage block (nan and inf were taken: a server
+    that never loaded), and --port 70000 a traceback from the bind."""
+    for argv in (sim_argv(*args, speedup=SPEEDUP), [sys.executable, "-m", "tuner", "sim", "serve",
+                                                    *sim_argv(*args, speedup=SPEEDUP)[3:]]):
+        r = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+        assert r.returncode == 2 and r.stderr.startswith(line) and len(r.stderr.splitlines()) == 1, r.stderr
+
+
+def test_sglangs_own_flags_keep_argparses_usage_block():
+    r = _run("--port", "abc")  # as sglang.launch_server's argparse says it
+    assert r.returncode == 2 and r.stderr.startswith("usage: ")
+    assert r.stderr.splitlines()[-1] == "python -m tuner.sim: error: argument --port: invalid int value: 'abc'"
 
 
 def _config(tmp_path, text: str, name: str = "server.yaml") -> str:

@@ -188,8 +188,12 @@ async def _serve(ns, plan: LaunchPlan, model) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run the simulated server; returns the exit code (argparse errors exit 2 themselves)."""
+    """Run the simulated server; returns the exit code (argparse errors exit 2 themselves; a bad
+    ``--sim-*`` value or ``--port`` out of 0-65535 is one line, exit 2)."""
     ns = parse_args(sys.argv[1:] if argv is None else argv)
+    if not 0 <= ns.port <= 65535:  # SGLang's parser takes any int; the bind would end in a traceback
+        print(f"error: --port: {ns.port} is no TCP port; give 0 to 65535 (0: a free one)", file=sys.stderr)
+        return 2
     _setup_logging(ns.log_level)
     from ..config.yamlfile import ConfigError
     from .model import PerfModel, load_profile
