@@ -133,6 +133,21 @@ CASES = [
      "backend-no-spec (while the server starts, after the full model load): attention backend hpc_ops"),
     ("cutedsl_mla for prefill", _on_b200({"prefill_attention_backend": "cutedsl_mla"}), {},
      "server.args: prefill_attention_backend cutedsl_mla: SGLang 0.5.23 refuses it"),
+    # The simulator's context check (SGLang's 400), before the study is written: characters / 4.
+    ("prompt over the context", {}, {"suite.yaml": {**SUITE, "prompts": [{"name": "a", "text": "x" * 40_000}]}},
+     "suite.yaml: prompts[0]: 10000 prompt tokens + max_tokens 8 is over the context length 8192 of profile "
+     "k2.6-tp8-pcie"),
+    ("prompt plus max_tokens over the context", {}, {"suite.yaml": {
+        **SUITE, "prompts": [{"name": "a", "text": "x" * 32_000}], "sweep": {"concurrencies": [1, 4],
+                                                                             "max_tokens": 512}}},
+     "suite.yaml: prompts[0]: 8000 prompt tokens + max_tokens 512 is over the context length 8192"),
+    ("dataset row over the context, backend model", {
+        "server.backend": "model", "server.sim": _DROP, "server.model": {"profile": "k2.6-tp8-pcie"}},
+     {"long.jsonl": '{"prompt": "hi"}\n{"prompt": "' + "x" * 40_000 + '"}\n',
+      "suite.yaml": {**{k: v for k, v in SUITE.items() if k != "prompts"}, "dataset": {"path": "long.jsonl"}}},
+     "long.jsonl: request line2: 10000 prompt tokens + max_tokens 8 is over the context length 8192 of profile "
+     "k2.6-tp8-pcie (tokens by the simulator's count, characters / 4); SGLang refuses it with HTTP 400: shorten "
+     "it, lower its max_tokens, or drop it (dataset.max_prompt_chars)"),
     ("draft range 10^9", {}, {"space.yaml": {**SPACE, "params": {
         **SPACE["params"], "speculative_num_draft_tokens": {"low": 2, "high": 1_000_000_000}}}},
      "speculative_num_draft_tokens: values go up to 1000000000; the tuner's cap is 1024"),
@@ -203,3 +218,18 @@ def test_a_relative_profile_is_read_from_the_study_files_folder(tmp_path, monkey
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(cli, ["study", "run", str(study), "--dry-run"])
     assert f"--sim-profile {tmp_path / 'profiles' / 'mine.yaml'}" in r.stdout
+
+
+@pytest.mark.parametrize("overrides", [
+    {"server.args": {"context_length": 16384}},  # pinned: the simulator's limit, and the check's
+    {"server.backend": "sglang", "server.sim": _DROP},  # a real server: its own limit, its own 400
+    {"server.backend": "model", "server.sim": _DROP, "server.model": {"landscape": "node.json"}},  # no context
+], ids=["pinned context_length", "backend sglang", "landscape table"])
+def test_a_long_prompt_is_refused_only_against_a_known_context(tmp_path, overrides):
+    from support.landscapes import table_from_profile, write_table
+
+    write_table(tmp_path / "node.json", table_from_profile(concurrency=4))
+    suite = {**SUITE, "prompts": [{"name": "a", "text": "x" * 40_000}]}
+    study = _write(tmp_path, overrides, {"suite.yaml": suite})
+    r = CliRunner().invoke(cli, ["study", "create", str(study)])
+    assert r.exit_code == 0, r.output

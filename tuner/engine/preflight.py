@@ -8,6 +8,9 @@ that own it, before ``study create`` or ``run`` writes anything (the study, its 
 * ``workdir``: a folder, or nothing yet (never a file);
 * ``server.sim.profile`` (``backend: sim``): a shipped profile or a valid profile file
   (:func:`tuner.sim.profile.load_profile`, the simulator's own loader);
+* every request of the suite within the profile's context length (``backend: sim``, and ``model``
+  with a profile): :func:`_check_context`, the simulated server's 400 found before the study is
+  written (``backend: sglang`` leaves it to the real server; a landscape table has no context);
 * the launch itself: the baseline's and a trial's command build (:func:`tuner.server.command.plan_launch`:
   conflicting ``fixed`` and ``server.args``, a trial without ``server.draft_model_path``);
 * the space on the study's servers: at least one setting SGLang runs with the study's server
@@ -45,6 +48,7 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
         _check_profile(config, source)
     space = space or SearchSpace.load(config.search_space)
     _check_launch(config, space, source)
+    _check_context(config, space, source)
     _check_something_runs(config, space, source)
     _check_sampler(config, space, source)
     if launching and config.server.port:
@@ -90,18 +94,89 @@ def _check_profile(config: StudyConfig, source) -> None:
         raise ConfigError(source, "server.sim.profile", str(exc)) from None
 
 
-def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
+def _plan(config: StudyConfig, space: SearchSpace, spec: SpecConfig | None):
+    """The launch plan of ``spec`` (None: the baseline) with the study's pins; raises the
+    command layer's :class:`ConfigError`."""
     from ..server.command import plan_launch, study_max_concurrency
 
-    concurrency = study_max_concurrency(config)
-    spec = SpecConfig(*AUTO_CHOICE)
+    return plan_launch(config.server, spec, algorithm=space.config.algorithm, fixed_args=space.config.fixed,
+                       port=config.server.port, max_concurrency=study_max_concurrency(config),
+                       attention=space.attention, log_warnings=False)
+
+
+def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
     try:
-        for s in (None, spec):
-            plan_launch(config.server, s, algorithm=space.config.algorithm, fixed_args=space.config.fixed,
-                        port=config.server.port, max_concurrency=concurrency, attention=space.attention,
-                        log_warnings=False)
+        for s in (None, SpecConfig(*AUTO_CHOICE)):
+            _plan(config, space, s)
     except ConfigError as exc:
         raise _named(exc, source) from None
+
+
+def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
+    """Every request the suite sends fits the simulated model's context, as the simulator
+    (following SGLang 0.5.23's ``tokenizer_manager.py`` ``_validate_one_request``: the input alone
+    ``>=`` the context, or input plus ``max_tokens`` ``>`` it, is HTTP 400) would judge it at the
+    baseline: the profile's ``context_length_tokens`` (``--context-length`` when the study pins it),
+    prompt tokens by the simulator's own count (:meth:`tuner.sim.model.PerfModel.prompt_tokens`; a
+    chat request by its template stand-in, :func:`tuner.sim.requests.chat_prompt`), each request
+    at the largest ``max_tokens`` a phase sends it with. Checked for ``backend: sim`` and for
+    ``backend: model`` with a profile (which has no server to refuse it: its figures would be of
+    requests SGLang never serves); not for ``backend: sglang`` (the real server's limit is unknown
+    here: its 400 fails the baseline) nor a landscape table (no context length in it). A trial's
+    EAGLE reserved draft slots are not counted: they vary by setting, and such a near-limit
+    request fails those trials as on SGLang. Raises :class:`ConfigError` naming the suite (or
+    dataset) file and the request."""
+    if config.server.backend == "sim":
+        profile_name = config.server.sim.profile
+    elif config.server.backend == "model" and config.server.model is not None and config.server.model.profile:
+        profile_name = config.server.model.profile
+    else:
+        return
+    from ..config.suite import SHIPPED_SUITES, SUITES_DIR, load_suite
+    from ..sim.model import PerfModel, load_profile
+    from ..sim.requests import chat_prompt
+
+    try:
+        model = PerfModel(load_profile(profile_name))
+        pinned = _plan(config, space, None).server_args.get("context_length")
+    except ConfigError:
+        return  # said by _check_profile / _check_launch
+    # As the simulated server resolves it (tuner.sim.server_info.resolved_server_args).
+    limit = int(pinned or model.profile.runtime.context_length_tokens)
+    where = (f"the context length {limit} (server args context_length)" if pinned
+             else f"the context length {limit} of profile {model.profile.name}")
+    spec = config.bench.suite
+    suite = load_suite(spec, base_dir=Path(source).parent)
+    if isinstance(spec, str):
+        suite_file, key = (SUITES_DIR / f"{spec}.yaml" if spec in SHIPPED_SUITES else Path(spec)), "prompts"
+    else:
+        suite_file, key = Path(source), "bench.suite.prompts"
+    dataset_key = key.replace("prompts", "dataset")
+    prompts = suite.prompts or []
+    # What each phase sends (tuner.bench.runner): warm-up and sweep request i use prompt i % n.
+    lengths: dict[int, list[int]] = {i: [] for i in range(len(prompts))}
+    for i in range(suite.warmup.requests):
+        lengths[i % len(prompts)].append(suite.warmup.max_tokens)
+    for i, p in enumerate(suite.single_prompts()):
+        lengths[i] += suite.single_lengths(p)
+    for i in range(max(suite.sweep.concurrencies, default=0)):
+        lengths[i % len(prompts)].append(suite.sweep_tokens(prompts[i % len(prompts)]))
+    for i, p in enumerate(prompts):
+        text = chat_prompt(p.chat_messages()) if config.bench.api == "chat" else (p.text or "")
+        n_in, out = model.prompt_tokens(text), max(lengths[i], default=0)
+        if n_in < limit and n_in + out <= limit:
+            continue
+        total = f"{n_in} prompt tokens" + (f" + max_tokens {out}" if out else "")
+        if suite.dataset is not None:
+            data = Path(suite.dataset.path)
+            file, at = (data if data.is_absolute() else suite_file.parent / data), f"request {p.name}"
+            fix = f"shorten it, lower its max_tokens, or drop it ({dataset_key}.max_prompt_chars)"
+        else:
+            file, at = suite_file, f"{key}[{i}]" + (f" (file {p.file})" if p.file else "")
+            fix = "shorten it or lower its max_tokens (single.lengths, sweep.max_tokens, warmup.max_tokens)"
+        raise ConfigError(file, at, f"{total} is over {where} (tokens by the "
+                                    f"simulator's count, characters / {model.profile.runtime.chars_per_token:g}); "
+                                    f"SGLang refuses it with HTTP 400: {fix}")
 
 
 #: Rules a study's server arguments break for every setting (tuner.sglang.rules): the fix is there.
