@@ -53,8 +53,9 @@ def test_jsonl_rows_become_prompts_with_their_turns_lengths_and_categories(tmp_p
 def test_draws_are_deterministic_and_filters_apply(tmp_path):
     rows = [{"prompt": f"request number {i} " + "y" * (i % 7) * 10, "max_tokens": 8 + i} for i in range(40)]
     write_jsonl(tmp_path / "w.jsonl", rows)
-    pick = lambda **kw: [p.text for p in load_suite(suite_file(tmp_path, "{" + ", ".join(
-        f"{k}: {v}" for k, v in {"path": "w.jsonl", **kw}.items()) + "}")).prompts]
+    def pick(**kw):
+        return [p.text for p in load_suite(suite_file(tmp_path, "{" + ", ".join(
+            f"{k}: {v}" for k, v in {"path": "w.jsonl", **kw}.items()) + "}")).prompts]
     a, b, c = pick(n=10, seed=1), pick(n=10, seed=1), pick(n=10, seed=2)
     assert a == b and len(a) == 10 and set(a) != set(c)
     assert set(pick(n=5, seed=1)) <= set(a)  # a smaller draw is a prefix of the same order
@@ -67,17 +68,32 @@ def test_draws_are_deterministic_and_filters_apply(tmp_path):
         pick(min_prompt_chars=10_000)
 
 
-def test_sharegpt_takes_the_first_human_turn_and_the_replys_length(tmp_path):
+def test_sharegpt_pairs_the_first_two_turns_as_sglang_does(tmp_path):
+    """SGLang 0.5.23's sample_sharegpt_requests: turns[0] is the prompt and turns[1] the reply,
+    whatever their roles; fewer than two turns, or a prompt or reply under 2 tokens, is dropped."""
     convs = [
-        {"id": "x1", "conversations": [{"from": "system", "value": "sys"}, {"from": "human", "value": "Hi there?"},
-                                       {"from": "gpt", "value": "a" * 400}]},
+        {"id": "x1", "conversations": [{"from": "human", "value": "Hi there?"}, {"from": "gpt", "value": "a" * 400}]},
         {"id": "x2", "conversations": [{"from": "human", "value": "Long answer please"},
                                        {"from": "gpt", "value": "b" * 40_000}]},
         {"id": "x3", "conversations": [{"from": "human", "value": "no reply"}]},
+        # QA: the follow-up question is the reply (SGLang's pairing), 2 tokens: kept at 2
+        {"id": "x4", "conversations": [{"from": "human", "value": "first question"},
+                                       {"from": "human", "value": "q2 follow"}, {"from": "gpt", "value": "answer"}]},
+        # QA: a 1-token prompt ("sys") is dropped, as SGLang prunes prompt_len < 2 ...
+        {"id": "x5", "conversations": [{"from": "system", "value": "sys"}, {"from": "human", "value": "hi there"},
+                                       {"from": "gpt", "value": ""}]},
+        # ... and a 1-token reply (an empty one too) is dropped, as output_len < 2
+        {"id": "x6", "conversations": [{"from": "human", "value": "hi there"}, {"from": "gpt", "value": ""}]},
+        {"id": "x7", "conversations": [{"from": "human", "value": "hi there"}, {"from": "gpt", "value": "ok"}]},
+        # roles are not read: a conversation opened by the assistant is its greeting as the prompt
+        {"id": "x8", "conversations": [{"from": "gpt", "value": "How can I help?"},
+                                       {"from": "human", "value": "Tell me a joke"}]},
     ]
     (tmp_path / "c.json").write_text(json.dumps(convs))
     suite = load_suite(suite_file(tmp_path, "{path: c.json, max_output_tokens: 300}"))
-    assert [(p.name, p.text, p.max_tokens) for p in suite.prompts] == [("x1", "Hi there?", 100), ("x2", "Long answer please", 300)]
+    assert [(p.name, p.text, p.max_tokens) for p in suite.prompts] == [
+        ("x1", "Hi there?", 100), ("x2", "Long answer please", 300), ("x4", "first question", 2),
+        ("x8", "How can I help?", 4)]
 
 
 @pytest.mark.parametrize("line, where", [
@@ -155,7 +171,7 @@ def test_files_as_editors_and_exporters_write_them(tmp_path):
     ("empty.jsonl", "", "empty.jsonl holds no request (no row); give a file with some"),
     ("blank.jsonl", "\n\n  \n", "holds no request (no row)"),
     ("none.json", json.dumps([{"conversations": [{"from": "human", "value": "hi"}]}]),
-     "holds no request (no conversation with a prompt and a reply)"),
+     "holds no request (no conversation with a prompt and a reply of 2 tokens or more"),
     # the layout guessed from the suffix, and the error says how to set it
     ("lines.json", json.dumps({"prompt": "a"}) + "\n" + json.dumps({"prompt": "b"}) + "\n",
      "not valid JSON (Extra data); read as sharegpt from the file's suffix: set format: jsonl"),

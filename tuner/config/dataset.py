@@ -13,11 +13,12 @@ Layouts:
   ``category`` (or ``name``: a label counted in the workload statistics) and ``id``. Blank lines
   and lines starting with ``#`` are skipped.
 * ``sharegpt``: a JSON list of ``{"id": .., "conversations": [{"from": "human"|"gpt", "value": ..},
-  ...]}``, as ShareGPT dumps (and SGLang's ``bench_serving --dataset-name sharegpt``) have it: the
-  first human turn is the prompt, the reply after it gives the output length (its characters / 4,
-  an estimate: the tuner has no tokenizer), capped at ``max_output_tokens``. Conversations without
-  a human turn followed by a reply are skipped, as SGLang's loader skips those with fewer than two
-  turns.
+  ...]}``, as ShareGPT dumps (and SGLang's ``bench_serving --dataset-name sharegpt``) have it. The
+  pairing is SGLang 0.5.23's (``benchmark/datasets/sharegpt.py`` ``sample_sharegpt_requests``): the
+  first turn is the prompt and the second the reply, whatever their roles; a conversation with fewer
+  than two turns, or whose prompt or reply is under 2 tokens, is dropped. Tokens are characters / 4
+  (:func:`estimate_tokens`, an estimate: the tuner has no tokenizer); the reply's length is the
+  request's output length, capped at ``max_output_tokens``.
 
 Sampling is deterministic: the requests that pass the length filters are ordered by a SHA-256 of
 ``(seed, position)`` and the first ``n`` kept, in that order (without ``n``: all, in file order), so the same file, ``n`` and ``seed``
@@ -191,14 +192,19 @@ def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[st
         for j, t in enumerate(turns):
             if not isinstance(t, dict) or not isinstance(t.get("from"), str) or not isinstance(t.get("value"), str):
                 raise _row_error(source, f"{where}.conversations[{j}]", "expected {from, value} with text values")
-        first = next((j for j, t in enumerate(turns) if t["from"] in ("human", "user")), None)
-        if first is None or first + 1 >= len(turns) or not turns[first]["value"].strip():
-            continue  # no prompt with a reply: SGLang's loader skips these too
+        # SGLang 0.5.23 benchmark/datasets/sharegpt.py sample_sharegpt_requests: conversations
+        # with fewer than two turns are dropped, turns[0] is the prompt and turns[1] the completion
+        # (roles are not read), and "prompt_len < 2 or output_len < 2" prunes the rest. A blank
+        # prompt is dropped too: it is no request (the suite's schema refuses empty text).
+        if len(turns) < 2:
+            continue
+        prompt, reply = turns[0]["value"], turns[1]["value"]
+        if not prompt.strip() or estimate_tokens(prompt) < 2 or estimate_tokens(reply) < 2:
+            continue
         if conv.get("category") is not None and not isinstance(conv["category"], str):
             raise _row_error(source, f"{where}.category", "must be text")
-        _real_text(turns[first]["value"], source, f"{where}.conversations[{first}].value")
-        reply = turns[first + 1]["value"]
-        rows.append({"line": i, "text": turns[first]["value"], "messages": None,
+        _real_text(prompt, source, f"{where}.conversations[0].value")
+        rows.append({"line": i, "text": prompt, "messages": None,
                      "max_tokens": min(cap, estimate_tokens(reply)), "category": conv.get("category"),
                      "id": conv.get("id")})
     return rows
@@ -238,7 +244,8 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
                                                f"set format: {other} if it is {shape}") from None
     total = len(rows)
     if not total:
-        what = "no row" if layout == "jsonl" else "no conversation with a prompt and a reply"
+        what = ("no row" if layout == "jsonl"
+                else "no conversation with a prompt and a reply of 2 tokens or more, its first two turns")
         raise ConfigError(source, where, f"{path} holds no request ({what}); give a file with some")
     kept = []
     for position, row in enumerate(rows):
