@@ -49,6 +49,21 @@ def test_inline_suite_resolves_prompt_files_against_base_dir(tmp_path):
     assert s.prompt_text("q") == "Sort this list."
 
 
+def test_a_prompt_file_is_read_as_text_mode_reads_it_as_a_dataset_is(tmp_path):
+    """QA: a prompt file kept its byte-order mark and CRLF line ends ('\ufeffWrite a poem.\r\n' was
+    sent) where a dataset's were dropped; both now send the request a Unix editor's file would."""
+    (tmp_path / "p.txt").write_bytes(b"\xef\xbb\xbfWrite a poem.\r\nAbout the sea.\rShort.\r\n")
+    (tmp_path / "d.jsonl").write_bytes(b'\xef\xbb\xbf{"prompt": "Write a poem.\\nAbout the sea.\\nShort.\\n"}\r\n')
+    (tmp_path / "only-bom.txt").write_bytes(b"\xef\xbb\xbf\r\n")
+    (tmp_path / "files.yaml").write_text("name: f\nprompts: [{name: a, file: p.txt}]\nsingle: {lengths: [8]}\n")
+    (tmp_path / "data.yaml").write_text("name: d\ndataset: {path: d.jsonl}\nsingle: {lengths: [8]}\n")
+    from_file, from_data = load_suite(str(tmp_path / "files.yaml")), load_suite(str(tmp_path / "data.yaml"))
+    assert from_file.prompts[0].text == from_data.prompts[0].text == "Write a poem.\nAbout the sea.\nShort.\n"
+    (tmp_path / "bom.yaml").write_text("name: b\nprompts: [{name: a, file: only-bom.txt}]\nsingle: {lengths: [8]}\n")
+    with pytest.raises(ConfigError, match=r"bom.yaml: prompts\[0\].file: .*only-bom.txt is empty"):
+        load_suite(str(tmp_path / "bom.yaml"))
+
+
 @pytest.mark.parametrize("body, key, words", [
     ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [8]}\ntemprature: 0\n",
      "temprature", "unknown key"),

@@ -22,7 +22,8 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from .dataset import ChatMessage, DatasetSpec, draw
-from .yamlfile import ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped, read_yaml
+from .yamlfile import (ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped, read_yaml,
+                       text_mode)
 
 #: Suites that ship with the package, by name.
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -194,7 +195,8 @@ def _with_dataset(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
 
 
 def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
-    """Read every ``file`` prompt into ``text`` (keeping ``file`` for provenance)."""
+    """Read every ``file`` prompt into ``text`` (keeping ``file`` for provenance), in Python's text
+    mode (:func:`~tuner.config.yamlfile.text_mode`: no byte-order mark, LF line ends)."""
     prompts = []
     if suite.prompts is None:
         return suite
@@ -202,7 +204,7 @@ def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suit
         if p.file is not None and p.text is None:
             path = Path(p.file) if Path(p.file).is_absolute() else base_dir / p.file
             try:
-                text = read_text_capped(path)
+                text = text_mode(read_text_capped(path))
             except ConfigError as exc:
                 raise ConfigError(source, f"prompts[{i}].file",
                                   f"cannot read {path}: {exc.message}") from None

@@ -193,6 +193,14 @@ def decode_utf8(raw: bytes, path: str | Path) -> str:
         raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
 
 
+def text_mode(text: str) -> str:
+    """``text`` as Python's text mode reads a file: a leading UTF-8 byte-order mark (which some
+    editors write) dropped, and CRLF and lone CR line ends read as LF (universal newlines). A
+    prompt file is read so: the request a Windows editor's file sends is the one a Unix editor's
+    sends, as a dataset's requests are (its reader drops the mark and the CR of each line)."""
+    return text.removeprefix("\ufeff").replace("\r\n", "\n").replace("\r", "\n")
+
+
 def read_text_capped(path: str | Path, cap: int = MAX_YAML_BYTES) -> str:
     """A regular file's UTF-8 text, at most ``cap`` bytes (see :func:`read_bytes_capped`)."""
     return decode_utf8(read_bytes_capped(path, cap), path)
