@@ -64,6 +64,16 @@ def test_a_prompt_file_is_read_as_text_mode_reads_it_as_a_dataset_is(tmp_path):
         load_suite(str(tmp_path / "bom.yaml"))
 
 
+def test_single_prompts_over_the_suite_is_refused_in_a_file_but_a_stored_suite_reloads(tmp_path):
+    f = tmp_path / "mine.yaml"
+    f.write_text("name: mine\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [8], prompts: 5}\n")
+    with pytest.raises(ConfigError, match=r"mine.yaml: single.prompts: 5 prompts asked for, but the suite has 1 "):
+        load_suite(str(f))
+    # as a study created before the check stored it: loaded again as it was
+    stored = {"name": "mine", "prompts": [{"name": "a", "text": "hi"}], "single": {"lengths": [8], "prompts": 5}}
+    assert load_suite(stored).single_prompts()[0].name == "a"
+
+
 @pytest.mark.parametrize("body, key, words", [
     ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [8]}\ntemprature: 0\n",
      "temprature", "unknown key"),

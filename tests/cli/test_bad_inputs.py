@@ -148,6 +148,15 @@ CASES = [
      "long.jsonl: request line2: 10000 prompt tokens + max_tokens 8 is over the context length 8192 of profile "
      "k2.6-tp8-pcie (tokens by the simulator's count, characters / 4); SGLang refuses it with HTTP 400: shorten "
      "it, lower its max_tokens, or drop it (dataset.max_prompt_chars)"),
+    # QA: fewer single requests than single.prompts asked for were measured, silently
+    ("single.prompts over the drawn requests", {}, {
+        "rows.jsonl": "".join(f'{{"prompt": "request number {i}"}}\n' for i in range(5)),
+        "suite.yaml": {**{k: v for k, v in SUITE.items() if k != "prompts"}, "dataset": {"path": "rows.jsonl", "n": 2},
+                       "single": {"prompts": 8, "lengths": [8], "repeats": 1}}},
+     "suite.yaml: single.prompts: 8 prompts asked for, but the suite has 2 request(s) drawn from rows.jsonl; "
+     "lower it to 2 or less, or remove it (default: every prompt)"),
+    ("single.prompts over the inline prompts", {"bench.suite": {**SUITE, "single": {"prompts": 5, "lengths": [8]}}},
+     {}, "bad.yaml: bench.suite.single.prompts: 5 prompts asked for, but the suite has 1 prompt(s); lower it to 1"),
     ("draft range 10^9", {}, {"space.yaml": {**SPACE, "params": {
         **SPACE["params"], "speculative_num_draft_tokens": {"low": 2, "high": 1_000_000_000}}}},
      "speculative_num_draft_tokens: values go up to 1000000000; the tuner's cap is 1024"),

@@ -234,6 +234,23 @@ def refuse_text_and_file(data: Any, source: str | Path, key: str = "prompts") ->
                                                      f"text (inline) or file (a file holding the text)")
 
 
+def refuse_too_many_single_prompts(suite: Suite, source: str | Path, key: str = "single.prompts") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and ``key`` when ``single.prompts`` asks for more
+    prompts than the loaded ``suite`` has (its inline prompts, or the requests drawn from its
+    dataset), as ``dataset.n`` over the rows is refused: the phase would measure fewer single
+    requests than asked, silently.
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    n, have = suite.single.prompts, len(suite.prompts or [])
+    if n is None or n <= have:
+        return
+    what = (f"{have} request(s) drawn from {suite.dataset.path}" if suite.dataset is not None
+            else f"{have} prompt(s)")
+    raise ConfigError(source, key, f"{n} prompts asked for, but the suite has {what}; lower it to {have} "
+                                   "or less, or remove it (default: every prompt)")
+
+
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
@@ -266,4 +283,6 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
     if suite.dataset is not None and suite.prompts:
         # (only a loaded suite holds both: its drawn requests and the file's pinned SHA-256)
         raise ConfigError(path, "prompts", "give prompts or dataset, not both")
-    return _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)
+    suite = _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)
+    refuse_too_many_single_prompts(suite, path)
+    return suite
