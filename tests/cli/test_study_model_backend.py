@@ -204,3 +204,15 @@ def test_compare_looks_for_a_study_named_b_in_a_s_storage(studies, tmp_path, mon
         assert json.loads(r.output)["b"]["study"] == "table-again"
     finally:
         invoke("study", "delete", "table-again", "--storage", url, "--yes")
+
+
+def test_a_server_arg_given_as_text_runs_as_sglang_reads_it(tmp_path):
+    """QA: ``server.args: {mem_fraction_static: "0.8"}`` on the model backend died with TypeError (exit 1,
+    a half-made study left); SGLang's argparse and the simulator read the text as the number."""
+    path = tmp_path / "text.yaml"
+    path.write_text(STUDY.format(name="text", space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 1}")
+                    .replace("  model:", '  args: {mem_fraction_static: "0.8", context_length: "8192"}\n  model:')
+                    .replace("n_trials: 6", "n_trials: 1"))
+    r = CliRunner().invoke(cli, ["study", "run", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "done: 1 measured" in r.output and "Traceback" not in r.output

@@ -14,6 +14,7 @@ from tuner.bench.plan import stage_plan
 from tuner.config.landscape import load_landscape
 from tuner.config.suite import load_suite
 from tuner.engine.backends import DEFAULT_LOAD_S, NOT_IN_LANDSCAPE, ModelBackend, suite_model_seconds
+from tuner.engine.model_backend import parsed_server_args
 from tuner.engine.model_suite import FLUSH_S
 from tuner.sglang.rules import SpecConfig
 from tuner.sim.profile import load_profile
@@ -152,3 +153,22 @@ def test_a_profile_reads_its_load_time_and_each_row_at_its_own_rate():
     assert seen[0][1].single_tok_per_s < m.figures.single_tok_per_s
     probe_speedup = seen[0][1].single_tok_per_s / base.figures.stage_results()[0][1].single_tok_per_s
     assert probe_speedup == pytest.approx(m.figures.single_tok_per_s / base.figures.single_tok_per_s, rel=0.01)
+
+
+def test_server_args_are_read_as_sglangs_argparse_reads_them(tmp_path):
+    """QA: ``mem_fraction_static: "0.8"`` (a string, which SGLang's argparse converts by the option's
+    type) reached the memory check as text: TypeError, the study run dead. The backend now reads each
+    argument as the simulated server's parser does, so text and number fail or pass alike."""
+    suite = load_suite("quick")
+    for low, high in ((0.2, 0.9), ("0.2", "0.9")):
+        small = ModelBackend("k2.6-tp8-pcie", suite, seed=1, server_args={"mem_fraction_static": low,
+                                                                            "context_length": "8192"})
+        assert small.server_args == {"mem_fraction_static": 0.2, "context_length": 8192}
+        assert small.launch_failure(CHAIN)[0] == "oom"
+        assert ModelBackend("k2.6-tp8-pcie", suite, seed=1,
+                            server_args={"mem_fraction_static": high}).launch_failure(CHAIN) is None
+    # lists by their items' type, a switch given false stays false
+    assert parsed_server_args({"gc_threshold": ["1", 2], "enable_metrics": False}) == {
+        "gc_threshold": [1, 2], "enable_metrics": False}
+    with pytest.raises(ValueError, match="server.args: argument --mem-fraction-static: invalid float value"):
+        parsed_server_args({"mem_fraction_static": "most"})  # handed in by code: refused, never an exit

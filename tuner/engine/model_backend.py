@@ -6,6 +6,7 @@ the contract is every backend's (:mod:`tuner.engine.backends`).
 from __future__ import annotations
 
 import random
+from typing import Any, Mapping
 
 from ..sglang.rules import SpecConfig
 from .measurement import Event, Measurement, OnStage, Record
@@ -19,6 +20,34 @@ DEFAULT_LOAD_S = 600.0
 NOT_IN_LANDSCAPE = "not_in_landscape"
 
 
+def parsed_server_args(args: Mapping[str, Any]) -> dict:
+    """``args`` (a study's ``server.args``: SGLang's underscore names) with the values a launched
+    server would hold: each written as the launcher writes it for the simulator
+    (:func:`tuner.server.command.arg_tokens`) and parsed by the simulator's parser
+    (:func:`tuner.sim.args.build_parser`: SGLang 0.5.23's flags from its server-args table, each
+    converted by its type as SGLang's argparse does, so ``mem_fraction_static: "0.8"`` is 0.8).
+    Keyed by SGLang's ``dest``; a switch given false keeps false.
+
+    The study file's check (:func:`tuner.config.space.check_server_args`) refuses a value argparse
+    would refuse, so this parse succeeds for a loaded study; ``ValueError`` with argparse's message
+    otherwise (args handed in by code), never argparse's exit."""
+    from ..server.command import arg_tokens
+    from ..sim.args import build_parser
+
+    if not args:
+        return {}
+    parser = build_parser()
+
+    def refuse(message: str):
+        raise ValueError(f"server.args: {message}")
+
+    parser.error = refuse  # argparse would print usage and exit 2: this is a library call
+    # --model-path is the one required flag; a server argument never sets it (it is reserved)
+    argv = ["--model-path", "m", *(token for name, value in args.items() for token in arg_tokens(name, value))]
+    parsed = vars(parser.parse_args(argv))
+    return {name: parsed.get(name, value) for name, value in args.items()}
+
+
 class ModelBackend:
     """The performance model, or a landscape table, as a backend: no process, no HTTP, seeded noise.
 
@@ -27,7 +56,9 @@ class ModelBackend:
     setting it does not list fails at launch, failure class ``not_in_landscape``, as a tree fails
     on some model/backend pairs). With a profile, a setting whose weights, speculative workspace
     and KV cache do not fit the GPUs fails at launch as ``oom``, exactly as the simulated server
-    would (``PerfModel.kv_budget_ok`` with the launcher's pinned ``max_running_requests``).
+    would (``PerfModel.kv_budget_ok`` with the launcher's pinned ``max_running_requests``), reading
+    ``server_args`` (``context_length``, ``mem_fraction_static``) as that server's parser does
+    (:func:`parsed_server_args`).
 
     ``noise`` is the relative standard deviation applied to every throughput figure, standing in
     for the run-to-run spread of a real measurement (the accept length is left exact: a real
@@ -67,7 +98,8 @@ class ModelBackend:
         self.plan = list(plan) if plan is not None else stage_plan(suite)
         self._rows: dict = {}
         self.max_running_requests = max_running_requests or max(suite.sweep.concurrencies, default=1)
-        self.server_args = dict(server_args or {})
+        # read as the simulated server reads them (a string "0.8" is the number 0.8)
+        self.server_args = parsed_server_args(server_args or {})
 
     @property
     def source_label(self) -> str:
