@@ -123,6 +123,21 @@ CASES = [
     ("model_path empty", {}, demo(server=server(model_path="")), "server.model_path: must name the model"),
     ("host not a host", {}, demo(server=server(host="not a host!")),
      "server.host: 'not a host!' is neither a host name"),
+    # 6b. a value SGLang's argparse reads as an option: "expected one argument" at every launch
+    ("model_path starting with '-'", {}, demo(server=server(model_path="-models/kimi")),
+     "sim-demo.yaml: server.model_path: '-models/kimi' starts with '-', which SGLang's argparse reads as an "
+     "option, not as this value (the launch would fail: expected one argument); write ./-models/kimi"),
+    ("draft_model_path starting with '-'", {}, demo(server=server(draft_model_path="--draft")),
+     "server.draft_model_path: '--draft' starts with '-', which SGLang's argparse reads as an option"),
+    ("args a string starting with '-'", {}, demo(server=server(args={"served_model_name": "-kimi"})),
+     "server.args: served_model_name: '-kimi' starts with '-', which SGLang's argparse reads as an option"),
+    ("args a list item starting with '-'", {}, demo(server=server(args={"log_requests_target": ["stdout", "-logs"]})),
+     "server.args: log_requests_target: '-logs' starts with '-', which SGLang's argparse reads as an option"),
+    ("args a number argparse reads as an option", {}, demo(server=server(args={"mem_fraction_static": "MFS"})).replace("MFS", '"-1e-3"'),
+     "server.args: mem_fraction_static: '-1e-3' starts with '-', which SGLang's argparse reads as an option, "
+     "not as this value (the launch would fail: expected one argument); write the number in plain decimals"),
+    ("fixed a string starting with '-'", {"space.yaml": space("{served_model_name: '-kimi'}")}, demo(),
+     "space.yaml: fixed: served_model_name: '-kimi' starts with '-'"),
     # 7. the lossless check needs greedy decoding
     ("lossless at temperature 0.7", {"suite.yaml": yaml.safe_dump({**SUITE, "temperature": 0.7})},
      demo(bench={"suite": "suite.yaml", "lossless": {"enforce": True}}),
@@ -411,3 +426,36 @@ def test_a_storage_flag_into_a_folder_that_does_not_exist_names_the_flag(tmp_pat
     r = CliRunner().invoke(cli, ["study", "create", "sim-demo.yaml"])
     assert r.exit_code == 2 and r.stderr.startswith("error: $TUNER_STORAGE: "), r.output
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sim-demo.yaml", "space.yaml"]
+
+
+def test_a_value_is_refused_exactly_when_sglangs_argparse_reads_it_as_an_option(tmp_path):
+    """QA: ``model_path: "-models/kimi"`` was accepted, then every launch failed with argparse's
+    "expected one argument" (and the model backend exported it). The rule mirrors argparse's
+    ``_parse_optional``: checked here against argparse itself, on the simulator's parser (SGLang
+    0.5.23's flags), with each value after ``--served-model-name``; a negative number is a value."""
+    import argparse
+
+    from tuner.sglang.server_args import server_args_table
+    from tuner.sim.args import build_parser
+
+    parser = build_parser()
+
+    def refuse(message):
+        raise argparse.ArgumentError(None, message)
+
+    parser.error = refuse
+    samples = ["-models/kimi", "-", "--", "-1", "-1.5", "-.5", "-0", "-1e3", "-5.", "-1x", "-a b", "- x", "-x=1",
+               "--tp-size=1", "--tp", "-h", "-h x", "-hx", "--port=1 x", "--port x", " -x", "a-b", "./-models/kimi"]
+    for value in samples:
+        try:
+            parser.parse_args(["--model-path", "m", "--served-model-name", value])
+            taken = True
+        except argparse.ArgumentError:
+            taken = False
+        assert server_args_table().reads_as_option(value) is not taken, value
+    # negative numbers load: argparse takes them as values (what SGLang makes of them is its own check)
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "s.yaml").write_text(demo(server=server(model_path="./-models/kimi", args={
+        "context_length": -1, "served_model_name": "-1", "mem_fraction_static": "-0.5"})))
+    study = load_study(tmp_path / "s.yaml")
+    assert study.server.model_path == "./-models/kimi" and study.server.args["context_length"] == -1

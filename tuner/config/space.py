@@ -276,6 +276,28 @@ def _check_server_value(name: str, option, value: Any) -> None:
                          f"({', '.join(option.choices)}){did_you_mean(str(value), option.choices)}")
     if not ok:
         raise ValueError(f"{name}: expected {expected}, got {value!r}")
+    problem = None if isinstance(value, bool) else option_like(str(value))  # str(): as argv holds it
+    if problem is not None:
+        raise ValueError(f"{name}: {problem}")
+
+
+def option_like(text: str) -> str | None:
+    """None, or why ``text`` cannot be a flag's value on SGLang's command line: its argparse reads it
+    as an option (:meth:`tuner.sglang.server_args.ServerArgsTable.reads_as_option`), so the launch
+    fails with "expected one argument", and SGLang's ``--config`` loader, which turns a YAML entry
+    into the same two argv words (``utils/server_args_config_parser.py``), refuses an exported file
+    holding it. The reason names the fix. A negative number (``-1``, ``-0.5``) is a value."""
+    from ..sglang.server_args import server_args_table
+
+    if not server_args_table().reads_as_option(text):
+        return None
+    try:
+        float(text)
+        fix = "write the number in plain decimals (-0.001, not -1e-3)"
+    except ValueError:
+        fix = f"write ./{text} for a path in the current folder, or a value not starting with '-'"
+    return (f"{text!r} starts with '-', which SGLang's argparse reads as an option, not as this value "
+            f"(the launch would fail: expected one argument); {fix}")
 
 
 def _parses(value: Any, kind: type) -> bool:

@@ -24,7 +24,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 
 from .sampler import check_sampler_options
 from .slo import SLO
-from .space import Scalar, check_server_args, load_space, reserved_arg
+from .space import Scalar, check_server_args, load_space, option_like, reserved_arg
 from .suite import (INLINE_SUITE, SHIPPED_SUITES, load_suite, refuse_text_and_file,
                     refuse_too_many_single_prompts)
 from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
@@ -244,6 +244,16 @@ def _printable(path: str) -> str:
     return path
 
 
+def _a_flag_value(path: str) -> str:
+    """``path`` unchanged, or ``ValueError`` when SGLang's argparse would read it as an option
+    (``-models/kimi``): the launch writes it after ``--model-path`` (or ``--speculative-draft-model-
+    path``), and so does the export (:func:`tuner.config.space.option_like`)."""
+    problem = option_like(path)
+    if problem is not None:
+        raise ValueError(problem)
+    return path
+
+
 #: One label of a host name: letters, digits and '-' (RFC 1123), '_' too (seen on internal
 #: networks, and resolvers take it), not starting or ending with '-'.
 _HOST_LABEL = re.compile(r"(?!-)[A-Za-z0-9_-]{1,63}(?<!-)")
@@ -288,9 +298,14 @@ class ServerSettings(StrictModel):
     def _a_path(cls, v: str):
         if not v.strip():
             raise ValueError("must name the model (a Hugging Face id or a folder), got an empty string")
-        return _printable(v)
+        return _a_flag_value(_printable(v))
 
-    @field_validator("python", "draft_model_path")
+    @field_validator("draft_model_path")
+    @classmethod
+    def _a_draft_path(cls, v: str | None):
+        return None if v is None else _a_flag_value(_printable(v))
+
+    @field_validator("python")
     @classmethod
     def _printable_path(cls, v: str | None):
         return None if v is None else _printable(v)

@@ -18,11 +18,17 @@ What follows from it, and what the simulator mirrors:
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
 SERVER_ARGS_TABLE = Path(__file__).with_name("server_args_0_5_23.json")
+
+#: What argparse takes for a negative number, hence a value (Lib/argparse.py, Python 3.10-3.12,
+#: ``_negative_number_matcher``): SGLang registers no option that looks like one, so such a string
+#: is never read as an option.
+_NEGATIVE_NUMBER = re.compile(r"^-\d+$|^-\d*\.\d+$")
 
 
 @dataclass(frozen=True)
@@ -70,6 +76,28 @@ class ServerArgsTable:
             return exact[0]
         prefixed = {o.dest: o for o in self.options if any(f.startswith(flag) for f in o.flags)}
         return next(iter(prefixed.values())) if len(prefixed) == 1 else None
+
+    def reads_as_option(self, text: str) -> bool:
+        """Whether SGLang's argparse takes ``text``, given as the value of a flag (``--model-path
+        -models/kimi``, as the launcher writes argv and SGLang's ``--config`` loader expands a YAML),
+        for an option string instead: the flag then fails with "expected one argument".
+
+        Mirrors ``ArgumentParser._parse_optional`` (Lib/argparse.py, Python 3.10-3.12, checked
+        against SGLang 0.5.23's real parser): a string starting with '-' is an option unless it is
+        '-' alone, a negative number (``-1``, ``-.5``; not ``-1e3``), or holds a space, and even
+        then it is one when the part before a '=' is a flag, or an abbreviation of one (``--port=1
+        x``), or it starts with a one-letter flag (``-h x``: argparse's own ``-h``). Python 3.13
+        takes a few more as numbers (``-1e3``); refusing those too keeps a study launchable on
+        either."""
+        if len(text) < 2 or not text.startswith("-"):
+            return False
+        if " " not in text and not _NEGATIVE_NUMBER.match(text):
+            return True
+        flags = {f for o in self.options for f in o.flags} | {"-h", "--help"}
+        head = text.split("=", 1)[0]
+        if text.startswith("--"):
+            return any(f.startswith(head) for f in flags)
+        return head in flags or text[:2] in flags
 
 
 @lru_cache(maxsize=1)
