@@ -66,7 +66,7 @@ CASES = [
     ("sampler noise nan", {}, demo(sampler={"options": {"noise": float("nan")}}),
      "sampler.options: noise: must be a finite number, got nan"),
     ("server.args nan", {}, demo(server=server(args={"mem_fraction_static": float("nan")})),
-     "server.args.mem_fraction_static: must be a finite number"),
+     "server.args: mem_fraction_static: must be a finite number, got nan"),
     ("suite temperature inf", {"suite.yaml": yaml.safe_dump({**SUITE, "temperature": float("inf")})},
      demo(bench={"suite": "suite.yaml"}), "suite.yaml: temperature: must be a finite number, got inf"),
     # 2. a key given twice
@@ -88,7 +88,7 @@ CASES = [
     ("not a server arg", {"space.yaml": space("{not_an_arg: 1}")}, demo(),
      "fixed: not_an_arg: not a server argument of SGLang 0.5.23"),
     ("switch given text", {"space.yaml": space("{trust_remote_code: 'yes'}")}, demo(),
-     "fixed: trust_remote_code: expected true or false, got 'yes'"),
+     "fixed: trust_remote_code: expected true or false (a switch), got 'yes'"),
     # 5. the study's name
     ("name of a baseline companion", {}, demo(name="sim-demo.baseline"),
      "name: names may not end in '.baseline', which is reserved for the baseline companion"),
@@ -112,6 +112,24 @@ CASES = [
      "server.args: served_model_name: expected one value, got a list"),
     ("args a constant given a value", {}, demo(server=server(args={"gc_threshold": True})),
      "server.args: gc_threshold: expected an integer, got True"),
+    # 4b. a value not of the option's type says what the option takes (a typed union said "input
+    # should be a valid boolean" for each)
+    ("args a mapping for a JSON-text option", {}, demo(server=server(args={"json_model_override_args": {"a": 1}})),
+     "sim-demo.yaml: server.args: json_model_override_args: expected a string (JSON text), got a mapping "
+     "{'a': 1}; write the mapping as JSON in quotes: json_model_override_args: '{\"a\": 1}'"),
+    ("args null for an integer", {}, demo(server=server(args={"context_length": None})),
+     "sim-demo.yaml: server.args: context_length: expected an integer, got null (leave the key out for "
+     "SGLang's default)"),
+    ("args a mapping for a number", {}, demo(server=server(args={"mem_fraction_static": {"x": 1}})),
+     "server.args: mem_fraction_static: expected a number, got a mapping {'x': 1}"),
+    ("args null for a switch", {}, demo(server=server(args={"enable_metrics": None})),
+     "server.args: enable_metrics: expected true or false (a switch), got null"),
+    ("args a mapping for a list", {}, demo(server=server(args={"gc_threshold": {"a": 1}})),
+     "server.args: gc_threshold: expected a list, each item an integer, got a mapping {'a': 1}"),
+    ("args a nested list", {}, demo(server=server(args={"log_requests_target": [["stdout"]]})),
+     "server.args: log_requests_target: expected a string, got ['stdout']"),
+    ("fixed null for a string", {"space.yaml": space("{served_model_name: null}")}, demo(),
+     "space.yaml: fixed: served_model_name: expected a string, got null"),
     ("args one name twice", {}, demo(server=server(args={"attention_back": "fa3", "attention_backend": "triton"})),
      "server.args: attention_backend and attention_back are both SGLang's attention_backend; give it once"),
     ("args value NUL", {}, demo(server=server(args={"served_model_name": "x\0y"})),

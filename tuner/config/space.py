@@ -9,6 +9,7 @@ distributions to sample from. The rules themselves live in :mod:`tuner.sglang.ru
 
 from __future__ import annotations
 
+import json
 import math
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -20,7 +21,6 @@ from ..sglang.rules import Resolution, ServerContext, SpecConfig, flag_name, res
 from .yamlfile import StrictModel, did_you_mean, load_model
 
 SPEC_PARAMS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
-Scalar = Union[bool, int, float, str]
 
 
 #: Server arguments the tuner sets itself on every launch, from the study's own keys (the model, the
@@ -152,7 +152,8 @@ class SearchSpaceConfig(StrictModel):
     algorithm: Literal["EAGLE3", "EAGLE"] = "EAGLE3"
     params: dict[str, Param]
     #: other SGLang server arguments (underscore names) held constant in every trial
-    fixed: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    #: (any YAML value: check_server_args checks each by its option's type, naming what it takes)
+    fixed: dict[str, Any] = Field(default_factory=dict)
 
     @field_validator("params")
     @classmethod
@@ -246,9 +247,11 @@ def _check_server_arg(name: str, value: Any) -> str:
                          "server.extra_args as it is")
     if option.action in ("store_true", "boolean_optional", "store_const"):
         if not isinstance(value, bool):  # a bare flag: given (true) or not (false)
-            raise ValueError(f"{name}: expected true or false, got {value!r}")
+            raise ValueError(f"{name}: expected true or false (a switch), got {_shown(value)}")
         return option.dest
     many = option.nargs not in (None, "?")  # "+", "*" or a count: a YAML list, each item checked
+    if many and (value is None or isinstance(value, dict)):
+        raise ValueError(f"{name}: expected a list, each item {_KIND[option.type]}, got {_shown(value)}")
     items = value if many and isinstance(value, list) else [value]
     if not many and isinstance(value, list):
         raise ValueError(f"{name}: expected one value, got a list {value!r}")
@@ -263,19 +266,41 @@ def _check_server_arg(name: str, value: Any) -> str:
     return option.dest
 
 
+#: What a value of each type of SGLang's table is called in an error (``tuner.sglang.server_args``:
+#: int, float, or str for every other parser SGLang gives, its custom ones included, which read text)
+_KIND = {"int": "an integer", "float": "a number", "str": "a string"}
+
+
+def _shown(value: Any) -> str:
+    """``value`` as an error shows it, in YAML's words where Python's differ (null, a mapping)."""
+    if value is None:
+        return "null (leave the key out for SGLang's default)"
+    return f"a mapping {value!r}" if isinstance(value, dict) else repr(value)
+
+
 def _check_server_value(name: str, option, value: Any) -> None:
-    """One value of ``option`` as SGLang's argparse reads it: its type, one of its choices."""
+    """One value of ``option`` as SGLang's argparse reads it: its type (the text argparse gets is
+    ``str(value)``, so a string, an integer or a number; never null, a switch's true/false, a list or
+    a mapping), one of its choices."""
+    if isinstance(value, float) and not math.isfinite(value):  # as every float of the files (StrictModel)
+        raise ValueError(f"{name}: must be a finite number, got {value!r}")
+    expected = _KIND[option.type]
     if option.type == "int":
-        expected, ok = "an integer", _parses(value, int)
+        ok = _parses(value, int)
     elif option.type == "float":
-        expected, ok = "a number", _parses(value, float)
+        ok = _parses(value, float)
     else:
-        expected, ok = "a string", not isinstance(value, (bool, list, dict))
+        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
     if ok and option.choices and str(value) not in option.choices:
         raise ValueError(f"{name}: {value!r} is not one of SGLang's choices "
                          f"({', '.join(option.choices)}){did_you_mean(str(value), option.choices)}")
+    if not ok and option.type == "str" and isinstance(value, dict):
+        # SGLang parses such an option's text itself (json_model_override_args: json.loads); the
+        # launcher passes the YAML value as the text, so a mapping must be written as JSON
+        raise ValueError(f"{name}: expected a string (JSON text), got {_shown(value)}; write the "
+                         f"mapping as JSON in quotes: {name}: '{json.dumps(value, default=str)}'")
     if not ok:
-        raise ValueError(f"{name}: expected {expected}, got {value!r}")
+        raise ValueError(f"{name}: expected {expected}, got {_shown(value)}")
     problem = None if isinstance(value, bool) else option_like(str(value))  # str(): as argv holds it
     if problem is not None:
         raise ValueError(f"{name}: {problem}")

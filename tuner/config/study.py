@@ -24,7 +24,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 
 from .sampler import check_sampler_options
 from .slo import SLO
-from .space import Scalar, check_server_args, load_space, option_like, reserved_arg
+from .space import check_server_args, load_space, option_like, reserved_arg
 from .suite import (INLINE_SUITE, SHIPPED_SUITES, load_suite, refuse_text_and_file,
                     refuse_too_many_single_prompts)
 from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
@@ -283,8 +283,10 @@ class ServerSettings(StrictModel):
     tp_size: int = Field(1, ge=1)
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, le=65535)  #: 0 picks a free port per launch
-    #: further SGLang server arguments, underscore names, e.g. mem_fraction_static: 0.85
-    args: dict[str, Union[Scalar, list[Scalar]]] = Field(default_factory=dict)
+    #: further SGLang server arguments, underscore names, e.g. mem_fraction_static: 0.85; any YAML
+    #: value here, as check_server_args checks each by its option's type and says what it takes
+    #: (a typed union would answer a mapping with its first member's "input should be a valid boolean")
+    args: dict[str, Any] = Field(default_factory=dict)
     extra_args: list[str] = Field(default_factory=list)  #: raw argv appended last
     env: dict[str, str] = Field(default_factory=dict)
     startup_timeout_s: float = Field(600.0, gt=0)
