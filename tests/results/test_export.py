@@ -419,3 +419,34 @@ def test_an_output_that_cannot_be_written_is_one_line_before_anything_is_written
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and says in lines[0] and "Traceback" not in r.output, r.stderr
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_the_export_is_ascii_and_loads_to_the_same_values(tmp_path):
+    """QA: the header comments carried raw UTF-8 (a suite's name, dataset categories) while the values
+    were escaped; SGLang reads a --config file with a plain open(file_path), so under a non-UTF-8
+    locale loading the export failed with UnicodeDecodeError. Every byte is ASCII now: comments say
+    non-ASCII as escapes (\\u4ee3), values as YAML's, and the YAML loads to the values the JSON export
+    holds; the --adaptive-out policy (JSON) is ASCII too."""
+    (tmp_path / "uni.yaml").write_text(f"""name: uni
+search_space: {SPACE}
+server: {{backend: model, model_path: "models/キミ-K2.6", draft_model_path: d, model: {{profile: k2.6-tp8-pcie, seed: 1}}}}
+bench:
+  suite: {{name: "代码 emoji😀 café", prompts: [{{name: p, text: hello}}],
+          single: {{lengths: [64], repeats: 1}}, sweep: {{concurrencies: [1, 32], max_tokens: 64}}}}
+objectives: [single_speedup, speedup@32]
+budget: {{n_trials: 3}}
+""", encoding="utf-8")
+    r = CliRunner().invoke(cli, ["study", "run", str(tmp_path / "uni.yaml")])
+    assert r.exit_code == 0, r.output
+    out, policy, as_json = tmp_path / "best.yaml", tmp_path / "política.json", tmp_path / "best.json"
+    r = run(tmp_path / "uni.yaml", "--pick", "knee", "-o", out, "--adaptive-out", policy)
+    assert r.exit_code == 0, r.output
+    assert run(tmp_path / "uni.yaml", "--pick", "knee", "-o", as_json, "--adaptive-out", policy).exit_code == 0
+    for path in (out, policy, as_json):
+        path.read_bytes().decode("ascii")  # what open() reads under LC_ALL=C (Python's ascii codec)
+    text = out.read_text(encoding="ascii")
+    assert "\\u4ee3\\u7801 emoji\\U0001f600 caf\\xe9" in text  # said, readably, inside its comment
+    mapping = yaml.safe_load(text)
+    assert mapping == json.loads(as_json.read_text())["server_args"]
+    assert mapping["model-path"] == "models/キミ-K2.6" and mapping["speculative-adaptive-config"] == str(policy)
+    assert json.loads(policy.read_text())  # the policy: JSON's own escapes, the same values

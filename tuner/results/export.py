@@ -71,7 +71,12 @@ class ServerExport:
         return format_command(self.argv)
 
     def yaml_text(self) -> str:
-        head = "".join(f"# {line}\n" if line else "#\n" for line in self.header)  # one line each: build_export
+        """The config file: the header as comments, then the flat mapping. ASCII only: SGLang opens a
+        ``--config`` file with a plain ``open(file_path)`` (``srt/utils/server_args_config_parser.py``,
+        ConfigArgumentMerger), in the locale's encoding, so one UTF-8 byte fails its load under a
+        non-UTF-8 locale (``LC_ALL=C``). Values are YAML escapes (``safe_dump``'s default, no
+        ``allow_unicode``); comment text is Python's (``\\u4ee3``), readable and never a value."""
+        head = "".join(f"# {_ascii(line)}\n" if line else "#\n" for line in self.header)  # one line each: build_export
         body = yaml.safe_dump(self.server_args, sort_keys=False, default_flow_style=False, width=1000)
         return head + body
 
@@ -89,6 +94,12 @@ def _one_line(text: str) -> str:
     break -- a newline, a return, U+0085, U+2028, U+2029 -- becomes a space, so no text a study holds
     (a suite's name, an environment variable's) can end the comment and start a key of the config."""
     return " ".join(text.splitlines()) if text else text
+
+
+def _ascii(text: str) -> str:
+    """``text`` with every non-ASCII character as its Python escape (``代`` -> ``\\u4ee3``, ``é`` ->
+    ``\\xe9``): a comment line of the export (see :meth:`Export.yaml_text`)."""
+    return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
 def dash_key(name: str) -> str:
