@@ -9,7 +9,7 @@ import click
 from ..engine.storage import redact, resolve_url
 from .output import console, print_json, print_table
 from .own_files import check_not_an_input
-from .study import resolve_target, storage_option
+from .study_target import resolve_target, storage_option
 
 
 @click.command("compare")

@@ -15,7 +15,7 @@ from pathlib import Path
 import click
 
 from .output import FiniteFloat, console, fail, print_json, print_table
-from .study import resolve_target, storage_option
+from .study_target import resolve_target, storage_option
 
 
 @click.command("confirm")

@@ -15,7 +15,7 @@ import click
 from ..config.yamlfile import ConfigError
 from ..engine.storage import redact
 from .output import chosen_format, format_option, print_csv, print_json, print_table
-from .study import resolve_target, storage_option, storage_url
+from .study_target import resolve_target, storage_option, storage_url
 
 
 def _storages(storage: str | None) -> list[str]:

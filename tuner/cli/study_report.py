@@ -5,7 +5,7 @@ from __future__ import annotations
 import click
 
 from .own_files import check_not_an_input
-from .study import resolve_target, storage_option
+from .study_target import resolve_target, storage_option
 
 
 @click.command("report")

@@ -14,7 +14,7 @@ import click
 from ..results.pareto import C32
 from .output import FiniteFloat, chosen_format, console, fail, format_option, print_csv, print_json, print_table
 from .own_files import check_not_an_input
-from .study import resolve_target, storage_option
+from .study_target import resolve_target, storage_option
 
 
 def _open(target, study_name, storage):

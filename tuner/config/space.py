@@ -9,67 +9,16 @@ distributions to sample from. The rules themselves live in :mod:`tuner.sglang.ru
 
 from __future__ import annotations
 
-import json
-import math
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
-from ..sglang.rules import Resolution, ServerContext, SpecConfig, flag_name, resolve, resolve_backend_aliases
-from .yamlfile import StrictModel, did_you_mean, load_model
+from ..sglang.rules import Resolution, ServerContext, SpecConfig, resolve, resolve_backend_aliases
+from .yamlfile import StrictModel, load_model
 
-SPEC_PARAMS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
-
-
-#: Server arguments the tuner sets itself on every launch, from the study's own keys (the model, the
-#: parallelism, where it listens, the speculative flags the search owns, the simulator's clock). Set in
-#: ``server.args``, a space's ``fixed`` or ``server.extra_args`` they would be given twice, and the
-#: last one would win: the server would run something else than the study records.
-RESERVED_SERVER_ARGS = ("model_path", "tp_size", "host", "port", "speculative_algorithm",
-                        "speculative_draft_model_path", *SPEC_PARAMS, "config",
-                        "sim_profile", "sim_speedup", "sim_load_seconds", "sim_noise", "sim_seed")
-
-
-def reserved_arg(name: str) -> str | None:
-    """The reserved argument ``name`` (underscore form) would set, or None. An alias or a unique
-    prefix counts, as SGLang's argparse takes it (``model`` is ``--model-path``, ``tp`` is
-    ``--tp-size``: ``tuner.sglang.server_args``, SGLang 0.5.23's own parser table)."""
-    from ..sglang.server_args import server_args_table
-
-    if name in RESERVED_SERVER_ARGS:
-        return name
-    option = server_args_table().option_for_flag(flag_name(name))
-    return option.dest if option is not None and option.dest in RESERVED_SERVER_ARGS else None
-
-
-def check_server_args(args: dict, where: str) -> dict:
-    """Server arguments (``server.args``, a space's ``fixed``) are SGLang's underscore names, never
-    the flags the tuner itself sets, and each one SGLang 0.5.23 has, with a value of its type
-    (:func:`_check_server_arg`). ``ValueError`` naming the first that is not; otherwise ``args``
-    under SGLang's own names: an alias or an abbreviation SGLang's parser takes (``attention_back``)
-    becomes the name it stands for (``attention_backend``), so the rules, the launcher's pins and the
-    conflict checks, which read names, see it.
-
-    A typo here would otherwise surface on the GPU node only, as every launch of the night failing
-    with argparse's "unrecognized arguments"."""
-    for name in args:
-        if "-" in name:
-            raise ValueError(f"{name!r}: write server arguments with underscores ({name.replace('-', '_')})")
-        owner = reserved_arg(name)
-        if owner is not None:
-            alias = "" if owner == name else f" (SGLang reads it as {owner})"
-            raise ValueError(f"{name!r}{alias} is searched or set by the tuner from the study's own keys; "
-                             f"remove it from {where}")
-    out: dict = {}
-    given: dict[str, str] = {}  #: SGLang's name -> the name the file used
-    for name, value in args.items():
-        dest = _check_server_arg(name, value)
-        if dest in given:
-            raise ValueError(f"{name} and {given[dest]} are both SGLang's {dest}; give it once")
-        given[dest], out[dest] = name, value
-    return out
+from .server_arg_checks import SPEC_PARAMS, check_server_args
 
 
 class IntRange(StrictModel):
@@ -222,117 +171,6 @@ def _requested(config: SearchSpaceConfig):
         for topk in config.values("speculative_eagle_topk"):
             for draft in config.values("speculative_num_draft_tokens"):
                 yield SpecConfig(steps, topk, draft)
-
-
-def _check_server_arg(name: str, value: Any) -> str:
-    """A server argument SGLang 0.5.23 has (``tuner.sglang.server_args``, its own parser table), with
-    a value of its type (an integer flag an integer, a switch true or false, one of its choices);
-    ``page_size`` at least 1: its name in SGLang's table (``dest``). ``ValueError`` naming the
-    argument otherwise."""
-    from ..sglang.server_args import server_args_table
-
-    table = server_args_table()
-    option = table.option_named(name)
-    if option is None:
-        flag = flag_name(name)
-        matches = sorted({f for o in table.options for f in o.flags if f.startswith(flag)})
-        if len(matches) > 1:  # argparse's allow_abbrev: an ambiguous prefix is its exit 2
-            raise ValueError(f"{name}: SGLang {table.sglang_version}'s parser refuses {flag} as "
-                             f"ambiguous (it could be {' or '.join(matches[:4])}); write the one you mean "
-                             "in full, with underscores")
-        hint = did_you_mean(name, [o.dest for o in table.options])
-        raise ValueError(f"{name}: not a server argument of SGLang {table.sglang_version}{hint}; check "
-                         "its spelling (underscore names, as `python -m sglang.launch_server --help` "
-                         "lists them with dashes); a flag of another SGLang version goes in "
-                         "server.extra_args as it is")
-    if option.action in ("store_true", "boolean_optional", "store_const"):
-        if not isinstance(value, bool):  # a bare flag: given (true) or not (false)
-            raise ValueError(f"{name}: expected true or false (a switch), got {_shown(value)}")
-        return option.dest
-    many = option.nargs not in (None, "?")  # "+", "*" or a count: a YAML list, each item checked
-    if many and (value is None or isinstance(value, dict)):
-        raise ValueError(f"{name}: expected a list, each item {_KIND[option.type]}, got {_shown(value)}")
-    items = value if many and isinstance(value, list) else [value]
-    if not many and isinstance(value, list):
-        raise ValueError(f"{name}: expected one value, got a list {value!r}")
-    if isinstance(option.nargs, int) and len(items) != option.nargs:
-        raise ValueError(f"{name}: expected {option.nargs} values, got {len(items)}")
-    if option.nargs == "+" and not items:
-        raise ValueError(f"{name}: expected at least one value, got an empty list")
-    for item in items:
-        _check_server_value(name, option, item)
-    if option.dest == "page_size" and int(value) < 1:
-        raise ValueError(f"page_size: {value!r}; a page holds at least 1 token")
-    return option.dest
-
-
-#: What a value of each type of SGLang's table is called in an error (``tuner.sglang.server_args``:
-#: int, float, or str for every other parser SGLang gives, its custom ones included, which read text)
-_KIND = {"int": "an integer", "float": "a number", "str": "a string"}
-
-
-def _shown(value: Any) -> str:
-    """``value`` as an error shows it, in YAML's words where Python's differ (null, a mapping)."""
-    if value is None:
-        return "null (leave the key out for SGLang's default)"
-    return f"a mapping {value!r}" if isinstance(value, dict) else repr(value)
-
-
-def _check_server_value(name: str, option, value: Any) -> None:
-    """One value of ``option`` as SGLang's argparse reads it: its type (the text argparse gets is
-    ``str(value)``, so a string, an integer or a number; never null, a switch's true/false, a list or
-    a mapping), one of its choices."""
-    if isinstance(value, float) and not math.isfinite(value):  # as every float of the files (StrictModel)
-        raise ValueError(f"{name}: must be a finite number, got {value!r}")
-    expected = _KIND[option.type]
-    if option.type == "int":
-        ok = _parses(value, int)
-    elif option.type == "float":
-        ok = _parses(value, float)
-    else:
-        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
-    if ok and option.choices and str(value) not in option.choices:
-        raise ValueError(f"{name}: {value!r} is not one of SGLang's choices "
-                         f"({', '.join(option.choices)}){did_you_mean(str(value), option.choices)}")
-    if not ok and option.type == "str" and isinstance(value, dict):
-        # SGLang parses such an option's text itself (json_model_override_args: json.loads); the
-        # launcher passes the YAML value as the text, so a mapping must be written as JSON
-        raise ValueError(f"{name}: expected a string (JSON text), got {_shown(value)}; write the "
-                         f"mapping as JSON in quotes: {name}: '{json.dumps(value, default=str)}'")
-    if not ok:
-        raise ValueError(f"{name}: expected {expected}, got {_shown(value)}")
-    problem = None if isinstance(value, bool) else option_like(str(value))  # str(): as argv holds it
-    if problem is not None:
-        raise ValueError(f"{name}: {problem}")
-
-
-def option_like(text: str) -> str | None:
-    """None, or why ``text`` cannot be a flag's value on SGLang's command line: its argparse reads it
-    as an option (:meth:`tuner.sglang.server_args.ServerArgsTable.reads_as_option`), so the launch
-    fails with "expected one argument", and SGLang's ``--config`` loader, which turns a YAML entry
-    into the same two argv words (``utils/server_args_config_parser.py``), refuses an exported file
-    holding it. The reason names the fix. A negative number (``-1``, ``-0.5``) is a value."""
-    from ..sglang.server_args import server_args_table
-
-    if not server_args_table().reads_as_option(text):
-        return None
-    try:
-        float(text)
-        fix = "write the number in plain decimals (-0.001, not -1e-3)"
-    except ValueError:
-        fix = f"write ./{text} for a path in the current folder, or a value not starting with '-'"
-    return (f"{text!r} starts with '-', which SGLang's argparse reads as an option, not as this value "
-            f"(the launch would fail: expected one argument); {fix}")
-
-
-def _parses(value: Any, kind: type) -> bool:
-    """Whether SGLang's argparse would read ``value`` as ``kind`` (an int, or a float)."""
-    if isinstance(value, bool) or (kind is int and isinstance(value, float)):
-        return False
-    try:
-        return math.isfinite(kind(value))  # "16" too: argparse reads the text
-    except (TypeError, ValueError):
-        return False
 
 
 def load_space(path: str | Path) -> SearchSpaceConfig:

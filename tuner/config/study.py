@@ -24,7 +24,8 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 
 from .sampler import check_sampler_options
 from .slo import SLO
-from .space import check_server_args, load_space, option_like, reserved_arg
+from .server_arg_checks import check_server_args, option_like, reserved_arg
+from .space import load_space
 from .suite import (INLINE_SUITE, SHIPPED_SUITES, load_suite, refuse_text_and_file,
                     refuse_too_many_single_prompts)
 from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
@@ -247,7 +248,7 @@ def _printable(path: str) -> str:
 def _a_flag_value(path: str) -> str:
     """``path`` unchanged, or ``ValueError`` when SGLang's argparse would read it as an option
     (``-models/kimi``): the launch writes it after ``--model-path`` (or ``--speculative-draft-model-
-    path``), and so does the export (:func:`tuner.config.space.option_like`)."""
+    path``), and so does the export (:func:`tuner.config.server_arg_checks.option_like`)."""
     problem = option_like(path)
     if problem is not None:
         raise ValueError(problem)

@@ -28,7 +28,7 @@ def parsed_server_args(args: Mapping[str, Any]) -> dict:
     converted by its type as SGLang's argparse does, so ``mem_fraction_static: "0.8"`` is 0.8).
     Keyed by SGLang's ``dest``; a switch given false keeps false.
 
-    The study file's check (:func:`tuner.config.space.check_server_args`) refuses a value argparse
+    The study file's check (:func:`tuner.config.server_arg_checks.check_server_args`) refuses a value argparse
     would refuse, so this parse succeeds for a loaded study; ``ValueError`` with argparse's message
     otherwise (args handed in by code), never argparse's exit."""
     from ..server.command import arg_tokens

@@ -130,7 +130,7 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
     from ..config.study import sqlite_folder_problem, sqlite_url_problem
 
     # --storage as the study file's key (QA: a read created a file); a missing folder is no outage
-    # (the commands name the flag or key first: tuner.cli.study.resolve_target)
+    # (the commands name the flag or key first: tuner.cli.study_target.resolve_target)
     problem = sqlite_url_problem(url) or sqlite_folder_problem(url)
     if problem:
         raise ConfigError("storage", "", problem)

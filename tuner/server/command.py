@@ -33,7 +33,7 @@ import sys
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
-from ..config.space import reserved_arg
+from ..config.server_arg_checks import reserved_arg
 from ..config.study import ServerSettings, StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.attention import AttentionChoice

@@ -23,7 +23,6 @@ import argparse
 import json
 import logging
 import math
-import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -37,6 +36,7 @@ from ..sglang.rules import (
     resolve_max_running_requests,
 )
 from ..sglang.server_args import ServerOption, server_args_table
+from .parser import DEFAULT_PROFILE, SimArgumentParser
 
 #: The SGLang release whose flags, API and failures the simulator mirrors.
 SGLANG_VERSION = "0.5.23"
@@ -49,7 +49,6 @@ ATTENTION_BACKENDS = (
     "wave", "intel_amx", "ascend", "intel_xpu",
 )
 
-DEFAULT_PROFILE = "k2.6-tp8-pcie"
 
 #: Argument names that are the simulator's own, not SGLang server arguments.
 SIM_ARGS = (
@@ -105,35 +104,6 @@ def _add_sglang_option(group, option: ServerOption) -> None:
     action.config_refused = option.config_refused
 
 
-#: The fix said with a bad value for each simulator flag (:class:`_SimParser`).
-SIM_FLAG_FIX = {
-    "--sim-profile": f"give a shipped profile name (e.g. {DEFAULT_PROFILE}) or a profile YAML file",
-    "--sim-speedup": "give a finite number above 0, e.g. 20 (the wall clock runs 20x faster than model time)",
-    "--sim-load-seconds": "give finite wall seconds, 0 or more, e.g. 0.5",
-    "--sim-noise": "give a finite relative jitter, 0 or more, e.g. 0.02 (without it: the profile's)",
-    "--sim-seed": "give an integer, e.g. 0",
-    "--sim-crash-after-requests": "give a whole number of requests, 1 or more",
-    "--sim-hang-on-start": "it is a switch: give it bare, without a value",
-    "--sim-fail-startup": "give the message to print as the start-up failure",
-}
-
-
-class _SimParser(argparse.ArgumentParser):
-    """SGLang's parser for SGLang's flags: a bad value prints argparse's usage block and message and
-    exits 2, as ``sglang.launch_server`` does. A simulator flag (``--sim-*``, the tuner's own) is
-    one line naming it and the fix (:data:`SIM_FLAG_FIX`), exit 2: its usage block is the whole
-    of SGLang's (hundreds of lines), which buries the line that matters."""
-
-    def error(self, message: str):
-        m = re.fullmatch(r"argument (--sim-[\w-]+): (.*)", message, re.S)
-        if m and m.group(1) in SIM_FLAG_FIX:
-            self.exit(2, f"error: {m.group(1)}: {m.group(2)}; {SIM_FLAG_FIX[m.group(1)]}\n")
-        m = re.fullmatch(r"ambiguous option: (--sim-[^ =]*)(?:=\S*)? could match (.*)", message, re.S)
-        if m:
-            self.exit(2, f"error: {m.group(1)}: ambiguous, could match {m.group(2)}; write the flag out\n")
-        super().error(message)
-
-
 def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
     """SGLang 0.5.23's launch parser (every flag of ``sglang serve``, abbreviations allowed as in
     SGLang, so an ambiguous prefix exits 2 as it does there), plus ``--sim-*``.
@@ -142,7 +112,7 @@ def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
     SGLang flag comes from :mod:`tuner.sglang.server_args` and is parsed and reported in
     ``/server_info``, nothing more.
     """
-    p = _SimParser(
+    p = SimArgumentParser(
         prog=prog,
         description="Simulated SGLang server: SGLang's launch flags, HTTP API and failure modes, "
                     "timed by a performance model (no GPU).",

@@ -1,0 +1,37 @@
+"""The simulator's argument parser: SGLang's argparse behaviour for SGLang's flags, one line for a
+bad value of the simulator's own (``--sim-*``). :func:`tuner.sim.args.build_parser` builds on it."""
+
+from __future__ import annotations
+
+import argparse
+import re
+
+#: The profile the simulator plays without ``--sim-profile``.
+DEFAULT_PROFILE = "k2.6-tp8-pcie"
+#: The fix said with a bad value for each simulator flag (:class:`SimArgumentParser`).
+SIM_FLAG_FIX = {
+    "--sim-profile": f"give a shipped profile name (e.g. {DEFAULT_PROFILE}) or a profile YAML file",
+    "--sim-speedup": "give a finite number above 0, e.g. 20 (the wall clock runs 20x faster than model time)",
+    "--sim-load-seconds": "give finite wall seconds, 0 or more, e.g. 0.5",
+    "--sim-noise": "give a finite relative jitter, 0 or more, e.g. 0.02 (without it: the profile's)",
+    "--sim-seed": "give an integer, e.g. 0",
+    "--sim-crash-after-requests": "give a whole number of requests, 1 or more",
+    "--sim-hang-on-start": "it is a switch: give it bare, without a value",
+    "--sim-fail-startup": "give the message to print as the start-up failure",
+}
+
+
+class SimArgumentParser(argparse.ArgumentParser):
+    """SGLang's parser for SGLang's flags: a bad value prints argparse's usage block and message and
+    exits 2, as ``sglang.launch_server`` does. A simulator flag (``--sim-*``, the tuner's own) is
+    one line naming it and the fix (:data:`SIM_FLAG_FIX`), exit 2: its usage block is the whole
+    of SGLang's (hundreds of lines), which buries the line that matters."""
+
+    def error(self, message: str):
+        m = re.fullmatch(r"argument (--sim-[\w-]+): (.*)", message, re.S)
+        if m and m.group(1) in SIM_FLAG_FIX:
+            self.exit(2, f"error: {m.group(1)}: {m.group(2)}; {SIM_FLAG_FIX[m.group(1)]}\n")
+        m = re.fullmatch(r"ambiguous option: (--sim-[^ =]*)(?:=\S*)? could match (.*)", message, re.S)
+        if m:
+            self.exit(2, f"error: {m.group(1)}: ambiguous, could match {m.group(2)}; write the flag out\n")
+        super().error(message)
