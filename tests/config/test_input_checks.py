@@ -446,6 +446,29 @@ def test_a_storage_flag_into_a_folder_that_does_not_exist_names_the_flag(tmp_pat
     assert sorted(p.name for p in tmp_path.iterdir()) == ["sim-demo.yaml", "space.yaml"]
 
 
+def test_a_storage_url_s_own_problem_comes_before_its_folder_and_every_flag_is_named(tmp_path, monkeypatch):
+    """QA (second pass): the folder check came first, so '~', '$HOME' and uri= were said as missing
+    folders with a mkdir that could not help; a file in the path got a mkdir over it; and compare
+    named --storage for --storage-b."""
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "afile").write_text("")
+    said = {"sqlite:///~/x.db": "'~' is not expanded inside a URL",
+            "sqlite:///$HOME/x.db": "a $VARIABLE inside a URL is not read from the environment",
+            "sqlite:///nodir/x.db?uri=true": "SQLite's URI mode (uri=...) is not supported",
+            "sqlite:///afile/x.db": f"{tmp_path / 'afile'} is not a folder (it, or one above it, is a file",
+            "sqlite:///afile/sub/x.db": f"{tmp_path / 'afile' / 'sub'} is not a folder (it, or one above it"}
+    for url, words in said.items():
+        r = CliRunner().invoke(cli, ["study", "status", "s", "--storage", url])
+        assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, (url, r.output)
+        assert r.stderr.startswith(f"error: --storage: {url!r}: ") and words in r.stderr, r.stderr
+        assert "mkdir" not in r.stderr, r.stderr
+    r = CliRunner().invoke(cli, ["study", "compare", "a", "b", "--storage", f"sqlite:///{tmp_path}/a.db",
+                                 "--storage-b", "sqlite:///nodir/b.db"])
+    assert r.exit_code == 2 and r.stderr.startswith("error: --storage-b: 'sqlite:///nodir/b.db': no such storage "
+                                                    "folder"), r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile"]
+
+
 def test_a_value_is_refused_exactly_when_sglangs_argparse_reads_it_as_an_option(tmp_path):
     """QA: ``model_path: "-models/kimi"`` was accepted, then every launch failed with argparse's
     "expected one argument" (and the model backend exported it). The rule mirrors argparse's

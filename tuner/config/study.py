@@ -629,15 +629,17 @@ def sqlite_folder_problem(url: str) -> str | None:
     never makes a file or folder, and a missing folder is most often a mistyped path or one relative
     to another directory, where a made folder would start an empty study no other worker finds."""
     parts = _sqlite_parts(url)
-    if parts is None or parts[1] in ("", ":memory:"):
-        return None
+    if parts is None or sqlite_url_problem(url) is not None:
+        return None  # (the URL's own problem is said first: a '~' or '$HOME' is no folder to make)
     folder = Path(parts[1]).absolute().parent
     if folder.is_dir():
         return None
-    what = "is not a folder" if folder.exists() else "does not exist"
     # "no such storage", as a read of a missing file says (tuner.engine.storage): one wording for both
-    return (f"{url!r}: no such storage folder: {folder} {what} (SQLite makes the database file, never its "
-            f"folder; nothing was created); fix the path, or create the folder first (mkdir -p {folder})")
+    if folder.exists() or any(p.exists() and not p.is_dir() for p in folder.parents):
+        return (f"{url!r}: no such storage folder: {folder} is not a folder (it, or one above it, is a "
+                "file; nothing was created); fix the path")
+    return (f"{url!r}: no such storage folder: {folder} does not exist (SQLite makes the database file, "
+            f"never its folder; nothing was created); fix the path, or create the folder first (mkdir -p {folder})")
 
 
 def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
