@@ -158,11 +158,12 @@ class QuietOutageFallback(logging.Filter):
         text = record.getMessage()
         if not text.startswith(self.PREFIX):
             return True
-        # "(sqlite3.OperationalError) database is locked\n[SQL: ...]", as SQLAlchemy renders a DBAPIError
+        # "(sqlite3.OperationalError) database is locked\n[SQL: ...]", as SQLAlchemy renders a DBAPIError;
+        # the class is any of the driver's OperationalError family (psycopg2.errors.AdminShutdown on a
+        # PostgreSQL restart): Optuna catches SQLAlchemy's OperationalError only, which wraps just those
         error, _, said = text[len(self.PREFIX):].partition(")")
-        driver, _, kind = error.partition(".")
-        outage = driver in _DRIVERS and kind in ("OperationalError", "InterfaceError")
-        return not (outage and _transient_words(driver, said))
+        driver = error.partition(".")[0]
+        return not (driver in _DRIVERS and _transient_words(driver, said))
 
 
 #: The one instance :func:`tuner.engine.storage.open_storage` installs.
