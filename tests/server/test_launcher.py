@@ -246,6 +246,37 @@ def test_cli_launch_refuses_a_file_edited_after_its_study_was_created(tmp_path, 
     assert (tmp_path / "t.db").read_bytes() == stored
 
 
+def test_cli_launch_from_a_file_whose_storage_cannot_be_read_says_so_and_goes_on(tmp_path, monkeypatch):
+    """QA (second pass): with the comparison, launch refused to run at all when the study's storage
+    could not be read -- a variable unset on this node (its fix named --storage, which launch does not
+    take), a database down, a file that is no database -- and made Optuna's tables in an empty file.
+    Launching by hand needs no storage: said on stderr, and the file is used; nothing is written."""
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    monkeypatch.delenv("NO_SUCH_DB_VAR", raising=False)
+    monkeypatch.chdir(tmp_path)
+    junk = tmp_path / "junk.db"
+    junk.write_text("not a database\n")
+    (tmp_path / "empty.db").write_bytes(b"")
+    for storage, said in (("${NO_SUCH_DB_VAR}", "environment variable NO_SUCH_DB_VAR is not set"),
+                          (f"sqlite:///{junk}", "file is not a database"),
+                          (f"sqlite:///{tmp_path / 'empty.db'}", None)):
+        data = json.loads(_study(tmp_path).read_text())
+        (tmp_path / "study.yaml").write_text(json.dumps({**data, "storage": storage}))
+        r = CliRunner().invoke(cli, ["launch", str(tmp_path / "study.yaml"), "--print"])
+        assert r.exit_code == 0 and "-m tuner.sim" in r.stdout, (storage, r.output)
+        warnings = [line for line in r.stderr.splitlines() if line.startswith("warning: cannot read")]
+        if said is None:  # an empty file holds no study: nothing to compare, nothing said
+            assert not warnings, r.stderr
+        else:
+            assert len(warnings) == 1 and said in warnings[0] and "--storage" not in warnings[0], r.stderr
+            assert warnings[0].endswith("launching from the file as it is"), warnings[0]
+    assert (tmp_path / "empty.db").read_bytes() == b"" and junk.read_text() == "not a database\n"
+
+
 # --------------------------------------------------------------------------------------------------
 # classification
 

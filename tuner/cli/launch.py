@@ -31,8 +31,7 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     from ..config.study import load_study
     from ..config.yamlfile import ConfigError
     from ..engine.facts import prepare, space_for
-    from ..engine.study import check_file_against_study
-    from ..engine.urls import resolve_url
+    from ..engine.study import StorageUnreadable, check_file_against_study
     from ..server.launcher import (
         LaunchError,
         PortInUseError,
@@ -55,8 +54,13 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     attention = prepare(study, space)[2]
     space, _ = space_for(space, study, attention)
     # A study already in storage is launched only as it is stored: a file edited since would start
-    # a server that is not the study's, which `tuner study run` refuses with this same line.
-    check_file_against_study(study, resolve_url(study.storage, study_file), attention)
+    # a server that is not the study's, which `tuner study run` refuses with this same line. A storage
+    # that cannot be read here is no reason to refuse a launch by hand: said, and the file is used.
+    try:
+        check_file_against_study(study, study_file, attention)
+    except StorageUnreadable as exc:
+        click.echo(f"warning: cannot read the study's storage to compare this file with it ({exc}); "
+                   "launching from the file as it is", err=True)
     algorithm = space.config.algorithm
     spec = None if baseline else SpecConfig(num_steps, topk, draft_tokens)
     srv = ServerProcess(

@@ -378,26 +378,39 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
                               "a study takes)")
 
 
-def check_file_against_study(config: StudyConfig, storage_url: str, attention: dict) -> bool:
-    """Whether study ``config.name`` exists in ``storage_url`` as the file ``config`` describes it:
-    False when it does not exist (nor its SQLite file); :class:`ConfigError`, the line ``tuner
-    study run`` gives (:func:`create_study`), when it exists with another config, space or suite
-    (other than in its budget), or would launch another attention backend than ``attention`` (this
-    node's decision, :func:`tuner.engine.facts.prepare`). Reads only: nothing is created or stored."""
+class StorageUnreadable(Exception):
+    """The study's storage could not be read (its variable unset here, the database down, a file
+    that is no database): :func:`check_file_against_study` could not compare. Its text names why."""
+
+
+def check_file_against_study(config: StudyConfig, source, attention: dict) -> bool:
+    """Whether study ``config.name`` exists in its storage (the file's ``storage``, else
+    ``$TUNER_STORAGE``; ``source`` names the file in errors) as the file ``config`` describes it:
+    False when it does not exist (nor its SQLite file, or an empty one: reading would make its
+    tables); :class:`ConfigError`, the line ``tuner study run`` gives (:func:`create_study`), when it
+    exists with another config, space or suite (other than in its budget), or would launch another
+    attention backend than ``attention`` (this node's decision, :func:`tuner.engine.facts.prepare`);
+    :class:`StorageUnreadable` when the storage cannot be read. Reads only: nothing is created or
+    stored."""
     import optuna
 
-    from .urls import sqlite_path
+    from .urls import resolve_url, sqlite_path
 
-    path = sqlite_path(storage_url)
-    if path is not None and not path.is_file():
-        return False  # no storage yet: open_storage(create=False) would refuse it as "no such storage"
-    storage = open_storage(storage_url, create=False)
-    if not study_exists(config.name, storage):
-        return False
-    study = optuna.load_study(study_name=config.name, storage=storage)
+    try:
+        url = resolve_url(config.storage, str(source))
+        path = sqlite_path(url)
+        if path is not None and (not path.is_file() or path.stat().st_size == 0):
+            return False  # no storage yet: open_storage(create=False) would refuse it as "no such storage"
+        storage = open_storage(url, create=False)
+        if not study_exists(config.name, storage):
+            return False
+        study = optuna.load_study(study_name=config.name, storage=storage)
+    except (ConfigError, OSError) as exc:
+        # (an unset variable's fix names --storage, which no caller of this takes: said without it)
+        raise StorageUnreadable(str(exc).split("; export it")[0]) from None
     space, suite = _space_and_suite(config)
-    _same_or_error(study, stored_config(config), space, suite, storage_url, store=False)
-    _same_attention(study, attention, storage_url)
+    _same_or_error(study, stored_config(config), space, suite, url, store=False)
+    _same_attention(study, attention, url)
     return True
 
 
