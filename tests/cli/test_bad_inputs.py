@@ -231,9 +231,13 @@ def test_a_relative_profile_is_read_from_the_study_files_folder(tmp_path, monkey
 
 @pytest.mark.parametrize("overrides", [
     {"server.args": {"context_length": 16384}},  # pinned: the simulator's limit, and the check's
+    # QA (second pass): given raw, in full or abbreviated, as the simulator's parser reads it
+    {"server.extra_args": ["--context-length", "32768"]},
+    {"server.extra_args": ["--context-len=32768"]},
     {"server.backend": "sglang", "server.sim": _DROP},  # a real server: its own limit, its own 400
     {"server.backend": "model", "server.sim": _DROP, "server.model": {"landscape": "node.json"}},  # no context
-], ids=["pinned context_length", "backend sglang", "landscape table"])
+], ids=["pinned context_length", "context length in extra_args", "abbreviated in extra_args",
+        "backend sglang", "landscape table"])
 def test_a_long_prompt_is_refused_only_against_a_known_context(tmp_path, overrides):
     from support.landscapes import table_from_profile, write_table
 

@@ -138,12 +138,12 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
 
     try:
         model = PerfModel(load_profile(profile_name))
-        pinned = _plan(config, space, None).server_args.get("context_length")
+        pinned = _context_length_given(_plan(config, space, None))
     except ConfigError:
         return  # said by _check_profile / _check_launch
     # As the simulated server resolves it (tuner.sim.server_info.resolved_server_args).
     limit = int(pinned or model.profile.runtime.context_length_tokens)
-    where = (f"the context length {limit} (server args context_length)" if pinned
+    where = (f"the context length {limit} (--context-length of the server's command)" if pinned
              else f"the context length {limit} of profile {model.profile.name}")
     spec = config.bench.suite
     suite = load_suite(spec, base_dir=Path(source).parent)
@@ -170,13 +170,35 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
         if suite.dataset is not None:
             data = Path(suite.dataset.path)
             file, at = (data if data.is_absolute() else suite_file.parent / data), f"request {p.name}"
-            fix = f"shorten it, lower its max_tokens, or drop it ({dataset_key}.max_prompt_chars)"
+            fix = (f"shorten it, lower its max_tokens, or drop it ({dataset_key}.max_prompt_chars); or, if the "
+                   "model takes longer inputs, raise server.args.context_length")
         else:
             file, at = suite_file, f"{key}[{i}]" + (f" (file {p.file})" if p.file else "")
-            fix = "shorten it or lower its max_tokens (single.lengths, sweep.max_tokens, warmup.max_tokens)"
+            fix = ("shorten it or lower its max_tokens (single.lengths, sweep.max_tokens, warmup.max_tokens); or, "
+                   "if the model takes longer inputs, raise server.args.context_length")
         raise ConfigError(file, at, f"{total} is over {where} (tokens by the "
                                     f"simulator's count, characters / {model.profile.runtime.chars_per_token:g}); "
                                     f"SGLang refuses it with HTTP 400: {fix}")
+
+
+def _context_length_given(plan) -> int | None:
+    """``--context-length`` as the simulated server reads its command (:func:`tuner.sim.args.build_parser`,
+    SGLang's parser: ``server.args``, a space's ``fixed`` and ``server.extra_args`` alike, abbreviations
+    too, the last one given wins), or None. A command that does not parse is not this check's to say
+    (:func:`_check_launch`, `tuner doctor`): the pinned ``server.args`` value stands then."""
+    from ..sim.args import build_parser
+
+    parser = build_parser()
+
+    def refuse(message: str):
+        raise ValueError(message)
+
+    parser.error = refuse  # argparse would exit 2: this is a check, not a launch
+    try:
+        given, _ = parser.parse_known_args(plan.argv[3:])  # after `python -m MODULE`
+    except ValueError:
+        return plan.server_args.get("context_length")
+    return getattr(given, "context_length", None)
 
 
 #: Rules a study's server arguments break for every setting (tuner.sglang.rules): the fix is there.
