@@ -154,6 +154,12 @@ CASES = [
     ("args a number argparse reads as an option", {}, demo(server=server(args={"mem_fraction_static": "MFS"})).replace("MFS", '"-1e-3"'),
      "server.args: mem_fraction_static: '-1e-3' starts with '-', which SGLang's argparse reads as an option, "
      "not as this value (the launch would fail: expected one argument); write the number in plain decimals"),
+    # QA (second pass): YAML's -0.00001 is the float -1e-05, which argv holds as str() gives it
+    ("args a small negative number written in decimals", {},
+     demo(server=server(args={"schedule_conservativeness": "SCVALUE"})).replace("SCVALUE", "-0.00001"),
+     "server.args: schedule_conservativeness: -1e-05 goes on the command line as '-1e-05', which SGLang's "
+     "argparse reads as an option (the launch would fail: expected one argument); give it as text in plain "
+     "decimals: schedule_conservativeness: '-0.00001'"),
     ("fixed a string starting with '-'", {"space.yaml": space("{served_model_name: '-kimi'}")}, demo(),
      "space.yaml: fixed: served_model_name: '-kimi' starts with '-'"),
     # 7. the lossless check needs greedy decoding
@@ -405,7 +411,7 @@ def test_a_storage_flag_is_held_to_the_same_rules_and_nothing_is_created(tmp_pat
     for args in (["study", "list"], ["study", "status", "--study", "s"]):
         r = CliRunner().invoke(cli, [*args, "--storage", url])
         assert r.exit_code == 2 and len(r.stderr.strip().splitlines()) == 1, r.output
-        assert r.stderr.startswith("error: storage: "), r.stderr
+        assert r.stderr.startswith(f"error: --storage: {url!r}"), r.stderr  # the flag named
     assert not list((tmp_path / "sub").iterdir()) and sorted(p.name for p in tmp_path.iterdir()) == ["sub"]
 
 

@@ -145,6 +145,13 @@ def _check_server_value(name: str, option, value: Any) -> None:
     if not ok:
         raise ValueError(f"{name}: expected {expected}, got {_shown(value)}")
     problem = None if isinstance(value, bool) else option_like(str(value))  # str(): as argv holds it
+    if problem is not None and isinstance(value, float):
+        # YAML's -0.00001 is the float -1e-05, and argv holds str(value): the user wrote plain decimals
+        # (QA, second pass), so the fix is text, which goes to argv as written
+        plain = format(value, ".20f").rstrip("0")
+        raise ValueError(f"{name}: {value!r} goes on the command line as {str(value)!r}, which SGLang's "
+                         f"argparse reads as an option (the launch would fail: expected one argument); give "
+                         f"it as text in plain decimals: {name}: '{plain}'")
     if problem is not None:
         raise ValueError(f"{name}: {problem}")
 

@@ -248,7 +248,8 @@ def refuse_too_many_single_prompts(suite: Suite, source: str | Path, key: str = 
     what = (f"{have} request(s) drawn from {suite.dataset.path}" if suite.dataset is not None
             else f"{have} prompt(s)")
     raise ConfigError(source, key, f"{n} prompts asked for, but the suite has {what}; lower it to {have} "
-                                   "or less, or remove it (default: every prompt)")
+                                   "or less, or remove it (default: every prompt); a study created with it "
+                                   "before this check runs by name: tuner study run --study NAME --storage URL")
 
 
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
