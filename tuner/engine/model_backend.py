@@ -32,19 +32,16 @@ def parsed_server_args(args: Mapping[str, Any]) -> dict:
     would refuse, so this parse succeeds for a loaded study; ``ValueError`` with argparse's message
     otherwise (args handed in by code), never argparse's exit."""
     from ..server.command import arg_tokens
-    from ..sim.args import build_parser
+    from ..sim.args import parse_to_check
 
     if not args:
         return {}
-    parser = build_parser()
-
-    def refuse(message: str):
-        raise ValueError(f"server.args: {message}")
-
-    parser.error = refuse  # argparse would print usage and exit 2: this is a library call
     # --model-path is the one required flag; a server argument never sets it (it is reserved)
     argv = ["--model-path", "m", *(token for name, value in args.items() for token in arg_tokens(name, value))]
-    parsed = vars(parser.parse_args(argv))
+    try:
+        parsed = vars(parse_to_check(argv))
+    except ValueError as exc:
+        raise ValueError(f"server.args: {exc}") from None
     return {name: parsed.get(name, value) for name, value in args.items()}
 
 

@@ -182,20 +182,14 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
 
 
 def _context_length_given(plan) -> int | None:
-    """``--context-length`` as the simulated server reads its command (:func:`tuner.sim.args.build_parser`,
+    """``--context-length`` as the simulated server reads its command (:func:`tuner.sim.args.parse_to_check`,
     SGLang's parser: ``server.args``, a space's ``fixed`` and ``server.extra_args`` alike, abbreviations
     too, the last one given wins), or None. A command that does not parse is not this check's to say
     (:func:`_check_launch`, `tuner doctor`): the pinned ``server.args`` value stands then."""
-    from ..sim.args import build_parser
+    from ..sim.args import parse_to_check
 
-    parser = build_parser()
-
-    def refuse(message: str):
-        raise ValueError(message)
-
-    parser.error = refuse  # argparse would exit 2: this is a check, not a launch
     try:
-        given, _ = parser.parse_known_args(plan.argv[3:])  # after `python -m MODULE`
+        given = parse_to_check(plan.argv[3:], known_only=True)  # after `python -m MODULE`
     except ValueError:
         return plan.server_args.get("context_length")
     return getattr(given, "context_length", None)

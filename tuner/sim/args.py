@@ -22,7 +22,6 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-import math
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -36,7 +35,7 @@ from ..sglang.rules import (
     resolve_max_running_requests,
 )
 from ..sglang.server_args import ServerOption, server_args_table
-from .parser import DEFAULT_PROFILE, SimArgumentParser
+from .parser import DEFAULT_PROFILE, SimArgumentParser, bounded_number
 
 #: The SGLang release whose flags, API and failures the simulator mirrors.
 SGLANG_VERSION = "0.5.23"
@@ -57,26 +56,9 @@ SIM_ARGS = (
 )
 
 
-def _number(kind: type, minimum: float, inclusive: bool = True):
-    """An argparse ``type`` for an int or float bounded below (argparse turns errors into exit 2)."""
-
-    def parse(text: str):
-        try:
-            value = kind(text)
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
-        if not math.isfinite(value):  # nan passes every bound; an inf speedup or load never ends
-            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
-        if value < minimum or (value == minimum and not inclusive):
-            raise argparse.ArgumentTypeError(f"must be {'>=' if inclusive else '>'} {minimum:g}, got {text}")
-        return value
-
-    return parse
-
-
-_positive_float = _number(float, 0.0, inclusive=False)
-_non_negative_float = _number(float, 0.0)
-_positive_int = _number(int, 1)
+_positive_float = bounded_number(float, 0.0, inclusive=False)
+_non_negative_float = bounded_number(float, 0.0)
+_positive_int = bounded_number(int, 1)
 
 
 def _sglang_flags(dest: str, *fallback: str) -> tuple[str, ...]:
@@ -263,6 +245,20 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     """Merge ``--config`` and parse. Argparse errors exit 2; config-file errors raise ``ValueError``."""
     parser = build_parser()
     return parser.parse_args(merge_config(list(argv), parser))
+
+
+def parse_to_check(argv: list[str], *, known_only: bool = False) -> argparse.Namespace:
+    """``argv`` parsed as the simulated server parses its command (no ``--config`` merge), for a
+    caller that checks a command rather than runs one: where the server would print argparse's
+    message and exit 2, ``ValueError`` with that message. ``known_only``: flags the parser does not
+    know are passed over (``parse_known_args``), not refused."""
+    parser = build_parser()
+
+    def refuse(message: str):
+        raise ValueError(message)
+
+    parser.error = refuse
+    return parser.parse_known_args(argv)[0] if known_only else parser.parse_args(argv)
 
 
 # --------------------------------------------------------------------------------------------------

@@ -1,9 +1,11 @@
 """The simulator's argument parser: SGLang's argparse behaviour for SGLang's flags, one line for a
-bad value of the simulator's own (``--sim-*``). :func:`tuner.sim.args.build_parser` builds on it."""
+bad value of the simulator's own (``--sim-*``), and the bounded number types those flags take.
+:func:`tuner.sim.args.build_parser` builds on it."""
 
 from __future__ import annotations
 
 import argparse
+import math
 import re
 
 #: The profile the simulator plays without ``--sim-profile``.
@@ -35,3 +37,20 @@ class SimArgumentParser(argparse.ArgumentParser):
         if m:
             self.exit(2, f"error: {m.group(1)}: ambiguous, could match {m.group(2)}; write the flag out\n")
         super().error(message)
+
+
+def bounded_number(kind: type, minimum: float, inclusive: bool = True):
+    """An argparse ``type`` for an int or float bounded below (argparse turns errors into exit 2)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+        if not math.isfinite(value):  # nan passes every bound; an inf speedup or load never ends
+            raise argparse.ArgumentTypeError(f"must be a finite number, got {text}")
+        if value < minimum or (value == minimum and not inclusive):
+            raise argparse.ArgumentTypeError(f"must be {'>=' if inclusive else '>'} {minimum:g}, got {text}")
+        return value
+
+    return parse
