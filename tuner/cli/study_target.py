@@ -8,7 +8,7 @@ from pathlib import Path
 
 import click
 
-from ..config.study import StudyConfig, load_study, sqlite_folder_problem, sqlite_url_problem
+from ..config.study import StudyConfig, load_study, sqlite_storage_problem
 from ..config.yamlfile import ConfigError
 from ..engine.storage import resolve_url
 
@@ -21,7 +21,7 @@ storage_option = click.option(
 def resolve_target(target: str | None, storage: str | None, study_name: str | None = None) -> tuple[str, str, StudyConfig | None]:
     """(study name, storage URL, study config if a file was given) from the command line. Raises
     :class:`ConfigError` naming ``--storage``, the study file's ``storage`` or the variable that gave
-    an SQLite URL whose folder does not exist (:func:`tuner.config.study.sqlite_folder_problem`)."""
+    an SQLite URL that cannot be opened here (:func:`tuner.config.study.sqlite_storage_problem`)."""
     config = None
     if target and (target.endswith((".yaml", ".yml")) or Path(target).is_file()):
         config = load_study(target)
@@ -53,13 +53,13 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
 
 
 def storage_url(url: str | None, source: str, key: str = "") -> str:
-    """``url`` resolved (:func:`tuner.engine.urls.resolve_url`); an SQLite URL whose folder does not
-    exist, or that SQLite cannot hold a study in (:func:`tuner.config.study.sqlite_url_problem`, said
-    first), is a :class:`ConfigError` naming ``source`` and ``key`` (the flag, or the study file and
-    its ``storage``), before anything is opened (:func:`tuner.config.study.sqlite_folder_problem`)."""
+    """``url`` resolved (:func:`tuner.engine.urls.resolve_url`); an SQLite URL that cannot be opened
+    here (:func:`tuner.config.study.sqlite_storage_problem`: one no study can live in, or whose folder
+    does not exist) is a :class:`ConfigError` naming ``source`` and ``key`` (the flag, or the study
+    file and its ``storage``), before anything is opened."""
     # an unset variable is still said as before: the flag that would replace it (--storage by default)
     resolved = resolve_url(url, source if source.startswith("--") else "--storage")
-    problem = sqlite_url_problem(resolved) or sqlite_folder_problem(resolved)
+    problem = sqlite_storage_problem(resolved)
     if problem:
         raise ConfigError(source, key, problem)
     return resolved

@@ -618,19 +618,21 @@ def sqlite_url_problem(url: str) -> str | None:
     return None
 
 
-def sqlite_folder_problem(url: str) -> str | None:
-    """Why an SQLite storage URL's file can be neither opened nor made here, or None (None too for
-    any other URL, and for one :func:`sqlite_url_problem` refuses): its folder does not exist.
-    SQLite makes the database file, never its folder, and its driver then says only "unable to open
-    database file" (a study run took that for an outage and waited). A relative file is taken from
-    the current directory, as the driver opens it (a study file's is absolute once loaded).
+def sqlite_storage_problem(url: str) -> str | None:
+    """Why an SQLite storage URL cannot be opened here, or None (None too for any other URL): the
+    URL's own problem first (:func:`sqlite_url_problem`: a '~' or '$HOME' is no folder to make),
+    then a folder that does not exist or is no folder. SQLite makes the database file, never its
+    folder, and its driver then says only "unable to open database file" (a study run took that
+    for an outage and waited). A relative file is taken from the current directory, as the driver
+    opens it (a study file's is absolute once loaded).
 
     The folder is not created for the user: nothing is written before the input is checked, a read
     never makes a file or folder, and a missing folder is most often a mistyped path or one relative
     to another directory, where a made folder would start an empty study no other worker finds."""
+    problem = sqlite_url_problem(url)
     parts = _sqlite_parts(url)
-    if parts is None or sqlite_url_problem(url) is not None:
-        return None  # (the URL's own problem is said first: a '~' or '$HOME' is no folder to make)
+    if problem is not None or parts is None:
+        return problem
     folder = Path(parts[1]).absolute().parent
     if folder.is_dir():
         return None

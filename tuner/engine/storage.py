@@ -127,11 +127,11 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
         return url
     if url.startswith("$"):
         url = resolve_url(url)
-    from ..config.study import sqlite_folder_problem, sqlite_url_problem
+    from ..config.study import sqlite_storage_problem
 
     # --storage as the study file's key (QA: a read created a file); a missing folder is no outage
     # (the commands name the flag or key first: tuner.cli.study_target.resolve_target)
-    problem = sqlite_url_problem(url) or sqlite_folder_problem(url)
+    problem = sqlite_storage_problem(url)
     if problem:
         raise ConfigError("storage", "", problem)
     OPENED.append(url)
