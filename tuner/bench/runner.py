@@ -272,9 +272,8 @@ class _SuiteRun:
     # ---- phases --------------------------------------------------------------------------------
 
     async def _warmup(self) -> None:
-        w, prompts = self.suite.warmup, self.suite.prompts
-        for i in range(w.requests):
-            p = prompts[i % len(prompts)]
+        w = self.suite.warmup
+        for i, p in enumerate(self.suite.cycled(w.requests)):
             self._emit("warmup", prompt=p.name, max_tokens=w.max_tokens, repeat=i)
             await self._one(RequestRecord("warmup", p.name, w.max_tokens, repeat=i), p)
 
@@ -364,10 +363,9 @@ class _SuiteRun:
 
     async def _batch(self, c: int, repeat: int) -> float | None:
         """One sweep batch: C requests at once; its aggregate tok/s (None when all failed)."""
-        prompts = self.suite.prompts
         await self._flush(f"sweep C={c}")
         await self.client.open_connections(c)
-        batch = [prompts[i % len(prompts)] for i in range(c)]
+        batch = self.suite.cycled(c)
         self._emit("sweep", concurrency=c, max_tokens=self.suite.sweep_tokens(batch[0]), repeat=repeat)
         records = [RequestRecord("sweep", p.name, self.suite.sweep_tokens(p), repeat=repeat,
                                  concurrency=c, index=i) for i, p in enumerate(batch)]

@@ -165,6 +165,12 @@ class Suite(StrictModel):
         """A sweep request's output length for ``prompt``."""
         return self.sweep.max_tokens or prompt.max_tokens or DEFAULT_SWEEP_TOKENS
 
+    def cycled(self, count: int) -> list[PromptSpec]:
+        """The prompts of ``count`` requests that take the suite's prompts in turn (request i uses
+        prompt ``i % n``): the warm-up calls, and each sweep batch of C requests."""
+        prompts = self.prompts or []
+        return [prompts[i % len(prompts)] for i in range(count)] if prompts else []
+
     def n_single_requests(self) -> int:
         """Single requests of one pass (times ``single.repeats`` for the whole phase)."""
         return sum(len(self.single_lengths(p)) for p in self.single_prompts())

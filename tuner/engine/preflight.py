@@ -153,17 +153,18 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
         suite_file, key = Path(source), "bench.suite.prompts"
     dataset_key = key.replace("prompts", "dataset")
     prompts = suite.prompts or []
-    # What each phase sends (tuner.bench.runner): warm-up and sweep request i use prompt i % n.
-    lengths: dict[int, list[int]] = {i: [] for i in range(len(prompts))}
-    for i in range(suite.warmup.requests):
-        lengths[i % len(prompts)].append(suite.warmup.max_tokens)
-    for i, p in enumerate(suite.single_prompts()):
-        lengths[i] += suite.single_lengths(p)
-    for i in range(max(suite.sweep.concurrencies, default=0)):
-        lengths[i % len(prompts)].append(suite.sweep_tokens(prompts[i % len(prompts)]))
+    # What each phase sends it with (tuner.bench.runner): warm-up calls and the largest sweep batch
+    # take the prompts in turn (Suite.cycled); the single phase its first ones, at their lengths.
+    lengths: dict[int, list[int]] = {id(p): [] for p in prompts}
+    for p in suite.cycled(suite.warmup.requests):
+        lengths[id(p)].append(suite.warmup.max_tokens)
+    for p in suite.single_prompts():
+        lengths[id(p)] += suite.single_lengths(p)
+    for p in suite.cycled(max(suite.sweep.concurrencies, default=0)):
+        lengths[id(p)].append(suite.sweep_tokens(p))
     for i, p in enumerate(prompts):
         text = chat_prompt(p.chat_messages()) if config.bench.api == "chat" else (p.text or "")
-        n_in, out = model.prompt_tokens(text), max(lengths[i], default=0)
+        n_in, out = model.prompt_tokens(text), max(lengths[id(p)], default=0)
         if n_in < limit and n_in + out <= limit:
             continue
         total = f"{n_in} prompt tokens" + (f" + max_tokens {out}" if out else "")
