@@ -89,6 +89,23 @@ def test_an_attention_backend_that_does_not_start_on_the_gpus_fails_as_create_re
     created = tuner("study", "create", str(path))
     refusal = c.message.split("server.args: ", 1)[1]
     assert created.returncode == 2 and refusal in created.stderr, created.stderr
+    # `tuner doctor FILE` names the file, as create does (it said "study: server.args: ...")
+    r = tuner("doctor", str(path))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("fail"))
+    assert r.returncode == 1 and f"{path}: server.args: attention backend trtllm_mla" in line, r.stdout
+
+
+def test_an_unreadable_model_config_is_named_with_the_study_file(tmp_path):
+    # The facts come from a lower layer that knows no path; doctor said "study: server.model_path".
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text("{not json")
+    path = study(tmp_path, **{"server.backend": "sglang", "server.model_path": str(model),
+                              "server.draft_model_path": str(model)})
+    r = tuner("doctor", str(path))
+    line = next(x for x in r.stdout.splitlines() if x.startswith("fail  model and GPU"))
+    want = f"{path}: server.model_path: {model / 'config.json'}: not a readable JSON"
+    assert r.returncode == 1 and want in line, r.stdout
 
 
 def test_arguments_the_server_refuses(tmp_path):

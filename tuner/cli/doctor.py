@@ -24,7 +24,7 @@ def doctor(study_file) -> None:
     except ConfigError as exc:
         click.echo(f"fail  study file: {exc}")
         raise click.exceptions.Exit(1) from None
-    checks = run_checks(config)
+    checks = run_checks(config, source=study_file)
     for check in checks:
         click.echo(check.line())
     failed = [c for c in checks if c.status == FAIL]

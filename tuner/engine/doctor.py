@@ -29,7 +29,7 @@ from ..config.study import StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .facts import StudyFacts, gather_facts, space_for
-from .preflight import check_backends_start
+from .preflight import named_for_file, check_backends_start
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 #: SGLang releases the rules were checked against (tuner/sglang/server_args_0_5_23.json).
@@ -361,8 +361,9 @@ def check_objectives(config: StudyConfig) -> Check:
     return Check("objectives", PASS, f"{', '.join(config.objectives)} are measured by suite {suite.name}")
 
 
-def run_checks(config: StudyConfig, *, cheap_only: bool = False) -> list[Check]:
-    """Every check (or the :data:`CHEAP` ones) for the study on this node, in order."""
+def run_checks(config: StudyConfig, *, cheap_only: bool = False, source="study") -> list[Check]:
+    """Every check (or the :data:`CHEAP` ones) for the study on this node, in order. ``source``: the
+    study file's path, which a failure of the study's own settings names (as `study create` does)."""
     from ..config.suite import load_suite
     from .backends import ServerBackend
 
@@ -377,9 +378,10 @@ def run_checks(config: StudyConfig, *, cheap_only: bool = False) -> list[Check]:
             record = attention_record(choose_attention(config, space.config.fixed, facts), facts)
             space, restricted = space_for(space, config, record)
             if not facts.conflicts:  # what `study create` refuses (a contradiction is said below)
-                check_backends_start(facts, space.rules_context, "study")
-        except ConfigError as exc:
-            checks.append(Check("model and GPU", FAIL, str(exc)))
+                check_backends_start(facts, space.rules_context, source)
+        except ConfigError as exc:  # a lower layer's "study: KEY: ..." names the study file
+            named = named_for_file(exc, source) if exc.source == "study" else exc
+            checks.append(Check("model and GPU", FAIL, str(named)))
         else:
             checks.append(check_facts(facts, space, restricted))
             if checks[0].status != FAIL:

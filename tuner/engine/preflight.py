@@ -57,7 +57,7 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
         ensure_port_free(config.server.host, config.server.port)
 
 
-def _named(exc: ConfigError, source: str | Path) -> ConfigError:
+def named_for_file(exc: ConfigError, source: str | Path) -> ConfigError:
     """A lower layer's error (``study: server.args.x: ...``) as one naming the study file."""
     return ConfigError(source, exc.key, exc.message)
 
@@ -109,7 +109,7 @@ def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
         for s in (None, SpecConfig(*AUTO_CHOICE)):
             _plan(config, space, s)
     except ConfigError as exc:
-        raise _named(exc, source) from None
+        raise named_for_file(exc, source) from None
 
 
 def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
@@ -213,7 +213,7 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> No
             facts, _, record = prepare(config, space)
             space, _ = space_for(space, config, record)
         except ConfigError as exc:
-            raise _named(exc, source) if exc.source == "study" else exc from None
+            raise named_for_file(exc, source) if exc.source == "study" else exc from None
         check_backends_start(facts, space.rules_context, source)
     counts: Counter = Counter()
     first: dict = {}
@@ -258,4 +258,4 @@ def _check_sampler(config: StudyConfig, space: SearchSpace, source) -> None:
     try:
         make_sampler(config.sampler, 0, space)
     except ConfigError as exc:
-        raise _named(exc, source) from None
+        raise named_for_file(exc, source) from None
