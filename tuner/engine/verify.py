@@ -21,6 +21,8 @@ the first failure, as ``(failure_class, message)``, or None:
 ``bad_response``: answers that cannot be true.
   * the simulator stood :data:`STALL_WALL_S` or more behind model time while it was measured (its
     ``sim_timekeeping``, read after the suite): frozen or starved, every answer came late;
+  * an answer that waited :data:`OUTSIDE_WALL_S` or more outside the server's clock (its wall latency
+    minus its ``e2e_latency``): the tuner or the server's HTTP layer stood still;
   * a completion-token count outside 1 to ``max_tokens``; with ``ignore_eos`` (the suites' default),
     any other count than ``max_tokens`` (:meth:`tuner.bench.records.RequestRecord.count_problem`);
   * an accept length beyond what a draft of ``num_steps`` can give: SGLang's accept length is
@@ -60,7 +62,7 @@ def verify_result(result, spec: SpecConfig | None, config: StudyConfig, algorith
         return "args_unverified", ("the server has no /server_info: what it runs (speculative args, time "
                                    "scale) cannot be verified, so its figures cannot count")
     return (_time_scale(result, info, config) or _speculation(info, spec, algorithm)
-            or _responses(result, spec) or _kept_time(result))
+            or _responses(result, spec) or _kept_time(result) or _waited_outside(result))
 
 
 #: The simulator standing this long (wall) behind model time distorts a measurement: every answer
@@ -89,6 +91,33 @@ def _kept_time(result) -> Failure | None:
     return "bad_response", (f"the simulator stood {lag_ms / 1000:.3g} s (wall) behind model time while it was "
                             f"measured ({kept.get('late_deliveries')} of {kept.get('deliveries')} answers late): "
                             "a frozen or starved server, its figures distorted")
+
+
+#: An answer that took this long (wall) beyond the server's own account of it (its ``e2e_latency``)
+#: waited outside the server's clock, unread: normally loopback HTTP and JSON, milliseconds.
+OUTSIDE_WALL_S = STALL_WALL_S
+
+
+def _waited_outside(result) -> Failure | None:
+    """An answer that spent :data:`OUTSIDE_WALL_S` or more of its wall latency outside the server's
+    own clock (SGLang's ``e2e_latency`` runs from the request's arrival to its answer,
+    ``managers/tokenizer_manager.py``; the simulator's likewise) fails the measurement: the tuner
+    stood still before reading it (a pause under the stall watch's ``TUNER_STALL_S``), or the server's
+    HTTP layer did before taking it; those seconds count as the server's in every figure
+    (:func:`tuner.bench.records.model_duration_s`). QA: the tuner paused 8 s during the baseline's
+    single requests read the baseline 20% slow, and a trial's single speedup 2.87 instead of 2.29
+    joined the front."""
+    waits = [(r, r.latency_s - r.server_latency_s) for r in result.records
+             if r.ok and r.server_latency_s is not None]
+    late = [(r, w) for r, w in waits if w >= OUTSIDE_WALL_S]
+    if not late:
+        return None
+    r, w = max(late, key=lambda rw: rw[1])
+    return "bad_response", (
+        f"{len(late)} of {len(waits)} answers waited {OUTSIDE_WALL_S:g} s or more outside the server's own "
+        f"clock (the longest: {r.phase} {r.prompt} at {r.max_tokens} tokens, {w:.3g} s of its "
+        f"{r.latency_s:.3g} s beyond its e2e_latency): the tuner or the server's HTTP layer stood still, and "
+        "that wait would count as the server's time; measure it again")
 
 
 def behind_note(result) -> str | None:
