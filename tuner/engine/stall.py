@@ -21,6 +21,9 @@ from .storage import seconds_from_env
 #: loaded 2-core machine is scheduled within milliseconds. ``TUNER_STALL_S`` sets it (tests).
 STALLED_S = seconds_from_env("TUNER_STALL_S", 15)
 TICK_S = 0.5
+#: A shorter gap counts when the answers show it: one read this long after the server's own clock
+#: stopped (the threshold of ``tuner.engine.verify``'s rule for such answers, ``OUTSIDE_WALL_S``).
+SHOWN_S = 2.0
 
 
 class TunerStalled(Exception):
@@ -49,11 +52,15 @@ class StallWatch:
             self.longest_s = max(self.longest_s, now - self._last - self.tick_s)
             self._last = now
 
-    def check(self) -> None:
+    def check(self, answers_waited_s: float = 0.0) -> None:
         """Raise :class:`TunerStalled` when the process stood still for :data:`STALLED_S` or more
-        (the gap still open counts: after a pause the caller may run before the ticking thread)."""
+        (the gap still open counts: after a pause the caller may run before the ticking thread), or
+        for :data:`SHOWN_S` or more when the answers show a wait as long (``answers_waited_s``: the
+        longest an answer spent outside the server's own clock,
+        :func:`tuner.engine.verify.longest_outside_wait_s`): an answer read seconds late because
+        this process stood still, which would otherwise fail the server's measurement as its own."""
         longest = max(self.longest_s, time.monotonic() - self._last - self.tick_s)
-        if longest >= STALLED_S:
+        if longest >= STALLED_S or SHOWN_S <= longest and SHOWN_S <= answers_waited_s:
             raise TunerStalled(longest)
 
     def __enter__(self) -> "StallWatch":

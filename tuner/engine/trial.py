@@ -55,6 +55,7 @@ from .requeue import requeue
 from .stall import StallWatch, TunerStalled
 from .storage import storage_label
 from .study import study_uid
+from .verify import longest_outside_wait_s
 from .workers import Worker, mark_interrupted, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
 #: status of a trial that stepped back because another worker took the study's last budget slot
@@ -290,7 +291,8 @@ class TrialRunner:
 
         def record(m) -> None:
             kill_point(f"{kind}measured")
-            watch.check()  # the tuner paused during the suite: not the server's figures (TunerStalled)
+            # the tuner paused during the suite: not the server's figures (TunerStalled)
+            watch.check(longest_outside_wait_s(m.to_save))
             pruned = False
             if baseline is None:
                 attrs = {**baseline_attrs(m, self.config), **baseline_stage_attrs(m.figures),

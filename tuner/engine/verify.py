@@ -98,6 +98,20 @@ def _kept_time(result) -> Failure | None:
 OUTSIDE_WALL_S = STALL_WALL_S
 
 
+def _outside_waits(result) -> list:
+    """``(record, wall seconds outside the server's clock)`` of every answer that says its latency."""
+    return [(r, r.latency_s - r.server_latency_s) for r in getattr(result, "records", None) or []
+            if r.ok and r.server_latency_s is not None]
+
+
+def longest_outside_wait_s(result) -> float:
+    """The longest wall time an answer of ``result`` (a suite result, or None) spent outside the
+    server's own clock; 0 when none says its latency. The stall watch compares it with its own gap
+    (:meth:`tuner.engine.stall.StallWatch.check`): a wait the tuner's own pause explains is the
+    tuner's, not the server's."""
+    return max((w for _, w in _outside_waits(result)), default=0.0)
+
+
 def _waited_outside(result) -> Failure | None:
     """An answer that spent :data:`OUTSIDE_WALL_S` or more of its wall latency outside the server's
     own clock (SGLang's ``e2e_latency`` runs from the request's arrival to its answer,
@@ -107,8 +121,7 @@ def _waited_outside(result) -> Failure | None:
     (:func:`tuner.bench.records.model_duration_s`). QA: the tuner paused 8 s during the baseline's
     single requests read the baseline 20% slow, and a trial's single speedup 2.87 instead of 2.29
     joined the front."""
-    waits = [(r, r.latency_s - r.server_latency_s) for r in result.records
-             if r.ok and r.server_latency_s is not None]
+    waits = _outside_waits(result)
     late = [(r, w) for r, w in waits if w >= OUTSIDE_WALL_S]
     if not late:
         return None
