@@ -20,6 +20,8 @@ import time
 from pathlib import Path
 
 import optuna
+import pytest
+from support.faults import fault_env
 from support.processes import finish
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -128,3 +130,90 @@ def test_an_answer_that_waited_outside_the_servers_clock_fails_the_measurement(t
     assert cls == "bad_response"
     assert "1 of 2 answers waited 2 s or more outside the server's own clock" in msg, msg
     assert "single fib at 16 tokens, 3 s of its 4 s beyond its e2e_latency" in msg, msg
+
+
+# -- a worker of another host paused past its heartbeat's grace, on one PostgreSQL study ----------------
+
+TAKEOVER = """
+name: takeover
+search_space: {space}
+storage: ${{TUNER_STORAGE}}
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+  port: 0
+  startup_timeout_s: 60
+  stop_grace_s: 5
+  sim: {{profile: k2.6-tp8-pcie, speedup: 20, load_seconds: 0.3, noise: 0.01, seed: 1}}
+bench:
+  suite:
+    name: tiny
+    prompts: [{{name: fib, text: "def fib(n):"}}, {{name: haiku, text: "autumn leaves"}}]
+    single: {{lengths: [128], repeats: 2}}
+    sweep: {{concurrencies: [1, 8], max_tokens: 64}}
+    warmup: {{requests: 1, max_tokens: 4}}
+    timeout_s: 60
+objectives: [single_speedup, speedup@8]
+budget: {{n_trials: 4}}
+"""
+
+
+def other_node(argv: list[str]) -> list[str]:
+    """``argv`` run under another hostname (a private UTS namespace): the other workers can judge its
+    worker by heartbeat only, as a worker on another node."""
+    probe = subprocess.run(["unshare", "--uts", "sh", "-c", "hostname node-b"], capture_output=True, timeout=30)
+    if probe.returncode != 0:
+        pytest.skip(f"no UTS namespace here (unshare --uts: {probe.stderr.decode().strip()[:200]})")
+    return ["unshare", "--uts", "sh", "-c", 'hostname node-b && exec "$@"', "sh", *argv]
+
+
+def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_goes_on(pg_url, tmp_path):
+    """Worker A (another host) is paused with SIGSTOP during its trial's suite, past the heartbeat's
+    grace and the stall watch; worker B fails A's trial as dead, queues its setting again and measures
+    it. A, resumed, must drop its measurement with a line saying why and go on (QA: it ended in a
+    traceback, UpdateFinishedTrialError from the pruning judge's write to the finished trial)."""
+    study = tmp_path / "takeover.yaml"
+    study.write_text(TAKEOVER.format(space=ROOT / "search_spaces" / "eagle3.yaml"))
+    env = fault_env(TUNER_STORAGE=pg_url, TUNER_STALL_S="5")
+    tuner = [sys.executable, "-m", "tuner"]
+    created = subprocess.run([*tuner, "study", "create", str(study)], env=env, cwd=tmp_path, capture_output=True,
+                             text=True, timeout=120)
+    assert created.returncode == 0, created.stderr
+    a_log, b_log = tmp_path / "a.log", tmp_path / "b.log"
+    with open(a_log, "w") as out:
+        a = subprocess.Popen(other_node([*tuner, "study", "run", "--study", "takeover", "--workdir", "wa"]),
+                             env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+    b = None
+    try:
+        wait_for_text(tmp_path / "wa" / "trials" / "0" / "server.log", "Cache flushed")
+        os.kill(a.pid, signal.SIGSTOP)
+        with open(b_log, "w") as out:
+            b = subprocess.Popen([*tuner, "study", "run", "--study", "takeover", "--workdir", "wb"], env=env,
+                                 cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+        time.sleep(10)  # past the grace (4 s) and the stall watch (5 s): B fails trial 0 as dead
+        os.kill(a.pid, signal.SIGCONT)
+        assert a.wait(timeout=300) == 0, a_log.read_text()
+        assert b.wait(timeout=300) == 0, b_log.read_text()
+    finally:
+        if a.poll() is None:
+            os.kill(a.pid, signal.SIGCONT)
+        for p in (a, b):
+            if p is not None:
+                finish(p)
+    out_a = a_log.read_text()
+    assert "Traceback" not in out_a + b_log.read_text(), out_a
+    assert "the tuner itself stood still" in out_a, out_a
+    from tuner.engine.storage import driver_url
+
+    s = optuna.load_study(study_name="takeover", storage=driver_url(pg_url))
+    first = s.trials[0]
+    assert first.state.name == "FAIL", first.user_attrs
+    # its setting measured once, by the retry; nothing left running, no setting measured twice
+    done = [t for t in s.trials if t.state.name == "COMPLETE" and t.user_attrs.get("status") == "measured"]
+    keys = [t.user_attrs["effective_key"] for t in done]
+    assert first.user_attrs["effective_key"] in keys and len(keys) == len(set(keys)), keys
+    assert not [t for t in s.trials if t.state.name == "RUNNING"]
+    for wd in ("wa", "wb"):
+        assert not list((tmp_path / wd / "servers").glob("*.json")), wd

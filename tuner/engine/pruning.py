@@ -225,6 +225,10 @@ class StageJudge:
         self.pruner = FrontPruner(config.objectives, plan, config.budget.prune, baseline_attrs.get(REQUEST_CV_ATTR))
         self.stages: list[dict] = []
         self.verdict: Verdict | None = None
+        #: the trial was finished by someone else meanwhile (another worker failed it as dead while
+        #: this one stood still): nothing more is written to it, nothing decided; the finish decides
+        #: (the stall watch drops the measurement, or it is re-homed: tuner.engine.finish)
+        self.taken_over = False
 
     def __call__(self, index: int, name: str, partial) -> bool:
         if index >= len(self.baseline_stages) or self.baseline_stages[index].get("stage") != name:
@@ -234,8 +238,10 @@ class StageJudge:
             return False
         storage, tid, n = self.study._storage, self.trial._trial_id, len(estimates)
         self.stages.append({"stage": name, "estimates": [float(v) for v in estimates]})
-        if unreachable_now(storage):
+        if unreachable_now(storage) or self.taken_over:
             return False  # a storage outage: measure on, decide nothing (the stages go with the finish)
+        from optuna.exceptions import UpdateFinishedTrialError
+
         try:
             # The server is measuring: a storage outage must not hold the suite up (or lose it).
             with fail_fast():
@@ -246,6 +252,9 @@ class StageJudge:
                     return False  # off, a backend that does not say its order (no error estimate), or again
                 verdict = self.pruner.verdict(self.study, storage.get_trial(tid))
         except StorageUnavailable:
+            return False
+        except UpdateFinishedTrialError:
+            self.taken_over = True
             return False
         if verdict.pruned:
             self.verdict = verdict
