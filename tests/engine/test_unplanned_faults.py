@@ -47,6 +47,7 @@ bench:
     sweep: {{concurrencies: [1], max_tokens: 64}}
     warmup: {{requests: 1, max_tokens: 4}}
     timeout_s: 300
+  api: {api}
 objectives: [single_speedup, speedup@1]
 default_seed_trials: false
 seed_trials: [{{speculative_num_steps: 3, speculative_eagle_topk: 1, speculative_num_draft_tokens: 4}}]
@@ -54,9 +55,10 @@ budget: {{n_trials: 1}}
 """
 
 
-def write_study(folder: Path, name: str = "paused") -> Path:
+def write_study(folder: Path, name: str = "paused", api: str = "generate") -> Path:
     path = folder / f"{name}.yaml"
-    path.write_text(STUDY.format(name=name, folder=folder, space=ROOT / "search_spaces" / "eagle3.yaml"))
+    space = ROOT / "search_spaces" / "eagle3.yaml"
+    path.write_text(STUDY.format(name=name, folder=folder, space=space, api=api))
     return path
 
 
@@ -69,8 +71,11 @@ def wait_for_text(path: Path, text: str, timeout_s: float = 120) -> None:
     raise AssertionError(f"{text!r} never appeared in {path}")
 
 
-def test_tuner_paused_during_the_baseline_single_requests_measures_the_baseline_again(tmp_path):
-    study = write_study(tmp_path)
+@pytest.mark.parametrize("api", ["generate", "openai"])
+def test_tuner_paused_during_the_baseline_single_requests_measures_the_baseline_again(tmp_path, api):
+    """``openai``: SGLang's OpenAI answers carry no e2e_latency, so the whole wall latency may be the
+    pause (QA: the baseline read 17.7 instead of 26.2 tok/s, a single speedup 3.38 kept)."""
+    study = write_study(tmp_path, api=api)
     log = tmp_path / "work" / "baseline" / "server.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("TUNER_STALL_S", None)  # the default 15 s: this pause is shorter
@@ -95,11 +100,12 @@ def test_tuner_paused_during_the_baseline_single_requests_measures_the_baseline_
     base = optuna.load_study(study_name="paused.baseline", storage=storage)
     measured = [t for t in base.trials if t.user_attrs.get("status") == "measured"]
     assert len(measured) == 1 and len(base.trials) == 2, [t.user_attrs for t in base.trials]
-    # every answer of the baseline kept was read within 2 s of the server's own clock
+    # the baseline kept is the second, unpaused: every answer read within 2 s of the server's own
+    # clock (its whole latency, when the answer does not say the server's)
     suite = json.loads(Path(measured[0].user_attrs["suite_json"]).read_text())
-    waits = [r["end_s"] - r["start_s"] - r["server_latency_s"] for r in suite["records"]
-             if r["ok"] and r["server_latency_s"] is not None]
+    waits = [r["end_s"] - r["start_s"] - (r["server_latency_s"] or 0) for r in suite["records"] if r["ok"]]
     assert waits and max(waits) < 2.0, max(waits)
+    assert measured[0].number == 1
     trials = optuna.load_study(study_name="paused", storage=storage).trials
     assert [t.user_attrs["status"] for t in trials] == ["measured"]
     # nothing left running

@@ -55,10 +55,11 @@ class StallWatch:
     def check(self, answers_waited_s: float = 0.0) -> None:
         """Raise :class:`TunerStalled` when the process stood still for :data:`STALLED_S` or more
         (the gap still open counts: after a pause the caller may run before the ticking thread), or
-        for :data:`SHOWN_S` or more when the answers show a wait as long (``answers_waited_s``: the
-        longest an answer spent outside the server's own clock,
+        for :data:`SHOWN_S` or more when the requests allow a wait as long (``answers_waited_s``: the
+        longest a request may have spent outside the server's own clock,
         :func:`tuner.engine.verify.longest_outside_wait_s`): an answer read seconds late because
-        this process stood still, which would otherwise fail the server's measurement as its own."""
+        this process stood still, counted in the figures or failing the server's measurement as
+        its own."""
         longest = max(self.longest_s, time.monotonic() - self._last - self.tick_s)
         if longest >= STALLED_S or SHOWN_S <= longest and SHOWN_S <= answers_waited_s:
             raise TunerStalled(longest)

@@ -105,11 +105,13 @@ def _outside_waits(result) -> list:
 
 
 def longest_outside_wait_s(result) -> float:
-    """The longest wall time an answer of ``result`` (a suite result, or None) spent outside the
-    server's own clock; 0 when none says its latency. The stall watch compares it with its own gap
-    (:meth:`tuner.engine.stall.StallWatch.check`): a wait the tuner's own pause explains is the
-    tuner's, not the server's."""
-    return max((w for _, w in _outside_waits(result)), default=0.0)
+    """The longest wall time a request of ``result`` (a suite result, or None) may have spent outside
+    the server's own clock: its wall latency minus its ``e2e_latency``, or its whole wall latency
+    when the server does not say (OpenAI answers carry none; a request that failed). The stall
+    watch compares it with its own gap (:meth:`tuner.engine.stall.StallWatch.check`): a wait the
+    tuner's own pause explains is the tuner's, not the server's."""
+    records = getattr(result, "records", None) or []
+    return max((r.latency_s - ((r.server_latency_s or 0.0) if r.ok else 0.0) for r in records), default=0.0)
 
 
 def _waited_outside(result) -> Failure | None:
