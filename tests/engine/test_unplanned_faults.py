@@ -223,3 +223,85 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
     assert not [t for t in s.trials if t.state.name == "RUNNING"]
     for wd in ("wa", "wb"):
         assert not list((tmp_path / wd / "servers").glob("*.json")), wd
+
+
+# -- the server's port taken by another process while the server starts ------------------------------
+
+SQUAT = '''
+import os, subprocess, sys, time
+argv = sys.argv[1:]
+port = argv[argv.index("--port") + 1]
+folder = {folder!r}
+mark = os.path.join(folder, "squatted")
+if "--speculative-algorithm" in argv and not os.path.exists(mark):
+    # the first trial's launch: another process binds the port first, as an outgoing connection or
+    # another service may while a server loads its model
+    open(mark, "w").close()
+    squatter = subprocess.Popen([sys.executable, "-c", "import socket, time; s = socket.socket(); "
+                                 "s.bind(('127.0.0.1', " + port + ")); s.listen(); time.sleep(120)"],
+                                start_new_session=True)
+    with open(os.path.join(folder, "squatter.pid"), "w") as f:
+        f.write(str(squatter.pid))
+    time.sleep(1.0)
+os.execv(sys.executable, [sys.executable, *argv])
+'''
+
+
+def squatting_python(folder: Path) -> Path:
+    script = folder / "squat.py"
+    script.write_text(SQUAT.format(folder=str(folder)))
+    wrapper = folder / "python-squat"
+    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{script}" "$@"\n')
+    wrapper.chmod(0o755)
+    return wrapper
+
+
+def squat_study(folder: Path, port: int) -> Path:
+    space = ROOT / "search_spaces" / "eagle3.yaml"
+    text = STUDY.format(name="squat", folder=folder, space=space, api="generate")
+    pinned = f"  tp_size: 8\n  port: {port}\n  python: {squatting_python(folder)}\n"
+    text = text.replace("  tp_size: 8\n", pinned)
+    text = text.replace("speedup: 5,", "speedup: 20,")
+    path = folder / "squat.yaml"
+    path.write_text(text)
+    return path
+
+
+def run_squatted(folder: Path, port: int):
+    try:
+        return subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(squat_study(folder, port))],
+                              cwd=folder, capture_output=True, text=True, timeout=300)
+    finally:
+        pid_file = folder / "squatter.pid"
+        if pid_file.exists():
+            os.killpg(int(pid_file.read_text()), signal.SIGKILL)
+
+
+def test_a_port_taken_while_the_server_starts_is_not_the_settings_failure_port_0(tmp_path):
+    """``server.port: 0``: the tuner picked the port, so it picks another and launches again; the
+    setting is measured, not failed as ``other`` (QA: it was, charged to the budget and never
+    measured again)."""
+    run = run_squatted(tmp_path, 0)
+    out = run.stdout + run.stderr
+    assert run.returncode == 0 and "Traceback" not in out, out
+    assert (tmp_path / "squatted").exists()  # the fault was inflicted
+    s = optuna.load_study(study_name="squat", storage=f"sqlite:///{tmp_path / 'squat.db'}")
+    assert [t.user_attrs.get("status") for t in s.trials] == ["measured"], [t.user_attrs for t in s.trials]
+    assert "address already in use" in out and "launching it again on port" in out, out
+    assert not list((tmp_path / "work" / "servers").glob("*.json"))
+
+
+def test_a_fixed_port_taken_while_the_server_starts_stops_the_run_with_one_line(tmp_path):
+    from tuner.server.ports import pick_free_port
+
+    port = pick_free_port("127.0.0.1")
+    run = run_squatted(tmp_path, port)
+    assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
+    errors = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
+    assert len(errors) == 1 and f"port {port} on 127.0.0.1" in errors[0], run.stderr
+    assert "set server.port to a free port or 0" in errors[0], errors
+    # the setting is not blamed: its trial is queued again, nothing failed or charged
+    s = optuna.load_study(study_name="squat", storage=f"sqlite:///{tmp_path / 'squat.db'}")
+    assert not [t for t in s.trials if t.state.name == "COMPLETE"], [t.user_attrs for t in s.trials]
+    assert [t.state.name for t in s.trials if t.state.name == "WAITING"], [t.state for t in s.trials]
+    assert not list((tmp_path / "work" / "servers").glob("*.json"))

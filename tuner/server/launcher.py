@@ -12,7 +12,13 @@ exits (a second Ctrl-C while it stops kills its group at once).
 Failures are :class:`LaunchError` with a ``failure_class`` from :data:`FAILURE_CLASSES`, a one-line
 message quoting the log's error line, and the log's last lines; :func:`classify_log` is the one place
 that maps an exit status and a log (or an HTTP error body) to a class. A port taken by someone else
-raises :class:`PortInUseError` before anything starts; a bad study raises ``ConfigError``.
+raises :class:`PortInUseError` before anything starts, or when it takes the port while the server
+starts (a port the tuner picked is then picked again); a bad study raises ``ConfigError``.
+
+Why one module of over 400 lines: it is one class, :class:`ServerProcess`, whose start, readiness,
+relaunch and stop share one process handle, one record and one re-entrant lock (a signal handler
+may stop the server during any other step); split across modules, that state would have to be
+passed around or made public.
 """
 
 from __future__ import annotations
@@ -46,7 +52,8 @@ from .failures import (
 )
 from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
 from .orphans import ServerRecord, cleanup_orphans, records_dir
-from .ports import PortInUseError, listener_owned_by_group, pick_free_port, port_free, wait_port_free
+from .ports import (PortInUseError, bind_refused, listener_owned_by_group, pick_free_port, port_free,
+                    wait_port_free)
 from .procs import boot_id, group_members, read_cmdline, read_stat, signal_group, terminate_group
 from .signals import live_servers, stop_on_signals
 
@@ -58,6 +65,9 @@ __all__ = [
 ]
 
 log = logging.getLogger("tuner.server")
+
+#: How often a server whose port (picked by the tuner) was taken while it started is launched again.
+PORT_RELAUNCHES = 3
 
 # --------------------------------------------------------------------------------------------------
 # The server process
@@ -143,6 +153,7 @@ class ServerProcess:
         self.started_monotonic: float | None = None
         self._log_offset = 0
         self._stopped = False
+        self._stranger_on_port = False  #: the server never bound its port: another process holds it
         self._lock = threading.RLock()
 
     # -- state --------------------------------------------------------------------------------
@@ -250,9 +261,23 @@ class ServerProcess:
         timeout_s = self.startup_timeout_s if timeout_s is None else timeout_s
         deadline = time.monotonic() + timeout_s
         path, pause = "/health_generate", 0.1
+        relaunches = 0
         while True:
             if self.proc.poll() is not None:
-                raise self.failure(PHASE_STARTUP)
+                if not self._port_taken():
+                    raise self.failure(PHASE_STARTUP)
+                # Another process bound the port between the tuner's check and the server's bind
+                # (during a model load, minutes on SGLang): not the setting's failure. A port the
+                # tuner picked (server.port 0) is picked again; a fixed one stops the run.
+                if self._replan is None or relaunches >= PORT_RELAUNCHES:
+                    self._stop_now()
+                    raise PortInUseError(self.host, self.port, "it took the port while the server started: "
+                                         f"address already in use, log: {self.log_path}")
+                relaunches += 1
+                self._relaunch_on_another_port()
+                deadline = time.monotonic() + timeout_s
+                path, pause = "/health_generate", 0.1
+                continue
             remaining = deadline - time.monotonic()
             if remaining <= 0:
                 raise self.failure(PHASE_STARTUP, f"not ready after {timeout_s:.0f} s "
@@ -278,6 +303,28 @@ class ServerProcess:
         log.info("server pid %d ready on %s after %.1f s", self.pid, self.url,
                  time.monotonic() - self.started_monotonic)
         return self.url
+
+    def _port_taken(self) -> bool:
+        """Whether the server, exited while starting, could not bind its port: another holds it."""
+        return bind_refused(self.log_text(), self.host, self.port)
+
+    def _stop_now(self) -> None:
+        """Stop a server that never bound its port: no wait for the port, which a stranger holds."""
+        self._stranger_on_port = True
+        self.stop()
+
+    def _relaunch_on_another_port(self) -> None:
+        """The server exited because its port was taken: launch it again on a port picked now."""
+        old = self.port
+        self._stop_now()
+        with self._lock:
+            self.proc, self.record, self.ready, self._stopped = None, None, False, False
+            self._stranger_on_port = False
+            self.plan = self._replan(pick_free_port(self.host))
+            self.argv, self.port = self.plan.argv, self.plan.port
+        log.warning("port %d was taken by another process while the server started (address already in use); "
+                    "launching it again on port %d", old, self.port)
+        self.start()
 
     # -- failures -----------------------------------------------------------------------------
 
@@ -345,7 +392,9 @@ class ServerProcess:
                     f.write(f"# tuner: stopped, {describe_exit(code)}\n".encode())
             except OSError:
                 pass
-            if not wait_port_free(self.host, self.port, max(5.0, self.stop_grace_s)):
+            if self._stranger_on_port:
+                pass  # the port was never ours: nothing of ours to wait for
+            elif not wait_port_free(self.host, self.port, max(5.0, self.stop_grace_s)):
                 log.warning("port %d still busy after the server stopped", self.port)
             if self.backend == "sglang":
                 before = self.record.gpu_memory_before_mib if self.record else None

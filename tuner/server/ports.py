@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import socket
 import time
 
@@ -17,12 +18,26 @@ from .procs import _PROC, group_members
 
 
 class PortInUseError(RuntimeError):
-    """The configured port is taken by a process the tuner did not start; nothing was launched."""
+    """The configured port is taken by a process the tuner did not start: before the launch (nothing
+    was launched), or while the server started (it could not bind; ``when`` says so)."""
 
-    def __init__(self, host: str, port: int):
+    def __init__(self, host: str, port: int, when: str = ""):
         self.host, self.port = host, port
-        super().__init__(f"port {port} on {host} is in use by another process; "
+        when = f" ({when})" if when else ""
+        super().__init__(f"port {port} on {host} is in use by another process{when}; "
                          f"set server.port to a free port or 0")
+
+
+#: A server that could not bind its port: uvicorn's "[Errno 98] error while attempting to bind on
+#: address ...: address already in use" (SGLang's http_server.py runs uvicorn), the simulator's own.
+_ADDRESS_IN_USE = re.compile(r"address already in use", re.I)
+
+
+def bind_refused(log_text: str, host: str, port: int) -> bool:
+    """Whether a server that exited while starting could not bind ``port`` because another process
+    holds it: its log says "address already in use" and the port is not free now (a log that says
+    so of another port, NCCL's say, leaves ours free)."""
+    return bool(_ADDRESS_IN_USE.search(log_text)) and not port_free(host, port)
 
 
 def _bind_probe(host: str, port: int) -> socket.socket:
