@@ -305,3 +305,50 @@ def test_a_fixed_port_taken_while_the_server_starts_stops_the_run_with_one_line(
     assert not [t for t in s.trials if t.state.name == "COMPLETE"], [t.user_attrs for t in s.trials]
     assert [t.state.name for t in s.trials if t.state.name == "WAITING"], [t.state for t in s.trials]
     assert not list((tmp_path / "work" / "servers").glob("*.json"))
+
+
+# -- the tuner paused during `tuner study confirm` -------------------------------------------------------
+
+def test_tuner_paused_during_a_confirmation_measures_that_repeat_again(tmp_path):
+    """`tuner study confirm` had no stall watch: a pause of any length during a repeat was counted in
+    its figures and in its round's paired speedups (or, caught by the answers' wait, blamed on the
+    server as ``bad_response``, the round lost)."""
+    study = write_study(tmp_path)
+    storage = f"sqlite:///{tmp_path / 'paused.db'}"
+    first = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stdout + first.stderr
+    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
+    env.pop("TUNER_STALL_S", None)
+    confirm = subprocess.Popen([sys.executable, "-m", "tuner", "study", "confirm", str(study), "--picks", "0",
+                                "--repeats", "2"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.STDOUT, text=True)
+    try:
+        logs = list((tmp_path / "work" / "confirm").glob("*/0-baseline/server.log"))
+        deadline = time.monotonic() + 120
+        while not logs and time.monotonic() < deadline:
+            time.sleep(0.02)
+            logs = list((tmp_path / "work" / "confirm").glob("*/0-baseline/server.log"))
+        assert logs, "the confirmation's first baseline never launched"
+        wait_for_text(logs[0], "Cache flushed")
+        time.sleep(0.5)
+        os.kill(confirm.pid, signal.SIGSTOP)
+        time.sleep(5)
+        os.kill(confirm.pid, signal.SIGCONT)
+        out, _ = confirm.communicate(timeout=300)
+    finally:
+        if confirm.poll() is None:
+            os.kill(confirm.pid, signal.SIGCONT)
+        finish(confirm)
+    assert confirm.returncode == 0 and "Traceback" not in out, out
+    assert "the tuner itself stood still for" in out and "measuring it again" in out, out
+    cstudy = optuna.load_study(study_name="paused.confirm", storage=storage)
+    measured = [t for t in cstudy.trials if t.user_attrs.get("status") == "measured"]
+    # both rounds complete (baseline and trial 0 each), none of them read with the pause in it
+    assert sorted((t.user_attrs["round"], str(t.user_attrs["candidate"])) for t in measured) == [
+        (0, "0"), (0, "baseline"), (1, "0"), (1, "baseline")], [t.user_attrs for t in cstudy.trials]
+    for t in measured:
+        suite = json.loads(Path(t.user_attrs["suite_json"]).read_text())
+        waits = [r["end_s"] - r["start_s"] - (r["server_latency_s"] or 0) for r in suite["records"] if r["ok"]]
+        assert max(waits) < 2.0, (t.number, max(waits))
+    assert not list((tmp_path / "work" / "servers").glob("*.json"))

@@ -38,12 +38,16 @@ from .finish import finish_of, record_finish, replay_journal, write_files
 from .journal import Journal
 from .outcome import limit_attrs, measurement_attrs
 from .patience import StorageUnavailable, patient_backend, unreachable_now
-from .records import FAILED, MEASURED
+from .records import FAILED, INTERRUPTED, MEASURED
+from .stall import StallWatch, TunerStalled
 from .storage import storage_label
 from .study import CONFIG_ATTR, READY_ATTR, UID_ATTR, study_uid
+from .verify import longest_outside_wait_s
 from .workers import Worker, start_trial
 
 BASELINE = "baseline"
+#: How often a repeat the tuner's own pause spoiled is measured again before it counts as failed.
+STALL_RETRIES = 3
 Event = Callable[[str, dict], None]
 
 
@@ -158,6 +162,21 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
 
 def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event,
                  uid: str | None = None):
+    """One repeat, stored; measured again (up to :data:`STALL_RETRIES` times) when the tuner itself
+    stood still during it (:class:`~tuner.engine.stall.TunerStalled`): its figures would hold the
+    pause, and the round's paired speedups with them."""
+    for _ in range(STALL_RETRIES):
+        try:
+            return _measure_once(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event, uid)
+        except TunerStalled as exc:
+            label = "the baseline" if who == BASELINE else f"trial {who}"
+            on_event("warning", {"trial": None, "message": f"confirm round {rnd + 1}: {label}: {exc}; "
+                                                           "measuring it again"})
+    return FAILED, INTERRUPTED
+
+
+def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event,
+                  uid: str | None = None):
     from optuna.trial import TrialState
 
     workdir = Path(config.workdir or Path("studies") / config.name)
@@ -167,8 +186,10 @@ def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, wh
                      "effective": None if spec is None else spec.as_dict()}.items():
             trial.set_user_attr(k, v)
         outcome: dict = {}
+        watch = StallWatch()
 
         def record(m) -> None:
+            watch.check(longest_outside_wait_s(m.to_save))  # the tuner paused: not the server's figures
             attrs = measurement_attrs(m, spec)
             if m.figures is not None and not m.failure_class:
                 attrs.update(limit_attrs(m.figures, config, None))
@@ -188,12 +209,16 @@ def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, wh
 
         tag = "baseline" if who == BASELINE else f"t{who}"
         try:
-            backend.measure(spec, f"confirm/{run}/{rnd}-{tag}", record, on_event=on_event)
+            with watch:
+                backend.measure(spec, f"confirm/{run}/{rnd}-{tag}", record, on_event=on_event)
         except StorageUnavailable:
             raise  # nothing more can be written; the measurement, if any, waits in the journal
-        except BaseException:
+        except BaseException as exc:
             if not unreachable_now(cstudy._storage) and \
                     cstudy._storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
+                if isinstance(exc, TunerStalled):
+                    trial.set_user_attr("status", INTERRUPTED)
+                    trial.set_user_attr("note", f"{exc}; measured again")
                 tell(cstudy, trial, state=TrialState.FAIL)
             raise
     return outcome.get("status", FAILED), outcome.get("failure")
