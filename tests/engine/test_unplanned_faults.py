@@ -169,7 +169,8 @@ budget: {{n_trials: 4}}
 def other_node(argv: list[str]) -> list[str]:
     """``argv`` run under another hostname (a private UTS namespace): the other workers can judge its
     worker by heartbeat only, as a worker on another node."""
-    probe = subprocess.run(["unshare", "--uts", "sh", "-c", "hostname node-b"], capture_output=True, timeout=30)
+    probe = subprocess.run(["unshare", "--uts", "sh", "-c", "hostname node-b"], capture_output=True,
+                           timeout=30)
     if probe.returncode != 0:
         pytest.skip(f"no UTS namespace here (unshare --uts: {probe.stderr.decode().strip()[:200]})")
     return ["unshare", "--uts", "sh", "-c", 'hostname node-b && exec "$@"', "sh", *argv]
@@ -184,8 +185,8 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
     study.write_text(TAKEOVER.format(space=ROOT / "search_spaces" / "eagle3.yaml"))
     env = fault_env(TUNER_STORAGE=pg_url, TUNER_STALL_S="5")
     tuner = [sys.executable, "-m", "tuner"]
-    created = subprocess.run([*tuner, "study", "create", str(study)], env=env, cwd=tmp_path, capture_output=True,
-                             text=True, timeout=120)
+    created = subprocess.run([*tuner, "study", "create", str(study)], env=env, cwd=tmp_path,
+                             capture_output=True, text=True, timeout=120)
     assert created.returncode == 0, created.stderr
     a_log, b_log = tmp_path / "a.log", tmp_path / "b.log"
     with open(a_log, "w") as out:
@@ -349,6 +350,7 @@ def test_tuner_paused_during_a_confirmation_measures_that_repeat_again(tmp_path)
         (0, "0"), (0, "baseline"), (1, "0"), (1, "baseline")], [t.user_attrs for t in cstudy.trials]
     for t in measured:
         suite = json.loads(Path(t.user_attrs["suite_json"]).read_text())
-        waits = [r["end_s"] - r["start_s"] - (r["server_latency_s"] or 0) for r in suite["records"] if r["ok"]]
+        waits = [r["end_s"] - r["start_s"] - (r["server_latency_s"] or 0)
+                 for r in suite["records"] if r["ok"]]
         assert max(waits) < 2.0, (t.number, max(waits))
     assert not list((tmp_path / "work" / "servers").glob("*.json"))
