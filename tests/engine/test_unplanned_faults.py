@@ -354,3 +354,32 @@ def test_tuner_paused_during_a_confirmation_measures_that_repeat_again(tmp_path)
                  for r in suite["records"] if r["ok"]]
         assert max(waits) < 2.0, (t.number, max(waits))
     assert not list((tmp_path / "work" / "servers").glob("*.json"))
+
+
+# -- a server that exits 0 once ready, or winds down after its socket is gone ------------------------
+
+EXITS = {"1-1-2": None, "2-1-3": "exit_ready", "3-1-4": "linger_ready", "4-1-5": "linger_generate"}
+
+
+def test_a_server_that_exits_after_it_was_ready_fails_as_crash_after_ready(tmp_path):
+    """Not ``other``, not "another process holds port" (QA: a server exiting 0 right after its
+    health answer was taken for a stranger on its port), not "server still running, no known
+    failure" (QA: a server whose socket closed a moment before its process exited)."""
+    from support.standin_exits import exits_python
+
+    from test_study_faults import write_study as faults_study
+
+    study = faults_study(tmp_path, {k: (m, None) for k, m in EXITS.items()})
+    text = study.read_text()
+    study.write_text(text.replace(f"python: {tmp_path / 'python-standin'}", f"python: {exits_python(tmp_path)}"))
+    run = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=600)
+    assert run.returncode == 0 and "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
+    s = optuna.load_study(study_name="faults", storage=f"sqlite:///{tmp_path / 'faults.db'}")
+    by_key = {t.user_attrs["effective_key"]: t for t in s.trials}
+    assert by_key["1-1-2"].user_attrs["status"] == "measured"
+    for key in ("2-1-3", "3-1-4", "4-1-5"):
+        attrs = by_key[key].user_attrs
+        assert attrs["status"] == "failed" and attrs["failure_class"] == "crash_after_ready", (key, attrs)
+        assert "exit code 0 after it was ready" in attrs["failure_message"], (key, attrs["failure_message"])
+    assert not list((tmp_path / "faults" / "servers").glob("*.json"))

@@ -160,6 +160,7 @@ class ServerBackend:
             ServerUnreachableError,
             run_suite,
         )
+        from ..server.launcher import EXIT_WAIT_S
 
         deadline = self.trial_deadline_s
         left = None if deadline is None else max(1.0, deadline - (time.monotonic() - started))
@@ -175,7 +176,8 @@ class ServerBackend:
             return self._failed(HUNG, f"{why} (log: {proc.log_path})", proc.log_tail(), proc, started,
                                 exc.partial, trial_dir)
         except (ServerDiedError, ServerUnreachableError) as exc:  # unreachable: gone right after ready
-            cls, msg, tail = proc.classify_exit()
+            # its socket is gone; its process may take a moment more to exit (its status says why)
+            cls, msg, tail = proc.classify_exit(exit_wait_s=EXIT_WAIT_S)
             return self._failed(cls, msg, tail, proc, started, getattr(exc, "partial", None), trial_dir)
         except ServerInfoError as exc:
             return self._failed("args_unverified", str(exc), proc.log_tail(), proc, started)

@@ -68,6 +68,8 @@ log = logging.getLogger("tuner.server")
 
 #: How often a server whose port (picked by the tuner) was taken while it started is launched again.
 PORT_RELAUNCHES = 3
+#: How long a server whose socket is gone is given to exit before it is said to be still running.
+EXIT_WAIT_S = 5.0
 
 # --------------------------------------------------------------------------------------------------
 # The server process
@@ -295,6 +297,10 @@ class ServerProcess:
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 1.5, 1.0)
         if listener_owned_by_group(self.port, self.pgid) is False:
+            if self._exited_within(EXIT_WAIT_S):
+                # It answered, then exited (its socket went with it): not a stranger on its port.
+                self.ready = True
+                raise self.failure(PHASE_RUNNING)
             raise LaunchError("other", f"{self.url} answers, but not from the server this tuner "
                               f"started (pid {self.pid}); another process holds port {self.port}",
                               self.log_tail())
@@ -358,8 +364,19 @@ class ServerProcess:
         if self.proc.poll() is not None:
             raise self.failure()
 
-    def classify_exit(self, response_text: str = "") -> tuple[str, str, str]:
+    def _exited_within(self, seconds: float) -> bool:
+        """Whether the server process has exited, waiting up to ``seconds`` for it."""
+        try:
+            self.proc.wait(timeout=seconds)
+        except subprocess.TimeoutExpired:
+            return False
+        return True
+
+    def classify_exit(self, response_text: str = "", exit_wait_s: float = 0.0) -> tuple[str, str, str]:
         """``(failure_class, message, log_tail)`` for a failed benchmark, for the study engine.
+        ``exit_wait_s``: the server is gone (its port refuses connections): wait up to that long
+        for its process to exit, so its exit status is read (SGLang's winds down for seconds after
+        its socket closed), rather than calling it "still running".
 
         Reads the exit status (``crash_after_ready`` once it was ready), the log, and
         ``response_text`` (an HTTP 500 body: ``spec_runtime`` for SGLang's "selected index k out of
@@ -368,6 +385,8 @@ class ServerProcess:
         """
         if self.proc is None:
             raise RuntimeError("start() the server first")
+        if exit_wait_s > 0:
+            self._exited_within(exit_wait_s)
         err = self.failure(response_text=response_text)
         return err.failure_class, err.message, err.log_tail
 
