@@ -371,7 +371,8 @@ def test_a_server_that_exits_after_it_was_ready_fails_as_crash_after_ready(tmp_p
 
     study = faults_study(tmp_path, {k: (m, None) for k, m in EXITS.items()})
     text = study.read_text()
-    study.write_text(text.replace(f"python: {tmp_path / 'python-standin'}", f"python: {exits_python(tmp_path)}"))
+    standin = f"python: {tmp_path / 'python-standin'}"
+    study.write_text(text.replace(standin, f"python: {exits_python(tmp_path)}"))
     run = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path,
                          capture_output=True, text=True, timeout=600)
     assert run.returncode == 0 and "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
