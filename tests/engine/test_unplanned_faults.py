@@ -134,8 +134,12 @@ def test_an_answer_that_waited_outside_the_servers_clock_fails_the_measurement(t
     assert verify_result(suite(rec(1.0, 0.9), rec(2.5, 0.6)), None, config, "EAGLE3") is None
     cls, msg = verify_result(suite(rec(1.0, 0.9), rec(4.0, 1.0)), None, config, "EAGLE3")
     assert cls == "bad_response"
-    assert "1 of 2 answers waited 2 s or more outside the server's own clock" in msg, msg
+    assert "1 of 2 single requests waited 2 s or more outside the server's own clock" in msg, msg
     assert "single fib at 16 tokens, 3 s of its 4 s beyond its e2e_latency" in msg, msg
+    # a sweep batch's request may queue in the server's HTTP process behind its batch-mates: not judged
+    sweep = rec(4.0, 1.0)
+    sweep.phase = "sweep"
+    assert verify_result(suite(rec(1.0, 0.9), sweep), None, config, "EAGLE3") is None
 
 
 # -- a worker of another host paused past its heartbeat's grace, on one PostgreSQL study ----------------

@@ -21,8 +21,8 @@ the first failure, as ``(failure_class, message)``, or None:
 ``bad_response``: answers that cannot be true.
   * the simulator stood :data:`STALL_WALL_S` or more behind model time while it was measured (its
     ``sim_timekeeping``, read after the suite): frozen or starved, every answer came late;
-  * an answer that waited :data:`OUTSIDE_WALL_S` or more outside the server's clock (its wall latency
-    minus its ``e2e_latency``): the tuner or the server's HTTP layer stood still;
+  * a single request that waited :data:`OUTSIDE_WALL_S` or more outside the server's clock (its wall
+    latency minus its ``e2e_latency``): the tuner or the server's HTTP layer stood still;
   * a completion-token count outside 1 to ``max_tokens``; with ``ignore_eos`` (the suites' default),
     any other count than ``max_tokens`` (:meth:`tuner.bench.records.RequestRecord.count_problem`);
   * an accept length beyond what a draft of ``num_steps`` can give: SGLang's accept length is
@@ -99,9 +99,13 @@ OUTSIDE_WALL_S = STALL_WALL_S
 
 
 def _outside_waits(result) -> list:
-    """``(record, wall seconds outside the server's clock)`` of every answer that says its latency."""
+    """``(record, wall seconds outside the server's clock)`` of every single request that says its
+    latency. Single requests only: one is in flight at a time, so nothing of the server's own work
+    comes before its clock starts; in a sweep batch a request's clock starts once the HTTP process
+    has taken it, after its batch-mates' (SGLang tokenizes in that process: long prompts at a high
+    concurrency queue there for seconds, honestly)."""
     return [(r, r.latency_s - r.server_latency_s) for r in getattr(result, "records", None) or []
-            if r.ok and r.server_latency_s is not None]
+            if r.ok and r.server_latency_s is not None and r.phase == "single"]
 
 
 def longest_outside_wait_s(result) -> float:
@@ -115,8 +119,8 @@ def longest_outside_wait_s(result) -> float:
 
 
 def _waited_outside(result) -> Failure | None:
-    """An answer that spent :data:`OUTSIDE_WALL_S` or more of its wall latency outside the server's
-    own clock (SGLang's ``e2e_latency`` runs from the request's arrival to its answer,
+    """A single request's answer that spent :data:`OUTSIDE_WALL_S` or more of its wall latency outside
+    the server's own clock (SGLang's ``e2e_latency`` runs from the request's arrival to its answer,
     ``managers/tokenizer_manager.py``; the simulator's likewise) fails the measurement: the tuner
     stood still before reading it (a pause under the stall watch's ``TUNER_STALL_S``), or the server's
     HTTP layer did before taking it; those seconds count as the server's in every figure
@@ -129,8 +133,8 @@ def _waited_outside(result) -> Failure | None:
         return None
     r, w = max(late, key=lambda rw: rw[1])
     return "bad_response", (
-        f"{len(late)} of {len(waits)} answers waited {OUTSIDE_WALL_S:g} s or more outside the server's own "
-        f"clock (the longest: {r.phase} {r.prompt} at {r.max_tokens} tokens, {w:.3g} s of its "
+        f"{len(late)} of {len(waits)} single requests waited {OUTSIDE_WALL_S:g} s or more outside the "
+        f"server's own clock (the longest: {r.phase} {r.prompt} at {r.max_tokens} tokens, {w:.3g} s of its "
         f"{r.latency_s:.3g} s beyond its e2e_latency): the tuner or the server's HTTP layer stood still, and "
         "that wait would count as the server's time; measure it again")
 
