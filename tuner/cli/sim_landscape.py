@@ -39,20 +39,32 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
     The table shows the baseline, the best settings by each objective and the true Pareto front;
     --json prints all rows.
     """
+    from pathlib import Path
+
     from ..sim.landscape import landscape as compute
 
+    if table_path:
+        from .own_files import check_not_among
+
+        # before the (slow) model runs, and never over this command's own inputs (QA: --table
+        # eagle3.yaml wrote the table over the search space, exit 0)
+        inputs = [("the --space file", space_file), ("the --suite file", suite),
+                  ("the --profile file", profile)]
+        try:
+            check_not_among(table_path, "--table", [(what, p) for what, p in inputs if Path(p).is_file()])
+        except ConfigError as exc:
+            fail(str(exc), 2)
+        if not Path(table_path).resolve().parent.is_dir():
+            fail(f"--table: {table_path}: folder {Path(table_path).resolve().parent} does not exist", 2)
     try:
         result = compute(profile, space_file, concurrencies=concurrencies, suite=suite)
     except ConfigError as exc:
         fail(str(exc), 2)
     if table_path:
         import json
-        from pathlib import Path
 
         from ..config.files import write_text_atomic
 
-        if not Path(table_path).resolve().parent.is_dir():
-            fail(f"--table: {table_path}: folder {Path(table_path).resolve().parent} does not exist", 2)
         write_text_atomic(table_path, json.dumps(result.to_table(), indent=1) + "\n")
         click.echo(f"wrote {table_path}: {len(result)} settings of profile {result.profile}", err=True)
     if as_json:
