@@ -44,6 +44,7 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
     from ..sim.landscape import landscape as compute
 
     if table_path:
+        from ..config.files import check_writable
         from .own_files import check_not_among
 
         # before the (slow) model runs, and never over this command's own inputs (QA: --table
@@ -52,6 +53,7 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
                   ("the --profile file", profile)]
         try:
             check_not_among(table_path, "--table", [(what, p) for what, p in inputs if Path(p).is_file()])
+            check_writable(table_path, "--table")
         except ConfigError as exc:
             fail(str(exc), 2)
         if not Path(table_path).resolve().parent.is_dir():

@@ -97,11 +97,14 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
 def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None:
     """Raise :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` unless ``path`` can be
     written: a file (``folder=False``) or a folder, which may not exist yet (its missing parents
-    would be created). Checked by creating and removing a temporary file in the nearest existing
-    folder, which works for root too (``os.access`` says yes to root on any mode bits); nothing is
-    left behind."""
+    would be created); ``-`` is refused, as it is not standard output. Checked by creating and
+    removing a temporary file in the nearest existing folder, which works for root too
+    (``os.access`` says yes to root on any mode bits); nothing is left behind."""
     from .yamlfile import ConfigError
 
+    if str(path) == "-":  # not stdout: it would name a file "-" in the working folder
+        raise ConfigError(flag, "-", "is not standard output here; give a file name"
+                          + ("" if folder else " (commands that print leave the flag out)"))
     path = Path(path)
     if path.exists() and path.is_dir() != folder:
         raise ConfigError(flag, str(path), "is a folder; give a file name" if path.is_dir()
