@@ -17,6 +17,7 @@ import ipaddress
 import math
 import os
 import re
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -542,7 +543,8 @@ def load_study(path: str | Path) -> StudyConfig:
     study = load_model(StudyConfig, path)
     base = path.parent
     space_path = _resolved(base / study.search_space, path, "search_space")
-    load_space(space_path)  # fail now, naming the space file, not at the first trial
+    with _named_by(path, "search_space", space_path):
+        load_space(space_path)  # fail now, naming the space file, not at the first trial
     update: dict[str, Any] = {"search_space": str(space_path)}
     # The suite is checked now too, and a suite file is made absolute like the search space.
     suite = study.bench.suite
@@ -557,7 +559,8 @@ def load_study(path: str | Path) -> StudyConfig:
     if isinstance(suite, dict):
         refuse_text_and_file(suite, path, "bench.suite.prompts")
     try:
-        loaded = load_suite(suite, base_dir=base)
+        with _named_by(path, "bench.suite", suite if isinstance(suite, str) else None):
+            loaded = load_suite(suite, base_dir=base)
     except ConfigError as exc:
         if exc.source != INLINE_SUITE:
             raise
@@ -586,6 +589,20 @@ def load_study(path: str | Path) -> StudyConfig:
         local = f"sqlite:///{base / (study.name + '.db')}"
         update["storage"] = f"${{{STORAGE_ENV_VAR}}}" if os.environ.get(STORAGE_ENV_VAR) else local
     return study.model_copy(update=update)
+
+
+@contextmanager
+def _named_by(study_path: Path, key: str, target: str | Path | None):
+    """A problem with the whole file ``target`` (missing, a folder, not UTF-8, not a mapping) said as
+    the study file's: ``STUDY: KEY: TARGET: problem``, so the line names the file and key that
+    refer to it (as ``server.model.landscape`` does); a problem at a key inside ``target`` keeps
+    naming ``target`` and its key."""
+    try:
+        yield
+    except ConfigError as exc:
+        if target is None or exc.key or Path(exc.source) != Path(target):
+            raise
+        raise ConfigError(study_path, key, f"{target}: {exc.message}") from None
 
 
 def sqlite_url_problem(url: str) -> str | None:
