@@ -145,20 +145,21 @@ def secrets_of(url: str) -> list[str]:
 def resolve_url(url: str | None, source: str = "--storage") -> str:
     """Expand ``${VAR}`` / ``$VAR``; with no URL at all, use ``$TUNER_STORAGE``.
 
-    Raises :class:`ConfigError` naming the variable when it is unset.
+    Raises :class:`ConfigError` naming the variable when it is unset, or holds no URL.
     """
     if url is None:
         url = f"${{{STORAGE_ENV_VAR}}}"
     m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", url.strip())
+    origin = ""
     if m:
         var = m.group(1)
         value = os.environ.get(var)
         if not value:
             raise ConfigError(source, "storage", f"environment variable {var} is not set; export it "
                               f"(e.g. {var}=postgresql://user:password@host/db) or pass --storage URL")
-        url = value
+        url, origin = value, f" (from ${var})"  # the variable is named: no flag may have been given
     if "://" not in url:
-        raise ConfigError(source, "storage", f"{redact(url)!r} is not a storage URL; expected e.g. "
+        raise ConfigError(source, "storage", f"{redact(url)!r}{origin} is not a storage URL; expected e.g. "
                           "sqlite:///studies/NAME.db or postgresql://user@host/db")
     return url
 
