@@ -137,6 +137,14 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     Figures from the simulated server are in model time (its wall clock runs --sim-speedup
     times faster), labelled so; raw wall times stay in the --json records.
     """
+    from ..engine.urls import redact, scrub
+
+    # A password in --url (user:PASSWORD@host) is shown, logged and saved as *** only.
+    shown = redact(url) or url
+
+    def clean(text: str) -> str:
+        return scrub(text, url) if shown != url else text
+
     suite = load_suite(suite_spec)
     base = None
     if baseline_path is not None:
@@ -157,14 +165,16 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     except ServerLostError as exc:
         where = ""
         if json_out is not None:
+            exc.partial.base_url = shown
             exc.partial.save(json_out)
             where = f"; partial result saved to {json_out}"
         what = "server died mid-suite" if isinstance(exc, ServerDiedError) else "server hung"
-        click.echo(f"error: {exc} ({what}){where}", err=True)
+        click.echo(clean(f"error: {exc} ({what}){where}"), err=True)
         raise click.exceptions.Exit(1) from None
     except BenchError as exc:
-        click.echo(f"error: {exc}", err=True)
+        click.echo(clean(f"error: {exc}"), err=True)
         raise click.exceptions.Exit(1) from None
+    res.base_url = shown
     nothing = bool(res.records) and res.n_failed == len(res.records)
     if nothing:  # not a measurement of the server: no figure at all (a server that is not SGLang's API)
         first = next((r.error for r in res.records if getattr(r, "error", None)), "")
@@ -178,14 +188,14 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     if json_out is not None:
         res.save(json_out)
     if nothing:
-        click.echo(f"error: every one of the {len(res.records)} requests failed; first: "
-                   f"{_plain_text(first)[:300]} (is {url} an SGLang server? `tuner bench` speaks "
+        click.echo(clean(f"error: every one of the {len(res.records)} requests failed; first: "
+                   f"{_plain_text(first)[:300]} (is {shown} an SGLang server? `tuner bench` speaks "
                    "SGLang's /generate and OpenAI's chat API)"
-                   + (f"; records saved to {json_out}" if json_out is not None else ""), err=True)
+                   + (f"; records saved to {json_out}" if json_out is not None else "")), err=True)
         raise click.exceptions.Exit(1)
     print_result(res, base)
     for line in res.warnings:
-        click.echo(f"warning: {_plain_text(line)[:500]}", err=True)
+        click.echo(clean(f"warning: {_plain_text(line)[:500]}"), err=True)
     if res.n_failed:
         click.echo(f"warning: {res.n_failed} of {len(res.records)} requests failed or timed out "
                    "(their records are in the --json result)", err=True)
