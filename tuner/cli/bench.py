@@ -152,6 +152,18 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
             base = SuiteResult.load(baseline_path)
         except ValueError as exc:
             raise ConfigError("--compare", "", str(exc)) from None
+    if json_out is not None:
+        from ..config.files import check_writable
+        from ..config.suite import SHIPPED_SUITES
+        from .own_files import check_not_among, suite_file_inputs
+
+        # never over this command's own inputs: the suite (and its files) or the --compare result,
+        # a measurement the new one would replace (QA: both were written over, exit 0)
+        inputs = [("the --compare result", baseline_path)]
+        if suite_spec not in SHIPPED_SUITES:
+            inputs += suite_file_inputs(suite_spec, "the --suite file")
+        check_not_among(json_out, "--json", inputs)
+        check_writable(json_out, "--json")
     if json_out is not None and not json_out.parent.is_dir():
         raise ConfigError("--json", "", f"folder {json_out.parent} does not exist")
 

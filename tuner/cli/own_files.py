@@ -56,6 +56,18 @@ def _suite_files(suite, folder: Path | None) -> list[tuple[str, Path]]:
     return out
 
 
+def suite_file_inputs(suite_path: str | Path, what: str) -> list[tuple[str, str | Path | None]]:
+    """A suite file (``what``: how to call it) and its prompt files and dataset, for
+    :func:`check_not_among`."""
+    suite_path = Path(suite_path)
+    own: list[tuple[str, str | Path | None]] = [(what, suite_path)]
+    try:
+        own += _suite_files(read_yaml(suite_path), suite_path.resolve().parent)
+    except (ConfigError, OSError):
+        pass  # an unreadable suite file holds no file to spare
+    return own
+
+
 def study_inputs(target: str | None, url: str | None,
                  config: StudyConfig | None) -> list[tuple[str, str | Path | None]]:
     """Every file the study reads, as ``(what, path)`` for :func:`check_not_among`."""
@@ -75,11 +87,7 @@ def study_inputs(target: str | None, url: str | None,
     folder = study_file.resolve().parent if study_file else None
     if isinstance(suite, str) and suite not in SHIPPED_SUITES:
         suite_path = Path(suite) if Path(suite).is_absolute() or folder is None else folder / suite
-        own.append(("the study's suite file", suite_path))
-        try:
-            own += _suite_files(read_yaml(suite_path), suite_path.resolve().parent)
-        except (ConfigError, OSError):
-            pass  # an unreadable suite file holds no file to spare
+        own += suite_file_inputs(suite_path, "the study's suite file")
     else:
         own += _suite_files(suite, folder)
     return own
