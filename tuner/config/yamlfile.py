@@ -39,7 +39,12 @@ class StrictModel(BaseModel):
 
 def did_you_mean(word: str, choices: Iterable[str]) -> str:
     """``" (did you mean 'quick'?)"`` for the closest of ``choices`` (difflib), else ``""``."""
-    close = difflib.get_close_matches(str(word), [str(c) for c in choices], n=1, cutoff=0.6)
+    choices = [str(c) for c in choices]
+    close = difflib.get_close_matches(str(word), choices, n=1, cutoff=0.6)
+    if not close:  # another case or dashes (`SERVER`, `model-path`): compared as the keys are spelt
+        spelt = {c.lower().replace("-", "_"): c for c in choices}
+        close = [spelt[c] for c in difflib.get_close_matches(str(word).lower().replace("-", "_"), list(spelt),
+                                                              n=1, cutoff=0.6)]
     return f" (did you mean {close[0]!r}?)" if close else ""
 
 
@@ -111,6 +116,14 @@ def validation_error(source: str | Path, exc: ValidationError,
     # A NaN given where a union takes a float fails every member; the float's own complaint is the
     # one that says what is wrong (not "input should be a valid boolean").
     err = next((e for e in errors if e["type"] == "finite_number"), errors[0])
+    # A required key written another way (`Name:`, `search-space:`) is both missing and unknown; the
+    # unknown key is the line to fix, so it is the one reported, with the key it resembles.
+    missing = [e["loc"] for e in errors if e["type"] == "missing" and e["loc"]]
+    for e in errors:
+        if e["type"] == "extra_forbidden" and e["loc"] and err["type"] == "missing" and did_you_mean(
+                e["loc"][-1], [m[-1] for m in missing if m[:-1] == e["loc"][:-1]]):
+            err = e
+            break
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     # Union members appear in the location (e.g. 'str', 'int'); they mean nothing to a YAML author.
     loc = tuple(p for p in loc if p not in _UNION_TAGS)

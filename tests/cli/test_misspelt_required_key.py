@@ -1,0 +1,43 @@
+"""A required key written with another case or spelling (`Name:`, `search-space:`, `Server:`) is
+reported as that unknown key with the key it resembles, not as the required key missing: QA saw
+`name: required key is missing` for a file whose first line was `Name: m`, with nothing pointing
+at the line to fix. Exit 2, one line, nothing written."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tuner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def study() -> dict:
+    return {"name": "k", "search_space": str(ROOT / "search_spaces" / "eagle3.yaml"),
+            "server": {"backend": "model", "model_path": "m", "draft_model_path": "d", "tp_size": 8,
+                       "model": {"profile": "k2.6-tp8-pcie"}},
+            "bench": {"suite": "quick"}, "budget": {"n_trials": 2}}
+
+
+@pytest.mark.parametrize("path,written,expected", [
+    ((), "Name", "name"), ((), "search-space", "search_space"), ((), "SERVER", "server"),
+    (("server",), "Backend", "backend"), (("server",), "model-path", "model_path"),
+])
+def test_a_misspelt_required_key_is_named(tmp_path, path, written, expected):
+    data = study()
+    where = data
+    for part in path:
+        where = where[part]
+    where[written] = where.pop(expected)
+    file = tmp_path / "k.yaml"
+    file.write_text(yaml.safe_dump(data))
+    r = CliRunner().invoke(cli, ["study", "create", str(file)], catch_exceptions=False)
+    assert r.exit_code == 2, r.output
+    dotted = ".".join([*path, written])
+    assert r.output.strip() == f"error: {file}: {dotted}: unknown key (did you mean {expected!r}?)", r.output
+    assert os.listdir(tmp_path) == ["k.yaml"]
