@@ -82,6 +82,12 @@ def _key_path(loc: tuple) -> str:
     return "".join(parts)
 
 
+#: What a key of each pydantic type error takes, for a key left empty.
+_EXPECTED = {"model_type": "a mapping", "model_attributes_type": "a mapping", "dict_type": "a mapping",
+             "list_type": "a list", "tuple_type": "a list", "string_type": "a string",
+             "int_type": "an integer", "float_type": "a number", "bool_type": "true or false"}
+
+
 def _plain(err: dict, allowed: list[str] | None = None) -> str:
     """Pydantic's message, phrased for a YAML author (the input's type, not Python internals);
     an unknown key names the closest allowed one (``allowed``: the keys valid at that place)."""
@@ -99,6 +105,10 @@ def _plain(err: dict, allowed: list[str] | None = None) -> str:
     if kind == "finite_number":
         return f"must be a finite number, got {err.get('input')!r}"
     got = err.get("input")
+    # the file's words, not Python's: no "or instance of BudgetSettings" (a class no file names)
+    msg = re.sub(r" or instance of \w+", "", msg)
+    if kind.endswith("_type") and got is None and "input" in err:  # `budget:` with nothing under it
+        return f"is empty (YAML null); give {_EXPECTED.get(kind, 'a value')}, or remove the key"
     if kind.endswith("_type") and got is not None and not isinstance(got, (dict, list)):
         return f"{msg[0].lower()}{msg[1:]}, got {got!r}"
     return msg[0].lower() + msg[1:] if msg else kind
