@@ -50,6 +50,9 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     from .study import STORAGE_EXIT, _backend, journal_note
 
     names = [p.strip() for p in picks.split(",") if p.strip()]
+    if not names:  # else the engine's "nothing to confirm" came as a traceback
+        raise ConfigError("--picks", "", f"{picks!r} names no setting; give pick names and/or trial numbers, "
+                          f"comma-separated ({','.join(PICKS)} by default)")
     for name in names:
         if name not in PICKS and not name.isdigit():
             raise ConfigError("--picks", name, f"expected {', '.join(PICKS)} or trial numbers")
@@ -62,6 +65,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
             candidates = confirm_candidates(study, names, near, max_candidates)
         except PickError as exc:
             fail(str(exc))
+        if not candidates:
+            fail(f"--picks {picks}: no setting of study {name} to confirm; give other picks or trial numbers")
         backend = _backend(config, space, suite_dict)
         from .progress import RunView
 
