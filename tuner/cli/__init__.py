@@ -33,24 +33,51 @@ class _TunerGroup(LazyGroup):
     that fails mid-command (the database stopped after it was opened: a reader ended in
     SQLAlchemy's traceback), its URL redacted and password scrubbed."""
 
+    #: The command line as given (:meth:`make_context`): the passwords of the URLs on it are
+    #: scrubbed from every error line, wherever the URL was put.
+    argv: list[str] = []
+
+    def scrub(self, text: str) -> str:
+        """``text`` without the password of any URL on the command line (QA: a storage URL given
+        as a positional argument came back in click's `Got unexpected extra argument (URL)`)."""
+        from ..engine.urls import secrets_of
+
+        for arg in self.argv:
+            for form in {arg, arg.partition("=")[2]}:
+                if "@" in form:
+                    for secret in secrets_of(form):
+                        text = text.replace(secret, "***")
+        return text
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        self.argv = list(args)
+        try:
+            return super().make_context(info_name, args, parent=parent, **extra)
+        except click.UsageError as exc:  # `tuner URL`: no such command
+            exc.message = self.scrub(exc.message)
+            raise
+
     def invoke(self, ctx: click.Context):
         try:
             return super().invoke(ctx)
         except ConfigError as exc:
-            click.echo(f"error: {exc}", err=True)
+            click.echo(self.scrub(f"error: {exc}"), err=True)
             raise click.exceptions.Exit(2) from None
         except click.BadParameter as exc:
             # A value given but unusable (a folder where a file goes, a number out of range): one
             # line naming the option and why, as for every other bad input; no usage block.
-            click.echo(f"error: {exc.format_message()}", err=True)
+            click.echo(self.scrub(f"error: {exc.format_message()}"), err=True)
             raise click.exceptions.Exit(exc.exit_code) from None
+        except click.UsageError as exc:  # an extra argument, an unknown option: click's own block
+            exc.message = self.scrub(exc.message)
+            raise
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             from ..engine.storage import storage_failure_line
 
             line = storage_failure_line(exc)
             if line is None:
                 raise
-            click.echo(f"error: {line}", err=True)
+            click.echo(self.scrub(f"error: {line}"), err=True)
             raise click.exceptions.Exit(2) from None
 
 
