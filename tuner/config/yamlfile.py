@@ -84,8 +84,7 @@ def _key_path(loc: tuple) -> str:
 
 #: What a key of each pydantic type error takes, for a key left empty.
 _EXPECTED = {"model_type": "a mapping", "model_attributes_type": "a mapping", "dict_type": "a mapping",
-             "list_type": "a list", "tuple_type": "a list", "string_type": "a string",
-             "int_type": "an integer", "float_type": "a number", "bool_type": "true or false"}
+             "list_type": "a list", "string_type": "a string", "int_type": "an integer"}
 
 
 def _plain(err: dict, allowed: list[str] | None = None) -> str:
@@ -128,12 +127,9 @@ def validation_error(source: str | Path, exc: ValidationError,
     err = next((e for e in errors if e["type"] == "finite_number"), errors[0])
     # A required key written another way (`Name:`, `search-space:`) is both missing and unknown; the
     # unknown key is the line to fix, so it is the one reported, with the key it resembles.
-    missing = [e["loc"] for e in errors if e["type"] == "missing" and e["loc"]]
-    for e in errors:
-        if e["type"] == "extra_forbidden" and e["loc"] and err["type"] == "missing" and did_you_mean(
-                e["loc"][-1], [m[-1] for m in missing if m[:-1] == e["loc"][:-1]]):
-            err = e
-            break
+    missing = [e["loc"] for e in errors if e["type"] == "missing" and e["loc"] and err["type"] == "missing"]
+    err = next((e for e in errors if e["type"] == "extra_forbidden" and e["loc"] and did_you_mean(
+        e["loc"][-1], [m[-1] for m in missing if m[:-1] == e["loc"][:-1]])), err)
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     # Union members appear in the location (e.g. 'str', 'int'); they mean nothing to a YAML author.
     loc = tuple(p for p in loc if p not in _UNION_TAGS)
