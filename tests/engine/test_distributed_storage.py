@@ -43,6 +43,8 @@ main()
 #: One worker on the performance model: run_study with a backend that takes a little time per
 #: measurement (so workers overlap); prints its summary and launch count as JSON.
 #:
+#: The workers start run_study together, once each has imported and opened the storage: a barrier of
+#: files in argv[2] (a condition, not a fixed head start that a loaded machine may outlast).
 #: Its first trial measurement waits (polling, with a deadline) until every worker has reached its
 #: own first trial measurement: a barrier of files in argv[3]. Without it, on a loaded 2-core machine
 #: one worker could still be importing or opening the storage while the other two spent the whole
@@ -74,7 +76,15 @@ class SlowModel(ModelBackend):
 url = resolve_url(None)  # $TUNER_STORAGE
 config, space, suite = config_from_study(open_study("dist", url))
 backend = SlowModel("k2.6-tp8-pcie", load_suite(suite), noise=0.01, seed=int(sys.argv[1]))
-time.sleep(max(0.0, float(sys.argv[2]) - time.time()))  # start together: imports take unequal time
+# Start together (imports take unequal time): wait until every worker is this far (files in argv[2]),
+# then sleep until one instant all of them compute alike (the last file's time + 1 s), so they
+# collide on the baseline claim as at a fixed t0.
+START = pathlib.Path(sys.argv[2])
+(START / sys.argv[1]).touch()
+deadline = time.monotonic() + BARRIER_DEADLINE_S
+while len(list(START.iterdir())) < WORKERS and time.monotonic() < deadline:
+    time.sleep(0.01)
+time.sleep(max(0.0, max(f.stat().st_mtime for f in START.iterdir()) + 1.0 - time.time()))
 s = run_study(config, url, backend)
 print(json.dumps({"measured": s.measured, "reused": s.reused, "invalid": s.invalid, "calls": backend.calls,
                   "stopped": s.stopped_because}))
@@ -154,10 +164,11 @@ def test_three_model_workers_share_one_budget(pg_url, tmp_path):
 
     config = load_study(write_study(tmp_path, budget=12))
     create_study(config, pg_url)
-    t0 = str(time.time() + 8.0)
-    barrier = tmp_path / "barrier"
+    start, barrier = tmp_path / "start", tmp_path / "barrier"
+    start.mkdir()
     barrier.mkdir()
-    results = run_all([[sys.executable, "-c", MODEL_WORKER, str(seed), t0, str(barrier), "3"] for seed in (1, 2, 3)],
+    results = run_all([[sys.executable, "-c", MODEL_WORKER, str(seed), str(start), str(barrier), "3"]
+                       for seed in (1, 2, 3)],
                       env_with(pg_url), timeout_s=240, cwd=tmp_path)
     summaries = []
     for r in results:
