@@ -13,6 +13,8 @@ import pytest
 from support.faults import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
+#: Enough for the killed trial, its retry and a trial either side of it; each launch costs about a second.
+BUDGET = 4
 
 STUDY = f"""
 name: e2e
@@ -36,7 +38,7 @@ bench:
     warmup: {{requests: 1, max_tokens: 4}}
     timeout_s: 30
 sampler: {{seed: 3}}
-budget: {{n_trials: 9}}
+budget: {{n_trials: {BUDGET}}}
 """
 
 
@@ -96,7 +98,7 @@ def test_study_survives_kill_9_mid_trial(study_file, tmp_path):
     # launches: measured, failed, or pruned after launching (a pruned setting is never launched again)
     launched = [t for t in trials if t["status"] in ("measured", "failed")
                 or (t["status"] == "pruned" and t.get("pruned_from") is None)]
-    assert len(launched) == 9  # the budget: no trial lost, none counted twice
+    assert len(launched) == BUDGET  # the budget: no trial lost, none counted twice
     keys = [tuple(t["effective"].values()) for t in launched if t["remeasure_of"] is None]
     assert len(keys) == len(set(keys)), "an effective config was measured twice (not as a deliberate re-measurement)"
     assert status["front"], "a Pareto front"
@@ -134,7 +136,7 @@ def test_dry_run_prints_commands_and_writes_nothing(study_file, tmp_path):
 
 def test_bad_study_file_exits_2_and_writes_nothing(tmp_path):
     p = tmp_path / "bad.yaml"
-    p.write_text(STUDY.replace("n_trials: 9", "n_trials: nine"))
+    p.write_text(STUDY.replace(f"n_trials: {BUDGET}", "n_trials: nine"))
     r = tuner("study", "run", str(p))
     assert r.returncode == 2
     assert r.stderr.strip().count("\n") == 0 and "budget.n_trials" in r.stderr
