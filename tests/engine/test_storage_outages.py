@@ -141,7 +141,7 @@ def test_two_workers_ride_out_a_postgres_outage_and_a_restart(pg_cluster, tmp_pa
 def test_patience_exhausted_exits_one_line_and_the_next_run_replays(pg_cluster, tmp_path):
     url = pg_cluster.database()
     path = study_file(tmp_path, "patience", 2)
-    env = fault_env(TUNER_STORAGE=url, TUNER_STORAGE_PATIENCE_S="6")
+    env = fault_env(TUNER_STORAGE=url, TUNER_STORAGE_PATIENCE_S="3")
     workdir = tmp_path / "wd"
     log = tmp_path / "first.log"
     proc = start_worker(["study", "run", str(path), "--workdir", str(workdir)], env, tmp_path, log)
