@@ -71,6 +71,24 @@ def wait_for_text(path: Path, text: str, timeout_s: float = 120) -> None:
     raise AssertionError(f"{text!r} never appeared in {path}")
 
 
+def pause_during_single_requests(proc: subprocess.Popen, log: Path, seconds: float = 5) -> str:
+    """SIGSTOP ``proc`` (a tuner) for ``seconds`` once ``log`` (its server's) says the cache was
+    flushed -- after the warm-up, as the single requests (about 2 s wall each) begin -- then let it
+    finish; its output."""
+    try:
+        wait_for_text(log, "Cache flushed")
+        time.sleep(0.5)
+        os.kill(proc.pid, signal.SIGSTOP)
+        time.sleep(seconds)
+        os.kill(proc.pid, signal.SIGCONT)
+        out, _ = proc.communicate(timeout=300)
+    finally:
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGCONT)
+        finish(proc)
+    return out
+
+
 @pytest.mark.parametrize("api", ["generate", "openai"])
 def test_tuner_paused_during_the_baseline_single_requests_measures_the_baseline_again(tmp_path, api):
     """``openai``: SGLang's OpenAI answers carry no e2e_latency, so the whole wall latency may be the
@@ -81,18 +99,7 @@ def test_tuner_paused_during_the_baseline_single_requests_measures_the_baseline_
     env.pop("TUNER_STALL_S", None)  # the default 15 s: this pause is shorter
     run = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path, env=env,
                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-    try:
-        # The cache is flushed after the warm-up; the single requests (about 2 s wall each) follow at once.
-        wait_for_text(log, "Cache flushed")
-        time.sleep(0.5)
-        os.kill(run.pid, signal.SIGSTOP)
-        time.sleep(5)
-        os.kill(run.pid, signal.SIGCONT)
-        out, _ = run.communicate(timeout=300)
-    finally:
-        if run.poll() is None:
-            os.kill(run.pid, signal.SIGCONT)
-        finish(run)
+    out = pause_during_single_requests(run, log)
     assert run.returncode == 0 and "Traceback" not in out, out
     # the pause is the tuner's, not the server's: that baseline is dropped and measured again
     assert "the tuner itself stood still for" in out and "measuring it again" in out, out
@@ -335,16 +342,10 @@ def test_tuner_paused_during_a_confirmation_measures_that_repeat_again(tmp_path)
             time.sleep(0.02)
             logs = list((tmp_path / "work" / "confirm").glob("*/0-baseline/server.log"))
         assert logs, "the confirmation's first baseline never launched"
-        wait_for_text(logs[0], "Cache flushed")
-        time.sleep(0.5)
-        os.kill(confirm.pid, signal.SIGSTOP)
-        time.sleep(5)
-        os.kill(confirm.pid, signal.SIGCONT)
-        out, _ = confirm.communicate(timeout=300)
-    finally:
-        if confirm.poll() is None:
-            os.kill(confirm.pid, signal.SIGCONT)
+    except BaseException:
         finish(confirm)
+        raise
+    out = pause_during_single_requests(confirm, logs[0])
     assert confirm.returncode == 0 and "Traceback" not in out, out
     assert "the tuner itself stood still for" in out and "measuring it again" in out, out
     cstudy = optuna.load_study(study_name="paused.confirm", storage=storage)
