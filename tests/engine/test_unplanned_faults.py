@@ -249,12 +249,19 @@ if "--speculative-algorithm" in argv and not os.path.exists(mark):
     # the first trial's launch: another process binds the port first, as an outgoing connection or
     # another service may while a server loads its model
     open(mark, "w").close()
-    squatter = subprocess.Popen([sys.executable, "-c", "import socket, time; s = socket.socket(); "
-                                 "s.bind(('127.0.0.1', " + port + ")); s.listen(); time.sleep(120)"],
+    bound = os.path.join(folder, "bound")
+    squatter = subprocess.Popen([sys.executable, "-c", "import socket, sys, time; s = socket.socket(); "
+                                 # SO_REUSEADDR, as a server binds: the baseline's server left the
+                                 # fixed port in TIME_WAIT a moment ago
+                                 "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+                                 "s.bind(('127.0.0.1', " + port + ")); s.listen(); "
+                                 "open(sys.argv[1], 'w').close(); time.sleep(120)", bound],
                                 start_new_session=True)
     with open(os.path.join(folder, "squatter.pid"), "w") as f:
         f.write(str(squatter.pid))
-    time.sleep(1.0)
+    deadline = time.monotonic() + 60  # it holds the port before the server starts, however loaded
+    while not os.path.exists(bound) and squatter.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.02)
 os.execv(sys.executable, [sys.executable, *argv])
 '''
 
