@@ -22,12 +22,10 @@ def doctor(study_file) -> None:
     try:
         config = load_study(study_file)
     except ConfigError as exc:
-        from ..engine.urls import secrets_of
+        from ..engine.urls import scrub
 
         line = f"fail  study file: {exc}"
-        for secret in secrets_of(study_file) if "@" in study_file else []:  # a storage URL given by mistake
-            line = line.replace(secret, "***")
-        click.echo(line)
+        click.echo(scrub(line, study_file) if "@" in study_file else line)  # a storage URL given by mistake
         raise click.exceptions.Exit(1) from None
     checks = run_checks(config, source=study_file)
     for check in checks:
