@@ -102,6 +102,7 @@ REAPER = textwrap.dedent("""
     import sys, time
     import optuna
     from tuner.engine.asktell import ask
+    from tuner.engine.patience import fail_fast
     from tuner.engine.storage import open_storage
     from tuner.engine.workers import reap_dead_trials
 
@@ -115,7 +116,8 @@ REAPER = textwrap.dedent("""
     import os
     os.rename(db, db + ".aside")
     try:
-        storage.record_heartbeat(trial._trial_id)  # this process sees the outage (a heartbeat fails at once)
+        with fail_fast():  # as the heartbeat thread beats
+            storage.record_heartbeat(trial._trial_id)  # this process sees the outage (the beat fails at once)
     except Exception:
         pass
     os.rename(db + ".aside", db)

@@ -17,8 +17,11 @@ Contracts:
   raising ``UpdateFinishedTrialError``. Two narrow windows stay: a ``create_new_trial`` (or a
   WAITING trial's start) whose commit landed but whose reply was lost leaves one extra trial, never a
   wrong value.
-* Heartbeats are never waited for: ``record_heartbeat`` fails at once, so the heartbeat thread
-  (:class:`tuner.engine.workers.Heartbeat`) tries again a second later and never blocks or dies.
+* The heartbeat thread (:class:`tuner.engine.workers.Heartbeat`) never waits: it beats inside
+  :func:`fail_fast`, so a beat fails at once and is tried again a second later; the thread never
+  blocks or dies. A beat of the main thread waits like any other call: the reaper beats for a live
+  worker of this host (:func:`tuner.engine.workers.reap_dead_trials`), and that beat failing at
+  once let the driver's error out of the worker, which exited "failed during the command" (QA).
 * After an error the storage drops its pooled connections, so a connection SQLite opened read-only
   while the file was read-only, or one to a PostgreSQL that restarted, is not reused.
 * An SQLite file that disappears is an outage (not a silent write into a deleted file): each call
@@ -202,8 +205,6 @@ _DB_METHODS = (
     "_get_best_trial_id", "get_trial_params", "get_trial_user_attrs", "get_trial_system_attrs",
     "record_heartbeat", "_get_stale_trial_ids",
 )
-#: Calls that fail at once (their caller tries again on its own clock).
-_NO_WAIT = ("record_heartbeat",)
 
 
 class PatientRDBStorage(RDBStorage):
@@ -252,8 +253,6 @@ class PatientRDBStorage(RDBStorage):
                 first_failure = first_failure if first_failure is not None else now
                 self._outage_started(exc, patience)
                 self._reset_connections()
-                if name in _NO_WAIT:
-                    raise
                 if getattr(_local, "fail_fast", False):
                     raise StorageUnavailable(self.shown_url, now - first_failure, self._describe(exc)) from None
                 if now - first_failure >= patience:

@@ -30,7 +30,7 @@ from datetime import datetime
 from ..server.procs import process_alive, read_stat
 from ..server.signals import signals_held
 from .asktell import ask
-from .patience import patient_backend
+from .patience import fail_fast, patient_backend
 from .records import INTERRUPTED
 from .requeue import clear_inherited, requeue
 from .storage import HEARTBEAT_GRACE_S, HEARTBEAT_INTERVAL_S, MAX_RETRY
@@ -84,9 +84,10 @@ class Heartbeat:
 
     def _beat(self) -> None:
         wait = HEARTBEAT_INTERVAL_S
-        while not self._stop.wait(wait):
-            # After a missed beat, try again soon: the storage is back, the others must see us alive.
-            wait = HEARTBEAT_INTERVAL_S if self._record() else min(1.0, HEARTBEAT_INTERVAL_S)
+        with fail_fast():  # this thread never waits out an outage: its next beat is its retry
+            while not self._stop.wait(wait):
+                # After a missed beat, try again soon: the storage is back, the others must see us alive.
+                wait = HEARTBEAT_INTERVAL_S if self._record() else min(1.0, HEARTBEAT_INTERVAL_S)
 
     def __enter__(self):
         if hasattr(self.storage, "record_heartbeat"):

@@ -1,0 +1,91 @@
+"""Storage calls at particular moments of a real PostgreSQL outage (the session's own server,
+support.pg.PgCluster, stopped with pg_ctl and started again), each one a moment a running worker
+once let an error escape its patience (tuner/engine/patience.py) and exited with "failed during
+the command": the reaper's beat on behalf of another live worker of this host, made right after it
+read the running trials. And the heartbeat thread, which must never wait.
+
+The server is stopped from a hook on a real call, so the outage begins at that exact moment, and
+started again from a thread a couple of seconds later; the storage call under test must wait for it.
+"""
+
+import threading
+import time
+
+import optuna
+import pytest
+from optuna.trial import TrialState
+
+from tuner.engine.asktell import ask
+from tuner.engine.patience import patient_backend
+from tuner.engine.storage import open_storage
+from tuner.engine import workers
+from tuner.engine.workers import Heartbeat, Worker, reap_dead_trials
+
+DIST = {"x": optuna.distributions.IntDistribution(0, 9)}
+#: How long the server stays down: a patient call retries after 0.5, 1, 2 s, so it finds it back.
+OUTAGE_S = 2.0
+
+
+class Outage:
+    """Stops the server now and starts it again from a thread ``OUTAGE_S`` later."""
+
+    def __init__(self, cluster):
+        self.cluster, self.thread, self.error = cluster, None, None
+
+    def begin(self) -> None:
+        self.cluster.stop()
+        self.thread = threading.Thread(target=self._back, daemon=True)
+        self.thread.start()
+
+    def _back(self) -> None:
+        time.sleep(OUTAGE_S)
+        try:
+            self.cluster.start()
+        except BaseException as exc:  # noqa: BLE001 - reported by end() in the test's thread
+            self.error = exc
+
+    def end(self) -> None:
+        assert self.thread is not None, "the outage never began"
+        self.thread.join(timeout=120)
+        assert self.error is None, self.error
+
+
+@pytest.fixture
+def study(pg_cluster, monkeypatch):
+    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "60")
+    storage = open_storage(pg_cluster.database(), patient=True)
+    yield optuna.create_study(study_name="moments", storage=storage, directions=["maximize"])
+    storage.engine.dispose()
+
+
+def test_the_reapers_beat_for_a_live_worker_waits_out_an_outage(study, pg_cluster, monkeypatch):
+    # Another worker of this host (this very process stands in for it: alive) runs a trial. The
+    # reaper reads the running trials and beats for that worker; the server goes down in between.
+    trial = ask(study, DIST)
+    trial.set_user_attr("worker", Worker().as_dict())
+    outage = Outage(pg_cluster)
+    read = study.get_trials
+
+    def read_then_down(*args, **kwargs):
+        trials = read(*args, **kwargs)
+        if outage.thread is None:
+            outage.begin()
+        return trials
+
+    monkeypatch.setattr(study, "get_trials", read_then_down)
+    assert reap_dead_trials(study) == []  # before the fix: StorageInternalError from record_heartbeat
+    outage.end()
+    assert study._storage.get_trial(trial._trial_id).state == TrialState.RUNNING
+
+
+def test_the_heartbeat_thread_never_waits_out_an_outage(study, pg_cluster, monkeypatch):
+    # The beats of the thread fail at once and are tried again; the thread stops when asked, not
+    # after the patience (60 s here).
+    monkeypatch.setattr(workers, "HEARTBEAT_INTERVAL_S", 1)
+    trial = ask(study, DIST)
+    with Heartbeat(study._storage, trial._trial_id) as beat:
+        pg_cluster.stop()
+        time.sleep(3)  # it beats (and fails) meanwhile
+    assert not beat._thread.is_alive()
+    assert patient_backend(study._storage).recently_unreachable(60)
+    pg_cluster.start()
