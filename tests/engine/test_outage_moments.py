@@ -2,7 +2,8 @@
 support.pg.PgCluster, stopped with pg_ctl and started again), each one a moment a running worker
 once let an error escape its patience (tuner/engine/patience.py) and exited with "failed during
 the command": the reaper's beat on behalf of another live worker of this host, made right after it
-read the running trials. And the heartbeat thread, which must never wait.
+read the running trials; a tell whose retry found the trial finished, then read it back while the
+server was down again. And the heartbeat thread, which must never wait.
 
 The server is stopped from a hook on a real call, so the outage begins at that exact moment, and
 started again from a thread a couple of seconds later; the storage call under test must wait for it.
@@ -13,9 +14,10 @@ import time
 
 import optuna
 import pytest
+from optuna.storages import RDBStorage
 from optuna.trial import TrialState
 
-from tuner.engine.asktell import ask
+from tuner.engine.asktell import ask, tell
 from tuner.engine.patience import patient_backend
 from tuner.engine.storage import open_storage
 from tuner.engine import workers
@@ -89,3 +91,34 @@ def test_the_heartbeat_thread_never_waits_out_an_outage(study, pg_cluster, monke
     assert not beat._thread.is_alive()
     assert patient_backend(study._storage).recently_unreachable(60)
     pg_cluster.start()
+
+
+def test_a_tell_found_done_is_checked_patiently(study, pg_cluster, monkeypatch):
+    # A tell whose commit landed but whose reply was lost (the driver's error after the commit, as
+    # in test_patience.py) is retried; the retry finds the trial finished, and the storage checks it
+    # is finished with our values -- while the server has gone down again.
+    from sqlalchemy.exc import OperationalError
+
+    original = RDBStorage.set_trial_state_values
+    outage = Outage(pg_cluster)
+    calls = []
+
+    def commit_then_break(self, trial_id, state, values=None):
+        calls.append(state)
+        if not state.is_finished():
+            return original(self, trial_id, state, values)
+        if len([s for s in calls if s.is_finished()]) == 1:
+            original(self, trial_id, state, values)
+            raise OperationalError("COMMIT", {}, Exception("server closed the connection unexpectedly"))
+        try:
+            return original(self, trial_id, state, values)
+        except optuna.exceptions.UpdateFinishedTrialError:
+            outage.begin()  # down again before the finished trial is read back
+            raise
+
+    trial = ask(study, DIST)
+    monkeypatch.setattr(RDBStorage, "set_trial_state_values", commit_then_break)
+    tell(study, trial, [1.5])  # before the fix: StorageInternalError from the check's get_trial
+    outage.end()
+    stored = study._storage.get_trial(trial._trial_id)
+    assert stored.state == TrialState.COMPLETE and stored.values == [1.5]

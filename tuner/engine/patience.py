@@ -265,7 +265,9 @@ class PatientRDBStorage(RDBStorage):
             return result
 
     def _finished_as(self, trial_id, state, values=None) -> bool:
-        trial = self.get_trial(trial_id)
+        # Patient itself: the server may go down again between the retry and this read, and an
+        # error here would escape the retry loop (QA: "failed during the command" on a tell).
+        trial = self._patiently("get_trial", RDBStorage.get_trial, (trial_id,), {})
         return trial.state == state and (values is None or list(trial.values or []) == [float(v) for v in values])
 
     def _check_file(self) -> None:
