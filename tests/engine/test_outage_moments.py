@@ -3,14 +3,20 @@ support.pg.PgCluster, stopped with pg_ctl and started again), each one a moment 
 once let an error escape its patience (tuner/engine/patience.py) and exited with "failed during
 the command": the reaper's beat on behalf of another live worker of this host, made right after it
 read the running trials; a tell whose retry found the trial finished, then read it back while the
-server was down again. And the heartbeat thread, which must never wait.
+server was down again; a worker that starts while the server is down (its first checks). And the
+heartbeat thread, which must never wait.
 
 The server is stopped from a hook on a real call, so the outage begins at that exact moment, and
 started again from a thread a couple of seconds later; the storage call under test must wait for it.
 """
 
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import optuna
 import pytest
@@ -23,6 +29,7 @@ from tuner.engine.storage import open_storage
 from tuner.engine import workers
 from tuner.engine.workers import Heartbeat, Worker, reap_dead_trials
 
+ROOT = Path(__file__).resolve().parents[2]
 DIST = {"x": optuna.distributions.IntDistribution(0, 9)}
 #: How long the server stays down: a patient call retries after 0.5, 1, 2 s, so it finds it back.
 OUTAGE_S = 2.0
@@ -122,3 +129,48 @@ def test_a_tell_found_done_is_checked_patiently(study, pg_cluster, monkeypatch):
     outage.end()
     stored = study._storage.get_trial(trial._trial_id)
     assert stored.state == TrialState.COMPLETE and stored.values == [1.5]
+
+
+MODEL_STUDY = """name: starting
+search_space: {space}
+storage: ${{TUNER_STORAGE}}
+server:
+  backend: model
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+  model: {{profile: dense-27b-tp1, seed: 4, noise: 0.01}}
+bench: {{suite: quick}}
+sampler: {{seed: 1}}
+budget: {{n_trials: 2}}
+"""
+
+
+def test_a_worker_started_during_an_outage_waits_for_the_server(pg_cluster, tmp_path):
+    # The checks `study run` makes first (tuner doctor's cheap ones) must not stop a worker that
+    # starts while PostgreSQL restarts (a batch job of many nodes): it waits, as its storage calls do.
+    url = pg_cluster.database()
+    path = tmp_path / "starting.yaml"
+    path.write_text(MODEL_STUDY.format(space=ROOT / "search_spaces" / "eagle3.yaml"))
+    env = {**os.environ, "TUNER_STORAGE": url, "TUNER_STORAGE_PATIENCE_S": "60", "PYTHONUNBUFFERED": "1"}
+    pg_cluster.stop()
+    log = tmp_path / "run.log"
+    with open(log, "w") as out:
+        proc = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(path), "--workdir",
+                                 str(tmp_path / "wd")], stdout=out, stderr=subprocess.STDOUT, env=env,
+                                cwd=tmp_path, start_new_session=True)
+    try:
+        deadline = time.monotonic() + 60
+        while ("does not answer" not in log.read_text() and proc.poll() is None) \
+                and time.monotonic() < deadline:
+            time.sleep(0.2)
+        pg_cluster.start()
+        code = proc.wait(timeout=120)
+    finally:
+        if proc.poll() is None:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+    text = log.read_text()
+    assert code == 0, text[-3000:]  # before the fix: exit 1, "error: fail  storage: ... Connection refused"
+    assert "does not answer" in text and "Traceback" not in text, text[-3000:]
+    assert "done: " in text

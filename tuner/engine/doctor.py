@@ -265,7 +265,9 @@ def check_port(config: StudyConfig) -> Check:
     return Check("port", PASS, f"port {port} on {host} is free")
 
 
-def check_storage(config: StudyConfig) -> Check:
+def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
+    """``outage_ok`` (study run's): a database server not answering now warns; the run waits for it."""
+    from .patience import is_transient
     from .urls import redact, resolve_url, scrub
 
     try:
@@ -280,8 +282,10 @@ def check_storage(config: StudyConfig) -> Check:
             _sql_writable(url)
     except Exception as exc:  # noqa: BLE001 - any driver error is a failed check, reported redacted
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        return Check("storage", FAIL, f"{shown}: {type(exc).__name__}: {scrub(first, url)[:200]}: check the "
-                     f"URL, the server and the user's rights")
+        said = f"{shown}: {type(exc).__name__}: {scrub(first, url)[:200]}"
+        if outage_ok and not url.startswith("sqlite") and is_transient(exc):  # refused, starting up, ...
+            return Check("storage", WARN, f"{said}: does not answer now; the run waits for it")
+        return Check("storage", FAIL, f"{said}: check the URL, the server and the user's rights")
     return Check("storage", PASS, f"{shown} is reachable and writable")
 
 
@@ -390,6 +394,6 @@ def run_checks(config: StudyConfig, *, cheap_only: bool = False, source="study")
                 checks.append(check_sglang_args(config, space, backend))
             else:
                 checks.append(Check("sglang arguments", WARN, "not run: the server interpreter failed above"))
-    checks += [check_gpus(config), check_model_files(config), check_port(config), check_storage(config),
-               check_workdir(config), check_objectives(config)]
+    checks += [check_gpus(config), check_model_files(config), check_port(config),
+               check_storage(config, outage_ok=cheap_only), check_workdir(config), check_objectives(config)]
     return checks
