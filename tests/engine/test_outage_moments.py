@@ -174,3 +174,36 @@ def test_a_worker_started_during_an_outage_waits_for_the_server(pg_cluster, tmp_
     assert code == 0, text[-3000:]  # before the fix: exit 1, "error: fail  storage: ... Connection refused"
     assert "does not answer" in text and "Traceback" not in text, text[-3000:]
     assert "done: " in text
+
+
+def test_a_launch_whose_storage_fails_mid_read_launches_all_the_same(pg_cluster, tmp_path, monkeypatch):
+    # `tuner launch` compares the file with the stored study; a storage it cannot read is no reason
+    # to refuse a launch by hand (a warning, and the file is used), whether it is down from the start
+    # or goes down between opening and reading.
+    from click.testing import CliRunner
+    from support.faults import study_file
+
+    from tuner.cli import cli
+    from tuner.engine import study as study_module
+
+    url = pg_cluster.database()
+    monkeypatch.setenv("TUNER_STORAGE", url)
+    path = study_file(tmp_path, "launching", 2)
+    created = CliRunner().invoke(cli, ["study", "create", str(path)])
+    assert created.exit_code == 0, created.output
+    opened = study_module.open_storage
+
+    def open_then_down(*args, **kwargs):
+        storage = opened(*args, **kwargs)
+        pg_cluster.stop()
+        return storage
+
+    monkeypatch.setattr(study_module, "open_storage", open_then_down)
+    r = CliRunner().invoke(cli, ["launch", str(path), "--print", "--num-steps", "3", "--topk", "1",
+                                 "--draft-tokens", "4"])
+    # before the fix: exit 2, "storage ... failed during the command"
+    assert r.exit_code == 0, r.output
+    assert "warning: cannot read the study's storage" in r.output and "launching from the file" in r.output
+    assert "--speculative-num-steps 3" in r.output
+    password = url.split(":")[2].split("@")[0]
+    assert password not in r.output and "Traceback" not in r.output

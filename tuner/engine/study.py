@@ -390,11 +390,15 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
     tables); :class:`ConfigError`, the line ``tuner study run`` gives (:func:`create_study`), when it
     exists with another config, space or suite (other than in its budget), or would launch another
     attention backend than ``attention`` (this node's decision, :func:`tuner.engine.facts.prepare`);
-    :class:`StorageUnreadable` when the storage cannot be read. Reads only: nothing is created or
-    stored."""
+    :class:`StorageUnreadable` when the storage cannot be read, also when it fails after it was
+    opened (the database going down mid-read: QA saw `tuner launch` refuse with "failed during the
+    command" there, where a storage down from the start let it launch). Reads only: nothing is
+    created or stored."""
     import optuna
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import SQLAlchemyError
 
-    from .urls import resolve_url, sqlite_path
+    from .urls import describe_error, resolve_url, sqlite_path
 
     try:
         url = resolve_url(config.storage, str(source))
@@ -402,15 +406,19 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
         if path is not None and (not path.is_file() or path.stat().st_size == 0):
             return False  # no storage yet: open_storage(create=False) would refuse it as "no such storage"
         storage = open_storage(url, create=False)
-        if not study_exists(config.name, storage):
-            return False
-        study = optuna.load_study(study_name=config.name, storage=storage)
     except (ConfigError, OSError) as exc:
         # (an unset variable's fix names --storage, which no caller of this takes: said without it)
         raise StorageUnreadable(str(exc).split("; export it")[0]) from None
-    space, suite = _space_and_suite(config)
-    _same_or_error(study, stored_config(config), space, suite, url, store=False)
-    _same_attention(study, attention, url)
+    try:
+        if not study_exists(config.name, storage):
+            return False
+        study = optuna.load_study(study_name=config.name, storage=storage)
+        space, suite = _space_and_suite(config)
+        _same_or_error(study, stored_config(config), space, suite, url, store=False)
+        _same_attention(study, attention, url)
+    except (StorageInternalError, SQLAlchemyError) as exc:  # a mismatch (ConfigError) stands
+        raise StorageUnreadable(f"storage {redact(url)} failed while it was read: "
+                                f"{describe_error(exc, url)}") from None
     return True
 
 
