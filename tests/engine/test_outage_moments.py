@@ -1,10 +1,14 @@
 """Storage calls at particular moments of a real PostgreSQL outage (the session's own server,
-support.pg.PgCluster, stopped with pg_ctl and started again), each one a moment a running worker
-once let an error escape its patience (tuner/engine/patience.py) and exited with "failed during
-the command": the reaper's beat on behalf of another live worker of this host, made right after it
-read the running trials; a tell whose retry found the trial finished, then read it back while the
-server was down again; a worker that starts while the server is down (its first checks). And the
-heartbeat thread, which must never wait.
+support.pg.PgCluster, stopped with pg_ctl and started again), each a moment where a worker's
+patience (tuner/engine/patience.py) let an error out:
+
+* the reaper's beat on behalf of another live worker of this host, made right after it read the
+  running trials, and a tell whose retry found the trial finished and read it back while the server
+  was down again: both exited "failed during the command";
+* a worker that starts while the server is down: its first checks failed it (exit 1), and opening
+  that waited said "does not answer" but never "answers again";
+* `tuner launch` whose storage goes down between opening and reading: refused, exit 2;
+* and the heartbeat thread, which must never wait.
 
 The server is stopped from a hook on a real call, so the outage begins at that exact moment, and
 started again from a thread a couple of seconds later; the storage call under test must wait for it.
@@ -36,13 +40,16 @@ OUTAGE_S = 2.0
 
 
 class Outage:
-    """Stops the server now and starts it again from a thread ``OUTAGE_S`` later."""
+    """Stops the server now and starts it again from a thread ``OUTAGE_S`` later; :meth:`end` waits
+    for that."""
 
     def __init__(self, cluster):
         self.cluster, self.thread, self.error = cluster, None, None
 
-    def begin(self) -> None:
-        self.cluster.stop()
+    def begin(self, stopped: bool = False) -> None:
+        """Stop the server (unless the test has ``stopped`` it), and start it again soon."""
+        if not stopped:
+            self.cluster.stop()
         self.thread = threading.Thread(target=self._back, daemon=True)
         self.thread.start()
 
@@ -174,6 +181,22 @@ def test_a_worker_started_during_an_outage_waits_for_the_server(pg_cluster, tmp_
     assert code == 0, text[-3000:]  # before the fix: exit 1, "error: fail  storage: ... Connection refused"
     assert "does not answer" in text and "Traceback" not in text, text[-3000:]
     assert "done: " in text
+
+
+def test_a_storage_that_answers_after_the_wait_at_opening_says_so(pg_cluster, monkeypatch):
+    # Opening waits for a server that does not answer, and says so (storage_down); once it answers,
+    # that is said too, as a running worker's calls say it: not a "does not answer" left standing.
+    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "60")
+    url = pg_cluster.database()
+    heard = []
+    pg_cluster.stop()
+    outage = Outage(pg_cluster)
+    outage.begin(stopped=True)
+    storage = open_storage(url, patient=True, on_outage=lambda kind, info: heard.append((kind, info)))
+    outage.end()
+    storage.engine.dispose()
+    assert [kind for kind, _ in heard] == ["storage_down", "storage_back"], heard
+    assert heard[1][1]["after_s"] > 0 and "***" in heard[1][1]["storage"]
 
 
 def test_a_launch_whose_storage_fails_mid_read_launches_all_the_same(pg_cluster, tmp_path, monkeypatch):

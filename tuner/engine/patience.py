@@ -331,8 +331,9 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
     """``build()``, retried on transient errors for up to the patience (a worker starting while the
     database restarts waits for it); :class:`StorageUnavailable` (naming ``shown_url``, the error as
     ``describe`` tells it) after that. ``on_outage`` hears ``storage_down`` once, at the first
-    failure (a silent wait of minutes looks like a hang), with the info
-    :attr:`PatientRDBStorage.on_outage` gets, and is then set on the storage returned."""
+    failure (a silent wait of minutes looks like a hang), and ``storage_back`` when it answers after
+    that, with the info :attr:`PatientRDBStorage.on_outage` gets, and is then set on the storage
+    returned."""
     patience = patience_s()
     first = time.monotonic()
     pause = 0.5
@@ -340,6 +341,8 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
         try:
             storage = build()
             storage.on_outage = on_outage
+            if pause > 0.5 and on_outage is not None:  # it failed before: said down, so say back
+                on_outage("storage_back", {"storage": shown_url, "after_s": time.monotonic() - first})
             return storage
         except Exception as exc:
             if not is_transient(exc):
