@@ -8,6 +8,8 @@ patience (tuner/engine/patience.py) let an error out:
 * a worker that starts while the server is down: its first checks failed it (exit 1), and opening
   that waited said "does not answer" but never "answers again";
 * `tuner launch` whose storage goes down between opening and reading: refused, exit 2;
+* a connection cut between the two queries of a trial read: the outage line said
+  "PendingRollbackError: Can't reconnect until invalid transaction is rolled back", not why;
 * and the heartbeat thread, which must never wait.
 
 The server is stopped from a hook on a real call, so the outage begins at that exact moment, and
@@ -230,3 +232,38 @@ def test_a_launch_whose_storage_fails_mid_read_launches_all_the_same(pg_cluster,
     assert "--speculative-num-steps 3" in r.output
     password = url.split(":")[2].split("@")[0]
     assert password not in r.output and "Traceback" not in r.output
+
+
+def test_a_connection_cut_mid_read_is_said_as_the_driver_said_it(study, pg_cluster, monkeypatch):
+    # The server cuts this worker's connection between the two queries of a trial read (an
+    # administrator's pg_terminate_backend, as a fast shutdown does to every session): Optuna reads
+    # the failure as "too many SQL variables" and queries again on the dead transaction, which
+    # SQLAlchemy refuses with PendingRollbackError. The outage line must carry the driver's error,
+    # not "Can't reconnect until invalid transaction is rolled back".
+    import sqlalchemy as sa
+    from optuna.storages._rdb import models
+
+    from tuner.engine.storage import driver_url
+
+    heard = []
+    patient_backend(study._storage).on_outage = lambda kind, info: heard.append((kind, info))
+    ask(study, DIST)
+    find = models.StudyModel.find_or_raise_by_id.__func__
+    cut = []
+
+    def find_then_cut(cls, study_id, session, *args, **kwargs):
+        found = find(cls, study_id, session, *args, **kwargs)
+        if not cut:
+            pid = session.connection().connection.driver_connection.get_backend_pid()
+            admin = sa.create_engine(driver_url(pg_cluster.url), poolclass=sa.pool.NullPool)
+            with admin.connect() as conn:
+                cut.append(conn.execute(sa.text("SELECT pg_terminate_backend(:p)"), {"p": pid}).scalar())
+            admin.dispose()
+        return found
+
+    monkeypatch.setattr(models.StudyModel, "find_or_raise_by_id", classmethod(find_then_cut))
+    assert len(study.get_trials(deepcopy=False)) == 1  # waited out, read again
+    assert cut == [True]
+    down = [info["error"] for kind, info in heard if kind == "storage_down"]
+    # the driver's error (psycopg2: "server closed the connection unexpectedly"), as for any cut
+    assert down and down[0].startswith("OperationalError: ") and "PendingRollbackError" not in down[0], down

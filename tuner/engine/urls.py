@@ -204,9 +204,19 @@ def sqlite_path(url: str) -> Path | None:
 def describe_error(exc: BaseException, url: str) -> str:
     """``Type: first line`` of a storage error, the URL redacted and the password scrubbed out."""
     inner = exc
-    # Optuna wraps SQLAlchemy's errors (StorageInternalError); the driver's message says more.
-    while getattr(inner, "__cause__", None) is not None and type(inner).__name__ == "StorageInternalError":
-        inner = inner.__cause__
+    # Optuna wraps SQLAlchemy's errors (StorageInternalError); the driver's message says more. A
+    # statement on a transaction whose connection broke is refused with PendingRollbackError; the
+    # error before it (its context: Optuna's trial read queries again after a failure) says why.
+    seen: set[int] = set()
+    while id(inner) not in seen:
+        seen.add(id(inner))
+        name = type(inner).__name__
+        if name == "StorageInternalError" and inner.__cause__ is not None:
+            inner = inner.__cause__
+        elif name == "PendingRollbackError" and inner.__context__ is not None:
+            inner = inner.__context__
+        else:
+            break
     orig = getattr(inner, "orig", None)  # SQLAlchemy's DBAPIError: the driver's own exception
     shown = orig if orig is not None else inner
     return f"{type(shown).__name__}: {scrub(_first_line(shown), url)}"
