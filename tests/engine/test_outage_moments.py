@@ -7,7 +7,8 @@ patience (tuner/engine/patience.py) let an error out:
   was down again: both exited "failed during the command";
 * a worker that starts while the server is down: its first checks failed it (exit 1), and opening
   that waited said "does not answer" but never "answers again";
-* `tuner launch` whose storage goes down between opening and reading: refused, exit 2;
+* `tuner launch` whose storage goes down between opening and reading: refused, exit 2 (and on an
+  empty database, launch created Optuna's tables, though it writes nothing);
 * a connection cut between the two queries of a trial read: the outage line said
   "PendingRollbackError: Can't reconnect until invalid transaction is rolled back", not why;
 * and the heartbeat thread, which must never wait.
@@ -267,3 +268,25 @@ def test_a_connection_cut_mid_read_is_said_as_the_driver_said_it(study, pg_clust
     down = [info["error"] for kind, info in heard if kind == "storage_down"]
     # the driver's error (psycopg2: "server closed the connection unexpectedly"), as for any cut
     assert down and down[0].startswith("OperationalError: ") and "PendingRollbackError" not in down[0], down
+
+
+def test_a_launch_on_an_empty_database_writes_nothing(pg_cluster, tmp_path, monkeypatch):
+    # Launch reads the storage only (README): a PostgreSQL database no study was created in holds no
+    # study to compare with, and opening it as a storage would create Optuna's tables in it.
+    import sqlalchemy as sa
+    from click.testing import CliRunner
+    from support.faults import study_file
+
+    from tuner.cli import cli
+    from tuner.engine.storage import driver_url
+
+    url = pg_cluster.database()
+    monkeypatch.setenv("TUNER_STORAGE", url)
+    path = study_file(tmp_path, "empty", 2)
+    r = CliRunner().invoke(cli, ["launch", str(path), "--print", "--baseline"])
+    assert r.exit_code == 0 and "--sim-profile" in r.output and "warning" not in r.output, r.output
+    engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool)
+    try:
+        assert sa.inspect(engine).get_table_names() == []  # before the fix: Optuna's 13 tables
+    finally:
+        engine.dispose()
