@@ -290,3 +290,26 @@ def test_a_launch_on_an_empty_database_writes_nothing(pg_cluster, tmp_path, monk
         assert sa.inspect(engine).get_table_names() == []  # before the fix: Optuna's 13 tables
     finally:
         engine.dispose()
+
+
+@pytest.mark.parametrize("command", [["study", "list"], ["study", "status", "empty"],
+                                     ["study", "export", "empty", "--pick", "knee"]])
+def test_a_read_command_on_an_empty_database_writes_nothing(pg_cluster, tmp_path, monkeypatch, command):
+    # Read commands open the storage with create=False: "no such storage", as for a missing SQLite
+    # file, and no Optuna tables made in a database no study was created in (QA: launch made 13).
+    import sqlalchemy as sa
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+    from tuner.engine.storage import driver_url
+
+    url = pg_cluster.database()
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(cli, [*command, "--storage", url])
+    engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool)
+    try:
+        assert sa.inspect(engine).get_table_names() == [], r.output  # before the fix: Optuna's 13
+    finally:
+        engine.dispose()
+    assert r.exit_code == 2 and "no such storage" in r.output and "Traceback" not in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1, r.output

@@ -156,6 +156,30 @@ def _check_exists(url: str) -> None:
     if path is not None and not path.is_file():
         raise ConfigError(redact(url) or "", "", f"no such storage: {path} does not exist (nothing was created); "
                           "check the path, or create the study first: tuner study create STUDY.yaml")
+    if path is None and not holds_tables(url):
+        # Optuna's RDBStorage creates its tables whenever it opens a database: a read there would
+        # leave 13 empty tables behind (QA: status, list and export on an empty database did)
+        raise ConfigError(redact(url) or "", "", "no such storage: the database holds no study (no Optuna "
+                          "tables; nothing was created); check the URL, or create the study first: tuner "
+                          "study create STUDY.yaml")
+
+
+def holds_tables(url: str) -> bool:
+    """Whether the database at a database server's ``url`` holds Optuna's tables. Reads only; True
+    when that cannot be told (no driver, the server down: opening the storage then says so, or
+    waits for it when patient)."""
+    import sqlalchemy as sa
+
+    try:
+        engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool)
+    except ImportError:
+        return True
+    try:
+        return sa.inspect(engine).has_table("studies")
+    except sa.exc.SQLAlchemyError:
+        return True
+    finally:
+        engine.dispose()
 
 
 def _open(url: str, patient: bool):

@@ -34,7 +34,7 @@ from ..config.study import BASELINE_SUFFIX, StudyConfig, companion_of, study_fro
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .asktell import utc_now
-from .storage import open_storage, redact
+from .storage import holds_tables, open_storage, redact
 
 CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
 WORKLOAD_ATTR = "tuner_workload"  #: the suite's request statistics (tuner.bench.workload)
@@ -405,7 +405,7 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
         path = sqlite_path(url)
         if path is not None and (not path.is_file() or path.stat().st_size == 0):
             return False  # no storage yet: open_storage(create=False) would refuse it as "no such storage"
-        if path is None and not _has_tables(url):
+        if path is None and not holds_tables(url):
             return False  # a database no study was made in: opening it would create Optuna's tables
         storage = open_storage(url, create=False)
     except (ConfigError, OSError) as exc:
@@ -424,23 +424,6 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
         raise StorageUnreadable(f"storage {redact(url)} failed while it was read: "
                                 f"{describe_error(exc, url)}") from None
     return True
-
-
-def _has_tables(url: str) -> bool:
-    """Whether the database server's database at ``url`` holds Optuna's tables; reads only (True
-    when the driver is missing: opening the storage says how to install it)."""
-    import sqlalchemy as sa
-
-    from .urls import driver_url
-
-    try:
-        engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool)
-    except ImportError:
-        return True
-    try:
-        return sa.inspect(engine).has_table("studies")
-    finally:
-        engine.dispose()
 
 
 def _same_attention(study, attention: dict, url: str) -> None:
