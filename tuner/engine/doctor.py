@@ -275,17 +275,22 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
     except ConfigError as exc:
         return Check("storage", FAIL, str(exc))
     shown = redact(url)
+    lax: list[str] = []
     try:
         if url.startswith("sqlite"):
             _sqlite_writable(url)
         else:
-            _sql_writable(url)
+            lax = _sql_writable(url)
     except Exception as exc:  # noqa: BLE001 - any driver error is a failed check, reported redacted
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         said = f"{shown}: {type(exc).__name__}: {scrub(first, url)[:200]}"
         if outage_ok and not url.startswith("sqlite") and is_transient(exc):  # refused, starting up, ...
             return Check("storage", WARN, f"{said}: does not answer now; the run waits for it")
         return Check("storage", FAIL, f"{said}: check the URL, the server and the user's rights")
+    if lax:
+        return Check("storage", WARN, f"{shown} is reachable and writable, but {' and '.join(lax)}: a crash or an "
+                     "immediate stop of the database server can lose trials it had acknowledged (QA: a worker "
+                     "then failed on a trial that vanished); set them on in postgresql.conf for a study")
     return Check("storage", PASS, f"{shown} is reachable and writable")
 
 
@@ -312,7 +317,14 @@ def _sqlite_writable(url: str) -> None:
         con.close()
 
 
-def _sql_writable(url: str) -> None:
+#: PostgreSQL settings that trade durability for speed: off, a commit the server acknowledged may
+#: be lost in a crash (https://www.postgresql.org/docs/current/wal-async-commit.html)
+DURABILITY_SETTINGS = ("fsync", "synchronous_commit")
+
+
+def _sql_writable(url: str) -> list[str]:
+    """Raises the driver's error when the database cannot be written; returns the durability
+    settings that are off (``fsync=off``: PostgreSQL only)."""
     import sqlalchemy
 
     from .urls import driver_url
@@ -325,6 +337,10 @@ def _sql_writable(url: str) -> None:
             con.execute(sqlalchemy.text("CREATE TEMPORARY TABLE tuner_doctor_probe (x integer)"))
             con.execute(sqlalchemy.text("INSERT INTO tuner_doctor_probe VALUES (1)"))
             tx.rollback()
+            if engine.dialect.name != "postgresql":
+                return []
+            shown = {name: str(con.execute(sqlalchemy.text(f"SHOW {name}")).scalar()) for name in DURABILITY_SETTINGS}
+            return [f"{name}={value}" for name, value in shown.items() if value == "off"]
     finally:
         engine.dispose()
 
