@@ -30,6 +30,7 @@ from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .facts import StudyFacts, gather_facts, space_for
 from .preflight import named_for_file, check_backends_start
+from .storage_probe import sql_writable, sqlite_writable
 
 PASS, WARN, FAIL = "pass", "warn", "fail"
 #: SGLang releases the rules were checked against (tuner/sglang/server_args_0_5_23.json).
@@ -278,9 +279,9 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
     lax: list[str] = []
     try:
         if url.startswith("sqlite"):
-            _sqlite_writable(url)
+            sqlite_writable(url)
         else:
-            lax = _sql_writable(url)
+            lax = sql_writable(url)
     except Exception as exc:  # noqa: BLE001 - any driver error is a failed check, reported redacted
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
         said = f"{shown}: {type(exc).__name__}: {scrub(first, url)[:200]}"
@@ -292,57 +293,6 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
                      "immediate stop of the database server can lose trials it had acknowledged (QA: a worker "
                      "then failed on a trial that vanished); set them on in postgresql.conf for a study")
     return Check("storage", PASS, f"{shown} is reachable and writable")
-
-
-def _sqlite_writable(url: str) -> None:
-    import sqlite3
-
-    from ..config.files import check_writable
-
-    from .urls import sqlite_path
-
-    path = sqlite_path(url)
-    if path is None:  # in memory
-        return
-    if not path.exists():
-        if not path.parent.is_dir():  # SQLite makes the file, never its folder: create would fail
-            raise FileNotFoundError(f"folder {path.parent} does not exist; create it first")
-        check_writable(path, "storage")  # the folder: create_study makes the file there
-        return
-    con = sqlite3.connect(str(path), timeout=10)
-    try:
-        con.execute("BEGIN IMMEDIATE")  # a write lock: writable and not held by a stuck process
-        con.rollback()
-    finally:
-        con.close()
-
-
-#: PostgreSQL settings that trade durability for speed: off, a commit the server acknowledged may
-#: be lost in a crash (https://www.postgresql.org/docs/current/wal-async-commit.html)
-DURABILITY_SETTINGS = ("fsync", "synchronous_commit")
-
-
-def _sql_writable(url: str) -> list[str]:
-    """Raises the driver's error when the database cannot be written; returns the durability
-    settings that are off (``fsync=off``: PostgreSQL only)."""
-    import sqlalchemy
-
-    from .urls import driver_url
-
-    # The URL as the storage connects with it: the installed driver, any password (tuner.engine.urls).
-    engine = sqlalchemy.create_engine(driver_url(url), poolclass=sqlalchemy.pool.NullPool)
-    try:
-        with engine.connect() as con:
-            tx = con.begin()
-            con.execute(sqlalchemy.text("CREATE TEMPORARY TABLE tuner_doctor_probe (x integer)"))
-            con.execute(sqlalchemy.text("INSERT INTO tuner_doctor_probe VALUES (1)"))
-            tx.rollback()
-            if engine.dialect.name != "postgresql":
-                return []
-            shown = {name: str(con.execute(sqlalchemy.text(f"SHOW {name}")).scalar()) for name in DURABILITY_SETTINGS}
-            return [f"{name}={value}" for name, value in shown.items() if value == "off"]
-    finally:
-        engine.dispose()
 
 
 def check_workdir(config: StudyConfig) -> Check:

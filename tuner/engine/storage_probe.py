@@ -1,0 +1,59 @@
+"""Write probes of a storage for ``tuner doctor`` (:func:`tuner.engine.doctor.check_storage`):
+each raises the driver's error when the storage cannot be written, and writes nothing -- SQLite: a
+write lock taken and released on an existing file, else the folder checked; a database server: a
+temporary table in a transaction rolled back.
+"""
+
+from __future__ import annotations
+
+
+def sqlite_writable(url: str) -> None:
+    """Raises when the SQLite file (or, before it exists, its folder) cannot be written, or a stuck
+    process holds its write lock."""
+    import sqlite3
+
+    from ..config.files import check_writable
+    from .urls import sqlite_path
+
+    path = sqlite_path(url)
+    if path is None:  # in memory
+        return
+    if not path.exists():
+        if not path.parent.is_dir():  # SQLite makes the file, never its folder: create would fail
+            raise FileNotFoundError(f"folder {path.parent} does not exist; create it first")
+        check_writable(path, "storage")  # the folder: create_study makes the file there
+        return
+    con = sqlite3.connect(str(path), timeout=10)
+    try:
+        con.execute("BEGIN IMMEDIATE")  # a write lock: writable and not held by a stuck process
+        con.rollback()
+    finally:
+        con.close()
+
+
+#: PostgreSQL settings that trade durability for speed: off, a commit the server acknowledged may
+#: be lost in a crash (https://www.postgresql.org/docs/current/wal-async-commit.html)
+DURABILITY_SETTINGS = ("fsync", "synchronous_commit")
+
+
+def sql_writable(url: str) -> list[str]:
+    """Raises the driver's error when the database cannot be written; returns the durability
+    settings that are off (``fsync=off``: PostgreSQL only)."""
+    import sqlalchemy
+
+    from .urls import driver_url
+
+    # The URL as the storage connects with it: the installed driver, any password (tuner.engine.urls).
+    engine = sqlalchemy.create_engine(driver_url(url), poolclass=sqlalchemy.pool.NullPool)
+    try:
+        with engine.connect() as con:
+            tx = con.begin()
+            con.execute(sqlalchemy.text("CREATE TEMPORARY TABLE tuner_doctor_probe (x integer)"))
+            con.execute(sqlalchemy.text("INSERT INTO tuner_doctor_probe VALUES (1)"))
+            tx.rollback()
+            if engine.dialect.name != "postgresql":
+                return []
+            shown = {name: str(con.execute(sqlalchemy.text(f"SHOW {name}")).scalar()) for name in DURABILITY_SETTINGS}
+            return [f"{name}={value}" for name, value in shown.items() if value == "off"]
+    finally:
+        engine.dispose()
