@@ -161,6 +161,10 @@ CASES = [
     ("draft range 10^9", {}, {"space.yaml": {**SPACE, "params": {
         **SPACE["params"], "speculative_num_draft_tokens": {"low": 2, "high": 1_000_000_000}}}},
      "speculative_num_draft_tokens: values go up to 1000000000; the tuner's cap is 1024"),
+    # QA: a budget of 10**18 launches was taken; the bound is a search space's most settings
+    ("budget over the bound", {"budget": {"n_trials": 10 ** 18}}, {},
+     "bad.yaml: budget.n_trials: 1000000000000000000 launches is more than any study runs; "
+     "give at most 100000"),
     ("too many combinations", {}, {"space.yaml": {**SPACE, "params": {
         "speculative_num_steps": {"low": 1, "high": 64}, "speculative_eagle_topk": {"low": 1, "high": 64},
         "speculative_num_draft_tokens": {"low": 2, "high": 64}}}}, "258,048 combinations of the three flags"),

@@ -99,6 +99,9 @@ def test_unwritable_outputs_are_one_line_and_nothing_written(tmp_path, args):
     ["study", "export", "STUDY", "--adaptive", "--adaptive-out", "ADIR"],
     ["study", "report", "STUDY", "-o", "ADIR"],
     ["study", "run", "STUDY", "--n-trials", "0"],
+    # QA: 10**18 was taken, as budget.n_trials was (a dry run: before the bound, it launched nothing)
+    ["study", "run", "STUDY", "--dry-run", "--n-trials", "100001"],
+    ["study", "run", "STUDY", "--dry-run", "--add-trials", "100001"],
 ])
 def test_a_value_click_refuses_is_one_line_naming_the_option(tmp_path, args):
     # (QA: -o naming a folder printed click's usage block, then the error four lines down)

@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from ..config.study import StudyConfig, parse_duration
+from ..config.study import MAX_TRIALS, StudyConfig, check_added_budget, parse_duration
 from ..engine.storage import redact
 from .lazy import LazyGroup
 from .output import chosen_format, console, fail, format_option, print_csv, print_json, print_table
@@ -59,9 +59,9 @@ def create(study_file, storage) -> None:
 @click.argument("study_file", required=False, type=click.Path(dir_okay=False))
 @click.option("--study", "study_name", default=None, help="Run a stored study by name (with --storage).")
 @storage_option
-@click.option("--n-trials", type=click.IntRange(min=1), default=None,
+@click.option("--n-trials", type=click.IntRange(min=1, max=MAX_TRIALS), default=None,
               help="Measure at most N new settings in this run (the study's budget still applies).")
-@click.option("--add-trials", type=click.IntRange(min=1), default=None, metavar="N",
+@click.option("--add-trials", type=click.IntRange(min=1, max=MAX_TRIALS), default=None, metavar="N",
               help="Extend the study first: raise its stored budget.n_trials by N (once, for every worker).")
 @click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m, 1h30m; "
               "modelled GPU time on backend model).")
@@ -83,6 +83,9 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
 
     timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
+    if add_trials and file_config is not None and file_config.budget.n_trials is not None:
+        # the stored budget is at least the file's: past the bound from the file's, before anything is written
+        check_added_budget(name, file_config.budget.n_trials, add_trials)
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     if dry_run:
         if file_config is not None:  # the checks a run makes first: a dry run says no where a run would

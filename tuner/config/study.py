@@ -53,6 +53,22 @@ def companion_of(name: str) -> tuple[str, str] | None:
     return None
 
 
+#: The most launches a study's budget may hold (``budget.n_trials``, ``run --n-trials``, and the
+#: total ``run --add-trials`` makes): as many as a search space may hold settings
+#: (:data:`tuner.config.space.MAX_COMBINATIONS`), some 70 days of launches at one a minute. A larger
+#: figure is a typo or a stand-in for "no bound", which ``n_trials: null`` says (QA: 10**18 was taken).
+MAX_TRIALS = 100_000
+
+
+def check_added_budget(name: str, old: int, add: int) -> None:
+    """Refuse (:class:`ConfigError` naming ``--add-trials``) raising study ``name``'s budget of ``old``
+    launches by ``add`` past :data:`MAX_TRIALS`."""
+    if old + add > MAX_TRIALS:
+        raise ConfigError("--add-trials", str(add), f"would raise study {name}'s budget.n_trials {old} to "
+                          f"{old + add}; a budget holds at most {MAX_TRIALS} launches: add at most "
+                          f"{max(MAX_TRIALS - old, 0)}")
+
+
 #: What a study name is made of (the study file's ``name``, ``tuner study copy``'s new name).
 NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
@@ -429,6 +445,16 @@ class BudgetSettings(StrictModel):
     #: 8h, 45m, ...; no new trial that would overrun (modelled GPU time on ``server.backend: model``)
     timeout: Duration = None
     prune: PruneSettings = Field(default_factory=PruneSettings)
+
+    @field_validator("n_trials")
+    @classmethod
+    def _bounded(cls, v, info: ValidationInfo):
+        # Held to on a file only (load_model passes its path): a config stored by an older tuner
+        # with a larger budget must still open, for status, export and to run on.
+        if v is not None and v > MAX_TRIALS and (info.context or {}).get("path") is not None:
+            raise ValueError(f"{v} launches is more than any study runs; give at most {MAX_TRIALS} "
+                             "(as many as a search space may hold settings), or n_trials: null for no bound")
+        return v
 
     @field_validator("prune", mode="before")
     @classmethod

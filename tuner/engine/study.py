@@ -30,7 +30,7 @@ from typing import Any, Callable
 
 from .. import __version__
 from ..config.space import SearchSpace
-from ..config.study import BASELINE_SUFFIX, StudyConfig, companion_of, study_from_dict
+from ..config.study import BASELINE_SUFFIX, StudyConfig, check_added_budget, companion_of, study_from_dict
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .asktell import utc_now
@@ -287,13 +287,15 @@ def stored_budget(study, default: int | None = None) -> int | None:
 
 def extend_budget(study, add: int) -> tuple[int, int]:
     """Raise the stored ``budget.n_trials`` by ``add``; returns (old, new). A study without a budget
-    (unlimited) cannot be extended: :class:`ConfigError`."""
+    (unlimited) cannot be extended, nor one past :data:`~tuner.config.study.MAX_TRIALS`
+    (:func:`~tuner.config.study.check_added_budget`): :class:`ConfigError`, nothing written."""
     config = dict(wait_until_ready(study)[CONFIG_ATTR])
     budget = dict(config.get("budget") or {})
     old = budget.get("n_trials")
     if old is None:
         raise ConfigError(study.study_name, "budget.n_trials", "the study has no budget (it runs until stopped); "
                           "--add-trials has nothing to add to: use --n-trials N to bound this run")
+    check_added_budget(study.study_name, old, add)
     budget["n_trials"] = old + add
     study.set_user_attr(CONFIG_ATTR, {**config, "budget": budget})
     return old, old + add
