@@ -95,6 +95,29 @@ def test_unwritable_outputs_are_one_line_and_nothing_written(tmp_path, args):
 
 
 @pytest.mark.parametrize("args", [
+    ["study", "report", "STUDY", "-o", "NOSUCH/deeper/r.html"],
+    ["study", "compare", "STUDY", "STUDY", "-o", "NOSUCH/c.html"],
+    ["study", "export", "STUDY", "--pick", "0", "-o", "NOSUCH/best.yaml"],
+    ["study", "report", "STUDY", "-o", "OK.html", "--png", "NOSUCH/png"],
+])
+def test_an_output_in_a_missing_folder_is_refused_alike_and_no_folder_is_made(tmp_path, args):
+    # QA: report -o and compare -o made the missing folders (a typo grew a tree of them) while
+    # export -o refused; every output now refuses, naming the flag and the folder to create
+    from support.model_study import make_model_study
+
+    study = make_model_study(tmp_path, "w", n_trials=1)
+    before = sorted(p.name for p in tmp_path.iterdir())
+    args = [a.replace("STUDY", str(study)).replace("NOSUCH", str(tmp_path / "nosuch"))
+            .replace("OK.html", str(tmp_path / "ok.html")) for a in args]
+    r = CliRunner().invoke(cli, args)
+    flag = [a for a in args if a.startswith("-")][-1]
+    missing = tmp_path / "nosuch"
+    said = f"error: {flag}: {args[-1]}: folder {Path(args[-1]).parent} does not exist; create it first"
+    assert r.exit_code == 2 and r.output.strip().splitlines() == [said], r.output
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and not missing.exists()
+
+
+@pytest.mark.parametrize("args", [
     ["study", "export", "STUDY", "--pick", "knee", "-o", "ADIR"],
     ["study", "export", "STUDY", "--adaptive", "--adaptive-out", "ADIR"],
     ["study", "report", "STUDY", "-o", "ADIR"],

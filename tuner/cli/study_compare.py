@@ -24,7 +24,7 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
     """Compare two studies (study files, or names in --storage / --storage-b): hardware, SGLang
     version, workload, baselines, both fronts, the best of each objective, and the settings
     measured in both with B's speedup over A."""
-    from ..config.files import check_writable
+    from ..config.files import check_output
     from ..engine.study import open_study
     from ..results.compare import compare_studies
     from ..results.compare_report import summary_rows, write_compare_page
@@ -37,7 +37,7 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
     if output:
         check_not_an_input(output, "-o", a, url_a, config_a)
         check_not_an_input(output, "-o", b, url_b, config_b)
-        check_writable(output, "-o")
+        check_output(output, "-o")  # no missing folder is made, as for export and report
     cmp = compare_studies(open_study(name_a, url_a), open_study(name_b, url_b), redact(url_a) or "",
                           redact(url_b) or "")
     if fmt == "json":

@@ -27,14 +27,15 @@ def report(target, study_name, storage, output, png_dir) -> None:
             import matplotlib  # noqa: F401 - checked before anything is written
         except ImportError:
             raise click.UsageError("--png needs matplotlib: pip install 'sglang-spec-tuner[report]' (from a clone: pip install -e '.[report]')")
-    from ..config.files import check_writable
+    from ..config.files import check_output
 
     name, url, config = resolve_target(target, storage, study_name)
     output = output or f"{name}-report.html"
     check_not_an_input(output, "-o", target, url, config)
-    check_writable(output, "-o")  # before anything is read or written: one line, not a traceback
+    # before anything is read or written: one line, not a traceback; no missing folder is made
+    check_output(output, "-o")
     if png_dir is not None:
-        check_writable(png_dir, "--png", folder=True)
+        check_output(png_dir, "--png", folder=True)
     files = write_report(open_study(name, url), output, png_dir)
     click.echo(f"report: {files.html}")
     if files.pngs:

@@ -121,3 +121,21 @@ def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None
                           "choose a folder you can write to") from None
     os.close(fd)
     os.unlink(tmp)
+
+
+def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
+    """An output a command writes (``-o`` of export, report and compare, ``--png``): the folder it
+    goes in must exist, else :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` ("folder X
+    does not exist; create it first"), and be writable (:func:`check_writable`). Nothing is created
+    for it: a typo in a path must not grow a tree of folders, nor put the file where nobody looks. A
+    ``folder`` output (``--png DIR``) is itself made, in a folder that exists."""
+    from .yamlfile import ConfigError
+
+    path = Path(path)
+    if str(path) != "-":  # check_writable says what "-" is
+        if path.parent.exists() and not path.parent.is_dir():
+            raise ConfigError(flag, str(path), f"{path.parent} is a file, not a folder; choose another path")
+        if not path.parent.is_dir():
+            raise ConfigError(flag, str(path), f"folder {path.parent} does not exist; create it first")
+    check_writable(path, flag, folder=folder)
+

@@ -359,13 +359,10 @@ def check_yaml_path(path: Path) -> None:
 
 def check_writable(path: Path, flag: str = "-o") -> None:
     """``path`` can be written as it is (its folder exists: nothing is created; writing there
-    works: :func:`tuner.config.files.check_writable`); else :class:`ConfigError` naming ``flag``."""
-    from ..config.files import check_writable as can_write
+    works): :func:`tuner.config.files.check_output`, as every command's output; else
+    :class:`ConfigError` naming ``flag``."""
+    from ..config.files import check_output
 
-    if path.parent.exists() and not path.parent.is_dir():
-        raise ConfigError(flag, str(path), f"{path.parent} is a file, not a folder; choose another path")
-    if not path.parent.is_dir():
-        raise ConfigError(flag, str(path), f"folder {path.parent} does not exist; create it first")
-    can_write(path, flag)
+    check_output(path, flag)
 
 
