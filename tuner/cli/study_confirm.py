@@ -44,7 +44,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     from ..engine.confirm import run_confirmation
     from ..engine.study import config_from_study, open_study
     from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
-    from ..results.pareto import PICKS, PickError
+    from ..results.pareto import PICKS, PickError, trial_number
     from ..engine.patience import StorageUnavailable
     from .progress import say_storage_outage
     from .study import STORAGE_EXIT, _backend, journal_note
@@ -54,8 +54,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         raise ConfigError("--picks", "", f"{picks!r} names no setting; give pick names and/or trial numbers, "
                           f"comma-separated ({','.join(PICKS)} by default)")
     for name in names:
-        if name not in PICKS and not name.isdigit():
-            raise ConfigError("--picks", name, f"expected {', '.join(PICKS)} or trial numbers")
+        if name not in PICKS and trial_number(name) is None:
+            raise ConfigError("--picks", name, f"expected {', '.join(PICKS)} or a trial number in digits 0-9")
     name, url, file_config = resolve_target(target, storage, study_name)
     # measuring: ride out storage outages, and say so at once (a silent wait looks like a hang)
     study = open_study(name, url, patient=not show, on_outage=None if show else say_storage_outage)

@@ -44,6 +44,13 @@ from .traffic import limits_note
 
 #: ``--pick`` names besides a trial number.
 PICKS = ("single", "throughput", "knee")
+
+
+def trial_number(text: str) -> int | None:
+    """``text`` as a trial number: ASCII digits 0-9 and nothing else, or None. Python's ``int``
+    also takes other scripts' digits ('３', '٣'), spaces around, a sign and underscores ('+1',
+    '0_1'): each would name a trial its writer did not see (QA: '３' exported trial 3)."""
+    return int(text) if text.isascii() and text.isdigit() else None
 #: The concurrency ``--min-speedup-c32`` reads.
 C32 = 32
 
@@ -249,10 +256,10 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str, flag: s
         return front.throughput.record
     if pick == "knee":
         return front.knee.record
-    try:
-        number = int(pick)
-    except ValueError:
-        raise ConfigError(flag, "", f"{pick!r} is not single, throughput, knee or a trial number") from None
+    number = trial_number(pick)
+    if number is None:
+        raise ConfigError(flag, "", f"{pick!r} is not single, throughput, knee or a trial number "
+                          "in digits 0-9")
     by_number = {r.number: r for r in records}
     if number not in by_number:
         last = max(by_number) if by_number else None
