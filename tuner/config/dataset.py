@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from pydantic import Field, model_validator
 
+from .paths import NonEmptyPathText
 from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, decode_utf8, lone_surrogate,
                        no_repeated_keys, read_bytes_capped, surrogate_message)
 
@@ -53,7 +54,7 @@ class ChatMessage(StrictModel):
 class DatasetSpec(StrictModel):
     """``dataset:`` in a suite: which file, which layout, how many requests and which ones."""
 
-    path: str = Field(min_length=1)  #: relative to the suite file (an inline suite: the study file)
+    path: NonEmptyPathText  #: relative to the suite file (an inline suite: the study file)
     #: the layout; default from the suffix: ``.jsonl`` -> jsonl, ``.json`` -> sharegpt
     format: Literal["jsonl", "sharegpt"] | None = None
     n: int | None = Field(None, ge=1)  #: requests drawn (default: all that pass the filters)

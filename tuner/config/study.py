@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
+from .paths import NonEmptyPathText, PathText
 from .sampler import check_sampler_options
 from .slo import SLO
 from .server_arg_checks import check_server_args, option_like, reserved_arg
@@ -149,7 +150,7 @@ Duration = Annotated[Union[str, int, float, None], AfterValidator(_duration_chec
 class SimSettings(StrictModel):
     """How the simulated server runs (``server.backend: sim``)."""
 
-    profile: str = "k2.6-tp8-pcie"  #: a shipped profile name or a path to a profile YAML
+    profile: PathText = "k2.6-tp8-pcie"  #: a shipped profile name or a path to a profile YAML
     #: wall clock runs this many times faster than model time; 20 keeps measured figures within
     #: ~3% of the model on 2 cores (benchmarks/sim_fidelity.py); much faster and HTTP overhead shows
     speedup: float = Field(20.0, gt=0)
@@ -186,8 +187,8 @@ class ModelSettings(StrictModel):
     times seeded noise. Exactly one of ``profile`` and ``landscape``; relative paths are relative
     to the study file."""
 
-    profile: str | None = None  #: a shipped simulator profile name or a profile YAML file
-    landscape: str | None = Field(None, min_length=1)  #: a landscape table JSON file
+    profile: PathText | None = None  #: a shipped simulator profile name or a profile YAML file
+    landscape: NonEmptyPathText | None = None  #: a landscape table JSON file
     noise: float = Field(0.02, ge=0, lt=1)  #: relative standard deviation of every measured figure
     seed: int | None = None  #: the noise's seed (None: a fresh draw every run)
     #: modelled seconds a launch takes before the suite runs (model load); default: the table's
@@ -388,7 +389,7 @@ class LosslessSettings(StrictModel):
 class BenchSettings(StrictModel):
     """The benchmark suite every trial and the baseline run, identically."""
 
-    suite: Union[str, dict[str, Any]] = "seed"  #: ``seed``, ``quick``, a suite file, or inline
+    suite: Union[PathText, dict[str, Any]] = "seed"  #: ``seed``, ``quick``, a suite file, or inline
     #: SGLang's /generate, OpenAI /v1/completions, or OpenAI /v1/chat/completions (chat template)
     api: Literal["generate", "openai", "chat"] = "generate"
     stream: bool = False
@@ -492,7 +493,7 @@ class StudyConfig(StrictModel):
     #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
     #: ``NAME.db`` beside the study file; a relative SQLite file is beside the study file too
     storage: str | None = None
-    search_space: str  #: path, relative to the study file
+    search_space: PathText  #: path, relative to the study file
     server: ServerSettings
     bench: BenchSettings = Field(default_factory=BenchSettings)
     #: what to maximize, each vs the autoregressive baseline measured with the same suite:
@@ -508,7 +509,7 @@ class StudyConfig(StrictModel):
     #: of SGLang's bench_speculative grid, (5, 8, 32)
     default_seed_trials: bool = True
     #: folder for per-trial logs; default ``studies/NAME/`` beside the study file
-    workdir: str | None = None
+    workdir: PathText | None = None
     #: latency limits per sweep concurrency (tuner.config.slo); a trial that breaks one is infeasible
     slo: list[SLO] = Field(default_factory=list)
 

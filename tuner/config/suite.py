@@ -22,6 +22,7 @@ from typing import Any
 from pydantic import Field, model_validator
 
 from .dataset import ChatMessage, DatasetSpec, draw
+from .paths import PathText
 from .yamlfile import (ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped, read_yaml,
                        text_mode)
 
@@ -39,7 +40,7 @@ class PromptSpec(StrictModel):
 
     name: str = Field(min_length=1)
     text: str | None = None
-    file: str | None = None
+    file: PathText | None = None
     #: OpenAI chat turns (``bench.api: chat`` sends them as they are; the raw-text APIs send ``text``,
     #: the turns' contents); None: one user turn holding ``text``
     messages: list[ChatMessage] | None = None
