@@ -340,7 +340,8 @@ def print_status(data: dict) -> None:
         # An infeasible trial's values are the sampler's placeholders, not results: not shown;
         # unless it measured and only breaks the study's limits (SLOs, lossless): then they are real.
         vals = " ".join(f"{v:.3f}" for v in t["values"]) if _real_values(t) else ""
-        note = t["failure_class"] or (f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
+        note = t["failure_class"] or t.get("note") or (
+            f"= trial {t['reused_from']}" if t["reused_from"] is not None else "")
         if t["status"] == "pruned":
             note = pruned_note(t)
         if t.get("remeasure_of") is not None:

@@ -23,6 +23,7 @@ from typing import Any
 from ..config.files import write_text_atomic
 from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
 from .report_data import ReportData, load_report_data
+from .status import ended_note
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
 from .report_traffic import traffic_html
 
@@ -351,7 +352,7 @@ def _failures_html(data: ReportData) -> list[str]:
             tail = r.attrs.get("log_tail") or ""
             tail_html = _Raw(f"<details><summary>{len(tail.splitlines())} lines</summary>"
                              f"<pre>{html.escape(tail)}</pre></details>") if tail else ""
-            message = _failure_message(r)
+            message = _failure_message(r) or ended_note(r, data.records) or ""
             rows.append([r.number, c, label(r.requested), label(r.effective) if r.effective else "", message,
                          r.attrs.get("log_path") or "", tail_html])
     out.append(_table(["trial", "class", "requested", "effective", "message", "log", "log tail"], rows, "failures"))

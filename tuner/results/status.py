@@ -27,6 +27,30 @@ def pruned_note(t: dict) -> str:
     return f"stopped after {t.get('pruned_at')}{by}"
 
 
+def ended_note(r: TrialRecord, records: list[TrialRecord]) -> str | None:
+    """Why a FAIL trial ended without a result, for status and the report (None for other trials).
+
+    The note the tuner stored when it failed the trial (``interrupted``: stopped, its worker dead on
+    this host, copied while running), else, for a trial with none, Optuna's heartbeat check: the
+    tuner itself never fails a trial without saying why, but ``fail_stale_trials``
+    (:func:`tuner.engine.workers.reap_dead_trials`) fails the trial of a worker on another host that
+    stopped beating and can write nothing on it, the trial being finished; its retry, queued by
+    :class:`tuner.engine.requeue.RetryStaleTrial`, names it (``retry_of``)."""
+    if r.state != "FAIL":
+        return None
+    if r.attrs.get("note"):
+        return str(r.attrs["note"])
+    if r.status is not None:  # abandoned (a budget slot taken) or unreadable: the status says it
+        return None
+    worker = r.attrs.get("worker")
+    who = (f" ({worker.get('host')}, pid {worker.get('pid')})"
+           if isinstance(worker, dict) and worker.get("host") else "")
+    retry = next((x.number for x in records if x.attrs.get("retry_of") == r.number), None)
+    again = f"; its setting is queued again (trial {retry})" if retry is not None else ""
+    return (f"its worker{who} stopped answering: no heartbeat within the grace period, so another worker "
+            f"failed the trial{again}")
+
+
 def _spec(s) -> dict | None:
     return None if s is None else s.as_dict()
 
@@ -63,6 +87,7 @@ def study_status(study) -> dict[str, Any]:
             "requested": _spec(r.requested), "effective": _spec(r.effective),
             "values": r.values, "feasible": r.feasible,
             "failure_class": r.failure_class, "failure_message": r.attrs.get("failure_message"),
+            "note": ended_note(r, records),  #: why a FAIL trial ended without a result
             "reused_from": r.attrs.get("reused_from"), "remeasure_of": r.attrs.get("remeasure_of"),
             "duration_s": r.duration_s, **pruned_fields(r),
             "limits": limits_note(r.attrs) or None, "slo_checks": r.attrs.get(SLO_ATTR),

@@ -1,0 +1,51 @@
+"""Why a trial ended without a result, in `tuner study status` and the report: one whose worker on
+another host stopped beating, failed by Optuna's heartbeat check (tuner.engine.workers.reap_dead_trials
+-> fail_stale_trials), showed a bare FAIL (QA); a real SQLite storage with a 2-second grace, the real
+reaper and the real commands."""
+
+import json
+import time
+from contextlib import ExitStack
+
+import optuna
+from click.testing import CliRunner
+from support.model_study import make_model_study
+
+from tuner.cli import cli
+from tuner.config.space import SearchSpace
+from tuner.config.study import load_study
+from tuner.engine.requeue import RetryStaleTrial
+from tuner.engine.workers import Worker, reap_dead_trials, start_trial
+
+
+def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_path):
+    path = make_model_study(tmp_path, "hb", n_trials=1)
+    config = load_study(path)
+    storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
+                                         heartbeat_stale_trial_callback=RetryStaleTrial(3))
+    study = optuna.load_study(study_name=config.name, storage=storage)
+    space = SearchSpace.load(config.search_space)
+    with ExitStack() as stack:  # as a worker starts a trial: it beats once, then its worker "stops"
+        theirs = start_trial(study, Worker(), stack, space.distributions())
+    storage.set_trial_user_attr(theirs._trial_id, "worker", {"host": "node-7", "pid": 4242, "start": 1})
+    number = theirs.number
+    deadline = time.monotonic() + 60
+    while storage.get_trial(theirs._trial_id).state.name == "RUNNING" and time.monotonic() < deadline:
+        time.sleep(1)  # past the 2-second grace, however loaded the machine
+        reap_dead_trials(study)
+    assert storage.get_trial(theirs._trial_id).state.name == "FAIL"
+    retry = next(t.number for t in study.get_trials() if t.user_attrs.get("retry_of") == number)
+
+    r = CliRunner().invoke(cli, ["study", "status", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    row = next(t for t in json.loads(r.output)["trials"] if t["number"] == number)
+    assert row["state"] == "FAIL"
+    assert row["note"] == (f"its worker (node-7, pid 4242) stopped answering: no heartbeat within the grace "
+                           f"period, so another worker failed the trial; its setting is queued again "
+                           f"(trial {retry})"), row
+    r = CliRunner(env={"COLUMNS": "400"}).invoke(cli, ["study", "status", str(path)])
+    line = next(x for x in r.output.splitlines() if x.strip("│ ").startswith(f"{number} "))
+    assert "FAIL" in line and "its worker (node-7, pid 4242) stopped answering" in line, r.output
+    report = tmp_path / "r.html"
+    r = CliRunner().invoke(cli, ["study", "report", str(path), "-o", str(report)])
+    assert r.exit_code == 0 and "its worker (node-7, pid 4242) stopped answering" in report.read_text()
