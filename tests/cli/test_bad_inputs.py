@@ -188,6 +188,12 @@ CASES = [
     ("inline prompt file under ~",
      {"bench.suite": {**SUITE, "prompts": [{"name": "a", "file": "~/p.txt"}]}}, {},
      "bad.yaml: bench.suite.prompts[0].file: '~/p.txt': '~' is not expanded"),
+    # nor an environment variable (QA: `search_space: $HOME/x.yaml` said "file not found" naming
+    # a folder literally called $HOME); the storage URL's ${VAR} is the one place they are read
+    ("space under $HOME", {"search_space": "$HOME/space.yaml"}, {},
+     "bad.yaml: search_space: '$HOME/space.yaml': '$HOME' is not expanded; write the path out"),
+    ("workdir under ${VAR}", {"workdir": "runs/${RUN}/wd"}, {},
+     "bad.yaml: workdir: 'runs/${RUN}/wd': '${RUN}' is not expanded"),
     ("too many combinations", {}, {"space.yaml": {**SPACE, "params": {
         "speculative_num_steps": {"low": 1, "high": 64}, "speculative_eagle_topk": {"low": 1, "high": 64},
         "speculative_num_draft_tokens": {"low": 2, "high": 64}}}}, "258,048 combinations of the three flags"),

@@ -1,6 +1,6 @@
 """The path keys of the tuner's files (``search_space``, ``bench.suite``, ``workdir``, simulator and
-model profiles, the landscape table, a suite's prompt files and dataset): ``~`` is refused, not
-expanded.
+model profiles, the landscape table, a suite's prompt files and dataset): ``~`` and environment
+variables (``$HOME``, ``${RUN}``) are refused, not expanded.
 
 Why refused: a study file is read by every worker, on every node, as whoever runs it, so ``~`` would
 name another folder on each, and the study stores the files it read as absolute paths; the storage
@@ -12,19 +12,29 @@ why, and ``workdir: ~/wd`` made a folder named ``~`` beside the study file.
 from __future__ import annotations
 
 import os
+import re
 from typing import Annotated, Any
 
 from pydantic import AfterValidator, StringConstraints
 
 
+#: ``$NAME`` or ``${NAME}``, as a shell would expand it
+VARIABLE = re.compile(r"\$(\{[A-Za-z_][A-Za-z0-9_]*\}|[A-Za-z_][A-Za-z0-9_]*)")
+
+
 def not_under_home(value: Any) -> Any:
-    """``value`` unchanged, unless it is text starting with ``~``: ``ValueError`` saying ``~`` is not
-    expanded and the path to write instead (the model's loader names the file and key)."""
-    if isinstance(value, str) and value.startswith("~"):
-        home = os.path.expanduser(value)
-        spelled = f" ({home})" if home != value else ""
-        raise ValueError(f"{value!r}: '~' is not expanded; write the path out{spelled}, or give it relative "
-                         "to this file's folder")
+    """``value`` unchanged, unless it is text starting with ``~`` or holding an environment variable:
+    ``ValueError`` saying it is not expanded and the path to write instead (the model's loader names
+    the file and key). Environment variables for the same reason as ``~``: each worker's would
+    differ, and only the storage URL reads one (``${VAR}``, for its password)."""
+    if not isinstance(value, str):
+        return value
+    found = "~" if value.startswith("~") else (m.group(0) if (m := VARIABLE.search(value)) else None)
+    if found is not None:
+        expanded = os.path.expandvars(os.path.expanduser(value))
+        spelled = f" ({expanded})" if expanded != value else ""
+        raise ValueError(f"{value!r}: {found!r} is not expanded; write the path out{spelled}, or give it "
+                         "relative to this file's folder")
     return value
 
 
