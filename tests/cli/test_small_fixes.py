@@ -99,6 +99,9 @@ def test_unwritable_outputs_are_one_line_and_nothing_written(tmp_path, args):
     ["study", "compare", "STUDY", "STUDY", "-o", "NOSUCH/c.html"],
     ["study", "export", "STUDY", "--pick", "0", "-o", "NOSUCH/best.yaml"],
     ["study", "report", "STUDY", "-o", "OK.html", "--png", "NOSUCH/png"],
+    # (no server is reached: the output is checked first)
+    ["bench", "--url", "http://127.0.0.1:9", "--json", "NOSUCH/r.json"],
+    ["sim", "landscape", "--table", "NOSUCH/t.json"],
 ])
 def test_an_output_in_a_missing_folder_is_refused_alike_and_no_folder_is_made(tmp_path, args):
     # QA: report -o and compare -o made the missing folders (a typo grew a tree of them) while

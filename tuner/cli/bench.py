@@ -153,7 +153,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         except ValueError as exc:
             raise ConfigError("--compare", "", str(exc)) from None
     if json_out is not None:
-        from ..config.files import check_writable
+        from ..config.files import check_output
         from ..config.suite import SHIPPED_SUITES
         from .own_files import check_not_among, suite_file_inputs
 
@@ -163,9 +163,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         if suite_spec not in SHIPPED_SUITES:
             inputs += suite_file_inputs(suite_spec, "the --suite file")
         check_not_among(json_out, "--json", inputs)
-        check_writable(json_out, "--json")
-    if json_out is not None and not json_out.parent.is_dir():
-        raise ConfigError("--json", "", f"folder {json_out.parent} does not exist")
+        check_output(json_out, "--json")  # no missing folder is made, as for every output
 
     bar = _ProgressBar() if console.is_terminal else None
     try:

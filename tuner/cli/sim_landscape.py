@@ -44,7 +44,7 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
     from ..sim.landscape import landscape as compute
 
     if table_path:
-        from ..config.files import check_writable
+        from ..config.files import check_output
         from .own_files import check_not_among
 
         # before the (slow) model runs, and never over this command's own inputs (QA: --table
@@ -53,11 +53,9 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
                   ("the --profile file", profile)]
         try:
             check_not_among(table_path, "--table", [(what, p) for what, p in inputs if Path(p).is_file()])
-            check_writable(table_path, "--table")
+            check_output(table_path, "--table")  # no missing folder is made, as for every output
         except ConfigError as exc:
             fail(str(exc), 2)
-        if not Path(table_path).resolve().parent.is_dir():
-            fail(f"--table: {table_path}: folder {Path(table_path).resolve().parent} does not exist", 2)
     try:
         result = compute(profile, space_file, concurrencies=concurrencies, suite=suite)
     except ConfigError as exc:
