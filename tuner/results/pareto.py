@@ -51,6 +51,8 @@ def trial_number(text: str) -> int | None:
     also takes other scripts' digits ('３', '٣'), spaces around, a sign and underscores ('+1',
     '0_1'): each would name a trial its writer did not see (QA: '３' exported trial 3)."""
     return int(text) if text.isascii() and text.isdigit() else None
+
+
 #: The concurrency ``--min-speedup-c32`` reads.
 C32 = 32
 
