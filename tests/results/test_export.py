@@ -401,6 +401,24 @@ def test_options_sglangs_loader_refuses_go_to_the_command_line_not_the_yaml(tmp_
             merge_config(["--config", str(bad)], build_parser())
 
 
+def test_an_argument_spelled_otherwise_than_its_name_launches_and_exports_by_its_flag(tmp_path):
+    """QA: `fp8_gemm_backend: cutlass` (SGLang's dest fp8_gemm_runner_backend, flag --fp8-gemm-backend)
+    launched as --fp8-gemm-runner-backend and exported as the key fp8-gemm-runner-backend: SGLang's
+    argparse refuses both ("unrecognized arguments"). Both use SGLang's own flag now."""
+    path = make_model_study(tmp_path, name="cli", n_trials=1, args={
+        "fp8_gemm_backend": "cutlass", "elastic_ep_join_rank_offset": 2})
+    plan = plan_launch(load_study(path).server, SpecConfig(3, 1, 4), port=1, max_concurrency=32)
+    assert plan.argv[plan.argv.index("--fp8-gemm-backend") + 1] == "cutlass", plan.argv
+    out = tmp_path / "best.yaml"
+    r = run(path, "--pick", "knee", "-o", out)
+    assert r.exit_code == 0, r.output
+    _, mapping = comments_and_mapping(out)
+    assert mapping["fp8-gemm-backend"] == "cutlass" and mapping["elastic-ep-join-rank-offset"] == 2, mapping
+    parser = build_parser()
+    ns = parser.parse_args(merge_config(["--config", str(out)], parser))
+    assert ns.fp8_gemm_runner_backend == "cutlass" and ns.ep_join_rank_offset == 2
+
+
 @pytest.mark.parametrize("args, says", [
     (["-o", "/proc/tuner-x.yaml"], "-o: /proc/tuner-x.yaml: cannot write in /proc"),
     (["-o", "{tmp}/afile/x.yaml"], "afile is a file, not a folder"),

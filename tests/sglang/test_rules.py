@@ -158,6 +158,20 @@ def test_flag_name_and_server_args():
     assert S(3, None, None).server_args() == {"speculative_num_steps": 3}
 
 
+def test_flag_name_is_a_flag_sglangs_parser_registers_for_the_argument():
+    """QA: five of SGLang 0.5.23's options are spelled otherwise than their name (``Arg(cli_name=)``:
+    fp8_gemm_runner_backend is --fp8-gemm-backend); the launcher wrote --fp8-gemm-runner-backend,
+    which SGLang's argparse refuses ("unrecognized arguments"), and so did the export's YAML key."""
+    from tuner.sglang.server_args import server_args_table
+
+    assert flag_name("fp8_gemm_runner_backend") == "--fp8-gemm-backend"
+    assert flag_name("ep_join_rank_offset") == "--elastic-ep-join-rank-offset"
+    assert flag_name("enable_amd_monokernel") == "--enable-amd-monokernel"  # not the old alias
+    for option in server_args_table().options:
+        assert flag_name(option.dest) in server_args_table().option_named(option.dest).flags, option
+    assert flag_name("sim_profile") == "--sim-profile"  # not SGLang's: spelled from its name
+
+
 def test_an_unrefused_mla_tree_yields_to_the_failure_sglang_hits():
     # steps 1 on flashinfer-MLA: SGLang builds no MLA draft backend (draft_utils.py), so the oversized
     # tree fails first, in SGLang's warmup

@@ -103,8 +103,21 @@ def _ascii(text: str) -> str:
 
 
 def dash_key(name: str) -> str:
-    """A server argument as SGLang's ``--config`` loader wants the key: ``tp_size`` -> ``tp-size``."""
-    return name.replace("_", "-")
+    """A server argument as SGLang's ``--config`` loader wants the key: ``tp_size`` -> ``tp-size``;
+    the loader turns the key into ``--KEY`` as written, so an argument SGLang spells otherwise than
+    its name is keyed by its flag (``fp8_gemm_runner_backend`` -> ``fp8-gemm-backend``:
+    :func:`tuner.sglang.rules.flag_name`)."""
+    from ..sglang.rules import flag_name
+
+    return flag_name(name)[2:]
+
+
+def _arg_name(key: str) -> str:
+    """The server argument (SGLang's ``dest``, as ``/server_info`` names it) of an exported key."""
+    from ..sglang.server_args import server_args_table
+
+    option = server_args_table().option_for_flag("--" + key)
+    return option.dest if option is not None else key.replace("-", "_")
 
 
 def _max_concurrency(suite: dict, objectives: Sequence[str]) -> int:
@@ -240,7 +253,7 @@ def _recorded_mismatches(record: TrialRecord, mapping: dict[str, Any], added: Se
     ran = record.attrs.get("server_args") or {}
     out = []
     for key, value in mapping.items():
-        name = key.replace("-", "_")
+        name = _arg_name(key)
         if name in added:
             continue
         if name in ran and ran[name] is not None and str(ran[name]).lower() != str(value).lower():

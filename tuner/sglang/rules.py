@@ -459,5 +459,15 @@ def resolve_max_running_requests(value: int | None, speculative: bool) -> tuple[
 
 
 def flag_name(server_arg: str) -> str:
-    """SGLang's command-line spelling of a server argument: ``page_size`` -> ``--page-size``."""
-    return "--" + server_arg.replace("_", "-")
+    """SGLang's command-line spelling of a server argument: ``page_size`` -> ``--page-size``. An
+    argument SGLang 0.5.23 spells otherwise than its name (``Arg(cli_name=...)`` in
+    ``srt/server_args.py``: ``fp8_gemm_runner_backend`` is ``--fp8-gemm-backend``) gets the flag its
+    parser registers (:mod:`tuner.sglang.server_args`); ``--fp8-gemm-runner-backend`` would be an
+    unrecognized argument, on the command line and as a ``--config`` key alike."""
+    from .server_args import server_args_table
+
+    flag = "--" + server_arg.replace("_", "-")
+    option = server_args_table().option(server_arg)
+    if option is None or flag in option.flags:
+        return flag
+    return next(f for f in option.flags if f.startswith("--"))
