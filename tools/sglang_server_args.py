@@ -124,7 +124,8 @@ def extract(src: str) -> dict:
         if action.choices is not None:
             entry["choices"] = [str(c) for c in action.choices]
         if kind == "store_const":
-            entry["const"] = msgspec.to_builtins(action.const)
+            # DeprecatedStoreConstAction (arg_groups/argparse_actions.py) stores const_value, not const
+            entry["const"] = msgspec.to_builtins(getattr(action, "const_value", action.const))
         if id(action) in refused:  # "Unsupported config option '...' with action '<class>'"
             entry["config_refused"] = type(action).__name__
         options.append(entry)

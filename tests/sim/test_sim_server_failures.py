@@ -104,6 +104,26 @@ def test_config_underscore_key_rejected_by_argparse(tmp_path):
     assert "unrecognized arguments: --speculative_num_steps 2" in r.stderr
 
 
+def test_a_retired_valued_flag_takes_its_value_as_in_sglang(tmp_path, capsys):
+    """QA: SGLang 0.5.23's --monokernel-backend (DeprecatedStoreConstAction, nargs=None, choices
+    ['amd']: argparse_actions.py) takes its one value and sets enable_amd_monokernel; the simulator
+    registered it without a value, so `--monokernel-backend amd` was "unrecognized arguments: amd"
+    and its --config loader refused `monokernel-backend: amd` as an unsupported _StoreConstAction,
+    while a bare `--monokernel-backend`, which SGLang refuses, passed."""
+    from tuner.sim.args import build_parser, merge_config, parse_args
+
+    assert parse_args(["--model-path", "m", "--monokernel-backend", "amd"]).enable_amd_monokernel is True
+    parser = build_parser()
+    cfg = _config(tmp_path, "model-path: m\nmonokernel-backend: amd\n")
+    ns = parser.parse_args(merge_config(["--config", cfg], parser))
+    assert ns.enable_amd_monokernel is True
+    for bad in (["--monokernel-backend"], ["--monokernel-backend", "nvidia"]):
+        with pytest.raises(SystemExit) as exc:
+            parse_args(["--model-path", "m", *bad])
+        assert exc.value.code == 2
+    assert "expected one argument" in capsys.readouterr().err
+
+
 def test_config_must_be_yaml(tmp_path):
     r = _run("--config", _config(tmp_path, "{}", "server.json"))
     assert r.returncode == 1

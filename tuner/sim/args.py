@@ -67,6 +67,16 @@ def _sglang_flags(dest: str, *fallback: str) -> tuple[str, ...]:
     return option.flags if option is not None else fallback
 
 
+class _ConstForValue(argparse.Action):
+    """SGLang's DeprecatedStoreConstAction with ``nargs=None`` (``arg_groups/argparse_actions.py``):
+    a retired valued flag (``--monokernel-backend amd``) takes one of its choices and stores its
+    constant on the field that replaced it (``enable_amd_monokernel``). It takes one value, so
+    SGLang's ``--config`` loader takes it too."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, self.const)
+
+
 def _add_sglang_option(group, option: ServerOption) -> None:
     """One of SGLang's flags the simulator only reports: parsed as SGLang's parser would (kind,
     nargs, choices; ints and floats checked), stored under SGLang's ``dest``."""
@@ -75,6 +85,9 @@ def _add_sglang_option(group, option: ServerOption) -> None:
         action = group.add_argument(*option.flags, action="store_true", **kwargs)
     elif option.action == "boolean_optional":
         action = group.add_argument(*option.flags, action=argparse.BooleanOptionalAction, **kwargs)
+    elif option.action == "store_const" and option.nargs is None:
+        action = group.add_argument(*option.flags, action=_ConstForValue, const=option.const,
+                                    choices=option.choices, **kwargs)
     elif option.action == "store_const":
         action = group.add_argument(*option.flags, action="store_const", const=option.const, **kwargs)
     else:
