@@ -124,6 +124,15 @@ def test_a_retired_valued_flag_takes_its_value_as_in_sglang(tmp_path, capsys):
     assert "expected one argument" in capsys.readouterr().err
 
 
+def test_config_key_that_is_not_text_fails_as_sglangs_loader_does(tmp_path):
+    """QA: a YAML key that is a number (`1: x`) made SGLang 0.5.23's ConfigArgumentMerger fail on
+    ``key.replace`` (AttributeError, a traceback, exit 1); the simulator wrote it as the flag `--1`
+    and ended with argparse's "unrecognized arguments", exit 2."""
+    r = _run("--config", _config(tmp_path, "model-path: m\n1: x\n"))
+    assert r.returncode == 1, r.stderr
+    assert "AttributeError: 'int' object has no attribute 'replace'" in r.stderr
+
+
 def test_config_must_be_yaml(tmp_path):
     r = _run("--config", _config(tmp_path, "{}", "server.json"))
     assert r.returncode == 1

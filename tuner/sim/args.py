@@ -234,11 +234,11 @@ def merge_config(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
     front: list[str] = []
     for key, value in _config_entries(path).items():
         flag = f"--{key}"  # as written: underscore keys stay underscored and argparse rejects them
-        norm = str(key).replace("-", "_")
+        norm = key.replace("-", "_")  # as SGLang's: a key that is not text (`1: x`), AttributeError
         if norm in unsupported:
             raise ValueError(f"Unsupported config option '{norm}' with action '{unsupported[norm]}'")
         if isinstance(value, bool):
-            if str(key).replace("-", "_") in store_true:
+            if norm in store_true:
                 if value:
                     front.append(flag)
             else:
