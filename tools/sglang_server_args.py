@@ -94,7 +94,8 @@ def install_stubs(src: str, keep=()) -> None:
 _ACTIONS = {"_StoreAction": "store", "_StoreTrueAction": "store_true",
             "BooleanOptionalAction": "boolean_optional", "LoRAPathAction": "store",
             "DeprecatedStoreConstAction": "store_const", "DeprecatedStoreTrueAction": "store_true"}
-_TYPES = {"int": "int", "float": "float", "human_readable_int": "int"}
+# human_int: SGLang's human_readable_int (utils/common.py), an integer or 128k / 1Mi
+_TYPES = {"int": "int", "float": "float", "human_readable_int": "human_int"}
 
 
 def extract(src: str) -> dict:

@@ -133,6 +133,24 @@ def test_config_key_that_is_not_text_fails_as_sglangs_loader_does(tmp_path):
     assert "AttributeError: 'int' object has no attribute 'replace'" in r.stderr
 
 
+def test_token_counts_take_sglangs_suffixes(tmp_path, capsys):
+    """QA: SGLang 0.5.23 reads --context-length, --max-total-tokens, --max-prefill-tokens and
+    --cuda-graph-prefill-max-context with human_readable_int (utils/common.py: 128k, 1Mi); the
+    simulator's parser took plain integers only, so `context-length: 128k` in a --config file that
+    SGLang loads ended in "invalid int value: '128k'", exit 2."""
+    from tuner.sim.args import build_parser, merge_config, parse_args
+
+    parser = build_parser()
+    cfg = _config(tmp_path, "model-path: m\ncontext-length: 128k\nmax-total-tokens: 1Mi\n")
+    ns = parser.parse_args(merge_config(["--config", cfg, "--max-prefill-tokens", "25.6k"], parser))
+    assert (ns.context_length, ns.max_total_tokens, ns.max_prefill_tokens) == (128000, 2**20, 25600)
+    for bad, says in (("1.5Ki", "Decimals are not allowed with IEC suffixes like 'Ki'"),
+                      ("128K", "Invalid integer value: '128K'. Use a plain integer, SI suffixes")):
+        with pytest.raises(SystemExit) as exc:
+            parse_args(["--model-path", "m", "--context-length", bad])
+        assert exc.value.code == 2 and says in capsys.readouterr().err
+
+
 def test_config_must_be_yaml(tmp_path):
     r = _run("--config", _config(tmp_path, "{}", "server.json"))
     assert r.returncode == 1

@@ -111,7 +111,7 @@ def _check_server_arg(name: str, value: Any) -> str:
 
 #: What a value of each type of SGLang's table is called in an error (``tuner.sglang.server_args``:
 #: int, float, or str for every other parser SGLang gives, its custom ones included, which read text)
-_KIND = {"int": "an integer", "float": "a number", "str": "a string"}
+_KIND = {"int": "an integer", "human_int": "an integer", "float": "a number", "str": "a string"}
 
 
 def _shown(value: Any) -> str:
@@ -128,7 +128,7 @@ def _check_server_value(name: str, option, value: Any) -> None:
     if isinstance(value, float) and not math.isfinite(value):  # as every float of the files (StrictModel)
         raise ValueError(f"{name}: must be a finite number, got {value!r}")
     expected = _KIND[option.type]
-    if option.type == "int":
+    if option.type in ("int", "human_int"):  # human_int's 128k stays SGLang's: the tuner reads counts
         ok = _parses(value, int)
     elif option.type == "float":
         ok = _parses(value, float)

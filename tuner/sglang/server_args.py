@@ -38,7 +38,7 @@ class ServerOption:
     dest: str
     flags: tuple[str, ...]
     action: str  #: store | store_true | boolean_optional | store_const
-    type: str  #: int | float | str (SGLang's custom parsers read strings)
+    type: str  #: int | human_int (SGLang's human_readable_int: 128k, 1Mi) | float | str (other parsers)
     nargs: str | int | None
     choices: tuple[str, ...] | None
     const: object = None
