@@ -95,7 +95,9 @@ _ACTIONS = {"_StoreAction": "store", "_StoreTrueAction": "store_true",
             "BooleanOptionalAction": "boolean_optional", "LoRAPathAction": "store",
             "DeprecatedStoreConstAction": "store_const", "DeprecatedStoreTrueAction": "store_true"}
 # human_int: SGLang's human_readable_int (utils/common.py), an integer or 128k / 1Mi
-_TYPES = {"int": "int", "float": "float", "human_readable_int": "human_int"}
+# json: json.loads; json_list: SGLang's json_list_type (utils/common.py), orjson.loads
+_TYPES = {"int": "int", "float": "float", "human_readable_int": "human_int", "loads": "json",
+          "json_list_type": "json_list"}
 
 
 def extract(src: str) -> dict:

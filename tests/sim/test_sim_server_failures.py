@@ -151,6 +151,28 @@ def test_token_counts_take_sglangs_suffixes(tmp_path, capsys):
         assert exc.value.code == 2 and says in capsys.readouterr().err
 
 
+def test_json_flags_take_json_only_as_in_sglang(tmp_path, capsys):
+    """QA: SGLang 0.5.23 parses --preferred-sampling-params and six more with json.loads, and four
+    with json_list_type, as argparse types: `preferred-sampling-params: not json` fails its launch
+    ("invalid loads value"). The simulator took any text, and so did a study's server.args: every
+    trial ran on the simulator, and the exported YAML failed on SGLang."""
+    from tuner.config.server_arg_checks import check_server_args
+    from tuner.sim.args import build_parser, merge_config, parse_args
+
+    parser = build_parser()
+    cfg = _config(tmp_path, "model-path: m\npreferred-sampling-params: {temperature: 0}\n")
+    ns = parser.parse_args(merge_config(["--config", cfg, "--sidecar-args", '["--x", 1]'], parser))
+    assert ns.preferred_sampling_params == {"temperature": 0} and ns.sidecar_args == ["--x", 1]
+    for flag, says in (("--preferred-sampling-params", "invalid loads value: 'not json'"),
+                       ("--sidecar-args", "Invalid JSON list: not json. Please provide a valid JSON list.")):
+        with pytest.raises(SystemExit) as exc:
+            parse_args(["--model-path", "m", flag, "not json"])
+        assert exc.value.code == 2 and says in capsys.readouterr().err
+    assert check_server_args({"preferred_sampling_params": '{"temperature": 0}'}, "server.args")
+    with pytest.raises(ValueError, match="preferred_sampling_params: expected JSON text"):
+        check_server_args({"preferred_sampling_params": "not json"}, "server.args")
+
+
 def test_config_must_be_yaml(tmp_path):
     r = _run("--config", _config(tmp_path, "{}", "server.json"))
     assert r.returncode == 1

@@ -111,7 +111,8 @@ def _check_server_arg(name: str, value: Any) -> str:
 
 #: What a value of each type of SGLang's table is called in an error (``tuner.sglang.server_args``:
 #: int, float, or str for every other parser SGLang gives, its custom ones included, which read text)
-_KIND = {"int": "an integer", "human_int": "an integer", "float": "a number", "str": "a string"}
+_KIND = {"int": "an integer", "human_int": "an integer", "float": "a number", "str": "a string",
+         "json": "JSON text", "json_list": "JSON text"}
 
 
 def _shown(value: Any) -> str:
@@ -134,10 +135,12 @@ def _check_server_value(name: str, option, value: Any) -> None:
         ok = _parses(value, float)
     else:
         ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        # SGLang's argparse type parses the text (json.loads, json_list_type): a launch fails otherwise
+        ok = ok and (option.type not in ("json", "json_list") or _is_json(str(value)))
     if ok and option.choices and str(value) not in option.choices:
         raise ValueError(f"{name}: {value!r} is not one of SGLang's choices "
                          f"({', '.join(option.choices)}){did_you_mean(str(value), option.choices)}")
-    if not ok and option.type == "str" and isinstance(value, dict):
+    if not ok and option.type in ("str", "json", "json_list") and isinstance(value, dict):
         # SGLang parses such an option's text itself (json_model_override_args: json.loads); the
         # launcher passes the YAML value as the text, so a mapping must be written as JSON
         raise ValueError(f"{name}: expected a string (JSON text), got {_shown(value)}; write the "
@@ -173,6 +176,14 @@ def option_like(text: str) -> str | None:
         fix = f"write ./{text} for a path in the current folder, or a value not starting with '-'"
     return (f"{text!r} starts with '-', which SGLang's argparse reads as an option, not as this value "
             f"(the launch would fail: expected one argument); {fix}")
+
+
+def _is_json(text: str) -> bool:
+    try:
+        json.loads(text)
+        return True
+    except ValueError:
+        return False
 
 
 def _parses(value: Any, kind: type) -> bool:

@@ -5,6 +5,7 @@ bad value of the simulator's own (``--sim-*``), and the bounded number types tho
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import re
 from decimal import Decimal
@@ -83,5 +84,20 @@ def human_readable_int(value: str) -> int:
             "(1Ki, 1Mi). Suffixes are case-sensitive.") from None
 
 
-#: The argparse ``type`` of each integer kind of SGLang's table (:mod:`tuner.sglang.server_args`).
-INT_TYPES = {"int": int, "human_int": human_readable_int}
+def json_list_type(value: str):
+    """SGLang 0.5.23's ``json_list_type`` (``srt/utils/common.py``): the text as JSON, else its
+    message. (SGLang reads it with orjson, which takes no NaN or Infinity: neither does this.)"""
+    try:
+        return json.loads(value, parse_constant=_no_constant)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"Invalid JSON list: {value}. Please provide a valid JSON list.") from None
+
+
+def _no_constant(name: str):
+    raise ValueError(name)
+
+
+#: The argparse ``type`` of each kind of SGLang's table (:mod:`tuner.sglang.server_args`) that is
+#: not text or a float: ``json`` is SGLang's own ``json.loads``, so argparse says "invalid loads value".
+INT_TYPES = {"int": int, "human_int": human_readable_int, "json": json.loads, "json_list": json_list_type}
