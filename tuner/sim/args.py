@@ -35,7 +35,7 @@ from ..sglang.rules import (
     resolve_max_running_requests,
 )
 from ..sglang.server_args import ServerOption, server_args_table
-from .parser import DEFAULT_PROFILE, INT_TYPES, SimArgumentParser, bounded_number
+from .parser import DEFAULT_PROFILE, PARSED_TYPES, SimArgumentParser, bounded_number
 
 #: The SGLang release whose flags, API and failures the simulator mirrors.
 SGLANG_VERSION = "0.5.23"
@@ -91,7 +91,7 @@ def _add_sglang_option(group, option: ServerOption) -> None:
     elif option.action == "store_const":
         action = group.add_argument(*option.flags, action="store_const", const=option.const, **kwargs)
     else:
-        kind = {**INT_TYPES, "float": float}.get(option.type, str)
+        kind = {**PARSED_TYPES, "float": float}.get(option.type, str)
         action = group.add_argument(*option.flags, type=kind, nargs=option.nargs,
                                     choices=option.choices if kind is str else None, **kwargs)
     # SGLang's own action class where its --config loader refuses the option (the table records
@@ -125,7 +125,7 @@ def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
                    dest="speculative_draft_model_path", default=None)
     for dest in ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
                  "max_running_requests", "cuda_graph_max_bs_decode", "context_length", "page_size"):
-        kind = INT_TYPES[server_args_table().option(dest).type]  # human_int: --context-length 128k
+        kind = PARSED_TYPES[server_args_table().option(dest).type]  # human_int: --context-length 128k
         g.add_argument(*_sglang_flags(dest), dest=dest, type=kind, default=None)
     for dest in ("speculative_use_rejection_sampling", "speculative_adaptive", "enable_metrics",
                  "trust_remote_code"):

@@ -100,4 +100,4 @@ def _no_constant(name: str):
 
 #: The argparse ``type`` of each kind of SGLang's table (:mod:`tuner.sglang.server_args`) that is
 #: not text or a float: ``json`` is SGLang's own ``json.loads``, so argparse says "invalid loads value".
-INT_TYPES = {"int": int, "human_int": human_readable_int, "json": json.loads, "json_list": json_list_type}
+PARSED_TYPES = {"int": int, "human_int": human_readable_int, "json": json.loads, "json_list": json_list_type}
