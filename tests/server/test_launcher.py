@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import signal
 import socket
@@ -388,6 +389,62 @@ def test_stop_kills_the_whole_group_even_when_it_ignores_sigterm(tmp_path):
     assert gone(srv.pid) and gone(grandchild) and srv.returncode == -signal.SIGKILL
 
 
+# A server whose child leaves the process group (os.setsid(), or a double fork whose middle process
+# exits) and keeps the listening socket it inherited: a wedged TP worker holding the port or the GPU.
+ESCAPING_SERVER = """
+import os, socket, sys, time
+sock = socket.socket(); sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+sock.bind(("127.0.0.1", int(sys.argv[1]))); sock.listen()
+double = sys.argv[2] == "double_fork"
+if os.fork() == 0:
+    os.setsid()
+    if double and os.fork() != 0:
+        os._exit(0)  # the middle process exits: the escapee is reparented away from the server
+    print("escapee", os.getpid(), flush=True)
+    time.sleep(120)
+    os._exit(0)
+time.sleep(120)
+"""
+
+
+@pytest.mark.parametrize("how", ["setsid", "double_fork"])
+def test_stop_leaves_no_child_that_escaped_the_group(tmp_path, how):
+    port = pick_free_port("127.0.0.1")
+    srv = track(sleeper(tmp_path, port, argv=[PY, "-c", ESCAPING_SERVER, str(port), how], stop_grace_s=1))
+    srv.start()
+    escapee = None
+    try:
+        assert wait_until(lambda: "escapee" in srv.log_text())
+        escapee = int(srv.log_text().split("escapee", 1)[1].split()[0])
+        st = read_stat(escapee)
+        assert st.sid == st.pgid != srv.pgid  # out of the group a killpg reaches
+        srv.stop()
+        assert gone(srv.pid) and wait_until(lambda: gone(escapee), 5)
+        assert port_free("127.0.0.1", port) and not list_records(tmp_path)
+    finally:
+        if escapee is not None and not gone(escapee):
+            os.kill(escapee, signal.SIGKILL)  # never leak it into other tests
+        srv.stop()
+
+
+def test_kill_reaches_a_child_that_escaped_the_group_at_once(tmp_path):
+    """The hung path: kill() SIGKILLs the escapee too, without a stop() and its grace."""
+    port = pick_free_port("127.0.0.1")
+    srv = track(sleeper(tmp_path, port, argv=[PY, "-c", ESCAPING_SERVER, str(port), "setsid"],
+                        stop_grace_s=1))
+    srv.start()
+    escapee = None
+    try:
+        assert wait_until(lambda: "escapee" in srv.log_text())
+        escapee = int(srv.log_text().split("escapee", 1)[1].split()[0])
+        srv.kill()
+        assert wait_until(lambda: gone(escapee), 5)
+    finally:
+        if escapee is not None and not gone(escapee):
+            os.kill(escapee, signal.SIGKILL)
+        srv.stop()
+
+
 def test_wait_ready_fails_at_once_when_the_process_exits(tmp_path):
     code = "import sys; print('Traceback (most recent call last):'); print('AssertionError'); sys.exit(1)"
     srv = track(sleeper(tmp_path, argv=[PY, "-c", code], startup_timeout_s=120).start())
@@ -486,6 +543,26 @@ def test_cleanup_orphans_after_kill_9_of_the_tuner(tmp_path):
         assert wait_until(lambda: gone(server_pid)) and not list_records(tmp_path)
         assert cleanup_orphans(tmp_path) == []
     finally:
+        finish(child)
+
+
+def test_cleanup_orphans_stops_a_child_that_escaped_the_group(tmp_path):
+    port = pick_free_port("127.0.0.1")
+    argv = [PY, "-c", ESCAPING_SERVER, str(port), "double_fork"]
+    child, server_pid = start_tuner_child(tmp_path, argv=argv)
+    log, escapee = tmp_path / "s.log", None
+    try:
+        assert wait_until(lambda: re.search(r"^escapee \d+$", log.read_text(), re.M))
+        escapee = int(re.search(r"^escapee (\d+)$", log.read_text(), re.M).group(1))
+        child.kill()
+        child.wait(timeout=10)
+        os.kill(server_pid, signal.SIGKILL)  # the leader gone too: only the mark finds the escapee
+        assert wait_until(lambda: gone(server_pid)) and not gone(escapee)
+        assert [r.pid for r in cleanup_orphans(tmp_path)] == [server_pid]
+        assert wait_until(lambda: gone(escapee), 5) and not list_records(tmp_path)
+    finally:
+        if escapee is not None and not gone(escapee):
+            os.kill(escapee, signal.SIGKILL)
         finish(child)
 
 

@@ -3,7 +3,9 @@
 Ownership contract. A :class:`ServerProcess` owns exactly one server process and the process group it
 leads (``start_new_session``: the server's own children, e.g. SGLang's scheduler and TP workers, are in
 that group, and neither a Ctrl-C at the terminal nor SGLang's ``killpg`` of its own group on a fatal
-error reaches the tuner). Its owner is whoever created it, who must call :meth:`ServerProcess.stop`
+error reaches the tuner); children that leave that group (``setsid``, a double fork) are found by the
+launch's ``TUNER_SERVER_MARK`` and by descent, and stopped with it (:func:`tuner.server.procs.escapees`).
+Its owner is whoever created it, who must call :meth:`ServerProcess.stop`
 (the ``with`` block does). While it runs, a record file under ``<workdir>/servers/`` lets a later run
 find it if this tuner dies (:func:`cleanup_orphans`). :func:`stop_on_signals`
 (:mod:`tuner.server.signals`, re-exported here) makes Ctrl-C and SIGTERM stop it before the tuner
@@ -54,7 +56,8 @@ from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, bind_refused, listener_owned_by_group, pick_free_port, port_free,
                     wait_port_free)
-from .procs import boot_id, group_members, read_cmdline, read_stat, signal_group, terminate_group
+from .procs import (MARK_VAR, boot_id, escapees, group_members, new_mark, read_cmdline, read_stat,
+                    signal_group, terminate_group)
 from .signals import live_servers, stop_on_signals
 
 __all__ = [
@@ -156,6 +159,7 @@ class ServerProcess:
         self._log_offset = 0
         self._stopped = False
         self._stranger_on_port = False  #: the server never bound its port: another process holds it
+        self.mark = ""  #: this launch's TUNER_SERVER_MARK, which its descendants inherit (procs.escapees)
         self._lock = threading.RLock()
 
     # -- state --------------------------------------------------------------------------------
@@ -207,7 +211,8 @@ class ServerProcess:
                 self.argv, self.port = self.plan.argv, self.plan.port
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             gpu_before = gpu_memory_used_mib(self.nvidia_smi) if self.backend == "sglang" else None
-            env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env}
+            self.mark = new_mark()
+            env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env, MARK_VAR: self.mark}
             with open(self.log_path, "ab") as logf:
                 logf.write(f"# tuner: {time.strftime('%Y-%m-%d %H:%M:%S')} launch: "
                            f"{self.command_line}\n".encode())
@@ -235,7 +240,8 @@ class ServerProcess:
             pid=pid, pgid=st.pgid, start_ticks=st.start_ticks, cmdline=read_cmdline(pid) or self.argv,
             boot_id=boot_id(), host=self.host, port=self.port, backend=self.backend,
             log_path=str(self.log_path), stop_grace_s=self.stop_grace_s, started_at=time.time(),
-            owner_pid=me.pid, owner_start_ticks=me.start_ticks, gpu_memory_before_mib=gpu_before)
+            owner_pid=me.pid, owner_start_ticks=me.start_ticks, gpu_memory_before_mib=gpu_before,
+            mark=self.mark)
         self.record.save(records_dir(self.workdir))
 
     def _record_members(self) -> None:
@@ -395,6 +401,8 @@ class ServerProcess:
     def stop(self) -> None:
         """SIGTERM the whole group, wait ``stop_grace_s``, SIGKILL, reap; wait until the port is
         free; on SGLang wait until nvidia-smi shows the GPU memory released; remove the record.
+        Children that left the group (``setsid``, a double fork) are stopped with it: those carrying
+        this launch's mark or descended from the server (:func:`tuner.server.procs.escapees`).
 
         Idempotent and safe from a signal handler. The record is kept only if the group would not
         die, so a later :func:`cleanup_orphans` can retry.
@@ -402,7 +410,7 @@ class ServerProcess:
         with self._lock:
             if self.proc is None or self._stopped:
                 return
-            clean = terminate_group(self.proc.pid, self.stop_grace_s, leader=self.proc)
+            clean = terminate_group(self.proc.pid, self.stop_grace_s, leader=self.proc, mark=self.mark)
             if self._stopped:  # a signal handler finished the stop while we waited
                 return
             code = self.proc.poll()
@@ -426,10 +434,18 @@ class ServerProcess:
             log.info("stopped server pid %d (%s)", self.proc.pid, describe_exit(code))
 
     def kill(self) -> None:
-        """SIGKILL the whole group now, without waiting or taking the lock (safe from a signal
-        handler while :meth:`stop` is under way, which then finds the group gone)."""
+        """SIGKILL the whole group and its escapees (this launch's mark, the server's descendants)
+        now, without waiting or taking the lock (safe from a signal handler while :meth:`stop` is
+        under way, which then finds them gone)."""
         if self.proc is not None and not self._stopped:
+            fled = escapees(self.proc.pid, root=self.proc.pid if self.proc.returncode is None else None,
+                            mark=self.mark or None)
             signal_group(self.proc.pid, signal.SIGKILL)
+            for st in fled:
+                try:
+                    os.kill(st.pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
 
     def __enter__(self) -> "ServerProcess":
         self.start()

@@ -17,7 +17,7 @@ from pathlib import Path
 from ..config.files import write_text_atomic
 from .gpus import wait_gpu_memory_released
 from .ports import wait_port_free
-from .procs import boot_id, group_members, process_alive, read_cmdline, read_stat, terminate_group
+from .procs import boot_id, escapees, group_members, process_alive, read_cmdline, read_stat, terminate_group
 
 log = logging.getLogger("tuner.server")
 
@@ -46,6 +46,8 @@ class ServerRecord:
     gpu_memory_before_mib: list[int] | None = None
     #: ``[pid, start_ticks]`` of the group's processes once ready (SGLang's scheduler, TP workers)
     members: list[list[int]] = field(default_factory=list)
+    #: the launch's ``TUNER_SERVER_MARK`` (:mod:`tuner.server.procs`): finds children that left the group
+    mark: str = ""
     path: Path | None = field(default=None, compare=False)
 
     def save(self, directory: Path) -> Path:
@@ -99,8 +101,9 @@ def cleanup_orphans(workdir: str | Path, *, include_live_owners: bool = False,
     alone (another worker's server) unless ``include_live_owners``; a leader whose pid now belongs to
     another process is never signalled; a leader still running with the recorded start time and
     command line has its whole group stopped (SIGTERM, grace, SIGKILL); a gone leader's group members
-    recorded when it became ready are stopped (matched by pid and start time). Then the port is
-    awaited free and the record removed.
+    recorded when it became ready are stopped (matched by pid and start time); in both cases so are
+    the processes outside the group that carry the record's mark (children that left the group).
+    Then the port is awaited free and the record removed.
     """
     stopped = []
     for rec in list_records(workdir):
@@ -116,12 +119,13 @@ def cleanup_orphans(workdir: str | Path, *, include_live_owners: bool = False,
         # Leader running: the group is ours (its id cannot be reused while the leader lives).
         # Leader gone: only the recorded members, matched by pid and start time, are known ours.
         only = None if state == "ours" else {(pid, ticks) for pid, ticks in rec.members}
-        if state == "gone" and not group_members(rec.pgid, only):
+        mark = rec.mark or None
+        if state == "gone" and not group_members(rec.pgid, only) and not escapees(rec.pgid, mark=mark):
             rec.remove()
             continue
         log.warning("stopping orphaned server pid %d (group %d, port %d) left by tuner %d",
                     rec.pid, rec.pgid, rec.port, rec.owner_pid)
-        if not terminate_group(rec.pgid, rec.stop_grace_s, only=only):
+        if not terminate_group(rec.pgid, rec.stop_grace_s, only=only, mark=mark):
             log.warning("orphaned server group %d did not exit; keeping its record", rec.pgid)
             continue
         if not wait_port_free(rec.host, rec.port, port_wait_s):

@@ -5,12 +5,23 @@ Identity: a pid alone is not a process, since pids are reused. A process is its 
 kills by name: only whole process groups whose leader still matches a record (a group id cannot be
 reused while its leader lives) or, when the leader is gone, the group members recorded by pid and
 start time. Linux ``/proc`` is required.
+
+Escapees. A server's child may leave the group (``os.setsid()``, or a double fork whose middle
+process exits, as a daemonizing launcher does) and keep running: a wedged TP worker that holds the
+port or the GPU memory, which ``killpg`` never reaches. Every launch therefore carries a mark, the
+environment entry ``TUNER_SERVER_MARK=<random token>`` (:func:`new_mark`), which its descendants
+inherit through fork and exec (Python's multiprocessing, as SGLang spawns its scheduler and workers,
+passes the environment on). :func:`escapees` finds, outside the group, the live processes carrying
+that one token or descending (by parent pid) from the leader: only processes descended from the one
+the tuner started, never anything by name. A descendant that exec'd with a scrubbed environment and
+whose parent already exited cannot be found.
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import secrets
 import signal
 import subprocess
 import time
@@ -20,6 +31,8 @@ from pathlib import Path
 log = logging.getLogger("tuner.server")
 
 _PROC = Path("/proc")
+#: The environment variable that marks a launch's processes (see the module's docstring).
+MARK_VAR = "TUNER_SERVER_MARK"
 
 
 @dataclass(frozen=True)
@@ -86,6 +99,40 @@ def group_members(pgid: int, only: set[tuple[int, int]] | None = None) -> list[P
             and (only is None or (st.pid, st.start_ticks) in only)]
 
 
+def new_mark() -> str:
+    """A fresh token for one launch's ``TUNER_SERVER_MARK`` (128 random bits: no other launch's)."""
+    return secrets.token_hex(16)
+
+
+def _carries_mark(pid: int, entry: bytes) -> bool:
+    try:
+        raw = (_PROC / str(pid) / "environ").read_bytes()
+    except OSError:  # gone, or another user's process (not ours: unreadable)
+        return False
+    return entry in raw.split(b"\0")
+
+
+def escapees(pgid: int, *, root: int | None = None, mark: str | None = None) -> list[ProcStat]:
+    """Live processes outside group ``pgid`` that belong to it all the same: those carrying
+    ``TUNER_SERVER_MARK=mark`` and those descended (parent pid after parent pid) from ``root`` or
+    from any of them. Empty without ``root`` and ``mark``."""
+    stats = [st for st in all_stats() if st.alive]
+    entry = f"{MARK_VAR}={mark}".encode() if mark else None
+    ours = {root} if root is not None else set()
+    if entry is not None:
+        ours |= {st.pid for st in stats if st.pgid != pgid and _carries_mark(st.pid, entry)}
+    children: dict[int, list[int]] = {}
+    for st in stats:
+        children.setdefault(st.ppid, []).append(st.pid)
+    todo = list(ours)
+    while todo:
+        for kid in children.get(todo.pop(), ()):
+            if kid not in ours:
+                ours.add(kid)
+                todo.append(kid)
+    return [st for st in stats if st.pid in ours and st.pgid != pgid]
+
+
 def signal_group(pgid: int, sig: int) -> bool:
     """Send ``sig`` to group ``pgid``; False when the group no longer exists."""
     try:
@@ -104,18 +151,33 @@ def _signal_each(members: list[ProcStat], sig: int) -> None:
 
 
 def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | None = None,
-                    only: set[tuple[int, int]] | None = None) -> bool:
+                    only: set[tuple[int, int]] | None = None, mark: str | None = None) -> bool:
     """SIGTERM, wait up to ``grace_s``, SIGKILL, wait, reap ``leader``: True when nothing is left.
 
     Without ``only`` the whole group is signalled (``killpg``): for a group whose leader is known to
     be ours. With ``only`` (``(pid, start_ticks)`` pairs), just those processes: the orphan case, where
     the leader is gone and only the recorded members are known to be ours.
+
+    Escapees (:func:`escapees`) get the same signals, one by one, and count as left until they are
+    gone: the processes outside the group carrying ``mark``, and (with ``leader``) the leader's
+    descendants, collected before each signal, so those the leader had when the stop began are
+    known even after it dies and they are reparented away.
     """
+    root = leader.pid if leader is not None else None
+    fled: dict[tuple[int, int], ProcStat] = {}
+
     def remaining() -> list[ProcStat]:
         if leader is not None:
             leader.poll()  # reap it as soon as it exits
+        if root is not None or mark:
+            # The leader's pid is walked only while it is unreaped: after that it may be reused.
+            walk = root if leader is not None and leader.returncode is None else None
+            for st in escapees(pgid, root=walk, mark=mark):
+                fled[(st.pid, st.start_ticks)] = st
+        # Kept by pid and start time: one that exited and whose pid was reused is not ours.
+        live = [st for key, st in fled.items() if process_alive(*key)]
         # A zombie (exited, not yet reaped) is not counted: it holds no port, memory or GPU.
-        return group_members(pgid, only)
+        return group_members(pgid, only) + live
 
     done = False
     for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
@@ -125,6 +187,7 @@ def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | Non
             break
         if only is None:
             signal_group(pgid, sig)
+            _signal_each([st for st in members if st.pgid != pgid], sig)
         else:
             _signal_each(members, sig)
         deadline = time.monotonic() + wait_s
