@@ -460,6 +460,21 @@ def test_wait_ready_fails_at_once_when_the_process_exits(tmp_path):
     assert err.attributes()["failure_class"] == "invalid_args"
 
 
+def test_a_log_of_one_huge_line_gives_a_short_tail(tmp_path):
+    """5 MB without a newline (a progress bar redrawn with \\r, a dumped tensor): the tail a trial
+    stores and prints stays a few kB, and still ends with the error line."""
+    code = "import sys; sys.stdout.write('y' * 5_000_000); print(); print('ValueError: boom'); sys.exit(1)"
+    srv = track(sleeper(tmp_path, argv=[PY, "-c", code], startup_timeout_s=60).start())
+    try:
+        with pytest.raises(LaunchError) as exc:
+            srv.wait_ready()
+    finally:
+        srv.stop()
+    tail = exc.value.log_tail
+    assert len(tail) < 10_000 and "chars cut" in tail and tail.rstrip().endswith("ValueError: boom")
+    assert "ValueError: boom" in exc.value.message
+
+
 def test_startup_timeout(tmp_path):
     srv = track(sleeper(tmp_path, startup_timeout_s=1.0).start())
     try:

@@ -23,6 +23,8 @@ FAILURE_CLASSES = ("invalid_args", "oom", "nccl", "startup_timeout", "crash_afte
 PHASE_STARTUP = "startup"  #: before the server answered /health_generate
 PHASE_RUNNING = "running"  #: after it did
 LOG_TAIL_LINES = 30
+#: The most characters a tail keeps of one line (its end): a log line can be megabytes long.
+LOG_LINE_CHARS = 1000
 
 # --------------------------------------------------------------------------------------------------
 # Failure classification
@@ -134,7 +136,14 @@ def error_line(text: str) -> str:
 
 
 def tail_lines(text: str, n: int = LOG_TAIL_LINES) -> str:
-    return "\n".join(text.splitlines()[-n:])
+    """The last ``n`` lines of ``text``, each cut to its last :data:`LOG_LINE_CHARS` characters
+    (``[... N chars cut] `` in front): a tail is stored on the trial and printed, and one line with no
+    newline (a progress bar redrawn with carriage returns, a dumped tensor) may be megabytes; its end
+    is the newest output. At most ``n`` x (:data:`LOG_LINE_CHARS` + 30) characters."""
+    def cut(line: str) -> str:
+        extra = len(line) - LOG_LINE_CHARS
+        return line if extra <= 0 else f"[... {extra} chars cut] {line[-LOG_LINE_CHARS:]}"
+    return "\n".join(cut(line) for line in text.splitlines()[-n:])
 
 
 def describe_exit(code: int | None) -> str:
