@@ -475,6 +475,44 @@ def test_a_log_of_one_huge_line_gives_a_short_tail(tmp_path):
     assert "ValueError: boom" in exc.value.message
 
 
+DAEMONIZING_SERVER = """
+import http.server, os, sys
+port = int(sys.argv[1])
+if os.fork():
+    os._exit(0)  # the launcher returns at once, as a daemonizing one does
+os.setsid()
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+    def log_message(self, *a):
+        pass
+server = http.server.HTTPServer(("127.0.0.1", port), H)
+print("daemon", os.getpid(), flush=True)
+server.serve_forever()
+"""
+
+
+def test_a_leader_that_exits_at_once_fails_the_launch_and_its_daemon_is_stopped(tmp_path):
+    port = pick_free_port("127.0.0.1")
+    srv = track(sleeper(tmp_path, port, argv=[PY, "-c", DAEMONIZING_SERVER, str(port)], stop_grace_s=1,
+                        startup_timeout_s=30))
+    daemon = None
+    try:
+        with pytest.raises(LaunchError) as exc:
+            with srv:
+                pass
+        assert exc.value.exit_code == 0 and "exit code 0 before it was ready" in exc.value.message
+        found = re.search(r"^daemon (\d+)$", srv.log_text(), re.M)
+        daemon = int(found.group(1)) if found else None
+        assert daemon is not None and wait_until(lambda: gone(daemon), 5)
+        assert port_free("127.0.0.1", port) and not list_records(tmp_path)
+    finally:
+        if daemon is not None and not gone(daemon):
+            os.kill(daemon, signal.SIGKILL)
+        srv.stop()
+
+
 def test_startup_timeout(tmp_path):
     srv = track(sleeper(tmp_path, startup_timeout_s=1.0).start())
     try:
