@@ -250,17 +250,26 @@ if "--speculative-algorithm" in argv and not os.path.exists(mark):
     # another service may while a server loads its model
     open(mark, "w").close()
     bound = os.path.join(folder, "bound")
-    squatter = subprocess.Popen([sys.executable, "-c", "import socket, sys, time; s = socket.socket(); "
-                                 # SO_REUSEADDR, as a server binds: the baseline's server left the
-                                 # fixed port in TIME_WAIT a moment ago
-                                 "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
-                                 "s.bind(('127.0.0.1', " + port + ")); s.listen(); "
-                                 "open(sys.argv[1], 'w').close(); time.sleep(120)", bound],
-                                start_new_session=True)
-    with open(os.path.join(folder, "squatter.pid"), "w") as f:
-        f.write(str(squatter.pid))
+    # A stranger, not a child of the server: the tuner stops whatever its server spawned, even out
+    # of its group (tuner/server/procs.py, escapees). So: a double fork (its parent gone at once), a
+    # session of its own, and an environment without the launch's TUNER_SERVER_MARK.
+    env = {{k: v for k, v in os.environ.items() if k != "TUNER_SERVER_MARK"}}
+    middle = os.fork()
+    if middle == 0:
+        os.setsid()
+        if os.fork() == 0:
+            with open(os.path.join(folder, "squatter.pid"), "w") as f:
+                f.write(str(os.getpgrp()))
+            os.execve(sys.executable, [sys.executable, "-c", "import socket, sys, time; s = socket.socket(); "
+                                       # SO_REUSEADDR, as a server binds: the baseline's server left the
+                                       # fixed port in TIME_WAIT a moment ago
+                                       "s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
+                                       "s.bind(('127.0.0.1', " + port + ")); s.listen(); "
+                                       "open(sys.argv[1], 'w').close(); time.sleep(120)", bound], env)
+        os._exit(0)
+    os.waitpid(middle, 0)
     deadline = time.monotonic() + 60  # it holds the port before the server starts, however loaded
-    while not os.path.exists(bound) and squatter.poll() is None and time.monotonic() < deadline:
+    while not os.path.exists(bound) and time.monotonic() < deadline:
         time.sleep(0.02)
 os.execv(sys.executable, [sys.executable, *argv])
 '''
