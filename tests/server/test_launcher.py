@@ -619,6 +619,28 @@ def test_cleanup_orphans_stops_a_child_that_escaped_the_group(tmp_path):
         finish(child)
 
 
+def test_cleanup_orphans_stops_an_unrecorded_member_of_a_group_whose_leader_died(tmp_path):
+    """The tuner killed -9 while its server loaded (its members never recorded), then the leader
+    died (the OOM killer, say): its worker, still in the group, is found by the launch's mark."""
+    code = ("import subprocess, sys, time; c = subprocess.Popen([sys.executable, '-c', "
+            "'import time; time.sleep(120)']); print('worker', c.pid, flush=True); time.sleep(120)")
+    child, server_pid = start_tuner_child(tmp_path, argv=[PY, "-c", code])
+    log, worker = tmp_path / "s.log", None
+    try:
+        assert wait_until(lambda: re.search(r"^worker \d+$", log.read_text(), re.M))
+        worker = int(re.search(r"^worker (\d+)$", log.read_text(), re.M).group(1))
+        child.kill()
+        child.wait(timeout=10)
+        os.kill(server_pid, signal.SIGKILL)
+        assert wait_until(lambda: gone(server_pid)) and read_stat(worker).pgid == server_pid
+        assert [r.pid for r in cleanup_orphans(tmp_path)] == [server_pid]
+        assert wait_until(lambda: gone(worker), 5) and not list_records(tmp_path)
+    finally:
+        if worker is not None and not gone(worker):
+            os.kill(worker, signal.SIGKILL)
+        finish(child)
+
+
 def _record(**kw) -> ServerRecord:
     base = dict(pid=1, pgid=1, start_ticks=0, cmdline=SLEEPER, boot_id="", host="127.0.0.1",
                 port=1, backend="sim", log_path="x", stop_grace_s=1, started_at=0,

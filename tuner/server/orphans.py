@@ -101,8 +101,9 @@ def cleanup_orphans(workdir: str | Path, *, include_live_owners: bool = False,
     alone (another worker's server) unless ``include_live_owners``; a leader whose pid now belongs to
     another process is never signalled; a leader still running with the recorded start time and
     command line has its whole group stopped (SIGTERM, grace, SIGKILL); a gone leader's group members
-    recorded when it became ready are stopped (matched by pid and start time); in both cases so are
-    the processes outside the group that carry the record's mark (children that left the group).
+    recorded when it became ready are stopped (matched by pid and start time), and so are its members
+    that carry the record's mark (recorded or not); in both cases so are the processes outside the
+    group that carry the mark (children that left the group).
     Then the port is awaited free and the record removed.
     """
     stopped = []
@@ -120,7 +121,8 @@ def cleanup_orphans(workdir: str | Path, *, include_live_owners: bool = False,
         # Leader gone: only the recorded members, matched by pid and start time, are known ours.
         only = None if state == "ours" else {(pid, ticks) for pid, ticks in rec.members}
         mark = rec.mark or None
-        if state == "gone" and not group_members(rec.pgid, only) and not escapees(rec.pgid, mark=mark):
+        if state == "gone" and not group_members(rec.pgid, only) and not escapees(
+                rec.pgid, mark=mark, outside_only=False):
             rec.remove()
             continue
         log.warning("stopping orphaned server pid %d (group %d, port %d) left by tuner %d",

@@ -112,15 +112,18 @@ def _carries_mark(pid: int, entry: bytes) -> bool:
     return entry in raw.split(b"\0")
 
 
-def escapees(pgid: int, *, root: int | None = None, mark: str | None = None) -> list[ProcStat]:
+def escapees(pgid: int, *, root: int | None = None, mark: str | None = None,
+             outside_only: bool = True) -> list[ProcStat]:
     """Live processes outside group ``pgid`` that belong to it all the same: those carrying
     ``TUNER_SERVER_MARK=mark`` and those descended (parent pid after parent pid) from ``root`` or
-    from any of them. Empty without ``root`` and ``mark``."""
+    from any of them. Empty without ``root`` and ``mark``. ``outside_only=False``: the group's own
+    such processes too (when the group cannot be signalled as a whole: its leader is gone)."""
     stats = [st for st in all_stats() if st.alive]
     entry = f"{MARK_VAR}={mark}".encode() if mark else None
     ours = {root} if root is not None else set()
     if entry is not None:
-        ours |= {st.pid for st in stats if st.pgid != pgid and _carries_mark(st.pid, entry)}
+        ours |= {st.pid for st in stats if (st.pgid != pgid or not outside_only)
+                 and _carries_mark(st.pid, entry)}
     children: dict[int, list[int]] = {}
     for st in stats:
         children.setdefault(st.ppid, []).append(st.pid)
@@ -130,7 +133,7 @@ def escapees(pgid: int, *, root: int | None = None, mark: str | None = None) -> 
             if kid not in ours:
                 ours.add(kid)
                 todo.append(kid)
-    return [st for st in stats if st.pid in ours and st.pgid != pgid]
+    return [st for st in stats if st.pid in ours and (st.pgid != pgid or not outside_only)]
 
 
 def signal_group(pgid: int, sig: int) -> bool:
@@ -172,12 +175,16 @@ def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | Non
         if root is not None or mark:
             # The leader's pid is walked only while it is unreaped: after that it may be reused.
             walk = root if leader is not None and leader.returncode is None else None
-            for st in escapees(pgid, root=walk, mark=mark):
+            # With ``only`` (leader gone) the group's members carrying the mark are ours too,
+            # recorded or not (a member spawned after the record, or before the server was ready).
+            for st in escapees(pgid, root=walk, mark=mark, outside_only=only is None):
                 fled[(st.pid, st.start_ticks)] = st
         # Kept by pid and start time: one that exited and whose pid was reused is not ours.
         live = [st for key, st in fled.items() if process_alive(*key)]
         # A zombie (exited, not yet reaped) is not counted: it holds no port, memory or GPU.
-        return group_members(pgid, only) + live
+        listed = group_members(pgid, only)
+        seen = {st.pid for st in listed}
+        return listed + [st for st in live if st.pid not in seen]
 
     done = False
     for sig, wait_s in ((signal.SIGTERM, grace_s), (signal.SIGKILL, 10.0)):
