@@ -445,15 +445,21 @@ def test_kill_reaches_a_child_that_escaped_the_group_at_once(tmp_path):
         srv.stop()
 
 
-def test_wait_ready_fails_at_once_when_the_process_exits(tmp_path):
-    code = "import sys; print('Traceback (most recent call last):'); print('AssertionError'); sys.exit(1)"
-    srv = track(sleeper(tmp_path, argv=[PY, "-c", code], startup_timeout_s=120).start())
+def failed_start(tmp_path, code: str, startup_timeout_s: float):
+    """The server ``python -c code`` started and awaited: ``(server, the LaunchError it failed with)``,
+    the server stopped."""
+    srv = track(sleeper(tmp_path, argv=[PY, "-c", code], startup_timeout_s=startup_timeout_s).start())
     try:
         with pytest.raises(LaunchError) as exc:
             srv.wait_ready()
     finally:
         srv.stop()
-    err = exc.value
+    return srv, exc.value
+
+
+def test_wait_ready_fails_at_once_when_the_process_exits(tmp_path):
+    code = "import sys; print('Traceback (most recent call last):'); print('AssertionError'); sys.exit(1)"
+    srv, err = failed_start(tmp_path, code, 120)
     assert err.failure_class == "invalid_args" and err.exit_code == 1
     assert "exit code 1 before it was ready: AssertionError" in err.message
     assert "AssertionError" in err.log_tail and str(srv.log_path) in err.message
@@ -464,15 +470,10 @@ def test_a_log_of_one_huge_line_gives_a_short_tail(tmp_path):
     """5 MB without a newline (a progress bar redrawn with \\r, a dumped tensor): the tail a trial
     stores and prints stays a few kB, and still ends with the error line."""
     code = "import sys; sys.stdout.write('y' * 5_000_000); print(); print('ValueError: boom'); sys.exit(1)"
-    srv = track(sleeper(tmp_path, argv=[PY, "-c", code], startup_timeout_s=60).start())
-    try:
-        with pytest.raises(LaunchError) as exc:
-            srv.wait_ready()
-    finally:
-        srv.stop()
-    tail = exc.value.log_tail
+    _, err = failed_start(tmp_path, code, 60)
+    tail = err.log_tail
     assert len(tail) < 10_000 and "chars cut" in tail and tail.rstrip().endswith("ValueError: boom")
-    assert "ValueError: boom" in exc.value.message
+    assert "ValueError: boom" in err.message
 
 
 DAEMONIZING_SERVER = """
