@@ -4,27 +4,20 @@ from the engine, "nothing to confirm")."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import optuna
 import pytest
 import yaml
 from click.testing import CliRunner
+from support.model_study import model_study_data
 
 from tuner.cli import cli
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
     folder = tmp_path_factory.mktemp("confirm-empty")
     path = folder / "c.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "c", "search_space": str(ROOT / "search_spaces" / "eagle3.yaml"),
-        "server": {"backend": "model", "model_path": "m", "draft_model_path": "d", "tp_size": 8,
-                   "model": {"profile": "k2.6-tp8-pcie", "seed": 1}},
-        "bench": {"suite": "quick"}, "sampler": {"seed": 1}, "budget": {"n_trials": 2}}))
+    path.write_text(yaml.safe_dump(model_study_data("c", seed=1)))
     r = CliRunner().invoke(cli, ["study", "run", str(path)], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     return path

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from support.model_study import model_study_data
 
 from tuner.cli import cli
 
@@ -25,11 +26,7 @@ def invoke(*args):
 def study(tmp_path_factory):
     folder = tmp_path_factory.mktemp("dash")
     path = folder / "d.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "d", "search_space": str(ROOT / "search_spaces" / "eagle3.yaml"),
-        "server": {"backend": "model", "model_path": "m", "draft_model_path": "d", "tp_size": 8,
-                   "model": {"profile": "k2.6-tp8-pcie", "seed": 1}},
-        "bench": {"suite": "quick"}, "sampler": {"seed": 1}, "budget": {"n_trials": 2}}))
+    path.write_text(yaml.safe_dump(model_study_data("d", seed=1)))
     r = invoke("study", "run", path)
     assert r.exit_code == 0, r.output
     return path

@@ -6,22 +6,17 @@ Exit 2, one line naming the file and key, nothing written."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from support.model_study import model_study_data
 
 from tuner.cli import cli
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 def study() -> dict:
-    return {"name": "e", "search_space": str(ROOT / "search_spaces" / "eagle3.yaml"),
-            "server": {"backend": "model", "model_path": "m", "draft_model_path": "d", "tp_size": 8,
-                       "model": {"profile": "k2.6-tp8-pcie"}},
-            "bench": {"suite": "quick"}, "budget": {"n_trials": 2}}
+    return model_study_data("e")
 
 
 @pytest.mark.parametrize("key,value,words", [

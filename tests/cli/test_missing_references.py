@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from support.model_study import model_study_data
 
 from tuner.cli import cli
 
@@ -19,10 +20,7 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def study(search_space: str, suite: str) -> dict:
-    return {"name": "r", "search_space": search_space,
-            "server": {"backend": "model", "model_path": "m", "draft_model_path": "d", "tp_size": 8,
-                       "model": {"profile": "k2.6-tp8-pcie"}},
-            "bench": {"suite": suite}, "budget": {"n_trials": 2}}
+    return model_study_data("r", search_space=search_space, suite=suite)
 
 
 SPACE = str(ROOT / "search_spaces" / "eagle3.yaml")

@@ -6,26 +6,20 @@ line, nothing written, and a password in the variable still never printed."""
 from __future__ import annotations
 
 import os
-from pathlib import Path
 
 import pytest
 import yaml
 from click.testing import CliRunner
+from support.model_study import model_study_data
 
 from tuner.cli import cli
-
-ROOT = Path(__file__).resolve().parents[2]
 
 
 @pytest.fixture
 def study(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump({
-        "name": "s", "search_space": str(ROOT / "search_spaces" / "eagle3.yaml"),
-        "server": {"backend": "model", "model_path": "m", "draft_model_path": "d", "tp_size": 8,
-                   "model": {"profile": "k2.6-tp8-pcie"}},
-        "bench": {"suite": "quick"}, "budget": {"n_trials": 2}}))
+    path.write_text(yaml.safe_dump(model_study_data("s")))
     return path
 
 

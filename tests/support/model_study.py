@@ -41,6 +41,22 @@ REUSE_SEED = """seed_trials:
 """
 
 
+def model_study_data(name: str, *, seed: int | None = None, search_space: str | None = None,
+                     suite: str = "quick") -> dict:
+    """The smallest study file the CLI tests write: the performance model (no process, no HTTP) on
+    the shipped PCIe profile, ``suite``, a budget of 2 launches; ``seed``: the model's noise and
+    the sampler seeded with it (a study the test runs)."""
+    model = {"profile": "k2.6-tp8-pcie", **({"seed": seed} if seed is not None else {})}
+    data = {"name": name, "search_space": search_space or str(SPACE),
+            "server": {"backend": "model", "model_path": "m", "draft_model_path": "d", "tp_size": 8,
+                       "model": model},
+            "bench": {"suite": suite}}
+    if seed is not None:
+        data["sampler"] = {"seed": seed}
+    data["budget"] = {"n_trials": 2}
+    return data
+
+
 def make_model_study(folder: Path, name: str = "demo", n_trials: int | None = 12, space: Path = SPACE,
                      profile: str = "k2.6-tp8-pcie", args: dict | None = None):
     """A study file in ``folder``, created in its SQLite storage and run for ``n_trials`` settings
