@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 import pytest
-from support.processes import STARTED_GROUPS, finish, gone
+from support.processes import STARTED_GROUPS, finish, gone, kill_if_left
 
 from tuner.config.study import ServerSettings
 from tuner.config.yamlfile import ConfigError
@@ -73,6 +73,14 @@ def wait_until(cond, timeout_s=15.0) -> bool:
             return True
         time.sleep(0.05)
     return cond()
+
+
+def announced_pid(read, word: str) -> int:
+    """The pid a test server's process printed on a line of its own as ``WORD PID`` (``read()``: the
+    log's text so far), once it has; AssertionError if it never does."""
+    line = re.compile(rf"^{word} (\d+)$", re.M)
+    assert wait_until(lambda: line.search(read())), read()[-2000:]
+    return int(line.search(read()).group(1))
 
 
 # --------------------------------------------------------------------------------------------------
@@ -414,16 +422,14 @@ def test_stop_leaves_no_child_that_escaped_the_group(tmp_path, how):
     srv.start()
     escapee = None
     try:
-        assert wait_until(lambda: "escapee" in srv.log_text())
-        escapee = int(srv.log_text().split("escapee", 1)[1].split()[0])
+        escapee = announced_pid(srv.log_text, "escapee")
         st = read_stat(escapee)
         assert st.sid == st.pgid != srv.pgid  # out of the group a killpg reaches
         srv.stop()
         assert gone(srv.pid) and wait_until(lambda: gone(escapee), 5)
         assert port_free("127.0.0.1", port) and not list_records(tmp_path)
     finally:
-        if escapee is not None and not gone(escapee):
-            os.kill(escapee, signal.SIGKILL)  # never leak it into other tests
+        kill_if_left(escapee)
         srv.stop()
 
 
@@ -435,13 +441,11 @@ def test_kill_reaches_a_child_that_escaped_the_group_at_once(tmp_path):
     srv.start()
     escapee = None
     try:
-        assert wait_until(lambda: "escapee" in srv.log_text())
-        escapee = int(srv.log_text().split("escapee", 1)[1].split()[0])
+        escapee = announced_pid(srv.log_text, "escapee")
         srv.kill()
         assert wait_until(lambda: gone(escapee), 5)
     finally:
-        if escapee is not None and not gone(escapee):
-            os.kill(escapee, signal.SIGKILL)
+        kill_if_left(escapee)
         srv.stop()
 
 
@@ -479,7 +483,9 @@ def test_a_log_of_one_huge_line_gives_a_short_tail(tmp_path):
 DAEMONIZING_SERVER = """
 import http.server, os, sys
 port = int(sys.argv[1])
-if os.fork():
+child = os.fork()
+if child:
+    print("daemon", child, flush=True)  # said before it exits: the launch fails at once after
     os._exit(0)  # the launcher returns at once, as a daemonizing one does
 os.setsid()
 class H(http.server.BaseHTTPRequestHandler):
@@ -489,7 +495,6 @@ class H(http.server.BaseHTTPRequestHandler):
     def log_message(self, *a):
         pass
 server = http.server.HTTPServer(("127.0.0.1", port), H)
-print("daemon", os.getpid(), flush=True)
 server.serve_forever()
 """
 
@@ -504,13 +509,11 @@ def test_a_leader_that_exits_at_once_fails_the_launch_and_its_daemon_is_stopped(
             with srv:
                 pass
         assert exc.value.exit_code == 0 and "exit code 0 before it was ready" in exc.value.message
-        found = re.search(r"^daemon (\d+)$", srv.log_text(), re.M)
-        daemon = int(found.group(1)) if found else None
-        assert daemon is not None and wait_until(lambda: gone(daemon), 5)
+        daemon = announced_pid(srv.log_text, "daemon")
+        assert wait_until(lambda: gone(daemon), 5)
         assert port_free("127.0.0.1", port) and not list_records(tmp_path)
     finally:
-        if daemon is not None and not gone(daemon):
-            os.kill(daemon, signal.SIGKILL)
+        kill_if_left(daemon)
         srv.stop()
 
 
@@ -606,8 +609,7 @@ def test_cleanup_orphans_stops_a_child_that_escaped_the_group(tmp_path):
     child, server_pid = start_tuner_child(tmp_path, argv=argv)
     log, escapee = tmp_path / "s.log", None
     try:
-        assert wait_until(lambda: re.search(r"^escapee \d+$", log.read_text(), re.M))
-        escapee = int(re.search(r"^escapee (\d+)$", log.read_text(), re.M).group(1))
+        escapee = announced_pid(log.read_text, "escapee")
         child.kill()
         child.wait(timeout=10)
         os.kill(server_pid, signal.SIGKILL)  # the leader gone too: only the mark finds the escapee
@@ -615,8 +617,7 @@ def test_cleanup_orphans_stops_a_child_that_escaped_the_group(tmp_path):
         assert [r.pid for r in cleanup_orphans(tmp_path)] == [server_pid]
         assert wait_until(lambda: gone(escapee), 5) and not list_records(tmp_path)
     finally:
-        if escapee is not None and not gone(escapee):
-            os.kill(escapee, signal.SIGKILL)
+        kill_if_left(escapee)
         finish(child)
 
 
@@ -628,8 +629,7 @@ def test_cleanup_orphans_stops_an_unrecorded_member_of_a_group_whose_leader_died
     child, server_pid = start_tuner_child(tmp_path, argv=[PY, "-c", code])
     log, worker = tmp_path / "s.log", None
     try:
-        assert wait_until(lambda: re.search(r"^worker \d+$", log.read_text(), re.M))
-        worker = int(re.search(r"^worker (\d+)$", log.read_text(), re.M).group(1))
+        worker = announced_pid(log.read_text, "worker")
         child.kill()
         child.wait(timeout=10)
         os.kill(server_pid, signal.SIGKILL)
@@ -637,8 +637,7 @@ def test_cleanup_orphans_stops_an_unrecorded_member_of_a_group_whose_leader_died
         assert [r.pid for r in cleanup_orphans(tmp_path)] == [server_pid]
         assert wait_until(lambda: gone(worker), 5) and not list_records(tmp_path)
     finally:
-        if worker is not None and not gone(worker):
-            os.kill(worker, signal.SIGKILL)
+        kill_if_left(worker)
         finish(child)
 
 

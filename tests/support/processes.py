@@ -6,6 +6,8 @@ at the end of the session that none of them (and no child of the test process) i
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 
 from tuner.server.procs import all_stats, read_stat
@@ -35,3 +37,10 @@ def finish(proc: subprocess.Popen) -> None:
 def gone(pid: int) -> bool:
     st = read_stat(pid)
     return st is None or not st.alive
+
+
+def kill_if_left(pid: int | None) -> None:
+    """SIGKILL ``pid`` if a test left it running (None: the test never learnt it), so that it does
+    not leak into other tests: a process that left its group is not in ``STARTED_GROUPS``."""
+    if pid is not None and not gone(pid):
+        os.kill(pid, signal.SIGKILL)
