@@ -89,10 +89,10 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
            adaptive_out) -> None:
     """Export a measured setting as `python -m sglang.launch_server --config FILE` loads it, or the
     adaptive policy (`--adaptive`), with provenance."""
-    from ..config.files import write_atomic
+    from ..config.files import check_output, write_atomic
     from ..config.yamlfile import ConfigError
     from ..results.adaptive import policy_lines, study_policy
-    from ..results.export import build_export, check_writable, check_yaml_path
+    from ..results.export import build_export, check_yaml_path
     from ..results.pareto import PickError
 
     if output is not None and not output.strip():
@@ -113,7 +113,7 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
     for path, flag in ((out, "-o"), (Path(adaptive_out) if adaptive_out else None, "--adaptive-out")):
         if path is not None:
             check_not_an_input(path, flag, target, url, config)
-            check_writable(path, flag)
+            check_output(path, flag)  # its folder exists: nothing is created for it
     if out and fmt == "yaml" and not adaptive:
         check_yaml_path(out)
     from ..engine.study import open_study

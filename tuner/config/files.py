@@ -138,4 +138,3 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
         if not path.parent.is_dir():
             raise ConfigError(flag, str(path), f"folder {path.parent} does not exist; create it first")
     check_writable(path, flag, folder=folder)
-

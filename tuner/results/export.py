@@ -368,14 +368,3 @@ def check_yaml_path(path: Path) -> None:
     if path.suffix.lower() not in (".yaml", ".yml"):
         raise ConfigError("-o", str(path), "SGLang's --config loads only .yaml/.yml files; name it "
                           f"{path.with_suffix('.yaml').name} (or use --format json)")
-
-
-def check_writable(path: Path, flag: str = "-o") -> None:
-    """``path`` can be written as it is (its folder exists: nothing is created; writing there
-    works): :func:`tuner.config.files.check_output`, as every command's output; else
-    :class:`ConfigError` naming ``flag``."""
-    from ..config.files import check_output
-
-    check_output(path, flag)
-
-
