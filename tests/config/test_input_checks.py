@@ -162,6 +162,13 @@ CASES = [
      "decimals: schedule_conservativeness: '-0.00001'"),
     ("fixed a string starting with '-'", {"space.yaml": space("{served_model_name: '-kimi'}")}, demo(),
      "space.yaml: fixed: served_model_name: '-kimi' starts with '-'"),
+    # the server log's cap (server.log_max_mb): 0 for none, else at least 1 MiB
+    ("log cap under 1 MiB", {}, demo(server=server(log_max_mb=0.5)),
+     "sim-demo.yaml: server.log_max_mb: must be 0 (no cap) or at least 1 (MiB), got 0.5"),
+    ("log cap negative", {}, demo(server=server(log_max_mb=-64)),
+     "sim-demo.yaml: server.log_max_mb: input should be greater than or equal to 0"),
+    ("log cap not a number", {}, demo(server=server(log_max_mb="64MB")),
+     "sim-demo.yaml: server.log_max_mb: input should be a valid number, got '64MB'"),
     # 7. the lossless check needs greedy decoding
     ("lossless at temperature 0.7", {"suite.yaml": yaml.safe_dump({**SUITE, "temperature": 0.7})},
      demo(bench={"suite": "suite.yaml", "lossless": {"enforce": True}}),
@@ -258,6 +265,14 @@ def test_bad_hosts_are_refused(tmp_path, host):
     with pytest.raises(ConfigError) as exc:
         load_study(tmp_path / "sim-demo.yaml")
     assert exc.value.key == "server.host" and "neither a host name" in exc.value.message
+
+
+@pytest.mark.parametrize("value, cap", [(None, 64.0), (0, 0.0), (1, 1.0), (256.5, 256.5)])
+def test_log_caps_that_pass(tmp_path, value, cap):
+    (tmp_path / "space.yaml").write_text(SPACE)
+    keys = {} if value is None else {"log_max_mb": value}
+    (tmp_path / "sim-demo.yaml").write_text(demo(server=server(**keys)))
+    assert load_study(tmp_path / "sim-demo.yaml").server.log_max_mb == cap
 
 
 def test_a_name_of_100_characters_is_fine(tmp_path):

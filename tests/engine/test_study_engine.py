@@ -199,6 +199,24 @@ def test_create_is_idempotent_and_refuses_a_changed_config(tmp_path):
         create_study(changed, config.storage)
 
 
+def test_a_study_stored_before_the_log_cap_existed_and_another_cap_are_the_same_study(tmp_path):
+    """server.log_max_mb shapes no measurement: a study stored without the key (before it existed)
+    opens from a file that has it, and a file with another cap is the same study."""
+    from tuner.engine.study import CONFIG_ATTR
+
+    config = make_study(tmp_path)
+    study = open_study(config.name, config.storage)
+    stored = dict(study.user_attrs[CONFIG_ATTR])
+    stored["server"] = {k: v for k, v in stored["server"].items() if k != "log_max_mb"}
+    study.set_user_attr(CONFIG_ATTR, stored)
+    create_study(config, config.storage)  # no "different config (server.log_max_mb differs)"
+    create_study(config.model_copy(update={"server": config.server.model_copy(update={"log_max_mb": 8.0})}),
+                 config.storage)
+    changed = config.model_copy(update={"server": config.server.model_copy(update={"tp_size": 4})})
+    with pytest.raises(ConfigError, match="server.tp_size differs"):
+        create_study(changed, config.storage)
+
+
 def test_open_unknown_study_names_the_ones_there(tmp_path):
     config = make_study(tmp_path)
     with pytest.raises(ConfigError, match="no such study; studies here: engine"):

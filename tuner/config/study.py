@@ -289,6 +289,10 @@ def _is_host(host: str) -> bool:
     return 0 < len(name) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in name.split("."))
 
 
+#: server.log_max_mb's default: a launch's server log is capped at 64 MiB (tuner.server.logcap)
+DEFAULT_LOG_MAX_MB = 64.0
+
+
 class ServerSettings(StrictModel):
     """The server each trial launches: SGLang on a GPU node, or the simulator; or, with
     ``backend: model``, no server at all (``model``: the performance model or a landscape table)."""
@@ -310,6 +314,8 @@ class ServerSettings(StrictModel):
     env: dict[str, str] = Field(default_factory=dict)
     startup_timeout_s: float = Field(600.0, gt=0)
     stop_grace_s: float = Field(30.0, gt=0)
+    #: the most (MiB) one launch's server log holds (tuner.server.logcap); 0: no cap
+    log_max_mb: float = Field(DEFAULT_LOG_MAX_MB, ge=0)
     sim: SimSettings = Field(default_factory=SimSettings)
     facts: StatedFacts = Field(default_factory=StatedFacts)
     model: ModelSettings | None = None  #: backend model only
@@ -337,6 +343,14 @@ class ServerSettings(StrictModel):
         if not _is_host(v):
             raise ValueError(f"{v!r} is neither a host name (letters, digits, '-', '.') nor an IP address; "
                              "give one such as 127.0.0.1, ::1 or node-1.cluster")
+        return v
+
+    @field_validator("log_max_mb")
+    @classmethod
+    def _a_useful_cap(cls, v: float):
+        # Under 1 MiB the kept head (a quarter) would not hold SGLang's startup lines.
+        if 0 < v < 1:
+            raise ValueError(f"must be 0 (no cap) or at least 1 (MiB), got {v:g}")
         return v
 
     @field_validator("env")

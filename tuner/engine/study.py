@@ -331,7 +331,7 @@ def _short(value: Any) -> str:
 
 
 def _comparable(config: dict) -> dict:
-    """A stored study config without its budget and without the paths of its search space and
+    """A stored study config without its budget, its log cap and the paths of its search space and
     suite files: their contents are compared on their own (``SPACE_ATTR``, ``SUITE_ATTR``), and the
     same file sits at another path on another node (or in a copy beside the study file)."""
     out = {k: v for k, v in config.items() if k not in ("budget", "search_space")}
@@ -339,7 +339,10 @@ def _comparable(config: dict) -> dict:
     if isinstance(bench.get("suite"), str) and bench["suite"].endswith((".yaml", ".yml", ".json")):
         bench["suite"] = None
     out["bench"] = bench
-    model = (out.get("server") or {}).get("model") or {}
+    # server.log_max_mb shapes no measurement (each run takes its file's), and a study stored before
+    # the key existed has none: not compared.
+    out["server"] = {k: v for k, v in (out.get("server") or {}).items() if k != "log_max_mb"}
+    model = out["server"].get("model") or {}
     if model.get("landscape_sha256"):  # a landscape table by its content (server.model.landscape_sha256)
         out["server"] = {**out["server"], "model": {**model, "landscape": None}}
     return out

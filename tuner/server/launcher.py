@@ -25,6 +25,7 @@ passed around or made public.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import os
 import signal
@@ -36,7 +37,7 @@ from typing import Any, Mapping, Sequence
 
 import requests
 
-from ..config.study import ServerSettings
+from ..config.study import DEFAULT_LOG_MAX_MB, ServerSettings
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .command import LaunchPlan, build_argv, format_command, plan_launch, server_url, study_max_concurrency
@@ -53,6 +54,7 @@ from .failures import (
     tail_lines,
 )
 from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
+from .logcap import LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, bind_refused, listener_owned_by_group, pick_free_port, port_free,
                     wait_port_free)
@@ -76,6 +78,9 @@ EXIT_WAIT_S = 5.0
 
 # --------------------------------------------------------------------------------------------------
 # The server process
+
+
+_no_lock = contextlib.nullcontext()
 
 
 def server_log_path(workdir: str | Path, trial: int | None) -> Path:
@@ -125,7 +130,7 @@ class ServerProcess:
                         else server_log_path(workdir, trial))
         self._setup(plan.argv, host=plan.host, port=plan.port, log_path=log_path, workdir=workdir,
                     env=server.env, startup_timeout_s=server.startup_timeout_s,
-                    stop_grace_s=server.stop_grace_s, backend=server.backend)
+                    stop_grace_s=server.stop_grace_s, backend=server.backend, log_max_mb=server.log_max_mb)
         self.plan = plan
         self._replan = make if port == 0 else None
 
@@ -133,15 +138,16 @@ class ServerProcess:
     def from_argv(cls, argv: Sequence[str], *, host: str, port: int, log_path: str | Path,
                   workdir: str | Path, env: Mapping[str, str] | None = None,
                   startup_timeout_s: float = 600.0, stop_grace_s: float = 30.0,
-                  backend: str = "sim") -> "ServerProcess":
+                  backend: str = "sim", log_max_mb: float = DEFAULT_LOG_MAX_MB) -> "ServerProcess":
         """A server from a ready-made command that listens on ``host:port`` (no pins, no plan)."""
         self = cls.__new__(cls)
         self._setup(argv, host=host, port=port, log_path=log_path, workdir=workdir, env=env,
-                    startup_timeout_s=startup_timeout_s, stop_grace_s=stop_grace_s, backend=backend)
+                    startup_timeout_s=startup_timeout_s, stop_grace_s=stop_grace_s, backend=backend,
+                    log_max_mb=log_max_mb)
         return self
 
     def _setup(self, argv, *, host, port, log_path, workdir, env, startup_timeout_s, stop_grace_s,
-               backend) -> None:
+               backend, log_max_mb) -> None:
         self.argv = list(argv)
         self.host, self.port = host, port
         self.log_path = Path(log_path)
@@ -157,6 +163,8 @@ class ServerProcess:
         self.ready = False
         self.started_monotonic: float | None = None
         self._log_offset = 0
+        self.log_max_mb = log_max_mb  #: server.log_max_mb: the cap of this launch's part of the log
+        self._log_cap: LogCap | None = None  #: its watcher while the server runs (tuner.server.logcap)
         self._stopped = False
         self._stranger_on_port = False  #: the server never bound its port: another process holds it
         self.mark = ""  #: this launch's TUNER_SERVER_MARK, which its descendants inherit (procs.escapees)
@@ -185,9 +193,11 @@ class ServerProcess:
         return format_command(self.argv)
 
     def log_text(self, max_bytes: int = 256_000) -> str:
-        """This launch's part of the log (the file may hold earlier launches above it)."""
+        """This launch's part of the log (the file may hold earlier launches above it); never a
+        half-done trim of the log cap (:mod:`tuner.server.logcap`), whose lock it holds."""
+        cap = self._log_cap
         try:
-            with open(self.log_path, "rb") as f:
+            with cap.lock if cap is not None else _no_lock, open(self.log_path, "rb") as f:
                 size = f.seek(0, os.SEEK_END)
                 f.seek(max(self._log_offset, size - max_bytes))
                 return f.read().decode(errors="replace")
@@ -226,6 +236,9 @@ class ServerProcess:
                     raise ConfigError("study", "server.python",
                                       f"cannot run {self.argv[0]!r}: {exc.strerror}") from None
             self.started_monotonic = time.monotonic()
+            # Keeps the log under server.log_max_mb from the tuner's side while the server writes
+            # it directly (O_APPEND: "ab"), never blocking the server; stopped by stop().
+            self._log_cap = LogCap(self.log_path, self._log_offset, self.log_max_mb).start()
             live_servers.add(self)
             self._write_record(gpu_before)
             log.info("started server pid %d on %s: %s", self.proc.pid, self.url, self.command_line)
@@ -414,11 +427,16 @@ class ServerProcess:
             if self._stopped:  # a signal handler finished the stop while we waited
                 return
             code = self.proc.poll()
+            cap = self._log_cap
+            if cap is not None:
+                cap.stop()  # no trim under way while the last line is appended
             try:
                 with open(self.log_path, "ab") as f:
                     f.write(f"# tuner: stopped, {describe_exit(code)}\n".encode())
             except OSError:
                 pass
+            if cap is not None:
+                cap.check()  # the file the artifact store copies holds at most the cap
             if self._stranger_on_port:
                 pass  # the port was never ours: nothing of ours to wait for
             elif not wait_port_free(self.host, self.port, max(5.0, self.stop_grace_s)):
