@@ -221,3 +221,30 @@ def test_readers_believe_a_status_only_of_a_complete_trial(config):
     abandoned.set_user_attr("status", "abandoned")
     study._storage.set_trial_state_values(abandoned._trial_id, TrialState.FAIL)
     assert load_records(study)[1].status == "abandoned"
+
+
+def test_a_replayed_entry_stores_its_server_log_capped_at_the_study_s_cap(config, tmp_path):
+    """A dead worker's server log was never trimmed after its crash (nothing capped it since): the
+    replay stores it as a copy capped at the cap the journal entry names (server.log_max_mb)."""
+    from optuna.artifacts import download_artifact, get_all_artifact_meta
+
+    from tuner.engine.artifacts import artifact_store
+
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    log = tmp_path / "trials" / "0" / "server.log"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"startup\n" + b"".join(b"%07d\n" % i for i in range(400_000)))  # 3.2 MB
+    dead = {**Worker().as_dict(), "pid": 2 ** 22 + 7}
+    Journal(config.workdir).write({"storage": storage_label(study._storage), "worker": dead,
+                                   "finish": a_finish(study, trial).to_dict(),
+                                   "files": {"log": str(log), "log_max_mb": 1.0}}, stem="fin-0")
+    assert replay_journal(study, config.workdir) == [("fin", 0, TOLD)]
+    meta, = get_all_artifact_meta(study._storage.get_trial(trial._trial_id), storage=study._storage)
+    out = tmp_path / "stored.log"
+    download_artifact(artifact_store=artifact_store(config.workdir), artifact_id=meta.artifact_id,
+                      file_path=str(out))
+    stored = out.read_bytes()
+    assert len(stored) <= 1 << 20
+    assert stored.startswith(b"startup\n0000000\n") and stored.endswith(b"0399999\n")
+    assert b"\n[tuner: " in stored

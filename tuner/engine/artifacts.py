@@ -9,7 +9,9 @@ Contract: call :func:`store_trial_artifacts` while the trial is still RUNNING (b
 ``study.tell``): Optuna attaches artifacts through trial system attributes, which a finished trial
 no longer accepts. A trial that is already finished gets its files attached to the study instead,
 named ``trial-N-<file>``, so nothing is lost. Missing files are skipped (a launch that failed
-before the suite ran has no suite JSON).
+before the suite ran has no suite JSON). A server log is stored as a capped copy
+(:func:`tuner.server.logcap.capped_copy`, ``server.log_max_mb``): never more than the cap and its
+marker line, even when its server still writes it or it was left uncapped (a replay after a crash).
 """
 
 from __future__ import annotations
@@ -17,7 +19,9 @@ from __future__ import annotations
 import shutil
 import tempfile
 from pathlib import Path
-from typing import Iterable
+from typing import Iterable, Mapping
+
+from ..server.logcap import MIB, capped_copy
 
 ARTIFACT_DIR = "artifacts"
 
@@ -36,11 +40,13 @@ def artifact_store(workdir: str | Path):
     return FileSystemArtifactStore(base_path=str(path))
 
 
-def store_trial_artifacts(study, trial_id_or_trial, paths: Iterable[str | Path | None], workdir: str | Path) -> list[str]:
+def store_trial_artifacts(study, trial_id_or_trial, paths: Iterable[str | Path | None], workdir: str | Path,
+                          caps: Mapping[str, float] | None = None) -> list[str]:
     """Upload each existing file of ``paths`` as an artifact of the trial; returns the artifact ids.
 
     ``trial_id_or_trial``: an ``optuna.Trial`` (from ``study.ask()``), a ``FrozenTrial``, or a trial
-    id (``trial._trial_id``, not the trial number).
+    id (``trial._trial_id``, not the trial number). ``caps``: a file's path (as given in ``paths``)
+    -> its cap in MiB (``server.log_max_mb``; 0: none): that file is stored as a capped copy.
     """
     from optuna.artifacts import upload_artifact
     from optuna.trial import TrialState
@@ -49,19 +55,22 @@ def store_trial_artifacts(study, trial_id_or_trial, paths: Iterable[str | Path |
     storage = study._storage
     trial_id = trial_id_or_trial if isinstance(trial_id_or_trial, int) else trial_id_or_trial._trial_id
     frozen = storage.get_trial(trial_id)
-    files = [Path(p) for p in paths if p and Path(p).is_file()]
+    caps = {str(p): mb for p, mb in (caps or {}).items()}
+    files = [(Path(p), caps.get(str(p))) for p in paths if p and Path(p).is_file()]
+    running = frozen.state == TrialState.RUNNING
     ids = []
-    if frozen.state == TrialState.RUNNING:
-        for f in files:
-            ids.append(upload_artifact(artifact_store=store, file_path=str(f), study_or_trial=frozen,
-                                       storage=storage, mimetype=_mimetype(f)))
-        return ids
     with tempfile.TemporaryDirectory() as tmp:
-        for f in files:
-            named = Path(tmp) / f"trial-{frozen.number}-{f.name}"
-            shutil.copyfile(f, named)
-            ids.append(upload_artifact(artifact_store=store, file_path=str(named), study_or_trial=study,
-                                       mimetype=_mimetype(f)))
+        for f, cap in files:
+            upload = f
+            if not running or cap is not None:
+                upload = Path(tmp) / (f.name if running else f"trial-{frozen.number}-{f.name}")
+                if cap is None:
+                    shutil.copyfile(f, upload)
+                else:
+                    capped_copy(f, upload, int(cap * MIB), cap)
+            target = dict(study_or_trial=frozen, storage=storage) if running else dict(study_or_trial=study)
+            ids.append(upload_artifact(artifact_store=store, file_path=str(upload), mimetype=_mimetype(f),
+                                       **target))
     return ids
 
 

@@ -29,6 +29,7 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Callable
 
+from ..config.study import DEFAULT_LOG_MAX_MB
 from .asktell import tell
 from .journal import Journal
 from .killpoints import kill_point
@@ -187,9 +188,10 @@ def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> 
 
 
 def write_files(study, trial_id: int, suite, suite_path: str | None, log_path: str | None, workdir,
-                artifacts: bool = True) -> dict:
+                artifacts: bool = True, log_max_mb: float = DEFAULT_LOG_MAX_MB) -> dict:
     """Write the suite's JSON (a ``SuiteResult`` or its dict) to ``suite_path`` unless it is there,
-    and (``artifacts``) attach it and the server log as Optuna artifacts. Returns the attributes to
+    and (``artifacts``) attach it and the server log (a copy capped at ``log_max_mb``: the study's
+    ``server.log_max_mb``) as Optuna artifacts. Returns the attributes to
     store: the warnings of what failed (``file_warnings``), and ``suite_json: None`` when it was not
     written."""
     from .artifacts import store_trial_artifacts
@@ -209,7 +211,8 @@ def write_files(study, trial_id: int, suite, suite_path: str | None, log_path: s
     files = [p for p in (log_path, suite_path) if p] if artifacts else []
     if files:
         try:
-            store_trial_artifacts(study, trial_id, files, workdir)
+            store_trial_artifacts(study, trial_id, files, workdir,
+                                  caps={str(log_path): log_max_mb} if log_path else None)
         except (OSError, KeyError) as exc:
             reason = getattr(exc, "strerror", None) or exc
             warnings.append(f"artifacts not stored (in {Path(workdir) / 'artifacts'}: {reason})")
@@ -256,7 +259,8 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
 
         def files(finish=finish, target=target, paths=paths) -> dict:
             return write_files(target, finish.trial_id, paths.get("suite"), paths.get("suite_json"),
-                               paths.get("log"), workdir)
+                               paths.get("log"), workdir,
+                               log_max_mb=paths.get("log_max_mb", DEFAULT_LOG_MAX_MB))
 
         outcome, _ = apply_finish(target, finish, files)
         journal.remove(path)

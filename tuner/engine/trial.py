@@ -320,8 +320,9 @@ class TrialRunner:
                 study, finish, journal=self.journal, suite=suite, storage=storage_label(self.storage), kind=kind,
                 uid=self.uid,
                 files=lambda: write_files(study, trial._trial_id, m.to_save, m.result_path, m.log_path,
-                                          self.workdir),
-                file_paths={"suite_json": m.result_path, "log": m.log_path})
+                                          self.workdir, log_max_mb=self.config.server.log_max_mb),
+                file_paths={"suite_json": m.result_path, "log": m.log_path,
+                            "log_max_mb": self.config.server.log_max_mb})
             number = "baseline" if baseline is None else trial.number
             for warning in recorded.warnings:
                 self.emit("warning", {"trial": number, "message": warning})
