@@ -37,7 +37,7 @@ FLOODER = textwrap.dedent("""\
     for i in range(n):
         out.write(line % i)
     out.flush()
-    deadline = time.monotonic() + 60
+    deadline = time.monotonic() + 30  # bounded: without a cap it gives up and says so
     while os.fstat(1).st_size > cap and time.monotonic() < deadline:
         time.sleep(0.01)
     out.write(b"under the cap again: %d\\n" % (os.fstat(1).st_size <= cap))
@@ -247,3 +247,27 @@ def test_capped_copy_holds_at_most_the_cap_and_a_normal_file_whole(tmp_path):
     src.write_bytes(b"a\nb")
     capped_copy(src, dst, MIB, 1)
     assert dst.read_bytes() == b"a\nb"
+
+
+def test_the_study_s_cap_reaches_every_launch_built_from_its_settings(tmp_path):
+    """Trials, the baseline and `tuner launch` build their server from the study's settings: the
+    cap is server.log_max_mb's (here the baseline's log, with the simulator's command line)."""
+    from tuner.config.study import ServerSettings
+
+    script = tmp_path / "flooder.py"
+    script.write_text(FLOODER)
+    wrapper = tmp_path / "python-flooder"  # takes the simulator's argv, runs the flooder instead
+    wrapper.write_text(f'#!/bin/sh\nexec "{PY}" "{script}" 100000 {MIB} 0\n')
+    wrapper.chmod(0o755)
+    server = ServerSettings.model_validate({"backend": "sim", "python": str(wrapper),
+                                            "model_path": "org/model", "log_max_mb": 1})
+    srv = ServerProcess(server, None, workdir=tmp_path, trial=None, port=0)
+    srv.start()
+    STARTED_GROUPS.add(srv.pgid)
+    try:
+        assert srv.proc.wait(timeout=60) == 0
+    finally:
+        srv.stop()
+    data = (tmp_path / "baseline" / "server.log").read_bytes()
+    assert len(data) <= MIB and b"under the cap again: 1\n" in data
+    assert b"dropped here; server.log_max_mb=1]\n" in data and LINE % 99_999 in data
