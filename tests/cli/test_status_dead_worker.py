@@ -18,7 +18,10 @@ from tuner.engine.requeue import RetryStaleTrial
 from tuner.engine.workers import Worker, reap_dead_trials, start_trial
 
 
-def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_path):
+def _failed_by_heartbeat(tmp_path, attrs: dict):
+    """A study whose one trial's worker, on another host, wrote ``attrs`` on it and stopped beating,
+    and the trial failed by the real reaper (Optuna's heartbeat check, a 2-second grace): the study
+    file, the trial's number and its retry's."""
     path = make_model_study(tmp_path, "hb", n_trials=1)
     config = load_study(path)
     storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
@@ -28,6 +31,8 @@ def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_p
     with ExitStack() as stack:  # as a worker starts a trial: it beats once, then its worker "stops"
         theirs = start_trial(study, Worker(), stack, space.distributions())
     storage.set_trial_user_attr(theirs._trial_id, "worker", {"host": "node-7", "pid": 4242, "start": 1})
+    for key, value in attrs.items():
+        storage.set_trial_user_attr(theirs._trial_id, key, value)
     number = theirs.number
     deadline = time.monotonic() + 60
     while storage.get_trial(theirs._trial_id).state.name == "RUNNING" and time.monotonic() < deadline:
@@ -35,7 +40,11 @@ def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_p
         reap_dead_trials(study)
     assert storage.get_trial(theirs._trial_id).state.name == "FAIL"
     retry = next(t.number for t in study.get_trials() if t.user_attrs.get("retry_of") == number)
+    return path, number, retry
 
+
+def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_path):
+    path, number, retry = _failed_by_heartbeat(tmp_path, {})
     r = CliRunner().invoke(cli, ["study", "status", str(path), "--json"])
     assert r.exit_code == 0, r.output
     row = next(t for t in json.loads(r.output)["trials"] if t["number"] == number)
@@ -49,3 +58,25 @@ def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_p
     report = tmp_path / "r.html"
     r = CliRunner().invoke(cli, ["study", "report", str(path), "-o", str(report)])
     assert r.exit_code == 0 and "its worker (node-7, pid 4242) stopped answering" in report.read_text()
+
+
+def test_the_heartbeat_not_an_unfinished_verdict_says_why_a_trial_ended(tmp_path):
+    """QA: a worker that wrote a trial's verdict (``status: invalid`` and the note "nothing measured
+    ...; the values are worst-case placeholders", tuner.engine.finish: the attributes before the tell)
+    and died before its tell left a trial another host's heartbeat check failed; status and the report
+    showed the unfinished verdict's note, which speaks of values the FAIL trial does not hold, not the
+    heartbeat that ended it."""
+    verdict = ("nothing measured (invalid: invalid_args); the values are worst-case placeholders that "
+               "steer the sampler away, not results")
+    path, number, retry = _failed_by_heartbeat(tmp_path, {"status": "invalid", "note": verdict})
+    why = (f"its worker (node-7, pid 4242) stopped answering: no heartbeat within the grace period, so "
+           f"another worker failed the trial; its setting is queued again (trial {retry})")
+    r = CliRunner().invoke(cli, ["study", "status", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    row = next(t for t in json.loads(r.output)["trials"] if t["number"] == number)
+    assert (row["state"], row["status"], row["note"]) == ("FAIL", None, why), row
+    report = tmp_path / "r.html"
+    r = CliRunner().invoke(cli, ["study", "report", str(path), "-o", str(report)])
+    assert r.exit_code == 0, r.output
+    html = report.read_text()
+    assert "its worker (node-7, pid 4242) stopped answering" in html and "worst-case placeholders" not in html

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.pruning import last_estimates
-from ..engine.records import (PRUNED, PRUNED_FROM, TrialRecord, front_records, load_records,
+from ..engine.records import (INTERRUPTED, PRUNED, PRUNED_FROM, TrialRecord, front_records, load_records,
                               run_to_run_spread, status_counts)
 
 
@@ -30,15 +30,18 @@ def pruned_note(t: dict) -> str:
 def ended_note(r: TrialRecord, records: list[TrialRecord]) -> str | None:
     """Why a FAIL trial ended without a result, for status and the report (None for other trials).
 
-    The note the tuner stored when it failed the trial (``interrupted``: stopped, its worker dead on
-    this host, copied while running), else, for a trial with none, Optuna's heartbeat check: the
-    tuner itself never fails a trial without saying why, but ``fail_stale_trials``
+    The note the tuner stored when it failed the trial itself (status ``interrupted``, written with
+    the note: stopped, its worker dead on this host, copied while running), else Optuna's heartbeat
+    check: the tuner itself never fails a trial without saying why, but ``fail_stale_trials``
     (:func:`tuner.engine.workers.reap_dead_trials`) fails the trial of a worker on another host that
     stopped beating and can write nothing on it, the trial being finished; its retry, queued by
-    :class:`tuner.engine.requeue.RetryStaleTrial`, names it (``retry_of``)."""
+    :class:`tuner.engine.requeue.RetryStaleTrial`, names it (``retry_of``). Any other note on a FAIL
+    trial is a verdict whose tell never came (:mod:`tuner.engine.finish` writes the attributes, the
+    note among them, then tells COMPLETE or PRUNED): its worker stopped between the two, and the
+    heartbeat check ended the trial; the note speaks of values the trial does not hold."""
     if r.state != "FAIL":
         return None
-    if r.attrs.get("note"):
+    if r.attrs.get("note") and r.status == INTERRUPTED:
         return str(r.attrs["note"])
     if r.status is not None:  # abandoned (a budget slot taken) or unreadable: the status says it
         return None
