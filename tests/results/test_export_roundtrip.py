@@ -1,6 +1,8 @@
 """Round trip: a trial measured on the simulated SGLang server, exported with `tuner study export`,
 and the exported YAML given back to the simulator with `--config`: the server it starts resolves
-the same arguments in `/server_info` as the server the trial measured."""
+the same arguments in `/server_info` as the server the trial measured. The study gives its context
+length as SGLang's human_readable_int takes it (`64k`): the YAML keeps the text, SGLang's loader reads
+64000, as the measured server did."""
 
 import json
 import urllib.request
@@ -33,7 +35,7 @@ server:
   tp_size: 8
   startup_timeout_s: 30
   stop_grace_s: 5
-  args: {{mem_fraction_static: 0.85, trust_remote_code: true}}
+  args: {{mem_fraction_static: 0.85, trust_remote_code: true, context_length: 64k}}
   sim: {{speedup: 200, load_seconds: 0, noise: 0.0, seed: 1}}
 bench:
   suite:
@@ -79,6 +81,8 @@ def test_exported_yaml_restarts_the_measured_server(tmp_path):
     assert r.exit_code == 0, r.output
     mapping = yaml.safe_load(out.read_text())
     assert mapping["model-path"] == "sim/kimi-k2.6"
+    assert mapping["context-length"] == "64k" and measured_args["context_length"] == 64000
+    assert "WARNING" not in out.read_text(), out.read_text()  # 64k is what the server ran: no mismatch
 
     # simproc fills in a default --model-path unless one is given: give the YAML's own value
     with running_sim("--config", str(out), "--model-path", mapping["model-path"], speedup=2000) as sim:

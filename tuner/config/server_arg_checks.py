@@ -129,7 +129,10 @@ def _check_server_value(name: str, option, value: Any) -> None:
     if isinstance(value, float) and not math.isfinite(value):  # as every float of the files (StrictModel)
         raise ValueError(f"{name}: must be a finite number, got {value!r}")
     expected = _KIND[option.type]
-    if option.type in ("int", "human_int"):  # human_int's 128k stays SGLang's: the tuner reads counts
+    if option.type == "human_int":  # 128k, 1Mi: kept as written (the export's YAML too), read by SGLang
+        _check_token_count(name, value)
+        ok = True
+    elif option.type == "int":
         ok = _parses(value, int)
     elif option.type == "float":
         ok = _parses(value, float)
@@ -176,6 +179,28 @@ def option_like(text: str) -> str | None:
         fix = f"write ./{text} for a path in the current folder, or a value not starting with '-'"
     return (f"{text!r} starts with '-', which SGLang's argparse reads as an option, not as this value "
             f"(the launch would fail: expected one argument); {fix}")
+
+
+def _check_token_count(name: str, value: Any) -> None:
+    """A token count (SGLang's ``human_readable_int`` options: ``--context-length`` and three more) as
+    SGLang reads the text the launcher writes (:func:`tuner.sglang.arg_types.token_count`): ``128k``,
+    ``1Mi``, ``4096``; ``ValueError`` naming the argument, with SGLang's reason, otherwise."""
+    import argparse
+
+    from ..sglang.arg_types import token_count
+
+    if value is None or isinstance(value, (bool, dict, list)):
+        raise ValueError(f"{name}: expected an integer, got {_shown(value)}")
+    try:
+        token_count(value)
+    except argparse.ArgumentTypeError as exc:
+        raise ValueError(f"{name}: SGLang {_sglang_version()} refuses {value!r}: {exc}") from None
+
+
+def _sglang_version() -> str:
+    from ..sglang.server_args import server_args_table
+
+    return server_args_table().sglang_version
 
 
 def _is_json(text: str) -> bool:

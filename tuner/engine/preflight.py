@@ -186,13 +186,21 @@ def _context_length_given(plan) -> int | None:
     """``--context-length`` as the simulated server reads its command (:func:`tuner.sim.args.parse_to_check`,
     SGLang's parser: ``server.args``, a space's ``fixed`` and ``server.extra_args`` alike, abbreviations
     too, the last one given wins), or None. A command that does not parse is not this check's to say
-    (:func:`_check_launch`, `tuner doctor`): the pinned ``server.args`` value stands then."""
+    (:func:`_check_launch`, `tuner doctor`): the pinned ``server.args`` value stands then, read as
+    SGLang reads it (:func:`tuner.sglang.arg_types.token_count`: ``128k`` is 128000)."""
+    import argparse
+
+    from ..sglang.arg_types import token_count
     from ..sim.args import parse_to_check
 
     try:
         given = parse_to_check(plan.argv[3:], known_only=True)  # after `python -m MODULE`
     except ValueError:
-        return plan.server_args.get("context_length")
+        pinned = plan.server_args.get("context_length")
+        try:
+            return None if pinned is None else token_count(pinned)
+        except argparse.ArgumentTypeError:
+            return None  # refused when the study file loads (tuner.config.server_arg_checks)
     return getattr(given, "context_length", None)
 
 

@@ -256,9 +256,29 @@ def _recorded_mismatches(record: TrialRecord, mapping: dict[str, Any], added: Se
         name = _arg_name(key)
         if name in added:
             continue
-        if name in ran and ran[name] is not None and str(ran[name]).lower() != str(value).lower():
+        if name in ran and ran[name] is not None and not _same_value(name, ran[name], value):
             out.append(f"{key}: the trial's server ran {ran[name]!r}, the export sets {value!r}")
     return out
+
+
+def _same_value(name: str, ran: Any, value: Any) -> bool:
+    """Whether the exported ``value`` is what the trial's server reported (``ran``): as text, case
+    aside, or for a token count (SGLang's ``human_readable_int`` options) as the number SGLang reads
+    (``64k`` is the 64000 ``/server_info`` reports: :func:`tuner.sglang.arg_types.token_count`)."""
+    import argparse
+
+    from ..sglang.arg_types import token_count
+    from ..sglang.server_args import server_args_table
+
+    if str(ran).lower() == str(value).lower():
+        return True
+    option = server_args_table().option(name)
+    if option is None or option.type != "human_int":
+        return False
+    try:
+        return token_count(ran) == token_count(value)
+    except argparse.ArgumentTypeError:
+        return False
 
 
 def build_export(study, pick: str | None, *, url: str | None = None, min_speedup_c32: float | None = None,

@@ -8,7 +8,8 @@ import argparse
 import json
 import math
 import re
-from decimal import Decimal
+
+from ..sglang.arg_types import human_readable_int
 
 #: The profile the simulator plays without ``--sim-profile``.
 DEFAULT_PROFILE = "k2.6-tp8-pcie"
@@ -56,32 +57,6 @@ def bounded_number(kind: type, minimum: float, inclusive: bool = True):
         return value
 
     return parse
-
-
-def human_readable_int(value: str) -> int:
-    """SGLang 0.5.23's ``human_readable_int`` (``srt/utils/common.py``), the type of its token-count
-    flags (``--context-length 128k``): a plain integer, or SI (k, M, G, T; decimals allowed: 25.6k)
-    or IEC (Ki, Mi, Gi, Ti; whole numbers) suffixes, case-sensitive; SGLang's messages otherwise."""
-    value = value.strip()
-    si = {"k": 10**3, "M": 10**6, "G": 10**9, "T": 10**12}
-    iec = {"Ki": 2**10, "Mi": 2**20, "Gi": 2**30, "Ti": 2**40}
-    match = re.fullmatch(r"(\d+(?:\.\d+)?)(Ki|Mi|Gi|Ti|k|M|G|T)", value)
-    if match:
-        number, suffix = match.groups()
-        if suffix in iec:
-            if "." in number:
-                raise argparse.ArgumentTypeError(
-                    f"Decimals are not allowed with IEC suffixes like '{suffix}'. Use an integer IEC "
-                    f"value such as '{int(Decimal(number))}{suffix}', or an SI value such as "
-                    f"'{number}{suffix[0]}'.")
-            return int(number) * iec[suffix]
-        return int(Decimal(number) * si[suffix])
-    try:
-        return int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"Invalid integer value: '{value}'. Use a plain integer, SI suffixes (1k, 1M), or IEC suffixes "
-            "(1Ki, 1Mi). Suffixes are case-sensitive.") from None
 
 
 def json_list_type(value: str):
