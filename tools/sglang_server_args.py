@@ -96,8 +96,11 @@ _ACTIONS = {"_StoreAction": "store", "_StoreTrueAction": "store_true",
             "DeprecatedStoreConstAction": "store_const", "DeprecatedStoreTrueAction": "store_true"}
 # human_int: SGLang's human_readable_int (utils/common.py), an integer or 128k / 1Mi
 # json: json.loads; json_list: SGLang's json_list_type (utils/common.py), orjson.loads
+# cuda_graph_config / cuda_graph_backend: parse_cuda_graph_config_arg / parse_cuda_graph_backend_arg
+# (model_executor/cuda_graph_config.py)
 _TYPES = {"int": "int", "float": "float", "human_readable_int": "human_int", "loads": "json",
-          "json_list_type": "json_list"}
+          "json_list_type": "json_list", "parse_cuda_graph_config_arg": "cuda_graph_config",
+          "parse_cuda_graph_backend_arg": "cuda_graph_backend"}
 
 
 def extract(src: str) -> dict:

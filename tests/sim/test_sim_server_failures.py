@@ -173,6 +173,84 @@ def test_json_flags_take_json_only_as_in_sglang(tmp_path, capsys):
         check_server_args({"preferred_sampling_params": "not json"}, "server.args")
 
 
+#: --cuda-graph-config values and what SGLang 0.5.23's parser says (parse_cuda_graph_config_arg,
+#: model_executor/cuda_graph_config.py; each message as its real parser printed it, exit 2)
+CUDA_GRAPH_CONFIG_REFUSED = [
+    ("x", "--cuda-graph-config must be JSON: Expecting value: line 1 column 1 (char 0)"),
+    ("[1]", "--cuda-graph-config must be a JSON object, got list"),
+    ("NaN", "--cuda-graph-config must be a JSON object, got float"),
+    ('{"foo": {}}', "--cuda-graph-config: unknown phase 'foo', expected one of ('decode', 'prefill')"),
+    ('{"decode": 1}', "--cuda-graph-config['decode'] must be a JSON object, got int"),
+    ('{"decode": {"backend": "tc_piecewise"}}',
+     "tc_piecewise was removed; select breakable, full, or disabled"),
+    ('{"decode": {"tc_compiler": "eager"}}',
+     "--cuda-graph-config['decode']: unknown key 'tc_compiler', expected one of ('backend', 'max_bs', 'bs')"),
+]
+
+
+@pytest.mark.parametrize("text, says", CUDA_GRAPH_CONFIG_REFUSED,
+                         ids=[t for t, _ in CUDA_GRAPH_CONFIG_REFUSED])
+def test_cuda_graph_config_is_parsed_as_in_sglang(text, says, capsys):
+    """QA: SGLang 0.5.23 parses --cuda-graph-config as JSON of phase -> settings (argparse type
+    parse_cuda_graph_config_arg); the simulator and a study's server.args took any text."""
+    from tuner.config.server_arg_checks import check_server_args
+    from tuner.sim.args import parse_args
+
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["--model-path", "m", "--cuda-graph-config", text])
+    assert exc.value.code == 2
+    assert f"error: argument --cuda-graph-config: {says}" in capsys.readouterr().err
+    with pytest.raises(ValueError, match="^cuda_graph_config: ") as refused:
+        check_server_args({"cuda_graph_config": text}, "server.args")
+    assert says in str(refused.value)
+
+
+def test_cuda_graph_settings_sglang_takes_pass_and_the_removed_backend_says_so(capsys):
+    from tuner.config.server_arg_checks import check_server_args
+    from tuner.sim.args import parse_args
+
+    good = '{"decode": {"backend": "full", "max_bs": 64}, "prefill": {"max_seq_len": 8}}'
+    ns = parse_args(["--model-path", "m", "--cuda-graph-config", good,
+                     "--cuda-graph-backend-prefill", "disabled"])
+    assert ns.cuda_graph_config == {"decode": {"backend": "full", "max_bs": 64},
+                                    "prefill": {"max_seq_len": 8}}
+    assert ns.cuda_graph_backend_prefill == "disabled"
+    assert check_server_args({"cuda_graph_config": good}, "server.args") == {"cuda_graph_config": good}
+    # parse_cuda_graph_backend_arg: the removed backend by name, before argparse's choices
+    with pytest.raises(SystemExit) as exc:
+        parse_args(["--model-path", "m", "--cuda-graph-backend-decode", "tc_piecewise"])
+    assert exc.value.code == 2
+    assert ("error: argument --cuda-graph-backend-decode: tc_piecewise was removed; select breakable, full, "
+            "or disabled") in capsys.readouterr().err
+    with pytest.raises(ValueError, match="cuda_graph_backend_decode: .*tc_piecewise was removed"):
+        check_server_args({"cuda_graph_backend_decode": "tc_piecewise"}, "server.args")
+
+
+def test_a_backend_sglang_does_not_allow_in_the_json_fails_its_argument_handling():
+    """SGLang 0.5.23 passes `{"decode": {"backend": "foo"}}` through its parser and refuses it in its
+    argument handling, before loading (arg_groups/cuda_graph_hook.py, validate_cuda_graph_config:
+    ValueError, a traceback, exit 1); the study check refuses it up front."""
+    from tuner.config.server_arg_checks import check_server_args
+
+    says = "--cuda-graph-config[decode].backend='foo' not allowed; allowed: ('full', 'breakable', 'disabled')"
+    r = _run("--cuda-graph-config", '{"decode": {"backend": "foo"}}', "--sim-load-seconds", "60")
+    assert r.returncode == 1, r.stderr
+    assert "Traceback (most recent call last):" in r.stderr and f"ValueError: {says}" in r.stderr
+    with pytest.raises(ValueError, match="^cuda_graph_config: ") as refused:
+        check_server_args({"cuda_graph_config": '{"decode": {"backend": "foo"}}'}, "server.args")
+    assert says in str(refused.value)
+
+
+def test_quantization_param_path_is_not_checked_before_loading_as_in_sglang():
+    """SGLang 0.5.23 reads --quantization-param-path with nullable_str and opens the file only when it
+    loads the model (model_runner_components/load_model_utils.py): a path that does not exist passes
+    its parser and its argument handling. The simulator, which loads no model, takes it too."""
+    from tuner.sim.args import parse_args
+
+    ns = parse_args(["--model-path", "m", "--quantization-param-path", "/no/such/scales.json"])
+    assert ns.quantization_param_path == "/no/such/scales.json"
+
+
 def test_config_must_be_yaml(tmp_path):
     r = _run("--config", _config(tmp_path, "{}", "server.json"))
     assert r.returncode == 1

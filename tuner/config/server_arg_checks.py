@@ -112,7 +112,8 @@ def _check_server_arg(name: str, value: Any) -> str:
 #: What a value of each type of SGLang's table is called in an error (``tuner.sglang.server_args``:
 #: int, float, or str for every other parser SGLang gives, its custom ones included, which read text)
 _KIND = {"int": "an integer", "human_int": "an integer", "float": "a number", "str": "a string",
-         "json": "JSON text", "json_list": "JSON text"}
+         "json": "JSON text", "json_list": "JSON text", "cuda_graph_config": "JSON text",
+         "cuda_graph_backend": "a string"}
 
 
 def _shown(value: Any) -> str:
@@ -132,6 +133,10 @@ def _check_server_value(name: str, option, value: Any) -> None:
     if option.type == "human_int":  # 128k, 1Mi: kept as written (the export's YAML too), read by SGLang
         _check_token_count(name, value)
         ok = True
+    elif option.type in ("cuda_graph_config", "cuda_graph_backend"):
+        ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
+        if ok:  # argv holds str(value): a number is text SGLang's parser reads (and refuses) too
+            _check_cuda_graph(name, option.type, str(value))
     elif option.type == "int":
         ok = _parses(value, int)
     elif option.type == "float":
@@ -143,7 +148,8 @@ def _check_server_value(name: str, option, value: Any) -> None:
     if ok and option.choices and str(value) not in option.choices:
         raise ValueError(f"{name}: {value!r} is not one of SGLang's choices "
                          f"({', '.join(option.choices)}){did_you_mean(str(value), option.choices)}")
-    if not ok and option.type in ("str", "json", "json_list") and isinstance(value, dict):
+    text_kinds = ("str", "json", "json_list", "cuda_graph_config")
+    if not ok and option.type in text_kinds and isinstance(value, dict):
         # SGLang parses such an option's text itself (json_model_override_args: json.loads); the
         # launcher passes the YAML value as the text, so a mapping must be written as JSON
         raise ValueError(f"{name}: expected a string (JSON text), got {_shown(value)}; write the "
@@ -195,6 +201,27 @@ def _check_token_count(name: str, value: Any) -> None:
         token_count(value)
     except argparse.ArgumentTypeError as exc:
         raise ValueError(f"{name}: SGLang {_sglang_version()} refuses {value!r}: {exc}") from None
+
+
+def _check_cuda_graph(name: str, kind: str, text: str) -> None:
+    """``--cuda-graph-config`` (or a ``--cuda-graph-backend-*``) as SGLang 0.5.23 takes it: its own
+    argparse type (:mod:`tuner.sglang.arg_types`), and for the JSON its argument handling's check of
+    the backends it gives (``validate_cuda_graph_config``, before the model loads: every launch would
+    fail). ``ValueError`` naming the argument, with SGLang's reason, otherwise."""
+    import argparse
+
+    from ..sglang.arg_types import (cuda_graph_backend_problem, parse_cuda_graph_backend_arg,
+                                    parse_cuda_graph_config_arg)
+
+    try:
+        if kind == "cuda_graph_backend":
+            parse_cuda_graph_backend_arg(text)
+            return
+        problem = cuda_graph_backend_problem(parse_cuda_graph_config_arg(text))
+    except argparse.ArgumentTypeError as exc:
+        problem = str(exc)
+    if problem is not None:
+        raise ValueError(f"{name}: SGLang {_sglang_version()} refuses {text!r}: {problem}")
 
 
 def _sglang_version() -> str:

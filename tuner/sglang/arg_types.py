@@ -50,3 +50,86 @@ def token_count(value) -> int:
     if isinstance(value, bool) or not isinstance(value, (int, float, str)):
         raise argparse.ArgumentTypeError(f"Invalid integer value: '{value}'.")
     return human_readable_int(str(value))
+
+
+# --------------------------------------------------------------------------------------------------
+# CUDA graphs: model_executor/cuda_graph_config.py (Phase, Backend, ALLOWED_KEYS_PER_PHASE)
+
+#: ``Phase.ALL``
+CUDA_GRAPH_PHASES = ("decode", "prefill")
+#: ``ALLOWED_BACKENDS_PER_PHASE`` (the same three for both phases; ``Backend.ALL``)
+CUDA_GRAPH_BACKENDS = ("full", "breakable", "disabled")
+#: ``ALLOWED_KEYS_PER_PHASE``
+CUDA_GRAPH_KEYS = {
+    "decode": ("backend", "max_bs", "bs"),
+    "prefill": ("backend", "max_bs", "bs", "max_context_size", "full_prefill_max_req",
+                "full_prefill_prefix_chunk_tokens", "max_seq_len"),
+}
+
+
+def parse_cuda_graph_backend_arg(raw: str) -> str:
+    """SGLang 0.5.23's ``parse_cuda_graph_backend_arg``, the type of ``--cuda-graph-backend-decode``
+    and ``--cuda-graph-backend-prefill``: the removed ``tc_piecewise`` by name, before argparse's
+    choices (:data:`CUDA_GRAPH_BACKENDS`) say "invalid choice" for anything else."""
+    if raw == "tc_piecewise":
+        raise argparse.ArgumentTypeError("tc_piecewise was removed; select breakable, full, or disabled")
+    return raw
+
+
+def parse_cuda_graph_config_arg(raw: str) -> dict:
+    """SGLang 0.5.23's ``parse_cuda_graph_config_arg``, the type of ``--cuda-graph-config``: JSON (Python's
+    ``json.loads``, as SGLang's) of an object of phase -> object of that phase's keys; a ``backend``
+    is checked for ``tc_piecewise`` only (any other name passes the parser: :func:`cuda_graph_backend_problem`
+    is SGLang's later check). SGLang's messages otherwise."""
+    import json
+
+    try:
+        parsed = json.loads(raw)
+    except json.JSONDecodeError as e:
+        raise argparse.ArgumentTypeError(f"--cuda-graph-config must be JSON: {e}") from None
+    if not isinstance(parsed, dict):
+        raise argparse.ArgumentTypeError(
+            f"--cuda-graph-config must be a JSON object, got {type(parsed).__name__}")
+    result: dict = {}
+    for phase, settings in parsed.items():
+        phase = str(phase)
+        if phase not in CUDA_GRAPH_PHASES:
+            raise argparse.ArgumentTypeError(
+                f"--cuda-graph-config: unknown phase '{phase}', expected one of {CUDA_GRAPH_PHASES}")
+        if not isinstance(settings, dict):
+            raise argparse.ArgumentTypeError(
+                f"--cuda-graph-config['{phase}'] must be a JSON object, got {type(settings).__name__}")
+        if "backend" in settings:
+            parse_cuda_graph_backend_arg(settings["backend"])
+        allowed = CUDA_GRAPH_KEYS[phase]
+        result[phase] = {}
+        for key, value in settings.items():
+            if key not in allowed:
+                raise argparse.ArgumentTypeError(
+                    f"--cuda-graph-config['{phase}']: unknown key '{key}', expected one of {allowed}")
+            result[phase][key] = value
+    return result
+
+
+def cuda_graph_backend_problem(config: dict | None) -> str | None:
+    """SGLang 0.5.23's ``validate_cuda_graph_config`` (``arg_groups/cuda_graph_hook.py``, in its argument
+    handling, before the model loads) for a parsed ``--cuda-graph-config``: a backend the JSON gives
+    that its phase does not allow is its ``ValueError`` message (the per-phase flags take only allowed
+    ones, by their choices; the JSON wins over them and is never changed by SGLang's compatibility
+    cascade, which leaves an explicit backend alone). None when every given backend is allowed."""
+    for phase in CUDA_GRAPH_PHASES:
+        settings = (config or {}).get(phase, {})
+        backend = settings.get("backend")
+        if "backend" in settings and backend not in CUDA_GRAPH_BACKENDS:  # a JSON null too: None
+            return (f"--cuda-graph-config[{phase}].backend={backend!r} not allowed; "
+                    f"allowed: {CUDA_GRAPH_BACKENDS}")
+    return None
+
+
+def validate_cuda_graph_config(config: dict | None) -> None:
+    """SGLang 0.5.23's ``validate_cuda_graph_config`` in its argument handling (its cuda-graph hook runs
+    before the speculative one: ``arg_groups/pipeline.py``): ``ValueError`` with its message for a
+    backend :func:`cuda_graph_backend_problem` finds."""
+    problem = cuda_graph_backend_problem(config)
+    if problem is not None:
+        raise ValueError(problem)

@@ -26,6 +26,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..sglang.adaptive import adaptive_candidate_steps, resolve_adaptive
+from ..sglang.arg_types import validate_cuda_graph_config
 from ..sglang.rules import (
     EAGLE_ALGORITHMS,
     STAGE_STARTUP,
@@ -35,7 +36,7 @@ from ..sglang.rules import (
     resolve_max_running_requests,
 )
 from ..sglang.server_args import ServerOption, server_args_table
-from .parser import DEFAULT_PROFILE, PARSED_TYPES, SimArgumentParser, bounded_number
+from .parser import DEFAULT_PROFILE, PARSED_TYPES, TEXT_TYPES, SimArgumentParser, bounded_number
 
 #: The SGLang release whose flags, API and failures the simulator mirrors.
 SGLANG_VERSION = "0.5.23"
@@ -93,7 +94,7 @@ def _add_sglang_option(group, option: ServerOption) -> None:
     else:
         kind = {**PARSED_TYPES, "float": float}.get(option.type, str)
         action = group.add_argument(*option.flags, type=kind, nargs=option.nargs,
-                                    choices=option.choices if kind is str else None, **kwargs)
+                                    choices=option.choices if option.type in TEXT_TYPES else None, **kwargs)
     # SGLang's own action class where its --config loader refuses the option (the table records
     # it: a deprecated store_true flag parses as store_true here, yet the loader refuses it)
     action.config_refused = option.config_refused
@@ -278,10 +279,7 @@ def parse_to_check(argv: list[str], *, known_only: bool = False) -> argparse.Nam
 # Resolution: tuner.sglang.rules applied the way SGLang's speculative_hook.py applies them
 
 
-_EXCEPTIONS = {
-    "AssertionError": AssertionError, "TypeError": TypeError,
-    "ValueError": ValueError, "RuntimeError": RuntimeError, "AttributeError": AttributeError,
-}
+_EXCEPTIONS = {e.__name__: e for e in (AssertionError, TypeError, ValueError, RuntimeError, AttributeError)}
 
 
 @dataclass(frozen=True)
@@ -377,6 +375,7 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     algorithm = ns.speculative_algorithm
     spec = violation = None
     mrr = ns.max_running_requests
+    validate_cuda_graph_config(getattr(ns, "cuda_graph_config", None))  # SGLang's pipeline.py: before spec
     if algorithm is not None:
         if algorithm.upper() not in EAGLE_ALGORITHMS:
             raise ValueError(

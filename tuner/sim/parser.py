@@ -9,7 +9,7 @@ import json
 import math
 import re
 
-from ..sglang.arg_types import human_readable_int
+from ..sglang.arg_types import human_readable_int, parse_cuda_graph_backend_arg, parse_cuda_graph_config_arg
 
 #: The profile the simulator plays without ``--sim-profile``.
 DEFAULT_PROFILE = "k2.6-tp8-pcie"
@@ -74,5 +74,10 @@ def _no_constant(name: str):
 
 
 #: The argparse ``type`` of each kind of SGLang's table (:mod:`tuner.sglang.server_args`) that is
-#: not text or a float: ``json`` is SGLang's own ``json.loads``, so argparse says "invalid loads value".
-PARSED_TYPES = {"int": int, "human_int": human_readable_int, "json": json.loads, "json_list": json_list_type}
+#: not text or a float: ``json`` is SGLang's own ``json.loads``, so argparse says "invalid loads value";
+#: the CUDA-graph ones SGLang's own (:mod:`tuner.sglang.arg_types`), which say what is wrong.
+PARSED_TYPES = {"int": int, "human_int": human_readable_int, "json": json.loads, "json_list": json_list_type,
+                "cuda_graph_config": parse_cuda_graph_config_arg,
+                "cuda_graph_backend": parse_cuda_graph_backend_arg}
+#: Kinds whose argparse ``type`` returns the text, so argparse checks the option's choices on it.
+TEXT_TYPES = ("str", "cuda_graph_backend")
