@@ -216,3 +216,39 @@ def test_a_server_arg_given_as_text_runs_as_sglang_reads_it(tmp_path):
     r = CliRunner().invoke(cli, ["study", "run", str(path)])
     assert r.exit_code == 0, r.output
     assert "done: 1 measured" in r.output and "Traceback" not in r.output
+
+
+def _with_args(tmp_path, name: str, args: str):
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(STUDY.format(name=name, space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 1}")
+                    .replace("  model:", f"  args: {args}\n  model:").replace("n_trials: 6", "n_trials: 1"))
+    return path
+
+
+@pytest.mark.parametrize("args", ["{stream_interval: 0}", "{stream_interval: -1}", "{log_level: INFO}",
+                                  "{log_level: Warning}"])
+def test_a_server_arg_sglang_launches_with_runs(tmp_path, args):
+    """QA: arguments the study check took but the simulator's parser refused ended `tuner study run`
+    on the model backend in a traceback (ValueError from parsed_server_args, exit 1, a half-made
+    study left). SGLang 0.5.23 launches these: --stream-interval is a plain int (0 or less streams
+    every step: managers/scheduler_components/output_streamer.py), and --log-level any text its
+    logger takes upper-cased (utils/common.py configure_logger: getattr(logging, level.upper()))."""
+    r = CliRunner().invoke(cli, ["study", "run", str(_with_args(tmp_path, "runs", args))])
+    assert r.exit_code == 0, r.output
+    assert "done: 1 measured" in r.output and "Traceback" not in r.output
+
+
+@pytest.mark.parametrize("args, key", [
+    ("{log_level: verbose}", "log_level"), ("{log_level: trace}", "log_level"),
+    ("{log_level: '1'}", "log_level"),
+    ("{sidecar_args: Infinity}", "sidecar_args"), ("{forward_hooks: '[NaN]'}", "forward_hooks")])
+def test_an_arg_sglang_refuses_is_one_line_and_nothing_is_written(tmp_path, args, key):
+    """SGLang 0.5.23 fails such a launch before loading: a log level its logger lacks (configure_logger:
+    AttributeError, module 'logging' has no attribute 'VERBOSE'), JSON its json_list_type (orjson)
+    refuses (NaN, Infinity; the check read it with json.loads, which takes them, and the run failed
+    its baseline). The study check says so up front."""
+    r = CliRunner().invoke(cli, ["study", "run", str(_with_args(tmp_path, "lvl", args))])
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2 and len(lines) == 1, r.output
+    assert f"server.args: {key}: " in lines[0] and "Traceback" not in r.output, lines
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["lvl.yaml"]

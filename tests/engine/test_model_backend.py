@@ -172,3 +172,15 @@ def test_server_args_are_read_as_sglangs_argparse_reads_them(tmp_path):
         "gc_threshold": [1, 2], "enable_metrics": False}
     with pytest.raises(ValueError, match="server.args: argument --mem-fraction-static: invalid float value"):
         parsed_server_args({"mem_fraction_static": "most"})  # handed in by code: refused, never an exit
+
+
+def test_server_args_its_parser_refuses_fail_each_launch_as_invalid_args():
+    """Arguments handed in by code that the simulated server's parser refuses (the study check refuses
+    such a study file up front) are no traceback at construction: every launch fails as the process
+    backend's would, ``invalid_args`` with the parser's message, after the modelled load."""
+    backend = ModelBackend("k2.6-tp8-pcie", load_suite("quick"), seed=1, load_s=60,
+                           server_args={"stream_interval": "often"})
+    for spec in (None, CHAIN):
+        m = measure(backend, spec, "trials/1")
+        assert (m.failure_class, m.model_duration_s) == ("invalid_args", 60)
+        assert "error: argument --stream-interval: invalid int value: 'often'" in m.failure_message

@@ -251,6 +251,24 @@ def test_quantization_param_path_is_not_checked_before_loading_as_in_sglang():
     assert ns.quantization_param_path == "/no/such/scales.json"
 
 
+def test_stream_interval_and_log_level_are_taken_as_sglangs_parser_takes_them():
+    """SGLang 0.5.23's parser reads --stream-interval as a plain int and --log-level as any text (its
+    real parser took `--stream-interval 0` and `--log-level x`); the simulator refused 0 and every
+    level but the five lower-case ones."""
+    from tuner.sim.args import parse_args
+
+    ns = parse_args(["--model-path", "m", "--stream-interval", "0", "--log-level", "INFO"])
+    assert (ns.stream_interval, ns.log_level) == (0, "INFO")
+
+
+def test_a_log_level_sglangs_logger_lacks_fails_before_loading_as_there():
+    """SGLang's configure_logger (utils/common.py) runs getattr(logging, level.upper()) first thing:
+    AttributeError, a traceback, exit 1, before loading."""
+    r = _run("--log-level", "verbose", "--sim-load-seconds", "60")
+    assert r.returncode == 1, r.stderr
+    assert "AttributeError: module 'logging' has no attribute 'VERBOSE'" in r.stderr
+
+
 def test_config_must_be_yaml(tmp_path):
     r = _run("--config", _config(tmp_path, "{}", "server.json"))
     assert r.returncode == 1

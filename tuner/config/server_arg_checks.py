@@ -70,8 +70,8 @@ def check_server_args(args: dict, where: str) -> dict:
 def _check_server_arg(name: str, value: Any) -> str:
     """A server argument SGLang 0.5.23 has (``tuner.sglang.server_args``, its own parser table), with
     a value of its type (an integer flag an integer, a switch true or false, one of its choices);
-    ``page_size`` at least 1: its name in SGLang's table (``dest``). ``ValueError`` naming the
-    argument otherwise."""
+    ``page_size`` at least 1, a ``log_level`` SGLang's logger takes: its name in SGLang's table
+    (``dest``). ``ValueError`` naming the argument otherwise."""
     from ..sglang.server_args import server_args_table
 
     table = server_args_table()
@@ -106,6 +106,12 @@ def _check_server_arg(name: str, value: Any) -> str:
         _check_server_value(name, option, item)
     if option.dest == "page_size" and int(value) < 1:
         raise ValueError(f"page_size: {value!r}; a page holds at least 1 token")
+    if option.dest == "log_level":
+        from ..sglang.arg_types import log_level_problem
+
+        problem = log_level_problem(str(value))
+        if problem is not None:
+            raise ValueError(f"{name}: {value!r}: {problem}")
     return option.dest
 
 
@@ -144,7 +150,7 @@ def _check_server_value(name: str, option, value: Any) -> None:
     else:
         ok = isinstance(value, (str, int, float)) and not isinstance(value, bool)
         # SGLang's argparse type parses the text (json.loads, json_list_type): a launch fails otherwise
-        ok = ok and (option.type not in ("json", "json_list") or _is_json(str(value)))
+        ok = ok and (option.type not in ("json", "json_list") or _is_json(str(value), option.type))
     if ok and option.choices and str(value) not in option.choices:
         raise ValueError(f"{name}: {value!r} is not one of SGLang's choices "
                          f"({', '.join(option.choices)}){did_you_mean(str(value), option.choices)}")
@@ -230,11 +236,17 @@ def _sglang_version() -> str:
     return server_args_table().sglang_version
 
 
-def _is_json(text: str) -> bool:
+def _is_json(text: str, kind: str) -> bool:
+    """Whether SGLang's type for ``kind`` reads ``text``: ``json.loads``, or its ``json_list_type``
+    (orjson: no NaN or Infinity; :func:`tuner.sglang.arg_types.json_list_type`)."""
+    import argparse
+
+    from ..sglang.arg_types import json_list_type
+
     try:
-        json.loads(text)
+        json_list_type(text) if kind == "json_list" else json.loads(text)
         return True
-    except ValueError:
+    except (ValueError, argparse.ArgumentTypeError):
         return False
 
 

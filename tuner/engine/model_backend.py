@@ -20,6 +20,15 @@ DEFAULT_LOAD_S = 600.0
 NOT_IN_LANDSCAPE = "not_in_landscape"
 
 
+class RefusedServerArgs(ValueError):
+    """``server.args`` the simulated server's parser refuses: ``argparse_message`` is what argparse
+    says (``argument --stream-interval: invalid int value: 'often'``)."""
+
+    def __init__(self, argparse_message: str):
+        self.argparse_message = argparse_message
+        super().__init__(f"server.args: {argparse_message}")
+
+
 def parsed_server_args(args: Mapping[str, Any]) -> dict:
     """``args`` (a study's ``server.args``: SGLang's underscore names) with the values a launched
     server would hold: each written as the launcher writes it for the simulator
@@ -30,7 +39,7 @@ def parsed_server_args(args: Mapping[str, Any]) -> dict:
 
     The study file's check (:func:`tuner.config.server_arg_checks.check_server_args`) refuses a value argparse
     would refuse, so this parse succeeds for a loaded study; ``ValueError`` with argparse's message
-    otherwise (args handed in by code), never argparse's exit."""
+    otherwise (args handed in by code; :class:`RefusedServerArgs`), never argparse's exit."""
     from ..server.command import arg_tokens
     from ..sim.args import parse_to_check
 
@@ -41,7 +50,7 @@ def parsed_server_args(args: Mapping[str, Any]) -> dict:
     try:
         parsed = vars(parse_to_check(argv))
     except ValueError as exc:
-        raise ValueError(f"server.args: {exc}") from None
+        raise RefusedServerArgs(str(exc)) from None
     return {name: parsed.get(name, value) for name, value in args.items()}
 
 
@@ -95,8 +104,14 @@ class ModelBackend:
         self.plan = list(plan) if plan is not None else stage_plan(suite)
         self._rows: dict = {}
         self.max_running_requests = max_running_requests or max(suite.sweep.concurrencies, default=1)
-        # read as the simulated server reads them (a string "0.8" is the number 0.8)
-        self.server_args = parsed_server_args(server_args or {})
+        # read as the simulated server reads them (a string "0.8" is the number 0.8); arguments its
+        # parser refuses (handed in by code: the study check refuses them in a study file) fail every
+        # launch as the simulated server's would, argparse's exit 2: invalid_args with its message
+        self.args_problem: str | None = None
+        try:
+            self.server_args = parsed_server_args(server_args or {})
+        except RefusedServerArgs as exc:
+            self.server_args, self.args_problem = {}, f"python -m tuner.sim: error: {exc.argparse_message}"
 
     @property
     def source_label(self) -> str:
@@ -145,6 +160,8 @@ class ModelBackend:
 
     def launch_failure(self, spec: SpecConfig | None) -> tuple[str, str] | None:
         """``(failure_class, message)`` when a launch of ``spec`` fails, else None."""
+        if self.args_problem is not None:
+            return "invalid_args", self.args_problem
         if self.table is not None:
             if spec is not None and spec not in self.table.configs:
                 return NOT_IN_LANDSCAPE, (f"{spec.label()} is not in landscape {self.table.source}: a setting "

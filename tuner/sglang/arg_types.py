@@ -42,6 +42,22 @@ def human_readable_int(value: str) -> int:
             "(1Ki, 1Mi). Suffixes are case-sensitive.") from None
 
 
+def json_list_type(value: str):
+    """SGLang 0.5.23's ``json_list_type`` (``srt/utils/common.py``): the text as JSON, else its
+    message. (SGLang reads it with orjson, which takes no NaN or Infinity: neither does this.)"""
+    import json
+
+    try:
+        return json.loads(value, parse_constant=_no_constant)
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"Invalid JSON list: {value}. Please provide a valid JSON list.") from None
+
+
+def _no_constant(name: str):
+    raise ValueError(name)
+
+
 def token_count(value) -> int:
     """A token count a study gives (``server.args.context_length``: an integer, or text such as
     ``128k``) as SGLang reads it: the text the launcher writes (``str(value)``) through
@@ -133,3 +149,22 @@ def validate_cuda_graph_config(config: dict | None) -> None:
     problem = cuda_graph_backend_problem(config)
     if problem is not None:
         raise ValueError(problem)
+
+
+# --------------------------------------------------------------------------------------------------
+# Values SGLang's parser takes and its launch refuses before loading
+
+
+def log_level_problem(level: str) -> str | None:
+    """Why SGLang 0.5.23 cannot start with ``--log-level level``, or None. Its parser takes any text;
+    its logger setup, first thing at launch (``utils/common.py``, ``configure_logger``:
+    ``logging.basicConfig(level=getattr(logging, level.upper()))``), fails on a name that is not one
+    of ``logging``'s levels (AttributeError, before loading). Its HTTP server later reads the level
+    too (uvicorn's lower-cased ``LOG_LEVELS``, which lack ``warn``, ``fatal``, ``notset``), which is
+    not judged here (an HTTP/2 server, granian, reads it otherwise)."""
+    import logging
+
+    if isinstance(getattr(logging, level.upper(), None), int):
+        return None
+    return (f"SGLang's logger setup fails on it before loading (configure_logger: module 'logging' has no "
+            f"attribute {level.upper()!r}); give debug, info, warning, error or critical")

@@ -136,10 +136,9 @@ def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
     g.add_argument(*_sglang_flags("mem_fraction_static"), dest="mem_fraction_static", type=float)
     g.add_argument(*_sglang_flags("attention_backend"), dest="attention_backend",
                    choices=ATTENTION_BACKENDS, default=None)
-    g.add_argument(*_sglang_flags("stream_interval"), dest="stream_interval", type=_positive_int,
-                   default=1)
-    g.add_argument(*_sglang_flags("log_level"), dest="log_level", default="info",
-                   choices=("debug", "info", "warning", "error", "critical"))
+    # SGLang's types: any int (0 or less streams every step, as 1), any text (its logger checks it)
+    g.add_argument(*_sglang_flags("stream_interval"), dest="stream_interval", type=int, default=1)
+    g.add_argument(*_sglang_flags("log_level"), dest="log_level", default="info")
     g.add_argument("--config", default=None, metavar="FILE",
                    help="Flat YAML mapping of server arguments (dash keys), merged under the command line.")
     defined = {a.dest for a in p._actions}

@@ -9,7 +9,8 @@ import json
 import math
 import re
 
-from ..sglang.arg_types import human_readable_int, parse_cuda_graph_backend_arg, parse_cuda_graph_config_arg
+from ..sglang.arg_types import (human_readable_int, json_list_type, parse_cuda_graph_backend_arg,
+                                parse_cuda_graph_config_arg)
 
 #: The profile the simulator plays without ``--sim-profile``.
 DEFAULT_PROFILE = "k2.6-tp8-pcie"
@@ -57,20 +58,6 @@ def bounded_number(kind: type, minimum: float, inclusive: bool = True):
         return value
 
     return parse
-
-
-def json_list_type(value: str):
-    """SGLang 0.5.23's ``json_list_type`` (``srt/utils/common.py``): the text as JSON, else its
-    message. (SGLang reads it with orjson, which takes no NaN or Infinity: neither does this.)"""
-    try:
-        return json.loads(value, parse_constant=_no_constant)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"Invalid JSON list: {value}. Please provide a valid JSON list.") from None
-
-
-def _no_constant(name: str):
-    raise ValueError(name)
 
 
 #: The argparse ``type`` of each kind of SGLang's table (:mod:`tuner.sglang.server_args`) that is
