@@ -275,6 +275,37 @@ def test_config_must_be_yaml(tmp_path):
     assert "ValueError: Config file must be YAML format, got: .json" in r.stderr
 
 
+#: (file name, its text, what the one line says after "error: --config FILE: ")
+BAD_CONFIGS = [
+    ("server.yaml", "a: [1\n", "not YAML SGLang's loader reads: expected ',' or ']', but got '<stream end>'"),
+    ("server.yaml", "- 1\n", "Config file must contain a dictionary at root level"),
+    ("server.yaml", "model-path: m\n1: x\n", "key 1 is not text"),
+    ("server.json", "{}", "Config file must be YAML format, got: .json"),
+    ("server.yaml", "disable-cuda-graph: true\n",
+     "Unsupported config option 'disable_cuda_graph' with action 'DeprecatedStoreTrueAction'"),
+    (None, "", "Config file not found: "),
+    ("folder.yaml", None, "cannot read it: Is a directory"),
+]
+
+
+@pytest.mark.parametrize("name, text, says", BAD_CONFIGS, ids=[c[2][:30] for c in BAD_CONFIGS])
+def test_tuner_sim_serve_says_a_bad_config_file_in_one_line(tmp_path, name, text, says):
+    """QA: `tuner sim serve --config BAD.yaml` printed a traceback (SGLang's loader raises there, and
+    `python -m tuner.sim`, its stand-in, still does). The CLI says the file and the problem in one
+    line and exits 1, the status SGLang's loader ends with (none of these is argparse's exit 2)."""
+    path = tmp_path / (name or "missing.yaml")
+    if text is None:
+        path.mkdir()
+    elif name is not None:
+        path.write_text(text)
+    r = subprocess.run([sys.executable, "-m", "tuner", "sim", "serve", "--model-path", "m", "--port", "0",
+                        "--config", str(path)], capture_output=True, text=True, timeout=30,
+                       stdin=subprocess.DEVNULL)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 1 and len(lines) == 1, r.stderr
+    assert lines[0].startswith(f"error: --config {path}: ") and says in lines[0], lines
+
+
 def test_tuner_sim_serve_passes_arguments_through():
     r = subprocess.run([sys.executable, "-m", "tuner", "sim", "serve", "--model-path", "m", "--bogus"],
                        capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
