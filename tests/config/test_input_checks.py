@@ -102,6 +102,16 @@ CASES = [
     ("args an ambiguous prefix", {}, demo(server=server(args={"cuda_graph_max_bs": 64})),
      "server.args: cuda_graph_max_bs: SGLang 0.5.23's parser refuses --cuda-graph-max-bs as ambiguous "
      "(it could be --cuda-graph-max-bs-decode or --cuda-graph-max-bs-prefill)"),
+    # QA (qa44): an integer past 64 bits ended `study create` in an OverflowError traceback, and a token
+    # count that long passed to crash the model backend's memory check after the .db was written
+    ("args an integer past 64 bits", {}, demo(server=server(args={"page_size": 10 ** 400})),
+     "server.args: page_size: an integer of 401 digits does not fit in 64 bits"),
+    ("args a token count past 64 bits", {}, demo(server=server(args={"context_length": 10 ** 30})),
+     "server.args: context_length: 1000000000000000000000000000000 does not fit in 64 bits"),
+    ("args a suffixed token count past 64 bits", {}, demo(server=server(args={"max_total_tokens": "9999999999T"})),
+     "server.args: max_total_tokens: '9999999999T' does not fit in 64 bits"),
+    ("args a negative integer past 64 bits", {}, demo(server=server(args={"max_running_requests": -2 ** 63 - 1})),
+     "server.args: max_running_requests: -9223372036854775809 does not fit in 64 bits"),
     ("args of the wrong type", {}, demo(server=server(args={"mem_fraction_static": "most"})),
      "server.args: mem_fraction_static: expected a number, got 'most'"),
     ("args not one of the choices", {}, demo(server=server(args={"attention_backend": "flashmla2"})),

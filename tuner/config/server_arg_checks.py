@@ -145,6 +145,8 @@ def _check_server_value(name: str, option, value: Any) -> None:
             _check_cuda_graph(name, option.type, str(value))
     elif option.type == "int":
         ok = _parses(value, int)
+        if ok:
+            _check_int64(name, value, int(value))
     elif option.type == "float":
         ok = _parses(value, float)
     else:
@@ -204,9 +206,10 @@ def _check_token_count(name: str, value: Any) -> None:
     if value is None or isinstance(value, (bool, dict, list)):
         raise ValueError(f"{name}: expected an integer, got {_shown(value)}")
     try:
-        token_count(value)
+        number = token_count(value)
     except argparse.ArgumentTypeError as exc:
         raise ValueError(f"{name}: SGLang {_sglang_version()} refuses {value!r}: {exc}") from None
+    _check_int64(name, value, number)
 
 
 def _check_cuda_graph(name: str, kind: str, text: str) -> None:
@@ -255,6 +258,21 @@ def _parses(value: Any, kind: type) -> bool:
     if isinstance(value, bool) or (kind is int and isinstance(value, float)):
         return False
     try:
-        return math.isfinite(kind(value))  # "16" too: argparse reads the text
+        number = kind(value)  # "16" too: argparse reads the text
     except (TypeError, ValueError):
         return False
+    return kind is int or math.isfinite(number)  # (an int past a float's range is no infinity)
+
+
+#: The largest count SGLang's engine can hold: it keeps them in 64-bit integers (PyTorch tensors, CUDA).
+INT64_MAX = 2 ** 63 - 1
+
+
+def _check_int64(name: str, value: Any, number: int) -> None:
+    """An integer SGLang's argparse reads (a Python int, of any size) that its engine cannot hold:
+    ``ValueError`` naming the argument. QA: one 400 digits long ended ``study create`` in an
+    OverflowError, and a token count that long crashed the model backend's memory check."""
+    if not -INT64_MAX - 1 <= number <= INT64_MAX:
+        shown = repr(value) if len(repr(value)) <= 40 else f"an integer of {len(str(abs(number)))} digits"
+        raise ValueError(f"{name}: {shown} does not fit in 64 bits, as SGLang's engine holds its counts "
+                         f"(at most {INT64_MAX})")
