@@ -54,3 +54,22 @@ def test_add_trials_past_the_bound_from_a_study_file_writes_nothing(tmp_path):
     assert r.exit_code == 2 and r.output.startswith("error: --add-trials: 5: would raise"), r.output
     assert len(r.output.strip().splitlines()) == 1
     assert sorted(p.name for p in tmp_path.iterdir()) == ["f.yaml"]
+
+
+def test_add_trials_past_the_bound_stores_no_change_of_the_file(tmp_path):
+    # README "Extending a study": --add-trials past 100,000 "is refused before anything is stored",
+    # also when the stored budget was raised past the file's and the file changes budget.prune.
+    import optuna
+
+    study = make_model_study(tmp_path, "p", n_trials=None)
+    url = f"sqlite:///{tmp_path / 'p.db'}"
+    stored = optuna.load_study(study_name="p", storage=url)
+    config = stored.user_attrs["tuner_config"]
+    stored.set_user_attr("tuner_config", {**config, "budget": {**config["budget"], "n_trials": MAX_TRIALS - 2}})
+    study.write_text(study.read_text().replace("n_trials: 40}", "n_trials: 40, prune: false}"))
+    r = CliRunner().invoke(cli, ["study", "run", str(study), "--add-trials", "5", "--n-trials", "1"])
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --add-trials: 5: would raise"), r.output
+    budget = optuna.load_study(study_name="p", storage=url).user_attrs["tuner_config"]["budget"]
+    assert budget["n_trials"] == MAX_TRIALS - 2 and budget["prune"]["enabled"] is True, budget

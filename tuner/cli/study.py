@@ -150,7 +150,8 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from .progress import RunView, say_storage_outage
 
     if file_config is not None:
-        create_study(file_config, url, note=click.echo, patient=True, on_outage=say_storage_outage)
+        create_study(file_config, url, note=click.echo, patient=True, on_outage=say_storage_outage,
+                     add_trials=add_trials)
     stored = open_study(name, url, patient=True, on_outage=say_storage_outage)
     config, space, suite_dict = config_from_study(
         stored, workdir or (file_config.workdir if file_config else None))

@@ -85,11 +85,14 @@ def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
 
 
 def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], None] | None = None, *,
-                 patient: bool = False, on_outage: Callable[[str, dict], None] | None = None):
+                 patient: bool = False, on_outage: Callable[[str, dict], None] | None = None,
+                 add_trials: int | None = None):
     """Create the Optuna study (and its baseline study) for ``config``; a no-op when it exists with
     the same config, :class:`ConfigError` when it exists with a different one. A larger budget is
     the one change accepted: it is stored, and ``note`` hears about it. ``patient``: wait out a
-    storage outage (``tuner study run``), telling ``on_outage`` (:func:`open_storage`)."""
+    storage outage (``tuner study run``), telling ``on_outage`` (:func:`open_storage`).
+    ``add_trials``: the ``--add-trials`` that :func:`extend_budget` applies next; one it would refuse
+    is refused here, before the file's budget changes are stored."""
     import optuna
 
     from .facts import ATTENTION_ATTR, prepare, space_for
@@ -110,6 +113,10 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
         study = optuna.create_study(study_name=config.name, storage=storage, directions=directions)
     except optuna.exceptions.DuplicatedStudyError:
         study = optuna.load_study(study_name=config.name, storage=storage)
+        if add_trials:
+            change = _budget_change(wait_until_ready(study).get(CONFIG_ATTR) or {}, wanted)
+            if change is not None:  # else the config differs, refused just below
+                _check_extension(study.study_name, change[0]["budget"].get("n_trials"), add_trials)
         try:
             _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
         except ConfigError as exc:
@@ -292,13 +299,19 @@ def extend_budget(study, add: int) -> tuple[int, int]:
     config = dict(wait_until_ready(study)[CONFIG_ATTR])
     budget = dict(config.get("budget") or {})
     old = budget.get("n_trials")
-    if old is None:
-        raise ConfigError(study.study_name, "budget.n_trials", "the study has no budget (it runs until stopped); "
-                          "--add-trials has nothing to add to: use --n-trials N to bound this run")
-    check_added_budget(study.study_name, old, add)
+    _check_extension(study.study_name, old, add)
     budget["n_trials"] = old + add
     study.set_user_attr(CONFIG_ATTR, {**config, "budget": budget})
     return old, old + add
+
+
+def _check_extension(name: str, old: int | None, add: int) -> None:
+    """Refuse (:class:`ConfigError`) adding ``add`` launches to study ``name``'s budget of ``old``:
+    none (unlimited), or past :data:`~tuner.config.study.MAX_TRIALS`."""
+    if old is None:
+        raise ConfigError(name, "budget.n_trials", "the study has no budget (it runs until stopped); "
+                          "--add-trials has nothing to add to: use --n-trials N to bound this run")
+    check_added_budget(name, old, add)
 
 
 def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
