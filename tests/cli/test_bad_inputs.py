@@ -86,7 +86,7 @@ CASES = [
     ("workdir under a file", {"workdir": "taken/x"}, {"taken": "x"}, "workdir"),
     ("seed outside the space", {"seed_trials": [{"speculative_num_steps": 20, "speculative_eagle_topk": 1,
                                                  "speculative_num_draft_tokens": 21}]}, {},
-     "seed_trials[0]: steps=20 topk=1 draft=21 lies outside the search space"),
+     "bad.yaml: seed_trials[0]: steps=20 topk=1 draft=21 lies outside the search space"),  # the file named
     ("profile unknown", {"server.sim.profile": "k2.6-tp8-pcei"}, {},
      "server.sim.profile: k2.6-tp8-pcei: no such simulator profile (did you mean 'k2.6-tp8-pcie'?)"),
     ("profile file bad", {"server.sim.profile": _bad_profile}, {}, "profiles/mine.yaml: model"),

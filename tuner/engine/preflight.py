@@ -49,7 +49,7 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
     space = space or SearchSpace.load(config.search_space)
     _check_launch(config, space, source)
     _check_context(config, space, source)
-    _check_something_runs(config, space, source)
+    _check_seeds(config, _check_something_runs(config, space, source), source)
     _check_sampler(config, space, source)
     if launching and config.server.port:
         from ..server.ports import ensure_port_free
@@ -208,10 +208,11 @@ def _context_length_given(plan) -> int | None:
 WHOLE_STUDY_RULES = ("backend-no-spec", "draft-backend-kind", "rejection-sampling-thresholds")
 
 
-def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> None:
+def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> SearchSpace:
     """The ranges run something on their own (checked as the space loads); here, with everything
     a launch adds (a stored study's space has it already): the backends start on this study's
-    GPUs (:func:`tuner.sglang.attention.gpu_refusal`; the baseline too) and some setting runs."""
+    GPUs (:func:`tuner.sglang.attention.gpu_refusal`; the baseline too) and some setting runs.
+    Returns the space with what a launch adds, as :func:`tuner.engine.study.create_study` sees it."""
     from collections import Counter
 
     from .facts import prepare, space_for
@@ -227,7 +228,7 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> No
     first: dict = {}
     for _, res in space.proposals():
         if res.ok:
-            return
+            return space
         counts[res.violation.rule] += 1
         first.setdefault(res.violation.rule, res.violation)
     # The causes that fail every setting whatever its flags come first: they are the fix.
@@ -258,6 +259,17 @@ def check_backends_start(facts, ctx, source) -> None:
             raise ConfigError(source, "server.args", f"attention backend {backend} does not start for {who} "
                                                      f"on {facts.gpu.name} (SGLang: {refusal}); set another "
                                                      "attention backend")
+
+
+def _check_seeds(config: StudyConfig, space: SearchSpace, source) -> None:
+    """Every ``seed_trials`` entry lies in ``space``; the error names the study file, not the
+    placeholder ``study file`` :func:`tuner.engine.study.seed_trials` raises with."""
+    from .study import seed_trials
+
+    try:
+        seed_trials(config, space)
+    except ConfigError as exc:
+        raise named_for_file(exc, source) from None
 
 
 def _check_sampler(config: StudyConfig, space: SearchSpace, source) -> None:
