@@ -274,7 +274,7 @@ def test_few_trials_say_why_importances_are_missing(tmp_path):
     figs = figures_of(page)
     assert "pareto" in figs and "history_single_speedup" in figs
     assert not any(k.startswith("importance_") for k in figs)
-    assert "Parameter importances need at least 4 measured trials; this study has 2." in page
+    assert "Parameter importances need at least 4 feasible measured trials; this study has 2." in page
     assert [c.key for c in build_charts(load_report_data(study))][:3] == ["pareto", "throughput", "speedup"]
 
 
@@ -301,3 +301,18 @@ def test_page_renders_in_headless_chromium_without_network(rich_study, tmp_path)
     drawn = set(re.findall(r'<div class="fig js-plotly-plot" id="fig-([a-z_0-9]+)"', dom))
     assert drawn == keys
     assert dom.count('class="main-svg"') >= len(keys)
+
+
+def test_the_importance_note_counts_feasible_measurements_as_such():
+    # A study whose measured trials mostly break its limits (README "Seeing the results": importances
+    # "shown from 4 measured trials on"): the note must not say "has 1" beside a summary of 3 measured.
+    from types import SimpleNamespace
+
+    from tuner.engine.records import MEASURED
+    from tuner.results.report import optuna_plots
+
+    records = [SimpleNamespace(status=MEASURED, feasible=f) for f in (True, False, False)]
+    plots, notes = optuna_plots(SimpleNamespace(records=records, objectives=["single_speedup", "speedup@32"]))
+    assert plots == []
+    assert notes == ["Parameter importances need at least 4 feasible measured trials; this study has 1 "
+                     "(of 3 measured: the others are infeasible)."], notes

@@ -74,14 +74,17 @@ MIN_TRIALS_FOR_IMPORTANCE = 4
 
 def optuna_plots(data: ReportData) -> tuple[list[OptunaPlot], list[str]]:
     """The history and importance plots that apply, and notes for the ones that do not."""
+    measured = sum(1 for r in data.records if r.status in (MEASURED, REUSED))
     n = sum(1 for r in data.records if r.status in (MEASURED, REUSED) and r.feasible)
     notes: list[str] = []
     if n == 0:
         return [], ["Optimization history and parameter importances: no measured trial yet."]
     plots = []  # history and hypervolume are the report's own charts (report_plots.history_charts)
     if n < MIN_TRIALS_FOR_IMPORTANCE:
-        notes.append(f"Parameter importances need at least {MIN_TRIALS_FOR_IMPORTANCE} measured trials; "
-                     f"this study has {n}.")
+        # feasible ones: the summary counts every measured trial ("has 1" beside "3 measured" reads wrong)
+        others = f" (of {measured} measured: the others are infeasible)" if measured > n else ""
+        notes.append(f"Parameter importances need at least {MIN_TRIALS_FOR_IMPORTANCE} feasible measured "
+                     f"trials; this study has {n}{others}.")
     else:
         for i, name in enumerate(data.objectives):
             plots.append(OptunaPlot(f"importance_{_slug(name)}", f"Parameter importances for {name}",
