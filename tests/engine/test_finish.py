@@ -248,3 +248,26 @@ def test_a_replayed_entry_stores_its_server_log_capped_at_the_study_s_cap(config
     assert len(stored) <= 1 << 20
     assert stored.startswith(b"startup\n0000000\n") and stored.endswith(b"0399999\n")
     assert b"\n[tuner: " in stored
+
+
+def test_a_re_homed_measurement_keeps_the_setting_its_trial_was_given(config):
+    # The engine puts the setting on the trial before launching (TrialRunner: requested, effective,
+    # effective_key) and the figures into the finish; a trial failed meanwhile (Ctrl-C while its
+    # measurement was being recorded, or another worker's verdict) is re-homed from the finish alone.
+    # QA: the copy had no setting, so `tuner study compare` died on it and CSV showed no flags.
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    setting = {"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4}
+    trial.set_user_attr("requested", setting)
+    trial.set_user_attr("effective", setting)
+    trial.set_user_attr("effective_key", "3-1-4")
+    trial.set_user_attr("launching", True)  # a mark of the dead attempt, never copied
+    finish = finish_of(study, trial, {"status": "measured", "single_tok_per_s": 60.0, "tok_per_s@32": 700.0},
+                       [2.0, 1.5], {"measured": -1.0}, measured=True)
+    finish = Finish.from_dict(json.loads(json.dumps(finish.to_dict())))  # as the journal holds it
+    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    assert apply_finish(study, finish)[0] == REHOMED
+    (rehomed,) = [r for r in load_records(study) if r.attrs.get("replayed_from") == trial.number]
+    assert rehomed.effective is not None and rehomed.effective.label() == "steps=3 topk=1 draft=4"
+    assert rehomed.attrs["effective_key"] == "3-1-4" and rehomed.attrs["requested"] == setting
+    assert "launching" not in rehomed.attrs

@@ -25,7 +25,7 @@ times (:func:`replay_journal`, by the next worker of the study on the host):
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable
 
@@ -37,6 +37,9 @@ from .workers import Worker
 
 #: What :func:`apply_finish` did.
 TOLD, ALREADY, REHOMED, DROPPED = "told", "already", "rehomed", "dropped"
+#: The attributes a trial gets before its launch that name its setting (tuner.engine.trial); a
+#: re-homed measurement carries them, and no mark of the attempt (claim, launching, worker).
+SETTING_ATTRS = ("requested", "effective", "effective_key", "rewritten")
 #: What :func:`replay_journal` does with an entry of an earlier study of the same name.
 SET_ASIDE = "set aside"
 #: Optuna's system attribute of a named constraint (optuna/trial/_trial.py, ``Trial.set_constraint``).
@@ -61,6 +64,9 @@ class Finish:
     values: list[float] | None  #: None: the trial ends FAIL (or PRUNED)
     measured: bool             #: a measurement (re-homed if its trial was failed meanwhile)
     pruned: bool = False       #: the trial ends PRUNED (no values; tuner.engine.pruning)
+    #: the trial's setting attributes (:data:`SETTING_ATTRS`), set on it before the launch: written
+    #: only on a re-homed copy, which would otherwise have figures but no setting
+    setting: dict = field(default_factory=dict)
 
     def to_dict(self) -> dict:
         return asdict(self)
@@ -79,9 +85,11 @@ def finish_of(study, trial, user_attrs: dict, values: list[float] | None, constr
     system = {f"{CONSTRAINT_PREFIX}{k}": float(v) for k, v in constraints.items()}
     if constraints:
         system[LEGACY_CONSTRAINTS] = [float(v) for v in constraints.values()]
+    held = trial.user_attrs
     return Finish(study.study_name, trial._trial_id, trial.number, dict(trial.params),
                   {k: distribution_to_json(d) for k, d in trial.distributions.items()}, dict(user_attrs),
-                  system, None if values is None or pruned else [float(v) for v in values], measured, pruned)
+                  system, None if values is None or pruned else [float(v) for v in values], measured, pruned,
+                  {k: held[k] for k in SETTING_ATTRS if k in held})
 
 
 @dataclass
@@ -178,7 +186,7 @@ def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> 
 
     extra = files() if files else {}
     notes = [*warnings, *extra.pop("file_warnings", [])]
-    attrs = {**finish.user_attrs, **extra, "replayed_from": finish.number,
+    attrs = {**finish.setting, **finish.user_attrs, **extra, "replayed_from": finish.number,
              **({"file_warnings": notes} if notes else {})}
     study.add_trial(optuna.trial.create_trial(
         state=TrialState.PRUNED if finish.pruned else TrialState.COMPLETE, params=finish.params,
