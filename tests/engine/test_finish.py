@@ -271,3 +271,27 @@ def test_a_re_homed_measurement_keeps_the_setting_its_trial_was_given(config):
     assert rehomed.effective is not None and rehomed.effective.label() == "steps=3 topk=1 draft=4"
     assert rehomed.attrs["effective_key"] == "3-1-4" and rehomed.attrs["requested"] == setting
     assert "launching" not in rehomed.attrs
+
+
+def test_a_measurement_re_homed_without_its_setting_is_unreadable_not_a_traceback(config):
+    # A journal entry written before finishes carried the setting (or a study re-homed then) holds a
+    # measured trial with figures and no effective setting: readers show it as unreadable
+    # (README "What fails a trial instead of joining the front") instead of dying on it.
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+
+    study = open_study(config.name, config.storage)
+    run_study(config, config.storage, backend(), n_trials=1)
+    trial = running_trial(study)
+    figures = {"status": "measured", "single_tok_per_s": 60.0, "tok_per_s@1": 60.0, "tok_per_s@8": 400.0,
+               "tok_per_s@32": 700.0}
+    old = finish_of(study, trial, figures, [9.0, 9.0], {"measured": -1.0}, measured=True).to_dict()
+    old.pop("setting", None)
+    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    assert apply_finish(study, Finish.from_dict(old))[0] == REHOMED
+    rehomed = load_records(study)[-1]  # the copy, added last
+    assert rehomed.number > trial.number and rehomed.status == "unreadable" and not rehomed.feasible
+    for args in (["pareto", config.name], ["compare", config.name, config.name], ["status", config.name]):
+        r = CliRunner().invoke(cli, ["study", *args, "--storage", config.storage])
+        assert r.exit_code == 0 and r.exception is None, (args, r.output)

@@ -163,6 +163,10 @@ def load_records(study) -> list[TrialRecord]:
     for t in study.get_trials(deepcopy=False):
         attrs = dict(t.user_attrs)
         problem = attrs_problem(attrs)
+        if (problem is None and t.state.name == "COMPLETE" and t.params and attrs.get("status") == MEASURED
+                and attrs.get("effective") is None):
+            # figures of no known setting: a measurement re-homed before it carried its setting
+            problem = "measured, but its effective setting is not recorded"
         if problem is not None:  # kept out of every figure, shown as what it is
             attrs = {"status": UNREADABLE, UNREADABLE_ATTR: problem, "failure_class": f"unreadable: {problem}"}
         feasible = problem is None and t.state.name == "COMPLETE" and all(v <= 0 for v in t.constraints.values())
