@@ -40,8 +40,9 @@ class FakeSGLang:
     connection), ``info_paths`` (which server-info paths exist), ``verify_every`` (spec_verify_ct),
     ``lie`` (how /generate misbehaves: ``more`` or ``negative`` token counts, ``error200`` and
     ``html200`` bodies with HTTP 200, a stream with ``sse_fields`` (comments, event and id lines: legal
-    SSE) or ``cut`` short without a finish reason; /v1/completions streams ``chunky``: four tokens a
-    chunk and the count only at the end).
+    SSE) or ``cut`` short without a finish reason, ``abort``: half the tokens with finish reason
+    ``abort``, HTTP 200, streamed or not, as SGLang answers a request its scheduler aborted;
+    /v1/completions streams ``chunky``: four tokens a chunk and the count only at the end).
     """
 
     def __init__(self, *, token_s=0.0005, busy_flushes=0, fail_prompt=None, hang_prompt=None,
@@ -130,6 +131,8 @@ class FakeSGLang:
     def _meta(self, tokens: int) -> dict:
         count = {"more": tokens + 3, "negative": -tokens}.get(self.lie, tokens)
         reason = None if self.lie == "nofinish" else {"type": "length", "length": tokens}
+        if self.lie == "abort":  # tokenizer_manager.py: a scheduler abort without a status code is a 200
+            reason = {"type": "abort", "message": "Abort in waiting queue"}
         e2e = {"e2e_zero": 0, "e2e_text": "fast", "e2e_nan": float("nan"), "e2e_long": 50.0}.get(
             self.lie, tokens * self.token_s)
         meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": count,
@@ -148,6 +151,8 @@ class FakeSGLang:
             return web.json_response({"error": {"message": "KV cache exhausted, retry later"}})
         if self.lie == "html200":
             return web.Response(text="<html><body>Bad gateway</body></html>", content_type="text/html")
+        if self.lie == "abort":
+            n = max(1, n // 2)  # aborted halfway
         if not body.get("stream"):
             await asyncio.sleep(n * self.token_s)
             return web.json_response({"text": "x y " * n, "output_ids": list(range(n)), "meta_info": self._meta(n)})
@@ -173,7 +178,7 @@ class FakeSGLang:
         await asyncio.sleep(n * self.token_s)
         usage = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": n + 5}
         if not body.get("stream"):
-            reason = None if self.lie == "nofinish" else "length"
+            reason = {"nofinish": None, "abort": "abort"}.get(self.lie, "length")
             return web.json_response({"id": "c", "object": "text_completion", "usage": usage,
                                       "choices": [{"index": 0, "text": "z " * n, "finish_reason": reason}]})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
@@ -502,6 +507,23 @@ def test_a_stream_cut_short_fails_and_legal_sse_fields_do_not():
     fields = _answers("sse_fields", stream=True)
     assert fields and all(r.ok for r in fields)
     assert all(r.completion_tokens == r.max_tokens and r.itl_s for r in fields)
+
+
+@pytest.mark.parametrize("api, stream", [("generate", False), ("generate", True), ("openai", False)])
+def test_an_aborted_answer_fails_the_request_whatever_its_count(api, stream):
+    # QA: SGLang answers a request its scheduler aborted with HTTP 200 and finish reason "abort"
+    # (streamed: in the last chunk). It was counted as answered: without ignore_eos its partial
+    # output counted in tok/s; with it, the count check called the server's answer untrue.
+    for ignore_eos in (False, True):
+        with FakeSGLang(lie="abort") as srv:
+            res = run_suite(srv.url, load_suite({**SUITE, "ignore_eos": ignore_eos}), api=api, stream=stream)
+        records = [r for r in res.records if r.phase == "single"]
+        assert records and not any(r.ok for r in records), (ignore_eos, records[0])
+        assert all(r.tok_per_s is None and r.error_kind == "protocol" for r in records)
+        assert "the server aborted the request" in records[0].error, records[0].error
+        if api == "generate":
+            assert "Abort in waiting queue" in records[0].error, records[0].error
+        assert res.single_tok_per_s is None
 
 
 def test_cli_bench_with_counts_that_cannot_be_true_exits_1(tmp_path):

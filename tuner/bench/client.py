@@ -475,7 +475,17 @@ def _keep_text(record: RequestRecord, text: Any) -> None:
 
 
 def _reason(value: Any) -> str | None:
-    """SGLang's finish_reason is a dict ({"type": "length", ...}); OpenAI's is a string."""
+    """SGLang's finish_reason is a dict ({"type": "length", ...}); OpenAI's is a string.
+
+    ``abort`` raises ``ValueError`` quoting the server's message: SGLang answers a request its
+    scheduler aborted with HTTP 200 and that reason (``tokenizer_manager.py``: an abort without a
+    400/500/503 status code is yielded as a finished answer, and a streamed 400 abort too; the
+    OpenAI APIs pass the type on as ``"abort"``), after however many tokens it had. That answer is
+    cut short, not a measurement of the request."""
+    detail = None
     if isinstance(value, dict):
-        return value.get("type")
+        value, detail = value.get("type"), value.get("message")
+    if value == "abort":
+        raise ValueError("the server aborted the request (finish reason abort"
+                         + (f": {str(detail)[:300]}" if detail else "") + "): the answer was cut short")
     return value

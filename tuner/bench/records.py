@@ -11,7 +11,8 @@ from dataclasses import asdict, dataclass, field, fields
 
 #: ``error_kind`` values: the request took longer than the suite's timeout; the server answered with
 #: an HTTP error; the TCP connection was refused; the server closed or reset the connection
-#: mid-request; the answer was not what SGLang sends (no completion_tokens, bad JSON).
+#: mid-request; the answer was not what SGLang sends (no completion_tokens, bad JSON) or no finished
+#: answer (no finish reason, or ``abort``).
 ERROR_KINDS = ("timeout", "http", "connection", "disconnected", "protocol")
 
 
