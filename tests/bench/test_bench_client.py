@@ -371,6 +371,38 @@ def test_cli_prints_table_saves_json_and_compares(tmp_path):
     assert "steps=1 topk=1 draft=2" in r.output
 
 
+def test_cli_compare_refuses_a_baseline_of_another_workload_before_any_request(tmp_path):
+    # QA: --compare printed an "all (mean)" and per-concurrency speedup against a baseline
+    # measured with another suite (other prompts and lengths), exit 0.
+    suite_file, base = tmp_path / "tiny.yaml", tmp_path / "base.json"
+    suite_file.write_text(json.dumps(SUITE))
+    runner = CliRunner()
+    with FakeSGLang(verify_every=0, info={"version": "x"}) as srv:
+        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(base)])
+    assert r.exit_code == 0, r.output
+    other = tmp_path / "other.yaml"
+    other.write_text(json.dumps({**SUITE, "name": "other", "prompts": SUITE["prompts"][:1]}))
+    renamed = tmp_path / "renamed.yaml"  # another name and timeout measure the same thing
+    renamed.write_text(json.dumps({**SUITE, "name": "renamed", "timeout_s": 900}))
+    for suite, api, says in ((other, "generate", "measured with another suite ('tiny': prompts differ from "
+                                                  "suite 'other')"),
+                             (suite_file, "openai", "measured through --api generate, this run through --api openai")):
+        with FakeSGLang() as srv:
+            r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite), "--api", api,
+                                    "--compare", str(base)])
+            assert srv.bodies == [] and srv.events == []  # refused before any request
+        assert r.exit_code == 2, r.output
+        assert r.output.startswith("error: --compare: ") and says in r.output, r.output
+        assert len(r.output.strip().splitlines()) == 1, r.output
+    (tmp_path / "fib.txt").write_text(SUITE["prompts"][0]["text"])  # the same text from a prompt file
+    from_file = tmp_path / "from_file.yaml"
+    from_file.write_text(json.dumps({**SUITE, "prompts": [{"name": "fib", "file": "fib.txt"}, SUITE["prompts"][1]]}))
+    for same in (renamed, from_file):
+        with FakeSGLang() as srv:
+            r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(same), "--compare", str(base)])
+        assert r.exit_code == 0 and "speedup" in r.output, r.output
+
+
 def test_cli_saves_the_partial_result_when_the_server_dies(tmp_path):
     out = tmp_path / "partial.json"
     suite_file = tmp_path / "tiny.yaml"

@@ -4,7 +4,8 @@ Collect options, load the suite (and the baseline for ``--compare``), call
 :func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done (failed requests are
 reported, not fatal), 1 the server was unreachable or died mid-suite (the partial result is saved
 with ``--json``), every request failed, or an answer's token count cannot be true (more than asked,
-none, or not what ``ignore_eos`` asks), 2 bad input (suite file, baseline file, output path).
+none, or not what ``ignore_eos`` asks), 2 bad input (suite file, baseline file or one measured with
+another suite or API, output path).
 """
 
 from __future__ import annotations
@@ -164,6 +165,8 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
             inputs += suite_file_inputs(suite_spec, "the --suite file")
         check_not_among(json_out, "--json", inputs)
         check_output(json_out, "--json")  # no missing folder is made, as for every output
+    if base is not None:
+        _refuse_other_workload(base, suite, api, baseline_path)
 
     bar = _ProgressBar() if console.is_terminal else None
     try:
@@ -215,6 +218,46 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         click.echo(f"error: {len(untrue)} of {len(res.records) - res.n_failed} answers cannot be true (first: {untrue[0]}): the "
                    "figures above are not a measurement of what the suite asked", err=True)
         raise click.exceptions.Exit(1)
+
+
+#: Suite keys that do not change what is measured: the label, and the timeout (a guard against a
+#: hung server, not a figure).
+_NOT_MEASURED = ("name", "timeout_s")
+
+
+def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> None:
+    """Raise :class:`ConfigError` naming ``--compare`` when ``base`` was measured with another suite
+    (other requests, lengths, concurrencies, repeats, sampling, flushes) or through another API
+    than this run: every speedup printed would compare two workloads, not two servers (QA: a
+    baseline of one suite gave an "all (mean)" and per-concurrency speedup against another).
+    A dataset's path and a prompt file's name are not compared (the drawn requests, the SHA-256 and
+    the prompts' text are): the same file elsewhere is the same suite, as for a study."""
+    from ..config.suite import load_suite
+
+    def measured(d: dict) -> dict:
+        try:
+            d = load_suite(d).to_dict()  # a result saved by an older version: its defaults filled in
+        except ConfigError:
+            pass
+        d = {k: v for k, v in d.items() if k not in _NOT_MEASURED}
+        if isinstance(d.get("dataset"), dict):
+            d["dataset"] = {k: v for k, v in d["dataset"].items() if k != "path"}
+        if isinstance(d.get("prompts"), list):  # a prompt file's text is compared, not its name
+            d["prompts"] = [{k: v for k, v in p.items() if k != "file"} if isinstance(p, dict) else p
+                            for p in d["prompts"]]
+        return d
+
+    mine, theirs = measured(suite.to_dict()), measured(dict(base.suite or {}))
+    differs = sorted(k for k in set(mine) | set(theirs) if mine.get(k) != theirs.get(k))
+    if differs:
+        raise ConfigError("--compare", "", f"{path} was measured with another suite ({base.suite.get('name')!r}: "
+                                           f"{', '.join(differs)} differ from suite {suite.name!r}): its speedups "
+                                           "would compare two workloads; measure the baseline with the same "
+                                           "--suite")
+    if base.api != api:
+        raise ConfigError("--compare", "", f"{path} was measured through --api {base.api}, this run through "
+                                           f"--api {api}: the requests differ; measure the baseline with "
+                                           f"--api {api}")
 
 
 def _plain_text(text) -> str:
