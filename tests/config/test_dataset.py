@@ -189,6 +189,24 @@ def test_files_that_hold_no_request_say_what_is_wrong(tmp_path, name, content, s
     assert "\n" not in str(info.value)
 
 
+@pytest.mark.parametrize("name, content, says", [
+    # QA: one bad line in the middle of a JSONL file was told to "set format: sharegpt if it is one
+    # JSON list of conversations": its first lines were JSON objects, read as requests
+    ("mid.jsonl", json.dumps({"prompt": "a"}) + "\n" + json.dumps({"prompt": "b"}) + "\n{\"prompt\": \"c\"\n",
+     "mid.jsonl: line 3: not valid JSON (Expecting ',' delimiter)"),
+    ("mid2.jsonl", json.dumps({"prompt": "a"}) + "\n[1, 2]\n", "mid2.jsonl: line 2: expected a JSON object"),
+    # and a ShareGPT list broken inside was told to "set format: jsonl"
+    ("broken.json", '[\n{"conversations": [{"from": "human", "value": "hi there"}\n]}, {\n]',
+     "broken.json: line 4: not valid JSON"),
+])
+def test_a_bad_line_inside_a_file_of_its_layout_gets_no_layout_hint(tmp_path, name, content, says):
+    (tmp_path / name).write_text(content)
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite_file(tmp_path, f"{{path: {name}}}"))
+    assert says in str(info.value), str(info.value)
+    assert "set format" not in str(info.value) and "suffix" not in str(info.value), str(info.value)
+
+
 def test_a_suite_file_with_prompts_and_a_dataset_is_refused(tmp_path):
     write_jsonl(tmp_path / "w.jsonl", ROWS)
     # a pinned sha256 does not make the inline prompts the dataset's (only a loaded suite is both)

@@ -211,6 +211,17 @@ def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[st
     return rows
 
 
+def _looks_like_other_layout(text: str, layout: str) -> bool:
+    """Whether a file read as ``layout`` (from its suffix) starts as the other layout does: a JSON
+    list for ``jsonl`` (a ShareGPT dump saved as ``.jsonl``), an object for ``sharegpt`` (JSON lines
+    saved as ``.json``). Only then does a parse error say to set ``format``: a JSONL file whose
+    first lines are objects, broken on a later line, is JSONL with a bad line."""
+    start = text.lstrip()[:1]
+    if layout == "jsonl":
+        return start == "["
+    return start == "{"
+
+
 def _order_key(seed: int, position: int) -> bytes:
     return hashlib.sha256(f"{seed}:{position}".encode()).digest()
 
@@ -239,6 +250,8 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
     except ConfigError as exc:
         if spec.format is not None or not ("not valid JSON" in exc.message or "expected a JSON" in exc.message):
             raise
+        if not _looks_like_other_layout(text, layout):
+            raise  # one bad line (or a broken list) in a file of its suffix's layout: no hint to change it
         other, shape = (("jsonl", "one JSON object per line") if layout == "sharegpt"
                         else ("sharegpt", "one JSON list of conversations"))
         raise ConfigError(exc.source, exc.key, f"{exc.message}; read as {layout} from the file's suffix: "
