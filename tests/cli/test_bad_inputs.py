@@ -102,6 +102,12 @@ CASES = [
      "objectives: single_speedup: the suite 's' measures no single requests"),
     ("slo never measured", {"slo": [{"concurrency": 8, "e2e_p99_ms": 100}]}, {},
      "slo[0].concurrency: 8 is not a concurrency the suite 's' sweeps"),
+    # QA: an ITL limit where every sweep request generates one token has no gap to measure: the
+    # baseline and every trial "broke" it ("not measured"), the whole study infeasible
+    ("itl limit on one-token requests", {"bench.stream": True, "slo": [{"concurrency": 4, "itl_p99_ms": 100}]},
+     {"suite.yaml": {**SUITE, "sweep": {"concurrencies": [1, 4], "max_tokens": 1}}},
+     "slo[0].itl_p99_ms: every request the suite 's' sends at C=4 generates 1 token: ITL (the gaps between "
+     "tokens) is never measured"),
     ("trial timeout too short", {"bench.trial_timeout": "5m"}, {}, "bench.trial_timeout (5m) must exceed"),
     ("alias bomb in study", {}, {"bad.yaml": ALIAS_BOMB}, "bad.yaml: line 2: not valid YAML (aliases"),
     ("alias bomb in space", {}, {"space.yaml": ALIAS_BOMB}, "space.yaml: line 2: not valid YAML (aliases"),

@@ -764,6 +764,14 @@ def _check_against_suite(study: StudyConfig, suite, path: Path) -> None:
         if streamed and not study.bench.stream:
             raise ConfigError(path, f"slo[{i}].{streamed[0]}", "TTFT and ITL are measured on streamed "
                               "responses only; set bench.stream: true or limit e2e latency instead")
+        itl = [key for key in slo.limits if key.startswith("itl_")]
+        if itl and max((suite.sweep_tokens(p) for p in suite.cycled(slo.concurrency)), default=2) < 2:
+            # A one-token answer has no gap between tokens: the limit would read "not measured", which
+            # counts as broken (tuner.engine.limits), for the baseline and every trial alike.
+            raise ConfigError(path, f"slo[{i}].{itl[0]}", f"every request the suite '{suite.name}' sends at "
+                              f"C={slo.concurrency} generates 1 token: ITL (the gaps between tokens) is never "
+                              "measured, so every trial would break the limit; raise sweep.max_tokens (or the "
+                              "requests' max_tokens) above 1, or limit tpot or e2e latency instead")
     if study.bench.lossless.enforce and suite.temperature > 0:
         # Sampled outputs differ from the baseline's by chance: the check would flag every trial.
         raise ConfigError(path, "bench.lossless.enforce", f"the lossless check compares outputs at "
