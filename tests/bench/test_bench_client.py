@@ -147,6 +147,9 @@ class FakeSGLang:
         if self.fail_prompt and self.fail_prompt in prompt:
             return web.json_response({"error": {"message": "selected index k out of range"}}, status=500)
         n = body["sampling_params"]["max_new_tokens"]
+        if self.lie == "context4" and n > 4:  # SGLang's 400 for a request over the context length
+            return web.json_response({"error": {"message": "Requested token count exceeds the model's "
+                                                           "maximum context length"}}, status=400)
         if self.lie == "error200":
             return web.json_response({"error": {"message": "KV cache exhausted, retry later"}})
         if self.lie == "html200":
@@ -369,6 +372,23 @@ def test_cli_prints_table_saves_json_and_compares(tmp_path):
     assert "speedup" in r.output and "model time" in r.output
     assert SuiteResult.load(out).complete
     assert "steps=1 topk=1 draft=2" in r.output
+
+
+def test_cli_bench_where_only_the_warmup_answered_exits_1(tmp_path):
+    # QA: every measured request refused (lengths over the context), the 16-token warm-up answered:
+    # a table of dashes, "complete": true in --json, exit 0
+    suite_file, out = tmp_path / "tiny.yaml", tmp_path / "out.json"
+    suite_file.write_text(json.dumps(SUITE))
+    with FakeSGLang(lie="context4") as srv:
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
+    assert r.exit_code == 1, r.output
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, r.stderr
+    assert errors[0].startswith("error: every one of the 13 measured requests failed (only the 1 warm-up request "
+                                "answered): no figure was measured; first: single fib at 8 tokens: HTTP 400"), errors[0]
+    saved = SuiteResult.load(out)
+    assert saved.complete is False and saved.error.startswith("every measured request failed (13)")
+    assert saved.single_tok_per_s is None and saved.tok_per_s_at(4) is None
 
 
 def test_cli_compare_refuses_a_baseline_of_another_workload_before_any_request(tmp_path):

@@ -3,9 +3,9 @@
 Collect options, load the suite (and the baseline for ``--compare``), call
 :func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done (failed requests are
 reported, not fatal), 1 the server was unreachable or died mid-suite (the partial result is saved
-with ``--json``), every request failed, or an answer's token count cannot be true (more than asked,
-none, or not what ``ignore_eos`` asks), 2 bad input (suite file, baseline file or one measured with
-another suite or API, output path).
+with ``--json``), every request failed (or every measured one, the warm-up aside), or an answer's
+token count cannot be true (more than asked, none, or not what ``ignore_eos`` asks), 2 bad input
+(suite file, baseline file or one measured with another suite or API, output path).
 """
 
 from __future__ import annotations
@@ -192,6 +192,15 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     if nothing:  # not a measurement of the server: no figure at all (a server that is not SGLang's API)
         first = next((r.error for r in res.records if getattr(r, "error", None)), "")
         res.complete, res.error = False, f"every request failed ({len(res.records)}); first: {first}"[:500]
+    # The warm-up answered, every measured request failed (each at a length over the model's context,
+    # say): no figure either, though the server is SGLang's API.
+    measured = [r for r in res.records if r.phase != "warmup"]
+    failed_first = next((r for r in measured if not r.ok), None)
+    unmeasured = not nothing and bool(measured) and not any(r.ok for r in measured)
+    if unmeasured:
+        first = (f"{failed_first.phase} {failed_first.prompt} at {failed_first.max_tokens} tokens: "
+                 f"{_plain_text(failed_first.error)}")
+        res.complete, res.error = False, f"every measured request failed ({len(measured)}); first: {first}"[:500]
     # A count the server cannot have given (more than asked, none, or another than asked with
     # ignore_eos): its figures are no measurement of the suite, as a study's trial would be failed.
     untrue = [f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {why}" for r in res.records if r.ok
@@ -205,6 +214,13 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                    f"{_plain_text(first)[:300]} (is {shown} an SGLang server? `tuner bench` speaks "
                    "SGLang's /generate and OpenAI's chat API)"
                    + (f"; records saved to {json_out}" if json_out is not None else "")), err=True)
+        raise click.exceptions.Exit(1)
+    if unmeasured:
+        warm = len(res.records) - len(measured)
+        click.echo(clean(f"error: every one of the {len(measured)} measured requests failed (only the "
+                         f"{warm} warm-up request{'s' if warm != 1 else ''} answered): no figure was measured; "
+                         f"first: {first[:300]}"
+                         + (f"; records saved to {json_out}" if json_out is not None else "")), err=True)
         raise click.exceptions.Exit(1)
     print_result(res, base)
     for line in res.warnings:
