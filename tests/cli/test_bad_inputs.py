@@ -108,6 +108,12 @@ CASES = [
      {"suite.yaml": {**SUITE, "sweep": {"concurrencies": [1, 4], "max_tokens": 1}}},
      "slo[0].itl_p99_ms: every request the suite 's' sends at C=4 generates 1 token: ITL (the gaps between "
      "tokens) is never measured"),
+    # QA: a length given twice was sent twice per repeat by `tuner bench`, but the study's stage plan
+    # measured its first repeat once: the plan changed what the suite measures
+    ("single length twice", {}, {"suite.yaml": {**SUITE, "single": {"lengths": [8, 16, 8], "repeats": 2}}},
+     "suite.yaml: single.lengths: 8 is given twice; give each length once"),
+    ("inline single length twice", {"bench.suite": {**SUITE, "single": {"lengths": [8, 8]}}}, {},
+     "bad.yaml: bench.suite.single.lengths: 8 is given twice"),
     ("trial timeout too short", {"bench.trial_timeout": "5m"}, {}, "bench.trial_timeout (5m) must exceed"),
     ("alias bomb in study", {}, {"bad.yaml": ALIAS_BOMB}, "bad.yaml: line 2: not valid YAML (aliases"),
     ("alias bomb in space", {}, {"space.yaml": ALIAS_BOMB}, "space.yaml: line 2: not valid YAML (aliases"),

@@ -259,6 +259,21 @@ def refuse_too_many_single_prompts(suite: Suite, source: str | Path, key: str = 
                                    "before this check runs by name: tuner study run --study NAME --storage URL")
 
 
+def refuse_repeated_lengths(suite: Suite, source: str | Path, key: str = "single.lengths") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and ``key`` when ``single.lengths`` gives a length
+    twice, as a repeated concurrency is refused: the article's order (``tuner bench``) sends each
+    prompt at it twice per repeat, while a study's stage plan (:func:`tuner.bench.plan.stage_plan`)
+    sends the first repeat once, so the plan would change what is measured.
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    lengths = suite.single.lengths or []
+    repeated = next((n for i, n in enumerate(lengths) if n in lengths[:i]), None)
+    if repeated is not None:
+        raise ConfigError(source, key, f"{repeated} is given twice; give each length once (single.repeats "
+                                       "says how often each is measured)")
+
+
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
@@ -293,4 +308,5 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
         raise ConfigError(path, "prompts", "give prompts or dataset, not both")
     suite = _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)
     refuse_too_many_single_prompts(suite, path)
+    refuse_repeated_lengths(suite, path)
     return suite
