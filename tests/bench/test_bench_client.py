@@ -423,6 +423,23 @@ def test_cli_compare_refuses_a_baseline_of_another_workload_before_any_request(t
         assert r.exit_code == 0 and "speedup" in r.output, r.output
 
 
+def test_cli_compare_refuses_a_partial_baseline(tmp_path):
+    # QA: a baseline saved by a run whose server died after 4 requests was compared: its "all (mean)"
+    # (one row) against this run's mean over every row, exit 0
+    suite_file, base = tmp_path / "tiny.yaml", tmp_path / "base.json"
+    suite_file.write_text(json.dumps(SUITE))
+    runner = CliRunner()
+    with FakeSGLang(die_after=4) as srv:
+        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(base)])
+    assert r.exit_code == 1 and SuiteResult.load(base).single_tok_per_s is not None, r.output
+    with FakeSGLang() as srv:
+        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--compare", str(base)])
+        assert srv.bodies == []  # refused before any request
+    assert r.exit_code == 2, r.output
+    assert r.output.startswith(f"error: --compare: {base} is no complete measurement of its suite ("), r.output
+    assert "measure the baseline again to the end" in r.output and len(r.output.strip().splitlines()) == 1
+
+
 def test_cli_saves_the_partial_result_when_the_server_dies(tmp_path):
     out = tmp_path / "partial.json"
     suite_file = tmp_path / "tiny.yaml"

@@ -243,8 +243,9 @@ _NOT_MEASURED = ("name", "timeout_s")
 
 def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> None:
     """Raise :class:`ConfigError` naming ``--compare`` when ``base`` was measured with another suite
-    (other requests, lengths, concurrencies, repeats, sampling, flushes) or through another API
-    than this run: every speedup printed would compare two workloads, not two servers (QA: a
+    (other requests, lengths, concurrencies, repeats, sampling, flushes), did not complete it (saved
+    by a run whose server died or hung, or whose answers could not be true), or went through another
+    API than this run: every speedup printed would compare two workloads, not two servers (QA: a
     baseline of one suite gave an "all (mean)" and per-concurrency speedup against another).
     A dataset's path and a prompt file's name are not compared (the drawn requests, the SHA-256 and
     the prompts' text are): the same file elsewhere is the same suite, as for a study."""
@@ -270,6 +271,14 @@ def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> No
                                            f"{', '.join(differs)} differ from suite {suite.name!r}): its speedups "
                                            "would compare two workloads; measure the baseline with the same "
                                            "--suite")
+    if not base.complete:
+        # a partial run (the server died or hung, a study's stage) or one whose answers could not be
+        # true: its "all (mean)" is over other rows than this run's, or over no measurement at all
+        why = (f"stopped after stage {base.stopped_after}" if base.stopped_after
+               else _plain_text(base.error)[:160] or "complete: false")
+        raise ConfigError("--compare", "", f"{path} is no complete measurement of its suite ({why}): its "
+                                           "figures would compare part of a suite with the whole; measure "
+                                           "the baseline again to the end")
     if base.api != api:
         raise ConfigError("--compare", "", f"{path} was measured through --api {base.api}, this run through "
                                            f"--api {api}: the requests differ; measure the baseline with "
