@@ -37,4 +37,6 @@ def test_json_is_not_an_input(server, tmp_path, monkeypatch, victim):
     assert r.exit_code == 2, r.output
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith(f"error: --json: {victim}: "), r.output
+    # `tuner bench` has no study: its files are the --suite file's (QA: "of the study's suite")
+    assert "study" not in lines[0], r.output
     assert {name: (tmp_path / name).read_bytes() for name in os.listdir(tmp_path)} == before

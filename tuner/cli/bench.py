@@ -162,7 +162,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         # a measurement the new one would replace (QA: both were written over, exit 0)
         inputs = [("the --compare result", baseline_path)]
         if suite_spec not in SHIPPED_SUITES:
-            inputs += suite_file_inputs(suite_spec, "the --suite file")
+            inputs += suite_file_inputs(suite_spec, "the --suite file", owner="the --suite file")
         check_not_among(json_out, "--json", inputs)
         check_output(json_out, "--json")  # no missing folder is made, as for every output
     if base is not None:

@@ -32,7 +32,7 @@ def check_not_among(output: str | Path, flag: str, inputs: Iterable[tuple[str, s
                               f"is {what}: writing there would destroy it; give another path")
 
 
-def _suite_files(suite, folder: Path | None) -> list[tuple[str, Path]]:
+def _suite_files(suite, folder: Path | None, owner: str = "the study's suite") -> list[tuple[str, Path]]:
     """A suite's own files: its prompt files and dataset, relative to ``folder`` (the suite file's
     folder; an inline suite's: the study file's). Relative ones are skipped without a folder (a
     study read from storage alone: they were relative to a folder this command does not know)."""
@@ -41,10 +41,10 @@ def _suite_files(suite, folder: Path | None) -> list[tuple[str, Path]]:
     named: list[tuple[str, str]] = []
     for prompt in suite.get("prompts") or []:
         if isinstance(prompt, dict) and isinstance(prompt.get("file"), str):
-            named.append(("a prompt file of the study's suite", prompt["file"]))
+            named.append((f"a prompt file of {owner}", prompt["file"]))
     dataset = suite.get("dataset")
     if isinstance(dataset, dict) and isinstance(dataset.get("path"), str):
-        named.append(("the dataset of the study's suite", dataset["path"]))
+        named.append((f"the dataset of {owner}", dataset["path"]))
     out = []
     for what, text in named:
         path = Path(text)
@@ -56,13 +56,15 @@ def _suite_files(suite, folder: Path | None) -> list[tuple[str, Path]]:
     return out
 
 
-def suite_file_inputs(suite_path: str | Path, what: str) -> list[tuple[str, str | Path | None]]:
-    """A suite file (``what``: how to call it) and its prompt files and dataset, for
+def suite_file_inputs(suite_path: str | Path, what: str,
+                      owner: str = "the study's suite") -> list[tuple[str, str | Path | None]]:
+    """A suite file (``what``: how to call it) and its prompt files and dataset (``owner``: whose
+    they are, e.g. "the --suite file" for ``tuner bench``, which has no study), for
     :func:`check_not_among`."""
     suite_path = Path(suite_path)
     own: list[tuple[str, str | Path | None]] = [(what, suite_path)]
     try:
-        own += _suite_files(read_yaml(suite_path), suite_path.resolve().parent)
+        own += _suite_files(read_yaml(suite_path), suite_path.resolve().parent, owner)
     except (ConfigError, OSError):
         pass  # an unreadable suite file holds no file to spare
     return own
