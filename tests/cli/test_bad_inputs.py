@@ -114,6 +114,14 @@ CASES = [
      "suite.yaml: single.lengths: 8 is given twice; give each length once"),
     ("inline single length twice", {"bench.suite": {**SUITE, "single": {"lengths": [8, 8]}}}, {},
      "bad.yaml: bench.suite.single.lengths: 8 is given twice"),
+    # QA: chat turns that are all whitespace were sent as an empty conversation through bench.api:
+    # chat (a blank text, and a dataset row with empty turns, are refused)
+    ("blank chat turns", {"bench.api": "chat"}, {"suite.yaml": {**SUITE, "prompts": [
+        {"name": "a", "text": "hello", "messages": [{"role": "system", "content": ""}, {"role": "user", "content": " \n"}]}]}},
+     "suite.yaml: prompts[0].messages: prompt 'a': every message is empty"),
+    ("inline blank chat turns", {"bench.suite": {**SUITE, "prompts": [
+        {"name": "a", "text": "hello", "messages": [{"role": "user", "content": "  "}]}]}}, {},
+     "bad.yaml: bench.suite.prompts[0].messages: prompt 'a': every message is empty"),
     ("trial timeout too short", {"bench.trial_timeout": "5m"}, {}, "bench.trial_timeout (5m) must exceed"),
     ("alias bomb in study", {}, {"bad.yaml": ALIAS_BOMB}, "bad.yaml: line 2: not valid YAML (aliases"),
     ("alias bomb in space", {}, {"space.yaml": ALIAS_BOMB}, "space.yaml: line 2: not valid YAML (aliases"),

@@ -274,6 +274,21 @@ def refuse_repeated_lengths(suite: Suite, source: str | Path, key: str = "single
                                        "says how often each is measured)")
 
 
+def refuse_blank_turns(suite: Suite, source: str | Path, key: str = "prompts") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and ``key[i].messages`` for the first prompt
+    whose chat turns are all empty or whitespace: ``bench.api: chat`` would send an empty
+    conversation (its ``text`` goes to the raw-text APIs only), as a blank prompt text is refused and
+    a dataset row with empty turns is (:mod:`tuner.config.dataset`).
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    for i, p in enumerate(suite.prompts or []):
+        if p.messages and not any(m.content.strip() for m in p.messages):
+            raise ConfigError(source, f"{key}[{i}].messages", f"prompt {p.name!r}: every message is empty; "
+                                                              "give the turns' text, or leave messages out "
+                                                              "(one user turn holding the prompt's text)")
+
+
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
@@ -309,4 +324,5 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
     suite = _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)
     refuse_too_many_single_prompts(suite, path)
     refuse_repeated_lengths(suite, path)
+    refuse_blank_turns(suite, path)
     return suite
