@@ -2,7 +2,7 @@
 journal.py, finish.py): a PostgreSQL server stopped mid-trial and restarted, a fast restart while
 workers record, a database that never comes back (patience exhausted, then the journal replayed),
 an SQLite lock held past the busy timeout, an SQLite file made read-only and then writable again,
-and a workdir that fills up mid-trial.
+an SQLite file put back from an older copy mid-trial, and a workdir that fills up mid-trial.
 
 Every worker must survive (or, past the patience, exit with one line and its measurement
 journaled), every finished measurement must reach storage exactly once, nothing is measured twice.
@@ -227,6 +227,48 @@ def test_sqlite_file_read_only_then_writable_then_moved_away_and_back(tmp_path):
     assert OPTUNA_FALLBACK not in out, out[-3000:]
     assert ("readonly database" in out or "disk I/O error" in out) and "is not there" in out, out[-3000:]
     check_study(f"sqlite:///{db}", "ro", [workdir], 4)
+
+
+def test_sqlite_file_restored_from_an_older_copy_mid_trial_keeps_the_measurement(tmp_path):
+    """The SQLite file is replaced, while a trial's server loads, by a copy taken before that trial
+    was asked (a backup put back): the trial is gone from the storage. QA: the stage judge's write
+    of its partial figures raised Optuna's KeyError ('Record does not exist.') and the worker died
+    with a traceback, the measurement lost. Now the suite runs on and the measurement is re-homed
+    into the file as it is (tuner.engine.finish: 'gone (a storage restored from an older copy)')."""
+    db = tmp_path / "old.db"
+    path = study_file(tmp_path, "old", 1, storage=f"sqlite:///{db}")
+    # no queued seeds (they would be in the copy), and a load long enough to put the copy back in
+    path.write_text(path.read_text().replace("load_seconds: 0.3", "load_seconds: 3")
+                    .replace("sampler: {seed: 5}", "sampler: {seed: 5}\ndefault_seed_trials: false"))
+    workdir = tmp_path / "wd"
+    argv = ["study", "run", str(path), "--workdir", str(workdir)]
+    first = subprocess.run([*TUNER, *argv], env=fault_env(), cwd=tmp_path, capture_output=True, text=True,
+                           timeout=300)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    backup = tmp_path / "backup.db"
+    backup.write_bytes(db.read_bytes())  # trial 0 measured, nothing running
+    log = tmp_path / "run.log"
+    proc = start_worker([*argv, "--add-trials", "1"], fault_env(), tmp_path, log)
+    try:
+        number = wait_for(lambda: trial_server_up(workdir, 0), 180, "trial 1's server", [proc])
+        copy = tmp_path / "copy.db"
+        copy.write_bytes(backup.read_bytes())
+        copy.replace(db)
+        code = proc.wait(timeout=300)
+    finally:
+        stop_all([proc])
+    out = log.read_text()
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    study = optuna.load_study(study_name="old", storage=f"sqlite:///{db}")
+    again = [t for t in study.trials if t.user_attrs.get("replayed_from") == number]
+    assert len(again) == 1, [(t.number, t.state.name, t.user_attrs.get("status")) for t in study.trials]
+    kept = again[0]
+    assert kept.state == TrialState.COMPLETE and kept.user_attrs["status"] == "measured"
+    assert kept.values and kept.user_attrs["tok_per_s@32"] > 0
+    assert kept.user_attrs["effective_key"] and kept.user_attrs.get("stages")
+    assert launches_by_trial(workdir)[str(number)] == 1
+    assert not [t.number for t in study.trials if t.state == TrialState.RUNNING]
+    assert not list((workdir / "journal").glob("*.json"))
 
 
 def test_workdir_full_mid_trial_keeps_the_measurement(tmp_path):

@@ -168,10 +168,13 @@ def _stored_trial(study, finish: Finish):
     """The trial ``finish`` is for, as stored now; None when the storage no longer has it."""
     storage = study._storage
     try:
+        # The number's id may come from the study's cache (Optuna's _CachedStorage) while the
+        # database no longer has the trial (an SQLite file put back from an older copy): the
+        # trial is gone too when reading it says so
         trial_id = storage.get_trial_id_from_study_id_trial_number(study._study_id, finish.number)
+        return storage.get_trial(trial_id) if trial_id == finish.trial_id else None
     except KeyError:
         return None
-    return storage.get_trial(trial_id) if trial_id == finish.trial_id else None
 
 
 def _same(trial, finish: Finish) -> bool:

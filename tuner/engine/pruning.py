@@ -226,8 +226,9 @@ class StageJudge:
         self.stages: list[dict] = []
         self.verdict: Verdict | None = None
         #: the trial was finished by someone else meanwhile (another worker failed it as dead while
-        #: this one stood still): nothing more is written to it, nothing decided; the finish decides
-        #: (the stall watch drops the measurement, or it is re-homed: tuner.engine.finish)
+        #: this one stood still), or is gone from the storage (an SQLite file put back from an older
+        #: copy): nothing more is written to it, nothing decided; the finish decides (the stall watch
+        #: drops the measurement, or it is re-homed: tuner.engine.finish)
         self.taken_over = False
 
     def __call__(self, index: int, name: str, partial) -> bool:
@@ -256,10 +257,28 @@ class StageJudge:
         except UpdateFinishedTrialError:
             self.taken_over = True
             return False
+        except KeyError:
+            # Optuna's "Record does not exist": the trial is gone from the storage (QA: the SQLite
+            # file put back from a copy taken before it was asked ended the worker in a traceback,
+            # the measurement lost). Measure on; the finish re-homes the measurement.
+            if not trial_gone(storage, tid):
+                raise
+            self.taken_over = True
+            return False
         if verdict.pruned:
             self.verdict = verdict
             self.emit("phase", {"phase": "pruned", "stage": name, "by": verdict.by})
         return verdict.pruned
+
+
+def trial_gone(storage, trial_id: int) -> bool:
+    """Whether the storage no longer holds the trial ``trial_id`` (Optuna's KeyError, "Record does
+    not exist."): its study deleted, or an SQLite file put back from an older copy."""
+    try:
+        storage.get_trial(trial_id)
+    except KeyError:
+        return True
+    return False
 
 
 def pruned_attrs(attrs: dict, stage: str, verdict: Verdict | None) -> dict:

@@ -247,11 +247,15 @@ class TrialRunner:
 
     def _interrupt(self, trial, why: str) -> None:
         """Fail the RUNNING ``trial`` as interrupted (``why`` in its note) and queue its setting
-        again, a Ctrl-C held between the two writes; nothing when it finished meanwhile."""
+        again, a Ctrl-C held between the two writes; nothing when it finished meanwhile or is no
+        longer in the storage."""
         from optuna.trial import TrialState
 
         with signals_held():  # another Ctrl-C must not land between the FAIL and the retry
-            frozen = self.storage.get_trial(trial._trial_id)
+            try:
+                frozen = self.storage.get_trial(trial._trial_id)
+            except KeyError:  # gone from the storage (an SQLite file put back from an older copy)
+                return
             if frozen.state == TrialState.RUNNING and mark_interrupted(self.storage, trial._trial_id, why):
                 requeue(self.study, frozen)
                 tell(self.study, trial, state=TrialState.FAIL)
