@@ -32,7 +32,7 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
     name_a, url_a, config_a = resolve_target(a, storage)
     # B's storage: --storage-b, else A's (a study file B keeps its own unless --storage is given)
     b_is_file = b.endswith((".yaml", ".yml")) or Path(b).is_file()
-    url_for_b = storage_url(storage_b, "--storage-b") if storage_b else storage or (None if b_is_file else url_a)
+    url_for_b = storage_url(storage_b, "--storage-b") if storage_b is not None else storage or (None if b_is_file else url_a)
     name_b, url_b, config_b = resolve_target(b, url_for_b)
     if output:
         check_not_an_input(output, "-o", a, url_a, config_a)

@@ -125,7 +125,7 @@ def copy(source, new_name, storage, to_storage) -> None:
     from ..engine.lifecycle import copy_study
 
     name, url, _ = resolve_target(source, storage)
-    to_url = storage_url(to_storage, "--to-storage") if to_storage else None
+    to_url = storage_url(to_storage, "--to-storage") if to_storage is not None else None
     res = copy_study(name, url, new_name, to_url)
     click.echo(f"copied {res.source} ({res.trials} trials) to {res.destination} in {redact(to_url or url)}"
                + (f"; trials {res.running} were running: failed in the copy, their settings queued again"

@@ -26,7 +26,7 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
     if target and (target.endswith((".yaml", ".yml")) or Path(target).is_file()):
         config = load_study(target)
         name = config.name
-        url = storage or config.storage
+        url = storage if storage is not None else config.storage  # an empty --storage is refused, not skipped
         if study_name and study_name != name:
             raise ConfigError("--study", study_name, f"the study file {target} is study {name}: give the file or "
                               "--study NAME (with --storage), not both")
@@ -48,7 +48,7 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
     if url is None or url.startswith("$"):
         where, key = "$" + (url or "TUNER_STORAGE").strip("${}"), ""
     else:
-        where, key = ("--storage", "") if storage else (target, "storage")
+        where, key = ("--storage", "") if storage is not None else (target, "storage")
     return name, storage_url(url, where, key), config
 
 
