@@ -65,3 +65,30 @@ def test_an_empty_storage_url_is_refused_naming_the_flag(argv, measured, tmp_pat
     flag = next(a for a in argv if a.startswith("--") and "storage" in a)
     assert "'' is not a storage URL" in one_error_line(result, flag)
     assert snapshot(tmp_path) == before, "something was written"
+
+
+EMPTY_VALUES = [
+    (["study", "run", "{file}", "--timeout", ""], "--timeout"),
+    (["study", "run", "{file}", "--workdir", ""], "--workdir"),
+    (["study", "confirm", "{file}", "--workdir", ""], "--workdir"),
+    (["study", "report", "{file}", "-o", ""], "-o"),
+    (["study", "report", "{file}", "-o", "{tmp}/r.html", "--png", ""], "--png"),
+    (["study", "compare", "{file}", "{file}", "-o", ""], "-o"),
+    (["study", "export", "{file}", "--pick", "knee", "-o", "{tmp}/best.yaml", "--adaptive-out", ""], "--adaptive-out"),
+]
+
+
+@pytest.mark.parametrize("argv,flag", EMPTY_VALUES, ids=lambda a: a if isinstance(a, str) else a[1])
+def test_an_empty_value_is_not_the_option_left_out(argv, flag, measured, tmp_path, monkeypatch):
+    """QA: `run --timeout ''` ran with no time bound, `--workdir ''` in the study's workdir,
+    `report -o ''` wrote s-report.html, `--png ''` the charts into the working folder, `compare
+    -o ''` printed and wrote no page, `export --adaptive-out ''` wrote no policy; each exit 0."""
+    path = study_copy(measured, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    before = snapshot(tmp_path)
+    args = [a.replace("{file}", str(path)).replace("{tmp}", str(tmp_path)) for a in argv]
+    result = CliRunner().invoke(cli, args, catch_exceptions=False)
+    line = one_error_line(result, flag)
+    assert "is empty" in line or "got ''" in line, line
+    assert snapshot(tmp_path) == before, "something was written"

@@ -44,6 +44,22 @@ class FiniteFloat(click.FloatRange):
         return number
 
 
+def not_empty(instead: str):
+    """A click option callback: an empty value (a script's unset ``"$VAR"``) is refused as
+    ``error: OPTION: is empty: <instead>`` (exit 2), never read as the option left out (QA: `report
+    -o ''` wrote NAME-report.html, `--png ''` the charts into the working folder, `run --workdir ''`
+    used the study's workdir, `export --adaptive-out ''` wrote no policy, `compare -o ''` no page)."""
+
+    def check(ctx, param, value):
+        from ..config.yamlfile import ConfigError
+
+        if value is not None and not str(value).strip():
+            raise ConfigError(param.opts[0], "", f"is empty: {instead}")
+        return value
+
+    return check
+
+
 def fail(message: str, code: int = 1) -> None:
     """Print one error line on stderr and exit with ``code``."""
     click.echo(f"error: {message}", err=True)

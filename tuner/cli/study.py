@@ -17,7 +17,7 @@ import click
 from ..config.study import MAX_TRIALS, StudyConfig, check_added_budget, parse_duration
 from ..engine.storage import redact
 from .lazy import LazyGroup
-from .output import chosen_format, console, fail, format_option, print_csv, print_json, print_table
+from .output import chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
 from .study_target import resolve_target, storage_option
 
 #: Exit status of a worker whose storage stayed unreachable past the patience (EX_TEMPFAIL: try again).
@@ -68,6 +68,7 @@ def create(study_file, storage) -> None:
 @click.option("--dry-run", is_flag=True, help="Print the baseline and seed-trial server commands; launch nothing.")
 @click.option("--rebaseline", is_flag=True, help="Measure the autoregressive baseline again first.")
 @click.option("--workdir", default=None, type=click.Path(file_okay=False),
+              callback=not_empty("give a folder, or leave --workdir out for the study's workdir"),
               help="Where per-trial logs go (default: studies/NAME beside the study file).")
 def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run, rebaseline, workdir) -> None:
     """Run trials: baseline first, then Optuna's proposals, until the budget or time is spent.
@@ -81,7 +82,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     from ..engine.runner import BUDGET_SPENT
     from ..server.launcher import PortInUseError
 
-    timeout_s = parse_duration(timeout, "--timeout", "") if timeout else None
+    timeout_s = parse_duration(timeout, "--timeout", "") if timeout is not None else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
     if add_trials and file_config is not None and file_config.budget.n_trials is not None:
         # the stored budget is at least the file's: past the bound from the file's, before anything is written

@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..engine.storage import redact
-from .output import console, print_json, print_table
+from .output import console, not_empty, print_json, print_table
 from .own_files import check_not_an_input
 from .study_target import resolve_target, storage_option, storage_url
 
@@ -19,6 +19,7 @@ from .study_target import resolve_target, storage_option, storage_url
 @click.option("--storage-b", default=None, metavar="URL", help="B's storage, when it is not A's.")
 @click.option("-f", "--format", "fmt", type=click.Choice(["table", "json"]), default="table", show_default=True)
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              callback=not_empty("give a file name, or leave -o out for no page"),
               help="Also write the comparison as one HTML page (no network needed to open it).")
 def compare(a, b, storage, storage_b, fmt, output) -> None:
     """Compare two studies (study files, or names in --storage / --storage-b): hardware, SGLang

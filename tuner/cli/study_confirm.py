@@ -14,7 +14,7 @@ from pathlib import Path
 
 import click
 
-from .output import FiniteFloat, console, fail, print_json, print_table
+from .output import FiniteFloat, console, fail, not_empty, print_json, print_table
 from .study_target import resolve_target, storage_option
 
 
@@ -34,6 +34,7 @@ from .study_target import resolve_target, storage_option
               help="Protect C=32: a candidate whose speedup@32 lies below X beyond noise is not picked.")
 @click.option("--show", is_flag=True, help="Measure nothing: print the last confirmation.")
 @click.option("--workdir", default=None, type=click.Path(file_okay=False),
+              callback=not_empty("give a folder, or leave --workdir out for the study's workdir"),
               help="Where the servers' logs go (default: studies/NAME beside the study file).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def confirm(target, study_name, storage, picks, repeats, near, max_candidates, min_speedup_c32, show, workdir,

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from .output import not_empty
 from .own_files import check_not_an_input
 from .study_target import resolve_target, storage_option
 
@@ -13,8 +14,10 @@ from .study_target import resolve_target, storage_option
 @click.option("--study", "study_name", default=None, help="The study's name (with --storage).")
 @storage_option
 @click.option("-o", "--output", default=None, type=click.Path(dir_okay=False),
+              callback=not_empty("give a file name, or leave -o out for NAME-report.html"),
               help="The HTML file to write (default: NAME-report.html).")
 @click.option("--png", "png_dir", default=None, type=click.Path(file_okay=False),
+              callback=not_empty("give a folder, or leave --png out for no PNGs"),
               help="Also write every chart as a PNG into this folder.")
 def report(target, study_name, storage, output, png_dir) -> None:
     """One HTML page of a study that opens with no network: the Pareto front, throughput and speedup

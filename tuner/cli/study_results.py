@@ -12,7 +12,7 @@ from pathlib import Path
 import click
 
 from ..results.pareto import C32
-from .output import FiniteFloat, chosen_format, console, fail, format_option, print_csv, print_json, print_table
+from .output import FiniteFloat, chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
 from .own_files import check_not_an_input
 from .study_target import resolve_target, storage_option
 
@@ -84,6 +84,7 @@ def front_rows(front) -> tuple[list[str], list[list]]:
 @click.option("--adaptive", is_flag=True,
               help="Write SGLang's adaptive speculative policy (JSON) instead of a server config.")
 @click.option("--adaptive-out", default=None, type=click.Path(dir_okay=False), metavar="POLICY.json",
+              callback=not_empty("give a file name, or leave --adaptive-out out for no policy"),
               help="Also write the adaptive policy here, and make the server config use it.")
 def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, print_command, adaptive,
            adaptive_out) -> None:
