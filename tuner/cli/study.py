@@ -146,7 +146,8 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from ..engine.patience import StorageUnavailable
     from ..engine.preflight import preflight
     from ..engine.runner import run_study
-    from ..engine.study import config_from_study, create_study, extend_budget, open_study, study_exists
+    from ..engine.study import (StudyReplaced, config_from_study, create_study, extend_budget, open_study,
+                                study_exists)
     from ..server.launcher import PortInUseError, stop_on_signals
     from .progress import RunView, say_storage_outage
 
@@ -182,13 +183,15 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             view.close()
             click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
+        except StudyReplaced as exc:  # deleted, perhaps made anew under its name (tuner.engine.study)
+            view.close()
+            click.echo(f"error: {exc}", err=True)
+            sys.exit(1)
         except KeyError:  # Optuna's "Record does not exist": the study may be gone under this worker
             if study_exists(name, stored._storage):
                 raise
             view.close()
-            click.echo(f"error: study {name} was deleted while this worker ran (tuner study delete); the server "
-                       "is stopped, and a measurement it journaled is never stored into another study of "
-                       "that name", err=True)
+            click.echo(f"error: {StudyReplaced(name)}", err=True)
             sys.exit(1)
 
 

@@ -21,7 +21,7 @@ from .asktell import tell
 from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures, attrs_problem
 from .stall import TunerStalled
-from .study import BASELINE_SUFFIX, create_baseline_study
+from .study import BASELINE_SUFFIX, StudyReplaced, create_baseline_study
 from .workers import Worker, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
 Event = Callable[[str, dict], None]
@@ -121,7 +121,7 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
             emit("trial_start", {"trial": "baseline", "spec": None})
             try:
                 m = measure(trial, bstudy)
-            except StorageUnavailable:
+            except (StorageUnavailable, StudyReplaced):
                 raise  # nothing more can be written; the measurement, if any, waits in the journal
             except TunerStalled as exc:  # the tuner stood still, not the server: measure it again
                 if storage.get_trial(trial._trial_id).state == TrialState.RUNNING:

@@ -216,8 +216,11 @@ class StageJudge:
     stage's estimates and says whether to stop. ``verdict`` holds the decision once pruned."""
 
     def __init__(self, config: StudyConfig, study, trial, baseline_attrs: dict, plan, emit: Event,
-                 remeasure: bool = False):
+                 remeasure: bool = False, replaced: Callable[[], bool] | None = None):
         self.config, self.study, self.trial, self.emit = config, study, trial, emit
+        #: whether the study was deleted since the trial was asked (its id may be another study's
+        #: trial's now): then nothing is written (tuner.engine.study.study_replaced)
+        self.replaced = replaced
         #: a deliberate re-measurement (the sampler's): recorded, never pruned. It measures a setting
         #: export may pick, to settle its value; stopping it would keep the lucky first reading.
         self.remeasure = remeasure
@@ -246,6 +249,9 @@ class StageJudge:
         try:
             # The server is measuring: a storage outage must not hold the suite up (or lose it).
             with fail_fast():
+                if self.replaced is not None and self.replaced():
+                    self.taken_over = True  # the finish stops the worker (StudyReplaced)
+                    return False
                 for i, v in enumerate(estimates):
                     storage.set_trial_intermediate_value(tid, index * n + i, float(v))
                 self.trial.set_user_attr(STAGES_ATTR, self.stages)

@@ -267,6 +267,31 @@ def study_exists(name: str, storage) -> bool:
         return False
 
 
+class StudyReplaced(RuntimeError):
+    """The study a worker opened is no longer in its storage: deleted (``tuner study delete --force``
+    while the worker ran), perhaps made anew under the same name. Nothing more may be written
+    through the worker's handle: SQLite gives a new study the freed ids (QA: a worker went on
+    measuring into the new study, against the deleted one's baseline, and wrote its figures onto a
+    queued trial of the new one)."""
+
+    def __init__(self, name: str):
+        self.name = name
+        super().__init__(f"study {name} was deleted while this worker ran (tuner study delete); the server is "
+                         "stopped, and a measurement it journaled is never stored into another study of that name")
+
+
+def study_replaced(study, uid: str | None) -> bool:
+    """Whether ``study`` (an open handle) is gone from its storage, or its id now names another
+    study (its :data:`UID_ATTR` is not ``uid``). ``uid`` None (no journal, a study in memory): never."""
+    if uid is None:
+        return False
+    try:
+        attrs = study._storage.get_study_user_attrs(study._study_id)
+    except KeyError:
+        return True
+    return attrs.get(UID_ATTR) != uid
+
+
 def study_uid(study) -> str:
     """The study's :data:`UID_ATTR`, given to it now if it was created before ids existed."""
     uid = study.user_attrs.get(UID_ATTR)

@@ -47,14 +47,14 @@ from .killpoints import kill_point
 from .limits import extra_constraints
 from .objectives import worst_values
 from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement, measurement_attrs
-from .patience import StorageUnavailable, unreachable_now
+from .patience import StorageUnavailable, fail_fast, unreachable_now
 from .pruning import STAGES_ATTR, StageJudge, baseline_stage_attrs, pruned_attrs
 from .records import (CONSTRAINT, FAILED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED, launched, load_records,
                       spec_from_params, spec_key)
 from .requeue import requeue
 from .stall import StallWatch, TunerStalled
 from .storage import storage_label
-from .study import study_uid
+from .study import StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
 from .workers import Worker, mark_interrupted, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
@@ -106,9 +106,16 @@ class TrialRunner:
         records = load_records(self.study) if records is None else records
         return sum(1 for r in records if launched(r.status, r.attrs))
 
+    def check_study(self) -> None:
+        """:class:`~tuner.engine.study.StudyReplaced` when this worker's study was deleted (and
+        perhaps made anew under its name) since it opened it: nothing more is written through it."""
+        if study_replaced(self.study, self.uid):
+            raise StudyReplaced(self.study.study_name)
+
     # -- one trial ------------------------------------------------------------------------------
     def run_one(self, baseline: Baseline) -> str:
         """Ask for one trial and take it to its end; returns its status (or :data:`ABANDONED`)."""
+        self.check_study()
         reap_dead_trials(self.study)
         with ExitStack() as stack:
             # Beat from the first moment, and named before a Ctrl-C may land: a worker that dies
@@ -230,7 +237,7 @@ class TrialRunner:
     def _measure_trial(self, trial, eff: SpecConfig, baseline: Baseline):
         try:
             return self.measure(eff, f"trials/{trial.number}", trial, baseline=baseline)
-        except StorageUnavailable:
+        except (StorageUnavailable, StudyReplaced):
             raise  # nothing more can be written; the measurement, if any, waits in the journal
         except TunerStalled as exc:
             # The client stood still, not the server: nothing is recorded, nothing blamed; measured again.
@@ -289,7 +296,8 @@ class TrialRunner:
         kind = "baseline." if baseline is None else ""
         judge = None if baseline is None else StageJudge(
             self.config, study, trial, baseline.attrs, getattr(self.backend, "plan", []), self.emit,
-            remeasure=trial.user_attrs.get("remeasure_of") is not None)
+            remeasure=trial.user_attrs.get("remeasure_of") is not None,
+            replaced=lambda: study_replaced(self.study, self.uid))
 
         watch = StallWatch()
 
@@ -297,6 +305,13 @@ class TrialRunner:
             kill_point(f"{kind}measured")
             # the tuner paused during the suite: not the server's figures (TunerStalled)
             watch.check(longest_outside_wait_s(m.to_save))
+            # deleted meanwhile: its trial's id may be another study's now. An outage must not keep
+            # the measurement from the journal: then the finish waits for the storage as before
+            with fail_fast():
+                try:
+                    self.check_study()
+                except StorageUnavailable:
+                    pass
             pruned = False
             if baseline is None:
                 attrs = {**baseline_attrs(m, self.config), **baseline_stage_attrs(m.figures),
