@@ -4,6 +4,9 @@ another host stopped beating, failed by Optuna's heartbeat check (tuner.engine.w
 reaper and the real commands."""
 
 import json
+import socket
+import subprocess
+import sys
 import time
 from contextlib import ExitStack
 
@@ -80,3 +83,33 @@ def test_the_heartbeat_not_an_unfinished_verdict_says_why_a_trial_ended(tmp_path
     assert r.exit_code == 0, r.output
     html = report.read_text()
     assert "its worker (node-7, pid 4242) stopped answering" in html and "worst-case placeholders" not in html
+
+
+def test_a_dead_worker_of_this_host_is_reaped_by_pid_also_past_the_grace(tmp_path):
+    """QA: a run killed with kill -9 and run again after the heartbeat's grace (the next morning):
+    Optuna's staleness failed its trial first, so the run did not say it had reaped it, and status
+    said its worker (this very host) "stopped answering: no heartbeat within the grace period, so
+    another worker failed the trial". README (Running, step 1): a dead worker's trials are failed
+    on this host by pid and start time; its note is "its worker died"."""
+    path = make_model_study(tmp_path, "dead", n_trials=1)
+    config = load_study(path)
+    storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
+                                         heartbeat_stale_trial_callback=RetryStaleTrial(3))
+    study = optuna.load_study(study_name=config.name, storage=storage)
+    with ExitStack() as stack:
+        mine = start_trial(study, Worker(), stack, SearchSpace.load(config.search_space).distributions())
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    storage.set_trial_user_attr(mine._trial_id, "worker", {"host": socket.gethostname(), "pid": gone.pid, "start": 1})
+    deadline = time.monotonic() + 60
+    while mine._trial_id not in storage._get_stale_trial_ids(study._study_id) and time.monotonic() < deadline:
+        time.sleep(0.5)  # until its heartbeat is past the grace, however loaded the machine
+    assert reap_dead_trials(study) == [mine.number]
+    r = CliRunner().invoke(cli, ["study", "status", str(path), "--json"])
+    assert r.exit_code == 0, r.output
+    row = next(t for t in json.loads(r.output)["trials"] if t["number"] == mine.number)
+    assert (row["state"], row["status"], row["note"]) == (
+        "FAIL", "interrupted", "its worker died; its setting is queued again"), row
+    again = [t for t in study.get_trials(states=(optuna.trial.TrialState.WAITING,))
+             if t.user_attrs.get("retry_of") == mine.number]
+    assert len(again) == 1 and again[0].params == mine.params, "its setting is not queued again, once"

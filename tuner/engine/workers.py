@@ -148,6 +148,11 @@ def reap_dead_trials(study) -> list[int]:
         return []  # a storage without heartbeats (in-memory, for benchmarks): one process, no deaths
     patient = patient_backend(storage)
     by_time = patient is None or not patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S)
+    # The dead of this host first, by pid, whatever their heartbeat's age: Optuna's staleness would
+    # fail them too once the grace is past, as a worker that "stopped answering" (QA: a run killed
+    # with kill -9 and run again the next morning; its trial said so, and the run said nothing).
+    reaped = [t.number for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+              if Worker.alive(t.user_attrs.get("worker")) is False and _reap(study, t)]
     if by_time:
         # A worker of this host whose process lives is alive, whatever its heartbeat says: paused
         # (SIGSTOP, a suspended VM, swap) it could not beat, and failing its trial would launch its
@@ -156,19 +161,28 @@ def reap_dead_trials(study) -> list[int]:
             if Worker.alive(t.user_attrs.get("worker")) is True:
                 storage.record_heartbeat(t._trial_id)
         fail_stale_trials(study)
-    reaped = []
     now = datetime.now()  # Optuna stores datetime_start as the local time, naive
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         named = t.user_attrs.get("worker")
         unnamed = (not named and by_time and t.datetime_start is not None
                    and (now - t.datetime_start).total_seconds() > UNNAMED_AFTER_S)
-        if Worker.alive(named) is False or unnamed:
-            if not mark_interrupted(storage, t._trial_id, "its worker died"):
-                continue  # another worker reaped it first
-            if storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
-                reaped.append(t.number)
-                requeue(study, storage.get_trial(t._trial_id), MAX_RETRY)
+        if (Worker.alive(named) is False or unnamed) and _reap(study, t):
+            reaped.append(t.number)
     return reaped
+
+
+def _reap(study, t) -> bool:
+    """Fail the RUNNING trial ``t`` of a dead worker (``interrupted``: "its worker died") and queue its
+    setting again; False when another worker reaped it first."""
+    from optuna.trial import TrialState
+
+    storage = study._storage
+    if not mark_interrupted(storage, t._trial_id, "its worker died"):
+        return False
+    if not storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
+        return False
+    requeue(study, storage.get_trial(t._trial_id), MAX_RETRY)
+    return True
 
 
 def try_claim(study, trial, key: str) -> bool:
