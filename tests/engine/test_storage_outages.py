@@ -307,6 +307,10 @@ def test_workdir_full_mid_trial_keeps_the_measurement(tmp_path):
         # The stopped launch blamed no setting: its trial failed (interrupted) and queued again, measured next time.
         stopped = [t for t in study.trials if t.number != number and t.state == TrialState.FAIL]
         assert len(stopped) == 1 and stopped[0].user_attrs.get("status") == "interrupted"
+        # ... and says why: the disk, not a stopped tuner (QA: "the tuner was stopped during this trial")
+        assert stopped[0].user_attrs["note"].startswith(f"its launch could not write the workdir (workdir {workdir}: "
+                                                        "cannot write "), stopped[0].user_attrs["note"]
+        assert stopped[0].user_attrs["note"].endswith("; its setting is queued again")
         disk_trouble_over(workdir)
         again = subprocess.run([*TUNER, "study", "run", str(path), "--workdir", str(workdir)], env=fault_env(),
                                cwd=tmp_path, capture_output=True, text=True, timeout=300)

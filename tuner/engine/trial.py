@@ -41,6 +41,7 @@ from ..server.signals import signals_held
 from ..sglang.rules import Resolution, SpecConfig
 from .asktell import tell, utc_now
 from .baseline import Baseline, baseline_values
+from .measurement import WorkdirUnwritable
 from .finish import apply_finish, finish_of, record_finish, write_files
 from .journal import Journal
 from .killpoints import kill_point
@@ -244,12 +245,13 @@ class TrialRunner:
             self._interrupt(trial, str(exc))
             self.emit("warning", {"trial": trial.number, "message": f"{exc}; its setting is queued again"})
             return None
-        except BaseException:
-            # Ctrl-C or a crash of the tuner itself: the server is stopped by the backend; the trial
-            # goes back to the queue with the same parameters (and nothing else of it).
+        except BaseException as exc:
+            # Ctrl-C, a disk that refuses the launch's files, or a crash of the tuner itself: the server
+            # is stopped by the backend; the trial goes back to the queue with its parameters alone.
             if unreachable_now(self.storage):
                 raise  # Ctrl-C while the storage is away: the next worker reaps and queues it
-            self._interrupt(trial, "the tuner was stopped during this trial")
+            self._interrupt(trial, f"its launch could not write the workdir ({exc.args[0].partition('; ')[0]})"
+                            if isinstance(exc, WorkdirUnwritable) else "the tuner was stopped during this trial")
             raise
 
     def _interrupt(self, trial, why: str) -> None:
