@@ -14,6 +14,7 @@ points (``launched``, and ``figures`` with its files) run `tuner study run` on t
 
 import json
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -26,6 +27,7 @@ from support.faults import ROOT, deliberate_again, launches_by_trial, study_file
 from tuner.config.study import load_study
 from tuner.engine.killpoints import BASELINE_POINTS, TRIAL_POINTS
 from tuner.engine.study import create_study
+from tuner.server.procs import process_alive
 
 BUDGET = 3
 
@@ -179,3 +181,31 @@ def test_killed_with_a_server_running_the_rerun_recovers_exactly(point, tmp_path
         assert "replayed from the journal into the storage: trial 1 (told)" in rerun.stdout
         assert (workdir / "trials" / "1" / "suite.json").exists()  # written from the journal
         assert trials[1].user_attrs["status"] == "measured" and "file_warnings" not in trials[1].user_attrs
+
+
+def test_a_confirm_killed_with_a_server_running_is_cleaned_up_by_the_next_confirm(tmp_path):
+    """`tuner study confirm` killed with its baseline's server up (kill -9) leaves that server running,
+    as any killed worker does; QA: the next confirm launched its servers beside it (on a GPU node, an
+    oom or a fixed port in use every launch) and left it running. It is stopped first, as a run does."""
+    path = study_file(tmp_path, "conf", 1, storage=f"sqlite:///{tmp_path / 'conf.db'}")
+    workdir = tmp_path / "wd"
+    env = {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
+    tuner = [sys.executable, "-m", "tuner", "study"]
+    first = subprocess.run([*tuner, "run", str(path), "--workdir", str(workdir)], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    confirm = [*tuner, "confirm", str(path), "--workdir", str(workdir), "--picks", "single", "--repeats", "2"]
+    killed = subprocess.run(confirm, env={**env, "TUNER_TEST_KILL_AT": "baseline.launched"}, cwd=tmp_path,
+                            capture_output=True, text=True, timeout=240)
+    assert killed.returncode == -9, killed.stdout[-2000:] + killed.stderr[-2000:]
+    (record,) = [json.loads(p.read_text()) for p in (workdir / "servers").glob("*.json")]
+    try:
+        assert process_alive(record["pid"], record["start_ticks"]), "the killed confirm's server is not running"
+        again = subprocess.run(confirm, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
+        assert f"stopping orphaned server pid {record['pid']}" in again.stderr, again.stderr[-3000:]
+        assert not process_alive(record["pid"], record["start_ticks"]), "the orphan was left running"
+        assert not list((workdir / "servers").glob("*.json"))
+    finally:
+        if process_alive(record["pid"], record["start_ticks"]):
+            os.killpg(record["pgid"], signal.SIGKILL)

@@ -139,6 +139,12 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
                                 on_replaced=lambda line: on_event("warning", {"message": line}))
     # What a killed run (this command's or `tuner study run`'s) left in the journal, stored first.
     replay_journal(study, config.workdir or Path("studies") / config.name)
+    # ... and the servers it left running stopped, as a run stops them: they hold the GPUs (and a
+    # fixed port) this command's launches need (QA: a confirm killed with -9 and run again launched
+    # six servers beside its orphan, on a GPU node each an oom)
+    stopped = getattr(backend, "cleanup_orphans", lambda: [])()
+    if stopped:
+        on_event("orphans", {"servers": stopped})
     run = utc_now().replace(":", "").replace("-", "").replace("+0000", "Z") + "-" + secrets.token_hex(2)
     worker = Worker()
     uid = study_uid(study)  # in its journal entries: never replayed into another study of the name
