@@ -169,3 +169,18 @@ def test_openai_completions_get_the_accept_length_from_sglext(stream):
     assert res.complete and res.n_failed == 0
     assert all(r.spec_verify_ct and r.spec_verify_ct > 0 for r in res.records)
     assert res.accept_length is not None and res.accept_length > 1.0
+
+
+def test_a_generate_stream_of_new_text_only_keeps_the_whole_output():
+    """Under SGLang's --incremental-streaming-output (/server_info says so) a /generate chunk holds
+    only its new text: the client kept the last chunk's as the output, and the lossless check then
+    compared fragments (a setting's chunks differ from the baseline's: every trial 'lossy')."""
+    suite = {**SUITE, "single": {"lengths": [24], "repeats": 1}, "sweep": {"concurrencies": []}}
+    with running_sim(*SPEC_FLAGS, "--incremental-streaming-output", speedup=SPEEDUP) as sim:
+        whole = run_suite(sim.url, suite, stream=False)
+        streamed = run_suite(sim.url, suite, stream=True)
+    texts = {r.prompt: r.output_text for r in whole.records if r.phase == "single"}
+    got = {r.prompt: r.output_text for r in streamed.records if r.phase == "single"}
+    assert streamed.complete and streamed.n_failed == 0
+    assert len(texts) == 2 and all(len(t) > 24 for t in texts.values())
+    assert got == texts

@@ -119,3 +119,22 @@ def test_a_simulator_that_cannot_keep_up_says_so():
         assert done["meta_info"]["completion_tokens"] == tokens == len(done["output_ids"])
         for a, b in zip(chunks, chunks[1:]):
             assert b["text"].startswith(a["text"]) and b["output_ids"][:len(a["output_ids"])] == a["output_ids"]
+
+
+def test_incremental_streaming_output_sends_the_new_text_and_ids_only():
+    """SGLang 0.5.23 with --incremental-streaming-output (tokenizer_manager.py lines 2629-2650): each
+    /generate chunk carries the text and ids new since the last one, meta_info's counts stay
+    cumulative, and /server_info says so; the simulator sent the whole text so far regardless."""
+    body = {"text": "Write a haiku about rain.",
+            "sampling_params": {"max_new_tokens": 12, "ignore_eos": True, "temperature": 0}}
+    with running_sim("--incremental-streaming-output", speedup=50.0) as sim:
+        assert requests.get(sim.url + "/server_info", timeout=30).json()["incremental_streaming_output"] is True
+        whole = requests.post(sim.url + "/generate", json=body, timeout=60).json()
+        with requests.post(sim.url + "/generate", json={**body, "stream": True}, stream=True, timeout=60) as r:
+            chunks = [json.loads(line[6:]) for line in r.iter_lines() if line.startswith(b"data: {")]
+    assert len(chunks) > 1
+    assert "".join(c["text"] for c in chunks) == whole["text"]
+    assert [i for c in chunks for i in c["output_ids"]] == whole["output_ids"]
+    assert all(len(c["output_ids"]) == c["meta_info"]["completion_tokens"] - p["meta_info"]["completion_tokens"]
+               for p, c in zip(chunks, chunks[1:]))
+    assert chunks[-1]["meta_info"]["completion_tokens"] == 12

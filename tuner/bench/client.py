@@ -77,6 +77,9 @@ class BenchClient:
         #: model seconds per wall second: ``timeout_s`` is in model seconds (see :meth:`set_time_scale`)
         self.time_scale = 1.0
         self.model: str = "default"  #: the OpenAI "model" field; set from /server_info when known
+        #: the server streams /generate text as deltas (SGLang's --incremental-streaming-output), not
+        #: the whole text so far; set from /server_info when known
+        self.incremental_stream = False
         self.t0 = time.perf_counter()  #: record times are relative to this
         self._session: aiohttp.ClientSession | None = None
         self.flush_supported = True
@@ -119,6 +122,10 @@ class BenchClient:
                             model = info.get("served_model_name") or info.get("model_path")
                             if isinstance(model, str) and model:
                                 self.model = model
+                            # http_server.py server_info reports every resolved server arg
+                            # (utils/common.py build_server_info); with this one on, a /generate
+                            # stream chunk holds only its new text (tokenizer_manager.py 2629-2650)
+                            self.incremental_stream = info.get("incremental_streaming_output") is True
                             return info
             except asyncio.TimeoutError:
                 raise ServerUnreachableError(
@@ -354,7 +361,8 @@ class BenchClient:
             record.spec_verify_ct = _count(usage["spec_verify_ct"], "spec_verify_ct")
 
     async def _read_stream(self, resp: aiohttp.ClientResponse, record: RequestRecord) -> None:
-        """Server-sent events. ``/generate`` sends cumulative text and meta_info; OpenAI sends text
+        """Server-sent events. ``/generate`` sends cumulative text (new text only under SGLang's
+        ``--incremental-streaming-output``) and meta_info; OpenAI sends text
         deltas and (with include_usage) usage. Inter-token latency of a chunk carrying k new tokens
         is its gap split evenly over the k tokens, as SGLang's bench_serving does.
 
@@ -379,7 +387,9 @@ class BenchClient:
             if self.api == "generate":
                 self._read_meta(data["meta_info"], record)
                 tokens = record.completion_tokens or 0
-                text = data.get("text", text)  # cumulative
+                piece = data.get("text")
+                if isinstance(piece, str):  # cumulative, or new text only (incremental_stream)
+                    text = text + piece if self.incremental_stream else piece
             else:
                 self._read_usage(data.get("usage") or {}, record)
                 read_spec_details(data, record)  # the sglext chunk (choices: [])

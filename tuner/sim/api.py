@@ -41,7 +41,7 @@ from .request_models import ApiError, openai_error
 from .requests import ContextCheck, GenSpec, ParsedRequest, parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
 from .server_info import SIM_VERSION, resolved_server_args, server_info_body
-from .streaming import CumulativeChunks, Timekeeping
+from .streaming import CumulativeChunks, IncrementalChunks, Timekeeping
 
 log = logging.getLogger("tuner.sim")
 
@@ -342,7 +342,8 @@ class SimService:
 
     async def _generate_stream(self, request, spec: GenSpec, rid) -> web.StreamResponse:
         resp = await self._prepare_stream(request)
-        chunks = CumulativeChunks()
+        # --incremental-streaming-output: text and ids new since the last chunk (tokenizer_manager.py)
+        chunks = IncrementalChunks() if self.resolved.get("incremental_streaming_output") else CumulativeChunks()
         try:
             async for req, progress, new, _ in self._stream_one(spec, rid):
                 await resp.write(chunks.chunk(synth.detokenize(new), new, self._meta(req, progress)))

@@ -2,7 +2,8 @@
 
 SGLang's default ``/generate`` stream (``incremental_streaming_output`` off) sends, per chunk, the
 whole text so far, all output ids so far and ``meta_info`` (``http_server.py``
-``stream_results``: ``b"data: " + dumps_json(out) + b"\\n\\n"``). Re-encoding the cumulative text
+``stream_results``: ``b"data: " + dumps_json(out) + b"\\n\\n"``); with the flag on, each chunk's
+new text and ids only (:class:`IncrementalChunks`). Re-encoding the cumulative text
 and id list with ``json.dumps`` for every chunk made the simulator CPU-bound past ~30,000 chunks
 per wall second. :class:`CumulativeChunks` keeps the already-encoded text and ids as bytes and
 appends only the new tokens' encoding: a chunk costs one copy of the bytes, not a re-encode.
@@ -48,6 +49,19 @@ class CumulativeChunks:
             self._ids += ", ".join(map(str, new_ids)).encode()
         return b"".join((b'data: {"text": "', self._text, b'", "output_ids": [', self._ids,
                          b'], "meta_info": ', json.dumps(meta_info).encode(), b"}\n\n"))
+
+
+class IncrementalChunks:
+    """SSE ``data:`` lines of one ``/generate`` stream under ``--incremental-streaming-output``: each
+    chunk carries only the text and ids new since the last one, with ``meta_info`` (whose counts stay
+    cumulative). SGLang 0.5.23 ``managers/tokenizer_manager.py`` lines 2629-2650 (``"text":
+    delta_text``, ``"output_ids": delta_output_ids``); chunks that came due together go out as one
+    (``_coalesce_streaming_chunks``, lines 1854-1889 and 1986), as the simulator sends them."""
+
+    def chunk(self, new_text: str, new_ids: list[int], meta_info: dict) -> bytes:
+        """The next chunk: the new text and ids only, with ``meta_info``."""
+        return b"data: " + json.dumps({"text": new_text, "output_ids": new_ids,
+                                       "meta_info": meta_info}).encode() + b"\n\n"
 
 
 class Timekeeping:
