@@ -90,3 +90,18 @@ def test_chat_through_the_simulator_uses_sglext_and_drafts_like_generate():
     assert all(r.ok for r in chat.records + raw.records)
     lengths = {r.prompt: r.max_tokens for r in chat.records if r.phase == "sweep"}
     assert lengths == {p.name: p.max_tokens for p in suite.prompts[:4]}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("think_tokens", [3, 99])
+def test_a_reasoning_parsers_answer_is_kept_whole(stream, think_tokens):
+    """A server launched with --reasoning-parser (SGLang 0.5.23 serving_chat.py: separate_reasoning
+    is the request's default) answers the reasoning in reasoning_content and the rest in content,
+    "" when the reasoning fills max_tokens: the output kept for the lossless check was content alone,
+    so every setting's outputs of a thinking model matched the baseline's ("" == "")."""
+    with FakeChatSGLang(think_tokens=think_tokens) as server:
+        result = run_suite(server.url, SUITE, api="chat", stream=stream)
+    single = {r.prompt: r for r in result.records if r.phase == "single"}
+    assert all(r.ok and r.completion_tokens == r.max_tokens for r in single.values())
+    assert single["plain"].output_text == "echo Write a haiku about rain."[:40].ljust(40, ".")
+    assert single["turns"].output_text == "echo Name a colour.".ljust(24, ".")

@@ -9,6 +9,10 @@ the client's parsing tests: it records every request body and answers
   usage chunk (``include_usage``), ``data: [DONE]`` (``serving_chat.py`` _generate_chat_stream).
 
 ``verify_every``: tokens per verify step (0: a server without speculation, no sglext at all).
+``think_tokens``: a server launched with ``--reasoning-parser``: the answer's first that many tokens
+are the model's reasoning, sent as ``reasoning_content`` (complete: ``message.reasoning_content`` and
+``content: ""`` when nothing follows, ``serving_chat.py`` lines 2944 and 2994-3004; streamed:
+``delta.reasoning_content`` chunks, usage on each with ``continuous_usage_stats``, lines 975-1001).
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from aiohttp import web
 
 
 class FakeChatSGLang:
-    def __init__(self, *, verify_every: int = 2, chunk_tokens: int = 2, token_s: float = 0.0005):
+    def __init__(self, *, verify_every: int = 2, chunk_tokens: int = 2, token_s: float = 0.0005,
+                 think_tokens: int = 0):
         self.verify_every, self.chunk_tokens, self.token_s = verify_every, chunk_tokens, token_s
+        self.think_tokens = think_tokens
         self.bodies: list[dict] = []
         self.port = 0
         self._loop = asyncio.new_event_loop()
@@ -90,12 +96,14 @@ class FakeChatSGLang:
                  "prompt_tokens_details": None, "reasoning_tokens": 0}
         details = self._details(n) if body.get("return_spec_tokens_details") else None
         text = self._text(body, n)
+        think = 4 * min(self.think_tokens, n)  # characters of reasoning: 4 a token
         base = {"id": "chatcmpl-1", "created": 1, "model": body.get("model", "default")}
         if not body.get("stream"):
             await asyncio.sleep(n * self.token_s)
             out = {**base, "object": "chat.completion", "usage": usage, "metadata": None,
-                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text,
-                                                        "reasoning_content": None, "tool_calls": None},
+                   "choices": [{"index": 0, "message": {"role": "assistant", "content": text[think:],
+                                                        "reasoning_content": text[:think] or None,
+                                                        "tool_calls": None},
                                 "logprobs": None, "finish_reason": "length", "matched_stop": None}]}
             if details:
                 out["sglext"] = {"spec_tokens_details": details}
@@ -117,7 +125,13 @@ class FakeChatSGLang:
             done += step
             running = {**usage, "completion_tokens": done, "total_tokens": done + 7} \
                 if opts.get("continuous_usage_stats") else None
-            await send({"choices": [{"index": 0, "delta": {"content": piece}, "logprobs": None,
+            field = "reasoning_content" if done <= self.think_tokens else "content"
+            if field == "content" and done - step < self.think_tokens:  # the reasoning ends inside
+                cut = 4 * self.think_tokens - 4 * (done - step)
+                await send({"choices": [{"index": 0, "delta": {"reasoning_content": piece[:cut]},
+                                         "logprobs": None, "finish_reason": None}], "usage": running})
+                piece = piece[cut:]
+            await send({"choices": [{"index": 0, "delta": {field: piece}, "logprobs": None,
                                      "finish_reason": None}], "usage": running})
         await send({"choices": [{"index": 0, "delta": {}, "logprobs": None, "finish_reason": "length",
                                  "matched_stop": None}], "usage": None})

@@ -327,7 +327,7 @@ class BenchClient:
             read_spec_details(data, record)
             choices = data.get("choices") or [{}]
             record.finish_reason = _reason(choices[0].get("finish_reason"))
-            text = ((choices[0].get("message") or {}).get("content") if self.api == "chat"
+            text = (_chat_text(choices[0].get("message")) if self.api == "chat"
                     else choices[0].get("text"))
         _keep_text(record, text)
         if record.completion_tokens is None:
@@ -396,7 +396,7 @@ class BenchClient:
                 choices = data.get("choices") or []
                 if choices and choices[0].get("finish_reason"):
                     record.finish_reason = _reason(choices[0]["finish_reason"])
-                delta = (choices[0].get("delta") or {}).get("content") if self.api == "chat" and choices else (
+                delta = _chat_text(choices[0].get("delta")) if self.api == "chat" and choices else (
                     choices[0].get("text") if choices else None)
                 text += delta or ""
                 has_text = bool(delta)
@@ -482,6 +482,20 @@ def _keep_text(record: RequestRecord, text: Any) -> None:
     they would grow every suite result by megabytes and nothing compares them)."""
     if record.phase == "single" and isinstance(text, str):
         record.output_text = text
+
+
+def _chat_text(part: Any) -> str | None:
+    """The text a chat answer's ``message`` (or a stream chunk's ``delta``) carries: its
+    ``reasoning_content`` then its ``content``. A server launched with ``--reasoning-parser`` splits
+    what the model generated between the two (SGLang 0.5.23 ``openai/serving_chat.py``: the request's
+    ``separate_reasoning`` defaults to true, ``protocol.py`` line 1018; ``content`` is ``""`` when the
+    reasoning fills ``max_tokens``, lines 2994-3004; streamed, ``delta.reasoning_content`` chunks,
+    lines 975-1001), so ``content`` alone is not the output the lossless check compares. None when
+    the part carries neither (a role or finish chunk)."""
+    if not isinstance(part, dict):
+        return None
+    pieces = [p for p in (part.get("reasoning_content"), part.get("content")) if isinstance(p, str)]
+    return "".join(pieces) if pieces else None
 
 
 def _reason(value: Any) -> str | None:
