@@ -104,6 +104,12 @@ def test_generate_stream_is_cumulative_and_ends_with_done(spec_sim):
     assert [c["meta_info"]["finish_reason"] for c in chunks][:-1] == [None] * (len(chunks) - 1)
     assert chunks[-1]["meta_info"]["finish_reason"]["type"] == "length"
     assert chunks[-1]["text"] == _generate(spec_sim.url, n=12).json()["text"]
+    # SGLang 0.5.23 (tokenizer_manager.py, `if state.finished:`) adds e2e_latency and the speculative
+    # figures to a finished request's meta_info only
+    finished_only = {"e2e_latency", "spec_verify_ct", "spec_accept_length", "spec_accept_rate",
+                     "spec_num_correct_drafts", "spec_num_proposed_drafts"}
+    assert all(not finished_only & set(c["meta_info"]) for c in chunks[:-1])
+    assert finished_only <= set(chunks[-1]["meta_info"])
 
 
 # ------------------------------------------------------------------------------ OpenAI

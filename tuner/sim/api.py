@@ -204,7 +204,10 @@ class SimService:
     def _meta(self, req: SimRequest, progress: Progress) -> dict:
         """SGLang's ``meta_info``. ``e2e_latency`` is in wall seconds, as SGLang's, and covers the
         request's time in the scheduler (arrival to this step, model seconds / speedup): what the
-        HTTP layer adds is left out, so a client can count it unscaled (``tuner.bench``)."""
+        HTTP layer adds is left out, so a client can count it unscaled (``tuner.bench``). As in
+        SGLang 0.5.23 (``managers/tokenizer_manager.py`` lines 2742-2756: ``if state.finished``),
+        ``e2e_latency`` and the speculative figures are in a finished request's meta_info only, not
+        in a stream's earlier chunks."""
         n, finished = progress.generated, progress.finished
         meta = {
             "id": req.rid,
@@ -215,8 +218,10 @@ class SimService:
             "reasoning_tokens": 0,
             "completion_tokens": n,
             "cached_tokens": 0,
-            "e2e_latency": (progress.at_m - req.arrival_m) / self.speedup,
         }
+        if not finished:
+            return meta
+        meta["e2e_latency"] = (progress.at_m - req.arrival_m) / self.speedup
         verify_ct, correct = progress.verify_ct, progress.correct_drafts
         if self.plan.speculative and verify_ct > 0:
             # tokenizer_manager.py: accept length counts the bonus token, accept rate does not.
