@@ -146,6 +146,17 @@ CASES = [
      "server.args: served_model_name: the value holds a NUL byte"),
     ("extra_args NUL", {}, demo(server=server(extra_args=["--foo\0bar"])),
      "server.extra_args: entry 0 ('--foo'...) holds a NUL byte"),
+    # 5b. an API key: SGLang 0.5.23 answers the benchmark's routes 401 without one (utils/auth.py), the
+    # health check it waits on is exempt, the client sends none: every trial failed on the GPU node only
+    ("args api_key", {}, demo(server=server(args={"api_key": "sekret"})),
+     "sim-demo.yaml: server.args: api_key makes SGLang answer the benchmark's requests (/generate, /v1/*, "
+     "/server_info, /flush_cache) 401 without an API key, which the tuner's client does not send"),
+    ("fixed admin_api_key", {"space.yaml": space("{admin_api_key: sekret}")}, demo(),
+     "space.yaml: fixed: admin_api_key makes SGLang answer the benchmark's requests"),
+    ("args an abbreviation of api_key", {}, demo(server=server(args={"api_k": "sekret"})),
+     "server.args: api_k (SGLang reads it as api_key) makes SGLang answer"),
+    ("extra_args --api-key", {}, demo(server=server(extra_args=["--api-key=sekret"])),
+     "server.extra_args: --api-key: api_key makes SGLang answer the benchmark's requests"),
     ("model_path newline", {}, demo(server=server(model_path="a\nb")),
      "server.model_path: holds the control character '\\n'"),
     ("model_path empty", {}, demo(server=server(model_path="")), "server.model_path: must name the model"),

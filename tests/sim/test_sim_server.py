@@ -299,3 +299,26 @@ def test_e2e_latency_is_the_requests_model_time_in_wall_seconds(ar_sim):
         expected = engine.simulate([SimRequest(rid="x", prompt_tokens=meta["prompt_tokens"],
                                                max_new_tokens=tokens, predictability=0.5)])
         assert meta["e2e_latency"] * SPEEDUP == pytest.approx(expected, rel=1e-9), tokens
+
+
+def test_api_keys_are_checked_as_sglang_checks_them():
+    """SGLang 0.5.23 (utils/auth.py decide_request_auth) with --api-key answers every route but
+    /health*, /ready and /metrics 401 without `Authorization: Bearer KEY`; with --admin-api-key,
+    /flush_cache wants the admin key (and no longer takes the API key). The simulator took the flags
+    and answered everything, so a client without the key worked on the simulator only."""
+    body = {"text": "hi", "sampling_params": {"max_new_tokens": 2, "temperature": 0}}
+    user, admin = {"Authorization": "Bearer sekret"}, {"Authorization": "bearer adm"}
+    with running_sim("--api-key", "sekret", "--admin-api-key", "adm", speedup=SPEEDUP) as sim:
+        for method, path, kwargs in (("post", "/generate", {"json": body}), ("get", "/server_info", {}),
+                                     ("get", "/v1/models", {}), ("post", "/flush_cache", {})):
+            r = getattr(requests, method)(sim.url + path, timeout=30, **kwargs)
+            assert (r.status_code, r.json()) == (401, {"error": "Unauthorized"}), path
+        assert requests.get(sim.url + "/health", timeout=30).status_code == 200
+        assert requests.post(sim.url + "/generate", json=body, headers=user, timeout=30).status_code == 200
+        assert requests.post(sim.url + "/generate", json=body, headers={"Authorization": "Bearer adm"},
+                             timeout=30).status_code == 401
+        assert requests.post(sim.url + "/flush_cache", headers=user, timeout=30).status_code == 401
+        assert requests.post(sim.url + "/flush_cache", headers=admin, timeout=30).status_code == 200
+    with running_sim("--admin-api-key", "adm", speedup=SPEEDUP) as sim:  # admin key alone: flushes only
+        assert requests.post(sim.url + "/generate", json=body, timeout=30).status_code == 200
+        assert requests.post(sim.url + "/flush_cache", timeout=30).status_code == 401

@@ -27,6 +27,38 @@ RESERVED_SERVER_ARGS = ("model_path", "tp_size", "host", "port", "speculative_al
                         "sim_profile", "sim_speedup", "sim_load_seconds", "sim_noise", "sim_seed")
 
 
+#: Server arguments that make SGLang 0.5.23 answer the benchmark's routes 401 without a key: with
+#: ``api_key`` every route but ``/health*``, ``/ready`` and ``/metrics`` (``/generate``, ``/v1/*``,
+#: ``/server_info``, ``/flush_cache``) wants ``Authorization: Bearer KEY``; with ``admin_api_key``,
+#: ``/flush_cache`` wants that key (``utils/auth.py`` ``decide_request_auth``, lines 74-151;
+#: ``entrypoints/http_server.py`` lines 1025-1026 and 2887-2898). The tuner's client sends no key, and
+#: the health check it waits on is exempt, so the server would start and then fail (or, admin key
+#: alone, refuse every cache flush) on the GPU node only.
+CLIENT_KEY_ARGS = ("api_key", "admin_api_key")
+
+
+def client_key_arg(name: str) -> str | None:
+    """The API-key argument ``name`` (underscore form, an alias or a unique prefix) would set, or None."""
+    from ..sglang.server_args import server_args_table
+
+    if name in CLIENT_KEY_ARGS:
+        return name
+    option = server_args_table().option_for_flag(flag_name(name))
+    return option.dest if option is not None and option.dest in CLIENT_KEY_ARGS else None
+
+
+def client_key_problem(name: str) -> str | None:
+    """Why server argument ``name`` cannot be measured with, or None (:data:`CLIENT_KEY_ARGS`)."""
+    dest = client_key_arg(name)
+    if dest is None:
+        return None
+    alias = "" if dest == name else f" (SGLang reads it as {dest})"
+    return (f"{name}{alias} makes SGLang answer the benchmark's requests (/generate, /v1/*, /server_info, "
+            f"/flush_cache) 401 without an API key, which the tuner's client does not send; the server "
+            f"would start and every measurement fail. Measure without it (the server listens on "
+            f"server.host only) and add the key to the exported config when you deploy it")
+
+
 def reserved_arg(name: str) -> str | None:
     """The reserved argument ``name`` (underscore form) would set, or None. An alias or a unique
     prefix counts, as SGLang's argparse takes it (``model`` is ``--model-path``, ``tp`` is
@@ -57,6 +89,8 @@ def check_server_args(args: dict, where: str) -> dict:
             alias = "" if owner == name else f" (SGLang reads it as {owner})"
             raise ValueError(f"{name!r}{alias} is searched or set by the tuner from the study's own keys; "
                              f"remove it from {where}")
+        if (problem := client_key_problem(name)) is not None:
+            raise ValueError(f"{problem}; remove it from {where}")
     out: dict = {}
     given: dict[str, str] = {}  #: SGLang's name -> the name the file used
     for name, value in args.items():

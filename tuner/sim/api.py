@@ -37,6 +37,7 @@ from aiohttp import web
 
 from . import text as synth
 from .args import LaunchPlan
+from .auth import middleware as key_check
 from .request_models import ApiError, openai_error
 from .requests import ContextCheck, GenSpec, ParsedRequest, parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
@@ -117,7 +118,9 @@ class SimService:
 
     # ---------------------------------------------------------------- app
     def build_app(self) -> web.Application:
-        app = web.Application(client_max_size=64 << 20)
+        # --api-key / --admin-api-key: SGLang's key check (tuner.sim.auth, utils/auth.py)
+        check = key_check(self.resolved.get("api_key"), self.resolved.get("admin_api_key"))
+        app = web.Application(client_max_size=64 << 20, middlewares=[check] if check else [])
         r = app.router
         r.add_post("/generate", self.generate)
         r.add_put("/generate", self.generate)
