@@ -157,6 +157,14 @@ CASES = [
      "server.args: api_k (SGLang reads it as api_key) makes SGLang answer"),
     ("extra_args --api-key", {}, demo(server=server(extra_args=["--api-key=sekret"])),
      "server.extra_args: --api-key: api_key makes SGLang answer the benchmark's requests"),
+    # 5c. TLS, gRPC and no tokenizer: SGLang 0.5.23 then serves no plain-HTTP text API (http_server.py,
+    # launch_server.py, tokenizer_manager.py); the simulator answered all three
+    ("args ssl_certfile", {}, demo(server=server(args={"ssl_certfile": "/etc/tls/cert.pem"})),
+     "server.args: ssl_certfile makes SGLang serve HTTPS, and the tuner speaks plain HTTP"),
+    ("args smg_grpc_mode", {}, demo(server=server(args={"smg_grpc_mode": True})),
+     "server.args: smg_grpc_mode makes SGLang serve gRPC on --port instead of its HTTP API"),
+    ("extra_args --skip-tokenizer-init", {}, demo(server=server(extra_args=["--skip-tokenizer-init"])),
+     "server.extra_args: --skip-tokenizer-init: skip_tokenizer_init makes SGLang refuse text prompts"),
     ("model_path newline", {}, demo(server=server(model_path="a\nb")),
      "server.model_path: holds the control character '\\n'"),
     ("model_path empty", {}, demo(server=server(model_path="")), "server.model_path: must name the model"),
@@ -254,6 +262,13 @@ def test_space_commands_refuse_a_bad_space(tmp_path, command, fixed, params, say
     r = CliRunner().invoke(cli, [*command, str(p)])
     assert r.exit_code == 2, r.output
     assert r.stderr.strip().startswith(f"error: {p}: ") and says in r.stderr and "Traceback" not in r.output
+
+
+def test_a_switch_that_would_stop_the_benchmark_may_be_given_false(tmp_path):
+    (tmp_path / "space.yaml").write_text(SPACE)
+    (tmp_path / "s.yaml").write_text(demo(server=server(args={"skip_tokenizer_init": False,
+                                                             "smg_grpc_mode": False})))
+    assert load_study(tmp_path / "s.yaml").server.args["skip_tokenizer_init"] is False
 
 
 def test_the_shipped_files_still_load():

@@ -27,36 +27,47 @@ RESERVED_SERVER_ARGS = ("model_path", "tp_size", "host", "port", "speculative_al
                         "sim_profile", "sim_speedup", "sim_load_seconds", "sim_noise", "sim_seed")
 
 
-#: Server arguments that make SGLang 0.5.23 answer the benchmark's routes 401 without a key: with
-#: ``api_key`` every route but ``/health*``, ``/ready`` and ``/metrics`` (``/generate``, ``/v1/*``,
-#: ``/server_info``, ``/flush_cache``) wants ``Authorization: Bearer KEY``; with ``admin_api_key``,
-#: ``/flush_cache`` wants that key (``utils/auth.py`` ``decide_request_auth``, lines 74-151;
-#: ``entrypoints/http_server.py`` lines 1025-1026 and 2887-2898). The tuner's client sends no key, and
-#: the health check it waits on is exempt, so the server would start and then fail (or, admin key
-#: alone, refuse every cache flush) on the GPU node only.
-CLIENT_KEY_ARGS = ("api_key", "admin_api_key")
+_KEY = ("makes SGLang answer the benchmark's requests (/generate, /v1/*, /server_info, /flush_cache) 401 "
+        "without an API key, which the tuner's client does not send; the server would start and every "
+        "measurement fail. Measure without it (the server listens on server.host only) and add the key to "
+        "the exported config when you deploy it")
+_TLS = ("makes SGLang serve HTTPS, and the tuner speaks plain HTTP to the server it launched: every launch "
+        "would wait out server.startup_timeout_s. Measure without TLS (the server listens on server.host "
+        "only) and add it to the exported config when you deploy it")
+_GRPC = ("makes SGLang serve gRPC on --port instead of its HTTP API, which the tuner's benchmark speaks: "
+         "every launch would wait out server.startup_timeout_s. Tune over HTTP; the setting carries over")
+_NO_TOKENIZER = ("makes SGLang refuse text prompts (400 on every request), and the suite sends text; tune "
+                 "with the tokenizer, the setting carries over")
+
+#: Server arguments under which SGLang 0.5.23 does not answer the benchmark's plain-HTTP text
+#: requests, and why. api_key: a key check on every route but /health*, /ready and /metrics;
+#: admin_api_key: on /flush_cache (``utils/auth.py`` ``decide_request_auth``, lines 74-151;
+#: ``entrypoints/http_server.py`` lines 1025-1026 and 2887-2898). ssl_certfile / ssl_keyfile: uvicorn
+#: serves TLS (``http_server.py`` lines 2916-2943; ``server_args.py`` line 459: its own URL is
+#: https). smg_grpc_mode / grpc_mode: gRPC instead of HTTP (``launch_server.py`` lines 43-50).
+#: skip_tokenizer_init: text prompts refused (``managers/tokenizer_manager.py`` lines 1121-1126).
+#: The health checks the launcher waits on stay open under a key, so such a server would start and
+#: then fail on the GPU node only; the simulator checks keys as SGLang does (``tuner.sim.auth``).
+UNMEASURABLE_ARGS = {"api_key": _KEY, "admin_api_key": _KEY, "ssl_certfile": _TLS, "ssl_keyfile": _TLS,
+                     "smg_grpc_mode": _GRPC, "grpc_mode": _GRPC, "skip_tokenizer_init": _NO_TOKENIZER}
 
 
-def client_key_arg(name: str) -> str | None:
-    """The API-key argument ``name`` (underscore form, an alias or a unique prefix) would set, or None."""
+def unmeasurable_problem(name: str, value: Any = True) -> str | None:
+    """Why the benchmark cannot measure a server given argument ``name`` (underscore form, an alias or
+    a unique prefix, as SGLang's argparse takes it) set to ``value``, or None
+    (:data:`UNMEASURABLE_ARGS`; a switch set false, or a null, sets nothing)."""
     from ..sglang.server_args import server_args_table
 
-    if name in CLIENT_KEY_ARGS:
-        return name
-    option = server_args_table().option_for_flag(flag_name(name))
-    return option.dest if option is not None and option.dest in CLIENT_KEY_ARGS else None
-
-
-def client_key_problem(name: str) -> str | None:
-    """Why server argument ``name`` cannot be measured with, or None (:data:`CLIENT_KEY_ARGS`)."""
-    dest = client_key_arg(name)
+    if value is False or value is None:
+        return None
+    dest = name if name in UNMEASURABLE_ARGS else None
+    if dest is None:
+        option = server_args_table().option_for_flag(flag_name(name))
+        dest = option.dest if option is not None and option.dest in UNMEASURABLE_ARGS else None
     if dest is None:
         return None
     alias = "" if dest == name else f" (SGLang reads it as {dest})"
-    return (f"{name}{alias} makes SGLang answer the benchmark's requests (/generate, /v1/*, /server_info, "
-            f"/flush_cache) 401 without an API key, which the tuner's client does not send; the server "
-            f"would start and every measurement fail. Measure without it (the server listens on "
-            f"server.host only) and add the key to the exported config when you deploy it")
+    return f"{name}{alias} {UNMEASURABLE_ARGS[dest]}"
 
 
 def reserved_arg(name: str) -> str | None:
@@ -89,7 +100,7 @@ def check_server_args(args: dict, where: str) -> dict:
             alias = "" if owner == name else f" (SGLang reads it as {owner})"
             raise ValueError(f"{name!r}{alias} is searched or set by the tuner from the study's own keys; "
                              f"remove it from {where}")
-        if (problem := client_key_problem(name)) is not None:
+        if (problem := unmeasurable_problem(name, args[name])) is not None:
             raise ValueError(f"{problem}; remove it from {where}")
     out: dict = {}
     given: dict[str, str] = {}  #: SGLang's name -> the name the file used

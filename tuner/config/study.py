@@ -26,7 +26,7 @@ from pydantic import AfterValidator, Field, ValidationInfo, field_validator, mod
 from .paths import NonEmptyPathText, PathText
 from .sampler import check_sampler_options
 from .slo import SLO
-from .server_arg_checks import check_server_args, client_key_problem, option_like, reserved_arg
+from .server_arg_checks import check_server_args, option_like, reserved_arg, unmeasurable_problem
 from .space import load_space
 from .suite import (INLINE_SUITE, SHIPPED_SUITES, load_suite, refuse_blank_turns, refuse_repeated_lengths,
                     refuse_text_and_file, refuse_too_many_single_prompts)
@@ -388,7 +388,7 @@ class ServerSettings(StrictModel):
             if owner is not None:
                 raise ValueError(f"{flag} sets {owner}, which the tuner sets from the study's own keys; "
                                  "remove it")
-            problem = client_key_problem(flag[2:].replace("-", "_")) if flag.startswith("--") else None
+            problem = unmeasurable_problem(flag[2:].replace("-", "_")) if flag.startswith("--") else None
             if problem is not None:
                 raise ValueError(f"{flag}: {problem}; remove it")
         return v
