@@ -68,6 +68,15 @@ class OpenAIFormatter:
             body["sglext"] = sglext
         return body
 
+    def _chat_chunk(self, delta: dict, finish: str | None = None, usage_: dict | None = None) -> dict:
+        """One chat stream chunk as sse_utils.py ``build_sse_content`` encodes it."""
+        chunk = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
+                 "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish,
+                              "matched_stop": None}]}
+        if usage_ is not None:
+            chunk["usage"] = usage_
+        return chunk
+
     def stream_chunks(self, delta: str, prompt_tokens: int, completion_tokens: int, finished: bool,
                       first: bool, options: dict, sglext: dict | None = None) -> list[dict]:
         """The SSE chunks for newly generated text ``delta`` (and, at the end, the sglext chunk and
@@ -77,17 +86,23 @@ class OpenAIFormatter:
                          if options.get("continuous_usage_stats") else None)
         chunks = []
         if self.chat:
+            # serving_chat.py (SGLang 0.5.23): the first output's chunk carries the role (lines
+            # 2582-2599), a step's text its own chunk when there is any (lines 1032-1052), and the
+            # finish reason comes after the text, in a chunk of its own without usage (lines
+            # 2641-2662). sse_utils.py: the delta always names reasoning_content, and a chunk
+            # without usage has no usage key (msgspec omit_defaults).
             obj = "chat.completion.chunk"
-            if first:  # serving_chat.py: the first chunk carries the role
-                chunks.append(self._envelope(obj, [{"index": 0, "delta": {"role": "assistant", "content": ""},
-                                                     "logprobs": None, "finish_reason": None}], None))
-            choice = {"index": 0, "delta": {"content": delta}, "logprobs": None,
-                      "finish_reason": finish, "matched_stop": None}
+            if first:
+                chunks.append(self._chat_chunk({"reasoning_content": None, "role": "assistant", "content": ""}))
+            if delta:
+                chunks.append(self._chat_chunk({"reasoning_content": None, "content": delta}, usage_=running_usage))
+            if finished:
+                chunks.append(self._chat_chunk({"reasoning_content": None}, finish))
         else:
             obj = "text_completion"
             choice = {"index": 0, "text": delta, "logprobs": None, "finish_reason": finish,
                       "matched_stop": None}
-        chunks.append(self._envelope(obj, [choice], running_usage))
+            chunks.append(self._envelope(obj, [choice], running_usage))
         if finished and sglext:
             chunks.append({**self._envelope(obj, [], None), "sglext": sglext})
         if finished and options.get("include_usage"):
