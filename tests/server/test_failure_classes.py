@@ -89,3 +89,21 @@ def test_timeout_crash_after_ready_and_other():
 @pytest.mark.parametrize("text", ["", "one line"])
 def test_region_of_short_text_is_the_text(text):
     assert failure_region(text) == text
+
+
+@pytest.mark.parametrize("before", [
+    "",  # server.args log_level: warning (or error): SGLang's INFO lines are not logged
+    "[2026-12-01 10:00:00] Init parallel begin.\n",  # distributed/bootstrap.py line 115
+])
+def test_a_failure_after_argument_handling_is_no_argument_error_whatever_was_logged_before(before):
+    # SGLang 0.5.23 handles the arguments in the launching process (launch_server.py, prepare_server_args
+    # and resolve_once); a scheduler's exception comes after it (managers/scheduler.py line 6372, an
+    # ERROR line: logged at every log level). It logs no "Init torch distributed begin" nor "Capture
+    # cuda graph begin", and "Load weight begin" is INFO: the class read invalid_args for the MLA draft
+    # backend's refusal (layers/attention/flashinfer_mla_backend.py line 1198) once they were missing.
+    log = before + crash("/x/sglang/srt/layers/attention/flashinfer_mla_backend.py",
+                         "ValueError: Currently Flashinfer MLA only supports topk=1 for speculative decoding")
+    assert classify_log(log, 1, "startup") == "other"
+    # through SGLang's argument handling it stays an argument error, in a scheduler too
+    log = before + crash("/x/sglang/srt/arg_groups/speculative_hook.py", "ValueError: bad speculative flags")
+    assert classify_log(log, 1, "startup") == "invalid_args"

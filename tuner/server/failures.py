@@ -60,10 +60,16 @@ _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception))(?::|$)", r
 # SGLang's argument handling (server_args.py, arg_groups/) and argparse; a traceback through them is
 # an argument error even after other log lines.
 _ARG_FRAMES = re.compile(r'File ".*(?:server_args|arg_groups|argparse)[^"]*"')
-# Signs SGLang has passed argument handling and started loading: an exception after these is not an
-# argument error unless its frames say so (model_runner.py, model_loader/loader.py log lines).
-_LOADING = re.compile(r"Load weight begin|Loading safetensors|Init torch distributed begin"
-                      r"|Capture cuda graph begin")
+# Signs SGLang has passed argument handling: an exception after these is not an argument error unless
+# its frames say so. SGLang 0.5.23 handles the arguments in the launching process (launch_server.py:
+# prepare_server_args, resolve_once), then logs "Init parallel begin." (distributed/bootstrap.py line
+# 115), "Load weight begin." (model_executor/model_runner.py line 1274) and "Capture ... CUDA graph
+# begin." (model_runner_components/cuda_graph_setup.py line 685), all INFO: not logged under
+# --log-level warning. A subprocess's "<Scheduler|TokenizerManager|...> hit an exception:" line
+# (managers/scheduler.py line 6372) is ERROR, logged at every level, and only a running subprocess
+# logs it. Older releases' "Init torch distributed begin" and "Capture cuda graph begin" are kept.
+_LOADING = re.compile(r"Load weight begin|Loading safetensors|Init torch distributed begin|Init parallel begin"
+                      r"|Capture cuda graph begin|Capture [\w ]+ CUDA graph begin|\w+ hit an exception: ")
 _ARG_EXCEPTIONS = ("AssertionError", "ValueError", "TypeError")
 _TRACEBACK = "Traceback (most recent call last)"
 #: The log's final lines searched with the last traceback: SGLang's own closing lines (the parent's
