@@ -374,16 +374,23 @@ def test_cli_prints_table_saves_json_and_compares(tmp_path):
     assert "steps=1 topk=1 draft=2" in r.output
 
 
-def test_cli_bench_where_only_the_warmup_answered_exits_1(tmp_path):
-    # QA: every measured request refused (lengths over the context), the 16-token warm-up answered:
-    # a table of dashes, "complete": true in --json, exit 0
+def bench_that_fails(tmp_path, lie: str):
+    """``tuner bench --json`` of SUITE against a FakeSGLang that misbehaves as ``lie``: it must exit
+    1 with one error line on stderr; that line (in a list) and the --json path."""
     suite_file, out = tmp_path / "tiny.yaml", tmp_path / "out.json"
     suite_file.write_text(json.dumps(SUITE))
-    with FakeSGLang(lie="context4") as srv:
+    with FakeSGLang(lie=lie) as srv:
         r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
     assert r.exit_code == 1, r.output
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, r.stderr
+    return errors, out
+
+
+def test_cli_bench_where_only_the_warmup_answered_exits_1(tmp_path):
+    # QA: every measured request refused (lengths over the context), the 16-token warm-up answered:
+    # a table of dashes, "complete": true in --json, exit 0
+    errors, out = bench_that_fails(tmp_path, "context4")
     assert errors[0].startswith("error: every one of the 13 measured requests failed (only the 1 warm-up request "
                                 "answered): no figure was measured; first: single fib at 8 tokens: HTTP 400"), errors[0]
     saved = SuiteResult.load(out)
@@ -596,13 +603,8 @@ def test_an_aborted_answer_fails_the_request_whatever_its_count(api, stream):
 
 
 def test_cli_bench_with_counts_that_cannot_be_true_exits_1(tmp_path):
-    suite_file, out = tmp_path / "tiny.yaml", tmp_path / "out.json"
-    suite_file.write_text(json.dumps(SUITE))
-    with FakeSGLang(lie="more") as srv:
-        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
-    assert r.exit_code == 1, r.output
-    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "answers cannot be true" in errors[0], r.stderr
+    errors, out = bench_that_fails(tmp_path, "more")
+    assert "answers cannot be true" in errors[0], errors
     assert "(first: warmup fib at 2 tokens: completion_tokens 5, exactly 2 asked (ignore_eos))" in errors[0]
     saved = json.loads(out.read_text())
     assert saved["complete"] is False and "answers cannot be true" in saved["error"]

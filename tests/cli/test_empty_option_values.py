@@ -38,6 +38,19 @@ def one_error_line(result, flag: str) -> str:
     return lines[0]
 
 
+def refused_line(argv, flag: str, measured, tmp_path, monkeypatch) -> str:
+    """Run ``argv`` ({file}: a copy of the measured study's file, {tmp}: the test's folder) in a
+    copy of the measured study; its one error line, after checking that nothing was written."""
+    path = study_copy(measured, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    before = snapshot(tmp_path)
+    args = [a.replace("{file}", str(path)).replace("{tmp}", str(tmp_path)) for a in argv]
+    line = one_error_line(CliRunner().invoke(cli, args, catch_exceptions=False), flag)
+    assert snapshot(tmp_path) == before, "something was written"
+    return line
+
+
 STORAGE_COMMANDS = [
     ["study", "status", "--study", "s", "--storage", ""],
     ["study", "status", "{file}", "--storage", ""],
@@ -56,15 +69,8 @@ STORAGE_COMMANDS = [
 
 @pytest.mark.parametrize("argv", STORAGE_COMMANDS, ids=lambda a: " ".join(a[1:2] + [x for x in a if x.startswith("--")]))
 def test_an_empty_storage_url_is_refused_naming_the_flag(argv, measured, tmp_path, monkeypatch):
-    path = study_copy(measured, tmp_path)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TUNER_STORAGE", raising=False)
-    before = snapshot(tmp_path)
-    args = [a.replace("{file}", str(path)).replace("{tmp}", str(tmp_path)) for a in argv]
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
     flag = next(a for a in argv if a.startswith("--") and "storage" in a)
-    assert "'' is not a storage URL" in one_error_line(result, flag)
-    assert snapshot(tmp_path) == before, "something was written"
+    assert "'' is not a storage URL" in refused_line(argv, flag, measured, tmp_path, monkeypatch)
 
 
 EMPTY_VALUES = [
@@ -83,12 +89,5 @@ def test_an_empty_value_is_not_the_option_left_out(argv, flag, measured, tmp_pat
     """QA: `run --timeout ''` ran with no time bound, `--workdir ''` in the study's workdir,
     `report -o ''` wrote s-report.html, `--png ''` the charts into the working folder, `compare
     -o ''` printed and wrote no page, `export --adaptive-out ''` wrote no policy; each exit 0."""
-    path = study_copy(measured, tmp_path)
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TUNER_STORAGE", raising=False)
-    before = snapshot(tmp_path)
-    args = [a.replace("{file}", str(path)).replace("{tmp}", str(tmp_path)) for a in argv]
-    result = CliRunner().invoke(cli, args, catch_exceptions=False)
-    line = one_error_line(result, flag)
+    line = refused_line(argv, flag, measured, tmp_path, monkeypatch)
     assert "is empty" in line or "got ''" in line, line
-    assert snapshot(tmp_path) == before, "something was written"

@@ -167,6 +167,14 @@ def test_files_as_editors_and_exporters_write_them(tmp_path):
     assert [p.text for p in suite.prompts] == [r["prompt"] for r in rows]
 
 
+def refusal(tmp_path, name: str, content: str) -> str:
+    """The ConfigError a suite naming dataset file ``name`` (holding ``content``) loads with."""
+    (tmp_path / name).write_text(content)
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite_file(tmp_path, f"{{path: {name}}}"))
+    return str(info.value)
+
+
 @pytest.mark.parametrize("name, content, says", [
     ("empty.jsonl", "", "empty.jsonl holds no request (no row); give a file with some"),
     ("blank.jsonl", "\n\n  \n", "holds no request (no row)"),
@@ -182,11 +190,9 @@ def test_files_as_editors_and_exporters_write_them(tmp_path):
      "cat.json: [0].category: must be text"),
 ])
 def test_files_that_hold_no_request_say_what_is_wrong(tmp_path, name, content, says):
-    (tmp_path / name).write_text(content)
-    with pytest.raises(ConfigError) as info:
-        load_suite(suite_file(tmp_path, f"{{path: {name}}}"))
-    assert says in str(info.value), str(info.value)
-    assert "\n" not in str(info.value)
+    message = refusal(tmp_path, name, content)
+    assert says in message, message
+    assert "\n" not in message
 
 
 @pytest.mark.parametrize("name, content, says", [
@@ -200,11 +206,9 @@ def test_files_that_hold_no_request_say_what_is_wrong(tmp_path, name, content, s
      "broken.json: line 4: not valid JSON"),
 ])
 def test_a_bad_line_inside_a_file_of_its_layout_gets_no_layout_hint(tmp_path, name, content, says):
-    (tmp_path / name).write_text(content)
-    with pytest.raises(ConfigError) as info:
-        load_suite(suite_file(tmp_path, f"{{path: {name}}}"))
-    assert says in str(info.value), str(info.value)
-    assert "set format" not in str(info.value) and "suffix" not in str(info.value), str(info.value)
+    message = refusal(tmp_path, name, content)
+    assert says in message, message
+    assert "set format" not in message and "suffix" not in message, message
 
 
 def test_a_suite_file_with_prompts_and_a_dataset_is_refused(tmp_path):
