@@ -40,6 +40,22 @@ def test_oom_where_the_scheduler_died():
     assert "Not enough memory" in error_line(log)
 
 
+@pytest.mark.parametrize("message", [
+    # model_executor/pool_configurator.py lines 1025-1030 (SWA models) and 1679-1685 (DSV4): the KV
+    # pool gets no memory at all, "Not enough memory" in other words (QA: classed "other")
+    "RuntimeError: SWA pool cap (65536 tokens, 9.50 GiB) leaves no room for the full KV pool within the "
+    "available 8.20 GiB. Reduce --max-running-requests, lower SGLANG_SWA_EVICTION_INTERVAL, or increase "
+    "--mem-fraction-static.",
+    "RuntimeError: The DSV4 SWA pool cap (65536 tokens, 9.50 GB) leaves no room for the full KV pool within "
+    "the available 8.20 GB. Reduce --max-running-requests, lower --swa-prefix-tails or "
+    "SGLANG_SWA_EVICTION_INTERVAL, or increase --mem-fraction-static.",
+])
+def test_oom_when_the_swa_pool_leaves_the_kv_pool_no_room(message):
+    log = LOADING + crash("/x/sglang/srt/model_executor/pool_configurator.py", message)
+    assert classify_log(log, 1, "startup") == "oom"
+    assert "leaves no room for the full KV pool" in error_line(log)
+
+
 def test_deepgemm_warning_earlier_in_the_log_is_not_oom():
     # the false oom: the warning says "out of memory", the crash is the MLA draft backend's
     # ValueError (layers/attention/flashinfer_mla_backend.py), after loading: `other`, not `oom`

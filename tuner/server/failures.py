@@ -2,7 +2,8 @@
 maps an exit status and a server log (or an HTTP error body) to a failure class. The patterns mirror
 what SGLang prints: argparse's usage errors (exit 2), the AssertionError/TypeError/ValueError of its
 argument handling (``server_args.py``, ``arg_groups/``), PyTorch's and SGLang's out-of-memory messages
-(``model_executor/pool_configurator.py``: "Not enough memory"), NCCL and torch.distributed errors,
+(``model_executor/pool_configurator.py``: "Not enough memory", and an SWA pool that "leaves no room
+for the full KV pool"), NCCL and torch.distributed errors,
 and the draft-tree failure of ``eagle_utils.py`` ("selected index k out of range").
 
 Where SGLang fails decides the class, not what it said along the way: the patterns are matched on
@@ -49,7 +50,10 @@ class LaunchError(RuntimeError):
 
 
 _SPEC_RUNTIME = re.compile(re.escape(TREE_TOO_LARGE_RUNTIME_ERROR.split(": ", 1)[1]))
-_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory|\bout of memory\b", re.I)
+# pool_configurator.py: "Not enough memory", and an SWA model's "... leaves no room for the full KV pool
+# within the available X GiB" (lines 1025-1030; DSV4, lines 1679-1685): the same shortage in other words
+_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory|\bout of memory\b"
+                  r"|leaves no room for the full KV pool", re.I)
 _NCCL = re.compile(
     r"NCCL error|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|NCCL timeout"
     r"|Watchdog caught collective operation timeout|ProcessGroupNCCL\S*\s.*(?:timed? ?out|error)"
