@@ -54,7 +54,7 @@ DEAD_PARAMS = """  speculative_num_steps: {low: 1, high: 1}
 CASES = [
     # 1. NaN and infinity, wherever a float is
     ("slo nan", {}, demo(slo=[{"concurrency": 32, "ttft_p99_ms": float("nan")}], bench={"suite": "quick", "stream": True}),
-     "sim-demo.yaml: slo[0].limits.ttft_p99_ms: must be a finite number, got nan"),
+     "sim-demo.yaml: slo[0]: ttft_p99_ms must be a positive number of milliseconds, got nan"),
     ("trial_timeout nan", {}, demo(bench={"suite": "quick", "trial_timeout": float("nan")}),
      "bench.trial_timeout: must be a finite number, got nan"),
     ("budget timeout inf", {}, demo(budget={"timeout": float("inf")}), "budget.timeout: must be a finite number, got inf"),

@@ -56,6 +56,20 @@ def test_bad_traffic_keys(tmp_path, text, key, words):
     assert words.lower() in str(info.value).lower()
 
 
+@pytest.mark.parametrize("entry, words", [
+    ("{concurrency: 32}", "give at least one limit beside the concurrency"),
+    ("{concurrency: 32, ttft_p99_ms: abc}", "ttft_p99_ms must be a positive number of milliseconds, got 'abc'"),
+    ("{concurrency: 32, ttft_p99_ms: .inf}", "ttft_p99_ms must be a positive number of milliseconds, got inf"),
+])
+def test_a_bad_slo_entry_is_named_as_the_file_spells_it(tmp_path, entry, words):
+    # QA: the file spells the limits beside the concurrency, yet the errors named a "limits" key it
+    # does not hold ("slo[0].limits: dictionary should have at least 1 item", "slo[0].limits.KEY")
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, QUICK + f"slo: [{entry}]\n")
+    assert info.value.key == "slo[0]" and "limits" not in str(info.value), str(info.value)
+    assert words in str(info.value), str(info.value)
+
+
 def test_inline_dataset_suite_is_relative_to_the_study_file_and_stored_whole(tmp_path):
     (tmp_path / "w.jsonl").write_text("\n".join(json.dumps({"prompt": f"p{i}", "max_tokens": 4 + i})
                                                 for i in range(5)) + "\n")
