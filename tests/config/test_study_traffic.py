@@ -60,6 +60,9 @@ def test_bad_traffic_keys(tmp_path, text, key, words):
     ("{concurrency: 32}", "give at least one limit beside the concurrency"),
     ("{concurrency: 32, ttft_p99_ms: abc}", "ttft_p99_ms must be a positive number of milliseconds, got 'abc'"),
     ("{concurrency: 32, ttft_p99_ms: .inf}", "ttft_p99_ms must be a positive number of milliseconds, got inf"),
+    # an int past a float's range: math.isfinite raised OverflowError (a traceback)
+    ("{concurrency: 32, ttft_p99_ms: " + "9" * 400 + "}",
+     "ttft_p99_ms must be a positive number of milliseconds, got an integer of 400 digits"),
 ])
 def test_a_bad_slo_entry_is_named_as_the_file_spells_it(tmp_path, entry, words):
     # QA: the file spells the limits beside the concurrency, yet the errors named a "limits" key it

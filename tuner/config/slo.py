@@ -60,6 +60,10 @@ class SLO(StrictModel):
             if not data["limits"]:
                 raise ValueError("give at least one limit beside the concurrency, e.g. ttft_p99_ms: 2000")
             for key, value in data["limits"].items():
+                if isinstance(value, int) and not isinstance(value, bool) and len(str(abs(value))) > 18:
+                    # math.isfinite would raise OverflowError on an int past a float's range
+                    raise ValueError(f"{key} must be a positive number of milliseconds, got an integer of "
+                                     f"{len(str(abs(value)))} digits")
                 if isinstance(value, bool) or not isinstance(value, (int, float)) or not value > 0 \
                         or not math.isfinite(value):
                     raise ValueError(f"{key} must be a positive number of milliseconds, got {value!r}")
