@@ -28,8 +28,7 @@ from .sampler import check_sampler_options
 from .slo import SLO
 from .server_arg_checks import check_server_args, option_like, reserved_arg, unmeasurable_problem
 from .space import load_space
-from .suite import (INLINE_SUITE, SHIPPED_SUITES, load_suite, refuse_blank_turns, refuse_repeated_lengths,
-                    refuse_text_and_file, refuse_too_many_single_prompts)
+from .suite import INLINE_SUITE, SHIPPED_SUITES, check_as_written, load_suite, refuse_text_and_file
 from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
@@ -610,9 +609,7 @@ def load_study(path: str | Path) -> StudyConfig:
             raise
         raise ConfigError(path, f"bench.suite.{exc.key}" if exc.key else "bench.suite", exc.message) from None
     if isinstance(suite, dict):
-        refuse_too_many_single_prompts(loaded, path, "bench.suite.single.prompts")  # (a suite file: by load_suite)
-        refuse_repeated_lengths(loaded, path, "bench.suite.single.lengths")
-        refuse_blank_turns(loaded, path, "bench.suite.prompts")
+        check_as_written(loaded, path, "bench.suite.")  # (a suite file: by load_suite)
         # An inline suite's files (prompt files, a dataset) are relative to the study file: keep
         # the loaded suite, which carries their contents, so nothing later reads them from elsewhere.
         update["bench"] = study.bench.model_copy(update={"suite": loaded.to_dict()})

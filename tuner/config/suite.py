@@ -289,6 +289,15 @@ def refuse_blank_turns(suite: Suite, source: str | Path, key: str = "prompts") -
                                                               "(one user turn holding the prompt's text)")
 
 
+def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None:
+    """The checks only a suite as written gets (a suite file, or a study file's inline suite, whose
+    keys start with ``prefix``: ``bench.suite.``); a stored suite is loaded again as it was created,
+    so a study created before one of them still opens. :class:`ConfigError` naming ``source``."""
+    refuse_too_many_single_prompts(suite, source, f"{prefix}single.prompts")
+    refuse_repeated_lengths(suite, source, f"{prefix}single.lengths")
+    refuse_blank_turns(suite, source, f"{prefix}prompts")
+
+
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
@@ -322,7 +331,5 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
         # (only a loaded suite holds both: its drawn requests and the file's pinned SHA-256)
         raise ConfigError(path, "prompts", "give prompts or dataset, not both")
     suite = _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)
-    refuse_too_many_single_prompts(suite, path)
-    refuse_repeated_lengths(suite, path)
-    refuse_blank_turns(suite, path)
+    check_as_written(suite, path)
     return suite
