@@ -33,10 +33,8 @@ def allowed(method: str, path: str, authorization: str | None, api_key: str | No
     """Whether SGLang lets the request through (``decide_request_auth`` for the simulator's routes)."""
     if method == "OPTIONS" or path.startswith(OPEN_PREFIXES):
         return True
-    if path in ADMIN_OPTIONAL:
-        if admin_api_key:
-            return _bearer(authorization, admin_api_key)
-        return _bearer(authorization, api_key) if api_key else True
+    if path in ADMIN_OPTIONAL and admin_api_key:
+        return _bearer(authorization, admin_api_key)
     return _bearer(authorization, api_key) if api_key else True
 
 
