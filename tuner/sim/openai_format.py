@@ -69,12 +69,12 @@ class OpenAIFormatter:
         return body
 
     def _chat_chunk(self, delta: dict, finish: str | None = None, usage_: dict | None = None) -> dict:
-        """One chat stream chunk as sse_utils.py ``build_sse_content`` encodes it."""
-        chunk = {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                 "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish,
-                              "matched_stop": None}]}
-        if usage_ is not None:
-            chunk["usage"] = usage_
+        """One chat stream chunk as sse_utils.py ``build_sse_content`` encodes it: no usage key when
+        there is no usage (msgspec omit_defaults)."""
+        chunk = self._envelope("chat.completion.chunk", [{"index": 0, "delta": delta, "logprobs": None,
+                                                          "finish_reason": finish, "matched_stop": None}], usage_)
+        if usage_ is None:
+            del chunk["usage"]
         return chunk
 
     def stream_chunks(self, delta: str, prompt_tokens: int, completion_tokens: int, finished: bool,
