@@ -56,14 +56,9 @@ def unmeasurable_problem(name: str, value: Any = True) -> str | None:
     """Why the benchmark cannot measure a server given argument ``name`` (underscore form, an alias or
     a unique prefix, as SGLang's argparse takes it) set to ``value``, or None
     (:data:`UNMEASURABLE_ARGS`; a switch set false, or a null, sets nothing)."""
-    from ..sglang.server_args import server_args_table
-
     if value is False or value is None:
         return None
-    dest = name if name in UNMEASURABLE_ARGS else None
-    if dest is None:
-        option = server_args_table().option_for_flag(flag_name(name))
-        dest = option.dest if option is not None and option.dest in UNMEASURABLE_ARGS else None
+    dest = _dest_among(name, UNMEASURABLE_ARGS)
     if dest is None:
         return None
     alias = "" if dest == name else f" (SGLang reads it as {dest})"
@@ -74,12 +69,19 @@ def reserved_arg(name: str) -> str | None:
     """The reserved argument ``name`` (underscore form) would set, or None. An alias or a unique
     prefix counts, as SGLang's argparse takes it (``model`` is ``--model-path``, ``tp`` is
     ``--tp-size``: ``tuner.sglang.server_args``, SGLang 0.5.23's own parser table)."""
+    return _dest_among(name, RESERVED_SERVER_ARGS)
+
+
+def _dest_among(name: str, dests) -> str | None:
+    """The argument of ``dests`` that ``name`` (underscore form) sets, itself or as an alias or a
+    unique prefix SGLang's argparse takes (its parser table, :mod:`tuner.sglang.server_args`); None
+    when it sets none of them."""
     from ..sglang.server_args import server_args_table
 
-    if name in RESERVED_SERVER_ARGS:
+    if name in dests:
         return name
     option = server_args_table().option_for_flag(flag_name(name))
-    return option.dest if option is not None and option.dest in RESERVED_SERVER_ARGS else None
+    return option.dest if option is not None and option.dest in dests else None
 
 
 def check_server_args(args: dict, where: str) -> dict:
