@@ -184,3 +184,23 @@ def test_server_args_its_parser_refuses_fail_each_launch_as_invalid_args():
         m = measure(backend, spec, "trials/1")
         assert (m.failure_class, m.model_duration_s) == ("invalid_args", 60)
         assert "error: argument --stream-interval: invalid int value: 'often'" in m.failure_message
+
+
+def test_a_table_level_the_suite_never_sweeps_is_not_reported(tmp_path):
+    # QA: a table with tok_per_s@8 replayed by a suite sweeping 1 and 32 reported a C=8 figure
+    # (pareto, export's header: "concurrency 8: 455.6 vs 205.2 tok/s") the suite never measured.
+    data = table_from_profile(keep=lambda s: s == CHAIN)
+    data["concurrency"] = [8, 32]
+    for row in [data["baseline"], *data["configs"]]:
+        row["tok_per_s@8"] = row["tok_per_s@32"] / 3
+    table = load_landscape(write_table(tmp_path / "t.json", data))
+    suite_file = tmp_path / "s132.yaml"
+    suite_file.write_text(yaml.safe_dump({
+        "name": "s132", "prompts": [{"name": "fib", "text": "Write a Python function for Fibonacci."}],
+        "single": {"lengths": [128], "repeats": 1}, "sweep": {"concurrencies": [1, 32], "max_tokens": 512},
+        "warmup": {"requests": 1, "max_tokens": 8}, "ignore_eos": True}))
+    backend = ModelBackend(table, load_suite(suite_file), noise=0.0, seed=1)
+    for spec, label in ((None, "baseline"), (CHAIN, "trials/0")):
+        m = measure(backend, spec, label)
+        assert set(m.figures.tok_per_s) == {32}
+        assert all(set(f.tok_per_s) <= {32} for _, f in m.figures.stage_results())

@@ -58,7 +58,8 @@ class ModelBackend:
     """The performance model, or a landscape table, as a backend: no process, no HTTP, seeded noise.
 
     ``source`` is a simulator profile (a shipped name or a YAML path: the model's expected figures
-    for the suite) or a :class:`tuner.config.landscape.LandscapeTable` (its rows as they are; a
+    for the suite) or a :class:`tuner.config.landscape.LandscapeTable` (its rows as they are, at the
+    levels the suite sweeps: a level of the table the suite never runs is not reported; a
     setting it does not list fails at launch, failure class ``not_in_landscape``, as a tree fails
     on some model/backend pairs). With a profile, a setting whose weights, speculative workspace
     and KV cache do not fit the GPUs fails at launch as ``oom``, exactly as the simulated server
@@ -144,7 +145,9 @@ class ModelBackend:
         row = self.table.baseline if spec is None else self.table.configs.get(spec)
         if row is None:
             return None
-        return ModelFigures(row.single_tok_per_s, dict(row.tok_per_s),
+        # the levels the suite sweeps only: a server measures no level its suite never runs
+        swept = set(self.suite.sweep.concurrencies)
+        return ModelFigures(row.single_tok_per_s, {c: v for c, v in row.tok_per_s.items() if c in swept},
                             row.accept_length if spec is not None else 1.0)
 
     def _model_figures(self, spec):
