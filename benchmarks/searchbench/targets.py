@@ -103,7 +103,7 @@ def profile_table(profile, cache: Path, suite: str = "seed", space: Path = SPACE
                   group: str = "given", family: str = "") -> Target:
     """The table of a simulator profile (a name, a path, or a ``Profile``), written to ``cache``
     once. Settings that do not fit in the GPUs' memory are left out: they fail at launch, as on
-    the simulated server."""
+    the simulated server. ``ValueError`` (nothing written) when the baseline or no setting fits."""
     from tuner.sim.model import PerfModel
     from tuner.sim.profile import Profile, load_profile
 
@@ -122,6 +122,10 @@ def profile_table(profile, cache: Path, suite: str = "seed", space: Path = SPACE
             raise ValueError(f"profile {label}: the baseline itself does not fit in memory")
         land = landscape(model, space, concurrencies=TABLE_CONCURRENCIES, suite=suite)
         table = land.to_table(keep=lambda spec: model.kv_budget_ok(spec, mrr, context)[0])
+        if not table["configs"]:  # checked before the cache is written: no table is no landscape
+            raise ValueError(f"profile {label}: none of the {len(land)} settings of {Path(space).name} fits in "
+                             f"memory at concurrency {mrr} (every launch would fail as oom); give a profile "
+                             "with more GPU memory or a smaller space (--space)")
         table["name"] = label
         Path(cache).mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(table) + "\n")

@@ -162,6 +162,23 @@ def test_bad_profile_and_bad_landscape_are_config_errors(tmp_path):
                                                      "missing (the table's concurrency includes 32)"
 
 
+def test_a_profile_where_no_setting_fits_is_one_line_and_writes_no_table(tmp_path):
+    # QA: the baseline fits in 90.5 GB per GPU, no speculative setting does: the benchmark wrote a
+    # table with "configs": [] to its cache, then refused it naming the cache file
+    # ("cache/nofit-....json: configs: expected a non-empty list ...").
+    text = (ROOT / "tuner" / "sim" / "profiles" / "k2.6-tp8-pcie.yaml").read_text()
+    assert "gpu_memory_gb: 141.0" in text
+    profile = tmp_path / "nofit.yaml"
+    profile.write_text(text.replace("gpu_memory_gb: 141.0", "gpu_memory_gb: 90.5")
+                       .replace("name: k2.6-tp8-pcie", "name: nofit"))
+    cache = tmp_path / "cache"
+    p = run("--profiles", str(profile), "--seeds", "1", "--suite", "quick", "--cache", str(cache))
+    assert p.returncode == 2, p.stderr
+    line = p.stderr.strip().splitlines()[-1]
+    assert "nofit" in line and "fits" in line and "cache" not in line, line
+    assert not cache.exists() or not list(cache.iterdir())
+
+
 def test_grid_mirrors_bench_speculative_defaults():
     b = bench()
     grid = b.bench_speculative_grid()
