@@ -109,6 +109,24 @@ def test_a_bad_profile_fails_before_anything_is_written(tmp_path):
     assert not (tmp_path / "bad.db").exists()
 
 
+def test_a_profile_name_is_shipped_or_a_path_from_the_study_file_never_from_the_cwd(tmp_path, monkeypatch):
+    # QA: profile: myprof (a profile file, no '/' nor .yaml) ran from the folder holding a file
+    # myprof, and from anywhere else failed with "error: myprof: no such simulator profile", no
+    # study file nor key named: the same study file meant what the current folder held.
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "cwd" / "myprof").write_text((SPACE.parents[1] / "tuner" / "sim" / "profiles" /
+                                              "k2.6-tp8-pcie.yaml").read_text())
+    monkeypatch.chdir(tmp_path / "cwd")
+    path = tmp_path / "bare.yaml"
+    for profile in ("myprof", "''"):
+        path.write_text(STUDY.format(name="bare", space=SPACE, model=f"{{profile: {profile}}}"))
+        r = CliRunner().invoke(cli, ["study", "run", str(path)])
+        line = r.output.strip()
+        assert r.exit_code == 2 and line.splitlines() == [line], r.output
+        assert line.startswith(f"error: {path}: server.model.profile: ") and "./" in line, line
+        assert not (tmp_path / "bare.db").exists()
+
+
 def test_run_timeout_is_modelled_gpu_time(tmp_path):
     path = tmp_path / "night.yaml"
     path.write_text(STUDY.format(name="night", space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 2}")

@@ -46,6 +46,8 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
     _check_workdir(config, source)
     if config.server.backend == "sim":
         _check_profile(config, source)
+    if config.server.backend == "model" and config.server.model is not None and config.server.model.profile is not None:
+        _check_model_profile(config.server.model.profile, source)
     space = space or SearchSpace.load(config.search_space)
     _check_launch(config, space, source)
     _check_context(config, space, source)
@@ -92,6 +94,25 @@ def _check_profile(config: StudyConfig, source) -> None:
         load_profile(config.server.sim.profile)
     except ConfigError as exc:
         raise ConfigError(source, "server.sim.profile", str(exc)) from None
+
+
+def _check_model_profile(profile: str, source) -> None:
+    """``server.model.profile``: a shipped name, or a path (a ``/`` or ``.yaml`` in it, made absolute
+    against the study file when it loaded) to a profile that loads. A bare name that is not shipped
+    is refused rather than looked up in the current folder (:func:`tuner.sim.profile.profile_path`
+    would): the same study file must mean the same profile wherever it is run."""
+    from ..config.yamlfile import did_you_mean
+    from ..sim.profile import list_profiles, load_profile
+
+    shipped = list_profiles()
+    if "/" not in profile and not profile.endswith((".yaml", ".yml")) and profile not in shipped:
+        raise ConfigError(source, "server.model.profile", f"no such simulator profile {profile!r}"
+                          f"{did_you_mean(profile, shipped)}; shipped: {', '.join(shipped)}, or give a profile "
+                          f"file as a path relative to the study file (./{profile or 'PROFILE.yaml'})")
+    try:
+        load_profile(profile)
+    except ConfigError as exc:
+        raise ConfigError(source, "server.model.profile", str(exc)) from None
 
 
 def _plan(config: StudyConfig, space: SearchSpace, spec: SpecConfig | None):
