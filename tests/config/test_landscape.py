@@ -63,6 +63,11 @@ def _edit(change):
     (lambda d: d["configs"].append(dict(d["configs"][0])), "configs[2]", "listed twice"),
     (lambda d: d["configs"][0].update(speed=1), "configs[0].speed", "unknown key"),
     (lambda d: d.update(configs=[]), "configs", "non-empty"),
+    # QA: a row at 1e308 tok/s loaded, then its noisy reading overflowed and `tuner study run`
+    # crashed (ZeroDivisionError in model_suite); the baseline at 1e-320 loaded, then the baseline
+    # "measured no single_tok_per_s" (its modelled duration was infinite)
+    (lambda d: d["configs"][0].update({"tok_per_s@32": 1e308}), "configs[0].tok_per_s@32", "at most 1e+09"),
+    (lambda d: d["baseline"].update(single_tok_per_s=1e-320), "baseline.single_tok_per_s", "at least 0.001"),
 ])
 def test_bad_tables_are_one_line_naming_file_and_key(tmp_path, change, key, words):
     path = write_table(tmp_path / "bad.json", _edit(change))

@@ -10,7 +10,8 @@ A landscape replays a grid measured once (on a real node, or written by a model)
                   "single_tok_per_s": 43.6, "tok_per_s@32": 833.3}, ...]}
 
 * ``concurrency``: one sweep concurrency or a list of them; the baseline and every config give
-  ``tok_per_s@C`` for each (aggregate tok/s) and ``single_tok_per_s`` (mean single-request tok/s).
+  ``tok_per_s@C`` for each (aggregate tok/s) and ``single_tok_per_s`` (mean single-request tok/s),
+  each from :data:`MIN_TOK_PER_S` to :data:`MAX_TOK_PER_S`.
 * ``configs``: one row per *effective* setting, as SGLang runs it (topk 1 runs steps + 1 draft
   tokens; a tree larger than its steps and topk can draft fails): a row SGLang would not run as
   written is an error that names what it runs instead. ``accept_length`` (mean accepted tokens per
@@ -104,6 +105,21 @@ def _number(source, key: str, value: Any, minimum: float = 0.0, strict: bool = T
     return float(value)
 
 
+#: The range a tok/s figure may take: a thousandth of a token a second to a billion. Outside it the
+#: figure is no server's (a unit slip), and the arithmetic of a measurement is not safe: a noisy
+#: reading of 1e308 overflows, a suite at 1e-320 tok/s takes infinite modelled time.
+MIN_TOK_PER_S, MAX_TOK_PER_S = 1e-3, 1e9
+
+
+def _rate(source, key: str, value: Any) -> float:
+    """A tok/s figure: a number above 0, from :data:`MIN_TOK_PER_S` to :data:`MAX_TOK_PER_S`."""
+    value = _number(source, key, value)
+    if not MIN_TOK_PER_S <= value <= MAX_TOK_PER_S:
+        raise ConfigError(source, key, f"{value:g} tok/s is no server's figure: expected at least "
+                          f"{MIN_TOK_PER_S:g} and at most {MAX_TOK_PER_S:g} tok/s (check the unit)")
+    return value
+
+
 def _figures(source, key: str, data: Any, concurrencies: tuple[int, ...], allowed: set[str]) -> LandscapeFigures:
     if not isinstance(data, dict):
         raise ConfigError(source, key, f"expected a mapping of figures, got {type(data).__name__}")
@@ -117,14 +133,14 @@ def _figures(source, key: str, data: Any, concurrencies: tuple[int, ...], allowe
                               f"concurrency ({', '.join(map(str, concurrencies))}); add it there or drop the key")
     if "single_tok_per_s" not in data:
         raise ConfigError(source, f"{key}.single_tok_per_s", "required key is missing")
-    single = _number(source, f"{key}.single_tok_per_s", data["single_tok_per_s"])
+    single = _rate(source, f"{key}.single_tok_per_s", data["single_tok_per_s"])
     tps = {}
     for c in concurrencies:
         name = f"tok_per_s@{c}"
         if name not in data:
             raise ConfigError(source, f"{key}.{name}", f"required key is missing (the table's concurrency "
                               f"includes {c})")
-        tps[c] = _number(source, f"{key}.{name}", data[name])
+        tps[c] = _rate(source, f"{key}.{name}", data[name])
     accept = data.get("accept_length")
     if accept is not None:
         accept = _number(source, f"{key}.accept_length", accept, 1.0, strict=False)
