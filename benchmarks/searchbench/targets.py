@@ -113,19 +113,13 @@ def profile_table(profile, cache: Path, suite: str = "seed", space: Path = SPACE
     path = Path(cache) / f"{label}-{key}.json"
     if not path.exists():
         from tuner.config.files import write_text_atomic
-        from tuner.sim.landscape import landscape
+        from tuner.sim.landscape import landscape, table_that_fits
 
         model = PerfModel(prof)
-        context = prof.runtime.default_context_tokens
-        mrr = max(TABLE_CONCURRENCIES)
-        if not model.kv_budget_ok(None, mrr, context)[0]:
-            raise ValueError(f"profile {label}: the baseline itself does not fit in memory")
+        if not model.kv_budget_ok(None, max(TABLE_CONCURRENCIES), prof.runtime.default_context_tokens)[0]:
+            raise ValueError(f"profile {label}: the baseline itself does not fit in memory")  # before the model runs
         land = landscape(model, space, concurrencies=TABLE_CONCURRENCIES, suite=suite)
-        table = land.to_table(keep=lambda spec: model.kv_budget_ok(spec, mrr, context)[0])
-        if not table["configs"]:  # checked before the cache is written: no table is no landscape
-            raise ValueError(f"profile {label}: none of the {len(land)} settings of {Path(space).name} fits in "
-                             f"memory at concurrency {mrr} (every launch would fail as oom); give a profile "
-                             "with more GPU memory or a smaller space (--space)")
+        table, _ = table_that_fits(land, model)  # ValueError before the cache is written: no setting fits
         table["name"] = label
         Path(cache).mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, json.dumps(table) + "\n")

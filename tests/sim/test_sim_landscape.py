@@ -121,3 +121,29 @@ def test_cli_table_and_bad_input(tmp_path):
     assert result.exit_code == 2 and f"{bad}: model.layers: required key is missing" in result.output
     result = runner.invoke(landscape_cmd, ["--space", str(SPACE), "--concurrency", "0"])
     assert result.exit_code == 2 and "--concurrency" in result.output
+
+
+def test_cli_table_leaves_out_what_a_study_on_the_profile_fails_as_oom(tmp_path):
+    # QA: --concurrency 1,1024 --table wrote all 949 settings of k2.6-tp8-pcie, 758 of which do not fit
+    # in memory at 1024 requests: a study on the profile fails them (oom), a study on the table measured
+    # them; on dense-27b-tp1 even the baseline does not fit, and the table was written all the same.
+    from tuner.config.landscape import load_landscape
+    from tuner.sim.model import PerfModel
+    from tuner.sim.profile import load_profile
+
+    runner = CliRunner()
+    out = tmp_path / "t.json"
+    result = runner.invoke(landscape_cmd, ["--space", str(SPACE), "--concurrency", "1,1024", "--table", str(out)])
+    assert result.exit_code == 0, result.output
+    model = PerfModel(load_profile("k2.6-tp8-pcie"))
+    context = model.profile.runtime.default_context_tokens
+    table = load_landscape(out)
+    fits = [s for s in landscape(model, SPACE, concurrencies=(1, 1024)).rows
+            if model.kv_budget_ok(s.config, 1024, context)[0]]
+    assert 0 < len(fits) < 949 and set(table.configs) == {r.config for r in fits}
+    assert f"{949 - len(fits)} left out" in result.output
+    dense = tmp_path / "d.json"
+    result = runner.invoke(landscape_cmd, ["--profile", "dense-27b-tp1", "--space", str(SPACE),
+                                           "--concurrency", "1,1024", "--table", str(dense)])
+    assert result.exit_code == 2 and "baseline" in result.output and "--table" in result.output, result.output
+    assert not dense.exists()

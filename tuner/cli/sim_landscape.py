@@ -57,16 +57,28 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
         except ConfigError as exc:
             fail(str(exc), 2)
     try:
-        result = compute(profile, space_file, concurrencies=concurrencies, suite=suite)
+        from ..sim.model import PerfModel
+        from ..sim.profile import load_profile
+
+        model = PerfModel(load_profile(profile))
+        result = compute(model, space_file, concurrencies=concurrencies, suite=suite)
     except ConfigError as exc:
         fail(str(exc), 2)
     if table_path:
         import json
 
         from ..config.files import write_text_atomic
+        from ..sim.landscape import table_that_fits
 
-        write_text_atomic(table_path, json.dumps(result.to_table(), indent=1) + "\n")
-        click.echo(f"wrote {table_path}: {len(result)} settings of profile {result.profile}", err=True)
+        try:  # a setting the GPUs cannot hold fails at launch on the profile: the table lacks it
+            table, left_out = table_that_fits(result, model)
+        except ValueError as exc:
+            fail(f"--table: {exc}; no table written", 2)
+        write_text_atomic(table_path, json.dumps(table, indent=1) + "\n")
+        fit = (f" ({left_out} left out: they do not fit in memory at concurrency {max(result.concurrencies)}, "
+               "and a study on the profile fails them as oom)") if left_out else ""
+        click.echo(f"wrote {table_path}: {len(table['configs'])} settings of profile {result.profile}{fit}",
+                   err=True)
     if as_json:
         print_json(result.to_dict())
         return

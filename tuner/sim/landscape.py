@@ -156,6 +156,26 @@ class Landscape:
         }
 
 
+def table_that_fits(land: Landscape, model: PerfModel) -> tuple[dict, int]:
+    """``land`` as a landscape table (:meth:`Landscape.to_table`) of the settings whose weights,
+    speculative workspace and KV cache fit ``model``'s GPUs at the largest computed concurrency and
+    the profile's default context (:meth:`PerfModel.kv_budget_ok`), as a study on the profile with
+    no server arguments judges them: one that does not fit fails at launch (``oom``) there, so the
+    table does not list it. Returns the table and how many settings it leaves out; ``ValueError``
+    when the baseline itself, or no setting, fits (no table is the profile's landscape then)."""
+    mrr = max(land.concurrencies)
+    context = model.profile.runtime.default_context_tokens
+    ok, message = model.kv_budget_ok(None, mrr, context)
+    if not ok:
+        raise ValueError(f"profile {model.profile.name}: the autoregressive baseline itself does not fit in "
+                         f"memory at concurrency {mrr} (a study fails it as oom: {message})")
+    table = land.to_table(keep=lambda spec: model.kv_budget_ok(spec, mrr, context)[0])
+    if not table["configs"]:
+        raise ValueError(f"profile {model.profile.name}: none of the {len(land)} settings fits in memory at "
+                         f"concurrency {mrr} (every launch fails as oom)")
+    return table, len(land) - len(table["configs"])
+
+
 def _cost_key(row: LandscapeRow) -> tuple:
     c = row.config
     return (c.num_draft_tokens, c.num_steps, c.eagle_topk) if c else (0, 0, 0)
