@@ -53,7 +53,8 @@ aids: ``--options JSON`` (the default strategy's ``sampler.options``), ``--prune
 time: a what-if for the night), ``--only REGEX`` (targets by name), ``--jobs N`` (processes;
 default 1, the machine is shared).
 
-Progress goes to stderr, the tables to stdout (``--json FILE`` also writes every run's figures).
+Progress goes to stderr, the tables to stdout (``--json FILE`` also writes every run's figures; FILE's folder
+must exist, checked before any run).
 """
 
 from __future__ import annotations
@@ -332,9 +333,9 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.json_path:
-            from tuner.config.files import check_writable
+            from tuner.config.files import check_output
 
-            check_writable(args.json_path, "--json")  # before hours of runs, not after
+            check_output(args.json_path, "--json")  # before hours of runs, not after; its folder must exist
             inputs = [Path(p).resolve() for p in [*args.landscape, args.space, args.suite] if Path(p).exists()]
             if Path(args.json_path).resolve() in inputs:
                 raise ConfigError("--json", args.json_path, "is one of the benchmark's inputs; give another file")
@@ -449,7 +450,9 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
             for s, row in by.items():
                 summaries[name][s]["night"] = row
     if args.json_path:
-        Path(args.json_path).write_text(json.dumps({
+        from tuner.config.files import write_text_atomic
+
+        write_text_atomic(args.json_path, json.dumps({
             "summaries": summaries, "groups": grouped,
             "runs": [r.__dict__ for by in runs.values() for rs in by.values() for r in rs]}, indent=1, default=str))
     return 0

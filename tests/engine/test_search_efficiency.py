@@ -179,6 +179,19 @@ def test_a_profile_where_no_setting_fits_is_one_line_and_writes_no_table(tmp_pat
     assert not cache.exists() or not list(cache.iterdir())
 
 
+def test_json_in_a_missing_folder_is_refused_before_any_run(tmp_path):
+    # QA: --json NODIR/x.json passed the check, every run ran, then the write died with a traceback
+    # (FileNotFoundError), the runs' figures lost.
+    table = write_table(tmp_path / "node.json", table_from_profile(keep=lambda s: s.num_draft_tokens <= 4))
+    out = tmp_path / "nodir" / "x.json"
+    p = run("--landscape", str(table), "--strategies", "random", "--seeds", "1", "--budget", "2",
+            "--suite", "quick", "--json", str(out))
+    line = p.stderr.strip()
+    assert p.returncode == 2 and line.splitlines() == [line], p.stderr
+    assert "--json" in line and "does not exist" in line and "seed 0" not in line, line
+    assert not out.parent.exists()
+
+
 def test_grid_mirrors_bench_speculative_defaults():
     b = bench()
     grid = b.bench_speculative_grid()
