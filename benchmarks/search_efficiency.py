@@ -395,6 +395,30 @@ def main(argv: list[str] | None = None) -> int:
     return run_targets(targets, strategies, args, argv, groups, knobs)
 
 
+def suite_problem(targets: list[Target], truths: dict, suite: str) -> str | None:
+    """Why a target cannot be scored with ``suite`` (None: every one can): a study measures only the
+    levels its suite sweeps (and single requests only if it sends some), so an objective a target is
+    scored on (``speedup@C`` at its table's largest concurrency) needs the suite to measure it, as a
+    study file's check asks (``tuner.config.study``)."""
+    from tuner.config.study import objective_concurrency
+    from tuner.config.suite import load_suite
+
+    loaded = load_suite(suite)
+    swept = set(loaded.sweep.concurrencies)
+    levels = ", ".join(map(str, sorted(swept))) or "none"
+    for t in targets:
+        for name in truths[t.name].objectives:
+            c = objective_concurrency(name)
+            if c is not None and c not in swept:
+                return (f"{t.table}: scored on {name}, and --suite {suite} never measures concurrency {c} "
+                        f"(it sweeps {levels}); give a --suite that sweeps {c}, or a table whose largest "
+                        "concurrency the suite sweeps")
+            if c is None and loaded.n_single_requests() == 0:
+                return (f"{t.table}: scored on {name}, and --suite {suite} sends no single requests "
+                        "(single.lengths); give a --suite that does")
+    return None
+
+
 def run_targets(targets: list[Target], strategies: list[str], args, argv, groups: dict | None = None,
                 knobs: tuple[dict | None, dict | None] = (None, None)) -> int:
     """Run every strategy on every target and print the tables; ``knobs``: ``--options`` and
@@ -408,6 +432,10 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
         truths = {t.name: t.truth(space) for t in targets}
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
+        return 2
+    problem = suite_problem(targets, truths, args.suite)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     for t in truths.values():
         if t.outside:

@@ -192,6 +192,18 @@ def test_json_in_a_missing_folder_is_refused_before_any_run(tmp_path):
     assert not out.parent.exists()
 
 
+def test_a_table_scored_at_a_level_the_suite_never_sweeps_is_refused(tmp_path):
+    # QA: a table at concurrency 64 (scored on speedup@64) with --suite quick (sweeps 1, 8, 32): the
+    # runs measured a level the suite never runs, and once the model backend reported only the
+    # suite's levels, every run died with a BaselineError traceback.
+    table = write_table(tmp_path / "c64.json", table_from_profile(concurrency=64, keep=lambda s: s.num_draft_tokens <= 4))
+    p = run("--landscape", str(table), "--strategies", "random", "--seeds", "1", "--budget", "2", "--suite", "quick")
+    line = p.stderr.strip().splitlines()[-1]
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert str(table) in line and "speedup@64" in line and "--suite" in line and "1, 8, 32" in line, line
+    assert "seed 0" not in p.stderr
+
+
 def test_grid_mirrors_bench_speculative_defaults():
     b = bench()
     grid = b.bench_speculative_grid()
