@@ -228,10 +228,17 @@ def export_ratios(records, truth, baseline_attrs: dict) -> list[float]:
 
 
 def hv_fraction(configs: list, truth) -> float:
-    from tuner.engine.objectives import hypervolume
+    """The hypervolume of ``configs`` (true values, above the landscape's nadir) over the true
+    front's. A front with no volume above the nadir (one setting; two, each best at one objective)
+    has nothing to divide by: then the share of the true front's settings measured."""
+    from tuner.engine.objectives import hypervolume, pareto_front
 
-    if not configs or truth.front_hv <= 0:
+    if not configs:
         return 0.0
+    if truth.front_hv <= 0:
+        specs = list(truth.values)
+        front = {specs[i] for i in pareto_front([truth.values[s] for s in specs])}
+        return len(front & set(configs)) / len(front)
     return hypervolume([truth.values[c] for c in configs], truth.nadir) / truth.front_hv
 
 

@@ -375,3 +375,31 @@ def test_rows_outside_the_search_space_are_not_the_truth(tmp_path):
     p = run("--landscape", str(tmp_path / "wider.json"), "--strategies", "random", "--seeds", "1", "--budget", "2",
             "--cache", str(tmp_path / "cache"))
     assert p.returncode == 0 and "1 settings of its table lie outside the search space" in p.stderr, p.stderr
+
+
+def test_hypervolume_of_a_landscape_whose_front_has_no_volume():
+    # QA: a landscape of one setting (or of two, each best at one objective): the true front's
+    # hypervolume above the nadir is 0, and HV@8 / HV@16 read 0.000 though every setting was measured.
+    bench()  # puts benchmarks/ on the path
+    from searchbench.runs import hv_fraction
+    from searchbench.targets import truth_of_table
+
+    from tuner.config.landscape import parse_landscape
+    from tuner.sglang.rules import SpecConfig
+
+    a, b, c = SpecConfig(3, 1, 4), SpecConfig(1, 1, 2), SpecConfig(2, 1, 3)
+    rows = {a: (60.0, 700.0), b: (40.0, 800.0), c: (50.0, 600.0)}
+
+    def truth(specs):
+        data = {"name": "t", "concurrency": 32, "baseline": {"single_tok_per_s": 20.0, "tok_per_s@32": 700.0},
+                "configs": [{**s.as_dict(), "single_tok_per_s": rows[s][0], "tok_per_s@32": rows[s][1]}
+                            for s in specs]}
+        return truth_of_table(parse_landscape(data, "t.json"), "t")
+
+    one = truth([a])
+    assert one.front_hv == 0 and hv_fraction([a], one) == 1.0
+    two = truth([a, b])
+    assert two.front_hv == 0
+    assert hv_fraction([a, b], two) == 1.0 and hv_fraction([a], two) == 0.5 and hv_fraction([], two) == 0.0
+    three = truth([a, b, c])  # c lifts the nadir's corner: the front has a volume, as before
+    assert three.front_hv > 0 and hv_fraction([a, b], three) == 1.0
