@@ -364,6 +364,10 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     default = "" if args.landscape or sets else ",".join(PROFILES)
     profiles = [x for x in (args.profiles or default).split(",") if x]
+    if not (profiles or args.landscape or sets):
+        print(f"error: --profiles {args.profiles!r} names no landscape; give profile names or paths, "
+              "--landscape FILE.json or --set", file=sys.stderr)
+        return 2
     targets: list[Target] = []
     groups: dict[str, list[str]] = {}
     try:

@@ -137,6 +137,8 @@ def test_bad_knobs_are_one_line_naming_the_flag_and_exit_2():
                              (["--hours", "1e-9"], "--hours", "--hours from 1/60"),
                              (["--only", "("], "--only", "is not a regular expression"),
                              (["--only", "zzz"], "--only", "matches no landscape"),
+                             # QA: exit 0 with empty tables, nothing run
+                             (["--profiles", ","], "--profiles", "names no landscape"),
                              (["--strategies", ""], "--strategies", "unknown ''"),
                              (["--suite", "nosuch"], "nosuch", "unknown suite"),
                              (["--space", "/nonexistent/space.yaml"], "space.yaml", "file not found"),
