@@ -161,6 +161,9 @@ def test_rebaseline_measures_again(tmp_path):
     done = [t for t in bstudy.trials if t.state.name == "COMPLETE"]
     assert len(done) == 2
     assert find_baseline(open_study(config.name, config.storage)).trial_number == done[-1].number
+    # QA: with a seeded model backend the re-measurement replayed the first one's noise draw exactly
+    # (both labelled "baseline"): --rebaseline after a slow read read just as slow
+    assert done[0].values != done[-1].values
 
 
 class FailingBackend(ModelBackend):

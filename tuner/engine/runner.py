@@ -193,7 +193,16 @@ class _Runner:
 
     def _baseline(self, rebaseline: bool) -> Baseline:
         def measure(trial, bstudy):
-            return self.trials.measure(None, "baseline", trial, study=bstudy)
+            # A measurement of its own gets a label of its own: a re-measured baseline (--rebaseline)
+            # is "baseline-N" (N: its trial), so the model backend's seeded noise draws anew (the
+            # label keys the draw; "baseline" again replayed the first reading) and a server's
+            # files go beside the first baseline's; the first one is "baseline", as it always was.
+            from optuna.trial import TrialState
+
+            again = any(t.state == TrialState.COMPLETE and t.number < trial.number
+                        for t in bstudy.get_trials(deepcopy=False))
+            return self.trials.measure(None, f"baseline-{trial.number}" if again else "baseline", trial,
+                                       study=bstudy)
 
         return ensure_baseline(self.study, self.worker, measure, self.emit, rebaseline)
 
