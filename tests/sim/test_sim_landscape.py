@@ -147,3 +147,22 @@ def test_cli_table_leaves_out_what_a_study_on_the_profile_fails_as_oom(tmp_path)
                                            "--concurrency", "1,1024", "--table", str(dense)])
     assert result.exit_code == 2 and "baseline" in result.output and "--table" in result.output, result.output
     assert not dense.exists()
+
+
+def test_a_dataset_suite_gives_the_figures_a_study_on_the_profile_measures():
+    # QA: `tuner sim landscape --suite sharegpt-mini` (a shipped suite; a study on the profile runs
+    # it) exited 2 with "sharegpt-mini.yaml: prompts: at least one prompt is required".
+    from tuner.config.suite import load_suite
+    from tuner.engine.backends import ModelBackend
+
+    result = CliRunner().invoke(landscape_cmd, ["--space", str(SPACE), "--suite", "sharegpt-mini", "--json",
+                                                "--concurrency", "1,32"])
+    assert result.exit_code == 0, result.output
+    data = json.loads(result.output)
+    backend = ModelBackend("k2.6-tp8-pcie", load_suite("sharegpt-mini"), noise=0.0)
+    for row in (data["baseline"], data["rows"][0], data["rows"][-1]):
+        spec = None if row["num_steps"] is None else SpecConfig(row["num_steps"], row["eagle_topk"],
+                                                                row["num_draft_tokens"])
+        truth = backend.expected(spec)
+        assert row["single_tok_per_s"] == pytest.approx(truth.single_tok_per_s, abs=1e-3)
+        assert row["tok_per_s@32"] == pytest.approx(truth.tok_per_s[32], abs=1e-3)

@@ -25,7 +25,7 @@ def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
               type=click.Path(dir_okay=False), help="Search-space file.")
 @click.option("--concurrency", "concurrencies", default="1,32", show_default=True,
               callback=_concurrencies, help="Sweep concurrencies, comma-separated.")
-@click.option("--suite", default="seed", show_default=True, help="Benchmark suite: seed, quick or a file.")
+@click.option("--suite", default="seed", show_default=True, help="Benchmark suite: a shipped one (seed, quick, mixed, sharegpt-mini) or a file.")
 @click.option("--top", "top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Rows shown per objective in the table.")
 @click.option("--json", "as_json", is_flag=True, help="Print every row, the front and the optima as JSON.")

@@ -33,7 +33,8 @@ class SuiteInputs:
 def load_suite_inputs(name_or_path: str | Path) -> SuiteInputs:
     """Prompts, single-request lengths and sweep length of a suite (``seed``, ``quick`` or a path).
 
-    Reads the YAML directly (the benchmark package owns the full schema); raises
+    Reads the YAML directly (the benchmark package owns the full schema; a suite that draws its
+    requests from a dataset is read by that package's loader, :func:`_dataset_inputs`); raises
     :class:`ConfigError` naming the file and key when something the model needs is missing.
     """
     text = str(name_or_path)
@@ -43,6 +44,8 @@ def load_suite_inputs(name_or_path: str | Path) -> SuiteInputs:
     data = read_yaml(path)
     if not isinstance(data, dict):
         raise ConfigError(path, "", "expected a mapping at the top level")
+    if "dataset" in data and not data.get("prompts"):
+        return _dataset_inputs(path)
     prompts = []
     for i, item in enumerate(data.get("prompts") or []):
         if isinstance(item, dict) and isinstance(item.get("text"), str):
@@ -64,6 +67,21 @@ def load_suite_inputs(name_or_path: str | Path) -> SuiteInputs:
     if not isinstance(sweep_tokens, int) or sweep_tokens <= 0:
         raise ConfigError(path, "sweep.max_tokens", "expected a positive token count")
     return SuiteInputs(str(data.get("name") or path.stem), tuple(prompts), tuple(lengths), sweep_tokens)
+
+
+def _dataset_inputs(path: Path) -> SuiteInputs:
+    """A suite drawing its requests from a dataset (``dataset:``), read by the suite loader, reduced
+    as :class:`tuner.engine.model_backend.ModelBackend` reduces it for the model (one set of lengths
+    for every prompt): every request's text, the single requests' distinct lengths, the mean sweep
+    length."""
+    from ..config.suite import load_suite
+
+    suite = load_suite(path)
+    lengths = sorted({n for p in suite.single_prompts() for n in suite.single_lengths(p)})
+    if not suite.prompts or not lengths:
+        raise ConfigError(path, "single", "the model needs single requests and a sweep; this suite sends none")
+    tokens = round(sum(suite.sweep_tokens(p) for p in suite.prompts) / len(suite.prompts))
+    return SuiteInputs(suite.name, tuple(p.text for p in suite.prompts), tuple(lengths), tokens)
 
 
 @dataclass(frozen=True)
