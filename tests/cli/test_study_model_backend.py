@@ -170,6 +170,22 @@ def test_a_run_whose_every_launch_fails_says_so(tmp_path):
     assert "every server this run launched failed" in r.output
 
 
+def test_a_table_with_no_setting_in_the_space_is_refused_before_anything_is_written(tmp_path):
+    # QA: a table whose every row lies outside the study's space (steps=9 topk=1 draft=10): the
+    # study was created and every launch failed as not_in_landscape, a night of nothing; the
+    # benchmark refuses such a table ("none of its 1 settings lies in the search space").
+    data = table_from_profile(keep=lambda s: s.num_draft_tokens == 2)
+    data["configs"] = [{**data["configs"][0], "num_steps": 9, "eagle_topk": 1, "num_draft_tokens": 10}]
+    write_table(tmp_path / "wide.json", data)
+    path = tmp_path / "wide.yaml"
+    path.write_text(STUDY.format(name="wide", space=SPACE, model="{landscape: wide.json, seed: 1}"))
+    r = CliRunner().invoke(cli, ["study", "run", str(path)])
+    line = r.output.strip()
+    assert r.exit_code == 2 and line.splitlines() == [line], r.output
+    assert line.startswith(f"error: {path}: server.model.landscape: ") and "search space" in line, line
+    assert not (tmp_path / "wide.db").exists()
+
+
 def test_a_study_file_and_another_study_name_are_refused(studies):
     r = CliRunner().invoke(cli, ["study", "run", str(studies / "table.yaml"), "--study", "other"])
     assert r.exit_code == 2 and "--study" in r.output and "is study table" in r.output

@@ -49,6 +49,7 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
     if config.server.backend == "model" and config.server.model is not None and config.server.model.profile is not None:
         _check_model_profile(config.server.model.profile, source)
     space = space or SearchSpace.load(config.search_space)
+    _check_landscape_meets_space(config, space, source)
     _check_launch(config, space, source)
     _check_context(config, space, source)
     _check_seeds(config, _check_something_runs(config, space, source), source)
@@ -113,6 +114,25 @@ def _check_model_profile(profile: str, source) -> None:
         load_profile(profile)
     except ConfigError as exc:
         raise ConfigError(source, "server.model.profile", str(exc)) from None
+
+
+def _check_landscape_meets_space(config: StudyConfig, space: SearchSpace, source) -> None:
+    """``server.model.landscape``: at least one of the table's settings lies in the search space;
+    else every launch would fail (``not_in_landscape``), a night of nothing. Rows outside the space
+    are kept (a grid measured wider than the space) and never proposed."""
+    model = config.server.model
+    if config.server.backend != "model" or model is None or model.landscape is None:
+        return
+    from ..config.landscape import load_landscape
+
+    try:
+        table = load_landscape(model.landscape)
+    except ConfigError:
+        return  # said where the study file loaded, or by the backend with its file and key
+    if not set(table.configs) & set(space.effective_configs()):
+        raise ConfigError(source, "server.model.landscape", f"{model.landscape}: none of its "
+                          f"{len(table.configs)} settings lies in the search space {config.search_space} "
+                          "(every launch would fail as not_in_landscape); give the space it was measured over")
 
 
 def _plan(config: StudyConfig, space: SearchSpace, spec: SpecConfig | None):
