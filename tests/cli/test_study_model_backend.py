@@ -167,7 +167,9 @@ def test_a_run_whose_every_launch_fails_says_so(tmp_path):
     assert r.exit_code == 0, r.output
     done = re.search(r"done: (\d+) measured, (\d+) pruned, (\d+) failed", r.output)
     assert done and done.groups() == ("0", "0", "2")
-    assert "every server this run launched failed" in r.output
+    # QA: it sent the user to "each trial's server log ... in the workdir": no server ran, no log
+    assert "every launch this run failed" in r.output and "server log" not in r.output, r.output
+    assert "no server ran" in r.output
 
 
 def test_a_table_with_no_setting_in_the_space_is_refused_before_anything_is_written(tmp_path):

@@ -106,8 +106,8 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
             _preflight(file_config)
         try:
-            summary = _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials, timeout_s,
-                                  rebaseline)
+            summary, backend = _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials,
+                                           timeout_s, rebaseline)
         except StorageUnavailable as exc:
             folder = exc.journal_dir or Path(target_dir) / "journal"
             click.echo(f"error: {exc}; the server is stopped; {journal_note(name, folder)}", err=True)
@@ -117,8 +117,12 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     click.echo(f"done: {summary.measured} measured, {summary.pruned} pruned, {summary.failed} failed, "
                f"{summary.reused} reused, {summary.invalid} invalid ({summary.stopped_because})")
     if summary.failed and not summary.measured + summary.pruned:
-        click.echo(f"warning: every server this run launched failed; `tuner study status {study_file or name}` "
-                   "shows why, and each trial's server log is in the workdir", err=True)
+        if backend == "model":  # no process, no log: the failure message is all there is
+            click.echo(f"warning: every launch this run failed (backend model: no server ran); `tuner study "
+                       f"status {study_file or name}` shows why", err=True)
+        else:
+            click.echo(f"warning: every server this run launched failed; `tuner study status {study_file or name}` "
+                       "shows why, and each trial's server log is in the workdir", err=True)
     if summary.launches == 0 and summary.stopped_because.startswith(BUDGET_SPENT):
         where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
         click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
@@ -139,7 +143,8 @@ def journal_note(name: str, folder: Path) -> str:
 
 
 def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials, timeout_s, rebaseline):
-    """Create (from a file) or open the study, then run this worker; its storage rides out outages."""
+    """Create (from a file) or open the study, then run this worker; its storage rides out outages.
+    Returns the run's summary and the study's backend (``sim``, ``sglang``, ``model``)."""
     from ..config.files import check_writable
     from ..engine.backends import WorkdirUnwritable
     from ..engine.baseline import BaselineError
@@ -170,7 +175,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     with RunView(objectives=config.objectives) as view, stop_on_signals(on_signal=view.on_signal):
         try:
             return run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
-                             rebaseline=rebaseline, on_event=view.event)
+                             rebaseline=rebaseline, on_event=view.event), config.server.backend
         except (BaselineError, PortInUseError, WorkdirUnwritable) as exc:  # a port taken between two trials
             view.close()
             click.echo(f"error: {exc}", err=True)
