@@ -283,7 +283,7 @@ def parse_knobs(args) -> tuple[dict | None, dict | None]:
 
     from tuner.config.sampler import AutoOptions
     from tuner.config.study import PruneSettings
-    from tuner.config.yamlfile import ConfigError, validation_error
+    from tuner.config.yamlfile import ConfigError, RepeatedKey, no_repeated_keys, validation_error
 
     out = []
     for flag, text, model in (("--options", args.options, AutoOptions),
@@ -292,9 +292,11 @@ def parse_knobs(args) -> tuple[dict | None, dict | None]:
             out.append(None)
             continue
         try:
-            data = json.loads(text)
+            data = json.loads(text, object_pairs_hook=no_repeated_keys)
         except json.JSONDecodeError as e:
             raise ConfigError(flag, "", f"not JSON ({e.msg} at character {e.pos}): {text!r}") from None
+        except RepeatedKey as e:
+            raise ConfigError(flag, str(e), RepeatedKey.FIX) from None
         if not isinstance(data, dict):
             raise ConfigError(flag, "", f"expected a JSON object such as '{{\"z\": 2.5}}', got {text!r}")
         try:

@@ -130,6 +130,9 @@ def test_bad_knobs_are_one_line_naming_the_flag_and_exit_2():
                              (["--prune-options", "[1]"], "--prune-options", "expected a JSON object"),
                              (["--options", '{"explore": 1}'], "--options",
                               "explore: unknown key (did you mean 'explore_weight'?)"),
+                             # QA: the last of the two was kept, silently
+                             (["--options", '{"explore_weight": 0.5, "explore_weight": 0.7}'], "--options",
+                              "explore_weight: given twice"),
                              (["--load-s", "-3"], "--load-s", "--load-s from 0 to a year"),
                              # QA: these were tracebacks, some only after every run had finished
                              (["--load-s", "nan"], "--load-s", "--load-s from 0 to a year"),
