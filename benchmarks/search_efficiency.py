@@ -325,6 +325,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours from 1/60 to {year_h} "
               f"(a year), --load-s from 0 to a year of seconds", file=sys.stderr)
         return 2
+    if not 0 <= args.first_seed <= 2**32 - args.seeds:  # a study's sampler.seed is numpy's: 0 to 2**32 - 1
+        print(f"--first-seed: from 0 to {2**32 - args.seeds} with --seeds {args.seeds} (a seed is 0 to 2**32 - 1), "
+              f"got {args.first_seed}", file=sys.stderr)
+        return 2
     import re
 
     try:

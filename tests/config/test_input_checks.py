@@ -65,6 +65,9 @@ CASES = [
     ("sim noise nan", {}, demo(server=server(sim={"noise": float("nan")})), "server.sim.noise: must be a finite number"),
     ("sampler noise nan", {}, demo(sampler={"options": {"noise": float("nan")}}),
      "sampler.options: noise: must be a finite number, got nan"),
+    # QA: created, then `study run` died in numpy ("Seed must be between 0 and 2**32 - 1")
+    ("sampler seed negative", {}, demo(sampler={"seed": -5}), "sampler.seed: input should be greater than or equal to 0"),
+    ("sampler seed 2^70", {}, demo(sampler={"seed": 2**70}), "sampler.seed: input should be less than or equal to 4294967295"),
     ("server.args nan", {}, demo(server=server(args={"mem_fraction_static": float("nan")})),
      "server.args: mem_fraction_static: must be a finite number, got nan"),
     ("suite temperature inf", {"suite.yaml": yaml.safe_dump({**SUITE, "temperature": float("inf")})},

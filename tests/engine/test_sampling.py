@@ -136,3 +136,15 @@ def test_local_moves_never_relaunch_or_repeat_a_setting(tmp_path):
     assert all(records[n].status == "measured" for n in local)
     launched = [r.effective for r in records if r.status == "measured"]
     assert len(launched) == len(set(launched)) == 20
+
+
+def test_a_workers_seed_stays_in_numpys_range_at_the_top_of_the_study_seed():
+    # QA: sampler.seed 4294967295 (the largest numpy takes) plus the trials already in the study
+    # died in numpy: "Seed must be between 0 and 2**32 - 1".
+    from types import SimpleNamespace
+
+    from tuner.engine.runner import make_sampler as worker_sampler
+
+    for name in ("auto", "tpe", "random"):
+        config = SimpleNamespace(sampler=SamplerSettings(name=name, seed=2**32 - 1))
+        worker_sampler(config, SPACE, 10)

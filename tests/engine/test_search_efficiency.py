@@ -142,6 +142,9 @@ def test_bad_knobs_are_one_line_naming_the_flag_and_exit_2():
                              (["--only", "zzz"], "--only", "matches no landscape"),
                              # QA: exit 0 with empty tables, nothing run
                              (["--profiles", ","], "--profiles", "names no landscape"),
+                             # QA: a numpy traceback in the middle of the runs
+                             (["--first-seed", "4294967296"], "--first-seed", "from 0 to 4294967295"),
+                             (["--first-seed", "-1"], "--first-seed", "from 0 to"),
                              (["--strategies", ""], "--strategies", "unknown ''"),
                              (["--suite", "nosuch"], "nosuch", "unknown suite"),
                              (["--space", "/nonexistent/space.yaml"], "space.yaml", "file not found"),

@@ -428,8 +428,8 @@ _OBJECTIVE = re.compile(r"(single_speedup|single_tok_per_s|"
 class SamplerSettings(StrictModel):
     name: Literal["auto", "local-tpe", "tpe", "nsgaii", "gp", "random", "grid"] = "auto"
     #: None: each worker draws its own seed (a shared seed would make a restarted worker
-    #: propose the crashed trial's parameters again)
-    seed: int | None = None
+    #: propose the crashed trial's parameters again); numpy's range, which Optuna's samplers seed
+    seed: int | None = Field(None, ge=0, le=2**32 - 1)
     #: keyword arguments for the sampler (for auto: tuner.engine.structured.StructuredSampler's; for
     #: local-tpe: local_prob, draft_factor, center_tolerance and TPESampler's; see
     #: tuner/engine/sampling.py), checked by tuner.config.sampler

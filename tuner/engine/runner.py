@@ -93,7 +93,8 @@ def make_sampler(config: StudyConfig, space: SearchSpace, n_existing: int):
     from .sampling import make_sampler as _make
 
     seed = config.sampler.seed
-    seed = random.SystemRandom().randrange(2**31) if seed is None else seed + n_existing
+    # within numpy's seed range (0 to 2**32 - 1), which Optuna's samplers hand their seed to
+    seed = random.SystemRandom().randrange(2**31) if seed is None else (seed + n_existing) % 2**32
     return _make(config.sampler, seed, space)
 
 
