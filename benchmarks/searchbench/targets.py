@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -86,6 +87,12 @@ def truth_of_table(table, name: str, allowed: set | None = None) -> Truth:
     return Truth(name, objectives, values, optimum, nadir, front_hv, len(values), len(table.configs) - len(values))
 
 
+def _file_stem(label: str) -> str:
+    """``label`` as one file name in the cache: a profile's name is free text (``../x``, ``a/b``),
+    never a path; what is not a letter, digit, '.', '_' or '-' becomes '_', and no leading '.'."""
+    return re.sub(r"[^A-Za-z0-9._-]", "_", label).lstrip(".") or "profile"
+
+
 def _digest(*parts: bytes) -> str:
     h = hashlib.sha256()
     for p in parts:
@@ -110,7 +117,7 @@ def profile_table(profile, cache: Path, suite: str = "seed", space: Path = SPACE
     prof = profile if isinstance(profile, Profile) else load_profile(profile)
     key = _digest(prof.model_dump_json().encode(), suite.encode(), Path(space).read_bytes(), *_model_sources())
     label = name or prof.name
-    path = Path(cache) / f"{label}-{key}.json"
+    path = Path(cache) / f"{_file_stem(label)}-{key}.json"
     if not path.exists():
         from tuner.config.files import write_text_atomic
         from tuner.sim.landscape import landscape, table_that_fits

@@ -212,6 +212,22 @@ def test_a_table_scored_at_a_level_the_suite_never_sweeps_is_refused(tmp_path):
     assert "seed 0" not in p.stderr
 
 
+def test_a_profile_name_with_a_slash_stays_in_the_cache(tmp_path):
+    # QA: the cached table's file name was the profile's name as written: name "../escaped" wrote
+    # the table beside --cache, outside it; "sub/../../x" died with a FileNotFoundError traceback.
+    text = (ROOT / "tuner" / "sim" / "profiles" / "dense-27b-tp1.yaml").read_text()
+    cache = tmp_path / "outer" / "cache"
+    for name in ("../escaped", "sub/../../x"):
+        profile = tmp_path / "p.yaml"
+        profile.write_text(text.replace("name: dense-27b-tp1", f"name: '{name}'"))
+        p = run("--profiles", str(profile), "--seeds", "1", "--strategies", "random", "--budget", "2",
+                "--suite", "quick", "--cache", str(cache))
+        assert p.returncode == 0 and "Traceback" not in p.stderr, p.stderr
+        assert f"## {name}" in p.stdout
+    assert [q.name for q in (tmp_path / "outer").iterdir()] == ["cache"]
+    assert len(list(cache.iterdir())) == 2 and all(q.parent == cache for q in cache.rglob("*.json"))
+
+
 def test_grid_mirrors_bench_speculative_defaults():
     b = bench()
     grid = b.bench_speculative_grid()
