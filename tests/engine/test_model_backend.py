@@ -204,3 +204,22 @@ def test_a_table_level_the_suite_never_sweeps_is_not_reported(tmp_path):
         m = measure(backend, spec, label)
         assert set(m.figures.tok_per_s) == {32}
         assert all(set(f.tok_per_s) <= {32} for _, f in m.figures.stage_results())
+
+
+@pytest.mark.parametrize("source", ["profile", "table"])
+def test_a_suite_with_no_single_requests_reports_no_single_figure(tmp_path, table, source):
+    # QA: a suite with single.lengths: [] (a sweep only): the baseline read "single request 0.0
+    # tok/s" on the profile and "26.5 tok/s" (the table's) on a table, figures of requests never sent.
+    suite_file = tmp_path / "sweep-only.yaml"
+    suite_file.write_text(yaml.safe_dump({
+        "name": "sweep-only", "prompts": [{"name": "fib", "text": "Write a Python function for Fibonacci."}],
+        "single": {"lengths": [], "repeats": 1}, "sweep": {"concurrencies": [32], "max_tokens": 512},
+        "warmup": {"requests": 1, "max_tokens": 8}, "ignore_eos": True}))
+    suite = load_suite(suite_file)
+    assert suite.n_single_requests() == 0
+    backend = ModelBackend("k2.6-tp8-pcie" if source == "profile" else table, suite, noise=0.02, seed=1)
+    for spec, label in ((None, "baseline"), (CHAIN, "trials/0")):
+        m = measure(backend, spec, label)
+        assert m.figures.single_tok_per_s is None and m.figures.tok_per_s_at(32) > 0
+        assert all(f.single_tok_per_s is None for _, f in m.figures.stage_results())
+        assert backend.full_figures(spec, label).single_tok_per_s is None

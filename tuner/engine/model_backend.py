@@ -190,9 +190,13 @@ class ModelBackend:
                             model_duration_s=self.load_s)
             record(m)
             return m
-        figs = self.full_figures(spec, label)
+        figs = self._drawn(spec, label)
         warmup_s, stages = staged_figures(self.plan, self.suite, self.row_rates(spec), figs, self.noise,
                                           self._rng(label + ":stages"))
+        if not self.suite.n_single_requests():  # the warm-up ran at the single rate; no figure of it
+            figs.single_tok_per_s = None
+            for st in stages:
+                st.figures.single_tok_per_s = None
         spent = self.load_s + warmup_s
         figs.stages = [(st.name, st.figures) for st in stages]
         figs.request_cv = self.noise
@@ -210,7 +214,15 @@ class ModelBackend:
     def full_figures(self, spec: SpecConfig | None, label: str) -> ModelFigures:
         """The whole-suite figures a measurement labelled ``label`` reads (its noise draw): what the
         full suite gives, whether or not ``on_stage`` stops it earlier (the benchmark's check of
-        pruning asks this of pruned trials)."""
+        pruning asks this of pruned trials). No single-request figure when the suite sends no
+        single request (a server measures none)."""
+        figs = self._drawn(spec, label)
+        if not self.suite.n_single_requests():
+            figs.single_tok_per_s = None
+        return figs
+
+    def _drawn(self, spec: SpecConfig | None, label: str) -> ModelFigures:
+        """The true figures of ``spec`` times the noise draw of ``label``."""
         exp = self.expected(spec)
         rng = self._rng(label)
         jitter = lambda v: v * max(0.01, rng.gauss(1.0, self.noise))  # noqa: E731
