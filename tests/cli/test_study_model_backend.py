@@ -288,3 +288,23 @@ def test_an_arg_sglang_refuses_is_one_line_and_nothing_is_written(tmp_path, args
     assert r.exit_code == 2 and len(lines) == 1, r.output
     assert f"server.args: {key}: " in lines[0] and "Traceback" not in r.output, lines
     assert sorted(p.name for p in tmp_path.iterdir()) == ["lvl.yaml"]
+
+
+def test_status_says_a_figure_the_suite_never_measures_is_not_there(tmp_path):
+    # QA: a sweep-only suite: status printed "baseline: single request 0.0 tok/s" for requests never
+    # sent; a single-only suite: "aggregate tok/s " and nothing after it.
+    for name, single, levels, objective in (("sweep-only", [], [32], "speedup@32"),
+                                           ("single-only", [128], [], "single_speedup")):
+        (tmp_path / f"{name}.yaml").write_text(yaml.safe_dump({
+            "name": name, "prompts": [{"name": "fib", "text": "Write a Python function for Fibonacci."}],
+            "single": {"lengths": single, "repeats": 1}, "sweep": {"concurrencies": levels, "max_tokens": 256},
+            "warmup": {"requests": 1, "max_tokens": 8}, "ignore_eos": True}))
+        path = tmp_path / f"{name}-study.yaml"
+        path.write_text(STUDY.format(name=name, space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 1}")
+                        .replace("bench: {suite: quick}", f"bench: {{suite: {name}.yaml}}\nobjectives: [{objective}]")
+                        .replace("n_trials: 6", "n_trials: 1"))
+        assert invoke("study", "run", path).exit_code == 0
+        r = invoke("study", "status", path)
+        line = next(x for x in r.output.splitlines() if x.startswith("baseline:"))
+        assert "0.0 tok/s" not in line and not line.rstrip().endswith("tok/s"), line
+        assert "not measured" in line, line

@@ -337,7 +337,10 @@ def print_status(data: dict) -> None:
     else:
         tps = ", ".join(f"C={k.split('@')[1]}: {v:.1f}" for k, v in sorted(
             ((k, v) for k, v in b.items() if k.startswith("tok_per_s@")), key=lambda kv: int(kv[0].split("@")[1])))
-        console.print(f"baseline: single request {b.get('single_tok_per_s') or 0:.1f} tok/s; aggregate tok/s {tps}")
+        single = b.get("single_tok_per_s")  # None: the suite sends no single request (or no sweep below)
+        single = "not measured (the suite sends none)" if single is None else f"{single:.1f} tok/s"
+        console.print(f"baseline: single request {single}; aggregate tok/s "
+                      f"{tps or 'not measured (the suite sweeps no concurrency)'}")
         for line in baseline_slo_lines(b):
             console.print(line, markup=False, highlight=False)
     console.print("trials: " + ", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())))
