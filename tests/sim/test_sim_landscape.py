@@ -166,3 +166,15 @@ def test_a_dataset_suite_gives_the_figures_a_study_on_the_profile_measures():
         truth = backend.expected(spec)
         assert row["single_tok_per_s"] == pytest.approx(truth.single_tok_per_s, abs=1e-3)
         assert row["tok_per_s@32"] == pytest.approx(truth.tok_per_s[32], abs=1e-3)
+
+
+def test_a_suite_without_single_requests_is_one_line(tmp_path):
+    # QA: single.lengths: [] (a sweep-only suite) died with ZeroDivisionError in the landscape's
+    # single_speedup; a landscape always has that objective.
+    suite = tmp_path / "sweep-only.yaml"
+    suite.write_text("name: s\nprompts: [{name: a, text: hi}]\nsingle: {lengths: []}\n"
+                     "sweep: {concurrencies: [32], max_tokens: 64}\n")
+    result = CliRunner().invoke(landscape_cmd, ["--space", str(SPACE), "--suite", str(suite)])
+    line = result.output.strip()
+    assert result.exit_code == 2 and line.splitlines() == [line], result.output
+    assert f"{suite}: single.lengths: " in line and "Traceback" not in line, line

@@ -61,8 +61,10 @@ def load_suite_inputs(name_or_path: str | Path) -> SuiteInputs:
     if not prompts:
         raise ConfigError(path, "prompts", "at least one prompt is required")
     lengths = (data.get("single") or {}).get("lengths")
-    if not isinstance(lengths, list) or not all(isinstance(n, int) and n > 0 for n in lengths):
-        raise ConfigError(path, "single.lengths", "expected a list of positive token counts")
+    if not isinstance(lengths, list) or not lengths or not all(isinstance(n, int) and n > 0 for n in lengths):
+        # a landscape's first objective is single_speedup: the model needs single requests
+        raise ConfigError(path, "single.lengths", "expected a non-empty list of positive token counts (the "
+                          "landscape's single_speedup needs single requests)")
     sweep_tokens = (data.get("sweep") or {}).get("max_tokens")
     if not isinstance(sweep_tokens, int) or sweep_tokens <= 0:
         raise ConfigError(path, "sweep.max_tokens", "expected a positive token count")
