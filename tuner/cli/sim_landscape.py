@@ -18,10 +18,14 @@ def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
     return out
 
 
+#: --space's default: relative to the current folder (the tuner's checkout)
+DEFAULT_SPACE = "search_spaces/eagle3.yaml"
+
+
 @click.command("landscape")
 @click.option("--profile", "profile", default="k2.6-tp8-pcie", show_default=True,
               help="Simulator profile: a shipped name or a YAML file.")
-@click.option("--space", "space_file", default="search_spaces/eagle3.yaml", show_default=True,
+@click.option("--space", "space_file", default=DEFAULT_SPACE, show_default=True,
               type=click.Path(dir_okay=False), help="Search-space file.")
 @click.option("--concurrency", "concurrencies", default="1,32", show_default=True,
               callback=_concurrencies, help="Sweep concurrencies, comma-separated.")
@@ -43,6 +47,10 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
 
     from ..sim.landscape import landscape as compute
 
+    if space_file == DEFAULT_SPACE and not Path(space_file).exists():
+        # the default is a path in the tuner's checkout, read from the current folder
+        fail(f"--space: {space_file} (the default) is not in the current folder {Path.cwd()}; run from the "
+             "tuner's checkout or give --space FILE", 2)
     if table_path:
         from ..config.files import check_output
         from .own_files import check_not_among
