@@ -343,7 +343,9 @@ def main(argv: list[str] | None = None) -> int:
             from tuner.config.files import check_output
 
             check_output(args.json_path, "--json")  # before hours of runs, not after; its folder must exist
-            inputs = [Path(p).resolve() for p in [*args.landscape, args.space, args.suite] if Path(p).exists()]
+            profile_files = [x for x in (args.profiles or "").split(",") if x]  # a shipped name is no file here
+            inputs = [Path(p).resolve() for p in [*args.landscape, *profile_files, args.space, args.suite]
+                      if Path(p).is_file()]
             if Path(args.json_path).resolve() in inputs:
                 raise ConfigError("--json", args.json_path, "is one of the benchmark's inputs; give another file")
         from tuner.config.space import SearchSpace

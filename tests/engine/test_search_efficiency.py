@@ -228,6 +228,19 @@ def test_a_profile_name_with_a_slash_stays_in_the_cache(tmp_path):
     assert len(list(cache.iterdir())) == 2 and all(q.parent == cache for q in cache.rglob("*.json"))
 
 
+def test_json_over_a_profiles_file_is_refused(tmp_path):
+    # QA: --profiles p.yaml --json p.yaml ran, then wrote the runs' JSON over the profile.
+    profile = tmp_path / "p.yaml"
+    text = (ROOT / "tuner" / "sim" / "profiles" / "dense-27b-tp1.yaml").read_text()
+    profile.write_text(text)
+    p = run("--profiles", str(profile), "--json", str(profile), "--seeds", "1", "--strategies", "random",
+            "--budget", "2", "--suite", "quick", "--cache", str(tmp_path / "cache"))
+    line = p.stderr.strip()
+    assert p.returncode == 2 and line.splitlines() == [line], p.stderr
+    assert "--json" in line and "is one of the benchmark's inputs" in line, line
+    assert profile.read_text() == text
+
+
 def test_grid_mirrors_bench_speculative_defaults():
     b = bench()
     grid = b.bench_speculative_grid()
