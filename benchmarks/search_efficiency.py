@@ -379,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     targets: list[Target] = []
     groups: dict[str, list[str]] = {}
     try:
+        if profiles or sets:  # their tables are written there
+            from tuner.config.files import check_writable
+
+            check_writable(args.cache, "--cache", folder=True)
         for name in sets:
             built = build_set(name, Path(args.cache), Path(args.space), args.suite,
                               progress=lambda line: print(line, file=sys.stderr))

@@ -149,6 +149,8 @@ def test_bad_knobs_are_one_line_naming_the_flag_and_exit_2():
                              (["--suite", "nosuch"], "nosuch", "unknown suite"),
                              (["--space", "/nonexistent/space.yaml"], "space.yaml", "file not found"),
                              (["--json", "/tmp"], "--json", "is a folder"),
+                             # QA: FileExistsError traceback from mkdir
+                             (["--cache", str(b.SPACE)], "--cache", "is a file; give a folder"),
                              (["--json", str(b.SPACE)], "--json", "is one of the benchmark's inputs")):
         p = run(*args, "--seeds", "1")
         assert p.returncode == 2, args
