@@ -245,3 +245,41 @@ def test_the_front_a_trial_is_judged_against_averages_a_setting_s_readings():
                                      system_attrs={"constraints": [0.0]}))
     _, front = FrontPruner(["single_speedup", "speedup@32"], [], PruneSettings())._complete_and_front(study, 99)
     assert sorted((n, v) for n, v in front) == [(0, [2.5, 0.4]), (2, [2.6, 0.35])]
+
+
+def test_failed_launches_do_not_shrink_the_expected_trial(tmp_path):
+    """QA: a failed launch (a model load, no suite) counted as a whole-suite duration, so after a few
+    failures the run expected the next trial to take a load's time and started a whole suite that
+    overran the budget (3h20m spent as 3h29m). The next trial is judged by suites that ran whole."""
+    from support.landscapes import table_from_profile, write_table
+
+    unlisted = [(2, 2, 4), (3, 2, 4), (4, 2, 4), (5, 2, 4), (6, 2, 4), (7, 2, 4)]
+    write_table(tmp_path / "node.json", table_from_profile(
+        suite="seed", load_s=600, keep=lambda s: (s.num_steps, s.eagle_topk, s.num_draft_tokens) not in unlisted))
+    seeds = "".join(f"\n  - {{speculative_num_steps: {a}, speculative_eagle_topk: {b}, "
+                    f"speculative_num_draft_tokens: {c}}}" for a, b, c in [(2, 1, 3)] + unlisted)
+
+    def night(name: str, budget: str):
+        path = tmp_path / f"{name}.yaml"
+        path.write_text(STUDY.replace("{{profile: k2.6-tp8-pcie, noise: 0.02, seed: 3}}",
+                                      "{{landscape: node.json, noise: 0.02, seed: 3}}")
+                        .split("seed_trials:")[0].format(name=name, space=SPACE)
+                        + f"budget: {budget}\ndefault_seed_trials: false\nseed_trials:{seeds}\n")
+        config = load_study(path)
+        create_study(config, config.storage)
+        return config, make_backend(config, SearchSpace.load(config.search_space), load_suite(config.bench.suite))
+
+    # the same draws in a study without a timeout: one whole suite, then six launches that fail
+    config, backend = night("probe", "{n_trials: 7}")
+    run_study(config, config.storage, backend)
+    study = open_study(config.name, config.storage)
+    records = load_records(study)
+    assert [r.status for r in records] == [MEASURED] + ["failed"] * 6
+    spent = find_baseline(study).attrs["model_duration_s"] + sum(r.attrs["model_duration_s"] for r in records)
+    # room for more than a failed launch, far less than a whole suite
+    config, backend = night("short", f"{{timeout: {spent + 1000:.0f}}}")
+    run_study(config, config.storage, backend, timeout_s=config.budget.timeout_s)
+    study = open_study(config.name, config.storage)
+    total = find_baseline(study).attrs["model_duration_s"] + sum(
+        r.attrs.get("model_duration_s", 0.0) for r in load_records(study))
+    assert total <= config.budget.timeout_s

@@ -251,11 +251,12 @@ class _Runner:
         return time.monotonic() - started
 
     def _expected_duration_s(self, records) -> float:
-        """1.1 x the mean of the last five whole-suite measurements of this run; before this run has
-        one (a continued study, or launches pruned so far), of the study's stored ones (modelled
+        """1.1 x the mean of the last five whole-suite measurements of this run (not pruned, not
+        failed: a launch that failed may have cost its load alone); before this run has one (a
+        continued study, or launches pruned or failed so far), of the study's stored ones (modelled
         GPU time on backend model, wall time otherwise): a continued run must not overrun its
         budget for want of its own first figure."""
-        whole = [s for s, pruned in self.trials.spent if not pruned][-5:]
+        whole = [s for s, ran_whole in self.trials.spent if ran_whole][-5:]
         if not whole:
             key = "model_duration_s" if self._modelled else "duration_s"
             stored = [r.attrs.get(key) for r in records if r.status == MEASURED]

@@ -89,7 +89,7 @@ class TrialRunner:
         #: the status the last measured trial was told with (measured, failed, pruned), None before
         self.told: str | None = None
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
-        #: ``(seconds, pruned)`` of every measurement: modelled seconds on backend model, else wall
+        #: ``(seconds, whole)`` of every measurement: modelled seconds on backend model, else wall
         self.spent: list[tuple[float, bool]] = []
 
     # -- counting -------------------------------------------------------------------------------
@@ -360,7 +360,8 @@ class TrialRunner:
             m = self.backend.measure(spec, label, record, on_event=self.emit, on_stage=judge)
         self.durations.append(m.duration_s)
         modelled = getattr(m, "model_duration_s", None)
-        self.spent.append((m.duration_s if modelled is None else modelled, bool(m.stopped_after)))
+        whole = not (m.stopped_after or m.failure_class)  # ran the whole suite (a failure may cost a load only)
+        self.spent.append((m.duration_s if modelled is None else modelled, whole))
         return m
 
     def _finish(self, trial, status: str, values, attrs: dict, feasible: bool = False, pruned: bool = False) -> None:
