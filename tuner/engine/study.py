@@ -360,8 +360,19 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
     if old.get("timeout") != new.get("timeout"):
         parts.append(f"budget.timeout {old.get('timeout')} -> {new.get('timeout')}")
     if old.get("prune") != new.get("prune"):
-        parts.append(f"budget.prune {_short(old.get('prune'))} -> {_short(new.get('prune'))}")
+        parts.append(_prune_change(old.get("prune"), new.get("prune")))
     return {**wanted, "budget": budget}, ", ".join(parts)
+
+
+def _prune_change(old: Any, new: Any) -> str:
+    """How a change of ``budget.prune`` is said: the switch (``budget.prune True -> False``), else
+    each knob that changed (``budget.prune.z 3.5 -> 2.0``)."""
+    if isinstance(old, dict) and isinstance(new, dict):
+        if old.get("enabled") == new.get("enabled"):
+            knobs = [k for k in new if old.get(k) != new.get(k)] + [k for k in old if k not in new]
+            return ", ".join(f"budget.prune.{k} {old.get(k)} -> {new.get(k)}" for k in knobs)
+        return f"budget.prune {old.get('enabled')} -> {new.get('enabled')}"
+    return f"budget.prune {_short(old)} -> {_short(new)}"
 
 
 def _short(value: Any) -> str:
