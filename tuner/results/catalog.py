@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.records import MEASURED, launched, load_records, status_counts
+from ..engine.records import launched, load_records, merge_repeats, status_counts
 from ..config.study import companion_of
 from ..engine.study import CONFIG_ATTR, READY_ATTR, incomplete_note
 
@@ -23,7 +23,7 @@ def study_summary(study, storage_label: str = "") -> dict[str, Any]:
     objectives = list(attrs.get("objectives") or study.metric_names
                       or [f"objective_{i}" for i in range(len(study.directions))])
     best: dict[str, float | None] = {}
-    feasible = [r for r in records if r.status == MEASURED and r.feasible and r.values is not None]
+    feasible = merge_repeats(records)  # a setting measured again: the mean of its readings
     for i, name in enumerate(objectives):
         best[name] = max((r.values[i] for r in feasible), default=None)
     versions = sorted({str(r.attrs["sglang_version"]) for r in records if r.attrs.get("sglang_version")})

@@ -4,7 +4,8 @@ workloads. Reads storage only.
 What is compared: the hardware (backend, simulator profile, model, TP size), the SGLang version the
 servers reported, the workload (suite: prompts, lengths, concurrencies; API; objectives), the
 baselines' figures, both Pareto fronts, the best value of each objective, and every effective
-setting measured (feasibly) in both, with B's speedup over A's. Differences that make figures
+setting measured (feasibly) in both, with B's speedup over A's; a setting measured more than once
+stands for the mean of its readings, as on the front (:func:`tuner.engine.records.merge_repeats`). Differences that make figures
 not comparable as they stand (another suite, other objectives, another backend) are listed as
 ``warnings``.
 """
@@ -13,7 +14,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..engine.records import MEASURED, load_records
+from ..engine.records import load_records, merge_repeats
 from ..engine.study import CONFIG_ATTR, SUITE_ATTR
 from .catalog import study_summary
 from .status import front_records
@@ -36,11 +37,8 @@ def study_side(study, storage_label: str) -> dict[str, Any]:
     baseline = find_baseline(study)
     base = {} if baseline is None else {k: v for k, v in baseline.attrs.items()
                                         if k == "single_tok_per_s" or k.startswith("tok_per_s@")}
-    measured = {}
-    for r in records:
-        key = r.attrs.get("effective_key")
-        if r.status == MEASURED and r.feasible and r.values is not None and key not in measured:
-            measured[key] = r
+    # one record per setting, at the mean of its readings (as the front, status and export read it)
+    measured = {r.attrs.get("effective_key"): r for r in merge_repeats(records)}
     front = sorted(front_records(records), key=lambda r: -r.values[0])
     best = {}
     for i, name in enumerate(summary["objectives"]):
