@@ -198,3 +198,12 @@ def test_unknown_sim_key_and_suite_name_say_what_was_meant(tmp_path):
 
     with pytest.raises(ConfigError, match=r"quik: unknown suite \(did you mean 'quick'\?\)"):
         load_suite("quik")
+
+
+@pytest.mark.parametrize("text", ["0", "0.0", "00"])
+def test_a_bare_zero_is_not_told_to_add_a_unit(text):
+    """QA: `--timeout 0` said "give a unit: 0s, 0m or 0h", and each of those is refused in turn
+    ("must be positive"): the hint led nowhere. A zero is refused as zero."""
+    with pytest.raises(ConfigError) as exc:
+        parse_duration(text, "--timeout")
+    assert "must be positive" in str(exc.value) and "give a unit" not in str(exc.value)

@@ -117,6 +117,8 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
         if m:
             hint = f" (write {m.group(1)}h{m.group(2)}m for {m.group(2)} minutes)"
         elif re.fullmatch(r"\d+(?:\.\d+)?", text):
+            if float(text) == 0:  # no unit makes it one: say what is wrong, not "add a unit"
+                raise ConfigError(source, key, "must be positive")
             hint = f" (give a unit: {text}s, {text}m or {text}h)"
         raise ConfigError(source, key, f"expected a duration with a unit on every number, such as 8h, 45m, "
                           f"90s or 1h30m, got {value!r}{hint}")
