@@ -1,5 +1,6 @@
-"""`tuner study compare` reads a setting measured more than once at the mean of its readings, as the
-front, status, pareto and export do (tuner.engine.records.merge_repeats)."""
+"""`tuner study compare`, `list` and the report's Pareto chart read a setting measured more than once
+at the mean of its readings, as the front, status, pareto and export do
+(tuner.engine.records.merge_repeats)."""
 
 from __future__ import annotations
 
@@ -57,3 +58,19 @@ def test_a_pruned_trial_is_neither_best_nor_common():
     got = compare_studies(a, b)
     assert got["a"]["best"]["single_speedup"]["setting"] == "5,4,32"
     assert [c["setting"] for c in got["common"]] == ["5,4,32"]
+
+
+def test_the_report_s_chart_shows_a_setting_off_the_front_at_its_mean():
+    """QA: the report's Pareto chart drew a setting measured twice at its first reading (3.185,
+    0.255) as a "measured" point, beyond the front point it no longer beats at its mean (trial 21,
+    3.179, 0.248): a point off the front that dominates the front."""
+    from tuner.results.report_data import load_report_data
+    from tuner.results.report_plots import pareto_chart
+
+    study = study_of([("a", [3.2, 0.26]), ("b", [3.1, 0.25]), ("a", [2.9, 0.24]), ("c", [3.0, 0.30])])
+    chart = pareto_chart(load_report_data(study))
+    series = {s.name: s for s in chart.panels[0].series}
+    front = list(zip(series["Pareto front"].x, series["Pareto front"].y))
+    others = list(zip(series["measured"].x, series["measured"].y))
+    assert others == [(pytest.approx(3.05), pytest.approx(0.25))]
+    assert not any(x > fx and y > fy for x, y in others for fx, fy in front)

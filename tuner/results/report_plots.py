@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.study import objective_concurrency
-from ..engine.records import StoredFigures, TrialRecord
+from ..engine.records import StoredFigures, TrialRecord, merge_repeats
 from .report_data import ReportData
 
 _FRONT, _OTHER, _BASE = "#1f77b4", "#b0b0b0", "#d62728"
@@ -193,7 +193,9 @@ def pareto_chart(data: ReportData) -> Chart | None:
     x_name, y_name = data.objectives[:2]
     colors = setting_colors(data)
     front_nums = {r.number for r in data.front}
-    others = [r for r in data.measured if r.number not in front_nums]
+    # a setting measured more than once at the mean of its readings, as on the front: its first
+    # reading alone may lie beyond the front it no longer belongs to
+    others = [r for r in merge_repeats(data.records) if r.number not in front_nums]
     series = [
         Series("measured", [r.values[0] for r in others], [r.values[1] for r in others],
                text=[_trial_text(r) for r in others], color=_OTHER),
