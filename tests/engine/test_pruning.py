@@ -283,3 +283,35 @@ def test_failed_launches_do_not_shrink_the_expected_trial(tmp_path):
     total = find_baseline(study).attrs["model_duration_s"] + sum(
         r.attrs.get("model_duration_s", 0.0) for r in load_records(study))
     assert total <= config.budget.timeout_s
+
+
+def test_a_setting_measured_whole_after_a_prune_is_read_as_measured(tmp_path):
+    """QA: two workers, one killed after journaling a whole measurement of a setting; the other
+    requeued it and pruned it; the killed one's measurement, replayed, came after the prune (a
+    re-homed trial, a later number). The setting then stood on the front by its whole measurement,
+    yet every later proposal of it -- the sampler's re-measurement of a front point included -- was
+    told "pruned in trial N" and never launched. A whole measurement of a setting is its prior
+    measurement, whatever was pruned before it."""
+    from optuna.trial import TrialState, create_trial
+
+    config, backend = make(tmp_path, "rehomed", "{n_trials: 6}")  # its six seed trials
+    run_study(config, config.storage, backend)
+    study = open_study(config.name, config.storage)
+    whole = next(t for t in study.trials if t.user_attrs.get("status") == MEASURED)
+    params = {"speculative_num_steps": 3, "speculative_eagle_topk": 2, "speculative_num_draft_tokens": 6}
+    effective = {"num_steps": 3, "eagle_topk": 2, "num_draft_tokens": 6}
+    assert all(t.user_attrs.get("effective") != effective for t in study.trials)
+    setting = {"requested": effective, "effective": effective, "effective_key": "3-2-6"}
+    study.add_trial(create_trial(state=TrialState.PRUNED, params=params, distributions=whole.distributions,
+                                 user_attrs={**setting, "status": PRUNED, "pruned_at": "probe", "pruned_by": 0},
+                                 system_attrs=whole.system_attrs, intermediate_values={0: 1.0, 1: 0.1}))
+    study.add_trial(create_trial(values=whole.values, params=params, distributions=whole.distributions,
+                                 user_attrs={**whole.user_attrs, **setting, "replayed_from": 99},
+                                 system_attrs=whole.system_attrs))
+    measured_again = len(study.trials) - 1
+    study.enqueue_trial(params)
+    extend_budget(study, 3)  # the two trials added count as launches
+    run_study(config, config.storage, backend, n_trials=1)
+    later = [r for r in load_records(open_study(config.name, config.storage))
+             if r.number > measured_again and r.attrs.get("effective_key") == "3-2-6"]
+    assert later and all(r.status == "reused" and r.attrs["reused_from"] == measured_again for r in later)

@@ -276,14 +276,11 @@ class TrialRunner:
         return any(t.number != number and t.user_attrs.get("claim") in (key, key + AGAIN) for t in running)
 
     def _prior_measurement(self, key: str, number: int):
-        """The finished measurement (measured or failed, with its values) of ``key``, or the trial
-        that pruned it, if any."""
-        for r in load_records(self.study):
-            if r.number == number or r.attrs.get("effective_key") != key:
-                continue
-            if (r.status in (MEASURED, FAILED) and r.values is not None) or r.status == PRUNED:
-                return r
-        return None
+        """The finished measurement (measured or failed, with its values) of ``key``, else the trial
+        that pruned it: a whole one first, even after a prune (a killed worker's, replayed later)."""
+        mine = [r for r in load_records(self.study) if r.number != number and r.attrs.get("effective_key") == key]
+        whole = [r for r in mine if r.status in (MEASURED, FAILED) and r.values is not None]
+        return next(iter(whole or [r for r in mine if r.status == PRUNED]), None)
 
     # -- measuring and telling ------------------------------------------------------------------
     def measure(self, spec: SpecConfig | None, label: str, trial, baseline: Baseline | None = None,
