@@ -295,3 +295,22 @@ def test_a_measurement_re_homed_without_its_setting_is_unreadable_not_a_tracebac
     for args in (["pareto", config.name], ["compare", config.name, config.name], ["status", config.name]):
         r = CliRunner().invoke(cli, ["study", *args, "--storage", config.storage])
         assert r.exit_code == 0 and r.exception is None, (args, r.output)
+
+
+def test_a_re_homed_measurement_keeps_its_stage_estimates_as_intermediate_values(config):
+    """QA: a pruned trial journaled by a killed worker, failed meanwhile and re-homed on the next
+    run, came back with its stages attribute but no intermediate values ({}), where its original
+    had one per stage and objective (what optuna-dashboard draws). The copy gets them again."""
+    study = open_study(config.name, config.storage)
+    stages = [{"stage": "probe", "estimates": [2.5, 0.9]}, {"stage": "single 1/1", "estimates": [2.4, 0.9]}]
+    for pruned in (True, False):
+        trial = running_trial(study)
+        attrs = {"status": "pruned" if pruned else "measured", "effective_key": "3-1-4", "stages": stages,
+                 "effective": {"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4}}
+        finish = finish_of(study, trial, attrs, None if pruned else [2.4, 0.9],
+                           {"measured": 1.0 if pruned else -1.0}, measured=True, pruned=pruned)
+        study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+        assert apply_finish(study, finish)[0] == REHOMED
+        copy = study.get_trials(deepcopy=False)[-1]
+        assert copy.user_attrs["replayed_from"] == trial.number
+        assert copy.intermediate_values == {0: 2.5, 1: 0.9, 2: 2.4, 3: 0.9}

@@ -18,7 +18,8 @@ times (:func:`replay_journal`, by the next worker of the study on the host):
 * already COMPLETE with the same status and values (an earlier attempt got through): nothing to do;
 * finished otherwise (another worker failed it as dead during a database outage, its setting
   queued again) or gone (a storage restored from an older copy): a measurement is *re-homed*, added
-  as a new COMPLETE (or PRUNED) trial with the same setting, values, attributes and constraints
+  as a new COMPLETE (or PRUNED) trial with the same setting, values, attributes, constraints and
+  stage estimates as intermediate values
   (``replayed_from``: the original number), which the queued retry then reuses instead of
   measuring again; anything else (a FAIL, e.g. a failed baseline) is dropped.
 """
@@ -187,6 +188,8 @@ def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> 
     from optuna.distributions import json_to_distribution
     from optuna.trial import TrialState
 
+    from .pruning import STAGES_ATTR, stage_intermediate_values
+
     extra = files() if files else {}
     notes = [*warnings, *extra.pop("file_warnings", [])]
     attrs = {**finish.setting, **finish.user_attrs, **extra, "replayed_from": finish.number,
@@ -194,7 +197,9 @@ def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> 
     study.add_trial(optuna.trial.create_trial(
         state=TrialState.PRUNED if finish.pruned else TrialState.COMPLETE, params=finish.params,
         distributions={k: json_to_distribution(v) for k, v in finish.distributions.items()},
-        values=finish.values, user_attrs=attrs, system_attrs=finish.system_attrs))
+        values=finish.values, user_attrs=attrs, system_attrs=finish.system_attrs,
+        # the stage estimates the original trial held as intermediate values (optuna-dashboard's)
+        intermediate_values=stage_intermediate_values(attrs.get(STAGES_ATTR))))
     return notes[len(warnings):]
 
 

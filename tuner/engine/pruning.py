@@ -71,6 +71,19 @@ def last_estimates(attrs: dict) -> list[float] | None:
     return stages[-1].get("estimates") if stages else None
 
 
+def stage_intermediate_values(stages: Sequence[dict]) -> dict[int, float]:
+    """The Optuna intermediate values of a ``stages`` attribute (step ``stage * n_objectives + i``
+    holds objective ``i``, as :class:`StageJudge` writes them): what a measurement re-homed from the
+    journal carries again (:mod:`tuner.engine.finish`)."""
+    out: dict[int, float] = {}
+    for k, st in enumerate(stages or []):
+        estimates = st.get("estimates") if isinstance(st, dict) else None
+        for i, v in enumerate(estimates or []):
+            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+                out[k * len(estimates) + i] = float(v)
+    return out
+
+
 # -- figures and estimates ---------------------------------------------------------------------------
 def baseline_stage_attrs(figures) -> dict:
     """The baseline's figures after each stage (absolute tok/s) and its request spread."""
