@@ -268,3 +268,30 @@ def test_a_confirmation_of_trial_numbers_decides_no_named_pick(lucky_study):
     assert conf.rounds == 2 and [c.trial for c in conf.candidates] == [other]
     assert conf.picks == {}
     assert build_export(study, "single").record.number == own
+
+
+def test_a_confirmed_pick_s_header_shows_its_setting_at_the_mean_of_its_readings(lucky_study):
+    """QA: after `confirm`, `export --pick single` named trial 14 and wrote its first reading in the
+    header (single request 84.5 tok/s = 3.19x) although the study had read that setting twice
+    (mean 3.11x, what `export --pick 14`, pareto and status show). The confirmed pick's header now
+    shows the mean of the setting's readings, and says so, as an unconfirmed pick's does."""
+    from optuna.trial import create_trial
+
+    path, config, backend, study = lucky_study
+    run_confirmation(study, config, backend, confirm_candidates(study, ["single", "throughput"], near=0.1),
+                     repeats=2)
+    conf = load_confirmation(study)
+    picked = conf.picks["single"].trial
+    first = study.trials[picked]
+    lower = [v * 0.9 for v in first.values]
+    figures = {k: v * 0.9 for k, v in first.user_attrs.items()
+               if k in ("single_tok_per_s", "single_speedup") or k.startswith(("tok_per_s@", "speedup@"))}
+    study.add_trial(create_trial(values=lower, params=first.params, distributions=first.distributions,
+                                 user_attrs={**first.user_attrs, **figures, "remeasure_of": picked},
+                                 system_attrs=first.system_attrs))
+    export = build_export(study, "single")
+    assert export.provenance["trial"] == picked
+    header = "\n".join(export.header)
+    assert f"each figure the mean of 2 measurements (trials {picked}, {len(study.trials) - 1})" in header
+    mean = (first.user_attrs["single_tok_per_s"] + figures["single_tok_per_s"]) / 2
+    assert f"single request: {mean:.1f} vs" in header

@@ -38,7 +38,7 @@ import yaml
 
 from .. import __version__
 from ..config.yamlfile import ConfigError
-from ..engine.records import TrialRecord, load_records
+from ..engine.records import TrialRecord, load_records, merge_repeats
 from ..sglang.rules import SpecConfig
 from .adaptive import AdaptivePolicy, topk1_measurements
 from .confirmed import confirmation_lines, confirmed_pick, load_confirmation
@@ -305,6 +305,9 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
         confirmed = confirmed_pick(conf, pick)
         if confirmed is not None:
             record = next(r for r in records if r.number == confirmed.trial)
+            # its setting at the mean of its readings, as an unconfirmed pick's (pareto.pick_record)
+            record = next((m for m in merge_repeats(records) if record.number in m.attrs.get("measured_in", ())),
+                          record)
             unconfirmed = pick_record(study_front(study), records, pick)
             if unconfirmed.number != record.number:
                 conf.why[pick] += (f" (one measurement each picked trial {unconfirmed.number}, "
