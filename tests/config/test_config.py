@@ -200,10 +200,20 @@ def test_unknown_sim_key_and_suite_name_say_what_was_meant(tmp_path):
         load_suite("quik")
 
 
-@pytest.mark.parametrize("text", ["0", "0.0", "00"])
+@pytest.mark.parametrize("text", ["0", "0.0", "00", "0d"])
 def test_a_bare_zero_is_not_told_to_add_a_unit(text):
     """QA: `--timeout 0` said "give a unit: 0s, 0m or 0h", and each of those is refused in turn
     ("must be positive"): the hint led nowhere. A zero is refused as zero."""
     with pytest.raises(ConfigError) as exc:
         parse_duration(text, "--timeout")
     assert "must be positive" in str(exc.value) and "give a unit" not in str(exc.value)
+
+
+@pytest.mark.parametrize("text,hint", [("1d", "write 24h for 1 day"), ("2d", "write 48h for 2 days"),
+                                       ("1.5d", "write 36h for 1.5 days")])
+def test_days_are_told_in_hours(text, hint):
+    """QA: `--timeout 1d` said only "expected a duration with a unit ... got '1d'": days are a unit
+    people write for a weekend's study; the line now says what to write instead."""
+    with pytest.raises(ConfigError) as exc:
+        parse_duration(text, "--timeout")
+    assert hint in str(exc.value)

@@ -116,6 +116,11 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
         m = re.fullmatch(r"(\d+(?:\.\d+)?)h(\d+)", text)
         if m:
             hint = f" (write {m.group(1)}h{m.group(2)}m for {m.group(2)} minutes)"
+        elif re.fullmatch(r"\d+(?:\.\d+)?d", text):  # days: no unit here, but say how to write them
+            days = float(text[:-1])
+            if days == 0:
+                raise ConfigError(source, key, "must be positive")
+            hint = f" (write {days * 24:g}h for {days:g} day{'' if days == 1 else 's'})"
         elif re.fullmatch(r"\d+(?:\.\d+)?", text):
             if float(text) == 0:  # no unit makes it one: say what is wrong, not "add a unit"
                 raise ConfigError(source, key, "must be positive")
