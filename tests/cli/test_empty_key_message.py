@@ -36,3 +36,17 @@ def test_an_empty_or_scalar_section_is_said_plainly(tmp_path, key, value, words)
     assert r.output.strip().startswith(f"error: {path}: {words}"), r.output
     assert "instance of" not in r.output and "Settings" not in r.output and "Config" not in r.output
     assert os.listdir(tmp_path) == ["e.yaml"]
+
+
+def test_an_empty_prune_key_says_it_is_empty(tmp_path):
+    """QA: `budget:` / `  prune:` with its mapping commented out said only "budget.prune: expected
+    true, false or a mapping ...", where every other key left empty says it is empty."""
+    data = study()
+    data["budget"] = {"n_trials": 2, "prune": None}
+    path = tmp_path / "e.yaml"
+    path.write_text(yaml.safe_dump(data))
+    r = CliRunner().invoke(cli, ["study", "create", str(path)], catch_exceptions=False)
+    assert r.exit_code == 2, r.output
+    assert r.output.strip().startswith(f"error: {path}: budget.prune: is empty (YAML null); give true, false "
+                                       "or a mapping"), r.output
+    assert os.listdir(tmp_path) == ["e.yaml"]

@@ -485,6 +485,9 @@ class BudgetSettings(StrictModel):
     def _switch(cls, v):
         if isinstance(v, bool):
             return {"enabled": v}
+        if v is None:  # `prune:` with its mapping commented out, said as every empty key is
+            raise ValueError("is empty (YAML null); give true, false or a mapping {enabled, startup_trials, z, "
+                             "margin}, or remove the key")
         if not isinstance(v, (dict, PruneSettings)):
             raise ValueError("expected true, false or a mapping {enabled, startup_trials, z, margin}")
         return v
