@@ -315,3 +315,21 @@ def test_a_setting_measured_whole_after_a_prune_is_read_as_measured(tmp_path):
     later = [r for r in load_records(open_study(config.name, config.storage))
              if r.number > measured_again and r.attrs.get("effective_key") == "3-2-6"]
     assert later and all(r.status == "reused" and r.attrs["reused_from"] == measured_again for r in later)
+
+
+def test_a_pruned_trial_of_a_one_objective_study_has_no_values(tmp_path):
+    """QA: Optuna gives a PRUNED trial of a single-objective study its last intermediate value as
+    its value, so `status -f json` showed a pruned trial's partial estimate under "values"
+    (`"values": [3.05]`) -- under the name a result uses. Readers read no values for it."""
+    path = tmp_path / "one.yaml"
+    path.write_text(STUDY.format(name="one", space=SPACE, budget="{n_trials: 8}") + "objectives: [single_speedup]\n")
+    config = load_study(path)
+    create_study(config, config.storage)
+    backend = make_backend(config, SearchSpace.load(config.search_space), load_suite(config.bench.suite))
+    run_study(config, config.storage, backend)
+    study = open_study(config.name, config.storage)
+    assert any(t.state.name == "PRUNED" and t.values is not None for t in study.trials)  # Optuna's doing
+    pruned = [r for r in load_records(study) if r.status == PRUNED]
+    assert pruned and all(r.values is None for r in pruned)
+    rows = {t["number"]: t for t in study_status(study)["trials"]}
+    assert all(rows[r.number]["values"] is None and rows[r.number]["partial_values"] for r in pruned)

@@ -176,7 +176,9 @@ def load_records(study) -> list[TrialRecord]:
             status=trial_status(t.state.name, attrs),
             requested=spec_from_params(t.params) if t.params else spec_from_dict(attrs.get("requested")),
             effective=spec_from_dict(attrs.get("effective")),
-            values=list(t.values) if t.values is not None else None,
+            # a PRUNED trial has no result: Optuna gives one of a single-objective study its last
+            # intermediate value (a partial estimate) as its value, which no reader may take
+            values=list(t.values) if t.values is not None and t.state.name != "PRUNED" else None,
             feasible=feasible,
             attrs=attrs,
             duration_s=attrs.get("duration_s"),
