@@ -139,3 +139,15 @@ def test_status_says_why_the_baseline_launch_failed(tmp_path):
     assert r.exit_code == 0, r.output
     assert "baseline: its last launch failed (other: server exit code 1 before it was ready" in r.output, r.output
     assert "not measured yet" not in r.output
+
+
+def test_a_stage_without_its_estimates_is_unreadable_not_a_traceback_in_the_pruner():
+    """QA: a measured trial's `stages` edited to [{"stage": "probe"}] passed the check, and the next
+    `study run` died in the pruner with KeyError: 'estimates' (its trial interrupted). Each stage
+    must be {stage: text, estimates: [finite numbers]}; otherwise the trial is unreadable."""
+    good = {"status": "measured", "effective": {"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4},
+            "stages": [{"stage": "probe", "estimates": [2.5, 0.9]}]}
+    assert attrs_problem(good) is None
+    for stages in ([{"stage": "probe"}], [1], [{"estimates": [2.5, 0.9]}],
+                   [{"stage": "probe", "estimates": [2.5, "x"]}], [{"stage": "probe", "estimates": 2.5}]):
+        assert "stages" in (attrs_problem({**good, "stages": stages}) or ""), stages

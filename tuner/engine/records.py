@@ -41,7 +41,7 @@ def attrs_problem(attrs: dict) -> str | None:
     """What makes a trial's stored attributes unusable, or None: the readers (status, pareto,
     export, report, confirm) trust what this passes. ``status`` text; ``effective``/``requested``
     mappings of positive whole numbers (or unset flags, for a request); figures finite numbers;
-    ``stages`` a list."""
+    ``stages`` a list of ``{stage, estimates}``."""
     import math
 
     status = attrs.get("status")
@@ -66,6 +66,12 @@ def attrs_problem(attrs: dict) -> str | None:
                 return f"{key} {value!r} is not a finite number"
     if "stages" in attrs and not isinstance(attrs["stages"], list):
         return f"stages {attrs['stages']!r} is not a list"
+    for st in attrs.get("stages") or []:  # what pruning's noise and the sampler read of each stage
+        estimates = st.get("estimates") if isinstance(st, dict) else None
+        if (not isinstance(st, dict) or not isinstance(st.get("stage"), str) or not isinstance(estimates, list)
+                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
+                           for v in estimates)):
+            return f"stages entry {st!r} is not {{stage: name, estimates: [numbers]}}"
     return None
 
 
