@@ -333,3 +333,16 @@ def test_a_pruned_trial_of_a_one_objective_study_has_no_values(tmp_path):
     assert pruned and all(r.values is None for r in pruned)
     rows = {t["number"]: t for t in study_status(study)["trials"]}
     assert all(rows[r.number]["values"] is None and rows[r.number]["partial_values"] for r in pruned)
+
+
+def test_a_baseline_with_edited_stage_figures_prunes_nothing_and_raises_nothing(tmp_path):
+    """QA: the baseline's stage_figures edited by hand ({"single_tok_per_s": "fast"}) ended the next
+    run in a TypeError from the judge, mid-measurement. Stage figures that are not numbers are no
+    figures to compare with: the trial is measured whole, nothing pruned."""
+    from tuner.engine.pruning import BASELINE_STAGES_ATTR, StageJudge
+
+    config, backend = make(tmp_path, "edited", "{n_trials: 4}")
+    for bad in ([{"stage": "probe", "single_tok_per_s": "fast", "tok_per_s@32": 800.0}], ["probe"], "probe"):
+        judge = StageJudge(config, None, None, {BASELINE_STAGES_ATTR: bad}, backend.plan, lambda *a: None)
+        figures = backend.full_figures(None, "x")
+        assert judge(0, "probe", figures) is False and judge.stages == []

@@ -95,6 +95,19 @@ def baseline_stage_attrs(figures) -> dict:
     return {BASELINE_STAGES_ATTR: stages, **({REQUEST_CV_ATTR: cv} if cv is not None else {})} if stages else {}
 
 
+def usable_baseline_stages(stages) -> list[dict]:
+    """The baseline's ``stage_figures`` when every entry is ``{stage: name, figure: number, ...}``
+    with finite figures; else ``[]``: nothing to compare with, so nothing is pruned (an
+    attribute edited by hand must not end a measurement in a traceback)."""
+    def ok(st) -> bool:
+        figures = [v for k, v in st.items() if k != "stage"] if isinstance(st, dict) else [None]
+        return isinstance(st, dict) and isinstance(st.get("stage"), str) and all(
+            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
+            for v in figures)
+
+    return list(stages) if isinstance(stages, list) and all(ok(st) for st in stages) else []
+
+
 def _levels(figures) -> dict[int, float]:
     if hasattr(figures, "sweep_rows"):
         return {row.concurrency: row.tok_per_s.mean for row in figures.sweep_rows if row.tok_per_s}
@@ -237,7 +250,7 @@ class StageJudge:
         #: a deliberate re-measurement (the sampler's): recorded, never pruned. It measures a setting
         #: export may pick, to settle its value; stopping it would keep the lucky first reading.
         self.remeasure = remeasure
-        self.baseline_stages = baseline_attrs.get(BASELINE_STAGES_ATTR) or []
+        self.baseline_stages = usable_baseline_stages(baseline_attrs.get(BASELINE_STAGES_ATTR))
         self.pruner = FrontPruner(config.objectives, plan, config.budget.prune, baseline_attrs.get(REQUEST_CV_ATTR))
         self.stages: list[dict] = []
         self.verdict: Verdict | None = None
