@@ -346,3 +346,16 @@ def test_a_baseline_with_edited_stage_figures_prunes_nothing_and_raises_nothing(
         judge = StageJudge(config, None, None, {BASELINE_STAGES_ATTR: bad}, backend.plan, lambda *a: None)
         figures = backend.full_figures(None, "x")
         assert judge(0, "probe", figures) is False and judge.stages == []
+
+
+def test_a_request_spread_edited_by_hand_falls_back_to_the_prior():
+    """QA: the baseline's request_cv edited to "high" ended the next run in TypeError (can't
+    multiply sequence by non-int of type 'float') from the pruner's noise. A request spread that is
+    not a finite number >= 0 is no measurement: the prior's 2% stands in, as for a suite that
+    repeats nothing."""
+    from tuner.config.study import PruneSettings
+    from tuner.engine.pruning import PRIOR_REQUEST_CV, FrontPruner
+
+    for bad in ("high", -0.5, float("nan"), True):
+        assert FrontPruner(["single_speedup"], [], PruneSettings(), bad).request_cv == PRIOR_REQUEST_CV
+    assert FrontPruner(["single_speedup"], [], PruneSettings(), 0.05).request_cv == 0.05

@@ -193,12 +193,14 @@ class FrontPruner(BasePruner):
     """Optuna's pruner interface over :func:`front_verdict`: the trial's latest stage estimates (its
     ``stages`` attribute) against the study's front, with the study's measured noise.
 
-    ``plan``: the study's staged order; ``request_cv``: the baseline's request spread (None: the
-    prior's default)."""
+    ``plan``: the study's staged order; ``request_cv``: the baseline's request spread (None, or
+    anything but a finite number >= 0: the prior's default)."""
 
     def __init__(self, objectives: Sequence[str], plan, settings, request_cv: float | None = None):
         self.objectives, self.plan, self.settings = list(objectives), list(plan), settings
-        self.request_cv = PRIOR_REQUEST_CV if request_cv is None else request_cv
+        usable = (isinstance(request_cv, (int, float)) and not isinstance(request_cv, bool)
+                  and math.isfinite(request_cv) and request_cv >= 0)  # not one edited by hand into text
+        self.request_cv = request_cv if usable else PRIOR_REQUEST_CV
 
     def prune(self, study, trial) -> bool:
         return self.verdict(study, trial).pruned
