@@ -359,3 +359,15 @@ def test_a_request_spread_edited_by_hand_falls_back_to_the_prior():
     for bad in ("high", -0.5, float("nan"), True):
         assert FrontPruner(["single_speedup"], [], PruneSettings(), bad).request_cv == PRIOR_REQUEST_CV
     assert FrontPruner(["single_speedup"], [], PruneSettings(), 0.05).request_cv == 0.05
+
+
+def test_a_pruned_trial_s_edited_stages_give_no_estimates():
+    """QA: a pruned trial's stages edited to ["x"] ended the next run in AttributeError ('str' object
+    has no attribute 'get') while the sampler read the trial's last estimates, leaving the trial
+    just asked RUNNING. Stages that are not {stage, estimates: [numbers]} give no estimates."""
+    from tuner.engine.pruning import last_estimates
+
+    assert last_estimates({"stages": [{"stage": "probe", "estimates": [2.0, 0.5]}]}) == [2.0, 0.5]
+    for stages in (["x"], [{"stage": "probe"}], [{"stage": "probe", "estimates": "2.0"}], "x",
+                   [{"stage": "probe", "estimates": [2.0, "x"]}]):
+        assert last_estimates({"stages": stages}) is None, stages

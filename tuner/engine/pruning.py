@@ -66,9 +66,15 @@ Event = Callable[[str, dict], None]
 
 def last_estimates(attrs: dict) -> list[float] | None:
     """A trial's objective estimates after its last recorded stage (``attrs``: its user attributes);
-    for a pruned trial, the partial values it was judged on. None when it recorded no stage."""
-    stages = attrs.get(STAGES_ATTR) or []
-    return stages[-1].get("estimates") if stages else None
+    for a pruned trial, the partial values it was judged on. None when it recorded no stage, or
+    when the last one is not ``{stage, estimates: [finite numbers]}`` (an attribute edited by hand)."""
+    stages = attrs.get(STAGES_ATTR)
+    last = stages[-1] if isinstance(stages, list) and stages else None
+    estimates = last.get("estimates") if isinstance(last, dict) else None
+    if not isinstance(estimates, list) or not all(
+            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in estimates):
+        return None
+    return estimates
 
 
 def stage_intermediate_values(stages: Sequence[dict]) -> dict[int, float]:
