@@ -184,7 +184,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             view.close()
             exc.journal_dir = Path(config.workdir) / "journal"
             raise
-        except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM (stop_on_signals)
+        except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM, SIGHUP (stop_on_signals)
             view.close()
             click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)

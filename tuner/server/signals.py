@@ -1,6 +1,6 @@
-"""Ctrl-C and SIGTERM while servers run: stop them on the way out, kill them on a second signal.
+"""Ctrl-C, SIGTERM and SIGHUP while servers run: stop them on the way out, kill them on a second signal.
 
-:func:`stop_on_signals` installs this process's SIGINT/SIGTERM handlers for the length of a block
+:func:`stop_on_signals` installs this process's SIGINT/SIGTERM/SIGHUP handlers for the length of a block
 (blocks nest: the CLI's around a run, the backend's around one server). The handler never stops a
 server itself: it raises, so the interrupted code unwinds at once and the servers are stopped by
 their owners' ``finally`` and by the block's exit, with the handler still installed, so that a
@@ -123,6 +123,13 @@ class _SignalState:
         raise _exception(signum)
 
 
+def _installable(sig: int) -> bool:
+    """SIGINT and SIGTERM always; SIGHUP unless it is ignored (``nohup``: the caller asked the tuner to
+    outlive its terminal). QA: SIGHUP kept its default action, which ended the tuner at once, silently,
+    and left its server running."""
+    return sig != signal.SIGHUP or signal.getsignal(sig) is not signal.SIG_IGN
+
+
 def _exception(signum: int) -> BaseException:
     return KeyboardInterrupt() if signum == signal.SIGINT else SystemExit(128 + signum)
 
@@ -132,11 +139,11 @@ _SIGNALS = _SignalState()
 
 @contextmanager
 def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) -> Iterator[None]:
-    """While active, SIGINT and SIGTERM stop ``servers`` (default: every server this process started
-    and has not stopped).
+    """While active, SIGINT, SIGTERM and SIGHUP (unless ignored, as under ``nohup``) stop ``servers``
+    (default: every server this process started and has not stopped).
 
     The first signal calls ``on_signal("stopping", info)`` at once and raises ``KeyboardInterrupt``
-    (SIGINT) or ``SystemExit(128 + signum)`` (SIGTERM); leaving the block then stops the servers
+    (SIGINT) or ``SystemExit(128 + signum)`` (SIGTERM: 143, SIGHUP: 129); leaving the block then stops the servers
     (SIGTERM to each group, ``stop_grace_s``, SIGKILL), with the handlers still in place. A second
     signal during that stop SIGKILLs the groups at once (``on_signal("killing", info)``); one more
     with nothing left to kill raises again. The previous handlers come back when the outermost block
@@ -148,7 +155,8 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
     state = _SIGNALS
     if state.depth == 0:
         state.received = None
-        state.previous = {sig: signal.signal(sig, state.handler) for sig in (signal.SIGINT, signal.SIGTERM)}
+        state.previous = {sig: signal.signal(sig, state.handler)
+                          for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if _installable(sig)}
     state.depth += 1
     state.servers.append(tuple(servers))
     if on_signal is not None:
