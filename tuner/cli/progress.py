@@ -60,6 +60,7 @@ def phase_text(info: dict) -> str | None:
 #: when its measurement was being recorded while the storage was away, kept in the local journal,
 #: which the next run on this host replays into the storage (:func:`tuner.engine.finish.replay_journal`).
 TRIAL_FATE = {"queued": " A running trial is queued again.",
+              "repeat": " The repeat under way is stored as failed; the rounds measured so far are kept.",
               "journaled": " The measurement is kept in the journal: the next tuner study run on this host "
                            "stores it."}
 
@@ -111,11 +112,15 @@ class RunView:
     """Receives the study engine's events and shows them (see the module docstring).
 
     ``console``: a rich console (default: stdout); ``live``: force the live panel on or off (default:
-    on when the console is a terminal); ``objectives``: names for the best-so-far line.
+    on when the console is a terminal); ``objectives``: names for the best-so-far line; ``fate``: what
+    the notice on a signal says of the measurement under way, a key of :data:`TRIAL_FATE` (``queued``
+    for a study's trial, ``repeat`` for a confirmation's).
     """
 
-    def __init__(self, console=None, *, live: bool | None = None, objectives: Sequence[str] | None = None):
+    def __init__(self, console=None, *, live: bool | None = None, objectives: Sequence[str] | None = None,
+                 fate: str = "queued"):
         self.started = time.monotonic()
+        self.fate = fate
         self.stdout_closed = False  #: a closed pipe: progress is no longer printed (see line)
         self.console = console
         if live is None:
@@ -177,7 +182,7 @@ class RunView:
             self.frozen_at = time.monotonic()
         # Recording while the storage is away: the measurement was journaled before the storage was
         # tried (tuner.engine.finish.record_finish), so it is kept, not measured again.
-        fate = "journaled" if self.phase == PHASES["recording"] and self.storage_down else "queued"
+        fate = "journaled" if self.phase == PHASES["recording"] and self.storage_down else self.fate
         t = threading.Thread(target=self._notice, args=(kind, interrupt_text(kind, info, fate)), daemon=True,
                              name="interrupt-notice")
         self._notices.append(t)

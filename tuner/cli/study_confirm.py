@@ -69,11 +69,15 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         if not candidates:
             fail(f"--picks {picks}: no setting of study {name} to confirm; give other picks or trial numbers")
         backend = _backend(config, space, suite_dict)
+        from ..server.launcher import stop_on_signals
         from .progress import RunView
 
         click.echo(f"confirming {len(candidates)} settings ({', '.join(f'trial {c.trial}' for c in candidates)}) "
                    f"and the baseline, {repeats} rounds: {repeats * (len(candidates) + 1)} launches", err=True)
-        with RunView(objectives=config.objectives) as view:
+        # SIGTERM and SIGHUP as Ctrl-C: the notice at once, the server stopped, one line (QA: SIGTERM
+        # exited 143 with nothing said; between two measurements it ended the command mid-write)
+        with RunView(objectives=config.objectives, fate="repeat") as view, \
+                stop_on_signals(on_signal=view.on_signal):
             def event(kind: str, info: dict) -> None:
                 view.event(kind, info)
                 if kind == "confirm_done":
@@ -82,10 +86,10 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
                               + (f" ({info['failure_class']})" if info.get("failure_class") else ""))
             try:
                 summary = run_confirmation(study, config, backend, candidates, repeats, on_event=event)
-            except KeyboardInterrupt:
+            except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM, SIGHUP (stop_on_signals)
                 view.close()
                 click.echo("interrupted: server stopped; the rounds measured so far are stored", err=True)
-                sys.exit(130)
+                sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
             except StorageUnavailable as exc:
                 view.close()
                 click.echo(f"error: {exc}; the server is stopped; "
