@@ -19,6 +19,9 @@ def check_not_among(output: str | Path, flag: str, inputs: Iterable[tuple[str, s
     """Refuse (:class:`ConfigError`, exit 2) an ``output`` that is one of ``inputs`` (``(what,
     path)`` pairs, ``what`` as in "is the study's suite file"): the same file, however it is spelled
     (relative, through a link). A missing output or input is no conflict."""
+    from ..config.files import check_usable
+
+    check_usable(output, flag)
     out = Path(output)
     if not out.exists():
         return

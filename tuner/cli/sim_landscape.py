@@ -52,7 +52,7 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
         fail(f"--space: {space_file} (the default) is not in the current folder {Path.cwd()}; run from the "
              "tuner's checkout or give --space FILE", 2)
     if table_path:
-        from ..config.files import check_output
+        from ..config.files import check_output, unusable_path
         from .own_files import check_not_among
 
         # before the (slow) model runs, and never over this command's own inputs (QA: --table
@@ -60,7 +60,8 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
         inputs = [("the --space file", space_file), ("the --suite file", suite),
                   ("the --profile file", profile)]
         try:
-            check_not_among(table_path, "--table", [(what, p) for what, p in inputs if Path(p).is_file()])
+            check_not_among(table_path, "--table", [(what, p) for what, p in inputs
+                                                   if not unusable_path(p) and Path(p).is_file()])
             check_output(table_path, "--table")  # no missing folder is made, as for every output
         except ConfigError as exc:
             fail(str(exc), 2)

@@ -22,7 +22,13 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
     """(study name, storage URL, study config if a file was given) from the command line. Raises
     :class:`ConfigError` naming ``--storage``, the study file's ``storage`` or the variable that gave
     an SQLite URL that cannot be opened here (:func:`tuner.config.study.sqlite_storage_problem`)."""
+    from ..config.files import unusable_path
+
     config = None
+    problem = unusable_path(target) if target else None
+    if problem:  # neither a file (pathlib would raise) nor a name (at most 100 characters)
+        raise ConfigError(target, "", f"no such study file ({problem}), and no study name (at most 100 "
+                          "characters); give the study file or the study's name")
     if target and (target.endswith((".yaml", ".yml")) or Path(target).is_file()):
         config = load_study(target)
         name = config.name

@@ -11,6 +11,7 @@ folder: its pids mean nothing here).
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import socket
@@ -94,6 +95,33 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return path
 
 
+def unusable_path(path: str | Path) -> str | None:
+    """Why nothing can be looked up at ``path`` (a name past the filesystem's NAME_MAX, a path past
+    PATH_MAX, a folder on the way this user may not search): the system's words; None when ``path``
+    exists or simply does not (a missing folder on the way, a symlink loop: each caller says those
+    its own way). pathlib's ``exists()`` and ``is_file()`` raise OSError for these instead of
+    answering (QA: a traceback from every command given such a path)."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF):
+            return None
+        return exc.strerror or str(exc)
+    except ValueError as exc:  # a NUL byte
+        return str(exc)
+    return None
+
+
+def check_usable(path: str | Path, flag: str) -> None:
+    """:class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` for a path :func:`unusable_path`
+    refuses, before anything is opened or written."""
+    problem = unusable_path(path)
+    if problem:
+        from .yamlfile import ConfigError
+
+        raise ConfigError(flag, str(path), f"is no usable path ({problem}); give a shorter or other path")
+
+
 def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None:
     """Raise :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` unless ``path`` can be
     written: a file (``folder=False``) or a folder, which may not exist yet (its missing parents
@@ -105,6 +133,7 @@ def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None
     if str(path) == "-":  # not stdout: it would name a file "-" in the working folder
         raise ConfigError(flag, "-", "is not standard output here; give a file name"
                           + ("" if folder else " (commands that print leave the flag out)"))
+    check_usable(path, flag)
     path = Path(path)
     if path.exists() and path.is_dir() != folder:
         raise ConfigError(flag, str(path), "is a folder; give a file name" if path.is_dir()
@@ -133,6 +162,7 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
 
     path = Path(path)
     if str(path) != "-":  # check_writable says what "-" is
+        check_usable(path, flag)
         if path.parent.exists() and not path.parent.is_dir():
             raise ConfigError(flag, str(path), f"{path.parent} is a file, not a folder; choose another path")
         if not path.parent.is_dir():

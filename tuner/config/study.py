@@ -703,6 +703,11 @@ def sqlite_storage_problem(url: str) -> str | None:
     parts = _sqlite_parts(url)
     if problem is not None or parts is None:
         return problem
+    from .files import unusable_path
+
+    unusable = unusable_path(Path(parts[1]).absolute())
+    if unusable:
+        return f"{url!r}: no usable database file ({unusable}); fix the path"
     folder = Path(parts[1]).absolute().parent
     if folder.is_dir():
         return None

@@ -1,0 +1,75 @@
+"""A path on the command line that no file can have -- a name longer than the filesystem's NAME_MAX
+(255 bytes), a path longer than PATH_MAX (4096) -- is one line naming the flag, exit 2, nothing
+written, in every command that takes a path.
+
+QA: pathlib's exists()/is_file() raise OSError (ENAMETOOLONG) instead of answering, and 13 commands
+ended in that traceback: `study status NAME`, `-o` of export, report and compare, `report --png`,
+`run --workdir`, `--storage sqlite:///LONG.db` of status and list, `bench --suite`, `sim landscape
+--table` and `--space`, `pareto`, `confirm`, `delete`.
+"""
+
+import pytest
+from click.testing import CliRunner
+
+from support.faults import ROOT
+from tuner.cli import cli
+
+LONG = "b" * 300  # one name past NAME_MAX
+DEEP = "/".join(["c" * 250] * 20)  # a path past PATH_MAX, each name within NAME_MAX
+
+STUDY = f"""
+name: lp
+search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
+storage: sqlite:///lp.db
+server:
+  backend: model
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
+bench: {{suite: quick}}
+budget: {{n_trials: 2}}
+"""
+
+S = ["--storage", "sqlite:///lp.db"]
+CASES = {
+    "status-name": ["study", "status", LONG],
+    "pareto-name": ["study", "pareto", LONG],
+    "delete-name": ["study", "delete", LONG, *S, "--yes"],
+    "confirm-name": ["study", "confirm", LONG],
+    "export-o": ["study", "export", "lp", *S, "-o", LONG + ".yaml"],
+    "export-o-deep": ["study", "export", "lp", *S, "-o", DEEP + ".yaml"],
+    "report-o": ["study", "report", "lp", *S, "-o", LONG + ".html"],
+    "report-png": ["study", "report", "lp", *S, "--png", LONG],
+    "compare-o": ["study", "compare", "lp", "lp", *S, "-o", LONG + ".html"],
+    "status-storage": ["study", "status", "lp", "--storage", f"sqlite:///{LONG}.db"],
+    "list-storage": ["study", "list", "--storage", f"sqlite:///{LONG}.db"],
+    "run-workdir": ["study", "run", "lp.yaml", "--workdir", LONG],
+    "run-workdir-deep": ["study", "run", "lp.yaml", "--workdir", DEEP],
+    "bench-suite": ["bench", "--url", "http://127.0.0.1:1", "--suite", LONG + ".yaml"],
+    "landscape-table": ["sim", "landscape", "--table", LONG + ".json"],
+    "landscape-space": ["sim", "landscape", "--space", LONG + ".yaml", "--table", "t.json"],
+}
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    path = tmp_path_factory.mktemp("longpaths")
+    (path / "lp.yaml").write_text(STUDY)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(path)
+        done = CliRunner().invoke(cli, ["study", "run", "lp.yaml"], catch_exceptions=False)
+    assert done.exit_code == 0, done.output
+    return path
+
+
+@pytest.mark.parametrize("args", list(CASES.values()), ids=list(CASES))
+def test_a_path_no_file_can_have_is_one_line(args, folder, monkeypatch):
+    monkeypatch.chdir(folder)
+    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
+    result = CliRunner().invoke(cli, args)
+    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
+    assert result.exit_code == 2, result.output
+    lines = result.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
+    assert "File name too long" in lines[0] or "at most 100" in lines[0], lines[0]
+    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
