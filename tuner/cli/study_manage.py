@@ -26,7 +26,9 @@ def _storages(storage: str | None) -> list[str]:
     if not files:
         raise ConfigError("--storage", "", "no storage given, $TUNER_STORAGE is not set and there is no "
                           "studies/*.db here; give --storage URL")
-    return [f"sqlite:///{f.resolve()}" for f in files]
+    from ..config.paths import sqlite_url
+
+    return [sqlite_url(f.resolve()) for f in files]
 
 
 def _fmt(v, digits: int = 3) -> str:

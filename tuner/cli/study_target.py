@@ -8,6 +8,7 @@ from pathlib import Path
 
 import click
 
+from ..config.paths import sqlite_url
 from ..config.study import StudyConfig, load_study, sqlite_storage_problem
 from ..config.yamlfile import ConfigError
 from ..engine.storage import resolve_url
@@ -49,7 +50,7 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
             if not local.exists():
                 raise ConfigError(target or name, "", f"no such study file, and no storage to look in: give "
                                   f"the study file, or --storage URL, or set $TUNER_STORAGE ({local} does not exist)")
-            url = f"sqlite:///{local.resolve()}"
+            url = sqlite_url(local.resolve())
     # named here, where it is known whether the flag, the file or a variable gave the URL
     if url is None or url.startswith("$"):
         where, key = "$" + (url or "TUNER_STORAGE").strip("${}"), ""

@@ -42,3 +42,20 @@ def not_under_home(value: Any) -> Any:
 PathText = Annotated[str, AfterValidator(not_under_home)]
 #: ... that may not be empty ("at least 1 character": the length is checked on the text as written).
 NonEmptyPathText = Annotated[str, StringConstraints(min_length=1), AfterValidator(not_under_home)]
+
+
+#: Characters of a file path that an SQLite URL would read as something else: ``%`` (SQLAlchemy
+#: decodes ``%XX`` in the file name), ``?`` and ``#`` (a query, a fragment) and ``$`` (the tuner
+#: refuses a ``$VAR`` inside a URL); ``%`` first, so the others' escapes are not escaped again.
+_URL_ESCAPES = (("%", "%25"), ("?", "%3F"), ("#", "%23"), ("$", "%24"))
+
+
+def sqlite_url(path: Any, scheme: str = "sqlite") -> str:
+    """The SQLite storage URL of the file ``path`` (absolute), which SQLAlchemy reads back as that
+    very file. QA: a study file in a folder ``a%20b`` had its database beside it opened as ``a b``
+    (another folder's study, or "no such storage"), and one in ``h#sh``, ``q?m`` or ``do$llar`` was
+    refused for an option or a ``$VARIABLE`` the user never wrote."""
+    text = str(path)
+    for char, escape in _URL_ESCAPES:
+        text = text.replace(char, escape)
+    return f"{scheme}:///{text}"

@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from .paths import NonEmptyPathText, PathText
+from .paths import NonEmptyPathText, PathText, sqlite_url
 from .sampler import check_sampler_options
 from .slo import SLO
 from .server_arg_checks import check_server_args, option_like, reserved_arg, unmeasurable_problem
@@ -639,7 +639,7 @@ def load_study(path: str | Path) -> StudyConfig:
             update["storage"] = sqlite
     if study.storage is None:
         # No storage in the file: $TUNER_STORAGE when set (several nodes), else SQLite beside it.
-        local = f"sqlite:///{base / (study.name + '.db')}"
+        local = sqlite_url(base / (study.name + '.db'))
         update["storage"] = f"${{{STORAGE_ENV_VAR}}}" if os.environ.get(STORAGE_ENV_VAR) else local
     return study.model_copy(update=update)
 
@@ -703,12 +703,15 @@ def sqlite_storage_problem(url: str) -> str | None:
     parts = _sqlite_parts(url)
     if problem is not None or parts is None:
         return problem
+    from urllib.parse import unquote
+
     from .files import unusable_path
 
-    unusable = unusable_path(Path(parts[1]).absolute())
+    file = Path(unquote(parts[1])).absolute()  # as SQLAlchemy reads it: %XX decoded
+    unusable = unusable_path(file)
     if unusable:
         return f"{url!r}: no usable database file ({unusable}); fix the path"
-    folder = Path(parts[1]).absolute().parent
+    folder = file.parent
     if folder.is_dir():
         return None
     # "no such storage", as a read of a missing file says (tuner.engine.storage): one wording for both
@@ -730,7 +733,10 @@ def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
     parts = _sqlite_parts(url)
     if parts is None or Path(parts[1]).is_absolute():
         return None
-    return f"{parts[0]}:///{_resolved(base / parts[1], source, 'storage')}"
+    from urllib.parse import unquote
+
+    # the file as SQLAlchemy reads it (decoded), beside the study file; escaped again by sqlite_url
+    return sqlite_url(_resolved(base / unquote(parts[1]), source, 'storage'), parts[0])
 
 
 def _sqlite_parts(url: str) -> tuple[str, str, str] | None:
