@@ -27,9 +27,8 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
 
     config = None
     problem = unusable_path(target) if target else None
-    if problem:  # neither a file (pathlib would raise) nor a name (at most 100 characters)
-        raise ConfigError(target, "", f"no such study file ({problem}), and no study name (at most 100 "
-                          "characters); give the study file or the study's name")
+    if problem:  # no file can be read there (pathlib would raise), and no study has such a name
+        raise ConfigError(target, "", f"is no usable path ({problem}); give the study file or the study's name")
     if target and (target.endswith((".yaml", ".yml")) or Path(target).is_file()):
         config = load_study(target)
         name = config.name

@@ -97,16 +97,18 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
 
 def unusable_path(path: str | Path) -> str | None:
     """Why nothing can be looked up at ``path`` (a name past the filesystem's NAME_MAX, a path past
-    PATH_MAX, a folder on the way this user may not search): the system's words; None when ``path``
-    exists or simply does not (a missing folder on the way, a symlink loop: each caller says those
-    its own way). pathlib's ``exists()`` and ``is_file()`` raise OSError for these instead of
-    answering (QA: a traceback from every command given such a path)."""
+    PATH_MAX, a symlink loop on the way, a folder this user may not search): the system's words;
+    None when ``path`` exists or simply does not (a missing folder on the way: each caller says that
+    its own way). pathlib's ``exists()`` and ``is_file()`` raise OSError for the first ones instead
+    of answering (QA: a traceback from every command given such a path), and answer "no such file"
+    for a loop, where ``resolve()`` then raised (QA: `run --workdir LOOP`, RuntimeError)."""
     try:
         os.stat(path)
     except OSError as exc:
-        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP, errno.EBADF):
+        if exc.errno in (errno.ENOENT, errno.ENOTDIR, errno.EBADF):
             return None
-        return exc.strerror or str(exc)
+        # a loop in the words the study file's keys use (tuner.config.study._resolved)
+        return "a symlink loop" if exc.errno == errno.ELOOP else exc.strerror or str(exc)
     except ValueError as exc:  # a NUL byte
         return str(exc)
     return None
