@@ -91,9 +91,31 @@ def cli() -> None:
     """
 
 
+def _open_closed_streams() -> None:
+    """A standard stream the caller closed (``tuner ... <&- >&-``; cron jobs, daemons) is /dev/null
+    from here on, as if ``</dev/null`` or ``>/dev/null`` had been given: Python leaves ``sys.stdout``
+    None (QA: every command ended in ``AttributeError: 'NoneType' object has no attribute 'isatty'``),
+    and the next file opened would take the stream's number, so anything written to it, by a server
+    inheriting it too, would land in that file."""
+    import os
+
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+        except OSError:
+            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)  # the lowest free number
+            if null != fd:
+                os.dup2(null, fd)
+                os.close(null)
+            if getattr(sys, name) is None:
+                setattr(sys, name, open(fd, mode, closefd=False))
+
+
 def main() -> None:
     """Console-script entry point."""
     import warnings
+
+    _open_closed_streams()
 
     # Optuna marks the APIs an unattended study needs (heartbeats, constraints) as experimental;
     # users cannot act on that, so the notice stays out of their terminal.

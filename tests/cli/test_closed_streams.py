@@ -1,0 +1,75 @@
+"""`tuner` started with stdin, stdout or stderr closed (`<&-`, `>&-`; cron jobs and daemons that
+close them): a closed stream reads as /dev/null, so every command does what it does with
+`</dev/null` or `>/dev/null`, and a file the tuner opens never takes a standard stream's number.
+Real processes, the streams closed in the child before it runs.
+
+QA: with stdout closed every `tuner study` command ended in `AttributeError: 'NoneType' object has
+no attribute 'isatty'` (tuner/cli/output.py, at import), `tuner study run` included; with stdin
+closed `tuner study delete NAME` did the same instead of asking for --yes.
+"""
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from support.faults import ROOT
+
+STUDY = f"""
+name: cs
+search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
+storage: sqlite:///cs.db
+server:
+  backend: model
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
+bench: {{suite: quick}}
+budget: {{n_trials: 2}}
+"""
+
+
+def _tuner(cwd, *args, close=(), stderr=True):
+    """Run tuner with the file descriptors in ``close`` closed; (exit code, stderr text)."""
+    def closing():
+        for fd in close:
+            os.close(fd)
+
+    done = subprocess.run([sys.executable, "-m", "tuner", *args], cwd=cwd, preexec_fn=closing, timeout=300,
+                          stdin=subprocess.DEVNULL if 0 not in close else None,
+                          stdout=subprocess.PIPE if 1 not in close else None,
+                          stderr=subprocess.PIPE if 2 not in close else None)
+    return done.returncode, (done.stderr or b"").decode(errors="replace")
+
+
+@pytest.fixture
+def folder(tmp_path):
+    (tmp_path / "cs.yaml").write_text(STUDY)
+    return tmp_path
+
+
+def test_run_with_stdin_and_stdout_closed_measures_and_keeps_the_storage_whole(folder):
+    code, err = _tuner(folder, "study", "run", "cs.yaml", close=(0, 1))
+    assert code == 0 and "Traceback" not in err, err
+    code, err = _tuner(folder, "study", "status", "cs.yaml", "-f", "json")
+    assert code == 0, err
+    done = subprocess.run([sys.executable, "-m", "tuner", "study", "status", "cs.yaml", "-f", "csv"], cwd=folder,
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and done.stdout.count(",measured,") == 2, done.stdout + done.stderr
+
+
+def test_status_with_stdout_closed_is_quiet(folder):
+    assert _tuner(folder, "study", "run", "cs.yaml")[0] == 0
+    for fmt in ("table", "json"):
+        code, err = _tuner(folder, "study", "status", "cs.yaml", "-f", fmt, close=(1,))
+        assert code == 0 and "Traceback" not in err, err
+
+
+def test_delete_with_stdin_closed_asks_for_yes(folder):
+    assert _tuner(folder, "study", "create", "cs.yaml")[0] == 0
+    code, err = _tuner(folder, "study", "delete", "cs.yaml", close=(0,))
+    assert code == 2 and "Traceback" not in err, err
+    assert "confirm with --yes (stdin is not a terminal)" in err, err
+    code, _ = _tuner(folder, "study", "status", "cs.yaml")
+    assert code == 0  # still there
