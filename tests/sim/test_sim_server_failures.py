@@ -471,3 +471,11 @@ def test_unknown_profile_one_line_exit_2():
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1].startswith("error: --sim-profile: no-such-profile")
     assert "Traceback" not in r.stderr
+
+
+def test_a_profile_path_no_file_can_have_one_line_exit_2():
+    """QA: `--sim-profile` with a 300-byte name ended in `OSError: [Errno 36] File name too long`."""
+    r = _run("--sim-profile", "b" * 300 + ".yaml")
+    assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
+    assert r.stderr.strip().splitlines()[-1].startswith("error: --sim-profile: bbb"), r.stderr
+    assert "File name too long" in r.stderr

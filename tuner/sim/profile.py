@@ -161,6 +161,10 @@ def profile_path(name_or_path: str | Path) -> Path:
     if "/" not in text and not text.endswith((".yaml", ".yml")) and shipped.is_file():
         return shipped
     path = Path(text)
+    from ..config.files import unusable_path
+
+    if unusable_path(path):  # pathlib's is_file() would raise (QA: a 300-byte name, a traceback)
+        raise ConfigError(path, "", f"is no usable path ({unusable_path(path)}); give a shorter or other path")
     if path.is_file():
         return path
     if "/" not in text and not text.endswith((".yaml", ".yml")):
