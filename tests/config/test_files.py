@@ -60,3 +60,26 @@ def test_a_killed_export_leaves_nothing_once_the_file_is_written_again(tmp_path)
 def test_a_normal_write_leaves_no_temporary_file(tmp_path):
     write_text_atomic(tmp_path / "a.json", "{}")
     assert [p.name for p in tmp_path.iterdir()] == ["a.json"]
+
+
+def test_a_file_name_up_to_name_max_is_written_and_a_killed_writers_leftover_cleaned(tmp_path):
+    """QA: `export -o`, `report -o` and `compare -o` with a 245-byte name (a valid name) ended in
+    `OSError: File name too long` after the work was done: the temporary file's name, the target's
+    plus some 40 bytes, was past NAME_MAX."""
+    for name in ("e" * 245 + ".yaml", "ü" * 125 + ".yaml"):  # 250 and 255 bytes
+        out = tmp_path / name
+        stale = tmp_path / f"{_prefix(out)}999999999-dead.tmp"  # what a dead writer of this host left
+        assert len(stale.name.encode()) <= 255
+        stale.write_text("x")
+        write_text_atomic(out, "whole")
+        assert out.read_text() == "whole"
+        assert [p.name for p in tmp_path.iterdir()] == [name]  # the leftover removed, no new one
+        out.unlink()
+
+
+def test_export_to_a_long_valid_name(tmp_path):
+    study = make_model_study(tmp_path, n_trials=2)
+    out = tmp_path / ("e" * 245 + ".yaml")
+    r = CliRunner().invoke(cli, ["study", "export", str(study), "--pick", "knee", "-o", str(out)])
+    assert r.exit_code == 0, r.output
+    assert out.read_text().startswith("# SGLang server config exported by tuner")

@@ -24,9 +24,22 @@ def _host() -> str:
     return re.sub(r"[^A-Za-z0-9_.]", "_", socket.gethostname())[:40] or "host"
 
 
+#: The most bytes of a file name (NAME_MAX on Linux and macOS filesystems), and what a temporary
+#: file's name adds to its prefix: the pid (at most 10 digits), ``-``, mkstemp's 8 characters, ``.tmp``.
+NAME_MAX = 255
+_TAIL = 10 + 1 + 8 + 4
+
+
 def _prefix(path: Path) -> str:
-    """The start of every temporary file's name for ``path``, written by this host."""
-    return f".{path.name}.tuner-{_host()}-"
+    """The start of every temporary file's name for ``path``, written by this host: the target's
+    name cut (by whole characters) so that the temporary name fits in :data:`NAME_MAX` bytes (QA: a
+    valid 245-byte ``-o`` name ended in "File name too long" once the report was rendered). Two
+    long names with the same start share a prefix; only dead writers' leftovers are ever removed."""
+    host = f".tuner-{_host()}-"
+    name = path.name
+    while len(f".{name}{host}".encode()) + _TAIL > NAME_MAX:
+        name = name[:-1]
+    return f".{name}{host}"
 
 
 def _alive(pid: int) -> bool:
