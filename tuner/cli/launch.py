@@ -114,6 +114,6 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     except LaunchError as exc:
         click.echo(f"error: {exc}\n--- last lines of {srv.log_path} ---\n{exc.log_tail}", err=True)
         raise click.exceptions.Exit(1) from None
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM, SIGHUP (stop_on_signals)
         click.echo("interrupted; server stopped", err=True)
-        raise click.exceptions.Exit(130) from None
+        raise click.exceptions.Exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code) from None
