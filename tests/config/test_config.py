@@ -75,7 +75,7 @@ BAD_STUDIES = [
     (STUDY.replace("backend: sim", "backend: vllm"), "server.backend", "sim"),
     (STUDY.replace("model_path: m", "model_path: m\n  tp_size: eight"), "server.tp_size", "integer"),
     (STUDY.replace("model_path: m", "model_path: m\n  args: {max-running-requests: 8}"), "server.args", "underscores"),
-    (STUDY.replace("name: demo", "name: 'a b'"), "name", "pattern"),
+    (STUDY.replace("name: demo", "name: 'a b'"), "name", "letters, digits and ._-"),
     (STUDY + "seed_trials: [{speculative_num_steps: 1, speculative_eagle_topk: 0, speculative_num_draft_tokens: 2}]\n",
      "seed_trials[0].speculative_eagle_topk", "greater than or equal to 1"),
     (STUDY.replace("search_space: space.yaml", "search_space: missing.yaml"), "", "file not found"),

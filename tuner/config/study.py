@@ -74,8 +74,11 @@ NAME_PATTERN = r"[A-Za-z0-9][A-Za-z0-9._-]*"
 
 
 def study_name_problem(name: str) -> str | None:
-    """What is wrong with ``name`` beyond :data:`NAME_PATTERN` (too long, or a companion study's
+    """What is wrong with ``name`` (not of :data:`NAME_PATTERN`, too long, or a companion study's
     name), or None. Shared by the study file and ``tuner study copy``."""
+    if not re.fullmatch(NAME_PATTERN, name):  # said in words (QA: pydantic's regular expression)
+        return (f"{name!r} is not a study name: letters, digits and ._- only, starting with a letter or digit "
+                "(it names the study's files, NAME.db and NAME/); rename it")
     # The name becomes file names (NAME.db, the workdir, exports): a long one fails there, late.
     if len(name) > MAX_NAME_LENGTH:
         return f"{len(name)} characters; a study name has at most {MAX_NAME_LENGTH}"
@@ -515,7 +518,7 @@ class StudyConfig(StrictModel):
     """``studies/*.yaml``: everything a worker needs to run the study, on any machine."""
 
     #: letters, digits and ._-, at most :data:`MAX_NAME_LENGTH`; never a companion's (``.baseline``, ``.confirm``)
-    name: str = Field(pattern=f"^{NAME_PATTERN}$")
+    name: str  # checked by _a_study_name (study_name_problem)
     #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
     #: ``NAME.db`` beside the study file; a relative SQLite file is beside the study file too
     storage: str | None = None
