@@ -103,6 +103,16 @@ def _trial_name(study: str, number: int) -> str:
     return f"confirmation {number}" if study.endswith(".confirm") else f"trial {number}"
 
 
+def _to_devnull(stream) -> None:
+    """Point ``stream``'s file descriptor at /dev/null (a closed pipe's writes then go nowhere)."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, stream.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):  # a stream with no file behind it: nothing to redirect
+        pass
+
+
 def _stdout_is_terminal() -> bool:
     isatty = getattr(sys.stdout, "isatty", None)
     return bool(isatty and isatty())
@@ -213,14 +223,14 @@ class RunView:
             except BrokenPipeError:
                 self.stdout_closed = True
                 # Python would report the pipe again at exit: point stdout at /dev/null from here on.
+                _to_devnull(sys.stdout)
                 try:
-                    devnull = os.open(os.devnull, os.O_WRONLY)
-                    os.dup2(devnull, sys.stdout.fileno())
-                    os.close(devnull)
-                except (OSError, ValueError):  # a stdout with no file behind it: nothing to redirect
-                    pass
-                click.echo("progress: stdout was closed; the run goes on without printing progress "
-                           "(`tuner study status` shows it)", err=True)
+                    click.echo("progress: stdout was closed; the run goes on without printing progress "
+                               "(`tuner study status` shows it)", err=True)
+                except (BrokenPipeError, OSError):
+                    # stderr was the same pipe (`tuner study run ... 2>&1 | head`): it goes to
+                    # /dev/null too, and the run goes on (QA: this error ended the run, exit 1)
+                    _to_devnull(sys.stderr)
 
     # -- events ------------------------------------------------------------------------------------
     def event(self, kind: str, info: dict) -> None:

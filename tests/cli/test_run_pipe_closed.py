@@ -1,0 +1,34 @@
+"""`tuner study run STUDY.yaml 2>&1 | head -1`: stdout and stderr are one pipe, closed by its reader
+after the first line. The run goes on to the end (README, Live progress), measures every trial and
+exits 0; nothing is left running. Real processes, a real pipe.
+
+QA: the notice "progress: stdout was closed; ..." went to the same closed pipe, its BrokenPipeError
+escaped the handler, and the run ended at once, exit 1, the baseline not measured.
+"""
+
+import json
+import subprocess
+import sys
+
+from support.faults import study_file
+
+
+def test_a_run_whose_stdout_and_stderr_pipe_closes_goes_on(tmp_path):
+    study = study_file(tmp_path, "pc", 2, storage="sqlite:///pc.db")
+    run = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    try:
+        assert run.stdout.readline()  # `head -1`
+        run.stdout.close()
+        assert run.wait(timeout=300) == 0
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    done = subprocess.run([sys.executable, "-m", "tuner", "study", "status", str(study), "-f", "json"],
+                          cwd=tmp_path, capture_output=True, text=True, timeout=120)
+    data = json.loads(done.stdout)
+    assert data["baseline"] and data["counts"].get("measured") == 2, data["counts"]
+    assert not list((tmp_path / "pc" / "servers").glob("*.json"))
+    for log in (tmp_path / "pc").rglob("server.log"):
+        assert "# tuner: stopped" in log.read_text(errors="replace"), log
