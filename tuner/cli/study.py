@@ -18,7 +18,7 @@ from ..config.study import MAX_TRIALS, StudyConfig, check_added_budget, parse_du
 from ..engine.storage import redact
 from .lazy import LazyGroup
 from .output import chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
-from .study_target import resolve_target, storage_option
+from .study_target import check_storage_writable, resolve_target, storage_option
 
 #: Exit status of a worker whose storage stayed unreachable past the patience (EX_TEMPFAIL: try again).
 STORAGE_EXIT = 75
@@ -48,6 +48,7 @@ def create(study_file, storage) -> None:
     from ..engine.study import create_study
 
     name, url, config = resolve_target(study_file, storage)
+    check_storage_writable(url, study_file, storage)
     preflight(config, None, study_file)  # before anything is written
     # The workdir `run` will need, checked now: a study created here should be runnable here.
     check_writable(config.workdir or str(Path("studies") / name), "workdir", folder=True)
@@ -88,6 +89,8 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         # the stored budget is at least the file's: past the bound from the file's, before anything is written
         check_added_budget(name, file_config.budget.n_trials, add_trials)
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
+    if file_config is not None:
+        check_storage_writable(url, study_file, storage)
     if dry_run:
         if file_config is not None:  # the checks a run makes first: a dry run says no where a run would
             from ..config.space import SearchSpace

@@ -12,6 +12,7 @@ from ..config.paths import sqlite_url
 from ..config.study import StudyConfig, load_study, sqlite_storage_problem
 from ..config.yamlfile import ConfigError
 from ..engine.storage import resolve_url
+from ..engine.urls import redact
 
 storage_option = click.option(
     "--storage", default=None, metavar="URL",
@@ -69,3 +70,24 @@ def storage_url(url: str | None, source: str, key: str = "") -> str:
     if problem:
         raise ConfigError(source, key, problem)
     return resolved
+
+
+def check_storage_writable(url: str, target: str | None, storage: str | None) -> None:
+    """An SQLite storage that ``create`` or ``run`` would make must be makeable: a missing database
+    file's folder writable, else :class:`ConfigError` naming ``--storage`` or the study file's
+    ``storage`` and the fix, before anything is written (QA: create said only "cannot open:
+    OperationalError: unable to open database file"; run "fail storage: ... ConfigError: ...",
+    exit 1). Other storages, and an existing file, are the storage's own business."""
+    from ..config.files import check_writable
+    from ..engine.urls import sqlite_path
+
+    path = sqlite_path(url)
+    if path is None or path.exists():
+        return
+    try:
+        check_writable(path, "storage")
+    except ConfigError as exc:
+        source, key = ("--storage", "") if storage is not None else (target or "$TUNER_STORAGE",
+                                                                      "storage" if target else "")
+        raise ConfigError(source, key, f"{redact(url)}: {exc.message}") from None
+

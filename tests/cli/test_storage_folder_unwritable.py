@@ -1,0 +1,45 @@
+"""`tuner study create` and `run` with an SQLite storage whose folder cannot be written: one line
+naming the study file's `storage` (or `--storage`) and the fix, exit 2, nothing written.
+
+QA: create said only `error: storage: sqlite:///.../ro/rr.db: cannot open: OperationalError: unable to
+open database file`; run `error: fail  storage: ...: ConfigError: storage: ...: cannot write in ...:
+check the URL, the server and the user's rights`, exit 1.
+"""
+
+import pytest
+from click.testing import CliRunner
+
+from support.faults import ROOT, read_only
+from tuner.cli import cli
+
+STUDY = f"""
+name: rw
+search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
+storage: sqlite:///ro/rw.db
+server:
+  backend: model
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  model: {{profile: k2.6-tp8-pcie}}
+bench: {{suite: quick}}
+budget: {{n_trials: 1}}
+"""
+
+
+@pytest.mark.parametrize("args", [["study", "create"], ["study", "run"], ["study", "run", "--dry-run"]],
+                         ids=["create", "run", "dry-run"])
+@pytest.mark.parametrize("flag", [False, True], ids=["file", "flag"])
+def test_an_unwritable_storage_folder_is_one_line(args, flag, tmp_path, monkeypatch):
+    (tmp_path / "ro").mkdir()
+    study = tmp_path / "rw.yaml"
+    study.write_text(STUDY)
+    monkeypatch.chdir(tmp_path)
+    extra = ["--storage", f"sqlite:///{tmp_path / 'ro' / 'other.db'}"] if flag else []
+    with read_only(tmp_path / "ro"):
+        r = CliRunner().invoke(cli, [*args, str(study), *extra])
+    assert r.exit_code == 2, r.output
+    line = r.output.strip()
+    assert "\n" not in line, line
+    where = "error: --storage: " if flag else f"error: {study}: storage: "
+    assert line.startswith(where) and "cannot write in" in line and "choose a folder you can write to" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["ro", "rw.yaml"] and not list((tmp_path / "ro").iterdir())
