@@ -43,3 +43,17 @@ def test_an_unwritable_storage_folder_is_one_line(args, flag, tmp_path, monkeypa
     where = "error: --storage: " if flag else f"error: {study}: storage: "
     assert line.startswith(where) and "cannot write in" in line and "choose a folder you can write to" in line, line
     assert sorted(p.name for p in tmp_path.iterdir()) == ["ro", "rw.yaml"] and not list((tmp_path / "ro").iterdir())
+
+
+def test_run_with_storage_given_checks_that_storage_not_the_files(tmp_path, monkeypatch):
+    """QA: `run STUDY.yaml --storage GOOD` was refused (exit 1) by the pre-run check of the study
+    file's own storage, which the run does not use."""
+    (tmp_path / "ro").mkdir()
+    study = tmp_path / "rw.yaml"
+    study.write_text(STUDY)
+    monkeypatch.chdir(tmp_path)
+    good = tmp_path / "good.db"
+    with read_only(tmp_path / "ro"):
+        r = CliRunner().invoke(cli, ["study", "run", str(study), "--storage", f"sqlite:///{good}"])
+    assert r.exit_code == 0, r.output
+    assert good.is_file() and not list((tmp_path / "ro").iterdir())
