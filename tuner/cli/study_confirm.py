@@ -61,10 +61,11 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     # measuring: ride out storage outages, and say so at once (a silent wait looks like a hang)
     study = open_study(name, url, patient=not show, on_outage=None if show else say_storage_outage)
     if not show:
-        if workdir is not None:  # as run's: before anything is measured (QA: a symlink loop, a traceback)
-            from ..config.files import check_writable
+        target_dir = workdir or (file_config.workdir if file_config else None)
+        if target_dir is not None:  # as run's, before anything is measured (QA: a symlink loop, a
+            from ..config.files import check_writable  # traceback; a link to nothing, its target made)
 
-            check_writable(workdir, "--workdir", folder=True)
+            check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
         config, space, suite_dict = config_from_study(study, workdir or (file_config.workdir if file_config else None))
         try:
             candidates = confirm_candidates(study, names, near, max_candidates)

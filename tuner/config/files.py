@@ -127,6 +127,21 @@ def unusable_path(path: str | Path) -> str | None:
     return None
 
 
+def dangling_link(path: str | Path) -> tuple[Path, str] | None:
+    """``(link, its target)`` when ``path`` or a folder above it is a symlink to nothing (a scratch
+    disk not mounted on this node): the tuner would make the target and every missing folder above
+    it, on whatever disk holds them. None otherwise."""
+    for p in (Path(path), *Path(path).parents):
+        try:
+            if p.is_symlink() and not p.exists():
+                return p, os.readlink(p)
+            if p.exists():
+                return None
+        except (OSError, ValueError):
+            return None
+    return None
+
+
 def check_usable(path: str | Path, flag: str) -> None:
     """:class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` for a path :func:`unusable_path`
     refuses, before anything is opened or written."""
@@ -150,6 +165,10 @@ def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None
                           + ("" if folder else " (commands that print leave the flag out)"))
     check_usable(path, flag)
     path = Path(path)
+    link = dangling_link(path) if folder else None
+    if link is not None:
+        raise ConfigError(flag, str(path), f"{link[0]} is a symlink to {link[1]}, which does not exist (not "
+                          "mounted?); create it, or fix the link (nothing is made through it)")
     if path.exists() and path.is_dir() != folder:
         raise ConfigError(flag, str(path), "is a folder; give a file name" if path.is_dir()
                           else "is a file; give a folder")

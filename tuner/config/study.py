@@ -635,7 +635,12 @@ def load_study(path: str | Path) -> StudyConfig:
         sim = study.server.sim.model_copy(update={"profile": str(_resolved(base / profile, path, "server.sim.profile"))})
         update["server"] = study.server.model_copy(update={"sim": sim})
     update.update(_model_paths(study, base, path))
-    update["workdir"] = str(_resolved(base / (study.workdir or study.name), path, "workdir"))
+    from .files import dangling_link
+
+    workdir = base / (study.workdir or study.name)
+    # A link to nothing stays unresolved: resolve() would follow it, and create or run make its target
+    # (QA: /nonexist2/zz at the root); their check_writable refuses it, readers never write there.
+    update["workdir"] = str(workdir if dangling_link(workdir) else _resolved(workdir, path, "workdir"))
     if study.storage is not None:
         sqlite = _sqlite_file(study.storage, base, path)
         if sqlite is not None:
