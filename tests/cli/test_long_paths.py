@@ -101,3 +101,20 @@ def test_a_symlink_loop_is_one_line(args, folder, monkeypatch):
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
     assert "(a symlink loop)" in lines[0], lines[0]
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+
+
+def test_a_workdir_with_no_room_for_its_files_is_one_line(tmp_path, monkeypatch):
+    """QA: a --workdir of 4085 bytes (a valid path) passed the checks; the run created the study, then
+    stopped at the baseline's log (`cannot write .../baseline/server.log (File name too long); free
+    space or fix its permissions`), exit 1."""
+    from support.faults import study_file
+
+    study = study_file(tmp_path, "deep", 1, storage="sqlite:///deep.db")
+    monkeypatch.chdir(tmp_path)
+    deep = str(tmp_path / "/".join(["d" * 200] * 19))
+    deep = deep + "/" + "e" * (4085 - len(deep) - 1)
+    result = CliRunner().invoke(cli, ["study", "run", str(study), "--workdir", deep])
+    assert result.exit_code == 2, result.output
+    line = result.output.strip()
+    assert "\n" not in line and line.startswith("error: --workdir: ") and "choose a shorter path" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["deep.yaml"]

@@ -127,6 +127,23 @@ def unusable_path(path: str | Path) -> str | None:
     return None
 
 
+#: The most bytes the tuner appends to a folder it writes in (a workdir): its deepest files, e.g.
+#: ``journal/set-aside/NAME.confirm-N-XXXXXXXX.json`` with a 100-character NAME, or
+#: ``confirm/RUN/N-baseline/server.log``, with room to spare.
+WORKDIR_DEPTH = 200
+
+
+def _path_max(path: Path) -> int:
+    """PATH_MAX of the filesystem ``path`` would be on (4096 on Linux)."""
+    probe = path
+    while not probe.exists() and probe != probe.parent:
+        probe = probe.parent
+    try:
+        return os.pathconf(probe, "PC_PATH_MAX")
+    except (OSError, ValueError):
+        return 4096
+
+
 def dangling_link(path: str | Path) -> tuple[Path, str] | None:
     """``(link, its target)`` when ``path`` or a folder above it is a symlink to nothing (a scratch
     disk not mounted on this node): the tuner would make the target and every missing folder above
@@ -165,6 +182,11 @@ def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None
                           + ("" if folder else " (commands that print leave the flag out)"))
     check_usable(path, flag)
     path = Path(path)
+    deepest = len(str(path.absolute()).encode()) + WORKDIR_DEPTH
+    if folder and deepest > _path_max(path):
+        raise ConfigError(flag, str(path), f"is {deepest - WORKDIR_DEPTH} bytes long, and the files written under "
+                          f"it need up to {WORKDIR_DEPTH} more, past this system's {_path_max(path)}; choose a "
+                          "shorter path")
     link = dangling_link(path) if folder else None
     if link is not None:
         raise ConfigError(flag, str(path), f"{link[0]} is a symlink to {link[1]}, which does not exist (not "
