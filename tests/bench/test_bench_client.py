@@ -42,7 +42,8 @@ class FakeSGLang:
     ``html200`` bodies with HTTP 200, a stream with ``sse_fields`` (comments, event and id lines: legal
     SSE) or ``cut`` short without a finish reason, ``abort``: half the tokens with finish reason
     ``abort``, HTTP 200, streamed or not, as SGLang answers a request its scheduler aborted;
-    /v1/completions streams ``chunky``: four tokens a chunk and the count only at the end).
+    /v1/completions streams ``chunky``: four tokens a chunk and the count only at the end; ``no_text``:
+    every answer and stream chunk without its text, counts and finish reasons intact).
     """
 
     def __init__(self, *, token_s=0.0005, busy_flushes=0, fail_prompt=None, hang_prompt=None,
@@ -158,6 +159,8 @@ class FakeSGLang:
             n = max(1, n // 2)  # aborted halfway
         if not body.get("stream"):
             await asyncio.sleep(n * self.token_s)
+            if self.lie == "no_text":
+                return web.json_response({"output_ids": list(range(n)), "meta_info": self._meta(n)})
             return web.json_response({"text": "x y " * n, "output_ids": list(range(n)), "meta_info": self._meta(n)})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
@@ -171,7 +174,10 @@ class FakeSGLang:
                 meta["finish_reason"] = None  # SGLang sets it on the last chunk only
             if self.lie == "sse_fields":
                 await resp.write(b": keep-alive\n\nevent: message\nid: 7\n")
-            await resp.write(f"data: {json.dumps({'text': 'x y ' * done, 'meta_info': meta})}\n\n".encode())
+            chunk = {"text": "x y " * done, "meta_info": meta}
+            if self.lie == "no_text":
+                del chunk["text"]
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await resp.write(b"data: [DONE]\n\n")
         return resp
 
@@ -182,8 +188,11 @@ class FakeSGLang:
         usage = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": n + 5}
         if not body.get("stream"):
             reason = {"nofinish": None, "abort": "abort"}.get(self.lie, "length")
+            choice = {"index": 0, "text": "z " * n, "finish_reason": reason}
+            if self.lie == "no_text":
+                del choice["text"]
             return web.json_response({"id": "c", "object": "text_completion", "usage": usage,
-                                      "choices": [{"index": 0, "text": "z " * n, "finish_reason": reason}]})
+                                      "choices": [choice]})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         per_chunk = 4 if self.lie == "chunky" else 1  # chunky: several tokens a chunk, no per-chunk usage
@@ -191,6 +200,8 @@ class FakeSGLang:
             await asyncio.sleep(self.token_s * per_chunk)
             last = i + per_chunk >= n
             chunk = {"choices": [{"index": 0, "text": "z " * per_chunk, "finish_reason": "length" if last else None}]}
+            if self.lie == "no_text":
+                del chunk["choices"][0]["text"]
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await resp.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
         await resp.write(b"data: [DONE]\n\n")
@@ -600,6 +611,19 @@ def test_an_aborted_answer_fails_the_request_whatever_its_count(api, stream):
         if api == "generate":
             assert "Abort in waiting queue" in records[0].error, records[0].error
         assert res.single_tok_per_s is None
+
+
+@pytest.mark.parametrize("api, stream", [("generate", False), ("generate", True), ("openai", False),
+                                         ("openai", True)])
+def test_an_answer_without_its_text_fails_the_request(api, stream):
+    # QA: answers with honest counts and no text were measured, and the lossless check compared
+    # nothing: with bench.lossless.enforce on, such a trial stayed feasible and joined the front.
+    with FakeSGLang(lie="no_text") as srv:
+        res = run_suite(srv.url, load_suite(SUITE), api=api, stream=stream)
+    records = [r for r in res.records if r.phase == "single"]
+    assert records and not any(r.ok for r in records), records[0]
+    assert all(r.error_kind == "protocol" and r.tok_per_s is None for r in records)
+    assert "carries no text" in records[0].error, records[0].error
 
 
 def test_cli_bench_with_counts_that_cannot_be_true_exits_1(tmp_path):

@@ -36,6 +36,7 @@ FAULTS = {
     "3-2-4": ("bad_scale", "args_unverified"),      # sim_speedup "fast"
     "4-2-8": ("freeze_info", "hung"),               # SIGSTOP when /server_info is asked
     "3-2-6": ("fast", "bad_response"),              # 3.2 x its accept length faster than the baseline
+    "2-2-6": ("no_text", "request_errors"),         # honest counts, no text: nothing to check lossless
 }
 
 STUDY = """
@@ -69,7 +70,7 @@ budget: {{n_trials: {n}}}
 #: export need one) and each with hung servers: they run side by side under xdist, and each still shows
 #: the run going on past every kind of fault in turn.
 PARTS = {
-    "frozen": ["7-1-8", "2-1-3", "3-1-4", "4-1-5", "5-1-6", "6-1-7"],
+    "frozen": ["7-1-8", "2-1-3", "3-1-4", "4-1-5", "5-1-6", "6-1-7", "2-2-6"],
     "wedged": ["8-1-9", "2-2-4", "2-2-5", "2-2-3", "3-2-4", "4-2-8", "3-2-6"],
 }
 assert sorted(k for keys in PARTS.values() for k in keys) == sorted(k for k, (m, _) in FAULTS.items() if m)
@@ -85,6 +86,7 @@ MESSAGES = {
     "7-1-8": ["timed out"],
     "4-2-8": ["GET /server_info"],
     "3-2-6": ["no setting runs more than 1.25 x its accept length faster"],
+    "2-2-6": ["carries no text"],
 }
 
 

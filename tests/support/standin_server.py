@@ -28,6 +28,8 @@ or ``*`` for every launch. Modes:
 * ``slow``: every ``/generate`` takes ``STANDIN_SLOW_S`` wall seconds more (default 5), its answer
   otherwise honest (a server that answers, slowly);
 * ``http400``: every ``/generate`` of 16 tokens or more answers HTTP 400 with its own JSON error;
+* ``no_text``: ``/generate`` answers without ``text`` (counts, finish reason and timing honest);
+* ``other_model``: ``/server_info`` names another model (``model_path``, ``served_model_name``);
 * ``fast``: answers four times faster than it honestly would (3.2 x its accept length over the
   baseline), every figure consistent with that speed (``e2e_latency`` the time it slept: a clock
   that lies, not a count).
@@ -94,6 +96,8 @@ class StandIn:
             "speculative_num_draft_tokens": (a.speculative_num_draft_tokens or 4) if spec_on else None,
             "sim_profile": "standin", "sim_speedup": a.sim_speedup,
         }
+        if self.mode == "other_model":
+            info["model_path"] = info["served_model_name"] = "other/model"
         if self.mode == "no_scale":
             del info["sim_speedup"]
         elif self.mode == "bad_scale":
@@ -127,6 +131,8 @@ class StandIn:
         if self.speculative or self.mode == "baseline_spec":
             verify = 1 if self.mode == "accept" else max(1, math.ceil((generated - 1) / self.accept))
             meta.update(spec_verify_ct=verify, spec_accept_length=reported / verify)
+        if self.mode == "no_text":
+            return web.json_response({"meta_info": meta})
         return web.json_response({"text": " ".join(words), "meta_info": meta})
 
     async def info(self, request: web.Request) -> web.Response:

@@ -336,6 +336,7 @@ class BenchClient:
             # SGLang (tokenizer_manager.py) and OpenAI answer a non-streamed request only once it
             # has finished, with its reason: an answer without one is no finished answer.
             raise ValueError(f"the answer of {record.completion_tokens} tokens carries no finish reason")
+        _has_text(isinstance(text, str), record, "answer")
         record.ok = True
 
     @staticmethod
@@ -373,6 +374,7 @@ class BenchClient:
         last_tokens = 0
         text = ""
         guessed = 0  #: text chunks counted as one token each (no per-chunk usage from the server)
+        carried = False  #: whether any chunk carried text (an empty piece counts)
         async for raw in resp.content:
             line = raw.strip()
             if not line or line.startswith(_SSE_SKIPPED):
@@ -390,6 +392,7 @@ class BenchClient:
                 piece = data.get("text")
                 if isinstance(piece, str):  # cumulative, or new text only (incremental_stream)
                     text = text + piece if self.incremental_stream else piece
+                    carried = True
             else:
                 self._read_usage(data.get("usage") or {}, record)
                 read_spec_details(data, record)  # the sglext chunk (choices: [])
@@ -400,6 +403,7 @@ class BenchClient:
                     choices[0].get("text") if choices else None)
                 text += delta or ""
                 has_text = bool(delta)
+                carried = carried or isinstance(delta, str)
                 # Without per-chunk usage, a text chunk stands for one token (timing only; the
                 # count comes from the final usage).
                 tokens = record.completion_tokens if record.completion_tokens is not None else (
@@ -421,6 +425,7 @@ class BenchClient:
         if record.finish_reason is None:
             raise ValueError(f"the stream ended after {record.completion_tokens} tokens without a finish "
                              "reason: the answer was cut short")
+        _has_text(carried, record, "stream")
         if guessed and guessed != record.completion_tokens:
             # Chunks of several tokens and the count only at the end (a server that ignores
             # continuous_usage_stats): which gap belongs to which token is unknown, and spreading
@@ -475,6 +480,18 @@ def _seconds(value: Any, what: str) -> float | None:
     if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
         raise ValueError(f"{what} {value!r} is not a duration in seconds")
     return float(value)
+
+
+def _has_text(carried: bool, record: RequestRecord, what: str) -> None:
+    """``ValueError`` for an answer (or stream) that carried no text at all: SGLang 0.5.23 always
+    sends it (``/generate``: ``text`` in every answer and stream chunk, ``tokenizer_manager.py``
+    ``_handle_batch_output``; OpenAI: ``choices[].text`` / ``message.content`` / ``delta``,
+    ``openai/serving_completions.py``, ``serving_chat.py``; the tuner refuses
+    ``skip_tokenizer_init``, which alone drops it). Without it the lossless check compares nothing
+    and ``bench.lossless.enforce`` passes whatever the server generated; an empty text is text."""
+    if not carried:
+        raise ValueError(f"the {what} of {record.completion_tokens} tokens carries no text: the lossless "
+                         "check could not compare it")
 
 
 def _keep_text(record: RequestRecord, text: Any) -> None:
