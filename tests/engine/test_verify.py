@@ -116,6 +116,24 @@ def test_what_the_server_says_it_runs(config, server_info, cls, says):
     assert failure is not None and failure[0] == cls and says in failure[1], failure
 
 
+def test_a_server_that_reports_another_model_ran_something_else(config):
+    # QA: a server whose /server_info named another model_path (or draft) than launched was measured
+    # and joined the front. As launched, or not said (an older server), it passes.
+    for said in (info(model_path="m", speculative_draft_model_path="d"), info()):
+        assert verify_result(result(said, [rec(16, verify=6)]), SPEC, config, "EAGLE3") is None
+    assert verify_result(result(info(None, model_path="m"), [rec(16)]), None, config, "EAGLE3") is None
+    failure = verify_result(result(info(model_path="other/model"), [rec(16, verify=6)]), SPEC, config,
+                            "EAGLE3")
+    assert failure[0] == "args_mismatch" and "model_path 'other/model'" in failure[1], failure
+    assert "--model-path 'm'" in failure[1], failure
+    failure = verify_result(result(info(None, model_path="other/model"), [rec(16)]), None, config, "EAGLE3")
+    assert failure[0] == "args_mismatch" and "model_path 'other/model'" in failure[1], failure
+    failure = verify_result(result(info(speculative_draft_model_path="other/draft"), [rec(16, verify=6)]),
+                            SPEC, config, "EAGLE3")
+    assert failure[0] == "args_mismatch", failure
+    assert "speculative_draft_model_path 'other/draft'" in failure[1], failure
+
+
 def test_a_baseline_that_speculates_is_no_baseline(config):
     failure = verify_result(result(info(), [rec(16)]), None, config, "EAGLE3")
     assert failure[0] == "args_mismatch" and "baseline's server runs speculative decoding" in failure[1]
@@ -159,7 +177,8 @@ def _suite_frozen_for(seconds: float, repeats: int):
              "single": {"lengths": [32], "repeats": repeats},
              "sweep": {"concurrencies": [2], "max_tokens": 32},
              "warmup": {"requests": 0}, "timeout_s": 600}
-    with running_sim("--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d",
+    with running_sim("--model-path", "m",  # the config's
+                     "--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "d",
                      "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
                      "--speculative-num-draft-tokens", "4", speedup=1.0) as sim:
         group = os.getpgid(sim.proc.pid)

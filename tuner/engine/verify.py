@@ -16,6 +16,8 @@ the first failure, as ``(failure_class, message)``, or None:
   * a trial's server running no speculative algorithm; a baseline's server running one, or answering
     with verify steps (``spec_verify_ct``, which SGLang sends only when speculating:
     ``managers/tokenizer_manager.py``, ``_calculate_spec_decoding_metrics``);
+  * another model than launched: ``model_path`` (a trial's ``speculative_draft_model_path`` too) other
+    than the launch's, when the server says it;
   * another time scale than launched: the simulator's ``sim_speedup`` differs from
     ``server.sim.speedup``, or a server launched as SGLang says it is the simulator.
 ``bad_response``: answers that cannot be true.
@@ -61,8 +63,8 @@ def verify_result(result, spec: SpecConfig | None, config: StudyConfig, algorith
     if not isinstance(info, dict):
         return "args_unverified", ("the server has no /server_info: what it runs (speculative args, time "
                                    "scale) cannot be verified, so its figures cannot count")
-    return (_time_scale(result, info, config) or _speculation(info, spec, algorithm)
-            or _responses(result, spec) or _kept_time(result) or _waited_outside(result))
+    return (_time_scale(result, info, config) or _model(info, spec, config)
+            or _speculation(info, spec, algorithm) or _responses(result, spec) or _kept_time(result) or _waited_outside(result))
 
 
 #: The simulator standing this long (wall) behind model time distorts a measurement: every answer
@@ -168,6 +170,24 @@ def _time_scale(result, info: dict, config: StudyConfig) -> Failure | None:
         return "args_mismatch", (f"the simulator reports sim_speedup {info['sim_speedup']!r}, launched "
                                  f"with --sim-speedup {launched:g}: its figures would be converted to "
                                  "model time wrongly")
+    return None
+
+
+def _model(info: dict, spec: SpecConfig | None, config: StudyConfig) -> Failure | None:
+    """A server whose ``/server_info`` names another model (or, for a trial, another draft model) than
+    the launch's ``--model-path`` (``--speculative-draft-model-path``) measured another model. SGLang
+    0.5.23 reports both as the server was started (``http_server.py`` ``server_info``: "the startup
+    configuration", ``build_server_info``; the live model after a weight update is ``/model_info``'s).
+    Not said (a server that leaves the key out, or null): nothing to compare, as before."""
+    pairs = [("model_path", "--model-path", config.server.model_path)]
+    if spec is not None and config.server.draft_model_path:
+        pairs.append(("speculative_draft_model_path", "--speculative-draft-model-path",
+                      config.server.draft_model_path))
+    for key, flag, launched in pairs:
+        said = info.get(key)
+        if isinstance(said, str) and said != launched:
+            return "args_mismatch", (f"the server's /server_info says {key} {said!r}, launched with {flag} "
+                                     f"{launched!r}: its figures are another model's")
     return None
 
 
