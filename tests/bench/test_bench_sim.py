@@ -184,3 +184,46 @@ def test_a_generate_stream_of_new_text_only_keeps_the_whole_output():
     assert streamed.complete and streamed.n_failed == 0
     assert len(texts) == 2 and all(len(t) > 24 for t in texts.values())
     assert got == texts
+
+
+def test_cli_bench_against_a_server_frozen_mid_suite_exits_1_and_saves_no_baseline(tmp_path, monkeypatch):
+    """QA: the simulator frozen with SIGSTOP for 3 s during the single requests, then SIGCONT: `tuner
+    bench` printed the distorted figures, exit 0, not a word, and saved them as a complete result that
+    `--compare` took as a baseline; a study fails the same run as bad_response (tuner/engine/verify.py)."""
+    import os
+    import signal
+    import threading
+
+    import tuner.cli.bench as bench_cli
+
+    suite = {**SUITE, "single": {"lengths": [32], "repeats": 6}, "sweep": {"concurrencies": [2], "max_tokens": 32},
+             "warmup": {"requests": 0}}
+    suite_file = tmp_path / "s.json"
+    suite_file.write_text(json.dumps(suite))
+    out = tmp_path / "frozen.json"
+    with running_sim(*SPEC_FLAGS, speedup=1.0) as sim:
+        group = os.getpgid(sim.proc.pid)
+        started = threading.Event()
+
+        def freeze():
+            os.killpg(group, signal.SIGSTOP)
+            threading.Timer(3.0, os.killpg, (group, signal.SIGCONT)).start()
+
+        def on_event(kind, info):  # 0.2 s into the first single request: mid-request
+            if kind == "single" and not started.is_set():
+                started.set()
+                threading.Timer(0.2, freeze).start()
+
+        real = bench_cli.run_suite
+        monkeypatch.setattr(bench_cli, "run_suite", lambda *a, **kw: real(*a, **{**kw, "on_event": on_event}))
+        r = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file), "--json", str(out)])
+    assert started.is_set()
+    assert r.exit_code == 1, r.output
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and "the figures above are distorted" in errors[0], r.stderr
+    assert "behind model time" in errors[0] or "outside the server's own clock" in errors[0], errors[0]
+    saved = json.loads(out.read_text())
+    assert saved["complete"] is False and "distorted" in saved["error"]
+    again = CliRunner().invoke(cli, ["bench", "--url", "http://127.0.0.1:9", "--suite", str(suite_file),
+                                     "--compare", str(out)])
+    assert again.exit_code == 2 and "no complete measurement" in again.output, again.output

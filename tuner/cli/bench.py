@@ -4,7 +4,8 @@ Collect options, load the suite (and the baseline for ``--compare``), call
 :func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done (failed requests are
 reported, not fatal), 1 the server was unreachable or died mid-suite (the partial result is saved
 with ``--json``), every request failed (or every measured one, the warm-up aside), or an answer's
-token count cannot be true (more than asked, none, or not what ``ignore_eos`` asks), 2 bad input
+token count cannot be true (more than asked, none, or not what ``ignore_eos`` asks), or the server's
+clock cannot be (frozen or starved mid-suite: :func:`tuner.engine.verify.clock_problem`), 2 bad input
 (suite file, baseline file or one measured with another suite or API, output path).
 """
 
@@ -207,6 +208,13 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
               for why in [r.count_problem(suite.ignore_eos)] if why]
     if untrue and not nothing:
         res.complete, res.error = False, f"{len(untrue)} answers cannot be true; first: {untrue[0]}"[:500]
+    # A server frozen (or starved) mid-suite and resumed answers every request, late: figures a study
+    # rejects as bad_response (tuner/engine/verify.py), never a result, nor a --compare baseline.
+    from ..engine.verify import clock_problem
+
+    distorted = None if nothing or unmeasured else clock_problem(res)
+    if distorted is not None and not untrue:
+        res.complete, res.error = False, f"the figures are distorted: {distorted[1]}"[:500]
     if json_out is not None:
         res.save(json_out)
     if nothing:
@@ -233,6 +241,9 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     if untrue and not nothing:
         click.echo(f"error: {len(untrue)} of {len(res.records) - res.n_failed} answers cannot be true (first: {untrue[0]}): the "
                    "figures above are not a measurement of what the suite asked", err=True)
+    if distorted is not None:
+        click.echo(clean(f"error: the figures above are distorted: {distorted[1]}"), err=True)
+    if (untrue and not nothing) or distorted is not None:
         raise click.exceptions.Exit(1)
 
 

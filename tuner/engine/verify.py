@@ -64,13 +64,22 @@ def verify_result(result, spec: SpecConfig | None, config: StudyConfig, algorith
         return "args_unverified", ("the server has no /server_info: what it runs (speculative args, time "
                                    "scale) cannot be verified, so its figures cannot count")
     return (_time_scale(result, info, config) or _model(info, spec, config)
-            or _speculation(info, spec, algorithm) or _responses(result, spec) or _kept_time(result) or _waited_outside(result))
+            or _speculation(info, spec, algorithm) or _responses(result, spec) or clock_problem(result))
 
 
 #: The simulator standing this long (wall) behind model time distorts a measurement: every answer
 #: then comes late by it, times its speedup in model time. Scheduler jitter on a loaded machine is
 #: milliseconds; a frozen (SIGSTOP) or starved server is seconds.
 STALL_WALL_S = 2.0
+
+
+def clock_problem(result) -> Failure | None:
+    """Whether ``result``'s clock cannot be trusted, whoever launched its server: the simulator's own
+    account of standing behind model time (:func:`_kept_time`), or a single request that waited
+    outside the server's clock (:func:`_waited_outside`). ``tuner bench`` applies these two: it has
+    no launch to check the server's args against, but a frozen server's figures are distorted
+    whatever it runs."""
+    return _kept_time(result) or _waited_outside(result)
 
 
 def _timekeeping(result) -> dict | None:
