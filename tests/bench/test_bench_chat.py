@@ -68,6 +68,24 @@ def test_sglext_parser_takes_the_first_of_several_choices_and_ignores_others():
     assert spec_details({"choices": []}) is None
 
 
+@pytest.mark.parametrize("details", [{"spec_accept_length": "2.5"}, {"spec_accept_length": float("nan")},
+                                     {"spec_accept_length": -2.0}, {"spec_accept_length": True},
+                                     {"spec_verify_ct": "6"}, {"spec_verify_ct": 2.5}, {"spec_verify_ct": -1}])
+def test_sglext_figures_that_are_no_number_are_refused_not_dropped(details):
+    # QA: these were dropped silently, the trial then read as one whose server says no accept length
+    from tuner.bench import RequestRecord
+    from tuner.bench.sglext import read_spec_details
+
+    record = RequestRecord("single", "fib", 8)
+    with pytest.raises(ValueError, match="is not"):
+        read_spec_details({"sglext": {"spec_tokens_details": {"spec_verify_ct": 4, "spec_accept_length": 2.0,
+                                                              **details}}}, record)
+    # SGLang's 0 for a figure it did not have (utils.py spec_tokens_details_from_meta_info: "or 0")
+    record = RequestRecord("single", "fib", 8)
+    assert read_spec_details({"sglext": {"spec_tokens_details": {"spec_verify_ct": 0, "spec_accept_length": 0.0}}},
+                             record) and record.spec_verify_ct is None and record.spec_accept_length is None
+
+
 def test_chat_through_the_simulator_uses_sglext_and_drafts_like_generate():
     suite = load_suite("sharegpt-mini").model_copy(update={"sweep": load_suite("quick").sweep.model_copy(
         update={"concurrencies": [4], "max_tokens": None})})

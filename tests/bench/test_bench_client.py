@@ -141,6 +141,10 @@ class FakeSGLang:
         if self.verify_every:
             verify = -(-tokens // self.verify_every)
             meta.update(spec_verify_ct=verify, spec_accept_length=tokens / verify if verify else 0)
+            if self.lie in ("accept_text", "accept_true", "accept_inf"):  # and no verify count to judge by
+                del meta["spec_verify_ct"]
+                meta["spec_accept_length"] = {"accept_text": "2.5", "accept_true": True,
+                                              "accept_inf": float("inf")}[self.lie]
         return meta
 
     async def _generate(self, request):
@@ -570,6 +574,10 @@ def _answers(lie: str, stream: bool = False) -> list:
     ("e2e_text", "e2e_latency 'fast' is not a duration in seconds"),
     ("e2e_nan", "e2e_latency nan is not a duration in seconds"),
     ("e2e_long", "e2e_latency 50 s is longer than the"),
+    # QA: float() read text and true as accept lengths (2.5 and 1.0); SGLang sends a number
+    ("accept_text", "spec_accept_length '2.5' is not a number"),
+    ("accept_true", "spec_accept_length True is not a number"),
+    ("accept_inf", "spec_accept_length inf is not a number"),
 ])
 def test_answers_that_are_no_answer_fail_the_request_quoting_the_server(lie, says):
     records = _answers(lie)

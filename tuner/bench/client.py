@@ -29,7 +29,7 @@ from typing import Any
 import aiohttp
 
 from .records import RequestRecord
-from .sglext import REQUEST_FIELD, read_spec_details
+from .sglext import REQUEST_FIELD, accept_length, read_spec_details
 
 #: The APIs the client speaks: SGLang's /generate, OpenAI /v1/completions, OpenAI /v1/chat/completions.
 APIS = ("generate", "openai", "chat")
@@ -351,7 +351,7 @@ class BenchClient:
         if meta.get("spec_verify_ct") is not None:
             record.spec_verify_ct = _count(meta["spec_verify_ct"], "spec_verify_ct")
         if meta.get("spec_accept_length") is not None:
-            record.spec_accept_length = float(meta["spec_accept_length"])
+            record.spec_accept_length = accept_length(meta["spec_accept_length"])
 
     @staticmethod
     def _read_usage(usage: dict, record: RequestRecord) -> None:

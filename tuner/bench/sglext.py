@@ -14,6 +14,7 @@ One parser for both OpenAI APIs, so ``--api openai`` and ``--api chat`` read acc
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 #: the request field that asks for the details
@@ -37,15 +38,36 @@ def read_spec_details(data: Any, record) -> bool:
     """Copy ``spec_verify_ct`` and ``spec_accept_length`` onto ``record``; whether there were any.
 
     SGLang reports 0 for a figure it did not have (``or 0`` in ``spec_tokens_details_from_meta_info``),
-    so a 0 verify count means "unknown", never "no verify steps".
+    so a 0 verify count means "unknown", never "no verify steps". Anything else that is no such figure
+    (text, a bool, NaN, a negative number, a fractional count) raises ``ValueError``: SGLang sends
+    numbers (``protocol.py`` ``SpecTokensDetails``), and a figure dropped would read as one the server
+    never sent.
     """
     details = spec_details(data)
     if details is None:
         return False
     verify = details.get("spec_verify_ct")
-    if isinstance(verify, int) and not isinstance(verify, bool) and verify > 0:
-        record.spec_verify_ct = verify
-    accept = details.get("spec_accept_length")
-    if isinstance(accept, (int, float)) and not isinstance(accept, bool) and accept > 0:
-        record.spec_accept_length = float(accept)
+    if verify is not None:
+        if isinstance(verify, float) and verify.is_integer():
+            verify = int(verify)
+        if isinstance(verify, bool) or not isinstance(verify, int) or verify < 0:
+            raise ValueError(f"sglext spec_verify_ct {verify!r} is not a count of verify steps")
+        if verify > 0:
+            record.spec_verify_ct = verify
+    accept = accept_length(details.get("spec_accept_length"), "sglext spec_accept_length")
+    if accept:
+        record.spec_accept_length = accept
     return True
+
+
+def accept_length(value: Any, what: str = "spec_accept_length") -> float | None:
+    """An accept length as the server sent it: None, or a finite number, never negative (SGLang's
+    ``completion_tokens / spec_verify_ct``, ``managers/tokenizer_manager.py``
+    ``_calculate_spec_decoding_metrics``). Text, a bool, NaN, infinity or a negative number is no
+    accept length: ``ValueError`` (``float()`` read ``"2.5"`` as 2.5 and ``true`` as 1.0). Whether a
+    number is possible for the setting is judged later (:mod:`tuner.engine.verify`)."""
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+        raise ValueError(f"{what} {value!r} is not a number of tokens per verify step")
+    return float(value)
