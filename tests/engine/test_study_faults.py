@@ -38,6 +38,7 @@ FAULTS = {
     "3-2-6": ("fast", "bad_response"),              # 3.2 x its accept length faster than the baseline
     "2-2-6": ("no_text", "request_errors"),         # honest counts, no text: nothing to check lossless
     "3-2-5": ("other_model", "args_mismatch"),      # /server_info names another model
+    "4-2-7": ("respawn", "crash_after_ready"),      # exits 0 mid-suite, a copy answers the rest
 }
 
 STUDY = """
@@ -71,7 +72,7 @@ budget: {{n_trials: {n}}}
 #: export need one) and each with hung servers: they run side by side under xdist, and each still shows
 #: the run going on past every kind of fault in turn.
 PARTS = {
-    "frozen": ["7-1-8", "2-1-3", "3-1-4", "4-1-5", "5-1-6", "6-1-7", "2-2-6"],
+    "frozen": ["7-1-8", "2-1-3", "3-1-4", "4-1-5", "5-1-6", "6-1-7", "2-2-6", "4-2-7"],
     "wedged": ["8-1-9", "2-2-4", "2-2-5", "2-2-3", "3-2-4", "4-2-8", "3-2-6", "3-2-5"],
 }
 assert sorted(k for keys in PARTS.values() for k in keys) == sorted(k for k, (m, _) in FAULTS.items() if m)
@@ -89,6 +90,7 @@ MESSAGES = {
     "3-2-6": ["no setting runs more than 1.25 x its accept length faster"],
     "2-2-6": ["carries no text"],
     "3-2-5": ["model_path 'other/model'"],
+    "4-2-7": ["exit code 0 after it was ready", "another process answered on its port"],
 }
 
 

@@ -30,6 +30,10 @@ or ``*`` for every launch. Modes:
 * ``http400``: every ``/generate`` of 16 tokens or more answers HTTP 400 with its own JSON error;
 * ``no_text``: ``/generate`` answers without ``text`` (counts, finish reason and timing honest);
 * ``other_model``: ``/server_info`` names another model (``model_path``, ``served_model_name``);
+* ``respawn``: at its second ``/generate`` it stops listening, starts a copy of itself on the same port
+  (a new pid, in a session of its own, as a supervisor's restart would), answers once the copy
+  listens, and exits 0: the rest of the suite is answered, honestly, by a process the tuner did not
+  launch;
 * ``fast``: answers four times faster than it honestly would (3.2 x its accept length over the
   baseline), every figure consistent with that speed (``e2e_latency`` the time it slept: a clock
   that lies, not a count).
@@ -45,6 +49,7 @@ import asyncio
 import math
 import os
 import signal
+import subprocess
 import sys
 
 from aiohttp import web
@@ -80,10 +85,28 @@ def mode_for(args: argparse.Namespace, spec: str) -> str:
 class StandIn:
     def __init__(self, args: argparse.Namespace, mode: str):
         self.args, self.mode = args, mode
+        self.generated = 0  #: /generate requests taken
         self.speculative = bool(args.speculative_algorithm) and mode != "no_spec"
         steps = args.speculative_num_steps or 0
         # below the bound num_steps + 1, as a real draft head is
         self.accept = min(steps + 1, 1.0 + 0.6 * steps) if self.speculative else 1.0
+
+    async def respawn(self, request: web.Request) -> None:
+        """Hand this server's port to a copy of it, then exit 0 right after the present answer."""
+        host, port = request.transport.get_extra_info("sockname")[:2]
+        await self.site.stop()  # no new connections here; the present one stays open
+        argv = list(sys.argv)
+        argv[argv.index("--port") + 1] = str(port)
+        subprocess.Popen([sys.executable, *argv], start_new_session=True, stdin=subprocess.DEVNULL,
+                         env={**os.environ, "STANDIN_RESPAWNED": "1"})
+        for _ in range(600):  # until the copy accepts connections (at most a minute)
+            try:
+                _, writer = await asyncio.open_connection(host, port)
+                writer.close()
+                break
+            except OSError:
+                await asyncio.sleep(0.1)
+        asyncio.get_running_loop().call_later(0.01, os._exit, 0)
 
     def server_info(self) -> dict:
         a = self.args
@@ -107,6 +130,9 @@ class StandIn:
         return info
 
     async def generate(self, request: web.Request) -> web.Response:
+        self.generated += 1
+        if self.mode == "respawn" and self.generated == 2 and not os.environ.get("STANDIN_RESPAWNED"):
+            await self.respawn(request)
         if self.mode == "freeze":
             os.kill(os.getpid(), signal.SIGSTOP)
         body = await request.json()
@@ -166,9 +192,10 @@ class StandIn:
 
 
 async def serve(args: argparse.Namespace, mode: str) -> None:
-    runner = web.AppRunner(StandIn(args, mode).app(), shutdown_timeout=0.1)
+    standin = StandIn(args, mode)
+    runner = web.AppRunner(standin.app(), shutdown_timeout=0.1)
     await runner.setup()
-    site = web.TCPSite(runner, args.host, args.port)
+    site = standin.site = web.TCPSite(runner, args.host, args.port)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]
     print(f"standin ({mode}) listening on http://{args.host}:{port}", flush=True)

@@ -27,6 +27,8 @@ suite's result saved beside the log as ``suite.partial.json`` or ``suite.rejecte
   after the record, without the SIGTERM grace;
 * ``args_unverified``, ``args_mismatch``, ``bad_response``: what the server said could not be
   trusted (:mod:`tuner.engine.verify`);
+* ``crash_after_ready`` (or the log's class) when the launched process exited during the suite, even
+  though answers kept coming: they came from another process on its port;
 * ``request_errors`` (or the log's class): requests failed; the message quotes the first failed
   request's own error (status and body).
 
@@ -181,6 +183,16 @@ class ServerBackend:
             return self._failed(cls, msg, tail, proc, started, getattr(exc, "partial", None), trial_dir)
         except ServerInfoError as exc:
             return self._failed("args_unverified", str(exc), proc.log_tail(), proc, started)
+        if proc.returncode is not None:
+            # The process it launched exited while the suite ran, yet the suite went on: whatever
+            # answered after it (a copy it started, a supervisor's restart, a stranger on the port) is
+            # not the server verified at the start. SGLang's launch_server process serves the HTTP API
+            # itself (entrypoints/http_server.py launch_server), so it lives as long as its answers.
+            cls, msg, tail = proc.classify_exit()
+            msg = (f"{msg}; the suite went on to its end: another process answered on its port, not the "
+                   "server this tuner launched and verified")
+            result.warnings.append(f"rejected by the tuner ({cls}): {msg}")
+            return self._failed(cls, msg, tail, proc, started, result, trial_dir, "suite.rejected.json")
         problem = verify_result(result, spec, self.config, self.algorithm)
         if problem is not None:
             # Kept on disk as evidence, never as figures: its numbers are not a result.
