@@ -721,3 +721,42 @@ def test_a_list_held_fixed_by_the_space_launches_as_repeated_values(tmp_path):
     argv = build_argv(settings(), SpecConfig(3, 1, 4), fixed_args=fixed, port=1, max_concurrency=1)
     i = argv.index("--gc-threshold")
     assert argv[i + 1:i + 3] == ["1", "2"]
+
+
+DRIPPING_HEALTH = """
+import socket, sys, time
+sock = socket.create_server(("127.0.0.1", int(sys.argv[1])))
+status_too = sys.argv[2] == "status"
+while True:
+    conn, _ = sock.accept()
+    conn.recv(65536)
+    head = b"HTTP/1.1 200 OK\\r\\nX-Pad: " + b"." * 200 + b"\\r\\nContent-Length: 1000\\r\\n\\r\\n"
+    try:
+        if not status_too:
+            conn.sendall(head)
+        for byte in (head if status_too else b"." * 1000):  # one byte a second, every second
+            conn.sendall(bytes([byte]))
+            time.sleep(1.0)
+    except OSError:
+        pass
+    conn.close()
+"""
+
+
+@pytest.mark.parametrize("drip", ["body", "status"])
+def test_a_health_check_that_drips_is_a_startup_timeout_at_its_deadline(tmp_path, drip):
+    # QA: /health_generate answering 200 then its body one byte a second kept wait_ready in one
+    # requests.get far past server.startup_timeout_s (a study's baseline launch, startup_timeout_s 4:
+    # still launching after 38 s; each byte restarts a read timeout, never the total)
+    port = pick_free_port("127.0.0.1")
+    srv = track(sleeper(tmp_path, port, argv=[PY, "-c", DRIPPING_HEALTH, str(port), drip],
+                        startup_timeout_s=3.0).start())
+    started = time.monotonic()
+    try:
+        with pytest.raises(LaunchError) as exc:
+            srv.wait_ready()
+        waited = time.monotonic() - started
+    finally:
+        srv.stop()
+    assert exc.value.failure_class == "startup_timeout" and "not ready after 3 s" in exc.value.message
+    assert waited < 60  # bounded by the deadline (3 s), not by the drip (1,000 s): no speed asserted

@@ -34,6 +34,8 @@ or ``*`` for every launch. Modes:
   (a new pid, in a session of its own, as a supervisor's restart would), answers once the copy
   listens, and exits 0: the rest of the suite is answered, honestly, by a process the tuner did not
   launch;
+* ``drip_health``: ``/health_generate`` answers 200 and then its body, one byte a second (a
+  thousand of them);
 * ``fast``: answers four times faster than it honestly would (3.2 x its accept length over the
   baseline), every figure consistent with that speed (``e2e_latency`` the time it slept: a clock
   that lies, not a count).
@@ -172,6 +174,16 @@ class StandIn:
         async def ok(request):
             return web.Response(text="ok")
 
+        async def health_generate(request):
+            if self.mode != "drip_health":
+                return web.Response(text="ok")
+            resp = web.StreamResponse(headers={"Content-Length": "1000"})
+            await resp.prepare(request)
+            for _ in range(1000):
+                await resp.write(b".")
+                await asyncio.sleep(1.0)
+            return resp
+
         async def flush(request):
             if self.mode == "freeze":
                 os.kill(os.getpid(), signal.SIGSTOP)
@@ -182,7 +194,7 @@ class StandIn:
 
         app = web.Application()
         app.router.add_get("/health", ok)
-        app.router.add_get("/health_generate", ok)
+        app.router.add_get("/health_generate", health_generate)
         app.router.add_get("/server_info", self.info)
         app.router.add_get("/get_server_info", self.info)
         app.router.add_get("/v1/models", models)

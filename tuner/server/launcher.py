@@ -35,8 +35,6 @@ import time
 from pathlib import Path
 from typing import Any, Mapping, Sequence
 
-import requests
-
 from ..config.study import DEFAULT_LOG_MAX_MB, ServerSettings
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
@@ -54,6 +52,7 @@ from .failures import (
     tail_lines,
 )
 from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
+from .health import answer_status
 from .logcap import LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, bind_refused, listener_owned_by_group, pick_free_port, port_free,
@@ -303,11 +302,8 @@ class ServerProcess:
             if remaining <= 0:
                 raise self.failure(PHASE_STARTUP, f"not ready after {timeout_s:.0f} s "
                                    f"(server.startup_timeout_s)")
-            try:
-                r = requests.get(self.url + path, timeout=max(0.5, min(10.0, remaining)))
-                status = r.status_code
-            except requests.RequestException:
-                status = None
+            # bounded in all: connect, headers and body (a drip restarts no timeout: health.py)
+            status = answer_status(self.url + path, max(0.5, min(10.0, remaining)))
             if status == 200:
                 break
             if status == 404 and path == "/health_generate":
