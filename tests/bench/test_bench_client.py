@@ -139,7 +139,7 @@ class FakeSGLang:
         meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": count,
                 "finish_reason": reason, "e2e_latency": e2e}
         if self.verify_every:
-            verify = -(-tokens // self.verify_every)
+            verify = 1 if self.lie == "one_verify" else -(-tokens // self.verify_every)
             meta.update(spec_verify_ct=verify, spec_accept_length=tokens / verify if verify else 0)
             if self.lie in ("accept_text", "accept_true", "accept_inf"):  # and no verify count to judge by
                 del meta["spec_verify_ct"]
@@ -640,6 +640,19 @@ def test_cli_bench_with_counts_that_cannot_be_true_exits_1(tmp_path):
     assert "(first: warmup fib at 2 tokens: completion_tokens 5, exactly 2 asked (ignore_eos))" in errors[0]
     saved = json.loads(out.read_text())
     assert saved["complete"] is False and "answers cannot be true" in saved["error"]
+
+
+def test_cli_bench_with_accept_lengths_the_servers_setting_cannot_give_exits_1(tmp_path):
+    # QA: one verify step for 8 tokens on a server that says it runs steps=1 (at most 1 + 2 tokens):
+    # `tuner bench` printed accept 8.00, 5.00 ... and exit 0; a study fails it as bad_response
+    errors, out = bench_that_fails(tmp_path, "one_verify")
+    assert "answers cannot be true" in errors[0], errors
+    assert "2 tokens in 1 verify steps" in errors[0] or "tokens in 1 verify steps" in errors[0], errors
+    assert "num_steps + 1 + 1/spec_verify_ct" in errors[0], errors
+    assert json.loads(out.read_text())["complete"] is False
+    with FakeSGLang() as srv:  # honest: 2 tokens a verify step, steps=1 gives up to 2 and the prefill's
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(tmp_path / "tiny.yaml")])
+    assert r.exit_code == 0, r.output
 
 
 def test_itl_is_not_guessed_when_the_count_comes_only_at_the_end():

@@ -4,7 +4,8 @@ Collect options, load the suite (and the baseline for ``--compare``), call
 :func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done (failed requests are
 reported, not fatal), 1 the server was unreachable or died mid-suite (the partial result is saved
 with ``--json``), every request failed (or every measured one, the warm-up aside), or an answer's
-token count cannot be true (more than asked, none, or not what ``ignore_eos`` asks), or the server's
+token count cannot be true (more than asked, none, or not what ``ignore_eos`` asks) or its verify
+steps cannot come from the speculative setting the server says it runs, or the server's
 clock cannot be (frozen or starved mid-suite: :func:`tuner.engine.verify.clock_problem`), 2 bad input
 (suite file, baseline file or one measured with another suite or API, output path).
 """
@@ -203,15 +204,19 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                  f"{_plain_text(failed_first.error)}")
         res.complete, res.error = False, f"every measured request failed ({len(measured)}); first: {first}"[:500]
     # A count the server cannot have given (more than asked, none, or another than asked with
-    # ignore_eos): its figures are no measurement of the suite, as a study's trial would be failed.
+    # ignore_eos), or verify steps its own speculative setting cannot give (the accept length's bounds,
+    # tuner/engine/verify.py): its figures are no measurement of the suite, as a study's trial would be
+    # failed.
+    from ..engine.verify import clock_problem, speculation_problem
+
+    spec = res.resolved_spec if res.resolved_spec is not None and isinstance(res.resolved_spec.num_steps, int) \
+        else None
     untrue = [f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {why}" for r in res.records if r.ok
-              for why in [r.count_problem(suite.ignore_eos)] if why]
+              for why in [r.count_problem(suite.ignore_eos) or (spec and speculation_problem(r, spec))] if why]
     if untrue and not nothing:
         res.complete, res.error = False, f"{len(untrue)} answers cannot be true; first: {untrue[0]}"[:500]
     # A server frozen (or starved) mid-suite and resumed answers every request, late: figures a study
     # rejects as bad_response (tuner/engine/verify.py), never a result, nor a --compare baseline.
-    from ..engine.verify import clock_problem
-
     distorted = None if nothing or unmeasured else clock_problem(res)
     if distorted is not None and not untrue:
         res.complete, res.error = False, f"the figures are distorted: {distorted[1]}"[:500]

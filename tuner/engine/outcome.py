@@ -84,7 +84,7 @@ SPEEDUP_BOUND = 1.25
 def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None) -> str | None:
     """Why these speedups cannot be true (a speedup above :data:`SPEEDUP_BOUND` times the accept
     length), or None. A server that reports no accept length is bounded by the most a draft of
-    ``num_steps`` can accept, ``num_steps + 1`` tokens per step (``verify._wrong_speculation``);
+    ``num_steps`` can accept, ``num_steps + 1`` tokens per step (``verify.speculation_problem``);
     with neither there is nothing to bound by."""
     usable = isinstance(accept_length, (int, float)) and not isinstance(accept_length, bool)
     if usable and accept_length >= 1:

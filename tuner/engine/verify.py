@@ -236,7 +236,7 @@ def _responses(result, spec: SpecConfig | None) -> Failure | None:
     answered = [r for r in result.records if r.ok]
     problems: list[str] = []
     for r in answered:
-        what = r.count_problem(ignore_eos) or _wrong_speculation(r, spec)
+        what = r.count_problem(ignore_eos) or speculation_problem(r, spec)
         if what:
             problems.append(f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {what}")
     if not problems:
@@ -245,7 +245,7 @@ def _responses(result, spec: SpecConfig | None) -> Failure | None:
     return cls, f"{len(problems)} of {len(answered)} answers cannot be true (first: {problems[0]})"
 
 
-def _wrong_speculation(r, spec: SpecConfig | None) -> str | None:
+def speculation_problem(r, spec: SpecConfig | None) -> str | None:
     """Why ``r``'s verify steps or accept length cannot come from ``spec`` (None: the baseline), or
     None. The bound is the module's: tight, on whole tokens, when ``spec_verify_ct`` is known;
     ``num_steps + 2`` for a reported accept length alone. The message names the bound it applied."""
