@@ -176,6 +176,8 @@ class FakeSGLang:
             meta = self._meta(done)
             if done < n:
                 meta["finish_reason"] = None  # SGLang sets it on the last chunk only
+            if self.lie == "backwards" and done == 2:  # the first chunk claims more than the next
+                meta["completion_tokens"] = n
             if self.lie == "sse_fields":
                 await resp.write(b": keep-alive\n\nevent: message\nid: 7\n")
             chunk = {"text": "x y " * done, "meta_info": meta}
@@ -653,6 +655,17 @@ def test_cli_bench_with_accept_lengths_the_servers_setting_cannot_give_exits_1(t
     with FakeSGLang() as srv:  # honest: 2 tokens a verify step, steps=1 gives up to 2 and the prefill's
         r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(tmp_path / "tiny.yaml")])
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("ignore_eos", [True, False])
+def test_a_stream_whose_count_goes_back_fails_the_request(ignore_eos):
+    # QA: a first chunk claiming all 8 tokens, then 4, 6, 8: taken as one chunk of 8 tokens (a TTFT
+    # for the whole answer, no inter-token latency), the count's fall skipped in silence
+    with FakeSGLang(lie="backwards") as srv:
+        res = run_suite(srv.url, load_suite({**SUITE, "ignore_eos": ignore_eos}), stream=True)
+    records = [r for r in res.records if r.phase == "single"]
+    assert records and not any(r.ok for r in records), records[0]
+    assert "completion_tokens went back from 8 to 4 within the stream" in records[0].error, records[0].error
 
 
 def test_itl_is_not_guessed_when_the_count_comes_only_at_the_end():

@@ -375,6 +375,7 @@ class BenchClient:
         text = ""
         guessed = 0  #: text chunks counted as one token each (no per-chunk usage from the server)
         carried = False  #: whether any chunk carried text (an empty piece counts)
+        peak = 0  #: the highest completion_tokens a chunk has said so far
         async for raw in resp.content:
             line = raw.strip()
             if not line or line.startswith(_SSE_SKIPPED):
@@ -409,6 +410,14 @@ class BenchClient:
                 tokens = record.completion_tokens if record.completion_tokens is not None else (
                     last_tokens + (1 if has_text else 0))
                 guessed += record.completion_tokens is None and has_text
+            if record.completion_tokens is not None:
+                # SGLang's counts in a stream are the request's so far (meta_info and continuous
+                # usage alike: tokenizer_manager.py, openai/serving_completions.py): they never fall.
+                # One that falls makes every gap and the TTFT a guess.
+                if record.completion_tokens < peak:
+                    raise ValueError(f"completion_tokens went back from {peak} to {record.completion_tokens} "
+                                     "within the stream: its counts are not the answer's so far")
+                peak = record.completion_tokens
             new = tokens - last_tokens
             if new <= 0:
                 continue
