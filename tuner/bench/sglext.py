@@ -68,6 +68,7 @@ def accept_length(value: Any, what: str = "spec_accept_length") -> float | None:
     number is possible for the setting is judged later (:mod:`tuner.engine.verify`)."""
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value) or value < 0:
+    number = isinstance(value, (int, float)) and not isinstance(value, bool)
+    if not number or not math.isfinite(value) or value < 0:
         raise ValueError(f"{what} {value!r} is not a number of tokens per verify step")
     return float(value)

@@ -209,10 +209,15 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     # failed.
     from ..engine.verify import clock_problem, speculation_problem
 
-    spec = res.resolved_spec if res.resolved_spec is not None and isinstance(res.resolved_spec.num_steps, int) \
-        else None
+    spec = res.resolved_spec
+    if spec is not None and not isinstance(spec.num_steps, int):
+        spec = None  # flags not said as numbers: nothing to bound the accept length by
+
+    def problem(r) -> str | None:
+        return r.count_problem(suite.ignore_eos) or (speculation_problem(r, spec) if spec else None)
+
     untrue = [f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {why}" for r in res.records if r.ok
-              for why in [r.count_problem(suite.ignore_eos) or (spec and speculation_problem(r, spec))] if why]
+              for why in [problem(r)] if why]
     if untrue and not nothing:
         res.complete, res.error = False, f"{len(untrue)} answers cannot be true; first: {untrue[0]}"[:500]
     # A server frozen (or starved) mid-suite and resumed answers every request, late: figures a study
