@@ -447,6 +447,28 @@ def test_cli_compare_refuses_a_baseline_of_another_workload_before_any_request(t
         assert r.exit_code == 0 and "speedup" in r.output, r.output
 
 
+def test_cli_compare_refuses_a_baseline_of_another_model_before_any_request(tmp_path):
+    # QA: a baseline measured on the simulator serving org/model-A, --compare against one serving
+    # org/model-B with EAGLE3: speedups of 2.33x ... 0.93x printed, exit 0 (two models compared)
+    suite_file, base = tmp_path / "tiny.yaml", tmp_path / "base.json"
+    suite_file.write_text(json.dumps(SUITE))
+    runner = CliRunner()
+    info = {"version": "0.5.23", "model_path": "org/model-A"}
+    with FakeSGLang(verify_every=0, info=info) as srv:
+        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(base)])
+    assert r.exit_code == 0, r.output
+    with FakeSGLang(info={**info, "model_path": "org/model-B"}) as srv:
+        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--compare", str(base)])
+        assert srv.bodies == [] and srv.events == []  # refused before any request
+    assert r.exit_code == 2, r.output
+    assert r.output.startswith("error: --compare: ") and len(r.output.strip().splitlines()) == 1, r.output
+    assert "measured on model_path 'org/model-A'" in r.output and "runs 'org/model-B'" in r.output, r.output
+    for same in (info, {"version": "0.5.23"}):  # the same model, or a server that does not say
+        with FakeSGLang(info=same) as srv:
+            r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--compare", str(base)])
+        assert r.exit_code == 0 and "speedup" in r.output, r.output
+
+
 def test_cli_compare_refuses_a_partial_baseline(tmp_path):
     # QA: a baseline saved by a run whose server died after 4 requests was compared: its "all (mean)"
     # (one row) against this run's mean over every row, exit 0

@@ -169,6 +169,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         check_output(json_out, "--json")  # no missing folder is made, as for every output
     if base is not None:
         _refuse_other_workload(base, suite, api, baseline_path)
+        _refuse_other_model(base, url, shown, baseline_path)
 
     bar = _ProgressBar() if console.is_terminal else None
     try:
@@ -304,6 +305,36 @@ def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> No
         raise ConfigError("--compare", "", f"{path} was measured through --api {base.api}, this run through "
                                            f"--api {api}: the requests differ; measure the baseline with "
                                            f"--api {api}")
+
+
+def _refuse_other_model(base: SuiteResult, url: str, shown: str, path: Path) -> None:
+    """Raise :class:`ConfigError` naming ``--compare`` when ``base`` was measured on another model than
+    the server at ``url`` runs, by the ``model_path`` each ``/server_info`` says (SGLang 0.5.23 reports
+    the one it was started with, ``http_server.py`` ``server_info``): every speedup printed would
+    compare two models (QA: org/model-A's baseline against org/model-B read 2.33x, exit 0). Asked
+    before any request; a server that does not say, or does not answer (the run then says so), is
+    not judged."""
+    import asyncio
+
+    from ..bench.client import BenchClient, BenchError
+
+    theirs = base.server_info.get("model_path") if isinstance(base.server_info, dict) else None
+    if not isinstance(theirs, str):
+        return
+
+    async def ask() -> dict | None:
+        async with BenchClient(url) as client:
+            return await client.server_info()
+
+    try:
+        info = asyncio.run(ask())
+    except BenchError:
+        return
+    mine = info.get("model_path") if isinstance(info, dict) else None
+    if isinstance(mine, str) and mine != theirs:
+        raise ConfigError("--compare", "", f"{path} was measured on model_path {theirs!r}, the server at {shown} "
+                                           f"runs {mine!r}: its speedups would compare two models; measure the "
+                                           "baseline on this server's model")
 
 
 def _plain_text(text) -> str:
