@@ -192,11 +192,15 @@ class FakeSGLang:
         n = body["max_tokens"]
         await asyncio.sleep(n * self.token_s)
         usage = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": n + 5}
+        if self.lie == "usage_list":
+            usage = [n]
         if not body.get("stream"):
             reason = {"nofinish": None, "abort": "abort"}.get(self.lie, "length")
             choice = {"index": 0, "text": "z " * n, "finish_reason": reason}
             if self.lie == "no_text":
                 del choice["text"]
+            if self.lie == "choice_text":
+                choice = "z " * n
             return web.json_response({"id": "c", "object": "text_completion", "usage": usage,
                                       "choices": [choice]})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
@@ -208,6 +212,8 @@ class FakeSGLang:
             chunk = {"choices": [{"index": 0, "text": "z " * per_chunk, "finish_reason": "length" if last else None}]}
             if self.lie == "no_text":
                 del chunk["choices"][0]["text"]
+            if self.lie == "choice_text":
+                chunk["choices"] = ["z " * per_chunk]
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await resp.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
         await resp.write(b"data: [DONE]\n\n")
@@ -677,6 +683,22 @@ def test_cli_bench_with_accept_lengths_the_servers_setting_cannot_give_exits_1(t
     with FakeSGLang() as srv:  # honest: 2 tokens a verify step, steps=1 gives up to 2 and the prefill's
         r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(tmp_path / "tiny.yaml")])
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("lie, says", [("usage_list", "usage [8] is not a JSON object"),
+                                       ("choice_text", "choices[0] 'z z z z z z z z ' is not a JSON object")])
+@pytest.mark.parametrize("stream", [False, True])
+def test_openai_answers_of_another_shape_fail_the_request_not_the_run(lie, says, stream):
+    # QA: usage as a list, or choices as strings: AttributeError, a traceback out of `tuner bench`
+    # (and out of the suite a study runs)
+    with FakeSGLang(lie=lie) as srv:
+        res = run_suite(srv.url, load_suite(SUITE), api="openai", stream=stream)
+    records = [r for r in res.records if r.phase == "single"]
+    assert records and not any(r.ok for r in records) and all(r.error_kind == "protocol" for r in records)
+    if not stream or lie == "usage_list":
+        assert says in records[0].error, records[0].error
+    else:
+        assert "choices[0] 'z ' is not a JSON object" in records[0].error, records[0].error
 
 
 @pytest.mark.parametrize("ignore_eos", [True, False])

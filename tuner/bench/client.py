@@ -322,13 +322,11 @@ class BenchClient:
             self._read_meta(meta, record)
             text = data.get("text")
         else:
-            usage = data.get("usage") or {}
-            self._read_usage(usage, record)
+            self._read_usage(_object(data.get("usage") or {}, "usage"), record)
             read_spec_details(data, record)
-            choices = data.get("choices") or [{}]
-            record.finish_reason = _reason(choices[0].get("finish_reason"))
-            text = (_chat_text(choices[0].get("message")) if self.api == "chat"
-                    else choices[0].get("text"))
+            choice = _object((data.get("choices") or [{}])[0], "choices[0]")
+            record.finish_reason = _reason(choice.get("finish_reason"))
+            text = _chat_text(choice.get("message")) if self.api == "chat" else choice.get("text")
         _keep_text(record, text)
         if record.completion_tokens is None:
             raise KeyError("completion_tokens")
@@ -395,9 +393,9 @@ class BenchClient:
                     text = text + piece if self.incremental_stream else piece
                     carried = True
             else:
-                self._read_usage(data.get("usage") or {}, record)
+                self._read_usage(_object(data.get("usage") or {}, "usage"), record)
                 read_spec_details(data, record)  # the sglext chunk (choices: [])
-                choices = data.get("choices") or []
+                choices = [_object(c, "choices[0]") for c in (data.get("choices") or [])[:1]]
                 if choices and choices[0].get("finish_reason"):
                     record.finish_reason = _reason(choices[0]["finish_reason"])
                 delta = _chat_text(choices[0].get("delta")) if self.api == "chat" and choices else (
@@ -460,6 +458,16 @@ def _json_answer(body: bytes) -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"the answer is a JSON {type(data).__name__}, not an object: {str(data)[:200]}")
     return data
+
+
+def _object(value: Any, what: str) -> dict:
+    """``value`` when it is a JSON object; ``ValueError`` naming ``what`` and quoting it otherwise: an
+    OpenAI answer's ``usage`` and each of its ``choices`` are objects (SGLang 0.5.23
+    ``openai/protocol.py``: ``UsageInfo``, ``CompletionResponseChoice``, ...), and anything else would
+    end the run in an ``AttributeError`` rather than fail the request."""
+    if not isinstance(value, dict):
+        raise ValueError(f"{what} {repr(value)[:200]} is not a JSON object")
+    return value
 
 
 def _no_error(data: dict) -> None:
