@@ -134,6 +134,20 @@ def test_a_server_that_reports_another_model_ran_something_else(config):
     assert "speculative_draft_model_path 'other/draft'" in failure[1], failure
 
 
+def test_a_hub_name_resolved_to_local_files_is_the_launched_model(config, tmp_path, monkeypatch):
+    # SGLang 0.5.23 reports a Hub or ModelScope name it resolved as the local files it downloaded
+    # (arg_groups/model_path_hook.py); a launched path that exists it keeps, so another one is a lie.
+    downloaded = tmp_path / "cache" / "m"
+    downloaded.mkdir(parents=True)
+    assert verify_result(result(info(model_path=str(downloaded)), [rec(16, verify=6)]), SPEC, config,
+                         "EAGLE3") is None
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "m").mkdir()  # the launched "m" is now a local path, kept as given
+    failure = verify_result(result(info(model_path=str(downloaded)), [rec(16, verify=6)]), SPEC, config,
+                            "EAGLE3")
+    assert failure[0] == "args_mismatch" and "--model-path 'm'" in failure[1], failure
+
+
 def test_a_baseline_that_speculates_is_no_baseline(config):
     failure = verify_result(result(info(), [rec(16)]), None, config, "EAGLE3")
     assert failure[0] == "args_mismatch" and "baseline's server runs speculative decoding" in failure[1]

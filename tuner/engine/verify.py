@@ -46,6 +46,7 @@ simulator's scale is its own ``sim_speedup``, which must be the ``--sim-speedup`
 from __future__ import annotations
 
 import math
+import os
 
 from ..bench import first_internal_state, says_simulator
 from ..config.study import StudyConfig
@@ -194,10 +195,19 @@ def _model(info: dict, spec: SpecConfig | None, config: StudyConfig) -> Failure 
                       config.server.draft_model_path))
     for key, flag, launched in pairs:
         said = info.get(key)
-        if isinstance(said, str) and said != launched:
+        if isinstance(said, str) and said != launched and not _downloaded_as(launched, said):
             return "args_mismatch", (f"the server's /server_info says {key} {said!r}, launched with {flag} "
                                      f"{launched!r}: its figures are another model's")
     return None
+
+
+def _downloaded_as(launched: str, said: str) -> bool:
+    """Whether ``said`` may be SGLang's own resolution of ``launched``: SGLang 0.5.23 replaces a model
+    path that is no local path (a Hub or ModelScope name) by the local files it downloaded and reports
+    those (``arg_groups/model_path_hook.py``: ``resolve_hf_gguf_model_path`` for a Hub ``.gguf``,
+    ``handle_modelscope_paths`` under ``SGLANG_USE_MODELSCOPE``); a path that exists it keeps as given.
+    The tuner and its server share the node, so both paths are checked here."""
+    return not os.path.exists(launched) and os.path.exists(said)
 
 
 def _as_int(value) -> int | None:
