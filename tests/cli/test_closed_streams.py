@@ -14,20 +14,9 @@ import sys
 
 import pytest
 
-from support.faults import ROOT
+from support.model_study import model_study_yaml
 
-STUDY = f"""
-name: cs
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-storage: sqlite:///cs.db
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
-bench: {{suite: quick}}
-budget: {{n_trials: 2}}
-"""
+STUDY = model_study_yaml("cs", "sqlite:///cs.db", 2, noise=0.02, seed=1)
 
 
 def _tuner(cwd, *args, close=(), stderr=True):

@@ -11,24 +11,13 @@ ended in that traceback: `study status NAME`, `-o` of export, report and compare
 import pytest
 from click.testing import CliRunner
 
-from support.faults import ROOT
+from support.model_study import SPACE, model_study_yaml
 from tuner.cli import cli
 
 LONG = "b" * 300  # one name past NAME_MAX
 DEEP = "/".join(["c" * 250] * 20)  # a path past PATH_MAX, each name within NAME_MAX
 
-STUDY = f"""
-name: lp
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-storage: sqlite:///lp.db
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
-bench: {{suite: quick}}
-budget: {{n_trials: 2}}
-"""
+STUDY = model_study_yaml("lp", "sqlite:///lp.db", 2, noise=0.02, seed=1)
 
 S = ["--storage", "sqlite:///lp.db"]
 CASES = {
@@ -46,7 +35,7 @@ CASES = {
     "run-workdir": ["study", "run", "lp.yaml", "--workdir", LONG],
     "run-workdir-deep": ["study", "run", "lp.yaml", "--workdir", DEEP],
     "bench-suite": ["bench", "--url", "http://127.0.0.1:1", "--suite", LONG + ".yaml"],
-    "landscape-table": ["sim", "landscape", "--table", LONG + ".json"],
+    "landscape-table": ["sim", "landscape", "--space", str(SPACE), "--table", LONG + ".json"],
     "landscape-space": ["sim", "landscape", "--space", LONG + ".yaml", "--table", "t.json"],
 }
 
@@ -65,13 +54,19 @@ def folder(tmp_path_factory):
 @pytest.mark.parametrize("args", list(CASES.values()), ids=list(CASES))
 def test_a_path_no_file_can_have_is_one_line(args, folder, monkeypatch):
     monkeypatch.chdir(folder)
+    _refused_in_one_line(args, folder, "File name too long")
+
+
+def _refused_in_one_line(args, folder, says: str) -> None:
+    """``tuner ARGS`` run in ``folder`` exits 2 with one ``error:`` line holding ``says``, no traceback,
+    and writes nothing."""
     before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
     result = CliRunner().invoke(cli, args)
     assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
     assert result.exit_code == 2, result.output
     lines = result.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: "), result.output
-    assert "File name too long" in lines[0], lines[0]
+    assert says in lines[0], lines[0]
     assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
 
 
@@ -93,14 +88,7 @@ def test_a_symlink_loop_is_one_line(args, folder, monkeypatch):
     if not (folder / "loop1").is_symlink():
         (folder / "loop1").symlink_to("loop2")
         (folder / "loop2").symlink_to("loop1")
-    before = sorted(p.relative_to(folder) for p in folder.rglob("*"))
-    result = CliRunner().invoke(cli, args)
-    assert result.exception is None or isinstance(result.exception, SystemExit), repr(result.exception)
-    assert result.exit_code == 2, result.output
-    lines = result.output.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("error: "), result.output
-    assert "(a symlink loop)" in lines[0], lines[0]
-    assert sorted(p.relative_to(folder) for p in folder.rglob("*")) == before
+    _refused_in_one_line(args, folder, "(a symlink loop)")
 
 
 def test_a_workdir_with_no_room_for_its_files_is_one_line(tmp_path, monkeypatch):

@@ -9,21 +9,11 @@ check the URL, the server and the user's rights`, exit 1.
 import pytest
 from click.testing import CliRunner
 
-from support.faults import ROOT, read_only
+from support.faults import read_only
+from support.model_study import model_study_yaml
 from tuner.cli import cli
 
-STUDY = f"""
-name: rw
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-storage: sqlite:///ro/rw.db
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{profile: k2.6-tp8-pcie}}
-bench: {{suite: quick}}
-budget: {{n_trials: 1}}
-"""
+STUDY = model_study_yaml("rw", "sqlite:///ro/rw.db", 1)
 
 
 @pytest.mark.parametrize("args", [["study", "create"], ["study", "run"], ["study", "run", "--dry-run"]],

@@ -9,21 +9,10 @@ QA: the tuner followed the link and made its target with every missing folder ab
 import pytest
 from click.testing import CliRunner
 
-from support.faults import ROOT
+from support.model_study import model_study_yaml
 from tuner.cli import cli
 
-STUDY = f"""
-name: wl
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-storage: sqlite:///wl.db
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{profile: k2.6-tp8-pcie}}
-bench: {{suite: quick}}
-budget: {{n_trials: 1}}
-"""
+STUDY = model_study_yaml("wl", "sqlite:///wl.db", 1)
 
 
 CASES = {"create": (["study", "create"], "default"), "run": (["study", "run"], "default"),

@@ -72,3 +72,16 @@ def make_model_study(folder: Path, name: str = "demo", n_trials: int | None = 12
         run_study(config, config.storage, ModelBackend(profile, load_suite("quick"), noise=0.01, seed=1),
                   n_trials=n_trials)
     return path
+
+
+def model_study_yaml(name: str, storage: str, n_trials: int, *, noise: float | None = None,
+                     seed: int | None = None) -> str:
+    """A study file's text for the CLI tests that only need some study to run: the performance model
+    (no process, no HTTP) on the shipped PCIe profile, the quick suite, ``storage`` as written (a
+    relative SQLite URL is beside the file), a budget of ``n_trials`` launches; ``noise``/``seed``:
+    the model's."""
+    model = ", ".join(["profile: k2.6-tp8-pcie", *([f"noise: {noise}"] if noise is not None else []),
+                       *([f"seed: {seed}"] if seed is not None else [])])
+    return (f"name: {name}\nsearch_space: {SPACE}\nstorage: {storage}\nserver:\n  backend: model\n"
+            f"  model_path: moonshotai/Kimi-K2.6\n  draft_model_path: sim/kimi-k2.6-eagle3\n"
+            f"  model: {{{model}}}\nbench: {{suite: quick}}\nbudget: {{n_trials: {n_trials}}}\n")
