@@ -88,7 +88,7 @@ CASES = [
                                                  "speculative_num_draft_tokens": 21}]}, {},
      "bad.yaml: seed_trials[0]: steps=20 topk=1 draft=21 lies outside the search space"),  # the file named
     ("profile unknown", {"server.sim.profile": "k2.6-tp8-pcei"}, {},
-     "server.sim.profile: k2.6-tp8-pcei: no such simulator profile (did you mean 'k2.6-tp8-pcie'?)"),
+     "server.sim.profile: no such simulator profile 'k2.6-tp8-pcei' (did you mean 'k2.6-tp8-pcie'?)"),
     ("profile file bad", {"server.sim.profile": _bad_profile}, {}, "profiles/mine.yaml: model"),
     ("profile file missing", {"server.sim.profile": "nope/p.yaml"}, {}, "nope/p.yaml: file not found"),
     ("draft model missing", {"server.draft_model_path": _DROP}, {}, "server.draft_model_path: required"),
@@ -281,6 +281,24 @@ def test_a_relative_profile_is_read_from_the_study_files_folder(tmp_path, monkey
     assert r.exit_code == 0, r.output
     r = CliRunner().invoke(cli, ["study", "run", str(study), "--dry-run"])
     assert f"--sim-profile {tmp_path / 'profiles' / 'mine.yaml'}" in r.stdout
+
+
+def test_a_bare_profile_name_is_never_read_from_the_current_folder(tmp_path, monkeypatch):
+    # server.sim.profile: myprof (no '/' nor .yaml: a name) ran the file myprof of whatever folder
+    # the tuner started in, as server.model.profile did before 161e03c: the same study file meant
+    # another profile, or none, depending on the current folder.
+    shipped = ROOT / "tuner" / "sim" / "profiles" / "k2.6-tp8-pcie.yaml"
+    (tmp_path / "cwd").mkdir()
+    (tmp_path / "cwd" / "myprof").write_text(shipped.read_text())
+    study = _write(tmp_path, {"server.sim.profile": "myprof"}, {})
+    monkeypatch.chdir(tmp_path / "cwd")
+    before = sorted(p.name for p in tmp_path.iterdir())
+    r = CliRunner().invoke(cli, ["study", "run", str(study), "--dry-run"])
+    line = r.output.strip()
+    assert r.exit_code == 2 and line.splitlines() == [line], r.output
+    assert line.startswith(f"error: {study}: server.sim.profile: no such simulator profile 'myprof'"), line
+    assert "(./myprof)" in line, line
+    assert sorted(p.name for p in tmp_path.iterdir()) == before
 
 
 @pytest.mark.parametrize("overrides", [

@@ -45,9 +45,9 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
     _check_python(config, source)
     _check_workdir(config, source)
     if config.server.backend == "sim":
-        _check_profile(config, source)
+        _check_profile(config.server.sim.profile, "server.sim.profile", source)
     if config.server.backend == "model" and config.server.model is not None and config.server.model.profile is not None:
-        _check_model_profile(config.server.model.profile, source)
+        _check_profile(config.server.model.profile, "server.model.profile", source)
     space = space or SearchSpace.load(config.search_space)
     _check_landscape_meets_space(config, space, source)
     _check_launch(config, space, source)
@@ -88,18 +88,10 @@ def _check_workdir(config: StudyConfig, source) -> None:
                                              "trials' logs")
 
 
-def _check_profile(config: StudyConfig, source) -> None:
-    from ..sim.profile import load_profile
-
-    try:
-        load_profile(config.server.sim.profile)
-    except ConfigError as exc:
-        raise ConfigError(source, "server.sim.profile", str(exc)) from None
-
-
-def _check_model_profile(profile: str, source) -> None:
-    """``server.model.profile``: a shipped name, or a path (a ``/`` or ``.yaml`` in it, made absolute
-    against the study file when it loaded) to a profile that loads. A bare name that is not shipped
+def _check_profile(profile: str, key: str, source) -> None:
+    """``server.sim.profile`` or ``server.model.profile`` (``key``): a shipped name, or a path (a
+    ``/`` or ``.yaml`` in it, made absolute against the study file when it loaded) to a profile that
+    loads. A bare name that is not shipped
     is refused rather than looked up in the current folder (:func:`tuner.sim.profile.profile_path`
     would): the same study file must mean the same profile wherever it is run."""
     from ..config.yamlfile import did_you_mean
@@ -107,13 +99,13 @@ def _check_model_profile(profile: str, source) -> None:
 
     shipped = list_profiles()
     if "/" not in profile and not profile.endswith((".yaml", ".yml")) and profile not in shipped:
-        raise ConfigError(source, "server.model.profile", f"no such simulator profile {profile!r}"
+        raise ConfigError(source, key, f"no such simulator profile {profile!r}"
                           f"{did_you_mean(profile, shipped)}; shipped: {', '.join(shipped)}, or give a profile "
                           f"file as a path relative to the study file (./{profile or 'PROFILE.yaml'})")
     try:
         load_profile(profile)
     except ConfigError as exc:
-        raise ConfigError(source, "server.model.profile", str(exc)) from None
+        raise ConfigError(source, key, str(exc)) from None
 
 
 def _check_landscape_meets_space(config: StudyConfig, space: SearchSpace, source) -> None:
