@@ -318,6 +318,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--strategies: unknown {', '.join(map(repr, unknown))}; choose from {', '.join(STRATEGIES)}",
               file=sys.stderr)
         return 2
+    if args.options is not None and "default" not in strategies:  # it would tune nothing that runs
+        print(f"--options: sampler options for the default strategy, which --strategies {','.join(strategies)} "
+              "leaves out; add default to --strategies or drop --options", file=sys.stderr)
+        return 2
     year_h = 366 * 24
     if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or not 0 <= args.noise < 1 or (
             args.hours is not None and not 1 / 60 <= args.hours <= year_h) or (

@@ -130,6 +130,9 @@ def test_bad_knobs_are_one_line_naming_the_flag_and_exit_2():
                              (["--prune-options", "[1]"], "--prune-options", "expected a JSON object"),
                              (["--options", '{"explore": 1}'], "--options",
                               "explore: unknown key (did you mean 'explore_weight'?)"),
+                             # a run that tuned nothing, said nowhere
+                             (["--options", '{"explore_weight": 0.7}', "--strategies", "random"], "--options",
+                              "leaves out"),
                              # QA: the last of the two was kept, silently
                              (["--options", '{"explore_weight": 0.5, "explore_weight": 0.7}'], "--options",
                               "explore_weight: given twice"),
