@@ -308,3 +308,29 @@ def test_status_says_a_figure_the_suite_never_measures_is_not_there(tmp_path):
         line = next(x for x in r.output.splitlines() if x.startswith("baseline:"))
         assert "0.0 tok/s" not in line and not line.rstrip().endswith("tok/s"), line
         assert "not measured" in line, line
+
+
+def test_export_warns_when_the_best_setting_is_slower_than_the_baseline(tmp_path):
+    # QA (qa50): on a node where every setting is slower than no speculation, export wrote the
+    # pick, 0.01-0.02x the baseline on both objectives, with exit 0 and not a word about it.
+    data = table_from_profile(keep=lambda s: s.num_draft_tokens <= 8)
+    for row in data["configs"]:
+        row["single_tok_per_s"] = data["baseline"]["single_tok_per_s"] * 0.6
+        row["tok_per_s@32"] = data["baseline"]["tok_per_s@32"] * 0.5
+    write_table(tmp_path / "slow.json", data)
+    path = tmp_path / "slow.yaml"
+    path.write_text(STUDY.format(name="slow", space=SPACE, model="{landscape: slow.json, seed: 1, noise: 0}")
+                    .replace("n_trials: 6", "n_trials: 2"))
+    assert invoke("study", "run", path).exit_code == 0
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "single", "-o", str(tmp_path / "b.yaml")])
+    assert r.exit_code == 0, r.output
+    assert "slower than the autoregressive baseline on every objective" in r.stderr, r.output
+    assert "single_speedup 0.60x" in r.stderr and "speedup@32 0.50x" in r.stderr, r.stderr
+    assert "WARNING: trial" in (tmp_path / "b.yaml").read_text()
+    # a pick faster on one objective is no such case
+    fast = table_from_profile(keep=lambda s: s.num_draft_tokens <= 8)
+    write_table(tmp_path / "fast.json", fast)
+    path.write_text(path.read_text().replace("name: slow", "name: fast").replace("slow.json", "fast.json"))
+    assert invoke("study", "run", path).exit_code == 0
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "single", "-o", str(tmp_path / "f.yaml")])
+    assert r.exit_code == 0 and "slower than the autoregressive baseline" not in r.output + r.stderr, r.output

@@ -42,6 +42,7 @@ from ..engine.records import TrialRecord, load_records, merge_repeats
 from ..sglang.rules import SpecConfig
 from .adaptive import AdaptivePolicy, topk1_measurements
 from .confirmed import confirmation_lines, confirmed_pick, load_confirmation
+from .losing_pick import slower_than_baseline
 from .pareto import PICKS, PickError, pick_record, study_front
 from .traffic import baseline_slo_lines, lossless_line, slo_lines, workload_lines
 
@@ -334,7 +335,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     base = find_baseline(study)
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
-    warnings = _recorded_mismatches(record, mapping, tuple(extra or ()))
+    warnings = _recorded_mismatches(record, mapping, tuple(extra or ())) + slower_than_baseline(config, record)
     header += _traffic_notes(study, config, record, None if base is None else base.attrs, conf, pick)
     notes = ["", "Load it with: python -m sglang.launch_server --config THIS_FILE --host HOST --port PORT",
              "host and port are left out on purpose: they are deployment choices, not measured ones."]
