@@ -421,14 +421,36 @@ def test_cli_bench_where_only_the_warmup_answered_exits_1(tmp_path):
     assert saved.single_tok_per_s is None and saved.tok_per_s_at(4) is None
 
 
+def _bench(suite_file, *args, **fake):
+    """``tuner bench --url FAKE --suite SUITE_FILE ARGS`` against a ``FakeSGLang(**fake)``: the CLI's
+    result, and the fake (its ``bodies`` and ``events``: what it was asked)."""
+    with FakeSGLang(**fake) as srv:
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), *map(str, args)])
+    return r, srv
+
+
+def _compare_refused(suite_file, base, *args, **fake) -> str:
+    """``tuner bench --compare BASE`` refused before any request: exit 2, one ``error: --compare:``
+    line, which it returns."""
+    r, srv = _bench(suite_file, *args, "--compare", base, **fake)
+    assert srv.bodies == [] and srv.events == []  # refused before any request
+    assert r.exit_code == 2, r.output
+    assert r.output.startswith("error: --compare: ") and len(r.output.strip().splitlines()) == 1, r.output
+    return r.output
+
+
+def _compare_runs(suite_file, base, **fake) -> None:
+    """``tuner bench --compare BASE`` measures and prints speedups."""
+    r, _ = _bench(suite_file, "--compare", base, **fake)
+    assert r.exit_code == 0 and "speedup" in r.output, r.output
+
+
 def test_cli_compare_refuses_a_baseline_of_another_workload_before_any_request(tmp_path):
     # QA: --compare printed an "all (mean)" and per-concurrency speedup against a baseline
     # measured with another suite (other prompts and lengths), exit 0.
     suite_file, base = tmp_path / "tiny.yaml", tmp_path / "base.json"
     suite_file.write_text(json.dumps(SUITE))
-    runner = CliRunner()
-    with FakeSGLang(verify_every=0, info={"version": "x"}) as srv:
-        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(base)])
+    r, _ = _bench(suite_file, "--json", base, verify_every=0, info={"version": "x"})
     assert r.exit_code == 0, r.output
     other = tmp_path / "other.yaml"
     other.write_text(json.dumps({**SUITE, "name": "other", "prompts": SUITE["prompts"][:1]}))
@@ -437,20 +459,13 @@ def test_cli_compare_refuses_a_baseline_of_another_workload_before_any_request(t
     for suite, api, says in ((other, "generate", "measured with another suite ('tiny': prompts differ from "
                                                   "suite 'other')"),
                              (suite_file, "openai", "measured through --api generate, this run through --api openai")):
-        with FakeSGLang() as srv:
-            r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite), "--api", api,
-                                    "--compare", str(base)])
-            assert srv.bodies == [] and srv.events == []  # refused before any request
-        assert r.exit_code == 2, r.output
-        assert r.output.startswith("error: --compare: ") and says in r.output, r.output
-        assert len(r.output.strip().splitlines()) == 1, r.output
+        output = _compare_refused(suite, base, "--api", api)
+        assert says in output, output
     (tmp_path / "fib.txt").write_text(SUITE["prompts"][0]["text"])  # the same text from a prompt file
     from_file = tmp_path / "from_file.yaml"
     from_file.write_text(json.dumps({**SUITE, "prompts": [{"name": "fib", "file": "fib.txt"}, SUITE["prompts"][1]]}))
     for same in (renamed, from_file):
-        with FakeSGLang() as srv:
-            r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(same), "--compare", str(base)])
-        assert r.exit_code == 0 and "speedup" in r.output, r.output
+        _compare_runs(same, base)
 
 
 def test_cli_compare_refuses_a_baseline_of_another_model_before_any_request(tmp_path):
@@ -458,21 +473,13 @@ def test_cli_compare_refuses_a_baseline_of_another_model_before_any_request(tmp_
     # org/model-B with EAGLE3: speedups of 2.33x ... 0.93x printed, exit 0 (two models compared)
     suite_file, base = tmp_path / "tiny.yaml", tmp_path / "base.json"
     suite_file.write_text(json.dumps(SUITE))
-    runner = CliRunner()
     info = {"version": "0.5.23", "model_path": "org/model-A"}
-    with FakeSGLang(verify_every=0, info=info) as srv:
-        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(base)])
+    r, _ = _bench(suite_file, "--json", base, verify_every=0, info=info)
     assert r.exit_code == 0, r.output
-    with FakeSGLang(info={**info, "model_path": "org/model-B"}) as srv:
-        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--compare", str(base)])
-        assert srv.bodies == [] and srv.events == []  # refused before any request
-    assert r.exit_code == 2, r.output
-    assert r.output.startswith("error: --compare: ") and len(r.output.strip().splitlines()) == 1, r.output
-    assert "measured on model_path 'org/model-A'" in r.output and "runs 'org/model-B'" in r.output, r.output
+    output = _compare_refused(suite_file, base, info={**info, "model_path": "org/model-B"})
+    assert "measured on model_path 'org/model-A'" in output and "runs 'org/model-B'" in output, output
     for same in (info, {"version": "0.5.23"}):  # the same model, or a server that does not say
-        with FakeSGLang(info=same) as srv:
-            r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--compare", str(base)])
-        assert r.exit_code == 0 and "speedup" in r.output, r.output
+        _compare_runs(suite_file, base, info=same)
 
 
 def test_cli_compare_refuses_a_partial_baseline(tmp_path):
@@ -480,16 +487,11 @@ def test_cli_compare_refuses_a_partial_baseline(tmp_path):
     # (one row) against this run's mean over every row, exit 0
     suite_file, base = tmp_path / "tiny.yaml", tmp_path / "base.json"
     suite_file.write_text(json.dumps(SUITE))
-    runner = CliRunner()
-    with FakeSGLang(die_after=4) as srv:
-        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(base)])
+    r, _ = _bench(suite_file, "--json", base, die_after=4)
     assert r.exit_code == 1 and SuiteResult.load(base).single_tok_per_s is not None, r.output
-    with FakeSGLang() as srv:
-        r = runner.invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--compare", str(base)])
-        assert srv.bodies == []  # refused before any request
-    assert r.exit_code == 2, r.output
-    assert r.output.startswith(f"error: --compare: {base} is no complete measurement of its suite ("), r.output
-    assert "measure the baseline again to the end" in r.output and len(r.output.strip().splitlines()) == 1
+    output = _compare_refused(suite_file, base)
+    assert output.startswith(f"error: --compare: {base} is no complete measurement of its suite ("), output
+    assert "measure the baseline again to the end" in output
 
 
 def test_cli_saves_the_partial_result_when_the_server_dies(tmp_path):
