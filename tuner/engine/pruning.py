@@ -48,7 +48,7 @@ from ..config.study import StudyConfig, objective_concurrency
 from .objectives import objective_values
 from .outcome import is_figure
 from .patience import StorageUnavailable, fail_fast, unreachable_now
-from .records import MEASURED, StoredFigures, front_records, load_records
+from .records import MEASURED, StoredFigures, finite_number, front_records, load_records
 
 #: user attribute: per stage, ``{"stage": name, "estimates": [...]}`` (every measured trial)
 STAGES_ATTR = "stages"
@@ -71,8 +71,7 @@ def last_estimates(attrs: dict) -> list[float] | None:
     stages = attrs.get(STAGES_ATTR)
     last = stages[-1] if isinstance(stages, list) and stages else None
     estimates = last.get("estimates") if isinstance(last, dict) else None
-    if not isinstance(estimates, list) or not all(
-            isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v) for v in estimates):
+    if not isinstance(estimates, list) or not all(finite_number(v) for v in estimates):
         return None
     return estimates
 
@@ -85,7 +84,7 @@ def stage_intermediate_values(stages: Sequence[dict]) -> dict[int, float]:
     for k, st in enumerate(stages or []):
         estimates = st.get("estimates") if isinstance(st, dict) else None
         for i, v in enumerate(estimates or []):
-            if isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v):
+            if finite_number(v):
                 out[k * len(estimates) + i] = float(v)
     return out
 
@@ -108,8 +107,7 @@ def usable_baseline_stages(stages) -> list[dict]:
     def ok(st) -> bool:
         figures = [v for k, v in st.items() if k != "stage"] if isinstance(st, dict) else [None]
         return isinstance(st, dict) and isinstance(st.get("stage"), str) and all(
-            v is None or (isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v))
-            for v in figures)
+            v is None or finite_number(v) for v in figures)
 
     return list(stages) if isinstance(stages, list) and all(ok(st) for st in stages) else []
 
@@ -204,8 +202,7 @@ class FrontPruner(BasePruner):
 
     def __init__(self, objectives: Sequence[str], plan, settings, request_cv: float | None = None):
         self.objectives, self.plan, self.settings = list(objectives), list(plan), settings
-        usable = (isinstance(request_cv, (int, float)) and not isinstance(request_cv, bool)
-                  and math.isfinite(request_cv) and request_cv >= 0)  # not one edited by hand into text
+        usable = finite_number(request_cv) and request_cv >= 0  # not one edited by hand into text
         self.request_cv = request_cv if usable else PRIOR_REQUEST_CV
 
     def prune(self, study, trial) -> bool:

@@ -13,6 +13,7 @@ with no values, the same violated constraint, and its partial figures under ``pa
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -37,13 +38,17 @@ UNREADABLE_ATTR = "unreadable_because"
 _NUMERIC = ("single_tok_per_s", "single_speedup", "accept_length", "duration_s", "model_duration_s")
 
 
+def finite_number(value: Any) -> bool:
+    """Whether ``value`` is a JSON number that can be a figure: an int or float (not a bool), neither
+    NaN nor infinite. What every reader of a stored or hand-edited attribute checks first."""
+    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def attrs_problem(attrs: dict) -> str | None:
     """What makes a trial's stored attributes unusable, or None: the readers (status, pareto,
     export, report, confirm) trust what this passes. ``status`` text; ``effective``/``requested``
     mappings of positive whole numbers (or unset flags, for a request); figures finite numbers;
     ``stages`` a list of ``{stage, estimates}``."""
-    import math
-
     status = attrs.get("status")
     if status is not None and not isinstance(status, str):
         return f"status {status!r} is not text"
@@ -62,15 +67,14 @@ def attrs_problem(attrs: dict) -> str | None:
         if key in _NUMERIC or key.startswith(("tok_per_s@", "speedup@")):
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if not finite_number(value):
                 return f"{key} {value!r} is not a finite number"
     if "stages" in attrs and not isinstance(attrs["stages"], list):
         return f"stages {attrs['stages']!r} is not a list"
     for st in attrs.get("stages") or []:  # what pruning's noise and the sampler read of each stage
         estimates = st.get("estimates") if isinstance(st, dict) else None
         if (not isinstance(st, dict) or not isinstance(st.get("stage"), str) or not isinstance(estimates, list)
-                or not all(isinstance(v, (int, float)) and not isinstance(v, bool) and math.isfinite(v)
-                           for v in estimates)):
+                or not all(finite_number(v) for v in estimates)):
             return f"stages entry {st!r} is not {{stage: name, estimates: [numbers]}}"
     return None
 
@@ -253,8 +257,6 @@ def run_to_run_spread(records: list[TrialRecord]) -> dict[str, Any] | None:
     its prior. ``{"objectives": [spread or None, ...], "settings": n, "readings": m}``; None when no
     setting has two readings. An objective is left None where a repeated setting read 0 or less on
     it (a goodput of 0 has no relative spread)."""
-    import math
-
     repeated = [g for g in _repeat_groups(records) if len(g) > 1]
     if not repeated:
         return None
