@@ -90,4 +90,3 @@ def check_storage_writable(url: str, target: str | None, storage: str | None) ->
         source, key = ("--storage", "") if storage is not None else (target or "$TUNER_STORAGE",
                                                                       "storage" if target else "")
         raise ConfigError(source, key, f"{redact(url)}: {exc.message}") from None
-
