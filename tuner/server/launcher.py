@@ -246,7 +246,7 @@ class ServerProcess:
     def _write_record(self, gpu_before: list[int] | None) -> None:
         pid = self.proc.pid
         st, me = read_stat(pid), read_stat(os.getpid())
-        if st is None or me is None:  # no /proc (or it exited at once): nothing to find later
+        if st is None or me is None:  # it exited at once, and was reaped: nothing to find later
             return
         self.record = ServerRecord(
             pid=pid, pgid=st.pgid, start_ticks=st.start_ticks, cmdline=read_cmdline(pid) or self.argv,

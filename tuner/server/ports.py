@@ -1,20 +1,21 @@
 """Ports: is one free, pick a free one, wait until one is released, and who listens on one.
 
 A port counts as free when an HTTP server could bind it now (``SO_REUSEADDR``: a TIME_WAIT
-leftover does not count as busy). Who listens is read from ``/proc/net/tcp*`` and the listening
-socket's inode among a process group's open files, so a stranger on "our" port is never mistaken
-for our server.
+leftover does not count as busy). Who listens is psutil's table of TCP sockets, which names the
+process holding each (by its open files), so a stranger on "our" port is never mistaken for our
+server.
 """
 
 from __future__ import annotations
 
 import errno
-import os
 import re
 import socket
 import time
 
-from .procs import _PROC, group_members
+import psutil
+
+from .procs import group_members
 
 
 class PortInUseError(RuntimeError):
@@ -86,41 +87,23 @@ def wait_port_free(host: str, port: int, timeout_s: float) -> bool:
         time.sleep(0.1)
 
 
-def _listening_inodes(port: int) -> set[int]:
-    """Socket inodes listening on ``port`` (``/proc/net/tcp`` and ``tcp6``; state 0A = LISTEN)."""
-    inodes = set()
-    for name in ("tcp", "tcp6"):
-        try:
-            lines = (_PROC / "net" / name).read_text().splitlines()[1:]
-        except OSError:
-            continue
-        for line in lines:
-            parts = line.split()
-            if len(parts) > 9 and parts[3] == "0A" and int(parts[1].rsplit(":", 1)[1], 16) == port:
-                inodes.add(int(parts[9]))
-    return inodes
+def _listeners(port: int) -> set[int | None]:
+    """The pids holding a socket that listens on TCP ``port``, IPv4 or IPv6 (None for one whose
+    holder cannot be seen: another user's process)."""
+    try:
+        conns = psutil.net_connections(kind="tcp")
+    except (psutil.AccessDenied, OSError):
+        return set()
+    return {c.pid for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
 
 
 def listener_owned_by_group(port: int, pgid: int) -> bool | None:
     """Whether a process of group ``pgid`` holds the socket listening on ``port``.
 
-    None when that cannot be told (no ``/proc/net/tcp``, no listener found); the launcher then trusts
-    its pre-launch port check.
+    None when that cannot be told (the socket table is unreadable, or no listener found); the launcher
+    then trusts its pre-launch port check.
     """
-    inodes = _listening_inodes(port)
-    if not inodes:
+    holders = _listeners(port)
+    if not holders:
         return None
-    for st in group_members(pgid):
-        fd_dir = _PROC / str(st.pid) / "fd"
-        try:
-            fds = list(fd_dir.iterdir())
-        except OSError:
-            continue
-        for fd in fds:
-            try:
-                target = os.readlink(fd)
-            except OSError:
-                continue
-            if target.startswith("socket:[") and int(target[8:-1]) in inodes:
-                return True
-    return False
+    return any(st.pid in holders for st in group_members(pgid))

@@ -1,10 +1,11 @@
 """Process identity and process groups: the only way the tuner signals a process.
 
 Identity: a pid alone is not a process, since pids are reused. A process is its pid plus its start time
-(``/proc/PID/stat`` field 22, clock ticks since boot) on one boot (``boot_id``). Nothing here ever
+in clock ticks since boot (what ``/proc/PID/stat`` field 22 holds, and what psutil's own pid-reuse check
+compares) on one boot (``boot_id``). Nothing here ever
 kills by name: only whole process groups whose leader still matches a record (a group id cannot be
 reused while its leader lives) or, when the leader is gone, the group members recorded by pid and
-start time. Linux ``/proc`` is required.
+start time. Process facts come from psutil; Linux is required (``boot_id``, process groups).
 
 Escapees. A server's child may leave the group (``os.setsid()``, or a double fork whose middle
 process exits, as a daemonizing launcher does) and keep running: a wedged TP worker that holds the
@@ -28,11 +29,14 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import psutil
+
 log = logging.getLogger("tuner.server")
 
-_PROC = Path("/proc")
 #: The environment variable that marks a launch's processes (see the module's docstring).
 MARK_VAR = "TUNER_SERVER_MARK"
+_TICKS_PER_S = os.sysconf("SC_CLK_TCK")
+_GONE = (psutil.NoSuchProcess, psutil.AccessDenied, ProcessLookupError, PermissionError)
 
 
 @dataclass(frozen=True)
@@ -41,23 +45,29 @@ class ProcStat:
     ppid: int
     pgid: int
     sid: int
-    state: str  #: R, S, D, Z (zombie: exited, not yet reaped), ...
+    state: str  #: psutil's status: "running", "sleeping", "disk-sleep", "zombie" (exited, not yet reaped), ...
     start_ticks: int  #: start time in clock ticks since boot
 
     @property
     def alive(self) -> bool:
-        return self.state not in ("Z", "X")
+        return self.state not in (psutil.STATUS_ZOMBIE, psutil.STATUS_DEAD)
+
+
+def _start_ticks(proc: psutil.Process) -> int:
+    """Clock ticks from boot to the process's start. psutil reports the start as epoch seconds, the
+    ticks over ``SC_CLK_TCK`` plus the boot time: taking the boot time back off gives the ticks, which
+    (unlike epoch seconds) no clock step can move, so a record stays comparable across runs."""
+    return round((proc.create_time() - psutil.boot_time()) * _TICKS_PER_S)
 
 
 def read_stat(pid: int) -> ProcStat | None:
-    """``/proc/PID/stat``, or None when there is no such process."""
+    """The process ``pid`` now, or None when there is no such process."""
     try:
-        raw = (_PROC / str(pid) / "stat").read_text()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        proc = psutil.Process(pid)
+        with proc.oneshot():
+            return ProcStat(pid, proc.ppid(), os.getpgid(pid), os.getsid(pid), proc.status(), _start_ticks(proc))
+    except _GONE:
         return None
-    # The command name (field 2) may hold spaces and parentheses: split after the last ')'.
-    rest = raw[raw.rindex(")") + 2:].split()
-    return ProcStat(pid, int(rest[1]), int(rest[2]), int(rest[3]), rest[0], int(rest[19]))
 
 
 def process_alive(pid: int, start_ticks: int | None) -> bool:
@@ -68,28 +78,22 @@ def process_alive(pid: int, start_ticks: int | None) -> bool:
 
 def read_cmdline(pid: int) -> list[str] | None:
     try:
-        raw = (_PROC / str(pid) / "cmdline").read_bytes()
-    except (FileNotFoundError, ProcessLookupError, PermissionError):
+        return psutil.Process(pid).cmdline()
+    except _GONE:
         return None
-    return [part.decode(errors="replace") for part in raw.split(b"\0")[:-1]]
 
 
 def boot_id() -> str:
+    """This boot's random id (psutil has none: its boot time moves when the clock is stepped)."""
     try:
-        return (_PROC / "sys/kernel/random/boot_id").read_text().strip()
+        return Path("/proc/sys/kernel/random/boot_id").read_text().strip()
     except OSError:
         return ""
 
 
 def all_stats() -> list[ProcStat]:
     """Every process now in the table (zombies included)."""
-    out = []
-    for entry in _PROC.iterdir():
-        if entry.name.isdigit():
-            st = read_stat(int(entry.name))
-            if st is not None:
-                out.append(st)
-    return out
+    return [st for st in map(read_stat, psutil.pids()) if st is not None]
 
 
 def group_members(pgid: int, only: set[tuple[int, int]] | None = None) -> list[ProcStat]:
@@ -104,12 +108,11 @@ def new_mark() -> str:
     return secrets.token_hex(16)
 
 
-def _carries_mark(pid: int, entry: bytes) -> bool:
+def _carries_mark(pid: int, mark: str) -> bool:
     try:
-        raw = (_PROC / str(pid) / "environ").read_bytes()
-    except OSError:  # gone, or another user's process (not ours: unreadable)
+        return psutil.Process(pid).environ().get(MARK_VAR) == mark
+    except _GONE:  # gone, or another user's process (not ours: unreadable)
         return False
-    return entry in raw.split(b"\0")
 
 
 def escapees(pgid: int, *, root: int | None = None, mark: str | None = None,
@@ -119,11 +122,10 @@ def escapees(pgid: int, *, root: int | None = None, mark: str | None = None,
     from any of them. Empty without ``root`` and ``mark``. ``outside_only=False``: the group's own
     such processes too (when the group cannot be signalled as a whole: its leader is gone)."""
     stats = [st for st in all_stats() if st.alive]
-    entry = f"{MARK_VAR}={mark}".encode() if mark else None
     ours = {root} if root is not None else set()
-    if entry is not None:
+    if mark:
         ours |= {st.pid for st in stats if (st.pgid != pgid or not outside_only)
-                 and _carries_mark(st.pid, entry)}
+                 and _carries_mark(st.pid, mark)}
     children: dict[int, list[int]] = {}
     for st in stats:
         children.setdefault(st.ppid, []).append(st.pid)

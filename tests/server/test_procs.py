@@ -1,0 +1,41 @@
+"""Process identity as ``tuner.server.procs`` reads it through psutil: the start time is the kernel's
+own tick count (``/proc/PID/stat`` field 22), so records written by earlier runs still match, and a
+zombie or reaped child is not alive."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+
+from tuner.server.procs import all_stats, process_alive, read_stat
+
+
+def _kernel_start_ticks(pid: int) -> int:
+    with open(f"/proc/{pid}/stat") as f:
+        raw = f.read()
+    return int(raw[raw.rindex(")") + 2:].split()[19])
+
+
+def test_start_ticks_are_the_kernels_and_identify_a_process():
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(30)"], start_new_session=True)
+    try:
+        st = read_stat(child.pid)
+        assert st is not None and st.alive
+        assert (st.ppid, st.pgid, st.sid) == (os.getpid(), child.pid, child.pid)
+        assert st.start_ticks == _kernel_start_ticks(child.pid)
+        assert read_stat(os.getpid()).start_ticks == _kernel_start_ticks(os.getpid())
+        assert process_alive(child.pid, st.start_ticks)
+        assert not process_alive(child.pid, st.start_ticks + 1)  # another process that reused the pid
+        assert not process_alive(child.pid, None)
+        assert child.pid in {s.pid for s in all_stats()}
+    finally:
+        child.kill()
+    deadline = time.monotonic() + 10
+    while read_stat(child.pid).alive and time.monotonic() < deadline:  # unreaped: a zombie
+        time.sleep(0.05)
+    zombie = read_stat(child.pid)
+    assert zombie is not None and not zombie.alive and not process_alive(child.pid, st.start_ticks)
+    child.wait()
+    assert read_stat(child.pid) is None
