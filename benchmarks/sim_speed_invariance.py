@@ -40,6 +40,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from machine import load_line  # noqa: E402
 
 from tuner.bench.stats import t975  # noqa: E402
+from tuner.config.space import space_path  # noqa: E402
 from tuner.sglang.rules import SpecConfig  # noqa: E402
 
 OBJECTIVES = ("single_speedup", "speedup@32")
@@ -62,7 +63,7 @@ def run_study(workdir: Path, speedup: float, seed: int) -> dict:
     name = f"inv-{speedup:g}x-s{seed}"
     path = workdir / f"{name}.yaml"
     study = yaml.safe_load(DEMO.read_text())
-    study.update(name=name, search_space=str((DEMO.parent / study["search_space"]).resolve()),
+    study.update(name=name, search_space=str(space_path(study["search_space"], DEMO.parent).resolve()),
                  budget={"n_trials": len(SETTINGS)}, default_seed_trials=False,
                  seed_trials=[SpecConfig(*c).server_args() for c in SETTINGS])
     study["server"]["sim"].update(speedup=speedup, seed=seed)

@@ -9,6 +9,7 @@ is not one, the lossless check on a sampled suite, and lone UTF-16 surrogates in
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -23,6 +24,8 @@ from tuner.config.yamlfile import ConfigError, read_yaml
 ROOT = Path(__file__).resolve().parents[2]
 DEMO = (ROOT / "studies" / "sim-demo.yaml").read_text()
 SPACE = (ROOT / "search_spaces" / "eagle3.yaml").read_text()
+#: the demo's `  backend: sim` line (its header comment may grow)
+BACKEND_LINE = DEMO.splitlines().index("  backend: sim") + 1
 SUITE = {"name": "s", "prompts": [{"name": "a", "text": "hello"}], "single": {"lengths": [8], "repeats": 1},
          "sweep": {"concurrencies": [32], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30}
 
@@ -73,9 +76,9 @@ CASES = [
     ("suite temperature inf", {"suite.yaml": yaml.safe_dump({**SUITE, "temperature": float("inf")})},
      demo(bench={"suite": "suite.yaml"}), "suite.yaml: temperature: must be a finite number, got inf"),
     # 2. a key given twice
-    ("backend twice", {}, DEMO.replace("search_space: ../search_spaces/eagle3.yaml", "search_space: space.yaml")
+    ("backend twice", {}, re.sub(r"^search_space: .*$", "search_space: space.yaml", DEMO, flags=re.M)
      .replace("  backend: sim\n", "  backend: sim\n  backend: sglang\n"),
-     "sim-demo.yaml: server.backend: given twice (lines 6 and 7)"),
+     f"sim-demo.yaml: server.backend: given twice (lines {BACKEND_LINE} and {BACKEND_LINE + 1})"),
     ("name twice", {}, demo() + "name: other\n", "sim-demo.yaml: name: given twice"),
     ("budget twice", {}, demo() + "budget: {n_trials: 3}\n", "sim-demo.yaml: budget: given twice"),
     ("algorithm twice in the space", {"space.yaml": SPACE + "algorithm: EAGLE\n"}, demo(),

@@ -180,11 +180,15 @@ def test_a_suite_without_single_requests_is_one_line(tmp_path):
     assert f"{suite}: single.lengths: " in line and "Traceback" not in line, line
 
 
-def test_the_default_space_missing_here_names_the_flag(tmp_path, monkeypatch):
-    # QA: run outside the checkout, `tuner sim landscape` said "error: search_spaces/eagle3.yaml: file
-    # not found; check the path": a path the user never typed, no flag named.
+def test_the_default_space_is_the_shipped_one_from_any_folder(tmp_path, monkeypatch):
+    # QA: the default --space was search_spaces/eagle3.yaml, a path in the tuner's checkout, so an
+    # installed tuner refused to run without --space; now it is the shipped space, by name.
     monkeypatch.chdir(tmp_path)
-    result = CliRunner().invoke(landscape_cmd, [])
+    result = CliRunner().invoke(landscape_cmd, ["--suite", "quick", "--json"])
+    assert result.exit_code == 0, result.output
+    assert len(json.loads(result.output)["rows"]) == 949
+    result = CliRunner().invoke(landscape_cmd, ["--space", "eagl3"])
     line = result.output.strip()
     assert result.exit_code == 2 and line.splitlines() == [line], result.output
-    assert "--space" in line and "current folder" in line, line
+    assert "eagl3: unknown search space 'eagl3' (did you mean 'eagle3'?)" in line, line
+    assert list(tmp_path.iterdir()) == []

@@ -9,6 +9,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Iterable
 
+from ..config.space import SPACES_DIR, is_shipped_space
 from ..config.study import StudyConfig
 from ..config.suite import SHIPPED_SUITES
 from ..config.yamlfile import ConfigError, read_yaml
@@ -81,7 +82,9 @@ def study_inputs(target: str | None, url: str | None,
         ("the study file", study_file), ("the study's storage", sqlite_path(url) if url else None)]
     if config is None:
         return own
-    own.append(("the study's search-space file", config.search_space))
+    space = config.search_space  # a shipped name: its file in the package (tuner.config.space)
+    own.append(("the study's search-space file",
+                SPACES_DIR / f"{space}.yaml" if is_shipped_space(space) else space))
     server = config.server
     for what, path in (("the study's simulator profile", server.sim.profile),
                        ("the study's simulator profile", server.model.profile if server.model else None),

@@ -18,15 +18,15 @@ def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
     return out
 
 
-#: --space's default: relative to the current folder (the tuner's checkout)
-DEFAULT_SPACE = "search_spaces/eagle3.yaml"
+#: --space's default: the shipped EAGLE-3 space, by name (tuner.config.space.SHIPPED_SPACES)
+DEFAULT_SPACE = "eagle3"
 
 
 @click.command("landscape")
 @click.option("--profile", "profile", default="k2.6-tp8-pcie", show_default=True,
               help="Simulator profile: a shipped name or a YAML file.")
-@click.option("--space", "space_file", default=DEFAULT_SPACE, show_default=True,
-              type=click.Path(dir_okay=False), help="Search-space file.")
+@click.option("--space", "space_file", default=DEFAULT_SPACE, show_default=True, metavar="SPACE",
+              help="Search space: a shipped one (eagle3) or a YAML file.")
 @click.option("--concurrency", "concurrencies", default="1,32", show_default=True,
               callback=_concurrencies, help="Sweep concurrencies, comma-separated.")
 @click.option("--suite", default="seed", show_default=True, help="Benchmark suite: a shipped one (seed, quick, mixed, sharegpt-mini) or a file.")
@@ -47,17 +47,15 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
 
     from ..sim.landscape import landscape as compute
 
-    if space_file == DEFAULT_SPACE and not Path(space_file).exists():
-        # the default is a path in the tuner's checkout, read from the current folder
-        fail(f"--space: {space_file} (the default) is not in the current folder {Path.cwd()}; run from the "
-             "tuner's checkout or give --space FILE", 2)
     if table_path:
         from ..config.files import check_output, unusable_path
+        from ..config.space import SPACES_DIR, is_shipped_space
         from .own_files import check_not_among
 
         # before the (slow) model runs, and never over this command's own inputs (QA: --table
-        # eagle3.yaml wrote the table over the search space, exit 0)
-        inputs = [("the --space file", space_file), ("the --suite file", suite),
+        # eagle3.yaml wrote the table over the search space, exit 0), a shipped space's file included
+        shipped = SPACES_DIR / f"{space_file}.yaml" if is_shipped_space(space_file) else space_file
+        inputs = [("the --space file", shipped), ("the --suite file", suite),
                   ("the --profile file", profile)]
         try:
             check_not_among(table_path, "--table", [(what, p) for what, p in inputs

@@ -1,4 +1,7 @@
-"""``tuner space check|list``: ask SGLang's rules about a setting before any GPU-minute is spent."""
+"""``tuner space check|list``: ask SGLang's rules about a setting before any GPU-minute is spent.
+
+SPACE is a shipped space's name (``eagle3``: :data:`tuner.config.space.SHIPPED_SPACES`) or a
+search-space YAML file (:func:`tuner.config.space.space_path`)."""
 
 from __future__ import annotations
 
@@ -11,11 +14,14 @@ from .output import print_json, print_table
 
 @click.group()
 def space() -> None:
-    """Inspect a search space: valid settings and what SGLang really runs."""
+    """Inspect a search space: valid settings and what SGLang really runs.
+
+    SPACE is a shipped space (eagle3) or a search-space YAML file.
+    """
 
 
 @space.command("check")
-@click.argument("space_file", type=click.Path(dir_okay=False))
+@click.argument("space_file", metavar="SPACE")
 @click.option("--num-steps", type=int, default=None, help="--speculative-num-steps")
 @click.option("--topk", type=int, default=None, help="--speculative-eagle-topk")
 @click.option("--draft-tokens", type=int, default=None, help="--speculative-num-draft-tokens")
@@ -70,7 +76,7 @@ def check(space_file, num_steps, topk, draft_tokens, as_json) -> None:
 
 
 @space.command("list")
-@click.argument("space_file", type=click.Path(dir_okay=False))
+@click.argument("space_file", metavar="SPACE")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def list_(space_file, as_json) -> None:
     """List the distinct settings SGLang would really run, and their count."""

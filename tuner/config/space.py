@@ -1,10 +1,17 @@
-"""The search-space file (``search_spaces/*.yaml``) and the EAGLE-3 search space it describes.
+"""The search-space file (``search_spaces/*.yaml``, or a shipped name: ``eagle3``) and the EAGLE-3
+search space it describes.
 
 :class:`SearchSpaceConfig` is the file as a typed, validated object (errors name the file and key,
 see :mod:`tuner.config.yamlfile`). :class:`SearchSpace` answers three questions for the study
 engine and the CLI: what SGLang really runs for a proposal (:meth:`SearchSpace.resolve`), which
 distinct effective settings the space holds (:meth:`SearchSpace.effective_configs`), and the Optuna
 distributions to sample from. The rules themselves live in :mod:`tuner.sglang.rules`.
+
+Shipped spaces (:data:`SHIPPED_SPACES`, files in ``tuner/config/spaces``) are named as shipped suites
+are (:func:`tuner.config.suite.load_suite`): a shipped name (``eagle3``, exactly) is the shipped file,
+even where a file of that name lies in the folder paths are read from (write ``./eagle3`` for that
+file); anything else is a path; a bare name that is neither shipped nor a file (no ``/``, no
+``.yaml``) is refused as an unknown space, not reported as a missing file.
 """
 
 from __future__ import annotations
@@ -16,7 +23,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..sglang.rules import Resolution, ServerContext, SpecConfig, resolve, resolve_backend_aliases
-from .yamlfile import StrictModel, load_model
+from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model
 
 from .server_arg_checks import SPEC_PARAMS, check_server_args
 
@@ -90,13 +97,57 @@ _PARAM_MINIMUM = {"speculative_num_steps": 1, "speculative_eagle_topk": 1, "spec
 #: far beyond anything worth launching and keep a typo (high: 1000000000) from exhausting memory.
 PARAM_MAXIMUM = {"speculative_num_steps": 64, "speculative_eagle_topk": 64,
                  "speculative_num_draft_tokens": 1024}
+#: Search spaces that ship with the package, by name (``tuner/config/spaces/NAME.yaml``); the first
+#: is a study file's default ``search_space``. ``search_spaces/eagle3.yaml`` in the tuner's checkout
+#: is the same file, kept identical by tests/config/test_shipped_space.py.
+SPACES_DIR = Path(__file__).parent / "spaces"
+SHIPPED_SPACES = ("eagle3",)
+DEFAULT_SPACE = SHIPPED_SPACES[0]
+
+
+def is_shipped_space(text: str | Path) -> bool:
+    """Whether ``text`` names a shipped space (exactly its name: ``eagle3``, not ``eagle3.yaml``)."""
+    return isinstance(text, str) and text in SHIPPED_SPACES
+
+
+def unknown_space_problem(text: str) -> str:
+    """What to say of a bare name (no ``/``, no ``.yaml``) that is neither shipped nor a file."""
+    return (f"unknown search space {text!r}{did_you_mean(text, SHIPPED_SPACES)}; expected a shipped one "
+            f"({', '.join(SHIPPED_SPACES)}) or a search-space YAML file")
+
+
+def is_bare_name(text: str) -> bool:
+    """A name, not a path: no ``/`` and no ``.yaml``/``.yml`` ending."""
+    return "/" not in text and not text.endswith((".yaml", ".yml"))
+
+
+def space_path(spec: str | Path, base_dir: str | Path | None = None) -> Path:
+    """The file a search space's name or path refers to: a shipped name's file, else the path
+    (relative ones against ``base_dir``, default the current folder). :class:`ConfigError` for a
+    bare name that is neither shipped nor a file (see the module docstring); a missing path is left
+    to the loader, which says "file not found"."""
+    text = str(spec)
+    if is_shipped_space(spec):
+        return SPACES_DIR / f"{text}.yaml"
+    path = Path(text)
+    if not path.is_absolute() and base_dir is not None:
+        path = Path(base_dir) / path
+    from .files import unusable_path
+
+    if unusable_path(path):  # pathlib's exists() would raise
+        raise ConfigError(path, "", f"is no usable path ({unusable_path(path)}); give a shorter or other path")
+    if is_bare_name(text) and not path.exists():
+        raise ConfigError(text, "", unknown_space_problem(text))
+    return path
+
+
 #: The most requested combinations a space may hold (the shipped one has 2,016): every one is checked
 #: against SGLang's rules when a study starts (about half a second for 100,000).
 MAX_COMBINATIONS = 100_000
 
 
 class SearchSpaceConfig(StrictModel):
-    """``search_spaces/*.yaml``: ranges of the three EAGLE-3 flags and server args held fixed."""
+    """A search-space file: ranges of the three EAGLE-3 flags and server args held fixed."""
 
     algorithm: Literal["EAGLE3", "EAGLE"] = "EAGLE3"
     params: dict[str, Param]
@@ -174,8 +225,9 @@ def _requested(config: SearchSpaceConfig):
 
 
 def load_space(path: str | Path) -> SearchSpaceConfig:
-    """Load and validate a search-space file; raises :class:`ConfigError`."""
-    return load_model(SearchSpaceConfig, path)
+    """Load and validate a search space: a shipped name or a file (:func:`space_path`, relative to
+    the current folder); raises :class:`ConfigError`."""
+    return load_model(SearchSpaceConfig, space_path(path))
 
 
 

@@ -27,7 +27,7 @@ from .paths import NonEmptyPathText, PathText, sqlite_url
 from .sampler import check_sampler_options
 from .slo import SLO
 from .server_arg_checks import check_server_args, option_like, reserved_arg, unmeasurable_problem
-from .space import load_space
+from .space import DEFAULT_SPACE, SHIPPED_SPACES, is_bare_name, load_space, unknown_space_problem
 from .suite import INLINE_SUITE, SHIPPED_SUITES, check_as_written, load_suite, refuse_text_and_file
 from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
@@ -522,7 +522,9 @@ class StudyConfig(StrictModel):
     #: Optuna storage URL, or ``${VAR}``; default ``$TUNER_STORAGE`` when set, else an SQLite file
     #: ``NAME.db`` beside the study file; a relative SQLite file is beside the study file too
     storage: str | None = None
-    search_space: PathText  #: path, relative to the study file
+    #: a shipped space's name (``eagle3``, the default) or a file, relative to the study file; a
+    #: shipped name wins over a file of that name beside it (``./eagle3`` names the file)
+    search_space: PathText = DEFAULT_SPACE
     server: ServerSettings
     bench: BenchSettings = Field(default_factory=BenchSettings)
     #: what to maximize, each vs the autoregressive baseline measured with the same suite:
@@ -598,7 +600,14 @@ def load_study(path: str | Path) -> StudyConfig:
     path = _resolved(Path(path), path, "")
     study = load_model(StudyConfig, path)
     base = path.parent
-    space_path = _resolved(base / study.search_space, path, "search_space")
+    space = study.search_space
+    if space in SHIPPED_SPACES:  # kept as its name, as a shipped suite or profile is
+        space_path: str | Path = space
+    elif is_bare_name(space) and not (base / space).exists():
+        raise ConfigError(path, "search_space", f"{unknown_space_problem(space)}, as a path relative to "
+                          f"the study file")
+    else:
+        space_path = _resolved(base / space, path, "search_space")
     with _named_by(path, "search_space", space_path):
         load_space(space_path)  # fail now, naming the space file, not at the first trial
     update: dict[str, Any] = {"search_space": str(space_path)}
