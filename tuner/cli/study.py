@@ -1,5 +1,5 @@
-"""``tuner study create|run|status`` (and, in their own modules, pareto, export, report, list,
-delete, copy, compare).
+"""``tuner study create|run|status`` (and, in their own modules, init, pareto, export, report, list,
+delete, copy, compare, confirm).
 
 A study is named either by its file (``studies/NAME.yaml``: the storage comes from the file) or by
 ``NAME`` with ``--storage URL`` (or ``$TUNER_STORAGE``; with neither, ``studies/NAME.db`` when it
@@ -33,9 +33,13 @@ STORAGE_EXIT = 75
     "copy": "tuner.cli.study_manage:copy",
     "compare": "tuner.cli.study_compare:compare",
     "confirm": "tuner.cli.study_confirm:confirm",
+    "init": "tuner.cli.study_init:init",
 })
 def study() -> None:
-    """Create, run and inspect Optuna studies of EAGLE-3 settings."""
+    """Create, run and inspect Optuna studies of EAGLE-3 settings.
+
+    No study file yet? `tuner study init demo.yaml` writes one that runs as it is.
+    """
 
 
 @study.command("create")

@@ -108,6 +108,34 @@ def write_text_atomic(path: str | Path, text: str) -> Path:
     return path
 
 
+def write_new_file(path: str | Path, text: str) -> Path:
+    """Write ``path`` whole, only if no file is there: ``FileExistsError`` (nothing written, the
+    file untouched) when one is, even one made by another process meanwhile. Staged as
+    :func:`write_atomic` stages, then hard-linked into place (``link`` never replaces a file, as
+    ``rename`` does); where the filesystem has no hard links, created with ``O_EXCL`` instead."""
+    path = Path(path)
+    _clean_stale(path)
+    umask = os.umask(0)
+    os.umask(umask)
+    fd, tmp = tempfile.mkstemp(prefix=f"{_prefix(path)}{os.getpid()}-", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.chmod(tmp, 0o666 & ~umask)
+        try:
+            os.link(tmp, path)
+        except FileExistsError:
+            raise
+        except OSError:  # no hard links here (some network and FUSE filesystems)
+            with open(path, "x", encoding="utf-8") as fh:
+                fh.write(text)
+    finally:
+        os.unlink(tmp)
+    return path
+
+
 def unusable_path(path: str | Path) -> str | None:
     """Why nothing can be looked up at ``path`` (a name past the filesystem's NAME_MAX, a path past
     PATH_MAX, a symlink loop on the way, a folder this user may not search): the system's words;
