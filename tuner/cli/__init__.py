@@ -86,8 +86,9 @@ class _TunerGroup(LazyGroup):
 def cli() -> None:
     """Tune SGLang EAGLE-3 speculative decoding flags, unattended, with Optuna.
 
-    Start with `tuner space list search_spaces/eagle3.yaml`, then run a study on the simulated
-    server: `tuner study run studies/sim-demo.yaml`.
+    Start with a study on the simulated server (no GPU): `tuner study init demo.yaml` writes one,
+    `tuner study run demo.yaml` runs it. `tuner space list eagle3` lists the settings of the shipped
+    search space.
     """
 
 

@@ -74,7 +74,8 @@ def create(study_file, storage) -> None:
 @click.option("--rebaseline", is_flag=True, help="Measure the autoregressive baseline again first.")
 @click.option("--workdir", default=None, type=click.Path(file_okay=False),
               callback=not_empty("give a folder, or leave --workdir out for the study's workdir"),
-              help="Where per-trial logs go (default: studies/NAME beside the study file).")
+              help="Where per-trial logs go (default: the study file's workdir, NAME/ beside it unless set; "
+                   "studies/NAME here for --study).")
 def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run, rebaseline, workdir) -> None:
     """Run trials: baseline first, then Optuna's proposals, until the budget or time is spent.
 

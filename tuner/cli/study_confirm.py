@@ -35,7 +35,8 @@ from .study_target import resolve_target, storage_option
 @click.option("--show", is_flag=True, help="Measure nothing: print the last confirmation.")
 @click.option("--workdir", default=None, type=click.Path(file_okay=False),
               callback=not_empty("give a folder, or leave --workdir out for the study's workdir"),
-              help="Where the servers' logs go (default: studies/NAME beside the study file).")
+              help="Where the servers' logs go (default: the study file's workdir, NAME/ beside it unless set; "
+                   "studies/NAME here for --study).")
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def confirm(target, study_name, storage, picks, repeats, near, max_candidates, min_speedup_c32, show, workdir,
             as_json) -> None:
