@@ -103,6 +103,8 @@ def test_unknown_names_are_refused_by_the_loader_too(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     with pytest.raises(ConfigError, match="unknown search space 'nope'"):
         load_space("nope")
+    with pytest.raises(ConfigError, match="empty; give a shipped space's name"):
+        load_space("")
 
 
 def test_outputs_spare_the_shipped_space_file(tmp_path, monkeypatch):

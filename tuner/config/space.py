@@ -127,6 +127,9 @@ def space_path(spec: str | Path, base_dir: str | Path | None = None) -> Path:
     bare name that is neither shipped nor a file (see the module docstring); a missing path is left
     to the loader, which says "file not found"."""
     text = str(spec)
+    if not text:  # Path("") is the current folder: "is a folder" would not say what was wrong
+        raise ConfigError("<search space>", "", "empty; give a shipped space's name (eagle3) or a search-space "
+                          "YAML file")
     if is_shipped_space(spec):
         return SPACES_DIR / f"{text}.yaml"
     path = Path(text)
