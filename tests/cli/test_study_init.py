@@ -14,6 +14,7 @@ import yaml
 from click.testing import CliRunner
 
 from tuner.cli import cli
+from tuner.config.files import write_new_file
 from tuner.config.starters import STARTERS, STUDIES_DIR, starter_path
 from tuner.config.study import load_study
 
@@ -98,3 +99,14 @@ def test_an_existing_file_is_never_overwritten(tmp_path, monkeypatch):
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, monkeypatch, args, says):
     monkeypatch.chdir(tmp_path)
     _refused(tmp_path, init(*args), says, {})
+
+
+def test_the_write_never_replaces_a_file_made_after_the_check(tmp_path):
+    # init checks first, then writes with write_new_file: a file made in between is kept, not replaced
+    target = tmp_path / "late.yaml"
+    target.write_text("theirs\n")
+    with pytest.raises(FileExistsError):
+        write_new_file(target, "ours\n")
+    assert target.read_text() == "theirs\n" and [p.name for p in tmp_path.iterdir()] == ["late.yaml"]
+    assert write_new_file(tmp_path / "new.yaml", "ours\n").read_text() == "ours\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["late.yaml", "new.yaml"]  # no temporary file left
