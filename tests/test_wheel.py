@@ -14,7 +14,6 @@ import os
 import shutil
 import subprocess
 import sys
-import time
 import zipfile
 from pathlib import Path
 
@@ -31,8 +30,8 @@ from tuner.sim.profile import PROFILES_DIR, list_profiles
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = Path(tuner.__file__).resolve().parent
-#: building takes about a second; far past this, something is wrong (a build backend fetched, a tree copied)
-BUILD_SECONDS = 60
+#: building takes about a second; a build past this is stuck (a build backend fetched, a tree copied)
+BUILD_TIMEOUT_S = 120
 
 
 def _in_wheel(path: Path) -> str:
@@ -64,12 +63,9 @@ def wheel(tmp_path_factory) -> Path:
         shutil.copy(ROOT / name, src / name)
     shutil.copytree(ROOT / "tuner", src / "tuner", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
     out = tmp_path_factory.mktemp("wheel")
-    started = time.monotonic()
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", "-q",
-                        "-w", str(out)], cwd=src, capture_output=True, text=True, timeout=BUILD_SECONDS * 2)
-    took = time.monotonic() - started
+                        "-w", str(out)], cwd=src, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
     assert r.returncode == 0, f"pip wheel failed (setuptools>=70.1 is a dev extra):\n{r.stderr[-3000:]}"
-    assert took < BUILD_SECONDS, f"building the wheel took {took:.0f} s"
     (built,) = out.glob("sglang_spec_tuner-*.whl")
     return built
 
