@@ -55,17 +55,44 @@ def test_list_in_every_format(study, monkeypatch, tmp_path):
     assert [x["study"] for x in rows] == ["life"] and float(rows[0]["best single_speedup"]) == pytest.approx(best)
     table = invoke("study", "list", "--storage", config.storage).output
     assert "life" in table and "life.baseline" not in table
-    # with no storage: every studies/*.db here
-    (tmp_path / "studies").mkdir()
-    shutil.copy(path.parent / "life.db", tmp_path / "studies" / "life.db")
-    monkeypatch.chdir(tmp_path)
+    # with no storage: every studies/*.db here (a folder without the study file and its life.db)
+    elsewhere = tmp_path / "elsewhere"
+    (elsewhere / "studies").mkdir(parents=True)
+    shutil.copy(path.parent / "life.db", elsewhere / "studies" / "life.db")
+    monkeypatch.chdir(elsewhere)
     monkeypatch.delenv("TUNER_STORAGE", raising=False)
     assert "life" in invoke("study", "list").output
     # one studies/*.db that is not a database is named, and hides none of the others (QA)
-    (tmp_path / "studies" / "notes.db").write_text("not a database\n")
+    (elsewhere / "studies" / "notes.db").write_text("not a database\n")
     r = CliRunner().invoke(cli, ["study", "list", "-f", "csv"])
     assert r.exit_code == 0 and [x["study"] for x in csv.DictReader(io.StringIO(r.stdout))] == ["life"]
     assert "warning: skipped" in r.stderr and "notes.db" in r.stderr and "not a database" in r.stderr
+
+
+def test_with_no_storage_a_study_beside_its_file_here_is_found_as_in_studies(study, monkeypatch, tmp_path):
+    """QA: `tuner study init demo.yaml && tuner study run demo.yaml` keeps demo.db beside the file, here;
+    `study list` and `status NAME` looked only in studies/ and found nothing."""
+    path, _ = study
+    here = tmp_path / "here"
+    here.mkdir()
+    shutil.copy(path.parent / "life.db", here / "life.db")
+    monkeypatch.chdir(here)
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    r = CliRunner().invoke(cli, ["study", "list", "-f", "csv"])
+    assert r.exit_code == 0 and [x["study"] for x in csv.DictReader(io.StringIO(r.stdout))] == ["life"], r.output
+    r = CliRunner().invoke(cli, ["study", "status", "life", "-f", "csv"])
+    assert r.exit_code == 0 and list(csv.DictReader(io.StringIO(r.stdout))), r.output
+    r = CliRunner().invoke(cli, ["study", "status", "other"])
+    assert r.exit_code == 2 and "neither other.db nor studies/other.db exists" in r.output
+    # the same name in both places is two studies: the user says which, nothing is guessed
+    (here / "studies").mkdir()
+    shutil.copy(path.parent / "life.db", here / "studies" / "life.db")
+    r = CliRunner().invoke(cli, ["study", "status", "life"])
+    assert r.exit_code == 2 and "both life.db and studies/life.db exist" in r.output
+    assert len(r.output.strip().splitlines()) == 1
+    r = CliRunner().invoke(cli, ["study", "list", "-f", "csv"])  # list shows both, each with its storage
+    rows = list(csv.DictReader(io.StringIO(r.stdout)))
+    assert [x["study"] for x in rows] == ["life", "life"] and rows[0]["storage"] != rows[1]["storage"]
 
 
 def test_status_and_pareto_as_csv(study):

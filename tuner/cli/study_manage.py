@@ -8,24 +8,24 @@ from __future__ import annotations
 
 import os
 import sys
-from pathlib import Path
 
 import click
 
 from ..config.yamlfile import ConfigError
 from ..engine.storage import redact
 from .output import chosen_format, format_option, print_csv, print_json, print_table
-from .study_target import resolve_target, storage_option, storage_url
+from .study_target import LOCAL_DB_DIRS, resolve_target, storage_option, storage_url
 
 
 def _storages(storage: str | None) -> list[str]:
-    """``--storage``, else ``$TUNER_STORAGE``, else every ``studies/*.db`` here (never a new file)."""
+    """``--storage``, else ``$TUNER_STORAGE``, else every ``*.db`` here and in ``studies/`` (never a
+    new file)."""
     if storage is not None or os.environ.get("TUNER_STORAGE"):
         return [storage_url(storage, "--storage" if storage is not None else "$TUNER_STORAGE")]
-    files = sorted(Path("studies").glob("*.db"))
+    files = [f for d in LOCAL_DB_DIRS for f in sorted(d.glob("*.db")) if f.is_file()]
     if not files:
         raise ConfigError("--storage", "", "no storage given, $TUNER_STORAGE is not set and there is no "
-                          "studies/*.db here; give --storage URL")
+                          "*.db here or in studies/; give --storage URL")
     from ..config.paths import sqlite_url
 
     return [sqlite_url(f.resolve()) for f in files]
@@ -39,7 +39,7 @@ def _fmt(v, digits: int = 3) -> str:
 @storage_option
 @format_option
 def list_(storage, fmt, as_json) -> None:
-    """Every study in the storage (default: $TUNER_STORAGE, else each studies/*.db here): trials,
+    """Every study in the storage (default: $TUNER_STORAGE, else each *.db here and in studies/): trials,
     launches against the budget, best value of each objective, created, backend, SGLang version."""
     from ..engine.storage import open_storage
     from ..results.catalog import list_studies
@@ -53,7 +53,7 @@ def list_(storage, fmt, as_json) -> None:
         except ConfigError as exc:
             if storage is not None or len(urls) == 1:
                 raise  # the one storage asked for
-            unreadable.append(str(exc))  # one bad studies/*.db does not hide the others
+            unreadable.append(str(exc))  # one bad *.db does not hide the others
     for line in unreadable:
         click.echo(f"warning: skipped {line}", err=True)
     fmt = chosen_format(fmt, as_json)

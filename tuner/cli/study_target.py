@@ -1,6 +1,7 @@
 """Which study a command names, and where it lives: the study file or ``--study NAME``, and the
-storage from ``--storage``, the study file, ``$TUNER_STORAGE`` or ``studies/NAME.db``, each named in
-an error. Shared by every ``tuner study`` command."""
+storage from ``--storage``, the study file, ``$TUNER_STORAGE`` or ``NAME.db`` (here, or in ``studies/``:
+where a study file keeps its database by default, beside the file), each named in an error. Shared by
+every ``tuner study`` command."""
 
 from __future__ import annotations
 
@@ -17,7 +18,11 @@ from ..engine.urls import redact
 storage_option = click.option(
     "--storage", default=None, metavar="URL",
     help="Optuna storage URL, or ${VAR}. Default: the study file's, else $TUNER_STORAGE, else "
-         "sqlite:///studies/NAME.db.")
+         "NAME.db here or in studies/.")
+
+#: Where a study's default database is looked for without a study file or a storage: beside a study
+#: file in this folder (``tuner study init`` writes one here) or in ``studies/`` (the repository's).
+LOCAL_DB_DIRS = (Path("."), Path("studies"))
 
 
 def resolve_target(target: str | None, storage: str | None, study_name: str | None = None) -> tuple[str, str, StudyConfig | None]:
@@ -45,18 +50,28 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
     if url is None:
         import os
 
-        local = Path("studies") / f"{name}.db"
         if not os.environ.get("TUNER_STORAGE"):
-            if not local.exists():
-                raise ConfigError(target or name, "", f"no such study file, and no storage to look in: give "
-                                  f"the study file, or --storage URL, or set $TUNER_STORAGE ({local} does not exist)")
-            url = sqlite_url(local.resolve())
+            url = sqlite_url(_local_db(target or name, name).resolve())
     # named here, where it is known whether the flag, the file or a variable gave the URL
     if url is None or url.startswith("$"):
         where, key = "$" + (url or "TUNER_STORAGE").strip("${}"), ""
     else:
         where, key = ("--storage", "") if storage is not None else (target, "storage")
     return name, storage_url(url, where, key), config
+
+
+def _local_db(target: str, name: str) -> Path:
+    """``NAME.db`` here or in ``studies/``: the one that exists; none, or both, is a :class:`ConfigError`
+    naming ``target`` (two would be two studies of one name: the user says which)."""
+    found = [d / f"{name}.db" for d in LOCAL_DB_DIRS if (d / f"{name}.db").is_file()]
+    if not found:
+        looked = " nor ".join(str(d / f"{name}.db") for d in LOCAL_DB_DIRS)
+        raise ConfigError(target, "", f"no such study file, and no storage to look in: give the study file, or "
+                          f"--storage URL, or set $TUNER_STORAGE (neither {looked} exists)")
+    if len(found) > 1:
+        raise ConfigError(target, "", f"both {found[0]} and {found[1]} exist: give the study file, or --storage "
+                          f"sqlite:///{found[0]} (or the other)")
+    return found[0]
 
 
 def storage_url(url: str | None, source: str, key: str = "") -> str:
