@@ -3,8 +3,8 @@ delete, copy, compare, confirm).
 
 A study is named either by its file (``studies/NAME.yaml``: the storage comes from the file) or by
 ``NAME`` with ``--storage URL`` (or ``$TUNER_STORAGE``; with neither, ``NAME.db`` here or in
-``studies/`` when one exists). Running from storage alone needs nothing else: the study's config, space and suite are
-stored in it.
+``studies/`` when one exists). Running from storage alone needs nothing else: the study's config,
+space and suite are stored in it.
 """
 
 from __future__ import annotations
