@@ -328,3 +328,31 @@ def test_a_tree_measured_whole_stays_pickable_when_another_of_its_settings_was_p
     key = tree_key(SpecConfig(4, 4, 5))
     assert tree_key(SpecConfig(4, 8, 5)) == key
     assert readings.values[key] == [[2.0, 0.9]] and key not in readings.infeasible and key in readings.pruned
+
+
+def test_a_setting_measured_at_zero_goodput_is_never_proposed_again():
+    """A goodput@C objective reads 0 when no request met the limits. The model of log figures
+    cannot take that reading, but the setting was measured: proposing it again only made the engine
+    reuse the measurement, and the sampler, seeing nothing new, proposed it again (QA: a sim study
+    on goodput@16 ended with 200 reused proposals of one such setting and its budget unspent)."""
+    from optuna.distributions import IntDistribution
+    from optuna.trial import create_trial
+
+    from tuner.engine.structured import read_trials
+
+    study = optuna.create_study(directions=["maximize"])
+    dist = {"speculative_num_steps": IntDistribution(1, 8)}
+    for spec, value in ((SpecConfig(3, 1, 4), 4.1), (SpecConfig(2, 1, 3), 4.3), (SpecConfig(2, 4, 8), 2.9),
+                        (SpecConfig(6, 8, 32), 0.0)):
+        study.add_trial(create_trial(values=[value], params={"speculative_num_steps": spec.num_steps},
+                                     distributions=dist, user_attrs={"status": "measured", "effective": spec.as_dict(),
+                                                                     "accept_length": 2.5}))
+    readings = read_trials(study.get_trials(deepcopy=False), SPACE, current=99)
+    zero = tree_key(SpecConfig(6, 8, 32))
+    assert zero in readings.unmodelled and zero not in readings.values
+    sampler = StructuredSampler(SPACE, seed=0)
+    assert zero not in {sampler._keys[i] for i in sampler.open_candidates(readings)}
+    assert zero in {sampler._keys[i] for i in sampler.open_candidates(Readings())}  # it was a candidate
+    for number in range(10, 40):
+        spec, _again, _why = sampler.propose(readings, number=number, remaining=8)
+        assert tree_key(spec) != zero

@@ -76,6 +76,10 @@ class Readings:
     #: tree key -> per reading, the most a limit is broken by (``slo:...`` and lossless
     #: constraints: above 0 broken); empty when the study has no limits
     limits: dict = field(default_factory=dict)
+    #: tree keys measured with a figure of 0 or less (``goodput@C`` when no request met the limits):
+    #: the model of log figures cannot take them, but the tree was measured, so it is never
+    #: proposed again (the engine would only reuse the measurement, proposal after proposal)
+    unmodelled: set = field(default_factory=set)
     launched: int = 0
 
     def mean(self, key) -> np.ndarray:
@@ -83,7 +87,8 @@ class Readings:
 
 
 def read_trials(trials, space: SearchSpace, current: int) -> Readings:
-    """The readings of finished trials (feasible measured ones; failed launches apart)."""
+    """The readings of finished trials (feasible measured ones; failed launches apart; a reading
+    with a figure of 0 or less only marks its tree measured, :attr:`Readings.unmodelled`)."""
     from optuna.trial import TrialState
 
     from .records import CONSTRAINT, FAILED, MEASURED, spec_from_dict, spec_from_params
@@ -118,6 +123,8 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
                 out.limits.setdefault(key, []).append(max(limits))
             if any(v > 0 for v in t.constraints.values()):
                 out.infeasible.add(key)
+        elif status == MEASURED and t.values:
+            out.unmodelled.add(tree_key(eff))
         elif status == FAILED:
             out.failed.add(eff)
     for t, eff in pruned:
@@ -246,7 +253,7 @@ class StructuredSampler(_optuna_base()):
         out = []
         for i, (key, spec) in enumerate(zip(self._keys, self._specs)):
             if (i not in self._explorable or key in readings.values or key in readings.busy
-                    or key in readings.pruned):
+                    or key in readings.pruned or key in readings.unmodelled):
                 continue
             if any(spec.num_steps >= f.num_steps and spec.eagle_topk >= f.eagle_topk
                    and spec.num_draft_tokens >= f.num_draft_tokens for f in readings.failed):
