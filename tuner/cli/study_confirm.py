@@ -18,12 +18,18 @@ from .output import FiniteFloat, console, fail, not_empty, print_json, print_tab
 from .study_target import resolve_target, storage_option
 
 
+#: ``--picks`` when not given; a pick the study's objectives cannot mean is left out of it
+#: (tuner.results.pareto.absent_pick), while one named on the command line is refused
+DEFAULT_PICKS = "single,throughput,knee"
+
+
 @click.command("confirm")
 @click.argument("target", required=False, metavar="NAME|STUDY.yaml")
 @click.option("--study", "study_name", default=None, help="The study's name (with --storage).")
 @storage_option
-@click.option("--picks", default="single,throughput,knee", show_default=True, metavar="LIST",
-              help="Which settings to re-measure: pick names and/or trial numbers, comma-separated.")
+@click.option("--picks", default=DEFAULT_PICKS, show_default=True, metavar="LIST",
+              help="Which settings to re-measure: pick names and/or trial numbers, comma-separated "
+                   "(the default: those the study's objectives mean).")
 @click.option("--repeats", type=click.IntRange(min=2), default=3, show_default=True,
               help="Rounds; each measures the baseline and every candidate once.")
 @click.option("--near", type=FiniteFloat(min=0, max=0.5), default=0.03, show_default=True,
@@ -46,7 +52,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     from ..engine.confirm import run_confirmation
     from ..engine.study import config_from_study, open_study
     from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
-    from ..results.pareto import PICKS, PickError, trial_number
+    from ..results.pareto import PICKS, PickError, absent_pick, trial_number
     from ..engine.patience import StorageUnavailable
     from .progress import say_storage_outage
     from .study import STORAGE_EXIT, _backend, journal_note
@@ -68,6 +74,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
 
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
         config, space, suite_dict = config_from_study(study, workdir or (file_config.workdir if file_config else None))
+        if picks == DEFAULT_PICKS:
+            names = [n for n in names if absent_pick(config.objectives, n) is None]
         try:
             candidates = confirm_candidates(study, names, near, max_candidates)
         except PickError as exc:

@@ -8,9 +8,11 @@ Definitions (all objectives are maximized):
 
 * **extremes**: for each objective, the front point with the best value of it (ties: the better
   sum of the other objectives, then the lower trial number). ``single`` is the extreme of the
-  single-request objective (``single_speedup`` / ``single_tok_per_s``; the first objective when the
-  study has none); ``throughput`` the extreme of the objective at the highest concurrency
-  (``speedup@C`` / ``tok_per_s@C``; the last objective when there is none).
+  single-request objective (``single_speedup`` / ``single_tok_per_s``); ``throughput`` the extreme
+  of the objective at the highest concurrency (``speedup@C`` / ``tok_per_s@C``). A study without
+  such an objective has no such pick: ``export --pick`` and ``confirm --picks`` refuse the name
+  (:func:`absent_pick`); :func:`picks` (the report) falls back to the first (``single``) or the
+  last (``throughput``) objective.
 * **knee**: each objective is normalized over the front to [0, 1] (min -> 0, max -> 1; an objective
   with one value on the whole front counts 1 for every point). The knee is the front point with the
   largest sum of normalized objectives. With two objectives the extremes sit at (1, 0) and (0, 1),
@@ -114,6 +116,29 @@ def throughput_objective(objectives: Sequence[str]) -> str:
     """The objective ``--pick throughput`` maximizes: the one at the highest concurrency."""
     best = [(objective_concurrency(n), i) for i, n in enumerate(objectives) if objective_concurrency(n)]
     return objectives[max(best)[1]] if best else objectives[-1]
+
+
+def absent_pick(objectives: Sequence[str], pick: str) -> str | None:
+    """Why ``--pick single``/``throughput`` cannot mean anything for a study with ``objectives``
+    (it has no single-request objective, or none at a concurrency), else None. Picking another
+    objective's best under that name would hand over, say, the slowest setting at C=32 as
+    ``throughput``."""
+    if pick == "single" and all(objective_concurrency(n) is not None for n in objectives):
+        what = "single-request objective (single_speedup, single_tok_per_s)"
+    elif pick == "throughput" and all(objective_concurrency(n) is None for n in objectives):
+        what = "objective at a concurrency (speedup@C, tok_per_s@C, goodput@C, ...)"
+    else:
+        return None
+    others = [p for p in PICKS if p != pick and absent_pick(objectives, p) is None]
+    return (f"{pick}: the study has no {what}, only {', '.join(objectives)}; give "
+            f"{' or '.join(others)} or a trial number")
+
+
+def check_pick(objectives: Sequence[str], pick: str, flag: str = "--pick") -> None:
+    """:class:`ConfigError` naming ``flag`` when ``pick`` cannot mean anything (:func:`absent_pick`)."""
+    why = absent_pick(objectives, pick)
+    if why is not None:
+        raise ConfigError(flag, "", why)
 
 
 def normalize(values: Sequence[Sequence[float]]) -> list[tuple[float, ...]]:
@@ -249,9 +274,11 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str, flag: s
     number (any measured trial, on the front or not, that meets the front's ``--min-speedup-c32``).
 
     A reused trial stands for the trial it reused. Raises :class:`ConfigError` naming ``flag`` (the
-    command's own flag: ``confirm`` takes ``--picks``) for a name that is none of these or a trial
-    number that does not exist, :class:`PickError` for one that measured nothing or misses the threshold.
+    command's own flag: ``confirm`` takes ``--picks``) for a name that is none of these, a trial
+    number that does not exist or a pick the study's objectives cannot mean (:func:`absent_pick`),
+    :class:`PickError` for one that measured nothing or misses the threshold.
     """
+    check_pick(front.objectives, pick, flag)
     if pick == "single":
         return front.single.record
     if pick == "throughput":
