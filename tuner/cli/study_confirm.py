@@ -50,9 +50,9 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     the picks then use the confirmed means with 95% intervals."""
     from ..config.yamlfile import ConfigError
     from ..engine.confirm import run_confirmation
-    from ..engine.study import config_from_study, open_study
+    from ..engine.study import SUITE_ATTR, config_from_study, open_study
     from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
-    from ..results.pareto import PICKS, PickError, absent_pick, trial_number
+    from ..results.pareto import PICKS, PickError, absent_pick, check_c32_swept, trial_number
     from ..engine.patience import StorageUnavailable
     from .progress import say_storage_outage
     from .study import STORAGE_EXIT, _backend, journal_note
@@ -67,6 +67,9 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     name, url, file_config = resolve_target(target, storage, study_name)
     # measuring: ride out storage outages, and say so at once (a silent wait looks like a hang)
     study = open_study(name, url, patient=not show, on_outage=None if show else say_storage_outage)
+    if study.user_attrs.get(SUITE_ATTR):  # before any launch
+        sweep = study.user_attrs[SUITE_ATTR].get("sweep") or {}
+        check_c32_swept(name, sweep.get("concurrencies") or [], min_speedup_c32)
     if not show:
         target_dir = workdir or (file_config.workdir if file_config else None)
         if target_dir is not None:  # as run's, before anything is measured (QA: a symlink loop, a

@@ -43,7 +43,7 @@ from ..sglang.rules import SpecConfig
 from .adaptive import AdaptivePolicy, topk1_measurements
 from .confirmed import confirmation_lines, confirmed_pick, load_confirmation
 from .losing_pick import slower_than_baseline
-from .pareto import PICKS, PickError, check_pick, pick_record, study_front
+from .pareto import PICKS, PickError, check_c32_swept, check_pick, pick_record, study_front
 from .traffic import baseline_slo_lines, lossless_line, slo_lines, workload_lines
 
 #: The flags the launcher puts first, in its order; host and port are deployment choices.
@@ -301,6 +301,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     if pick is None and policy is None:
         raise ConfigError("--pick", "", "give --pick single|throughput|knee|TRIAL")
     check_pick(config.objectives, pick)  # before a confirmation's picks, which fall back
+    check_c32_swept(study.study_name, (suite.get("sweep") or {}).get("concurrencies") or [], min_speedup_c32)
     # PickError ("no safe improvement") when every confirmed candidate loses to --min-speedup-c32
     conf = load_confirmation(study, min_speedup_c32 if pick in PICKS else None)
     if pick is not None:

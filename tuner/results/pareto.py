@@ -196,6 +196,16 @@ def completed(records: Sequence[TrialRecord]) -> list[TrialRecord]:
     return [r for r in records if r.state == "COMPLETE"]
 
 
+def check_c32_swept(study_name: str, swept, min_speedup_c32: float | None) -> None:
+    """:class:`ConfigError` for ``--min-speedup-c32`` on a study whose suite never sweeps C=32
+    (``swept``: the concurrencies it measures): no trial could meet it, and "the best measured is
+    0.000" would blame the settings."""
+    if min_speedup_c32 is not None and C32 not in swept:
+        raise ConfigError("--min-speedup-c32", "", f"study {study_name} never measured concurrency {C32} "
+                          f"(its suite sweeps {', '.join(map(str, sorted(swept))) or 'no concurrency'}); "
+                          f"leave --min-speedup-c32 out")
+
+
 def eligible(records: Sequence[TrialRecord], min_speedup_c32: float | None) -> list[TrialRecord]:
     """Feasible measured trials meeting ``--min-speedup-c32`` (its figure missing fails it)."""
     out = [r for r in records if r.status == MEASURED and r.feasible and r.values is not None]
@@ -207,11 +217,15 @@ def eligible(records: Sequence[TrialRecord], min_speedup_c32: float | None) -> l
 def build_front(study_name: str, objectives: list[str], records: list[TrialRecord],
                 baseline: dict | None, min_speedup_c32: float | None = None) -> Front:
     """The front of ``records`` (see the module docstring). Raises :class:`PickError` when no trial
-    is eligible."""
+    is eligible, :class:`ConfigError` for ``min_speedup_c32`` on a study that never measured C=32."""
     if not completed(records):
         counts = counts_text(records) or "no trials"
         raise PickError(f"study {study_name} has no completed trial yet ({counts}); run "
                         f"`tuner study run` first")
+    measured = eligible(records, None)
+    if measured:
+        check_c32_swept(study_name, {int(k.split("@")[1]) for r in measured for k in r.attrs
+                                     if k.startswith("speedup@")}, min_speedup_c32)
     pool = eligible(records, min_speedup_c32)
     if not pool:
         if min_speedup_c32 is not None:
