@@ -195,5 +195,5 @@ def test_three_workers_one_study_kill_9_loses_nothing(pg_url, tmp_path):
     storage.engine.dispose()
     # a worker that finds the last slots held by others' launches waits for them without asking for
     # trials: at most a race or two steps back (it used to ask and abandon twice a second meanwhile)
-    abandoned = [t for t in trials if t.user_attrs.get("status") == "abandoned"]
+    abandoned = [t for t in trials if t.user_attrs.get("status") == "abandoned" and not t.user_attrs.get("stepped_aside")]
     assert len(abandoned) <= 2, [t.number for t in abandoned]

@@ -350,3 +350,36 @@ def test_a_study_another_tool_made_with_our_directions_is_refused_not_finished(t
     with pytest.raises(ConfigError, match="not a complete tuner study .* tuner study delete engine"):
         create_study(config, config.storage)
     assert engine_study.READY_ATTR not in open_study("engine", config.storage).user_attrs  # nothing finished
+
+
+def test_a_proposal_another_worker_is_measuring_steps_aside_at_once(tmp_path):
+    """Two workers asking the default sampler at once both choose the best move, each before the
+    other's trial shows its setting. The later one used to wait for the other's whole launch (QA: a
+    sim study with two workers: 'waiting for another worker measuring steps=1 topk=1 draft=2', 4 s of
+    a 6 s trial, then a reuse; on GPUs a launch of many minutes idle). It steps aside (abandoned) and
+    the sampler is asked again."""
+    from optuna.trial import TrialState
+
+    from tuner.engine.records import spec_from_params, spec_key
+    from tuner.engine.runner import make_sampler
+    from tuner.engine.study import config_from_study
+    from tuner.engine.trial import ABANDONED, PROPOSAL_ATTR, TrialRunner
+
+    config = make_study(tmp_path, extra="default_seed_trials: false\n")
+    study = open_study(config.name, config.storage)
+    _, space, _ = config_from_study(study)
+    study = optuna.load_study(study_name=config.name, storage=config.storage, sampler=make_sampler(config, space, 0))
+    events = []
+    runner = TrialRunner(config, study, space, model_backend(), Worker(), lambda kind, info: events.append((kind, info)))
+    mine = study.ask(space.distributions())
+    assert PROPOSAL_ATTR in study._storage.get_trial_system_attrs(mine._trial_id)  # the sampler's own choice
+    other = study.ask(space.distributions())  # another worker, measuring the same setting now
+    key = spec_key(space.resolve(spec_from_params(mine.params)).effective)
+    other.set_user_attr("claim", key)
+    started = time.monotonic()
+    assert runner._run(mine, baseline=None) == ABANDONED
+    assert time.monotonic() - started < 5  # no wait for the other launch
+    frozen = study._storage.get_trial(mine._trial_id)
+    assert frozen.state == TrialState.FAIL and frozen.user_attrs["status"] == ABANDONED
+    assert frozen.user_attrs["stepped_aside"] is True
+    assert events[-1][0] == "trial_skip" and "the sampler is asked again" in events[-1][1]["why"]

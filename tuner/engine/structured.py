@@ -228,10 +228,10 @@ class StructuredSampler(_optuna_base()):
         if choice is None:
             return {}
         spec, again, why = choice
-        from .trial import REMEASURE_ATTR
+        from .trial import PROPOSAL_ATTR, REMEASURE_ATTR
 
         storage = study._storage
-        storage.set_trial_system_attr(trial._trial_id, "tuner:proposal", why)
+        storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, why)
         if again:
             storage.set_trial_system_attr(trial._trial_id, REMEASURE_ATTR, True)
         return dict(zip(SPEC_PARAMS, (spec.num_steps, spec.eagle_topk, spec.num_draft_tokens)))

@@ -11,7 +11,9 @@ worker identity) and runs a trial as a few named steps:
    :data:`REMEASURE_ATTR`, set by :mod:`tuner.engine.structured`) of a setting measured before is
    launched again instead, unless another worker is measuring that setting right now (then it is
    reused); its record names the first measurement (``remeasure_of``), and readers average the
-   measurements of one setting (:func:`tuner.engine.records.merge_repeats`);
+   measurements of one setting (:func:`tuner.engine.records.merge_repeats`). The default sampler's
+   own proposal (:data:`PROPOSAL_ATTR`) of a setting another worker is measuring steps aside
+   (``abandoned``) and the sampler is asked again, where any other trial waits for that launch;
 4. :meth:`~TrialRunner._budget_allows`: the study's launch budget, shared with the other workers;
 5. :meth:`~TrialRunner.measure`: the backend measures in the study's staged order; after each stage
    :class:`tuner.engine.pruning.StageJudge` records the partial estimates and stops the suite once
@@ -28,6 +30,9 @@ the dead trial's attributes), and the exception propagates. A storage that stays
 the patience (:class:`tuner.engine.patience.StorageUnavailable`) propagates the same way, without
 another storage call: the measurement waits in the journal. ``TUNER_TEST_KILL_AT`` kills the worker
 at the named points of :mod:`tuner.engine.killpoints` (tests only).
+
+Why one module of over 400 lines: it is one class, :class:`TrialRunner`, whose steps share one
+trial's state (its claim, its budget slot, its verdict); split, each step would reach into the others.
 """
 
 from __future__ import annotations
@@ -59,7 +64,8 @@ from .study import StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
 from .workers import Worker, mark_interrupted, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
-#: status of a trial that stepped back because another worker took the study's last budget slot
+#: status of a trial that stepped back because another worker took the study's last budget slot,
+#: or was measuring the setting the default sampler proposed (:meth:`TrialRunner._reuse_or_claim`)
 ABANDONED = "abandoned"
 #: what :meth:`TrialRunner.run_one` returns for a proposal of a setting pruned before (no launch)
 PRUNED_BEFORE = "pruned_before"
@@ -68,6 +74,9 @@ PRUNED_BEFORE = "pruned_before"
 STALLED = "stalled"
 #: trial system attribute: the sampler asks to measure this (already measured) setting again
 REMEASURE_ATTR = "tuner:remeasure"
+#: trial system attribute: why the default sampler proposed this setting (set by its own choice,
+#: not on a queued seed or retry)
+PROPOSAL_ATTR = "tuner:proposal"
 #: the claim key suffix of a re-measurement (a claim of its own: the first measurement is done)
 AGAIN = "#again"
 
@@ -132,8 +141,10 @@ class TrialRunner:
         if res is None:
             return INVALID
         eff = res.effective
-        again = bool(self.storage.get_trial_system_attrs(trial._trial_id).get(REMEASURE_ATTR))
-        taken = self._reuse_or_claim(trial, eff, again)
+        system = self.storage.get_trial_system_attrs(trial._trial_id)
+        again = bool(system.get(REMEASURE_ATTR))
+        proposed = PROPOSAL_ATTR in system and "fixed_params" not in system
+        taken = self._reuse_or_claim(trial, eff, again, proposed)
         if taken != "claimed":
             return taken
         if not self._budget_allows(trial):
@@ -167,14 +178,18 @@ class TrialRunner:
         trial.set_user_attr("rewritten", res.rewritten)
         return res
 
-    def _reuse_or_claim(self, trial, eff: SpecConfig, again: bool = False) -> str:
+    def _reuse_or_claim(self, trial, eff: SpecConfig, again: bool = False, proposed: bool = False) -> str:
         """:data:`REUSED` when the effective setting was measured (the trial is told),
         :data:`PRUNED_BEFORE` when it was pruned (told PRUNED, no launch), else claim it for this
         trial, waiting while another worker measures it; returns ``"claimed"``.
 
         ``again`` (a deliberate re-measurement): a setting measured before is claimed under its own
         key and measured once more; another worker measuring or re-measuring it now makes this
-        trial a reuse instead (no wait: the sampler decides afresh with that result)."""
+        trial a reuse instead (no wait: the sampler decides afresh with that result).
+        ``proposed`` (the default sampler's own choice, :data:`PROPOSAL_ATTR`): another worker
+        measuring it now makes this trial step aside, :data:`ABANDONED`, instead of a wait as long
+        as a launch. Two workers asking at once both choose the best move, each before the other's
+        trial shows its setting; asked again, the sampler sees that setting busy and moves on."""
         key = spec_key(eff)
         if again:
             prior = self._prior_measurement(key, trial.number)
@@ -206,6 +221,11 @@ class TrialRunner:
                     return "claimed"
                 trial.set_user_attr("claim", None)
                 continue
+            if proposed and self._claimed_by_other(key, trial.number):
+                self.emit("trial_skip", {"trial": trial.number, "spec": eff.label(),
+                                         "why": "another worker is measuring it; the sampler is asked again"})
+                trial.set_user_attr("stepped_aside", True)  # not a budget slot given up
+                return self._abandon(trial)
             self.emit("waiting", {"trial": trial.number, "for": f"another worker measuring {eff.label()}"})
             wait_for_claim(self.study, key)
 
