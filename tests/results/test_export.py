@@ -285,6 +285,23 @@ def test_adaptive_when_only_the_topk_1_settings_break_the_slos():
         build_policy("s", [record(0, 1, False), record(1, 4, True)], {"tok_per_s@32": 90.0})
 
 
+def test_adaptive_judges_a_setting_measured_again_by_the_mean_of_its_readings():
+    """QA: a study sweeping C=64 measured (1, 1, 2) three times (1017, 993, 999 tok/s; mean 1003, below
+    the baseline's 1012): --adaptive gave batch size >= 64 steps 1 on its first, lucky reading, where
+    status, pareto and export judge a setting by the mean of its readings."""
+    from tuner.results.adaptive import build_policy
+
+    def record(n, tok_per_s):
+        spec = SpecConfig(1, 1, 2)
+        return TrialRecord(n, "COMPLETE", "measured", spec, spec, [tok_per_s / 1012.0], True,
+                           {"effective_key": "1,1,2", "tok_per_s@64": tok_per_s, "single_tok_per_s": 43.0}, 1.0)
+
+    policy = build_policy("s", [record(4, 1017.0), record(10, 993.0), record(11, 999.0)],
+                          {"tok_per_s@64": 1012.0, "single_tok_per_s": 26.5})
+    at64 = next(t for t in policy.thresholds if t.batch_size == 64)
+    assert at64.measured[0].steps == 0 and at64.measured[1].tok_per_s == pytest.approx(1003.0)
+
+
 # -- bad input: one line, non-zero exit, nothing written ----------------------------------------
 
 

@@ -12,17 +12,18 @@ from __future__ import annotations
 from typing import Sequence
 
 from ..engine.limits import SLO_ATTR, broken
-from ..engine.records import MEASURED, TrialRecord, load_records
+from ..engine.records import MEASURED, TrialRecord, load_records, merge_repeats
 from ..sglang.adaptive import AdaptivePolicy, StepsMeasurement, Threshold
 from ..sglang.rules import SpecConfig
 from .pareto import PickError
 
 
 def topk1_measurements(records: Sequence[TrialRecord]) -> tuple[dict[int, TrialRecord], list[int]]:
-    """Feasible measured topk-1 trials by steps (first measurement each), and trials left out."""
+    """Feasible measured topk-1 trials by steps (the first setting measured at each, at the mean of
+    its readings: :func:`tuner.engine.records.merge_repeats`), and trials left out."""
     by_steps: dict[int, TrialRecord] = {}
     left_out = []
-    for r in records:
+    for r in merge_repeats(list(records)):
         if r.status != MEASURED or not r.feasible or r.effective is None:
             continue
         if r.effective.eagle_topk != 1:
