@@ -383,3 +383,29 @@ def test_a_proposal_another_worker_is_measuring_steps_aside_at_once(tmp_path):
     assert frozen.state == TrialState.FAIL and frozen.user_attrs["status"] == ABANDONED
     assert frozen.user_attrs["stepped_aside"] is True
     assert events[-1][0] == "trial_skip" and "the sampler is asked again" in events[-1][1]["why"]
+
+
+def test_a_seed_that_finds_the_budget_taken_goes_back_to_the_queue(tmp_path):
+    """A queued seed popped by a worker whose last budget slot another worker's launch took stepped
+    back (abandoned) and was lost: `--add-trials` later measured the next seeds, never it (QA: two
+    workers, n_trials 2; (2, 4, 8) abandoned, then `run --add-trials 2` launched (5, 8, 32) and a
+    proposal). It goes back to the queue."""
+    from optuna.trial import TrialState
+
+    from tuner.engine.runner import make_sampler
+    from tuner.engine.study import config_from_study
+    from tuner.engine.trial import ABANDONED, TrialRunner
+
+    config = make_study(tmp_path, budget=1)
+    study = open_study(config.name, config.storage)
+    _, space, _ = config_from_study(study)
+    study = optuna.load_study(study_name=config.name, storage=config.storage, sampler=make_sampler(config, space, 0))
+    other = study.ask(space.distributions())  # another worker's launch holds the only slot
+    other.set_user_attr("launching", True)
+    queued = [t.system_attrs["fixed_params"] for t in study.get_trials(states=(TrialState.WAITING,))]
+    mine = study.ask(space.distributions())  # the next seed, popped from the queue
+    assert mine.params == queued[0]
+    runner = TrialRunner(config, study, space, model_backend(), Worker(), lambda kind, info: None)
+    assert runner._run(mine, baseline=None) == ABANDONED
+    waiting = [t.system_attrs["fixed_params"] for t in study.get_trials(states=(TrialState.WAITING,))]
+    assert waiting == queued[1:] + [mine.params]  # every seed still to be measured, this one last

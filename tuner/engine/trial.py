@@ -148,7 +148,7 @@ class TrialRunner:
         if taken != "claimed":
             return taken
         if not self._budget_allows(trial):
-            return self._abandon(trial)
+            return self._abandon(trial, queued_again=True)
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         self.told = None
         m = self._measure_trial(trial, eff, baseline)
@@ -247,12 +247,18 @@ class TrialRunner:
         in_flight = sum(1 for t in running if t.number != trial.number and t.user_attrs.get("launching"))
         return self.launched_in_study() + in_flight < budget
 
-    def _abandon(self, trial) -> str:
+    def _abandon(self, trial, queued_again: bool = False) -> str:
+        """Fail ``trial`` as :data:`ABANDONED`; ``queued_again`` (no budget slot left): a queued
+        setting (a seed, a retry) goes back to the queue, for a budget raised later to measure it."""
         from optuna.trial import TrialState
 
         trial.set_user_attr("launching", False)
         trial.set_user_attr("status", ABANDONED)
-        tell(self.study, trial, state=TrialState.FAIL)
+        with signals_held():  # a Ctrl-C must not land between the queue and the FAIL
+            frozen = self.storage.get_trial(trial._trial_id)
+            if queued_again and "fixed_params" in frozen.system_attrs:
+                requeue(self.study, frozen)
+            tell(self.study, trial, state=TrialState.FAIL)
         return ABANDONED
 
     def _measure_trial(self, trial, eff: SpecConfig, baseline: Baseline):
