@@ -356,3 +356,35 @@ def test_a_setting_measured_at_zero_goodput_is_never_proposed_again():
     for number in range(10, 40):
         spec, _again, _why = sampler.propose(readings, number=number, remaining=8)
         assert tree_key(spec) != zero
+
+
+def test_a_setting_read_at_zero_goodput_teaches_where_the_limits_break():
+    """Its reading has no log, but how far it broke the limits is a reading of the feasibility
+    model (QA: with (4, 8, 64) and (5, 8, 32) read at goodput 0, breaking tpot_p99_ms@16 by 247% and
+    99%, the sampler went on to (6, 8, 32), (7, 4, 32), (8, 4, 24) ..., each read at 0 again)."""
+    from optuna.distributions import IntDistribution
+    from optuna.trial import create_trial
+
+    from tuner.engine.structured import read_trials
+
+    study = optuna.create_study(directions=["maximize"])
+    dist = {"speculative_num_steps": IntDistribution(1, 8)}
+    for spec, value, excess in ((SpecConfig(3, 1, 4), 4.1, -0.2), (SpecConfig(2, 1, 3), 4.3, -0.3),
+                                (SpecConfig(2, 4, 8), 2.9, -0.05), (SpecConfig(4, 8, 64), 0.0, 2.47),
+                                (SpecConfig(5, 8, 32), 0.0, 0.99)):
+        study.add_trial(create_trial(
+            values=[value], params={"speculative_num_steps": spec.num_steps}, distributions=dist,
+            constraints={"slo:tpot_p99_ms@16": excess},
+            user_attrs={"status": "measured", "effective": spec.as_dict(), "accept_length": 2.5}))
+    readings = read_trials(study.get_trials(deepcopy=False), SPACE, current=99)
+    assert readings.limits[tree_key(SpecConfig(5, 8, 32))] == [0.99]
+    sampler = StructuredSampler(SPACE, seed=0)
+    p = sampler.feasibility(readings, [k for k in readings.values])
+    index = {spec: i for i, spec in enumerate(sampler._specs)}
+    assert p[index[SpecConfig(6, 8, 32)]] < 0.5 < p[index[SpecConfig(2, 1, 3)]]
+    # with fewer than three readings to model (QA: after the seeds' two zeros, five random settings
+    # in a row were large trees read at 0 again), a random setting is drawn where the limits likely hold
+    del readings.values[tree_key(SpecConfig(2, 4, 8))]
+    for number in range(10, 30):
+        spec, again, why = sampler.propose(readings, number=number, remaining=8)
+        assert not again and why.endswith("the limits likely allow") and p[index[spec]] >= 0.5, (spec, why)

@@ -125,6 +125,9 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
                 out.infeasible.add(key)
         elif status == MEASURED and t.values:
             out.unmodelled.add(tree_key(eff))
+            limits = [v for name, v in t.constraints.items() if name != CONSTRAINT]
+            if limits:  # how far it broke the limits still teaches the feasibility model
+                out.limits.setdefault(tree_key(eff), []).append(max(limits))
         elif status == FAILED:
             out.failed.add(eff)
     for t, eff in pruned:
@@ -296,13 +299,14 @@ class StructuredSampler(_optuna_base()):
 
     def feasibility(self, readings: Readings, seen: list) -> np.ndarray | None:
         """The probability that each candidate meets the study's limits (a model of the most a
-        limit is broken by, from every measured setting), or None for a study without limits."""
+        limit is broken by, from every measured setting, those read at 0 too), or None for a study
+        without limits."""
         if not readings.limits:
             return None
         from scipy.stats import norm
 
         rows, ys = [], []
-        for k in seen:
+        for k in [*seen, *(k for k in readings.unmodelled if k in self._index and k not in seen)]:
             for v in readings.limits.get(k, []):
                 rows.append(self._index[k])
                 ys.append(v)
@@ -320,6 +324,13 @@ class StructuredSampler(_optuna_base()):
         if len(seen) < 3:
             if not len(open_):
                 return None
+            # where the limits are known to break (a goodput of 0 is no reading), a setting that
+            # likely meets them; else readings could stay too few, launch after launch
+            p = self.feasibility(readings, seen)
+            likely = open_ if p is None else open_[p[open_] >= 0.5]
+            if len(likely) < len(open_) and len(likely):
+                return (self._specs[int(rng.choice(likely))], False,
+                        "too few readings: a random setting the limits likely allow")
             return self._specs[int(rng.choice(open_))], False, "too few readings: a random setting"
         noise_var = self.noise_var(readings)
         beliefs = self.beliefs(readings, seen, noise_var)
