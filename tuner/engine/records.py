@@ -79,6 +79,18 @@ def attrs_problem(attrs: dict) -> str | None:
     return None
 
 
+def values_problem(values, names: list[str]) -> str | None:
+    """What makes a COMPLETE trial's objective values unusable, or None: each must be a finite number.
+    Optuna's ``tell`` stores +-inf (QA: a trial told ``[inf, 0.1]`` stood on the front as the best
+    single_speedup, and ``export --pick single`` wrote it). ``names``: the study's objectives, to
+    say which value."""
+    for i, value in enumerate(values or []):
+        if not finite_number(value):
+            name = names[i] if i < len(names) and names[i] else f"objective {i}"
+            return f"value of {name} {value!r} is not a finite number"
+    return None
+
+
 def trial_status(state: str, attrs: dict) -> str | None:
     """A trial's status as readers must see it: its ``status`` attribute when the trial is
     COMPLETE; for a trial not (or no longer) complete, only a status that claims no result
@@ -170,9 +182,10 @@ class TrialRecord:
 def load_records(study) -> list[TrialRecord]:
     """All trials of an Optuna study, oldest first."""
     out = []
+    names = list(study.metric_names or [])
     for t in study.get_trials(deepcopy=False):
         attrs = dict(t.user_attrs)
-        problem = attrs_problem(attrs)
+        problem = attrs_problem(attrs) or values_problem(t.values if t.state.name == "COMPLETE" else None, names)
         if (problem is None and t.state.name == "COMPLETE" and t.params and attrs.get("status") == MEASURED
                 and attrs.get("effective") is None):
             # figures of no known setting: a measurement re-homed before it carried its setting
