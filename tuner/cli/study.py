@@ -285,7 +285,7 @@ def status(target, study_name, storage, fmt, as_json) -> None:
     from ..results.status import study_status
 
     name, url, _ = resolve_target(target, storage, study_name)
-    study_ = open_study(name, url)
+    study_ = open_study(name, url, tuner_only=True)
     data = study_status(study_)
     data["confirmation"] = confirmation_summary(study_)
     fmt = chosen_format(fmt, as_json)

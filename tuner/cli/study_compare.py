@@ -39,8 +39,8 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
         check_not_an_input(output, "-o", a, url_a, config_a)
         check_not_an_input(output, "-o", b, url_b, config_b)
         check_output(output, "-o")  # no missing folder is made, as for export and report
-    cmp = compare_studies(open_study(name_a, url_a), open_study(name_b, url_b), redact(url_a) or "",
-                          redact(url_b) or "")
+    cmp = compare_studies(open_study(name_a, url_a, tuner_only=True), open_study(name_b, url_b, tuner_only=True),
+                          redact(url_a) or "", redact(url_b) or "")
     if fmt == "json":
         print_json(cmp)
     else:

@@ -66,7 +66,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
             raise ConfigError("--picks", name, f"expected {', '.join(PICKS)} or a trial number in digits 0-9")
     name, url, file_config = resolve_target(target, storage, study_name)
     # measuring: ride out storage outages, and say so at once (a silent wait looks like a hang)
-    study = open_study(name, url, patient=not show, on_outage=None if show else say_storage_outage)
+    study = open_study(name, url, patient=not show, on_outage=None if show else say_storage_outage,
+                       tuner_only=True)
     if study.user_attrs.get(SUITE_ATTR):  # before any launch
         sweep = study.user_attrs[SUITE_ATTR].get("sweep") or {}
         check_c32_swept(name, sweep.get("concurrencies") or [], min_speedup_c32)

@@ -39,7 +39,7 @@ def report(target, study_name, storage, output, png_dir) -> None:
     check_output(output, "-o")
     if png_dir is not None:
         check_output(png_dir, "--png", folder=True)
-    files = write_report(open_study(name, url), output, png_dir)
+    files = write_report(open_study(name, url, tuner_only=True), output, png_dir)
     click.echo(f"report: {files.html}")
     if files.pngs:
         click.echo(f"{len(files.pngs)} PNGs in {png_dir}")

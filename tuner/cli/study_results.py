@@ -21,7 +21,7 @@ def _open(target, study_name, storage):
     from ..engine.study import open_study
 
     name, url, _ = resolve_target(target, storage, study_name)
-    return open_study(name, url), url
+    return open_study(name, url, tuner_only=True), url
 
 
 @click.command("pareto")
@@ -119,7 +119,7 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
         check_yaml_path(out)
     from ..engine.study import open_study
 
-    study = open_study(name, url)
+    study = open_study(name, url, tuner_only=True)
     try:
         if adaptive:
             policy = study_policy(study)

@@ -503,11 +503,16 @@ def _first_difference(a: Any, b: Any, prefix: str = "") -> str:
 
 
 def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = False,
-               on_outage: Callable[[str, dict], None] | None = None, companions: bool = False):
+               on_outage: Callable[[str, dict], None] | None = None, companions: bool = False,
+               tuner_only: bool = False):
     """Load a tuner study; :class:`ConfigError` when it (or its storage) does not exist: opening
     creates nothing. ``patient``: the storage rides out outages (a running worker's), telling
     ``on_outage`` (see :func:`tuner.engine.storage.open_storage`). A companion study's name
-    (``x.baseline``, ``x.confirm``) is refused naming its study, unless ``companions``."""
+    (``x.baseline``, ``x.confirm``) is refused naming its study, unless ``companions``.
+    ``tuner_only`` (the readers: status, pareto, export, report, compare, confirm): a study with no
+    stored tuner config (:data:`CONFIG_ATTR`; plain Optuna or another tool made it) is refused at
+    once, naming it (QA: status showed its trials as tuner's, report drew them, compare set them
+    beside a tuner study, export waited 30 s for a ready mark that never comes)."""
     import optuna
 
     storage = open_storage(storage_url, create=False, patient=patient, on_outage=on_outage)
@@ -516,7 +521,13 @@ def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = Fal
         raise ConfigError(redact(storage_url) or "", name, f"is the {companion[1]} companion of study "
                           f"{companion[0]}, read and written through it: give {companion[0]}")
     try:
-        return optuna.load_study(study_name=name, storage=storage, sampler=sampler)
+        study = optuna.load_study(study_name=name, storage=storage, sampler=sampler)
+        if tuner_only and CONFIG_ATTR not in study._storage.get_study_user_attrs(study._study_id):
+            raise ConfigError(redact(storage_url) or "", name, f"is not a tuner study (it holds no "
+                              f"{CONFIG_ATTR}: plain Optuna or another tool made it, or a tuner study create "
+                              f"is writing it this instant); give a study tuner made (`tuner study list` "
+                              f"marks the others)")
+        return study
     except KeyError:
         names = [s.study_name for s in optuna.get_all_study_summaries(storage)
                  if companion_of(s.study_name) is None]
