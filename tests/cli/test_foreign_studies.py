@@ -1,5 +1,5 @@
 """A storage holding studies plain Optuna (or another tool) made, beside tuner's: every reader
-given such a study refuses it at once, in one line naming it and why, exit 2, writing nothing
+given such a study (and ``copy``) refuses it at once, in one line naming it and why, exit 2, writing nothing
 (tuner/engine/study.py, ``open_study(tuner_only=True)``); ``list`` shows it as not a tuner study."""
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from support.model_study import make_model_study
 from tuner.cli import cli
 
 READERS = [
-    ["status"], ["status", "-f", "json"], ["pareto"], ["pareto", "-f", "csv"],
-    ["export", "--pick", "knee"], ["export", "--pick", "0", "-o", "{tmp}/best.yaml"], ["export", "--adaptive"],
-    ["report", "-o", "{tmp}/r.html"], ["confirm", "--show"],
-    ["compare", "tuner"], ["compare", "tuner", "FOREIGN"],
+    ["status", "FOREIGN"], ["status", "FOREIGN", "-f", "json"], ["pareto", "FOREIGN"], ["pareto", "FOREIGN", "-f", "csv"],
+    ["export", "FOREIGN", "--pick", "knee"], ["export", "FOREIGN", "--pick", "0", "-o", "{tmp}/best.yaml"],
+    ["export", "FOREIGN", "--adaptive"], ["report", "FOREIGN", "-o", "{tmp}/r.html"], ["confirm", "FOREIGN", "--show"],
+    ["compare", "FOREIGN", "tuner"], ["compare", "tuner", "FOREIGN"], ["copy", "FOREIGN", "copied"],
 ]
 
 
@@ -43,12 +43,8 @@ def test_a_reader_refuses_a_study_tuner_did_not_make(storage, foreign, argv, tmp
     """QA: `status` showed plain Optuna's trials as tuner's (`objective_0`), `pareto` said "no
     feasible measured trial ... status shows the failures", `report` wrote a page, `compare` set
     one beside a tuner study ("B on None"), and `export`/`confirm` waited 30 s for a ready mark
-    that never comes, then advised `tuner study delete` of someone else's study."""
+    that never comes, then advised `tuner study delete` of someone else's study; `copy` waited alike."""
     args = [a.replace("{tmp}", str(tmp_path)).replace("FOREIGN", foreign) for a in argv]
-    if args[0] == "compare":  # the foreign study first, or second
-        args = ["compare", foreign, *args[1:]] if len(args) == 2 else ["compare", "tuner", foreign]
-    else:
-        args = [args[0], foreign, *args[1:]]
     started = time.monotonic()
     r = CliRunner().invoke(cli, ["study", *args, "--storage", storage])
     assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
@@ -59,6 +55,7 @@ def test_a_reader_refuses_a_study_tuner_did_not_make(storage, foreign, argv, tmp
     assert "tuner study delete" not in lines[0]
     assert time.monotonic() - started < 10, "waited for a study no tuner creation is writing"
     assert list(tmp_path.iterdir()) == []
+    assert "copied" not in r.output and "copied" not in {s.study_name for s in optuna.get_all_study_summaries(storage)}
 
 
 def test_list_shows_foreign_studies_for_what_they_are(storage):

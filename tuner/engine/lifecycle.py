@@ -93,7 +93,7 @@ class CopyResult:
 def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = None) -> CopyResult:
     """Copy study ``name`` (and its baseline) to ``new_name`` in ``to_url`` (default: the same
     storage). See the module docstring for what is copied."""
-    source = open_study(name, storage_url)
+    source = open_study(name, storage_url, tuner_only=True)  # plain Optuna's: refused at once, not waited for
     wait_until_ready(source)
     _check_name(new_name)
     target = open_storage(to_url or storage_url)
