@@ -258,6 +258,26 @@ def test_cli_writes_html_and_pngs(rich_study, tmp_path):
         assert p.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and p.stat().st_size > 5000
 
 
+@pytest.mark.parametrize("taken", ["speedup.png", "hypervolume.png"])
+def test_a_png_name_taken_by_a_folder_is_one_line_and_nothing_written(rich_study, tmp_path, taken):
+    """QA: `report --png DIR` where DIR held a folder named like one of the charts ended in
+    IsADirectoryError's traceback, exit 1, after the HTML page and the charts before it were
+    written (a matplotlib chart of Optuna's, or one of the report's own). The charts are drawn first,
+    the names checked, then the page and the charts are written: all or nothing."""
+    study_file, _, _ = rich_study
+    out, pngs = tmp_path / "r.html", tmp_path / "png"
+    (pngs / taken).mkdir(parents=True)
+    (pngs / "pareto.png").write_bytes(b"old")
+    r = CliRunner().invoke(cli, ["study", "report", str(study_file), "-o", str(out), "--png", str(pngs)])
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --png: ") and taken in lines[0], r.output
+    assert "is a folder" in lines[0]
+    assert not out.exists()
+    assert sorted(p.name for p in pngs.iterdir()) == sorted(["pareto.png", taken])  # no chart, no temporary left
+    assert (pngs / "pareto.png").read_bytes() == b"old" and (pngs / taken).is_dir()
+
+
 def test_cli_unknown_study_is_one_line_and_exit_2(rich_study, tmp_path):
     study_file, _, _ = rich_study
     url = f"sqlite:///{study_file.parent / 'rep.db'}"

@@ -9,6 +9,11 @@ failed, invalid and unreadable trials by class with their log tails.
 The page opens with no network: plotly.js is embedded once, each figure is a JSON block drawn by a
 few lines of script. On the simulator every figure is in model time (the time of the GPU server it
 plays), and the page says so.
+
+Why one module of over 400 lines: the page's sections are the HTML of one :class:`ReportData`, and
+writing the page with its PNGs is one all-or-nothing step over the same figures (:func:`write_report`);
+the data, the charts and the traffic section already live in report_data, report_plots and
+report_traffic.
 """
 
 from __future__ import annotations
@@ -222,15 +227,43 @@ def render_html(data: ReportData, figures: list[Rendered], notes: list[str]) -> 
 
 
 def write_report(study, output: str | Path, png_dir: str | Path | None = None) -> ReportFiles:
-    """Write the HTML report of ``study`` to ``output`` (whole or not at all) and PNGs to ``png_dir``."""
+    """Write the HTML report of ``study`` to ``output`` and every chart as a PNG into ``png_dir``,
+    all or nothing: the charts are drawn into a temporary folder inside ``png_dir`` first, and a
+    chart's name taken there by a folder is a :class:`ConfigError` naming it (``--png``) before the
+    page or any chart is written (QA: IsADirectoryError's traceback after the page and half the
+    charts were written). Then the page (atomically) and the charts (each renamed into place)."""
+    import os
+    import tempfile
+
+    from ..config.yamlfile import ConfigError
+
     data = load_report_data(study)
     mstudy = measured_study(data) if data.records else None
     figures, notes = render_figures(data, mstudy)
     page = render_html(data, figures, notes)
     out = Path(output)
     out.parent.mkdir(parents=True, exist_ok=True)
-    write_text_atomic(out, page)
-    pngs = write_pngs(data, Path(png_dir), mstudy) if png_dir is not None else []
+    if png_dir is None:
+        write_text_atomic(out, page)
+        return ReportFiles(out, [])
+    directory = Path(png_dir)
+    made = not directory.exists()
+    directory.mkdir(parents=True, exist_ok=True)
+    try:
+        with tempfile.TemporaryDirectory(prefix=".tuner-report-", dir=directory) as tmp:
+            drawn = write_pngs(data, Path(tmp), mstudy)
+            pngs = [directory / p.name for p in drawn]
+            for path in pngs:
+                if path.is_dir():
+                    raise ConfigError("--png", str(path), "is a folder, where the report writes its chart of "
+                                      "that name; move it away or choose another --png folder")
+            write_text_atomic(out, page)
+            for src, dst in zip(drawn, pngs):
+                os.replace(src, dst)
+    except BaseException:
+        if made and not any(directory.iterdir()):
+            directory.rmdir()  # made for this report: nothing of it stays
+        raise
     return ReportFiles(out, pngs)
 
 
