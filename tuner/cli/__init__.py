@@ -8,6 +8,7 @@ The top layer: may import every other layer; nothing imports it.
 
 from __future__ import annotations
 
+import errno
 import sys
 
 import click
@@ -25,6 +26,43 @@ COMMANDS = {
     "study": "tuner.cli.study:study",
     "doctor": "tuner.cli.doctor:doctor",
 }
+
+
+#: A disk that cannot take what a command writes: full, over quota, the file too large.
+_DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
+
+
+def _what_filled(exc: OSError) -> str:
+    """``" FILE"``, the file a disk-full ``exc`` was writing (:func:`tuner.config.files.write_atomic`
+    names its target), else ``" standard output"`` when that is what cannot take its text (QA:
+    `tuner study pareto -f json > /dev/full` ended in OSError's traceback; stdout is then pointed at
+    /dev/null, so the interpreter's last flush of it adds no second error), else ``""``."""
+    import os
+
+    if exc.filename is not None:
+        return f" {exc.filename}"
+    if not _writing_stdout(exc):
+        return ""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, 1)
+    os.close(null)
+    return " standard output"
+
+
+def _writing_stdout(exc: BaseException) -> bool:
+    """Whether ``exc`` was raised writing file descriptor 1: a frame on its way holds the stream
+    it wrote to (click's ``echo(file=...)``, rich's ``Console.file``)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        local = tb.tb_frame.f_locals
+        for stream in (local.get("file"), getattr(local.get("self"), "file", None)):
+            try:
+                if stream is not None and stream.fileno() == 1:
+                    return True
+            except (AttributeError, OSError, ValueError):
+                pass
+        tb = tb.tb_next
+    return False
 
 
 class _TunerGroup(LazyGroup):
@@ -71,6 +109,11 @@ class _TunerGroup(LazyGroup):
         except click.UsageError as exc:  # an extra argument, an unknown option: click's own block
             exc.message = self.scrub(exc.message)
             raise
+        except OSError as exc:
+            if exc.errno not in _DISK_FULL:
+                raise
+            click.echo(self.scrub(f"error: cannot write{_what_filled(exc)}: {exc.strerror}"), err=True)
+            raise click.exceptions.Exit(1) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             from ..engine.storage import storage_failure_line
 

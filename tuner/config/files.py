@@ -75,7 +75,7 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     """Write every ``(path, text)``: all to temporary files first, then rename each into place.
 
     A failure before the renames leaves no target touched and no temporary file behind (a kill:
-    see the module docstring). Files get the usual permissions (umask), not ``mkstemp``'s private
+    see the module docstring); an OSError writing a file (a full disk) names its target. Files get the usual permissions (umask), not ``mkstemp``'s private
     0600: they are for sharing.
     """
     staged: list[tuple[str, Path]] = []
@@ -88,10 +88,13 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
             prefix = f"{_prefix(path)}{os.getpid()}-"
             fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
             staged.append((tmp, path))
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
+            try:
+                with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+                    fh.flush()
+                    os.fsync(fh.fileno())
+            except OSError as exc:  # a full disk: named by the file it was to be, not the temporary
+                raise OSError(exc.errno, exc.strerror, str(path)) from exc
             os.chmod(tmp, 0o666 & ~umask)
         for tmp, path in staged:
             os.replace(tmp, path)

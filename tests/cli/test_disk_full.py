@@ -1,0 +1,58 @@
+"""A disk that fills while a reader writes (ENOSPC: stdout redirected to a full disk, or `-o` on
+one): one line saying what could not be written and why, exit 1, no traceback, and no output file
+(tuner/cli/__init__.py, the root group's OSError lines)."""
+
+from __future__ import annotations
+
+import errno
+import os
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from support.model_study import model_study_yaml
+
+from tuner.cli import cli
+
+STUDY = model_study_yaml("full", "sqlite:///full.db", 2, noise=0.02, seed=1)
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("full")
+    (folder / "full.yaml").write_text(STUDY)
+    assert CliRunner().invoke(cli, ["study", "run", str(folder / "full.yaml")]).exit_code == 0
+    return folder
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("argv", [["status", "full.yaml", "-f", "json"], ["pareto", "full.yaml", "-f", "csv"],
+                                  ["export", "full.yaml", "--pick", "knee"], ["list", "--storage", "sqlite:///full.db"]],
+                         ids=" ".join)
+def test_stdout_on_a_full_disk_is_one_line(folder, argv):
+    """QA: `tuner study pareto NAME -f json > /dev/full` ended in OSError's traceback
+    ([Errno 28] No space left on device)."""
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "tuner", "study", *argv], cwd=folder, stdout=full,
+                              stderr=subprocess.PIPE, text=True, timeout=300)
+    assert done.returncode == 1, done.stderr
+    assert "Traceback" not in done.stderr and "Exception ignored" not in done.stderr, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert lines == ["error: cannot write standard output: No space left on device"], done.stderr
+
+
+def test_an_output_file_on_a_full_disk_is_one_line_and_not_written(folder, tmp_path, monkeypatch):
+    import tuner.config.files as files
+
+    def full(fd):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+    monkeypatch.setattr(files.os, "fsync", full)
+    out = tmp_path / "best.yaml"
+    r = CliRunner().invoke(cli, ["study", "export", str(folder / "full.yaml"), "--pick", "knee", "-o", str(out)])
+    assert r.exit_code == 1, r.output
+    assert r.exception is None or isinstance(r.exception, SystemExit), r.exception
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0] == f"error: cannot write {out}: No space left on device", r.output
+    assert list(tmp_path.iterdir()) == []
