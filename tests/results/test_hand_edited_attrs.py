@@ -33,6 +33,8 @@ EDITS = [
     ("speedup@32", 3, '"fast"'),
     ("accept_length", 0, '"x"'),
     ("single_tok_per_s", 3, "NaN"),
+    ("tok_per_s@8", 3, "-5.0"),
+    ("speedup@32", 0, "-0.5"),
 ]
 
 READERS = [["status"], ["status", "-f", "json"], ["pareto"], ["pareto", "-f", "csv"], ["export", "--pick", "single"],
@@ -180,3 +182,24 @@ def test_a_trial_told_an_infinite_value_is_unreadable_never_the_front(measured, 
     assert r.exit_code == 1 and "trial 1" in r.output and "not a finite number" in r.output, r.output
     r = CliRunner().invoke(cli, ["study", "pareto", str(path), "-f", "csv"])
     assert r.exit_code == 0 and "inf" not in r.output and "\n1," not in r.output, r.output
+
+
+def test_a_baseline_edited_to_a_negative_rate_is_unreadable(measured, tmp_path):
+    """QA: a baseline whose single_tok_per_s was edited to -5.0 was shown as "single request -5.0
+    tok/s" and export wrote "61.2 vs -5.0 tok/s = -12.24x" in its header."""
+    for f in ("ed.yaml", "ed.db"):
+        shutil.copy(measured.parent / f, tmp_path / f)
+    path = tmp_path / "ed.yaml"
+    con = sqlite3.connect(tmp_path / "ed.db")
+    changed = con.execute("UPDATE trial_user_attributes SET value_json = '-5.0' WHERE key = 'single_tok_per_s' AND "
+                          "trial_id IN (SELECT trial_id FROM trials JOIN studies USING (study_id) "
+                          "WHERE study_name = 'ed.baseline')").rowcount
+    con.commit()
+    con.close()
+    assert changed >= 1
+    r = CliRunner().invoke(cli, ["study", "status", str(path)])
+    assert r.exit_code == 0, r.output
+    assert "baseline: measured, but unreadable (single_tok_per_s -5.0 is negative)" in r.output, r.output
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "knee"])
+    assert r.exit_code == 0 and "-5.0" not in r.output and "-12." not in r.output, r.output
+    assert "vs n/a tok/s" in r.output, r.output  # no baseline figure to divide by

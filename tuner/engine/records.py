@@ -47,7 +47,8 @@ def finite_number(value: Any) -> bool:
 def attrs_problem(attrs: dict) -> str | None:
     """What makes a trial's stored attributes unusable, or None: the readers (status, pareto,
     export, report, confirm) trust what this passes. ``status`` text; ``effective``/``requested``
-    mappings of positive whole numbers (or unset flags, for a request); figures finite numbers;
+    mappings of positive whole numbers (or unset flags, for a request); figures finite numbers, none
+    negative;
     ``stages`` a list of ``{stage, estimates}``."""
     status = attrs.get("status")
     if status is not None and not isinstance(status, str):
@@ -69,6 +70,8 @@ def attrs_problem(attrs: dict) -> str | None:
                 continue
             if not finite_number(value):
                 return f"{key} {value!r} is not a finite number"
+            if value < 0:  # no rate, ratio or duration is below 0 (QA: a baseline of -5 tok/s gave -12.24x)
+                return f"{key} {value!r} is negative"
     if "stages" in attrs and not isinstance(attrs["stages"], list):
         return f"stages {attrs['stages']!r} is not a list"
     for st in attrs.get("stages") or []:  # what pruning's noise and the sampler read of each stage
