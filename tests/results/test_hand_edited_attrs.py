@@ -155,31 +155,36 @@ def test_a_stage_without_its_estimates_is_unreadable_not_a_traceback_in_the_prun
         assert "stages" in (attrs_problem({**good, "stages": stages}) or ""), stages
 
 
-@pytest.mark.parametrize("objective, value_type", [(0, "INF_POS"), (1, "INF_NEG")])
-def test_a_trial_told_an_infinite_value_is_unreadable_never_the_front(measured, tmp_path, objective, value_type):
+@pytest.mark.parametrize("objective, value_type, value", [(0, "INF_POS", None), (1, "INF_NEG", None),
+                                                      (0, "FINITE", -1.0)])
+def test_a_trial_told_an_infinite_value_is_unreadable_never_the_front(measured, tmp_path, objective, value_type,
+                                                                      value):
     """QA: a measured trial whose stored objective value was +inf (``study.tell(t, [inf, ...])``, or
     an edit) stood on the front as "best single_speedup" with value inf, and ``export --pick single``
     wrote it, its header saying 2.24x; -inf was a feasible measured trial. A value that is not a
-    finite number makes the trial unreadable, with why, as an edited attribute does."""
+    finite number, or is below 0 (every objective is a rate or a ratio: a told -1.0 was a feasible
+    measurement, on the front whenever its other objective led), makes the trial unreadable, with
+    why, as an edited attribute does."""
     for f in ("ed.yaml", "ed.db"):
         shutil.copy(measured.parent / f, tmp_path / f)
     path = tmp_path / "ed.yaml"
     con = sqlite3.connect(tmp_path / "ed.db")
-    changed = con.execute("UPDATE trial_values SET value = NULL, value_type = ? WHERE objective = ? AND trial_id IN "
+    changed = con.execute("UPDATE trial_values SET value = ?, value_type = ? WHERE objective = ? AND trial_id IN "
                           "(SELECT trial_id FROM trials JOIN studies USING (study_id) WHERE study_name = 'ed' "
-                          "AND number = 1)", (value_type, objective)).rowcount
+                          "AND number = 1)", (value, value_type, objective)).rowcount
     con.commit()
     con.close()
     assert changed == 1
     record = load_records(open_study("ed", load_study(path).storage))[1]
     assert record.status == UNREADABLE and not record.feasible, record
     name = ["single_speedup", "speedup@32"][objective]
-    assert f"value of {name}" in record.failure_class and "inf is not a finite number" in record.failure_class
+    why = "-1.0 is negative" if value is not None else "inf is not a finite number"
+    assert f"value of {name}" in record.failure_class and why in record.failure_class, record.failure_class
     for pick in ("single", "throughput", "knee"):
         r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", pick])
         assert r.exit_code == 0 and "-> trial 1\n" not in r.output, (pick, r.output)
     r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "1"])
-    assert r.exit_code == 1 and "trial 1" in r.output and "not a finite number" in r.output, r.output
+    assert r.exit_code == 1 and "trial 1" in r.output and why in r.output, r.output
     r = CliRunner().invoke(cli, ["study", "pareto", str(path), "-f", "csv"])
     assert r.exit_code == 0 and "inf" not in r.output and "\n1," not in r.output, r.output
 

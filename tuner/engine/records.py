@@ -83,14 +83,17 @@ def attrs_problem(attrs: dict) -> str | None:
 
 
 def values_problem(values, names: list[str]) -> str | None:
-    """What makes a COMPLETE trial's objective values unusable, or None: each must be a finite number.
+    """What makes a COMPLETE trial's objective values unusable, or None: each must be a finite number
+    of at least 0.
     Optuna's ``tell`` stores +-inf (QA: a trial told ``[inf, 0.1]`` stood on the front as the best
     single_speedup, and ``export --pick single`` wrote it). ``names``: the study's objectives, to
     say which value."""
     for i, value in enumerate(values or []):
+        name = names[i] if i < len(names) and names[i] else f"objective {i}"
         if not finite_number(value):
-            name = names[i] if i < len(names) and names[i] else f"objective {i}"
             return f"value of {name} {value!r} is not a finite number"
+        if value < 0:  # every objective is a rate or a ratio, 0 the worst (tuner.engine.objectives)
+            return f"value of {name} {value!r} is negative"
     return None
 
 
