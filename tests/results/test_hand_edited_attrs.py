@@ -208,3 +208,61 @@ def test_a_baseline_edited_to_a_negative_rate_is_unreadable(measured, tmp_path):
     r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "knee"])
     assert r.exit_code == 0 and "-5.0" not in r.output and "-12." not in r.output, r.output
     assert "vs n/a tok/s" in r.output, r.output  # no baseline figure to divide by
+
+
+#: (study attribute, its new JSON text; None deletes it, a dict edits the stored config)
+STUDY_EDITS = [
+    ("tuner_config", '"garbage"'),
+    ("tuner_config", {"server": "model"}),
+    ("tuner_config", {"server.backend": 7}),
+    ("tuner_suite", None),
+    ("tuner_space", "[1, 2]"),
+    ("objectives", '["bogus", "speedup@32"]'),
+    ("objectives", "[]"),
+]
+
+
+@pytest.mark.parametrize("key, value", STUDY_EDITS, ids=[f"{k}={v}" for k, v in STUDY_EDITS])
+def test_a_study_whose_stored_attributes_were_edited_is_one_line_from_every_reader(measured, tmp_path, key, value):
+    """QA: a study whose tuner_config was edited into a string ended status, report and list in
+    AttributeError's traceback; without its tuner_suite, export in KeyError's; a server.backend of 7,
+    report in html.escape's; objectives edited to ["bogus", ...] labelled the figures "bogus". Every
+    reader now names the study and the attribute, exit 2, writing nothing; list shows it unreadable."""
+    import json
+
+    for f in ("ed.yaml", "ed.db"):
+        shutil.copy(measured.parent / f, tmp_path / f)
+    path = tmp_path / "ed.yaml"
+    con = sqlite3.connect(tmp_path / "ed.db")
+    (sid,) = con.execute("SELECT study_id FROM studies WHERE study_name = 'ed'").fetchone()
+    if value is None:
+        changed = con.execute("DELETE FROM study_user_attributes WHERE study_id = ? AND key = ?", (sid, key)).rowcount
+    else:
+        if isinstance(value, dict):
+            (text,) = con.execute("SELECT value_json FROM study_user_attributes WHERE study_id = ? AND key = ?",
+                                  (sid, key)).fetchone()
+            config = json.loads(text)
+            for dotted, new in value.items():
+                *up, last = dotted.split(".")
+                node = config
+                for part in up:
+                    node = node[part]
+                node[last] = new
+            value = json.dumps(config)
+        changed = con.execute("UPDATE study_user_attributes SET value_json = ? WHERE study_id = ? AND key = ?",
+                              (value, sid, key)).rowcount
+    con.commit()
+    con.close()
+    assert changed == 1
+    out = tmp_path / "out"
+    out.mkdir()
+    for args in [*READERS, ["report", "-o", str(out / "r.html")], ["report", "-o", str(out / "r.html"), "--png",
+                                                                    str(out / "png")], ["compare", str(path)]]:
+        r = CliRunner().invoke(cli, ["study", *args[:1], str(path), *args[1:]])
+        assert r.exception is None or isinstance(r.exception, SystemExit), (args, r.exception)
+        assert r.exit_code == 2, (args, r.output)
+        lines = r.output.strip().splitlines()
+        assert len(lines) == 1 and lines[0].startswith("error: ") and f"ed: stored {key}" in lines[0], (args, r.output)
+    assert list(out.iterdir()) == []
+    r = CliRunner().invoke(cli, ["study", "list", "--storage", f"sqlite:///{tmp_path / 'ed.db'}"])
+    assert r.exit_code == 0 and "unreadable" in r.output, r.output

@@ -68,6 +68,7 @@ def list_(storage, fmt, as_json) -> None:
         rows.append([s["name"], f"{s['trials']}" + (f" ({counts})" if counts else ""),
                      f"{s['launched']}/{s['budget'] if s['budget'] is not None else '-'}", best,
                      s["created"] or ("incomplete" if s.get("incomplete") else ""),
+                     f"(unreadable: {s['unreadable']})" if s.get("unreadable") else
                      s["backend"] or ("(not a tuner study)" if not s["tuner"] else ""),
                      ", ".join(s["sglang_versions"]), s["storage"]])
     if fmt == "csv":

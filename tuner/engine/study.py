@@ -205,6 +205,39 @@ def incomplete_note(study) -> str | None:
             f"delete {study.study_name}")
 
 
+def stored_attrs_problem(study) -> str | None:
+    """What makes a tuner study's stored attributes unreadable, or None: ``"stored KEY ..."``. The
+    readers (status, pareto, export, report, compare, confirm, list) trust what this passes: the
+    config a mapping whose ``server``, ``bench`` and ``budget`` are mappings and whose backend is
+    text; a ready study's space and suite mappings; the objectives as many names as the study has
+    directions, the config's own when it names them (QA: an edited config ended status, report
+    and list in AttributeError, a deleted suite export in KeyError, objectives edited to
+    ``["bogus", ...]`` labelled the figures "bogus"). A study another tool made: None."""
+    attrs = study._storage.get_study_user_attrs(study._study_id)
+    if CONFIG_ATTR not in attrs:
+        return None
+    config = attrs[CONFIG_ATTR]
+    if not isinstance(config, dict):
+        return f"stored {CONFIG_ATTR} {str(config)[:60]!r} is not a mapping"
+    for part in ("server", "bench", "budget"):
+        if part in config and not isinstance(config[part], dict):
+            return f"stored {CONFIG_ATTR} {part} {str(config[part])[:60]!r} is not a mapping"
+    backend = (config.get("server") or {}).get("backend")
+    if backend is not None and not isinstance(backend, str):
+        return f"stored {CONFIG_ATTR} server.backend {backend!r} is not text"
+    for key in (SPACE_ATTR, SUITE_ATTR):
+        if (key in attrs or READY_ATTR in attrs) and not isinstance(attrs.get(key), dict):
+            return f"stored {key} is " + ("missing" if key not in attrs else f"{str(attrs[key])[:60]!r}, not a mapping")
+    objectives = attrs.get(OBJECTIVES_ATTR)
+    if objectives is not None:
+        named = config.get("objectives")
+        if (not isinstance(objectives, list) or len(objectives) != len(study.directions)
+                or not all(isinstance(o, str) and o for o in objectives)
+                or (isinstance(named, list) and objectives != named)):
+            return f"stored {OBJECTIVES_ATTR} {str(objectives)[:80]!r} are not the study's objectives"
+    return None
+
+
 #: How long a study without its ready mark is waited for (its creator may still be writing).
 READY_WAIT_S = 30.0
 
@@ -512,7 +545,8 @@ def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = Fal
     ``tuner_only`` (the readers: status, pareto, export, report, compare, confirm): a study with no
     stored tuner config (:data:`CONFIG_ATTR`; plain Optuna or another tool made it) is refused at
     once, naming it (QA: status showed its trials as tuner's, report drew them, compare set them
-    beside a tuner study, export waited 30 s for a ready mark that never comes)."""
+    beside a tuner study, export waited 30 s for a ready mark that never comes); one whose stored
+    attributes are unreadable (:func:`stored_attrs_problem`) likewise."""
     import optuna
 
     storage = open_storage(storage_url, create=False, patient=patient, on_outage=on_outage)
@@ -527,6 +561,11 @@ def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = Fal
                               f"{CONFIG_ATTR}: plain Optuna or another tool made it, or a tuner study create "
                               f"is writing it this instant); give a study tuner made (`tuner study list` "
                               f"marks the others)")
+        problem = stored_attrs_problem(study) if tuner_only else None
+        if problem is not None:
+            raise ConfigError(redact(storage_url) or "", name, f"{problem} (edited by hand, or written by "
+                              "another tool): no reader can trust this study; restore it from a copy, or "
+                              f"remove it: tuner study delete {name}")
         return study
     except KeyError:
         names = [s.study_name for s in optuna.get_all_study_summaries(storage)

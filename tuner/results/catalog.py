@@ -12,20 +12,21 @@ from typing import Any
 
 from ..engine.records import launched, load_records, merge_repeats, status_counts
 from ..config.study import companion_of
-from ..engine.study import CONFIG_ATTR, READY_ATTR, incomplete_note
+from ..engine.study import CONFIG_ATTR, READY_ATTR, incomplete_note, stored_attrs_problem
 
 
 def study_summary(study, storage_label: str = "") -> dict[str, Any]:
     """One study as :func:`list_studies` shows it."""
     attrs = study.user_attrs
-    config = attrs.get(CONFIG_ATTR) or {}
+    unreadable = stored_attrs_problem(study)
+    config = {} if unreadable else attrs.get(CONFIG_ATTR) or {}
     records = load_records(study)
-    objectives = list(attrs.get("objectives") or study.metric_names
+    objectives = list((None if unreadable else attrs.get("objectives")) or study.metric_names
                       or [f"objective_{i}" for i in range(len(study.directions))])
     best: dict[str, float | None] = {}
     feasible = merge_repeats(records)  # a setting measured again: the mean of its readings
-    for i, name in enumerate(objectives):
-        best[name] = max((r.values[i] for r in feasible), default=None)
+    for i, name in enumerate(objectives):  # of an unreadable study: none (its labels are in doubt)
+        best[name] = None if unreadable else max((r.values[i] for r in feasible), default=None)
     versions = sorted({str(r.attrs["sglang_version"]) for r in records if r.attrs.get("sglang_version")})
     server = config.get("server") or {}
     return {
@@ -40,6 +41,7 @@ def study_summary(study, storage_label: str = "") -> dict[str, Any]:
         "best": best,
         "created": attrs.get(READY_ATTR),
         "incomplete": incomplete_note(study),  #: None for a whole study
+        "unreadable": unreadable,  #: why its stored attributes cannot be trusted (edited), or None
         "backend": server.get("backend"),
         "sglang_versions": versions,
     }
