@@ -114,6 +114,10 @@ def test_a_baseline_that_breaks_the_limit_says_so_and_nothing_is_picked(tmp_path
     assert "the baseline itself breaks e2e_p99_ms@32" in baseline_slo_lines(base)[0]
     with pytest.raises(PickError, match="no measured trial of study tight meets the study's limits"):
         study_front(study)
+    # QA: with --min-speedup-c32 the same study said "no feasible trial reaches speedup@32 >= 1
+    # (none measured it)": every trial measured it; they break the SLO, which is what to say
+    with pytest.raises(PickError, match="no measured trial of study tight meets the study's limits"):
+        study_front(study, min_speedup_c32=1.0)
 
 
 def test_goodput_objective_counts_requests_within_every_limit(tmp_path):

@@ -228,9 +228,10 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
                                      if k.startswith("speedup@")}, min_speedup_c32)
     pool = eligible(records, min_speedup_c32)
     if not pool:
-        if min_speedup_c32 is not None:
-            best = max((speedup_c32(r) or 0.0 for r in eligible(records, None)), default=None)
-            seen = f"the best measured is {best:.3f}" if best is not None else "none measured it"
+        feasible = eligible(records, None) if min_speedup_c32 is not None else []
+        if feasible:  # else no feasible trial at all: said below with why (limits, failures)
+            readings = [v for v in map(speedup_c32, feasible) if v is not None]
+            seen = f"the best measured is {max(readings):.3f}" if readings else f"none measured speedup@{C32}"
             raise PickError(f"no feasible trial of study {study_name} reaches speedup@{C32} >= "
                             f"{min_speedup_c32:g} ({seen}); lower --min-speedup-c32")
         limited = [r for r in records if r.status == MEASURED and not r.feasible and limits_note(r.attrs)]
