@@ -59,9 +59,21 @@ def test_a_reader_refuses_a_study_tuner_did_not_make(storage, foreign, argv, tmp
 
 
 def test_list_shows_foreign_studies_for_what_they_are(storage):
+    """QA: `list -f csv` grew empty `best objective_0`, `best objective_1` columns for plain Optuna's
+    studies, whose values are no tuner objective (and never filled)."""
+    import json
+
     r = CliRunner().invoke(cli, ["study", "list", "--storage", storage, "-f", "json"])
     assert r.exit_code == 0, r.output
-    assert "plain" in r.output and "tuner" in r.output
+    rows = {s["name"]: s for s in json.loads(r.output)}
+    assert rows["plain"]["tuner"] is False and rows["plain"]["best"] == {} and rows["empty"]["best"] == {}
+    assert rows["tuner"]["tuner"] is True and set(rows["tuner"]["best"]) == {"single_speedup", "speedup@32"}
+    r = CliRunner().invoke(cli, ["study", "list", "--storage", storage, "-f", "csv"])
+    assert r.exit_code == 0, r.output
+    header = r.output.splitlines()[0]
+    assert "objective_" not in header and "best single_speedup" in header, header
+    r = CliRunner().invoke(cli, ["study", "list", "--storage", storage])
+    assert r.exit_code == 0 and r.output.count("(not a tuner study)") == 3, r.output
 
 
 def test_a_tuner_study_beside_them_reads_as_before(storage, tmp_path):

@@ -3,7 +3,8 @@
 A summary: name, trials by status, launches against the budget, the best feasible value of each
 objective, when the study was created, the backend, and the SGLang versions its servers reported
 in ``/server_info``. Baseline companions (``NAME.baseline``) are folded into their study, and
-Optuna studies that tuner did not make are listed with what Optuna knows (``tuner: false``).
+Optuna studies that tuner did not make are listed with what Optuna knows (``tuner: false``; no best
+figures: their values are no tuner objective).
 """
 
 from __future__ import annotations
@@ -25,7 +26,9 @@ def study_summary(study, storage_label: str = "") -> dict[str, Any]:
                       or [f"objective_{i}" for i in range(len(study.directions))])
     best: dict[str, float | None] = {}
     feasible = merge_repeats(records)  # a setting measured again: the mean of its readings
-    for i, name in enumerate(objectives):  # of an unreadable study: none (its labels are in doubt)
+    # none of another tool's study (its values are no tuner objective: QA saw empty `best objective_0`
+    # columns in `list -f csv`), nor of an unreadable one (its labels are in doubt)
+    for i, name in enumerate(objectives if CONFIG_ATTR in attrs else []):
         best[name] = None if unreadable else max((r.values[i] for r in feasible), default=None)
     versions = sorted({str(r.attrs["sglang_version"]) for r in records if r.attrs.get("sglang_version")})
     server = config.get("server") or {}
