@@ -75,8 +75,8 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     """Write every ``(path, text)``: all to temporary files first, then rename each into place.
 
     A failure before the renames leaves no target touched and no temporary file behind (a kill:
-    see the module docstring); an OSError writing a file (a full disk) names its target. Files get the usual permissions (umask), not ``mkstemp``'s private
-    0600: they are for sharing.
+    see the module docstring); an OSError writing a file (a full disk) names its target. Files get
+    the usual permissions (umask), not ``mkstemp``'s private 0600: they are for sharing.
     """
     staged: list[tuple[str, Path]] = []
     umask = os.umask(0)
