@@ -271,3 +271,27 @@ def test_the_study_s_cap_reaches_every_launch_built_from_its_settings(tmp_path):
     data = (tmp_path / "baseline" / "server.log").read_bytes()
     assert len(data) <= MIB and b"under the cap again: 1\n" in data
     assert b"dropped here; server.log_max_mb=1]\n" in data and LINE % 99_999 in data
+
+
+def test_a_log_every_launch_appends_to_is_rotated_once_it_holds_the_cap(tmp_path):
+    """``tuner launch``'s log takes every invocation's output (QA: each launch's part was capped, the
+    file itself grew without bound, launch after launch). A launch that finds the file at the cap
+    moves it to ``server.log.1`` (replacing an older one) and starts the file anew."""
+    script = tmp_path / "talker.py"
+    script.write_text("import sys\nsys.stdout.write(('launch output ' + 'y' * 80 + '\\n') * 6500)\n")  # ~620 kB
+    sizes = []
+    for _ in range(7):
+        srv = launch(tmp_path, [PY, str(script)], 1)
+        try:
+            assert srv.proc.wait(timeout=60) == 0
+        finally:
+            srv.stop()
+        sizes.append(srv.log_path.stat().st_size)
+    log = srv.log_path
+    older = log.with_name("server.log.1")
+    assert max(sizes) < 2 * MIB  # under the cap before this launch's part, which holds at most the cap
+    assert older.is_file() and older.stat().st_size < 2 * MIB
+    assert sorted(p.name for p in log.parent.iterdir()) == ["server.log", "server.log.1"]
+    text = log.read_bytes()
+    assert text.startswith(b"# tuner: ") and text.endswith(b"# tuner: stopped, exit code 0\n")
+    assert text.count(b"# tuner: stopped") < 7  # the earliest launches are gone

@@ -53,7 +53,7 @@ from .failures import (
 )
 from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
 from .health import answer_status
-from .logcap import LogCap
+from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, bind_refused, listener_owned_by_group, pick_free_port, port_free,
                     wait_port_free)
@@ -219,6 +219,7 @@ class ServerProcess:
                 self.plan = self._replan(pick_free_port(self.host))
                 self.argv, self.port = self.plan.argv, self.plan.port
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
+            self._rotate_log()
             gpu_before = gpu_memory_used_mib(self.nvidia_smi) if self.backend == "sglang" else None
             self.mark = new_mark()
             env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env, MARK_VAR: self.mark}
@@ -242,6 +243,19 @@ class ServerProcess:
             self._write_record(gpu_before)
             log.info("started server pid %d on %s: %s", self.proc.pid, self.url, self.command_line)
             return self
+
+    def _rotate_log(self) -> None:
+        """A log that already holds ``log_max_mb`` (earlier launches appended to it: ``tuner launch``'s,
+        one invocation after another) is moved to ``NAME.1``, replacing an older one, and this launch
+        starts the file anew: the file holds at most the cap before this launch's part (itself capped),
+        and one older file as much. No cap (0): the file is left to grow."""
+        if self.log_max_mb <= 0:
+            return
+        try:
+            if self.log_path.stat().st_size >= self.log_max_mb * MIB:
+                os.replace(self.log_path, self.log_path.with_name(self.log_path.name + ".1"))
+        except FileNotFoundError:
+            pass
 
     def _write_record(self, gpu_before: list[int] | None) -> None:
         pid = self.proc.pid

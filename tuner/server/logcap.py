@@ -31,7 +31,9 @@ trim: its last lines are the last the server wrote, bar that window.
 Nothing is capped once the tuner is gone: a server left running by a tuner that was killed
 (``kill -9``; ``tuner launch`` stops its server on Ctrl-C and SIGTERM) writes on uncapped until the
 next run's orphan cleanup stops it. A file that holds several launches (``tuner launch``'s log,
-appended to by every invocation; a relaunch on another port) holds each launch's part capped.
+appended to by every invocation; a relaunch on another port) holds each launch's part capped, and
+a launch that finds the file at the cap moves it to ``NAME.1`` first (the launcher's ``_rotate_log``):
+a file every launch appends to stays bounded too.
 """
 
 from __future__ import annotations
