@@ -295,3 +295,20 @@ def test_a_log_every_launch_appends_to_is_rotated_once_it_holds_the_cap(tmp_path
     text = log.read_bytes()
     assert text.startswith(b"# tuner: ") and text.endswith(b"# tuner: stopped, exit code 0\n")
     assert text.count(b"# tuner: stopped") < 7  # the earliest launches are gone
+
+
+def test_a_rotation_the_disk_refuses_costs_no_launch(tmp_path):
+    """``server.log.1`` that cannot be replaced (here a folder with a file in it): the launch appends
+    to the full log, as before rotation existed, rather than failing."""
+    log = tmp_path / "trials" / "3" / "server.log"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"earlier launches\n" * 70000)  # ~1.2 MB: past a 1 MiB cap
+    (tmp_path / "trials" / "3" / "server.log.1").mkdir()
+    (tmp_path / "trials" / "3" / "server.log.1" / "keep").write_text("x")
+    srv = launch(tmp_path, [PY, "-c", "print('this launch')"], 1)
+    try:
+        assert srv.proc.wait(timeout=60) == 0
+    finally:
+        srv.stop()
+    text = log.read_bytes()
+    assert text.startswith(b"earlier launches\n") and b"this launch\n" in text

@@ -248,14 +248,18 @@ class ServerProcess:
         """A log that already holds ``log_max_mb`` (earlier launches appended to it: ``tuner launch``'s,
         one invocation after another) is moved to ``NAME.1``, replacing an older one, and this launch
         starts the file anew: the file holds at most the cap before this launch's part (itself capped),
-        and one older file as much. No cap (0): the file is left to grow."""
+        and one older file as much. No cap (0): the file is left to grow. A rotation the disk refuses
+        costs no launch: the launch appends, as before, and a warning says why."""
         if self.log_max_mb <= 0:
             return
+        older = self.log_path.with_name(self.log_path.name + ".1")
         try:
             if self.log_path.stat().st_size >= self.log_max_mb * MIB:
-                os.replace(self.log_path, self.log_path.with_name(self.log_path.name + ".1"))
+                os.replace(self.log_path, older)
         except FileNotFoundError:
             pass
+        except OSError as exc:
+            log.warning("server log %s not moved to %s: %s", self.log_path, older.name, exc.strerror or exc)
 
     def _write_record(self, gpu_before: list[int] | None) -> None:
         pid = self.proc.pid
