@@ -32,11 +32,8 @@ class ConfigError(ValueError):
 class StrictModel(BaseModel):
     """Base of every file schema: unknown keys are errors, no silent type coercion, immutable, and
     every float finite (YAML's ``.nan`` and ``.inf`` would pass every ``gt``/``le`` bound they are
-    compared with, or turn a timeout into "never").
-
-    ``protected_namespaces`` is pydantic 2.10's default, stated for the older 2.x the floor allows:
-    their default ``("model_",)`` warns at import on fields such as ``model_path`` and
-    ``model_attention`` (an error under the suite's ``filterwarnings = error``)."""
+    compared with, or turn a timeout into "never"). Protected names: pydantic 2.10's, as pydantic<2.10
+    protects ``model_*`` and warns at import on ``model_path``."""
 
     model_config = ConfigDict(extra="forbid", strict=True, frozen=True, allow_inf_nan=False,
                               protected_namespaces=("model_validate", "model_dump"))
