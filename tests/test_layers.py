@@ -9,9 +9,11 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+from importlib import metadata
 from pathlib import Path
 
 import pytest
+from packaging.version import Version
 
 try:
     import tomllib
@@ -51,7 +53,11 @@ def contract_file(tmp_path: Path, package: str) -> Path:
 def lint(tmp_path: Path, package: str, pythonpath: Path) -> subprocess.CompletedProcess:
     config = contract_file(tmp_path, package)
     code = "import sys; from importlinter.cli import lint_imports_command; sys.exit(lint_imports_command())"
-    return subprocess.run([sys.executable, "-c", code, str(config), "--no-cache"], cwd=tmp_path,
+    # import-linter takes the file as an argument from 2.17 (which needs Python 3.11; --config is then
+    # deprecated) and as --config before it (the dev floor is 2.1)
+    positional = Version(metadata.version("import-linter")) >= Version("2.17")
+    given = [str(config)] if positional else ["--config", str(config)]
+    return subprocess.run([sys.executable, "-c", code, *given, "--no-cache"], cwd=tmp_path,
                           env={"PYTHONPATH": str(pythonpath), "PATH": "/usr/bin:/bin"},
                           capture_output=True, text=True, timeout=120)
 
