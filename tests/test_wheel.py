@@ -65,7 +65,7 @@ def wheel(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("wheel")
     r = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", "-q",
                         "-w", str(out)], cwd=src, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    assert r.returncode == 0, f"pip wheel failed (setuptools>=70.1 is a dev extra):\n{r.stderr[-3000:]}"
+    assert r.returncode == 0, f"pip wheel failed (setuptools>=77 is a dev extra):\n{r.stderr[-3000:]}"
     (built,) = out.glob("sglang_spec_tuner-*.whl")
     return built
 
