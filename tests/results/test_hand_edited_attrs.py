@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import shutil
 import sqlite3
+from contextlib import contextmanager
 
 import pytest
 from click.testing import CliRunner
@@ -16,6 +17,19 @@ from tuner.config.study import load_study
 from tuner.engine.records import UNREADABLE, attrs_problem, load_records
 from tuner.engine.study import open_study
 
+
+@contextmanager
+def _edited(measured, tmp_path):
+    """A copy of the measured study (``ed.yaml``, ``ed.db``) in ``tmp_path``, its database open for
+    hand edits, committed on leaving."""
+    for f in ("ed.yaml", "ed.db"):
+        shutil.copy(measured.parent / f, tmp_path / f)
+    con = sqlite3.connect(tmp_path / "ed.db")
+    try:
+        yield con
+        con.commit()
+    finally:
+        con.close()
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
@@ -43,16 +57,12 @@ READERS = [["status"], ["status", "-f", "json"], ["pareto"], ["pareto", "-f", "c
 
 @pytest.mark.parametrize("key, number, value", EDITS, ids=[f"{k}={v}" for k, _, v in EDITS])
 def test_every_reader_survives_an_edited_trial(measured, tmp_path, key, number, value):
-    for f in ("ed.yaml", "ed.db"):
-        shutil.copy(measured.parent / f, tmp_path / f)
     path = tmp_path / "ed.yaml"
-    con = sqlite3.connect(tmp_path / "ed.db")
-    (tid,) = con.execute("SELECT trial_id FROM trials JOIN studies USING (study_id) WHERE study_name = 'ed' "
-                         "AND number = ?", (number,)).fetchone()
-    changed = con.execute("UPDATE trial_user_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
-                          (value, tid, key)).rowcount
-    con.commit()
-    con.close()
+    with _edited(measured, tmp_path) as con:
+        (tid,) = con.execute("SELECT trial_id FROM trials JOIN studies USING (study_id) WHERE study_name = 'ed' "
+                             "AND number = ?", (number,)).fetchone()
+        changed = con.execute("UPDATE trial_user_attributes SET value_json = ? WHERE trial_id = ? AND key = ?",
+                              (value, tid, key)).rowcount
     assert changed == 1
     record = load_records(open_study("ed", load_study(path).storage))[number]
     assert record.status == UNREADABLE and not record.feasible and record.effective is None
@@ -75,19 +85,20 @@ def test_what_passes_is_what_the_readers_compute_with():
     assert "is not a setting SGLang runs" in attrs_problem({**good, "effective": {**good["effective"], "eagle_topk": None}})
 
 
+def _baseline_edited(measured, tmp_path, value_json: str):
+    """A copy of the measured study whose baseline's single_tok_per_s reads ``value_json``."""
+    with _edited(measured, tmp_path) as con:
+        changed = con.execute("UPDATE trial_user_attributes SET value_json = ? WHERE key = 'single_tok_per_s' AND "
+                              "trial_id IN (SELECT trial_id FROM trials JOIN studies USING (study_id) "
+                              "WHERE study_name = 'ed.baseline')", (value_json,)).rowcount
+    assert changed >= 1
+    return tmp_path / "ed.yaml"
+
+
 def test_status_says_why_a_measured_baseline_is_unreadable(measured, tmp_path):
     """An edited baseline was shown as "not measured yet" (a user would wait for a measurement that
     was made); status names the problem and the way out."""
-    for f in ("ed.yaml", "ed.db"):
-        shutil.copy(measured.parent / f, tmp_path / f)
-    path = tmp_path / "ed.yaml"
-    con = sqlite3.connect(tmp_path / "ed.db")
-    changed = con.execute("UPDATE trial_user_attributes SET value_json = 'NaN' WHERE key = 'single_tok_per_s' AND "
-                          "trial_id IN (SELECT trial_id FROM trials JOIN studies USING (study_id) "
-                          "WHERE study_name = 'ed.baseline')").rowcount
-    con.commit()
-    con.close()
-    assert changed >= 1
+    path = _baseline_edited(measured, tmp_path, "NaN")
     r = CliRunner().invoke(cli, ["study", "status", str(path)])
     assert r.exit_code == 0, r.output
     assert ("baseline: measured, but unreadable (single_tok_per_s nan is not a finite number); the next tuner "
@@ -98,12 +109,8 @@ def test_status_says_why_a_measured_baseline_is_unreadable(measured, tmp_path):
 def test_a_storage_that_fails_mid_command_is_one_line_not_a_traceback(measured, tmp_path):
     """QA: PostgreSQL stopped a second into `export`/`status`/`report`/`list` ended each in
     SQLAlchemy's traceback. Here the SQLite storage opens, then a table the reader needs is gone."""
-    for f in ("ed.yaml", "ed.db"):
-        shutil.copy(measured.parent / f, tmp_path / f)
-    con = sqlite3.connect(tmp_path / "ed.db")
-    con.execute("ALTER TABLE trial_user_attributes RENAME COLUMN value_json TO v")  # create_all cannot mend it
-    con.commit()
-    con.close()
+    with _edited(measured, tmp_path) as con:
+        con.execute("ALTER TABLE trial_user_attributes RENAME COLUMN value_json TO v")  # create_all cannot mend it
     r = CliRunner().invoke(cli, ["study", "status", str(tmp_path / "ed.yaml")])
     assert r.exit_code == 2, (r.exit_code, r.output)
     lines = r.stderr.strip().splitlines()
@@ -165,15 +172,11 @@ def test_a_trial_told_an_infinite_value_is_unreadable_never_the_front(measured, 
     finite number, or is below 0 (every objective is a rate or a ratio: a told -1.0 was a feasible
     measurement, on the front whenever its other objective led), makes the trial unreadable, with
     why, as an edited attribute does."""
-    for f in ("ed.yaml", "ed.db"):
-        shutil.copy(measured.parent / f, tmp_path / f)
     path = tmp_path / "ed.yaml"
-    con = sqlite3.connect(tmp_path / "ed.db")
-    changed = con.execute("UPDATE trial_values SET value = ?, value_type = ? WHERE objective = ? AND trial_id IN "
-                          "(SELECT trial_id FROM trials JOIN studies USING (study_id) WHERE study_name = 'ed' "
-                          "AND number = 1)", (value, value_type, objective)).rowcount
-    con.commit()
-    con.close()
+    with _edited(measured, tmp_path) as con:
+        changed = con.execute("UPDATE trial_values SET value = ?, value_type = ? WHERE objective = ? AND trial_id IN "
+                              "(SELECT trial_id FROM trials JOIN studies USING (study_id) WHERE study_name = 'ed' "
+                              "AND number = 1)", (value, value_type, objective)).rowcount
     assert changed == 1
     record = load_records(open_study("ed", load_study(path).storage))[1]
     assert record.status == UNREADABLE and not record.feasible, record
@@ -192,16 +195,7 @@ def test_a_trial_told_an_infinite_value_is_unreadable_never_the_front(measured, 
 def test_a_baseline_edited_to_a_negative_rate_is_unreadable(measured, tmp_path):
     """QA: a baseline whose single_tok_per_s was edited to -5.0 was shown as "single request -5.0
     tok/s" and export wrote "61.2 vs -5.0 tok/s = -12.24x" in its header."""
-    for f in ("ed.yaml", "ed.db"):
-        shutil.copy(measured.parent / f, tmp_path / f)
-    path = tmp_path / "ed.yaml"
-    con = sqlite3.connect(tmp_path / "ed.db")
-    changed = con.execute("UPDATE trial_user_attributes SET value_json = '-5.0' WHERE key = 'single_tok_per_s' AND "
-                          "trial_id IN (SELECT trial_id FROM trials JOIN studies USING (study_id) "
-                          "WHERE study_name = 'ed.baseline')").rowcount
-    con.commit()
-    con.close()
-    assert changed >= 1
+    path = _baseline_edited(measured, tmp_path, "-5.0")
     r = CliRunner().invoke(cli, ["study", "status", str(path)])
     assert r.exit_code == 0, r.output
     assert "baseline: measured, but unreadable (single_tok_per_s -5.0 is negative)" in r.output, r.output
@@ -230,29 +224,25 @@ def test_a_study_whose_stored_attributes_were_edited_is_one_line_from_every_read
     reader now names the study and the attribute, exit 2, writing nothing; list shows it unreadable."""
     import json
 
-    for f in ("ed.yaml", "ed.db"):
-        shutil.copy(measured.parent / f, tmp_path / f)
     path = tmp_path / "ed.yaml"
-    con = sqlite3.connect(tmp_path / "ed.db")
-    (sid,) = con.execute("SELECT study_id FROM studies WHERE study_name = 'ed'").fetchone()
-    if value is None:
-        changed = con.execute("DELETE FROM study_user_attributes WHERE study_id = ? AND key = ?", (sid, key)).rowcount
-    else:
-        if isinstance(value, dict):
-            (text,) = con.execute("SELECT value_json FROM study_user_attributes WHERE study_id = ? AND key = ?",
-                                  (sid, key)).fetchone()
-            config = json.loads(text)
-            for dotted, new in value.items():
-                *up, last = dotted.split(".")
-                node = config
-                for part in up:
-                    node = node[part]
-                node[last] = new
-            value = json.dumps(config)
-        changed = con.execute("UPDATE study_user_attributes SET value_json = ? WHERE study_id = ? AND key = ?",
-                              (value, sid, key)).rowcount
-    con.commit()
-    con.close()
+    with _edited(measured, tmp_path) as con:
+        (sid,) = con.execute("SELECT study_id FROM studies WHERE study_name = 'ed'").fetchone()
+        if value is None:
+            changed = con.execute("DELETE FROM study_user_attributes WHERE study_id = ? AND key = ?", (sid, key)).rowcount
+        else:
+            if isinstance(value, dict):
+                (text,) = con.execute("SELECT value_json FROM study_user_attributes WHERE study_id = ? AND key = ?",
+                                      (sid, key)).fetchone()
+                config = json.loads(text)
+                for dotted, new in value.items():
+                    *up, last = dotted.split(".")
+                    node = config
+                    for part in up:
+                        node = node[part]
+                    node[last] = new
+                value = json.dumps(config)
+            changed = con.execute("UPDATE study_user_attributes SET value_json = ? WHERE study_id = ? AND key = ?",
+                                  (value, sid, key)).rowcount
     assert changed == 1
     out = tmp_path / "out"
     out.mkdir()

@@ -71,31 +71,42 @@ def _clean_stale(path: Path) -> list[Path]:
     return removed
 
 
+def _umask() -> int:
+    umask = os.umask(0)
+    os.umask(umask)
+    return umask
+
+
+def _stage(path: Path, text: str, umask: int, staged: list[tuple[str, Path]]) -> str:
+    """Write ``text`` to a temporary file beside ``path``, durably, with the usual permissions
+    (umask), not ``mkstemp``'s private 0600; it is appended to ``staged`` at once, so the caller
+    removes it whatever fails. An OSError writing it (a full disk) names ``path``."""
+    _clean_stale(path)
+    fd, tmp = tempfile.mkstemp(prefix=f"{_prefix(path)}{os.getpid()}-", suffix=".tmp", dir=path.parent)
+    staged.append((tmp, path))
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+    except OSError as exc:  # a full disk: named by the file it was to be, not the temporary
+        raise OSError(exc.errno, exc.strerror, str(path)) from exc
+    os.chmod(tmp, 0o666 & ~umask)
+    return tmp
+
+
 def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     """Write every ``(path, text)``: all to temporary files first, then rename each into place.
 
     A failure before the renames leaves no target touched and no temporary file behind (a kill:
     see the module docstring); an OSError writing a file (a full disk) names its target. Files get
-    the usual permissions (umask), not ``mkstemp``'s private 0600: they are for sharing.
+    the usual permissions (umask): they are for sharing.
     """
     staged: list[tuple[str, Path]] = []
-    umask = os.umask(0)
-    os.umask(umask)
+    umask = _umask()
     try:
         for path, text in files:
-            path = Path(path)
-            _clean_stale(path)
-            prefix = f"{_prefix(path)}{os.getpid()}-"
-            fd, tmp = tempfile.mkstemp(prefix=prefix, suffix=".tmp", dir=path.parent)
-            staged.append((tmp, path))
-            try:
-                with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                    fh.write(text)
-                    fh.flush()
-                    os.fsync(fh.fileno())
-            except OSError as exc:  # a full disk: named by the file it was to be, not the temporary
-                raise OSError(exc.errno, exc.strerror, str(path)) from exc
-            os.chmod(tmp, 0o666 & ~umask)
+            _stage(Path(path), text, umask, staged)
         for tmp, path in staged:
             os.replace(tmp, path)
     finally:
@@ -117,16 +128,9 @@ def write_new_file(path: str | Path, text: str) -> Path:
     :func:`write_atomic` stages, then hard-linked into place (``link`` never replaces a file, as
     ``rename`` does); where the filesystem has no hard links, created with ``O_EXCL`` instead."""
     path = Path(path)
-    _clean_stale(path)
-    umask = os.umask(0)
-    os.umask(umask)
-    fd, tmp = tempfile.mkstemp(prefix=f"{_prefix(path)}{os.getpid()}-", suffix=".tmp", dir=path.parent)
+    staged: list[tuple[str, Path]] = []
     try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.chmod(tmp, 0o666 & ~umask)
+        tmp = _stage(path, text, _umask(), staged)
         try:
             os.link(tmp, path)
         except FileExistsError:
@@ -135,7 +139,8 @@ def write_new_file(path: str | Path, text: str) -> Path:
             with open(path, "x", encoding="utf-8") as fh:
                 fh.write(text)
     finally:
-        os.unlink(tmp)
+        for tmp, _ in staged:
+            os.unlink(tmp)
     return path
 
 
