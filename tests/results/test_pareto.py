@@ -85,6 +85,10 @@ def test_min_speedup_c32_recomputes_the_front_among_eligible_trials():
     assert high.single.number == 2 and high.throughput.number == 1
     with pytest.raises(PickError, match="speedup@32 >= 1.2 .*best measured is 1.050"):
         build_front("s", ["single_speedup", "speedup@32"], recs, None, min_speedup_c32=1.2)
+    # an attribute that only looks like a sweep figure (a tool's, or edited in) names no concurrency
+    recs[1].attrs["speedup@peak"] = 1.3
+    high = build_front("s", ["single_speedup", "speedup@32"], recs, None, min_speedup_c32=1.0)
+    assert sorted(p.number for p in high.points) == [1, 2]
 
 
 def test_failed_reused_and_infeasible_trials_never_reach_the_front():

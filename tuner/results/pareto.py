@@ -224,8 +224,9 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
                         f"`tuner study run` first")
     measured = eligible(records, None)
     if measured:
-        check_c32_swept(study_name, {int(k.split("@")[1]) for r in measured for k in r.attrs
-                                     if k.startswith("speedup@")}, min_speedup_c32)
+        # the sweep's figures a trial holds (speedup@C); a key that names no concurrency is not one
+        check_c32_swept(study_name, {c for r in measured for k in r.attrs if k.startswith("speedup@")
+                                     and (c := objective_concurrency(k)) is not None}, min_speedup_c32)
     pool = eligible(records, min_speedup_c32)
     if not pool:
         feasible = eligible(records, None) if min_speedup_c32 is not None else []
