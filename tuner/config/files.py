@@ -195,14 +195,16 @@ def dangling_link(path: str | Path) -> tuple[Path, str] | None:
     return None
 
 
-def check_usable(path: str | Path, flag: str) -> None:
-    """:class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` for a path :func:`unusable_path`
-    refuses, before anything is opened or written."""
+def check_usable(path: str | Path, flag: str | None = None) -> None:
+    """:class:`~tuner.config.yamlfile.ConfigError` for a path :func:`unusable_path` refuses, before
+    anything is opened or written (pathlib's ``exists()`` and ``is_file()`` would raise): naming
+    ``flag`` and the path, or, without a flag (a file a key or name led to), the path alone."""
     problem = unusable_path(path)
     if problem:
         from .yamlfile import ConfigError
 
-        raise ConfigError(flag, str(path), f"is no usable path ({problem}); give a shorter or other path")
+        source, key = (flag, str(path)) if flag is not None else (path, "")
+        raise ConfigError(source, key, f"is no usable path ({problem}); give a shorter or other path")
 
 
 def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None:

@@ -135,10 +135,9 @@ def space_path(spec: str | Path, base_dir: str | Path | None = None) -> Path:
     path = Path(text)
     if not path.is_absolute() and base_dir is not None:
         path = Path(base_dir) / path
-    from .files import unusable_path
+    from .files import check_usable
 
-    if unusable_path(path):  # pathlib's exists() would raise
-        raise ConfigError(path, "", f"is no usable path ({unusable_path(path)}); give a shorter or other path")
+    check_usable(path)
     if is_bare_name(text) and not path.exists():
         raise ConfigError(text, "", unknown_space_problem(text))
     return path

@@ -321,10 +321,9 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
         path = Path(text)
         if not path.is_absolute() and base_dir is not None:
             path = Path(base_dir) / path
-        from .files import unusable_path
+        from .files import check_usable
 
-        if unusable_path(path):  # pathlib's exists() would raise
-            raise ConfigError(path, "", f"is no usable path ({unusable_path(path)}); give a shorter or other path")
+        check_usable(path)
         if not path.exists() and path.suffix not in (".yaml", ".yml") and "/" not in text:
             raise ConfigError(text, "", f"unknown suite{did_you_mean(text, SHIPPED_SUITES)}; expected one "
                                         f"of {', '.join(SHIPPED_SUITES)} or a suite YAML file")

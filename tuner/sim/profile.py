@@ -161,10 +161,9 @@ def profile_path(name_or_path: str | Path) -> Path:
     if "/" not in text and not text.endswith((".yaml", ".yml")) and shipped.is_file():
         return shipped
     path = Path(text)
-    from ..config.files import unusable_path
+    from ..config.files import check_usable
 
-    if unusable_path(path):  # pathlib's is_file() would raise (QA: a 300-byte name, a traceback)
-        raise ConfigError(path, "", f"is no usable path ({unusable_path(path)}); give a shorter or other path")
+    check_usable(path)  # pathlib's is_file() would raise (QA: a 300-byte name, a traceback)
     if path.is_file():
         return path
     if "/" not in text and not text.endswith((".yaml", ".yml")):
