@@ -37,16 +37,22 @@ def _what_filled(exc: OSError) -> str:
     names its target), else ``" standard output"`` when that is what cannot take its text (QA:
     `tuner study pareto -f json > /dev/full` ended in OSError's traceback; stdout is then pointed at
     /dev/null, so the interpreter's last flush of it adds no second error), else ``""``."""
-    import os
-
     if exc.filename is not None:
         return f" {exc.filename}"
     if not _writing_stdout(exc):
         return ""
-    null = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(null, 1)
-    os.close(null)
+    _devnull_at(1)
     return " standard output"
+
+
+def _devnull_at(fd: int) -> None:
+    """File descriptor ``fd`` (0, 1 or 2) is /dev/null from now on, whatever it was or if it was closed."""
+    import os
+
+    null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)  # the lowest free number
+    if null != fd:
+        os.dup2(null, fd)
+        os.close(null)
 
 
 def _writing_stdout(exc: BaseException) -> bool:
@@ -147,10 +153,7 @@ def _open_closed_streams() -> None:
         try:
             os.fstat(fd)
         except OSError:
-            null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)  # the lowest free number
-            if null != fd:
-                os.dup2(null, fd)
-                os.close(null)
+            _devnull_at(fd)
             if getattr(sys, name) is None:
                 setattr(sys, name, open(fd, mode, closefd=False))
 
