@@ -59,3 +59,10 @@ def sqlite_url(path: Any, scheme: str = "sqlite") -> str:
     for char, escape in _URL_ESCAPES:
         text = text.replace(char, escape)
     return f"{scheme}:///{text}"
+
+
+def is_bare_name(text: str) -> bool:
+    """A name, not a path: no ``/`` and no ``.yaml``/``.yml`` ending. Where a key takes a shipped
+    file by name (a search space, a suite, a simulator profile), such text is a name: shipped, or
+    refused as unknown, never a file looked up in the current folder."""
+    return "/" not in text and not text.endswith((".yaml", ".yml"))

@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import Discriminator, Field, Tag, field_validator, model_validator
 
 from ..sglang.rules import Resolution, ServerContext, SpecConfig, resolve, resolve_backend_aliases
+from .paths import is_bare_name
 from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model
 
 from .server_arg_checks import SPEC_PARAMS, check_server_args
@@ -114,11 +115,6 @@ def unknown_space_problem(text: str) -> str:
     """What to say of a bare name (no ``/``, no ``.yaml``) that is neither shipped nor a file."""
     return (f"unknown search space {text!r}{did_you_mean(text, SHIPPED_SPACES)}; expected a shipped one "
             f"({', '.join(SHIPPED_SPACES)}) or a search-space YAML file")
-
-
-def is_bare_name(text: str) -> bool:
-    """A name, not a path: no ``/`` and no ``.yaml``/``.yml`` ending."""
-    return "/" not in text and not text.endswith((".yaml", ".yml"))
 
 
 def space_path(spec: str | Path, base_dir: str | Path | None = None) -> Path:

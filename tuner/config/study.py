@@ -23,11 +23,11 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from .paths import NonEmptyPathText, PathText, sqlite_url
+from .paths import NonEmptyPathText, PathText, is_bare_name, sqlite_url
 from .sampler import check_sampler_options
 from .slo import SLO
 from .server_arg_checks import check_server_args, option_like, reserved_arg, unmeasurable_problem
-from .space import DEFAULT_SPACE, SHIPPED_SPACES, is_bare_name, load_space, unknown_space_problem
+from .space import DEFAULT_SPACE, SHIPPED_SPACES, load_space, unknown_space_problem
 from .suite import INLINE_SUITE, SHIPPED_SUITES, check_as_written, load_suite, refuse_text_and_file
 from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
@@ -614,7 +614,7 @@ def load_study(path: str | Path) -> StudyConfig:
     # The suite is checked now too, and a suite file is made absolute like the search space.
     suite = study.bench.suite
     if isinstance(suite, str) and suite not in SHIPPED_SUITES:
-        if "/" not in suite and not suite.endswith((".yaml", ".yml")) and not (base / suite).exists():
+        if is_bare_name(suite) and not (base / suite).exists():
             raise ConfigError(path, "bench.suite", f"unknown suite {suite!r}{did_you_mean(suite, SHIPPED_SUITES)}; "
                               f"expected one of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
         suite = str(_resolved(base / suite, path, "bench.suite"))

@@ -94,11 +94,12 @@ def _check_profile(profile: str, key: str, source) -> None:
     loads. A bare name that is not shipped
     is refused rather than looked up in the current folder (:func:`tuner.sim.profile.profile_path`
     would): the same study file must mean the same profile wherever it is run."""
+    from ..config.paths import is_bare_name
     from ..config.yamlfile import did_you_mean
     from ..sim.profile import list_profiles, load_profile
 
     shipped = list_profiles()
-    if "/" not in profile and not profile.endswith((".yaml", ".yml")) and profile not in shipped:
+    if is_bare_name(profile) and profile not in shipped:
         raise ConfigError(source, key, f"no such simulator profile {profile!r}"
                           f"{did_you_mean(profile, shipped)}; shipped: {', '.join(shipped)}, or give a profile "
                           f"file as a path relative to the study file (./{profile or 'PROFILE.yaml'})")

@@ -13,6 +13,7 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from ..config.paths import is_bare_name
 from ..config.yamlfile import ConfigError, StrictModel, did_you_mean, load_model
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
@@ -158,7 +159,7 @@ def profile_path(name_or_path: str | Path) -> Path:
     """The file a profile name or path refers to; a shipped name wins over a relative path."""
     text = str(name_or_path)
     shipped = PROFILES_DIR / f"{text}.yaml"
-    if "/" not in text and not text.endswith((".yaml", ".yml")) and shipped.is_file():
+    if is_bare_name(text) and shipped.is_file():
         return shipped
     path = Path(text)
     from ..config.files import check_usable
@@ -166,7 +167,7 @@ def profile_path(name_or_path: str | Path) -> Path:
     check_usable(path)  # pathlib's is_file() would raise (QA: a 300-byte name, a traceback)
     if path.is_file():
         return path
-    if "/" not in text and not text.endswith((".yaml", ".yml")):
+    if is_bare_name(text):
         raise ConfigError(text, "", f"no such simulator profile{did_you_mean(text, list_profiles())}; shipped: "
                           f"{', '.join(list_profiles())}, or give a path to a YAML file")
     raise ConfigError(path, "", "file not found; check the path")
