@@ -16,6 +16,7 @@ import click
 from .. import __version__
 from ..config.yamlfile import ConfigError
 from .lazy import LazyGroup
+from .streams import devnull_at
 
 #: Every top-level command group: name -> "module:attribute", imported on first use.
 COMMANDS = {
@@ -41,18 +42,8 @@ def _what_filled(exc: OSError) -> str:
         return f" {exc.filename}"
     if not _writing_stdout(exc):
         return ""
-    _devnull_at(1)
+    devnull_at(1)
     return " standard output"
-
-
-def _devnull_at(fd: int) -> None:
-    """File descriptor ``fd`` (0, 1 or 2) is /dev/null from now on, whatever it was or if it was closed."""
-    import os
-
-    null = os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)  # the lowest free number
-    if null != fd:
-        os.dup2(null, fd)
-        os.close(null)
 
 
 def _writing_stdout(exc: BaseException) -> bool:
@@ -153,7 +144,7 @@ def _open_closed_streams() -> None:
         try:
             os.fstat(fd)
         except OSError:
-            _devnull_at(fd)
+            devnull_at(fd)
             if getattr(sys, name) is None:
                 setattr(sys, name, open(fd, mode, closefd=False))
 

@@ -14,7 +14,6 @@ server's group is being killed.
 
 from __future__ import annotations
 
-import os
 import sys
 import threading
 import time
@@ -24,6 +23,7 @@ import click
 
 from ..engine.finish import SET_ASIDE
 from ..engine.journal import SET_ASIDE_DIR
+from .streams import devnull_at
 
 
 def _fmt_s(s: float | None) -> str:
@@ -106,9 +106,7 @@ def _trial_name(study: str, number: int) -> str:
 def _to_devnull(stream) -> None:
     """Point ``stream``'s file descriptor at /dev/null (a closed pipe's writes then go nowhere)."""
     try:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, stream.fileno())
-        os.close(devnull)
+        devnull_at(stream.fileno())
     except (OSError, ValueError, AttributeError):  # a stream with no file behind it: nothing to redirect
         pass
 
