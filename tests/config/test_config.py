@@ -134,6 +134,20 @@ def test_parse_duration(text, seconds):
     assert parse_duration(text) == seconds
 
 
+def test_a_long_run_of_digits_is_refused_as_a_duration_without_a_long_wait():
+    """A pasted number with no unit, however long, is one error. In a child with a timeout a hundred
+    times what it needs: a pattern that rescans the digits from every start hung here for minutes."""
+    import subprocess
+    import sys
+    code = ("from tuner.config.study import parse_duration\n"
+            "for text in ['1' * 100_000, '1' * 100_000 + 'h', '1h' + '2' * 100_000]:\n"
+            "    try:\n        print(parse_duration(text, 'study.yaml', 'budget.timeout'))\n"
+            "    except Exception as e:\n        print(type(e).__name__, str(e)[:60])\n")
+    rows = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                          check=True).stdout.splitlines()
+    assert len(rows) == 3 and all(r.startswith("ConfigError study.yaml: budget.timeout: ") for r in rows), rows
+
+
 def test_objective_concurrency():
     assert objective_concurrency("speedup@32") == 32
     assert objective_concurrency("tok_per_s@8") == 8

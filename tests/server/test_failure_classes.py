@@ -123,3 +123,34 @@ def test_a_failure_after_argument_handling_is_no_argument_error_whatever_was_log
     # through SGLang's argument handling it stays an argument error, in a scheduler too
     log = before + crash("/x/sglang/srt/arg_groups/speculative_hook.py", "ValueError: bad speculative flags")
     assert classify_log(log, 1, "startup") == "invalid_args"
+
+
+# Lines a server may print without a newline (a progress bar redrawn with \r, a dumped tensor, a
+# repeated word), each made of the pieces the patterns look for, so a pattern that rescans a line from
+# every start would take hours on it.
+HOSTILE_FILLERS = ["y", "1", "Error", "Exception", "File \"", "ProcessGroupNCCL", "ProcessGroupNCCL ",
+                   "nccl", "Capture ", "Capture a", "a.", "usage: ", ": error: ", "a hit"]
+
+
+def test_a_megabyte_line_of_any_filler_is_classified_and_its_failure_still_found():
+    """Classification runs on whole logs; one megabyte line of any filler before the failure leaves
+    the class and the error line what they are without it. Run in a child with a timeout a hundred
+    times what it needs, so a pattern gone quadratic fails here instead of hanging the suite."""
+    import subprocess
+    import sys
+    code = f"""
+from tuner.server.failures import classify_log, error_line
+fillers = {HOSTILE_FILLERS!r}
+failure = ('Traceback (most recent call last):\\n  File "/x/sglang/srt/server_args.py", line 1, in f\\n'
+           'ValueError: bad --speculative-eagle-topk\\n')
+for filler in fillers:
+    line = (filler * (1_000_000 // len(filler) + 1))[:1_000_000]
+    print(classify_log(line + "\\n" + failure, 1, "startup"), classify_log(line, 1, "startup"),
+          error_line(line + "\\n" + failure))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
+    rows = out.stdout.splitlines()
+    assert len(rows) == len(HOSTILE_FILLERS)
+    for filler, row in zip(HOSTILE_FILLERS, rows):
+        assert row.startswith("invalid_args ") and row.endswith(" ValueError: bad --speculative-eagle-topk"), (filler, row)
+        assert row.split()[1] == "other", (filler, row)  # the filler alone is no evidence of any class

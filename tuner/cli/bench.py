@@ -341,4 +341,4 @@ def _plain_text(text) -> str:
     """One line of a server's answer: an HTML error page's tags dropped, whitespace collapsed."""
     import re
 
-    return " ".join(re.sub(r"<[^>]*>", " ", str(text or "")).split())
+    return " ".join(re.sub(r"<[^<>]*>", " ", str(text or "")).split())

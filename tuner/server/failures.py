@@ -49,21 +49,24 @@ class LaunchError(RuntimeError):
                 "log_tail": self.log_tail}
 
 
+# Each pattern runs over whole logs, where one line may be megabytes (a progress bar redrawn with \r):
+# no unanchored `\w+` and no `.*` before a choice, which rescan the line from every start (a 200 kB
+# line took 90 s with "\w+ hit an exception"); repeats are word-bounded or capped instead.
 _SPEC_RUNTIME = re.compile(re.escape(TREE_TOO_LARGE_RUNTIME_ERROR.split(": ", 1)[1]))
 # pool_configurator.py: "Not enough memory", and an SWA model's "... leaves no room for the full KV pool
 # within the available X GiB" (lines 1025-1030; DSV4, lines 1679-1685): the same shortage in other words
 _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory|\bout of memory\b"
                   r"|leaves no room for the full KV pool", re.I)
 _NCCL = re.compile(
-    r"NCCL error|nccl\w*Error\b|DistBackendError|NCCL communicator was aborted|NCCL timeout"
-    r"|Watchdog caught collective operation timeout|ProcessGroupNCCL\S*\s.*(?:timed? ?out|error)"
+    r"NCCL error|nccl\w{0,80}Error\b|DistBackendError|NCCL communicator was aborted|NCCL timeout"
+    r"|Watchdog caught collective operation timeout|ProcessGroupNCCL\S{0,80}\s.{0,400}?(?:timed? ?out|error)"
     r"|communication error", re.I)
 _ARGPARSE = re.compile(r"^usage: |: error: (?:unrecognized arguments|argument |ambiguous option"
                        r"|the following arguments are required|invalid choice)", re.M)
 _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception))(?::|$)", re.M)
 # SGLang's argument handling (server_args.py, arg_groups/) and argparse; a traceback through them is
 # an argument error even after other log lines.
-_ARG_FRAMES = re.compile(r'File ".*(?:server_args|arg_groups|argparse)[^"]*"')
+_ARG_FRAMES = re.compile(r'File "[^"\n]*(?:server_args|arg_groups|argparse)[^"\n]*"')
 # Signs SGLang has passed argument handling: an exception after these is not an argument error unless
 # its frames say so. SGLang 0.5.23 handles the arguments in the launching process (launch_server.py:
 # prepare_server_args, resolve_once), then logs "Init parallel begin." (distributed/bootstrap.py line
@@ -73,7 +76,7 @@ _ARG_FRAMES = re.compile(r'File ".*(?:server_args|arg_groups|argparse)[^"]*"')
 # (managers/scheduler.py line 6372) is ERROR, logged at every level, and only a running subprocess
 # logs it. Older releases' "Init torch distributed begin" and "Capture cuda graph begin" are kept.
 _LOADING = re.compile(r"Load weight begin|Loading safetensors|Init torch distributed begin|Init parallel begin"
-                      r"|Capture cuda graph begin|Capture [\w ]+ CUDA graph begin|\w+ hit an exception: ")
+                      r"|Capture cuda graph begin|Capture [\w ]{1,80} CUDA graph begin|\b\w+ hit an exception: ")
 _ARG_EXCEPTIONS = ("AssertionError", "ValueError", "TypeError")
 _TRACEBACK = "Traceback (most recent call last)"
 #: The log's final lines searched with the last traceback: SGLang's own closing lines (the parent's
