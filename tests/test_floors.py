@@ -67,3 +67,52 @@ def test_no_schema_field_is_in_a_protected_pydantic_namespace():
         for field in cls.model_fields:
             assert not any(field.startswith(p) for p in protected), f"{cls.__qualname__}.{field}: {protected}"
     assert len(seen) > 20  # the schemas were found
+
+
+def _imports(tree) -> tuple[set[str], set[str], set[str]]:
+    """The top-level names a module imports: (at module level, anywhere, probed) -- probed ones in a
+    ``try:`` whose ``except`` catches ImportError, as an optional package is."""
+    import ast
+
+    def names(node):
+        if isinstance(node, ast.Import):
+            return {a.name.split(".")[0] for a in node.names}
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            return {node.module.split(".")[0]}
+        return set()
+
+    def catches_import_error(handler):
+        kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+        return any(isinstance(k, ast.Name) and k.id in ("ImportError", "ModuleNotFoundError") for k in kinds)
+    probed = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Try) and any(catches_import_error(h) for h in node.handlers):
+            probed |= set().union(*(names(n) for stmt in node.body for n in ast.walk(stmt)))
+    top = set().union(*(names(n) for n in tree.body))
+    return top, set().union(*(names(n) for n in ast.walk(tree))), probed
+
+
+def test_every_package_the_tuner_imports_is_declared_and_eager_ones_are_required():
+    """A module imported when a tuner module loads comes from `dependencies`; one imported inside a
+    function (a command's optional part) from `dependencies` or an extra; one probed in a ``try``
+    (torch for Optuna's GPSampler, psycopg 3 beside psycopg2) from nothing. `requests` was a runtime
+    dependency only the tests and benchmarks used; now it is in `dev` and this keeps it out of tuner/."""
+    import ast
+    from importlib.metadata import packages_distributions
+
+    dists = {m: {d.lower() for d in ds} for m, ds in packages_distributions().items()}
+    declared_any = set(RUNTIME).union(*(set(e) for e in EXTRAS.values() if e is not EXTRAS["dev"]))
+    # a script the *server's* interpreter runs (SGLang's own parser, `tuner doctor`): sglang is there
+    server_side = {Path("tuner/sglang/probe.py"): {"sglang"}}
+    problems, checked = [], set()
+    for path in sorted((ROOT / "tuner").rglob("*.py")):
+        top, every, probed = _imports(ast.parse(path.read_text(), str(path)))
+        exempt = server_side.get(path.relative_to(ROOT), set()) | {"tuner", "__future__"}
+        for name in sorted(every - probed - set(sys.stdlib_module_names) - exempt):
+            provided = dists.get(name, set())
+            allowed = RUNTIME.keys() if name in top else declared_any
+            checked.add(name)
+            if not provided & set(allowed):
+                problems.append(f"{path.relative_to(ROOT)}: {name} ({', '.join(sorted(provided)) or 'not installed'})")
+    assert not problems, problems
+    assert {"optuna", "yaml", "click", "aiohttp", "sklearn", "psutil"} <= checked  # the walk saw them
