@@ -330,6 +330,45 @@ def test_a_study_another_tool_made_is_refused_naming_the_way_out(tmp_path, monke
 
 
 
+@pytest.mark.parametrize("theirs", ["finished trial", "attribute"])
+def test_a_study_no_creation_can_be_writing_is_refused_without_the_wait(tmp_path, monkeypatch, theirs):
+    """QA: `tuner study run --study NAME` on a plain Optuna study with finished trials waited the
+    whole ready wait (34 s) for a mark tuner's creation would have written; creation writes only
+    queued seeds and its own attributes, so a finished trial or a foreign attribute ends it at once.
+    The wait is set to an hour here: the test would hang instead of passing."""
+    import tuner.engine.study as engine_study
+
+    monkeypatch.setattr(engine_study, "READY_WAIT_S", 3600.0)
+    config = _write_study_file(tmp_path)
+    other = optuna.create_study(study_name="engine", storage=config.storage, directions=["maximize"] * 2)
+    if theirs == "finished trial":
+        other.optimize(lambda t: (t.suggest_float("x", 0, 1), 1.0), n_trials=1)
+    else:
+        other.set_user_attr("owner", "other-team")
+    with pytest.raises(ConfigError, match="not a complete tuner study .* tuner study delete engine"):
+        engine_study.wait_until_ready(open_study("engine", config.storage))
+
+
+def test_a_study_being_created_is_waited_for(tmp_path):
+    """The other side: a study with only what creation writes first (its config, a queued seed) is
+    waited for, and returned once its ready mark is there."""
+    import threading
+
+    import tuner.engine.study as engine_study
+
+    config = _write_study_file(tmp_path)
+    other = optuna.create_study(study_name="engine", storage=config.storage, directions=["maximize"] * 2)
+    other.set_user_attr(engine_study.CONFIG_ATTR, {"name": "engine"})
+    other.enqueue_trial({"speculative_num_steps": 3}, user_attrs={"seed": True})
+    marked = threading.Timer(1.0, lambda: other.set_user_attr(engine_study.READY_ATTR, "now"))
+    marked.start()
+    try:
+        stored = engine_study.wait_until_ready(open_study("engine", config.storage), timeout_s=120)
+    finally:
+        marked.cancel()
+    assert stored[engine_study.READY_ATTR] == "now"
+
+
 @pytest.mark.parametrize("theirs", ["attribute", "trial", "seed-like trial"])
 def test_a_study_another_tool_made_with_our_directions_is_refused_not_finished(tmp_path, monkeypatch, theirs):
     """QA: a study another tool made with the same directions -- an attribute of its own, or a queued
