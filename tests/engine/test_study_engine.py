@@ -448,3 +448,23 @@ def test_a_seed_that_finds_the_budget_taken_goes_back_to_the_queue(tmp_path):
     assert runner._run(mine, baseline=None) == ABANDONED
     waiting = [t.system_attrs["fixed_params"] for t in study.get_trials(states=(TrialState.WAITING,))]
     assert waiting == queued[1:] + [mine.params]  # every seed still to be measured, this one last
+
+
+def test_a_queued_seed_the_budget_never_reached_shows_its_setting(tmp_path):
+    """A study whose budget ends before its seeds (n_trials 1 of 4 seeds) keeps the others queued;
+    ``status`` listed them WAITING with no setting. Their records carry the setting they were
+    queued with; a queued trial of another shape (not three flags) still has none."""
+    config = _write_study_file(tmp_path)
+    create_study(config, config.storage)
+    run_study(config, config.storage, model_backend(), n_trials=1)
+    study = open_study("engine", config.storage)
+    study.enqueue_trial({"lr": 0.1})
+    records = load_records(study)
+    waiting = [r for r in records if r.state == "WAITING"]
+    queued = [t.system_attrs["fixed_params"] for t in study.get_trials(deepcopy=False) if t.state.name == "WAITING"]
+    assert len(waiting) == len(queued) >= 2
+    for r, params in zip(waiting[:-1], queued[:-1]):
+        assert r.requested is not None and r.requested.as_dict() == {
+            "num_steps": params["speculative_num_steps"], "eagle_topk": params["speculative_eagle_topk"],
+            "num_draft_tokens": params["speculative_num_draft_tokens"]}
+    assert waiting[-1].requested is None

@@ -203,7 +203,7 @@ def load_records(study) -> list[TrialRecord]:
             number=t.number,
             state=t.state.name,
             status=trial_status(t.state.name, attrs),
-            requested=spec_from_params(t.params) if t.params else spec_from_dict(attrs.get("requested")),
+            requested=_requested(t, attrs),
             effective=spec_from_dict(attrs.get("effective")),
             # a PRUNED trial has no result: Optuna gives one of a single-objective study its last
             # intermediate value (a partial estimate) as its value, which no reader may take
@@ -213,6 +213,19 @@ def load_records(study) -> list[TrialRecord]:
             duration_s=attrs.get("duration_s"),
         ))
     return out
+
+
+def _requested(trial, attrs: dict) -> SpecConfig | None:
+    """The setting a trial asked for: its parameters; a queued (WAITING) trial has none yet but the
+    ones it was queued with (Optuna's ``fixed_params``: a seed a spent budget never reached showed
+    in ``status`` with no setting); else the setting the tuner stored."""
+    if trial.params:
+        return spec_from_params(trial.params)
+    queued = trial.system_attrs.get("fixed_params") if trial.state.name == "WAITING" else None
+    if isinstance(queued, dict) and {"speculative_num_steps", "speculative_eagle_topk",
+                                     "speculative_num_draft_tokens"} <= set(queued):
+        return spec_from_params(queued)
+    return spec_from_dict(attrs.get("requested"))
 
 
 def status_counts(records: list[TrialRecord]) -> dict[str, int]:
