@@ -205,9 +205,12 @@ def load_records(study) -> list[TrialRecord]:
             status=trial_status(t.state.name, attrs),
             requested=_requested(t, attrs),
             effective=spec_from_dict(attrs.get("effective")),
-            # a PRUNED trial has no result: Optuna gives one of a single-objective study its last
-            # intermediate value (a partial estimate) as its value, which no reader may take
-            values=list(t.values) if t.values is not None and t.state.name != "PRUNED" else None,
+            # only a COMPLETE trial has a result. A PRUNED one's value is Optuna's last intermediate
+            # value (a partial estimate, single-objective studies); a RUNNING one may carry the
+            # values of a tell that committed between Optuna's SELECTs of its state and of its
+            # values (PostgreSQL reads each in its own snapshot; QA: status -f json during a run
+            # showed RUNNING trials with values)
+            values=list(t.values) if t.values is not None and t.state.name == "COMPLETE" else None,
             feasible=feasible,
             attrs=attrs,
             duration_s=attrs.get("duration_s"),
