@@ -396,3 +396,21 @@ def test_a_copy_whose_storage_fails_names_what_it_could_not_remove(study, monkey
     assert "cannot write" in str(err.value) and "shutting down" in str(err.value)
     assert str(err.value).endswith("the part copied as gone may remain (incomplete): tuner study delete "
                                    "gone, once the storage answers")
+
+
+def test_copy_of_a_running_trial_without_a_setting_says_nothing_was_queued(study):
+    """A copy during a run may read a trial between its ask and its params (QA: `copy` said
+    "trials [166] were running: failed in the copy, their settings queued again", and the copy held
+    no queued trial: 166 had no setting)."""
+    path, config = study
+    src = open_study("life", config.storage)
+    from tuner.engine.asktell import ask
+
+    running = ask(src)  # asked; the sampler's params not stored yet
+    r = CliRunner().invoke(cli, ["study", "copy", str(path), "life4"])
+    assert r.exit_code == 0, r.output
+    assert f"trials [{running.number}] had no setting yet: nothing queued" in r.output, r.output
+    trials = open_study("life4", config.storage).get_trials(deepcopy=False)
+    assert trials[running.number].state.name == "FAIL"
+    assert "nothing to queue" in trials[running.number].user_attrs["note"]
+    assert not [t for t in trials if t.state.name == "WAITING" and t.user_attrs.get("retry_of") == running.number]

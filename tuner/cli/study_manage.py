@@ -132,4 +132,5 @@ def copy(source, new_name, storage, to_storage) -> None:
     res = copy_study(name, url, new_name, to_url)
     click.echo(f"copied {res.source} ({res.trials} trials) to {res.destination} in {redact(to_url or url)}"
                + (f"; trials {res.running} were running: failed in the copy, their settings queued again"
-                  if res.running else ""))
+                  if res.running else "")
+               + (f" (trials {res.unqueued} had no setting yet: nothing queued for them)" if res.unqueued else ""))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import uuid
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from datetime import datetime
 
 from ..config.study import COMPANIONS, NAME_PATTERN, companion_of, study_name_problem
@@ -88,6 +88,9 @@ class CopyResult:
     destination: str
     trials: int  #: trials copied into the study (the baseline study's not counted)
     running: list[int]  #: trials RUNNING in the source: failed in the copy, their settings queued again
+    #: of ``running``, those the source's worker had not yet given a setting (asked, the sampler's
+    #: params not stored yet): nothing to queue
+    unqueued: list[int] = field(default_factory=list)
 
 
 def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = None) -> CopyResult:
@@ -115,7 +118,7 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
         pass
     try:
         with _writing(to_url or storage_url, new_name):
-            copied, skipped = _copy_one(source, target, new_name, rename=True)
+            copied, skipped, unqueued = _copy_one(source, target, new_name, rename=True)
             if bsource is not None:
                 _copy_one(bsource, target, new_name + BASELINE_SUFFIX, rename=False)
             # Ready last: workers wait for this attribute before they trust the study.
@@ -138,7 +141,7 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
                               f"remain (incomplete): tuner study delete {new_name}, once the storage "
                               "answers") from None
         raise
-    return CopyResult(name, new_name, copied, skipped)
+    return CopyResult(name, new_name, copied, skipped, unqueued)
 
 
 def _check_name(name: str) -> None:
@@ -151,7 +154,7 @@ def _check_name(name: str) -> None:
         raise ConfigError("copy", name, problem)
 
 
-def _copy_one(source, target_storage, new_name: str, rename: bool) -> tuple[int, list[int]]:
+def _copy_one(source, target_storage, new_name: str, rename: bool) -> tuple[int, list[int], list[int]]:
     """Copy one Optuna study (attributes, non-running trials); the ready marker is left out."""
     import optuna
     from optuna.trial import TrialState
@@ -174,11 +177,17 @@ def _copy_one(source, target_storage, new_name: str, rename: bool) -> tuple[int,
             trial.state, trial.values = TrialState.FAIL, None
             trial.datetime_complete = datetime.now()
             trial.set_user_attr("status", INTERRUPTED)
-            trial.set_user_attr("note", f"running in {source.study_name} when it was copied; queued again here")
+            # a trial copied between its ask and its params has no setting to queue (QA: copy during
+            # a run said "their settings queued again" of such a trial, and nothing was queued)
+            trial.set_user_attr("note", f"running in {source.study_name} when it was copied; " + (
+                "queued again here" if trial.params else "it had no setting yet: nothing to queue"))
         dest._storage.create_new_trial(dest._study_id, template_trial=trial)
         copied += 1
+    unqueued = []
     for number in running:  # after every copied trial, so the numbers match the source's
         params = dest.trials[number].params
         if params:
             dest.enqueue_trial(params, user_attrs={"retry_of": number})
-    return copied, running
+        else:
+            unqueued.append(number)
+    return copied, running, unqueued
