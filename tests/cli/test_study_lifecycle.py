@@ -409,7 +409,8 @@ def test_copy_of_a_running_trial_without_a_setting_says_nothing_was_queued(study
     running = ask(src)  # asked; the sampler's params not stored yet
     r = CliRunner().invoke(cli, ["study", "copy", str(path), "life4"])
     assert r.exit_code == 0, r.output
-    assert f"trials [{running.number}] had no setting yet: nothing queued" in r.output, r.output
+    assert f"[{running.number}] had no setting yet: nothing to queue" in r.output, r.output
+    assert "queued again" not in r.output, r.output
     trials = open_study("life4", config.storage).get_trials(deepcopy=False)
     assert trials[running.number].state.name == "FAIL"
     assert "nothing to queue" in trials[running.number].user_attrs["note"]

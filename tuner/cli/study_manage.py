@@ -131,6 +131,18 @@ def copy(source, new_name, storage, to_storage) -> None:
     to_url = storage_url(to_storage, "--to-storage") if to_storage is not None else None
     res = copy_study(name, url, new_name, to_url)
     click.echo(f"copied {res.source} ({res.trials} trials) to {res.destination} in {redact(to_url or url)}"
-               + (f"; trials {res.running} were running: failed in the copy, their settings queued again"
-                  if res.running else "")
-               + (f" (trials {res.unqueued} had no setting yet: nothing queued for them)" if res.unqueued else ""))
+               + _running_note(res))
+
+
+def _running_note(res) -> str:
+    """What became of the trials running in the source: failed in the copy, each setting queued
+    again; one asked but not yet given its setting has nothing to queue (QA: copy said "queued
+    again" of such a trial)."""
+    if not res.running:
+        return ""
+    queued = [n for n in res.running if n not in res.unqueued]
+    if not res.unqueued:
+        return f"; trials {res.running} were running: failed in the copy, their settings queued again"
+    return (f"; trials {res.running} were running: failed in the copy"
+            + (f", the settings of {queued} queued again" if queued else "")
+            + f"; {res.unqueued} had no setting yet: nothing to queue")
