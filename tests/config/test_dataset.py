@@ -219,3 +219,24 @@ def test_a_suite_file_with_prompts_and_a_dataset_is_refused(tmp_path):
     with pytest.raises(ConfigError) as info:
         load_suite(path)
     assert str(info.value) == f"{path}: prompts: give prompts or dataset, not both"
+
+
+def test_a_row_of_many_keys_is_one_error_without_a_long_wait(tmp_path):
+    """A row (or a landscape object) of 300,000 keys, a few MB, is checked for repeated keys in one
+    pass. In a child with a timeout a hundred times what it needs: the check counted each key over
+    the whole object (34,000 keys took 11 s; these would take hours)."""
+    import subprocess
+    import sys
+    keys = ", ".join(f'"k{i}": 0' for i in range(300_000))
+    (tmp_path / "wide.jsonl").write_text('{"prompt": "a"}\n{' + keys + "}\n")
+    (tmp_path / "twice.jsonl").write_text('{"prompt": "a", ' + keys + ', "k7": 1}\n')
+    code = ("import sys\nfrom tuner.config.suite import load_suite\nfrom tuner.config.yamlfile import ConfigError\n"
+            "for name in sys.argv[1:]:\n"
+            "    try:\n        load_suite(name)\n    except ConfigError as e:\n        print(e)\n")
+    for name in ("wide", "twice"):
+        suite_file(tmp_path, f"{{path: {name}.jsonl}}").rename(tmp_path / f"{name}.yaml")
+    rows = subprocess.run([sys.executable, "-c", code, str(tmp_path / "wide.yaml"), str(tmp_path / "twice.yaml")],
+                          capture_output=True, text=True, timeout=120, check=True).stdout.splitlines()
+    assert len(rows) == 2, rows
+    assert rows[0].startswith(f"{tmp_path / 'wide.jsonl'}: line 2: k0: unknown key"), rows[0]
+    assert rows[1].startswith(f"{tmp_path / 'twice.jsonl'}: line 1: k7: given twice in one object"), rows[1]

