@@ -130,7 +130,8 @@ class FakeSGLang:
         return body, prompt
 
     def _meta(self, tokens: int) -> dict:
-        count = {"more": tokens + 3, "negative": -tokens}.get(self.lie, tokens)
+        count = {"more": tokens + 3, "negative": -tokens,
+                 "huge": 10**12 if tokens > 2 else tokens}.get(self.lie, tokens)
         reason = None if self.lie == "nofinish" else {"type": "length", "length": tokens}
         if self.lie == "abort":  # tokenizer_manager.py: a scheduler abort without a status code is a 200
             reason = {"type": "abort", "message": "Abort in waiting queue"}
@@ -214,6 +215,8 @@ class FakeSGLang:
                 del chunk["choices"][0]["text"]
             if self.lie == "choice_text":
                 chunk["choices"] = ["z " * per_chunk]
+            if self.lie == "huge":  # per-chunk usage (continuous_usage_stats) that claims 10^12 tokens
+                chunk["usage"] = {"prompt_tokens": 5, "completion_tokens": 10**12 if i >= 2 else i + 1}
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await resp.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
         await resp.write(b"data: [DONE]\n\n")
@@ -722,3 +725,16 @@ def test_itl_is_not_guessed_when_the_count_comes_only_at_the_end():
         done = [r for r in res.records if r.phase == "single"]
         assert done and all(r.ok and r.completion_tokens == r.max_tokens and r.ttft_s is not None for r in done)
         assert all(bool(r.itl_s) is has_itl for r in done), lie
+
+
+@pytest.mark.parametrize("api", ["generate", "openai"])
+def test_a_stream_count_far_over_max_tokens_fails_the_request_at_once(api):
+    """A chunk that says 10^12 tokens so far fails its request there, quoting the count. QA: the
+    client first split the chunk's gap over every claimed token, a list of that many floats: with
+    10^8 the run held 13.8 GB after 11 minutes, 10^12 raised MemoryError out of the suite."""
+    with FakeSGLang(lie="huge") as srv:
+        res = run_suite(srv.url, load_suite(SUITE), api=api, stream=True)
+    records = [r for r in res.records if r.phase == "single"]
+    assert records and not any(r.ok for r in records)
+    assert all(r.error_kind == "protocol" and len(r.itl_s) < r.max_tokens for r in records)
+    assert "completion_tokens 1000000000000 is over the" in records[0].error, records[0].error

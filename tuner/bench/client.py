@@ -415,6 +415,11 @@ class BenchClient:
                 if record.completion_tokens < peak:
                     raise ValueError(f"completion_tokens went back from {peak} to {record.completion_tokens} "
                                      "within the stream: its counts are not the answer's so far")
+                # Nor past max_tokens (count_problem's rule, checked here before the gap is split over
+                # the new tokens: a chunk claiming 10^8 made a list of 10^8 gaps, 13.8 GB in one run).
+                if record.completion_tokens > record.max_tokens:
+                    raise ValueError(f"completion_tokens {record.completion_tokens} is over the "
+                                     f"{record.max_tokens} asked, within the stream")
                 peak = record.completion_tokens
             new = tokens - last_tokens
             if new <= 0:
