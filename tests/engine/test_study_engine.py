@@ -468,3 +468,29 @@ def test_a_queued_seed_the_budget_never_reached_shows_its_setting(tmp_path):
             "num_steps": params["speculative_num_steps"], "eagle_topk": params["speculative_eagle_topk"],
             "num_draft_tokens": params["speculative_num_draft_tokens"]}
     assert waiting[-1].requested is None
+
+
+def test_tens_of_thousands_of_seed_trials_are_deduplicated_in_one_pass(tmp_path):
+    """A study file may list as many seeds as its space holds (a 4 MiB file: some 46,000), each
+    once, in order. In a child with a timeout a hundred times what it needs: the check looked each
+    seed up in the list kept so far (45,840 seeds took 296 s, and create or run call it three times)."""
+    import subprocess
+    import sys
+    (tmp_path / "wide.yaml").write_text("algorithm: EAGLE3\nparams:\n  speculative_num_steps: {low: 1, high: 64}\n"
+                                        "  speculative_eagle_topk: {low: 1, high: 8}\n"
+                                        "  speculative_num_draft_tokens: {low: 2, high: 100}\nfixed: {}\n")
+    _write_study_file(tmp_path)
+    code = f"""
+from tuner.config.space import SearchSpace
+from tuner.config.study import SeedTrial, load_study
+from tuner.engine.study import seed_trials
+seeds = [SeedTrial(speculative_num_steps=s, speculative_eagle_topk=k, speculative_num_draft_tokens=d)
+         for s in range(1, 65) for k in range(1, 9) for d in range(2, 101)]
+config = load_study({str(tmp_path / 'engine.yaml')!r}).model_copy(update={{"seed_trials": seeds + seeds[:10]}})
+out = seed_trials(config, SearchSpace.load({str(tmp_path / 'wide.yaml')!r}))
+print(len(seeds), len(out), len(set(out)), out[-1].label())
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True)
+    n, kept, distinct, last = out.stdout.split(maxsplit=3)
+    assert int(kept) == int(distinct) and int(n) <= int(kept) <= int(n) + 4, out.stdout  # + the default seeds
+    assert last.strip() == "steps=64 topk=8 draft=100", out.stdout

@@ -77,11 +77,9 @@ def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
                 f"lies outside the search space {space.source}; widen the space or change the seed")
             raise ConfigError("study file", f"seed_trials[{i}]", f"{spec.label()} {why}")
         seeds.append(spec)
-    out = []
-    for spec in seeds:
-        if space.contains(spec) and spec not in out:
-            out.append(spec)
-    return out
+    # Each once, in order, by hashing: a lookup in the list kept so far was quadratic (45,840 seeds,
+    # what a 4 MiB study file holds, took 296 s, and create and run call this three times).
+    return list(dict.fromkeys(spec for spec in seeds if space.contains(spec)))
 
 
 def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], None] | None = None, *,
