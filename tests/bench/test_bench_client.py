@@ -738,3 +738,25 @@ def test_a_stream_count_far_over_max_tokens_fails_the_request_at_once(api):
     assert records and not any(r.ok for r in records)
     assert all(r.error_kind == "protocol" and len(r.itl_s) < r.max_tokens for r in records)
     assert "completion_tokens 1000000000000 is over the" in records[0].error, records[0].error
+
+
+def test_a_huge_answer_that_is_not_json_is_quoted_from_its_start_without_copies():
+    """A 100 MB answer that is no JSON fails its request quoting its start. QA: the quote split the
+    whole body into words first (a suite of such answers took 35 s and 1.5 GB); here the child may
+    hold 150 MB beyond the body, which the old quote's copies and list of 50M words overran."""
+    code = """
+import resource
+from tuner.bench.client import _json_answer
+body = b"a " * 50_000_000
+vm = next(int(l.split()[1]) for l in open("/proc/self/status") if l.startswith("VmSize:")) * 1024
+resource.setrlimit(resource.RLIMIT_AS, (vm + 150 * 2**20, resource.getrlimit(resource.RLIMIT_AS)[1]))
+try:
+    _json_answer(body)
+except ValueError as exc:
+    print(exc)
+"""
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr[-300:]
+    assert out.stdout.startswith("the answer is not JSON: 'a a a a"), out.stdout[:100]
