@@ -160,6 +160,15 @@ class FakeSGLang:
             return web.json_response({"error": {"message": "KV cache exhausted, retry later"}})
         if self.lie == "html200":
             return web.Response(text="<html><body>Bad gateway</body></html>", content_type="text/html")
+        if self.lie in ("oversize", "oversize_chunked"):  # a JSON answer of 17 MiB, its length said or not
+            big = web.json_response({"text": "x" * (17 * 2**20), "output_ids": [1], "meta_info": self._meta(1)})
+            if self.lie == "oversize":
+                return big
+            resp = web.StreamResponse(headers={"Content-Type": "application/json"})
+            await resp.prepare(request)
+            for i in range(0, len(big.body), 1 << 20):
+                await resp.write(big.body[i:i + (1 << 20)])
+            return resp
         if self.lie == "abort":
             n = max(1, n // 2)  # aborted halfway
         if not body.get("stream"):
@@ -619,6 +628,21 @@ def test_answers_that_are_no_answer_fail_the_request_quoting_the_server(lie, say
     assert records and not any(r.ok for r in records)
     assert all(r.error_kind == "protocol" for r in records)
     assert says in records[0].error, records[0].error
+
+
+@pytest.mark.parametrize("lie", ["oversize", "oversize_chunked"])
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_answer_past_the_size_any_answer_needs_fails_the_request(lie, stream):
+    """An answer is read up to 16 MiB: one of 17 MiB fails as protocol, whether the server said its
+    length (refused before reading) or sent it in chunks (refused as it passes the limit). QA: a
+    100 MB answer was read whole for every request in flight. Asked for a stream, the same body is
+    one line of 17 MiB, past aiohttp's line limit: its LineTooLong (no ClientError) ended the suite
+    in a traceback; now the request fails."""
+    records = _answers(lie, stream=stream)
+    assert records and not any(r.ok for r in records)
+    assert all(r.error_kind == "protocol" for r in records)
+    said = "16 MiB an answer can need" if not stream else "LineTooLong"
+    assert said in records[0].error, records[0].error
 
 
 @pytest.mark.parametrize("api", ["generate", "openai"])
