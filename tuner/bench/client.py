@@ -483,7 +483,8 @@ def _json_answer(body: bytes) -> dict:
     try:
         data = json.loads(body)
     except ValueError:
-        text = " ".join(body[:1000].decode("utf-8", "replace").split())  # not the whole body: 100 MB of words held 1.5 GB
+        # the start only, not the whole body: 100 MB of words split into a list held 1.5 GB
+        text = " ".join(body[:1000].decode("utf-8", "replace").split())
         raise ValueError(f"the answer is not JSON: {text[:200]!r}") from None
     if not isinstance(data, dict):
         raise ValueError(f"the answer is a JSON {type(data).__name__}, not an object: {str(data)[:200]}")
