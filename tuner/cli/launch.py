@@ -66,7 +66,7 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     srv = ServerProcess(
         study.server, spec, workdir=study.workdir, trial=None, fixed_args=space.config.fixed,
         algorithm=algorithm, max_concurrency=study_max_concurrency(study), port=port,
-        log_path=f"{study.workdir}/launch/server.log", attention=space.attention)
+        log_path=f"{study.workdir}/launch/server.log", attention=space.attention, study=study.name)
     click.echo(f"note: {space.attention.line()}", err=True)
     if spec is not None:
         res = resolve(spec, space.context)

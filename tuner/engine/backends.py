@@ -127,13 +127,17 @@ class ServerBackend:
         trial_dir = self.workdir / label
         proc = ServerProcess(self.server, spec, workdir=self.workdir, trial_dir=trial_dir,
                              fixed_args=self.fixed_args, algorithm=self.algorithm,
-                             max_concurrency=self.max_concurrency, attention=self.attention)
+                             max_concurrency=self.max_concurrency, attention=self.attention,
+                             study=self.config.name)
         m: Measurement | None = None
         try:
             with stop_on_signals(proc):
                 emit("phase", {"phase": "launching", "label": label})
                 try:
                     self._start(proc)
+                    # Waiting for another tuner to let the GPUs go (SGLang: tuner.server.gpu_lock) is
+                    # no part of this measurement: not of its duration, nor of its deadline.
+                    started += proc.gpu_wait_s
                     kill_point("launched" if spec is not None else "baseline.launched")
                     proc.wait_ready()
                 except LaunchError as exc:

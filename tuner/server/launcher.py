@@ -9,7 +9,10 @@ Its owner is whoever created it, who must call :meth:`ServerProcess.stop`
 (the ``with`` block does). While it runs, a record file under ``<workdir>/servers/`` lets a later run
 find it if this tuner dies (:func:`cleanup_orphans`). :func:`stop_on_signals`
 (:mod:`tuner.server.signals`, re-exported here) makes Ctrl-C and SIGTERM stop it before the tuner
-exits (a second Ctrl-C while it stops kills its group at once).
+exits (a second Ctrl-C while it stops kills its group at once). An SGLang server also holds the
+host-wide lock on its GPUs (:mod:`tuner.server.gpu_lock`) from just before its launch
+(:meth:`ServerProcess.start` waits, interruptibly, while another tuner holds any of them) until
+:meth:`ServerProcess.stop` is done.
 
 Failures are :class:`LaunchError` with a ``failure_class`` from :data:`FAILURE_CLASSES`, a one-line
 message quoting the log's error line, and the log's last lines; :func:`classify_log` is the one place
@@ -51,6 +54,7 @@ from .failures import (
     spec_runtime_error,
     tail_lines,
 )
+from .gpu_lock import GpuLock, GpuLockError, visible_gpus
 from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
 from .health import answer_status
 from .logcap import MIB, LogCap
@@ -110,13 +114,14 @@ class ServerProcess:
                  trial: int | None = None, trial_dir: str | Path | None = None,
                  fixed_args: Mapping[str, Any] | None = None, algorithm: str = "EAGLE3",
                  max_concurrency: int = 1, port: int | None = None,
-                 log_path: str | Path | None = None, attention=None):
+                 log_path: str | Path | None = None, attention=None, study: str | None = None):
         """The server of one measurement, as :func:`plan_launch` builds it (``spec=None``: the
         baseline; ``attention``: the study's attention decision, see :mod:`tuner.server.command`). The log goes to ``log_path``, else ``trial_dir/server.log``, else
         :func:`server_log_path` (``trial``; None: the baseline). ``port`` overrides ``server.port``;
         port 0 picks a free port now, and again at :meth:`start` if that one was taken meanwhile.
         Raises ``ConfigError`` for a study that cannot be launched. Nothing starts before
-        :meth:`start`."""
+        :meth:`start`. ``study``: the study's name, for the GPU lock's holder line (default: the
+        workdir's name)."""
         port = server.port if port is None else port
 
         def make(p: int) -> LaunchPlan:
@@ -132,6 +137,8 @@ class ServerProcess:
                     stop_grace_s=server.stop_grace_s, backend=server.backend, log_max_mb=server.log_max_mb)
         self.plan = plan
         self._replan = make if port == 0 else None
+        if study:
+            self.study = study
 
     @classmethod
     def from_argv(cls, argv: Sequence[str], *, host: str, port: int, log_path: str | Path,
@@ -168,6 +175,12 @@ class ServerProcess:
         self._stranger_on_port = False  #: the server never bound its port: another process holds it
         self.mark = ""  #: this launch's TUNER_SERVER_MARK, which its descendants inherit (procs.escapees)
         self._lock = threading.RLock()
+        self.study = self.workdir.name  #: named in the GPU lock file while this server holds it
+        #: SGLang only: the host-wide lock on its GPUs (tuner.server.gpu_lock), held from just before the
+        #: launch until stop() is done; how long start() waited for another tuner to let them go
+        self.gpu_lock: GpuLock | None = None
+        self.gpu_wait_s = 0.0
+        self._keep_gpus = False  #: a relaunch on another port keeps the GPUs between its stop and start
 
     # -- state --------------------------------------------------------------------------------
 
@@ -209,7 +222,36 @@ class ServerProcess:
     # -- start --------------------------------------------------------------------------------
 
     def start(self) -> "ServerProcess":
-        """Check the port, start the server in a new session, write its record. Returns self."""
+        """Take the GPUs (SGLang: :mod:`tuner.server.gpu_lock`, waiting while another tuner holds
+        them), check the port, start the server in a new session, write its record. Returns self."""
+        if self.proc is not None:
+            raise RuntimeError("this ServerProcess was already started; make a new one")
+        self._take_gpus()
+        try:
+            return self._start()
+        except BaseException:
+            if self.proc is None:  # nothing launched: nothing to stop, the GPUs go back now
+                self._release_gpus()
+            raise
+
+    def _take_gpus(self) -> None:
+        """SGLang: take the lock on the server's GPUs, waiting (interruptibly) while another tuner
+        holds any of them; the wait is kept in :attr:`gpu_wait_s`, apart from the startup timeout."""
+        self.gpu_wait_s = 0.0
+        if self.backend != "sglang" or (self.gpu_lock is not None and self.gpu_lock.held):
+            return
+        lock = GpuLock(visible_gpus(self.env), study=self.study)
+        try:
+            self.gpu_wait_s = lock.acquire()
+        except GpuLockError as exc:
+            raise ConfigError("study", "server.backend", str(exc.strerror or exc)) from None
+        self.gpu_lock = lock
+
+    def _release_gpus(self) -> None:
+        if self.gpu_lock is not None and not self._keep_gpus:
+            self.gpu_lock.release()
+
+    def _start(self) -> "ServerProcess":
         with self._lock:
             if self.proc is not None:
                 raise RuntimeError("this ServerProcess was already started; make a new one")
@@ -355,7 +397,11 @@ class ServerProcess:
     def _relaunch_on_another_port(self) -> None:
         """The server exited because its port was taken: launch it again on a port picked now."""
         old = self.port
-        self._stop_now()
+        self._keep_gpus = True  # the same server, launched again: no other tuner gets its GPUs between
+        try:
+            self._stop_now()
+        finally:
+            self._keep_gpus = False
         with self._lock:
             self.proc, self.record, self.ready, self._stopped = None, None, False, False
             self._stranger_on_port = False
@@ -462,6 +508,7 @@ class ServerProcess:
             if clean and self.record is not None:
                 self.record.remove()
             self._stopped = True
+            self._release_gpus()  # its group is gone (one that would not die keeps its record, above)
             live_servers.discard(self)
             log.info("stopped server pid %d (%s)", self.proc.pid, describe_exit(code))
 

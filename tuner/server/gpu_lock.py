@@ -1,0 +1,261 @@
+"""A host-wide exclusive lock on the GPUs a real SGLang server uses: one tuner's server at a time.
+
+Contract.
+
+* Who holds it: every :class:`tuner.server.launcher.ServerProcess` with ``server.backend: sglang``
+  (a trial, the baseline, a confirmation, ``tuner launch``), from just before its server is launched
+  until :meth:`~tuner.server.launcher.ServerProcess.stop` has stopped it (its process group gone, its
+  GPU memory released or given up on). Backends ``sim`` and ``model`` use no GPU and take no lock.
+* Which GPUs: the server's ``CUDA_VISIBLE_DEVICES`` (``server.env``'s if it sets it, else the tuner's
+  own), split on commas, each entry as written (an index or a GPU UUID; ``0`` and that GPU's UUID are
+  not known to be the same GPU). Unset means every GPU of the node: the lock named ``all``. An empty
+  value shows the server no GPU: no lock.
+* How: :func:`fcntl.flock` on one file per GPU (``gpu-<name>.lock``) and one ``all.lock`` in a
+  host-wide folder, :data:`DEFAULT_DIR` (``TUNER_GPU_LOCK_DIR`` overrides it), made mode 0o1777 like
+  /tmp, each file 0o666, so two users' tuners on one node see each other; a folder or file another
+  user made is used as it is. An explicit set takes ``all.lock`` *shared* and each of its GPUs'
+  files exclusive; ``all`` takes ``all.lock`` exclusive: ``all`` excludes everyone, disjoint
+  explicit sets coexist, overlapping ones take turns. Files are taken in one order (``all.lock``
+  first, then the GPU files sorted), so no two tuners deadlock.
+* Released by :meth:`GpuLock.release`, and by the kernel when the holder exits in any way (``kill
+  -9`` included): there is never a stale lock to clean up. The holder's pid, command line, host and
+  study are written into each file it holds exclusively (emptied on release), to name it to waiters.
+* What is waited for: a lock another tuner holds, for as long as it holds it, polled every
+  :data:`POLL_S` (never a blocking ``flock``, so Ctrl-C and SIGTERM stop the wait at once: their
+  handlers raise in the waiting thread, and whatever was taken is released on the way out). The
+  wait is said once (stderr and the log) with the holder's name; it is not part of the server's
+  startup timeout.
+* What is never done: no holder is killed, signalled or asked to stop; no lock is stolen or broken,
+  whatever its age.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import json
+import logging
+import os
+import re
+import socket
+import sys
+import time
+from pathlib import Path
+from typing import Callable, Mapping, Sequence
+
+log = logging.getLogger("tuner.server")
+
+#: the environment variable naming the lock folder (tests, or a node whose /tmp is not shared)
+LOCK_DIR_VAR = "TUNER_GPU_LOCK_DIR"
+DEFAULT_DIR = "/tmp/tuner-gpu-locks"
+ALL = "all"
+#: how often a waiting tuner tries again
+POLL_S = 0.5
+
+
+class GpuLockError(OSError):
+    """The lock folder or a lock file cannot be used (permissions): nothing was launched."""
+
+
+def lock_dir() -> Path:
+    return Path(os.environ.get(LOCK_DIR_VAR) or DEFAULT_DIR)
+
+
+def visible_gpus(env: Mapping[str, str] | None = None) -> tuple[str, ...] | None:
+    """The GPUs a server started with ``env`` (added to this process's environment) may use: the
+    entries of ``CUDA_VISIBLE_DEVICES``; None when it is unset (every GPU of the node)."""
+    value = (env or {}).get("CUDA_VISIBLE_DEVICES", os.environ.get("CUDA_VISIBLE_DEVICES"))
+    if value is None:
+        return None
+    return tuple(p.strip() for p in str(value).split(",") if p.strip())
+
+
+def gpus_label(gpus: Sequence[str] | None) -> str:
+    return "all (CUDA_VISIBLE_DEVICES unset)" if gpus is None else ",".join(gpus)
+
+
+def holder_info(study: str | None = None) -> dict:
+    """What a lock file says of its holder: this process."""
+    argv = list(sys.argv) or ["?"]
+    head = os.path.basename(argv[0])
+    if head == "__main__.py":
+        head = "python -m " + os.path.basename(os.path.dirname(argv[0]))
+    return {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join([head, *argv[1:]]),
+            "study": study, "since": time.time()}
+
+
+def describe_holder(info: dict | None) -> str:
+    if not info:
+        return "holder unknown"
+    text = f"pid {info.get('pid')}: {info.get('command') or '?'}"
+    if info.get("study"):
+        text += f"; study {info['study']}"
+    return text
+
+
+def _file_name(gpu: str) -> str:
+    return "all.lock" if gpu == ALL else "gpu-" + re.sub(r"[^A-Za-z0-9._-]", "_", gpu) + ".lock"
+
+
+def _read_info(path: Path) -> dict | None:
+    try:
+        info = json.loads(path.read_text() or "null")
+    except (OSError, ValueError):
+        return None
+    return info if isinstance(info, dict) else None
+
+
+def _alive(pid) -> bool:
+    try:
+        os.kill(int(pid), 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, TypeError, ValueError):
+        return isinstance(pid, int)
+    return True
+
+
+def _say_stderr(line: str) -> None:
+    try:
+        os.write(2, (line + "\n").encode())
+    except OSError:
+        pass
+
+
+class GpuLock:
+    """The lock on ``gpus`` (None: every GPU, the ``all`` lock; an empty tuple: no GPU, no lock).
+
+    :meth:`acquire` waits until every file is taken; :meth:`release` lets them go (idempotent).
+    ``say`` gets the one waiting line (default: stderr)."""
+
+    def __init__(self, gpus: Sequence[str] | None, *, study: str | None = None,
+                 directory: str | Path | None = None, say: Callable[[str], None] | None = None,
+                 poll_s: float = POLL_S):
+        self.gpus = None if gpus is None else tuple(gpus)
+        self.study = study
+        self.directory = Path(directory) if directory is not None else lock_dir()
+        self.say = say or _say_stderr
+        self.poll_s = poll_s
+        self._held: list[tuple[int, bool]] = []  #: (fd, exclusive) in the order taken
+        self.waited_s = 0.0  #: how long the last acquire waited for another tuner
+
+    @property
+    def held(self) -> bool:
+        return bool(self._held)
+
+    def plan(self) -> list[tuple[str, bool]]:
+        """The files to take, in order: (name, exclusive)."""
+        if self.gpus is None:
+            return [(ALL, True)]
+        if not self.gpus:
+            return []
+        return [(ALL, False)] + [(g, True) for g in sorted(set(self.gpus))]
+
+    def _open(self, name: str) -> int:
+        d = self.directory
+        if not d.is_dir():
+            try:
+                d.mkdir(parents=True)
+                os.chmod(d, 0o1777)  # like /tmp: every user's tuner adds its files, none removes another's
+            except FileExistsError:
+                pass  # another tuner made it just now: used as it is
+            except OSError as exc:
+                raise GpuLockError(exc.errno, f"cannot make the GPU lock folder {d} ({exc.strerror}); set "
+                                   f"{LOCK_DIR_VAR} to a folder every tuner on this node can write") from None
+        path = d / _file_name(name)
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o666)
+        except PermissionError:
+            try:
+                fd = os.open(path, os.O_RDONLY)  # another user's file without write access: flock works
+            except OSError as exc:
+                raise GpuLockError(exc.errno, f"cannot open the GPU lock file {path} ({exc.strerror}); "
+                                   f"set {LOCK_DIR_VAR} to a folder every tuner on this node can "
+                                   "write") from None
+        try:
+            if os.fstat(fd).st_uid == os.getuid():
+                os.fchmod(fd, 0o666)  # against the umask: other users' tuners must open it too
+        except OSError:
+            pass
+        return fd
+
+    def _holders(self, name: str, exclusive: bool) -> str:
+        """Who holds what ``name`` waits for, from the lock files."""
+        if name == ALL and exclusive:  # held shared by explicit sets: name their GPU files' holders
+            infos = []
+            for p in sorted(self.directory.glob("gpu-*.lock")):
+                info = _read_info(p)
+                if info and _alive(info.get("pid")) and info not in infos:
+                    infos.append(info)
+            if not infos:
+                infos = [_read_info(self.directory / _file_name(ALL))]
+            return ", ".join(describe_holder(i) for i in infos)
+        return describe_holder(_read_info(self.directory / _file_name(name)))
+
+    def acquire(self) -> float:
+        """Take every file, waiting for other tuners as long as they hold them; seconds waited.
+        An exception (Ctrl-C, SIGTERM's) releases whatever was taken."""
+        if self._held:
+            return 0.0
+        started = time.monotonic()
+        said = False
+        info = json.dumps(holder_info(self.study))
+        try:
+            for name, exclusive in self.plan():
+                fd = self._open(name)
+                try:
+                    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+                    while True:
+                        try:
+                            fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                            break
+                        except OSError as exc:
+                            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                                raise
+                        if not said:
+                            said = True
+                            line = (f"waiting for GPUs {gpus_label(self.gpus)}: another tuner holds them "
+                                    f"({self._holders(name, exclusive)})")
+                            log.info("%s", line)
+                            self.say(line)
+                        time.sleep(self.poll_s)
+                except BaseException:
+                    os.close(fd)
+                    raise
+                self._held.append((fd, exclusive))
+                if exclusive:
+                    try:
+                        os.ftruncate(fd, 0)
+                        os.pwrite(fd, info.encode(), 0)
+                    except OSError:
+                        pass  # read-only file of another user: the lock holds, unnamed
+        except BaseException:
+            self.release()
+            raise
+        self.waited_s = time.monotonic() - started if said else 0.0
+        if said:
+            log.info("GPUs %s taken after waiting %.0f s", gpus_label(self.gpus), self.waited_s)
+        return self.waited_s
+
+    def release(self) -> None:
+        """Let every file go (the holder's name emptied first); idempotent."""
+        while self._held:
+            fd, exclusive = self._held.pop()
+            try:
+                if exclusive:
+                    try:
+                        os.ftruncate(fd, 0)
+                    except OSError:
+                        pass
+                fcntl.flock(fd, fcntl.LOCK_UN)
+            except OSError:
+                pass
+            finally:
+                os.close(fd)
+
+    def __enter__(self) -> "GpuLock":
+        self.acquire()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.release()
