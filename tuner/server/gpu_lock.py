@@ -137,7 +137,6 @@ class GpuLock:
         self.say = say or _say_stderr
         self.poll_s = poll_s
         self._held: list[tuple[int, bool]] = []  #: (fd, exclusive) in the order taken
-        self.waited_s = 0.0  #: how long the last acquire waited for another tuner
 
     @property
     def held(self) -> bool:
@@ -204,21 +203,7 @@ class GpuLock:
             for name, exclusive in self.plan():
                 fd = self._open(name)
                 try:
-                    mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
-                    while True:
-                        try:
-                            fcntl.flock(fd, mode | fcntl.LOCK_NB)
-                            break
-                        except OSError as exc:
-                            if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
-                                raise
-                        if not said:
-                            said = True
-                            line = (f"waiting for GPUs {gpus_label(self.gpus)}: another tuner holds them "
-                                    f"({self._holders(name, exclusive)})")
-                            log.info("%s", line)
-                            self.say(line)
-                        time.sleep(self.poll_s)
+                    said = self._take(fd, name, exclusive, said)
                 except BaseException:
                     os.close(fd)
                     raise
@@ -232,10 +217,30 @@ class GpuLock:
         except BaseException:
             self.release()
             raise
-        self.waited_s = time.monotonic() - started if said else 0.0
-        if said:
-            log.info("GPUs %s taken after waiting %.0f s", gpus_label(self.gpus), self.waited_s)
-        return self.waited_s
+        if not said:
+            return 0.0
+        waited = time.monotonic() - started
+        log.info("GPUs %s taken after waiting %.0f s", gpus_label(self.gpus), waited)
+        return waited
+
+    def _take(self, fd: int, name: str, exclusive: bool, said: bool) -> bool:
+        """Lock ``fd`` (the file of ``name``), trying every :attr:`poll_s`; the waiting line is said
+        the first time a lock is found taken, unless ``said`` already. Whether it has been said."""
+        mode = fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH
+        while True:
+            try:
+                fcntl.flock(fd, mode | fcntl.LOCK_NB)
+                return said
+            except OSError as exc:
+                if exc.errno not in (errno.EWOULDBLOCK, errno.EAGAIN, errno.EACCES):
+                    raise
+            if not said:
+                said = True
+                line = (f"waiting for GPUs {gpus_label(self.gpus)}: another tuner holds them "
+                        f"({self._holders(name, exclusive)})")
+                log.info("%s", line)
+                self.say(line)
+            time.sleep(self.poll_s)
 
     def release(self) -> None:
         """Let every file go (the holder's name emptied first); idempotent."""
