@@ -9,6 +9,7 @@ password removed as written, decoded and percent-encoded), :func:`driver_url` wh
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from pathlib import Path
@@ -65,7 +66,22 @@ def connect_url(url: str):
         return _credentials_last_at(url)
     if "@" in (parsed.host or "") or (parsed.host and "@" in (parsed.database or "")) or _at_in_query(url):
         return _credentials_last_at(url)
+    if parsed.drivername.split("+", 1)[0] == "sqlite" and parsed.database and not _decodes_database():
+        from urllib.parse import unquote
+
+        return parsed.set(database=unquote(parsed.database))  # the file as SQLAlchemy 2.1 reads it
     return parsed
+
+
+@functools.lru_cache(maxsize=None)
+def _decodes_database() -> bool:
+    """Whether SQLAlchemy decodes ``%XX`` in a URL's database part, as 2.1 does. 2.0 (the only one
+    on Python 3.10: 2.1 needs 3.11) takes it as written, so the tuner's ``sqlite:///a%2520b/s.db``
+    for a folder ``a%20b`` (:func:`tuner.config.paths.sqlite_url`) opened a folder ``a%2520b``:
+    :func:`connect_url` decodes it there, and :func:`driver_url` writes it so 2.0 opens that file."""
+    from sqlalchemy.engine import make_url
+
+    return make_url("sqlite:///%41").database == "A"
 
 
 def _at_in_query(url: str) -> bool:
@@ -185,7 +201,24 @@ def driver_url(url: str) -> str:
         except ImportError:
             driver = "psycopg2"
         parsed = parsed.set(drivername=f"postgresql+{driver}")
+    elif _sqlite_needs_uri(parsed):
+        # SQLAlchemy 2.0 renders the file as it is and reads it back so: a '?' would start a query and
+        # a '{' meet Optuna's str.format. SQLite's URI form decodes %XX itself (https://sqlite.org/uri.html)
+        from urllib.parse import quote
+
+        return f"{parsed.drivername}:///file:{quote(str(Path(parsed.database).absolute()))}?uri=true"
     return parsed.render_as_string(hide_password=False)
+
+
+def _sqlite_needs_uri(parsed) -> bool:
+    """Whether an SQLite URL's file cannot be written as it is for an SQLAlchemy that does not decode
+    ``%XX`` (:func:`_decodes_database`): it holds a character other than a letter, digit, ``/``,
+    ``.``, ``-``, ``_`` or ``~``, and the URL nothing after its file."""
+    from urllib.parse import quote
+
+    file = parsed.database
+    return (parsed.drivername.split("+", 1)[0] == "sqlite" and not _decodes_database() and not parsed.query
+            and bool(file) and file != ":memory:" and not file.startswith("file:") and quote(file) != file)
 
 
 def sqlite_path(url: str) -> Path | None:
