@@ -20,3 +20,25 @@ def gpu_lock_dir(tmp_path_factory):
         os.environ.pop("TUNER_GPU_LOCK_DIR", None)
     else:
         os.environ["TUNER_GPU_LOCK_DIR"] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
+def optuna_sqlite_urls_close_their_connections():
+    """A test that opens a storage through Optuna itself (``optuna.create_study(storage=URL)``, as a
+    plain Optuna user would) gets an SQLite storage that closes each connection after use, as the
+    tuner's own (tuner.engine.storage, NullPool). Optuna's default pools them in an engine nothing
+    disposes, and Python 3.13's sqlite3 warns of each one collected unclosed (ResourceWarning, an
+    error here). The tuner hands Optuna storage objects, never a URL, so this changes no tuner path."""
+    import optuna.storages
+    import sqlalchemy as sa
+
+    original = optuna.storages.get_storage
+
+    def get_storage(storage):
+        if isinstance(storage, str) and storage.startswith("sqlite"):
+            return original(optuna.storages.RDBStorage(storage, engine_kwargs={"poolclass": sa.pool.NullPool}))
+        return original(storage)
+
+    optuna.storages.get_storage = get_storage
+    yield
+    optuna.storages.get_storage = original
