@@ -12,6 +12,7 @@ from contextlib import ExitStack
 
 import optuna
 from click.testing import CliRunner
+from sqlalchemy.pool import NullPool
 from support.model_study import make_model_study
 
 from tuner.cli import cli
@@ -28,7 +29,8 @@ def _failed_by_heartbeat(tmp_path, attrs: dict):
     path = make_model_study(tmp_path, "hb", n_trials=1)
     config = load_study(path)
     storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
-                                         heartbeat_stale_trial_callback=RetryStaleTrial(3))
+                                         heartbeat_stale_trial_callback=RetryStaleTrial(3),
+                                         engine_kwargs={"poolclass": NullPool})  # as the tuner's own
     study = optuna.load_study(study_name=config.name, storage=storage)
     space = SearchSpace.load(config.search_space)
     with ExitStack() as stack:  # as a worker starts a trial: it beats once, then its worker "stops"
@@ -94,7 +96,8 @@ def test_a_dead_worker_of_this_host_is_reaped_by_pid_also_past_the_grace(tmp_pat
     path = make_model_study(tmp_path, "dead", n_trials=1)
     config = load_study(path)
     storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
-                                         heartbeat_stale_trial_callback=RetryStaleTrial(3))
+                                         heartbeat_stale_trial_callback=RetryStaleTrial(3),
+                                         engine_kwargs={"poolclass": NullPool})  # as the tuner's own
     study = optuna.load_study(study_name=config.name, storage=storage)
     with ExitStack() as stack:
         mine = start_trial(study, Worker(), stack, SearchSpace.load(config.search_space).distributions())

@@ -151,6 +151,7 @@ def test_optuna_s_fallback_warning_is_dropped_during_an_outage_only(tmp_path, ca
         with engine.connect() as conn:
             conn.execute(sqlalchemy.text("SELECT * FROM trials"))
     lock.execute("COMMIT")
+    lock.close()
     engine.dispose()
     logger = optuna.logging.get_logger("optuna.storages._rdb.storage")
     for error in (locked.value, "(psycopg2.OperationalError) server closed the connection unexpectedly",

@@ -12,6 +12,7 @@ from contextlib import ExitStack
 import optuna
 import pytest
 from optuna.trial import TrialState
+from sqlalchemy.pool import NullPool
 from support.model_study import make_model_study
 
 from tuner.config.study import load_study
@@ -132,7 +133,8 @@ def test_a_paused_worker_of_this_host_keeps_its_trial_whatever_its_heartbeat(con
 
     # the study's storage with a 2-second grace: a heartbeat goes stale quickly
     storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
-                                         heartbeat_stale_trial_callback=RetryStaleTrial(3))
+                                         heartbeat_stale_trial_callback=RetryStaleTrial(3),
+                                         engine_kwargs={"poolclass": NullPool})  # as the tuner's own
     study = optuna.load_study(study_name=config.name, storage=storage)
     with ExitStack() as stack:
         mine = start_trial(study, Worker(), stack)  # this process: alive, as a SIGSTOPped worker is
