@@ -12,8 +12,12 @@ from packaging.version import Version
 
 if sys.version_info >= (3, 11):
     import tomllib
+    from importlib.metadata import packages_distributions
 else:  # pragma: no cover
     import tomli as tomllib
+    # 3.10's reads top_level.txt only, which wheels not built by setuptools (click, rich, aiohttp)
+    # lack: every such import was "not installed". The backport infers names from files, as 3.11 does
+    from importlib_metadata import packages_distributions
 
 ROOT = Path(__file__).resolve().parents[1]
 PROJECT = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]
@@ -92,33 +96,13 @@ def _imports(tree) -> tuple[set[str], set[str], set[str]]:
     return top, set().union(*(names(n) for n in ast.walk(tree))), probed
 
 
-def _packages_distributions() -> dict[str, set[str]]:
-    """Import name -> the distributions (lower case) installing it, as Python 3.11's
-    ``importlib.metadata.packages_distributions``: a distribution's top_level.txt, else the top
-    names of the files it installed. 3.10's reads top_level.txt only, which wheels not built by
-    setuptools (click, rich, aiohttp, ...) lack: there, every such import was "not installed"."""
-    import inspect
-    from importlib.metadata import distributions
-
-    out: dict[str, set[str]] = {}
-    for dist in distributions():
-        names = (dist.read_text("top_level.txt") or "").split()
-        if not names:
-            files = (Path(str(f)) for f in dist.files or ())
-            tops = {f.parts[0] if len(f.parts) > 1 else inspect.getmodulename(f.name) or f.name for f in files}
-            names = [n for n in tops if "." not in n]
-        for name in names:
-            out.setdefault(name, set()).add(dist.metadata["Name"].lower())
-    return out
-
-
 def test_every_package_the_tuner_imports_is_declared_and_eager_ones_are_required():
     """A module imported when a tuner module loads comes from `dependencies`; one imported inside a
     function (a command's optional part) from `dependencies` or an extra; one probed in a ``try``
     (torch for Optuna's GPSampler, psycopg 3 beside psycopg2) from nothing. `requests` was a runtime
     dependency only the tests and benchmarks used; now it is in `dev` and this keeps it out of tuner/."""
     import ast
-    dists = _packages_distributions()
+    dists = {m: {d.lower() for d in ds} for m, ds in packages_distributions().items()}
     declared_any = set(RUNTIME).union(*(set(e) for e in EXTRAS.values() if e is not EXTRAS["dev"]))
     # a script the *server's* interpreter runs (SGLang's own parser, `tuner doctor`): sglang is there
     server_side = {Path("tuner/sglang/probe.py"): {"sglang"}}
