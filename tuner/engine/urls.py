@@ -66,7 +66,7 @@ def connect_url(url: str):
         return _credentials_last_at(url)
     if "@" in (parsed.host or "") or (parsed.host and "@" in (parsed.database or "")) or _at_in_query(url):
         return _credentials_last_at(url)
-    if parsed.drivername.split("+", 1)[0] == "sqlite" and parsed.database and not _decodes_database():
+    if parsed.get_backend_name() == "sqlite" and parsed.database and not _decodes_database():
         from urllib.parse import unquote
 
         return parsed.set(database=unquote(parsed.database))  # the file as SQLAlchemy 2.1 reads it
@@ -216,9 +216,17 @@ def _sqlite_needs_uri(parsed) -> bool:
     ``.``, ``-``, ``_`` or ``~``, and the URL nothing after its file."""
     from urllib.parse import quote
 
+    file = _file_of(parsed)
+    return file is not None and not parsed.query and not _decodes_database() and quote(file) != file
+
+
+def _file_of(parsed) -> str | None:
+    """The file a parsed SQLite URL names; None for another database, an in-memory one or SQLite's
+    own URI form (``file:...``)."""
     file = parsed.database
-    return (parsed.drivername.split("+", 1)[0] == "sqlite" and not _decodes_database() and not parsed.query
-            and bool(file) and file != ":memory:" and not file.startswith("file:") and quote(file) != file)
+    if parsed.get_backend_name() != "sqlite" or not file or file == ":memory:" or file.startswith("file:"):
+        return None
+    return file
 
 
 def sqlite_path(url: str) -> Path | None:
@@ -226,12 +234,10 @@ def sqlite_path(url: str) -> Path | None:
     if url.partition("://")[0].split("+", 1)[0] != "sqlite":
         return None
     try:
-        database = connect_url(url).database
+        file = _file_of(connect_url(url))
     except Exception:  # noqa: BLE001 - not a URL: open_storage says so
         return None
-    if not database or database == ":memory:" or database.startswith("file:"):
-        return None
-    return Path(database).absolute()
+    return None if file is None else Path(file).absolute()
 
 
 def describe_error(exc: BaseException, url: str) -> str:
