@@ -12,13 +12,11 @@ from contextlib import ExitStack
 
 import optuna
 from click.testing import CliRunner
-from sqlalchemy.pool import NullPool
-from support.model_study import make_model_study
+from support.model_study import make_model_study, stale_fast_storage
 
 from tuner.cli import cli
 from tuner.config.space import SearchSpace
 from tuner.config.study import load_study
-from tuner.engine.requeue import RetryStaleTrial
 from tuner.engine.workers import Worker, reap_dead_trials, start_trial
 
 
@@ -28,9 +26,7 @@ def _failed_by_heartbeat(tmp_path, attrs: dict):
     file, the trial's number and its retry's."""
     path = make_model_study(tmp_path, "hb", n_trials=1)
     config = load_study(path)
-    storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
-                                         heartbeat_stale_trial_callback=RetryStaleTrial(3),
-                                         engine_kwargs={"poolclass": NullPool})  # as the tuner's own
+    storage = stale_fast_storage(config)
     study = optuna.load_study(study_name=config.name, storage=storage)
     space = SearchSpace.load(config.search_space)
     with ExitStack() as stack:  # as a worker starts a trial: it beats once, then its worker "stops"
@@ -95,9 +91,7 @@ def test_a_dead_worker_of_this_host_is_reaped_by_pid_also_past_the_grace(tmp_pat
     on this host by pid and start time; its note is "its worker died"."""
     path = make_model_study(tmp_path, "dead", n_trials=1)
     config = load_study(path)
-    storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
-                                         heartbeat_stale_trial_callback=RetryStaleTrial(3),
-                                         engine_kwargs={"poolclass": NullPool})  # as the tuner's own
+    storage = stale_fast_storage(config)
     study = optuna.load_study(study_name=config.name, storage=storage)
     with ExitStack() as stack:
         mine = start_trial(study, Worker(), stack, SearchSpace.load(config.search_space).distributions())

@@ -12,8 +12,7 @@ from contextlib import ExitStack
 import optuna
 import pytest
 from optuna.trial import TrialState
-from sqlalchemy.pool import NullPool
-from support.model_study import make_model_study
+from support.model_study import make_model_study, stale_fast_storage
 
 from tuner.config.study import load_study
 from tuner.config.yamlfile import ConfigError
@@ -129,12 +128,8 @@ def test_a_journal_entry_of_a_deleted_study_is_set_aside_not_stored_in_its_succe
 def test_a_paused_worker_of_this_host_keeps_its_trial_whatever_its_heartbeat(config):
     import time
 
-    from tuner.engine.requeue import RetryStaleTrial
-
     # the study's storage with a 2-second grace: a heartbeat goes stale quickly
-    storage = optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
-                                         heartbeat_stale_trial_callback=RetryStaleTrial(3),
-                                         engine_kwargs={"poolclass": NullPool})  # as the tuner's own
+    storage = stale_fast_storage(config)
     study = optuna.load_study(study_name=config.name, storage=storage)
     with ExitStack() as stack:
         mine = start_trial(study, Worker(), stack)  # this process: alive, as a SIGSTOPped worker is

@@ -85,3 +85,17 @@ def model_study_yaml(name: str, storage: str, n_trials: int, *, noise: float | N
     return (f"name: {name}\nsearch_space: {SPACE}\nstorage: {storage}\nserver:\n  backend: model\n"
             f"  model_path: moonshotai/Kimi-K2.6\n  draft_model_path: sim/kimi-k2.6-eagle3\n"
             f"  model: {{{model}}}\nbench: {{suite: quick}}\nbudget: {{n_trials: {n_trials}}}\n")
+
+
+def stale_fast_storage(config):
+    """The study's SQLite storage with a heartbeat that goes stale quickly (every 1 s, a 2-second
+    grace) and the tuner's own stale-trial callback, closing its connections as the tuner's own
+    storage does (NullPool: Python 3.13 warns of a pooled one collected unclosed)."""
+    import optuna
+    from sqlalchemy.pool import NullPool
+
+    from tuner.engine.requeue import RetryStaleTrial
+
+    return optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
+                                      heartbeat_stale_trial_callback=RetryStaleTrial(3),
+                                      engine_kwargs={"poolclass": NullPool})
