@@ -222,9 +222,15 @@ def _sqlite_needs_uri(parsed) -> bool:
 
 def _file_of(parsed) -> str | None:
     """The file a parsed SQLite URL names; None for another database, an in-memory one or SQLite's
-    own URI form (``file:...``)."""
+    own URI form (``file:...`` with ``?uri=...``). Without ``uri`` in the query, ``file:typo.db`` is
+    a plain file of that name, which is how SQLite's driver opens it."""
     file = parsed.database
-    if parsed.get_backend_name() != "sqlite" or not file or file == ":memory:" or file.startswith("file:"):
+    if parsed.get_backend_name() != "sqlite" or not file or file == ":memory:":
+        return None
+    # Only the driver's URI mode reads "file:" as a scheme; otherwise the name is literal, and a file
+    # not checked as one is created by the first connection (QA: read-only commands left an empty
+    # "file:typo.db" while saying nothing was created).
+    if file.startswith("file:") and "uri" in parsed.query:
         return None
     return file
 
