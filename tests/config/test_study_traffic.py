@@ -83,3 +83,16 @@ def test_inline_dataset_suite_is_relative_to_the_study_file_and_stored_whole(tmp
     (tmp_path / "w.jsonl").unlink()  # the loaded config carries the requests
     from tuner.config.suite import load_suite
     assert [p.text for p in load_suite(suite).prompts] == [p["text"] for p in suite["prompts"]]
+
+
+@pytest.mark.parametrize("entry, words", [
+    # QA: "slo[0].concurrency: required key is missing", though the file gives it, misspelt
+    ("{concurency: 32, e2e_p99_ms: 5000}", "concurency: unknown key (did you mean 'concurrency'?)"),
+    ("{Concurrency: 32, e2e_p99_ms: 5000}", "Concurrency: unknown key (did you mean 'concurrency'?)"),
+    ("{concurrency: 32, ttft_p99ms: 5000}", "unknown limit 'ttft_p99ms' (did you mean 'ttft_p99_ms'?)"),
+])
+def test_a_misspelt_slo_key_says_what_was_meant(tmp_path, entry, words):
+    with pytest.raises(ConfigError) as info:
+        load(tmp_path, QUICK + f"slo: [{entry}]\n")
+    assert info.value.key == "slo[0]", str(info.value)
+    assert words in str(info.value) and "missing" not in str(info.value), str(info.value)

@@ -21,11 +21,13 @@ from typing import Any
 
 from pydantic import Field, model_validator
 
-from .yamlfile import StrictModel
+from .yamlfile import StrictModel, did_you_mean
 
 METRICS = ("ttft", "itl", "tpot", "e2e")
 PERCENTILES = (50, 90, 95, 99)
 LIMIT_KEY = re.compile(r"(ttft|itl|tpot|e2e)_p(50|90|95|99)_ms")
+#: every limit key a file may spell, for "did you mean"
+LIMIT_KEYS = tuple(f"{m}_p{q}_ms" for m in METRICS for q in PERCENTILES)
 #: metrics that need streamed responses (a complete answer has no first-token time)
 STREAMED_METRICS = ("ttft", "itl", "tpot")
 
@@ -34,7 +36,7 @@ def parse_limit(key: str) -> tuple[str, int]:
     """``"ttft_p99_ms"`` -> ``("ttft", 99)``; ``ValueError`` for anything else."""
     m = LIMIT_KEY.fullmatch(key)
     if not m:
-        raise ValueError(f"unknown limit {key!r}; expected METRIC_pQ_ms with METRIC ttft, itl, tpot or e2e "
+        raise ValueError(f"unknown limit {key!r}{did_you_mean(key, LIMIT_KEYS)}; expected METRIC_pQ_ms with METRIC ttft, itl, tpot or e2e "
                          f"and Q one of {', '.join(map(str, PERCENTILES))} (e.g. ttft_p99_ms)")
     return m.group(1), int(m.group(2))
 
@@ -51,6 +53,14 @@ class SLO(StrictModel):
         # The file spells the limits beside the concurrency; storage keeps them grouped.
         if isinstance(data, dict) and "limits" not in data:
             data = dict(data)
+            if "concurrency" not in data:
+                # A misspelt concurrency (`concurency`, `Concurrency`) would read as a limit and the
+                # entry as one without its concurrency: name the key the file spells, as for every
+                # other key (QA: "slo[0].concurrency: required key is missing")
+                for key in data:
+                    meant = did_you_mean(key, ["concurrency"]) if not LIMIT_KEY.fullmatch(str(key)) else ""
+                    if meant:
+                        raise ValueError(f"{key}: unknown key{meant}")
             c = data.pop("concurrency", None)
             data = {"concurrency": c, "limits": data} if c is not None else {"limits": data}
         if isinstance(data, dict) and isinstance(data.get("limits"), dict):
