@@ -223,3 +223,22 @@ def test_a_suite_with_no_single_requests_reports_no_single_figure(tmp_path, tabl
         assert m.figures.single_tok_per_s is None and m.figures.tok_per_s_at(32) > 0
         assert all(f.single_tok_per_s is None for _, f in m.figures.stage_results())
         assert backend.full_figures(spec, label).single_tok_per_s is None
+
+
+def test_a_request_that_fits_only_without_the_draft_slots_fails_the_trees_as_the_server_would():
+    """SGLang (and the simulated server) count EAGLE's reserved draft slots, max(topk x steps, draft
+    tokens), on top of a request's input: the quick suite's longest request (24 prompt tokens + 512)
+    fits a 540-token context for the baseline and (3, 1, 4), not for (2, 4, 8) or (4, 8, 64). QA: on
+    the simulator those trees failed as request_errors ("... maximum context length of 540 tokens"),
+    while backend model measured them and put (5, 8, 32) on the front."""
+    backend = ModelBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.0, seed=None,
+                           server_args={"context_length": 540})
+    assert measure(backend, None, "baseline").figures is not None
+    assert measure(backend, CHAIN, "trials/0").figures is not None
+    for n, spec in enumerate([SpecConfig(2, 4, 8), SpecConfig(4, 8, 64)], start=1):
+        m = measure(backend, spec, f"trials/{n}")
+        assert m.figures is None and m.failure_class == "request_errors", (spec, m)
+        assert "maximum context length of 540 tokens" in m.failure_message, m.failure_message
+    # the profile's own context (8192) takes every one
+    roomy = ModelBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.0, seed=None)
+    assert measure(roomy, SpecConfig(4, 8, 64), "trials/1").figures is not None

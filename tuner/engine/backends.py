@@ -280,4 +280,4 @@ def make_backend(config: StudyConfig, space, suite) -> "Backend":
     concurrency = config.server.args.get("max_running_requests") or max(levels or [1])
     return ModelBackend(source, suite, noise=m.noise, seed=m.seed, load_s=m.load_s,
                         max_running_requests=int(concurrency), server_args=config.server.args,
-                        plan=study_plan(config, suite))
+                        plan=study_plan(config, suite), api=config.bench.api)

@@ -10,7 +10,7 @@ from typing import Any, Mapping
 
 from ..sglang.rules import SpecConfig
 from .measurement import Event, Measurement, OnStage, Record
-from .model_suite import ModelFigures, staged_figures
+from .model_suite import ModelFigures, request_token_needs, staged_figures
 
 #: Modelled seconds a launch takes before the suite runs when neither the study (``server.model.
 #: load_s``), the landscape table (``load_s``) nor the profile (``runtime.load_s``) says: ten
@@ -83,7 +83,8 @@ class ModelBackend:
     """
 
     def __init__(self, source, suite, noise: float = 0.02, seed: int | None = 0, load_s: float | None = None,
-                 max_running_requests: int | None = None, server_args: dict | None = None, plan=None):
+                 max_running_requests: int | None = None, server_args: dict | None = None, plan=None,
+                 api: str = "generate"):
         from ..config.landscape import LandscapeTable
 
         self.suite = suite
@@ -113,6 +114,10 @@ class ModelBackend:
             self.server_args = parsed_server_args(server_args or {})
         except RefusedServerArgs as exc:
             self.server_args, self.args_problem = {}, f"python -m tuner.sim: error: {exc.argparse_message}"
+        # every request's input tokens and largest max_tokens, as the simulated server counts them
+        self.api = api
+        self._needs = [] if self.model is None else [
+            (p, n_in, out) for _, p, n_in, out in request_token_needs(suite, self.model.prompt_tokens, api == "chat")]
 
     @property
     def source_label(self) -> str:
@@ -178,6 +183,36 @@ class ModelBackend:
                                               mem_fraction_static=args.get("mem_fraction_static"))
         return None if ok else ("oom", message)
 
+    def request_problem(self, spec: SpecConfig | None) -> str | None:
+        """Why the server of ``spec`` would refuse requests of the suite, or None: SGLang's context
+        check (:class:`tuner.sim.requests.ContextCheck`, its own words) with EAGLE's reserved draft
+        slots, ``max(topk x steps, draft tokens)``, on top of each request's input. The study's check
+        at load (:mod:`tuner.engine.preflight`) holds the baseline's requests to the context; a
+        request within a tree's reserved slots of it is refused by that tree's server only, and the
+        simulated server fails such a trial as ``request_errors``: so does this backend, rather than
+        measure requests SGLang never serves. None for a landscape table (no context length)."""
+        if self.model is None or spec is None or not spec.num_steps:
+            return None
+        from types import SimpleNamespace
+
+        from ..sim.requests import ContextCheck
+
+        reserved = max((spec.eagle_topk or 1) * spec.num_steps, spec.num_draft_tokens or 0)
+        limit = int(self.server_args.get("context_length") or self.model.profile.runtime.context_length_tokens)
+        refused = []
+        for p, n_in, out in self._needs:
+            try:
+                ContextCheck(limit, reserved, lambda _text: n_in).check(
+                    SimpleNamespace(input_ids=None, text="", max_new_tokens=out))
+            except ValueError as exc:
+                refused.append((p, out, exc))
+        if not refused:
+            return None
+        p, out, exc = refused[0]
+        return (f"{len(refused)} of the suite's {len(self._needs)} prompts refused; first: {p.name} at {out} "
+                f"tokens: HTTP 400: {exc} (model backend: SGLang's context check, with {reserved} draft "
+                "slots reserved)")
+
     def _rng(self, label: str) -> random.Random:
         return self.rng if self.seed is None else random.Random(f"{self.seed}:{label}")
 
@@ -185,6 +220,9 @@ class ModelBackend:
                 on_event: Event | None = None, on_stage: OnStage | None = None) -> Measurement:
         self.calls += 1
         failure = self.launch_failure(spec)
+        refused = self.request_problem(spec) if failure is None else None
+        if refused is not None:
+            failure = ("request_errors", refused)
         if failure is not None:
             m = Measurement(None, failure_class=failure[0], failure_message=failure[1],
                             model_duration_s=self.load_s)

@@ -151,3 +151,24 @@ def _row_mean(units, rate, stages: int) -> float:
         if i < stages:
             per_row.setdefault((s.prompt, s.max_tokens), []).append(r)
     return sum(sum(v) / len(v) for v in per_row.values()) / len(per_row) if per_row else 0.0
+
+
+def request_token_needs(suite, count_tokens, chat: bool = False) -> list[tuple[int, object, int, int]]:
+    """Every request ``suite`` sends, as the simulated server counts it: ``(index, prompt, input
+    tokens, the largest max_tokens a phase sends it with)``. Input tokens by ``count_tokens``
+    (:meth:`tuner.sim.model.PerfModel.prompt_tokens`) of the prompt's text, or through ``chat`` of its
+    chat template's stand-in (:func:`tuner.sim.requests.chat_prompt`). What each phase sends
+    (:mod:`tuner.bench.runner`): warm-up calls and the largest sweep batch take the prompts in turn
+    (``Suite.cycled``); the single phase its first ones, at their lengths."""
+    from ..sim.requests import chat_prompt
+
+    prompts = suite.prompts or []
+    lengths: dict[int, list[int]] = {id(p): [] for p in prompts}
+    for p in suite.cycled(suite.warmup.requests):
+        lengths[id(p)].append(suite.warmup.max_tokens)
+    for p in suite.single_prompts():
+        lengths[id(p)] += suite.single_lengths(p)
+    for p in suite.cycled(max(suite.sweep.concurrencies, default=0)):
+        lengths[id(p)].append(suite.sweep_tokens(p))
+    return [(i, p, count_tokens(chat_prompt(p.chat_messages()) if chat else (p.text or "")),
+             max(lengths[id(p)], default=0)) for i, p in enumerate(prompts)]

@@ -158,7 +158,8 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
     requests SGLang never serves); not for ``backend: sglang`` (the real server's limit is unknown
     here: its 400 fails the baseline) nor a landscape table (no context length in it). A trial's
     EAGLE reserved draft slots are not counted: they vary by setting, and such a near-limit
-    request fails those trials as on SGLang. Raises :class:`ConfigError` naming the suite (or
+    request fails those trials as on SGLang (on ``backend: model`` too, as ``request_errors``:
+    :class:`tuner.engine.model_backend.ModelBackend`). Raises :class:`ConfigError` naming the suite (or
     dataset) file and the request."""
     if config.server.backend == "sim":
         profile_name = config.server.sim.profile
@@ -168,7 +169,7 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
         return
     from ..config.suite import SHIPPED_SUITES, SUITES_DIR, load_suite
     from ..sim.model import PerfModel, load_profile
-    from ..sim.requests import chat_prompt
+    from .model_suite import request_token_needs
 
     try:
         model = PerfModel(load_profile(profile_name))
@@ -186,19 +187,7 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
     else:
         suite_file, key = Path(source), "bench.suite.prompts"
     dataset_key = key.replace("prompts", "dataset")
-    prompts = suite.prompts or []
-    # What each phase sends it with (tuner.bench.runner): warm-up calls and the largest sweep batch
-    # take the prompts in turn (Suite.cycled); the single phase its first ones, at their lengths.
-    lengths: dict[int, list[int]] = {id(p): [] for p in prompts}
-    for p in suite.cycled(suite.warmup.requests):
-        lengths[id(p)].append(suite.warmup.max_tokens)
-    for p in suite.single_prompts():
-        lengths[id(p)] += suite.single_lengths(p)
-    for p in suite.cycled(max(suite.sweep.concurrencies, default=0)):
-        lengths[id(p)].append(suite.sweep_tokens(p))
-    for i, p in enumerate(prompts):
-        text = chat_prompt(p.chat_messages()) if config.bench.api == "chat" else (p.text or "")
-        n_in, out = model.prompt_tokens(text), max(lengths[id(p)], default=0)
+    for i, p, n_in, out in request_token_needs(suite, model.prompt_tokens, config.bench.api == "chat"):
         if n_in < limit and n_in + out <= limit:
             continue
         total = f"{n_in} prompt tokens" + (f" + max_tokens {out}" if out else "")
