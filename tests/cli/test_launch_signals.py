@@ -14,6 +14,7 @@ import sys
 import pytest
 
 from support.faults import study_file, wait_for
+from support.processes import signals_at_default
 from tuner.server.procs import group_members, terminate_group
 
 
@@ -22,8 +23,8 @@ def test_a_signal_stops_the_launched_server_and_says_so(sig, tmp_path):
     study = study_file(tmp_path, "ls", 1, storage="sqlite:///ls.db")
     out_path = tmp_path / "out.txt"
     with open(out_path, "w") as out:
-        tuner = subprocess.Popen([sys.executable, "-m", "tuner", "launch", str(study)], stdout=out,
-                                 stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True,
+        tuner = subprocess.Popen(signals_at_default([sys.executable, "-m", "tuner", "launch", str(study)]),
+                                 stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True,
                                  env={**os.environ, "PYTHONUNBUFFERED": "1"})
     try:
         wait_for(lambda: "ready; Ctrl-C stops the server" in out_path.read_text(), 120, "the server", procs=[tuner])

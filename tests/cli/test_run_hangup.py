@@ -15,6 +15,7 @@ import sys
 import optuna
 
 from support.faults import study_file, trial_server_up, wait_for
+from support.processes import signals_at_default
 from tuner.server.procs import group_members, terminate_group
 
 
@@ -23,8 +24,8 @@ def test_sighup_stops_the_server_and_queues_the_trial_again(tmp_path):
     workdir = tmp_path / "hup"
     out_path = tmp_path / "out.txt"
     with open(out_path, "w") as out:
-        tuner = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(study)], stdout=out,
-                                 stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True,
+        tuner = subprocess.Popen(signals_at_default([sys.executable, "-m", "tuner", "study", "run", str(study)]),
+                                 stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True,
                                  env={**os.environ, "PYTHONUNBUFFERED": "1"})
     pgids: set[int] = set()
     try:

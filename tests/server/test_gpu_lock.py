@@ -32,8 +32,9 @@ ROOT = Path(__file__).resolve().parents[2]
 TIMEOUT = 90.0  # a loaded 2-core machine: generous, never a measure of speed
 
 HOLDER = textwrap.dedent("""\
-    import json, sys
+    import json, signal, sys
     from tuner.server.gpu_lock import GpuLock
+    signal.signal(signal.SIGINT, signal.default_int_handler)  # Ctrl-C, even if the test run ignores it
     lock = GpuLock(json.loads(sys.argv[1]), directory=sys.argv[2], study="demo", poll_s=0.05)
     try:
         lock.acquire()

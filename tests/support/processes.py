@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 
 from tuner.server.procs import all_stats, read_stat
 
@@ -19,6 +20,17 @@ def left_behind(me: int, before: set[int]) -> list:
     """Live children of ``me`` not in ``before``, and live members of the groups tests started."""
     return [st for st in all_stats() if st.alive and (
         (st.ppid == me and st.pid not in before) or st.pgid in STARTED_GROUPS)]
+
+
+def signals_at_default(argv: list[str]) -> list[str]:
+    """``argv`` run with SIGINT and SIGHUP at their default actions (the same pid: it execs), as from
+    a terminal's foreground. A process inherits ignored signals: a test run started in the background
+    of a script (``cmd &``: SIGINT ignored) or under ``nohup`` (SIGHUP ignored) would hand them to the
+    tuner, which rightly leaves them ignored (tuner.server.signals._installable; Python installs no
+    KeyboardInterrupt for an ignored SIGINT), and a test of what those signals do would fail."""
+    reset = ("import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); "
+             "signal.signal(signal.SIGHUP, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])")
+    return [sys.executable, "-c", reset, *argv]
 
 
 def finish(proc: subprocess.Popen) -> None:
