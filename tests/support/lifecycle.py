@@ -45,6 +45,15 @@ def wait_busy(url: str, deadline_s: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+def wait_running(url: str, n: int, deadline_s: float = 30.0) -> None:
+    """Return once the simulator runs ``n`` requests (its ``sim_running_requests``); AssertionError
+    after ``deadline_s``."""
+    t0 = time.monotonic()
+    while requests.get(url + "/server_info", timeout=10).json()["sim_running_requests"] < n:
+        assert time.monotonic() - t0 < deadline_s, f"{n} requests never ran on the server at once"
+        time.sleep(0.01)
+
+
 def flush_ok_within(url: str, deadline_s: float) -> float | None:
     """Seconds until /flush_cache answered 200, or None if it never did before the deadline."""
     t0 = time.monotonic()
@@ -91,8 +100,7 @@ def sigterm_in_flight(sim, n: int = 4, deadline_s: float = 20.0) -> Shutdown:
     threads = [threading.Thread(target=call, args=(i % 2 == 1,)) for i in range(n)]
     for t in threads:
         t.start()
-    wait_busy(sim.url)
-    time.sleep(0.1)  # let all of them arrive (the busy check already saw the first)
+    wait_running(sim.url, n)  # all of them in flight (a fixed pause missed some on a loaded machine)
     t0 = time.monotonic()
     sim.proc.send_signal(signal.SIGTERM)
     try:
