@@ -181,9 +181,10 @@ def test_model_info_and_health(ar_sim):
 def test_flush_cache_only_when_idle(ar_sim):
     r = requests.post(ar_sim.url + "/flush_cache", timeout=10)
     assert r.status_code == 200 and r.text.startswith("Cache flushed.")
-    # A long request keeps the server busy: 2000 tokens at ~26 tok/s model time, ~0.4 s wall.
+    # A long request keeps the server busy: 8000 tokens at ~26 tok/s model time, ~1.5 s wall (2000
+    # tokens, ~0.4 s, left a loaded machine's polling little time to see it busy before it ended).
     done = threading.Event()
-    worker = threading.Thread(target=lambda: (_generate(ar_sim.url, n=2000), done.set()))
+    worker = threading.Thread(target=lambda: (_generate(ar_sim.url, n=8000), done.set()))
     worker.start()
     try:
         deadline = time.monotonic() + 20
