@@ -202,7 +202,12 @@ def test_flush_cache_only_when_idle(ar_sim):
 
 def test_stream_disconnect_frees_the_server(ar_sim):
     # 8000 tokens (within the 8192-token context) keep the server busy for ~1.5 s of wall time;
-    # closing the stream aborts the request.
+    # closing the stream aborts the request. The request would also end on its own within the
+    # flush's deadline, so the abort is checked by SGLang's own log line for it (tokenizer_manager:
+    # "Request is disconnected from the client side"), counted before and after (the fixture's
+    # server is shared by the module's tests).
+    aborted = "Request is disconnected from the client side. Abort request"
+    before = ar_sim.log.count(aborted)
     with requests.post(ar_sim.url + "/generate", stream=True, timeout=30, json={
             "text": PROMPT, "stream": True, "sampling_params": {"max_new_tokens": 8000}}) as r:
         assert next(r.iter_lines()).startswith(b"data: ")
@@ -213,6 +218,10 @@ def test_stream_disconnect_frees_the_server(ar_sim):
         time.sleep(0.05)
     else:
         raise AssertionError("the aborted stream still occupies the server")
+    deadline = time.monotonic() + 10  # the log is written by the server's own thread
+    while ar_sim.log.count(aborted) == before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert ar_sim.log.count(aborted) == before + 1, ar_sim.log[-2000:]
 
 
 def test_metrics_count_tokens(spec_sim):
