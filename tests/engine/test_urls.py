@@ -56,3 +56,39 @@ def test_an_at_in_a_query_value_stays_the_values_and_sqlite_credentials_are_hidd
         assert "***@/x.db" in redact(url) and "Zq9pw" not in redact(url) and "S3cr" not in redact(url)
         assert "Zq9pw" not in scrub(f"Invalid SQLite URL: {url}", url)
         assert "S3cr" not in scrub(f"Invalid SQLite URL: {url}", url)
+
+
+@pytest.mark.parametrize("url,says", [
+    ("SQLITE:///x.db", "lower-case: 'sqlite'"),
+    ("Postgresql://u:pw@h/db", "lower-case: 'postgresql'"),
+    ("postgresq://u:pw@h/db", "did you mean 'postgresql'?"),
+    ("mysql://u:pw@h/db", "SQLite or PostgreSQL"),
+    ("postgresql+nosuch://u:pw@h/db", "no driver 'nosuch'"),
+])
+def test_a_scheme_the_tuner_cannot_use_is_named_with_what_is_expected(url, says):
+    from tuner.engine.urls import scheme_problem
+
+    problem = scheme_problem(url)
+    assert problem is not None and says in problem, problem
+    assert f"scheme {url.partition(':')[0]!r}" in problem
+    assert "expected sqlite:///PATH or postgresql://" in problem
+    assert "pw" not in problem
+
+
+@pytest.mark.parametrize("url", ["sqlite:///x.db", "sqlite+pysqlite:///x.db", "postgresql://u:pw@h/db",
+                                 "postgres://u:pw@h/db", "postgresql+psycopg2://u@h/db"])
+def test_the_supported_schemes_pass(url):
+    from tuner.engine.urls import scheme_problem
+
+    assert scheme_problem(url) is None
+
+
+def test_a_driver_not_installed_says_how_to_install_it(monkeypatch):
+    import sys
+
+    from tuner.engine.urls import scheme_problem
+
+    monkeypatch.setitem(sys.modules, "psycopg", None)
+    monkeypatch.setitem(sys.modules, "psycopg2", None)
+    problem = scheme_problem("postgresql://u:pw@h/db")
+    assert problem is not None and "no module 'psycopg2'" in problem and "[postgres]" in problem, problem

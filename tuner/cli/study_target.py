@@ -13,7 +13,7 @@ from ..config.paths import sqlite_url
 from ..config.study import StudyConfig, load_study, sqlite_storage_problem
 from ..config.yamlfile import ConfigError
 from ..engine.storage import resolve_url
-from ..engine.urls import redact
+from ..engine.urls import redact, scheme_problem
 
 storage_option = click.option(
     "--storage", default=None, metavar="URL",
@@ -75,13 +75,15 @@ def _local_db(target: str, name: str) -> Path:
 
 
 def storage_url(url: str | None, source: str, key: str = "") -> str:
-    """``url`` resolved (:func:`tuner.engine.urls.resolve_url`); an SQLite URL that cannot be opened
+    """``url`` resolved (:func:`tuner.engine.urls.resolve_url`); a scheme the tuner cannot use
+    (:func:`tuner.engine.urls.scheme_problem`), or an SQLite URL that cannot be opened
     here (:func:`tuner.config.study.sqlite_storage_problem`: one no study can live in, or whose folder
     does not exist) is a :class:`ConfigError` naming ``source`` and ``key`` (the flag, or the study
     file and its ``storage``), before anything is opened."""
     # an unset variable is still said as before: the flag that would replace it (--storage by default)
     resolved = resolve_url(url, source if source.startswith("--") else "--storage")
-    problem = sqlite_storage_problem(resolved)
+    # a scheme the tuner cannot use (mistyped, another database, no driver) is bad input, not an outage
+    problem = scheme_problem(resolved) or sqlite_storage_problem(resolved)
     if problem:
         raise ConfigError(source, key, problem)
     return resolved

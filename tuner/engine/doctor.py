@@ -269,12 +269,15 @@ def check_port(config: StudyConfig) -> Check:
 def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
     """``outage_ok`` (study run's): a database server not answering now warns; the run waits for it."""
     from .patience import is_transient
-    from .urls import redact, resolve_url, scrub
+    from .urls import redact, resolve_url, scheme_problem, scrub
 
     try:
         url = resolve_url(config.storage, "storage")
     except ConfigError as exc:
         return Check("storage", FAIL, str(exc))
+    problem = scheme_problem(url)
+    if problem:  # a mistyped scheme, another database, no driver: no server to ask
+        return Check("storage", FAIL, problem)
     shown = redact(url)
     lax: list[str] = []
     try:

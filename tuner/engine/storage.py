@@ -26,7 +26,8 @@ from contextlib import contextmanager
 from typing import Callable
 
 from ..config.yamlfile import ConfigError
-from .urls import describe_error, driver_url, is_postgres, redact, resolve_url, scrub, sqlite_path
+from .urls import (describe_error, driver_url, is_postgres, redact, resolve_url, scheme_problem, scrub,
+                   sqlite_path)
 
 __all__ = ["open_storage", "storage_label", "redact", "resolve_url", "driver_url", "is_postgres",
            "HEARTBEAT_INTERVAL_S", "HEARTBEAT_GRACE_S", "MAX_RETRY", "SQLITE_TIMEOUT_S"]
@@ -131,7 +132,7 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
 
     # --storage as the study file's key (QA: a read created a file); a missing folder is no outage
     # (the commands name the flag or key first: tuner.cli.study_target.resolve_target)
-    problem = sqlite_storage_problem(url)
+    problem = scheme_problem(url) or sqlite_storage_problem(url)
     if problem:
         raise ConfigError("storage", "", problem)
     OPENED.append(url)

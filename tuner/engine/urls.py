@@ -180,6 +180,54 @@ def resolve_url(url: str | None, source: str = "--storage") -> str:
     return url
 
 
+#: The databases a study can live in (SQLAlchemy's backend names): SQLite and PostgreSQL.
+SUPPORTED_BACKENDS = ("sqlite", "postgresql")
+#: What a storage URL should look like, said wherever one is refused.
+EXPECTED_URL = "expected sqlite:///PATH or postgresql://USER@HOST/DB"
+
+
+def scheme_problem(url: str) -> str | None:
+    """Why a storage URL's scheme cannot be used here, or None: a database the tuner does not
+    support (``mysql://``), a mistyped scheme (``postgresq://``; SQLAlchemy's scheme names are
+    case-sensitive, so ``SQLITE://`` is refused too: said with its lower-case spelling), a driver
+    SQLAlchemy does not know (``postgresql+nosuch://``), or one not installed (psycopg2). Read with
+    SQLAlchemy's ``URL`` as the driver gets it (:func:`driver_url`): its backend name, whether its
+    dialect loads, and whether the dialect's driver module imports. The redacted URL is named;
+    never its password. None too for a text that does not parse (opening it says so)."""
+    from sqlalchemy.engine import make_url
+    from sqlalchemy.exc import NoSuchModuleError
+
+    from ..config.yamlfile import did_you_mean
+
+    try:
+        parsed = make_url(driver_url(url))
+    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: open_storage says why
+        return None
+    shown = redact(url)
+    scheme = url.partition("://")[0]
+    backend = parsed.get_backend_name()
+    if backend not in SUPPORTED_BACKENDS:
+        lower = backend.lower() in SUPPORTED_BACKENDS or backend.lower() == "postgres"
+        hint = (f" (scheme names are lower-case: {scheme.lower()!r})" if lower
+                else did_you_mean(backend, SUPPORTED_BACKENDS))
+        return (f"{shown!r}: scheme {scheme!r} is not supported{hint}; {EXPECTED_URL} (the tuner keeps "
+                "studies in SQLite or PostgreSQL)")
+    try:
+        dialect = parsed.get_dialect()
+    except NoSuchModuleError:
+        return (f"{shown!r}: scheme {scheme!r}: SQLAlchemy has no driver {parsed.get_driver_name()!r} for "
+                f"{backend}; {EXPECTED_URL} (or postgresql+psycopg2://...)")
+    try:
+        dialect.import_dbapi()
+    except ImportError as exc:
+        name = getattr(exc, "name", None) or parsed.get_driver_name()
+        install = ("pip install 'sglang-spec-tuner[postgres]' (from a clone: pip install -e '.[postgres]')"
+                   if name == "psycopg2" else f"pip install {name}")
+        return (f"{shown!r}: scheme {scheme!r}: its driver is not installed (no module {name!r}); "
+                f"install it: {install}")
+    return None
+
+
 def is_postgres(url: str) -> bool:
     return url.partition("://")[0].split("+", 1)[0] in ("postgresql", "postgres")
 
