@@ -166,3 +166,41 @@ def test_optuna_s_fallback_warning_is_dropped_during_an_outage_only(tmp_path, ca
     logger.warning("something else")
     err = capfd.readouterr().err
     assert "too many SQL variables" in err and "something else" in err
+
+
+PATIENCE_UNDER_A_LOCK = textwrap.dedent("""
+    import sqlite3, sys
+    from tuner.engine.patience import StorageUnavailable
+    from tuner.engine.storage import open_storage
+    url = "sqlite:///" + sys.argv[1]
+    open_storage(url).create_new_study([], "s")  # the storage exists, as a running worker's does
+    storage = open_storage(url, patient=True)
+    lock = sqlite3.connect(sys.argv[1], isolation_level=None)
+    lock.execute("BEGIN EXCLUSIVE")  # another connection's lock, held past the patience
+    for what, call in (("call", lambda: storage.set_study_user_attr(0, "k", "v")),
+                       ("open", lambda: open_storage(url, patient=True))):
+        try:
+            call()
+            print(what, "answered")
+        except StorageUnavailable as exc:
+            print(what, "gave up after", round(exc.waited_s), "s:", exc)
+    lock.execute("COMMIT")
+""")
+
+
+def test_patience_bounds_a_call_on_a_locked_sqlite_file_not_the_busy_timeout(tmp_path):
+    # QA: TUNER_STORAGE_PATIENCE_S=5 with the default 60 s busy timeout gave up after 58 s: each
+    # try blocked for the whole busy timeout, and the patience was counted from the first failure.
+    # Here the busy timeout (900 s) is far past the hang guard, and the lock is never let go: only
+    # the patience (2 s) can end the call and the open, as StorageUnavailable.
+    env = {**os.environ, "TUNER_STORAGE_PATIENCE_S": "2", "TUNER_SQLITE_TIMEOUT_S": "900"}
+    done = subprocess.run([sys.executable, "-c", PATIENCE_UNDER_A_LOCK, str(tmp_path / "l.db")],
+                          capture_output=True, text=True, env=env, timeout=240)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    assert len(lines) == 2, done.stdout
+    for what, line in zip(("call", "open"), lines):
+        assert line.startswith(f"{what} gave up after "), line
+        assert "TUNER_STORAGE_PATIENCE_S=2" in line and "database is locked" in line, line
+        waited = int(line.split("after ")[1].split(" ")[0])
+        assert waited < 900, line  # the patience ended it, not the busy timeout running out

@@ -236,7 +236,10 @@ class PatientRDBStorage(RDBStorage):
         first_failure = None
         pause = 0.5
         patience = patience_s()
+        outer = getattr(_local, "deadline", None)
         while True:
+            attempt = time.monotonic()  # an SQLite lock wait ends with the patience (busy_timeout_s)
+            _local.deadline = (first_failure if first_failure is not None else attempt) + patience
             try:
                 self._check_file()
                 result = fn(self, *args, **kwargs)
@@ -250,7 +253,8 @@ class PatientRDBStorage(RDBStorage):
                     raise
                 now = time.monotonic()
                 self._last_trouble = now
-                first_failure = first_failure if first_failure is not None else now
+                # from the start of the first failed try: its wait for an SQLite lock counts
+                first_failure = first_failure if first_failure is not None else attempt
                 self._outage_started(exc, patience)
                 self._reset_connections()
                 if getattr(_local, "fail_fast", False):
@@ -260,6 +264,8 @@ class PatientRDBStorage(RDBStorage):
                 time.sleep(min(pause * random.uniform(0.8, 1.2), max(0.0, first_failure + patience - now)))
                 pause = min(pause * 2, MAX_PAUSE_S)
                 continue
+            finally:
+                _local.deadline = outer
             if first_failure is not None or self._down_since is not None or self._announced is not None:
                 self._outage_ended()
             return result
@@ -337,7 +343,9 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
     patience = patience_s()
     first = time.monotonic()
     pause = 0.5
+    outer = getattr(_local, "deadline", None)
     while True:
+        _local.deadline = first + patience  # an SQLite lock wait while building ends with the patience
         try:
             storage = build()
             storage.on_outage = on_outage
@@ -354,6 +362,16 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
                 on_outage("storage_down", {"storage": shown_url, "error": describe(exc), "patience_s": patience})
             time.sleep(min(pause, patience - waited))
             pause = min(pause * 2, MAX_PAUSE_S)
+        finally:
+            _local.deadline = outer
+
+
+def busy_timeout_s(configured: float) -> float:
+    """SQLite's busy timeout for a connection opened now: ``configured`` (``TUNER_SQLITE_TIMEOUT_S``),
+    capped by what is left of the patience of the storage call (or opening) this thread is in, at
+    least 50 ms (QA: patience 5 s with the 60 s busy timeout gave up after 58 s)."""
+    deadline = getattr(_local, "deadline", None)
+    return configured if deadline is None else max(0.05, min(configured, deadline - time.monotonic()))
 
 
 @contextmanager

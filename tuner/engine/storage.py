@@ -213,9 +213,13 @@ def _build(url: str, patient: bool):
     from .patience import PatientRDBStorage
     from .requeue import RetryStaleTrial
 
+    from .patience import busy_timeout_s
+
     engine_kwargs: dict = {}
     if url.startswith("sqlite"):
-        engine_kwargs["connect_args"] = {"timeout": SQLITE_TIMEOUT_S}
+        # (a patient storage's: capped by the patience left, tuner.engine.patience.busy_timeout_s)
+        timeout = busy_timeout_s(SQLITE_TIMEOUT_S) if patient else SQLITE_TIMEOUT_S
+        engine_kwargs["connect_args"] = {"timeout": timeout}
         # A connection is closed when its session ends, not kept in a pool nothing closes: Python
         # 3.13's sqlite3 warns (ResourceWarning) of every connection collected unclosed, and an
         # Optuna storage's engine is never disposed. Opening an SQLite file costs well under 1 ms.
@@ -237,7 +241,20 @@ def _build(url: str, patient: bool):
         )
     if patient:
         storage.watch(redact(url) or "", sqlite_path(url), lambda exc: describe_error(exc, url))
+        if url.startswith("sqlite"):
+            import sqlalchemy as sa
+
+            # each connection (one per session: no pool) waits for a lock no longer than the patience left
+            sa.event.listen(storage.engine, "do_connect", _cap_busy_timeout)
     return storage
+
+
+def _cap_busy_timeout(dialect, conn_rec, cargs, cparams) -> None:
+    """SQLAlchemy's ``do_connect`` hook of a patient SQLite storage: the connection's busy timeout
+    no longer than the patience left (:func:`tuner.engine.patience.busy_timeout_s`)."""
+    from .patience import busy_timeout_s
+
+    cparams["timeout"] = busy_timeout_s(SQLITE_TIMEOUT_S)
 
 
 def _build_with_retry(url: str, patient: bool):
