@@ -204,3 +204,24 @@ def test_patience_bounds_a_call_on_a_locked_sqlite_file_not_the_busy_timeout(tmp
         assert "TUNER_STORAGE_PATIENCE_S=2" in line and "database is locked" in line, line
         waited = int(line.split("after ")[1].split(" ")[0])
         assert waited < 900, line  # the patience ended it, not the busy timeout running out
+
+
+def test_a_patient_open_leaves_a_lock_to_the_patience_not_to_the_table_creation_retries(monkeypatch):
+    # The retries of a lost table-creation race (a "locked" among them) ran after the patience had
+    # passed: a patient open on a locked file gave up 2 s past TUNER_STORAGE_PATIENCE_S=3. A patient
+    # open leaves a lock to open_patiently (retried within the patience); another open retries it.
+    from tuner.engine import storage as st
+
+    calls = []
+
+    def locked(url, patient):
+        calls.append(patient)
+        raise db_error("", sqlite3.OperationalError("database is locked"))
+
+    monkeypatch.setattr(st, "_build", locked)
+    monkeypatch.setattr(st.time, "sleep", lambda s: None)
+    for patient, tries in ((True, 1), (False, st._CREATE_ATTEMPTS)):
+        calls.clear()
+        with pytest.raises(sqlalchemy.exc.OperationalError):
+            st._build_with_retry("sqlite:///x.db", patient)
+        assert len(calls) == tries, (patient, calls)

@@ -261,13 +261,16 @@ def _build_with_retry(url: str, patient: bool):
     """Build the storage, retrying with backoff when another process won a table-creation race."""
     from sqlalchemy.exc import DBAPIError
 
+    from .patience import is_transient
+
     for attempt in range(_CREATE_ATTEMPTS):
         try:
             return _build(url, patient)
         except DBAPIError as exc:
             msg = str(exc).lower()
             racing = any(s in msg for s in ("already exists", "duplicate", "unique", "locked"))
-            if not racing or attempt == _CREATE_ATTEMPTS - 1:
+            # a patient open retries a lock itself, within the patience (its retries here ran past it)
+            if not racing or attempt == _CREATE_ATTEMPTS - 1 or (patient and is_transient(exc)):
                 raise
             time.sleep(random.uniform(0.1, 0.5) * (attempt + 1))
     raise AssertionError("unreachable")
