@@ -39,7 +39,8 @@ def _check(r, study, where, scheme):
     assert len(lines) == 1, r.output
     line = lines[0]
     assert line.startswith(f"error: {where}"), line
-    assert f"scheme {scheme!r}" in line and "expected sqlite:///PATH or postgresql://USER@HOST/DB" in line, line
+    assert f"scheme {scheme!r}" in line, line
+    assert "expected sqlite:///PATH or postgresql://USER@HOST/DB" in line, line
     assert "failed during the command" not in line and "NoSuchModuleError" not in line, line
     assert "s3cret" not in r.output
     assert sorted(os.listdir(study.parent)) == ["s.yaml"]
@@ -48,7 +49,8 @@ def _check(r, study, where, scheme):
 @pytest.mark.parametrize("url", BAD)
 @pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
 def test_storage_flag(study, url, args):
-    r = CliRunner().invoke(cli, [a.format(s=study) for a in args] + ["--storage", url], catch_exceptions=False)
+    given = [a.format(s=study) for a in args] + ["--storage", url]
+    r = CliRunner().invoke(cli, given, catch_exceptions=False)
     _check(r, study, "--storage: ", url.partition(":")[0])
 
 
@@ -69,7 +71,8 @@ def test_study_file_key(study, url, args):
 
 
 def test_upper_case_sqlite_is_refused_with_the_lower_case_spelling(study):
-    r = CliRunner().invoke(cli, ["study", "status", "s", "--storage", "SQLITE:///x.db"], catch_exceptions=False)
+    r = CliRunner().invoke(cli, ["study", "status", "s", "--storage", "SQLITE:///x.db"],
+                           catch_exceptions=False)
     assert "lower-case" in r.output and "sqlite" in r.output.replace("SQLITE", ""), r.output
 
 
@@ -79,15 +82,16 @@ def test_a_near_miss_is_named(study):
     assert "did you mean 'postgresql'?" in r.output, r.output
 
 
-@pytest.mark.parametrize("args", [["study", "create", "{s}"], ["study", "run", "{s}"], ["study", "status", "s"]],
-                         ids=" ".join)
+@pytest.mark.parametrize("args", [["study", "create", "{s}"], ["study", "run", "{s}"],
+                                  ["study", "status", "s"]], ids=" ".join)
 def test_a_missing_driver_is_one_line_and_exit_2_everywhere(study, monkeypatch, args):
     import sys
 
     monkeypatch.setitem(sys.modules, "psycopg", None)  # neither PostgreSQL driver importable
     monkeypatch.setitem(sys.modules, "psycopg2", None)
     url = "postgresql://u:s3cret@127.0.0.1/db"
-    r = CliRunner().invoke(cli, [a.format(s=study) for a in args] + ["--storage", url], catch_exceptions=False)
+    given = [a.format(s=study) for a in args] + ["--storage", url]
+    r = CliRunner().invoke(cli, given, catch_exceptions=False)
     assert r.exit_code == 2, r.output
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: --storage: "), r.output
