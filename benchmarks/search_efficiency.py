@@ -16,7 +16,7 @@ Per target and strategy, over ``--seeds`` runs, it prints:
 * ``hit med/p90`` and ``hit@16``: the older first-hit figure (the first launch at which the best
   *measured* setting is truly within 3%, which a later lucky reading may undo);
 * ``HV@8``, ``HV@16``: hypervolume of what was measured (true values) / the true front's (a front with no
-  volume above the nadir, as of a one-setting table: the share of its settings measured);
+  volume above the nadir, as of a one-setting or a flat table: the share of its distinct points measured);
 * ``GPU h``: median modelled GPU hours (load + suite, the baseline included) until the exported
   picks were within 3% for good.
 

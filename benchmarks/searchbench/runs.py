@@ -229,16 +229,17 @@ def export_ratios(records, truth, baseline_attrs: dict) -> list[float]:
 
 def hv_fraction(configs: list, truth) -> float:
     """The hypervolume of ``configs`` (true values, above the landscape's nadir) over the true
-    front's. A front with no volume above the nadir (one setting; two, each best at one objective)
-    has nothing to divide by: then the share of the true front's settings measured."""
+    front's. A front with no volume above the nadir (one setting; two, each best at one objective;
+    a flat table) has nothing to divide by: then the share of the true front's distinct points
+    measured (settings with the same figures are one point: on a flat table any one is all)."""
     from tuner.engine.objectives import hypervolume, pareto_front
 
     if not configs:
         return 0.0
     if truth.front_hv <= 0:
-        specs = list(truth.values)
-        front = {specs[i] for i in pareto_front([truth.values[s] for s in specs])}
-        return len(front & set(configs)) / len(front)
+        points = list(dict.fromkeys(truth.values.values()))
+        front = {points[i] for i in pareto_front(points)}
+        return len(front & {truth.values[c] for c in configs}) / len(front)
     return hypervolume([truth.values[c] for c in configs], truth.nadir) / truth.front_hv
 
 
