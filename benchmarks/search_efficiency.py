@@ -410,8 +410,10 @@ def main(argv: list[str] | None = None) -> int:
             return 2
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
-        print(f"error: two targets share a name ({', '.join(n for n in names if names.count(n) > 1)}); "
-              "rename a landscape's \"name\"", file=sys.stderr)
+        clash = next(n for n in names if names.count(n) > 1)
+        files = ", ".join(str(t.table) for t in targets if t.name == clash)
+        print(f"error: two landscapes share the name {clash!r} ({files}); give each its own \"name\" "
+              "(a file given twice: give it once)", file=sys.stderr)
         return 2
     return run_targets(targets, strategies, args, argv, groups, knobs)
 

@@ -472,3 +472,18 @@ def test_hypervolume_of_a_flat_landscape_counts_the_front_values_not_its_setting
     tied = truth({a: (60.0, 700.0), b: (40.0, 800.0), d: (40.0, 800.0)})
     assert tied.front_hv == 0
     assert hv_fraction([d], tied) == 0.5 and hv_fraction([a, b], tied) == 1.0 and hv_fraction([a, d], tied) == 1.0
+
+
+def test_two_landscapes_of_one_name_are_refused_naming_their_files(tmp_path):
+    # QA: --landscape a.json --landscape b.json, both named "same", said "two targets share a name
+    # (same, same)": which files to rename was left to guess. The line names both files.
+    data = {"name": "same", "concurrency": 32, "baseline": {"single_tok_per_s": 20.0, "tok_per_s@32": 700.0},
+            "configs": [{"num_steps": 1, "eagle_topk": 1, "num_draft_tokens": 2, "single_tok_per_s": 30.0,
+                         "tok_per_s@32": 750.0}]}
+    a, b = write_table(tmp_path / "a.json", data), write_table(tmp_path / "b.json", data)
+    out = tmp_path / "runs.json"
+    p = run("--landscape", str(a), "--landscape", str(b), "--strategies", "random", "--seeds", "1",
+            "--budget", "2", "--json", str(out), "--cache", str(tmp_path / "cache"))
+    assert p.returncode == 2 and not out.exists() and not (tmp_path / "cache").exists()
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and str(a) in lines[0] and str(b) in lines[0] and "'same'" in lines[0], p.stderr
