@@ -446,8 +446,6 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
                 knobs: tuple[dict | None, dict | None] = (None, None)) -> int:
     """Run every strategy on every target and print the tables; ``knobs``: ``--options`` and
     ``--prune-options`` as :func:`parse_knobs` returns them."""
-    command = " ".join(sys.argv[1:] if argv is None else argv)
-    print(f"command: python benchmarks/search_efficiency.py {command}", file=sys.stderr)
     from tuner.config.yamlfile import ConfigError
 
     space = Path(args.space).resolve()
@@ -460,6 +458,8 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
     if problem:
         print(f"error: {problem}", file=sys.stderr)
         return 2
+    command = " ".join(sys.argv[1:] if argv is None else argv)  # after the checks: a refusal is one line
+    print(f"command: python benchmarks/search_efficiency.py {command}", file=sys.stderr)
     for t in truths.values():
         if t.outside:
             print(f"warning: {t.name}: {t.outside} settings of its table lie outside the search space "

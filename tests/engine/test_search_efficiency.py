@@ -487,3 +487,18 @@ def test_two_landscapes_of_one_name_are_refused_naming_their_files(tmp_path):
     assert p.returncode == 2 and not out.exists() and not (tmp_path / "cache").exists()
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and str(a) in lines[0] and str(b) in lines[0] and "'same'" in lines[0], p.stderr
+
+
+def test_a_table_none_of_whose_rows_is_in_the_space_is_one_line(tmp_path):
+    # QA: a table of one row outside eagle3.yaml (steps 12) was refused, exit 2, but the error came
+    # after a 'command: ...' line: two lines where every other refusal is one.
+    data = {"name": "wide", "concurrency": 32, "baseline": {"single_tok_per_s": 20.0, "tok_per_s@32": 700.0},
+            "configs": [{"num_steps": 12, "eagle_topk": 1, "num_draft_tokens": 13, "single_tok_per_s": 30.0,
+                         "tok_per_s@32": 750.0}]}
+    table = write_table(tmp_path / "wide.json", data)
+    out = tmp_path / "runs.json"
+    p = run("--landscape", str(table), "--strategies", "random", "--seeds", "1", "--budget", "2",
+            "--json", str(out), "--cache", str(tmp_path / "cache"))
+    assert p.returncode == 2 and not out.exists() and not (tmp_path / "cache").exists()
+    lines = p.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "wide.json" in lines[0], p.stderr
