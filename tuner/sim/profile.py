@@ -167,6 +167,8 @@ def profile_path(name_or_path: str | Path) -> Path:
     check_usable(path)  # pathlib's is_file() would raise (QA: a 300-byte name, a traceback)
     if path.is_file():
         return path
+    if path.is_dir():  # there, but no file: "file not found" would send the user looking for it
+        raise ConfigError(path, "", "is a folder; give a file")
     if is_bare_name(text):
         raise ConfigError(text, "", f"no such simulator profile{did_you_mean(text, list_profiles())}; shipped: "
                           f"{', '.join(list_profiles())}, or give a path to a YAML file")
