@@ -63,6 +63,9 @@ def _edit(change):
     (lambda d: d["configs"].append(dict(d["configs"][0])), "configs[2]", "listed twice"),
     (lambda d: d["configs"][0].update(speed=1), "configs[0].speed", "unknown key"),
     (lambda d: d.update(configs=[]), "configs", "non-empty"),
+    # QA (qa66): a name holding a newline split the benchmark's heading and progress lines in two
+    (lambda d: d.update(name="line1\n## fake"), "name", "control character '\\n'"),
+    (lambda d: d.update(name="tab\there"), "name", "control character '\\t'"),
     # QA: a row at 1e308 tok/s loaded, then its noisy reading overflowed and `tuner study run`
     # crashed (ZeroDivisionError in model_suite); the baseline at 1e-320 loaded, then the baseline
     # "measured no single_tok_per_s" (its modelled duration was infinite)

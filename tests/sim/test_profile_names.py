@@ -23,3 +23,24 @@ def test_a_folder_given_as_a_profile_says_it_is_a_folder(tmp_path):
         load_profile(folder)
     with pytest.raises(ConfigError, match=r"file not found; check the path"):
         load_profile(tmp_path / "missing.yaml")
+
+
+def test_a_profile_name_with_a_newline_is_refused_naming_the_profile(tmp_path):
+    # QA (qa66): a profile named "dense\nx" split the benchmark's table headings; once landscape
+    # tables refused such a name, search_efficiency.py --profiles wrote a cache table and then
+    # refused it, naming the cache file. The profile file itself is refused, naming it.
+    import yaml
+
+    from tuner.sim.profile import PROFILES_DIR
+
+    data = yaml.safe_load((PROFILES_DIR / "dense-27b-tp1.yaml").read_text())
+    data["name"] = "dense\nx"
+    path = tmp_path / "p.yaml"
+    path.write_text(yaml.safe_dump(data))
+    with pytest.raises(ConfigError) as err:
+        load_profile(path)
+    text = str(err.value)
+    assert text.startswith(f"{path}: name") and "control character '\\n'" in text and "\n" not in text, text
+    data["name"] = " dense-x\n"  # surrounding whitespace, as before, is no problem
+    path.write_text(yaml.safe_dump(data))
+    assert load_profile(path).name.strip() == "dense-x"

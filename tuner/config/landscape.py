@@ -179,6 +179,10 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
         bad = lone_surrogate(data.get(key)) if isinstance(data.get(key), str) else None
         if bad is not None:
             raise ConfigError(source, key, surrogate_message(data[key], bad))
+    control = next((c for c in name.strip() if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if control is not None:  # the name heads tables and report lines: a newline would split them
+        raise ConfigError(source, "name", f"holds the control character {control!r}; a name is one line of "
+                          "printable text")
     conc = data.get("concurrency")
     conc_list = conc if isinstance(conc, list) else [conc]
     if not conc_list or any(not isinstance(c, int) or isinstance(c, bool) or c < 1 for c in conc_list) \

@@ -132,6 +132,16 @@ class Profile(StrictModel):
     runtime: RuntimeSpec
     acceptance: AcceptanceSpec
 
+    @field_validator("name")
+    @classmethod
+    def _one_line(cls, name: str) -> str:
+        # the name heads tables and names the landscape table written from the profile, which
+        # refuses a control character (tuner.config.landscape): refuse it here, naming this file
+        control = next((c for c in name.strip() if ord(c) < 0x20 or ord(c) == 0x7F), None)
+        if control is not None:
+            raise ValueError(f"holds the control character {control!r}; a name is one line of printable text")
+        return name
+
     def target_facts(self):
         """The served model's :class:`tuner.sglang.model.ModelFacts`, as its config.json would give."""
         from ..sglang.model import ModelFacts
