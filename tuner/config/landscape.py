@@ -36,6 +36,7 @@ from pathlib import Path
 from typing import Any
 
 from ..sglang.rules import SpecConfig, resolve
+from .names import name_problem
 from .yamlfile import (MAX_DURATION_S, ConfigError, RepeatedKey, lone_surrogate, no_repeated_keys,
                        read_text_capped, surrogate_message)
 
@@ -179,10 +180,9 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
         bad = lone_surrogate(data.get(key)) if isinstance(data.get(key), str) else None
         if bad is not None:
             raise ConfigError(source, key, surrogate_message(data[key], bad))
-    control = next((c for c in name.strip() if ord(c) < 0x20 or ord(c) == 0x7F), None)
-    if control is not None:  # the name heads tables and report lines: a newline would split them
-        raise ConfigError(source, "name", f"holds the control character {control!r}; a name is one line of "
-                          "printable text")
+    bad_name = name_problem(name)
+    if bad_name is not None:  # the name heads tables and report lines: a newline would split them
+        raise ConfigError(source, "name", bad_name)
     conc = data.get("concurrency")
     conc_list = conc if isinstance(conc, list) else [conc]
     if not conc_list or any(not isinstance(c, int) or isinstance(c, bool) or c < 1 for c in conc_list) \

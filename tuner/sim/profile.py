@@ -14,6 +14,7 @@ from typing import Literal
 from pydantic import Field, field_validator, model_validator
 
 from ..config.paths import is_bare_name
+from ..config.names import name_problem
 from ..config.yamlfile import ConfigError, StrictModel, did_you_mean, load_model
 
 PROFILES_DIR = Path(__file__).parent / "profiles"
@@ -137,9 +138,9 @@ class Profile(StrictModel):
     def _one_line(cls, name: str) -> str:
         # the name heads tables and names the landscape table written from the profile, which
         # refuses a control character (tuner.config.landscape): refuse it here, naming this file
-        control = next((c for c in name.strip() if ord(c) < 0x20 or ord(c) == 0x7F), None)
-        if control is not None:
-            raise ValueError(f"holds the control character {control!r}; a name is one line of printable text")
+        problem = name_problem(name)
+        if problem is not None:
+            raise ValueError(problem)
         return name
 
     def target_facts(self):
