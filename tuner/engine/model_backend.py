@@ -193,17 +193,15 @@ class ModelBackend:
         measure requests SGLang never serves. None for a landscape table (no context length)."""
         if self.model is None or spec is None or not spec.num_steps:
             return None
-        from types import SimpleNamespace
-
         from ..sim.requests import ContextCheck
 
         reserved = max((spec.eagle_topk or 1) * spec.num_steps, spec.num_draft_tokens or 0)
         limit = int(self.server_args.get("context_length") or self.model.profile.runtime.context_length_tokens)
+        check = ContextCheck(limit, reserved, count_tokens=None)  # the counts are known: check_counts
         refused = []
         for p, n_in, out in self._needs:
             try:
-                ContextCheck(limit, reserved, lambda _text: n_in).check(
-                    SimpleNamespace(input_ids=None, text="", max_new_tokens=out))
+                check.check_counts(n_in, out)
             except ValueError as exc:
                 refused.append((p, out, exc))
         if not refused:

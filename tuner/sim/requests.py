@@ -99,21 +99,26 @@ class ContextCheck:
         """Raises ``ValueError`` with SGLang's message; returns ``spec`` with an explicit null
         ``max_new_tokens`` resolved to what is left of the context."""
         n_in = (len(spec.input_ids) if spec.input_ids is not None else self.count_tokens(spec.text))
-        n_in += self.reserved
+        left = self.check_counts(n_in, spec.max_new_tokens)
+        return spec if spec.max_new_tokens is not None else replace(spec, max_new_tokens=left)
+
+    def check_counts(self, n_input: int, max_new_tokens: int | None) -> int:
+        """The check on counts alone (a request of ``n_input`` input tokens): raises ``ValueError``
+        with SGLang's message; returns the tokens left of the context after the input and the
+        reserved slots (a null ``max_new_tokens`` takes them all)."""
+        n_in = n_input + self.reserved
         ctx = self.context_len
         if n_in >= ctx:
             raise ValueError(f"The input ({n_in} tokens) is longer than the model's context length "
                              f"({ctx} tokens).")
-        m = spec.max_new_tokens
+        m = max_new_tokens
         if m is not None and m + n_in > ctx:
             raise ValueError(
                 f"Requested token count exceeds the model's maximum context length of {ctx} tokens. "
                 f"You requested a total of {m + n_in} tokens: {n_in} tokens from the input messages "
                 f"and {m} tokens for the completion. Please reduce the number of tokens in the input "
                 f"messages or the completion to fit within the limit.")
-        if m is None:
-            return replace(spec, max_new_tokens=ctx - n_in)
-        return spec
+        return ctx - n_in
 
 
 def _expand(prompts: list[tuple[str | None, list[int] | None]], per_prompt: list[dict],
