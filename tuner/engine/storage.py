@@ -210,21 +210,20 @@ def _build(url: str, patient: bool):
     from optuna.exceptions import ExperimentalWarning
     from optuna.storages import RDBStorage
 
-    from .patience import PatientRDBStorage
-    from .requeue import RetryStaleTrial
+    import sqlalchemy as sa
 
-    from .patience import busy_timeout_s
+    from .patience import PatientRDBStorage, busy_timeout_s
+    from .requeue import RetryStaleTrial
 
     engine_kwargs: dict = {}
     if url.startswith("sqlite"):
-        # (a patient storage's: capped by the patience left, tuner.engine.patience.busy_timeout_s)
+        # A patient storage's busy timeout is capped by the patience left (busy_timeout_s): here for
+        # the connections Optuna's constructor opens, by _cap_busy_timeout for every later one.
         timeout = busy_timeout_s(SQLITE_TIMEOUT_S) if patient else SQLITE_TIMEOUT_S
         engine_kwargs["connect_args"] = {"timeout": timeout}
         # A connection is closed when its session ends, not kept in a pool nothing closes: Python
         # 3.13's sqlite3 warns (ResourceWarning) of every connection collected unclosed, and an
         # Optuna storage's engine is never disposed. Opening an SQLite file costs well under 1 ms.
-        import sqlalchemy as sa
-
         engine_kwargs["poolclass"] = sa.pool.NullPool
     else:
         engine_kwargs["pool_pre_ping"] = True
@@ -242,8 +241,6 @@ def _build(url: str, patient: bool):
     if patient:
         storage.watch(redact(url) or "", sqlite_path(url), lambda exc: describe_error(exc, url))
         if url.startswith("sqlite"):
-            import sqlalchemy as sa
-
             # each connection (one per session: no pool) waits for a lock no longer than the patience left
             sa.event.listen(storage.engine, "do_connect", _cap_busy_timeout)
     return storage
