@@ -97,3 +97,19 @@ def test_a_missing_driver_is_one_line_and_exit_2_everywhere(study, monkeypatch, 
     assert len(lines) == 1 and lines[0].startswith("error: --storage: "), r.output
     assert "no module 'psycopg2'" in lines[0] and "pip install" in lines[0] and "s3cret" not in r.output
     assert sorted(os.listdir(study.parent)) == ["s.yaml"]
+
+
+@pytest.mark.parametrize("url, sync", [("postgresql+asyncpg://u:s3cret@127.0.0.1/db", "postgresql+psycopg2://"),
+                                       ("sqlite+aiosqlite:///x.db", "sqlite:///")])
+@pytest.mark.parametrize("args", [["study", "create", "{s}"], ["study", "status", "s"]], ids=" ".join)
+def test_an_asyncio_driver_is_refused_whether_installed_or_not(study, url, sync, args):
+    """QA (stop 46): `postgresql+asyncpg://` was told to `pip install asyncpg`, after which Optuna's
+    synchronous engine refuses it anyway ("The asyncio extension requires an async driver")."""
+    given = [a.format(s=study) for a in args] + ["--storage", url]
+    r = CliRunner().invoke(cli, given, catch_exceptions=False)
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: --storage: "), r.output
+    assert "asyncio driver" in lines[0] and f"use {sync}" in lines[0], lines[0]
+    assert "pip install" not in lines[0] and "s3cret" not in r.output
+    assert sorted(os.listdir(study.parent)) == ["s.yaml"]

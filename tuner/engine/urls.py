@@ -190,9 +190,10 @@ def scheme_problem(url: str) -> str | None:
     """Why a storage URL's scheme cannot be used here, or None: a database the tuner does not
     support (``mysql://``), a mistyped scheme (``postgresq://``; SQLAlchemy's scheme names are
     case-sensitive, so ``SQLITE://`` is refused too: said with its lower-case spelling), a driver
-    SQLAlchemy does not know (``postgresql+nosuch://``), or one not installed (psycopg2). Read with
-    SQLAlchemy's ``URL`` as the driver gets it (:func:`driver_url`): its backend name, whether its
-    dialect loads, and whether the dialect's driver module imports. The redacted URL is named;
+    SQLAlchemy does not know (``postgresql+nosuch://``), an asyncio driver (``postgresql+asyncpg://``,
+    ``sqlite+aiosqlite://``), or one not installed (psycopg2). Read with SQLAlchemy's ``URL`` as the
+    driver gets it (:func:`driver_url`): its backend name, whether its dialect loads, whether the
+    dialect is synchronous, and whether its driver module imports. The redacted URL is named;
     never its password. None too for a text that does not parse (opening it says so)."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import NoSuchModuleError
@@ -217,6 +218,12 @@ def scheme_problem(url: str) -> str | None:
     except NoSuchModuleError:
         return (f"{shown!r}: scheme {scheme!r}: SQLAlchemy has no driver {parsed.get_driver_name()!r} for "
                 f"{backend}; {EXPECTED_URL} (or postgresql+psycopg2://...)")
+    if getattr(dialect, "is_async", False):
+        # Optuna's RDBStorage drives a synchronous engine; SQLAlchemy refuses an asyncio driver
+        # there ("The asyncio extension requires an async driver"), whether or not it is installed.
+        sync = "postgresql+psycopg2://" if backend == "postgresql" else "sqlite:///"
+        return (f"{shown!r}: scheme {scheme!r}: {parsed.get_driver_name()!r} is an asyncio driver, and "
+                f"Optuna's storage needs a synchronous one; use {sync}... ({EXPECTED_URL})")
     try:
         dialect.import_dbapi()
     except ImportError as exc:
