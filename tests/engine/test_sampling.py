@@ -123,11 +123,11 @@ def test_default_strategy_finds_both_optima_within_16_launches(tmp_path):
 
 
 def test_local_moves_never_relaunch_or_repeat_a_setting(tmp_path):
-    from searchbench.runs import run_study_on
-
     from tuner.engine.records import load_records
 
-    bench = _benchmark()
+    bench = _benchmark()  # first: loading the benchmark puts benchmarks/ (searchbench) on sys.path
+    from searchbench.runs import run_study_on
+
     target, truth = bench.truth_for("k2.6-tp8-nvlink", suite="quick", cache=tmp_path)
     study, _ = run_study_on(target, truth, "local-tpe", 3, space=bench.SPACE, suite="quick", budget=20, noise=0.02)
     local = [t.number for t in study.trials if LocalTPESampler.LOCAL_FROM in t.system_attrs]
