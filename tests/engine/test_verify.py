@@ -240,3 +240,27 @@ def test_a_simulator_that_fell_behind_without_stalling_is_said_not_failed(config
     assert note.startswith("the simulator fell behind model time (") and "lower server.sim.speedup" in note
     res.timekeeping = {**res.timekeeping, "fell_behind": False}
     assert behind_note(res) is None
+
+
+def test_a_stall_of_exactly_the_limit_fails_the_measurement(config):
+    """The rule is "STALL_WALL_S or more" behind model time, and "OUTSIDE_WALL_S or more" outside the
+    server's clock: at exactly the limit the measurement fails, a millisecond under it stands. (A
+    mutation that judged ``>`` instead of ``>=`` passed every test before.)"""
+    from tuner.engine.verify import OUTSIDE_WALL_S, STALL_WALL_S
+
+    res = result(info(), [rec(verify=8)])
+    res.timekeeping = {"fell_behind": True, "deliveries": 10, "late_deliveries": 1,
+                       "max_lag_wall_ms": STALL_WALL_S * 1000}
+    cls, says = verify_result(res, SPEC, config, "EAGLE3")
+    assert cls == "bad_response" and "behind model time" in says, says
+    res.timekeeping["max_lag_wall_ms"] = STALL_WALL_S * 1000 - 1
+    assert verify_result(res, SPEC, config, "EAGLE3") is None
+
+    def waited(outside_s: float) -> RequestRecord:
+        r = rec(verify=8)
+        r.start_s, r.server_latency_s, r.end_s = 0.0, 1.0, 1.0 + outside_s
+        return r
+
+    cls, says = verify_result(result(info(), [waited(OUTSIDE_WALL_S)]), SPEC, config, "EAGLE3")
+    assert cls == "bad_response" and "outside the server's own clock" in says, says
+    assert verify_result(result(info(), [waited(OUTSIDE_WALL_S - 0.001)]), SPEC, config, "EAGLE3") is None
