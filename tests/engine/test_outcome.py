@@ -78,3 +78,14 @@ def test_a_modelled_study_has_no_clock_to_doubt_but_a_simulated_one_has(tmp_path
     too_fast = (100.0 * 2.5 * SPEEDUP_BOUND * 1.1, 1000.0, 2.5)
     assert verdict(*too_fast, config=study(tmp_path, "model")).status == "measured"
     assert verdict(*too_fast, config=study(tmp_path, "sim")).attrs["failure_class"] == "bad_response"
+
+
+def test_an_accept_length_of_exactly_one_bounds_the_speedup_by_itself():
+    """An accept length of 1.0 (every drafted token rejected) is a reported accept length like any
+    other: no speedup above SPEEDUP_BOUND x 1.0 can be true, whatever the draft depth. (A mutation
+    that took only accept lengths above 1 fell back to num_steps + 1 = 4 here and passed every test.)"""
+    assert speedup_problem({"single_speedup": 1.0 * SPEEDUP_BOUND}, 1.0, num_steps=3) is None
+    said = speedup_problem({"single_speedup": 2.0}, 1.0, num_steps=3)
+    assert said is not None and "an accept length of 1.00" in said, said
+    v = verdict(200.0, 1000.0, 1.0)  # 2x single with nothing accepted
+    assert v.status == "failed" and v.attrs["failure_class"] == "bad_response"
