@@ -101,6 +101,19 @@ CASES = [
     (S(3, 4, 8), ServerContext(attention_backend="flashinfer", target_attention="mha",
                                draft_attention="mha"), S(3, 4, 8), None, None, None),
     (S(3, 4, 8), ServerContext(attention_backend="flashinfer"), S(3, 4, 8), None, None, None),
+    # each rule at its edge (mutation testing: a bound moved by one passed every case above)
+    # a tree of one draft token verifies nothing drafted (draft < 2)
+    (S(2, 2, 1), ServerContext(), S(2, 2, 1), "draft-tokens-min", "RuntimeError", False),
+    # page size 2 is already paged: a tree there needs flashinfer, fa3 or triton
+    (S(2, 2, 4), ServerContext(page_size=2, attention_backend="torch_native"), None, "page-size-topk",
+     "ValueError", True),
+    # ... and MLA trees on fa3 run with page size 1 only
+    (S(3, 4, 8), MLA(attention_backend="fa3", page_size=2), S(3, 4, 8), "mla-tree-page-size", "", False),
+    # hpc_ops as the draft runner's own backend refuses speculation too (attention_registry.py,
+    # create_hpc_ops_backend: "does not support speculative decoding"), with an MHA head it could serve
+    (S(3, 1, 4), ServerContext(attention_backend="flashinfer", draft_attention_backend="hpc_ops",
+                               target_attention="mha", draft_attention="mha"), S(3, 1, 4), "backend-no-spec",
+     "ValueError", False),
     # no speculative algorithm: SGLang ignores the flags (the autoregressive baseline)
     (S(1, 4, None), ServerContext(speculative_algorithm=None), S(), None, None, None),
 ]
