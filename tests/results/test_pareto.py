@@ -91,6 +91,16 @@ def test_min_speedup_c32_recomputes_the_front_among_eligible_trials():
     assert sorted(p.number for p in high.points) == [1, 2]
 
 
+def test_a_point_tied_on_one_objective_and_worse_on_the_other_is_dominated():
+    # (1.3, 1.0) is no better than (1.5, 1.0) anywhere: it never joins the front, however the tie
+    # falls (mutation testing: domination that needed "better everywhere" kept it, and passed)
+    recs = [record(0, (1.3, 1.0)), record(1, (1.5, 1.0)), record(2, (1.5, 0.7))]
+    front = build_front("s", ["single_speedup", "speedup@32"], recs, None)
+    assert [p.number for p in front.points] == [1]
+    assert dominates((1.5, 1.0), (1.3, 1.0)) and dominates((1.5, 1.0), (1.5, 0.7))
+    assert not dominates((1.5, 1.0), (1.5, 1.0))
+
+
 def test_failed_reused_and_infeasible_trials_never_reach_the_front():
     recs = [record(0, (0.0, 0.0), status="failed", feasible=False),
             record(1, (1.2, 0.9)), record(2, (1.2, 0.9), status="reused", key="k1"),
