@@ -89,3 +89,14 @@ def test_an_accept_length_of_exactly_one_bounds_the_speedup_by_itself():
     assert said is not None and "an accept length of 1.00" in said, said
     v = verdict(200.0, 1000.0, 1.0)  # 2x single with nothing accepted
     assert v.status == "failed" and v.attrs["failure_class"] == "bad_response"
+
+
+def test_a_baseline_figure_of_zero_leaves_the_trial_incomplete():
+    """A baseline of 0 tok/s (a stored baseline edited by hand, or one that measured nothing at that
+    concurrency) has no speedup to give: the trial is ``incomplete``, named by the objective, never a
+    division by zero that ends the run (mutation testing: ``if base is None`` passed every test)."""
+    m = Measurement(ModelFigures(230.0, {32: 1100.0}, 2.5))
+    v = judge_measurement(m, SpecConfig(3, 1, 4), OBJECTIVES, StoredFigures(100.0, {32: 0.0}, 1.0))
+    assert v.status == "failed" and v.values is None
+    assert v.attrs["failure_class"] == "incomplete"
+    assert v.attrs["failure_message"] == "objective speedup@32: the baseline has no such figure"
