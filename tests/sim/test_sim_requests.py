@@ -121,6 +121,17 @@ ROWS = [
     ("comp-logprobs", "/v1/completions", comp(logprobs=2), JSON, 400, "openai", NOT_IMPLEMENTED + " logprobs"),
     ("comp-stop", "/v1/completions", comp(stop="\n"), JSON, 400, "openai", NOT_IMPLEMENTED + " stop strings"),
     ("comp-echo", "/v1/completions", comp(echo=True), JSON, 400, "openai", NOT_IMPLEMENTED + " echo"),
+    # several choices streamed (SGLang interleaves them by index) and a /generate batch streamed: the
+    # simulator refuses rather than answer with one stream (mutation testing: dropping either
+    # refusal passed every test)
+    ("comp-stream-n", "/v1/completions", comp(stream=True, n=2), JSON, 400, "openai",
+     NOT_IMPLEMENTED + " streaming several choices"),
+    ("gen-stream-batch", "/generate", {"text": [PROMPT, PROMPT], "sampling_params": {"max_new_tokens": 4},
+                                       "stream": True}, JSON, 400, "native", NOT_IMPLEMENTED + " streaming a batch"),
+    # a list of sampling_params one per prompt: a shorter or longer list is refused, never a prompt
+    # answered with another's parameters or left unanswered
+    ("gen-params-count", "/generate", {"text": [PROMPT, PROMPT], "sampling_params": [{"max_new_tokens": 4}]},
+     JSON, 400, "native", "The number of sampling_params (1) must match the number of prompts (2)."),
     ("comp-unknown-key", "/v1/completions", comp(no_such_key=1), JSON, 200, "ok", None),
     # -- /v1/chat/completions
     ("chat-empty-messages", "/v1/chat/completions", chat(messages=[]), JSON, 400, "openai",
