@@ -479,3 +479,15 @@ def test_a_profile_path_no_file_can_have_one_line_exit_2():
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("error: --sim-profile: bbb"), r.stderr
     assert "File name too long" in r.stderr
+
+
+def test_an_algorithm_the_simulator_does_not_model_is_refused_before_loading():
+    """SGLang's parser takes NGRAM (and the other algorithms of its table); the simulator models the
+    EAGLE family only, so it refuses the rest at once rather than serve them as EAGLE and report
+    figures no NGRAM server gives (mutation testing: dropping this refusal passed every test)."""
+    t0 = time.monotonic()
+    r = _run("--speculative-algorithm", "NGRAM", "--sim-load-seconds", "60")
+    assert r.returncode == 1, r.stderr
+    assert ("ValueError: The simulated server implements --speculative-algorithm EAGLE, EAGLE3, NEXTN only, "
+            "got 'NGRAM'.") in r.stderr, r.stderr
+    assert time.monotonic() - t0 < 15
