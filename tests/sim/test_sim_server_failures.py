@@ -491,3 +491,19 @@ def test_an_algorithm_the_simulator_does_not_model_is_refused_before_loading():
     assert ("ValueError: The simulated server implements --speculative-algorithm EAGLE, EAGLE3, NEXTN only, "
             "got 'NGRAM'.") in r.stderr, r.stderr
     assert time.monotonic() - t0 < 15
+
+
+def test_a_false_bare_flag_in_the_config_file_is_left_off_as_in_sglang(tmp_path):
+    """SGLang's config loader (utils/server_args_config_parser.py, ``_add_boolean_arg``): a
+    store_true flag set false in the file is skipped, not turned on. (Mutation testing: adding the
+    bare flag whatever its value passed every test; ``enable-metrics: false`` would then serve
+    /metrics and report it in /server_info.)"""
+    from tuner.sim.args import build_parser, merge_config
+
+    parser = build_parser()
+    cfg = _config(tmp_path, "model-path: m\nenable-metrics: false\n")
+    argv = merge_config(["--config", cfg], parser)
+    assert "--enable-metrics" not in argv
+    assert parser.parse_args(argv).enable_metrics is False
+    cfg = _config(tmp_path, "model-path: m\nenable-metrics: true\n", "on.yaml")
+    assert parser.parse_args(merge_config(["--config", cfg], parser)).enable_metrics is True
