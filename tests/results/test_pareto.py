@@ -23,6 +23,7 @@ from tuner.results.pareto import (
     pick_record,
     picks,
     study_front,
+    throughput_objective,
 )
 from tuner.results.status import front_records
 from tuner.sglang.rules import SpecConfig
@@ -99,6 +100,34 @@ def test_a_point_tied_on_one_objective_and_worse_on_the_other_is_dominated():
     assert [p.number for p in front.points] == [1]
     assert dominates((1.5, 1.0), (1.3, 1.0)) and dominates((1.5, 1.0), (1.5, 0.7))
     assert not dominates((1.5, 1.0), (1.5, 1.0))
+
+
+def test_min_speedup_c32_at_its_edge_and_without_the_figure():
+    # the threshold is "at least": a trial exactly at it is eligible and may be exported by number;
+    # a measured trial without a speedup@32 (hand-edited, or measured before the sweep had C=32)
+    # fails it, on the front and by number (mutation testing: "<=" in pick_record, and a missing
+    # figure read as passing, passed every test)
+    recs = [record(0, (2.0, 0.8), c32=0.8), record(1, (1.4, 1.0), c32=1.0), record(2, (1.9, 1.3))]
+    front = build_front("s", ["single_speedup", "speedup@32"], recs, None, min_speedup_c32=1.0)
+    assert [p.number for p in front.points] == [1]
+    assert pick_record(front, recs, "1").number == 1
+    with pytest.raises(PickError, match="trial 2 has speedup@32 0.000, below --min-speedup-c32 1"):
+        pick_record(front, recs, "2")
+
+
+def test_extremes_break_ties_by_the_other_objectives_and_throughput_is_the_highest_concurrency():
+    # three objectives: two front points tie on the first; the better sum of the others wins, whatever
+    # the trial numbers (mutation testing: dropping that rule left it to the lower trial, and passed)
+    pts = [(2.0, 0.4, 0.8), (2.0, 1.0, 0.5)]
+    assert extreme_index(pts, 0, numbers=[1, 2]) == 1
+    assert extreme_index(pts, 0, numbers=[2, 1]) == 1
+    # --pick throughput maximizes the objective at the highest concurrency, wherever it is listed
+    assert throughput_objective(["single_speedup", "speedup@32", "speedup@8"]) == "speedup@32"
+    assert throughput_objective(["speedup@64", "single_speedup", "speedup@8"]) == "speedup@64"
+    recs = [record(0, (2.0, 1.0, 0.9)), record(1, (1.5, 1.2, 1.1)), record(2, (1.4, 1.3, 1.0))]
+    front = build_front("s", ["single_speedup", "speedup@8", "speedup@32"], recs, None)
+    assert front.throughput.number == 1 and front.single.number == 0
+    assert picks(recs, ["single_speedup", "speedup@8", "speedup@32"])["throughput"].number == 1
 
 
 def test_failed_reused_and_infeasible_trials_never_reach_the_front():
