@@ -130,6 +130,19 @@ def test_extremes_break_ties_by_the_other_objectives_and_throughput_is_the_highe
     assert picks(recs, ["single_speedup", "speedup@8", "speedup@32"])["throughput"].number == 1
 
 
+def test_a_setting_measured_twice_is_picked_by_number_as_the_mean_of_its_readings():
+    # export's header shows the figures the pick was judged by: the mean of the setting's readings,
+    # as on the front, whichever of its trials is named (mutation testing: returning the one reading
+    # named passed every test)
+    recs = [record(0, (1.5, 1.0), c32=1.0, key="a"), record(1, (1.7, 1.2), c32=1.2, key="a"),
+            record(2, (1.0, 1.0), c32=1.0)]
+    front = build_front("s", ["single_speedup", "speedup@32"], recs, None)
+    for named in ("0", "1"):
+        got = pick_record(front, recs, named)
+        assert got.number == 0 and got.attrs["measured_in"] == [0, 1] and got.attrs["measurements"] == 2
+        assert got.values == pytest.approx([1.6, 1.1]) and got.attrs["speedup@32"] == pytest.approx(1.1)
+
+
 def test_failed_reused_and_infeasible_trials_never_reach_the_front():
     recs = [record(0, (0.0, 0.0), status="failed", feasible=False),
             record(1, (1.2, 0.9)), record(2, (1.2, 0.9), status="reused", key="k1"),
