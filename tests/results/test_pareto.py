@@ -69,6 +69,13 @@ def test_knee_ties_go_to_the_larger_product_then_the_lower_trial():
     assert knee_index([(2.0, 0.5), (1.0, 1.0)], numbers=[3, 7]) == 0
 
 
+def test_the_knee_is_the_normalized_sum_not_the_largest_product():
+    # (1.5, 0.95) gives up least of either objective (normalized sum 1.15); (3.0, 0.5) has the larger
+    # product of raw speedups (1.5), which only breaks ties (mutation testing: ranking by the product
+    # alone chose the same knee on every front the tests had, and passed)
+    assert knee_index([(3.0, 0.5), (1.0, 1.0), (1.5, 0.95)]) == 2
+
+
 def test_one_point_is_its_own_knee_and_both_extremes():
     assert knee_index([(1.5, 0.9)]) == 0
     assert extreme_index([(1.5, 0.9)], 0) == extreme_index([(1.5, 0.9)], 1) == 0
@@ -263,3 +270,24 @@ def test_run_to_run_spread_pools_the_repeated_settings_only():
     quiet = {"objectives": [0.02, 0.03], "settings": 3, "readings": 7}
     assert len(spread_lines(quiet, ["s", "t"])) == 1
     assert "tuner study confirm" in spread_lines({**quiet, "objectives": [0.02, 0.031]}, ["s", "t"])[1]
+
+
+def test_a_trial_exactly_at_its_slo_limit_is_feasible_and_on_the_front():
+    """Optuna's rule, which the study's readers share: feasible when every constraint is zero or less.
+    A trial whose p99 equals the SLO's limit (excess 0.0) meets it (mutation testing: reading
+    feasible as "below zero" dropped it from the front and passed every test)."""
+    import optuna
+    from optuna.distributions import IntDistribution
+
+    study = optuna.create_study(directions=["maximize", "maximize"])
+    params = {"speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4}
+    dists = {k: IntDistribution(1, 64) for k in params}
+    for number, (values, excess) in enumerate([((1.5, 1.1), 0.0), ((1.2, 1.0), 0.25)]):
+        spec = {"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4 + number}
+        study.add_trial(optuna.trial.create_trial(
+            values=list(values), params=params, distributions=dists,
+            user_attrs={"status": "measured", "effective": spec, "effective_key": f"k{number}"},
+            constraints={"measured": -1.0, "slo:e2e_p99_ms@32": excess}))
+    recs = load_records(study)
+    assert [r.feasible for r in recs] == [True, False]
+    assert [p.number for p in build_front("s", ["single_speedup", "speedup@32"], recs, None).points] == [0]
