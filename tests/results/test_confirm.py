@@ -130,6 +130,22 @@ def test_settings_equal_within_noise_resolve_to_the_cheaper_one():
     assert picks["throughput"] is clear and why["throughput"] == "best confirmed speedup@32"
 
 
+def test_a_setting_steadily_behind_is_not_equal_within_noise_and_one_within_noise_of_the_floor_is_safe():
+    # 2% behind in every round, with a tight interval of the difference that excludes 0: told apart,
+    # so the cheaper setting does not take the pick however close the margin (3%) lets it come
+    # (mutation testing: judging by the margin alone passed every test)
+    best = cand(1, SpecConfig(3, 4, 16), [1.100, 1.101, 1.099])
+    cheap = cand(2, SpecConfig(1, 1, 2), [1.080, 1.081, 1.079])
+    picks, why = decide_picks([best, cheap], ["speedup@32"])
+    assert picks["throughput"] is best and why["throughput"] == "best confirmed speedup@32"
+    # --min-speedup-c32 rules out only what lies below it beyond noise: a mean of 0.993 whose interval
+    # reaches above 1.0 stays a candidate (mutation testing: judging the mean passed every test)
+    near = cand(3, SpecConfig(2, 1, 3), [0.98, 1.01, 0.99])
+    assert near.speedups[32].mean < 1.0 < near.speedups[32].hi
+    picks, _ = decide_picks([near], ["speedup@32"], min_speedup_c32=1.0)
+    assert picks["throughput"] is near
+
+
 def test_confirm_refuses_bad_requests(lucky_study):
     path, *_ = lucky_study
     r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--picks", "fastest"])
