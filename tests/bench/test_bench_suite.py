@@ -261,3 +261,33 @@ def test_resolved_spec_reads_internal_states_then_server_args():
     assert resolved_spec_from_info(info) == SpecConfig(1, 1, 2)
     assert resolved_spec_from_info({"speculative_algorithm": None, "speculative_num_steps": 3}) is None
     assert resolved_spec_from_info(None) is None
+
+
+def test_a_server_clock_a_little_longer_than_the_wall_counts_the_wall_and_much_longer_fails():
+    """The server's e2e_latency may exceed the client's own wall span by clock granularity only (5% +
+    10 ms): within it, the part counted at the server's speed is capped at the wall span (a clock
+    that ran 4% long does not make a request 4% slower in model time); beyond it the answer is no
+    measurement. (Mutation testing: dropping the cap, or allowing twice the wall, passed every test.)"""
+    from tuner.bench.records import model_duration_s
+
+    assert model_duration_s(1.0, 1.04, 20.0) == pytest.approx(20.0)
+    assert model_duration_s(1.0, 0.5, 20.0) == pytest.approx(0.5 * 20.0 + 0.5)
+
+    def rec(server_s: float) -> RequestRecord:
+        return RequestRecord("single", "p", 8, start_s=0.0, end_s=1.0, ok=True, completion_tokens=8,
+                             server_latency_s=server_s)
+
+    assert rec(1.055).latency_problem() is None
+    assert rec(1.2).latency_problem() == "e2e_latency 1.2 s is longer than the 1 s the request took"
+
+
+def test_the_lossless_check_reports_the_earliest_divergence_of_all_mismatches():
+    from tuner.bench.lossless import compare_outputs
+
+    base = {"a@8": "abcdefghij", "b@8": "abcdefghij"}
+    recs = [RequestRecord("single", "a", 8, ok=True, completion_tokens=8, output_text="abcdefgXij"),
+            RequestRecord("single", "b", 8, ok=True, completion_tokens=8, output_text="abcXefghij")]
+    check = compare_outputs(base, SuiteResult(suite={"name": "t"}, records=recs, complete=True))
+    assert (check.compared, check.identical) == (2, 0)
+    assert check.first_divergence == {"prompt": "b", "max_tokens": 8, "repeat": 0, "position": 3}
+    assert [m["position"] for m in check.mismatches] == [7, 3]  # in the run's order
