@@ -177,7 +177,7 @@ def test_a_retry_carries_the_setting_only(config):
         trial.set_user_attr(k, v)
     trial.set_constraint("measured", -1.0)
     study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
-    requeue(study, study._storage.get_trial(trial._trial_id))
+    assert requeue(study, study._storage.get_trial(trial._trial_id), max_retry=1)  # max_retry=1: one retry
     retry = study.get_trials(deepcopy=False, states=(TrialState.WAITING,))[0]
     assert retry.params == trial.params
     assert retry.user_attrs == {"retry_of": trial.number}
@@ -186,6 +186,7 @@ def test_a_retry_carries_the_setting_only(config):
     # At most max_retry times per setting.
     again = running_trial(study)
     study._storage.set_trial_state_values(again._trial_id, TrialState.FAIL)
+    assert again.user_attrs.get("retry_of") == trial.number  # the retry, failed in its turn: no second
     assert not requeue(study, study._storage.get_trial(again._trial_id), max_retry=1)
 
 
