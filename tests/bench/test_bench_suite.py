@@ -291,3 +291,16 @@ def test_the_lossless_check_reports_the_earliest_divergence_of_all_mismatches():
     assert (check.compared, check.identical) == (2, 0)
     assert check.first_divergence == {"prompt": "b", "max_tokens": 8, "repeat": 0, "position": 3}
     assert [m["position"] for m in check.mismatches] == [7, 3]  # in the run's order
+
+
+def test_a_failed_request_counts_in_the_batch_span_never_in_its_tokens():
+    """A sweep request that failed after its answer came (late past the timeout, or refused as no
+    answer) still carries the server's completion_tokens: the batch's wall span includes it, its
+    tokens do not (mutation testing: summing every record's tokens passed every test)."""
+    ok = RequestRecord("sweep", "p", 50, concurrency=2, index=0, start_s=0.0, end_s=1.0, ok=True,
+                       completion_tokens=50, server_latency_s=1.0)
+    late = RequestRecord("sweep", "p", 50, concurrency=2, index=1, start_s=0.0, end_s=2.0, ok=False,
+                         error_kind="timeout", late=True, completion_tokens=50)
+    r = SuiteResult(suite={"name": "t"}, records=[ok, late], time_scale=1.0, complete=True)
+    assert r.tok_per_s_at(2) == pytest.approx(50 / 2.0)
+    assert r.sweep_row(2).n_failed == 1
