@@ -45,6 +45,15 @@ def test_a_close_partial_result_is_not_pruned():
     assert not front_verdict([3.5, 0.01], front, QUIET, z=2.5, margin=0.01).pruned
 
 
+def test_a_partial_result_equal_to_a_front_point_is_not_pruned():
+    # pruning needs the front to beat the estimate by MORE than z sd + margin on every objective: with
+    # no noise and no margin, the very figures of a front point are no worse than it, and measure on
+    # (mutation testing: pruning at a slack of exactly 0 passed every test)
+    front = [(3, [3.0, 0.5])]
+    assert not front_verdict([3.0, 0.5], front, QUIET, z=2.5, margin=0.0).pruned
+    assert front_verdict([2.9, 0.4], front, QUIET, z=2.5, margin=0.0).pruned
+
+
 def test_noise_widens_the_margin():
     front = [(3, [3.0, 0.5])]
     estimate = [2.85, 0.40]  # 5% below on the first objective
