@@ -36,6 +36,12 @@ def test_what_counts_as_an_outage():
     assert is_transient(wrapped)
     assert not is_transient(ValueError("bad value")) and not is_transient(KeyError("no such study"))
     assert not is_transient(StorageUnavailable("x", 1.0, "y"))
+    # PostgreSQL saying the URL is wrong (credentials, database, role): no wait makes it right, the
+    # worker stops at once (mutation testing: treating every non-SQLite OperationalError as an outage
+    # passed every test)
+    for said in ("FATAL:  password authentication failed for user \"tuner\"",
+                 "FATAL:  database \"nightly\" does not exist", "no pg_hba.conf entry for host"):
+        assert not is_transient(db_error("", Exception(said))), said
 
 
 @pytest.fixture
@@ -69,6 +75,29 @@ def test_a_tell_whose_commit_landed_before_the_connection_broke_is_done(study, m
     study._storage.set_trial_state_values(other._trial_id, TrialState.FAIL)
     with pytest.raises(optuna.exceptions.UpdateFinishedTrialError):
         study._storage.set_trial_state_values(other._trial_id, TrialState.COMPLETE, [1.0, 1.0])
+
+
+def test_a_tell_retried_after_another_worker_finished_the_trial_otherwise_is_not_done(study, monkeypatch):
+    """The connection broke before this tell committed, and meanwhile another worker failed the trial
+    (judged dead): the retry meets a finished trial in ANOTHER state, and that error stands -- the
+    tell is not "done" (mutation testing: taking any finished trial after a failed try as our own
+    finish passed every test)."""
+    original = RDBStorage.set_trial_state_values
+    broke = []
+
+    def others_finish_then_break(self, trial_id, state, values=None):
+        if state == TrialState.COMPLETE and not broke:
+            broke.append(trial_id)
+            original(self, trial_id, TrialState.FAIL)  # another worker, meanwhile
+            raise db_error("COMMIT", Exception("server closed the connection unexpectedly"))
+        return original(self, trial_id, state, values)
+
+    monkeypatch.setattr(RDBStorage, "set_trial_state_values", others_finish_then_break)
+    trial = ask(study)
+    with pytest.raises(optuna.exceptions.UpdateFinishedTrialError):
+        study._storage.set_trial_state_values(trial._trial_id, TrialState.COMPLETE, [1.5, 2.5])
+    assert broke == [trial._trial_id]
+    assert study._storage.get_trial(trial._trial_id).state == TrialState.FAIL
 
 
 def test_an_outage_longer_than_the_patience_raises_storage_unavailable(study, tmp_path, monkeypatch):
