@@ -128,6 +128,12 @@ def test_figure_statistics():
     assert percentile([1, 2, 3, 4], 50) == 2.5 and percentile([1, 2, 3, 4], 100) == 4
     assert narrow_enough([100.0, 100.5, 99.5, 100.2], 0.02)
     assert not narrow_enough([100.0, 150.0], 0.02) and not narrow_enough([100.0], 0.5)
+    # at the edges (mutation testing: "<" for "<=", and the table one row short, passed every test):
+    # an interval exactly as narrow as asked is narrow enough; t(0.975) for 30 degrees of freedom is
+    # the table's last row, the normal 1.96 only beyond it
+    assert narrow_enough([100.0, 100.0], 0.0)
+    from tuner.bench.stats import t975
+    assert t975(1) == 12.706 and t975(30) == 2.042 and t975(31) == 1.96
 
 
 def _rec(phase, prompt, n, start, end, repeat=0, c=1, index=0, ok=True, verify=None):
