@@ -231,3 +231,21 @@ def test_days_are_told_in_hours(text, hint):
     with pytest.raises(ConfigError) as exc:
         parse_duration(text, "--timeout")
     assert hint in str(exc.value)
+
+
+def test_a_space_of_exactly_the_cap_loads_and_one_row_more_is_refused(tmp_path):
+    """MAX_COMBINATIONS is the most a space may hold, inclusive (mutation testing: refusing at the
+    cap itself passed every test): 10 steps x 10 topk x 1,000 draft-token counts = 100,000."""
+    from tuner.config.space import MAX_COMBINATIONS
+
+    def space(high: int):
+        p = tmp_path / f"cap{high}.yaml"
+        p.write_text("params:\n  speculative_num_steps: {low: 1, high: 10}\n"
+                     "  speculative_eagle_topk: {low: 1, high: 10}\n"
+                     f"  speculative_num_draft_tokens: {{low: 2, high: {high}}}\n")
+        return p
+
+    assert MAX_COMBINATIONS == 100_000
+    assert load_space(space(1001))
+    with pytest.raises(ConfigError, match="100,100 combinations of the three flags; the cap is 100,000"):
+        load_space(space(1002))
