@@ -388,3 +388,20 @@ def test_a_setting_read_at_zero_goodput_teaches_where_the_limits_break():
     for number in range(10, 30):
         spec, again, why = sampler.propose(readings, number=number, remaining=8)
         assert not again and why.endswith("the limits likely allow") and p[index[spec]] >= 0.5, (spec, why)
+
+
+def test_an_unconfirmed_pick_rests_on_one_reading_within_two_noise_widths_of_a_rival():
+    """settle.unconfirmed_pick (``dispute: false``): the export pick on ONE reading, led by less than
+    two noise widths (2 sd), is measured again; a pick read twice, or clear of its rival, or being
+    measured by another worker, is not (mutation testing: counting a pick of two readings as
+    unconfirmed, or a lead of exactly two widths as close, passed every test)."""
+    from tuner.engine.settle import unconfirmed_pick
+
+    means = np.array([[0.10], [0.08]])  # log readings of two settings on one objective
+    var = 0.01 ** 2  # two widths: 0.02
+    assert unconfirmed_pick(means, np.array([1, 1]), var * 4, [False, False]) == 0  # lead 0.02 < 0.04
+    assert unconfirmed_pick(means, np.array([2, 1]), var * 4, [False, False]) is None  # read twice
+    assert unconfirmed_pick(means, np.array([1, 1]), var * 4, [True, False]) is None  # busy elsewhere
+    assert unconfirmed_pick(np.array([[0.10], [0.05]]), np.array([1, 1]), var, [False, False]) is None
+    # a lead of exactly two widths is clear (0.5 and 0.25 are exact in binary)
+    assert unconfirmed_pick(np.array([[0.75], [0.25]]), np.array([1, 1]), 0.0625, [False, False]) is None
