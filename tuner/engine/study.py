@@ -35,6 +35,7 @@ from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .asktell import utc_now
 from .storage import holds_tables, open_storage, redact
+from .stored_forms import changed_shipped_suite, current_config, current_space, current_suite
 
 CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
 WORKLOAD_ATTR = "tuner_workload"  #: the suite's request statistics (tuner.bench.workload)
@@ -404,7 +405,7 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
     stored one (it may have been raised by ``run --add-trials``); ``timeout`` only bounds each run
     and is taken from the file."""
     old, new = (have.get("budget") or {}), (wanted.get("budget") or {})
-    if _comparable(have) != _comparable(wanted):
+    if _comparable(current_config(have)) != _comparable(wanted):
         return None
     o, n = old.get("n_trials"), new.get("n_trials")
     keep_stored = o is not None and n is not None and n < o
@@ -418,7 +419,8 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
         parts.append(f"budget.timeout {old.get('timeout')} -> {new.get('timeout')}")
     if old.get("prune") != new.get("prune"):
         parts.append(_prune_change(old.get("prune"), new.get("prune")))
-    return {**wanted, "budget": budget}, ", ".join(parts)
+    # Only the budget changes: the rest stays as stored (an older tuner's study keeps its own form).
+    return {**have, "budget": budget}, ", ".join(parts)
 
 
 def _prune_change(old: Any, new: Any) -> str:
@@ -466,7 +468,9 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
         model = {k: v for k, v in config["server"]["model"].items() if k != "landscape_sha256"}
         config = {**config, "server": {**config["server"], "model": model}}
     change = _budget_change(stored.get(CONFIG_ATTR) or {}, config)
-    if change is not None and stored.get(SPACE_ATTR) == space and stored.get(SUITE_ATTR) == suite:
+    # a study an older tuner stored lacks the keys added since: read as this tuner reads it
+    stored_space, stored_suite = current_space(stored.get(SPACE_ATTR)), current_suite(stored.get(SUITE_ATTR))
+    if change is not None and stored_space == space and stored_suite == suite:
         merged, what = change
         if not store:
             return
@@ -476,17 +480,22 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
             note(f"study {study.study_name}: {what}")
         return
     for attr, wanted in ((CONFIG_ATTR, config), (SPACE_ATTR, space), (SUITE_ATTR, suite)):
-        have = stored.get(attr)
+        have = {SPACE_ATTR: stored_space, SUITE_ATTR: stored_suite}.get(attr, stored.get(attr))
         if attr == CONFIG_ATTR and change is not None:
             continue  # differs in its budget only; the space or suite is what differs
         if attr == CONFIG_ATTR:
-            have, wanted = _comparable(have or {}), _comparable(wanted)
+            have, wanted = _comparable(current_config(have or {})), _comparable(wanted)
         if have != wanted:
             key = _first_difference(have or {}, wanted)
+            shipped = changed_shipped_suite((config.get("bench") or {}).get("suite"), have) \
+                if attr == SUITE_ATTR else None
+            fix = ("use a new study name or the original file (a larger budget.n_trials is the one change a "
+                   "study takes)") if shipped is None else (
+                f"the shipped suite '{shipped}' is not the one this study stored (a tuner since its creation "
+                f"changed it), and its trials ran the stored one: go on with that from storage, `tuner study "
+                f"run --study {study.study_name} --storage {redact(url)}`, or start a new study")
             raise ConfigError(redact(url) or "", study.study_name,
-                              f"the study exists with a different {attr.split('_')[1]} ({key} differs); use a "
-                              "new study name or the original file (a larger budget.n_trials is the one change "
-                              "a study takes)")
+                              f"the study exists with a different {attr.split('_')[1]} ({key} differs); {fix}")
 
 
 class StorageUnreadable(Exception):

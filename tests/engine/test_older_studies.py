@@ -1,0 +1,108 @@
+"""A study created by an older tuner, opened by this one (users upgrade in the middle of a campaign).
+
+The stored attributes are rewritten here as the older tuners wrote them (QA: studies made by the
+tuner at commits 207dc8d and ceeb9a4 with `tuner study run studies/sim-demo.yaml`): keys added to
+the study file's schema since then are absent from the stored config and suite, not null. The same
+file run by this tuner must continue the study, not be refused as "a different config".
+"""
+
+import optuna
+import pytest
+
+from tuner.config.space import SearchSpace
+from tuner.config.study import load_study
+from tuner.config.yamlfile import ConfigError
+from tuner.engine.study import (CONFIG_ATTR, SUITE_ATTR, check_file_against_study, create_study,
+                                open_study)
+from tuner.engine.facts import prepare
+
+STUDY = """
+name: old
+search_space: eagle3
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+bench: {suite: quick}
+objectives: [single_speedup, speedup@32]
+budget: {n_trials: 4}
+"""
+
+#: What the tuner of 207dc8d (2026-11-30) did not store: keys added to the schema since.
+OLDER_CONFIG_LACKS = {"bench": ("lossless", "trial_timeout"), "server": ("facts", "model", "log_max_mb"),
+                      "budget": ("prune",), "": ("slo",)}
+OLDER_PROMPT_LACKS = ("messages", "max_tokens", "category")
+
+
+def _as_older_tuner_stored_it(study) -> tuple[dict, dict]:
+    config = {k: (dict(v) if isinstance(v, dict) else v) for k, v in study.user_attrs[CONFIG_ATTR].items()}
+    for part, keys in OLDER_CONFIG_LACKS.items():
+        for key in keys:
+            (config[part] if part else config).pop(key)
+    suite = dict(study.user_attrs[SUITE_ATTR])
+    suite.pop("dataset")
+    suite["single"] = {k: v for k, v in suite["single"].items() if k != "prompts"}
+    suite["prompts"] = [{k: v for k, v in p.items() if k not in OLDER_PROMPT_LACKS} for p in suite["prompts"]]
+    study.set_user_attr(CONFIG_ATTR, config)
+    study.set_user_attr(SUITE_ATTR, suite)
+    return config, suite
+
+
+def _older_study(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text(STUDY)
+    config = load_study(path)
+    create_study(config, config.storage)
+    study = open_study("old", config.storage)
+    return config, path, study, *_as_older_tuner_stored_it(study)
+
+
+def test_the_same_file_continues_a_study_an_older_tuner_stored(tmp_path):
+    config, path, study, old_config, old_suite = _older_study(tmp_path)
+    # before: "the study exists with a different config (bench.lossless differs)", though the file
+    # is the one the study was created from
+    attention = prepare(config, SearchSpace.load(config.search_space))[2]
+    assert check_file_against_study(config, path, attention) is True  # tuner launch's check
+    said = []
+    create_study(config, config.storage, note=said.append)
+    # the file's budget.prune is taken, as from any file, and said; nothing else stored is rewritten
+    # in this tuner's form
+    assert said == ["study old: budget.prune None -> True"]
+    again = open_study("old", config.storage).user_attrs
+    assert {k: v for k, v in again[CONFIG_ATTR].items() if k != "budget"} == {
+        k: v for k, v in old_config.items() if k != "budget"}
+    assert again[SUITE_ATTR] == old_suite
+
+
+def test_a_larger_budget_changes_only_the_budget_of_an_older_study(tmp_path):
+    config, path, study, old_config, old_suite = _older_study(tmp_path)
+    said = []
+    bigger = config.model_copy(update={"budget": config.budget.model_copy(update={"n_trials": 6})})
+    create_study(bigger, config.storage, note=said.append)
+    assert any("budget.n_trials 4 -> 6" in s for s in said)
+    stored = open_study("old", config.storage).user_attrs[CONFIG_ATTR]
+    assert {k: v for k, v in stored.items() if k != "budget"} == {k: v for k, v in old_config.items()
+                                                                   if k != "budget"}
+    assert stored["budget"]["n_trials"] == 6
+
+
+def test_a_real_difference_is_still_refused(tmp_path):
+    config, path, study, old_config, old_suite = _older_study(tmp_path)
+    changed = config.model_copy(update={"server": config.server.model_copy(update={"tp_size": 4})})
+    with pytest.raises(ConfigError, match=r"different config \(server.tp_size differs\)"):
+        create_study(changed, config.storage)
+
+
+def test_a_shipped_suite_changed_since_the_study_was_made_says_so_and_how_to_go_on(tmp_path):
+    """The shipped quick suite's timeout_s was 60 until 6645453 (2026-12-01): a study made before
+    it stored that suite, and the file naming `quick` now loads another one."""
+    config, path, study, old_config, old_suite = _older_study(tmp_path)
+    study.set_user_attr(SUITE_ATTR, {**old_suite, "timeout_s": 60.0})
+    with pytest.raises(ConfigError) as err:
+        create_study(config, config.storage)
+    text = str(err.value)
+    assert "different suite (timeout_s differs)" in text
+    assert "the shipped suite 'quick' is not the one this study stored" in text
+    assert "tuner study run --study old --storage sqlite:///" in text
+    assert optuna.load_study(study_name="old", storage=config.storage).user_attrs[SUITE_ATTR]["timeout_s"] == 60.0
