@@ -106,3 +106,28 @@ def test_a_shipped_suite_changed_since_the_study_was_made_says_so_and_how_to_go_
     assert "the shipped suite 'quick' is not the one this study stored" in text
     assert "tuner study run --study old --storage sqlite:///" in text
     assert optuna.load_study(study_name="old", storage=config.storage).user_attrs[SUITE_ATTR]["timeout_s"] == 60.0
+
+
+def test_an_older_study_with_no_stored_attention_decision_proposes_no_tree_its_backend_cannot_run(tmp_path):
+    """Studies made before the attention decision was stored (tuner_attention; before 2026-12-01)
+    launched with the launcher's pin, flashinfer, and still do. On this MLA model flashinfer runs no
+    trees (SGLang: `Currently Flashinfer MLA only supports topk=1`): continued, such a study proposed
+    and launched trees (QA: trial steps=2 topk=2 draft=3 failed after the load), its rules blind to
+    the model. Now the rules judge its proposals with the pinned backend and the model's facts."""
+    from tuner.engine.facts import ATTENTION_ATTR
+    from tuner.engine.study import config_from_study
+    from tuner.sglang.rules import SpecConfig
+
+    config, path, study, *_ = _older_study(tmp_path)
+    optuna.load_study(study_name="old", storage=config.storage)._storage.set_study_user_attr(
+        study._study_id, ATTENTION_ATTR, None)
+    stored = open_study("old", config.storage)
+    assert stored.user_attrs[ATTENTION_ATTR] is None
+    _, space, _ = config_from_study(stored, str(tmp_path / "wd"))
+    assert space.attention.backend == "flashinfer" and space.attention.pinned  # as its launches always ran
+    # the trees stay in its distributions (Optuna refuses another choice list for a parameter its
+    # trials were asked with); the rules refuse them, so they are never launched
+    assert space.values("speculative_eagle_topk") == [1, 2, 4, 8]
+    refused = space.resolve(SpecConfig(2, 2, 3)).violation
+    assert refused is not None and refused.rule == "mla-tree-backend", refused
+    assert space.resolve(SpecConfig(2, 1, 3)).ok

@@ -31,7 +31,7 @@ from typing import Any
 from ..config.space import SearchSpace, context_from_args
 from ..config.study import ServerSettings, StudyConfig
 from ..config.yamlfile import ConfigError
-from ..sglang.attention import AttentionChoice, choose_attention_backend
+from ..sglang.attention import AttentionChoice, choose_attention_backend, runs_trees
 from ..sglang.hardware import GpuArch
 from ..sglang.model import ModelFacts, read_model_facts
 
@@ -161,11 +161,16 @@ def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> t
     """``space`` with the rules' full context (fixed args, ``server.args``, the attention pin and
     the model facts) and, when the backend cannot run trees, without them; plus that one line.
 
-    ``record`` None (a study created before the decision was stored) keeps the space as it was.
-    Raises ConfigError when the backend runs chains only and the space has no topk 1.
+    ``record`` None (a study created before the decision was stored): the backend its launches
+    have always run (:func:`older_study_record`), judged by the rules, with the trees kept in the
+    space: its trials were asked with them, and Optuna refuses another choice list for a parameter
+    (``CategoricalDistribution does not support dynamic value space``), so a tree it cannot run is
+    proposed, refused by the rules (invalid, never launched) and steers the sampler away. Raises
+    ConfigError when the backend runs chains only and the space has no topk 1.
     """
-    if record is None:
-        return space, None
+    older = record is None
+    if older:
+        record = older_study_record(config, space)
     choice = choice_from_record(record)
     args = study_server_args(config.server, space.config.fixed)
     if choice.pinned and choice.backend:
@@ -177,7 +182,7 @@ def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> t
     ctx = context_from_args(space.config.algorithm, args, record.get("target_attention"),
                             record.get("draft_attention"), record.get("target_architecture"))
     out = space.with_context(ctx, choice)
-    if choice.trees is not False or max(space.values("speculative_eagle_topk")) <= 1:
+    if older or choice.trees is not False or max(space.values("speculative_eagle_topk")) <= 1:
         return out, None
     if 1 not in space.values("speculative_eagle_topk"):
         raise ConfigError(space.source, "params.speculative_eagle_topk",
@@ -185,6 +190,27 @@ def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> t
                           f"the space has no topk 1; add 1 to the choices or set another attention_backend")
     return out.without_trees(), (f"search space without trees: attention backend {choice.backend} runs "
                                  f"topk 1 only for this model ({choice.reason}); topk is held at 1")
+
+
+def older_study_record(config: StudyConfig, space: SearchSpace) -> dict:
+    """The attention record of a study created before the decision was stored (:data:`ATTENTION_ATTR`;
+    a tuner before 2026-12-01): its launches ran the study's own backend, else the launcher's pin,
+    :data:`tuner.server.command.DEFAULT_ATTENTION_BACKEND` (flashinfer), as they still do; whether
+    that backend runs trees is judged with this node's facts. Without it the rules knew nothing of
+    the model, and such a study proposed trees SGLang cannot run (QA: an MLA study of that tuner,
+    continued, launched steps=2 topk=2 on flashinfer: `Currently Flashinfer MLA only supports
+    topk=1`, after the model's load on a GPU node)."""
+    from ..server.command import DEFAULT_ATTENTION_BACKEND
+
+    facts = gather_facts(config.server)
+    args = study_server_args(config.server, space.config.fixed)
+    user = context_from_args(space.config.algorithm, args).verify_backend or _extra_arg(
+        config.server.extra_args, _USER_ATTENTION)
+    backend = user or DEFAULT_ATTENTION_BACKEND
+    trees = runs_trees(backend, facts.target, int(args.get("page_size") or 1))
+    why = ("the study's own backend" if user else "the tuner's pin when the study was created (before the "
+           "attention backend was chosen per model and stored)")
+    return attention_record(AttentionChoice(backend, user is None, trees, why), facts)
 
 
 def prepare(config: StudyConfig, space: SearchSpace) -> tuple[StudyFacts, AttentionChoice, dict]:
