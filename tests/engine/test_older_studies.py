@@ -68,7 +68,7 @@ def test_the_same_file_continues_a_study_an_older_tuner_stored(tmp_path):
     create_study(config, config.storage, note=said.append)
     # the file's budget.prune is taken, as from any file, and said; nothing else stored is rewritten
     # in this tuner's form
-    assert said == ["study old: budget.prune None -> True"]
+    assert said == ["study old: budget.prune True (the study, made by an older tuner, stored none)"]
     again = open_study("old", config.storage).user_attrs
     assert {k: v for k, v in again[CONFIG_ATTR].items() if k != "budget"} == {
         k: v for k, v in old_config.items() if k != "budget"}

@@ -425,7 +425,10 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
 
 def _prune_change(old: Any, new: Any) -> str:
     """How a change of ``budget.prune`` is said: the switch (``budget.prune True -> False``), else
-    each knob that changed (``budget.prune.z 3.5 -> 2.0``)."""
+    each knob that changed (``budget.prune.z 3.5 -> 2.0``); none stored (an older tuner's study,
+    from before pruning) is said so, not as ``None``."""
+    if old is None:
+        return f"budget.prune {_short(new)} (the study, made by an older tuner, stored none)"
     if isinstance(old, dict) and isinstance(new, dict):
         if old.get("enabled") == new.get("enabled"):
             knobs = [k for k in new if old.get(k) != new.get(k)] + [k for k in old if k not in new]
