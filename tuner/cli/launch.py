@@ -52,15 +52,19 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     space = SearchSpace.load(study.search_space)
     # The same decision a study run makes: model and GPU facts -> the attention backend and its rules.
     attention = prepare(study, space)[2]
-    space, _ = space_for(space, study, attention)
     # A study already in storage is launched only as it is stored: a file edited since would start
     # a server that is not the study's, which `tuner study run` refuses with this same line. A storage
     # that cannot be read here is no reason to refuse a launch by hand: said, and the file is used.
+    record = attention
     try:
-        check_file_against_study(study, study_file, attention)
+        if check_file_against_study(study, study_file, attention) is None:
+            # an older tuner's study, with no stored decision: the backend its trials ran (QA: the
+            # command said fa3 where every trial of the study ran flashinfer)
+            record = None
     except StorageUnreadable as exc:
         click.echo(f"warning: cannot read the study's storage to compare this file with it ({exc}); "
                    "launching from the file as it is", err=True)
+    space, _ = space_for(space, study, record)
     algorithm = space.config.algorithm
     spec = None if baseline else SpecConfig(num_steps, topk, draft_tokens)
     srv = ServerProcess(

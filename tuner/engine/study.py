@@ -506,11 +506,13 @@ class StorageUnreadable(Exception):
     that is no database): :func:`check_file_against_study` could not compare. Its text names why."""
 
 
-def check_file_against_study(config: StudyConfig, source, attention: dict) -> bool:
+def check_file_against_study(config: StudyConfig, source, attention: dict) -> bool | None:
     """Whether study ``config.name`` exists in its storage (the file's ``storage``, else
     ``$TUNER_STORAGE``; ``source`` names the file in errors) as the file ``config`` describes it:
     False when it does not exist (nor its SQLite file, or an empty one: reading would make its
-    tables); :class:`ConfigError`, the line ``tuner study run`` gives (:func:`create_study`), when it
+    tables); None when it does, made by an older tuner that stored no attention decision (its
+    launches run :func:`tuner.engine.facts.older_study_record`'s backend, not ``attention``);
+    :class:`ConfigError`, the line ``tuner study run`` gives (:func:`create_study`), when it
     exists with another config, space or suite (other than in its budget), or would launch another
     attention backend than ``attention`` (this node's decision, :func:`tuner.engine.facts.prepare`);
     :class:`StorageUnreadable` when the storage cannot be read, also when it fails after it was
@@ -543,10 +545,13 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
         space, suite = _space_and_suite(config)
         _same_or_error(study, stored_config(config), space, suite, url, store=False)
         _same_attention(study, attention, url)
+        from .facts import ATTENTION_ATTR
+
+        decided = wait_until_ready(study).get(ATTENTION_ATTR) is not None
     except (StorageInternalError, SQLAlchemyError) as exc:  # a mismatch (ConfigError) stands
         raise StorageUnreadable(f"storage {redact(url)} failed while it was read: "
                                 f"{describe_error(exc, url)}") from None
-    return True
+    return True if decided else None
 
 
 def _same_attention(study, attention: dict, url: str) -> None:

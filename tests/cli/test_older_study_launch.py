@@ -1,0 +1,42 @@
+"""`tuner launch` from the file of a study an older tuner made, which stored no attention decision
+(before 2026-12-01): the command is the one its trials ran, the launcher's pin flashinfer, not the
+backend this tuner would choose for a new study (QA: `--print` said fa3, every trial ran flashinfer)."""
+
+import optuna
+from click.testing import CliRunner
+
+from tuner.cli import cli
+from tuner.config.study import load_study
+from tuner.engine.facts import ATTENTION_ATTR
+from tuner.engine.study import create_study
+
+STUDY = """
+name: old
+search_space: eagle3
+server:
+  backend: sim
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+bench: {suite: quick}
+budget: {n_trials: 4}
+"""
+
+
+def _launch_print(path) -> str:
+    r = CliRunner().invoke(cli, ["launch", str(path), "--print", "--port", "31234", "--num-steps", "3",
+                                 "--topk", "1", "--draft-tokens", "4"])
+    assert r.exit_code == 0, r.output
+    return r.stdout
+
+
+def test_launch_of_an_older_study_runs_the_backend_its_trials_ran(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text(STUDY)
+    config = load_study(path)
+    study = create_study(config, config.storage)
+    assert "--attention-backend fa3" in _launch_print(path)  # this tuner's study: its stored decision
+    optuna.load_study(study_name="old", storage=config.storage).set_user_attr(ATTENTION_ATTR, None)
+    assert study.study_name == "old"
+    out = _launch_print(path)
+    assert "--attention-backend flashinfer" in out and "fa3" not in out
