@@ -1,4 +1,4 @@
-"""`tuner launch` from the file of a study an older tuner made, which stored no attention decision
+"""`tuner launch` (and `study run --dry-run`) from the file of a study an older tuner made, which stored no attention decision
 (before 2026-12-01): the command is the one its trials ran, the launcher's pin flashinfer, not the
 backend this tuner would choose for a new study (QA: `--print` said fa3, every trial ran flashinfer)."""
 
@@ -40,3 +40,14 @@ def test_launch_of_an_older_study_runs_the_backend_its_trials_ran(tmp_path):
     assert study.study_name == "old"
     out = _launch_print(path)
     assert "--attention-backend flashinfer" in out and "fa3" not in out
+
+
+def test_a_dry_run_of_an_older_study_shows_the_backend_its_trials_ran(tmp_path):
+    path = tmp_path / "old.yaml"
+    path.write_text(STUDY)
+    config = load_study(path)
+    create_study(config, config.storage)
+    optuna.load_study(study_name="old", storage=config.storage).set_user_attr(ATTENTION_ATTR, None)
+    r = CliRunner().invoke(cli, ["study", "run", str(path), "--dry-run"])
+    assert r.exit_code == 0, r.output
+    assert "# attention backend flashinfer (pinned" in r.stdout and "fa3" not in r.stdout

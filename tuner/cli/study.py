@@ -104,7 +104,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
             preflight(file_config, None, study_file)
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
             seed_trials(file_config, SearchSpace.load(file_config.search_space))
-        _dry_run(file_config, name, url, workdir)
+        _dry_run(file_config, name, url, workdir, study_file)
         return
     # Everything checked before anything is written: this machine's server, the port, the workdir,
     # tuner doctor's cheap checks. A stored study is checked once it is read (in _run_worker).
@@ -228,12 +228,13 @@ def _backend(config: StudyConfig, space, suite_dict):
     return make_backend(config, space, load_suite(suite_dict))
 
 
-def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str | None) -> None:
+def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str | None, study_file=None) -> None:
     """Print what a run would launch, writing nothing (not even the study)."""
     from ..config.space import SearchSpace
     from ..config.suite import load_suite
     from ..engine.backends import ServerBackend
-    from ..engine.study import config_from_study, open_study, seed_trials
+    from ..config.yamlfile import ConfigError
+    from ..engine.study import StorageUnreadable, check_file_against_study, config_from_study, open_study, seed_trials
     from ..server.command import format_command
 
     restricted = None
@@ -243,7 +244,12 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
         config = file_config
         space = SearchSpace.load(config.search_space)
         suite = load_suite(config.bench.suite)
-        space, restricted = space_for(space, config, prepare(config, space)[2])
+        record = prepare(config, space)[2]
+        try:  # an older tuner's study (no stored decision): the backend its trials ran
+            record = None if check_file_against_study(config, study_file, record) is None else record
+        except (ConfigError, StorageUnreadable):
+            pass  # a run says it; a dry run shows the file's commands
+        space, restricted = space_for(space, config, record)
     else:
         config, space, suite_dict = config_from_study(open_study(name, url), workdir)
         suite = load_suite(suite_dict)
