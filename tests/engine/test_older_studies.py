@@ -131,3 +131,20 @@ def test_an_older_study_with_no_stored_attention_decision_proposes_no_tree_its_b
     refused = space.resolve(SpecConfig(2, 2, 3)).violation
     assert refused is not None and refused.rule == "mla-tree-backend", refused
     assert space.resolve(SpecConfig(2, 1, 3)).ok
+
+
+def test_the_shipped_suite_and_a_copy_of_it_in_a_file_are_the_same_study(tmp_path):
+    """After an upgrade changed a shipped suite, the natural way on is a file holding the suite the
+    study ran; a suite is compared by content (tuner_suite), so the name `quick` and a file with the
+    same content are the same study (QA: 'different config (bench.suite differs)'), as the same
+    search space by name or by path already were."""
+    from tuner.config.suite import SUITES_DIR
+
+    config, path, *_ = _older_study(tmp_path)
+    copy = tmp_path / "quick-as-it-ran.yaml"
+    copy.write_bytes((SUITES_DIR / "quick.yaml").read_bytes())
+    path.write_text(STUDY.replace("suite: quick", f"suite: {copy.name}"))
+    create_study(load_study(path), config.storage)
+    copy.write_text(copy.read_text().replace("max_tokens: 512", "max_tokens: 256"))
+    with pytest.raises(ConfigError, match=r"different suite \(sweep.max_tokens differs\)"):
+        create_study(load_study(path), config.storage)

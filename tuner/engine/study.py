@@ -442,14 +442,13 @@ def _short(value: Any) -> str:
 
 
 def _comparable(config: dict) -> dict:
-    """A stored study config without its budget, its log cap and the paths of its search space and
-    suite files: their contents are compared on their own (``SPACE_ATTR``, ``SUITE_ATTR``), and the
-    same file sits at another path on another node (or in a copy beside the study file)."""
+    """A stored study config without its budget, its log cap and how it names its search space and
+    suite: their contents are compared on their own (``SPACE_ATTR``, ``SUITE_ATTR``), and the same
+    file sits at another path on another node (or in a copy beside the study file). A shipped
+    suite's name and a file of the same content are the same suite too (QA: after an upgrade changed
+    ``quick``, a file holding the suite the study ran was refused, ``bench.suite differs``)."""
     out = {k: v for k, v in config.items() if k not in ("budget", "search_space")}
-    bench = dict(out.get("bench") or {})
-    if isinstance(bench.get("suite"), str) and bench["suite"].endswith((".yaml", ".yml", ".json")):
-        bench["suite"] = None
-    out["bench"] = bench
+    out["bench"] = {**(out.get("bench") or {}), "suite": None}
     # server.log_max_mb shapes no measurement (each run takes its file's), and a study stored before
     # the key existed has none: not compared.
     out["server"] = {k: v for k, v in (out.get("server") or {}).items() if k != "log_max_mb"}
