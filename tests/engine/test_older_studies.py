@@ -66,13 +66,15 @@ def test_the_same_file_continues_a_study_an_older_tuner_stored(tmp_path):
     assert check_file_against_study(config, path, attention) is True  # tuner launch's check
     said = []
     create_study(config, config.storage, note=said.append)
-    # the file's budget.prune is taken, as from any file, and said; nothing else stored is rewritten
-    # in this tuner's form
-    assert said == ["study old: budget.prune True (the study, made by an older tuner, stored none)"]
+    # the file's budget.prune is the default, as an absent one reads: no change; nothing stored is
+    # rewritten in this tuner's form (which the older tuner refuses: 'budget.prune: unknown key')
+    assert said == []
     again = open_study("old", config.storage).user_attrs
-    assert {k: v for k, v in again[CONFIG_ATTR].items() if k != "budget"} == {
-        k: v for k, v in old_config.items() if k != "budget"}
-    assert again[SUITE_ATTR] == old_suite
+    assert again[CONFIG_ATTR] == old_config and again[SUITE_ATTR] == old_suite
+    off = config.model_copy(update={"budget": config.budget.model_copy(
+        update={"prune": config.budget.prune.model_copy(update={"enabled": False})})})
+    create_study(off, config.storage, note=said.append)
+    assert said == ["study old: budget.prune True -> False"]
 
 
 def test_a_larger_budget_changes_only_the_budget_of_an_older_study(tmp_path):
@@ -82,9 +84,7 @@ def test_a_larger_budget_changes_only_the_budget_of_an_older_study(tmp_path):
     create_study(bigger, config.storage, note=said.append)
     assert any("budget.n_trials 4 -> 6" in s for s in said)
     stored = open_study("old", config.storage).user_attrs[CONFIG_ATTR]
-    assert {k: v for k, v in stored.items() if k != "budget"} == {k: v for k, v in old_config.items()
-                                                                   if k != "budget"}
-    assert stored["budget"]["n_trials"] == 6
+    assert stored == {**old_config, "budget": {**old_config["budget"], "n_trials": 6}}
 
 
 def test_a_real_difference_is_still_refused(tmp_path):

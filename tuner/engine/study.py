@@ -404,12 +404,17 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
     The budget only grows: a larger (or no) ``n_trials`` extends the study, a smaller one keeps the
     stored one (it may have been raised by ``run --add-trials``); ``timeout`` only bounds each run
     and is taken from the file."""
-    old, new = (have.get("budget") or {}), (wanted.get("budget") or {})
-    if _comparable(current_config(have)) != _comparable(wanted):
+    current = current_config(have)
+    if _comparable(current) != _comparable(wanted):
         return None
+    # a key an older tuner did not store reads as its default (budget.prune: on)
+    old, new = (current.get("budget") or {}), (wanted.get("budget") or {})
     o, n = old.get("n_trials"), new.get("n_trials")
     keep_stored = o is not None and n is not None and n < o
-    budget = {**new, "n_trials": o if keep_stored else n}
+    # Only what changed is written, over the budget as stored: an older tuner's study keeps its own
+    # form (QA: a budget.prune it never had, stored on extension, made that tuner refuse the study).
+    budget = {**(have.get("budget") or {}), **{k: v for k, v in new.items() if old.get(k) != v},
+              "n_trials": o if keep_stored else n}
     parts = []
     if keep_stored:
         parts.append(f"kept budget.n_trials {o} (the file says {n}; a study's budget only grows)")
