@@ -84,6 +84,13 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
             candidates = confirm_candidates(study, names, near, max_candidates)
         except PickError as exc:
             fail(str(exc))
+        # A setting measured by an older tuner that this one's rules refuse on the study's servers
+        # (a rule added since) would fail every round, each after a server's load: said, not launched.
+        for c in candidates:
+            if (v := space.resolve(c.spec).violation) is not None:
+                click.echo(f"warning: trial {c.trial} ({c.spec.label()}) is not re-measured: this tuner's rules "
+                           f"refuse it on the study's servers ({v.rule}: {v.message})", err=True)
+        candidates = [c for c in candidates if space.resolve(c.spec).ok]
         if not candidates:
             fail(f"--picks {picks}: no setting of study {name} to confirm; give other picks or trial numbers")
         backend = _backend(config, space, suite_dict)

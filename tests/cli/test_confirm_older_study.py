@@ -1,0 +1,37 @@
+"""`tuner study confirm` on a study an older tuner made: a measured setting that this tuner's rules
+refuse on the study's servers is not launched again (QA: an MLA study of the tuner at ceeb9a4, made
+on its simulator, which ran trees on flashinfer, held steps=4 topk=4 draft=16 as a pick; confirm
+launched it every round, and every round failed: `Currently Flashinfer MLA only supports topk=1`).
+Said in one line per setting; the others are confirmed."""
+
+from __future__ import annotations
+
+import optuna
+import yaml
+from click.testing import CliRunner
+from support.model_study import model_study_data
+
+from tuner.cli import cli
+from tuner.engine.facts import ATTENTION_ATTR
+
+
+def test_confirm_skips_a_pick_the_rules_now_refuse(tmp_path):
+    path = tmp_path / "c.yaml"
+    data = model_study_data("c", seed=1)
+    data["budget"] = {"n_trials": 3}  # the default seeds: (3, 1, 4), (4, 8, 64), (2, 4, 8)
+    path.write_text(yaml.safe_dump(data))
+    r = CliRunner().invoke(cli, ["study", "run", str(path)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    url = f"sqlite:///{tmp_path / 'c.db'}"
+    study = optuna.load_study(study_name="c", storage=url)
+    measured = {t.number: t.params for t in study.trials if t.user_attrs.get("status") == "measured"}
+    chain = next(n for n, p in measured.items() if p["speculative_eagle_topk"] == 1)
+    tree = next(n for n, p in measured.items() if p["speculative_eagle_topk"] > 1)
+    study.set_user_attr(ATTENTION_ATTR, None)  # as made before the decision was stored: flashinfer
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--picks", f"{chain},{tree}", "--repeats", "2"],
+                           catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    said = [line for line in r.stderr.splitlines() if f"trial {tree} " in line]
+    assert len(said) == 1 and said[0].startswith("warning: ") and "mla-tree-backend" in said[0], r.stderr
+    assert f"confirming 1 settings (trial {chain})" in r.stderr
+    assert "failed" not in r.stderr
