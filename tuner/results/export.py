@@ -338,6 +338,9 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
     warnings = _recorded_mismatches(record, mapping, tuple(extra or ())) + slower_than_baseline(config, record)
+    if (v := space.resolve(spec).violation) is not None:  # measured by an older tuner, refused by this one's rules
+        warnings.append(f"trial {record.number} ({spec.label()}): this tuner's rules refuse it on the study's servers "
+                        f"({v.rule}: {v.message}); SGLang may not start this config: export another (--pick N)")
     header += _traffic_notes(study, config, record, None if base is None else base.attrs, conf, pick)
     notes = ["", "Load it with: python -m sglang.launch_server --config THIS_FILE --host HOST --port PORT",
              "host and port are left out on purpose: they are deployment choices, not measured ones."]
