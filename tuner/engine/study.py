@@ -411,7 +411,7 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
     old, new = (current.get("budget") or {}), (wanted.get("budget") or {})
     o, n = old.get("n_trials"), new.get("n_trials")
     keep_stored = o is not None and n is not None and n < o
-    # Only what changed is written, over the budget as stored: an older tuner's study keeps its own
+    # Only what changed is written over the budget as stored: an older tuner's study keeps its own
     # form (QA: a budget.prune it never had, stored on extension, made that tuner refuse the study).
     budget = {**(have.get("budget") or {}), **{k: v for k, v in new.items() if old.get(k) != v},
               "n_trials": o if keep_stored else n}
@@ -424,8 +424,19 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
         parts.append(f"budget.timeout {old.get('timeout')} -> {new.get('timeout')}")
     if old.get("prune") != new.get("prune"):
         parts.append(_prune_change(old.get("prune"), new.get("prune")))
-    # Only the budget changes: the rest stays as stored (an older tuner's study keeps its own form).
-    return {**have, "budget": budget}, ", ".join(parts)
+    # The file's paths are stored (a run from storage alone finds the files there), in the stored
+    # form: a key an older tuner did not store is not added (that tuner would refuse the study).
+    return {**_in_form_of(have, wanted), "budget": budget}, ", ".join(parts)
+
+
+def _in_form_of(have: dict, wanted: dict) -> dict:
+    """``wanted``'s values for the keys ``have`` holds (nested mappings alike), ``have``'s own for
+    the others: a study config kept in the form its tuner stored it."""
+    out = dict(have)
+    for k, v in wanted.items():
+        if k in have:
+            out[k] = _in_form_of(have[k], v) if isinstance(v, dict) and isinstance(have[k], dict) else v
+    return out
 
 
 def _prune_change(old: Any, new: Any) -> str:
