@@ -1,26 +1,18 @@
-"""`tuner launch` (and `study run --dry-run`) from the file of a study an older tuner made, which stored no attention decision
-(before 2026-12-01): the command is the one its trials ran, the launcher's pin flashinfer, not the
-backend this tuner would choose for a new study (QA: `--print` said fa3, every trial ran flashinfer)."""
+"""`tuner launch` (and `study run --dry-run`) from the file of a study an older tuner made, which
+stored no attention decision (before 2026-12-01): the command is the one its trials ran, the
+launcher's pin flashinfer, not the backend this tuner would choose for a new study (QA: `--print`
+said fa3, every trial ran flashinfer)."""
 
 import optuna
 from click.testing import CliRunner
+from support.older_study import OLDER_STUDY
 
 from tuner.cli import cli
 from tuner.config.study import load_study
 from tuner.engine.facts import ATTENTION_ATTR
 from tuner.engine.study import create_study
 
-STUDY = """
-name: old
-search_space: eagle3
-server:
-  backend: sim
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  tp_size: 8
-bench: {suite: quick}
-budget: {n_trials: 4}
-"""
+STUDY = OLDER_STUDY
 
 
 def _launch_print(path) -> str:

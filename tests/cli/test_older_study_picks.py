@@ -1,8 +1,9 @@
 """`tuner study confirm` and `export` on a study an older tuner made: a measured setting that this
-tuner's rules refuse on the study's servers is not launched again by confirm, and export warns (QA: an MLA study of the tuner at ceeb9a4, made
-on its simulator, which ran trees on flashinfer, held steps=4 topk=4 draft=16 as a pick; confirm
-launched it every round, and every round failed: `Currently Flashinfer MLA only supports topk=1`).
-Said in one line per setting; the others are confirmed."""
+tuner's rules refuse on the study's servers is not launched again by confirm, and export warns (QA:
+an MLA study of the tuner at ceeb9a4, made on its simulator, which ran trees on flashinfer, held
+steps=4 topk=4 draft=16 as a pick; confirm launched it every round, and every round failed:
+`Currently Flashinfer MLA only supports topk=1`). Said in one line per setting; the others are
+confirmed."""
 
 from __future__ import annotations
 

@@ -8,26 +8,15 @@ file run by this tuner must continue the study, not be refused as "a different c
 
 import optuna
 import pytest
+from support.older_study import OLDER_STUDY
 
 from tuner.config.space import SearchSpace
 from tuner.config.study import load_study
 from tuner.config.yamlfile import ConfigError
-from tuner.engine.study import (CONFIG_ATTR, SUITE_ATTR, check_file_against_study, create_study,
-                                open_study)
 from tuner.engine.facts import prepare
+from tuner.engine.study import CONFIG_ATTR, SUITE_ATTR, check_file_against_study, create_study, open_study
 
-STUDY = """
-name: old
-search_space: eagle3
-server:
-  backend: sim
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  tp_size: 8
-bench: {suite: quick}
-objectives: [single_speedup, speedup@32]
-budget: {n_trials: 4}
-"""
+STUDY = OLDER_STUDY
 
 #: What the tuner of 207dc8d (2026-11-30) did not store: keys added to the schema since.
 OLDER_CONFIG_LACKS = {"bench": ("lossless", "trial_timeout"), "server": ("facts", "model", "log_max_mb"),
