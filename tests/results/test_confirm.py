@@ -311,3 +311,45 @@ def test_a_confirmed_pick_s_header_shows_its_setting_at_the_mean_of_its_readings
     assert f"each figure the mean of 2 measurements (trials {picked}, {len(study.trials) - 1})" in header
     mean = (first.user_attrs["single_tok_per_s"] + figures["single_tok_per_s"]) / 2
     assert f"single request: {mean:.1f} vs" in header
+
+
+class _LiesInRoundTwo(SuiteBackend):
+    """The same backend, whose server reports a candidate's second confirm repeat ten times faster
+    than it is: a speedup no accept length allows (a clock that lies, or a bad baseline)."""
+
+    def __init__(self, *args, liar: SpecConfig, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.liar = liar
+
+    def expected(self, spec):
+        from dataclasses import replace
+
+        exp = super().expected(spec)
+        if spec == self.liar and getattr(self, "_label", "").startswith("confirm/") and "/1-t" in self._label:
+            return replace(exp, tok_per_s={c: 10 * v for c, v in exp.tok_per_s.items()})
+        return exp
+
+    def measure(self, spec, label, record, on_event=None, on_stage=None):
+        self._label = label
+        return super().measure(spec, label, record, on_event=on_event, on_stage=on_stage)
+
+
+def test_a_confirm_repeat_faster_than_its_accept_length_allows_fails_and_counts_in_no_mean(lucky_study):
+    """QA (qa68, read in the code): confirmation repeats were never held to the bound a trial is
+    (outcome.speedup_problem): a server's impossible reading fed the confirmed means that decide
+    the picks. It fails as bad_response, its figures not kept, and the other rounds decide."""
+    path, config, backend, study = lucky_study
+    liar = _LiesInRoundTwo("k2.6-tp8-pcie", load_suite("quick"), noise=0.005, seed=4, liar=AUTO)
+    candidates = confirm_candidates(study, ["throughput", "single"], near=0.1)
+    assert AUTO in {c.spec for c in candidates}
+    summary = run_confirmation(study, config, liar, candidates, repeats=3)
+    lied = next(c.trial for c in candidates if c.spec == AUTO)
+    assert summary.failed == [f"round 2: trial {lied} (bad_response)"], summary.failed
+    stored = [t.user_attrs for t in open_confirm_study(study).get_trials()
+              if t.user_attrs["candidate"] == lied and t.user_attrs["round"] == 1]
+    assert len(stored) == 1 and stored[0]["status"] == "failed" and stored[0]["failure_class"] == "bad_response"
+    assert "accept length" in stored[0]["failure_message"] and "tok_per_s@32" not in stored[0]
+    conf = load_confirmation(study)
+    auto = conf.candidate(lied)
+    assert auto.rounds == 2 and auto.speedups[32].hi < 1.5, auto.speedups[32]
+    assert conf.failed == 1

@@ -36,9 +36,9 @@ from .baseline import find_baseline
 from .deadline import apply_trial_deadline
 from .finish import finish_of, record_finish, replay_journal, write_files
 from .journal import Journal
-from .outcome import limit_attrs, measurement_attrs
+from .outcome import is_figure, limit_attrs, measurement_attrs, speedup_problem, speedups
 from .patience import StorageUnavailable, patient_backend, unreachable_now
-from .records import FAILED, INTERRUPTED, MEASURED
+from .records import FAILED, INTERRUPTED, MEASURED, StoredFigures
 from .stall import StallWatch, TunerStalled
 from .storage import storage_label
 from .study import CONFIG_ATTR, READY_ATTR, UID_ATTR, study_uid
@@ -123,6 +123,16 @@ def _left_by_another(cstudy, study) -> bool:
     return any(s.astimezone() < born for s in started)
 
 
+def _too_fast(attrs: dict, spec: SpecConfig | None, config, round_base: dict | None) -> str | None:
+    """Why a candidate's repeat cannot be true against its round's baseline, or None (the
+    baseline itself, a round whose baseline failed, ``backend: model``, which has no clock)."""
+    base = (round_base or {}).get("figures")
+    if spec is None or base is None or config.server.backend == "model":
+        return None
+    return speedup_problem(speedups(StoredFigures.from_attrs(attrs), base), attrs.get("accept_length"),
+                           spec.num_steps)
+
+
 def run_confirmation(study, config, backend, candidates: Sequence[Candidate], repeats: int,
                      on_event: Event = _noop) -> ConfirmSummary:
     """Measure the baseline and ``candidates`` ``repeats`` times, interleaved; store every repeat."""
@@ -152,12 +162,13 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
     plan = [(BASELINE, None, ())] + [(c.trial, c.spec, c.picks) for c in candidates]
     on_event("confirm_start", {"run": run, "rounds": repeats, "candidates": [c.trial for c in candidates]})
     for rnd in range(repeats):
+        round_base: dict = {}  # the round's baseline figures, once measured: its candidates are judged by them
         for who, spec, picks in plan:
             label = "baseline" if who == BASELINE else f"trial {who}"
             on_event("trial_start", {"trial": BASELINE if who == BASELINE else f"{who} (confirm round {rnd + 1}/{repeats})",
                                      "spec": None if spec is None else spec.label()})
             status, failure = _measure_one(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event,
-                                           uid)
+                                           uid, round_base)
             if status == MEASURED:
                 summary.measured += 1
             else:
@@ -167,13 +178,14 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
 
 
 def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event,
-                 uid: str | None = None):
+                 uid: str | None = None, round_base: dict | None = None):
     """One repeat, stored; measured again (up to :data:`STALL_RETRIES` times) when the tuner itself
     stood still during it (:class:`~tuner.engine.stall.TunerStalled`): its figures would hold the
     pause, and the round's paired speedups with them."""
     for _ in range(STALL_RETRIES):
         try:
-            return _measure_once(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event, uid)
+            return _measure_once(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event, uid,
+                                 round_base)
         except TunerStalled as exc:
             label = "the baseline" if who == BASELINE else f"trial {who}"
             on_event("warning", {"trial": None, "message": f"confirm round {rnd + 1}: {label}: {exc}; "
@@ -182,7 +194,11 @@ def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, wh
 
 
 def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event,
-                  uid: str | None = None):
+                  uid: str | None = None, round_base: dict | None = None):
+    """One repeat, stored. ``round_base`` carries the round's baseline figures from its baseline
+    repeat to its candidates: a candidate faster than its accept length allows over them fails as
+    ``bad_response`` (:func:`tuner.engine.outcome.speedup_problem`, as a trial of the study does),
+    so a lying server's repeat never enters the confirmed means."""
     from optuna.trial import TrialState
 
     workdir = Path(config.workdir or Path("studies") / config.name)
@@ -200,9 +216,16 @@ def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, w
             if m.figures is not None and not m.failure_class:
                 attrs.update(limit_attrs(m.figures, config, None))
             failed = bool(m.failure_class) or bool(attrs.get("args_mismatch"))
-            attrs.update(status=FAILED if failed else MEASURED, finished_at=utc_now())
             if attrs.get("args_mismatch") and not m.failure_class:
                 attrs["failure_class"] = "args_mismatch"
+            problem = None if failed else _too_fast(attrs, spec, config, round_base)
+            if problem:
+                failed = True
+                attrs = {k: v for k, v in attrs.items() if not is_figure(k)} | {
+                    "failure_class": "bad_response", "failure_message": problem}
+            attrs.update(status=FAILED if failed else MEASURED, finished_at=utc_now())
+            if who == BASELINE and not failed and round_base is not None:
+                round_base["figures"] = StoredFigures.from_attrs(attrs)
             outcome.update(status=attrs["status"], failure=attrs.get("failure_class"))
             # Journaled, figures first, then the suite's JSON (tuner.engine.finish); a repeat's
             # value is a placeholder: its figures are the result.
