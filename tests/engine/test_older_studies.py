@@ -137,3 +137,36 @@ def test_the_shipped_suite_and_a_copy_of_it_in_a_file_are_the_same_study(tmp_pat
     copy.write_text(copy.read_text().replace("max_tokens: 512", "max_tokens: 256"))
     with pytest.raises(ConfigError, match=r"different suite \(sweep.max_tokens differs\)"):
         create_study(load_study(path), config.storage)
+
+
+def test_a_reader_of_an_older_real_backend_study_needs_no_model_folder_it_may_not_look_into(tmp_path):
+    """A reader (export, confirm: config_from_study) of a study made before the attention decision was
+    stored now judges the study's backend with this node's facts (older_study_record). On a laptop or
+    a login node the model's folder may be another user's: pathlib raised PermissionError there, a
+    traceback for `tuner study export` (QA, run as another user: model folder mode 700). The facts
+    are then the study's server.facts, as for any fact this node cannot read."""
+    from tuner.engine.facts import ATTENTION_ATTR
+    from tuner.engine.study import config_from_study
+    from tuner.sglang.rules import SpecConfig
+
+    unreadable = tmp_path / ("m" * 300)  # stat fails (ENAMETOOLONG) as EACCES does, even for root
+    path = tmp_path / "real.yaml"
+    path.write_text(f"""
+name: real
+search_space: eagle3
+server:
+  backend: sglang
+  model_path: {unreadable}
+  tp_size: 8
+  facts: {{model_attention: mla}}
+bench: {{suite: quick}}
+budget: {{n_trials: 4}}
+""")
+    config = load_study(path)
+    create_study(config, config.storage)
+    study = open_study("real", config.storage)
+    study._storage.set_study_user_attr(study._study_id, ATTENTION_ATTR, None)  # as an older tuner stored it
+    _, space, _ = config_from_study(open_study("real", config.storage), str(tmp_path / "wd"))
+    assert space.attention.backend == "flashinfer"  # the pin its launches ran
+    refused = space.resolve(SpecConfig(2, 2, 3)).violation  # the stated MLA model: flashinfer runs chains only
+    assert refused is not None and refused.rule == "mla-tree-backend", refused

@@ -2,6 +2,7 @@
 attention backend a study pins (tuner/sglang/attention.py, mirroring get_default_attn_backend)."""
 
 import json
+import os
 
 import pytest
 
@@ -46,6 +47,23 @@ def test_config_json_from_a_folder_and_from_the_hf_cache(tmp_path, monkeypatch):
     assert facts.mla and facts.source == str(snap / "config.json")
     assert read_model_facts("moonshotai/Other") is None  # never downloads: absent is None
     assert find_config_json(str(tmp_path / "missing")) is None
+
+
+def test_a_model_path_this_user_cannot_look_into_is_not_found_here(tmp_path):
+    """pathlib's is_dir raises for a path it cannot stat (EACCES: a folder of another user; a name too
+    long): the facts are then unknown here (None), as the module promises, not an OSError traceback
+    (QA: export of a study an older tuner made, run by a user who may not enter the model folder)."""
+    too_long = tmp_path / ("m" * 300)  # ENAMETOOLONG, reproducible as root too
+    assert find_config_json(str(too_long)) is None and read_model_facts(str(too_long)) is None
+    if os.geteuid() != 0:  # root enters any folder
+        closed = tmp_path / "closed"
+        (closed / "model").mkdir(parents=True)
+        (closed / "model" / "config.json").write_text(json.dumps(KIMI_K26))
+        closed.chmod(0o700 & ~0o100)
+        try:
+            assert read_model_facts(str(closed / "model")) is None
+        finally:
+            closed.chmod(0o700)
 
 
 def test_unreadable_config_names_the_file(tmp_path):

@@ -126,13 +126,19 @@ def hf_cache_dirs() -> list[Path]:
 
 def find_config_json(model_path: str) -> Path | None:
     """The ``config.json`` of ``model_path`` on this machine: a local folder, or a Hugging Face repo
-    id (``ORG/NAME``) in the local hub cache (the newest snapshot). None when neither has it."""
+    id (``ORG/NAME``) in the local hub cache (the newest snapshot). None when neither has it, also
+    for a path this user cannot look into: pathlib's ``is_dir`` raises there (EACCES, a name too
+    long), where the facts are then the study's ``server.facts`` (QA: ``export`` of a study an older
+    tuner made, by a user who may not enter the model's folder, was a PermissionError traceback)."""
     local = Path(os.path.expanduser(model_path))
-    if local.is_dir():
-        path = local / "config.json"
-        return path if path.is_file() else None
-    if local.is_file() and local.name == "config.json":
-        return local
+    try:
+        if local.is_dir():
+            path = local / "config.json"
+            return path if path.is_file() else None
+        if local.is_file() and local.name == "config.json":
+            return local
+    except OSError:
+        return None
     if model_path.count("/") != 1 or model_path.startswith(("/", ".")):
         return None
     folder = "models--" + model_path.replace("/", "--")
