@@ -170,3 +170,39 @@ budget: {{n_trials: 4}}
     assert space.attention.backend == "flashinfer"  # the pin its launches ran
     refused = space.resolve(SpecConfig(2, 2, 3)).violation  # the stated MLA model: flashinfer runs chains only
     assert refused is not None and refused.rule == "mla-tree-backend", refused
+
+
+def test_a_landscape_study_stored_before_tables_were_pinned_by_content_continues_from_its_file(tmp_path):
+    """A `backend: model` study stored before server.model.landscape_sha256 existed is compared by the
+    table's path. Its stored config read in this tuner's form has the digest as None (current_config),
+    and the file's was dropped, not set to None: the same file was refused, `different config
+    (server.model differs)`, where the tuner of 7de5686 continued it. Its extension stores no digest."""
+    from support.landscapes import table_from_profile, write_table
+
+    write_table(tmp_path / "node.json", table_from_profile(keep=lambda s: s.num_draft_tokens <= 8))
+    path = tmp_path / "m.yaml"
+    path.write_text("""
+name: m
+search_space: eagle3
+server:
+  backend: model
+  model_path: some/model
+  draft_model_path: some/draft
+  model: {landscape: node.json, noise: 0, seed: 1}
+bench: {suite: quick}
+budget: {n_trials: 3}
+""")
+    config = load_study(path)
+    create_study(config, config.storage)
+    study = open_study("m", config.storage)
+    stored = study.user_attrs[CONFIG_ATTR]
+    stored["server"]["model"].pop("landscape_sha256")  # as a tuner before the digest stored it
+    study.set_user_attr(CONFIG_ATTR, stored)
+    said = []
+    create_study(config, config.storage, note=said.append)
+    assert said == []
+    bigger = config.model_copy(update={"budget": config.budget.model_copy(update={"n_trials": 5})})
+    create_study(bigger, config.storage, note=said.append)
+    assert said == ["study m: budget.n_trials 3 -> 5"]
+    again = open_study("m", config.storage).user_attrs[CONFIG_ATTR]
+    assert again == {**stored, "budget": {**stored["budget"], "n_trials": 5}}

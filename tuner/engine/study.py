@@ -482,8 +482,9 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
     stored = wait_until_ready(study)
     have_model = ((stored.get(CONFIG_ATTR) or {}).get("server") or {}).get("model")
     if isinstance(have_model, dict) and "landscape_sha256" not in have_model and (config.get("server") or {}).get("model"):
-        # a study stored before tables were pinned by content: compared as it was then, by path
-        model = {k: v for k, v in config["server"]["model"].items() if k != "landscape_sha256"}
+        # a study stored before tables were pinned by content: compared as it was then, by path; no
+        # digest, as current_config reads the stored one (dropping the key read as "server.model differs")
+        model = {**config["server"]["model"], "landscape_sha256": None}
         config = {**config, "server": {**config["server"], "model": model}}
     change = _budget_change(stored.get(CONFIG_ATTR) or {}, config)
     # a study an older tuner stored lacks the keys added since: read as this tuner reads it
