@@ -43,3 +43,21 @@ def test_a_dry_run_of_an_older_study_shows_the_backend_its_trials_ran(tmp_path):
     r = CliRunner().invoke(cli, ["study", "run", str(path), "--dry-run"])
     assert r.exit_code == 0, r.output
     assert "# attention backend flashinfer (pinned" in r.stdout and "fa3" not in r.stdout
+
+
+def test_a_dry_run_shows_no_command_for_a_seed_the_rules_refuse(tmp_path):
+    """An older MLA study keeps its trees in the space (its trials were asked with them), and its
+    backend, flashinfer, runs chains only: a run stores the tree seeds invalid and never launches
+    them. The dry run, 'what a run would launch', printed their server commands beneath its own line
+    'chains only (topk 1)'; it now says each is refused, with no command."""
+    path = tmp_path / "old.yaml"
+    path.write_text(STUDY)
+    config = load_study(path)
+    create_study(config, config.storage)
+    optuna.load_study(study_name="old", storage=config.storage).set_user_attr(ATTENTION_ATTR, None)
+    r = CliRunner().invoke(cli, ["study", "run", str(path), "--dry-run"])
+    assert r.exit_code == 0, r.output
+    lines = r.stdout.splitlines()
+    assert "# seed trial steps=2 topk=4 draft=8: not launched, the rules refuse it (mla-tree-backend)" in lines
+    commands = [line for line in lines if not line.startswith("#")]
+    assert len(commands) == 2 and not any("--speculative-eagle-topk 4" in c for c in commands), commands

@@ -274,7 +274,10 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
     click.echo(format_command(backend.command(None)))
     for spec in seed_trials(config, space):
         res = space.resolve(spec)
-        note = f" (SGLang runs it as {res.effective.label()})" if res.ok and res.rewritten else ""
+        if not res.ok:  # a run stores it invalid, never launched (an older study's tree on a chain backend)
+            click.echo(f"# seed trial {spec.label()}: not launched, the rules refuse it ({res.violation.rule})")
+            continue
+        note = f" (SGLang runs it as {res.effective.label()})" if res.rewritten else ""
         click.echo(f"# seed trial {spec.label()}{note}:")
         click.echo(format_command(backend.command(spec)))
 
