@@ -206,3 +206,36 @@ budget: {n_trials: 3}
     assert said == ["study m: budget.n_trials 3 -> 5"]
     again = open_study("m", config.storage).user_attrs[CONFIG_ATTR]
     assert again == {**stored, "budget": {**stored["budget"], "n_trials": 5}}
+
+
+def test_run_does_not_say_this_node_s_chain_only_backend_of_an_older_study(tmp_path):
+    """On a DSA model this tuner pins dsa, which runs chains only, and says 'search space without
+    trees: attention backend dsa ... topk is held at 1'. A study an older tuner made runs its own
+    pin, flashinfer, with its trees (older_study_record): `study run` on it said the dsa line all the
+    same, of a backend it never launches and a space it does not hold."""
+    from tuner.engine.facts import ATTENTION_ATTR
+    from tuner.engine.study import config_from_study
+
+    model = tmp_path / "model"
+    model.mkdir()
+    (model / "config.json").write_text('{"architectures": ["DeepseekV32ForCausalLM"], "index_topk": 2048, '
+                                       '"kv_lora_rank": 512}')
+    path = tmp_path / "d.yaml"
+    path.write_text(f"""
+name: d
+search_space: eagle3
+server: {{backend: sglang, model_path: {model}, tp_size: 8}}
+bench: {{suite: quick}}
+budget: {{n_trials: 4}}
+""")
+    config = load_study(path)
+    said = []
+    create_study(config, config.storage, note=said.append)
+    assert any(s.startswith("search space without trees: attention backend dsa") for s in said), said
+    study = open_study("d", config.storage)
+    study._storage.set_study_user_attr(study._study_id, ATTENTION_ATTR, None)  # as an older tuner stored it
+    said = []
+    create_study(config, config.storage, note=said.append)
+    assert said == []
+    _, space, _ = config_from_study(open_study("d", config.storage), str(tmp_path / "wd"))
+    assert space.attention.backend == "flashinfer" and 4 in space.values("speculative_eagle_topk")

@@ -128,7 +128,9 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
                 note(f"study {config.name}: its creation was interrupted; finishing it")
         else:
             _same_attention(study, attention, storage_url)
-            if restricted and note is not None:
+            # this node's decision's line; an older tuner's study (none stored) keeps the backend it
+            # ran and its trees (tuner.engine.facts.older_study_record): not said of it
+            if restricted and note is not None and wait_until_ready(study).get(ATTENTION_ATTR) is not None:
                 note(restricted)
             return study
     study.set_metric_names(list(config.objectives))
