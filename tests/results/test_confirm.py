@@ -353,3 +353,36 @@ def test_a_confirm_repeat_faster_than_its_accept_length_allows_fails_and_counts_
     auto = conf.candidate(lied)
     assert auto.rounds == 2 and auto.speedups[32].hi < 1.5, auto.speedups[32]
     assert conf.failed == 1
+
+
+class _SlowBaselineInRoundTwo(SuiteBackend):
+    """The same backend, whose server reports the baseline of the second confirm round ten times
+    slower than it is: every candidate of that round reads faster than its accept length allows."""
+
+    def expected(self, spec):
+        from dataclasses import replace
+
+        exp = super().expected(spec)
+        if spec is None and getattr(self, "_label", "").endswith("/1-baseline"):
+            return replace(exp, single_tok_per_s=exp.single_tok_per_s / 10,
+                           tok_per_s={c: v / 10 for c, v in exp.tok_per_s.items()})
+        return exp
+
+    def measure(self, spec, label, record, on_event=None, on_stage=None):
+        self._label = label
+        return super().measure(spec, label, record, on_event=on_event, on_stage=on_stage)
+
+
+def test_a_confirm_repeat_is_judged_by_its_own_round_s_baseline(lucky_study):
+    """The paired ratio of a round is its candidate over ITS baseline, so the bound is judged against
+    that baseline: a round whose baseline read ten times slow fails each of its candidates as
+    bad_response (their ratios cannot be true), and the other rounds decide. Judged against the
+    study's baseline, or a round before, every repeat here passed and the impossible ratios went into
+    the means (the test of a lying candidate passes either way)."""
+    path, config, backend, study = lucky_study
+    slow = _SlowBaselineInRoundTwo("k2.6-tp8-pcie", load_suite("quick"), noise=0.005, seed=4)
+    candidates = confirm_candidates(study, ["throughput", "single"], near=0.1)
+    summary = run_confirmation(study, config, slow, candidates, repeats=3)
+    assert summary.failed == [f"round 2: trial {c.trial} (bad_response)" for c in candidates], summary.failed
+    conf = load_confirmation(study)
+    assert all(c.rounds == 2 and c.speedups[32].hi < 1.5 for c in conf.candidates), conf.candidates
