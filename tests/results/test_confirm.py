@@ -384,5 +384,9 @@ def test_a_confirm_repeat_is_judged_by_its_own_round_s_baseline(lucky_study):
     candidates = confirm_candidates(study, ["throughput", "single"], near=0.1)
     summary = run_confirmation(study, config, slow, candidates, repeats=3)
     assert summary.failed == [f"round 2: trial {c.trial} (bad_response)" for c in candidates], summary.failed
+    # the way on is this round's baseline, not the study's (`study run --rebaseline` measures that one)
+    said = {t.user_attrs["failure_message"] for t in open_confirm_study(study).get_trials()
+            if t.user_attrs.get("failure_class") == "bad_response"}
+    assert said and all("that round's baseline" in s and "--rebaseline" not in s for s in said), said
     conf = load_confirmation(study)
     assert all(c.rounds == 2 and c.speedups[32].hi < 1.5 for c in conf.candidates), conf.candidates

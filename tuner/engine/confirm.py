@@ -130,7 +130,8 @@ def _too_fast(attrs: dict, spec: SpecConfig | None, config, round_base: dict | N
     if spec is None or base is None or config.server.backend == "model":
         return None
     return speedup_problem(speedups(StoredFigures.from_attrs(attrs), base), attrs.get("accept_length"),
-                           spec.num_steps)
+                           spec.num_steps, "every candidate of a round reading so points at that round's "
+                           "baseline, measured just before them: confirm again")
 
 
 def run_confirmation(study, config, backend, candidates: Sequence[Candidate], repeats: int,

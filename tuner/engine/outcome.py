@@ -81,11 +81,17 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
 SPEEDUP_BOUND = 1.25
 
 
-def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None) -> str | None:
+#: What a study's trial reading too fast says to do: its baseline is the study's stored one.
+REBASELINE = "every trial reading so points at the baseline: measure it again with tuner study run --rebaseline"
+
+
+def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None,
+                    way_on: str = REBASELINE) -> str | None:
     """Why these speedups cannot be true (a speedup above :data:`SPEEDUP_BOUND` times the accept
     length), or None. A server that reports no accept length is bounded by the most a draft of
     ``num_steps`` can accept, ``num_steps + 1`` tokens per step (``verify.speculation_problem``);
-    with neither there is nothing to bound by."""
+    with neither there is nothing to bound by. ``way_on`` ends the line: what to do about the
+    baseline the speedups are over (a confirm round's is not the study's)."""
     usable = isinstance(accept_length, (int, float)) and not isinstance(accept_length, bool)
     if usable and accept_length >= 1:
         most, what = float(accept_length), f"an accept length of {accept_length:.2f}"
@@ -100,8 +106,7 @@ def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None) -
     return (f"{name} {top:.2f}x over the baseline with {what}: a speculative step commits about its "
             "accept length in tokens and costs at least one forward of the target, so no setting runs "
             f"more than {SPEEDUP_BOUND:g} x its accept length faster; this server's timing (or the "
-            "baseline's) cannot be true (every trial reading so points at the baseline: measure it again "
-            "with tuner study run --rebaseline)")
+            f"baseline's) cannot be true ({way_on})")
 
 
 def limit_attrs(figures, config, baseline_attrs: dict | None) -> dict[str, Any]:
