@@ -58,6 +58,7 @@ def test_a_dry_run_shows_no_command_for_a_seed_the_rules_refuse(tmp_path):
     r = CliRunner().invoke(cli, ["study", "run", str(path), "--dry-run"])
     assert r.exit_code == 0, r.output
     lines = r.stdout.splitlines()
-    assert "# seed trial steps=2 topk=4 draft=8: not launched, the rules refuse it (mla-tree-backend)" in lines
+    refused = "# seed trial steps=2 topk=4 draft=8: not launched, the rules refuse it (mla-tree-backend)"
+    assert refused in lines
     commands = [line for line in lines if not line.startswith("#")]
     assert len(commands) == 2 and not any("--speculative-eagle-topk 4" in c for c in commands), commands

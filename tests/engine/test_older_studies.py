@@ -168,7 +168,8 @@ budget: {{n_trials: 4}}
     study._storage.set_study_user_attr(study._study_id, ATTENTION_ATTR, None)  # as an older tuner stored it
     _, space, _ = config_from_study(open_study("real", config.storage), str(tmp_path / "wd"))
     assert space.attention.backend == "flashinfer"  # the pin its launches ran
-    refused = space.resolve(SpecConfig(2, 2, 3)).violation  # the stated MLA model: flashinfer runs chains only
+    # the stated MLA model: flashinfer runs chains only
+    refused = space.resolve(SpecConfig(2, 2, 3)).violation
     assert refused is not None and refused.rule == "mla-tree-backend", refused
 
 

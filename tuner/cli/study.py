@@ -275,7 +275,8 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
     for spec in seed_trials(config, space):
         res = space.resolve(spec)
         if not res.ok:  # a run stores it invalid, never launched (an older study's tree on a chain backend)
-            click.echo(f"# seed trial {spec.label()}: not launched, the rules refuse it ({res.violation.rule})")
+            click.echo(f"# seed trial {spec.label()}: not launched, the rules refuse it "
+                       f"({res.violation.rule})")
             continue
         note = f" (SGLang runs it as {res.effective.label()})" if res.rewritten else ""
         click.echo(f"# seed trial {spec.label()}{note}:")

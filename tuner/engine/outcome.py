@@ -82,7 +82,8 @@ SPEEDUP_BOUND = 1.25
 
 
 #: What a study's trial reading too fast says to do: its baseline is the study's stored one.
-REBASELINE = "every trial reading so points at the baseline: measure it again with tuner study run --rebaseline"
+REBASELINE = ("every trial reading so points at the baseline: measure it again with tuner study run "
+              "--rebaseline")
 
 
 def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None,
