@@ -154,3 +154,23 @@ for filler in fillers:
     for filler, row in zip(HOSTILE_FILLERS, rows):
         assert row.startswith("invalid_args ") and row.endswith(" ValueError: bad --speculative-eagle-topk"), (filler, row)
         assert row.split()[1] == "other", (filler, row)  # the filler alone is no evidence of any class
+
+
+def test_a_log_that_begins_with_its_traceback_is_classified_from_it():
+    """A server that fails at once (an import, the first CUDA call) logs a traceback as its first line:
+    that traceback is the failure region, even when more than :data:`FINAL_LINES` lines follow it."""
+    from tuner.server.failures import FINAL_LINES
+
+    log = ('Traceback (most recent call last):\n  File "/x/sglang/srt/model_executor/model_runner.py", line 1, in f\n'
+           "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n"
+           + "".join(f"[2026-12-01 10:10:{i:02d}] Killed process {i}\n" for i in range(FINAL_LINES + 3)))
+    assert classify_log(log, 1, "startup") == "oom"
+    assert "CUDA out of memory" in error_line(log)
+
+
+def test_a_tail_keeps_a_line_of_exactly_the_cap_whole():
+    from tuner.server.failures import LOG_LINE_CHARS, tail_lines
+
+    line = "x" * LOG_LINE_CHARS
+    assert tail_lines(line) == line
+    assert tail_lines(line + "y") == f"[... 1 chars cut] {('x' * (LOG_LINE_CHARS - 1)) + 'y'}"
