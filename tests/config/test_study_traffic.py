@@ -63,6 +63,9 @@ def test_bad_traffic_keys(tmp_path, text, key, words):
     # an int past a float's range: math.isfinite raised OverflowError (a traceback)
     ("{concurrency: 32, ttft_p99_ms: " + "9" * 400 + "}",
      "ttft_p99_ms must be a positive number of milliseconds, got an integer of 400 digits"),
+    # a limit of 0 ms no request can meet: refused, not a study whose every trial is infeasible
+    ("{concurrency: 32, ttft_p99_ms: 0}", "ttft_p99_ms must be a positive number of milliseconds, got 0"),
+    ("{concurrency: 32, e2e_p50_ms: -5}", "e2e_p50_ms must be a positive number of milliseconds, got -5"),
 ])
 def test_a_bad_slo_entry_is_named_as_the_file_spells_it(tmp_path, entry, words):
     # QA: the file spells the limits beside the concurrency, yet the errors named a "limits" key it
