@@ -321,3 +321,21 @@ def test_a_rotation_the_disk_refuses_costs_no_launch(tmp_path):
         srv.stop()
     text = log.read_bytes()
     assert text.startswith(b"earlier launches\n") and b"this launch\n" in text
+
+
+def test_no_cap_leaves_an_earlier_launch_s_log_in_place(tmp_path):
+    """``server.log_max_mb: 0`` (no cap): the file is left to grow; a launch appends to it and
+    moves nothing to ``server.log.1``."""
+    script = tmp_path / "talker.py"
+    script.write_text("print('second launch')\n")
+    log = tmp_path / "trials" / "3" / "server.log"
+    log.parent.mkdir(parents=True)
+    log.write_bytes(b"first launch\n")
+    srv = launch(tmp_path, [PY, str(script)], 0)
+    try:
+        assert srv.proc.wait(timeout=60) == 0
+    finally:
+        srv.stop()
+    assert not log.with_name("server.log.1").exists()
+    data = log.read_bytes()
+    assert data.startswith(b"first launch\n") and b"second launch" in data, data
