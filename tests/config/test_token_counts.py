@@ -84,3 +84,13 @@ def test_the_context_check_reads_the_count_as_sglang_does(tmp_path, server):
     assert r.exit_code == 2 and "Traceback" not in r.output, r.output
     assert "is over the context length 1000 (--context-length of the server's command)" in r.stderr, r.stderr
 
+
+
+@pytest.mark.parametrize("text, number", {**{t: n for t, n in SGLANG_READS.items() if n is not None},
+                                          "1.0007k": 1000, "2.9999k": 2999}.items())
+def test_the_count_read_is_sglangs_number_a_decimal_truncated(text, number):
+    """The number itself, not only that it is accepted: an SI decimal is truncated toward zero
+    (``int(Decimal(...) * 1000)``), never rounded (1.0007k is 1000 tokens, not 1001)."""
+    from tuner.sglang.arg_types import human_readable_int
+
+    assert human_readable_int(text) == number
