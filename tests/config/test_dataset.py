@@ -240,3 +240,20 @@ def test_a_row_of_many_keys_is_one_error_without_a_long_wait(tmp_path):
     assert len(rows) == 2, rows
     assert rows[0].startswith(f"{tmp_path / 'wide.jsonl'}: line 2: k0: unknown key"), rows[0]
     assert rows[1].startswith(f"{tmp_path / 'twice.jsonl'}: line 1: k7: given twice in one object"), rows[1]
+
+
+def test_equal_bounds_are_one_length_not_an_error():
+    """``max_prompt_chars`` equal to ``min_prompt_chars`` keeps prompts of exactly that length, and
+    ``min_output_tokens`` equal to ``max_output_tokens`` one output length: neither is "below"/"above"
+    the other; one past is refused."""
+    from pydantic import ValidationError
+
+    from tuner.config.dataset import DatasetSpec
+
+    spec = DatasetSpec(path="d.jsonl", min_prompt_chars=40, max_prompt_chars=40,
+                       min_output_tokens=64, max_output_tokens=64)
+    assert (spec.max_prompt_chars, spec.min_output_tokens) == (40, 64)
+    with pytest.raises(ValidationError, match="max_prompt_chars must not be below min_prompt_chars"):
+        DatasetSpec(path="d.jsonl", min_prompt_chars=40, max_prompt_chars=39)
+    with pytest.raises(ValidationError, match="min_output_tokens must not be above max_output_tokens"):
+        DatasetSpec(path="d.jsonl", min_output_tokens=65, max_output_tokens=64)
