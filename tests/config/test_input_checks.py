@@ -549,7 +549,9 @@ def test_a_value_is_refused_exactly_when_sglangs_argparse_reads_it_as_an_option(
 
     parser.error = refuse
     samples = ["-models/kimi", "-", "--", "-1", "-1.5", "-.5", "-0", "-1e3", "-5.", "-1x", "-a b", "- x", "-x=1",
-               "--tp-size=1", "--tp", "-h", "-h x", "-hx", "--port=1 x", "--port x", " -x", "a-b", "./-models/kimi"]
+               "--tp-size=1", "--tp", "-h", "-h x", "-hx", "--port=1 x", "--port x", " -x",
+               # an abbreviation before '=' is a flag too (allow_abbrev), space or not
+               "--por=1 x", "--served-model-nam=a b", "a-b", "./-models/kimi"]
     for value in samples:
         try:
             parser.parse_args(["--model-path", "m", "--served-model-name", value])
