@@ -1,0 +1,19 @@
+"""``single.prompts`` may ask for every prompt the suite has, not one more
+(:func:`tuner.config.suite.refuse_too_many_single_prompts`)."""
+
+import pytest
+
+from tuner.config.suite import load_suite, refuse_too_many_single_prompts
+from tuner.config.yamlfile import ConfigError
+
+
+def suite(n: int):
+    return load_suite({"name": "s", "prompts": [{"name": "a", "text": "hello"}, {"name": "b", "text": "there"}],
+                       "single": {"prompts": n, "lengths": [8], "repeats": 1},
+                       "sweep": {"concurrencies": [1], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30})
+
+
+def test_asking_for_every_prompt_is_allowed_and_one_more_is_not(tmp_path):
+    refuse_too_many_single_prompts(suite(2), tmp_path / "suite.yaml")  # exactly the two it has
+    with pytest.raises(ConfigError, match="3 prompts asked for, but the suite has 2 prompt"):
+        refuse_too_many_single_prompts(suite(3), tmp_path / "suite.yaml")
