@@ -146,6 +146,13 @@ def test_user_values_win_over_pins_and_low_ones_warn(caplog):
     assert "--max-running-requests 16 is below" in caplog.text
 
 
+def test_user_values_equal_to_the_largest_concurrency_do_not_warn():
+    """A value at the largest benchmark concurrency holds every request: no warning (only below it)."""
+    plan = plan_launch(settings(args={"max_running_requests": 32, "cuda_graph_max_bs_decode": 32}),
+                       SpecConfig(3, 1, 4), port=31000, max_concurrency=32)
+    assert plan.warnings == []
+
+
 def test_an_abbreviated_flag_in_extra_args_is_the_study_s_value_not_a_second_one():
     """QA: `--max-running 8` in extra_args left the pin `--max-running-requests 32` on the line too
     (argparse took the last; nothing said which); SGLang reads the prefix as max_running_requests."""
