@@ -143,6 +143,12 @@ def test_the_next_run_replays_a_dead_workers_journal_first(config, tmp_path):
     journal.write({"storage": storage_label(study._storage), "worker": Worker().as_dict(),
                    "finish": a_finish(study, other).to_dict()}, stem="fin-1")
     assert replay_journal(study, config.workdir) == [] and len(journal.entries()) == 1
+    # so is another host's worker's (this host cannot tell whether it lives: its own next run replays it)
+    third = running_trial(study)
+    journal.write({"storage": storage_label(study._storage), "worker": {**dead, "host": "another-host"},
+                   "finish": a_finish(study, third).to_dict()}, stem="fin-2")
+    assert replay_journal(study, config.workdir) == [] and len(journal.entries()) == 2
+    assert study._storage.get_trial(third._trial_id).state == TrialState.RUNNING
 
 
 def test_record_finish_journals_first_and_survives_an_unwritable_journal(config, tmp_path):
