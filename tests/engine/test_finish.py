@@ -321,3 +321,29 @@ def test_a_re_homed_measurement_keeps_its_stage_estimates_as_intermediate_values
         copy = study.get_trials(deepcopy=False)[-1]
         assert copy.user_attrs["replayed_from"] == trial.number
         assert copy.intermediate_values == {0: 2.5, 1: 0.9, 2: 2.4, 3: 0.9}
+
+
+def test_a_reused_result_of_a_trial_failed_meanwhile_is_dropped_not_re_homed(config):
+    """Only a measurement is re-homed: a finish that measured nothing (a result reused from another
+    trial, ``measured=False``) of a trial another worker failed meanwhile is dropped; the result it
+    reused is stored already."""
+    from tuner.engine.finish import DROPPED
+
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    attrs = {"status": "reused", "effective_key": "3-1-4", "effective": {"num_steps": 3, "eagle_topk": 1,
+             "num_draft_tokens": 4}}
+    finish = finish_of(study, trial, attrs, [2.0, 1.5], {"measured": -1.0}, measured=False)
+    study._storage.set_trial_state_values(trial._trial_id, TrialState.FAIL)
+    assert apply_finish(study, finish)[0] == DROPPED
+    assert [t.state for t in study.get_trials(deepcopy=False)] == [TrialState.FAIL]
+
+
+def test_another_finish_of_a_trial_complete_with_other_values_is_re_homed_not_taken_as_told(config):
+    """"Already told" means the same result: a trial completed meanwhile with other values (another
+    worker's) keeps them, and this measurement gets a trial of its own, never lost."""
+    study = open_study(config.name, config.storage)
+    trial = running_trial(study)
+    assert apply_finish(study, a_finish(study, trial, values=(2.0, 1.5)))[0] == TOLD
+    assert apply_finish(study, a_finish(study, trial, values=(3.0, 1.0)))[0] == REHOMED
+    assert sorted(t.values for t in study.get_trials(deepcopy=False)) == [[2.0, 1.5], [3.0, 1.0]]
