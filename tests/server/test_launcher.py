@@ -33,7 +33,7 @@ from tuner.server.launcher import (
 )
 from tuner.server.orphans import ServerRecord, list_records, records_dir
 from tuner.server.ports import ensure_port_free, listener_owned_by_group, pick_free_port, port_free
-from tuner.server.procs import read_stat
+from tuner.server.procs import boot_id, read_stat
 from tuner.sglang.rules import SpecConfig
 
 PY = sys.executable
@@ -669,6 +669,11 @@ def test_cleanup_never_kills_a_reused_pid(tmp_path):
         assert bystander.poll() is None and not list_records(tmp_path)
         _record(pid=st.pid, pgid=st.pid, start_ticks=st.start_ticks,
                 cmdline=["other"]).save(records_dir(tmp_path))
+        assert cleanup_orphans(tmp_path) == [] and bystander.poll() is None
+        # pid, start time and command line all match, but the record is of another boot: its ticks
+        # counted from another boot's start, so the match is chance and the process a stranger
+        _record(pid=st.pid, pgid=st.pid, start_ticks=st.start_ticks,
+                boot_id="another-boot-" + boot_id()).save(records_dir(tmp_path))
         assert cleanup_orphans(tmp_path) == [] and bystander.poll() is None
         # the leader gone, a recorded member still running: that member is stopped
         _record(pid=4194304 + 7, pgid=st.pid, start_ticks=st.start_ticks,
