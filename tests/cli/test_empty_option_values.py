@@ -81,6 +81,9 @@ EMPTY_VALUES = [
     (["study", "report", "{file}", "-o", "{tmp}/r.html", "--png", ""], "--png"),
     (["study", "compare", "{file}", "{file}", "-o", ""], "-o"),
     (["study", "export", "{file}", "--pick", "knee", "-o", "{tmp}/best.yaml", "--adaptive-out", ""], "--adaptive-out"),
+    # blank is empty too: a file or folder named " " is no one's intent
+    (["study", "report", "{file}", "-o", " "], "-o"),
+    (["study", "confirm", "{file}", "--workdir", "  "], "--workdir"),
 ]
 
 
