@@ -15,6 +15,7 @@ import textwrap
 import time
 from pathlib import Path
 
+import psutil
 import pytest
 from support.processes import STARTED_GROUPS, finish, gone, kill_if_left
 
@@ -440,6 +441,34 @@ def test_stop_leaves_no_child_that_escaped_the_group(tmp_path, how):
         srv.stop()
 
 
+# An escapee that also dropped its environment (no TUNER_SERVER_MARK): only its parentage, walked
+# while the leader lives, says it is the server's.
+UNMARKED_ESCAPEE = """
+import os, sys, time
+if os.fork() == 0:
+    os.setsid()
+    os.execve(sys.executable, [sys.executable, "-c",
+              "import os, time; print('escapee', os.getpid(), flush=True); time.sleep(120)"], {})
+time.sleep(120)
+"""
+
+
+def test_stop_leaves_no_escaped_child_that_dropped_the_mark(tmp_path):
+    srv = track(sleeper(tmp_path, argv=[PY, "-c", UNMARKED_ESCAPEE], stop_grace_s=1))
+    srv.start()
+    escapee = None
+    try:
+        escapee = announced_pid(srv.log_text, "escapee")
+        st = read_stat(escapee)
+        assert st.pgid != srv.pgid and st.ppid == srv.pid
+        assert "TUNER_SERVER_MARK" not in psutil.Process(escapee).environ()
+        srv.stop()
+        assert gone(srv.pid) and wait_until(lambda: gone(escapee), 5)
+    finally:
+        kill_if_left(escapee)
+        srv.stop()
+
+
 def test_kill_reaches_a_child_that_escaped_the_group_at_once(tmp_path):
     """The hung path: kill() SIGKILLs the escapee too, without a stop() and its grace."""
     port = pick_free_port("127.0.0.1")
@@ -565,6 +594,47 @@ def test_ready_via_health_fallback_then_crash_after_ready(tmp_path):
         cls, msg, tail = srv.classify_exit()
         assert cls == "crash_after_ready"
     assert port_free("127.0.0.1", port) and not list_records(tmp_path)
+
+
+# Ready on /health_generate; GET /crash closes its socket, then the process winds down 1.5 s and exits 1
+# (SGLang's exits seconds after its port refuses connections).
+WINDING_DOWN_SERVER = """
+import http.server, sys, threading, time
+print("Load weight begin. avail mem=78.50 GB", flush=True)
+class H(http.server.BaseHTTPRequestHandler):
+    def do_GET(self):
+        self.send_response(200)
+        self.end_headers()
+        if self.path == "/crash":
+            threading.Thread(target=srv.shutdown).start()
+    def log_message(self, *a):
+        pass
+srv = http.server.HTTPServer(("127.0.0.1", int(sys.argv[1])), H)
+srv.serve_forever()
+srv.server_close()
+time.sleep(1.5)
+sys.exit(1)
+"""
+
+
+def test_a_failed_request_is_quoted_from_its_answer_and_a_late_exit_is_waited_for(tmp_path):
+    """classify_exit: the HTTP body's draft-tree error is the line quoted (the log never says it);
+    with ``exit_wait_s`` a server whose socket closed is waited for and its exit status read,
+    not called "still running"."""
+    from tuner.server.health import answer_status
+    from tuner.sglang.rules import TREE_TOO_LARGE_RUNTIME_ERROR
+
+    port = pick_free_port("127.0.0.1")
+    srv = sleeper(tmp_path, port, argv=[PY, "-c", WINDING_DOWN_SERVER, str(port)], startup_timeout_s=30)
+    with srv:
+        track(srv)
+        body = f'{{"object": "error", "message": "{TREE_TOO_LARGE_RUNTIME_ERROR}"}}'
+        cls, msg, _ = srv.classify_exit(response_text=body)
+        assert cls == "spec_runtime" and "selected index k out of range" in msg, msg
+        assert answer_status(srv.url + "/crash", 5) == 200
+        cls, msg, _ = srv.classify_exit(exit_wait_s=15)
+        assert (cls, srv.returncode) == ("crash_after_ready", 1), msg
+        assert "exit code 1 after it was ready" in msg, msg
 
 
 # --------------------------------------------------------------------------------------------------
