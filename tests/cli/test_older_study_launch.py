@@ -34,7 +34,9 @@ def test_launch_of_an_older_study_runs_the_backend_its_trials_ran(tmp_path):
     assert "--attention-backend flashinfer" in out and "fa3" not in out
 
 
-def test_a_dry_run_of_an_older_study_shows_the_backend_its_trials_ran(tmp_path):
+def _older_dry_run(tmp_path):
+    """``study run --dry-run`` on the file of a study created here, then stripped of its attention
+    decision as an older tuner stored it."""
     path = tmp_path / "old.yaml"
     path.write_text(STUDY)
     config = load_study(path)
@@ -42,6 +44,11 @@ def test_a_dry_run_of_an_older_study_shows_the_backend_its_trials_ran(tmp_path):
     optuna.load_study(study_name="old", storage=config.storage).set_user_attr(ATTENTION_ATTR, None)
     r = CliRunner().invoke(cli, ["study", "run", str(path), "--dry-run"])
     assert r.exit_code == 0, r.output
+    return r
+
+
+def test_a_dry_run_of_an_older_study_shows_the_backend_its_trials_ran(tmp_path):
+    r = _older_dry_run(tmp_path)
     assert "# attention backend flashinfer (pinned" in r.stdout and "fa3" not in r.stdout
 
 
@@ -50,13 +57,7 @@ def test_a_dry_run_shows_no_command_for_a_seed_the_rules_refuse(tmp_path):
     backend, flashinfer, runs chains only: a run stores the tree seeds invalid and never launches
     them. The dry run, 'what a run would launch', printed their server commands beneath its own line
     'chains only (topk 1)'; it now says each is refused, with no command."""
-    path = tmp_path / "old.yaml"
-    path.write_text(STUDY)
-    config = load_study(path)
-    create_study(config, config.storage)
-    optuna.load_study(study_name="old", storage=config.storage).set_user_attr(ATTENTION_ATTR, None)
-    r = CliRunner().invoke(cli, ["study", "run", str(path), "--dry-run"])
-    assert r.exit_code == 0, r.output
+    r = _older_dry_run(tmp_path)
     lines = r.stdout.splitlines()
     refused = "# seed trial steps=2 topk=4 draft=8: not launched, the rules refuse it (mla-tree-backend)"
     assert refused in lines
