@@ -127,10 +127,10 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
             if note is not None:
                 note(f"study {config.name}: its creation was interrupted; finishing it")
         else:
-            _same_attention(study, attention, storage_url)
+            decided = _same_attention(study, attention, storage_url)
             # this node's decision's line; an older tuner's study (none stored) keeps the backend it
             # ran and its trees (tuner.engine.facts.older_study_record): not said of it
-            if restricted and note is not None and wait_until_ready(study).get(ATTENTION_ATTR) is not None:
+            if restricted and note is not None and decided:
                 note(restricted)
             return study
     study.set_metric_names(list(config.objectives))
@@ -562,23 +562,24 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
         study = optuna.load_study(study_name=config.name, storage=storage)
         space, suite = _space_and_suite(config)
         _same_or_error(study, stored_config(config), space, suite, url, store=False)
-        _same_attention(study, attention, url)
-        from .facts import ATTENTION_ATTR
-
-        decided = wait_until_ready(study).get(ATTENTION_ATTR) is not None
+        decided = _same_attention(study, attention, url)
     except (StorageInternalError, SQLAlchemyError) as exc:  # a mismatch (ConfigError) stands
         raise StorageUnreadable(f"storage {redact(url)} failed while it was read: "
                                 f"{describe_error(exc, url)}") from None
     return True if decided else None
 
 
-def _same_attention(study, attention: dict, url: str) -> None:
-    """Every worker launches the study's one attention backend: refuse a node that would pin another."""
+def _same_attention(study, attention: dict, url: str) -> bool:
+    """Every worker launches the study's one attention backend: refuse a node that would pin another.
+    Returns whether the study stored its decision (False: made by an older tuner, before decisions
+    were stored; its launches run :func:`tuner.engine.facts.older_study_record`'s backend)."""
     from .facts import ATTENTION_ATTR
 
     stored = wait_until_ready(study).get(ATTENTION_ATTR)
-    if stored is None or stored.get("backend") == attention.get("backend"):
-        return
+    if stored is None:
+        return False
+    if stored.get("backend") == attention.get("backend"):
+        return True
     raise ConfigError(redact(url) or "", study.study_name,
                       f"this node would run attention backend {attention.get('backend')} ({attention.get('reason')}), "
                       f"but the study runs {stored.get('backend')}: every worker must launch the same backend; "
