@@ -36,7 +36,7 @@ from .baseline import find_baseline
 from .deadline import apply_trial_deadline
 from .finish import finish_of, record_finish, replay_journal, write_files
 from .journal import Journal
-from .outcome import is_figure, limit_attrs, measurement_attrs, speedup_problem, speedups
+from .outcome import is_figure, limit_attrs, measurement_attrs, speedups, timed_speedup_problem
 from .patience import StorageUnavailable, patient_backend, unreachable_now
 from .records import FAILED, INTERRUPTED, MEASURED, StoredFigures
 from .stall import StallWatch, TunerStalled
@@ -127,11 +127,11 @@ def _too_fast(attrs: dict, spec: SpecConfig | None, config, round_base: dict | N
     """Why a candidate's repeat cannot be true against its round's baseline, or None (the
     baseline itself, a round whose baseline failed, ``backend: model``, which has no clock)."""
     base = (round_base or {}).get("figures")
-    if spec is None or base is None or config.server.backend == "model":
+    if spec is None or base is None:
         return None
-    return speedup_problem(speedups(StoredFigures.from_attrs(attrs), base), attrs.get("accept_length"),
-                           spec.num_steps, "every candidate of a round reading so points at that round's "
-                           "baseline, measured just before them: confirm again")
+    return timed_speedup_problem(speedups(StoredFigures.from_attrs(attrs), base), attrs.get("accept_length"),
+                                 spec.num_steps, config, "every candidate of a round reading so points at "
+                                 "that round's baseline, measured just before them: confirm again")
 
 
 def run_confirmation(study, config, backend, candidates: Sequence[Candidate], repeats: int,
@@ -163,7 +163,8 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
     plan = [(BASELINE, None, ())] + [(c.trial, c.spec, c.picks) for c in candidates]
     on_event("confirm_start", {"run": run, "rounds": repeats, "candidates": [c.trial for c in candidates]})
     for rnd in range(repeats):
-        round_base: dict = {}  # the round's baseline figures, once measured: its candidates are judged by them
+        # the round's baseline figures, once measured: its candidates are judged by them
+        round_base: dict = {}
         for who, spec, picks in plan:
             label = "baseline" if who == BASELINE else f"trial {who}"
             on_event("trial_start", {"trial": BASELINE if who == BASELINE else f"{who} (confirm round {rnd + 1}/{repeats})",

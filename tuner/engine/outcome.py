@@ -58,11 +58,8 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
             "SGLang rewrote the setting in a way tuner.sglang.rules does not know"))
     if status == MEASURED:
         speeds = speedups(m.figures, baseline)
-        # ``backend: model`` has no server clock to doubt: its figures are a table's or the performance
-        # model's, times noise the study chose (at 20% noise a true 0.95 x reads above the bound).
-        modelled = config is not None and config.server.backend == "model"
-        problem = None if modelled else speedup_problem(speeds, getattr(m.figures, "accept_length", None),
-                                                        spec.num_steps)
+        problem = timed_speedup_problem(speeds, getattr(m.figures, "accept_length", None), spec.num_steps,
+                                        config)
         if problem:
             return TrialOutcome(FAILED, None, {k: v for k, v in attrs.items() if not is_figure(k)}
                                 | {"failure_class": "bad_response", "failure_message": problem})
@@ -108,6 +105,17 @@ def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None,
             "accept length in tokens and costs at least one forward of the target, so no setting runs "
             f"more than {SPEEDUP_BOUND:g} x its accept length faster; this server's timing (or the "
             f"baseline's) cannot be true ({way_on})")
+
+
+def timed_speedup_problem(speeds: dict, accept_length, num_steps: int | None, config,
+                          way_on: str = REBASELINE) -> str | None:
+    """:func:`speedup_problem` for a study's measurement (a trial, a confirm repeat), except on
+    ``backend: model``: it has no server clock to doubt, its figures being a table's or the
+    performance model's times noise the study chose (at 20% noise a true 0.95 x reads above the
+    bound). ``config`` None: judged."""
+    if config is not None and config.server.backend == "model":
+        return None
+    return speedup_problem(speeds, accept_length, num_steps, way_on)
 
 
 def limit_attrs(figures, config, baseline_attrs: dict | None) -> dict[str, Any]:
