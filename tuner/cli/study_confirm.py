@@ -52,7 +52,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     from ..engine.confirm import run_confirmation
     from ..engine.study import SUITE_ATTR, config_from_study, open_study
     from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
-    from ..results.pareto import PICKS, PickError, absent_pick, check_c32_swept, trial_number
+    from ..results.pareto import PICKS, PickError, absent_pick, check_c32_swept, refused_now, trial_number
     from ..engine.patience import StorageUnavailable
     from .progress import say_storage_outage
     from .study import STORAGE_EXIT, _backend, journal_note
@@ -86,11 +86,12 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
             fail(str(exc))
         # A setting measured by an older tuner that this one's rules refuse on the study's servers
         # (a rule added since) would fail every round, each after a server's load: said, not launched.
+        refused = {c.trial: why for c in candidates if (why := refused_now(space, c.spec)) is not None}
         for c in candidates:
-            if (v := space.resolve(c.spec).violation) is not None:
-                click.echo(f"warning: trial {c.trial} ({c.spec.label()}) is not re-measured: this tuner's rules "
-                           f"refuse it on the study's servers ({v.rule}: {v.message})", err=True)
-        candidates = [c for c in candidates if space.resolve(c.spec).ok]
+            if c.trial in refused:
+                click.echo(f"warning: trial {c.trial} ({c.spec.label()}) is not re-measured: {refused[c.trial]}",
+                           err=True)
+        candidates = [c for c in candidates if c.trial not in refused]
         if not candidates:
             fail(f"--picks {picks}: no setting of study {name} to confirm; give other picks or trial numbers")
         backend = _backend(config, space, suite_dict)

@@ -43,7 +43,7 @@ from ..sglang.rules import SpecConfig
 from .adaptive import AdaptivePolicy, topk1_measurements
 from .confirmed import confirmation_lines, confirmed_pick, load_confirmation
 from .losing_pick import slower_than_baseline
-from .pareto import PICKS, PickError, check_c32_swept, check_pick, pick_record, study_front
+from .pareto import PICKS, PickError, check_c32_swept, check_pick, pick_record, refused_now, study_front
 from .traffic import baseline_slo_lines, lossless_line, slo_lines, workload_lines
 
 #: The flags the launcher puts first, in its order; host and port are deployment choices.
@@ -338,9 +338,9 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
     warnings = _recorded_mismatches(record, mapping, tuple(extra or ())) + slower_than_baseline(config, record)
-    if (v := space.resolve(spec).violation) is not None:  # measured by an older tuner, refused by this one's rules
-        warnings.append(f"trial {record.number} ({spec.label()}): this tuner's rules refuse it on the study's servers "
-                        f"({v.rule}: {v.message}); SGLang may not start this config: export another (--pick N)")
+    if (refused := refused_now(space, spec)) is not None:  # measured by an older tuner
+        warnings.append(f"trial {record.number} ({spec.label()}): {refused}; SGLang may not start this config: "
+                        "export another (--pick N)")
     header += _traffic_notes(study, config, record, None if base is None else base.attrs, conf, pick)
     notes = ["", "Load it with: python -m sglang.launch_server --config THIS_FILE --host HOST --port PORT",
              "host and port are left out on purpose: they are deployment choices, not measured ones."]

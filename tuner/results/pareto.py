@@ -187,6 +187,16 @@ def picks(front: Sequence[TrialRecord], objectives: Sequence[str]) -> dict[str, 
     }
 
 
+def refused_now(space, spec) -> str | None:
+    """Why this tuner's rules refuse ``spec`` on the study's servers (``space``: the study's, as
+    :func:`tuner.engine.study.config_from_study` gives it), or None: a setting an older tuner
+    measured, under a rule added since, which SGLang may not start (export warns, confirm skips it)."""
+    v = space.resolve(spec).violation
+    if v is None:
+        return None
+    return f"this tuner's rules refuse it on the study's servers ({v.rule}: {v.message})"
+
+
 def speedup_c32(record: TrialRecord) -> float | None:
     return record.attrs.get(f"speedup@{C32}")
 
