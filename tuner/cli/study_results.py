@@ -122,7 +122,8 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
     study = open_study(name, url, tuner_only=True)
     try:
         if adaptive:
-            policy = study_policy(study)
+            # an older study's broken model config.json: said, as export's other warnings
+            policy = study_policy(study, unreadable=lambda line: click.echo(f"warning: {line}", err=True))
             import json
 
             text = json.dumps(policy.to_json(), indent=2) + "\n"
@@ -134,7 +135,8 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
             for line in policy_lines(policy):
                 click.echo(f"  {line}", err=True)
             return
-        policy = study_policy(study) if adaptive_out else None
+        # (build_export says a broken model config.json, among its warnings)
+        policy = study_policy(study, unreadable=lambda line: None) if adaptive_out else None
         exp = build_export(study, pick, url=url, min_speedup_c32=min_speedup_c32, policy=policy,
                            policy_path=adaptive_out)
     except PickError as exc:

@@ -20,13 +20,15 @@ mixing backends in one study. With a backend that cannot run trees the study's s
 only (:func:`space_for`), and one line says so.
 
 Nothing here raises for missing facts (they are ``None``); an unreadable ``config.json`` or a
-broken simulator profile is a ``ConfigError`` naming the file.
+broken simulator profile is a ``ConfigError`` naming the file. A reader of a stored study that
+launches nothing (``tuner study export``) may pass ``unreadable`` instead: the broken file is then
+said there, and its facts are the study's ``server.facts``, as for a file not found.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Callable
 
 from ..config.space import SearchSpace, context_from_args
 from ..config.study import ServerSettings, StudyConfig
@@ -60,13 +62,23 @@ class StudyFacts:
         return out + [f"conflict: {c}" for c in self.conflicts]
 
 
-def _read(path: str | None, key: str) -> ModelFacts | None:
+#: What the study's ``server.facts`` states for a fact read from a model path's ``config.json``.
+_STATED_FOR = {"server.model_path": "model_attention", "server.draft_model_path": "draft_attention"}
+
+
+def _read(path: str | None, key: str, unread: list[tuple[str, str]] | None) -> ModelFacts | None:
+    """The facts of ``path``'s ``config.json``; one that is there but cannot be read is a
+    ConfigError, or with ``unread`` (a reader that launches nothing) noted there and unknown."""
     if not path:
         return None
     try:
         return read_model_facts(path)
     except ValueError as exc:
-        raise ConfigError("study", key, str(exc)) from None
+        if unread is None:
+            raise ConfigError("study", key, f"{exc}; repair or download it again (the server reads it at "
+                                            f"launch too)") from None
+        unread.append((key, str(exc)))
+        return None
 
 
 def _stated_model(kind: str | None, key: str) -> ModelFacts | None:
@@ -83,8 +95,12 @@ def _value(facts) -> str:
     return str(facts) if isinstance(facts, GpuArch) else facts.attention
 
 
-def gather_facts(server: ServerSettings) -> StudyFacts:
-    """The facts of ``server``'s model, draft and GPUs on this machine (see the module doc)."""
+def gather_facts(server: ServerSettings, unreadable: Callable[[str], None] | None = None) -> StudyFacts:
+    """The facts of ``server``'s model, draft and GPUs on this machine (see the module doc).
+    ``unreadable``: hears one line per ``config.json`` that is there but cannot be read (``KEY:
+    FILE: why; what is used instead``), whose facts are then the study's ``server.facts``; without
+    it such a file is a :class:`ConfigError` (``study: KEY: ...``; the caller names the study)."""
+    unread: list[tuple[str, str]] | None = None if unreadable is None else []
     profile_name = server.sim.profile if server.backend == "sim" else (
         server.model.profile if server.backend == "model" and server.model is not None else None)
     if profile_name is not None:
@@ -97,8 +113,8 @@ def gather_facts(server: ServerSettings) -> StudyFacts:
     else:
         from ..server.gpus import gpu_inventory
 
-        target = _read(server.model_path, "server.model_path")
-        draft = _read(server.draft_model_path, "server.draft_model_path")
+        target = _read(server.model_path, "server.model_path", unread)
+        draft = _read(server.draft_model_path, "server.draft_model_path", unread)
         gpus = gpu_inventory()
         gpu = GpuArch.parse(gpus[0]["compute_cap"], "nvidia-smi") if gpus else None
     stated = server.facts
@@ -111,6 +127,12 @@ def gather_facts(server: ServerSettings) -> StudyFacts:
                   if stated.gpu_compute_capability else None)
     gpu = _merge(gpu, stated_gpu, "GPU compute capability", lambda a, b: (a.major, a.minor) == (b.major, b.minor),
                  conflicts)
+    for key, problem in unread or ():
+        name = _STATED_FOR[key]
+        value = getattr(stated, name)
+        unreadable(f"{key}: {problem}; " + (f"judged by the study's server.facts.{name} ({value}) instead"
+                                            if value else f"unknown here (the study states no "
+                                                          f"server.facts.{name})"))
     return StudyFacts(target, draft, gpu, tuple(conflicts))
 
 
@@ -157,7 +179,8 @@ def choice_from_record(record: dict) -> AttentionChoice:
                            record.get("reason") or "")
 
 
-def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> tuple[SearchSpace, str | None]:
+def space_for(space: SearchSpace, config: StudyConfig, record: dict | None,
+              unreadable: Callable[[str], None] | None = None) -> tuple[SearchSpace, str | None]:
     """``space`` with the rules' full context (fixed args, ``server.args``, the attention pin and
     the model facts) and, when the backend cannot run trees, without them; plus that one line.
 
@@ -166,11 +189,12 @@ def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> t
     space: its trials were asked with them, and Optuna refuses another choice list for a parameter
     (``CategoricalDistribution does not support dynamic value space``), so a tree it cannot run is
     proposed, refused by the rules (invalid, never launched) and steers the sampler away. Raises
-    ConfigError when the backend runs chains only and the space has no topk 1.
+    ConfigError when the backend runs chains only and the space has no topk 1. ``unreadable``: as
+    :func:`gather_facts`'s, for the facts an older study's record is judged with.
     """
     older = record is None
     if older:
-        record = older_study_record(config, space)
+        record = older_study_record(config, space, unreadable)
     choice = choice_from_record(record)
     args = study_server_args(config.server, space.config.fixed)
     if choice.pinned and choice.backend:
@@ -192,17 +216,18 @@ def space_for(space: SearchSpace, config: StudyConfig, record: dict | None) -> t
                                  f"topk 1 only for this model ({choice.reason}); topk is held at 1")
 
 
-def older_study_record(config: StudyConfig, space: SearchSpace) -> dict:
+def older_study_record(config: StudyConfig, space: SearchSpace,
+                       unreadable: Callable[[str], None] | None = None) -> dict:
     """The attention record of a study created before the decision was stored (:data:`ATTENTION_ATTR`;
     a tuner before 2026-12-01): its launches ran the study's own backend, else the launcher's pin,
     :data:`tuner.server.command.DEFAULT_ATTENTION_BACKEND` (flashinfer), as they still do; whether
     that backend runs trees is judged with this node's facts. Without it the rules knew nothing of
     the model, and such a study proposed trees SGLang cannot run (QA: an MLA study of that tuner,
     continued, launched steps=2 topk=2 on flashinfer: `Currently Flashinfer MLA only supports
-    topk=1`, after the model's load on a GPU node)."""
+    topk=1`, after the model's load on a GPU node). ``unreadable``: as :func:`gather_facts`'s."""
     from ..server.command import DEFAULT_ATTENTION_BACKEND
 
-    facts = gather_facts(config.server)
+    facts = gather_facts(config.server, unreadable)
     args = study_server_args(config.server, space.config.fixed)
     user = context_from_args(space.config.algorithm, args).verify_backend or _extra_arg(
         config.server.extra_args, _USER_ATTENTION)

@@ -634,10 +634,18 @@ def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = Fal
                           f"{', '.join(names) or 'none'} (create it with `tuner study create`)") from None
 
 
-def config_from_study(study, workdir: str | None = None) -> tuple[StudyConfig, SearchSpace, dict]:
+def config_from_study(study, workdir: str | None = None, unreadable: Callable[[str], None] | None = None,
+                      ) -> tuple[StudyConfig, SearchSpace, dict]:
     """The study's config, search space and suite as stored (nothing needed from local files).
     The space carries the stored attention decision (``space.attention``) and, when that backend
-    runs chains only, holds topk at 1 (:func:`tuner.engine.facts.space_for`)."""
+    runs chains only, holds topk at 1 (:func:`tuner.engine.facts.space_for`).
+
+    A study an older tuner made stored no decision: its backend is judged with this node's model
+    facts (:func:`tuner.engine.facts.older_study_record`), and a model ``config.json`` here that
+    cannot be read is a :class:`ConfigError` naming the study (``study NAME: server.model_path:
+    FILE: ...``: a worker or confirm would launch a server that reads it), or, given
+    ``unreadable`` (a reader that launches nothing: export), one line to it (``study NAME: ...``)
+    and the study's ``server.facts`` are used."""
     from ..config.space import SearchSpaceConfig
     from ..config.yamlfile import parse_model
 
@@ -648,7 +656,12 @@ def config_from_study(study, workdir: str | None = None) -> tuple[StudyConfig, S
     space = SearchSpace(parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>"),
                         config.search_space)
     # The rules see the study's full launch context, and a chain-only backend's space has no trees.
-    space, _ = space_for(space, config, attrs.get(ATTENTION_ATTR))
+    named = f"study {study.study_name}"
+    try:
+        space, _ = space_for(space, config, attrs.get(ATTENTION_ATTR),
+                             None if unreadable is None else (lambda line: unreadable(f"{named}: {line}")))
+    except ConfigError as exc:  # a lower layer's "study: KEY: ..." (facts.py): this stored study's
+        raise (ConfigError(named, exc.key, exc.message) if exc.source == "study" else exc) from None
     wd = workdir or str(Path("studies") / config.name)
     # The stored suite replaces the suite's name or path: another machine may not have the file.
     bench = config.bench.model_copy(update={"suite": attrs[SUITE_ATTR]})

@@ -9,7 +9,7 @@ steps 0; the steps with the highest measured tok/s win (ties: fewer steps).
 
 from __future__ import annotations
 
-from typing import Sequence
+from typing import Callable, Sequence
 
 from ..engine.limits import SLO_ATTR, broken
 from ..engine.records import MEASURED, TrialRecord, load_records, merge_repeats
@@ -105,17 +105,18 @@ def build_policy(study_name: str, records: Sequence[TrialRecord], baseline: dict
     return policy
 
 
-def study_policy(study) -> AdaptivePolicy:
+def study_policy(study, unreadable: Callable[[str], None] | None = None) -> AdaptivePolicy:
     """The adaptive policy of a stored study. :class:`ConfigError` when SGLang would switch adaptive
     speculation off with the study's own server arguments (attention DP, multi-layer EAGLE, two-batch
-    overlap, PD multiplexing): the policy would be ignored, with one warning line in the log."""
+    overlap, PD multiplexing): the policy would be ignored, with one warning line in the log.
+    ``unreadable``: as :func:`tuner.engine.study.config_from_study`'s."""
     from ..config.yamlfile import ConfigError
     from ..engine.baseline import find_baseline
     from ..engine.study import config_from_study
     from ..server.command import merged_server_args
     from ..sglang.adaptive import adaptive_unsupported_reason
 
-    config, space, _ = config_from_study(study)
+    config, space, _ = config_from_study(study, unreadable=unreadable)
     reason = adaptive_unsupported_reason(SpecConfig(1, 1, 2), merged_server_args(config.server, space.config.fixed))
     if reason is not None:
         raise ConfigError("--adaptive", "", f"SGLang 0.5.23 switches adaptive speculation off on this study's "

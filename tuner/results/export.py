@@ -21,6 +21,10 @@ improvement" (:class:`PickError`). The header also states the workload (suite, d
 temperature), the latency SLOs met or broken (and whether the baseline breaks them itself) and the
 lossless check.
 
+Why one module of over 400 lines: an export is one pipeline, the pick, its server arguments, the
+provenance header with its warnings, and the files written, each step reading the one before;
+split, every step would pass the whole study state on to the next.
+
 Contract: building an export reads storage only; :func:`tuner.config.files.write_atomic` writes each file to a
 temporary file in the target folder and renames it, only after every check has passed.
 """
@@ -297,7 +301,9 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
 
     exported_at = exported_at or datetime.now(timezone.utc).isoformat(timespec="seconds")
     records = load_records(study)
-    config, space, suite = config_from_study(study)
+    # an older study's model facts are read here; a broken config.json is said, not fatal: nothing launches
+    unread: list[str] = []
+    config, space, suite = config_from_study(study, unreadable=unread.append)
     if pick is None and policy is None:
         raise ConfigError("--pick", "", "give --pick single|throughput|knee|TRIAL")
     check_pick(config.objectives, pick)  # before a confirmation's picks, which fall back
@@ -337,7 +343,8 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     base = find_baseline(study)
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
-    warnings = _recorded_mismatches(record, mapping, tuple(extra or ())) + slower_than_baseline(config, record)
+    warnings = (unread + _recorded_mismatches(record, mapping, tuple(extra or ()))
+                + slower_than_baseline(config, record))
     if (refused := refused_now(space, spec)) is not None:  # measured by an older tuner
         warnings.append(f"trial {record.number} ({spec.label()}): {refused}; SGLang may not start this config: "
                         "export another (--pick N)")
