@@ -63,3 +63,41 @@ def test_a_dry_run_shows_no_command_for_a_seed_the_rules_refuse(tmp_path):
     assert refused in lines
     commands = [line for line in lines if not line.startswith("#")]
     assert len(commands) == 2 and not any("--speculative-eagle-topk 4" in c for c in commands), commands
+
+
+def test_doctor_of_an_older_study_judges_the_backend_its_trials_ran(tmp_path):
+    """`tuner doctor` judged the study with this node's decision for a new study (QA: `model and GPU:
+    ... attention backend fa3 (pinned; runs trees)` for an older study whose every launch ran
+    flashinfer, chains only); it now says the backend `launch` and `run` use, and samples
+    SGLang's argument check with it."""
+    path = tmp_path / "old.yaml"
+    path.write_text(STUDY)
+    config = load_study(path)
+    create_study(config, config.storage)
+
+    def facts_line() -> str:
+        r = CliRunner().invoke(cli, ["doctor", str(path)])
+        assert r.exit_code == 0, r.output
+        return next(line for line in r.stdout.splitlines() if "model and GPU:" in line)
+
+    assert "attention backend fa3 (pinned; runs trees)" in facts_line()  # this tuner's study: its decision
+    optuna.load_study(study_name="old", storage=config.storage).set_user_attr(ATTENTION_ATTR, None)
+    line = facts_line()
+    assert "attention backend flashinfer (pinned; chains only (topk 1))" in line and "fa3" not in line, line
+
+
+def test_doctor_fails_a_node_that_would_run_another_backend_than_the_study(tmp_path):
+    """What `study run` refuses on this node (every worker launches the study's one backend) is a
+    failing doctor line, with run's words, before the night (doctor compared nothing with the
+    stored study, and passed)."""
+    path = tmp_path / "old.yaml"
+    path.write_text(STUDY)
+    config = load_study(path)
+    create_study(config, config.storage)
+    study = optuna.load_study(study_name="old", storage=config.storage)
+    study.set_user_attr(ATTENTION_ATTR, {**study.user_attrs[ATTENTION_ATTR], "backend": "triton"})
+    r = CliRunner().invoke(cli, ["doctor", str(path)])
+    assert r.exit_code == 1, r.output
+    line = next(line for line in r.stdout.splitlines() if "stored study:" in line)
+    assert line.startswith("fail") and "this node would run attention backend fa3" in line, line
+    assert "but the study runs triton" in line, line

@@ -334,9 +334,29 @@ def check_objectives(config: StudyConfig) -> Check:
     return Check("objectives", PASS, f"{', '.join(config.objectives)} are measured by suite {suite.name}")
 
 
+def _study_record(config: StudyConfig, source, record: dict) -> tuple[dict | None, Check | None]:
+    """The attention record the study's launches use, as ``study run`` and ``tuner launch`` judge it
+    (:func:`tuner.engine.study.check_file_against_study`): this node's ``record`` for a study not in
+    storage yet (or one stored with the same backend, or a storage unreadable here: the storage
+    check says so), None for one an older tuner made (the backend its launches ran:
+    :func:`tuner.engine.facts.older_study_record`). A stored study that the file no longer
+    describes, or whose backend this node would not launch, is a failing check in run's words
+    (run refuses it at once), and the node's ``record`` is used for the rest."""
+    from .study import StorageUnreadable, check_file_against_study
+
+    try:
+        return (None if check_file_against_study(config, source, record) is None else record), None
+    except StorageUnreadable:
+        return record, None
+    except ConfigError as exc:
+        return record, Check("stored study", FAIL, str(exc))
+
+
 def run_checks(config: StudyConfig, *, cheap_only: bool = False, source="study") -> list[Check]:
     """Every check (or the :data:`CHEAP` ones) for the study on this node, in order. ``source``: the
-    study file's path, which a failure of the study's own settings names (as `study create` does)."""
+    study file's path, which a failure of the study's own settings names (as `study create` does).
+    A study already in storage is judged with the attention backend its launches use (one an older
+    tuner made: the backend they ran), as ``study run`` and ``tuner launch`` judge it."""
     from ..config.suite import load_suite
     from .backends import ServerBackend
 
@@ -349,6 +369,9 @@ def run_checks(config: StudyConfig, *, cheap_only: bool = False, source="study")
             from .facts import attention_record, choose_attention
 
             record = attention_record(choose_attention(config, space.config.fixed, facts), facts)
+            record, stored = _study_record(config, source, record)
+            if stored is not None:
+                checks.append(stored)
             space, restricted = space_for(space, config, record)
             if not facts.conflicts:  # what `study create` refuses (a contradiction is said below)
                 check_backends_start(facts, space.rules_context, source)
