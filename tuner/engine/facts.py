@@ -30,7 +30,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from ..config.space import SearchSpace, context_from_args
+from ..config.space import SearchSpace, SearchSpaceConfig, context_from_args
 from ..config.study import ServerSettings, StudyConfig
 from ..config.yamlfile import ConfigError
 from ..sglang.attention import AttentionChoice, choose_attention_backend, runs_trees
@@ -225,17 +225,25 @@ def older_study_record(config: StudyConfig, space: SearchSpace,
     the model, and such a study proposed trees SGLang cannot run (QA: an MLA study of that tuner,
     continued, launched steps=2 topk=2 on flashinfer: `Currently Flashinfer MLA only supports
     topk=1`, after the model's load on a GPU node). ``unreadable``: as :func:`gather_facts`'s."""
-    from ..server.command import DEFAULT_ATTENTION_BACKEND
-
     facts = gather_facts(config.server, unreadable)
     args = study_server_args(config.server, space.config.fixed)
-    user = context_from_args(space.config.algorithm, args).verify_backend or _extra_arg(
-        config.server.extra_args, _USER_ATTENTION)
-    backend = user or DEFAULT_ATTENTION_BACKEND
+    backend, pinned = older_study_backend(config, space.config)
     trees = runs_trees(backend, facts.target, int(args.get("page_size") or 1))
-    why = ("the study's own backend" if user else "the tuner's pin when the study was created (before the "
+    why = ("the study's own backend" if not pinned else "the tuner's pin when the study was created (before the "
            "attention backend was chosen per model and stored)")
-    return attention_record(AttentionChoice(backend, user is None, trees, why), facts)
+    return attention_record(AttentionChoice(backend, pinned, trees, why), facts)
+
+
+def older_study_backend(config: StudyConfig, space_config: SearchSpaceConfig) -> tuple[str, bool]:
+    """The attention backend every launch of a study an older tuner made runs, and whether it is the
+    launcher's pin: the study's own (``server.args``, the space's ``fixed``, ``extra_args``), else
+    :data:`tuner.server.command.DEFAULT_ATTENTION_BACKEND`. No model facts are needed for it."""
+    from ..server.command import DEFAULT_ATTENTION_BACKEND
+
+    args = study_server_args(config.server, space_config.fixed)
+    user = context_from_args(space_config.algorithm, args).verify_backend or _extra_arg(
+        config.server.extra_args, _USER_ATTENTION)
+    return user or DEFAULT_ATTENTION_BACKEND, user is None
 
 
 def prepare(config: StudyConfig, space: SearchSpace) -> tuple[StudyFacts, AttentionChoice, dict]:

@@ -1,7 +1,9 @@
 """Two studies side by side (``tuner study compare A B``): two nodes, two SGLang versions, two
 workloads. Reads storage only.
 
-What is compared: the hardware (backend, simulator profile, model, TP size), the SGLang version the
+What is compared: the hardware (backend, simulator profile, model, TP size, the attention backend
+every launch ran: the study's stored decision, or for a study an older tuner made, which stored
+none, the backend its launches ran, :func:`tuner.engine.facts.older_study_backend`), the SGLang version the
 servers reported, the workload (suite: prompts, lengths, concurrencies; API; objectives), the
 baselines' figures, both Pareto fronts, the best value of each objective, and every effective
 setting measured (feasibly) in both, with B's speedup over A's; a setting measured more than once
@@ -50,7 +52,7 @@ def study_side(study, storage_label: str) -> dict[str, Any]:
         "storage": storage_label,
         "hardware": {"backend": server.get("backend"), "profile": _profile(server),
                      "model_path": server.get("model_path"), "draft_model_path": server.get("draft_model_path"),
-                     "tp_size": server.get("tp_size")},
+                     "tp_size": server.get("tp_size"), **_attention(attrs)},
         "sglang_versions": summary["sglang_versions"],
         "workload": {"suite": suite.get("name"), "prompts": [p.get("name") for p in suite.get("prompts") or []],
                      "single_lengths": (suite.get("single") or {}).get("lengths"),
@@ -95,6 +97,32 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
         side.pop("_measured")
     return {"a": sa, "b": sb, "common": common, "baseline_ratio_b_over_a": baseline_ratio,
             "same_objectives": same_objectives, "warnings": warnings}
+
+
+#: ``attention_decision`` of a study that stored its attention backend
+STORED = "stored"
+
+
+def _attention(attrs: dict) -> dict[str, str | None]:
+    """``attention_backend`` (None: not known) and ``attention_decision``: :data:`STORED`, or for a
+    study an older tuner made (no stored decision) ``not stored (older study): `` its own or the
+    tuner's pin, the backend its launches ran (as run and launch read it; no model facts needed)."""
+    from ..config.space import SearchSpaceConfig
+    from ..config.study import study_from_dict
+    from ..config.yamlfile import parse_model
+    from ..engine.facts import ATTENTION_ATTR, older_study_backend
+    from ..engine.study import SPACE_ATTR
+
+    stored = attrs.get(ATTENTION_ATTR)
+    if isinstance(stored, dict):
+        return {"attention_backend": stored.get("backend"), "attention_decision": STORED}
+    try:
+        backend, pinned = older_study_backend(study_from_dict(attrs[CONFIG_ATTR]),
+                                              parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>"))
+    except (KeyError, TypeError, ValueError):  # (ConfigError is a ValueError) another tool's attributes
+        return {"attention_backend": None, "attention_decision": None}
+    whose = "the tuner's pin" if pinned else "its own"
+    return {"attention_backend": backend, "attention_decision": f"not stored (older study): {whose}"}
 
 
 def _profile(server: dict) -> str | None:

@@ -47,6 +47,18 @@ def compare_charts(cmp: dict) -> list[Chart]:
     return charts
 
 
+def _attention_cell(side: dict) -> str:
+    """The backend, and for a study an older tuner made whose it is (``flashinfer (not stored: the
+    tuner's pin)``)."""
+    hw = side["hardware"]
+    backend, decision = hw.get("attention_backend"), hw.get("attention_decision")
+    if backend is None:
+        return "?"
+    if decision in (None, "stored"):
+        return backend
+    return f"{backend} (not stored: {decision.split(': ', 1)[-1]})"
+
+
 def summary_rows(cmp: dict) -> list[list]:
     """``[what, A, B]`` rows: hardware, version, workload, baselines, best values."""
     a, b = cmp["a"], cmp["b"]
@@ -57,6 +69,7 @@ def summary_rows(cmp: dict) -> list[list]:
     rows = [["study", a["study"], b["study"]], ["storage", a["storage"], b["storage"]]]
     for k in ("backend", "profile", "model_path", "draft_model_path", "tp_size"):
         rows.append([k, *both(lambda s, k=k: s["hardware"][k])])
+    rows.append(["attention backend", *both(_attention_cell)])
     rows.append(["SGLang version", *both(lambda s: ", ".join(s["sglang_versions"]) or "?")])
     for k in ("suite", "prompts", "single_lengths", "concurrencies", "sweep_max_tokens", "api", "objectives"):
         rows.append([k, *both(lambda s, k=k: s["workload"][k])])
