@@ -49,5 +49,5 @@ def test_confirm_skips_a_pick_the_rules_now_refuse(tmp_path):
     assert r.exit_code == 0, r.output
     said = [line for line in r.stderr.splitlines() if f"trial {tree} " in line]
     assert len(said) == 1 and said[0].startswith("warning: ") and "mla-tree-backend" in said[0], r.stderr
-    assert f"confirming 1 settings (trial {chain})" in r.stderr
+    assert f"confirming 1 setting (trial {chain})" in r.stderr  # one, in the singular
     assert "failed" not in r.stderr

@@ -185,6 +185,7 @@ def test_a_table_with_no_setting_in_the_space_is_refused_before_anything_is_writ
     line = r.output.strip()
     assert r.exit_code == 2 and line.splitlines() == [line], r.output
     assert line.startswith(f"error: {path}: server.model.landscape: ") and "search space" in line, line
+    assert "its one setting lies outside the search space" in line, line  # was "none of its 1 settings lies"
     assert not (tmp_path / "wide.db").exists()
 
 

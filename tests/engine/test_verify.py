@@ -153,6 +153,9 @@ def test_a_baseline_that_speculates_is_no_baseline(config):
     assert failure[0] == "args_mismatch" and "baseline's server runs speculative decoding" in failure[1]
     failure = verify_result(result(info(None), [rec(16, verify=6)]), None, config, "EAGLE3")
     assert failure[0] == "args_mismatch" and "6 verify steps from an autoregressive server" in failure[1]
+    # one verify step: said in the singular, and still the baseline's args_mismatch
+    failure = verify_result(result(info(None), [rec(16, verify=1)]), None, config, "EAGLE3")
+    assert failure[0] == "args_mismatch" and "1 verify step from an autoregressive server" in failure[1], failure
 
 
 def test_sglang_is_wall_time_and_a_simulator_posing_as_it_is_refused(config):

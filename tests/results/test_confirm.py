@@ -238,9 +238,17 @@ def test_a_confirmation_decides_only_with_two_rounds_and_readable_trials(lucky_s
     fresh = open_study("noisy", config.storage)  # not the cached trials of the study in hand
     conf = load_confirmation(fresh)
     assert conf.rounds == 1 and conf.picks == {}
-    assert build_export(fresh, "throughput").spec == AUTO  # the study's own pick, not a confirmed one
+    exp = build_export(fresh, "throughput")
+    assert exp.spec == AUTO  # the study's own pick, not a confirmed one
+    assert "# confirmed: run " in exp.yaml_text() and " 1 round interleaved" in exp.yaml_text()
     r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--show"])
-    assert r.exit_code == 0 and "1 rounds" in r.output, r.output
+    assert r.exit_code == 0 and "1 round interleaved" in r.output, r.output  # one, in the singular
+    r = CliRunner().invoke(cli, ["study", "status", str(path)])
+    assert r.exit_code == 0 and "1 round;" in r.output, r.output
+    from tuner.results.report import write_report
+
+    write_report(fresh, path.parent / "one-round.html")
+    assert ": 1 round interleaved" in (path.parent / "one-round.html").read_text(encoding="utf-8")
     _edit(config, second_baseline, "candidate", '"baseline"')
     picked = load_confirmation(open_study("noisy", config.storage)).picks["throughput"].trial
     _edit(config, next(t for t in study.trials if t.number == picked), "speedup@32", "NaN")

@@ -84,7 +84,8 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
         write_text_atomic(table_path, json.dumps(table, indent=1) + "\n")
         fit = (f" ({left_out} left out: they do not fit in memory at concurrency {max(result.concurrencies)}, "
                "and a study on the profile fails them as oom)") if left_out else ""
-        click.echo(f"wrote {table_path}: {len(table['configs'])} settings of profile {result.profile}{fit}",
+        n = len(table["configs"])
+        click.echo(f"wrote {table_path}: {n} setting{'s' if n != 1 else ''} of profile {result.profile}{fit}",
                    err=True)
     if as_json:
         print_json(result.to_dict())

@@ -395,5 +395,6 @@ def print_status(data: dict) -> None:
     conf = data.get("confirmation")
     if conf:
         picks = ", ".join(f"{k} -> trial {v}" for k, v in conf["picks"].items())
-        console.print(f"confirmed: run {conf['run']}, {conf['rounds']} rounds; picks {picks} "
+        rounds = conf["rounds"]
+        console.print(f"confirmed: run {conf['run']}, {rounds} round{'s' if rounds != 1 else ''}; picks {picks} "
                       "(`tuner study confirm` shows the intervals)", markup=False, highlight=False)

@@ -98,7 +98,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         from ..server.launcher import stop_on_signals
         from .progress import RunView
 
-        click.echo(f"confirming {len(candidates)} settings ({', '.join(f'trial {c.trial}' for c in candidates)}) "
+        n = len(candidates)
+        click.echo(f"confirming {n} setting{'s' if n != 1 else ''} ({', '.join(f'trial {c.trial}' for c in candidates)}) "
                    f"and the baseline, {repeats} rounds: {repeats * (len(candidates) + 1)} launches", err=True)
         # SIGTERM and SIGHUP as Ctrl-C: the notice at once, the server stopped, one line (QA: SIGTERM
         # exited 143 with nothing said; between two measurements it ended the command mid-write)
@@ -143,7 +144,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
 def print_confirmation(conf) -> None:
     from ..results.confirmed import Interval
 
-    console.print(f"[bold]confirmation {conf.run}[/bold]: {conf.rounds} rounds interleaved with the baseline"
+    console.print(f"[bold]confirmation {conf.run}[/bold]: {conf.rounds} round{'s' if conf.rounds != 1 else ''} "
+                  "interleaved with the baseline"
                   + (f", {conf.failed} failed measurements" if conf.failed else "")
                   + "; paired speedups over the same round's baseline, mean [95% interval]")
     cs = conf.concurrencies

@@ -106,7 +106,7 @@ def delete(target, study_name, storage, yes, force) -> None:
         if not sys.stdin.isatty():
             raise ConfigError("delete", name, "would delete the study; confirm with --yes (stdin is not a terminal)")
         n = len(open_study(name, url, companions=True).trials)
-        click.confirm(f"delete study {name} ({n} trials) and its companions ({name}.baseline, {name}.confirm) "
+        click.confirm(f"delete study {name} ({n} trial{'s' if n != 1 else ''}) and its companions ({name}.baseline, {name}.confirm) "
                       f"from {redact(url)}?", abort=True)
     deleted = delete_study(name, url, force=force)
     click.echo(f"deleted {', '.join(deleted)} from {redact(url)}")
@@ -130,7 +130,8 @@ def copy(source, new_name, storage, to_storage) -> None:
     name, url, _ = resolve_target(source, storage)
     to_url = storage_url(to_storage, "--to-storage") if to_storage is not None else None
     res = copy_study(name, url, new_name, to_url)
-    click.echo(f"copied {res.source} ({res.trials} trials) to {res.destination} in {redact(to_url or url)}"
+    click.echo(f"copied {res.source} ({res.trials} trial{'s' if res.trials != 1 else ''}) to {res.destination} in "
+               f"{redact(to_url or url)}"
                + _running_note(res))
 
 

@@ -123,8 +123,10 @@ def _check_landscape_meets_space(config: StudyConfig, space: SearchSpace, source
     except ConfigError:
         return  # said where the study file loaded, or by the backend with its file and key
     if not set(table.configs) & set(space.effective_configs()):
-        raise ConfigError(source, "server.model.landscape", f"{model.landscape}: none of its "
-                          f"{len(table.configs)} settings lies in the search space {config.search_space} "
+        n = len(table.configs)
+        raise ConfigError(source, "server.model.landscape", f"{model.landscape}: "
+                          f"{'its one setting lies outside' if n == 1 else f'none of its {n} settings lies in'} "
+                          f"the search space {config.search_space} "
                           "(every launch would fail as not_in_landscape); give the space it was measured over")
 
 

@@ -251,7 +251,7 @@ def _responses(result, spec: SpecConfig | None) -> Failure | None:
             problems.append(f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {what}")
     if not problems:
         return None
-    cls = "args_mismatch" if spec is None and any("verify steps" in p for p in problems) else "bad_response"
+    cls = "args_mismatch" if spec is None and any("verify step" in p for p in problems) else "bad_response"
     return cls, f"{len(problems)} of {len(answered)} answers cannot be true (first: {problems[0]})"
 
 
@@ -261,12 +261,14 @@ def speculation_problem(r, spec: SpecConfig | None) -> str | None:
     ``num_steps + 2`` for a reported accept length alone. The message names the bound it applied."""
     verify = r.spec_verify_ct
     if spec is None:
-        return f"{verify} verify steps from an autoregressive server" if verify else None
+        return (f"{verify} verify step{'s' if verify != 1 else ''} from an autoregressive server"
+                if verify else None)
     n, steps = r.completion_tokens, spec.num_steps
     if verify:
         most = 1 + verify * (steps + 1)  # judged on whole tokens: exact, where n / verify would round
         if not verify <= n <= most:
-            return (f"{n} tokens in {verify} verify steps: accept length {n / verify:.2f}, outside 1 to "
+            return (f"{n} token{'s' if n != 1 else ''} in {verify} verify step{'s' if verify != 1 else ''}: "
+                    f"accept length {n / verify:.2f}, outside 1 to "
                     f"num_steps + 1 + 1/spec_verify_ct = {most / verify:.4g} (at most {most} tokens: "
                     f"num_steps + 1 = {steps + 1} per verify step, plus the prefill's one)")
     elif r.spec_accept_length is not None and not 1 <= r.spec_accept_length <= steps + 2:

@@ -386,7 +386,8 @@ def _failures_html(data: ReportData) -> list[str]:
     for c, rs in sorted(by_class.items()):
         for r in rs:
             tail = r.attrs.get("log_tail") or ""
-            tail_html = _Raw(f"<details><summary>{len(tail.splitlines())} lines</summary>"
+            n = len(tail.splitlines())
+            tail_html = _Raw(f"<details><summary>{n} line{'s' if n != 1 else ''}</summary>"
                              f"<pre>{html.escape(tail)}</pre></details>") if tail else ""
             message = _failure_message(r) or ended_note(r, data.records) or ""
             rows.append([r.number, c, label(r.requested), label(r.effective) if r.effective else "", message,

@@ -100,7 +100,8 @@ def _confirmation_html(data: ReportData, table) -> list[str]:
         rows.append([c.trial, c.spec.label(), c.rounds, c.single_speedup.text(3) if c.single_speedup else "",
                      *[(c.speedups[k].text(3) + f" ({c.versus_baseline(k)})") if k in c.speedups else "" for k in cs],
                      picked])
-    return [f"<h3>Confirmation</h3><p>Run {html.escape(conf.run)}: {conf.rounds} rounds interleaved with the "
+    rounds = f"{conf.rounds} round{'s' if conf.rounds != 1 else ''}"
+    return [f"<h3>Confirmation</h3><p>Run {html.escape(conf.run)}: {rounds} interleaved with the "
             "baseline; paired speedups, mean [95% interval].</p>",
             table(["trial", "setting", "rounds", "single speedup", *[f"speedup C={k}" for k in cs], "confirmed pick"],
                   rows, "confirmation")]
