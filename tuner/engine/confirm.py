@@ -31,7 +31,7 @@ from typing import Callable, Sequence
 from ..config.study import CONFIRM_SUFFIX
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
-from .asktell import tell, utc_now
+from .asktell import parse_utc, tell, utc_now
 from .baseline import find_baseline
 from .deadline import apply_trial_deadline
 from .finish import finish_of, record_finish, replay_journal, write_files
@@ -112,13 +112,11 @@ def _left_by_another(cstudy, study) -> bool:
     owner = cstudy.user_attrs.get(UID_ATTR)
     if owner is not None:
         return owner != study.user_attrs.get(UID_ATTR)
-    created = study.user_attrs.get(READY_ATTR)
+    # (a created_at another tool wrote, in a form Python 3.10 cannot read or none: cannot tell, as none)
+    born = parse_utc(study.user_attrs.get(READY_ATTR))
     started = [t.datetime_start for t in cstudy.get_trials(deepcopy=False) if t.datetime_start is not None]
-    if not created or not started:
+    if born is None or not started:
         return False
-    from datetime import datetime
-
-    born = datetime.fromisoformat(created)
     # Optuna stores local wall time without a zone; astimezone() reads a naive time as local.
     return any(s.astimezone() < born for s in started)
 
