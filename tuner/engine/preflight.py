@@ -243,9 +243,12 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> Se
     from .facts import prepare, space_for
 
     if space.rules_context is None:
+        from .study import made_without_decision
+
         try:
             facts, _, record = prepare(config, space)
-            space, _ = space_for(space, config, record)
+            # a study an older tuner made (read only): the backend its launches run, as create_study judges it
+            space, _ = space_for(space, config, None if made_without_decision(config, source) else record)
         except ConfigError as exc:
             raise named_for_file(exc, source) if exc.source == "study" else exc from None
         check_backends_start(facts, space.rules_context, source)

@@ -102,10 +102,13 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
         load_profile(config.server.model.profile)  # a bad profile fails here, before anything is written
     space_dict, suite_dict = _space_and_suite(config)
     wanted = stored_config(config)
-    space = SearchSpace(SearchSpace.load(config.search_space).config, config.search_space)
-    _, choice, attention = prepare(config, space)
-    space, restricted = space_for(space, config, attention)
-    seeds = seed_trials(config, space)  # a seed outside the space fails here, before the storage is opened
+    loaded = SearchSpace(SearchSpace.load(config.search_space).config, config.search_space)
+    _, choice, attention = prepare(config, loaded)
+    space, restricted = space_for(loaded, config, attention)
+    # A seed outside the space fails here, before anything is written; for a study an older tuner
+    # made (read, not written), in the space of the backend its launches run, its trees kept.
+    older = made_without_decision(config, "study file")
+    seeds = seed_trials(config, space_for(loaded, config, None)[0] if older else space)
     storage = open_storage(storage_url, patient=patient, on_outage=on_outage)
     directions = ["maximize"] * len(config.objectives)
     try:
@@ -567,6 +570,37 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
         raise StorageUnreadable(f"storage {redact(url)} failed while it was read: "
                                 f"{describe_error(exc, url)}") from None
     return True if decided else None
+
+
+def made_without_decision(config: StudyConfig, source) -> bool:
+    """Whether study ``config.name`` is in its storage, ready, made by an older tuner that stored no
+    attention decision: its launches run :func:`tuner.engine.facts.older_study_record`'s backend,
+    which its file's checks (seeds, ``tuner doctor``) then judge by, not this node's decision for a
+    new study. Reads only, and never waits: False when it is not there (a new study, judged by
+    this node's decision before anything is written), still being created, or the storage cannot
+    be read here (the stricter judgement; ``study run`` then finds the storage as it is)."""
+    import optuna
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    from .facts import ATTENTION_ATTR
+    from .urls import resolve_url, sqlite_path
+
+    try:
+        url = resolve_url(config.storage, str(source))
+        path = sqlite_path(url)
+        if path is not None and (not path.is_file() or path.stat().st_size == 0):
+            return False
+        if path is None and not holds_tables(url):
+            return False
+        storage = open_storage(url, create=False)
+        if not study_exists(config.name, storage):
+            return False
+        study = optuna.load_study(study_name=config.name, storage=storage)
+        attrs = study._storage.get_study_user_attrs(study._study_id)
+    except (ConfigError, OSError, StorageInternalError, SQLAlchemyError):
+        return False
+    return READY_ATTR in attrs and CONFIG_ATTR in attrs and attrs.get(ATTENTION_ATTR) is None
 
 
 def _same_attention(study, attention: dict, url: str) -> bool:
