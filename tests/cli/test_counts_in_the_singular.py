@@ -34,7 +34,8 @@ def test_copy_and_delete_of_a_study_of_one_trial(tmp_path, monkeypatch):
     r = CliRunner().invoke(cli, ["study", "copy", str(path), "two"], catch_exceptions=False)
     assert r.exit_code == 0 and "copied one (1 trial) to two" in r.output, r.output
     # the prompt asks only on a terminal (else --yes is required): stdin is one here
-    monkeypatch.setattr(study_manage, "sys", types.SimpleNamespace(stdin=types.SimpleNamespace(isatty=lambda: True)))
+    terminal = types.SimpleNamespace(stdin=types.SimpleNamespace(isatty=lambda: True))
+    monkeypatch.setattr(study_manage, "sys", terminal)
     r = CliRunner().invoke(cli, ["study", "delete", str(path)], input="n\n")
     assert r.exit_code == 1 and "delete study one (1 trial) and its companions" in r.output, r.output
 
@@ -42,7 +43,8 @@ def test_copy_and_delete_of_a_study_of_one_trial(tmp_path, monkeypatch):
 def test_a_landscape_table_of_one_setting(tmp_path):
     space = tmp_path / "one.yaml"
     space.write_text("algorithm: EAGLE3\nparams:\n  speculative_num_steps: {low: 2, high: 2}\n"
-                     "  speculative_eagle_topk: {choices: [1]}\n  speculative_num_draft_tokens: {low: 3, high: 3}\n")
+                     "  speculative_eagle_topk: {choices: [1]}\n"
+                     "  speculative_num_draft_tokens: {low: 3, high: 3}\n")
     out = tmp_path / "t.json"
     r = CliRunner().invoke(landscape_cmd, ["--space", str(space), "--concurrency", "1", "--table", str(out)])
     assert r.exit_code == 0, r.output

@@ -98,9 +98,9 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         from ..server.launcher import stop_on_signals
         from .progress import RunView
 
-        n = len(candidates)
-        click.echo(f"confirming {n} setting{'s' if n != 1 else ''} ({', '.join(f'trial {c.trial}' for c in candidates)}) "
-                   f"and the baseline, {repeats} rounds: {repeats * (len(candidates) + 1)} launches", err=True)
+        n, trials = len(candidates), ", ".join(f"trial {c.trial}" for c in candidates)
+        click.echo(f"confirming {n} setting{'s' if n != 1 else ''} ({trials}) and the baseline, {repeats} rounds: "
+                   f"{repeats * (n + 1)} launches", err=True)
         # SIGTERM and SIGHUP as Ctrl-C: the notice at once, the server stopped, one line (QA: SIGTERM
         # exited 143 with nothing said; between two measurements it ended the command mid-write)
         with RunView(objectives=config.objectives, fate="repeat") as view, \

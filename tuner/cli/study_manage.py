@@ -106,8 +106,8 @@ def delete(target, study_name, storage, yes, force) -> None:
         if not sys.stdin.isatty():
             raise ConfigError("delete", name, "would delete the study; confirm with --yes (stdin is not a terminal)")
         n = len(open_study(name, url, companions=True).trials)
-        click.confirm(f"delete study {name} ({n} trial{'s' if n != 1 else ''}) and its companions ({name}.baseline, {name}.confirm) "
-                      f"from {redact(url)}?", abort=True)
+        click.confirm(f"delete study {name} ({n} trial{'s' if n != 1 else ''}) and its companions "
+                      f"({name}.baseline, {name}.confirm) from {redact(url)}?", abort=True)
     deleted = delete_study(name, url, force=force)
     click.echo(f"deleted {', '.join(deleted)} from {redact(url)}")
 

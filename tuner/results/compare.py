@@ -117,8 +117,8 @@ def _attention(attrs: dict) -> dict[str, str | None]:
     if isinstance(stored, dict):
         return {"attention_backend": stored.get("backend"), "attention_decision": STORED}
     try:
-        backend, pinned = older_study_backend(study_from_dict(attrs[CONFIG_ATTR]),
-                                              parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>"))
+        space = parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>")
+        backend, pinned = older_study_backend(study_from_dict(attrs[CONFIG_ATTR]), space)
     except (KeyError, TypeError, ValueError):  # (ConfigError is a ValueError) another tool's attributes
         return {"attention_backend": None, "attention_decision": None}
     whose = "the tuner's pin" if pinned else "its own"

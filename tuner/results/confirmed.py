@@ -280,7 +280,8 @@ def _dominates(a: ConfirmedCandidate, b: ConfirmedCandidate, objectives: Sequenc
 
 def confirmation_lines(conf: Confirmation, cand: ConfirmedCandidate) -> list[str]:
     """Provenance lines for an exported (or shown) candidate."""
-    lines = [f"confirmed: run {conf.run}, {cand.rounds} round{'s' if cand.rounds != 1 else ''} interleaved with the baseline "
+    rounds = f"{cand.rounds} round{'s' if cand.rounds != 1 else ''}"
+    lines = [f"confirmed: run {conf.run}, {rounds} interleaved with the baseline "
              f"(paired speedups, mean [95% interval]):"]
     if cand.single_speedup is not None:
         lines.append(f"  single request: {cand.single_speedup.text(2, 'x')}")
