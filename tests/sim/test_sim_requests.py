@@ -128,10 +128,22 @@ ROWS = [
      NOT_IMPLEMENTED + " streaming several choices"),
     ("gen-stream-batch", "/generate", {"text": [PROMPT, PROMPT], "sampling_params": {"max_new_tokens": 4},
                                        "stream": True}, JSON, 400, "native", NOT_IMPLEMENTED + " streaming a batch"),
-    # a list of sampling_params one per prompt: a shorter or longer list is refused, never a prompt
-    # answered with another's parameters or left unanswered
-    ("gen-params-count", "/generate", {"text": [PROMPT, PROMPT], "sampling_params": [{"max_new_tokens": 4}]},
-     JSON, 400, "native", "The number of sampling_params (1) must match the number of prompts (2)."),
+    # a list of sampling_params shorter than the prompts: SGLang has no length check; GenerateReqInput
+    # .__getitem__ (io_struct.py line 982, ``self.sampling_params[i]``) raises IndexError when
+    # tokenizer_manager.py _init_req_state (lines 3820-3831) builds each sub-request, which no route
+    # catches (http_server.py lines 985-990 catch ValueError only): Starlette's 500 in plain text.
+    # (A longer list is served, extras ignored: test_longer_sampling_params_list_ignores_extras.)
+    ("gen-params-shorter", "/generate", {"text": [PROMPT, PROMPT], "sampling_params": [{"max_new_tokens": 4}]},
+     JSON, 500, "plain", "Internal Server Error"),
+    ("gen-params-shorter-n", "/generate", {"text": [PROMPT, PROMPT, PROMPT],
+                                           "sampling_params": [{"max_new_tokens": 4, "n": 2}] * 2},
+     JSON, 500, "plain", "Internal Server Error"),
+    ("gen-params-empty", "/generate", {"text": [PROMPT], "sampling_params": []},
+     JSON, 500, "plain", "Internal Server Error"),  # _handle_parallel_sampling: sampling_params[0]
+    # one prompt (not a batch) with a list: it stays a list, and _validate_one_request's
+    # ``obj.sampling_params.get("max_new_tokens")`` (tokenizer_manager.py line 1354) is an AttributeError
+    ("gen-params-list-single", "/generate", {"text": PROMPT, "sampling_params": [{"max_new_tokens": 4}]},
+     JSON, 500, "plain", "Internal Server Error"),
     ("comp-unknown-key", "/v1/completions", comp(no_such_key=1), JSON, 200, "ok", None),
     # -- /v1/chat/completions
     ("chat-empty-messages", "/v1/chat/completions", chat(messages=[]), JSON, 400, "openai",
@@ -160,6 +172,10 @@ def _post(url: str, body, headers: dict) -> requests.Response:
 def test_request_gets_sglangs_status_and_body(sim, case, route, body, headers, status, shape, text):
     r = _post(sim.url + route, body, headers)
     assert r.status_code == status, r.text
+    if shape == "plain":  # starlette ServerErrorMiddleware.error_response: PlainTextResponse
+        assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
+        assert r.text == text
+        return
     out = r.json()
     if shape == "ok":
         return
@@ -196,6 +212,29 @@ def test_n_is_parallel_sampling(sim):
     greedy = _post(sim.url + "/generate", {"text": PROMPT, "sampling_params": {
         "max_new_tokens": 6, "temperature": 0, "n": 2}}, JSON).json()
     assert greedy[0]["output_ids"] == greedy[1]["output_ids"]
+
+
+def test_longer_sampling_params_list_ignores_extras(sim):
+    """A list longer than the prompts is served: prompt i takes sampling_params[i] and the extras are
+    never read (io_struct.py _normalize_sampling_params line 747 repeats the list n times;
+    tokenizer_manager.py _handle_batch_request builds prompt i from obj[i], lines 2091 and 2125).
+    An extra is not even verified (SamplingParams.verify runs per sub-request, line 1567)."""
+    extras = [{"max_new_tokens": 9, "temperature": -1.0}]
+    out = _post(sim.url + "/generate", {"text": [PROMPT, "Write a haiku."], "sampling_params": [
+        {"max_new_tokens": 3, "temperature": 0}, {"max_new_tokens": 5, "temperature": 0}, *extras]}, JSON)
+    assert out.status_code == 200, out.text
+    assert [o["meta_info"]["completion_tokens"] for o in out.json()] == [3, 5]
+    # with n > 1, prompt-major, n outputs each, still prompt i's parameters
+    out = _post(sim.url + "/generate", {"text": [PROMPT, "Write a haiku."], "sampling_params": [
+        {"max_new_tokens": 3, "n": 2}, {"max_new_tokens": 5, "n": 2}, {"max_new_tokens": 9, "n": 2}]}, JSON)
+    assert out.status_code == 200, out.text
+    assert [o["meta_info"]["completion_tokens"] for o in out.json()] == [3, 3, 5, 5]
+    # every entry's n must agree, extras included (_handle_parallel_sampling, lines 541-545)
+    out = _post(sim.url + "/generate", {"text": [PROMPT], "sampling_params": [
+        {"max_new_tokens": 3}, {"max_new_tokens": 5, "n": 2}]}, JSON)
+    assert out.status_code == 400
+    assert out.json() == {"error": {"message": "The parallel_sample_num should be the same for all "
+                                               "samples in sample params."}}
 
 
 def test_openai_batched_prompts_and_n(sim):

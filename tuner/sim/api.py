@@ -72,6 +72,8 @@ def _disconnected(request: web.Request) -> bool:
 
 
 def _api_error(exc: ApiError) -> web.Response:
+    if isinstance(exc.body, str):  # Starlette's PlainTextResponse: text/plain; charset=utf-8
+        return web.Response(text=exc.body, status=exc.status, content_type="text/plain", charset="utf-8")
     return web.json_response(exc.body, status=exc.status)
 
 

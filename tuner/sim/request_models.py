@@ -19,11 +19,19 @@ _ENDPOINTS = {"/generate": (933, "generate_request"),
               "/v1/completions": (1861, "openai_v1_completions"),
               "/v1/chat/completions": (1871, "openai_v1_chat_completions")}
 class ApiError(Exception):
-    """A request SGLang answers with ``status`` and the JSON ``body``."""
+    """A request SGLang answers with ``status`` and ``body``: JSON for a dict, plain text for a str."""
 
-    def __init__(self, status: int, body: dict):
-        super().__init__(json.dumps(body))
+    def __init__(self, status: int, body: dict | str):
+        super().__init__(body if isinstance(body, str) else json.dumps(body))
         self.status, self.body = status, body
+
+
+def internal_server_error() -> ApiError:
+    """A request whose handling in SGLang raises an exception no route catches (an ``IndexError``,
+    an ``AttributeError``: the routes catch ``ValueError`` only): Starlette's
+    ``ServerErrorMiddleware.error_response`` answers ``PlainTextResponse("Internal Server Error",
+    status_code=500)``."""
+    return ApiError(500, "Internal Server Error")
 
 
 def validation_error(errors: list, endpoint: str, method: str = "POST") -> ApiError:

@@ -42,6 +42,7 @@ from .request_models import (
     GENERATE,
     ApiError,
     GenerateReqInput,
+    internal_server_error,
     native_error,
     openai_error,
     read_body,
@@ -166,13 +167,26 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck)
         raise unsupported("input_embeds")
     params = obj.sampling_params
     if isinstance(params, list):
-        n = params[0].get("n", 1) if params else 1
+        # SGLang has no length check on a list of sampling_params; what happens is what its
+        # indexing does. An empty list: _handle_parallel_sampling reads sampling_params[0]
+        # (io_struct.py line 540), an IndexError.
+        if not params:
+            raise internal_server_error()
+        n = params[0].get("n", 1)
         if any(p.get("n", 1) != n for p in params):
             raise ValueError("The parallel_sample_num should be the same for all samples in sample params.")
-        if len(params) != len(prompts):
-            raise ValueError(f"The number of sampling_params ({len(params)}) must match the number "
-                             f"of prompts ({len(prompts)}).")
-        per_prompt = [dict(p) for p in params]
+        if not batch and n == 1:
+            # One prompt stays single and keeps the list: _validate_one_request's
+            # obj.sampling_params.get(...) (tokenizer_manager.py line 1354) is an AttributeError.
+            raise internal_server_error()
+        if len(params) < len(prompts):
+            # _normalize_sampling_params (io_struct.py line 747) repeats the list n times, the
+            # prompts too; _init_req_state (tokenizer_manager.py lines 3820-3831) takes obj[i] for
+            # every output, and __getitem__'s sampling_params[i] (io_struct.py line 982) runs out.
+            raise internal_server_error()
+        # A longer list: prompt i is built from obj[i] (tokenizer_manager.py lines 2091, 2125),
+        # so it takes params[i] and the extras are never read (nor verified).
+        per_prompt = [dict(p) for p in params[:len(prompts)]]
     else:
         per_prompt = [dict(params or {}) for _ in prompts]
         n = (params or {}).get("n", 1) or 1
