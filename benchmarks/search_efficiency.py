@@ -78,7 +78,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from searchbench.night import print_night, print_night_groups, summarize_night  # noqa: E402
 from searchbench.runs import HORIZON, HV_AT, WITHIN, RunResult, run_one  # noqa: E402
 from searchbench.strategies import QUICK_STRATEGIES, STRATEGIES, bench_speculative_grid, grid_launches  # noqa: E402,F401
-from searchbench.targets import SPACE, Target, Truth, profile_table, table_target  # noqa: E402
+from searchbench.targets import SPACE, Target, Truth, profile_table, repeated_input, table_target  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("k2.6-tp8-pcie", "k2.6-tp8-nvlink", "dense-27b-tp1")
@@ -379,6 +379,10 @@ def main(argv: list[str] | None = None) -> int:
     if not (profiles or args.landscape or sets):
         print(f"error: --profiles {args.profiles!r} names no landscape; give profile names or paths, "
               "--landscape FILE.json or --set", file=sys.stderr)
+        return 2
+    twice = repeated_input(profiles, args.landscape)
+    if twice:  # before any table is built: the same landscape twice would be scored twice
+        print(f"error: {twice}", file=sys.stderr)
         return 2
     targets: list[Target] = []
     groups: dict[str, list[str]] = {}

@@ -151,3 +151,35 @@ def write_table(data: dict, cache: Path, name: str, group: str, family: str) -> 
         Path(cache).mkdir(parents=True, exist_ok=True)
         write_text_atomic(path, text)
     return Target(name, path, group, family)
+
+
+def repeated_input(profiles: list[str], landscapes: list[str]) -> str | None:
+    """The first input named twice, as one line (None: every input is its own): the same
+    ``--profiles`` entry twice, a profile name and a path to the same file, one ``--landscape``
+    file twice, or one file given to both flags. Judged on the resolved file (a shipped name is
+    ``tuner/sim/profiles/NAME.yaml``), before any table is built; an entry that names no file is
+    compared as written and refused later by its own check."""
+    from tuner.config.yamlfile import ConfigError
+    from tuner.sim.profile import profile_path
+
+    def where(flag: str, value: str) -> Path | str:
+        try:
+            path = profile_path(value) if flag == "--profiles" else Path(value)
+            return path.resolve() if path.is_file() else value
+        except (ConfigError, OSError):
+            return value
+
+    seen: dict = {}
+    for flag, values in (("--profiles", profiles), ("--landscape", landscapes)):
+        for value in values:
+            key = where(flag, value)
+            if key not in seen:
+                seen[key] = (flag, value)
+                continue
+            first_flag, first = seen[key]
+            if first_flag == flag and first == value:
+                return f"{flag}: {value!r} is given twice; give it once"
+            named = f"{flag}: {first!r} and {value!r}" if first_flag == flag else \
+                f"{first_flag} {first!r} and {flag} {value!r}"
+            return f"{named} are the same file ({key}); give it once"
+    return None

@@ -502,3 +502,29 @@ def test_a_table_none_of_whose_rows_is_in_the_space_is_one_line(tmp_path):
     assert p.returncode == 2 and not out.exists() and not (tmp_path / "cache").exists()
     lines = p.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and "wide.json" in lines[0], p.stderr
+
+
+def test_an_input_given_twice_is_one_line_naming_the_flag_and_nothing_runs(tmp_path):
+    # QA: --profiles X,X (or a name and a path to the same file, or --landscape F twice) built the
+    # profile's table, then said "two landscapes share the name 'X' (F, F); give each its own name":
+    # the same file twice, named as if two files clashed, after writing to the cache.
+    table = write_table(tmp_path / "node.json", table_from_profile("dense-27b-tp1", suite="seed"))
+    shipped = ROOT / "tuner" / "sim" / "profiles" / "dense-27b-tp1.yaml"
+    cases = [
+        (("--profiles", "dense-27b-tp1,dense-27b-tp1"), "error: --profiles: 'dense-27b-tp1' is given twice"),
+        (("--profiles", f"dense-27b-tp1,{shipped}"),
+         f"error: --profiles: 'dense-27b-tp1' and '{shipped}' are the same file ({shipped})"),
+        (("--landscape", str(table), "--landscape", f"{tmp_path}/./node.json"),
+         f"error: --landscape: '{table}' and '{tmp_path}/./node.json' are the same file ({table})"),
+        (("--landscape", str(table), "--landscape", str(table)), f"error: --landscape: '{table}' is given twice"),
+        (("--profiles", str(table), "--landscape", str(table)),
+         f"error: --profiles '{table}' and --landscape '{table}' are the same file ({table})"),
+    ]
+    for args, start in cases:
+        out, cache = tmp_path / "runs.json", tmp_path / "cache"
+        p = run(*args, "--strategies", "random", "--seeds", "1", "--budget", "2", "--json", str(out),
+                "--cache", str(cache))
+        lines = p.stderr.strip().splitlines()
+        assert p.returncode == 2 and len(lines) == 1 and lines[0].startswith(start), (args, p.stderr)
+        assert lines[0].endswith("; give it once"), p.stderr
+        assert not out.exists() and not cache.exists() and p.stdout == "", args  # nothing built, nothing run
