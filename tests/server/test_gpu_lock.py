@@ -23,7 +23,7 @@ from support.processes import STARTED_GROUPS
 from support.standin import standin_python
 
 from tuner.config.study import ServerSettings
-from tuner.server.gpu_lock import GpuLock, visible_gpus
+from tuner.server.gpu_lock import GpuLock, lock_names, visible_gpus
 from tuner.server.launcher import ServerProcess
 from tuner.server.ports import pick_free_port
 
@@ -115,20 +115,73 @@ def locks(tmp_path) -> Path:
     return tmp_path / "locks"
 
 
-def holder(children, tmp_path, locks, gpus) -> Child:
+def holder(children, tmp_path, locks, gpus, env: dict | None = None) -> Child:
     script = tmp_path / "holder.py"
     script.write_text(HOLDER)
-    c = Child([PY, str(script), json.dumps(gpus), str(locks)])
+    c = Child([PY, str(script), json.dumps(gpus), str(locks)], env)
     children.append(c)
     return c
 
 
+#: GPU UUIDs of the fake node nvidia_smi_on_path describes (index: UUID)
+UUIDS = {"0": "GPU-8f3c2a10-1111-2222-3333-444455556666", "1": "GPU-0b7d9e21-aaaa-bbbb-cccc-ddddeeeeffff",
+         "2": "GPU-5e6f7a8b-1234-5678-9abc-def012345678", "3": "GPU-3f1c0d2e-9999-8888-7777-666655554444"}
+
+
+def nvidia_smi_on_path(tmp_path: Path, answer: bool = True) -> dict:
+    """The seam for GPU UUIDs: a fake ``nvidia-smi`` first on PATH (``answer=False``: one that fails,
+    as on a node whose driver does not answer); the environment for a child process."""
+    bin_dir = tmp_path / "fake-bin"
+    bin_dir.mkdir(exist_ok=True)
+    rows = "".join(f"{i}, {u}\\n" for i, u in UUIDS.items())
+    body = f"printf '{rows}'" if answer else "echo 'NVIDIA-SMI has failed' >&2; exit 9"
+    (bin_dir / "nvidia-smi").write_text(f"#!/bin/sh\n{body}\n")
+    (bin_dir / "nvidia-smi").chmod(0o755)
+    return {"PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}"}
+
+
 def test_disjoint_sets_are_held_at_once(children, tmp_path, locks):
-    a = holder(children, tmp_path, locks, ["0", "1"])
+    env = nvidia_smi_on_path(tmp_path)
+    a = holder(children, tmp_path, locks, ["0", "1"], env)
     a.wait_for("HOLD")
-    b = holder(children, tmp_path, locks, ["2", "GPU-3f1c"])
+    b = holder(children, tmp_path, locks, ["2", UUIDS["3"]], env)
     b.wait_for("HOLD")  # while a still holds 0 and 1
     assert not a.said("RELEASED") and not b.said("waiting", "err")
+
+
+@pytest.mark.parametrize("by_uuid", [UUIDS["1"], "GPU-0b7d9e21"], ids=["uuid", "uuid-prefix"])
+def test_one_gpu_named_by_index_and_by_uuid_is_one_lock(children, tmp_path, locks, by_uuid):
+    # QA: CUDA_VISIBLE_DEVICES=1 and CUDA_VISIBLE_DEVICES=<GPU 1's UUID> (or a unique prefix of it,
+    # which CUDA accepts) took gpu-1.lock and gpu-GPU-....lock: both tuners held GPU 1 at once.
+    env = nvidia_smi_on_path(tmp_path)
+    a = holder(children, tmp_path, locks, ["1"], env)
+    a.wait_for("HOLD")
+    b = holder(children, tmp_path, locks, [by_uuid], env)
+    b.wait_for(f"waiting for GPUs {by_uuid}: another tuner holds them (pid {a.pid}:", "err")
+    assert not b.said("HOLD")
+    a.tell()
+    b.wait_for("HOLD")
+    c = holder(children, tmp_path, locks, ["1"], env)  # and the other way round
+    c.wait_for(f"waiting for GPUs 1: another tuner holds them (pid {b.pid}:", "err")
+
+
+def test_a_uuid_without_nvidia_smi_locks_every_gpu_and_says_so(children, tmp_path, locks):
+    # Which index a UUID is cannot be told: the lock is taken on every GPU of the node (safe: never
+    # two servers on one GPU), with one line saying why and how to lock fewer.
+    for answer in (False, None):  # nvidia-smi failing; nvidia-smi absent (PATH without it)
+        env = nvidia_smi_on_path(tmp_path, answer=False) if answer is False else {"PATH": str(tmp_path / "empty")}
+        a = holder(children, tmp_path, locks, ["3"], env)
+        a.wait_for("HOLD")
+        b = holder(children, tmp_path, locks, [UUIDS["0"]], env)
+        b.wait_for(f"GPU lock: cannot tell which GPU index {UUIDS['0']} is (nvidia-smi", "err")
+        b.wait_for(f"waiting for GPUs {UUIDS['0']}: another tuner holds them (pid {a.pid}:", "err")
+        note = next(x for x in b.err if x.startswith("GPU lock:"))
+        assert note.endswith("taking the lock on every GPU of the node; name GPUs by index in "
+                             "CUDA_VISIBLE_DEVICES to lock only those"), note
+        a.tell()
+        b.wait_for("HOLD")
+        b.tell()
+        b.wait_for("RELEASED")
 
 
 def test_an_overlapping_set_waits_for_the_holder_named_in_its_line(children, tmp_path, locks):
@@ -212,6 +265,21 @@ def test_which_gpus(monkeypatch):
     assert visible_gpus({"CUDA_VISIBLE_DEVICES": "0"}) == ("0",)  # server.env over the tuner's own
     assert visible_gpus({"CUDA_VISIBLE_DEVICES": ""}) == ()  # no GPU shown to the server: no lock
     assert GpuLock((), directory="/nonexistent").plan() == []
+
+
+def test_lock_names_read_uuids_as_indices_and_nothing_else():
+    table = {u: i for i, u in UUIDS.items()}
+
+    def never():
+        raise AssertionError("nvidia-smi asked with no UUID given")
+
+    assert lock_names(["1", "0"], never) == (("1", "0"), None)  # indices only: nvidia-smi not run
+    assert lock_names(["MIG-5c1d2e3f"], never) == (("MIG-5c1d2e3f",), None)  # MIG ids as written
+    assert lock_names([UUIDS["2"], "GPU-3f1c", "0"], lambda: table) == (("2", "3", "0"), None)
+    # a UUID no GPU of the node has, or a prefix several share ("GPU-" is every one's): as written
+    assert lock_names(["GPU-ffff", "GPU-"], lambda: table) == (("GPU-ffff", "GPU-"), None)
+    names, note = lock_names(["0", UUIDS["1"]], lambda: None)
+    assert names is None and note.startswith(f"GPU lock: cannot tell which GPU index {UUIDS['1']} is")
 
 
 # --------------------------------------------------------------------------------------------------

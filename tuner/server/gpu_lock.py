@@ -7,9 +7,15 @@ Contract.
   until :meth:`~tuner.server.launcher.ServerProcess.stop` has stopped it (its process group gone, its
   GPU memory released or given up on). Backends ``sim`` and ``model`` use no GPU and take no lock.
 * Which GPUs: the server's ``CUDA_VISIBLE_DEVICES`` (``server.env``'s if it sets it, else the tuner's
-  own), split on commas, each entry as written (an index or a GPU UUID; ``0`` and that GPU's UUID are
-  not known to be the same GPU). Unset means every GPU of the node: the lock named ``all``. An empty
-  value shows the server no GPU: no lock.
+  own), split on commas. An index is locked as written; a GPU UUID (``GPU-8f3c...``, or a unique
+  prefix of one, which CUDA accepts) as its index, read from ``nvidia-smi --query-gpu=index,uuid``,
+  so a tuner naming GPU 0 by index and one naming it by UUID take one lock (nvidia-smi's index is
+  the PCI order, CUDA's with ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` and on a node of identical GPUs). A
+  UUID nvidia-smi does not list is locked as written. Where nvidia-smi is absent or fails, which
+  index a UUID is cannot be told: the lock is ``all`` (never two servers on one GPU), said once. A
+  MIG id (``MIG-...``) is locked as written (a MIG instance and its whole GPU are not known to
+  overlap). Unset means every GPU of the node: the lock named ``all``. An empty value shows the
+  server no GPU: no lock.
 * How: :func:`fcntl.flock` on one file per GPU (``gpu-<name>.lock``) and one ``all.lock`` in a
   host-wide folder, :data:`DEFAULT_DIR` (``TUNER_GPU_LOCK_DIR`` overrides it), made mode 0o1777 like
   /tmp, each file 0o666, so two users' tuners on one node see each other; a folder or file another
@@ -43,6 +49,8 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
+from .gpus import NVIDIA_SMI, gpu_indices_by_uuid
+
 log = logging.getLogger("tuner.server")
 
 #: the environment variable naming the lock folder (tests, or a node whose /tmp is not shared)
@@ -51,6 +59,8 @@ DEFAULT_DIR = "/tmp/tuner-gpu-locks"
 ALL = "all"
 #: how often a waiting tuner tries again
 POLL_S = 0.5
+#: the lines about a lock widened to every GPU already said by this process
+_TOLD: set[str] = set()
 
 
 class GpuLockError(OSError):
@@ -68,6 +78,31 @@ def visible_gpus(env: Mapping[str, str] | None = None) -> tuple[str, ...] | None
     if value is None:
         return None
     return tuple(p.strip() for p in str(value).split(",") if p.strip())
+
+
+def lock_names(gpus: Sequence[str], indices_by_uuid: Callable[[], dict[str, str] | None]
+               ) -> tuple[tuple[str, ...] | None, str | None]:
+    """The lock names of ``gpus`` (entries of ``CUDA_VISIBLE_DEVICES``) and a line to say (or None):
+    a GPU UUID, or a unique prefix of one, becomes its index from ``indices_by_uuid()`` (called
+    only if a UUID is given); other entries stay as written. ``(None, line)`` when a UUID's index
+    cannot be told (``indices_by_uuid()`` is None): the caller locks every GPU."""
+    names: list[str] = []
+    known: dict[str, str] | None = None
+    for gpu in gpus:
+        if not gpu.startswith("GPU-"):
+            names.append(gpu)
+            continue
+        if known is None:
+            known = indices_by_uuid()
+            if known is None:
+                return None, (f"GPU lock: cannot tell which GPU index {gpu} is (nvidia-smi is absent or "
+                              "failed); taking the lock on every GPU of the node; name GPUs by index in "
+                              "CUDA_VISIBLE_DEVICES to lock only those")
+        # CUDA takes a unique prefix of a UUID for the GPU (cuda-c-programming-guide, "CUDA
+        # Environment Variables"); an entry matching no GPU, or several, names none of them.
+        matches = {index for uuid, index in known.items() if uuid.startswith(gpu)}
+        names.append(matches.pop() if len(matches) == 1 else gpu)
+    return tuple(names), None
 
 
 def gpus_label(gpus: Sequence[str] | None) -> str:
@@ -130,25 +165,31 @@ class GpuLock:
 
     def __init__(self, gpus: Sequence[str] | None, *, study: str | None = None,
                  directory: str | Path | None = None, say: Callable[[str], None] | None = None,
-                 poll_s: float = POLL_S):
+                 poll_s: float = POLL_S, nvidia_smi: str = NVIDIA_SMI):
         self.gpus = None if gpus is None else tuple(gpus)
         self.study = study
         self.directory = Path(directory) if directory is not None else lock_dir()
         self.say = say or _say_stderr
         self.poll_s = poll_s
+        self.nvidia_smi = nvidia_smi
         self._held: list[tuple[int, bool]] = []  #: (fd, exclusive) in the order taken
+        self._note: str | None = None  #: why every GPU is locked for an explicit set (plan())
 
     @property
     def held(self) -> bool:
         return bool(self._held)
 
     def plan(self) -> list[tuple[str, bool]]:
-        """The files to take, in order: (name, exclusive)."""
+        """The files to take, in order: (name, exclusive). GPU UUIDs are read as indices
+        (:func:`lock_names`; this may run ``nvidia-smi``)."""
         if self.gpus is None:
             return [(ALL, True)]
         if not self.gpus:
             return []
-        return [(ALL, False)] + [(g, True) for g in sorted(set(self.gpus))]
+        names, self._note = lock_names(self.gpus, lambda: gpu_indices_by_uuid(self.nvidia_smi))
+        if names is None:
+            return [(ALL, True)]
+        return [(ALL, False)] + [(g, True) for g in sorted(set(names))]
 
     def _open(self, name: str) -> int:
         d = self.directory
@@ -199,8 +240,13 @@ class GpuLock:
         started = time.monotonic()
         said = False
         info = json.dumps(holder_info(self.study))
+        plan = self.plan()
+        if self._note and self._note not in _TOLD:  # once per process, not at every launch
+            _TOLD.add(self._note)
+            log.info("%s", self._note)
+            self.say(self._note)
         try:
-            for name, exclusive in self.plan():
+            for name, exclusive in plan:
                 fd = self._open(name)
                 try:
                     said = self._take(fd, name, exclusive, said)

@@ -84,3 +84,27 @@ def gpu_inventory(nvidia_smi: str = NVIDIA_SMI) -> list[dict] | None:
         except ValueError:
             return None
     return gpus
+
+
+def gpu_indices_by_uuid(nvidia_smi: str = NVIDIA_SMI) -> dict[str, str] | None:
+    """Each GPU's UUID (``GPU-8f3c...``) -> its index (``"0"``) from ``nvidia-smi --query-gpu=
+    index,uuid``; None where it is absent, fails or answers something else (never raises)."""
+    exe = shutil.which(nvidia_smi)
+    if exe is None:
+        return None
+    try:
+        out = subprocess.run([exe, "--query-gpu=index,uuid", "--format=csv,noheader"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("nvidia-smi failed: %s", exc)
+        return None
+    if out.returncode != 0:
+        return None
+    found = {}
+    for line in out.stdout.strip().splitlines():
+        index, _, uuid = (p.strip() for p in line.partition(","))
+        if not index.isdigit() or not uuid.startswith("GPU-"):
+            log.warning("unexpected nvidia-smi output: %r", out.stdout[:200])
+            return None
+        found[uuid] = index
+    return found or None
