@@ -115,10 +115,10 @@ def locks(tmp_path) -> Path:
     return tmp_path / "locks"
 
 
-def holder(children, tmp_path, locks, gpus, env: dict | None = None) -> Child:
+def holder(children, tmp_path, locks, gpus, env: dict | None = None, extra: tuple[str, ...] = ()) -> Child:
     script = tmp_path / "holder.py"
     script.write_text(HOLDER)
-    c = Child([PY, str(script), json.dumps(gpus), str(locks)], env)
+    c = Child([PY, str(script), json.dumps(gpus), str(locks), *extra], env)
     children.append(c)
     return c
 
@@ -196,6 +196,23 @@ def test_an_overlapping_set_waits_for_the_holder_named_in_its_line(children, tmp
     a.wait_for("RELEASED")
     b.wait_for("HOLD")
     assert sum("waiting" in x for x in b.err) == 1  # said once, however long it waited
+
+
+def test_the_waiting_line_shows_the_holder_s_command_quoted_and_without_a_password(children, tmp_path, locks):
+    # QA: the line printed the holder's argv joined raw: "tuner study run my study.yaml --storage
+    # postgresql://tuner:s3cret@db/optuna" -- the storage password on the waiter's screen and in its
+    # log (and in the lock file, readable by every user), and an argument with a space unreadable.
+    extra = ("study", "run", "my study.yaml", "--storage", "postgresql://tuner:s3cret@db.example/optuna",
+             "--storage=postgresql://u:p@ss@db/x?sslpassword=k3y&sslmode=require")
+    a = holder(children, tmp_path, locks, ["0"], extra=extra)
+    a.wait_for("HOLD")
+    assert "s3cret" not in (locks / "gpu-0.lock").read_text()
+    b = holder(children, tmp_path, locks, ["0"])
+    b.wait_for("waiting for GPUs 0", "err")
+    line = next(x for x in b.err if "waiting" in x)
+    assert "s3cret" not in line and "p@ss" not in line and "k3y" not in line, line
+    assert (" study run 'my study.yaml' --storage 'postgresql://tuner:***@db.example/optuna' "
+            "'--storage=postgresql://u:***@db/x?sslpassword=***&sslmode=require'; study demo)") in line, line
 
 
 def test_all_excludes_an_explicit_set(children, tmp_path, locks):

@@ -43,6 +43,7 @@ import json
 import logging
 import os
 import re
+import shlex
 import socket
 import sys
 import time
@@ -109,13 +110,29 @@ def gpus_label(gpus: Sequence[str] | None) -> str:
     return "all (CUDA_VISIBLE_DEVICES unset)" if gpus is None else ",".join(gpus)
 
 
+def _without_secret(arg: str) -> str:
+    """``arg`` with a URL's password (``user:password@``, up to the last ``@``: a password may hold
+    one) and ``password=`` / ``sslpassword=`` query values shown as ``***``. The tuner's own
+    :func:`tuner.engine.urls.redact` lies in a layer above this one; this is its rule by text."""
+    scheme, sep, rest = arg.partition("://")
+    if sep and "@" in rest:
+        userinfo, _, location = rest.rpartition("@")
+        user, colon, _ = userinfo.partition(":")
+        if colon:
+            arg = f"{scheme}{sep}{user}:***@{location}"
+    return re.sub(r"(?i)([?&](?:ssl)?password=)[^&]*", r"\1***", arg)
+
+
 def holder_info(study: str | None = None) -> dict:
-    """What a lock file says of its holder: this process."""
+    """What a lock file says of its holder: this process. The command line is shell-quoted (an
+    argument with a space reads as one) with any storage password hidden: the file is readable by
+    every user, and a waiting tuner prints it."""
     argv = list(sys.argv) or ["?"]
     head = os.path.basename(argv[0])
     if head == "__main__.py":
         head = "python -m " + os.path.basename(os.path.dirname(argv[0]))
-    return {"pid": os.getpid(), "host": socket.gethostname(), "command": " ".join([head, *argv[1:]]),
+    command = " ".join([head, shlex.join(_without_secret(a) for a in argv[1:])]).rstrip()
+    return {"pid": os.getpid(), "host": socket.gethostname(), "command": command,
             "study": study, "since": time.time()}
 
 
