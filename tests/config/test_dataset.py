@@ -4,6 +4,7 @@ line (or suite key)."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 
 import pytest
@@ -257,3 +258,75 @@ def test_equal_bounds_are_one_length_not_an_error():
         DatasetSpec(path="d.jsonl", min_prompt_chars=40, max_prompt_chars=39)
     with pytest.raises(ValidationError, match="min_output_tokens must not be above max_output_tokens"):
         DatasetSpec(path="d.jsonl", min_output_tokens=65, max_output_tokens=64)
+
+
+def _big_jsonl(path, mb: float) -> int:
+    """A JSONL file of about ``mb`` MB (prompts of 2,000 characters); its row count."""
+    rows, size = [], 0
+    while size < mb * 1e6:
+        line = json.dumps({"id": f"q{len(rows)}", "prompt": f"request {len(rows)} " + "w" * 2000, "max_tokens": 8})
+        rows.append(line)
+        size += len(line) + 1
+    path.write_text("\n".join(rows) + "\n")
+    return len(rows)
+
+
+@pytest.mark.parametrize("n, at_most", [(4, 0.5), (None, 2.0)], ids=["n-drawn", "every-row"])
+def test_a_large_jsonl_is_read_without_holding_the_file_several_times(tmp_path, n, at_most):
+    # QA (benchmarks/dataset_memory.py): a 300 MB JSONL loaded at 1.3 GB peak RSS (4.2x its size),
+    # n: 64 or not: the file's bytes, its text, its lines and every row's prompt were all held at
+    # once. The JSONL file is now read line by line, and with n only the n drawn rows are kept.
+    # Python's own allocations (tracemalloc), not RSS: the same figure on any machine. (The read
+    # used to ask for a buffer of the 1 GiB cap at once, which tracemalloc counts: 67x here.)
+    import tracemalloc
+
+    total = _big_jsonl(tmp_path / "big.jsonl", 16)  # a few MB of buffers are not the file's size
+    size = (tmp_path / "big.jsonl").stat().st_size
+    path = suite_file(tmp_path, "{path: big.jsonl" + (f", n: {n}" if n else "") + "}")
+    tracemalloc.start()
+    try:
+        suite = load_suite(path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert len(suite.prompts) == (n or total)
+    assert peak < at_most * size, f"peak {peak / size:.2f}x the file's {size} bytes"
+    # the draw itself is unchanged: the same requests as the rule in the README names
+    if n:
+        order = sorted(range(total), key=lambda i: hashlib.sha256(f"0:{i}".encode()).digest())[:n]
+        assert [p.name for p in suite.prompts] == [f"q{i}" for i in order]
+
+
+def test_a_large_file_read_in_pieces_keeps_its_characters_and_names_its_first_bad_byte(tmp_path, monkeypatch):
+    # The file is read a piece at a time (tuner.config.dataset._scan): a character cut between two
+    # pieces is still one character, and the first byte that is not UTF-8 is named by its offset in
+    # the file, as when the file was decoded whole.
+    import tuner.config.dataset as dataset
+
+    monkeypatch.setattr(dataset, "_CHUNK", 7)  # every multi-byte character is cut somewhere
+    rows = [{"prompt": "caf\u00e9 \u4e2d\u6587 \U0001f600 na\u00efve", "max_tokens": 8}, {"prompt": "second"}]
+    data = ("\ufeff" + "\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n").encode()
+    (tmp_path / "u.jsonl").write_bytes(data)
+    suite = load_suite(suite_file(tmp_path, "{path: u.jsonl}"))
+    assert [p.text for p in suite.prompts] == [r["prompt"] for r in rows]
+    bad = data.index("\U0001f600".encode()) + 1  # a 4-byte character's second byte, alone
+    (tmp_path / "u.jsonl").write_bytes(data[:bad] + data[bad + 1:] )
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite_file(tmp_path, "{path: u.jsonl}"))
+    assert str(info.value).endswith(f"u.jsonl: not UTF-8 text (byte {bad - 1}); save the file as UTF-8")
+    assert data[:bad - 1].decode("utf-8")  # every byte before it is UTF-8
+
+
+@pytest.mark.parametrize("name", ["d.jsonl", "d.json"])
+def test_a_file_that_changes_between_its_two_reads_is_refused(tmp_path, monkeypatch, name):
+    # The SHA-256 recorded is the first read's; requests from other bytes would be stored under it.
+    import tuner.config.dataset as dataset
+
+    write_jsonl(tmp_path / "d.jsonl", ROWS)
+    (tmp_path / "d.json").write_text(json.dumps([{"conversations": [
+        {"from": "human", "value": "hello there"}, {"from": "gpt", "value": "general kenobi"}]}]))
+    scan = dataset._scan
+    monkeypatch.setattr(dataset, "_scan", lambda path: ("0" * 64, *scan(path)[1:]))
+    with pytest.raises(ConfigError) as info:
+        load_suite(suite_file(tmp_path, f"{{path: {name}}}"))
+    assert str(info.value) == f"{tmp_path / name}: changed while being read; load it again when nothing is writing it"

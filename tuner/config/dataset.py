@@ -28,16 +28,18 @@ study created again after the file changed is refused as a different suite.
 
 from __future__ import annotations
 
+import codecs
 import hashlib
+import heapq
 import json
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Iterable, Iterator, Literal
 
 from pydantic import Field, model_validator
 
 from .paths import NonEmptyPathText
-from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, decode_utf8, lone_surrogate,
-                       no_repeated_keys, read_bytes_capped, surrogate_message)
+from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, check_regular_file, grew_past,
+                       lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
 #: rule of thumb the simulator uses for prompts).
@@ -107,11 +109,9 @@ def _real_text(text: str, source: str, where: str) -> None:
         raise _row_error(source, where, surrogate_message(text, bad))
 
 
-def _jsonl_rows(path: Path, source: str, text: str) -> list[dict[str, Any]]:
-    rows = []
-    # Lines end at "\n" only: str.splitlines() would also split inside a JSON string at U+2028,
-    # U+2029 or U+0085, which JSON allows raw (a "\r" before the "\n" is stripped below).
-    for lineno, line in enumerate(text.split("\n"), 1):
+def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:
+    """The requests of JSONL ``lines`` (number, text), one at a time: a file is never held whole."""
+    for lineno, line in lines:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
@@ -149,9 +149,8 @@ def _jsonl_rows(path: Path, source: str, text: str) -> list[dict[str, Any]]:
         category = obj.get("category", obj.get("name"))
         if category is not None and not isinstance(category, str):
             raise _row_error(source, f"{where}: category", "must be text")
-        rows.append({"line": lineno, "text": prompt, "messages": messages, "max_tokens": max_tokens,
-                     "category": category or None, "id": obj.get("id")})
-    return rows
+        yield {"line": lineno, "text": prompt, "messages": messages, "max_tokens": max_tokens,
+               "category": category or None, "id": obj.get("id")}
 
 
 def _messages(value: Any, source: str, where: str) -> list[dict]:
@@ -173,7 +172,7 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
     return out
 
 
-def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[str, Any]]:
+def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any]]:
     try:
         data = json.loads(text, object_pairs_hook=no_repeated_keys)
     except json.JSONDecodeError as exc:
@@ -211,12 +210,12 @@ def _sharegpt_rows(path: Path, source: str, text: str, cap: int) -> list[dict[st
     return rows
 
 
-def _looks_like_other_layout(text: str, layout: str) -> bool:
-    """Whether a file read as ``layout`` (from its suffix) starts as the other layout does: a JSON
-    list for ``jsonl`` (a ShareGPT dump saved as ``.jsonl``), an object for ``sharegpt`` (JSON lines
-    saved as ``.json``). Only then does a parse error say to set ``format``: a JSONL file whose
-    first lines are objects, broken on a later line, is JSONL with a bad line."""
-    start = text.lstrip()[:1]
+def _looks_like_other_layout(start: str, layout: str) -> bool:
+    """Whether a file read as ``layout`` (from its suffix), whose first character that is not blank
+    is ``start``, starts as the other layout does: a JSON list for ``jsonl`` (a ShareGPT dump saved
+    as ``.jsonl``), an object for ``sharegpt`` (JSON lines saved as ``.json``). Only then does a
+    parse error say to set ``format``: a JSONL file whose first lines are objects, broken on a
+    later line, is JSONL with a bad line."""
     if layout == "jsonl":
         return start == "["
     return start == "{"
@@ -224,6 +223,87 @@ def _looks_like_other_layout(text: str, layout: str) -> bool:
 
 def _order_key(seed: int, position: int) -> bytes:
     return hashlib.sha256(f"{seed}:{position}".encode()).digest()
+
+
+# Reading a file of up to MAX_DATASET_BYTES (QA: a 300 MB JSONL peaked at 4.2x its size in RSS, its
+# bytes, text, lines and every row's prompt held at once; benchmarks/dataset_memory.py measures it).
+# A first pass streams the file for its SHA-256, its UTF-8 check and its first character; JSONL is
+# then read a line at a time and, with ``n``, only the n rows drawn so far are kept. A ShareGPT file
+# is one JSON document: its text is parsed whole (its bytes let go first).
+_CHUNK = 1 << 20
+
+
+def _scan(path: Path) -> tuple[str, int | None, str]:
+    """One pass over the file, holding a chunk at a time: its SHA-256, the offset of its first byte
+    that is not UTF-8 (None: it is UTF-8 text) and its first character that is not blank after a
+    byte-order mark ("" when there is none)."""
+    h = hashlib.sha256()
+    decoder = codecs.getincrementaldecoder("utf-8")()
+    offset, bad, start, began = 0, None, "", False
+    try:
+        with open(path, "rb") as f:
+            while chunk := f.read(_CHUNK):
+                h.update(chunk)
+                if offset + len(chunk) > MAX_DATASET_BYTES:
+                    raise grew_past(path, MAX_DATASET_BYTES)
+                if bad is None:
+                    pending = len(decoder.getstate()[0])
+                    try:
+                        piece = decoder.decode(chunk)
+                    except UnicodeDecodeError as exc:
+                        bad, piece = offset - pending + exc.start, ""
+                    if not start and piece:
+                        if not began:
+                            piece, began = piece.removeprefix("\ufeff"), True
+                        start = piece.lstrip()[:1]
+                offset += len(chunk)
+            if bad is None:
+                try:
+                    decoder.decode(b"", final=True)
+                except UnicodeDecodeError as exc:
+                    bad = offset - len(decoder.getstate()[0]) + exc.start
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    return h.hexdigest(), bad, start
+
+
+def _changed(path: Path) -> ConfigError:
+    return ConfigError(path, "", "changed while being read; load it again when nothing is writing it")
+
+
+def _jsonl_lines(path: Path, digest: str) -> Iterator[tuple[int, str]]:
+    """The file's lines (number, text), read one at a time; :func:`_changed` if its bytes are not
+    those :func:`_scan` read. Lines end at "\n" only: str.splitlines() would also split inside a
+    JSON string at U+2028, U+2029 or U+0085, which JSON allows raw (a "\r" before the "\n" is
+    stripped with the line's blanks)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as f:
+            for lineno, raw in enumerate(f, 1):
+                h.update(raw)
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError:
+                    raise _changed(path) from None
+                yield lineno, (line.removeprefix("\ufeff") if lineno == 1 else line)
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    if h.hexdigest() != digest:
+        raise _changed(path)
+
+
+def _sharegpt_text(path: Path, digest: str) -> str:
+    """The whole file as text (a byte-order mark dropped), its bytes let go before it is parsed."""
+    try:
+        raw = path.read_bytes()
+    except OSError as exc:
+        raise ConfigError(path, "", f"cannot read: {exc.strerror or exc}") from None
+    if hashlib.sha256(raw).hexdigest() != digest:
+        raise _changed(path)
+    try:
+        return raw.decode("utf-8-sig")
+    except UnicodeDecodeError:
+        raise _changed(path) from None
 
 
 def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset") -> tuple[list[dict], str, int]:
@@ -235,50 +315,60 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
         raise ConfigError(source, f"{where}.path", f"{path} not found (a relative path is read from {base_dir}: "
                                                    "the suite file's folder, or the study file's for an inline suite)")
     try:
-        raw = read_bytes_capped(path, MAX_DATASET_BYTES)
+        check_regular_file(path, MAX_DATASET_BYTES)
+        digest, bad_byte, start = _scan(path)
     except ConfigError as exc:
         raise ConfigError(source, f"{where}.path", f"{path}: {exc.message}") from None
-    digest = hashlib.sha256(raw).hexdigest()
     if spec.sha256 is not None and spec.sha256 != digest:
         raise ConfigError(source, f"{where}.sha256", f"{path} has SHA-256 {digest}, not the one the suite "
                                                      "pins; the file changed")
-    text = decode_utf8(raw, path).removeprefix("\ufeff")  # a byte-order mark some editors write
+    if bad_byte is not None:
+        raise not_utf8(path, bad_byte)
     layout = spec.layout()
+    total = passed = 0
+
+    def passing() -> Iterator[tuple[int, dict]]:
+        # every row is read (and checked) here, whether or not it is kept
+        nonlocal total, passed
+        rows = (_jsonl_rows(str(path), _jsonl_lines(path, digest)) if layout == "jsonl"
+                else _sharegpt_rows(str(path), _sharegpt_text(path, digest), spec.max_output_tokens))
+        for position, row in enumerate(rows):
+            total += 1
+            chars = len(row["text"])
+            out_len = min(row["max_tokens"] or spec.default_max_tokens, spec.max_output_tokens)
+            if chars < spec.min_prompt_chars or (spec.max_prompt_chars is not None and chars > spec.max_prompt_chars):
+                continue
+            if out_len < spec.min_output_tokens:
+                continue
+            passed += 1
+            yield position, {**row, "max_tokens": out_len}
+
     try:
-        rows = (_jsonl_rows(path, str(path), text) if layout == "jsonl"
-                else _sharegpt_rows(path, str(path), text, spec.max_output_tokens))
+        if spec.n is None:
+            kept = list(passing())
+        else:
+            # The n first in the drawn order (a SHA-256 of seed and position), kept while reading:
+            # in that order, so the first few (``single.prompts``) are a random sample too.
+            kept = heapq.nsmallest(spec.n, passing(), key=lambda pr: _order_key(spec.seed, pr[0]))
     except ConfigError as exc:
         if spec.format is not None or not ("not valid JSON" in exc.message or "expected a JSON" in exc.message):
             raise
-        if not _looks_like_other_layout(text, layout):
+        if not _looks_like_other_layout(start, layout):
             raise  # one bad line (or a broken list) in a file of its suffix's layout: no hint to change it
         other, shape = (("jsonl", "one JSON object per line") if layout == "sharegpt"
                         else ("sharegpt", "one JSON list of conversations"))
         raise ConfigError(exc.source, exc.key, f"{exc.message}; read as {layout} from the file's suffix: "
                                                f"set format: {other} if it is {shape}") from None
-    total = len(rows)
     if not total:
         what = ("no row" if layout == "jsonl"
                 else "no conversation with a prompt and a reply of 2 tokens or more, its first two turns")
         raise ConfigError(source, where, f"{path} holds no request ({what}); give a file with some")
-    kept = []
-    for position, row in enumerate(rows):
-        chars = len(row["text"])
-        out_len = min(row["max_tokens"] or spec.default_max_tokens, spec.max_output_tokens)
-        if chars < spec.min_prompt_chars or (spec.max_prompt_chars is not None and chars > spec.max_prompt_chars):
-            continue
-        if out_len < spec.min_output_tokens:
-            continue
-        kept.append((position, {**row, "max_tokens": out_len}))
-    if not kept:
+    if not passed:
         raise ConfigError(source, where, f"no request of {path} ({total} rows, layout {layout}) passes the "
                                          "length filters; widen min/max_prompt_chars or min_output_tokens")
-    if spec.n is not None:
-        if spec.n > len(kept):
-            raise ConfigError(source, f"{where}.n", f"{spec.n} requests asked for, but only {len(kept)} of "
-                                                    f"{path}'s {total} rows pass the filters; lower n")
-        # In the drawn order, so the first few (``single.prompts``) are a random sample too.
-        kept = sorted(kept, key=lambda pr: _order_key(spec.seed, pr[0]))[:spec.n]
+    if spec.n is not None and spec.n > passed:
+        raise ConfigError(source, f"{where}.n", f"{spec.n} requests asked for, but only {passed} of "
+                                                f"{path}'s {total} rows pass the filters; lower n")
     prompts = []
     ids = [row.get("id") for _, row in kept]
     use_ids = all(isinstance(i, (str, int)) and str(i).strip() for i in ids) and len(set(map(str, ids))) == len(ids)

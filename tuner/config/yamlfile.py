@@ -4,6 +4,11 @@ Every file the tuner reads (study, search space, suite, simulator profile) goes 
 :func:`load_model`: read bounded (:func:`read_yaml`: a regular file under a size cap, UTF-8, no YAML
 aliases), ``yaml`` safe-loaded, then a strict pydantic model that forbids unknown keys. Any
 problem raises :class:`ConfigError`, whose ``str()`` is the one line the CLI prints before exiting 2.
+
+Why one module: how a file named on a user's word is read (regular file, size cap, UTF-8, repeated
+keys, lone surrogates) and how a refusal reads are one contract; a dataset read in pieces
+(:mod:`tuner.config.dataset`) uses the same checks and messages from here, so split modules would
+only import each other.
 """
 
 from __future__ import annotations
@@ -181,8 +186,8 @@ def _size_text(n: int) -> str:
     return f"{n} bytes"
 
 
-def read_bytes_capped(path: str | Path, cap: int = MAX_YAML_BYTES) -> bytes:
-    """A regular file's bytes, at most ``cap`` of them; :class:`ConfigError` naming the file otherwise."""
+def check_regular_file(path: str | Path, cap: int = MAX_YAML_BYTES) -> None:
+    """:class:`ConfigError` naming the file unless it is a regular file of at most ``cap`` bytes."""
     path = Path(path)
     try:
         st = path.stat()
@@ -197,13 +202,24 @@ def read_bytes_capped(path: str | Path, cap: int = MAX_YAML_BYTES) -> bytes:
     if st.st_size > cap:
         raise ConfigError(path, "", f"{_size_text(st.st_size)}, over the {_size_text(cap)} limit for "
                                     "this kind of file; check the path")
+
+
+def grew_past(path: str | Path, cap: int) -> ConfigError:
+    """The error for a file that grew past ``cap`` bytes while it was read."""
+    return ConfigError(path, "", f"grew past the {_size_text(cap)} limit while being read")
+
+
+def read_bytes_capped(path: str | Path, cap: int = MAX_YAML_BYTES) -> bytes:
+    """A regular file's bytes, at most ``cap`` of them; :class:`ConfigError` naming the file otherwise."""
+    path = Path(path)
+    check_regular_file(path, cap)
     try:
         with open(path, "rb") as f:
             raw = f.read(cap + 1)
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror or exc}") from None
     if len(raw) > cap:
-        raise ConfigError(path, "", f"grew past the {_size_text(cap)} limit while being read")
+        raise grew_past(path, cap)
     return raw
 
 
@@ -212,7 +228,12 @@ def decode_utf8(raw: bytes, path: str | Path) -> str:
     try:
         return raw.decode("utf-8")
     except UnicodeDecodeError as exc:
-        raise ConfigError(path, "", f"not UTF-8 text (byte {exc.start}); save the file as UTF-8") from None
+        raise not_utf8(path, exc.start) from None
+
+
+def not_utf8(path: str | Path, offset: int) -> ConfigError:
+    """The error for a file whose byte ``offset`` (from its start) is the first that is not UTF-8."""
+    return ConfigError(path, "", f"not UTF-8 text (byte {offset}); save the file as UTF-8")
 
 
 def text_mode(text: str) -> str:
