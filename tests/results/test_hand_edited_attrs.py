@@ -106,9 +106,15 @@ def test_status_says_why_a_measured_baseline_is_unreadable(measured, tmp_path):
     assert "not measured yet" not in r.output
 
 
-def test_a_storage_that_fails_mid_command_is_one_line_not_a_traceback(measured, tmp_path):
+def test_a_storage_that_fails_mid_command_is_one_line_not_a_traceback(measured, tmp_path, monkeypatch):
     """QA: PostgreSQL stopped a second into `export`/`status`/`report`/`list` ended each in
-    SQLAlchemy's traceback. Here the SQLite storage opens, then a table the reader needs is gone."""
+    SQLAlchemy's traceback. Here the SQLite storage opens, then a table the reader needs is gone.
+    The line names this command's storage only: an earlier command in the same process (a test
+    worker, a script using click's runner) opened another (qa71: the line named a PostgreSQL URL
+    an earlier test had opened, and this test failed by test order)."""
+    from tuner.engine import storage
+
+    monkeypatch.setattr(storage, "OPENED", ["postgresql://tuner:s3cret@127.0.0.1:5/earlier"])
     with _edited(measured, tmp_path) as con:
         con.execute("ALTER TABLE trial_user_attributes RENAME COLUMN value_json TO v")  # create_all cannot mend it
     r = CliRunner().invoke(cli, ["study", "status", str(tmp_path / "ed.yaml")])
@@ -116,6 +122,7 @@ def test_a_storage_that_fails_mid_command_is_one_line_not_a_traceback(measured, 
     lines = r.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: storage sqlite:///") and "failed during the command" in lines[0]
     assert "OperationalError" in lines[0] and "Traceback" not in r.output
+    assert "earlier" not in lines[0] and "s3cret" not in r.output, lines[0]
 
 
 def test_a_storage_failure_line_never_holds_the_password():

@@ -93,6 +93,7 @@ class _TunerGroup(LazyGroup):
             raise
 
     def invoke(self, ctx: click.Context):
+        opened = _storages_opened()
         try:
             return super().invoke(ctx)
         except ConfigError as exc:
@@ -114,7 +115,7 @@ class _TunerGroup(LazyGroup):
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             from ..engine.storage import storage_failure_line
 
-            line = storage_failure_line(exc)
+            line = storage_failure_line(exc, since=opened)
             if line is None:
                 raise
             click.echo(self.scrub(f"error: {line}"), err=True)
@@ -130,6 +131,13 @@ def cli() -> None:
     `tuner study run demo.yaml` runs it. `tuner space list eagle3` lists the settings of the shipped
     search space.
     """
+
+
+def _storages_opened() -> int:
+    """How many storage URLs this process opened before the command (``tuner.engine.storage.OPENED``),
+    read without importing that module for a command that opens none."""
+    storage = sys.modules.get("tuner.engine.storage")
+    return len(storage.OPENED) if storage is not None else 0
 
 
 def _open_closed_streams() -> None:

@@ -78,10 +78,12 @@ _CREATE_ATTEMPTS = 5
 OPENED: list[str] = []
 
 
-def storage_failure_line(exc: BaseException) -> str | None:
+def storage_failure_line(exc: BaseException, since: int = 0) -> str | None:
     """One line for a storage error that surfaced mid-command (the database went away after it was
-    opened: SQLAlchemy's errors, Optuna's ``StorageInternalError``), every opened URL redacted and
-    its password scrubbed; None for any other exception."""
+    opened: SQLAlchemy's errors, Optuna's ``StorageInternalError``), naming the storages opened
+    since ``OPENED[since]`` (the command's own: a process that runs several commands, as tests and
+    scripts do with click's runner, opened others before), redacted, and every password this
+    process opened scrubbed; None for any other exception."""
     from optuna.exceptions import StorageInternalError
     from sqlalchemy.exc import SQLAlchemyError
 
@@ -90,7 +92,7 @@ def storage_failure_line(exc: BaseException) -> str | None:
     text = describe_error(exc, OPENED[-1]) if OPENED else type(exc).__name__
     for url in OPENED:
         text = scrub(text, url)
-    where = ", ".join(sorted({redact(u) or "" for u in OPENED})) or "the storage"
+    where = ", ".join(sorted({redact(u) or "" for u in OPENED[since:]})) or "the storage"
     return (f"storage {where} failed during the command ({text[:300]}); run it again once the storage answers "
             "(a study run rides such outages out; this command does not)")
 
