@@ -19,6 +19,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 
 from ..bench import BenchError, ServerDiedError, ServerLostError, SuiteResult, run_suite
 from ..config.suite import load_suite
+from ..config.wording import counted
 from ..config.yamlfile import ConfigError
 from .output import console, print_table
 
@@ -237,7 +238,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     if unmeasured:
         warm = len(res.records) - len(measured)
         click.echo(clean(f"error: every one of the {len(measured)} measured requests failed (only the "
-                         f"{warm} warm-up request{'s' if warm != 1 else ''} answered): no figure was measured; "
+                         f"{counted(warm, 'warm-up request')} answered): no figure was measured; "
                          f"first: {first[:300]}"
                          + (f"; records saved to {json_out}" if json_out is not None else "")), err=True)
         raise click.exceptions.Exit(1)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from ..config.wording import counted
 from ..config.yamlfile import ConfigError
 from .output import fail, print_json, print_table
 
@@ -85,7 +86,7 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
         fit = (f" ({left_out} left out: they do not fit in memory at concurrency {max(result.concurrencies)}, "
                "and a study on the profile fails them as oom)") if left_out else ""
         n = len(table["configs"])
-        click.echo(f"wrote {table_path}: {n} setting{'s' if n != 1 else ''} of profile {result.profile}{fit}",
+        click.echo(f"wrote {table_path}: {counted(n, 'setting')} of profile {result.profile}{fit}",
                    err=True)
     if as_json:
         print_json(result.to_dict())

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from ..config.study import MAX_TRIALS, StudyConfig, check_added_budget, parse_duration
+from ..config.wording import counted
 from ..engine.storage import redact
 from .lazy import LazyGroup
 from .output import chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
@@ -395,6 +396,5 @@ def print_status(data: dict) -> None:
     conf = data.get("confirmation")
     if conf:
         picks = ", ".join(f"{k} -> trial {v}" for k, v in conf["picks"].items())
-        rounds = conf["rounds"]
-        console.print(f"confirmed: run {conf['run']}, {rounds} round{'s' if rounds != 1 else ''}; picks {picks} "
+        console.print(f"confirmed: run {conf['run']}, {counted(conf['rounds'], 'round')}; picks {picks} "
                       "(`tuner study confirm` shows the intervals)", markup=False, highlight=False)

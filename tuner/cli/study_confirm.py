@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from ..config.wording import counted
 from .output import FiniteFloat, console, fail, not_empty, print_json, print_table
 from .study_target import resolve_target, storage_option
 
@@ -99,7 +100,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         from .progress import RunView
 
         n, trials = len(candidates), ", ".join(f"trial {c.trial}" for c in candidates)
-        click.echo(f"confirming {n} setting{'s' if n != 1 else ''} ({trials}) and the baseline, {repeats} rounds: "
+        click.echo(f"confirming {counted(n, 'setting')} ({trials}) and the baseline, {repeats} rounds: "
                    f"{repeats * (n + 1)} launches", err=True)
         # SIGTERM and SIGHUP as Ctrl-C: the notice at once, the server stopped, one line (QA: SIGTERM
         # exited 143 with nothing said; between two measurements it ended the command mid-write)
@@ -144,7 +145,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
 def print_confirmation(conf) -> None:
     from ..results.confirmed import Interval
 
-    console.print(f"[bold]confirmation {conf.run}[/bold]: {conf.rounds} round{'s' if conf.rounds != 1 else ''} "
+    console.print(f"[bold]confirmation {conf.run}[/bold]: {counted(conf.rounds, 'round')} "
                   "interleaved with the baseline"
                   + (f", {conf.failed} failed measurements" if conf.failed else "")
                   + "; paired speedups over the same round's baseline, mean [95% interval]")

@@ -11,6 +11,7 @@ import sys
 
 import click
 
+from ..config.wording import counted
 from ..config.yamlfile import ConfigError
 from ..engine.storage import redact
 from .output import chosen_format, format_option, print_csv, print_json, print_table
@@ -106,7 +107,7 @@ def delete(target, study_name, storage, yes, force) -> None:
         if not sys.stdin.isatty():
             raise ConfigError("delete", name, "would delete the study; confirm with --yes (stdin is not a terminal)")
         n = len(open_study(name, url, companions=True).trials)
-        click.confirm(f"delete study {name} ({n} trial{'s' if n != 1 else ''}) and its companions "
+        click.confirm(f"delete study {name} ({counted(n, 'trial')}) and its companions "
                       f"({name}.baseline, {name}.confirm) from {redact(url)}?", abort=True)
     deleted = delete_study(name, url, force=force)
     click.echo(f"deleted {', '.join(deleted)} from {redact(url)}")
@@ -130,7 +131,7 @@ def copy(source, new_name, storage, to_storage) -> None:
     name, url, _ = resolve_target(source, storage)
     to_url = storage_url(to_storage, "--to-storage") if to_storage is not None else None
     res = copy_study(name, url, new_name, to_url)
-    click.echo(f"copied {res.source} ({res.trials} trial{'s' if res.trials != 1 else ''}) to {res.destination} in "
+    click.echo(f"copied {res.source} ({counted(res.trials, 'trial')}) to {res.destination} in "
                f"{redact(to_url or url)}"
                + _running_note(res))
 

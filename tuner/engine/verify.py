@@ -50,6 +50,7 @@ import os
 
 from ..bench import first_internal_state, says_simulator
 from ..config.study import StudyConfig
+from ..config.wording import counted
 from ..sglang.rules import SpecConfig
 
 _SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
@@ -261,13 +262,13 @@ def speculation_problem(r, spec: SpecConfig | None) -> str | None:
     ``num_steps + 2`` for a reported accept length alone. The message names the bound it applied."""
     verify = r.spec_verify_ct
     if spec is None:
-        return (f"{verify} verify step{'s' if verify != 1 else ''} from an autoregressive server"
+        return (f"{counted(verify, 'verify step')} from an autoregressive server"
                 if verify else None)
     n, steps = r.completion_tokens, spec.num_steps
     if verify:
         most = 1 + verify * (steps + 1)  # judged on whole tokens: exact, where n / verify would round
         if not verify <= n <= most:
-            return (f"{n} token{'s' if n != 1 else ''} in {verify} verify step{'s' if verify != 1 else ''}: "
+            return (f"{counted(n, 'token')} in {counted(verify, 'verify step')}: "
                     f"accept length {n / verify:.2f}, outside 1 to "
                     f"num_steps + 1 + 1/spec_verify_ct = {most / verify:.4g} (at most {most} tokens: "
                     f"num_steps + 1 = {steps + 1} per verify step, plus the prefill's one)")

@@ -30,6 +30,7 @@ from typing import Any, Sequence
 
 from ..bench.stats import figure
 from ..config.study import objective_concurrency
+from ..config.wording import counted
 from ..engine.confirm import BASELINE, open_confirm_study
 from ..engine.records import MEASURED, attrs_problem, load_records, spec_from_dict
 from ..sglang.rules import SpecConfig
@@ -280,7 +281,7 @@ def _dominates(a: ConfirmedCandidate, b: ConfirmedCandidate, objectives: Sequenc
 
 def confirmation_lines(conf: Confirmation, cand: ConfirmedCandidate) -> list[str]:
     """Provenance lines for an exported (or shown) candidate."""
-    rounds = f"{cand.rounds} round{'s' if cand.rounds != 1 else ''}"
+    rounds = counted(cand.rounds, 'round')
     lines = [f"confirmed: run {conf.run}, {rounds} interleaved with the baseline "
              f"(paired speedups, mean [95% interval]):"]
     if cand.single_speedup is not None:

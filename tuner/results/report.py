@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.files import write_text_atomic
+from ..config.wording import counted
 from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
 from .report_data import ReportData, load_report_data
 from .status import ended_note
@@ -387,7 +388,7 @@ def _failures_html(data: ReportData) -> list[str]:
         for r in rs:
             tail = r.attrs.get("log_tail") or ""
             n = len(tail.splitlines())
-            tail_html = _Raw(f"<details><summary>{n} line{'s' if n != 1 else ''}</summary>"
+            tail_html = _Raw(f"<details><summary>{counted(n, 'line')}</summary>"
                              f"<pre>{html.escape(tail)}</pre></details>") if tail else ""
             message = _failure_message(r) or ended_note(r, data.records) or ""
             rows.append([r.number, c, label(r.requested), label(r.effective) if r.effective else "", message,

@@ -7,6 +7,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from ..config.wording import counted
 from ..engine.limits import SLO_ATTR, check_text
 from ..engine.records import MEASURED
 from .report_data import ReportData
@@ -100,7 +101,7 @@ def _confirmation_html(data: ReportData, table) -> list[str]:
         rows.append([c.trial, c.spec.label(), c.rounds, c.single_speedup.text(3) if c.single_speedup else "",
                      *[(c.speedups[k].text(3) + f" ({c.versus_baseline(k)})") if k in c.speedups else "" for k in cs],
                      picked])
-    rounds = f"{conf.rounds} round{'s' if conf.rounds != 1 else ''}"
+    rounds = counted(conf.rounds, 'round')
     return [f"<h3>Confirmation</h3><p>Run {html.escape(conf.run)}: {rounds} interleaved with the "
             "baseline; paired speedups, mean [95% interval].</p>",
             table(["trial", "setting", "rounds", "single speedup", *[f"speedup C={k}" for k in cs], "confirmed pick"],

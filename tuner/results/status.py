@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config.wording import counted
 from ..engine.pruning import last_estimates
 from ..engine.records import (INTERRUPTED, PRUNED, PRUNED_FROM, TrialRecord, front_records, load_records,
                               run_to_run_spread, status_counts)
@@ -117,7 +118,7 @@ def spread_lines(spread: dict | None, objectives: list[str]) -> list[str]:
     parts = ", ".join(f"{o} {'-' if v is None else f'{v:.1%}'}"
                       for o, v in zip(objectives, spread["objectives"]))
     n = spread["settings"]
-    lines = [f"run-to-run spread: {parts} (from {n} setting{'s' if n != 1 else ''} measured more than once, "
+    lines = [f"run-to-run spread: {parts} (from {counted(n, 'setting')} measured more than once, "
              f"{spread['readings']} readings)"]
     if any(v is not None and v > SPREAD_WARN for v in spread["objectives"]):
         lines.append(f"  above {SPREAD_WARN:.0%}: a pick that rests on one or two readings may trail its "

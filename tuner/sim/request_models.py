@@ -13,6 +13,8 @@ from typing import Any, Dict, List, Literal, Optional, Union
 import pydantic
 from pydantic import BaseModel, ConfigDict, TypeAdapter, field_validator
 
+from ..config.wording import counted
+
 #: Where FastAPI's messages say the endpoint is (the installed file's path differs per machine).
 _HTTP_SERVER = "sglang/srt/entrypoints/http_server.py"
 _ENDPOINTS = {"/generate": (933, "generate_request"),
@@ -40,7 +42,7 @@ def validation_error(errors: list, endpoint: str, method: str = "POST") -> ApiEr
     list (``http_server.py`` lines 669-690)."""
     line, function = _ENDPOINTS[endpoint]
     n = len(errors)
-    text = f"{n} validation error{'s' if n != 1 else ''}:\n" + "".join(f"  {e}\n" for e in errors)
+    text = f"{counted(n, 'validation error')}:\n" + "".join(f"  {e}\n" for e in errors)
     text += f'\n  File "{_HTTP_SERVER}", line {line}, in {function}\n    {method} {endpoint}'
     message = f"{text.rstrip()} {errors}"
     return ApiError(400, {"object": "error", "message": message, "type": "Bad Request",
