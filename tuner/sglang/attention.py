@@ -64,6 +64,50 @@ MHA_ONLY_BACKENDS = {
 }
 
 
+#: Architectures SGLang 0.5.23 gives their own backend before its generic default, whatever the
+#: topk (``arg_groups/model_overrides/gpt_oss.py``, ``_gpt_oss_overrides``;
+#: ``model_overrides/llama4.py``, ``_llama4_overrides``): trtllm_mha on SM100, fa3 on SM90, triton
+#: on every other CUDA GPU.
+SM100_SM90_OTHER_ARCHS = frozenset({"GptOssForCausalLM", "Llama4ForConditionalGeneration", "Llama4ForCausalLM"})
+
+#: The only attention backends these architectures take; anything else is an AssertionError during
+#: argument handling (``arg_groups/model_hook.py``, ``handle_model_specific_adjustments``), for the
+#: prefill and decode backends of GPT-OSS, for the (base) attention backend of Llama 4.
+_LLAMA4_BACKENDS = ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu")
+ARCH_BACKENDS = {
+    "GptOssForCausalLM": ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx", "intel_xpu", "aiter"),
+    "Llama4ForConditionalGeneration": _LLAMA4_BACKENDS,
+    "Llama4ForCausalLM": _LLAMA4_BACKENDS,
+}
+
+
+def arch_backend_refusal(architecture: str | None, prefill: str | None, decode: str | None,
+                         base: str | None) -> str | None:
+    """SGLang's AssertionError text when ``architecture`` is given backends it refuses
+    (:data:`ARCH_BACKENDS`); None when it takes them or none is given (its own choice then)."""
+    allowed = ARCH_BACKENDS.get(architecture or "")
+    if allowed is None or (prefill, decode, base) == (None, None, None):
+        return None
+    if architecture == "GptOssForCausalLM":
+        if prefill in allowed and decode in allowed:
+            return None
+        return (f"GptOssForCausalLM requires one of {list(allowed)} attention backend, but got the following "
+                f"backends\n- Prefill: {prefill}\n- Decode: {decode}\n")
+    if base is None or base in allowed:  # llama4.py sets its own while attention_backend is unset
+        return None
+    return f"fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {base}"
+
+
+def tree_backend_for(target: ModelFacts | None) -> str:
+    """The backend that runs trees on every NVIDIA generation for ``target`` and that its
+    architecture takes: triton for MLA models, for models SGLang refuses FlashInfer for
+    (:data:`ARCH_BACKENDS`); FlashInfer otherwise."""
+    if target is not None and (target.mla or "flashinfer" not in ARCH_BACKENDS.get(target.architecture or "",
+                                                                                ("flashinfer",))):
+        return "triton"
+    return "flashinfer"
+
+
 def kind_refusal(backend: str | None, attention: str | None) -> str | None:
     """SGLang's error when a runner of ``attention`` kind (``"mla"``/``"mha"``; None: not known)
     is given ``backend``; None when it takes it (or the tuner cannot tell)."""
@@ -140,6 +184,8 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> s
         if gpu.is_sm100:
             return "flashinfer"
         return "triton"
+    if target.architecture in SM100_SM90_OTHER_ARCHS:
+        return "trtllm_mha" if gpu.is_sm100 else "fa3" if gpu.is_hopper else "triton"
     chain = topk <= 1  # is_no_spec_infer_or_topk_one (page size 1)
     if gpu.is_hopper and chain:
         return "fa3"
@@ -194,7 +240,7 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
                                "SGLang's own choice for a DSA model (deepseek_v2.py), which also sets its page "
                                "size to 64 on CUDA GPUs: SGLang refuses topk > 1 with that page size on dsa")
     if gpu is None:
-        backend = "triton" if target.mla else "flashinfer"
+        backend = tree_backend_for(target)
         return AttentionChoice(backend, True, runs_trees(backend, target, page_size),
                                f"GPU generation unknown (no nvidia-smi, no server.facts.gpu_compute_capability): "
                                f"{backend} runs {_model_word(target)} trees on every NVIDIA generation")
@@ -210,7 +256,7 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
         return AttentionChoice(tree, True, True,
                                f"SGLang's own choice for {kind} with topk > 1 ({chain} for topk 1 cannot "
                                f"run trees); one backend for the baseline and every trial")
-    fallback = "fa3" if target.mla and gpu.is_hopper else "triton"
+    fallback = "fa3" if target.mla and gpu.is_hopper else tree_backend_for(target)
     # An MLA-only backend refuses an MHA draft head (MLA_ONLY_BACKENDS): the advice says so.
     also = ""
     if chain in MLA_ONLY_BACKENDS and (draft is None or draft.attention == "mha"):
@@ -219,5 +265,5 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
                 "speculative_draft_attention_backend: flashinfer)")
     return AttentionChoice(fallback, True, runs_trees(fallback, target, page_size),
                            f"SGLang's own choice for {kind} is {chain}, which drafts chains only; "
-                           f"{fallback} runs MLA trees (page size 1); set attention_backend: {chain}{also} "
-                           f"in server.args for chains on {chain}")
+                           f"{fallback} runs {_model_word(target)} trees{' (page size 1)' if target.mla else ''}; "
+                           f"set attention_backend: {chain}{also} in server.args for chains on {chain}")

@@ -28,8 +28,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .attention import (MHA_CHAIN_ONLY_BACKENDS, MLA_CHAIN_ONLY_BACKENDS, MLA_TOPK_ERRORS, MLA_TREE_BACKENDS,
-                        kind_refusal)
+from .attention import (ARCH_BACKENDS, MHA_CHAIN_ONLY_BACKENDS, MLA_CHAIN_ONLY_BACKENDS, MLA_TOPK_ERRORS,
+                        MLA_TREE_BACKENDS, arch_backend_refusal, kind_refusal)
 
 #: The speculative algorithms whose flags these rules cover (SGLang's EAGLE family, NEXTN is an alias).
 EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN")
@@ -233,6 +233,11 @@ def _violation(rule, message, exc, sglang_message, stage=STAGE_LAUNCH) -> RuleVi
 
 def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Resolution:
     """Apply SGLang's rules, in SGLang's order, to a requested setting. Never raises."""
+    # model_hook.py (handle_model_specific_adjustments, run before the speculative hook, with or
+    # without speculation): GPT-OSS and Llama 4 take a few backends only (attention.ARCH_BACKENDS).
+    arch = _arch_backend_violation(ctx)
+    if arch is not None:
+        return Resolution(requested, None, (), arch)
     if not ctx.speculative:
         # No --speculative-algorithm: SGLang ignores the speculative flags entirely.
         return Resolution(requested, SpecConfig())
@@ -377,6 +382,21 @@ def resolved_page_size(ctx: ServerContext) -> int:
         if backend in (roles[r] for r in where) and page_size not in keep:
             page_size = 64
     return page_size
+
+
+def _arch_backend_violation(ctx: ServerContext) -> RuleViolation | None:
+    """The study's backends for an architecture that refuses them (``attention.ARCH_BACKENDS``)."""
+    prefill, decode = ctx.backends()
+    text = arch_backend_refusal(ctx.target_architecture, prefill, decode, resolved_attention_backend(ctx))
+    if text is None:
+        return None
+    given = ", ".join(sorted({b for b in (prefill, decode) if b})) or "none"
+    return _violation(
+        "model-backend",
+        f"{ctx.target_architecture} runs only on attention backends "
+        f"{', '.join(ARCH_BACKENDS[ctx.target_architecture])} and SGLang refuses {given} for it; set "
+        f"attention_backend in server.args to one of those (triton runs trees on every NVIDIA GPU)",
+        "AssertionError", text)
 
 
 def _no_speculation_backend(ctx: ServerContext) -> RuleViolation | None:

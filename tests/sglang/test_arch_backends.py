@@ -1,0 +1,67 @@
+"""Models whose attention backend SGLang 0.5.23 decides per architecture, before or instead of its
+generic default (``arg_groups/model_overrides/``, ``arg_groups/model_hook.py``), and what the tuner
+pins for them. Each case was found by ``benchmarks/sglang_agreement.py`` (the model x GPU x topk
+matrix) running SGLang's own argument handling on a config.json of the shape below."""
+
+import pytest
+
+from tuner.sglang.attention import choose_attention_backend, sglang_default_backend
+from tuner.sglang.hardware import GpuArch
+from tuner.sglang.model import facts_from_config
+from tuner.sglang.rules import ServerContext, SpecConfig, resolve
+
+A100, L40S, H100, B200, RTX_PRO = (GpuArch(8, 0), GpuArch(8, 9), GpuArch(9, 0), GpuArch(10, 0),
+                                   GpuArch(12, 0))
+GPUS = (A100, L40S, H100, B200, RTX_PRO, None)
+
+# config.json shapes (the keys SGLang reads; values trimmed)
+GPT_OSS = {"architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "num_key_value_heads": 8,
+           "sliding_window": 128, "layer_types": ["sliding_attention", "full_attention"]}
+LLAMA4 = {"architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4",
+          "text_config": {"model_type": "llama4_text", "num_key_value_heads": 8}}
+LLAMA4_TEXT = {"architectures": ["Llama4ForCausalLM"], "model_type": "llama4_text"}
+LLAMA_EAGLE3 = facts_from_config({"architectures": ["LlamaForCausalLMEagle3"]}, "head")
+
+
+@pytest.mark.parametrize("config", [GPT_OSS, LLAMA4, LLAMA4_TEXT])
+@pytest.mark.parametrize("gpu,backend", [(A100, "triton"), (L40S, "triton"), (H100, "fa3"),
+                                         (B200, "trtllm_mha"), (RTX_PRO, "triton")])
+@pytest.mark.parametrize("topk", [1, 4])
+def test_gpt_oss_and_llama4_get_their_own_backend_whatever_the_topk(config, gpu, backend, topk):
+    # model_overrides/gpt_oss.py (_gpt_oss_overrides) and model_overrides/llama4.py
+    # (_llama4_overrides): trtllm_mha on SM100, fa3 on SM90, triton on other CUDA GPUs, set before
+    # get_default_attn_backend and without looking at the topk (the matrix saw flashinfer nowhere).
+    assert sglang_default_backend(facts_from_config(config, "c"), gpu, topk) == backend
+
+
+@pytest.mark.parametrize("config", [GPT_OSS, LLAMA4, LLAMA4_TEXT])
+@pytest.mark.parametrize("gpu", GPUS)
+def test_the_pinned_backend_is_one_sglang_takes_for_the_model(config, gpu):
+    # model_hook.py, handle_model_specific_adjustments: "GptOssForCausalLM requires one of
+    # ['triton', 'trtllm_mha', 'fa3', 'fa4', ...]" and "fa3, aiter, triton, ascend, trtllm_mha or
+    # intel_xpu is required for Llama4 model" (AssertionError during argument handling): the tuner
+    # pinned flashinfer on every GPU but Hopper, and SGLang refused every launch of the study.
+    facts = facts_from_config(config, "c")
+    choice = choose_attention_backend(facts, gpu, draft=LLAMA_EAGLE3)
+    assert choice.backend in ("fa3", "triton") and choice.pinned and choice.trees is True
+    for topk in (1, 4):
+        spec = SpecConfig(3, topk, 4 if topk == 1 else 8)
+        ctx = ServerContext(attention_backend=choice.backend, target_attention="mha", draft_attention="mha",
+                            target_architecture=facts.architecture)
+        assert resolve(spec, ctx).ok, (choice, topk)
+    assert " MLA trees" not in choice.reason  # the fallback once said "triton runs MLA trees"
+
+
+@pytest.mark.parametrize("config,arch", [(GPT_OSS, "GptOssForCausalLM"), (LLAMA4, "Llama4")])
+@pytest.mark.parametrize("backends", [{"attention_backend": "flashinfer"},
+                                      {"prefill_attention_backend": "flashinfer", "decode_attention_backend": "flashinfer"}])
+def test_a_study_backend_the_model_refuses_is_refused_at_launch(config, arch, backends):
+    facts = facts_from_config(config, "c")
+    for spec in (SpecConfig(3, 1, 4), SpecConfig(3, 4, 8)):
+        res = resolve(spec, ServerContext(target_attention="mha", draft_attention="mha",
+                                          target_architecture=facts.architecture, **backends))
+        assert res.violation is not None and res.violation.at_launch, res
+        assert res.violation.rule == "model-backend" and res.violation.sglang_exception == "AssertionError"
+        assert arch in res.violation.sglang_message and "flashinfer" in res.violation.message
+    ok = resolve(SpecConfig(3, 4, 8), ServerContext(attention_backend="triton", target_architecture=facts.architecture))
+    assert ok.ok
