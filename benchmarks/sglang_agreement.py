@@ -3,8 +3,9 @@
 SGLang's parser and resolver (``prepare_server_args``, ``ServerArgs.resolve_once``: every
 argument-handling hook of ``arg_groups/pipeline.py``) run in a child interpreter that has a CPU
 torch and transformers, against an unpacked SGLang wheel (``--sglang-src``), with the GPU generation
-set by SGLang's own ``override_platform`` (``srt/runtime_context.py``: sm90 / sm100), a tiny fake
-``config.json`` per model kind (an MLA DeepseekV3-style model, a Llama MHA model) and
+set by SGLang's own ``override_platform`` (``srt/runtime_context.py``: sm80, sm89, sm90, sm100,
+sm120 as its platform facts, and ``torch.cuda.get_device_capability`` for the one hook that asks
+torch), a tiny fake ``config.json`` per model (:data:`MATRIX_MODELS`) and
 ``--skip-tokenizer-init``; no weights exist, none are loaded. GPU-only packages SGLang imports at
 module level (flashinfer, sgl_kernel, triton, ...) are inert stand-ins (``tools/sglang_server_args.py``).
 
@@ -14,6 +15,13 @@ Cases, each against the tuner's answer:
   (refused or accepted, the exception class, the resolved draft tokens, max_running_requests 48);
 * SGLang's attention-backend choice for MLA/MHA on sm90/sm100 at topk 1 and 4
   (``tuner.sglang.attention.sglang_default_backend``);
+* the matrix, every model of :data:`MATRIX_MODELS` (Llama 3, Qwen3, Qwen3-MoE, Llama 4, GPT-OSS,
+  GLM-4.5, MiniMax-M2, Qwen3-Next, DeepSeek-V3, Kimi K2, DeepSeek-V3.2) on every GPU of
+  :data:`MATRIX_GPUS` with a Llama-style EAGLE-3 head as the draft: at topk 1 and 4 with no
+  backend given, SGLang's backend or its refusal against ``facts_from_config`` +
+  ``sglang_default_backend`` + ``resolve``; then the backend the tuner pins
+  (``choose_attention_backend``) given to SGLang at topk 1 and, when the tuner keeps trees, 4; and a
+  study that sets flashinfer itself. Case names read ``matrix|model|GPU|topk|how``;
 * the MLA draft backends' topk-1 limit: ``FlashInferMLAMultiStepDraftBackend`` and
   ``FlashMLAMultiStepDraftBackend`` constructed with topk 2 (their ValueError text);
 * every export shape (``tuner.results.export.server_mapping`` of the demo study, adaptive included)
@@ -42,7 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tuner.sglang.attention import MLA_TOPK_ERRORS, sglang_default_backend  # noqa: E402
+from tuner.sglang.attention import (MLA_TOPK_ERRORS, choose_attention_backend, sglang_default_backend,  # noqa: E402
+                                    sglang_default_page_size)
 from tuner.sglang.hardware import GpuArch  # noqa: E402
 from tuner.sglang.model import facts_from_config  # noqa: E402
 from tuner.sglang.rules import ServerContext, SpecConfig, resolve  # noqa: E402
@@ -60,6 +69,62 @@ MHA_CONFIG = {"architectures": ["LlamaForCausalLM"], "model_type": "llama", "hid
               "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
               "num_key_value_heads": 2, "vocab_size": 1024, "max_position_embeddings": 4096,
               "torch_dtype": "bfloat16", "rope_theta": 10000.0, "rms_norm_eps": 1e-6}
+
+
+#: The models users serve with EAGLE-3 on SGLang 0.5.23, as tiny config.json files of the right shape
+#: (the keys SGLang's ModelConfig and per-model overrides read; no weights). Kimi K2 ships
+#: ``model_type: kimi_k2`` with remote code; its architecture (what SGLang and the tuner key on) is
+#: DeepseekV3ForCausalLM, so the stand-in uses transformers' deepseek_v3 config class.
+_GQA = {"hidden_size": 256, "intermediate_size": 512, "num_hidden_layers": 2, "num_attention_heads": 4,
+        "num_key_value_heads": 2, "head_dim": 64, "vocab_size": 1024, "max_position_embeddings": 4096,
+        "torch_dtype": "bfloat16", "rope_theta": 1000000.0, "rms_norm_eps": 1e-6}
+MATRIX_MODELS = {
+    "Llama-3 (LlamaForCausalLM)": MHA_CONFIG,
+    "Qwen3 (Qwen3ForCausalLM)": {**_GQA, "architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3"},
+    "Qwen3-MoE (Qwen3MoeForCausalLM)": {
+        **_GQA, "architectures": ["Qwen3MoeForCausalLM"], "model_type": "qwen3_moe", "moe_intermediate_size": 128,
+        "num_experts": 4, "num_experts_per_tok": 2, "decoder_sparse_step": 1, "norm_topk_prob": True,
+        "mlp_only_layers": []},
+    "Llama-4 (Llama4ForConditionalGeneration)": {
+        "architectures": ["Llama4ForConditionalGeneration"], "model_type": "llama4", "torch_dtype": "bfloat16",
+        "text_config": {**_GQA, "model_type": "llama4_text", "intermediate_size_mlp": 512,
+                        "num_local_experts": 4, "num_experts_per_tok": 1, "interleave_moe_layer_step": 1,
+                        "no_rope_layers": [1, 0], "attention_chunk_size": 8192},
+        "vision_config": {"model_type": "llama4_vision_model", "hidden_size": 64, "num_hidden_layers": 1,
+                          "num_attention_heads": 2, "intermediate_size": 128, "image_size": 56, "patch_size": 14,
+                          "vision_output_dim": 64, "projector_input_dim": 64, "projector_output_dim": 64}},
+    "GPT-OSS (GptOssForCausalLM)": {
+        **_GQA, "architectures": ["GptOssForCausalLM"], "model_type": "gpt_oss", "num_local_experts": 4,
+        "num_experts_per_tok": 2, "experts_per_token": 2, "sliding_window": 128,
+        "layer_types": ["sliding_attention", "full_attention"]},
+    "GLM-4.5 (Glm4MoeForCausalLM)": {
+        **_GQA, "architectures": ["Glm4MoeForCausalLM"], "model_type": "glm4_moe", "moe_intermediate_size": 128,
+        "partial_rotary_factor": 0.5, "n_routed_experts": 4, "n_shared_experts": 1, "num_experts_per_tok": 2,
+        "first_k_dense_replace": 1, "n_group": 1, "topk_group": 1, "routed_scaling_factor": 1.0,
+        "norm_topk_prob": True, "use_qk_norm": True},
+    "MiniMax-M2 (MiniMaxM2ForCausalLM)": {
+        **_GQA, "architectures": ["MiniMaxM2ForCausalLM"], "model_type": "minimax_m2", "num_local_experts": 4,
+        "num_experts_per_tok": 2, "use_qk_norm": True, "qk_norm_type": "per_layer", "rotary_dim": 32,
+        "partial_rotary_factor": 0.5, "scoring_func": "sigmoid", "use_routing_bias": True},
+    "Qwen3-Next (Qwen3NextForCausalLM, hybrid linear attention)": {
+        **_GQA, "architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "num_hidden_layers": 4,
+        "full_attention_interval": 4, "linear_conv_kernel_dim": 4, "linear_key_head_dim": 32,
+        "linear_value_head_dim": 32, "linear_num_key_heads": 4, "linear_num_value_heads": 8,
+        "moe_intermediate_size": 128, "shared_expert_intermediate_size": 128, "num_experts": 4,
+        "num_experts_per_tok": 2, "decoder_sparse_step": 1, "norm_topk_prob": True, "mlp_only_layers": [],
+        "partial_rotary_factor": 0.25},
+    "DeepSeek-V3 (DeepseekV3ForCausalLM)": MLA_CONFIG,
+    "Kimi K2 (DeepseekV3ForCausalLM)": {**MLA_CONFIG, "num_attention_heads": 8, "num_key_value_heads": 8,
+                                        "n_routed_experts": 8, "num_experts_per_tok": 2},
+    "DeepSeek-V3.2 (DeepseekV32ForCausalLM, DSA)": {
+        **MLA_CONFIG, "architectures": ["DeepseekV32ForCausalLM"], "model_type": "deepseek_v32",
+        "index_topk": 2048, "index_head_dim": 128, "index_n_heads": 64},
+}
+#: A Llama-style EAGLE-3 head: the draft model of every matrix case (MHA, whatever the target).
+EAGLE3_HEAD = {**MHA_CONFIG, "architectures": ["LlamaForCausalLMEagle3"], "num_hidden_layers": 1,
+               "draft_vocab_size": 1024}
+#: The GPU generations of the matrix, each as SGLang's own override_platform facts (in the child).
+MATRIX_GPUS = ("sm80", "sm89", "sm90", "sm100", "sm120")
 
 S = SpecConfig
 #: (name, spec, extra server args) decided during argument handling; the MHA model unless "mla" in args
@@ -128,12 +193,19 @@ install_stubs(sys.argv[4], keep=real)
 logging.disable(logging.WARNING - 1)
 from sglang.srt.server_args import prepare_server_args
 from sglang.srt.runtime_context import override_platform
+import torch
 out = []
 for case in spec["cases"]:
-    platform = {"sm90": dict(is_cuda=True, is_hopper_with_cuda_12_3=True, is_sm90=True, is_sm100=False, is_blackwell=False,
-                             is_sm120=False, is_hip=False, is_npu=False, is_xpu=False, is_musa=False, is_mps=False, has_flashinfer=True),
-                "sm100": dict(is_cuda=True, is_hopper_with_cuda_12_3=False, is_sm90=False, is_sm100=True, is_blackwell=True,
-                              is_sm120=False, is_hip=False, is_npu=False, is_xpu=False, is_musa=False, is_mps=False, has_flashinfer=True)}[case.get("gpu", "sm90")]
+    gpu = case.get("gpu", "sm90")
+    sm = int(gpu[2:])
+    major = sm // 10
+    platform = dict(is_cuda=True, is_hip=False, is_npu=False, is_xpu=False, is_musa=False, is_mps=False,
+                    has_flashinfer=True, is_sm90=major == 9, is_hopper_with_cuda_12_3=major == 9,
+                    is_sm100=major == 10, is_sm100_or_sm110=major in (10, 11), is_sm110=major == 11,
+                    is_sm120=major == 12, is_blackwell=major in (10, 11, 12), device_sm=sm,
+                    device_capability=(major, sm % 10))
+    # a few hooks ask torch itself (model_hook.py, the DSA branch): the same capability
+    torch.cuda.get_device_capability = lambda *a, _c=platform["device_capability"], **k: _c
     rec = {"name": case["name"]}
     try:
         with override_platform(**platform):
@@ -154,7 +226,8 @@ for case in spec["cases"]:
         import traceback
         frames = traceback.extract_tb(exc.__traceback__)
         rec.update(ok=False, exception=type(exc).__name__, message=str(exc)[:300],
-                   where=f"{frames[-1].filename}:{frames[-1].lineno}" if frames else "")
+                   where=" <- ".join(f"{f.filename.split('/sglang/')[-1]}:{f.lineno}" for f in frames[::-1]
+                                    if "/sglang/" in f.filename)[:300])
     out.append(rec)
 print("\n" + json.dumps(out, default=str))
 '''
@@ -191,6 +264,7 @@ def main() -> int:
                     refused = res.violation is not None and res.violation.at_launch
                     expect.append(("backend", {"ok": False, "exception": res.violation.sglang_exception}
                                    if refused else backend))
+        cases, expect = _matrix(tmp, cases, expect)
         for backend, module, cls in (("flashinfer", "sglang.srt.layers.attention.flashinfer_mla_backend",
                                       "FlashInferMLAMultiStepDraftBackend"),
                                      ("flashmla", "sglang.srt.layers.attention.flashmla_backend",
@@ -221,6 +295,58 @@ def main() -> int:
     return 1 if disagree else 0
 
 
+def _tuner_verdict(spec: SpecConfig, ctx: ServerContext) -> dict:
+    """The tuner's answer for one launch: refused during argument handling (the exception class),
+    else accepted, with the later failure its rules expect (stage), if any."""
+    res = resolve(spec, ctx)
+    v = res.violation
+    if v is not None and v.at_launch:
+        return {"ok": False, "exception": v.sglang_exception}
+    return {"ok": True, "backend": ctx.attention_backend, "later": v and f"{v.stage}: {v.rule}"}
+
+
+def _matrix(tmp: Path, cases: list, expect: list) -> tuple[list, list]:
+    """model x GPU x topk: SGLang's own backend choice (no --attention-backend) against
+    ``sglang_default_backend`` and ``resolve``; then the backend the tuner pins
+    (``choose_attention_backend``), given to SGLang, at topk 1 and, when the tuner keeps trees, 4."""
+    head = tmp / "eagle3-head"
+    head.mkdir()
+    (head / "config.json").write_text(json.dumps(EAGLE3_HEAD))
+    draft = facts_from_config(EAGLE3_HEAD, "eagle3 head")
+    for n, (model, cfg) in enumerate(MATRIX_MODELS.items()):
+        folder = tmp / f"model{n}"
+        folder.mkdir()
+        (folder / "config.json").write_text(json.dumps(cfg))
+        facts = facts_from_config(cfg, model)
+        for gpu_name in MATRIX_GPUS:
+            gpu = GpuArch.parse(gpu_name)
+            for topk in (1, 4):
+                spec = S(3, topk, 4 if topk == 1 else 8)
+                backend = sglang_default_backend(facts, gpu, topk)
+                ctx = ServerContext(attention_backend=backend, page_size=sglang_default_page_size(facts, gpu, topk),
+                                    target_attention=facts.attention, draft_attention=draft.attention,
+                                    target_architecture=facts.architecture)
+                cases.append({"name": f"matrix|{model}|{gpu_name}|{topk}|default", "gpu": gpu_name,
+                              "argv": _argv(str(folder), spec, {}, str(head))})
+                expect.append(("matrix", _tuner_verdict(spec, ctx)))
+            choice = choose_attention_backend(facts, gpu, draft=draft)
+            for topk in (1, 4) if choice.trees is not False else (1,):
+                spec = S(3, topk, 4 if topk == 1 else 8)
+                ctx = ServerContext(attention_backend=choice.backend, target_attention=facts.attention,
+                                    draft_attention=draft.attention, target_architecture=facts.architecture)
+                cases.append({"name": f"matrix|{model}|{gpu_name}|{topk}|pinned {choice.backend}", "gpu": gpu_name,
+                              "argv": _argv(str(folder), spec, {"attention_backend": choice.backend}, str(head))})
+                expect.append(("matrix", _tuner_verdict(spec, ctx)))
+        # a study that sets flashinfer itself (model_hook.py refuses it for GPT-OSS and Llama 4)
+        spec = S(3, 4, 8)
+        ctx = ServerContext(attention_backend="flashinfer", target_attention=facts.attention,
+                            draft_attention=draft.attention, target_architecture=facts.architecture)
+        cases.append({"name": f"matrix|{model}|sm90|4|study sets flashinfer", "gpu": "sm90",
+                      "argv": _argv(str(folder), spec, {"attention_backend": "flashinfer"}, str(head))})
+        expect.append(("matrix", _tuner_verdict(spec, ctx)))
+    return cases, expect
+
+
 def _compare(what: str, want, got: dict) -> tuple[bool, str]:
     if what == "rule":
         if want["ok"] != got["ok"]:
@@ -234,6 +360,15 @@ def _compare(what: str, want, got: dict) -> tuple[bool, str]:
             return (not got["ok"] and got.get("exception") == want["exception"],
                     f"both refuse: SGLang {got.get('exception')}: {got.get('message', '')[:100]}")
         return got.get("backend") == want, f"tuner {want}, SGLang {got.get('backend') or got}"
+    if what == "matrix":
+        if want["ok"] != got["ok"]:
+            return False, (f"tuner {'accepts on ' + str(want['backend']) if want['ok'] else 'refuses: ' + want['exception']}"
+                           f"; SGLang {'accepts on ' + str(got.get('backend')) if got['ok'] else 'refuses: ' + got.get('exception', '') + ': ' + got.get('message', '')[:120] + ' @ ' + got.get('where', '')}")
+        if not want["ok"]:
+            return (want["exception"] == got.get("exception"),
+                    f"both refuse: SGLang {got.get('exception')}: {got.get('message', '')[:100]}")
+        later = f" (tuner expects later: {want['later']})" if want["later"] else ""
+        return got.get("backend") == want["backend"], f"tuner {want['backend']}, SGLang {got.get('backend')}{later}"
     if what == "draft_backend":
         return (not got["ok"] and got.get("message") == want), f"SGLang {got.get('exception')}: {got.get('message')}"
     parsed = got.get("parsed") or {}

@@ -194,6 +194,12 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> s
     return "flashinfer"
 
 
+def sglang_default_page_size(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> int:
+    """The page size SGLang 0.5.23 sets itself for ``target`` on ``gpu`` (CUDA) when the study sets
+    none and no backend: 64 for a DSA model (``deepseek_v2.py``, 64 x its index pool of 1), else 1."""
+    return 64 if target.dsa else 1
+
+
 @dataclass(frozen=True)
 class AttentionChoice:
     """The attention backend of every launch of a study, and why.
