@@ -54,7 +54,7 @@ from tuner.sglang.attention import (MLA_TOPK_ERRORS, choose_attention_backend, s
                                     sglang_default_page_size)
 from tuner.sglang.hardware import GpuArch  # noqa: E402
 from tuner.sglang.model import facts_from_config  # noqa: E402
-from tuner.sglang.rules import ServerContext, SpecConfig, resolve  # noqa: E402
+from tuner.sglang.rules import ServerContext, SpecConfig, resolve, resolved_page_size  # noqa: E402
 
 MLA_CONFIG = {"architectures": ["DeepseekV3ForCausalLM"], "model_type": "deepseek_v3", "hidden_size": 256,
               "intermediate_size": 512, "moe_intermediate_size": 128, "num_hidden_layers": 2,
@@ -219,7 +219,7 @@ for case in spec["cases"]:
                 args.resolve_once()
                 d = args.resolved_dict()
                 rec.update(ok=True, draft=d.get("speculative_num_draft_tokens"), mrr=d.get("max_running_requests"),
-                           backend=d.get("attention_backend"), parsed={k: d.get(k.replace("-", "_")) for k in case.get("keys", [])})
+                           backend=d.get("attention_backend"), page=d.get("page_size"), parsed={k: d.get(k.replace("-", "_")) for k in case.get("keys", [])})
     except SystemExit as exc:
         rec.update(ok=False, exception="SystemExit", message=str(exc.code))
     except BaseException as exc:
@@ -295,14 +295,16 @@ def main() -> int:
     return 1 if disagree else 0
 
 
-def _tuner_verdict(spec: SpecConfig, ctx: ServerContext) -> dict:
+def _tuner_verdict(spec: SpecConfig, ctx: ServerContext, page: bool = False) -> dict:
     """The tuner's answer for one launch: refused during argument handling (the exception class),
-    else accepted, with the later failure its rules expect (stage), if any."""
+    else accepted, with the later failure its rules expect (stage), if any; ``page``: the page size
+    SGLang sets is the tuner's too (``sglang_default_page_size``, then ``resolved_page_size``)."""
     res = resolve(spec, ctx)
     v = res.violation
     if v is not None and v.at_launch:
         return {"ok": False, "exception": v.sglang_exception}
-    return {"ok": True, "backend": ctx.attention_backend, "later": v and f"{v.stage}: {v.rule}"}
+    return {"ok": True, "backend": ctx.attention_backend, "later": v and f"{v.stage}: {v.rule}",
+            "page": resolved_page_size(ctx) if page else None}
 
 
 def _matrix(tmp: Path, cases: list, expect: list) -> tuple[list, list]:
@@ -328,7 +330,7 @@ def _matrix(tmp: Path, cases: list, expect: list) -> tuple[list, list]:
                                     target_architecture=facts.architecture)
                 cases.append({"name": f"matrix|{model}|{gpu_name}|{topk}|default", "gpu": gpu_name,
                               "argv": _argv(str(folder), spec, {}, str(head))})
-                expect.append(("matrix", _tuner_verdict(spec, ctx)))
+                expect.append(("matrix", _tuner_verdict(spec, ctx, page=True)))
             choice = choose_attention_backend(facts, gpu, draft=draft)
             for topk in (1, 4) if choice.trees is not False else (1,):
                 spec = S(3, topk, 4 if topk == 1 else 8)
@@ -368,7 +370,9 @@ def _compare(what: str, want, got: dict) -> tuple[bool, str]:
             return (want["exception"] == got.get("exception"),
                     f"both refuse: SGLang {got.get('exception')}: {got.get('message', '')[:100]}")
         later = f" (tuner expects later: {want['later']})" if want["later"] else ""
-        return got.get("backend") == want["backend"], f"tuner {want['backend']}, SGLang {got.get('backend')}{later}"
+        page = f", page size tuner {want['page']}, SGLang {got.get('page')}" if want["page"] else ""
+        return (got.get("backend") == want["backend"] and want["page"] in (None, got.get("page")),
+                f"tuner {want['backend']}, SGLang {got.get('backend')}{page}{later}")
     if what == "draft_backend":
         return (not got["ok"] and got.get("message") == want), f"SGLang {got.get('exception')}: {got.get('message')}"
     parsed = got.get("parsed") or {}

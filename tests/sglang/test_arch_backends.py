@@ -5,10 +5,10 @@ matrix) running SGLang's own argument handling on a config.json of the shape bel
 
 import pytest
 
-from tuner.sglang.attention import choose_attention_backend, sglang_default_backend
+from tuner.sglang.attention import choose_attention_backend, sglang_default_backend, sglang_default_page_size
 from tuner.sglang.hardware import GpuArch
 from tuner.sglang.model import facts_from_config
-from tuner.sglang.rules import ServerContext, SpecConfig, resolve
+from tuner.sglang.rules import ServerContext, SpecConfig, resolve, resolved_page_size
 
 A100, L40S, H100, B200, RTX_PRO = (GpuArch(8, 0), GpuArch(8, 9), GpuArch(9, 0), GpuArch(10, 0),
                                    GpuArch(12, 0))
@@ -65,3 +65,34 @@ def test_a_study_backend_the_model_refuses_is_refused_at_launch(config, arch, ba
         assert arch in res.violation.sglang_message and "flashinfer" in res.violation.message
     ok = resolve(SpecConfig(3, 4, 8), ServerContext(attention_backend="triton", target_architecture=facts.architecture))
     assert ok.ok
+
+
+QWEN3_NEXT = {"architectures": ["Qwen3NextForCausalLM"], "model_type": "qwen3_next", "num_key_value_heads": 2,
+              "full_attention_interval": 4, "linear_num_value_heads": 32}
+QWEN3_5_MOE = {"architectures": ["Qwen3_5MoeForConditionalGeneration"], "model_type": "qwen3_5_moe",
+               "text_config": {"full_attention_interval": 4}}
+DEEPSEEK_V32 = {"architectures": ["DeepseekV32ForCausalLM"], "kv_lora_rank": 512, "index_topk": 2048}
+
+
+@pytest.mark.parametrize("config", [QWEN3_NEXT, QWEN3_5_MOE])
+def test_qwen3_5_hybrids_on_sm100_draft_trees_on_triton(config):
+    # model_overrides/qwen3_5.py (_qwen3_5_hybrid_overrides), SM100 only: trtllm_mha with page size 64
+    # while get_default_attn_backend would pick trtllm_mha (topk 1), else triton with page size 1; the
+    # matrix saw SGLang pick triton for a Qwen3-Next tree where the tuner said flashinfer.
+    facts = facts_from_config(config, "c")
+    assert sglang_default_backend(facts, B200, 1) == "trtllm_mha"
+    assert sglang_default_backend(facts, B200, 4) == "triton"
+    # page size 64 on trtllm_mha (qwen3_5.py; overrides.py snaps trtllm_mha's to 64 too), 1 on triton
+    pages = [resolved_page_size(ServerContext(attention_backend=sglang_default_backend(facts, B200, k),
+                                              page_size=sglang_default_page_size(facts, B200, k))) for k in (1, 4)]
+    assert pages == [64, 1]
+    # elsewhere the generic default (no override)
+    assert [sglang_default_backend(facts, g, 4) for g in (A100, H100, RTX_PRO)] == ["flashinfer"] * 3
+    choice = choose_attention_backend(facts, B200, draft=LLAMA_EAGLE3)
+    assert (choice.backend, choice.trees) == ("triton", True)
+
+
+def test_dsa_page_size_is_sglangs_64_on_every_gpu():
+    # model_overrides/deepseek_v2.py: page_size = 64 * index_kpool on CUDA GPUs, whatever the backend
+    facts = facts_from_config(DEEPSEEK_V32, "v")
+    assert {sglang_default_page_size(facts, g, k) for g in (A100, H100, B200) for k in (1, 4)} == {64}

@@ -81,6 +81,16 @@ ARCH_BACKENDS = {
 }
 
 
+#: ``model_overrides/qwen3_5.py`` (``_qwen3_5_hybrid_overrides``), SM100 only, no backend given: the
+#: Qwen3.5 hybrids (gated-delta-net linear attention plus full attention) keep trtllm_mha with page
+#: size 64 where the generic default would pick it (a speculative topk-1 server), else triton with
+#: page size 1 (a tree, where the generic default says flashinfer).
+QWEN3_5_HYBRID_ARCHS = frozenset({
+    "Qwen3NextForCausalLM", "Qwen3_5MoeForConditionalGeneration", "InternS2PreviewForConditionalGeneration",
+    "InternS2MobiusForConditionalGeneration", "Qwen3_5ForConditionalGeneration",
+})
+
+
 def arch_backend_refusal(architecture: str | None, prefill: str | None, decode: str | None,
                          base: str | None) -> str | None:
     """SGLang's AssertionError text when ``architecture`` is given backends it refuses
@@ -187,6 +197,8 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> s
     if target.architecture in SM100_SM90_OTHER_ARCHS:
         return "trtllm_mha" if gpu.is_sm100 else "fa3" if gpu.is_hopper else "triton"
     chain = topk <= 1  # is_no_spec_infer_or_topk_one (page size 1)
+    if target.architecture in QWEN3_5_HYBRID_ARCHS and gpu.is_sm100:
+        return "trtllm_mha" if chain else "triton"
     if gpu.is_hopper and chain:
         return "fa3"
     if gpu.is_sm100 and chain:
@@ -195,8 +207,11 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> s
 
 
 def sglang_default_page_size(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> int:
-    """The page size SGLang 0.5.23 sets itself for ``target`` on ``gpu`` (CUDA) when the study sets
-    none and no backend: 64 for a DSA model (``deepseek_v2.py``, 64 x its index pool of 1), else 1."""
+    """The page size SGLang 0.5.23's model overrides set for ``target`` on ``gpu`` (CUDA) when the
+    study sets none: 64 for a DSA model (``deepseek_v2.py``, 64 x its index pool of 1), else 1. The
+    backend's own constraints apply after it (``rules.resolved_page_size``: trtllm_mha and
+    trtllm_mla, SGLang's SM100 chain choices, snap it to 64, which is also the page size
+    ``qwen3_5.py`` gives a Qwen3.5 hybrid on trtllm_mha)."""
     return 64 if target.dsa else 1
 
 
