@@ -16,7 +16,7 @@ Cases, each against the tuner's answer:
 * SGLang's attention-backend choice for MLA/MHA on sm90/sm100 at topk 1 and 4
   (``tuner.sglang.attention.sglang_default_backend``);
 * the matrix, every model of :data:`MATRIX_MODELS` (Llama 3, Qwen3, Qwen3-MoE, Llama 4, GPT-OSS,
-  GLM-4.5, MiniMax-M2, Qwen3-Next, DeepSeek-V3, Kimi K2, DeepSeek-V3.2) on every GPU of
+  GLM-4.5, MiniMax-M2, Qwen3-Next, Granite SWA, DeepSeek-V3, Kimi K2, DeepSeek-V3.2) on every GPU of
   :data:`MATRIX_GPUS` with a Llama-style EAGLE-3 head as the draft: at topk 1 and 4 with no
   backend given, SGLang's backend or its refusal against ``facts_from_config`` +
   ``sglang_default_backend`` + ``resolve``; then the backend the tuner pins
@@ -113,6 +113,8 @@ MATRIX_MODELS = {
         "moe_intermediate_size": 128, "shared_expert_intermediate_size": 128, "num_experts": 4,
         "num_experts_per_tok": 2, "decoder_sparse_step": 1, "norm_topk_prob": True, "mlp_only_layers": [],
         "partial_rotary_factor": 0.25},
+    "Granite SWA (GraniteSWAForCausalLM, attention sinks)": {
+        **_GQA, "architectures": ["GraniteSWAForCausalLM"], "model_type": "granite", "sliding_window": 128},
     "DeepSeek-V3 (DeepseekV3ForCausalLM)": MLA_CONFIG,
     "Kimi K2 (DeepseekV3ForCausalLM)": {**MLA_CONFIG, "num_attention_heads": 8, "num_key_value_heads": 8,
                                         "n_routed_experts": 8, "num_experts_per_tok": 2},

@@ -96,3 +96,26 @@ def test_dsa_page_size_is_sglangs_64_on_every_gpu():
     # model_overrides/deepseek_v2.py: page_size = 64 * index_kpool on CUDA GPUs, whatever the backend
     facts = facts_from_config(DEEPSEEK_V32, "v")
     assert {sglang_default_page_size(facts, g, k) for g in (A100, H100, B200) for k in (1, 4)} == {64}
+
+
+GRANITE_SWA = {"architectures": ["GraniteSWAForCausalLM"], "model_type": "granite", "num_key_value_heads": 8}
+QWEN3_SINKS = {"architectures": ["Qwen3ForCausalLM"], "model_type": "qwen3", "learnable_sink": True}
+MIMO_SINKS = {"architectures": ["MiMoV2FlashForCausalLM"], "add_swa_attention_sink_bias": True}
+
+
+@pytest.mark.parametrize("config", [GRANITE_SWA, QWEN3_SINKS])
+def test_attention_sinks_keep_the_model_off_flashinfer(config):
+    # model_override_base.py, get_default_attn_backend: "FlashInfer does not support attention
+    # sinks" -> triton where the generic default says flashinfer; sinks come from the architecture
+    # (model_config.py SWA_SINK_ARCHS), MiMoV2's sink-bias flags, or learnable_sink
+    # (ModelConfig._detect_attention_sinks). The tuner pinned flashinfer for such a model.
+    facts = facts_from_config(config, "c")
+    assert facts.attention_sinks
+    assert [sglang_default_backend(facts, g, 4) for g in (A100, L40S, H100, B200, RTX_PRO)] == ["triton"] * 5
+    assert (sglang_default_backend(facts, H100, 1), sglang_default_backend(facts, B200, 1)) == ("fa3", "trtllm_mha")
+    for gpu in (A100, B200, None):
+        assert choose_attention_backend(facts, gpu).backend == "triton", gpu
+    # MiMoV2 has sinks only with its sink-bias flags (its SM100 backend is its own, fa4: mimo_v2.py)
+    assert facts_from_config(MIMO_SINKS, "c").attention_sinks
+    assert not facts_from_config({"architectures": ["MiMoV2FlashForCausalLM"]}, "c").attention_sinks
+    assert not facts_from_config({"architectures": ["Qwen3ForCausalLM"]}, "c").attention_sinks

@@ -111,9 +111,9 @@ def arch_backend_refusal(architecture: str | None, prefill: str | None, decode: 
 def tree_backend_for(target: ModelFacts | None) -> str:
     """The backend that runs trees on every NVIDIA generation for ``target`` and that its
     architecture takes: triton for MLA models, for models SGLang refuses FlashInfer for
-    (:data:`ARCH_BACKENDS`); FlashInfer otherwise."""
-    if target is not None and (target.mla or "flashinfer" not in ARCH_BACKENDS.get(target.architecture or "",
-                                                                                ("flashinfer",))):
+    (:data:`ARCH_BACKENDS`) and for models with attention sinks; FlashInfer otherwise."""
+    if target is not None and (target.mla or target.attention_sinks
+                               or "flashinfer" not in ARCH_BACKENDS.get(target.architecture or "", ("flashinfer",))):
         return "triton"
     return "flashinfer"
 
@@ -203,7 +203,7 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> s
         return "fa3"
     if gpu.is_sm100 and chain:
         return "trtllm_mha"
-    return "flashinfer"
+    return "triton" if target.attention_sinks else "flashinfer"  # FlashInfer has no attention sinks
 
 
 def sglang_default_page_size(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> int:

@@ -64,6 +64,13 @@ DEEPSEEK_FAMILY = frozenset({
     "LongcatFlashForCausalLM", "LongcatFlashForCausalLMNextN", "Dots3NoteForCausalLM",
 })
 
+#: model_config.py, ``SWA_SINK_ARCHS``: architectures with learned attention sinks, which SGLang keeps
+#: off FlashInfer (``get_default_attn_backend``: "FlashInfer does not support attention sinks").
+SWA_SINK_ARCHS = frozenset({"GptOssForCausalLM", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
+                            "IQuestQ1ForCausalLM", "IQuestQ1MTP"})
+#: model_config.py: MiMoV2 has sinks only when its config sets a sink-bias flag.
+MIMO_V2_ARCHS = frozenset({"MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "MiMoV2MTP"})
+
 ATTENTION_KINDS = ("mla", "mha")
 
 
@@ -80,10 +87,18 @@ class ModelFacts:
     attention: str
     source: str
     dsa: bool = False
+    #: the config's own sink flags (``learnable_sink``, MiMoV2's sink biases); see :attr:`attention_sinks`
+    sink_flags: bool = False
 
     @property
     def mla(self) -> bool:
         return self.attention == "mla"
+
+    @property
+    def attention_sinks(self) -> bool:
+        """Learned attention sinks (``ModelConfig._detect_attention_sinks``): by architecture, or
+        by the config's flags."""
+        return self.architecture in SWA_SINK_ARCHS or self.sink_flags
 
     def describe(self) -> str:
         arch = f"{self.architecture}, " if self.architecture else ""
@@ -110,7 +125,11 @@ def facts_from_config(config: dict, source: str) -> ModelFacts:
     arch = archs[0] if archs else None
     dsa = arch in DSA_ARCHITECTURES and (text.get("index_topk") is not None
                                          or config.get("index_topk") is not None)
-    return ModelFacts(arch, "mla" if mla else "mha", source, dsa)
+    if any(a in MIMO_V2_ARCHS for a in archs):
+        sinks = bool(text.get("add_swa_attention_sink_bias") or text.get("add_full_attention_sink_bias"))
+    else:
+        sinks = bool(text.get("learnable_sink"))
+    return ModelFacts(arch, "mla" if mla else "mha", source, dsa, sinks)
 
 
 def hf_cache_dirs() -> list[Path]:
