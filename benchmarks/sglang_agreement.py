@@ -16,12 +16,12 @@ Cases, each against the tuner's answer:
 * SGLang's attention-backend choice for MLA/MHA on sm90/sm100 at topk 1 and 4
   (``tuner.sglang.attention.sglang_default_backend``);
 * the matrix, every model of :data:`MATRIX_MODELS` (Llama 3, Qwen3, Qwen3-MoE, Llama 4, GPT-OSS,
-  GLM-4.5, MiniMax-M2, Qwen3-Next, Granite SWA, DeepSeek-V3, Kimi K2, DeepSeek-V3.2) on every GPU of
+  GLM-4.5, MiniMax-M2, Qwen3-Next, Granite SWA, Olmo2, LFM2, DeepSeek-V3, Kimi K2, DeepSeek-V3.2) on every GPU of
   :data:`MATRIX_GPUS` with a Llama-style EAGLE-3 head as the draft: at topk 1 and 4 with no
   backend given, SGLang's backend or its refusal against ``facts_from_config`` +
   ``sglang_default_backend`` + ``resolve``; then the backend the tuner pins
   (``choose_attention_backend``) given to SGLang at topk 1 and, when the tuner keeps trees, 4; and a
-  study that sets flashinfer itself. Case names read ``matrix|model|GPU|topk|how``;
+  study that sets flashinfer or triton itself. Case names read ``matrix|model|GPU|topk|how``;
 * the MLA draft backends' topk-1 limit: ``FlashInferMLAMultiStepDraftBackend`` and
   ``FlashMLAMultiStepDraftBackend`` constructed with topk 2 (their ValueError text);
 * every export shape (``tuner.results.export.server_mapping`` of the demo study, adaptive included)
@@ -50,8 +50,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tuner.sglang.attention import (MLA_TOPK_ERRORS, choose_attention_backend, sglang_default_backend,  # noqa: E402
-                                    sglang_default_page_size)
+from tuner.sglang.attention import (MLA_TOPK_ERRORS, choose_attention_backend, sglang_decides,  # noqa: E402
+                                    sglang_default_backend, sglang_default_page_size)
 from tuner.sglang.hardware import GpuArch  # noqa: E402
 from tuner.sglang.model import facts_from_config  # noqa: E402
 from tuner.sglang.rules import ServerContext, SpecConfig, resolve, resolved_page_size  # noqa: E402
@@ -115,6 +115,13 @@ MATRIX_MODELS = {
         "partial_rotary_factor": 0.25},
     "Granite SWA (GraniteSWAForCausalLM, attention sinks)": {
         **_GQA, "architectures": ["GraniteSWAForCausalLM"], "model_type": "granite", "sliding_window": 128},
+    # SGLang decides these itself with code the tuner does not mirror (attention.SGLANG_OWN_BACKEND_ARCHS):
+    # the tuner pins nothing and keeps chains; the matrix checks that SGLang takes that
+    "Olmo2 (Olmo2ForCausalLM, own backend code)": {**_GQA, "architectures": ["Olmo2ForCausalLM"],
+                                                   "model_type": "olmo2"},
+    "LFM2 (Lfm2ForCausalLM, own backend code)": {
+        **_GQA, "architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2", "layer_types": ["conv", "full_attention"],
+        "full_attn_idxs": [1], "conv_L_cache": 3, "block_dim": 256, "block_ff_dim": 512},
     "DeepSeek-V3 (DeepseekV3ForCausalLM)": MLA_CONFIG,
     "Kimi K2 (DeepseekV3ForCausalLM)": {**MLA_CONFIG, "num_attention_heads": 8, "num_key_value_heads": 8,
                                         "n_routed_experts": 8, "num_experts_per_tok": 2},
@@ -324,7 +331,7 @@ def _matrix(tmp: Path, cases: list, expect: list) -> tuple[list, list]:
         facts = facts_from_config(cfg, model)
         for gpu_name in MATRIX_GPUS:
             gpu = GpuArch.parse(gpu_name)
-            for topk in (1, 4):
+            for topk in (1, 4) if not sglang_decides(facts) else ():
                 spec = S(3, topk, 4 if topk == 1 else 8)
                 backend = sglang_default_backend(facts, gpu, topk)
                 ctx = ServerContext(attention_backend=backend, page_size=sglang_default_page_size(facts, gpu, topk),
@@ -338,16 +345,19 @@ def _matrix(tmp: Path, cases: list, expect: list) -> tuple[list, list]:
                 spec = S(3, topk, 4 if topk == 1 else 8)
                 ctx = ServerContext(attention_backend=choice.backend, target_attention=facts.attention,
                                     draft_attention=draft.attention, target_architecture=facts.architecture)
-                cases.append({"name": f"matrix|{model}|{gpu_name}|{topk}|pinned {choice.backend}", "gpu": gpu_name,
-                              "argv": _argv(str(folder), spec, {"attention_backend": choice.backend}, str(head))})
+                pin = {"attention_backend": choice.backend} if choice.backend else {}
+                cases.append({"name": f"matrix|{model}|{gpu_name}|{topk}|pinned {choice.backend or 'nothing'}",
+                              "gpu": gpu_name, "argv": _argv(str(folder), spec, pin, str(head))})
                 expect.append(("matrix", _tuner_verdict(spec, ctx)))
-        # a study that sets flashinfer itself (model_hook.py refuses it for GPT-OSS and Llama 4)
-        spec = S(3, 4, 8)
-        ctx = ServerContext(attention_backend="flashinfer", target_attention=facts.attention,
-                            draft_attention=draft.attention, target_architecture=facts.architecture)
-        cases.append({"name": f"matrix|{model}|sm90|4|study sets flashinfer", "gpu": "sm90",
-                      "argv": _argv(str(folder), spec, {"attention_backend": "flashinfer"}, str(head))})
-        expect.append(("matrix", _tuner_verdict(spec, ctx)))
+        # a study that sets the backend itself (model_hook.py refuses flashinfer for GPT-OSS, Llama 4
+        # and Olmo2, triton for LFM2)
+        for own in ("flashinfer", "triton"):
+            spec = S(3, 4, 8)
+            ctx = ServerContext(attention_backend=own, target_attention=facts.attention,
+                                draft_attention=draft.attention, target_architecture=facts.architecture)
+            cases.append({"name": f"matrix|{model}|sm90|4|study sets {own}", "gpu": "sm90",
+                          "argv": _argv(str(folder), spec, {"attention_backend": own}, str(head))})
+            expect.append(("matrix", _tuner_verdict(spec, ctx)))
     return cases, expect
 
 
@@ -373,7 +383,7 @@ def _compare(what: str, want, got: dict) -> tuple[bool, str]:
                     f"both refuse: SGLang {got.get('exception')}: {got.get('message', '')[:100]}")
         later = f" (tuner expects later: {want['later']})" if want["later"] else ""
         page = f", page size tuner {want['page']}, SGLang {got.get('page')}" if want["page"] else ""
-        return (got.get("backend") == want["backend"] and want["page"] in (None, got.get("page")),
+        return (want["backend"] in (None, got.get("backend")) and want["page"] in (None, got.get("page")),
                 f"tuner {want['backend']}, SGLang {got.get('backend')}{page}{later}")
     if what == "draft_backend":
         return (not got["ok"] and got.get("message") == want), f"SGLang {got.get('exception')}: {got.get('message')}"

@@ -119,3 +119,51 @@ def test_attention_sinks_keep_the_model_off_flashinfer(config):
     assert facts_from_config(MIMO_SINKS, "c").attention_sinks
     assert not facts_from_config({"architectures": ["MiMoV2FlashForCausalLM"]}, "c").attention_sinks
     assert not facts_from_config({"architectures": ["Qwen3ForCausalLM"]}, "c").attention_sinks
+
+
+# Architectures with model-specific attention code in SGLang 0.5.23 that the tuner does not mirror:
+# model_overrides/iquest_q1.py refuses any backend but fa3 and topk > 1 (ValueError at launch);
+# model_hook.py refuses flashinfer for Olmo2 and Gemma 4 and triton for LFM2 (AssertionError).
+IQUEST = {"architectures": ["IQuestQ1ForCausalLM"], "model_type": "iquest_q1"}
+OLMO2 = {"architectures": ["Olmo2ForCausalLM"], "model_type": "olmo2"}
+GEMMA4 = {"architectures": ["Gemma4ForCausalLM"], "model_type": "gemma4_text"}
+LFM2 = {"architectures": ["Lfm2ForCausalLM"], "model_type": "lfm2"}
+
+
+@pytest.mark.parametrize("config", [IQUEST, OLMO2, GEMMA4, LFM2])
+@pytest.mark.parametrize("gpu", GPUS)
+def test_an_architecture_sglang_decides_itself_is_not_pinned_and_drafts_chains(config, gpu):
+    # The tuner pinned its generic choice (flashinfer, fa3 or triton) and kept trees: SGLang refused
+    # every launch of IQuest Q1 off Hopper, of Olmo2/Gemma 4 on flashinfer, of LFM2 on triton, and
+    # every IQuest tree. Now SGLang's own choice (no --attention-backend) with topk 1 only.
+    facts = facts_from_config(config, "c")
+    choice = choose_attention_backend(facts, gpu, draft=LLAMA_EAGLE3)
+    assert (choice.backend, choice.pinned, choice.trees) == (None, False, False)
+    assert facts.architecture in choice.reason and "server.args" in choice.reason
+    assert "SGLang's own choice" in choice.line() and "chains only" in choice.line()
+    # a backend the study sets itself is its own call: the tuner cannot tell whether it runs trees
+    assert choose_attention_backend(facts, gpu, "fa3").trees is None
+
+
+def test_an_architecture_sglang_has_no_special_code_for_runs_sglangs_generic_path():
+    # No model override, no model_hook branch: get_default_attn_backend decides, and the tuner mirrors
+    # it, trees in where that backend runs MHA trees (the documented rule for unknown architectures).
+    facts = facts_from_config({"architectures": ["SomeNewForCausalLM"], "num_key_value_heads": 8}, "c")
+    choice = choose_attention_backend(facts, H100)
+    assert (choice.backend, choice.pinned, choice.trees) == ("fa3", True, True)
+
+
+@pytest.mark.parametrize("config,backends,says", [
+    # model_hook.py, handle_model_specific_adjustments (AssertionError during argument handling)
+    (OLMO2, {"attention_backend": "flashinfer"}, "FlashInfer backend can significantly degrade"),
+    (LFM2, {"attention_backend": "triton"}, "Lfm2ForCausalLM does not support triton attention backend"),
+    (GEMMA4, {"attention_backend": "flashinfer"}, "Gemma4 only supports trtllm_mha, triton, fa4"),
+    (GEMMA4, {"attention_backend": "fa3"}, "got prefill=fa3, decode=fa3"),
+])
+def test_a_study_backend_refused_by_sglangs_own_model_check(config, backends, says):
+    facts = facts_from_config(config, "c")
+    res = resolve(SpecConfig(3, 1, 4), ServerContext(target_architecture=facts.architecture, **backends))
+    assert res.violation is not None and res.violation.at_launch and res.violation.rule == "model-backend"
+    assert says in res.violation.sglang_message and "server.args" in res.violation.message
+    assert resolve(SpecConfig(3, 1, 4), ServerContext(attention_backend="trtllm_mha",
+                                                      target_architecture=facts.architecture)).ok

@@ -70,15 +70,41 @@ MHA_ONLY_BACKENDS = {
 #: on every other CUDA GPU.
 SM100_SM90_OTHER_ARCHS = frozenset({"GptOssForCausalLM", "Llama4ForConditionalGeneration", "Llama4ForCausalLM"})
 
-#: The only attention backends these architectures take; anything else is an AssertionError during
-#: argument handling (``arg_groups/model_hook.py``, ``handle_model_specific_adjustments``), for the
-#: prefill and decode backends of GPT-OSS, for the (base) attention backend of Llama 4.
+#: ``arg_groups/model_hook.py`` (``handle_model_specific_adjustments``): the backends these
+#: architectures take (an allow list) or refuse (a deny list), each an AssertionError during argument
+#: handling, and the backends SGLang checks: "pd" the prefill and decode backends (each falling back
+#: to the attention backend), "a" the attention backend alone. With none of the three given, the
+#: model's own override picks one it takes.
 _LLAMA4_BACKENDS = ("fa3", "aiter", "triton", "ascend", "trtllm_mha", "intel_xpu")
+_GEMMA4_BACKENDS = ("trtllm_mha", "triton", "fa4", "ascend", "intel_xpu", "intel_amx", "aiter")
 ARCH_BACKENDS = {
     "GptOssForCausalLM": ("triton", "trtllm_mha", "fa3", "fa4", "ascend", "intel_amx", "intel_xpu", "aiter"),
     "Llama4ForConditionalGeneration": _LLAMA4_BACKENDS,
     "Llama4ForCausalLM": _LLAMA4_BACKENDS,
+    "Gemma4ForConditionalGeneration": _GEMMA4_BACKENDS,
+    "Gemma4ForCausalLM": _GEMMA4_BACKENDS,
+    "Gemma4UnifiedForConditionalGeneration": _GEMMA4_BACKENDS,
 }
+ARCH_REFUSED_BACKENDS = {"Olmo2ForCausalLM": ("flashinfer",), "Lfm2ForCausalLM": ("triton",),
+                         "Lfm2MoeForCausalLM": ("triton",)}
+_PD_CHECKED = ("GptOssForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4ForCausalLM",
+               "Gemma4UnifiedForConditionalGeneration")
+
+
+def _model_hook_text(architecture: str, prefill: str | None, decode: str | None, base: str | None) -> str:
+    """model_hook.py's assertion message for ``architecture``, word for word."""
+    if architecture == "GptOssForCausalLM":
+        return (f"GptOssForCausalLM requires one of {list(ARCH_BACKENDS[architecture])} attention backend, but got "
+                f"the following backends\n- Prefill: {prefill}\n- Decode: {decode}\n")
+    if architecture.startswith("Gemma4"):
+        return ("Gemma4 only supports trtllm_mha, triton, fa4, ascend, intel_xpu, intel_amx, or "
+                f"aiter attention backend, got prefill={prefill}, decode={decode}")
+    if architecture.startswith("Llama4"):
+        return f"fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {base}"
+    if architecture == "Olmo2ForCausalLM":
+        return "FlashInfer backend can significantly degrade the performance of Olmo3 models."
+    return (f"{architecture} does not support triton attention backend, "
+            "as the first layer might not be an attention layer")
 
 
 #: ``model_overrides/qwen3_5.py`` (``_qwen3_5_hybrid_overrides``), SM100 only, no backend given: the
@@ -91,29 +117,67 @@ QWEN3_5_HYBRID_ARCHS = frozenset({
 })
 
 
+#: Architectures with model-specific attention code in SGLang 0.5.23 that this module does not mirror:
+#: a model override that sets the backend (``arg_groups/model_overrides/``: beam.py, deepseek_v4.py,
+#: embedding_gemma2.py, exaone.py, falcon_h1.py, gemma4.py, granitemoehybrid.py, inkling.py,
+#: iquest_q1.py, kimi_k3.py, lfm2.py, mimo_v2.py, minicpm.py, minicpmv.py, minimax_m3.py, moss_vl.py,
+#: nemotron_h.py, olmo2.py, qwen3_vl.py, qwen4_exp.py; ``overrides.py``, ``_step3p_overrides``), a
+#: check that refuses some backends (``model_hook.py``: Gemma 4, Exaone, Olmo2, LFM2) or a topk limit
+#: (iquest_q1.py, nemotron_h.py). The tuner pins nothing for them and keeps the space to chains:
+#: :func:`choose_attention_backend`.
+SGLANG_OWN_BACKEND_ARCHS = frozenset({
+    "BeamForCausalLM", "DeepseekV4ForCausalLM", "EmbeddingGemma2Model", "Exaone4ForCausalLM",
+    "ExaoneMoEForCausalLM", "ExaoneMoeForCausalLM", "FalconH1ForCausalLM", "JetNemotronForCausalLM",
+    "JetVLMForConditionalGeneration", "Gemma4ForConditionalGeneration", "Gemma4ForCausalLM",
+    "Gemma4UnifiedForConditionalGeneration", "DiffusionGemmaForBlockDiffusion", "GraniteMoeHybridForCausalLM",
+    "InklingForConditionalGeneration", "InklingForConditionalGenerationMTP", "IQuestQ1ForCausalLM", "IQuestQ1MTP",
+    "KimiK3ForConditionalGeneration", "Lfm2ForCausalLM", "Lfm2MoeForCausalLM", "MiMoV2ForCausalLM",
+    "MiMoV2FlashForCausalLM", "MiniCPMForCausalLM", "MiniCPMSALAForCausalLM", "MiniCPMV4_6ForConditionalGeneration",
+    "MiniCPMV4_7ForConditionalGeneration", "MiniMaxM3SparseForCausalLM", "MiniMaxM3SparseForConditionalGeneration",
+    "MossVLForConditionalGeneration", "NemotronHForCausalLM", "NemotronHPuzzleForCausalLM",
+    "NemotronH_Omni_Reasoning_V3", "Olmo2ForCausalLM", "Qwen3VLForConditionalGeneration",
+    "Qwen3VLMoeForConditionalGeneration", "Qwen4ExpForConditionalGeneration", "Step3p5ForCausalLM",
+    "Step3p7ForConditionalGeneration",
+})
+
+
+def sglang_decides(target: ModelFacts | None) -> bool:
+    """Whether SGLang 0.5.23 has attention code of its own for ``target``'s architecture that the
+    tuner does not mirror (:data:`SGLANG_OWN_BACKEND_ARCHS`; Step3p5/Step3p7 by substring, as
+    ``_step3p_overrides``' predicate matches them)."""
+    arch = target.architecture if target is not None else None
+    return bool(arch) and (arch in SGLANG_OWN_BACKEND_ARCHS or "Step3p5ForCausalLM" in arch
+                           or "Step3p7ForConditionalGeneration" in arch)
+
+
 def arch_backend_refusal(architecture: str | None, prefill: str | None, decode: str | None,
                          base: str | None) -> str | None:
     """SGLang's AssertionError text when ``architecture`` is given backends it refuses
-    (:data:`ARCH_BACKENDS`); None when it takes them or none is given (its own choice then)."""
-    allowed = ARCH_BACKENDS.get(architecture or "")
-    if allowed is None or (prefill, decode, base) == (None, None, None):
+    (:data:`ARCH_BACKENDS`, :data:`ARCH_REFUSED_BACKENDS`); None when it takes them or none is given
+    (its own choice then). ``base``: the attention backend as SGLang's checks read it."""
+    arch = architecture or ""
+    allowed, refused = ARCH_BACKENDS.get(arch), ARCH_REFUSED_BACKENDS.get(arch, ())
+    if (allowed is None and not refused) or (prefill, decode, base) == (None, None, None):
         return None
-    if architecture == "GptOssForCausalLM":
-        if prefill in allowed and decode in allowed:
-            return None
-        return (f"GptOssForCausalLM requires one of {list(allowed)} attention backend, but got the following "
-                f"backends\n- Prefill: {prefill}\n- Decode: {decode}\n")
-    if base is None or base in allowed:  # llama4.py sets its own while attention_backend is unset
-        return None
-    return f"fa3, aiter, triton, ascend, trtllm_mha or intel_xpu is required for Llama4 model but got {base}"
+    checked = (prefill, decode) if arch in _PD_CHECKED else (base,)
+    if arch not in _PD_CHECKED and base is None:
+        return None  # the model's override sets its own while attention_backend is unset
+    if any((allowed is not None and b not in allowed) or b in refused for b in checked):
+        return _model_hook_text(arch, prefill, decode, base)
+    return None
+
+
+def takes_backend(target: ModelFacts | None, backend: str) -> bool:
+    """Whether ``target``'s architecture takes ``backend`` (:func:`arch_backend_refusal`)."""
+    arch = target.architecture if target is not None else None
+    return arch_backend_refusal(arch, backend, backend, backend) is None
 
 
 def tree_backend_for(target: ModelFacts | None) -> str:
     """The backend that runs trees on every NVIDIA generation for ``target`` and that its
     architecture takes: triton for MLA models, for models SGLang refuses FlashInfer for
-    (:data:`ARCH_BACKENDS`) and for models with attention sinks; FlashInfer otherwise."""
-    if target is not None and (target.mla or target.attention_sinks
-                               or "flashinfer" not in ARCH_BACKENDS.get(target.architecture or "", ("flashinfer",))):
+    (:func:`takes_backend`) and for models with attention sinks; FlashInfer otherwise."""
+    if target is not None and (target.mla or target.attention_sinks or not takes_backend(target, "flashinfer")):
         return "triton"
     return "flashinfer"
 
@@ -166,7 +230,7 @@ def runs_trees(backend: str | None, target: ModelFacts | None, page_size: int = 
     (an unknown model, or a backend outside the tables above)."""
     if backend in MHA_CHAIN_ONLY_BACKENDS:
         return False
-    if target is None or backend is None:
+    if target is None or backend is None or sglang_decides(target):
         return None
     if target.dsa:
         # deepseek_v2.py: on CUDA GPUs SGLang sets the page size of a DSA model to 64 x its index
@@ -232,7 +296,8 @@ class AttentionChoice:
         """One line for dry runs, ``tuner launch --print`` and the export header."""
         name = self.backend or "SGLang's own choice"
         tree = {True: "runs trees", False: "chains only (topk 1)", None: "trees not known"}[self.trees]
-        return f"attention backend {name} ({'pinned' if self.pinned else 'set by the study'}; {tree}): {self.reason}"
+        how = "pinned" if self.pinned else "set by the study" if self.backend else "not pinned"
+        return f"attention backend {name} ({how}; {tree}): {self.reason}"
 
 
 def _model_word(target: ModelFacts) -> str:
@@ -256,6 +321,12 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
                                "the model's config.json is not readable here and no server.facts.model_attention "
                                "key states its kind: FlashInfer runs trees for non-MLA models; an MLA model "
                                "needs fa3 (Hopper) or triton for trees")
+    if sglang_decides(target):
+        return AttentionChoice(None, False, False,
+                               f"SGLang 0.5.23 decides the attention backend of {target.architecture} with code "
+                               f"of its own (arg_groups/model_overrides, model_hook.py) that the tuner does not "
+                               f"mirror: no pin, and chains only (topk 1), which its own choice runs; to search "
+                               f"trees, set attention_backend in server.args to one that runs them for this model")
     if target.dsa:
         return AttentionChoice("dsa", True, runs_trees("dsa", target, page_size),
                                "SGLang's own choice for a DSA model (deepseek_v2.py), which also sets its page "

@@ -234,7 +234,7 @@ def _violation(rule, message, exc, sglang_message, stage=STAGE_LAUNCH) -> RuleVi
 def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Resolution:
     """Apply SGLang's rules, in SGLang's order, to a requested setting. Never raises."""
     # model_hook.py (handle_model_specific_adjustments, run before the speculative hook, with or
-    # without speculation): GPT-OSS and Llama 4 take a few backends only (attention.ARCH_BACKENDS).
+    # without speculation): GPT-OSS, Llama 4, Gemma 4, Olmo2 and LFM2 refuse some backends.
     arch = _arch_backend_violation(ctx)
     if arch is not None:
         return Resolution(requested, None, (), arch)
@@ -385,17 +385,19 @@ def resolved_page_size(ctx: ServerContext) -> int:
 
 
 def _arch_backend_violation(ctx: ServerContext) -> RuleViolation | None:
-    """The study's backends for an architecture that refuses them (``attention.ARCH_BACKENDS``)."""
+    """The study's backends for an architecture that refuses them (``attention.arch_backend_refusal``)."""
     prefill, decode = ctx.backends()
-    text = arch_backend_refusal(ctx.target_architecture, prefill, decode, resolved_attention_backend(ctx))
+    arch = ctx.target_architecture
+    text = arch_backend_refusal(arch, prefill, decode, resolved_attention_backend(ctx))
     if text is None:
         return None
     given = ", ".join(sorted({b for b in (prefill, decode) if b})) or "none"
+    takes = (f"runs only on attention backends {', '.join(ARCH_BACKENDS[arch])}" if arch in ARCH_BACKENDS
+             else "does not run on it")
     return _violation(
         "model-backend",
-        f"{ctx.target_architecture} runs only on attention backends "
-        f"{', '.join(ARCH_BACKENDS[ctx.target_architecture])} and SGLang refuses {given} for it; set "
-        f"attention_backend in server.args to one of those (triton runs trees on every NVIDIA GPU)",
+        f"SGLang refuses attention backend {given} for {arch}, which {takes}; set attention_backend in "
+        f"server.args to another one (or leave it unset: SGLang's own choice)",
         "AssertionError", text)
 
 
