@@ -8,11 +8,20 @@ SGLang's own choice (``python/sglang/srt/arg_groups/model_override_base.py``,
   on SM100 for the DeepSeek family without DSA (DeepseekV3ForCausalLM, KimiK25ForConditionalGeneration,
   ...), and ``dsa`` for DSA models (DeepSeek V3.2, GLM-5) on any GPU.
 * Other models: FA3 on Hopper and ``trtllm_mha`` on SM100, but only without speculation or with
-  topk 1 (``is_no_spec_infer_or_topk_one``, ``utils/common.py``); FlashInfer otherwise.
+  topk 1 (``is_no_spec_infer_or_topk_one``, ``utils/common.py``); FlashInfer otherwise, Triton for
+  a model with attention sinks (FlashInfer has none).
+* Per architecture, before that default (``arg_groups/model_overrides/``): GPT-OSS and Llama 4 get
+  ``trtllm_mha``/``fa3``/``triton`` by GPU whatever the topk; the Qwen3.5 hybrids (Qwen3-Next) get
+  ``triton`` for SM100 trees; and ``model_hook.py`` refuses some backends for some architectures
+  (:data:`ARCH_BACKENDS`, :data:`ARCH_REFUSED_BACKENDS`).
 
 So SGLang's choice can change with topk, which would bias every comparison a study makes; the
 tuner pins one backend for the baseline and every trial (:func:`choose_attention_backend`): SGLang's
-own choice when that backend runs trees, else the backend SGLang documents for trees.
+own choice when that backend runs trees, else the backend SGLang documents for trees, one the model
+takes. An architecture SGLang has code of its own for that this module does not mirror
+(:data:`SGLANG_OWN_BACKEND_ARCHS`) is not pinned and drafts chains only; any other architecture the
+tables do not name runs SGLang's generic path, which this module mirrors (trees in where the backend
+runs them).
 
 Which backends run a topk > 1 tree:
 
