@@ -210,9 +210,9 @@ def space_for(space: SearchSpace, config: StudyConfig, record: dict | None,
         return out, None
     if 1 not in space.values("speculative_eagle_topk"):
         raise ConfigError(space.source, "params.speculative_eagle_topk",
-                          f"attention backend {choice.backend} runs chains only (topk 1) for this model, and "
+                          f"{choice.named} runs chains only (topk 1) for this model, and "
                           f"the space has no topk 1; add 1 to the choices or set another attention_backend")
-    return out.without_trees(), (f"search space without trees: attention backend {choice.backend} runs "
+    return out.without_trees(), (f"search space without trees: {choice.named} runs "
                                  f"topk 1 only for this model ({choice.reason}); topk is held at 1")
 
 

@@ -73,7 +73,7 @@ def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
         spec = SpecConfig(s.speculative_num_steps, s.speculative_eagle_topk, s.speculative_num_draft_tokens)
         if not space.contains(spec):
             chains = space.attention is not None and space.attention.trees is False and (spec.eagle_topk or 1) > 1
-            why = (f"is a tree, and attention backend {space.attention.backend} runs topk 1 only for this "
+            why = (f"is a tree, and {space.attention.named} runs topk 1 only for this "
                    f"model; use a topk-1 seed or another attention_backend") if chains else (
                 f"lies outside the search space {space.source}; widen the space or change the seed")
             raise ConfigError("study file", f"seed_trials[{i}]", f"{spec.label()} {why}")

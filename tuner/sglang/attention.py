@@ -301,6 +301,11 @@ class AttentionChoice:
     trees: bool | None
     reason: str
 
+    @property
+    def named(self) -> str:
+        """The backend in a sentence: ``attention backend fa3``, or SGLang's own when none is set."""
+        return f"attention backend {self.backend}" if self.backend else "SGLang's own attention backend"
+
     def line(self) -> str:
         """One line for dry runs, ``tuner launch --print`` and the export header."""
         name = self.backend or "SGLang's own choice"
