@@ -1,0 +1,52 @@
+"""Config bounds at their edges (tuner/config/study.py): a companion suffix alone names no companion,
+a budget raised to exactly MAX_TRIALS is allowed and one more is refused naming --add-trials, and a
+trial timeout no longer than the server's start-up timeout is refused."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tuner.config.study import MAX_TRIALS, check_added_budget, companion_of
+from tuner.config.yamlfile import ConfigError
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def test_a_companion_is_a_study_name_and_its_suffix():
+    assert companion_of("demo.baseline") == ("demo", "baseline")
+    assert companion_of("demo.confirm") == ("demo", "confirmation")
+    # the suffix alone is no study's companion (there is no study named "")
+    assert companion_of(".baseline") is None and companion_of(".confirm") is None
+    assert companion_of("demo") is None
+
+
+def test_a_budget_may_be_raised_to_exactly_max_trials():
+    check_added_budget("s", MAX_TRIALS - 10, 10)
+    with pytest.raises(ConfigError) as exc:
+        check_added_budget("s", MAX_TRIALS - 10, 11)
+    assert str(exc.value).startswith("--add-trials") and "add at most 10" in str(exc.value)
+
+
+def _demo(tmp_path, **edits):
+    import yaml
+
+    from tuner.config.study import load_study
+
+    data = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+    for dotted, value in edits.items():
+        section, key = dotted.split("__")
+        data[section][key] = value
+    path = tmp_path / "sim-demo.yaml"
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    return lambda: load_study(path)
+
+
+def test_a_trial_timeout_equal_to_the_startup_timeout_is_refused(tmp_path):
+    # a trial's deadline counts the server's start-up: one no longer than it leaves no time to measure
+    load = _demo(tmp_path, server__startup_timeout_s=60, bench__trial_timeout="1m")
+    with pytest.raises(ConfigError) as exc:
+        load()
+    assert "bench.trial_timeout (1m) must exceed server.startup_timeout_s (60 s)" in str(exc.value)
+    assert _demo(tmp_path, server__startup_timeout_s=60, bench__trial_timeout="61s")().bench.trial_timeout_s == 61
