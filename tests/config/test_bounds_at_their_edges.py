@@ -2,7 +2,7 @@
 budget raised to exactly MAX_TRIALS is allowed (one more is refused naming --add-trials), and so is a
 study file's n_trials of exactly MAX_TRIALS; a trial timeout no longer than the server's start-up
 timeout is refused; an ITL limit needs swept requests of two tokens at least (one gap), and two are
-enough."""
+enough; an objective named twice is refused."""
 
 from __future__ import annotations
 
@@ -76,3 +76,9 @@ def test_a_study_file_may_give_exactly_max_trials_launches(tmp_path):
     with pytest.raises(ConfigError) as exc:
         _demo(tmp_path, budget__n_trials=MAX_TRIALS + 1)()
     assert "budget.n_trials" in str(exc.value) and f"give at most {MAX_TRIALS}" in str(exc.value)
+
+
+def test_an_objective_named_twice_is_refused(tmp_path):
+    with pytest.raises(ConfigError) as exc:
+        _demo(tmp_path, objectives=["single_speedup", "speedup@32", "single_speedup"])()
+    assert "objectives" in str(exc.value) and "must not repeat" in str(exc.value)
