@@ -15,24 +15,35 @@ log = logging.getLogger("tuner.server")
 NVIDIA_SMI = "nvidia-smi"
 
 
-def gpu_memory_used_mib(nvidia_smi: str = NVIDIA_SMI) -> list[int] | None:
-    """Memory used on each GPU (MiB) from ``nvidia-smi``; None where it is absent or fails."""
+def _query(nvidia_smi: str, query: str, *, nounits: bool = True, warn_exit: bool = False) -> str | None:
+    """``nvidia-smi --query-gpu=QUERY --format=csv,noheader[,nounits]``'s output; None where it is
+    absent, fails to run (logged) or exits non-zero (logged with ``warn_exit``). Never raises."""
     exe = shutil.which(nvidia_smi)
     if exe is None:
         return None
+    form = "csv,noheader,nounits" if nounits else "csv,noheader"
     try:
-        out = subprocess.run([exe, "--query-gpu=memory.used", "--format=csv,noheader,nounits"],
-                             capture_output=True, text=True, timeout=30)
+        out = subprocess.run([exe, f"--query-gpu={query}", f"--format={form}"], capture_output=True, text=True,
+                             timeout=30)
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("nvidia-smi failed: %s", exc)
         return None
     if out.returncode != 0:
-        log.warning("nvidia-smi exited %d: %s", out.returncode, out.stderr.strip()[:200])
+        if warn_exit:
+            log.warning("nvidia-smi exited %d: %s", out.returncode, out.stderr.strip()[:200])
+        return None
+    return out.stdout
+
+
+def gpu_memory_used_mib(nvidia_smi: str = NVIDIA_SMI) -> list[int] | None:
+    """Memory used on each GPU (MiB) from ``nvidia-smi``; None where it is absent or fails."""
+    out = _query(nvidia_smi, "memory.used", warn_exit=True)
+    if out is None:
         return None
     try:
-        return [int(float(x)) for x in out.stdout.split()]
+        return [int(float(x)) for x in out.split()]
     except ValueError:
-        log.warning("unexpected nvidia-smi output: %r", out.stdout[:200])
+        log.warning("unexpected nvidia-smi output: %r", out[:200])
         return None
 
 
@@ -62,19 +73,11 @@ def wait_gpu_memory_released(before_mib: list[int] | None, timeout_s: float, *,
 def gpu_inventory(nvidia_smi: str = NVIDIA_SMI) -> list[dict] | None:
     """Each GPU's ``name``, ``compute_cap`` (e.g. ``"9.0"``), ``memory_total_mib`` and
     ``memory_free_mib`` from ``nvidia-smi``; None where it is absent or fails (never raises)."""
-    exe = shutil.which(nvidia_smi)
-    if exe is None:
-        return None
-    try:
-        out = subprocess.run([exe, "--query-gpu=name,compute_cap,memory.total,memory.free",
-                              "--format=csv,noheader,nounits"], capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("nvidia-smi failed: %s", exc)
-        return None
-    if out.returncode != 0:
+    out = _query(nvidia_smi, "name,compute_cap,memory.total,memory.free")
+    if out is None:
         return None
     gpus = []
-    for line in out.stdout.strip().splitlines():
+    for line in out.strip().splitlines():
         parts = [p.strip() for p in line.split(",")]
         if len(parts) != 4:
             return None
@@ -89,22 +92,14 @@ def gpu_inventory(nvidia_smi: str = NVIDIA_SMI) -> list[dict] | None:
 def gpu_indices_by_uuid(nvidia_smi: str = NVIDIA_SMI) -> dict[str, str] | None:
     """Each GPU's UUID (``GPU-8f3c...``) -> its index (``"0"``) from ``nvidia-smi --query-gpu=
     index,uuid``; None where it is absent, fails or answers something else (never raises)."""
-    exe = shutil.which(nvidia_smi)
-    if exe is None:
-        return None
-    try:
-        out = subprocess.run([exe, "--query-gpu=index,uuid", "--format=csv,noheader"],
-                             capture_output=True, text=True, timeout=30)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("nvidia-smi failed: %s", exc)
-        return None
-    if out.returncode != 0:
+    out = _query(nvidia_smi, "index,uuid", nounits=False)
+    if out is None:
         return None
     found = {}
-    for line in out.stdout.strip().splitlines():
+    for line in out.strip().splitlines():
         index, _, uuid = (p.strip() for p in line.partition(","))
         if not index.isdigit() or not uuid.startswith("GPU-"):
-            log.warning("unexpected nvidia-smi output: %r", out.stdout[:200])
+            log.warning("unexpected nvidia-smi output: %r", out[:200])
             return None
         found[uuid] = index
     return found or None
