@@ -11,18 +11,13 @@ import sys
 
 import pytest
 from support.processes import STARTED_GROUPS
+from support.squatted_ports import binder_python, squat_every_picked_port
 
 from tuner.config.study import ServerSettings
 from tuner.config.yamlfile import ConfigError
-from tuner.server import launcher
 from tuner.server.gpu_lock import GpuLock
 from tuner.server.launcher import PORT_RELAUNCHES, PortInUseError, ServerProcess
 from tuner.server.ports import pick_free_port
-
-# binds its --port as uvicorn does: "[Errno 98] Address already in use" when another holds it
-BINDER = ("import socket, sys; a = sys.argv[1:]; port = int(a[a.index('--port') + 1]); "
-          "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
-          "s.bind(('127.0.0.1', port)); s.listen()")
 
 
 def sglang(python: str) -> ServerSettings:
@@ -50,25 +45,12 @@ def test_a_start_that_launches_nothing_gives_the_gpus_back(tmp_path):
 
 
 def test_a_server_launched_again_on_another_port_keeps_its_gpus_throughout(tmp_path, monkeypatch):
-    squats: list[socket.socket] = []
-
-    def squatted_port(host: str) -> int:
-        # another process takes each port the tuner picks (bound, not listening: no bind succeeds on it)
-        port = pick_free_port(host)
-        s = socket.socket()
-        s.bind((host, port))
-        squats.append(s)
-        return port
-
     taken, released = [], []
     acquire, release = GpuLock.acquire, GpuLock.release
     monkeypatch.setattr(GpuLock, "acquire", lambda self: taken.append(1) or acquire(self))
     monkeypatch.setattr(GpuLock, "release", lambda self: released.append(1) or release(self))
-    monkeypatch.setattr(launcher, "pick_free_port", squatted_port)
-    wrapper = tmp_path / "python-binder"
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "{BINDER}" "$@"\n')
-    wrapper.chmod(0o755)
-    srv = ServerProcess(sglang(str(wrapper)), None, workdir=tmp_path, port=0)
+    squats = squat_every_picked_port(monkeypatch)
+    srv = ServerProcess(sglang(str(binder_python(tmp_path))), None, workdir=tmp_path, port=0)
     try:
         srv.start()
         STARTED_GROUPS.add(srv.pgid)

@@ -5,44 +5,21 @@ launched again at most :data:`tuner.server.launcher.PORT_RELAUNCHES` times, then
 from __future__ import annotations
 
 import re
-import socket
-import sys
 
 import pytest
 from support.processes import STARTED_GROUPS
+from support.squatted_ports import binder_python, squat_every_picked_port
 
 from tuner.config.study import ServerSettings
-from tuner.server import launcher
 from tuner.server.launcher import PORT_RELAUNCHES, PortInUseError, ServerProcess
-from tuner.server.ports import pick_free_port
-
-# A server that binds its --port as uvicorn does, and so fails with "[Errno 98] Address already in use"
-# when another process holds it.
-BINDER = ("import socket, sys; a = sys.argv[1:]; port = int(a[a.index('--port') + 1]); "
-          "s = socket.socket(); s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1); "
-          "s.bind(('127.0.0.1', port)); s.listen()")
 
 
 def test_a_port_taken_at_every_launch_is_given_up_after_port_relaunches(tmp_path, monkeypatch):
-    squats: list[socket.socket] = []
-
-    def squatted_port(host: str) -> int:
-        # another process takes each port the tuner picks, before the server binds it; bound without
-        # SO_REUSEADDR and not listening, so that no bind succeeds on it and a health check is refused
-        # at once (rather than waiting on a listener that never answers)
-        port = pick_free_port(host)
-        s = socket.socket()
-        s.bind((host, port))
-        squats.append(s)
-        return port
-
-    wrapper = tmp_path / "python-binder"
-    wrapper.write_text(f'#!/bin/sh\nexec "{sys.executable}" -c "{BINDER}" "$@"\n')
-    wrapper.chmod(0o755)
     server = ServerSettings.model_validate({
-        "backend": "sim", "python": str(wrapper), "model_path": "org/model", "draft_model_path": "org/draft",
+        "backend": "sim", "python": str(binder_python(tmp_path)), "model_path": "org/model",
+        "draft_model_path": "org/draft",
         "tp_size": 8, "startup_timeout_s": 60, "stop_grace_s": 5, "sim": {"speedup": 5000.0}})
-    monkeypatch.setattr(launcher, "pick_free_port", squatted_port)
+    squats = squat_every_picked_port(monkeypatch)
     srv = ServerProcess(server, None, workdir=tmp_path, port=0)
     try:
         srv.start()
