@@ -12,9 +12,8 @@ from __future__ import annotations
 import json
 
 import optuna
-import yaml
 from click.testing import CliRunner
-from support.model_study import model_study_data
+from support.older_study import measured_model_study
 
 from tuner.cli import cli
 from tuner.engine.facts import ATTENTION_ATTR
@@ -25,16 +24,10 @@ def _older_real_study(tmp_path):
     """A measured study, then stored as an older tuner's real-backend study: no attention decision,
     ``server.backend: sglang`` on a model folder whose config.json is broken, an MLA model stated
     in ``server.facts``. Returns the file, a tree trial's number and the broken file."""
-    path = tmp_path / "c.yaml"
-    data = model_study_data("c", seed=1)
-    data["budget"] = {"n_trials": 3}  # the default seeds: (3, 1, 4), (4, 8, 64), (2, 4, 8)
-    path.write_text(yaml.safe_dump(data))
-    r = CliRunner().invoke(cli, ["study", "run", str(path)], catch_exceptions=False)
-    assert r.exit_code == 0, r.output
+    path, study = measured_model_study(tmp_path)
     broken = tmp_path / "model" / "config.json"
     broken.parent.mkdir()
     broken.write_text('{"architectures": ["DeepseekV3ForCausalLM"], ')  # cut short
-    study = optuna.load_study(study_name="c", storage=f"sqlite:///{tmp_path / 'c.db'}")
     stored = study.user_attrs[CONFIG_ATTR]
     server = {**stored["server"], "backend": "sglang", "model_path": str(broken.parent), "model": None,
               "facts": {"model_attention": "mla"}}

@@ -7,24 +7,15 @@ confirmed."""
 
 from __future__ import annotations
 
-import optuna
-import yaml
 from click.testing import CliRunner
-from support.model_study import model_study_data
+from support.older_study import measured_model_study
 
 from tuner.cli import cli
 from tuner.engine.facts import ATTENTION_ATTR
 
 
 def _older_study(tmp_path):
-    path = tmp_path / "c.yaml"
-    data = model_study_data("c", seed=1)
-    data["budget"] = {"n_trials": 3}  # the default seeds: (3, 1, 4), (4, 8, 64), (2, 4, 8)
-    path.write_text(yaml.safe_dump(data))
-    r = CliRunner().invoke(cli, ["study", "run", str(path)], catch_exceptions=False)
-    assert r.exit_code == 0, r.output
-    url = f"sqlite:///{tmp_path / 'c.db'}"
-    study = optuna.load_study(study_name="c", storage=url)
+    path, study = measured_model_study(tmp_path)
     measured = {t.number: t.params for t in study.trials if t.user_attrs.get("status") == "measured"}
     chain = next(n for n, p in measured.items() if p["speculative_eagle_topk"] == 1)
     tree = next(n for n, p in measured.items() if p["speculative_eagle_topk"] > 1)
