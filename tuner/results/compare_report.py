@@ -8,6 +8,7 @@ import html
 from pathlib import Path
 
 from ..config.files import write_text_atomic
+from .compare import STORED
 from .report import _CSS, _DRAW_JS, _script_safe, _table
 from .report_plots import Chart, Panel, Series, to_plotly
 
@@ -54,7 +55,7 @@ def _attention_cell(side: dict) -> str:
     backend, decision = hw.get("attention_backend"), hw.get("attention_decision")
     if backend is None:
         return "?"
-    if decision in (None, "stored"):
+    if decision in (None, STORED):
         return backend
     return f"{backend} (not stored: {decision.split(': ', 1)[-1]})"
 
