@@ -25,6 +25,7 @@ from __future__ import annotations
 import secrets
 from contextlib import ExitStack
 from dataclasses import dataclass, field
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
 
@@ -46,6 +47,8 @@ from .verify import longest_outside_wait_s
 from .workers import Worker, start_trial
 
 BASELINE = "baseline"
+#: The time in a run id (``20261205T043841Z-1a2b``): UTC, whole seconds.
+RUN_TIME = "%Y%m%dT%H%M%SZ"
 #: How often a repeat the tuner's own pause spoiled is measured again before it counts as failed.
 STALL_RETRIES = 3
 Event = Callable[[str, dict], None]
@@ -114,11 +117,29 @@ def _left_by_another(cstudy, study) -> bool:
         return owner != study.user_attrs.get(UID_ATTR)
     # (a created_at another tool wrote, in a form Python 3.10 cannot read or none: cannot tell, as none)
     born = parse_utc(study.user_attrs.get(READY_ATTR))
-    started = [t.datetime_start for t in cstudy.get_trials(deepcopy=False) if t.datetime_start is not None]
+    started = [s for s in map(_measured_from, cstudy.get_trials(deepcopy=False)) if s is not None]
     if born is None or not started:
         return False
-    # Optuna stores local wall time without a zone; astimezone() reads a naive time as local.
-    return any(s.astimezone() < born for s in started)
+    return any(s < born for s in started)
+
+
+def _measured_from(trial) -> datetime | None:
+    """When a repeat's confirmation run started, as an aware time: its run id's time, which this
+    tuner stamps on every repeat from a UTC clock (:func:`run_confirmation`); for a trial without
+    one (another tool's), Optuna's start time.
+
+    Optuna's start time is second best: RDB storage keeps it as naive UTC and hands it back as the
+    reader's local wall time without a zone (optuna/storages/_rdb/models.py, ``datetime_start``),
+    so ``astimezone()`` reads it right except within the hour a DST change repeats, where the
+    dropped ``fold`` puts it an hour early (QA: in America/Los_Angeles a study created at the second
+    01:30 of 2026-11-01 had its own companion, measured at 01:40, judged another's)."""
+    run = trial.user_attrs.get("run")
+    if isinstance(run, str):
+        try:
+            return datetime.strptime(run.partition("-")[0], RUN_TIME).replace(tzinfo=timezone.utc)
+        except ValueError:
+            pass
+    return None if trial.datetime_start is None else trial.datetime_start.astimezone()
 
 
 def _too_fast(attrs: dict, spec: SpecConfig | None, config, round_base: dict | None) -> str | None:
@@ -154,7 +175,7 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
     stopped = getattr(backend, "cleanup_orphans", lambda: [])()
     if stopped:
         on_event("orphans", {"servers": stopped})
-    run = utc_now().replace(":", "").replace("-", "").replace("+0000", "Z") + "-" + secrets.token_hex(2)
+    run = datetime.now(timezone.utc).strftime(RUN_TIME) + "-" + secrets.token_hex(2)
     worker = Worker()
     uid = study_uid(study)  # in its journal entries: never replayed into another study of the name
     summary = ConfirmSummary(run, repeats)

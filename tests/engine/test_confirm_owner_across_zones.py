@@ -1,0 +1,109 @@
+"""Whose is a confirmation companion from before companions carried their study's id: judged by
+time, against the study's ``created_at`` (UTC), by readers in any time zone (``TZ`` of the reading
+process, as a PostgreSQL worker elsewhere has). Optuna 5's RDB storage keeps a trial's start as
+naive UTC and hands it back as the reader's naive local time, so a reader in another zone than the
+writer reads it right -- except within the hour a DST change repeats, where the zone-less local
+time is ambiguous; the repeat's run id (UTC, stamped by this tuner) is not."""
+
+from __future__ import annotations
+
+import sqlite3
+import subprocess
+import sys
+from datetime import datetime, timezone
+
+import optuna
+
+from support.model_study import model_study_yaml
+from tuner.config.study import load_study
+from tuner.engine.study import READY_ATTR, UID_ATTR, create_study
+
+#: POSIX rule for US Pacific time (no tz database needed): 2026-11-01 01:00-02:00 happens twice.
+PACIFIC = "PST8PDT,M3.2.0,M11.1.0"
+#: each zone's standard offset west of UTC, as the reading process sees it (the zone is in force)
+WEST = {PACIFIC: 8 * 3600, "UTC0": 0, "JST-9": -9 * 3600}
+
+READER = """
+import sys, time
+from tuner.engine.confirm import open_confirm_study
+from tuner.engine.study import open_study
+print(time.timezone, open_confirm_study(open_study("s", sys.argv[1])) is not None)
+"""
+
+WRITER = """
+import sys, optuna
+from datetime import datetime, timezone
+c = optuna.create_study(study_name="s.confirm", storage=sys.argv[1], direction="maximize")
+t = c.ask()
+if sys.argv[2] == "run":
+    t.set_user_attr("run", datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-abcd")
+c.tell(t, 0.0)
+"""
+
+
+def _python(code: str, tz: str, *args: str) -> str:
+    env = {"TZ": tz, "PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore"}
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
+                         env=env)
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip()
+
+
+def _own(tz: str, url: str) -> bool:
+    """Whether a reader in ``tz`` takes the companion for the study's."""
+    west, own = _python(READER, tz, url).split()
+    assert int(west) == WEST[tz]
+    return own == "True"
+
+
+def _study(tmp_path, created_at: str | None = None) -> str:
+    url = f"sqlite:///{tmp_path / 's.db'}"
+    path = tmp_path / "s.yaml"
+    path.write_text(model_study_yaml("s", url, 2))
+    create_study(load_study(path), url)
+    if created_at is not None:
+        optuna.load_study(study_name="s", storage=url).set_user_attr(READY_ATTR, created_at)
+    return url
+
+
+def _companion(url: str, started_utc: str, run: str | None) -> None:
+    """A companion as this tuner wrote it before ids were stamped: no UID_ATTR, a run id."""
+    c = optuna.create_study(study_name="s.confirm", storage=url, direction="maximize")
+    t = c.ask()
+    if run is not None:
+        t.set_user_attr("run", run)
+    c.tell(t, 0.0)
+    assert UID_ATTR not in c.user_attrs
+    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:  # Optuna keeps naive UTC
+        db.execute("UPDATE trials SET datetime_start = ? WHERE study_id = ?", (started_utc, c._study_id))
+
+
+def test_own_companion_measured_in_the_repeated_dst_hour_stays_the_study_s(tmp_path):
+    """Created at the second 01:30 of the night (09:30 UTC), confirmed at 01:40 (09:40 UTC): read in
+    Pacific time, Optuna's start came back as a bare 01:40, which ``astimezone`` took for the first
+    01:40 (08:40 UTC), before the study: its own measurements were another study's (and ``study
+    confirm`` deleted them)."""
+    url = _study(tmp_path, "2026-11-01T09:30:00+00:00")
+    _companion(url, "2026-11-01 09:40:00.000000", "20261101T094000Z-1a2b")
+    assert _own(PACIFIC, url)
+    assert _own("UTC0", url)
+
+
+def test_a_companion_measured_before_the_study_is_another_s_in_every_zone(tmp_path):
+    url = _study(tmp_path, "2026-11-01T09:30:00+00:00")
+    _companion(url, "2026-11-01 08:20:00.000000", "20261101T082000Z-1a2b")
+    for tz in (PACIFIC, "UTC0", "JST-9"):
+        assert not _own(tz, url), tz
+
+
+def test_writer_and_reader_in_different_zones_agree(tmp_path):
+    """Two processes, as workers of one PostgreSQL storage in different zones: a companion written
+    now from Pacific time is the (earlier created) study's when read in Tokyo or UTC, by its run id
+    and, for a trial without one (another tool's), by Optuna's start time."""
+    born = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    for how in ("run", "none"):
+        (tmp_path / how).mkdir()
+        url = _study(tmp_path / how, born)
+        _python(WRITER, PACIFIC, url, how)
+        for tz in ("JST-9", "UTC0"):
+            assert _own(tz, url), (how, tz)
