@@ -50,6 +50,7 @@ from datetime import datetime, timezone
 from typing import Any, Awaitable, Callable, Sequence
 
 from ..config.suite import Suite, load_suite
+from ..config.wording import counted
 from .client import BenchClient, BenchError, ServerUnreachableError
 from .plan import Stage
 from .records import RequestRecord
@@ -225,7 +226,7 @@ class _SuiteRun:
             raise _Hung(watch.result(), "silence")
         else:
             raise _Hung(f"the run passed its deadline of {self.deadline_s:.0f} s (wall) with "
-                        f"{sum(1 for r in self.result.records if r.ok)} requests answered", "deadline")
+                        f"{counted(sum(1 for r in self.result.records if r.ok), 'request')} answered", "deadline")
 
     def _finish(self, t0: float) -> None:
         self.result.duration_s = time.perf_counter() - t0
@@ -405,7 +406,7 @@ class _SuiteRun:
         if self.timed_out_steps >= self.hang.timed_out_steps:
             silent = (": the server stopped generating" if self.watchdog.answered else
                       f"; GET {PROBE_PATH} went unanswered too: the server stopped answering")
-            raise _Hung(f"{self.timed_out_steps} steps in a row timed out with no answer ({what}){silent}",
+            raise _Hung(f"{counted(self.timed_out_steps, 'step')} in a row timed out with no answer ({what}){silent}",
                         "timeouts")
 
     async def _flush(self, before: str) -> None:

@@ -221,7 +221,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     untrue = [f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {why}" for r in res.records if r.ok
               for why in [problem(r)] if why]
     if untrue and not nothing:
-        res.complete, res.error = False, f"{len(untrue)} answers cannot be true; first: {untrue[0]}"[:500]
+        res.complete, res.error = False, f"{counted(len(untrue), 'answer')} cannot be true; first: {untrue[0]}"[:500]
     # A server frozen (or starved) mid-suite and resumed answers every request, late: figures a study
     # rejects as bad_response (tuner/engine/verify.py), never a result, nor a --compare baseline.
     distorted = None if nothing or unmeasured else clock_problem(res)
@@ -230,14 +230,14 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     if json_out is not None:
         res.save(json_out)
     if nothing:
-        click.echo(clean(f"error: every one of the {len(res.records)} requests failed; first: "
+        click.echo(clean(f"error: every one of the {counted(len(res.records), 'request')} failed; first: "
                    f"{_plain_text(first)[:300]} (is {shown} an SGLang server? `tuner bench` speaks "
                    "SGLang's /generate and OpenAI's chat API)"
                    + (f"; records saved to {json_out}" if json_out is not None else "")), err=True)
         raise click.exceptions.Exit(1)
     if unmeasured:
         warm = len(res.records) - len(measured)
-        click.echo(clean(f"error: every one of the {len(measured)} measured requests failed (only the "
+        click.echo(clean(f"error: every one of the {counted(len(measured), 'measured request')} failed (only the "
                          f"{counted(warm, 'warm-up request')} answered): no figure was measured; "
                          f"first: {first[:300]}"
                          + (f"; records saved to {json_out}" if json_out is not None else "")), err=True)
@@ -246,12 +246,13 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     for line in res.warnings:
         click.echo(clean(f"warning: {_plain_text(line)[:500]}"), err=True)
     if res.n_failed:
-        click.echo(f"warning: {res.n_failed} of {len(res.records)} requests failed or timed out "
+        click.echo(f"warning: {res.n_failed} of {counted(len(res.records), 'request')} failed or timed out "
                    "(their records are in the --json result)", err=True)
     if json_out is not None:
         click.echo(f"saved {json_out}")
     if untrue and not nothing:
-        click.echo(f"error: {len(untrue)} of {len(res.records) - res.n_failed} answers cannot be true (first: {untrue[0]}): the "
+        click.echo(f"error: {len(untrue)} of {counted(len(res.records) - res.n_failed, 'answer')} cannot be true "
+                   f"(first: {untrue[0]}): the "
                    "figures above are not a measurement of what the suite asked", err=True)
     if distorted is not None:
         click.echo(clean(f"error: the figures above are distorted: {distorted[1]}"), err=True)

@@ -8,6 +8,7 @@ from __future__ import annotations
 import random
 from typing import Any, Mapping
 
+from ..config.wording import counted
 from ..sglang.rules import SpecConfig
 from .measurement import Event, Measurement, OnStage, Record
 from .model_suite import ModelFigures, request_token_needs, staged_figures
@@ -207,7 +208,7 @@ class ModelBackend:
         if not refused:
             return None
         p, out, exc = refused[0]
-        return (f"{len(refused)} of the suite's {len(self._needs)} prompts refused; first: {p.name} at {out} "
+        return (f"{len(refused)} of the suite's {counted(len(self._needs), 'prompt')} refused; first: {p.name} at {out} "
                 f"tokens: HTTP 400: {exc} (model backend: SGLang's context check, with {reserved} draft "
                 "slots reserved)")
 

@@ -41,6 +41,7 @@ from typing import Any, Sequence
 import yaml
 
 from .. import __version__
+from ..config.wording import counted
 from ..config.yamlfile import ConfigError
 from ..engine.records import TrialRecord, load_records, merge_repeats
 from ..sglang.rules import SpecConfig
@@ -232,7 +233,7 @@ def provenance(study_name: str, url: str | None, pick: str, record: TrialRecord,
     if a.get("accept_length") is not None:
         lines.append(f"  accept length: {a['accept_length']:.2f} tokens per verify step")
     if a.get("measurements"):
-        lines.append(f"  each figure the mean of {a['measurements']} measurements (trials "
+        lines.append(f"  each figure the mean of {counted(a['measurements'], 'measurement')} (trials "
                      f"{', '.join(map(str, a.get('measured_in') or []))}): the sampler measured it again")
     lines += [
         f"measured at: {a.get('finished_at', 'unknown')}",

@@ -1,0 +1,74 @@
+"""Counts in `tuner bench`'s lines take their noun's number (tuner.config.wording.counted): a suite of
+one request said "every one of the 1 requests failed" and "1 answers cannot be true"; a hang rule
+of one timed-out step "1 steps in a row timed out"."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+from click.testing import CliRunner
+from support.standin import running_standin
+from test_bench_client import FakeSGLang
+
+from tuner.bench import HangPolicy, ServerHungError, run_suite
+from tuner.cli import cli
+
+#: one request in all: one prompt, one length, once, no warm-up, no sweep
+ONE = {"name": "one", "prompts": [{"name": "fib", "text": "def fib(n):"}],
+       "single": {"lengths": [8], "repeats": 1}, "sweep": {"concurrencies": []},
+       "warmup": {"requests": 0}, "timeout_s": 500}
+
+
+def _bench(tmp_path, url: str):
+    suite_file, out = tmp_path / "one.yaml", tmp_path / "out.json"
+    suite_file.write_text(json.dumps(ONE))
+    r = CliRunner().invoke(cli, ["bench", "--url", url, "--suite", str(suite_file), "--json", str(out)])
+    assert r.exit_code == 1, r.output
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, r.stderr
+    return errors[0], json.loads(out.read_text())
+
+
+def test_one_answer_that_cannot_be_true_is_one_answer(tmp_path):
+    with FakeSGLang(lie="more") as srv:
+        error, saved = _bench(tmp_path, srv.url)
+    assert error.startswith("error: 1 of 1 answer cannot be true (first: single fib at 8 tokens: "), error
+    assert saved["error"].startswith("1 answer cannot be true; first: single fib"), saved["error"]
+
+
+def test_the_one_request_of_a_suite_failing_is_one_request(tmp_path):
+    from tuner.server.ports import pick_free_port
+
+    port = pick_free_port("127.0.0.1")
+    # Python's own file server: POST is 501, no SGLang at all
+    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
+                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    try:
+        import time
+
+        import requests
+
+        for _ in range(100):
+            try:
+                requests.get(f"http://127.0.0.1:{port}/", timeout=1)
+                break
+            except requests.ConnectionError:
+                time.sleep(0.1)
+        error, _ = _bench(tmp_path, f"http://127.0.0.1:{port}")
+    finally:
+        server.terminate()
+        server.wait(timeout=10)
+    assert error.startswith("error: every one of the 1 request failed; first: "), error
+
+
+def test_one_timed_out_step_is_one_step():
+    spec = ("--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+            "--speculative-num-draft-tokens", "4")
+    one_step = HangPolicy(probe_interval_s=30, probe_timeout_s=5, silent_probes=2, timed_out_steps=1)
+    with running_standin("wedge", *spec) as srv:
+        with pytest.raises(ServerHungError) as err:
+            run_suite(srv.url, {**ONE, "timeout_s": 2.0}, hang=one_step)
+    assert "1 step in a row timed out with no answer" in str(err.value), str(err.value)
