@@ -101,12 +101,23 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
 
 #: ``attention_decision`` of a study that stored its attention backend
 STORED = "stored"
+#: whose backend an older study's launches ran (``attention_pinned_by_tuner`` false / true), as said
+WHOSE = {False: "its own", True: "the tuner's pin"}
 
 
-def _attention(attrs: dict) -> dict[str, str | None]:
-    """``attention_backend`` (None: not known) and ``attention_decision``: :data:`STORED`, or for a
-    study an older tuner made (no stored decision) ``not stored (older study): `` its own or the
-    tuner's pin, the backend its launches ran (as run and launch read it; no model facts needed)."""
+def _attention(attrs: dict) -> dict[str, str | bool | None]:
+    """The attention backend every launch ran, as the record's ``hardware`` carries it:
+
+    * ``attention_backend``: the backend; None when not known (another tool's attributes);
+    * ``attention_stored``: true when the study stored its decision, false for a study an older
+      tuner made (none stored: the backend its launches ran, as run and launch read it; no model
+      facts needed), None when not known;
+    * ``attention_pinned_by_tuner``: for such an older study, whether that backend is the tuner's
+      pin (true) or its own ``server.args.attention_backend`` (false); None otherwise;
+    * ``attention_decision``: the same said in words, kept for readers of the JSON before the two
+      fields above (:data:`STORED`, or ``not stored (older study): `` and :data:`WHOSE`'s words).
+
+    Readers render from the structured fields, never from the words."""
     from ..config.space import SearchSpaceConfig
     from ..config.study import study_from_dict
     from ..config.yamlfile import parse_model
@@ -115,14 +126,16 @@ def _attention(attrs: dict) -> dict[str, str | None]:
 
     stored = attrs.get(ATTENTION_ATTR)
     if isinstance(stored, dict):
-        return {"attention_backend": stored.get("backend"), "attention_decision": STORED}
+        return {"attention_backend": stored.get("backend"), "attention_decision": STORED,
+                "attention_stored": True, "attention_pinned_by_tuner": None}
     try:
         space = parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>")
         backend, pinned = older_study_backend(study_from_dict(attrs[CONFIG_ATTR]), space)
     except (KeyError, TypeError, ValueError):  # (ConfigError is a ValueError) another tool's attributes
-        return {"attention_backend": None, "attention_decision": None}
-    whose = "the tuner's pin" if pinned else "its own"
-    return {"attention_backend": backend, "attention_decision": f"not stored (older study): {whose}"}
+        return {"attention_backend": None, "attention_decision": None, "attention_stored": None,
+                "attention_pinned_by_tuner": None}
+    return {"attention_backend": backend, "attention_decision": f"not stored (older study): {WHOSE[bool(pinned)]}",
+            "attention_stored": False, "attention_pinned_by_tuner": bool(pinned)}
 
 
 def _profile(server: dict) -> str | None:

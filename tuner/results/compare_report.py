@@ -8,7 +8,7 @@ import html
 from pathlib import Path
 
 from ..config.files import write_text_atomic
-from .compare import STORED
+from .compare import WHOSE
 from .report import _CSS, _DRAW_JS, _script_safe, _table
 from .report_plots import Chart, Panel, Series, to_plotly
 
@@ -50,14 +50,14 @@ def compare_charts(cmp: dict) -> list[Chart]:
 
 def _attention_cell(side: dict) -> str:
     """The backend, and for a study an older tuner made whose it is (``flashinfer (not stored: the
-    tuner's pin)``)."""
+    tuner's pin)``), from the record's structured fields (:func:`tuner.results.compare._attention`)."""
     hw = side["hardware"]
-    backend, decision = hw.get("attention_backend"), hw.get("attention_decision")
+    backend = hw.get("attention_backend")
     if backend is None:
         return "?"
-    if decision in (None, STORED):
+    if hw.get("attention_stored") is not False:
         return backend
-    return f"{backend} (not stored: {decision.split(': ', 1)[-1]})"
+    return f"{backend} (not stored: {WHOSE[bool(hw.get('attention_pinned_by_tuner'))]})"
 
 
 def summary_rows(cmp: dict) -> list[list]:
