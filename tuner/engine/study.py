@@ -107,7 +107,8 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     space, restricted = space_for(loaded, config, attention)
     # A seed outside the space fails here, before anything is written; for a study an older tuner
     # made (read, not written), in the space of the backend its launches run, its trees kept.
-    older = made_without_decision(config, "study file")
+    # (the storage this creates the study in, not the file's: `--storage` may name another)
+    older = made_without_decision(config, "study file", storage_url)
     seeds = seed_trials(config, space_for(loaded, config, None)[0] if older else space)
     storage = open_storage(storage_url, patient=patient, on_outage=on_outage)
     directions = ["maximize"] * len(config.objectives)
@@ -120,7 +121,7 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
             if change is not None:  # else the config differs, refused just below
                 _check_extension(study.study_name, change[0]["budget"].get("n_trials"), add_trials)
         try:
-            _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
+            stored = _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
         except ConfigError as exc:
             if exc.key != READY_ATTR or not _unfinished_creation(study, wanted, space_dict, suite_dict,
                                                                  directions, seeds):
@@ -130,7 +131,7 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
             if note is not None:
                 note(f"study {config.name}: its creation was interrupted; finishing it")
         else:
-            decided = _same_attention(study, attention, storage_url)
+            decided = _same_attention(study, attention, storage_url, stored)
             # this node's decision's line; an older tuner's study (none stored) keeps the backend it
             # ran and its trees (tuner.engine.facts.older_study_record): not said of it
             if restricted and note is not None and decided:
@@ -480,10 +481,11 @@ def _comparable(config: dict) -> dict:
 
 
 def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
-                   note: Callable[[str], None] | None = None, *, store: bool = True) -> None:
+                   note: Callable[[str], None] | None = None, *, store: bool = True) -> dict:
     """:class:`ConfigError` when ``study`` holds another config, space or suite than the file's;
     a budget-only change is taken (stored, told to ``note``), or with ``store=False`` let pass
-    unwritten (a budget shapes no server: :func:`check_file_against_study`)."""
+    unwritten (a budget shapes no server: :func:`check_file_against_study`). Returns the study's
+    attributes as read (once ready), for :func:`_same_attention`: one read for both."""
     stored = wait_until_ready(study)
     have_model = ((stored.get(CONFIG_ATTR) or {}).get("server") or {}).get("model")
     if isinstance(have_model, dict) and "landscape_sha256" not in have_model and (config.get("server") or {}).get("model"):
@@ -497,12 +499,12 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
     if change is not None and stored_space == space and stored_suite == suite:
         merged, what = change
         if not store:
-            return
+            return stored
         if merged != stored.get(CONFIG_ATTR):
             study.set_user_attr(CONFIG_ATTR, merged)
         if what and note is not None:
             note(f"study {study.study_name}: {what}")
-        return
+        return stored
     for attr, wanted in ((CONFIG_ATTR, config), (SPACE_ATTR, space), (SUITE_ATTR, suite)):
         have = {SPACE_ATTR: stored_space, SUITE_ATTR: stored_suite}.get(attr, stored.get(attr))
         if attr == CONFIG_ATTR and change is not None:
@@ -520,6 +522,7 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
                 f"run --study {study.study_name} --storage {redact(url)}`, or start a new study")
             raise ConfigError(redact(url) or "", study.study_name,
                               f"the study exists with a different {attr.split('_')[1]} ({key} differs); {fix}")
+    return stored
 
 
 class StorageUnreadable(Exception):
@@ -564,17 +567,18 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
             return False
         study = optuna.load_study(study_name=config.name, storage=storage)
         space, suite = _space_and_suite(config)
-        _same_or_error(study, stored_config(config), space, suite, url, store=False)
-        decided = _same_attention(study, attention, url)
+        stored = _same_or_error(study, stored_config(config), space, suite, url, store=False)
+        decided = _same_attention(study, attention, url, stored)
     except (StorageInternalError, SQLAlchemyError) as exc:  # a mismatch (ConfigError) stands
         raise StorageUnreadable(f"storage {redact(url)} failed while it was read: "
                                 f"{describe_error(exc, url)}") from None
     return True if decided else None
 
 
-def made_without_decision(config: StudyConfig, source) -> bool:
-    """Whether study ``config.name`` is in its storage, ready, made by an older tuner that stored no
-    attention decision: its launches run :func:`tuner.engine.facts.older_study_record`'s backend,
+def made_without_decision(config: StudyConfig, source, url=None) -> bool:
+    """Whether study ``config.name`` is in ``url`` (None: the file's ``storage``; an Optuna storage
+    object, as :func:`create_study` may be given, is read as it is), ready, made by an
+    older tuner that stored no attention decision: its launches run :func:`tuner.engine.facts.older_study_record`'s backend,
     which its file's checks (seeds, ``tuner doctor``) then judge by, not this node's decision for a
     new study. Reads only, and never waits: False when it is not there (a new study, judged by
     this node's decision before anything is written), still being created, or the storage cannot
@@ -587,13 +591,16 @@ def made_without_decision(config: StudyConfig, source) -> bool:
     from .urls import resolve_url, sqlite_path
 
     try:
-        url = resolve_url(config.storage, str(source))
-        path = sqlite_path(url)
-        if path is not None and (not path.is_file() or path.stat().st_size == 0):
-            return False
-        if path is None and not holds_tables(url):
-            return False
-        storage = open_storage(url, create=False)
+        if url is None or isinstance(url, str):
+            url = resolve_url(config.storage if url is None else url, str(source))
+            path = sqlite_path(url)
+            if path is not None and (not path.is_file() or path.stat().st_size == 0):
+                return False
+            if path is None and not holds_tables(url):
+                return False
+            storage = open_storage(url, create=False)
+        else:
+            storage = url
         if not study_exists(config.name, storage):
             return False
         study = optuna.load_study(study_name=config.name, storage=storage)
@@ -603,13 +610,14 @@ def made_without_decision(config: StudyConfig, source) -> bool:
     return READY_ATTR in attrs and CONFIG_ATTR in attrs and attrs.get(ATTENTION_ATTR) is None
 
 
-def _same_attention(study, attention: dict, url: str) -> bool:
+def _same_attention(study, attention: dict, url: str, attrs: dict) -> bool:
     """Every worker launches the study's one attention backend: refuse a node that would pin another.
-    Returns whether the study stored its decision (False: made by an older tuner, before decisions
-    were stored; its launches run :func:`tuner.engine.facts.older_study_record`'s backend)."""
+    ``attrs``: the study's attributes as :func:`_same_or_error` read them. Returns whether the study
+    stored its decision (False: made by an older tuner, before decisions were stored; its launches
+    run :func:`tuner.engine.facts.older_study_record`'s backend)."""
     from .facts import ATTENTION_ATTR
 
-    stored = wait_until_ready(study).get(ATTENTION_ATTR)
+    stored = attrs.get(ATTENTION_ATTR)
     if stored is None:
         return False
     if stored.get("backend") == attention.get("backend"):
