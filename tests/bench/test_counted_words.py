@@ -72,3 +72,22 @@ def test_one_timed_out_step_is_one_step():
         with pytest.raises(ServerHungError) as err:
             run_suite(srv.url, {**ONE, "timeout_s": 2.0}, hang=one_step)
     assert "1 step in a row timed out with no answer" in str(err.value), str(err.value)
+
+
+def test_one_token_is_one_token(tmp_path):
+    """A request of ``max_tokens: 1`` (a suite may ask it) and an answer of one token: "at 1 tokens",
+    "for 1 tokens", "(1 tokens)" before."""
+    from tuner.bench.records import RequestRecord
+    from tuner.results.traffic import lossless_line
+
+    with FakeSGLang(lie="more") as srv:
+        suite_file = tmp_path / "one.yaml"
+        suite_file.write_text(json.dumps({**ONE, "single": {"lengths": [1], "repeats": 1}}))
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file)])
+    assert r.exit_code == 1, r.output
+    assert "(first: single fib at 1 token: completion_tokens 4, exactly 1 asked" in r.stderr, r.stderr
+    record = RequestRecord("single", "fib", 1, end_s=0.5, ok=True, completion_tokens=1, server_latency_s=0.0)
+    assert record.latency_problem() == "e2e_latency 0 for 1 token cannot be true"
+    line = lossless_line({"lossless_compared": 2, "lossless_identical": 1, "lossless_share": 0.5,
+                          "lossless_first_divergence": {"position": 0, "prompt": "fib", "max_tokens": 1}})
+    assert "first divergence at character 0 of fib (1 token)" in line, line

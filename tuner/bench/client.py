@@ -28,6 +28,7 @@ from typing import Any
 
 import aiohttp
 
+from ..config.wording import counted
 from .records import RequestRecord
 from .sglext import REQUEST_FIELD, accept_length, read_spec_details
 
@@ -338,7 +339,7 @@ class BenchClient:
         if record.finish_reason is None:
             # SGLang (tokenizer_manager.py) and OpenAI answer a non-streamed request only once it
             # has finished, with its reason: an answer without one is no finished answer.
-            raise ValueError(f"the answer of {record.completion_tokens} tokens carries no finish reason")
+            raise ValueError(f"the answer of {counted(record.completion_tokens, 'token')} carries no finish reason")
         _has_text(isinstance(text, str), record, "answer")
         record.ok = True
 
@@ -440,7 +441,7 @@ class BenchClient:
         if record.completion_tokens is None:
             raise KeyError("completion_tokens (no usage in the stream)")
         if record.finish_reason is None:
-            raise ValueError(f"the stream ended after {record.completion_tokens} tokens without a finish "
+            raise ValueError(f"the stream ended after {counted(record.completion_tokens, 'token')} without a finish "
                              "reason: the answer was cut short")
         _has_text(carried, record, "stream")
         if guessed and guessed != record.completion_tokens:
@@ -538,7 +539,7 @@ def _has_text(carried: bool, record: RequestRecord, what: str) -> None:
     ``skip_tokenizer_init``, which alone drops it). Without it the lossless check compares nothing
     and ``bench.lossless.enforce`` passes whatever the server generated; an empty text is text."""
     if not carried:
-        raise ValueError(f"the {what} of {record.completion_tokens} tokens carries no text: the lossless "
+        raise ValueError(f"the {what} of {counted(record.completion_tokens, 'token')} carries no text: the lossless "
                          "check could not compare it")
 
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields
 
+from ..config.wording import counted
+
 #: ``error_kind`` values: the request took longer than the suite's timeout; the server answered with
 #: an HTTP error; the TCP connection was refused; the server closed or reset the connection
 #: mid-request; the answer was not what SGLang sends (no completion_tokens, bad JSON) or no finished
@@ -65,7 +67,7 @@ class RequestRecord:
             return None
         wall_s = self.latency_s
         if server_s == 0 and (self.completion_tokens or 0) > 0:
-            return f"e2e_latency 0 for {self.completion_tokens} tokens cannot be true"
+            return f"e2e_latency 0 for {counted(self.completion_tokens, 'token')} cannot be true"
         if server_s > wall_s * 1.05 + 0.01:
             return f"e2e_latency {server_s:.4g} s is longer than the {wall_s:.4g} s the request took"
         return None

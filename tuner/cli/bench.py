@@ -97,7 +97,7 @@ def print_result(res: SuiteResult, base: SuiteResult | None = None) -> None:
                 cells += [_num(b), _speedup(_mean(row.tok_per_s), b)]
             rows.append(cells)
         lengths = {r.max_tokens for r in res.records if r.phase == "sweep"}
-        each = f"{lengths.pop()} tokens per request" if len(lengths) == 1 else "each request at its own length"
+        each = f"{counted(lengths.pop(), 'token')} per request" if len(lengths) == 1 else "each request at its own length"
         print_table(cols, rows, title=f"concurrency sweep, {each} "
                                       "(agg: total tokens / first submission to last completion)")
 
@@ -202,7 +202,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     failed_first = next((r for r in measured if not r.ok), None)
     unmeasured = not nothing and bool(measured) and not any(r.ok for r in measured)
     if unmeasured:
-        first = (f"{failed_first.phase} {failed_first.prompt} at {failed_first.max_tokens} tokens: "
+        first = (f"{failed_first.phase} {failed_first.prompt} at {counted(failed_first.max_tokens, 'token')}: "
                  f"{_plain_text(failed_first.error)}")
         res.complete, res.error = False, f"every measured request failed ({len(measured)}); first: {first}"[:500]
     # A count the server cannot have given (more than asked, none, or another than asked with
@@ -218,7 +218,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     def problem(r) -> str | None:
         return r.count_problem(suite.ignore_eos) or (speculation_problem(r, spec) if spec else None)
 
-    untrue = [f"{r.phase} {r.prompt} at {r.max_tokens} tokens: {why}" for r in res.records if r.ok
+    untrue = [f"{r.phase} {r.prompt} at {counted(r.max_tokens, 'token')}: {why}" for r in res.records if r.ok
               for why in [problem(r)] if why]
     if untrue and not nothing:
         res.complete, res.error = False, f"{counted(len(untrue), 'answer')} cannot be true; first: {untrue[0]}"[:500]

@@ -78,7 +78,7 @@ def _lossless_html(data: ReportData, table) -> list[str]:
             first = a.get("lossless_first_divergence") or {}
             rows.append([r.number, r.effective.label() if r.effective else "", f"{a['lossless_share']:.0%}",
                          f"{a.get('lossless_identical')}/{a['lossless_compared']}",
-                         f"{first['prompt']} ({first['max_tokens']} tokens), character {first['position']}" if first else "",
+                         f"{first['prompt']} ({counted(first['max_tokens'], 'token')}), character {first['position']}" if first else "",
                          "FLAGGED" if a.get("lossless_flag") else ""])
     if not rows:
         why = ("the suite samples (temperature > 0)" if (data.workload or {}).get("temperature") else

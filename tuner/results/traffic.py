@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from ..config.wording import counted
 from ..engine.limits import SLO_ATTR, broken, check_text
 
 
@@ -63,7 +64,7 @@ def lossless_line(attrs: dict | None) -> str | None:
     text = f"lossless check: {same}/{n} single-request outputs identical to the baseline's ({share:.0%})"
     first = a.get("lossless_first_divergence")
     if first:
-        text += f"; first divergence at character {first['position']} of {first['prompt']} ({first['max_tokens']} tokens)"
+        text += f"; first divergence at character {first['position']} of {first['prompt']} ({counted(first['max_tokens'], 'token')})"
     if a.get("lossless_flag"):
         text += f"; FLAGGED: below {a.get('lossless_min_share', 0):.0%}" + (
             " (enforced: infeasible)" if a.get("lossless_enforced") else " (reported, not enforced)")
