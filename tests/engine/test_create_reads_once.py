@@ -9,7 +9,7 @@ import shutil
 import optuna
 import pytest
 from support.model_study import model_study_yaml
-from test_older_studies import _older_dsa_study_with_a_tree_seed
+from support.older_study import older_dsa_study_with_a_tree_seed
 
 from tuner.config.study import load_study
 from tuner.config.yamlfile import ConfigError
@@ -20,7 +20,7 @@ def test_an_older_study_in_another_storage_than_the_file_s_is_judged_there(tmp_p
     """The older study (its launches ran flashinfer, trees and all) moved to another storage, the
     file's own left without it: its tree seed was judged by this node's decision for a new study
     (dsa, chains only) and refused, read from the file's storage, not the one it was created in."""
-    path, config = _older_dsa_study_with_a_tree_seed(tmp_path)
+    path, config = older_dsa_study_with_a_tree_seed(tmp_path)
     here = config.storage.removeprefix("sqlite:///")
     other = f"sqlite:///{tmp_path / 'other.db'}"
     shutil.move(here, tmp_path / "other.db")

@@ -8,7 +8,7 @@ file run by this tuner must continue the study, not be refused as "a different c
 
 import optuna
 import pytest
-from support.older_study import OLDER_STUDY
+from support.older_study import OLDER_STUDY, older_dsa_study_with_a_tree_seed
 
 from tuner.config.space import SearchSpace
 from tuner.config.study import load_study
@@ -242,36 +242,6 @@ budget: {{n_trials: 4}}
     assert space.attention.backend == "flashinfer" and 4 in space.values("speculative_eagle_topk")
 
 
-def _older_dsa_study_with_a_tree_seed(tmp_path):
-    """A study an older tuner made on a DSA model (DeepSeek V3.2) with a tree seed in its file: that
-    tuner ran the pin flashinfer and stored no decision. Made here while the model's config.json
-    does not yet say DSA (this tuner then keeps trees), stripped of its decision, then the
-    config.json says DSA, as the real model's does: this tuner would pin dsa, chains only."""
-    from tuner.engine.facts import ATTENTION_ATTR
-
-    model, draft = tmp_path / "model", tmp_path / "draft"
-    model.mkdir(), draft.mkdir()
-    (draft / "config.json").write_text('{"architectures": ["LlamaForCausalLMEagle3"]}')
-    (model / "config.json").write_text('{"architectures": ["DeepseekV32ForCausalLM"], "kv_lora_rank": 512}')
-    path = tmp_path / "d.yaml"
-    path.write_text(f"""
-name: d
-search_space: eagle3
-server: {{backend: sglang, model_path: {model}, draft_model_path: {draft}, tp_size: 8}}
-bench: {{suite: quick}}
-budget: {{n_trials: 4}}
-seed_trials:
-  - {{speculative_num_steps: 2, speculative_eagle_topk: 4, speculative_num_draft_tokens: 8}}
-""")
-    config = load_study(path)
-    create_study(config, config.storage)
-    study = open_study("d", config.storage)
-    study._storage.set_study_user_attr(study._study_id, ATTENTION_ATTR, None)  # as an older tuner stored it
-    (model / "config.json").write_text('{"architectures": ["DeepseekV32ForCausalLM"], "kv_lora_rank": 512, '
-                                       '"index_topk": 2048}')
-    return path, config
-
-
 def test_an_older_dsa_study_s_tree_seed_is_judged_with_the_backend_its_launches_ran(tmp_path):
     """QA: `tuner study run` refused the older study's own file: `seed_trials[0]: steps=2 topk=4
     draft=8 is a tree, and attention backend dsa runs topk 1 only for this model`, dsa being this
@@ -281,7 +251,7 @@ def test_an_older_dsa_study_s_tree_seed_is_judged_with_the_backend_its_launches_
     study's file is still refused before anything is written."""
     from tuner.engine.preflight import preflight
 
-    path, config = _older_dsa_study_with_a_tree_seed(tmp_path)
+    path, config = older_dsa_study_with_a_tree_seed(tmp_path)
     preflight(config, None, path)  # refused before
     said = []
     assert create_study(config, config.storage, note=said.append).study_name == "d"

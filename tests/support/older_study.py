@@ -1,7 +1,9 @@
 """The study file the tests of studies made by an older tuner start from (``tests/engine/
 test_older_studies.py``, ``tests/cli/test_older_study_launch.py``): a small MLA study on the
 simulator, whose stored attributes each test then rewrites as an older tuner stored them; and
-:func:`measured_model_study`, the measured study the CLI tests of older studies rewrite."""
+:func:`measured_model_study`, the measured study the CLI tests of older studies rewrite; and
+:func:`older_dsa_study_with_a_tree_seed`, an older tuner's study on a model this tuner would now
+run chains only on."""
 
 from pathlib import Path
 
@@ -37,3 +39,35 @@ def measured_model_study(tmp_path: Path):
     r = CliRunner().invoke(cli, ["study", "run", str(path)], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     return path, optuna.load_study(study_name="c", storage=f"sqlite:///{tmp_path / 'c.db'}")
+
+
+def older_dsa_study_with_a_tree_seed(tmp_path: Path):
+    """A study an older tuner made on a DSA model (DeepSeek V3.2) with a tree seed in its file: that
+    tuner ran the pin flashinfer and stored no decision. Made here while the model's config.json
+    does not yet say DSA (this tuner then keeps trees), stripped of its decision, then the
+    config.json says DSA, as the real model's does: this tuner would pin dsa, chains only."""
+    from tuner.config.study import load_study
+    from tuner.engine.facts import ATTENTION_ATTR
+    from tuner.engine.study import create_study, open_study
+
+    model, draft = tmp_path / "model", tmp_path / "draft"
+    model.mkdir(), draft.mkdir()
+    (draft / "config.json").write_text('{"architectures": ["LlamaForCausalLMEagle3"]}')
+    (model / "config.json").write_text('{"architectures": ["DeepseekV32ForCausalLM"], "kv_lora_rank": 512}')
+    path = tmp_path / "d.yaml"
+    path.write_text(f"""
+name: d
+search_space: eagle3
+server: {{backend: sglang, model_path: {model}, draft_model_path: {draft}, tp_size: 8}}
+bench: {{suite: quick}}
+budget: {{n_trials: 4}}
+seed_trials:
+  - {{speculative_num_steps: 2, speculative_eagle_topk: 4, speculative_num_draft_tokens: 8}}
+""")
+    config = load_study(path)
+    create_study(config, config.storage)
+    study = open_study("d", config.storage)
+    study._storage.set_study_user_attr(study._study_id, ATTENTION_ATTR, None)  # as an older tuner stored it
+    (model / "config.json").write_text('{"architectures": ["DeepseekV32ForCausalLM"], "kv_lora_rank": 512, '
+                                       '"index_topk": 2048}')
+    return path, config

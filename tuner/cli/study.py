@@ -43,6 +43,13 @@ def study() -> None:
     """
 
 
+def in_storage(config: StudyConfig, url: str) -> StudyConfig:
+    """``config`` judged in ``url``, the storage the command uses (``--storage``, else the file's
+    ``storage``, ``$TUNER_STORAGE`` or ``NAME.db`` beside the file: :func:`resolve_target`): the
+    checks that read a stored study (an older tuner's, whose launches keep their backend) read it there."""
+    return config.model_copy(update={"storage": url})
+
+
 @study.command("create")
 @click.argument("study_file", type=click.Path(dir_okay=False))
 @storage_option
@@ -54,7 +61,9 @@ def create(study_file, storage) -> None:
 
     name, url, config = resolve_target(study_file, storage)
     check_storage_writable(url, study_file, storage)
-    preflight(config, None, study_file)  # before anything is written
+    # judged in the storage this command uses (--storage wins over the file's; QA: an older study
+    # moved to the --storage database had its tree seed judged as a new study's, and refused)
+    preflight(in_storage(config, url), None, study_file)  # before anything is written
     # The workdir `run` will need, checked now: a study created here should be runnable here.
     check_writable(config.workdir or str(Path("studies") / name), "workdir", folder=True)
     create_study(config, url, note=click.echo)
@@ -97,6 +106,8 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     if file_config is not None:
         check_storage_writable(url, study_file, storage)
+        # every check below judges the storage this run uses (--storage wins over the file's)
+        file_config = in_storage(file_config, url)
     if dry_run:
         if file_config is not None:  # the checks a run makes first: a dry run says no where a run would
             from ..config.space import SearchSpace
@@ -113,8 +124,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         if file_config is not None:
             preflight(file_config, None, study_file, launching=True)
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
-            # the storage this run uses (--storage wins over the file's; QA: the file's was checked)
-            _preflight(file_config.model_copy(update={"storage": url}))
+            _preflight(file_config)  # the storage this run uses (QA: the file's was checked)
         try:
             summary, backend = _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials,
                                            timeout_s, rebaseline)
