@@ -27,6 +27,7 @@ one line, then 0 on the next run; ``workdir-full``: 1 with one line, then 0 once
 kill point: the rerun finishes the study).
 
     nice -n 10 python benchmarks/fault_campaign.py [--only NAME ...] [--outage-s 60]
+    nice -n 10 python benchmarks/fault_campaign.py --random 20 --seed 1   # benchmarks/random_faults.py
 
 Needs PostgreSQL's server binaries (``.ci/setup-system`` installs them) and, for the tmpfs, root.
 """
@@ -78,9 +79,12 @@ def env_for(**extra: str) -> dict:
 
 
 def start(argv, env, cwd: Path, log: Path) -> subprocess.Popen:
+    return start_argv([*TUNER, *argv], env, cwd, log)
+
+
+def start_argv(argv, env, cwd: Path, log: Path) -> subprocess.Popen:
     with open(log, "w") as f:
-        return subprocess.Popen([*TUNER, *argv], stdout=f, stderr=subprocess.STDOUT, env=env, cwd=cwd,
-                                start_new_session=True)
+        return subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=cwd, start_new_session=True)
 
 
 def finished(procs, logs, timeout_s: float = 1800, ok=(0,)) -> int:
@@ -115,7 +119,10 @@ def audit(url: str, name: str, workdirs: list[Path], unfinished: int = 0) -> tup
     for wd in workdirs:
         for label, n in launches_by_trial(wd).items():
             launches[label] = launches.get(label, 0) + n
-    base_done = sum(1 for t in base if t.state == TrialState.COMPLETE and t.user_attrs.get("status") == "measured")
+    # a baseline launch is stored when measured, or failed with its class (a failed baseline stops
+    # its worker: there is nothing to lose)
+    base_done = sum(1 for t in base if (t.state == TrialState.COMPLETE and t.user_attrs.get("status") == "measured")
+                    or (t.state == TrialState.FAIL and t.user_attrs.get("failure_class")))
     lost = max(0, launches.pop("baseline", 0) - base_done)
     lost += sum(n - (1 if label in stored else 0) for label, n in launches.items())
     lost = max(0, lost - unfinished)
@@ -341,7 +348,12 @@ def main() -> None:
     parser.add_argument("--only", nargs="*", help="run only these faults (name prefixes: pg, kill, sqlite, workdir)")
     parser.add_argument("--outage-s", type=float, default=60.0, help="length of the PostgreSQL outage")
     parser.add_argument("--keep", default=None, help="work in this folder and keep it (logs, studies)")
+    parser.add_argument("--random", type=int, default=0, metavar="N",
+                        help="instead: N faults at random instants of running studies (benchmarks/random_faults.py)")
+    parser.add_argument("--seed", type=int, default=1, help="the random mode's seed (kinds, instants, lengths)")
     args = parser.parse_args()
+    if args.random:
+        return random_mode(args)
     wanted = lambda name: not args.only or any(name.startswith(p) for p in args.only)  # noqa: E731
     rows: list[Outcome] = []
 
@@ -366,6 +378,31 @@ def main() -> None:
             add("sqlite-moved", folder, lambda: sqlite_fault(folder, "sqlite-moved", moved_away_and_back))
         if wanted("workdir"):
             add("workdir-full", folder, lambda: workdir_full(folder))
+    print()
+    print(table(rows))
+
+
+def random_mode(args) -> None:
+    import random_faults
+
+    plan = random_faults.draws(args.random, args.seed)
+    for d in plan:
+        print(f"draw {d.n}: {d.kind} at {d.at:.2f} of the run, worker {d.worker}"
+              + (f", {d.length_s:.0f} s" if d.length_s else ""), flush=True)
+    rows: list[Outcome] = []
+    with tempfile.TemporaryDirectory(prefix="tuner-random-faults-") as tmp:
+        folder = Path(args.keep or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        with postgres(folder) as cluster:
+            me = sys.modules[__name__]
+            first, length_s = random_faults.run_one(None, cluster, folder, 0.0, me)
+            rows.append(first)
+            print(f"fault-free run: {length_s:.0f} s", flush=True)
+            print(table(rows[-1:]).splitlines()[2], flush=True)
+            for d in plan:
+                name = f"rnd-{d.n:02d}-{d.kind}"
+                rows.append(attempt(name, folder, lambda: random_faults.run_one(d, cluster, folder, length_s, me)[0]))
+                print(table(rows[-1:]).splitlines()[2], flush=True)
     print()
     print(table(rows))
 
