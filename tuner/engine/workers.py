@@ -18,6 +18,7 @@
 
 from __future__ import annotations
 
+import logging
 import os
 import random
 import socket
@@ -41,6 +42,10 @@ POLL_S = 1.0
 #: killed while the sampler proposed it (a proposal takes seconds; the worker names itself at once
 #: after): it is failed. Five heartbeat grace periods (200 s by default).
 UNNAMED_AFTER_S = 5 * HEARTBEAT_GRACE_S
+#: How many times :func:`start_trial` asks for a trial the storage keeps losing as it creates it.
+ASK_TRIES = 3
+
+log = logging.getLogger("tuner.engine")
 
 
 def _start_ticks(pid: int) -> int | None:
@@ -107,13 +112,30 @@ def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
     (:func:`~tuner.engine.requeue.clear_inherited`), and ``worker`` named on it. A Ctrl-C while the
     sampler proposes is held until the trial names its worker, so the next run can tell it is dead
     and fail it (:func:`reap_dead_trials`); a kill -9 there leaves an unnamed trial, failed after
-    :data:`UNNAMED_AFTER_S`."""
-    with signals_held():
-        trial = ask(study, distributions)
-        stack.enter_context(Heartbeat(study._storage, trial._trial_id))
-        clear_inherited(study._storage, trial._trial_id)
-        trial.set_user_attr("worker", worker.as_dict())
-    return trial
+    :data:`UNNAMED_AFTER_S`.
+
+    A trial the storage loses right after creating it (Optuna's ``KeyError: 'Record does not
+    exist.'`` from the next write to it) is asked for again, up to :data:`ASK_TRIES` times in all:
+    PostgreSQL with asynchronous commits (``synchronous_commit = off``) restarted at once, or a
+    failover to a replica behind the primary, forgets the last commits it acknowledged (QA: the
+    worker died with a traceback from the sampler). Past that the error goes out, as for a study
+    deleted under the worker."""
+    for attempt in range(1, ASK_TRIES + 1):
+        with signals_held(), ExitStack() as this_try:
+            try:
+                trial = ask(study, distributions)
+                this_try.enter_context(Heartbeat(study._storage, trial._trial_id))
+                clear_inherited(study._storage, trial._trial_id)
+                trial.set_user_attr("worker", worker.as_dict())
+            except KeyError:
+                if attempt == ASK_TRIES:
+                    raise
+                log.warning("the storage lost the trial it had just created (a commit it did not keep); "
+                            "asking again")
+                continue
+            stack.enter_context(this_try.pop_all())  # the heartbeat lives on with the trial
+            return trial
+    raise AssertionError("unreachable")  # the last try returns or raises
 
 
 def mark_interrupted(storage, trial_id: int, why: str) -> bool:
