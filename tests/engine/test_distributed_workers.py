@@ -3,8 +3,8 @@ a real PostgreSQL server; one of them is killed with `kill -9` mid-trial.
 
 The killed worker runs as if on another node (its own hostname, through a UTS namespace when this
 machine allows one), so its trial can only be recovered through Optuna's heartbeat: the others
-must fail it after the grace period and retry its setting. Its server, left running, is stopped by
-the launcher's orphan cleanup when a worker next starts on that host. Heartbeats are shortened for
+must fail it after the grace period and retry its setting. Its server dies with it (the launcher's
+PR_SET_PDEATHSIG); a worker that next starts on that host drops the dead server's record. Heartbeats are shortened for
 the test (TUNER_HEARTBEAT_INTERVAL_S / TUNER_HEARTBEAT_GRACE_S). PostgreSQL comes from tests/support/pg.py.
 """
 
@@ -131,16 +131,15 @@ def test_three_workers_one_study_kill_9_loses_nothing(pg_url, tmp_path):
         os.kill(victim.pid, signal.SIGKILL)
         killed_at = datetime.now()
         victim.wait(timeout=10)
-        assert pid_alive(orphan_pid), "the killed worker's server should outlive it (an orphan)"
+        # PR_SET_PDEATHSIG: the server dies with its worker (it used to run on until the next start)
+        wait_for(lambda: not pid_alive(orphan_pid), 30, "the killed worker's server to die with it")
 
         for p in (b, c):
             assert p.wait(timeout=180) == 0, (tmp_path / f"worker-{'b' if p is b else 'c'}.log").read_text()[-2000:]
-        assert pid_alive(orphan_pid), "nothing on this host has started since: the orphan is still there"
 
-        # A worker starting on that host again stops the orphan, and finds the budget spent.
+        # A worker starting on that host again drops the dead server's record, and finds the budget spent.
         again = start("worker-a-again")
         assert again.wait(timeout=120) == 0, logs[-1].read_text()[-2000:]
-        wait_for(lambda: not pid_alive(orphan_pid), 30, "the orphaned server to stop")
         assert not list((workdir / "servers").glob("*.json"))
         assert f"budget of {BUDGET} trials is spent" in logs[-1].read_text()
     finally:

@@ -641,21 +641,26 @@ def test_a_failed_request_is_quoted_from_its_answer_and_a_late_exit_is_waited_fo
 # orphans and signals
 
 TUNER_CHILD = """
-import os, sys, time
+import os, sys, threading, time
 sys.path.insert(0, {root!r})
 from tuner.server.launcher import ServerProcess, stop_on_signals
 srv = ServerProcess.from_argv({argv!r}, host="127.0.0.1", port={port}, log_path={log!r},
                               workdir={workdir!r}, stop_grace_s=2)
 with stop_on_signals():
-    srv.start()
+    if {from_thread!r}:  # a launch from another thread: no parent-death signal (tuner.server.procs)
+        launcher = threading.Thread(target=srv.start)
+        launcher.start()
+        launcher.join()
+    else:
+        srv.start()
     print(srv.pid, flush=True)
     time.sleep(120)
 """
 
 
-def start_tuner_child(tmp_path, argv=SLEEPER):
+def start_tuner_child(tmp_path, argv=SLEEPER, from_thread=False):
     port = pick_free_port("127.0.0.1")
-    child = run_child(tmp_path, TUNER_CHILD.format(root=str(ROOT), argv=argv, port=port,
+    child = run_child(tmp_path, TUNER_CHILD.format(root=str(ROOT), argv=argv, port=port, from_thread=from_thread,
                                                    log=str(tmp_path / "s.log"), workdir=str(tmp_path)))
     line = child.stdout.readline()
     assert line.strip().isdigit(), child.stderr.read()
@@ -664,8 +669,26 @@ def start_tuner_child(tmp_path, argv=SLEEPER):
     return child, server_pid
 
 
-def test_cleanup_orphans_after_kill_9_of_the_tuner(tmp_path):
+def test_a_server_dies_with_its_tuner_killed_with_kill_9(tmp_path):
+    """PR_SET_PDEATHSIG (tuner.server.procs.die_with_this_thread): the kernel kills the server when
+    its tuner dies, instead of it running on until the next run's cleanup (QA: a kill -9'd tuner
+    left its server holding the port and the GPUs); the next run only drops the stale record."""
     child, server_pid = start_tuner_child(tmp_path)
+    try:
+        assert not gone(server_pid)
+        child.kill()
+        child.wait(timeout=10)
+        assert wait_until(lambda: gone(server_pid), 30), "the server outlived its tuner"
+        assert cleanup_orphans(tmp_path) == [] and not list_records(tmp_path)
+    finally:
+        kill_if_left(server_pid)
+        finish(child)
+
+
+def test_cleanup_orphans_after_kill_9_of_the_tuner(tmp_path):
+    """A server launched from a thread other than the main one gets no parent-death signal (it would
+    fire when that thread ends): it outlives a kill -9 of its tuner, and the next run stops it."""
+    child, server_pid = start_tuner_child(tmp_path, from_thread=True)
     try:
         assert cleanup_orphans(tmp_path) == []  # its tuner is alive: not an orphan
         assert not gone(server_pid)
@@ -689,7 +712,7 @@ def test_cleanup_orphans_stops_a_child_that_escaped_the_group(tmp_path):
         escapee = announced_pid(log.read_text, "escapee")
         child.kill()
         child.wait(timeout=10)
-        os.kill(server_pid, signal.SIGKILL)  # the leader gone too: only the mark finds the escapee
+        kill_if_left(server_pid)  # the leader gone too (it dies with its tuner): only the mark finds the escapee
         assert wait_until(lambda: gone(server_pid)) and not gone(escapee)
         assert [r.pid for r in cleanup_orphans(tmp_path)] == [server_pid]
         assert wait_until(lambda: gone(escapee), 5) and not list_records(tmp_path)

@@ -61,8 +61,8 @@ from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, bind_refused, listener_owned_by_group, pick_free_port, port_free,
                     wait_port_free)
-from .procs import (MARK_VAR, boot_id, escapees, group_members, new_mark, read_cmdline, read_stat,
-                    signal_group, terminate_group)
+from .procs import (MARK_VAR, boot_id, die_with_this_thread, escapees, group_members, new_mark, read_cmdline,
+                    read_stat, signal_group, terminate_group)
 from .signals import live_servers, stop_on_signals
 
 __all__ = [
@@ -271,9 +271,11 @@ class ServerProcess:
                 logf.flush()
                 self._log_offset = logf.tell()
                 try:
+                    # die_with_this_thread: a kill -9 of the tuner takes its server down at once
                     self.proc = subprocess.Popen(self.argv, start_new_session=True,
                                                  stdin=subprocess.DEVNULL, stdout=logf,
-                                                 stderr=subprocess.STDOUT, env=env)
+                                                 stderr=subprocess.STDOUT, env=env,
+                                                 preexec_fn=die_with_this_thread())
                 except OSError as exc:
                     raise ConfigError("study", "server.python",
                                       f"cannot run {self.argv[0]!r}: {exc.strerror}") from None

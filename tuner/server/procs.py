@@ -16,15 +16,29 @@ passes the environment on). :func:`escapees` finds, outside the group, the live 
 that one token or descending (by parent pid) from the leader: only processes descended from the one
 the tuner started, never anything by name. A descendant that exec'd with a scrubbed environment and
 whose parent already exited cannot be found.
+
+Dying with the tuner. A server whose tuner is killed with ``kill -9`` gets no stop: on Linux its
+leader is started with ``PR_SET_PDEATHSIG`` = SIGKILL (:func:`die_with_this_thread`), so the kernel
+kills it the moment the tuner dies, instead of it serving on, holding the port and the GPUs, until
+the next run's orphan cleanup. SGLang's scheduler and detokenizer processes arm the same signal
+against their own parent (``kill_itself_when_parent_died`` in ``sglang/srt/utils.py``), so the
+whole server goes; anything else left (an escapee, a child that does not arm it) is still found by
+the record and the mark. The signal fires when the *thread* that forked the server ends, not the
+process: it is armed only for a launch from the main thread, which lives as long as the tuner (every
+launch of ``tuner study run`` and ``tuner launch`` is; a launch from another thread gets no such
+signal and relies on the cleanup, as before).
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import ctypes
 import secrets
 import signal
 import subprocess
+import sys
+import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -101,6 +115,31 @@ def group_members(pgid: int, only: set[tuple[int, int]] | None = None) -> list[P
     ``(pid, start_ticks)`` is listed."""
     return [st for st in all_stats() if st.pgid == pgid and st.alive
             and (only is None or (st.pid, st.start_ticks) in only)]
+
+
+#: prctl(2)'s option: the signal this process gets when the thread that forked it ends.
+PR_SET_PDEATHSIG = 1
+
+
+def die_with_this_thread():
+    """A ``preexec_fn`` for a server's ``Popen`` that has the kernel SIGKILL the server when the
+    calling thread ends (``PR_SET_PDEATHSIG``; see the module docstring), or None where that would be
+    wrong or is impossible: not Linux, or not the main thread (a thread that ends before its server
+    would kill it)."""
+    if not sys.platform.startswith("linux") or threading.current_thread() is not threading.main_thread():
+        return None
+    try:
+        prctl = ctypes.CDLL(None, use_errno=True).prctl  # looked up here, not in the forked child
+    except (OSError, AttributeError):
+        return None
+    parent = os.getpid()
+
+    def arm() -> None:
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:  # the tuner died between the fork and the prctl: no signal will come
+            os.kill(os.getpid(), signal.SIGKILL)
+
+    return arm
 
 
 def new_mark() -> str:
