@@ -12,6 +12,8 @@ planned for, each reproduced here at that exact moment on the real storage.
 
 from __future__ import annotations
 
+import threading
+import time
 from contextlib import ExitStack
 
 import optuna
@@ -82,3 +84,57 @@ def test_a_storage_that_keeps_losing_the_new_trial_is_not_asked_forever(study):
         start_trial(study, Worker(), stack, DIST)
     assert len(lost) == workers.ASK_TRIES
     assert stored(study) == []
+
+
+# -- the heartbeat thread on an SQLite file another process holds locked ----------------------------
+
+def beat_of(db, trial_id: int):
+    import sqlite3
+
+    conn = sqlite3.connect(db, timeout=60)
+    try:
+        row = conn.execute("SELECT heartbeat FROM trial_heartbeats WHERE trial_id = ?", (trial_id,)).fetchone()
+    finally:
+        conn.close()
+    return row and row[0]
+
+
+def test_the_heartbeat_on_a_held_sqlite_lock_waits_alone_and_beats_again(tmp_path, monkeypatch):
+    """Left open by an earlier QA round: the heartbeat thread while another process holds SQLite's
+    write lock. Its beat waits out one busy timeout (in that thread alone), fails, and is tried again
+    a second later, without end: the thread neither dies nor raises. Its trial is never judged dead
+    meanwhile: SQLite's workers share one host, where a worker is judged by its pid. Once the lock is
+    gone a beat lands again."""
+    import sqlite3
+
+    monkeypatch.setattr(workers, "HEARTBEAT_INTERVAL_S", 0.2)
+    monkeypatch.setattr("tuner.engine.storage.SQLITE_TIMEOUT_S", 1)
+    db = tmp_path / "held.db"
+    storage = open_storage(f"sqlite:///{db}", patient=True)
+    study = optuna.create_study(study_name="held", storage=storage, directions=["maximize"])
+    try:
+        with ExitStack() as stack:
+            trial = start_trial(study, Worker(), stack, DIST)
+            (beat,) = [t for t in threading.enumerate() if t.name == f"heartbeat-{trial._trial_id}"]
+            first = beat_of(db, trial._trial_id)
+            holder = sqlite3.connect(db, timeout=60, isolation_level=None)
+            holder.execute("BEGIN EXCLUSIVE")
+            try:
+                backend = study._storage._backend
+                deadline = time.monotonic() + 120
+                while not backend.recently_unreachable(60) and time.monotonic() < deadline:
+                    time.sleep(0.1)
+                assert backend.recently_unreachable(60), "no beat ever met the lock"
+                assert beat.is_alive()
+            finally:
+                holder.execute("COMMIT")
+                holder.close()
+            assert workers.reap_dead_trials(study) == []  # a live worker of this host: not dead
+            deadline = time.monotonic() + 120
+            while beat_of(db, trial._trial_id) == first and time.monotonic() < deadline:
+                time.sleep(0.1)
+            assert beat_of(db, trial._trial_id) != first, "no beat landed once the lock was gone"
+            assert beat.is_alive()
+        assert study.get_trials(deepcopy=False)[0].state == TrialState.RUNNING
+    finally:
+        storage.engine.dispose()
