@@ -394,6 +394,7 @@ def random_mode(args) -> None:
         folder = Path(args.keep or tmp)
         folder.mkdir(parents=True, exist_ok=True)
         with postgres(folder) as cluster:
+            random_faults.durable(cluster)
             me = sys.modules[__name__]
             first, length_s = random_faults.run_one(None, cluster, folder, 0.0, me)
             rows.append(first)
