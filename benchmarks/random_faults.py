@@ -139,9 +139,10 @@ def other_node(argv: list[str]) -> list[str]:
     return ["unshare", "--uts", "sh", "-c", 'hostname node-b && exec "$@"', "sh", *argv]
 
 
-def dropped(url: str, name: str) -> int:
-    """Trials failed as ``interrupted`` after their launch (a measurement dropped on purpose) whose
-    setting another trial measured."""
+def dropped(url: str, name: str, logs: list[Path]) -> int:
+    """Trials failed as ``interrupted`` whose worker said it dropped their measurement (``trial N: the
+    tuner itself stood still``) and whose setting another trial measured. Failed by its own worker
+    or, paused past the heartbeat's grace, by another as dead: either way dropped, not lost."""
     import optuna
     from optuna.trial import TrialState
 
@@ -154,8 +155,10 @@ def dropped(url: str, name: str) -> int:
         storage.engine.dispose()
     measured = {t.user_attrs.get("effective_key") for t in trials
                 if t.state == TrialState.COMPLETE and t.user_attrs.get("status") == "measured"}
+    said = "\n".join(log.read_text(errors="replace") for log in logs)
     return sum(1 for t in trials if t.state == TrialState.FAIL and t.user_attrs.get("status") == "interrupted"
-               and "stood still" in (t.user_attrs.get("note") or "") and t.user_attrs.get("effective_key") in measured)
+               and f"trial {t.number}: the tuner itself stood still" in said
+               and t.user_attrs.get("effective_key") in measured)
 
 
 def label(record: dict) -> str:
@@ -282,7 +285,7 @@ def run_one(d: Draw | None, cluster, folder: Path, length_s: float, campaign) ->
     # when no run replays it)
     cut = int(note.split(" and ", 1)[1].split()[0]) if killed and " and " in note else 0
     lost, again_n, wrong, why = campaign.audit(url, name, workdirs, unfinished=cut)
-    drop = dropped(url, name)
+    drop = dropped(url, name, logs)
     lost = max(0, lost - drop)
     parts = [note, "exits " + " | ".join(exits), f"{took:.0f} s"]
     if drop:
