@@ -126,7 +126,9 @@ def audit(url: str, name: str, workdirs: list[Path], unfinished: int = 0) -> tup
     lost = max(0, launches.pop("baseline", 0) - base_done)
     lost += sum(n - (1 if label in stored else 0) for label, n in launches.items())
     lost = max(0, lost - unfinished)
-    keys = [t.user_attrs.get("effective_key") for t in done]
+    # a setting the sampler chose to measure again (remeasure_of, tuner.engine.trial.REMEASURE_ATTR)
+    # is a second reading on purpose, not a repeat the fault caused
+    keys = [t.user_attrs.get("effective_key") for t in done if t.user_attrs.get("remeasure_of") is None]
     wrong = [wrong_number(t, by_number) for t in trials]
     why = [w for w in wrong if w]
     for wd in workdirs:
