@@ -299,6 +299,9 @@ def run_one(d: Draw | None, cluster, folder: Path, length_s: float, campaign) ->
             os.kill(int(p.split()[0]), signal.SIGKILL)
         except (ProcessLookupError, ValueError):
             pass
+    if d is None:  # the fault-free run is no fault: it counts in neither column
+        parts.insert(0, "fault-free: " + ("as expected" if survived else "NOT as expected"))
+        survived = 0
     out = campaign.Outcome(name, 1 if d else 0, survived, lost, again_n, wrong,
                            "; ".join(filter(None, [*parts, why])))
     return out, took
