@@ -387,27 +387,7 @@ def main() -> None:
 def random_mode(args) -> None:
     import random_faults
 
-    plan = random_faults.draws(args.random, args.seed)
-    for d in plan:
-        print(f"draw {d.n}: {d.kind} at {d.at:.2f} of the run, worker {d.worker}"
-              + (f", {d.length_s:.0f} s" if d.length_s else ""), flush=True)
-    rows: list[Outcome] = []
-    with tempfile.TemporaryDirectory(prefix="tuner-random-faults-") as tmp:
-        folder = Path(args.keep or tmp)
-        folder.mkdir(parents=True, exist_ok=True)
-        with postgres(folder) as cluster:
-            random_faults.durable(cluster)
-            me = sys.modules[__name__]
-            first, length_s = random_faults.run_one(None, cluster, folder, 0.0, me)
-            rows.append(first)
-            print(f"fault-free run: {length_s:.0f} s", flush=True)
-            print(table(rows[-1:]).splitlines()[2], flush=True)
-            for d in plan:
-                name = f"rnd-{d.n:02d}-{d.kind}"
-                rows.append(attempt(name, folder, lambda: random_faults.run_one(d, cluster, folder, length_s, me)[0]))
-                print(table(rows[-1:]).splitlines()[2], flush=True)
-    print()
-    print(table(rows))
+    random_faults.campaign_main(args, sys.modules[__name__])
 
 
 if __name__ == "__main__":

@@ -305,3 +305,30 @@ def run_one(d: Draw | None, cluster, folder: Path, length_s: float, campaign) ->
     out = campaign.Outcome(name, 1 if d else 0, survived, lost, again_n, wrong,
                            "; ".join(filter(None, [*parts, why])))
     return out, took
+
+
+def campaign_main(args, campaign) -> None:
+    """``fault_campaign.py --random N --seed S``: the draws, a fault-free run, then one study per draw,
+    each row printed as it ends and the table at the end (``campaign``: the fault_campaign module)."""
+    import tempfile
+
+    plan = draws(args.random, args.seed)
+    for d in plan:
+        print(f"draw {d.n}: {d.kind} at {d.at:.2f} of the run, worker {d.worker}"
+              + (f", {d.length_s:.0f} s" if d.length_s else ""), flush=True)
+    rows = []
+    with tempfile.TemporaryDirectory(prefix="tuner-random-faults-") as tmp:
+        folder = Path(args.keep or tmp)
+        folder.mkdir(parents=True, exist_ok=True)
+        with campaign.postgres(folder) as cluster:
+            durable(cluster)
+            first, length_s = run_one(None, cluster, folder, 0.0, campaign)
+            rows.append(first)
+            print(f"fault-free run: {length_s:.0f} s", flush=True)
+            print(campaign.table(rows[-1:]).splitlines()[2], flush=True)
+            for d in plan:
+                name = f"rnd-{d.n:02d}-{d.kind}"
+                rows.append(campaign.attempt(name, folder, lambda: run_one(d, cluster, folder, length_s, campaign)[0]))
+                print(campaign.table(rows[-1:]).splitlines()[2], flush=True)
+    print()
+    print(campaign.table(rows))
