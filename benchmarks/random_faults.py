@@ -181,6 +181,8 @@ def one_server(workdir: Path, procs, timeout_s: float = 120) -> dict | None:
 def strike(d: Draw, cluster, url: str, workdirs: list[Path], procs) -> str:
     """Inflict ``d`` now; what was done, in a few words."""
     me, other = procs[d.worker], procs[1 - d.worker]
+    if d.kind in ("kill-group", "stop-worker", "stop-server", "kill-server") and me.poll() is not None:
+        return f"worker {d.worker} had ended: not inflicted"
     if d.kind == "kill-group":
         hit = servers(workdirs[d.worker])
         for pg in [me.pid, *(r["pgid"] for r in hit)]:
