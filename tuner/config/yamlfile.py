@@ -392,10 +392,18 @@ def read_yaml(path: str | Path) -> Any:
         return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
     except _NodeRefused as exc:
         raise ConfigError(path, exc.key, exc.message) from None
+    except yaml.reader.ReaderError as exc:
+        # A control character (NUL, ESC, BEL...) YAML does not allow anywhere: PyYAML's own text
+        # spans two lines and counts characters from the start of the file (QA: a two-line error)
+        char = exc.character if isinstance(exc.character, int) else ord(exc.character)
+        line = text.count("\n", 0, exc.position) + 1
+        raise ConfigError(path, f"line {line}", f"not valid YAML (control character U+{char:04X} is not "
+                                               "allowed in YAML, not even quoted; remove it)") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""
-        raise ConfigError(path, where, f"not valid YAML ({getattr(exc, 'problem', exc)})") from None
+        problem = " ".join(str(getattr(exc, "problem", None) or exc).split())  # one line, whatever PyYAML says
+        raise ConfigError(path, where, f"not valid YAML ({problem})") from None
     except RecursionError:
         raise ConfigError(path, "", "nested too deeply to be a tuner file") from None
     except ValueError as exc:  # Python's cap on int() of a long digit string (sys.set_int_max_str_digits)

@@ -1,0 +1,61 @@
+"""What the property-based fuzz of the tuner's inputs (`tests/cli/test_fuzz_inputs.py`) found, each
+pinned as a plain example: the input, through the real command, is one line naming the file (or
+the flag) and the key with the fix, exit 2, and nothing written; the same file without the fault
+is accepted."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tuner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+SPACE = (ROOT / "search_spaces" / "eagle3.yaml").read_text()
+SUITE = {"name": "s", "prompts": [{"name": "a", "text": "hello"}], "single": {"lengths": [8], "repeats": 1},
+         "sweep": {"concurrencies": [1, 32], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30}
+
+
+def study_folder(tmp: Path, suite: dict | None = None) -> Path:
+    """sim-demo.yaml with its search space and suite beside it (names relative to the study file)."""
+    study = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+    study.update(search_space="space.yaml", bench={**study["bench"], "suite": "suite.yaml"})
+    (tmp / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    (tmp / "space.yaml").write_text(SPACE)
+    (tmp / "suite.yaml").write_text(yaml.safe_dump(suite or SUITE, sort_keys=False))
+    return tmp / "study.yaml"
+
+
+def refused(tmp: Path, args: list[str]) -> str:
+    """The one error line of ``tuner ARGS`` run in ``tmp`` (exit 2, nothing added to ``tmp``)."""
+    before = sorted(tmp.rglob("*"))
+    r = CliRunner().invoke(cli, args)
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.output, r.output
+    assert sorted(tmp.rglob("*")) == before
+    return lines[0]
+
+
+def accepted(args: list[str]) -> None:
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("name, char", [("study.yaml", "\x00"), ("space.yaml", "\x1b"), ("suite.yaml", "\x07")],
+                         ids=["NUL in the study", "ESC in the space", "BEL in the suite"])
+def test_a_control_character_in_a_yaml_file_is_one_line_naming_its_line(tmp_path, name, char):
+    # QA (fuzz): PyYAML's "unacceptable character #x0000: special characters are not allowed\n  in
+    # "<unicode string>", position 10" was printed as it is: two lines, and a position, not a line
+    study = study_folder(tmp_path)
+    text = (tmp_path / name).read_text()
+    at = text.index("\n", text.index("\n") + 1) + 1  # the start of line 3
+    (tmp_path / name).write_text(text[:at] + f"x{char}y: 1\n" + text[at:])
+    line = refused(tmp_path, ["study", "create", str(study)])
+    assert f"{tmp_path / name}: line 3: not valid YAML (control character U+{ord(char):04X} is not allowed" in line
+    assert line.endswith("remove it)"), line
+    (tmp_path / name).write_text(text)
+    accepted(["study", "create", str(study)])
