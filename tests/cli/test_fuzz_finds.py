@@ -59,3 +59,28 @@ def test_a_control_character_in_a_yaml_file_is_one_line_naming_its_line(tmp_path
     assert line.endswith("remove it)"), line
     (tmp_path / name).write_text(text)
     accepted(["study", "create", str(study)])
+
+
+@pytest.mark.parametrize("key, value, says", [
+    ("sweep.concurrencies", [1, 10 ** 23], "suite.yaml: sweep.concurrencies: goes up to "
+                                           "100000000000000000000000; the tuner's cap is 16384 requests at once"),
+    ("warmup.requests", 10 ** 9, "suite.yaml: warmup.requests: input should be less than or equal to 16384"),
+], ids=["concurrency 10^23", "warm-up 10^9 requests"])
+def test_a_request_count_past_the_cap_is_refused_before_anything_is_built(tmp_path, key, value, says):
+    # QA (fuzz): `study create` built every request of the batch (Suite.cycled) and ran for ever
+    # (over 2 minutes, then out of memory); the cap is far above any concurrency a study measures
+    section, field = key.split(".")
+    suite = {**SUITE, section: {**SUITE[section], field: value}}
+    study = study_folder(tmp_path, suite)
+    assert says in refused(tmp_path, ["study", "create", str(study)])
+    suite[section][field] = [1, 32, 16_384] if field == "concurrencies" else 16_384  # the cap itself is taken
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    accepted(["study", "run", "--dry-run", str(study)])
+
+
+def test_sim_landscape_refuses_a_concurrency_past_the_cap(tmp_path, monkeypatch):
+    # QA (fuzz): `tuner sim landscape --concurrency 1,10**23` ran the model for ever
+    monkeypatch.chdir(tmp_path)
+    line = refused(tmp_path, ["sim", "landscape", "--concurrency", f"1,{10 ** 23}", "--table", "t.json"])
+    assert line == ("error: Invalid value for '--concurrency': 100000000000000000000000 is more than the "
+                    "tuner's cap of 16384 requests at once")

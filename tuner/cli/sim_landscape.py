@@ -16,6 +16,10 @@ def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
         raise click.BadParameter(f"{value!r}: expected comma-separated positive integers, e.g. 1,32")
     if not out or min(out) < 1:
         raise click.BadParameter(f"{value!r}: expected comma-separated positive integers, e.g. 1,32")
+    from ..config.suite import MAX_CONCURRENCY
+
+    if max(out) > MAX_CONCURRENCY:  # a suite's cap (QA: 10**23 ran the model for ever)
+        raise click.BadParameter(f"{max(out)} is more than the tuner's cap of {MAX_CONCURRENCY} requests at once")
     return out
 
 

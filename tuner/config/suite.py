@@ -19,7 +19,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from pydantic import Field, model_validator
+from pydantic import Field, field_validator, model_validator
 
 from .dataset import ChatMessage, DatasetSpec, draw
 from .paths import PathText
@@ -31,6 +31,11 @@ SUITES_DIR = Path(__file__).parent / "suites"
 SHIPPED_SUITES = ("seed", "quick", "mixed", "sharegpt-mini")
 #: A sweep request's output length when neither the suite nor the prompt gives one.
 DEFAULT_SWEEP_TOKENS = 512
+#: The most requests the tuner sends at once (a sweep's concurrency) and as warm-up: each batch is
+#: built whole before it is sent (:meth:`Suite.cycled`), so a mistyped 10**23 ran `study create` out
+#: of time and memory (QA: the fuzz of tests/cli/test_fuzz_inputs.py). Far above any concurrency a
+#: speculative-decoding study measures; `tuner sim landscape --concurrency` takes the same cap.
+MAX_CONCURRENCY = 16_384
 
 
 class PromptSpec(StrictModel):
@@ -88,6 +93,13 @@ class SweepSpec(StrictModel):
     max_tokens: int | None = Field(None, ge=1)
     repeats: int = Field(1, ge=1)  #: batches per concurrency (the minimum in adaptive mode)
 
+    @field_validator("concurrencies")
+    @classmethod
+    def _capped(cls, value: list[int]) -> list[int]:
+        if any(c > MAX_CONCURRENCY for c in value):
+            raise ValueError(f"goes up to {max(value)}; the tuner's cap is {MAX_CONCURRENCY} requests at once")
+        return value
+
     @model_validator(mode="after")
     def _positive(self):
         if any(c < 1 for c in self.concurrencies):
@@ -100,7 +112,7 @@ class SweepSpec(StrictModel):
 class WarmupSpec(StrictModel):
     """Requests sent first and not measured (JIT compilation, memory allocation)."""
 
-    requests: int = Field(2, ge=0)
+    requests: int = Field(2, ge=0, le=MAX_CONCURRENCY)
     max_tokens: int = Field(16, ge=1)
 
 
