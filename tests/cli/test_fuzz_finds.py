@@ -84,3 +84,24 @@ def test_sim_landscape_refuses_a_concurrency_past_the_cap(tmp_path, monkeypatch)
     line = refused(tmp_path, ["sim", "landscape", "--concurrency", f"1,{10 ** 23}", "--table", "t.json"])
     assert line == ("error: Invalid value for '--concurrency': 100000000000000000000000 is more than the "
                     "tuner's cap of 16384 requests at once")
+
+
+@pytest.mark.parametrize("flag", ["--profile", "--suite", "--space"])
+def test_sim_landscape_refuses_an_empty_file_flag_by_its_name(tmp_path, monkeypatch, flag):
+    # QA (fuzz): `--profile ''` and `--suite ''` (a script's unset "$VAR") said `error: .: is a folder;
+    # give a file`, naming neither the flag nor what to give; --space named no flag
+    monkeypatch.chdir(tmp_path)
+    line = refused(tmp_path, ["sim", "landscape", flag, "", "--table", "t.json"])
+    assert line.startswith(f"error: {flag}: is empty: give a shipped "), line
+
+
+def test_an_empty_suite_name_says_so(tmp_path, monkeypatch):
+    # the suite loader itself, for every command that takes a suite (`tuner bench --suite ''` too)
+    from tuner.config.suite import load_suite
+    from tuner.config.yamlfile import ConfigError
+
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(ConfigError) as caught:
+        load_suite("")
+    assert str(caught.value) == ("<suite>: empty; give a shipped suite's name (seed, quick, mixed, sharegpt-mini) "
+                                 "or a suite YAML file")

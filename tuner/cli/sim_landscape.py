@@ -6,7 +6,7 @@ import click
 
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
-from .output import fail, print_json, print_table
+from .output import fail, not_empty, print_json, print_table
 
 
 def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
@@ -29,12 +29,15 @@ DEFAULT_SPACE = "eagle3"
 
 @click.command("landscape")
 @click.option("--profile", "profile", default="k2.6-tp8-pcie", show_default=True,
+              callback=not_empty("give a shipped profile's name or a profile YAML file, or leave --profile out"),
               help="Simulator profile: a shipped name or a YAML file.")
 @click.option("--space", "space_file", default=DEFAULT_SPACE, show_default=True, metavar="SPACE",
+              callback=not_empty("give a shipped space's name or a search-space YAML file, or leave --space out"),
               help="Search space: a shipped one (eagle3) or a YAML file.")
 @click.option("--concurrency", "concurrencies", default="1,32", show_default=True,
               callback=_concurrencies, help="Sweep concurrencies, comma-separated.")
-@click.option("--suite", default="seed", show_default=True, help="Benchmark suite: a shipped one (seed, quick, mixed, sharegpt-mini) or a file.")
+@click.option("--suite", default="seed", show_default=True,
+              callback=not_empty("give a shipped suite's name or a suite YAML file, or leave --suite out"), help="Benchmark suite: a shipped one (seed, quick, mixed, sharegpt-mini) or a file.")
 @click.option("--top", "top", default=10, show_default=True, type=click.IntRange(min=1),
               help="Rows shown per objective in the table.")
 @click.option("--json", "as_json", is_flag=True, help="Print every row, the front and the optima as JSON.")

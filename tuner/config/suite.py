@@ -327,6 +327,9 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
     if not isinstance(spec, (str, Path)):
         raise ConfigError("<suite>", "", f"expected a suite name, file or mapping, got {type(spec).__name__}")
     text = str(spec)
+    if not text.strip():  # Path("") is the current folder: "is a folder" would not say what was wrong
+        raise ConfigError("<suite>", "", f"empty; give a shipped suite's name ({', '.join(SHIPPED_SUITES)}) or a "
+                          "suite YAML file")
     if text in SHIPPED_SUITES:
         path = SUITES_DIR / f"{text}.yaml"
     else:
