@@ -5,6 +5,7 @@ is accepted."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -105,3 +106,28 @@ def test_an_empty_suite_name_says_so(tmp_path, monkeypatch):
         load_suite("")
     assert str(caught.value) == ("<suite>: empty; give a shipped suite's name (seed, quick, mixed, sharegpt-mini) "
                                  "or a suite YAML file")
+
+
+@pytest.mark.parametrize("layout, key, says", [
+    ("jsonl", "category", "d.jsonl: line 2: category: holds a lone UTF-16 surrogate '\\ud800'"),
+    ("jsonl", "id", "d.jsonl: line 2: id: holds a lone UTF-16 surrogate '\\ud800'"),
+    ("sharegpt", "category", "d.json: [1].category: holds a lone UTF-16 surrogate '\\ud800'"),
+], ids=["jsonl category", "jsonl id", "sharegpt category"])
+def test_a_lone_surrogate_in_a_dataset_label_is_refused(tmp_path, layout, key, says):
+    # QA (fuzz): a row's category (or id, the prompt's name) holding "\ud800" was stored with the
+    # study; `tuner study status` and `tuner study report` then ended in UnicodeEncodeError
+    def rows(label: str) -> str:
+        if layout == "jsonl":
+            return "".join(json.dumps({"prompt": f"request number {i}", "max_tokens": 8, key: f"{label}{i}"}) + "\n"
+                           for i in range(3))
+        return json.dumps([{"id": f"c{i}", key: f"{label}{i}", "conversations": [
+            {"from": "human", "value": f"request number {i}"}, {"from": "gpt", "value": "a reply of some length"}]}
+            for i in range(3)])
+
+    name = "d.jsonl" if layout == "jsonl" else "d.json"
+    suite = {**{k: v for k, v in SUITE.items() if k != "prompts"}, "dataset": {"path": name}}
+    study = study_folder(tmp_path, suite)
+    (tmp_path / name).write_text(rows("ok").replace("ok1", "\\ud800"))  # JSON's escape of a lone surrogate
+    assert says in refused(tmp_path, ["study", "create", str(study)])
+    (tmp_path / name).write_text(rows("ok"))
+    accepted(["study", "run", "--dry-run", str(study)])

@@ -109,6 +109,15 @@ def _real_text(text: str, source: str, where: str) -> None:
         raise _row_error(source, where, surrogate_message(text, bad))
 
 
+def _real_labels(row: dict, source: str, where: str) -> None:
+    """Refuse a lone surrogate in a row's text labels too (``category``, ``name``, ``id``): they are
+    stored with the study as the workload's categories and the prompts' names (QA: accepted, then
+    `tuner study status` and `report` ended in UnicodeEncodeError's traceback)."""
+    for key in ("category", "name", "id"):
+        if isinstance(row.get(key), str):
+            _real_text(row[key], source, f"{where}{key}")
+
+
 def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:
     """The requests of JSONL ``lines`` (number, text), one at a time: a file is never held whole."""
     for lineno, line in lines:
@@ -149,6 +158,7 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
         category = obj.get("category", obj.get("name"))
         if category is not None and not isinstance(category, str):
             raise _row_error(source, f"{where}: category", "must be text")
+        _real_labels(obj, source, f"{where}: ")
         yield {"line": lineno, "text": prompt, "messages": messages, "max_tokens": max_tokens,
                "category": category or None, "id": obj.get("id")}
 
@@ -203,6 +213,7 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any]]:
             continue
         if conv.get("category") is not None and not isinstance(conv["category"], str):
             raise _row_error(source, f"{where}.category", "must be text")
+        _real_labels(conv, source, f"{where}.")
         _real_text(prompt, source, f"{where}.conversations[0].value")
         rows.append({"line": i, "text": prompt, "messages": None,
                      "max_tokens": min(cap, estimate_tokens(reply)), "category": conv.get("category"),
