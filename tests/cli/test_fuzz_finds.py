@@ -131,3 +131,16 @@ def test_a_lone_surrogate_in_a_dataset_label_is_refused(tmp_path, layout, key, s
     assert says in refused(tmp_path, ["study", "create", str(study)])
     (tmp_path / name).write_text(rows("ok"))
     accepted(["study", "run", "--dry-run", str(study)])
+
+
+def test_a_landscape_table_with_a_byte_order_mark_is_read(tmp_path):
+    # QA (fuzz): a table saved by a Windows editor (a UTF-8 BOM first) was refused with json's
+    # "Unexpected UTF-8 BOM (decode using utf-8-sig)"; the study, suite and dataset files take it
+    table = tmp_path / "t.json"
+    r = CliRunner().invoke(cli, ["sim", "landscape", "--table", str(table)])
+    assert r.exit_code == 0, r.output
+    study = yaml.safe_load((ROOT / "studies" / "model-demo.yaml").read_text())
+    study["server"]["model"] = {"landscape": "t.json", "noise": 0.02, "seed": 1}
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    table.write_text("\ufeff" + table.read_text())
+    accepted(["study", "run", "--dry-run", str(tmp_path / "study.yaml")])
