@@ -144,3 +144,24 @@ def test_a_landscape_table_with_a_byte_order_mark_is_read(tmp_path):
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
     table.write_text("\ufeff" + table.read_text())
     accepted(["study", "run", "--dry-run", str(tmp_path / "study.yaml")])
+
+
+def _demo_with(tmp: Path, **server) -> Path:
+    study = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+    study["server"] = {**study["server"], **server}
+    (tmp / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    return tmp / "study.yaml"
+
+
+@pytest.mark.parametrize("args, says", [
+    ([""], "server.extra_args: entry 0 is '', the value of no option before it: every launch would fail with "
+           "SGLang's 'unrecognized arguments'; remove it"),
+    (["--log-level=info", " "], "server.extra_args: entry 1 is ' ', the value of no option before it"),
+], ids=["alone", "after a flag=value"])
+def test_an_empty_extra_arg_that_is_no_options_value_is_refused(tmp_path, args, says):
+    # QA (fuzz): `extra_args: [""]` was created; the run's baseline then failed with "python -m
+    # tuner.sim: error: unrecognized arguments:" (exit 1), as SGLang's parser would on the GPU node
+    line = refused(tmp_path, ["study", "create", str(_demo_with(tmp_path, extra_args=args))])
+    assert says in line, line
+    _demo_with(tmp_path, extra_args=["--chat-template", ""])  # an option's empty value is a value
+    accepted(["study", "run", "--dry-run", str(tmp_path / "study.yaml")])

@@ -392,6 +392,12 @@ class ServerSettings(StrictModel):
             if "\0" in arg:
                 raise ValueError(f"entry {i} ({arg.split(chr(0))[0]!r}...) holds a NUL byte, which no "
                                  "command line can carry")
+            before = v[i - 1] if i else ""
+            if not arg.strip() and not (before.startswith("-") and "=" not in before):
+                # no option's value: SGLang's argparse (which takes no positional argument) stops
+                # every launch with "unrecognized arguments" (QA: created, then the baseline failed)
+                raise ValueError(f"entry {i} is {arg!r}, the value of no option before it: every launch "
+                                 "would fail with SGLang's 'unrecognized arguments'; remove it")
         for arg in v:
             flag = arg.split("=", 1)[0]
             owner = reserved_arg(flag[2:].replace("-", "_")) if flag.startswith("--") else None
