@@ -165,3 +165,12 @@ def test_an_empty_extra_arg_that_is_no_options_value_is_refused(tmp_path, args, 
     assert says in line, line
     _demo_with(tmp_path, extra_args=["--chat-template", ""])  # an option's empty value is a value
     accepted(["study", "run", "--dry-run", str(tmp_path / "study.yaml")])
+
+
+@pytest.mark.parametrize("key", ["startup_timeout_s", "stop_grace_s"])
+def test_server_timeouts_are_at_most_a_year(tmp_path, key):
+    # QA (fuzz): 1e308 was taken; the run said each trial "may take up to" a 300-digit number
+    line = refused(tmp_path, ["study", "create", str(_demo_with(tmp_path, **{key: 1e308}))])
+    assert f"server.{key}: 1e+308 s is longer than a year (the most a study may give: 366 days)" in line, line
+    _demo_with(tmp_path, **{key: 366 * 86400})
+    accepted(["study", "run", "--dry-run", str(tmp_path / "study.yaml")])

@@ -385,6 +385,15 @@ class ServerSettings(StrictModel):
                     raise ValueError(f"{name}: the value holds a NUL byte, which no command line can carry")
         return check_server_args(v, "args")
 
+    @field_validator("startup_timeout_s", "stop_grace_s")
+    @classmethod
+    def _within_a_year(cls, v: float):
+        # as every other duration of a study (QA: 1e308 was taken, and the run said each trial
+        # "may take up to" a 300-digit number of hours)
+        if v > MAX_DURATION_S:
+            raise ValueError(f"{v:g} s is longer than a year (the most a study may give: 366 days); check the unit")
+        return v
+
     @field_validator("extra_args")
     @classmethod
     def _no_reserved_flags(cls, v: list[str]):
