@@ -174,3 +174,15 @@ def test_server_timeouts_are_at_most_a_year(tmp_path, key):
     assert f"server.{key}: 1e+308 s is longer than a year (the most a study may give: 366 days)" in line, line
     _demo_with(tmp_path, **{key: 366 * 86400})
     accepted(["study", "run", "--dry-run", str(tmp_path / "study.yaml")])
+
+
+@pytest.mark.parametrize("value", ["", "studies/x.db"], ids=["empty", "a path, no URL"])
+@pytest.mark.parametrize("command", ["create", "run --dry-run", "status"])
+def test_a_study_files_storage_that_is_no_url_is_said_as_the_files(tmp_path, value, command):
+    # QA (fuzz): the study file's `storage: ""` was said as `error: --storage: storage: '' is not a
+    # storage URL`: a flag nobody gave, and no file
+    study = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({**study, "storage": value}, sort_keys=False))
+    line = refused(tmp_path, ["study", *command.split(), str(tmp_path / "study.yaml")])
+    assert line == (f"error: {tmp_path / 'study.yaml'}: storage: {value!r} is not a storage URL; expected e.g. "
+                    "sqlite:///studies/NAME.db or postgresql://user@host/db"), line

@@ -80,8 +80,10 @@ def storage_url(url: str | None, source: str, key: str = "") -> str:
     here (:func:`tuner.config.study.sqlite_storage_problem`: one no study can live in, or whose folder
     does not exist) is a :class:`ConfigError` naming ``source`` and ``key`` (the flag, or the study
     file and its ``storage``), before anything is opened."""
-    # an unset variable is still said as before: the flag that would replace it (--storage by default)
-    resolved = resolve_url(url, source if source.startswith("--") else "--storage")
+    # an unset variable is still said as before: the flag that would replace it (--storage by default);
+    # anything else as where it came from (QA: the study file's `storage: ""` was said as --storage's)
+    variable = url is None or url.strip().startswith("$")
+    resolved = resolve_url(url, "--storage" if variable and not source.startswith("--") else source)
     # a scheme the tuner cannot use (mistyped, another database, no driver) is bad input, not an outage
     problem = scheme_problem(resolved) or sqlite_storage_problem(resolved)
     if problem:
