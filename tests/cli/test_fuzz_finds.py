@@ -186,3 +186,19 @@ def test_a_study_files_storage_that_is_no_url_is_said_as_the_files(tmp_path, val
     line = refused(tmp_path, ["study", *command.split(), str(tmp_path / "study.yaml")])
     assert line == (f"error: {tmp_path / 'study.yaml'}: storage: {value!r} is not a storage URL; expected e.g. "
                     "sqlite:///studies/NAME.db or postgresql://user@host/db"), line
+
+
+@pytest.mark.parametrize("key, says", [
+    ("search_space", "search_space: is empty; give a shipped space's name (eagle3) or a search-space file"),
+    ("bench.suite", "bench.suite: is empty; give a shipped suite's name (seed, quick, mixed, sharegpt-mini)"),
+    ("workdir", "workdir: is empty; give a folder, or remove the key for NAME/ beside the study file"),
+])
+def test_an_empty_path_in_the_study_file_says_so(tmp_path, key, says):
+    # QA (fuzz): an empty search_space or bench.suite was "STUDY_FOLDER: is a folder; give a file";
+    # an empty workdir was read as the key left out (NAME/ beside the study file)
+    study = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+    section, _, field = key.rpartition(".")
+    (study[section] if section else study)[field] = ""
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    line = refused(tmp_path, ["study", "create", str(tmp_path / "study.yaml")])
+    assert line.startswith(f"error: {tmp_path / 'study.yaml'}: {says}"), line

@@ -440,6 +440,14 @@ class BenchSettings(StrictModel):
     #: baseline's measured suite time (tuner.engine.deadline)
     trial_timeout: Duration = None
 
+    @field_validator("suite")
+    @classmethod
+    def _a_suite(cls, v: str | dict):
+        if isinstance(v, str) and not v.strip():  # (QA: said as "STUDY_FOLDER: is a folder; give a file")
+            raise ValueError("is empty; give a shipped suite's name (seed, quick, mixed, sharegpt-mini), a suite "
+                             "file or an inline suite, or remove the key for seed")
+        return v
+
     @property
     def trial_timeout_s(self) -> float | None:
         return parse_duration(self.trial_timeout)
@@ -559,6 +567,18 @@ class StudyConfig(StrictModel):
     workdir: PathText | None = None
     #: latency limits per sweep concurrency (tuner.config.slo); a trial that breaks one is infeasible
     slo: list[SLO] = Field(default_factory=list)
+
+    @field_validator("search_space", "workdir")
+    @classmethod
+    def _not_blank(cls, v: str | None, info):
+        # QA (the fuzz): an empty search_space was said as "STUDY_FOLDER: is a folder; give a file",
+        # and an empty workdir read as the key left out (NAME/), as `--workdir ""` no longer is
+        instead = {"search_space": "give a shipped space's name (eagle3) or a search-space file, or remove "
+                                   "the key for eagle3",
+                   "workdir": "give a folder, or remove the key for NAME/ beside the study file"}
+        if v is not None and not v.strip():
+            raise ValueError(f"is empty; {instead[info.field_name]}")
+        return v
 
     @field_validator("name")
     @classmethod
