@@ -5,6 +5,7 @@ is accepted."""
 
 from __future__ import annotations
 
+import copy
 import json
 from pathlib import Path
 
@@ -202,3 +203,18 @@ def test_an_empty_path_in_the_study_file_says_so(tmp_path, key, says):
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
     line = refused(tmp_path, ["study", "create", str(tmp_path / "study.yaml")])
     assert line.startswith(f"error: {tmp_path / 'study.yaml'}: {says}"), line
+
+
+@pytest.mark.parametrize("section, field", [("single", "repeats"), ("sweep", "repeats"), ("adaptive", "max_repeats")])
+def test_repeats_past_the_cap_are_refused(tmp_path, section, field):
+    # QA (fuzz): single.repeats: 1000000000 was created; `study run --dry-run` (and a run) then
+    # built a stage per repeat (tuner.bench.plan) until the kernel killed it for memory. Checked
+    # through `create`, which builds no plan: without the cap it accepts the suite (exit 0)
+    suite = copy.deepcopy(SUITE)
+    suite.setdefault(section, {"rel_ci95": 0.1})[field] = 10 ** 9
+    study = study_folder(tmp_path, suite)
+    line = refused(tmp_path, ["study", "create", str(study)])
+    assert f"suite.yaml: {section}.{field}: input should be less than or equal to 1000" in line, line
+    suite[section][field] = 1000  # the cap itself is taken
+    (tmp_path / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    accepted(["study", "run", "--dry-run", str(study)])

@@ -36,6 +36,10 @@ DEFAULT_SWEEP_TOKENS = 512
 #: of time and memory (QA: the fuzz of tests/cli/test_fuzz_inputs.py). Far above any concurrency a
 #: speculative-decoding study measures; `tuner sim landscape --concurrency` takes the same cap.
 MAX_CONCURRENCY = 16_384
+#: The most repeats of a phase (``single.repeats``, ``sweep.repeats``, ``adaptive.max_repeats``): a
+#: study's stage plan lists every repeat (tuner.bench.plan), so 10**9 had `study run --dry-run`
+#: killed for memory (QA: the fuzz); a thousand passes of a phase are more than any night holds.
+MAX_REPEATS = 1_000
 
 
 class PromptSpec(StrictModel):
@@ -73,7 +77,7 @@ class SingleSpec(StrictModel):
     #: max_tokens of each row; omitted: each prompt's own max_tokens (a prompt without one is
     #: skipped); ``[]`` skips the phase
     lengths: list[int] | None = None
-    repeats: int = Field(3, ge=1)  #: fixed repeats (the minimum in adaptive mode)
+    repeats: int = Field(3, ge=1, le=MAX_REPEATS)  #: fixed repeats (the minimum in adaptive mode)
     prompts: int | None = Field(None, ge=1)  #: only the suite's first N prompts (default: all)
 
     @model_validator(mode="after")
@@ -91,7 +95,7 @@ class SweepSpec(StrictModel):
     concurrencies: list[int] = Field(default_factory=list)
     #: output length of every sweep request; omitted: each prompt's own max_tokens, else 512
     max_tokens: int | None = Field(None, ge=1)
-    repeats: int = Field(1, ge=1)  #: batches per concurrency (the minimum in adaptive mode)
+    repeats: int = Field(1, ge=1, le=MAX_REPEATS)  #: batches per concurrency (the minimum in adaptive mode)
 
     @field_validator("concurrencies")
     @classmethod
@@ -121,7 +125,7 @@ class AdaptiveSpec(StrictModel):
     confidence interval (Student t) is at most ``rel_ci95``, or ``max_repeats`` is reached."""
 
     rel_ci95: float = Field(gt=0, lt=1)
-    max_repeats: int = Field(10, ge=2)
+    max_repeats: int = Field(10, ge=2, le=MAX_REPEATS)
 
 
 class Suite(StrictModel):
