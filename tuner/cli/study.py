@@ -19,7 +19,7 @@ from ..config.wording import counted
 from ..engine.storage import redact
 from .lazy import LazyGroup
 from .output import chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
-from .study_target import check_storage_writable, resolve_target, storage_option
+from .study_target import check_storage_writable, in_storage, resolve_target, storage_option
 
 #: Exit status of a worker whose storage stayed unreachable past the patience (EX_TEMPFAIL: try again).
 STORAGE_EXIT = 75
@@ -43,13 +43,6 @@ def study() -> None:
     """
 
 
-def in_storage(config: StudyConfig, url: str) -> StudyConfig:
-    """``config`` judged in ``url``, the storage the command uses (``--storage``, else the file's
-    ``storage``, ``$TUNER_STORAGE`` or ``NAME.db`` beside the file: :func:`resolve_target`): the
-    checks that read a stored study (an older tuner's, whose launches keep their backend) read it there."""
-    return config.model_copy(update={"storage": url})
-
-
 @study.command("create")
 @click.argument("study_file", type=click.Path(dir_okay=False))
 @storage_option
@@ -61,8 +54,6 @@ def create(study_file, storage) -> None:
 
     name, url, config = resolve_target(study_file, storage)
     check_storage_writable(url, study_file, storage)
-    # judged in the storage this command uses (--storage wins over the file's; QA: an older study
-    # moved to the --storage database had its tree seed judged as a new study's, and refused)
     preflight(in_storage(config, url), None, study_file)  # before anything is written
     # The workdir `run` will need, checked now: a study created here should be runnable here.
     check_writable(config.workdir or str(Path("studies") / name), "workdir", folder=True)
@@ -106,8 +97,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     if file_config is not None:
         check_storage_writable(url, study_file, storage)
-        # every check below judges the storage this run uses (--storage wins over the file's)
-        file_config = in_storage(file_config, url)
+        file_config = in_storage(file_config, url)  # every check below reads the storage run uses
     if dry_run:
         if file_config is not None:  # the checks a run makes first: a dry run says no where a run would
             from ..config.space import SearchSpace

@@ -25,6 +25,14 @@ storage_option = click.option(
 LOCAL_DB_DIRS = (Path("."), Path("studies"))
 
 
+def in_storage(config: StudyConfig, url: str) -> StudyConfig:
+    """``config`` judged in ``url``, the storage the command uses (:func:`resolve_target`'s: ``--storage``
+    wins over the file's ``storage``): the checks that read a stored study (is it an older tuner's,
+    whose launches keep their backend?) read it there, not in the file's (QA: an older study moved to
+    the ``--storage`` database had its tree seed judged as a new study's, and `create` refused it)."""
+    return config.model_copy(update={"storage": url})
+
+
 def resolve_target(target: str | None, storage: str | None, study_name: str | None = None) -> tuple[str, str, StudyConfig | None]:
     """(study name, storage URL, study config if a file was given) from the command line. Raises
     :class:`ConfigError` naming ``--storage``, the study file's ``storage`` or the variable that gave
