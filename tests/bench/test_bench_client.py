@@ -564,34 +564,13 @@ def test_sweep_repeats_give_the_aggregate_its_spread():
 
 
 def test_cli_against_a_server_that_is_not_sglang_exits_1_with_one_line(tmp_path):
-    import subprocess
-    import sys
-
-    from tuner.server.ports import pick_free_port
+    from support.file_server import python_file_server
 
     suite_file = tmp_path / "tiny.yaml"
     suite_file.write_text(json.dumps(SUITE))
     out = tmp_path / "out.json"
-    port = pick_free_port("127.0.0.1")
-    # Python's own file server: GET answers, POST is 501, /server_info is 404
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        import time
-
-        import requests
-
-        for _ in range(100):
-            try:
-                requests.get(f"http://127.0.0.1:{port}/", timeout=1)
-                break
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        r = CliRunner().invoke(cli, ["bench", "--url", f"http://127.0.0.1:{port}", "--suite", str(suite_file),
-                                     "--json", str(out)])
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with python_file_server(tmp_path) as url:  # GET answers, POST is 501, /server_info is 404
+        r = CliRunner().invoke(cli, ["bench", "--url", url, "--suite", str(suite_file), "--json", str(out)])
     assert r.exit_code == 1, r.output
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
     assert len(errors) == 1 and "every one of the" in errors[0] and "SGLang server" in errors[0]

@@ -5,8 +5,6 @@ of one timed-out step "1 steps in a row timed out"."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import pytest
 from click.testing import CliRunner
@@ -40,27 +38,10 @@ def test_one_answer_that_cannot_be_true_is_one_answer(tmp_path):
 
 
 def test_the_one_request_of_a_suite_failing_is_one_request(tmp_path):
-    from tuner.server.ports import pick_free_port
+    from support.file_server import python_file_server
 
-    port = pick_free_port("127.0.0.1")
-    # Python's own file server: POST is 501, no SGLang at all
-    server = subprocess.Popen([sys.executable, "-m", "http.server", str(port), "--bind", "127.0.0.1"],
-                              cwd=tmp_path, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    try:
-        import time
-
-        import requests
-
-        for _ in range(100):
-            try:
-                requests.get(f"http://127.0.0.1:{port}/", timeout=1)
-                break
-            except requests.ConnectionError:
-                time.sleep(0.1)
-        error, _ = _bench(tmp_path, f"http://127.0.0.1:{port}")
-    finally:
-        server.terminate()
-        server.wait(timeout=10)
+    with python_file_server(tmp_path) as url:  # POST is 501: no SGLang at all
+        error, _ = _bench(tmp_path, url)
     assert error.startswith("error: every one of the 1 request failed; first: "), error
 
 

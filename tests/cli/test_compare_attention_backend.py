@@ -9,27 +9,14 @@ from __future__ import annotations
 
 import json
 
-import optuna
 from click.testing import CliRunner
-from support.older_study import OLDER_STUDY
+from support.older_study import created_older_or_newer
 
 from tuner.cli import cli
-from tuner.config.study import load_study
-from tuner.engine.facts import ATTENTION_ATTR
-from tuner.engine.study import create_study
 
 
 def _study(tmp_path, name: str, *, older: bool, args: str = ""):
-    path = tmp_path / f"{name}.yaml"
-    text = OLDER_STUDY.replace("name: old", f"name: {name}")
-    if args:
-        text = text.replace("  tp_size: 8\n", f"  tp_size: 8\n  args: {{{args}}}\n")
-    path.write_text(text)
-    config = load_study(path)
-    create_study(config, config.storage)
-    if older:  # as a tuner before 2026-12-01 stored it: no decision
-        optuna.load_study(study_name=name, storage=config.storage).set_user_attr(ATTENTION_ATTR, None)
-    return path
+    return created_older_or_newer(tmp_path, name, older=older, args=args)
 
 
 def test_compare_shows_each_studys_attention_backend(tmp_path):

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import psutil
 import pytest
-from support.processes import STARTED_GROUPS, finish, gone, kill_if_left
+from support.processes import STARTED_GROUPS, finish, gone, kill_if_left, wait_until
 
 from tuner.config.study import ServerSettings
 from tuner.config.yamlfile import ConfigError
@@ -65,15 +65,6 @@ def run_child(tmp_path, code: str, name="tuner_child.py") -> subprocess.Popen:
     script.write_text(textwrap.dedent(code))
     return subprocess.Popen([PY, str(script)], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             cwd=ROOT)
-
-
-def wait_until(cond, timeout_s=15.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
 
 
 def announced_pid(read, word: str) -> int:

@@ -17,7 +17,7 @@ import pytest
 import requests
 
 # One process-table check and one registry of started groups for both launcher test files.
-from support.processes import STARTED_GROUPS, finish, gone
+from support.processes import STARTED_GROUPS, finish, gone, wait_until
 
 from tuner.config.study import ServerSettings
 from tuner.server.launcher import LaunchError, PortInUseError, ServerProcess, cleanup_orphans
@@ -50,15 +50,6 @@ def launch_error(srv: ServerProcess) -> LaunchError:
     finally:
         srv.stop()
     return exc.value
-
-
-def wait_until(cond, timeout_s: float = 30.0) -> bool:
-    deadline = time.monotonic() + timeout_s
-    while time.monotonic() < deadline:
-        if cond():
-            return True
-        time.sleep(0.05)
-    return cond()
 
 
 def generate(url: str, text="Write a Python function for fib.", tokens=8) -> requests.Response:

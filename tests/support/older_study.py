@@ -71,3 +71,25 @@ seed_trials:
     (model / "config.json").write_text('{"architectures": ["DeepseekV32ForCausalLM"], "kv_lora_rank": 512, '
                                        '"index_topk": 2048}')
     return path, config
+
+
+def created_older_or_newer(tmp_path: Path, name: str, *, older: bool, args: str = "") -> Path:
+    """:data:`OLDER_STUDY` as study ``name`` (``args``: its ``server.args`` flow mapping's inside),
+    created in its storage; with ``older``, stripped of its attention decision as a tuner before
+    2026-12-01 stored it. Returns the study file."""
+    import optuna
+
+    from tuner.config.study import load_study
+    from tuner.engine.facts import ATTENTION_ATTR
+    from tuner.engine.study import create_study
+
+    path = tmp_path / f"{name}.yaml"
+    text = OLDER_STUDY.replace("name: old", f"name: {name}")
+    if args:
+        text = text.replace("  tp_size: 8\n", f"  tp_size: 8\n  args: {{{args}}}\n")
+    path.write_text(text)
+    config = load_study(path)
+    create_study(config, config.storage)
+    if older:
+        optuna.load_study(study_name=name, storage=config.storage).set_user_attr(ATTENTION_ATTR, None)
+    return path

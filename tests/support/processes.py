@@ -10,6 +10,7 @@ import os
 import signal
 import subprocess
 import sys
+import time
 
 from tuner.server.procs import all_stats, read_stat
 
@@ -56,3 +57,14 @@ def kill_if_left(pid: int | None) -> None:
     not leak into other tests: a process that left its group is not in ``STARTED_GROUPS``."""
     if pid is not None and not gone(pid):
         os.kill(pid, signal.SIGKILL)
+
+
+def wait_until(cond, timeout_s: float = 30.0) -> bool:
+    """Whether ``cond()`` came true within ``timeout_s`` (polled every 0.05 s; asked once more at the
+    end, so a slow machine's last poll still counts)."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        if cond():
+            return True
+        time.sleep(0.05)
+    return cond()
