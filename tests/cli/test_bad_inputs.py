@@ -173,11 +173,11 @@ CASES = [
         "rows.jsonl": "".join(f'{{"prompt": "request number {i}"}}\n' for i in range(5)),
         "suite.yaml": {**{k: v for k, v in SUITE.items() if k != "prompts"}, "dataset": {"path": "rows.jsonl", "n": 2},
                        "single": {"prompts": 8, "lengths": [8], "repeats": 1}}},
-     "suite.yaml: single.prompts: 8 prompts asked for, but the suite has 2 request(s) drawn from rows.jsonl; "
+     "suite.yaml: single.prompts: 8 prompts asked for, but the suite has 2 requests drawn from rows.jsonl; "
      "lower it to 2 or less, or remove it (default: every prompt); a study created with it before this check "
      "runs by name: tuner study run --study NAME --storage URL"),
     ("single.prompts over the inline prompts", {"bench.suite": {**SUITE, "single": {"prompts": 5, "lengths": [8]}}},
-     {}, "bad.yaml: bench.suite.single.prompts: 5 prompts asked for, but the suite has 1 prompt(s); lower it to 1"),
+     {}, "bad.yaml: bench.suite.single.prompts: 5 prompts asked for, but the suite has 1 prompt; lower it to 1"),
     ("draft range 10^9", {}, {"space.yaml": {**SPACE, "params": {
         **SPACE["params"], "speculative_num_draft_tokens": {"low": 2, "high": 1_000_000_000}}}},
      "speculative_num_draft_tokens: values go up to 1000000000; the tuner's cap is 1024"),

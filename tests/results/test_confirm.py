@@ -276,7 +276,7 @@ def test_confirm_exits_1_when_fewer_than_two_rounds_complete(lucky_study, monkey
     r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--repeats", "2"])
     assert r.exit_code == 1, r.output
     errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
-    assert len(errors) == 1 and "completed 0 round(s) of 2: no interval to decide picks by" in errors[0], r.stderr
+    assert len(errors) == 1 and "completed 0 rounds of 2: no interval to decide picks by" in errors[0], r.stderr
     assert "warning: failed:" in r.stderr
     assert build_export(open_study("noisy", config.storage), "throughput").spec == AUTO
 

@@ -148,7 +148,7 @@ def journal_note(name: str, folder: Path) -> str:
         return f"nothing measured is waiting (journal {folder} is empty)"
     trials = ", ".join(f"{'baseline' if e['finish']['study'].endswith('.baseline') else 'trial'} "
                        f"{e['finish']['number']}" for _, e in entries)
-    return (f"{len(entries)} measurement(s) journaled in {folder} ({trials}): the next "
+    return (f"{counted(len(entries), 'measurement')} journaled in {folder} ({trials}): the next "
             f"`tuner study run` of study {name} with this workdir stores them first, without measuring again")
 
 

@@ -134,7 +134,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     if conf.rounds < 2 and not show:
         # no interval without two rounds whose baseline and setting were both measured
         print_confirmation(conf)
-        fail(f"confirmation {conf.run} completed {conf.rounds} round(s) of {repeats}: no interval to decide "
+        fail(f"confirmation {conf.run} completed {counted(conf.rounds, 'round')} of {repeats}: no interval to decide "
              "picks by (see the failures above); export picks by the study's own measurements")
     if as_json:
         print_json(confirmation_data(conf))

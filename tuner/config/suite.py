@@ -23,6 +23,7 @@ from pydantic import Field, field_validator, model_validator
 
 from .dataset import ChatMessage, DatasetSpec, draw
 from .paths import PathText
+from .wording import counted
 from .yamlfile import (ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped, read_yaml,
                        text_mode)
 
@@ -268,9 +269,9 @@ def refuse_too_many_single_prompts(suite: Suite, source: str | Path, key: str = 
     n, have = suite.single.prompts, len(suite.prompts or [])
     if n is None or n <= have:
         return
-    what = (f"{have} request(s) drawn from {suite.dataset.path}" if suite.dataset is not None
-            else f"{have} prompt(s)")
-    raise ConfigError(source, key, f"{n} prompts asked for, but the suite has {what}; lower it to {have} "
+    what = (f"{counted(have, 'request')} drawn from {suite.dataset.path}" if suite.dataset is not None
+            else counted(have, "prompt"))
+    raise ConfigError(source, key, f"{counted(n, 'prompt')} asked for, but the suite has {what}; lower it to {have} "
                                    "or less, or remove it (default: every prompt); a study created with it "
                                    "before this check runs by name: tuner study run --study NAME --storage URL")
 

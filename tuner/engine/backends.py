@@ -46,6 +46,7 @@ from pathlib import Path
 from typing import Protocol
 
 from ..config.study import StudyConfig
+from ..config.wording import counted
 from ..sglang.rules import SpecConfig
 from .deadline import trial_deadline
 from .killpoints import kill_point
@@ -220,7 +221,7 @@ class ServerBackend:
             m.failure_class, m.failure_message, m.log_tail = proc.classify_exit(first.error or "")
             if m.failure_class == "other":
                 m.failure_class = "request_errors"
-                m.failure_message = (f"{len(failed)} of {len(result.records)} requests failed; first: "
+                m.failure_message = (f"{len(failed)} of {counted(len(result.records), 'request')} failed; first: "
                                      f"{first.phase} {first.prompt} at {first.max_tokens} tokens: "
                                      f"{first.error} (log: {proc.log_path})")
         return m

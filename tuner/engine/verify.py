@@ -253,7 +253,7 @@ def _responses(result, spec: SpecConfig | None) -> Failure | None:
     if not problems:
         return None
     cls = "args_mismatch" if spec is None and any("verify step" in p for p in problems) else "bad_response"
-    return cls, f"{len(problems)} of {len(answered)} answers cannot be true (first: {problems[0]})"
+    return cls, f"{len(problems)} of {counted(len(answered), 'answer')} cannot be true (first: {problems[0]})"
 
 
 def speculation_problem(r, spec: SpecConfig | None) -> str | None:
