@@ -84,6 +84,8 @@ EMPTY_VALUES = [
     # blank is empty too: a file or folder named " " is no one's intent
     (["study", "report", "{file}", "-o", " "], "-o"),
     (["study", "confirm", "{file}", "--workdir", "  "], "--workdir"),
+    # QA: `error: no server answering at  (InvalidUrlClientError: /server_info)`, naming no flag
+    (["bench", "--url", "", "--suite", "seed"], "--url"),
 ]
 
 

@@ -21,7 +21,7 @@ from ..bench import BenchError, ServerDiedError, ServerLostError, SuiteResult, r
 from ..config.suite import load_suite
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
-from .output import console, print_table
+from .output import console, not_empty, print_table
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -124,7 +124,9 @@ class _ProgressBar:
 
 
 @click.command()
-@click.option("--url", required=True, help="Base URL of the running server, e.g. http://127.0.0.1:30000")
+@click.option("--url", required=True,
+              callback=not_empty("give the running server's base URL, e.g. http://127.0.0.1:30000"),
+              help="Base URL of the running server, e.g. http://127.0.0.1:30000")
 @click.option("--suite", "suite_spec", default="seed", show_default=True,
               help="seed (the article's), quick, mixed or sharegpt-mini (datasets), or a suite YAML file.")
 @click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
