@@ -444,7 +444,7 @@ class BenchSettings(StrictModel):
     @classmethod
     def _a_suite(cls, v: str | dict):
         if isinstance(v, str) and not v.strip():  # (QA: said as "STUDY_FOLDER: is a folder; give a file")
-            raise ValueError("is empty; give a shipped suite's name (seed, quick, mixed, sharegpt-mini), a suite "
+            raise ValueError(f"is empty; give a shipped suite's name ({', '.join(SHIPPED_SUITES)}), a suite "
                              "file or an inline suite, or remove the key for seed")
         return v
 
@@ -573,8 +573,8 @@ class StudyConfig(StrictModel):
     def _not_blank(cls, v: str | None, info):
         # QA (the fuzz): an empty search_space was said as "STUDY_FOLDER: is a folder; give a file",
         # and an empty workdir read as the key left out (NAME/), as `--workdir ""` no longer is
-        instead = {"search_space": "give a shipped space's name (eagle3) or a search-space file, or remove "
-                                   "the key for eagle3",
+        instead = {"search_space": f"give a shipped space's name ({', '.join(SHIPPED_SPACES)}) or a search-space "
+                                   f"file, or remove the key for {DEFAULT_SPACE}",
                    "workdir": "give a folder, or remove the key for NAME/ beside the study file"}
         if v is not None and not v.strip():
             raise ValueError(f"is empty; {instead[info.field_name]}")
