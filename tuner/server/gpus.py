@@ -9,6 +9,7 @@ import logging
 import shutil
 import subprocess
 import time
+from typing import Sequence
 
 log = logging.getLogger("tuner.server")
 
@@ -35,27 +36,78 @@ def _query(nvidia_smi: str, query: str, *, nounits: bool = True, warn_exit: bool
     return out.stdout
 
 
-def gpu_memory_used_mib(nvidia_smi: str = NVIDIA_SMI) -> list[int] | None:
-    """Memory used on each GPU (MiB) from ``nvidia-smi``; None where it is absent or fails."""
-    out = _query(nvidia_smi, "memory.used", warn_exit=True)
+def gpu_memory_used_mib(nvidia_smi: str = NVIDIA_SMI, only: Sequence[str] | None = None) -> list[int] | None:
+    """Memory used on each GPU (MiB) from ``nvidia-smi``; None where it is absent or fails.
+
+    ``only``: just these GPUs, by nvidia-smi index (``"0"``, ``"3"``), in that order: the GPUs of one
+    server (:func:`server_gpu_indices`). nvidia-smi lists every GPU of the node whatever
+    ``CUDA_VISIBLE_DEVICES`` says, so without ``only`` another tuner's server on the node's other GPUs
+    counts too. None when one of them is not listed (the GPUs changed)."""
+    if only is None:
+        out = _query(nvidia_smi, "memory.used", warn_exit=True)
+        if out is None:
+            return None
+        try:
+            return [int(float(x)) for x in out.split()]
+        except ValueError:
+            log.warning("unexpected nvidia-smi output: %r", out[:200])
+            return None
+    out = _query(nvidia_smi, "index,memory.used", warn_exit=True)
     if out is None:
         return None
+    used: dict[str, int] = {}
     try:
-        return [int(float(x)) for x in out.split()]
+        for line in out.strip().splitlines():
+            index, _, mib = (p.strip() for p in line.partition(","))
+            used[index] = int(float(mib))
     except ValueError:
         log.warning("unexpected nvidia-smi output: %r", out[:200])
         return None
+    if any(i not in used for i in only):
+        log.warning("nvidia-smi lists no GPU %s (it lists %s)", ",".join(i for i in only if i not in used),
+                    ",".join(used) or "none")
+        return None
+    return [used[i] for i in only]
+
+
+def server_gpu_indices(gpus: Sequence[str] | None, nvidia_smi: str = NVIDIA_SMI) -> list[str] | None:
+    """The nvidia-smi indices of a server's GPUs, ``gpus`` being its ``CUDA_VISIBLE_DEVICES`` entries
+    (:func:`tuner.server.gpu_lock.visible_gpus`): an index as written, a GPU UUID (or a unique prefix
+    of one) as nvidia-smi's index for it. None (every GPU of the node) when ``gpus`` is None (unset),
+    or an entry names no single listed GPU (a MIG instance, a UUID nvidia-smi does not list): what
+    cannot be told is watched in full, as before. Same reading of the entries as the GPU lock's."""
+    if gpus is None:
+        return None
+    known: dict[str, str] | None = None
+    indices: list[str] = []
+    for gpu in gpus:
+        if gpu.isdigit():
+            indices.append(str(int(gpu)))
+            continue
+        if not gpu.startswith("GPU-"):
+            return None
+        if known is None:
+            known = gpu_indices_by_uuid(nvidia_smi)
+            if known is None:
+                return None
+        matches = {index for uuid, index in known.items() if uuid.startswith(gpu)}
+        if len(matches) != 1:
+            return None
+        indices.append(matches.pop())
+    return indices
 
 
 def wait_gpu_memory_released(before_mib: list[int] | None, timeout_s: float, *,
-                             tolerance_mib: int = 1024, nvidia_smi: str = NVIDIA_SMI) -> bool | None:
+                             tolerance_mib: int = 1024, nvidia_smi: str = NVIDIA_SMI,
+                             only: Sequence[str] | None = None) -> bool | None:
     """Wait until every GPU uses at most what it used before the launch (+ ``tolerance_mib``).
+    ``only``: just these GPUs (nvidia-smi indices, the order of ``before_mib``); None: every GPU.
 
     None (and a log line) where nvidia-smi is absent; False when the deadline passes first.
     """
     deadline = time.monotonic() + timeout_s
     while True:
-        now = gpu_memory_used_mib(nvidia_smi)
+        now = gpu_memory_used_mib(nvidia_smi, only)
         if now is None:
             log.info("nvidia-smi not available; not waiting for GPU memory to be released")
             return None

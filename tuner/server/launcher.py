@@ -55,7 +55,7 @@ from .failures import (
     tail_lines,
 )
 from .gpu_lock import GpuLock, GpuLockError, visible_gpus
-from .gpus import gpu_memory_used_mib, wait_gpu_memory_released
+from .gpus import gpu_memory_used_mib, server_gpu_indices, wait_gpu_memory_released
 from .health import answer_status
 from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
@@ -164,6 +164,9 @@ class ServerProcess:
         self.plan: LaunchPlan | None = None
         self._replan = None
         self.nvidia_smi = "nvidia-smi"
+        #: SGLang: the nvidia-smi indices of its CUDA_VISIBLE_DEVICES, whose memory its stop waits on
+        #: (None: every GPU of the node; tuner.server.gpus.server_gpu_indices)
+        self.gpu_indices: list[str] | None = None
         self.proc: subprocess.Popen | None = None
         self.record: ServerRecord | None = None
         self.ready = False
@@ -262,7 +265,12 @@ class ServerProcess:
                 self.argv, self.port = self.plan.argv, self.plan.port
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._rotate_log()
-            gpu_before = gpu_memory_used_mib(self.nvidia_smi) if self.backend == "sglang" else None
+            gpu_before = None
+            if self.backend == "sglang":
+                # Its own GPUs only: nvidia-smi lists the node's every GPU, another tuner's server on
+                # the others included, whose memory is no business of this server's stop.
+                self.gpu_indices = server_gpu_indices(visible_gpus(self.env), self.nvidia_smi)
+                gpu_before = gpu_memory_used_mib(self.nvidia_smi, self.gpu_indices)
             self.mark = new_mark()
             env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env, MARK_VAR: self.mark}
             with open(self.log_path, "ab") as logf:
@@ -315,7 +323,7 @@ class ServerProcess:
             boot_id=boot_id(), host=self.host, port=self.port, backend=self.backend,
             log_path=str(self.log_path), stop_grace_s=self.stop_grace_s, started_at=time.time(),
             owner_pid=me.pid, owner_start_ticks=me.start_ticks, gpu_memory_before_mib=gpu_before,
-            mark=self.mark)
+            gpu_indices=self.gpu_indices, mark=self.mark)
         self.record.save(records_dir(self.workdir))
 
     def _record_members(self) -> None:
@@ -506,7 +514,7 @@ class ServerProcess:
             if self.backend == "sglang":
                 before = self.record.gpu_memory_before_mib if self.record else None
                 wait_gpu_memory_released(before, max(30.0, self.stop_grace_s),
-                                         nvidia_smi=self.nvidia_smi)
+                                         nvidia_smi=self.nvidia_smi, only=self.gpu_indices)
             if clean and self.record is not None:
                 self.record.remove()
             self._stopped = True

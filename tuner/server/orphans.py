@@ -46,6 +46,8 @@ class ServerRecord:
     gpu_memory_before_mib: list[int] | None = None
     #: ``[pid, start_ticks]`` of the group's processes once ready (SGLang's scheduler, TP workers)
     members: list[list[int]] = field(default_factory=list)
+    #: the nvidia-smi indices of the server's GPUs, the order of ``gpu_memory_before_mib`` (None: every GPU)
+    gpu_indices: list[str] | None = None
     #: the launch's ``TUNER_SERVER_MARK`` (:mod:`tuner.server.procs`): finds children that left the group
     mark: str = ""
     path: Path | None = field(default=None, compare=False)
@@ -133,7 +135,8 @@ def cleanup_orphans(workdir: str | Path, *, include_live_owners: bool = False,
         if not wait_port_free(rec.host, rec.port, port_wait_s):
             log.warning("port %d still busy after stopping orphaned server %d", rec.port, rec.pid)
         if rec.backend == "sglang":
-            wait_gpu_memory_released(rec.gpu_memory_before_mib, timeout_s=max(rec.stop_grace_s, 30))
+            wait_gpu_memory_released(rec.gpu_memory_before_mib, timeout_s=max(rec.stop_grace_s, 30),
+                                     only=rec.gpu_indices)
         rec.remove()
         stopped.append(rec)
     return stopped
