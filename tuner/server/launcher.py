@@ -55,6 +55,7 @@ from .failures import (
     tail_lines,
 )
 from .gpu_lock import GpuLock, GpuLockError, visible_gpus
+from .environ import server_environment
 from .gpus import gpu_memory_used_mib, server_gpu_indices, wait_gpu_memory_released
 from .health import answer_status
 from .logcap import MIB, LogCap
@@ -272,7 +273,9 @@ class ServerProcess:
                 self.gpu_indices = server_gpu_indices(visible_gpus(self.env), self.nvidia_smi)
                 gpu_before = gpu_memory_used_mib(self.nvidia_smi, self.gpu_indices)
             self.mark = new_mark()
-            env = {**os.environ, "PYTHONUNBUFFERED": "1", **self.env, MARK_VAR: self.mark}
+            # server.env over the tuner's own; loopback past any HTTP proxy (SGLang's warmup
+            # requests itself through `requests`: tuner.server.environ)
+            env = {**server_environment(self.env, self.host), MARK_VAR: self.mark}
             with open(self.log_path, "ab") as logf:
                 logf.write(f"# tuner: {time.strftime('%Y-%m-%d %H:%M:%S')} launch: "
                            f"{self.command_line}\n".encode())
