@@ -18,7 +18,9 @@ Failures are :class:`LaunchError` with a ``failure_class`` from :data:`FAILURE_C
 message quoting the log's error line, and the log's last lines; :func:`classify_log` is the one place
 that maps an exit status and a log (or an HTTP error body) to a class. A port taken by someone else
 raises :class:`PortInUseError` before anything starts, or when it takes the port while the server
-starts (a port the tuner picked is then picked again); a bad study raises ``ConfigError``.
+starts (a port the tuner picked is then picked again); one of SGLang's own ports (its nccl_port, the
+DP-attention ports) taken at every launch raises its subclass ``ServerPortClashError`` after
+:data:`PORT_RELAUNCHES` relaunches; a bad study raises ``ConfigError``.
 
 Why one module of over 400 lines: it is one class, :class:`ServerProcess`, whose start, readiness,
 relaunch and stop share one process handle, one record and one re-entrant lock (a signal handler
@@ -51,6 +53,7 @@ from .failures import (
     classify_log,
     describe_exit,
     error_line,
+    failure_region,
     spec_runtime_error,
     tail_lines,
 )
@@ -60,8 +63,8 @@ from .gpus import gpu_memory_used_mib, server_gpu_indices, wait_gpu_memory_relea
 from .health import answer_status
 from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
-from .ports import (PortInUseError, bind_refused, listener_owned_by_group, pick_free_port, port_free,
-                    wait_port_free)
+from .ports import (PortInUseError, ServerPortClashError, bind_refused, listener_owned_by_group, own_port_clash,
+                    pick_free_port, port_free, wait_port_free)
 from .procs import (MARK_VAR, boot_id, die_with_this_thread, escapees, group_members, new_mark, read_cmdline,
                     read_stat, signal_group, terminate_group)
 from .signals import live_servers, stop_on_signals
@@ -357,17 +360,26 @@ class ServerProcess:
         relaunches = 0
         while True:
             if self.proc.poll() is not None:
-                if not self._port_taken():
+                ours = self._port_taken()
+                # SGLang's own ports (its nccl_port, picked anew at each launch; the DP-attention
+                # ports it derives from --port), taken by another process: not the setting's failure
+                # either (server_args.py PortArgs.init_new; the TCPStore on nccl_port).
+                clash = None if ours else own_port_clash(failure_region(self.log_text()))
+                if not ours and clash is None:
                     raise self.failure(PHASE_STARTUP)
                 # Another process bound the port between the tuner's check and the server's bind
                 # (during a model load, minutes on SGLang): not the setting's failure. A port the
-                # tuner picked (server.port 0) is picked again; a fixed one stops the run.
-                if self._replan is None or relaunches >= PORT_RELAUNCHES:
+                # tuner picked (server.port 0) is picked again; a fixed one stops the run. A clash on
+                # one of SGLang's own ports is launched again (on a port picked anew, for port 0).
+                if (ours and self._replan is None) or relaunches >= PORT_RELAUNCHES:
                     self._stop_now()
+                    if clash is not None:
+                        raise ServerPortClashError(self.host, clash[1], clash[0], relaunches + 1,
+                                                   str(self.log_path))
                     raise PortInUseError(self.host, self.port, "it took the port while the server started: "
                                          f"address already in use, log: {self.log_path}")
                 relaunches += 1
-                self._relaunch_on_another_port()
+                self._relaunch_on_another_port(clash[0] if clash else None)
                 deadline = time.monotonic() + timeout_s
                 path, pause = "/health_generate", 0.1
                 continue
@@ -407,8 +419,9 @@ class ServerProcess:
         self._stranger_on_port = True
         self.stop()
 
-    def _relaunch_on_another_port(self) -> None:
-        """The server exited because its port was taken: launch it again on a port picked now."""
+    def _relaunch_on_another_port(self, clash: str | None = None) -> None:
+        """The server exited because its port was taken: launch it again on a port picked now.
+        ``clash``: it was one of SGLang's own ports (named so): the same port again where it is fixed."""
         old = self.port
         self._keep_gpus = True  # the same server, launched again: no other tuner gets its GPUs between
         try:
@@ -418,10 +431,15 @@ class ServerProcess:
         with self._lock:
             self.proc, self.record, self.ready, self._stopped = None, None, False, False
             self._stranger_on_port = False
-            self.plan = self._replan(pick_free_port(self.host))
-            self.argv, self.port = self.plan.argv, self.plan.port
-        log.warning("port %d was taken by another process while the server started (address already in use); "
-                    "launching it again on port %d", old, self.port)
+            if self._replan is not None:
+                self.plan = self._replan(pick_free_port(self.host))
+                self.argv, self.port = self.plan.argv, self.plan.port
+        if clash is not None:
+            log.warning("SGLang's %s was taken by another process while the server started (address already in "
+                        "use); launching it again on port %d", clash, self.port)
+        else:
+            log.warning("port %d was taken by another process while the server started (address already in use); "
+                        "launching it again on port %d", old, self.port)
         self.start()
 
     # -- failures -----------------------------------------------------------------------------

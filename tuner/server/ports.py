@@ -41,6 +41,49 @@ def bind_refused(log_text: str, host: str, port: int) -> bool:
     return bool(_ADDRESS_IN_USE.search(log_text)) and not port_free(host, port)
 
 
+class ServerPortClashError(PortInUseError):
+    """A port SGLang takes for itself, not ``--port`` (its ``nccl_port``, the TCPStore of
+    ``torch.distributed``; with DP attention the ports it derives from ``--port``), was held by
+    another process at every launch: not the setting's failure."""
+
+    def __init__(self, host: str, port: int | None, what: str, launches: int, log_path: str):
+        self.host, self.port = host, port
+        RuntimeError.__init__(self, (
+            f"SGLang could not take a port of its own ({what}) at {launches} launches: address already in use "
+            f"(log: {log_path}); free it, or leave SGLang's port flags (nccl_port, dist_init_addr) unset "
+            f"and server.port 0"))
+
+
+#: SGLang 0.5.23's failures over a port of its own that another process holds, each naming the port:
+#: ``wait_port_available``'s ValueError ("nccl_port at 25731 is not available in 30 seconds",
+#: ``srt/utils/network.py``, called by ``PortArgs.init_new`` in ``srt/server_args.py`` for the
+#: DP-attention ports it derives from --port, and nccl_port); torch's TCPStore on nccl_port ("The server
+#: socket has failed to listen on any local network address. port: 25731, ... name: EADDRINUSE"); a
+#: ZMQ bind ("ZMQError: Address already in use (addr='tcp://127.0.0.1:51234')").
+_OWN_PORT_CLASH = re.compile(
+    r"\b(?P<name>\w*port\w*) at (?P<p1>\d+) is not available in \d+ seconds"
+    r"|failed to listen on any local network address\.?(?:\s*port:\s*(?P<p2>\d+))?[^\n]*EADDRINUSE"
+    r"|Address already in use \(addr='tcp://[^']*?:(?P<p3>\d+)'\)", re.I)
+
+
+def own_port_clash(region: str) -> tuple[str, int | None] | None:
+    """``(what, port)`` when ``region`` (where a server failed: the last traceback and final lines,
+    :func:`tuner.server.failures.failure_region`) shows SGLang failing over a port of its own that
+    another process holds; None otherwise. ``what`` names it as the log does (``nccl_port``,
+    ``dist_init_port``, ``TCPStore``, ``ZMQ``); ``port`` is None when the log names none."""
+    found = None
+    for m in _OWN_PORT_CLASH.finditer(region):
+        found = m
+    if found is None:
+        return None
+    if found.group("p1"):
+        return f"{found.group('name')} {found.group('p1')}", int(found.group("p1"))
+    if found.group("p3"):
+        return f"ZMQ port {found.group('p3')}", int(found.group("p3"))
+    port = found.group("p2")
+    return (f"TCPStore port {port}" if port else "a TCPStore port"), int(port) if port else None
+
+
 def _bind_probe(host: str, port: int) -> socket.socket:
     """Bind as an HTTP server would (SO_REUSEADDR: a TIME_WAIT leftover does not count as busy)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
