@@ -9,6 +9,7 @@ server.
 from __future__ import annotations
 
 import errno
+import random
 import re
 import socket
 import time
@@ -84,12 +85,14 @@ def own_port_clash(region: str) -> tuple[str, int | None] | None:
     return (f"TCPStore port {port}" if port else "a TCPStore port"), int(port) if port else None
 
 
-def _bind_probe(host: str, port: int) -> socket.socket:
-    """Bind as an HTTP server would (SO_REUSEADDR: a TIME_WAIT leftover does not count as busy)."""
+def _bind_probe(host: str, port: int, reuse: bool = True) -> socket.socket:
+    """Bind as an HTTP server would (SO_REUSEADDR: a TIME_WAIT leftover does not count as busy;
+    ``reuse=False``: it does)."""
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     sock = socket.socket(family, socket.SOCK_STREAM)
     try:
-        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        if reuse:
+            sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         sock.bind((host, port))
     except BaseException:
         sock.close()
@@ -108,8 +111,43 @@ def port_free(host: str, port: int) -> bool:
         raise
 
 
+#: Where :func:`pick_free_port` looks first: below the kernel's ephemeral range (32768 up by default)
+#: and SGLang's default --port (30000), above Ray's worker ports (10002-19999 by default). It holds
+#: SGLang 0.5.23's own window for its nccl_port (22000-29999, ``get_free_port_below_ephemeral``):
+#: SGLang takes only a port that binds when it picks it, so a server listening is never in its way,
+#: and two picks meet only if they fall on one port of 10,000 within the same seconds.
+PICK_WINDOW = (20000, 29999)
+PICK_ATTEMPTS = 64
+
+
+def ephemeral_low() -> int:
+    """The first port of the kernel's ephemeral range (``ip_local_port_range``; 32768 if unreadable)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_local_port_range") as f:
+            return int(f.read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return 32768
+
+
 def pick_free_port(host: str) -> int:
-    """A port the OS reports free on ``host`` (port 0 in the study)."""
+    """A port free on ``host`` now, for a server that binds it only later (port 0 in the study).
+
+    Outside the kernel's ephemeral range, as SGLang picks its own late-bound nccl_port
+    (``srt/server_args.py`` ``PortArgs.init_new``: "The scheduler child binds this later; keep it out
+    of the ephemeral range"): SGLang binds ``--port`` only after loading the model, minutes later, and
+    meanwhile an ephemeral port is handed to every ``connect()`` and ``bind(0)`` on the node, its own
+    included (ZMQ's ``bind_to_random_port`` on 127.0.0.1 in ``shm_broadcast.py``, the TCPStore
+    clients, NCCL), each a relaunch and a model load lost. A random port of :data:`PICK_WINDOW` that
+    binds without ``SO_REUSEADDR`` (so not one in TIME_WAIT either); the OS's choice if none of
+    :data:`PICK_ATTEMPTS` does, or the window is not below the ephemeral range."""
+    low, high = PICK_WINDOW[0], min(PICK_WINDOW[1], ephemeral_low() - 1)
+    if high - low + 1 >= PICK_ATTEMPTS:
+        for port in random.sample(range(low, high + 1), PICK_ATTEMPTS):
+            try:
+                _bind_probe(host, port, reuse=False).close()
+                return port
+            except OSError:
+                continue
     with _bind_probe(host, 0) as sock:
         return sock.getsockname()[1]
 
