@@ -9,7 +9,7 @@ import logging
 import shutil
 import subprocess
 import time
-from typing import Sequence
+from typing import Callable, Sequence
 
 log = logging.getLogger("tuner.server")
 
@@ -120,6 +120,34 @@ def wait_gpu_memory_released(before_mib: list[int] | None, timeout_s: float, *,
                         timeout_s, now, before_mib)
             return False
         time.sleep(1.0)
+
+
+#: A GPU using more than this before a launch holds another process's memory (an idle GPU uses a few
+#: MiB; the stop's tolerance is the same 1 GiB).
+GPU_FREE_MIB = 1024
+
+
+def wait_gpus_free(only: Sequence[str] | None, timeout_s: float, *, nvidia_smi: str = NVIDIA_SMI,
+                   free_mib: int = GPU_FREE_MIB, poll_s: float = 1.0,
+                   on_wait: Callable[[list[int]], None] | None = None) -> tuple[bool | None, list[int] | None]:
+    """Wait until each GPU of ``only`` (nvidia-smi indices; None: every GPU) uses at most ``free_mib``.
+    ``(True, used)`` once they do, ``(False, used)`` at the deadline, ``(None, None)`` where nvidia-smi
+    is absent or fails (nothing to wait for). ``on_wait(used)`` is called once, when the first look
+    finds one busy. Interruptible (a signal handler's exception goes through ``time.sleep``)."""
+    deadline = time.monotonic() + timeout_s
+    said = False
+    while True:
+        used = gpu_memory_used_mib(nvidia_smi, only)
+        if used is None:
+            return None, None
+        if all(u <= free_mib for u in used):
+            return True, used
+        if time.monotonic() >= deadline:
+            return False, used
+        if not said and on_wait is not None:
+            on_wait(used)
+        said = True
+        time.sleep(poll_s)
 
 
 def gpu_inventory(nvidia_smi: str = NVIDIA_SMI) -> list[dict] | None:

@@ -59,7 +59,7 @@ from .failures import (
 )
 from .gpu_lock import GpuLock, GpuLockError, visible_gpus
 from .environ import server_environment
-from .gpus import gpu_memory_used_mib, server_gpu_indices, wait_gpu_memory_released
+from .gpus import server_gpu_indices, wait_gpu_memory_released, wait_gpus_free
 from .health import answer_status
 from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
@@ -258,10 +258,44 @@ class ServerProcess:
         if self.gpu_lock is not None and not self._keep_gpus:
             self.gpu_lock.release()
 
+    def _wait_gpus_free(self) -> list[int] | None:
+        """SGLang: wait (interruptibly, up to ``startup_timeout_s``) until the server's GPUs hold no
+        other process's memory (at most :data:`tuner.server.gpus.GPU_FREE_MIB` each); returns their
+        memory used then (None: nvidia-smi absent), the snapshot the stop compares with. The wait
+        is added to :attr:`gpu_wait_s`. The GPU lock keeps other tuners off them; what is left is a server of this
+        tuner's still tearing down past its stop's wait (SGLang notes over 30 s on GB300,
+        ``wait_port_available`` in ``srt/utils/network.py``) or another user's job: a launch beside it
+        would run out of memory, a failure charged to the setting, or run with less memory and
+        compute than the baseline had, figures that are not the setting's. Still busy at the deadline:
+        ``ConfigError`` naming the GPUs (the run stops; the trial is queued again), nothing launched."""
+        self.gpu_indices = server_gpu_indices(visible_gpus(self.env), self.nvidia_smi)
+        started = time.monotonic()
+
+        def say(used: list[int]) -> None:
+            log.warning("waiting for GPUs %s to be free before the launch: %s MiB used by another process",
+                        self._gpus_named(), used)
+
+        free, used = wait_gpus_free(self.gpu_indices, self.startup_timeout_s, nvidia_smi=self.nvidia_smi,
+                                    on_wait=say)
+        self.gpu_wait_s += time.monotonic() - started
+        if free is False:
+            raise ConfigError("study", "server.env.CUDA_VISIBLE_DEVICES", (
+                f"GPUs {self._gpus_named()} still hold {used} MiB of another process's memory after "
+                f"{self.startup_timeout_s:.0f} s (server.startup_timeout_s), before the launch; a server "
+                "launched beside it would be measured on less memory and compute than the setting gets "
+                "(`nvidia-smi` names the process): free them, or give server.env.CUDA_VISIBLE_DEVICES "
+                "GPUs nothing else uses"))
+        return used
+
+    def _gpus_named(self) -> str:
+        return "all" if self.gpu_indices is None else ",".join(self.gpu_indices)
+
     def _start(self) -> "ServerProcess":
         with self._lock:
             if self.proc is not None:
                 raise RuntimeError("this ServerProcess was already started; make a new one")
+            # SGLang: its GPUs free of others' memory first; their use then is what the stop waits back to
+            gpu_before = self._wait_gpus_free() if self.backend == "sglang" else None
             if not port_free(self.host, self.port):
                 if self._replan is None:
                     raise PortInUseError(self.host, self.port)
@@ -269,12 +303,6 @@ class ServerProcess:
                 self.argv, self.port = self.plan.argv, self.plan.port
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._rotate_log()
-            gpu_before = None
-            if self.backend == "sglang":
-                # Its own GPUs only: nvidia-smi lists the node's every GPU, another tuner's server on
-                # the others included, whose memory is no business of this server's stop.
-                self.gpu_indices = server_gpu_indices(visible_gpus(self.env), self.nvidia_smi)
-                gpu_before = gpu_memory_used_mib(self.nvidia_smi, self.gpu_indices)
             self.mark = new_mark()
             # server.env over the tuner's own; loopback past any HTTP proxy (SGLang's warmup
             # requests itself through `requests`: tuner.server.environ)
