@@ -37,6 +37,8 @@ def nvidia_smi(tmp_path, busy_calls: int):
         gpu0 = "70000" if n < {busy_calls} else "300"
         if "--query-gpu=index,memory.used" in sys.argv:
             print("0, " + gpu0 + "\\n1, 70000")
+        elif "--query-gpu=memory.used" in sys.argv:
+            print(gpu0 + "\\n70000")
         else:
             sys.exit(6)
         """))
@@ -81,3 +83,35 @@ def test_gpus_still_busy_at_the_deadline_launch_nothing(tmp_path):
     assert "server.env.CUDA_VISIBLE_DEVICES" in str(err.value) and "GPUs 0 still hold [70000] MiB" in str(err.value)
     assert srv.proc is None and not list_records(tmp_path)
     assert srv.gpu_lock is not None and not srv.gpu_lock.held  # given back at once
+
+
+def test_with_cuda_visible_devices_unset_the_gpus_are_the_tp_ranks(tmp_path, monkeypatch):
+    """SGLang runs tp_size ranks on GPUs 0 up (base_gpu_id 0, gpu_id_step 1): another user's job on
+    GPU 1 of the node is no reason to wait for a tp_size 1 server; one that sets base_gpu_id is
+    watched on every GPU."""
+    from tuner.config.study import ServerSettings
+
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
+    fake, _ = nvidia_smi(tmp_path, busy_calls=0)  # GPU 0: 300 MiB; GPU 1: 70,000, someone else's
+    wrapper = tmp_path / "python-sleeper"
+    wrapper.write_text(f'#!/bin/sh\nexec "{PY}" -c "import time; time.sleep(600)"\n')
+    wrapper.chmod(0o755)
+
+    def server(**args) -> ServerProcess:
+        settings = ServerSettings.model_validate({
+            "backend": "sglang", "python": str(wrapper), "model_path": "org/model", "tp_size": 1,
+            "startup_timeout_s": 1, "stop_grace_s": 5, "args": args})
+        srv = ServerProcess(settings, None, workdir=tmp_path, port=0)
+        srv.nvidia_smi = str(fake)
+        return srv
+
+    srv = server()
+    try:
+        srv.start()
+        STARTED_GROUPS.add(srv.pgid)
+        (rec,) = list_records(tmp_path)
+        assert rec.gpu_indices == ["0"] and rec.gpu_memory_before_mib == [300]
+    finally:
+        srv.stop()
+    moved = server(base_gpu_id=1)
+    assert moved._unset_gpus is None  # every GPU: nvidia-smi's `memory.used` of them all

@@ -118,6 +118,10 @@ def _flags_in(extra_args: list[str]) -> set[str]:
     return names
 
 
+#: The flags in raw argv (``server.extra_args``), each as SGLang reads it (see :func:`_flags_in`).
+flags_in = _flags_in
+
+
 def merged_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None) -> dict[str, Any]:
     """The search space's fixed args with the study's ``server.args`` (underscore names).
 

@@ -43,7 +43,7 @@ from typing import Any, Mapping, Sequence
 from ..config.study import DEFAULT_LOG_MAX_MB, ServerSettings
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
-from .command import LaunchPlan, build_argv, format_command, plan_launch, server_url, study_max_concurrency
+from .command import LaunchPlan, build_argv, flags_in, format_command, plan_launch, server_url, study_max_concurrency
 from .failures import (
     FAILURE_CLASSES,
     LOG_TAIL_LINES,
@@ -141,6 +141,12 @@ class ServerProcess:
                     stop_grace_s=server.stop_grace_s, backend=server.backend, log_max_mb=server.log_max_mb)
         self.plan = plan
         self._replan = make if port == 0 else None
+        # CUDA_VISIBLE_DEVICES unset: SGLang runs its TP ranks on GPUs base_gpu_id (0) up, one apart
+        # (gpu_id_step 1; arg_groups/fields/device.py), so those are its GPUs unless the study moves
+        # or multiplies them (then: every GPU of the node)
+        moved = {"base_gpu_id", "gpu_id_step", "pp_size", "dp_size", "nnodes"}
+        if not moved & (set(plan.server_args) | flags_in(server.extra_args)):
+            self._unset_gpus = [str(i) for i in range(server.tp_size)]
         if study:
             self.study = study
 
@@ -188,6 +194,8 @@ class ServerProcess:
         self.gpu_lock: GpuLock | None = None
         self.gpu_wait_s = 0.0
         self._keep_gpus = False  #: a relaunch on another port keeps the GPUs between its stop and start
+        #: the server's GPUs (nvidia-smi indices) when CUDA_VISIBLE_DEVICES is unset; None: every GPU
+        self._unset_gpus: list[str] | None = None
 
     # -- state --------------------------------------------------------------------------------
 
@@ -268,7 +276,9 @@ class ServerProcess:
         would run out of memory, a failure charged to the setting, or run with less memory and
         compute than the baseline had, figures that are not the setting's. Still busy at the deadline:
         ``ConfigError`` naming the GPUs (the run stops; the trial is queued again), nothing launched."""
-        self.gpu_indices = server_gpu_indices(visible_gpus(self.env), self.nvidia_smi)
+        visible = visible_gpus(self.env)
+        self.gpu_indices = (self._unset_gpus if visible is None
+                            else server_gpu_indices(visible, self.nvidia_smi))
         started = time.monotonic()
 
         def say(used: list[int]) -> None:
