@@ -281,13 +281,17 @@ class ServerProcess:
                             else server_gpu_indices(visible, self.nvidia_smi))
         started = time.monotonic()
 
+        waited = []
+
         def say(used: list[int]) -> None:
+            waited.append(True)
             log.warning("waiting for GPUs %s to be free before the launch: %s MiB used by another process",
                         self._gpus_named(), used)
 
         free, used = wait_gpus_free(self.gpu_indices, self.startup_timeout_s, nvidia_smi=self.nvidia_smi,
                                     on_wait=say)
-        self.gpu_wait_s += time.monotonic() - started
+        if waited:  # a look that found them free is no wait (gpu_wait_s stays 0: nobody waited)
+            self.gpu_wait_s += time.monotonic() - started
         if free is False:
             raise ConfigError("study", "server.env.CUDA_VISIBLE_DEVICES", (
                 f"GPUs {self._gpus_named()} still hold {used} MiB of another process's memory after "
