@@ -107,7 +107,9 @@ class ServerProcess:
     Raises: :class:`PortInUseError` from :meth:`start` when the port is taken (nothing launched);
     ``ConfigError`` when the server command cannot run (missing interpreter); :class:`LaunchError`
     from :meth:`wait_ready` (the process exited: class from its log; no answer in time:
-    ``startup_timeout``; a listener that is not ours: ``other``) and from :meth:`check_alive`.
+    ``startup_timeout``) and from :meth:`check_alive`; :class:`PortInUseError` from :meth:`wait_ready`
+    when another process took the port, or answers on it, while the server started (after
+    :data:`PORT_RELAUNCHES` relaunches on ports picked anew, for server.port 0).
 
     :meth:`stop` is idempotent, never raises for a process that is already gone, and may be called
     from a signal handler while another :meth:`stop` is under way (a re-entrant lock; each step is
@@ -432,20 +434,30 @@ class ServerProcess:
             # bounded in all: connect, headers and body (a drip restarts no timeout: health.py)
             status = answer_status(self.url + path, max(0.5, min(10.0, remaining)))
             if status == 200:
-                break
+                if listener_owned_by_group(self.port, self.pgid) is not False:
+                    break
+                if self._exited_within(EXIT_WAIT_S) and not self._port_taken():
+                    # It answered, then exited (its socket went with it): not a stranger on its port.
+                    self.ready = True
+                    raise self.failure(PHASE_RUNNING)
+                # Another process listens on the port and answers while this server still loads (it
+                # took the port after the tuner's check: another tuner's or user's SGLang on the same
+                # --port): not the setting's failure, as when it takes the port first and this
+                # server cannot bind. A port the tuner picked is picked again; a fixed one stops the run.
+                if self._replan is None or relaunches >= PORT_RELAUNCHES:
+                    self._stop_now()
+                    raise PortInUseError(self.host, self.port, "another process answers on it while the server "
+                                         f"the tuner started (pid {self.pid}) loaded, log: {self.log_path}")
+                relaunches += 1
+                self._relaunch_on_another_port()
+                deadline = time.monotonic() + timeout_s
+                path, pause = "/health_generate", 0.1
+                continue
             if status == 404 and path == "/health_generate":
                 path = "/health"
                 continue
             time.sleep(min(pause, max(0.0, deadline - time.monotonic())))
             pause = min(pause * 1.5, 1.0)
-        if listener_owned_by_group(self.port, self.pgid) is False:
-            if self._exited_within(EXIT_WAIT_S):
-                # It answered, then exited (its socket went with it): not a stranger on its port.
-                self.ready = True
-                raise self.failure(PHASE_RUNNING)
-            raise LaunchError("other", f"{self.url} answers, but not from the server this tuner "
-                              f"started (pid {self.pid}); another process holds port {self.port}",
-                              self.log_tail())
         self.ready = True
         self._record_members()
         log.info("server pid %d ready on %s after %.1f s", self.pid, self.url,
