@@ -64,7 +64,7 @@ from .health import answer_status
 from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, ServerPortClashError, bind_refused, listener_owned_by_group, own_port_clash,
-                    pick_free_port, port_free, wait_port_free)
+                    pick_free_port, port_free, reserve_port, wait_port_free)
 from .procs import (MARK_VAR, boot_id, die_with_this_thread, escapees, group_members, new_mark, read_cmdline,
                     read_stat, signal_group, terminate_group)
 from .signals import live_servers, stop_on_signals
@@ -196,6 +196,8 @@ class ServerProcess:
         self.gpu_lock: GpuLock | None = None
         self.gpu_wait_s = 0.0
         self._keep_gpus = False  #: a relaunch on another port keeps the GPUs between its stop and start
+        #: the socket holding the server's port from its launch to its stop (ports.reserve_port)
+        self._reservation = None
         #: the server's GPUs (nvidia-smi indices) when CUDA_VISIBLE_DEVICES is unset; None: every GPU
         self._unset_gpus: list[str] | None = None
 
@@ -247,7 +249,8 @@ class ServerProcess:
         try:
             return self._start()
         except BaseException:
-            if self.proc is None:  # nothing launched: nothing to stop, the GPUs go back now
+            if self.proc is None:  # nothing launched: nothing to stop, the port and GPUs go back now
+                self._free_reservation()
                 self._release_gpus()
             raise
 
@@ -263,6 +266,11 @@ class ServerProcess:
         except GpuLockError as exc:
             raise ConfigError("study", "server.backend", str(exc.strerror or exc)) from None
         self.gpu_lock = lock
+
+    def _free_reservation(self) -> None:
+        sock, self._reservation = self._reservation, None
+        if sock is not None:
+            sock.close()
 
     def _release_gpus(self) -> None:
         if self.gpu_lock is not None and not self._keep_gpus:
@@ -317,6 +325,10 @@ class ServerProcess:
                     raise PortInUseError(self.host, self.port)
                 self.plan = self._replan(pick_free_port(self.host))
                 self.argv, self.port = self.plan.argv, self.plan.port
+            # Held from here to the stop: no other tuner's pick, no SGLang nccl_port pick and no
+            # outgoing connection gets the port while the server loads (tuner.server.ports.reserve_port)
+            self._free_reservation()
+            self._reservation = reserve_port(self.host, self.port)
             self.log_path.parent.mkdir(parents=True, exist_ok=True)
             self._rotate_log()
             self.mark = new_mark()
@@ -594,6 +606,7 @@ class ServerProcess:
                 self.record.remove()
             self._stopped = True
             self._release_gpus()  # its group is gone (one that would not die keeps its record, above)
+            self._free_reservation()
             live_servers.discard(self)
             log.info("stopped server pid %d (%s)", self.proc.pid, describe_exit(code))
 

@@ -152,6 +152,21 @@ def pick_free_port(host: str) -> int:
         return sock.getsockname()[1]
 
 
+def reserve_port(host: str, port: int) -> socket.socket | None:
+    """Hold ``host:port`` for a server that binds it later: a socket bound with ``SO_REUSEADDR`` and
+    never listening, or None when it cannot be bound. The server's own bind still succeeds (uvicorn,
+    which SGLang's HTTP server runs, and aiohttp bind with ``SO_REUSEADDR``; Linux lets a listener
+    share a port with a bound socket that does not listen when both set it), while every bind
+    without ``SO_REUSEADDR`` is refused and the kernel hands the port to no ``connect()`` or
+    ``bind(0)``: another tuner's :func:`pick_free_port`, SGLang's own nccl_port pick
+    (``get_free_port_below_ephemeral``, ``reuse_addr=False``), an outgoing connection. Not
+    inheritable (Python's sockets are close-on-exec): the server never holds it."""
+    try:
+        return _bind_probe(host, port)
+    except OSError:
+        return None
+
+
 def ensure_port_free(host: str, port: int) -> None:
     """Raise :class:`PortInUseError` when ``host:port`` is taken."""
     if not port_free(host, port):
