@@ -1,4 +1,5 @@
-"""GPU memory from ``nvidia-smi``: what a launch waits on after stopping a server.
+"""GPU memory from ``nvidia-smi``: what an SGLang launch waits on before it starts (its GPUs free of
+other processes' memory) and after it stops (its memory released), on the server's own GPUs.
 
 Absent or failing ``nvidia-smi`` (the simulator, a CPU machine) means "unknown", never an error.
 """
