@@ -57,13 +57,24 @@ _SPEC_RUNTIME = re.compile(re.escape(TREE_TOO_LARGE_RUNTIME_ERROR.split(": ", 1)
 # within the available X GiB" (lines 1025-1030; DSV4, lines 1679-1685): the same shortage in other words
 _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory|\bout of memory\b"
                   r"|leaves no room for the full KV pool", re.I)
+# gloo's TCP transport (torch.distributed's CPU group, which SGLang's barriers use) fails between ranks
+# as "[.../gloo/transport/tcp/pair.cc:534] Connection closed by peer" or "[.../unbound_buffer.cc:133]
+# Timed out waiting 1800000ms for send operation to complete" (sgl-project/sglang issues 4205 and 5883,
+# inside "Exception: Capture cuda graph failed: ..."): communication errors, as NCCL's are.
 _NCCL = re.compile(
-    r"NCCL error|nccl\w{0,80}Error\b|DistBackendError|NCCL communicator was aborted|NCCL timeout"
+    r"NCCL error|nccl\w{0,80}Error\b|DistBackendError|NCCL communicator was aborted|NCCL timeout|gloo/transport/"
     r"|Watchdog caught collective operation timeout|ProcessGroupNCCL\S{0,80}\s.{0,400}?(?:timed? ?out|error)"
     r"|communication error", re.I)
 _ARGPARSE = re.compile(r"^usage: |: error: (?:unrecognized arguments|argument |ambiguous option"
                        r"|the following arguments are required|invalid choice)", re.M)
-_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception))(?::|$)", re.M)
+# The line a traceback ends with: an exception class, dotted or not, then ":" or the line's end. Its
+# name ends in Error or Exception, or is a bare Exception (SGLang 0.5.23 raises one for every failed
+# CUDA-graph capture: ``raise Exception(f"Capture cuda graph failed: {e}\n...")``,
+# model_executor/runner/decode_cuda_graph_runner.py line 602 and speculative/eagle_draft_cuda_graph_runner.py
+# line 296), or one of the BaseExceptions that are no Exception (KeyboardInterrupt at Ctrl-C, SystemExit,
+# GeneratorExit). Warnings (RuntimeWarning, ...) stop nothing and are no failure line.
+_EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)|Exception|KeyboardInterrupt|SystemExit"
+                             r"|GeneratorExit)(?::|$)", re.M)
 # SGLang's argument handling (server_args.py, arg_groups/) and argparse; a traceback through them is
 # an argument error even after other log lines.
 _ARG_FRAMES = re.compile(r'File "[^"\n]*(?:server_args|arg_groups|argparse)[^"\n]*"')
@@ -78,6 +89,12 @@ _ARG_FRAMES = re.compile(r'File "[^"\n]*(?:server_args|arg_groups|argparse)[^"\n
 _LOADING = re.compile(r"Load weight begin|Loading safetensors|Init torch distributed begin|Init parallel begin"
                       r"|Capture cuda graph begin|Capture [\w ]{1,80} CUDA graph begin|\b\w+ hit an exception: ")
 _ARG_EXCEPTIONS = ("AssertionError", "ValueError", "TypeError")
+# Raised by SGLang 0.5.23's argument handling too, for settings this machine or this algorithm cannot
+# run (arg_groups/kv_cache_hook.py line 128: "--kv-cache-dtype=nvfp4 requires Blackwell SM100 or
+# SM120"; speculative_hook.py line 1216: rejection sampling with another algorithm than EAGLE), but
+# also by everything else (no GPU, a CUDA error): an argument error only when its traceback goes
+# through the argument handling.
+_ARG_EXCEPTIONS_IN_ARG_FRAMES = ("RuntimeError", "NotImplementedError")
 _TRACEBACK = "Traceback (most recent call last)"
 #: The log's final lines searched with the last traceback: SGLang's own closing lines (the parent's
 #: "Received sigquit from a child process ...", kill_process_tree) follow the failure closely.
@@ -123,9 +140,10 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
         if exit_code == 2 and _ARGPARSE.search(region):
             return "invalid_args"
         exceptions = _EXCEPTION_LINE.findall(region)
-        if exceptions and exceptions[-1] in _ARG_EXCEPTIONS:
+        if exceptions and exceptions[-1] in _ARG_EXCEPTIONS + _ARG_EXCEPTIONS_IN_ARG_FRAMES:
             last_tb = text[text.rfind("Traceback (most recent call last)"):]
-            if _ARG_FRAMES.search(last_tb) or not _LOADING.search(text):
+            in_arg_frames = bool(_ARG_FRAMES.search(last_tb))
+            if in_arg_frames or (exceptions[-1] in _ARG_EXCEPTIONS and not _LOADING.search(text)):
                 return "invalid_args"
     if exit_code is None:
         return "startup_timeout" if phase == PHASE_STARTUP else "other"
