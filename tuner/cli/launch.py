@@ -7,18 +7,19 @@ import time
 
 import click
 
+from .numbers import AsciiInt, spec_flag
 from .output import fail
 
 
 @click.command()
 @click.argument("study_file", type=click.Path(dir_okay=False))
-@click.option("--num-steps", type=int, default=None, help="--speculative-num-steps")
-@click.option("--topk", type=int, default=None, help="--speculative-eagle-topk")
-@click.option("--draft-tokens", type=int, default=None, help="--speculative-num-draft-tokens")
+@click.option("--num-steps", type=spec_flag("speculative_num_steps"), default=None, help="--speculative-num-steps")
+@click.option("--topk", type=spec_flag("speculative_eagle_topk"), default=None, help="--speculative-eagle-topk")
+@click.option("--draft-tokens", type=spec_flag("speculative_num_draft_tokens"), default=None, help="--speculative-num-draft-tokens")
 @click.option("--baseline", is_flag=True, help="No speculative decoding (the autoregressive baseline).")
 @click.option("--print", "print_only", is_flag=True,
               help="Print the exact command (shell-quoted, one line) and exit without starting it.")
-@click.option("--port", type=click.IntRange(0, 65535), default=None, help="Override server.port (0: a free port).")
+@click.option("--port", type=AsciiInt(0, 65535), default=None, help="Override server.port (0: a free port).")
 def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port) -> None:
     """Start the server a trial would run, wait until it is ready, print its URL; Ctrl-C stops it.
 

@@ -10,6 +10,8 @@ import click
 from rich.console import Console
 from rich.table import Table
 
+from .numbers import AsciiInt, FiniteFloat  # noqa: F401  (the numeric flags' types, importable from here)
+
 # Piped into a file or another program, tables keep their rows on one line instead of wrapping to
 # rich's default 80 columns.
 console = Console(width=None if sys.stdout.isatty() else 160)
@@ -27,21 +29,6 @@ def print_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: st
     for row in rows:
         table.add_row(*("" if v is None else str(v) for v in row))
     console.print(table)
-
-
-class FiniteFloat(click.FloatRange):
-    """A float flag that refuses NaN and infinity (click's FloatRange lets NaN through every bound:
-    ``--min-speedup-c32 nan`` would filter out every trial, silently)."""
-
-    name = "finite number"
-
-    def convert(self, value, param, ctx):
-        import math
-
-        number = super().convert(value, param, ctx)
-        if not math.isfinite(number):
-            self.fail(f"{value!r} is not a finite number", param, ctx)
-        return number
 
 
 def not_empty(instead: str):

@@ -6,10 +6,15 @@ import click
 
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
+from .numbers import AsciiInt, ascii_problem
 from .output import fail, not_empty, print_json, print_table
 
 
 def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
+    for part in value.split(","):  # ASCII digits, as every numeric flag (tuner.cli.numbers)
+        problem = part.strip() and ascii_problem(part.strip(), "integer")
+        if problem:
+            raise click.BadParameter(problem)
     try:
         out = tuple(int(v) for v in value.split(",") if v.strip())
     except ValueError:
@@ -38,7 +43,7 @@ DEFAULT_SPACE = "eagle3"
               callback=_concurrencies, help="Sweep concurrencies, comma-separated.")
 @click.option("--suite", default="seed", show_default=True,
               callback=not_empty("give a shipped suite's name or a suite YAML file, or leave --suite out"), help="Benchmark suite: a shipped one (seed, quick, mixed, sharegpt-mini) or a file.")
-@click.option("--top", "top", default=10, show_default=True, type=click.IntRange(min=1),
+@click.option("--top", "top", default=10, show_default=True, type=AsciiInt(min=1),
               help="Rows shown per objective in the table.")
 @click.option("--json", "as_json", is_flag=True, help="Print every row, the front and the optima as JSON.")
 @click.option("--table", "table_path", default=None, type=click.Path(dir_okay=False),

@@ -18,7 +18,7 @@ from ..config.study import MAX_TRIALS, StudyConfig, check_added_budget, parse_du
 from ..config.wording import counted
 from ..engine.storage import redact
 from .lazy import LazyGroup
-from .output import chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
+from .output import AsciiInt, chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
 from .study_target import check_storage_writable, in_storage, resolve_target, storage_option
 
 #: Exit status of a worker whose storage stayed unreachable past the patience (EX_TEMPFAIL: try again).
@@ -65,9 +65,9 @@ def create(study_file, storage) -> None:
 @click.argument("study_file", required=False, type=click.Path(dir_okay=False))
 @click.option("--study", "study_name", default=None, help="Run a stored study by name (with --storage).")
 @storage_option
-@click.option("--n-trials", type=click.IntRange(min=1, max=MAX_TRIALS), default=None,
+@click.option("--n-trials", type=AsciiInt(min=1, max=MAX_TRIALS), default=None,
               help="Measure at most N new settings in this run (the study's budget still applies).")
-@click.option("--add-trials", type=click.IntRange(min=1, max=MAX_TRIALS), default=None, metavar="N",
+@click.option("--add-trials", type=AsciiInt(min=1, max=MAX_TRIALS), default=None, metavar="N",
               help="Extend the study first: raise its stored budget.n_trials by N (once, for every worker).")
 @click.option("--timeout", default=None, help="Start no trial that would not finish within this time (8h, 45m, 1h30m; "
               "modelled GPU time on backend model).")

@@ -15,6 +15,7 @@ from pathlib import Path
 import click
 
 from ..config.wording import counted
+from .numbers import AsciiInt
 from .output import FiniteFloat, console, fail, not_empty, print_json, print_table
 from .study_target import resolve_target, storage_option
 
@@ -31,11 +32,11 @@ DEFAULT_PICKS = "single,throughput,knee"
 @click.option("--picks", default=DEFAULT_PICKS, show_default=True, metavar="LIST",
               help="Which settings to re-measure: pick names and/or trial numbers, comma-separated "
                    "(the default: those the study's objectives mean).")
-@click.option("--repeats", type=click.IntRange(min=2), default=3, show_default=True,
+@click.option("--repeats", type=AsciiInt(min=2), default=3, show_default=True,
               help="Rounds; each measures the baseline and every candidate once.")
 @click.option("--near", type=FiniteFloat(min=0, max=0.5), default=0.03, show_default=True,
               help="Also confirm front points within this share of the single/throughput pick's value.")
-@click.option("--max-candidates", type=click.IntRange(min=1), default=6, show_default=True,
+@click.option("--max-candidates", type=AsciiInt(min=1), default=6, show_default=True,
               help="At most this many settings (the named picks first).")
 @click.option("--min-speedup-c32", type=FiniteFloat(min=0), default=None, metavar="X",
               help="Protect C=32: a candidate whose speedup@32 lies below X beyond noise is not picked.")

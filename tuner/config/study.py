@@ -93,7 +93,9 @@ def study_name_problem(name: str) -> str | None:
 _DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 # One match over the whole text, each unit at most once and in the order h, m, s: a findall of
 # "number unit" parts rescanned a long run of digits from every start (16,000 digits took 12 s).
-_DURATION = re.compile(r"(?:(\d+(?:\.\d+)?)h)?(?:(\d+(?:\.\d+)?)m)?(?:(\d+(?:\.\d+)?)s)?")
+# ASCII digits only, as every numeric flag (tuner.cli.numbers): Python's \d and float() also take
+# other scripts' digits, so "８h" was a budget of 8 hours (QA).
+_DURATION = re.compile(r"(?:([0-9]+(?:\.[0-9]+)?)h)?(?:([0-9]+(?:\.[0-9]+)?)m)?(?:([0-9]+(?:\.[0-9]+)?)s)?")
 
 
 def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
@@ -117,15 +119,18 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
     parts = [(n, u) for n, u in zip(whole.groups(), "hms") if n is not None] if whole else []
     if not parts:
         hint = ""
-        m = re.fullmatch(r"(\d+(?:\.\d+)?)h(\d+)", text)
-        if m:
+        m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)h([0-9]+)", text)
+        ascii_text = "".join(str(int(c)) if c.isdecimal() else c for c in text)  # int("８") is 8
+        if ascii_text != text and _DURATION.fullmatch(ascii_text) and ascii_text:
+            hint = f" (write the digits in ASCII: {ascii_text})"
+        elif m:
             hint = f" (write {m.group(1)}h{m.group(2)}m for {m.group(2)} minutes)"
-        elif re.fullmatch(r"\d+(?:\.\d+)?d", text):  # days: no unit here, but say how to write them
+        elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?d", text):  # days: no unit here, but say how to write them
             days = float(text[:-1])
             if days == 0:
                 raise ConfigError(source, key, "must be positive")
             hint = f" (write {days * 24:g}h for {days:g} day{'' if days == 1 else 's'})"
-        elif re.fullmatch(r"\d+(?:\.\d+)?", text):
+        elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", text):
             if float(text) == 0:  # no unit makes it one: say what is wrong, not "add a unit"
                 raise ConfigError(source, key, "must be positive")
             hint = f" (give a unit: {text}s, {text}m or {text}h)"

@@ -1,0 +1,96 @@
+"""Numeric flags (qa80): ASCII digits only, and the speculative flags within a search space's caps; each
+bad value is one line naming the flag, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tuner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+SUITE = {"name": "s", "prompts": [{"name": "a", "text": "hello"}], "single": {"lengths": [8], "repeats": 1},
+         "sweep": {"concurrencies": [1, 32], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30}
+
+
+def refused(tmp: Path, args: list[str]) -> str:
+    """The one error line of ``tuner ARGS`` (exit 2, nothing added to ``tmp``)."""
+    before = sorted(tmp.rglob("*"))
+    r = CliRunner().invoke(cli, args)
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.output, r.output
+    assert sorted(tmp.rglob("*")) == before
+    return lines[0]
+
+
+def accepted(args: list[str]) -> str:
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def study_with(tmp: Path, path: str, value, suite: dict | None = None) -> Path:
+    """sim-demo.yaml with ``path`` (dotted) set to ``value``, and ``suite`` beside it as suite.yaml."""
+    study = copy.deepcopy(DEMO)
+    *parents, last = path.split(".")
+    at = study
+    for key in parents:
+        at = at.setdefault(key, {})
+    at[last] = value
+    if suite is not None:
+        study["bench"] = {**study["bench"], "suite": "suite.yaml"}
+        (tmp / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    (tmp / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    return tmp / "study.yaml"
+
+
+@pytest.mark.parametrize("args, says", [
+    (["space", "check", "eagle3", "--num-steps", "99999999999999999999"],
+     "'--num-steps': 99999999999999999999 is not in the range x<=64"),
+    (["space", "check", "eagle3", "--draft-tokens", "1025"], "'--draft-tokens': 1025 is not in the range x<=1024"),
+    (["launch", "x.yaml", "--topk", "65"], "'--topk': 65 is not in the range x<=64"),
+], ids=["space check steps 1e20", "space check draft 1025", "launch topk 65"])
+def test_the_speculative_flags_are_held_to_a_spaces_maximum(tmp_path, monkeypatch, args, says):
+    # QA: `space check --num-steps 99999999999999999999` said "valid"
+    monkeypatch.chdir(tmp_path)
+    assert says in refused(tmp_path, args)
+    out = accepted(["space", "check", "eagle3", "--num-steps", "64", "--topk", "1"])
+    assert out.startswith("valid"), out
+
+
+@pytest.mark.parametrize("args", [
+    ["sim", "landscape", "--concurrency", "1,１６"],
+    ["sim", "landscape", "--top", "٣"],
+    ["space", "check", "eagle3", "--num-steps", "３"],
+    ["study", "run", "--n-trials", "１０", "x.yaml"],
+    ["study", "pareto", "x", "--min-speedup-c32", "１.5"],
+    ["study", "confirm", "x", "--repeats", "３"],
+    ["launch", "x.yaml", "--port", "８０"],
+], ids=["concurrency", "top", "num-steps", "n-trials", "min-speedup-c32", "repeats", "port"])
+def test_every_numeric_flag_takes_ascii_digits_only(tmp_path, monkeypatch, args):
+    # QA: int('１６') is 16: `--concurrency １６` ran at 16; decided: ASCII only, as --pick TRIAL
+    monkeypatch.chdir(tmp_path)
+    line = refused(tmp_path, args)
+    value = next(a for a in args if not a.isascii() and any(c.isdecimal() for c in a))
+    flag = args[args.index(value) - 1]
+    shown = value.split(",")[-1]
+    ascii_text = "".join(str(int(c)) if c.isdecimal() else c for c in shown)
+    assert line == (f"error: Invalid value for '{flag}': {shown!r}: write the "
+                    f"{'number' if '.' in shown else 'integer'} in ASCII digits, as {ascii_text}"), line
+
+
+def test_a_duration_in_other_digits_is_refused(tmp_path):
+    # held out (qa80): "８h" was a budget of 8 hours (Python's \\d and float() read other scripts' digits)
+    line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, "budget.timeout", "８h"))])
+    assert line.endswith("budget.timeout: expected a duration with a unit on every number, such as 8h, 45m, "
+                         "90s or 1h30m, got '８h' (write the digits in ASCII: 8h)"), line
+    assert refused(tmp_path, ["study", "run", "--dry-run", "--timeout", "１h30m", str(tmp_path / "study.yaml")]) == (
+        "error: --timeout: expected a duration with a unit on every number, such as 8h, 45m, 90s or 1h30m, got "
+        "'１h30m' (write the digits in ASCII: 1h30m)")
+    accepted(["study", "create", str(study_with(tmp_path, "budget.timeout", "8h"))])
