@@ -16,8 +16,20 @@ from typing import Annotated, Any
 
 from pydantic import Field, ValidationError
 
-from .space import SPEC_PARAMS
+from .space import MAX_COMBINATIONS, PARAM_MAXIMUM, SPEC_PARAMS
 from .yamlfile import StrictModel, validation_error
+
+#: The most launches an option counted in launches may give (``n_startup_trials``, the auto sampler's
+#: ``horizon``, ``confirm``, ``noise_weight`` in readings, NSGA-II's ``population_size``): a study's
+#: budget holds at most as many (``tuner.config.study.MAX_TRIALS``, which is :data:`MAX_COMBINATIONS`),
+#: so a larger one is a typo that silently turns the sampler into something else (QA: tpe's
+#: ``n_startup_trials`` and auto's ``horizon`` of 10**30 were taken: random search for ever, and
+#: exploration weighed to nothing). Options counting candidate settings (``n_ei_candidates``,
+#: ``shortlist``, ``centres``) are held to the same: no space holds more settings.
+MAX_LAUNCHES = MAX_COMBINATIONS
+#: The most lattice steps ``local_radius`` may give: the largest range a space may hold
+#: (:data:`tuner.config.space.PARAM_MAXIMUM`), past which every setting is within the radius.
+MAX_RADIUS = max(PARAM_MAXIMUM.values())
 
 
 class TPEOptions(StrictModel):
@@ -27,8 +39,8 @@ class TPEOptions(StrictModel):
     prior_weight: float | None = Field(None, gt=0)
     consider_magic_clip: bool | None = None
     consider_endpoints: bool | None = None
-    n_startup_trials: int | None = Field(None, ge=0)
-    n_ei_candidates: int | None = Field(None, ge=1)
+    n_startup_trials: int | None = Field(None, ge=0, le=MAX_LAUNCHES)
+    n_ei_candidates: int | None = Field(None, ge=1, le=MAX_LAUNCHES)
     multivariate: bool | None = None
     group: bool | None = None
     warn_independent_sampling: bool | None = None
@@ -50,15 +62,15 @@ class AutoOptions(StrictModel):
     #: relative noise of a speedup assumed before the study has repeated readings
     noise: float | None = Field(None, gt=0, lt=1)
     #: how many readings that assumption is worth
-    noise_weight: float | None = Field(None, ge=0)
+    noise_weight: float | None = Field(None, ge=0, le=MAX_LAUNCHES)
     explore_weight: float | None = Field(None, ge=0)
-    horizon: float | None = Field(None, gt=0)
-    shortlist: int | None = Field(None, ge=1)
+    horizon: float | None = Field(None, gt=0, le=MAX_LAUNCHES)
+    shortlist: int | None = Field(None, ge=1, le=MAX_LAUNCHES)
     global_weight: float | None = Field(None, ge=0, le=1)
-    centres: int | None = Field(None, ge=1)
+    centres: int | None = Field(None, ge=1, le=MAX_LAUNCHES)
     #: lattice steps around each objective's best: steps, topk, draft-token rungs
-    local_radius: list[Annotated[int, Field(ge=0)]] | None = Field(None, min_length=3, max_length=3)
-    confirm: int | None = Field(None, ge=0)
+    local_radius: list[Annotated[int, Field(ge=0, le=MAX_RADIUS)]] | None = Field(None, min_length=3, max_length=3)
+    confirm: int | None = Field(None, ge=0, le=MAX_LAUNCHES)
     local_doubt: float | None = Field(None, ge=0)
     #: in the last ``confirm`` launches, measure again an export pick the model disputes or the
     #: setting it believes better, whichever the look-ahead values more (False: a pick resting on
@@ -67,14 +79,14 @@ class AutoOptions(StrictModel):
 
 
 class NSGAIIOptions(StrictModel):
-    population_size: int | None = Field(None, ge=2)
+    population_size: int | None = Field(None, ge=2, le=MAX_LAUNCHES)
     mutation_prob: float | None = Field(None, ge=0, le=1)
     crossover_prob: float | None = Field(None, ge=0, le=1)
     swapping_prob: float | None = Field(None, ge=0, le=1)
 
 
 class GPOptions(StrictModel):
-    n_startup_trials: int | None = Field(None, ge=0)
+    n_startup_trials: int | None = Field(None, ge=0, le=MAX_LAUNCHES)
     deterministic_objective: bool | None = None
     warn_independent_sampling: bool | None = None
 

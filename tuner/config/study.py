@@ -162,6 +162,15 @@ def _duration_checked(value: Any) -> Any:
 Duration = Annotated[Union[str, int, float, None], AfterValidator(_duration_checked)]
 
 
+#: The largest ``server.sim.speedup``. SGLang has no such flag; the bound is physical: the shipped
+#: profiles' steps last milliseconds of model time, which at 100,000x are tens of nanoseconds of wall
+#: time, less than one Python call of the simulator's scheduler, so every figure would be the
+#: simulator's own overhead (QA: 1e308 was taken, then the baseline failed, "e2e_latency 0 for 8
+#: tokens cannot be true", after the study was written). Tests launch at 5,000x to start fast; the
+#: figures are distorted long before the cap (README: 1000 on two cores read a baseline 17% slow).
+MAX_SIM_SPEEDUP = 100_000.0
+
+
 class SimSettings(StrictModel):
     """How the simulated server runs (``server.backend: sim``)."""
 
@@ -172,6 +181,15 @@ class SimSettings(StrictModel):
     load_seconds: float = Field(0.5, ge=0)  #: model-load time before ready, in wall seconds
     noise: float = Field(0.02, ge=0, lt=1)  #: relative jitter of step times
     seed: int | None = None
+
+    @field_validator("speedup")
+    @classmethod
+    def _a_clock_it_can_keep(cls, v: float):
+        if v > MAX_SIM_SPEEDUP:
+            raise ValueError(f"{v:g} is more than {MAX_SIM_SPEEDUP:,.0f}x: a simulated step would last less "
+                             "wall time than one call of the simulator, so every figure would be its own "
+                             "overhead; give 20 (the demo's) or at most a few hundred where figures matter")
+        return v
 
 
 class StatedFacts(StrictModel):
@@ -304,6 +322,13 @@ def _is_host(host: str) -> bool:
     return 0 < len(name) <= 253 and all(_HOST_LABEL.fullmatch(label) for label in name.split("."))
 
 
+#: The most GPUs ``server.tp_size`` may give. SGLang 0.5.23 states none (``arg_groups/fields/
+#: parallel.py``, ``tp_size: int``); the bound is physical: a tensor-parallel group splits every
+#: layer's attention heads across its GPUs (``layers/attention/xpu_backend.py``: ``num_attention_heads %
+#: tp_size == 0``), and no model has more than a few hundred heads (Kimi K2.6 and DeepSeek V3 have 64
+#: and 128); 1,024 is also far past any NVLink domain (72 GPUs today). QA: 2**70 was taken.
+MAX_TP_SIZE = 1024
+
 #: server.log_max_mb's default: a launch's server log is capped at 64 MiB (tuner.server.logcap)
 DEFAULT_LOG_MAX_MB = 64.0
 
@@ -318,7 +343,7 @@ class ServerSettings(StrictModel):
     python: str | None = None
     model_path: str
     draft_model_path: str | None = None
-    tp_size: int = Field(1, ge=1)
+    tp_size: int = Field(1, ge=1)  #: at most MAX_TP_SIZE (_a_gpu_count)
     host: str = "127.0.0.1"
     port: int = Field(0, ge=0, le=65535)  #: 0 picks a free port per launch
     #: further SGLang server arguments, underscore names, e.g. mem_fraction_static: 0.85; any YAML
@@ -334,6 +359,24 @@ class ServerSettings(StrictModel):
     sim: SimSettings = Field(default_factory=SimSettings)
     facts: StatedFacts = Field(default_factory=StatedFacts)
     model: ModelSettings | None = None  #: backend model only
+
+    @field_validator("tp_size")
+    @classmethod
+    def _a_gpu_count(cls, v: int):
+        if v > MAX_TP_SIZE:
+            shown = f"{v}" if v < 10 ** 12 else f"a number of {len(str(v))} digits"
+            raise ValueError(f"{shown} GPUs in one tensor-parallel group; give the GPUs the server runs on "
+                             f"(at most {MAX_TP_SIZE})")
+        return v
+
+    @model_validator(mode="after")
+    def _loads_before_the_timeout(self):
+        # (QA: load_seconds 1e308 was taken: every launch then waited out startup_timeout_s, baseline first)
+        if self.backend == "sim" and self.sim.load_seconds >= self.startup_timeout_s:
+            raise ValueError(f"sim.load_seconds ({self.sim.load_seconds:g} s) must be shorter than "
+                             f"startup_timeout_s ({self.startup_timeout_s:g} s): every launch would time out "
+                             "while its model loads; lower sim.load_seconds")
+        return self
 
     @field_validator("model_path")
     @classmethod

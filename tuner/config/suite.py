@@ -24,8 +24,8 @@ from pydantic import Field, field_validator, model_validator
 from .dataset import ChatMessage, DatasetSpec, draw
 from .paths import PathText
 from .wording import counted
-from .yamlfile import (ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped, read_yaml,
-                       text_mode)
+from .yamlfile import (MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped,
+                       read_yaml, text_mode)
 
 #: Suites that ship with the package, by name.
 SUITES_DIR = Path(__file__).parent / "suites"
@@ -41,6 +41,16 @@ MAX_CONCURRENCY = 16_384
 #: study's stage plan lists every repeat (tuner.bench.plan), so 10**9 had `study run --dry-run`
 #: killed for memory (QA: the fuzz); a thousand passes of a phase are more than any night holds.
 MAX_REPEATS = 1_000
+#: The shortest ``timeout_s``: a request's timeout is a guard against a hung server, and the shortest
+#: request of any model (one prefill and a decode step, plus loopback HTTP) takes tens of model
+#: milliseconds; below a tenth of a second every request would time out (QA: 1e-7 was taken). At
+#: most :data:`MAX_DURATION_S`, as every other duration of the tuner's files (QA: 1e300 was taken).
+MIN_REQUEST_TIMEOUT_S = 0.1
+#: The highest sampling ``temperature``. SGLang 0.5.23 checks only that it is finite and not negative
+#: (``sampling/sampling_params.py`` line 255); OpenAI's API, which SGLang's /v1 routes serve, takes 0
+#: to 2, and past 2 the logits are flattened to near-uniform noise over the vocabulary, which no
+#: traffic samples (QA: 1e308 was taken).
+MAX_TEMPERATURE = 2.0
 
 
 class PromptSpec(StrictModel):
@@ -142,11 +152,21 @@ class Suite(StrictModel):
     warmup: WarmupSpec = Field(default_factory=WarmupSpec)
     #: per-request timeout in model seconds (wall seconds on SGLang; the client divides by the
     #: simulator's sim_speedup); a guard against a hung server, not a figure
-    timeout_s: float = Field(300.0, gt=0)
-    temperature: float = Field(0.0, ge=0)
+    timeout_s: float = Field(300.0, gt=0)  #: MIN_REQUEST_TIMEOUT_S to MAX_DURATION_S (_a_guard)
+    temperature: float = Field(0.0, ge=0, le=MAX_TEMPERATURE)
     ignore_eos: bool = True
     flush_cache: bool = True  #: POST /flush_cache between phases
     adaptive: AdaptiveSpec | None = None
+
+    @field_validator("timeout_s")
+    @classmethod
+    def _a_guard(cls, v: float) -> float:
+        if v < MIN_REQUEST_TIMEOUT_S:
+            raise ValueError(f"{v:g} s would time out every request (the shortest takes tens of model "
+                             f"milliseconds); give at least {MIN_REQUEST_TIMEOUT_S:g} s")
+        if v > MAX_DURATION_S:
+            raise ValueError(f"{v:g} s is longer than a year (the most a study may give: 366 days); check the unit")
+        return v
 
     @model_validator(mode="after")
     def _consistent(self):

@@ -1,0 +1,92 @@
+"""Inputs the last fuzz found taken without a bound (qa80), each through the real command: the value
+past its bound is one line naming the file (or the flag) and the key with the fix, exit 2, nothing
+written; the bound itself (or a value just inside it) is taken."""
+
+from __future__ import annotations
+
+import copy
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tuner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+SUITE = {"name": "s", "prompts": [{"name": "a", "text": "hello"}], "single": {"lengths": [8], "repeats": 1},
+         "sweep": {"concurrencies": [1, 32], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30}
+
+
+def refused(tmp: Path, args: list[str]) -> str:
+    """The one error line of ``tuner ARGS`` (exit 2, nothing added to ``tmp``)."""
+    before = sorted(tmp.rglob("*"))
+    r = CliRunner().invoke(cli, args)
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.output, r.output
+    assert sorted(tmp.rglob("*")) == before
+    return lines[0]
+
+
+def accepted(args: list[str]) -> str:
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def study_with(tmp: Path, path: str, value, suite: dict | None = None) -> Path:
+    """sim-demo.yaml with ``path`` (dotted) set to ``value``, and ``suite`` beside it as suite.yaml."""
+    study = copy.deepcopy(DEMO)
+    *parents, last = path.split(".")
+    at = study
+    for key in parents:
+        at = at.setdefault(key, {})
+    at[last] = value
+    if suite is not None:
+        study["bench"] = {**study["bench"], "suite": "suite.yaml"}
+        (tmp / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    (tmp / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    return tmp / "study.yaml"
+
+
+@pytest.mark.parametrize("key, bad, says, good", [
+    # QA: 1e308 was created; the baseline then failed ("e2e_latency 0 ... cannot be true") after
+    # the study was written
+    ("server.sim.speedup", 1e308, "server.sim.speedup: 1e+308 is more than 100,000x", 100_000),
+    # QA: 2**70 was created
+    ("server.tp_size", 2 ** 70, "server.tp_size: a number of 22 digits GPUs in one tensor-parallel group; give "
+                                "the GPUs the server runs on (at most 1024)", 1024),
+    # held out (qa80): load_seconds 1e308 was created; every launch then waited out startup_timeout_s
+    ("server.sim.load_seconds", 1e308, "server: sim.load_seconds (1e+308 s) must be shorter than "
+                                       "startup_timeout_s (60 s)", 59.5),
+    # QA: n_startup_trials and auto's horizon of 10**30 were created
+    ("sampler", {"name": "tpe", "options": {"n_startup_trials": 10 ** 30}},
+     "sampler.options: n_startup_trials: input should be less than or equal to 100000 (for the tpe sampler)",
+     {"name": "tpe", "options": {"n_startup_trials": 100_000}}),
+    ("sampler", {"name": "auto", "options": {"horizon": 1e30}},
+     "sampler.options: horizon: input should be less than or equal to 100000 (for the auto sampler)",
+     {"name": "auto", "options": {"horizon": 100_000}}),
+    ("sampler", {"name": "nsgaii", "options": {"population_size": 10 ** 30}},
+     "population_size: input should be less than or equal to 100000", {"name": "nsgaii"}),
+], ids=["sim speedup 1e308", "tp_size 2^70", "sim load_seconds 1e308", "tpe n_startup_trials 1e30",
+        "auto horizon 1e30", "nsgaii population 1e30"])
+def test_a_study_value_past_its_bound_is_refused(tmp_path, key, bad, says, good):
+    line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, key, bad))])
+    assert says in line, line
+    accepted(["study", "create", str(study_with(tmp_path, key, good))])
+
+
+@pytest.mark.parametrize("key, bad, says, good", [
+    ("timeout_s", 1e-7, "suite.yaml: timeout_s: 1e-07 s would time out every request (the shortest takes tens "
+                       "of model milliseconds); give at least 0.1 s", 0.1),
+    ("timeout_s", 1e300, "suite.yaml: timeout_s: 1e+300 s is longer than a year (the most a study may give: "
+                        "366 days); check the unit", 31_622_400),
+    ("temperature", 1e308, "suite.yaml: temperature: input should be less than or equal to 2", 2.0),
+], ids=["timeout 1e-7", "timeout 1e300", "temperature 1e308"])
+def test_a_suite_value_past_its_bound_is_refused(tmp_path, key, bad, says, good):
+    # QA: each was created; 1e-7 timed every request out, 1e300 overflows the deadline it is added to
+    line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, "bench.suite", "x", {**SUITE, key: bad}))])
+    assert says in line, line
+    accepted(["study", "create", str(study_with(tmp_path, "bench.suite", "x", {**SUITE, key: good}))])
