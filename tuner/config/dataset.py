@@ -37,6 +37,7 @@ from typing import Any, Iterable, Iterator, Literal
 
 from pydantic import Field, model_validator
 
+from .names import name_problem
 from .paths import NonEmptyPathText
 from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, check_regular_file, grew_past,
                        lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
@@ -116,6 +117,10 @@ def _real_labels(row: dict, source: str, where: str) -> None:
     for key in ("category", "name", "id"):
         if isinstance(row.get(key), str):
             _real_text(row[key], source, f"{where}{key}")
+            # printed into status and report lines: a newline splits them, an ESC drives the terminal
+            problem = name_problem(row[key], whole=True)
+            if problem:
+                raise _row_error(source, f"{where}{key}", f"{row[key]!r} {problem}")
 
 
 def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:

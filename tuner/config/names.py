@@ -5,11 +5,15 @@ names the landscape table written from it."""
 from __future__ import annotations
 
 
-def name_problem(name: str) -> str | None:
+def name_problem(name: str, *, whole: bool = False) -> str | None:
     """Why ``name`` cannot head a table or a report line, or None: a control character (a newline, a
     tab) in it, once stripped, would split them (QA: a table named ``'line1\\n## fake'`` split the
-    benchmark's progress lines and table heading in two). Surrounding whitespace is allowed."""
-    control = next((c for c in name.strip() if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    benchmark's progress lines and table heading in two). C1 controls count too (U+009B is a
+    terminal's escape sequence start, as ESC [ is), and so do Unicode's line and paragraph separators
+    (U+2028, U+2029), which break a line as a newline does. Surrounding whitespace is allowed, unless
+    ``whole``: a label printed as it is (a prompt's name), where a trailing newline breaks the line too."""
+    text = name if whole else name.strip()
+    control = next((c for c in text if ord(c) < 0x20 or 0x7F <= ord(c) <= 0x9F or c in "\u2028\u2029"), None)
     if control is None:
         return None
     return f"holds the control character {control!r}; a name is one line of printable text"

@@ -12,6 +12,11 @@ Lengths: a request's output length is the phase's own (``single.lengths``, ``swe
 when the suite gives one, else the prompt's own ``max_tokens`` (every dataset request has one), else
 the defaults (single: the prompt is skipped; sweep: 512). See :meth:`Suite.single_lengths` and
 :meth:`Suite.sweep_tokens`.
+
+Why one module of over 400 lines: it is the schema of one file, one pydantic model per section, and
+the checks only a suite as written gets (prompt files, repeated lengths, blank turns, control
+characters in names), which need the whole loaded suite; the dataset reader, which stands alone,
+lives beside it (``dataset.py``).
 """
 
 from __future__ import annotations
@@ -22,6 +27,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from .dataset import ChatMessage, DatasetSpec, draw
+from .names import name_problem
 from .paths import PathText
 from .wording import counted
 from .yamlfile import (MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped,
@@ -326,10 +332,37 @@ def refuse_blank_turns(suite: Suite, source: str | Path, key: str = "prompts") -
                                                               "(one user turn holding the prompt's text)")
 
 
+def refuse_control_in_names(suite: Suite, source: str | Path, prefix: str = "") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and the key for the suite's ``name``, or an inline
+    prompt's ``name`` or ``category``, holding a control character (:func:`tuner.config.names.
+    name_problem`): they are printed into status, report and progress lines, where a newline splits
+    the line and an ESC drives the terminal (QA: both were taken). A dataset's labels are refused by
+    the dataset's reader, naming its file and line.
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    # The suite's own name: C0 controls and DEL (a newline, ESC); a C1 control or U+2028 in it stays
+    # allowed, as the export escapes them in its header comments (tests/results/test_export.py runs a
+    # study with one to show that)
+    bad = next((c for c in suite.name if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    if bad is not None:
+        raise ConfigError(source, f"{prefix}name", f"{suite.name!r} holds the control character {bad!r}; a name "
+                                                   "is one line of printable text")
+    if suite.dataset is not None:
+        return
+    for i, p in enumerate(suite.prompts or []):
+        for key in ("name", "category"):
+            value = getattr(p, key)
+            problem = None if value is None else name_problem(value, whole=True)
+            if problem:
+                raise ConfigError(source, f"{prefix}prompts[{i}].{key}", f"{value!r} {problem}")
+
+
 def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None:
     """The checks only a suite as written gets (a suite file, or a study file's inline suite, whose
     keys start with ``prefix``: ``bench.suite.``); a stored suite is loaded again as it was created,
     so a study created before one of them still opens. :class:`ConfigError` naming ``source``."""
+    refuse_control_in_names(suite, source, prefix)
     refuse_too_many_single_prompts(suite, source, f"{prefix}single.prompts")
     refuse_repeated_lengths(suite, source, f"{prefix}single.lengths")
     refuse_blank_turns(suite, source, f"{prefix}prompts")

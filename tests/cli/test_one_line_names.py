@@ -1,0 +1,83 @@
+"""Names printed into one-line output hold no control character (qa80): each bad input is one line
+naming the file and key, exit 2, nothing written."""
+
+from __future__ import annotations
+
+import copy
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tuner.cli import cli
+
+ROOT = Path(__file__).resolve().parents[2]
+DEMO = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+SUITE = {"name": "s", "prompts": [{"name": "a", "text": "hello"}], "single": {"lengths": [8], "repeats": 1},
+         "sweep": {"concurrencies": [1, 32], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30}
+
+
+def refused(tmp: Path, args: list[str]) -> str:
+    """The one error line of ``tuner ARGS`` (exit 2, nothing added to ``tmp``)."""
+    before = sorted(tmp.rglob("*"))
+    r = CliRunner().invoke(cli, args)
+    lines = r.stderr.strip().splitlines()
+    assert r.exit_code == 2, (r.exit_code, r.output)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.output, r.output
+    assert sorted(tmp.rglob("*")) == before
+    return lines[0]
+
+
+def accepted(args: list[str]) -> str:
+    r = CliRunner().invoke(cli, args)
+    assert r.exit_code == 0, r.output
+    return r.output
+
+
+def study_with(tmp: Path, path: str, value, suite: dict | None = None) -> Path:
+    """sim-demo.yaml with ``path`` (dotted) set to ``value``, and ``suite`` beside it as suite.yaml."""
+    study = copy.deepcopy(DEMO)
+    *parents, last = path.split(".")
+    at = study
+    for key in parents:
+        at = at.setdefault(key, {})
+    at[last] = value
+    if suite is not None:
+        study["bench"] = {**study["bench"], "suite": "suite.yaml"}
+        (tmp / "suite.yaml").write_text(yaml.safe_dump(suite, sort_keys=False))
+    (tmp / "study.yaml").write_text(yaml.safe_dump(study, sort_keys=False))
+    return tmp / "study.yaml"
+
+
+@pytest.mark.parametrize("where, char", [("name", "\n"), ("name", "\x1b"), ("category", "\x1b"),
+                                         ("suite name", "\n"), ("name", "\x9b"), ("category", "\u2028")],
+                         ids=["prompt name newline", "prompt name ESC", "category ESC", "suite name newline",
+                              "prompt name CSI", "category U+2028"])
+def test_a_control_character_in_a_suites_names_is_refused(tmp_path, where, char):
+    # QA: taken, then printed raw into status and report lines (a newline splits them, ESC drives
+    # the terminal)
+    suite = copy.deepcopy(SUITE)
+    if where == "suite name":
+        suite["name"], key = f"s{char}x", "name"
+    else:
+        suite["prompts"][0][where], key = f"a{char}x", f"prompts[0].{where}"
+    line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, "bench.suite", "x", suite))])
+    assert f"suite.yaml: {key}: " in line and f"holds the control character {char!r}" in line, line
+    suite = copy.deepcopy(SUITE)
+    suite["prompts"][0]["category"] = "código é 中文"  # printable Unicode is a name
+    accepted(["study", "create", str(study_with(tmp_path, "bench.suite", "x", suite))])
+
+
+@pytest.mark.parametrize("key", ["name", "category", "id"])
+def test_a_control_character_in_a_dataset_label_is_refused(tmp_path, key):
+    rows = [{"prompt": f"request number {i}", "max_tokens": 8, key: f"label{i}"} for i in range(3)]
+    rows[1][key] = "line one\x1b[2Jline two"
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    suite = {**{k: v for k, v in SUITE.items() if k != "prompts"}, "dataset": {"path": "d.jsonl"}}
+    line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, "bench.suite", "x", suite))])
+    assert f"d.jsonl: line 2: {key}: 'line one\\x1b[2Jline two' holds the control character '\\x1b'" in line, line
+    rows[1][key] = "line one"
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    accepted(["study", "create", str(study_with(tmp_path, "bench.suite", "x", suite))])
