@@ -1,5 +1,5 @@
-"""Names printed into one-line output hold no control character (qa80): each bad input is one line
-naming the file and key, exit 2, nothing written."""
+"""Names printed into one-line output hold no control character, and a device is no profile (qa80): each
+bad input is one line naming the file and key (or the flag), exit 2, nothing written."""
 
 from __future__ import annotations
 
@@ -81,3 +81,13 @@ def test_a_control_character_in_a_dataset_label_is_refused(tmp_path, key):
     rows[1][key] = "line one"
     (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     accepted(["study", "create", str(study_with(tmp_path, "bench.suite", "x", suite))])
+
+
+def test_a_special_file_as_profile_is_said_so(tmp_path, monkeypatch):
+    # QA: `--profile /dev/null` said "file not found" (it exists; it is no regular file)
+    monkeypatch.chdir(tmp_path)
+    line = refused(tmp_path, ["sim", "landscape", "--profile", "/dev/null", "--table", "t.json"])
+    assert line == "error: /dev/null: not a regular file (a device, pipe or socket); give a file", line
+    line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, "server.sim.profile", "/dev/null"))])
+    assert line.endswith("study.yaml: server.sim.profile: /dev/null: not a regular file (a device, pipe or "
+                         "socket); give a file"), line

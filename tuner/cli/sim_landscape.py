@@ -28,13 +28,29 @@ def _concurrencies(ctx, param, value: str) -> tuple[int, ...]:
     return out
 
 
+def _profile(ctx, param, value: str) -> str:
+    """``--profile``: not empty, and not a special file (a device such as /dev/null, a pipe): the
+    simulator's profile reader calls one "file not found" (QA), so it is said here as ``--suite`` and
+    ``--space`` say it: not a regular file."""
+    import os
+
+    from ..config.yamlfile import check_regular_file
+    from ..sim.profile import PROFILES_DIR
+
+    value = not_empty("give a shipped profile's name or a profile YAML file, or leave --profile out")(ctx, param, value)
+    shipped = (PROFILES_DIR / f"{value}.yaml").is_file() and "/" not in value
+    if not shipped and os.path.exists(value) and not os.path.isdir(value) and not os.path.isfile(value):
+        check_regular_file(value)
+    return value
+
+
 #: --space's default: the shipped EAGLE-3 space, by name (tuner.config.space.SHIPPED_SPACES)
 DEFAULT_SPACE = "eagle3"
 
 
 @click.command("landscape")
 @click.option("--profile", "profile", default="k2.6-tp8-pcie", show_default=True,
-              callback=not_empty("give a shipped profile's name or a profile YAML file, or leave --profile out"),
+              callback=_profile,
               help="Simulator profile: a shipped name or a YAML file.")
 @click.option("--space", "space_file", default=DEFAULT_SPACE, show_default=True, metavar="SPACE",
               callback=not_empty("give a shipped space's name or a search-space YAML file, or leave --space out"),

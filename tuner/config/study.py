@@ -264,6 +264,7 @@ def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
     text = model.profile
     if text is not None and _is_path(text):
         update["profile"] = str(_resolved(base / text, path, "server.model.profile"))
+        _no_special_file(Path(update["profile"]), path, "server.model.profile")
     if model.landscape is not None:
         table_path = _resolved(base / model.landscape, path, "server.model.landscape")
         try:
@@ -725,7 +726,9 @@ def load_study(path: str | Path) -> StudyConfig:
         # A profile file is relative to the study file, like every other path in it (a shipped
         # profile is a bare name); it is checked, with the rest of what the server needs, by
         # tuner.engine.preflight before anything is written.
-        sim = study.server.sim.model_copy(update={"profile": str(_resolved(base / profile, path, "server.sim.profile"))})
+        file = _resolved(base / profile, path, "server.sim.profile")
+        _no_special_file(file, path, "server.sim.profile")
+        sim = study.server.sim.model_copy(update={"profile": str(file)})
         update["server"] = study.server.model_copy(update={"sim": sim})
     update.update(_model_paths(study, base, path))
     from .files import dangling_link
@@ -858,6 +861,20 @@ def _resolved(target: Path, source, key: str) -> Path:
     except (OSError, RuntimeError, ValueError) as exc:
         what = "a symlink loop" if isinstance(exc, RuntimeError) else str(exc)
         raise ConfigError(source, key, f"{str(target)!r} is no usable path ({what}); give a real file or folder") from None
+
+
+def _no_special_file(file: Path, source: Path, key: str) -> None:
+    """:class:`ConfigError` naming ``source`` and ``key`` when the profile ``file`` exists and is
+    neither a regular file nor a folder (a device such as /dev/null, a pipe, a socket), in the words
+    a suite or space file gets; the simulator's profile reader calls it "file not found" (QA), and a
+    missing file or a folder it words rightly itself."""
+    from .yamlfile import check_regular_file
+
+    if file.exists() and not file.is_dir() and not file.is_file():
+        try:
+            check_regular_file(file)
+        except ConfigError as exc:
+            raise ConfigError(source, key, f"{file}: {exc.message}") from None
 
 
 def _is_path(profile: str) -> bool:
