@@ -52,6 +52,12 @@ def study_with(tmp: Path, path: str, value, suite: dict | None = None) -> Path:
 
 
 @pytest.mark.parametrize("key, bad, says, good", [
+    # held out (qa80): 1e308 MiB was created; every launch then ended in logcap's OverflowError
+    ("server.log_max_mb", 1e308, "server.log_max_mb: 1e+308 MiB is more than a TiB (1,048,576 MiB), no cap on any "
+                                 "disk; give 0 for no cap", 1024 * 1024),
+    # held out (qa80): 10**30 was created, and pruning silently never began
+    ("budget.prune", {"startup_trials": 10 ** 30}, "budget.prune.startup_trials: input should be less than or "
+                                                   "equal to 100000", {"startup_trials": 100_000}),
     # QA: 1e308 was created; the baseline then failed ("e2e_latency 0 ... cannot be true") after
     # the study was written
     ("server.sim.speedup", 1e308, "server.sim.speedup: 1e+308 is more than 100,000x", 100_000),
@@ -70,7 +76,7 @@ def study_with(tmp: Path, path: str, value, suite: dict | None = None) -> Path:
      {"name": "auto", "options": {"horizon": 100_000}}),
     ("sampler", {"name": "nsgaii", "options": {"population_size": 10 ** 30}},
      "population_size: input should be less than or equal to 100000", {"name": "nsgaii"}),
-], ids=["sim speedup 1e308", "tp_size 2^70", "sim load_seconds 1e308", "tpe n_startup_trials 1e30",
+], ids=["log_max_mb 1e308", "prune startup_trials 1e30", "sim speedup 1e308", "tp_size 2^70", "sim load_seconds 1e308", "tpe n_startup_trials 1e30",
         "auto horizon 1e30", "nsgaii population 1e30"])
 def test_a_study_value_past_its_bound_is_refused(tmp_path, key, bad, says, good):
     line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, key, bad))])

@@ -332,6 +332,8 @@ MAX_TP_SIZE = 1024
 
 #: server.log_max_mb's default: a launch's server log is capped at 64 MiB (tuner.server.logcap)
 DEFAULT_LOG_MAX_MB = 64.0
+#: server.log_max_mb's most: a TiB (0 says "no cap")
+MAX_LOG_MB = 1024.0 * 1024
 
 
 class ServerSettings(StrictModel):
@@ -410,6 +412,11 @@ class ServerSettings(StrictModel):
         # Under 1 MiB the kept head (a quarter) would not hold SGLang's startup lines.
         if 0 < v < 1:
             raise ValueError(f"must be 0 (no cap) or at least 1 (MiB), got {v:g}")
+        # Over a TiB is no cap on any disk a node logs to, and 1e308 MiB ended every launch in
+        # OverflowError (tuner.server.logcap counts bytes in an int; QA, after the study was written)
+        if v > MAX_LOG_MB:
+            raise ValueError(f"{v:g} MiB is more than a TiB ({MAX_LOG_MB:,.0f} MiB), no cap on any disk; "
+                             "give 0 for no cap")
         return v
 
     @field_validator("env")
@@ -531,7 +538,8 @@ class PruneSettings(StrictModel):
 
     enabled: bool = True
     #: trials measured with the whole suite before any is pruned: they give the front and the noise
-    startup_trials: int = Field(4, ge=1)
+    #: (at most a budget's launches: 10**30 was taken, and pruning silently never began)
+    startup_trials: int = Field(4, ge=1, le=MAX_TRIALS)
     #: how many standard deviations of the partial-to-full error a dominated trial must clear
     z: float = Field(3.5, gt=0)
     #: and by how much more (relative): a setting within this of the front is never pruned
