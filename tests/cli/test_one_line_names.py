@@ -91,3 +91,14 @@ def test_a_special_file_as_profile_is_said_so(tmp_path, monkeypatch):
     line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, "server.sim.profile", "/dev/null"))])
     assert line.endswith("study.yaml: server.sim.profile: /dev/null: not a regular file (a device, pipe or "
                          "socket); give a file"), line
+
+
+@pytest.mark.parametrize("key, char", [("model_path", "\x9b"), ("draft_model_path", "\u2028"), ("python", "\x85")],
+                         ids=["model_path CSI", "draft_model_path U+2028", "python NEL"])
+def test_a_c1_control_or_line_separator_in_a_server_path_is_refused(tmp_path, key, char):
+    # held out (qa80): C0 controls were refused, but '\x9b' (a terminal's CSI) and U+2028 were taken,
+    # then printed raw in the launch command and every status line naming the model
+    line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, f"server.{key}", f"models/k{char}2J"))])
+    assert f"server.{key}: holds the control character {char!r}; a path is one line of printable text" in line, line
+    if key != "python":
+        accepted(["study", "create", str(study_with(tmp_path, f"server.{key}", "models/キミ-K2.6 café"))])

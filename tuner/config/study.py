@@ -291,7 +291,9 @@ def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
 def _printable(path: str) -> str:
     """``path`` unchanged, or ``ValueError`` for a control character (a newline, a NUL): a path
     holding one is a paste gone wrong, and would break the command line or the log it is written to."""
-    bad = next((c for c in path if ord(c) < 0x20 or ord(c) == 0x7F), None)
+    from .names import control_char
+
+    bad = control_char(path)  # C1 controls and U+2028 too (QA: '\x9b' was taken, and printed raw)
     if bad is not None:
         raise ValueError(f"holds the control character {bad!r}; a path is one line of printable text")
     return path
