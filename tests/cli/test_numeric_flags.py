@@ -55,9 +55,13 @@ def study_with(tmp: Path, path: str, value, suite: dict | None = None) -> Path:
      "'--num-steps': 99999999999999999999 is not in the range x<=64"),
     (["space", "check", "eagle3", "--draft-tokens", "1025"], "'--draft-tokens': 1025 is not in the range x<=1024"),
     (["launch", "x.yaml", "--topk", "65"], "'--topk': 65 is not in the range x<=64"),
-], ids=["space check steps 1e20", "space check draft 1025", "launch topk 65"])
-def test_the_speculative_flags_are_held_to_a_spaces_maximum(tmp_path, monkeypatch, args, says):
-    # QA: `space check --num-steps 99999999999999999999` said "valid"
+    # held out (qa80): a billion rounds were started (two billion launches, a run of years)
+    (["study", "confirm", "x.yaml", "--repeats", "1000000000"], "'--repeats': 1000000000 is not in the range "
+                                                                 "2<=x<=1000"),
+], ids=["space check steps 1e20", "space check draft 1025", "launch topk 65", "confirm repeats 1e9"])
+def test_a_flag_past_its_bound_is_refused(tmp_path, monkeypatch, args, says):
+    # QA: `space check --num-steps 99999999999999999999` said "valid"; the speculative flags are held to a
+    # space's caps, confirm's rounds to a suite's repeats
     monkeypatch.chdir(tmp_path)
     assert says in refused(tmp_path, args)
     out = accepted(["space", "check", "eagle3", "--num-steps", "64", "--topk", "1"])

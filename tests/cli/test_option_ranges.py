@@ -12,7 +12,7 @@ from tuner.cli import cli
 
 @pytest.mark.parametrize("args, flag, says", [
     # a confirmation needs two rounds for any spread (tuner.engine.confirm)
-    (["study", "confirm", "{f}", "--repeats", "1"], "--repeats", "x>=2"),
+    (["study", "confirm", "{f}", "--repeats", "1"], "--repeats", "2<=x<=1000"),
     (["study", "confirm", "{f}", "--near", "0.6"], "--near", "0<=x<=0.5"),
     (["study", "confirm", "{f}", "--near", "nan"], "--near", "not a finite number"),
     (["study", "confirm", "{f}", "--min-speedup-c32", "inf"], "--min-speedup-c32", "not a finite number"),

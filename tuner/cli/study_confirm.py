@@ -14,6 +14,7 @@ from pathlib import Path
 
 import click
 
+from ..config.suite import MAX_REPEATS
 from ..config.wording import counted
 from .numbers import AsciiInt
 from .output import FiniteFloat, console, fail, not_empty, print_json, print_table
@@ -32,8 +33,9 @@ DEFAULT_PICKS = "single,throughput,knee"
 @click.option("--picks", default=DEFAULT_PICKS, show_default=True, metavar="LIST",
               help="Which settings to re-measure: pick names and/or trial numbers, comma-separated "
                    "(the default: those the study's objectives mean).")
-@click.option("--repeats", type=AsciiInt(min=2), default=3, show_default=True,
-              help="Rounds; each measures the baseline and every candidate once.")
+@click.option("--repeats", type=AsciiInt(min=2, max=MAX_REPEATS), default=3, show_default=True,
+              help="Rounds; each measures the baseline and every candidate once (at most 1000, as a suite's "
+                   "repeats: 10**9 was taken, a run of years).")
 @click.option("--near", type=FiniteFloat(min=0, max=0.5), default=0.03, show_default=True,
               help="Also confirm front points within this share of the single/throughput pick's value.")
 @click.option("--max-candidates", type=AsciiInt(min=1), default=6, show_default=True,
