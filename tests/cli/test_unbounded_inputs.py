@@ -96,3 +96,17 @@ def test_a_suite_value_past_its_bound_is_refused(tmp_path, key, bad, says, good)
     line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, "bench.suite", "x", {**SUITE, key: bad}))])
     assert says in line, line
     accepted(["study", "create", str(study_with(tmp_path, "bench.suite", "x", {**SUITE, key: good}))])
+
+
+@pytest.mark.parametrize("steps, shown", [(10 ** 30, "a number of 31 digits"), (9, "9")])
+def test_a_grid_value_outside_the_search_space_is_refused(tmp_path, steps, shown):
+    # held out (qa80): Optuna's GridSampler warns of a value out of range and uses it: steps 10**30
+    # was created, then launched as --speculative-num-steps 1000000000000000000000000000000
+    def grid(values):
+        return {"name": "grid", "options": {"search_space": {"speculative_num_steps": values,
+                                                             "speculative_eagle_topk": [1],
+                                                             "speculative_num_draft_tokens": [4]}}}
+    line = refused(tmp_path, ["study", "create", str(study_with(tmp_path, "sampler", grid([3, steps])))])
+    assert line.endswith(f"sampler.options.search_space.speculative_num_steps: {shown} is not a value of the "
+                         "search space eagle3 (1-8); give values of the space, or widen it"), line
+    accepted(["study", "create", str(study_with(tmp_path, "sampler", grid([3, 8])))])

@@ -704,7 +704,8 @@ def load_study(path: str | Path) -> StudyConfig:
     else:
         space_path = _resolved(base / space, path, "search_space")
     with _named_by(path, "search_space", space_path):
-        load_space(space_path)  # fail now, naming the space file, not at the first trial
+        space_config = load_space(space_path)  # fail now, naming the space file, not at the first trial
+    _grid_within_the_space(study, space_config, path)
     update: dict[str, Any] = {"search_space": str(space_path)}
     # The suite is checked now too, and a suite file is made absolute like the search space.
     suite = study.bench.suite
@@ -756,6 +757,29 @@ def load_study(path: str | Path) -> StudyConfig:
         local = sqlite_url(base / (study.name + '.db'))
         update["storage"] = f"${{{STORAGE_ENV_VAR}}}" if os.environ.get(STORAGE_ENV_VAR) else local
     return study.model_copy(update=update)
+
+
+def _grid_within_the_space(study: StudyConfig, space, path: Path) -> None:
+    """The grid sampler's ``search_space`` option holds values of the study's search space only:
+    Optuna's GridSampler warns of one out of range and uses it (QA: steps 10**30 was created, then
+    launched as --speculative-num-steps 1000000000000000000000000000000). :class:`ConfigError` naming
+    the option and the first such value."""
+    grid = study.sampler.options.get("search_space") if study.sampler.name == "grid" else None
+    for name, values in (grid or {}).items():
+        allowed = set(space.values(name))
+        outside = next((v for v in values if v not in allowed), None)
+        if outside is not None:
+            shown = f"{outside}" if abs(outside) < 10 ** 12 else f"a number of {len(str(abs(outside)))} digits"
+            raise ConfigError(path, f"sampler.options.search_space.{name}", f"{shown} is not a value of the "
+                              f"search space {study.search_space} ({_listed(sorted(allowed))}); give values of "
+                              "the space, or widen it")
+
+
+def _listed(values: list[int]) -> str:
+    """``1-8`` for a run of consecutive integers, else the values, comma-separated."""
+    if values and values == list(range(values[0], values[-1] + 1)) and len(values) > 2:
+        return f"{values[0]}-{values[-1]}"
+    return ", ".join(map(str, values))
 
 
 @contextmanager
