@@ -5,8 +5,8 @@ of this study left in the local journal (:func:`tuner.engine.finish.replay_journ
 servers a crashed run on this host left behind and fails trials dead workers left RUNNING, makes
 sure the baseline is measured
 (:mod:`tuner.engine.baseline`), then runs trials (:mod:`tuner.engine.trial`) until a stop reason
-holds: its own ``n_trials``, the study's budget, the space exhausted, the timeout, or a sampler
-that keeps proposing nothing new.
+holds: its own ``n_trials``, the study's budget, the space (or the grid sampler's grid) exhausted, the
+timeout, or a sampler that keeps proposing nothing new.
 
 Contracts:
 
@@ -221,7 +221,20 @@ class _Runner:
             return f"the next trial would not finish within the {what} budget (--timeout / budget.timeout)"
         if idle >= MAX_IDLE_PROPOSALS:
             return f"{idle} proposals in a row were invalid or already measured"
+        if self._grid_done():
+            return "every setting of the grid (sampler.options.search_space) has been tried"
         return ""
+
+    def _grid_done(self) -> bool:
+        """The grid sampler's grid finished, and no setting is queued (a crashed trial's, a seed),
+        which is measured first: :mod:`tuner.engine.grid`."""
+        from optuna.trial import TrialState
+
+        from .grid import StudyGridSampler
+
+        sampler = self.study.sampler
+        return (isinstance(sampler, StudyGridSampler) and sampler.done(self.study)
+                and not self.study.get_trials(deepcopy=False, states=(TrialState.WAITING,)))
 
     def _last_slots_in_flight(self, records) -> bool:
         """Whether the launches finished and those other workers have in flight fill the budget: a

@@ -60,7 +60,9 @@ def make_sampler(settings: SamplerSettings, seed: int, space):
                                   "install; `pip install torch` or use tpe") from None
             return s.GPSampler(seed=seed, **opts)
         if name == "grid":
-            return s.GridSampler(opts.pop("search_space", grid), seed=seed, **opts)
+            from .grid import StudyGridSampler
+
+            return StudyGridSampler(opts.pop("search_space", grid), seed=seed, **opts)
     except TypeError as exc:
         raise ConfigError("study file", "sampler.options", f"not accepted by the {name} sampler: {exc}") from None
     raise ConfigError("study file", "sampler.name", f"unknown sampler {name!r}")
