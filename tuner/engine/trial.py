@@ -24,6 +24,11 @@ worker identity) and runs a trial as a few named steps:
 A setting pruned before is never launched again: a later proposal of it is told PRUNED at once
 (``pruned_from``), costs no launch, and is never taken as a measurement of the setting.
 
+A trial the database forgets before its launch (a commit it acknowledged, then lost: Optuna's
+``KeyError: 'Record does not exist.'`` from the next write, and the trial read back is not there) is
+given up and the sampler asked again (:data:`~tuner.engine.workers.ASK_TRIES` in all); from its
+launch on, its measurement is re-homed as a new trial by the finish (:mod:`tuner.engine.finish`).
+
 Ctrl-C or a crash of the tuner during a measurement: the backend stops the server, the trial is
 failed and its parameters queued again (:func:`tuner.engine.requeue.requeue`: the setting, none of
 the dead trial's attributes), and the exception propagates. A storage that stays unreachable past
@@ -62,7 +67,8 @@ from .stall import StallWatch, TunerStalled
 from .storage import storage_label
 from .study import StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
-from .workers import Worker, mark_interrupted, reap_dead_trials, start_trial, try_claim, wait_for_claim
+from .workers import (ASK_TRIES, Worker, mark_interrupted, reap_dead_trials, start_trial, trial_lost, try_claim,
+                      wait_for_claim)
 
 #: status of a trial that stepped back because another worker took the study's last budget slot,
 #: or was measuring the setting the default sampler proposed (:meth:`TrialRunner._reuse_or_claim`)
@@ -97,6 +103,8 @@ class TrialRunner:
         self.uid = study_uid(study) if self.journal is not None else None
         #: the status the last measured trial was told with (measured, failed, pruned), None before
         self.told: str | None = None
+        #: the current trial has reached its launch (a loss of it from then on is re-homed, not asked again)
+        self.measuring = False
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
         #: ``(seconds, whole)`` of every measurement: modelled seconds on backend model, else wall
         self.spent: list[tuple[float, bool]] = []
@@ -127,12 +135,26 @@ class TrialRunner:
         """Ask for one trial and take it to its end; returns its status (or :data:`ABANDONED`)."""
         self.check_study()
         reap_dead_trials(self.study)
-        with ExitStack() as stack:
-            # Beat from the first moment, and named before a Ctrl-C may land: a worker that dies
-            # before either would leave a trial (and its claim) nobody could tell was dead.
-            trial = start_trial(self.study, self.worker, stack, self.space.distributions())
-            kill_point("asked")
-            return self._run(trial, baseline)
+        for attempt in range(1, ASK_TRIES + 1):
+            self.measuring = False
+            with ExitStack() as stack:
+                # Beat from the first moment, and named before a Ctrl-C may land: a worker that dies
+                # before either would leave a trial (and its claim) nobody could tell was dead.
+                trial = start_trial(self.study, self.worker, stack, self.space.distributions())
+                kill_point("asked")
+                try:
+                    return self._run(trial, baseline)
+                except KeyError:
+                    # Optuna's "Record does not exist." before the launch: the database forgot the
+                    # trial (read back: a real loss, not a transient error). Nothing was measured;
+                    # the sampler is asked again. A study deleted under the worker says so instead.
+                    lost = not self.measuring and trial_lost(self.storage, trial._trial_id, trial.number)
+                    if not lost or attempt == ASK_TRIES:
+                        raise
+            self.check_study()
+            self.emit("warning", {"trial": trial.number, "message": "the storage lost this trial before its "
+                                  "launch (a commit it acknowledged, then forgot); another trial is asked for"})
+        raise AssertionError("unreachable")  # the last try returns or raises
 
     def _run(self, trial, baseline: Baseline) -> str:
         requested = spec_from_params(trial.params)
@@ -151,6 +173,7 @@ class TrialRunner:
             return self._abandon(trial, queued_again=True)
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         self.told = None
+        self.measuring = True  # from here a lost trial's measurement is re-homed (tuner.engine.finish)
         m = self._measure_trial(trial, eff, baseline)
         if m is None:
             return STALLED

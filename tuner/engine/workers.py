@@ -138,6 +138,20 @@ def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
     raise AssertionError("unreachable")  # the last try returns or raises
 
 
+def trial_lost(storage, trial_id: int, number: int) -> bool:
+    """Whether the database no longer holds the trial ``trial_id`` (number ``number``), read from the
+    database itself, not this process's cache: a commit it acknowledged and then forgot (PostgreSQL
+    with ``synchronous_commit = off`` restarted at once, a failover to a replica behind the primary),
+    or an SQLite file put back from an older copy. SQLite may have given the id to a trial created
+    since: one of another number there is a loss too. False for a trial still there (the error that
+    made the caller ask was something else)."""
+    backend = getattr(storage, "_backend", storage)
+    try:
+        return backend.get_trial(trial_id).number != number
+    except KeyError:
+        return True
+
+
 def mark_interrupted(storage, trial_id: int, why: str) -> bool:
     """Say on a RUNNING trial about to be failed why it never finished (``status: interrupted``
     and a note: ``status`` and the report show it); False when it finished meanwhile (another
