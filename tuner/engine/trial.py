@@ -171,6 +171,8 @@ class TrialRunner:
             return taken
         if not self._budget_allows(trial):
             return self._abandon(trial, queued_again=True)
+        if not self._still_ours(trial):
+            return ABANDONED
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         self.told = None
         self.measuring = True  # from here a lost trial's measurement is re-homed (tuner.engine.finish)
@@ -269,6 +271,30 @@ class TrialRunner:
         running = self.study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
         in_flight = sum(1 for t in running if t.number != trial.number and t.user_attrs.get("launching"))
         return self.launched_in_study() + in_flight < budget
+
+    def _still_ours(self, trial) -> bool:
+        """Right before the launch, whether ``trial`` is, in the database itself (not Optuna's
+        cache), still RUNNING and this worker's (unnamed: named again).
+
+        Optuna starts a queued trial with one UPDATE; a database that acknowledged it and then forgot
+        it (PostgreSQL with ``synchronous_commit = off`` restarted at once) holds the trial WAITING
+        while this worker runs it, and a second worker may start it from the queue and launch it too
+        (QA: one queued setting launched twice). Back in the queue, started by another worker, or
+        finished (failed as dead meanwhile): False, and the trial is left as it is, not written to
+        (the queue or the other worker has it); the caller steps aside."""
+        from optuna.trial import TrialState
+
+        held = getattr(self.storage, "_backend", self.storage).get_trial(trial._trial_id)
+        named = held.user_attrs.get("worker")
+        if held.state == TrialState.RUNNING and named in (None, self.worker.as_dict()):
+            if named is None:  # its name was the commit lost: a RUNNING trial nobody else could start
+                trial.set_user_attr("worker", self.worker.as_dict())
+            return True
+        where = ("back in the queue" if held.state == TrialState.WAITING else "started by another worker"
+                 if held.state == TrialState.RUNNING else f"finished ({held.state.name}) meanwhile")
+        self.emit("warning", {"trial": trial.number, "message": f"the storage forgot this trial's start (a commit "
+                              f"it acknowledged, then lost): it is {where}; this worker stepped aside"})
+        return False
 
     def _abandon(self, trial, queued_again: bool = False) -> str:
         """Fail ``trial`` as :data:`ABANDONED`; ``queued_again`` (no budget slot left): a queued
