@@ -14,9 +14,16 @@ Contracts:
 * Retrying is safe because every write the engine makes is idempotent (attributes are upserts) or
   checked: a ``set_trial_state_values`` whose first attempt committed before the connection broke
   finds the trial already in the state and values it asked for, and returns ``True`` instead of
-  raising ``UpdateFinishedTrialError``. Two narrow windows stay: a ``create_new_trial`` (or a
+  raising ``UpdateFinishedTrialError``. Two narrow windows stay: a ``create_new_trial`` of the sampler's (or a
   WAITING trial's start) whose commit landed but whose reply was lost leaves one extra trial, never a
-  wrong value.
+  wrong value (a RUNNING trial no worker named, failed and not queued: it has no parameters).
+* A trial created from a template (Optuna's ``add_trial`` and ``enqueue_trial``: a measurement
+  re-homed, a setting queued again, a seed) is the one write that is neither: its retry would add
+  the trial twice (QA: a re-homed measurement stored twice, counted as two launches and averaged
+  with itself as a repeat). Each such creation carries a creation id (the system attribute
+  :data:`CREATED_AS`), and an attempt that finds a trial with that id in the database (an earlier
+  attempt's commit landed) returns it instead of adding another; Optuna's own retry of a failed
+  commit inside ``_create_new_trial`` goes through the same check.
 * The heartbeat thread (:class:`tuner.engine.workers.Heartbeat`) never waits: it beats inside
   :func:`fail_fast`, so a beat fails at once and is tried again a second later; the thread never
   blocks or dies. A beat of the main thread waits like any other call: the reaper beats for a live
@@ -36,6 +43,10 @@ Contracts:
   must not hold the measurement up; their caller goes on without them.
 
 Knob: ``TUNER_STORAGE_PATIENCE_S`` (whole seconds, default 600, the same on every worker is wise).
+
+Why one module of over 400 lines: what counts as an outage, the retry loop and the storage whose
+every call goes through it are one contract (which call is retried, for how long, and what a retry
+may assume of an attempt that failed); split, each part would have to restate the others.
 """
 
 from __future__ import annotations
@@ -207,6 +218,10 @@ _DB_METHODS = (
 )
 
 
+#: The system attribute naming one creation of a trial from a template (see the module docstring).
+CREATED_AS = "tuner:created_as"
+
+
 class PatientRDBStorage(RDBStorage):
     """Optuna's ``RDBStorage`` whose database calls ride out outages (see the module docstring)."""
 
@@ -228,6 +243,33 @@ class PatientRDBStorage(RDBStorage):
         """Whether any call of this process failed on an outage within the last ``window_s`` seconds."""
         last = self._last_trouble
         return last is not None and time.monotonic() - last < window_s
+
+    # -- creating a trial once ----------------------------------------------------------------------
+    def _create_new_trial(self, study_id: int, template_trial=None):
+        if template_trial is not None and CREATED_AS not in template_trial.system_attrs:
+            import copy
+            import uuid
+
+            template_trial = copy.deepcopy(template_trial)  # the caller's template is left as it was
+            template_trial.system_attrs[CREATED_AS] = uuid.uuid4().hex
+        return _create_patiently(self, study_id, template_trial)
+
+    def _get_prepared_new_trial(self, study_id: int, template_trial, session):
+        """Optuna's, called inside the creation's transaction (the study row locked): the trial an
+        earlier attempt of the same creation committed, when there is one."""
+        created_as = None if template_trial is None else template_trial.system_attrs.get(CREATED_AS)
+        if created_as is not None:
+            import json
+
+            from optuna.storages._rdb import models
+
+            attr, trial = models.TrialSystemAttributeModel, models.TrialModel
+            held = (session.query(trial).join(attr, attr.trial_id == trial.trial_id)
+                    .filter(trial.study_id == study_id, attr.key == CREATED_AS,
+                            attr.value_json == json.dumps(created_as)).first())
+            if held is not None:  # a study copied in the same database holds the id too: its own study's
+                return held
+        return super()._get_prepared_new_trial(study_id, template_trial, session)
 
     # -- the retry loop ---------------------------------------------------------------------------
     def _patiently(self, name: str, fn, args, kwargs):
@@ -320,7 +362,9 @@ class PatientRDBStorage(RDBStorage):
 
 
 for _name in _DB_METHODS:
-    setattr(PatientRDBStorage, _name, _patient(_name))
+    if _name != "_create_new_trial":  # its own method names the creation first, then retries
+        setattr(PatientRDBStorage, _name, _patient(_name))
+_create_patiently = _patient("_create_new_trial")
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:
