@@ -240,12 +240,36 @@ def _build(url: str, patient: bool):
             grace_period=HEARTBEAT_GRACE_S,
             heartbeat_stale_trial_callback=RetryStaleTrial(max_retry=MAX_RETRY),
         )
+    if is_postgres(url):
+        # Every session of the tuner commits synchronously, whatever the server's default: with
+        # synchronous_commit = off (a common tuning; .ci/postgres.sh runs so) PostgreSQL acknowledges
+        # a commit before writing it, and an immediate restart or a crash of the server forgot them
+        # (QA: a tell acknowledged, then the trial RUNNING again and its setting measured twice; a
+        # trial gone under its worker; a queued trial started twice). The setting is a session's
+        # own (USERSET; https://www.postgresql.org/docs/current/wal-async-commit.html); fsync is
+        # the server's (tuner doctor warns of it).
+        sa.event.listen(storage.engine, "connect", _synchronous_commits)
+        storage.engine.dispose()  # the connections Optuna's constructor opened before the hook
     if patient:
         storage.watch(redact(url) or "", sqlite_path(url), lambda exc: describe_error(exc, url))
         if url.startswith("sqlite"):
             # each connection (one per session: no pool) waits for a lock no longer than the patience left
             sa.event.listen(storage.engine, "do_connect", _cap_busy_timeout)
     return storage
+
+
+def _synchronous_commits(dbapi_connection, connection_record) -> None:
+    """SQLAlchemy's ``connect`` hook of a PostgreSQL storage: ``synchronous_commit = on`` for the
+    session, set outside any transaction so no rollback undoes it (SQLAlchemy's own recipe for a
+    session setting, any driver)."""
+    autocommit = dbapi_connection.autocommit
+    dbapi_connection.autocommit = True
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("SET SESSION synchronous_commit TO on")
+    finally:
+        cursor.close()
+        dbapi_connection.autocommit = autocommit
 
 
 def _cap_busy_timeout(dialect, conn_rec, cargs, cparams) -> None:
