@@ -15,6 +15,9 @@ worker identity) and runs a trial as a few named steps:
    own proposal (:data:`PROPOSAL_ATTR`) of a setting another worker is measuring steps aside
    (``abandoned``) and the sampler is asked again, where any other trial waits for that launch;
 4. :meth:`~TrialRunner._budget_allows`: the study's launch budget, shared with the other workers;
+   then :meth:`~TrialRunner._still_ours` reads the trial back from the database: a start or a claim
+   the database forgot (a commit it acknowledged, then lost) makes the worker step aside, or claim
+   again, rather than launch a setting another worker may be launching too;
 5. :meth:`~TrialRunner.measure`: the backend measures in the study's staged order; after each stage
    :class:`tuner.engine.pruning.StageJudge` records the partial estimates and stops the suite once
    the front dominates them beyond the noise (the trial is PRUNED); from the backend's ``record``
@@ -166,13 +169,21 @@ class TrialRunner:
         system = self.storage.get_trial_system_attrs(trial._trial_id)
         again = bool(system.get(REMEASURE_ATTR))
         proposed = PROPOSAL_ATTR in system and "fixed_params" not in system
-        taken = self._reuse_or_claim(trial, eff, again, proposed)
-        if taken != "claimed":
-            return taken
-        if not self._budget_allows(trial):
-            return self._abandon(trial, queued_again=True)
-        if not self._still_ours(trial):
-            return ABANDONED
+        while True:
+            taken = self._reuse_or_claim(trial, eff, again, proposed)
+            if taken != "claimed":
+                return taken
+            if not self._budget_allows(trial):
+                return self._abandon(trial, queued_again=True)
+            held = self._still_ours(trial)
+            if held is None:
+                return ABANDONED
+            if held:
+                break
+            # Its claim forgotten: another worker may have claimed, or measured, the setting since.
+            trial.set_user_attr("launching", False)
+            self.emit("warning", {"trial": trial.number, "message": "the storage forgot this trial's claim on "
+                                  f"{eff.label()} (a commit it acknowledged, then lost); claimed again"})
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         self.told = None
         self.measuring = True  # from here a lost trial's measurement is re-homed (tuner.engine.finish)
@@ -272,15 +283,17 @@ class TrialRunner:
         in_flight = sum(1 for t in running if t.number != trial.number and t.user_attrs.get("launching"))
         return self.launched_in_study() + in_flight < budget
 
-    def _still_ours(self, trial) -> bool:
+    def _still_ours(self, trial) -> bool | None:
         """Right before the launch, whether ``trial`` is, in the database itself (not Optuna's
-        cache), still RUNNING and this worker's (unnamed: named again).
+        cache), still RUNNING and this worker's (unnamed: named again), holding its claim: True;
+        its claim gone (False), the caller claims again (another worker found the setting
+        unclaimed meanwhile and may be measuring it: QA, one setting launched twice at once).
 
         Optuna starts a queued trial with one UPDATE; a database that acknowledged it and then forgot
         it (PostgreSQL with ``synchronous_commit = off`` restarted at once) holds the trial WAITING
         while this worker runs it, and a second worker may start it from the queue and launch it too
         (QA: one queued setting launched twice). Back in the queue, started by another worker, or
-        finished (failed as dead meanwhile): False, and the trial is left as it is, not written to
+        finished (failed as dead meanwhile): None, and the trial is left as it is, not written to
         (the queue or the other worker has it); the caller steps aside."""
         from optuna.trial import TrialState
 
@@ -289,12 +302,12 @@ class TrialRunner:
         if held.state == TrialState.RUNNING and named in (None, self.worker.as_dict()):
             if named is None:  # its name was the commit lost: a RUNNING trial nobody else could start
                 trial.set_user_attr("worker", self.worker.as_dict())
-            return True
+            return held.user_attrs.get("claim") == trial.user_attrs.get("claim")
         where = ("back in the queue" if held.state == TrialState.WAITING else "started by another worker"
                  if held.state == TrialState.RUNNING else f"finished ({held.state.name}) meanwhile")
         self.emit("warning", {"trial": trial.number, "message": f"the storage forgot this trial's start (a commit "
                               f"it acknowledged, then lost): it is {where}; this worker stepped aside"})
-        return False
+        return None
 
     def _abandon(self, trial, queued_again: bool = False) -> str:
         """Fail ``trial`` as :data:`ABANDONED`; ``queued_again`` (no budget slot left): a queued
