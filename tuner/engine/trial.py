@@ -180,10 +180,12 @@ class TrialRunner:
                 return ABANDONED
             if held:
                 break
-            # Its claim forgotten: another worker may have claimed, or measured, the setting since.
+            # Its claim or mark forgotten: another worker may have claimed or measured the setting,
+            # or taken the last budget slot, since.
             trial.set_user_attr("launching", False)
             self.emit("warning", {"trial": trial.number, "message": "the storage forgot this trial's claim on "
-                                  f"{eff.label()} (a commit it acknowledged, then lost); claimed again"})
+                                  f"{eff.label()} or its launching mark (a commit it acknowledged, then lost); "
+                                  "claimed and counted again"})
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         self.told = None
         self.measuring = True  # from here a lost trial's measurement is re-homed (tuner.engine.finish)
@@ -285,9 +287,10 @@ class TrialRunner:
 
     def _still_ours(self, trial) -> bool | None:
         """Right before the launch, whether ``trial`` is, in the database itself (not Optuna's
-        cache), still RUNNING and this worker's (unnamed: named again), holding its claim: True;
-        its claim gone (False), the caller claims again (another worker found the setting
-        unclaimed meanwhile and may be measuring it: QA, one setting launched twice at once).
+        cache), still RUNNING and this worker's (unnamed: named again), holding its claim and its
+        ``launching`` mark: True; either gone (False), the caller claims, marks and counts again
+        (another worker found the setting unclaimed, or the budget's last slot free, meanwhile: QA,
+        one setting launched twice at once; a study one launch past its budget).
 
         Optuna starts a queued trial with one UPDATE; a database that acknowledged it and then forgot
         it (PostgreSQL with ``synchronous_commit = off`` restarted at once) holds the trial WAITING
@@ -302,7 +305,10 @@ class TrialRunner:
         if held.state == TrialState.RUNNING and named in (None, self.worker.as_dict()):
             if named is None:  # its name was the commit lost: a RUNNING trial nobody else could start
                 trial.set_user_attr("worker", self.worker.as_dict())
-            return held.user_attrs.get("claim") == trial.user_attrs.get("claim")
+            # the claim and the launching mark keep the other workers off the setting and the slot
+            # (a study with no budget marks nothing)
+            mine = trial.user_attrs
+            return all(held.user_attrs.get(k) == mine.get(k) for k in ("claim", "launching"))
         where = ("back in the queue" if held.state == TrialState.WAITING else "started by another worker"
                  if held.state == TrialState.RUNNING else f"finished ({held.state.name}) meanwhile")
         self.emit("warning", {"trial": trial.number, "message": f"the storage forgot this trial's start (a commit "
