@@ -75,3 +75,35 @@ def test_a_claim_the_database_forgot_is_made_again_before_the_launch(tmp_path, m
     records = load_records(optuna.load_study(study_name=config.name, storage=config.storage))
     same = [r for r in records if r.attrs.get("effective_key") == "1-1-2"]
     assert sorted(r.status for r in same) == sorted(["measured", REUSED]), [(r.number, r.status) for r in same]
+
+
+def test_a_claim_forgotten_at_every_try_launches_nothing(tmp_path, monkeypatch):
+    """The read-back finding the claim gone again and again (a storage that forgets every commit)
+    ends after a bounded number of claims: the trial steps back (abandoned, its setting queued
+    again), nothing launched. Before the bound the worker claimed for ever."""
+    import optuna
+
+    from tuner.engine.baseline import find_baseline
+    from tuner.engine.study import config_from_study
+
+    path = tmp_path / "unsteady.yaml"
+    path.write_text(model_study_yaml("unsteady", f"sqlite:///{tmp_path / 'unsteady.db'}", 1, noise=0.01, seed=1))
+    config = load_study(path)
+    create_study(config, config.storage)
+    backend = CountingBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=1)
+    backend.launches = []
+    run_study(config, config.storage, backend, n_trials=0)  # the baseline alone
+    assert backend.launches == []
+    looks: list[int] = []
+
+    def forgotten(self, trial):
+        looks.append(trial.number)
+        assert len(looks) <= 10, "claimed again without end"
+        return False
+
+    monkeypatch.setattr(trial_module.TrialRunner, "_still_ours", forgotten)
+    study = optuna.load_study(study_name=config.name, storage=config.storage)
+    _, space, _ = config_from_study(study)
+    trials = trial_module.TrialRunner(config, study, space, backend, Worker(), lambda kind, info: None)
+    assert trials.run_one(find_baseline(study)) == trial_module.ABANDONED
+    assert len(looks) == trial_module.ASK_TRIES and backend.launches == [], (looks, backend.launches)

@@ -169,7 +169,7 @@ class TrialRunner:
         system = self.storage.get_trial_system_attrs(trial._trial_id)
         again = bool(system.get(REMEASURE_ATTR))
         proposed = PROPOSAL_ATTR in system and "fixed_params" not in system
-        while True:
+        for _ in range(ASK_TRIES):
             taken = self._reuse_or_claim(trial, eff, again, proposed)
             if taken != "claimed":
                 return taken
@@ -186,6 +186,8 @@ class TrialRunner:
             self.emit("warning", {"trial": trial.number, "message": "the storage forgot this trial's claim on "
                                   f"{eff.label()} or its launching mark (a commit it acknowledged, then lost); "
                                   "claimed and counted again"})
+        else:  # forgotten at every try: a storage this unsteady gets no launch from this trial
+            return self._abandon(trial, queued_again=True)
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         self.told = None
         self.measuring = True  # from here a lost trial's measurement is re-homed (tuner.engine.finish)
