@@ -224,12 +224,10 @@ def test_a_model_backend_study_needs_no_server_gpu_or_files(tmp_path):
 def test_a_postgres_that_may_lose_acknowledged_commits_warns(tmp_path, pg_cluster):
     # The test cluster runs with fsync and synchronous_commit off (tests/support/pg.py): fast, and a
     # crash may lose commits it acknowledged (QA: a trial row vanished after an immediate stop).
+    # fsync is the server's alone; synchronous_commit every tuner session sets on for itself
+    # (tuner.engine.storage), so only fsync is named.
     from tuner.engine.doctor import WARN, check_storage
 
     c = check_storage(load_study(study(tmp_path, storage=pg_cluster.database())))
-    assert c.status == WARN and "fsync=off" in c.message and "synchronous_commit=off" in c.message, c
+    assert c.status == WARN and "fsync=off" in c.message and "synchronous_commit" not in c.message, c
     assert "postgresql.conf" in c.message and "s3cret" not in c.message
-    # a session with synchronous_commit on (fsync is the server's alone): only fsync is named
-    url = pg_cluster.database() + "?options=-csynchronous_commit%3Don"
-    c = check_storage(load_study(study(tmp_path, storage=url)))
-    assert c.status == WARN and "fsync=off" in c.message and "synchronous_commit=off" not in c.message, c

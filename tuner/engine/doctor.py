@@ -292,9 +292,9 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
             return Check("storage", WARN, f"{said}: does not answer now; the run waits for it")
         return Check("storage", FAIL, f"{said}: check the URL, the server and the user's rights")
     if lax:
-        return Check("storage", WARN, f"{shown} is reachable and writable, but {' and '.join(lax)}: a crash or an "
-                     "immediate stop of the database server can lose trials it had acknowledged (QA: a worker "
-                     "then failed on a trial that vanished); set them on in postgresql.conf for a study")
+        return Check("storage", WARN, f"{shown} is reachable and writable, but {' and '.join(lax)}: a crash of the "
+                     "machine can lose trials the database server had acknowledged (QA: a worker then failed "
+                     "on a trial that vanished); set it on in postgresql.conf for a study")
     return Check("storage", PASS, f"{shown} is reachable and writable")
 
 
