@@ -152,8 +152,11 @@ def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = 
             else:
                 tell(study, finish.number, finish.values)
             return TOLD, notes[len(warnings or []):]
-        except (UpdateFinishedTrialError, ValueError):
-            # Finished by someone else meanwhile (another worker judged it dead): see below.
+        except (UpdateFinishedTrialError, ValueError, KeyError):
+            # Finished by someone else meanwhile (another worker judged it dead), or gone (Optuna's
+            # KeyError 'Record does not exist.': a commit the database acknowledged, then forgot,
+            # lost the trial between two of these writes): see below, a gone trial's measurement
+            # is re-homed. One still RUNNING goes out as it came.
             trial = _stored_trial(study, finish)
             if trial is not None and trial.state == TrialState.RUNNING:
                 raise
