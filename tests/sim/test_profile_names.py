@@ -44,3 +44,11 @@ def test_a_profile_name_with_a_newline_is_refused_naming_the_profile(tmp_path):
     data["name"] = " dense-x\n"  # surrounding whitespace, as before, is no problem
     path.write_text(yaml.safe_dump(data))
     assert load_profile(path).name.strip() == "dense-x"
+
+
+def test_a_device_given_as_a_profile_is_no_regular_file():
+    """QA (qa80): ``tuner sim serve --sim-profile /dev/null`` said "file not found" (it exists)."""
+    from tuner.sim.profile import profile_path
+
+    with pytest.raises(ConfigError, match="not a regular file"):
+        profile_path("/dev/null")

@@ -180,6 +180,10 @@ def profile_path(name_or_path: str | Path) -> Path:
         return path
     if path.is_dir():  # there, but no file: "file not found" would send the user looking for it
         raise ConfigError(path, "", "is a folder; give a file")
+    if path.exists():  # a device or pipe (/dev/null): there, but "file not found" would mislead (QA)
+        from ..config.yamlfile import check_regular_file
+
+        check_regular_file(path)
     if is_bare_name(text):
         raise ConfigError(text, "", f"no such simulator profile{did_you_mean(text, list_profiles())}; shipped: "
                           f"{', '.join(list_profiles())}, or give a path to a YAML file")
