@@ -12,13 +12,12 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from support.cli_inputs import SUITE, accepted, refused
 
 from tuner.cli import cli
 
 ROOT = Path(__file__).resolve().parents[2]
 SPACE = (ROOT / "search_spaces" / "eagle3.yaml").read_text()
-SUITE = {"name": "s", "prompts": [{"name": "a", "text": "hello"}], "single": {"lengths": [8], "repeats": 1},
-         "sweep": {"concurrencies": [1, 32], "max_tokens": 8}, "warmup": {"requests": 0}, "timeout_s": 30}
 
 
 def study_folder(tmp: Path, suite: dict | None = None) -> Path:
@@ -29,22 +28,6 @@ def study_folder(tmp: Path, suite: dict | None = None) -> Path:
     (tmp / "space.yaml").write_text(SPACE)
     (tmp / "suite.yaml").write_text(yaml.safe_dump(suite or SUITE, sort_keys=False))
     return tmp / "study.yaml"
-
-
-def refused(tmp: Path, args: list[str]) -> str:
-    """The one error line of ``tuner ARGS`` run in ``tmp`` (exit 2, nothing added to ``tmp``)."""
-    before = sorted(tmp.rglob("*"))
-    r = CliRunner().invoke(cli, args)
-    lines = r.stderr.strip().splitlines()
-    assert r.exit_code == 2, (r.exit_code, r.output)
-    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.output, r.output
-    assert sorted(tmp.rglob("*")) == before
-    return lines[0]
-
-
-def accepted(args: list[str]) -> None:
-    r = CliRunner().invoke(cli, args)
-    assert r.exit_code == 0, r.output
 
 
 @pytest.mark.parametrize("name, char", [("study.yaml", "\x00"), ("space.yaml", "\x1b"), ("suite.yaml", "\x07")],
