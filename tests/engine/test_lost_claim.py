@@ -12,14 +12,13 @@ setting, and reuses the other worker's. Made on a real SQLite file: the claim's 
 
 from __future__ import annotations
 
-import sqlalchemy as sa
+from support.lost_rows import CountingBackend, forget_running_attr
 from support.model_study import REUSE_SEED, model_study_yaml
 
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
 from tuner.engine import runner as runner_module
 from tuner.engine import trial as trial_module
-from tuner.engine.backends import ModelBackend
 from tuner.engine.records import REUSED, load_records
 from tuner.engine.runner import run_study
 from tuner.engine.study import create_study
@@ -27,25 +26,6 @@ from tuner.engine.workers import Worker
 
 #: what SGLang runs the first two seeds of REUSE_SEED as, (1, 1, 3) and (1, 1, 5) alike
 BOTH = {"speculative_num_steps": 1, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 2}
-
-
-class CountingBackend(ModelBackend):
-    launches: list = []
-
-    def measure(self, spec, label, record, **kwargs):
-        if spec is not None:
-            self.launches.append(spec.server_args())
-        return super().measure(spec, label, record, **kwargs)
-
-
-def forget_the_claim(url: str) -> None:
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(sa.text("DELETE FROM trial_user_attributes WHERE key = 'claim' AND trial_id IN "
-                                 "(SELECT trial_id FROM trials WHERE state = 'RUNNING')"))
-    finally:
-        engine.dispose()
 
 
 def test_a_claim_the_database_forgot_is_made_again_before_the_launch(tmp_path, monkeypatch):
@@ -61,7 +41,7 @@ def test_a_claim_the_database_forgot_is_made_again_before_the_launch(tmp_path, m
     def at(name: str) -> None:
         if name == "launching" and not done:
             done.append("claim forgotten")
-            forget_the_claim(config.storage)
+            forget_running_attr(config.storage, "claim")
             with monkeypatch.context() as m:  # another worker (this process stands in for it)
                 m.setattr(runner_module, "Worker", lambda: Worker(start=-1))
                 run_study(config, config.storage, backend, n_trials=1)

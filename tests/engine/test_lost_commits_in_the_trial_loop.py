@@ -22,8 +22,8 @@ from __future__ import annotations
 
 import optuna
 import pytest
-import sqlalchemy as sa
 from optuna.trial import TrialState
+from support.lost_rows import lose_the_running_trials
 from support.model_study import model_study_yaml
 
 from tuner.config.study import load_study
@@ -35,23 +35,6 @@ from tuner.engine.runner import run_study
 from tuner.engine.study import create_study
 
 BUDGET = 3
-TABLES = ("trial_params", "trial_system_attributes", "trial_user_attributes", "trial_heartbeats",
-          "trial_intermediate_values", "trial_values")
-
-
-def lose_running_trials(url: str) -> list[int]:
-    """Delete every RUNNING trial from the database behind the worker's back (its cache keeps them)."""
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            ids = [r[0] for r in conn.execute(sa.text("SELECT trial_id FROM trials WHERE state = 'RUNNING'"))]
-            for trial_id in ids:
-                for table in TABLES:
-                    conn.execute(sa.text(f"DELETE FROM {table} WHERE trial_id = :t"), {"t": trial_id})
-                conn.execute(sa.text("DELETE FROM trials WHERE trial_id = :t"), {"t": trial_id})
-    finally:
-        engine.dispose()
-    return ids
 
 
 def make_config(folder):
@@ -73,7 +56,7 @@ def run_losing_at(config, monkeypatch, point: str):
 
     def lose_at(name: str) -> None:
         if name == point and not lost:
-            lost.extend(lose_running_trials(config.storage))
+            lost.extend(lose_the_running_trials(config.storage))
 
     events = []
 

@@ -13,37 +13,17 @@ worker run one trial there, the budget one launch.
 from __future__ import annotations
 
 import optuna
-import sqlalchemy as sa
+from support.lost_rows import CountingBackend, forget_running_attr
 from support.model_study import model_study_yaml
 
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
 from tuner.engine import runner as runner_module
 from tuner.engine import trial as trial_module
-from tuner.engine.backends import ModelBackend
 from tuner.engine.records import launched, load_records
 from tuner.engine.runner import run_study
 from tuner.engine.study import create_study
 from tuner.engine.workers import Worker
-
-
-class CountingBackend(ModelBackend):
-    launches: list = []
-
-    def measure(self, spec, label, record, **kwargs):
-        if spec is not None:
-            self.launches.append(spec.server_args())
-        return super().measure(spec, label, record, **kwargs)
-
-
-def forget_the_mark(url: str) -> None:
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            conn.execute(sa.text("DELETE FROM trial_user_attributes WHERE key = 'launching' AND trial_id IN "
-                                 "(SELECT trial_id FROM trials WHERE state = 'RUNNING')"))
-    finally:
-        engine.dispose()
 
 
 def test_a_launching_mark_the_database_forgot_is_made_again_and_the_budget_holds(tmp_path, monkeypatch):
@@ -63,7 +43,7 @@ def test_a_launching_mark_the_database_forgot_is_made_again_and_the_budget_holds
         ok = allows(self, trial)
         if ok and not done:
             done.append("mark forgotten")
-            forget_the_mark(config.storage)
+            forget_running_attr(config.storage, "launching")
             with monkeypatch.context() as m:  # another worker (this process stands in for it)
                 m.setattr(runner_module, "Worker", lambda: Worker(start=-1))
                 run_study(config, config.storage, backend, n_trials=1)

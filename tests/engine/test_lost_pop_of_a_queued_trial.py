@@ -20,13 +20,13 @@ from __future__ import annotations
 import optuna
 import sqlalchemy as sa
 from optuna.trial import TrialState
+from support.lost_rows import CountingBackend
 from support.model_study import model_study_yaml
 
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
 from tuner.engine import runner as runner_module
 from tuner.engine import trial as trial_module
-from tuner.engine.backends import ModelBackend
 from tuner.engine.runner import run_study
 from tuner.engine.study import create_study
 from tuner.engine.workers import Worker
@@ -58,17 +58,6 @@ def forget_the_start(url: str) -> int:
     finally:
         engine.dispose()
     return trial_id
-
-
-class CountingBackend(ModelBackend):
-    """The performance model, counting the launches of every setting (both workers share it)."""
-
-    launches: list = []
-
-    def measure(self, spec, label, record, **kwargs):
-        if spec is not None:
-            self.launches.append(spec.server_args())
-        return super().measure(spec, label, record, **kwargs)
 
 
 def test_a_queued_trial_whose_start_was_forgotten_is_launched_once(tmp_path, monkeypatch):

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import optuna
 import pytest
-import sqlalchemy as sa
+from support.lost_rows import lose_the_running_trials
 from support.model_study import make_model_study
 
 from tuner.config.study import load_study
@@ -17,21 +17,6 @@ from tuner.config.suite import load_suite
 from tuner.engine import finish as finish_module
 from tuner.engine.backends import ModelBackend
 from tuner.engine.runner import run_study
-
-
-def lose_the_running_trials(url: str) -> list[int]:
-    engine = sa.create_engine(url)
-    try:
-        with engine.begin() as conn:
-            ids = [r[0] for r in conn.execute(sa.text("SELECT trial_id FROM trials WHERE state = 'RUNNING'"))]
-            for t in ids:
-                for table in ("trial_params", "trial_system_attributes", "trial_user_attributes",
-                              "trial_heartbeats", "trial_intermediate_values", "trial_values"):
-                    conn.execute(sa.text(f"DELETE FROM {table} WHERE trial_id = :t"), {"t": t})
-                conn.execute(sa.text("DELETE FROM trials WHERE trial_id = :t"), {"t": t})
-        return ids
-    finally:
-        engine.dispose()
 
 
 @pytest.mark.parametrize("point", ["figures", "files"])
