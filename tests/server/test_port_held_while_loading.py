@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import sys
 
+from support.healthy_http import HEALTHY_SERVER_PY
 from support.processes import STARTED_GROUPS
 
 from tuner.config.study import ServerSettings
@@ -24,18 +25,7 @@ import sys
 from http.server import BaseHTTPRequestHandler, HTTPServer  # binds with SO_REUSEADDR, as uvicorn does
 a = sys.argv[1:]
 port = int(a[a.index("--port") + 1])
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200 if self.path in ("/health_generate", "/health") else 404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-HTTPServer(("127.0.0.1", port), Handler).serve_forever()
-"""
+""" + HEALTHY_SERVER_PY
 
 
 def server(tmp_path, name: str, code: str) -> ServerProcess:

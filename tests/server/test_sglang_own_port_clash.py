@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 
 import pytest
+from support.healthy_http import HEALTHY_SERVER_PY
 from support.processes import STARTED_GROUPS
 
 from tuner.config.study import ServerSettings
@@ -42,18 +43,7 @@ if n < int(os.environ["CLASH_LAUNCHES"]):
     print("    scheduler = Scheduler(server_args, port_args)")
     print(os.environ["CLASH_LINE"], flush=True)
     sys.exit(1)
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200 if self.path in ("/health_generate", "/health") else 404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-HTTPServer(("127.0.0.1", port), Handler).serve_forever()
-"""
+""" + HEALTHY_SERVER_PY
 
 
 def standin(tmp_path, clashes: int, line: str, port: int = 0) -> ServerProcess:

@@ -15,6 +15,7 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
+from support.healthy_http import HEALTHY_SERVER_PY
 from support.processes import STARTED_GROUPS
 
 from tuner.config.study import ServerSettings
@@ -34,18 +35,7 @@ n = int(count.read_text()) if count.exists() else 0
 count.write_text(str(n + 1))
 if n == 0:
     time.sleep(600)  # the model load, still under way
-
-class Handler(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200 if self.path in ("/health_generate", "/health") else 404)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-HTTPServer(("127.0.0.1", port), Handler).serve_forever()
-"""
+""" + HEALTHY_SERVER_PY
 
 
 class Everything200(BaseHTTPRequestHandler):
