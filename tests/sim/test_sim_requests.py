@@ -15,7 +15,6 @@ shapes, one per layer that refuses (see ``tuner/sim/requests.py``):
 from __future__ import annotations
 
 import json
-import re
 
 import pytest
 import requests
@@ -122,11 +121,13 @@ ROWS = [
     ("comp-logprobs", "/v1/completions", comp(logprobs=2), JSON, 400, "openai", NOT_IMPLEMENTED + " logprobs"),
     ("comp-stop", "/v1/completions", comp(stop="\n"), JSON, 400, "openai", NOT_IMPLEMENTED + " stop strings"),
     ("comp-echo", "/v1/completions", comp(echo=True), JSON, 400, "openai", NOT_IMPLEMENTED + " echo"),
-    # several choices streamed, and a /generate batch streamed: SGLang serves them, interleaved by
-    # index (tokenizer_manager.py _stream_batch_responses); shapes: test_sglang_answer_shapes.py
-    ("comp-stream-n", "/v1/completions", comp(stream=True, n=2), JSON, 200, "ok", None),
+    # several choices streamed (SGLang interleaves them by index) and a /generate batch streamed: the
+    # simulator refuses rather than answer with one stream (mutation testing: dropping either
+    # refusal passed every test)
+    ("comp-stream-n", "/v1/completions", comp(stream=True, n=2), JSON, 400, "openai",
+     NOT_IMPLEMENTED + " streaming several choices"),
     ("gen-stream-batch", "/generate", {"text": [PROMPT, PROMPT], "sampling_params": {"max_new_tokens": 4},
-                                       "stream": True}, JSON, 200, "ok", None),
+                                       "stream": True}, JSON, 400, "native", NOT_IMPLEMENTED + " streaming a batch"),
     # a list of sampling_params shorter than the prompts: SGLang has no length check; GenerateReqInput
     # .__getitem__ (io_struct.py line 982, ``self.sampling_params[i]``) raises IndexError when
     # tokenizer_manager.py _init_req_state (lines 3820-3831) builds each sub-request, which no route
@@ -144,55 +145,9 @@ ROWS = [
     ("gen-params-list-single", "/generate", {"text": PROMPT, "sampling_params": [{"max_new_tokens": 4}]},
      JSON, 500, "plain", "Internal Server Error"),
     ("comp-unknown-key", "/v1/completions", comp(no_such_key=1), JSON, 200, "ok", None),
-    # LoRA without --enable-lora: tokenizer_manager.py _validate_and_resolve_lora (lines 3729-3740);
-    # an adapter named in "model" (serving_base.py _parse_model_parameter, lines 40-60) too: the
-    # simulator served "base:adapter" as if no adapter were named
-    ("chat-model-adapter", "/v1/chat/completions", chat(model="base:adapter1"), JSON, 400, "openai",
-     "LoRA adapter 'adapter1' was requested, but LoRA is not enabled. Please launch the server with "
-     "--enable-lora flag and preload adapters using --lora-paths or /load_lora_adapter endpoint."),
-    ("comp-lora-path", "/v1/completions", comp(lora_path="a1"), JSON, 400, "openai",
-     "LoRA adapter 'a1' was requested, but LoRA is not enabled."),
-    ("gen-lora-path", "/generate", {**gen(), "lora_path": "a1"}, JSON, 400, "native",
-     "LoRA adapter 'a1' was requested, but LoRA is not enabled."),
-    ("comp-model-no-adapter", "/v1/completions", comp(model="any-name"), JSON, 200, "ok", None),
     # -- /v1/chat/completions
     ("chat-empty-messages", "/v1/chat/completions", chat(messages=[]), JSON, 400, "openai",
      "Messages cannot be empty."),
-    # serving_chat.py _validate_request (lines 1180-1190): max_completion_tokens or max_tokens over the
-    # context length, before the tokenizer manager's input + output check (the simulator answered that)
-    ("chat-max-completion-tokens-over-context", "/v1/chat/completions", chat(max_completion_tokens=10_000), JSON,
-     400, "openai", "max_completion_tokens is too large: 10000.This model supports at most 8192 completion tokens."),
-    ("chat-max-tokens-over-context", "/v1/chat/completions", chat(max_tokens=9000), JSON, 400, "openai",
-     "max_completion_tokens is too large: 9000.This model supports at most 8192 completion tokens."),
-    # protocol.py lines 754-807: each message is ChatCompletionMessageGenericParam (a role of its list,
-    # any case) or ChatCompletionMessageUserParam (role "user", content required); the simulator took
-    # any dict and answered 200
-    ("chat-role-unknown", "/v1/chat/completions", chat(messages=[{"role": "human", "content": "hi"}]), JSON, 400,
-     "fastapi", "'role' must be one of 'system', 'assistant', 'tool', 'function', 'developer', 'latest_reminder', "
-     "'root' (case-insensitive)."),
-    ("chat-user-no-content", "/v1/chat/completions", chat(messages=[{"role": "user"}]), JSON, 400, "fastapi",
-     "'type': 'missing', 'loc': ('body', 'messages', 0, 'function-after[validate_thinking_parts_role(), "
-     "ChatCompletionMessageUserParam]', 'content')"),
-    ("chat-message-not-object", "/v1/chat/completions", chat(messages=["hi"]), JSON, 400, "fastapi",
-     "'type': 'model_type'"),
-    ("chat-text-part-without-text", "/v1/chat/completions",
-     chat(messages=[{"role": "system", "content": [{"type": "text"}]}, {"role": "user", "content": "hi"}]), JSON, 400,
-     "fastapi", "'type': 'missing', 'loc': ('body', 'messages', 0, 'function-after[validate_thinking_parts_role(), "
-     "ChatCompletionMessageGenericParam]', 'content', 'list[union[ChatCompletionMessageContentTextPart,"),
-    # serving_chat.py _validate_media_content (lines 1199-1219): SGLang refuses media on a text-only
-    # model and serves it on a multimodal one; the simulator answered from the text parts alone
-    ("chat-image-part", "/v1/chat/completions", chat(messages=[{"role": "user", "content": [
-        {"type": "text", "text": "what is this?"}, {"type": "image_url", "image_url": {"url": "http://x/a.png"}}]}]),
-     JSON, 400, "openai", NOT_IMPLEMENTED + " multimodal inputs (content part type 'image_url')"),
-    # accepted: any role's case (GenericParam lowercases it), an assistant turn without content, a
-    # system prompt alone (the template renders it; SGLang generates from there)
-    ("chat-role-case", "/v1/chat/completions", chat(messages=[{"role": "SYSTEM", "content": "Be brief."},
-                                                               {"role": "user", "content": "hi"}]), JSON, 200, "ok", None),
-    ("chat-assistant-null-content", "/v1/chat/completions", chat(messages=[
-        {"role": "user", "content": "hi"}, {"role": "assistant", "content": None}, {"role": "user", "content": "?"}]),
-     JSON, 200, "ok", None),
-    ("chat-system-only", "/v1/chat/completions", chat(messages=[{"role": "system", "content": "Be brief."}]), JSON,
-     200, "ok", None),
     ("chat-no-messages", "/v1/chat/completions", {"model": "m"}, JSON, 400, "fastapi",
      "'type': 'missing', 'loc': ('body', 'messages')"),
     ("chat-logprobs", "/v1/chat/completions", chat(logprobs=True), JSON, 400, "openai",
@@ -221,17 +176,13 @@ def test_request_gets_sglangs_status_and_body(sim, case, route, body, headers, s
         assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
         assert r.text == text
         return
-    if r.headers["Content-Type"].startswith("text/event-stream"):  # a stream served
-        assert shape == "ok" and r.text.endswith("data: [DONE]\n\n"), r.text[-300:]
-        return
     out = r.json()
     if shape == "ok":
         return
     if shape == "fastapi":
         assert set(out) == {"object", "message", "type", "param", "code"}
         assert (out["object"], out["type"], out["param"], out["code"]) == ("error", "Bad Request", None, 400)
-        # one error, or several: a union reports each member's (a bad content part: 27 of them)
-        assert re.fullmatch(r"1 validation error|([2-9]|[1-9]\d+) validation errors", out["message"].split(":", 1)[0])
+        assert out["message"].split(":", 1)[0] in ("1 validation error", "2 validation errors")
         assert text in out["message"]
         assert f"    POST {route}" in out["message"]  # FastAPI's endpoint context
     elif shape == "contract":
@@ -318,76 +269,3 @@ def test_speculative_reserves_draft_slots_in_the_context():
                 in r.json()["error"]["message"])
         ok = _post(s.url + "/generate", {"input_ids": [7] * 40, "sampling_params": {"max_new_tokens": 8}}, JSON)
         assert ok.status_code == 200
-
-
-def test_chat_max_completion_tokens_0_falls_through_to_max_tokens(sim):
-    """protocol.py to_sampling_params (line 1214): ``max_completion_tokens or max_tokens``, so a 0
-    is no limit of its own (the simulator generated 0 tokens)."""
-    out = _post(sim.url + "/v1/chat/completions", chat(max_completion_tokens=0, max_tokens=3), JSON)
-    assert out.status_code == 200, out.text
-    assert out.json()["usage"]["completion_tokens"] == 3
-
-
-def test_lora_with_lora_on_is_refused_as_not_implemented():
-    """--lora-paths alone turns LoRA on (arg_groups/lora_hook.py lines 38-43): SGLang would then run
-    the adapter, which the simulator cannot, so it refuses in SGLang's shape; the served name itself,
-    colon and all, names no adapter (serving_base.py line 50)."""
-    with running_sim("--lora-paths", "a1=/nowhere", "--served-model-name", "org/m:v2", speedup=200.0) as s:
-        r = _post(s.url + "/v1/chat/completions", chat(model="org/m:v2:a1"), JSON)
-        assert r.status_code == 400 and r.json()["message"].startswith(NOT_IMPLEMENTED + " LoRA adapters"), r.text
-        assert _post(s.url + "/v1/chat/completions", chat(model="org/m:v2"), JSON).status_code == 200
-
-
-@pytest.mark.parametrize("route, body", [
-    ("/generate", {"input_ids": [7] * 8150, "sampling_params": {"temperature": 0}}),
-    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "w " * 16_290}], "temperature": 0}),
-])
-def test_no_max_tokens_near_the_context_is_clamped_not_refused(sim, route, body):
-    """tokenizer_manager.py _validate_one_request checks input + max_new_tokens only when the request
-    set max_new_tokens itself (line 1354); otherwise the scheduler clamps the output to what the
-    context has left (scheduler.py init_req_max_new_tokens). The simulator checked its default (128
-    tokens) and refused with "Requested token count exceeds ..."."""
-    r = _post(sim.url + route, body, JSON)
-    assert r.status_code == 200, r.text
-    out = r.json()
-    usage = out["meta_info"] if route == "/generate" else out["usage"]
-    assert usage["completion_tokens"] == 8192 - usage["prompt_tokens"] < 128
-
-
-@pytest.mark.parametrize("route, body, message", [
-    ("/generate", gen(max_new_tokens=10_000_000, top_p=0),
-     "Requested token count exceeds the model's maximum context length of 8192 tokens."),
-    ("/generate", {"input_ids": [7] * 8192, "sampling_params": {"top_p": 0}},
-     "The input (8192 tokens) is longer than the model's context length (8192 tokens)."),
-    ("/v1/completions", comp(max_tokens=10_000, top_p=0),
-     "Requested token count exceeds the model's maximum context length of 8192 tokens."),
-])
-def test_the_context_check_comes_before_the_sampling_check(sim, route, body, message):
-    """tokenizer_manager.py _tokenize_one_request: _validate_one_request (line 1271) before
-    _create_tokenized_object's SamplingParams.verify (line 1272 -> 1566), so a request failing both
-    gets the context message; the simulator gave verify's. (Not a row of ROWS: the
-    tools/sglang_request_table.py check runs SGLang's contract and verify only, not the context.)"""
-    r = _post(sim.url + route, body, JSON)
-    assert r.status_code == 400
-    out = r.json()
-    assert (out["error"]["message"] if route == "/generate" else out["message"]).startswith(message)
-
-
-def test_preferred_sampling_params_go_under_the_requests_own():
-    """--preferred-sampling-params (tokenizer_manager.py _create_tokenized_object, lines 1549-1552):
-    ``{**preferred, **request's sampling_params}`` before SamplingParams is built and verified; the
-    OpenAI routes set every key themselves (serving_completions.py _build_sampling_params), so
-    there it changes nothing the simulator reads. /model_info reports them
-    (http_server.py model_info). The simulator parsed the flag and ignored it."""
-    with running_sim("--preferred-sampling-params", '{"max_new_tokens": 5, "temperature": 0}', speedup=200.0) as s:
-        out = _post(s.url + "/generate", {"text": PROMPT}, JSON).json()
-        assert out["meta_info"]["completion_tokens"] == 5
-        again = _post(s.url + "/generate", {"text": PROMPT}, JSON).json()
-        assert again["output_ids"] == out["output_ids"]  # temperature 0 from the preferred params: greedy
-        assert _post(s.url + "/generate", gen(max_new_tokens=3), JSON).json()["meta_info"]["completion_tokens"] == 3
-        info = requests.get(s.url + "/model_info", timeout=10).json()
-        assert info["preferred_sampling_params"] == {"max_new_tokens": 5, "temperature": 0}
-    with running_sim("--preferred-sampling-params", '{"top_p": 0}', speedup=200.0) as s:
-        r = _post(s.url + "/generate", gen(), JSON)
-        assert r.status_code == 400 and r.json() == {"error": {"message": "top_p must be in (0, 1], got 0."}}
-        assert _post(s.url + "/v1/completions", comp(), JSON).status_code == 200

@@ -38,8 +38,8 @@ from aiohttp import web
 from . import text as synth
 from .args import LaunchPlan
 from .auth import middleware as key_check
-from .request_models import ApiError, flush_timeout, openai_error
-from .requests import ContextCheck, GenSpec, ParsedRequest, Served, parse_chat, parse_completion, parse_generate
+from .request_models import ApiError, openai_error
+from .requests import ContextCheck, GenSpec, ParsedRequest, parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
 from .server_info import SIM_VERSION, resolved_server_args, server_info_body
 from .streaming import CumulativeChunks, IncrementalChunks, Timekeeping
@@ -100,13 +100,8 @@ class SimService:
         self.model_name = args["served_model_name"]
         self.limits = ContextCheck(args["context_length"], self._reserved_tokens(),
                                    model.prompt_tokens)
-        lora = args.get("enable_lora")
-        self._live_rids: set[str] = set()  #: ids of the requests being served
-        self.served = Served(self.model_name, bool(lora) or (lora is None and bool(args.get("lora_paths"))),
-                             args.get("preferred_sampling_params") or None, self._live_rids)
         self.timekeeping = Timekeeping(speedup, clock=self.engine.clock)
         self._salt = 0
-        self._flush_pending = False  #: a /flush_cache?timeout=S is waiting for the server to idle
         self._facts: dict[int, tuple[int, float]] = {}
         self._replies = synth.Continuations()
 
@@ -134,8 +129,6 @@ class SimService:
         r.add_post("/v1/completions", self.completions)
         r.add_post("/v1/chat/completions", self.chat_completions)
         r.add_get("/v1/models", self.models)
-        r.add_get("/v1/models/{model:.+}", self.retrieve_model)
-        r.add_get("/ready", self.ready_check)
         r.add_get("/health", self.health_generate)
         r.add_get("/health_generate", self.health_generate)
         r.add_get("/server_info", self.server_info)
@@ -196,14 +189,14 @@ class SimService:
             self._facts[key] = facts
         return facts
 
-    def _submit(self, spec: GenSpec, stream: bool) -> tuple[SimRequest, int, int]:
+    def _submit(self, spec: GenSpec, rid: str | None, stream: bool) -> tuple[SimRequest, int, int]:
         key = synth.prompt_key(spec.text, spec.input_ids)
         prompt_tokens, predictability = self._prompt_facts(key, spec)
         salt = 0
         if not spec.greedy:  # sampling: a different continuation per request
             self._salt += 1
             salt = self._salt
-        req = SimRequest(rid=spec.rid or uuid.uuid4().hex, prompt_tokens=prompt_tokens,
+        req = SimRequest(rid=rid or uuid.uuid4().hex, prompt_tokens=prompt_tokens,
                          max_new_tokens=spec.max_new_tokens,
                          predictability=predictability, stream=stream)
         return self.engine.submit(req), key, salt
@@ -250,13 +243,13 @@ class SimService:
     def _delivered(self, req: SimRequest, at_m: float) -> None:
         self.timekeeping.delivered(self.engine.wall_at(at_m), at_m - req.arrival_m)
 
-    async def _run_one(self, spec: GenSpec,
+    async def _run_one(self, spec: GenSpec, rid: str | None,
                        request: web.Request | None = None) -> tuple[SimRequest, list[int], str]:
         """One non-streamed output. While it runs, the client's connection is checked every
         ``DISCONNECT_POLL_S`` (SGLang polls ``request.is_disconnected()`` the same way,
         tokenizer_manager.py ``_stream_one_response``); a closed connection, or a cancelled
         handler, aborts the request in the engine and raises ``ConnectionResetError``."""
-        req, key, salt = self._submit(spec, stream=False)
+        req, key, salt = self._submit(spec, rid, stream=False)
         try:
             while True:
                 done, _ = await asyncio.wait((req.done,), timeout=DISCONNECT_POLL_S)
@@ -272,11 +265,12 @@ class SimService:
         self._delivered(req, req.finish_m)
         return (req, *self._replies.reply(key, req.generated, salt))
 
-    async def _run_all(self, parsed: ParsedRequest, request: web.Request):
+    async def _run_all(self, parsed: ParsedRequest, request: web.Request, rid: bool = True):
         """Every output of a non-streamed request: the results, ``None`` if the client went away
         (each output aborted itself), or the :class:`ShuttingDown` that aborted them."""
         results = await asyncio.gather(
-            *(self._run_one(s, request) for s in parsed.specs), return_exceptions=True)
+            *(self._run_one(s, parsed.rid if rid and not parsed.batch else None, request)
+              for s in parsed.specs), return_exceptions=True)
         for r in results:
             if isinstance(r, ShuttingDown):
                 return r
@@ -292,7 +286,7 @@ class SimService:
             log.info(f"Request is disconnected from the client side. Abort request rid={req.rid}")
             self.engine.abort(req)
 
-    async def _stream_one(self, spec: GenSpec):
+    async def _stream_one(self, spec: GenSpec, rid: str | None):
         """Yields (req, progress, new_ids, n_ids) as chunks become due; aborts the request in
         the engine if the consumer stops early (a disconnected client).
 
@@ -301,7 +295,7 @@ class SimService:
         sends the latest), so a stream that falls behind catches up instead of queueing. Each
         skipped chunk still counts as a delivery, at the time it went out, for the time-keeping
         watch."""
-        req, key, salt = self._submit(spec, stream=True)
+        req, key, salt = self._submit(spec, rid, stream=True)
         n_ids = 0
         try:
             while True:
@@ -321,41 +315,6 @@ class SimService:
         finally:
             self._abort_disconnected(req)
 
-    async def _stream_many(self, specs: list[GenSpec]):
-        """Yields (i, req, progress, new_ids, n_ids) from the streams of every spec (i: its position)
-        in the order their chunks come due, as tokenizer_manager.py ``_stream_batch_responses``
-        (lines 2213-2240) yields a batch's outputs. Leaving early aborts every one."""
-        if len(specs) == 1:
-            async for item in self._stream_one(specs[0]):
-                yield (0, *item)
-            return
-        queue: asyncio.Queue = asyncio.Queue()
-        done = object()
-
-        async def pump(i: int, spec: GenSpec) -> None:
-            try:
-                async for item in self._stream_one(spec):
-                    queue.put_nowait((i, item))
-                queue.put_nowait((i, done))
-            except ShuttingDown as exc:
-                queue.put_nowait((i, exc))
-
-        pumps = [asyncio.create_task(pump(i, spec)) for i, spec in enumerate(specs)]
-        try:
-            left = len(specs)
-            while left:
-                i, item = await queue.get()
-                if item is done:
-                    left -= 1
-                elif isinstance(item, ShuttingDown):
-                    raise item
-                else:
-                    yield (i, *item)
-        finally:
-            for task in pumps:
-                task.cancel()  # each _stream_one aborts its request on the way out
-            await asyncio.gather(*pumps, return_exceptions=True)
-
     def _not_ready(self) -> web.Response | None:
         if self.shutting_down:
             return _error(503, "The server is shutting down.")
@@ -370,63 +329,34 @@ class SimService:
     async def generate(self, request: web.Request) -> web.StreamResponse:
         if (resp := self._not_ready()) is not None:
             return resp
-        held: list[str] = []
         try:
-            return await self._generate(request, held)
-        finally:
-            self._live_rids.difference_update(held)
-
-    def _hold_rids(self, parsed: ParsedRequest, held: list[str]) -> None:
-        """The client's request ids are in flight from the moment the request is accepted until its
-        handler ends (tokenizer_manager.py ``_init_req_state`` registers them synchronously), so a
-        second request with one of them is refused (:func:`tuner.sim.requests._request_ids`)."""
-        held.extend(spec.rid for spec in parsed.specs if spec.rid)
-        self._live_rids.update(held)
-
-    async def _generate(self, request: web.Request, held: list[str]) -> web.StreamResponse:
-        try:
-            parsed = parse_generate(await request.read(), request.headers.get("Content-Type"), self.limits,
-                                    self.served)
+            parsed = parse_generate(await request.read(), request.headers.get("Content-Type"), self.limits)
         except ApiError as exc:
-            if exc.in_stream:
-                return await self._stream_error(request, exc.body["error"]["message"])
             return _api_error(exc)
-        self._hold_rids(parsed, held)
         for _ in parsed.specs:
             self._count_accepted()
         if parsed.stream:
-            return await self._generate_stream(request, parsed)
+            return await self._generate_stream(request, parsed.specs[0], parsed.rid)
         results = await self._run_all(parsed, request)
         if isinstance(results, ShuttingDown):
             return _error(503, str(results))
         if results is None:
             return web.Response(status=499)  # nobody reads it: the client is gone
-        # tokenizer_manager.py _handle_batch_output (lines 2665-2670): {text, output_ids, meta_info};
-        # a batch is the list of them in order (_collect_batch_responses), with no "index" key: only a
-        # streamed batch's chunks carry one (_stream_batch_responses, line 2224)
-        out = [{"text": text, "output_ids": ids, "meta_info": self._meta(req, self._final(req))}
-               for req, ids, text in results]
+        out = []
+        for (req, ids, text), spec in zip(results, parsed.specs):
+            item = {"text": text, "output_ids": ids, "meta_info": self._meta(req, self._final(req))}
+            if parsed.batch:
+                item["index"] = spec.index
+            out.append(item)
         return web.json_response(out if parsed.batch else out[0])
 
-    async def _stream_error(self, request: web.Request, message: str) -> web.StreamResponse:
-        """A streamed /generate the tokenizer manager refuses: SGLang's StreamingResponse has sent 200
-        before its generator runs the checks, so the ValueError comes as an event, then [DONE]
-        (http_server.py stream_results, lines 951-975)."""
+    async def _generate_stream(self, request, spec: GenSpec, rid) -> web.StreamResponse:
         resp = await self._prepare_stream(request)
-        event = {"error": {"message": message, "type": "invalid_request_error", "code": 400, "retryable": False}}
-        await resp.write(b"data: " + json.dumps(event).encode() + b"\n\ndata: [DONE]\n\n")
-        await resp.write_eof()
-        return resp
-
-    async def _generate_stream(self, request, parsed: ParsedRequest) -> web.StreamResponse:
-        resp = await self._prepare_stream(request)
-        # --incremental-streaming-output: text and ids new since the last chunk (tokenizer_manager.py);
-        # a batch's chunks carry their output's "index" (_stream_batch_responses, line 2224)
-        kind = IncrementalChunks if self.resolved.get("incremental_streaming_output") else CumulativeChunks
-        chunks = [kind(i if parsed.batch else None) for i in range(len(parsed.specs))]
+        # --incremental-streaming-output: text and ids new since the last chunk (tokenizer_manager.py)
+        chunks = IncrementalChunks() if self.resolved.get("incremental_streaming_output") else CumulativeChunks()
         try:
-            async for i, req, progress, new, _ in self._stream_many(parsed.specs):
-                await resp.write(chunks[i].chunk(synth.detokenize(new), new, self._meta(req, progress)))
+            async for req, progress, new, _ in self._stream_one(spec, rid):
+                await resp.write(chunks.chunk(synth.detokenize(new), new, self._meta(req, progress)))
                 self._delivered(req, progress.at_m)
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
@@ -444,57 +374,37 @@ class SimService:
         return await self._openai(request, chat=True)
 
     async def _openai(self, request: web.Request, chat: bool) -> web.StreamResponse:
+        from .openai_format import OpenAIFormatter
+
         if (resp := self._not_ready()) is not None:
             return resp
-        held: list[str] = []
-        try:
-            return await self._openai_answer(request, chat, held)
-        finally:
-            self._live_rids.difference_update(held)
-
-    async def _openai_answer(self, request: web.Request, chat: bool, held: list[str]) -> web.StreamResponse:
-        from .openai_format import OpenAIFormatter, spec_tokens_details
-
         try:
             parsed: ParsedRequest = (parse_chat if chat else parse_completion)(
-                await request.read(), request.headers.get("Content-Type"), self.limits, self.served)
+                await request.read(), request.headers.get("Content-Type"), self.limits)
         except ApiError as exc:
             return _api_error(exc)
-        self._hold_rids(parsed, held)
         for _ in parsed.specs:
             self._count_accepted()
-        model = parsed.model or self.model_name
-        cache_report = bool(self.resolved.get("enable_cache_report"))
+        fmt = OpenAIFormatter(chat=chat, model=parsed.model or self.model_name)
         if not parsed.stream:
-            results = await self._run_all(parsed, request)
+            results = await self._run_all(parsed, request, rid=False)
             if isinstance(results, ShuttingDown):
                 return _api_error(openai_error(str(results), "ServiceUnavailable", 503))
             if results is None:
                 return web.Response(status=499)  # nobody reads it: the client is gone
             ext = self._sglext([(req, self._final(req)) for req, _, _ in results], parsed)
-            fmt = OpenAIFormatter(chat=chat, model=model, rid=results[0][0].rid, cache_report=cache_report)
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
                                                    for req, ids, text in results], parsed.n, ext))
-        rid = uuid.uuid4().hex  # the answer's id until the first output's chunk names its own
-        # utils.py should_include_usage (lines 250-264): --stream-response-default-include-usage turns
-        # the usage chunk on for every stream, stream_options or not
-        options = dict(parsed.options or {})
-        options["include_usage"] = bool(options.get("include_usage")
-                                        or self.resolved.get("stream_response_default_include_usage"))
-        stream = OpenAIFormatter(chat=chat, model=model, rid=rid, cache_report=cache_report).stream(parsed.n,
-                                                                                                  options)
         resp = await self._prepare_stream(request)
         try:
-            details = {}
-            async for i, req, progress, new, n_ids in self._stream_many(parsed.specs):
-                for chunk in stream.step(i, req.rid, synth.detokenize(new), req.prompt_tokens, n_ids,
-                                         progress.finished):
+            first = True
+            async for req, progress, new, n_ids in self._stream_one(parsed.specs[0], None):
+                ext = self._sglext([(req, progress)], parsed) if progress.finished else None
+                for chunk in fmt.stream_chunks(synth.detokenize(new), req.prompt_tokens, n_ids,
+                                               progress.finished, first, parsed.options or {}, ext):
                     await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
-                if progress.finished and parsed.spec_details:
-                    details[i] = spec_tokens_details(self._meta(req, progress))
                 self._delivered(req, progress.at_m)
-            for chunk in stream.close({i: d for i, d in details.items() if d is not None}):
-                await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                first = False
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
         except ShuttingDown as exc:
@@ -517,32 +427,14 @@ class SimService:
             return None
         return {"spec_tokens_details": details if parsed.n > 1 else details[0]}
 
-    def _model_card(self, name: str) -> dict:
-        """protocol.py ``ModelCard`` (lines 87-96) as http_server.py builds it for the served model
-        (lines 2001-2007, 2044-2048): ``root`` is the served name too, ``created`` the time of the
-        answer (its default_factory), ``parent`` null (no LoRA adapters)."""
-        return {"id": name, "object": "model", "created": int(time.time()), "owned_by": "sglang",
-                "root": name, "parent": None, "max_model_len": self.resolved["context_length"]}
-
     async def models(self, request: web.Request) -> web.Response:
-        return web.json_response({"object": "list", "data": [self._model_card(self.model_name)]})
-
-    async def retrieve_model(self, request: web.Request) -> web.Response:
-        """``GET /v1/models/{model:path}`` (http_server.py lines 2025-2047): the served model's card,
-        else 404 with an OpenAI-style error."""
-        model = request.match_info["model"]
-        if model != self.model_name:
-            return web.json_response({"error": {"message": f"The model '{model}' does not exist",
-                                                "type": "invalid_request_error", "param": "model",
-                                                "code": "model_not_found"}}, status=404)
-        return web.json_response(self._model_card(model))
+        args = self.resolved
+        return web.json_response({"object": "list", "data": [{
+            "id": self.model_name, "object": "model", "created": int(self.startup_time),
+            "owned_by": "sglang", "root": args["model_path"], "max_model_len": args["context_length"],
+        }]})
 
     # ---------------------------------------------------------------- health and state
-    async def ready_check(self, request: web.Request) -> web.Response:
-        """http_server.py ``ready`` (lines 714-718): 200 when the tokenizer manager ``is_ready()`` (up,
-        not shutting down, not paused; the simulator never pauses), else 503; no body either way."""
-        return web.Response(status=200 if self.ready and not self.shutting_down else 503)
-
     async def health_generate(self, request: web.Request) -> web.Response:
         """http_server.py ``health_generate`` (both ``/health`` and ``/health_generate``, as with
         SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION's default): 503 while loading or shutting down;
@@ -579,28 +471,8 @@ class SimService:
         return web.json_response(model_info_body(self))
 
     async def flush_cache(self, request: web.Request) -> web.Response:
-        """Only when idle, as SGLang's scheduler (scheduler.py, flush_cache). ``?timeout=S`` waits up
-        to S seconds (model time) for the server to become idle, as SGLang's deferred flush does
-        (scheduler_components/flush_wrapper.py): "Timed out waiting for idle state." after that,
-        and "Another flush_cache is already in progress." to a second one meanwhile (both 400)."""
-        try:
-            timeout = flush_timeout(request.query.get("timeout"), request.method)
-        except ApiError as exc:
-            return _api_error(exc)
+        """Only when idle, as SGLang's scheduler (scheduler.py, flush_cache)."""
         engine = self.engine
-        if self._flush_pending:
-            return web.Response(text="Another flush_cache is already in progress.", status=400)
-        if engine.busy and timeout > 0:
-            self._flush_pending = True
-            try:
-                deadline = time.monotonic() + timeout / self.speedup
-                while engine.busy and time.monotonic() < deadline:
-                    await asyncio.sleep(min(DISCONNECT_POLL_S, max(0.0, deadline - time.monotonic())))
-            finally:
-                self._flush_pending = False
-            if engine.busy:
-                log.warning("Deferred flush_cache timed out while waiting for idle state.")
-                return web.Response(text="Timed out waiting for idle state.", status=400)
         if engine.busy:
             log.warning(f"Cache not flushed because there are pending requests. "
                         f"#queue-req: {len(engine.waiting)}, #running-req: {len(engine.running)}")

@@ -21,25 +21,18 @@ One request body goes through the layers SGLang's does, and fails at the first t
    OpenAI routes (``serving_base.py`` ``create_error_response``).
 
 What SGLang serves and the simulator cannot (stop strings, logprobs, constrained decoding, media,
-LoRA on a server with LoRA on, sessions, beam search, echo) is refused at step 3 with a message that
-says so, in that step's shape: a wrong answer is never given silently. ``n`` and batched prompts are
-served, streamed or not (``n`` as SGLang's parallel sampling: ``prompts x n`` outputs,
-prompt-major).
+LoRA, sessions, beam search, echo, streamed batches) is refused at step 3 with a message that says
+so, in that step's shape: a wrong answer is never given silently. ``n`` and batched prompts are
+served (``n`` as SGLang's parallel sampling: ``prompts x n`` outputs, prompt-major).
 
 This module runs the steps in order and builds what the server runs (:class:`ParsedRequest`); step
 1's models and error bodies live in :mod:`tuner.sim.request_models`, step 3's sampling parameters
 in :mod:`tuner.sim.sampling_params`.
-
-Why one module of over 400 lines: the three routes share one order of checks, and that order is
-what the module is for: the request ids, LoRA, context and sampling checks interleave with each
-route's own normalization in the sequence SGLang's tokenizer manager runs them, so splitting the
-steps across modules would scatter the one sequence a reader must check against SGLang's source.
 """
 
 
 from __future__ import annotations
 
-from collections.abc import Container
 from dataclasses import dataclass, replace
 
 from .contract import ContractError, check_generate_body
@@ -47,7 +40,6 @@ from .request_models import (
     CHAT,
     COMPLETION,
     GENERATE,
-    MEDIA_PART_TYPES,
     ApiError,
     GenerateReqInput,
     internal_server_error,
@@ -80,8 +72,6 @@ class GenSpec:
     #: what acceptance is judged on when it differs from ``text`` (a chat request: the messages'
     #: content without the template around it)
     acceptance_text: str | None = None
-    #: the request id the client chose for this output (None: the server draws one)
-    rid: str | None = None
 
 
 @dataclass(frozen=True)
@@ -89,6 +79,7 @@ class ParsedRequest:
     specs: list[GenSpec]
     batch: bool  #: the reply is a list (several prompts, or n > 1)
     stream: bool
+    rid: str | None
     n: int = 1
     options: dict | None = None  #: OpenAI stream_options
     model: str | None = None
@@ -104,6 +95,13 @@ class ContextCheck:
 
     def __init__(self, context_len: int, reserved: int, count_tokens):
         self.context_len, self.reserved, self.count_tokens = context_len, reserved, count_tokens
+
+    def check(self, spec: GenSpec) -> GenSpec:
+        """Raises ``ValueError`` with SGLang's message; returns ``spec`` with an explicit null
+        ``max_new_tokens`` resolved to what is left of the context."""
+        n_in = (len(spec.input_ids) if spec.input_ids is not None else self.count_tokens(spec.text))
+        left = self.check_counts(n_in, spec.max_new_tokens)
+        return spec if spec.max_new_tokens is not None else replace(spec, max_new_tokens=left)
 
     def check_counts(self, n_input: int, max_new_tokens: int | None) -> int:
         """The check on counts alone (a request of ``n_input`` input tokens): raises ``ValueError``
@@ -124,105 +122,20 @@ class ContextCheck:
         return ctx - n_in
 
 
-@dataclass(frozen=True)
-class Served:
-    """What of the server's configuration a request is checked against besides the context: the
-    served model name, whether LoRA is on (``enable_lora``, or unset with ``--lora-paths``:
-    arg_groups/lora_hook.py ``check_lora_server_args`` lines 38-43) and the preferred sampling
-    parameters."""
-
-    model_name: str | None = None
-    lora_enabled: bool = False
-    #: ``--preferred-sampling-params`` (resolved to a dict): defaults under a request's own sampling
-    #: params (tokenizer_manager.py ``_create_tokenized_object``, lines 1549-1552)
-    preferred: dict | None = None
-    #: the ids of the requests in flight (the server's live set; SGLang's ``rid_to_state``)
-    in_flight: Container[str] = frozenset()
-
-
-def _request_ids(rid, batch: bool, n_prompts: int, n: int, served: Served) -> list[str | None]:
-    """Each output's request id (prompt-major), as SGLang 0.5.23 names them: one output keeps the
-    client's ``rid``; a batch's are ``rid_0``, ``rid_1`` ... for a string, the list's own for a list
-    (which must have one per prompt), io_struct.py ``_normalize_rid`` (lines 759-774), and must be
-    unique (``_validate_rid_uniqueness``, lines 390-397); with ``n > 1`` every sample gets a fresh
-    one (tokenizer_manager.py ``regenerate_rid``, line 2174). None of the client's ids may be in
-    flight (tokenizer_manager.py ``_init_req_state``, lines 3834-3837). Raises ``ValueError``."""
-    if rid is None:
-        return [None] * (n_prompts * n)
-    if not batch:
-        ids = [rid]
-    elif isinstance(rid, str):
-        ids = [f"{rid}_{i}" for i in range(n_prompts * n)]
-    else:
-        if len(rid) != n_prompts:
-            raise ValueError("The specified rids length mismatch with the batch_size for batch processing.")
-        ids = list(rid)
-        seen, dups = set(), []
-        for r in ids:
-            if r in seen and r not in dups:
-                dups.append(r)
-            seen.add(r)
-        if dups:
-            raise ValueError(f"Duplicate request IDs detected within the request: {dups}")
-    for r in ids:
-        if r in served.in_flight:
-            raise ValueError(f"Duplicate request ID detected: {r}")
-    if n > 1:
-        return [None] * (n_prompts * n)
-    return ids
-
-
-def _adapter_in_model(model: str, served: Served) -> str | None:
-    """serving_base.py ``_parse_model_parameter`` (lines 40-60): ``base-model:adapter-name`` names a
-    LoRA adapter, unless the whole name is the served model's."""
-    if ":" not in model or model == served.model_name:
-        return None
-    if served.model_name and model.startswith(f"{served.model_name}:"):
-        adapter = model[len(served.model_name) + 1:]
-    else:
-        adapter = model.split(":", 1)[1]
-    return adapter.strip() or None
-
-
-def _check_lora(lora_path, served: Served) -> None:
-    """tokenizer_manager.py ``_validate_and_resolve_lora`` (lines 3723-3742), before tokenizing (so
-    before the context-length and sampling checks): without LoRA, SGLang's ``ValueError``; with it,
-    the simulator's refusal (it has no adapters to run)."""
-    if not lora_path:
-        return
-    if not served.lora_enabled:
-        first = lora_path if isinstance(lora_path, str) else next((a for a in lora_path if a), None)
-        raise ValueError(f"LoRA adapter '{first}' was requested, but LoRA is not enabled. Please launch the "
-                         "server with --enable-lora flag and preload adapters using --lora-paths or "
-                         "/load_lora_adapter endpoint.")
-    raise unsupported("LoRA adapters")
-
-
 def _expand(prompts: list[tuple[str | None, list[int] | None]], per_prompt: list[dict],
-            n: int, limits: ContextCheck, own_max: list | None = None,
-            rids: list[str | None] | None = None) -> list[GenSpec]:
-    """The outputs to generate, after SGLang's per-prompt checks in its order
-    (tokenizer_manager.py ``_tokenize_one_request``): the context check first (line 1271), then
-    ``SamplingParams(...).verify()`` (line 1272, via ``_create_tokenized_object``), then the
-    simulator's own refusals. The total check reads the max_new_tokens the request itself set
-    (``own_max[i]``; default: ``per_prompt[i]``'s), line 1354: when it set none, or null, there is no
-    total check and the scheduler clamps the output to what the context has left
-    (scheduler.py ``init_req_max_new_tokens``)."""
+            n: int, limits: ContextCheck, explicit_max: bool = True) -> list[GenSpec]:
     specs = []
     for i, ((text, ids), params) in enumerate(zip(prompts, per_prompt)):
-        n_in = len(ids) if ids is not None else limits.count_tokens(text)
-        left = limits.check_counts(n_in, params.get("max_new_tokens") if own_max is None else own_max[i])
         sampling = resolve_sampling(params)
         refuse_sampling_features(params)  # after verify(), whose errors SGLang answers first
-        max_new = left if sampling.max_new_tokens is None else min(sampling.max_new_tokens, left)
         for j in range(n):
-            specs.append(GenSpec(text, ids, max_new, sampling.greedy, sampling.ignore_eos, index=i * n + j,
-                                 rid=rids[i * n + j] if rids else None))
+            spec = GenSpec(text, ids, sampling.max_new_tokens, sampling.greedy, sampling.ignore_eos,
+                           index=i * n + j)
+            specs.append(limits.check(spec) if explicit_max else spec)
     return specs
 
 
-def parse_generate(raw: bytes, content_type: str | None, limits: ContextCheck,
-                   served: Served = Served()) -> ParsedRequest:
+def parse_generate(raw: bytes, content_type: str | None, limits: ContextCheck) -> ParsedRequest:
     """``POST /generate``: raises :class:`ApiError` with SGLang's status and body."""
     body = read_body(raw, content_type, "/generate")
     obj = validate_body(GENERATE, body, "/generate")
@@ -231,14 +144,12 @@ def parse_generate(raw: bytes, content_type: str | None, limits: ContextCheck,
     except ContractError as exc:
         raise ApiError(400, {"error": str(exc)}) from None
     try:
-        return _normalize_generate(obj, body, limits, served)
+        return _normalize_generate(obj, body, limits)
     except ValueError as exc:
-        error = native_error(str(exc))
-        error.in_stream = obj.stream is True  # the checks run inside SGLang's streaming response
-        raise error from None
+        raise native_error(str(exc)) from None
 
 
-def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck, served: Served) -> ParsedRequest:
+def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck) -> ParsedRequest:
     # io_struct.py normalize_batch_and_arguments: _validate_inputs, _determine_batch_size,
     # _handle_parallel_sampling.
     if obj.text is None and obj.input_ids is None and obj.input_embeds is None:
@@ -287,15 +198,12 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck,
         raise unsupported("hidden states (return_hidden_states)")
     if obj.image_data is not None or obj.video_data is not None or obj.audio_data is not None:
         raise unsupported("multimodal inputs (image_data, video_data, audio_data)")
-    rids = _request_ids(obj.rid, batch, len(prompts), n, served)
-    _check_lora(obj.lora_path, served)
-    if obj.session_params or obj.custom_logit_processor:
-        raise unsupported("sessions and custom logit processors")
-    # the preferred params go under the request's own when its SamplingParams are built (after n was
-    # read and the context checked against the request's own max_new_tokens)
-    merged = [{**(served.preferred or {}), **p} for p in per_prompt]
-    return ParsedRequest(_expand(prompts, merged, n, limits, [p.get("max_new_tokens") for p in per_prompt], rids),
-                         batch, obj.stream, n)
+    if obj.lora_path or obj.session_params or obj.custom_logit_processor:
+        raise unsupported("LoRA adapters, sessions and custom logit processors")
+    if obj.stream and batch:
+        raise unsupported("streaming a batch (a list of prompts, or n > 1, with stream: true)")
+    rid = obj.rid if isinstance(obj.rid, str) else None
+    return ParsedRequest(_expand(prompts, per_prompt, n, limits), batch, obj.stream, rid, n)
 
 
 def _openai_sampling(req, max_tokens) -> dict:
@@ -315,7 +223,7 @@ def _openai_sampling(req, max_tokens) -> dict:
 
 
 def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: ContextCheck,
-                  chat: bool, served: Served) -> ParsedRequest:
+                  chat: bool) -> ParsedRequest:
     require_json_content_type(content_type, endpoint)
     body = read_body(raw, content_type, endpoint)
     req = validate_body(CHAT if chat else COMPLETION, body, endpoint)
@@ -323,24 +231,8 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
     if chat:
         if not req.messages:
             raise openai_error("Messages cannot be empty.")
-        messages = [m.model_dump() for m in req.messages]  # validated as protocol.py's models
-        # serving_chat.py _validate_media_content (lines 1199-1219), next in _validate_request: SGLang
-        # refuses media on a text-only model and serves it on a multimodal one; the simulator has
-        # neither, so it refuses either way (the text parts alone would be a wrong answer)
-        media = next((part["type"] for m in messages if isinstance(m["content"], list)
-                      for part in m["content"] if part["type"] in MEDIA_PART_TYPES), None)
-        if media is not None:
-            raise openai_error(str(unsupported(f"multimodal inputs (content part type '{media}')")))
-        # serving_chat.py _validate_request (lines 1180-1190) and protocol.py to_sampling_params (line
-        # 1214) both read ``max_completion_tokens or max_tokens``: a 0 falls through to max_tokens.
-        # The limit is the server's resolved context length, checked before the tokenizer manager's
-        # input + output check (allow_auto_truncate off, SGLang's default).
-        max_tokens = req.max_completion_tokens or req.max_tokens
-        if max_tokens and max_tokens > limits.context_len:
-            raise openai_error(f"max_completion_tokens is too large: {max_tokens}.This model supports at "
-                               f"most {limits.context_len} completion tokens.")
-        prompts = [(chat_prompt(messages), None)]
-        own_max = max_tokens  # None: no total check in SGLang; the simulator's default, clamped
+        prompts = [(chat_prompt(req.messages), None)]
+        max_tokens = req.max_completion_tokens if req.max_completion_tokens is not None else req.max_tokens
         if max_tokens is None:
             max_tokens = CHAT_DEFAULT_MAX_TOKENS
     else:
@@ -355,61 +247,58 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
             prompts = [(None, list(prompt))]
         else:
             prompts = [(None, list(p)) for p in prompt]
-        max_tokens = own_max = req.max_tokens
+        max_tokens = req.max_tokens
     try:
-        batch = len(prompts) > 1 or req.n > 1
-        # the request's rid goes into GenerateReqInput (serving_completions.py line 134): named as
-        # /generate's
-        rids = _request_ids(req.rid, batch, len(prompts), max(1, req.n), served)
-        # serving_base.py _resolve_lora_path: an adapter named in "model" wins over lora_path
-        _check_lora(_adapter_in_model(req.model, served) or req.lora_path, served)
         if req.logprobs or (chat and req.top_logprobs):
             raise unsupported("logprobs")
         if not chat and req.echo:
             raise unsupported("echo")
-        if req.return_hidden_states or req.session_params or req.custom_logit_processor:
-            raise unsupported("hidden states, sessions and custom logit processors")
+        if req.return_hidden_states or req.lora_path or req.session_params or req.custom_logit_processor:
+            raise unsupported("hidden states, LoRA adapters, sessions and custom logit processors")
         params = _openai_sampling(req, max_tokens)
-        specs = _expand(prompts, [params] * len(prompts), max(1, req.n), limits,
-                        [own_max] * len(prompts), rids)
+        batch = len(prompts) > 1 or req.n > 1
+        if req.stream and batch:
+            raise unsupported("streaming several choices (a list of prompts, or n > 1, with stream)")
+        specs = _expand(prompts, [params] * len(prompts), max(1, req.n), limits)
         if chat:  # a chat request drafts like its messages' content, not like the template
-            specs = [replace(s, acceptance_text=chat_content(messages)) for s in specs]
+            specs = [replace(s, acceptance_text=chat_content(req.messages)) for s in specs]
     except ValueError as exc:
         # serving_completions.py _handle_non_streaming_request (and the stream's kick-start):
         # create_error_response(str(e)).
         raise openai_error(str(exc)) from None
     options = req.stream_options.model_dump() if req.stream_options else {}
-    return ParsedRequest(specs, batch, req.stream, req.n, options, req.model,
+    return ParsedRequest(specs, batch, req.stream, None, req.n, options, req.model,
                          bool(req.return_spec_tokens_details))
 
 
-def parse_completion(raw: bytes, content_type: str | None, limits: ContextCheck,
-                     served: Served = Served()) -> ParsedRequest:
+def parse_completion(raw: bytes, content_type: str | None, limits: ContextCheck) -> ParsedRequest:
     """``POST /v1/completions``: raises :class:`ApiError` with SGLang's status and body."""
-    return _parse_openai(raw, content_type, "/v1/completions", limits, False, served)
+    return _parse_openai(raw, content_type, "/v1/completions", limits, chat=False)
 
 
-def parse_chat(raw: bytes, content_type: str | None, limits: ContextCheck,
-               served: Served = Served()) -> ParsedRequest:
+def parse_chat(raw: bytes, content_type: str | None, limits: ContextCheck) -> ParsedRequest:
     """``POST /v1/chat/completions``: raises :class:`ApiError` with SGLang's status and body."""
-    return _parse_openai(raw, content_type, "/v1/chat/completions", limits, True, served)
+    return _parse_openai(raw, content_type, "/v1/chat/completions", limits, chat=True)
 
 
 def chat_content(messages: list) -> str:
     """The messages' content alone, one paragraph per turn (the same text the tuner sends to
     ``/generate`` for a chat request, so both APIs draft alike on the same request)."""
-    return "\n\n".join(_content_text(m) for m in messages)
-
-
-def _content_text(message: dict) -> str:
-    """A message's text: its content, or its text parts joined (an assistant turn may have none)."""
-    content = message.get("content")
-    if isinstance(content, list):  # content parts: keep the text ones
-        content = " ".join(p.get("text") or "" for p in content if isinstance(p, dict))
-    return "" if content is None else str(content)
+    parts = []
+    for m in messages:
+        content = m.get("content", "")
+        if isinstance(content, list):
+            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        parts.append(str(content))
+    return "\n\n".join(parts)
 
 
 def chat_prompt(messages: list) -> str:
     """The chat template stand-in: ``role: content`` lines plus the assistant turn."""
-    lines = [f"{m.get('role', 'user')}: {_content_text(m)}" for m in messages]
+    lines = []
+    for m in messages:
+        content = m.get("content", "")
+        if isinstance(content, list):  # content parts: keep the text ones
+            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
+        lines.append(f"{m.get('role', 'user')}: {content}")
     return "\n".join(lines) + "\nassistant:"
