@@ -7,8 +7,8 @@ plays the node: GPU 1, another worker's, fills up after the launch."""
 from __future__ import annotations
 
 import sys
-import textwrap
 
+from support.fake_commands import counting_command
 from support.processes import STARTED_GROUPS
 
 from tuner.server.launcher import ServerProcess
@@ -21,14 +21,7 @@ PY = sys.executable
 def fake_nvidia_smi(tmp_path, own_used: str = "500"):
     """nvidia-smi of a 2-GPU node: GPU 0 uses ``own_used`` MiB; GPU 1 uses 500 MiB at the first
     call and 70,000 from the second on (another worker's server loaded). Counts its calls."""
-    counter = tmp_path / "calls"
-    fake = tmp_path / "nvidia-smi"
-    fake.write_text(textwrap.dedent(f"""\
-        #!{PY}
-        import pathlib, sys
-        p = pathlib.Path({str(counter)!r})
-        n = int(p.read_text()) if p.exists() else 0
-        p.write_text(str(n + 1))
+    return counting_command(tmp_path, "nvidia-smi", f"""\
         other = "500" if n == 0 else "70000"
         query = next(a for a in sys.argv if a.startswith("--query-gpu="))
         if query == "--query-gpu=index,uuid":
@@ -39,9 +32,7 @@ def fake_nvidia_smi(tmp_path, own_used: str = "500"):
             print("{own_used}\\n" + other)
         else:
             sys.exit(6)
-        """))
-    fake.chmod(0o755)
-    return fake, counter
+        """)
 
 
 def test_a_stop_does_not_wait_for_another_workers_gpus(tmp_path, caplog):

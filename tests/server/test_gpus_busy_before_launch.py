@@ -10,9 +10,9 @@ the node."""
 from __future__ import annotations
 
 import sys
-import textwrap
 
 import pytest
+from support.fake_commands import counting_command
 from support.processes import STARTED_GROUPS
 
 from tuner.config.yamlfile import ConfigError
@@ -26,14 +26,7 @@ PY = sys.executable
 def nvidia_smi(tmp_path, busy_calls: int):
     """GPU 0 uses 70,000 MiB (the last server's leftovers) for its first ``busy_calls`` calls, then
     300; GPU 1 (not the server's) 70,000 throughout."""
-    counter = tmp_path / "calls"
-    fake = tmp_path / "nvidia-smi"
-    fake.write_text(textwrap.dedent(f"""\
-        #!{PY}
-        import pathlib, sys
-        p = pathlib.Path({str(counter)!r})
-        n = int(p.read_text()) if p.exists() else 0
-        p.write_text(str(n + 1))
+    return counting_command(tmp_path, "nvidia-smi", f"""\
         gpu0 = "70000" if n < {busy_calls} else "300"
         if "--query-gpu=index,memory.used" in sys.argv:
             print("0, " + gpu0 + "\\n1, 70000")
@@ -41,9 +34,7 @@ def nvidia_smi(tmp_path, busy_calls: int):
             print(gpu0 + "\\n70000")
         else:
             sys.exit(6)
-        """))
-    fake.chmod(0o755)
-    return fake, counter
+        """)
 
 
 def sleeper(tmp_path, fake, startup_timeout_s: float = 60) -> ServerProcess:

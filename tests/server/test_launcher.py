@@ -17,6 +17,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.fake_commands import counting_command
 from support.processes import STARTED_GROUPS, finish, gone, kill_if_left, wait_until
 
 from tuner.config.study import ServerSettings
@@ -788,17 +789,9 @@ def test_gpu_memory_wait(tmp_path, caplog):
     with caplog.at_level("INFO", logger="tuner.server"):
         assert wait_gpu_memory_released([0], 5, nvidia_smi=str(tmp_path / "no-nvidia-smi")) is None
     assert "nvidia-smi not available" in caplog.text
-    counter = tmp_path / "calls"
-    fake = tmp_path / "nvidia-smi"
-    fake.write_text(textwrap.dedent(f"""\
-        #!{PY}
-        import pathlib
-        p = pathlib.Path({str(counter)!r})
-        n = int(p.read_text()) if p.exists() else 0
-        p.write_text(str(n + 1))
+    fake, counter = counting_command(tmp_path, "nvidia-smi", """\
         print("70000\\n500" if n < 2 else "900\\n500")
-        """))
-    fake.chmod(0o755)
+        """)
     assert wait_gpu_memory_released([800, 400], 30, tolerance_mib=200, nvidia_smi=str(fake)) is True
     assert int(counter.read_text()) == 3
     assert wait_gpu_memory_released([0, 0], 0.5, tolerance_mib=10, nvidia_smi=str(fake)) is False
