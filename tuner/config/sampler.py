@@ -30,6 +30,10 @@ MAX_LAUNCHES = MAX_COMBINATIONS
 #: The most lattice steps ``local_radius`` may give: the largest range a space may hold
 #: (:data:`tuner.config.space.PARAM_MAXIMUM`), past which every setting is within the radius.
 MAX_RADIUS = max(PARAM_MAXIMUM.values())
+#: The most ``local_doubt`` may give: it is a relative spread of a speedup's log (0.06 is 6%), and
+#: 1 (a factor of e either way) already doubts every believed value near a pick entirely; a larger
+#: one is a typo (QA: 1e200 was taken, and every proposal printed numpy's "overflow encountered").
+MAX_LOCAL_DOUBT = 1.0
 
 
 class TPEOptions(StrictModel):
@@ -71,7 +75,7 @@ class AutoOptions(StrictModel):
     #: lattice steps around each objective's best: steps, topk, draft-token rungs
     local_radius: list[Annotated[int, Field(ge=0, le=MAX_RADIUS)]] | None = Field(None, min_length=3, max_length=3)
     confirm: int | None = Field(None, ge=0, le=MAX_LAUNCHES)
-    local_doubt: float | None = Field(None, ge=0)
+    local_doubt: float | None = Field(None, ge=0, le=MAX_LOCAL_DOUBT)
     #: in the last ``confirm`` launches, measure again an export pick the model disputes or the
     #: setting it believes better, whichever the look-ahead values more (False: a pick resting on
     #: one reading close to a rival's, the rule before)

@@ -45,6 +45,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..config.sampler import MAX_LOCAL_DOUBT
 from ..config.space import SPEC_PARAMS, SearchSpace
 from ..sglang.rules import SpecConfig
 from ..sglang.trees import cheapest_per_tree, tree_key
@@ -184,9 +185,11 @@ class StructuredSampler(_optuna_base()):
         from optuna.samplers import RandomSampler
 
         if (not 0 < noise < 1 or noise_weight < 0 or explore_weight < 0 or horizon <= 0 or shortlist < 1
-                or not 0 <= global_weight <= 1 or centres < 1 or len(local_radius) != 3 or min(local_radius) < 0):
-            raise TypeError("noise must lie in (0, 1), global_weight in [0, 1]; noise_weight, explore_weight "
-                            "and local_radius (three lattice steps) >= 0; horizon > 0; shortlist and centres >= 1")
+                or not 0 <= global_weight <= 1 or centres < 1 or len(local_radius) != 3 or min(local_radius) < 0
+                or not 0 <= local_doubt <= MAX_LOCAL_DOUBT):
+            raise TypeError("noise must lie in (0, 1), global_weight in [0, 1], local_doubt in [0, 1]; noise_weight, "
+                            "explore_weight and local_radius (three lattice steps) >= 0; horizon > 0; shortlist and "
+                            "centres >= 1")
         self._space = space
         self._seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         self._noise, self._noise_weight = noise, noise_weight
@@ -241,7 +244,9 @@ class StructuredSampler(_optuna_base()):
 
     # -- the decision -----------------------------------------------------------------------------
     def noise_var(self, readings: Readings) -> float:
-        """Variance of one log reading: the prior, updated by the spread of repeated readings."""
+        """Variance of one log reading: the prior, updated by the spread of repeated readings. With
+        ``noise_weight`` 0 the repeats alone, once there are any; the prior until then (QA: a study
+        with ``noise_weight: 0`` crashed at its first proposal after the seeds, dividing by zero)."""
         ss, dof = 0.0, 0
         for vals in readings.values.values():
             if len(vals) > 1:
@@ -249,6 +254,8 @@ class StructuredSampler(_optuna_base()):
                 ss += float(np.sum((logs - logs.mean(axis=0)) ** 2))
                 dof += (len(vals) - 1) * logs.shape[1]
         prior = math.log1p(self._noise) ** 2
+        if self._noise_weight + dof == 0:
+            return prior
         return (self._noise_weight * prior + ss) / (self._noise_weight + dof)
 
     def open_candidates(self, readings: Readings) -> list[int]:
