@@ -313,7 +313,7 @@ def test_a_large_file_read_in_pieces_keeps_its_characters_and_names_its_first_ba
     (tmp_path / "u.jsonl").write_bytes(data[:bad] + data[bad + 1:] )
     with pytest.raises(ConfigError) as info:
         load_suite(suite_file(tmp_path, "{path: u.jsonl}"))
-    assert str(info.value).endswith(f"u.jsonl: not UTF-8 text (byte {bad - 1}); save the file as UTF-8")
+    assert str(info.value).endswith(f"u.jsonl: line 1: not UTF-8 text (byte {bad - 1}); save the file as UTF-8")
     assert data[:bad - 1].decode("utf-8")  # every byte before it is UTF-8
 
 

@@ -32,6 +32,7 @@ import codecs
 import hashlib
 import heapq
 import json
+import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
@@ -40,7 +41,7 @@ from pydantic import Field, model_validator
 from .names import name_problem
 from .paths import NonEmptyPathText
 from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, check_regular_file, grew_past,
-                       lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
+                       lone_surrogate, no_repeated_keys, surrogate_message)
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
 #: rule of thumb the simulator uses for prompts).
@@ -133,7 +134,9 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
         try:
             obj = json.loads(stripped, object_pairs_hook=no_repeated_keys)
         except json.JSONDecodeError as exc:
-            raise _row_error(source, where, f"not valid JSON ({exc.msg})") from None
+            # NUL bytes are UTF-8, but no JSON text holds one raw: UTF-16 text without its mark
+            hint = "; it holds NUL bytes: UTF-16 text? save the file as UTF-8" if "\x00" in stripped else ""
+            raise _row_error(source, where, f"not valid JSON ({exc.msg}){hint}") from None
         except RepeatedKey as exc:  # (a ValueError: before the catch-all below)
             raise _row_error(source, f"{where}: {exc}", RepeatedKey.FIX) from None
         except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
@@ -283,6 +286,43 @@ def _scan(path: Path) -> tuple[str, int | None, str]:
     return h.hexdigest(), bad, start
 
 
+#: A file's first bytes that say it is no UTF-8 text at all: a compressed archive (its format and the
+#: command that unpacks it) or text in a wider Unicode encoding (its byte-order mark). The longer
+#: marks first: UTF-32's little-endian mark starts with UTF-16's.
+_NOT_TEXT = (
+    (re.escape(b"\x1f\x8b"), "gzip-compressed", "decompress it first (gunzip -k FILE) and give the file it holds as dataset.path"),
+    (rb"BZh[1-9]1AY&SY", "bzip2-compressed", "decompress it first (bunzip2 -k FILE) and give the file it holds as dataset.path"),
+    (re.escape(b"\xfd7zXZ\x00"), "xz-compressed", "decompress it first (unxz -k FILE) and give the file it holds as dataset.path"),
+    (re.escape(b"\x28\xb5\x2f\xfd"), "zstd-compressed", "decompress it first (unzstd FILE) and give the file it holds as dataset.path"),
+    (re.escape(b"PK\x03\x04"), "a zip archive", "extract the file from it first (unzip FILE) and give that file as dataset.path"),
+    (re.escape(b"\xff\xfe\x00\x00"), "UTF-32 text", "save it as UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
+    (re.escape(b"\x00\x00\xfe\xff"), "UTF-32 text", "save it as UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
+    (re.escape(b"\xff\xfe"), "UTF-16 text", "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
+    (re.escape(b"\xfe\xff"), "UTF-16 text", "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
+)
+
+
+def _not_utf8(path: Path, offset: int) -> ConfigError:
+    """The error for a dataset file whose byte ``offset`` is the first that is not UTF-8: what the
+    file is when its first bytes say (a gzip'd export, a UTF-16 file a Windows tool wrote), with
+    the command that makes it readable; else the line that holds the byte, so one bad row in a
+    file of a million is found (QA: a JSONL file with one Latin-1 row was named by byte alone)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(16)
+            f.seek(0)
+            newlines, left = 0, offset
+            while left > 0 and (chunk := f.read(min(_CHUNK, left))):
+                newlines += chunk.count(b"\n")
+                left -= len(chunk)
+    except OSError as exc:
+        return ConfigError(path, "", f"cannot read: {exc.strerror or exc}")
+    for magic, what, fix in _NOT_TEXT:
+        if re.match(magic, head):
+            return ConfigError(path, "", f"{what}, not UTF-8 text; {fix.replace('FILE', path.name)}")
+    return ConfigError(path, f"line {newlines + 1}", f"not UTF-8 text (byte {offset}); save the file as UTF-8")
+
+
 def _changed(path: Path) -> ConfigError:
     return ConfigError(path, "", "changed while being read; load it again when nothing is writing it")
 
@@ -339,7 +379,7 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
         raise ConfigError(source, f"{where}.sha256", f"{path} has SHA-256 {digest}, not the one the suite "
                                                      "pins; the file changed")
     if bad_byte is not None:
-        raise not_utf8(path, bad_byte)
+        raise _not_utf8(path, bad_byte)
     layout = spec.layout()
     total = passed = 0
 

@@ -1,0 +1,66 @@
+"""Datasets as users bring them, through `tuner study create`: each input the loader was not written
+around is either served, or refused at the edge with one line naming the file (and the line, key or
+record where it helps) with the fix, exit 2, and nothing written (no storage, no workdir)."""
+
+from __future__ import annotations
+
+import gzip
+import json
+from pathlib import Path
+
+import pytest
+import yaml
+from click.testing import CliRunner
+
+from tuner.cli import cli
+
+SUITE = {"name": "s", "dataset": {"path": "d.jsonl"}, "single": {"prompts": 1, "repeats": 1},
+         "sweep": {"concurrencies": [2]}, "warmup": {"requests": 0}, "timeout_s": 30}
+STUDY = {"name": "ds", "server": {"backend": "sim", "model_path": "m", "draft_model_path": "d",
+                                  "sim": {"speedup": 50}},
+         "bench": {"suite": "suite.yaml"}, "objectives": ["single_speedup", "speedup@2"]}
+LATIN_ROW_START = b'{"prompt": "caf'  # the bytes before the row's Latin-1 \xe9
+ROWS = [{"prompt": f"plain prompt number {i}", "max_tokens": 8} for i in range(3)]
+
+
+def jsonl(rows, encoding="utf-8") -> bytes:
+    return ("\n".join(json.dumps(r, ensure_ascii=False) for r in rows) + "\n").encode(encoding)
+
+
+def create(folder: Path, data: bytes | None, name: str = "d.jsonl", **dataset) -> tuple[int, list[str], list[str]]:
+    """`tuner study create` on a study whose suite reads ``name`` (holding ``data``; None: left as
+    the test made it): exit code, stderr lines, and the folder's files after, minus those before."""
+    if data is not None:
+        (folder / name).write_bytes(data)
+    (folder / "suite.yaml").write_text(yaml.safe_dump({**SUITE, "dataset": {"path": name, **dataset}}))
+    (folder / "study.yaml").write_text(yaml.safe_dump(STUDY))
+    before = set(p.name for p in folder.iterdir())
+    r = CliRunner().invoke(cli, ["study", "create", str(folder / "study.yaml")])
+    return r.exit_code, r.stderr.strip().splitlines(), sorted(set(p.name for p in folder.iterdir()) - before)
+
+
+def refused(folder: Path, data: bytes | None, name: str = "d.jsonl", **dataset) -> str:
+    code, lines, written = create(folder, data, name, **dataset)
+    assert code == 2, (code, lines)
+    assert len(lines) == 1 and lines[0].startswith("error: "), lines
+    assert written == [], written
+    return lines[0]
+
+
+@pytest.mark.parametrize("name, data, says", [
+    # QA: each was "not UTF-8 text (byte 1); save the file as UTF-8": true, and no help
+    ("d.jsonl.gz", gzip.compress(jsonl(ROWS)),
+     "d.jsonl.gz: gzip-compressed, not UTF-8 text; decompress it first (gunzip -k d.jsonl.gz) and give the file "
+     "it holds as dataset.path"),
+    ("d.jsonl", jsonl(ROWS, "utf-16"),
+     "d.jsonl: UTF-16 text, not UTF-8 text; save it as UTF-8 (iconv -f UTF-16 -t UTF-8 d.jsonl)"),
+    # UTF-16 without its mark is UTF-8 (every NUL is), and no JSON
+    ("d.jsonl", jsonl(ROWS, "utf-16-le"), "d.jsonl: line 1: not valid JSON (Expecting property name enclosed in "
+                                          "double quotes); it holds NUL bytes: UTF-16 text? save the file as UTF-8"),
+    # one Latin-1 row among UTF-8 ones: named by its line (QA: by its byte offset alone)
+    ("d.jsonl", jsonl(ROWS[:2]) + json.dumps({"prompt": "caf\u00e9"}, ensure_ascii=False).encode("latin-1") + b"\n",
+     f"d.jsonl: line 3: not UTF-8 text (byte {len(jsonl(ROWS[:2])) + len(LATIN_ROW_START)}); save the file as UTF-8"),
+], ids=["gzip", "utf-16", "utf-16-no-mark", "latin-1-row"])
+def test_a_file_that_is_not_utf8_says_what_it_is_and_how_to_read_it(tmp_path, name, data, says):
+    line = refused(tmp_path, data, name)
+    assert line.endswith(says), line
