@@ -64,3 +64,19 @@ def refused(folder: Path, data: bytes | None, name: str = "d.jsonl", **dataset) 
 def test_a_file_that_is_not_utf8_says_what_it_is_and_how_to_read_it(tmp_path, name, data, says):
     line = refused(tmp_path, data, name)
     assert line.endswith(says), line
+
+
+def test_an_image_part_is_refused_naming_the_part(tmp_path):
+    row = {"messages": [{"role": "user", "content": [
+        {"type": "text", "text": "What is in this image?"},
+        {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}]}]}
+    line = refused(tmp_path, jsonl(ROWS + [row]))
+    assert line.endswith("d.jsonl: line 4: messages[0].content[1].type: 'image_url' parts are not supported: "
+                         "the tuner sends text requests; drop the part (or the row)"), line
+
+
+def test_text_parts_are_served(tmp_path):
+    row = {"messages": [{"role": "user", "content": [{"type": "text", "text": "Describe the sea."}]}]}
+    code, lines, written = create(tmp_path, jsonl([row]))
+    assert code == 0, lines
+    assert "ds.db" in written

@@ -50,9 +50,19 @@ CHARS_PER_TOKEN = 4
 ROLES = ("system", "user", "assistant", "tool", "developer")
 
 
+class TextPart(StrictModel):
+    """One text part of a message's content, as OpenAI's API has them (``{"type": "text", "text":
+    ..}``); other kinds of part (images, audio) are refused where a dataset is read."""
+
+    type: Literal["text"]
+    text: str
+
+
 class ChatMessage(StrictModel):
     role: Literal["system", "user", "assistant", "tool", "developer"]
-    content: str
+    #: text, or text parts: ``bench.api: chat`` sends them as given (SGLang's template decides how
+    #: they join), the raw-text APIs as :func:`content_text`
+    content: str | list[TextPart] = Field(union_mode="left_to_right")
 
 
 class DatasetSpec(StrictModel):
@@ -92,11 +102,20 @@ def estimate_tokens(text: str) -> int:
     return max(1, round(len(text) / CHARS_PER_TOKEN))
 
 
+def content_text(content: str | list) -> str:
+    """A message's content as one text: text parts joined by a space, as SGLang 0.5.23 flattens
+    them for a chat template that takes text (``srt/parser/jinja_template_utils.py``
+    ``process_content_for_template_format``, the "string" format: ``" ".join(text_parts)``)."""
+    if isinstance(content, str):
+        return content
+    return " ".join(p["text"] if isinstance(p, dict) else p.text for p in content)
+
+
 def messages_text(messages: list[dict]) -> str:
     """The text of a chat request sent as raw text (``/generate``, ``/v1/completions``): the turns'
     contents, one paragraph each, with no chat template (applying the model's template is what
     ``bench.api: chat`` is for)."""
-    return "\n\n".join(m["content"] for m in messages)
+    return "\n\n".join(content_text(m["content"]) for m in messages)
 
 
 def _row_error(source: str, where: str, message: str) -> ConfigError:
@@ -181,12 +200,37 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
         role, content = m.get("role"), m.get("content")
         if role not in ROLES:
             raise _row_error(source, f"{where}[{i}].role", f"expected one of {', '.join(ROLES)}, got {role!r}")
-        if not isinstance(content, str):
-            raise _row_error(source, f"{where}[{i}].content", "must be text (content parts are not supported)")
-        _real_text(content, source, f"{where}[{i}].content")
+        if isinstance(content, list):
+            content = _text_parts(content, source, f"{where}[{i}].content")
+        elif isinstance(content, str):
+            _real_text(content, source, f"{where}[{i}].content")
+        else:
+            raise _row_error(source, f"{where}[{i}].content", "must be text, or a list of text parts "
+                                                             '({"type": "text", "text": ...})')
         out.append({"role": role, "content": content})
-    if not any(m["content"].strip() for m in out):
+    if not any(content_text(m["content"]).strip() for m in out):
         raise _row_error(source, where, "every message is empty")
+    return out
+
+
+def _text_parts(parts: list, source: str, where: str) -> list[dict]:
+    """A message's content given as OpenAI content parts: text parts are kept as they are (QA: a
+    row with ``[{"type": "text", ...}]``, as OpenAI's clients write it, was refused); an image,
+    audio or file part is refused naming it: the tuner measures text requests."""
+    if not parts:
+        raise _row_error(source, where, "is an empty list; give the turn's text")
+    out = []
+    for j, part in enumerate(parts):
+        at = f"{where}[{j}]"
+        kind = part.get("type") if isinstance(part, dict) else None
+        if isinstance(kind, str) and kind != "text":
+            raise _row_error(source, f"{at}.type", f"{kind!r} parts are not supported: the tuner sends text "
+                                                   "requests; drop the part (or the row)")
+        if not isinstance(part, dict) or kind != "text" or set(part) != {"type", "text"} \
+                or not isinstance(part["text"], str):
+            raise _row_error(source, at, 'expected a text part {"type": "text", "text": ...}')
+        _real_text(part["text"], source, f"{at}.text")
+        out.append({"type": "text", "text": part["text"]})
     return out
 
 

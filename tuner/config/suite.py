@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from .dataset import ChatMessage, DatasetSpec, draw
+from .dataset import ChatMessage, DatasetSpec, content_text, draw
 from .names import name_problem
 from .paths import PathText
 from .wording import counted
@@ -81,8 +81,8 @@ class PromptSpec(StrictModel):
             raise ValueError("text must not be empty")
         return self
 
-    def chat_messages(self) -> list[dict[str, str]]:
-        """The turns ``bench.api: chat`` sends."""
+    def chat_messages(self) -> list[dict[str, Any]]:
+        """The turns ``bench.api: chat`` sends (a content of text parts as the parts)."""
         if self.messages:
             return [m.model_dump() for m in self.messages]
         return [{"role": "user", "content": self.text or ""}]
@@ -326,7 +326,7 @@ def refuse_blank_turns(suite: Suite, source: str | Path, key: str = "prompts") -
     Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
     is loaded again as it was created, so a study created before this check still opens."""
     for i, p in enumerate(suite.prompts or []):
-        if p.messages and not any(m.content.strip() for m in p.messages):
+        if p.messages and not any(content_text(m.content).strip() for m in p.messages):
             raise ConfigError(source, f"{key}[{i}].messages", f"prompt {p.name!r}: every message is empty; "
                                                               "give the turns' text, or leave messages out "
                                                               "(one user turn holding the prompt's text)")
