@@ -80,3 +80,18 @@ def test_text_parts_are_served(tmp_path):
     code, lines, written = create(tmp_path, jsonl([row]))
     assert code == 0, lines
     assert "ds.db" in written
+
+
+@pytest.mark.parametrize("turn, says", [
+    # an agent's log: the assistant's call (content null), then the tool's answer
+    ({"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {
+        "name": "weather", "arguments": "{}"}}]}, "messages[1].tool_calls: tool calls are not supported"),
+    ({"role": "tool", "tool_call_id": "c1", "content": "12 C"}, "messages[1].tool_call_id: tool calls are not "
+                                                                 "supported"),
+    ({"role": "user", "content": "hi", "weight": 1}, "messages[1].weight: unknown key; a turn is {role, content}"),
+], ids=["tool_calls", "tool_call_id", "other-key"])
+def test_a_turns_unsupported_key_is_named(tmp_path, turn, says):
+    # QA: each was "messages[1]: expected {role, content}", naming no key and no fix
+    row = {"messages": [{"role": "user", "content": "Weather in Paris?"}, turn]}
+    line = refused(tmp_path, jsonl(ROWS + [row]))
+    assert f"d.jsonl: line 4: {says}" in line, line

@@ -190,13 +190,28 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
                "category": category or None, "id": obj.get("id")}
 
 
+#: Keys of an OpenAI chat turn that carry tool calls (and the older ``function_call``).
+_TOOL_KEYS = ("tool_calls", "tool_call_id", "function_call")
+
+
 def _messages(value: Any, source: str, where: str) -> list[dict]:
     if not isinstance(value, list) or not value:
         raise _row_error(source, where, "must be a non-empty list of {role, content}")
     out = []
     for i, m in enumerate(value):
-        if not isinstance(m, dict) or set(m) - {"role", "content", "name"}:
+        if not isinstance(m, dict):
             raise _row_error(source, f"{where}[{i}]", "expected {role, content}")
+        extra = sorted(set(m) - {"role", "content", "name"}, key=lambda k: (k not in _TOOL_KEYS, k))
+        if extra and extra[0] in _TOOL_KEYS:
+            # QA: an agent's log ("tool_calls" with "content": null, then a "tool" turn with its
+            # "tool_call_id") was "messages[1]: expected {role, content}", naming no key. Sending
+            # tool calls needs the request's tool definitions too, which a row does not carry.
+            raise _row_error(source, f"{where}[{i}].{extra[0]}", "tool calls are not supported: the tuner sends "
+                                                                 "each turn's role and text content; write the "
+                                                                 "call into the turn's content, or drop the row")
+        if extra:
+            raise _row_error(source, f"{where}[{i}].{extra[0]}", "unknown key; a turn is {role, content} "
+                                                                 "(and optionally name)")
         role, content = m.get("role"), m.get("content")
         if role not in ROLES:
             raise _row_error(source, f"{where}[{i}].role", f"expected one of {', '.join(ROLES)}, got {role!r}")
