@@ -95,3 +95,28 @@ def test_a_turns_unsupported_key_is_named(tmp_path, turn, says):
     row = {"messages": [{"role": "user", "content": "Weather in Paris?"}, turn]}
     line = refused(tmp_path, jsonl(ROWS + [row]))
     assert f"d.jsonl: line 4: {says}" in line, line
+
+
+def test_a_sharegpt_export_as_json_lines_is_refused_with_the_conversion(tmp_path):
+    convs = [{"id": f"c{i}", "lang": "en", "conversations": [{"from": "human", "value": f"Tell me about topic {i}."},
+                                                           {"from": "gpt", "value": "A long answer. " * 8}]}
+             for i in range(3)]
+    line = refused(tmp_path, jsonl(convs))
+    assert line.endswith("d.jsonl: line 1: conversations: a ShareGPT conversation in a JSON-lines file; the "
+                         "ShareGPT layout is one JSON list of conversations, as SGLang's bench_serving reads it: "
+                         "convert it (jq -s . d.jsonl > d.json) and give that file as dataset.path"), line
+    # the conversion it names gives a file that is served, each conversation one request
+    (tmp_path / "d.json").write_text(json.dumps(convs))
+    code, lines, written = create(tmp_path, None, "d.json")
+    assert code == 0 and "ds.db" in written, lines
+
+
+@pytest.mark.parametrize("extra, says", [
+    ({"model": "gpt-4o", "temperature": 0.7}, "line 1: model: a field of a logged OpenAI request, which a row "
+                                              "does not set (the suite sets the sampling, temperature:"),
+    ({"max_completion_tokens": 50}, "line 1: max_completion_tokens: write the request's output length as max_tokens"),
+], ids=["request-fields", "max_completion_tokens"])
+def test_an_openai_request_log_is_refused_saying_what_to_keep(tmp_path, extra, says):
+    rows = [{"messages": [{"role": "user", "content": "What is 2+2?"}], **extra}] * 2
+    line = refused(tmp_path, jsonl(rows))
+    assert f"d.jsonl: {says}" in line, line

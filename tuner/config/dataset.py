@@ -162,10 +162,11 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
             raise _row_error(source, where, f"not a request Python will read ({type(exc).__name__})") from None
         if not isinstance(obj, dict):
             raise _row_error(source, where, "expected a JSON object with prompt or messages")
-        unknown = sorted(set(obj) - {"prompt", "messages", "max_tokens", "category", "name", "id"})
+        # the key that tells what the file is first (a ShareGPT row's "conversations" beside its "lang")
+        unknown = sorted(set(obj) - {"prompt", "messages", "max_tokens", "category", "name", "id"},
+                         key=lambda k: (k != "conversations", k not in _OPENAI_FIELDS, k))
         if unknown:
-            raise _row_error(source, f"{where}: {unknown[0]}", "unknown key; expected prompt or messages, "
-                             "and optionally max_tokens, category (or name), id")
+            raise _row_error(source, f"{where}: {unknown[0]}", _unknown_row_key(unknown[0], source))
         has_prompt, has_messages = "prompt" in obj, "messages" in obj
         if has_prompt == has_messages:
             raise _row_error(source, where, "give prompt (text) or messages (OpenAI chat), exactly one")
@@ -192,6 +193,32 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
 
 #: Keys of an OpenAI chat turn that carry tool calls (and the older ``function_call``).
 _TOOL_KEYS = ("tool_calls", "tool_call_id", "function_call")
+
+
+#: Fields of an OpenAI request body that a logged request carries beside its ``messages``.
+_OPENAI_FIELDS = frozenset({
+    "model", "temperature", "top_p", "n", "stream", "stream_options", "stop", "seed", "user", "logprobs",
+    "top_logprobs", "frequency_penalty", "presence_penalty", "logit_bias", "response_format", "tools",
+    "tool_choice", "parallel_tool_calls", "metadata", "store", "service_tier", "reasoning_effort", "modalities"})
+
+
+def _unknown_row_key(key: str, source: str) -> str:
+    """What a JSONL row's unknown ``key`` says, with the fix where the key tells what the file is
+    (QA: a ShareGPT export as JSON lines and an OpenAI request log were refused with the list of
+    keys alone)."""
+    name = Path(source).name
+    if key == "conversations":
+        # SGLang 0.5.23's bench_serving reads a ShareGPT file with json.load: one JSON list
+        return ("a ShareGPT conversation in a JSON-lines file; the ShareGPT layout is one JSON list of "
+                f"conversations, as SGLang's bench_serving reads it: convert it (jq -s . {name} > "
+                f"{Path(name).stem}.json) and give that file as dataset.path")
+    if key == "max_completion_tokens":
+        return "write the request's output length as max_tokens"
+    if key in _OPENAI_FIELDS:
+        return ("a field of a logged OpenAI request, which a row does not set (the suite sets the sampling, "
+                "temperature:, for every request; the server is the model): keep prompt or messages, "
+                f"max_tokens, category, id (jq -c '{{messages, max_tokens}}' {name} > requests.jsonl)")
+    return "unknown key; expected prompt or messages, and optionally max_tokens, category (or name), id"
 
 
 def _messages(value: Any, source: str, where: str) -> list[dict]:
