@@ -120,3 +120,21 @@ def test_an_openai_request_log_is_refused_saying_what_to_keep(tmp_path, extra, s
     rows = [{"messages": [{"role": "user", "content": "What is 2+2?"}], **extra}] * 2
     line = refused(tmp_path, jsonl(rows))
     assert f"d.jsonl: {says}" in line, line
+
+
+def test_a_link_to_nothing_and_a_loop_of_links_are_named_as_links(tmp_path):
+    # QA: both were "d.jsonl not found", though d.jsonl is there (a data disk not mounted)
+    (tmp_path / "d.jsonl").symlink_to("/mnt/not-mounted/requests.jsonl")
+    line = refused(tmp_path, None)
+    assert line.endswith("d.jsonl is a symbolic link to /mnt/not-mounted/requests.jsonl, which does not exist; "
+                         "mend the link or give the file itself"), line
+    (tmp_path / "d.jsonl").unlink()
+    (tmp_path / "d.jsonl").symlink_to("e.jsonl")
+    (tmp_path / "e.jsonl").symlink_to("d.jsonl")
+    line = refused(tmp_path, None)
+    assert line.endswith("d.jsonl is a loop of symbolic links; mend the link or give the file itself"), line
+    # a link to a file is read as the file
+    (tmp_path / "e.jsonl").unlink()
+    (tmp_path / "e.jsonl").write_bytes(jsonl(ROWS))
+    code, lines, written = create(tmp_path, None)
+    assert code == 0 and "ds.db" in written, lines

@@ -29,9 +29,11 @@ study created again after the file changed is refused as a different suite.
 from __future__ import annotations
 
 import codecs
+import errno
 import hashlib
 import heapq
 import json
+import os
 import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
@@ -454,6 +456,18 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
     the dataset file and the line (or the suite and key) on any problem."""
     path = Path(spec.path) if Path(spec.path).is_absolute() else base_dir / spec.path
     if not path.exists():
+        if path.is_symlink():  # QA: a link to a file not there (a data disk not mounted), or a loop of
+            # links, was "not found", though the path is there: say which link points where
+            try:
+                path.resolve(strict=True)
+            except RuntimeError:  # Python < 3.13: a loop of links
+                problem = "a loop of symbolic links"
+            except OSError as exc:
+                problem = ("a loop of symbolic links" if exc.errno == errno.ELOOP
+                           else f"a symbolic link to {os.readlink(path)}, which does not exist")
+            else:
+                problem = f"a symbolic link to {os.readlink(path)}, which cannot be read"
+            raise ConfigError(source, f"{where}.path", f"{path} is {problem}; mend the link or give the file itself")
         raise ConfigError(source, f"{where}.path", f"{path} not found (a relative path is read from {base_dir}: "
                                                    "the suite file's folder, or the study file's for an inline suite)")
     try:
