@@ -138,3 +138,22 @@ def test_a_link_to_nothing_and_a_loop_of_links_are_named_as_links(tmp_path):
     (tmp_path / "e.jsonl").write_bytes(jsonl(ROWS))
     code, lines, written = create(tmp_path, None)
     assert code == 0 and "ds.db" in written, lines
+
+
+def test_sharegpt_turns_past_the_two_read_are_not_checked(tmp_path):
+    # SGLang 0.5.23's sample_sharegpt_requests reads turns[0] and turns[1] only, after dropping
+    # conversations of fewer than two turns (QA: a null value in turn 3 refused the whole file)
+    convs = [
+        {"id": "a", "conversations": [{"from": "human", "value": "Tell me about the sea."},
+                                      {"from": "gpt", "value": "It is large and salty, mostly."},
+                                      {"from": "human", "value": None}, {"markdown": "<p>x</p>"}]},
+        {"id": "b", "conversations": [{"from": "human"}]},  # one turn: dropped before it is read
+        {"id": "c", "conversations": [{"from": "human", "value": "And the sky, what colour?"},
+                                      {"from": "gpt", "value": "Blue, on a clear day."}]},
+    ]
+    code, lines, written = create(tmp_path, json.dumps(convs).encode(), "d.json")
+    assert code == 0 and "ds.db" in written, lines
+    convs[2]["conversations"][1]["value"] = None  # a turn that is read: refused, named
+    (tmp_path / "ds.db").unlink()
+    line = refused(tmp_path, json.dumps(convs).encode(), "d.json")
+    assert line.endswith("d.json: [2].conversations[1]: expected {from, value} with a text value"), line

@@ -295,15 +295,17 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any]]:
         if not isinstance(conv, dict) or not isinstance(conv.get("conversations"), list):
             raise _row_error(source, where, "expected {id, conversations: [{from, value}, ...]}")
         turns = conv["conversations"]
-        for j, t in enumerate(turns):
-            if not isinstance(t, dict) or not isinstance(t.get("from"), str) or not isinstance(t.get("value"), str):
-                raise _row_error(source, f"{where}.conversations[{j}]", "expected {from, value} with text values")
         # SGLang 0.5.23 benchmark/datasets/sharegpt.py sample_sharegpt_requests: conversations
         # with fewer than two turns are dropped, turns[0] is the prompt and turns[1] the completion
         # (roles are not read), and "prompt_len < 2 or output_len < 2" prunes the rest. A blank
-        # prompt is dropped too: it is no request (the suite's schema refuses empty text).
+        # prompt is dropped too: it is no request (the suite's schema refuses empty text). Only the
+        # two turns read are checked (QA: a null "value" in a later turn refused the whole file,
+        # which SGLang's benchmark reads; a long export holds such turns).
         if len(turns) < 2:
             continue
+        for j, t in enumerate(turns[:2]):
+            if not isinstance(t, dict) or not isinstance(t.get("value"), str):
+                raise _row_error(source, f"{where}.conversations[{j}]", "expected {from, value} with a text value")
         prompt, reply = turns[0]["value"], turns[1]["value"]
         if not prompt.strip() or estimate_tokens(prompt) < 2 or estimate_tokens(reply) < 2:
             continue
