@@ -157,3 +157,13 @@ def test_sharegpt_turns_past_the_two_read_are_not_checked(tmp_path):
     (tmp_path / "ds.db").unlink()
     line = refused(tmp_path, json.dumps(convs).encode(), "d.json")
     assert line.endswith("d.json: [2].conversations[1]: expected {from, value} with a text value"), line
+
+
+def test_files_joined_with_cat_each_with_its_byte_order_mark_are_read(tmp_path):
+    # QA: line 2 (the second file's first) was "not valid JSON (Unexpected UTF-8 BOM (decode using utf-8-sig))"
+    one, two = (("\ufeff" + json.dumps(r) + "\r\n").encode() for r in ROWS[:2])
+    code, lines, written = create(tmp_path, one + two)
+    assert code == 0 and "ds.db" in written, lines
+    from tuner.config.suite import load_suite
+
+    assert [p.text for p in load_suite(tmp_path / "suite.yaml").prompts] == [r["prompt"] for r in ROWS[:2]]
