@@ -167,3 +167,18 @@ def test_files_joined_with_cat_each_with_its_byte_order_mark_are_read(tmp_path):
     from tuner.config.suite import load_suite
 
     assert [p.text for p in load_suite(tmp_path / "suite.yaml").prompts] == [r["prompt"] for r in ROWS[:2]]
+
+
+@pytest.mark.parametrize("data, says", [
+    # QA: each was "unknown key; expected prompt or messages, ...", or a bare JSON error
+    (jsonl([{"prompt": "Write a haiku about rain.", "completion": "Soft rain on the roof"}]),
+     "line 1: completion: a recorded reply; a row gives the request alone (prompt or messages): drop completion, "
+     "and give the reply's length in tokens as max_tokens"),
+    (jsonl([{"instruction": "Translate to French", "input": "good morning", "output": "bonjour"}]),
+     "line 1: input: an instruction-tuning row (instruction, input, output): give the request as prompt, e.g. jq "),
+    ((json.dumps(ROWS[0]) + "\r" + json.dumps(ROWS[1]) + "\r").encode(),
+     "line 1: not valid JSON (Extra data); its lines end in CR alone (a classic Mac file): save it with LF line ends"),
+], ids=["prompt-completion", "instruction", "cr-line-ends"])
+def test_rows_of_other_common_layouts_say_how_to_read_them(tmp_path, data, says):
+    line = refused(tmp_path, data)
+    assert f"d.jsonl: {says}" in line, line

@@ -157,6 +157,8 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
         except json.JSONDecodeError as exc:
             # NUL bytes are UTF-8, but no JSON text holds one raw: UTF-16 text without its mark
             hint = "; it holds NUL bytes: UTF-16 text? save the file as UTF-8" if "\x00" in stripped else ""
+            if not hint and "\r" in stripped and exc.msg == "Extra data":  # rows split by a CR alone
+                hint = "; its lines end in CR alone (a classic Mac file): save it with LF line ends"
             raise _row_error(source, where, f"not valid JSON ({exc.msg}){hint}") from None
         except RepeatedKey as exc:  # (a ValueError: before the catch-all below)
             raise _row_error(source, f"{where}: {exc}", RepeatedKey.FIX) from None
@@ -166,7 +168,8 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
             raise _row_error(source, where, "expected a JSON object with prompt or messages")
         # the key that tells what the file is first (a ShareGPT row's "conversations" beside its "lang")
         unknown = sorted(set(obj) - {"prompt", "messages", "max_tokens", "category", "name", "id"},
-                         key=lambda k: (k != "conversations", k not in _OPENAI_FIELDS, k))
+                         key=lambda k: (k != "conversations", k not in ("instruction", "input"),
+                                        k not in _REPLY_KEYS, k not in _OPENAI_FIELDS, k))
         if unknown:
             raise _row_error(source, f"{where}: {unknown[0]}", _unknown_row_key(unknown[0], source))
         has_prompt, has_messages = "prompt" in obj, "messages" in obj
@@ -197,6 +200,9 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
 _TOOL_KEYS = ("tool_calls", "tool_call_id", "function_call")
 
 
+#: Keys that hold a recorded reply beside the request (prompt/completion pairs, instruction data,
+#: preference data).
+_REPLY_KEYS = ("completion", "response", "output", "answer", "chosen", "rejected")
 #: Fields of an OpenAI request body that a logged request carries beside its ``messages``.
 _OPENAI_FIELDS = frozenset({
     "model", "temperature", "top_p", "n", "stream", "stream_options", "stop", "seed", "user", "logprobs",
@@ -214,6 +220,12 @@ def _unknown_row_key(key: str, source: str) -> str:
         return ("a ShareGPT conversation in a JSON-lines file; the ShareGPT layout is one JSON list of "
                 f"conversations, as SGLang's bench_serving reads it: convert it (jq -s . {name} > "
                 f"{Path(name).stem}.json) and give that file as dataset.path")
+    if key in _REPLY_KEYS:
+        return (f"a recorded reply; a row gives the request alone (prompt or messages): drop {key}, and give the "
+                "reply's length in tokens as max_tokens (else default_max_tokens applies)")
+    if key in ("instruction", "input"):
+        return ("an instruction-tuning row (instruction, input, output): give the request as prompt, e.g. "
+                f"jq -c '{{prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}}' {name}")
     if key == "max_completion_tokens":
         return "write the request's output length as max_tokens"
     if key in _OPENAI_FIELDS:
