@@ -24,6 +24,12 @@ Sampling is deterministic: the requests that pass the length filters are ordered
 ``(seed, position)`` and the first ``n`` kept, in that order (without ``n``: all, in file order), so the same file, ``n`` and ``seed``
 give the same requests on every machine and Python version. The file's SHA-256 is recorded: a
 study created again after the file changed is refused as a different suite.
+
+Why one module of over 400 lines: it is one reader, from the file's bytes to the drawn requests,
+and most of its lines are the refusals of files users bring (compressed exports, other encodings,
+ShareGPT as JSON lines, logged OpenAI requests, tool calls, image parts), each with its fix; they
+share the row and line numbering, and the draw needs every row checked first, so a split would
+pass the same state across modules.
 """
 
 from __future__ import annotations
