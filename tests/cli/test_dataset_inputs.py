@@ -182,3 +182,16 @@ def test_files_joined_with_cat_each_with_its_byte_order_mark_are_read(tmp_path):
 def test_rows_of_other_common_layouts_say_how_to_read_them(tmp_path, data, says):
     line = refused(tmp_path, data)
     assert f"d.jsonl: {says}" in line, line
+
+
+@pytest.mark.parametrize("name, data, says", [
+    # QA: "line 1: not valid JSON (Expecting value)", and "line 1: not UTF-8 text (byte 4)"
+    ("d.csv", b'prompt,max_tokens\n"Write a haiku about rain.",16\n',
+     "d.csv: a CSV file, not JSON: the tuner reads JSON lines (a prompt or messages object per line) or a ShareGPT "
+     "JSON list; convert it (python -c \"import pandas as p; p.read_csv('d.csv').to_json('d.jsonl', "),
+    ("d.parquet", b"PAR1\x15\x04\x15\x30\xff\xfe\x00\x00PAR1",
+     "d.parquet: a Parquet file (as Hugging Face datasets ship), not UTF-8 text; convert it to JSON lines first "),
+], ids=["csv", "parquet"])
+def test_tables_are_named_with_a_conversion(tmp_path, name, data, says):
+    line = refused(tmp_path, data, name)
+    assert says in line, line

@@ -403,6 +403,11 @@ _NOT_TEXT = (
     (re.escape(b"\xfd7zXZ\x00"), "xz-compressed", "decompress it first (unxz -k FILE) and give the file it holds as dataset.path"),
     (re.escape(b"\x28\xb5\x2f\xfd"), "zstd-compressed", "decompress it first (unzstd FILE) and give the file it holds as dataset.path"),
     (re.escape(b"PK\x03\x04"), "a zip archive", "extract the file from it first (unzip FILE) and give that file as dataset.path"),
+    (re.escape(b"PAR1"), "a Parquet file (as Hugging Face datasets ship)", "convert it to JSON lines first "
+     "(python -c \"import pandas as p; p.read_parquet('FILE').to_json('FILE.jsonl', orient='records', lines=True, "
+     "force_ascii=False)\"), its rows holding prompt or messages, and give that file as dataset.path"),
+    (re.escape(b"ARROW1"), "an Arrow file", "convert it to JSON lines first (a prompt or messages object per line) and "
+     "give that file as dataset.path"),
     (re.escape(b"\xff\xfe\x00\x00"), "UTF-32 text", "save it as UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
     (re.escape(b"\x00\x00\xfe\xff"), "UTF-32 text", "save it as UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
     (re.escape(b"\xff\xfe"), "UTF-16 text", "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
@@ -530,6 +535,14 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
             # in that order, so the first few (``single.prompts``) are a random sample too.
             kept = heapq.nsmallest(spec.n, passing(), key=lambda pr: _order_key(spec.seed, pr[0]))
     except ConfigError as exc:
+        if path.suffix.lower() in (".csv", ".tsv") and exc.key == "line 1" and "not valid JSON" in exc.message:
+            # QA: a CSV export was "line 1: not valid JSON (Expecting value)"
+            raise ConfigError(exc.source, "", f"a {path.suffix[1:].upper()} file, not JSON: the tuner reads JSON lines "
+                                              "(a prompt or messages object per line) or a ShareGPT JSON list; "
+                                              "convert it (python -c \"import pandas as p; p.read_csv('"
+                                              f"{path.name}'{', sep=chr(9)' if path.suffix.lower() == '.tsv' else ''})"
+                                              f".to_json('{path.stem}.jsonl', orient='records', lines=True, "
+                                              "force_ascii=False)\", its columns named prompt and max_tokens)") from None
         if spec.format is not None or not ("not valid JSON" in exc.message or "expected a JSON" in exc.message):
             raise
         if not _looks_like_other_layout(start, layout):
