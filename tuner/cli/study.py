@@ -295,7 +295,7 @@ def status(target, study_name, storage, fmt, as_json) -> None:
     from ..results.confirmed import confirmation_summary
     from ..results.status import study_status
 
-    name, url, _ = resolve_target(target, storage, study_name)
+    name, url, _ = resolve_target(target, storage, study_name, reads_storage=True)
     study_ = open_study(name, url, tuner_only=True)
     data = study_status(study_)
     data["confirmation"] = confirmation_summary(study_)

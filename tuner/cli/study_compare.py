@@ -30,11 +30,11 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
     from ..results.compare import compare_studies
     from ..results.compare_report import summary_rows, write_compare_page
 
-    name_a, url_a, config_a = resolve_target(a, storage)
+    name_a, url_a, config_a = resolve_target(a, storage, reads_storage=True)
     # B's storage: --storage-b, else A's (a study file B keeps its own unless --storage is given)
     b_is_file = b.endswith((".yaml", ".yml")) or Path(b).is_file()
     url_for_b = storage_url(storage_b, "--storage-b") if storage_b is not None else storage or (None if b_is_file else url_a)
-    name_b, url_b, config_b = resolve_target(b, url_for_b)
+    name_b, url_b, config_b = resolve_target(b, url_for_b, reads_storage=True)
     if output:
         check_not_an_input(output, "-o", a, url_a, config_a)
         check_not_an_input(output, "-o", b, url_b, config_b)

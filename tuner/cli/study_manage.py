@@ -102,7 +102,7 @@ def delete(target, study_name, storage, yes, force) -> None:
     from ..engine.lifecycle import delete_study
     from ..engine.study import open_study
 
-    name, url, _ = resolve_target(target, storage, study_name)
+    name, url, _ = resolve_target(target, storage, study_name, reads_storage=True)
     if not yes:
         if not sys.stdin.isatty():
             raise ConfigError("delete", name, "would delete the study; confirm with --yes (stdin is not a terminal)")
@@ -128,7 +128,7 @@ def copy(source, new_name, storage, to_storage) -> None:
     """
     from ..engine.lifecycle import copy_study
 
-    name, url, _ = resolve_target(source, storage)
+    name, url, _ = resolve_target(source, storage, reads_storage=True)
     to_url = storage_url(to_storage, "--to-storage") if to_storage is not None else None
     res = copy_study(name, url, new_name, to_url)
     click.echo(f"copied {res.source} ({counted(res.trials, 'trial')}) to {res.destination} in "

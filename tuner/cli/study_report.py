@@ -32,7 +32,7 @@ def report(target, study_name, storage, output, png_dir) -> None:
             raise click.UsageError("--png needs matplotlib: pip install 'sglang-spec-tuner[report]' (from a clone: pip install -e '.[report]')")
     from ..config.files import check_output
 
-    name, url, config = resolve_target(target, storage, study_name)
+    name, url, config = resolve_target(target, storage, study_name, reads_storage=True)
     output = output or f"{name}-report.html"
     check_not_an_input(output, "-o", target, url, config)
     # before anything is read or written: one line, not a traceback; no missing folder is made

@@ -20,7 +20,7 @@ from .study_target import resolve_target, storage_option
 def _open(target, study_name, storage):
     from ..engine.study import open_study
 
-    name, url, _ = resolve_target(target, storage, study_name)
+    name, url, _ = resolve_target(target, storage, study_name, reads_storage=True)
     return open_study(name, url, tuner_only=True), url
 
 
@@ -107,7 +107,7 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
     if min_speedup_c32 is not None and not pick:
         raise ConfigError("--min-speedup-c32", "", "filters the trials --pick chooses from; give --pick too")
     fmt = fmt or ("json" if adaptive or (out and out.suffix.lower() == ".json") else "yaml")
-    name, url, config = resolve_target(target, storage, study_name)
+    name, url, config = resolve_target(target, storage, study_name, reads_storage=True)
     if out and adaptive_out and out.resolve() == Path(adaptive_out).resolve():
         raise ConfigError("--adaptive-out", adaptive_out, "is the -o file too: the server config and the policy it "
                           "names need two files")

@@ -33,10 +33,17 @@ def in_storage(config: StudyConfig, url: str) -> StudyConfig:
     return config.model_copy(update={"storage": url})
 
 
-def resolve_target(target: str | None, storage: str | None, study_name: str | None = None) -> tuple[str, str, StudyConfig | None]:
+def resolve_target(target: str | None, storage: str | None, study_name: str | None = None,
+                   reads_storage: bool = False) -> tuple[str, str, StudyConfig | None]:
     """(study name, storage URL, study config if a file was given) from the command line. Raises
     :class:`ConfigError` naming ``--storage``, the study file's ``storage`` or the variable that gave
-    an SQLite URL that cannot be opened here (:func:`tuner.config.study.sqlite_storage_problem`)."""
+    an SQLite URL that cannot be opened here (:func:`tuner.config.study.sqlite_storage_problem`).
+
+    ``reads_storage``: the command reads the study from its storage alone (status, pareto, export,
+    report, compare), which keeps the suite and space the study measured; a file the study file names
+    that is gone or changed since (a dataset left on the GPU node, a suite edited) is then a warning
+    on stderr, not an error (QA: `status study.yaml` failed once the dataset was moved away, though
+    `--study NAME` read the study). A fault in the study file itself is still an error."""
     from ..config.files import unusable_path
 
     config = None
@@ -44,7 +51,14 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
     if problem:  # no file can be read there (pathlib would raise), and no study has such a name
         raise ConfigError(target, "", f"is no usable path ({problem}); give the study file or the study's name")
     if target and (target.endswith((".yaml", ".yml")) or Path(target).is_file()):
-        config = load_study(target)
+        try:
+            config = load_study(target)
+        except ConfigError as exc:
+            if not reads_storage:
+                raise
+            config = load_study(target, referenced=False)  # raises for a fault in the file itself
+            click.echo(f"warning: {exc}; the study is read from its storage, which holds the suite and space it "
+                       "measured", err=True)
         name = config.name
         url = storage if storage is not None else config.storage  # an empty --storage is refused, not skipped
         if study_name and study_name != name:

@@ -686,15 +686,20 @@ def objective_concurrency(name: str) -> int | None:
     return int(m.group(3)) if m and m.group(3) else None
 
 
-def load_study(path: str | Path) -> StudyConfig:
+def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     """Load and validate a study file, including the search space and suite it refers to.
 
     Relative paths in the file (search space, workdir) are made absolute against the study file's
     folder, so the returned object means the same thing from any working directory.
+    ``referenced=False`` validates the study file alone and reads none of the files it names (space,
+    suite, dataset, profile, landscape): enough for a command that reads the study from its storage,
+    which keeps the space and suite the study measured (its name, storage and paths mean the same).
     """
     path = _resolved(Path(path), path, "")
     study = load_model(StudyConfig, path)
     base = path.parent
+    if not referenced:
+        return _paths_and_storage(study, base, path, _named_files_alone(study, base, path))
     space = study.search_space
     if space in SHIPPED_SPACES:  # kept as its name, as a shipped suite or profile is
         space_path: str | Path = space
@@ -742,6 +747,24 @@ def load_study(path: str | Path) -> StudyConfig:
         sim = study.server.sim.model_copy(update={"profile": str(file)})
         update["server"] = study.server.model_copy(update={"sim": sim})
     update.update(_model_paths(study, base, path))
+    return _paths_and_storage(study, base, path, update)
+
+
+def _named_files_alone(study: StudyConfig, base: Path, path: Path) -> dict[str, Any]:
+    """The search space and a suite file named by the study file, made absolute as :func:`load_study`
+    makes them, without reading them."""
+    update: dict[str, Any] = {}
+    space, suite = study.search_space, study.bench.suite
+    if space not in SHIPPED_SPACES and (not is_bare_name(space) or (base / space).exists()):
+        update["search_space"] = str(_resolved(base / space, path, "search_space"))
+    if isinstance(suite, str) and suite not in SHIPPED_SUITES and (not is_bare_name(suite) or (base / suite).exists()):
+        update["bench"] = study.bench.model_copy(update={"suite": str(_resolved(base / suite, path, "bench.suite"))})
+    return update
+
+
+def _paths_and_storage(study: StudyConfig, base: Path, path: Path, update: dict[str, Any]) -> StudyConfig:
+    """``study`` with ``update`` and its workdir and storage made absolute against the study file's
+    folder ``base`` (the storage: the file's, else ``$TUNER_STORAGE``, else ``NAME.db`` beside it)."""
     from .files import dangling_link
 
     workdir = base / (study.workdir or study.name)

@@ -1,0 +1,78 @@
+"""Commands that read a study from its storage (status, pareto, export, report, compare, copy,
+delete) take the study file when a file it names is gone or changed since the study ran: the
+storage keeps the suite and space the study measured. A warning on stderr says what is missing;
+`run`, which measures, still refuses. Real studies on ``server.backend: model`` via the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import yaml
+from click.testing import CliRunner
+from support.model_study import model_study_data
+
+from tuner.cli import cli
+
+
+@pytest.fixture()
+def study_with_dataset(tmp_path, monkeypatch):
+    """A 2-launch study of a dataset suite, run; then its dataset file moved away (as when the study's
+    database and file are copied off the GPU node without the data)."""
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    rows = [{"prompt": f"Summarize item {i} of the catalogue in one paragraph.", "max_tokens": 16} for i in range(6)]
+    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    data = model_study_data("gone", seed=1)
+    data["bench"] = {"suite": {"name": "mine", "dataset": {"path": "d.jsonl", "n": 4},
+                               "sweep": {"concurrencies": [1, 32]}}}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(cli, ["study", "run", "s.yaml"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    (tmp_path / "d.jsonl").rename(tmp_path / "elsewhere.jsonl")
+    return tmp_path
+
+
+READERS = [
+    ["study", "status", "s.yaml"],
+    ["study", "status", "s.yaml", "-f", "json"],
+    ["study", "pareto", "s.yaml"],
+    ["study", "export", "s.yaml", "--pick", "knee", "-o", "best.yaml"],
+    ["study", "report", "s.yaml", "-o", "r.html"],
+    ["study", "compare", "s.yaml", "s.yaml"],
+    ["study", "copy", "s.yaml", "copied"],
+]
+
+
+@pytest.mark.parametrize("argv", READERS, ids=lambda a: " ".join(a[1:2] + a[3:4]))
+def test_a_reader_takes_the_study_file_when_its_dataset_is_gone(study_with_dataset, argv):
+    result = CliRunner().invoke(cli, argv, catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    warnings = [line for line in result.stderr.splitlines() if line.startswith("warning: ")]
+    assert len(warnings) >= 1 and "bench.suite.dataset.path" in warnings[0] and "d.jsonl not found" in warnings[0]
+    assert "read from its storage" in warnings[0]
+    if "export" in argv:
+        assert "num_draft_tokens" in (study_with_dataset / "best.yaml").read_text().replace("-", "_")
+
+
+def test_run_still_refuses_and_a_fault_in_the_study_file_is_still_an_error(study_with_dataset):
+    result = CliRunner().invoke(cli, ["study", "run", "s.yaml"], catch_exceptions=False)
+    assert result.exit_code == 2 and "bench.suite.dataset.path" in result.output and "warning" not in result.output
+    data = yaml.safe_load((study_with_dataset / "s.yaml").read_text())
+    data["budget"]["n_trials"] = "many"
+    (study_with_dataset / "s.yaml").write_text(yaml.safe_dump(data))
+    result = CliRunner().invoke(cli, ["study", "status", "s.yaml"], catch_exceptions=False)
+    assert result.exit_code == 2 and "budget.n_trials" in result.output and "warning" not in result.output
+
+
+def test_delete_takes_the_study_file_when_its_dataset_is_gone(study_with_dataset):
+    def names() -> list[str]:
+        listed = CliRunner().invoke(cli, ["study", "list", "-f", "json", "--storage",
+                                          f"sqlite:///{study_with_dataset / 'gone.db'}"])
+        assert listed.exit_code == 0, listed.output
+        return [row["name"] for row in json.loads(listed.stdout)]
+
+    assert "gone" in names()
+    result = CliRunner().invoke(cli, ["study", "delete", "s.yaml", "--yes"], catch_exceptions=False)
+    assert result.exit_code == 0, result.output
+    assert "gone" not in names()
