@@ -76,3 +76,24 @@ def test_delete_takes_the_study_file_when_its_dataset_is_gone(study_with_dataset
     result = CliRunner().invoke(cli, ["study", "delete", "s.yaml", "--yes"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
     assert "gone" not in names()
+
+
+def test_a_landscape_study_reads_without_its_table_and_export_spares_a_changed_table(tmp_path, monkeypatch):
+    from support.landscapes import table_from_profile, write_table
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    write_table(tmp_path / "node.json", table_from_profile("k2.6-tp8-pcie"))
+    data = model_study_data("table", seed=2)
+    data["server"]["model"] = {"landscape": "node.json", "noise": 0.02, "seed": 2}
+    (tmp_path / "s.yaml").write_text(yaml.safe_dump(data))
+    assert CliRunner().invoke(cli, ["study", "run", "s.yaml"], catch_exceptions=False).exit_code == 0
+    (tmp_path / "node.json").write_text("{}")  # changed: the study file no longer loads whole
+    # the table is still the study's input, relative path and all: no export writes over it
+    result = CliRunner().invoke(cli, ["study", "export", "s.yaml", "--pick", "knee", "-o", "node.json"])
+    assert result.exit_code == 2 and "-o: node.json: is the study's landscape table" in result.output
+    assert (tmp_path / "node.json").read_text() == "{}"
+    (tmp_path / "node.json").unlink()
+    result = CliRunner().invoke(cli, ["study", "pareto", "s.yaml", "-f", "json"], catch_exceptions=False)
+    assert result.exit_code == 0 and "server.model.landscape" in result.stderr
+    assert json.loads(result.stdout)["points"]

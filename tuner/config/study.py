@@ -759,6 +759,18 @@ def _named_files_alone(study: StudyConfig, base: Path, path: Path) -> dict[str, 
         update["search_space"] = str(_resolved(base / space, path, "search_space"))
     if isinstance(suite, str) and suite not in SHIPPED_SUITES and (not is_bare_name(suite) or (base / suite).exists()):
         update["bench"] = study.bench.model_copy(update={"suite": str(_resolved(base / suite, path, "bench.suite"))})
+    server = study.server
+    if _is_path(server.sim.profile):
+        sim = server.sim.model_copy(update={"profile": str(_resolved(base / server.sim.profile, path, "server.sim.profile"))})
+        server = server.model_copy(update={"sim": sim})
+    model = server.model
+    if model is not None:
+        files = {key: str(_resolved(base / text, path, f"server.model.{key}"))
+                 for key, text in (("profile", model.profile), ("landscape", model.landscape))
+                 if text is not None and (key == "landscape" or _is_path(text))}
+        server = server.model_copy(update={"model": model.model_copy(update=files)})
+    if server is not study.server:
+        update["server"] = server
     return update
 
 
