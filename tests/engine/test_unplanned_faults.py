@@ -21,7 +21,7 @@ from pathlib import Path
 
 import optuna
 import pytest
-from support.faults import fault_env
+from support.faults import fault_env, wait_for
 from support.processes import finish
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -189,6 +189,20 @@ def other_node(argv: list[str]) -> list[str]:
     return ["unshare", "--uts", "sh", "-c", 'hostname node-b && exec "$@"', "sh", *argv]
 
 
+def trial_state(url: str, study_name: str, number: int) -> str | None:
+    """The state's name of trial ``number`` of the study at ``url`` (None: not there yet)."""
+    from sqlalchemy.pool import NullPool
+
+    from tuner.engine.storage import driver_url
+
+    storage = optuna.storages.RDBStorage(driver_url(url), engine_kwargs={"poolclass": NullPool})
+    try:
+        trials = storage.get_all_trials(storage.get_study_id_from_name(study_name), deepcopy=False)
+        return trials[number].state.name if len(trials) > number else None
+    finally:
+        storage.engine.dispose()
+
+
 def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_goes_on(pg_url, tmp_path):
     """Worker A (another host) is paused with SIGSTOP during its trial's suite, past the heartbeat's
     grace and the stall watch; worker B fails A's trial as dead, queues its setting again and measures
@@ -209,10 +223,15 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
     try:
         wait_for_text(tmp_path / "wa" / "trials" / "0" / "server.log", "Cache flushed")
         os.kill(a.pid, signal.SIGSTOP)
+        stopped_at = time.monotonic()
         with open(b_log, "w") as out:
             b = subprocess.Popen([*tuner, "study", "run", "--study", "takeover", "--workdir", "wb"], env=env,
                                  cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
-        time.sleep(10)  # past the grace (4 s) and the stall watch (5 s): B fails trial 0 as dead
+        # A stays paused until B has failed trial 0 as dead (past the grace, 4 s: waited for, not
+        # guessed, so a loaded machine's slow B cannot find A back first) and past its own stall
+        # watch (5 s; one more for the watch's 0.5 s ticks), so that resumed it finds its trial taken
+        wait_for(lambda: trial_state(pg_url, "takeover", 0) == "FAIL", 120, "B to fail trial 0 as dead", [b])
+        time.sleep(max(0.0, stopped_at + 6 - time.monotonic()))
         os.kill(a.pid, signal.SIGCONT)
         assert a.wait(timeout=300) == 0, a_log.read_text()
         assert b.wait(timeout=300) == 0, b_log.read_text()
