@@ -189,18 +189,10 @@ def other_node(argv: list[str]) -> list[str]:
     return ["unshare", "--uts", "sh", "-c", 'hostname node-b && exec "$@"', "sh", *argv]
 
 
-def trial_state(url: str, study_name: str, number: int) -> str | None:
-    """The state's name of trial ``number`` of the study at ``url`` (None: not there yet)."""
-    from sqlalchemy.pool import NullPool
-
-    from tuner.engine.storage import driver_url
-
-    storage = optuna.storages.RDBStorage(driver_url(url), engine_kwargs={"poolclass": NullPool})
-    try:
-        trials = storage.get_all_trials(storage.get_study_id_from_name(study_name), deepcopy=False)
-        return trials[number].state.name if len(trials) > number else None
-    finally:
-        storage.engine.dispose()
+def trial_state(storage, study_name: str, number: int) -> str | None:
+    """The state's name of trial ``number`` of the study in ``storage`` (None: not there yet)."""
+    trials = storage.get_all_trials(storage.get_study_id_from_name(study_name), deepcopy=False)
+    return trials[number].state.name if len(trials) > number else None
 
 
 def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_goes_on(pg_url, tmp_path):
@@ -208,6 +200,10 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
     grace and the stall watch; worker B fails A's trial as dead, queues its setting again and measures
     it. A, resumed, must drop its measurement with a line saying why and go on (QA: it ended in a
     traceback, UpdateFinishedTrialError from the pruning judge's write to the finished trial)."""
+    from sqlalchemy.pool import NullPool
+
+    from tuner.engine.storage import driver_url
+
     study = tmp_path / "takeover.yaml"
     study.write_text(TAKEOVER.format(space=ROOT / "search_spaces" / "eagle3.yaml"))
     env = fault_env(TUNER_STORAGE=pg_url, TUNER_STALL_S="5")
@@ -230,7 +226,11 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
         # A stays paused until B has failed trial 0 as dead (past the grace, 4 s: waited for, not
         # guessed, so a loaded machine's slow B cannot find A back first) and past its own stall
         # watch (5 s; one more for the watch's 0.5 s ticks), so that resumed it finds its trial taken
-        wait_for(lambda: trial_state(pg_url, "takeover", 0) == "FAIL", 120, "B to fail trial 0 as dead", [b])
+        watch = optuna.storages.RDBStorage(driver_url(pg_url), engine_kwargs={"poolclass": NullPool})
+        try:
+            wait_for(lambda: trial_state(watch, "takeover", 0) == "FAIL", 120, "B to fail trial 0 as dead", [b])
+        finally:
+            watch.engine.dispose()
         time.sleep(max(0.0, stopped_at + 6 - time.monotonic()))
         os.kill(a.pid, signal.SIGCONT)
         assert a.wait(timeout=300) == 0, a_log.read_text()
@@ -244,8 +244,6 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
     out_a = a_log.read_text()
     assert "Traceback" not in out_a + b_log.read_text(), out_a
     assert "the tuner itself stood still" in out_a, out_a
-    from tuner.engine.storage import driver_url
-
     s = optuna.load_study(study_name="takeover", storage=driver_url(pg_url))
     first = s.trials[0]
     assert first.state.name == "FAIL", first.user_attrs
