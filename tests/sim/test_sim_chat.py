@@ -27,7 +27,7 @@ def test_sglext_goes_top_level_or_in_its_own_chunk_before_usage():
     details = spec_tokens_details(meta)
     assert details["spec_verify_ct"] == 4 and details["spec_cap_lens_histogram"] == []
     assert spec_tokens_details({"completion_tokens": 3}) is None  # no speculation: no sglext
-    fmt = OpenAIFormatter(chat=True, model="m")
+    fmt = OpenAIFormatter(chat=True, model="m", rid="r")
     body = fmt.response([("hi", 3, 8)], 1, {"spec_tokens_details": details})
     assert body["sglext"]["spec_tokens_details"]["spec_accept_length"] == 2.0
     assert "sglext" not in fmt.response([("hi", 3, 8)])
@@ -47,7 +47,7 @@ def test_a_chat_stream_is_shaped_as_sglangs():
     usage so far (continuous_usage_stats), the finish reason last in a chunk of its own; the
     simulator sent it on the last text chunk, so a client that read it only there ran on the simulator
     only."""
-    fmt = OpenAIFormatter(chat=True, model="m")
+    fmt = OpenAIFormatter(chat=True, model="m", rid="r")
     options = {"continuous_usage_stats": True}
     first = fmt.stream_chunks("a", 3, 1, False, True, options)
     last = fmt.stream_chunks(" b", 3, 2, True, False, options)

@@ -385,7 +385,7 @@ class SimService:
             return _api_error(exc)
         for _ in parsed.specs:
             self._count_accepted()
-        fmt = OpenAIFormatter(chat=chat, model=parsed.model or self.model_name)
+        model = parsed.model or self.model_name
         if not parsed.stream:
             results = await self._run_all(parsed, request, rid=False)
             if isinstance(results, ShuttingDown):
@@ -393,12 +393,15 @@ class SimService:
             if results is None:
                 return web.Response(status=499)  # nobody reads it: the client is gone
             ext = self._sglext([(req, self._final(req)) for req, _, _ in results], parsed)
+            fmt = OpenAIFormatter(chat=chat, model=model, rid=results[0][0].rid)
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
                                                    for req, ids, text in results], parsed.n, ext))
+        rid = uuid.uuid4().hex  # io_struct.py _normalize_single_inputs: the request's rid
+        fmt = OpenAIFormatter(chat=chat, model=model, rid=rid)
         resp = await self._prepare_stream(request)
         try:
             first = True
-            async for req, progress, new, n_ids in self._stream_one(parsed.specs[0], None):
+            async for req, progress, new, n_ids in self._stream_one(parsed.specs[0], rid):
                 ext = self._sglext([(req, progress)], parsed) if progress.finished else None
                 for chunk in fmt.stream_chunks(synth.detokenize(new), req.prompt_tokens, n_ids,
                                                progress.finished, first, parsed.options or {}, ext):

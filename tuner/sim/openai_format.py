@@ -8,12 +8,18 @@ stream, ``stream_options.include_usage`` adds a last chunk with empty ``choices`
 the top level of a complete answer, and in a stream as one chunk with ``choices: []`` after the
 finish and before the usage chunk (``serving_chat.py``; ``utils.spec_tokens_details_from_meta_info``
 builds it from ``/generate``'s meta_info figures, and there is none without speculation).
+
+Keys and values as SGLang 0.5.23 serializes them: the answer's ``id`` is the request id of its
+first output (``ret[0]["meta_info"]["id"]``: a bare ``uuid4().hex``, io_struct.py line 564), the
+same in every chunk of a stream; a complete answer carries ``metadata: {"weight_version": ...}``;
+``usage`` is ``UsageInfo`` whole (``reasoning_tokens`` 0, ``completion_tokens_details`` null), but
+the completions route's last usage chunk drops the null fields (``exclude_none=True``); a chat
+``message`` has no ``tool_calls`` key when there are none (``ChatMessage._serialize``).
 """
 
 from __future__ import annotations
 
 import time
-import uuid
 
 #: meta_info keys ``utils.spec_tokens_details_from_meta_info`` copies (defaults 0 / [])
 _SPEC_KEYS = {"spec_accept_rate": 0.0, "spec_accept_length": 0.0, "spec_cap_length": 0.0,
@@ -29,16 +35,30 @@ def spec_tokens_details(meta: dict) -> dict | None:
 
 
 def usage(prompt_tokens: int, completion_tokens: int) -> dict:
-    return {"prompt_tokens": prompt_tokens, "completion_tokens": completion_tokens,
-            "total_tokens": prompt_tokens + completion_tokens, "prompt_tokens_details": None}
+    """``UsageInfo`` as ``usage_processor.py`` ``calculate_token_usage`` builds it (lines 121-132; the
+    fields of protocol.py lines 221-229, in that order): no reasoning tokens, so
+    ``completion_tokens_details`` is null; no cache report, so ``prompt_tokens_details`` is null."""
+    return {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
+            "completion_tokens": completion_tokens, "prompt_tokens_details": None, "reasoning_tokens": 0,
+            "completion_tokens_details": None}
+
+
+def _without_nulls(value):
+    """pydantic's ``model_dump_json(exclude_none=True)``: null fields dropped, at every level."""
+    if isinstance(value, dict):
+        return {k: _without_nulls(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        return [_without_nulls(v) for v in value]
+    return value
 
 
 class OpenAIFormatter:
     """Builds the response (or the stream chunks) of one OpenAI request."""
 
-    def __init__(self, *, chat: bool, model: str):
-        self.chat, self.model = chat, model
-        self.id = ("chatcmpl-" if chat else "cmpl-") + uuid.uuid4().hex
+    def __init__(self, *, chat: bool, model: str, rid: str):
+        # serving_chat.py line 3044, serving_completions.py line 640 (and every stream chunk,
+        # serving_chat.py line 2587, serving_completions.py line 388): the id is the request's rid.
+        self.chat, self.model, self.id = chat, model, rid
         self.created = int(time.time())
 
     def _envelope(self, obj: str, choices: list, usage_: dict | None) -> dict:
@@ -54,8 +74,9 @@ class OpenAIFormatter:
         choices = []
         for index, (text, _, _) in enumerate(outputs):
             if self.chat:
+                # protocol.py ChatMessage._serialize (lines 1299-1304): no tool_calls key without calls
                 choices.append({"index": index, "message": {"role": "assistant", "content": text,
-                                                            "reasoning_content": None, "tool_calls": None},
+                                                            "reasoning_content": None},
                                 "logprobs": None, "finish_reason": "length", "matched_stop": None})
             else:
                 choices.append({"index": index, "text": text, "logprobs": None, "finish_reason": "length",
@@ -64,6 +85,9 @@ class OpenAIFormatter:
         completion_tokens = sum(c for _, _, c in outputs)
         obj = "chat.completion" if self.chat else "text_completion"
         body = self._envelope(obj, choices, usage(prompt_tokens, completion_tokens))
+        # weight_versions.py build_endpoint_weight_version_metadata (serving_chat.py line 3049,
+        # serving_completions.py line 645); the simulator's weights are version "default"
+        body["metadata"] = {"weight_version": "default"}
         if sglext:
             body["sglext"] = sglext
         return body
@@ -106,5 +130,8 @@ class OpenAIFormatter:
         if finished and sglext:
             chunks.append({**self._envelope(obj, [], None), "sglext": sglext})
         if finished and options.get("include_usage"):
-            chunks.append(self._envelope(obj, [], usage(prompt_tokens, completion_tokens)))
+            last = self._envelope(obj, [], usage(prompt_tokens, completion_tokens))
+            # serving_completions.py line 495 dumps this chunk with exclude_none=True; serving_chat.py
+            # line 2797 dumps it whole
+            chunks.append(last if self.chat else _without_nulls(last))
         return chunks

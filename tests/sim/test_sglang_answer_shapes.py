@@ -1,0 +1,106 @@
+"""The simulator's answers, key by key, as SGLang 0.5.23 serializes them (a differential check).
+
+Each assertion names the SGLang source that decides it (paths under ``python/sglang/srt/`` of the
+0.5.23 wheel). The tuner's client (``tuner/bench/client.py``, ``sglext.py``) reads only some of these
+keys; the rest are pinned so that a client written against the simulator runs against SGLang too.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import requests
+from support.simproc import running_sim
+
+SPEC = ("--speculative-algorithm", "EAGLE3", "--speculative-num-steps", "3", "--speculative-eagle-topk", "1",
+        "--speculative-num-draft-tokens", "4")
+JSON = {"Content-Type": "application/json"}
+RID = re.compile(r"[0-9a-f]{32}")  # io_struct.py line 564: rid = uuid.uuid4().hex, no prefix
+#: protocol.py UsageInfo (lines 221-229), as usage_processor.py calculate_token_usage fills it
+USAGE_KEYS = {"prompt_tokens", "total_tokens", "completion_tokens", "prompt_tokens_details",
+              "reasoning_tokens", "completion_tokens_details"}
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with running_sim(*SPEC, speedup=200.0) as s:
+        yield s
+
+
+def _post(sim, route: str, body: dict) -> requests.Response:
+    return requests.post(sim.url + route, data=json.dumps(body).encode(), headers=JSON, timeout=30)
+
+
+def _events(r: requests.Response) -> list:
+    """The SSE ``data:`` payloads of a stream, ``[DONE]`` included as the string."""
+    out = []
+    for line in r.text.split("\n"):
+        if line.startswith("data: "):
+            payload = line[len("data: "):]
+            out.append(payload if payload == "[DONE]" else json.loads(payload))
+    return out
+
+
+def test_chat_answer_has_sglangs_keys(sim):
+    r = _post(sim, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3,
+                                            "temperature": 0})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    # protocol.py ChatCompletionResponse (lines 1336-1351): sglext dropped when None
+    assert set(body) == {"id", "object", "created", "model", "choices", "usage", "metadata"}
+    # serving_chat.py line 3044: id=ret[0]["meta_info"]["id"], the rid itself
+    assert RID.fullmatch(body["id"]), body["id"]
+    # serving_chat.py line 3049; weight_versions.py build_endpoint_weight_version_metadata
+    assert body["metadata"] == {"weight_version": "default"}
+    choice = body["choices"][0]
+    # protocol.py ChatCompletionResponseChoice._serialize (lines 1321-1333) drops the None extras
+    assert set(choice) == {"index", "message", "logprobs", "finish_reason", "matched_stop"}
+    # protocol.py ChatMessage._serialize (lines 1299-1304): no tool_calls key without tool calls
+    assert set(choice["message"]) == {"role", "content", "reasoning_content"}
+    assert set(body["usage"]) == USAGE_KEYS
+    assert (body["usage"]["reasoning_tokens"], body["usage"]["completion_tokens_details"]) == (0, None)
+
+
+def test_completion_answer_has_sglangs_keys(sim):
+    r = _post(sim, "/v1/completions", {"prompt": "hi", "max_tokens": 3, "temperature": 0})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    # protocol.py CompletionResponse (lines 528-543); serving_completions.py lines 639-646
+    assert set(body) == {"id", "object", "created", "model", "choices", "usage", "metadata"}
+    assert RID.fullmatch(body["id"]), body["id"]
+    assert body["metadata"] == {"weight_version": "default"}
+    assert set(body["choices"][0]) == {"index", "text", "logprobs", "finish_reason", "matched_stop"}
+    assert set(body["usage"]) == USAGE_KEYS
+
+
+def test_chat_stream_chunks_carry_the_rid_and_whole_usage(sim):
+    r = _post(sim, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3,
+                                            "temperature": 0, "stream": True,
+                                            "stream_options": {"include_usage": True,
+                                                               "continuous_usage_stats": True}})
+    events = _events(r)
+    assert events[-1] == "[DONE]"
+    chunks = events[:-1]
+    # serving_chat.py lines 2587, 2656, 2791: every chunk's id is content["meta_info"]["id"]
+    assert len({c["id"] for c in chunks}) == 1 and RID.fullmatch(chunks[0]["id"])
+    # a text chunk's continuous usage is UsageInfo.model_dump() (serving_chat.py lines 1035-1041)
+    texts = [c for c in chunks if c["choices"] and c["choices"][0]["delta"].get("content")]
+    assert texts and all(set(c["usage"]) == USAGE_KEYS for c in texts)
+    # the last chunk is dumped whole (serving_chat.py line 2797: model_dump_json(), no exclude_none)
+    assert chunks[-1]["choices"] == [] and set(chunks[-1]["usage"]) == USAGE_KEYS
+
+
+def test_completion_stream_usage_chunk_drops_nulls(sim):
+    r = _post(sim, "/v1/completions", {"prompt": "hi", "max_tokens": 3, "temperature": 0, "stream": True,
+                                       "stream_options": {"include_usage": True}})
+    events = _events(r)
+    assert events[-1] == "[DONE]"
+    chunks = events[:-1]
+    assert len({c["id"] for c in chunks}) == 1 and RID.fullmatch(chunks[0]["id"])
+    # a text chunk without continuous usage: model_dump_json() keeps "usage": null (line 403)
+    assert all("usage" in c and c["usage"] is None for c in chunks[:-1])
+    # serving_completions.py line 495: the usage chunk is dumped with exclude_none=True
+    assert chunks[-1]["choices"] == []
+    assert set(chunks[-1]["usage"]) == {"prompt_tokens", "total_tokens", "completion_tokens", "reasoning_tokens"}
