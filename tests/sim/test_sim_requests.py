@@ -148,6 +148,12 @@ ROWS = [
     # -- /v1/chat/completions
     ("chat-empty-messages", "/v1/chat/completions", chat(messages=[]), JSON, 400, "openai",
      "Messages cannot be empty."),
+    # serving_chat.py _validate_request (lines 1180-1190): max_completion_tokens or max_tokens over the
+    # context length, before the tokenizer manager's input + output check (the simulator answered that)
+    ("chat-max-completion-tokens-over-context", "/v1/chat/completions", chat(max_completion_tokens=10_000), JSON,
+     400, "openai", "max_completion_tokens is too large: 10000.This model supports at most 8192 completion tokens."),
+    ("chat-max-tokens-over-context", "/v1/chat/completions", chat(max_tokens=9000), JSON, 400, "openai",
+     "max_completion_tokens is too large: 9000.This model supports at most 8192 completion tokens."),
     ("chat-no-messages", "/v1/chat/completions", {"model": "m"}, JSON, 400, "fastapi",
      "'type': 'missing', 'loc': ('body', 'messages')"),
     ("chat-logprobs", "/v1/chat/completions", chat(logprobs=True), JSON, 400, "openai",
@@ -269,3 +275,11 @@ def test_speculative_reserves_draft_slots_in_the_context():
                 in r.json()["error"]["message"])
         ok = _post(s.url + "/generate", {"input_ids": [7] * 40, "sampling_params": {"max_new_tokens": 8}}, JSON)
         assert ok.status_code == 200
+
+
+def test_chat_max_completion_tokens_0_falls_through_to_max_tokens(sim):
+    """protocol.py to_sampling_params (line 1214): ``max_completion_tokens or max_tokens``, so a 0
+    is no limit of its own (the simulator generated 0 tokens)."""
+    out = _post(sim.url + "/v1/chat/completions", chat(max_completion_tokens=0, max_tokens=3), JSON)
+    assert out.status_code == 200, out.text
+    assert out.json()["usage"]["completion_tokens"] == 3

@@ -231,8 +231,15 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
     if chat:
         if not req.messages:
             raise openai_error("Messages cannot be empty.")
+        # serving_chat.py _validate_request (lines 1180-1190) and protocol.py to_sampling_params (line
+        # 1214) both read ``max_completion_tokens or max_tokens``: a 0 falls through to max_tokens.
+        # The limit is the server's resolved context length, checked before the tokenizer manager's
+        # input + output check (allow_auto_truncate off, SGLang's default).
+        max_tokens = req.max_completion_tokens or req.max_tokens
+        if max_tokens and max_tokens > limits.context_len:
+            raise openai_error(f"max_completion_tokens is too large: {max_tokens}.This model supports at "
+                               f"most {limits.context_len} completion tokens.")
         prompts = [(chat_prompt(req.messages), None)]
-        max_tokens = req.max_completion_tokens if req.max_completion_tokens is not None else req.max_tokens
         if max_tokens is None:
             max_tokens = CHAT_DEFAULT_MAX_TOKENS
     else:
