@@ -145,6 +145,17 @@ ROWS = [
     ("gen-params-list-single", "/generate", {"text": PROMPT, "sampling_params": [{"max_new_tokens": 4}]},
      JSON, 500, "plain", "Internal Server Error"),
     ("comp-unknown-key", "/v1/completions", comp(no_such_key=1), JSON, 200, "ok", None),
+    # LoRA without --enable-lora: tokenizer_manager.py _validate_and_resolve_lora (lines 3729-3740);
+    # an adapter named in "model" (serving_base.py _parse_model_parameter, lines 40-60) too: the
+    # simulator served "base:adapter" as if no adapter were named
+    ("chat-model-adapter", "/v1/chat/completions", chat(model="base:adapter1"), JSON, 400, "openai",
+     "LoRA adapter 'adapter1' was requested, but LoRA is not enabled. Please launch the server with "
+     "--enable-lora flag and preload adapters using --lora-paths or /load_lora_adapter endpoint."),
+    ("comp-lora-path", "/v1/completions", comp(lora_path="a1"), JSON, 400, "openai",
+     "LoRA adapter 'a1' was requested, but LoRA is not enabled."),
+    ("gen-lora-path", "/generate", {**gen(), "lora_path": "a1"}, JSON, 400, "native",
+     "LoRA adapter 'a1' was requested, but LoRA is not enabled."),
+    ("comp-model-no-adapter", "/v1/completions", comp(model="any-name"), JSON, 200, "ok", None),
     # -- /v1/chat/completions
     ("chat-empty-messages", "/v1/chat/completions", chat(messages=[]), JSON, 400, "openai",
      "Messages cannot be empty."),
@@ -283,3 +294,13 @@ def test_chat_max_completion_tokens_0_falls_through_to_max_tokens(sim):
     out = _post(sim.url + "/v1/chat/completions", chat(max_completion_tokens=0, max_tokens=3), JSON)
     assert out.status_code == 200, out.text
     assert out.json()["usage"]["completion_tokens"] == 3
+
+
+def test_lora_with_lora_on_is_refused_as_not_implemented():
+    """--lora-paths alone turns LoRA on (arg_groups/lora_hook.py lines 38-43): SGLang would then run
+    the adapter, which the simulator cannot, so it refuses in SGLang's shape; the served name itself,
+    colon and all, names no adapter (serving_base.py line 50)."""
+    with running_sim("--lora-paths", "a1=/nowhere", "--served-model-name", "org/m:v2", speedup=200.0) as s:
+        r = _post(s.url + "/v1/chat/completions", chat(model="org/m:v2:a1"), JSON)
+        assert r.status_code == 400 and r.json()["message"].startswith(NOT_IMPLEMENTED + " LoRA adapters"), r.text
+        assert _post(s.url + "/v1/chat/completions", chat(model="org/m:v2"), JSON).status_code == 200

@@ -39,7 +39,7 @@ from . import text as synth
 from .args import LaunchPlan
 from .auth import middleware as key_check
 from .request_models import ApiError, openai_error
-from .requests import ContextCheck, GenSpec, ParsedRequest, parse_chat, parse_completion, parse_generate
+from .requests import ContextCheck, GenSpec, ParsedRequest, Served, parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
 from .server_info import SIM_VERSION, resolved_server_args, server_info_body
 from .streaming import CumulativeChunks, IncrementalChunks, Timekeeping
@@ -100,6 +100,8 @@ class SimService:
         self.model_name = args["served_model_name"]
         self.limits = ContextCheck(args["context_length"], self._reserved_tokens(),
                                    model.prompt_tokens)
+        lora = args.get("enable_lora")
+        self.served = Served(self.model_name, bool(lora) or (lora is None and bool(args.get("lora_paths"))))
         self.timekeeping = Timekeeping(speedup, clock=self.engine.clock)
         self._salt = 0
         self._facts: dict[int, tuple[int, float]] = {}
@@ -330,7 +332,8 @@ class SimService:
         if (resp := self._not_ready()) is not None:
             return resp
         try:
-            parsed = parse_generate(await request.read(), request.headers.get("Content-Type"), self.limits)
+            parsed = parse_generate(await request.read(), request.headers.get("Content-Type"), self.limits,
+                                    self.served)
         except ApiError as exc:
             return _api_error(exc)
         for _ in parsed.specs:
@@ -380,7 +383,7 @@ class SimService:
             return resp
         try:
             parsed: ParsedRequest = (parse_chat if chat else parse_completion)(
-                await request.read(), request.headers.get("Content-Type"), self.limits)
+                await request.read(), request.headers.get("Content-Type"), self.limits, self.served)
         except ApiError as exc:
             return _api_error(exc)
         for _ in parsed.specs:

@@ -122,6 +122,42 @@ class ContextCheck:
         return ctx - n_in
 
 
+@dataclass(frozen=True)
+class Served:
+    """What of the server's configuration a request is checked against besides the context: the
+    served model name and whether LoRA is on (``enable_lora``, or unset with ``--lora-paths``:
+    arg_groups/lora_hook.py ``check_lora_server_args`` lines 38-43)."""
+
+    model_name: str | None = None
+    lora_enabled: bool = False
+
+
+def _adapter_in_model(model: str, served: Served) -> str | None:
+    """serving_base.py ``_parse_model_parameter`` (lines 40-60): ``base-model:adapter-name`` names a
+    LoRA adapter, unless the whole name is the served model's."""
+    if ":" not in model or model == served.model_name:
+        return None
+    if served.model_name and model.startswith(f"{served.model_name}:"):
+        adapter = model[len(served.model_name) + 1:]
+    else:
+        adapter = model.split(":", 1)[1]
+    return adapter.strip() or None
+
+
+def _check_lora(lora_path, served: Served) -> None:
+    """tokenizer_manager.py ``_validate_and_resolve_lora`` (lines 3723-3742), before tokenizing (so
+    before the context-length and sampling checks): without LoRA, SGLang's ``ValueError``; with it,
+    the simulator's refusal (it has no adapters to run)."""
+    if not lora_path:
+        return
+    if not served.lora_enabled:
+        first = lora_path if isinstance(lora_path, str) else next((a for a in lora_path if a), None)
+        raise ValueError(f"LoRA adapter '{first}' was requested, but LoRA is not enabled. Please launch the "
+                         "server with --enable-lora flag and preload adapters using --lora-paths or "
+                         "/load_lora_adapter endpoint.")
+    raise unsupported("LoRA adapters")
+
+
 def _expand(prompts: list[tuple[str | None, list[int] | None]], per_prompt: list[dict],
             n: int, limits: ContextCheck, explicit_max: bool = True) -> list[GenSpec]:
     specs = []
@@ -135,7 +171,8 @@ def _expand(prompts: list[tuple[str | None, list[int] | None]], per_prompt: list
     return specs
 
 
-def parse_generate(raw: bytes, content_type: str | None, limits: ContextCheck) -> ParsedRequest:
+def parse_generate(raw: bytes, content_type: str | None, limits: ContextCheck,
+                   served: Served = Served()) -> ParsedRequest:
     """``POST /generate``: raises :class:`ApiError` with SGLang's status and body."""
     body = read_body(raw, content_type, "/generate")
     obj = validate_body(GENERATE, body, "/generate")
@@ -144,12 +181,12 @@ def parse_generate(raw: bytes, content_type: str | None, limits: ContextCheck) -
     except ContractError as exc:
         raise ApiError(400, {"error": str(exc)}) from None
     try:
-        return _normalize_generate(obj, body, limits)
+        return _normalize_generate(obj, body, limits, served)
     except ValueError as exc:
         raise native_error(str(exc)) from None
 
 
-def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck) -> ParsedRequest:
+def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck, served: Served) -> ParsedRequest:
     # io_struct.py normalize_batch_and_arguments: _validate_inputs, _determine_batch_size,
     # _handle_parallel_sampling.
     if obj.text is None and obj.input_ids is None and obj.input_embeds is None:
@@ -198,8 +235,9 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck)
         raise unsupported("hidden states (return_hidden_states)")
     if obj.image_data is not None or obj.video_data is not None or obj.audio_data is not None:
         raise unsupported("multimodal inputs (image_data, video_data, audio_data)")
-    if obj.lora_path or obj.session_params or obj.custom_logit_processor:
-        raise unsupported("LoRA adapters, sessions and custom logit processors")
+    _check_lora(obj.lora_path, served)
+    if obj.session_params or obj.custom_logit_processor:
+        raise unsupported("sessions and custom logit processors")
     if obj.stream and batch:
         raise unsupported("streaming a batch (a list of prompts, or n > 1, with stream: true)")
     rid = obj.rid if isinstance(obj.rid, str) else None
@@ -223,7 +261,7 @@ def _openai_sampling(req, max_tokens) -> dict:
 
 
 def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: ContextCheck,
-                  chat: bool) -> ParsedRequest:
+                  chat: bool, served: Served) -> ParsedRequest:
     require_json_content_type(content_type, endpoint)
     body = read_body(raw, content_type, endpoint)
     req = validate_body(CHAT if chat else COMPLETION, body, endpoint)
@@ -256,12 +294,14 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
             prompts = [(None, list(p)) for p in prompt]
         max_tokens = req.max_tokens
     try:
+        # serving_base.py _resolve_lora_path: an adapter named in "model" wins over lora_path
+        _check_lora(_adapter_in_model(req.model, served) or req.lora_path, served)
         if req.logprobs or (chat and req.top_logprobs):
             raise unsupported("logprobs")
         if not chat and req.echo:
             raise unsupported("echo")
-        if req.return_hidden_states or req.lora_path or req.session_params or req.custom_logit_processor:
-            raise unsupported("hidden states, LoRA adapters, sessions and custom logit processors")
+        if req.return_hidden_states or req.session_params or req.custom_logit_processor:
+            raise unsupported("hidden states, sessions and custom logit processors")
         params = _openai_sampling(req, max_tokens)
         batch = len(prompts) > 1 or req.n > 1
         if req.stream and batch:
@@ -278,14 +318,16 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
                          bool(req.return_spec_tokens_details))
 
 
-def parse_completion(raw: bytes, content_type: str | None, limits: ContextCheck) -> ParsedRequest:
+def parse_completion(raw: bytes, content_type: str | None, limits: ContextCheck,
+                     served: Served = Served()) -> ParsedRequest:
     """``POST /v1/completions``: raises :class:`ApiError` with SGLang's status and body."""
-    return _parse_openai(raw, content_type, "/v1/completions", limits, chat=False)
+    return _parse_openai(raw, content_type, "/v1/completions", limits, False, served)
 
 
-def parse_chat(raw: bytes, content_type: str | None, limits: ContextCheck) -> ParsedRequest:
+def parse_chat(raw: bytes, content_type: str | None, limits: ContextCheck,
+               served: Served = Served()) -> ParsedRequest:
     """``POST /v1/chat/completions``: raises :class:`ApiError` with SGLang's status and body."""
-    return _parse_openai(raw, content_type, "/v1/chat/completions", limits, chat=True)
+    return _parse_openai(raw, content_type, "/v1/chat/completions", limits, True, served)
 
 
 def chat_content(messages: list) -> str:
