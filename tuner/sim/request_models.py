@@ -8,10 +8,10 @@ body, the request model (``srt/entrypoints/http_server.py``; ``GenerateReqInput`
 from __future__ import annotations
 
 import json
-from typing import Any, Dict, List, Literal, Optional, Union
+from typing import Annotated, Any, Dict, List, Literal, Optional, Union, get_args
 
 import pydantic
-from pydantic import BaseModel, ConfigDict, TypeAdapter, field_validator
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, TypeAdapter, field_validator, model_validator
 
 from ..config.wording import counted
 
@@ -187,10 +187,168 @@ class CompletionRequest(_OpenAIBase):
         return v
 
 
+# protocol.py lines 585-807: a chat message is one of two models, its list content one of these
+# parts. The names are SGLang's, since pydantic puts them in the error locations FastAPI reports
+# (``('body', 'messages', 0, 'ChatCompletionMessageUserParam', 'content')``).
+
+
+class ChatCompletionMessageContentTextPart(BaseModel):
+    type: Literal["text"]
+    text: str
+
+
+class ChatCompletionMessageContentThinkingPart(BaseModel):
+    type: Literal["thinking", "reasoning"]
+    thinking: Optional[str] = None
+    text: Optional[str] = None
+
+    @model_validator(mode="after")
+    def validate_payload(self):
+        if (self.thinking is None) == (self.text is None):
+            raise ValueError("thinking parts require exactly one of 'thinking' or 'text'")
+        return self
+
+
+class ChatCompletionMessageContentImageURL(BaseModel):
+    url: str
+    detail: Optional[Literal["auto", "low", "high"]] = "auto"
+    max_dynamic_patch: Optional[int] = None
+    min_dynamic_patch: Optional[int] = None
+    max_long_side_pixel: Optional[int] = None
+    content_hash: Optional[str] = None  # SGLang parses it further; the simulator refuses media anyway
+
+    @field_validator("detail", mode="before")
+    @classmethod
+    def _default_detail_is_auto(cls, value: Any) -> Any:
+        return "auto" if value == "default" else value
+
+
+class ChatCompletionMessageContentVideoURL(BaseModel):
+    url: str
+    max_dynamic_patch: Optional[int] = None
+    min_dynamic_patch: Optional[int] = None
+    fps: Optional[float] = Field(default=None, gt=0, allow_inf_nan=False)
+    max_frames: Optional[int] = Field(default=None, gt=0)
+    max_tokens_per_frame: Optional[int] = Field(default=None, gt=0)
+    max_image_tokens: Optional[int] = Field(default=None, gt=0)
+    max_long_side_pixel: Optional[int] = None
+
+
+class ChatCompletionMessageContentAudioURL(BaseModel):
+    url: str
+
+
+class ChatCompletionMessageContentImagePart(BaseModel):
+    type: Literal["image_url"]
+    image_url: ChatCompletionMessageContentImageURL
+    modalities: Optional[Literal["image", "multi-images", "video"]] = "image"
+
+
+class ChatCompletionMessageContentVideoPart(BaseModel):
+    type: Literal["video_url"]
+    video_url: ChatCompletionMessageContentVideoURL
+
+
+class ChatCompletionMessageContentInputAudio(BaseModel):
+    data: str
+    format: Literal["wav", "mp3"]
+
+
+class ChatCompletionMessageContentAudioURLPart(BaseModel):
+    type: Literal["audio_url"]
+    audio_url: ChatCompletionMessageContentAudioURL
+
+
+class ChatCompletionMessageContentAudioInlinePart(BaseModel):
+    type: Literal["input_audio"]
+    input_audio: ChatCompletionMessageContentInputAudio
+
+
+def _to_audio_url_part(part):
+    # protocol.py _to_audio_url_part: inline audio becomes an audio_url part as it validates
+    if isinstance(part, ChatCompletionMessageContentAudioURLPart):
+        return part
+    return ChatCompletionMessageContentAudioURLPart(
+        type="audio_url", audio_url=ChatCompletionMessageContentAudioURL(url="data:audio"))
+
+
+ChatCompletionMessageContentAudioPart = Annotated[
+    Union[ChatCompletionMessageContentAudioURLPart, ChatCompletionMessageContentAudioInlinePart],
+    AfterValidator(_to_audio_url_part),
+]
+
+
+class ChatCompletionMessageContentToolReferenceBlock(BaseModel):
+    type: Literal["tool_reference"]
+    name: str
+
+
+ChatCompletionMessageContentPart = Union[
+    ChatCompletionMessageContentTextPart,
+    ChatCompletionMessageContentThinkingPart,
+    ChatCompletionMessageContentImagePart,
+    ChatCompletionMessageContentVideoPart,
+    ChatCompletionMessageContentAudioPart,
+    ChatCompletionMessageContentToolReferenceBlock,
+]
+#: serving_chat.py line 150: what a text-only model refuses
+MEDIA_PART_TYPES = frozenset({"image_url", "video_url", "audio_url"})
+
+_GenericMessageRole = Literal["system", "assistant", "tool", "function", "developer", "latest_reminder", "root"]
+_GENERIC_MESSAGE_ROLES = get_args(_GenericMessageRole)
+
+
+class ChatCompletionMessageGenericParam(BaseModel):
+    """protocol.py lines 754-787 (the fields the simulator reads; the rest are ignored here)."""
+
+    role: _GenericMessageRole
+    content: Union[str, List[ChatCompletionMessageContentPart], None] = Field(default=None)
+    tool_call_id: Optional[str] = None
+    name: Optional[str] = None
+    reasoning_content: Optional[str] = None
+
+    @field_validator("role", mode="before")
+    @classmethod
+    def _normalize_role(cls, v):
+        if isinstance(v, str):
+            v_lower = v.lower()
+            if v_lower not in _GENERIC_MESSAGE_ROLES:
+                allowed = ", ".join(repr(r) for r in _GENERIC_MESSAGE_ROLES)
+                raise ValueError(f"'role' must be one of {allowed} (case-insensitive).")
+            return v_lower
+        raise ValueError("'role' must be a string")
+
+    @model_validator(mode="after")
+    def validate_thinking_parts_role(self):
+        if self.role != "assistant" and isinstance(self.content, list):
+            for part in self.content:
+                if isinstance(part, ChatCompletionMessageContentThinkingPart):
+                    raise ValueError("thinking content parts are only valid in assistant messages")
+        return self
+
+
+class ChatCompletionMessageUserParam(BaseModel):
+    """protocol.py lines 790-802."""
+
+    role: Literal["user"]
+    content: Union[str, List[ChatCompletionMessageContentPart]]
+
+    @model_validator(mode="after")
+    def validate_thinking_parts_role(self):
+        if isinstance(self.content, list):
+            for part in self.content:
+                if isinstance(part, ChatCompletionMessageContentThinkingPart):
+                    raise ValueError("thinking content parts are only valid in assistant messages")
+        return self
+
+
+ChatCompletionMessageParam = Union[ChatCompletionMessageGenericParam, ChatCompletionMessageUserParam]
+
+
 class ChatCompletionRequest(_OpenAIBase):
     """protocol.py ``ChatCompletionRequest`` (the fields the simulator reads or refuses)."""
 
-    messages: List[Dict[str, Any]]
+    messages: List[ChatCompletionMessageParam]
     logprobs: bool = False
     top_logprobs: Optional[int] = None
     max_tokens: Optional[int] = None

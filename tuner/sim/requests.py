@@ -40,6 +40,7 @@ from .request_models import (
     CHAT,
     COMPLETION,
     GENERATE,
+    MEDIA_PART_TYPES,
     ApiError,
     GenerateReqInput,
     internal_server_error,
@@ -269,6 +270,14 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
     if chat:
         if not req.messages:
             raise openai_error("Messages cannot be empty.")
+        messages = [m.model_dump() for m in req.messages]  # validated as protocol.py's models
+        # serving_chat.py _validate_media_content (lines 1199-1219), next in _validate_request: SGLang
+        # refuses media on a text-only model and serves it on a multimodal one; the simulator has
+        # neither, so it refuses either way (the text parts alone would be a wrong answer)
+        media = next((part["type"] for m in messages if isinstance(m["content"], list)
+                      for part in m["content"] if part["type"] in MEDIA_PART_TYPES), None)
+        if media is not None:
+            raise openai_error(str(unsupported(f"multimodal inputs (content part type '{media}')")))
         # serving_chat.py _validate_request (lines 1180-1190) and protocol.py to_sampling_params (line
         # 1214) both read ``max_completion_tokens or max_tokens``: a 0 falls through to max_tokens.
         # The limit is the server's resolved context length, checked before the tokenizer manager's
@@ -277,7 +286,7 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
         if max_tokens and max_tokens > limits.context_len:
             raise openai_error(f"max_completion_tokens is too large: {max_tokens}.This model supports at "
                                f"most {limits.context_len} completion tokens.")
-        prompts = [(chat_prompt(req.messages), None)]
+        prompts = [(chat_prompt(messages), None)]
         if max_tokens is None:
             max_tokens = CHAT_DEFAULT_MAX_TOKENS
     else:
@@ -308,7 +317,7 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
             raise unsupported("streaming several choices (a list of prompts, or n > 1, with stream)")
         specs = _expand(prompts, [params] * len(prompts), max(1, req.n), limits)
         if chat:  # a chat request drafts like its messages' content, not like the template
-            specs = [replace(s, acceptance_text=chat_content(req.messages)) for s in specs]
+            specs = [replace(s, acceptance_text=chat_content(messages)) for s in specs]
     except ValueError as exc:
         # serving_completions.py _handle_non_streaming_request (and the stream's kick-start):
         # create_error_response(str(e)).
@@ -333,21 +342,18 @@ def parse_chat(raw: bytes, content_type: str | None, limits: ContextCheck,
 def chat_content(messages: list) -> str:
     """The messages' content alone, one paragraph per turn (the same text the tuner sends to
     ``/generate`` for a chat request, so both APIs draft alike on the same request)."""
-    parts = []
-    for m in messages:
-        content = m.get("content", "")
-        if isinstance(content, list):
-            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-        parts.append(str(content))
-    return "\n\n".join(parts)
+    return "\n\n".join(_content_text(m) for m in messages)
+
+
+def _content_text(message: dict) -> str:
+    """A message's text: its content, or its text parts joined (an assistant turn may have none)."""
+    content = message.get("content")
+    if isinstance(content, list):  # content parts: keep the text ones
+        content = " ".join(p.get("text") or "" for p in content if isinstance(p, dict))
+    return "" if content is None else str(content)
 
 
 def chat_prompt(messages: list) -> str:
     """The chat template stand-in: ``role: content`` lines plus the assistant turn."""
-    lines = []
-    for m in messages:
-        content = m.get("content", "")
-        if isinstance(content, list):  # content parts: keep the text ones
-            content = " ".join(p.get("text", "") for p in content if isinstance(p, dict))
-        lines.append(f"{m.get('role', 'user')}: {content}")
+    lines = [f"{m.get('role', 'user')}: {_content_text(m)}" for m in messages]
     return "\n".join(lines) + "\nassistant:"
