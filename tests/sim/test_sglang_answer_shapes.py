@@ -104,3 +104,22 @@ def test_completion_stream_usage_chunk_drops_nulls(sim):
     # serving_completions.py line 495: the usage chunk is dumped with exclude_none=True
     assert chunks[-1]["choices"] == []
     assert set(chunks[-1]["usage"]) == {"prompt_tokens", "total_tokens", "completion_tokens", "reasoning_tokens"}
+
+
+def test_models_list_and_card_are_sglangs(sim):
+    """http_server.py available_models (lines 1993-2022) and retrieve_model (lines 2025-2047): a
+    ModelCard (protocol.py lines 87-96) whose root is the served name; the simulator reported the
+    model path as root, had no parent key, and no /v1/models/{model} route at all (404 text)."""
+    listed = requests.get(sim.url + "/v1/models", timeout=10).json()
+    assert listed["object"] == "list" and len(listed["data"]) == 1
+    card = listed["data"][0]
+    assert set(card) == {"id", "object", "created", "owned_by", "root", "parent", "max_model_len"}
+    assert (card["root"], card["parent"], card["object"], card["owned_by"]) == (card["id"], None, "model", "sglang")
+    one = requests.get(sim.url + "/v1/models/" + card["id"], timeout=10)  # the name has a slash: a path
+    assert one.status_code == 200 and {k: v for k, v in one.json().items() if k != "created"} == {
+        k: v for k, v in card.items() if k != "created"}
+    missing = requests.get(sim.url + "/v1/models/no-such-model", timeout=10)
+    assert missing.status_code == 404
+    assert missing.json() == {"error": {"message": "The model 'no-such-model' does not exist",
+                                        "type": "invalid_request_error", "param": "model",
+                                        "code": "model_not_found"}}

@@ -131,6 +131,7 @@ class SimService:
         r.add_post("/v1/completions", self.completions)
         r.add_post("/v1/chat/completions", self.chat_completions)
         r.add_get("/v1/models", self.models)
+        r.add_get("/v1/models/{model:.+}", self.retrieve_model)
         r.add_get("/health", self.health_generate)
         r.add_get("/health_generate", self.health_generate)
         r.add_get("/server_info", self.server_info)
@@ -433,12 +434,25 @@ class SimService:
             return None
         return {"spec_tokens_details": details if parsed.n > 1 else details[0]}
 
+    def _model_card(self, name: str) -> dict:
+        """protocol.py ``ModelCard`` (lines 87-96) as http_server.py builds it for the served model
+        (lines 2001-2007, 2044-2048): ``root`` is the served name too, ``created`` the time of the
+        answer (its default_factory), ``parent`` null (no LoRA adapters)."""
+        return {"id": name, "object": "model", "created": int(time.time()), "owned_by": "sglang",
+                "root": name, "parent": None, "max_model_len": self.resolved["context_length"]}
+
     async def models(self, request: web.Request) -> web.Response:
-        args = self.resolved
-        return web.json_response({"object": "list", "data": [{
-            "id": self.model_name, "object": "model", "created": int(self.startup_time),
-            "owned_by": "sglang", "root": args["model_path"], "max_model_len": args["context_length"],
-        }]})
+        return web.json_response({"object": "list", "data": [self._model_card(self.model_name)]})
+
+    async def retrieve_model(self, request: web.Request) -> web.Response:
+        """``GET /v1/models/{model:path}`` (http_server.py lines 2025-2047): the served model's card,
+        else 404 with an OpenAI-style error."""
+        model = request.match_info["model"]
+        if model != self.model_name:
+            return web.json_response({"error": {"message": f"The model '{model}' does not exist",
+                                                "type": "invalid_request_error", "param": "model",
+                                                "code": "model_not_found"}}, status=404)
+        return web.json_response(self._model_card(model))
 
     # ---------------------------------------------------------------- health and state
     async def health_generate(self, request: web.Request) -> web.Response:
