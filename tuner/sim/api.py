@@ -132,6 +132,7 @@ class SimService:
         r.add_post("/v1/chat/completions", self.chat_completions)
         r.add_get("/v1/models", self.models)
         r.add_get("/v1/models/{model:.+}", self.retrieve_model)
+        r.add_get("/ready", self.ready_check)
         r.add_get("/health", self.health_generate)
         r.add_get("/health_generate", self.health_generate)
         r.add_get("/server_info", self.server_info)
@@ -455,6 +456,11 @@ class SimService:
         return web.json_response(self._model_card(model))
 
     # ---------------------------------------------------------------- health and state
+    async def ready_check(self, request: web.Request) -> web.Response:
+        """http_server.py ``ready`` (lines 714-718): 200 when the tokenizer manager ``is_ready()`` (up,
+        not shutting down, not paused; the simulator never pauses), else 503; no body either way."""
+        return web.Response(status=200 if self.ready and not self.shutting_down else 503)
+
     async def health_generate(self, request: web.Request) -> web.Response:
         """http_server.py ``health_generate`` (both ``/health`` and ``/health_generate``, as with
         SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION's default): 503 while loading or shutting down;
