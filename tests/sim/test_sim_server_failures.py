@@ -349,11 +349,20 @@ def test_draft_rewrite_warning_and_48():
     assert WARN_DRAFT_TOKENS_ADJUSTED in sim.log
 
 
+def _refused(url: str) -> None:
+    """Nothing listens at ``url``: SGLang opens its HTTP port only after the scheduler has loaded the
+    model (http_server.py launch_server: Engine._launch_subprocesses blocks, lines 3150-3161, then
+    _setup_and_run_http_server starts uvicorn), so while it loads, or when loading fails, a
+    connection is refused (the simulator answered 503)."""
+    with pytest.raises(requests.ConnectionError):
+        requests.get(url, timeout=10)
+
+
 def _dies_after_loading(*args: str) -> str:
-    """Run the simulator with a setting SGLang refuses after the model load; its log. It must answer
-    /health with 503 (loading), never become ready, and exit 1 after "Load weight end"."""
+    """Run the simulator with a setting SGLang refuses after the model load; its log. It must refuse
+    connections while loading, never become ready, and exit 1 after "Load weight end"."""
     with running_sim(*args, "--sim-load-seconds", "0.3", speedup=SPEEDUP, ready=False) as sim:
-        assert requests.get(sim.url + "/health_generate", timeout=10).status_code == 503
+        _refused(sim.url + "/health_generate")
         assert sim.wait(15) == 1
         log = sim.log
     assert "The server is fired up" not in log
@@ -367,6 +376,7 @@ def test_tree_too_large_dies_in_the_draft_cuda_graph_capture():
     log = _dies_after_loading(*_spec(2, 2, 8))
     assert "Exception: Capture cuda graph failed: selected index k out of range" in log
     assert log.index("Load weight end") < log.index("Capture cuda graph failed")
+    assert "HTTP server listening on" not in log  # the scheduler died before the port opened
 
 
 def test_tree_too_large_with_one_step_dies_in_the_warmup():
@@ -374,6 +384,8 @@ def test_tree_too_large_with_one_step_dies_in_the_warmup():
     log = _dies_after_loading(*_spec(1, 2, 8))
     assert "RuntimeError: selected index k out of range" in log
     assert "Capture cuda graph failed" not in log
+    # the warmup request runs once the HTTP server is up (http_server.py _execute_server_warmup)
+    assert log.index("HTTP server listening on") < log.index("RuntimeError: selected index k out of range")
 
 
 def test_mla_tree_on_flashinfer_fails_after_loading_with_sglangs_valueerror():
@@ -413,7 +425,7 @@ def test_sglangs_own_backend_choice_is_reported():
 def test_oom_after_load_delay():
     with running_sim(*_spec(1, 1, 2), "--max-running-requests", "100000", "--sim-load-seconds", "0.3",
                      speedup=SPEEDUP, ready=False) as sim:
-        assert requests.get(sim.url + "/health", timeout=10).status_code == 503  # still loading
+        _refused(sim.url + "/health")  # still loading
         assert sim.wait(15) == 1
         log = sim.log
     assert "Not enough memory" in log
@@ -427,7 +439,7 @@ def test_fail_startup_prints_message_after_loading():
     msg = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
     with running_sim("--sim-fail-startup", msg, "--sim-load-seconds", "0.3", speedup=SPEEDUP,
                      ready=False) as sim:
-        assert requests.get(sim.url + "/health_generate", timeout=10).status_code == 503
+        _refused(sim.url + "/health_generate")
         assert sim.wait(15) == 1
         log = sim.log
     assert "Traceback (most recent call last):" in log
@@ -438,8 +450,8 @@ def test_fail_startup_prints_message_after_loading():
 def test_hang_on_start_never_ready_and_sigterm_exits_0():
     with running_sim("--sim-hang-on-start", speedup=SPEEDUP, ready=False) as sim:
         deadline = time.monotonic() + 1.0
-        while time.monotonic() < deadline:
-            assert requests.get(sim.url + "/health_generate", timeout=5).status_code == 503
+        while time.monotonic() < deadline:  # a hang while loading: the port never opens
+            _refused(sim.url + "/health_generate")
             time.sleep(0.1)
         assert sim.proc.poll() is None
         sim.proc.send_signal(signal.SIGTERM)

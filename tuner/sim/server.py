@@ -6,15 +6,20 @@ Lifecycle, in SGLang's order:
 2. Argument handling (:func:`tuner.sim.args.resolve_launch`): SGLang's warnings are logged; a setting
    SGLang refuses raises its AssertionError/TypeError/ValueError, printed as a traceback, exit 1,
    at once, before any loading. A bad ``--sim-profile`` prints one ``error:`` line and exits 2.
-3. Bind ``--host:--port`` and answer ``/health`` with 503 while "loading" for ``--sim-load-seconds``
-   of wall time (``--sim-hang-on-start``: forever).
+3. Bind ``--host:--port`` without listening, and "load" for ``--sim-load-seconds`` of wall time
+   (``--sim-hang-on-start``: forever). SGLang opens its HTTP port only once its scheduler has loaded
+   the model (http_server.py ``launch_server``: ``Engine._launch_subprocesses`` blocks, then
+   ``_setup_and_run_http_server`` starts uvicorn), so a client's connection is refused while it
+   loads; a bound socket that does not listen refuses it the same way, and holds the port so that
+   ``--port 0`` is known (logged) at once.
 4. After loading: ``--sim-fail-startup MSG`` prints MSG as the failing exception and exits 1; a KV
    budget beyond the profile's memory prints SGLang's "Not enough memory" error and exits 1 (SGLang
    allocates the KV cache after the weights are loaded); a setting SGLang refuses only once the
    models are loaded (an MLA tree on a chain-only backend: its draft backend's ValueError) or in the
-   draft CUDA-graph capture and warmup (a draft tree larger than its candidates) exits 1 with
-   SGLang's exception, before the server is ready.
-5. Ready: "The server is fired up and ready to roll!"; serve until SIGTERM/SIGINT, then drain
+   draft CUDA-graph capture (a draft tree larger than its candidates) exits 1 with SGLang's
+   exception, without ever listening. One that fails in SGLang's own warmup request (a one-step
+   tree too large) fails after the port opens, as there (``/health`` answers 503 meanwhile).
+5. Ready: listen; "The server is fired up and ready to roll!"; serve until SIGTERM/SIGINT, then drain
    for up to half a second, abort what is still running (503 to those clients) and exit 0, within
    a second or two whatever is in flight (:meth:`tuner.sim.api.SimService.shut_down`).
 
@@ -28,6 +33,7 @@ import asyncio
 import gc
 import logging
 import signal
+import socket
 import sys
 
 from .args import LaunchPlan, parse_args, resolve_launch
@@ -84,6 +90,29 @@ def _startup_violation(plan: LaunchPlan) -> None:
     _scheduler_exception(message, frame)
 
 
+def _fails_in_warmup(plan: LaunchPlan) -> bool:
+    """Whether SGLang meets the plan's startup violation in its warmup request, which runs once the
+    HTTP server is up (see :func:`_startup_violation`), rather than before the port opens."""
+    v, spec = plan.startup_violation, plan.spec
+    return (v is not None and v.rule not in ("mla-tree-backend", "draft-backend-kind", "backend-no-spec")
+            and not (spec is not None and spec.num_steps > 1))
+
+
+def _reserve(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to ``host:port`` but not listening (connections are refused until
+    :func:`_serve` listens on it). ``OSError`` when the address is taken."""
+    family, kind, proto, _, address = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM,
+                                                         flags=socket.AI_PASSIVE)[0]
+    sock = socket.socket(family, kind, proto)
+    try:
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # as aiohttp's TCPSite does
+        sock.bind(address)
+    except OSError:
+        sock.close()
+        raise
+    return sock
+
+
 def _context_len(ns, model) -> int:
     return ns.context_length or model.profile.runtime.default_context_tokens
 
@@ -105,8 +134,9 @@ def _max_running_fitting(model, ns, limit: int = 4096) -> int:
     return lo
 
 
-async def _start_up(service, ns, plan: LaunchPlan, model) -> int | None:
-    """Simulated model loading. Returns an exit code on failure, ``None`` once ready."""
+async def _start_up(service, ns, plan: LaunchPlan, model, listen) -> int | None:
+    """Simulated model loading; ``listen()`` opens the HTTP port once SGLang's would be open.
+    Returns an exit code on failure, ``None`` once ready."""
     log.info(f"Load weight begin. (simulated: {ns.sim_load_seconds:g} s, profile {ns.sim_profile})")
     if ns.sim_hang_on_start:
         log.info("Simulated hang on start (--sim-hang-on-start): the server never becomes ready.")
@@ -123,8 +153,11 @@ async def _start_up(service, ns, plan: LaunchPlan, model) -> int | None:
     if not ok:
         _scheduler_exception(message)
         return 1
-    # After the target's memory pool: the draft worker, its attention backend and CUDA graphs.
+    # After the target's memory pool: the draft worker, its attention backend and CUDA graphs; the
+    # warmup request comes after the HTTP server starts (http_server.py _execute_server_warmup).
     if plan.startup_violation is not None:
+        if _fails_in_warmup(plan):
+            await listen()
         _startup_violation(plan)
         return 1
     if plan.max_running_requests is None:
@@ -135,6 +168,7 @@ async def _start_up(service, ns, plan: LaunchPlan, model) -> int | None:
     # full collections, whose pauses (tens of ms with the schemas and tables loaded) would show up
     # as model seconds at a high --sim-speedup.
     gc.freeze()
+    await listen()
     service.ready = True
     log.info(f"Simulated SGLang ready: wall clock runs {ns.sim_speedup:g}x model time")
     log.info("The server is fired up and ready to roll!")
@@ -155,20 +189,26 @@ async def _serve(ns, plan: LaunchPlan, model) -> int:
                            handler_cancellation=True, shutdown_timeout=0.5)
     await runner.setup()
     try:
-        await web.TCPSite(runner, ns.host, ns.port).start()
+        sock = _reserve(ns.host, ns.port)
     except OSError as exc:
         log.error(f"cannot bind {ns.host}:{ns.port}: {exc.strerror or exc}; choose another --port")
         await runner.cleanup()
         return 1
     # The bound address, so a caller that asked for --port 0 learns the port (tests/support/simproc.py).
-    host, port = runner.addresses[0][:2]
-    log.info(f"HTTP server listening on http://{host}:{port} (503 until the model is loaded)")
+    host, port = sock.getsockname()[:2]
+    log.info(f"HTTP port bound; listening on http://{host}:{port} once the model is loaded (until then "
+             "connections are refused, as SGLang's port is closed while it loads)")
+
+    async def listen() -> None:
+        await web.SockSite(runner, sock).start()
+        log.info(f"HTTP server listening on http://{host}:{port}")
+
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     engine_task = asyncio.create_task(service.engine.run())
-    startup = asyncio.create_task(_start_up(service, ns, plan, model))
+    startup = asyncio.create_task(_start_up(service, ns, plan, model, listen))
     stopper = asyncio.create_task(stop.wait())
     code = 0
     try:
@@ -184,6 +224,7 @@ async def _serve(ns, plan: LaunchPlan, model) -> int:
             task.cancel()
         await asyncio.gather(startup, stopper, engine_task, return_exceptions=True)
         await runner.cleanup()
+        sock.close()  # never listened on (a failed start), or already closed by the site
     return code
 
 
