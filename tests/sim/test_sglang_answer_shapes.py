@@ -123,3 +123,15 @@ def test_models_list_and_card_are_sglangs(sim):
     assert missing.json() == {"error": {"message": "The model 'no-such-model' does not exist",
                                         "type": "invalid_request_error", "param": "model",
                                         "code": "model_not_found"}}
+
+
+def test_generate_answers_have_sglangs_keys(sim):
+    """tokenizer_manager.py _handle_batch_output (lines 2665-2670): an answer is {text, output_ids,
+    meta_info}; a batch (a list of prompts, or n > 1) is the list of them in prompt-major order
+    (_collect_batch_responses), with no "index" key (the simulator added one; only a streamed batch's
+    chunks have it, _stream_batch_responses line 2224)."""
+    one = _post(sim, "/generate", {"text": "hi", "sampling_params": {"max_new_tokens": 3, "temperature": 0}})
+    assert set(one.json()) == {"text", "output_ids", "meta_info"}
+    batch = _post(sim, "/generate", {"text": ["hi", "there"], "sampling_params": {"max_new_tokens": 3, "n": 2}})
+    assert batch.status_code == 200, batch.text
+    assert [set(o) for o in batch.json()] == [{"text", "output_ids", "meta_info"}] * 4

@@ -347,12 +347,11 @@ class SimService:
             return _error(503, str(results))
         if results is None:
             return web.Response(status=499)  # nobody reads it: the client is gone
-        out = []
-        for (req, ids, text), spec in zip(results, parsed.specs):
-            item = {"text": text, "output_ids": ids, "meta_info": self._meta(req, self._final(req))}
-            if parsed.batch:
-                item["index"] = spec.index
-            out.append(item)
+        # tokenizer_manager.py _handle_batch_output (lines 2665-2670): {text, output_ids, meta_info};
+        # a batch is the list of them in order (_collect_batch_responses), with no "index" key: only a
+        # streamed batch's chunks carry one (_stream_batch_responses, line 2224)
+        out = [{"text": text, "output_ids": ids, "meta_info": self._meta(req, self._final(req))}
+               for req, ids, text in results]
         return web.json_response(out if parsed.batch else out[0])
 
     async def _generate_stream(self, request, spec: GenSpec, rid) -> web.StreamResponse:
