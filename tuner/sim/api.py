@@ -38,7 +38,7 @@ from aiohttp import web
 from . import text as synth
 from .args import LaunchPlan
 from .auth import middleware as key_check
-from .request_models import ApiError, openai_error
+from .request_models import ApiError, flush_timeout, openai_error
 from .requests import ContextCheck, GenSpec, ParsedRequest, Served, parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
 from .server_info import SIM_VERSION, resolved_server_args, server_info_body
@@ -104,6 +104,7 @@ class SimService:
         self.served = Served(self.model_name, bool(lora) or (lora is None and bool(args.get("lora_paths"))))
         self.timekeeping = Timekeeping(speedup, clock=self.engine.clock)
         self._salt = 0
+        self._flush_pending = False  #: a /flush_cache?timeout=S is waiting for the server to idle
         self._facts: dict[int, tuple[int, float]] = {}
         self._replies = synth.Continuations()
 
@@ -496,8 +497,28 @@ class SimService:
         return web.json_response(model_info_body(self))
 
     async def flush_cache(self, request: web.Request) -> web.Response:
-        """Only when idle, as SGLang's scheduler (scheduler.py, flush_cache)."""
+        """Only when idle, as SGLang's scheduler (scheduler.py, flush_cache). ``?timeout=S`` waits up
+        to S seconds (model time) for the server to become idle, as SGLang's deferred flush does
+        (scheduler_components/flush_wrapper.py): "Timed out waiting for idle state." after that,
+        and "Another flush_cache is already in progress." to a second one meanwhile (both 400)."""
+        try:
+            timeout = flush_timeout(request.query.get("timeout"), request.method)
+        except ApiError as exc:
+            return _api_error(exc)
         engine = self.engine
+        if self._flush_pending:
+            return web.Response(text="Another flush_cache is already in progress.", status=400)
+        if engine.busy and timeout > 0:
+            self._flush_pending = True
+            try:
+                deadline = time.monotonic() + timeout / self.speedup
+                while engine.busy and time.monotonic() < deadline:
+                    await asyncio.sleep(min(DISCONNECT_POLL_S, max(0.0, deadline - time.monotonic())))
+            finally:
+                self._flush_pending = False
+            if engine.busy:
+                log.warning("Deferred flush_cache timed out while waiting for idle state.")
+                return web.Response(text="Timed out waiting for idle state.", status=400)
         if engine.busy:
             log.warning(f"Cache not flushed because there are pending requests. "
                         f"#queue-req: {len(engine.waiting)}, #running-req: {len(engine.running)}")

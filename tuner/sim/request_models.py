@@ -19,7 +19,8 @@ from ..config.wording import counted
 _HTTP_SERVER = "sglang/srt/entrypoints/http_server.py"
 _ENDPOINTS = {"/generate": (933, "generate_request"),
               "/v1/completions": (1861, "openai_v1_completions"),
-              "/v1/chat/completions": (1871, "openai_v1_chat_completions")}
+              "/v1/chat/completions": (1871, "openai_v1_chat_completions"),
+              "/flush_cache": (1027, "flush_cache")}
 class ApiError(Exception):
     """A request SGLang answers with ``status`` and ``body``: JSON for a dict, plain text for a str."""
 
@@ -130,6 +131,20 @@ class GenerateReqInput:
 
 
 GENERATE = TypeAdapter(GenerateReqInput)
+#: /flush_cache's query parameter (http_server.py line 1027: ``timeout: float = Query(0.0, ge=0.0)``)
+FLUSH_TIMEOUT = TypeAdapter(Annotated[float, Field(ge=0.0)])
+
+
+def flush_timeout(raw: str | None, method: str) -> float:
+    """``/flush_cache?timeout=S`` validated as FastAPI validates the query: :class:`ApiError` (400,
+    SGLang's validation body) for text that is no number, or a negative one."""
+    if raw is None:
+        return 0.0
+    try:
+        return FLUSH_TIMEOUT.validate_python(raw)
+    except pydantic.ValidationError as exc:
+        errors = [{**e, "loc": ("query", "timeout")} for e in exc.errors(include_url=False)]
+        raise validation_error(errors, "/flush_cache", method) from None
 
 
 class StreamOptions(BaseModel):
