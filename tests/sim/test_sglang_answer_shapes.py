@@ -135,3 +135,91 @@ def test_generate_answers_have_sglangs_keys(sim):
     batch = _post(sim, "/generate", {"text": ["hi", "there"], "sampling_params": {"max_new_tokens": 3, "n": 2}})
     assert batch.status_code == 200, batch.text
     assert [set(o) for o in batch.json()] == [{"text", "output_ids", "meta_info"}] * 4
+
+
+def test_chat_stream_of_two_choices_is_sglangs(sim):
+    """serving_chat.py _generate_chat_stream with n=2 (tokenizer_manager.py _stream_batch_responses
+    yields both outputs as they come, each with its index): per choice a role chunk then its text,
+    each chunk with its own output's rid; the finish reasons only after both ended (lines 2641-2662),
+    then sglext with a list of details (line 2728: a list when n > 1), then usage counting the
+    prompt once (usage_processor.py calculate_streaming_usage). The simulator refused the request."""
+    r = _post(sim, "/v1/chat/completions", {
+        "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5, "temperature": 0.7, "n": 2,
+        "stream": True, "return_spec_tokens_details": True,
+        "stream_options": {"include_usage": True, "continuous_usage_stats": True}})
+    assert r.status_code == 200, r.text
+    events = _events(r)
+    assert events[-1] == "[DONE]"
+    chunks = events[:-1]
+    usage_chunk, sglext_chunk = chunks[-1], chunks[-2]
+    finishes = [c for c in chunks if c["choices"] and c["choices"][0]["finish_reason"]]
+    body = [c for c in chunks if c["choices"] and not c["choices"][0]["finish_reason"]]
+    assert chunks[-4:-2] == finishes and sorted(c["choices"][0]["index"] for c in finishes) == [0, 1]
+    assert all(c["choices"][0]["delta"] == {"reasoning_content": None} for c in finishes)
+    for index in (0, 1):
+        mine = [c for c in body if c["choices"][0]["index"] == index]
+        assert mine[0]["choices"][0]["delta"] == {"reasoning_content": None, "role": "assistant", "content": ""}
+        assert len({c["id"] for c in mine}) == 1 and RID.fullmatch(mine[0]["id"])
+        assert mine[-1]["usage"]["completion_tokens"] == 5  # each choice's own count
+    assert body[0]["id"] != [c for c in body if c["choices"][0]["index"] != body[0]["choices"][0]["index"]][0]["id"]
+    details = sglext_chunk["sglext"]["spec_tokens_details"]
+    assert sglext_chunk["choices"] == [] and isinstance(details, list) and len(details) == 2
+    single = _post(sim, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 5})
+    assert usage_chunk["usage"]["prompt_tokens"] == single.json()["usage"]["prompt_tokens"]
+    assert usage_chunk["usage"]["completion_tokens"] == 10
+
+
+def test_completions_stream_of_two_prompts_is_sglangs(sim):
+    """serving_completions.py _generate_completion_stream: each output's chunks carry its index and
+    rid, the finish reason on its own last chunk (lines 345-403); usage sums both prompts."""
+    r = _post(sim, "/v1/completions", {"prompt": ["hi", "Write a haiku about the sea."], "max_tokens": 4,
+                                       "temperature": 0, "stream": True, "stream_options": {"include_usage": True}})
+    assert r.status_code == 200, r.text
+    chunks = _events(r)[:-1]
+    texts = {0: "", 1: ""}
+    for c in chunks[:-1]:
+        texts[c["choices"][0]["index"]] += c["choices"][0]["text"]
+    for index in (0, 1):
+        mine = [c for c in chunks[:-1] if c["choices"][0]["index"] == index]
+        assert [c["choices"][0]["finish_reason"] for c in mine][-1] == "length"
+        assert all(c["choices"][0]["finish_reason"] is None for c in mine[:-1])
+    whole = _post(sim, "/v1/completions", {"prompt": ["hi", "Write a haiku about the sea."], "max_tokens": 4,
+                                           "temperature": 0}).json()
+    assert [texts[0], texts[1]] == [c["text"] for c in whole["choices"]]  # greedy: the same text
+    assert chunks[-1]["usage"]["prompt_tokens"] == whole["usage"]["prompt_tokens"]
+    assert chunks[-1]["usage"]["completion_tokens"] == 8
+
+
+def test_generate_batch_stream_is_sglangs(sim):
+    """http_server.py stream_results over tokenizer_manager.py _stream_batch_responses: each chunk is
+    one output's {text, output_ids, meta_info} plus its "index" (line 2224), then [DONE]."""
+    r = _post(sim, "/generate", {"text": ["hi", "there"], "stream": True,
+                                 "sampling_params": {"max_new_tokens": 4, "temperature": 0}})
+    assert r.status_code == 200, r.text
+    events = _events(r)
+    assert events[-1] == "[DONE]"
+    chunks = events[:-1]
+    assert all(set(c) == {"text", "output_ids", "meta_info", "index"} for c in chunks)
+    last = {c["index"]: c for c in chunks}
+    assert sorted(last) == [0, 1]
+    whole = _post(sim, "/generate", {"text": ["hi", "there"], "sampling_params": {"max_new_tokens": 4,
+                                                                                  "temperature": 0}}).json()
+    for index in (0, 1):
+        assert last[index]["meta_info"]["finish_reason"] == {"type": "length", "length": 4}
+        assert last[index]["text"] == whole[index]["text"]  # cumulative: the whole text at the end
+
+
+def test_leaving_a_stream_of_two_choices_aborts_both():
+    """tokenizer_manager.py: a disconnected client's requests are aborted; with several choices in one
+    stream, every one of them (else /flush_cache would stay 400 for the abandoned choice's ~300
+    model s)."""
+    from support.lifecycle import flush_ok_within
+
+    with running_sim(speedup=5.0) as slow:  # each choice: ~60 s of wall time
+        r = requests.post(slow.url + "/v1/completions", stream=True, timeout=30, headers=JSON, data=json.dumps({
+            "prompt": "hi", "max_tokens": 8000, "ignore_eos": True, "n": 2, "stream": True}).encode())
+        lines = r.iter_lines()  # held: a dropped iterator closes the connection
+        assert next(lines).startswith(b"data: ")  # the stream is running
+        assert requests.post(slow.url + "/flush_cache", timeout=10).status_code == 400
+        r.close()
+        assert flush_ok_within(slow.url, 20.0) is not None  # both aborted, not run to their end

@@ -122,13 +122,11 @@ ROWS = [
     ("comp-logprobs", "/v1/completions", comp(logprobs=2), JSON, 400, "openai", NOT_IMPLEMENTED + " logprobs"),
     ("comp-stop", "/v1/completions", comp(stop="\n"), JSON, 400, "openai", NOT_IMPLEMENTED + " stop strings"),
     ("comp-echo", "/v1/completions", comp(echo=True), JSON, 400, "openai", NOT_IMPLEMENTED + " echo"),
-    # several choices streamed (SGLang interleaves them by index) and a /generate batch streamed: the
-    # simulator refuses rather than answer with one stream (mutation testing: dropping either
-    # refusal passed every test)
-    ("comp-stream-n", "/v1/completions", comp(stream=True, n=2), JSON, 400, "openai",
-     NOT_IMPLEMENTED + " streaming several choices"),
+    # several choices streamed, and a /generate batch streamed: SGLang serves them, interleaved by
+    # index (tokenizer_manager.py _stream_batch_responses); shapes: test_sglang_answer_shapes.py
+    ("comp-stream-n", "/v1/completions", comp(stream=True, n=2), JSON, 200, "ok", None),
     ("gen-stream-batch", "/generate", {"text": [PROMPT, PROMPT], "sampling_params": {"max_new_tokens": 4},
-                                       "stream": True}, JSON, 400, "native", NOT_IMPLEMENTED + " streaming a batch"),
+                                       "stream": True}, JSON, 200, "ok", None),
     # a list of sampling_params shorter than the prompts: SGLang has no length check; GenerateReqInput
     # .__getitem__ (io_struct.py line 982, ``self.sampling_params[i]``) raises IndexError when
     # tokenizer_manager.py _init_req_state (lines 3820-3831) builds each sub-request, which no route
@@ -222,6 +220,9 @@ def test_request_gets_sglangs_status_and_body(sim, case, route, body, headers, s
     if shape == "plain":  # starlette ServerErrorMiddleware.error_response: PlainTextResponse
         assert r.headers["Content-Type"] == "text/plain; charset=utf-8"
         assert r.text == text
+        return
+    if r.headers["Content-Type"].startswith("text/event-stream"):  # a stream served
+        assert shape == "ok" and r.text.endswith("data: [DONE]\n\n"), r.text[-300:]
         return
     out = r.json()
     if shape == "ok":

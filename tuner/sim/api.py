@@ -320,6 +320,42 @@ class SimService:
         finally:
             self._abort_disconnected(req)
 
+    async def _stream_many(self, specs: list[GenSpec], rid: str | None):
+        """Yields (i, req, progress, new_ids, n_ids) from the streams of every spec (i: its position)
+        in the order their chunks come due, as tokenizer_manager.py ``_stream_batch_responses``
+        (lines 2213-2240) yields a batch's outputs; ``rid`` names a single output only (a batch's
+        outputs get their own, as ``regenerate_rid`` gives them). Leaving early aborts every one."""
+        if len(specs) == 1:
+            async for item in self._stream_one(specs[0], rid):
+                yield (0, *item)
+            return
+        queue: asyncio.Queue = asyncio.Queue()
+        done = object()
+
+        async def pump(i: int, spec: GenSpec) -> None:
+            try:
+                async for item in self._stream_one(spec, None):
+                    queue.put_nowait((i, item))
+                queue.put_nowait((i, done))
+            except ShuttingDown as exc:
+                queue.put_nowait((i, exc))
+
+        pumps = [asyncio.create_task(pump(i, spec)) for i, spec in enumerate(specs)]
+        try:
+            left = len(specs)
+            while left:
+                i, item = await queue.get()
+                if item is done:
+                    left -= 1
+                elif isinstance(item, ShuttingDown):
+                    raise item
+                else:
+                    yield (i, *item)
+        finally:
+            for task in pumps:
+                task.cancel()  # each _stream_one aborts its request on the way out
+            await asyncio.gather(*pumps, return_exceptions=True)
+
     def _not_ready(self) -> web.Response | None:
         if self.shutting_down:
             return _error(503, "The server is shutting down.")
@@ -342,7 +378,7 @@ class SimService:
         for _ in parsed.specs:
             self._count_accepted()
         if parsed.stream:
-            return await self._generate_stream(request, parsed.specs[0], parsed.rid)
+            return await self._generate_stream(request, parsed)
         results = await self._run_all(parsed, request)
         if isinstance(results, ShuttingDown):
             return _error(503, str(results))
@@ -355,13 +391,15 @@ class SimService:
                for req, ids, text in results]
         return web.json_response(out if parsed.batch else out[0])
 
-    async def _generate_stream(self, request, spec: GenSpec, rid) -> web.StreamResponse:
+    async def _generate_stream(self, request, parsed: ParsedRequest) -> web.StreamResponse:
         resp = await self._prepare_stream(request)
-        # --incremental-streaming-output: text and ids new since the last chunk (tokenizer_manager.py)
-        chunks = IncrementalChunks() if self.resolved.get("incremental_streaming_output") else CumulativeChunks()
+        # --incremental-streaming-output: text and ids new since the last chunk (tokenizer_manager.py);
+        # a batch's chunks carry their output's "index" (_stream_batch_responses, line 2224)
+        kind = IncrementalChunks if self.resolved.get("incremental_streaming_output") else CumulativeChunks
+        chunks = [kind(i if parsed.batch else None) for i in range(len(parsed.specs))]
         try:
-            async for req, progress, new, _ in self._stream_one(spec, rid):
-                await resp.write(chunks.chunk(synth.detokenize(new), new, self._meta(req, progress)))
+            async for i, req, progress, new, _ in self._stream_many(parsed.specs, parsed.rid):
+                await resp.write(chunks[i].chunk(synth.detokenize(new), new, self._meta(req, progress)))
                 self._delivered(req, progress.at_m)
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
@@ -379,7 +417,7 @@ class SimService:
         return await self._openai(request, chat=True)
 
     async def _openai(self, request: web.Request, chat: bool) -> web.StreamResponse:
-        from .openai_format import OpenAIFormatter
+        from .openai_format import OpenAIFormatter, spec_tokens_details
 
         if (resp := self._not_ready()) is not None:
             return resp
@@ -401,18 +439,20 @@ class SimService:
             fmt = OpenAIFormatter(chat=chat, model=model, rid=results[0][0].rid)
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
                                                    for req, ids, text in results], parsed.n, ext))
-        rid = uuid.uuid4().hex  # io_struct.py _normalize_single_inputs: the request's rid
-        fmt = OpenAIFormatter(chat=chat, model=model, rid=rid)
+        rid = uuid.uuid4().hex  # io_struct.py _normalize_single_inputs: a single output's rid
+        stream = OpenAIFormatter(chat=chat, model=model, rid=rid).stream(parsed.n, parsed.options or {})
         resp = await self._prepare_stream(request)
         try:
-            first = True
-            async for req, progress, new, n_ids in self._stream_one(parsed.specs[0], rid):
-                ext = self._sglext([(req, progress)], parsed) if progress.finished else None
-                for chunk in fmt.stream_chunks(synth.detokenize(new), req.prompt_tokens, n_ids,
-                                               progress.finished, first, parsed.options or {}, ext):
+            details = {}
+            async for i, req, progress, new, n_ids in self._stream_many(parsed.specs, rid):
+                for chunk in stream.step(i, req.rid, synth.detokenize(new), req.prompt_tokens, n_ids,
+                                         progress.finished):
                     await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
+                if progress.finished and parsed.spec_details:
+                    details[i] = spec_tokens_details(self._meta(req, progress))
                 self._delivered(req, progress.at_m)
-                first = False
+            for chunk in stream.close({i: d for i, d in details.items() if d is not None}):
+                await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             await resp.write(b"data: [DONE]\n\n")
             await resp.write_eof()
         except ShuttingDown as exc:

@@ -92,46 +92,101 @@ class OpenAIFormatter:
             body["sglext"] = sglext
         return body
 
-    def _chat_chunk(self, delta: dict, finish: str | None = None, usage_: dict | None = None) -> dict:
+    def _chat_chunk(self, rid: str, index: int, delta: dict, finish: str | None = None,
+                    usage_: dict | None = None) -> dict:
         """One chat stream chunk as sse_utils.py ``build_sse_content`` encodes it: no usage key when
         there is no usage (msgspec omit_defaults)."""
-        chunk = self._envelope("chat.completion.chunk", [{"index": 0, "delta": delta, "logprobs": None,
-                                                          "finish_reason": finish, "matched_stop": None}], usage_)
+        chunk = {**self._envelope("chat.completion.chunk", [{"index": index, "delta": delta, "logprobs": None,
+                                                            "finish_reason": finish, "matched_stop": None}],
+                                  usage_), "id": rid}
         if usage_ is None:
             del chunk["usage"]
         return chunk
 
+    def stream(self, n: int, options: dict) -> "OpenAIStream":
+        """The state of one streamed answer of ``n`` choices per prompt (``options``: the request's
+        ``stream_options``)."""
+        return OpenAIStream(self, n, options)
+
     def stream_chunks(self, delta: str, prompt_tokens: int, completion_tokens: int, finished: bool,
                       first: bool, options: dict, sglext: dict | None = None) -> list[dict]:
-        """The SSE chunks for newly generated text ``delta`` (and, at the end, the sglext chunk and
-        the usage chunk)."""
-        finish = "length" if finished else None
-        running_usage = (usage(prompt_tokens, completion_tokens)
-                         if options.get("continuous_usage_stats") else None)
+        """The SSE chunks of a one-choice stream for newly generated text ``delta`` (and, at the end,
+        the finish, sglext and usage chunks)."""
+        stream = self.stream(1, options)
+        stream.started = {0} if not first else set()
+        chunks = stream.step(0, self.id, delta, prompt_tokens, completion_tokens, finished)
+        if finished:
+            details = (sglext or {}).get("spec_tokens_details")
+            chunks += stream.close({0: details} if details else {})
+        return chunks
+
+
+class OpenAIStream:
+    """One streamed OpenAI answer, which may interleave several choices (a list of prompts, or
+    ``n > 1``: tokenizer_manager.py ``_stream_batch_responses`` yields each output as it comes, with
+    its ``index``, prompt-major). As SGLang 0.5.23 writes it:
+
+    * every chunk for an output has that output's rid as ``id`` (``content["meta_info"]["id"]``); the
+      closing chunks have the rid of the last output seen;
+    * completions (serving_completions.py lines 262-404): one chunk per output step, the finish
+      reason on its last one; chat (serving_chat.py lines 2475-2664): a role chunk first per
+      choice, then its text chunks, and the finish reasons only after every choice has ended, one
+      chunk each in the order they finished;
+    * then the sglext chunk (a list of details, by index, when ``n > 1``) and the usage chunk
+      (prompt tokens once per prompt, ``index % n == 0``: usage_processor.py
+      ``calculate_streaming_usage``); continuous usage is each choice's own so far.
+    """
+
+    def __init__(self, fmt: OpenAIFormatter, n: int, options: dict):
+        self.fmt, self.n, self.options = fmt, max(1, n), options
+        self.obj = "chat.completion.chunk" if fmt.chat else "text_completion"
+        self.started: set[int] = set()
+        self.finished: list[int] = []  #: indices in the order they finished
+        self.prompt_tokens: dict[int, int] = {}
+        self.completion_tokens: dict[int, int] = {}
+        self.last_rid = fmt.id
+
+    def step(self, index: int, rid: str, delta: str, prompt_tokens: int, completion_tokens: int,
+             finished: bool) -> list[dict]:
+        """The chunks for output ``index`` (request ``rid``) having generated ``delta`` more."""
+        self.last_rid = rid
+        self.prompt_tokens[index], self.completion_tokens[index] = prompt_tokens, completion_tokens
+        running = usage(prompt_tokens, completion_tokens) if self.options.get("continuous_usage_stats") else None
         chunks = []
-        if self.chat:
-            # serving_chat.py (SGLang 0.5.23): the first output's chunk carries the role (lines
-            # 2582-2599), a step's text its own chunk when there is any (lines 1032-1052), and the
-            # finish reason comes after the text, in a chunk of its own without usage (lines
-            # 2641-2662). sse_utils.py: the delta always names reasoning_content, and a chunk
-            # without usage has no usage key (msgspec omit_defaults).
-            obj = "chat.completion.chunk"
-            if first:
-                chunks.append(self._chat_chunk({"reasoning_content": None, "role": "assistant", "content": ""}))
+        if self.fmt.chat:
+            # serving_chat.py: the first output's chunk carries the role (lines 2582-2599), a step's
+            # text its own chunk when there is any (lines 1032-1052); sse_utils.py: the delta always
+            # names reasoning_content
+            if index not in self.started:
+                chunks.append(self.fmt._chat_chunk(rid, index, {"reasoning_content": None, "role": "assistant",
+                                                                "content": ""}))
             if delta:
-                chunks.append(self._chat_chunk({"reasoning_content": None, "content": delta}, usage_=running_usage))
-            if finished:
-                chunks.append(self._chat_chunk({"reasoning_content": None}, finish))
+                chunks.append(self.fmt._chat_chunk(rid, index, {"reasoning_content": None, "content": delta},
+                                                   usage_=running))
         else:
-            obj = "text_completion"
-            choice = {"index": 0, "text": delta, "logprobs": None, "finish_reason": finish,
-                      "matched_stop": None}
-            chunks.append(self._envelope(obj, [choice], running_usage))
-        if finished and sglext:
-            chunks.append({**self._envelope(obj, [], None), "sglext": sglext})
-        if finished and options.get("include_usage"):
-            last = self._envelope(obj, [], usage(prompt_tokens, completion_tokens))
+            choice = {"index": index, "text": delta, "logprobs": None,
+                      "finish_reason": "length" if finished else None, "matched_stop": None}
+            chunks.append({**self.fmt._envelope(self.obj, [choice], running), "id": rid})
+        self.started.add(index)
+        if finished:
+            self.finished.append(index)
+        return chunks
+
+    def close(self, details: dict[int, dict]) -> list[dict]:
+        """The chunks after every output has ended: chat's finish reasons (lines 2641-2662, in a
+        chunk of their own, without usage), the sglext chunk for ``details`` (spec_tokens_details
+        by index) and, with ``include_usage``, the usage chunk."""
+        fmt, rid, chunks = self.fmt, self.last_rid, []
+        if fmt.chat:
+            chunks += [fmt._chat_chunk(rid, i, {"reasoning_content": None}, "length") for i in self.finished]
+        if details:
+            ordered = [details[i] for i in sorted(details)]
+            chunks.append({**fmt._envelope(self.obj, [], None), "id": rid,
+                           "sglext": {"spec_tokens_details": ordered if self.n > 1 else ordered[0]}})
+        if self.options.get("include_usage"):
+            prompt = sum(t for i, t in self.prompt_tokens.items() if i % self.n == 0)
+            last = {**fmt._envelope(self.obj, [], usage(prompt, sum(self.completion_tokens.values()))), "id": rid}
             # serving_completions.py line 495 dumps this chunk with exclude_none=True; serving_chat.py
             # line 2797 dumps it whole
-            chunks.append(last if self.chat else _without_nulls(last))
+            chunks.append(last if fmt.chat else _without_nulls(last))
         return chunks

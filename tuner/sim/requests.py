@@ -21,9 +21,10 @@ One request body goes through the layers SGLang's does, and fails at the first t
    OpenAI routes (``serving_base.py`` ``create_error_response``).
 
 What SGLang serves and the simulator cannot (stop strings, logprobs, constrained decoding, media,
-LoRA, sessions, beam search, echo, streamed batches) is refused at step 3 with a message that says
-so, in that step's shape: a wrong answer is never given silently. ``n`` and batched prompts are
-served (``n`` as SGLang's parallel sampling: ``prompts x n`` outputs, prompt-major).
+LoRA on a server with LoRA on, sessions, beam search, echo) is refused at step 3 with a message that
+says so, in that step's shape: a wrong answer is never given silently. ``n`` and batched prompts are
+served, streamed or not (``n`` as SGLang's parallel sampling: ``prompts x n`` outputs,
+prompt-major).
 
 This module runs the steps in order and builds what the server runs (:class:`ParsedRequest`); step
 1's models and error bodies live in :mod:`tuner.sim.request_models`, step 3's sampling parameters
@@ -239,8 +240,6 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck,
     _check_lora(obj.lora_path, served)
     if obj.session_params or obj.custom_logit_processor:
         raise unsupported("sessions and custom logit processors")
-    if obj.stream and batch:
-        raise unsupported("streaming a batch (a list of prompts, or n > 1, with stream: true)")
     rid = obj.rid if isinstance(obj.rid, str) else None
     return ParsedRequest(_expand(prompts, per_prompt, n, limits), batch, obj.stream, rid, n)
 
@@ -313,8 +312,6 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
             raise unsupported("hidden states, sessions and custom logit processors")
         params = _openai_sampling(req, max_tokens)
         batch = len(prompts) > 1 or req.n > 1
-        if req.stream and batch:
-            raise unsupported("streaming several choices (a list of prompts, or n > 1, with stream)")
         specs = _expand(prompts, [params] * len(prompts), max(1, req.n), limits)
         if chat:  # a chat request drafts like its messages' content, not like the template
             specs = [replace(s, acceptance_text=chat_content(messages)) for s in specs]

@@ -35,12 +35,14 @@ WARN_EVERY_S = 5.0
 class CumulativeChunks:
     """SSE ``data:`` lines of one ``/generate`` stream, built incrementally."""
 
-    def __init__(self) -> None:
+    def __init__(self, index: int | None = None) -> None:
         self._text = bytearray()
         self._ids = bytearray()
+        #: a streamed batch's output position, after meta_info (tokenizer_manager.py line 2224)
+        self._tail = b"}\n\n" if index is None else b', "index": %d}\n\n' % index
 
     def chunk(self, new_text: str, new_ids: list[int], meta_info: dict) -> bytes:
-        """The next chunk: cumulative text and ids, with ``meta_info``."""
+        """The next chunk: cumulative text and ids, with ``meta_info`` (and ``index`` in a batch)."""
         if new_text:
             self._text += json.dumps(new_text)[1:-1].encode()  # JSON string escapes are per character
         if new_ids:
@@ -48,7 +50,7 @@ class CumulativeChunks:
                 self._ids += b", "
             self._ids += ", ".join(map(str, new_ids)).encode()
         return b"".join((b'data: {"text": "', self._text, b'", "output_ids": [', self._ids,
-                         b'], "meta_info": ', json.dumps(meta_info).encode(), b"}\n\n"))
+                         b'], "meta_info": ', json.dumps(meta_info).encode(), self._tail))
 
 
 class IncrementalChunks:
@@ -58,10 +60,15 @@ class IncrementalChunks:
     delta_text``, ``"output_ids": delta_output_ids``); chunks that came due together go out as one
     (``_coalesce_streaming_chunks``, lines 1854-1889 and 1986), as the simulator sends them."""
 
+    def __init__(self, index: int | None = None) -> None:
+        self.index = index  #: a streamed batch's output position (tokenizer_manager.py line 2224)
+
     def chunk(self, new_text: str, new_ids: list[int], meta_info: dict) -> bytes:
-        """The next chunk: the new text and ids only, with ``meta_info``."""
-        return b"data: " + json.dumps({"text": new_text, "output_ids": new_ids,
-                                       "meta_info": meta_info}).encode() + b"\n\n"
+        """The next chunk: the new text and ids only, with ``meta_info`` (and ``index`` in a batch)."""
+        out = {"text": new_text, "output_ids": new_ids, "meta_info": meta_info}
+        if self.index is not None:
+            out["index"] = self.index
+        return b"data: " + json.dumps(out).encode() + b"\n\n"
 
 
 class Timekeeping:
