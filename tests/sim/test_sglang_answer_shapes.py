@@ -223,3 +223,27 @@ def test_leaving_a_stream_of_two_choices_aborts_both():
         assert requests.post(slow.url + "/flush_cache", timeout=10).status_code == 400
         r.close()
         assert flush_ok_within(slow.url, 20.0) is not None  # both aborted, not run to their end
+
+
+@pytest.mark.parametrize("sampling, message", [
+    ({"max_new_tokens": 100_000}, "Requested token count exceeds the model's maximum context length"),
+    ({"max_new_tokens": 4, "top_p": 0}, "top_p must be in (0, 1], got 0."),
+    ({"max_new_tokens": 4, "stop": ["\n"]}, "The simulated SGLang server does not implement stop strings"),
+])
+def test_streamed_generate_refused_by_the_tokenizer_manager_is_an_event(sim, sampling, message):
+    """http_server.py serve_generate_request (lines 951-975): a streamed /generate is a
+    StreamingResponse whose generator runs the tokenizer manager's checks, so its status (200) is
+    sent before a ValueError, which comes as an error event, then [DONE]. The simulator answered
+    HTTP 400 with the JSON body of a plain request (a client's failure kind differed: an HTTP error
+    on the simulator, an error event on SGLang). FastAPI's and the contract's checks come before the
+    stream and stay 400 (test_sim_requests.py)."""
+    r = _post(sim, "/generate", {"text": "hi", "stream": True, "sampling_params": sampling})
+    assert r.status_code == 200 and r.headers["Content-Type"].startswith("text/event-stream")
+    events = _events(r)
+    assert events[-1] == "[DONE]" and len(events) == 2
+    error = events[0]["error"]
+    assert (set(error), error["type"], error["code"], error["retryable"]) == (
+        {"message", "type", "code", "retryable"}, "invalid_request_error", 400, False)
+    assert error["message"].startswith(message)
+    plain = _post(sim, "/generate", {"text": "hi", "sampling_params": sampling})
+    assert plain.status_code == 400 and plain.json()["error"]["message"] == error["message"]

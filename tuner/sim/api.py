@@ -374,6 +374,8 @@ class SimService:
             parsed = parse_generate(await request.read(), request.headers.get("Content-Type"), self.limits,
                                     self.served)
         except ApiError as exc:
+            if exc.in_stream:
+                return await self._stream_error(request, exc.body["error"]["message"])
             return _api_error(exc)
         for _ in parsed.specs:
             self._count_accepted()
@@ -390,6 +392,16 @@ class SimService:
         out = [{"text": text, "output_ids": ids, "meta_info": self._meta(req, self._final(req))}
                for req, ids, text in results]
         return web.json_response(out if parsed.batch else out[0])
+
+    async def _stream_error(self, request: web.Request, message: str) -> web.StreamResponse:
+        """A streamed /generate the tokenizer manager refuses: SGLang's StreamingResponse has sent 200
+        before its generator runs the checks, so the ValueError comes as an event, then [DONE]
+        (http_server.py stream_results, lines 951-975)."""
+        resp = await self._prepare_stream(request)
+        event = {"error": {"message": message, "type": "invalid_request_error", "code": 400, "retryable": False}}
+        await resp.write(b"data: " + json.dumps(event).encode() + b"\n\ndata: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
 
     async def _generate_stream(self, request, parsed: ParsedRequest) -> web.StreamResponse:
         resp = await self._prepare_stream(request)

@@ -27,6 +27,9 @@ class ApiError(Exception):
     def __init__(self, status: int, body: dict | str):
         super().__init__(body if isinstance(body, str) else json.dumps(body))
         self.status, self.body = status, body
+        #: a streamed /generate request refused by the tokenizer manager: SGLang has answered 200 by
+        #: then and sends the error as a stream event (http_server.py stream_results, lines 951-975)
+        self.in_stream = False
 
 
 def internal_server_error() -> ApiError:

@@ -185,7 +185,9 @@ def parse_generate(raw: bytes, content_type: str | None, limits: ContextCheck,
     try:
         return _normalize_generate(obj, body, limits, served)
     except ValueError as exc:
-        raise native_error(str(exc)) from None
+        error = native_error(str(exc))
+        error.in_stream = obj.stream is True  # the checks run inside SGLang's streaming response
+        raise error from None
 
 
 def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck, served: Served) -> ParsedRequest:
