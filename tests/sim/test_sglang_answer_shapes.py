@@ -247,3 +247,16 @@ def test_streamed_generate_refused_by_the_tokenizer_manager_is_an_event(sim, sam
     assert error["message"].startswith(message)
     plain = _post(sim, "/generate", {"text": "hi", "sampling_params": sampling})
     assert plain.status_code == 400 and plain.json()["error"]["message"] == error["message"]
+
+
+def test_default_include_usage_flag_adds_the_usage_chunk():
+    """utils.py should_include_usage (lines 250-264): with --stream-response-default-include-usage a
+    stream ends with the usage chunk whether or not the request sets stream_options; the simulator
+    parsed the flag and ignored it."""
+    with running_sim("--stream-response-default-include-usage", speedup=200.0) as s:
+        for route, body in (("/v1/completions", {"prompt": "hi"}),
+                            ("/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}]})):
+            for options in ({}, {"stream_options": {"continuous_usage_stats": True}}):
+                r = _post(s, route, {**body, "max_tokens": 3, "stream": True, **options})
+                last = _events(r)[-2]
+                assert last["choices"] == [] and last["usage"]["completion_tokens"] == 3, (route, options, last)

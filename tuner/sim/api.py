@@ -452,7 +452,12 @@ class SimService:
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
                                                    for req, ids, text in results], parsed.n, ext))
         rid = uuid.uuid4().hex  # io_struct.py _normalize_single_inputs: a single output's rid
-        stream = OpenAIFormatter(chat=chat, model=model, rid=rid).stream(parsed.n, parsed.options or {})
+        # utils.py should_include_usage (lines 250-264): --stream-response-default-include-usage turns
+        # the usage chunk on for every stream, stream_options or not
+        options = dict(parsed.options or {})
+        options["include_usage"] = bool(options.get("include_usage")
+                                        or self.resolved.get("stream_response_default_include_usage"))
+        stream = OpenAIFormatter(chat=chat, model=model, rid=rid).stream(parsed.n, options)
         resp = await self._prepare_stream(request)
         try:
             details = {}
