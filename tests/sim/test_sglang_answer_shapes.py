@@ -260,3 +260,22 @@ def test_default_include_usage_flag_adds_the_usage_chunk():
                 r = _post(s, route, {**body, "max_tokens": 3, "stream": True, **options})
                 last = _events(r)[-2]
                 assert last["choices"] == [] and last["usage"]["completion_tokens"] == 3, (route, options, last)
+
+
+def test_cache_report_flag_fills_prompt_tokens_details():
+    """--enable-cache-report: usage.prompt_tokens_details is {"cached_tokens": N}
+    (usage_processor.py calculate_response_usage / calculate_streaming_usage; chat's continuous usage
+    too, serving_chat.py _continuous_usage_cached_details; completions' continuous usage never,
+    serving_completions.py lines 396-401). The simulator caches nothing (meta_info.cached_tokens 0)
+    and left the details null."""
+    with running_sim("--enable-cache-report", speedup=200.0) as s:
+        chat = {"messages": [{"role": "user", "content": "hi"}], "max_tokens": 3}
+        assert _post(s, "/v1/chat/completions", chat).json()["usage"]["prompt_tokens_details"] == {"cached_tokens": 0}
+        assert _post(s, "/v1/completions", {"prompt": "hi", "max_tokens": 3}).json()["usage"][
+            "prompt_tokens_details"] == {"cached_tokens": 0}
+        options = {"stream": True, "stream_options": {"include_usage": True, "continuous_usage_stats": True}}
+        chunks = _events(_post(s, "/v1/chat/completions", {**chat, **options}))[:-1]
+        assert all(c["usage"]["prompt_tokens_details"] == {"cached_tokens": 0} for c in chunks if "usage" in c)
+        chunks = _events(_post(s, "/v1/completions", {"prompt": "hi", "max_tokens": 3, **options}))[:-1]
+        assert all(c["usage"]["prompt_tokens_details"] is None for c in chunks[:-1])
+        assert chunks[-1]["usage"]["prompt_tokens_details"] == {"cached_tokens": 0}

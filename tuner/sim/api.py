@@ -441,6 +441,7 @@ class SimService:
         for _ in parsed.specs:
             self._count_accepted()
         model = parsed.model or self.model_name
+        cache_report = bool(self.resolved.get("enable_cache_report"))
         if not parsed.stream:
             results = await self._run_all(parsed, request, rid=False)
             if isinstance(results, ShuttingDown):
@@ -448,7 +449,7 @@ class SimService:
             if results is None:
                 return web.Response(status=499)  # nobody reads it: the client is gone
             ext = self._sglext([(req, self._final(req)) for req, _, _ in results], parsed)
-            fmt = OpenAIFormatter(chat=chat, model=model, rid=results[0][0].rid)
+            fmt = OpenAIFormatter(chat=chat, model=model, rid=results[0][0].rid, cache_report=cache_report)
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
                                                    for req, ids, text in results], parsed.n, ext))
         rid = uuid.uuid4().hex  # io_struct.py _normalize_single_inputs: a single output's rid
@@ -457,7 +458,8 @@ class SimService:
         options = dict(parsed.options or {})
         options["include_usage"] = bool(options.get("include_usage")
                                         or self.resolved.get("stream_response_default_include_usage"))
-        stream = OpenAIFormatter(chat=chat, model=model, rid=rid).stream(parsed.n, options)
+        stream = OpenAIFormatter(chat=chat, model=model, rid=rid, cache_report=cache_report).stream(parsed.n,
+                                                                                                  options)
         resp = await self._prepare_stream(request)
         try:
             details = {}

@@ -34,12 +34,15 @@ def spec_tokens_details(meta: dict) -> dict | None:
     return {k: meta.get(k) or default for k, default in _SPEC_KEYS.items()}
 
 
-def usage(prompt_tokens: int, completion_tokens: int) -> dict:
+def usage(prompt_tokens: int, completion_tokens: int, cache_report: bool = False) -> dict:
     """``UsageInfo`` as ``usage_processor.py`` ``calculate_token_usage`` builds it (lines 121-132; the
     fields of protocol.py lines 221-229, in that order): no reasoning tokens, so
-    ``completion_tokens_details`` is null; no cache report, so ``prompt_tokens_details`` is null."""
+    ``completion_tokens_details`` is null; ``prompt_tokens_details`` is null unless the server reports
+    cache hits (``--enable-cache-report``): then ``{"cached_tokens": 0}``, the simulator's
+    ``meta_info.cached_tokens`` (it models no prefix cache)."""
     return {"prompt_tokens": prompt_tokens, "total_tokens": prompt_tokens + completion_tokens,
-            "completion_tokens": completion_tokens, "prompt_tokens_details": None, "reasoning_tokens": 0,
+            "completion_tokens": completion_tokens,
+            "prompt_tokens_details": {"cached_tokens": 0} if cache_report else None, "reasoning_tokens": 0,
             "completion_tokens_details": None}
 
 
@@ -55,10 +58,11 @@ def _without_nulls(value):
 class OpenAIFormatter:
     """Builds the response (or the stream chunks) of one OpenAI request."""
 
-    def __init__(self, *, chat: bool, model: str, rid: str):
+    def __init__(self, *, chat: bool, model: str, rid: str, cache_report: bool = False):
         # serving_chat.py line 3044, serving_completions.py line 640 (and every stream chunk,
         # serving_chat.py line 2587, serving_completions.py line 388): the id is the request's rid.
         self.chat, self.model, self.id = chat, model, rid
+        self.cache_report = cache_report  #: --enable-cache-report
         self.created = int(time.time())
 
     def _envelope(self, obj: str, choices: list, usage_: dict | None) -> dict:
@@ -84,7 +88,7 @@ class OpenAIFormatter:
         prompt_tokens = sum(p for _, p, _ in outputs[::max(1, n)])
         completion_tokens = sum(c for _, _, c in outputs)
         obj = "chat.completion" if self.chat else "text_completion"
-        body = self._envelope(obj, choices, usage(prompt_tokens, completion_tokens))
+        body = self._envelope(obj, choices, usage(prompt_tokens, completion_tokens, self.cache_report))
         # weight_versions.py build_endpoint_weight_version_metadata (serving_chat.py line 3049,
         # serving_completions.py line 645); the simulator's weights are version "default"
         body["metadata"] = {"weight_version": "default"}
@@ -151,7 +155,10 @@ class OpenAIStream:
         """The chunks for output ``index`` (request ``rid``) having generated ``delta`` more."""
         self.last_rid = rid
         self.prompt_tokens[index], self.completion_tokens[index] = prompt_tokens, completion_tokens
-        running = usage(prompt_tokens, completion_tokens) if self.options.get("continuous_usage_stats") else None
+        # continuous usage: chat reports cache hits (serving_chat.py _continuous_usage_cached_details),
+        # completions never (serving_completions.py lines 397-401)
+        running = (usage(prompt_tokens, completion_tokens, self.fmt.cache_report and self.fmt.chat)
+                   if self.options.get("continuous_usage_stats") else None)
         chunks = []
         if self.fmt.chat:
             # serving_chat.py: the first output's chunk carries the role (lines 2582-2599), a step's
@@ -185,7 +192,8 @@ class OpenAIStream:
                            "sglext": {"spec_tokens_details": ordered if self.n > 1 else ordered[0]}})
         if self.options.get("include_usage"):
             prompt = sum(t for i, t in self.prompt_tokens.items() if i % self.n == 0)
-            last = {**fmt._envelope(self.obj, [], usage(prompt, sum(self.completion_tokens.values()))), "id": rid}
+            last = {**fmt._envelope(self.obj, [], usage(prompt, sum(self.completion_tokens.values()),
+                                                                 fmt.cache_report)), "id": rid}
             # serving_completions.py line 495 dumps this chunk with exclude_none=True; serving_chat.py
             # line 2797 dumps it whole
             chunks.append(last if fmt.chat else _without_nulls(last))
