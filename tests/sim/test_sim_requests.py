@@ -336,3 +336,38 @@ def test_lora_with_lora_on_is_refused_as_not_implemented():
         r = _post(s.url + "/v1/chat/completions", chat(model="org/m:v2:a1"), JSON)
         assert r.status_code == 400 and r.json()["message"].startswith(NOT_IMPLEMENTED + " LoRA adapters"), r.text
         assert _post(s.url + "/v1/chat/completions", chat(model="org/m:v2"), JSON).status_code == 200
+
+
+@pytest.mark.parametrize("route, body", [
+    ("/generate", {"input_ids": [7] * 8150, "sampling_params": {"temperature": 0}}),
+    ("/v1/chat/completions", {"messages": [{"role": "user", "content": "w " * 16_290}], "temperature": 0}),
+])
+def test_no_max_tokens_near_the_context_is_clamped_not_refused(sim, route, body):
+    """tokenizer_manager.py _validate_one_request checks input + max_new_tokens only when the request
+    set max_new_tokens itself (line 1354); otherwise the scheduler clamps the output to what the
+    context has left (scheduler.py init_req_max_new_tokens). The simulator checked its default (128
+    tokens) and refused with "Requested token count exceeds ..."."""
+    r = _post(sim.url + route, body, JSON)
+    assert r.status_code == 200, r.text
+    out = r.json()
+    usage = out["meta_info"] if route == "/generate" else out["usage"]
+    assert usage["completion_tokens"] == 8192 - usage["prompt_tokens"] < 128
+
+
+@pytest.mark.parametrize("route, body, message", [
+    ("/generate", gen(max_new_tokens=10_000_000, top_p=0),
+     "Requested token count exceeds the model's maximum context length of 8192 tokens."),
+    ("/generate", {"input_ids": [7] * 8192, "sampling_params": {"top_p": 0}},
+     "The input (8192 tokens) is longer than the model's context length (8192 tokens)."),
+    ("/v1/completions", comp(max_tokens=10_000, top_p=0),
+     "Requested token count exceeds the model's maximum context length of 8192 tokens."),
+])
+def test_the_context_check_comes_before_the_sampling_check(sim, route, body, message):
+    """tokenizer_manager.py _tokenize_one_request: _validate_one_request (line 1271) before
+    _create_tokenized_object's SamplingParams.verify (line 1272 -> 1566), so a request failing both
+    gets the context message; the simulator gave verify's. (Not a row of ROWS: the
+    tools/sglang_request_table.py check runs SGLang's contract and verify only, not the context.)"""
+    r = _post(sim.url + route, body, JSON)
+    assert r.status_code == 400
+    out = r.json()
+    assert (out["error"]["message"] if route == "/generate" else out["message"]).startswith(message)

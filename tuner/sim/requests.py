@@ -98,13 +98,6 @@ class ContextCheck:
     def __init__(self, context_len: int, reserved: int, count_tokens):
         self.context_len, self.reserved, self.count_tokens = context_len, reserved, count_tokens
 
-    def check(self, spec: GenSpec) -> GenSpec:
-        """Raises ``ValueError`` with SGLang's message; returns ``spec`` with an explicit null
-        ``max_new_tokens`` resolved to what is left of the context."""
-        n_in = (len(spec.input_ids) if spec.input_ids is not None else self.count_tokens(spec.text))
-        left = self.check_counts(n_in, spec.max_new_tokens)
-        return spec if spec.max_new_tokens is not None else replace(spec, max_new_tokens=left)
-
     def check_counts(self, n_input: int, max_new_tokens: int | None) -> int:
         """The check on counts alone (a request of ``n_input`` input tokens): raises ``ValueError``
         with SGLang's message; returns the tokens left of the context after the input and the
@@ -161,15 +154,23 @@ def _check_lora(lora_path, served: Served) -> None:
 
 
 def _expand(prompts: list[tuple[str | None, list[int] | None]], per_prompt: list[dict],
-            n: int, limits: ContextCheck, explicit_max: bool = True) -> list[GenSpec]:
+            n: int, limits: ContextCheck, own_max: list | None = None) -> list[GenSpec]:
+    """The outputs to generate, after SGLang's per-prompt checks in its order
+    (tokenizer_manager.py ``_tokenize_one_request``): the context check first (line 1271), then
+    ``SamplingParams(...).verify()`` (line 1272, via ``_create_tokenized_object``), then the
+    simulator's own refusals. The total check reads the max_new_tokens the request itself set
+    (``own_max[i]``; default: ``per_prompt[i]``'s), line 1354: when it set none, or null, there is no
+    total check and the scheduler clamps the output to what the context has left
+    (scheduler.py ``init_req_max_new_tokens``)."""
     specs = []
     for i, ((text, ids), params) in enumerate(zip(prompts, per_prompt)):
+        n_in = len(ids) if ids is not None else limits.count_tokens(text)
+        left = limits.check_counts(n_in, params.get("max_new_tokens") if own_max is None else own_max[i])
         sampling = resolve_sampling(params)
         refuse_sampling_features(params)  # after verify(), whose errors SGLang answers first
+        max_new = left if sampling.max_new_tokens is None else min(sampling.max_new_tokens, left)
         for j in range(n):
-            spec = GenSpec(text, ids, sampling.max_new_tokens, sampling.greedy, sampling.ignore_eos,
-                           index=i * n + j)
-            specs.append(limits.check(spec) if explicit_max else spec)
+            specs.append(GenSpec(text, ids, max_new, sampling.greedy, sampling.ignore_eos, index=i * n + j))
     return specs
 
 
@@ -288,6 +289,7 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
             raise openai_error(f"max_completion_tokens is too large: {max_tokens}.This model supports at "
                                f"most {limits.context_len} completion tokens.")
         prompts = [(chat_prompt(messages), None)]
+        own_max = max_tokens  # None: no total check in SGLang; the simulator's default, clamped
         if max_tokens is None:
             max_tokens = CHAT_DEFAULT_MAX_TOKENS
     else:
@@ -302,7 +304,7 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
             prompts = [(None, list(prompt))]
         else:
             prompts = [(None, list(p)) for p in prompt]
-        max_tokens = req.max_tokens
+        max_tokens = own_max = req.max_tokens
     try:
         # serving_base.py _resolve_lora_path: an adapter named in "model" wins over lora_path
         _check_lora(_adapter_in_model(req.model, served) or req.lora_path, served)
@@ -314,7 +316,8 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
             raise unsupported("hidden states, sessions and custom logit processors")
         params = _openai_sampling(req, max_tokens)
         batch = len(prompts) > 1 or req.n > 1
-        specs = _expand(prompts, [params] * len(prompts), max(1, req.n), limits)
+        specs = _expand(prompts, [params] * len(prompts), max(1, req.n), limits,
+                        [own_max] * len(prompts))
         if chat:  # a chat request drafts like its messages' content, not like the template
             specs = [replace(s, acceptance_text=chat_content(messages)) for s in specs]
     except ValueError as exc:
