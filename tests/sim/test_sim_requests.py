@@ -371,3 +371,23 @@ def test_the_context_check_comes_before_the_sampling_check(sim, route, body, mes
     assert r.status_code == 400
     out = r.json()
     assert (out["error"]["message"] if route == "/generate" else out["message"]).startswith(message)
+
+
+def test_preferred_sampling_params_go_under_the_requests_own():
+    """--preferred-sampling-params (tokenizer_manager.py _create_tokenized_object, lines 1549-1552):
+    ``{**preferred, **request's sampling_params}`` before SamplingParams is built and verified; the
+    OpenAI routes set every key themselves (serving_completions.py _build_sampling_params), so
+    there it changes nothing the simulator reads. /model_info reports them
+    (http_server.py model_info). The simulator parsed the flag and ignored it."""
+    with running_sim("--preferred-sampling-params", '{"max_new_tokens": 5, "temperature": 0}', speedup=200.0) as s:
+        out = _post(s.url + "/generate", {"text": PROMPT}, JSON).json()
+        assert out["meta_info"]["completion_tokens"] == 5
+        again = _post(s.url + "/generate", {"text": PROMPT}, JSON).json()
+        assert again["output_ids"] == out["output_ids"]  # temperature 0 from the preferred params: greedy
+        assert _post(s.url + "/generate", gen(max_new_tokens=3), JSON).json()["meta_info"]["completion_tokens"] == 3
+        info = requests.get(s.url + "/model_info", timeout=10).json()
+        assert info["preferred_sampling_params"] == {"max_new_tokens": 5, "temperature": 0}
+    with running_sim("--preferred-sampling-params", '{"top_p": 0}', speedup=200.0) as s:
+        r = _post(s.url + "/generate", gen(), JSON)
+        assert r.status_code == 400 and r.json() == {"error": {"message": "top_p must be in (0, 1], got 0."}}
+        assert _post(s.url + "/v1/completions", comp(), JSON).status_code == 200

@@ -101,7 +101,8 @@ class SimService:
         self.limits = ContextCheck(args["context_length"], self._reserved_tokens(),
                                    model.prompt_tokens)
         lora = args.get("enable_lora")
-        self.served = Served(self.model_name, bool(lora) or (lora is None and bool(args.get("lora_paths"))))
+        self.served = Served(self.model_name, bool(lora) or (lora is None and bool(args.get("lora_paths"))),
+                             args.get("preferred_sampling_params") or None)
         self.timekeeping = Timekeeping(speedup, clock=self.engine.clock)
         self._salt = 0
         self._flush_pending = False  #: a /flush_cache?timeout=S is waiting for the server to idle

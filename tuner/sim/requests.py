@@ -120,11 +120,15 @@ class ContextCheck:
 @dataclass(frozen=True)
 class Served:
     """What of the server's configuration a request is checked against besides the context: the
-    served model name and whether LoRA is on (``enable_lora``, or unset with ``--lora-paths``:
-    arg_groups/lora_hook.py ``check_lora_server_args`` lines 38-43)."""
+    served model name, whether LoRA is on (``enable_lora``, or unset with ``--lora-paths``:
+    arg_groups/lora_hook.py ``check_lora_server_args`` lines 38-43) and the preferred sampling
+    parameters."""
 
     model_name: str | None = None
     lora_enabled: bool = False
+    #: ``--preferred-sampling-params`` (resolved to a dict): defaults under a request's own sampling
+    #: params (tokenizer_manager.py ``_create_tokenized_object``, lines 1549-1552)
+    preferred: dict | None = None
 
 
 def _adapter_in_model(model: str, served: Served) -> str | None:
@@ -244,7 +248,11 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck,
     if obj.session_params or obj.custom_logit_processor:
         raise unsupported("sessions and custom logit processors")
     rid = obj.rid if isinstance(obj.rid, str) else None
-    return ParsedRequest(_expand(prompts, per_prompt, n, limits), batch, obj.stream, rid, n)
+    # the preferred params go under the request's own when its SamplingParams are built (after n was
+    # read and the context checked against the request's own max_new_tokens)
+    merged = [{**(served.preferred or {}), **p} for p in per_prompt]
+    return ParsedRequest(_expand(prompts, merged, n, limits, [p.get("max_new_tokens") for p in per_prompt]),
+                         batch, obj.stream, rid, n)
 
 
 def _openai_sampling(req, max_tokens) -> dict:

@@ -85,7 +85,7 @@ def model_info_body(service) -> dict:
     return {
         "model_path": args["model_path"], "served_model_name": service.model_name,
         "tokenizer_path": args["tokenizer_path"], "is_generation": True,
-        "preferred_sampling_params": None, "weight_version": "default",
+        "preferred_sampling_params": args.get("preferred_sampling_params"), "weight_version": "default",
         "load_format": args.get("load_format"), "reasoning_parser": args.get("reasoning_parser"),
         "tool_call_parser": args.get("tool_call_parser"),
         "disaggregation_mode": args.get("disaggregation_mode"),
