@@ -279,3 +279,44 @@ def test_cache_report_flag_fills_prompt_tokens_details():
         chunks = _events(_post(s, "/v1/completions", {"prompt": "hi", "max_tokens": 3, **options}))[:-1]
         assert all(c["usage"]["prompt_tokens_details"] is None for c in chunks[:-1])
         assert chunks[-1]["usage"]["prompt_tokens_details"] == {"cached_tokens": 0}
+
+
+def test_request_ids_are_the_clients_as_sglang_names_them(sim):
+    """io_struct.py _normalize_rid (lines 759-774) and _validate_rid_uniqueness (lines 390-397): one
+    output keeps the client's rid; a batch's are rid_0, rid_1 ... for a string, the list's own for a
+    list of one per prompt; with n > 1 fresh ones (regenerate_rid). The OpenAI routes pass their rid
+    on (serving_completions.py line 134), and the answer's id is the first output's. The simulator
+    ignored the client's rid (ids were drawn at random)."""
+    gen = {"text": "hi", "sampling_params": {"max_new_tokens": 2}}
+    assert _post(sim, "/generate", {**gen, "rid": "abc"}).json()["meta_info"]["id"] == "abc"
+    two = {**gen, "text": ["hi", "there"]}
+    assert [o["meta_info"]["id"] for o in _post(sim, "/generate", {**two, "rid": "abc"}).json()] == ["abc_0", "abc_1"]
+    assert [o["meta_info"]["id"] for o in _post(sim, "/generate", {**two, "rid": ["x", "y"]}).json()] == ["x", "y"]
+    sampled = _post(sim, "/generate", {**gen, "rid": "s", "sampling_params": {"max_new_tokens": 2, "n": 2}}).json()
+    assert all(RID.fullmatch(o["meta_info"]["id"]) for o in sampled)
+    for rid, message in ((["x"], "The specified rids length mismatch with the batch_size for batch processing."),
+                         (["x", "x"], "Duplicate request IDs detected within the request: ['x']")):
+        r = _post(sim, "/generate", {**two, "rid": rid})
+        assert (r.status_code, r.json()) == (400, {"error": {"message": message}})
+    assert _post(sim, "/v1/completions", {"prompt": "hi", "max_tokens": 2, "rid": "r1"}).json()["id"] == "r1"
+
+
+def test_a_request_id_in_flight_is_refused():
+    """tokenizer_manager.py _init_req_state (lines 3834-3837): "Duplicate request ID detected" while a
+    request of that id is in flight; free again once it has ended."""
+    with running_sim(speedup=20.0) as slow:
+        r = requests.post(slow.url + "/generate", stream=True, timeout=30, headers=JSON, data=json.dumps({
+            "text": "hi", "rid": "busy", "stream": True,
+            "sampling_params": {"max_new_tokens": 8000, "ignore_eos": True}}).encode())
+        lines = r.iter_lines()  # held: a dropped iterator closes the connection
+        assert next(lines).startswith(b"data: ")
+        again = _post(slow, "/generate", {"text": "hi", "rid": "busy", "sampling_params": {"max_new_tokens": 2}})
+        assert (again.status_code, again.json()) == (400, {"error": {"message": "Duplicate request ID detected: busy"}})
+        chat = _post(slow, "/v1/chat/completions", {"messages": [{"role": "user", "content": "hi"}], "rid": "busy"})
+        assert (chat.status_code, chat.json()["message"]) == (400, "Duplicate request ID detected: busy")
+        r.close()
+        from support.lifecycle import flush_ok_within
+
+        assert flush_ok_within(slow.url, 20.0) is not None  # the first is gone
+        ok = _post(slow, "/generate", {"text": "hi", "rid": "busy", "sampling_params": {"max_new_tokens": 2}})
+        assert ok.status_code == 200 and ok.json()["meta_info"]["id"] == "busy"

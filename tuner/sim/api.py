@@ -101,8 +101,9 @@ class SimService:
         self.limits = ContextCheck(args["context_length"], self._reserved_tokens(),
                                    model.prompt_tokens)
         lora = args.get("enable_lora")
+        self._live_rids: set[str] = set()  #: ids of the requests being served
         self.served = Served(self.model_name, bool(lora) or (lora is None and bool(args.get("lora_paths"))),
-                             args.get("preferred_sampling_params") or None)
+                             args.get("preferred_sampling_params") or None, self._live_rids)
         self.timekeeping = Timekeeping(speedup, clock=self.engine.clock)
         self._salt = 0
         self._flush_pending = False  #: a /flush_cache?timeout=S is waiting for the server to idle
@@ -195,14 +196,14 @@ class SimService:
             self._facts[key] = facts
         return facts
 
-    def _submit(self, spec: GenSpec, rid: str | None, stream: bool) -> tuple[SimRequest, int, int]:
+    def _submit(self, spec: GenSpec, stream: bool) -> tuple[SimRequest, int, int]:
         key = synth.prompt_key(spec.text, spec.input_ids)
         prompt_tokens, predictability = self._prompt_facts(key, spec)
         salt = 0
         if not spec.greedy:  # sampling: a different continuation per request
             self._salt += 1
             salt = self._salt
-        req = SimRequest(rid=rid or uuid.uuid4().hex, prompt_tokens=prompt_tokens,
+        req = SimRequest(rid=spec.rid or uuid.uuid4().hex, prompt_tokens=prompt_tokens,
                          max_new_tokens=spec.max_new_tokens,
                          predictability=predictability, stream=stream)
         return self.engine.submit(req), key, salt
@@ -249,13 +250,13 @@ class SimService:
     def _delivered(self, req: SimRequest, at_m: float) -> None:
         self.timekeeping.delivered(self.engine.wall_at(at_m), at_m - req.arrival_m)
 
-    async def _run_one(self, spec: GenSpec, rid: str | None,
+    async def _run_one(self, spec: GenSpec,
                        request: web.Request | None = None) -> tuple[SimRequest, list[int], str]:
         """One non-streamed output. While it runs, the client's connection is checked every
         ``DISCONNECT_POLL_S`` (SGLang polls ``request.is_disconnected()`` the same way,
         tokenizer_manager.py ``_stream_one_response``); a closed connection, or a cancelled
         handler, aborts the request in the engine and raises ``ConnectionResetError``."""
-        req, key, salt = self._submit(spec, rid, stream=False)
+        req, key, salt = self._submit(spec, stream=False)
         try:
             while True:
                 done, _ = await asyncio.wait((req.done,), timeout=DISCONNECT_POLL_S)
@@ -271,12 +272,11 @@ class SimService:
         self._delivered(req, req.finish_m)
         return (req, *self._replies.reply(key, req.generated, salt))
 
-    async def _run_all(self, parsed: ParsedRequest, request: web.Request, rid: bool = True):
+    async def _run_all(self, parsed: ParsedRequest, request: web.Request):
         """Every output of a non-streamed request: the results, ``None`` if the client went away
         (each output aborted itself), or the :class:`ShuttingDown` that aborted them."""
         results = await asyncio.gather(
-            *(self._run_one(s, parsed.rid if rid and not parsed.batch else None, request)
-              for s in parsed.specs), return_exceptions=True)
+            *(self._run_one(s, request) for s in parsed.specs), return_exceptions=True)
         for r in results:
             if isinstance(r, ShuttingDown):
                 return r
@@ -292,7 +292,7 @@ class SimService:
             log.info(f"Request is disconnected from the client side. Abort request rid={req.rid}")
             self.engine.abort(req)
 
-    async def _stream_one(self, spec: GenSpec, rid: str | None):
+    async def _stream_one(self, spec: GenSpec):
         """Yields (req, progress, new_ids, n_ids) as chunks become due; aborts the request in
         the engine if the consumer stops early (a disconnected client).
 
@@ -301,7 +301,7 @@ class SimService:
         sends the latest), so a stream that falls behind catches up instead of queueing. Each
         skipped chunk still counts as a delivery, at the time it went out, for the time-keeping
         watch."""
-        req, key, salt = self._submit(spec, rid, stream=True)
+        req, key, salt = self._submit(spec, stream=True)
         n_ids = 0
         try:
             while True:
@@ -321,13 +321,12 @@ class SimService:
         finally:
             self._abort_disconnected(req)
 
-    async def _stream_many(self, specs: list[GenSpec], rid: str | None):
+    async def _stream_many(self, specs: list[GenSpec]):
         """Yields (i, req, progress, new_ids, n_ids) from the streams of every spec (i: its position)
         in the order their chunks come due, as tokenizer_manager.py ``_stream_batch_responses``
-        (lines 2213-2240) yields a batch's outputs; ``rid`` names a single output only (a batch's
-        outputs get their own, as ``regenerate_rid`` gives them). Leaving early aborts every one."""
+        (lines 2213-2240) yields a batch's outputs. Leaving early aborts every one."""
         if len(specs) == 1:
-            async for item in self._stream_one(specs[0], rid):
+            async for item in self._stream_one(specs[0]):
                 yield (0, *item)
             return
         queue: asyncio.Queue = asyncio.Queue()
@@ -335,7 +334,7 @@ class SimService:
 
         async def pump(i: int, spec: GenSpec) -> None:
             try:
-                async for item in self._stream_one(spec, None):
+                async for item in self._stream_one(spec):
                     queue.put_nowait((i, item))
                 queue.put_nowait((i, done))
             except ShuttingDown as exc:
@@ -371,6 +370,20 @@ class SimService:
     async def generate(self, request: web.Request) -> web.StreamResponse:
         if (resp := self._not_ready()) is not None:
             return resp
+        held: list[str] = []
+        try:
+            return await self._generate(request, held)
+        finally:
+            self._live_rids.difference_update(held)
+
+    def _hold_rids(self, parsed: ParsedRequest, held: list[str]) -> None:
+        """The client's request ids are in flight from the moment the request is accepted until its
+        handler ends (tokenizer_manager.py ``_init_req_state`` registers them synchronously), so a
+        second request with one of them is refused (:func:`tuner.sim.requests._request_ids`)."""
+        held.extend(spec.rid for spec in parsed.specs if spec.rid)
+        self._live_rids.update(held)
+
+    async def _generate(self, request: web.Request, held: list[str]) -> web.StreamResponse:
         try:
             parsed = parse_generate(await request.read(), request.headers.get("Content-Type"), self.limits,
                                     self.served)
@@ -378,6 +391,7 @@ class SimService:
             if exc.in_stream:
                 return await self._stream_error(request, exc.body["error"]["message"])
             return _api_error(exc)
+        self._hold_rids(parsed, held)
         for _ in parsed.specs:
             self._count_accepted()
         if parsed.stream:
@@ -411,7 +425,7 @@ class SimService:
         kind = IncrementalChunks if self.resolved.get("incremental_streaming_output") else CumulativeChunks
         chunks = [kind(i if parsed.batch else None) for i in range(len(parsed.specs))]
         try:
-            async for i, req, progress, new, _ in self._stream_many(parsed.specs, parsed.rid):
+            async for i, req, progress, new, _ in self._stream_many(parsed.specs):
                 await resp.write(chunks[i].chunk(synth.detokenize(new), new, self._meta(req, progress)))
                 self._delivered(req, progress.at_m)
             await resp.write(b"data: [DONE]\n\n")
@@ -430,21 +444,29 @@ class SimService:
         return await self._openai(request, chat=True)
 
     async def _openai(self, request: web.Request, chat: bool) -> web.StreamResponse:
-        from .openai_format import OpenAIFormatter, spec_tokens_details
-
         if (resp := self._not_ready()) is not None:
             return resp
+        held: list[str] = []
+        try:
+            return await self._openai_answer(request, chat, held)
+        finally:
+            self._live_rids.difference_update(held)
+
+    async def _openai_answer(self, request: web.Request, chat: bool, held: list[str]) -> web.StreamResponse:
+        from .openai_format import OpenAIFormatter, spec_tokens_details
+
         try:
             parsed: ParsedRequest = (parse_chat if chat else parse_completion)(
                 await request.read(), request.headers.get("Content-Type"), self.limits, self.served)
         except ApiError as exc:
             return _api_error(exc)
+        self._hold_rids(parsed, held)
         for _ in parsed.specs:
             self._count_accepted()
         model = parsed.model or self.model_name
         cache_report = bool(self.resolved.get("enable_cache_report"))
         if not parsed.stream:
-            results = await self._run_all(parsed, request, rid=False)
+            results = await self._run_all(parsed, request)
             if isinstance(results, ShuttingDown):
                 return _api_error(openai_error(str(results), "ServiceUnavailable", 503))
             if results is None:
@@ -453,7 +475,7 @@ class SimService:
             fmt = OpenAIFormatter(chat=chat, model=model, rid=results[0][0].rid, cache_report=cache_report)
             return web.json_response(fmt.response([(text, req.prompt_tokens, len(ids))
                                                    for req, ids, text in results], parsed.n, ext))
-        rid = uuid.uuid4().hex  # io_struct.py _normalize_single_inputs: a single output's rid
+        rid = uuid.uuid4().hex  # the answer's id until the first output's chunk names its own
         # utils.py should_include_usage (lines 250-264): --stream-response-default-include-usage turns
         # the usage chunk on for every stream, stream_options or not
         options = dict(parsed.options or {})
@@ -464,7 +486,7 @@ class SimService:
         resp = await self._prepare_stream(request)
         try:
             details = {}
-            async for i, req, progress, new, n_ids in self._stream_many(parsed.specs, rid):
+            async for i, req, progress, new, n_ids in self._stream_many(parsed.specs):
                 for chunk in stream.step(i, req.rid, synth.detokenize(new), req.prompt_tokens, n_ids,
                                          progress.finished):
                     await resp.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")

@@ -180,6 +180,7 @@ class _OpenAIBase(BaseModel):
     response_format: Optional[Dict[str, Any]] = None
     return_hidden_states: Union[bool, Literal["last"]] = False
     return_spec_tokens_details: bool = False  # protocol.py: sglext.spec_tokens_details on request
+    rid: Optional[Union[List[str], str]] = None  # protocol.py: "For request id"
     lora_path: Optional[Union[List[Optional[str]], Optional[str]]] = None
     session_params: Optional[Dict] = None
     custom_logit_processor: Optional[str] = None

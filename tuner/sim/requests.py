@@ -34,6 +34,7 @@ in :mod:`tuner.sim.sampling_params`.
 
 from __future__ import annotations
 
+from collections.abc import Container
 from dataclasses import dataclass, replace
 
 from .contract import ContractError, check_generate_body
@@ -74,6 +75,8 @@ class GenSpec:
     #: what acceptance is judged on when it differs from ``text`` (a chat request: the messages'
     #: content without the template around it)
     acceptance_text: str | None = None
+    #: the request id the client chose for this output (None: the server draws one)
+    rid: str | None = None
 
 
 @dataclass(frozen=True)
@@ -81,7 +84,6 @@ class ParsedRequest:
     specs: list[GenSpec]
     batch: bool  #: the reply is a list (several prompts, or n > 1)
     stream: bool
-    rid: str | None
     n: int = 1
     options: dict | None = None  #: OpenAI stream_options
     model: str | None = None
@@ -129,6 +131,40 @@ class Served:
     #: ``--preferred-sampling-params`` (resolved to a dict): defaults under a request's own sampling
     #: params (tokenizer_manager.py ``_create_tokenized_object``, lines 1549-1552)
     preferred: dict | None = None
+    #: the ids of the requests in flight (the server's live set; SGLang's ``rid_to_state``)
+    in_flight: Container[str] = frozenset()
+
+
+def _request_ids(rid, batch: bool, n_prompts: int, n: int, served: Served) -> list[str | None]:
+    """Each output's request id (prompt-major), as SGLang 0.5.23 names them: one output keeps the
+    client's ``rid``; a batch's are ``rid_0``, ``rid_1`` ... for a string, the list's own for a list
+    (which must have one per prompt), io_struct.py ``_normalize_rid`` (lines 759-774), and must be
+    unique (``_validate_rid_uniqueness``, lines 390-397); with ``n > 1`` every sample gets a fresh
+    one (tokenizer_manager.py ``regenerate_rid``, line 2174). None of the client's ids may be in
+    flight (tokenizer_manager.py ``_init_req_state``, lines 3834-3837). Raises ``ValueError``."""
+    if rid is None:
+        return [None] * (n_prompts * n)
+    if not batch:
+        ids = [rid]
+    elif isinstance(rid, str):
+        ids = [f"{rid}_{i}" for i in range(n_prompts * n)]
+    else:
+        if len(rid) != n_prompts:
+            raise ValueError("The specified rids length mismatch with the batch_size for batch processing.")
+        ids = list(rid)
+        seen, dups = set(), []
+        for r in ids:
+            if r in seen and r not in dups:
+                dups.append(r)
+            seen.add(r)
+        if dups:
+            raise ValueError(f"Duplicate request IDs detected within the request: {dups}")
+    for r in ids:
+        if r in served.in_flight:
+            raise ValueError(f"Duplicate request ID detected: {r}")
+    if n > 1:
+        return [None] * (n_prompts * n)
+    return ids
 
 
 def _adapter_in_model(model: str, served: Served) -> str | None:
@@ -158,7 +194,8 @@ def _check_lora(lora_path, served: Served) -> None:
 
 
 def _expand(prompts: list[tuple[str | None, list[int] | None]], per_prompt: list[dict],
-            n: int, limits: ContextCheck, own_max: list | None = None) -> list[GenSpec]:
+            n: int, limits: ContextCheck, own_max: list | None = None,
+            rids: list[str | None] | None = None) -> list[GenSpec]:
     """The outputs to generate, after SGLang's per-prompt checks in its order
     (tokenizer_manager.py ``_tokenize_one_request``): the context check first (line 1271), then
     ``SamplingParams(...).verify()`` (line 1272, via ``_create_tokenized_object``), then the
@@ -174,7 +211,8 @@ def _expand(prompts: list[tuple[str | None, list[int] | None]], per_prompt: list
         refuse_sampling_features(params)  # after verify(), whose errors SGLang answers first
         max_new = left if sampling.max_new_tokens is None else min(sampling.max_new_tokens, left)
         for j in range(n):
-            specs.append(GenSpec(text, ids, max_new, sampling.greedy, sampling.ignore_eos, index=i * n + j))
+            specs.append(GenSpec(text, ids, max_new, sampling.greedy, sampling.ignore_eos, index=i * n + j,
+                                 rid=rids[i * n + j] if rids else None))
     return specs
 
 
@@ -244,15 +282,15 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck,
         raise unsupported("hidden states (return_hidden_states)")
     if obj.image_data is not None or obj.video_data is not None or obj.audio_data is not None:
         raise unsupported("multimodal inputs (image_data, video_data, audio_data)")
+    rids = _request_ids(obj.rid, batch, len(prompts), n, served)
     _check_lora(obj.lora_path, served)
     if obj.session_params or obj.custom_logit_processor:
         raise unsupported("sessions and custom logit processors")
-    rid = obj.rid if isinstance(obj.rid, str) else None
     # the preferred params go under the request's own when its SamplingParams are built (after n was
     # read and the context checked against the request's own max_new_tokens)
     merged = [{**(served.preferred or {}), **p} for p in per_prompt]
-    return ParsedRequest(_expand(prompts, merged, n, limits, [p.get("max_new_tokens") for p in per_prompt]),
-                         batch, obj.stream, rid, n)
+    return ParsedRequest(_expand(prompts, merged, n, limits, [p.get("max_new_tokens") for p in per_prompt], rids),
+                         batch, obj.stream, n)
 
 
 def _openai_sampling(req, max_tokens) -> dict:
@@ -314,6 +352,10 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
             prompts = [(None, list(p)) for p in prompt]
         max_tokens = own_max = req.max_tokens
     try:
+        batch = len(prompts) > 1 or req.n > 1
+        # the request's rid goes into GenerateReqInput (serving_completions.py line 134): named as
+        # /generate's
+        rids = _request_ids(req.rid, batch, len(prompts), max(1, req.n), served)
         # serving_base.py _resolve_lora_path: an adapter named in "model" wins over lora_path
         _check_lora(_adapter_in_model(req.model, served) or req.lora_path, served)
         if req.logprobs or (chat and req.top_logprobs):
@@ -323,9 +365,8 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
         if req.return_hidden_states or req.session_params or req.custom_logit_processor:
             raise unsupported("hidden states, sessions and custom logit processors")
         params = _openai_sampling(req, max_tokens)
-        batch = len(prompts) > 1 or req.n > 1
         specs = _expand(prompts, [params] * len(prompts), max(1, req.n), limits,
-                        [own_max] * len(prompts))
+                        [own_max] * len(prompts), rids)
         if chat:  # a chat request drafts like its messages' content, not like the template
             specs = [replace(s, acceptance_text=chat_content(messages)) for s in specs]
     except ValueError as exc:
@@ -333,7 +374,7 @@ def _parse_openai(raw: bytes, content_type: str | None, endpoint: str, limits: C
         # create_error_response(str(e)).
         raise openai_error(str(exc)) from None
     options = req.stream_options.model_dump() if req.stream_options else {}
-    return ParsedRequest(specs, batch, req.stream, None, req.n, options, req.model,
+    return ParsedRequest(specs, batch, req.stream, req.n, options, req.model,
                          bool(req.return_spec_tokens_details))
 
 
