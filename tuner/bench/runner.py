@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import gc
 import math
 import time
 from datetime import datetime, timezone
@@ -372,7 +373,8 @@ class _SuiteRun:
                                  concurrency=c, index=i) for i, p in enumerate(batch)]
         bodies = [self.client.prepare(p.text or "", r.max_tokens, self._messages(p))
                   for r, p in zip(records, batch)]
-        await asyncio.gather(*(self.client.request(r, "", body) for r, body in zip(records, bodies)))
+        with _no_collection():
+            await asyncio.gather(*(self.client.request(r, "", body) for r, body in zip(records, bodies)))
         self.result.records.extend(records)
         await self._check_alive(records)
         return _aggregate(records)
@@ -383,7 +385,8 @@ class _SuiteRun:
         return prompt.chat_messages() if self.client.api == "chat" else None
 
     async def _one(self, record: RequestRecord, prompt) -> RequestRecord:
-        await self.client.request(record, prompt.text or "", messages=self._messages(prompt))
+        with _no_collection():  # as a batch's: a pause inside one request is read as its serving time
+            await self.client.request(record, prompt.text or "", messages=self._messages(prompt))
         self.result.records.append(record)
         await self._check_alive([record])
         return record
@@ -436,3 +439,22 @@ def _aggregate(records: list[RequestRecord]) -> float | None:
         return None
     span = max(r.end_s for r in records) - min(r.start_s for r in records)
     return sum(r.completion_tokens or 0 for r in ok) / span if span > 0 else None
+
+
+@contextlib.contextmanager
+def _no_collection():
+    """Python's cyclic garbage collector paused while a measured request or sweep batch is in flight
+    (re-enabled as it was after). A full collection in a tuner process with its study loaded takes 50-100 ms of CPU,
+    several hundred ms of wall time on a loaded machine; one that falls between two submissions
+    of a batch holds the event loop and spreads the batch by that much (QA: 0.43 s, the last 3 of
+    32 requests submitted late). The batch's span runs from its first submission, so on SGLang the
+    pause is counted as serving time, and on the simulator as ``sim_speedup`` times as much (20x:
+    a baseline's C=32 read 52 tok/s instead of ~500, and the study's trial failed as bad_response).
+    The collection the batch skipped runs after it, outside every measured span."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
