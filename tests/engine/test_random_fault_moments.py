@@ -114,8 +114,12 @@ def test_the_heartbeat_on_a_held_sqlite_lock_waits_alone_and_beats_again(tmp_pat
     study = optuna.create_study(study_name="held", storage=storage, directions=["maximize"])
     try:
         with ExitStack() as stack:
+            # a heartbeat of an earlier test in this process may still be finishing a beat its
+            # trial's end waited 5 s for (Heartbeat.__exit__), under the same name when its trial
+            # had the same id in another database: this trial's is the one started here
+            before = set(threading.enumerate())
             trial = start_trial(study, Worker(), stack, DIST)
-            (beat,) = [t for t in threading.enumerate() if t.name == f"heartbeat-{trial._trial_id}"]
+            (beat,) = [t for t in set(threading.enumerate()) - before if t.name == f"heartbeat-{trial._trial_id}"]
             first = beat_of(db, trial._trial_id)
             holder = sqlite3.connect(db, timeout=60, isolation_level=None)
             holder.execute("BEGIN EXCLUSIVE")
