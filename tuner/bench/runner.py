@@ -443,10 +443,10 @@ def _aggregate(records: list[RequestRecord]) -> float | None:
 
 @contextlib.contextmanager
 def _no_collection():
-    """Python's cyclic garbage collector paused while a measured request or sweep batch is in flight
-    (re-enabled as it was after). A full collection in a tuner process with its study loaded takes 50-100 ms of CPU,
-    several hundred ms of wall time on a loaded machine; one that falls between two submissions
-    of a batch holds the event loop and spreads the batch by that much (QA: 0.43 s, the last 3 of
+    """Python's cyclic garbage collector paused while a measured request or sweep batch is in
+    flight (re-enabled as it was after). A full collection in a tuner process with its study loaded
+    takes 50-100 ms of CPU, several hundred ms of wall time on a loaded machine; one that falls
+    between two submissions of a batch holds the event loop and spreads the batch by that much (QA: 0.43 s, the last 3 of
     32 requests submitted late). The batch's span runs from its first submission, so on SGLang the
     pause is counted as serving time, and on the simulator as ``sim_speedup`` times as much (20x:
     a baseline's C=32 read 52 tok/s instead of ~500, and the study's trial failed as bad_response).

@@ -40,7 +40,7 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
     an SQLite URL that cannot be opened here (:func:`tuner.config.study.sqlite_storage_problem`).
 
     ``reads_storage``: the command reads the study from its storage alone (status, pareto, export,
-    report, compare), which keeps the suite and space the study measured; a file the study file names
+    report, compare, copy, delete), which keeps the suite and space the study measured; a file the study file names
     that is gone or changed since (a dataset left on the GPU node, a suite edited) is then a warning
     on stderr, not an error (QA: `status study.yaml` failed once the dataset was moved away, though
     `--study NAME` read the study). A fault in the study file itself is still an error."""

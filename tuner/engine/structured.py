@@ -34,6 +34,10 @@ three flags (memory grows with each).
 The noise is estimated from the study's own repeated readings (pooled variance of the log readings
 around each setting's mean), starting from ``noise`` (relative, 3%) worth ``noise_weight`` readings.
 Deterministic: the same seed and the same trials give the same proposal.
+
+Why one module of a little over 400 lines: it is the sampler's state and its one decision (Optuna's
+interface, the candidates, the readings, the proposal), which share that state; the arithmetic the
+decision uses already lives in its own modules (lookahead, surrogate, settle).
 """
 
 from __future__ import annotations
