@@ -37,25 +37,13 @@ SIM_FLAGS = ("--model-path", "moonshotai/Kimi-K2.6", "--tp-size", "8", "--sim-pr
              "--max-running-requests", str(C), "--cuda-graph-max-bs-decode", str(C), "--sim-noise", "0")
 
 
-def test_a_collection_during_a_sweep_batch_does_not_spread_its_submissions(monkeypatch):
-    suite = load_suite(SUITE)
-    model = PerfModel(load_profile("k2.6-tp8-pcie"))
-    want = model.expected_figures(None, prompts=[p.text for p in suite.prompts], single_lengths=[],
-                                  concurrencies=[C], sweep_tokens=16, cuda_graph_max_bs=C).tok_per_s[C]
-    state = {"submitting": False, "slow": 3}
-    original = BenchClient.request
-
-    async def request(self, record, *args, **kwargs):
-        # from the batch's first submission on, the next collections are slow
-        state["submitting"] = state["submitting"] or record.phase == "sweep"
-        return await original(self, record, *args, **kwargs)
-
+def run_with_slow_collections(suite, slow_now):
+    """``suite`` on a simulator at 20x; while ``slow_now()`` holds, each collection (made frequent with
+    a low threshold) takes 0.1 s of wall time, as on a loaded machine."""
     def slow_collection(phase, info):
-        if phase == "start" and state["submitting"] and state["slow"] > 0:
-            state["slow"] -= 1
+        if phase == "start" and slow_now():
             time.sleep(0.1)
 
-    monkeypatch.setattr(BenchClient, "request", request)
     threshold = gc.get_threshold()
     gc.set_threshold(10, *threshold[1:])
     gc.callbacks.append(slow_collection)
@@ -65,8 +53,31 @@ def test_a_collection_during_a_sweep_batch_does_not_spread_its_submissions(monke
     finally:
         gc.callbacks.remove(slow_collection)
         gc.set_threshold(*threshold)
-    got = res.tok_per_s_at(C)
     assert res.n_failed == 0, [r.error for r in res.records if not r.ok]
+    return res
+
+
+def test_a_collection_during_a_sweep_batch_does_not_spread_its_submissions(monkeypatch):
+    suite = load_suite(SUITE)
+    model = PerfModel(load_profile("k2.6-tp8-pcie"))
+    want = model.expected_figures(None, prompts=[p.text for p in suite.prompts], single_lengths=[],
+                                  concurrencies=[C], sweep_tokens=16, cuda_graph_max_bs=C).tok_per_s[C]
+    state = {"submitting": False, "slow": 3}
+    original = BenchClient.request
+
+    async def request(self, record, *args, **kwargs):
+        # from the batch's first submission on, the next three collections are slow
+        state["submitting"] = state["submitting"] or record.phase == "sweep"
+        return await original(self, record, *args, **kwargs)
+
+    def slow_now() -> bool:
+        if state["submitting"] and state["slow"] > 0:
+            state["slow"] -= 1
+            return True
+        return False
+
+    monkeypatch.setattr(BenchClient, "request", request)
+    got = run_with_slow_collections(suite, slow_now).tok_per_s_at(C)
     assert got is not None and got >= 0.3 * want, (
         f"C={C} read {got} tok/s (model time), the model says {want:.1f}: a collection spread the batch")
 
@@ -81,28 +92,15 @@ def test_a_collection_during_a_single_request_is_not_read_as_serving_time(monkey
     original = BenchClient.request
 
     async def request(self, record, *args, **kwargs):
+        # every collection inside a single request is slow: each is 32 tokens, ~60 ms at 20x
         state["measuring"] = record.phase == "single"
         try:
             return await original(self, record, *args, **kwargs)
         finally:
             state["measuring"] = False
 
-    def slow_collection(phase, info):
-        if phase == "start" and state["measuring"]:
-            time.sleep(0.1)  # every collection inside a single request: each is 32 tokens, ~60 ms at 20x
-
     monkeypatch.setattr(BenchClient, "request", request)
-    threshold = gc.get_threshold()
-    gc.set_threshold(10, *threshold[1:])
-    gc.callbacks.append(slow_collection)
-    try:
-        with running_sim(*SIM_FLAGS, speedup=20.0, timeout_s=60) as sim:
-            res = run_suite(sim.url, suite)
-    finally:
-        gc.callbacks.remove(slow_collection)
-        gc.set_threshold(*threshold)
-    assert res.n_failed == 0, [r.error for r in res.records if not r.ok]
-    got = res.single_tok_per_s
+    got = run_with_slow_collections(suite, lambda: state["measuring"]).single_tok_per_s
     # the server's own latency carries most of a single request's figure: 0.73 of the model's with
     # the collections inside (QA), 0.97-1.0 without them on a machine at load 8
     assert got is not None and got >= 0.88 * want, (
