@@ -49,7 +49,7 @@ from pydantic import Field, model_validator
 from .names import name_problem
 from .paths import NonEmptyPathText
 from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, check_regular_file, grew_past,
-                       lone_surrogate, no_repeated_keys, surrogate_message)
+                       lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
 #: rule of thumb the simulator uses for prompts).
@@ -433,7 +433,7 @@ def _not_utf8(path: Path, offset: int) -> ConfigError:
     for magic, what, fix in _NOT_TEXT:
         if re.match(magic, head):
             return ConfigError(path, "", f"{what}, not UTF-8 text; {fix.replace('FILE', path.name)}")
-    return ConfigError(path, f"line {newlines + 1}", f"not UTF-8 text (byte {offset}); save the file as UTF-8")
+    return not_utf8(path, offset, f"line {newlines + 1}")
 
 
 def _changed(path: Path) -> ConfigError:

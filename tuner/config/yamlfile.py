@@ -231,9 +231,10 @@ def decode_utf8(raw: bytes, path: str | Path) -> str:
         raise not_utf8(path, exc.start) from None
 
 
-def not_utf8(path: str | Path, offset: int) -> ConfigError:
-    """The error for a file whose byte ``offset`` (from its start) is the first that is not UTF-8."""
-    return ConfigError(path, "", f"not UTF-8 text (byte {offset}); save the file as UTF-8")
+def not_utf8(path: str | Path, offset: int, where: str = "") -> ConfigError:
+    """The error for a file whose byte ``offset`` (from its start) is the first that is not UTF-8;
+    ``where``: the line that holds it, when the reader counted lines (a dataset)."""
+    return ConfigError(path, where, f"not UTF-8 text (byte {offset}); save the file as UTF-8")
 
 
 def text_mode(text: str) -> str:
