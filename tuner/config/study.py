@@ -261,12 +261,12 @@ def _model_paths(study, base: Path, path: Path) -> dict[str, Any]:
                           "figures only")
     model = server.model
     update: dict[str, Any] = {}
-    text = model.profile
-    if text is not None and _is_path(text):
-        update["profile"] = str(_resolved(base / text, path, "server.model.profile"))
-        _no_special_file(Path(update["profile"]), path, "server.model.profile")
+    profile = _profile_file(model.profile, base, path, "server.model.profile")
+    if profile is not None:
+        update["profile"] = profile
+        _no_special_file(Path(profile), path, "server.model.profile")
     if model.landscape is not None:
-        table_path = _resolved(base / model.landscape, path, "server.model.landscape")
+        table_path = Path(_named_file(model.landscape, (), base, path, "server.model.landscape", bare=True))
         try:
             table = load_landscape(table_path)
         except ConfigError as exc:
@@ -701,13 +701,11 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     if not referenced:
         return _paths_and_storage(study, base, path, _named_files_alone(study, base, path))
     space = study.search_space
-    if space in SHIPPED_SPACES:  # kept as its name, as a shipped suite or profile is
-        space_path: str | Path = space
-    elif is_bare_name(space) and not (base / space).exists():
+    space_file = _named_file(space, SHIPPED_SPACES, base, path, "search_space")
+    if space_file is None and space not in SHIPPED_SPACES:
         raise ConfigError(path, "search_space", f"{unknown_space_problem(space)}, as a path relative to "
                           f"the study file")
-    else:
-        space_path = _resolved(base / space, path, "search_space")
+    space_path: str | Path = space_file or space  # a shipped one is kept as its name
     with _named_by(path, "search_space", space_path):
         space_config = load_space(space_path)  # fail now, naming the space file, not at the first trial
     _grid_within_the_space(study, space_config, path)
@@ -715,10 +713,11 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     # The suite is checked now too, and a suite file is made absolute like the search space.
     suite = study.bench.suite
     if isinstance(suite, str) and suite not in SHIPPED_SUITES:
-        if is_bare_name(suite) and not (base / suite).exists():
+        file = _named_file(suite, SHIPPED_SUITES, base, path, "bench.suite")
+        if file is None:
             raise ConfigError(path, "bench.suite", f"unknown suite {suite!r}{did_you_mean(suite, SHIPPED_SUITES)}; "
                               f"expected one of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
-        suite = str(_resolved(base / suite, path, "bench.suite"))
+        suite = file
         update["bench"] = study.bench.model_copy(update={"suite": suite})
     if isinstance(suite, dict) and suite.get("dataset") is not None and suite.get("prompts"):
         raise ConfigError(path, "bench.suite.prompts", "give prompts or dataset, not both")
@@ -737,41 +736,57 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
         # the loaded suite, which carries their contents, so nothing later reads them from elsewhere.
         update["bench"] = study.bench.model_copy(update={"suite": loaded.to_dict()})
     _check_against_suite(study, loaded, path)
-    profile = study.server.sim.profile
-    if _is_path(profile):
+    profile = _profile_file(study.server.sim.profile, base, path, "server.sim.profile")
+    if profile is not None:
         # A profile file is relative to the study file, like every other path in it (a shipped
         # profile is a bare name); it is checked, with the rest of what the server needs, by
         # tuner.engine.preflight before anything is written.
-        file = _resolved(base / profile, path, "server.sim.profile")
-        _no_special_file(file, path, "server.sim.profile")
-        sim = study.server.sim.model_copy(update={"profile": str(file)})
+        _no_special_file(Path(profile), path, "server.sim.profile")
+        sim = study.server.sim.model_copy(update={"profile": profile})
         update["server"] = study.server.model_copy(update={"sim": sim})
     update.update(_model_paths(study, base, path))
     return _paths_and_storage(study, base, path, update)
 
 
 def _named_files_alone(study: StudyConfig, base: Path, path: Path) -> dict[str, Any]:
-    """The search space and a suite file named by the study file, made absolute as :func:`load_study`
-    makes them, without reading them."""
+    """The files the study file names (search space, suite, profiles, landscape) made absolute as
+    :func:`load_study` makes them, by the same rules (:func:`_named_file`, :func:`_profile_file`),
+    without reading them."""
     update: dict[str, Any] = {}
-    space, suite = study.search_space, study.bench.suite
-    if space not in SHIPPED_SPACES and (not is_bare_name(space) or (base / space).exists()):
-        update["search_space"] = str(_resolved(base / space, path, "search_space"))
-    if isinstance(suite, str) and suite not in SHIPPED_SUITES and (not is_bare_name(suite) or (base / suite).exists()):
-        update["bench"] = study.bench.model_copy(update={"suite": str(_resolved(base / suite, path, "bench.suite"))})
+    space = _named_file(study.search_space, SHIPPED_SPACES, base, path, "search_space")
+    if space is not None:
+        update["search_space"] = space
+    suite = study.bench.suite
+    if isinstance(suite, str) and (file := _named_file(suite, SHIPPED_SUITES, base, path, "bench.suite")):
+        update["bench"] = study.bench.model_copy(update={"suite": file})
     server = study.server
-    if _is_path(server.sim.profile):
-        sim = server.sim.model_copy(update={"profile": str(_resolved(base / server.sim.profile, path, "server.sim.profile"))})
-        server = server.model_copy(update={"sim": sim})
+    profile = _profile_file(server.sim.profile, base, path, "server.sim.profile")
+    if profile is not None:
+        server = server.model_copy(update={"sim": server.sim.model_copy(update={"profile": profile})})
     model = server.model
     if model is not None:
-        files = {key: str(_resolved(base / text, path, f"server.model.{key}"))
-                 for key, text in (("profile", model.profile), ("landscape", model.landscape))
-                 if text is not None and (key == "landscape" or _is_path(text))}
+        files = {"profile": _profile_file(model.profile, base, path, "server.model.profile"),
+                 "landscape": _named_file(model.landscape, (), base, path, "server.model.landscape", bare=True)}
+        files = {key: file for key, file in files.items() if file is not None}
         server = server.model_copy(update={"model": model.model_copy(update=files)})
     if server is not study.server:
         update["server"] = server
     return update
+
+
+def _named_file(text: str | None, shipped, base: Path, path: Path, key: str, bare: bool = False) -> str | None:
+    """The file the value ``text`` of ``key`` names, made absolute against the study file's folder
+    ``base``; None for no value, a ``shipped`` name, or (unless ``bare``) a bare name that is no
+    file there: :func:`load_study` refuses that one as unknown, never looks it up elsewhere."""
+    if text is None or text in shipped or (not bare and is_bare_name(text) and not (base / text).exists()):
+        return None
+    return str(_resolved(base / text, path, key))
+
+
+def _profile_file(text: str | None, base: Path, path: Path, key: str) -> str | None:
+    """A profile given as a path (a ``/`` or ``.yaml`` in it), made absolute like :func:`_named_file`;
+    None for a shipped profile's bare name or no value."""
+    return _named_file(text, (), base, path, key, bare=True) if text is not None and _is_path(text) else None
 
 
 def _paths_and_storage(study: StudyConfig, base: Path, path: Path, update: dict[str, Any]) -> StudyConfig:
