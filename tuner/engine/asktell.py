@@ -3,6 +3,9 @@
 The engine drives Optuna by ask/tell and records heartbeats itself (:class:`tuner.engine.workers.Heartbeat`);
 Optuna warns that storage heartbeats are meant for ``Study.optimize``, which is exactly what this
 module acknowledges, once, instead of every caller.
+
+A queued (WAITING) trial is started by one worker only (:func:`ask`): of two workers asking at the
+same moment, one gets it and the other the next queued one, or a new trial.
 """
 
 from __future__ import annotations
@@ -22,9 +25,69 @@ def _heartbeat_by_hand():
 
 
 def ask(study, distributions=None):
-    """``study.ask``: a new RUNNING trial (a queued one first)."""
-    with _heartbeat_by_hand():
+    """``study.ask``: a new RUNNING trial (a queued one first), a queued one started by this
+    worker alone (:func:`take_queued`)."""
+    with _heartbeat_by_hand(), _queue_taken_once(study):
         return study.ask(distributions)
+
+
+@contextmanager
+def _queue_taken_once(study):
+    # Optuna's ask starts a queued trial through Study._pop_waiting_trial_id (optuna/study/study.py):
+    # the queue read, then set_trial_state_values(RUNNING), which reads the trial FOR UPDATE and
+    # refuses one no longer WAITING. SQLite has no FOR UPDATE, and Python's sqlite3 driver begins the
+    # transaction at the UPDATE only: two workers that both read the trial WAITING both started it,
+    # and both launched its setting (QA: two workers, one seed measured twice). The pop is this
+    # study's own for the ask (an attribute of the instance, gone after it); ask is otherwise Optuna's.
+    from optuna.storages import RDBStorage
+    from optuna.trial import TrialState
+
+    if not isinstance(getattr(study._storage, "_backend", study._storage), RDBStorage):
+        yield  # in memory (benchmarks): one process, the storage's lock makes Optuna's pop atomic
+        return
+    study._pop_waiting_trial_id = lambda: next((t._trial_id for t in study.get_trials(
+        deepcopy=False, states=(TrialState.WAITING,)) if take_queued(study, t._trial_id)), None)
+    try:
+        yield
+    finally:
+        del study._pop_waiting_trial_id
+
+
+def take_queued(study, trial_id: int) -> bool:
+    """Start the queued trial ``trial_id`` (WAITING to RUNNING, its start time set) when it is still
+    WAITING; False when another worker started it first (or it finished). One conditional UPDATE,
+    so of two workers exactly one gets True on every database.
+
+    A storage that rides out outages (:class:`tuner.engine.patience.PatientRDBStorage`) retries it
+    as any call of its own; a retry after an attempt whose commit landed (the connection broke
+    before its answer) finds the trial RUNNING with this take's own start time, and it is this
+    worker's (no trial left RUNNING that nobody runs, its queued setting lost)."""
+    from .patience import patient_backend
+
+    backend = getattr(study._storage, "_backend", study._storage)
+    started = datetime.now()  # Optuna's datetime_start: local time, naive (optuna/storages/_rdb/models.py)
+    patient = patient_backend(backend)
+    if patient is not None:
+        return patient._patiently("take_queued", _take_queued, (trial_id, started), {})
+    return _take_queued(backend, trial_id, started)
+
+
+def _take_queued(backend, trial_id: int, started: datetime) -> bool:
+    import sqlalchemy as sa
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+    from optuna.trial import TrialState
+
+    trial = models.TrialModel
+    with _create_scoped_session(backend.scoped_session) as session:
+        if session.execute(
+                sa.update(trial).where(trial.trial_id == trial_id, trial.state == TrialState.WAITING)
+                .values(state=TrialState.RUNNING).execution_options(synchronize_session=False)).rowcount == 1:
+            # the trial is this worker's now; its start time written as Optuna writes it (the ORM's setter)
+            session.get(trial, trial_id).datetime_start = started
+            return True
+        held = session.get(trial, trial_id)
+        return held is not None and held.state == TrialState.RUNNING and held.datetime_start == started
 
 
 def tell(study, trial, values=None, state=None):
