@@ -231,6 +231,10 @@ def test_open_unknown_study_names_the_ones_there(tmp_path):
 # warnings.catch_warnings (tuner.engine.asktell), which is process-global and not thread-safe: one
 # thread's exit restores the filters while the other is inside, and under pytest's
 # filterwarnings=error the warning was raised in a worker (seen once in 16 runs on a loaded machine).
+# Both threads also carry one worker name (host, pid, start): the read-back before a launch
+# (TrialRunner._still_ours) cannot tell them apart, so here the claims and the queue's take keep
+# them off each other's settings. Both once started the same queued seed at the same moment and
+# launched it twice (an SQLite race, two processes too): tests/engine/test_queued_trial_taken_once.py.
 @pytest.mark.filterwarnings("ignore:Heartbeat of storage is supposed to be used:UserWarning")
 def test_two_workers_never_measure_a_config_twice(tmp_path):
     config = make_study(tmp_path, budget=10)
