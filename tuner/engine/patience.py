@@ -14,9 +14,10 @@ Contracts:
 * Retrying is safe because every write the engine makes is idempotent (attributes are upserts) or
   checked: a ``set_trial_state_values`` whose first attempt committed before the connection broke
   finds the trial already in the state and values it asked for, and returns ``True`` instead of
-  raising ``UpdateFinishedTrialError``. Two narrow windows stay: a ``create_new_trial`` of the sampler's (or a
-  WAITING trial's start) whose commit landed but whose reply was lost leaves one extra trial, never a
-  wrong value (a RUNNING trial no worker named, failed and not queued: it has no parameters).
+  raising ``UpdateFinishedTrialError``. One narrow window stays: a ``create_new_trial`` of the sampler's
+  whose commit landed but whose reply was lost leaves one extra trial, never a wrong value (a RUNNING
+  trial no worker named, failed and not queued: it has no parameters). A WAITING trial's start no
+  longer does: :func:`tuner.engine.asktell.take_queued` finds its own landed start by its start time.
 * A trial created from a template (Optuna's ``add_trial`` and ``enqueue_trial``: a measurement
   re-homed, a setting queued again, a seed) is the one write that is neither: its retry would add
   the trial twice (QA: a re-homed measurement stored twice, counted as two launches and averaged
