@@ -433,6 +433,26 @@ def test_cli_bench_where_only_the_warmup_answered_exits_1(tmp_path):
     assert saved.single_tok_per_s is None and saved.tok_per_s_at(4) is None
 
 
+def test_cli_bench_where_some_requests_failed_exits_1_naming_the_count_and_the_servers_message(tmp_path):
+    # QA: a dataset request over the context length (SGLang's HTTP 400 with its message) failed at
+    # every phase: a "warning: 3 of 8 requests failed" naming no cause, exit 0, as a success
+    suite_file, out = tmp_path / "tiny.yaml", tmp_path / "out.json"
+    suite_file.write_text(json.dumps(SUITE))
+    with FakeSGLang(fail_prompt="autumn") as srv:
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
+    assert r.exit_code == 1, r.output
+    assert "single request" in r.stdout and "concurrency sweep" in r.stdout  # the figures are still shown
+    saved = SuiteResult.load(out)
+    failed = [rec for rec in saved.records if not rec.ok]
+    first = next(rec for rec in failed if rec.phase != "warmup")
+    assert failed and saved.n_failed == len(failed) and any(rec.ok for rec in saved.records)
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    # the JSON error body is read for its message (SGLang's {"error": {"message": ...}})
+    assert errors == [f"error: {len(failed)} of {len(saved.records)} requests failed or timed out (the figures "
+                      f"above leave them out; records in {out}); first: {first.phase} haiku at "
+                      f"{first.max_tokens} tokens: HTTP 500: selected index k out of range"], r.stderr
+
+
 def _bench(suite_file, *args, **fake):
     """``tuner bench --url FAKE --suite SUITE_FILE ARGS`` against a ``FakeSGLang(**fake)``: the CLI's
     result, and the fake (its ``bodies`` and ``events``: what it was asked)."""

@@ -1,9 +1,10 @@
 """``tuner bench``: run the fixed benchmark suite against any SGLang-compatible server.
 
 Collect options, load the suite (and the baseline for ``--compare``), call
-:func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done (failed requests are
-reported, not fatal), 1 the server was unreachable or died mid-suite (the partial result is saved
-with ``--json``), every request failed (or every measured one, the warm-up aside), or an answer's
+:func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done, every request answered; 1 the server was
+unreachable or died mid-suite (the partial result is saved with ``--json``), a request failed or timed
+out (the tables and ``--json`` are still written; one line counts them and quotes the first server
+message), every request failed (or every measured one, the warm-up aside), or an answer's
 token count cannot be true (more than asked, none, or not what ``ignore_eos`` asks) or its verify
 steps cannot come from the speculative setting the server says it runs, or the server's
 clock cannot be (frozen or starved mid-suite: :func:`tuner.engine.verify.clock_problem`), 2 bad input
@@ -247,18 +248,23 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     print_result(res, base)
     for line in res.warnings:
         click.echo(clean(f"warning: {_plain_text(line)[:500]}"), err=True)
-    if res.n_failed:
-        click.echo(f"warning: {res.n_failed} of {counted(len(res.records), 'request')} failed or timed out "
-                   "(their records are in the --json result)", err=True)
     if json_out is not None:
         click.echo(f"saved {json_out}")
+    if res.n_failed:
+        # QA: a dataset request over the context length (SGLang's HTTP 400) was a warning, exit 0: a
+        # script took the tables, their failed rows left out, for a measurement of the whole suite
+        bad = next((r for r in measured if not r.ok), None) or next(r for r in res.records if not r.ok)
+        kept = f"; records in {json_out}" if json_out is not None else ""
+        click.echo(clean(f"error: {res.n_failed} of {counted(len(res.records), 'request')} failed or timed out (the "
+                         f"figures above leave them out{kept}); first: {bad.phase} {bad.prompt} at "
+                         f"{counted(bad.max_tokens, 'token')}: {server_message(bad.error)[:300]}"), err=True)
     if untrue and not nothing:
         click.echo(f"error: {len(untrue)} of {counted(len(res.records) - res.n_failed, 'answer')} cannot be true "
                    f"(first: {untrue[0]}): the "
                    "figures above are not a measurement of what the suite asked", err=True)
     if distorted is not None:
         click.echo(clean(f"error: the figures above are distorted: {distorted[1]}"), err=True)
-    if (untrue and not nothing) or distorted is not None:
+    if res.n_failed or (untrue and not nothing) or distorted is not None:
         raise click.exceptions.Exit(1)
 
 
@@ -339,6 +345,27 @@ def _refuse_other_model(base: SuiteResult, url: str, shown: str, path: Path) -> 
         raise ConfigError("--compare", "", f"{path} was measured on model_path {theirs!r}, the server at {shown} "
                                            f"runs {mine!r}: its speedups would compare two models; measure the "
                                            "baseline on this server's model")
+
+
+def server_message(error) -> str:
+    """A failed request's error as one line, a JSON error body read for its message: ``HTTP 400:
+    {"error": {"message": M}}`` (SGLang 0.5.23's ``ErrorResponse``, ``srt/entrypoints/openai/protocol.py``;
+    ``{"detail": M}`` from FastAPI's own checks) is ``HTTP 400: M``; any other text as
+    :func:`_plain_text` gives it."""
+    import json
+    import re
+
+    text = _plain_text(error)
+    m = re.fullmatch(r"(HTTP \d{3}): (\{.*\})", text)
+    if m is None:
+        return text
+    try:
+        body = json.loads(m.group(2))
+    except ValueError:
+        return text
+    said = body.get("error", body) if isinstance(body, dict) else None
+    said = said.get("message", said.get("detail")) if isinstance(said, dict) else said
+    return f"{m.group(1)}: {_plain_text(said)}" if isinstance(said, str) and said.strip() else text
 
 
 def _plain_text(text) -> str:
