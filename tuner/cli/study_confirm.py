@@ -81,6 +81,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
             from ..config.files import check_writable  # traceback; a link to nothing, its target made)
 
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
+        if file_config is not None:
+            _same_as_stored(file_config, target, name, url)
         config, space, suite_dict = config_from_study(study, workdir or (file_config.workdir if file_config else None))
         if picks == DEFAULT_PICKS:
             names = [n for n in names if absent_pick(config.objectives, n) is None]
@@ -143,6 +145,34 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         print_json(confirmation_data(conf))
         return
     print_confirmation(conf)
+
+
+def _same_as_stored(file_config, target: str, name: str, url: str) -> None:
+    """Refuse, as `tuner study run` does, a study file that no longer describes the stored study (its
+    dataset changed since `study create`, its suite, space or server args edited): confirm re-measures
+    the stored study, so a file that differs would be silently set aside (QA: a dataset with a row added
+    was confirmed against the 6 requests stored, exit 0, where `run` refused the same file). The
+    fix names the file's way back and the storage's way on. A storage that cannot be read here is left
+    to the measurement, which says so."""
+    from ..config.space import SearchSpace
+    from ..config.yamlfile import ConfigError
+    from ..engine.facts import prepare
+    from ..engine.study import StorageUnreadable, check_file_against_study
+    from ..engine.urls import redact
+
+    attention = prepare(file_config, SearchSpace.load(file_config.search_space))[2]
+    try:
+        check_file_against_study(file_config, target, attention)
+    except StorageUnreadable:
+        return
+    except ConfigError as exc:
+        what = exc.message.split("; ")[0]
+        if not what.startswith("the study exists with a different"):
+            raise  # another node's attention backend: its own fix stands
+        raise ConfigError(target, "", f"study {name} in {redact(url)}: {what}: the file changed since the study "
+                                      "was created, and confirm re-measures the study as stored; restore the "
+                                      f"file, or confirm from storage alone: tuner study confirm --study {name} "
+                                      f"--storage {redact(url)}") from None
 
 
 def print_confirmation(conf) -> None:
