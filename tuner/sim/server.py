@@ -37,6 +37,7 @@ import socket
 import sys
 
 from .args import LaunchPlan, parse_args, resolve_launch
+from .server_info import kv_capacity_tokens
 
 log = logging.getLogger("tuner.sim")
 
@@ -114,6 +115,10 @@ def _reserve(host: str, port: int) -> socket.socket:
 
 
 def _context_len(ns, model) -> int:
+    """Tokens of context each running request holds in the KV budget check (:meth:`PerfModel.kv_budget_ok`):
+    ``--context-length`` when given, else the profile's ``default_context_tokens``, a typical request's
+    cached context, as :mod:`tuner.engine.model_backend` and :mod:`tuner.sim.landscape` size it. Not the
+    model's context length, which the server announces and enforces (``service.resolved``)."""
     return ns.context_length or model.profile.runtime.default_context_tokens
 
 
@@ -162,8 +167,14 @@ async def _start_up(service, ns, plan: LaunchPlan, model, listen) -> int | None:
         return 1
     if plan.max_running_requests is None:
         service.set_max_running_requests(mrr)
-    log.info(f"max_running_requests={mrr}, context_len={_context_len(ns, model)}, "
-             f"speculative={plan.spec.label() if plan.spec else None}")
+    # SGLang 0.5.23's line (srt/managers/scheduler.py, "Print debug info"): context_len is the model's
+    # context length, the one /server_info, /v1/models and the 400 for a long request say (QA: this
+    # line said 512, the KV check's per-request context, where the server announced and enforced 8192)
+    log.info(f"max_total_num_tokens={kv_capacity_tokens(model, service.resolved)}, "
+             f"chunked_prefill_size={service.resolved.get('chunked_prefill_size')}, "
+             f"max_prefill_tokens={service.resolved.get('max_prefill_tokens')}, max_running_requests={mrr}, "
+             f"context_len={service.resolved['context_length']}")
+    log.info(f"Simulated speculative decoding: {plan.spec.label() if plan.spec else None}")
     # Everything loaded so far lives as long as the server: keep it out of the garbage collector's
     # full collections, whose pauses (tens of ms with the schemas and tables loaded) would show up
     # as model seconds at a high --sim-speedup.

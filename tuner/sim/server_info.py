@@ -36,7 +36,7 @@ def resolved_server_args(plan: LaunchPlan, model) -> dict:
     return args
 
 
-def _kv_capacity_tokens(model, args: dict) -> int:
+def kv_capacity_tokens(model, args: dict) -> int:
     """KV-cache tokens left after the weights and workspace (SGLang's ``max_total_num_tokens``)."""
     p = model.profile
     budget = p.hardware.gpu_memory_gb * 1e9 * args["mem_fraction_static"]
@@ -57,7 +57,7 @@ def server_info_body(service) -> dict:
     })
     if service.plan.speculative:
         state["avg_spec_accept_length"] = stats.avg_spec_accept_length
-    capacity = _kv_capacity_tokens(service.model, args)
+    capacity = kv_capacity_tokens(service.model, args)
     return {
         **args,
         "launch_command": shlex.join(["python", "-m", "sglang.launch_server", *sys.argv[1:]]),
