@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..config.dataset import estimate_tokens
+from ..config.names import shown
 from .stats import percentile
 
 #: the percentiles reported
@@ -55,7 +56,8 @@ def workload_stats(suite) -> dict[str, Any]:
 
 
 def workload_line(stats: dict[str, Any]) -> str:
-    """One line for people: source, size, lengths, categories."""
+    """One line for people: source, size, lengths, categories; characters that would drive a terminal
+    or reorder the line escaped (:func:`tuner.config.names.shown`)."""
     src = stats.get("source") or {}
     if src.get("kind") == "dataset":
         drawn = f"{stats['requests']} drawn" + (f" (n={src['n']}, seed {src['seed']})" if src.get("n") else "")
@@ -68,7 +70,8 @@ def workload_line(stats: dict[str, Any]) -> str:
 
     cats = stats.get("categories") or {}
     cat_text = ", ".join(f"{k} {v}" for k, v in list(cats.items())[:8]) if set(cats) != {"(none)"} else ""
-    return (f"suite {stats.get('suite')}: {head}; prompt chars p50/p90/p99 {pct(stats['prompt_chars'])}, "
+    # the dataset's path and its categories are a user's text: escaped (tuner.config.names.shown)
+    return shown(f"suite {stats.get('suite')}: {head}; prompt chars p50/p90/p99 {pct(stats['prompt_chars'])}, "
             f"output tokens {pct(stats['output_tokens'])}; temperature {stats.get('temperature'):g}"
             + (f"; {stats['chat_turns']} with chat turns" if stats.get("chat_turns") else "")
             + (f"; categories: {cat_text}" if cat_text else ""))

@@ -14,6 +14,7 @@ import sys
 import click
 
 from .. import __version__
+from ..config.names import shown
 from ..config.yamlfile import ConfigError
 from .lazy import LazyGroup
 from .streams import devnull_at
@@ -66,7 +67,8 @@ class _TunerGroup(LazyGroup):
     """The root group: turns :class:`ConfigError` from any command into one stderr line and exit 2,
     and so an option's value click refuses (``click.BadParameter``: no usage block) and a storage
     that fails mid-command (the database stopped after it was opened: a reader ended in
-    SQLAlchemy's traceback), its URL redacted and password scrubbed."""
+    SQLAlchemy's traceback), its URL redacted and password scrubbed. Every such line has the
+    characters that would drive the terminal escaped (:func:`tuner.config.names.shown`)."""
 
     #: The command line as given (:meth:`make_context`): the passwords of the URLs on it are
     #: scrubbed from every error line, wherever the URL was put.
@@ -97,12 +99,12 @@ class _TunerGroup(LazyGroup):
         try:
             return super().invoke(ctx)
         except ConfigError as exc:
-            click.echo(self.scrub(f"error: {exc}"), err=True)
+            click.echo(self.scrub(f"error: {exc}"), err=True)  # (escaped: ConfigError)
             raise click.exceptions.Exit(2) from None
         except click.BadParameter as exc:
             # A value given but unusable (a folder where a file goes, a number out of range): one
             # line naming the option and why, as for every other bad input; no usage block.
-            click.echo(self.scrub(f"error: {exc.format_message()}"), err=True)
+            click.echo(self.scrub(shown(f"error: {exc.format_message()}")), err=True)
             raise click.exceptions.Exit(exc.exit_code) from None
         except click.UsageError as exc:  # an extra argument, an unknown option: click's own block
             exc.message = self.scrub(exc.message)
@@ -110,7 +112,7 @@ class _TunerGroup(LazyGroup):
         except OSError as exc:
             if exc.errno not in _DISK_FULL:
                 raise
-            click.echo(self.scrub(f"error: cannot write{_what_filled(exc)}: {exc.strerror}"), err=True)
+            click.echo(self.scrub(shown(f"error: cannot write{_what_filled(exc)}: {exc.strerror}")), err=True)
             raise click.exceptions.Exit(1) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             from ..engine.storage import storage_failure_line
@@ -118,7 +120,7 @@ class _TunerGroup(LazyGroup):
             line = storage_failure_line(exc, since=opened)
             if line is None:
                 raise
-            click.echo(self.scrub(f"error: {line}"), err=True)
+            click.echo(self.scrub(shown(f"error: {line}")), err=True)
             raise click.exceptions.Exit(2) from None
 
 

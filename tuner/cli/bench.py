@@ -19,6 +19,7 @@ import click
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
 from ..bench import BenchError, ServerDiedError, ServerLostError, SuiteResult, run_suite
+from ..config.names import shown as escaped
 from ..config.suite import load_suite
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
@@ -56,7 +57,7 @@ def _header(res: SuiteResult) -> str:
 def print_result(res: SuiteResult, base: SuiteResult | None = None) -> None:
     """The article's tables: single requests per prompt and length, then the concurrency sweep;
     with ``base`` a baseline column and the speedup of every row."""
-    console.print(_header(res))
+    console.print(escaped(_header(res)), markup=False, highlight=False)
     if res.single_rows:
         single_streamed = any(row.ttft_ms is not None for row in res.single_rows)
         cols = ["prompt", "tokens", "tok/s", "cv", "accept"] + (["TTFT ms"] if single_streamed else []) + ["failed"]
@@ -115,7 +116,7 @@ class _ProgressBar:
         if phase == "warmup":
             desc = "warm-up"
         elif phase == "single":
-            desc = f"single {info['prompt']} {info['max_tokens']} tok #{info['repeat'] + 1}"
+            desc = escaped(f"single {info['prompt']} {info['max_tokens']} tok #{info['repeat'] + 1}")
         elif phase == "sweep":
             desc = f"sweep C={info['concurrency']}"
         else:
@@ -150,6 +151,8 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     shown = redact(url) or url
 
     def clean(text: str) -> str:
+        # a server's message, a suite's prompt name: printed escaped (tuner.config.names.shown)
+        text = escaped(text)
         return scrub(text, url) if shown != url else text
 
     suite = load_suite(suite_spec)
@@ -249,7 +252,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     for line in res.warnings:
         click.echo(clean(f"warning: {_plain_text(line)[:500]}"), err=True)
     if json_out is not None:
-        click.echo(f"saved {json_out}")
+        click.echo(escaped(f"saved {json_out}"))
     if res.n_failed:
         # QA: a dataset request over the context length (SGLang's HTTP 400) was a warning, exit 0: a
         # script took the tables, their failed rows left out, for a measurement of the whole suite
@@ -259,9 +262,9 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                          f"figures above leave them out{kept}); first: {bad.phase} {bad.prompt} at "
                          f"{counted(bad.max_tokens, 'token')}: {server_message(bad.error)[:300]}"), err=True)
     if untrue and not nothing:
-        click.echo(f"error: {len(untrue)} of {counted(len(res.records) - res.n_failed, 'answer')} cannot be true "
-                   f"(first: {untrue[0]}): the "
-                   "figures above are not a measurement of what the suite asked", err=True)
+        click.echo(clean(f"error: {len(untrue)} of {counted(len(res.records) - res.n_failed, 'answer')} cannot be "
+                         f"true (first: {untrue[0]}): the figures above are not a measurement of what the suite "
+                         "asked"), err=True)
     if distorted is not None:
         click.echo(clean(f"error: the figures above are distorted: {distorted[1]}"), err=True)
     if res.n_failed or (untrue and not nothing) or distorted is not None:

@@ -23,11 +23,18 @@ def print_json(data: Any) -> None:
 
 
 def print_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: str | None = None) -> None:
-    table = Table(title=title)
+    """A rich table; every cell as :func:`tuner.config.names.shown` prints it (a prompt's name or a
+    dataset's category holding U+202E or ESC), and as text, not rich markup (QA: a name ``[red]x``
+    lost its brackets)."""
+    from rich.text import Text
+
+    from ..config.names import shown
+
+    table = Table(title=None if title is None else Text(shown(title)))
     for col in columns:
-        table.add_column(col, overflow="fold")
+        table.add_column(Text(shown(col)), overflow="fold")
     for row in rows:
-        table.add_row(*("" if v is None else str(v) for v in row))
+        table.add_row(*(Text("" if v is None else shown(v)) for v in row))
     console.print(table)
 
 
@@ -48,8 +55,11 @@ def not_empty(instead: str):
 
 
 def fail(message: str, code: int = 1) -> None:
-    """Print one error line on stderr and exit with ``code``."""
-    click.echo(f"error: {message}", err=True)
+    """Print one error line on stderr (:func:`tuner.config.names.shown`: a study or trial name from
+    a user's file is printed escaped) and exit with ``code``."""
+    from ..config.names import shown
+
+    click.echo(shown(f"error: {message}"), err=True)
     sys.exit(code)
 
 

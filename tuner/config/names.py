@@ -1,8 +1,11 @@
 """What a name that heads tables and report lines may hold: a landscape table's ``name``
 (:mod:`tuner.config.landscape`) and a simulator profile's (:mod:`tuner.sim.profile`), which also
-names the landscape table written from it."""
+names the landscape table written from it; and :func:`shown`, how any text from a user's file is
+printed on a terminal line."""
 
 from __future__ import annotations
+
+import unicodedata
 
 
 def control_char(text: str) -> str | None:
@@ -23,3 +26,26 @@ def name_problem(name: str, *, whole: bool = False) -> str | None:
     if control is None:
         return None
     return f"holds the control character {control!r}; a name is one line of printable text"
+
+
+#: Unicode categories :func:`shown` escapes: controls (Cc: NUL, CR, ESC, ...), format characters (Cf:
+#: the bidirectional embeddings, overrides and isolates U+202A-202E and U+2066-2069, the marks
+#: U+200E/U+200F, zero-width characters, U+FEFF), line and paragraph separators (Zl, Zp) and lone
+#: surrogates (Cs: a JSON "\ud800", which no terminal encoding can print).
+_HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
+
+
+def shown(text: object) -> str:
+    """``text`` as one terminal line shows it faithfully: every character that would drive the
+    terminal, break the line, or reorder or hide the text around it (Trojan Source, CVE-2021-42574)
+    written as its Python escape (``\x1b``, ``\u202e``, ``\U000e0001``); the rest as it is (CJK,
+    accents, emoji). The one helper for text from user files -- dataset rows, YAML keys and values,
+    file names -- wherever it reaches an error line, a table or a status line (QA: a key holding
+    U+202E printed raw reversed the rest of its error line). Escaped text is left as it is, so
+    applying it twice changes nothing."""
+    text = str(text)
+    if all(unicodedata.category(c) not in _HIDDEN for c in text):
+        return text
+    return "".join(c if unicodedata.category(c) not in _HIDDEN
+                   else (f"\\x{ord(c):02x}" if ord(c) < 0x100 else f"\\u{ord(c):04x}" if ord(c) < 0x10000
+                         else f"\\U{ord(c):08x}") for c in text)

@@ -27,12 +27,17 @@ M = TypeVar("M", bound=BaseModel)
 
 
 class ConfigError(ValueError):
-    """Bad input in a file or on the command line: ``FILE: KEY: what is expected``."""
+    """Bad input in a file or on the command line: ``FILE: KEY: what is expected``. Its text (``str()``)
+    is one line with the characters that would drive a terminal or reorder the line escaped
+    (:func:`tuner.config.names.shown`: a key or a file name holding U+202E or ESC); ``source``, ``key``
+    and ``message`` stay as given."""
 
     def __init__(self, source: str | Path, key: str, message: str):
+        from .names import shown
+
         self.source, self.key, self.message = str(source), key, message
         where = f"{self.source}: {key}" if key else self.source
-        super().__init__(f"{where}: {message}")
+        super().__init__(shown(f"{where}: {message}"))
 
 
 class StrictModel(BaseModel):
