@@ -123,3 +123,15 @@ def test_a_reasoning_parsers_answer_is_kept_whole(stream, think_tokens):
     assert all(r.ok and r.completion_tokens == r.max_tokens for r in single.values())
     assert single["plain"].output_text == "echo Write a haiku about rain."[:40].ljust(40, ".")
     assert single["turns"].output_text == "echo Name a colour.".ljust(24, ".")
+
+
+def test_a_turns_name_is_sent_as_sglangs_reader_sends_it():
+    # SGLang 0.5.23's ChatCompletionMessageGenericParam takes "name" (protocol.py), and its
+    # bench_serving sends a dataset row's turns as they are (datasets/openai_dataset.py)
+    turns = [{"role": "system", "content": "Be brief."}, {"role": "user", "name": "alice", "content": "Name a colour."}]
+    suite = {**SUITE, "prompts": [{"name": "named", "text": "unused", "max_tokens": 4, "messages": turns}],
+             "sweep": {"concurrencies": []}}
+    with FakeChatSGLang(verify_every=2) as server:
+        result = run_suite(server.url, suite, api="chat")
+    assert result.records and all(r.ok for r in result.records)
+    assert [b["messages"] for b in server.bodies] == [turns]

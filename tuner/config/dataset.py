@@ -9,8 +9,9 @@ and computes the workload's statistics from it (:mod:`tuner.bench.workload`).
 Layouts:
 
 * ``jsonl``: one JSON object per line, ``{"prompt": TEXT}`` or ``{"messages": [{"role": ..,
-  "content": ..}, ...]}`` (OpenAI chat), with optional ``max_tokens`` (the request's output length),
-  ``category`` (or ``name``: a label counted in the workload statistics) and ``id``. Blank lines
+  "content": .., "name": ..}, ...]}`` (OpenAI chat: sent as they are, a last assistant turn and each
+  turn's ``name`` too, as SGLang 0.5.23's ``benchmark/datasets/openai_dataset.py`` sends them), with
+  optional ``max_tokens`` (the request's output length), ``category`` (or ``name``: a label counted in the workload statistics) and ``id``. Blank lines
   and lines starting with ``#`` are skipped.
 * ``sharegpt``: a JSON list of ``{"id": .., "conversations": [{"from": "human"|"gpt", "value": ..},
   ...]}``, as ShareGPT dumps (and SGLang's ``bench_serving --dataset-name sharegpt``) have it. The
@@ -44,7 +45,7 @@ import re
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
-from pydantic import Field, model_validator
+from pydantic import Field, model_serializer, model_validator
 
 from .names import name_problem
 from .paths import NonEmptyPathText
@@ -71,6 +72,18 @@ class ChatMessage(StrictModel):
     #: text, or text parts: ``bench.api: chat`` sends them as given (SGLang's template decides how
     #: they join), the raw-text APIs as :func:`content_text`
     content: str | list[TextPart] = Field(union_mode="left_to_right")
+    #: the participant's name (OpenAI's ``name``; SGLang 0.5.23's ``ChatCompletionMessageGenericParam``
+    #: takes it and hands it to the chat template): ``bench.api: chat`` sends it; the raw-text APIs
+    #: send contents only
+    name: str | None = None
+
+    @model_serializer(mode="wrap")
+    def _name_when_given(self, handler):
+        # a turn without a name is stored and sent as before the key existed: {role, content}
+        out = handler(self)
+        if isinstance(out, dict) and out.get("name") is None:
+            out.pop("name", None)
+        return out
 
 
 class DatasetSpec(StrictModel):
@@ -259,7 +272,9 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
         if extra:
             raise _row_error(source, f"{where}[{i}].{extra[0]}", "unknown key; a turn is {role, content} "
                                                                  "(and optionally name)")
-        role, content = m.get("role"), m.get("content")
+        role, content, name = m.get("role"), m.get("content"), m.get("name")
+        if name is not None and (not isinstance(name, str) or not name.strip()):
+            raise _row_error(source, f"{where}[{i}].name", f"must be non-empty text, got {name!r}")
         if role not in ROLES:
             raise _row_error(source, f"{where}[{i}].role", f"expected one of {', '.join(ROLES)}, got {role!r}")
         if isinstance(content, list):
@@ -269,7 +284,11 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
         else:
             raise _row_error(source, f"{where}[{i}].content", "must be text, or a list of text parts "
                                                              '({"type": "text", "text": ...})')
-        out.append({"role": role, "content": content})
+        if name is not None:  # kept, as SGLang's bench_serving (--dataset-name openai) sends a row's turns
+            _real_text(name, source, f"{where}[{i}].name")
+            out.append({"role": role, "content": content, "name": name})
+        else:
+            out.append({"role": role, "content": content})
     if not any(content_text(m["content"]).strip() for m in out):
         raise _row_error(source, where, "every message is empty")
     return out
