@@ -1,7 +1,8 @@
 """Chat datasets against SGLang 0.5.23's bench_serving readers (sglang/benchmark/datasets/
 openai_dataset.py, sharegpt.py): a turn's ``name`` is kept and sent, as SGLang's reader sends a
 row's turns as they are (QA: it was dropped); a conversation ending in the assistant's turn is sent
-whole, as SGLang's reader does."""
+whole, as SGLang's reader does; a CJK text's length is about a token a character, not four
+characters a token (QA: a Chinese ShareGPT reply of N characters was a request of N/4 tokens)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,7 @@ import json
 
 import pytest
 
+from tuner.config.dataset import CHARS_PER_TOKEN, estimate_tokens
 from tuner.config.suite import load_suite
 from tuner.config.yamlfile import ConfigError
 
@@ -48,3 +50,23 @@ def test_a_conversation_ending_in_the_assistants_turn_is_sent_whole(tmp_path):
     suite = _suite(tmp_path, [{"messages": turns}])
     assert suite.prompts[0].chat_messages() == turns
     assert suite.prompts[0].max_tokens == 256  # default_max_tokens, as SGLang's reader's 256
+
+
+def test_a_cjk_replys_length_is_a_token_a_character(tmp_path):
+    reply = "秋风起，落叶飞，" * 20
+    conv = [{"id": "z", "conversations": [{"from": "human", "value": "写一首关于秋天的短诗。"},
+                                          {"from": "gpt", "value": reply}]}]
+    suite = _suite(tmp_path, conv, name="z.json")
+    assert suite.prompts[0].max_tokens == len(reply) > round(len(reply) / CHARS_PER_TOKEN)
+    capped = _suite(tmp_path, conv, name="z.json", max_output_tokens=100)
+    assert capped.prompts[0].max_tokens == 100
+
+
+def test_estimates_of_mixed_and_latin_text():
+    latin = "Write a haiku about rain."
+    assert estimate_tokens(latin) == round(len(latin) / CHARS_PER_TOKEN)
+    assert estimate_tokens("你好" + latin) == 2 + round(len(latin) / CHARS_PER_TOKEN)
+    assert estimate_tokens("안녕하세요") == 5 and estimate_tokens("こんにちは") == 5
+    assert estimate_tokens("café") == 1 and estimate_tokens("") == 1
+    # two CJK characters are a prompt of 2 tokens: kept by SGLang's "prompt_len < 2" rule
+    assert estimate_tokens("你好") == 2

@@ -17,9 +17,9 @@ Layouts:
   ...]}``, as ShareGPT dumps (and SGLang's ``bench_serving --dataset-name sharegpt``) have it. The
   pairing is SGLang 0.5.23's (``benchmark/datasets/sharegpt.py`` ``sample_sharegpt_requests``): the
   first turn is the prompt and the second the reply, whatever their roles; a conversation with fewer
-  than two turns, or whose prompt or reply is under 2 tokens, is dropped. Tokens are characters / 4
-  (:func:`estimate_tokens`, an estimate: the tuner has no tokenizer); the reply's length is the
-  request's output length, capped at ``max_output_tokens``.
+  than two turns, or whose prompt or reply is under 2 tokens, is dropped. Tokens are estimated
+  (:func:`estimate_tokens`: the tuner has no tokenizer): a CJK character one, other text four
+  characters one; the reply's length is the request's output length, capped at ``max_output_tokens``.
 
 Sampling is deterministic: the requests that pass the length filters are ordered by a SHA-256 of
 ``(seed, position)`` and the first ``n`` kept, in that order (without ``n``: all, in file order), so the same file, ``n`` and ``seed``
@@ -53,8 +53,15 @@ from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel,
                        lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
-#: rule of thumb the simulator uses for prompts).
+#: rule of thumb the simulator uses for prompts), for text outside the wide scripts below.
 CHARS_PER_TOKEN = 4
+#: Characters of the wide East Asian scripts (CJK ideographs and their extensions, kana, Hangul,
+#: CJK punctuation, fullwidth forms): about one token each in the tokenizers SGLang serves (Qwen's,
+#: Llama 3's, Kimi's tiktoken: 0.6 to 1.5), where four of them per token undercounts a Chinese
+#: reply, and so its request's output length, four times over.
+_WIDE = re.compile("[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf"
+                   "\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+                   "\U00020000-\U0003fffd]")
 #: Roles an OpenAI chat message may have.
 ROLES = ("system", "user", "assistant", "tool", "developer")
 
@@ -119,8 +126,14 @@ class DatasetSpec(StrictModel):
 
 
 def estimate_tokens(text: str) -> int:
-    """A length in tokens estimated from characters (no tokenizer): at least 1."""
-    return max(1, round(len(text) / CHARS_PER_TOKEN))
+    """A length in tokens estimated from characters (no tokenizer): a character of a wide East Asian
+    script (:data:`_WIDE`) one token, the rest ``CHARS_PER_TOKEN`` characters a token; at least 1.
+    (QA: a Chinese ShareGPT reply of 400 characters, some 400 tokens to SGLang's tokenizer, was a
+    request of 100 output tokens.)"""
+    if text.isascii():
+        return max(1, round(len(text) / CHARS_PER_TOKEN))
+    wide = _WIDE.subn("", text)[1]  # a count, without a list of every match
+    return max(1, wide + round((len(text) - wide) / CHARS_PER_TOKEN))
 
 
 def content_text(content: str | list) -> str:
