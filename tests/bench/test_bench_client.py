@@ -426,8 +426,9 @@ def test_cli_bench_where_only_the_warmup_answered_exits_1(tmp_path):
     # QA: every measured request refused (lengths over the context), the 16-token warm-up answered:
     # a table of dashes, "complete": true in --json, exit 0
     errors, out = bench_that_fails(tmp_path, "context4")
-    assert errors[0].startswith("error: every one of the 13 measured requests failed (only the 1 warm-up request "
-                                "answered): no figure was measured; first: single fib at 8 tokens: HTTP 400"), errors[0]
+    assert errors[0] == ("error: every one of the 13 measured requests failed (only the 1 warm-up request "
+                         "answered): no figure was measured; first: single fib at 8 tokens: HTTP 400: Requested "
+                         f"token count exceeds the model's maximum context length; records saved to {out}"), errors[0]
     saved = SuiteResult.load(out)
     assert saved.complete is False and saved.error.startswith("every measured request failed (13)")
     assert saved.single_tok_per_s is None and saved.tok_per_s_at(4) is None

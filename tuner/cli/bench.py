@@ -209,7 +209,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     unmeasured = not nothing and bool(measured) and not any(r.ok for r in measured)
     if unmeasured:
         first = (f"{failed_first.phase} {failed_first.prompt} at {counted(failed_first.max_tokens, 'token')}: "
-                 f"{_plain_text(failed_first.error)}")
+                 f"{server_message(failed_first.error)}")
         res.complete, res.error = False, f"every measured request failed ({len(measured)}); first: {first}"[:500]
     # A count the server cannot have given (more than asked, none, or another than asked with
     # ignore_eos), or verify steps its own speculative setting cannot give (the accept length's bounds,
