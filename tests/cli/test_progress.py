@@ -180,3 +180,12 @@ def test_a_signal_while_the_storage_is_away_during_recording_says_the_measuremen
     for events in (start, start + [down, back], [EVENTS[3], down]):  # storage up, back, or not recording yet
         out = notice(events)
         assert "A running trial is queued again." in out and kept not in out, out
+
+
+def test_a_line_quoting_user_text_is_printed_escaped(capsys):
+    # a failure or warning that quotes a dataset request's name (its id) or a server's message: the
+    # bidi override and ESC it holds are printed escaped (tuner.config.names.shown), not obeyed
+    with RunView() as view:
+        view.event("warning", {"trial": 3, "message": "request x\u202ey: HTTP 400: \x1b[2Jgone"})
+    out = capsys.readouterr().out
+    assert _strip_time(out.splitlines()) == ["warning: trial 3: request x\\u202ey: HTTP 400: \\x1b[2Jgone"]

@@ -206,8 +206,12 @@ class RunView:
 
     def line(self, text: str) -> None:
         """Print one progress line. A closed stdout (``tuner study run ... | head``) does not stop
-        the night's run: progress is no longer printed, said once on stderr, and the run goes on."""
-        text = f"[{_fmt_s(time.monotonic() - self.started)}] {text}"
+        the night's run: progress is no longer printed, said once on stderr, and the run goes on.
+        The text is printed as :func:`tuner.config.names.shown` gives it: a trial's failure or warning
+        quoting a dataset's request name, or a server's message, cannot drive the terminal."""
+        from ..config.names import shown
+
+        text = shown(f"[{_fmt_s(time.monotonic() - self.started)}] {text}")
         with self._print_lock:
             if self.stdout_closed:
                 return
