@@ -70,3 +70,16 @@ def test_estimates_of_mixed_and_latin_text():
     assert estimate_tokens("café") == 1 and estimate_tokens("") == 1
     # two CJK characters are a prompt of 2 tokens: kept by SGLang's "prompt_len < 2" rule
     assert estimate_tokens("你好") == 2
+
+
+def test_a_sharegpt_file_keyed_conversation_reads_as_sglangs_reader_reads_it(tmp_path):
+    # SGLang 0.5.23 sharegpt.py: data.get("conversations", data.get("conversation", []))
+    turns = [{"from": "human", "value": "Write a haiku about rain, please."},
+             {"from": "gpt", "value": "Rain on the tin roof, a long reply of many words."}]
+    plural = _suite(tmp_path, [{"id": "a", "conversations": turns}], name="p.json")
+    singular = _suite(tmp_path, [{"id": "a", "conversation": turns}], name="s.json")
+    assert [p.model_dump() for p in singular.prompts] == [p.model_dump() for p in plural.prompts]
+    assert singular.prompts[0].text == turns[0]["value"]
+    with pytest.raises(ConfigError) as err:
+        _suite(tmp_path, [{"id": "a", "conversation": [turns[0], {"from": "gpt", "value": None}]}], name="b.json")
+    assert err.value.key == "[0].conversation[1]"

@@ -342,9 +342,12 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any]]:
     rows = []
     for i, conv in enumerate(data):
         where = f"[{i}]"
-        if not isinstance(conv, dict) or not isinstance(conv.get("conversations"), list):
+        # SGLang 0.5.23 reads "conversation" where "conversations" is absent (sharegpt.py:
+        # data.get("conversations", data.get("conversation", [])); QA: such a file was refused)
+        turns = conv.get("conversations", conv.get("conversation")) if isinstance(conv, dict) else None
+        if not isinstance(turns, list):
             raise _row_error(source, where, "expected {id, conversations: [{from, value}, ...]}")
-        turns = conv["conversations"]
+        key = "conversations" if "conversations" in conv else "conversation"
         # SGLang 0.5.23 benchmark/datasets/sharegpt.py sample_sharegpt_requests: conversations
         # with fewer than two turns are dropped, turns[0] is the prompt and turns[1] the completion
         # (roles are not read), and "prompt_len < 2 or output_len < 2" prunes the rest. A blank
@@ -355,14 +358,14 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any]]:
             continue
         for j, t in enumerate(turns[:2]):
             if not isinstance(t, dict) or not isinstance(t.get("value"), str):
-                raise _row_error(source, f"{where}.conversations[{j}]", "expected {from, value} with a text value")
+                raise _row_error(source, f"{where}.{key}[{j}]", "expected {from, value} with a text value")
         prompt, reply = turns[0]["value"], turns[1]["value"]
         if not prompt.strip() or estimate_tokens(prompt) < 2 or estimate_tokens(reply) < 2:
             continue
         if conv.get("category") is not None and not isinstance(conv["category"], str):
             raise _row_error(source, f"{where}.category", "must be text")
         _real_labels(conv, source, f"{where}.")
-        _real_text(prompt, source, f"{where}.conversations[0].value")
+        _real_text(prompt, source, f"{where}.{key}[0].value")
         rows.append({"line": i, "text": prompt, "messages": None,
                      "max_tokens": min(cap, estimate_tokens(reply)), "category": conv.get("category"),
                      "id": conv.get("id")})
