@@ -31,7 +31,10 @@ def name_problem(name: str, *, whole: bool = False) -> str | None:
 #: Unicode categories :func:`shown` escapes: controls (Cc: NUL, CR, ESC, ...), format characters (Cf:
 #: the bidirectional embeddings, overrides and isolates U+202A-202E and U+2066-2069, the marks
 #: U+200E/U+200F, zero-width characters, U+FEFF), line and paragraph separators (Zl, Zp) and lone
-#: surrogates (Cs: a JSON "\ud800", which no terminal encoding can print).
+#: surrogates (Cs: a JSON "\ud800", which no terminal encoding can print). The zero-width joiners
+#: U+200C/U+200D are Cf too, and are escaped on purpose although Persian text and emoji sequences use
+#: them: in an error line a key ``pro\u200dmpt`` that printed as ``prompt: unknown key`` would hide
+#: the very character at fault.
 _HIDDEN = frozenset({"Cc", "Cf", "Zl", "Zp", "Cs"})
 
 
@@ -39,9 +42,10 @@ def shown(text: object) -> str:
     """``text`` as one terminal line shows it faithfully: every character that would drive the
     terminal, break the line, or reorder or hide the text around it (Trojan Source, CVE-2021-42574)
     written as its Python escape (``\x1b``, ``\u202e``, ``\U000e0001``); the rest as it is (CJK,
-    accents, emoji). The one helper for text from user files -- dataset rows, YAML keys and values,
-    file names -- wherever it reaches an error line, a table or a status line (QA: a key holding
-    U+202E printed raw reversed the rest of its error line). Escaped text is left as it is, so
+    accents, single emoji; the joiner inside an emoji sequence is escaped, see :data:`_HIDDEN`). The
+    one helper for text from user files -- dataset rows, YAML keys and values, file names -- wherever
+    it reaches an error line, a table or a status line (QA: a key holding U+202E printed raw reversed
+    the rest of its error line). Escaped text is left as it is, so
     applying it twice changes nothing."""
     text = str(text)
     if all(unicodedata.category(c) not in _HIDDEN for c in text):
