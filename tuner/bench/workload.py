@@ -2,9 +2,9 @@
 
 Computed from a loaded :class:`tuner.config.suite.Suite` (inline prompts or a drawn dataset), so it
 describes exactly the requests every trial and the baseline get. Prompt lengths are in characters,
-and in tokens estimated (:func:`tuner.config.dataset.estimate_tokens`: a CJK character one, other text four
-characters one; no tokenizer here; the server's own ``prompt_tokens``
-are in every request record). Output lengths are the requests' ``max_tokens`` in the sweep (with
+and in tokens estimated (:func:`tuner.config.dataset.estimate_tokens`: a CJK character one, other
+text four characters one; no tokenizer here; the server's own ``prompt_tokens`` are in every request
+record). Output lengths are the requests' ``max_tokens`` in the sweep (with
 ``ignore_eos``, what the server generates).
 """
 

@@ -1,10 +1,10 @@
 """``tuner bench``: run the fixed benchmark suite against any SGLang-compatible server.
 
 Collect options, load the suite (and the baseline for ``--compare``), call
-:func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done, every request answered; 1 the server was
-unreachable or died mid-suite (the partial result is saved with ``--json``), a request failed or timed
-out (the tables and ``--json`` are still written; one line counts them and quotes the first server
-message), every request failed (or every measured one, the warm-up aside), or an answer's
+:func:`tuner.bench.run_suite`, print the article's tables. Exit codes: 0 done, every request
+answered; 1 the server was unreachable or died mid-suite (the partial result is saved with
+``--json``), a request failed or timed out (the tables and ``--json`` are still written; one line
+counts them and quotes the first server message), every request failed (or every measured one, the warm-up aside), or an answer's
 token count cannot be true (more than asked, none, or not what ``ignore_eos`` asks) or its verify
 steps cannot come from the speculative setting the server says it runs, or the server's
 clock cannot be (frozen or starved mid-suite: :func:`tuner.engine.verify.clock_problem`), 2 bad input

@@ -11,8 +11,8 @@ Layouts:
 * ``jsonl``: one JSON object per line, ``{"prompt": TEXT}`` or ``{"messages": [{"role": ..,
   "content": .., "name": ..}, ...]}`` (OpenAI chat: sent as they are, a last assistant turn and each
   turn's ``name`` too, as SGLang 0.5.23's ``benchmark/datasets/openai_dataset.py`` sends them), with
-  optional ``max_tokens`` (the request's output length), ``category`` (or ``name``: a label counted in the workload statistics) and ``id``. Blank lines
-  and lines starting with ``#`` are skipped.
+  optional ``max_tokens`` (the request's output length), ``category`` (or ``name``: a label counted
+  in the workload statistics) and ``id``. Blank lines and lines starting with ``#`` are skipped.
 * ``sharegpt``: a JSON list of ``{"id": .., "conversations": [{"from": "human"|"gpt", "value": ..},
   ...]}``, as ShareGPT dumps (and SGLang's ``bench_serving --dataset-name sharegpt``) have it. The
   pairing is SGLang 0.5.23's (``benchmark/datasets/sharegpt.py`` ``sample_sharegpt_requests``): the
