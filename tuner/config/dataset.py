@@ -297,11 +297,11 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
         else:
             raise _row_error(source, f"{where}[{i}].content", "must be text, or a list of text parts "
                                                              '({"type": "text", "text": ...})')
+        turn = {"role": role, "content": content}
         if name is not None:  # kept, as SGLang's bench_serving (--dataset-name openai) sends a row's turns
             _real_text(name, source, f"{where}[{i}].name")
-            out.append({"role": role, "content": content, "name": name})
-        else:
-            out.append({"role": role, "content": content})
+            turn["name"] = name
+        out.append(turn)
     if not any(content_text(m["content"]).strip() for m in out):
         raise _row_error(source, where, "every message is empty")
     return out
