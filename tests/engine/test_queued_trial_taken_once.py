@@ -23,9 +23,10 @@ from __future__ import annotations
 import threading
 
 import optuna
-import sqlalchemy as sa
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
+from support.landed_moves import break_the_first_move
+from support.together import hold_before, run_together
 
 from tuner.engine.asktell import ask
 from tuner.engine.storage import open_storage
@@ -33,49 +34,27 @@ from tuner.engine.storage import open_storage
 DIST = {"x": IntDistribution(0, 9)}
 
 
-def start_together(study, barrier: threading.Barrier) -> None:
-    """Hold this worker right before it writes the start of a trial (Optuna's UPDATE, or the take's)
-    until the other worker is there too: both have read the trial WAITING by then."""
-
-    def before(conn, cursor, statement, parameters, context, executemany):
-        if statement.lstrip().upper().startswith("UPDATE TRIALS SET STATE") and not barrier.broken:
-            try:
-                barrier.wait(timeout=120)
-            except threading.BrokenBarrierError:
-                pass  # the other worker never started a queued trial: surfaced by the test
-
-    sa.event.listen(study._storage._backend.engine, "before_cursor_execute", before)
+def starting(sql: str) -> bool:
+    return sql.startswith("UPDATE TRIALS SET STATE")
 
 
 def test_two_workers_asking_at_once_take_a_queued_trial_once(tmp_path):
     url = f"sqlite:///{tmp_path / 'queue.db'}"
     first = optuna.create_study(study_name="queue", storage=open_storage(url, patient=True))
     first.enqueue_trial({"x": 3})
-    workers = [optuna.load_study(study_name="queue", storage=open_storage(url, patient=True)) for _ in range(2)]
+    workers = [optuna.load_study(study_name="queue", storage=open_storage(url, patient=True))
+               for _ in range(2)]
     barrier = threading.Barrier(2)
-    for study in workers:
-        start_together(study, barrier)
-    asked: dict[int, optuna.Trial] = {}
-    errors: list[BaseException] = []
-
-    def worker(i: int) -> None:
-        try:
-            asked[i] = ask(workers[i], DIST)
-        except BaseException as exc:  # noqa: BLE001 - surfaced below
-            errors.append(exc)
-
-    threads = [threading.Thread(target=worker, args=(i,)) for i in range(2)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join(timeout=300)
-    assert not errors and len(asked) == 2
+    for study in workers:  # held about to write the queued trial's start (Optuna's UPDATE, or the take's)
+        hold_before(study._storage._backend.engine, barrier, starting)
+    asked, errors = run_together([lambda study=study: ask(study, DIST) for study in workers])
+    assert not errors and None not in asked
     assert not barrier.broken  # both were about to start the queued trial at once
-    ids = sorted(t._trial_id for t in asked.values())
+    ids = sorted(t._trial_id for t in asked)
     assert ids[0] != ids[1]  # before the fix: both workers held the queued trial
     trials = first.get_trials(deepcopy=False)
     assert [t.state for t in trials] == [TrialState.RUNNING, TrialState.RUNNING]
-    queued, new = sorted(asked.values(), key=lambda t: t.number)
+    queued, new = sorted(asked, key=lambda t: t.number)
     assert queued.params == {"x": 3} and "fixed_params" in trials[0].system_attrs
     assert "x" in new.params and "fixed_params" not in trials[1].system_attrs
     assert trials[0].datetime_start is not None
@@ -88,25 +67,10 @@ def test_a_take_whose_commit_landed_before_the_error_is_the_workers(tmp_path, mo
     the answer): the patient storage tries again, and the trial, RUNNING with this take's start
     time, is this worker's. Asked otherwise, the trial would stay RUNNING with nobody running it
     and the worker would go on to a new trial, its queued setting lost."""
-    import sqlite3
-
-    import sqlalchemy
-
-    from tuner.engine import asktell
-
     storage = open_storage(f"sqlite:///{tmp_path / 'landed.db'}", patient=True)
     study = optuna.create_study(study_name="landed", storage=storage)
     study.enqueue_trial({"x": 3})
-    take, broke = asktell._take_queued, []
-
-    def commit_then_break(backend, trial_id, started):
-        taken = take(backend, trial_id, started)
-        if not broke:
-            broke.append(taken)
-            raise sqlalchemy.exc.OperationalError("COMMIT", {}, sqlite3.OperationalError("database is locked"))
-        return taken
-
-    monkeypatch.setattr(asktell, "_take_queued", commit_then_break)
+    broke = break_the_first_move(monkeypatch)
     trial = ask(study, DIST)
     assert broke == [True]  # the first attempt took the trial, then its caller saw the error
     assert trial.params == {"x": 3}

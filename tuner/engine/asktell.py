@@ -55,39 +55,49 @@ def _queue_taken_once(study):
 
 def take_queued(study, trial_id: int) -> bool:
     """Start the queued trial ``trial_id`` (WAITING to RUNNING, its start time set) when it is still
-    WAITING; False when another worker started it first (or it finished). One conditional UPDATE,
-    so of two workers exactly one gets True on every database.
+    WAITING; False when another worker started it first (or it finished): :func:`move_state`, so of
+    two workers exactly one gets True on every database."""
+    from optuna.trial import TrialState
+
+    return move_state(study._storage, trial_id, TrialState.WAITING, TrialState.RUNNING, "datetime_start")
+
+
+def move_state(storage, trial_id: int, was, to, stamp: str) -> bool:
+    """Move the trial ``trial_id`` from the state ``was`` to ``to`` and set its time ``stamp``
+    (``datetime_start`` or ``datetime_complete``) to now, when it is still ``was``; False when
+    another worker moved it first. One conditional UPDATE (``WHERE state = was``), so of two workers
+    exactly one gets True on every database, where Optuna's ``set_trial_state_values`` reads the
+    trial ``FOR UPDATE`` and then writes it: SQLite has no ``FOR UPDATE``. ``storage`` is an RDB
+    storage (or Optuna's cache of one).
 
     A storage that rides out outages (:class:`tuner.engine.patience.PatientRDBStorage`) retries it
     as any call of its own; a retry after an attempt whose commit landed (the connection broke
-    before its answer) finds the trial RUNNING with this take's own start time, and it is this
-    worker's (no trial left RUNNING that nobody runs, its queued setting lost)."""
+    before its answer) finds the trial in ``to`` with this move's own time, and it is this worker's
+    (a queued trial is not left RUNNING with nobody running it, a dead trial's setting not left
+    unqueued)."""
     from .patience import patient_backend
 
-    backend = getattr(study._storage, "_backend", study._storage)
-    started = datetime.now()  # Optuna's datetime_start: local time, naive (optuna/storages/_rdb/models.py)
+    backend = getattr(storage, "_backend", storage)
+    at = datetime.now()  # Optuna's datetimes: local time, naive (optuna/storages/_rdb/models.py)
     patient = patient_backend(backend)
     if patient is not None:
-        return patient._patiently("take_queued", _take_queued, (trial_id, started), {})
-    return _take_queued(backend, trial_id, started)
+        return patient._patiently("move_state", _move_state, (trial_id, was, to, stamp, at), {})
+    return _move_state(backend, trial_id, was, to, stamp, at)
 
 
-def _take_queued(backend, trial_id: int, started: datetime) -> bool:
+def _move_state(backend, trial_id: int, was, to, stamp: str, at: datetime) -> bool:
     import sqlalchemy as sa
     from optuna.storages._rdb import models
     from optuna.storages._rdb.storage import _create_scoped_session
-    from optuna.trial import TrialState
 
     trial = models.TrialModel
     with _create_scoped_session(backend.scoped_session) as session:
         if session.execute(
-                sa.update(trial).where(trial.trial_id == trial_id, trial.state == TrialState.WAITING)
-                .values(state=TrialState.RUNNING).execution_options(synchronize_session=False)).rowcount == 1:
-            # the trial is this worker's now; its start time written as Optuna writes it (the ORM's setter)
-            session.get(trial, trial_id).datetime_start = started
+                sa.update(trial).where(trial.trial_id == trial_id, trial.state == was)
+                .values(state=to, **{stamp: at}).execution_options(synchronize_session=False)).rowcount == 1:
             return True
         held = session.get(trial, trial_id)
-        return held is not None and held.state == TrialState.RUNNING and held.datetime_start == started
+        return held is not None and held.state == to and getattr(held, stamp) == at
 
 
 def tell(study, trial, values=None, state=None):

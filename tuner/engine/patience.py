@@ -17,7 +17,8 @@ Contracts:
   raising ``UpdateFinishedTrialError``. One narrow window stays: a ``create_new_trial`` of the sampler's
   whose commit landed but whose reply was lost leaves one extra trial, never a wrong value (a RUNNING
   trial no worker named, failed and not queued: it has no parameters). A WAITING trial's start no
-  longer does: :func:`tuner.engine.asktell.take_queued` finds its own landed start by its start time.
+  longer does: :func:`tuner.engine.asktell.take_queued` finds its own landed start by its start time,
+  and a reaper's FAIL (:func:`tuner.engine.workers.fail_running`) its own by its completion time.
 * A trial created from a template (Optuna's ``add_trial`` and ``enqueue_trial``: a measurement
   re-homed, a setting queued again, a seed) is the one write that is neither: its retry would add
   the trial twice (QA: a re-homed measurement stored twice, counted as two launches and averaged

@@ -8,7 +8,8 @@
 * :func:`start_trial` asks Optuna for a trial and names its worker, with Ctrl-C held in between
   (:func:`tuner.server.signals.signals_held`): a trial is never left RUNNING with no worker.
 * :func:`reap_dead_trials` fails RUNNING trials whose worker is gone and queues their settings again
-  (:func:`tuner.engine.requeue.requeue`: the setting only). Right after a storage outage this
+  (:func:`tuner.engine.requeue.requeue`: the setting only); of several workers reaping at once, one
+  fails a trial and queues it (:func:`fail_running`). Right after a storage outage this
   process saw, nobody's heartbeat could land, so none is judged by its heartbeat until a grace
   period has passed. A trial that never got its worker's name (the worker was killed while the
   sampler proposed it) is failed once it has been running :data:`UNNAMED_AFTER_S`.
@@ -30,7 +31,7 @@ from datetime import datetime
 
 from ..server.procs import process_alive, read_stat
 from ..server.signals import signals_held
-from .asktell import ask
+from .asktell import ask, move_state
 from .patience import fail_fast, patient_backend
 from .records import INTERRUPTED
 from .requeue import clear_inherited, requeue
@@ -170,13 +171,13 @@ def reap_dead_trials(study) -> list[int]:
     """Fail RUNNING trials whose worker is gone and queue their parameters again.
 
     Workers on this host are checked by pid and start time at once (a live one is never failed, its
-    heartbeat late or not); others by Optuna's heartbeat (``fail_stale_trials``, after the grace
-    period); a trial no worker ever named
-    (:func:`start_trial`) after :data:`UNNAMED_AFTER_S`. None is judged by time right after a
-    storage outage this process saw (nobody could write meanwhile). Returns the numbers of the
-    trials failed here.
+    heartbeat late or not); others by Optuna's heartbeat (after the grace period); a trial no worker
+    ever named (:func:`start_trial`) after :data:`UNNAMED_AFTER_S`. None is judged by time right after
+    a storage outage this process saw (nobody could write meanwhile). Each trial is failed, and its
+    setting queued, by one worker only (:func:`fail_running`); a trial another worker failed first is
+    left to it, nothing raised. Returns the numbers of the trials failed here, those failed by their
+    heartbeat left out.
     """
-    from optuna.storages import fail_stale_trials
     from optuna.trial import TrialState
 
     storage = study._storage
@@ -196,7 +197,7 @@ def reap_dead_trials(study) -> list[int]:
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
             if Worker.alive(t.user_attrs.get("worker")) is True:
                 storage.record_heartbeat(t._trial_id)
-        fail_stale_trials(study)
+        _fail_stale(study)
     now = datetime.now()  # Optuna stores datetime_start as the local time, naive
     for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
         named = t.user_attrs.get("worker")
@@ -210,15 +211,45 @@ def reap_dead_trials(study) -> list[int]:
 def _reap(study, t) -> bool:
     """Fail the RUNNING trial ``t`` of a dead worker (``interrupted``: "its worker died") and queue its
     setting again; False when another worker reaped it first."""
-    from optuna.trial import TrialState
-
     storage = study._storage
+    # Two reapers may both mark it (the same two values); only the one that fails it queues it.
     if not mark_interrupted(storage, t._trial_id, "its worker died"):
         return False
-    if not storage.set_trial_state_values(t._trial_id, state=TrialState.FAIL):
+    if not fail_running(storage, t._trial_id):
         return False
     requeue(study, storage.get_trial(t._trial_id), MAX_RETRY)
     return True
+
+
+def _fail_stale(study) -> None:
+    """Optuna's ``fail_stale_trials`` (optuna/storages/_heartbeat.py) with :func:`fail_running` for
+    its FAIL: each trial whose heartbeat is older than the grace period failed, and the storage's
+    stale-trial callback (:class:`tuner.engine.requeue.RetryStaleTrial`) run for the ones failed here."""
+    import copy
+
+    storage = study._storage
+    if storage.get_heartbeat_interval() is None:
+        return
+    callback = storage.get_heartbeat_stale_trial_callback()
+    for trial_id in storage._get_stale_trial_ids(study._study_id):
+        if fail_running(storage, trial_id) and callback is not None:
+            callback(study, copy.deepcopy(storage.get_trial(trial_id)))
+
+
+def fail_running(storage, trial_id: int) -> bool:
+    """Fail the trial ``trial_id`` (FAIL, its completion time set) when it is still RUNNING; False when
+    another worker failed it first (or it finished): :func:`tuner.engine.asktell.move_state`, one
+    conditional UPDATE, so of two workers reaping at once exactly one gets True, on every database.
+    Optuna's ``set_trial_state_values`` reads the trial ``FOR UPDATE``, then writes
+    (optuna/storages/_rdb/storage.py). SQLite has no ``FOR UPDATE`` and Python's sqlite3 begins the
+    transaction at the UPDATE only, so two reapers that both read it RUNNING both failed it and both
+    queued its setting (QA, qa92, two real reaper processes: 6 of 100 dead workers' trials, 18 of 100
+    stale ones), or the later one read it FAIL and raised ``UpdateFinishedTrialError`` out of the
+    reaper, which ended its worker (15 of 100; on PostgreSQL 66 of 100). A retry of a patient storage
+    after a commit that landed finds the trial failed by this call: it is this worker's to queue."""
+    from optuna.trial import TrialState
+
+    return move_state(storage, trial_id, TrialState.RUNNING, TrialState.FAIL, "datetime_complete")
 
 
 def try_claim(study, trial, key: str) -> bool:

@@ -1,0 +1,53 @@
+"""Two workers forced to the same moment: each held right before a statement until the other is there
+too (an SQLAlchemy ``before_cursor_execute`` hook as a barrier), then let go together; each worker has
+a storage (an engine) of its own, as a process does.
+
+    barrier = threading.Barrier(2)
+    for study in workers:
+        hold_before(study._storage._backend.engine, barrier, lambda sql: sql.startswith("UPDATE TRIALS"))
+    results, errors = run_together([lambda: ask(workers[0]), lambda: ask(workers[1])])
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Callable
+
+
+def hold_before(engine, barrier: threading.Barrier, matches: Callable[[str], bool]) -> None:
+    """Hold this engine's first statement that ``matches`` (its text upper-cased, spaces collapsed)
+    until every party of ``barrier`` has reached one (120 s at most: a worker that never gets there
+    breaks the barrier, which the test asserts against)."""
+    held = []
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        if not held and not barrier.broken and matches(" ".join(statement.split()).upper()):
+            held.append(statement)
+            try:
+                barrier.wait(timeout=120)
+            except threading.BrokenBarrierError:
+                pass  # the other worker never got there: surfaced by the test (barrier.broken)
+
+    import sqlalchemy as sa
+
+    sa.event.listen(engine, "before_cursor_execute", before)
+
+
+def run_together(calls: list[Callable[[], object]]) -> tuple[list, list[BaseException]]:
+    """Run each of ``calls`` in a thread of its own, all at once; returns what each returned (None
+    for one that raised) and the exceptions raised."""
+    results: list = [None] * len(calls)
+    errors: list[BaseException] = []
+
+    def run(i: int) -> None:
+        try:
+            results[i] = calls[i]()
+        except BaseException as exc:  # noqa: BLE001 - returned to the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=run, args=(i,)) for i in range(len(calls))]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(timeout=300)
+    return results, errors
