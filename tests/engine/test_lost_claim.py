@@ -12,7 +12,7 @@ setting, and reuses the other worker's. Made on a real SQLite file: the claim's 
 
 from __future__ import annotations
 
-from support.lost_rows import CountingBackend, forget_running_attr
+from support.lost_rows import CountingBackend, forget_running_attr, warned
 from support.model_study import REUSE_SEED, model_study_yaml
 
 from tuner.config.study import load_study
@@ -47,8 +47,11 @@ def test_a_claim_the_database_forgot_is_made_again_before_the_launch(tmp_path, m
                 run_study(config, config.storage, backend, n_trials=1)
 
     monkeypatch.setattr(trial_module, "kill_point", at)
-    run_study(config, config.storage, backend)
+    events = []
+    run_study(config, config.storage, backend, on_event=lambda kind, info: events.append((kind, info)))
     assert done == ["claim forgotten"]
+    (again,) = warned(events, "claimed and counted again")
+    assert "the SQLite file put back from an older copy" in again, again
     assert backend.launches.count(BOTH) == 1, backend.launches  # before the fix: 2, one per worker
     import optuna
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import optuna
 import pytest
 from optuna.trial import TrialState
-from support.lost_rows import lose_the_running_trials
+from support.lost_rows import lose_the_running_trials, warned
 from support.model_study import model_study_yaml
 
 from tuner.config.study import load_study
@@ -90,7 +90,9 @@ def test_a_trial_lost_before_its_launch_is_asked_again(tmp_path, monkeypatch, po
     records = load_records(optuna.load_study(study_name=config.name, storage=config.storage))
     assert sum(launched(r.status, r.attrs) for r in records) == BUDGET
     assert all(not r.attrs.get("replayed_from") for r in records)  # nothing measured was lost, nothing re-homed
-    assert any(kind == "warning" and "lost this trial before its launch" in info["message"] for kind, info in events)
+    lost = warned(events, "lost this trial")
+    assert lost and all("before its launch" in m and "the SQLite file put back from an older copy" in m
+                        for m in lost), lost
 
 
 @pytest.mark.parametrize("point", ["measured"])

@@ -20,28 +20,12 @@ from __future__ import annotations
 import optuna
 import sqlalchemy as sa
 from optuna.trial import TrialState
-from support.lost_rows import CountingBackend
-from support.model_study import model_study_yaml
+from support.lost_rows import SEED, counting_backend, seeded_study, warned
 
-from tuner.config.study import load_study
-from tuner.config.suite import load_suite
 from tuner.engine import runner as runner_module
 from tuner.engine import trial as trial_module
 from tuner.engine.runner import run_study
-from tuner.engine.study import create_study
 from tuner.engine.workers import Worker
-
-SEED = {"speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4}
-
-
-def make_config(folder):
-    path = folder / "popped.yaml"
-    path.write_text(model_study_yaml("popped", f"sqlite:///{folder / 'popped.db'}", 3, noise=0.01, seed=1)
-                    + "default_seed_trials: false\nseed_trials:\n  - " + str(SEED).replace("'", "") + "\n")
-    config = load_study(path)
-    create_study(config, config.storage)
-    return config
-
 
 def forget_the_start(url: str) -> int:
     """Put the one RUNNING trial back as the queue held it (WAITING, unnamed, no heartbeat): the
@@ -61,9 +45,8 @@ def forget_the_start(url: str) -> int:
 
 
 def test_a_queued_trial_whose_start_was_forgotten_is_launched_once(tmp_path, monkeypatch):
-    config = make_config(tmp_path)
-    backend = CountingBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=1)
-    backend.launches = []
+    config = seeded_study(tmp_path, "popped")
+    backend = counting_backend()
     done: list[str] = []
     other = Worker(start=-1)  # another worker (this process stands in for it; its id is its own)
 
@@ -89,15 +72,15 @@ def test_a_queued_trial_whose_start_was_forgotten_is_launched_once(tmp_path, mon
     seeded = [t for t in trials if t.params == SEED]
     assert len(seeded) == 1 and seeded[0].state == TrialState.COMPLETE
     assert seeded[0].user_attrs["worker"] == other.as_dict()  # the other worker's measurement, kept once
-    assert any(kind == "warning" and "stepped aside" in info["message"] for kind, info in events)
+    (aside,) = warned(events, "stepped aside")
+    assert "another worker started it, and it is COMPLETE now" in aside and "older copy" in aside, aside
 
 
 def test_alone_the_worker_finds_its_trial_back_in_the_queue_and_starts_it_again(tmp_path, monkeypatch):
     """No other worker: the trial is back in the queue at the launch; this worker steps aside and
     its next ask starts it again, properly RUNNING and named. Launched once, nothing left queued."""
-    config = make_config(tmp_path)
-    backend = CountingBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=1)
-    backend.launches = []
+    config = seeded_study(tmp_path, "popped")
+    backend = counting_backend()
     forgotten: list[int] = []
 
     def at(name: str) -> None:
@@ -113,4 +96,5 @@ def test_alone_the_worker_finds_its_trial_back_in_the_queue_and_starts_it_again(
     assert seeded._trial_id == forgotten[0] and seeded.state == TrialState.COMPLETE
     assert seeded.datetime_start is not None and seeded.user_attrs["worker"] == Worker().as_dict()
     assert not [t for t in trials if t.state in (TrialState.RUNNING, TrialState.WAITING)]
-    assert any(kind == "warning" and "back in the queue" in info["message"] for kind, info in events)
+    (aside,) = warned(events, "stepped aside")
+    assert "back in the queue" in aside and "the SQLite file put back from an older copy" in aside, aside

@@ -46,3 +46,37 @@ def lose_the_running_trials(url: str) -> list[int]:
         return ids
     finally:
         engine.dispose()
+
+
+#: the one queued setting of :func:`seeded_study`
+SEED = {"speculative_num_steps": 3, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 4}
+
+
+def seeded_study(folder, name: str):
+    """A study of 3 launches through the performance model in an SQLite file in ``folder``, created,
+    its one seed :data:`SEED` queued; returns its config."""
+    from support.model_study import model_study_yaml
+
+    from tuner.config.study import load_study
+    from tuner.engine.study import create_study
+
+    path = folder / f"{name}.yaml"
+    path.write_text(model_study_yaml(name, f"sqlite:///{folder / name}.db", 3, noise=0.01, seed=1)
+                    + "default_seed_trials: false\nseed_trials:\n  - " + str(SEED).replace("'", "") + "\n")
+    config = load_study(path)
+    create_study(config, config.storage)
+    return config
+
+
+def counting_backend() -> CountingBackend:
+    """A :class:`CountingBackend` on the PCIe profile and the quick suite, its count emptied."""
+    from tuner.config.suite import load_suite
+
+    backend = CountingBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.01, seed=1)
+    backend.launches = []
+    return backend
+
+
+def warned(events: list, text: str) -> list[str]:
+    """The messages of the ``warning`` events (``(kind, info)`` pairs) that hold ``text``."""
+    return [info["message"] for kind, info in events if kind == "warning" and text in info["message"]]

@@ -16,8 +16,9 @@ worker identity) and runs a trial as a few named steps:
    (``abandoned``) and the sampler is asked again, where any other trial waits for that launch;
 4. :meth:`~TrialRunner._budget_allows`: the study's launch budget, shared with the other workers;
    then :meth:`~TrialRunner._still_ours` reads the trial back from the database: a start or a claim
-   the database forgot (a commit it acknowledged, then lost) makes the worker step aside, or claim
-   again, rather than launch a setting another worker may be launching too;
+   the database forgot (a commit it acknowledged, then lost), or the trial failed by another worker
+   that judged this one dead, makes the worker step aside, or claim again, rather than launch a
+   setting another worker may be launching too; its warning names the cause the database shows;
 5. :meth:`~TrialRunner.measure`: the backend measures in the study's staged order; after each stage
    :class:`tuner.engine.pruning.StageJudge` records the partial estimates and stops the suite once
    the front dominates them beyond the noise (the trial is PRUNED); from the backend's ``record``
@@ -63,15 +64,15 @@ from .objectives import worst_values
 from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement, measurement_attrs
 from .patience import StorageUnavailable, fail_fast, unreachable_now
 from .pruning import STAGES_ATTR, StageJudge, baseline_stage_attrs, pruned_attrs
-from .records import (CONSTRAINT, FAILED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED, launched, load_records,
-                      spec_from_params, spec_key)
+from .records import (CONSTRAINT, FAILED, INTERRUPTED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED,
+                      launched, load_records, spec_from_params, spec_key)
 from .requeue import requeue
 from .stall import StallWatch, TunerStalled
-from .storage import storage_label
+from .storage import HEARTBEAT_GRACE_S, storage_label
 from .study import StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
-from .workers import (ASK_TRIES, Worker, mark_interrupted, reap_dead_trials, start_trial, trial_lost, try_claim,
-                      wait_for_claim)
+from .workers import (ASK_TRIES, Worker, lost_commit_causes, mark_interrupted, reap_dead_trials, start_trial,
+                      trial_lost, try_claim, wait_for_claim)
 
 #: status of a trial that stepped back because another worker took the study's last budget slot,
 #: or was measuring the setting the default sampler proposed (:meth:`TrialRunner._reuse_or_claim`)
@@ -155,8 +156,10 @@ class TrialRunner:
                     if not lost or attempt == ASK_TRIES:
                         raise
             self.check_study()
+            lost = lost_commit_causes(self.storage)
             self.emit("warning", {"trial": trial.number, "message": "the storage lost this trial before its "
-                                  "launch (a commit it acknowledged, then forgot); another trial is asked for"})
+                                  f"launch (a commit it acknowledged, then forgot: {lost}); another trial is "
+                                  "asked for"})
         raise AssertionError("unreachable")  # the last try returns or raises
 
     def _run(self, trial, baseline: Baseline) -> str:
@@ -183,9 +186,10 @@ class TrialRunner:
             # Its claim or mark forgotten: another worker may have claimed or measured the setting,
             # or taken the last budget slot, since.
             trial.set_user_attr("launching", False)
+            lost = lost_commit_causes(self.storage)
             self.emit("warning", {"trial": trial.number, "message": "the storage forgot this trial's claim on "
-                                  f"{eff.label()} or its launching mark (a commit it acknowledged, then lost); "
-                                  "claimed and counted again"})
+                                  f"{eff.label()} or its launching mark (a commit it acknowledged, then "
+                                  f"lost: {lost}); claimed and counted again"})
         else:  # forgotten at every try: a storage this unsteady gets no launch from this trial
             return self._abandon(trial, queued_again=True)
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
@@ -295,11 +299,11 @@ class TrialRunner:
         one setting launched twice at once; a study one launch past its budget).
 
         Optuna starts a queued trial with one UPDATE; a database that acknowledged it and then forgot
-        it (PostgreSQL with ``synchronous_commit = off`` restarted at once) holds the trial WAITING
-        while this worker runs it, and a second worker may start it from the queue and launch it too
-        (QA: one queued setting launched twice). Back in the queue, started by another worker, or
-        finished (failed as dead meanwhile): None, and the trial is left as it is, not written to
-        (the queue or the other worker has it); the caller steps aside."""
+        it (:func:`~tuner.engine.workers.lost_commit_causes`) holds the trial WAITING while this
+        worker runs it, and a second worker may start it from the queue and launch it too (QA: one
+        queued setting launched twice). Back in the queue, started by another worker, or finished
+        (failed as dead meanwhile): None, and the trial is left as it is, not written to (the queue or
+        the other worker has it); the caller steps aside, saying why (:meth:`_gone_why`)."""
         from optuna.trial import TrialState
 
         held = getattr(self.storage, "_backend", self.storage).get_trial(trial._trial_id)
@@ -311,11 +315,38 @@ class TrialRunner:
             # (a study with no budget marks nothing)
             mine = trial.user_attrs
             return all(held.user_attrs.get(k) == mine.get(k) for k in ("claim", "launching"))
-        where = ("back in the queue" if held.state == TrialState.WAITING else "started by another worker"
-                 if held.state == TrialState.RUNNING else f"finished ({held.state.name}) meanwhile")
-        self.emit("warning", {"trial": trial.number, "message": f"the storage forgot this trial's start (a commit "
-                              f"it acknowledged, then lost): it is {where}; this worker stepped aside"})
+        self.emit("warning", {"trial": trial.number,
+                              "message": f"{self._gone_why(held)}; this worker stepped aside"})
         return None
+
+    def _gone_why(self, held) -> str:
+        """Why this worker's trial ``held`` (read from the database) is no longer its own, as the
+        evidence shows: back in the queue, or another worker's name on it, is the start forgotten (a
+        commit acknowledged, then lost: since the take of a queued trial is one conditional UPDATE,
+        nothing else puts it there); failed with this worker's name on it is another worker's reaper,
+        which judged this one dead (:func:`tuner.engine.workers.reap_dead_trials`), not a loss."""
+        from optuna.trial import TrialState
+
+        named = held.user_attrs.get("worker")
+        state = held.state.name
+        lost = f"a commit it acknowledged, then lost: {lost_commit_causes(self.storage)}"
+        if held.state == TrialState.WAITING:
+            return f"the storage forgot this trial's start ({lost}): it is back in the queue"
+        if named not in (None, self.worker.as_dict()):
+            return (f"the storage forgot this trial's start ({lost}): another worker started it"
+                    + ("" if state == "RUNNING" else f", and it is {state} now"))
+        if held.state != TrialState.FAIL:
+            return f"this trial was finished ({state}) by another process meanwhile"
+        if named is None:  # a RUNNING trial nobody named is failed once it is old (workers.UNNAMED_AFTER_S)
+            return (f"the storage forgot this worker's name on this trial ({lost}): another worker failed it "
+                    "as nobody's")
+        if held.user_attrs.get("status") == INTERRUPTED:
+            # the reaper's check by pid (tuner.engine.workers.Worker.alive): a host of this name where
+            # this process does not run, e.g. containers that share a hostname but not their processes
+            return ("another worker failed this trial as dead: on a host of the same name it could not see "
+                    "this process (give each worker's host its own name)")
+        return (f"another worker failed this trial as dead: this worker's heartbeat was older than the grace "
+                f"period ({HEARTBEAT_GRACE_S} s; this process paused, or cut off from the database)")
 
     def _abandon(self, trial, queued_again: bool = False) -> str:
         """Fail ``trial`` as :data:`ABANDONED`; ``queued_again`` (no budget slot left): a queued

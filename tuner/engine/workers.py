@@ -139,13 +139,22 @@ def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
     raise AssertionError("unreachable")  # the last try returns or raises
 
 
+def lost_commit_causes(storage) -> str:
+    """What makes ``storage``'s kind of database forget a commit it acknowledged, for a warning: every
+    session of the tuner commits synchronously on PostgreSQL (:mod:`tuner.engine.storage`), so an
+    immediate restart or a crash of the server keeps them there; what still loses them is named."""
+    url = str(getattr(getattr(storage, "_backend", storage), "url", "") or "")
+    if url.startswith("sqlite"):
+        return "the SQLite file put back from an older copy"
+    return "a failover to a replica behind its primary, a machine crash with fsync off, or a restore"
+
+
 def trial_lost(storage, trial_id: int, number: int) -> bool:
     """Whether the database no longer holds the trial ``trial_id`` (number ``number``), read from the
-    database itself, not this process's cache: a commit it acknowledged and then forgot (PostgreSQL
-    with ``synchronous_commit = off`` restarted at once, a failover to a replica behind the primary),
-    or an SQLite file put back from an older copy. SQLite may have given the id to a trial created
-    since: one of another number there is a loss too. False for a trial still there (the error that
-    made the caller ask was something else)."""
+    database itself, not this process's cache: a commit it acknowledged and then forgot
+    (:func:`lost_commit_causes`). SQLite may have given the id to a trial created since: one of
+    another number there is a loss too. False for a trial still there (the error that made the caller
+    ask was something else)."""
     backend = getattr(storage, "_backend", storage)
     try:
         return backend.get_trial(trial_id).number != number
