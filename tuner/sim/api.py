@@ -38,6 +38,7 @@ from aiohttp import web
 from . import text as synth
 from .args import LaunchPlan
 from .auth import middleware as key_check
+from .live_ids import HoldIds, LiveRequestIds
 from .request_models import ApiError, flush_timeout, openai_error
 from .requests import ContextCheck, GenSpec, ParsedRequest, Served, parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
@@ -101,9 +102,9 @@ class SimService:
         self.limits = ContextCheck(args["context_length"], self._reserved_tokens(),
                                    model.prompt_tokens)
         lora = args.get("enable_lora")
-        self._live_rids: set[str] = set()  #: ids of the requests being served
+        self.live_ids = LiveRequestIds()  #: the client-chosen ids of the requests being served
         self.served = Served(self.model_name, bool(lora) or (lora is None and bool(args.get("lora_paths"))),
-                             args.get("preferred_sampling_params") or None, self._live_rids)
+                             args.get("preferred_sampling_params") or None, self.live_ids)
         self.timekeeping = Timekeeping(speedup, clock=self.engine.clock)
         self._salt = 0
         self._flush_pending = False  #: a /flush_cache?timeout=S is waiting for the server to idle
@@ -370,20 +371,11 @@ class SimService:
     async def generate(self, request: web.Request) -> web.StreamResponse:
         if (resp := self._not_ready()) is not None:
             return resp
-        held: list[str] = []
-        try:
-            return await self._generate(request, held)
-        finally:
-            self._live_rids.difference_update(held)
+        # the request's ids are in flight from its acceptance (hold) to the handler's end, by any path
+        with self.live_ids.lease() as hold:
+            return await self._generate(request, hold)
 
-    def _hold_rids(self, parsed: ParsedRequest, held: list[str]) -> None:
-        """The client's request ids are in flight from the moment the request is accepted until its
-        handler ends (tokenizer_manager.py ``_init_req_state`` registers them synchronously), so a
-        second request with one of them is refused (:func:`tuner.sim.requests._request_ids`)."""
-        held.extend(spec.rid for spec in parsed.specs if spec.rid)
-        self._live_rids.update(held)
-
-    async def _generate(self, request: web.Request, held: list[str]) -> web.StreamResponse:
+    async def _generate(self, request: web.Request, hold: HoldIds) -> web.StreamResponse:
         try:
             parsed = parse_generate(await request.read(), request.headers.get("Content-Type"), self.limits,
                                     self.served)
@@ -391,7 +383,7 @@ class SimService:
             if exc.in_stream:
                 return await self._stream_error(request, exc.body["error"]["message"])
             return _api_error(exc)
-        self._hold_rids(parsed, held)
+        hold(spec.rid for spec in parsed.specs)
         for _ in parsed.specs:
             self._count_accepted()
         if parsed.stream:
@@ -446,13 +438,10 @@ class SimService:
     async def _openai(self, request: web.Request, chat: bool) -> web.StreamResponse:
         if (resp := self._not_ready()) is not None:
             return resp
-        held: list[str] = []
-        try:
-            return await self._openai_answer(request, chat, held)
-        finally:
-            self._live_rids.difference_update(held)
+        with self.live_ids.lease() as hold:  # as generate's
+            return await self._openai_answer(request, chat, hold)
 
-    async def _openai_answer(self, request: web.Request, chat: bool, held: list[str]) -> web.StreamResponse:
+    async def _openai_answer(self, request: web.Request, chat: bool, hold: HoldIds) -> web.StreamResponse:
         from .openai_format import OpenAIFormatter, spec_tokens_details
 
         try:
@@ -460,7 +449,7 @@ class SimService:
                 await request.read(), request.headers.get("Content-Type"), self.limits, self.served)
         except ApiError as exc:
             return _api_error(exc)
-        self._hold_rids(parsed, held)
+        hold(spec.rid for spec in parsed.specs)
         for _ in parsed.specs:
             self._count_accepted()
         model = parsed.model or self.model_name
