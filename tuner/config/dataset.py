@@ -125,15 +125,16 @@ class DatasetSpec(StrictModel):
         return "sharegpt" if self.path.lower().endswith(".json") else "jsonl"
 
 
-def estimate_tokens(text: str) -> int:
+def estimate_tokens(text: str, chars_per_token: float = CHARS_PER_TOKEN) -> int:
     """A length in tokens estimated from characters (no tokenizer): a character of a wide East Asian
-    script (:data:`_WIDE`) one token, the rest ``CHARS_PER_TOKEN`` characters a token; at least 1.
+    script (:data:`_WIDE`) one token, the rest ``chars_per_token`` characters a token; at least 1.
     (QA: a Chinese ShareGPT reply of 400 characters, some 400 tokens to SGLang's tokenizer, was a
-    request of 100 output tokens.)"""
+    request of 100 output tokens.) The simulator counts its prompts with it too, at its profile's
+    ``chars_per_token`` (:meth:`tuner.sim.model.PerfModel.prompt_tokens`)."""
     if text.isascii():
-        return max(1, round(len(text) / CHARS_PER_TOKEN))
+        return max(1, round(len(text) / chars_per_token))
     wide = _WIDE.subn("", text)[1]  # a count, without a list of every match
-    return max(1, wide + round((len(text) - wide) / CHARS_PER_TOKEN))
+    return max(1, wide + round((len(text) - wide) / chars_per_token))
 
 
 def content_text(content: str | list) -> str:

@@ -23,6 +23,7 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass, field
 
+from ..config.dataset import estimate_tokens
 from ..sglang.rules import SpecConfig
 from . import acceptance
 from .profile import Profile, list_profiles, load_profile
@@ -116,8 +117,13 @@ class PerfModel:
 
     # ---------------------------------------------------------------- the public contract
     def prompt_tokens(self, text: str) -> int:
-        """Token count the simulator assumes for a prompt (characters / ``chars_per_token``)."""
-        return max(1, round(len(text) / self.profile.runtime.chars_per_token))
+        """Token count the simulator assumes for a prompt: a CJK (wide East Asian) character one
+        token, other text ``chars_per_token`` characters a token, at least 1. The tuner's own
+        estimate (:func:`tuner.config.dataset.estimate_tokens`), shared so that a request the
+        tuner sizes and the context length the simulator enforces count alike. (QA: a 9,000-character
+        Chinese prompt, some 9,000 tokens to SGLang's tokenizers and over an 8,192 context, was 2,250
+        tokens here and served.)"""
+        return estimate_tokens(text, self.profile.runtime.chars_per_token)
 
     def prefill_time_s(self, prompt_tokens: int, spec: SpecConfig | None = None) -> float:
         """One prefill (extend) batch of ``prompt_tokens`` tokens in total; eager, as SGLang runs

@@ -100,6 +100,8 @@ class RuntimeSpec(StrictModel):
     workspace_kb_per_draft_token: float = NonNegative
     default_context_tokens: int = Positive
     context_length_tokens: int = Positive
+    #: characters a prompt token, outside the CJK scripts (a token a character there):
+    #: :meth:`tuner.sim.model.PerfModel.prompt_tokens`
     chars_per_token: float = Positive
     #: modelled seconds from launch to ready (weights read, CUDA graphs captured): the load cost of
     #: every measurement under ``server.backend: model``; None: the backend's default. The simulated

@@ -79,8 +79,8 @@ def server_info_body(service) -> dict:
 
 def model_info_body(service) -> dict:
     """http_server.py ``model_info``. ``tokenizer_path`` is what an independent client should load;
-    the simulator has no tokenizer, and counts ``round(chars / chars_per_token)`` tokens for a text
-    prompt (``tuner_sim`` says so, for clients that read it)."""
+    the simulator has no tokenizer, and counts a text prompt's tokens from its characters
+    (:meth:`tuner.sim.model.PerfModel.prompt_tokens`; ``tuner_sim`` says so, for clients that read it)."""
     args = service.resolved
     return {
         "model_path": args["model_path"], "served_model_name": service.model_name,
@@ -92,9 +92,9 @@ def model_info_body(service) -> dict:
         "has_image_understanding": False, "has_audio_understanding": False,
         "model_type": None, "architectures": None,
         "tuner_sim": {
-            "tokenizer": "none: prompt tokens are counted as round(characters / "
-                         f"{service.model.profile.runtime.chars_per_token:g}); output token ids are "
-                         "synthetic (ids 1000+), each one word with a leading space",
+            "tokenizer": "none: prompt tokens are counted as one a CJK character plus round(other "
+                         f"characters / {service.model.profile.runtime.chars_per_token:g}); output token "
+                         "ids are synthetic (ids 1000+), each one word with a leading space",
             "offline_clients": "point a client's tokenizer option at any local Hugging Face "
                                "tokenizer folder (--tokenizer PATH); token counts come from the "
                                "server's meta_info/usage, not from the client's tokenizer",
