@@ -534,14 +534,23 @@ class SimService:
 
     async def health_generate(self, request: web.Request) -> web.Response:
         """http_server.py ``health_generate`` (both ``/health`` and ``/health_generate``, as with
-        SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION's default): 503 while loading or shutting down;
-        else a one-token generation of ``input_ids [0]``, answered once SGLang's one-second poll
-        has passed (in model time: 1 / --sim-speedup wall seconds)."""
+        SGLANG_ENABLE_HEALTH_ENDPOINT_GENERATION's default, lines 721-799): 503 while loading or
+        shutting down; else 200 once SGLang's one-second poll has passed (in model time:
+        1 / --sim-speedup wall seconds) and the server has answered something since. On an idle
+        server that is a one-token generation of ``input_ids [0]``, left out of the metrics
+        (``log_metrics=False``); on a busy one the scheduler skips the health request, the running
+        requests' outputs stand for it (scheduler.py lines 2240-2246, ``is_fully_idle``), so it
+        takes no batch slot and waits for none."""
         if not self.ready or self.shutting_down:
             return web.Response(status=503)
         tic = time.monotonic()
+        if self.engine.busy:
+            # the simulated engine cannot stall while it holds requests: their next output (every
+            # decode step for a stream, every 50 tokens otherwise) comes within the poll
+            await asyncio.sleep(1.0 / self.speedup)
+            return web.Response(status=200)
         req = SimRequest(rid=f"HEALTH_CHECK_{uuid.uuid4().hex}", prompt_tokens=1, max_new_tokens=1,
-                         predictability=0.5)
+                         predictability=0.5, log_metrics=False)
         self.engine.submit(req)
         try:
             await req.done

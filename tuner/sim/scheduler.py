@@ -91,6 +91,9 @@ class SimRequest:
     max_new_tokens: int
     predictability: float
     stream: bool = False
+    #: counted in :class:`EngineStats` when finished (a health check is not: SGLang's carries
+    #: ``log_metrics=False``, http_server.py ``health_generate``; tokenizer_manager.py line 2788)
+    log_metrics: bool = True
     # Set by the engine.
     arrival_m: float = 0.0
     abort_m: float | None = None
@@ -387,6 +390,8 @@ class BatchEngine:
                     r.done.set_result(r)
 
     def _count_finished(self, r: SimRequest) -> None:
+        if not r.log_metrics:
+            return
         s = self.stats
         s.requests_finished += 1
         s.generation_tokens += r.generated
