@@ -263,6 +263,24 @@ def test_n_is_parallel_sampling(sim):
     assert greedy[0]["output_ids"] == greedy[1]["output_ids"]
 
 
+def test_n_below_one_or_null_is_what_sglangs_parallel_sampling_makes_of_it(sim):
+    """io_struct.py _handle_parallel_sampling (lines 531-552) compares n with 1 as sent and
+    SamplingParams never checks it: n <= 0 leaves one prompt single, one output (the simulator built
+    no output and crashed with aiohttp's own 500 page); a batch is repeated n times, none left, and
+    tokenizer_manager.py line 2125's obj[i] is an IndexError; a null n is a TypeError (None > 1;
+    the simulator served it as n 1). The 500s are Starlette's plain text."""
+    for n in (0, -1):
+        one = _post(sim.url + "/generate", gen(n=n), JSON)
+        assert one.status_code == 200, one.text
+        assert one.json()["meta_info"]["completion_tokens"] == 4  # one object, not a list
+    for body in ({"text": [PROMPT, PROMPT], "sampling_params": {"max_new_tokens": 4, "n": 0}}, gen(n=None),
+                 {"text": PROMPT, "sampling_params": [{"max_new_tokens": 4, "n": 0}]}):
+        r = _post(sim.url + "/generate", body, JSON)
+        assert (r.status_code, r.headers["Content-Type"], r.text) == (
+            500, "text/plain; charset=utf-8", "Internal Server Error"), body
+    assert requests.post(sim.url + "/flush_cache", timeout=10).status_code == 200  # nothing left running
+
+
 def test_longer_sampling_params_list_ignores_extras(sim):
     """A list longer than the prompts is served: prompt i takes sampling_params[i] and the extras are
     never read (io_struct.py _normalize_sampling_params line 747 repeats the list n times;

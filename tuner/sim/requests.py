@@ -264,7 +264,9 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck,
         n = params[0].get("n", 1)
         if any(p.get("n", 1) != n for p in params):
             raise ValueError("The parallel_sample_num should be the same for all samples in sample params.")
-        if not batch and n == 1:
+        if n is None:
+            raise internal_server_error()  # _handle_parallel_sampling's None > 1: a TypeError
+        if not batch and n <= 1:
             # One prompt stays single and keeps the list: _validate_one_request's
             # obj.sampling_params.get(...) (tokenizer_manager.py line 1354) is an AttributeError.
             raise internal_server_error()
@@ -278,7 +280,14 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck,
         per_prompt = [dict(p) for p in params[:len(prompts)]]
     else:
         per_prompt = [dict(params or {}) for _ in prompts]
-        n = (params or {}).get("n", 1) or 1
+        n = (params or {}).get("n", 1)
+    # _handle_parallel_sampling (io_struct.py lines 531-552) compares n with 1 as sent: a null n is
+    # a TypeError (None > 1), a 500; n <= 0 is no parallel sampling: one prompt stays single with
+    # one output (SamplingParams never checks n), a batch is expanded n times over (below)
+    if n is None:
+        raise internal_server_error()
+    emptied = batch and n < 1
+    n = max(n, 1)
     if n > 1:
         batch = True  # _handle_parallel_sampling turns a single prompt with n > 1 into a batch
     if obj.return_logprob or obj.top_logprobs_num or obj.token_ids_logprob:
@@ -291,6 +300,10 @@ def _normalize_generate(obj: GenerateReqInput, body: dict, limits: ContextCheck,
     _check_lora(obj.lora_path, served)
     if obj.session_params or obj.custom_logit_processor:
         raise unsupported("sessions and custom logit processors")
+    if emptied:
+        # _normalize_batch_inputs repeats the prompts n <= 0 times (text * n: none left), and
+        # tokenizer_manager.py _handle_batch_request's obj[i] (line 2125) is an IndexError: a 500
+        raise internal_server_error()
     # the preferred params go under the request's own when its SamplingParams are built (after n was
     # read and the context checked against the request's own max_new_tokens)
     merged = [{**(served.preferred or {}), **p} for p in per_prompt]
