@@ -91,9 +91,7 @@ class SimRequest:
     max_new_tokens: int
     predictability: float
     stream: bool = False
-    #: counted in :class:`EngineStats` when finished (a health check is not: SGLang's carries
-    #: ``log_metrics=False``, http_server.py ``health_generate``; tokenizer_manager.py line 2788)
-    log_metrics: bool = True
+    log_metrics: bool = True  #: counted in EngineStats (not a health check: SGLang's log_metrics=False)
     # Set by the engine.
     arrival_m: float = 0.0
     abort_m: float | None = None
