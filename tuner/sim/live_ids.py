@@ -38,9 +38,9 @@ class LiveRequestIds:
         """One handler's hold on its request's ids: ``with live.lease() as hold: ...; hold(ids)``.
 
         Contract: ``hold(ids)`` puts the ids given (``None`` and ``""``: none; the server draws the
-        request a fresh one) in flight at once; every id held
-        through this lease leaves the table when the ``with`` block exits, whatever the exit (a
-        return, an exception, the handler's cancellation when its client disconnects). Ids never
+        request a fresh one) in flight at once; every id held through this lease leaves the table
+        when the ``with`` block exits, whatever the exit (a return, an exception, the handler's
+        cancellation when its client disconnects). Ids never
         passed to ``hold`` are never touched, so a request refused as a duplicate before it holds
         anything cannot free the live request's id. The caller checks the ids first (the request
         parsers do); ``hold`` raises ``ValueError`` for an id already in flight instead of sharing
