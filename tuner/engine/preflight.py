@@ -203,7 +203,8 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
             fix = ("shorten it or lower its max_tokens (single.lengths, sweep.max_tokens, warmup.max_tokens); or, "
                    "if the model takes longer inputs, raise server.args.context_length")
         raise ConfigError(file, at, f"{total} is over {where} (tokens by the "
-                                    f"simulator's count, characters / {model.profile.runtime.chars_per_token:g}); "
+                                    f"simulator's count, characters / {model.profile.runtime.chars_per_token:g}, "
+                                    "a CJK character one token); "
                                     f"SGLang refuses it with HTTP 400: {fix}")
 
 

@@ -8,7 +8,6 @@ never produces an end-of-sequence token, so every request runs to ``max_new_toke
 
 from __future__ import annotations
 
-import re
 import zlib
 
 _WORDS = (
@@ -20,12 +19,6 @@ _WORDS = (
 ).split()
 _MASK64 = (1 << 64) - 1
 _FIRST_TOKEN_ID = 1000  # keeps synthetic ids clear of special tokens (0 = pad / health check)
-_PIECE = re.compile(r"\w+|[^\w\s]")
-
-
-def prompt_token_count(text: str) -> int:
-    """A stand-in tokenizer: words and punctuation marks, at least one token."""
-    return max(1, len(_PIECE.findall(text)))
 
 
 def prompt_key(text: str | None, input_ids: list[int] | None) -> int:
