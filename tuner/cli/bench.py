@@ -279,9 +279,11 @@ _NOT_MEASURED = ("name", "timeout_s")
 def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> None:
     """Raise :class:`ConfigError` naming ``--compare`` when ``base`` was measured with another suite
     (other requests, lengths, concurrencies, repeats, sampling, flushes), did not complete it (saved
-    by a run whose server died or hung, or whose answers could not be true), or went through another
-    API than this run: every speedup printed would compare two workloads, not two servers (QA: a
-    baseline of one suite gave an "all (mean)" and per-concurrency speedup against another).
+    by a run whose server died or hung, or whose answers could not be true), had a request fail or
+    time out (saved ``complete: true`` by a run that exited 1, its figures without it), or went
+    through another API than this run: every speedup printed would compare two workloads, not two
+    servers (QA: a baseline of one suite gave an "all (mean)" and per-concurrency speedup against
+    another).
     A dataset's path and a prompt file's name are not compared (the drawn requests, the SHA-256 and
     the prompts' text are): the same file elsewhere is the same suite, as for a study."""
     from ..config.suite import load_suite
@@ -314,6 +316,17 @@ def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> No
         raise ConfigError("--compare", "", f"{path} is no complete measurement of its suite ({why}): its "
                                            "figures would compare part of a suite with the whole; measure "
                                            "the baseline again to the end")
+    failed = [r for r in base.records if not r.ok]
+    if failed:
+        # `tuner bench` exits 1 for such a run (its figures leave the failed requests out): as a baseline
+        # its rows and "all (mean)" are over fewer requests than this run's, and speedups would read as
+        # if both had measured the whole suite (QA: 2 of 8 failed, compared at 1.00x, exit 0 for that)
+        first = failed[0]
+        of, at = counted(len(base.records), "request"), counted(first.max_tokens, "token")
+        said = f"{first.phase} {first.prompt} at {at}: {server_message(first.error)[:160]}"
+        raise ConfigError("--compare", "", f"{path} has {len(failed)} of {of} failed or timed out (first: "
+                                           f"{said}): its figures leave them out; measure the baseline "
+                                           "again with every request answered")
     if base.api != api:
         raise ConfigError("--compare", "", f"{path} was measured through --api {base.api}, this run through "
                                            f"--api {api}: the requests differ; measure the baseline with "
