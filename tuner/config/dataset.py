@@ -396,25 +396,31 @@ def _order_key(seed: int, position: int) -> bytes:
 _CHUNK = 1 << 20
 
 
-def _scan(path: Path) -> tuple[str, int | None, str]:
-    """One pass over the file, holding a chunk at a time: its SHA-256, the offset of its first byte
-    that is not UTF-8 (None: it is UTF-8 text) and its first character that is not blank after a
-    byte-order mark ("" when there is none)."""
+def _scan(path: Path) -> tuple[str, ConfigError | None, str]:
+    """One pass over the file, holding a chunk at a time: its SHA-256, the error for its first byte
+    that is not UTF-8 (None: it is UTF-8 text; :func:`_not_utf8`, from what this pass saw: the file is
+    not read again for it) and its first character that is not blank after a byte-order mark ("" when
+    there is none)."""
     h = hashlib.sha256()
     decoder = codecs.getincrementaldecoder("utf-8")()
     offset, bad, start, began = 0, None, "", False
+    head, newlines = b"", 0  # the first bytes (what the file is) and the line ends before the bad byte
     try:
         with open(path, "rb") as f:
             while chunk := f.read(_CHUNK):
                 h.update(chunk)
                 if offset + len(chunk) > MAX_DATASET_BYTES:
                     raise grew_past(path, MAX_DATASET_BYTES)
+                head += chunk[:16 - len(head)]  # (16 bytes hold every mark of _NOT_TEXT)
                 if bad is None:
                     pending = len(decoder.getstate()[0])
                     try:
                         piece = decoder.decode(chunk)
                     except UnicodeDecodeError as exc:
                         bad, piece = offset - pending + exc.start, ""
+                    # bytes a character left pending from the chunk before are no "\n": the lines
+                    # before the bad byte are those ended in earlier chunks and in this one before it
+                    newlines += chunk.count(b"\n", 0, None if bad is None else max(0, bad - offset))
                     if not start and piece:
                         if not began:
                             piece, began = piece.removeprefix("\ufeff"), True
@@ -427,7 +433,7 @@ def _scan(path: Path) -> tuple[str, int | None, str]:
                     bad = offset - len(decoder.getstate()[0]) + exc.start
     except OSError as exc:
         raise ConfigError(path, "", f"cannot read: {exc.strerror or exc}") from None
-    return h.hexdigest(), bad, start
+    return h.hexdigest(), None if bad is None else _not_utf8(path, bad, newlines + 1, head), start
 
 
 #: A file's first bytes that say it is no UTF-8 text at all: a compressed archive (its format and the
@@ -451,25 +457,16 @@ _NOT_TEXT = (
 )
 
 
-def _not_utf8(path: Path, offset: int) -> ConfigError:
-    """The error for a dataset file whose byte ``offset`` is the first that is not UTF-8: what the
-    file is when its first bytes say (a gzip'd export, a UTF-16 file a Windows tool wrote), with
-    the command that makes it readable; else the line that holds the byte, so one bad row in a
-    file of a million is found (QA: a JSONL file with one Latin-1 row was named by byte alone)."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(16)
-            f.seek(0)
-            newlines, left = 0, offset
-            while left > 0 and (chunk := f.read(min(_CHUNK, left))):
-                newlines += chunk.count(b"\n")
-                left -= len(chunk)
-    except OSError as exc:
-        return ConfigError(path, "", f"cannot read: {exc.strerror or exc}")
+def _not_utf8(path: Path, offset: int, line: int, head: bytes) -> ConfigError:
+    """The error for a dataset file whose byte ``offset`` (on line ``line``) is the first that is not
+    UTF-8: what the file is when its first bytes ``head`` say (a gzip'd export, a UTF-16 file a
+    Windows tool wrote), with the command that makes it readable; else the line that holds the byte,
+    so one bad row in a file of a million is found (QA: a JSONL file with one Latin-1 row was named
+    by byte alone)."""
     for magic, what, fix in _NOT_TEXT:
         if re.match(magic, head):
             return ConfigError(path, "", f"{what}, not UTF-8 text; {fix.replace('FILE', path.name)}")
-    return not_utf8(path, offset, f"line {newlines + 1}")
+    return not_utf8(path, offset, f"line {line}")
 
 
 def _changed(path: Path) -> ConfigError:
@@ -536,14 +533,14 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
                                                    "the suite file's folder, or the study file's for an inline suite)")
     try:
         check_regular_file(path, MAX_DATASET_BYTES)
-        digest, bad_byte, start = _scan(path)
+        digest, not_text, start = _scan(path)
     except ConfigError as exc:
         raise ConfigError(source, f"{where}.path", f"{path}: {exc.message}") from None
     if spec.sha256 is not None and spec.sha256 != digest:
         raise ConfigError(source, f"{where}.sha256", f"{path} has SHA-256 {digest}, not the one the suite "
                                                      "pins; the file changed")
-    if bad_byte is not None:
-        raise _not_utf8(path, bad_byte)
+    if not_text is not None:
+        raise not_text
     layout = spec.layout()
     total = passed = 0
 
