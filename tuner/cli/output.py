@@ -38,6 +38,15 @@ def print_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: st
     console.print(table)
 
 
+def say(text: str) -> None:
+    """One text line of a command's output on stdout, as :func:`tuner.config.names.shown` gives it
+    and as text, not rich markup: a status line may quote a server's log line or HTTP error body
+    (a failed baseline's message), a dataset's name or a user's path."""
+    from ..config.names import shown
+
+    console.print(shown(text), markup=False, highlight=False)
+
+
 def not_empty(instead: str):
     """A click option callback: an empty value (a script's unset ``"$VAR"``) is refused as
     ``error: OPTION: is empty: <instead>`` (exit 2), never read as the option left out (QA: `report

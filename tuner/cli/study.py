@@ -18,7 +18,8 @@ from ..config.study import MAX_TRIALS, StudyConfig, check_added_budget, parse_du
 from ..config.wording import counted
 from ..engine.storage import redact
 from .lazy import LazyGroup
-from .output import AsciiInt, chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
+from .output import (AsciiInt, chosen_format, console, fail, format_option, not_empty, print_csv, print_json,
+                     print_table, say)
 from .study_target import check_storage_writable, in_storage, resolve_target, storage_option
 
 #: Exit status of a worker whose storage stayed unreachable past the patience (EX_TEMPFAIL: try again).
@@ -188,8 +189,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
                              rebaseline=rebaseline, on_event=view.event), config.server.backend
         except (BaselineError, PortInUseError, WorkdirUnwritable) as exc:  # a port taken between two trials
             view.close()
-            click.echo(f"error: {exc}", err=True)
-            sys.exit(1)
+            fail(str(exc))  # escaped: a failed baseline quotes its server's log line
         except StorageUnavailable as exc:
             view.close()
             exc.journal_dir = Path(config.workdir) / "journal"
@@ -339,19 +339,18 @@ def print_status(data: dict) -> None:
 
     console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
     if data.get("incomplete"):
-        console.print(f"warning: study {data['study']} is {data['incomplete']}", markup=False,
-                      highlight=False)
+        say(f"warning: study {data['study']} is {data['incomplete']}")
     bench = data.get("bench") or {}
     if data.get("workload"):
-        console.print(f"workload: {workload_line(data['workload'])}; api {bench.get('api') or 'generate'}"
-                      + (", streamed" if bench.get("stream") else ""), markup=False, highlight=False)
+        say(f"workload: {workload_line(data['workload'])}; api {bench.get('api') or 'generate'}"
+            + (", streamed" if bench.get("stream") else ""))
     for slo in data.get("slo") or []:
         limits = ", ".join(f"{k} {v:g}" for k, v in slo["limits"].items())
-        console.print(f"slo at C={slo['concurrency']}: {limits}", markup=False, highlight=False)
+        say(f"slo at C={slo['concurrency']}: {limits}")
     b = data["baseline"]
     if b is None and data.get("baseline_problem"):
-        console.print(f"baseline: {data['baseline_problem']}; the next tuner study run measures it again",
-                      markup=False, highlight=False)
+        # its failure message quotes the server's log or an HTTP error body (QA: ESC and U+202E raw)
+        say(f"baseline: {data['baseline_problem']}; the next tuner study run measures it again")
     elif b is None:
         console.print("baseline: not measured yet")
     else:
@@ -362,10 +361,10 @@ def print_status(data: dict) -> None:
         console.print(f"baseline: single request {single}; aggregate tok/s "
                       f"{tps or 'not measured (the suite sweeps no concurrency)'}")
         for line in baseline_slo_lines(b):
-            console.print(line, markup=False, highlight=False)
+            say(line)
     console.print("trials: " + ", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())))
     for line in spread_lines(data.get("spread"), data["objectives"]):
-        console.print(line, markup=False, highlight=False)
+        say(line)
     front = set(data["front"])
     rows = []
     for t in data["trials"]:
@@ -390,11 +389,10 @@ def print_status(data: dict) -> None:
     print_table(["trial", "status", "steps", "topk", "draft", " / ".join(data["objectives"]), "front",
                  "lossless", "note"], rows)
     if any(t.get("lossless_flag") for t in data["trials"]):
-        console.print("lossless: ! marks a trial whose greedy outputs match the baseline's less often than "
-                      f"bench.lossless.min_share ({(bench.get('lossless') or {}).get('min_share', 0.9):.0%})",
-                      markup=False, highlight=False)
+        say("lossless: ! marks a trial whose greedy outputs match the baseline's less often than "
+            f"bench.lossless.min_share ({(bench.get('lossless') or {}).get('min_share', 0.9):.0%})")
     conf = data.get("confirmation")
     if conf:
         picks = ", ".join(f"{k} -> trial {v}" for k, v in conf["picks"].items())
-        console.print(f"confirmed: run {conf['run']}, {counted(conf['rounds'], 'round')}; picks {picks} "
-                      "(`tuner study confirm` shows the intervals)", markup=False, highlight=False)
+        say(f"confirmed: run {conf['run']}, {counted(conf['rounds'], 'round')}; picks {picks} "
+            "(`tuner study confirm` shows the intervals)")

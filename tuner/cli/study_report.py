@@ -40,6 +40,8 @@ def report(target, study_name, storage, output, png_dir) -> None:
     if png_dir is not None:
         check_output(png_dir, "--png", folder=True)
     files = write_report(open_study(name, url, tuner_only=True), output, png_dir)
-    click.echo(f"report: {files.html}")
+    from ..config.names import shown
+
+    click.echo(shown(f"report: {files.html}"))  # paths as given: escaped, as every path a user names
     if files.pngs:
-        click.echo(f"{len(files.pngs)} PNGs in {png_dir}")
+        click.echo(shown(f"{len(files.pngs)} PNGs in {png_dir}"))

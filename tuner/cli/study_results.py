@@ -11,8 +11,10 @@ from pathlib import Path
 
 import click
 
+from ..config.names import shown
 from ..results.pareto import C32
-from .output import FiniteFloat, chosen_format, console, fail, format_option, not_empty, print_csv, print_json, print_table
+from .output import (FiniteFloat, chosen_format, console, fail, format_option, not_empty, print_csv,
+                     print_json, print_table, say)
 from .own_files import check_not_an_input
 from .study_target import resolve_target, storage_option
 
@@ -123,7 +125,8 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
     try:
         if adaptive:
             # an older study's broken model config.json: said, as export's other warnings
-            policy = study_policy(study, unreadable=lambda line: click.echo(f"warning: {line}", err=True))
+            policy = study_policy(study, unreadable=lambda line: click.echo(shown(f"warning: {line}"),
+                                                                            err=True))
             import json
 
             text = json.dumps(policy.to_json(), indent=2) + "\n"
@@ -131,7 +134,7 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
                 click.echo(text, nl=False)
                 return
             write_atomic([(out, text)])
-            click.echo(f"wrote {out}: adaptive policy of study {study.study_name}", err=True)
+            click.echo(shown(f"wrote {out}: adaptive policy of study {study.study_name}"), err=True)
             for line in policy_lines(policy):
                 click.echo(f"  {line}", err=True)
             return
@@ -149,12 +152,14 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
         files.insert(0, (Path(adaptive_out), json.dumps(policy.to_json(), indent=2) + "\n"))
     if files:
         write_atomic(files)
-        click.echo(f"wrote {out}: trial {exp.record.number} of study {exp.study} ({exp.spec.label()})"
-                   + (f" and {adaptive_out}" if adaptive_out else ""), err=True)
+        click.echo(shown(f"wrote {out}: trial {exp.record.number} of study {exp.study} ({exp.spec.label()})"
+                         + (f" and {adaptive_out}" if adaptive_out else "")), err=True)
     elif not print_command:
         click.echo(text, nl=False)
     for w in exp.warnings:
-        click.echo(f"warning: {w}", err=True)
+        # a warning may quote the study's server.extra_args, a model's config.json or a path: escaped
+        # (tuner.config.names.shown; QA: extra_args holding ESC [31m and U+202E reached the terminal raw)
+        click.echo(shown(f"warning: {w}"), err=True)
     if print_command:
         click.echo(exp.command_line)
 
@@ -182,14 +187,13 @@ def print_front(front) -> None:
     from ..results.traffic import baseline_slo_lines, limits_note
 
     for line in baseline_slo_lines(front.baseline):
-        console.print(line, markup=False, highlight=False)
+        say(line)
     if front.limited:
-        console.print(f"{len(front.limited)} measured settings are off the front because they break the study's "
-                      "limits:", markup=False, highlight=False)
+        say(f"{len(front.limited)} measured settings are off the front because they break the study's "
+            "limits:")
         for r in front.limited[:8]:
             vals = " ".join(f"{v:.2f}" for v in r.values or [])
-            console.print(f"  trial {r.number} ({r.effective.label()}, {vals}): {limits_note(r.attrs)}",
-                          markup=False, highlight=False)
+            say(f"  trial {r.number} ({r.effective.label()}, {vals}): {limits_note(r.attrs)}")
 
 
 def _f(v, digits: int = 1) -> str:

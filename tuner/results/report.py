@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from ..config.files import write_text_atomic
+from ..config.names import shown
 from ..config.wording import counted
 from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
 from .report_data import ReportData, load_report_data
@@ -386,13 +387,15 @@ def _failures_html(data: ReportData) -> list[str]:
     rows = []
     for c, rs in sorted(by_class.items()):
         for r in rs:
-            tail = r.attrs.get("log_tail") or ""
-            n = len(tail.splitlines())
-            tail_html = _Raw(f"<details><summary>{counted(n, 'line')}</summary>"
-                             f"<pre>{html.escape(tail)}</pre></details>") if tail else ""
-            message = _failure_message(r) or ended_note(r, data.records) or ""
+            # A message quotes a server's log line or HTTP error body, and the log tail is the log's
+            # own text: shown as tuner.config.names.shown writes it (an ESC, a U+202E that would
+            # reverse the cell's text in the browser, as on a terminal), the tail line by line
+            tail = [shown(line) for line in str(r.attrs.get("log_tail") or "").splitlines()]
+            tail_html = _Raw(f"<details><summary>{counted(len(tail), 'line')}</summary>"
+                             f"<pre>{html.escape(chr(10).join(tail))}</pre></details>") if tail else ""
+            message = shown(_failure_message(r) or ended_note(r, data.records) or "")
             rows.append([r.number, c, label(r.requested), label(r.effective) if r.effective else "", message,
-                         r.attrs.get("log_path") or "", tail_html])
+                         shown(r.attrs.get("log_path") or ""), tail_html])
     out.append(_table(["trial", "class", "requested", "effective", "message", "log", "log tail"], rows, "failures"))
     out.append("</section>")
     return out
