@@ -30,7 +30,8 @@ def test_a_baseline_with_failed_requests_is_refused_before_any_request(tmp_path)
     suite_file, base = tmp_path / "s.json", tmp_path / "base.json"
     suite_file.write_text(json.dumps(SUITE))
     with running_sim("--context-length", "256", "--sim-noise", "0", speedup=50) as sim:
-        r = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file), "--json", str(base)])
+        r = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
+                                     "--json", str(base)])
     assert r.exit_code == 1 and "1 of 4 requests failed or timed out" in r.stderr, r.output
     saved = SuiteResult.load(base)
     assert saved.complete and saved.n_failed == 1  # what the file says: complete, one request failed
@@ -50,7 +51,8 @@ def test_a_baseline_whose_requests_all_answered_is_compared(tmp_path):
     suite_file, base = tmp_path / "s.json", tmp_path / "base.json"
     suite_file.write_text(json.dumps({**SUITE, "single": {"lengths": [16], "repeats": 1}}))
     with running_sim("--context-length", "256", "--sim-noise", "0", speedup=50) as sim:
-        r = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file), "--json", str(base)])
+        r = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
+                                     "--json", str(base)])
         assert r.exit_code == 0, r.output
         again = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
                                          "--compare", str(base)])

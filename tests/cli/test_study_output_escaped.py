@@ -47,8 +47,8 @@ def test_a_failed_baseline_s_log_line_is_escaped_by_run_and_status(tmp_path):
     assert len(errors) == 1 and ESCAPED in _clean(errors[0]), run.stderr
     status = CliRunner().invoke(cli, ["study", "status", str(study)])
     assert status.exit_code == 0, status.output
-    assert f"baseline: its last launch failed (other: server exit code 1 before it was ready: RuntimeError: " \
-           f"{ESCAPED}" in _clean(status.stdout), status.stdout
+    said = "baseline: its last launch failed (other: server exit code 1 before it was ready: RuntimeError: "
+    assert said + ESCAPED in _clean(status.stdout), status.stdout
 
 
 def test_export_s_warnings_and_the_paths_it_writes_are_escaped(tmp_path, monkeypatch):
@@ -78,7 +78,8 @@ class _FailingTrials:
         if spec is None:
             return self.model.measure(spec, label, record, on_event)
         m = Measurement(None, failure_class="other", failure_message=f"RuntimeError: {SAID}",
-                        log_tail=f"INFO loading\n\x1b[31mERROR\x1b[0m {SAID}", log_path=f"/tmp/{label}/server.log")
+                        log_tail=f"INFO loading\n\x1b[31mERROR\x1b[0m {SAID}",
+                        log_path=f"/tmp/{label}/server.log")
         record(m)
         return m
 
@@ -88,8 +89,8 @@ def test_a_report_shows_a_failure_message_and_its_log_tail_escaped(tmp_path):
     path.write_text(json.dumps(model_study_data("rep", seed=1)))
     config = load_study(path)
     create_study(config, config.storage)
-    run_study(config, config.storage, _FailingTrials(ModelBackend("k2.6-tp8-pcie", load_suite("quick"), seed=1)),
-              n_trials=1)
+    model = ModelBackend("k2.6-tp8-pcie", load_suite("quick"), seed=1)
+    run_study(config, config.storage, _FailingTrials(model), n_trials=1)
     page = tmp_path / "report.html"
     write_report(open_study("rep", config.storage), page)
     html = page.read_text(encoding="utf-8")

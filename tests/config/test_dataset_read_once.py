@@ -53,7 +53,8 @@ def test_a_bad_byte_is_named_by_its_line_from_one_read(tmp_path, monkeypatch, ch
         bad = len(ROWS)
     message, opens = _refusal(tmp_path, monkeypatch, data, chunk)
     line = data[:bad].count(b"\n") + 1
-    assert message == f"{tmp_path / 'd.jsonl'}: line {line}: not UTF-8 text (byte {bad}); save the file as UTF-8"
+    said = f"line {line}: not UTF-8 text (byte {bad}); save the file as UTF-8"
+    assert message == f"{tmp_path / 'd.jsonl'}: {said}"
     assert opens == 1, opens
 
 
