@@ -97,15 +97,19 @@ def test_a_turns_unsupported_key_is_named(tmp_path, turn, says):
     assert f"d.jsonl: line 4: {says}" in line, line
 
 
-def test_a_sharegpt_export_as_json_lines_is_refused_with_the_conversion(tmp_path):
+def test_a_sharegpt_export_as_json_lines_is_refused_with_the_format_that_reads_it(tmp_path):
     convs = [{"id": f"c{i}", "lang": "en", "conversations": [{"from": "human", "value": f"Tell me about topic {i}."},
                                                            {"from": "gpt", "value": "A long answer. " * 8}]}
              for i in range(3)]
     line = refused(tmp_path, jsonl(convs))
-    assert line.endswith("d.jsonl: line 1: conversations: a ShareGPT conversation in a JSON-lines file; the "
-                         "ShareGPT layout is one JSON list of conversations, as SGLang's bench_serving reads it: "
-                         "convert it (jq -s . d.jsonl > d.json) and give that file as dataset.path"), line
-    # the conversion it names gives a file that is served, each conversation one request
+    assert line.endswith("d.jsonl: line 1: conversations: a conversation in a JSON-lines file, SGLang's "
+                         "bench_serving --dataset-name custom layout: set format: custom in the dataset to "
+                         "read it so"), line
+    # the format it names serves the file, each conversation one request (SGLang's custom.py reads
+    # a turn's "value" where it has no "content"); so does the ShareGPT layout, one JSON list
+    code, lines, written = create(tmp_path, None, "d.jsonl", format="custom")
+    assert code == 0 and "ds.db" in written, lines
+    (tmp_path / "ds.db").unlink()  # the study again, from the other file
     (tmp_path / "d.json").write_text(json.dumps(convs))
     code, lines, written = create(tmp_path, None, "d.json")
     assert code == 0 and "ds.db" in written, lines

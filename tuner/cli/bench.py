@@ -24,6 +24,7 @@ from ..config.suite import load_suite
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
 from .output import console, not_empty, print_table
+from .sglang_bench_flags import sglang_dataset_flag
 
 
 def _num(value: float | None, digits: int = 1) -> str:
@@ -126,6 +127,8 @@ class _ProgressBar:
 
 
 @click.command()
+@click.option("--dataset-name", hidden=True, expose_value=False, callback=sglang_dataset_flag)
+@click.option("--dataset-path", hidden=True, expose_value=False, callback=sglang_dataset_flag)
 @click.option("--url", required=True,
               callback=not_empty("give the running server's base URL, e.g. http://127.0.0.1:30000"),
               help="Base URL of the running server, e.g. http://127.0.0.1:30000")

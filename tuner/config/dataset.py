@@ -20,6 +20,12 @@ Layouts:
   than two turns, or whose prompt or reply is under 2 tokens, is dropped. Tokens are estimated
   (:func:`estimate_tokens`: the tuner has no tokenizer): a CJK character one, other text four
   characters one; the reply's length is the request's output length, capped at ``max_output_tokens``.
+* ``custom``: SGLang 0.5.23's ``bench_serving --dataset-name custom`` layout
+  (``benchmark/datasets/custom.py`` ``sample_custom_requests``): JSON lines, each ``{"conversations"
+  (or "conversation"): [turn, turn, ...]}`` whose turns give their text as ``content`` or ``value``;
+  paired, filtered and measured as ``sharegpt`` is (first turn the prompt, second the reply). Only
+  explicitly (``format: custom``): a ``.jsonl`` file is read as ``jsonl``. Unlike SGLang, a line that
+  is not JSON is refused by its number, not skipped: a file SGLang reads short is a wrong workload.
 
 Sampling is deterministic: the requests that pass the length filters are ordered by a SHA-256 of
 ``(seed, position)`` and the first ``n`` kept, in that order (without ``n``: all, in file order), so the same file, ``n`` and ``seed``
@@ -97,8 +103,9 @@ class DatasetSpec(StrictModel):
     """``dataset:`` in a suite: which file, which layout, how many requests and which ones."""
 
     path: NonEmptyPathText  #: relative to the suite file (an inline suite: the study file)
-    #: the layout; default from the suffix: ``.jsonl`` -> jsonl, ``.json`` -> sharegpt
-    format: Literal["jsonl", "sharegpt"] | None = None
+    #: the layout; default from the suffix: ``.jsonl`` -> jsonl, ``.json`` -> sharegpt; ``custom``
+    #: (SGLang's ``--dataset-name custom``: JSON lines of conversations) only when given
+    format: Literal["jsonl", "sharegpt", "custom"] | None = None
     n: int | None = Field(None, ge=1)  #: requests drawn (default: all that pass the filters)
     seed: int = 0
     #: output length of a JSONL request without its own ``max_tokens``
@@ -178,8 +185,10 @@ def _real_labels(row: dict, source: str, where: str) -> None:
                 raise _row_error(source, f"{where}{key}", f"{row[key]!r} {problem}")
 
 
-def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:
-    """The requests of JSONL ``lines`` (number, text), one at a time: a file is never held whole."""
+def _json_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple[int, str, Any]]:
+    """``(number, "line N", value)`` of each JSON line (``jsonl`` and ``custom``), one at a time: a file
+    is never held whole. Blank lines and lines starting with ``#`` are skipped; a line that is not
+    JSON is refused by its number."""
     for lineno, line in lines:
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
@@ -197,11 +206,18 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
             raise _row_error(source, f"{where}: {exc}", RepeatedKey.FIX) from None
         except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
             raise _row_error(source, where, f"not a request Python will read ({type(exc).__name__})") from None
+        yield lineno, where, obj
+
+
+def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:
+    """The requests of JSONL ``lines`` (number, text), one at a time."""
+    for lineno, where, obj in _json_lines(source, lines):
         if not isinstance(obj, dict):
             raise _row_error(source, where, "expected a JSON object with prompt or messages")
         # the key that tells what the file is first (a ShareGPT row's "conversations" beside its "lang")
         unknown = sorted(set(obj) - {"prompt", "messages", "max_tokens", "category", "name", "id"},
-                         key=lambda k: (k != "conversations", k not in ("instruction", "input"),
+                         key=lambda k: (k not in ("conversations", "conversation"),
+                                        k not in ("instruction", "input"),
                                         k not in _REPLY_KEYS, k not in _OPENAI_FIELDS, k))
         if unknown:
             raise _row_error(source, f"{where}: {unknown[0]}", _unknown_row_key(unknown[0], source))
@@ -248,11 +264,11 @@ def _unknown_row_key(key: str, source: str) -> str:
     (QA: a ShareGPT export as JSON lines and an OpenAI request log were refused with the list of
     keys alone)."""
     name = Path(source).name
-    if key == "conversations":
-        # SGLang 0.5.23's bench_serving reads a ShareGPT file with json.load: one JSON list
-        return ("a ShareGPT conversation in a JSON-lines file; the ShareGPT layout is one JSON list of "
-                f"conversations, as SGLang's bench_serving reads it: convert it (jq -s . {name} > "
-                f"{Path(name).stem}.json) and give that file as dataset.path")
+    if key in ("conversations", "conversation"):
+        # SGLang 0.5.23's bench_serving reads such lines as --dataset-name custom (custom.py), a
+        # ShareGPT file with json.load (one JSON list): the first is this file's layout
+        return ("a conversation in a JSON-lines file, SGLang's bench_serving --dataset-name custom layout: "
+                "set format: custom in the dataset to read it so")
     if key in _REPLY_KEYS:
         return (f"a recorded reply; a row gives the request alone (prompt or messages): drop {key}, and give the "
                 "reply's length in tokens as max_tokens (else default_max_tokens applies)")
@@ -342,35 +358,58 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any]]:
         raise _row_error(source, "", "expected a JSON list of conversations (the ShareGPT layout)")
     rows = []
     for i, conv in enumerate(data):
-        where = f"[{i}]"
-        # SGLang 0.5.23 reads "conversation" where "conversations" is absent (sharegpt.py:
-        # data.get("conversations", data.get("conversation", [])); QA: such a file was refused)
-        turns = conv.get("conversations", conv.get("conversation")) if isinstance(conv, dict) else None
-        if not isinstance(turns, list):
-            raise _row_error(source, where, "expected {id, conversations: [{from, value}, ...]}")
-        key = "conversations" if "conversations" in conv else "conversation"
-        # SGLang 0.5.23 benchmark/datasets/sharegpt.py sample_sharegpt_requests: conversations
-        # with fewer than two turns are dropped, turns[0] is the prompt and turns[1] the completion
-        # (roles are not read), and "prompt_len < 2 or output_len < 2" prunes the rest. A blank
-        # prompt is dropped too: it is no request (the suite's schema refuses empty text). Only the
-        # two turns read are checked (QA: a null "value" in a later turn refused the whole file,
-        # which SGLang's benchmark reads; a long export holds such turns).
-        if len(turns) < 2:
-            continue
-        for j, t in enumerate(turns[:2]):
-            if not isinstance(t, dict) or not isinstance(t.get("value"), str):
-                raise _row_error(source, f"{where}.{key}[{j}]", "expected {from, value} with a text value")
-        prompt, reply = turns[0]["value"], turns[1]["value"]
-        if not prompt.strip() or estimate_tokens(prompt) < 2 or estimate_tokens(reply) < 2:
-            continue
-        if conv.get("category") is not None and not isinstance(conv["category"], str):
-            raise _row_error(source, f"{where}.category", "must be text")
-        _real_labels(conv, source, f"{where}.")
-        _real_text(prompt, source, f"{where}.{key}[0].value")
-        rows.append({"line": i, "text": prompt, "messages": None,
-                     "max_tokens": min(cap, estimate_tokens(reply)), "category": conv.get("category"),
-                     "id": conv.get("id")})
+        row = _conversation_row(conv, source, f"[{i}]", cap, custom=False)
+        if row is not None:
+            rows.append({**row, "line": i})
     return rows
+
+
+def _conversation_row(conv: Any, source: str, where: str, cap: int, *, custom: bool) -> dict[str, Any] | None:
+    """The request of one conversation (a ShareGPT list's entry, or a ``custom`` file's line), or
+    None when SGLang drops it. ``custom``: a turn's text is its ``content``, else its ``value``
+    (SGLang 0.5.23 ``benchmark/datasets/custom.py``: ``convs[0].get("content", convs[0].get("value",
+    ""))``); otherwise its ``value`` (``sharegpt.py``: ``[0]["value"]``)."""
+    # SGLang 0.5.23 reads "conversation" where "conversations" is absent (sharegpt.py and custom.py:
+    # data.get("conversations", data.get("conversation", [])); QA: such a file was refused)
+    turns = conv.get("conversations", conv.get("conversation")) if isinstance(conv, dict) else None
+    if not isinstance(turns, list):
+        raise _row_error(source, where, "expected {conversations: [{role, content}, ...]}" if custom
+                         else "expected {id, conversations: [{from, value}, ...]}")
+    key = "conversations" if "conversations" in conv else "conversation"
+    at = f"{where}: " if custom else f"{where}."  # "line 4: conversations[0]" as jsonl's; "[3].category"
+    # SGLang 0.5.23 benchmark/datasets/sharegpt.py sample_sharegpt_requests (and custom.py alike):
+    # conversations with fewer than two turns are dropped, turns[0] is the prompt and turns[1] the
+    # completion (roles are not read), and "prompt_len < 2 or output_len < 2" prunes the rest. A
+    # blank prompt is dropped too: it is no request (the suite's schema refuses empty text). Only the
+    # two turns read are checked (QA: a null "value" in a later turn refused the whole file, which
+    # SGLang's benchmark reads; a long export holds such turns).
+    if len(turns) < 2:
+        return None
+    texts = []
+    for j, t in enumerate(turns[:2]):
+        field = ("content" if isinstance(t, dict) and "content" in t else "value") if custom else "value"
+        if not isinstance(t, dict) or not isinstance(t.get(field), str):
+            raise _row_error(source, f"{at}{key}[{j}]",
+                             "expected {role, content} (or {from, value}) with text" if custom
+                             else "expected {from, value} with a text value")
+        texts.append((field, t[field]))
+    (field, prompt), (_, reply) = texts
+    if not prompt.strip() or estimate_tokens(prompt) < 2 or estimate_tokens(reply) < 2:
+        return None
+    if conv.get("category") is not None and not isinstance(conv["category"], str):
+        raise _row_error(source, f"{at}category", "must be text")
+    _real_labels(conv, source, at)
+    _real_text(prompt, source, f"{at}{key}[0].{field}")
+    return {"text": prompt, "messages": None, "max_tokens": min(cap, estimate_tokens(reply)),
+            "category": conv.get("category"), "id": conv.get("id")}
+
+
+def _custom_rows(source: str, lines: Iterable[tuple[int, str]], cap: int) -> Iterator[dict[str, Any]]:
+    """The requests of a ``custom`` file's JSON ``lines`` (number, text), one at a time."""
+    for lineno, where, obj in _json_lines(source, lines):
+        row = _conversation_row(obj, source, where, cap, custom=True)
+        if row is not None:
+            yield {**row, "line": lineno}
 
 
 def _looks_like_other_layout(start: str, layout: str) -> bool:
@@ -548,6 +587,8 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
         # every row is read (and checked) here, whether or not it is kept
         nonlocal total, passed
         rows = (_jsonl_rows(str(path), _jsonl_lines(path, digest)) if layout == "jsonl"
+                else _custom_rows(str(path), _jsonl_lines(path, digest), spec.max_output_tokens)
+                if layout == "custom"
                 else _sharegpt_rows(str(path), _sharegpt_text(path, digest), spec.max_output_tokens))
         for position, row in enumerate(rows):
             total += 1
@@ -598,7 +639,7 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
     ids = [row.get("id") for _, row in kept]
     use_ids = all(isinstance(i, (str, int)) and str(i).strip() for i in ids) and len(set(map(str, ids))) == len(ids)
     for (position, row), rid in zip(kept, ids):
-        label = f"line{row['line']}" if layout == "jsonl" else f"#{row['line']}"
+        label = f"line{row['line']}" if layout in ("jsonl", "custom") else f"#{row['line']}"
         name = str(rid) if use_ids else label
         prompts.append({"name": name, "text": row["text"], "messages": row["messages"],
                         "max_tokens": row["max_tokens"], "category": row["category"]})
