@@ -26,12 +26,19 @@ SUITE = {
 }
 
 
-def test_a_baseline_with_failed_requests_is_refused_before_any_request(tmp_path):
-    suite_file, base = tmp_path / "s.json", tmp_path / "base.json"
-    suite_file.write_text(json.dumps(SUITE))
+def _measured(tmp_path, suite: dict):
+    """`tuner bench --json` of ``suite`` against the simulator with a 256-token context: the suite
+    file, the JSON and the run."""
+    suite_file, out = tmp_path / "s.json", tmp_path / "base.json"
+    suite_file.write_text(json.dumps(suite))
     with running_sim("--context-length", "256", "--sim-noise", "0", speedup=50) as sim:
-        r = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
-                                     "--json", str(base)])
+        argv = ["bench", "--url", sim.url, "--suite", str(suite_file), "--json", str(out)]
+        r = CliRunner().invoke(cli, argv)
+    return suite_file, out, r
+
+
+def test_a_baseline_with_failed_requests_is_refused_before_any_request(tmp_path):
+    suite_file, base, r = _measured(tmp_path, SUITE)
     assert r.exit_code == 1 and "1 of 4 requests failed or timed out" in r.stderr, r.output
     saved = SuiteResult.load(base)
     assert saved.complete and saved.n_failed == 1  # what the file says: complete, one request failed
@@ -57,3 +64,15 @@ def test_a_baseline_whose_requests_all_answered_is_compared(tmp_path):
         again = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
                                          "--compare", str(base)])
     assert again.exit_code == 0 and "speedup" in again.stdout, again.output
+
+
+def test_a_long_json_error_body_is_kept_as_its_whole_message(tmp_path):
+    # QA: SGLang's OpenAI-style context message (some 290 characters) in its JSON body was cut at 300
+    # characters with the body, so no JSON was left to read it from: the error line quoted '{"error":
+    # {"message": "Requested ... to fit' and stopped mid-sentence
+    _, out, r = _measured(tmp_path, SUITE)
+    assert r.exit_code == 1, r.output
+    error = next(rec.error for rec in SuiteResult.load(out).records if not rec.ok)
+    assert error.startswith("HTTP 400: Requested token count exceeds the model's maximum context length of "
+                            "256 tokens.") and error.endswith("to fit within the limit."), error
+    assert r.stderr.strip().endswith(f"first: single fib at 300 tokens: {error}"), r.stderr

@@ -282,7 +282,10 @@ class BenchClient:
                 record.http_status = resp.status
                 if resp.status != 200:
                     detail = (await _read_bounded(resp)).decode("utf-8", "replace").strip().replace("\n", " ")
-                    self._fail(record, "http", f"HTTP {resp.status}: {detail[:300]}")
+                    # the message of a JSON error body, cut after reading it: a body cut first is no
+                    # JSON (QA: SGLang's 290-character context message was kept as a cut '{"error": ...')
+                    said = error_body_message(detail) or detail
+                    self._fail(record, "http", f"HTTP {resp.status}: {said[:300]}")
                 elif self.stream:
                     await self._read_stream(resp, record)
                 else:
@@ -500,6 +503,20 @@ def _object(value: Any, what: str) -> dict:
     if not isinstance(value, dict):
         raise ValueError(f"{what} {repr(value)[:200]} is not a JSON object")
     return value
+
+
+def error_body_message(body: str) -> str | None:
+    """The message of an error body as SGLang 0.5.23 sends them, or None for any other text:
+    ``{"error": {"message": M}}`` (``srt/entrypoints/http_server.py``), the OpenAI endpoints'
+    ``ErrorResponse`` ``{"object": "error", "message": M}`` (``srt/entrypoints/openai/protocol.py``),
+    FastAPI's own ``{"detail": M}``. Whitespace collapsed to one line."""
+    try:
+        data = json.loads(body)
+    except (ValueError, RecursionError):
+        return None
+    said = data.get("error", data) if isinstance(data, dict) else None
+    said = said.get("message", said.get("detail")) if isinstance(said, dict) else said
+    return " ".join(said.split()) if isinstance(said, str) and said.strip() else None
 
 
 def _no_error(data: dict) -> None:

@@ -368,23 +368,17 @@ def _refuse_other_model(base: SuiteResult, url: str, shown: str, path: Path) -> 
 
 def server_message(error) -> str:
     """A failed request's error as one line, a JSON error body read for its message: ``HTTP 400:
-    {"error": {"message": M}}`` (SGLang 0.5.23's ``ErrorResponse``, ``srt/entrypoints/openai/protocol.py``;
-    ``{"detail": M}`` from FastAPI's own checks) is ``HTTP 400: M``; any other text as
+    {"error": {"message": M}}`` is ``HTTP 400: M`` (:func:`tuner.bench.client.error_body_message`;
+    the client reads it so since, a result saved before holds the body); any other text as
     :func:`_plain_text` gives it."""
-    import json
     import re
+
+    from ..bench.client import error_body_message
 
     text = _plain_text(error)
     m = re.fullmatch(r"(HTTP \d{3}): (\{.*\})", text)
-    if m is None:
-        return text
-    try:
-        body = json.loads(m.group(2))
-    except ValueError:
-        return text
-    said = body.get("error", body) if isinstance(body, dict) else None
-    said = said.get("message", said.get("detail")) if isinstance(said, dict) else said
-    return f"{m.group(1)}: {_plain_text(said)}" if isinstance(said, str) and said.strip() else text
+    said = None if m is None else error_body_message(m.group(2))
+    return text if said is None else f"{m.group(1)}: {_plain_text(said)}"
 
 
 def _plain_text(text) -> str:
