@@ -43,7 +43,9 @@ class FakeSGLang:
     SSE) or ``cut`` short without a finish reason, ``abort``: half the tokens with finish reason
     ``abort``, HTTP 200, streamed or not, as SGLang answers a request its scheduler aborted;
     /v1/completions streams ``chunky``: four tokens a chunk and the count only at the end; ``no_text``:
-    every answer and stream chunk without its text, counts and finish reasons intact).
+    every answer and stream chunk without its text, counts and finish reasons intact; ``capped``: three
+    tokens fewer than asked with finish reason ``length``, as SGLang's scheduler answers a request whose
+    max_new_tokens it lowered).
     """
 
     def __init__(self, *, token_s=0.0005, busy_flushes=0, fail_prompt=None, hang_prompt=None,
@@ -171,6 +173,8 @@ class FakeSGLang:
             return resp
         if self.lie == "abort":
             n = max(1, n // 2)  # aborted halfway
+        if self.lie == "capped":
+            n = max(1, n - 3)  # scheduler.py init_req_max_new_tokens lowered it; finish "length" at it
         if not body.get("stream"):
             await asyncio.sleep(n * self.token_s)
             if self.lie == "no_text":
@@ -199,7 +203,7 @@ class FakeSGLang:
 
     async def _completions(self, request):
         body, _ = await self._admit(request, "/v1/completions")
-        n = body["max_tokens"]
+        n = body["max_tokens"] - (3 if self.lie == "capped" else 0)
         await asyncio.sleep(n * self.token_s)
         usage = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": n + 5}
         if self.lie == "usage_list":

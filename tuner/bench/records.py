@@ -49,11 +49,20 @@ class RequestRecord:
     def count_problem(self, ignore_eos: bool) -> str | None:
         """Why this answer's ``completion_tokens`` cannot be true, or None: a server answers at least
         one token (the prefill's) and at most ``max_tokens``, exactly ``max_tokens`` with
-        ``ignore_eos``."""
+        ``ignore_eos``; and finish reason ``length`` only once it has the ``max_tokens`` asked."""
         n = self.completion_tokens
         if n is None or not 1 <= n <= self.max_tokens or (ignore_eos and n != self.max_tokens):
             rule = "exactly" if ignore_eos else "1 to"
             return f"completion_tokens {n}, {rule} {self.max_tokens} asked" + (" (ignore_eos)" if ignore_eos else "")
+        if self.finish_reason == "length" and n < self.max_tokens:
+            # SGLang 0.5.23 finishes "length" when the output reaches the request's max_new_tokens
+            # (managers/schedule_batch.py update_finish_state), after its scheduler may have lowered it
+            # (scheduler.py init_req_max_new_tokens: SGLANG_MAX_NEW_TOKENS_LIMIT, the context left,
+            # the KV budget, which a draft model shrinks): fewer tokens with that reason is a request
+            # the server cut, not the one asked (QA: exit 0 with a suite of ignore_eos false).
+            return (f"completion_tokens {n} with finish_reason length, {self.max_tokens} asked: the "
+                    "server lowered max_new_tokens (SGLANG_MAX_NEW_TOKENS_LIMIT, the context left or "
+                    "its KV budget)")
         return None
 
     def latency_problem(self) -> str | None:

@@ -1,0 +1,40 @@
+"""`tuner bench` against a server that lies in ways SGLang 0.5.23 never answers (the shared fake,
+test_bench_client.FakeSGLang, on a real socket): each lie fails its request, or the run's answers, with
+one line naming it, and the run exits 1. Before, each was measured and printed, exit 0 (QA)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from click.testing import CliRunner
+from test_bench_client import FakeSGLang
+
+from tuner.cli import cli
+
+#: one request in all: one prompt, one length, once, no warm-up, no sweep
+ONE = {"name": "one", "prompts": [{"name": "fib", "text": "def fib(n):"}],
+       "single": {"lengths": [8], "repeats": 1}, "sweep": {"concurrencies": []},
+       "warmup": {"requests": 0}, "timeout_s": 500}
+
+
+def _bench(tmp_path, url: str, *args: str, suite: dict = ONE) -> tuple[str, dict]:
+    """``tuner bench`` of ``suite``: it must exit 1 with one error line; that line and the saved JSON."""
+    suite_file, out = tmp_path / "one.yaml", tmp_path / "out.json"
+    suite_file.write_text(json.dumps(suite))
+    r = CliRunner().invoke(cli, ["bench", "--url", url, "--suite", str(suite_file), "--json", str(out), *args])
+    assert r.exit_code == 1, r.output
+    errors = [line for line in r.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, r.stderr
+    return errors[0], json.loads(out.read_text())
+
+
+@pytest.mark.parametrize("args", [(), ("--api", "openai", "--stream"), ("--stream",)])
+def test_finish_reason_length_short_of_max_tokens_is_a_request_the_server_cut(tmp_path, args):
+    # ignore_eos false: 5 of 8 tokens is a count a request may have, but not with finish reason length
+    # (SGLang's scheduler lowered max_new_tokens: SGLANG_MAX_NEW_TOKENS_LIMIT, the context, the KV budget)
+    with FakeSGLang(lie="capped") as srv:
+        error, saved = _bench(tmp_path, srv.url, *args, suite={**ONE, "ignore_eos": False})
+    assert "1 of 1 answer cannot be true" in error, error
+    assert "completion_tokens 5 with finish_reason length, 8 asked: the server lowered max_new_tokens" in error
+    assert saved["complete"] is False
