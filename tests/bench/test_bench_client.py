@@ -45,7 +45,10 @@ class FakeSGLang:
     /v1/completions streams ``chunky``: four tokens a chunk and the count only at the end; ``no_text``:
     every answer and stream chunk without its text, counts and finish reasons intact; ``capped``: three
     tokens fewer than asked with finish reason ``length``, as SGLang's scheduler answers a request whose
-    max_new_tokens it lowered).
+    max_new_tokens it lowered; streams with ``no_done`` (no ``[DONE]``, a clean close after the finish),
+    ``after_done`` (a chunk after it) or ``done_twice``; ``deltas``: /generate streams new text only,
+    /server_info not saying so; ``accept_off``: spec_accept_length one more than its counts give;
+    ``prompt_text``: prompt_tokens ``"lots"``).
     """
 
     def __init__(self, *, token_s=0.0005, busy_flushes=0, fail_prompt=None, hang_prompt=None,
@@ -139,11 +142,14 @@ class FakeSGLang:
             reason = {"type": "abort", "message": "Abort in waiting queue"}
         e2e = {"e2e_zero": 0, "e2e_text": "fast", "e2e_nan": float("nan"), "e2e_long": 50.0}.get(
             self.lie, tokens * self.token_s)
-        meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": count,
+        prompt_tokens = "lots" if self.lie == "prompt_text" else 5
+        meta = {"id": "r", "prompt_tokens": prompt_tokens, "completion_tokens": count,
                 "finish_reason": reason, "e2e_latency": e2e}
         if self.verify_every:
             verify = 1 if self.lie == "one_verify" else -(-tokens // self.verify_every)
             meta.update(spec_verify_ct=verify, spec_accept_length=tokens / verify if verify else 0)
+            if self.lie == "accept_off":
+                meta["spec_accept_length"] += 1
             if self.lie in ("accept_text", "accept_true", "accept_inf"):  # and no verify count to judge by
                 del meta["spec_verify_ct"]
                 meta["spec_accept_length"] = {"accept_text": "2.5", "accept_true": True,
@@ -194,18 +200,28 @@ class FakeSGLang:
                 meta["completion_tokens"] = n
             if self.lie == "sse_fields":
                 await resp.write(b": keep-alive\n\nevent: message\nid: 7\n")
-            chunk = {"text": "x y " * done, "meta_info": meta}
+            chunk = {"text": f"d{done} " if self.lie == "deltas" else "x y " * done, "meta_info": meta}
             if self.lie == "no_text":
                 del chunk["text"]
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        await resp.write(b"data: [DONE]\n\n")
+        await self._done(resp, {"text": "x y " * (n + 5), "meta_info": self._meta(n + 5)})
         return resp
+
+    async def _done(self, resp, more: dict) -> None:
+        """A stream's end: ``[DONE]``, or the lies about it (``more`` is what ``after_done`` sends)."""
+        if self.lie != "no_done":
+            await resp.write(b"data: [DONE]\n\n")
+        if self.lie == "after_done":
+            await resp.write(f"data: {json.dumps(more)}\n\n".encode())
+        if self.lie == "done_twice":
+            await resp.write(b"data: [DONE]\n\n")
 
     async def _completions(self, request):
         body, _ = await self._admit(request, "/v1/completions")
         n = body["max_tokens"] - (3 if self.lie == "capped" else 0)
         await asyncio.sleep(n * self.token_s)
-        usage = {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": n + 5}
+        usage = {"prompt_tokens": "lots" if self.lie == "prompt_text" else 5, "completion_tokens": n,
+                 "total_tokens": n + 5}
         if self.lie == "usage_list":
             usage = [n]
         if not body.get("stream"):
@@ -232,7 +248,7 @@ class FakeSGLang:
                 chunk["usage"] = {"prompt_tokens": 5, "completion_tokens": 10**12 if i >= 2 else i + 1}
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
         await resp.write(f"data: {json.dumps({'choices': [], 'usage': usage})}\n\n".encode())
-        await resp.write(b"data: [DONE]\n\n")
+        await self._done(resp, {"choices": [], "usage": {**usage, "completion_tokens": n + 5}})
         return resp
 
 

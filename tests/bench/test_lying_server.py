@@ -38,3 +38,41 @@ def test_finish_reason_length_short_of_max_tokens_is_a_request_the_server_cut(tm
     assert "1 of 1 answer cannot be true" in error, error
     assert "completion_tokens 5 with finish_reason length, 8 asked: the server lowered max_new_tokens" in error
     assert saved["complete"] is False
+
+
+@pytest.mark.parametrize("api", ["generate", "openai"])
+@pytest.mark.parametrize("lie, said", [
+    ("no_done", "the stream of 8 tokens ended without data: [DONE]"),
+    ("after_done", "the stream went on after data: [DONE] with '{"),
+    ("done_twice", "the stream went on after data: [DONE] with '[DONE]'"),
+])
+def test_a_stream_ends_with_one_done_and_nothing_after_it(tmp_path, api, lie, said):
+    with FakeSGLang(lie=lie) as srv:
+        error, saved = _bench(tmp_path, srv.url, "--api", api, "--stream")
+    assert said in error, error
+    (record,) = saved["records"]
+    assert not record["ok"] and record["error_kind"] == "protocol" and said in record["error"]
+
+
+def test_a_generate_stream_of_new_text_only_unsaid_is_not_taken_for_the_text_so_far(tmp_path):
+    # the text kept for the lossless check was the last chunk's alone
+    with FakeSGLang(lie="deltas") as srv:
+        error, saved = _bench(tmp_path, srv.url, "--stream")
+    assert "the stream's text went from 3 characters to 'd4', which does not continue it" in error, error
+    assert saved["records"][0]["output_text"] is None
+
+
+@pytest.mark.parametrize("args", [(), ("--stream",)])
+def test_an_accept_length_its_own_counts_contradict_fails_the_request(tmp_path, args):
+    with FakeSGLang(lie="accept_off") as srv:
+        error, saved = _bench(tmp_path, srv.url, *args)
+    assert "spec_accept_length 3 is not completion_tokens / spec_verify_ct = 8 / 4 = 2" in error, error
+    assert saved["figures"]["accept_length"] is None
+
+
+@pytest.mark.parametrize("args", [(), ("--api", "openai")])
+def test_a_prompt_token_count_that_is_no_count_fails_the_request(tmp_path, args):
+    with FakeSGLang(lie="prompt_text") as srv:
+        error, saved = _bench(tmp_path, srv.url, *args)
+    assert "prompt_tokens 'lots' is not a count of tokens" in error, error
+    assert saved["records"][0]["prompt_tokens"] is None

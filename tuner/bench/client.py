@@ -308,7 +308,7 @@ class BenchClient:
                        f"{' '.join(str(exc).split())[:200]}")
         if record.end_s == 0.0:
             record.end_s = self.now()
-        if record.ok and (problem := record.latency_problem()):
+        if record.ok and (problem := record.latency_problem() or self._accept_problem(record)):
             self._fail(record, "protocol", problem)
         if record.ok and self._over_model_limit(record):
             end_s = record.end_s
@@ -316,6 +316,20 @@ class BenchClient:
                        f"model s, over the {self.timeout_s:g} s (model time) limit")
             record.end_s, record.late = end_s, True
         return record
+
+    def _accept_problem(self, record: RequestRecord) -> str | None:
+        """Why an answer's own accept length disagrees with its counts, or None. SGLang 0.5.23 computes
+        ``spec_accept_length`` as ``completion_tokens / spec_verify_ct`` from the same request's figures
+        (``managers/tokenizer_manager.py`` ``_calculate_spec_decoding_metrics``; ``sglext`` copies them):
+        one of the three is false, and the accept column reads the ratio while the server says another.
+        A count that cannot be true is left to :meth:`RequestRecord.count_problem`, which names it."""
+        verify, said, n = record.spec_verify_ct, record.spec_accept_length, record.completion_tokens
+        if not verify or said is None or not n or math.isclose(said, n / verify, rel_tol=1e-6):
+            return None
+        if record.count_problem(self.ignore_eos):
+            return None
+        return (f"spec_accept_length {said:.4g} is not completion_tokens / spec_verify_ct = {n} / {verify} = "
+                f"{n / verify:.4g}: the server's speculative figures contradict each other")
 
     def _fail(self, record: RequestRecord, kind: str, message: str) -> None:
         record.end_s = self.now()
@@ -352,7 +366,7 @@ class BenchClient:
         # prompt_tokens, e2e_latency, finish_reason, and spec_verify_ct / spec_accept_length for
         # speculative decoding.
         record.completion_tokens = _count(meta["completion_tokens"], "completion_tokens")
-        record.prompt_tokens = meta.get("prompt_tokens")
+        record.prompt_tokens = _maybe_count(meta.get("prompt_tokens"), "prompt_tokens")
         record.finish_reason = _reason(meta.get("finish_reason"))
         record.server_latency_s = _seconds(meta.get("e2e_latency"), "e2e_latency")
         if meta.get("spec_verify_ct") is not None:
@@ -364,7 +378,8 @@ class BenchClient:
     def _read_usage(usage: dict, record: RequestRecord) -> None:
         if usage.get("completion_tokens") is not None:
             record.completion_tokens = _count(usage["completion_tokens"], "completion_tokens")
-        record.prompt_tokens = usage.get("prompt_tokens", record.prompt_tokens)
+        if usage.get("prompt_tokens") is not None:
+            record.prompt_tokens = _count(usage["prompt_tokens"], "prompt_tokens")
         if usage.get("spec_verify_ct") is not None:
             record.spec_verify_ct = _count(usage["spec_verify_ct"], "spec_verify_ct")
 
@@ -376,21 +391,32 @@ class BenchClient:
 
         SSE comments (``: keep-alive``, which proxies add) and ``event:``/``id:``/``retry:`` fields
         are skipped. A stream that ends without a finish reason was cut short (SGLang and OpenAI
-        send one in the last chunk): the request fails, whatever its count says."""
+        send one in the last chunk): the request fails, whatever its count says; so does one that ends
+        without ``data: [DONE]`` or sends anything after it, and a ``/generate`` stream whose text so far
+        does not continue the last chunk's. The request ends at ``[DONE]``; the rest of the body is read
+        (SGLang closes it right after) to see that nothing follows."""
         last_t = 0.0
         last_tokens = 0
         text = ""
         guessed = 0  #: text chunks counted as one token each (no per-chunk usage from the server)
         carried = False  #: whether any chunk carried text (an empty piece counts)
         peak = 0  #: the highest completion_tokens a chunk has said so far
+        done_s = None  #: when ``data: [DONE]`` came (the request's end)
         async for raw in resp.content:
             line = raw.strip()
             if not line or line.startswith(_SSE_SKIPPED):
                 continue
             if line.startswith(b"data:"):
                 line = line[5:].strip()
+            if done_s is not None:
+                # SGLang 0.5.23 ends every stream with [DONE] and sends nothing after it (http_server.py
+                # stream_results, openai/serving_completions.py, serving_chat.py): what follows is an
+                # answer the client would not have read (QA: a chunk of 18 tokens for 8 asked, exit 0)
+                raise ValueError(f"the stream went on after data: [DONE] with {_quoted(line)}: which of "
+                                 "its answers is the request's is unknown")
             if line == b"[DONE]":
-                break
+                done_s = self.now()
+                continue
             data = _json_answer(line)
             _no_error(data)
             now = self.now()
@@ -399,6 +425,17 @@ class BenchClient:
                 tokens = record.completion_tokens or 0
                 piece = data.get("text")
                 if isinstance(piece, str):  # cumulative, or new text only (incremental_stream)
+                    if not self.incremental_stream and not piece.startswith(text):
+                        # SGLang appends each chunk's new text to the request's (tokenizer_manager.py
+                        # _handle_batch_output, state.append_text): the text so far only grows. A chunk
+                        # that is not the last one's text plus more is new text alone (a server under
+                        # --incremental-streaming-output whose /server_info does not say so) or a lie:
+                        # the text kept for the lossless check would be the last chunk's alone.
+                        raise ValueError(f"the stream's text went from {len(text)} characters to "
+                                         f"{_quoted(piece.encode())}, which does not continue it: "
+                                         "/generate streams the text so far "
+                                         "(new text only under --incremental-streaming-output, which "
+                                         "/server_info does not report)")
                     text = text + piece if self.incremental_stream else piece
                     carried = True
             else:
@@ -439,13 +476,18 @@ class BenchClient:
             elif new > 0:
                 record.itl_s.extend([(now - last_t) / new] * new)
             last_t, last_tokens = now, tokens
-        record.end_s = self.now()
+        record.end_s = self.now() if done_s is None else done_s
         _keep_text(record, text)
         if record.completion_tokens is None:
             raise KeyError("completion_tokens (no usage in the stream)")
         if record.finish_reason is None:
             raise ValueError(f"the stream ended after {counted(record.completion_tokens, 'token')} without a finish "
                              "reason: the answer was cut short")
+        if done_s is None:
+            # the finish reason comes before the OpenAI streams' sglext and usage chunks, so a stream cut
+            # after it may have lost its verify steps and final count (QA: a clean close, exit 0)
+            raise ValueError(f"the stream of {counted(record.completion_tokens, 'token')} ended without "
+                             "data: [DONE]: the answer may have been cut short")
         _has_text(carried, record, "stream")
         if guessed and guessed != record.completion_tokens:
             # Chunks of several tokens and the count only at the end (a server that ignores
@@ -495,6 +537,11 @@ def _json_answer(body: bytes) -> dict:
     return data
 
 
+def _quoted(line: bytes) -> str:
+    """The start of a stream line, quoted on one line."""
+    return repr(" ".join(line[:200].decode("utf-8", "replace").split())[:80])
+
+
 def _object(value: Any, what: str) -> dict:
     """``value`` when it is a JSON object; ``ValueError`` naming ``what`` and quoting it otherwise: an
     OpenAI answer's ``usage`` and each of its ``choices`` are objects (SGLang 0.5.23
@@ -536,6 +583,11 @@ def _count(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} {value!r} is not a count of tokens")
     return value
+
+
+def _maybe_count(value: Any, what: str) -> int | None:
+    """None, or a count (:func:`_count`, which raises ``ValueError`` for text, a fraction, a bool)."""
+    return None if value is None else _count(value, what)
 
 
 def _seconds(value: Any, what: str) -> float | None:
