@@ -76,3 +76,27 @@ def test_a_prompt_token_count_that_is_no_count_fails_the_request(tmp_path, args)
         error, saved = _bench(tmp_path, srv.url, *args)
     assert "prompt_tokens 'lots' is not a count of tokens" in error, error
     assert saved["records"][0]["prompt_tokens"] is None
+
+
+#: a server that says it speculates not at all: SGLang 0.5.23's /server_info with speculation off
+AUTOREGRESSIVE = {"version": "0.5.23-fake", "model_path": "fake/model", "sim_speedup": 100.0,
+                  "speculative_algorithm": None, "internal_states": [{"speculative_algorithm": None}]}
+
+
+def test_verify_steps_from_a_server_that_says_it_does_not_speculate_fail_the_run(tmp_path):
+    # QA: its header said "no speculative decoding" while the saved records held verify steps, exit 0
+    with FakeSGLang(info=AUTOREGRESSIVE, verify_every=2) as srv:
+        error, saved = _bench(tmp_path, srv.url)
+    assert "1 of 1 answer cannot be true" in error and "verify steps from an autoregressive server" in error, error
+    assert saved["complete"] is False
+
+
+def test_a_server_that_says_nothing_of_speculation_is_not_bounded_by_it(tmp_path):
+    # the same answers from a server whose /server_info does not name the algorithm: nothing to judge by
+    suite_file, out = tmp_path / "one.yaml", tmp_path / "out.json"
+    suite_file.write_text(json.dumps(ONE))
+    info = {k: v for k, v in AUTOREGRESSIVE.items() if k not in ("speculative_algorithm", "internal_states")}
+    with FakeSGLang(info=info, verify_every=2) as srv:
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
+    assert r.exit_code == 0, r.output
+    assert json.loads(out.read_text())["complete"] is True

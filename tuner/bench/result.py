@@ -89,6 +89,20 @@ def resolved_spec_from_info(info: dict | None) -> SpecConfig | None:
         return None  # not numbers: unverifiable (tuner.engine.verify says so), never a crash
 
 
+def says_autoregressive(info: dict | None) -> bool:
+    """Whether ``/server_info`` says the server runs no speculative algorithm, read where
+    :func:`resolved_spec_from_info` reads it: SGLang 0.5.23 answers every ``ServerArgs`` field, so
+    ``speculative_algorithm`` is there, null without speculation. False for a server that says
+    nothing of it (another server, or none answered): only a server that said so bounds its verify
+    steps at none."""
+    if not info:
+        return False
+    for where in (first_internal_state(info), info):
+        if "speculative_algorithm" in where:
+            return not where["speculative_algorithm"]
+    return False
+
+
 @dataclass(frozen=True)
 class SingleRow:
     """One prompt at one length, over its repeats. Model time."""

@@ -218,14 +218,19 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     # ignore_eos), or verify steps its own speculative setting cannot give (the accept length's bounds,
     # tuner/engine/verify.py): its figures are no measurement of the suite, as a study's trial would be
     # failed.
+    from ..bench.result import says_autoregressive
     from ..engine.verify import clock_problem, speculation_problem
 
     spec = res.resolved_spec
     if spec is not None and not isinstance(spec.num_steps, int):
         spec = None  # flags not said as numbers: nothing to bound the accept length by
+    # A server that says it runs no speculative algorithm gives no verify steps either (QA: one that
+    # said speculative_algorithm null answered spec_verify_ct, exit 0, its header "no speculative
+    # decoding"); one that says nothing of it bounds nothing.
+    bounded = spec is not None or (res.resolved_spec is None and says_autoregressive(res.server_info))
 
     def problem(r) -> str | None:
-        return r.count_problem(suite.ignore_eos) or (speculation_problem(r, spec) if spec else None)
+        return r.count_problem(suite.ignore_eos) or (speculation_problem(r, spec) if bounded else None)
 
     untrue = [f"{r.phase} {r.prompt} at {counted(r.max_tokens, 'token')}: {why}" for r in res.records if r.ok
               for why in [problem(r)] if why]
