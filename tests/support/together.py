@@ -6,6 +6,8 @@ a storage (an engine) of its own, as a process does.
     for study in workers:
         hold_before(study._storage._backend.engine, barrier, lambda sql: sql.startswith("UPDATE TRIALS"))
     results, errors = run_together([lambda: ask(workers[0]), lambda: ask(workers[1])])
+
+or one worker held right before a statement until another has done a whole step (:func:`hold_until`).
 """
 
 from __future__ import annotations
@@ -31,6 +33,26 @@ def hold_before(engine, barrier: threading.Barrier, matches: Callable[[str], boo
     import sqlalchemy as sa
 
     sa.event.listen(engine, "before_cursor_execute", before)
+
+
+def hold_until(engine, done: threading.Event, matches: Callable[[str], bool],
+               here: threading.Event | None = None) -> list[str]:
+    """Hold this engine's first statement that ``matches`` until ``done`` is set (120 s at most),
+    setting ``here`` as it stops: another worker's whole step lands between this one's check and
+    its write. Returns the list that gets the statement held (empty: this worker never got there)."""
+    held: list[str] = []
+
+    def before(conn, cursor, statement, parameters, context, executemany):
+        if not held and matches(" ".join(statement.split()).upper()):
+            held.append(statement)
+            if here is not None:
+                here.set()
+            done.wait(timeout=120)
+
+    import sqlalchemy as sa
+
+    sa.event.listen(engine, "before_cursor_execute", before)
+    return held
 
 
 def run_together(calls: list[Callable[[], object]]) -> tuple[list, list[BaseException]]:

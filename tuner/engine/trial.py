@@ -71,7 +71,7 @@ from .stall import StallWatch, TunerStalled
 from .storage import HEARTBEAT_GRACE_S, storage_label
 from .study import StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
-from .workers import (ASK_TRIES, Worker, lost_commit_causes, mark_interrupted, reap_dead_trials, start_trial,
+from .workers import (ASK_TRIES, Worker, interrupt, lost_commit_causes, reap_dead_trials, start_trial,
                       trial_lost, try_claim, wait_for_claim)
 
 #: status of a trial that stepped back because another worker took the study's last budget slot,
@@ -392,9 +392,8 @@ class TrialRunner:
                 frozen = self.storage.get_trial(trial._trial_id)
             except KeyError:  # gone from the storage (an SQLite file put back from an older copy)
                 return
-            if frozen.state == TrialState.RUNNING and mark_interrupted(self.storage, trial._trial_id, why):
-                requeue(self.study, frozen)
-                tell(self.study, trial, state=TrialState.FAIL)
+            if frozen.state == TrialState.RUNNING:
+                interrupt(self.study, trial._trial_id, why)  # a reaper's FAIL first: its to queue
 
     def _claimed_by_other(self, key: str, number: int) -> bool:
         from optuna.trial import TrialState

@@ -9,7 +9,7 @@
   (:func:`tuner.server.signals.signals_held`): a trial is never left RUNNING with no worker.
 * :func:`reap_dead_trials` fails RUNNING trials whose worker is gone and queues their settings again
   (:func:`tuner.engine.requeue.requeue`: the setting only); of several workers reaping at once, one
-  fails a trial and queues it (:func:`fail_running`). Right after a storage outage this
+  fails a trial and queues it (:func:`interrupt`, :func:`fail_running`). Right after a storage outage this
   process saw, nobody's heartbeat could land, so none is judged by its heartbeat until a grace
   period has passed. A trial that never got its worker's name (the worker was killed while the
   sampler proposed it) is failed once it has been running :data:`UNNAMED_AFTER_S`.
@@ -220,13 +220,27 @@ def reap_dead_trials(study) -> list[int]:
 def _reap(study, t) -> bool:
     """Fail the RUNNING trial ``t`` of a dead worker (``interrupted``: "its worker died") and queue its
     setting again; False when another worker reaped it first."""
+    return interrupt(study, t._trial_id, "its worker died", MAX_RETRY)
+
+
+def interrupt(study, trial_id: int, why: str, max_retry: int | None = None) -> bool:
+    """Fail the RUNNING trial ``trial_id`` as interrupted (``why`` in its note) and queue its setting
+    again (:func:`~tuner.engine.requeue.requeue`, at most ``max_retry`` times); False, nothing
+    queued and nothing raised, when another worker failed it first (or it finished).
+
+    Only the worker whose :func:`fail_running` moved the trial queues it: a reaper, and the trial's
+    own worker failing it after a Ctrl-C or a stall, may act on one trial at once (a worker paused
+    past the heartbeat grace is reaped by another host while it wakes). The own worker used to queue
+    the setting and then ``tell`` FAIL: after the reaper's FAIL landed between its check and its
+    tell, the setting was queued twice and the tell raised ``UpdateFinishedTrialError``, on SQLite
+    and PostgreSQL alike (QA, qa93; tests/engine/test_interrupt_and_reaper_once.py). Two callers may
+    both mark the trial (``status: interrupted``, a note); only the one that fails it queues it."""
     storage = study._storage
-    # Two reapers may both mark it (the same two values); only the one that fails it queues it.
-    if not mark_interrupted(storage, t._trial_id, "its worker died"):
+    if not mark_interrupted(storage, trial_id, why):
         return False
-    if not fail_running(storage, t._trial_id):
+    if not fail_running(storage, trial_id):
         return False
-    requeue(study, storage.get_trial(t._trial_id), MAX_RETRY)
+    requeue(study, storage.get_trial(trial_id), max_retry)
     return True
 
 
