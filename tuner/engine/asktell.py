@@ -75,14 +75,8 @@ def move_state(storage, trial_id: int, was, to, stamp: str) -> bool:
     before its answer) finds the trial in ``to`` with this move's own time, and it is this worker's
     (a queued trial is not left RUNNING with nobody running it, a dead trial's setting not left
     unqueued)."""
-    from .patience import patient_backend
-
-    backend = getattr(storage, "_backend", storage)
     at = datetime.now()  # Optuna's datetimes: local time, naive (optuna/storages/_rdb/models.py)
-    patient = patient_backend(backend)
-    if patient is not None:
-        return patient._patiently("move_state", _move_state, (trial_id, was, to, stamp, at), {})
-    return _move_state(backend, trial_id, was, to, stamp, at)
+    return _patiently(storage, "move_state", _move_state, trial_id, was, to, stamp, at)
 
 
 def _move_state(backend, trial_id: int, was, to, stamp: str, at: datetime) -> bool:
@@ -98,6 +92,67 @@ def _move_state(backend, trial_id: int, was, to, stamp: str, at: datetime) -> bo
             return True
         held = session.get(trial, trial_id)
         return held is not None and held.state == to and getattr(held, stamp) == at
+
+
+def study_attr_text(storage, study_id: int, key: str) -> str | None:
+    """The study user attribute ``key`` as the database holds it (its JSON text; None when unset),
+    read from the database itself: the ``was`` of :func:`replace_study_attr`."""
+    return _patiently(storage, "study_attr_text", _study_attr_text, study_id, key)
+
+
+def _study_attr_text(backend, study_id: int, key: str) -> str | None:
+    import sqlalchemy as sa
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    attr = models.StudyUserAttributeModel
+    with _create_scoped_session(backend.scoped_session) as session:
+        return session.execute(sa.select(attr.value_json).where(
+            attr.study_id == study_id, attr.key == key)).scalar_one_or_none()
+
+
+def _patiently(storage, name: str, call, *args):
+    """``call(backend, *args)`` on ``storage``'s RDB backend, retried through outages as the
+    storage's own calls are when it is patient (:mod:`tuner.engine.patience`)."""
+    from .patience import patient_backend
+
+    backend = getattr(storage, "_backend", storage)
+    patient = patient_backend(backend)
+    if patient is not None:
+        return patient._patiently(name, call, args, {})
+    return call(backend, *args)
+
+
+def replace_study_attr(storage, study_id: int, key: str, was: str, value) -> bool:
+    """Set the study user attribute ``key`` to ``value`` when it still holds the JSON text ``was``
+    (:func:`study_attr_text`); False when another process changed it since: the caller reads it
+    again and recomputes. One conditional UPDATE, as :func:`move_state`, where Optuna's
+    ``set_study_user_attr`` writes whatever it was (a read-modify-write of two processes loses
+    one). A patient storage's retry, after an attempt whose commit landed before the connection
+    broke, finds ``value`` there and takes it as this call's; only a retry does (on a first attempt
+    that text is another writer's who made the same change: this one must be made again). A retry
+    whose first attempt did not land, while another writer made the very same change, is taken for
+    this call's too: the one case left where an extension is lost (two at once, and an outage)."""
+    import json
+
+    text = json.dumps(value)  # Optuna's form of an attribute (optuna/storages/_rdb/storage.py)
+    return _patiently(storage, "replace_study_attr", _replace_study_attr, study_id, key, was, text, [])
+
+
+def _replace_study_attr(backend, study_id: int, key: str, was: str, text: str, tries: list[int]) -> bool:
+    import sqlalchemy as sa
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    tries.append(1)
+    attr = models.StudyUserAttributeModel
+    mine = (attr.study_id == study_id, attr.key == key)
+    with _create_scoped_session(backend.scoped_session, True) as session:
+        if session.execute(sa.update(attr).where(*mine, attr.value_json == was).values(value_json=text)
+                           .execution_options(synchronize_session=False)).rowcount == 1:
+            return True
+        held = session.execute(sa.select(attr.value_json).where(*mine)).scalar_one_or_none()
+        return len(tries) > 1 and held == text
 
 
 def tell(study, trial, values=None, state=None):

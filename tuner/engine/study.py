@@ -384,14 +384,33 @@ def stored_budget(study, default: int | None = None) -> int | None:
 def extend_budget(study, add: int) -> tuple[int, int]:
     """Raise the stored ``budget.n_trials`` by ``add``; returns (old, new). A study without a budget
     (unlimited) cannot be extended, nor one past :data:`~tuner.config.study.MAX_TRIALS`
-    (:func:`~tuner.config.study.check_added_budget`): :class:`ConfigError`, nothing written."""
-    config = dict(wait_until_ready(study)[CONFIG_ATTR])
-    budget = dict(config.get("budget") or {})
-    old = budget.get("n_trials")
-    _check_extension(study.study_name, old, add)
-    budget["n_trials"] = old + add
-    study.set_user_attr(CONFIG_ATTR, {**config, "budget": budget})
-    return old, old + add
+    (:func:`~tuner.config.study.check_added_budget`): :class:`ConfigError`, nothing written.
+
+    Two extensions at once both count: the new config is stored only over the one it was computed
+    from (:func:`~tuner.engine.asktell.replace_study_attr`), else read and raised again. Read, then
+    ``set_user_attr``, two ``run --add-trials 5`` on two nodes both read 20 and both stored 25 (QA,
+    qa93: one extension lost, on SQLite and PostgreSQL; tests/engine/test_budget_extended_at_once.py)."""
+    import json
+
+    from optuna.storages import RDBStorage
+
+    from .asktell import replace_study_attr, study_attr_text
+
+    stored = wait_until_ready(study)
+    rdb = isinstance(getattr(study._storage, "_backend", study._storage), RDBStorage)
+    while True:
+        was = study_attr_text(study._storage, study._study_id, CONFIG_ATTR) if rdb else None
+        config = dict(json.loads(was) if was is not None else stored[CONFIG_ATTR])
+        budget = dict(config.get("budget") or {})
+        old = budget.get("n_trials")
+        _check_extension(study.study_name, old, add)
+        budget["n_trials"] = old + add
+        wanted = {**config, "budget": budget}
+        if was is None:  # in memory (benchmarks): one process
+            study.set_user_attr(CONFIG_ATTR, wanted)
+            return old, old + add
+        if replace_study_attr(study._storage, study._study_id, CONFIG_ATTR, was, wanted):
+            return old, old + add  # else another process changed the config since: read again
 
 
 def _check_extension(name: str, old: int | None, add: int) -> None:
