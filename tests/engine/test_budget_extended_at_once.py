@@ -75,7 +75,8 @@ def test_an_extension_whose_commit_landed_before_the_error_counts_once(tmp_path,
         replaced = replace(*args)
         if not broke:
             broke.append(replaced)
-            raise sqlalchemy.exc.OperationalError("COMMIT", {}, sqlite3.OperationalError("database is locked"))
+            locked = sqlite3.OperationalError("database is locked")
+            raise sqlalchemy.exc.OperationalError("COMMIT", {}, locked)
         return replaced
 
     monkeypatch.setattr(asktell, "_replace_study_attr", commit_then_break)
