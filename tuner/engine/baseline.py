@@ -22,7 +22,7 @@ from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures, attrs_problem
 from .stall import TunerStalled
 from .study import BASELINE_SUFFIX, StudyReplaced, create_baseline_study
-from .workers import Worker, reap_dead_trials, start_trial, try_claim, wait_for_claim
+from .workers import Worker, fail_running, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
 Event = Callable[[str, dict], None]
 
@@ -124,14 +124,17 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
             except (StorageUnavailable, StudyReplaced):
                 raise  # nothing more can be written; the measurement, if any, waits in the journal
             except TunerStalled as exc:  # the tuner stood still, not the server: measure it again
-                if storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
-                    tell(bstudy, trial, state=TrialState.FAIL)
+                # One conditional UPDATE (workers.fail_running), not a look, then tell: a worker that
+                # stood still past the heartbeat grace is failed as stale by another meanwhile, and
+                # a FAIL landing between the two raised out of this worker (QA, qa93, PostgreSQL:
+                # UpdateFinishedTrialError; tests/engine/test_baseline_stall_and_reaper.py).
+                fail_running(storage, trial._trial_id)
                 emit("warning", {"trial": "baseline", "message": f"{exc}; measuring it again"})
                 continue
             except BaseException:
                 # Ctrl-C or a crash of the tuner: nothing measured; the next run measures it again.
-                if not unreachable_now(storage) and storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
-                    tell(bstudy, trial, state=TrialState.FAIL)
+                if not unreachable_now(storage):
+                    fail_running(storage, trial._trial_id)  # as above: the error raised is the cause's
                 raise
         # The measurement is told by now (failed when it measured nothing usable); a measurement
         # another worker failed as dead meanwhile was stored as a new trial (tuner.engine.finish).
