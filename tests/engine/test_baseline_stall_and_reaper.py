@@ -21,8 +21,7 @@ import threading
 
 import optuna
 import pytest
-import sqlalchemy as sa
-from support.together import hold_until
+from support.together import beat_an_hour_ago, hold_until
 
 from tuner.engine.baseline import ensure_baseline
 from tuner.engine.stall import TunerStalled
@@ -30,12 +29,6 @@ from tuner.engine.storage import open_storage
 from tuner.engine.study import BASELINE_SUFFIX, create_baseline_study
 from tuner.engine.workers import Worker, reap_dead_trials
 
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'baseline.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 class Stopped(Exception):
@@ -71,10 +64,7 @@ def test_a_stalled_baseline_failed_by_a_reaper_meanwhile_is_measured_again(url):
         if len(measured) > 1:
             raise Stopped()
         trial.set_user_attr("worker", {"host": "another-node", "pid": 1, "start": 1})
-        ago = ("datetime('now', '-1 hour')" if url.startswith("sqlite")
-               else "CAST(now() AS TIMESTAMP) - INTERVAL '1 hour'")
-        with storage.engine.begin() as conn:  # stood still an hour: stale to every other worker
-            conn.execute(sa.text(f"UPDATE trial_heartbeats SET heartbeat = {ago}"))
+        beat_an_hour_ago(storage)  # stood still an hour: stale to every other worker
         threading.Thread(target=reap, daemon=True).start()
         armed.set()
         raise TunerStalled(3600)

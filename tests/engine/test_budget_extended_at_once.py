@@ -16,18 +16,12 @@ from __future__ import annotations
 import threading
 
 import optuna
-import pytest
+from support.landed_moves import break_the_first_move
 from support.together import hold_before, run_together
 
 from tuner.engine.storage import open_storage
 from tuner.engine.study import CONFIG_ATTR, READY_ATTR, extend_budget, stored_budget
 
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'budget.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 def storing_the_config(sql: str) -> bool:
@@ -59,27 +53,11 @@ def test_an_extension_whose_commit_landed_before_the_error_counts_once(tmp_path,
     """The conditional UPDATE committed, then the driver's error (the connection broke before the
     answer): the patient storage tries again, finds the config it stored, and it is this extension's.
     Read otherwise (changed by another process), the budget would be raised a second time."""
-    import sqlite3
-
-    import sqlalchemy
-
-    from tuner.engine import asktell
-
     storage = open_storage(f"sqlite:///{tmp_path / 'landed.db'}", patient=True)
     study = optuna.create_study(study_name="landed", storage=storage)
     study.set_user_attr(CONFIG_ATTR, {"budget": {"n_trials": 20}})
     study.set_user_attr(READY_ATTR, "2026-12-05T00:00:00+00:00")
-    replace, broke = asktell._replace_study_attr, []
-
-    def commit_then_break(*args):
-        replaced = replace(*args)
-        if not broke:
-            broke.append(replaced)
-            locked = sqlite3.OperationalError("database is locked")
-            raise sqlalchemy.exc.OperationalError("COMMIT", {}, locked)
-        return replaced
-
-    monkeypatch.setattr(asktell, "_replace_study_attr", commit_then_break)
+    broke = break_the_first_move(monkeypatch, "_replace_study_attr")
     assert extend_budget(study, 5) == (20, 25)
     assert broke == [True]  # the first attempt had stored it
     assert stored_budget(study) == 25  # read as another's change, it would be 30

@@ -27,12 +27,10 @@ import subprocess
 import threading
 
 import optuna
-import pytest
-import sqlalchemy as sa
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
 from support.landed_moves import break_the_first_move
-from support.together import hold_before, run_together
+from support.together import another_hosts_stale_trial, hold_before, run_together
 
 from tuner.engine.asktell import ask
 from tuner.engine.records import INTERRUPTED
@@ -41,12 +39,6 @@ from tuner.engine.workers import reap_dead_trials
 
 DIST = {"x": IntDistribution(0, 9)}
 
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'reap.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 def about_to_fail(sql: str) -> bool:
@@ -98,14 +90,7 @@ def test_two_workers_reap_a_dead_workers_trial_once(url):
 def test_two_workers_fail_another_hosts_stale_trial_once(url):
     storage = open_storage(url, patient=True)
     study = optuna.create_study(study_name="stale", storage=storage)
-    study.enqueue_trial({"x": 5})
-    trial = ask(study, DIST)
-    trial.set_user_attr("worker", {"host": "another-node", "pid": 1, "start": 1})
-    study._storage.record_heartbeat(trial._trial_id)
-    ago = ("datetime('now', '-1 hour')" if url.startswith("sqlite")
-           else "CAST(now() AS TIMESTAMP) - INTERVAL '1 hour'")
-    with storage.engine.begin() as conn:  # its last beat an hour ago: stale by any grace
-        conn.execute(sa.text(f"UPDATE trial_heartbeats SET heartbeat = {ago}"))
+    trial = another_hosts_stale_trial(study, {"x": 5}, DIST)  # stale to every other worker
 
     _, errors = reap_at_once(url, "stale")
     assert not errors

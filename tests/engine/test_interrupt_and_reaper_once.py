@@ -23,25 +23,16 @@ from __future__ import annotations
 import threading
 
 import optuna
-import pytest
-import sqlalchemy as sa
 from optuna.distributions import IntDistribution
 from optuna.trial import TrialState
-from support.together import hold_until, run_together
+from support.together import another_hosts_stale_trial, hold_until, run_together
 
-from tuner.engine.asktell import ask
 from tuner.engine.records import INTERRUPTED
 from tuner.engine.storage import open_storage
 from tuner.engine.workers import interrupt, reap_dead_trials
 
 DIST = {"x": IntDistribution(0, 9)}
 
-
-@pytest.fixture(params=["sqlite", "postgresql"])
-def url(request, tmp_path):
-    if request.param == "sqlite":
-        return f"sqlite:///{tmp_path / 'interrupt.db'}"
-    return request.getfixturevalue("pg_url")
 
 
 def after_its_check(sql: str) -> bool:
@@ -55,14 +46,7 @@ def after_its_check(sql: str) -> bool:
 def test_a_worker_and_a_reaper_fail_one_trial_once(url):
     storage = open_storage(url, patient=True)
     study = optuna.create_study(study_name="both", storage=storage)
-    study.enqueue_trial({"x": 4})
-    trial = ask(study, DIST)
-    trial.set_user_attr("worker", {"host": "another-node", "pid": 1, "start": 1})
-    study._storage.record_heartbeat(trial._trial_id)
-    ago = ("datetime('now', '-1 hour')" if url.startswith("sqlite")
-           else "CAST(now() AS TIMESTAMP) - INTERVAL '1 hour'")
-    with storage.engine.begin() as conn:  # the worker paused an hour: stale to every other worker
-        conn.execute(sa.text(f"UPDATE trial_heartbeats SET heartbeat = {ago}"))
+    trial = another_hosts_stale_trial(study, {"x": 4}, DIST)  # stale to every other worker
 
     worker, reaper = (optuna.load_study(study_name="both", storage=open_storage(url, patient=True))
                       for _ in range(2))

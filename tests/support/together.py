@@ -73,3 +73,28 @@ def run_together(calls: list[Callable[[], object]]) -> tuple[list, list[BaseExce
     for t in threads:
         t.join(timeout=300)
     return results, errors
+
+
+def beat_an_hour_ago(storage) -> None:
+    """Set every trial's last heartbeat in ``storage`` (an RDB storage) an hour back: stale to every
+    other worker, whatever the grace (a worker paused, or cut off, that long)."""
+    import sqlalchemy as sa
+
+    engine = getattr(storage, "_backend", storage).engine
+    ago = ("datetime('now', '-1 hour')" if engine.dialect.name == "sqlite"
+           else "CAST(now() AS TIMESTAMP) - INTERVAL '1 hour'")
+    with engine.begin() as conn:
+        conn.execute(sa.text(f"UPDATE trial_heartbeats SET heartbeat = {ago}"))
+
+
+def another_hosts_stale_trial(study, params: dict, distributions: dict):
+    """Queue ``params``, start the trial (``ask``) and make it another host's worker's whose last
+    heartbeat was an hour ago (:func:`beat_an_hour_ago`); returns the trial."""
+    from tuner.engine.asktell import ask
+
+    study.enqueue_trial(params)
+    trial = ask(study, distributions)
+    trial.set_user_attr("worker", {"host": "another-node", "pid": 1, "start": 1})
+    study._storage.record_heartbeat(trial._trial_id)
+    beat_an_hour_ago(study._storage)
+    return trial
