@@ -247,7 +247,8 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
 
     An entry of a live worker, of another host, or written against another storage is left alone.
     An entry of an earlier study of the same name (deleted since, its id not this study's) is never
-    stored here: it is moved to ``journal/set-aside/`` (:data:`SET_ASIDE`), kept, not replayed."""
+    stored here: it is moved to ``journal/set-aside/`` (:data:`SET_ASIDE`), kept, not replayed.
+    An entry another worker replays at the same moment is left to it (:meth:`Journal.taken`)."""
     import optuna
 
     from .storage import storage_label
@@ -281,7 +282,10 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
                                paths.get("log"), workdir,
                                log_max_mb=paths.get("log_max_mb", DEFAULT_LOG_MAX_MB))
 
-        outcome, _ = apply_finish(target, finish, files)
-        journal.remove(path)
+        with journal.taken(path) as mine:  # one replayer per entry: a measurement re-homed once
+            if not mine:
+                continue
+            outcome, _ = apply_finish(target, finish, files)
+            journal.remove(path)
         done.append((finish.study, finish.number, outcome))
     return done

@@ -17,11 +17,14 @@ to Optuna or the database. An entry holds no password (the storage URL is redact
 
 from __future__ import annotations
 
+import errno
 import json
 import os
 import tempfile
 import uuid
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Iterator
 
 JOURNAL_DIR = "journal"
 #: Where entries of an earlier study of the same name go (:meth:`Journal.set_aside`).
@@ -88,6 +91,39 @@ class Journal:
             return None
         _sync_folder(self.folder)
         return aside / path.name
+
+    @contextmanager
+    def taken(self, path: Path) -> Iterator[bool]:
+        """Hold the entry at ``path`` for this caller alone while it replays it: True when it is
+        this caller's, False when another process (or thread) holds it, or it is gone (replayed
+        meanwhile). An ``flock`` on the file, released when the holder ends, dead or not; a
+        filesystem that has no locks leaves every caller its entry, as before locks.
+
+        Two workers of a study started at once on one host both replayed a dead worker's entry,
+        and a measurement whose trial another worker had failed meanwhile was re-homed twice: one
+        measurement counted as two launches and averaged in twice (QA, qa93;
+        tests/engine/test_journal_replayed_once.py)."""
+        import fcntl
+
+        try:
+            fd = os.open(path, os.O_RDONLY)
+        except OSError:
+            yield False  # replayed and removed by another meanwhile
+            return
+        try:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except OSError as exc:
+                if exc.errno in (errno.EWOULDBLOCK, errno.EAGAIN):
+                    yield False  # another replays it now
+                    return
+            try:  # still the entry listed: one removed after this open is another's, done
+                mine = os.stat(path).st_ino == os.fstat(fd).st_ino
+            except OSError:
+                mine = False
+            yield mine
+        finally:
+            os.close(fd)
 
     def remove(self, path: Path) -> None:
         """Drop a replayed entry. A file already gone is fine (another process replayed it), and so
