@@ -53,7 +53,7 @@ from ..config.space import SearchSpace
 from ..config.study import StudyConfig
 from ..server.signals import signals_held
 from ..sglang.rules import Resolution, SpecConfig
-from .asktell import tell, utc_now
+from .asktell import utc_now
 from .baseline import Baseline, baseline_values
 from .measurement import WorkdirUnwritable
 from .finish import apply_finish, finish_of, record_finish, write_files
@@ -71,8 +71,8 @@ from .stall import StallWatch, TunerStalled
 from .storage import HEARTBEAT_GRACE_S, storage_label
 from .study import StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
-from .workers import (ASK_TRIES, Worker, interrupt, lost_commit_causes, reap_dead_trials, start_trial,
-                      trial_lost, try_claim, wait_for_claim)
+from .workers import (ASK_TRIES, Worker, fail_running, interrupt, lost_commit_causes, reap_dead_trials,
+                      start_trial, trial_lost, try_claim, wait_for_claim)
 
 #: status of a trial that stepped back because another worker took the study's last budget slot,
 #: or was measuring the setting the default sampler proposed (:meth:`TrialRunner._reuse_or_claim`)
@@ -350,16 +350,25 @@ class TrialRunner:
 
     def _abandon(self, trial, queued_again: bool = False) -> str:
         """Fail ``trial`` as :data:`ABANDONED`; ``queued_again`` (no budget slot left): a queued
-        setting (a seed, a retry) goes back to the queue, for a budget raised later to measure it."""
-        from optuna.trial import TrialState
+        setting (a seed, a retry) goes back to the queue, for a budget raised later to measure it.
 
-        trial.set_user_attr("launching", False)
-        trial.set_user_attr("status", ABANDONED)
-        with signals_held():  # a Ctrl-C must not land between the queue and the FAIL
-            frozen = self.storage.get_trial(trial._trial_id)
-            if queued_again and "fixed_params" in frozen.system_attrs:
-                requeue(self.study, frozen)
-            tell(self.study, trial, state=TrialState.FAIL)
+        A trial another worker's reaper failed meanwhile (this worker judged dead: paused past the
+        heartbeat grace) is left to it, nothing raised: the reaper queued its setting. The FAIL is
+        one conditional UPDATE (:func:`~tuner.engine.workers.fail_running`), and only the worker that
+        made it queues the setting; the marks, then queue, then ``tell`` raised
+        ``UpdateFinishedTrialError`` out of the worker (tests/engine/test_abandon_after_reaped.py)."""
+        from optuna.exceptions import UpdateFinishedTrialError
+
+        try:
+            trial.set_user_attr("launching", False)
+            trial.set_user_attr("status", ABANDONED)
+        except UpdateFinishedTrialError:
+            return ABANDONED  # failed by a reaper, which queued its setting
+        with signals_held():  # a Ctrl-C must not land between the FAIL and the queue
+            if fail_running(self.storage, trial._trial_id):
+                frozen = self.storage.get_trial(trial._trial_id)
+                if queued_again and "fixed_params" in frozen.system_attrs:
+                    requeue(self.study, frozen)
         return ABANDONED
 
     def _measure_trial(self, trial, eff: SpecConfig, baseline: Baseline):
