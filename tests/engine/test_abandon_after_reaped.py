@@ -16,7 +16,7 @@ from __future__ import annotations
 import optuna
 from optuna.trial import TrialState
 from support.lost_rows import SEED, counting_backend, seeded_study
-from test_stepped_aside_why import reap_as_another_worker
+from test_stepped_aside_why import reap_at_launching
 
 from tuner.engine import trial as trial_module
 from tuner.engine.runner import run_study
@@ -25,20 +25,13 @@ from tuner.engine.runner import run_study
 def test_a_trial_reaped_before_it_gives_up_its_slot_is_left_to_the_reaper(tmp_path, monkeypatch):
     config = seeded_study(tmp_path, "aside")
     backend = counting_backend()
-    done: list[str] = []
-
-    def at(name: str) -> None:
-        if name == "launching" and not done:
-            done.append("reaped")
-            reap_as_another_worker(config.storage, monkeypatch, "heartbeat")
-
+    done = reap_at_launching(config, monkeypatch, "heartbeat")
     spent = trial_module.TrialRunner.launched_in_study
 
     def launched(self, records=None):
         # the budget's last slots taken by other workers while this one was judged dead
         return 10**6 if done == ["reaped"] and not backend.launches else spent(self, records)
 
-    monkeypatch.setattr(trial_module, "kill_point", at)
     monkeypatch.setattr(trial_module.TrialRunner, "launched_in_study", launched)
     events = []
     run_study(config, config.storage, backend, on_event=lambda kind, info: events.append((kind, info)))

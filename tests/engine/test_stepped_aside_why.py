@@ -53,13 +53,9 @@ def reap_as_another_worker(url: str, monkeypatch, by: str) -> None:
         storage.engine.dispose()
 
 
-@pytest.mark.parametrize("by, why", [
-    ("heartbeat", "this worker's heartbeat was older than the grace period"),
-    ("pid", "on a host of the same name it could not see this process"),
-])
-def test_a_trial_another_worker_failed_as_dead_is_not_blamed_on_a_lost_commit(tmp_path, monkeypatch, by, why):
-    config = seeded_study(tmp_path, "aside")
-    backend = counting_backend()
+def reap_at_launching(config, monkeypatch, by: str) -> list[str]:
+    """Have another worker's reaper (:func:`reap_as_another_worker`) fail the trial once, at the
+    worker's ``launching`` point; returns the list that says it did (``["reaped"]``)."""
     done: list[str] = []
 
     def at(name: str) -> None:
@@ -68,6 +64,17 @@ def test_a_trial_another_worker_failed_as_dead_is_not_blamed_on_a_lost_commit(tm
             reap_as_another_worker(config.storage, monkeypatch, by)
 
     monkeypatch.setattr(trial_module, "kill_point", at)
+    return done
+
+
+@pytest.mark.parametrize("by, why", [
+    ("heartbeat", "this worker's heartbeat was older than the grace period"),
+    ("pid", "on a host of the same name it could not see this process"),
+])
+def test_a_trial_another_worker_failed_as_dead_is_not_blamed_on_a_lost_commit(tmp_path, monkeypatch, by, why):
+    config = seeded_study(tmp_path, "aside")
+    backend = counting_backend()
+    done = reap_at_launching(config, monkeypatch, by)
     events = []
     run_study(config, config.storage, backend, on_event=lambda kind, info: events.append((kind, info)))
     assert done == ["reaped"]
