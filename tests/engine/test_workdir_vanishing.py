@@ -10,6 +10,7 @@ the test fails saying so, rather than skipping.
 """
 
 import os
+import shutil
 import subprocess
 import sys
 import time
@@ -89,3 +90,25 @@ def test_workdir_read_only_between_trials_stops_with_one_line(tmp_path):
     finally:
         subprocess.run(["umount", "-l", str(workdir)], capture_output=True)
 
+
+def test_trials_folder_deleted_mid_trial_keeps_its_suite_json(tmp_path):
+    db = f"sqlite:///{tmp_path / 'gone.db'}"
+    path = study_file(tmp_path, "gone", 2, storage=db)
+    workdir = tmp_path / "wd"
+    log = tmp_path / "run.log"
+    proc = start_worker(path, workdir, tmp_path, log)
+    try:
+        number = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
+        shutil.rmtree(workdir / "trials")
+        code = proc.wait(timeout=300)
+    finally:
+        finish(proc)
+    out = log.read_text()
+    assert code == 0 and "Traceback" not in out, out[-3000:]
+    # QA: "warning: trial N: suite JSON not written (.../trials/N/suite.json: No such file or directory)"
+    assert "suite JSON not written" not in out, out[-3000:]
+    trial = optuna.load_study(study_name="gone", storage=db).trials[number]
+    assert trial.state == TrialState.COMPLETE and trial.user_attrs["status"] == "measured"
+    assert "file_warnings" not in trial.user_attrs, trial.user_attrs["file_warnings"]
+    suite_json = workdir / "trials" / str(number) / "suite.json"
+    assert suite_json.is_file() and trial.user_attrs["suite_json"] is not None

@@ -223,6 +223,9 @@ def write_files(study, trial_id: int, suite, suite_path: str | None, log_path: s
                 from ..bench.result import SuiteResult
 
                 suite = SuiteResult.from_dict(suite)
+            # The trial's folder may have gone while it ran (someone deleted trials/ to free
+            # space): made again, as the journal makes its own, so its suite JSON is kept (QA, qa96)
+            Path(suite_path).parent.mkdir(parents=True, exist_ok=True)
             suite.save(suite_path)
         except OSError as exc:
             warnings.append(f"suite JSON not written ({suite_path}: {exc.strerror or exc})")
