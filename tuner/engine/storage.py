@@ -140,12 +140,14 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
     OPENED.append(url)
     if not create:
         _check_exists(url)
+    path = sqlite_path(url)
+    made = path is not None and not path.exists()  # an empty file left on a full disk is this call's
     if patient:
         from .patience import open_patiently
 
-        return open_patiently(redact(url) or "", lambda: _open(url, patient=True),
+        return open_patiently(redact(url) or "", lambda: _open(url, patient=True, made=made),
                               lambda exc: describe_error(exc, url), on_outage)
-    return _open(url, patient=False)
+    return _open(url, patient=False, made=made)
 
 
 def storage_label(storage) -> str:
@@ -185,7 +187,9 @@ def holds_tables(url: str) -> bool:
         engine.dispose()
 
 
-def _open(url: str, patient: bool):
+def _open(url: str, patient: bool, made: bool = False):
+    """Build the storage; ``made``: its SQLite file did not exist before this open, so an empty one a
+    full disk left is removed (:func:`_drop_empty_file`)."""
     from .patience import is_transient
 
     try:
@@ -201,9 +205,40 @@ def _open(url: str, patient: bool):
                           f"driver: pip install 'sglang-spec-tuner[postgres]' (from a clone: pip install -e "
                           f"'.[postgres]')") from None
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy/driver errors carry the URL; never show it
+        path = sqlite_path(url) if _disk_full(exc) else None
+        dropped = path is not None and made and _drop_empty_file(path)
         if patient and is_transient(exc):
             raise  # open_patiently waits for the storage to answer
-        raise ConfigError("storage", redact(url) or "", f"cannot open: {describe_error(exc, url)}") from None
+        fix = "" if path is None else (f"; free space on the disk of {path.parent} and run again"
+                                       + (f" ({path.name} was not left there)" if dropped else ""))
+        raise ConfigError("storage", redact(url) or "", f"cannot open: {describe_error(exc, url)}{fix}") from None
+
+
+def _disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it wraps) is a full disk: SQLite's SQLITE_FULL, ENOSPC, EDQUOT."""
+    import errno
+
+    seen = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        if "database or disk is full" in str(exc) or getattr(exc, "errno", None) in (errno.ENOSPC,
+                                                                                     errno.EDQUOT):
+            return True
+        exc = getattr(exc, "orig", None) or exc.__cause__ or exc.__context__
+    return False
+
+
+def _drop_empty_file(path) -> bool:
+    """Remove the empty SQLite file at ``path`` that an open on a full disk made (it holds nothing:
+    SQLite made it, then could not write its first page); whether it did. QA (qa96): ``tuner study
+    create`` on a full disk left a 0-byte ``NAME.db``, which every later command took for a storage."""
+    try:
+        if path.is_file() and path.stat().st_size == 0:
+            path.unlink()
+            return True
+    except OSError:
+        pass
+    return False
 
 
 def _build(url: str, patient: bool):

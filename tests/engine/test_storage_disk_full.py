@@ -1,0 +1,88 @@
+"""An SQLite storage on a full disk from the start (tuner/engine/storage.py, QA qa96): `tuner study
+create` said "database or disk is full" and left a 0-byte ``NAME.db``, which every later command
+took for a storage; `tuner study run` waited out its patience and left one too. Now each says one
+line naming the folder to free, and leaves no file; a file that was there before is never removed.
+
+A real tmpfs, filled to its last byte: it needs root, as CI has (without it the tests fail saying
+so, rather than skipping).
+"""
+
+import os
+import subprocess
+import sys
+from contextlib import contextmanager
+
+import pytest
+from support.faults import disk_trouble, disk_trouble_over, fault_env
+
+TUNER = [sys.executable, "-m", "tuner"]
+STUDY = """name: full
+storage: sqlite:///{db}
+server:
+  backend: model
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  tp_size: 8
+  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
+bench:
+  suite: quick
+budget:
+  n_trials: 2
+"""
+
+
+@contextmanager
+def full_disk(folder):
+    """``folder``: a small tmpfs mounted for the block, filled to its last byte."""
+    if os.geteuid() != 0:
+        pytest.fail("this test mounts a tmpfs and fills it: run it as root (CI does)")
+    folder.mkdir()
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m", "tmpfs", str(folder)],
+                          capture_output=True, text=True)
+    assert done.returncode == 0, f"mount tmpfs failed as root: {done.stderr.strip()}"
+    try:
+        disk_trouble(folder)
+        yield folder
+    finally:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)
+
+
+def tuner(*argv, cwd, **env):
+    return subprocess.run([*TUNER, *argv], capture_output=True, text=True, cwd=cwd, timeout=300,
+                          env=fault_env(**env))
+
+
+def test_create_and_run_on_a_full_disk_leave_no_storage_file(tmp_path):
+    with full_disk(tmp_path / "disk") as disk:
+        db = disk / "full.db"
+        study = tmp_path / "full.yaml"
+        study.write_text(STUDY.format(db=db))
+        created = tuner("study", "create", str(study), cwd=tmp_path)
+        assert created.returncode == 2, created.stdout + created.stderr
+        lines = created.stderr.strip().splitlines()
+        assert len(lines) == 1 and "database or disk is full" in lines[0], lines
+        assert f"free space on the disk of {disk} and run again" in lines[0], lines
+        assert not db.exists(), "an empty storage file was left on the full disk"
+        # a worker waits out its patience, then stops with one line: no file left either
+        ran = tuner("study", "run", str(study), "--workdir", str(tmp_path / "wd"), cwd=tmp_path,
+                    TUNER_STORAGE_PATIENCE_S="2")
+        assert ran.returncode == 75 and "Traceback" not in ran.stderr, ran.stdout + ran.stderr
+        assert not db.exists(), "an empty storage file was left on the full disk"
+        disk_trouble_over(disk)
+        assert tuner("study", "create", str(study), cwd=tmp_path).returncode == 0
+        shown = tuner("study", "status", str(study), cwd=tmp_path)
+        assert shown.returncode == 0 and "study full" in shown.stdout, shown.stdout + shown.stderr
+
+
+def test_an_empty_file_that_was_there_is_kept(tmp_path):
+    with full_disk(tmp_path / "disk") as disk:
+        db = disk / "full.db"
+        disk_trouble_over(disk)
+        db.touch()
+        disk_trouble(disk)
+        study = tmp_path / "full.yaml"
+        study.write_text(STUDY.format(db=db))
+        for argv in (["study", "create", str(study)], ["study", "status", str(study)]):
+            done = tuner(*argv, cwd=tmp_path)
+            assert done.returncode == 2 and "database or disk is full" in done.stderr, done.stderr
+            assert db.is_file(), f"{argv[1]} removed a file it did not make"
