@@ -253,7 +253,14 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
     directory.mkdir(parents=True, exist_ok=True)
     try:
         with tempfile.TemporaryDirectory(prefix=".tuner-report-", dir=directory) as tmp:
-            drawn = write_pngs(data, Path(tmp), mstudy)
+            try:
+                drawn = write_pngs(data, Path(tmp), mstudy)
+            except OSError as exc:
+                if exc.filename is not None:
+                    raise
+                # Pillow closing a PNG on a full disk names no file (QA, qa96: `report --png DIR`
+                # said "error: cannot write: No space left on device"): the folder it is for, then
+                raise OSError(exc.errno, exc.strerror, str(directory)) from None
             pngs = [directory / p.name for p in drawn]
             for path in pngs:
                 if path.is_dir():
