@@ -23,6 +23,21 @@ def gpu_lock_dir(tmp_path_factory):
 
 
 @pytest.fixture(scope="session", autouse=True)
+def journal_fallback_dir(tmp_path_factory):
+    """The journal's fallback folder (tuner.engine.journal.fallback_folder: where an entry goes that
+    a full workdir refuses) is the session's own, not this user's /tmp/tuner-journal-UID. Child
+    processes inherit it."""
+    old = os.environ.get("TUNER_JOURNAL_FALLBACK")
+    path = tmp_path_factory.mktemp("journal-fallback")
+    os.environ["TUNER_JOURNAL_FALLBACK"] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop("TUNER_JOURNAL_FALLBACK", None)
+    else:
+        os.environ["TUNER_JOURNAL_FALLBACK"] = old
+
+
+@pytest.fixture(scope="session", autouse=True)
 def optuna_sqlite_urls_close_their_connections():
     """A test that opens a storage through Optuna itself (``optuna.create_study(storage=URL)``, as a
     plain Optuna user would) gets an SQLite storage that closes each connection after use, as the

@@ -149,7 +149,8 @@ def journal_note(name: str, folder: Path) -> str:
         return f"nothing measured is waiting (journal {folder} is empty)"
     trials = ", ".join(f"{'baseline' if e['finish']['study'].endswith('.baseline') else 'trial'} "
                        f"{e['finish']['number']}" for _, e in entries)
-    return (f"{counted(len(entries), 'measurement')} journaled in {folder} ({trials}): the next "
+    folders = " and ".join(str(f) for f in dict.fromkeys(p.parent for p, _ in entries))  # the fallback's too
+    return (f"{counted(len(entries), 'measurement')} journaled in {folders} ({trials}): the next "
             f"`tuner study run` of study {name} with this workdir stores them first, without measuring again")
 
 

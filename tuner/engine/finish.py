@@ -116,6 +116,11 @@ def record_finish(study, finish: Finish, *, journal: Journal | None, files: File
                                   stem=f"{finish.study}-{finish.number}")
         except OSError as exc:
             warnings.append(f"not journaled ({journal.folder}: {exc.strerror or exc}); stored directly")
+        else:
+            refused = journal.refused  # the workdir's disk refused it: in the fallback folder
+            if refused is not None:
+                warnings.append(f"not journaled in {journal.folder} ({refused.strerror or refused}); "
+                                f"journaled in {entry.parent} instead")
     kill_point(f"{kind}journaled")
     outcome, file_warnings = apply_finish(study, finish, files, kind, warnings)
     kill_point(f"{kind}told")

@@ -10,9 +10,16 @@ still there when a worker of the same study starts is replayed into storage firs
 written for an earlier study of the same name (deleted since); a worker that gives up on an
 unreachable storage names the entries it leaves.
 
-Contract: :meth:`Journal.write` raises ``OSError`` when the entry cannot be written (a full or
-read-only disk); the caller then goes straight to storage and records a warning. Nothing here talks
-to Optuna or the database. An entry holds no password (the storage URL is redacted).
+An entry the workdir's folder refuses (a full or read-only disk) is written to this user's fallback
+folder instead (:func:`fallback_folder`: on the temporary filesystem, usually another disk), and
+read from there as from the workdir's: with SQLite the storage file sits on the workdir's disk by
+default, and a disk that filled refused the journal and the storage at once, and the measurement
+was lost when the worker gave up (QA, qa96; tests/engine/test_journal_fallback.py).
+
+Contract: :meth:`Journal.write` raises ``OSError`` when neither folder takes the entry; the caller
+then goes straight to storage and records a warning (:attr:`Journal.refused`: why the workdir's
+folder refused one it wrote to the fallback). Nothing here talks to Optuna or the database. An entry
+holds no password (the storage URL is redacted).
 """
 
 from __future__ import annotations
@@ -20,6 +27,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import stat
 import tempfile
 import uuid
 from contextlib import contextmanager
@@ -31,65 +39,63 @@ JOURNAL_DIR = "journal"
 SET_ASIDE_DIR = "set-aside"
 #: The entry format; a later tuner reading an older entry knows what it has.
 FORMAT = 1
+#: The environment variable naming the fallback folder (:func:`fallback_folder`).
+FALLBACK_ENV = "TUNER_JOURNAL_FALLBACK"
+
+
+def fallback_folder() -> Path:
+    """Where entries go that the workdir's journal refuses: ``$TUNER_JOURNAL_FALLBACK``, else
+    ``tuner-journal-UID`` in the temporary folder (``/tmp``: usually not the workdir's disk)."""
+    named = os.environ.get(FALLBACK_ENV)
+    return Path(named) if named else Path(tempfile.gettempdir()) / f"tuner-journal-{os.getuid()}"
 
 
 class Journal:
-    """The journal folder of one workdir."""
+    """The journal folder of one workdir, and this user's fallback folder."""
 
     def __init__(self, workdir: str | Path):
         self.folder = Path(workdir) / JOURNAL_DIR
+        self.fallback = fallback_folder()
+        #: why the workdir's folder refused the last entry :meth:`write` put in the fallback
+        self.refused: OSError | None = None
 
     def write(self, entry: dict, stem: str) -> Path:
-        """Write ``entry`` as ``<stem>-<random>.json``, durably; returns its path (``OSError`` when
-        the disk refuses)."""
-        self.folder.mkdir(parents=True, exist_ok=True)
-        path = self.folder / f"{stem}-{uuid.uuid4().hex[:8]}.json"
-        text = json.dumps({"format": FORMAT, **entry}, default=str)
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=self.folder)
+        """Write ``entry`` as ``<stem>-<random>.json``, durably, in the workdir's folder, else in the
+        fallback (:attr:`refused` then says why); returns its path (``OSError``: neither took it)."""
+        self.refused = None
         try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-                fh.flush()
-                os.fsync(fh.fileno())
-            os.replace(tmp, path)
-        except BaseException:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
-            raise
-        _sync_folder(self.folder)
-        return path
+            self.folder.mkdir(parents=True, exist_ok=True)
+            return _write_in(self.folder, entry, stem)
+        except OSError as exc:
+            if self.fallback == self.folder:
+                raise
+            self.refused = exc
+        try:
+            _own_folder(self.fallback)
+            return _write_in(self.fallback, entry, stem)
+        except OSError:
+            raise self.refused from None
 
     def entries(self, study: str | None = None) -> list[tuple[Path, dict]]:
         """Every entry waiting to be replayed (of ``study`` and its companions when given), oldest
-        first. A file that cannot be read as an entry is left where it is and skipped."""
-        if not self.folder.is_dir():
-            return []
+        first, from the workdir's folder and the fallback. A file that cannot be read as an entry is
+        left where it is and skipped."""
         found = []
-        for path in sorted(self.folder.glob("*.json"), key=lambda p: (p.stat().st_mtime, p.name)):
-            try:
-                entry = json.loads(path.read_text(encoding="utf-8"))
-            except (OSError, ValueError):
-                continue
-            if not isinstance(entry, dict) or "finish" not in entry:
-                continue
-            name = entry["finish"].get("study", "")
-            if study is None or name == study or name.startswith(study + "."):
-                found.append((path, entry))
-        return found
+        for folder in dict.fromkeys([self.folder, self.fallback]):
+            found += _entries_in(folder, study)
+        return [(path, entry) for path, entry, _ in sorted(found, key=lambda found: found[2])]
 
     def set_aside(self, path: Path) -> Path | None:
         """Move an entry that must not be replayed (its study was deleted and made anew) to
-        ``set-aside/`` beside the entries: kept for whoever wants its figures, never replayed.
+        ``set-aside/`` beside the entry: kept for whoever wants its figures, never replayed.
         Returns where it went (None: it was gone already, or the folder refuses)."""
-        aside = self.folder / SET_ASIDE_DIR
+        aside = path.parent / SET_ASIDE_DIR
         try:
             aside.mkdir(exist_ok=True)
             os.replace(path, aside / path.name)
         except OSError:
             return None
-        _sync_folder(self.folder)
+        _sync_folder(path.parent)
         return aside / path.name
 
     @contextmanager
@@ -132,7 +138,59 @@ class Journal:
             path.unlink()
         except OSError:
             return
-        _sync_folder(self.folder)
+        _sync_folder(path.parent)
+
+
+def _write_in(folder: Path, entry: dict, stem: str) -> Path:
+    """Write ``entry`` as ``folder/<stem>-<random>.json``: a temporary file, ``fsync``, renamed, the
+    folder synced."""
+    path = folder / f"{stem}-{uuid.uuid4().hex[:8]}.json"
+    text = json.dumps({"format": FORMAT, **entry}, default=str)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as fh:
+            fh.write(text)
+            fh.flush()
+            os.fsync(fh.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+    _sync_folder(folder)
+    return path
+
+
+def _own_folder(folder: Path) -> None:
+    """Make ``folder`` (mode 0700) unless it is there; ``OSError`` unless it is a real folder of
+    this user's (the temporary folder is everyone's: another user's folder or link is never used)."""
+    try:
+        folder.mkdir(mode=0o700, parents=True)
+    except FileExistsError:
+        pass
+    st = os.lstat(folder)
+    if not stat.S_ISDIR(st.st_mode) or st.st_uid != os.getuid():
+        raise OSError(errno.EPERM, f"{folder} is not a folder of this user's")
+
+
+def _entries_in(folder: Path, study: str | None) -> list[tuple[Path, dict, tuple]]:
+    if not folder.is_dir():
+        return []
+    found = []
+    for path in folder.glob("*.json"):
+        try:
+            key = (path.stat().st_mtime, path.name)
+            entry = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if not isinstance(entry, dict) or "finish" not in entry:
+            continue
+        name = entry["finish"].get("study", "")
+        if study is None or name == study or name.startswith(study + "."):
+            found.append((path, entry, key))
+    return found
 
 
 def _sync_folder(folder: Path) -> None:
