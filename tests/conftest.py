@@ -7,19 +7,24 @@ import os
 import pytest
 
 
+def _session_folder(tmp_path_factory, var: str, name: str):
+    """``var`` names a folder of the session's own (``name``) while the session runs; restored after."""
+    old = os.environ.get(var)
+    path = tmp_path_factory.mktemp(name)
+    os.environ[var] = str(path)
+    yield path
+    if old is None:
+        os.environ.pop(var, None)
+    else:
+        os.environ[var] = old
+
+
 @pytest.fixture(scope="session", autouse=True)
 def gpu_lock_dir(tmp_path_factory):
     """The GPU locks of SGLang launches (tuner.server.gpu_lock) live in the session's own folder, not
     in the host-wide /tmp/tuner-gpu-locks: tests never wait for, nor block, a real tuner or another
     test session on this machine. Child processes inherit it."""
-    old = os.environ.get("TUNER_GPU_LOCK_DIR")
-    path = tmp_path_factory.mktemp("gpu-locks")
-    os.environ["TUNER_GPU_LOCK_DIR"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("TUNER_GPU_LOCK_DIR", None)
-    else:
-        os.environ["TUNER_GPU_LOCK_DIR"] = old
+    yield from _session_folder(tmp_path_factory, "TUNER_GPU_LOCK_DIR", "gpu-locks")
 
 
 @pytest.fixture(scope="session", autouse=True)
@@ -27,14 +32,7 @@ def journal_fallback_dir(tmp_path_factory):
     """The journal's fallback folder (tuner.engine.journal.fallback_folder: where an entry goes that
     a full workdir refuses) is the session's own, not this user's /tmp/tuner-journal-UID. Child
     processes inherit it."""
-    old = os.environ.get("TUNER_JOURNAL_FALLBACK")
-    path = tmp_path_factory.mktemp("journal-fallback")
-    os.environ["TUNER_JOURNAL_FALLBACK"] = str(path)
-    yield path
-    if old is None:
-        os.environ.pop("TUNER_JOURNAL_FALLBACK", None)
-    else:
-        os.environ["TUNER_JOURNAL_FALLBACK"] = old
+    yield from _session_folder(tmp_path_factory, "TUNER_JOURNAL_FALLBACK", "journal-fallback")
 
 
 @pytest.fixture(scope="session", autouse=True)

@@ -23,9 +23,8 @@ from support.faults import (
     launches_by_trial,
     study_file,
     trial_server_up,
-    wait_for,
+    worker_through_fault,
 )
-from support.processes import finish
 
 TUNER = [sys.executable, "-m", "tuner"]
 
@@ -44,30 +43,24 @@ def test_a_full_disk_under_storage_and_workdir_keeps_the_measurement(tmp_path):
         db = f"sqlite:///{disk / 'one.db'}"
         path = study_file(tmp_path, "one", 3, storage=db)
         workdir = disk / "one"
-        argv = [*TUNER, "study", "run", str(path), "--workdir", str(workdir)]
-        log = tmp_path / "run.log"
-        with open(log, "w") as f:
-            proc = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
-                                    start_new_session=True)
-        try:
-            number = wait_for(lambda: trial_server_up(workdir, 0), 180, "trial 1's server", [proc])
-            disk_trouble(disk)  # the database and the workdir's journal refuse writes from now on
-            code = proc.wait(timeout=300)
-        finally:
-            finish(proc)
-        out = log.read_text()
+        argv = ["study", "run", str(path), "--workdir", str(workdir)]
+        # once trial 1's server is up, the database and the workdir's journal refuse every write
+        code, out, errors, number = worker_through_fault(
+            argv, env, tmp_path, lambda: trial_server_up(workdir, 0), lambda proc: disk_trouble(disk))
         assert code == 75 and "Traceback" not in out, out[-3000:]
-        errors = [line for line in out.splitlines() if line.startswith("error:")]
         assert len(errors) == 1 and "database or disk is full" in errors[0], out[-3000:]
         # QA: "nothing measured is waiting (journal .../journal is empty)", and the measurement lost
         assert f"1 measurement journaled in {fallback} (trial {number})" in errors[0], errors
         assert len(list(fallback.glob("*.json"))) == 1
         disk_trouble_over(disk)
-        again = subprocess.run(argv, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        again = subprocess.run([*TUNER, *argv], env=env, cwd=tmp_path, capture_output=True, text=True,
+                               timeout=300)
         assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
-        assert f"replayed from the journal into the storage: trial {number} (told)" in again.stdout, again.stdout
+        replayed = f"replayed from the journal into the storage: trial {number} (told)"
+        assert replayed in again.stdout, again.stdout
         trial = optuna.load_study(study_name="one", storage=db).trials[number]
-        assert trial.state == TrialState.COMPLETE and trial.user_attrs["status"] == "measured", trial.user_attrs
+        assert trial.state == TrialState.COMPLETE, trial.state
+        assert trial.user_attrs["status"] == "measured", trial.user_attrs
         # stored from the journal, not measured again: its one launch
         assert launches_by_trial(workdir)[str(number)] == 1
         assert not list(fallback.glob("*.json")) and not list((workdir / "journal").glob("*.json"))

@@ -14,21 +14,9 @@ from contextlib import contextmanager
 
 import pytest
 from support.faults import disk_trouble, disk_trouble_over, fault_env
+from support.model_study import model_study_yaml
 
 TUNER = [sys.executable, "-m", "tuner"]
-STUDY = """name: full
-storage: sqlite:///{db}
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  tp_size: 8
-  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
-bench:
-  suite: quick
-budget:
-  n_trials: 2
-"""
 
 
 @contextmanager
@@ -56,7 +44,7 @@ def test_create_and_run_on_a_full_disk_leave_no_storage_file(tmp_path):
     with full_disk(tmp_path / "disk") as disk:
         db = disk / "full.db"
         study = tmp_path / "full.yaml"
-        study.write_text(STUDY.format(db=db))
+        study.write_text(model_study_yaml("full", f"sqlite:///{db}", 2, noise=0.02, seed=1))
         created = tuner("study", "create", str(study), cwd=tmp_path)
         assert created.returncode == 2, created.stdout + created.stderr
         lines = created.stderr.strip().splitlines()
@@ -81,7 +69,7 @@ def test_an_empty_file_that_was_there_is_kept(tmp_path):
         db.touch()
         disk_trouble(disk)
         study = tmp_path / "full.yaml"
-        study.write_text(STUDY.format(db=db))
+        study.write_text(model_study_yaml("full", f"sqlite:///{db}", 2, noise=0.02, seed=1))
         for argv in (["study", "create", str(study)], ["study", "status", str(study)]):
             done = tuner(*argv, cwd=tmp_path)
             assert done.returncode == 2 and "database or disk is full" in done.stderr, done.stderr

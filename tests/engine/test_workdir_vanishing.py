@@ -18,16 +18,22 @@ import time
 import optuna
 import pytest
 from optuna.trial import TrialState
-from support.faults import fault_env, launches_by_trial, study_file, trial_server_up, wait_for
+from support.faults import (
+    fault_env,
+    launches_by_trial,
+    start_tuner,
+    study_file,
+    trial_server_up,
+    wait_for,
+    worker_through_fault,
+)
 from support.processes import finish
 
 TUNER = [sys.executable, "-m", "tuner"]
 
 
 def start_worker(path, workdir, cwd, log):
-    with open(log, "w") as f:
-        return subprocess.Popen([*TUNER, "study", "run", str(path), "--workdir", str(workdir)], stdout=f,
-                                stderr=subprocess.STDOUT, env=fault_env(), cwd=cwd, start_new_session=True)
+    return start_tuner(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), cwd, log)
 
 
 def mount(*args: str) -> subprocess.CompletedProcess:
@@ -54,27 +60,20 @@ def test_workdir_read_only_between_trials_stops_with_one_line(tmp_path):
     workdir.mkdir()
     done = mount("-t", "tmpfs", "-o", "size=32m", "tmpfs", str(workdir))
     assert done.returncode == 0, f"mount tmpfs failed as root: {done.stderr.strip()}"
-    log = tmp_path / "run.log"
     try:
-        proc = start_worker(path, workdir, tmp_path, log)
-        try:
-            wait_for(lambda: trial_server_up(workdir, 0), 180, "trial 1's server", [proc])
-            remount_read_only(workdir, proc)
-            code = proc.wait(timeout=300)
-        finally:
-            finish(proc)
-        out = log.read_text()
+        code, out, errors, _ = worker_through_fault(
+            ["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path,
+            lambda: trial_server_up(workdir, 0), lambda proc: remount_read_only(workdir, proc))
         # QA: the server record could not be removed once its server stopped: OSError, a traceback
         assert code == 1 and "Traceback" not in out, out[-3000:]
-        errors = [line for line in out.splitlines() if line.startswith("error:")]
         assert len(errors) == 1 and f"error: workdir {workdir}: cannot write " in errors[0], out[-3000:]
         assert "(Read-only file system)" in errors[0], errors
         study = optuna.load_study(study_name="ro", storage=db)
         measured = [t for t in study.trials if t.user_attrs.get("status") == "measured"]
         assert measured and all(t.state == TrialState.COMPLETE and t.values for t in measured)
         assert mount("-o", "remount,rw", str(workdir)).returncode == 0
-        again = subprocess.run([*TUNER, "study", "run", str(path), "--workdir", str(workdir)], env=fault_env(),
-                               cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        again = subprocess.run([*TUNER, "study", "run", str(path), "--workdir", str(workdir)],
+                               env=fault_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
         assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
         trials = optuna.load_study(study_name="ro", storage=db).trials
         done = [t for t in trials if t.state == TrialState.COMPLETE]

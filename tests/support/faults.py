@@ -69,6 +69,33 @@ def fault_env(**extra: str) -> dict:
     return env
 
 
+def start_tuner(argv: list[str], env: dict, cwd: Path, log: Path) -> subprocess.Popen:
+    """``python -m tuner ARGV`` in its own session, its output (both streams) into ``log``."""
+    import sys
+
+    with open(log, "w") as f:
+        return subprocess.Popen([sys.executable, "-m", "tuner", *argv], stdout=f, stderr=subprocess.STDOUT,
+                                env=env, cwd=cwd, start_new_session=True)
+
+
+def worker_through_fault(argv: list[str], env: dict, cwd: Path, up, fault) -> tuple[int, str, list[str], object]:
+    """Start ``tuner ARGV`` (its output in ``cwd/run.log``), wait until ``up()`` answers (the moment
+    to strike, e.g. :func:`trial_server_up`), call ``fault(proc)``, and wait for the worker to end.
+    Returns its exit code, its output, its ``error:`` lines and what ``up()`` answered."""
+    from .processes import finish
+
+    log = cwd / "run.log"
+    proc = start_tuner(argv, env, cwd, log)
+    try:
+        moment = wait_for(up, 180, "the moment to strike", [proc])
+        fault(proc)
+        code = proc.wait(timeout=300)
+    finally:
+        finish(proc)
+    out = log.read_text()
+    return code, out, [line for line in out.splitlines() if line.startswith("error:")], moment
+
+
 def wait_for(predicate, timeout_s: float, what: str, procs=()):
     """``predicate()``'s first value other than None or False (a trial number 0 counts), polling;
     fails when a process in ``procs`` exits first."""

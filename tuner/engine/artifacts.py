@@ -16,13 +16,13 @@ marker line, even when its server still writes it or it was left uncapped (a rep
 
 from __future__ import annotations
 
-import os
 import shutil
 import tempfile
 from pathlib import Path
 from typing import BinaryIO, Iterable, Mapping
 
 from ..server.logcap import MIB, capped_copy
+from .whole_file import write_whole
 
 ARTIFACT_DIR = "artifacts"
 
@@ -34,7 +34,10 @@ def artifact_dir(workdir: str | Path) -> Path:
 
 def artifact_store(workdir: str | Path):
     """Optuna's file-system artifact store under ``workdir`` (the folder is created), writing each
-    artifact whole or not at all (:func:`_write_whole`)."""
+    artifact whole or not at all (:func:`tuner.engine.whole_file.write_whole`). Optuna's own store
+    writes the file in place (optuna/artifacts/_filesystem.py, ``FileSystemArtifactStore.write``),
+    and ``upload_artifact`` records it only after: a full disk left a 0-byte or truncated file that
+    no trial names in ``artifacts/`` at every trial that hit it (QA, qa96)."""
     from optuna.artifacts import FileSystemArtifactStore
 
     path = artifact_dir(workdir)
@@ -42,28 +45,9 @@ def artifact_store(workdir: str | Path):
 
     class WholeFileArtifactStore(FileSystemArtifactStore):
         def write(self, artifact_id: str, content_body: BinaryIO) -> None:
-            _write_whole(path / artifact_id, content_body)
+            write_whole(path / artifact_id, content_body)
 
     return WholeFileArtifactStore(base_path=str(path))
-
-
-def _write_whole(target: Path, body: BinaryIO) -> None:
-    """Copy ``body`` to a temporary file beside ``target``, then rename it into place; on any
-    error the temporary file is removed and the error raised. Optuna's store writes the artifact's
-    file in place (optuna/artifacts/_filesystem.py, ``FileSystemArtifactStore.write``), and
-    ``upload_artifact`` records it only after: a full disk left a 0-byte or truncated file that
-    no trial names in ``artifacts/`` at every trial that hit it (QA, qa96)."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
-    try:
-        with os.fdopen(fd, "wb") as out:
-            shutil.copyfileobj(body, out)
-        os.replace(tmp, target)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 def store_trial_artifacts(study, trial_id_or_trial, paths: Iterable[str | Path | None], workdir: str | Path,

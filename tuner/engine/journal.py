@@ -25,6 +25,7 @@ holds no password (the storage URL is redacted).
 from __future__ import annotations
 
 import errno
+import io
 import json
 import os
 import stat
@@ -33,6 +34,8 @@ import uuid
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Iterator
+
+from .whole_file import sync_folder, write_whole
 
 JOURNAL_DIR = "journal"
 #: Where entries of an earlier study of the same name go (:meth:`Journal.set_aside`).
@@ -95,7 +98,7 @@ class Journal:
             os.replace(path, aside / path.name)
         except OSError:
             return None
-        _sync_folder(path.parent)
+        sync_folder(path.parent)
         return aside / path.name
 
     @contextmanager
@@ -138,28 +141,14 @@ class Journal:
             path.unlink()
         except OSError:
             return
-        _sync_folder(path.parent)
+        sync_folder(path.parent)
 
 
 def _write_in(folder: Path, entry: dict, stem: str) -> Path:
-    """Write ``entry`` as ``folder/<stem>-<random>.json``: a temporary file, ``fsync``, renamed, the
-    folder synced."""
+    """Write ``entry`` as ``folder/<stem>-<random>.json``, durably (:func:`write_whole`)."""
     path = folder / f"{stem}-{uuid.uuid4().hex[:8]}.json"
     text = json.dumps({"format": FORMAT, **entry}, default=str)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=folder)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as fh:
-            fh.write(text)
-            fh.flush()
-            os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
-    _sync_folder(folder)
+    write_whole(path, io.BytesIO(text.encode("utf-8")), durable=True)
     return path
 
 
@@ -191,17 +180,3 @@ def _entries_in(folder: Path, study: str | None) -> list[tuple[Path, dict, tuple
         if study is None or name == study or name.startswith(study + "."):
             found.append((path, entry, key))
     return found
-
-
-def _sync_folder(folder: Path) -> None:
-    """Make a rename or unlink in ``folder`` durable (best effort: not every filesystem allows it)."""
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        os.close(fd)
