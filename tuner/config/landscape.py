@@ -95,7 +95,29 @@ class LandscapeTable:
         return data
 
 
+class _NonFinite(float):
+    """A JSON number no float holds (``1e309`` overflows to inf) or a constant JSON does not have
+    (``NaN``, ``Infinity``: Python's reader takes them), kept with its text so the message quotes what
+    the file says rather than ``inf``."""
+
+    text: str
+
+    def __new__(cls, text: str):
+        out = super().__new__(cls, text)
+        out.text = text
+        return out
+
+
+def _parse_float(text: str) -> float:
+    value = float(text)
+    return value if math.isfinite(value) else _NonFinite(text)
+
+
 def _number(source, key: str, value: Any, minimum: float = 0.0, strict: bool = True) -> float:
+    if isinstance(value, _NonFinite):
+        constant = value.text.lstrip("-") in ("NaN", "Infinity")
+        what = "is not JSON" if constant else "is beyond what a float holds"
+        raise ConfigError(source, key, f"{value.text} {what}; give the figure as a finite number")
     try:
         ok = isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
     except OverflowError:  # an integer of hundreds of digits: no float holds it
@@ -166,6 +188,44 @@ def _spec(source, key: str, row: dict) -> SpecConfig:
     return spec
 
 
+#: The most a setting's speedup over the autoregressive baseline may be, in units of its accept
+#: length: a speculative step commits about its accept length in tokens and costs at least one
+#: forward of the target. The study's bound on a measured trial (``tuner.engine.outcome.SPEEDUP_BOUND``;
+#: the config layer cannot import it), here applied to a table's true figures.
+SPEEDUP_BOUND = 1.25
+
+
+def most_accepted(spec: SpecConfig) -> int:
+    """The most tokens one verify step of ``spec`` can commit: the drafted path, at most
+    ``num_steps`` deep and at most the tree's ``num_draft_tokens - 1`` drafted nodes, plus the bonus
+    token (SGLang 0.5.23 ``speculative/eagle_utils.py``, ``organize_draft_results``: the verified tree
+    is the root and the ``num_draft_tokens - 1`` best candidates)."""
+    return min(spec.num_steps + 1, spec.num_draft_tokens)
+
+
+def _check_row(source, key: str, spec: SpecConfig, row: LandscapeFigures, baseline: LandscapeFigures) -> None:
+    """A row's figures that cannot be true: an accept length above what ``spec`` can accept, or a
+    speedup over the baseline above :data:`SPEEDUP_BOUND` times the accept length (the row's, else
+    the most ``spec`` can accept). QA: a row at 190x its baseline, and a baseline at 0.5 tok/s that
+    made every row 100x, were replayed as measurements."""
+    most = most_accepted(spec)
+    accept = row.accept_length
+    if accept is not None and accept > most:
+        raise ConfigError(source, f"{key}.accept_length", f"{accept:g} tokens per verify step is more than "
+                          f"{spec.label()} can accept (num_steps + 1 = {spec.num_steps + 1}, "
+                          f"num_draft_tokens = {spec.num_draft_tokens}: at most {most})")
+    bound, what = (accept, f"its accept length {accept:g}") if accept is not None else \
+        (most, f"no accept length and at most {most} tokens per verify step")
+    pairs = [("single_tok_per_s", row.single_tok_per_s, baseline.single_tok_per_s)]
+    pairs += [(f"tok_per_s@{c}", v, baseline.tok_per_s[c]) for c, v in sorted(row.tok_per_s.items())]
+    name, value, base = max(pairs, key=lambda p: p[1] / p[2])
+    if value / base > SPEEDUP_BOUND * bound:
+        raise ConfigError(source, f"{key}.{name}", f"{value:g} tok/s is {value / base:.2f}x the baseline's "
+                          f"{base:g} (baseline.{name}) for {spec.label()} with {what}: no setting runs "
+                          f"more than {SPEEDUP_BOUND:g} x its accept length faster than the autoregressive "
+                          "baseline; check this figure and the baseline's (a unit slip, a swapped column)")
+
+
 def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
     """Validate a loaded landscape table; :class:`ConfigError` names ``source`` and the key."""
     if not isinstance(data, dict):
@@ -190,6 +250,12 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
         raise ConfigError(source, "concurrency", f"expected a positive integer or a list of distinct ones, "
                           f"got {conc!r}")
     concurrencies = tuple(sorted(conc_list))
+    from .suite import MAX_CONCURRENCY
+
+    if concurrencies[-1] > MAX_CONCURRENCY:  # no suite sweeps it, so no study reads it (QA: 10**30 loaded)
+        raise ConfigError(source, "concurrency", f"{concurrencies[-1]} is more than the tuner's cap of "
+                          f"{MAX_CONCURRENCY} requests at once; give the concurrencies the grid was "
+                          "measured at")
     load_s = data.get("load_s")
     if load_s is not None:
         load_s = _number(source, "load_s", load_s, 0.0, strict=False)
@@ -202,25 +268,31 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
     if "baseline" not in data:
         raise ConfigError(source, "baseline", "required key is missing")
     baseline = _figures(source, "baseline", data["baseline"], concurrencies, {"single_tok_per_s", "accept_length"})
+    if baseline.accept_length not in (None, 1.0):  # QA: 3.0 loaded, and was never read
+        raise ConfigError(source, "baseline.accept_length", f"{baseline.accept_length:g}: the "
+                          "autoregressive baseline commits one token per forward (accept length 1); give 1 "
+                          "or leave the key out")
     rows = data.get("configs")
     if not isinstance(rows, list) or not rows:
         raise ConfigError(source, "configs", "expected a non-empty list of settings with their figures")
     configs: dict[SpecConfig, LandscapeFigures] = {}
+    index: dict[SpecConfig, int] = {}
     allowed = {"single_tok_per_s", "accept_length"}
     for i, row in enumerate(rows):
         key = f"configs[{i}]"
         if not isinstance(row, dict):
             raise ConfigError(source, key, f"expected a mapping, got {type(row).__name__}")
         spec = _spec(source, key, row)
-        if spec in configs:
-            raise ConfigError(source, key, f"{spec.label()} is listed twice; keep one row per setting")
+        if spec in configs:  # QA: it named only the second row; which figures are right is the user's call
+            raise ConfigError(source, key, f"{spec.label()} is listed twice (configs[{index[spec]}] and "
+                              f"{key}); keep one row per setting")
         figures = {k: v for k, v in row.items() if k not in _SPEC_KEYS}
-        configs[spec] = _figures(source, key, figures, concurrencies, allowed)
-        accept = configs[spec].accept_length
-        if accept is not None and accept > spec.num_steps + 1:
-            # each verify step commits the drafted path (at most num_steps tokens) plus the bonus token
-            raise ConfigError(source, f"{key}.accept_length", f"{accept:g} tokens per verify step is more than "
-                              f"{spec.label()} can accept (num_steps + 1 = {spec.num_steps + 1})")
+        try:
+            configs[spec] = _figures(source, key, figures, concurrencies, allowed)
+        except ConfigError as exc:  # the row by its index and its flags: a grid is found by its flags
+            raise ConfigError(source, exc.key, f"{exc.message} (the row of {spec.label()})") from None
+        index[spec] = i
+        _check_row(source, key, spec, configs[spec], baseline)
     return LandscapeTable(name.strip(), str(source), concurrencies, baseline, configs, load_s, description)
 
 
@@ -231,7 +303,8 @@ def load_landscape(path: str | Path) -> LandscapeTable:
     try:
         # a leading byte-order mark (a Windows editor's) read as the YAML files' and datasets' are:
         # json refused it, saying "decode using utf-8-sig" (QA: the fuzz of test_fuzz_inputs.py)
-        data = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=no_repeated_keys)
+        data = json.loads(text.removeprefix("\ufeff"), object_pairs_hook=no_repeated_keys,
+                          parse_float=_parse_float, parse_constant=_NonFinite)
     except json.JSONDecodeError as exc:
         raise ConfigError(path, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
     except RepeatedKey as exc:

@@ -1,0 +1,158 @@
+"""A study on ``server.backend: model`` given inputs nobody designed for (QA, qa98): a landscape table
+whose figures cannot be true. Each is one ``error:`` line naming the file and the key (a table
+row by its index and its flags) and the fix, exit 2, and nothing written: checked before the study
+exists. Real ``tuner`` and ``search_efficiency.py`` subprocesses, as a user runs them."""
+
+from __future__ import annotations
+
+import copy
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import yaml
+from support.landscapes import ROOT, table_from_profile
+
+
+def study_text(model: dict, args: dict | None = None) -> str:
+    """A two-trial study of the quick suite on ``server.backend: model`` with ``model`` and ``args``."""
+    server = {"backend": "model", "model_path": "moonshotai/Kimi-K2.6",
+              "draft_model_path": "sim/kimi-k2.6-eagle3", "tp_size": 8, "args": args or {},
+              "model": {"seed": 1, **model}}
+    return yaml.safe_dump({"name": "odd", "search_space": "eagle3", "server": server,
+                           "bench": {"suite": "quick"}, "sampler": {"seed": 1}, "budget": {"n_trials": 2}},
+                          sort_keys=False)
+
+
+@pytest.fixture(scope="module")
+def table() -> dict:
+    return table_from_profile(concurrency=32)
+
+
+def _row(data: dict, spec: tuple[int, int, int]) -> tuple[int, dict]:
+    keys = ("num_steps", "eagle_topk", "num_draft_tokens")
+    return next((i, r) for i, r in enumerate(data["configs"]) if tuple(r[k] for k in keys) == spec)
+
+
+def _tuner(*args, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "tuner", *map(str, args)], capture_output=True, text=True,
+                          cwd=cwd, timeout=300, check=False)
+
+
+def _refused(folder: Path, *args) -> str:
+    """``tuner ARGS`` run in ``folder``: exit 2, one ``error:`` line, nothing added to ``folder``."""
+    before = sorted(folder.rglob("*"))
+    r = _tuner(*args, cwd=folder)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2, (r.returncode, r.stdout, r.stderr)
+    assert len(lines) == 1 and lines[0].startswith("error: ") and "Traceback" not in r.stderr, r.stderr
+    assert sorted(folder.rglob("*")) == before
+    return lines[0]
+
+
+def _study(folder: Path, model: dict | None = None, args: dict | None = None) -> Path:
+    path = folder / "odd.yaml"
+    path.write_text(study_text(model or {"landscape": "node.json"}, args))
+    return path
+
+
+def _with_table(tmp_path: Path, data: dict | str) -> Path:
+    study = _study(tmp_path)
+    (tmp_path / "node.json").write_text(data if isinstance(data, str) else json.dumps(data))
+    return study
+
+
+def _fast_row(d):  # QA: 190x its baseline with an accept length of 1.9 was replayed as a measurement
+    _, row = _row(d, (1, 1, 2))
+    row["single_tok_per_s"] = 5000.0
+
+
+def _slow_baseline(d):  # QA: a baseline at 0.5 tok/s made every setting read 100x faster
+    d["baseline"]["single_tok_per_s"] = 0.5
+
+
+def _baseline_accepts(d):  # QA: 3.0 loaded, and was never read
+    d["baseline"]["accept_length"] = 3.0
+
+
+def _huge_concurrency(d):  # QA: a level no suite may sweep loaded
+    c = 10 ** 30
+    d["concurrency"] = [32, c]
+    for r in [d["baseline"], *d["configs"]]:
+        r[f"tok_per_s@{c}"] = r["tok_per_s@32"]
+
+
+def _small_tree_accepts_more(d):  # QA: a tree of 2 tokens accepting 2.5 a step loaded (bound was steps + 1)
+    _, row = _row(d, (2, 2, 2))
+    row["accept_length"] = 2.5
+
+
+def _row_repeated(d):
+    i, row = _row(d, (2, 4, 8))
+    d["configs"].append(dict(row, single_tok_per_s=row["single_tok_per_s"] * 1.1))
+
+
+def _negative_figure(d):
+    _, row = _row(d, (3, 4, 16))
+    row["tok_per_s@32"] = -5
+
+
+@pytest.mark.parametrize("change, says", [
+    (_fast_row, r"configs\[(\d+)\]\.single_tok_per_s: 5000 tok/s is 19\d\.\d\dx the baseline's [\d.]+ "
+                r"\(baseline\.single_tok_per_s\) for steps=1 topk=1 draft=2 with its accept length [\d.]+: .*"
+                r"check this figure and the baseline's \(a unit slip, a swapped column\)"),
+    (_slow_baseline, r"configs\[0\]\.single_tok_per_s: .* tok/s is \d+\.\d\dx the baseline's 0\.5 "
+                     r"\(baseline\.single_tok_per_s\) for steps=1 topk=1 draft=2 .*"
+                     r"check this figure and the baseline's .*"),
+    (_baseline_accepts, r"baseline\.accept_length: 3: the autoregressive baseline commits one token per "
+                        r"forward \(accept length 1\); give 1 or leave the key out"),
+    (_huge_concurrency, r"concurrency: 10{30} is more than the tuner's cap of 16384 requests at once; "
+                        r"give the concurrencies the grid was measured at"),
+    (_small_tree_accepts_more, r"configs\[(\d+)\]\.accept_length: 2\.5 tokens per verify step is more than "
+                               r"steps=2 topk=2 draft=2 can accept \(.*at most 2\)"),
+    (_row_repeated, r"configs\[(\d+)\]: steps=2 topk=4 draft=8 is listed twice \(configs\[\d+\] and "
+                    r"configs\[\d+\]\); keep one row per setting"),
+    (_negative_figure, r"configs\[(\d+)\]\.tok_per_s@32: expected a number above 0, got -5 "
+                       r"\(the row of steps=3 topk=4 draft=16\)"),
+])
+def test_a_table_whose_figures_cannot_be_true_is_refused(tmp_path, table, change, says):
+    data = copy.deepcopy(table)
+    change(data)
+    study = _with_table(tmp_path, data)
+    line = _refused(tmp_path, "study", "run", study)
+    assert re.fullmatch(rf"error: {re.escape(str(tmp_path / 'node.json'))}: {says}", line), line
+
+
+@pytest.mark.parametrize("literal, says", [
+    ("NaN", "NaN is not JSON; give the figure as a finite number (the row of steps=1 topk=1 draft=2)"),
+    ("1e309", "1e309 is beyond what a float holds; give the figure as a finite number "
+              "(the row of steps=1 topk=1 draft=2)"),
+])
+def test_a_figure_no_float_holds_is_quoted_as_written(tmp_path, table, literal, says):
+    # QA: 1e309 was reported as "got inf", a figure the file does not hold
+    data = copy.deepcopy(table)
+    i, row = _row(data, (1, 1, 2))
+    row["single_tok_per_s"] = "@@"
+    study = _with_table(tmp_path, json.dumps(data).replace('"@@"', literal))
+    line = _refused(tmp_path, "study", "run", study)
+    assert line == f"error: {tmp_path / 'node.json'}: configs[{i}].single_tok_per_s: {says}"
+
+
+def test_the_benchmark_refuses_the_same_table_and_writes_nothing(tmp_path, table):
+    data = copy.deepcopy(table)
+    _fast_row(data)
+    (tmp_path / "node.json").write_text(json.dumps(data))
+    before = sorted(tmp_path.rglob("*"))
+    r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "search_efficiency.py"), "--landscape",
+                        str(tmp_path / "node.json"), "--seeds", "1", "--budget", "2", "--strategies",
+                        "random", "--suite", "quick", "--json", str(tmp_path / "out.json")],
+                       capture_output=True, text=True, timeout=300, cwd=ROOT, check=False)
+    lines = r.stderr.strip().splitlines()
+    assert r.returncode == 2 and len(lines) == 1, r.stderr
+    table_file = re.escape(str(tmp_path / "node.json"))
+    assert re.fullmatch(rf"error: {table_file}: configs\[\d+\]\.single_tok_per_s: "
+                        r"5000 tok/s is .*x the baseline's.*", lines[0]), lines[0]
+    assert sorted(tmp_path.rglob("*")) == before
