@@ -1,5 +1,6 @@
 """A study on ``server.backend: model`` given inputs nobody designed for (QA, qa98): a landscape table
-whose figures cannot be true. Each is one ``error:`` line naming the file and the key (a table
+whose figures cannot be true, a table none of whose rows the study's servers run, a profile whose
+physics gives no server's figures. Each is one ``error:`` line naming the file and the key (a table
 row by its index and its flags) and the fix, exit 2, and nothing written: checked before the study
 exists. Real ``tuner`` and ``search_efficiency.py`` subprocesses, as a user runs them."""
 
@@ -15,6 +16,8 @@ from pathlib import Path
 import pytest
 import yaml
 from support.landscapes import ROOT, table_from_profile
+
+PROFILE = ROOT / "tuner" / "sim" / "profiles" / "k2.6-tp8-pcie.yaml"
 
 
 def study_text(model: dict, args: dict | None = None) -> str:
@@ -139,6 +142,42 @@ def test_a_figure_no_float_holds_is_quoted_as_written(tmp_path, table, literal, 
     study = _with_table(tmp_path, json.dumps(data).replace('"@@"', literal))
     line = _refused(tmp_path, "study", "run", study)
     assert line == f"error: {tmp_path / 'node.json'}: configs[{i}].single_tok_per_s: {says}"
+
+
+def test_a_table_whose_rows_the_study_servers_refuse_is_refused(tmp_path, table):
+    # QA: rejection sampling allows topk 1 only; a table of trees ran 6 launches, every one failed
+    # (not_in_landscape), "done: 0 measured ... 6 failed", exit 0
+    data = copy.deepcopy(table)
+    data["configs"] = [r for r in data["configs"] if r["eagle_topk"] > 1]
+    (tmp_path / "node.json").write_text(json.dumps(data))
+    study = _study(tmp_path, args={"speculative_use_rejection_sampling": True})
+    line = _refused(tmp_path, "study", "run", study)
+    assert line.startswith(f"error: {study}: server.model.landscape: {tmp_path / 'node.json'}: none of its "
+                           f"{len(data['configs'])} settings runs on this study's servers (steps=")
+    assert "--speculative-use-rejection-sampling requires --speculative-eagle-topk 1" in line
+    # the same table runs without it
+    study.write_text(study_text({"landscape": "node.json"}))
+    r = _tuner("study", "run", study, cwd=tmp_path)
+    assert r.returncode == 0 and "done: " in r.stdout + r.stderr, r.stderr
+
+
+@pytest.mark.parametrize("key, value, says", [
+    # QA: 1000 s an all-reduce measured a baseline of 0.0 tok/s, and every trial over it
+    ("allreduce_latency_us", "1e9", r"the model gives the autoregressive baseline [\d.e+-]+ tok/s \(single "
+                                    r"request\), no server's figure \(at least 0\.001 and at most 1e\+09\); "
+                                    r"check the profile's hardware and runtime figures for a unit slip"),
+    # QA: the study was written, and its baseline failed (oom), exit 1
+    ("total_weights_gb", "5000.0",
+     r"the autoregressive baseline fails at launch \(oom\): .*Not enough memory.*"),
+])
+def test_a_profile_whose_baseline_cannot_be_measured_is_refused(tmp_path, key, value, says):
+    text, n = re.subn(rf"^(\s*{key}):[^#\n]*", rf"\g<1>: {value} ", PROFILE.read_text(), flags=re.M)
+    assert n == 1
+    (tmp_path / "p.yaml").write_text(text)
+    study = _study(tmp_path, model={"profile": "p.yaml"})
+    line = _refused(tmp_path, "study", "run", study)
+    assert re.fullmatch(rf"error: {re.escape(str(study))}: server\.model\.profile: "
+                        rf"{re.escape(str(tmp_path / 'p.yaml'))}: {says}", line), line
 
 
 def test_the_benchmark_refuses_the_same_table_and_writes_nothing(tmp_path, table):

@@ -184,6 +184,30 @@ class ModelBackend:
                                               mem_fraction_static=args.get("mem_fraction_static"))
         return None if ok else ("oom", message)
 
+    def baseline_problem(self) -> str | None:
+        """Why the autoregressive baseline of a profile cannot be measured, known before any launch
+        (the study's preflight asks, so nothing is written): it fails at launch (``oom``: the
+        profile's weights do not fit its GPUs), or the model's figures of it are no server's, outside
+        :data:`~tuner.config.landscape.MIN_TOK_PER_S` to ``MAX_TOK_PER_S``, the range a landscape
+        table's figures take (QA: a profile at 1000 s an all-reduce measured a baseline of 0.0 tok/s
+        and every trial over it). None for a table: its baseline was checked as it loaded."""
+        from ..config.landscape import MAX_TOK_PER_S, MIN_TOK_PER_S
+
+        if self.model is None:
+            return None
+        failure = self.launch_failure(None)
+        if failure is not None:
+            return f"the autoregressive baseline fails at launch ({failure[0]}): {failure[1]}"
+        exp = self.expected(None)
+        figures = [("single request", exp.single_tok_per_s if self.suite.n_single_requests() else None)]
+        figures += [(f"C={c}", v) for c, v in sorted(exp.tok_per_s.items())]
+        for what, value in figures:
+            if value is not None and not MIN_TOK_PER_S <= value <= MAX_TOK_PER_S:
+                return (f"the model gives the autoregressive baseline {value:.3g} tok/s ({what}), no "
+                        f"server's figure (at least {MIN_TOK_PER_S:g} and at most {MAX_TOK_PER_S:g}); "
+                        "check the profile's hardware and runtime figures for a unit slip")
+        return None
+
     def request_problem(self, spec: SpecConfig | None) -> str | None:
         """Why the server of ``spec`` would refuse requests of the suite, or None: SGLang's context
         check (:class:`tuner.sim.requests.ContextCheck`, its own words) with EAGLE's reserved draft

@@ -11,6 +11,9 @@ that own it, before ``study create`` or ``run`` writes anything (the study, its 
 * every request of the suite within the profile's context length (``backend: sim``, and ``model``
   with a profile): :func:`_check_context`, the simulated server's 400 found before the study is
   written (``backend: sglang`` leaves it to the real server; a landscape table has no context);
+* ``backend: model`` with a profile: its baseline launches (fits the GPUs) and the model's figures
+  of it are a server's (:meth:`tuner.engine.model_backend.ModelBackend.baseline_problem`);
+* ``backend: model`` with a landscape table: some row of it runs on the study's servers, in the space;
 * the launch itself: the baseline's and a trial's command build (:func:`tuner.server.command.plan_launch`:
   conflicting ``fixed`` and ``server.args``, a trial without ``server.draft_model_path``);
 * the space on the study's servers: at least one setting SGLang runs with the study's server
@@ -49,10 +52,12 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
     if config.server.backend == "model" and config.server.model is not None and config.server.model.profile is not None:
         _check_profile(config.server.model.profile, "server.model.profile", source)
     space = space or SearchSpace.load(config.search_space)
-    _check_landscape_meets_space(config, space, source)
     _check_launch(config, space, source)
     _check_context(config, space, source)
-    _check_seeds(config, _check_something_runs(config, space, source), source)
+    _check_model_baseline(config, space, source)
+    runs = _check_something_runs(config, space, source)
+    _check_landscape_meets_space(config, space, runs, source)
+    _check_seeds(config, runs, source)
     _check_sampler(config, space, source)
     if launching and config.server.port:
         from ..server.ports import ensure_port_free
@@ -109,10 +114,12 @@ def _check_profile(profile: str, key: str, source) -> None:
         raise ConfigError(source, key, str(exc)) from None
 
 
-def _check_landscape_meets_space(config: StudyConfig, space: SearchSpace, source) -> None:
-    """``server.model.landscape``: at least one of the table's settings lies in the search space;
-    else every launch would fail (``not_in_landscape``), a night of nothing. Rows outside the space
-    are kept (a grid measured wider than the space) and never proposed."""
+def _check_landscape_meets_space(config: StudyConfig, space: SearchSpace, runs: SearchSpace, source) -> None:
+    """``server.model.landscape``: at least one of the table's settings lies in the search space and
+    runs on the study's servers (``runs``: the space as :func:`_check_something_runs` returns it, with
+    the study's server arguments; QA: a table of trees with rejection sampling, which allows topk 1 only,
+    ran a study of nothing but failures, exit 0); else every launch would fail, a night of nothing.
+    Rows outside the space are kept (a grid measured wider than the space) and never proposed."""
     model = config.server.model
     if config.server.backend != "model" or model is None or model.landscape is None:
         return
@@ -122,12 +129,40 @@ def _check_landscape_meets_space(config: StudyConfig, space: SearchSpace, source
         table = load_landscape(model.landscape)
     except ConfigError:
         return  # said where the study file loaded, or by the backend with its file and key
-    if not set(table.configs) & set(space.effective_configs()):
-        n = len(table.configs)
+    if set(table.configs) & set(runs.effective_configs()):
+        return
+    n = len(table.configs)
+    listed = set(table.configs) & set(space.effective_configs())
+    if listed:
+        cfg, res = next((cfg, res) for cfg, res in space.proposals() if res.ok and res.effective in listed)
+        why = runs.resolve(cfg).violation
         raise ConfigError(source, "server.model.landscape", f"{model.landscape}: "
-                          f"{'its one setting lies outside' if n == 1 else f'none of its {n} settings lies in'} "
-                          f"the search space {config.search_space} "
-                          "(every launch would fail as not_in_landscape); give the space it was measured over")
+                          f"{'its one setting does not run' if n == 1 else f'none of its {n} settings runs'} "
+                          f"on this study's servers ({cfg.label()}: {why.message if why else 'refused'}); "
+                          "change server.args or give a table of settings they run")
+    raise ConfigError(source, "server.model.landscape", f"{model.landscape}: "
+                      f"{'its one setting lies outside' if n == 1 else f'none of its {n} settings lies in'} "
+                      f"the search space {config.search_space} "
+                      "(every launch would fail as not_in_landscape); give the space it was measured over")
+
+
+def _check_model_baseline(config: StudyConfig, space: SearchSpace, source) -> None:
+    """``backend: model`` with a profile: its baseline launches and its figures are a server's
+    (:meth:`tuner.engine.model_backend.ModelBackend.baseline_problem`); else the study would be
+    written only to fail its baseline, or to measure every trial over 0.0 tok/s."""
+    model = config.server.model
+    if config.server.backend != "model" or model is None or model.profile is None:
+        return
+    from ..config.suite import load_suite
+    from .backends import make_backend
+
+    try:
+        problem = make_backend(config, space, load_suite(config.bench.suite, base_dir=Path(source).parent)) \
+            .baseline_problem()
+    except ConfigError:
+        return  # said by _check_profile / the suite's check
+    if problem is not None:
+        raise ConfigError(source, "server.model.profile", f"{model.profile}: {problem}")
 
 
 def _plan(config: StudyConfig, space: SearchSpace, spec: SpecConfig | None):
