@@ -77,8 +77,9 @@ def truth_of_table(table, name: str, allowed: set | None = None) -> Truth:
     objectives = objectives_of(table)
     specs = [spec for spec in table.configs if allowed is None or spec in allowed]
     if not specs:
-        raise ValueError(f"{table.source}: none of its {len(table.configs)} settings lies in the search space; "
-                         "give the space it was measured over (--space)")
+        n = len(table.configs)  # QA: "none of its 1 settings lies in"
+        which = "its one setting lies outside" if n == 1 else f"none of its {n} settings lies in"
+        raise ValueError(f"{table.source}: {which} the search space; give the space it was measured over (--space)")
     values = {spec: tuple(table.speedups(spec)[o] for o in objectives) for spec in specs}
     optimum = tuple(max(v[i] for v in values.values()) for i in range(len(objectives)))
     nadir = tuple(min(v[i] for v in values.values()) for i in range(len(objectives)))

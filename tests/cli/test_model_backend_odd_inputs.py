@@ -180,9 +180,18 @@ def test_a_profile_whose_baseline_cannot_be_measured_is_refused(tmp_path, key, v
                         rf"{re.escape(str(tmp_path / 'p.yaml'))}: {says}", line), line
 
 
-def test_the_benchmark_refuses_the_same_table_and_writes_nothing(tmp_path, table):
+def _outside_the_space(d):  # QA: the benchmark said "none of its 1 settings lies in the search space"
+    d["configs"] = [dict(d["configs"][0], num_steps=9, eagle_topk=1, num_draft_tokens=10)]
+
+
+@pytest.mark.parametrize("change, says", [
+    (_fast_row, r"configs\[\d+\]\.single_tok_per_s: 5000 tok/s is .*x the baseline's.*"),
+    (_outside_the_space, r"its one setting lies outside the search space; give the space it was measured over "
+                         r"\(--space\)"),
+])
+def test_the_benchmark_refuses_the_same_table_and_writes_nothing(tmp_path, table, change, says):
     data = copy.deepcopy(table)
-    _fast_row(data)
+    change(data)
     (tmp_path / "node.json").write_text(json.dumps(data))
     before = sorted(tmp_path.rglob("*"))
     r = subprocess.run([sys.executable, str(ROOT / "benchmarks" / "search_efficiency.py"), "--landscape",
@@ -192,6 +201,5 @@ def test_the_benchmark_refuses_the_same_table_and_writes_nothing(tmp_path, table
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 2 and len(lines) == 1, r.stderr
     table_file = re.escape(str(tmp_path / "node.json"))
-    assert re.fullmatch(rf"error: {table_file}: configs\[\d+\]\.single_tok_per_s: "
-                        r"5000 tok/s is .*x the baseline's.*", lines[0]), lines[0]
+    assert re.fullmatch(rf"error: {table_file}: {says}", lines[0]), lines[0]
     assert sorted(tmp_path.rglob("*")) == before
