@@ -169,8 +169,12 @@ def test_a_table_whose_rows_the_study_servers_refuse_is_refused(tmp_path, table)
     # QA: the study was written, and its baseline failed (oom), exit 1
     ("total_weights_gb", "5000.0",
      r"the autoregressive baseline fails at launch \(oom\): .*Not enough memory.*"),
+    # QA: a GB of workspace per draft token: 6 launches, every one oom, "done: 0 measured", exit 0
+    ("workspace_kb_per_draft_token", "1e6",
+     r"every one of the space's \d+ settings fails at launch \(oom; the first, steps=1 topk=1 draft=2: "
+     r".*Not enough memory.*\)"),
 ])
-def test_a_profile_whose_baseline_cannot_be_measured_is_refused(tmp_path, key, value, says):
+def test_a_profile_on_which_nothing_can_be_measured_is_refused(tmp_path, key, value, says):
     text, n = re.subn(rf"^(\s*{key}):[^#\n]*", rf"\g<1>: {value} ", PROFILE.read_text(), flags=re.M)
     assert n == 1
     (tmp_path / "p.yaml").write_text(text)

@@ -208,6 +208,18 @@ class ModelBackend:
                         "check the profile's hardware and runtime figures for a unit slip")
         return None
 
+    def none_launches(self, specs) -> str | None:
+        """Why not one of ``specs`` (a study's settings) launches, every one failing at launch on this
+        source (a profile whose speculative workspace fits no tree: ``oom``), or None. The study's
+        preflight asks (QA: 6 launches, every one oom, exit 0)."""
+        specs = list(specs)
+        failures = [self.launch_failure(spec) for spec in specs]
+        if not specs or any(f is None for f in failures):
+            return None
+        (cls, message), first = failures[0], specs[0]
+        return (f"every one of the space's {counted(len(specs), 'setting')} fails at launch ({cls}; the "
+                f"first, {first.label()}: {message})")
+
     def request_problem(self, spec: SpecConfig | None) -> str | None:
         """Why the server of ``spec`` would refuse requests of the suite, or None: SGLang's context
         check (:class:`tuner.sim.requests.ContextCheck`, its own words) with EAGLE's reserved draft

@@ -11,8 +11,9 @@ that own it, before ``study create`` or ``run`` writes anything (the study, its 
 * every request of the suite within the profile's context length (``backend: sim``, and ``model``
   with a profile): :func:`_check_context`, the simulated server's 400 found before the study is
   written (``backend: sglang`` leaves it to the real server; a landscape table has no context);
-* ``backend: model`` with a profile: its baseline launches (fits the GPUs) and the model's figures
-  of it are a server's (:meth:`tuner.engine.model_backend.ModelBackend.baseline_problem`);
+* ``backend: model`` with a profile: its baseline launches (fits the GPUs), the model's figures
+  of it are a server's, and some setting of the space launches
+  (:meth:`tuner.engine.model_backend.ModelBackend.baseline_problem`, ``none_launches``);
 * ``backend: model`` with a landscape table: some row of it runs on the study's servers, in the space;
 * the launch itself: the baseline's and a trial's command build (:func:`tuner.server.command.plan_launch`:
   conflicting ``fixed`` and ``server.args``, a trial without ``server.draft_model_path``);
@@ -54,9 +55,9 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
     space = space or SearchSpace.load(config.search_space)
     _check_launch(config, space, source)
     _check_context(config, space, source)
-    _check_model_baseline(config, space, source)
     runs = _check_something_runs(config, space, source)
     _check_landscape_meets_space(config, space, runs, source)
+    _check_model_profile(config, runs, source)
     _check_seeds(config, runs, source)
     _check_sampler(config, space, source)
     if launching and config.server.port:
@@ -146,10 +147,12 @@ def _check_landscape_meets_space(config: StudyConfig, space: SearchSpace, runs: 
                       "(every launch would fail as not_in_landscape); give the space it was measured over")
 
 
-def _check_model_baseline(config: StudyConfig, space: SearchSpace, source) -> None:
+def _check_model_profile(config: StudyConfig, space: SearchSpace, source) -> None:
     """``backend: model`` with a profile: its baseline launches and its figures are a server's
-    (:meth:`tuner.engine.model_backend.ModelBackend.baseline_problem`); else the study would be
-    written only to fail its baseline, or to measure every trial over 0.0 tok/s."""
+    (:meth:`tuner.engine.model_backend.ModelBackend.baseline_problem`), and some setting of the
+    ``space`` (as the study's servers run it) launches (``ModelBackend.none_launches``); else the
+    study would be written only to fail its baseline, to measure every trial over 0.0 tok/s, or to
+    fail every launch."""
     model = config.server.model
     if config.server.backend != "model" or model is None or model.profile is None:
         return
@@ -157,10 +160,10 @@ def _check_model_baseline(config: StudyConfig, space: SearchSpace, source) -> No
     from .backends import make_backend
 
     try:
-        problem = make_backend(config, space, load_suite(config.bench.suite, base_dir=Path(source).parent)) \
-            .baseline_problem()
+        backend = make_backend(config, space, load_suite(config.bench.suite, base_dir=Path(source).parent))
     except ConfigError:
         return  # said by _check_profile / the suite's check
+    problem = backend.baseline_problem() or backend.none_launches(space.effective_configs())
     if problem is not None:
         raise ConfigError(source, "server.model.profile", f"{model.profile}: {problem}")
 
