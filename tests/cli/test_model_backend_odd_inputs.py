@@ -161,6 +161,14 @@ def test_a_table_whose_rows_the_study_servers_refuse_is_refused(tmp_path, table)
     assert r.returncode == 0 and "done: " in r.stdout + r.stderr, r.stderr
 
 
+def _profile_with(folder: Path, key: str, value: str) -> Path:
+    """The shipped k2.6-tp8-pcie profile with ``key`` set to ``value``, as ``folder/p.yaml``."""
+    text, n = re.subn(rf"^(\s*{key}):[^#\n]*", rf"\g<1>: {value} ", PROFILE.read_text(), flags=re.M)
+    assert n == 1
+    (folder / "p.yaml").write_text(text)
+    return folder / "p.yaml"
+
+
 @pytest.mark.parametrize("key, value, says", [
     # QA: 1000 s an all-reduce measured a baseline of 0.0 tok/s, and every trial over it
     ("allreduce_latency_us", "1e9", r"the model gives the autoregressive baseline [\d.e+-]+ tok/s \(single "
@@ -175,9 +183,7 @@ def test_a_table_whose_rows_the_study_servers_refuse_is_refused(tmp_path, table)
      r".*Not enough memory.*\)"),
 ])
 def test_a_profile_on_which_nothing_can_be_measured_is_refused(tmp_path, key, value, says):
-    text, n = re.subn(rf"^(\s*{key}):[^#\n]*", rf"\g<1>: {value} ", PROFILE.read_text(), flags=re.M)
-    assert n == 1
-    (tmp_path / "p.yaml").write_text(text)
+    _profile_with(tmp_path, key, value)
     study = _study(tmp_path, model={"profile": "p.yaml"})
     line = _refused(tmp_path, "study", "run", study)
     assert re.fullmatch(rf"error: {re.escape(str(study))}: server\.model\.profile: "
@@ -190,8 +196,8 @@ def _outside_the_space(d):  # QA: the benchmark said "none of its 1 settings lie
 
 @pytest.mark.parametrize("change, says", [
     (_fast_row, r"configs\[\d+\]\.single_tok_per_s: 5000 tok/s is .*x the baseline's.*"),
-    (_outside_the_space, r"its one setting lies outside the search space; give the space it was measured over "
-                         r"\(--space\)"),
+    (_outside_the_space, r"its one setting lies outside the search space; give the space it was measured "
+                         r"over \(--space\)"),
 ])
 def test_the_benchmark_refuses_the_same_table_and_writes_nothing(tmp_path, table, change, says):
     data = copy.deepcopy(table)
@@ -207,3 +213,14 @@ def test_the_benchmark_refuses_the_same_table_and_writes_nothing(tmp_path, table
     table_file = re.escape(str(tmp_path / "node.json"))
     assert re.fullmatch(rf"error: {table_file}: {says}", lines[0]), lines[0]
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_sim_landscape_writes_no_table_it_could_not_read(tmp_path):
+    # QA: a profile at 1000 s an all-reduce: "wrote t.json: 949 settings", exit 0, and every study and
+    # the benchmark refused the file (baseline.single_tok_per_s: ... got 0.0)
+    _profile_with(tmp_path, "allreduce_latency_us", "1e9")
+    line = _refused(tmp_path, "sim", "landscape", "--profile", "p.yaml", "--suite", "quick",
+                    "--table", "t.json")
+    assert line == ("error: --table: profile k2.6-tp8-pcie: baseline.single_tok_per_s: expected a number "
+                    "above 0, got 0.0: the model's figures are no server's (check the profile's hardware and "
+                    "runtime figures for a unit slip); no table written"), line

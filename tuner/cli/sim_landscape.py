@@ -106,8 +106,17 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
         from ..config.files import write_text_atomic
         from ..sim.landscape import table_that_fits
 
+        from ..config.landscape import parse_landscape
+
         try:  # a setting the GPUs cannot hold fails at launch on the profile: the table lacks it
             table, left_out = table_that_fits(result, model)
+            # read back as a study and the benchmark read it (QA: a profile at 1000 s an all-reduce
+            # wrote a baseline of 0.0 tok/s, "wrote ...", exit 0, and no study could load the file)
+            parse_landscape(table, table_path)
+        except ConfigError as exc:
+            fail(f"--table: profile {result.profile}: {exc.key}: {exc.message}: the model's figures are no "
+                 "server's (check the profile's hardware and runtime figures for a unit slip); no table "
+                 "written", 2)
         except ValueError as exc:
             fail(f"--table: {exc}; no table written", 2)
         write_text_atomic(table_path, json.dumps(table, indent=1) + "\n")
