@@ -74,8 +74,16 @@ def move_state(storage, trial_id: int, was, to, stamp: str) -> bool:
     as any call of its own; a retry after an attempt whose commit landed (the connection broke
     before its answer) finds the trial in ``to`` with this move's own time, and it is this worker's
     (a queued trial is not left RUNNING with nobody running it, a dead trial's setting not left
-    unqueued)."""
-    at = datetime.now()  # Optuna's datetimes: local time, naive (optuna/storages/_rdb/models.py)
+    unqueued).
+
+    The time is written as the column holds it: naive UTC. Optuna's model converts a trial's times
+    to and from the reader's local time (``TrialModel.datetime_start``, optuna/storages/_rdb/models.py,
+    5.0 and 5.1), but this UPDATE writes the column itself: the local time written here (QA, qa95:
+    a worker with ``TZ=Europe/Berlin``) was read back an hour late, so a queued trial began an hour
+    after it ended (a duration of -3600 s in Optuna's and the dashboard's views), a reaped one ended
+    an hour late, and a retry after a commit that landed did not know its own time: the queued
+    trial was left RUNNING with nobody on it, a dead trial's setting unqueued."""
+    at = datetime.now(timezone.utc).replace(tzinfo=None)
     return _patiently(storage, "move_state", _move_state, trial_id, was, to, stamp, at)
 
 
@@ -85,13 +93,14 @@ def _move_state(backend, trial_id: int, was, to, stamp: str, at: datetime) -> bo
     from optuna.storages._rdb.storage import _create_scoped_session
 
     trial = models.TrialModel
+    column = trial.__table__.c[stamp]  # the stored naive UTC, not the model's local-time view of it
     with _create_scoped_session(backend.scoped_session) as session:
         if session.execute(
                 sa.update(trial).where(trial.trial_id == trial_id, trial.state == was)
                 .values(state=to, **{stamp: at}).execution_options(synchronize_session=False)).rowcount == 1:
             return True
-        held = session.get(trial, trial_id)
-        return held is not None and held.state == to and getattr(held, stamp) == at
+        held = session.execute(sa.select(trial.state, column).where(trial.trial_id == trial_id)).first()
+        return held is not None and held[0] == to and held[1] == at
 
 
 def study_attr_text(storage, study_id: int, key: str) -> str | None:

@@ -1,0 +1,74 @@
+"""Nodes whose clocks and time zones differ, sharing one study (README "Several nodes, one study").
+
+* A trial's times written by the tuner's own conditional UPDATE (a queued trial started, a running
+  one failed: :func:`tuner.engine.asktell.move_state`) are naive UTC in the column, as Optuna's own
+  are: a worker with ``TZ=Europe/Berlin`` wrote its local time there, so a queued trial began an
+  hour after it ended, and a retry after a commit that landed did not know its own write.
+
+Real processes with their own ``TZ`` / ``PGTZ`` (POSIX zone rules need no tz database in Python);
+a node's clock behind or ahead is its trial's start written as that node writes it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+
+import optuna
+from optuna.trial import TrialState
+
+from tuner.engine.storage import open_storage
+
+#: Central European time (an hour east of UTC), as a POSIX rule
+BERLIN = "CET-1CEST,M3.5.0,M10.5.0/3"
+
+#: In a worker of zone ``TZ``: start a queued trial (the tuner's ask), tell it; fail a running one
+#: as a reaper does; then move a third twice with one time, as a retry after a landed commit does.
+WORKER = """
+import json, sys, optuna
+from datetime import datetime, timezone
+from optuna.distributions import FloatDistribution
+from tuner.engine.asktell import ask, tell, _move_state
+from tuner.engine.storage import open_storage
+from tuner.engine.workers import fail_running
+from optuna.trial import TrialState
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+storage = open_storage(sys.argv[1])
+study = optuna.create_study(study_name="zones", storage=storage)
+study.enqueue_trial({"a": 1.0})
+queued = ask(study, {"a": FloatDistribution(0, 2)})
+tell(study, queued, 1.0)
+reaped = study.ask()
+fail_running(storage, reaped._trial_id)
+study.enqueue_trial({"a": 0.5})
+third = [t for t in study.get_trials() if t.state == TrialState.WAITING][0]._trial_id
+at = datetime.now(timezone.utc).replace(tzinfo=None)
+backend = getattr(storage, "_backend", storage)
+first = _move_state(backend, third, TrialState.WAITING, TrialState.RUNNING, "datetime_start", at)
+retry = _move_state(backend, third, TrialState.WAITING, TrialState.RUNNING, "datetime_start", at)
+print(json.dumps({"first": first, "retry": retry}))
+"""
+
+
+def _python(code: str, env: dict, *args: str) -> str:
+    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
+                         env={"PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore", **env})
+    assert out.returncode == 0, out.stderr
+    return out.stdout.strip().splitlines()[-1]
+
+
+def test_a_worker_in_another_zone_writes_start_and_end_in_order_and_knows_its_own_write(url):
+    before = datetime.now(timezone.utc) - timedelta(seconds=1)
+    moved = json.loads(_python(WORKER, {"TZ": BERLIN}, url))
+    after = datetime.now(timezone.utc) + timedelta(seconds=1)
+    # a retry after a commit that landed takes the move as its own (in Berlin it read an hour off)
+    assert moved == {"first": True, "retry": True}
+    study = optuna.load_study(study_name="zones", storage=open_storage(url))
+    finished = [t for t in study.get_trials() if t.state in (TrialState.COMPLETE, TrialState.FAIL)]
+    assert [t.state for t in finished] == [TrialState.COMPLETE, TrialState.FAIL]
+    for t in finished:
+        start, end = t.datetime_start.astimezone(timezone.utc), t.datetime_complete.astimezone(timezone.utc)
+        # the instants this process lived through while the worker ran, in order (the queued trial
+        # began an hour after it ended; the reaped one ended an hour after this test did)
+        assert before <= start <= end <= after, (t.number, start, end)
