@@ -4,6 +4,10 @@
   one failed: :func:`tuner.engine.asktell.move_state`) are naive UTC in the column, as Optuna's own
   are: a worker with ``TZ=Europe/Berlin`` wrote its local time there, so a queued trial began an
   hour after it ended, and a retry after a commit that landed did not know its own write.
+* A trial no worker named is failed after a reaper has *seen* it so for ``UNNAMED_AFTER_S`` by its
+  own clock, not by its ``datetime_start`` (the asking node's clock): a node ahead by more than that
+  failed live trials while their sampler proposed (the worker then stopped with
+  ``UpdateFinishedTrialError``); a node behind left a dead worker's trial RUNNING.
 
 Real processes with their own ``TZ`` / ``PGTZ`` (POSIX zone rules need no tz database in Python);
 a node's clock behind or ahead is its trial's start written as that node writes it."""
@@ -13,12 +17,15 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from datetime import datetime, timedelta, timezone
 
 import optuna
 from optuna.trial import TrialState
 
+from tuner.engine import workers
 from tuner.engine.storage import open_storage
+from tuner.engine.workers import reap_dead_trials
 
 #: Central European time (an hour east of UTC), as a POSIX rule
 BERLIN = "CET-1CEST,M3.5.0,M10.5.0/3"
@@ -72,3 +79,38 @@ def test_a_worker_in_another_zone_writes_start_and_end_in_order_and_knows_its_ow
         # the instants this process lived through while the worker ran, in order (the queued trial
         # began an hour after it ended; the reaped one ended an hour after this test did)
         assert before <= start <= end <= after, (t.number, start, end)
+
+
+def _unnamed_trial(study, started: datetime) -> int:
+    """A RUNNING trial nobody named (its worker killed while the sampler proposed), started at
+    ``started`` (aware) as its node's clock read then: Optuna keeps that as naive UTC."""
+    import sqlalchemy as sa
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    trial_id = study._storage.create_new_trial(study._study_id)
+    table = models.TrialModel.__table__
+    with _create_scoped_session(study._storage._backend.scoped_session, True) as session:
+        session.execute(sa.update(table).where(table.c.trial_id == trial_id).values(
+            datetime_start=started.astimezone(timezone.utc).replace(tzinfo=None)))
+    return trial_id
+
+
+def test_an_unnamed_trial_is_judged_by_how_long_this_reaper_saw_it_not_by_its_node_s_clock(url, monkeypatch):
+    study = optuna.create_study(study_name="unnamed", storage=open_storage(url))
+    now = datetime.now(timezone.utc)
+    # a node 10 minutes behind is proposing right now: its trial looks 10 minutes old here
+    proposing = _unnamed_trial(study, now - timedelta(minutes=10))
+    assert reap_dead_trials(study) == []
+    assert study._storage.get_trial(proposing).state == TrialState.RUNNING
+    # a node 10 minutes ahead died while proposing: its trial looks as if from the future here
+    dead = _unnamed_trial(study, now + timedelta(minutes=10))
+    monkeypatch.setattr(workers, "UNNAMED_AFTER_S", 0.5)
+    assert reap_dead_trials(study) == []  # the dead one first seen now
+    deadline = time.monotonic() + 120
+    reaped: list[int] = []
+    while study._storage.get_trial(dead).state == TrialState.RUNNING and time.monotonic() < deadline:
+        reaped += reap_dead_trials(study)
+        time.sleep(0.2)
+    assert sorted(reaped) == sorted(study._storage.get_trial(i).number for i in (proposing, dead))
+    assert study._storage.get_trial(dead).user_attrs["status"] == "interrupted"

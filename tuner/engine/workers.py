@@ -12,7 +12,8 @@
   fails a trial and queues it (:func:`interrupt`, :func:`fail_running`). Right after a storage outage this
   process saw, nobody's heartbeat could land, so none is judged by its heartbeat until a grace
   period has passed. A trial that never got its worker's name (the worker was killed while the
-  sampler proposed it) is failed once it has been running :data:`UNNAMED_AFTER_S`.
+  sampler proposed it) is failed once this process has seen it unnamed for :data:`UNNAMED_AFTER_S`
+  (its own monotonic clock: the trial's start time is another node's clock).
 * :func:`try_claim` / :func:`wait_for_claim`: claim-then-look, so two workers never measure the
   same effective setting (or the baseline) at once, with no coordinator.
 """
@@ -27,7 +28,6 @@ import threading
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
-from datetime import datetime
 
 from ..server.procs import process_alive, read_stat
 from ..server.signals import signals_held
@@ -39,7 +39,7 @@ from .storage import HEARTBEAT_GRACE_S, HEARTBEAT_INTERVAL_S, MAX_RETRY
 
 #: How often a worker waiting for another's claim looks again, in seconds.
 POLL_S = 1.0
-#: A RUNNING trial with no worker named on it this long after it started was left by a worker
+#: A RUNNING trial a reaper has seen with no worker named on it for this long was left by a worker
 #: killed while the sampler proposed it (a proposal takes seconds; the worker names itself at once
 #: after): it is failed. Five heartbeat grace periods (200 s by default).
 UNNAMED_AFTER_S = 5 * HEARTBEAT_GRACE_S
@@ -112,8 +112,8 @@ def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
     (kept up by a :class:`Heartbeat` entered on ``stack``), a retry's inherited attributes blanked
     (:func:`~tuner.engine.requeue.clear_inherited`), and ``worker`` named on it. A Ctrl-C while the
     sampler proposes is held until the trial names its worker, so the next run can tell it is dead
-    and fail it (:func:`reap_dead_trials`); a kill -9 there leaves an unnamed trial, failed after
-    :data:`UNNAMED_AFTER_S`.
+    and fail it (:func:`reap_dead_trials`); a kill -9 there leaves an unnamed trial, failed once a
+    reaper has seen it so for :data:`UNNAMED_AFTER_S`.
 
     A trial the storage loses right after creating it (Optuna's ``KeyError: 'Record does not
     exist.'`` from the next write to it) is asked for again, up to :data:`ASK_TRIES` times in all:
@@ -181,7 +181,8 @@ def reap_dead_trials(study) -> list[int]:
 
     Workers on this host are checked by pid and start time at once (a live one is never failed, its
     heartbeat late or not); others by Optuna's heartbeat (after the grace period); a trial no worker
-    ever named (:func:`start_trial`) after :data:`UNNAMED_AFTER_S`. None is judged by time right after
+    ever named (:func:`start_trial`) once this process has seen it unnamed for :data:`UNNAMED_AFTER_S`
+    (:class:`_UnnamedSince`). None is judged by time right after
     a storage outage this process saw (nobody could write meanwhile). Each trial is failed, and its
     setting queued, by one worker only (:func:`fail_running`); a trial another worker failed first is
     left to it, nothing raised. Returns the numbers of the trials failed here, those failed by their
@@ -207,14 +208,46 @@ def reap_dead_trials(study) -> list[int]:
             if Worker.alive(t.user_attrs.get("worker")) is True:
                 storage.record_heartbeat(t._trial_id)
         _fail_stale(study)
-    now = datetime.now()  # Optuna stores datetime_start as the local time, naive
-    for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+    running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
+    unnamed_for = _UNNAMED.seen(storage, [t._trial_id for t in running if not t.user_attrs.get("worker")])
+    for t in running:
         named = t.user_attrs.get("worker")
-        unnamed = (not named and by_time and t.datetime_start is not None
-                   and (now - t.datetime_start).total_seconds() > UNNAMED_AFTER_S)
+        unnamed = not named and by_time and unnamed_for.get(t._trial_id, 0.0) >= UNNAMED_AFTER_S
         if (Worker.alive(named) is False or unnamed) and _reap(study, t):
             reaped.append(t.number)
     return reaped
+
+
+class _UnnamedSince:
+    """Since when (this process's monotonic clock) each RUNNING trial has been seen with no worker
+    named on it, per storage. Not by the trial's ``datetime_start``: that is the clock of the node
+    that asked for it, and nodes' clocks differ (NTP not yet synced after a boot, a VM resumed). A
+    node whose clock ran ahead of the asker's by more than :data:`UNNAMED_AFTER_S` failed a live
+    trial while its sampler proposed it (QA, qa95: three workers on one PostgreSQL study, clocks at
+    -10, 0 and +10 min; two of them stopped with ``UpdateFinishedTrialError`` from the sampler);
+    one behind it left a dead worker's trial RUNNING for as long. The price: a trial left unnamed
+    by a worker killed yesterday is failed :data:`UNNAMED_AFTER_S` into the next run, not at its
+    start (it holds no budget slot meanwhile: it never reached its launch)."""
+
+    def __init__(self):
+        self._since: dict[tuple[int, int], float] = {}
+        self._lock = threading.Lock()
+
+    def seen(self, storage, trial_ids: list[int]) -> dict[int, float]:
+        """Record ``trial_ids`` as the unnamed RUNNING trials of ``storage`` now; for each, the
+        seconds this process has seen it so (0 the first time). Trials no longer among them are
+        forgotten (named since, or finished)."""
+        key = id(getattr(storage, "_backend", storage))
+        now = time.monotonic()
+        with self._lock:
+            mine = {k: v for k, v in self._since.items() if k[0] == key}
+            for k in mine:
+                if k[1] not in trial_ids:
+                    del self._since[k]
+            return {i: now - self._since.setdefault((key, i), now) for i in trial_ids}
+
+
+_UNNAMED = _UnnamedSince()
 
 
 def _reap(study, t) -> bool:
