@@ -8,6 +8,8 @@
   own clock, not by its ``datetime_start`` (the asking node's clock): a node ahead by more than that
   failed live trials while their sampler proposed (the worker then stopped with
   ``UpdateFinishedTrialError``); a node behind left a dead worker's trial RUNNING.
+* PostgreSQL sessions run in UTC: heartbeats are the database's ``now()`` as the session's wall
+  time, and a worker whose session ran in another zone (``PGTZ``) had its live trial failed at once.
 
 Real processes with their own ``TZ`` / ``PGTZ`` (POSIX zone rules need no tz database in Python);
 a node's clock behind or ahead is its trial's start written as that node writes it."""
@@ -21,6 +23,7 @@ import time
 from datetime import datetime, timedelta, timezone
 
 import optuna
+import pytest
 from optuna.trial import TrialState
 
 from tuner.engine import workers
@@ -114,3 +117,34 @@ def test_an_unnamed_trial_is_judged_by_how_long_this_reaper_saw_it_not_by_its_no
         time.sleep(0.2)
     assert sorted(reaped) == sorted(study._storage.get_trial(i).number for i in (proposing, dead))
     assert study._storage.get_trial(dead).user_attrs["status"] == "interrupted"
+
+
+#: A worker of another host whose PostgreSQL session runs in ``PGTZ``: a trial of its own, named and
+#: with a heartbeat (the tuner's start_trial), its last beat ``argv[2]`` seconds ago; the trial's id.
+BEATING = """
+import sys, optuna, sqlalchemy as sa
+from tuner.engine.storage import open_storage
+optuna.logging.set_verbosity(optuna.logging.WARNING)
+storage = open_storage(sys.argv[1])
+study = optuna.create_study(study_name="beats", storage=storage)
+trial = study.ask()
+trial.set_user_attr("worker", {"host": "node-b.invalid", "pid": 1, "start": 1})
+storage.record_heartbeat(trial._trial_id)
+with storage.engine.begin() as conn:
+    conn.execute(sa.text("UPDATE trial_heartbeats SET heartbeat = heartbeat - make_interval(secs => :s) "
+                         "WHERE trial_id = :t"), {"s": float(sys.argv[2]), "t": trial._trial_id})
+print(trial._trial_id)
+"""
+
+
+@pytest.mark.parametrize("zone, beat_age_s, state", [
+    # alive, its beat a moment old: in Los Angeles it read 8 hours old here, and the live trial failed
+    ("America/Los_Angeles", 0, TrialState.RUNNING),
+    # dead, its last beat past the grace: in Tokyo it read 9 hours ahead, and stayed RUNNING as long
+    ("Asia/Tokyo", 2 * workers.HEARTBEAT_GRACE_S, TrialState.FAIL),
+])
+def test_a_heartbeat_written_in_another_session_zone_is_judged_by_its_age(pg_url, zone, beat_age_s, state):
+    trial_id = int(_python(BEATING, {"PGTZ": zone}, pg_url, str(beat_age_s)))
+    study = optuna.load_study(study_name="beats", storage=open_storage(pg_url))
+    reap_dead_trials(study)  # this session's zone: the server's (UTC here)
+    assert study._storage.get_trial(trial_id).state == state

@@ -282,8 +282,9 @@ def _build(url: str, patient: bool):
         # (QA: a tell acknowledged, then the trial RUNNING again and its setting measured twice; a
         # trial gone under its worker; a queued trial started twice). The setting is a session's
         # own (USERSET; https://www.postgresql.org/docs/current/wal-async-commit.html); fsync is
-        # the server's (tuner doctor warns of it).
-        sa.event.listen(storage.engine, "connect", _synchronous_commits)
+        # the server's (tuner doctor warns of it). And every session's clock reads UTC: see
+        # _session_settings.
+        sa.event.listen(storage.engine, "connect", _session_settings)
         storage.engine.dispose()  # the connections Optuna's constructor opened before the hook
     if patient:
         storage.watch(redact(url) or "", sqlite_path(url), lambda exc: describe_error(exc, url))
@@ -293,15 +294,26 @@ def _build(url: str, patient: bool):
     return storage
 
 
-def _synchronous_commits(dbapi_connection, connection_record) -> None:
-    """SQLAlchemy's ``connect`` hook of a PostgreSQL storage: ``synchronous_commit = on`` for the
-    session, set outside any transaction so no rollback undoes it (SQLAlchemy's own recipe for a
-    session setting, any driver)."""
+def _session_settings(dbapi_connection, connection_record) -> None:
+    """SQLAlchemy's ``connect`` hook of a PostgreSQL storage: ``synchronous_commit = on`` and
+    ``TimeZone = 'UTC'`` for the session, set outside any transaction so no rollback undoes them
+    (SQLAlchemy's own recipe for a session setting, any driver).
+
+    Why UTC: Optuna's heartbeats are the database's clock, ``now()``, stored in a column without a
+    zone (``trial_heartbeats.heartbeat``) and compared with ``now()`` again, both as the wall time
+    of the session's ``TimeZone`` (optuna/storages/_rdb/storage.py, ``record_heartbeat`` and
+    ``_get_stale_trial_ids``). That is the server's zone unless the client says otherwise
+    (``PGTZ`` on a node, ``ALTER ROLE ... SET timezone``): a worker whose session ran in
+    America/Los_Angeles wrote heartbeats a reaper in UTC read as 8 hours old, and its live trial
+    was failed at once (QA, qa95); the reverse kept a dead worker's trial RUNNING for 8 hours; and
+    a server zone with summer time made every heartbeat an hour old at the spring change. In UTC
+    every session writes and compares one clock that never jumps."""
     autocommit = dbapi_connection.autocommit
     dbapi_connection.autocommit = True
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("SET SESSION synchronous_commit TO on")
+        cursor.execute("SET SESSION TimeZone TO 'UTC'")
     finally:
         cursor.close()
         dbapi_connection.autocommit = autocommit
