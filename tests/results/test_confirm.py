@@ -398,3 +398,28 @@ def test_a_confirm_repeat_is_judged_by_its_own_round_s_baseline(lucky_study):
     assert said and all("that round's baseline" in s and "--rebaseline" not in s for s in said), said
     conf = load_confirmation(study)
     assert all(c.rounds == 2 and c.speedups[32].hi < 1.5 for c in conf.candidates), conf.candidates
+
+
+def test_a_confirmation_s_start_reads_the_same_in_every_time_zone(lucky_study):
+    """``started_at`` (``confirm --json``, ``status --json``) is UTC with its offset: it was the
+    reader's local time without a zone, so a node in Tokyo and one in UTC printed two times, 9 hours
+    apart, for one run (QA, qa95). Real ``tuner`` processes, each with its own ``TZ``."""
+    import json
+    import subprocess
+    import sys
+    from datetime import timezone
+
+    path, config, backend, study = lucky_study
+    run_confirmation(study, config, backend, confirm_candidates(study, ["single"]), repeats=2)
+    shown = {}
+    for zone in ("UTC0", "JST-9", "PST8PDT,M3.2.0,M11.1.0"):
+        env = {"PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore", "TZ": zone}
+        out = subprocess.run([sys.executable, "-c", "from tuner.cli import main; main()", "study", "confirm",
+                              str(path), "--show", "--json"], capture_output=True, text=True, timeout=300,
+                             env=env, cwd=path.parent)
+        assert out.returncode == 0, out.stderr
+        shown[zone] = json.loads(out.stdout)["started_at"]
+    # its first repeat's start, as this process reads it (Optuna: naive local time), in UTC
+    first = min(t.datetime_start for t in open_confirm_study(study).get_trials())
+    expected = first.astimezone(timezone.utc).isoformat(timespec="seconds")
+    assert expected.endswith("+00:00") and shown == dict.fromkeys(shown, expected)

@@ -26,6 +26,7 @@ Reads the companion study ``NAME.confirm`` written by :func:`tuner.engine.confir
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timezone
 from typing import Any, Sequence
 
 from ..bench.stats import figure
@@ -99,6 +100,7 @@ class ConfirmedCandidate:
 @dataclass
 class Confirmation:
     run: str
+    #: when its first repeat started, ISO 8601 in UTC (``+00:00``), whoever reads it where
     started_at: str | None
     rounds: int  #: rounds with a baseline measurement
     objectives: list[str]
@@ -189,7 +191,10 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
     for key in ["single_tok_per_s"] + [f"tok_per_s@{c}" for c in concurrencies]:
         if (iv := Interval.of([a[key] for a in base.values() if a.get(key) is not None])) is not None:
             baseline_values[key] = iv
-    started = min((t.datetime_start for t in mine if t.datetime_start), default=None)
+    # Optuna hands a start back as the reader's local time without a zone: in UTC with its offset,
+    # the same text for every reader (QA, qa95: `confirm --show --json` read 18:40:59 in UTC and
+    # 03:40:59 the next day in Tokyo, no zone on either, for one run)
+    started = min((t.datetime_start.astimezone(timezone.utc) for t in mine if t.datetime_start), default=None)
     # no interval without two rounds: such a confirmation is shown, and decides no pick
     picks, why = decide_picks(candidates, objectives, min_speedup_c32) if len(base) >= 2 else ({}, {})
     # A confirmation decides only the picks it was asked about (its candidates' labels): one of
