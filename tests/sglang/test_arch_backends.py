@@ -60,6 +60,13 @@ def test_a_study_backend_the_model_refuses_is_refused_at_launch(config, arch, ba
     for spec in (SpecConfig(3, 1, 4), SpecConfig(3, 4, 8)):
         res = resolve(spec, ServerContext(target_attention="mha", draft_attention="mha",
                                           target_architecture=facts.architecture, **backends))
+        if arch == "Llama4" and "attention_backend" not in backends:
+            # model_hook.py checks Llama 4's attention_backend alone, which _llama4_overrides has set
+            # (fa3/triton/trtllm_mha) while it was unset; _attention_backend_default (attention_hook.py)
+            # then makes the equal prefill and decode backends it: SGLang 0.5.23 runs flashinfer
+            # (benchmarks/sglang_agreement.py --fuzz found it; its child accepts, sm80 and sm90 alike)
+            assert res.ok, res
+            continue
         assert res.violation is not None and res.violation.at_launch, res
         assert res.violation.rule == "model-backend" and res.violation.sglang_exception == "AssertionError"
         assert arch in res.violation.sglang_message and "flashinfer" in res.violation.message

@@ -231,6 +231,12 @@ def _violation(rule, message, exc, sglang_message, stage=STAGE_LAUNCH) -> RuleVi
     return RuleViolation(rule, message, exc, sglang_message, stage == STAGE_LAUNCH, stage)
 
 
+#: speculative_hook.py, _handle_eagle_family: rejection sampling runs the linear (topk=1) chain only.
+_REJECTION_TOPK = _violation(
+    "rejection-sampling-topk", "--speculative-use-rejection-sampling requires --speculative-eagle-topk 1",
+    "ValueError", "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.")
+
+
 def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Resolution:
     """Apply SGLang's rules, in SGLang's order, to a requested setting. Never raises."""
     # model_hook.py (handle_model_specific_adjustments, run before the speculative hook, with or
@@ -241,6 +247,15 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
     if not ctx.speculative:
         # No --speculative-algorithm: SGLang ignores the speculative flags entirely.
         return Resolution(requested, SpecConfig())
+    # attention_hook.py, handle_attention_backend_compatibility (after the model hook, before the
+    # speculative hook): torch's Flex Attention backend asserts speculative_algorithm is None.
+    if resolved_attention_backend(ctx) == "flex_attention":
+        return Resolution(requested, None, (), _violation(
+            "flex-attention-spec",
+            "attention backend flex_attention does not run speculative decoding; set another "
+            "attention_backend in server.args",
+            "AssertionError", "Speculative decoding is currently not supported with Flex Attention backend",
+        ))
     steps, topk, draft = requested.num_steps, requested.eagle_topk, requested.num_draft_tokens
     warnings: list[str] = []
 
@@ -257,8 +272,12 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
         steps, topk, draft = auto_choice(ctx.target_architecture)
 
     # speculative_hook.py: `speculative_eagle_topk > 1` is compared before topk is known to be set;
-    # with num_steps given and topk missing this is a TypeError, not a clear message.
+    # with num_steps given and topk missing this is a TypeError, not a clear message. In
+    # _handle_eagle_family's order: trtllm_mha's `topk > 1` (a TypeError), then rejection sampling's
+    # `topk != 1`, which None passes as a refusal (ValueError), then `topk == 1`, then `topk > 1`.
     if topk is None:
+        if ctx.use_rejection_sampling and not set(MHA_CHAIN_ONLY_BACKENDS) & set(ctx.backends()):
+            return Resolution(requested, None, (), _REJECTION_TOPK)
         return Resolution(requested, None, (), _violation(
             "all-or-none",
             "set --speculative-eagle-topk too: with num_steps set SGLang compares topk to 1 and "
@@ -277,11 +296,7 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
 
     # speculative_hook.py: rejection sampling is implemented for the linear (topk=1) chain only.
     if ctx.use_rejection_sampling and topk != 1:
-        return Resolution(requested, None, (), _violation(
-            "rejection-sampling-topk",
-            "--speculative-use-rejection-sampling requires --speculative-eagle-topk 1",
-            "ValueError", "--speculative-use-rejection-sampling requires --speculative-eagle-topk=1.",
-        ))
+        return Resolution(requested, None, (), _REJECTION_TOPK)
     if ctx.use_rejection_sampling and ctx.accept_thresholds != (1.0, 1.0):
         return Resolution(requested, None, (), _violation(
             "rejection-sampling-thresholds",
@@ -388,7 +403,9 @@ def _arch_backend_violation(ctx: ServerContext) -> RuleViolation | None:
     """The study's backends for an architecture that refuses them (``attention.arch_backend_refusal``)."""
     prefill, decode = ctx.backends()
     arch = ctx.target_architecture
-    text = arch_backend_refusal(arch, prefill, decode, resolved_attention_backend(ctx))
+    # model_hook.py reads attention_backend before attention_hook.py's _attention_backend_default
+    # turns equal prefill and decode backends into it: as given (None: the model override's own choice)
+    text = arch_backend_refusal(arch, prefill, decode, ctx.attention_backend)
     if text is None:
         return None
     given = ", ".join(sorted({b for b in (prefill, decode) if b})) or "none"

@@ -1,0 +1,43 @@
+"""The simulated server decides the fuzz's cases as SGLang 0.5.23 does (``test_fuzz_found_rules.py`` and
+``test_fuzz_found_backends.py`` hold the rules; this is the simulator on them), each as a real
+``python -m tuner.sim`` process: a
+launch SGLang refuses during argument handling exits 1 with SGLang's exception before any loading,
+and one SGLang takes starts."""
+
+from __future__ import annotations
+
+from support.simproc import running_sim
+
+# generous: a loaded 2-core machine starts a Python process slowly
+START_S = 60.0
+
+
+def _spec(steps=None, topk=None, draft=None) -> list[str]:
+    flags = ["--speculative-algorithm", "EAGLE3", "--speculative-draft-model-path", "draft"]
+    for name, value in (("--speculative-num-steps", steps), ("--speculative-eagle-topk", topk),
+                        ("--speculative-num-draft-tokens", draft)):
+        if value is not None:
+            flags += [name, str(value)]
+    return flags
+
+
+def _refused(*args: str) -> str:
+    """The log of a simulator that must exit 1 before it loads (the load delay would hold it)."""
+    with running_sim(*args, "--sim-load-seconds", "600", ready=False, timeout_s=START_S) as sim:
+        assert sim.wait(START_S) == 1, sim.log
+        return sim.log
+
+
+def test_flex_attention_refuses_speculation_at_launch():
+    # --seed 1 --fuzz-case 11: arg_groups/attention_hook.py, handle_attention_backend_compatibility
+    # asserts speculative_algorithm is None for flex_attention; SGLang's child: AssertionError
+    log = _refused(*_spec(3, 1, 4), "--attention-backend", "flex_attention")
+    says = "Speculative decoding is currently not supported with Flex Attention backend"
+    assert f"AssertionError: {says}" in log
+
+
+def test_rejection_sampling_without_topk_is_sglangs_value_error():
+    # --seed 1 --fuzz-case 140: speculative_hook.py, _handle_eagle_family: rejection sampling's
+    # `topk != 1` comes before `topk > 1`; SGLang's child: ValueError, not TypeError
+    log = _refused(*_spec(2, None, 3), "--speculative-use-rejection-sampling")
+    assert "ValueError: --speculative-use-rejection-sampling requires --speculative-eagle-topk=1." in log
