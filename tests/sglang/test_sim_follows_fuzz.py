@@ -6,7 +6,13 @@ and one SGLang takes starts."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
+import requests
+import yaml
 from support.simproc import running_sim
+
+from tuner.sim.profile import PROFILES_DIR
 
 # generous: a loaded 2-core machine starts a Python process slowly
 START_S = 60.0
@@ -41,3 +47,22 @@ def test_rejection_sampling_without_topk_is_sglangs_value_error():
     # `topk != 1` comes before `topk > 1`; SGLang's child: ValueError, not TypeError
     log = _refused(*_spec(2, None, 3), "--speculative-use-rejection-sampling")
     assert "ValueError: --speculative-use-rejection-sampling requires --speculative-eagle-topk=1." in log
+
+
+def test_all_flags_unset_on_sm100_llama_starts_as_sglang_does(tmp_path: Path):
+    # --seed 1 --fuzz-case 239: model_override_base.py, get_default_attn_backend: trtllm_mha on SM100
+    # needs topk given, so with none SGLang picks flashinfer, then its automatic (5, 4, 8) for Llama
+    # (speculative_hook.py, _auto_choose_speculative_params) runs. SGLang's child for a Llama config on
+    # sm100 with no flag: accepted, attention_backend flashinfer, steps 5, topk 4, draft tokens 8, page 1.
+    # The simulator had picked trtllm_mha, and (3, 1, 4): it did not give the rules the architecture.
+    profile = yaml.safe_load((PROFILES_DIR / "dense-27b-tp1.yaml").read_text())
+    profile["name"] = "llama-b200"
+    profile["model"]["architecture"] = "LlamaForCausalLM"
+    profile["hardware"]["compute_capability"] = "10.0"
+    path = tmp_path / "llama-b200.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    with running_sim(*_spec(), "--sim-profile", str(path), timeout_s=START_S) as sim:
+        info = requests.get(f"{sim.url}/server_info", timeout=30).json()
+    sglang = {"attention_backend": "flashinfer", "speculative_num_steps": 5, "speculative_eagle_topk": 4,
+              "speculative_num_draft_tokens": 8, "page_size": 1}
+    assert {k: info.get(k) for k in sglang} == sglang

@@ -209,7 +209,10 @@ def gpu_refusal(backend: str | None, gpu: GpuArch | None, attention: str | None)
       non-MLA models or SM 9.x (so never on Blackwell), as the runner starts;
     * ``trtllm_mla``: ``arg_groups/overrides.py``, ``_mla_kv_cache_dtype_checks``, Blackwell only
       (``is_blackwell``: SM 10.x, 11.x and 12.x), during argument handling;
-    * ``cutedsl_mla``: ``_cutedsl_prefill_backend_fill`` (the same file), SM 10.x only, likewise.
+    * ``cutedsl_mla``: ``_cutedsl_prefill_backend_fill`` (the same file), SM 10.x only, likewise;
+    * ``trtllm_mha``: ``arg_groups/attention_hook.py``, ``handle_attention_backend_compatibility``,
+      as the prefill or decode backend on SM 9.x, 10.x and 12.x only (``is_sm90``, ``is_sm100``,
+      ``is_sm120``), during argument handling (the baseline's too).
     """
     if gpu is None:
         return None
@@ -219,6 +222,9 @@ def gpu_refusal(backend: str | None, gpu: GpuArch | None, attention: str | None)
     if backend == "trtllm_mla" and gpu.major not in (10, 11, 12):  # utils/common.py: is_blackwell (10, 11, 12)
         return ("ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x). "
                 "Please use a different backend.")
+    if backend == "trtllm_mha" and gpu.major not in (9, 10, 12):
+        return ("ValueError: TRTLLM MHA backend for decode is only supported on Hopper (SM90), "
+                "Blackwell (SM100) and (SM120) GPUs. Please use a different decode backend.")
     if backend == "cutedsl_mla" and gpu.major != 10:
         return ("ValueError: CuteDSL MLA backend is only supported on Blackwell GPUs (SM100). "
                 "Please use a different backend.")
@@ -255,37 +261,54 @@ def runs_trees(backend: str | None, target: ModelFacts | None, page_size: int = 
     return True if backend in ("flashinfer", "fa3", "triton") else None
 
 
-def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> str:
-    """The backend SGLang 0.5.23 picks itself for ``target`` on ``gpu`` at this topk (CUDA)."""
-    if target.dsa:
+def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int | None = 1,
+                           page_size: int | None = 1, split: bool = False) -> str:
+    """The backend SGLang 0.5.23 picks itself for ``target`` on ``gpu`` (CUDA) for a speculative
+    server at this topk (None: not given, SGLang's automatic choice follows) and page size (None: not
+    given), as its ``attention_backend`` when none is given. ``model_override_base.py``,
+    ``get_default_attn_backend``: an MHA model counts as a chain (``is_no_spec_infer_or_topk_one``)
+    with topk unset, or topk 1 at page size 1; on SM100 trtllm_mha (fa4 for asymmetric K/V rows) only
+    for a chain whose topk is given. ``split``: a prefill or decode backend is given, and the
+    overrides that need all three unset (``is_attention_backend_not_set``: deepseek_v2.py's dsa and
+    trtllm_mla, gpt_oss.py's) leave the choice to that generic default."""
+    if target.dsa and not split:
         return "dsa"  # deepseek_v2.py: DSA models get the dsa backend whatever the GPU
     if target.mla:
-        if gpu.is_sm100 and target.architecture in DEEPSEEK_FAMILY:
+        if gpu.is_sm100 and target.architecture in DEEPSEEK_FAMILY and not split:
             return "trtllm_mla"  # deepseek_v2.py, _deepseek_family_overrides, before the default
         if gpu.is_hopper:
             return "fa3"
         if gpu.is_sm100:
             return "flashinfer"
         return "triton"
-    if target.architecture in SM100_SM90_OTHER_ARCHS:
+    own = target.architecture in SM100_SM90_OTHER_ARCHS
+    if own and not (split and target.architecture == "GptOssForCausalLM"):
         return "trtllm_mha" if gpu.is_sm100 else "fa3" if gpu.is_hopper else "triton"
-    chain = topk <= 1  # is_no_spec_infer_or_topk_one (page size 1)
+    chain = topk is None or (topk <= 1 and (page_size or 1) == 1)  # is_no_spec_infer_or_topk_one
+    sm100_chain = gpu.is_sm100 and chain and topk is not None
     if target.architecture in QWEN3_5_HYBRID_ARCHS and gpu.is_sm100:
-        return "trtllm_mha" if chain else "triton"
+        return "trtllm_mha" if sm100_chain and not target.asymmetric_kv else "triton"
     if gpu.is_hopper and chain:
         return "fa3"
-    if gpu.is_sm100 and chain:
-        return "trtllm_mha"
+    if sm100_chain:
+        return "fa4" if target.asymmetric_kv else "trtllm_mha"
     return "triton" if target.attention_sinks else "flashinfer"  # FlashInfer has no attention sinks
 
 
-def sglang_default_page_size(target: ModelFacts, gpu: GpuArch, topk: int = 1) -> int:
-    """The page size SGLang 0.5.23's model overrides set for ``target`` on ``gpu`` (CUDA) when the
-    study sets none: 64 for a DSA model (``deepseek_v2.py``, 64 x its index pool of 1), else 1. The
-    backend's own constraints apply after it (``rules.resolved_page_size``: trtllm_mha and
-    trtllm_mla, SGLang's SM100 chain choices, snap it to 64, which is also the page size
-    ``qwen3_5.py`` gives a Qwen3.5 hybrid on trtllm_mha)."""
-    return 64 if target.dsa else 1
+def sglang_default_page_size(target: ModelFacts, gpu: GpuArch, topk: int | None = 1,
+                             page_size: int | None = None) -> int:
+    """The page size SGLang 0.5.23's model overrides leave for ``target`` on ``gpu`` (CUDA) when the
+    study sets no attention backend, given the study's ``page_size`` (None: not set): 64 for a DSA
+    model (``deepseek_v2.py``, 64 x its index pool of 1); for a Qwen3.5 hybrid on SM100, 64 with
+    trtllm_mha and 1 with triton whatever the study set (``qwen3_5.py``, ``_qwen3_5_hybrid_overrides``);
+    else the study's, 1 when unset. The backend's own constraints apply after it
+    (``rules.resolved_page_size``: trtllm_mha and trtllm_mla, SGLang's SM100 chain choices, snap it
+    to 64)."""
+    if target.dsa:
+        return 64
+    if target.architecture in QWEN3_5_HYBRID_ARCHS and gpu.is_sm100:
+        return 64 if sglang_default_backend(target, gpu, topk, page_size) == "trtllm_mha" else 1
+    return page_size or 1
 
 
 @dataclass(frozen=True)
@@ -350,7 +373,8 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
         return AttentionChoice(backend, True, runs_trees(backend, target, page_size),
                                f"GPU generation unknown (no nvidia-smi, no server.facts.gpu_compute_capability): "
                                f"{backend} runs {_model_word(target)} trees on every NVIDIA generation")
-    chain, tree = sglang_default_backend(target, gpu, 1), sglang_default_backend(target, gpu, 2)
+    chain = sglang_default_backend(target, gpu, 1, page_size)
+    tree = sglang_default_backend(target, gpu, 2, page_size)
     kind = f"{_model_word(target)} on {gpu.name}"
     if chain == tree and runs_trees(chain, target, page_size):
         return AttentionChoice(chain, True, True, f"SGLang's own choice for {kind}, chains and trees alike")

@@ -89,6 +89,9 @@ class ModelFacts:
     dsa: bool = False
     #: the config's own sink flags (``learnable_sink``, MiMoV2's sink biases); see :attr:`attention_sinks`
     sink_flags: bool = False
+    #: K and V rows of different widths (``ModelConfig.has_asymmetric_kv``: head_dim != v_head_dim,
+    #: or swa_head_dim != swa_v_head_dim), non-MLA models only: SGLang gives them fa4, not trtllm_mha
+    asymmetric_kv: bool = False
 
     @property
     def mla(self) -> bool:
@@ -129,7 +132,21 @@ def facts_from_config(config: dict, source: str) -> ModelFacts:
         sinks = bool(text.get("add_swa_attention_sink_bias") or text.get("add_full_attention_sink_bias"))
     else:
         sinks = bool(text.get("learnable_sink"))
-    return ModelFacts(arch, "mla" if mla else "mha", source, dsa, sinks)
+    return ModelFacts(arch, "mla" if mla else "mha", source, dsa, sinks, not mla and _asymmetric_kv(text))
+
+
+def _asymmetric_kv(text: dict) -> bool:
+    """model_config.py, ``ModelConfig.__init__`` (the head dims, before the MLA special cases) and
+    ``has_asymmetric_kv``: head_dim defaults to hidden_size // num_attention_heads, v_head_dim (None
+    or 0) and swa_head_dim to head_dim, swa_v_head_dim to swa_head_dim."""
+    head = text.get("head_dim")
+    if head is None:
+        hidden, heads = text.get("hidden_size"), text.get("num_attention_heads")
+        head = hidden // heads if isinstance(hidden, int) and isinstance(heads, int) and heads else None
+    v_head = text.get("v_head_dim") or head
+    swa = head if text.get("swa_head_dim") is None else text.get("swa_head_dim")
+    swa_v = swa if text.get("swa_v_head_dim") is None else text.get("swa_v_head_dim")
+    return head != v_head or swa != swa_v
 
 
 def hf_cache_dirs() -> list[Path]:

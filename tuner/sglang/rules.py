@@ -145,6 +145,9 @@ class ServerContext:
     #: which half of a split (prefill != decode) backend verifies and extends the draft
     #: (``--speculative-attention-mode``, SGLang's default "prefill")
     speculative_attention_mode: str = "prefill"
+    #: the GPU generation (a :class:`tuner.sglang.hardware.GpuArch`; None: not known), for the page
+    #: size fa4 sets on SM100 (:func:`resolved_page_size`)
+    gpu: object = None
 
     @property
     def speculative(self) -> bool:
@@ -319,7 +322,9 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
     # a tree on SGLang's own SM100 choice for DeepSeek-style MLA (trtllm_mla) is refused here.
     # The backend is the one attention resolution left; with none given SGLang picks its default
     # first (flashinfer for an MHA tree or paged model: allowed), which this context cannot know.
-    page_size, backend = resolved_page_size(ctx), resolved_attention_backend(ctx)
+    # overrides.py, _fa4_page_constraint, reads topk as given: fa4 with all three unset on SM100 runs
+    # page size 128, and SGLang's automatic choice may then be a tree (Llama's (5, 4, 8)): refused.
+    page_size, backend = resolved_page_size(ctx, requested.eagle_topk), resolved_attention_backend(ctx)
     if topk > 1 and page_size > 1 and backend is not None and backend not in PAGE_TREE_SPEC_BACKENDS:
         return Resolution(requested, None, tuple(warnings), _violation(
             "page-size-topk",
@@ -388,14 +393,22 @@ def resolved_attention_backend(ctx: ServerContext) -> str | None:
     return ctx.attention_backend
 
 
-def resolved_page_size(ctx: ServerContext) -> int:
-    """The page size after SGLang's attention resolution (``_mla_backend_page_constraints``)."""
+def resolved_page_size(ctx: ServerContext, topk: int | None = None) -> int:
+    """The page size after SGLang's attention resolution (``_mla_backend_page_constraints``; then,
+    when ``ctx.gpu`` is known, ``_fa4_page_constraint``: fa4 as any backend of a non-MLA model on
+    SM100 at topk (as given) unset or 1 runs page size 128)."""
+    gpu = ctx.gpu
     roles = {"a": resolved_attention_backend(ctx), "d": ctx.decode_attention_backend,
              "p": ctx.prefill_attention_backend, "x": ctx.draft_attention_backend}
     page_size = ctx.page_size
     for backend, keep, where in _PAGE_SNAPS:
         if backend in (roles[r] for r in where) and page_size not in keep:
             page_size = 64
+    # overrides.py, _fa4_page_constraint (attention_hook.py runs it after the MLA snaps): the FA4
+    # CUTLASS kernel of non-MLA models on SM100 takes page size 128 only, except for topk > 1 trees
+    if (gpu is not None and gpu.is_sm100 and ctx.target_attention == "mha" and (topk or 0) <= 1
+            and "fa4" in (roles["a"], roles["d"], roles["p"])):
+        page_size = 128
     return page_size
 
 

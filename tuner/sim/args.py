@@ -22,7 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import logging
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..sglang.adaptive import adaptive_candidate_steps, resolve_adaptive
@@ -313,12 +313,15 @@ def _raise_sglang(violation: RuleViolation) -> None:
 
 def _attention_backend(ns: argparse.Namespace, profile) -> str | None:
     """``--attention-backend``, else SGLang's own choice for the profile's model and GPUs at the
-    requested topk (attention_hook.py runs before the speculative hook and reads the raw topk)."""
+    requested topk and page size (attention_hook.py runs before the speculative hook and reads the raw
+    topk: unset is not 1, ``sglang_default_backend``)."""
     if ns.attention_backend is not None or profile is None:
         return ns.attention_backend
     from ..sglang.attention import sglang_default_backend
 
-    return sglang_default_backend(profile.target_facts(), profile.gpu(), ns.speculative_eagle_topk or 1)
+    split = bool(vars(ns).get("prefill_attention_backend") or vars(ns).get("decode_attention_backend"))
+    return sglang_default_backend(profile.target_facts(), profile.gpu(), ns.speculative_eagle_topk,
+                                  ns.page_size, split=split)
 
 
 def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger, profile=None):
@@ -335,8 +338,13 @@ def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger, profile=No
                            ns.speculative_num_draft_tokens)
     if ns.speculative_adaptive:
         requested = _adaptive(ns, requested, log)
-    facts = (profile.model.attention, profile.draft.attention) if profile is not None else (None, None)
-    res = resolve(requested, context_from_args(ns.speculative_algorithm, server_args, *facts))
+    # the profile's architecture too: SGLang's automatic choice (all three flags unset) reads it
+    # (speculative_hook.py, _auto_choose_speculative_params: (5, 4, 8) for Llama)
+    facts = ((profile.model.attention, profile.draft.attention, profile.model.architecture or None)
+             if profile is not None else (None, None, None))
+    ctx = context_from_args(ns.speculative_algorithm, server_args, *facts)
+    # the profile's GPUs: the page size fa4 sets on SM100 (rules.resolved_page_size)
+    res = resolve(requested, replace(ctx, gpu=profile.gpu() if profile is not None else None))
     for line in res.warnings:
         log.warning(line)
     if res.violation is not None and res.violation.at_launch:
