@@ -55,14 +55,38 @@ def test_all_flags_unset_on_sm100_llama_starts_as_sglang_does(tmp_path: Path):
     # (speculative_hook.py, _auto_choose_speculative_params) runs. SGLang's child for a Llama config on
     # sm100 with no flag: accepted, attention_backend flashinfer, steps 5, topk 4, draft tokens 8, page 1.
     # The simulator had picked trtllm_mha, and (3, 1, 4): it did not give the rules the architecture.
-    profile = yaml.safe_load((PROFILES_DIR / "dense-27b-tp1.yaml").read_text())
-    profile["name"] = "llama-b200"
-    profile["model"]["architecture"] = "LlamaForCausalLM"
-    profile["hardware"]["compute_capability"] = "10.0"
-    path = tmp_path / "llama-b200.yaml"
-    path.write_text(yaml.safe_dump(profile))
+    path = _profile(tmp_path, "LlamaForCausalLM", "10.0")
     with running_sim(*_spec(), "--sim-profile", str(path), timeout_s=START_S) as sim:
         info = requests.get(f"{sim.url}/server_info", timeout=30).json()
     sglang = {"attention_backend": "flashinfer", "speculative_num_steps": 5, "speculative_eagle_topk": 4,
               "speculative_num_draft_tokens": 8, "page_size": 1}
     assert {k: info.get(k) for k in sglang} == sglang
+
+
+def _profile(tmp_path: Path, architecture: str, capability: str) -> Path:
+    """The dense profile with another config.json architecture and GPU generation."""
+    profile = yaml.safe_load((PROFILES_DIR / "dense-27b-tp1.yaml").read_text())
+    profile["name"] = f"{architecture}-{capability}"
+    profile["model"]["architecture"] = architecture
+    profile["hardware"]["compute_capability"] = capability
+    path = tmp_path / f"{profile['name']}.yaml"
+    path.write_text(yaml.safe_dump(profile))
+    return path
+
+
+def test_trtllm_mha_off_sm90_sm100_sm120_is_refused_at_launch(tmp_path: Path):
+    # --seed 1 --fuzz-case 25 and 183: arg_groups/attention_hook.py, handle_attention_backend_compatibility:
+    # trtllm_mha as the prefill (checked first) or decode backend on an SM80 GPU, the baseline's too.
+    # SGLang's child on sm80: "ValueError: TRTLLM MHA backend for prefill requires Hopper (SM90),
+    # Blackwell (SM100), or SM120 GPUs. Please use a different prefill backend."
+    a100 = _profile(tmp_path, "Qwen3ForCausalLM", "8.0")
+    says = ("TRTLLM MHA backend for prefill requires Hopper (SM90), Blackwell (SM100), or SM120 GPUs. "
+            "Please use a different prefill backend.")
+    for speculation in (_spec(3, 1, 4), []):
+        log = _refused("--sim-profile", str(a100), "--attention-backend", "trtllm_mha", *speculation)
+        assert f"ValueError: {says}" in log
+    decode = ("TRTLLM MHA backend for decode is only supported on Hopper (SM90), Blackwell (SM100) and "
+              "(SM120) GPUs. Please use a different decode backend.")
+    log = _refused("--sim-profile", str(a100), "--prefill-attention-backend", "triton",
+                   "--decode-attention-backend", "trtllm_mha")
+    assert f"ValueError: {decode}" in log

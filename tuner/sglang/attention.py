@@ -231,6 +231,33 @@ def gpu_refusal(backend: str | None, gpu: GpuArch | None, attention: str | None)
     return None
 
 
+#: The GPU checks SGLang 0.5.23 makes during argument handling, before the speculative hook, the
+#: baseline's too (arg_groups/overrides.py, _mla_kv_cache_dtype_checks and
+#: _cutedsl_prefill_backend_fill; attention_hook.py, handle_attention_backend_compatibility): each
+#: backend and the roles it is checked in (a: attention_backend, p: prefill, d: decode backend).
+_LAUNCH_GPU_CHECKS = (("trtllm_mla", "ad"), ("cutedsl_mla", "adp"), ("trtllm_mha", "pd"))
+
+
+def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str | None, gpu: GpuArch | None,
+                       kind: str | None) -> str | None:
+    """SGLang's error (``"ValueError: ..."``) when the target's backends do not run on ``gpu``, of the
+    ones it checks during argument handling (:data:`_LAUNCH_GPU_CHECKS`; fa3 fails later, as the runner
+    starts); ``attention``: the attention backend after SGLang's default (prefill and decode fall back
+    to it); ``kind``: the target's attention kind. None: it takes them, or the GPU is not known."""
+    roles = {"a": attention, "p": prefill or attention, "d": decode or attention}
+    for backend, where in _LAUNCH_GPU_CHECKS:
+        refusal = gpu_refusal(backend, gpu, kind) if backend in (roles[r] for r in where) else None
+        if refusal is not None and backend == "trtllm_mha" and roles["p"] == backend:
+            return _TRTLLM_MHA_PREFILL  # attention_hook.py checks the prefill backend first
+        if refusal is not None:
+            return refusal
+    return None
+
+
+_TRTLLM_MHA_PREFILL = ("ValueError: TRTLLM MHA backend for prefill requires Hopper (SM90), "
+                       "Blackwell (SM100), or SM120 GPUs. Please use a different prefill backend.")
+
+
 #: flashinfer_mla_backend.py / flashmla_backend.py: the draft backend's error, word for word.
 MLA_TOPK_ERRORS = {
     "flashinfer": "Currently Flashinfer MLA only supports topk=1 for speculative decoding",

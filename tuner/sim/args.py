@@ -374,6 +374,25 @@ def _adaptive(ns: argparse.Namespace, requested: SpecConfig, log: logging.Logger
     return spec
 
 
+def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
+    """SGLang's GPU checks of the target's backends during argument handling, before the speculative
+    hook (``tuner.sglang.attention.launch_gpu_refusal``): its exception (trtllm_mha on an SM80
+    profile, trtllm_mla off Blackwell), with or without speculation."""
+    if profile is None:
+        return
+    from ..sglang.attention import launch_gpu_refusal
+    from ..sglang.rules import ServerContext, resolved_attention_backend
+
+    prefill, decode = vars(ns).get("prefill_attention_backend"), vars(ns).get("decode_attention_backend")
+    attention = resolved_attention_backend(ServerContext(attention_backend=_attention_backend(ns, profile),
+                                                         prefill_attention_backend=prefill,
+                                                         decode_attention_backend=decode))
+    refusal = launch_gpu_refusal(attention, prefill, decode, profile.gpu(), profile.model.attention)
+    if refusal is not None:
+        exc, _, text = refusal.partition(": ")
+        raise _EXCEPTIONS.get(exc, RuntimeError)(text)
+
+
 def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) -> LaunchPlan:
     """Apply SGLang's argument handling. Logs SGLang's warnings; raises SGLang's exception for a
     setting it refuses at launch (``AssertionError``, ``TypeError``, ``ValueError``). ``profile``
@@ -383,6 +402,7 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     spec = violation = None
     mrr = ns.max_running_requests
     validate_cuda_graph_config(getattr(ns, "cuda_graph_config", None))  # SGLang's pipeline.py: before spec
+    _check_backends_on_gpu(ns, profile)
     if algorithm is not None:
         if algorithm.upper() not in EAGLE_ALGORITHMS:
             raise ValueError(
