@@ -33,7 +33,21 @@ Cases, each against the tuner's answer:
         pybase64 orjson pydantic fastapi uvloop pyzmq setproctitle einops safetensors huggingface_hub tqdm regex aiohttp
     python benchmarks/sglang_agreement.py --sglang-src /tmp/sglang-src --python /tmp/agree/bin/python
 
-Prints one line per case and ``N agree, M disagree``; exits 1 on any disagreement. Not in CI: the
+Prints one line per case and ``N agree, M disagree``; exits 1 on any disagreement.
+
+``--fuzz N --seed S`` judges cases nobody wrote instead (``benchmarks/sglang_fuzz.py``): N drawn launches
+(models of :data:`MATRIX_MODELS` and config.json variants, draft, GPU, tp, the three flags over their
+edges, the server arguments SGLang's speculative and attention handling reads), SGLang's verdict against
+the tuner's (the study's preflight checks, then ``resolve``); where SGLang refuses, whether it refuses
+the study's baseline (no speculation) alike; then N random studies' exports (``server_mapping`` with
+random ``server.args``) read back through ``--config`` against the launcher's argv, every ``ServerArgs``
+field. Each disagreement prints with ``--seed S --fuzz-case I``, which re-runs that case alone;
+``--quiet`` prints the disagreements only.
+
+    python benchmarks/sglang_agreement.py --sglang-src /tmp/sglang-src --python /tmp/agree/bin/python \
+        --fuzz 2000 --seed 1 --quiet
+
+Not in CI: the
 child environment (a CPU torch of ~200 MB and transformers) is too much to install in every CI run
 of a tool that must not depend on them; see the README (Development, Tests).
 """
@@ -218,7 +232,22 @@ for case in spec["cases"]:
     rec = {"name": case["name"]}
     try:
         with override_platform(**platform):
-            if case.get("kind") == "draft_backend":
+            if case.get("kind") == "pair":  # the same ServerArgs from two command lines (parsed only)?
+                from sglang.srt.server_args import record_fields
+                parsed, refused = [], []
+                for argv in (case["argv"], case["argv_b"]):
+                    try:
+                        parsed.append(prepare_server_args(argv))
+                    except BaseException as exc:  # argparse's SystemExit, an action's assert
+                        refused.append(f"{type(exc).__name__}: {str(exc)[:200]}")
+                if refused:
+                    rec.update(ok=False, refused=refused, exception="refused", message=" | ".join(refused))
+                else:
+                    a, b = parsed
+                    names = [f.name for f in record_fields(type(a)) if f.name not in ("host", "port")]
+                    rec.update(ok=True, diff={n: [repr(getattr(a, n, None)), repr(getattr(b, n, None))]
+                                              for n in names if getattr(a, n, None) != getattr(b, n, None)})
+            elif case.get("kind") == "draft_backend":
                 import importlib
                 mod = importlib.import_module(case["module"])
                 getattr(mod, case["cls"])(None, 2, 3)
@@ -228,6 +257,7 @@ for case in spec["cases"]:
                 args.resolve_once()
                 d = args.resolved_dict()
                 rec.update(ok=True, draft=d.get("speculative_num_draft_tokens"), mrr=d.get("max_running_requests"),
+                           steps=d.get("speculative_num_steps"), topk=d.get("speculative_eagle_topk"),
                            backend=d.get("attention_backend"), page=d.get("page_size"), parsed={k: d.get(k.replace("-", "_")) for k in case.get("keys", [])})
     except SystemExit as exc:
         rec.update(ok=False, exception="SystemExit", message=str(exc.code))
@@ -242,11 +272,32 @@ print("\n" + json.dumps(out, default=str))
 '''
 
 
+def run_child(python: str, sglang_src: str, tmp: Path, cases: list) -> list[dict] | None:
+    """SGLang's verdict on each case (the CHILD in ``python``); None when the child failed (its stderr
+    printed)."""
+    (tmp / "cases.json").write_text(json.dumps({"cases": cases}))
+    (tmp / "child.py").write_text(CHILD)
+    r = subprocess.run([python, str(tmp / "child.py"), str(tmp / "cases.json"), str(ROOT / "tools"),
+                        sglang_src, sglang_src], capture_output=True, text=True, timeout=3600)
+    if r.returncode != 0 or not r.stdout.strip():
+        print(r.stderr[-3000:])
+        return None
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--sglang-src", required=True, help="the folder holding an unpacked sglang 0.5.23 (sglang/)")
     ap.add_argument("--python", default=sys.executable, help="an interpreter with CPU torch and transformers")
+    ap.add_argument("--fuzz", type=int, metavar="N", help="N seeded random cases (benchmarks/sglang_fuzz.py) "
+                                                           "instead of the written ones")
+    ap.add_argument("--seed", type=int, default=0, help="the random cases' seed (with --fuzz)")
+    ap.add_argument("--fuzz-case", type=int, action="append", metavar="I",
+                    help="with --fuzz: only case I of that seed (repeatable), to reproduce one line")
+    ap.add_argument("--quiet", action="store_true", help="with --fuzz: print the disagreements only")
     opts = ap.parse_args()
+    if opts.fuzz is not None:
+        return fuzz(opts)
     with tempfile.TemporaryDirectory(prefix="agree-") as tmp:
         tmp = Path(tmp)
         dirs = {}
@@ -286,14 +337,9 @@ def main() -> int:
                           "argv": ["--config", str(path), "--device", "cuda", "--chunked-prefill-size", "4096"],
                           "keys": [k for k in mapping if not isinstance(mapping[k], bool)]})
             expect.append(("export", mapping))
-        (tmp / "cases.json").write_text(json.dumps({"cases": cases}))
-        (tmp / "child.py").write_text(CHILD)
-        r = subprocess.run([opts.python, str(tmp / "child.py"), str(tmp / "cases.json"), str(ROOT / "tools"),
-                            opts.sglang_src, opts.sglang_src], capture_output=True, text=True, timeout=900)
-        if r.returncode != 0 or not r.stdout.strip():
-            print(r.stderr[-3000:])
+        results = run_child(opts.python, opts.sglang_src, tmp, cases)
+        if results is None:
             return 2
-        results = json.loads(r.stdout.strip().splitlines()[-1])
     agree = disagree = 0
     for (what, want), got in zip(expect, results):
         ok, detail = _compare(what, want, got)
@@ -302,6 +348,79 @@ def main() -> int:
         print(f"{'agree   ' if ok else 'DISAGREE'} {got['name']}: {detail}")
     print(f"{agree} agree, {disagree} disagree")
     return 1 if disagree else 0
+
+
+def fuzz(opts) -> int:
+    """``--fuzz N --seed S``: N drawn cases (:mod:`sglang_fuzz`), SGLang's verdict against the tuner's;
+    one line per case (``--quiet``: per disagreement), each with what re-draws it."""
+    sys.path.insert(0, str(ROOT / "benchmarks"))
+    import sglang_fuzz
+
+    cases = sglang_fuzz.draw_cases(opts.fuzz, opts.seed)
+    if opts.fuzz_case:
+        cases = [c for c in cases if c.index in opts.fuzz_case]
+    with tempfile.TemporaryDirectory(prefix="fuzz-") as tmp:
+        records = sglang_fuzz.child_cases(cases, Path(tmp))
+        results = run_child(opts.python, opts.sglang_src, Path(tmp), records)
+        if results is None:
+            return 2
+        verdicts = [sglang_fuzz.compare(sglang_fuzz.tuner_verdict(c), got) for c, got in zip(cases, results)]
+        # where SGLang refuses and the tuner disagrees: does SGLang refuse the study's baseline too?
+        refused = [c for c, got, (ok, _) in zip(cases, results, verdicts) if ok is False and not got["ok"]]
+        base = run_child(opts.python, opts.sglang_src, Path(tmp),
+                         sglang_fuzz.child_cases(refused, Path(tmp), speculative=False)) if refused else []
+    baseline = {c.index: got for c, got in zip(refused, base or [])}
+    agree = disagree = unjudged = without = 0
+    for case, got, (ok, detail) in zip(cases, results, verdicts):
+        agree, disagree, unjudged = agree + (ok is True), disagree + (ok is False), unjudged + (ok is None)
+        b = baseline.get(case.index)
+        if b is not None and not b["ok"] and b.get("message") == got.get("message"):
+            detail += "\n         (SGLang refuses the baseline, without speculation, the same way)"
+            without += 1
+        if ok is False or not opts.quiet:
+            word = {True: "agree   ", False: "DISAGREE", None: "unjudged"}[ok]
+            print(f"{word} {case.line(opts.seed)}\n         {detail}")
+    print(f"fuzz N={len(cases)} seed={opts.seed}: {agree} agree, {disagree} disagree "
+          f"({without} of them refused by SGLang without speculation too; {unjudged} not judged: "
+          f"SGLang's own backend code, where the tuner keeps chains)")
+    same, differ = fuzz_exports(opts, sglang_fuzz)
+    disagree += differ
+    return 1 if disagree else 0
+
+
+def fuzz_exports(opts, sglang_fuzz) -> tuple[int, int]:
+    """The export round trip on ``--fuzz N`` random studies: the YAML ``server_mapping`` writes, read by
+    SGLang's ``--config`` loader, against the launcher's argv, field by field of ``ServerArgs``."""
+    import logging
+
+    logging.getLogger("tuner").setLevel(logging.ERROR)  # plan_launch's pin warnings, one per drawn study
+    cases = sglang_fuzz.draw_export_cases(opts.fuzz, opts.seed)
+    if opts.fuzz_case:
+        cases = [c for c in cases if c.index in opts.fuzz_case]
+    with tempfile.TemporaryDirectory(prefix="fuzz-export-") as tmp:
+        exported, records, refused = sglang_fuzz.export_child_cases(cases, Path(tmp), ROOT)
+        results = run_child(opts.python, opts.sglang_src, Path(tmp), records) if records else []
+    if results is None:
+        return 0, 1
+    same = differ = parser = 0
+    for case, got in zip(exported, results):
+        # both command lines refused alike by SGLang's parser: the round trip agrees; the study's check
+        # took a value SGLang's parser does not (counted apart)
+        both = not got["ok"] and len(got.get("refused", ())) == 2 and len(set(got["refused"])) == 1
+        ok = (got["ok"] and not got.get("diff")) or both
+        same, differ, parser = same + ok, differ + (not ok), parser + both
+        if not ok or both or not opts.quiet:
+            detail = (f"both refused by SGLang's parser: {got['refused'][0]}" if both else
+                      f"same ServerArgs ({len(case.args)} study args)" if ok else
+                      f"{got.get('diff') or got.get('message', '')}")
+            word = "parser  " if both else "agree   " if ok else "DISAGREE"
+            print(f"{word} {case.line(opts.seed)}\n         {str(detail)[:600]}")
+    for case, why in refused if not opts.quiet else ():
+        print(f"refused  {case.line(opts.seed)}\n         the tuner refuses the study: {why[:200]}")
+    print(f"export round trip N={len(cases)} seed={opts.seed}: {same} agree, {differ} disagree "
+          f"({parser} of the agreeing refused alike by SGLang's parser on both sides; {len(refused)} studies "
+          f"the tuner refuses to launch)")
+    return same, differ
 
 
 def _tuner_verdict(spec: SpecConfig, ctx: ServerContext, page: bool = False) -> dict:
