@@ -37,6 +37,11 @@ Which backends run a topk > 1 tree:
   as working on FA3 and Triton with page_size=1 only.
 * MHA: FlashInfer, FA3 and Triton (any page size for these three, ``speculative_hook.py``
   ``_PAGE_TREE_SPEC_BACKENDS``); ``trtllm_mha`` refuses topk > 1 during argument handling.
+
+Why one module (past 400 lines): SGLang's default choice, the per-architecture overrides and refusals,
+which backends run trees and which GPUs take them are one set of facts that
+:func:`choose_attention_backend` reads together; split, a new SGLang release would be edited in
+several places that must agree.
 """
 
 from __future__ import annotations

@@ -15,6 +15,10 @@ Three steps, in SGLang's order (``sglang/srt/server_args.py``, ``prepare_server_
    of each rule): warnings are logged as SGLang logs them, and a setting SGLang refuses at launch
    raises SGLang's own exception class and message, which the entry point lets escape as a
    traceback (exit 1), before any simulated model loading.
+
+Why one module (past 400 lines): the three steps are SGLang's ``prepare_server_args`` and argument
+handling in SGLang's order; split, which check runs before which (the GPU checks before the
+speculative hook, the backend default before both) would live nowhere.
 """
 
 from __future__ import annotations
