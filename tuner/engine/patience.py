@@ -118,10 +118,7 @@ def is_transient(exc: BaseException) -> bool:
     chain of causes is followed."""
     from sqlalchemy import exc as sa
 
-    seen: set[int] = set()
-    e: BaseException | None = exc
-    while e is not None and id(e) not in seen:
-        seen.add(id(e))
+    for e in causes(exc):
         if isinstance(e, StorageUnavailable):
             return False
         if isinstance(e, StorageGone):
@@ -133,8 +130,18 @@ def is_transient(exc: BaseException) -> bool:
         if type(e).__name__ in ("OperationalError", "InterfaceError") and (
                 isinstance(e, sa.DBAPIError) or type(e).__module__.split(".")[0] in _DRIVERS):
             return _transient_text(e)
-        e = e.__cause__ or e.__context__
     return False
+
+
+def causes(exc: BaseException | None):
+    """``exc``, then each error it was raised from or while handling (``__cause__``, else
+    ``__context__``), each once: Optuna's ``StorageInternalError`` and SQLAlchemy's errors wrap the
+    driver's this way."""
+    seen: set[int] = set()
+    while exc is not None and id(exc) not in seen:
+        seen.add(id(exc))
+        yield exc
+        exc = exc.__cause__ or exc.__context__
 
 
 #: What a database server says when the URL itself is wrong (credentials, database, role): no

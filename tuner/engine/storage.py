@@ -218,14 +218,11 @@ def _disk_full(exc: BaseException) -> bool:
     """Whether ``exc`` (or an error it wraps) is a full disk: SQLite's SQLITE_FULL, ENOSPC, EDQUOT."""
     import errno
 
-    seen = set()
-    while exc is not None and id(exc) not in seen:
-        seen.add(id(exc))
-        if "database or disk is full" in str(exc) or getattr(exc, "errno", None) in (errno.ENOSPC,
-                                                                                     errno.EDQUOT):
-            return True
-        exc = getattr(exc, "orig", None) or exc.__cause__ or exc.__context__
-    return False
+    from .patience import causes
+
+    full = (errno.ENOSPC, errno.EDQUOT)
+    return any("database or disk is full" in str(e) or getattr(e, "errno", None) in full
+               for cause in causes(exc) for e in (cause, getattr(cause, "orig", None) or cause))
 
 
 def _drop_empty_file(path) -> bool:
