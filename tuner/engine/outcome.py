@@ -17,6 +17,7 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from ..config.landscape import SPEEDUP_BOUND  # one bound for a measured trial and a table's row alike
 from ..sglang.rules import SpecConfig
 from .limits import OUTPUTS_ATTR, SLO_ATTR, baseline_outputs, goodput_attrs, lossless_attrs, slo_checks
 from .objectives import objective_values
@@ -65,17 +66,6 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
                                 | {"failure_class": "bad_response", "failure_message": problem})
         attrs.update(speeds)
     return TrialOutcome(status, values, attrs)
-
-
-#: How far a speedup may exceed the accept length before it cannot be true. A speculative step
-#: commits ``accept_length`` tokens per request on average (SGLang's own figure:
-#: ``completion_tokens / spec_verify_ct``, managers/tokenizer_manager.py) and costs at least one
-#: forward of the target model (the verify, ``speculative/eagle_worker.py``) plus the draft's, while
-#: an autoregressive step commits one token for one forward: so no setting runs faster than
-#: ``accept_length`` times the baseline, at one request or at many. On every landscape of the search
-#: benchmark (the simulator's model and three families written apart from it) the largest ratio is
-#: 0.96; the margin above 1 leaves room for the run-to-run noise of both measurements.
-SPEEDUP_BOUND = 1.25
 
 
 #: What a study's trial reading too fast says to do: its baseline is the study's stored one.
