@@ -34,6 +34,7 @@ from ..config.study import DEFAULT_LOG_MAX_MB
 from .asktell import tell
 from .journal import Journal
 from .killpoints import kill_point
+from .patience import patient_backend
 from .workers import Worker
 
 #: What :func:`apply_finish` did.
@@ -140,16 +141,13 @@ def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = 
     trial = _stored_trial(study, finish)
     if trial is not None and trial.state == TrialState.RUNNING:
         try:
-            for k, v in finish.user_attrs.items():
-                storage.set_trial_user_attr(finish.trial_id, k, v)
+            set_attrs(storage, finish.trial_id, finish.user_attrs)
             kill_point(f"{kind}figures")
             extra = files() if files else {}
             notes = [*(warnings or []), *extra.pop("file_warnings", [])]
-            for k, v in {**extra, **({"file_warnings": notes} if notes else {})}.items():
-                storage.set_trial_user_attr(finish.trial_id, k, v)
+            set_attrs(storage, finish.trial_id, {**extra, **({"file_warnings": notes} if notes else {})})
             kill_point(f"{kind}files")
-            for k, v in finish.system_attrs.items():
-                storage.set_trial_system_attr(finish.trial_id, k, v)
+            set_attrs(storage, finish.trial_id, {}, finish.system_attrs)
             if finish.pruned:
                 tell(study, finish.number, state=TrialState.PRUNED)
             elif finish.values is None:
@@ -171,6 +169,20 @@ def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = 
     if not finish.measured or (finish.values is None and not finish.pruned):
         return DROPPED, []
     return REHOMED, _rehome(study, finish, files, warnings or [])
+
+
+def set_attrs(storage, trial_id: int, user: dict, system: dict | None = None) -> None:
+    """Write a trial's attributes, in one transaction on the tuner's own storage
+    (:meth:`PatientRDBStorage.set_trial_attrs <tuner.engine.patience.PatientRDBStorage.set_trial_attrs>`),
+    one by one on any other Optuna storage. Raises what Optuna's ``set_trial_user_attr`` raises."""
+    patient = patient_backend(storage)
+    if patient is not None:
+        patient.set_trial_attrs(trial_id, user, system)
+        return
+    for k, v in user.items():
+        storage.set_trial_user_attr(trial_id, k, v)
+    for k, v in (system or {}).items():
+        storage.set_trial_system_attr(trial_id, k, v)
 
 
 def _stored_trial(study, finish: Finish):

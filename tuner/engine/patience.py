@@ -196,11 +196,13 @@ QUIET_OUTAGE = QuietOutageFallback()
 _local = threading.local()
 
 
-def _patient(name: str):
-    """Wrap ``RDBStorage.<name>`` so it retries transient errors (see the module docstring)."""
+def _patient(name: str, fn: Callable | None = None):
+    """Wrap ``RDBStorage.<name>`` (or ``fn``, a function of the storage) so it retries transient
+    errors (see the module docstring)."""
+    own = fn
 
     def call(self, *args, **kwargs):
-        fn = getattr(RDBStorage, name)
+        fn = own or getattr(RDBStorage, name)  # looked up per call: Optuna's method as it is now
         if getattr(_local, "inside", False):  # a storage method calling another: the outer one retries
             return fn(self, *args, **kwargs)
         _local.inside = True
@@ -210,7 +212,7 @@ def _patient(name: str):
             _local.inside = False
 
     call.__name__ = name
-    call.__doc__ = getattr(RDBStorage, name).__doc__
+    call.__doc__ = (own or getattr(RDBStorage, name)).__doc__
     return call
 
 
@@ -225,6 +227,24 @@ _DB_METHODS = (
     "_get_best_trial_id", "get_trial_params", "get_trial_user_attrs", "get_trial_system_attrs",
     "record_heartbeat", "_get_stale_trial_ids",
 )
+
+
+def _set_trial_attrs(storage: RDBStorage, trial_id: int, user: dict, system: dict | None = None) -> None:
+    """Write a trial's ``user`` and ``system`` attributes in one transaction: all or none. Raises what
+    ``set_trial_user_attr`` raises (``UpdateFinishedTrialError`` when the trial is finished,
+    ``KeyError`` when it is gone); as a :class:`PatientRDBStorage` method it is retried like any call
+    (an upsert of the same values: a retry after a commit whose answer was lost writes nothing new).
+    Optuna commits each attribute on its own: a measurement's ~40 figures took ~40 commits, an fsync
+    each on SQLite and a round trip each on PostgreSQL."""
+    # RDBStorage.set_trial_user_attr's own steps (optuna/storages/_rdb/storage.py), in one session
+    from optuna.storages._rdb import models
+    from optuna.storages._rdb.storage import _create_scoped_session
+
+    with _create_scoped_session(storage.scoped_session, True) as session:
+        # (the helper rolls back on any error: a value json cannot write leaves none of them)
+        for model, attrs in ((models.TrialUserAttributeModel, user), (models.TrialSystemAttributeModel, system)):
+            for key, value in (attrs or {}).items():
+                storage._set_trial_attr_without_commit(session, model, trial_id, key, value)
 
 
 #: The system attribute naming one creation of a trial from a template (see the module docstring).
@@ -279,6 +299,9 @@ class PatientRDBStorage(RDBStorage):
             if held is not None:  # a study copied in the same database holds the id too: its own study's
                 return held
         return super()._get_prepared_new_trial(study_id, template_trial, session)
+
+    # -- several attributes in one transaction ----------------------------------------------------
+    set_trial_attrs = _patient("set_trial_attrs", _set_trial_attrs)
 
     # -- the retry loop ---------------------------------------------------------------------------
     def _patiently(self, name: str, fn, args, kwargs):
