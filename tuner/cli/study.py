@@ -85,7 +85,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     stops the server (Ctrl-C again kills it at once) and queues the running trial again.
     """
     from ..config.files import check_writable
-    from ..engine.patience import StorageUnavailable
+    from ..engine.patience import StorageUnavailable, storage_stop_line
     from ..engine.preflight import preflight
     from ..engine.runner import BUDGET_SPENT
     from ..server.launcher import PortInUseError
@@ -119,10 +119,11 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         try:
             summary, backend = _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials,
                                            timeout_s, rebaseline)
-        except StorageUnavailable as exc:
-            folder = exc.journal_dir or Path(target_dir) / "journal"
-            click.echo(f"error: {exc}; the server is stopped; {journal_note(name, folder)}", err=True)
-            sys.exit(STORAGE_EXIT)
+        except Exception as exc:  # noqa: BLE001 - the storage gave up (75: retry) or refused the worker (2)
+            line = storage_stop_line(exc, url)  # raises anything else again
+            folder = getattr(exc, "journal_dir", None) or Path(target_dir) / "journal"
+            click.echo(f"error: {line}; the server is stopped; {journal_note(name, folder)}", err=True)
+            sys.exit(STORAGE_EXIT if isinstance(exc, StorageUnavailable) else 2)
     except PortInUseError as exc:  # a fixed port in use, before anything is written
         fail(str(exc), 1)
     click.echo(f"done: {summary.measured} measured, {summary.pruned} pruned, {summary.failed} failed, "

@@ -114,8 +114,8 @@ _DRIVERS = ("psycopg2", "psycopg", "pg8000", "asyncpg", "sqlite3", "pymysql", "M
 def is_transient(exc: BaseException) -> bool:
     """Whether ``exc`` (or what caused it) is an outage worth waiting for: the connection lost or
     refused, the server shutting down or starting up, a lock past the busy timeout, a read-only,
-    full or missing SQLite file. Optuna wraps SQLAlchemy's errors in ``StorageInternalError``; the
-    chain of causes is followed."""
+    full or missing SQLite file, a PostgreSQL database or server refusing writes (read-only).
+    Optuna wraps SQLAlchemy's errors in ``StorageInternalError``; the chain of causes is followed."""
     from sqlalchemy import exc as sa
 
     for e in causes(exc):
@@ -130,7 +130,71 @@ def is_transient(exc: BaseException) -> bool:
         if type(e).__name__ in ("OperationalError", "InterfaceError") and (
                 isinstance(e, sa.DBAPIError) or type(e).__module__.split(".")[0] in _DRIVERS):
             return _transient_text(e)
+        if read_only_refusal(e):
+            return True
     return False
+
+
+#: PostgreSQL's SQLSTATE for a write refused by a read-only transaction (``read_only_sql_transaction``):
+#: a hot standby (a failover under way, the URL's host not yet the new primary) or a database set
+#: ``default_transaction_read_only`` for maintenance. psycopg2 raises it as an ``InternalError``,
+#: not an ``OperationalError``, so the rule above missed it: a worker mid-trial ended "failed during
+#: the command" and the measurement in flight was lost (QA, qa100). It is what SQLite's read-only
+#: file is (retried): nothing the worker wrote is wrong, the database will take it once writable.
+READ_ONLY_SQLSTATE = "25006"
+
+
+def read_only_refusal(e: BaseException) -> bool:
+    """Whether ``e`` (a driver's error, or SQLAlchemy's wrapping one) is PostgreSQL refusing a
+    write because the database or server is read-only (:data:`READ_ONLY_SQLSTATE`)."""
+    orig = getattr(e, "orig", None) or e
+    # psycopg2 names it pgcode, psycopg 3 sqlstate
+    return READ_ONLY_SQLSTATE in (getattr(orig, "pgcode", None), getattr(orig, "sqlstate", None))
+
+
+def storage_error(exc: BaseException) -> bool:
+    """Whether ``exc`` came from the database: SQLAlchemy's errors (the driver's inside) and Optuna's
+    ``StorageInternalError`` wrapping them, transient or not. A call made while a server measures
+    (:func:`fail_fast`) passes over such an error as over an outage: the password changed, the
+    role's CONNECT revoked or the database dropped under a running worker must not cost the
+    measurement in flight (QA, qa100: it ended the suite before its journal entry was written).
+    The finish, after the journal entry, meets the same error and the worker stops there."""
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return isinstance(exc, (StorageUnavailable, StorageInternalError, SQLAlchemyError))
+
+
+def storage_refused_line(exc: BaseException, url: str) -> str | None:
+    """One line for a storage error that stopped a running worker although it is no outage (the
+    patient storage raised it at once: :func:`is_transient` says no): the
+    role's password changed, its CONNECT revoked, the database renamed or dropped under it. It
+    names the storage (redacted) and the error (its password scrubbed) and
+    says what fixes it; None for any other exception, and for an outage past the patience
+    (``StorageUnavailable``, said by the caller). QA (qa100): the worker said "failed during the
+    command ... a study run rides such outages out; this command does not", in a study run."""
+    from .urls import describe_error, redact, resolve_url
+
+    if isinstance(exc, StorageUnavailable) or not storage_error(exc):
+        return None
+    if url.startswith("$"):  # ${TUNER_STORAGE}: the URL it names
+        url = resolve_url(url)
+    text = describe_error(exc, url)  # the URL redacted, its password scrubbed in every form
+    return (f"storage {redact(url) or 'storage'} refused this worker ({text[:300]}); no wait fixes that: "
+            "check the storage URL (its password, role and database) and the role's rights on the "
+            "server, then run again")
+
+
+def storage_stop_line(exc: BaseException, url: str) -> str:
+    """What stopped a running worker's storage, for its one line: an outage past the patience
+    (``StorageUnavailable``'s own message) or a storage that refuses it
+    (:func:`storage_refused_line`). Any other exception is raised again, as it is."""
+    if isinstance(exc, StorageUnavailable):
+        return str(exc)
+    line = storage_refused_line(exc, url)
+    if line is None:
+        raise exc
+    return line
 
 
 def causes(exc: BaseException | None):

@@ -47,7 +47,7 @@ from ..bench.plan import complete_after, requests_until
 from ..config.study import StudyConfig, objective_concurrency
 from .objectives import objective_values
 from .outcome import is_figure
-from .patience import StorageUnavailable, fail_fast, unreachable_now
+from .patience import fail_fast, storage_error, unreachable_now
 from .records import MEASURED, StoredFigures, finite_number, front_records, load_records
 
 #: user attribute: per stage, ``{"stage": name, "estimates": [...]}`` (every measured trial)
@@ -289,8 +289,6 @@ class StageJudge:
                 if not self.config.budget.prune.enabled or not self.pruner.plan or self.remeasure:
                     return False  # off, a backend that does not say its order (no error estimate), or again
                 verdict = self.pruner.verdict(self.study, storage.get_trial(tid))
-        except StorageUnavailable:
-            return False
         except UpdateFinishedTrialError:
             self.taken_over = True
             return False
@@ -301,6 +299,12 @@ class StageJudge:
             if not trial_gone(storage, tid):
                 raise
             self.taken_over = True
+            return False
+        except Exception as exc:
+            # an outage, or a storage that refuses this worker (a password changed, a database
+            # dropped): measure on, decide nothing; the finish journals first, then meets it
+            if not storage_error(exc):
+                raise
             return False
         if verdict.pruned:
             self.verdict = verdict

@@ -62,7 +62,7 @@ from .killpoints import kill_point
 from .limits import extra_constraints
 from .objectives import worst_values
 from .outcome import FAILURE_KEYS, baseline_attrs, is_figure, judge_measurement, measurement_attrs
-from .patience import StorageUnavailable, fail_fast, unreachable_now
+from .patience import StorageUnavailable, fail_fast, storage_error, unreachable_now
 from .pruning import STAGES_ATTR, StageJudge, baseline_stage_attrs, pruned_attrs
 from .records import (CONSTRAINT, FAILED, INTERRUPTED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED,
                       launched, load_records, spec_from_params, spec_key)
@@ -441,11 +441,13 @@ class TrialRunner:
             watch.check(longest_outside_wait_s(m.to_save))
             # deleted meanwhile: its trial's id may be another study's now. An outage must not keep
             # the measurement from the journal: then the finish waits for the storage as before
+            # (and a storage that refuses this worker: the finish meets it after the journal; QA)
             with fail_fast():
                 try:
                     self.check_study()
-                except StorageUnavailable:
-                    pass
+                except Exception as exc:  # noqa: BLE001 - only the storage's errors pass (storage_error)
+                    if not storage_error(exc):
+                        raise
             pruned = False
             if baseline is None:
                 attrs = {**baseline_attrs(m, self.config), **baseline_stage_attrs(m.figures),
