@@ -13,19 +13,26 @@ One worker, one run through both faults, then a rerun:
 * the rerun, the password put back, stores the journaled measurement and ends the budget: every
   launch stored once, nothing left running.
 
+And in-process: a command that does not wait (``create``, the read commands) on a server that does
+not take the connection says to run it again (QA: "cannot open: ... remaining connection slots are
+reserved", and no fix).
+
 The session's own server (support.pg.PgCluster); the superuser reaches it over its socket.
 """
 
+import socket
 import subprocess
 import sys
 
 import optuna
+import pytest
 import sqlalchemy as sa
 from optuna.trial import TrialState
 from support.faults import fault_env, launches_by_trial, start_tuner, study_file, trial_server_up, wait_for
 from support.processes import finish
 
-from tuner.engine.storage import driver_url
+from tuner.config.yamlfile import ConfigError
+from tuner.engine.storage import driver_url, open_storage
 
 PASSWORD = "p#ss?w@rd:é%/x"
 CHANGED = "n3w#p@ss/wörd"
@@ -70,6 +77,7 @@ def test_read_only_is_waited_out_and_a_changed_password_stops_the_run_with_its_m
     assert code == 2, out[-3000:]
     assert "Traceback" not in out and PASSWORD not in out and CHANGED not in out, out[-3000:]
     assert "does not answer (ReadOnlySqlTransaction" in out and "answers again" in out, out[-3000:]
+    assert "(the database refuses writes: a hot standby, or default_transaction_read_only set" in out, out[-3000:]
     errors = [line for line in out.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, out[-3000:]
     shown = f"postgresql://refused:***@127.0.0.1:{pg_cluster.port}/{db}"
@@ -99,3 +107,15 @@ def test_read_only_is_waited_out_and_a_changed_password_stops_the_run_with_its_m
     assert sorted(int(k) for k in launches) == stored, (launches, out[-2000:], again.stdout[-2000:])
     assert set(launches.values()) == {1}, launches
     assert not list((workdir / "journal").glob("*.json"))
+
+
+def test_a_command_that_does_not_wait_says_to_run_it_again():
+    with socket.socket() as s:  # a port nothing listens on: the connection is refused
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with pytest.raises(ConfigError) as caught:
+        open_storage(f"postgresql://tuner:{PASSWORD}@127.0.0.1:{port}/tuner")
+    said = str(caught.value)
+    assert "cannot open: OperationalError: " in said and said.endswith(
+        "; run it again once the storage answers (`tuner study run` waits for it)"), said
+    assert "p#ss" not in said and "%23" not in said, said

@@ -152,6 +152,18 @@ def read_only_refusal(e: BaseException) -> bool:
     return READ_ONLY_SQLSTATE in (getattr(orig, "pgcode", None), getattr(orig, "sqlstate", None))
 
 
+#: Said after a read-only refusal: the database answers, and what makes it take writes again.
+READ_ONLY_HINT = ("the database refuses writes: a hot standby, or default_transaction_read_only set; it must "
+                  "be made writable")
+
+
+def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
+    """``describe(exc)`` (the error without the password), with :data:`READ_ONLY_HINT` after a
+    read-only refusal: "did not answer ... ReadOnlySqlTransaction" alone named no fix (QA)."""
+    text = describe(exc)
+    return f"{text} ({READ_ONLY_HINT})" if any(read_only_refusal(e) for e in causes(exc)) else text
+
+
 def storage_error(exc: BaseException) -> bool:
     """Whether ``exc`` came from the database: SQLAlchemy's errors (the driver's inside) and Optuna's
     ``StorageInternalError`` wrapping them, transient or not. A call made while a server measures
@@ -395,10 +407,9 @@ class PatientRDBStorage(RDBStorage):
                 first_failure = first_failure if first_failure is not None else attempt
                 self._outage_started(exc, patience)
                 self._reset_connections()
-                if getattr(_local, "fail_fast", False):
-                    raise StorageUnavailable(self.shown_url, now - first_failure, self._describe(exc)) from None
-                if now - first_failure >= patience:
-                    raise StorageUnavailable(self.shown_url, now - first_failure, self._describe(exc)) from None
+                if getattr(_local, "fail_fast", False) or now - first_failure >= patience:
+                    waited = now - first_failure
+                    raise StorageUnavailable(self.shown_url, waited, said(exc, self._describe)) from None
                 time.sleep(min(pause * random.uniform(0.8, 1.2), max(0.0, first_failure + patience - now)))
                 pause = min(pause * 2, MAX_PAUSE_S)
                 continue
@@ -436,7 +447,7 @@ class PatientRDBStorage(RDBStorage):
             self._down_since = time.monotonic()
         if threading.current_thread() is threading.main_thread() and self._announced is None:
             self._announced = time.monotonic()
-            self._notify("storage_down", {"storage": self.shown_url, "error": self._describe(exc),
+            self._notify("storage_down", {"storage": self.shown_url, "error": said(exc, self._describe),
                                           "patience_s": patience})
 
     def _outage_ended(self) -> None:
@@ -497,9 +508,10 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
                 raise
             waited = time.monotonic() - first
             if waited >= patience:
-                raise StorageUnavailable(shown_url, waited, describe(exc)) from None
+                raise StorageUnavailable(shown_url, waited, said(exc, describe)) from None
             if pause == 0.5 and on_outage is not None:
-                on_outage("storage_down", {"storage": shown_url, "error": describe(exc), "patience_s": patience})
+                on_outage("storage_down", {"storage": shown_url, "error": said(exc, describe),
+                                           "patience_s": patience})
             time.sleep(min(pause, patience - waited))
             pause = min(pause * 2, MAX_PAUSE_S)
         finally:
