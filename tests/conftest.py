@@ -3,8 +3,17 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
+
+# Compiled modules are cached (``__pycache__``) even where the environment says not to
+# (``PYTHONDONTWRITEBYTECODE=1``, as some CI images and sandboxes set): the suite starts several
+# hundred Python processes (tuner commands, simulated servers, workers), and each would otherwise
+# compile every module it imports from source again, and every xdist worker every test module
+# (pytest's rewritten ones too). Set here, before the test modules are collected; children inherit it.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 
 def _session_folder(tmp_path_factory, var: str, name: str):
