@@ -175,6 +175,8 @@ def set_attrs(storage, trial_id: int, user: dict, system: dict | None = None) ->
     """Write a trial's attributes, in one transaction on the tuner's own storage
     (:meth:`PatientRDBStorage.set_trial_attrs <tuner.engine.patience.PatientRDBStorage.set_trial_attrs>`),
     one by one on any other Optuna storage. Raises what Optuna's ``set_trial_user_attr`` raises."""
+    if not user and not system:
+        return  # no transaction for nothing (most trials have no file warnings, some no constraints)
     patient = patient_backend(storage)
     if patient is not None:
         patient.set_trial_attrs(trial_id, user, system)

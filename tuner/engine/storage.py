@@ -213,7 +213,6 @@ def _open(url: str, patient: bool, made: bool = False):
                                        + (f" ({path.name} was not left there)" if dropped else ""))
         if not fix and is_transient(exc):  # QA: a server out of connection slots was said with no fix
             fix = "; run it again once the storage answers (`tuner study run` waits for it)"
-
         raise ConfigError("storage", redact(url) or "", f"cannot open: {describe_error(exc, url)}{fix}") from None
 
 
