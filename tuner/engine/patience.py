@@ -164,49 +164,45 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     return f"{text} ({READ_ONLY_HINT})" if any(read_only_refusal(e) for e in causes(exc)) else text
 
 
+def database_error(exc: BaseException) -> bool:
+    """Whether ``exc`` is the database's: SQLAlchemy's errors (the driver's inside) and Optuna's
+    ``StorageInternalError`` wrapping them, transient or not."""
+    from optuna.exceptions import StorageInternalError
+    from sqlalchemy.exc import SQLAlchemyError
+
+    return isinstance(exc, (StorageInternalError, SQLAlchemyError))
+
+
 def storage_error(exc: BaseException) -> bool:
-    """Whether ``exc`` came from the database: SQLAlchemy's errors (the driver's inside) and Optuna's
-    ``StorageInternalError`` wrapping them, transient or not. A call made while a server measures
+    """Whether ``exc`` came from the storage: :func:`database_error`, or an outage past the patience
+    (:class:`StorageUnavailable`). A call made while a server measures
     (:func:`fail_fast`) passes over such an error as over an outage: the password changed, the
     role's CONNECT revoked or the database dropped under a running worker must not cost the
     measurement in flight (QA, qa100: it ended the suite before its journal entry was written).
     The finish, after the journal entry, meets the same error and the worker stops there."""
-    from optuna.exceptions import StorageInternalError
-    from sqlalchemy.exc import SQLAlchemyError
-
-    return isinstance(exc, (StorageUnavailable, StorageInternalError, SQLAlchemyError))
+    return isinstance(exc, StorageUnavailable) or database_error(exc)
 
 
-def storage_refused_line(exc: BaseException, url: str) -> str | None:
-    """One line for a storage error that stopped a running worker although it is no outage (the
-    patient storage raised it at once: :func:`is_transient` says no): the
-    role's password changed, its CONNECT revoked, the database renamed or dropped under it. It
-    names the storage (redacted) and the error (its password scrubbed) and
-    says what fixes it; None for any other exception, and for an outage past the patience
-    (``StorageUnavailable``, said by the caller). QA (qa100): the worker said "failed during the
-    command ... a study run rides such outages out; this command does not", in a study run."""
+def storage_stop_line(exc: BaseException, url: str) -> str:
+    """What stopped a running worker's storage, for its one line: an outage past the patience
+    (``StorageUnavailable``'s own message), or a database error that is no outage (the patient
+    storage raised it at once: :func:`is_transient` says no): the role's password changed, its
+    CONNECT revoked, the database renamed or dropped under it -- then the storage (redacted), the
+    error (its password scrubbed) and what fixes it. Any other exception is raised again, as it is.
+    QA (qa100): the worker said "failed during the command ... a study run rides such outages out;
+    this command does not", in a study run."""
     from .urls import describe_error, redact, resolve_url
 
-    if isinstance(exc, StorageUnavailable) or not storage_error(exc):
-        return None
+    if isinstance(exc, StorageUnavailable):
+        return str(exc)
+    if not database_error(exc):
+        raise exc
     if url.startswith("$"):  # ${TUNER_STORAGE}: the URL it names
         url = resolve_url(url)
     text = describe_error(exc, url)  # the URL redacted, its password scrubbed in every form
     return (f"storage {redact(url) or 'storage'} refused this worker ({text[:300]}); no wait fixes that: "
             "check the storage URL (its password, role and database) and the role's rights on the "
             "server, then run again")
-
-
-def storage_stop_line(exc: BaseException, url: str) -> str:
-    """What stopped a running worker's storage, for its one line: an outage past the patience
-    (``StorageUnavailable``'s own message) or a storage that refuses it
-    (:func:`storage_refused_line`). Any other exception is raised again, as it is."""
-    if isinstance(exc, StorageUnavailable):
-        return str(exc)
-    line = storage_refused_line(exc, url)
-    if line is None:
-        raise exc
-    return line
 
 
 def causes(exc: BaseException | None):

@@ -84,10 +84,9 @@ def storage_failure_line(exc: BaseException, since: int = 0) -> str | None:
     since ``OPENED[since]`` (the command's own: a process that runs several commands, as tests and
     scripts do with click's runner, opened others before), redacted, and every password this
     process opened scrubbed; None for any other exception."""
-    from optuna.exceptions import StorageInternalError
-    from sqlalchemy.exc import SQLAlchemyError
+    from .patience import database_error
 
-    if not isinstance(exc, (StorageInternalError, SQLAlchemyError)):
+    if not database_error(exc):
         return None
     text = describe_error(exc, OPENED[-1]) if OPENED else type(exc).__name__
     for url in OPENED:
