@@ -263,16 +263,16 @@ def _build(url: str, patient: bool):
     else:
         engine_kwargs["pool_pre_ping"] = True
     cls = PatientRDBStorage if patient else RDBStorage
+    kwargs = dict(engine_kwargs=engine_kwargs, heartbeat_interval=HEARTBEAT_INTERVAL_S,
+                  grace_period=HEARTBEAT_GRACE_S, heartbeat_stale_trial_callback=RetryStaleTrial(max_retry=MAX_RETRY))
     # Heartbeats and the retry callback are "experimental" in Optuna 5; users need not hear it.
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", ExperimentalWarning)
-        storage = cls(
-            driver_url(url),
-            engine_kwargs=engine_kwargs,
-            heartbeat_interval=HEARTBEAT_INTERVAL_S,
-            grace_period=HEARTBEAT_GRACE_S,
-            heartbeat_stale_trial_callback=RetryStaleTrial(max_retry=MAX_RETRY),
-        )
+        storage = cls(driver_url(url), skip_compatibility_check=True, **kwargs)
+        if not _schema_is_current(storage):
+            storage.engine.dispose()
+            # Optuna's own check: it raises its RuntimeError, which names the fix (optuna storage upgrade)
+            storage = cls(driver_url(url), **kwargs)
     if is_postgres(url):
         # Every session of the tuner commits synchronously, whatever the server's default: with
         # synchronous_commit = off (a common tuning; .ci/postgres.sh runs so) PostgreSQL acknowledges
@@ -290,6 +290,22 @@ def _build(url: str, patient: bool):
             # each connection (one per session: no pool) waits for a lock no longer than the patience left
             sa.event.listen(storage.engine, "do_connect", _cap_busy_timeout)
     return storage
+
+
+#: The installed Optuna's newest schema revision (its alembic head): read once per process.
+_schema_head: str | None = None
+
+
+def _schema_is_current(storage) -> bool:
+    """Whether the storage's tables are in the installed Optuna's schema. Optuna's own check on
+    every open (``RDBStorage(skip_compatibility_check=False)``) reads the head revision by parsing
+    every migration script of its alembic folder: about 25 ms of CPU, most of what an open costs,
+    and a study run opens its storage several times. The head cannot change within a process, so it
+    is read once here; the storage's own revision is still read on every open (one query)."""
+    global _schema_head
+    if _schema_head is None:
+        _schema_head = storage.get_head_version()
+    return storage.get_current_version() == _schema_head
 
 
 def _session_settings(dbapi_connection, connection_record) -> None:
