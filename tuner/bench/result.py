@@ -59,6 +59,17 @@ SCHEMA_VERSION = 1
 _SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
 
 
+#: Keys of ``/server_info`` that only the simulator sends (tuner/sim/server_info.py), and the suffix
+#: of its version: a server that has one says it runs on a sped-up clock.
+SIM_KEYS = ("sim_speedup", "sim_profile")
+SIM_VERSION_SUFFIX = "+sim"
+
+
+def says_simulator(info: dict) -> bool:
+    """Whether a ``/server_info`` body says its server is the simulator (a sped-up clock)."""
+    return any(k in info for k in SIM_KEYS) or str(info.get("version") or "").endswith(SIM_VERSION_SUFFIX)
+
+
 def first_internal_state(info: dict) -> dict:
     """The scheduler's view in ``/server_info``: SGLang returns ``internal_states`` as one dict per
     data-parallel rank (older servers: one dict); ``{}`` when there is none."""

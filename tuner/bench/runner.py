@@ -55,7 +55,7 @@ from ..config.wording import counted
 from .client import BenchClient, BenchError, ServerUnreachableError
 from .plan import Stage
 from .records import RequestRecord
-from .result import SuiteResult, resolved_spec_from_info
+from .result import SuiteResult, resolved_spec_from_info, says_simulator
 from .stats import narrow_enough
 from .watch import PROBE_PATH, HangPolicy, Watchdog
 
@@ -99,17 +99,6 @@ class _Hung(Exception):
     def __init__(self, message: str, reason: str):
         super().__init__(message)
         self.reason = reason
-
-
-#: Keys of ``/server_info`` that only the simulator sends (tuner/sim/server_info.py), and the suffix
-#: of its version: a server that has one says it runs on a sped-up clock.
-SIM_KEYS = ("sim_speedup", "sim_profile")
-SIM_VERSION_SUFFIX = "+sim"
-
-
-def says_simulator(info: dict) -> bool:
-    """Whether a ``/server_info`` body says its server is the simulator (a sped-up clock)."""
-    return any(k in info for k in SIM_KEYS) or str(info.get("version") or "").endswith(SIM_VERSION_SUFFIX)
 
 
 def time_scale_from_info(info: dict) -> float:

@@ -48,7 +48,7 @@ from __future__ import annotations
 import math
 import os
 
-from ..bench import first_internal_state, says_simulator
+from ..bench.result import first_internal_state, says_simulator
 from ..config.study import StudyConfig
 from ..config.wording import counted
 from ..sglang.rules import SpecConfig
