@@ -85,6 +85,9 @@ class Readings:
     #: the model of log figures cannot take them, but the tree was measured, so it is never
     #: proposed again (the engine would only reuse the measurement, proposal after proposal)
     unmodelled: set = field(default_factory=set)
+    #: effective settings (:func:`~tuner.engine.records.spec_key`) measured, failed or pruned: the
+    #: engine would only reuse them (:meth:`StructuredSampler.untried`)
+    tried: set = field(default_factory=set)
     launched: int = 0
 
     def mean(self, key) -> np.ndarray:
@@ -96,7 +99,7 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
     with a figure of 0 or less only marks its tree measured, :attr:`Readings.unmodelled`)."""
     from optuna.trial import TrialState
 
-    from .records import CONSTRAINT, FAILED, MEASURED, spec_from_dict, spec_from_params
+    from .records import CONSTRAINT, FAILED, MEASURED, spec_from_dict, spec_from_params, spec_key
 
     out = Readings()
     pruned = []
@@ -113,11 +116,13 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
             continue
         if t.state == TrialState.PRUNED and eff is not None:
             pruned.append((t, eff))  # read once every whole measurement is in
+            out.tried.add(spec_key(eff))
             continue
         if t.state != TrialState.COMPLETE or eff is None:
             continue
         if status in (MEASURED, FAILED):
             out.launched += 1
+            out.tried.add(spec_key(eff))
         if status == MEASURED and t.values and all(v > 0 for v in t.values):
             key = tree_key(eff)
             out.values.setdefault(key, []).append(list(t.values))
@@ -236,7 +241,9 @@ class StructuredSampler(_optuna_base()):
         budget = stored_budget(study)
         choice = self.propose(readings, trial.number, None if budget is None else budget - readings.launched)
         if choice is None:
-            return {}
+            choice = self.untried(readings, trial.number)
+        if choice is None:
+            return {}  # every setting tried: Optuna's random sampler (the runner stops on its own)
         spec, again, why = choice
         from .trial import PROPOSAL_ATTR, REMEASURE_ATTR
 
@@ -245,6 +252,22 @@ class StructuredSampler(_optuna_base()):
         if again:
             storage.set_trial_system_attr(trial._trial_id, REMEASURE_ATTR, True)
         return dict(zip(SPEC_PARAMS, (spec.num_steps, spec.eagle_topk, spec.num_draft_tokens)))
+
+    def untried(self, readings: Readings, number: int):
+        """``(setting, False, why)``: a setting never tried, at random, for when :meth:`propose` has
+        nothing to launch (every setting left is larger than one that failed at launch, or off the
+        draft ladder, or too few readings and none open); None once every setting was tried. Optuna's
+        random sampler, the fallback before, drew mostly settings measured already, each a trial
+        told REUSED at once: QA, a study of 12 launches on a space of 11 settings, most of them out
+        of memory, asked 70 trials."""
+        from .records import spec_key
+
+        left = [s for s in self._space.effective_configs()
+                if spec_key(s) not in readings.tried and tree_key(s) not in readings.busy]
+        if not left:
+            return None
+        spec = left[int(np.random.default_rng([self._seed, number, 1]).integers(len(left)))]
+        return spec, False, "explore: nothing the model would launch is left; a setting never tried"
 
     # -- the decision -----------------------------------------------------------------------------
     def noise_var(self, readings: Readings) -> float:
