@@ -102,7 +102,12 @@ def test_ctrl_c_says_so_at_once_and_a_second_one_kills_the_server(tmp_path):
         assert group_members(rec["pgid"]), "the server should still be stopping (it ignores SIGTERM)"
         assert tuner.poll() is None
         tuner.send_signal(signal.SIGINT)
-        assert tuner.wait(timeout=60) == 130  # well inside the 120 s grace: the group was killed
+        try:
+            code = tuner.wait(timeout=60)  # well inside the 120 s grace: the group was killed
+        except subprocess.TimeoutExpired:  # seen once in a full run on a loaded machine: say where it stood
+            raise AssertionError("the run was still there 60 s after the second Ctrl-C; its output:\n"
+                                 + out_path.read_text()[-3000:]) from None
+        assert code == 130
         text = out_path.read_text()
         assert f"Ctrl-C again: killing the server's process group (pid {rec['pid']}) with SIGKILL now" in text
         assert "interrupted: the server is stopped" in text and "Traceback" not in text, text
