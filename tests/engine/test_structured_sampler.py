@@ -240,6 +240,38 @@ def test_a_failure_fences_off_larger_settings_and_repeats_teach_the_noise():
     assert prior < learned < spread and learned == pytest.approx(spread, rel=0.1)
 
 
+def test_with_nothing_to_launch_the_fallback_is_a_setting_never_tried_a_new_tree_first(tmp_path):
+    """StructuredSampler.untried, on a space of 3 steps x topk 1 and 4 x draft tokens 2 to 5: never a
+    setting measured, failed, pruned or being measured; a setting of a tree never measured while
+    there is one; None once every setting was tried."""
+    from tuner.engine.records import spec_key
+
+    path = tmp_path / "small.yaml"
+    path.write_text("params:\n  speculative_num_steps: {choices: [1, 2, 3]}\n"
+                    "  speculative_eagle_topk: {choices: [1, 4]}\n"
+                    "  speculative_num_draft_tokens: {low: 2, high: 5}\n")
+    space = SearchSpace.load(path)
+    sampler = StructuredSampler(space, seed=3)
+    settings = space.effective_configs()
+    by_tree: dict = {}
+    for spec in settings:
+        by_tree.setdefault(tree_key(spec), []).append(spec)
+    shared = next(specs for specs in by_tree.values() if len(specs) > 1)  # a tree two settings verify
+    readings = Readings(values={tree_key(shared[0]): [[1.0, 1.0]]}, tried={spec_key(shared[0])},
+                        busy={tree_key(settings[-1])}, failed={settings[0]})
+    readings.tried.add(spec_key(settings[0]))
+    picks = {sampler.untried(readings, n)[0] for n in range(60)}
+    assert picks and all(spec_key(p) not in readings.tried for p in picks)
+    assert all(tree_key(p) not in (tree_key(shared[0]), tree_key(settings[-1])) for p in picks)
+    # every tree measured or busy: another setting of a measured tree, never a tried one
+    readings.tried |= {spec_key(s) for s in settings if s not in shared[1:]}
+    readings.values |= {tree_key(s): [[1.0, 1.0]] for s in settings if tree_key(s) != tree_key(settings[-1])}
+    picks = {sampler.untried(readings, n)[0] for n in range(60)}
+    assert picks == set(shared[1:]) - {s for s in settings if tree_key(s) == tree_key(settings[-1])}
+    readings.tried |= {spec_key(s) for s in settings}
+    assert sampler.untried(readings, 0) is None
+
+
 def test_settings_another_worker_measures_or_that_break_the_limits_are_left_alone():
     sampler = StructuredSampler(SPACE, seed=0, dispute=False)
     readings = Readings()

@@ -256,17 +256,21 @@ class StructuredSampler(_optuna_base()):
     def untried(self, readings: Readings, number: int):
         """``(setting, False, why)``: a setting never tried, at random, for when :meth:`propose` has
         nothing to launch (every setting left is larger than one that failed at launch, or off the
-        draft ladder, or too few readings and none open); None once every setting was tried. Optuna's
-        random sampler, the fallback before, drew mostly settings measured already, each a trial
-        told REUSED at once: QA, a study of 12 launches on a space of 11 settings, most of them out
-        of memory, asked 70 trials."""
+        draft ladder, or too few readings and none open); one whose tree was never measured if
+        there is one, else another setting of a measured tree (its reading is a second reading of
+        the tree); None once every setting was tried. Optuna's random sampler, the fallback before,
+        drew mostly settings measured already, each a trial told REUSED at once: QA, a study of 12
+        launches on a space of 11 settings, most of them out of memory, asked 70 trials."""
         from .records import spec_key
 
         left = [s for s in self._space.effective_configs()
                 if spec_key(s) not in readings.tried and tree_key(s) not in readings.busy]
-        if not left:
+        seen = set(readings.values) | readings.unmodelled | readings.pruned
+        new = [s for s in left if tree_key(s) not in seen]
+        pool = new or left
+        if not pool:
             return None
-        spec = left[int(np.random.default_rng([self._seed, number, 1]).integers(len(left)))]
+        spec = pool[int(np.random.default_rng([self._seed, number, 1]).integers(len(pool)))]
         return spec, False, "explore: nothing the model would launch is left; a setting never tried"
 
     # -- the decision -----------------------------------------------------------------------------
