@@ -11,8 +11,10 @@ adds and removes itself), for a block that names no server.
 
 from __future__ import annotations
 
+import _thread
 import logging
 import signal
+import sys
 import threading
 from contextlib import contextmanager
 from typing import Any, Callable, Iterator, Protocol
@@ -34,6 +36,10 @@ class ServerProcess(Protocol):
     def kill(self) -> None: ...
 
 log = logging.getLogger("tuner.server")
+
+#: How long after a swallowed interrupt (:meth:`_SignalState.unraisable`) it is raised again: enough
+#: for the hook to return; short beside a person's reaction to a Ctrl-C.
+REDELIVER_AFTER_S = 0.01
 
 
 class _LiveServers:
@@ -80,6 +86,10 @@ class _SignalState:
         self.received: int | None = None  #: the first signal, once one arrived
         self.holding = 0  #: depth of :func:`signals_held` blocks
         self.held: int | None = None  #: a signal held until the outermost hold ends
+        #: the exception a handler raised last, and its signal (:meth:`unraisable` knows it by this)
+        self.raised: tuple[BaseException, int] | None = None
+        self.again: int | None = None  #: a signal whose exception Python swallowed: raised once more
+        self.previous_hook: Callable | None = None  #: ``sys.unraisablehook`` before ours
 
     def targets(self) -> list[ServerProcess]:
         if any(not group for group in self.servers):
@@ -96,6 +106,10 @@ class _SignalState:
                 log.exception("signal callback failed")
 
     def handler(self, signum, frame):
+        if self.again is not None:  # this process's own signal (unraisable): the interrupt once more
+            signum, self.again = self.again, None
+            self.interrupt(signum)
+            return
         targets = [srv for srv in self.targets() if srv.proc is not None and srv.returncode is None]
         if self.received is None:
             # First signal: say so and unwind at once; the servers are stopped on the way out (by
@@ -120,7 +134,27 @@ class _SignalState:
         if self.holding and self.held is None:
             self.held = signum
             return
-        raise _exception(signum)
+        exc = _exception(signum)
+        self.raised = (exc, signum)
+        raise exc
+
+    def unraisable(self, unraisable) -> None:
+        """``sys.unraisablehook`` while the handlers are installed. A handler's exception raised
+        while the interrupted code was inside a weakref callback or a ``__del__`` (garbage
+        collection runs them anywhere) is one Python cannot pass on: it prints "Exception ignored
+        in ..." and drops it. The run then went on as if no Ctrl-C had come, and the second Ctrl-C
+        killed the server under a trial it failed as crashed (QA: seen in full test runs). Our own
+        is raised once more instead, through the handler: ``_thread.interrupt_main`` from a thread
+        of its own, a moment after this hook returns (from here, the main thread ran the handler
+        inside the hook, where an exception is dropped too); the main thread runs it at its next
+        instruction, outside the callback, or inside another one, which comes back here. Anything
+        else goes to the hook before ours."""
+        if self.raised is not None and unraisable.exc_value is self.raised[0]:
+            self.again = self.raised[1]
+            self.raised = None
+            threading.Timer(REDELIVER_AFTER_S, _thread.interrupt_main, (self.again,)).start()
+            return
+        (self.previous_hook or sys.__unraisablehook__)(unraisable)
 
 
 def _installable(sig: int) -> bool:
@@ -154,9 +188,10 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
         return
     state = _SIGNALS
     if state.depth == 0:
-        state.received = None
+        state.received = state.raised = state.again = None
         state.previous = {sig: signal.signal(sig, state.handler)
                           for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if _installable(sig)}
+        state.previous_hook, sys.unraisablehook = sys.unraisablehook, state.unraisable
     state.depth += 1
     state.servers.append(tuple(servers))
     if on_signal is not None:
@@ -177,6 +212,7 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
                 for sig, old in state.previous.items():
                     signal.signal(sig, old if old is not None else signal.SIG_DFL)
                 state.previous = {}
+                sys.unraisablehook, state.previous_hook = state.previous_hook, None
 
 
 @contextmanager

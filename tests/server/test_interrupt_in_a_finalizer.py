@@ -1,0 +1,60 @@
+"""A Ctrl-C that lands while garbage collection runs a ``__del__`` or a weakref callback
+(tuner.server.signals, ``_SignalState.unraisable``): Python cannot raise the handler's
+KeyboardInterrupt from there, prints "Exception ignored in ..." and drops it. QA: a full test run
+saw `tuner study run` go on after its first Ctrl-C (the notice printed, nothing stopped), and the
+second one killed the server under a trial then failed as crashed; the run never exited. The
+interrupt is now raised once more, outside the callback."""
+
+import os
+import signal
+import sys
+import time
+
+import pytest
+
+from tuner.server.signals import stop_on_signals
+
+
+class _SignalledWhenCollected:
+    """Sends this process ``signum`` from its ``__del__`` and lets the handler run there."""
+
+    def __init__(self, signum: int):
+        self.signum = signum
+
+    def __del__(self):
+        os.kill(os.getpid(), self.signum)
+        for _ in range(1000):  # the handler runs at one of these calls, inside __del__
+            time.sleep(0)
+
+
+def _wait_for_the_interrupt():
+    deadline = time.monotonic() + 10
+    while time.monotonic() < deadline:
+        time.sleep(0.001)
+
+
+@pytest.mark.parametrize("signum, raised", [(signal.SIGINT, KeyboardInterrupt), (signal.SIGTERM, SystemExit)])
+def test_an_interrupt_swallowed_in_a_finalizer_is_raised_again(signum, raised):
+    heard = []
+    hook = sys.unraisablehook
+    with pytest.raises(raised) as caught:
+        with stop_on_signals(on_signal=lambda kind, info: heard.append(kind)):
+            _SignalledWhenCollected(signum)  # collected at once: its __del__ runs here
+            _wait_for_the_interrupt()
+    assert heard == ["stopping"]  # one signal: said once, raised (again) once
+    if raised is SystemExit:
+        assert caught.value.code == 128 + signum
+    assert sys.unraisablehook is hook  # the hook before the block is back
+
+
+def test_other_unraisable_exceptions_still_reach_the_hook_before(monkeypatch):
+    seen = []
+    monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(type(u.exc_value)))
+
+    class Broken:
+        def __del__(self):
+            raise ValueError("not ours")
+
+    with stop_on_signals():
+        Broken()
+    assert seen == [ValueError]
