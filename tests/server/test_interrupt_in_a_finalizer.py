@@ -47,6 +47,13 @@ def test_an_interrupt_swallowed_in_a_finalizer_is_raised_again(signum, raised):
     assert sys.unraisablehook is hook  # the hook before the block is back
 
 
+def test_an_interrupt_swallowed_as_the_block_ends_is_raised_by_its_exit():
+    with pytest.raises(KeyboardInterrupt):
+        with stop_on_signals():
+            _SignalledWhenCollected(signal.SIGINT)  # the block ends at once, before the re-raise
+    time.sleep(0.05)  # the timer, if it had not fired, finds the block gone and does nothing
+
+
 def test_other_unraisable_exceptions_still_reach_the_hook_before(monkeypatch):
     seen = []
     monkeypatch.setattr(sys, "unraisablehook", lambda u: seen.append(type(u.exc_value)))

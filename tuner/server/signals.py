@@ -152,9 +152,16 @@ class _SignalState:
         if self.raised is not None and unraisable.exc_value is self.raised[0]:
             self.again = self.raised[1]
             self.raised = None
-            threading.Timer(REDELIVER_AFTER_S, _thread.interrupt_main, (self.again,)).start()
+            threading.Timer(REDELIVER_AFTER_S, self._redeliver).start()
             return
         (self.previous_hook or sys.__unraisablehook__)(unraisable)
+
+    def _redeliver(self) -> None:
+        """The timer's half of :meth:`unraisable`: only while our handlers are installed (once the
+        outermost block has ended, its exit raised the interrupt itself)."""
+        again = self.again
+        if again is not None and self.depth > 0:
+            _thread.interrupt_main(again)
 
 
 def _installable(sig: int) -> bool:
@@ -213,6 +220,9 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
                     signal.signal(sig, old if old is not None else signal.SIG_DFL)
                 state.previous = {}
                 sys.unraisablehook, state.previous_hook = state.previous_hook, None
+                pending, state.again = state.again, None
+                if pending is not None:  # swallowed, and the block ended before it came again
+                    raise _exception(pending)
 
 
 @contextmanager
