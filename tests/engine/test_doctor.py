@@ -231,3 +231,34 @@ def test_a_postgres_that_may_lose_acknowledged_commits_warns(tmp_path, pg_cluste
     c = check_storage(load_study(study(tmp_path, storage=pg_cluster.database())))
     assert c.status == WARN and "fsync=off" in c.message and "synchronous_commit" not in c.message, c
     assert "postgresql.conf" in c.message and "s3cret" not in c.message
+
+
+def test_study_run_checks_the_free_space_of_the_workdir_it_uses(tmp_path):
+    """`tuner study run --workdir DIR` checks DIR's disk, not the study file's workdir's (QA: the
+    free-space check read the file's: a --workdir on a full disk passed, and one on a roomy disk was
+    refused for the file's being full). A real 600 KiB tmpfs, mounted in a namespace of the run's own
+    (unshare -rm): under doctor's 1 GiB."""
+    from support.model_study import model_study_yaml
+
+    probe = subprocess.run(["unshare", "-rm", "true"], capture_output=True, text=True)
+    if probe.returncode != 0:
+        pytest.skip(f"no user and mount namespaces here (unshare -rm: {probe.stderr.strip()[:200]})")
+    small = tmp_path / "small"
+    small.mkdir()
+    text = model_study_yaml("space", "sqlite:///space.db", 1, noise=0.01, seed=1)
+    (tmp_path / "roomy.yaml").write_text(text)  # its workdir: space/ beside it, on the roomy disk
+    (tmp_path / "full.yaml").write_text(text + f"workdir: {small / 'wd'}\n")
+    mount = f"mount -t tmpfs -o size=600k none {small}"
+
+    def run(study_file: str, workdir: Path) -> subprocess.CompletedProcess:
+        argv = [sys.executable, "-m", "tuner", "study", "run", study_file, "--workdir", str(workdir)]
+        return subprocess.run(["unshare", "-rm", "sh", "-c", f'{mount} && exec "$@"', "sh", *argv],
+                              capture_output=True, text=True, timeout=240, cwd=tmp_path)
+
+    refused = run("roomy.yaml", small / "wd")
+    assert refused.returncode == 1, refused.stdout + refused.stderr
+    assert f"error: fail  workdir: {small / 'wd'}: only 0.0 GiB free" in refused.stderr, refused.stderr
+    assert not (tmp_path / "space.db").exists()  # refused before anything was written
+    ran = run("full.yaml", tmp_path / "roomy-wd")
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "done: 1 measured" in ran.stdout and (tmp_path / "roomy-wd" / "journal").is_dir()
