@@ -262,3 +262,14 @@ def test_study_run_checks_the_free_space_of_the_workdir_it_uses(tmp_path):
     ran = run("full.yaml", tmp_path / "roomy-wd")
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "done: 1 measured" in ran.stdout and (tmp_path / "roomy-wd" / "journal").is_dir()
+
+
+@pytest.mark.parametrize("value, fails", [("0", False), ("2e9", True), ("-1", True), ("nan", True), ("a lot", True)])
+def test_the_least_free_space_may_be_set_from_the_environment(tmp_path, monkeypatch, value, fails):
+    monkeypatch.setenv("TUNER_MIN_FREE_GIB", value)
+    (check,) = [c for c in run_checks(load_study(study(tmp_path)), cheap_only=True) if c.name == "workdir"]
+    assert (check.status == FAIL) == fails, check.line()
+    if value == "2e9":  # a number: the disk's free space against it
+        assert "GiB free; server logs need room" in check.message, check.line()
+    elif fails:
+        assert "TUNER_MIN_FREE_GIB" in check.message and "not a number of GiB >= 0" in check.message, check.line()

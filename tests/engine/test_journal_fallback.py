@@ -49,6 +49,7 @@ def test_a_full_disk_under_storage_and_workdir_keeps_the_measurement(tmp_path):
             argv, env, tmp_path, lambda: trial_server_up(workdir, 0), lambda proc: disk_trouble(disk))
         assert code == 75 and "Traceback" not in out, out[-3000:]
         assert len(errors) == 1 and "database or disk is full" in errors[0], out[-3000:]
+        assert "(the disk is full: free space on it)" in errors[0], errors  # QA: no fix was named
         # QA: "nothing measured is waiting (journal .../journal is empty)", and the measurement lost
         assert f"1 measurement journaled in {fallback} (trial {number})" in errors[0], errors
         assert len(list(fallback.glob("*.json"))) == 1

@@ -61,9 +61,10 @@ def study_file(folder: Path, name: str, budget: int, storage: str = "${TUNER_STO
 
 
 def fault_env(**extra: str) -> dict:
-    """The environment of a worker under test: short heartbeats and patience (seconds)."""
+    """The environment of a worker under test: short heartbeats and patience (seconds), and no
+    minimum of free space on the workdir's disk (the disk-full tests run on small tmpfs disks)."""
     env = {**os.environ, "TUNER_HEARTBEAT_INTERVAL_S": "1", "TUNER_HEARTBEAT_GRACE_S": "4",
-           "TUNER_STORAGE_PATIENCE_S": "120", "PYTHONUNBUFFERED": "1"}
+           "TUNER_STORAGE_PATIENCE_S": "120", "PYTHONUNBUFFERED": "1", "TUNER_MIN_FREE_GIB": "0"}
     env.pop("TUNER_TEST_KILL_AT", None)
     env.update(extra)
     return env

@@ -115,9 +115,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         if file_config is not None:
             preflight(file_config, None, study_file, launching=True)
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
-            # the storage and the workdir this run uses (QA: the file's were checked; a --workdir on
-            # a full disk passed, and one on a roomy disk was refused for the file's being full)
-            _preflight(file_config.model_copy(update={"workdir": target_dir}))
+            _preflight(file_config.model_copy(update={"workdir": target_dir}))  # QA: the file's workdir was
         try:
             summary, backend = _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials,
                                            timeout_s, rebaseline)

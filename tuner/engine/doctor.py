@@ -27,6 +27,7 @@ from pathlib import Path
 from ..config.space import SearchSpace
 from ..config.study import StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
+from .free_space import min_free_gib
 from ..sglang.rules import SpecConfig
 from .facts import StudyFacts, gather_facts, space_for
 from .preflight import named_for_file, check_backends_start
@@ -37,7 +38,6 @@ PASS, WARN, FAIL = "pass", "warn", "fail"
 KNOWN_SGLANG = ("0.5.23",)
 #: Checks cheap enough to run before every study run (no subprocess of the server interpreter).
 CHEAP = ("gpus", "model files", "port", "storage", "workdir", "objectives")
-MIN_FREE_DISK_GIB = 1.0
 #: How many of the space's settings (besides the seeds) SGLang's argument check samples.
 SAMPLE_TRIALS = 6
 
@@ -306,11 +306,15 @@ def check_workdir(config: StudyConfig) -> Check:
         check_writable(workdir, "workdir", folder=True)
     except ConfigError as exc:
         return Check("workdir", FAIL, str(exc))
+    try:
+        least = min_free_gib()
+    except ConfigError as exc:
+        return Check("workdir", FAIL, str(exc))
     existing = workdir
     while not existing.exists():
         existing = existing.parent
     free_gib = shutil.disk_usage(existing).free / 2**30
-    if free_gib < MIN_FREE_DISK_GIB:
+    if free_gib < least:
         return Check("workdir", FAIL, f"{workdir}: only {free_gib:.1f} GiB free; server logs need room: free "
                      f"disk or set workdir elsewhere")
     return Check("workdir", PASS, f"{workdir} is writable, {free_gib:.0f} GiB free")

@@ -157,11 +157,27 @@ READ_ONLY_HINT = ("the database refuses writes: a hot standby, or default_transa
                   "be made writable")
 
 
+#: Said after a full disk (SQLite's file, or a database server's own disk).
+DISK_FULL_HINT = "the disk is full: free space on it"
+
+
+def disk_full(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it wraps) is a full disk: SQLite's SQLITE_FULL, ENOSPC, EDQUOT."""
+    import errno
+
+    full = (errno.ENOSPC, errno.EDQUOT)
+    return any("database or disk is full" in str(e) or getattr(e, "errno", None) in full
+               for cause in causes(exc) for e in (cause, getattr(cause, "orig", None) or cause))
+
+
 def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
-    """``describe(exc)`` (the error without the password), with :data:`READ_ONLY_HINT` after a
-    read-only refusal: "did not answer ... ReadOnlySqlTransaction" alone named no fix (QA)."""
+    """``describe(exc)`` (the error without the password), with what fixes a read-only refusal
+    (:data:`READ_ONLY_HINT`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
+    ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
     text = describe(exc)
-    return f"{text} ({READ_ONLY_HINT})" if any(read_only_refusal(e) for e in causes(exc)) else text
+    if any(read_only_refusal(e) for e in causes(exc)):
+        return f"{text} ({READ_ONLY_HINT})"
+    return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
 
 
 def database_error(exc: BaseException) -> bool:

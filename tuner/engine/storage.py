@@ -189,7 +189,7 @@ def holds_tables(url: str) -> bool:
 def _open(url: str, patient: bool, made: bool = False):
     """Build the storage; ``made``: its SQLite file did not exist before this open, so an empty one a
     full disk left is removed (:func:`_drop_empty_file`)."""
-    from .patience import is_transient
+    from .patience import disk_full, is_transient
 
     try:
         if is_postgres(url):
@@ -204,7 +204,7 @@ def _open(url: str, patient: bool, made: bool = False):
                           f"driver: pip install 'sglang-spec-tuner[postgres]' (from a clone: pip install -e "
                           f"'.[postgres]')") from None
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy/driver errors carry the URL; never show it
-        path = sqlite_path(url) if _disk_full(exc) else None
+        path = sqlite_path(url) if disk_full(exc) else None
         dropped = path is not None and made and _drop_empty_file(path)
         if patient and is_transient(exc):
             raise  # open_patiently waits for the storage to answer
@@ -213,17 +213,6 @@ def _open(url: str, patient: bool, made: bool = False):
         if not fix and is_transient(exc):  # QA: a server out of connection slots was said with no fix
             fix = "; run it again once the storage answers (`tuner study run` waits for it)"
         raise ConfigError("storage", redact(url) or "", f"cannot open: {describe_error(exc, url)}{fix}") from None
-
-
-def _disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` (or an error it wraps) is a full disk: SQLite's SQLITE_FULL, ENOSPC, EDQUOT."""
-    import errno
-
-    from .patience import causes
-
-    full = (errno.ENOSPC, errno.EDQUOT)
-    return any("database or disk is full" in str(e) or getattr(e, "errno", None) in full
-               for cause in causes(exc) for e in (cause, getattr(cause, "orig", None) or cause))
 
 
 def _drop_empty_file(path) -> bool:
