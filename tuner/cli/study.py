@@ -115,7 +115,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         if file_config is not None:
             preflight(file_config, None, study_file, launching=True)
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
-            _preflight(file_config.model_copy(update={"workdir": target_dir}))  # QA: the file's workdir was
+            _preflight(file_config.model_copy(update={"workdir": target_dir}))  # the run's workdir (QA: the file's)
         try:
             summary, backend = _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials,
                                            timeout_s, rebaseline)

@@ -27,9 +27,9 @@ from pathlib import Path
 from ..config.space import SearchSpace
 from ..config.study import StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
-from .free_space import min_free_gib
 from ..sglang.rules import SpecConfig
 from .facts import StudyFacts, gather_facts, space_for
+from .free_space import min_free_gib
 from .preflight import named_for_file, check_backends_start
 from .storage_probe import sql_writable, sqlite_writable
 
