@@ -29,7 +29,7 @@ from ..config.study import StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .facts import StudyFacts, gather_facts, space_for
-from .free_space import min_free_gib
+from .env_numbers import min_free_gib
 from .preflight import named_for_file, check_backends_start
 from .storage_probe import sql_writable, sqlite_writable
 

@@ -64,7 +64,7 @@ from typing import Callable
 
 from optuna.storages import RDBStorage
 
-from ..config.yamlfile import ConfigError
+from .env_numbers import seconds_from_env
 
 #: Default patience: how long one storage call of a running worker keeps retrying (seconds).
 DEFAULT_PATIENCE_S = 600
@@ -73,18 +73,9 @@ MAX_PAUSE_S = 10.0
 
 
 def patience_s() -> int:
-    """``$TUNER_STORAGE_PATIENCE_S`` (whole seconds > 0), else :data:`DEFAULT_PATIENCE_S`."""
-    raw = os.environ.get("TUNER_STORAGE_PATIENCE_S", "").strip()
-    if not raw:
-        return DEFAULT_PATIENCE_S
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ConfigError("environment", "TUNER_STORAGE_PATIENCE_S", f"{raw!r} is not a whole number of seconds "
-                          f"> 0; unset it for the default ({DEFAULT_PATIENCE_S})")
-    return value
+    """``$TUNER_STORAGE_PATIENCE_S`` (whole seconds > 0), else :data:`DEFAULT_PATIENCE_S`; read on
+    every call."""
+    return seconds_from_env("TUNER_STORAGE_PATIENCE_S", DEFAULT_PATIENCE_S)
 
 
 class StorageUnavailable(RuntimeError):

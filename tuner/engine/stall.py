@@ -15,7 +15,7 @@ from __future__ import annotations
 import threading
 import time
 
-from .storage import seconds_from_env
+from .env_numbers import seconds_from_env
 
 #: A gap this long between two ticks (0.5 s apart) is a stall, not a busy machine: a thread of a
 #: loaded 2-core machine is scheduled within milliseconds. ``TUNER_STALL_S`` sets it (tests).

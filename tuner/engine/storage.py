@@ -19,33 +19,18 @@ outages (:mod:`tuner.engine.patience`).
 from __future__ import annotations
 
 import logging
-import os
 import random
 import time
 from contextlib import contextmanager
 from typing import Callable
 
 from ..config.yamlfile import ConfigError
+from .env_numbers import seconds_from_env
 from .urls import (describe_error, driver_url, is_postgres, redact, resolve_url, scheme_problem, scrub,
                    sqlite_path)
 
 __all__ = ["open_storage", "storage_label", "redact", "resolve_url", "driver_url", "is_postgres",
            "HEARTBEAT_INTERVAL_S", "HEARTBEAT_GRACE_S", "MAX_RETRY", "SQLITE_TIMEOUT_S"]
-
-
-def seconds_from_env(var: str, default: int) -> int:
-    """A whole number of seconds from ``$var`` (tests shorten the heartbeat), else ``default``."""
-    raw = os.environ.get(var)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = int(raw)
-    except ValueError:
-        value = 0
-    if value <= 0:
-        raise ConfigError("environment", var, f"{raw!r} is not a whole number of seconds > 0; "
-                          f"unset it for the default ({default})")
-    return value
 
 
 #: Heartbeat of running trials (seconds). A trial whose heartbeat is older than the grace period
