@@ -1,5 +1,5 @@
 """A count of one is said in the singular (QA: `confirming 1 settings (trial 0)`, `delete study x
-(1 trials)`, `copied x (1 trials)`, `wrote t.json: 1 settings of profile ...`, a report's log tail
+(1 trials)`, `copied x (1 trials)`, `Pareto front of 1 of 1 feasible settings`, `wrote t.json: 1 settings of profile ...`, a report's log tail
 `1 lines`). The other sentences of this kind are checked where they are made (tests/results/
 test_confirm.py: `1 round`; tests/engine/test_verify.py: `1 verify step`; tests/cli/
 test_study_model_backend.py: `its one setting lies outside the search space`)."""
@@ -29,8 +29,10 @@ def _one_trial_study(tmp_path):
     return path
 
 
-def test_copy_and_delete_of_a_study_of_one_trial(tmp_path, monkeypatch):
+def test_pareto_copy_and_delete_of_a_study_of_one_trial(tmp_path, monkeypatch):
     path = _one_trial_study(tmp_path)
+    r = CliRunner().invoke(cli, ["study", "pareto", str(path)], catch_exceptions=False)
+    assert r.exit_code == 0 and "Pareto front of 1 of 1 feasible setting;" in r.output, r.output
     r = CliRunner().invoke(cli, ["study", "copy", str(path), "two"], catch_exceptions=False)
     assert r.exit_code == 0 and "copied one (1 trial) to two" in r.output, r.output
     # the prompt asks only on a terminal (else --yes is required): stdin is one here

@@ -12,6 +12,7 @@ from pathlib import Path
 import click
 
 from ..config.names import shown
+from ..config.wording import counted
 from ..results.pareto import C32
 from .output import (FiniteFloat, chosen_format, console, fail, format_option, not_empty, print_csv,
                      print_json, print_table, say)
@@ -169,7 +170,7 @@ def print_front(front) -> None:
     b = front.baseline or {}
     cs = front.concurrencies
     console.print(f"[bold]study {front.study}[/bold]: Pareto front of {len(front.points)} of "
-                  f"{front.eligible} feasible settings; objectives {', '.join(front.objectives)}"
+                  f"{counted(front.eligible, 'feasible setting')}; objectives {', '.join(front.objectives)}"
                   + (f"; speedup@{C32} >= {front.min_speedup_c32:g} only" if front.min_speedup_c32 else ""))
     rows = [("base", "no spec", *([""] * len(front.objectives)), _f(b.get("single_tok_per_s")),
              *(_f(b.get(f"tok_per_s@{c}")) for c in cs), "", "")]
