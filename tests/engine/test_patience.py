@@ -15,7 +15,8 @@ from optuna.storages import RDBStorage
 from optuna.trial import TrialState
 
 from tuner.engine.asktell import ask, tell
-from tuner.engine.patience import PatientRDBStorage, StorageUnavailable, fail_fast, is_transient, unreachable_now
+from tuner.engine.patience import (PatientRDBStorage, StorageUnavailable, fail_fast, is_transient, storage_stop_line,
+                                   unreachable_now)
 from tuner.engine.storage import open_storage
 
 
@@ -42,6 +43,27 @@ def test_what_counts_as_an_outage():
     for said in ("FATAL:  password authentication failed for user \"tuner\"",
                  "FATAL:  database \"nightly\" does not exist", "no pg_hba.conf entry for host"):
         assert not is_transient(db_error("", Exception(said))), said
+
+
+def test_a_stopped_worker_s_line_names_the_url_and_the_role_only_when_they_are_what_is_wrong(tmp_path):
+    """A refused login names the URL and the role's rights as the fix; any other error of the
+    database's does not (QA: an SQLite file overwritten mid-run, "file is not a database", said
+    "check the storage URL (its password, role and database)")."""
+    refused = db_error("", Exception('FATAL:  password authentication failed for user "tuner"'))
+    line = storage_stop_line(refused, "postgresql://tuner:s3cret@db/tuner")
+    assert "refused this worker" in line and "check the storage URL" in line and "s3cret" not in line, line
+    (tmp_path / "c.db").write_bytes(b"garbage!" * 512)
+    engine = sqlalchemy.create_engine(f"sqlite:///{tmp_path / 'c.db'}")
+    with pytest.raises(sqlalchemy.exc.DatabaseError) as corrupt:
+        with engine.connect() as conn:
+            conn.execute(sqlalchemy.text("SELECT * FROM trials"))
+    engine.dispose()
+    assert not is_transient(corrupt.value)
+    line = storage_stop_line(corrupt.value, f"sqlite:///{tmp_path / 'c.db'}")
+    assert "file is not a database" in line and "fix what the database says" in line, line
+    assert "refused" not in line and "password" not in line and "role" not in line, line
+    with pytest.raises(ValueError):  # not the database's: raised again, as it is
+        storage_stop_line(ValueError("bad value"), "sqlite:///x.db")
 
 
 @pytest.fixture

@@ -194,8 +194,10 @@ def storage_stop_line(exc: BaseException, url: str) -> str:
     """What stopped a running worker's storage, for its one line: an outage past the patience
     (``StorageUnavailable``'s own message), or a database error that is no outage (the patient
     storage raised it at once: :func:`is_transient` says no): the role's password changed, its
-    CONNECT revoked, the database renamed or dropped under it -- then the storage (redacted), the
-    error (its password scrubbed) and what fixes it. Any other exception is raised again, as it is.
+    CONNECT revoked, the database renamed or dropped under it (:data:`_PERMANENT`'s words), or any
+    other error of the database's (a corrupt file) -- then the storage (redacted), the error (its
+    password scrubbed) and what fixes it: the URL and the role's rights for the first kind only.
+    Any other exception is raised again, as it is.
     QA (qa100): the worker said "failed during the command ... a study run rides such outages out;
     this command does not", in a study run."""
     from .urls import describe_error, redact, resolve_url
@@ -207,9 +209,14 @@ def storage_stop_line(exc: BaseException, url: str) -> str:
     if url.startswith("$"):  # ${TUNER_STORAGE}: the URL it names
         url = resolve_url(url)
     text = describe_error(exc, url)  # the URL redacted, its password scrubbed in every form
-    return (f"storage {redact(url) or 'storage'} refused this worker ({text[:300]}); no wait fixes that: "
-            "check the storage URL (its password, role and database) and the role's rights on the "
-            "server, then run again")
+    if any(word in text.lower() for word in _PERMANENT):
+        return (f"storage {redact(url) or 'storage'} refused this worker ({text[:300]}); no wait fixes that: "
+                "check the storage URL (its password, role and database) and the role's rights on the "
+                "server, then run again")
+    # any other error of the database's own (a corrupt SQLite file, a constraint, a type): no URL or
+    # role fixes it, and naming them sent the user to the wrong place (QA: "file is not a database")
+    return (f"storage {redact(url) or 'storage'} failed this worker ({text[:300]}); it is no outage, so no "
+            "wait fixes it: fix what the database says, then run again")
 
 
 def causes(exc: BaseException | None):
