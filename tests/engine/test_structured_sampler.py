@@ -437,3 +437,34 @@ def test_an_unconfirmed_pick_rests_on_one_reading_within_two_noise_widths_of_a_r
     assert unconfirmed_pick(np.array([[0.10], [0.05]]), np.array([1, 1]), var, [False, False]) is None
     # a lead of exactly two widths is clear (0.5 and 0.25 are exact in binary)
     assert unconfirmed_pick(np.array([[0.75], [0.25]]), np.array([1, 1]), 0.0625, [False, False]) is None
+
+
+def test_a_proposal_computes_on_one_blas_thread_and_puts_the_limit_back(monkeypatch):
+    """OpenBLAS's idle threads spin: a fit of a dozen readings cost 8x the CPU on the 2-core machine
+    with them (tuner/engine/surrogate.py, one_blas_thread). Every fit of a proposal runs on one BLAS
+    thread, the libraries its first fit loads included, and the process's own limit is back after
+    it."""
+    from threadpoolctl import threadpool_info, threadpool_limits
+
+    import tuner.engine.structured as structured
+
+    seen = []
+    real_fit = structured.fit
+
+    def fit(*args):
+        seen.append({lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"})
+        return real_fit(*args)
+
+    monkeypatch.setattr(structured, "fit", fit)
+    readings = Readings()
+    for i, spec in enumerate((SpecConfig(1, 1, 2), SpecConfig(3, 1, 4), SpecConfig(4, 8, 64), SpecConfig(2, 4, 8))):
+        readings.values[tree_key(spec)] = [[1.5 + 0.3 * i, 1.2 - 0.1 * i]]
+        readings.accept[tree_key(spec)] = [1.8 + 0.4 * i]
+        readings.spec[tree_key(spec)] = spec
+    with threadpool_limits(limits=2, user_api="blas"):  # as on a 2-core machine, whatever this one has
+        before = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+        spec, _again, _why = StructuredSampler(SPACE, seed=0).propose(readings, number=4, remaining=8)
+        after = {lib["num_threads"] for lib in threadpool_info() if lib["user_api"] == "blas"}
+    assert seen and all(s == {1} for s in seen), seen
+    assert after == before, (before, after)
+    assert isinstance(spec, SpecConfig)

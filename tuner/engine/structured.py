@@ -55,7 +55,7 @@ from ..sglang.rules import SpecConfig
 from ..sglang.trees import cheapest_per_tree, tree_key
 from .lookahead import move_values
 from .settle import disputed, unconfirmed_pick
-from .surrogate import Difference, expected_improvement, features, fit
+from .surrogate import Difference, expected_improvement, features, fit, one_blas_thread
 
 
 def _optuna_base():
@@ -355,7 +355,12 @@ class StructuredSampler(_optuna_base()):
 
     def propose(self, readings: Readings, number: int, remaining: int | None = None):
         """``(setting, re-measure?, why)`` for the next trial, or None (Optuna's random sampler
-        then). ``remaining``: launches left in the study's budget (None: no budget)."""
+        then). ``remaining``: launches left in the study's budget (None: no budget). BLAS on one
+        thread meanwhile (:func:`one_blas_thread`)."""
+        with one_blas_thread():
+            return self._propose(readings, number, remaining)
+
+    def _propose(self, readings: Readings, number: int, remaining: int | None):
         rng = np.random.default_rng([self._seed, number])
         open_ = np.array(self.open_candidates(readings), dtype=int)
         seen = [k for k in readings.values if k in self._index]  # every reading teaches the model

@@ -67,6 +67,22 @@ class Belief:
         return kernel(xa, xb) - va.T @ vb
 
 
+def one_blas_thread():
+    """A context in which BLAS (OpenBLAS, MKL) computes on one thread, for the surrogate's work: its
+    matrices are a few dozen rows, and OpenBLAS's worker threads spin while they wait for work. On
+    the 2-core machine one :func:`fit` of 12 readings took 66 ms of CPU with them and 8 ms without,
+    the same numbers to the last bit; a study's worker shares its node with the server it measures
+    (``benchmarks/search_efficiency.py`` always ran on one thread). threadpoolctl (scikit-learn's own
+    dependency) sets the limit of the libraries loaded and puts it back on exit, so the libraries
+    :func:`fit` loads (scipy's and scikit-learn's own OpenBLAS) are loaded first: one loaded inside
+    the block kept its threads, and a process's first proposal ran with them."""
+    import scipy.linalg  # noqa: F401
+    import sklearn.gaussian_process  # noqa: F401
+    from threadpoolctl import threadpool_limits
+
+    return threadpool_limits(limits=1, user_api="blas")
+
+
 def fit(x: np.ndarray, y: np.ndarray, candidates: np.ndarray, noise_var: float) -> Belief:
     """Fit a GP to readings ``y`` (log values) at ``x``; its belief at every row of ``candidates``.
 
