@@ -357,6 +357,7 @@ def test_a_night_s_ceiling_the_group_table_and_the_what_ifs(tmp_path, monkeypatc
         assert b.main([*common, *extra, "--json", str(out)]) == 0
         runs[label] = {(r["target"], r["strategy"]): r for r in json.loads(out.read_text())["runs"]}
         printed = capsys.readouterr().out
+        assert "## A-0: a night" not in printed, printed  # --groups-only: no night table per landscape
         if label == "never prune":  # no run without pruning: no off -> on table
             continue
         assert "## train: a night of 4 modelled GPU hours, pruning off -> on" in printed, printed
