@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import gzip
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -124,6 +125,23 @@ def test_an_openai_request_log_is_refused_saying_what_to_keep(tmp_path, extra, s
     rows = [{"messages": [{"role": "user", "content": "What is 2+2?"}], **extra}] * 2
     line = refused(tmp_path, jsonl(rows))
     assert f"d.jsonl: {says}" in line, line
+
+
+def test_the_jq_line_for_an_openai_request_log_writes_another_file_that_is_then_served(tmp_path):
+    # QA: the line said `jq ... requests.jsonl > requests.jsonl`, which on a file of that name (the
+    # README's example's) empties it before jq reads it: the user's dataset was lost
+    rows = [{"model": "gpt-4o", "messages": [{"role": "user", "content": f"What is {i}+{i}?"}], "max_tokens": 8}
+            for i in range(2)]
+    line = refused(tmp_path, jsonl(rows), "requests.jsonl")
+    command = re.search(r"\(jq -c '\{messages, max_tokens\}' (\S+) > (\S+), and give that file as "
+                        r"dataset.path\)$", line)
+    assert command, line
+    source, out = command.groups()
+    assert (source, out) == ("requests.jsonl", "requests.tuner.jsonl"), line
+    # what that jq filter writes, one object of the two keys per row; the file it names is served
+    (tmp_path / out).write_bytes(jsonl([{"messages": r["messages"], "max_tokens": r["max_tokens"]} for r in rows]))
+    code, lines, written = create(tmp_path, None, out)
+    assert code == 0 and "ds.db" in written, lines
 
 
 def test_a_link_to_nothing_and_a_loop_of_links_are_named_as_links(tmp_path):

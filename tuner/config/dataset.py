@@ -278,9 +278,12 @@ def _unknown_row_key(key: str, source: str) -> str:
     if key == "max_completion_tokens":
         return "write the request's output length as max_tokens"
     if key in _OPENAI_FIELDS:
+        # the jq line writes another file: "> requests.jsonl" on a file of that name (the README's
+        # example's) emptied it before jq read it (QA)
         return ("a field of a logged OpenAI request, which a row does not set (the suite sets the sampling, "
                 "temperature:, for every request; the server is the model): keep prompt or messages, "
-                f"max_tokens, category, id (jq -c '{{messages, max_tokens}}' {name} > requests.jsonl)")
+                f"max_tokens, category, id (jq -c '{{messages, max_tokens}}' {name} > "
+                f"{Path(name).stem}.tuner.jsonl, and give that file as dataset.path)")
     return "unknown key; expected prompt or messages, and optionally max_tokens, category (or name), id"
 
 
