@@ -61,8 +61,8 @@ def test_init_defaults_to_the_sim_demo_and_takes_a_name(tmp_path, monkeypatch):
     r = init("b.yaml", "--name", "123")  # a name YAML would read as a number is quoted
     assert r.exit_code == 0, r.output
     assert load_study(tmp_path / "b.yaml").name == "123"
-    assert init("noext", "--backend", "model").exit_code == 0
-    assert load_study(tmp_path / "noext").name == "noext"
+    assert init("noext", "--backend", "model", "--name", "other").exit_code == 0
+    assert load_study(tmp_path / "noext").name == "other"
 
 
 def _refused(tmp_path: Path, r, says: str, before: dict[str, bytes]) -> None:
@@ -95,6 +95,12 @@ def test_an_existing_file_is_never_overwritten(tmp_path, monkeypatch):
     (["no/such/folder.yaml"], "error: FILE: no/such/folder.yaml: folder no/such does not exist; create it first"),
     (["ok.yaml", "--backend", "gpu"], "error: Invalid value for '--backend': 'gpu' is not one of 'sim', "
                                       "'model', 'sglang'"),
+    # QA: written, then `tuner study run demo` (the next line it printed) refused the file as its own workdir
+    (["demo"], "error: demo: study demo keeps its trials in the folder demo/ beside its file, which would be "
+               "this file itself; name the file demo.yaml (or give --name NAME)"),
+    (["demo.txt", "--backend", "model"], "error: demo.txt: study demo.txt keeps its trials in the folder "
+                                         "demo.txt/ beside its file"),
+    (["x.yml", "--name", "x.yml"], "error: x.yml: study x.yml keeps its trials in the folder x.yml/"),
 ])
 def test_bad_input_is_one_line_exit_2_nothing_written(tmp_path, monkeypatch, args, says):
     monkeypatch.chdir(tmp_path)

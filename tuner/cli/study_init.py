@@ -3,7 +3,8 @@
 has a study to run: ``sim`` and ``model`` run as written, ``sglang`` after its draft model is set.
 
 FILE is never overwritten: an existing one (a dangling link too) is refused with one line, exit 2,
-nothing written, and so is a name that is no study name or a folder that does not exist.
+nothing written, and so is a name that is no study name, a folder that does not exist, or a FILE
+named as the study itself (``demo``: its trials' folder, ``demo/`` beside it, would be the file).
 """
 
 from __future__ import annotations
@@ -57,6 +58,12 @@ def init(study_file, backend, name) -> None:
         if problem:
             raise ConfigError(study_file, "name", f"the study is named after the file: {problem}; "
                               "or give --name NAME")
+    if Path(study_file).name == name:
+        # the starter sets no workdir: its default, NAME/ beside the file, would be the file itself, and
+        # the `run` the next line names refused it (QA: `init demo` wrote a file that never ran)
+        raise ConfigError(study_file, "", f"study {name} keeps its trials in the folder {name}/ beside its "
+                          f"file, which would be this file itself; name the file {name}.yaml (or give "
+                          "--name NAME)")
     text = starter_text(backend, name)
     try:
         write_new_file(study_file, text)
