@@ -25,3 +25,10 @@ def test_the_switch_is_said_as_before():
     assert said == "budget.prune True -> False"
     _, said = _budget_change(config(), config(n_trials=12, timeout="8h"))
     assert said == "budget.n_trials 10 -> 12, budget.timeout None -> 8h"
+
+
+def test_a_knob_changed_with_the_switch_is_said_too():
+    """QA: pruning off, then `prune: {z: 2.0}` in the file said "budget.prune False -> True" alone,
+    and the z the study now prunes with went unsaid."""
+    _, said = _budget_change(config(prune={**PRUNE, "enabled": False}), config(prune={**PRUNE, "z": 2.0}))
+    assert said == "budget.prune False -> True, budget.prune.z 3.5 -> 2.0"

@@ -465,16 +465,18 @@ def _in_form_of(have: dict, wanted: dict) -> dict:
 
 
 def _prune_change(old: Any, new: Any) -> str:
-    """How a change of ``budget.prune`` is said: the switch (``budget.prune True -> False``), else
+    """How a change of ``budget.prune`` is said: the switch (``budget.prune True -> False``), then
     each knob that changed (``budget.prune.z 3.5 -> 2.0``); none stored (an older tuner's study,
     from before pruning) is said so, not as ``None``."""
     if old is None:
         return f"budget.prune {_short(new)} (the study, made by an older tuner, stored none)"
     if isinstance(old, dict) and isinstance(new, dict):
-        if old.get("enabled") == new.get("enabled"):
-            knobs = [k for k in new if old.get(k) != new.get(k)] + [k for k in old if k not in new]
-            return ", ".join(f"budget.prune.{k} {old.get(k)} -> {new.get(k)}" for k in knobs)
-        return f"budget.prune {old.get('enabled')} -> {new.get('enabled')}"
+        said = ([f"budget.prune {old.get('enabled')} -> {new.get('enabled')}"]
+                if old.get("enabled") != new.get("enabled") else [])
+        # a knob changed with the switch is said too (QA: off -> {z: 2.0} said the switch alone)
+        knobs = [k for k in new if k != "enabled" and old.get(k) != new.get(k)]
+        knobs += [k for k in old if k != "enabled" and k not in new]
+        return ", ".join(said + [f"budget.prune.{k} {old.get(k)} -> {new.get(k)}" for k in knobs])
     return f"budget.prune {_short(old)} -> {_short(new)}"
 
 
