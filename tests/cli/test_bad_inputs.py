@@ -151,6 +151,11 @@ CASES = [
     ("hpc_ops with speculation", _on_b200({"attention_backend": "hpc_ops"}), {},
      "server.args: no setting of the search space runs on this study's servers (2016 tried): 504 break "
      "backend-no-spec (while the server starts, after the full model load): attention backend hpc_ops"),
+    # QA: the arguments that break every setting were the space's fixed ones, and the line said server.args
+    ("rejection sampling in the space's fixed", {}, {"space.yaml": {**SPACE, "fixed": {
+        "speculative_use_rejection_sampling": True, "speculative_accept_threshold_single": 0.5}}},
+     "bad.yaml: search_space's fixed: no setting of the search space runs on this study's servers (2016 tried): "
+     "504 break rejection-sampling-thresholds"),
     ("cutedsl_mla for prefill", _on_b200({"prefill_attention_backend": "cutedsl_mla"}), {},
      "server.args: prefill_attention_backend cutedsl_mla: SGLang 0.5.23 refuses it"),
     # The simulator's context check (SGLang's 400), before the study is written: characters / 4.

@@ -301,6 +301,9 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> Se
     # The causes that fail every setting whatever its flags come first: they are the fix.
     ranked = sorted(counts, key=lambda r: (r not in WHOLE_STUDY_RULES, -counts[r]))[:2]
     key = "server.args" if ranked[0] in WHOLE_STUDY_RULES else "search_space"
+    if key == "server.args" and space.config.fixed and not (config.server.args or config.server.extra_args):
+        # the arguments are the space's fixed ones (QA: rejection sampling there was named server.args)
+        key = "search_space's fixed"
     causes = "; ".join(f"{counts[r]} break {r} ({first[r].when()}): {first[r].message}" for r in ranked)
     raise ConfigError(source, key, f"no setting of the search space runs on this study's servers "
                                    f"({sum(counts.values())} tried): {causes}")
