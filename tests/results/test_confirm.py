@@ -321,6 +321,23 @@ def test_a_confirmed_pick_s_header_shows_its_setting_at_the_mean_of_its_readings
     assert f"single request: {mean:.1f} vs" in header
 
 
+def test_an_unconfirmed_pick_measured_twice_is_not_said_to_have_one_measurement(lucky_study):
+    """QA: an unconfirmed pick the sampler measured again had a header that said "each figure the
+    mean of 2 measurements (trials 4, 15)" and then "not confirmed: one measurement per setting"."""
+    from optuna.trial import create_trial
+
+    _path, _config, _backend, study = lucky_study
+    picked = build_export(study, "single").record.number
+    first = study.trials[picked]
+    study.add_trial(create_trial(values=first.values, params=first.params, distributions=first.distributions,
+                                 user_attrs={**first.user_attrs, "remeasure_of": picked},
+                                 system_attrs=first.system_attrs))
+    header = "\n".join(build_export(study, "single").header)
+    assert f"each figure the mean of 2 measurements (trials {picked}, {len(study.trials) - 1})" in header
+    assert "one measurement per setting" not in header, header
+    assert "not confirmed: " in header and "tuner study confirm" in header, header
+
+
 class _LiesInRoundTwo(SuiteBackend):
     """The same backend, whose server reports a candidate's second confirm repeat ten times faster
     than it is: a speedup no accept length allows (a clock that lies, or a bad baseline)."""

@@ -395,8 +395,11 @@ def _traffic_notes(study, config, record: TrialRecord, baseline: dict | None, co
         if pick in conf.why and conf.picks.get(pick) is cand:
             lines.append(f"  --pick {pick} after confirmation: {conf.why[pick]}")
     else:
-        lines.append("not confirmed: one measurement per setting; `tuner study confirm` re-measures the picks "
-                     "and the baseline, interleaved, for 95% intervals")
+        # not "one measurement per setting": the sampler measures some settings again (QA: the header
+        # said "the mean of 2 measurements" two lines above)
+        lines.append("not confirmed: measured by the study alone, never interleaved with the baseline; "
+                     "`tuner study confirm` re-measures the picks and the baseline, interleaved, for 95% "
+                     "intervals")
     return lines
 
 
