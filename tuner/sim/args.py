@@ -158,7 +158,7 @@ def build_parser(prog: str = "python -m tuner.sim") -> argparse.ArgumentParser:
     s.add_argument("--sim-load-seconds", type=_non_negative_float, default=1.0, metavar="S",
                    help="Simulated model loading, wall seconds, before the server is ready.")
     s.add_argument("--sim-noise", type=_non_negative_float, default=None, metavar="R",
-                   help="Relative jitter of step times (default: the profile's).")
+                   help="Relative jitter of step times (default: 0, none; profiles carry no noise).")
     s.add_argument("--sim-seed", type=int, default=0, metavar="N")
     s.add_argument("--sim-crash-after-requests", type=_positive_int, default=None, metavar="N",
                    help="Die abruptly (os._exit) once the N-th generate request has been accepted.")

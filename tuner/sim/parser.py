@@ -19,7 +19,7 @@ SIM_FLAG_FIX = {
     "--sim-profile": f"give a shipped profile name (e.g. {DEFAULT_PROFILE}) or a profile YAML file",
     "--sim-speedup": "give a finite number above 0, e.g. 20 (the wall clock runs 20x faster than model time)",
     "--sim-load-seconds": "give finite wall seconds, 0 or more, e.g. 0.5",
-    "--sim-noise": "give a finite relative jitter, 0 or more, e.g. 0.02 (without it: the profile's)",
+    "--sim-noise": "give a finite relative jitter, 0 or more, e.g. 0.02 (without it: 0, no jitter)",
     "--sim-seed": "give an integer, e.g. 0",
     "--sim-crash-after-requests": "give a whole number of requests, 1 or more",
     "--sim-hang-on-start": "it is a switch: give it bare, without a value",
