@@ -575,8 +575,10 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
         path = sqlite_path(url)
         if path is not None and (not path.is_file() or path.stat().st_size == 0):
             return False  # no storage yet: open_storage(create=False) would refuse it as "no such storage"
-        if path is None and not holds_tables(url):
-            return False  # a database no study was made in: opening it would create Optuna's tables
+        if not holds_tables(url):
+            # a database no study was made in, a SQLite file too (QA: `tuner launch` on a SQLite file
+            # with no tables wrote Optuna's 13 into it): opening it would create Optuna's tables
+            return False
         storage = open_storage(url, create=False)
     except (ConfigError, OSError) as exc:
         # (an unset variable's fix names --storage, which no caller of this takes: said without it)

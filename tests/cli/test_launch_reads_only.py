@@ -1,0 +1,34 @@
+"""`tuner launch` reads the storage only: a database no study was created in gets no tables.
+
+QA (README "Launching the server": "a database no study was created in gets no tables either"):
+a SQLite file that is a database but holds no tables (made by `sqlite3`, or left by another tool)
+was opened as an Optuna storage to look for the study, which wrote Optuna's tables into it; only
+an empty file and a database server's URL were looked at first.
+"""
+
+import sqlite3
+
+from click.testing import CliRunner
+from support.older_study import OLDER_STUDY
+
+from tuner.cli import cli
+
+
+def _tables(db) -> list[str]:
+    with sqlite3.connect(db) as conn:
+        return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
+
+
+def test_launch_print_leaves_a_tableless_sqlite_database_without_tables(tmp_path):
+    path = tmp_path / "old.yaml"  # study "old", stored in old.db beside its file
+    path.write_text(OLDER_STUDY)
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:  # a real database file (not empty) with no tables in it
+        conn.execute("CREATE TABLE scratch (x)")
+        conn.execute("DROP TABLE scratch")
+    assert db.stat().st_size > 0 and _tables(db) == []
+    r = CliRunner().invoke(cli, ["launch", str(path), "--print", "--port", "31234", "--baseline"])
+    assert r.exit_code == 0, r.output
+    assert "--port 31234" in r.stdout
+    assert "warning" not in r.stderr, r.stderr  # nothing to compare with: no study there, no doubt
+    assert _tables(db) == []
