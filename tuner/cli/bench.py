@@ -167,14 +167,17 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
             raise ConfigError("--compare", "", str(exc)) from None
     if json_out is not None:
         from ..config.files import check_output
-        from ..config.suite import SHIPPED_SUITES
+        from ..config.suite import SHIPPED_SUITES, SUITES_DIR
         from .own_files import check_not_among, suite_file_inputs
 
         # never over this command's own inputs: the suite (and its files) or the --compare result,
-        # a measurement the new one would replace (QA: both were written over, exit 0)
+        # a measurement the new one would replace (QA: both were written over, exit 0); a shipped
+        # suite's file and dataset too, in the package (QA: --suite quick --json .../quick.yaml
+        # wrote the result there, and `quick` no longer loaded)
         inputs = [("the --compare result", baseline_path)]
-        if suite_spec not in SHIPPED_SUITES:
-            inputs += suite_file_inputs(suite_spec, "the --suite file", owner="the --suite file")
+        shipped = suite_spec in SHIPPED_SUITES
+        inputs += suite_file_inputs(SUITES_DIR / f"{suite_spec}.yaml" if shipped else suite_spec,
+                                    "the --suite file", owner="the --suite file")
         check_not_among(json_out, "--json", inputs)
         check_output(json_out, "--json")  # no missing folder is made, as for every output
     if base is not None:
