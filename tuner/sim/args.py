@@ -29,7 +29,7 @@ import logging
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ..sglang.adaptive import adaptive_candidate_steps, resolve_adaptive
+from ..sglang.adaptive import adaptive_candidate_steps, adaptive_unsupported_reason, resolve_adaptive
 from ..sglang.arg_types import validate_cuda_graph_config
 from ..sglang.rules import (
     EAGLE_ALGORITHMS,
@@ -363,11 +363,16 @@ def _adaptive(ns: argparse.Namespace, requested: SpecConfig, log: logging.Logger
     num_steps for every batch size: it does not model SGLang's per-batch-size step changes."""
     import json
 
-    if ns.speculative_adaptive_config is None:
-        raise ValueError("the simulated server needs --speculative-adaptive-config FILE with "
-                         "--speculative-adaptive (SGLang's built-in default table is not modelled)")
-    with open(ns.speculative_adaptive_config) as f:
-        candidates = adaptive_candidate_steps(json.load(f))
+    # SGLang switches adaptive off (_maybe_disable_adaptive) before it reads a table
+    # (_init_adaptive_speculative_params; speculative_hook.py lines 261-264): a setting it switches
+    # off runs without one, so the FILE the simulator needs is asked only for a setting that stays
+    candidates: list[int] = []
+    if adaptive_unsupported_reason(requested, vars(ns)) is None:
+        if ns.speculative_adaptive_config is None:
+            raise ValueError("the simulated server needs --speculative-adaptive-config FILE with "
+                             "--speculative-adaptive (SGLang's built-in default table is not modelled)")
+        with open(ns.speculative_adaptive_config) as f:
+            candidates = adaptive_candidate_steps(json.load(f))
     spec, warning = resolve_adaptive(requested, candidates, vars(ns))
     if warning:
         log.warning(warning)
