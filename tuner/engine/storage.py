@@ -154,9 +154,9 @@ def _check_exists(url: str) -> None:
 
 
 def holds_tables(url: str) -> bool:
-    """Whether the database at a database server's ``url`` holds Optuna's tables. Reads only; True
-    when that cannot be told (no driver, the server down: opening the storage then says so, or
-    waits for it when patient)."""
+    """Whether the database at ``url`` (a database server's, or an existing SQLite file) holds
+    Optuna's tables. Reads only; True when that cannot be told (no driver, the server down, a file
+    that is no database: opening the storage then says so, or waits for it when patient)."""
     import sqlalchemy as sa
 
     try:
