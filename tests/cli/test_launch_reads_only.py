@@ -32,3 +32,21 @@ def test_launch_print_leaves_a_tableless_sqlite_database_without_tables(tmp_path
     assert "--port 31234" in r.stdout
     assert "warning" not in r.stderr, r.stderr  # nothing to compare with: no study there, no doubt
     assert _tables(db) == []
+
+
+def test_status_and_a_dry_run_refuse_a_tableless_sqlite_database_and_write_nothing(tmp_path):
+    """The same file under the read commands: `study status` and `study run --dry-run` opened it as a
+    storage and left Optuna's 13 tables in it (QA). Status now says there is no such storage; the
+    dry run, of a study not created yet, says what a run would do, and neither writes a table."""
+    path = tmp_path / "old.yaml"
+    path.write_text(OLDER_STUDY)
+    db = tmp_path / "old.db"
+    with sqlite3.connect(db) as conn:
+        conn.execute("CREATE TABLE scratch (x)")
+        conn.execute("DROP TABLE scratch")
+    r = CliRunner().invoke(cli, ["study", "status", str(path)])
+    assert r.exit_code == 2 and "no such storage" in r.output and "no Optuna tables" in r.output, r.output
+    assert len(r.output.strip().splitlines()) == 1 and _tables(db) == [], r.output
+    r = CliRunner().invoke(cli, ["study", "run", str(path), "--dry-run"])  # no study yet: what a run would do
+    assert r.exit_code == 0 and "# study old" in r.output, r.output
+    assert _tables(db) == []

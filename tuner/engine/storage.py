@@ -145,9 +145,10 @@ def _check_exists(url: str) -> None:
     if path is not None and not path.is_file():
         raise ConfigError(redact(url) or "", "", f"no such storage: {path} does not exist (nothing was created); "
                           "check the path, or create the study first: tuner study create STUDY.yaml")
-    if path is None and not holds_tables(url):
+    if not holds_tables(url):
         # Optuna's RDBStorage creates its tables whenever it opens a database: a read there would
-        # leave 13 empty tables behind (QA: status, list and export on an empty database did)
+        # leave 13 empty tables behind (QA: status, list and export on an empty database did, and
+        # status and run --dry-run on an SQLite file that is a database without them)
         raise ConfigError(redact(url) or "", "", "no such storage: the database holds no study (no Optuna "
                           "tables; nothing was created); check the URL, or create the study first: tuner "
                           "study create STUDY.yaml")

@@ -555,8 +555,8 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
     """Whether study ``config.name`` exists in its storage (the file's ``storage``, else
     ``$TUNER_STORAGE``; ``source`` names the file in errors) as the file ``config`` describes it:
     False when it does not exist (nor its SQLite file, an empty one, or a database, SQLite or a
-    server's, without Optuna's tables: reading would make them); None when it does, made by an older tuner that stored no attention decision (its
-    launches run :func:`tuner.engine.facts.older_study_record`'s backend, not ``attention``);
+    server's, without Optuna's tables: reading would make them); None when it does, made by an
+    older tuner that stored no attention decision (its launches run :func:`tuner.engine.facts.older_study_record`'s backend, not ``attention``);
     :class:`ConfigError`, the line ``tuner study run`` gives (:func:`create_study`), when it
     exists with another config, space or suite (other than in its budget), or would launch another
     attention backend than ``attention`` (this node's decision, :func:`tuner.engine.facts.prepare`);
