@@ -93,3 +93,21 @@ def test_landscape_table_spares_its_inputs(victim, flag, tmp_path):
     args = ["sim", "landscape", "--space", tmp_path / "space.yaml", "--suite", tmp_path / "suite.yaml",
             "--profile", tmp_path / "profile.yaml", "--concurrency", "1,32", "--table", tmp_path / victim]
     _refused(tmp_path, victim, args, "--table")
+
+
+def test_export_and_report_spare_a_shipped_suite_s_own_file(tmp_path):
+    """A study on a shipped suite (`suite: quick`) reads the package's quick.yaml: an -o there is
+    refused too (QA: `tuner bench --json` wrote over it, and the study commands would have)."""
+    (tmp_path / "ship.yaml").write_text(study("ship", "quick", {"profile": "k2.6-tp8-pcie", "seed": 4}))
+    r = invoke("study", "run", tmp_path / "ship.yaml")
+    assert r.exit_code == 0, r.output
+    before = QUICK.read_bytes()
+    try:
+        for args in (["study", "export", tmp_path / "ship.yaml", "--pick", "single", "--format", "json"],
+                     ["study", "report", tmp_path / "ship.yaml"]):
+            r = invoke(*args, "-o", QUICK)
+            assert r.exit_code == 2 and "is the study's suite file: writing there would destroy it" in r.output, \
+                r.output
+            assert QUICK.read_bytes() == before
+    finally:
+        QUICK.write_bytes(before)  # never leave the package's suite broken, whatever the outcome
