@@ -96,6 +96,8 @@ def main() -> None:
     ap.add_argument("--speedups", default="3,20,40")
     ap.add_argument("--repeats", type=int, default=2, help="studies per speedup (server.sim.seed 0, 1, ...)")
     args = ap.parse_args()
+    if args.repeats < 2:  # one study per speedup has no spread to bound a difference by (QA: NaN, "NOT met")
+        ap.error("--repeats: give 2 or more; the noise bound is the spread between repeats")
     speedups = [float(x) for x in args.speedups.split(",")]
     print(load_line("before"))
     runs: dict[float, list[dict]] = {s: [] for s in speedups}
