@@ -323,11 +323,15 @@ def _build_with_retry(url: str, patient: bool):
     from .patience import is_transient
 
     for attempt in range(_CREATE_ATTEMPTS):
+        started = time.monotonic()
         try:
             return _build(url, patient)
         except DBAPIError as exc:
             msg = str(exc).lower()
             racing = any(s in msg for s in ("already exists", "duplicate", "unique", "locked"))
+            # A lock that outlasted the busy timeout is held, not a race (creating tables locks for
+            # milliseconds): a read command waited five busy timeouts for it (QA: 5 x 60 s in silence)
+            racing = racing and not ("locked" in msg and time.monotonic() - started >= SQLITE_TIMEOUT_S)
             # a patient open retries a lock itself, within the patience (its retries here ran past it)
             if not racing or attempt == _CREATE_ATTEMPTS - 1 or (patient and is_transient(exc)):
                 raise
