@@ -7,9 +7,9 @@ temporary table in a transaction rolled back.
 from __future__ import annotations
 
 
-def sqlite_writable(url: str) -> None:
+def sqlite_writable(url: str, wait_s: float = 10) -> None:
     """Raises when the SQLite file (or, before it exists, its folder) cannot be written, or a stuck
-    process holds its write lock."""
+    process holds its write lock past ``wait_s``."""
     import sqlite3
 
     from ..config.files import check_writable
@@ -23,12 +23,30 @@ def sqlite_writable(url: str) -> None:
             raise FileNotFoundError(f"folder {path.parent} does not exist; create it first")
         check_writable(path, "storage")  # the folder: create_study makes the file there
         return
-    con = sqlite3.connect(str(path), timeout=10)
+    con = sqlite3.connect(str(path), timeout=wait_s)
     try:
         con.execute("BEGIN IMMEDIATE")  # a write lock: writable and not held by a stuck process
         con.rollback()
     finally:
         con.close()
+
+
+def sqlite_locked_now(path) -> bool:
+    """Whether another process holds the SQLite file at ``path`` locked against readers now; never
+    waits (a busy timeout of 0)."""
+    import sqlite3
+
+    try:
+        con = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True, timeout=0)
+    except sqlite3.Error:
+        return False  # not a lock: opening the storage says what it is
+    try:
+        con.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchall()
+    except sqlite3.Error as exc:
+        return "locked" in str(exc).lower()
+    finally:
+        con.close()
+    return False
 
 
 #: PostgreSQL settings that trade durability for speed: off, a commit the server acknowledged may
