@@ -66,6 +66,13 @@ def connect_url(url: str):
         return _credentials_last_at(url)
     if "@" in (parsed.host or "") or (parsed.host and "@" in (parsed.database or "")) or _at_in_query(url):
         return _credentials_last_at(url)
+    base, query_mark, query = url.partition("?")
+    if query_mark and "@" in (parsed.username or "") and "?" in (parsed.password or ""):
+        # SQLAlchemy read "user@host" as the user, "port/db?...=p" as the password and the end of a
+        # plain query value as the host (``tuner@db:5432/x?password=p@ss``: host "ss"; QA: connected
+        # there and showed "ss"): that @ is the value's own (_at_in_query), so the URL is read
+        # without its query, then given it back
+        return connect_url(base).update_query_string(query)
     if parsed.get_backend_name() == "sqlite" and parsed.database and not _decodes_database():
         from urllib.parse import unquote
 
