@@ -40,8 +40,10 @@ class BaselineError(RuntimeError):
     def __init__(self, m, why: str | None = None):
         self.measurement = m
         why = why or f"({m.failure_class}): {m.failure_message}"
+        # a launch's or a hang's message names its log already (QA: "(log: X); log: X")
+        named = not m.log_path or f"(log: {m.log_path})" in why
         super().__init__(f"the autoregressive baseline failed {why}"
-                         + (f"; log: {m.log_path}" if m.log_path else ""))
+                         + ("" if named else f"; log: {m.log_path}"))
 
 
 def find_baseline(study) -> Baseline | None:
