@@ -312,8 +312,11 @@ def measured_text(data: ReportData) -> str:
     if not breaking:
         return f"Measured configs: {len(data.measured)}; {front}."
     meeting = len(measured) - len(breaking)
-    return (f"Of the {len(measured)} measured, {meeting} meet the study's limits ({len(data.measured)} distinct "
-            f"settings) and {len(breaking)} break them (marked under Traffic and limits); {front}.")
+    # a count of one in the singular (QA: "1 meet the study's limits (1 distinct settings)")
+    meet, breaks = ("meets" if meeting == 1 else "meet"), ("breaks" if len(breaking) == 1 else "break")
+    return (f"Of the {len(measured)} measured, {meeting} {meet} the study's limits "
+            f"({counted(len(data.measured), 'distinct setting')}) and {len(breaking)} {breaks} them "
+            f"(marked under Traffic and limits); {front}.")
 
 
 def _summary_html(data: ReportData) -> list[str]:
