@@ -21,7 +21,7 @@ Dying with the tuner. A server whose tuner is killed with ``kill -9`` gets no st
 leader is started with ``PR_SET_PDEATHSIG`` = SIGKILL (:func:`die_with_this_thread`), so the kernel
 kills it the moment the tuner dies, instead of it serving on, holding the port and the GPUs, until
 the next run's orphan cleanup. SGLang's scheduler and detokenizer processes arm the same signal
-against their own parent (``kill_itself_when_parent_died`` in ``sglang/srt/utils.py``), so the
+against their own parent (``kill_itself_when_parent_died`` in ``sglang/srt/utils/common.py``), so the
 whole server goes; anything else left (an escapee, a child that does not arm it) is still found by
 the record and the mark. The signal fires when the *thread* that forked the server ends, not the
 process: it is armed only for a launch from the main thread, which lives as long as the tuner (every
