@@ -1,5 +1,5 @@
 """A count of one is said in the singular (QA: `confirming 1 settings (trial 0)`, `delete study x
-(1 trials)`, `copied x (1 trials)`, `Pareto front of 1 of 1 feasible settings`, `wrote t.json: 1 settings of profile ...`, a report's log tail
+(1 trials)`, `copied x (1 trials)`, `Pareto front of 1 of 1 feasible settings`, `budget of 1 trials`, `wrote t.json: 1 settings of profile ...`, a report's log tail
 `1 lines`). The other sentences of this kind are checked where they are made (tests/results/
 test_confirm.py: `1 round`; tests/engine/test_verify.py: `1 verify step`; tests/cli/
 test_study_model_backend.py: `its one setting lies outside the search space`)."""
@@ -26,6 +26,7 @@ def _one_trial_study(tmp_path):
     path.write_text(model_study_yaml("one", "sqlite:///one.db", 1) + "default_seed_trials: false\n")
     r = CliRunner().invoke(cli, ["study", "run", str(path)], catch_exceptions=False)
     assert r.exit_code == 0, r.output
+    assert "(the study's budget of 1 trial is spent)" in r.output, r.output
     return path
 
 

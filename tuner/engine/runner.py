@@ -45,6 +45,7 @@ from typing import Callable
 
 from ..config.space import SearchSpace
 from ..config.study import StudyConfig
+from ..config.wording import counted
 from .baseline import Baseline, ensure_baseline
 from .deadline import apply_trial_deadline
 from .finish import replay_journal
@@ -213,7 +214,7 @@ class _Runner:
         if n_trials is not None and summary.launches >= n_trials:
             return f"--n-trials {n_trials} reached"
         if total_budget is not None and self.trials.launched_in_study(records) >= total_budget:
-            return f"{BUDGET_SPENT} of {total_budget} trials is spent"
+            return f"{BUDGET_SPENT} of {counted(total_budget, 'trial')} is spent"
         if len(_measured_keys(records)) >= self.n_configs:
             return "every valid effective config has been measured"
         if self.deadline is not None and self._elapsed(self.started) + self._expected_duration_s(records) > self.deadline:
