@@ -122,7 +122,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         except Exception as exc:  # noqa: BLE001 - the storage gave up (75: retry) or refused the worker (2)
             line = storage_stop_line(exc, url)  # raises anything else again
             folder = getattr(exc, "journal_dir", None) or Path(target_dir) / "journal"
-            click.echo(f"error: {line}; the server is stopped; {journal_note(name, folder)}", err=True)
+            click.echo(f"error: {line}; no server is left running; {journal_note(name, folder)}", err=True)
             sys.exit(STORAGE_EXIT if isinstance(exc, StorageUnavailable) else 2)
     except PortInUseError as exc:  # a fixed port in use, before anything is written
         fail(str(exc), 1)

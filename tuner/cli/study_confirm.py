@@ -125,7 +125,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
                 sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
             except StorageUnavailable as exc:
                 view.close()
-                click.echo(f"error: {exc}; the server is stopped; "
+                click.echo(f"error: {exc}; no server is left running; "
                            f"{journal_note(name, Path(config.workdir) / 'journal')}", err=True)
                 sys.exit(STORAGE_EXIT)
         for line in summary.failed:
