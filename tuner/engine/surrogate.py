@@ -73,11 +73,11 @@ def one_blas_thread():
     the 2-core machine one :func:`fit` of 12 readings took 66 ms of CPU with them and 8 ms without,
     the same numbers to the last bit; a study's worker shares its node with the server it measures
     (``benchmarks/search_efficiency.py`` always ran on one thread). threadpoolctl (scikit-learn's own
-    dependency) sets the limit of the libraries loaded and puts it back on exit, so the libraries
-    :func:`fit` loads (scipy's and scikit-learn's own OpenBLAS) are loaded first: one loaded inside
-    the block kept its threads, and a process's first proposal ran with them."""
+    dependency) sets the limit of the libraries loaded and puts it back on exit, so scipy's own
+    OpenBLAS, which :func:`fit` uses, is loaded first: one loaded inside the block kept its threads,
+    and a process's first proposal ran with them. scikit-learn brings no BLAS of its own (OpenMP
+    only), and is left to the first :func:`fit`: a proposal that fits nothing does not import it."""
     import scipy.linalg  # noqa: F401
-    import sklearn.gaussian_process  # noqa: F401
     from threadpoolctl import threadpool_limits
 
     return threadpool_limits(limits=1, user_api="blas")
