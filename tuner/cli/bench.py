@@ -167,7 +167,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
             raise ConfigError("--compare", "", str(exc)) from None
     if json_out is not None:
         from ..config.files import check_output
-        from ..config.suite import SHIPPED_SUITES, SUITES_DIR
+        from ..config.suite import SHIPPED_SUITES, shipped_suite_file
         from .own_files import check_not_among, suite_file_inputs
 
         # never over this command's own inputs: the suite (and its files) or the --compare result,
@@ -176,7 +176,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         # wrote the result there, and `quick` no longer loaded)
         inputs = [("the --compare result", baseline_path)]
         shipped = suite_spec in SHIPPED_SUITES
-        inputs += suite_file_inputs(SUITES_DIR / f"{suite_spec}.yaml" if shipped else suite_spec,
+        inputs += suite_file_inputs(shipped_suite_file(suite_spec) if shipped else suite_spec,
                                     "the --suite file", owner="the --suite file")
         check_not_among(json_out, "--json", inputs)
         check_output(json_out, "--json")  # no missing folder is made, as for every output

@@ -11,7 +11,7 @@ from typing import Iterable
 
 from ..config.space import SPACES_DIR, is_shipped_space
 from ..config.study import StudyConfig
-from ..config.suite import SHIPPED_SUITES, SUITES_DIR
+from ..config.suite import SHIPPED_SUITES, shipped_suite_file
 from ..config.yamlfile import ConfigError, read_yaml
 from ..engine.urls import sqlite_path
 
@@ -96,7 +96,7 @@ def study_inputs(target: str | None, url: str | None,
     if isinstance(suite, str) and suite in SHIPPED_SUITES:
         # a shipped suite's file and dataset, in the package (QA: `tuner bench --json` wrote over them;
         # an export or report -o there would too)
-        own += suite_file_inputs(SUITES_DIR / f"{suite}.yaml", "the study's suite file")
+        own += suite_file_inputs(shipped_suite_file(suite), "the study's suite file")
     elif isinstance(suite, str):
         suite_path = Path(suite) if Path(suite).is_absolute() or folder is None else folder / suite
         own += suite_file_inputs(suite_path, "the study's suite file")

@@ -36,6 +36,13 @@ from .yamlfile import (MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, p
 #: Suites that ship with the package, by name.
 SUITES_DIR = Path(__file__).parent / "suites"
 SHIPPED_SUITES = ("seed", "quick", "mixed", "sharegpt-mini")
+
+
+def shipped_suite_file(name: str) -> Path:
+    """The package's file of the shipped suite ``name`` (one of :data:`SHIPPED_SUITES`)."""
+    return SUITES_DIR / f"{name}.yaml"
+
+
 #: A sweep request's output length when neither the suite nor the prompt gives one.
 DEFAULT_SWEEP_TOKENS = 512
 #: The most requests the tuner sends at once (a sweep's concurrency) and as warm-up: each batch is
@@ -389,7 +396,7 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
         raise ConfigError("<suite>", "", f"empty; give a shipped suite's name ({', '.join(SHIPPED_SUITES)}) or a "
                           "suite YAML file")
     if text in SHIPPED_SUITES:
-        path = SUITES_DIR / f"{text}.yaml"
+        path = shipped_suite_file(text)
     else:
         path = Path(text)
         if not path.is_absolute() and base_dir is not None:

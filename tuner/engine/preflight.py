@@ -207,7 +207,7 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
         profile_name = config.server.model.profile
     else:
         return
-    from ..config.suite import SHIPPED_SUITES, SUITES_DIR, load_suite
+    from ..config.suite import SHIPPED_SUITES, load_suite, shipped_suite_file
     from ..sim.model import PerfModel, load_profile
     from .model_suite import request_token_needs
 
@@ -223,7 +223,7 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
     spec = config.bench.suite
     suite = load_suite(spec, base_dir=Path(source).parent)
     if isinstance(spec, str):
-        suite_file, key = (SUITES_DIR / f"{spec}.yaml" if spec in SHIPPED_SUITES else Path(spec)), "prompts"
+        suite_file, key = (shipped_suite_file(spec) if spec in SHIPPED_SUITES else Path(spec)), "prompts"
     else:
         suite_file, key = Path(source), "bench.suite.prompts"
     dataset_key = key.replace("prompts", "dataset")
