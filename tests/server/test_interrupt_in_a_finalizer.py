@@ -65,3 +65,64 @@ def test_other_unraisable_exceptions_still_reach_the_hook_before(monkeypatch):
     with stop_on_signals():
         Broken()
     assert seen == [ValueError]
+
+
+def test_the_raise_again_wakes_a_main_thread_waiting_in_a_system_call(monkeypatch):
+    """The suite's asyncio loop waits in ``epoll_wait``. QA: the interrupt raised again waited for
+    the wait to end, and the next Ctrl-C was taken for it (the server then had its whole grace)."""
+    import select
+    import threading
+
+    from tuner.server import signals
+
+    monkeypatch.setattr(signals, "REDELIVER_AFTER_S", 0.3)  # the main thread is in select() by then
+    r, w = os.pipe()
+    woken = threading.Event()
+
+    def watchdog():  # ends the wait if nothing else does: the test then fails, not hangs
+        if not stopped.wait(30):
+            woken.set()
+            os.write(w, b"x")
+
+    stopped = threading.Event()
+    threading.Thread(target=watchdog, daemon=True).start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            with stop_on_signals():
+                _SignalledWhenCollected(signal.SIGINT)
+                select.select([r], [], [])
+        assert not woken.is_set(), "the interrupt came only when the watchdog ended the wait"
+    finally:
+        stopped.set()
+        os.close(r)
+        os.close(w)
+
+
+class _Server:
+    """What the handler needs of a server; :meth:`kill` is remembered."""
+
+    pid, stop_grace_s, url, proc, returncode, _stopped = 4242, 120.0, "http://127.0.0.1:1", object(), None, False
+
+    def __init__(self):
+        self.killed = 0
+
+    def stop(self):
+        self._stopped = True
+
+    def kill(self):
+        self.killed += 1
+
+
+def test_a_signal_from_outside_before_the_raise_again_is_the_second_one(monkeypatch):
+    from tuner.server import signals
+
+    monkeypatch.setattr(signals, "REDELIVER_AFTER_S", 30)  # the person's signal comes first
+    heard, server = [], _Server()
+    with pytest.raises(KeyboardInterrupt):
+        with stop_on_signals(server, on_signal=lambda kind, info: heard.append(kind)):
+            _SignalledWhenCollected(signal.SIGINT)
+            os.kill(os.getpid(), signal.SIGINT)  # "Ctrl-C again"
+            _wait_for_the_interrupt()
+    assert heard == ["stopping", "killing"] and server.killed == 1
+    signals._SIGNALS.timer.join(5)  # cancelled: it does not send the first one a third time
+    assert not signals._SIGNALS.timer.is_alive()

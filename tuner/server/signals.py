@@ -11,7 +11,6 @@ adds and removes itself), for a block that names no server.
 
 from __future__ import annotations
 
-import _thread
 import logging
 import signal
 import sys
@@ -90,6 +89,11 @@ class _SignalState:
         self.raised: tuple[BaseException, int] | None = None
         self.again: int | None = None  #: a signal whose exception Python swallowed: raised once more
         self.previous_hook: Callable | None = None  #: ``sys.unraisablehook`` before ours
+        self.redelivering = False  #: :meth:`_redeliver` sent ``again``: the next handler call is ours
+        self.timer: threading.Timer | None = None  #: :meth:`_redeliver`'s, while ``again`` waits
+        #: guards ``again``/``redelivering`` between the handler and the timer; reentrant, as a handler
+        #: may run inside another (a signal during the first's Python code)
+        self.again_lock = threading.RLock()
 
     def targets(self) -> list[ServerProcess]:
         if any(not group for group in self.servers):
@@ -106,11 +110,20 @@ class _SignalState:
                 log.exception("signal callback failed")
 
     def handler(self, signum, frame):
-        if self.again is not None:  # this process's own signal (unraisable): the interrupt once more
-            signum, self.again = self.again, None
-            self.interrupt(signum)
+        with self.again_lock:  # the timer's check-and-send (:meth:`_redeliver`) is not cut in two
+            first, ours = self.again, self.redelivering
+            self.again, self.redelivering = None, False
+            if first is not None and self.timer is not None:
+                self.timer.cancel()
+        if first is not None:
+            if not ours:
+                # A person's signal came before our own (:meth:`unraisable`): it is the second one.
+                # QA: it was taken for ours, raised the swallowed first, and the server was left to its
+                # whole SIGTERM grace; "Ctrl-C again" did not kill it.
+                self.kill_targets(signum)
+            self.interrupt(first)
             return
-        targets = [srv for srv in self.targets() if srv.proc is not None and srv.returncode is None]
+        targets = self.live_targets()
         if self.received is None:
             # First signal: say so and unwind at once; the servers are stopped on the way out (by
             # their owners' `finally`, and by stop_on_signals' exit), not here in the handler, so
@@ -119,14 +132,23 @@ class _SignalState:
             self.notify("stopping", signum, targets)
             self.interrupt(signum)
             return
-        if targets:
-            # Again while stopping: kill the groups now; the stop under way sees them gone.
-            self.notify("killing", signum, targets)
-            for srv in targets:
-                srv.kill()
-            return
-        # Nothing left to kill: this one interrupts whatever the cleanup is waiting for.
-        self.interrupt(signum)
+        if not self.kill_targets(signum):
+            # Nothing left to kill: this one interrupts whatever the cleanup is waiting for.
+            self.interrupt(signum)
+
+    def live_targets(self) -> list[ServerProcess]:
+        return [srv for srv in self.targets() if srv.proc is not None and srv.returncode is None]
+
+    def kill_targets(self, signum: int) -> bool:
+        """Another signal while stopping: kill the groups now (the stop under way sees them gone).
+        False when no server is left to kill."""
+        targets = self.live_targets()
+        if not targets:
+            return False
+        self.notify("killing", signum, targets)
+        for srv in targets:
+            srv.kill()
+        return True
 
     def interrupt(self, signum: int) -> None:
         """Raise for ``signum`` now, or, inside :func:`signals_held`, when the hold ends (a second
@@ -144,24 +166,33 @@ class _SignalState:
         collection runs them anywhere) is one Python cannot pass on: it prints "Exception ignored
         in ..." and drops it. The run then went on as if no Ctrl-C had come, and the second Ctrl-C
         killed the server under a trial it failed as crashed (QA: seen in full test runs). Our own
-        is raised once more instead, through the handler: ``_thread.interrupt_main`` from a thread
-        of its own, a moment after this hook returns (from here, the main thread ran the handler
-        inside the hook, where an exception is dropped too); the main thread runs it at its next
-        instruction, outside the callback, or inside another one, which comes back here. Anything
-        else goes to the hook before ours."""
+        is raised once more instead, through the handler: the same signal sent to the main thread
+        by a timer thread (:meth:`_redeliver`), a moment after this hook returns (from here, the
+        main thread ran the handler inside the hook, where an exception is dropped too); the main
+        thread runs it at its next instruction, outside the callback, or inside another one, which
+        comes back here. A signal from outside that comes first is the second one: it kills the
+        servers, as it would have, and raises the first. Anything else goes to the hook before ours."""
         if self.raised is not None and unraisable.exc_value is self.raised[0]:
-            self.again = self.raised[1]
-            self.raised = None
-            threading.Timer(REDELIVER_AFTER_S, self._redeliver).start()
+            with self.again_lock:
+                self.again, self.redelivering = self.raised[1], False
+                self.raised = None
+                self.timer = threading.Timer(REDELIVER_AFTER_S, self._redeliver)
+                self.timer.daemon = True
+                self.timer.start()
             return
         (self.previous_hook or sys.__unraisablehook__)(unraisable)
 
     def _redeliver(self) -> None:
         """The timer's half of :meth:`unraisable`: only while our handlers are installed (once the
-        outermost block has ended, its exit raised the interrupt itself)."""
-        again = self.again
-        if again is not None and self.depth > 0:
-            _thread.interrupt_main(again)
+        outermost block has ended, its exit raised the interrupt itself). A real signal to the main
+        thread, not ``_thread.interrupt_main``: that one only sets a flag, which a main thread
+        waiting in a system call (the suite's asyncio loop in ``epoll_wait``, a ``sleep``) reads
+        when the wait ends. QA: until then the next Ctrl-C was taken for this one."""
+        with self.again_lock:
+            if self.again is None or self.depth == 0 or self.redelivering:
+                return
+            self.redelivering = True
+            signal.pthread_kill(threading.main_thread().ident, self.again)
 
 
 def _installable(sig: int) -> bool:
@@ -196,6 +227,7 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
     state = _SIGNALS
     if state.depth == 0:
         state.received = state.raised = state.again = None
+        state.redelivering = False
         state.previous = {sig: signal.signal(sig, state.handler)
                           for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if _installable(sig)}
         state.previous_hook, sys.unraisablehook = sys.unraisablehook, state.unraisable
@@ -220,7 +252,10 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
                     signal.signal(sig, old if old is not None else signal.SIG_DFL)
                 state.previous = {}
                 sys.unraisablehook, state.previous_hook = state.previous_hook, None
-                pending, state.again = state.again, None
+                with state.again_lock:
+                    pending, state.again, state.redelivering = state.again, None, False
+                    if state.timer is not None:
+                        state.timer.cancel()
                 if pending is not None:  # swallowed, and the block ended before it came again
                     raise _exception(pending)
 
