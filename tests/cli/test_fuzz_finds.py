@@ -172,6 +172,24 @@ def test_a_study_files_storage_that_is_no_url_is_said_as_the_files(tmp_path, val
                     "sqlite:///studies/NAME.db or postgresql://user@host/db"), line
 
 
+@pytest.mark.parametrize("command", ["create", "status"])
+def test_a_study_files_storage_variable_that_is_unset_is_said_as_the_files(tmp_path, monkeypatch, command):
+    # QA: the study file's `storage: ${VAR}`, VAR unset, was said as `error: --storage: storage: ...`;
+    # a --storage variable and $TUNER_STORAGE's default are still said as the flag that replaces them
+    monkeypatch.delenv("TUNER_NO_SUCH_VAR", raising=False)
+    study = yaml.safe_load((ROOT / "studies" / "sim-demo.yaml").read_text())
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump({**study, "storage": "${TUNER_NO_SUCH_VAR}"}))
+    line = refused(tmp_path, ["study", command, str(tmp_path / "study.yaml")])
+    assert line.startswith(f"error: {tmp_path / 'study.yaml'}: storage: environment variable TUNER_NO_SUCH_VAR "
+                           "is not set; export it"), line
+    line = refused(tmp_path, ["study", command, str(tmp_path / "study.yaml"), "--storage", "$TUNER_NO_SUCH_VAR"])
+    assert line.startswith("error: --storage: storage: environment variable TUNER_NO_SUCH_VAR is not set"), line
+    monkeypatch.setenv("TUNER_STORAGE", "nourl")
+    (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
+    line = refused(tmp_path, ["study", command, str(tmp_path / "study.yaml")])
+    assert line.startswith("error: --storage: storage: 'nourl' (from $TUNER_STORAGE) is not a storage URL"), line
+
+
 @pytest.mark.parametrize("key, says", [
     ("search_space", "search_space: is empty; give a shipped space's name (eagle3) or a search-space file"),
     ("bench.suite", "bench.suite: is empty; give a shipped suite's name (seed, quick, mixed, sharegpt-mini)"),

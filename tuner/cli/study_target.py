@@ -10,7 +10,7 @@ from pathlib import Path
 import click
 
 from ..config.paths import sqlite_url
-from ..config.study import StudyConfig, load_study, sqlite_storage_problem
+from ..config.study import STORAGE_ENV_VAR, StudyConfig, load_study, sqlite_storage_problem
 from ..config.yamlfile import ConfigError
 from ..engine.storage import resolve_url
 from ..engine.urls import redact, scheme_problem
@@ -75,10 +75,12 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
         if not os.environ.get("TUNER_STORAGE"):
             url = sqlite_url(_local_db(target or name, name).resolve())
     # named here, where it is known whether the flag, the file or a variable gave the URL
-    if url is None or url.startswith("$"):
+    if storage is None and config is not None and url not in (None, f"${{{STORAGE_ENV_VAR}}}"):
+        where, key = target, "storage"  # the study file's `storage:`, a `${VAR}` in it too (not the default)
+    elif url is None or url.startswith("$"):
         where, key = "$" + (url or "TUNER_STORAGE").strip("${}"), ""
     else:
-        where, key = ("--storage", "") if storage is not None else (target, "storage")
+        where, key = "--storage", ""
     return name, storage_url(url, where, key), config
 
 
@@ -102,10 +104,10 @@ def storage_url(url: str | None, source: str, key: str = "") -> str:
     here (:func:`tuner.config.study.sqlite_storage_problem`: one no study can live in, or whose folder
     does not exist) is a :class:`ConfigError` naming ``source`` and ``key`` (the flag, or the study
     file and its ``storage``), before anything is opened."""
-    # an unset variable is still said as before: the flag that would replace it (--storage by default);
-    # anything else as where it came from (QA: the study file's `storage: ""` was said as --storage's)
-    variable = url is None or url.strip().startswith("$")
-    resolved = resolve_url(url, "--storage" if variable and not source.startswith("--") else source)
+    # an unset variable the environment gave ($TUNER_STORAGE) is said as the flag that would replace it;
+    # anything else as where it came from (QA: the study file's `storage: ""`, and its `storage: ${VAR}`
+    # with VAR unset, were said as --storage's)
+    resolved = resolve_url(url, "--storage" if source.startswith("$") else source)
     # a scheme the tuner cannot use (mistyped, another database, no driver) is bad input, not an outage
     problem = scheme_problem(resolved) or sqlite_storage_problem(resolved)
     if problem:
