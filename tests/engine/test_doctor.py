@@ -233,6 +233,33 @@ def test_a_postgres_that_may_lose_acknowledged_commits_warns(tmp_path, pg_cluste
     assert "postgresql.conf" in c.message and "s3cret" not in c.message
 
 
+def test_a_write_under_way_is_no_outage_for_study_runs_check(tmp_path):
+    # Left alone in stop 57: study run's check probed an SQLite file's write lock without waiting, so
+    # another worker's write at that moment (milliseconds) was warned of as "does not answer now"
+    import sqlite3
+    import threading
+
+    from tuner.engine.doctor import PASS, WARN, check_storage
+
+    config = load_study(study(tmp_path, storage=f"sqlite:///{tmp_path / 's.db'}"))
+    sqlite3.connect(tmp_path / "s.db").close()
+    writer = sqlite3.connect(tmp_path / "s.db", isolation_level=None, check_same_thread=False)
+    writer.execute("BEGIN IMMEDIATE")  # the other worker's write
+    done = threading.Timer(0.05, writer.execute, ("COMMIT",))
+    done.start()
+    try:
+        assert check_storage(config, outage_ok=True).status == PASS
+    finally:
+        done.join()
+    writer.execute("BEGIN IMMEDIATE")  # one that stays: warned of, and the run waits it out
+    try:
+        c = check_storage(config, outage_ok=True)
+        assert c.status == WARN and "does not answer now; the run waits for it" in c.message, c
+    finally:
+        writer.execute("COMMIT")
+        writer.close()
+
+
 def test_study_run_checks_the_free_space_of_the_workdir_it_uses(tmp_path):
     """`tuner study run --workdir DIR` checks DIR's disk, not the study file's workdir's (QA: the
     free-space check read the file's: a --workdir on a full disk passed, and one on a roomy disk was
