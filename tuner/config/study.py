@@ -23,6 +23,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
+from .extra_args import extra_args_problem
 from .paths import NonEmptyPathText, PathText, is_bare_name, sqlite_url
 from .sampler import check_sampler_options
 from .slo import SLO
@@ -474,6 +475,8 @@ class ServerSettings(StrictModel):
             problem = unmeasurable_problem(flag[2:].replace("-", "_")) if flag.startswith("--") else None
             if problem is not None:
                 raise ValueError(f"{flag}: {problem}; remove it")
+        if (problem := extra_args_problem(v)) is not None:
+            raise ValueError(problem)
         return v
 
 

@@ -1,0 +1,93 @@
+"""``server.extra_args`` (raw argv, appended last to every launch) counted as SGLang 0.5.23's argparse
+counts the words each of its flags takes (:func:`extra_args_problem`), so what its parser stops every
+launch on is refused when the study file loads, not on the GPU node, baseline first.
+
+Why its own module: :mod:`tuner.config.server_arg_checks` checks server arguments given as keys and
+values (``server.args``, a space's ``fixed``); this one reads argv words, as argparse does.
+"""
+
+from __future__ import annotations
+
+import math
+
+
+def extra_args_problem(argv: list[str]) -> str | None:
+    """Why SGLang 0.5.23's argparse stops every launch given raw argv ``argv`` (``server.extra_args``,
+    appended last), judged by how many words each flag it knows takes, or None. The launch and the
+    export's command line (``tuner study export``) both hand these words to it as they are:
+
+    * a switch (store_true, ``--flag/--no-flag``: nargs 0; SGLang makes every bool field one,
+      ``arg_groups/arg_utils.py`` lines 393-395, "Bool -> store_true", and a list field nargs "+",
+      lines 373-380) followed by a word: "unrecognized arguments: true"; given ``=value``: "ignored
+      explicit argument";
+    * a one-value flag followed by a second word (``--served-model-name my model``): "unrecognized
+      arguments: model"; with no word after it, or one argparse reads as an option
+      (``--served-model-name -x``): "expected one argument" (list flags, nargs "+": "expected at
+      least one argument");
+    * a word before any flag.
+
+    A flag SGLang 0.5.23 does not know (another release's, as ``server.extra_args`` allows), or an
+    abbreviation two flags share, takes any words after it: its arity is not known here. Option or
+    value is decided as SGLang's argparse does (``ServerArgsTable.reads_as_option``: ``-1`` is a
+    value)."""
+    from ..sglang.server_args import server_args_table
+
+    table = server_args_table()
+    need, more = 0, 0  #: words the flag before still needs, and may still take (math.inf: any)
+    flag = ""  #: that flag, as written
+    for i, word in enumerate(argv):
+        if not table.reads_as_option(word):
+            if need == 0 and more == 0:
+                return _stray(i, word, flag, table)
+            need, more = (need - 1, more) if need else (0, more - 1)
+            continue
+        if need:
+            return _missing(i - 1, flag, table, word)
+        flag, eq, value = word.partition("=")
+        option = table.option_for_flag(flag)
+        if option is None:
+            need, more = 0, math.inf  # not SGLang 0.5.23's, or ambiguous: its words are its own
+        elif option.nargs == 0 and eq:
+            return (f"entry {i} ({word!r}): {flag} is a switch and takes no value (SGLang's argparse "
+                    f"stops every launch: ignored explicit argument {value!r}); {_switch_fix(option)}")
+        elif eq:
+            need, more = 0, 0  # argparse: the one value after '=', whatever the nargs
+        else:
+            need, more = {0: (0, 0), None: (1, 0), "?": (0, 1), "*": (0, math.inf),
+                          "+": (1, math.inf)}.get(option.nargs, (option.nargs, 0))
+    if need:
+        return _missing(len(argv) - 1, flag, table, None)
+    return None
+
+
+def _stray(i: int, word: str, flag: str, table) -> str:
+    """A word no flag before it takes: SGLang's argparse "unrecognized arguments"."""
+    why = f"SGLang's argparse stops every launch with 'unrecognized arguments: {word}'"
+    if not flag:
+        return f"entry {i} ({word!r}) is the value of no option ({why}); put its flag before it, or remove it"
+    option = table.option_for_flag(flag)
+    if option is not None and option.nargs == 0:
+        return (f"entry {i} ({word!r}) follows the switch {flag}, which takes no value ({why}); "
+                f"{_switch_fix(option)}")
+    return (f"entry {i} ({word!r}) is one word too many for {flag}, which takes one value ({why}); a "
+            "value holding spaces is one entry, not several, or remove it")
+
+
+def _switch_fix(option) -> str:
+    """How to give switch ``option`` on the command line: by its name alone."""
+    if option.action == "boolean_optional":
+        return f"write {option.flags[0]} alone for on, {option.flags[-1]} alone for off"
+    return f"write {option.flags[0]} alone for on, leave it out for off"
+
+
+def _missing(i: int, flag: str, table, after: str | None) -> str:
+    """A flag with no value after it: SGLang's argparse "expected one argument"."""
+    option = table.option_for_flag(flag)
+    count = "at least one argument" if option is not None and option.nargs == "+" else "one argument"
+    seen = "nothing follows it" if after is None else f"the next entry {after!r} reads as an option"
+    # a value argparse reads as an option (-x) is taken after '=' (SGLang's parser: --served-model-name=-x)
+    fix = (f"; a value starting with '-' goes as {flag}={after}" if after is not None
+           and table.option_for_flag(after.partition("=")[0]) is None
+           and not (option is not None and option.nargs == "+") else "")
+    return (f"entry {i} ({flag}) needs a value and {seen} (SGLang's argparse stops every launch: expected "
+            f"{count}); give its value in the next entry{fix}")
