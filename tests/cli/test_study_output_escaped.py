@@ -62,7 +62,8 @@ def test_export_s_warnings_and_the_paths_it_writes_are_escaped(tmp_path, monkeyp
     assert r.exit_code == 0, r.output
     err = _clean(r.stderr)
     assert "wrote b\\u202e.yaml: trial " in err, r.stderr
-    assert f"add them to the command line: --served-model-name {ESCAPED}" in err, r.stderr
+    # shell-quoted (ANSI-C, tuner.results.export.shell_words): the words a launch passed, and ASCII
+    assert f"add them to the command line: --served-model-name $'{ESCAPED}'" in err, r.stderr
     r = CliRunner().invoke(cli, ["study", "report", "m1.yaml", "-o", "r\u202e.html"])
     assert r.exit_code == 0 and _clean(r.stdout).startswith("report: r\\u202e.html"), r.output
 

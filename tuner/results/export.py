@@ -108,6 +108,33 @@ def _ascii(text: str) -> str:
     return text.encode("ascii", "backslashreplace").decode("ascii")
 
 
+def shell_words(words) -> str:
+    """``words`` as one line a POSIX shell (bash, zsh) splits back into exactly these argv words,
+    for the header's "add them to the command line" (the launch hands ``server.extra_args`` to SGLang
+    as argv words; QA: they were joined with spaces, so ``--json-model-override-args '{"a": 1}'``
+    read back as three words). A word holding a line break, another control character or non-ASCII
+    is written in ANSI-C quotes (``$'a\\nb'``, ``$'\\u4ee3'``): the header is one ASCII comment line
+    (:func:`_one_line`, :func:`_ascii`), which would otherwise turn a newline into a space and ``代`` into
+    the literal text ``\\u4ee3``; every other word is :func:`shlex.quote`'s."""
+    return " ".join(map(_shell_word, words))
+
+
+def _shell_word(word: str) -> str:
+    if word.isascii() and word.isprintable():
+        return shlex.quote(word)
+    out = []
+    for ch in word:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        elif ord(ch) < 0x80:  # a control character: \xHH (bash reads at most two hex digits)
+            out.append(f"\\x{ord(ch):02x}")
+        else:  # the character, not its bytes: \u/\U (bash's \xe9 would be the byte 0xE9)
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+    return "$'" + "".join(out) + "'"
+
+
 def dash_key(name: str) -> str:
     """A server argument as SGLang's ``--config`` loader wants the key: ``tp_size`` -> ``tp-size``;
     the loader turns the key into ``--KEY`` as written, so an argument SGLang spells otherwise than
@@ -366,13 +393,13 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     refused = {name: kind for name, value in plan.server_args.items()
                if (kind := config_refused(name)) and arg_tokens(name, value)}  # a false store_true: nothing
     if refused:
-        flags = shlex.join(t for name in refused for t in arg_tokens(name, plan.server_args[name]))
+        flags = shell_words(t for name in refused for t in arg_tokens(name, plan.server_args[name]))
         kinds = ", ".join(sorted(set(refused.values())))
         warnings.append(f"not in the YAML: SGLang's --config loader refuses these options (Unsupported config "
                         f"option ... {kinds}); add them to the command line: {flags}")
     if config.server.extra_args:
         warnings.append("the study's server.extra_args are not in the YAML (raw argv): add them to the command "
-                        "line: " + " ".join(config.server.extra_args))
+                        "line: " + shell_words(config.server.extra_args))
     if config.server.env:
         notes.append(f"the study set environment variables for the server: {', '.join(sorted(config.server.env))} "
                      f"(values not exported)")
