@@ -266,11 +266,6 @@ def check_port(config: StudyConfig) -> Check:
     return Check("port", PASS, f"port {port} on {host} is free")
 
 
-#: How long study run's storage check waits for an SQLite write lock before it warns that the file
-#: does not answer now: ample for another worker's write, short beside a stuck lock the run waits out.
-RUN_LOCK_WAIT_S = 2.0
-
-
 def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
     """``outage_ok`` (study run's): a database server not answering now warns; the run waits for it."""
     from .patience import is_transient
@@ -289,8 +284,8 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
         if url.startswith("sqlite"):
             # study run's: a lock another worker holds is waited out by the run, not here (QA: a
             # lock held 10 s failed the run, exit 1, "check the URL"; `run --study` waited for it);
-            # a write under way (milliseconds) is waited for, not warned of as an outage
-            sqlite_writable(url, wait_s=RUN_LOCK_WAIT_S if outage_ok else 10)
+            # 2 s: another worker's write (milliseconds) is waited for, not warned of as an outage
+            sqlite_writable(url, wait_s=2 if outage_ok else 10)
         else:
             lax = sql_writable(url)
     except Exception as exc:  # noqa: BLE001 - any driver error is a failed check, reported redacted
