@@ -1,0 +1,105 @@
+"""The bench client against a server that lies in ways no other fake does: raw bytes on a real socket
+(127.0.0.1, an asyncio server in a thread), one request each through ``BenchClient.request``. Each lie
+fails its request with a ``protocol`` record naming it; before, one ended the suite in a traceback and
+the others were measured as answers (QA)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+
+import pytest
+
+from tuner.bench.client import BenchClient
+from tuner.bench.records import RequestRecord
+
+
+class RawServer:
+    """Answers every request with ``answer(path)`` (whole HTTP response bytes), then closes the
+    connection. Owns its event loop thread; ``with`` starts and stops it."""
+
+    def __init__(self, answer):
+        self.answer = answer
+        self.port = 0
+        self._loop = asyncio.new_event_loop()
+        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._server = None
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}"
+
+    async def _handle(self, reader, writer):
+        try:
+            head = await reader.readuntil(b"\r\n\r\n")
+            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                           if line.lower().startswith(b"content-length:")), 0)
+            await reader.readexactly(length)
+            writer.write(self.answer(head.split(b" ")[1].decode()))
+            await writer.drain()
+        finally:
+            writer.close()
+
+    async def _start(self):
+        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
+        self.port = self._server.sockets[0].getsockname()[1]
+
+    async def _stop(self):
+        self._server.close()
+        await self._server.wait_closed()
+
+    def __enter__(self):
+        self._thread.start()
+        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=30)
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=30)
+        finally:
+            self._loop.call_soon_threadsafe(self._loop.stop)
+            self._thread.join(timeout=30)
+            self._loop.close()
+
+
+def json_answer(body: bytes) -> bytes:
+    return (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nConnection: close\r\n"
+            b"Content-Length: %d\r\n\r\n" % len(body) + body)
+
+
+def event_stream(chunks: list) -> bytes:
+    """An SSE answer of ``chunks`` (objects, or ``"[DONE]"``), closed after the last, as SGLang sends."""
+    lines = b"".join(b"data: " + (c.encode() if isinstance(c, str) else json.dumps(c).encode()) + b"\n\n"
+                     for c in chunks)
+    return b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n" + lines
+
+
+def ask(url: str, api: str, stream: bool, max_tokens: int = 4) -> RequestRecord:
+    async def go():
+        async with BenchClient(url, api=api, stream=stream, timeout_s=60) as client:
+            record = RequestRecord(phase="single", prompt="p", max_tokens=max_tokens)
+            return await client.request(record, "hello")
+    return asyncio.run(go())
+
+
+#: JSON nested past the decoder's recursion limit: a few hundred bytes of brackets
+DEEP = b"[" * 100_000 + b"]" * 100_000
+
+
+@pytest.mark.parametrize("api, stream", [("generate", False), ("openai", True), ("chat", False)])
+def test_json_nested_past_the_decoders_depth_fails_the_request_not_the_suite(api, stream):
+    # QA: RecursionError out of json.loads, no ValueError: `tuner bench` ended in a traceback
+    answer = (b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\ndata: " + DEEP + b"\n\n") if stream else json_answer(DEEP)
+    with RawServer(lambda path: answer) as srv:
+        record = ask(srv.url, api, stream)
+    assert not record.ok and record.error_kind == "protocol", record
+    assert "the answer is not JSON: '[[[[" in record.error, record.error
+
+
+def test_server_info_nested_past_the_decoders_depth_is_no_server_info():
+    async def go(url):
+        async with BenchClient(url) as client:
+            return await client.server_info()
+    with RawServer(lambda path: json_answer(DEEP)) as srv:
+        assert asyncio.run(go(srv.url)) is None
