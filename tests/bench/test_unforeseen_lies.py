@@ -103,3 +103,55 @@ def test_server_info_nested_past_the_decoders_depth_is_no_server_info():
             return await client.server_info()
     with RawServer(lambda path: json_answer(DEEP)) as srv:
         assert asyncio.run(go(srv.url)) is None
+
+
+def _generate_chunk(text: str, n: int, finished: bool) -> dict:
+    return {"text": text, "meta_info": {"id": "r", "prompt_tokens": 5, "completion_tokens": n,
+                                        "finish_reason": {"type": "length", "length": n} if finished else None}}
+
+
+def _openai_chunk(api: str, text: str | None, n: int, reason: str | None) -> dict:
+    choice = ({"index": 0, "delta": {} if text is None else {"content": text}} if api == "chat"
+              else {"index": 0, "text": text or ""})
+    return {"id": "r", "object": "x", "model": "default", "choices": [{**choice, "finish_reason": reason}],
+            "usage": {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}}
+
+
+def _usage_chunk(n: int) -> dict:
+    return {"id": "r", "object": "x", "model": "default", "choices": [],
+            "usage": {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}}
+
+
+#: streams that go on after their finish reason: text, or a second finish (QA: each read as one answer)
+WENT_ON = {
+    "generate": [_generate_chunk("ab", 2, False), _generate_chunk("abcd", 4, True),
+                 _generate_chunk("abcdZZ", 4, True), "[DONE]"],
+    "openai": [_openai_chunk("openai", "ab", 2, None), _openai_chunk("openai", "cd", 4, "length"),
+               _openai_chunk("openai", "ZZ", 4, "stop"), _usage_chunk(4), "[DONE]"],
+    "chat": [_openai_chunk("chat", "ab", 2, None), _openai_chunk("chat", "cd", 4, None),
+             _openai_chunk("chat", None, 4, "length"), _openai_chunk("chat", "ZZ", 4, None),
+             _usage_chunk(4), "[DONE]"],
+}
+
+
+@pytest.mark.parametrize("api", sorted(WENT_ON))
+def test_a_stream_that_goes_on_after_its_finish_reason_fails_the_request(api):
+    answer = event_stream(WENT_ON[api])
+    with RawServer(lambda path: answer) as srv:
+        record = ask(srv.url, api, stream=True)
+    assert not record.ok and record.error_kind == "protocol", record
+    assert "the stream went on after its finish reason with '{" in record.error, record.error
+    assert record.output_text is None
+
+
+@pytest.mark.parametrize("api", ["openai", "chat"])
+def test_the_usage_and_sglext_chunks_after_the_finish_reason_are_sglangs_own(api):
+    # the control: SGLang 0.5.23's own order (finish, sglext with choices: [], usage, [DONE]) is an answer
+    sglext = {**_usage_chunk(4), "usage": None,
+              "sglext": {"spec_tokens_details": {"spec_verify_ct": 2, "spec_accept_length": 2.0}}}
+    chunks = [c for c in WENT_ON[api] if "ZZ" not in json.dumps(c)]
+    chunks.insert(-2, sglext)
+    with RawServer(lambda path: event_stream(chunks)) as srv:
+        record = ask(srv.url, api, stream=True)
+    assert record.ok, record.error
+    assert (record.output_text, record.completion_tokens, record.spec_verify_ct) == ("abcd", 4, 2)

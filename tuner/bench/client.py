@@ -420,7 +420,13 @@ class BenchClient:
             data = _json_answer(line)
             _no_error(data)
             now = self.now()
+            finished = record.finish_reason is not None  #: a chunk before this one said why it ended
             if self.api == "generate":
+                if finished:
+                    # SGLang 0.5.23 yields a request's finished output last (tokenizer_manager.py
+                    # _wait_one_response: break once state.finished; http_server.py stream_results then
+                    # sends [DONE]): a chunk after it is no part of the answer it finished
+                    raise _went_on(line)
                 self._read_meta(data["meta_info"], record)
                 tokens = record.completion_tokens or 0
                 piece = data.get("text")
@@ -446,6 +452,12 @@ class BenchClient:
                     record.finish_reason = _reason(choices[0]["finish_reason"])
                 delta = _chat_text(choices[0].get("delta")) if self.api == "chat" and choices else (
                     choices[0].get("text") if choices else None)
+                if finished and (delta or (choices and choices[0].get("finish_reason"))):
+                    # SGLang 0.5.23 sends a choice's finish reason with its last text
+                    # (serving_completions.py) or in a chunk of its own after all text (serving_chat.py);
+                    # only the sglext and usage chunks (choices: []) follow it. Text or a second finish
+                    # after it joined the answer (QA: 'abcdefgh' then 'ZZZ' with finish stop, kept)
+                    raise _went_on(line)
                 text += delta or ""
                 has_text = bool(delta)
                 carried = carried or isinstance(delta, str)
@@ -537,6 +549,12 @@ def _json_answer(body: bytes) -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"the answer is a JSON {type(data).__name__}, not an object: {str(data)[:200]}")
     return data
+
+
+def _went_on(line: bytes) -> ValueError:
+    """The error for a stream chunk that carries text or a finish reason after its finish reason."""
+    return ValueError(f"the stream went on after its finish reason with {_quoted(line)}: which text is "
+                      "the answer is unknown")
 
 
 def _quoted(line: bytes) -> str:
