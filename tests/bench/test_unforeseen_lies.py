@@ -155,3 +155,23 @@ def test_the_usage_and_sglext_chunks_after_the_finish_reason_are_sglangs_own(api
         record = ask(srv.url, api, stream=True)
     assert record.ok, record.error
     assert (record.output_text, record.completion_tokens, record.spec_verify_ct) == ("abcd", 4, 2)
+
+
+#: answers whose finish reason is no reason (SGLang's are strings: a /generate dict's "type", OpenAI's own)
+NO_REASON = {
+    "generate": {"text": "abcd", "meta_info": {"id": "r", "prompt_tokens": 5, "completion_tokens": 4,
+                                               "finish_reason": {"type": ["length"]}}},
+    "openai": {"id": "r", "model": "default", "choices": [{"index": 0, "text": "abcd", "finish_reason": [1, 2]}],
+               "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9}},
+    "chat": {"id": "r", "model": "default", "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9},
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": "abcd"}, "finish_reason": 5}]},
+}
+
+
+@pytest.mark.parametrize("api", sorted(NO_REASON))
+def test_a_finish_reason_that_is_no_string_fails_the_request(api):
+    answer = json_answer(json.dumps(NO_REASON[api]).encode())
+    with RawServer(lambda path: answer) as srv:
+        record = ask(srv.url, api, stream=False)
+    assert not record.ok and record.error_kind == "protocol", record
+    assert "is not a reason" in record.error and record.finish_reason is None, record

@@ -654,7 +654,8 @@ def _chat_text(part: Any) -> str | None:
 
 
 def _reason(value: Any) -> str | None:
-    """SGLang's finish_reason is a dict ({"type": "length", ...}); OpenAI's is a string.
+    """SGLang's finish_reason is a dict ({"type": "length", ...}); OpenAI's is a string. A type that
+    is no string (a number, a list, an object) raises ``ValueError``.
 
     ``abort`` raises ``ValueError`` quoting the server's message: SGLang answers a request its
     scheduler aborted with HTTP 200 and that reason (``tokenizer_manager.py``: an abort without a
@@ -664,6 +665,11 @@ def _reason(value: Any) -> str | None:
     detail = None
     if isinstance(value, dict):
         value, detail = value.get("type"), value.get("message")
+    if value is not None and not isinstance(value, str):
+        # SGLang 0.5.23's reasons are strings (managers/schedule_batch.py: every FINISH_* to_json's
+        # "type"; openai/protocol.py: finish_reason Optional[Literal["stop", "length", ...]]); anything
+        # else was kept in the record as the reason (QA: [1, 2], an answer that says no reason, measured)
+        raise ValueError(f"finish_reason {str(value)[:100]} is not a reason")
     if value == "abort":
         raise ValueError("the server aborted the request (finish reason abort"
                          + (f": {str(detail)[:300]}" if detail else "") + "): the answer was cut short")
