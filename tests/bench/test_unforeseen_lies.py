@@ -90,7 +90,8 @@ DEEP = b"[" * 100_000 + b"]" * 100_000
 @pytest.mark.parametrize("api, stream", [("generate", False), ("openai", True), ("chat", False)])
 def test_json_nested_past_the_decoders_depth_fails_the_request_not_the_suite(api, stream):
     # QA: RecursionError out of json.loads, no ValueError: `tuner bench` ended in a traceback
-    answer = (b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\ndata: " + DEEP + b"\n\n") if stream else json_answer(DEEP)
+    streamed = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\ndata: " + DEEP + b"\n\n"
+    answer = streamed if stream else json_answer(DEEP)
     with RawServer(lambda path: answer) as srv:
         record = ask(srv.url, api, stream)
     assert not record.ok and record.error_kind == "protocol", record
@@ -105,21 +106,25 @@ def test_server_info_nested_past_the_decoders_depth_is_no_server_info():
         assert asyncio.run(go(srv.url)) is None
 
 
+def usage(n: int) -> dict:
+    return {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}
+
+
 def _generate_chunk(text: str, n: int, finished: bool) -> dict:
-    return {"text": text, "meta_info": {"id": "r", "prompt_tokens": 5, "completion_tokens": n,
-                                        "finish_reason": {"type": "length", "length": n} if finished else None}}
+    reason = {"type": "length", "length": n} if finished else None
+    meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": n, "finish_reason": reason}
+    return {"text": text, "meta_info": meta}
 
 
 def _openai_chunk(api: str, text: str | None, n: int, reason: str | None) -> dict:
     choice = ({"index": 0, "delta": {} if text is None else {"content": text}} if api == "chat"
               else {"index": 0, "text": text or ""})
-    return {"id": "r", "object": "x", "model": "default", "choices": [{**choice, "finish_reason": reason}],
-            "usage": {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}}
+    return {"id": "r", "object": "x", "model": "default", "usage": usage(n),
+            "choices": [{**choice, "finish_reason": reason}]}
 
 
 def _usage_chunk(n: int) -> dict:
-    return {"id": "r", "object": "x", "model": "default", "choices": [],
-            "usage": {"prompt_tokens": 5, "completion_tokens": n, "total_tokens": 5 + n}}
+    return {"id": "r", "object": "x", "model": "default", "choices": [], "usage": usage(n)}
 
 
 #: streams that go on after their finish reason: text, or a second finish (QA: each read as one answer)
@@ -161,10 +166,11 @@ def test_the_usage_and_sglext_chunks_after_the_finish_reason_are_sglangs_own(api
 NO_REASON = {
     "generate": {"text": "abcd", "meta_info": {"id": "r", "prompt_tokens": 5, "completion_tokens": 4,
                                                "finish_reason": {"type": ["length"]}}},
-    "openai": {"id": "r", "model": "default", "choices": [{"index": 0, "text": "abcd", "finish_reason": [1, 2]}],
-               "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9}},
-    "chat": {"id": "r", "model": "default", "usage": {"prompt_tokens": 5, "completion_tokens": 4, "total_tokens": 9},
-             "choices": [{"index": 0, "message": {"role": "assistant", "content": "abcd"}, "finish_reason": 5}]},
+    "openai": {"id": "r", "model": "default", "usage": usage(4),
+               "choices": [{"index": 0, "text": "abcd", "finish_reason": [1, 2]}]},
+    "chat": {"id": "r", "model": "default", "usage": usage(4),
+             "choices": [{"index": 0, "message": {"role": "assistant", "content": "abcd"},
+                          "finish_reason": 5}]},
 }
 
 
@@ -175,3 +181,31 @@ def test_a_finish_reason_that_is_no_string_fails_the_request(api):
         record = ask(srv.url, api, stream=False)
     assert not record.ok and record.error_kind == "protocol", record
     assert "is not a reason" in record.error and record.finish_reason is None, record
+
+
+def test_an_accept_length_from_a_server_that_says_it_does_not_speculate_fails_the_run(tmp_path):
+    # SGLang sends spec_accept_length only beside spec_verify_ct > 0: alone, from a server whose
+    # /server_info says speculative_algorithm null, it is verify steps that server says it never runs
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+    info = {"version": "0.5.23", "model_path": "m", "speculative_algorithm": None}
+    meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": 8, "e2e_latency": 0.001,
+            "finish_reason": {"type": "length", "length": 8}, "spec_accept_length": 2.5}
+
+    def answer(path: str) -> bytes:
+        if path in ("/server_info", "/generate"):
+            return json_answer(json.dumps(info if path == "/server_info" else
+                                          {"text": "abcdefgh", "meta_info": meta}).encode())
+        return json_answer(b"{}")  # /flush_cache, /v1/models, /health
+
+    suite = {"name": "one", "prompts": [{"name": "fib", "text": "def fib(n):"}],
+             "single": {"lengths": [8], "repeats": 1}, "sweep": {"concurrencies": []},
+             "warmup": {"requests": 0}, "timeout_s": 500}
+    suite_file, out = tmp_path / "one.yaml", tmp_path / "out.json"
+    suite_file.write_text(json.dumps(suite))
+    with RawServer(answer) as srv:
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
+    assert r.exit_code == 1, r.output
+    assert "accept length 2.50 tokens per verify step from an autoregressive server" in r.stderr, r.stderr
+    assert json.loads(out.read_text())["complete"] is False

@@ -14,8 +14,8 @@ the first failure, as ``(failure_class, message)``, or None:
   * other speculative flags or another algorithm than the trial's effective setting (SGLang's own
     rewrites are applied before launch, :mod:`tuner.sglang.rules`);
   * a trial's server running no speculative algorithm; a baseline's server running one, or answering
-    with verify steps (``spec_verify_ct``, which SGLang sends only when speculating:
-    ``managers/tokenizer_manager.py``, ``_calculate_spec_decoding_metrics``);
+    with verify steps (``spec_verify_ct``, or ``spec_accept_length`` alone, which SGLang sends only when
+    speculating: ``managers/tokenizer_manager.py``, ``_calculate_spec_decoding_metrics``);
   * another model than launched: ``model_path`` (a trial's ``speculative_draft_model_path`` too) other
     than the launch's, when the server says it;
   * another time scale than launched: the simulator's ``sim_speedup`` differs from
@@ -262,8 +262,13 @@ def speculation_problem(r, spec: SpecConfig | None) -> str | None:
     ``num_steps + 2`` for a reported accept length alone. The message names the bound it applied."""
     verify = r.spec_verify_ct
     if spec is None:
-        return (f"{counted(verify, 'verify step')} from an autoregressive server"
-                if verify else None)
+        if verify:
+            return f"{counted(verify, 'verify step')} from an autoregressive server"
+        # SGLang 0.5.23 sends spec_accept_length only with spec_verify_ct > 0 (tokenizer_manager.py
+        # _calculate_spec_decoding_metrics; sglext's 0 is its "unknown", not kept): an accept length
+        # alone is verify steps too (QA: 'accept length 2.50' beside a baseline's figures, exit 0)
+        return (f"accept length {r.spec_accept_length:.2f} tokens per verify step from an autoregressive "
+                "server" if r.spec_accept_length else None)
     n, steps = r.completion_tokens, spec.num_steps
     if verify:
         most = 1 + verify * (steps + 1)  # judged on whole tokens: exact, where n / verify would round
