@@ -205,7 +205,25 @@ def test_an_accept_length_from_a_server_that_says_it_does_not_speculate_fails_th
     suite_file, out = tmp_path / "one.yaml", tmp_path / "out.json"
     suite_file.write_text(json.dumps(suite))
     with RawServer(answer) as srv:
-        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file), "--json", str(out)])
+        r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file),
+                                     "--json", str(out)])
     assert r.exit_code == 1, r.output
     assert "accept length 2.50 tokens per verify step from an autoregressive server" in r.stderr, r.stderr
     assert json.loads(out.read_text())["complete"] is False
+
+
+#: HTTP aiohttp's response parser refuses, on a connection that worked
+UNREADABLE = {
+    "chunk size": (b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\nConnection: close\r\n\r\n"
+                   b"ZZZ\r\nhello\r\n0\r\n\r\n"),
+    "header": b"HTTP/1.1 200 OK\r\nX-Pad: " + b"a" * 20_000 + b"\r\nContent-Length: 2\r\n\r\n{}",
+}
+
+
+@pytest.mark.parametrize("lie", sorted(UNREADABLE))
+def test_http_the_parser_refuses_is_a_protocol_failure_not_a_refused_connection(lie):
+    # QA: error_kind 'connection' (the kind for a refused TCP connection) for an answer that came
+    with RawServer(lambda path: UNREADABLE[lie]) as srv:
+        record = ask(srv.url, "generate", stream=False)
+    assert not record.ok and record.error_kind == "protocol", record
+    assert record.error.startswith("unexpected answer: its HTTP could not be read: "), record

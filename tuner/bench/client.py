@@ -297,6 +297,12 @@ class BenchClient:
             self._fail(record, "connection", f"{type(exc).__name__}: {exc}")
         except _DISCONNECT_ERRORS as exc:
             self._fail(record, "disconnected", f"{type(exc).__name__}: {exc}")
+        except aiohttp.ClientResponseError as exc:
+            # aiohttp's response parser refused the answer's HTTP (client_proto.py data_received: a
+            # chunk size 'ZZZ', a header over 8 kB): the connection worked, the answer is no HTTP
+            # (QA: recorded as 'connection', the kind for a refused connection)
+            self._fail(record, "protocol", "unexpected answer: its HTTP could not be read: "
+                       f"{' '.join(str(exc.message).split())[:200]}")
         except aiohttp.ClientError as exc:
             self._fail(record, "connection", f"{type(exc).__name__}: {exc}")
         except (ValueError, KeyError, TypeError, IndexError) as exc:
