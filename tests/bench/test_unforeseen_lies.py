@@ -11,16 +11,19 @@ import threading
 
 import pytest
 
+from tuner.bench import client as client_module
 from tuner.bench.client import BenchClient
 from tuner.bench.records import RequestRecord
 
 
 class RawServer:
     """Answers every request with ``answer(path)`` (whole HTTP response bytes), then closes the
-    connection. Owns its event loop thread; ``with`` starts and stops it."""
+    connection (``hold``: only once the server stops). Owns its event loop thread; ``with`` starts
+    and stops it."""
 
-    def __init__(self, answer):
-        self.answer = answer
+    def __init__(self, answer, hold: bool = False):
+        self.answer, self.hold = answer, hold
+        self._released: asyncio.Event | None = None
         self.port = 0
         self._loop = asyncio.new_event_loop()
         self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
@@ -38,14 +41,18 @@ class RawServer:
             await reader.readexactly(length)
             writer.write(self.answer(head.split(b" ")[1].decode()))
             await writer.drain()
+            if self.hold:
+                await self._released.wait()
         finally:
             writer.close()
 
     async def _start(self):
+        self._released = asyncio.Event()
         self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
         self.port = self._server.sockets[0].getsockname()[1]
 
     async def _stop(self):
+        self._released.set()
         self._server.close()
         await self._server.wait_closed()
 
@@ -227,3 +234,21 @@ def test_http_the_parser_refuses_is_a_protocol_failure_not_a_refused_connection(
         record = ask(srv.url, "generate", stream=False)
     assert not record.ok and record.error_kind == "protocol", record
     assert record.error.startswith("unexpected answer: its HTTP could not be read: "), record
+
+
+def test_a_stream_held_open_after_done_fails_at_once_not_at_the_timeout(monkeypatch):
+    # QA: the request waited out its whole timeout (300 s by default), recorded as 'timeout' with no
+    # complete answer, though [DONE] had come; two such steps in a row read as a hung server
+    monkeypatch.setattr(client_module, "AFTER_DONE_S", 0.2)
+    answer = event_stream([_generate_chunk("abcd", 4, True), "[DONE]"])
+    with RawServer(lambda path: answer, hold=True) as srv:
+        record = ask(srv.url, "generate", stream=True)  # the request's timeout: 60 s
+    assert not record.ok and record.error_kind == "protocol", record
+    assert "the stream stayed open 0.2 s after data: [DONE]: SGLang ends it there" in record.error, record
+
+
+def test_a_stream_closed_after_done_is_an_answer():
+    answer = event_stream([_generate_chunk("ab", 2, False), _generate_chunk("abcd", 4, True), "[DONE]"])
+    with RawServer(lambda path: answer) as srv:
+        record = ask(srv.url, "generate", stream=True)
+    assert record.ok and record.output_text == "abcd", record

@@ -43,6 +43,9 @@ PROBE_TIMEOUT_S = 3.0
 #: Wall seconds a request may take beyond its model-time deadline on a sped-up clock (the
 #: simulator): loopback HTTP and a loaded event loop do not run faster with --sim-speedup.
 WALL_SLACK_S = 2.0
+#: Wall seconds a stream may stay open after its ``data: [DONE]``: SGLang ends the response right after
+#: it (http_server.py stream_results returns; the chunked body's last chunk follows at once).
+AFTER_DONE_S = 5.0
 
 
 class BenchError(RuntimeError):
@@ -389,6 +392,20 @@ class BenchClient:
         if usage.get("spec_verify_ct") is not None:
             record.spec_verify_ct = _count(usage["spec_verify_ct"], "spec_verify_ct")
 
+    @staticmethod
+    async def _stream_line(resp: aiohttp.ClientResponse, done_s: float | None) -> bytes:
+        """The stream's next line (``b""`` at its end). After ``[DONE]`` it must end within
+        :data:`AFTER_DONE_S`, or ``ValueError``: a server that held it open made the request wait out its
+        whole timeout, recorded as ``timeout`` (no complete answer) though the answer had come, and two
+        such steps in a row read as a hung server."""
+        if done_s is None:
+            return await resp.content.readline()
+        try:
+            return await asyncio.wait_for(resp.content.readline(), AFTER_DONE_S)
+        except asyncio.TimeoutError:
+            raise ValueError(f"the stream stayed open {AFTER_DONE_S:g} s after data: [DONE]: SGLang ends "
+                             "it there") from None
+
     async def _read_stream(self, resp: aiohttp.ClientResponse, record: RequestRecord) -> None:
         """Server-sent events. ``/generate`` sends cumulative text (new text only under SGLang's
         ``--incremental-streaming-output``) and meta_info; OpenAI sends text
@@ -400,7 +417,7 @@ class BenchClient:
         send one in the last chunk): the request fails, whatever its count says; so does one that ends
         without ``data: [DONE]`` or sends anything after it, and a ``/generate`` stream whose text so far
         does not continue the last chunk's. The request ends at ``[DONE]``; the rest of the body is read
-        (SGLang closes it right after) to see that nothing follows."""
+        (SGLang closes it right after; :data:`AFTER_DONE_S` at most) to see that nothing follows."""
         last_t = 0.0
         last_tokens = 0
         text = ""
@@ -408,7 +425,7 @@ class BenchClient:
         carried = False  #: whether any chunk carried text (an empty piece counts)
         peak = 0  #: the highest completion_tokens a chunk has said so far
         done_s = None  #: when ``data: [DONE]`` came (the request's end)
-        async for raw in resp.content:
+        while raw := await self._stream_line(resp, done_s):
             line = raw.strip()
             if not line or line.startswith(_SSE_SKIPPED):
                 continue
