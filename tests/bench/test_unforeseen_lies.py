@@ -7,9 +7,9 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
 
 import pytest
+from support.loop_thread import LoopThread
 
 from tuner.bench import client as client_module
 from tuner.bench.client import BenchClient
@@ -25,8 +25,7 @@ class RawServer:
         self.answer, self.hold = answer, hold
         self._released: asyncio.Event | None = None
         self.port = 0
-        self._loop = asyncio.new_event_loop()
-        self._thread = threading.Thread(target=self._loop.run_forever, daemon=True)
+        self._loop: LoopThread | None = None
         self._server = None
 
     @property
@@ -57,16 +56,14 @@ class RawServer:
         await self._server.wait_closed()
 
     def __enter__(self):
-        self._thread.start()
-        asyncio.run_coroutine_threadsafe(self._start(), self._loop).result(timeout=30)
+        self._loop = LoopThread()
+        self._loop.run(self._start())
         return self
 
     def __exit__(self, *exc):
         try:
-            asyncio.run_coroutine_threadsafe(self._stop(), self._loop).result(timeout=30)
+            self._loop.run(self._stop())
         finally:
-            self._loop.call_soon_threadsafe(self._loop.stop)
-            self._thread.join(timeout=30)
             self._loop.close()
 
 
