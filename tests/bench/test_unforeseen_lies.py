@@ -249,3 +249,20 @@ def test_a_stream_closed_after_done_is_an_answer():
     with RawServer(lambda path: answer) as srv:
         record = ask(srv.url, "generate", stream=True)
     assert record.ok and record.output_text == "abcd", record
+
+
+@pytest.mark.parametrize("api, stream", [("openai", False), ("chat", True)])
+def test_an_openai_answer_for_another_model_fails_the_request(api, stream):
+    # SGLang names the request's own model in every answer and chunk; the client asked for "default"
+    if stream:
+        chunks = [{**c, "model": "someone-else"} if isinstance(c, dict) else c for c in WENT_ON[api]
+                  if "ZZ" not in json.dumps(c)]
+        answer = event_stream(chunks)
+    else:
+        choices = [{"index": 0, "text": "abcd", "finish_reason": "length"}]
+        body = {**NO_REASON[api], "model": "someone-else", "choices": choices}
+        answer = json_answer(json.dumps(body).encode())
+    with RawServer(lambda path: answer) as srv:
+        record = ask(srv.url, api, stream)
+    assert not record.ok and record.error_kind == "protocol", record
+    assert "the answer is for model 'someone-else', not the 'default' asked" in record.error, record

@@ -354,6 +354,7 @@ class BenchClient:
             self._read_meta(meta, record)
             text = data.get("text")
         else:
+            _for_model(data, self.model)
             self._read_usage(_object(data.get("usage") or {}, "usage"), record)
             read_spec_details(data, record)
             choice = _object((data.get("choices") or [{}])[0], "choices[0]")
@@ -468,6 +469,7 @@ class BenchClient:
                     text = text + piece if self.incremental_stream else piece
                     carried = True
             else:
+                _for_model(data, self.model)
                 self._read_usage(_object(data.get("usage") or {}, "usage"), record)
                 read_spec_details(data, record)  # the sglext chunk (choices: [])
                 choices = [_object(c, "choices[0]") for c in (data.get("choices") or [])[:1]]
@@ -572,6 +574,17 @@ def _json_answer(body: bytes) -> dict:
     if not isinstance(data, dict):
         raise ValueError(f"the answer is a JSON {type(data).__name__}, not an object: {str(data)[:200]}")
     return data
+
+
+def _for_model(data: dict, asked: str) -> None:
+    """``ValueError`` for an OpenAI answer (or chunk) that names another model than the request's: SGLang
+    0.5.23 names the request's own in every one (``openai/serving_completions.py``, ``serving_chat.py``:
+    ``model=request.model``), so it answers another request (a router's, a cache's). One without
+    ``model`` is not judged."""
+    said = data.get("model")
+    if said is not None and said != asked:
+        raise ValueError(f"the answer is for model {str(said)[:100]!r}, not the {asked[:100]!r} asked: "
+                         "an answer to another request")
 
 
 def _went_on(line: bytes) -> ValueError:
