@@ -138,14 +138,28 @@ READ_ONLY_SQLSTATE = "25006"
 def read_only_refusal(e: BaseException) -> bool:
     """Whether ``e`` (a driver's error, or SQLAlchemy's wrapping one) is PostgreSQL refusing a
     write because the database or server is read-only (:data:`READ_ONLY_SQLSTATE`)."""
+    return _sqlstate(e) == READ_ONLY_SQLSTATE
+
+
+def _sqlstate(e: BaseException) -> str | None:
+    """The SQLSTATE of a driver's error (or SQLAlchemy's wrapping one); None when it has none."""
     orig = getattr(e, "orig", None) or e
     # psycopg2 names it pgcode, psycopg 3 sqlstate
-    return READ_ONLY_SQLSTATE in (getattr(orig, "pgcode", None), getattr(orig, "sqlstate", None))
+    return getattr(orig, "pgcode", None) or getattr(orig, "sqlstate", None)
 
 
 #: Said after a read-only refusal: the database answers, and what makes it take writes again.
 READ_ONLY_HINT = ("the database refuses writes: a hot standby, or default_transaction_read_only set; it must "
                   "be made writable")
+
+
+#: PostgreSQL's SQLSTATE for a statement cancelled by ``lock_timeout`` (``lock_not_available``):
+#: another session holds a lock on the study's tables past the wait every tuner session allows
+#: (:data:`tuner.engine.storage.PG_LOCK_TIMEOUT_S`).
+LOCK_SQLSTATE = "55P03"
+#: Said after a lock wait ran out: who is in the way, and where to see it (QA, qa106: the worker hung).
+LOCK_HINT = ("another session holds a lock on the study's tables (LOCK TABLE, a migration, a transaction "
+             "left open): see pg_locks and pg_stat_activity, and end it")
 
 
 #: Said after a full disk (SQLite's file, or a database server's own disk).
@@ -163,11 +177,14 @@ def disk_full(exc: BaseException) -> bool:
 
 def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     """``describe(exc)`` (the error without the password), with what fixes a read-only refusal
-    (:data:`READ_ONLY_HINT`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
+    (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`) or a full disk
+    (:data:`DISK_FULL_HINT`): "did not answer ...
     ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
     text = describe(exc)
     if any(read_only_refusal(e) for e in causes(exc)):
         return f"{text} ({READ_ONLY_HINT})"
+    if any(_sqlstate(e) == LOCK_SQLSTATE for e in causes(exc)):
+        return f"{text} ({LOCK_HINT})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
 
 

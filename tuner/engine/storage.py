@@ -48,6 +48,10 @@ MAX_RETRY = 3
 #: SQLite's busy timeout (seconds): how long a write waits for another process's lock before the
 #: driver says "database is locked" (a running worker then retries, see tuner.engine.patience).
 SQLITE_TIMEOUT_S = seconds_from_env("TUNER_SQLITE_TIMEOUT_S", 60)
+#: How long a PostgreSQL statement of the tuner waits for a lock another session holds (seconds),
+#: at most the patience (:func:`tuner.engine.patience.patience_s`); then the server cancels it
+#: (``lock_not_available``), which a running worker retries as an outage. See :func:`_session_settings`.
+PG_LOCK_TIMEOUT_S = 60
 
 #: PostgreSQL advisory-lock key held while a worker builds its storage (creates tables); any fixed
 #: 64-bit number unlikely to clash with an application's own keys ("tuner-db" in ASCII).
@@ -255,8 +259,8 @@ def _build(url: str, patient: bool):
         # (QA: a tell acknowledged, then the trial RUNNING again and its setting measured twice; a
         # trial gone under its worker; a queued trial started twice). The setting is a session's
         # own (USERSET; https://www.postgresql.org/docs/current/wal-async-commit.html); fsync is
-        # the server's (tuner doctor warns of it). And every session's clock reads UTC: see
-        # _session_settings.
+        # the server's (tuner doctor warns of it). And every session's clock reads UTC, and its
+        # wait for a lock ends: see _session_settings.
         sa.event.listen(storage.engine, "connect", _session_settings)
         storage.engine.dispose()  # the connections Optuna's constructor opened before the hook
     if patient:
@@ -296,13 +300,26 @@ def _session_settings(dbapi_connection, connection_record) -> None:
     America/Los_Angeles wrote heartbeats a reaper in UTC read as 8 hours old, and its live trial
     was failed at once (QA, qa95); the reverse kept a dead worker's trial RUNNING for 8 hours; and
     a server zone with summer time made every heartbeat an hour old at the spring change. In UTC
-    every session writes and compares one clock that never jumps."""
+    every session writes and compares one clock that never jumps.
+
+    Why ``lock_timeout`` (:data:`PG_LOCK_TIMEOUT_S`, at most the patience): PostgreSQL's default is
+    0, wait for a lock for ever. Another session holding a lock on Optuna's tables (``LOCK TABLE
+    trials``, a migration, a ``VACUUM FULL``, a forgotten ``BEGIN`` in psql) raised no error at all:
+    the worker's statement waited in silence past ``TUNER_STORAGE_PATIENCE_S`` (QA, qa106: 30 s and
+    counting at a patience of 3 s), its trial RUNNING, no line said why. Cancelled by the server
+    (SQLSTATE 55P03, psycopg2's ``LockNotAvailable``, an ``OperationalError``), the wait is an
+    outage like any other: retried within the patience, then one line and exit 75; a read command
+    says its one line instead of hanging."""
+    from .patience import patience_s
+
+    lock_ms = 1000 * min(PG_LOCK_TIMEOUT_S, patience_s())
     autocommit = dbapi_connection.autocommit
     dbapi_connection.autocommit = True
     cursor = dbapi_connection.cursor()
     try:
         cursor.execute("SET SESSION synchronous_commit TO on")
         cursor.execute("SET SESSION TimeZone TO 'UTC'")
+        cursor.execute(f"SET SESSION lock_timeout TO {int(lock_ms)}")  # milliseconds
     finally:
         cursor.close()
         dbapi_connection.autocommit = autocommit

@@ -313,7 +313,8 @@ def describe_error(exc: BaseException, url: str) -> str:
     inner = exc
     # Optuna wraps SQLAlchemy's errors (StorageInternalError); the driver's message says more. A
     # statement on a transaction whose connection broke is refused with PendingRollbackError; the
-    # error before it (its context: Optuna's trial read queries again after a failure) says why.
+    # error before it (its context: Optuna's trial read queries again after a failure) says why,
+    # as it does for PostgreSQL's refusal of a statement in a transaction an error aborted.
     seen: set[int] = set()
     while id(inner) not in seen:
         seen.add(id(inner))
@@ -322,11 +323,26 @@ def describe_error(exc: BaseException, url: str) -> str:
             inner = inner.__cause__
         elif name == "PendingRollbackError" and inner.__context__ is not None:
             inner = inner.__context__
+        elif _aborted_by(inner) is not None:
+            inner = _aborted_by(inner)
         else:
             break
     orig = getattr(inner, "orig", None)  # SQLAlchemy's DBAPIError: the driver's own exception
     shown = orig if orig is not None else inner
     return f"{type(shown).__name__}: {scrub(_first_line(shown), url)}"
+
+
+def _aborted_by(exc: BaseException) -> BaseException | None:
+    """The error that aborted the transaction ``exc`` was refused on, when ``exc`` is PostgreSQL's
+    ``in_failed_sql_transaction`` (SQLSTATE 25P02: "current transaction is aborted, commands ignored
+    until end of transaction block") and was raised while handling it. Optuna's trial read takes any
+    OperationalError for too many SQL variables and queries again in the same transaction: the
+    outage line said "InFailedSqlTransaction" for a lock wait cancelled by ``lock_timeout`` (QA,
+    qa106), not the cancellation that names the cause."""
+    orig = getattr(exc, "orig", None) or exc
+    if "25P02" not in (getattr(orig, "pgcode", None), getattr(orig, "sqlstate", None)):
+        return None
+    return orig.__context__
 
 
 def _first_line(exc: BaseException) -> str:
