@@ -249,9 +249,12 @@ def causes(exc: BaseException | None):
 
 #: What a database server says when the URL itself is wrong (credentials, database, role): no
 #: wait makes it right, so the worker stops at once instead of waiting out the patience.
+#: A role set ``NOLOGIN`` ("role ... is not permitted to log in") is one of them, as a ``CONNECT``
+#: revoked is: it was waited out for the whole patience and said as "did not answer" (QA, qa106).
+#: Not "too many connections for role": a ``CONNECTION LIMIT`` frees up as sessions end.
 _PERMANENT = ("password authentication failed", "authentication failed", "no password supplied",
               "does not exist", "no pg_hba.conf entry", "permission denied", "invalid dsn",
-              "invalid connection option")
+              "invalid connection option", "is not permitted to log in")
 
 
 def _transient_text(e: BaseException) -> bool:
