@@ -11,17 +11,14 @@ Each call under test runs in a thread joined with a generous bound, so the test 
 hanging) when the wait has no end; the lock is released in ``finally`` either way.
 """
 
-import threading
 from contextlib import contextmanager
 
 import optuna
 import sqlalchemy as sa
+from support.bounded_call import in_thread
 
 from tuner.engine.patience import LOCK_HINT, StorageUnavailable
 from tuner.engine.storage import driver_url, open_storage
-
-#: How long a call may take before the test calls it hung: far past the 2 s patience, on a loaded machine.
-HUNG_S = 90
 
 
 @contextmanager
@@ -37,23 +34,6 @@ def table_locked(url: str, table: str = "trials"):
         tx.rollback()
         conn.close()
         engine.dispose()
-
-
-def in_thread(fn) -> dict:
-    """``fn()`` in a thread, joined for :data:`HUNG_S`: ``{"value": ...}`` or ``{"error": exc}``, or
-    ``{}`` when it is still waiting."""
-    out: dict = {}
-
-    def run():
-        try:
-            out["value"] = fn()
-        except BaseException as exc:  # noqa: BLE001 - handed to the test
-            out["error"] = exc
-
-    thread = threading.Thread(target=run, daemon=True)
-    thread.start()
-    thread.join(HUNG_S)
-    return out
 
 
 def test_a_worker_blocked_by_a_lock_gives_up_after_its_patience_and_reads_once_it_is_released(
