@@ -56,6 +56,19 @@ def test_a_reconnect_to_a_frozen_server_is_an_outage_with_an_end(pg_cluster, mon
     storage.engine.dispose()
 
 
+def test_the_write_probe_of_doctor_and_run_gives_up_on_a_frozen_server(pg_cluster, monkeypatch):
+    # `tuner doctor` and the checks `tuner study run` makes before it starts (tuner.engine.doctor)
+    from tuner.engine.storage_probe import sql_writable
+
+    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "2")
+    url = pg_cluster.database()
+    with frozen(pg_cluster):
+        out = in_thread(lambda: sql_writable(url))
+    assert out, "the write probe waited for the frozen server with no end"  # before the fix
+    assert "timeout expired" in str(out.get("error")), out
+    assert isinstance(sql_writable(url), list)  # thawed: the probe answers again (it raised while frozen)
+
+
 def test_a_connect_timeout_in_the_url_is_the_users(monkeypatch):
     monkeypatch.delenv("TUNER_STORAGE_PATIENCE_S", raising=False)
     assert connect_args("postgresql://u@db/x?connect_timeout=30") == {}
