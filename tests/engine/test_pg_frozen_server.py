@@ -1,6 +1,6 @@
 """A PostgreSQL server that takes a connection but never answers it (its postmaster frozen with
 SIGSTOP, as a paused VM or a server swapped to death is), under a worker whose sessions were cut
-(tuner/engine/storage.py ``connect_args``).
+(tuner/engine/urls.py ``connect_args``).
 
 libpq waits for a connection with no end by default: the worker's reconnect hung past its patience,
 no line, its trial RUNNING (QA, qa106: 25 s and counting at ``TUNER_STORAGE_PATIENCE_S=3``). With a
@@ -19,7 +19,8 @@ import sqlalchemy as sa
 from support.bounded_call import in_thread
 
 from tuner.engine.patience import StorageUnavailable
-from tuner.engine.storage import connect_args, open_storage
+from tuner.engine.storage import open_storage
+from tuner.engine.urls import connect_args
 
 
 @contextmanager
@@ -69,8 +70,8 @@ def test_the_write_probe_of_doctor_and_run_gives_up_on_a_frozen_server(pg_cluste
     assert isinstance(sql_writable(url), list)  # thawed: the probe answers again (it raised while frozen)
 
 
-def test_a_connect_timeout_in_the_url_is_the_users(monkeypatch):
-    monkeypatch.delenv("TUNER_STORAGE_PATIENCE_S", raising=False)
-    assert connect_args("postgresql://u@db/x?connect_timeout=30") == {}
-    assert connect_args("sqlite:///x.db") == {}
-    assert connect_args("postgresql://u:p@db/x") == {"connect_timeout": 10}
+def test_a_connect_timeout_in_the_url_is_the_users():
+    assert connect_args("postgresql://u@db/x?connect_timeout=30", 600) == {}
+    assert connect_args("sqlite:///x.db", 600) == {}
+    assert connect_args("postgresql://u:p@db/x", 600) == {"connect_timeout": 10}
+    assert connect_args("postgresql://u:p@db/x", 3) == {"connect_timeout": 3}  # at most the patience

@@ -26,7 +26,7 @@ from typing import Callable
 
 from ..config.yamlfile import ConfigError
 from .env_numbers import seconds_from_env
-from .urls import (connect_url, describe_error, driver_url, is_postgres, redact, resolve_url, scheme_problem,
+from .urls import (connect_args, describe_error, driver_url, is_postgres, redact, resolve_url, scheme_problem,
                    scrub, sqlite_path)
 
 __all__ = ["open_storage", "storage_label", "redact", "resolve_url", "driver_url", "is_postgres",
@@ -52,10 +52,6 @@ SQLITE_TIMEOUT_S = seconds_from_env("TUNER_SQLITE_TIMEOUT_S", 60)
 #: at most the patience (:func:`tuner.engine.patience.patience_s`); then the server cancels it
 #: (``lock_not_available``), which a running worker retries as an outage. See :func:`_session_settings`.
 PG_LOCK_TIMEOUT_S = 60
-#: How long opening a PostgreSQL connection may take (seconds), at most the patience: libpq's
-#: ``connect_timeout`` (https://www.postgresql.org/docs/current/libpq-connect.html; values under 2
-#: count as 2). See :func:`connect_args`.
-PG_CONNECT_TIMEOUT_S = 10
 
 #: PostgreSQL advisory-lock key held while a worker builds its storage (creates tables); any fixed
 #: 64-bit number unlikely to clash with an application's own keys ("tuner-db" in ASCII).
@@ -162,21 +158,11 @@ def _check_exists(url: str) -> None:
                           "study create STUDY.yaml")
 
 
-def connect_args(url: str) -> dict:
-    """The driver's keyword arguments for a connection to the storage at ``url``: for PostgreSQL a
-    ``connect_timeout`` (:data:`PG_CONNECT_TIMEOUT_S`, at most the patience) unless the URL sets one.
-
-    Why: libpq waits for a connection with no end by default. A server that accepts the TCP
-    connection but does not answer (a postmaster frozen, ``kill -STOP``, a paused VM) hung a
-    worker's reconnect after its sessions were cut past TUNER_STORAGE_PATIENCE_S (QA, qa106: 25 s
-    and counting at a patience of 3 s), and a host that drops packets cost the kernel's SYN retries,
-    about two minutes, per try. Timed out, the attempt is an outage like a refused one
-    (``OperationalError: ... timeout expired``): retried within the patience, then one line."""
+def _connect_args(url: str) -> dict:
+    """:func:`tuner.engine.urls.connect_args` with this process's patience."""
     from .patience import patience_s
 
-    if not is_postgres(url) or "connect_timeout" in connect_url(url).query:
-        return {}
-    return {"connect_timeout": max(2, min(PG_CONNECT_TIMEOUT_S, patience_s()))}
+    return connect_args(url, patience_s())
 
 
 def holds_tables(url: str) -> bool:
@@ -186,7 +172,8 @@ def holds_tables(url: str) -> bool:
     import sqlalchemy as sa
 
     try:
-        engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool, connect_args=connect_args(url))
+        engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool,
+                                  connect_args=_connect_args(url))
     except ImportError:
         return True
     try:
@@ -262,7 +249,7 @@ def _build(url: str, patient: bool):
         engine_kwargs["poolclass"] = sa.pool.NullPool
     else:
         engine_kwargs["pool_pre_ping"] = True
-        engine_kwargs["connect_args"] = connect_args(url)
+        engine_kwargs["connect_args"] = _connect_args(url)
     cls = PatientRDBStorage if patient else RDBStorage
     kwargs = dict(engine_kwargs=engine_kwargs, heartbeat_interval=HEARTBEAT_INTERVAL_S,
                   grace_period=HEARTBEAT_GRACE_S, heartbeat_stale_trial_callback=RetryStaleTrial(max_retry=MAX_RETRY))
@@ -388,7 +375,7 @@ def _schema_lock(url: str):
     """
     import sqlalchemy as sa
 
-    engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args=connect_args(url))
+    engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args=_connect_args(url))
     try:
         with engine.connect() as conn:
             deadline = time.monotonic() + SCHEMA_LOCK_TIMEOUT_S

@@ -62,14 +62,14 @@ def sql_writable(url: str) -> list[str]:
     settings that are off (``fsync=off``: PostgreSQL only)."""
     import sqlalchemy
 
-    from .storage import connect_args
-    from .urls import driver_url
+    from .patience import patience_s
+    from .urls import connect_args, driver_url
 
     # The URL as the storage connects with it: the installed driver, any password (tuner.engine.urls),
     # and its connect_timeout: the check `study run` makes before it starts hung on a server that
     # takes the connection and never answers it (QA, qa106: a frozen postmaster).
     engine = sqlalchemy.create_engine(driver_url(url), poolclass=sqlalchemy.pool.NullPool,
-                                      connect_args=connect_args(url))
+                                      connect_args=connect_args(url, patience_s()))
     try:
         with engine.connect() as con:
             tx = con.begin()

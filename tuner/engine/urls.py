@@ -242,6 +242,28 @@ def scheme_problem(url: str) -> str | None:
     return None
 
 
+#: How long opening a PostgreSQL connection may take (seconds), at most the patience: libpq's
+#: ``connect_timeout`` (https://www.postgresql.org/docs/current/libpq-connect.html; values under 2
+#: count as 2). See :func:`connect_args`.
+PG_CONNECT_TIMEOUT_S = 10
+
+
+def connect_args(url: str, patience_s: float) -> dict:
+    """The driver's keyword arguments for a connection to the storage at ``url``: for PostgreSQL a
+    ``connect_timeout`` (:data:`PG_CONNECT_TIMEOUT_S`, at most ``patience_s``: the caller's
+    :func:`tuner.engine.patience.patience_s`) unless the URL sets one.
+
+    Why: libpq waits for a connection with no end by default. A server that accepts the TCP
+    connection but does not answer (a postmaster frozen, ``kill -STOP``, a paused VM) hung a
+    worker's reconnect after its sessions were cut past TUNER_STORAGE_PATIENCE_S (QA, qa106: 25 s
+    and counting at a patience of 3 s), and a host that drops packets cost the kernel's SYN retries,
+    about two minutes, per try. Timed out, the attempt is an outage like a refused one
+    (``OperationalError: ... timeout expired``): retried within the patience, then one line."""
+    if not is_postgres(url) or "connect_timeout" in connect_url(url).query:
+        return {}
+    return {"connect_timeout": int(max(2, min(PG_CONNECT_TIMEOUT_S, patience_s)))}
+
+
 def is_postgres(url: str) -> bool:
     return url.partition("://")[0].split("+", 1)[0] in ("postgresql", "postgres")
 
