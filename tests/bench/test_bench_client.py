@@ -134,7 +134,7 @@ class FakeSGLang:
             await asyncio.sleep(30)
         return body, prompt
 
-    def _meta(self, tokens: int) -> dict:
+    def _meta(self, tokens: int, rid: str | None) -> dict:
         count = {"more": tokens + 3, "negative": -tokens,
                  "huge": 10**12 if tokens > 2 else tokens}.get(self.lie, tokens)
         reason = None if self.lie == "nofinish" else {"type": "length", "length": tokens}
@@ -143,7 +143,7 @@ class FakeSGLang:
         e2e = {"e2e_zero": 0, "e2e_text": "fast", "e2e_nan": float("nan"), "e2e_long": 50.0}.get(
             self.lie, tokens * self.token_s)
         prompt_tokens = "lots" if self.lie == "prompt_text" else 5
-        meta = {"id": "r", "prompt_tokens": prompt_tokens, "completion_tokens": count,
+        meta = {"id": rid, "prompt_tokens": prompt_tokens, "completion_tokens": count,
                 "finish_reason": reason, "e2e_latency": e2e}
         if self.verify_every:
             verify = 1 if self.lie == "one_verify" else -(-tokens // self.verify_every)
@@ -158,6 +158,7 @@ class FakeSGLang:
 
     async def _generate(self, request):
         body, prompt = await self._admit(request, "/generate")
+        rid = body.get("rid")  # meta_info.id is the request's rid (tokenizer_manager.py)
         if self.fail_prompt and self.fail_prompt in prompt:
             return web.json_response({"error": {"message": "selected index k out of range"}}, status=500)
         n = body["sampling_params"]["max_new_tokens"]
@@ -169,7 +170,8 @@ class FakeSGLang:
         if self.lie == "html200":
             return web.Response(text="<html><body>Bad gateway</body></html>", content_type="text/html")
         if self.lie in ("oversize", "oversize_chunked"):  # a JSON answer of 17 MiB, its length said or not
-            big = web.json_response({"text": "x" * (17 * 2**20), "output_ids": [1], "meta_info": self._meta(1)})
+            big = web.json_response({"text": "x" * (17 * 2**20), "output_ids": [1],
+                                     "meta_info": self._meta(1, rid)})
             if self.lie == "oversize":
                 return big
             resp = web.StreamResponse(headers={"Content-Type": "application/json"})
@@ -184,8 +186,9 @@ class FakeSGLang:
         if not body.get("stream"):
             await asyncio.sleep(n * self.token_s)
             if self.lie == "no_text":
-                return web.json_response({"output_ids": list(range(n)), "meta_info": self._meta(n)})
-            return web.json_response({"text": "x y " * n, "output_ids": list(range(n)), "meta_info": self._meta(n)})
+                return web.json_response({"output_ids": list(range(n)), "meta_info": self._meta(n, rid)})
+            return web.json_response({"text": "x y " * n, "output_ids": list(range(n)),
+                                      "meta_info": self._meta(n, rid)})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         for done in range(2, n + 2, 2):  # two tokens per chunk, as with an accept length of 2
@@ -193,7 +196,7 @@ class FakeSGLang:
             if self.lie == "cut" and done > n // 2:
                 return resp  # the stream ends early, cleanly, with no finish reason and no [DONE]
             await asyncio.sleep(2 * self.token_s)
-            meta = self._meta(done)
+            meta = self._meta(done, rid)
             if done < n:
                 meta["finish_reason"] = None  # SGLang sets it on the last chunk only
             if self.lie == "backwards" and done == 2:  # the first chunk claims more than the next
@@ -204,7 +207,7 @@ class FakeSGLang:
             if self.lie == "no_text":
                 del chunk["text"]
             await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
-        await self._done(resp, {"text": "x y " * (n + 5), "meta_info": self._meta(n + 5)})
+        await self._done(resp, {"text": "x y " * (n + 5), "meta_info": self._meta(n + 5, rid)})
         return resp
 
     async def _done(self, resp, more: dict) -> None:
@@ -231,7 +234,7 @@ class FakeSGLang:
                 del choice["text"]
             if self.lie == "choice_text":
                 choice = "z " * n
-            return web.json_response({"id": "c", "object": "text_completion", "usage": usage,
+            return web.json_response({"id": body.get("rid"), "object": "text_completion", "usage": usage,
                                       "choices": [choice]})
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)

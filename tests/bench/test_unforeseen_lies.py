@@ -116,19 +116,19 @@ def usage(n: int) -> dict:
 
 def _generate_chunk(text: str, n: int, finished: bool) -> dict:
     reason = {"type": "length", "length": n} if finished else None
-    meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": n, "finish_reason": reason}
+    meta = {"prompt_tokens": 5, "completion_tokens": n, "finish_reason": reason}
     return {"text": text, "meta_info": meta}
 
 
 def _openai_chunk(api: str, text: str | None, n: int, reason: str | None) -> dict:
     choice = ({"index": 0, "delta": {} if text is None else {"content": text}} if api == "chat"
               else {"index": 0, "text": text or ""})
-    return {"id": "r", "object": "x", "model": "default", "usage": usage(n),
+    return {"object": "x", "model": "default", "usage": usage(n),
             "choices": [{**choice, "finish_reason": reason}]}
 
 
 def _usage_chunk(n: int) -> dict:
-    return {"id": "r", "object": "x", "model": "default", "choices": [], "usage": usage(n)}
+    return {"object": "x", "model": "default", "choices": [], "usage": usage(n)}
 
 
 #: streams that go on after their finish reason: text, or a second finish (QA: each read as one answer)
@@ -168,11 +168,11 @@ def test_the_usage_and_sglext_chunks_after_the_finish_reason_are_sglangs_own(api
 
 #: answers whose finish reason is no reason (SGLang's are strings: a /generate dict's "type", OpenAI's own)
 NO_REASON = {
-    "generate": {"text": "abcd", "meta_info": {"id": "r", "prompt_tokens": 5, "completion_tokens": 4,
+    "generate": {"text": "abcd", "meta_info": {"prompt_tokens": 5, "completion_tokens": 4,
                                                "finish_reason": {"type": ["length"]}}},
-    "openai": {"id": "r", "model": "default", "usage": usage(4),
+    "openai": {"model": "default", "usage": usage(4),
                "choices": [{"index": 0, "text": "abcd", "finish_reason": [1, 2]}]},
-    "chat": {"id": "r", "model": "default", "usage": usage(4),
+    "chat": {"model": "default", "usage": usage(4),
              "choices": [{"index": 0, "message": {"role": "assistant", "content": "abcd"},
                           "finish_reason": 5}]},
 }
@@ -194,7 +194,7 @@ def test_an_accept_length_from_a_server_that_says_it_does_not_speculate_fails_th
 
     from tuner.cli import cli
     info = {"version": "0.5.23", "model_path": "m", "speculative_algorithm": None}
-    meta = {"id": "r", "prompt_tokens": 5, "completion_tokens": 8, "e2e_latency": 0.001,
+    meta = {"prompt_tokens": 5, "completion_tokens": 8, "e2e_latency": 0.001,
             "finish_reason": {"type": "length", "length": 8}, "spec_accept_length": 2.5}
 
     def answer(path: str) -> bytes:

@@ -20,6 +20,7 @@ from __future__ import annotations
 import asyncio
 import json
 import threading
+import uuid
 
 from aiohttp import web
 
@@ -97,7 +98,9 @@ class FakeChatSGLang:
         details = self._details(n) if body.get("return_spec_tokens_details") else None
         text = self._text(body, n)
         think = 4 * min(self.think_tokens, n)  # characters of reasoning: 4 a token
-        base = {"id": "chatcmpl-1", "created": 1, "model": body.get("model", "default")}
+        # the id is the request's rid, or a uuid4 hex without one (serving_chat.py chunk_id, io_struct.py)
+        base = {"id": body.get("rid") or uuid.uuid4().hex, "created": 1,
+                "model": body.get("model", "default")}
         if not body.get("stream"):
             await asyncio.sleep(n * self.token_s)
             out = {**base, "object": "chat.completion", "usage": usage, "metadata": None,

@@ -24,7 +24,8 @@ import asyncio
 import json
 import math
 import time
-from typing import Any
+import uuid
+from typing import Any, NamedTuple
 
 import aiohttp
 
@@ -66,6 +67,13 @@ _DISCONNECT_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ai
                       ConnectionResetError)
 
 
+class PreparedRequest(NamedTuple):
+    """One request ready to send: its URL, its JSON body, and the request id (``rid``) the body names."""
+    url: str
+    body: bytes
+    rid: str
+
+
 class BenchClient:
     """Requests to one server. ``api`` is ``generate`` (SGLang ``/generate``, default), ``openai``
     (``/v1/completions``) or ``chat`` (``/v1/chat/completions``, the prompt's chat turns);
@@ -86,18 +94,23 @@ class BenchClient:
         self.incremental_stream = False
         self.t0 = time.perf_counter()  #: record times are relative to this
         self._session: aiohttp.ClientSession | None = None
+        #: requests in flight per session, while it is (or once was) current; see :meth:`request`
+        self._users: dict[aiohttp.ClientSession, int] = {}
         self.flush_supported = True
 
     async def __aenter__(self) -> "BenchClient":
-        # limit=0: no connection cap, so a sweep at concurrency C really has C requests in flight.
-        self._session = aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0),
-                                              read_bufsize=1 << 20)
+        self._session = self._new_session()
         return self
 
+    @staticmethod
+    def _new_session() -> aiohttp.ClientSession:
+        # limit=0: no connection cap, so a sweep at concurrency C really has C requests in flight.
+        return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), read_bufsize=1 << 20)
+
     async def __aexit__(self, *exc) -> None:
-        if self._session is not None:
-            await self._session.close()
-            self._session = None
+        for session in {*self._users, self._session} - {None}:  # the current one, and retired ones in use
+            await session.close()
+        self._session, self._users = None, {}
 
     @property
     def session(self) -> aiohttp.ClientSession:
@@ -210,10 +223,15 @@ class BenchClient:
 
     # ---- one request ---------------------------------------------------------------------------
 
-    def _payload(self, text: str, max_tokens: int,
+    def _payload(self, text: str, max_tokens: int, rid: str,
                  messages: list[dict] | None = None) -> tuple[str, dict[str, Any]]:
+        # rid: SGLang 0.5.23 takes the request's id from the client (managers/io_struct.py
+        # GenerateReqInput.rid; openai/protocol.py CompletionRequest.rid, ChatCompletionRequest.rid,
+        # passed on by serving_completions.py line 134 and serving_chat.py line 1395) and names it in
+        # every answer and stream chunk (see _for_request).
         if self.api == "generate":
             body: dict[str, Any] = {
+                "rid": rid,
                 "text": text,
                 "sampling_params": {"max_new_tokens": max_tokens, "temperature": self.temperature,
                                     "ignore_eos": self.ignore_eos},
@@ -226,10 +244,10 @@ class BenchClient:
             # ignore_eos as an SGLang extra; sglext.spec_tokens_details on request (sglext.py).
             path = "/v1/chat/completions"
             body = {"model": self.model, "messages": messages or [{"role": "user", "content": text}],
-                    "max_completion_tokens": max_tokens}
+                    "max_completion_tokens": max_tokens, "rid": rid}
         else:
             path = "/v1/completions"
-            body = {"model": self.model, "prompt": text, "max_tokens": max_tokens}
+            body = {"model": self.model, "prompt": text, "max_tokens": max_tokens, "rid": rid}
         body.update({"temperature": self.temperature, "ignore_eos": self.ignore_eos, REQUEST_FIELD: True})
         if self.stream:
             body["stream"] = True
@@ -239,12 +257,15 @@ class BenchClient:
             body["stream_options"] = {"include_usage": True, "continuous_usage_stats": True}
         return path, body
 
-    def prepare(self, text: str, max_tokens: int, messages: list[dict] | None = None) -> tuple[str, bytes]:
+    def prepare(self, text: str, max_tokens: int, messages: list[dict] | None = None) -> PreparedRequest:
         """The request's URL and JSON body, serialized ahead of time: a sweep batch serializes
         all its bodies before the first submission, so submissions are not spread out by it.
-        ``messages`` are the chat turns (``api: chat``; default: one user turn holding ``text``)."""
-        path, body = self._payload(text, max_tokens, messages)
-        return self.base_url + path, json.dumps(body).encode()
+        ``messages`` are the chat turns (``api: chat``; default: one user turn holding ``text``).
+        Each call draws a new request id (a ``uuid4`` hex, as SGLang draws its own): send the result
+        once, since SGLang refuses an id already in flight (tokenizer_manager.py ``_init_req_state``)."""
+        rid = uuid.uuid4().hex
+        path, body = self._payload(text, max_tokens, rid, messages)
+        return PreparedRequest(self.base_url + path, json.dumps(body).encode(), rid)
 
     def set_time_scale(self, scale: float) -> None:
         """The server's clock runs ``scale`` model seconds per wall second (the simulator's
@@ -273,15 +294,46 @@ class BenchClient:
         return record.server_latency_s * self.time_scale > self.timeout_s
 
     async def request(self, record: RequestRecord, text: str,
-                      prepared: tuple[str, bytes] | None = None,
+                      prepared: PreparedRequest | None = None,
                       messages: list[dict] | None = None) -> RequestRecord:
         """Send one request described by ``record`` (phase, prompt, max_tokens ...) and fill in
-        what happened. Never raises for a failed request."""
-        url, body = prepared or self.prepare(text, record.max_tokens, messages)
+        what happened. Never raises for a failed request.
+
+        An answer that names another request id than this request's (:func:`_for_request`) fails it
+        (``protocol``), and the requests after it go through a new session, on new connections: a server
+        that sent a second answer to an earlier request on a keep-alive connection left it where aiohttp
+        reads it as the next request's (QA: request 3 got request 2's answer in 1.6 ms and measured it),
+        and this request's own answer, still on its way, would be the next one's. aiohttp puts a
+        connection back into its pool as soon as an answer's last byte is in, before the client reads
+        the id, so that connection cannot be closed alone. The old session closes when its last request
+        ends (or at ``__aexit__``)."""
+        url, body, rid = prepared or self.prepare(text, record.max_tokens, messages)
+        session = self.session
+        self._users[session] = self._users.get(session, 0) + 1
+        try:
+            await self._exchange(session, record, url, body, rid)
+        finally:
+            self._users[session] -= 1
+            if session is not self._session and not self._users[session]:
+                del self._users[session]
+                await session.close()
+        if record.ok and (problem := record.latency_problem() or self._accept_problem(record)):
+            self._fail(record, "protocol", problem)
+        if record.ok and self._over_model_limit(record):
+            end_s = record.end_s
+            self._fail(record, "timeout", f"answered after {record.server_latency_s * self.time_scale:.3g} "
+                       f"model s, over the {self.timeout_s:g} s (model time) limit")
+            record.end_s, record.late = end_s, True
+        return record
+
+    async def _exchange(self, session: aiohttp.ClientSession, record: RequestRecord, url: str, body: bytes,
+                        rid: str) -> None:
+        """POST ``body`` through ``session`` and read the answer into ``record``; every failure is
+        recorded, none raised."""
         timeout = aiohttp.ClientTimeout(total=self.wall_timeout_s)
         record.start_s = self.now()
         try:
-            async with self.session.post(url, data=body, headers=_JSON, timeout=timeout) as resp:
+            async with session.post(url, data=body, headers=_JSON, timeout=timeout) as resp:
                 record.http_status = resp.status
                 if resp.status != 200:
                     detail = (await _read_bounded(resp)).decode("utf-8", "replace").strip().replace("\n", " ")
@@ -290,9 +342,13 @@ class BenchClient:
                     said = error_body_message(detail) or detail
                     self._fail(record, "http", f"HTTP {resp.status}: {said[:300]}")
                 elif self.stream:
-                    await self._read_stream(resp, record)
+                    await self._read_stream(resp, record, rid)
                 else:
-                    self._read_answer(_json_answer(await _read_bounded(resp)), record)
+                    self._read_answer(_json_answer(await _read_bounded(resp)), record, rid)
+        except _AnotherRequest as exc:
+            if session is self._session:  # not yet replaced by another request's stale answer
+                self._session = self._new_session()
+            self._fail(record, "protocol", f"unexpected answer: {exc}")
         except asyncio.TimeoutError:
             self._fail(record, "timeout", f"no complete answer within {self.timeout_s:g} s"
                        + (" (model time)" if self.time_scale > 1.0 else ""))
@@ -317,14 +373,6 @@ class BenchClient:
                        f"{' '.join(str(exc).split())[:200]}")
         if record.end_s == 0.0:
             record.end_s = self.now()
-        if record.ok and (problem := record.latency_problem() or self._accept_problem(record)):
-            self._fail(record, "protocol", problem)
-        if record.ok and self._over_model_limit(record):
-            end_s = record.end_s
-            self._fail(record, "timeout", f"answered after {record.server_latency_s * self.time_scale:.3g} "
-                       f"model s, over the {self.timeout_s:g} s (model time) limit")
-            record.end_s, record.late = end_s, True
-        return record
 
     def _accept_problem(self, record: RequestRecord) -> str | None:
         """Why an answer's own accept length disagrees with its counts, or None. SGLang 0.5.23 computes
@@ -344,16 +392,18 @@ class BenchClient:
         record.end_s = self.now()
         record.ok, record.error_kind, record.error = False, kind, message
 
-    def _read_answer(self, data: dict, record: RequestRecord) -> None:
+    def _read_answer(self, data: dict, record: RequestRecord, rid: str) -> None:
         """A complete (non-streamed) answer: token counts from the server, never from text. An
         answer without a finish reason fails the request, as a stream without one does."""
         record.end_s = self.now()
         _no_error(data)
         if self.api == "generate":
-            meta = data["meta_info"]
+            meta = _object(data["meta_info"], "meta_info")
+            _for_request(meta, rid)
             self._read_meta(meta, record)
             text = data.get("text")
         else:
+            _for_request(data, rid)
             _for_model(data, self.model)
             self._read_usage(_object(data.get("usage") or {}, "usage"), record)
             read_spec_details(data, record)
@@ -407,7 +457,7 @@ class BenchClient:
             raise ValueError(f"the stream stayed open {AFTER_DONE_S:g} s after data: [DONE]: SGLang ends "
                              "it there") from None
 
-    async def _read_stream(self, resp: aiohttp.ClientResponse, record: RequestRecord) -> None:
+    async def _read_stream(self, resp: aiohttp.ClientResponse, record: RequestRecord, rid: str) -> None:
         """Server-sent events. ``/generate`` sends cumulative text (new text only under SGLang's
         ``--incremental-streaming-output``) and meta_info; OpenAI sends text
         deltas and (with include_usage) usage. Inter-token latency of a chunk carrying k new tokens
@@ -451,7 +501,9 @@ class BenchClient:
                     # _wait_one_response: break once state.finished; http_server.py stream_results then
                     # sends [DONE]): a chunk after it is no part of the answer it finished
                     raise _went_on(line)
-                self._read_meta(data["meta_info"], record)
+                meta = _object(data["meta_info"], "meta_info")
+                _for_request(meta, rid)
+                self._read_meta(meta, record)
                 tokens = record.completion_tokens or 0
                 piece = data.get("text")
                 if isinstance(piece, str):  # cumulative, or new text only (incremental_stream)
@@ -469,6 +521,7 @@ class BenchClient:
                     text = text + piece if self.incremental_stream else piece
                     carried = True
             else:
+                _for_request(data, rid)
                 _for_model(data, self.model)
                 self._read_usage(_object(data.get("usage") or {}, "usage"), record)
                 read_spec_details(data, record)  # the sglext chunk (choices: [])
@@ -585,6 +638,25 @@ def _for_model(data: dict, asked: str) -> None:
     if said is not None and said != asked:
         raise ValueError(f"the answer is for model {str(said)[:100]!r}, not the {asked[:100]!r} asked: "
                          "an answer to another request")
+
+
+class _AnotherRequest(ValueError):
+    """An answer (or stream chunk) that names another request than the one sent."""
+
+
+def _for_request(data: dict, rid: str) -> None:
+    """:class:`_AnotherRequest` for an answer or stream chunk whose ``id`` is not ``rid``, the request id
+    the client sent. SGLang 0.5.23 names the request's rid in every one: ``meta_info["id"]`` on
+    ``/generate`` (``managers/tokenizer_manager.py`` ``_handle_batch_output``: ``"id": rid``, streamed
+    or not; ``_handle_abort_req``'s abort answer too), and the top-level ``id`` of every OpenAI answer and chunk, the role,
+    text, finish, ``sglext`` and usage chunks alike (``openai/serving_completions.py``
+    ``id=content["meta_info"]["id"]``, ``serving_chat.py`` ``chunk_id=content["meta_info"]["id"]``; no
+    prefix). ``data`` is ``meta_info`` on ``/generate``, the answer or chunk on the OpenAI APIs. One
+    without ``id`` is not judged (a server that names none)."""
+    said = data.get("id")
+    if said is not None and said != rid:
+        raise _AnotherRequest(f"the answer is for request {str(said)[:100]!r}, not the {rid!r} sent: an "
+                              "answer to another request")
 
 
 def _went_on(line: bytes) -> ValueError:
