@@ -41,11 +41,11 @@ def _answer(api: str, stream: bool, rid: str | None, text: str) -> bytes:
 
 class RepeatingServer(RawServer):
     """Answers each request on a kept-alive connection as SGLang names it (the body's ``rid``, or a uuid4
-    hex; no id at all unless ``named``), but answers the second request with the first one's answer
-    again, and sends the second's own only when the next request comes on that connection (never, once
+    hex; no id at all unless ``named``; ids of its own, never the request's, when ``named="own"``), but
+    answers the second request with the first one's answer again, and sends the second's own only when the next request comes on that connection (never, once
     the client closes it: nothing left to chance). ``with`` starts and stops it (:class:`RawServer`)."""
 
-    def __init__(self, api: str, stream: bool, named: bool = True):
+    def __init__(self, api: str, stream: bool, named: bool | str = True):
         super().__init__(answer=None)
         self.api, self.stream, self.named = api, stream, named
         self.first: bytes | None = None  #: the first answer, until it has been sent again
@@ -62,7 +62,8 @@ class RepeatingServer(RawServer):
                 body = json.loads(await reader.readexactly(length))
                 rid = body.get("rid") or uuid.uuid4().hex  # io_struct.py _normalize_single_inputs
                 self.rids.append(rid)
-                answer = _answer(self.api, self.stream, rid if self.named else None, f"answer to {rid}")
+                named = uuid.uuid4().hex if self.named == "own" else rid if self.named else None
+                answer = _answer(self.api, self.stream, named, f"answer to {rid}")
                 if self.first is None:
                     self.first, out = answer, answer
                 elif self.first:  # the second answer to the first request; this one's comes later
@@ -107,3 +108,17 @@ def test_an_answer_that_names_no_request_is_not_judged(api, stream):
     with RepeatingServer(api, stream, named=False) as srv:
         record = asyncio.run(one(srv.url))
     assert record.ok and record.output_text == f"answer to {srv.rids[0]}", record
+
+
+@pytest.mark.parametrize("api,stream", [("generate", False), ("openai", True), ("chat", False)])
+def test_a_server_that_names_ids_of_its_own_is_not_judged(api, stream):
+    """A server that takes no ``rid`` and names ids of its own (another release, another server):
+    nothing tells its answers apart, so none is judged, rather than every request failing."""
+    async def two(url):
+        async with BenchClient(url, api=api, stream=stream, timeout_s=60) as client:
+            return [await client.request(RequestRecord("single", "p", 4), "hello") for _ in range(2)]
+
+    with RepeatingServer(api, stream, named="own") as srv:
+        first, second = asyncio.run(two(srv.url))
+    assert first.ok and first.output_text == f"answer to {srv.rids[0]}", first
+    assert second.ok, second  # request 1's answer again: measured, as before the ids (nothing to judge by)

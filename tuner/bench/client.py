@@ -97,6 +97,9 @@ class BenchClient:
         #: requests in flight per session, while it is (or once was) current; see :meth:`request`
         self._users: dict[aiohttp.ClientSession, int] = {}
         self.flush_supported = True
+        #: whether an answer has named its request's own id (``rid``) back: then one naming another
+        #: fails (:meth:`_for_request`)
+        self.names_requests = False
 
     async def __aenter__(self) -> "BenchClient":
         self._session = self._new_session()
@@ -392,6 +395,25 @@ class BenchClient:
         record.end_s = self.now()
         record.ok, record.error_kind, record.error = False, kind, message
 
+    def _for_request(self, data: dict, rid: str) -> None:
+        """:class:`_AnotherRequest` for an answer or stream chunk whose ``id`` is not ``rid``, the request
+        id the client sent, once this server has named a request's own id back. SGLang 0.5.23 names the
+        request's rid in every one: ``meta_info["id"]`` on ``/generate`` (``managers/tokenizer_manager.py``
+        ``_handle_batch_output``: ``"id": rid``, streamed or not; ``_handle_abort_req``'s abort answer
+        too), and the top-level ``id`` of every OpenAI answer and chunk, the role, text, finish,
+        ``sglext`` and usage chunks alike (``openai/serving_completions.py``
+        ``id=content["meta_info"]["id"]``, ``serving_chat.py`` ``chunk_id=content["meta_info"]["id"]``;
+        no prefix). ``data`` is ``meta_info`` on ``/generate``, the answer or chunk on the OpenAI APIs.
+        Not judged: one without ``id``, and any while the server has never named a request's own id (a
+        release whose OpenAI requests take no ``rid`` names ids of its own: every request would fail)."""
+        said = data.get("id")
+        if said is None or said == rid:
+            self.names_requests = self.names_requests or said == rid
+            return
+        if self.names_requests:
+            raise _AnotherRequest(f"the answer is for request {str(said)[:100]!r}, not the {rid!r} sent: an "
+                                  "answer to another request")
+
     def _read_answer(self, data: dict, record: RequestRecord, rid: str) -> None:
         """A complete (non-streamed) answer: token counts from the server, never from text. An
         answer without a finish reason fails the request, as a stream without one does."""
@@ -399,11 +421,11 @@ class BenchClient:
         _no_error(data)
         if self.api == "generate":
             meta = _object(data["meta_info"], "meta_info")
-            _for_request(meta, rid)
+            self._for_request(meta, rid)
             self._read_meta(meta, record)
             text = data.get("text")
         else:
-            _for_request(data, rid)
+            self._for_request(data, rid)
             _for_model(data, self.model)
             self._read_usage(_object(data.get("usage") or {}, "usage"), record)
             read_spec_details(data, record)
@@ -502,7 +524,7 @@ class BenchClient:
                     # sends [DONE]): a chunk after it is no part of the answer it finished
                     raise _went_on(line)
                 meta = _object(data["meta_info"], "meta_info")
-                _for_request(meta, rid)
+                self._for_request(meta, rid)
                 self._read_meta(meta, record)
                 tokens = record.completion_tokens or 0
                 piece = data.get("text")
@@ -521,7 +543,7 @@ class BenchClient:
                     text = text + piece if self.incremental_stream else piece
                     carried = True
             else:
-                _for_request(data, rid)
+                self._for_request(data, rid)
                 _for_model(data, self.model)
                 self._read_usage(_object(data.get("usage") or {}, "usage"), record)
                 read_spec_details(data, record)  # the sglext chunk (choices: [])
@@ -642,21 +664,6 @@ def _for_model(data: dict, asked: str) -> None:
 
 class _AnotherRequest(ValueError):
     """An answer (or stream chunk) that names another request than the one sent."""
-
-
-def _for_request(data: dict, rid: str) -> None:
-    """:class:`_AnotherRequest` for an answer or stream chunk whose ``id`` is not ``rid``, the request id
-    the client sent. SGLang 0.5.23 names the request's rid in every one: ``meta_info["id"]`` on
-    ``/generate`` (``managers/tokenizer_manager.py`` ``_handle_batch_output``: ``"id": rid``, streamed
-    or not; ``_handle_abort_req``'s abort answer too), and the top-level ``id`` of every OpenAI answer and chunk, the role,
-    text, finish, ``sglext`` and usage chunks alike (``openai/serving_completions.py``
-    ``id=content["meta_info"]["id"]``, ``serving_chat.py`` ``chunk_id=content["meta_info"]["id"]``; no
-    prefix). ``data`` is ``meta_info`` on ``/generate``, the answer or chunk on the OpenAI APIs. One
-    without ``id`` is not judged (a server that names none)."""
-    said = data.get("id")
-    if said is not None and said != rid:
-        raise _AnotherRequest(f"the answer is for request {str(said)[:100]!r}, not the {rid!r} sent: an "
-                              "answer to another request")
 
 
 def _went_on(line: bytes) -> ValueError:
