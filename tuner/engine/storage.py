@@ -73,15 +73,22 @@ def storage_failure_line(exc: BaseException, since: int = 0) -> str | None:
     since ``OPENED[since]`` (the command's own: a process that runs several commands, as tests and
     scripts do with click's runner, opened others before), redacted, and every password this
     process opened scrubbed; None for any other exception."""
-    from .patience import database_error
+    from .patience import database_error, said
 
     if not database_error(exc):
         return None
-    text = describe_error(exc, OPENED[-1]) if OPENED else type(exc).__name__
-    for url in OPENED:
-        text = scrub(text, url)
+
+    def describe(e: BaseException) -> str:
+        text = describe_error(e, OPENED[-1]) if OPENED else type(e).__name__
+        for url in OPENED:
+            text = scrub(text, url)
+        return text[:300]
+
+    # said(): what fixes a lock held, a read-only database or a full disk, as the run's lines say it
+    # (QA, qa108: a read command blocked by LOCK TABLE said only "LockNotAvailable", no fix)
+    text = said(exc, describe)
     where = ", ".join(sorted({redact(u) or "" for u in OPENED[since:]})) or "the storage"
-    return (f"storage {where} failed during the command ({text[:300]}); run it again once the storage answers "
+    return (f"storage {where} failed during the command ({text}); run it again once the storage answers "
             "(a study run rides such outages out; this command does not)")
 
 
