@@ -42,7 +42,8 @@ Contracts:
   thread (the run's progress lines).
 * Inside :func:`fail_fast` a transient error raises :class:`StorageUnavailable` at once: for calls
   made while a server is measuring (the pruning decision between two stages of a suite), which
-  must not hold the measurement up; their caller goes on without them.
+  must not hold the measurement up; their caller goes on without them. Such a failure is not said
+  as ``storage_down`` (nothing is retried); the next call that waits says it.
 
 Knob: ``TUNER_STORAGE_PATIENCE_S`` (whole seconds, default 600, the same on every worker is wise).
 
@@ -475,7 +476,11 @@ class PatientRDBStorage(RDBStorage):
     def _outage_started(self, exc: BaseException, patience: int) -> None:
         if self._down_since is None:
             self._down_since = time.monotonic()
-        if threading.current_thread() is threading.main_thread() and self._announced is None:
+        # Not inside fail_fast: that call is not retried (its caller goes on without it), so "retrying
+        # for up to ..." would be untrue, and the next call that succeeded said "answers again after
+        # 0.0 s" between two "does not answer" lines (QA, qa108: a flip-flop of lines in one outage).
+        if (threading.current_thread() is threading.main_thread() and self._announced is None
+                and not getattr(_local, "fail_fast", False)):
             self._announced = time.monotonic()
             self._notify("storage_down", {"storage": self.shown_url, "error": said(exc, self._describe),
                                           "patience_s": patience})
