@@ -477,7 +477,7 @@ class PatientRDBStorage(RDBStorage):
         if self._down_since is None:
             self._down_since = time.monotonic()
         # Not inside fail_fast: that call is not retried (its caller goes on without it), so "retrying
-        # for up to ..." would be untrue, and the next call that succeeded said "answers again after
+        # for up to ..." would be untrue, and the next call that succeeds said "answers again after
         # 0.0 s" between two "does not answer" lines (QA, qa108: a flip-flop of lines in one outage).
         if (threading.current_thread() is threading.main_thread() and self._announced is None
                 and not getattr(_local, "fail_fast", False)):
@@ -519,15 +519,22 @@ def _file_id(path: Path) -> tuple[int, int] | None:
 
 def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
                    describe: Callable[[BaseException], str],
-                   on_outage: Callable[[str, dict], None] | None = None) -> RDBStorage:
+                   on_outage: Callable[[str, dict], None] | None = None,
+                   silence: tuple[float, BaseException] | None = None) -> RDBStorage:
     """``build()``, retried on transient errors for up to the patience (a worker starting while the
     database restarts waits for it); :class:`StorageUnavailable` (naming ``shown_url``, the error as
     ``describe`` tells it) after that. ``on_outage`` hears ``storage_down`` once, at the first
     failure (a silent wait of minutes looks like a hang), and ``storage_back`` when it answers after
     that, with the info :attr:`PatientRDBStorage.on_outage` gets, and is then set on the storage
-    returned."""
+    returned. ``silence``: when and with what error the run's first question found the storage not
+    answering (:func:`tuner.engine.silence.take_silence`): said at once, before a try that would
+    wait out the connect timeout again, and the patience runs from then (QA, qa108)."""
     patience = patience_s()
-    first = time.monotonic()
+    first = time.monotonic() if silence is None else silence[0]
+    said_down = silence is not None and on_outage is not None
+    if said_down:
+        on_outage("storage_down", {"storage": shown_url, "error": said(silence[1], describe),
+                                   "patience_s": patience})
     pause = 0.5
     outer = getattr(_local, "deadline", None)
     while True:
@@ -535,7 +542,7 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
         try:
             storage = build()
             storage.on_outage = on_outage
-            if pause > 0.5 and on_outage is not None:  # it failed before: said down, so say back
+            if said_down and on_outage is not None:  # it failed before: said down, so say back
                 on_outage("storage_back", {"storage": shown_url, "after_s": time.monotonic() - first})
             return storage
         except Exception as exc:
@@ -544,9 +551,10 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
             waited = time.monotonic() - first
             if waited >= patience:
                 raise StorageUnavailable(shown_url, waited, said(exc, describe)) from None
-            if pause == 0.5 and on_outage is not None:
+            if not said_down and on_outage is not None:
                 on_outage("storage_down", {"storage": shown_url, "error": said(exc, describe),
                                            "patience_s": patience})
+            said_down = True
             time.sleep(min(pause, patience - waited))
             pause = min(pause * 2, MAX_PAUSE_S)
         finally:

@@ -44,8 +44,11 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
               launching: bool = False) -> None:
     """Check everything above for ``config`` and its search ``space`` (None: load the config's file;
     a study run from storage passes the stored one); ``source`` is the study file, or the study's
-    name when it comes from storage; ``launching`` also checks a fixed port. Raises on the first
-    problem."""
+    name when it comes from storage; ``launching`` (`tuner study run`) also checks a fixed port, and
+    first asks a database server once whether it answers (:func:`tuner.engine.silence.ask_storage`:
+    the checks after it reuse the answer). Raises on the first problem."""
+    if launching:
+        _ask_storage(config)
     _check_python(config, source)
     _check_workdir(config, source)
     if config.server.backend == "sim":
@@ -64,6 +67,19 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
         from ..server.ports import ensure_port_free
 
         ensure_port_free(config.server.host, config.server.port)
+
+
+def _ask_storage(config: StudyConfig) -> None:
+    """:func:`tuner.engine.silence.ask_storage` for the study's storage; a URL that does not resolve
+    is said by the run itself, not here."""
+    from .silence import ask_storage
+    from .urls import resolve_url
+
+    try:
+        url = resolve_url(config.storage, "storage")
+    except ConfigError:
+        return
+    ask_storage(url)
 
 
 def named_for_file(exc: ConfigError, source: str | Path) -> ConfigError:

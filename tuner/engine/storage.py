@@ -18,6 +18,7 @@ outages (:mod:`tuner.engine.patience`).
 
 from __future__ import annotations
 
+import functools
 import logging
 import random
 import time
@@ -77,16 +78,9 @@ def storage_failure_line(exc: BaseException, since: int = 0) -> str | None:
 
     if not database_error(exc):
         return None
-
-    def describe(e: BaseException) -> str:
-        text = describe_error(e, OPENED[-1]) if OPENED else type(e).__name__
-        for url in OPENED:
-            text = scrub(text, url)
-        return text[:300]
-
-    # said(): what fixes a lock held, a read-only database or a full disk, as the run's lines say it
-    # (QA, qa108: a read command blocked by LOCK TABLE said only "LockNotAvailable", no fix)
-    text = said(exc, describe)
+    # said(): the fix of a lock held, a read-only database or a full disk, as the run's lines (QA, qa108)
+    text = said(exc, lambda e: functools.reduce(scrub, OPENED, describe_error(e, OPENED[-1]) if OPENED
+                                                else type(e).__name__)[:300])
     where = ", ".join(sorted({redact(u) or "" for u in OPENED[since:]})) or "the storage"
     return (f"storage {where} failed during the command ({text}); run it again once the storage answers "
             "(a study run rides such outages out; this command does not)")
@@ -140,8 +134,10 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
     if patient:
         from .patience import open_patiently
 
+        from .silence import take_silence
+
         return open_patiently(redact(url) or "", lambda: _open(url, patient=True, made=made),
-                              lambda exc: describe_error(exc, url), on_outage)
+                              lambda exc: describe_error(exc, url), on_outage, silence=take_silence(url))
     return _open(url, patient=False, made=made)
 
 

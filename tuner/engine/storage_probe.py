@@ -63,8 +63,10 @@ def sql_writable(url: str) -> list[str]:
     import sqlalchemy
 
     from .patience import patience_s
+    from .silence import raise_if_silent
     from .urls import connect_args, driver_url
 
+    raise_if_silent(url)  # the run asked once already (tuner.engine.silence): its answer, not another wait
     # The URL as the storage connects with it: the installed driver, any password (tuner.engine.urls),
     # and its connect_timeout: the check `study run` makes before it starts hung on a server that
     # takes the connection and never answers it (QA, qa106: a frozen postmaster).

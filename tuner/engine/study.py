@@ -611,6 +611,7 @@ def made_without_decision(config: StudyConfig, source, url=None) -> bool:
     from sqlalchemy.exc import SQLAlchemyError
 
     from .facts import ATTENTION_ATTR
+    from .silence import silent
     from .storage_probe import sqlite_locked_now
     from .urls import resolve_url, sqlite_path
 
@@ -622,7 +623,8 @@ def made_without_decision(config: StudyConfig, source, url=None) -> bool:
                 return False
             if path is not None and sqlite_locked_now(path):
                 return False  # never waits: each open and read would wait out the busy timeout (QA: 5 x 60 s)
-            if path is None and not holds_tables(url):
+            # a server the run asked once and heard nothing from is not asked again (tuner.engine.silence)
+            if path is None and (silent(url) or not holds_tables(url)):
                 return False
             storage = open_storage(url, create=False)
         else:
