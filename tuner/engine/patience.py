@@ -139,14 +139,9 @@ READ_ONLY_SQLSTATE = "25006"
 def read_only_refusal(e: BaseException) -> bool:
     """Whether ``e`` (a driver's error, or SQLAlchemy's wrapping one) is PostgreSQL refusing a
     write because the database or server is read-only (:data:`READ_ONLY_SQLSTATE`)."""
-    return _sqlstate(e) == READ_ONLY_SQLSTATE
+    from .urls import sqlstate
 
-
-def _sqlstate(e: BaseException) -> str | None:
-    """The SQLSTATE of a driver's error (or SQLAlchemy's wrapping one); None when it has none."""
-    orig = getattr(e, "orig", None) or e
-    # psycopg2 names it pgcode, psycopg 3 sqlstate
-    return getattr(orig, "pgcode", None) or getattr(orig, "sqlstate", None)
+    return sqlstate(e) == READ_ONLY_SQLSTATE
 
 
 #: Said after a read-only refusal: the database answers, and what makes it take writes again.
@@ -181,10 +176,12 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`) or a full disk
     (:data:`DISK_FULL_HINT`): "did not answer ...
     ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
+    from .urls import sqlstate
+
     text = describe(exc)
     if any(read_only_refusal(e) for e in causes(exc)):
         return f"{text} ({READ_ONLY_HINT})"
-    if any(_sqlstate(e) == LOCK_SQLSTATE for e in causes(exc)):
+    if any(sqlstate(e) == LOCK_SQLSTATE for e in causes(exc)):
         return f"{text} ({LOCK_HINT})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
 

@@ -345,8 +345,8 @@ def describe_error(exc: BaseException, url: str) -> str:
             inner = inner.__cause__
         elif name == "PendingRollbackError" and inner.__context__ is not None:
             inner = inner.__context__
-        elif _aborted_by(inner) is not None:
-            inner = _aborted_by(inner)
+        elif (aborted_by := _aborted_by(inner)) is not None:
+            inner = aborted_by
         else:
             break
     orig = getattr(inner, "orig", None)  # SQLAlchemy's DBAPIError: the driver's own exception
@@ -361,10 +361,14 @@ def _aborted_by(exc: BaseException) -> BaseException | None:
     OperationalError for too many SQL variables and queries again in the same transaction: the
     outage line said "InFailedSqlTransaction" for a lock wait cancelled by ``lock_timeout`` (QA,
     qa106), not the cancellation that names the cause."""
-    orig = getattr(exc, "orig", None) or exc
-    if "25P02" not in (getattr(orig, "pgcode", None), getattr(orig, "sqlstate", None)):
-        return None
-    return orig.__context__
+    return (getattr(exc, "orig", None) or exc).__context__ if sqlstate(exc) == "25P02" else None
+
+
+def sqlstate(e: BaseException) -> str | None:
+    """The SQLSTATE of a driver's error (or SQLAlchemy's wrapping one); None when it has none."""
+    orig = getattr(e, "orig", None) or e
+    # psycopg2 names it pgcode, psycopg 3 sqlstate
+    return getattr(orig, "pgcode", None) or getattr(orig, "sqlstate", None)
 
 
 def _first_line(exc: BaseException) -> str:
