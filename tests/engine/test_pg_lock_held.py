@@ -1,5 +1,5 @@
 """Another session holds a lock on Optuna's tables (``LOCK TABLE trials``, a migration, a
-transaction left open in psql) on a real PostgreSQL (tuner/engine/storage.py ``_session_settings``,
+transaction left open in psql) on a real PostgreSQL (tuner/engine/pg_sessions.py ``session_settings``,
 patience.py, urls.py).
 
 PostgreSQL waits for a lock for ever by default: a worker's storage call raised nothing, so its

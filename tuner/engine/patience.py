@@ -31,6 +31,9 @@ Contracts:
   blocks or dies. A beat of the main thread waits like any other call: the reaper beats for a live
   worker of this host (:func:`tuner.engine.workers.reap_dead_trials`), and that beat failing at
   once let the driver's error out of the worker, which exited "failed during the command" (QA).
+* On PostgreSQL an attempt that gets no reply within :func:`tuner.engine.pg_sessions.reply_limit_s`
+  has the storage's sessions cut (:mod:`tuner.engine.reply_watch`): its error is a :class:`NoReply`,
+  an outage, so a server that froze under an open session is waited out like one that went down.
 * After an error the storage drops its pooled connections, so a connection SQLite opened read-only
   while the file was read-only, or one to a PostgreSQL that restarted, is not reused.
 * An SQLite file that disappears is an outage (not a silent write into a deleted file): each call
@@ -59,13 +62,14 @@ import os
 import random
 import threading
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 from typing import Callable
 
 from optuna.storages import RDBStorage
 
 from .env_numbers import seconds_from_env
+from .reply_watch import NoReply, ReplyWatch
 
 #: Default patience: how long one storage call of a running worker keeps retrying (seconds).
 DEFAULT_PATIENCE_S = 600
@@ -113,7 +117,7 @@ def is_transient(exc: BaseException) -> bool:
     for e in causes(exc):
         if isinstance(e, StorageUnavailable):
             return False
-        if isinstance(e, StorageGone):
+        if isinstance(e, (StorageGone, NoReply)):
             return True
         if isinstance(e, sa.DBAPIError) and e.connection_invalidated:
             return True
@@ -151,7 +155,7 @@ READ_ONLY_HINT = ("the database refuses writes: a hot standby, or default_transa
 
 #: PostgreSQL's SQLSTATE for a statement cancelled by ``lock_timeout`` (``lock_not_available``):
 #: another session holds a lock on the study's tables past the wait every tuner session allows
-#: (:data:`tuner.engine.storage.PG_LOCK_TIMEOUT_S`).
+#: (:data:`tuner.engine.pg_sessions.PG_LOCK_TIMEOUT_S`).
 LOCK_SQLSTATE = "55P03"
 #: Said after a lock wait ran out: who is in the way, and where to see it (QA, qa106: the worker hung).
 LOCK_HINT = ("another session holds a lock on the study's tables (LOCK TABLE, a migration, a transaction "
@@ -365,6 +369,7 @@ class PatientRDBStorage(RDBStorage):
     _last_trouble: float | None = None
     _down_since: float | None = None  #: since when calls fail (any thread)
     _announced: float | None = None  #: since when the main thread has said so (storage_down)
+    reply_watch: ReplyWatch | None = None  #: bounds each attempt's wait for a reply (PostgreSQL)
 
     def watch(self, shown_url: str, sqlite_file: Path | None, describe: Callable[[BaseException], str]) -> None:
         """Name the storage for messages (redacted), the SQLite file to keep an eye on, and how to
@@ -418,15 +423,21 @@ class PatientRDBStorage(RDBStorage):
         while True:
             attempt = time.monotonic()  # an SQLite lock wait ends with the patience (busy_timeout_s)
             _local.deadline = (first_failure if first_failure is not None else attempt) + patience
+            cut = None
             try:
                 self._check_file()
-                result = fn(self, *args, **kwargs)
+                with self._bounded() as cut:
+                    result = fn(self, *args, **kwargs)
             except UpdateFinishedTrialError:
                 # A finish whose first attempt committed before the connection broke: done.
                 if first_failure is not None and name == "set_trial_state_values" and self._finished_as(*args, **kwargs):
                     return True
                 raise
             except Exception as exc:
+                if cut is not None and cut.is_set():  # the error is the cut's: say why it was cut
+                    cause, exc = exc, NoReply(f"no reply within {cut.limit_s:.0f} s (the server frozen, a "
+                                              "paused VM or a network dropping packets); its sessions were cut")
+                    exc.__cause__ = cause
                 if not is_transient(exc):
                     raise
                 now = time.monotonic()
@@ -446,6 +457,11 @@ class PatientRDBStorage(RDBStorage):
             if first_failure is not None or self._down_since is not None or self._announced is not None:
                 self._outage_ended()
             return result
+
+    def _bounded(self):
+        """One attempt's bound on waiting for a reply (:mod:`tuner.engine.reply_watch`), when the
+        storage has a watch (PostgreSQL); else no bound (SQLite's waits end with its busy timeout)."""
+        return self.reply_watch.armed() if self.reply_watch is not None else nullcontext()
 
     def _finished_as(self, trial_id, state, values=None) -> bool:
         # Patient itself: the server may go down again between the retry and this read, and an

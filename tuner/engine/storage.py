@@ -27,6 +27,8 @@ from typing import Callable
 
 from ..config.yamlfile import ConfigError
 from .env_numbers import seconds_from_env
+from .pg_sessions import reply_limit_s, session_settings
+from .reply_watch import ReplyWatch
 from .urls import (connect_args, describe_error, driver_url, is_postgres, redact, resolve_url, scheme_problem,
                    scrub, sqlite_path)
 
@@ -49,10 +51,6 @@ MAX_RETRY = 3
 #: SQLite's busy timeout (seconds): how long a write waits for another process's lock before the
 #: driver says "database is locked" (a running worker then retries, see tuner.engine.patience).
 SQLITE_TIMEOUT_S = seconds_from_env("TUNER_SQLITE_TIMEOUT_S", 60)
-#: How long a PostgreSQL statement of the tuner waits for a lock another session holds (seconds),
-#: at most the patience (:func:`tuner.engine.patience.patience_s`); then the server cancels it
-#: (``lock_not_available``), which a running worker retries as an outage. See :func:`_session_settings`.
-PG_LOCK_TIMEOUT_S = 60
 
 #: PostgreSQL advisory-lock key held while a worker builds its storage (creates tables); any fixed
 #: 64-bit number unlikely to clash with an application's own keys ("tuner-db" in ASCII).
@@ -272,11 +270,13 @@ def _build(url: str, patient: bool):
         # trial gone under its worker; a queued trial started twice). The setting is a session's
         # own (USERSET; https://www.postgresql.org/docs/current/wal-async-commit.html); fsync is
         # the server's (tuner doctor warns of it). And every session's clock reads UTC, and its
-        # wait for a lock ends: see _session_settings.
-        sa.event.listen(storage.engine, "connect", _session_settings)
+        # wait for a lock ends: see pg_sessions.session_settings.
+        sa.event.listen(storage.engine, "connect", session_settings)
         storage.engine.dispose()  # the connections Optuna's constructor opened before the hook
     if patient:
         storage.watch(redact(url) or "", sqlite_path(url), lambda exc: describe_error(exc, url))
+        if is_postgres(url):  # a session whose server froze waits with no end: see reply_watch
+            storage.reply_watch = ReplyWatch(storage.engine, reply_limit_s)
         if url.startswith("sqlite"):
             # each connection (one per session: no pool) waits for a lock no longer than the patience left
             sa.event.listen(storage.engine, "do_connect", _cap_busy_timeout)
@@ -297,44 +297,6 @@ def _schema_is_current(storage) -> bool:
     if _schema_head is None:
         _schema_head = storage.get_head_version()
     return storage.get_current_version() == _schema_head
-
-
-def _session_settings(dbapi_connection, connection_record) -> None:
-    """SQLAlchemy's ``connect`` hook of a PostgreSQL storage: ``synchronous_commit = on`` and
-    ``TimeZone = 'UTC'`` for the session, set outside any transaction so no rollback undoes them
-    (SQLAlchemy's own recipe for a session setting, any driver).
-
-    Why UTC: Optuna's heartbeats are the database's clock, ``now()``, stored in a column without a
-    zone (``trial_heartbeats.heartbeat``) and compared with ``now()`` again, both as the wall time
-    of the session's ``TimeZone`` (optuna/storages/_rdb/storage.py, ``record_heartbeat`` and
-    ``_get_stale_trial_ids``). That is the server's zone unless the client says otherwise
-    (``PGTZ`` on a node, ``ALTER ROLE ... SET timezone``): a worker whose session ran in
-    America/Los_Angeles wrote heartbeats a reaper in UTC read as 8 hours old, and its live trial
-    was failed at once (QA, qa95); the reverse kept a dead worker's trial RUNNING for 8 hours; and
-    a server zone with summer time made every heartbeat an hour old at the spring change. In UTC
-    every session writes and compares one clock that never jumps.
-
-    Why ``lock_timeout`` (:data:`PG_LOCK_TIMEOUT_S`, at most the patience): PostgreSQL's default is
-    0, wait for a lock for ever. Another session holding a lock on Optuna's tables (``LOCK TABLE
-    trials``, a migration, a ``VACUUM FULL``, a forgotten ``BEGIN`` in psql) raised no error at all:
-    the worker's statement waited in silence past ``TUNER_STORAGE_PATIENCE_S`` (QA, qa106: 30 s and
-    counting at a patience of 3 s), its trial RUNNING, no line said why. Cancelled by the server
-    (SQLSTATE 55P03, psycopg2's ``LockNotAvailable``, an ``OperationalError``), the wait is an
-    outage like any other: retried within the patience, then one line and exit 75; a read command
-    says its one line instead of hanging."""
-    from .patience import patience_s
-
-    lock_ms = 1000 * min(PG_LOCK_TIMEOUT_S, patience_s())
-    autocommit = dbapi_connection.autocommit
-    dbapi_connection.autocommit = True
-    cursor = dbapi_connection.cursor()
-    try:
-        cursor.execute("SET SESSION synchronous_commit TO on")
-        cursor.execute("SET SESSION TimeZone TO 'UTC'")
-        cursor.execute(f"SET SESSION lock_timeout TO {int(lock_ms)}")  # milliseconds
-    finally:
-        cursor.close()
-        dbapi_connection.autocommit = autocommit
 
 
 def _cap_busy_timeout(dialect, conn_rec, cargs, cparams) -> None:

@@ -52,7 +52,7 @@ def sqlite_locked_now(path) -> bool:
 #: PostgreSQL settings that trade durability for speed: off, a commit the server acknowledged may
 #: be lost in a crash (https://www.postgresql.org/docs/current/wal-async-commit.html). Not
 #: ``synchronous_commit``: every session of the tuner sets it on for itself
-#: (:func:`tuner.engine.storage._session_settings`), so a server default of off loses nothing the
+#: (:func:`tuner.engine.pg_sessions.session_settings`), so a server default of off loses nothing the
 #: tuner wrote; ``fsync`` is the server's alone.
 DURABILITY_SETTINGS = ("fsync",)
 

@@ -1,0 +1,57 @@
+"""What every PostgreSQL session of the tuner is set to, and how long a call waits for its reply.
+
+:func:`session_settings` is the ``connect`` hook of every PostgreSQL storage
+(:func:`tuner.engine.storage.open_storage`); :func:`reply_limit_s` bounds one attempt of a patient
+call (:mod:`tuner.engine.reply_watch`). Both read the patience when called, not at import.
+"""
+
+from __future__ import annotations
+
+from .patience import patience_s
+
+#: How long a PostgreSQL statement of the tuner waits for a lock another session holds (seconds),
+#: at most the patience (:func:`tuner.engine.patience.patience_s`); then the server cancels it
+#: (``lock_not_available``), which a running worker retries as an outage. See :func:`session_settings`.
+PG_LOCK_TIMEOUT_S = 60
+
+
+def session_settings(dbapi_connection, connection_record) -> None:
+    """SQLAlchemy's ``connect`` hook of a PostgreSQL storage: ``synchronous_commit = on`` and
+    ``TimeZone = 'UTC'`` for the session, set outside any transaction so no rollback undoes them
+    (SQLAlchemy's own recipe for a session setting, any driver).
+
+    Why UTC: Optuna's heartbeats are the database's clock, ``now()``, stored in a column without a
+    zone (``trial_heartbeats.heartbeat``) and compared with ``now()`` again, both as the wall time
+    of the session's ``TimeZone`` (optuna/storages/_rdb/storage.py, ``record_heartbeat`` and
+    ``_get_stale_trial_ids``). That is the server's zone unless the client says otherwise
+    (``PGTZ`` on a node, ``ALTER ROLE ... SET timezone``): a worker whose session ran in
+    America/Los_Angeles wrote heartbeats a reaper in UTC read as 8 hours old, and its live trial
+    was failed at once (QA, qa95); the reverse kept a dead worker's trial RUNNING for 8 hours; and
+    a server zone with summer time made every heartbeat an hour old at the spring change. In UTC
+    every session writes and compares one clock that never jumps.
+
+    Why ``lock_timeout`` (:data:`PG_LOCK_TIMEOUT_S`, at most the patience): PostgreSQL's default is
+    0, wait for a lock for ever. Another session holding a lock on Optuna's tables (``LOCK TABLE
+    trials``, a migration, a ``VACUUM FULL``, a forgotten ``BEGIN`` in psql) raised no error at all:
+    the worker's statement waited in silence past ``TUNER_STORAGE_PATIENCE_S`` (QA, qa106: 30 s and
+    counting at a patience of 3 s), its trial RUNNING, no line said why. Cancelled by the server
+    (SQLSTATE 55P03, psycopg2's ``LockNotAvailable``, an ``OperationalError``), the wait is an
+    outage like any other: retried within the patience, then one line and exit 75; a read command
+    says its one line instead of hanging."""
+    lock_ms = 1000 * min(PG_LOCK_TIMEOUT_S, patience_s())
+    autocommit = dbapi_connection.autocommit
+    dbapi_connection.autocommit = True
+    cursor = dbapi_connection.cursor()
+    try:
+        cursor.execute("SET SESSION synchronous_commit TO on")
+        cursor.execute("SET SESSION TimeZone TO 'UTC'")
+        cursor.execute(f"SET SESSION lock_timeout TO {int(lock_ms)}")  # milliseconds
+    finally:
+        cursor.close()
+        dbapi_connection.autocommit = autocommit
+
+
+def reply_limit_s() -> float:
+    """How long one attempt of a patient PostgreSQL call waits for its reply before its sessions
+    are cut (:mod:`tuner.engine.reply_watch`): twice the lock wait, which the server ends first."""
+    return 2.0 * min(PG_LOCK_TIMEOUT_S, patience_s())
