@@ -13,6 +13,8 @@ from .patience import patience_s
 #: at most the patience (:func:`tuner.engine.patience.patience_s`); then the server cancels it
 #: (``lock_not_available``), which a running worker retries as an outage. See :func:`session_settings`.
 PG_LOCK_TIMEOUT_S = 60
+#: The shortest wait for a statement's reply before the sessions are cut (seconds).
+MIN_REPLY_WAIT_S = 10.0
 
 
 def session_settings(dbapi_connection, connection_record) -> None:
@@ -53,5 +55,7 @@ def session_settings(dbapi_connection, connection_record) -> None:
 
 def reply_limit_s() -> float:
     """How long one attempt of a patient PostgreSQL call waits for its reply before its sessions
-    are cut (:mod:`tuner.engine.reply_watch`): twice the lock wait, which the server ends first."""
-    return 2.0 * min(PG_LOCK_TIMEOUT_S, patience_s())
+    are cut (:mod:`tuner.engine.reply_watch`): twice the lock wait, which the server ends first, and
+    at least :data:`MIN_REPLY_WAIT_S`, so a short patience does not cut a statement that is merely
+    slow on a loaded machine."""
+    return max(MIN_REPLY_WAIT_S, 2.0 * min(PG_LOCK_TIMEOUT_S, patience_s()))
