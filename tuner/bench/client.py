@@ -44,6 +44,14 @@ PROBE_TIMEOUT_S = 3.0
 #: Wall seconds a request may take beyond its model-time deadline on a sped-up clock (the
 #: simulator): loopback HTTP and a loaded event loop do not run faster with --sim-speedup.
 WALL_SLACK_S = 2.0
+#: Wall seconds a pooled keep-alive connection is used again for. SGLang 0.5.23's HTTP server closes a
+#: connection idle for ``SGLANG_TIMEOUT_KEEP_ALIVE`` seconds, 5 by default (``srt/environ.py``;
+#: ``entrypoints/http_server.py`` ``launch_server``: ``uvicorn.Config(timeout_keep_alive=...)``), while
+#: aiohttp's pool reuses one for 15 s and never sends a POST again on a connection that closed under it
+#: (``client.py``: only idempotent methods are retried): a request sent as the server closed its
+#: connection failed as ``disconnected``, and with it the trial. Under 5 s, with room for the time
+#: between the server's last byte and the pool taking the connection back.
+POOL_IDLE_S = 3.0
 #: Wall seconds a stream may stay open after its ``data: [DONE]``: SGLang ends the response right after
 #: it (http_server.py stream_results returns; the chunked body's last chunk follows at once).
 AFTER_DONE_S = 5.0
@@ -108,7 +116,9 @@ class BenchClient:
     @staticmethod
     def _new_session() -> aiohttp.ClientSession:
         # limit=0: no connection cap, so a sweep at concurrency C really has C requests in flight.
-        return aiohttp.ClientSession(connector=aiohttp.TCPConnector(limit=0), read_bufsize=1 << 20)
+        # keepalive_timeout: no connection idle long enough for SGLang to be closing it (POOL_IDLE_S).
+        connector = aiohttp.TCPConnector(limit=0, keepalive_timeout=POOL_IDLE_S)
+        return aiohttp.ClientSession(connector=connector, read_bufsize=1 << 20)
 
     async def __aexit__(self, *exc) -> None:
         for session in {*self._users, self._session} - {None}:  # the current one, and retired ones in use

@@ -32,6 +32,7 @@ from __future__ import annotations
 import asyncio
 import gc
 import logging
+import os
 import signal
 import socket
 import sys
@@ -43,6 +44,28 @@ log = logging.getLogger("tuner.sim")
 
 #: SGLang logs "[time] message"; the level is added so warnings and errors stand out.
 LOG_FORMAT = "[%(asctime)s] %(levelname)s %(message)s"
+
+#: Seconds SGLang 0.5.23 keeps an idle keep-alive connection open, unless ``SGLANG_TIMEOUT_KEEP_ALIVE``
+#: says otherwise (``srt/environ.py``: ``EnvInt(5)``).
+SGLANG_KEEP_ALIVE_DEFAULT_S = 5
+
+
+def keep_alive_s() -> int:
+    """Seconds an idle keep-alive connection stays open: ``SGLANG_TIMEOUT_KEEP_ALIVE``, read as SGLang
+    0.5.23 reads it (``srt/environ.py`` ``EnvInt.parse`` and ``EnvField.get``: an integer, or a warning
+    and the default 5), which its HTTP server hands to uvicorn (``entrypoints/http_server.py``
+    ``launch_server``: ``timeout_keep_alive``). aiohttp's own default keeps one an hour, so a client that
+    reuses connections SGLang closes after 5 s ran clean here alone. 0 or less: closed after each answer,
+    as uvicorn's timer then fires at once."""
+    value = os.environ.get("SGLANG_TIMEOUT_KEEP_ALIVE")
+    if value is None:
+        return SGLANG_KEEP_ALIVE_DEFAULT_S
+    try:
+        return max(int(value), 0)
+    except ValueError:
+        log.warning(f'Invalid value for SGLANG_TIMEOUT_KEEP_ALIVE: "{value}" is not a valid integer value, '
+                    f'using default "{SGLANG_KEEP_ALIVE_DEFAULT_S}"')
+        return SGLANG_KEEP_ALIVE_DEFAULT_S
 
 
 def _setup_logging(level: str) -> None:
@@ -196,8 +219,9 @@ async def _serve(ns, plan: LaunchPlan, model) -> int:
     # handler_cancellation: a client that disconnects cancels its handler, which aborts the request
     # in the engine (SGLang aborts on disconnect). shutdown_timeout: after SIGTERM the handlers
     # have been answered (SimService.shut_down); nothing should hold the exit for aiohttp's 60 s.
+    # keepalive_timeout: idle connections close when SGLang's do (keep_alive_s).
     runner = web.AppRunner(service.build_app(), access_log=None, handle_signals=False,
-                           handler_cancellation=True, shutdown_timeout=0.5)
+                           handler_cancellation=True, shutdown_timeout=0.5, keepalive_timeout=keep_alive_s())
     await runner.setup()
     try:
         sock = _reserve(ns.host, ns.port)
