@@ -363,13 +363,14 @@ def test_lora_with_lora_on_is_refused_as_not_implemented():
 def test_no_max_tokens_near_the_context_is_clamped_not_refused(sim, route, body):
     """tokenizer_manager.py _validate_one_request checks input + max_new_tokens only when the request
     set max_new_tokens itself (line 1354); otherwise the scheduler clamps the output to what the
-    context has left (scheduler.py init_req_max_new_tokens). The simulator checked its default (128
-    tokens) and refused with "Requested token count exceeds ..."."""
+    context has left (scheduler.py init_req_max_new_tokens: max_req_len - input - 1, max_req_len being
+    the context - 1, tp_worker.py get_worker_info). The simulator checked its default (128 tokens) and
+    refused with "Requested token count exceeds ..."."""
     r = _post(sim.url + route, body, JSON)
     assert r.status_code == 200, r.text
     out = r.json()
     usage = out["meta_info"] if route == "/generate" else out["usage"]
-    assert usage["completion_tokens"] == 8192 - usage["prompt_tokens"] < 128
+    assert usage["completion_tokens"] == 8192 - 2 - usage["prompt_tokens"] < 128
 
 
 @pytest.mark.parametrize("route, body, message", [

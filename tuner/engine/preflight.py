@@ -205,10 +205,12 @@ def _check_launch(config: StudyConfig, space: SearchSpace, source) -> None:
 def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
     """Every request the suite sends fits the simulated model's context, as the simulator
     (following SGLang 0.5.23's ``tokenizer_manager.py`` ``_validate_one_request``: the input alone
-    ``>=`` the context, or input plus ``max_tokens`` ``>`` it, is HTTP 400) would judge it at the
-    baseline: the profile's ``context_length_tokens`` (``--context-length`` when the study pins it),
-    prompt tokens by the simulator's own count (:meth:`tuner.sim.model.PerfModel.prompt_tokens`; a
-    chat request by its template stand-in, :func:`tuner.sim.requests.chat_prompt`), each request
+    ``>=`` the context, or input plus ``max_tokens`` ``>`` it, is HTTP 400; and its scheduler's rules,
+    :mod:`tuner.sim.context`: an input of the context - 6 tokens or more is HTTP 400, input plus
+    ``max_tokens`` over the context - 2 comes back short) would judge it at the baseline: the
+    profile's ``context_length_tokens`` (``--context-length`` when the study pins it), prompt tokens
+    by the simulator's own count (:meth:`tuner.sim.model.PerfModel.prompt_tokens`; a chat request by
+    its template stand-in, :func:`tuner.sim.requests.chat_prompt`), each request
     at the largest ``max_tokens`` a phase sends it with. Checked for ``backend: sim`` and for
     ``backend: model`` with a profile (which has no server to refuse it: its figures would be of
     requests SGLang never serves); not for ``backend: sglang`` (the real server's limit is unknown
@@ -224,6 +226,7 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
     else:
         return
     from ..config.suite import SHIPPED_SUITES, load_suite, shipped_suite_file
+    from ..sim.context import ContextCheck
     from ..sim.model import PerfModel, load_profile
     from .model_suite import request_token_needs
 
@@ -243,10 +246,27 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
     else:
         suite_file, key = Path(source), "bench.suite.prompts"
     dataset_key = key.replace("prompts", "dataset")
+    # SGLang's scheduler serves less than its tokenizer manager lets in (tuner.sim.context): a request
+    # within 2 tokens of the context comes back short, an input within 6 is refused
+    scheduler = ContextCheck(limit, 0, None)
     for i, p, n_in, out in request_token_needs(suite, model.prompt_tokens, config.bench.api == "chat"):
-        if n_in < limit and n_in + out <= limit:
+        over = not (n_in < limit and n_in + out <= limit)
+        refused = n_in >= scheduler.max_req_input_len
+        if not over and not refused and scheduler.served_max(n_in, out) == out:
             continue
         total = f"{n_in} prompt tokens" + (f" + max_tokens {out}" if out else "")
+        counts = (f"tokens by the simulator's count, characters / {model.profile.runtime.chars_per_token:g}, "
+                  "a CJK character one token")
+        if over:
+            said = f"{total} is over {where} ({counts}); SGLang refuses it with HTTP 400"
+        elif refused:
+            said = (f"{total} is within {limit - scheduler.max_req_input_len} tokens of {where} ({counts}); "
+                    f"SGLang's scheduler refuses an input of {scheduler.max_req_input_len} tokens or more "
+                    "with HTTP 400")
+        else:
+            said = (f"{total} is within {limit - scheduler.max_req_len + 1} tokens of {where} ({counts}); "
+                    f"SGLang's scheduler lowers its max_tokens to {scheduler.served_max(n_in, out)} (the "
+                    "context - 2 - the input), so its answer comes back short")
         if suite.dataset is not None:
             data = Path(suite.dataset.path)
             file, at = (data if data.is_absolute() else suite_file.parent / data), f"request {p.name}"
@@ -256,10 +276,7 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
             file, at = suite_file, f"{key}[{i}]" + (f" (file {p.file})" if p.file else "")
             fix = ("shorten it or lower its max_tokens (single.lengths, sweep.max_tokens, warmup.max_tokens); or, "
                    "if the model takes longer inputs, raise server.args.context_length")
-        raise ConfigError(file, at, f"{total} is over {where} (tokens by the "
-                                    f"simulator's count, characters / {model.profile.runtime.chars_per_token:g}, "
-                                    "a CJK character one token); "
-                                    f"SGLang refuses it with HTTP 400: {fix}")
+        raise ConfigError(file, at, f"{said}: {fix}")
 
 
 def _context_length_given(plan) -> int | None:

@@ -42,7 +42,7 @@ from .live_ids import HoldIds, LiveRequestIds
 from .request_models import ApiError, flush_timeout, openai_error
 from .requests import ContextCheck, GenSpec, ParsedRequest, Served, parse_chat, parse_completion, parse_generate
 from .scheduler import BatchEngine, Progress, SimRequest
-from .server_info import SIM_VERSION, resolved_server_args, server_info_body
+from .server_info import SIM_VERSION, kv_capacity_tokens, resolved_server_args, server_info_body
 from .streaming import CumulativeChunks, IncrementalChunks, Timekeeping
 
 log = logging.getLogger("tuner.sim")
@@ -100,7 +100,7 @@ class SimService:
         self.startup_time = time.time()
         self.model_name = args["served_model_name"]
         self.limits = ContextCheck(args["context_length"], self._reserved_tokens(),
-                                   model.prompt_tokens)
+                                   model.prompt_tokens, kv_capacity_tokens(model, args))
         lora = args.get("enable_lora")
         self.live_ids = LiveRequestIds()  #: the client-chosen ids of the requests being served
         self.served = Served(self.model_name, bool(lora) or (lora is None and bool(args.get("lora_paths"))),

@@ -15,7 +15,8 @@ One request body goes through the layers SGLang's does, and fails at the first t
 3. **The tokenizer manager** (``srt/managers/tokenizer_manager.py``): batch normalization
    (``io_struct.py`` ``normalize_batch_and_arguments``), the context-length check
    (``_validate_one_request``, line 1307; the input plus EAGLE's reserved draft slots, line 605),
-   then ``SamplingParams(...)`` and ``verify()`` (``srt/sampling/sampling_params.py``). A
+   then ``SamplingParams(...)`` and ``verify()`` (``srt/sampling/sampling_params.py``), then the
+   scheduler's context rules (:mod:`tuner.sim.context`: a request near the context is cut or refused). A
    ``ValueError`` is 400: ``{"error": {"message": ...}}`` on ``/generate``
    (``_create_error_response``, line 2246), ``ErrorResponse`` with type ``BadRequestError`` on the
    OpenAI routes (``serving_base.py`` ``create_error_response``).
@@ -42,6 +43,7 @@ from __future__ import annotations
 from collections.abc import Container
 from dataclasses import dataclass, replace
 
+from .context import ContextCheck
 from .contract import ContractError, check_generate_body
 from .request_models import (
     CHAT,
@@ -94,34 +96,6 @@ class ParsedRequest:
     model: str | None = None
     #: OpenAI ``return_spec_tokens_details``: add ``sglext.spec_tokens_details`` to the answer
     spec_details: bool = False
-
-
-class ContextCheck:
-    """SGLang's context-length check for one server (tokenizer_manager.py ``_validate_one_request``,
-    lines 1307-1378, with ``allow_auto_truncate`` off, SGLang's default): ``reserved`` is
-    ``compute_num_reserved_tokens()`` (managers/utils.py: EAGLE stores draft tokens in the output
-    slots, so it reserves ``max(topk * steps, num_draft_tokens)`` per request)."""
-
-    def __init__(self, context_len: int, reserved: int, count_tokens):
-        self.context_len, self.reserved, self.count_tokens = context_len, reserved, count_tokens
-
-    def check_counts(self, n_input: int, max_new_tokens: int | None) -> int:
-        """The check on counts alone (a request of ``n_input`` input tokens): raises ``ValueError``
-        with SGLang's message; returns the tokens left of the context after the input and the
-        reserved slots (a null ``max_new_tokens`` takes them all)."""
-        n_in = n_input + self.reserved
-        ctx = self.context_len
-        if n_in >= ctx:
-            raise ValueError(f"The input ({n_in} tokens) is longer than the model's context length "
-                             f"({ctx} tokens).")
-        m = max_new_tokens
-        if m is not None and m + n_in > ctx:
-            raise ValueError(
-                f"Requested token count exceeds the model's maximum context length of {ctx} tokens. "
-                f"You requested a total of {m + n_in} tokens: {n_in} tokens from the input messages "
-                f"and {m} tokens for the completion. Please reduce the number of tokens in the input "
-                f"messages or the completion to fit within the limit.")
-        return ctx - n_in
 
 
 @dataclass(frozen=True)
@@ -204,17 +178,17 @@ def _expand(prompts: list[tuple[str | None, list[int] | None]], per_prompt: list
     """The outputs to generate, after SGLang's per-prompt checks in its order
     (tokenizer_manager.py ``_tokenize_one_request``): the context check first (line 1271), then
     ``SamplingParams(...).verify()`` (line 1272, via ``_create_tokenized_object``), then the
-    simulator's own refusals. The total check reads the max_new_tokens the request itself set
-    (``own_max[i]``; default: ``per_prompt[i]``'s), line 1354: when it set none, or null, there is no
-    total check and the scheduler clamps the output to what the context has left
-    (scheduler.py ``init_req_max_new_tokens``)."""
+    simulator's own refusals, then the scheduler's (:meth:`ContextCheck.served_max`). The total check
+    reads the max_new_tokens the request itself set (``own_max[i]``; default: ``per_prompt[i]``'s), line
+    1354: when it set none, or null, there is no total check. Either way the scheduler clamps the output
+    to what the context has left (scheduler.py ``init_req_max_new_tokens``)."""
     specs = []
     for i, ((text, ids), params) in enumerate(zip(prompts, per_prompt)):
         n_in = len(ids) if ids is not None else limits.count_tokens(text)
-        left = limits.check_counts(n_in, params.get("max_new_tokens") if own_max is None else own_max[i])
+        limits.check_counts(n_in, params.get("max_new_tokens") if own_max is None else own_max[i])
         sampling = resolve_sampling(params)
         refuse_sampling_features(params)  # after verify(), whose errors SGLang answers first
-        max_new = left if sampling.max_new_tokens is None else min(sampling.max_new_tokens, left)
+        max_new = limits.served_max(n_in, sampling.max_new_tokens)
         for j in range(n):
             specs.append(GenSpec(text, ids, max_new, sampling.greedy, sampling.ignore_eos, index=i * n + j,
                                  rid=rids[i * n + j] if rids else None))

@@ -63,7 +63,8 @@ def server_info_body(service) -> dict:
         "launch_command": shlex.join(["python", "-m", "sglang.launch_server", *sys.argv[1:]]),
         "status": "ready" if service.ready else "starting",
         "max_total_num_tokens": capacity,
-        "max_req_input_len": min(args["context_length"], capacity) - 1,
+        # managers/tp_worker.py get_worker_info: max_req_len - 5 (tuner.sim.context)
+        "max_req_input_len": service.limits.max_req_input_len,
         "startup_time": service.startup_time,
         "hicache_object_layout": None,
         "kv_events": None,
