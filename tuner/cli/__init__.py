@@ -30,6 +30,13 @@ COMMANDS = {
 }
 
 
+#: The commands that only read and print: a reader that stops early (``| head``) has had what it
+#: wanted, so a broken stdout pipe ends them quietly with exit 0, as ``git log | head`` does. The
+#: others (run, create, copy, delete, confirm, report, init, bench, launch, sim serve) exit 1: a
+#: broken pipe may have cut their work short.
+READ_ONLY = {("study", "status"), ("study", "pareto"), ("study", "export"), ("study", "list"),
+             ("study", "compare"), ("space", "list"), ("space", "check"), ("sim", "landscape")}
+
 #: A disk that cannot take what a command writes: full, over quota, the file too large.
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
@@ -93,6 +100,21 @@ class _TunerGroup(LazyGroup):
         except click.UsageError as exc:  # `tuner URL`: no such command
             exc.message = self.scrub(exc.message)
             raise
+        except BrokenPipeError as exc:  # `tuner --help | head -1`
+            raise self.pipe_closed(exc) from None
+
+    def pipe_closed(self, exc: BrokenPipeError) -> click.exceptions.Exit:
+        """The exit for a stdout pipe its reader closed (``| head``): quietly, 0 for a command that
+        only reads or help and version, else 1 (QA: `tuner study status NAME | head -1` exited 1).
+        Click's own main would exit 1 for every command. Stdout is pointed at /dev/null, so the
+        interpreter's last flush adds no second error. A broken pipe that is not stdout's (another
+        process's, a socket's) is raised again: click's main ends it, exit 1, as before."""
+        if not _writing_stdout(exc):
+            raise exc
+        devnull_at(1)
+        argv = self.argv[: self.argv.index("--")] if "--" in self.argv else self.argv
+        reads = {"-h", "--help", "--version"} & set(argv) or tuple(argv[:2]) in READ_ONLY
+        return click.exceptions.Exit(0 if reads else 1)
 
     def invoke(self, ctx: click.Context):
         opened = _storages_opened()
@@ -109,6 +131,8 @@ class _TunerGroup(LazyGroup):
         except click.UsageError as exc:  # an extra argument, an unknown option: click's own block
             exc.message = self.scrub(exc.message)
             raise
+        except BrokenPipeError as exc:
+            raise self.pipe_closed(exc) from None
         except OSError as exc:
             if exc.errno not in _DISK_FULL:
                 raise
@@ -178,7 +202,4 @@ def main() -> None:
         sys.exit(exc.exit_code)
     except click.exceptions.Exit as exc:
         sys.exit(exc.exit_code)
-    except BrokenPipeError:  # `tuner study status | head`: as click's own main, quietly
-        sys.stdout = None
-        sys.exit(1)
     sys.exit(code if isinstance(code, int) else 0)

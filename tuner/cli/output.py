@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import errno
 import json
 import sys
 from typing import Any, Iterable, Sequence
@@ -12,9 +13,20 @@ from rich.table import Table
 
 from .numbers import AsciiInt, FiniteFloat  # noqa: F401  (the numeric flags' types, importable from here)
 
+
+class _Console(Console):
+    """Rich's console, but a stdout pipe its reader closed raises ``BrokenPipeError`` as click's
+    echo does, where rich (13.4 on) exits 1 by itself: the root group decides the exit code
+    (``tuner.cli._TunerGroup.pipe_closed``: 0 for a command that only reads)."""
+
+    def on_broken_pipe(self) -> None:
+        self.quiet = True
+        raise BrokenPipeError(errno.EPIPE, "stdout's reader went away")
+
+
 # Piped into a file or another program, tables keep their rows on one line instead of wrapping to
 # rich's default 80 columns.
-console = Console(width=None if sys.stdout.isatty() else 160)
+console = _Console(width=None if sys.stdout.isatty() else 160)
 
 
 def print_json(data: Any) -> None:

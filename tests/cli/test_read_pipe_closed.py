@@ -1,0 +1,33 @@
+"""`tuner study status NAME | head -1`: a command that only reads, its stdout pipe closed by the
+reader, exits 0 and says nothing, as `git log | head` does; a command that writes keeps exit 1, as
+the pipe may have cut its work short (tuner/cli/__init__.py, ``READ_ONLY``). Real processes, a real
+pipe whose reading end is closed before the command prints.
+
+QA: every read command (status, pareto, export, list, compare) exited 1 in a pipe into `head`,
+through click's main and rich's console, which each exit 1 on a broken pipe.
+"""
+
+import subprocess
+import sys
+
+import pytest
+
+from support.model_study import make_model_study
+
+
+@pytest.fixture(scope="module")
+def study(tmp_path_factory):
+    return make_model_study(tmp_path_factory.mktemp("pipe"), "pipe", n_trials=3)
+
+
+@pytest.mark.parametrize("argv, code", [
+    (["study", "status"], 0),  # a rich table
+    (["study", "pareto", "-f", "csv"], 0),  # click's echo
+    (["study", "create"], 1),  # writes: a broken pipe is not taken as done
+])
+def test_a_closed_pipe_ends_a_read_command_with_exit_0(study, argv, code):
+    run = subprocess.Popen([sys.executable, "-m", "tuner", *argv, str(study)], cwd=study.parent,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    run.stdout.close()  # the reader is gone before the first line
+    _, err = run.communicate(timeout=300)
+    assert (run.returncode, err.decode()) == (code, "")
