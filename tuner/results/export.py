@@ -204,8 +204,29 @@ def server_mapping(config, space, suite: dict, spec: SpecConfig,
     for name, value in plan.server_args.items():
         if config_refused(name):
             continue  # SGLang's --config loader refuses the key: build_export says so
-        mapping[dash_key(name)] = value
+        mapping[dash_key(name)] = _as_held(name, value)
     return mapping, _strip_deployment(plan.argv), plan
+
+
+def _as_held(name: str, value: Any) -> Any:
+    """A number written as text (``mem_fraction_static: "0.8"``) as the number SGLang holds, else
+    ``value``. SGLang 0.5.23's ``--config`` loader (``srt/utils/server_args_config_parser.py``,
+    ``_add_scalar_arg``) hands ``str(value)`` to argparse, which converts it by the option's type, so
+    ``'0.8'`` and ``0.8`` load alike (run on CPU with its real parser); the file then shows the value
+    SGLang runs with, as the study check reads it (QA: it was exported quoted, ``'0.8'``). Kept as
+    written where the number's own text would not load back (``"-0.00001"`` is ``-1e-05``, which
+    argparse reads as an option) or does not parse (a stored study from before the check)."""
+    from ..sglang.server_args import server_args_table
+
+    table = server_args_table()
+    option = table.option_named(name)
+    if not isinstance(value, str) or option is None or option.type not in ("int", "float"):
+        return value
+    try:
+        number = int(value) if option.type == "int" else float(value)
+    except ValueError:
+        return value
+    return value if table.reads_as_option(str(number)) else number
 
 
 def _fmt(v: float | None, unit: str = "") -> str:
