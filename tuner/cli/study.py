@@ -20,7 +20,8 @@ from ..engine.storage import redact
 from .lazy import LazyGroup
 from .output import (AsciiInt, chosen_format, console, fail, format_option, not_empty, print_csv, print_json,
                      print_table, say)
-from .study_target import check_storage_writable, in_storage, resolve_target, storage_option
+from .study_target import (check_storage_writable, in_storage, resolve_target, say_fact_conflicts,
+                           storage_option)
 
 #: Exit status of a worker whose storage stayed unreachable past the patience (EX_TEMPFAIL: try again).
 STORAGE_EXIT = 75
@@ -56,6 +57,7 @@ def create(study_file, storage) -> None:
     name, url, config = resolve_target(study_file, storage)
     check_storage_writable(url, study_file, storage)
     preflight(in_storage(config, url), None, study_file)  # before anything is written
+    say_fact_conflicts(config, study_file)
     # The workdir `run` will need, checked now: a study created here should be runnable here.
     check_writable(config.workdir or str(Path("studies") / name), "workdir", folder=True)
     create_study(config, url, note=click.echo)
@@ -105,6 +107,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
             from ..engine.study import seed_trials
 
             preflight(file_config, None, study_file)
+            say_fact_conflicts(file_config, study_file)
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
             seed_trials(file_config, SearchSpace.load(file_config.search_space))
         _dry_run(file_config, name, url, workdir, study_file)
@@ -114,6 +117,7 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     try:
         if file_config is not None:
             preflight(file_config, None, study_file, launching=True)
+            say_fact_conflicts(file_config, study_file)
             check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
             _preflight(file_config.model_copy(update={"workdir": target_dir}))  # the run's workdir (QA: the file's)
         try:

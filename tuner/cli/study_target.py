@@ -133,3 +133,17 @@ def check_storage_writable(url: str, target: str | None, storage: str | None) ->
         source, key = ("--storage", "") if storage is not None else (target or "$TUNER_STORAGE",
                                                                       "storage" if target else "")
         raise ConfigError(source, key, f"{redact(url)}: {exc.message}") from None
+
+
+def say_fact_conflicts(config: StudyConfig, source) -> None:
+    """One warning on stderr per fact the study's ``server.facts`` states otherwise than this node
+    reads it (a simulator profile, a ``config.json``, ``nvidia-smi``): the read fact decides the
+    attention backend, as :mod:`tuner.engine.facts` says, and the stated one is left unused (QA:
+    ``gpu_compute_capability: "10.0"`` on a sim study of a 9.0 profile was dropped without a word;
+    only ``tuner doctor`` said so). A ``config.json`` that cannot be read is the preflight's."""
+    from ..config.names import shown
+    from ..engine.facts import gather_facts
+
+    for conflict in gather_facts(config.server, unreadable=lambda line: None).conflicts:
+        click.echo(shown(f"warning: {source}: server.facts: {conflict}; the latter is used (the attention "
+                         f"backend is decided by it): correct server.facts or remove the key"), err=True)
