@@ -29,7 +29,8 @@ from .sampler import check_sampler_options
 from .slo import SLO
 from .server_arg_checks import check_server_args, option_like, reserved_arg, unmeasurable_problem
 from .space import DEFAULT_SPACE, SHIPPED_SPACES, load_space, unknown_space_problem
-from .suite import INLINE_SUITE, SHIPPED_SUITES, check_as_written, load_suite, refuse_text_and_file
+from .suite import (INLINE_SUITE, SHIPPED_SUITES, STUDY_HINT, TooManySinglePrompts, check_as_written,
+                    load_suite, refuse_text_and_file)
 from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
@@ -729,12 +730,15 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     try:
         with _named_by(path, "bench.suite", suite if isinstance(suite, str) else None):
             loaded = load_suite(suite, base_dir=base)
+        if isinstance(suite, dict):
+            check_as_written(loaded, path, "bench.suite.")  # (a suite file: by load_suite)
+    except TooManySinglePrompts as exc:  # a study's own way on: it ran before the check
+        raise ConfigError(exc.source, exc.key, exc.message + STUDY_HINT) from None
     except ConfigError as exc:
         if exc.source != INLINE_SUITE:
             raise
         raise ConfigError(path, f"bench.suite.{exc.key}" if exc.key else "bench.suite", exc.message) from None
     if isinstance(suite, dict):
-        check_as_written(loaded, path, "bench.suite.")  # (a suite file: by load_suite)
         # An inline suite's files (prompt files, a dataset) are relative to the study file: keep
         # the loaded suite, which carries their contents, so nothing later reads them from elsewhere.
         update["bench"] = study.bench.model_copy(update={"suite": loaded.to_dict()})

@@ -291,8 +291,19 @@ def refuse_text_and_file(data: Any, source: str | Path, key: str = "prompts") ->
                                                      f"text (inline) or file (a file holding the text)")
 
 
+class TooManySinglePrompts(ConfigError):
+    """``single.prompts`` over the suite's prompts (:func:`refuse_too_many_single_prompts`). A study
+    file's loader adds :data:`STUDY_HINT` to it; ``tuner bench`` and ``sim landscape`` say it bare,
+    as no study is involved (QA: `tuner bench --suite FILE` told the user to `tuner study run`)."""
+
+
+#: What a study whose suite asks too much can still do: it was stored before the check.
+STUDY_HINT = ("; a study created with it before this check runs by name: tuner study run --study NAME "
+              "--storage URL")
+
+
 def refuse_too_many_single_prompts(suite: Suite, source: str | Path, key: str = "single.prompts") -> None:
-    """Raise :class:`ConfigError` naming ``source`` and ``key`` when ``single.prompts`` asks for more
+    """Raise :class:`TooManySinglePrompts` naming ``source`` and ``key`` when ``single.prompts`` asks for more
     prompts than the loaded ``suite`` has (its inline prompts, or the requests drawn from its
     dataset), as ``dataset.n`` over the rows is refused: the phase would measure fewer single
     requests than asked, silently.
@@ -304,9 +315,9 @@ def refuse_too_many_single_prompts(suite: Suite, source: str | Path, key: str = 
         return
     what = (f"{counted(have, 'request')} drawn from {suite.dataset.path}" if suite.dataset is not None
             else counted(have, "prompt"))
-    raise ConfigError(source, key, f"{counted(n, 'prompt')} asked for, but the suite has {what}; lower it to {have} "
-                                   "or less, or remove it (default: every prompt); a study created with it "
-                                   "before this check runs by name: tuner study run --study NAME --storage URL")
+    raise TooManySinglePrompts(source, key, f"{counted(n, 'prompt')} asked for, but the suite has "
+                                            f"{what}; lower it to {have} or less, or remove it (default: "
+                                            "every prompt)")
 
 
 def refuse_repeated_lengths(suite: Suite, source: str | Path, key: str = "single.lengths") -> None:
