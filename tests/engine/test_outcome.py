@@ -28,7 +28,7 @@ def verdict(single: float, at32: float, accept: float | None, config=None):
 
 
 def study(tmp_path, backend: str):
-    server = {"model": "{backend: model, model_path: m, model: {profile: dense-27b-tp1, noise: 0.3}}",
+    server = {"model": "{backend: model, model_path: m, model: {profile: dense-27b-tp1, noise: 0.1}}",
               "sim": "{backend: sim, model_path: m, draft_model_path: d}"}[backend]
     p = tmp_path / f"{backend}.yaml"
     p.write_text(f"name: o\nsearch_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}\nserver: {server}\n"
@@ -74,7 +74,7 @@ def test_without_an_accept_length_the_draft_depth_bounds_it(accept):
 
 
 def test_a_modelled_study_has_no_clock_to_doubt_but_a_simulated_one_has(tmp_path):
-    # backend: model reads a table or the performance model times the study's own noise (30% here)
+    # backend: model reads a table or the performance model times the study's own noise (10% here)
     too_fast = (100.0 * 2.5 * SPEEDUP_BOUND * 1.1, 1000.0, 2.5)
     assert verdict(*too_fast, config=study(tmp_path, "model")).status == "measured"
     assert verdict(*too_fast, config=study(tmp_path, "sim")).attrs["failure_class"] == "bad_response"

@@ -216,6 +216,12 @@ class StatedFacts(StrictModel):
 
 
 # -- server.backend: model (issue 17) --------------------------------------------------------------
+#: The largest ``server.model.noise``: 2.5 times the largest noise the README's figures use (0.04),
+#: and small enough that the model backend's draws never reach their clips (a launch's figure at 1%
+#: of its truth, a request's at 10%: tuner.engine.model_backend, model_suite), 9 sigma away.
+MAX_MODEL_NOISE = 0.1
+
+
 class ModelSettings(StrictModel):
     """``server.backend: model``: no process and no HTTP; every measurement is the simulator's
     performance model for a profile, or a row of a landscape table (:mod:`tuner.config.landscape`),
@@ -232,6 +238,19 @@ class ModelSettings(StrictModel):
     #: the landscape table's SHA-256, filled in when the study file loads (give it to pin the
     #: file): a study is one landscape, compared by content, never by path
     landscape_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+
+    @field_validator("noise")
+    @classmethod
+    def _believable(cls, v, info: ValidationInfo):
+        # A relative deviation of 50% on every figure cannot be meant: the README's studies and
+        # search benchmarks use 0.02 (the default) and 0.04, and large noise reaches the model
+        # backend's clips, storing figures no server reads (at 0.7 one launch in 13 reads 1% of its
+        # truth). Held to on a file only, as budget.n_trials: a study stored with it still opens.
+        if v > MAX_MODEL_NOISE and (info.context or {}).get("path") is not None:
+            raise ValueError(f"{v} is a relative standard deviation of {v:.0%} on every measured figure, "
+                             f"which no measurement has (the README's figures use 0.02 to 0.04); give at "
+                             f"most {MAX_MODEL_NOISE}")
+        return v
 
     @model_validator(mode="after")
     def _one_source(self):
