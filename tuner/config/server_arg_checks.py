@@ -84,7 +84,7 @@ def _dest_among(name: str, dests) -> str | None:
     return option.dest if option is not None and option.dest in dests else None
 
 
-def check_server_args(args: dict, where: str) -> dict:
+def check_server_args(args: dict, where: str, written: dict[str, str] | None = None) -> dict:
     """Server arguments (``server.args``, a space's ``fixed``) are SGLang's underscore names, never
     the flags the tuner itself sets, and each one SGLang 0.5.23 has, with a value of its type
     (:func:`_check_server_arg`). ``ValueError`` naming the first that is not; otherwise ``args``
@@ -93,7 +93,8 @@ def check_server_args(args: dict, where: str) -> dict:
     conflict checks, which read names, see it.
 
     A typo here would otherwise surface on the GPU node only, as every launch of the night failing
-    with argparse's "unrecognized arguments"."""
+    with argparse's "unrecognized arguments". ``written``: the unquoted numbers as the file wrote
+    them (:func:`tuner.config.yamlfile.written_numbers`), for a text option given one."""
     for name in args:
         if "-" in name:
             raise ValueError(f"{name!r}: write server arguments with underscores ({name.replace('-', '_')})")
@@ -107,14 +108,14 @@ def check_server_args(args: dict, where: str) -> dict:
     out: dict = {}
     given: dict[str, str] = {}  #: SGLang's name -> the name the file used
     for name, value in args.items():
-        dest = _check_server_arg(name, value)
+        dest = _check_server_arg(name, value, written or {})
         if dest in given:
             raise ValueError(f"{name} and {given[dest]} are both SGLang's {dest}; give it once")
         given[dest], out[dest] = name, value
     return out
 
 
-def _check_server_arg(name: str, value: Any) -> str:
+def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
     """A server argument SGLang 0.5.23 has (``tuner.sglang.server_args``, its own parser table), with
     a value of its type (an integer flag an integer, a switch true or false, one of its choices);
     ``page_size`` at least 1, a ``log_level`` SGLang's logger takes: its name in SGLang's table
@@ -149,8 +150,8 @@ def _check_server_arg(name: str, value: Any) -> str:
         raise ValueError(f"{name}: expected {option.nargs} values, got {len(items)}")
     if option.nargs == "+" and not items:
         raise ValueError(f"{name}: expected at least one value, got an empty list")
-    for item in items:
-        _check_server_value(name, option, item)
+    for i, item in enumerate(items):
+        _check_server_value(name, option, item, written.get(f"{name}[{i}]" if many else name))
     if option.dest == "page_size" and int(value) < 1:
         raise ValueError(f"page_size: {value!r}; a page holds at least 1 token")
     if option.dest == "log_level":
@@ -176,10 +177,10 @@ def _shown(value: Any) -> str:
     return f"a mapping {value!r}" if isinstance(value, dict) else repr(value)
 
 
-def _check_server_value(name: str, option, value: Any) -> None:
+def _check_server_value(name: str, option, value: Any, written: str | None = None) -> None:
     """One value of ``option`` as SGLang's argparse reads it: its type (the text argparse gets is
     ``str(value)``, so a string, an integer or a number; never null, a switch's true/false, a list or
-    a mapping), one of its choices."""
+    a mapping), one of its choices; a text option's number as it was written (``written``)."""
     if isinstance(value, float) and not math.isfinite(value):  # as every float of the files (StrictModel)
         raise ValueError(f"{name}: must be a finite number, got {value!r}")
     expected = _KIND[option.type]
@@ -211,6 +212,13 @@ def _check_server_value(name: str, option, value: Any) -> None:
                          f"mapping as JSON in quotes: {name}: '{json.dumps(value, default=str)}'")
     if not ok:
         raise ValueError(f"{name}: expected {expected}, got {_shown(value)}")
+    if option.type == "str" and written is not None and not isinstance(value, bool) and str(value) != written:
+        # A text option (a model name, a path, a revision) given an unquoted 0x10, 007 or 1.50: YAML
+        # reads a number, whose str() SGLang would be given ('16', '7', '1.5'), not the text written;
+        # SGLang's own --config loader (yaml.safe_load, then str(value):
+        # srt/utils/server_args_config_parser.py) retypes it too. Quoted, it is text in both.
+        raise ValueError(f"{name}: YAML reads the unquoted {written} as the number {value!r}, so SGLang "
+                         f"would be given {str(value)!r}; quote it ({name}: '{written}') to give the text")
     problem = None if isinstance(value, bool) else option_like(str(value))  # str(): as argv holds it
     if problem is not None and isinstance(value, float):
         # YAML's -0.00001 is the float -1e-05, and argv holds str(value): the user wrote plain decimals

@@ -20,11 +20,11 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
-from pydantic import Discriminator, Field, Tag, field_validator, model_validator
+from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
 from ..sglang.rules import Resolution, ServerContext, SpecConfig, resolve, resolve_backend_aliases
 from .paths import is_bare_name
-from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model
+from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, written_numbers
 
 from .server_arg_checks import SPEC_PARAMS, check_server_args
 
@@ -179,8 +179,8 @@ class SearchSpaceConfig(StrictModel):
 
     @field_validator("fixed")
     @classmethod
-    def _no_spec_in_fixed(cls, v: dict):
-        return check_server_args(v, "fixed")
+    def _no_spec_in_fixed(cls, v: dict, info: ValidationInfo):
+        return check_server_args(v, "fixed", written_numbers(info.context, "fixed."))
 
     @model_validator(mode="after")
     def _something_runs(self):

@@ -31,7 +31,8 @@ from .server_arg_checks import check_server_args, option_like, reserved_arg, unm
 from .space import DEFAULT_SPACE, SHIPPED_SPACES, load_space, unknown_space_problem
 from .suite import (INLINE_SUITE, SHIPPED_SUITES, STUDY_HINT, TooManySinglePrompts, check_as_written,
                     load_suite, refuse_text_and_file)
-from .yamlfile import MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model
+from .yamlfile import (MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model,
+                       written_numbers)
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
 STORAGE_ENV_VAR = "TUNER_STORAGE"
@@ -457,12 +458,12 @@ class ServerSettings(StrictModel):
 
     @field_validator("args")
     @classmethod
-    def _underscore_args(cls, v: dict):
+    def _underscore_args(cls, v: dict, info: ValidationInfo):
         for name, value in v.items():
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, str) and "\0" in item:
                     raise ValueError(f"{name}: the value holds a NUL byte, which no command line can carry")
-        return check_server_args(v, "args")
+        return check_server_args(v, "args", written_numbers(info.context, "server.args."))
 
     @field_validator("startup_timeout_s", "stop_grace_s")
     @classmethod

@@ -305,8 +305,16 @@ class _NodeRefused(yaml.YAMLError):
         self.key, self.message = key, message
 
 
-def _check_nodes(root: yaml.Node) -> None:
-    """Refuse a key given twice in one mapping and a scalar holding a lone surrogate (see above)."""
+#: The tags of the plain scalars YAML reads as something other than text.
+_NOT_TEXT = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
+
+
+def _check_nodes(root: yaml.Node, unquoted: dict[str, str] | None = None) -> None:
+    """Refuse a key given twice in one mapping and a scalar holding a lone surrogate (see above).
+    ``unquoted`` hears the text as written of every plain scalar YAML reads as a number or a boolean
+    (``0x10``, ``007``, ``1.50``, ``true``), by dotted path (``server.args.served_model_name``,
+    ``server.extra_args[1]``): where a key wants text, what was written, not ``str()`` of the number,
+    is what the user meant (:func:`written_numbers`)."""
     # Iterative, children pushed in reverse: the first problem in the file is the one reported.
     stack: list[tuple[yaml.Node, str]] = [(root, "")]
     while stack:
@@ -317,6 +325,8 @@ def _check_nodes(root: yaml.Node) -> None:
             if bad is not None:
                 line = f"line {node.start_mark.line + 1}"
                 raise _NodeRefused(where or line, f"{line}: {surrogate_message(node.value, bad)}")
+            if unquoted is not None and node.style is None and node.tag in _NOT_TEXT:
+                unquoted[where] = node.value
         elif isinstance(node, yaml.SequenceNode):
             children = [(item, f"{where}[{i}]") for i, item in enumerate(node.value)]
         elif isinstance(node, yaml.MappingNode):
@@ -345,11 +355,14 @@ class _NoAliasLoader(yaml.SafeLoader):
             raise _AliasRefused(self.peek_event().start_mark)
         return super().compose_node(parent, index)
 
+    #: :func:`_check_nodes`'s ``unquoted``, filled as the document is read
+    unquoted: dict[str, str] | None = None
+
     def get_single_data(self):
         node = self.get_single_node()
         if node is None:
             return None
-        _check_nodes(node)
+        _check_nodes(node, self.unquoted)
         return self.construct_document(node)
 
 
@@ -388,14 +401,19 @@ _NoAliasLoader.add_constructor(_INT, _core_int)
 _NoAliasLoader.add_constructor(_FLOAT, _core_float)
 
 
-def read_yaml(path: str | Path) -> Any:
+def read_yaml(path: str | Path, unquoted: dict[str, str] | None = None) -> Any:
     """A YAML file's data, read bounded (a regular file, size cap, UTF-8, no aliases, no duplicate
     keys, no lone surrogates: see above); a missing, oversized or non-UTF-8 file and bad YAML become
-    :class:`ConfigError`."""
+    :class:`ConfigError`. ``unquoted``: filled as :func:`_check_nodes` says."""
     path = Path(path)
     text = read_text_capped(path)
     try:
-        return yaml.load(text, Loader=_NoAliasLoader)  # noqa: S506 - a SafeLoader subclass
+        loader = _NoAliasLoader(text)  # what yaml.load does, with the loader's unquoted texts kept
+        loader.unquoted = unquoted
+        try:
+            return loader.get_single_data()
+        finally:
+            loader.dispose()
     except _NodeRefused as exc:
         raise ConfigError(path, exc.key, exc.message) from None
     except yaml.reader.ReaderError as exc:
@@ -429,7 +447,18 @@ def parse_model(model: type[M], data: Any, source: str | Path, context: dict | N
 
 
 def load_model(model: type[M], path: str | Path, context: dict | None = None) -> M:
-    """Read and validate one YAML file. ``context`` reaches validators (e.g. the file's folder)."""
+    """Read and validate one YAML file. ``context`` reaches validators (e.g. the file's folder), with
+    ``unquoted``: :func:`_check_nodes`'s texts, which :func:`written_numbers` reads."""
     path = Path(path)
-    ctx = {"path": path, **(context or {})}
-    return parse_model(model, read_yaml(path), path, ctx)
+    unquoted: dict[str, str] = {}
+    data = read_yaml(path, unquoted)
+    ctx = {"path": path, "unquoted": unquoted, **(context or {})}
+    return parse_model(model, data, path, ctx)
+
+
+def written_numbers(context: dict | None, prefix: str) -> dict[str, str]:
+    """The unquoted numbers and booleans of a file under ``prefix`` (``server.args.``), as written,
+    keyed by the rest of their path (``served_model_name``); ``{}`` for data not read from a file
+    (a stored study's config)."""
+    unquoted = (context or {}).get("unquoted") or {}
+    return {key[len(prefix):]: text for key, text in unquoted.items() if key.startswith(prefix)}
