@@ -130,10 +130,12 @@ def _plain(err: dict, allowed: list[str] | None = None) -> str:
 _UNION_TAGS = {"str", "int", "float", "bool", "list[...]", "dict[...]", "range", "choices"}
 
 
-def validation_error(source: str | Path, exc: ValidationError,
-                     model: type[BaseModel] | None = None) -> ConfigError:
+def validation_error(source: str | Path, exc: ValidationError, model: type[BaseModel] | None = None,
+                     unquoted: dict[str, str] | None = None) -> ConfigError:
     """The first error of a pydantic ``ValidationError`` as a :class:`ConfigError`; with the
-    ``model`` that failed, an unknown key gets a "did you mean" from the keys allowed there."""
+    ``model`` that failed, an unknown key gets a "did you mean" from the keys allowed there; with
+    ``unquoted`` (:func:`_check_nodes`'s texts), a number or boolean where text goes says to quote
+    it, as written."""
     errors = exc.errors()
     # A NaN given where a union takes a float fails every member; the float's own complaint is the
     # one that says what is wrong (not "input should be a valid boolean").
@@ -150,7 +152,17 @@ def validation_error(source: str | Path, exc: ValidationError,
     msg = _plain({**err, "loc": loc}, allowed)
     if err["type"] == "value_error":
         msg = str(err.get("ctx", {}).get("error", msg))
+    if err["type"] == "string_type" and isinstance(err.get("input"), (bool, int, float)):
+        msg += _quote_hint(err["input"], (unquoted or {}).get(_key_path(loc)))
     return ConfigError(source, _key_path(loc), msg)
+
+
+def _quote_hint(value: bool | int | float, written: str | None) -> str:
+    """What to do with a number or boolean YAML read where text goes (``extra_args: [--random-seed,
+    1]``, ``model_path: 0x10``): quote it. QA: the line said only "got 1", and for ``0x10`` "got 16"."""
+    kind = "a boolean" if isinstance(value, bool) else "a number"
+    text = written if written is not None else str(value).lower() if isinstance(value, bool) else str(value)
+    return f"; YAML reads the unquoted {text} as {kind}: quote it ('{text}') to give the text"
 
 
 # ---- reading files, bounded -------------------------------------------------------------------
@@ -443,7 +455,7 @@ def parse_model(model: type[M], data: Any, source: str | Path, context: dict | N
     try:
         return model.model_validate(data, context=context)
     except ValidationError as exc:
-        raise validation_error(source, exc, model) from None
+        raise validation_error(source, exc, model, (context or {}).get("unquoted")) from None
 
 
 def load_model(model: type[M], path: str | Path, context: dict | None = None) -> M:
