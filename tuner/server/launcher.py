@@ -446,7 +446,8 @@ class ServerProcess:
             # bounded in all: connect, headers and body (a drip restarts no timeout: health.py)
             status = answer_status(self.url + path, max(0.5, min(10.0, remaining)))
             if status == 200:
-                if listener_owned_by_group(self.port, self.pgid) is not False:
+                if listener_owned_by_group(self.port, self.pgid, root=self.pid,
+                                           mark=self.mark or None) is not False:
                     break
                 if self._exited_within(EXIT_WAIT_S) and not self._port_taken():
                     # It answered, then exited (its socket went with it): not a stranger on its port.

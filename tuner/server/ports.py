@@ -16,7 +16,7 @@ import time
 
 import psutil
 
-from .procs import group_members
+from .procs import escapees, group_members
 
 
 class PortInUseError(RuntimeError):
@@ -193,8 +193,14 @@ def _listeners(port: int) -> set[int | None]:
     return {c.pid for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
 
 
-def listener_owned_by_group(port: int, pgid: int) -> bool | None:
-    """Whether a process of group ``pgid`` holds the socket listening on ``port``.
+def listener_owned_by_group(port: int, pgid: int, *, root: int | None = None,
+                            mark: str | None = None) -> bool | None:
+    """Whether a process of group ``pgid`` holds the socket listening on ``port``, or one of the
+    group's escapees (:func:`tuner.server.procs.escapees`: outside the group, carrying the launch's
+    ``mark`` or descended from ``root``, the server the tuner started): a server whose HTTP process
+    left the group (``os.setsid()``, a double fork) listens on its own port, it is no stranger. QA
+    (qa110): such a server was taken for another process answering on its port, launched again
+    three times and the run stopped with "port ... is in use by another process".
 
     None when that cannot be told (the socket table is unreadable, or no listener found); the launcher
     then trusts its pre-launch port check.
@@ -202,4 +208,7 @@ def listener_owned_by_group(port: int, pgid: int) -> bool | None:
     holders = _listeners(port)
     if not holders:
         return None
-    return any(st.pid in holders for st in group_members(pgid))
+    if any(st.pid in holders for st in group_members(pgid)):
+        return True
+    # Looked for only when the group holds no listener: escapees reads every process's environment.
+    return any(st.pid in holders for st in escapees(pgid, root=root, mark=mark))
