@@ -228,12 +228,12 @@ def test_trim_keeps_head_and_tail_and_counts_every_dropped_byte(tmp_path):
     earlier = b"# an earlier launch\n" * 10
     written = b"".join(b"%07d\n" % i for i in range(20_000))  # 160 kB
     path.write_bytes(earlier + written)
-    dropped, mark = trim(path, len(earlier), 64_000, 0.0625)
+    dropped, mark, head = trim(path, len(earlier), 64_000, 0.0625)
     with open(path, "ab") as f:
         more = b"".join(b"%07d\n" % i for i in range(20_000, 40_000))
         f.write(more)
     written += more
-    dropped, mark = trim(path, len(earlier), 64_000, 0.0625, dropped, mark)
+    dropped, mark, head = trim(path, len(earlier), 64_000, 0.0625, dropped, mark, head)
     data = path.read_bytes()
     assert data.startswith(earlier) and len(data) - len(earlier) <= 48_000 + mark
     part = data[len(earlier):]
@@ -242,7 +242,8 @@ def test_trim_keeps_head_and_tail_and_counts_every_dropped_byte(tmp_path):
     assert line == b"%d bytes of server output dropped here; server.log_max_mb=0.0625]" % dropped
     assert written.startswith(head) and written.endswith(tail) and len(head) == 16_000
     assert dropped == len(written) - len(head) - len(tail)
-    assert trim(path, len(earlier), 64_000, 0.0625, dropped, mark) == (dropped, mark)  # under the cap
+    # under the cap: nothing changes
+    assert trim(path, len(earlier), 64_000, 0.0625, dropped, mark, head) == (dropped, mark, head)
 
 
 def test_capped_copy_holds_at_most_the_cap_and_a_normal_file_whole(tmp_path):

@@ -86,22 +86,30 @@ def _copy_down(fd: int, src: int, dst: int, length: int) -> None:
 
 
 def trim(path: str | Path, base: int, max_bytes: int, max_mb: float, dropped: int = 0,
-         marker_len: int = 0) -> tuple[int, int]:
+         marker_len: int = 0, head_end: int | None = None) -> tuple[int, int, int | None]:
     """Trim the part of ``path`` from ``base`` to its end, when it is longer than ``max_bytes``, to its
     first quarter (cut after a newline), a marker line and its last half (from a line start): at
     most three quarters of ``max_bytes`` and the marker. Everything before ``base`` is left as it is.
     The server may write on meanwhile (see the module's docstring for the bytes that may be lost).
 
-    ``dropped``: the bytes of server output this part already lost; ``marker_len``: the length of
-    the marker an earlier trim wrote (it sits where the head ends, which never moves: the head is
-    kept). Returns the new ``(dropped, marker_len)``, unchanged when nothing was trimmed."""
+    ``dropped``: the bytes of server output this part already lost; ``marker_len`` and ``head_end``:
+    the length of the marker an earlier trim wrote and where it sits, the end of the kept head,
+    which never moves (None: no trim yet; the first finds it). Returns the new ``(dropped,
+    marker_len, head_end)``, unchanged when nothing was trimmed.
+
+    The head end is found once and then kept: looked for again, the last newline within the first
+    quarter may be the marker's own (the head's last line ended short of the quarter by more than
+    the marker's length, or the output has no newline at all: a ``\r`` progress bar), and each
+    trim put its marker below the last one. QA (qa110): a stand-in printing 1,000-byte lines had
+    six markers after six trims, each a count of its own, and the last count off by their bytes."""
     fd = os.open(path, os.O_RDWR)
     try:
         with os.fdopen(os.dup(fd), "rb") as f:
             size = os.fstat(fd).st_size
             if size - base <= max_bytes:
-                return dropped, marker_len
-            head_end = _head_end(f, base, max_bytes // 4)
+                return dropped, marker_len, head_end
+            if head_end is None:
+                head_end = _head_end(f, base, max_bytes // 4)
             tail_start = _tail_start(f, max(head_end + marker_len, size - max_bytes // 2), size)
             dropped += tail_start - head_end - marker_len
             f.seek(max(base, head_end - 1))
@@ -121,7 +129,7 @@ def trim(path: str | Path, base: int, max_bytes: int, max_mb: float, dropped: in
                     break
                 size = now
             os.ftruncate(fd, end)
-            return dropped, len(mark)
+            return dropped, len(mark), head_end
     finally:
         os.close(fd)
 
@@ -166,6 +174,7 @@ class LogCap:
         self.max_bytes = int(max_mb * MIB)
         self.dropped = 0  #: bytes of server output this launch's part lost so far
         self._marker_len = 0
+        self._head_end: int | None = None  #: where the kept head ends and the marker sits, once trimmed
         self.lock = threading.RLock()
         self._halt = threading.Event()
         self._thread: threading.Thread | None = None
@@ -182,8 +191,9 @@ class LogCap:
         if self.max_bytes <= 0 or not self.lock.acquire(blocking=blocking):
             return
         try:
-            self.dropped, self._marker_len = trim(self.path, self.base, self.max_bytes, self.max_mb,
-                                                  self.dropped, self._marker_len)
+            self.dropped, self._marker_len, self._head_end = trim(
+                self.path, self.base, self.max_bytes, self.max_mb, self.dropped, self._marker_len,
+                self._head_end)
         except OSError as exc:
             log.debug("cannot trim %s: %s", self.path, exc)
         finally:
