@@ -41,7 +41,8 @@ def test_a_start_that_launches_nothing_gives_the_gpus_back(tmp_path):
                         port=pick_free_port("127.0.0.1"))
     with pytest.raises(ConfigError):
         srv.start()
-    assert srv.proc is None and srv.gpu_lock is not None and not srv.gpu_lock.held
+    # an interpreter that cannot run is found before the GPUs are taken (tuner.server.interpreter)
+    assert srv.proc is None and (srv.gpu_lock is None or not srv.gpu_lock.held)
 
 
 def test_a_server_launched_again_on_another_port_keeps_its_gpus_throughout(tmp_path, monkeypatch):

@@ -32,6 +32,7 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     from ..config.study import load_study
     from ..config.yamlfile import ConfigError
     from ..engine.facts import prepare, space_for
+    from ..engine.preflight import check_python
     from ..engine.study import StorageUnreadable, check_file_against_study
     from ..server.launcher import (
         LaunchError,
@@ -50,6 +51,8 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
         raise ConfigError(study_file, "server.backend", "model has no server to launch (its figures come from the "
                           "performance model or a landscape table); launch from a study file with backend sim "
                           "or sglang")
+    if not print_only:  # --print starts nothing: a command may be shown where its interpreter is not
+        check_python(study, study_file)  # study run's check, before anything is written (QA: after the log)
     space = SearchSpace.load(study.search_space)
     # The same decision a study run makes: model and GPU facts -> the attention backend and its rules.
     attention = prepare(study, space)[2]

@@ -4,7 +4,8 @@
 suite, datasets) as data. What it cannot check from the config layer is checked here, by the layers
 that own it, before ``study create`` or ``run`` writes anything (the study, its storage, a log):
 
-* ``server.python``: an executable file (a bare name is looked up on ``PATH``);
+* ``server.python``: an executable file (a bare name is looked up on ``PATH``), a script's ``#!``
+  interpreter too (:func:`tuner.server.interpreter.interpreter_problem`);
 * ``workdir``: a folder, or nothing yet (never a file);
 * ``server.sim.profile`` (``backend: sim``): a shipped profile or a valid profile file
   (:func:`tuner.sim.profile.load_profile`, the simulator's own loader);
@@ -30,8 +31,6 @@ Every problem raises :class:`~tuner.config.yamlfile.ConfigError` naming the stud
 
 from __future__ import annotations
 
-import os
-import shutil
 from pathlib import Path
 
 from ..config.space import SearchSpace
@@ -49,7 +48,7 @@ def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path
     the checks after it reuse the answer). Raises on the first problem."""
     if launching:
         _ask_storage(config)
-    _check_python(config, source)
+    check_python(config, source)
     _check_workdir(config, source)
     if config.server.backend == "sim":
         _check_profile(config.server.sim.profile, "server.sim.profile", source)
@@ -87,20 +86,15 @@ def named_for_file(exc: ConfigError, source: str | Path) -> ConfigError:
     return ConfigError(source, exc.key, exc.message)
 
 
-def _check_python(config: StudyConfig, source) -> None:
+def check_python(config: StudyConfig, source) -> None:
+    from ..server.interpreter import interpreter_problem
+
     python = config.server.python
     if python is None:
         return  # the interpreter running the tuner
-    found = python if "/" in python else shutil.which(python)
-    if found is None:
-        raise ConfigError(source, "server.python", f"{python!r} is not on PATH; give the interpreter's "
-                                                   "full path")
-    path = Path(found)
-    if not path.is_file():
-        raise ConfigError(source, "server.python", f"{path} does not exist or is not a file; give the "
-                                                   "path of the Python that has SGLang")
-    if not os.access(path, os.X_OK):
-        raise ConfigError(source, "server.python", f"{path} is not executable; chmod +x it or give another")
+    problem = interpreter_problem(python, config.server.env.get("PATH"))
+    if problem is not None:
+        raise ConfigError(source, "server.python", problem)
 
 
 def _check_workdir(config: StudyConfig, source) -> None:

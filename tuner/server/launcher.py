@@ -61,6 +61,7 @@ from .gpu_lock import GpuLock, GpuLockError, visible_gpus
 from .environ import server_environment
 from .gpus import server_gpu_indices, wait_gpu_memory_released, wait_gpus_free
 from .health import answer_status
+from .interpreter import interpreter_problem
 from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, ServerPortClashError, bind_refused, listener_owned_by_group, own_port_clash,
@@ -241,10 +242,16 @@ class ServerProcess:
     # -- start --------------------------------------------------------------------------------
 
     def start(self) -> "ServerProcess":
-        """Take the GPUs (SGLang: :mod:`tuner.server.gpu_lock`, waiting while another tuner holds
-        them), check the port, start the server in a new session, write its record. Returns self."""
+        """Check that the command's program can run (else ``ConfigError``, nothing taken or written:
+        :mod:`tuner.server.interpreter`), take the GPUs (SGLang: :mod:`tuner.server.gpu_lock`, waiting
+        while another tuner holds them), check the port, start the server in a new session, write its
+        record. Returns self."""
         if self.proc is not None:
             raise RuntimeError("this ServerProcess was already started; make a new one")
+        # Before anything is written (the GPU lock, the log): a program that cannot run is one line
+        problem = interpreter_problem(self.argv[0], server_environment(self.env, self.host).get("PATH"))
+        if problem is not None:
+            raise ConfigError("study", "server.python", problem)
         self._take_gpus()
         try:
             return self._start()
