@@ -74,7 +74,7 @@ def standin(tmp_path, port: int) -> ServerProcess:
     return ServerProcess(server, None, workdir=tmp_path, port=port)
 
 
-def test_a_stranger_answering_on_a_picked_port_while_the_server_loads_costs_a_relaunch(tmp_path):
+def test_a_stranger_answering_on_a_picked_port_while_the_server_loads_costs_a_relaunch(tmp_path, caplog):
     srv = standin(tmp_path, port=0)
     try:
         srv.start()
@@ -87,6 +87,10 @@ def test_a_stranger_answering_on_a_picked_port_while_the_server_loads_costs_a_re
                 raise AssertionError(f"charged to the setting: {exc.failure_class}: {exc.message}") from None
             assert srv.port != first and url == f"http://127.0.0.1:{srv.port}"
             assert (tmp_path / "launches").read_text() == "2"
+            # the warning says what happened (QA qa110: "address already in use", which no log said)
+            said = [r.getMessage() for r in caplog.records if "launching it again" in r.getMessage()]
+            assert len(said) == 1 and f"port {first} was taken" in said[0], said
+            assert "another process answers on it" in said[0] and "already in use" not in said[0], said
     finally:
         srv.stop()
     assert not list_records(tmp_path)

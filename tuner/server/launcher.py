@@ -469,7 +469,7 @@ class ServerProcess:
                     raise PortInUseError(self.host, self.port, "another process answers on it while the server "
                                          f"the tuner started (pid {self.pid}) loaded, log: {self.log_path}")
                 relaunches += 1
-                self._relaunch_on_another_port()
+                self._relaunch_on_another_port(answered=True)
                 deadline = time.monotonic() + timeout_s
                 path, pause = "/health_generate", 0.1
                 continue
@@ -493,9 +493,11 @@ class ServerProcess:
         self._stranger_on_port = True
         self.stop()
 
-    def _relaunch_on_another_port(self, clash: str | None = None) -> None:
+    def _relaunch_on_another_port(self, clash: str | None = None, answered: bool = False) -> None:
         """The server exited because its port was taken: launch it again on a port picked now.
-        ``clash``: it was one of SGLang's own ports (named so): the same port again where it is fixed."""
+        ``clash``: it was one of SGLang's own ports (named so): the same port again where it is fixed.
+        ``answered``: another process answered on the port while the server loaded (said so, not as
+        "address already in use": QA qa110)."""
         old = self.port
         self._keep_gpus = True  # the same server, launched again: no other tuner gets its GPUs between
         try:
@@ -512,8 +514,9 @@ class ServerProcess:
             log.warning("SGLang's %s was taken by another process while the server started (address already in "
                         "use); launching it again on port %d", clash, self.port)
         else:
-            log.warning("port %d was taken by another process while the server started (address already in use); "
-                        "launching it again on port %d", old, self.port)
+            how = "another process answers on it" if answered else "address already in use"
+            log.warning("port %d was taken by another process while the server started (%s); "
+                        "launching it again on port %d", old, how, self.port)
         self.start()
 
     # -- failures -----------------------------------------------------------------------------
