@@ -33,13 +33,17 @@ def _unrunnable(tmp: Path, kind: str) -> tuple[str, str]:
         return str(tmp / "python3"), f"is a broken symlink (to {tmp / 'gone' / 'python3.11'}"
     if kind == "not_on_path":
         return "python-not-on-this-path", "'python-not-on-this-path' is not on PATH"
-    script = tmp / "python-wrapper"  # kind == "missing_interpreter"
-    script.write_text(f"#!{tmp / 'gone' / 'python'} -u\n")
+    script = tmp / "python-wrapper"
+    if kind == "env_missing_interpreter":  # a wrapper for a Python this node does not have
+        script.write_text("#!/usr/bin/env python3-not-on-this-path\n")
+        script.chmod(0o755)
+        return str(script), "#! line runs 'python3-not-on-this-path' through env, which is not on PATH"
+    script.write_text(f"#!{tmp / 'gone' / 'python'} -u\n")  # kind == "missing_interpreter"
     script.chmod(0o755)
     return str(script), f"is a script whose #! line names {tmp / 'gone' / 'python'}, which is not an"
 
 
-KINDS = ["folder", "broken_symlink", "not_on_path", "missing_interpreter"]
+KINDS = ["folder", "broken_symlink", "not_on_path", "missing_interpreter", "env_missing_interpreter"]
 
 
 def _study(tmp_path: Path, python: str) -> Path:

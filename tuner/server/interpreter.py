@@ -18,17 +18,16 @@ import shutil
 from pathlib import Path
 
 
-def _shebang(path: Path) -> str | None:
-    """The interpreter a ``#!`` script names (its first word), or None: no ``#!`` line, unreadable."""
+def _shebang(path: Path) -> list[str]:
+    """The words of a script's ``#!`` line (the interpreter first), or []: no ``#!`` line, unreadable."""
     try:
         with open(path, "rb") as f:
             first = f.readline(4096)
     except OSError:
-        return None
+        return []
     if not first.startswith(b"#!"):
-        return None
-    words = first[2:].decode(errors="replace").split()
-    return words[0] if words else None
+        return []
+    return first[2:].decode(errors="replace").split()
 
 
 def _runnable(path: Path) -> bool:
@@ -39,7 +38,7 @@ def interpreter_problem(program: str, path_var: str | None = None) -> str | None
     """What keeps ``program`` (the server command's first word) from running, as a sentence naming
     it and the fix, or None when it looks runnable. ``path_var``: the ``PATH`` a bare name is looked
     up on (the server's environment, as ``subprocess`` looks it up; None: this process's). The
-    ``#!`` line of a script is followed one step (an ``env`` there is not asked what it would run)."""
+    ``#!`` line of a script is followed one step (its interpreter, or the one name ``env`` is given)."""
     found = program if "/" in program else shutil.which(program, path=path_var)
     if found is None:
         return f"{program!r} is not on PATH; give the interpreter's full path"
@@ -51,8 +50,13 @@ def interpreter_problem(program: str, path_var: str | None = None) -> str | None
         return f"{path} does not exist or is not a file; give the path of the Python that has SGLang"
     if not os.access(path, os.X_OK):
         return f"{path} is not executable; chmod +x it or give another"
-    interpreter = _shebang(path)
-    if interpreter is not None and not _runnable(Path(interpreter)):
-        return (f"{path} is a script whose #! line names {interpreter}, which is not an executable file; "
+    words = _shebang(path)
+    if words and not _runnable(Path(words[0])):
+        return (f"{path} is a script whose #! line names {words[0]}, which is not an executable file; "
+                "fix that line or give the Python itself")
+    # `#!/usr/bin/env python3.11`: env looks the name up on the PATH it is given (the server's);
+    # more words after env (options, or a name Linux passes on with them as one argument) are not judged
+    if len(words) == 2 and Path(words[0]).name == "env" and shutil.which(words[1], path=path_var) is None:
+        return (f"{path} is a script whose #! line runs {words[1]!r} through env, which is not on PATH; "
                 "fix that line or give the Python itself")
     return None
