@@ -213,6 +213,13 @@ def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | Non
     def remaining() -> list[ProcStat]:
         if leader is not None:
             leader.poll()  # reap it as soon as it exits
+        # The group first, its escapees after. The other way round, a member that forked a child
+        # into a session of its own and exited between the two looks (SIGTERM's handler spawning a
+        # helper: QA qa110) was in neither, the stop was "done" and the child, holding the port, left
+        # running. This way a child missed by the escapees' look was forked after the group's, by a
+        # member alive in it: the next look finds it.
+        # A zombie (exited, not yet reaped) is not counted: it holds no port, memory or GPU.
+        listed = group_members(pgid, only)
         if root is not None or mark:
             # The leader's pid is walked only while it is unreaped: after that it may be reused.
             walk = root if leader is not None and leader.returncode is None else None
@@ -222,8 +229,6 @@ def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | Non
                 fled[(st.pid, st.start_ticks)] = st
         # Kept by pid and start time: one that exited and whose pid was reused is not ours.
         live = [st for key, st in fled.items() if process_alive(*key)]
-        # A zombie (exited, not yet reaped) is not counted: it holds no port, memory or GPU.
-        listed = group_members(pgid, only)
         seen = {st.pid for st in listed}
         return listed + [st for st in live if st.pid not in seen]
 
