@@ -20,6 +20,7 @@ from ..engine.storage import redact
 from .lazy import LazyGroup
 from .output import (AsciiInt, chosen_format, console, fail, format_option, not_empty, print_csv, print_json,
                      print_table, say)
+from .journal_note import journal_note
 from .study_target import (check_storage_writable, in_storage, resolve_target, say_fact_conflicts,
                            storage_option)
 
@@ -143,20 +144,6 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
         where = f"budget.n_trials in {study_file}" if file_config is not None else "the budget"
         click.echo(f"nothing left to measure: to measure more, raise {where} or run again with --add-trials N",
                    err=True)
-
-
-def journal_note(name: str, folder: Path) -> str:
-    """What a worker that gives up on its storage leaves behind, and how it gets stored."""
-    from ..engine.journal import Journal
-
-    entries = Journal(Path(folder).parent).entries(name)
-    if not entries:
-        return f"nothing measured is waiting (journal {folder} is empty)"
-    trials = ", ".join(f"{'baseline' if e['finish']['study'].endswith('.baseline') else 'trial'} "
-                       f"{e['finish']['number']}" for _, e in entries)
-    folders = " and ".join(str(f) for f in dict.fromkeys(p.parent for p, _ in entries))  # the fallback's too
-    return (f"{counted(len(entries), 'measurement')} journaled in {folders} ({trials}): the next "
-            f"`tuner study run` of study {name} with this workdir stores them first, without measuring again")
 
 
 def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trials, timeout_s, rebaseline):

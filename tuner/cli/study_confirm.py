@@ -59,7 +59,8 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     from ..results.pareto import PICKS, PickError, absent_pick, check_c32_swept, refused_now, trial_number
     from ..engine.patience import StorageUnavailable
     from .progress import say_storage_outage
-    from .study import STORAGE_EXIT, _backend, journal_note
+    from .journal_note import journal_note
+    from .study import STORAGE_EXIT, _backend
 
     names = [p.strip() for p in picks.split(",") if p.strip()]
     if not names:  # else the engine's "nothing to confirm" came as a traceback

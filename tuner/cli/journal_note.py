@@ -1,0 +1,21 @@
+"""The line that tells a worker's user where its unstored measurements wait (the journal)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from ..config.wording import counted
+
+
+def journal_note(name: str, folder: Path) -> str:
+    """What a worker that gives up on its storage leaves behind, and how it gets stored."""
+    from ..engine.journal import Journal
+
+    entries = Journal(Path(folder).parent).entries(name)
+    if not entries:
+        return f"nothing measured is waiting (journal {folder} is empty)"
+    trials = ", ".join(f"{'baseline' if e['finish']['study'].endswith('.baseline') else 'trial'} "
+                       f"{e['finish']['number']}" for _, e in entries)
+    folders = " and ".join(str(f) for f in dict.fromkeys(p.parent for p, _ in entries))  # the fallback's too
+    return (f"{counted(len(entries), 'measurement')} journaled in {folders} ({trials}): the next "
+            f"`tuner study run` of study {name} with this workdir stores them first, without measuring again")
