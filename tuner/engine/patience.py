@@ -69,6 +69,7 @@ from typing import Callable
 from optuna.storages import RDBStorage
 
 from .env_numbers import seconds_from_env
+from .orphan_rows import drop_orphan_rows
 from .reply_watch import NoReply, ReplyWatch
 
 #: Default patience: how long one storage call of a running worker keeps retrying (seconds).
@@ -411,6 +412,8 @@ class PatientRDBStorage(RDBStorage):
 
     # -- several attributes in one transaction ----------------------------------------------------
     set_trial_attrs = _patient("set_trial_attrs", _set_trial_attrs)
+    #: :func:`tuner.engine.orphan_rows.drop_orphan_rows`, retried as any call (idempotent)
+    drop_orphan_rows = _patient("drop_orphan_rows", drop_orphan_rows)
 
     # -- the retry loop ---------------------------------------------------------------------------
     def _patiently(self, name: str, fn, args, kwargs):

@@ -34,6 +34,8 @@ from ..config.study import BASELINE_SUFFIX, StudyConfig, check_added_budget, com
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .asktell import utc_now
+from .orphan_rows import drop_orphan_rows
+from .patience import patient_backend
 from .storage import holds_tables, open_storage, redact
 from .stored_forms import changed_shipped_suite, current_config, current_space, current_suite
 
@@ -112,6 +114,11 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     seeds = seed_trials(config, space_for(loaded, config, None)[0] if older else space)
     storage = open_storage(storage_url, patient=patient, on_outage=on_outage)
     directions = ["maximize"] * len(config.objectives)
+    # a deleted study's rows a worker wrote as it was deleted: the new study would get their ids
+    if patient_backend(storage) is not None:
+        storage.drop_orphan_rows()  # waited out like any call of a running worker
+    else:
+        drop_orphan_rows(storage)
     try:
         study = optuna.create_study(study_name=config.name, storage=storage, directions=directions)
     except optuna.exceptions.DuplicatedStudyError:
