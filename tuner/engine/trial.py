@@ -137,6 +137,8 @@ class TrialRunner:
     # -- one trial ------------------------------------------------------------------------------
     def run_one(self, baseline: Baseline) -> str:
         """Ask for one trial and take it to its end; returns its status (or :data:`ABANDONED`)."""
+        from optuna.exceptions import UpdateFinishedTrialError
+
         self.check_study()
         reap_dead_trials(self.study)
         for attempt in range(1, ASK_TRIES + 1):
@@ -148,6 +150,13 @@ class TrialRunner:
                 kill_point("asked")
                 try:
                     return self._run(trial, baseline)
+                except UpdateFinishedTrialError:
+                    # Finished under this worker before its launch: another worker's reaper judged it
+                    # dead (paused, or cut off, past the heartbeat grace: QA, qa111, SIGSTOP between its
+                    # ask and its launch ended the worker with this error) and queued its setting.
+                    if self.measuring or not self._taken_before_launch(trial):
+                        raise
+                    return ABANDONED
                 except KeyError:
                     # Optuna's "Record does not exist." before the launch: the database forgot the
                     # trial (read back: a real loss, not a transient error). Nothing was measured;
@@ -318,6 +327,23 @@ class TrialRunner:
         self.emit("warning", {"trial": trial.number,
                               "message": f"{self._gone_why(held)}; this worker stepped aside"})
         return None
+
+    def _taken_before_launch(self, trial) -> bool:
+        """Whether ``trial``, which this worker had not launched yet, was finished by another process
+        (read back from the database): then it is left as it is, and the worker says why it steps
+        aside (:meth:`_gone_why`). The setting is the reaper's to queue
+        (:func:`~tuner.engine.workers.interrupt`): nothing is queued or written here."""
+        from optuna.trial import TrialState
+
+        try:
+            held = getattr(self.storage, "_backend", self.storage).get_trial(trial._trial_id)
+        except KeyError:
+            return False  # gone from the storage: not this case (the caller raises)
+        if held.state == TrialState.RUNNING:
+            return False
+        self.emit("warning", {"trial": trial.number,
+                              "message": f"{self._gone_why(held)}; this worker stepped aside"})
+        return True
 
     def _gone_why(self, held) -> str:
         """Why this worker's trial ``held`` (read from the database) is no longer its own, as the
