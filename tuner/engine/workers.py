@@ -120,7 +120,15 @@ def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
     PostgreSQL with asynchronous commits (``synchronous_commit = off``) restarted at once, or a
     failover to a replica behind the primary, forgets the last commits it acknowledged (QA: the
     worker died with a traceback from the sampler). Past that the error goes out, as for a study
-    deleted under the worker."""
+    deleted under the worker.
+
+    A trial another worker failed as nobody's before this one named itself (this worker paused, or
+    cut off from the database, for :data:`UNNAMED_AFTER_S` while the sampler proposed: Optuna's
+    ``UpdateFinishedTrialError`` from the sampler's or the name's write) is the reaper's, which queued
+    its setting: it is left as it is and a trial asked for again, within the same tries (QA, qa111:
+    such a worker stopped with that traceback)."""
+    from optuna.exceptions import UpdateFinishedTrialError
+
     for attempt in range(1, ASK_TRIES + 1):
         with signals_held(), ExitStack() as this_try:
             try:
@@ -128,10 +136,13 @@ def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
                 this_try.enter_context(Heartbeat(study._storage, trial._trial_id))
                 clear_inherited(study._storage, trial._trial_id)
                 trial.set_user_attr("worker", worker.as_dict())
-            except KeyError:
+            except (KeyError, UpdateFinishedTrialError) as exc:
                 if attempt == ASK_TRIES:
                     raise
                 log.warning("the storage lost the trial it had just created (a commit it did not keep); "
+                            "asking again" if isinstance(exc, KeyError) else
+                            "another worker failed the trial this worker had just asked for as nobody's "
+                            "(this process paused, or cut off from the database, before it named itself); "
                             "asking again")
                 continue
             stack.enter_context(this_try.pop_all())  # the heartbeat lives on with the trial
