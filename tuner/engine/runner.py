@@ -1,7 +1,8 @@
 """The study engine's entry point: one worker's ask/measure/tell loop over relaunched servers.
 
 One call of :func:`run_study` is one worker. It starts by replaying the measurements a dead worker
-of this study left in the local journal (:func:`tuner.engine.finish.replay_journal`), then stops
+of this study left in the local journal (:func:`tuner.engine.finish.replay_journal`; again before it
+fails the trial of a worker of this host that died while this one runs), then stops
 servers a crashed run on this host left behind and fails trials dead workers left RUNNING, makes
 sure the baseline is measured
 (:mod:`tuner.engine.baseline`), then runs trials (:mod:`tuner.engine.trial`) until a stop reason
@@ -53,7 +54,7 @@ from .patience import patient_backend
 from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records
 from .study import config_from_study, open_study
 from .trial import ABANDONED, PRUNED_BEFORE, STALLED, TrialRunner
-from .workers import Worker, reap_dead_trials
+from .workers import Worker, journal_first, reap_dead_trials
 
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
 #: the sampler has nothing new to offer.
@@ -127,6 +128,12 @@ class _Runner:
         self.deadline: float | None = None  #: seconds this run may spend (see the module docstring)
 
     def run(self, n_trials, timeout_s, rebaseline) -> RunSummary:
+        # A worker of this host that dies during its tell while this one runs leaves its measurement
+        # in the journal: stored before this worker's reaping fails its trial (workers.journal_first).
+        with journal_first(self.study._storage, self._replay_journal):
+            return self._run(n_trials, timeout_s, rebaseline)
+
+    def _run(self, n_trials, timeout_s, rebaseline) -> RunSummary:
         summary = RunSummary()
         started = self.started = time.monotonic()
         self.deadline = timeout_s
@@ -178,11 +185,13 @@ class _Runner:
         return summary
 
     # -- the steps ------------------------------------------------------------------------------
-    def _replay_journal(self) -> None:
-        """Measurements a dead worker of this study journaled but never stored: store them first."""
+    def _replay_journal(self) -> list:
+        """Measurements a dead worker of this study journaled but never stored: store them first (at
+        the start, and before this worker fails a trial of a dead worker of this host). Returns them."""
         replayed = replay_journal(self.study, self.trials.workdir)
         if replayed:
             self.emit("replayed", {"trials": replayed})
+        return replayed
 
     def _clean_up_after_the_dead(self) -> None:
         """Stop servers a crashed run on this host left behind; fail trials dead workers left RUNNING."""
