@@ -54,7 +54,8 @@ from .patience import patient_backend
 from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records
 from .study import config_from_study, open_study
 from .trial import ABANDONED, PRUNED_BEFORE, STALLED, TrialRunner
-from .workers import Worker, journal_first, reap_dead_trials
+from .dead_journals import journal_first
+from .workers import Worker, reap_dead_trials
 
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
 #: the sampler has nothing new to offer.
@@ -129,7 +130,7 @@ class _Runner:
 
     def run(self, n_trials, timeout_s, rebaseline) -> RunSummary:
         # A worker of this host that dies during its tell while this one runs leaves its measurement
-        # in the journal: stored before this worker's reaping fails its trial (workers.journal_first).
+        # in the journal: stored before this worker's reaping fails its trial (dead_journals.journal_first).
         with journal_first(self.study._storage, self._replay_journal):
             return self._run(n_trials, timeout_s, rebaseline)
 

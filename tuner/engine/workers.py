@@ -26,12 +26,12 @@ import random
 import socket
 import threading
 import time
-from contextlib import ExitStack, contextmanager
+from contextlib import ExitStack
 from dataclasses import dataclass, field
-from typing import Callable, Iterator
 
 from ..server.procs import process_alive, read_stat
 from ..server.signals import signals_held
+from . import dead_journals
 from .asktell import ask, move_state
 from .patience import fail_fast, patient_backend
 from .records import INTERRUPTED
@@ -201,8 +201,9 @@ def reap_dead_trials(study) -> list[int]:
     heartbeat left out.
 
     Before a dead worker of this host is judged, the journal of this host is replayed when this
-    process has one for the storage (:func:`journal_first`, the runner's): a worker killed during its
-    tell left its measurement there and its trial RUNNING, and the trial is told with it instead.
+    process has one for the storage (:func:`tuner.engine.dead_journals.journal_first`, the runner's):
+    a worker killed during its tell left its measurement there and its trial RUNNING, and the trial is
+    told with it instead.
     """
     from optuna.trial import TrialState
 
@@ -215,7 +216,8 @@ def reap_dead_trials(study) -> list[int]:
     # fail them too once the grace is past, as a worker that "stopped answering" (QA: a run killed
     # with kill -9 and run again the next morning; its trial said so, and the run said nothing).
     running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-    if any(Worker.alive(t.user_attrs.get("worker")) is False for t in running) and _JOURNALS.replay(storage):
+    dead_here = any(Worker.alive(t.user_attrs.get("worker")) is False for t in running)
+    if dead_here and dead_journals.replay(storage):
         # a dead worker's measurement journaled before its tell: told now, not failed and measured again
         running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     reaped = [t.number for t in running if Worker.alive(t.user_attrs.get("worker")) is False and _reap(study, t)]
@@ -267,49 +269,6 @@ class _UnnamedSince:
 
 
 _UNNAMED = _UnnamedSince()
-
-
-class _Journals:
-    """Per storage, how this process stores the measurements dead workers of this host left in its
-    journal (:func:`tuner.engine.finish.replay_journal`, through the runner, which knows the workdir).
-
-    Why here: the journal was replayed only when a run started. A worker of this host killed during
-    its tell (its measurement journaled, its trial RUNNING) had its trial failed at once by the other
-    workers of the host (its pid gone: :func:`reap_dead_trials`), wherever they reaped (before a
-    proposal, waiting for a claim, for the baseline or for the last budget slots); its setting was
-    launched again and the journaled measurement came back only with the next run there, a second
-    trial of the setting one launch past the budget, or a second baseline that replaced the one the
-    trials were judged against (QA, qa111; tests/engine/test_dead_neighbours_journal.py)."""
-
-    def __init__(self):
-        self._replays: dict[int, Callable[[], object]] = {}
-
-    @staticmethod
-    def _key(storage) -> int:
-        return id(getattr(storage, "_backend", storage))
-
-    def replay(self, storage) -> bool:
-        """Replay this process's journal for ``storage``; whether anything was stored."""
-        replay = self._replays.get(self._key(storage))
-        return bool(replay()) if replay is not None else False
-
-    @contextmanager
-    def first(self, storage, replay: Callable[[], object]) -> Iterator[None]:
-        key = self._key(storage)
-        self._replays[key] = replay
-        try:
-            yield
-        finally:
-            self._replays.pop(key, None)
-
-
-_JOURNALS = _Journals()
-
-
-def journal_first(storage, replay: Callable[[], object]):
-    """A context manager: while it is on, :func:`reap_dead_trials` on ``storage`` calls ``replay()``
-    (truthy when it stored something) before it fails a trial of a dead worker of this host."""
-    return _JOURNALS.first(storage, replay)
 
 
 def _reap(study, t) -> bool:
