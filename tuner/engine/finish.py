@@ -21,7 +21,10 @@ times (:func:`replay_journal`, by the next worker of the study on the host):
   as a new COMPLETE (or PRUNED) trial with the same setting, values, attributes, constraints and
   stage estimates as intermediate values
   (``replayed_from``: the original number), which the queued retry then reuses instead of
-  measuring again; anything else (a FAIL, e.g. a failed baseline) is dropped.
+  measuring again; anything else (a FAIL, e.g. a failed baseline) is dropped. When the setting was
+  measured meanwhile (the retry, by the worker that failed the trial) or is being measured, the copy
+  is a repeat and says so (``remeasure_of``: that trial), as a sampler's deliberate re-measurement
+  does (:func:`tuner.engine.records.merge_repeats` averages them).
 """
 
 from __future__ import annotations
@@ -98,6 +101,7 @@ def finish_of(study, trial, user_attrs: dict, values: list[float] | None, constr
 class Recorded:
     outcome: str               #: TOLD, ALREADY, REHOMED or DROPPED
     warnings: list[str]        #: files that could not be written, the journal included
+    rehomed_as: int | None = None  #: REHOMED: the number of the trial that holds the measurement now
 
 
 def record_finish(study, finish: Finish, *, journal: Journal | None, files: Files | None = None,
@@ -123,17 +127,24 @@ def record_finish(study, finish: Finish, *, journal: Journal | None, files: File
                 warnings.append(f"not journaled in {journal.folder} ({refused.strerror or refused}); "
                                 f"journaled in {entry.parent} instead")
     kill_point(f"{kind}journaled")
-    outcome, file_warnings = apply_finish(study, finish, files, kind, warnings)
+    outcome, file_warnings, rehomed_as = _apply(study, finish, files, kind, warnings)
     kill_point(f"{kind}told")
     if entry is not None:
         journal.remove(entry)
-    return Recorded(outcome, [*warnings, *file_warnings])
+    return Recorded(outcome, [*warnings, *file_warnings], rehomed_as)
 
 
 def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = "",
                  warnings: list[str] | None = None) -> tuple[str, list[str]]:
     """Write ``finish`` into ``study`` (idempotent; see the module docstring). Returns what was
     done and the warnings of the files step."""
+    outcome, notes, _ = _apply(study, finish, files, kind, warnings)
+    return outcome, notes
+
+
+def _apply(study, finish: Finish, files: Files | None, kind: str,
+           warnings: list[str] | None) -> tuple[str, list[str], int | None]:
+    """:func:`apply_finish`, and the number of the re-homed copy (None unless REHOMED)."""
     from optuna.exceptions import UpdateFinishedTrialError
     from optuna.trial import TrialState
 
@@ -154,7 +165,7 @@ def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = 
                 tell(study, finish.number, state=TrialState.FAIL)
             else:
                 tell(study, finish.number, finish.values)
-            return TOLD, notes[len(warnings or []):]
+            return TOLD, notes[len(warnings or []):], None
         except (UpdateFinishedTrialError, ValueError, KeyError):
             # Finished by someone else meanwhile (another worker judged it dead), or gone (Optuna's
             # KeyError 'Record does not exist.': a commit the database acknowledged, then forgot,
@@ -165,10 +176,10 @@ def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = 
                 raise
     done = TrialState.PRUNED if finish.pruned else TrialState.COMPLETE
     if trial is not None and trial.state == done and _same(trial, finish):
-        return ALREADY, []
+        return ALREADY, [], None
     if not finish.measured or (finish.values is None and not finish.pruned):
-        return DROPPED, []
-    return REHOMED, _rehome(study, finish, files, warnings or [])
+        return DROPPED, [], None
+    return (REHOMED, *_rehome(study, finish, files, warnings or []))
 
 
 def set_attrs(storage, trial_id: int, user: dict, system: dict | None = None) -> None:
@@ -205,7 +216,9 @@ def _same(trial, finish: Finish) -> bool:
             and list(trial.values or []) == list(finish.values or []))
 
 
-def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> list[str]:
+def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> tuple[list[str], int]:
+    """Add ``finish``'s measurement as a new trial (see the module docstring); its file warnings
+    and its number. As Optuna's ``Study.add_trial`` (optuna/study/study.py), which returns no number."""
     import optuna
     from optuna.distributions import json_to_distribution
     from optuna.trial import TrialState
@@ -216,13 +229,44 @@ def _rehome(study, finish: Finish, files: Files | None, warnings: list[str]) -> 
     notes = [*warnings, *extra.pop("file_warnings", [])]
     attrs = {**finish.setting, **finish.user_attrs, **extra, "replayed_from": finish.number,
              **({"file_warnings": notes} if notes else {})}
-    study.add_trial(optuna.trial.create_trial(
+    first = None if finish.pruned else _first_reading(study, finish)
+    if first is not None:
+        attrs["remeasure_of"] = first
+    copy = optuna.trial.create_trial(
         state=TrialState.PRUNED if finish.pruned else TrialState.COMPLETE, params=finish.params,
         distributions={k: json_to_distribution(v) for k, v in finish.distributions.items()},
         values=finish.values, user_attrs=attrs, system_attrs=finish.system_attrs,
         # the stage estimates the original trial held as intermediate values (optuna-dashboard's)
-        intermediate_values=stage_intermediate_values(attrs.get(STAGES_ATTR))))
-    return notes[len(warnings):]
+        intermediate_values=stage_intermediate_values(attrs.get(STAGES_ATTR)))
+    copy._validate()
+    if finish.values is not None and len(study.directions) != len(finish.values):
+        raise ValueError(f"a measurement of {len(finish.values)} values for a study of "
+                         f"{len(study.directions)} objectives")
+    trial_id = study._storage.create_new_trial(study._study_id, template_trial=copy)
+    return notes[len(warnings):], study._storage.get_trial_number_from_id(trial_id)
+
+
+def _first_reading(study, finish: Finish) -> int | None:
+    """The trial that measured ``finish``'s effective setting first: a measured COMPLETE one (the
+    queued retry, measured while this worker stood still; or its own trial, completed by another
+    worker with other values), or one measuring it now (its claim, tuner.engine.workers: it finishes
+    first in trial order). None: the re-homed copy is the setting's first reading (the retry, still
+    queued, will reuse it)."""
+    from optuna.trial import TrialState
+
+    from .records import MEASURED
+
+    key = finish.user_attrs.get("effective_key") or finish.setting.get("effective_key")
+    if not key:
+        return None
+    for t in study.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.RUNNING)):
+        if t.user_attrs.get("effective_key") != key:  # its own trial counts: completed by another worker
+            continue
+        if t.state == TrialState.RUNNING and t.user_attrs.get("claim") is not None:
+            return t.number
+        if t.state == TrialState.COMPLETE and t.user_attrs.get("status") == MEASURED:
+            return t.number
+    return None
 
 
 def write_files(study, trial_id: int, suite, suite_path: str | None, log_path: str | None, workdir,

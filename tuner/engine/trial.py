@@ -509,7 +509,14 @@ class TrialRunner:
                 self.emit("warning", {"trial": number, "message": warning})
             if baseline is not None:
                 status = self.told = finish.user_attrs["status"]
-                done = {"trial": trial.number, "spec": spec.label(), "status": status,
+                shown = trial.number
+                if recorded.rehomed_as is not None:  # its trial failed meanwhile: say where the figures are
+                    shown = recorded.rehomed_as
+                    self.emit("warning", {"trial": trial.number, "message": (
+                        f"its measurement is stored as trial {shown}: this trial was failed meanwhile by "
+                        "another worker (no heartbeat from this one within the grace period), or the "
+                        "storage no longer has it (tuner.engine.finish)")})
+                done = {"trial": shown, "spec": spec.label(), "status": status,
                         "values": finish.values if status == MEASURED else None,
                         "failure_class": finish.user_attrs.get("failure_class")}
                 if pruned:
