@@ -33,9 +33,10 @@ A trial the database forgets before its launch (a commit it acknowledged, then l
 given up and the sampler asked again (:data:`~tuner.engine.workers.ASK_TRIES` in all); from its
 launch on, its measurement is re-homed as a new trial by the finish (:mod:`tuner.engine.finish`).
 
-Ctrl-C or a crash of the tuner during a measurement: the backend stops the server, the trial is
-failed and its parameters queued again (:func:`tuner.engine.requeue.requeue`: the setting, none of
-the dead trial's attributes), and the exception propagates. A storage that stays unreachable past
+Ctrl-C or a crash of the tuner during a measurement (or a Ctrl-C, SIGTERM, between the ask and
+the launch): the backend stops the server, the trial is failed and its parameters queued again
+(:func:`tuner.engine.requeue.requeue`: the setting, none of the dead trial's attributes), and the
+exception propagates. A storage that stays unreachable past
 the patience (:class:`tuner.engine.patience.StorageUnavailable`) propagates the same way, without
 another storage call: the measurement waits in the journal. ``TUNER_TEST_KILL_AT`` kills the worker
 at the named points of :mod:`tuner.engine.killpoints` (tests only).
@@ -146,9 +147,16 @@ class TrialRunner:
             with ExitStack() as stack:
                 # Beat from the first moment, and named before a Ctrl-C may land: a worker that dies
                 # before either would leave a trial (and its claim) nobody could tell was dead.
-                trial = start_trial(self.study, self.worker, stack, self.space.distributions())
-                kill_point("asked")
+                # start_trial holds a Ctrl-C that lands while the sampler proposes; held on to here,
+                # it is raised inside the try below, where the trial is this worker's to fail and
+                # queue (raised as start_trial returned, it left the trial RUNNING: QA, qa114).
+                with ExitStack() as asking:
+                    asking.enter_context(signals_held())
+                    trial = start_trial(self.study, self.worker, stack, self.space.distributions())
+                    held = asking.pop_all()
                 try:
+                    held.close()  # a Ctrl-C held since the ask is raised here
+                    kill_point("asked")
                     return self._run(trial, baseline)
                 except UpdateFinishedTrialError:
                     # Finished under this worker before its launch: another worker's reaper judged it
@@ -164,6 +172,14 @@ class TrialRunner:
                     lost = not self.measuring and trial_lost(self.storage, trial._trial_id, trial.number)
                     if not lost or attempt == ASK_TRIES:
                         raise
+                except (KeyboardInterrupt, SystemExit):
+                    # Ctrl-C or SIGTERM between the ask and the launch (the sampler's trial claimed,
+                    # counted, read back; no server yet): failed and queued again here, as during a
+                    # measurement (_measure_trial), before the run exits saying so. It used to stay
+                    # RUNNING for the next run's reaper (QA, qa114: Ctrl-C just after the baseline).
+                    if not self.measuring and not unreachable_now(self.storage):
+                        self._interrupt(trial, "the tuner was stopped before this trial's launch")
+                    raise
             self.check_study()
             lost = lost_commit_causes(self.storage)
             self.emit("warning", {"trial": trial.number, "message": "the storage lost this trial before its "
