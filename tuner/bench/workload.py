@@ -34,7 +34,8 @@ def workload_stats(suite) -> dict[str, Any]:
     if suite.dataset is not None:
         d = suite.dataset
         source = {"kind": "dataset", "path": d.path, "format": d.layout(), "n": d.n, "seed": d.seed,
-                  "sha256": d.sha256}
+                  "sha256": d.sha256, "dropped_short": d.dropped_short,
+                  "dropped_by_filters": d.dropped_by_filters}
     categories: dict[str, int] = {}
     for p in prompts:
         key = p.category or "(none)"
@@ -56,13 +57,25 @@ def workload_stats(suite) -> dict[str, Any]:
     }
 
 
+def _dropped(src: dict[str, Any]) -> str:
+    """The rows of the file left out of the draw, when any (:class:`tuner.config.dataset.DatasetSpec`
+    ``dropped_short``, ``dropped_by_filters``): a workload cut short says by how much."""
+    parts = []
+    if src.get("dropped_short"):
+        parts.append(f"{src['dropped_short']} by SGLang's {src.get('format')} rule (under two turns, or a "
+                     "prompt or reply under 2 tokens)")
+    if src.get("dropped_by_filters"):
+        parts.append(f"{src['dropped_by_filters']} by the length filters")
+    return f"; rows dropped: {', '.join(parts)}" if parts else ""
+
+
 def workload_line(stats: dict[str, Any]) -> str:
     """One line for people: source, size, lengths, categories; characters that would drive a terminal
     or reorder the line escaped (:func:`tuner.config.names.shown`)."""
     src = stats.get("source") or {}
     if src.get("kind") == "dataset":
         drawn = f"{stats['requests']} drawn" + (f" (n={src['n']}, seed {src['seed']})" if src.get("n") else "")
-        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}"
+        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}" + _dropped(src)
     else:
         head = f"{stats.get('requests')} inline prompts"
 

@@ -30,7 +30,8 @@ Layouts:
 Sampling is deterministic: the requests that pass the length filters are ordered by a SHA-256 of
 ``(seed, position)`` and the first ``n`` kept, in that order (without ``n``: all, in file order), so the same file, ``n`` and ``seed``
 give the same requests on every machine and Python version. The file's SHA-256 is recorded: a
-study created again after the file changed is refused as a different suite.
+study created again after the file changed is refused as a different suite. So are the rows left
+out (``DatasetSpec.dropped_short``, ``dropped_by_filters``): the workload line names them.
 
 Why one module of over 400 lines: it is one reader, from the file's bytes to the drawn requests,
 and most of its lines are the refusals of files users bring (compressed exports, other encodings,
@@ -117,6 +118,22 @@ class DatasetSpec(StrictModel):
     max_prompt_chars: int | None = Field(None, ge=1)  #: prompts longer than this are dropped
     #: the file's SHA-256: recorded at load; when given in a suite file, the file must match it
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+    #: rows of the file left out of the draw, recorded at load (a workload cut short without a count
+    #: in the output is a silent change; QA: the shipped sharegpt-mini drew 12 of its 13 entries and
+    #: nothing said so): ``dropped_short``, conversations SGLang's reader drops (fewer than two
+    #: turns, a prompt or reply under 2 tokens); ``dropped_by_filters``, rows the length filters
+    #: above leave out. Stored only when not 0, so a suite that drops nothing is stored as before.
+    dropped_short: int = Field(0, ge=0)
+    dropped_by_filters: int = Field(0, ge=0)
+
+    @model_serializer(mode="wrap")
+    def _counts_when_some(self, handler):
+        out = handler(self)
+        if isinstance(out, dict):
+            for key in DROP_COUNTS:
+                if not out.get(key):
+                    out.pop(key, None)
+        return out
 
     @model_validator(mode="after")
     def _ranges(self):
@@ -130,6 +147,21 @@ class DatasetSpec(StrictModel):
         if self.format is not None:
             return self.format
         return "sharegpt" if self.path.lower().endswith(".json") else "jsonl"
+
+
+#: :class:`DatasetSpec`'s counts of the rows left out of the draw.
+DROP_COUNTS = ("dropped_short", "dropped_by_filters")
+
+
+def without_drop_counts(suite: Any) -> Any:
+    """A stored suite (a dict) without its dataset's :data:`DROP_COUNTS`, to compare two suites: the
+    counts follow from the file (its ``sha256``) and the spec, both compared, and a suite a tuner
+    stored before they were counted has none (the shipped sharegpt-mini, which drops one entry, would
+    read as another suite). Anything else is returned as it is."""
+    dataset = suite.get("dataset") if isinstance(suite, dict) else None
+    if not isinstance(dataset, dict):
+        return suite
+    return {**suite, "dataset": {k: v for k, v in dataset.items() if k not in DROP_COUNTS}}
 
 
 def estimate_tokens(text: str, chars_per_token: float = CHARS_PER_TOKEN) -> int:
@@ -348,7 +380,7 @@ def _text_parts(parts: list, source: str, where: str) -> list[dict]:
     return out
 
 
-def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any]]:
+def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any] | None]:
     try:
         data = json.loads(text, object_pairs_hook=no_repeated_keys)
     except json.JSONDecodeError as exc:
@@ -359,11 +391,10 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any]]:
         raise _row_error(source, "", f"not a file Python will read ({type(exc).__name__})") from None
     if not isinstance(data, list):
         raise _row_error(source, "", "expected a JSON list of conversations (the ShareGPT layout)")
-    rows = []
+    rows: list[dict[str, Any] | None] = []  # None: an entry SGLang's reader drops (counted by draw)
     for i, conv in enumerate(data):
         row = _conversation_row(conv, source, f"[{i}]", cap, custom=False)
-        if row is not None:
-            rows.append({**row, "line": i})
+        rows.append(None if row is None else {**row, "line": i})
     return rows
 
 
@@ -407,12 +438,12 @@ def _conversation_row(conv: Any, source: str, where: str, cap: int, *, custom: b
             "category": conv.get("category"), "id": conv.get("id")}
 
 
-def _custom_rows(source: str, lines: Iterable[tuple[int, str]], cap: int) -> Iterator[dict[str, Any]]:
-    """The requests of a ``custom`` file's JSON ``lines`` (number, text), one at a time."""
+def _custom_rows(source: str, lines: Iterable[tuple[int, str]], cap: int) -> Iterator[dict[str, Any] | None]:
+    """The requests of a ``custom`` file's JSON ``lines`` (number, text), one at a time; None for a
+    line SGLang's reader drops (counted by :func:`draw`)."""
     for lineno, where, obj in _json_lines(source, lines):
         row = _conversation_row(obj, source, where, cap, custom=True)
-        if row is not None:
-            yield {**row, "line": lineno}
+        yield None if row is None else {**row, "line": lineno}
 
 
 def _looks_like_other_layout(start: str, layout: str) -> bool:
@@ -553,9 +584,11 @@ def _sharegpt_text(path: Path, digest: str) -> str:
         raise _changed(path) from None
 
 
-def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset") -> tuple[list[dict], str, int]:
+def draw(spec: DatasetSpec, base_dir: Path, source: str,
+         where: str = "dataset") -> tuple[list[dict], str, dict[str, int]]:
     """The requests of a dataset as prompt mappings (``name``, ``text``, ``messages``, ``max_tokens``,
-    ``category``), its SHA-256 and how many rows the file held. Raises :class:`ConfigError` naming
+    ``category``), its SHA-256 and the rows left out of the draw (``dropped_short``,
+    ``dropped_by_filters``: :class:`DatasetSpec`'s fields of those names). Raises :class:`ConfigError` naming
     the dataset file and the line (or the suite and key) on any problem."""
     path = Path(spec.path) if Path(spec.path).is_absolute() else base_dir / spec.path
     if not path.exists():
@@ -584,16 +617,20 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
     if not_text is not None:
         raise not_text
     layout = spec.layout()
-    total = passed = 0
+    total = passed = short = 0
 
     def passing() -> Iterator[tuple[int, dict]]:
         # every row is read (and checked) here, whether or not it is kept
-        nonlocal total, passed
-        rows = (_jsonl_rows(str(path), _jsonl_lines(path, digest)) if layout == "jsonl"
+        nonlocal total, passed, short
+        rows: Iterable[dict | None] = (_jsonl_rows(str(path), _jsonl_lines(path, digest)) if layout == "jsonl"
                 else _custom_rows(str(path), _jsonl_lines(path, digest), spec.max_output_tokens)
                 if layout == "custom"
                 else _sharegpt_rows(str(path), _sharegpt_text(path, digest), spec.max_output_tokens))
-        for position, row in enumerate(rows):
+        for row in rows:
+            if row is None:  # dropped by SGLang's rule: counted, and no position (the draw's order is
+                short += 1   # over the rows SGLang's reader keeps, as before the count was kept)
+                continue
+            position = total
             total += 1
             chars = len(row["text"])
             out_len = min(row["max_tokens"] or spec.default_max_tokens, spec.max_output_tokens)
@@ -638,6 +675,7 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
     if spec.n is not None and spec.n > passed:
         raise ConfigError(source, f"{where}.n", f"{spec.n} requests asked for, but only {passed} of "
                                                 f"{path}'s {total} rows pass the filters; lower n")
+    dropped = {"dropped_short": short, "dropped_by_filters": total - passed}
     prompts = []
     ids = [row.get("id") for _, row in kept]
     use_ids = all(isinstance(i, (str, int)) and str(i).strip() for i in ids) and len(set(map(str, ids))) == len(ids)
@@ -646,4 +684,4 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str, where: str = "dataset")
         name = str(rid) if use_ids else label
         prompts.append({"name": name, "text": row["text"], "messages": row["messages"],
                         "max_tokens": row["max_tokens"], "category": row["category"]})
-    return prompts, digest, total
+    return prompts, digest, dropped

@@ -237,16 +237,16 @@ class Suite(StrictModel):
 
 
 def _with_dataset(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
-    """Draw a dataset's requests into ``prompts`` and record the file's SHA-256 (a drawn suite is
-    left as it is: loading a stored suite reads no file)."""
+    """Draw a dataset's requests into ``prompts`` and record the file's SHA-256 and the rows left out
+    of the draw (a drawn suite is left as it is: loading a stored suite reads no file)."""
     if suite.dataset is None or suite.drawn:
         return suite
-    rows, digest, _ = draw(suite.dataset, base_dir, str(source))
+    rows, digest, dropped = draw(suite.dataset, base_dir, str(source))
     try:
         prompts = [PromptSpec.model_validate(row) for row in rows]
     except ValueError as exc:  # a row the schema refuses (it names the prompt)
         raise ConfigError(source, "dataset", str(exc).splitlines()[0]) from None
-    dataset = suite.dataset.model_copy(update={"sha256": digest})
+    dataset = suite.dataset.model_copy(update={"sha256": digest, **dropped})
     update: dict[str, Any] = {"prompts": prompts, "dataset": dataset}
     return suite.model_copy(update=update)
 

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any, Callable
 
 from .. import __version__
+from ..config.dataset import without_drop_counts
 from ..config.space import SearchSpace
 from ..config.study import BASELINE_SUFFIX, StudyConfig, check_added_budget, companion_of, study_from_dict
 from ..config.yamlfile import ConfigError
@@ -524,6 +525,9 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
     change = _budget_change(stored.get(CONFIG_ATTR) or {}, config)
     # a study an older tuner stored lacks the keys added since: read as this tuner reads it
     stored_space, stored_suite = current_space(stored.get(SPACE_ATTR)), current_suite(stored.get(SUITE_ATTR))
+    # a dataset's counts of rows left out follow from its file and spec (compared), and a study
+    # stored before they were counted has none: not compared (tuner.config.dataset)
+    stored_suite, suite = without_drop_counts(stored_suite), without_drop_counts(suite)
     if change is not None and stored_space == space and stored_suite == suite:
         merged, what = change
         if not store:
