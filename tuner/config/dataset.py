@@ -341,7 +341,8 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise _row_error(source, f"{where}[{i}].name", f"must be non-empty text, got {name!r}")
         if role not in ROLES:
-            raise _row_error(source, f"{where}[{i}].role", f"expected one of {', '.join(ROLES)}, got {role!r}")
+            raise _row_error(source, f"{where}[{i}].role",
+                             f"expected one of {', '.join(ROLES)}, got {role!r}{_role_fix(role)}")
         if isinstance(content, list):
             content = _text_parts(content, source, f"{where}[{i}].content")
         elif isinstance(content, str):
@@ -357,6 +358,28 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
     if not any(content_text(m["content"]).strip() for m in out):
         raise _row_error(source, where, "every message is empty")
     return out
+
+
+#: Roles of other chat layouts, and the OpenAI role a turn of theirs is written with.
+_OTHER_ROLES = {"human": ("user", "ShareGPT's name for"), "gpt": ("assistant", "ShareGPT's name for"),
+                "function": ("tool", "OpenAI's retired role for a function's result, now")}
+
+
+def _role_fix(role: Any) -> str:
+    """The fix for a turn's unknown ``role`` when it tells which role was meant (QA: ``"Human"`` and
+    ``"gpt"`` in a file converted from ShareGPT, ``"USER"``, were refused with the list of roles
+    alone). SGLang 0.5.23 (``srt/entrypoints/openai/protocol.py``) lowers the case of every role but
+    ``user`` and takes ``function``; the tuner sends the OpenAI roles as written, so the fix is the
+    role in its lower-case OpenAI form."""
+    if not isinstance(role, str):
+        return ""
+    low = role.strip().lower()
+    if low in _OTHER_ROLES:
+        openai, what = _OTHER_ROLES[low]
+        return f" ({what} {openai!r}); write it as {openai!r}"
+    if low in ROLES:
+        return f"; roles are lower case: write it as {low!r}"
+    return ""
 
 
 def _text_parts(parts: list, source: str, where: str) -> list[dict]:
