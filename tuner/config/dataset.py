@@ -701,7 +701,9 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
     dropped = {"dropped_short": short, "dropped_by_filters": total - passed}
     prompts = []
     ids = [row.get("id") for _, row in kept]
-    use_ids = all(isinstance(i, (str, int)) and str(i).strip() for i in ids) and len(set(map(str, ids))) == len(ids)
+    # a JSON true/false is no id (Python's bool is an int: the requests were named "True" and "False")
+    use_ids = (all(isinstance(i, (str, int)) and not isinstance(i, bool) and str(i).strip() for i in ids)
+               and len(set(map(str, ids))) == len(ids))
     for (position, row), rid in zip(kept, ids):
         label = f"line{row['line']}" if layout in ("jsonl", "custom") else f"#{row['line']}"
         name = str(rid) if use_ids else label
