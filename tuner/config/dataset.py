@@ -404,6 +404,9 @@ def _text_parts(parts: list, source: str, where: str) -> list[dict]:
 
 
 def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any] | None]:
+    if not text.strip():  # QA: an empty file (or blanks, or a byte-order mark alone) was "line 1: not
+        # valid JSON (Expecting value)", where an empty JSONL file says it holds no request
+        raise _row_error(source, "", "is empty, no JSON list of conversations; give a file with some")
     try:
         data = json.loads(text, object_pairs_hook=no_repeated_keys)
     except json.JSONDecodeError as exc:
