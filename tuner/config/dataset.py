@@ -233,6 +233,9 @@ def _json_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple
             hint = "; it holds NUL bytes: UTF-16 text? save the file as UTF-8" if "\x00" in stripped else ""
             if not hint and "\r" in stripped and exc.msg == "Extra data":  # rows split by a CR alone
                 hint = "; its lines end in CR alone (a classic Mac file): save it with LF line ends"
+            if not hint and exc.msg == "Extra data" and stripped[exc.pos:].strip() == ",":
+                # QA: a JSON list's rows pasted one a line, each with its comma
+                hint = "; it ends in a comma: JSON lines hold one object each, nothing between them"
             raise _row_error(source, where, f"not valid JSON ({exc.msg}){hint}") from None
         except RepeatedKey as exc:  # (a ValueError: before the catch-all below)
             raise _row_error(source, f"{where}: {exc}", RepeatedKey.FIX) from None
@@ -245,7 +248,10 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
     """The requests of JSONL ``lines`` (number, text), one at a time."""
     for lineno, where, obj in _json_lines(source, lines):
         if not isinstance(obj, dict):
-            raise _row_error(source, where, "expected a JSON object with prompt or messages")
+            # QA: a line holding a list of rows, or a bare text, was refused without the fix
+            got = ("; got a JSON list: give one request object a line" if isinstance(obj, list)
+                   else '; got a text: write it as {"prompt": TEXT}' if isinstance(obj, str) else "")
+            raise _row_error(source, where, f"expected a JSON object with prompt or messages{got}")
         # the key that tells what the file is first (a ShareGPT row's "conversations" beside its "lang")
         unknown = sorted(set(obj) - {"prompt", "messages", "max_tokens", "category", "name", "id"},
                          key=lambda k: (k not in ("conversations", "conversation"),
