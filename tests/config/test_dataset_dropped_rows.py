@@ -86,3 +86,19 @@ def test_a_study_stored_before_the_counts_continues_from_the_same_file(tmp_path)
     study.set_user_attr(SUITE_ATTR, suite)
     with pytest.raises(ConfigError, match=r"different suite \(dataset"):
         create_study(load_study(path), config.storage)
+
+
+def test_the_report_names_the_dropped_rows(tmp_path):
+    from tuner.results.report_data import ReportData
+    from tuner.results.report_traffic import traffic_html
+
+    suite = _suite(tmp_path, "d.json", json.dumps([_conv("the one prompt here", REPLY), _conv("one turn")]))
+    data = ReportData(study_name="s", objectives=[], backend="sim", time_note="", baseline=None, records=[],
+                      measured=[], front=[], picks=[], picks_note="", failures=[],
+                      workload=workload_stats(suite))
+    tables = []
+    traffic_html(data, lambda headers, rows, cls: tables.append(rows) or "")
+    requests = dict(tables[0])["requests"]
+    assert requests.startswith("1 from dataset d.json (sharegpt; n=all"), requests
+    assert requests.endswith("; rows dropped: 1 by SGLang's sharegpt rule (under two turns, or a prompt or "
+                             "reply under 2 tokens)"), requests

@@ -57,9 +57,10 @@ def workload_stats(suite) -> dict[str, Any]:
     }
 
 
-def _dropped(src: dict[str, Any]) -> str:
+def dropped_note(src: dict[str, Any]) -> str:
     """The rows of the file left out of the draw, when any (:class:`tuner.config.dataset.DatasetSpec`
-    ``dropped_short``, ``dropped_by_filters``): a workload cut short says by how much."""
+    ``dropped_short``, ``dropped_by_filters``): a workload cut short says by how much, in the status
+    line and the report; "" when none were."""
     parts = []
     if src.get("dropped_short"):
         parts.append(f"{src['dropped_short']} by SGLang's {src.get('format')} rule (under two turns, or a "
@@ -75,7 +76,7 @@ def workload_line(stats: dict[str, Any]) -> str:
     src = stats.get("source") or {}
     if src.get("kind") == "dataset":
         drawn = f"{stats['requests']} drawn" + (f" (n={src['n']}, seed {src['seed']})" if src.get("n") else "")
-        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}" + _dropped(src)
+        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}" + dropped_note(src)
     else:
         head = f"{stats.get('requests')} inline prompts"
 
