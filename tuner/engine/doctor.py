@@ -61,9 +61,10 @@ def _python(config: StudyConfig) -> str:
 def _run(argv: list[str], timeout: float = 120.0, env: dict | None = None) -> subprocess.CompletedProcess | str:
     import os
 
-    try:
-        return subprocess.run(argv, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-                              env={**os.environ, **(env or {})})
+    from ..server.bounded_run import run_bounded
+
+    try:  # bounded even for an import stuck in the kernel (a CUDA init on a wedged GPU)
+        return run_bounded(argv, timeout, stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})})
     except (OSError, subprocess.TimeoutExpired) as exc:
         return str(exc)
 

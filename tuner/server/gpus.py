@@ -12,9 +12,13 @@ import subprocess
 import time
 from typing import Callable, Sequence
 
+from .bounded_run import run_bounded
+
 log = logging.getLogger("tuner.server")
 
 NVIDIA_SMI = "nvidia-smi"
+#: Seconds one nvidia-smi query may take (a wedged GPU can hold it in the kernel: bounded_run).
+NVIDIA_SMI_TIMEOUT_S = 30.0
 
 
 def _query(nvidia_smi: str, query: str, *, nounits: bool = True, warn_exit: bool = False) -> str | None:
@@ -25,8 +29,7 @@ def _query(nvidia_smi: str, query: str, *, nounits: bool = True, warn_exit: bool
         return None
     form = "csv,noheader,nounits" if nounits else "csv,noheader"
     try:
-        out = subprocess.run([exe, f"--query-gpu={query}", f"--format={form}"], capture_output=True, text=True,
-                             timeout=30)
+        out = run_bounded([exe, f"--query-gpu={query}", f"--format={form}"], NVIDIA_SMI_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("nvidia-smi failed: %s", exc)
         return None
