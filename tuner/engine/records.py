@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..sglang.rules import SpecConfig
+from .stored_trials import UnbuiltTrial, stored_trials
 
 CONSTRAINT = "measured"
 #: status values of a trial (user attribute ``status``)
@@ -189,7 +190,10 @@ def load_records(study) -> list[TrialRecord]:
     """All trials of an Optuna study, oldest first."""
     out = []
     names = list(study.metric_names or [])
-    for t in study.get_trials(deepcopy=False):
+    for t in stored_trials(study):
+        if isinstance(t, UnbuiltTrial):  # its values cannot be read (a NaN in SQLite): no result
+            out.append(_unbuilt_record(t))
+            continue
         attrs = dict(t.user_attrs)
         problem = attrs_problem(attrs) or values_problem(t.values if t.state.name == "COMPLETE" else None, names)
         if (problem is None and t.state.name == "COMPLETE" and t.params and attrs.get("status") == MEASURED
@@ -216,6 +220,16 @@ def load_records(study) -> list[TrialRecord]:
             duration_s=attrs.get("duration_s"),
         ))
     return out
+
+
+def _unbuilt_record(t: UnbuiltTrial) -> TrialRecord:
+    """An :class:`UnbuiltTrial` as the readers see one: unreadable, with the setting it asked for.
+    Its state is shown as COMPLETE: Optuna stores objective values only with a finished trial's
+    state (``study.tell``)."""
+    requested = None if attrs_problem(t.user_attrs) else spec_from_dict(t.user_attrs.get("requested"))
+    attrs = {"status": UNREADABLE, UNREADABLE_ATTR: t.problem, "failure_class": f"unreadable: {t.problem}"}
+    return TrialRecord(number=t.number, state="COMPLETE", status=UNREADABLE, requested=requested,
+                       effective=None, values=None, feasible=False, attrs=attrs, duration_s=None)
 
 
 def _requested(trial, attrs: dict) -> SpecConfig | None:

@@ -29,6 +29,7 @@ from ..config.files import write_text_atomic
 from ..config.names import shown
 from ..config.wording import counted
 from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
+from ..engine.stored_trials import UnbuiltTrial, stored_trials
 from .report_data import ReportData, load_report_data
 from .status import ended_note
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
@@ -65,8 +66,10 @@ def measured_study(data: ReportData):
     keep = {r.number for r in data.records if r.status in (MEASURED, REUSED) and r.feasible}
     mem = optuna.create_study(directions=data.study.directions, storage=optuna.storages.InMemoryStorage(),
                               study_name=data.study_name)
-    for t in data.study.get_trials(deepcopy=False):  # in number order: the copy numbers them the same
-        if t.number not in keep:
+    for t in stored_trials(data.study):  # in number order: the copy numbers them the same
+        if isinstance(t, UnbuiltTrial):  # values Optuna cannot read: a failed trial in the copy
+            t = optuna.trial.create_trial(state=TrialState.FAIL)
+        elif t.number not in keep:
             t = _copy.deepcopy(t)
             t.state, t.values = TrialState.FAIL, None
             t.datetime_start = t.datetime_start or datetime.now()
