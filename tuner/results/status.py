@@ -25,7 +25,10 @@ def pruned_note(t: dict) -> str:
     if t.get("pruned_from") is not None:
         return f"= trial {t['pruned_from']} (pruned, not launched again)"
     by = f": trial {t['pruned_by']} dominates it" if t.get("pruned_by") is not None else ""
-    return f"stopped after {t.get('pruned_at')}{by}"
+    # a PRUNED trial with no stage (told by another tool, or edited) read "stopped after None" (QA)
+    at = t.get("pruned_at")
+    stage = f"stopped after {at}" if isinstance(at, str) and at else "stopped early (stage not recorded)"
+    return stage + by
 
 
 def ended_note(r: TrialRecord, records: list[TrialRecord]) -> str | None:
