@@ -4,6 +4,7 @@ export and report each ended in Optuna's AssertionError)."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 
 import pytest
@@ -16,18 +17,24 @@ from tuner.engine.records import UNREADABLE, load_records
 from tuner.engine.study import open_study
 
 
+def store_nan(config, study_name: str, number: int) -> None:
+    """Trial ``number`` of ``study_name`` gets a NaN first objective value, as Optuna's own
+    ``storage.set_trial_state_values(..., [nan, ...])`` writes it: SQLite keeps NULL."""
+    db = sqlite3.connect(config.storage.removeprefix("sqlite:///"))
+    with db:
+        db.execute("UPDATE trial_values SET value = ? WHERE objective = 0 AND trial_id = (SELECT trial_id "
+                   "FROM trials JOIN studies USING (study_id) WHERE study_name = ? AND number = ?)",
+                   (float("nan"), study_name, number))
+    assert db.execute("SELECT count(*) FROM trial_values WHERE value IS NULL").fetchone() == (1,)
+    db.close()
+
+
 @pytest.fixture
 def nan_study(tmp_path):
     """A study of 3 launches (and a reuse) whose trial 1 has a NaN first objective value in storage."""
     path = make_model_study(tmp_path, "nan", n_trials=3)
     config = load_study(path)
-    db = sqlite3.connect(config.storage.removeprefix("sqlite:///"))
-    with db:  # what Optuna's own storage.set_trial_state_values(..., [nan, ...]) leaves: NULL
-        db.execute("UPDATE trial_values SET value = ? WHERE objective = 0 AND trial_id = (SELECT trial_id "
-                   "FROM trials JOIN studies USING (study_id) WHERE study_name = 'nan' AND number = 1)",
-                   (float("nan"),))
-    assert db.execute("SELECT count(*) FROM trial_values WHERE value IS NULL").fetchone() == (1,)
-    db.close()
+    store_nan(config, "nan", 1)
     return path, config
 
 
@@ -56,3 +63,14 @@ def test_every_reader_runs_on_it(nan_study, tmp_path):
     report = runner.invoke(cli, ["study", "report", str(path), "-o", str(page)])
     assert report.exit_code == 0, report.output
     assert "not a number (SQLite keeps a NaN as NULL" in page.read_text(encoding="utf-8")
+
+
+def test_a_nan_baseline_is_no_baseline_and_status_says_why(tmp_path):
+    path = make_model_study(tmp_path, "nanb", n_trials=1)
+    store_nan(load_study(path), "nanb.baseline", 0)
+    status = CliRunner().invoke(cli, ["study", "status", str(path), "-f", "json"])
+    assert status.exit_code == 0, status.output
+    shown = json.loads(status.output)
+    assert shown["baseline"] is None
+    assert shown["baseline_problem"].startswith("measured, but unreadable (a stored objective value is not a "
+                                                "number")

@@ -21,6 +21,7 @@ from .asktell import tell
 from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures, attrs_problem
 from .stall import TunerStalled
+from .stored_trials import UnbuiltTrial, stored_trials
 from .study import BASELINE_SUFFIX, StudyReplaced, create_baseline_study
 from .workers import Worker, fail_running, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
@@ -55,8 +56,10 @@ def find_baseline(study) -> Baseline | None:
         bstudy = optuna.load_study(study_name=study.study_name + BASELINE_SUFFIX, storage=study._storage)
     except KeyError:
         return None
-    done = [t for t in bstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE,))
-            if t.user_attrs.get("status") == MEASURED and attrs_problem(t.user_attrs) is None]
+    # stored_trials: a NaN value stored in SQLite made get_trials raise (QA); such a trial is no baseline
+    done = [t for t in stored_trials(bstudy)
+            if not isinstance(t, UnbuiltTrial) and t.state == TrialState.COMPLETE
+            and t.user_attrs.get("status") == MEASURED and attrs_problem(t.user_attrs) is None]
     if not done:
         return None
     t = done[-1]
@@ -74,10 +77,13 @@ def baseline_problem(study) -> str | None:
         bstudy = optuna.load_study(study_name=study.study_name + BASELINE_SUFFIX, storage=study._storage)
     except KeyError:
         return None
-    launched = [t for t in bstudy.get_trials(deepcopy=False, states=(TrialState.COMPLETE, TrialState.FAIL))
-                if t.user_attrs.get("status") == MEASURED or t.user_attrs.get("failure_class")]
+    launched = [t for t in stored_trials(bstudy) if isinstance(t, UnbuiltTrial)
+                or (t.state in (TrialState.COMPLETE, TrialState.FAIL)
+                    and (t.user_attrs.get("status") == MEASURED or t.user_attrs.get("failure_class")))]
     if not launched or find_baseline(study) is not None:
         return None
+    if isinstance(launched[-1], UnbuiltTrial):
+        return f"measured, but unreadable ({launched[-1].problem})"
     attrs = launched[-1].user_attrs
     if attrs.get("status") != MEASURED:
         message = " ".join(str(attrs.get("failure_message") or "").split())[:200]
