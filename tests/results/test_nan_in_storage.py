@@ -50,8 +50,11 @@ def test_the_nan_trial_is_unreadable_and_the_others_stay(nan_study):
 
 
 def test_every_reader_runs_on_it(nan_study, tmp_path):
-    path, _ = nan_study
+    path, config = nan_study
     runner = CliRunner()
+    listed = runner.invoke(cli, ["study", "list", "--storage", config.storage, "-f", "json"])
+    assert listed.exit_code == 0, listed.output
+    assert json.loads(listed.output)[0]["counts"]["unreadable"] == 1
     status = runner.invoke(cli, ["study", "status", str(path), "-f", "csv"])
     assert status.exit_code == 0, status.output
     assert "\n1,COMPLETE,unreadable," in status.output
