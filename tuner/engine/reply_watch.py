@@ -78,12 +78,21 @@ class ReplyWatch:
             sessions = [c for c in self._open.values() if not _closed(c)]
         for conn in sessions:
             try:
-                # a duplicate of the descriptor: shutdown() acts on the socket both share, and closing
-                # the duplicate leaves libpq's own descriptor to libpq
-                with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+                fd = os.dup(conn.fileno())
+            except Exception:  # noqa: BLE001 - closed meanwhile (the driver's InterfaceError), or no fileno
+                continue
+            try:
+                sock = socket.socket(fileno=fd)
+            except OSError:  # not a socket: socket() leaves the duplicate open
+                os.close(fd)
+                continue
+            # shutdown() acts on the socket both descriptors share; closing the duplicate (the with)
+            # leaves libpq's own descriptor to libpq
+            with sock:
+                try:
                     sock.shutdown(socket.SHUT_RDWR)
-            except (OSError, ValueError, AttributeError):  # closed meanwhile, or not a socket
-                pass
+                except OSError:  # no longer connected
+                    pass
 
 
 def _closed(conn) -> bool:
