@@ -40,7 +40,7 @@ def session_settings(dbapi_connection, connection_record) -> None:
     (SQLSTATE 55P03, psycopg2's ``LockNotAvailable``, an ``OperationalError``), the wait is an
     outage like any other: retried within the patience, then one line and exit 75; a read command
     says its one line instead of hanging."""
-    lock_ms = 1000 * min(PG_LOCK_TIMEOUT_S, patience_s())
+    lock_ms = 1000 * lock_wait_s()
     autocommit = dbapi_connection.autocommit
     dbapi_connection.autocommit = True
     cursor = dbapi_connection.cursor()
@@ -58,4 +58,10 @@ def reply_limit_s() -> float:
     are cut (:mod:`tuner.engine.reply_watch`): twice the lock wait, which the server ends first, and
     at least :data:`MIN_REPLY_WAIT_S`, so a short patience does not cut a statement that is merely
     slow on a loaded machine."""
-    return max(MIN_REPLY_WAIT_S, 2.0 * min(PG_LOCK_TIMEOUT_S, patience_s()))
+    return max(MIN_REPLY_WAIT_S, 2.0 * lock_wait_s())
+
+
+def lock_wait_s() -> float:
+    """How long a statement waits for a lock before the server cancels it: :data:`PG_LOCK_TIMEOUT_S`,
+    at most the patience (read now)."""
+    return min(PG_LOCK_TIMEOUT_S, patience_s())
