@@ -297,7 +297,7 @@ def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> No
     another).
     A dataset's path and a prompt file's name are not compared (the drawn requests, the SHA-256 and
     the prompts' text are): the same file elsewhere is the same suite, as for a study."""
-    from ..config.dataset import DROP_COUNTS
+    from ..config.dataset import without_drop_counts
     from ..config.suite import load_suite
 
     def measured(d: dict) -> dict:
@@ -305,10 +305,11 @@ def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> No
             d = load_suite(d).to_dict()  # a result saved by an older version: its defaults filled in
         except ConfigError:
             pass
-        d = {k: v for k, v in d.items() if k not in _NOT_MEASURED}
-        if isinstance(d.get("dataset"), dict):  # (the counts of rows left out follow from the sha256,
-            # and a result saved before they were kept has none: tuner.config.dataset.DROP_COUNTS)
-            d["dataset"] = {k: v for k, v in d["dataset"].items() if k != "path" and k not in DROP_COUNTS}
+        # without the counts of rows left out (they follow from the sha256, and a result saved before
+        # they were kept has none: tuner.config.dataset.without_drop_counts)
+        d = without_drop_counts({k: v for k, v in d.items() if k not in _NOT_MEASURED})
+        if isinstance(d.get("dataset"), dict):
+            d["dataset"] = {k: v for k, v in d["dataset"].items() if k != "path"}
         if isinstance(d.get("prompts"), list):  # a prompt file's text is compared, not its name
             d["prompts"] = [{k: v for k, v in p.items() if k != "file"} if isinstance(p, dict) else p
                             for p in d["prompts"]]
