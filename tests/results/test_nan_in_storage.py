@@ -5,28 +5,16 @@ export and report each ended in Optuna's AssertionError)."""
 from __future__ import annotations
 
 import json
-import sqlite3
 
 import pytest
 from click.testing import CliRunner
 from support.model_study import make_model_study
+from support.nan_value import store_nan
 
 from tuner.cli import cli
 from tuner.config.study import load_study
 from tuner.engine.records import UNREADABLE, load_records
 from tuner.engine.study import open_study
-
-
-def store_nan(config, study_name: str, number: int) -> None:
-    """Trial ``number`` of ``study_name`` gets a NaN first objective value, as Optuna's own
-    ``storage.set_trial_state_values(..., [nan, ...])`` writes it: SQLite keeps NULL."""
-    db = sqlite3.connect(config.storage.removeprefix("sqlite:///"))
-    with db:
-        db.execute("UPDATE trial_values SET value = ? WHERE objective = 0 AND trial_id = (SELECT trial_id "
-                   "FROM trials JOIN studies USING (study_id) WHERE study_name = ? AND number = ?)",
-                   (float("nan"), study_name, number))
-    assert db.execute("SELECT count(*) FROM trial_values WHERE value IS NULL").fetchone() == (1,)
-    db.close()
 
 
 @pytest.fixture

@@ -23,6 +23,7 @@ from .records import MEASURED, StoredFigures, attrs_problem
 from .stall import TunerStalled
 from .stored_trials import UnbuiltTrial, stored_trials
 from .study import BASELINE_SUFFIX, StudyReplaced, create_baseline_study
+from .unreadable_trials import FAILED_NOTE, fail_unreadable_trials
 from .workers import Worker, fail_running, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
 Event = Callable[[str, dict], None]
@@ -103,6 +104,8 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
 
     storage = study._storage
     bstudy = create_baseline_study(study)
+    for number in fail_unreadable_trials(bstudy):  # reaping and asking read past none (unreadable_trials.py)
+        emit("warning", {"trial": f"baseline (trial {number})", "message": FAILED_NOTE})
     current = find_baseline(study)
     if current and not rebaseline:
         emit("baseline", {"reused": True, "figures": current.figures.__dict__})
