@@ -98,6 +98,10 @@ def test_cache_is_flushed_between_phases(baseline_and_eagle):
 def test_compare_prints_the_speedup_of_every_row(baseline_and_eagle):
     base, eagle, output, *_ = baseline_and_eagle
     assert "speedup" in output and "model time" in output
+    # what was sent, said as `tuner study status` says it (QA: bench printed no workload line)
+    prompts = len(SUITE["prompts"])
+    assert f"\nworkload: suite {SUITE['name']}: {prompts} inline prompts; prompt chars p50/p90/p99 " in output, output
+    assert "; temperature 0; api generate\n" in output, output
     expected = eagle.single_tok_per_s / base.single_tok_per_s
     assert f"{expected:.2f}x" in output
     assert f"{eagle.tok_per_s_at(8) / base.tok_per_s_at(8):.2f}x" in output

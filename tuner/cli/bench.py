@@ -55,10 +55,13 @@ def _header(res: SuiteResult) -> str:
     return f"{res.base_url}  version {res.server_version or '?'}  {spec}  figures in {clock}"
 
 
-def print_result(res: SuiteResult, base: SuiteResult | None = None) -> None:
+def print_result(res: SuiteResult, base: SuiteResult | None = None, workload: str | None = None) -> None:
     """The article's tables: single requests per prompt and length, then the concurrency sweep;
-    with ``base`` a baseline column and the speedup of every row."""
+    with ``base`` a baseline column and the speedup of every row; ``workload``: the line that says
+    what was sent (as `tuner study status` says it), under the server's."""
     console.print(escaped(_header(res)), markup=False, highlight=False)
+    if workload:
+        console.print(f"workload: {workload}", markup=False, highlight=False)  # escaped by workload_line
     if res.single_rows:
         single_streamed = any(row.ttft_ms is not None for row in res.single_rows)
         cols = ["prompt", "tokens", "tok/s", "cv", "accept"] + (["TTFT ms"] if single_streamed else []) + ["failed"]
@@ -259,7 +262,10 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                          f"first: {first[:300]}"
                          + (f"; records saved to {json_out}" if json_out is not None else "")), err=True)
         raise click.exceptions.Exit(1)
-    print_result(res, base)
+    from ..bench.workload import workload_line, workload_stats
+
+    sent = f"{workload_line(workload_stats(suite))}; api {api}" + (", streamed" if stream else "")
+    print_result(res, base, sent)
     for line in res.warnings:
         click.echo(clean(f"warning: {_plain_text(line)[:500]}"), err=True)
     if json_out is not None:
