@@ -9,7 +9,7 @@ import subprocess
 import sys
 import time
 
-from tuner.server.procs import all_stats, process_alive, read_stat
+from tuner.server.procs import all_stats, group_members, process_alive, read_stat
 
 
 def _kernel_start_ticks(pid: int) -> int:
@@ -39,3 +39,33 @@ def test_start_ticks_are_the_kernels_and_identify_a_process():
     assert zombie is not None and not zombie.alive and not process_alive(child.pid, st.start_ticks)
     child.wait()
     assert read_stat(child.pid) is None
+
+
+def test_group_members_are_the_whole_tables_live_members_of_the_group():
+    """group_members reads only the group's processes (one getpgid(2) tells the others apart): the
+    same live members, with the same identities, as the whole table read by all_stats; a zombie
+    member, another group's process and a member not listed in ``only`` are not among them."""
+    leader = subprocess.Popen([sys.executable, "-c", "import subprocess, sys, time\n"
+                               "kids = [subprocess.Popen(['sleep', '30']) for _ in range(2)]\n"
+                               "kids[1].kill(); print(kids[0].pid, kids[1].pid, flush=True); time.sleep(30)"],
+                              start_new_session=True, stdout=subprocess.PIPE, text=True)
+    other = subprocess.Popen(["sleep", "30"], start_new_session=True)
+    try:
+        live, zombie = map(int, leader.stdout.readline().split())
+        pgid = leader.pid
+        deadline = time.monotonic() + 10
+        while read_stat(zombie).alive and time.monotonic() < deadline:  # the leader never reaps it
+            time.sleep(0.05)
+        members = group_members(pgid)
+        assert sorted(st.pid for st in members) == sorted([leader.pid, live])
+        assert members == [st for st in all_stats() if st.pgid == pgid and st.alive]
+        assert other.pid not in {st.pid for st in members}
+        only = {(st.pid, st.start_ticks) for st in members if st.pid == live}
+        assert [st.pid for st in group_members(pgid, only)] == [live]
+        assert group_members(pgid, {(live, read_stat(live).start_ticks + 1)}) == []  # a reused pid
+    finally:
+        os.killpg(leader.pid, 9)
+        other.kill()
+        leader.wait()
+        other.wait()
+        leader.stdout.close()
