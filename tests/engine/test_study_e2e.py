@@ -10,6 +10,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+from support.cli_in_process import tuner_here
 from support.faults import wait_for
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -93,7 +94,8 @@ def test_study_survives_kill_9_mid_trial(study_file, tmp_path):
     assert second.returncode == 0, second.stdout + second.stderr
     assert server_records(workdir) == []  # the next run dropped the dead server's record
 
-    status = json.loads(tuner("study", "status", str(study_file), "--json").stdout)
+    # status only reads the storage: in this process (a Python start-up saved)
+    status = json.loads(tuner_here("study", "status", str(study_file), "--json").stdout)
     assert status["baseline"]["single_tok_per_s"] > 0
     trials = status["trials"]
     # launches: measured, failed, or pruned after launching (a pruned setting is never launched again)
@@ -123,8 +125,8 @@ def test_dry_run_prints_commands_and_writes_nothing(study_file, tmp_path):
     # the article's (1, 1, 3) as a seed: SGLang runs it with 2 draft tokens, and the dry run says so
     study_file.write_text(study_file.read_text() + "seed_trials: [{speculative_num_steps: 1, "
                           "speculative_eagle_topk: 1, speculative_num_draft_tokens: 3}]\n")
-    r = tuner("study", "run", str(study_file), "--dry-run")
-    assert r.returncode == 0, r.stderr
+    r = tuner_here("study", "run", str(study_file), "--dry-run")  # it starts nothing: in this process
+    assert r.exit_code == 0, r.stderr
     lines = r.stdout.splitlines()
     baseline_cmd = lines[lines.index("# baseline (no speculative decoding):") + 1]
     assert "-m tuner.sim" in baseline_cmd and "--speculative" not in baseline_cmd
@@ -138,7 +140,7 @@ def test_dry_run_prints_commands_and_writes_nothing(study_file, tmp_path):
 def test_bad_study_file_exits_2_and_writes_nothing(tmp_path):
     p = tmp_path / "bad.yaml"
     p.write_text(STUDY.replace(f"n_trials: {BUDGET}", "n_trials: nine"))
-    r = tuner("study", "run", str(p))
-    assert r.returncode == 2
+    r = tuner_here("study", "run", str(p))  # refused before anything starts: in this process
+    assert r.exit_code == 2
     assert r.stderr.strip().count("\n") == 0 and "budget.n_trials" in r.stderr
     assert not (tmp_path / "e2e.db").exists()
