@@ -11,6 +11,7 @@ import sys
 
 import optuna
 from optuna.trial import TrialState
+from support.cli_in_process import tuner_here
 from support.faults import fault_env, launches_by_trial, study_file, trial_server_up, wait_for
 
 TUNER = [sys.executable, "-m", "tuner"]
@@ -35,10 +36,12 @@ def test_a_study_deleted_and_made_anew_under_a_worker_gets_nothing_of_it(tmp_pat
                                 cwd=tmp_path, start_new_session=True)
     try:
         number = wait_for(lambda: trial_server_up(workdir, 0), 180, "trial 1's server", [proc])
-        deleted = tuner(["study", "delete", str(path), "--yes", "--force"], tmp_path)
-        assert deleted.returncode == 0, deleted.stdout + deleted.stderr
-        created = tuner(["study", "create", str(path)], tmp_path)
-        assert created.returncode == 0, created.stdout + created.stderr
+        # the delete and the create are the fault, not under test: in this process (no start-ups), with
+        # the worker's environment
+        deleted = tuner_here("study", "delete", str(path), "--yes", "--force", cwd=tmp_path, env=fault_env())
+        assert deleted.exit_code == 0, deleted.stdout + deleted.stderr
+        created = tuner_here("study", "create", str(path), cwd=tmp_path, env=fault_env())
+        assert created.exit_code == 0, created.stdout + created.stderr
         code = proc.wait(timeout=300)
     finally:
         if proc.poll() is None:
