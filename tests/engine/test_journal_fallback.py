@@ -41,7 +41,8 @@ def test_a_full_disk_under_storage_and_workdir_keeps_the_measurement(tmp_path):
     env = fault_env(TUNER_STORAGE_PATIENCE_S="5", TUNER_JOURNAL_FALLBACK=str(fallback))
     try:
         db = f"sqlite:///{disk / 'one.db'}"
-        path = study_file(tmp_path, "one", 3, storage=db)
+        # 2 trials: the fault strikes the last one, and the next run replays it and launches nothing
+        path = study_file(tmp_path, "one", 2, storage=db)
         workdir = disk / "one"
         argv = ["study", "run", str(path), "--workdir", str(workdir)]
         # once trial 1's server is up, the database and the workdir's journal refuse every write
