@@ -2,10 +2,13 @@
 whose figures cannot be true, a table none of whose rows the study's servers run, a profile whose
 physics gives no server's figures. Each is one ``error:`` line naming the file and the key (a table
 row by its index and its flags) and the fix, exit 2, and nothing written: checked before the study
-exists. Real ``tuner`` and ``search_efficiency.py`` subprocesses, as a user runs them."""
+exists. ``tuner`` runs in this process (click's runner: the same command, exit code and stderr, without
+a new interpreter's imports; what is checked is the refusal, not the process); the
+``search_efficiency.py`` benchmark as a real subprocess, as a user runs it."""
 
 from __future__ import annotations
 
+import contextlib
 import copy
 import json
 import re
@@ -15,7 +18,10 @@ from pathlib import Path
 
 import pytest
 import yaml
+from click.testing import CliRunner
 from support.landscapes import ROOT, table_from_profile
+
+from tuner.cli import cli
 
 PROFILE = ROOT / "tuner" / "sim" / "profiles" / "k2.6-tp8-pcie.yaml"
 
@@ -41,8 +47,11 @@ def _row(data: dict, spec: tuple[int, int, int]) -> tuple[int, dict]:
 
 
 def _tuner(*args, cwd: Path) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tuner", *map(str, args)], capture_output=True, text=True,
-                          cwd=cwd, timeout=300, check=False)
+    """``tuner ARGS`` run in ``cwd``, in this process; an exception escaping the command fails the
+    test (as a traceback from a subprocess would)."""
+    with contextlib.chdir(cwd):
+        r = CliRunner().invoke(cli, [*map(str, args)], catch_exceptions=False)
+    return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
 def _refused(folder: Path, *args) -> str:
