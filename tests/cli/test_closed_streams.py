@@ -1,7 +1,9 @@
 """`tuner` started with stdin, stdout or stderr closed (`<&-`, `>&-`; cron jobs and daemons that
 close them): a closed stream reads as /dev/null, so every command does what it does with
 `</dev/null` or `>/dev/null`, and a file the tuner opens never takes a standard stream's number.
-Real processes, the streams closed in the child before it runs.
+Real processes, the streams closed in the child before it runs; the steps around them (a study
+created or run first, its status read after) run in this process (click's runner), as they need no
+closed stream and no process of their own.
 
 QA: with stdout closed every `tuner study` command ended in `AttributeError: 'NoneType' object has
 no attribute 'isatty'` (tuner/cli/output.py, at import), `tuner study run` included; with stdin
@@ -13,8 +15,10 @@ import subprocess
 import sys
 
 import pytest
+from click.testing import CliRunner
 
 from support.model_study import model_study_yaml
+from tuner.cli import cli
 
 STUDY = model_study_yaml("cs", "sqlite:///cs.db", 2, noise=0.02, seed=1)
 
@@ -32,33 +36,40 @@ def _tuner(cwd, *args, close=(), stderr=True):
     return done.returncode, (done.stderr or b"").decode(errors="replace")
 
 
+def _here(*args):
+    """``tuner ARGS`` in this process (in the ``folder`` fixture's folder), its streams open:
+    (exit code, stdout text, stderr text)."""
+    r = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    return r.exit_code, r.stdout, r.stderr
+
+
 @pytest.fixture
-def folder(tmp_path):
+def folder(tmp_path, monkeypatch):
     (tmp_path / "cs.yaml").write_text(STUDY)
+    monkeypatch.chdir(tmp_path)  # for _here; the subprocesses get it as cwd
     return tmp_path
 
 
 def test_run_with_stdin_and_stdout_closed_measures_and_keeps_the_storage_whole(folder):
     code, err = _tuner(folder, "study", "run", "cs.yaml", close=(0, 1))
     assert code == 0 and "Traceback" not in err, err
-    code, err = _tuner(folder, "study", "status", "cs.yaml", "-f", "json")
+    code, out, err = _here("study", "status", "cs.yaml", "-f", "json")
     assert code == 0, err
-    done = subprocess.run([sys.executable, "-m", "tuner", "study", "status", "cs.yaml", "-f", "csv"], cwd=folder,
-                          capture_output=True, text=True, timeout=120)
-    assert done.returncode == 0 and done.stdout.count(",measured,") == 2, done.stdout + done.stderr
+    code, out, err = _here("study", "status", "cs.yaml", "-f", "csv")
+    assert code == 0 and out.count(",measured,") == 2, out + err
 
 
 def test_status_with_stdout_closed_is_quiet(folder):
-    assert _tuner(folder, "study", "run", "cs.yaml")[0] == 0
+    assert _here("study", "run", "cs.yaml")[0] == 0
     for fmt in ("table", "json"):
         code, err = _tuner(folder, "study", "status", "cs.yaml", "-f", fmt, close=(1,))
         assert code == 0 and "Traceback" not in err, err
 
 
 def test_delete_with_stdin_closed_asks_for_yes(folder):
-    assert _tuner(folder, "study", "create", "cs.yaml")[0] == 0
+    assert _here("study", "create", "cs.yaml")[0] == 0
     code, err = _tuner(folder, "study", "delete", "cs.yaml", close=(0,))
     assert code == 2 and "Traceback" not in err, err
     assert "confirm with --yes (stdin is not a terminal)" in err, err
-    code, _ = _tuner(folder, "study", "status", "cs.yaml")
+    code, _, _ = _here("study", "status", "cs.yaml")
     assert code == 0  # still there
