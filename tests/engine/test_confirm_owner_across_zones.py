@@ -23,21 +23,33 @@ PACIFIC = "PST8PDT,M3.2.0,M11.1.0"
 #: each zone's standard offset west of UTC, as the reading process sees it (the zone is in force)
 WEST = {PACIFIC: 8 * 3600, "UTC0": 0, "JST-9": -9 * 3600}
 
+#: Reads each study (argv: zones, then URLs) in each zone of argv[1] (";"-separated: a POSIX rule
+#: holds commas): the process
+#: starts in the first (its TZ), and moves to each next one as a process started there would be
+#: (os.environ["TZ"] and time.tzset(), which localtime and astimezone() then follow). One process per
+#: test instead of one per zone and study: a new interpreter with optuna costs about a CPU second.
 READER = """
-import sys, time
+import os, sys, time
 from tuner.engine.confirm import open_confirm_study
 from tuner.engine.study import open_study
-print(time.timezone, open_confirm_study(open_study("s", sys.argv[1])) is not None)
+for tz in sys.argv[1].split(";"):
+    os.environ["TZ"] = tz
+    time.tzset()
+    for url in sys.argv[2:]:
+        print(tz, url, time.timezone, open_confirm_study(open_study("s", url)) is not None)
 """
 
+#: Writes a companion now into each study (argv: URL and "run" or "none", repeated), stamping a run
+#: id for "run" only.
 WRITER = """
 import sys, optuna
 from datetime import datetime, timezone
-c = optuna.create_study(study_name="s.confirm", storage=sys.argv[1], direction="maximize")
-t = c.ask()
-if sys.argv[2] == "run":
-    t.set_user_attr("run", datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-abcd")
-c.tell(t, 0.0)
+for url, how in zip(sys.argv[1::2], sys.argv[2::2]):
+    c = optuna.create_study(study_name="s.confirm", storage=url, direction="maximize")
+    t = c.ask()
+    if how == "run":
+        t.set_user_attr("run", datetime.now(timezone.utc).strftime("%Y%m%dT%H%M%SZ") + "-abcd")
+    c.tell(t, 0.0)
 """
 
 
@@ -49,11 +61,16 @@ def _python(code: str, tz: str, *args: str) -> str:
     return out.stdout.strip()
 
 
-def _own(tz: str, url: str) -> bool:
-    """Whether a reader in ``tz`` takes the companion for the study's."""
-    west, own = _python(READER, tz, url).split()
-    assert int(west) == WEST[tz]
-    return own == "True"
+def _own(zones: tuple[str, ...], *urls: str) -> dict[tuple[str, str], bool]:
+    """Whether a reader in each of ``zones`` takes each study's companion for the study's, by (zone,
+    URL); one reader process, started in the first zone."""
+    seen = {}
+    for line in _python(READER, zones[0], ";".join(zones), *urls).splitlines():
+        tz, url, west, own = line.split()
+        assert int(west) == WEST[tz], line  # the zone is in force
+        seen[tz, url] = own == "True"
+    assert sorted(seen) == sorted((tz, url) for tz in zones for url in urls)
+    return seen
 
 
 def _study(tmp_path, created_at: str | None = None) -> str:
@@ -85,15 +102,14 @@ def test_own_companion_measured_in_the_repeated_dst_hour_stays_the_study_s(tmp_p
     confirm`` deleted them)."""
     url = _study(tmp_path, "2026-11-01T09:30:00+00:00")
     _companion(url, "2026-11-01 09:40:00.000000", "20261101T094000Z-1a2b")
-    assert _own(PACIFIC, url)
-    assert _own("UTC0", url)
+    assert _own((PACIFIC, "UTC0"), url) == {(PACIFIC, url): True, ("UTC0", url): True}
 
 
 def test_a_companion_measured_before_the_study_is_another_s_in_every_zone(tmp_path):
     url = _study(tmp_path, "2026-11-01T09:30:00+00:00")
     _companion(url, "2026-11-01 08:20:00.000000", "20261101T082000Z-1a2b")
-    for tz in (PACIFIC, "UTC0", "JST-9"):
-        assert not _own(tz, url), tz
+    own = _own((PACIFIC, "UTC0", "JST-9"), url)
+    assert not any(own.values()), own
 
 
 def test_writer_and_reader_in_different_zones_agree(tmp_path):
@@ -101,9 +117,10 @@ def test_writer_and_reader_in_different_zones_agree(tmp_path):
     now from Pacific time is the (earlier created) study's when read in Tokyo or UTC, by its run id
     and, for a trial without one (another tool's), by Optuna's start time."""
     born = datetime.now(timezone.utc).replace(microsecond=0).isoformat()
+    urls = {}
     for how in ("run", "none"):
         (tmp_path / how).mkdir()
-        url = _study(tmp_path / how, born)
-        _python(WRITER, PACIFIC, url, how)
-        for tz in ("JST-9", "UTC0"):
-            assert _own(tz, url), (how, tz)
+        urls[how] = _study(tmp_path / how, born)
+    _python(WRITER, PACIFIC, urls["run"], "run", urls["none"], "none")
+    own = _own(("JST-9", "UTC0"), urls["run"], urls["none"])
+    assert all(own.values()), own
