@@ -1,4 +1,6 @@
-"""The simulated server's command line and failure modes, each as a real process.
+"""The simulated server's command line and failure modes, each as a real process (``python -m
+tuner.sim``, what the launcher starts); ``tuner sim serve``, the CLI's thin wrapper over the same
+parser, is run in this process (click's runner) where only its refusal of a command line is read.
 
 SGLang's behaviour mirrored: argparse rejects unknown flags (exit 2); bad speculative combinations
 raise AssertionError/TypeError/ValueError at launch, printed as a traceback, before any loading;
@@ -10,12 +12,14 @@ from __future__ import annotations
 
 import signal
 import subprocess
-import sys
 import time
 
 import pytest
 import requests
+from click.testing import CliRunner
 from support.simproc import running_sim, sim_argv
+
+from tuner.cli import cli
 
 from tuner.sglang.rules import WARN_DRAFT_TOKENS_ADJUSTED
 
@@ -26,6 +30,13 @@ def _run(*args: str, timeout_s: float = 20.0) -> subprocess.CompletedProcess:
     """Run the simulator to completion (for start-up failures); bounded by ``timeout_s``."""
     return subprocess.run(sim_argv(*args, speedup=SPEEDUP), capture_output=True, text=True,
                           timeout=timeout_s, stdin=subprocess.DEVNULL)
+
+
+def _serve(*args: str) -> subprocess.CompletedProcess:
+    """``tuner sim serve ARGS`` in this process, for command lines it refuses before serving: the
+    same exit code and output as the real command; an escaping exception fails the test."""
+    r = CliRunner().invoke(cli, ["sim", "serve", *args], catch_exceptions=False)
+    return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
 def _spec(steps=None, topk=None, draft=None, *more: str) -> list[str]:
@@ -67,9 +78,9 @@ def test_bad_value_exits_2():
 def test_a_bad_simulator_flag_is_one_line_naming_it(args, line):
     """QA: a bad --sim-* value printed SGLang's whole usage block (nan and inf were taken: a server
     that never loaded), and --port 70000 a traceback from the bind."""
-    for argv in (sim_argv(*args, speedup=SPEEDUP), [sys.executable, "-m", "tuner", "sim", "serve",
-                                                    *sim_argv(*args, speedup=SPEEDUP)[3:]]):
-        r = subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    argv = sim_argv(*args, speedup=SPEEDUP)
+    for r in (subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL),
+              _serve(*argv[3:])):
         assert r.returncode == 2 and r.stderr.startswith(line) and len(r.stderr.splitlines()) == 1, r.stderr
 
 
@@ -298,20 +309,16 @@ def test_tuner_sim_serve_says_a_bad_config_file_in_one_line(tmp_path, name, text
         path.mkdir()
     elif name is not None:
         path.write_text(text)
-    r = subprocess.run([sys.executable, "-m", "tuner", "sim", "serve", "--model-path", "m", "--port", "0",
-                        "--config", str(path)], capture_output=True, text=True, timeout=30,
-                       stdin=subprocess.DEVNULL)
+    r = _serve("--model-path", "m", "--port", "0", "--config", str(path))
     lines = r.stderr.strip().splitlines()
     assert r.returncode == 1 and len(lines) == 1, r.stderr
     assert lines[0].startswith(f"error: --config {path}: ") and says in lines[0], lines
 
 
 def test_tuner_sim_serve_passes_arguments_through():
-    r = subprocess.run([sys.executable, "-m", "tuner", "sim", "serve", "--model-path", "m", "--bogus"],
-                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    r = _serve("--model-path", "m", "--bogus")
     assert r.returncode == 2 and "unrecognized arguments: --bogus" in r.stderr
-    r = subprocess.run([sys.executable, "-m", "tuner", "sim", "serve", "--help"],
-                       capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL)
+    r = _serve("--help")
     assert r.returncode == 0 and "--speculative-num-steps" in r.stdout and "--sim-speedup" in r.stdout
 
 
