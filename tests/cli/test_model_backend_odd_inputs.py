@@ -8,7 +8,6 @@ a new interpreter's imports; what is checked is the refusal, not the process); t
 
 from __future__ import annotations
 
-import contextlib
 import copy
 import json
 import re
@@ -19,6 +18,7 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from support.cli_in_process import working_dir
 from support.landscapes import ROOT, table_from_profile
 
 from tuner.cli import cli
@@ -49,7 +49,7 @@ def _row(data: dict, spec: tuple[int, int, int]) -> tuple[int, dict]:
 def _tuner(*args, cwd: Path) -> subprocess.CompletedProcess:
     """``tuner ARGS`` run in ``cwd``, in this process; an exception escaping the command fails the
     test (as a traceback from a subprocess would)."""
-    with contextlib.chdir(cwd):
+    with working_dir(cwd):
         r = CliRunner().invoke(cli, [*map(str, args)], catch_exceptions=False)
     return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 

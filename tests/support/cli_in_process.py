@@ -13,6 +13,18 @@ from pathlib import Path
 from click.testing import CliRunner, Result
 
 
+@contextlib.contextmanager
+def working_dir(path: Path):
+    """``os.chdir(path)`` for the block, then back: ``contextlib.chdir`` is Python 3.11's, and the
+    suite runs on 3.10 too (README, "Python")."""
+    before = os.getcwd()
+    os.chdir(path)
+    try:
+        yield
+    finally:
+        os.chdir(before)
+
+
 def tuner_here(*args: str, cwd: Path | None = None, env: dict | None = None) -> Result:
     """Run ``tuner ARGS`` in this process, in ``cwd`` (then back), with ``env``'s variables set for
     the call (click puts the old values back). Returns click's Result: ``exit_code``, ``stdout`` and
@@ -20,5 +32,5 @@ def tuner_here(*args: str, cwd: Path | None = None, env: dict | None = None) -> 
     from tuner.cli import cli
 
     changed = {k: v for k, v in (env or {}).items() if os.environ.get(k) != v}
-    with contextlib.chdir(cwd) if cwd is not None else contextlib.nullcontext():
+    with working_dir(cwd) if cwd is not None else contextlib.nullcontext():
         return CliRunner().invoke(cli, list(args), env=changed, prog_name="tuner")
