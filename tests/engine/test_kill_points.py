@@ -14,6 +14,7 @@ points (``launched``, and ``figures`` with its files) run `tuner study run` on t
 
 import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -24,6 +25,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 from support.faults import ROOT, deliberate_again, launches_by_trial, study_file
+from support.zygote import start_zygote
 
 from tuner.config.study import load_study
 from tuner.engine.killpoints import BASELINE_POINTS, TRIAL_POINTS
@@ -31,6 +33,8 @@ from tuner.engine.study import create_study
 from tuner.server.procs import process_alive
 
 BUDGET = 3
+#: The server points' studies: each launch a simulator process, so no more than the killed trial needs.
+SERVER_BUDGET = 2
 
 STUDY = f"""
 name: kill
@@ -73,13 +77,37 @@ ENGINE_POINTS = [f"{p}@2" for p in TRIAL_POINTS if p != "launched"] + \
     [p for p in BASELINE_POINTS if p != "baseline.launched"]
 
 
-def worker(url: str, log: Path, workdir: Path, seed: int, kill_at: str | None, cwd: Path):
-    env = {**os.environ, "TUNER_HEARTBEAT_INTERVAL_S": "1", "TUNER_HEARTBEAT_GRACE_S": "4"}
+#: What a worker imports before it runs (in the zygote, once per module and xdist worker).
+PRELOAD = ["tuner.config.suite", "tuner.engine.backends", "tuner.engine.runner", "tuner.engine.study"]
+HEARTBEAT = {"TUNER_HEARTBEAT_INTERVAL_S": "1", "TUNER_HEARTBEAT_GRACE_S": "4"}
+
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    """Workers forked from one interpreter that imported tuner once (support/zygote.py): each is a
+    process of its own, killed by a real SIGKILL, without a fresh interpreter's second of imports."""
+    env = {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
+    z = start_zygote(PRELOAD, {**env, **HEARTBEAT}, tmp_path_factory.mktemp("zygote"))
+    yield z
+    z.close()
+
+
+@pytest.fixture(scope="module")
+def created(tmp_path_factory):
+    """The study as created, built once and copied into each test (its SQLite file)."""
+    folder = tmp_path_factory.mktemp("created")
+    study = folder / "kill.yaml"
+    study.write_text(STUDY)
+    create_study(load_study(study), f"sqlite:///{folder / 'kill.db'}")
+    return folder / "kill.db"
+
+
+def worker(zygote, url: str, log: Path, workdir: Path, seed: int, kill_at: str | None, cwd: Path):
+    env = {**os.environ, **HEARTBEAT}
     env.pop("TUNER_TEST_KILL_AT", None)
     if kill_at:
         env["TUNER_TEST_KILL_AT"] = kill_at
-    return subprocess.run([sys.executable, "-c", WORKER, url, str(log), str(workdir), str(seed)], env=env,
-                          cwd=cwd, capture_output=True, text=True, timeout=240)
+    return zygote.run(WORKER, [url, log, workdir, seed], env=env, cwd=cwd, timeout=240)
 
 
 def check_exact(url: str, journal: Path, budget: int = BUDGET):
@@ -108,16 +136,14 @@ def check_exact(url: str, journal: Path, budget: int = BUDGET):
 
 
 @pytest.mark.parametrize("point", ENGINE_POINTS)
-def test_killed_at_every_point_the_rerun_recovers_exactly(point, tmp_path):
-    study = tmp_path / "kill.yaml"
-    study.write_text(STUDY)
+def test_killed_at_every_point_the_rerun_recovers_exactly(point, tmp_path, zygote, created):
+    shutil.copyfile(created, tmp_path / "kill.db")
     url = f"sqlite:///{tmp_path / 'kill.db'}"
-    create_study(load_study(study), url)
     log, workdir = tmp_path / "measured.jsonl", tmp_path / "wd"
 
-    killed = worker(url, log, workdir, seed=1, kill_at=point, cwd=tmp_path)
+    killed = worker(zygote, url, log, workdir, seed=1, kill_at=point, cwd=tmp_path)
     assert killed.returncode == -9, f"never reached {point}: {killed.stderr[-2000:]}"
-    rerun = worker(url, log, workdir, seed=2, kill_at=None, cwd=tmp_path)
+    rerun = worker(zygote, url, log, workdir, seed=2, kill_at=None, cwd=tmp_path)
     assert rerun.returncode == 0, rerun.stderr[-3000:]
 
     trials = check_exact(url, workdir / "journal")
@@ -158,8 +184,9 @@ def _label(eff: dict) -> str:
 def test_killed_with_a_server_running_the_rerun_recovers_exactly(point, tmp_path):
     """`tuner study run` on the simulator: killed with a trial's server up (the server dies with
     it; the rerun drops its record), or after storing the figures but before writing the files (the rerun writes them
-    from the journal)."""
-    path = study_file(tmp_path, "kill", BUDGET, storage=f"sqlite:///{tmp_path / 'kill.db'}")
+    from the journal). A budget of two: the second trial is the one killed, and the rerun's only
+    launch (``launched``: its retry) or none (``figures``: replayed, the budget full)."""
+    path = study_file(tmp_path, "kill", SERVER_BUDGET, storage=f"sqlite:///{tmp_path / 'kill.db'}")
     workdir = tmp_path / "wd"
     env = {**os.environ, "TUNER_TEST_KILL_AT": point}
     run = [sys.executable, "-m", "tuner", "study", "run", str(path), "--workdir", str(workdir)]
@@ -169,7 +196,7 @@ def test_killed_with_a_server_running_the_rerun_recovers_exactly(point, tmp_path
     rerun = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert not list((workdir / "servers").glob("*.json")), "the killed worker's server was left running"
-    trials = check_exact(f"sqlite:///{tmp_path / 'kill.db'}", workdir / "journal")
+    trials = check_exact(f"sqlite:///{tmp_path / 'kill.db'}", workdir / "journal", SERVER_BUDGET)
     launches = launches_by_trial(workdir)
     assert launches.pop("baseline") == 1
     # every launch is a stored measurement, except the trial killed with its server up (retried)
