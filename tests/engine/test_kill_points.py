@@ -9,15 +9,15 @@ baseline's) life, a second worker runs the study to its end, and then
   measurement; no trial is left RUNNING, no journal entry unreplayed).
 
 Engine points run on the performance model (worker processes of a few seconds); the server's own
-points (``launched``, and ``figures`` with its files) run `tuner study run` on the simulator.
+points (``launched``, and ``figures`` with its files) run `tuner study run` on the simulator. Each
+worker and each `tuner` command is a process of its own, forked from an interpreter that imported
+tuner once (tests/support/zygote.py), which saves every one of them a second of imports.
 """
 
 import json
 import os
 import shutil
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -78,7 +78,8 @@ ENGINE_POINTS = [f"{p}@2" for p in TRIAL_POINTS if p != "launched"] + \
 
 
 #: What a worker imports before it runs (in the zygote, once per module and xdist worker).
-PRELOAD = ["tuner.config.suite", "tuner.engine.backends", "tuner.engine.runner", "tuner.engine.study"]
+PRELOAD = ["tuner.config.suite", "tuner.engine.backends", "tuner.engine.runner", "tuner.engine.study",
+           "tuner.engine.storage", "alembic.context", "alembic.op", "sqlalchemy.orm", "sqlalchemy.dialects.sqlite"]
 HEARTBEAT = {"TUNER_HEARTBEAT_INTERVAL_S": "1", "TUNER_HEARTBEAT_GRACE_S": "4"}
 
 
@@ -100,6 +101,26 @@ def created(tmp_path_factory):
     study.write_text(STUDY)
     create_study(load_study(study), f"sqlite:///{folder / 'kill.db'}")
     return folder / "kill.db"
+
+
+#: ``python -m tuner ARGV``, run in a worker forked from :func:`cli_zygote`.
+TUNER_CLI = "import runpy; runpy.run_module('tuner', run_name='__main__')"
+CLI_PRELOAD = ["tuner.cli", "tuner.engine.storage", "tuner.server.launcher", "alembic.context", "alembic.op",
+               "sqlalchemy.orm", "sqlalchemy.dialects.sqlite", "tuner.config.study", "tuner.cli.output",
+               "tuner.engine.confirm", "tuner.engine.backends", "tuner.engine.runner", "tuner.sim.profile",
+               "tuner.results.confirmed", "tuner.server.command", "tuner.bench.client"]
+
+
+@pytest.fixture(scope="module")
+def cli_zygote(tmp_path_factory):
+    """`tuner` commands forked from one interpreter that imported the CLI once (support/zygote.py):
+    each a process of its own, as ``python -m tuner`` is, killed by a real SIGKILL; its servers are
+    real simulator processes. The environment read at import is this suite's own, as a fresh
+    ``python -m tuner`` reads it (no heartbeat override: these tests never set one)."""
+    env = {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
+    z = start_zygote(CLI_PRELOAD, env, tmp_path_factory.mktemp("cli-zygote"))
+    yield z
+    z.close()
 
 
 def worker(zygote, url: str, log: Path, workdir: Path, seed: int, kill_at: str | None, cwd: Path):
@@ -181,7 +202,7 @@ def _label(eff: dict) -> str:
 
 
 @pytest.mark.parametrize("point", ["launched@2", "figures@2"])
-def test_killed_with_a_server_running_the_rerun_recovers_exactly(point, tmp_path):
+def test_killed_with_a_server_running_the_rerun_recovers_exactly(point, tmp_path, cli_zygote):
     """`tuner study run` on the simulator: killed with a trial's server up (the server dies with
     it; the rerun drops its record), or after storing the figures but before writing the files (the rerun writes them
     from the journal). A budget of two: the second trial is the one killed, and the rerun's only
@@ -189,11 +210,11 @@ def test_killed_with_a_server_running_the_rerun_recovers_exactly(point, tmp_path
     path = study_file(tmp_path, "kill", SERVER_BUDGET, storage=f"sqlite:///{tmp_path / 'kill.db'}")
     workdir = tmp_path / "wd"
     env = {**os.environ, "TUNER_TEST_KILL_AT": point}
-    run = [sys.executable, "-m", "tuner", "study", "run", str(path), "--workdir", str(workdir)]
-    killed = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=240)
+    run = ["study", "run", str(path), "--workdir", str(workdir)]
+    killed = cli_zygote.run(TUNER_CLI, run, env=env, cwd=tmp_path, timeout=240)
     assert killed.returncode == -9, killed.stdout[-2000:] + killed.stderr[-2000:]
     env.pop("TUNER_TEST_KILL_AT")
-    rerun = subprocess.run(run, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    rerun = cli_zygote.run(TUNER_CLI, run, env=env, cwd=tmp_path, timeout=300)
     assert rerun.returncode == 0, rerun.stdout[-3000:] + rerun.stderr[-3000:]
     assert not list((workdir / "servers").glob("*.json")), "the killed worker's server was left running"
     trials = check_exact(f"sqlite:///{tmp_path / 'kill.db'}", workdir / "journal", SERVER_BUDGET)
@@ -211,7 +232,7 @@ def test_killed_with_a_server_running_the_rerun_recovers_exactly(point, tmp_path
         assert trials[1].user_attrs["status"] == "measured" and "file_warnings" not in trials[1].user_attrs
 
 
-def test_a_confirm_killed_with_a_server_running_is_cleaned_up_by_the_next_confirm(tmp_path):
+def test_a_confirm_killed_with_a_server_running_is_cleaned_up_by_the_next_confirm(tmp_path, cli_zygote):
     """`tuner study confirm` killed with its baseline's server up (kill -9): QA, the next confirm
     launched its servers beside it (on a GPU node, an oom or a fixed port in use every launch) and
     left it running. The server now dies with its tuner (PR_SET_PDEATHSIG), and the next confirm
@@ -219,13 +240,12 @@ def test_a_confirm_killed_with_a_server_running_is_cleaned_up_by_the_next_confir
     path = study_file(tmp_path, "conf", 1, storage=f"sqlite:///{tmp_path / 'conf.db'}")
     workdir = tmp_path / "wd"
     env = {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
-    tuner = [sys.executable, "-m", "tuner", "study"]
-    first = subprocess.run([*tuner, "run", str(path), "--workdir", str(workdir)], env=env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300)
+    first = cli_zygote.run(TUNER_CLI, ["study", "run", str(path), "--workdir", str(workdir)], env=env,
+                           cwd=tmp_path, timeout=300)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
-    confirm = [*tuner, "confirm", str(path), "--workdir", str(workdir), "--picks", "single", "--repeats", "2"]
-    killed = subprocess.run(confirm, env={**env, "TUNER_TEST_KILL_AT": "baseline.launched"}, cwd=tmp_path,
-                            capture_output=True, text=True, timeout=240)
+    confirm = ["study", "confirm", str(path), "--workdir", str(workdir), "--picks", "single", "--repeats", "2"]
+    killed = cli_zygote.run(TUNER_CLI, confirm, env={**env, "TUNER_TEST_KILL_AT": "baseline.launched"},
+                            cwd=tmp_path, timeout=240)
     assert killed.returncode == -9, killed.stdout[-2000:] + killed.stderr[-2000:]
     (record,) = [json.loads(p.read_text()) for p in (workdir / "servers").glob("*.json")]
     try:
@@ -233,7 +253,7 @@ def test_a_confirm_killed_with_a_server_running_is_cleaned_up_by_the_next_confir
         while process_alive(record["pid"], record["start_ticks"]) and time.monotonic() < deadline:
             time.sleep(0.05)
         assert not process_alive(record["pid"], record["start_ticks"]), "the killed confirm's server outlived it"
-        again = subprocess.run(confirm, env=env, cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        again = cli_zygote.run(TUNER_CLI, confirm, env=env, cwd=tmp_path, timeout=300)
         assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
         assert not list((workdir / "servers").glob("*.json"))
     finally:
