@@ -25,7 +25,8 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 from support.faults import ROOT, deliberate_again, launches_by_trial, study_file
-from support.zygote import start_zygote
+from support.zygote import TUNER_CLI, start_zygote
+from support.zygote import cli_zygote as zygote_of_the_cli
 
 from tuner.config.study import load_study
 from tuner.engine.killpoints import BASELINE_POINTS, TRIAL_POINTS
@@ -103,24 +104,12 @@ def created(tmp_path_factory):
     return folder / "kill.db"
 
 
-#: ``python -m tuner ARGV``, run in a worker forked from :func:`cli_zygote`.
-TUNER_CLI = "import runpy; runpy.run_module('tuner', run_name='__main__')"
-CLI_PRELOAD = ["tuner.cli", "tuner.engine.storage", "tuner.server.launcher", "alembic.context", "alembic.op",
-               "sqlalchemy.orm", "sqlalchemy.dialects.sqlite", "tuner.config.study", "tuner.cli.output",
-               "tuner.engine.confirm", "tuner.engine.backends", "tuner.engine.runner", "tuner.sim.profile",
-               "tuner.results.confirmed", "tuner.server.command", "tuner.bench.client"]
-
-
 @pytest.fixture(scope="module")
 def cli_zygote(tmp_path_factory):
     """`tuner` commands forked from one interpreter that imported the CLI once (support/zygote.py):
     each a process of its own, as ``python -m tuner`` is, killed by a real SIGKILL; its servers are
-    real simulator processes. The environment read at import is this suite's own, as a fresh
-    ``python -m tuner`` reads it (no heartbeat override: these tests never set one)."""
-    env = {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
-    z = start_zygote(CLI_PRELOAD, env, tmp_path_factory.mktemp("cli-zygote"))
-    yield z
-    z.close()
+    real simulator processes. No heartbeat override at import: these tests never set one."""
+    yield from zygote_of_the_cli(tmp_path_factory)
 
 
 def worker(zygote, url: str, log: Path, workdir: Path, seed: int, kill_at: str | None, cwd: Path):

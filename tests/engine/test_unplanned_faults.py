@@ -23,8 +23,18 @@ import optuna
 import pytest
 from support.faults import fault_env, wait_for
 from support.processes import finish
+from support.zygote import TUNER_CLI
+from support.zygote import cli_zygote as zygote_of_the_cli
 
 ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture(scope="module")
+def cli_zygote(tmp_path_factory):
+    """The `tuner study run`s that are not paused nor under another host's name, forked from one
+    interpreter that imported the CLI once (support/zygote.py): each a process of its own, as
+    ``python -m tuner`` is, its servers real simulator processes; a second of imports saved each."""
+    yield from zygote_of_the_cli(tmp_path_factory)
 
 STUDY = """
 name: {name}
@@ -314,21 +324,21 @@ def squat_study(folder: Path, port: int) -> Path:
     return path
 
 
-def run_squatted(folder: Path, port: int):
+def run_squatted(zygote, folder: Path, port: int):
     try:
-        return subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(squat_study(folder, port))],
-                              cwd=folder, capture_output=True, text=True, timeout=300)
+        return zygote.run(TUNER_CLI, ["study", "run", str(squat_study(folder, port))], env=dict(os.environ),
+                          cwd=folder, timeout=300)
     finally:
         pid_file = folder / "squatter.pid"
         if pid_file.exists():
             os.killpg(int(pid_file.read_text()), signal.SIGKILL)
 
 
-def test_a_port_taken_while_the_server_starts_is_not_the_settings_failure_port_0(tmp_path):
+def test_a_port_taken_while_the_server_starts_is_not_the_settings_failure_port_0(tmp_path, cli_zygote):
     """``server.port: 0``: the tuner picked the port, so it picks another and launches again; the
     setting is measured, not failed as ``other`` (QA: it was, charged to the budget and never
     measured again)."""
-    run = run_squatted(tmp_path, 0)
+    run = run_squatted(cli_zygote, tmp_path, 0)
     out = run.stdout + run.stderr
     assert run.returncode == 0 and "Traceback" not in out, out
     assert (tmp_path / "squatted").exists()  # the fault was inflicted
@@ -338,11 +348,11 @@ def test_a_port_taken_while_the_server_starts_is_not_the_settings_failure_port_0
     assert not list((tmp_path / "work" / "servers").glob("*.json"))
 
 
-def test_a_fixed_port_taken_while_the_server_starts_stops_the_run_with_one_line(tmp_path):
+def test_a_fixed_port_taken_while_the_server_starts_stops_the_run_with_one_line(tmp_path, cli_zygote):
     from tuner.server.ports import pick_free_port
 
     port = pick_free_port("127.0.0.1")
-    run = run_squatted(tmp_path, port)
+    run = run_squatted(cli_zygote, tmp_path, port)
     assert run.returncode == 1 and "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
     errors = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
     assert len(errors) == 1 and f"port {port} on 127.0.0.1" in errors[0], run.stderr
@@ -356,14 +366,14 @@ def test_a_fixed_port_taken_while_the_server_starts_stops_the_run_with_one_line(
 
 # -- the tuner paused during `tuner study confirm` -------------------------------------------------------
 
-def test_tuner_paused_during_a_confirmation_measures_that_repeat_again(tmp_path):
+def test_tuner_paused_during_a_confirmation_measures_that_repeat_again(tmp_path, cli_zygote):
     """`tuner study confirm` had no stall watch: a pause of any length during a repeat was counted in
     its figures and in its round's paired speedups (or, caught by the answers' wait, blamed on the
     server as ``bad_response``, the round lost)."""
     study = write_study(tmp_path)
     storage = f"sqlite:///{tmp_path / 'paused.db'}"
-    first = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300)
+    first = cli_zygote.run(TUNER_CLI, ["study", "run", str(study)], env=dict(os.environ), cwd=tmp_path,
+                           timeout=300)
     assert first.returncode == 0, first.stdout + first.stderr
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("TUNER_STALL_S", None)
@@ -401,7 +411,7 @@ def test_tuner_paused_during_a_confirmation_measures_that_repeat_again(tmp_path)
 EXITS = {"1-1-2": None, "2-1-3": "exit_ready", "3-1-4": "linger_ready", "4-1-5": "linger_generate"}
 
 
-def test_a_server_that_exits_after_it_was_ready_fails_as_crash_after_ready(tmp_path):
+def test_a_server_that_exits_after_it_was_ready_fails_as_crash_after_ready(tmp_path, cli_zygote):
     """Not ``other``, not "another process holds port" (QA: a server exiting 0 right after its
     health answer was taken for a stranger on its port), not "server still running, no known
     failure" (QA: a server whose socket closed a moment before its process exited)."""
@@ -413,8 +423,8 @@ def test_a_server_that_exits_after_it_was_ready_fails_as_crash_after_ready(tmp_p
     text = study.read_text()
     standin = f"python: {tmp_path / 'python-standin'}"
     study.write_text(text.replace(standin, f"python: {exits_python(tmp_path)}"))
-    run = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path,
-                         capture_output=True, text=True, timeout=600)
+    run = cli_zygote.run(TUNER_CLI, ["study", "run", str(study)], env=dict(os.environ), cwd=tmp_path,
+                         timeout=600)
     assert run.returncode == 0 and "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
     s = optuna.load_study(study_name="faults", storage=f"sqlite:///{tmp_path / 'faults.db'}")
     by_key = {t.user_attrs["effective_key"]: t for t in s.trials}

@@ -66,6 +66,24 @@ for line in sys.stdin:
 """
 
 
+#: ``python -m tuner ARGV`` as the code of :meth:`Zygote.run` (the argv: the command's words).
+TUNER_CLI = "import runpy; runpy.run_module('tuner', run_name='__main__')"
+#: What a `tuner` command imports (python -X importtime of a study run and confirm), for a CLI zygote.
+CLI_PRELOAD = ["tuner.cli", "tuner.engine.storage", "tuner.server.launcher", "alembic.context", "alembic.op",
+               "sqlalchemy.orm", "sqlalchemy.dialects.sqlite", "tuner.config.study", "tuner.cli.output",
+               "tuner.engine.confirm", "tuner.engine.backends", "tuner.engine.runner", "tuner.sim.profile",
+               "tuner.results.confirmed", "tuner.server.command", "tuner.bench.client"]
+
+
+def cli_zygote(tmp_path_factory):
+    """A module fixture's body: a zygote for `tuner` commands, started with this suite's own
+    environment (less ``TUNER_TEST_KILL_AT``), as a fresh ``python -m tuner`` would read it at import."""
+    env = {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
+    z = start_zygote(CLI_PRELOAD, env, tmp_path_factory.mktemp("cli-zygote"))
+    yield z
+    z.close()
+
+
 class Zygote:
     def __init__(self, proc: subprocess.Popen):
         self.proc = proc
