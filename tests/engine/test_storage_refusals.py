@@ -53,7 +53,9 @@ def test_read_only_is_waited_out_and_a_changed_password_stops_the_run_with_its_m
     def cut_sessions() -> None:  # new sessions see the change: the worker's pooled ones are cut
         sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = 'refused'")
 
-    budget = 3
+    # two: the first trial through the read-only database, the second through the changed password
+    # (the rerun replays it and ends the budget); three cost the rerun a launch more
+    budget = 2
     path = study_file(tmp_path, "refusals", budget)
     env = fault_env(TUNER_STORAGE=url, TUNER_STORAGE_PATIENCE_S="300")
     workdir, log = tmp_path / "wd", tmp_path / "run.log"
