@@ -13,8 +13,11 @@ import sys
 from contextlib import contextmanager
 
 import pytest
+from click.testing import CliRunner
 from support.faults import disk_trouble, disk_trouble_over, fault_env
 from support.model_study import model_study_yaml
+
+from tuner.cli import cli
 
 TUNER = [sys.executable, "-m", "tuner"]
 
@@ -40,6 +43,15 @@ def tuner(*argv, cwd, **env):
                           env=fault_env(**env))
 
 
+def in_process(*argv):
+    """``tuner ARGV`` in this process, under the workers' environment (fault_env), where only its exit
+    code and what it says are read: a subprocess would cost an import and show nothing more. (A
+    command whose output is counted line by line runs as a subprocess: only there does every line
+    written to the real stderr show.)"""
+    env = {k: v for k, v in fault_env().items() if k.startswith("TUNER_")}
+    return CliRunner().invoke(cli, list(argv), env={**env, "TUNER_TEST_KILL_AT": None})
+
+
 def test_create_and_run_on_a_full_disk_leave_no_storage_file(tmp_path):
     with full_disk(tmp_path / "disk") as disk:
         db = disk / "full.db"
@@ -57,9 +69,10 @@ def test_create_and_run_on_a_full_disk_leave_no_storage_file(tmp_path):
         assert ran.returncode == 75 and "Traceback" not in ran.stderr, ran.stdout + ran.stderr
         assert not db.exists(), "an empty storage file was left on the full disk"
         disk_trouble_over(disk)
-        assert tuner("study", "create", str(study), cwd=tmp_path).returncode == 0
-        shown = tuner("study", "status", str(study), cwd=tmp_path)
-        assert shown.returncode == 0 and "study full" in shown.stdout, shown.stdout + shown.stderr
+        created = in_process("study", "create", str(study))
+        assert created.exit_code == 0, created.output
+        shown = in_process("study", "status", str(study))
+        assert shown.exit_code == 0 and "study full" in shown.stdout, shown.output
 
 
 def test_an_empty_file_that_was_there_is_kept(tmp_path):
@@ -74,6 +87,6 @@ def test_an_empty_file_that_was_there_is_kept(tmp_path):
         # no longer opens it (which would write Optuna's tables into it)
         for argv, said in ((["study", "create", str(study)], "database or disk is full"),
                            (["study", "status", str(study)], "no such storage: the database holds no study")):
-            done = tuner(*argv, cwd=tmp_path)
-            assert done.returncode == 2 and said in done.stderr, done.stderr
+            done = in_process(*argv)
+            assert done.exit_code == 2 and said in done.stderr, done.output
             assert db.is_file(), f"{argv[1]} removed a file it did not make"
