@@ -4,6 +4,9 @@ intervals, a lucky single measurement overturned, ties within noise to the cheap
 
 from __future__ import annotations
 
+import copy
+import shutil
+
 import pytest
 from click.testing import CliRunner
 from support.model_study import SPACE
@@ -45,17 +48,31 @@ seed_trials:
 AUTO, SMALL = SpecConfig(3, 1, 4), SpecConfig(1, 1, 2)
 
 
-@pytest.fixture
-def lucky_study(tmp_path):
-    """The four seed trials; SGLang's automatic choice (3, 1, 4), truly 0.95x at C=32, drew a lucky
-    +15% the one time the study measured it, and looks like the best throughput setting."""
-    path = tmp_path / "noisy.yaml"
+@pytest.fixture(scope="module")
+def lucky_study_built(tmp_path_factory):
+    """The four seed trials, run once per module (worker): the study's folder and the backend as
+    it stands after them (its noise draws and the settings it measured)."""
+    folder = tmp_path_factory.mktemp("lucky")
+    path = folder / "noisy.yaml"
     path.write_text(STUDY)
     config = load_study(path)
     create_study(config, config.storage)
     backend = SuiteBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.005, seed=4, lucky={AUTO: 1.15})
     run_study(config, config.storage, backend, n_trials=4)
-    return path, config, backend, open_study(config.name, config.storage)
+    return folder, backend
+
+
+@pytest.fixture
+def lucky_study(lucky_study_built, tmp_path):
+    """The four seed trials; SGLang's automatic choice (3, 1, 4), truly 0.95x at C=32, drew a lucky
+    +15% the one time the study measured it, and looks like the best throughput setting.
+    Each test gets its own copy of the study's folder (SQLite file and all) and of the backend, in
+    the state the four trials left it, so no test sees another's confirmation."""
+    folder, backend = lucky_study_built
+    shutil.copytree(folder, tmp_path, dirs_exist_ok=True)
+    path = tmp_path / "noisy.yaml"
+    config = load_study(path)
+    return path, config, copy.deepcopy(backend), open_study(config.name, config.storage)
 
 
 def test_confirmation_overturns_a_lucky_pick(lucky_study):
