@@ -6,6 +6,7 @@ storage keeps the suite and space the study measured. A warning on stderr says w
 from __future__ import annotations
 
 import json
+import shutil
 
 import pytest
 import yaml
@@ -15,20 +16,32 @@ from support.model_study import model_study_data
 from tuner.cli import cli
 
 
-@pytest.fixture()
-def study_with_dataset(tmp_path, monkeypatch):
-    """A 2-launch study of a dataset suite, run; then its dataset file moved away (as when the study's
-    database and file are copied off the GPU node without the data)."""
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+@pytest.fixture(scope="module")
+def study_with_dataset_built(tmp_path_factory):
+    """A 2-launch study of a dataset suite, run once per module (worker), its dataset still there."""
+    folder = tmp_path_factory.mktemp("gone")
     rows = [{"prompt": f"Summarize item {i} of the catalogue in one paragraph.", "max_tokens": 16} for i in range(6)]
-    (tmp_path / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    (folder / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     data = model_study_data("gone", seed=1)
     data["bench"] = {"suite": {"name": "mine", "dataset": {"path": "d.jsonl", "n": 4},
                                "sweep": {"concurrencies": [1, 32]}}}
-    (tmp_path / "s.yaml").write_text(yaml.safe_dump(data))
-    result = CliRunner().invoke(cli, ["study", "run", "s.yaml"], catch_exceptions=False)
+    (folder / "s.yaml").write_text(yaml.safe_dump(data))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        mp.delenv("TUNER_STORAGE", raising=False)
+        result = CliRunner().invoke(cli, ["study", "run", "s.yaml"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
+    return folder
+
+
+@pytest.fixture()
+def study_with_dataset(study_with_dataset_built, tmp_path, monkeypatch):
+    """The study above, copied for this test (SQLite file, study file, dataset); then its dataset
+    file moved away (as when the study's database and file are copied off the GPU node without the
+    data)."""
+    shutil.copytree(study_with_dataset_built, tmp_path, dirs_exist_ok=True)
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
     (tmp_path / "d.jsonl").rename(tmp_path / "elsewhere.jsonl")
     return tmp_path
 
