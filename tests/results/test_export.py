@@ -4,6 +4,7 @@ the simulated server is in test_export_roundtrip.py."""
 
 import json
 import os
+import shutil
 from pathlib import Path
 
 import pytest
@@ -222,8 +223,10 @@ def test_adaptive_out_alongside_the_yaml(tmp_path, study_file):
     ({"enable_two_batch_overlap": True}, "enable_two_batch_overlap=True is not supported"),
 ])
 def test_adaptive_is_refused_where_sglang_switches_it_off(tmp_path, args, reason):
-    # adaptive_spec_params.py, adaptive_unsupported_reason: SGLang logs one warning and runs static
-    path = make_model_study(tmp_path, name="dp", n_trials=4, args=args)
+    # adaptive_spec_params.py, adaptive_unsupported_reason: SGLang logs one warning and runs static.
+    # One launch, the first seed (3, 1, 4): a topk-1 setting, so --adaptive and --pick single would
+    # both export were it not for the refusal (four launches showed nothing more)
+    path = make_model_study(tmp_path, name="dp", n_trials=1, args=args)
     out, best, policy = tmp_path / "policy.json", tmp_path / "best.yaml", tmp_path / "p.json"
     r = run(path, "--adaptive", "-o", out)
     _refused(r, out, 2, f"SGLang 0.5.23 switches adaptive speculation off on this study's servers: {reason}")
@@ -436,17 +439,27 @@ def test_an_argument_spelled_otherwise_than_its_name_launches_and_exports_by_its
     assert ns.fp8_gemm_runner_backend == "cutlass" and ns.ep_join_rank_offset == 2
 
 
+@pytest.fixture(scope="module")
+def two_launch_study(tmp_path_factory):
+    """Study ``w`` of two launches, run once per module (worker); copy its folder per test."""
+    folder = tmp_path_factory.mktemp("w")
+    make_model_study(folder, name="w", n_trials=2)
+    return folder
+
+
 @pytest.mark.parametrize("args, says", [
     (["-o", "/proc/tuner-x.yaml"], "-o: /proc/tuner-x.yaml: cannot write in /proc"),
     (["-o", "{tmp}/afile/x.yaml"], "afile is a file, not a folder"),
     (["-o", "{tmp}/b.yaml", "--adaptive-out", "{tmp}/b.yaml"], "is the -o file too"),
     (["-o", "{tmp}/c.yaml", "--adaptive-out", "{tmp}/nofolder/p.json"], "--adaptive-out: "),
 ])
-def test_an_output_that_cannot_be_written_is_one_line_before_anything_is_written(tmp_path, args, says):
+def test_an_output_that_cannot_be_written_is_one_line_before_anything_is_written(two_launch_study, tmp_path,
+                                                                                  args, says):
     """QA: -o in a folder that cannot be written (/proc) ended in a traceback; -o and --adaptive-out
     naming one file wrote a config whose policy file was the config itself; errors named -o for
     --adaptive-out, and a file in the way as a missing folder."""
-    path = make_model_study(tmp_path, name="w", n_trials=2)
+    shutil.copytree(two_launch_study, tmp_path, dirs_exist_ok=True)
+    path = tmp_path / "w.yaml"
     (tmp_path / "afile").write_text("")
     before = sorted(p.name for p in tmp_path.iterdir())
     r = run(path, "--pick", "knee", *[a.replace("{tmp}", str(tmp_path)) for a in args])
