@@ -97,7 +97,11 @@ def _move_state(backend, trial_id: int, was, to, stamp: str, at: datetime) -> bo
     with _create_scoped_session(backend.scoped_session) as session:
         if session.execute(
                 sa.update(trial).where(trial.trial_id == trial_id, trial.state == was)
-                .values(state=to, **{stamp: at}).execution_options(synchronize_session=False)).rowcount == 1:
+                # keyed by the Column: SQLAlchemy 2.0 (Python 3.10's) resolves a keyword to the model's
+                # attribute, and Optuna's datetime_start is a property there ('property' object has no
+                # attribute '_bulk_update_tuples': every run on 3.10 ended at its first queued trial)
+                .values({trial.__table__.c.state: to, column: at})
+                .execution_options(synchronize_session=False)).rowcount == 1:
             return True
         held = session.execute(sa.select(trial.state, column).where(trial.trial_id == trial_id)).first()
         return held is not None and held[0] == to and held[1] == at
