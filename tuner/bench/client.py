@@ -576,6 +576,12 @@ class BenchClient:
                 tokens = record.completion_tokens if record.completion_tokens is not None else (
                     last_tokens + (1 if has_text else 0))
                 guessed += record.completion_tokens is None and has_text
+            if len(text) > MAX_ANSWER_BYTES:
+                # the stream's own bound, as _read_bounded's for a whole answer: each line is capped
+                # (aiohttp's 2 MiB), their sum was not (QA: a server streaming 400 kB deltas without
+                # end held 900 MB in one request's 15 s, the whole suite timeout's worth: 18 GB)
+                raise ValueError(f"the stream's text passed the {MAX_ANSWER_BYTES // 2**20} MiB an answer "
+                                 "can need")
             if record.completion_tokens is not None:
                 # SGLang's counts in a stream are the request's so far (meta_info and continuous
                 # usage alike: tokenizer_manager.py, openai/serving_completions.py): they never fall.
@@ -591,6 +597,12 @@ class BenchClient:
                 peak = record.completion_tokens
             new = tokens - last_tokens
             if new <= 0:
+                continue
+            if tokens > record.max_tokens:
+                # only a guessed count gets here (a said one is refused above): more text chunks than
+                # the tokens asked, so the guess is wrong and the gaps are dropped at the end; a gap
+                # kept per chunk grew without bound in a stream that never ended (one float a chunk)
+                last_t, last_tokens = now, tokens
                 continue
             if record.ttft_s is None:
                 record.ttft_s = now - record.start_s
