@@ -147,7 +147,8 @@ class BenchClient:
             try:
                 async with self.session.get(self.base_url + path, timeout=timeout) as resp:
                     if resp.status == 200:
-                        info = await resp.json(content_type=None)
+                        # bounded: a body without end (or of GBs) was read whole, 2.5 GB in 8 s (QA)
+                        info = json.loads(await read_bounded(resp))
                         if isinstance(info, dict):
                             model = info.get("served_model_name") or info.get("model_path")
                             if isinstance(model, str) and model:
@@ -166,7 +167,8 @@ class BenchClient:
                     f"no server answering at {self.base_url} ({type(exc).__name__}: {exc}); "
                     "start it first or check --url") from None
             except (ValueError, RecursionError):
-                continue  # not JSON (or nested past the decoder's depth): try the other path
+                # not JSON (nested past the decoder's depth, past MAX_ANSWER_BYTES): try the other path
+                continue
         return None
 
     async def flush_cache(self) -> dict:
@@ -179,8 +181,12 @@ class BenchClient:
             attempts += 1
             timeout = aiohttp.ClientTimeout(total=min(self.timeout_s, 30.0))
             async with self.session.post(self.base_url + "/flush_cache", timeout=timeout) as resp:
-                body = (await resp.text()).strip()
                 status = resp.status
+                try:
+                    body = (await read_bounded(resp)).decode("utf-8", "replace").strip()
+                except ValueError as exc:  # no flush's answer: a body without end was read whole (QA)
+                    return {"ok": False, "attempts": attempts, "status": status, "message": str(exc),
+                            "at_s": self.now()}
             if status == 200:
                 return {"ok": True, "attempts": attempts, "status": status, "message": "", "at_s": self.now()}
             if status in (404, 405, 501):  # no such endpoint, or no POST at all: not a server that flushes
@@ -199,7 +205,7 @@ class BenchClient:
         try:
             timeout = aiohttp.ClientTimeout(total=PROBE_TIMEOUT_S)
             async with self.session.get(self.base_url + "/health", timeout=timeout) as resp:
-                await resp.read()
+                await answered(resp)
             return True
         except _CONNECTION_ERRORS:
             return False
@@ -209,7 +215,7 @@ class BenchClient:
             try:
                 async with aiohttp.ClientSession() as fresh:
                     async with fresh.get(self.base_url + "/health", timeout=timeout) as resp:
-                        await resp.read()
+                        await answered(resp)
                 return True
             except (aiohttp.ClientConnectorError, *_DISCONNECT_ERRORS):
                 return False
@@ -228,7 +234,7 @@ class BenchClient:
         async def touch() -> None:
             try:
                 async with self.session.get(self.base_url + "/v1/models", timeout=timeout) as resp:
-                    await resp.read()
+                    await answered(resp)
             except (aiohttp.ClientError, asyncio.TimeoutError, OSError):
                 pass
 
@@ -349,7 +355,7 @@ class BenchClient:
             async with session.post(url, data=body, headers=_JSON, timeout=timeout) as resp:
                 record.http_status = resp.status
                 if resp.status != 200:
-                    detail = (await _read_bounded(resp)).decode("utf-8", "replace").strip().replace("\n", " ")
+                    detail = (await read_bounded(resp)).decode("utf-8", "replace").strip().replace("\n", " ")
                     # the message of a JSON error body, cut after reading it: a body cut first is no
                     # JSON (QA: SGLang's 290-character context message was kept as a cut '{"error": ...')
                     said = error_body_message(detail) or detail
@@ -357,7 +363,7 @@ class BenchClient:
                 elif self.stream:
                     await self._read_stream(resp, record, rid)
                 else:
-                    self._read_answer(_json_answer(await _read_bounded(resp)), record, rid)
+                    self._read_answer(_json_answer(await read_bounded(resp)), record, rid)
         except _AnotherRequest as exc:
             if session is self._session:  # not yet replaced by another request's stale answer
                 self._session = self._new_session()
@@ -577,7 +583,7 @@ class BenchClient:
                     last_tokens + (1 if has_text else 0))
                 guessed += record.completion_tokens is None and has_text
             if len(text) > MAX_ANSWER_BYTES:
-                # the stream's own bound, as _read_bounded's for a whole answer: each line is capped
+                # the stream's own bound, as read_bounded's for a whole answer: each line is capped
                 # (aiohttp's 2 MiB), their sum was not (QA: a server streaming 400 kB deltas without
                 # end held 900 MB in one request's 15 s, the whole suite timeout's worth: 18 GB)
                 raise ValueError(f"the stream's text passed the {MAX_ANSWER_BYTES // 2**20} MiB an answer "
@@ -639,8 +645,10 @@ _JSON = {"Content-Type": "application/json"}
 MAX_ANSWER_BYTES = 16 * 2**20
 
 
-async def _read_bounded(resp, limit: int = MAX_ANSWER_BYTES) -> bytes:
-    """The body of ``resp``, or ``ValueError`` once it passes ``limit`` bytes (no more is read)."""
+async def read_bounded(resp, limit: int = MAX_ANSWER_BYTES) -> bytes:
+    """The body of ``resp``, or ``ValueError`` once it passes ``limit`` bytes (no more is read).
+    Every body the bench reads goes through it: the answers, ``/server_info``, ``/flush_cache`` and
+    the probes (:func:`answered`; the watchdog's, :mod:`tuner.bench.watch`)."""
     if resp.content_length is not None and resp.content_length > limit:
         raise ValueError(f"the answer is {resp.content_length} bytes, over the {limit // 2**20} MiB "
                          "an answer can need")
@@ -651,6 +659,17 @@ async def _read_bounded(resp, limit: int = MAX_ANSWER_BYTES) -> bytes:
             raise ValueError(f"the answer passed the {limit // 2**20} MiB an answer can need")
         parts.append(part)
     return b"".join(parts)
+
+
+async def answered(resp) -> None:
+    """Read a probe's answer (``/health``, ``/v1/models``), whose body only says that the server
+    answered: at most :data:`MAX_ANSWER_BYTES` of it (past that it answered all the same; the
+    connection is then closed, not reused). A body without end was read until the probe's timeout
+    (QA: 1.5 GB in the 3 s of one liveness probe, 3 GB warming four connections for a batch)."""
+    try:
+        await read_bounded(resp)
+    except ValueError:
+        resp.close()
 
 
 #: SSE lines that carry no data: comments (a proxy's ``: keep-alive``) and the other fields

@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import aiohttp
 
+from .client import answered
+
 #: The path the watchdog probes: answered by SGLang's HTTP process itself (see above).
 PROBE_PATH = "/v1/models"
 
@@ -76,7 +78,7 @@ class Watchdog:
         try:
             timeout = aiohttp.ClientTimeout(total=self.policy.probe_timeout_s)
             async with session.get(self.url, timeout=timeout) as resp:
-                await resp.read()
+                await answered(resp)  # bounded: a body without end was read until the probe's timeout
             return True
         except asyncio.TimeoutError:
             return False

@@ -13,16 +13,25 @@ import asyncio
 
 import aiohttp
 
+#: The most of a health answer read: SGLang 0.5.23 answers ``/health`` and ``/health_generate`` with an
+#: empty body (``entrypoints/http_server.py``: ``Response(status_code=200)``); a body past this is no
+#: health answer, and one without end was read whole until the probe's timeout (QA: GBs in its 10 s).
+MAX_HEALTH_BYTES = 1 << 20
+
 
 def answer_status(url: str, timeout_s: float) -> int | None:
     """``GET url``: the HTTP status of an answer received whole within ``timeout_s`` seconds in all
-    (connect, headers and body), or None (refused, reset, not HTTP, or not whole in time). Call from
-    synchronous code: it runs its own event loop."""
+    (connect, headers and body), or None (refused, reset, not HTTP, not whole in time, or a body past
+    :data:`MAX_HEALTH_BYTES`). Call from synchronous code: it runs its own event loop."""
 
     async def get() -> int:
         async with aiohttp.ClientSession() as session:
             async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
-                await resp.read()
+                size = 0
+                async for part in resp.content.iter_chunked(1 << 16):
+                    size += len(part)
+                    if size > MAX_HEALTH_BYTES:
+                        raise ValueError("no health answer: its body passed MAX_HEALTH_BYTES")
                 return resp.status
 
     try:
