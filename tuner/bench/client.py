@@ -108,6 +108,11 @@ class BenchClient:
         #: whether an answer has named its request's own id (``rid``) back: then one naming another
         #: fails (:meth:`_for_request`)
         self.names_requests = False
+        #: whether the server's /server_info says what it speculates (its flags as numbers, or no
+        #: algorithm): its verify steps are then judged against that, by the study
+        #: (:mod:`tuner.engine.verify`, as ``bad_response``) and ``tuner bench``; the client bounds
+        #: them only otherwise (:meth:`_accept_problem`). Set by the suite runner.
+        self.speculation_judged = False
 
     async def __aenter__(self) -> "BenchClient":
         self._session = self._new_session()
@@ -394,15 +399,31 @@ class BenchClient:
             record.end_s = self.now()
 
     def _accept_problem(self, record: RequestRecord) -> str | None:
-        """Why an answer's own accept length disagrees with its counts, or None. SGLang 0.5.23 computes
+        """Why an answer's own verify steps or accept length cannot be true whatever the setting (more
+        verify steps than tokens, an accept length outside 1 to its tokens: judged only when the server
+        does not say its setting, :attr:`speculation_judged`), or disagrees with its counts, or None.
+        SGLang 0.5.23 computes
         ``spec_accept_length`` as ``completion_tokens / spec_verify_ct`` from the same request's figures
         (``managers/tokenizer_manager.py`` ``_calculate_spec_decoding_metrics``; ``sglext`` copies them):
         one of the three is false, and the accept column reads the ratio while the server says another.
         A count that cannot be true is left to :meth:`RequestRecord.count_problem`, which names it."""
         verify, said, n = record.spec_verify_ct, record.spec_accept_length, record.completion_tokens
-        if not verify or said is None or not n or math.isclose(said, n / verify, rel_tol=1e-6):
+        if not n or record.count_problem(self.ignore_eos):
             return None
-        if record.count_problem(self.ignore_eos):
+        # Bounds whatever the setting: a verify step commits at least one token (the draft's accepted
+        # tokens plus the target's own; tuner.engine.verify states the rule), so spec_verify_ct <= n and
+        # SGLang's n / spec_verify_ct (sent only with spec_verify_ct > 0) lies in 1 to n. A server that
+        # says its setting is judged by it, tighter (speculation_judged); one whose /server_info says
+        # nothing of speculation was bounded by nothing (QA: `tuner bench` printed accept 0.10, 0.00 and
+        # 50.00 for 8 tokens, exit 0).
+        if not self.speculation_judged:
+            if verify and verify > n:
+                return (f"spec_verify_ct {verify} is more than the {counted(n, 'token')} answered: a verify "
+                        "step commits at least one token")
+            if said is not None and not 1 - 1e-9 <= said <= n * (1 + 1e-9):
+                return (f"spec_accept_length {said:.4g} is outside 1 to the {counted(n, 'token')} answered: "
+                        "it is tokens per verify step, and a verify step commits at least one")
+        if not verify or said is None or math.isclose(said, n / verify, rel_tol=1e-6):
             return None
         return (f"spec_accept_length {said:.4g} is not completion_tokens / spec_verify_ct = {n} / {verify} = "
                 f"{n / verify:.4g}: the server's speculative figures contradict each other")

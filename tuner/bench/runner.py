@@ -55,7 +55,7 @@ from ..config.wording import counted
 from .client import BenchClient, BenchError, ServerUnreachableError
 from .plan import Stage
 from .records import RequestRecord
-from .result import SuiteResult, resolved_spec_from_info, says_simulator
+from .result import SuiteResult, resolved_spec_from_info, says_autoregressive, says_simulator
 from .stats import narrow_enough
 from .watch import PROBE_PATH, HangPolicy, Watchdog
 
@@ -240,6 +240,11 @@ class _SuiteRun:
             # model seconds per wall second (the simulator's clock runs sim_speedup times faster)
             res.time_scale = time_scale_from_info(info)
             res.resolved_spec = resolved_spec_from_info(info)
+            # as `tuner bench` and a study judge verify steps: by the flags the server says (as numbers),
+            # or none at all from one that says it runs no algorithm; the client bounds the rest
+            spec = res.resolved_spec
+            self.client.speculation_judged = (isinstance(getattr(spec, "num_steps", None), int)
+                                              or (spec is None and says_autoregressive(info)))
         # The suite's per-request timeout is in model seconds: on the simulator the wall clock runs
         # time_scale times faster, so a study's outcome does not depend on --sim-speedup.
         self.client.set_time_scale(res.time_scale)
