@@ -379,7 +379,14 @@ class BenchClient:
         except _CONNECTION_ERRORS as exc:
             self._fail(record, "connection", f"{type(exc).__name__}: {exc}")
         except _DISCONNECT_ERRORS as exc:
-            self._fail(record, "disconnected", f"{type(exc).__name__}: {exc}")
+            if isinstance(exc.__cause__, aiohttp.http_exceptions.ContentEncodingError):
+                # the answer came on a working connection, its body not in the Content-Encoding it
+                # names (gzip, deflate, br): no disconnect (QA: recorded as 'disconnected', its message
+                # two lines, and the server probed as if it had died)
+                self._fail(record, "protocol", f"unexpected answer: its body could not be decoded: "
+                           f"{exc.__cause__.message}")
+            else:
+                self._fail(record, "disconnected", f"{type(exc).__name__}: {exc}")
         except aiohttp.ClientResponseError as exc:
             # aiohttp's response parser refused the answer's HTTP (client_proto.py data_received: a
             # chunk size 'ZZZ', a header over 8 kB): the connection worked, the answer is no HTTP
@@ -429,8 +436,10 @@ class BenchClient:
                 f"{n / verify:.4g}: the server's speculative figures contradict each other")
 
     def _fail(self, record: RequestRecord, kind: str, message: str) -> None:
+        """Record a failure; ``message`` on one line (aiohttp's own messages span two: a study quotes the
+        first failed request's in its trial's failure message)."""
         record.end_s = self.now()
-        record.ok, record.error_kind, record.error = False, kind, message
+        record.ok, record.error_kind, record.error = False, kind, " ".join(message.split())
 
     def _for_request(self, data: dict, rid: str) -> None:
         """:class:`_AnotherRequest` for an answer or stream chunk whose ``id`` is not ``rid``, the request
