@@ -211,7 +211,8 @@ def _signal_each(members: list[ProcStat], sig: int) -> None:
 
 def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | None = None,
                     only: set[tuple[int, int]] | None = None, mark: str | None = None) -> bool:
-    """SIGTERM, wait up to ``grace_s``, SIGKILL, wait, reap ``leader``: True when nothing is left.
+    """SIGTERM (with SIGCONT, so a stopped process takes it at once), wait up to ``grace_s``, SIGKILL,
+    wait, reap ``leader``: True when nothing is left.
 
     Without ``only`` the whole group is signalled (``killpg``): for a group whose leader is known to
     be ours. With ``only`` (``(pid, start_ticks)`` pairs), just those processes: the orphan case, where
@@ -253,11 +254,17 @@ def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | Non
         if not members:
             done = True
             break
-        if only is None:
-            signal_group(pgid, sig)
-            _signal_each([st for st in members if st.pgid != pgid], sig)
-        else:
-            _signal_each(members, sig)
+        # SIGTERM then SIGCONT: a stopped process (SIGSTOP) holds SIGTERM pending until it runs again,
+        # so a stop of a frozen server (Ctrl-C, the orphan cleanup; a trial found hung is SIGKILLed
+        # first) waited out the whole grace and SIGKILLed it, its own shutdown never run (QA: 20 s of
+        # a 20 s grace, then SIGKILL); SIGCONT lets it take the SIGTERM now, as systemd's stop does
+        # (KillSignal, then SIGCONT). SIGKILL needs no help.
+        for each in ((sig, signal.SIGCONT) if sig == signal.SIGTERM else (sig,)):
+            if only is None:
+                signal_group(pgid, each)
+                _signal_each([st for st in members if st.pgid != pgid], each)
+            else:
+                _signal_each(members, each)
         deadline = time.monotonic() + wait_s
         while time.monotonic() < deadline and not done:
             done = not remaining()
