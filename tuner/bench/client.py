@@ -150,7 +150,8 @@ class BenchClient:
         timeout = aiohttp.ClientTimeout(total=min(self.timeout_s, 30.0))
         for path in ("/server_info", "/get_server_info"):
             try:
-                async with self.session.get(self.base_url + path, timeout=timeout) as resp:
+                async with self.session.get(self.base_url + path, timeout=timeout,
+                                            allow_redirects=False) as resp:
                     if resp.status == 200:
                         # bounded: a body without end (or of GBs) was read whole, 2.5 GB in 8 s (QA)
                         info = json.loads(await read_bounded(resp))
@@ -185,8 +186,13 @@ class BenchClient:
         while True:
             attempts += 1
             timeout = aiohttp.ClientTimeout(total=min(self.timeout_s, 30.0))
-            async with self.session.post(self.base_url + "/flush_cache", timeout=timeout) as resp:
+            async with self.session.post(self.base_url + "/flush_cache", timeout=timeout,
+                                         allow_redirects=False) as resp:
                 status = resp.status
+                if 300 <= status < 400:  # no flush of this server's (see _exchange); not busy either
+                    to = resp.headers.get("Location", "")[:200]
+                    return {"ok": False, "attempts": attempts, "status": status, "at_s": self.now(),
+                            "message": f"a redirect to {to!r}, not an answer"}
                 try:
                     body = (await read_bounded(resp)).decode("utf-8", "replace").strip()
                 except ValueError as exc:  # no flush's answer: a body without end was read whole (QA)
@@ -357,13 +363,20 @@ class BenchClient:
         timeout = aiohttp.ClientTimeout(total=self.wall_timeout_s)
         record.start_s = self.now()
         try:
-            async with session.post(url, data=body, headers=_JSON, timeout=timeout) as resp:
+            # no redirect followed (aiohttp follows ten): SGLang answers every request itself, and an
+            # answer from the server a redirect names is another server's, whose hangs and death the
+            # client does not watch (QA: a 307 to another server's /generate was measured, exit 0)
+            async with session.post(url, data=body, headers=_JSON, timeout=timeout,
+                                    allow_redirects=False) as resp:
                 record.http_status = resp.status
                 if resp.status != 200:
                     detail = (await read_bounded(resp)).decode("utf-8", "replace").strip().replace("\n", " ")
                     # the message of a JSON error body, cut after reading it: a body cut first is no
                     # JSON (QA: SGLang's 290-character context message was kept as a cut '{"error": ...')
                     said = error_body_message(detail) or detail
+                    if 300 <= resp.status < 400:
+                        said = (f"a redirect to {resp.headers.get('Location', '')[:200]!r}, not an answer: "
+                                "SGLang answers every request itself; give that server's URL")
                     self._fail(record, "http", f"HTTP {resp.status}: {said[:300]}")
                 elif self.stream:
                     await self._read_stream(resp, record, rid)
