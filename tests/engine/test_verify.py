@@ -67,6 +67,16 @@ def test_accept_length_bounds_count_the_prefill_token(config, tokens, verify, ok
             "17 tokens" in failure[1], failure
 
 
+@pytest.mark.parametrize("tokens, ok", [(256, False), (2, False), (1, True)])
+def test_tokens_beyond_the_prefills_in_no_verify_step_cannot_be_true(config, tokens, ok):
+    # SGLang 0.5.23 sends spec_verify_ct only above 0; a 0 beside decoded tokens passed, its accept
+    # length missing. One token is the prefill's alone: no verify step needed.
+    failure = verify_result(result(info(), [rec(tokens, asked=tokens, verify=0)]), SPEC, config, "EAGLE3")
+    assert (failure is None) == ok, failure
+    if not ok:
+        assert failure[0] == "bad_response" and f"{tokens} tokens in 0 verify steps" in failure[1], failure
+
+
 @pytest.mark.parametrize("accept, ok", [
     (5.0, True),    # one verify step and the prefill's token: (num_steps + 1) + 1
     (4.5, True),

@@ -270,6 +270,13 @@ def speculation_problem(r, spec: SpecConfig | None) -> str | None:
         return (f"accept length {r.spec_accept_length:.2f} tokens per verify step from an autoregressive "
                 "server" if r.spec_accept_length else None)
     n, steps = r.completion_tokens, spec.num_steps
+    if verify == 0 and n is not None and n > 1:
+        # every token after the prefill's comes from a verify step, and SGLang 0.5.23 sends
+        # spec_verify_ct only above 0 (tokenizer_manager.py _calculate_spec_decoding_metrics): a 0
+        # beside more tokens is no count of this request's steps (QA: 256 tokens in 0 verify steps
+        # passed, the trial's accept length silently missing)
+        return (f"{counted(n, 'token')} in 0 verify steps: a speculative server commits every token "
+                "after the prefill's in a verify step")
     if verify:
         most = 1 + verify * (steps + 1)  # judged on whole tokens: exact, where n / verify would round
         if not verify <= n <= most:
