@@ -7,6 +7,7 @@ an empty file and a database server's URL were looked at first.
 """
 
 import sqlite3
+from contextlib import closing
 
 from click.testing import CliRunner
 from support.older_study import OLDER_STUDY
@@ -15,7 +16,7 @@ from tuner.cli import cli
 
 
 def _tables(db) -> list[str]:
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         return [r[0] for r in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")]
 
 
@@ -23,7 +24,7 @@ def test_launch_print_leaves_a_tableless_sqlite_database_without_tables(tmp_path
     path = tmp_path / "old.yaml"  # study "old", stored in old.db beside its file
     path.write_text(OLDER_STUDY)
     db = tmp_path / "old.db"
-    with sqlite3.connect(db) as conn:  # a real database file (not empty) with no tables in it
+    with closing(sqlite3.connect(db)) as conn, conn:  # a real database file (not empty) with no tables in it
         conn.execute("CREATE TABLE scratch (x)")
         conn.execute("DROP TABLE scratch")
     assert db.stat().st_size > 0 and _tables(db) == []
@@ -41,7 +42,7 @@ def test_status_and_a_dry_run_refuse_a_tableless_sqlite_database_and_write_nothi
     path = tmp_path / "old.yaml"
     path.write_text(OLDER_STUDY)
     db = tmp_path / "old.db"
-    with sqlite3.connect(db) as conn:
+    with closing(sqlite3.connect(db)) as conn, conn:
         conn.execute("CREATE TABLE scratch (x)")
         conn.execute("DROP TABLE scratch")
     r = CliRunner().invoke(cli, ["study", "status", str(path)])

@@ -8,6 +8,7 @@ time is ambiguous; the repeat's run id (UTC, stamped by this tuner) is not."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 import subprocess
 import sys
 from datetime import datetime, timezone
@@ -91,7 +92,7 @@ def _companion(url: str, started_utc: str, run: str | None) -> None:
         t.set_user_attr("run", run)
     c.tell(t, 0.0)
     assert UID_ATTR not in c.user_attrs
-    with sqlite3.connect(url.removeprefix("sqlite:///")) as db:  # Optuna keeps naive UTC
+    with closing(sqlite3.connect(url.removeprefix("sqlite:///"))) as db, db:  # Optuna keeps naive UTC
         db.execute("UPDATE trials SET datetime_start = ? WHERE study_id = ?", (started_utc, c._study_id))
 
 

@@ -8,6 +8,7 @@ forward (tuner.engine.patience's ``time``), so no test waits out the grace."""
 from __future__ import annotations
 
 import sqlite3
+from contextlib import closing
 import time
 
 import optuna
@@ -70,7 +71,7 @@ def test_another_hosts_stale_trial_waits_for_the_grace_and_one_interval_after_an
     trial = ask(study, DIST)
     trial.set_user_attr("worker", {"host": "another-node", "pid": 1, "start": 1})
     study._storage.record_heartbeat(trial._trial_id)
-    with sqlite3.connect(db) as conn:  # its last beat an hour ago: stale by any grace
+    with closing(sqlite3.connect(db)) as conn, conn:  # its last beat an hour ago: stale by any grace
         conn.execute("UPDATE trial_heartbeats SET heartbeat = datetime('now', '-1 hour')")
     see_an_outage(study, db)
     assert reap_dead_trials(study) == [] and state(study, trial) == TrialState.RUNNING

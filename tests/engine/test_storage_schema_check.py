@@ -3,6 +3,7 @@
 Optuna's own fix, on the first open of a process and on every later one."""
 
 import sqlite3
+from contextlib import closing
 
 import pytest
 from optuna.storages import RDBStorage
@@ -13,7 +14,7 @@ from tuner.engine.storage import open_storage
 
 
 def _old_schema(path) -> None:
-    with sqlite3.connect(path) as db:
+    with closing(sqlite3.connect(path)) as db, db:
         db.execute("UPDATE alembic_version SET version_num = 'v3.0.0.d'")
 
 
