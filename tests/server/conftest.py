@@ -6,6 +6,7 @@ import os
 import signal
 import time
 
+import psutil
 import pytest
 from support.processes import left_behind
 
@@ -24,9 +25,19 @@ def no_process_left_behind():
         if not left or time.monotonic() > deadline:
             break
         time.sleep(0.2)
+    # what each one runs, read before the kill: a flake under load (one 'sleeping' child in its own
+    # session, 2026-12-06) said only its pids, not which test's process it was
+    said = [f"{st} running {_command_line(st.pid)}" for st in left]
     for st in left:  # do not leak them into other tests, then fail
         try:
             os.kill(st.pid, signal.SIGKILL)
         except ProcessLookupError:
             pass
-    assert not left, f"processes left behind: {left}"
+    assert not left, f"processes left behind: {said}"
+
+
+def _command_line(pid: int) -> str:
+    try:
+        return " ".join(psutil.Process(pid).cmdline())[:300] or "(no command line)"
+    except psutil.Error as exc:
+        return f"(unreadable: {type(exc).__name__})"
