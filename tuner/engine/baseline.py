@@ -19,11 +19,11 @@ from typing import Callable
 
 from .asktell import tell
 from .patience import StorageUnavailable, unreachable_now
-from .records import MEASURED, StoredFigures, attrs_problem
+from .records import MEASURED, StoredFigures, attrs_problem, values_problem
 from .stall import TunerStalled
 from .stored_trials import UnbuiltTrial, stored_trials
 from .study import BASELINE_SUFFIX, StudyReplaced, create_baseline_study
-from .unreadable_trials import FAILED_NOTE, fail_unreadable_trials
+from .unreadable_trials import fail_unreadable_trials
 from .workers import Worker, fail_running, reap_dead_trials, start_trial, try_claim, wait_for_claim
 
 Event = Callable[[str, dict], None]
@@ -58,9 +58,12 @@ def find_baseline(study) -> Baseline | None:
     except KeyError:
         return None
     # stored_trials: a NaN value stored in SQLite made get_trials raise (QA); such a trial is no baseline
+    # values_problem: a NaN PostgreSQL keeps, or an inf, is failed by the next run (unreadable_trials.py)
+    names = list(bstudy.metric_names or [])
     done = [t for t in stored_trials(bstudy)
             if not isinstance(t, UnbuiltTrial) and t.state == TrialState.COMPLETE
-            and t.user_attrs.get("status") == MEASURED and attrs_problem(t.user_attrs) is None]
+            and t.user_attrs.get("status") == MEASURED and attrs_problem(t.user_attrs) is None
+            and values_problem(t.values, names) is None]
     if not done:
         return None
     t = done[-1]
@@ -89,7 +92,7 @@ def baseline_problem(study) -> str | None:
     if attrs.get("status") != MEASURED:
         message = " ".join(str(attrs.get("failure_message") or "").split())[:200]
         return f"its last launch failed ({attrs.get('failure_class')}{': ' + message if message else ''})"
-    problem = attrs_problem(attrs)
+    problem = attrs_problem(attrs) or values_problem(launched[-1].values, list(bstudy.metric_names or []))
     return None if problem is None else f"measured, but unreadable ({problem})"
 
 
@@ -104,8 +107,8 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
 
     storage = study._storage
     bstudy = create_baseline_study(study)
-    for number in fail_unreadable_trials(bstudy):  # reaping and asking read past none (unreadable_trials.py)
-        emit("warning", {"trial": f"baseline (trial {number})", "message": FAILED_NOTE})
+    for number, note in fail_unreadable_trials(bstudy):  # reaping and asking read past none (unreadable_trials.py)
+        emit("warning", {"trial": f"baseline (trial {number})", "message": note})
     current = find_baseline(study)
     if current and not rebaseline:
         emit("baseline", {"reused": True, "figures": current.figures.__dict__})

@@ -107,13 +107,13 @@ def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int |
     import optuna
 
     from .study import ensure_metric_names
-    from .unreadable_trials import FAILED_NOTE, fail_unreadable_trials
+    from .unreadable_trials import fail_unreadable_trials
 
     study = open_study(config.name, storage_url, patient=True, on_outage=on_event)
     _, space, _ = config_from_study(study)
     ensure_metric_names(study)  # studies created before the dashboard's names existed
-    for number in fail_unreadable_trials(study):  # no sampler reads past one (unreadable_trials.py)
-        on_event("warning", {"trial": number, "message": FAILED_NOTE})
+    for number, note in fail_unreadable_trials(study):  # no sampler reads past one (unreadable_trials.py)
+        on_event("warning", {"trial": number, "message": note})
     sampler = make_sampler(config, space, len(study.get_trials(deepcopy=False)))
     study = optuna.load_study(study_name=config.name, storage=study._storage, sampler=sampler)
     runner = _Runner(config, study, space, backend, on_event)

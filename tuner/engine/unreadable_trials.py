@@ -11,6 +11,15 @@ held is kept in its user attributes (``unreadable_values``: objective index to v
 where NULL), beside its figures, which were never touched ("nothing measured is lost"). The
 setting may then be proposed and measured again, as after any failed trial.
 
+PostgreSQL keeps a NaN as NaN, and any storage keeps +-inf (Optuna's ``tell`` stores one): Optuna
+reads such a trial back, but the readers show it as unreadable (:func:`tuner.engine.records.values_problem`:
+not a finite number, or negative), and the structured sampler took an ``inf`` for a reading: its
+log-scale model went NaN and `tuner study run` ended in scikit-learn's ``ValueError: Input y
+contains NaN`` (QA, qa125), while a NaN on PostgreSQL stayed a COMPLETE trial the run kept counting,
+where SQLite's run failed it. Such a trial is failed the same way, its note naming the value
+(:func:`fail_unreadable_trials`); in ``unreadable_values`` a value that is not a finite number is
+kept as its text (``"nan"``, ``"inf"``, ``"-inf"``), so the attribute stays plain JSON.
+
 Optuna writes no finished trial (``UpdateFinishedTrialError``), so this is SQL on its tables, in
 one transaction per trial. The state moves only from COMPLETE (``WHERE state = 'COMPLETE'``), and
 the values and attributes are written only by the transaction that moved it: a retry after a commit
@@ -21,28 +30,73 @@ raises; a patient storage retries it through outages like its own calls.
 from __future__ import annotations
 
 import json
+import math
 
+from .records import values_problem
 from .stored_trials import UNBUILT_PROBLEM, UnbuiltTrial, stored_trials
 
 #: the user attribute that keeps a failed trial's unreadable values
 VALUES_ATTR = "unreadable_values"
 #: its ``failure_class``
 FAILURE_CLASS = "unreadable"
-#: the warning a worker gives for each trial it failed here
-FAILED_NOTE = ("its stored objective value is not a number, which Optuna cannot read back: failed, its "
-               f"stored values kept in its user attribute {VALUES_ATTR}; the setting may be measured again")
+_KEPT = (f"failed, its stored values kept in its user attribute {VALUES_ATTR}; the setting may be "
+         "measured again")
+#: the warning a worker gives for each trial it failed here whose values Optuna cannot read
+FAILED_NOTE = f"its stored objective value is not a number, which Optuna cannot read back: {_KEPT}"
 
 
-def fail_unreadable_trials(study) -> list[int]:
+def fail_unreadable_trials(study) -> list[tuple[int, str]]:
     """Fail every COMPLETE trial of ``study`` (an Optuna ``Study`` on an RDB storage) whose stored
-    values Optuna cannot read; the numbers of those this call failed, in order."""
+    values Optuna cannot read, or reads as something no objective can be (not a finite number, or
+    negative: :func:`~tuner.engine.records.values_problem`); for each this call failed, in order,
+    its number and the warning to give (:data:`FAILED_NOTE`, or one naming the value)."""
+    from optuna.trial import TrialState
+
     from .asktell import _patiently
 
-    bad = [t.number for t in stored_trials(study) if isinstance(t, UnbuiltTrial)]
-    return [n for n in bad if _patiently(study._storage, "fail_unreadable", _fail, study._study_id, n)]
+    names = list(study.metric_names or [])
+    bad = []
+    for t in stored_trials(study):
+        if isinstance(t, UnbuiltTrial):
+            bad.append((t.number, UNBUILT_PROBLEM, FAILED_NOTE))
+        elif t.state == TrialState.COMPLETE and (problem := values_problem(t.values, names)) is not None:
+            bad.append((t.number, problem, f"stored objective {problem}: {_KEPT}"))
+    failed = [(n, note) for n, problem, note in bad
+              if _patiently(study._storage, "fail_unreadable", _fail, study._study_id, n, problem)]
+    if failed:
+        _forget_cached_trials(study._storage, study._study_id)
+    return failed
 
 
-def _fail(backend, study_id: int, number: int) -> bool:
+def _forget_cached_trials(storage, study_id: int) -> None:
+    """Drop the finished trials Optuna's cache in front of the RDB storage holds for the study
+    (``optuna/storages/_cached_storage.py``, ``_StudyInfo``: a finished trial is read once and
+    never again), so the next read sees the trials failed here: the sampler was handed the cached
+    COMPLETE trial with its ``inf``. Another worker's cache is its own: it never read the trial
+    before this worker failed it, or it fails it too at its own run start (a no-op then)."""
+    studies, lock = getattr(storage, "_studies", None), getattr(storage, "_lock", None)
+    if not isinstance(studies, dict) or lock is None:
+        return
+    with lock:
+        info = studies.get(study_id)
+        if info is not None:
+            info.trials.clear()
+            info.unfinished_trial_ids.clear()
+            info.last_finished_trial_id = -1
+
+
+def _held(value, value_type) -> float | str | None:
+    """A stored objective value as ``unreadable_values`` keeps it: a finite number as it is, NULL as
+    None, NaN and +-inf as text (Optuna writes +-inf as a NULL value of type ``INF_POS``/``INF_NEG``)."""
+    kind = getattr(value_type, "name", value_type)
+    if kind in ("INF_POS", "INF_NEG"):
+        return "inf" if kind == "INF_POS" else "-inf"
+    if value is None or math.isfinite(value):
+        return value
+    return str(value)
+
+
+def _fail(backend, study_id: int, number: int, problem: str = UNBUILT_PROBLEM) -> bool:
     import sqlalchemy as sa
     from optuna.storages._rdb import models
     from optuna.storages._rdb.storage import _create_scoped_session
@@ -57,12 +111,13 @@ def _fail(backend, study_id: int, number: int) -> bool:
             .values(state=TrialState.FAIL).execution_options(synchronize_session=False)).rowcount == 1
         if not moved:
             return False
-        held = {str(o): v for o, v in session.execute(
-            sa.select(value.objective, value.value).where(value.trial_id == trial_id).order_by(value.objective))}
+        held = {str(o): _held(v, kind) for o, v, kind in session.execute(
+            sa.select(value.objective, value.value, value.value_type).where(value.trial_id == trial_id)
+            .order_by(value.objective))}
         session.execute(sa.delete(value).where(value.trial_id == trial_id).execution_options(
             synchronize_session=False))
         attrs = {VALUES_ATTR: held, "status": "failed", "failure_class": FAILURE_CLASS,
-                 "failure_message": f"{UNBUILT_PROBLEM}; failed by `tuner study run`, which cannot sample "
+                 "failure_message": f"{problem}; failed by `tuner study run`, which cannot sample "
                                     f"past it, with its stored values kept in {VALUES_ATTR}"}
         session.execute(sa.delete(attr).where(attr.trial_id == trial_id, attr.key.in_(list(attrs)))
                         .execution_options(synchronize_session=False))
