@@ -96,3 +96,21 @@ def test_a_nan_baseline_on_postgresql_is_measured_again_as_status_says(tmp_path,
     base = optuna.load_study(study_name="bad.baseline", storage=driver_url(pg_url)).trials
     assert [t.state for t in base] == [TrialState.FAIL, TrialState.COMPLETE]
     assert base[0].user_attrs[VALUES_ATTR]["0"] == "nan"
+
+
+def test_a_trial_another_worker_failed_meanwhile_is_read_afresh(tmp_path):
+    """Two workers starting at once: the one whose conditional UPDATE finds the trial failed by the
+    other already must not sample from the COMPLETE trial with its ``inf`` its cache still holds."""
+    from tuner.engine.unreadable_trials import fail_unreadable_trials
+
+    storage = f"sqlite:///{tmp_path / 'bad.db'}"
+    path = tmp_path / "bad.yaml"
+    path.write_text(model_study_yaml("bad", storage, 2, noise=0.02, seed=5))
+    _run(path)
+    _store(storage, 1, "NULL", "INF_POS")
+    late = optuna.load_study(study_name="bad", storage=storage)
+    assert late.get_trials(deepcopy=False)[1].state == TrialState.COMPLETE  # read, and cached
+    first = optuna.load_study(study_name="bad", storage=storage)
+    assert [n for n, _ in fail_unreadable_trials(first)] == [1]
+    assert fail_unreadable_trials(late) == []  # the other worker's: nothing failed by this one
+    assert late.get_trials(deepcopy=False)[1].state == TrialState.FAIL

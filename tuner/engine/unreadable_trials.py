@@ -63,7 +63,7 @@ def fail_unreadable_trials(study) -> list[tuple[int, str]]:
             bad.append((t.number, problem, f"stored objective {problem}: {_KEPT}"))
     failed = [(n, note) for n, problem, note in bad
               if _patiently(study._storage, "fail_unreadable", _fail, study._study_id, n, problem)]
-    if failed:
+    if bad:  # failed here or by another worker at once (its _fail found it FAIL): read it afresh
         _forget_cached_trials(study._storage, study._study_id)
     return failed
 
@@ -71,9 +71,8 @@ def fail_unreadable_trials(study) -> list[tuple[int, str]]:
 def _forget_cached_trials(storage, study_id: int) -> None:
     """Drop the finished trials Optuna's cache in front of the RDB storage holds for the study
     (``optuna/storages/_cached_storage.py``, ``_StudyInfo``: a finished trial is read once and
-    never again), so the next read sees the trials failed here: the sampler was handed the cached
-    COMPLETE trial with its ``inf``. Another worker's cache is its own: it never read the trial
-    before this worker failed it, or it fails it too at its own run start (a no-op then)."""
+    never again), so the next read sees the trials failed here or by another worker meanwhile: the
+    sampler was handed the cached COMPLETE trial with its ``inf``."""
     studies, lock = getattr(storage, "_studies", None), getattr(storage, "_lock", None)
     if not isinstance(studies, dict) or lock is None:
         return
