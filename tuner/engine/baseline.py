@@ -49,7 +49,7 @@ class BaselineError(RuntimeError):
 
 
 def find_baseline(study) -> Baseline | None:
-    """The latest completed baseline measurement of a study, if any."""
+    """The completed baseline measurement of a study that began last (:func:`_started`), if any."""
     import optuna
     from optuna.trial import TrialState
 
@@ -66,8 +66,19 @@ def find_baseline(study) -> Baseline | None:
             and values_problem(t.values, names) is None]
     if not done:
         return None
-    t = done[-1]
+    t = max(done, key=_started)
     return Baseline(StoredFigures.from_attrs(t.user_attrs), dict(t.user_attrs), t.number)
+
+
+def _started(t) -> tuple[int, int]:
+    """When a baseline measurement began, in trial order: a re-homed copy (tuner.engine.finish,
+    ``replayed_from``) began as the trial it copies. A worker paused past the heartbeat's grace
+    during its baseline has it failed as dead, and another worker measures the baseline again and
+    judges its trials against that one; the first, woken, then stores its measurement as a new,
+    later trial, which took the baseline's place (QA, qa125: the later trials were judged against
+    another baseline than the earlier, and status showed figures no trial was judged against)."""
+    first = t.user_attrs.get("replayed_from")
+    return (first if isinstance(first, int) and not isinstance(first, bool) else t.number, t.number)
 
 
 def baseline_problem(study) -> str | None:

@@ -523,6 +523,12 @@ class TrialRunner:
             number = "baseline" if baseline is None else trial.number
             for warning in recorded.warnings:
                 self.emit("warning", {"trial": number, "message": warning})
+            if baseline is None and recorded.rehomed_as is not None:  # as a trial's below (QA: silent)
+                self.emit("warning", {"trial": "baseline", "message": (
+                    f"its measurement is stored as baseline trial {recorded.rehomed_as}: baseline trial "
+                    f"{trial.number} was failed meanwhile by another worker (no heartbeat from this one "
+                    "within the grace period), or the storage no longer has it (tuner.engine.finish); the "
+                    "study's baseline is the measurement begun last (tuner.engine.baseline.find_baseline)")})
             if baseline is not None:
                 status = self.told = finish.user_attrs["status"]
                 shown = trial.number
