@@ -96,14 +96,22 @@ class Readings:
 
 def read_trials(trials, space: SearchSpace, current: int) -> Readings:
     """The readings of finished trials (feasible measured ones; failed launches apart; a reading
-    with a figure of 0 or less only marks its tree measured, :attr:`Readings.unmodelled`)."""
+    with a figure of 0 or less only marks its tree measured, :attr:`Readings.unmodelled`). A finished
+    trial whose stored attributes the readers cannot use (:func:`~tuner.engine.records.attrs_problem`)
+    is not read at all."""
     from optuna.trial import TrialState
 
-    from .records import CONSTRAINT, FAILED, MEASURED, spec_from_dict, spec_from_params, spec_key
+    from .records import CONSTRAINT, FAILED, MEASURED, attrs_problem, spec_from_dict, spec_from_params, spec_key
 
     out = Readings()
     pruned = []
     for t in trials:
+        if t.state != TrialState.RUNNING and attrs_problem(t.user_attrs) is not None:
+            # what the readers show as unreadable (records.attrs_problem: a figure edited by hand to
+            # NaN, inf or text) is no reading: its setting may be measured again. QA (qa125): an
+            # accept_length of NaN ended `tuner study run` in scikit-learn's "Input y contains NaN",
+            # of "abc" in a TypeError, on SQLite and PostgreSQL alike
+            continue
         eff = spec_from_dict(t.user_attrs.get("effective"))
         status = t.user_attrs.get("status")
         if t.state == TrialState.RUNNING and t.number != current:
