@@ -175,7 +175,7 @@ def holds_tables(url: str) -> bool:
     try:
         engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool,
                                   connect_args=_connect_args(url))
-    except ImportError:
+    except (ImportError, ValueError, sa.exc.ArgumentError):  # no driver, or no URL it reads (a port "5x")
         return True
     try:
         return sa.inspect(engine).has_table("studies")

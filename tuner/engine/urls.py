@@ -201,17 +201,24 @@ def scheme_problem(url: str) -> str | None:
     ``sqlite+aiosqlite://``), or one not installed (psycopg2). Read with SQLAlchemy's ``URL`` as the
     driver gets it (:func:`driver_url`): its backend name, whether its dialect loads, whether the
     dialect is synchronous, and whether its driver module imports. The redacted URL is named;
-    never its password. None too for a text that does not parse (opening it says so)."""
+    never its password. A text SQLAlchemy cannot parse is refused too (QA, qa125: a port that is no
+    number, ``host:5x/db`` or a newline pasted into ``$TUNER_STORAGE``, ended every command in
+    ``ValueError: invalid literal for int()``, a traceback); the driver's words are not repeated, as
+    they may quote a password written where the port goes."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import NoSuchModuleError
 
     from ..config.yamlfile import did_you_mean
 
+    shown = redact(url)
     try:
         parsed = make_url(driver_url(url))
-    except Exception:  # noqa: BLE001 - not a URL SQLAlchemy reads: open_storage says why
-        return None
-    shown = redact(url)
+    except Exception as exc:  # noqa: BLE001 - any parse failure: the URL cannot be used
+        why = ("its port is not a whole number" if "invalid literal for int()" in str(exc)
+               else "SQLAlchemy cannot parse it")
+        return (f"{shown!r} is not a storage URL the tuner can read ({why}); {EXPECTED_URL} "
+                "(postgresql://USER:PASSWORD@HOST:PORT/DB; a password may hold any character, '@', '/', "
+                "'#', '?' and '%' too, or percent-encode it)")
     scheme = url.partition("://")[0]
     backend = parsed.get_backend_name()
     if backend not in SUPPORTED_BACKENDS:
