@@ -201,10 +201,9 @@ def scheme_problem(url: str) -> str | None:
     ``sqlite+aiosqlite://``), or one not installed (psycopg2). Read with SQLAlchemy's ``URL`` as the
     driver gets it (:func:`driver_url`): its backend name, whether its dialect loads, whether the
     dialect is synchronous, and whether its driver module imports. The redacted URL is named;
-    never its password. A text SQLAlchemy cannot parse is refused too (QA, qa125: a port that is no
-    number, ``host:5x/db`` or a newline pasted into ``$TUNER_STORAGE``, ended every command in
-    ``ValueError: invalid literal for int()``, a traceback); the driver's words are not repeated, as
-    they may quote a password written where the port goes."""
+    never its password. A text SQLAlchemy cannot parse is refused too (QA: a port ``host:5x/db``, or a
+    newline pasted into ``$TUNER_STORAGE``, ended every command in a traceback); the driver's words
+    are not repeated, as they may quote a password written where the port goes."""
     from sqlalchemy.engine import make_url
     from sqlalchemy.exc import NoSuchModuleError
 
