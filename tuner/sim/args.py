@@ -402,6 +402,15 @@ def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
         raise _EXCEPTIONS.get(exc, RuntimeError)(text)
 
 
+def _resolved_algorithm(algorithm: str | None) -> str | None:
+    """``--speculative-algorithm`` as SGLang runs and reports it (speculative_hook.py,
+    ``handle_speculative_decoding``: ``upper()``, then ``_resolve_speculative_algorithm_alias``:
+    NEXTN and EAGLE are EAGLE)."""
+    if algorithm is None:
+        return None
+    return "EAGLE" if algorithm.upper() == "NEXTN" else algorithm.upper()
+
+
 def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) -> LaunchPlan:
     """Apply SGLang's argument handling. Logs SGLang's warnings; raises SGLang's exception for a
     setting it refuses at launch (``AssertionError``, ``TypeError``, ``ValueError``). ``profile``
@@ -427,6 +436,9 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     args["page_size"] = ns.page_size or 1
     args["attention_backend"] = _attention_backend(ns, profile)
     args["max_running_requests"] = mrr
+    # speculative_hook.py, handle_speculative_decoding: the name upper-cased, then
+    # _resolve_speculative_algorithm_alias: NEXTN is EAGLE (what /server_info reports)
+    args["speculative_algorithm"] = _resolved_algorithm(algorithm)
     args["served_model_name"] = ns.served_model_name or ns.model_path
     args["tokenizer_path"] = ns.tokenizer_path or ns.model_path
     if spec is not None:
