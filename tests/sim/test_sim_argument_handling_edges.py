@@ -44,3 +44,25 @@ def test_the_algorithm_is_reported_as_sglang_resolves_it(given, runs):
     # `--speculative-algorithm nextn` says "EAGLE"; the simulator said "nextn".
     plan = _launch(*_spec(given))
     assert plan.server_args["speculative_algorithm"] == runs
+
+
+MLA_K2 = ("DeepseekV3ForCausalLM", "mla")
+EAGLE3 = _spec("EAGLE3")
+
+
+def test_tokenspeed_mla_off_sm100_is_refused_as_cutedsl_mla():
+    # serving_hook.py, _handle_deprecated_args renames tokenspeed_mla to cutedsl_mla before the
+    # attention hook; overrides.py, _cutedsl_prefill_backend_fill then refuses it off SM100. SGLang's
+    # child for DeepSeek-V3 on sm90: "ValueError: CuteDSL MLA backend is only supported on Blackwell
+    # GPUs (SM100)...". The simulator started (it checked the deprecated name, which no check knows).
+    with pytest.raises(ValueError, match=r"CuteDSL MLA backend is only supported on Blackwell GPUs \(SM100\)"):
+        _launch(*EAGLE3, "--attention-backend", "tokenspeed_mla", profile=_profile(*MLA_K2, "9.0"))
+
+
+def test_tokenspeed_mla_on_sm100_runs_and_is_reported_as_cutedsl_mla():
+    # SGLang's child for DeepSeek-V3 on sm100: accepted; attention_backend cutedsl_mla, kv_cache_dtype
+    # fp8_e4m3 ("tokenspeed_mla required FP8 KV"), speculative_attention_mode decode.
+    plan = _launch(*EAGLE3, "--attention-backend", "tokenspeed_mla", profile=_profile(*MLA_K2, "10.0"))
+    args = plan.server_args
+    assert (args["attention_backend"], args["kv_cache_dtype"], args["speculative_attention_mode"]) == \
+        ("cutedsl_mla", "fp8_e4m3", "decode")

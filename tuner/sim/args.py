@@ -383,6 +383,30 @@ def _adaptive(ns: argparse.Namespace, requested: SpecConfig, log: logging.Logger
     return spec
 
 
+def _rename_deprecated_backends(ns: argparse.Namespace, log: logging.Logger) -> None:
+    """serving_hook.py, ``_handle_deprecated_args`` (early in SGLang's pipeline, before the model and
+    attention hooks): ``tokenspeed_mla`` is ``cutedsl_mla`` (as a prefill backend ``trtllm_mla``),
+    ``compressed`` is ``dsv4``, each with SGLang's warning; ``tokenspeed_mla`` as the attention or
+    decode backend also sets ``kv_cache_dtype`` fp8_e4m3 and, with speculation, attention mode
+    decode (:func:`tuner.sglang.rules.resolve_backend_aliases`). The checks after it, and
+    ``/server_info``, see the new names."""
+    from ..sglang.rules import BACKEND_ALIASES, BACKEND_ARGS, resolve_backend_aliases
+
+    given = vars(ns)
+    renamed = resolve_backend_aliases(given, ns.speculative_algorithm is not None)
+    for name in BACKEND_ARGS:
+        if given.get(name) in BACKEND_ALIASES:
+            log.warning("--%s=%s is deprecated; use '%s' instead.", name.replace("_", "-"), given[name],
+                        BACKEND_ALIASES[given[name]])
+    if "tokenspeed_mla" in (given.get("attention_backend"), given.get("decode_attention_backend")) \
+            and given.get("kv_cache_dtype", "auto") != "fp8_e4m3":
+        log.warning("tokenspeed_mla required FP8 KV; setting --kv-cache-dtype=fp8_e4m3.")
+        renamed["kv_cache_dtype"] = "fp8_e4m3"
+    for name, value in renamed.items():
+        if given.get(name) != value:
+            setattr(ns, name, value)
+
+
 def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
     """SGLang's GPU checks of the target's backends during argument handling, before the speculative
     hook (``tuner.sglang.attention.launch_gpu_refusal``): its exception (trtllm_mha on an SM80
@@ -420,6 +444,8 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     spec = violation = None
     mrr = ns.max_running_requests
     validate_cuda_graph_config(getattr(ns, "cuda_graph_config", None))  # SGLang's pipeline.py: before spec
+    # SGLang's pipeline.py order: the deprecated names, then the attention hook's checks
+    _rename_deprecated_backends(ns, log)
     _check_backends_on_gpu(ns, profile)
     if algorithm is not None:
         if algorithm.upper() not in EAGLE_ALGORITHMS:
