@@ -66,3 +66,23 @@ def test_tokenspeed_mla_on_sm100_runs_and_is_reported_as_cutedsl_mla():
     args = plan.server_args
     assert (args["attention_backend"], args["kv_cache_dtype"], args["speculative_attention_mode"]) == \
         ("cutedsl_mla", "fp8_e4m3", "decode")
+
+
+@pytest.mark.parametrize("profile", [_profile(*MLA_K2, "10.0"), _profile("LlamaForCausalLM", "mha", "10.0")],
+                         ids=["deepseek-v3", "llama"])
+def test_cutedsl_mla_as_the_prefill_backend_is_refused_on_sm100_too(profile):
+    # overrides.py, _cutedsl_prefill_backend_fill: `assert view.prefill_attention_backend !=
+    # "cutedsl_mla"` before its GPU check. SGLang's child on sm100 (DeepSeek-V3, prefill and decode
+    # cutedsl_mla; Llama-3, prefill cutedsl_mla): AssertionError. The simulator started both.
+    with pytest.raises(AssertionError, match="CuteDSL MLA only supports decoding for now"):
+        _launch(*EAGLE3, "--prefill-attention-backend", "cutedsl_mla", "--decode-attention-backend",
+                "cutedsl_mla" if profile.model.attention == "mla" else "flashinfer", profile=profile)
+
+
+def test_trtllm_mla_is_checked_before_a_cutedsl_mla_prefill():
+    # overrides.py runs _mla_kv_cache_dtype_checks (trtllm_mla: Blackwell only) before
+    # _cutedsl_prefill_backend_fill: SGLang's child on sm90, prefill cutedsl_mla, decode trtllm_mla:
+    # "ValueError: TRTLLM MLA backend is only supported on Blackwell GPUs (SM100/SM12x)..."
+    with pytest.raises(ValueError, match="TRTLLM MLA backend is only supported on Blackwell"):
+        _launch(*EAGLE3, "--prefill-attention-backend", "cutedsl_mla", "--decode-attention-backend", "trtllm_mla",
+                profile=_profile(*MLA_K2, "9.0"))

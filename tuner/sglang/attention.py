@@ -246,11 +246,16 @@ _LAUNCH_GPU_CHECKS = (("trtllm_mla", "ad"), ("cutedsl_mla", "adp"), ("trtllm_mha
 def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str | None, gpu: GpuArch | None,
                        kind: str | None) -> str | None:
     """SGLang's error (``"ValueError: ..."``) when the target's backends do not run on ``gpu``, of the
-    ones it checks during argument handling (:data:`_LAUNCH_GPU_CHECKS`; fa3 fails later, as the runner
+    ones it checks during argument handling (and cutedsl_mla given as the prefill backend, which it
+    refuses on any GPU, in the same pass) (:data:`_LAUNCH_GPU_CHECKS`; fa3 fails later, as the runner
     starts); ``attention``: the attention backend after SGLang's default (prefill and decode fall back
     to it); ``kind``: the target's attention kind. None: it takes them, or the GPU is not known."""
     roles = {"a": attention, "p": prefill or attention, "d": decode or attention}
     for backend, where in _LAUNCH_GPU_CHECKS:
+        if backend == "cutedsl_mla" and prefill == "cutedsl_mla":
+            # overrides.py, _cutedsl_prefill_backend_fill: before its GPU check, on any GPU, the
+            # prefill backend as given (cutedsl_mla as the attention backend alone is decode's)
+            return _CUTEDSL_PREFILL
         refusal = gpu_refusal(backend, gpu, kind) if backend in (roles[r] for r in where) else None
         if refusal is not None and backend == "trtllm_mha" and roles["p"] == backend:
             return _TRTLLM_MHA_PREFILL  # attention_hook.py checks the prefill backend first
@@ -259,6 +264,7 @@ def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str |
     return None
 
 
+_CUTEDSL_PREFILL = "AssertionError: CuteDSL MLA only supports decoding for now"
 _TRTLLM_MHA_PREFILL = ("ValueError: TRTLLM MHA backend for prefill requires Hopper (SM90), "
                        "Blackwell (SM100), or SM120 GPUs. Please use a different prefill backend.")
 

@@ -410,7 +410,8 @@ def _rename_deprecated_backends(ns: argparse.Namespace, log: logging.Logger) -> 
 def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
     """SGLang's GPU checks of the target's backends during argument handling, before the speculative
     hook (``tuner.sglang.attention.launch_gpu_refusal``): its exception (trtllm_mha on an SM80
-    profile, trtllm_mla off Blackwell), with or without speculation."""
+    profile, trtllm_mla off Blackwell, cutedsl_mla as the prefill backend), with or without
+    speculation."""
     if profile is None:
         return
     from ..sglang.attention import launch_gpu_refusal
