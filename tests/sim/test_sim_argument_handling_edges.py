@@ -86,3 +86,15 @@ def test_trtllm_mla_is_checked_before_a_cutedsl_mla_prefill():
     with pytest.raises(ValueError, match="TRTLLM MLA backend is only supported on Blackwell"):
         _launch(*EAGLE3, "--prefill-attention-backend", "cutedsl_mla", "--decode-attention-backend", "trtllm_mla",
                 profile=_profile(*MLA_K2, "9.0"))
+
+
+@pytest.mark.parametrize("capability, backend", [("8.0", "fa3"), ("9.0", "fa3"), ("10.0", "trtllm_mha"),
+                                                 ("12.0", "fa3")])
+def test_an_olmo2_profile_without_a_backend_starts_on_olmo2s_own_choice(capability, backend):
+    # model_overrides/olmo2.py, _olmo2_overrides: attention_backend unset -> trtllm_mha on SM100, fa3
+    # on other GPUs from SM80. SGLang's child for an Olmo2 config.json, EAGLE3 (3, 1, 4), no backend:
+    # accepted on fa3 (sm80, sm90, sm120) and trtllm_mha (sm100). The simulator picked the generic
+    # flashinfer, then refused it itself (model_hook.py's Olmo2 AssertionError): a study of an Olmo2
+    # profile (the tuner pins no backend for Olmo2) failed every launch.
+    plan = _launch(*EAGLE3, profile=_profile("Olmo2ForCausalLM", "mha", capability))
+    assert plan.server_args["attention_backend"] == backend

@@ -12,7 +12,8 @@ SGLang's own choice (``python/sglang/srt/arg_groups/model_override_base.py``,
   a model with attention sinks (FlashInfer has none).
 * Per architecture, before that default (``arg_groups/model_overrides/``): GPT-OSS and Llama 4 get
   ``trtllm_mha``/``fa3``/``triton`` by GPU whatever the topk; the Qwen3.5 hybrids (Qwen3-Next) get
-  ``triton`` for SM100 trees; and ``model_hook.py`` refuses some backends for some architectures
+  ``triton`` for SM100 trees; Olmo2 gets ``trtllm_mha`` on SM100 and ``fa3`` on other GPUs from SM80
+  (``model_overrides/olmo2.py``; the tuner still pins nothing for it); and ``model_hook.py`` refuses some backends for some architectures
   (:data:`ARCH_BACKENDS`, :data:`ARCH_REFUSED_BACKENDS`).
 
 So SGLang's choice can change with topk, which would bias every comparison a study makes; the
@@ -319,6 +320,10 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int | None = 
         if gpu.is_sm100:
             return "flashinfer"
         return "triton"
+    if target.architecture == "Olmo2ForCausalLM":
+        # model_overrides/olmo2.py, _olmo2_overrides: with attention_backend unset, whatever the topk,
+        # page size or split; the generic default's flashinfer would be model_hook.py's refusal
+        return "trtllm_mha" if gpu.is_sm100 else "fa3" if gpu.sm >= 80 else "triton"
     own = target.architecture in SM100_SM90_OTHER_ARCHS
     if own and not (split and target.architecture == "GptOssForCausalLM"):
         return "trtllm_mha" if gpu.is_sm100 else "fa3" if gpu.is_hopper else "triton"
