@@ -98,3 +98,20 @@ def test_an_olmo2_profile_without_a_backend_starts_on_olmo2s_own_choice(capabili
     # profile (the tuner pins no backend for Olmo2) failed every launch.
     plan = _launch(*EAGLE3, profile=_profile("Olmo2ForCausalLM", "mha", capability))
     assert plan.server_args["attention_backend"] == backend
+
+
+def test_a_backend_the_model_refuses_is_refused_without_speculation_too():
+    # model_hook.py, handle_model_specific_adjustments runs with or without speculation. SGLang's
+    # child for an Olmo2 config.json on sm90, --attention-backend flashinfer, no speculative flag:
+    # "AssertionError: FlashInfer backend can significantly degrade the performance of Olmo3
+    # models." The simulator started the baseline (it asked the rules only when speculating).
+    with pytest.raises(AssertionError, match="FlashInfer backend can significantly degrade"):
+        _launch("--attention-backend", "flashinfer", profile=_profile("Olmo2ForCausalLM"))
+
+
+def test_the_model_hook_refuses_before_the_gpu_checks():
+    # pipeline.py: model_hook.py before attention_hook.py. SGLang's child for GPT-OSS on sm90 with
+    # --attention-backend cutedsl_mla: "AssertionError: GptOssForCausalLM requires one of [...]";
+    # the simulator said "ValueError: CuteDSL MLA backend is only supported on Blackwell GPUs".
+    with pytest.raises(AssertionError, match="GptOssForCausalLM requires one of"):
+        _launch(*EAGLE3, "--attention-backend", "cutedsl_mla", profile=_profile("GptOssForCausalLM"))

@@ -407,6 +407,24 @@ def _rename_deprecated_backends(ns: argparse.Namespace, log: logging.Logger) -> 
             setattr(ns, name, value)
 
 
+def _check_model_backends(ns: argparse.Namespace, profile) -> None:
+    """The refusals SGLang makes before its GPU checks of the backends, with or without speculation:
+    model_hook.py's (``handle_model_specific_adjustments``: GPT-OSS, Llama 4, Olmo2 refuse some
+    backends; it runs before attention_hook.py), then attention_hook.py's Flex Attention assert on a
+    speculative server (:func:`tuner.sglang.rules.resolve`'s first two rules)."""
+    from ..sglang.rules import ServerContext
+
+    # not context_from_args: tuner.config.space's schemas (pydantic) would slow every start-up
+    ctx = ServerContext(speculative_algorithm=ns.speculative_algorithm,
+                        attention_backend=_attention_backend(ns, profile),
+                        prefill_attention_backend=vars(ns).get("prefill_attention_backend"),
+                        decode_attention_backend=vars(ns).get("decode_attention_backend"),
+                        target_architecture=profile.model.architecture or None if profile is not None else None)
+    res = resolve(SpecConfig(), ctx)
+    if res.violation is not None and res.violation.rule in ("model-backend", "flex-attention-spec"):
+        _raise_sglang(res.violation)
+
+
 def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
     """SGLang's GPU checks of the target's backends during argument handling, before the speculative
     hook (``tuner.sglang.attention.launch_gpu_refusal``): its exception (trtllm_mha on an SM80
@@ -445,8 +463,9 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     spec = violation = None
     mrr = ns.max_running_requests
     validate_cuda_graph_config(getattr(ns, "cuda_graph_config", None))  # SGLang's pipeline.py: before spec
-    # SGLang's pipeline.py order: the deprecated names, then the attention hook's checks
+    # SGLang's pipeline.py order: the deprecated names, the model hook, then the attention hook's checks
     _rename_deprecated_backends(ns, log)
+    _check_model_backends(ns, profile)
     _check_backends_on_gpu(ns, profile)
     if algorithm is not None:
         if algorithm.upper() not in EAGLE_ALGORITHMS:
