@@ -115,3 +115,28 @@ def test_the_model_hook_refuses_before_the_gpu_checks():
     # the simulator said "ValueError: CuteDSL MLA backend is only supported on Blackwell GPUs".
     with pytest.raises(AssertionError, match="GptOssForCausalLM requires one of"):
         _launch(*EAGLE3, "--attention-backend", "cutedsl_mla", profile=_profile("GptOssForCausalLM"))
+
+
+# (SGLang's child: config.json architecture and kind, GPU, flags; SGLang's resolved page_size)
+PAGE_CASES = [
+    ("prefill hpc_ops snaps to 64 (grid #989)", ("Qwen3MoeForCausalLM", "mha", "8.0"),
+     _spec("EAGLE3", 7, 1, 2) + ["--prefill-attention-backend", "hpc_ops"], 64),
+    ("draft backend trtllm_mha snaps to 64 (grid #992)", ("GptOssForCausalLM", "mha", "8.9"),
+     _spec("EAGLE3", 5, 2, 64) + ["--speculative-draft-attention-backend", "trtllm_mha"], 64),
+    ("fa4 on SM100 runs 128 (grid #56)", ("Gemma3ForCausalLM", "mha", "10.0"),
+     _spec("NEXTN", 4, 1, 6) + ["--attention-backend", "fa4"], 128),
+    ("tokenspeed_mla (cutedsl_mla) on SM100 runs 64", ("DeepseekV3ForCausalLM", "mla", "10.0"),
+     _spec("EAGLE3") + ["--attention-backend", "tokenspeed_mla"], 64),
+    ("no backend, Olmo2 on SM100: trtllm_mha's 64", ("Olmo2ForCausalLM", "mha", "10.0"), _spec("EAGLE3"), 64),
+    ("hpc_ops, page 256 given, no speculation: 64", ("Qwen3ForCausalLM", "mha", "9.0"),
+     ["--attention-backend", "hpc_ops", "--page-size", "256"], 64),
+]
+
+
+@pytest.mark.parametrize("what, model, flags, page", PAGE_CASES, ids=[c[0] for c in PAGE_CASES])
+def test_the_page_size_is_reported_as_sglang_resolves_it(what, model, flags, page):
+    # overrides.py, _mla_backend_page_constraints and _fa4_page_constraint (attention_hook.py): SGLang
+    # snaps the page size to what the backends take, and /server_info says the snapped size. The
+    # simulator reported the page size as given (1 unset), whatever the backends.
+    plan = _launch(*flags, profile=_profile(*model))
+    assert plan.server_args["page_size"] == page

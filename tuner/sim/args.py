@@ -445,6 +445,30 @@ def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
         raise _EXCEPTIONS.get(exc, RuntimeError)(text)
 
 
+def _resolved_page_size(ns: argparse.Namespace, profile) -> int:
+    """``page_size`` as SGLang runs and reports it: the model override's (no backend given:
+    ``sglang_default_page_size``, 64 for a Qwen3.5 hybrid on trtllm_mha), then the backends' snaps
+    (overrides.py, ``_mla_backend_page_constraints``: 64 for flashmla, trtllm_mla, cutedsl_mla,
+    trtllm_mha and hpc_ops outside the sizes each takes; ``_fa4_page_constraint``: 128 for fa4 on
+    SM100), as :func:`tuner.sglang.rules.resolved_page_size` has them; the topk as given."""
+    from ..sglang.rules import ServerContext, resolved_page_size
+
+    if profile is None:
+        return ns.page_size or 1
+    page = ns.page_size or 1
+    if ns.attention_backend is None:
+        from ..sglang.attention import sglang_default_page_size
+
+        page = sglang_default_page_size(profile.target_facts(), profile.gpu(), ns.speculative_eagle_topk,
+                                        ns.page_size)
+    ctx = ServerContext(attention_backend=_attention_backend(ns, profile), page_size=page,
+                        prefill_attention_backend=vars(ns).get("prefill_attention_backend"),
+                        decode_attention_backend=vars(ns).get("decode_attention_backend"),
+                        draft_attention_backend=vars(ns).get("speculative_draft_attention_backend"),
+                        target_attention=profile.model.attention, gpu=profile.gpu())
+    return resolved_page_size(ctx, ns.speculative_eagle_topk)
+
+
 def _resolved_algorithm(algorithm: str | None) -> str | None:
     """``--speculative-algorithm`` as SGLang runs and reports it (speculative_hook.py,
     ``handle_speculative_decoding``: ``upper()``, then ``_resolve_speculative_algorithm_alias``:
@@ -479,7 +503,7 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     # that depend on the model and the GPUs is added by the server (tuner.sim.server_info).
     args = server_args_table().defaults()
     args.update({k: v for k, v in vars(ns).items() if k not in SIM_ARGS and k != "config"})
-    args["page_size"] = ns.page_size or 1
+    args["page_size"] = _resolved_page_size(ns, profile)
     args["attention_backend"] = _attention_backend(ns, profile)
     args["max_running_requests"] = mrr
     # speculative_hook.py, handle_speculative_decoding: the name upper-cased, then
