@@ -140,3 +140,23 @@ def test_the_page_size_is_reported_as_sglang_resolves_it(what, model, flags, pag
     # simulator reported the page size as given (1 unset), whatever the backends.
     plan = _launch(*flags, profile=_profile(*model))
     assert plan.server_args["page_size"] == page
+
+
+# (SGLang's child: config.json architecture and kind on sm90, flags; SGLang's resolved attention_backend)
+BACKEND_CASES = [
+    ("prefill and decode fa3 given over attention triton", ("Qwen3ForCausalLM", "mha"),
+     ["--attention-backend", "triton", "--prefill-attention-backend", "fa3", "--decode-attention-backend", "fa3"],
+     "fa3"),
+    ("SGLang's own fa3 with fp8_e5m2 KV", ("Qwen3ForCausalLM", "mha"), ["--kv-cache-dtype", "fp8_e5m2"], "triton"),
+    ("fa3 given for an MLA model with fp8_e5m2 KV", ("DeepseekV3ForCausalLM", "mla"),
+     ["--attention-backend", "fa3", "--kv-cache-dtype", "fp8_e5m2"], "triton"),
+]
+
+
+@pytest.mark.parametrize("what, model, flags, backend", BACKEND_CASES, ids=[c[0] for c in BACKEND_CASES])
+def test_the_attention_backend_is_reported_as_sglang_resolves_it(what, model, flags, backend):
+    # overrides.py, _attention_backend_default (equal prefill and decode backends are the attention
+    # backend) and _attention_backend_fa3_fp8_fallback (fa3 with fp8_e5m2 KV runs triton). The
+    # simulator reported --attention-backend as given (or SGLang's default before the fallback).
+    plan = _launch(*EAGLE3, *flags, profile=_profile(*model, "9.0"))
+    assert plan.server_args["attention_backend"] == backend

@@ -445,6 +445,18 @@ def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
         raise _EXCEPTIONS.get(exc, RuntimeError)(text)
 
 
+def _reported_attention_backend(ns: argparse.Namespace, profile) -> str | None:
+    """``attention_backend`` as SGLang's ``/server_info`` reports it (overrides.py): the prefill
+    backend when prefill and decode are given alike (``_attention_backend_default``), else the one
+    given or SGLang's default; then fa3 with ``kv_cache_dtype`` fp8_e5m2 is triton
+    (``_attention_backend_fa3_fp8_fallback``: "FlashAttention3 only supports fp8_e4m3 if using FP8")."""
+    prefill, decode = vars(ns).get("prefill_attention_backend"), vars(ns).get("decode_attention_backend")
+    backend = prefill if prefill is not None and prefill == decode else _attention_backend(ns, profile)
+    if backend == "fa3" and vars(ns).get("kv_cache_dtype") == "fp8_e5m2":
+        return "triton"
+    return backend
+
+
 def _resolved_page_size(ns: argparse.Namespace, profile) -> int:
     """``page_size`` as SGLang runs and reports it: the model override's (no backend given:
     ``sglang_default_page_size``, 64 for a Qwen3.5 hybrid on trtllm_mha), then the backends' snaps
@@ -504,7 +516,7 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     args = server_args_table().defaults()
     args.update({k: v for k, v in vars(ns).items() if k not in SIM_ARGS and k != "config"})
     args["page_size"] = _resolved_page_size(ns, profile)
-    args["attention_backend"] = _attention_backend(ns, profile)
+    args["attention_backend"] = _reported_attention_backend(ns, profile)
     args["max_running_requests"] = mrr
     # speculative_hook.py, handle_speculative_decoding: the name upper-cased, then
     # _resolve_speculative_algorithm_alias: NEXTN is EAGLE (what /server_info reports)
