@@ -160,3 +160,17 @@ def test_the_attention_backend_is_reported_as_sglang_resolves_it(what, model, fl
     # simulator reported --attention-backend as given (or SGLang's default before the fallback).
     plan = _launch(*EAGLE3, *flags, profile=_profile(*model, "9.0"))
     assert plan.server_args["attention_backend"] == backend
+
+
+def test_cutedsl_mla_as_the_attention_backend_alone_is_no_prefill_refusal():
+    # launch_gpu_refusal's callers may pass prefill and decode with their fallback to the attention
+    # backend (benchmarks/sglang_fuzz.py passes ServerContext.backends()): SGLang's child for
+    # DeepSeek-V3 on sm100 with --attention-backend cutedsl_mla accepts it (it fills prefill with
+    # trtllm_mla); only a prefill backend given as cutedsl_mla is its AssertionError.
+    from tuner.sglang.attention import launch_gpu_refusal
+    from tuner.sglang.hardware import GpuArch
+
+    b200 = GpuArch(10, 0)
+    assert launch_gpu_refusal("cutedsl_mla", "cutedsl_mla", "cutedsl_mla", b200, "mla") is None
+    assert launch_gpu_refusal("cutedsl_mla", "cutedsl_mla", "cutedsl_mla", b200, "mla",
+                              prefill_given="cutedsl_mla").startswith("AssertionError: CuteDSL MLA only supports")

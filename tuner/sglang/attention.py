@@ -245,15 +245,16 @@ _LAUNCH_GPU_CHECKS = (("trtllm_mla", "ad"), ("cutedsl_mla", "adp"), ("trtllm_mha
 
 
 def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str | None, gpu: GpuArch | None,
-                       kind: str | None) -> str | None:
+                       kind: str | None, prefill_given: str | None = None) -> str | None:
     """SGLang's error (``"ValueError: ..."``) when the target's backends do not run on ``gpu``, of the
-    ones it checks during argument handling (and cutedsl_mla given as the prefill backend, which it
-    refuses on any GPU, in the same pass) (:data:`_LAUNCH_GPU_CHECKS`; fa3 fails later, as the runner
+    ones it checks during argument handling (:data:`_LAUNCH_GPU_CHECKS`; fa3 fails later, as the runner
     starts); ``attention``: the attention backend after SGLang's default (prefill and decode fall back
-    to it); ``kind``: the target's attention kind. None: it takes them, or the GPU is not known."""
+    to it); ``kind``: the target's attention kind. None: it takes them, or the GPU is not known.
+    ``prefill_given``: the prefill backend as given (None: not given, or not known), where SGLang
+    refuses cutedsl_mla on any GPU, in the same pass (an AssertionError)."""
     roles = {"a": attention, "p": prefill or attention, "d": decode or attention}
     for backend, where in _LAUNCH_GPU_CHECKS:
-        if backend == "cutedsl_mla" and prefill == "cutedsl_mla":
+        if backend == "cutedsl_mla" and prefill_given == "cutedsl_mla":
             # overrides.py, _cutedsl_prefill_backend_fill: before its GPU check, on any GPU, the
             # prefill backend as given (cutedsl_mla as the attention backend alone is decode's)
             return _CUTEDSL_PREFILL

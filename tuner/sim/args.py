@@ -439,7 +439,8 @@ def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
     attention = resolved_attention_backend(ServerContext(attention_backend=_attention_backend(ns, profile),
                                                          prefill_attention_backend=prefill,
                                                          decode_attention_backend=decode))
-    refusal = launch_gpu_refusal(attention, prefill, decode, profile.gpu(), profile.model.attention)
+    refusal = launch_gpu_refusal(attention, prefill, decode, profile.gpu(), profile.model.attention,
+                                 prefill_given=prefill)
     if refusal is not None:
         exc, _, text = refusal.partition(": ")
         raise _EXCEPTIONS.get(exc, RuntimeError)(text)
