@@ -174,3 +174,16 @@ def test_cutedsl_mla_as_the_attention_backend_alone_is_no_prefill_refusal():
     assert launch_gpu_refusal("cutedsl_mla", "cutedsl_mla", "cutedsl_mla", b200, "mla") is None
     assert launch_gpu_refusal("cutedsl_mla", "cutedsl_mla", "cutedsl_mla", b200, "mla",
                               prefill_given="cutedsl_mla").startswith("AssertionError: CuteDSL MLA only supports")
+
+
+@pytest.mark.parametrize("capability, flags, backend", [
+    ("8.0", [], "triton"), ("9.0", [], "triton"), ("10.0", [], "trtllm_mha"), ("12.0", [], "triton"),
+    ("9.0", ["--prefill-attention-backend", "triton"], "triton")])
+def test_a_gemma4_profile_without_a_backend_starts_on_gemma4s_own_choice(capability, flags, backend):
+    # model_overrides/gemma4.py, _gemma4_overrides: attention_backend unset (one split backend given
+    # too) -> trtllm_mha on SM100, triton elsewhere. SGLang's child for a Gemma4ForCausalLM
+    # config.json, EAGLE3 (3, 1, 4): accepted on triton (sm80, sm90, sm120; also with only
+    # --prefill-attention-backend triton on sm90) and trtllm_mha (sm100). The simulator picked the
+    # generic fa3 or flashinfer and refused it itself (model_hook.py's "Gemma4 only supports ...").
+    plan = _launch(*EAGLE3, *flags, profile=_profile("Gemma4ForCausalLM", "mha", capability))
+    assert plan.server_args["attention_backend"] == backend

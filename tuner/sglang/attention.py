@@ -13,7 +13,8 @@ SGLang's own choice (``python/sglang/srt/arg_groups/model_override_base.py``,
 * Per architecture, before that default (``arg_groups/model_overrides/``): GPT-OSS and Llama 4 get
   ``trtllm_mha``/``fa3``/``triton`` by GPU whatever the topk; the Qwen3.5 hybrids (Qwen3-Next) get
   ``triton`` for SM100 trees; Olmo2 gets ``trtllm_mha`` on SM100 and ``fa3`` on other GPUs from SM80
-  (``model_overrides/olmo2.py``; the tuner still pins nothing for it); and ``model_hook.py`` refuses some backends for some architectures
+  (``model_overrides/olmo2.py``), Gemma 4 ``trtllm_mha`` on SM100 and ``triton`` elsewhere
+  (``model_overrides/gemma4.py``; the tuner still pins nothing for either); and ``model_hook.py`` refuses some backends for some architectures
   (:data:`ARCH_BACKENDS`, :data:`ARCH_REFUSED_BACKENDS`).
 
 So SGLang's choice can change with topk, which would bias every comparison a study makes; the
@@ -102,6 +103,7 @@ ARCH_BACKENDS = {
 }
 ARCH_REFUSED_BACKENDS = {"Olmo2ForCausalLM": ("flashinfer",), "Lfm2ForCausalLM": ("triton",),
                          "Lfm2MoeForCausalLM": ("triton",)}
+_GEMMA4_ARCHS = ("Gemma4ForConditionalGeneration", "Gemma4ForCausalLM", "Gemma4UnifiedForConditionalGeneration")
 _PD_CHECKED = ("GptOssForCausalLM", "Gemma4ForConditionalGeneration", "Gemma4ForCausalLM",
                "Gemma4UnifiedForConditionalGeneration")
 
@@ -321,6 +323,11 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int | None = 
         if gpu.is_sm100:
             return "flashinfer"
         return "triton"
+    if target.architecture in _GEMMA4_ARCHS:
+        # model_overrides/gemma4.py, _gemma4_overrides: with attention_backend unset (a split given
+        # too), whatever the topk; the generic default's fa3 or flashinfer would be model_hook.py's
+        # Gemma4 refusal
+        return "trtllm_mha" if gpu.is_sm100 else "triton"
     if target.architecture == "Olmo2ForCausalLM":
         # model_overrides/olmo2.py, _olmo2_overrides: with attention_backend unset, whatever the topk,
         # page size or split; the generic default's flashinfer would be model_hook.py's refusal
