@@ -187,3 +187,15 @@ def test_a_gemma4_profile_without_a_backend_starts_on_gemma4s_own_choice(capabil
     # generic fa3 or flashinfer and refused it itself (model_hook.py's "Gemma4 only supports ...").
     plan = _launch(*EAGLE3, *flags, profile=_profile("Gemma4ForCausalLM", "mha", capability))
     assert plan.server_args["attention_backend"] == backend
+
+
+@pytest.mark.parametrize("flags", [_spec("EAGLE3") + ["--prefill-attention-backend", "triton"],
+                                   ["--decode-attention-backend", "fa3"]], ids=["prefill given", "baseline, decode given"])
+def test_gpt_oss_with_one_split_backend_and_no_attention_backend_is_refused(flags):
+    # model_overrides/gpt_oss.py sets GPT-OSS's backend only when all three are unset
+    # (is_attention_backend_not_set); model_hook.py then checks prefill and decode, the missing one
+    # None. SGLang's child on sm90: "AssertionError: GptOssForCausalLM requires one of [...] - Prefill:
+    # None - Decode: fa3" (and likewise for prefill triton alone). The simulator filled the missing
+    # one with SGLang's later generic default and started.
+    with pytest.raises(AssertionError, match="GptOssForCausalLM requires one of"):
+        _launch(*flags, profile=_profile("GptOssForCausalLM", "mha", "9.0"))

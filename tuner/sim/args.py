@@ -415,8 +415,12 @@ def _check_model_backends(ns: argparse.Namespace, profile) -> None:
     from ..sglang.rules import ServerContext
 
     # not context_from_args: tuner.config.space's schemas (pydantic) would slow every start-up
+    # model_hook.py reads attention_backend after the model overrides but before attention_hook.py's
+    # generic default: given, else the model's own override (gpt_oss.py sets none with a split given)
+    split = bool(vars(ns).get("prefill_attention_backend") or vars(ns).get("decode_attention_backend"))
+    gpt_oss_split = split and profile is not None and profile.model.architecture == "GptOssForCausalLM"
     ctx = ServerContext(speculative_algorithm=ns.speculative_algorithm,
-                        attention_backend=_attention_backend(ns, profile),
+                        attention_backend=ns.attention_backend if gpt_oss_split else _attention_backend(ns, profile),
                         prefill_attention_backend=vars(ns).get("prefill_attention_backend"),
                         decode_attention_backend=vars(ns).get("decode_attention_backend"),
                         target_architecture=profile.model.architecture or None if profile is not None else None)
