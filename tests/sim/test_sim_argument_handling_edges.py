@@ -190,7 +190,8 @@ def test_a_gemma4_profile_without_a_backend_starts_on_gemma4s_own_choice(capabil
 
 
 @pytest.mark.parametrize("flags", [_spec("EAGLE3") + ["--prefill-attention-backend", "triton"],
-                                   ["--decode-attention-backend", "fa3"]], ids=["prefill given", "baseline, decode given"])
+                                   ["--decode-attention-backend", "fa3"]],
+                         ids=["prefill given", "baseline, decode given"])
 def test_gpt_oss_with_one_split_backend_and_no_attention_backend_is_refused(flags):
     # model_overrides/gpt_oss.py sets GPT-OSS's backend only when all three are unset
     # (is_attention_backend_not_set); model_hook.py then checks prefill and decode, the missing one

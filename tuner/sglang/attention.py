@@ -14,8 +14,8 @@ SGLang's own choice (``python/sglang/srt/arg_groups/model_override_base.py``,
   ``trtllm_mha``/``fa3``/``triton`` by GPU whatever the topk; the Qwen3.5 hybrids (Qwen3-Next) get
   ``triton`` for SM100 trees; Olmo2 gets ``trtllm_mha`` on SM100 and ``fa3`` on other GPUs from SM80
   (``model_overrides/olmo2.py``), Gemma 4 ``trtllm_mha`` on SM100 and ``triton`` elsewhere
-  (``model_overrides/gemma4.py``; the tuner still pins nothing for either); and ``model_hook.py`` refuses some backends for some architectures
-  (:data:`ARCH_BACKENDS`, :data:`ARCH_REFUSED_BACKENDS`).
+  (``model_overrides/gemma4.py``; the tuner still pins nothing for either); and ``model_hook.py``
+  refuses some backends for some architectures (:data:`ARCH_BACKENDS`, :data:`ARCH_REFUSED_BACKENDS`).
 
 So SGLang's choice can change with topk, which would bias every comparison a study makes; the
 tuner pins one backend for the baseline and every trial (:func:`choose_attention_backend`): SGLang's
