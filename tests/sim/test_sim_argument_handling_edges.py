@@ -200,3 +200,25 @@ def test_gpt_oss_with_one_split_backend_and_no_attention_backend_is_refused(flag
     # one with SGLang's later generic default and started.
     with pytest.raises(AssertionError, match="GptOssForCausalLM requires one of"):
         _launch(*flags, profile=_profile("GptOssForCausalLM", "mha", "9.0"))
+
+
+@pytest.mark.parametrize("flags, error", [
+    (["--tp-size", "4", "--attn-dp-size", "3"], AssertionError),
+    (["--tp-size", "2", "--enable-dp-attention", "--dp-size", "4"], AssertionError),
+    (_spec("EAGLE3") + ["--tp-size", "1", "--attn-dp-size", "2"], AssertionError),
+    (["--tp-size", "4", "--enable-dp-attention", "--dp-size", "3", "--attn-dp-size", "2"], ValueError),
+])
+def test_attention_dp_that_does_not_divide_tp_is_refused(flags, error):
+    # parallel_hook.py, handle_data_parallelism: `assert cfg.tp_size % cfg.attn_dp_size == 0` (after
+    # handle_deprecated_dp_attention turns --enable-dp-attention --dp-size N into --attn-dp-size N),
+    # and DP replicas with attention DP are a ValueError. SGLang's child refuses each of these, with or
+    # without speculation; the simulator started them (it read no DP flag).
+    with pytest.raises(error):
+        _launch(*flags)
+
+
+def test_attention_dp_that_divides_tp_starts_with_sglangs_layout():
+    # SGLang's child: --tp-size 4 --enable-dp-attention --dp-size 2 is accepted, and its resolved
+    # args say attn_dp_size 2, dp_size 1, enable_dp_attention true (the deprecated spelling moved)
+    args = _launch("--tp-size", "4", "--enable-dp-attention", "--dp-size", "2").server_args
+    assert (args["attn_dp_size"], args["dp_size"], args["enable_dp_attention"]) == (2, 1, True)

@@ -429,6 +429,26 @@ def _check_model_backends(ns: argparse.Namespace, profile) -> None:
         _raise_sglang(res.violation)
 
 
+def _check_data_parallelism(ns: argparse.Namespace) -> dict:
+    """parallel_hook.py: ``handle_deprecated_dp_attention`` (``--enable-dp-attention --dp-size N``
+    is ``--attn-dp-size N`` unless that is given), then ``handle_data_parallelism`` (after the
+    attention hook, before the speculative one): attention DP width at least 1, not with DP
+    replicas, and a divisor of ``--tp-size`` (a bare assert: AssertionError, no message). Returns
+    the layout as ``/server_info`` reports it (``enable_dp_attention`` true while attention DP runs)."""
+    given = vars(ns)
+    attn_dp, dp = given.get("attn_dp_size", 1), given.get("dp_size", 1)
+    if given.get("enable_dp_attention") and attn_dp == 1:
+        attn_dp, dp = dp, 1
+    if attn_dp < 1:
+        raise ValueError(f"--attn-dp-size must be positive (got {attn_dp}).")
+    if attn_dp > 1 and dp > 1:
+        raise ValueError(f"--dp-size {dp} with --attn-dp-size {attn_dp}: data-parallel replicas combined with "
+                         "attention data parallelism are not supported.")
+    if attn_dp > 1 and ns.tp_size % attn_dp != 0:
+        raise AssertionError()
+    return {"attn_dp_size": attn_dp, "dp_size": dp, "enable_dp_attention": attn_dp > 1}
+
+
 def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
     """SGLang's GPU checks of the target's backends during argument handling, before the speculative
     hook (``tuner.sglang.attention.launch_gpu_refusal``): its exception (trtllm_mha on an SM80
@@ -508,6 +528,7 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     _rename_deprecated_backends(ns, log)
     _check_model_backends(ns, profile)
     _check_backends_on_gpu(ns, profile)
+    layout = _check_data_parallelism(ns)
     if algorithm is not None:
         if algorithm.upper() not in EAGLE_ALGORITHMS:
             raise ValueError(
@@ -520,6 +541,7 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     # that depend on the model and the GPUs is added by the server (tuner.sim.server_info).
     args = server_args_table().defaults()
     args.update({k: v for k, v in vars(ns).items() if k not in SIM_ARGS and k != "config"})
+    args.update(layout)
     args["page_size"] = _resolved_page_size(ns, profile)
     args["attention_backend"] = _reported_attention_backend(ns, profile)
     args["max_running_requests"] = mrr
