@@ -222,3 +222,15 @@ def test_attention_dp_that_divides_tp_starts_with_sglangs_layout():
     # args say attn_dp_size 2, dp_size 1, enable_dp_attention true (the deprecated spelling moved)
     args = _launch("--tp-size", "4", "--enable-dp-attention", "--dp-size", "2").server_args
     assert (args["attn_dp_size"], args["dp_size"], args["enable_dp_attention"]) == (2, 1, True)
+
+
+@pytest.mark.parametrize("flags, backend, page", [([], "trtllm_mha", 64), (["--page-size", "16"], "trtllm_mha", 16),
+                                                  (["--speculative-eagle-topk", "4"], "flashinfer", 1)])
+def test_a_server_without_speculation_on_sm100_runs_sglangs_chain_backend(flags, backend, page):
+    # model_override_base.py, get_default_attn_backend: on SM100 an MHA model gets trtllm_mha when
+    # is_no_spec_infer_or_topk_one holds and (speculative_algorithm is None or topk is given).
+    # SGLang's child for a Qwen3 config.json on sm100, no speculative algorithm: trtllm_mha, page 64
+    # (16 when given); with a topk of 4 given (and no algorithm), flashinfer. The simulator read a
+    # missing topk as a speculative server's (flashinfer, page 1).
+    plan = _launch(*flags, profile=_profile("Qwen3ForCausalLM", "mha", "10.0"))
+    assert (plan.server_args["attention_backend"], plan.server_args["page_size"]) == (backend, page)

@@ -304,7 +304,7 @@ def runs_trees(backend: str | None, target: ModelFacts | None, page_size: int = 
 
 
 def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int | None = 1,
-                           page_size: int | None = 1, split: bool = False) -> str:
+                           page_size: int | None = 1, split: bool = False, speculative: bool = True) -> str:
     """The backend SGLang 0.5.23 picks itself for ``target`` on ``gpu`` (CUDA) for a speculative
     server at this topk (None: not given, SGLang's automatic choice follows) and page size (None: not
     given), as its ``attention_backend`` when none is given. ``model_override_base.py``,
@@ -312,7 +312,9 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int | None = 
     with topk unset, or topk 1 at page size 1; on SM100 trtllm_mha (fa4 for asymmetric K/V rows) only
     for a chain whose topk is given. ``split``: a prefill or decode backend is given, and the
     overrides that need all three unset (``is_attention_backend_not_set``: deepseek_v2.py's dsa and
-    trtllm_mla, gpt_oss.py's) leave the choice to that generic default."""
+    trtllm_mla, gpt_oss.py's) leave the choice to that generic default. ``speculative`` False: a
+    server without ``--speculative-algorithm``, which SGLang's SM100 branch takes as a chain whatever
+    topk says (``speculative_algorithm is None``)."""
     if target.dsa and not split:
         return "dsa"  # deepseek_v2.py: DSA models get the dsa backend whatever the GPU
     if target.mla:
@@ -341,7 +343,7 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int | None = 
         return "trtllm_mha" if sm100_chain and not target.asymmetric_kv else "triton"
     if gpu.is_hopper and chain:
         return "fa3"
-    if sm100_chain:
+    if sm100_chain or (gpu.is_sm100 and chain and not speculative):
         return "fa4" if target.asymmetric_kv else "trtllm_mha"
     return "triton" if target.attention_sinks else "flashinfer"  # FlashInfer has no attention sinks
 

@@ -325,7 +325,7 @@ def _attention_backend(ns: argparse.Namespace, profile) -> str | None:
 
     split = bool(vars(ns).get("prefill_attention_backend") or vars(ns).get("decode_attention_backend"))
     return sglang_default_backend(profile.target_facts(), profile.gpu(), ns.speculative_eagle_topk,
-                                  ns.page_size, split=split)
+                                  ns.page_size, split=split, speculative=ns.speculative_algorithm is not None)
 
 
 def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger, profile=None):
