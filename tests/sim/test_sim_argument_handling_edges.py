@@ -234,3 +234,26 @@ def test_a_server_without_speculation_on_sm100_runs_sglangs_chain_backend(flags,
     # missing topk as a speculative server's (flashinfer, page 1).
     plan = _launch(*flags, profile=_profile("Qwen3ForCausalLM", "mha", "10.0"))
     assert (plan.server_args["attention_backend"], plan.server_args["page_size"]) == (backend, page)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--kv-cache-dtype", "fp8_e5m2"], "TensorRT-LLM MLA backend only supports kv-cache-dtype"),
+    (["--kv-cache-dtype", "bfloat16"], "TensorRT-LLM MLA backend only supports kv-cache-dtype"),
+    (_spec("EAGLE3") + ["--attention-backend", "cutedsl_mla", "--kv-cache-dtype", "fp8_e5m2"],
+     "CuteDSL MLA backend only supports kv-cache-dtype"),
+])
+def test_an_mla_kv_cache_dtype_trtllm_mla_or_cutedsl_mla_do_not_take_is_refused(flags, message):
+    # overrides.py, _mla_kv_cache_dtype_checks (trtllm_mla: fp8_e4m3, bf16 or auto, not "bfloat16") and
+    # _cutedsl_prefill_backend_fill (cutedsl_mla: bfloat16 too), each after its GPU check. SGLang's
+    # child for DeepSeek-V3 on sm100 (trtllm_mla is its own choice there, no backend given) refuses
+    # these with a ValueError; the simulator started them.
+    with pytest.raises(ValueError, match=message):
+        _launch(*flags, profile=_profile(*MLA_K2, "10.0"))
+
+
+def test_cutedsl_mla_takes_bfloat16_kv():
+    # SGLang's child: DeepSeek-V3 on sm100, --attention-backend cutedsl_mla --kv-cache-dtype bfloat16:
+    # accepted (its prefill becomes trtllm_mla, whose dtype check reads attention and decode only)
+    plan = _launch("--attention-backend", "cutedsl_mla", "--kv-cache-dtype", "bfloat16",
+                   profile=_profile(*MLA_K2, "10.0"))
+    assert plan.server_args["attention_backend"] == "cutedsl_mla"

@@ -247,13 +247,16 @@ _LAUNCH_GPU_CHECKS = (("trtllm_mla", "ad"), ("cutedsl_mla", "adp"), ("trtllm_mha
 
 
 def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str | None, gpu: GpuArch | None,
-                       kind: str | None, prefill_given: str | None = None) -> str | None:
+                       kind: str | None, prefill_given: str | None = None,
+                       kv_cache_dtype: str | None = None) -> str | None:
     """SGLang's error (``"ValueError: ..."``) when the target's backends do not run on ``gpu``, of the
     ones it checks during argument handling (:data:`_LAUNCH_GPU_CHECKS`; fa3 fails later, as the runner
     starts); ``attention``: the attention backend after SGLang's default (prefill and decode fall back
     to it); ``kind``: the target's attention kind. None: it takes them, or the GPU is not known.
     ``prefill_given``: the prefill backend as given (None: not given, or not known), where SGLang
-    refuses cutedsl_mla on any GPU, in the same pass (an AssertionError)."""
+    refuses cutedsl_mla on any GPU, in the same pass (an AssertionError). ``kv_cache_dtype``: as given
+    (None: not known), which trtllm_mla and cutedsl_mla, once their GPU takes them, check in the same
+    pass (:data:`_MLA_KV_DTYPES`)."""
     roles = {"a": attention, "p": prefill or attention, "d": decode or attention}
     for backend, where in _LAUNCH_GPU_CHECKS:
         if backend == "cutedsl_mla" and prefill_given == "cutedsl_mla":
@@ -265,7 +268,21 @@ def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str |
             return _TRTLLM_MHA_PREFILL  # attention_hook.py checks the prefill backend first
         if refusal is not None:
             return refusal
+        dtypes = _MLA_KV_DTYPES.get(backend)
+        if (dtypes is not None and gpu is not None and kv_cache_dtype is not None and kv_cache_dtype not in dtypes[0]
+                and backend in (roles[r] for r in where)):
+            return dtypes[1]
     return None
+
+
+#: overrides.py: the KV-cache dtypes trtllm_mla (``_mla_kv_cache_dtype_checks``, not "bfloat16") and
+#: cutedsl_mla (``_cutedsl_prefill_backend_fill``) take, each checked right after its GPU, and the error
+_MLA_KV_DTYPES = {
+    "trtllm_mla": (("fp8_e4m3", "bf16", "auto"), "ValueError: TensorRT-LLM MLA backend only supports "
+                   "kv-cache-dtype of fp8_e4m3, bf16, or auto."),
+    "cutedsl_mla": (("fp8_e4m3", "bf16", "bfloat16", "auto"), "ValueError: CuteDSL MLA backend only supports "
+                    "kv-cache-dtype of fp8_e4m3, bf16, or auto."),
+}
 
 
 _CUTEDSL_PREFILL = "AssertionError: CuteDSL MLA only supports decoding for now"

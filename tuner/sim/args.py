@@ -464,7 +464,7 @@ def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
                                                          prefill_attention_backend=prefill,
                                                          decode_attention_backend=decode))
     refusal = launch_gpu_refusal(attention, prefill, decode, profile.gpu(), profile.model.attention,
-                                 prefill_given=prefill)
+                                 prefill_given=prefill, kv_cache_dtype=vars(ns).get("kv_cache_dtype", "auto"))
     if refusal is not None:
         exc, _, text = refusal.partition(": ")
         raise _EXCEPTIONS.get(exc, RuntimeError)(text)
