@@ -257,3 +257,11 @@ def test_cutedsl_mla_takes_bfloat16_kv():
     plan = _launch("--attention-backend", "cutedsl_mla", "--kv-cache-dtype", "bfloat16",
                    profile=_profile(*MLA_K2, "10.0"))
     assert plan.server_args["attention_backend"] == "cutedsl_mla"
+
+
+def test_topk_0_is_no_chain_for_sglangs_backend_choice():
+    # utils/common.py, is_no_spec_infer_or_topk_one: `speculative_eagle_topk == 1` (and page size 1),
+    # so topk 0 is not a chain. SGLang's child for a Qwen3 config.json on sm90, EAGLE3 (2, 0, 3), no
+    # backend: accepted on flashinfer; the simulator took topk 0 for a chain (fa3).
+    plan = _launch(*_spec("EAGLE3", 2, 0, 3), profile=_profile("Qwen3ForCausalLM", "mha", "9.0"))
+    assert plan.server_args["attention_backend"] == "flashinfer"

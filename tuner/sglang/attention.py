@@ -354,7 +354,7 @@ def sglang_default_backend(target: ModelFacts, gpu: GpuArch, topk: int | None = 
     own = target.architecture in SM100_SM90_OTHER_ARCHS
     if own and not (split and target.architecture == "GptOssForCausalLM"):
         return "trtllm_mha" if gpu.is_sm100 else "fa3" if gpu.is_hopper else "triton"
-    chain = topk is None or (topk <= 1 and (page_size or 1) == 1)  # is_no_spec_infer_or_topk_one
+    chain = topk is None or (topk == 1 and (page_size or 1) == 1)  # is_no_spec_infer_or_topk_one: == 1
     sm100_chain = gpu.is_sm100 and chain and topk is not None
     if target.architecture in QWEN3_5_HYBRID_ARCHS and gpu.is_sm100:
         return "trtllm_mha" if sm100_chain and not target.asymmetric_kv else "triton"
