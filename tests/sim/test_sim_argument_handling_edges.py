@@ -265,3 +265,28 @@ def test_topk_0_is_no_chain_for_sglangs_backend_choice():
     # backend: accepted on flashinfer; the simulator took topk 0 for a chain (fa3).
     plan = _launch(*_spec("EAGLE3", 2, 0, 3), profile=_profile("Qwen3ForCausalLM", "mha", "9.0"))
     assert plan.server_args["attention_backend"] == "flashinfer"
+
+
+@pytest.mark.parametrize("flags", [["--disable-cuda-graph"], ["--disable-decode-cuda-graph"],
+                                   ["--cuda-graph-backend-decode", "disabled"],
+                                   ["--cuda-graph-config", '{"decode": {"backend": "disabled"}}'],
+                                   ["--attention-backend", "torch_native"]],
+                         ids=["disable-cuda-graph", "disable-decode", "backend-decode", "config", "torch_native"])
+def test_a_server_without_decode_cuda_graphs_runs_every_decode_step_eager(flags):
+    # cuda_graph_hook.py, _parse_cuda_graph_config (the legacy and per-phase switches, the JSON config)
+    # and attention_hook.py (torch_native, flex_attention) set the decode CUDA-graph backend to
+    # "disabled": SGLang runs every decode step eager. The simulator ignored them and timed batches up
+    # to --cuda-graph-max-bs-decode as captured graphs: a study that disabled them measured too fast.
+    from tuner.sim.api import SimService
+    from tuner.sim.model import PerfModel
+
+    profile = _profile("Qwen3ForCausalLM")
+    plan = _launch(*EAGLE3, *flags, profile=profile)
+    graphed = _launch(*EAGLE3, profile=profile)
+    model = PerfModel(profile)
+    eager = SimService(plan, model, profile_name="p", speedup=1.0, seed=0).engine
+    normal = SimService(graphed, model, profile_name="p", speedup=1.0, seed=0).engine
+    step = [model.decode_step_time_s(1, e.spec, e.cuda_graph_max_bs) for e in (eager, normal)]
+    # one request is within every graph size: only the eager launch overhead tells them apart
+    extra = (profile.model.layers + profile.draft.layers) * profile.runtime.eager_layer_overhead_us * 1e-6
+    assert step[0] > step[1] + extra

@@ -91,7 +91,9 @@ class SimService:
         self.engine = BatchEngine(
             model, spec=plan.spec, max_running_requests=plan.max_running_requests, speedup=speedup,
             seed=seed, stream_interval=args["stream_interval"],
-            cuda_graph_max_bs=plan.server_args.get("cuda_graph_max_bs_decode"),
+            # 0: no decode CUDA graph at all, every step eager (--disable-cuda-graph, ...)
+            cuda_graph_max_bs=((plan.server_args.get("cuda_graph_max_bs_decode") or None)
+                               if plan.decode_cuda_graphs else 0),
         )
         self.max_running_requests = plan.max_running_requests  #: effective batch cap
         self.ready = False

@@ -300,6 +300,8 @@ class LaunchPlan:
     spec: SpecConfig | None
     startup_violation: RuleViolation | None
     max_running_requests: int | None
+    #: whether decode steps run as CUDA graphs at all (SGLang's decode graph backend not "disabled")
+    decode_cuda_graphs: bool = True
 
     @property
     def speculative(self) -> bool:
@@ -506,6 +508,23 @@ def _resolved_page_size(ns: argparse.Namespace, profile) -> int:
     return resolved_page_size(ctx, ns.speculative_eagle_topk)
 
 
+def _decode_cuda_graphs(ns: argparse.Namespace, attention: str | None) -> bool:
+    """Whether SGLang captures decode CUDA graphs: cuda_graph_hook.py, ``_parse_cuda_graph_config``,
+    in its precedence (``--disable-cuda-graph``, then ``--disable-decode-cuda-graph``, then
+    ``--cuda-graph-backend-decode``, then ``--cuda-graph-config``'s decode backend), then
+    attention_hook.py: the torch_native and flex_attention backends disable them."""
+    given = vars(ns)
+    backend = "full"
+    if given.get("disable_cuda_graph") or given.get("disable_decode_cuda_graph"):
+        backend = "disabled"
+    if given.get("cuda_graph_backend_decode") is not None:
+        backend = given["cuda_graph_backend_decode"]
+    decode = (given.get("cuda_graph_config") or {}).get("decode")
+    if isinstance(decode, dict) and "backend" in decode:
+        backend = decode["backend"]
+    return backend != "disabled" and attention not in ("torch_native", "flex_attention")
+
+
 def _resolved_algorithm(algorithm: str | None) -> str | None:
     """``--speculative-algorithm`` as SGLang runs and reports it (speculative_hook.py,
     ``handle_speculative_decoding``: ``upper()``, then ``_resolve_speculative_algorithm_alias``:
@@ -553,4 +572,5 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     if spec is not None:
         args.update(spec.server_args())
     return LaunchPlan(server_args=args, spec=spec, startup_violation=violation,
-                      max_running_requests=mrr)
+                      max_running_requests=mrr,
+                      decode_cuda_graphs=_decode_cuda_graphs(ns, args["attention_backend"]))

@@ -253,7 +253,7 @@ def landscape(profile: str | Path | Profile | PerfModel, space_path: str | Path,
     graph_bs = space.config.fixed.get("cuda_graph_max_bs_decode")
     kwargs = dict(prompts=list(inputs.prompts), single_lengths=list(inputs.single_lengths),
                   concurrencies=list(concs), sweep_tokens=inputs.sweep_tokens,
-                  cuda_graph_max_bs=graph_bs if isinstance(graph_bs, int) else None)
+                  cuda_graph_max_bs=graph_bs if isinstance(graph_bs, int) and graph_bs > 0 else None)
     base_fig = model.expected_figures(None, **kwargs)
     rows = [_row(cfg, model.expected_figures(cfg, **kwargs), base_fig) for cfg in space.effective_configs()]
     baseline = _row(None, base_fig, None)

@@ -143,11 +143,11 @@ class PerfModel:
         draft extend over the ``B * (num_steps + 1)`` accepted slots, and a verify forward over
         ``B * num_draft_tokens`` tokens. CUDA graphs cover batches up to ``cuda_graph_max_bs``
         requests (SGLang counts the verify graph's batch in requests, not tokens); above it the
-        step runs eager. ``context_tokens`` is each request's cached context (default: the
+        step runs eager (0: no graph at all; None: the profile's default). ``context_tokens`` is each request's cached context (default: the
         profile's ``default_context_tokens``).
         """
         b = max(1, int(batch_size))
-        max_bs = cuda_graph_max_bs or self.profile.runtime.default_cuda_graph_max_bs
+        max_bs = self.profile.runtime.default_cuda_graph_max_bs if cuda_graph_max_bs is None else cuda_graph_max_bs
         graph = b <= max_bs
         ctx = (context_tokens if context_tokens is not None
                else self.profile.runtime.default_context_tokens) * b
