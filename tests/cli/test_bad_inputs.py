@@ -148,6 +148,13 @@ CASES = [
                               "server.facts": {"model_attention": "mla", "draft_attention": "mha",
                                                "gpu_compute_capability": "9.0"}}, {},
      "server.args: attention backend trtllm_mla does not start for the model on sm90 (Hopper)"),
+    # QA: SGLang refuses trtllm_mla with an FP8 E5M2 KV cache while handling the arguments (every
+    # launch, the baseline's too); the study passed and its baseline failed after the model load
+    ("trtllm_mla with kv_cache_dtype fp8_e5m2", _on_b200({"attention_backend": "trtllm_mla",
+                                                          "speculative_draft_attention_backend": "flashinfer",
+                                                          "kv_cache_dtype": "fp8_e5m2"}), {},
+     "server.args: kv_cache_dtype fp8_e5m2: attention backend trtllm_mla does not take it (SGLang: ValueError: "
+     "TensorRT-LLM MLA backend only supports kv-cache-dtype of fp8_e4m3, bf16, or auto.)"),
     ("hpc_ops with speculation", _on_b200({"attention_backend": "hpc_ops"}), {},
      "server.args: no setting of the search space runs on this study's servers (2016 tried): 504 break "
      "backend-no-spec (while the server starts, after the full model load): attention backend hpc_ops"),

@@ -251,6 +251,7 @@ def context_from_args(algorithm: str | None, server_args: dict, target_attention
         draft_attention=draft_attention,
         target_architecture=target_architecture,
         speculative_attention_mode=server_args.get("speculative_attention_mode") or "prefill",
+        kv_cache_dtype=None if server_args.get("kv_cache_dtype") is None else str(server_args["kv_cache_dtype"]),
     )
 
 

@@ -268,11 +268,22 @@ def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str |
             return _TRTLLM_MHA_PREFILL  # attention_hook.py checks the prefill backend first
         if refusal is not None:
             return refusal
-        dtypes = _MLA_KV_DTYPES.get(backend)
-        if (dtypes is not None and gpu is not None and kv_cache_dtype is not None and kv_cache_dtype not in dtypes[0]
-                and backend in (roles[r] for r in where)):
-            return dtypes[1]
+        if gpu is not None and backend in (roles[r] for r in where):
+            refusal = kv_dtype_refusal(backend, kv_cache_dtype)
+            if refusal is not None:
+                return refusal
     return None
+
+
+def kv_dtype_refusal(backend: str | None, kv_cache_dtype: str | None) -> str | None:
+    """SGLang's error when ``backend`` (the target's, as attention or decode backend) does not take
+    the KV-cache dtype given (:data:`_MLA_KV_DTYPES`: trtllm_mla and cutedsl_mla check it while
+    handling the arguments, so every launch, the baseline's too, fails); None: it takes it, or it is
+    not given (None)."""
+    dtypes = _MLA_KV_DTYPES.get(backend or "")
+    if dtypes is None or kv_cache_dtype is None or kv_cache_dtype in dtypes[0]:
+        return None
+    return dtypes[1]
 
 
 #: overrides.py: the KV-cache dtypes trtllm_mla (``_mla_kv_cache_dtype_checks``, not "bfloat16") and

@@ -148,6 +148,9 @@ class ServerContext:
     #: the GPU generation (a :class:`tuner.sglang.hardware.GpuArch`; None: not known), for the page
     #: size fa4 sets on SM100 (:func:`resolved_page_size`)
     gpu: object = None
+    #: ``--kv-cache-dtype`` as given (None: not given, SGLang's "auto"), which some MLA backends check
+    #: (:func:`tuner.sglang.attention.kv_dtype_refusal`)
+    kv_cache_dtype: str | None = None
 
     @property
     def speculative(self) -> bool:
