@@ -27,6 +27,7 @@ def doctor(study_file) -> None:
         line = f"fail  study file: {exc}"
         click.echo(scrub(line, study_file) if "@" in study_file else line)  # a storage URL given by mistake
         raise click.exceptions.Exit(1) from None
+    _refuse_unreadable_storage(config)
     checks = run_checks(config, source=study_file)
     for check in checks:
         click.echo(check.line())
@@ -34,4 +35,23 @@ def doctor(study_file) -> None:
     click.echo(f"{len(checks) - len(failed)} of {len(checks)} checks pass" if not failed
                else f"{len(failed)} of {len(checks)} checks fail")
     if failed:
+        raise click.exceptions.Exit(1)
+
+
+def _refuse_unreadable_storage(config) -> None:
+    """A storage URL SQLAlchemy cannot read (:func:`tuner.cli.study_target.unreadable_url`) fails the
+    doctor at once, one line, exit 1: the checks that read the storage would each raise on it (QA:
+    ``postgresql://u:pw@host:5432x/db`` was a traceback). An unset variable, a scheme the tuner cannot
+    use: the storage check's own lines."""
+    from ..config.yamlfile import ConfigError
+    from ..engine.urls import resolve_url
+    from .study_target import unreadable_url
+
+    try:
+        url = resolve_url(config.storage, "storage")
+    except ConfigError:
+        return
+    problem = unreadable_url(url)
+    if problem:
+        click.echo(f"fail  storage: {problem}")
         raise click.exceptions.Exit(1)

@@ -13,7 +13,7 @@ from ..config.paths import sqlite_url
 from ..config.study import STORAGE_ENV_VAR, StudyConfig, load_study, sqlite_storage_problem
 from ..config.yamlfile import ConfigError
 from ..engine.storage import resolve_url
-from ..engine.urls import redact, scheme_problem
+from ..engine.urls import EXPECTED_URL, redact, scheme_problem
 
 storage_option = click.option(
     "--storage", default=None, metavar="URL",
@@ -109,10 +109,32 @@ def storage_url(url: str | None, source: str, key: str = "") -> str:
     # with VAR unset, were said as --storage's)
     resolved = resolve_url(url, "--storage" if source.startswith("$") else source)
     # a scheme the tuner cannot use (mistyped, another database, no driver) is bad input, not an outage
-    problem = scheme_problem(resolved) or sqlite_storage_problem(resolved)
+    problem = unreadable_url(resolved) or scheme_problem(resolved) or sqlite_storage_problem(resolved)
     if problem:
         raise ConfigError(source, key, problem)
     return resolved
+
+
+def unreadable_url(url: str) -> str | None:
+    """Why SQLAlchemy cannot read ``url`` as a storage URL, or None: a text its URL parser refuses
+    (``pos tgresql://...``), or a port that is no TCP port, not digits (``host:5432x``, a ``[::1``
+    left open) or outside 1-65535. QA: the non-digit port was a traceback (SQLAlchemy's ``int()`` of
+    it, from ``make_url``) from every command, exit 1; the others "run it again once the storage
+    answers", as for an outage. The URL is named without its password and without its query (a
+    ``?password=`` there is not found in a URL that does not parse)."""
+    from ..engine.urls import connect_url
+
+    if url.partition("://")[0].split("+", 1)[0] == "sqlite":
+        return None  # a file path: sqlite_storage_problem judges it
+    try:
+        port = connect_url(url).port
+    except Exception as exc:  # noqa: BLE001 - SQLAlchemy's ArgumentError, or int()'s ValueError for the port
+        shown = redact(url).split("?", 1)[0] + ("?..." if "?" in redact(url) else "")
+        why = "its port is not digits (HOST:5432)" if isinstance(exc, ValueError) else "SQLAlchemy cannot read it"
+        return f"{shown!r} is no storage URL: {why}; {EXPECTED_URL}"
+    if port is not None and not 1 <= port <= 65535:
+        return f"{redact(url)!r}: port {port} is no TCP port; give one from 1 to 65535 (PostgreSQL's is 5432)"
+    return None
 
 
 def check_storage_writable(url: str, target: str | None, storage: str | None) -> None:
