@@ -174,9 +174,10 @@ def _quote_hint(value: bool | int | float, written: str | None) -> str:
 # * larger than its cap: refused from its size, and at most cap + 1 bytes are ever read (a file
 #   that grows while it is read is refused too);
 # * not UTF-8: refused naming the byte offset;
-# * YAML aliases (``*name``, merge keys ``<<: *name``): refused. An alias is a reference, so a few
-#   hundred bytes of nested aliases expand to billions of nodes once the data is walked (the
-#   "billion laughs"); no tuner file needs them, so refusing beats any cap on expansions;
+# * YAML aliases (``*name``) and merge keys (``<<``, with an alias or an inline mapping): refused. An
+#   alias is a reference, so a few hundred bytes of nested aliases expand to billions of nodes once
+#   the data is walked (the "billion laughs"); no tuner file needs them, so refusing beats any cap on
+#   expansions; an inline merge is overridden silently by the mapping's own keys (see _MERGE);
 # * YAML nested deeper than Python's recursion limit: refused instead of a ``RecursionError``;
 # * a key given twice in one mapping: refused naming the key and both lines. PyYAML keeps the last
 #   one silently, so a second ``backend:`` further down a long file would override the first unseen;
@@ -317,6 +318,12 @@ class _NodeRefused(yaml.YAMLError):
         self.key, self.message = key, message
 
 
+#: The tag of YAML 1.1's merge key (``<<``). Refused wherever it stands, as aliases are: with no alias
+#: to name, a merge only brings in an inline mapping whose keys the mapping's own keys override
+#: silently (``server: {<<: {tp_size: 4}, tp_size: 8}`` ran TP 8, and two ``<<`` keys in one mapping
+#: kept one of them), which the refusal of a key given twice exists to prevent; YAML 1.2, whose
+#: other rules these files follow, has no merge key.
+_MERGE = "tag:yaml.org,2002:merge"
 #: The tags of the plain scalars YAML reads as something other than text.
 _NOT_TEXT = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
 
@@ -349,8 +356,11 @@ def _check_nodes(root: yaml.Node, unquoted: dict[str, str] | None = None) -> Non
                     continue
                 path = f"{where}.{key_node.value}" if where else str(key_node.value)
                 line = key_node.start_mark.line + 1
+                if key_node.tag == _MERGE:
+                    raise _NodeRefused(where, f"line {line}: merge keys (<<) are not "
+                                       "supported; write the keys out in this mapping")
                 ident = (key_node.tag, key_node.value)
-                if ident in seen and key_node.tag != "tag:yaml.org,2002:merge":
+                if ident in seen:
                     raise _NodeRefused(path, f"given twice (lines {seen[ident]} and {line}); keep one "
                                              "(YAML would silently use the last)")
                 seen[ident] = line
