@@ -346,8 +346,10 @@ def test_duplicate_keys_name_the_nested_key_and_both_lines(tmp_path):
     p.write_text("a: 1\nb: {a: 1}\n'a': 2\n")  # a quoted key is the same key
     with pytest.raises(ConfigError, match=r": a: given twice \(lines 1 and 3\)"):
         read_yaml(p)
-    p.write_text("a: 1\n'1': x\n1: y\n")  # the string '1' and the integer 1 are different keys
-    assert read_yaml(p) == {"a": 1, "1": "x", 1: "y"}
+    p.write_text("a: 1\n'1': x\n1: y\n")  # the string '1' and the integer 1 are different keys:
+    with pytest.raises(ConfigError) as exc:  # the integer is refused as a key that is no text, not as repeated
+        read_yaml(p)
+    assert str(exc.value).startswith(f"{p}: line 3: the key 1 is read by YAML as a number"), str(exc.value)
 
 
 def test_yaml_is_read_as_yaml_1_2(tmp_path):

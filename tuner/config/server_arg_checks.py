@@ -96,6 +96,9 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
     with argparse's "unrecognized arguments". ``written``: the unquoted numbers as the file wrote
     them (:func:`tuner.config.yamlfile.written_numbers`), for a text option given one."""
     for name in args:
+        if not name.strip():  # `"": 2` read as the flag `--`, "ambiguous" among every flag SGLang has
+            raise ValueError(f"{name!r}: an empty key is no server argument; write the argument's name "
+                             f"(underscores, as SGLang names it), or remove the line from {where}")
         if "-" in name:
             raise ValueError(f"{name!r}: write server arguments with underscores ({name.replace('-', '_')})")
         owner = reserved_arg(name)

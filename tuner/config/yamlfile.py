@@ -106,6 +106,9 @@ def _plain(err: dict, allowed: list[str] | None = None) -> str:
     kind, msg = err["type"], err["msg"]
     if kind == "extra_forbidden":
         unknown = err["loc"][-1] if err["loc"] else ""
+        if unknown == "":  # `"": x`: the line would name no key at all (QA: "x.yaml: unknown key; ...")
+            return ("the empty key ('') is unknown; " + (f"expected one of: {', '.join(allowed)}" if allowed
+                                                         else "write the key, or remove the line"))
         hint = did_you_mean(unknown, allowed or [])
         if hint:
             return f"unknown key{hint}"
@@ -324,6 +327,8 @@ class _NodeRefused(yaml.YAMLError):
 #: kept one of them), which the refusal of a key given twice exists to prevent; YAML 1.2, whose
 #: other rules these files follow, has no merge key.
 _MERGE = "tag:yaml.org,2002:merge"
+_BOOL, _INT, _FLOAT = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
+_NULL = "tag:yaml.org,2002:null"
 #: The tags of the plain scalars YAML reads as something other than text.
 _NOT_TEXT = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
 
@@ -356,6 +361,8 @@ def _check_nodes(root: yaml.Node, unquoted: dict[str, str] | None = None) -> Non
                     continue
                 path = f"{where}.{key_node.value}" if where else str(key_node.value)
                 line = key_node.start_mark.line + 1
+                if key_node.tag in _NOT_TEXT or key_node.tag == _NULL:
+                    raise _NodeRefused(where, f"line {line}: {_key_not_text(key_node)}")
                 if key_node.tag == _MERGE:
                     raise _NodeRefused(where, f"line {line}: merge keys (<<) are not "
                                        "supported; write the keys out in this mapping")
@@ -366,6 +373,17 @@ def _check_nodes(root: yaml.Node, unquoted: dict[str, str] | None = None) -> Non
                 seen[ident] = line
                 children += [(key_node, path), (value_node, path)]
         stack.extend(reversed(children))
+
+
+def _key_not_text(node: yaml.ScalarNode) -> str:
+    """What to say of a mapping key YAML reads as a number, a boolean or null (``1:``, ``true:``,
+    ``~:``): every key of a tuner file is text. QA: pydantic's "keys should be strings" named the
+    key ``[1]`` (as a list index), ``true:`` too, and said nothing of quoting."""
+    kind = {_BOOL: "a boolean", _NULL: "null"}.get(node.tag, "a number")
+    if not node.value:
+        return "a key is missing before the ':' (YAML reads it as null); write the key, or remove the line"
+    return (f"the key {node.value} is read by YAML as {kind}, and every key is text: quote it "
+            f"('{node.value}'), or check the spelling")
 
 
 class _NoAliasLoader(yaml.SafeLoader):
@@ -393,7 +411,6 @@ class _NoAliasLoader(yaml.SafeLoader):
 # `1.5e3` were strings. Here booleans are true/false, integers decimal, 0o octal or 0x hex, floats
 # as YAML 1.2 writes them (exponents too), and dates are text; anything else is a string, which the
 # typed config then refuses by name. The resolvers go on this loader only.
-_BOOL, _INT, _FLOAT = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
 _NoAliasLoader.yaml_implicit_resolvers = {
     first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL, _INT, _FLOAT, "tag:yaml.org,2002:timestamp")]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
