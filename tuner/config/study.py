@@ -161,6 +161,21 @@ def _duration_checked(value: Any) -> Any:
     return value
 
 
+def seconds_only(value: Any) -> Any:
+    """A ``*_s`` / ``*_seconds`` key's check before its type's (a YAML number of seconds): a duration
+    with a unit (``20m``, ``1h``), which the budget and trial timeouts take, is refused saying the
+    number of seconds to write (QA: ``startup_timeout_s: 20m`` said only "input should be a valid
+    number, got '20m'"). Anything else is left to the type's own check."""
+    if isinstance(value, str) and re.search(r"[hms]", value.lower()):
+        try:
+            seconds = parse_duration(value)
+        except ConfigError:
+            return value
+        raise ValueError(f"takes a YAML number of seconds, not a duration with a unit: write {seconds:g} "
+                         f"for {value!r}")
+    return value
+
+
 #: A duration key as written in the file (see :func:`parse_duration`), checked when it loads.
 Duration = Annotated[Union[str, int, float, None], AfterValidator(_duration_checked)]
 
@@ -182,6 +197,7 @@ class SimSettings(StrictModel):
     #: ~3% of the model on 2 cores (benchmarks/sim_fidelity.py); much faster and HTTP overhead shows
     speedup: float = Field(20.0, gt=0)
     load_seconds: float = Field(0.5, ge=0)  #: model-load time before ready, in wall seconds
+    _seconds_only = field_validator("load_seconds", mode="before")(seconds_only)
     noise: float = Field(0.02, ge=0, lt=1)  #: relative jitter of step times
     seed: int | None = None
 
@@ -236,6 +252,7 @@ class ModelSettings(StrictModel):
     #: modelled seconds a launch takes before the suite runs (model load); default: the table's
     #: ``load_s``, else 600
     load_s: float | None = Field(None, ge=0, le=MAX_DURATION_S)
+    _seconds_only = field_validator("load_s", mode="before")(seconds_only)
     #: the landscape table's SHA-256, filled in when the study file loads (give it to pin the
     #: file): a study is one landscape, compared by content, never by path
     landscape_sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
@@ -464,6 +481,8 @@ class ServerSettings(StrictModel):
                 if isinstance(item, str) and "\0" in item:
                     raise ValueError(f"{name}: the value holds a NUL byte, which no command line can carry")
         return check_server_args(v, "args", written_numbers(info.context, "server.args."))
+
+    _seconds_only = field_validator("startup_timeout_s", "stop_grace_s", mode="before")(seconds_only)
 
     @field_validator("startup_timeout_s", "stop_grace_s")
     @classmethod
