@@ -120,6 +120,9 @@ def _plain(err: dict, allowed: list[str] | None = None) -> str:
     if kind == "finite_number":
         return f"must be a finite number, got {err.get('input')!r}"
     got = err.get("input")
+    if kind == "bool_type" and isinstance(got, str):  # YAML 1.1's yes/no/on/off/y/n: text in YAML 1.2
+        return (f"expected true or false, got {got!r} (these files are read as YAML 1.2, where {got} is text, "
+                "not a boolean)")
     # the file's words, not Python's: no "or instance of BudgetSettings" (a class no file names)
     msg = re.sub(r" or instance of \w+", "", msg)
     if kind.endswith("_type") and got is None and "input" in err:  # `budget:` with nothing under it
