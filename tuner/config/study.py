@@ -945,6 +945,13 @@ def sqlite_storage_problem(url: str) -> str | None:
     unusable = unusable_path(file)
     if unusable:
         return f"{url!r}: no usable database file ({unusable}); fix the path"
+    if file.is_dir():  # QA: "unable to open database file; run it again once the storage answers"
+        return (f"{url!r}: {file} is a folder, not a database file; name the file in it "
+                f"(sqlite:///{file / 'NAME.db'})")
+    if parts[0] in ("sqlite", "sqlite+pysqlite") and not _holds_sqlite(file):
+        # QA: `--storage sqlite:///study.yaml` said "cannot open: DatabaseError: file is not a database"
+        return (f"{url!r}: {file} holds other data, not an SQLite database (SQLite: file is not a database; "
+                "the tuner never overwrites it); give the study's .db file, or a new file name")
     folder = file.parent
     if folder.is_dir():
         return None
@@ -971,6 +978,27 @@ def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
 
     # the file as SQLAlchemy reads it (decoded), beside the study file; escaped again by sqlite_url
     return sqlite_url(_resolved(base / unquote(parts[1]), source, 'storage'), parts[0])
+
+
+#: The first bytes of every SQLite database file (https://sqlite.org/fileformat.html, 1.3.1).
+_SQLITE_HEADER = b"SQLite format 3\x00"
+
+
+def _holds_sqlite(file: Path) -> bool:
+    """Whether ``file`` can be SQLite's: missing or empty (SQLite makes or fills it), not a regular
+    file (the driver says what it is), unreadable here (the driver says so), or starting with
+    SQLite's header. False only for a regular file that holds other bytes (a YAML, a log)."""
+    import stat
+
+    try:
+        st = file.stat()
+        if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
+            return True
+        with open(file, "rb") as fh:
+            head = fh.read(len(_SQLITE_HEADER))
+    except OSError:
+        return True
+    return head == _SQLITE_HEADER
 
 
 def _sqlite_parts(url: str) -> tuple[str, str, str] | None:
