@@ -738,7 +738,13 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     suite, dataset, profile, landscape): enough for a command that reads the study from its storage,
     which keeps the space and suite the study measured (its name, storage and paths mean the same).
     """
+    given = path
     path = _resolved(Path(path), path, "")
+    if _is_sqlite(path):
+        # QA: `tuner study status demo.db` said "not UTF-8 text (byte 106); save the file as UTF-8"
+        raise ConfigError(given, "", f"is an SQLite database (a study's storage), not a study file; give the "
+                          f"study's YAML file, or the study's name with --storage sqlite:///{given} (`tuner study "
+                          f"list --storage sqlite:///{given}` names its studies)")
     study = load_model(StudyConfig, path)
     base = path.parent
     if not referenced:
@@ -984,21 +990,32 @@ def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
 _SQLITE_HEADER = b"SQLite format 3\x00"
 
 
-def _holds_sqlite(file: Path) -> bool:
-    """Whether ``file`` can be SQLite's: missing or empty (SQLite makes or fills it), not a regular
-    file (the driver says what it is), unreadable here (the driver says so), or starting with
-    SQLite's header. False only for a regular file that holds other bytes (a YAML, a log)."""
+def _sqlite_head(file: Path) -> bytes | None:
+    """The first bytes of ``file`` (as many as SQLite's header), or None when it is no regular file
+    with bytes in it that can be read here."""
     import stat
 
     try:
         st = file.stat()
         if not stat.S_ISREG(st.st_mode) or st.st_size == 0:
-            return True
+            return None
         with open(file, "rb") as fh:
-            head = fh.read(len(_SQLITE_HEADER))
+            return fh.read(len(_SQLITE_HEADER))
     except OSError:
-        return True
-    return head == _SQLITE_HEADER
+        return None
+
+
+def _holds_sqlite(file: Path) -> bool:
+    """Whether ``file`` can be SQLite's: missing or empty (SQLite makes or fills it), not a regular
+    file (the driver says what it is), unreadable here (the driver says so), or starting with
+    SQLite's header. False only for a regular file that holds other bytes (a YAML, a log)."""
+    head = _sqlite_head(file)
+    return head is None or head == _SQLITE_HEADER
+
+
+def _is_sqlite(file: Path) -> bool:
+    """Whether ``file`` is an SQLite database: a regular file starting with SQLite's header."""
+    return _sqlite_head(file) == _SQLITE_HEADER
 
 
 def _sqlite_parts(url: str) -> tuple[str, str, str] | None:
