@@ -48,6 +48,8 @@ def init(study_file, backend, name) -> None:
     """
     from ..config.files import check_output, write_new_file
 
+    if not study_file:  # Path("") is the current folder (QA: "FILE: .: is a folder; give a file name")
+        raise ConfigError("FILE", "", "is empty; give the study file's name, e.g. demo.yaml")
     if os.path.lexists(study_file):
         raise _exists(study_file)
     check_output(study_file, "FILE")  # its folder exists and is writable; nothing is made for it

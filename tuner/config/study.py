@@ -739,6 +739,8 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     which keeps the space and suite the study measured (its name, storage and paths mean the same).
     """
     given = path
+    if not str(given):  # Path("") is the current folder: "is a folder" would name the folder (QA: doctor '')
+        raise ConfigError("<study file>", "", "empty; give the study's YAML file")
     path = _resolved(Path(path), path, "")
     if _is_sqlite(path):
         # QA: `tuner study status demo.db` said "not UTF-8 text (byte 106); save the file as UTF-8"
