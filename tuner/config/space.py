@@ -153,6 +153,17 @@ class SearchSpaceConfig(StrictModel):
     #: (any YAML value: check_server_args checks each by its option's type, naming what it takes)
     fixed: dict[str, Any] = Field(default_factory=dict)
 
+    @field_validator("params", mode="before")
+    @classmethod
+    def _a_list_is_choices(cls, v: Any):
+        # a bare list of values (`speculative_eagle_topk: [1, 2, 4]`) is the choices form written short;
+        # said with the form to write (QA: "input should be a valid dictionary", naming no fix)
+        for name, value in (v.items() if isinstance(v, dict) else ()):
+            if isinstance(value, list):
+                raise ValueError(f"{name}: a list of values is written {{choices: {value}}} (or a range "
+                                 "{low, high})")
+        return v
+
     @field_validator("params")
     @classmethod
     def _three_params(cls, v: dict):

@@ -121,12 +121,15 @@ def _plain(err: dict, allowed: list[str] | None = None) -> str:
         return f"must be a finite number, got {err.get('input')!r}"
     got = err.get("input")
     if kind == "bool_type" and isinstance(got, str):  # YAML 1.1's yes/no/on/off/y/n: text in YAML 1.2
-        return (f"expected true or false, got {got!r} (these files are read as YAML 1.2, where {got} is text, "
-                "not a boolean)")
+        return (f"expected true or false, got {got!r} (these files are read as YAML 1.2, where {got} is "
+                "text, not a boolean)")
     # the file's words, not Python's: no "or instance of BudgetSettings" (a class no file names)
     msg = re.sub(r" or instance of \w+", "", msg)
     if kind.endswith("_type") and got is None and "input" in err:  # `budget:` with nothing under it
         return f"is empty (YAML null); give {_EXPECTED.get(kind, 'a value')}, or remove the key"
+    if _EXPECTED.get(kind) == "a mapping" and isinstance(got, list):  # QA: "input should be a valid dictionary"
+        return (f"expected a mapping (a dictionary: key: value lines under it), got a list of {len(got)}; "
+                "write its keys, not '- ' items")
     if kind.endswith("_type") and got is not None and not isinstance(got, (dict, list)):
         return f"{msg[0].lower()}{msg[1:]}, got {got!r}"
     return msg[0].lower() + msg[1:] if msg else kind
