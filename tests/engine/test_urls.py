@@ -41,6 +41,9 @@ def test_other_urls_shown_as_they_are_or_without_what_could_be_a_password():
         "postgresql://db/tuner?password=***&sslmode=require"
     assert redact("tuner:hunter2@db/tuner") == "tuner:***@db/tuner"  # no scheme: not a URL, still hidden
     assert "hunter2" not in redact("postgresql://tuner:hunter2@db:notaport/tuner")
+    # a text that does not parse keeps no ?password= either (QA: 'pos tgresql://...?password=' showed it)
+    assert redact("pos tgresql://db/tuner?password=hunter2&x=1") == "pos tgresql://db/tuner?password=***&x=1"
+    assert "hunter2" not in redact("postgresql://tuner@db:notaport/tuner?SSLPassword=hunter2")
     assert redact(None) is None and redact("") == ""
 
 

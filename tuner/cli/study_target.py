@@ -120,18 +120,16 @@ def unreadable_url(url: str) -> str | None:
     (``pos tgresql://...``), or a port that is no TCP port, not digits (``host:5432x``, a ``[::1``
     left open) or outside 1-65535. QA: the non-digit port was a traceback (SQLAlchemy's ``int()`` of
     it, from ``make_url``) from every command, exit 1; the others "run it again once the storage
-    answers", as for an outage. The URL is named without its password and without its query (a
-    ``?password=`` there is not found in a URL that does not parse)."""
+    answers", as for an outage. The URL is named without its password (:func:`tuner.engine.urls.redact`)."""
     from ..engine.urls import connect_url
 
     if url.partition("://")[0].split("+", 1)[0] == "sqlite":
         return None  # a file path: sqlite_storage_problem judges it
     try:
         port = connect_url(url).port
-    except Exception as exc:  # noqa: BLE001 - SQLAlchemy's ArgumentError, or int()'s ValueError for the port
-        shown = redact(url).split("?", 1)[0] + ("?..." if "?" in redact(url) else "")
-        why = "its port is not digits (HOST:5432)" if isinstance(exc, ValueError) else "SQLAlchemy cannot read it"
-        return f"{shown!r} is no storage URL: {why}; {EXPECTED_URL}"
+    except Exception:  # noqa: BLE001 - SQLAlchemy's ArgumentError, or int()'s ValueError for the port
+        # the line scheme_problem gives for a URL it cannot parse (tuner.engine.urls), one wording
+        return scheme_problem(url) or f"{redact(url)!r} is no storage URL: SQLAlchemy cannot read it; {EXPECTED_URL}"
     if port is not None and not 1 <= port <= 65535:
         return f"{redact(url)!r}: port {port} is no TCP port; give one from 1 to 65535 (PostgreSQL's is 5432)"
     return None
