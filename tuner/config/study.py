@@ -422,6 +422,24 @@ class ServerSettings(StrictModel):
                              "while its model loads; lower sim.load_seconds")
         return self
 
+    @model_validator(mode="after")
+    def _data_parallel_layout_starts(self):
+        # arg_groups/parallel_hook.py refuses these while handling the arguments, on every launch;
+        # attention DP that does not divide tp_size is a bare assert, no message (QA: taken at create)
+        from ..sglang.parallel import data_parallel_layout
+
+        try:
+            layout = data_parallel_layout(self.args, self.tp_size)
+        except (TypeError, ValueError):  # not numbers: check_server_args has said so by its option
+            return self
+        if layout.error is None:
+            return self
+        why = (f"attention data parallelism of {layout.attn_dp_size} does not divide tp_size {self.tp_size}"
+               if layout.error.startswith("AssertionError") else layout.error)
+        raise ValueError(f"args: {why}: SGLang 0.5.23 refuses it while handling the arguments, at every launch "
+                         "(arg_groups/parallel_hook.py); give attn_dp_size a divisor of tp_size, and no dp_size "
+                         "beside it")
+
     @field_validator("model_path")
     @classmethod
     def _a_path(cls, v: str):

@@ -432,23 +432,16 @@ def _check_model_backends(ns: argparse.Namespace, profile) -> None:
 
 
 def _check_data_parallelism(ns: argparse.Namespace) -> dict:
-    """parallel_hook.py: ``handle_deprecated_dp_attention`` (``--enable-dp-attention --dp-size N``
-    is ``--attn-dp-size N`` unless that is given), then ``handle_data_parallelism`` (after the
-    attention hook, before the speculative one): attention DP width at least 1, not with DP
-    replicas, and a divisor of ``--tp-size`` (a bare assert: AssertionError, no message). Returns
-    the layout as ``/server_info`` reports it (``enable_dp_attention`` true while attention DP runs)."""
-    given = vars(ns)
-    attn_dp, dp = given.get("attn_dp_size", 1), given.get("dp_size", 1)
-    if given.get("enable_dp_attention") and attn_dp == 1:
-        attn_dp, dp = dp, 1
-    if attn_dp < 1:
-        raise ValueError(f"--attn-dp-size must be positive (got {attn_dp}).")
-    if attn_dp > 1 and dp > 1:
-        raise ValueError(f"--dp-size {dp} with --attn-dp-size {attn_dp}: data-parallel replicas combined with "
-                         "attention data parallelism are not supported.")
-    if attn_dp > 1 and ns.tp_size % attn_dp != 0:
-        raise AssertionError()
-    return {"attn_dp_size": attn_dp, "dp_size": dp, "enable_dp_attention": attn_dp > 1}
+    """SGLang's data-parallel checks (:func:`tuner.sglang.parallel.data_parallel_layout`), after the
+    attention hook, before the speculative one: its exception, else the layout as ``/server_info``
+    reports it."""
+    from ..sglang.parallel import data_parallel_layout
+
+    layout = data_parallel_layout(vars(ns), ns.tp_size)
+    if layout.error is not None:
+        exc, _, text = layout.error.partition(": ")
+        raise _EXCEPTIONS.get(exc, RuntimeError)(text)
+    return layout.reported()
 
 
 def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:

@@ -1,0 +1,46 @@
+"""SGLang 0.5.23's data-parallel layout, as its argument handling resolves and checks it.
+
+``arg_groups/parallel_hook.py``: ``handle_deprecated_dp_attention`` first (``--enable-dp-attention
+--dp-size N`` is ``--attn-dp-size N``, unless that is given), then ``handle_data_parallelism``:
+an attention-DP width of at least 1, no DP replicas beside attention DP, and a width that divides
+``--tp-size`` (a bare ``assert``: the server exits with an ``AssertionError`` and no message). The
+simulator raises these (:mod:`tuner.sim.args`); a study refuses them when its file loads
+(:class:`tuner.config.study.ServerSettings`), since every launch, the baseline's too, would fail.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class DataParallelLayout:
+    """The layout SGLang runs: ``attn_dp_size``, ``dp_size``, and ``error``, the exception SGLang
+    raises for it (``"ValueError: ..."``, ``"AssertionError: "``), or None when it starts."""
+
+    attn_dp_size: int
+    dp_size: int
+    error: str | None = None
+
+    def reported(self) -> dict:
+        """The fields ``/server_info`` reports (``enable_dp_attention`` true while attention DP runs:
+        ``ServerArgs.resolved_dict``)."""
+        return {"attn_dp_size": self.attn_dp_size, "dp_size": self.dp_size,
+                "enable_dp_attention": self.attn_dp_size > 1}
+
+
+def data_parallel_layout(args: dict, tp_size: int) -> DataParallelLayout:
+    """The layout of server arguments ``args`` (underscore names; unset: SGLang's defaults, 1 and
+    1) on a tensor-parallel group of ``tp_size``; see the module docstring."""
+    attn_dp, dp = (int(1 if args.get(k) is None else args[k]) for k in ("attn_dp_size", "dp_size"))
+    if args.get("enable_dp_attention") and attn_dp == 1:
+        attn_dp, dp = dp, 1
+    error = None
+    if attn_dp < 1:
+        error = f"ValueError: --attn-dp-size must be positive (got {attn_dp})."
+    elif attn_dp > 1 and dp > 1:
+        error = (f"ValueError: --dp-size {dp} with --attn-dp-size {attn_dp}: data-parallel replicas combined "
+                 "with attention data parallelism are not supported.")
+    elif attn_dp > 1 and tp_size % attn_dp != 0:
+        error = "AssertionError: "
+    return DataParallelLayout(attn_dp, dp, error)
