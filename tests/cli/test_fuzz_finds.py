@@ -183,11 +183,11 @@ def test_a_study_files_storage_variable_that_is_unset_is_said_as_the_files(tmp_p
     assert line.startswith(f"error: {tmp_path / 'study.yaml'}: storage: environment variable TUNER_NO_SUCH_VAR "
                            "is not set; export it"), line
     line = refused(tmp_path, ["study", command, str(tmp_path / "study.yaml"), "--storage", "$TUNER_NO_SUCH_VAR"])
-    assert line.startswith("error: --storage: storage: environment variable TUNER_NO_SUCH_VAR is not set"), line
+    assert line.startswith("error: --storage: environment variable TUNER_NO_SUCH_VAR is not set"), line
     monkeypatch.setenv("TUNER_STORAGE", "nourl")
     (tmp_path / "study.yaml").write_text(yaml.safe_dump(study))
     line = refused(tmp_path, ["study", command, str(tmp_path / "study.yaml")])
-    assert line.startswith("error: --storage: storage: 'nourl' (from $TUNER_STORAGE) is not a storage URL"), line
+    assert line.startswith("error: --storage: 'nourl' (from $TUNER_STORAGE) is not a storage URL"), line
 
 
 @pytest.mark.parametrize("key, says", [

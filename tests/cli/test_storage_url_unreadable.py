@@ -79,3 +79,10 @@ def test_doctor_fails_in_one_line(study, url):
     assert r.output.strip().splitlines() == [r.output.strip()] and r.output.startswith("fail  storage: "), r.output
     assert BAD[url] in r.output and "s3cret" not in r.output
     assert sorted(os.listdir(study.parent)) == ["s.yaml"]
+
+
+@pytest.mark.parametrize("url", ["", "nothing-here"])
+def test_a_flag_that_is_no_url_names_the_flag_once(study, url):
+    # QA: "error: --storage: storage: '' is not a storage URL" named the flag, then a key it has not
+    r = CliRunner().invoke(cli, ["study", "status", "s", "--storage", url], catch_exceptions=False)
+    assert r.exit_code == 2 and r.output.startswith(f"error: --storage: {url!r} is not a storage URL"), r.output

@@ -172,17 +172,18 @@ def resolve_url(url: str | None, source: str = "--storage") -> str:
     """
     if url is None:
         url = f"${{{STORAGE_ENV_VAR}}}"
+    key = "" if source.startswith(("--", "$")) else "storage"  # a flag names itself (QA: "--storage: storage:")
     m = re.fullmatch(r"\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?", url.strip())
     origin = ""
     if m:
         var = m.group(1)
         value = os.environ.get(var)
         if not value:
-            raise ConfigError(source, "storage", f"environment variable {var} is not set; export it "
+            raise ConfigError(source, key, f"environment variable {var} is not set; export it "
                               f"(e.g. {var}=postgresql://user:password@host/db) or pass --storage URL")
         url, origin = value, f" (from ${var})"  # the variable is named: no flag may have been given
     if "://" not in url:
-        raise ConfigError(source, "storage", f"{redact(url)!r}{origin} is not a storage URL; expected e.g. "
+        raise ConfigError(source, key, f"{redact(url)!r}{origin} is not a storage URL; expected e.g. "
                           "sqlite:///studies/NAME.db or postgresql://user@host/db")
     return url
 
