@@ -267,3 +267,18 @@ def test_page_size_and_backend_as_sglangs_attention_resolution_leaves_them():
     assert resolved_page_size(ServerContext(prefill_attention_backend="trtllm_mla")) == 1  # decode or attention only
     assert resolved_page_size(ServerContext(prefill_attention_backend="cutedsl_mla", page_size=32)) == 32
     assert resolved_page_size(ServerContext(decode_attention_backend="flashmla", page_size=32)) == 64
+
+
+@pytest.mark.parametrize("spec, rule, says", [
+    # topk 1 sets draft tokens to num_steps + 1: with 0 steps the steps are the fix, not the draft tokens
+    (S(0, 1, 2), "draft-tokens-min", "--speculative-num-steps 0 drafts no token (with topk 1 SGLang sets the "
+                                     "draft tokens to num_steps + 1 = 1); use at least 1 step"),
+    (S(2, 2, 1), "draft-tokens-min", "--speculative-num-draft-tokens 1 verifies no draft token; use at least 2"),
+    # a topk or steps of 0 drafts nothing: "use at most 1 draft tokens" was no fix (QA)
+    (S(2, 0, 4), "tree-too-large", "steps=2 topk=0 drafts none: use at least 1 step and a topk of at least 1"),
+    (S(0, 2, 4), "tree-too-large", "steps=0 topk=2 drafts none: use at least 1 step and a topk of at least 1"),
+    (S(2, 2, 8), "tree-too-large", "steps=2 topk=2 drafts only 6; use at most 7 draft tokens or more steps"),
+])
+def test_the_fix_a_too_small_setting_is_told_is_one_that_runs(spec, rule, says):
+    res = resolve(spec, ServerContext())
+    assert res.violation is not None and res.violation.rule == rule and says in res.violation.message, res.violation

@@ -363,18 +363,24 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
             "TypeError", "unsupported operand type(s) for -: 'NoneType' and 'int'", STAGE_STARTUP,
         ))
     if draft < 2:
+        # topk 1 sets draft tokens to num_steps + 1: then the steps are what to fix (QA: steps 0,
+        # draft tokens 2 given, was told "--speculative-num-draft-tokens 1 ...; use at least 2")
+        said = (f"--speculative-num-steps {steps} drafts no token (with topk 1 SGLang sets the draft tokens to "
+                f"num_steps + 1 = {draft}); use at least 1 step" if topk == 1 and steps < 1
+                else f"--speculative-num-draft-tokens {draft} verifies no draft token; use at least 2")
         return Resolution(requested, effective, tuple(warnings), _violation(
-            "draft-tokens-min",
-            f"--speculative-num-draft-tokens {draft} verifies no draft token; use at least 2",
+            "draft-tokens-min", said,
             "RuntimeError", "selected index k out of range", STAGE_STARTUP,
         ))
     candidates = candidate_count(steps, topk)
     if draft - 1 > candidates:
+        # a step or a topk of 0 or less drafts nothing: "at most 1 draft tokens" would be no fix (QA)
+        fix = ("none: use at least 1 step and a topk of at least 1" if min(steps, topk) < 1
+               else f"only {candidates}; use at most {candidates + 1} draft tokens or more steps")
         return Resolution(requested, effective, tuple(warnings), _violation(
             "tree-too-large",
             f"--speculative-num-draft-tokens {draft} needs {draft - 1} candidates but steps={steps} "
-            f"topk={topk} drafts only {candidates}; use at most {candidates + 1} draft tokens or more "
-            f"steps",
+            f"topk={topk} drafts {fix}",
             "RuntimeError", "selected index k out of range", STAGE_STARTUP,
         ))
     return Resolution(requested, effective, tuple(warnings), mla_tree)
