@@ -10,7 +10,7 @@ import asyncio
 import json
 
 import pytest
-from support.loop_thread import LoopThread
+from support.raw_server import RawServer
 
 from tuner.bench.client import MAX_ANSWER_BYTES, BenchClient
 from tuner.bench.records import RequestRecord
@@ -18,13 +18,12 @@ from tuner.bench.records import RequestRecord
 HEAD = b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n"
 
 
-class StreamServer:
+class StreamServer(RawServer):
     """Answers every request with ``HEAD`` and then the SSE lines ``chunks()`` yields (bytes, each a
     whole ``data:`` event), closing the connection when they run out or the client goes."""
 
     def __init__(self, chunks):
         self.chunks = chunks
-        self.port = 0
 
     async def _handle(self, reader, writer):
         try:
@@ -40,24 +39,6 @@ class StreamServer:
             pass  # the client gave up on the stream: what is under test
         finally:
             writer.close()
-
-    async def _start(self):
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _stop(self):
-        self._server.close()
-
-    def __enter__(self):
-        self._loop = LoopThread()
-        self._loop.run(self._start())
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            self._loop.run(self._stop())
-        finally:
-            self._loop.close()
 
 
 def event(obj) -> bytes:

@@ -9,20 +9,15 @@ from __future__ import annotations
 
 import asyncio
 
-from support.loop_thread import LoopThread
+from support.raw_server import RawServer
 
 MIB = 1 << 20
 
 
-class EndlessBody:
+class EndlessBody(RawServer):
     def __init__(self, total: int = 96 * MIB):
         self.total = total
         self.sent: list[int] = []
-        self.port = 0
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     async def _handle(self, reader, writer):
         at = len(self.sent)
@@ -40,21 +35,3 @@ class EndlessBody:
             pass  # the client stopped reading and closed: what a bounded read does
         finally:
             writer.close()
-
-    async def _start(self):
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
-
-    async def _stop(self):
-        self._server.close()
-
-    def __enter__(self):
-        self._loop = LoopThread()
-        self._loop.run(self._start())
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            self._loop.run(self._stop())
-        finally:
-            self._loop.close()
