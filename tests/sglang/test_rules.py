@@ -242,9 +242,10 @@ def test_deprecated_backend_names_are_read_as_sglang_renames_them():
     args = resolve_backend_aliases({"attention_backend": "tokenspeed_mla", "prefill_attention_backend": "tokenspeed_mla",
                                     "speculative_draft_attention_backend": "compressed"}, speculative=True)
     assert args == {"attention_backend": "cutedsl_mla", "prefill_attention_backend": "trtllm_mla",
-                    "speculative_draft_attention_backend": "dsv4", "speculative_attention_mode": "decode"}
+                    "speculative_draft_attention_backend": "dsv4", "speculative_attention_mode": "decode",
+                    "kv_cache_dtype": "fp8_e4m3"}  # "tokenspeed_mla required FP8 KV"
     assert resolve_backend_aliases({"attention_backend": "tokenspeed_mla"}, speculative=False) == {
-        "attention_backend": "cutedsl_mla"}
+        "attention_backend": "cutedsl_mla", "kv_cache_dtype": "fp8_e4m3"}
     aliased = context_from_args("EAGLE3", {"attention_backend": "tokenspeed_mla"}, "mla", "mla")
     plain = context_from_args("EAGLE3", {"attention_backend": "cutedsl_mla"}, "mla", "mla")
     assert aliased.verify_backend == plain.verify_backend == "cutedsl_mla"
@@ -282,3 +283,18 @@ def test_page_size_and_backend_as_sglangs_attention_resolution_leaves_them():
 def test_the_fix_a_too_small_setting_is_told_is_one_that_runs(spec, rule, says):
     res = resolve(spec, ServerContext())
     assert res.violation is not None and res.violation.rule == rule and says in res.violation.message, res.violation
+
+
+def test_the_kv_cache_dtype_is_the_one_sglang_runs_for_the_refusal_to_read():
+    """trtllm_mla and cutedsl_mla refuse some KV-cache dtypes at every launch, and a study is refused
+    for them at create (tuner.engine.preflight); the deprecated tokenspeed_mla sets fp8_e4m3 first
+    (serving_hook.py, _handle_deprecated_args), so a dtype given beside it is no refusal."""
+    from tuner.config.space import context_from_args
+    from tuner.sglang.attention import kv_dtype_refusal
+
+    ctx = context_from_args("EAGLE3", {"attention_backend": "trtllm_mla", "kv_cache_dtype": "fp8_e5m2"})
+    assert "only supports kv-cache-dtype" in kv_dtype_refusal(ctx.attention_backend, ctx.kv_cache_dtype)
+    ctx = context_from_args("EAGLE3", {"attention_backend": "tokenspeed_mla", "kv_cache_dtype": "fp8_e5m2"})
+    assert (ctx.attention_backend, ctx.kv_cache_dtype) == ("cutedsl_mla", "fp8_e4m3")
+    assert kv_dtype_refusal(ctx.attention_backend, ctx.kv_cache_dtype) is None
+    assert context_from_args("EAGLE3", {}).kv_cache_dtype is None  # not given: SGLang's auto, no refusal

@@ -108,15 +108,18 @@ def resolve_backend_aliases(args: dict, speculative: bool) -> dict:
     """``args`` (server arguments, underscore names) as SGLang runs them after renaming deprecated
     backend names (``_handle_deprecated_args``): ``tokenspeed_mla`` is ``cutedsl_mla``, as a prefill
     backend ``trtllm_mla`` (cutedsl_mla is decode-only); given as the attention or decode backend of
-    a speculative server it also moves verification to the decode half (attention mode "decode")."""
+    a speculative server it also moves verification to the decode half (attention mode "decode"), and
+    as the attention or decode backend it sets the KV-cache dtype to fp8_e4m3."""
     out = dict(args)
     for name in BACKEND_ARGS:
         if out.get(name) in BACKEND_ALIASES:
             out[name] = BACKEND_ALIASES[out[name]]
             if name == "prefill_attention_backend" and out[name] == "cutedsl_mla":
                 out[name] = "trtllm_mla"
-    if (speculative and "tokenspeed_mla" in (args.get("attention_backend"), args.get("decode_attention_backend"))
-            and (args.get("speculative_attention_mode") or "prefill") == "prefill"):
+    tokenspeed = "tokenspeed_mla" in (args.get("attention_backend"), args.get("decode_attention_backend"))
+    if tokenspeed:
+        out["kv_cache_dtype"] = "fp8_e4m3"  # serving_hook.py: "tokenspeed_mla required FP8 KV"
+    if speculative and tokenspeed and (args.get("speculative_attention_mode") or "prefill") == "prefill":
         out["speculative_attention_mode"] = "decode"
     return out
 

@@ -401,9 +401,8 @@ def _rename_deprecated_backends(ns: argparse.Namespace, log: logging.Logger) -> 
             log.warning("--%s=%s is deprecated; use '%s' instead.", name.replace("_", "-"), given[name],
                         BACKEND_ALIASES[given[name]])
     if "tokenspeed_mla" in (given.get("attention_backend"), given.get("decode_attention_backend")) \
-            and given.get("kv_cache_dtype", "auto") != "fp8_e4m3":
+            and given.get("kv_cache_dtype", "auto") != "fp8_e4m3":  # the dtype is set by the rename
         log.warning("tokenspeed_mla required FP8 KV; setting --kv-cache-dtype=fp8_e4m3.")
-        renamed["kv_cache_dtype"] = "fp8_e4m3"
     for name, value in renamed.items():
         if given.get(name) != value:
             setattr(ns, name, value)
