@@ -10,7 +10,7 @@ import asyncio
 import json
 
 import pytest
-from support.raw_server import RawServer
+from support.raw_server import RawServer, read_request
 
 from tuner.bench.client import MAX_ANSWER_BYTES, BenchClient
 from tuner.bench.records import RequestRecord
@@ -27,10 +27,7 @@ class StreamServer(RawServer):
 
     async def _handle(self, reader, writer):
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), 0)
-            await reader.readexactly(length)
+            await read_request(reader)
             writer.write(HEAD)
             for chunk in self.chunks():
                 writer.write(chunk)

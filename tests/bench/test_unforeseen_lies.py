@@ -9,35 +9,24 @@ import asyncio
 import json
 
 import pytest
-from support.loop_thread import LoopThread
+from support.raw_server import RawServer, read_request
 
 from tuner.bench import client as client_module
 from tuner.bench.client import BenchClient
 from tuner.bench.records import RequestRecord
 
 
-class RawServer:
+class LyingServer(RawServer):
     """Answers every request with ``answer(path)`` (whole HTTP response bytes), then closes the
-    connection (``hold``: only once the server stops). Owns its event loop thread; ``with`` starts
-    and stops it."""
+    connection (``hold``: only once the server stops). ``with`` starts and stops it."""
 
     def __init__(self, answer, hold: bool = False):
         self.answer, self.hold = answer, hold
         self._released: asyncio.Event | None = None
-        self.port = 0
-        self._loop: LoopThread | None = None
-        self._server = None
-
-    @property
-    def url(self) -> str:
-        return f"http://127.0.0.1:{self.port}"
 
     async def _handle(self, reader, writer):
         try:
-            head = await reader.readuntil(b"\r\n\r\n")
-            length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
-                           if line.lower().startswith(b"content-length:")), 0)
-            await reader.readexactly(length)
+            head = await read_request(reader)
             writer.write(self.answer(head.split(b" ")[1].decode()))
             await writer.drain()
             if self.hold:
@@ -47,24 +36,12 @@ class RawServer:
 
     async def _start(self):
         self._released = asyncio.Event()
-        self._server = await asyncio.start_server(self._handle, "127.0.0.1", 0)
-        self.port = self._server.sockets[0].getsockname()[1]
+        await super()._start()
 
     async def _stop(self):
         self._released.set()
-        self._server.close()
+        await super()._stop()
         await self._server.wait_closed()
-
-    def __enter__(self):
-        self._loop = LoopThread()
-        self._loop.run(self._start())
-        return self
-
-    def __exit__(self, *exc):
-        try:
-            self._loop.run(self._stop())
-        finally:
-            self._loop.close()
 
 
 def json_answer(body: bytes) -> bytes:
@@ -96,7 +73,7 @@ def test_json_nested_past_the_decoders_depth_fails_the_request_not_the_suite(api
     # QA: RecursionError out of json.loads, no ValueError: `tuner bench` ended in a traceback
     streamed = b"HTTP/1.1 200 OK\r\nConnection: close\r\n\r\ndata: " + DEEP + b"\n\n"
     answer = streamed if stream else json_answer(DEEP)
-    with RawServer(lambda path: answer) as srv:
+    with LyingServer(lambda path: answer) as srv:
         record = ask(srv.url, api, stream)
     assert not record.ok and record.error_kind == "protocol", record
     assert "the answer is not JSON: '[[[[" in record.error, record.error
@@ -106,7 +83,7 @@ def test_server_info_nested_past_the_decoders_depth_is_no_server_info():
     async def go(url):
         async with BenchClient(url) as client:
             return await client.server_info()
-    with RawServer(lambda path: json_answer(DEEP)) as srv:
+    with LyingServer(lambda path: json_answer(DEEP)) as srv:
         assert asyncio.run(go(srv.url)) is None
 
 
@@ -146,7 +123,7 @@ WENT_ON = {
 @pytest.mark.parametrize("api", sorted(WENT_ON))
 def test_a_stream_that_goes_on_after_its_finish_reason_fails_the_request(api):
     answer = event_stream(WENT_ON[api])
-    with RawServer(lambda path: answer) as srv:
+    with LyingServer(lambda path: answer) as srv:
         record = ask(srv.url, api, stream=True)
     assert not record.ok and record.error_kind == "protocol", record
     assert "the stream went on after its finish reason with '{" in record.error, record.error
@@ -160,7 +137,7 @@ def test_the_usage_and_sglext_chunks_after_the_finish_reason_are_sglangs_own(api
               "sglext": {"spec_tokens_details": {"spec_verify_ct": 2, "spec_accept_length": 2.0}}}
     chunks = [c for c in WENT_ON[api] if "ZZ" not in json.dumps(c)]
     chunks.insert(-2, sglext)
-    with RawServer(lambda path: event_stream(chunks)) as srv:
+    with LyingServer(lambda path: event_stream(chunks)) as srv:
         record = ask(srv.url, api, stream=True)
     assert record.ok, record.error
     assert (record.output_text, record.completion_tokens, record.spec_verify_ct) == ("abcd", 4, 2)
@@ -181,7 +158,7 @@ NO_REASON = {
 @pytest.mark.parametrize("api", sorted(NO_REASON))
 def test_a_finish_reason_that_is_no_string_fails_the_request(api):
     answer = json_answer(json.dumps(NO_REASON[api]).encode())
-    with RawServer(lambda path: answer) as srv:
+    with LyingServer(lambda path: answer) as srv:
         record = ask(srv.url, api, stream=False)
     assert not record.ok and record.error_kind == "protocol", record
     assert "is not a reason" in record.error and record.finish_reason is None, record
@@ -208,7 +185,7 @@ def test_an_accept_length_from_a_server_that_says_it_does_not_speculate_fails_th
              "warmup": {"requests": 0}, "timeout_s": 500}
     suite_file, out = tmp_path / "one.yaml", tmp_path / "out.json"
     suite_file.write_text(json.dumps(suite))
-    with RawServer(answer) as srv:
+    with LyingServer(answer) as srv:
         r = CliRunner().invoke(cli, ["bench", "--url", srv.url, "--suite", str(suite_file),
                                      "--json", str(out)])
     assert r.exit_code == 1, r.output
@@ -227,7 +204,7 @@ UNREADABLE = {
 @pytest.mark.parametrize("lie", sorted(UNREADABLE))
 def test_http_the_parser_refuses_is_a_protocol_failure_not_a_refused_connection(lie):
     # QA: error_kind 'connection' (the kind for a refused TCP connection) for an answer that came
-    with RawServer(lambda path: UNREADABLE[lie]) as srv:
+    with LyingServer(lambda path: UNREADABLE[lie]) as srv:
         record = ask(srv.url, "generate", stream=False)
     assert not record.ok and record.error_kind == "protocol", record
     assert record.error.startswith("unexpected answer: its HTTP could not be read: "), record
@@ -238,7 +215,7 @@ def test_a_stream_held_open_after_done_fails_at_once_not_at_the_timeout(monkeypa
     # complete answer, though [DONE] had come; two such steps in a row read as a hung server
     monkeypatch.setattr(client_module, "AFTER_DONE_S", 0.2)
     answer = event_stream([_generate_chunk("abcd", 4, True), "[DONE]"])
-    with RawServer(lambda path: answer, hold=True) as srv:
+    with LyingServer(lambda path: answer, hold=True) as srv:
         record = ask(srv.url, "generate", stream=True)  # the request's timeout: 60 s
     assert not record.ok and record.error_kind == "protocol", record
     assert "the stream stayed open 0.2 s after data: [DONE]: SGLang ends it there" in record.error, record
@@ -246,7 +223,7 @@ def test_a_stream_held_open_after_done_fails_at_once_not_at_the_timeout(monkeypa
 
 def test_a_stream_closed_after_done_is_an_answer():
     answer = event_stream([_generate_chunk("ab", 2, False), _generate_chunk("abcd", 4, True), "[DONE]"])
-    with RawServer(lambda path: answer) as srv:
+    with LyingServer(lambda path: answer) as srv:
         record = ask(srv.url, "generate", stream=True)
     assert record.ok and record.output_text == "abcd", record
 
@@ -262,7 +239,7 @@ def test_an_openai_answer_for_another_model_fails_the_request(api, stream):
         choices = [{"index": 0, "text": "abcd", "finish_reason": "length"}]
         body = {**NO_REASON[api], "model": "someone-else", "choices": choices}
         answer = json_answer(json.dumps(body).encode())
-    with RawServer(lambda path: answer) as srv:
+    with LyingServer(lambda path: answer) as srv:
         record = ask(srv.url, api, stream)
     assert not record.ok and record.error_kind == "protocol", record
     assert "the answer is for model 'someone-else', not the 'default' asked" in record.error, record

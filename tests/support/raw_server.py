@@ -1,6 +1,7 @@
 """A raw asyncio TCP server on 127.0.0.1, on a thread of its own (:class:`LoopThread`), for tests
 that write HTTP by hand (what aiohttp's server would refuse to send). A subclass gives
-``_handle(reader, writer)``; ``with`` starts it on a free port (``port``, ``url``) and stops it."""
+``_handle(reader, writer)`` (:func:`read_request` reads the request it answers); ``with`` starts it
+on a free port (``port``, ``url``) and stops it."""
 
 from __future__ import annotations
 
@@ -36,3 +37,12 @@ class RawServer:
             self._loop.run(self._stop())
         finally:
             self._loop.close()
+
+
+async def read_request(reader: asyncio.StreamReader) -> bytes:
+    """Read one HTTP request whole (its head, and a body of its ``Content-Length``); its head."""
+    head = await reader.readuntil(b"\r\n\r\n")
+    length = next((int(line.split(b":")[1]) for line in head.split(b"\r\n")
+                   if line.lower().startswith(b"content-length:")), 0)
+    await reader.readexactly(length)
+    return head
