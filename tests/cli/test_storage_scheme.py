@@ -12,7 +12,7 @@ import os
 import pytest
 import yaml
 from click.testing import CliRunner
-from support.model_study import model_study_data
+from support.model_study import model_study_data, model_study_here
 
 from tuner.cli import cli
 
@@ -26,11 +26,7 @@ COMMANDS = [["study", "create", "{s}"], ["study", "run", "{s}"], ["study", "run"
 
 @pytest.fixture
 def study(tmp_path, monkeypatch):
-    monkeypatch.chdir(tmp_path)
-    monkeypatch.delenv("TUNER_STORAGE", raising=False)
-    path = tmp_path / "s.yaml"
-    path.write_text(yaml.safe_dump(model_study_data("s")))
-    return path
+    return model_study_here(tmp_path, monkeypatch)
 
 
 def _check(r, study, where, scheme):

@@ -99,3 +99,16 @@ def stale_fast_storage(config):
     return optuna.storages.RDBStorage(config.storage, heartbeat_interval=1, grace_period=2,
                                       heartbeat_stale_trial_callback=RetryStaleTrial(3),
                                       engine_kwargs={"poolclass": NullPool})
+
+
+def model_study_here(tmp_path: Path, monkeypatch, name: str = "s") -> Path:
+    """A model-backend study file ``NAME.yaml`` in ``tmp_path``, made the current folder, with no
+    ``$TUNER_STORAGE`` set: what a command given only a storage URL under test sees."""
+    import yaml
+
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.delenv("TUNER_STORAGE", raising=False)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(yaml.safe_dump(model_study_data(name)))
+    return path
+
