@@ -11,7 +11,7 @@ import json
 import uuid
 
 import pytest
-from test_unforeseen_lies import RawServer
+from test_unforeseen_lies import LyingServer
 
 from tuner.bench.client import BenchClient
 from tuner.bench.records import RequestRecord
@@ -39,11 +39,11 @@ def _answer(api: str, stream: bool, rid: str | None, text: str) -> bytes:
     return b"HTTP/1.1 200 OK\r\nContent-Type: %s\r\nContent-Length: %d\r\n\r\n" % (kind, len(body)) + body
 
 
-class RepeatingServer(RawServer):
+class RepeatingServer(LyingServer):
     """Answers each request on a kept-alive connection as SGLang names it (the body's ``rid``, or a uuid4
     hex; no id at all unless ``named``; ids of its own, never the request's, when ``named="own"``), but
     answers the second request with the first one's answer again, and sends the second's own only when the next request comes on that connection (never, once
-    the client closes it: nothing left to chance). ``with`` starts and stops it (:class:`RawServer`)."""
+    the client closes it: nothing left to chance). ``with`` starts and stops it (:class:`LyingServer`)."""
 
     def __init__(self, api: str, stream: bool, named: bool | str = True):
         super().__init__(answer=None)

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_unforeseen_lies import RawServer, ask
+from test_unforeseen_lies import LyingServer, ask
 
 
 @pytest.mark.parametrize("encoding", ["gzip", "deflate"])
@@ -21,7 +21,7 @@ def test_a_body_not_in_its_named_encoding_is_a_protocol_failure_on_one_line(enco
         body = b"data: " + body + b"\n\ndata: [DONE]\n\n"
     answer = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Encoding: %s\r\n"
               b"Connection: close\r\nContent-Length: %d\r\n\r\n" % (encoding.encode(), len(body)) + body)
-    with RawServer(lambda path: answer) as srv:
+    with LyingServer(lambda path: answer) as srv:
         record = ask(srv.url, api, stream)
     assert not record.ok and record.error_kind == "protocol", record
     said = f"its body could not be decoded: Can not decode content-encoding: {encoding}"

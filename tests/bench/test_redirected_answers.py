@@ -9,7 +9,7 @@ import asyncio
 import json
 
 import pytest
-from test_unforeseen_lies import RawServer, ask, json_answer
+from test_unforeseen_lies import LyingServer, ask, json_answer
 
 from tuner.bench.client import BenchClient
 
@@ -24,8 +24,8 @@ def redirect(status: int, to: str) -> bytes:
 
 @pytest.mark.parametrize("status", [301, 302, 307, 308])
 def test_a_request_redirected_to_another_server_fails_naming_where(status):
-    with RawServer(lambda path: ANSWER) as other:
-        with RawServer(lambda path: redirect(status, other.url + path)) as srv:
+    with LyingServer(lambda path: ANSWER) as other:
+        with LyingServer(lambda path: redirect(status, other.url + path)) as srv:
             record = ask(srv.url, "generate", False)
     assert not record.ok and record.error_kind == "http" and record.http_status == status, record
     assert f"HTTP {status}: a redirect to '{other.url}/generate', not an answer" in record.error, record.error
@@ -36,8 +36,8 @@ def test_server_info_and_the_flush_are_not_taken_from_another_server():
         async with BenchClient(url) as client:
             return await client.server_info(), await client.flush_cache()
 
-    with RawServer(lambda path: ANSWER) as other:
-        with RawServer(lambda path: redirect(307, other.url + path)) as srv:
+    with LyingServer(lambda path: ANSWER) as other:
+        with LyingServer(lambda path: redirect(307, other.url + path)) as srv:
             info, flush = asyncio.run(go(srv.url))
     assert info is None  # not the other server's
     assert flush["ok"] is False and flush["status"] == 307 and flush["attempts"] == 1, flush

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from test_unforeseen_lies import RawServer, ask, json_answer
+from test_unforeseen_lies import LyingServer, ask, json_answer
 
 
 def generate_answer(n: int, **spec) -> bytes:
@@ -39,7 +39,7 @@ def completions_answer(n: int, **spec) -> bytes:
 ])
 def test_figures_no_setting_can_give_fail_the_request(api, spec, said):
     answer = (generate_answer if api == "generate" else completions_answer)(8, **spec)
-    with RawServer(lambda path: answer) as srv:
+    with LyingServer(lambda path: answer) as srv:
         record = ask(srv.url, api, False, max_tokens=8)
     assert not record.ok and record.error_kind == "protocol", record
     assert said in record.error and "a verify step commits at least one" in record.error, record.error
@@ -53,7 +53,7 @@ def test_figures_no_setting_can_give_fail_the_request(api, spec, said):
 ])
 def test_figures_within_what_some_setting_gives_are_measured(api, spec):
     answer = (generate_answer if api == "generate" else completions_answer)(8, **spec)
-    with RawServer(lambda path: answer) as srv:
+    with LyingServer(lambda path: answer) as srv:
         record = ask(srv.url, api, False, max_tokens=8)
     assert record.ok, record.error
     assert record.spec_verify_ct == spec.get("spec_verify_ct")
@@ -78,7 +78,7 @@ def test_a_server_that_says_its_setting_is_judged_by_it_not_by_the_client(said, 
                "/generate": generate_answer(8, spec_verify_ct=80, spec_accept_length=0.1)}
     suite = {"name": "s", "prompts": [{"name": "p", "text": "hello"}],
              "single": {"lengths": [8], "repeats": 1}, "warmup": {"requests": 0}, "flush_cache": False}
-    with RawServer(lambda path: answers.get(path, json_answer(b"{}"))) as srv:
+    with LyingServer(lambda path: answers.get(path, json_answer(b"{}"))) as srv:
         result = run_suite(srv.url, suite)
     [record] = result.records
     if judged:
