@@ -7,15 +7,13 @@ import time
 
 import click
 
-from .numbers import AsciiInt, spec_flag
+from .numbers import AsciiInt, speculative_options
 from .output import fail
 
 
 @click.command()
 @click.argument("study_file", type=click.Path(dir_okay=False))
-@click.option("--num-steps", type=spec_flag("speculative_num_steps"), default=None, help="--speculative-num-steps")
-@click.option("--topk", type=spec_flag("speculative_eagle_topk"), default=None, help="--speculative-eagle-topk")
-@click.option("--draft-tokens", type=spec_flag("speculative_num_draft_tokens"), default=None, help="--speculative-num-draft-tokens")
+@speculative_options
 @click.option("--baseline", is_flag=True, help="No speculative decoding (the autoregressive baseline).")
 @click.option("--print", "print_only", is_flag=True,
               help="Print the exact command (shell-quoted, one line) and exit without starting it.")

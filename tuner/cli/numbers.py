@@ -73,3 +73,24 @@ def spec_flag(param: str) -> AsciiInt:
     from ..config.space import PARAM_MAXIMUM
 
     return AsciiInt(max=PARAM_MAXIMUM[param])
+
+
+#: The three speculative flags as ``tuner space check`` and ``tuner launch`` take them: the tuner's
+#: short name, SGLang's own spelling (``server_args.py``'s ``--speculative-*``), and the argument.
+SPECULATIVE_FLAGS = (
+    ("--num-steps", "speculative_num_steps", "num_steps"),
+    ("--topk", "speculative_eagle_topk", "topk"),
+    ("--draft-tokens", "speculative_num_draft_tokens", "draft_tokens"),
+)
+
+
+def speculative_options(command):
+    """Give ``command`` the three speculative flags, each under the tuner's short name and SGLang's
+    own (``--num-steps`` or ``--speculative-num-steps``): a flag copied from a server's launch line
+    works as it is (QA: ``tuner space check eagle3 --speculative-num-steps 3 ...`` was "No such
+    option"). None when not given: SGLang then chooses all three."""
+    for short, param, dest in reversed(SPECULATIVE_FLAGS):
+        sglang = "--" + param.replace("_", "-")
+        command = click.option(short, sglang, dest, type=spec_flag(param), default=None,
+                               help=f"SGLang's {sglang}.")(command)
+    return command

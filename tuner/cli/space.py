@@ -9,7 +9,7 @@ import click
 
 from ..config.space import SearchSpace
 from ..sglang.rules import SpecConfig
-from .numbers import spec_flag
+from .numbers import speculative_options
 from .output import print_json, print_table
 
 
@@ -23,9 +23,7 @@ def space() -> None:
 
 @space.command("check")
 @click.argument("space_file", metavar="SPACE")
-@click.option("--num-steps", type=spec_flag("speculative_num_steps"), default=None, help="--speculative-num-steps")
-@click.option("--topk", type=spec_flag("speculative_eagle_topk"), default=None, help="--speculative-eagle-topk")
-@click.option("--draft-tokens", type=spec_flag("speculative_num_draft_tokens"), default=None, help="--speculative-num-draft-tokens")
+@speculative_options
 @click.option("--json", "as_json", is_flag=True, help="Print JSON.")
 def check(space_file, num_steps, topk, draft_tokens, as_json) -> None:
     """Say what SGLang does with one setting: runs as written, rewrites it, or fails (exit 1).
