@@ -616,12 +616,32 @@ def _sharegpt_text(path: Path, digest: str) -> str:
         raise _changed(path) from None
 
 
+#: A URL (``https://...``, ``s3://``, ``hf://``, ``file://``): a scheme and ``://``, as RFC 3986 spells one.
+_URL = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*://")
+
+
+def url_problem(text: str) -> str | None:
+    """What is wrong with a path key holding a URL (a dataset or a prompt file), or None. The tuner
+    reads local files only: it pins a dataset by the SHA-256 of the bytes it read, and a download
+    may give other bytes on each node. (QA: ``path: https://huggingface.co/...`` read as the
+    relative path ``https:/huggingface.co/...``, "not found ... read from the suite file's folder".)"""
+    if not _URL.match(text):
+        return None
+    if not text.lower().startswith(("http://", "https://")):  # s3://, hf://, gs://: their own tools copy them
+        return f"{text} is a URL, and the tuner reads local files only: copy it to this machine and give the file"
+    name = text.rstrip("/").rsplit("/", 1)[-1].split("?", 1)[0].split("#", 1)[0] or "FILE"
+    return (f"{text} is a URL, and the tuner reads local files only: download it first "
+            f"(curl -L -o {name} '{text}') and give the file")
+
+
 def draw(spec: DatasetSpec, base_dir: Path, source: str,
          where: str = "dataset") -> tuple[list[dict], str, dict[str, int]]:
     """The requests of a dataset as prompt mappings (``name``, ``text``, ``messages``, ``max_tokens``,
     ``category``), its SHA-256 and the rows left out of the draw (``dropped_short``,
     ``dropped_by_filters``: :class:`DatasetSpec`'s fields of those names). Raises :class:`ConfigError` naming
     the dataset file and the line (or the suite and key) on any problem."""
+    if (problem := url_problem(spec.path)) is not None:
+        raise ConfigError(source, f"{where}.path", problem)
     path = Path(spec.path) if Path(spec.path).is_absolute() else base_dir / spec.path
     if not path.exists():
         if path.is_symlink():  # QA: a link to a file not there (a data disk not mounted), or a loop of

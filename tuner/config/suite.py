@@ -26,7 +26,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
-from .dataset import ChatMessage, DatasetSpec, content_text, draw
+from .dataset import ChatMessage, DatasetSpec, content_text, draw, url_problem
 from .names import name_problem
 from .paths import PathText
 from .wording import counted
@@ -259,6 +259,8 @@ def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suit
         return suite
     for i, p in enumerate(suite.prompts):
         if p.file is not None and p.text is None:
+            if (problem := url_problem(p.file)) is not None:
+                raise ConfigError(source, f"prompts[{i}].file", problem)
             path = Path(p.file) if Path(p.file).is_absolute() else base_dir / p.file
             try:
                 text = text_mode(read_text_capped(path))
