@@ -5,7 +5,8 @@ describes exactly the requests every trial and the baseline get. Prompt lengths 
 and in tokens estimated (:func:`tuner.config.dataset.estimate_tokens`: a CJK character one, other
 text four characters one; no tokenizer here; the server's own ``prompt_tokens`` are in every request
 record). Output lengths are the requests' ``max_tokens`` in the sweep (with
-``ignore_eos``, what the server generates).
+``ignore_eos``, what the server generates); in a suite that sweeps nothing, the single requests'
+lengths, the only ones it sends.
 """
 
 from __future__ import annotations
@@ -41,6 +42,11 @@ def workload_stats(suite) -> dict[str, Any]:
         key = p.category or "(none)"
         categories[key] = categories.get(key, 0) + 1
     single = [(p.name, length) for p in suite.single_prompts() for length in suite.single_lengths(p)]
+    # A suite without a sweep sends its single requests alone: the sweep's length (512 by default)
+    # would state an output length no request has (QA: `single: {lengths: [8]}`, `sweep:
+    # {concurrencies: []}` printed "output tokens 512/512/512")
+    outputs = ([suite.sweep_tokens(p) for p in prompts] if suite.sweep.concurrencies
+               else [length for _, length in single])
     return {
         "suite": suite.name,
         "source": source,
@@ -48,7 +54,7 @@ def workload_stats(suite) -> dict[str, Any]:
         "chat_turns": sum(1 for p in prompts if p.messages),
         "prompt_chars": _percentiles(chars),
         "prompt_tokens_est": _percentiles([estimate_tokens(p.text or "") for p in prompts]),
-        "output_tokens": _percentiles([suite.sweep_tokens(p) for p in prompts]),
+        "output_tokens": _percentiles(outputs),
         "single_requests": len(single),
         "single_output_tokens": _percentiles([length for _, length in single]),
         "categories": dict(sorted(categories.items(), key=lambda kv: (-kv[1], kv[0]))),
