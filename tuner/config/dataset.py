@@ -18,8 +18,8 @@ Layouts:
   pairing is SGLang 0.5.23's (``benchmark/datasets/sharegpt.py`` ``sample_sharegpt_requests``): the
   first turn is the prompt and the second the reply, whatever their roles; a conversation with fewer
   than two turns, or whose prompt or reply is under 2 tokens, is dropped. Tokens are estimated
-  (:func:`estimate_tokens`: the tuner has no tokenizer): a CJK character one, other text four
-  characters one; the reply's length is the request's output length, capped at ``max_output_tokens``.
+  (:func:`estimate_tokens`: the tuner has no tokenizer): a CJK character or an emoji one, other
+  text four characters one; the reply's length is the request's output length, capped at ``max_output_tokens``.
 * ``custom``: SGLang 0.5.23's ``bench_serving --dataset-name custom`` layout
   (``benchmark/datasets/custom.py`` ``sample_custom_requests``): JSON lines, each ``{"conversations"
   (or "conversation"): [turn, turn, ...]}`` whose turns give their text as ``content`` or ``value``;
@@ -65,10 +65,13 @@ CHARS_PER_TOKEN = 4
 #: Characters of the wide East Asian scripts (CJK ideographs and their extensions, kana, Hangul,
 #: CJK punctuation, fullwidth forms): about one token each in the tokenizers SGLang serves (Qwen's,
 #: Llama 3's, Kimi's tiktoken: 0.6 to 1.5), where four of them per token undercounts a Chinese
-#: reply, and so its request's output length, four times over.
-_WIDE = re.compile("[\u1100-\u115f\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff\ua000-\ua4cf"
-                   "\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
-                   "\U00020000-\U0003fffd]")
+#: reply, and so its request's output length, four times over. Emoji and the other characters past
+#: U+FFFF (four UTF-8 bytes, which byte-level BPE vocabularies give one to four tokens), and the
+#: symbols and dingbats U+2600-U+27BF (three bytes: one or two), count one token each too (QA: a
+#: ShareGPT reply of 44 emoji was a request of 11 output tokens).
+_WIDE = re.compile("[\u1100-\u115f\u2600-\u27bf\u2e80-\u303e\u3041-\u33ff\u3400-\u4dbf\u4e00-\u9fff"
+                   "\ua000-\ua4cf\uac00-\ud7a3\uf900-\ufaff\ufe30-\ufe4f\uff00-\uff60\uffe0-\uffe6"
+                   "\U00010000-\U0010ffff]")
 #: Roles an OpenAI chat message may have.
 ROLES = ("system", "user", "assistant", "tool", "developer")
 
