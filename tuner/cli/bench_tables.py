@@ -27,6 +27,22 @@ def _mean(fig) -> float | None:
     return None if fig is None else fig.mean
 
 
+def _base_single(res: SuiteResult, base: SuiteResult) -> float | None:
+    """The baseline's "all (mean)" over the rows this run measured: a row whose every request failed
+    here is out of this run's mean, so it is out of the baseline's too; else the speedup compares
+    the mean of some rows with the mean of all (QA: a server identical to its baseline, 1.00x on the
+    row it answered, read 1.19x on "all (mean)" once the slower row's requests failed). None when a
+    row measured here has no baseline figure."""
+    mine = [(r.prompt, r.max_tokens) for r in res.single_rows if r.tok_per_s is not None]
+    theirs = {(r.prompt, r.max_tokens): _mean(r.tok_per_s) for r in base.single_rows if r.tok_per_s is not None}
+    if set(mine) == set(theirs):
+        return base.single_tok_per_s
+    values = [theirs.get(key) for key in mine]
+    if not values or any(v is None for v in values):
+        return None
+    return sum(values) / len(values)
+
+
 def _header(res: SuiteResult) -> str:
     if res.server_info is None:
         spec = "server args unknown (no /server_info)"
@@ -65,7 +81,8 @@ def print_result(res: SuiteResult, base: SuiteResult | None = None, workload: st
         total = ["all (mean)", "", _num(res.single_tok_per_s), _pct(res.single), _num(res.accept_length, 2),
                  *([""] if single_streamed else []), sum(r.n_failed for r in res.single_rows) or ""]
         if base is not None:
-            total += [_num(base.single_tok_per_s), _speedup(res.single_tok_per_s, base.single_tok_per_s)]
+            b = _base_single(res, base)
+            total += [_num(b), _speedup(res.single_tok_per_s, b)]
         rows.append(total)
         print_table(cols, rows, title="single request (tok/s per request, mean over repeats)")
     if res.sweep_rows:
