@@ -388,6 +388,16 @@ def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None
     refuse_blank_turns(suite, source, f"{prefix}prompts")
 
 
+def _dataset_not_suite(path: Path, layout: str) -> ConfigError:
+    """A dataset given where a suite goes (``--suite data.jsonl``, as SGLang's ``bench_serving
+    --dataset-path`` takes it): the fix, a suite that draws from it (QA: a JSONL file read as YAML was
+    "name: required key is missing" or "line 4: not valid YAML", a ShareGPT list "expected a mapping
+    at the top level, got list")."""
+    return ConfigError(path, "", f"a {layout} dataset, not a suite file: give a suite YAML file that draws "
+                                 f"its requests from it (name: my-traffic, dataset: {{path: {path.name}}}; "
+                                 "see the README's \"Workloads from data\")")
+
+
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
@@ -420,7 +430,11 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
         if not path.exists() and path.suffix not in (".yaml", ".yml") and "/" not in text:
             raise ConfigError(text, "", f"unknown suite{did_you_mean(text, SHIPPED_SUITES)}; expected one "
                                         f"of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
+    if path.suffix.lower() == ".jsonl":
+        raise _dataset_not_suite(path, "JSON-lines")
     data = read_yaml(path)
+    if isinstance(data, list) and path.suffix.lower() == ".json":
+        raise _dataset_not_suite(path, "ShareGPT")
     refuse_text_and_file(data, path)
     suite = parse_model(Suite, data, path)
     if suite.dataset is not None and suite.prompts:
