@@ -12,15 +12,27 @@ import math
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
-# Two-sided 95% Student t quantiles t(0.975, df) for df = 1..30; beyond, the normal 1.96 is within 2%.
+# Two-sided 95% Student t quantiles t(0.975, df) for df = 1..30.
 _T975 = (12.706, 4.303, 3.182, 2.776, 2.571, 2.447, 2.365, 2.306, 2.262, 2.228,
          2.201, 2.179, 2.160, 2.145, 2.131, 2.120, 2.110, 2.101, 2.093, 2.086,
          2.080, 2.074, 2.069, 2.064, 2.060, 2.056, 2.052, 2.048, 2.045, 2.042)
+#: the normal 0.975 quantile
+_Z975 = 1.959963984540054
 
 
 def t975(df: int) -> float:
-    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (df >= 1)."""
-    return _T975[df - 1] if df <= len(_T975) else 1.96
+    """The 0.975 quantile of Student's t with ``df`` degrees of freedom (df >= 1), to 3 decimals.
+
+    Past the table, the Cornish-Fisher expansion of t around the normal quantile (Abramowitz and
+    Stegun 26.7.5, four terms: within 1e-6 from df = 30 on). The normal 1.96 alone was 3.9% below
+    t at df = 31 and 2% at 60 (QA: a row of 32 adaptive repeats stopped with its interval 3.9% wider
+    than the rel_ci95 asked, and said so narrower)."""
+    if df <= len(_T975):
+        return _T975[df - 1]
+    z, v = _Z975, float(df)
+    return (z + (z ** 3 + z) / (4 * v) + (5 * z ** 5 + 16 * z ** 3 + 3 * z) / (96 * v ** 2)
+            + (3 * z ** 7 + 19 * z ** 5 + 17 * z ** 3 - 15 * z) / (384 * v ** 3)
+            + (79 * z ** 9 + 776 * z ** 7 + 1482 * z ** 5 - 1920 * z ** 3 - 945 * z) / (92160 * v ** 4))
 
 
 @dataclass(frozen=True)
