@@ -29,3 +29,8 @@ def test_a_sweep_states_the_sweep_lengths_as_before():
                         "sweep": {"concurrencies": [1, 32]}})
     assert workload_stats(suite)["output_tokens"] == pytest.approx({"p50": 288.0, "p90": 467.2, "p99": 507.52,
                                                                       "max": 512})
+
+
+def test_one_inline_prompt_is_one_prompt():
+    suite = load_suite({"name": "s", "prompts": PROMPTS[:1], "single": {"lengths": [8]}})
+    assert workload_line(workload_stats(suite)).startswith("suite s: 1 inline prompt; prompt chars ")

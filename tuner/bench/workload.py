@@ -15,6 +15,7 @@ from typing import Any
 
 from ..config.dataset import estimate_tokens
 from ..config.names import shown
+from ..config.wording import counted
 from .stats import percentile
 
 #: the percentiles reported
@@ -84,7 +85,8 @@ def workload_line(stats: dict[str, Any]) -> str:
         drawn = f"{stats['requests']} drawn" + (f" (n={src['n']}, seed {src['seed']})" if src.get("n") else "")
         head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}" + dropped_note(src)
     else:
-        head = f"{stats.get('requests')} inline prompts"
+        n = stats.get("requests")
+        head = counted(n, "inline prompt") if isinstance(n, int) else f"{n} inline prompts"
 
     def pct(d: dict) -> str:
         return "/".join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p90", "p99"))
