@@ -104,7 +104,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         check_not_among(json_out, "--json", inputs)
         check_output(json_out, "--json")  # no missing folder is made, as for every output
     if base is not None:
-        _refuse_other_workload(base, suite, api, baseline_path)
+        _refuse_other_workload(base, suite, api, baseline_path, stream)
         _refuse_other_model(base, url, shown, baseline_path)
 
     bar = _ProgressBar() if console.is_terminal else None
@@ -213,14 +213,16 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
 _NOT_MEASURED = ("name", "timeout_s")
 
 
-def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> None:
+def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path, stream: bool = False) -> None:
     """Raise :class:`ConfigError` naming ``--compare`` when ``base`` was measured with another suite
     (other requests, lengths, concurrencies, repeats, sampling, flushes), did not complete it (saved
     by a run whose server died or hung, or whose answers could not be true), had a request fail or
     time out (saved ``complete: true`` by a run that exited 1, its figures without it), or went
-    through another API than this run: every speedup printed would compare two workloads, not two
-    servers (QA: a baseline of one suite gave an "all (mean)" and per-concurrency speedup against
-    another).
+    through another API than this run, or streamed where this run does not (or the other way): every
+    speedup printed would compare two workloads, not two servers (QA: a baseline of one suite gave an
+    "all (mean)" and per-concurrency speedup against another; a baseline measured without --stream
+    was taken by a streamed run, whose server sends a chunk per step and detokenizes as it goes, as a
+    study never compares: its baseline and trials share bench.stream).
     A dataset's path and a prompt file's name are not compared (the drawn requests, the SHA-256 and
     the prompts' text are): the same file elsewhere is the same suite, as for a study."""
     from ..config.dataset import without_drop_counts
@@ -271,6 +273,11 @@ def _refuse_other_workload(base: SuiteResult, suite, api: str, path: Path) -> No
         raise ConfigError("--compare", "", f"{path} was measured through --api {base.api}, this run through "
                                            f"--api {api}: the requests differ; measure the baseline with "
                                            f"--api {api}")
+    if bool(base.stream) != bool(stream):
+        said = ("with --stream, this run without it" if base.stream else "without --stream, this run with it")
+        raise ConfigError("--compare", "", f"{path} was measured {said}: the requests differ (a streamed answer "
+                                           "comes a chunk per step); measure the baseline "
+                                           + ("with --stream" if stream else "without --stream"))
 
 
 def _refuse_other_model(base: SuiteResult, url: str, shown: str, path: Path) -> None:
