@@ -32,8 +32,11 @@ class _ProgressBar:
     """A rich progress bar fed by ``run_suite``'s events (only drawn on a terminal)."""
 
     def __init__(self):
-        self.progress = Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-                                 TimeElapsedColumn(), console=console, transient=True)
+        # the description holds a prompt's name (a dataset row's id): text, not rich markup (QA: a name
+        # holding "[/]", or an id like "[/r/AskReddit]", ended the run in a MarkupError traceback on
+        # a terminal, nothing saved; "[red]" coloured the line)
+        self.progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
+                                 MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
         self.task = self.progress.add_task("connecting", total=None)
 
     def __call__(self, phase: str, info: dict) -> None:
