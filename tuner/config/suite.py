@@ -378,6 +378,26 @@ def refuse_control_in_names(suite: Suite, source: str | Path, prefix: str = "") 
                 raise ConfigError(source, f"{prefix}prompts[{i}].{key}", f"{value!r} {problem}")
 
 
+def refuse_adaptive_below_repeats(suite: Suite, source: str | Path, prefix: str = "") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and ``adaptive.max_repeats`` when it is below the
+    fixed repeats of a phase the suite runs (``single.repeats``, ``sweep.repeats``): those are the
+    minimum every row gets first (:mod:`tuner.bench.runner`), so the cap was silently passed (QA:
+    ``max_repeats: 2`` with ``single.repeats: 5`` measured every row 5 times).
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    if suite.adaptive is None:
+        return
+    cap = suite.adaptive.max_repeats
+    phases = [("single.repeats", suite.single.repeats, suite.n_single_requests() > 0),
+              ("sweep.repeats", suite.sweep.repeats, bool(suite.sweep.concurrencies))]
+    for key, repeats, runs in phases:
+        if runs and repeats > cap:
+            raise ConfigError(source, f"{prefix}adaptive.max_repeats", f"{cap} is below {key} {repeats}, the "
+                              f"repeats every row gets before the adaptive ones; raise it to {repeats} or more, "
+                              f"or lower {key}")
+
+
 def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None:
     """The checks only a suite as written gets (a suite file, or a study file's inline suite, whose
     keys start with ``prefix``: ``bench.suite.``); a stored suite is loaded again as it was created,
@@ -386,6 +406,7 @@ def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None
     refuse_too_many_single_prompts(suite, source, f"{prefix}single.prompts")
     refuse_repeated_lengths(suite, source, f"{prefix}single.lengths")
     refuse_blank_turns(suite, source, f"{prefix}prompts")
+    refuse_adaptive_below_repeats(suite, source, prefix)
 
 
 def _dataset_not_suite(path: Path, layout: str) -> ConfigError:
