@@ -104,11 +104,14 @@ class SingleSpec(StrictModel):
     repeats: int = Field(3, ge=1, le=MAX_REPEATS)  #: fixed repeats (the minimum in adaptive mode)
     prompts: int | None = Field(None, ge=1)  #: only the suite's first N prompts (default: all)
 
-    @model_validator(mode="after")
-    def _positive(self):
-        if any(n < 1 for n in self.lengths or []):
-            raise ValueError("lengths must be positive token counts")
-        return self
+    @field_validator("lengths")
+    @classmethod
+    def _positive(cls, value: list[int] | None) -> list[int] | None:
+        # the key and the value named, with the fix (QA: "single: lengths must be positive token counts")
+        bad = next((n for n in value or [] if n < 1), None)
+        if bad is not None:
+            raise ValueError(f"{bad} is no output length; give each length as 1 or more tokens")
+        return value
 
 
 class SweepSpec(StrictModel):
@@ -124,17 +127,18 @@ class SweepSpec(StrictModel):
     @field_validator("concurrencies")
     @classmethod
     def _capped(cls, value: list[int]) -> list[int]:
+        # each problem names the key, the value and the fix (QA: "sweep: concurrencies must be
+        # positive", "sweep: concurrencies must not repeat", where a repeated length says which)
         if any(c > MAX_CONCURRENCY for c in value):
             raise ValueError(f"goes up to {max(value)}; the tuner's cap is {MAX_CONCURRENCY} requests at once")
+        bad = next((c for c in value if c < 1), None)
+        if bad is not None:
+            raise ValueError(f"{bad} requests at once measure nothing; give each concurrency as 1 or more")
+        repeated = next((c for i, c in enumerate(value) if c in value[:i]), None)
+        if repeated is not None:
+            raise ValueError(f"{repeated} is given twice; give each concurrency once (sweep.repeats says how "
+                             "often each is measured)")
         return value
-
-    @model_validator(mode="after")
-    def _positive(self):
-        if any(c < 1 for c in self.concurrencies):
-            raise ValueError("concurrencies must be positive")
-        if len(set(self.concurrencies)) != len(self.concurrencies):
-            raise ValueError("concurrencies must not repeat")
-        return self
 
 
 class WarmupSpec(StrictModel):
