@@ -78,8 +78,8 @@ def test_single_prompts_over_the_suite_is_refused_in_a_file_but_a_stored_suite_r
     ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [8]}\ntemprature: 0\n",
      "temprature", "unknown key"),
     ("name: x\nprompts: [{name: a}]\nsingle: {lengths: [8]}\n", "prompts[0]", "text or a file"),
-    ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [0]}\n", "single", "positive"),
-    ("name: x\nprompts: [{name: a, text: hi}]\nsweep: {concurrencies: [2, 2]}\n", "sweep", "repeat"),
+    ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [0]}\n", "single.lengths", "1 or more tokens"),
+    ("name: x\nprompts: [{name: a, text: hi}]\nsweep: {concurrencies: [2, 2]}\n", "sweep.concurrencies", "given twice"),
     ("name: x\nprompts: [{name: a, text: hi}]\n", "", "nothing to measure"),
     ("name: x\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [8]}\ntimeout_s: -1\n",
      "timeout_s", "greater than 0"),
@@ -310,3 +310,17 @@ def test_a_failed_request_counts_in_the_batch_span_never_in_its_tokens():
     r = SuiteResult(suite={"name": "t"}, records=[ok, late], time_scale=1.0, complete=True)
     assert r.tok_per_s_at(2) == pytest.approx(50 / 2.0)
     assert r.sweep_row(2).n_failed == 1
+
+
+def test_the_overall_spread_pairs_each_rows_repeat_by_its_number():
+    # QA (qa129): row a read 64, 32, 64 tok/s; row b failed its repeat 0, then read 32 and 64. Paired
+    # by order, a's 64, 32 met b's 32, 64: the overall figure read 48 twice, sd 0.0
+    recs = [_rec("single", "a", 64, 0.0, 1.0, repeat=0), _rec("single", "a", 64, 1.0, 3.0, repeat=1),
+            _rec("single", "a", 64, 3.0, 4.0, repeat=2),
+            _rec("single", "b", 64, 4.0, 5.0, repeat=0, ok=False), _rec("single", "b", 64, 5.0, 7.0, repeat=1),
+            _rec("single", "b", 64, 7.0, 8.0, repeat=2)]
+    r = SuiteResult(suite={"name": "t"}, records=recs, complete=False)
+    assert r.single_tok_per_s == pytest.approx((160 / 3 + 48) / 2)  # the rows' means, as before
+    # repeats 1 and 2 are the ones both rows answered: overall 32 and 64
+    assert r.single.n == 2
+    assert r.single.sd == pytest.approx(figure([32.0, 64.0]).sd)

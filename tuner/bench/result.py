@@ -279,15 +279,18 @@ class SuiteResult:
         if not rows:
             return None
         mean = sum(row.tok_per_s.mean for row in rows) / len(rows)
-        # Spread: the overall figure recomputed from repeat r of every row, r = 0, 1, ...
-        per_row: list[list[float]] = []
+        # Spread: the overall figure recomputed from repeat r of every row, for each repeat that
+        # every row answered. Repeats are paired by their number, not their order among the answered
+        # ones (QA: row a read 64, 32, 64 tok/s and row b failed its repeat 0, then 32, 64: pairing
+        # a's first two with b's two gave sd 0.0 where the overall figure moves by half)
+        per_row: list[dict[int, float]] = []
         for row in rows:
-            vals = sorted(((r.repeat, r.model_tok_per_s(self.time_scale)) for r in self.records
-                           if r.phase == "single" and r.prompt == row.prompt
-                           and r.max_tokens == row.max_tokens and r.tok_per_s is not None))
-            per_row.append([v for _, v in vals])
-        k = min(len(v) for v in per_row)
-        overall = [sum(v[i] for v in per_row) / len(per_row) for i in range(k)]
+            per_row.append({r.repeat: r.model_tok_per_s(self.time_scale) for r in self.records
+                            if r.phase == "single" and r.prompt == row.prompt
+                            and r.max_tokens == row.max_tokens and r.tok_per_s is not None})
+        common = sorted(set.intersection(*(set(v) for v in per_row)))
+        overall = [sum(v[i] for v in per_row) / len(per_row) for i in common]
+        k = len(overall) or min(len(v) for v in per_row)
         spread = figure(overall)
         if spread is None or spread.sd is None or mean == 0:
             return Figure(mean, k)
