@@ -213,26 +213,27 @@ def _sim_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict]:
 
 
 def check_gpus(config: StudyConfig) -> Check:
-    if config.server.backend == "model":
-        return Check("gpus", PASS, f"{NO_SERVER}; no GPU needed")
-    if config.server.backend == "sim":
-        return Check("gpus", PASS, "simulated (the profile's GPUs); no nvidia-smi needed")
-    from ..server.gpus import gpu_inventory
+    """The server's GPUs, its CUDA_VISIBLE_DEVICES as CUDA reads it (:func:`tuner.server.gpus.cuda_visible`):
+    tp_size of them, the first tp_size (SGLang's TP ranks from ``base_gpu_id`` 0) free of others' memory."""
+    if config.server.backend in ("model", "sim"):
+        return Check("gpus", PASS, f"{NO_SERVER}; no GPU needed" if config.server.backend == "model"
+                     else "simulated (the profile's GPUs); no nvidia-smi needed")
+    from ..server.gpu_lock import visible_gpus
+    from ..server.gpus import cuda_visible, gpu_inventory, too_few_gpus
 
-    gpus = gpu_inventory()
-    tp = config.server.tp_size
+    gpus, tp, visible = gpu_inventory(), config.server.tp_size, visible_gpus(config.server.env)
     if gpus is None:
         return Check("gpus", FAIL, "nvidia-smi is not available or failed: run doctor on the GPU node")
-    if len(gpus) < tp:
-        return Check("gpus", FAIL, f"{len(gpus)} GPU(s) visible, tp_size is {tp}: lower server.tp_size or "
-                     f"check CUDA_VISIBLE_DEVICES")
-    busy = [f"GPU {i}: {g['memory_total_mib'] - g['memory_free_mib']} MiB in use"
-            for i, g in enumerate(gpus[:tp]) if g["memory_free_mib"] < 0.9 * g["memory_total_mib"]]
+    own, stop = ([str(i) for i in range(len(gpus))], None) if visible is None else cuda_visible(visible, len(gpus))
+    if len(own) < tp:
+        return Check("gpus", FAIL, too_few_gpus(len(own), len(gpus), tp, visible, stop, config.server.env))
+    busy = [f"GPU {i}: {g['memory_total_mib'] - g['memory_free_mib']} MiB in use" for i in own[:tp] if i is not None
+            and (g := gpus[int(i)])["memory_free_mib"] < 0.9 * g["memory_total_mib"]]
     if busy:
         return Check("gpus", WARN, f"{'; '.join(busy)}: another process holds GPU memory; stop it before the "
                      f"night or the server may run out of memory")
     return Check("gpus", PASS, f"{len(gpus)} x {gpus[0]['name']} (compute capability {gpus[0]['compute_cap']}), "
-                 f"{tp} needed, memory free")
+                 f"{tp} needed (GPUs {','.join(i or '?' for i in own[:tp])}), memory free")
 
 
 def check_model_files(config: StudyConfig) -> Check:

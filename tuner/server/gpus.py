@@ -10,7 +10,7 @@ import logging
 import shutil
 import subprocess
 import time
-from typing import Callable, Sequence
+from typing import Callable, Mapping, Sequence
 
 from .bounded_run import run_bounded
 
@@ -99,6 +99,57 @@ def server_gpu_indices(gpus: Sequence[str] | None, nvidia_smi: str = NVIDIA_SMI)
             return None
         indices.append(matches.pop())
     return indices
+
+
+def cuda_visible(entries: Sequence[str], listed: int, nvidia_smi: str = NVIDIA_SMI
+                 ) -> tuple[list[str | None], str | None]:
+    """The GPUs CUDA shows a process whose ``CUDA_VISIBLE_DEVICES`` has ``entries``
+    (:func:`tuner.server.gpu_lock.visible_gpus`) on a node where nvidia-smi lists ``listed`` GPUs:
+    ``(indices, stop)``, each GPU as its nvidia-smi index (None for a MIG id, or a UUID when
+    nvidia-smi does not say which index it is), in the order CUDA numbers them, and the first entry
+    CUDA refused (None when it took them all).
+
+    CUDA's rule (CUDA C Programming Guide, "CUDA Environment Variables"): the devices are those of
+    the list, in its order; at the first invalid entry it stops, and the ones before it are all the
+    process sees (``0,2,-1,1`` is devices 0 and 2; ``-1`` and an empty value are none). Invalid here:
+    an index nvidia-smi does not list, a UUID (or prefix) matching no single listed GPU, a GPU named
+    a second time, anything else that is neither an index, a ``GPU-`` UUID nor a ``MIG-`` id."""
+    indices: list[str | None] = []
+    known: dict[str, str] | None = None
+    asked = False
+    for gpu in entries:
+        if gpu.isdigit() and int(gpu) < listed:
+            indices.append(str(int(gpu)))
+        elif gpu.startswith("MIG-"):
+            indices.append(None)
+        elif gpu.startswith("GPU-"):
+            if not asked:
+                known, asked = gpu_indices_by_uuid(nvidia_smi), True
+            if known is None:
+                indices.append(None)
+                continue
+            matches = {index for uuid, index in known.items() if uuid.startswith(gpu)}
+            if len(matches) != 1:
+                return indices, gpu
+            indices.append(matches.pop())
+        else:
+            return indices, gpu
+        if indices[-1] is not None and indices[-1] in indices[:-1]:
+            return indices[:-1], gpu
+    return indices, None
+
+
+def too_few_gpus(seen: int, listed: int, tp: int, visible: Sequence[str] | None, stop: str | None,
+                 server_env: Mapping[str, str]) -> str:
+    """The line for a server shown ``seen`` GPUs (:func:`cuda_visible` of ``visible``, its
+    CUDA_VISIBLE_DEVICES entries; None: unset, every one of the node's ``listed``) for ``tp`` ranks."""
+    if visible is None:
+        return f"{seen} GPU(s) visible, tp_size is {tp}: lower server.tp_size or check CUDA_VISIBLE_DEVICES"
+    where = "server.env's" if "CUDA_VISIBLE_DEVICES" in server_env else "this shell's"
+    why = f"; CUDA ignores {stop!r} and all after it: no GPU nvidia-smi lists, or one named twice" if stop else ""
+    return (f"{seen} GPU(s) visible to the server, of the node's {listed} (CUDA_VISIBLE_DEVICES="
+            f"{','.join(visible)!r}, {where}{why}), tp_size is {tp}: lower server.tp_size or give "
+            f"server.env.CUDA_VISIBLE_DEVICES {tp} GPUs")
 
 
 def wait_gpu_memory_released(before_mib: list[int] | None, timeout_s: float, *,
