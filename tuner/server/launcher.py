@@ -144,12 +144,14 @@ class ServerProcess:
                     stop_grace_s=server.stop_grace_s, backend=server.backend, log_max_mb=server.log_max_mb)
         self.plan = plan
         self._replan = make if port == 0 else None
-        # CUDA_VISIBLE_DEVICES unset: SGLang runs its TP ranks on GPUs base_gpu_id (0) up, one apart
-        # (gpu_id_step 1; arg_groups/fields/device.py), so those are its GPUs unless the study moves
-        # or multiplies them (then: every GPU of the node)
+        # SGLang runs its TP ranks on the visible GPUs base_gpu_id (0) up, one apart (gpu_id_step 1;
+        # arg_groups/fields/device.py; entrypoints/engine.py: gpu_id = base_gpu_id + tp_rank *
+        # gpu_id_step, an index into CUDA_VISIBLE_DEVICES), so the first tp_size are its GPUs unless
+        # the study moves or multiplies them (then: every GPU it is shown, or of the node when unset)
         moved = {"base_gpu_id", "gpu_id_step", "pp_size", "dp_size", "nnodes"}
         if not moved & (set(plan.server_args) | flags_in(server.extra_args)):
             self._unset_gpus = [str(i) for i in range(server.tp_size)]
+            self._tp_ranks = server.tp_size
         if study:
             self.study = study
 
@@ -177,8 +179,8 @@ class ServerProcess:
         self.plan: LaunchPlan | None = None
         self._replan = None
         self.nvidia_smi = "nvidia-smi"
-        #: SGLang: the nvidia-smi indices of its CUDA_VISIBLE_DEVICES, whose memory its stop waits on
-        #: (None: every GPU of the node; tuner.server.gpus.server_gpu_indices)
+        #: SGLang: the nvidia-smi indices of its GPUs (the first tp_size of its CUDA_VISIBLE_DEVICES), whose
+        #: memory its stop waits on (None: every GPU of the node; tuner.server.gpus.server_gpu_indices)
         self.gpu_indices: list[str] | None = None
         self.proc: subprocess.Popen | None = None
         self.record: ServerRecord | None = None
@@ -201,6 +203,8 @@ class ServerProcess:
         self._reservation = None
         #: the server's GPUs (nvidia-smi indices) when CUDA_VISIBLE_DEVICES is unset; None: every GPU
         self._unset_gpus: list[str] | None = None
+        #: how many of the GPUs it is shown the server runs on (the first ones); None: all of them
+        self._tp_ranks: int | None = None
 
     # -- state --------------------------------------------------------------------------------
 
@@ -294,8 +298,10 @@ class ServerProcess:
         compute than the baseline had, figures that are not the setting's. Still busy at the deadline:
         ``ConfigError`` naming the GPUs (the run stops; the trial is queued again), nothing launched."""
         visible = visible_gpus(self.env)
+        # Set, only the first tp_size of them (QA: with CUDA_VISIBLE_DEVICES=0,1 and tp_size 1, another
+        # user's job on GPU 1 held every launch for startup_timeout_s, then stopped the run)
         self.gpu_indices = (self._unset_gpus if visible is None
-                            else server_gpu_indices(visible, self.nvidia_smi))
+                            else server_gpu_indices(visible[:self._tp_ranks], self.nvidia_smi))
         started = time.monotonic()
 
         waited = []
