@@ -23,8 +23,12 @@ def run_bounded(argv: list[str], timeout_s: float, **kwargs) -> subprocess.Compl
     """``subprocess.run(argv, capture_output=True, text=True, timeout=timeout_s, **kwargs)``, except
     that a timeout kills the command's whole process group and returns within :data:`REAP_S` after
     it, and a Ctrl-C while it runs kills it too (in a session of its own, it does not hear the
-    terminal's). Raises ``subprocess.TimeoutExpired`` on a timeout, ``OSError`` when the command cannot
-    start, and whatever interrupted the wait."""
+    terminal's). Bytes that are not text in the locale's encoding read as U+FFFD (``errors="replace"``):
+    QA (qa128): an nvidia-smi answering in a Latin-1 locale (``Zugriff verweigert \xfcber NVML``) was a
+    UnicodeDecodeError traceback out of ``tuner doctor``, ``study create`` and ``study run``.
+    Raises ``subprocess.TimeoutExpired`` on a timeout, ``OSError`` when the command cannot start,
+    and whatever interrupted the wait."""
+    kwargs.setdefault("errors", "replace")
     proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
                             start_new_session=True, **kwargs)
     try:
