@@ -9,6 +9,7 @@ argparse (``argument --context-length: Invalid integer value: ...``, exit 2).
 from __future__ import annotations
 
 import argparse
+import math
 import re
 from decimal import Decimal
 
@@ -44,11 +45,17 @@ def human_readable_int(value: str) -> int:
 
 def json_list_type(value: str):
     """SGLang 0.5.23's ``json_list_type`` (``srt/utils/common.py``): the text as JSON, else its
-    message. (SGLang reads it with orjson, which takes no NaN or Infinity: neither does this.)"""
+    message. SGLang reads it with orjson, which refuses what Python's ``json`` takes and no double
+    holds: NaN and Infinity, a number past a double's range (``1e400``, an integer of 400 digits:
+    "number is infinity when parsed as double"), and a lone UTF-16 surrogate (``"\\ud800"``: "no
+    low surrogate in string"). So does this (QA: ``forward_hooks: '[1e400]'`` was taken, and every
+    launch would end in SGLang's argparse error)."""
     import json
 
     try:
-        return json.loads(value, parse_constant=_no_constant)
+        parsed = json.loads(value, parse_constant=_no_constant, parse_float=_double, parse_int=_orjson_int)
+        _no_lone_surrogate(parsed)
+        return parsed
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"Invalid JSON list: {value}. Please provide a valid JSON list.") from None
@@ -56,6 +63,37 @@ def json_list_type(value: str):
 
 def _no_constant(name: str):
     raise ValueError(name)
+
+
+def _double(text: str) -> float:
+    number = float(text)
+    if math.isinf(number):
+        raise ValueError(f"number is infinity when parsed as double: {text}")
+    return number
+
+
+def _orjson_int(text: str) -> int | float:
+    """An integer as orjson reads it: past 64 bits (signed below zero, unsigned above), a double."""
+    number = int(text)
+    if -2 ** 63 <= number < 2 ** 64:
+        return number
+    try:
+        return _double(str(float(number)))
+    except OverflowError:
+        raise ValueError(f"number is infinity when parsed as double: {text[:40]}") from None
+
+
+def _no_lone_surrogate(parsed) -> None:
+    """ValueError for a string (a value or a key) holding half of a UTF-16 surrogate pair."""
+    if isinstance(parsed, str):
+        parsed.encode("utf-8")  # UnicodeEncodeError (a ValueError) for a lone surrogate
+    elif isinstance(parsed, list):
+        for item in parsed:
+            _no_lone_surrogate(item)
+    elif isinstance(parsed, dict):
+        for key, item in parsed.items():
+            _no_lone_surrogate(key)
+            _no_lone_surrogate(item)
 
 
 def token_count(value) -> int:
