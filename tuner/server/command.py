@@ -126,9 +126,11 @@ def merged_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | N
     """The search space's fixed args with the study's ``server.args`` (underscore names).
 
     Raises :class:`ConfigError` when both set one argument to different values, or either sets an
-    argument the launcher owns (model path, port, the speculative flags, ...).
+    argument the launcher owns (model path, port, the speculative flags, ...), or ``server.extra_args``
+    gives an argument either sets (under any of its spellings: an alias, an abbreviation, ``--no-``).
     """
     merged: dict[str, Any] = {}
+    source: dict[str, str] = {}  #: argument -> where it was set
     for where, args in (("search space fixed", dict(fixed_args or {})), ("server.args", server.args)):
         for name, value in args.items():
             key = f"{'fixed' if where.startswith('search') else 'server.args'}.{name}"
@@ -141,6 +143,17 @@ def merged_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | N
                 raise ConfigError("study", key, f"{value!r} conflicts with the search space's fixed "
                                   f"{name}: {merged[name]!r}; set it in one place")
             merged[name] = value
+            source[name] = "server.args" if where == "server.args" else "the search space's fixed args"
+    # server.extra_args goes last on the command line, where argparse lets the last value win: one
+    # of them setting what server.args or fixed sets would run the server on its value while the
+    # study records (and the rules judge) the other (QA: max_running_requests 7 with --max-running 8)
+    for token in server.extra_args:
+        option = server_args_table().option_for_flag(token.split("=", 1)[0]) if token.startswith("--") else None
+        if option is not None and option.dest in merged:
+            raise ConfigError("study", "server.extra_args", (
+                f"{token} sets {option.dest}, which {source[option.dest]} sets too "
+                f"({option.dest}: {merged[option.dest]!r}); the server would run the last one given and the "
+                f"study record the other: set it in one place"))
     return merged
 
 
