@@ -59,7 +59,7 @@ from .failures import (
 )
 from .gpu_lock import GpuLock, GpuLockError, visible_gpus
 from .environ import server_environment
-from .gpus import server_gpu_indices, wait_gpu_memory_released, wait_gpus_free
+from .gpus import gpu_memory_used_mib, server_gpu_indices, wait_gpu_memory_released, wait_gpus_free
 from .health import answer_status
 from .interpreter import interpreter_problem
 from .logcap import MIB, LogCap
@@ -296,12 +296,22 @@ class ServerProcess:
         ``wait_port_available`` in ``srt/utils/network.py``) or another user's job: a launch beside it
         would run out of memory, a failure charged to the setting, or run with less memory and
         compute than the baseline had, figures that are not the setting's. Still busy at the deadline:
-        ``ConfigError`` naming the GPUs (the run stops; the trial is queued again), nothing launched."""
+        ``ConfigError`` naming the GPUs (the run stops; the trial is queued again), nothing launched.
+        With a MIG instance among its GPUs nothing is waited for (only the snapshot is taken)."""
         visible = visible_gpus(self.env)
         # Set, only the first tp_size of them (QA: with CUDA_VISIBLE_DEVICES=0,1 and tp_size 1, another
         # user's job on GPU 1 held every launch for startup_timeout_s, then stopped the run)
         self.gpu_indices = (self._unset_gpus if visible is None
                             else server_gpu_indices(visible[:self._tp_ranks], self.nvidia_smi))
+        if visible and any(gpu.startswith("MIG-") for gpu in visible):
+            # A MIG instance is a share of a GPU whose other instances are other jobs' (that is what
+            # MIG is for), and nvidia-smi's memory.used is the whole GPU's: no level of it says the
+            # instance is free (QA: on a node whose other instances held memory, every launch waited
+            # out startup_timeout_s, then stopped the run). What they use now is what the stop waits
+            # back to, as for any GPU.
+            log.info("GPUs %s: a MIG instance in CUDA_VISIBLE_DEVICES; not waiting for free memory before "
+                     "the launch (nvidia-smi shows the whole GPU's)", ",".join(visible))
+            return gpu_memory_used_mib(self.nvidia_smi, self.gpu_indices)
         started = time.monotonic()
 
         waited = []
