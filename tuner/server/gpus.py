@@ -206,8 +206,13 @@ def wait_gpus_free(only: Sequence[str] | None, timeout_s: float, *, nvidia_smi: 
 
 
 def gpu_inventory(nvidia_smi: str = NVIDIA_SMI) -> list[dict] | None:
-    """Each GPU's ``name``, ``compute_cap`` (e.g. ``"9.0"``), ``memory_total_mib`` and
-    ``memory_free_mib`` from ``nvidia-smi``; None where it is absent or fails (never raises)."""
+    """Each GPU's ``name``, ``compute_cap`` (e.g. ``"9.0"``, always one :class:`GpuArch` reads),
+    ``memory_total_mib`` and ``memory_free_mib`` from ``nvidia-smi``; None where it is absent, fails
+    or answers something else, a field ``[N/A]`` or ``[Not Supported]`` included (never raises).
+    QA (qa128): a compute capability of ``[N/A]`` was handed on, and ``tuner doctor``, ``study
+    create`` and ``study run`` ended in GpuArch's ValueError traceback."""
+    from ..sglang.hardware import GpuArch
+
     out = _query(nvidia_smi, "name,compute_cap,memory.total,memory.free")
     if out is None:
         return None
@@ -217,6 +222,7 @@ def gpu_inventory(nvidia_smi: str = NVIDIA_SMI) -> list[dict] | None:
         if len(parts) != 4:
             return None
         try:
+            GpuArch.parse(parts[1])
             gpus.append({"name": parts[0], "compute_cap": parts[1], "memory_total_mib": int(float(parts[2])),
                          "memory_free_mib": int(float(parts[3]))})
         except ValueError:
