@@ -46,7 +46,9 @@ def extra_args_problem(argv: list[str]) -> str | None:
         flag, eq, value = word.partition("=")
         option = table.option_for_flag(flag)
         if option is None:
-            need, more = 0, math.inf  # not SGLang 0.5.23's, or ambiguous: its words are its own
+            if (stop := _not_a_flag(i, word, flag, table)) is not None:
+                return stop
+            need, more = 0, math.inf  # not SGLang 0.5.23's: another release's, its words are its own
         elif option.nargs == 0 and eq:
             return (f"entry {i} ({word!r}): {flag} is a switch and takes no value (SGLang's argparse "
                     f"stops every launch: ignored explicit argument {value!r}); {_switch_fix(option)}")
@@ -57,6 +59,27 @@ def extra_args_problem(argv: list[str]) -> str | None:
                           "+": (1, math.inf)}.get(option.nargs, (option.nargs, 0))
     if need:
         return _missing(len(argv) - 1, flag, table, None)
+    return None
+
+
+def _not_a_flag(i: int, word: str, flag: str, table) -> str | None:
+    """Why argparse stops every launch at option word ``word`` that names no SGLang 0.5.23 option,
+    whatever release runs it, or None (a flag of another release). Verdicts of SGLang 0.5.23's real
+    parser (``prepare_server_args``), QA (qa128): ``--help``, ``-h`` and ``--he`` print its usage and
+    exit 0, so no server ever starts; ``-tp 2`` and ``-- x``: "unrecognized arguments"."""
+    if flag in ("-h", "--help") or (len(flag) > 3 and "--help".startswith(flag)
+                                    and not any(f.startswith(flag) for o in table.options for f in o.flags)):
+        return (f"entry {i} ({word!r}) asks SGLang's parser for its usage: it prints it and exits, so the "
+                "server never starts; remove it")
+    if flag == "--":
+        return (f"entry {i} ('--') ends SGLang's options, and its argparse stops every launch on the "
+                "words after it (unrecognized arguments); remove it")
+    if not flag.startswith("--"):
+        return (f"entry {i} ({word!r}): SGLang's options all start with '--' (its argparse stops every "
+                f"launch: unrecognized arguments: {word}); write the flag's whole name (--tp-size, not -tp)")
+    # An abbreviation several 0.5.23 flags share (--mod) stops 0.5.23 too, but may be a whole flag of
+    # another release: --cuda-graph-max-bs, ambiguous in 0.5.23, is how an older SGLang is given the
+    # graph cap (README, "The command"), so it is left to the release that runs it
     return None
 
 
