@@ -291,6 +291,7 @@ def test_lock_names_read_uuids_as_indices_and_nothing_else():
         raise AssertionError("nvidia-smi asked with no UUID given")
 
     assert lock_names(["1", "0"], never) == (("1", "0"), None)  # indices only: nvidia-smi not run
+    assert lock_names(["00", "01"], never) == (("0", "1"), None)  # CUDA reads a number: GPU 0 is "00" too
     assert lock_names(["MIG-5c1d2e3f"], never) == (("MIG-5c1d2e3f",), None)  # MIG ids as written
     assert lock_names([UUIDS["2"], "GPU-3f1c", "0"], lambda: table) == (("2", "3", "0"), None)
     # a UUID no GPU of the node has, or a prefix several share ("GPU-" is every one's): as written

@@ -90,6 +90,11 @@ def lock_names(gpus: Sequence[str], indices_by_uuid: Callable[[], dict[str, str]
     names: list[str] = []
     known: dict[str, str] | None = None
     for gpu in gpus:
+        if gpu.isdecimal() and gpu.isascii():
+            # CUDA reads an index as a number: "00" and "0" are one GPU, so one lock (QA, qa128: two
+            # lock files, and two studies on GPU 0 at once)
+            names.append(str(int(gpu)))
+            continue
         if not gpu.startswith("GPU-"):
             names.append(gpu)
             continue
