@@ -8,7 +8,8 @@ servers reported, the workload (suite: prompts, lengths, concurrencies; API; obj
 baselines' figures, both Pareto fronts, the best value of each objective, and every effective
 setting measured (feasibly) in both, with B's speedup over A's; a setting measured more than once
 stands for the mean of its readings, as on the front (:func:`tuner.engine.records.merge_repeats`). Differences that make figures
-not comparable as they stand (another suite, other objectives, another backend) are listed as
+not comparable as they stand (another suite, down to its prompt texts, dataset and temperature; other
+objectives; another backend) are listed as
 ``warnings``.
 """
 
@@ -68,6 +69,7 @@ def study_side(study, storage_label: str) -> dict[str, Any]:
                   for r in front],
         "best": best,
         "_measured": measured,
+        "_suite": suite,
     }
 
 
@@ -75,8 +77,9 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
     """The comparison of studies ``a`` and ``b`` (Optuna studies made by tuner), JSON-safe."""
     sa, sb = study_side(a, storage_a), study_side(b, storage_b)
     warnings = []
-    if sa["workload"] != sb["workload"]:
-        diff = [k for k in sa["workload"] if sa["workload"][k] != sb["workload"][k]]
+    diff = [k for k in sa["workload"] if sa["workload"][k] != sb["workload"][k]]
+    diff += [k for k in _suite_differences(sa["_suite"], sb["_suite"]) if not _SHOWN.get(k, set()) & set(diff)]
+    if diff:
         warnings.append(f"the workloads differ ({', '.join(diff)}): figures measure different things")
     kinds = {"sim": "the simulated server", "sglang": "SGLang", "model": "no server (backend model)"}
     ka, kb = sa["hardware"]["backend"], sb["hardware"]["backend"]
@@ -95,8 +98,43 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
     baseline_ratio = {k: sb["baseline"][k] / v for k, v in sa["baseline"].items() if v and sb["baseline"].get(k)}
     for side in (sa, sb):
         side.pop("_measured")
+        side.pop("_suite")
     return {"a": sa, "b": sb, "common": common, "baseline_ratio_b_over_a": baseline_ratio,
             "same_objectives": same_objectives, "warnings": warnings}
+
+
+#: a stored suite's key (dotted) and the workload fields that already name a difference in it
+_SHOWN = {"suite.name": {"suite"}, "suite.prompts": {"prompts"}, "suite.single.lengths": {"single_lengths"},
+          "suite.sweep.concurrencies": {"concurrencies"}, "suite.sweep.max_tokens": {"sweep_max_tokens"}}
+#: suite keys that shape no figure: a request past `timeout_s` fails (it is not measured slower), and
+#: warm-up requests are sent before the measurement and never counted
+_NOT_MEASURED = {"timeout_s", "warmup"}
+
+
+def _suite_differences(a: dict, b: dict, prefix: str = "suite") -> list[str]:
+    """The dotted keys in which two stored suites differ (one level into a mapping: ``suite.sweep.repeats``).
+
+    The workload fields name the suite, its prompts by name, lengths and concurrencies only; two
+    suites alike in those may still send other requests (the same prompt names over other text,
+    another dataset, a sampling temperature), and their figures then measure different things. Each
+    is read by this tuner's schema first (:func:`tuner.engine.stored_forms.current_suite`): a key an
+    older tuner did not store is its default, not a difference."""
+    if prefix == "suite":
+        from ..engine.stored_forms import current_suite
+
+        a, b = current_suite(a) or {}, current_suite(b) or {}
+    out = []
+    for key in sorted(set(a) | set(b), key=str):
+        if key in _NOT_MEASURED or a.get(key) == b.get(key):
+            continue
+        if prefix == "suite.dataset" and key == "path" and a.get("sha256") and a.get("sha256") == b.get("sha256"):
+            continue  # the same file's bytes in another folder (a copy on each node) draw the same requests
+        va, vb = a.get(key), b.get(key)
+        if prefix == "suite" and isinstance(va, dict) and isinstance(vb, dict):
+            out += _suite_differences(va, vb, f"{prefix}.{key}")
+        else:
+            out.append(f"{prefix}.{key}")
+    return out
 
 
 #: ``attention_decision`` of a study that stored its attention backend
