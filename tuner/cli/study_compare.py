@@ -7,7 +7,7 @@ from pathlib import Path
 import click
 
 from ..engine.storage import redact
-from .output import console, not_empty, print_json, print_table
+from .output import not_empty, print_json, print_table, say
 from .own_files import check_not_an_input
 from .study_target import resolve_target, storage_option, storage_url
 
@@ -60,7 +60,7 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
                           *(f"{r:.2f}x" if r is not None else "" for r in (c["ratio_b_over_a"] or []))]
                          for c in cmp["common"]], title="settings measured in both")
         for w in cmp["warnings"]:
-            console.print(f"warning: {w}")
+            say(f"warning: {w}")  # as text: an env variable's name ([/x]) is no rich markup
     if output:
         path = write_compare_page(cmp, output)
         click.echo(f"comparison page: {path}", err=True)

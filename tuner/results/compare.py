@@ -9,7 +9,7 @@ baselines' figures, both Pareto fronts, the best value of each objective, and ev
 setting measured (feasibly) in both, with B's speedup over A's; a setting measured more than once
 stands for the mean of its readings, as on the front (:func:`tuner.engine.records.merge_repeats`). Differences that make figures
 not comparable as they stand (another suite, down to its prompt texts, dataset and temperature; other
-objectives; another backend) are listed as
+objectives; another backend; another search space; other server arguments) are listed as
 ``warnings``.
 """
 
@@ -18,7 +18,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..engine.records import load_records, merge_repeats
-from ..engine.study import CONFIG_ATTR, SUITE_ATTR
+from ..engine.study import CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR
 from .catalog import study_summary
 from .status import front_records
 
@@ -70,6 +70,8 @@ def study_side(study, storage_label: str) -> dict[str, Any]:
         "best": best,
         "_measured": measured,
         "_suite": suite,
+        "_space": attrs.get(SPACE_ATTR) or {},
+        "_server": _current_server(config),
     }
 
 
@@ -86,6 +88,14 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
     if ka != kb:
         warnings.append(f"A ran on {kinds.get(ka, ka)}, B on {kinds.get(kb, kb)}: figures of the simulator and "
                         "the model backend are model time, SGLang's wall time")
+    space_diff = _space_differences(sa["_space"], sb["_space"])
+    if space_diff:
+        warnings.append(f"the search spaces differ ({', '.join(space_diff)}): each front and best is over its own "
+                        "settings; the settings measured in both compare alike")
+    args_diff = _server_differences(sa["_server"], sa["_space"], sb["_server"], sb["_space"])
+    if args_diff:
+        warnings.append(f"the servers ran with other arguments ({', '.join(args_diff)}): figures measure "
+                        "different servers")
     same_objectives = sa["workload"]["objectives"] == sb["workload"]["objectives"]
     common = []
     for key in sa["_measured"].keys() & sb["_measured"].keys():
@@ -98,7 +108,8 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
     baseline_ratio = {k: sb["baseline"][k] / v for k, v in sa["baseline"].items() if v and sb["baseline"].get(k)}
     for side in (sa, sb):
         side.pop("_measured")
-        side.pop("_suite")
+        for key in ("_suite", "_space", "_server"):
+            side.pop(key)
     return {"a": sa, "b": sb, "common": common, "baseline_ratio_b_over_a": baseline_ratio,
             "same_objectives": same_objectives, "warnings": warnings}
 
@@ -135,6 +146,51 @@ def _suite_differences(a: dict, b: dict, prefix: str = "suite") -> list[str]:
         else:
             out.append(f"{prefix}.{key}")
     return out
+
+
+def _current_server(config: dict) -> dict:
+    """The stored config's ``server`` as this tuner reads it (an older tuner's lacks keys added since,
+    and may hold a value in another spelling, ``mem_fraction_static: "0.85"``, launched as 0.85)."""
+    from ..engine.stored_forms import current_config
+
+    return (current_config(config).get("server") or {}) if config else {}
+
+
+def _space_differences(a: dict, b: dict) -> list[str]:
+    """The search-space parts two stored spaces differ in: ``algorithm`` and each flag's range
+    (``params.speculative_eagle_topk``); its ``fixed`` arguments are the server's
+    (:func:`_server_differences`). Both read by this tuner's schema first (an older tuner's stored
+    space lacks keys added since: their defaults, not differences)."""
+    from ..engine.stored_forms import current_space
+
+    a, b = current_space(a) or {}, current_space(b) or {}
+    out = ["algorithm"] if a.get("algorithm") != b.get("algorithm") else []
+    pa, pb = a.get("params") or {}, b.get("params") or {}
+    return out + [f"params.{k}" for k in sorted(set(pa) | set(pb), key=str) if pa.get(k) != pb.get(k)]
+
+
+def _server_differences(server_a: dict, space_a: dict, server_b: dict, space_b: dict) -> list[str]:
+    """The SGLang arguments every launch of A and of B passed, where they differ: ``server.args``
+    with the space's ``fixed`` (one launch line: a key in either is the same argument), the raw
+    ``extra_args``, and ``env`` by name (its values may be secrets: never shown). The server's and
+    the space's stored forms are read by this tuner's schema first, as for the suite."""
+    from ..engine.stored_forms import current_space
+
+    space_a, space_b = current_space(space_a) or {}, current_space(space_b) or {}
+
+    def args(server: dict, space: dict) -> dict:
+        # a number written as text ("0.85") is the number SGLang holds, as the export writes it
+        from .export import _as_held
+
+        merged = {**(space.get("fixed") or {}), **(server.get("args") or {})}
+        return {k: _as_held(k, v) for k, v in merged.items()}
+
+    aa, ab = args(server_a, space_a), args(server_b, space_b)
+    out = [k for k in sorted(set(aa) | set(ab), key=str) if aa.get(k) != ab.get(k)]
+    if (server_a.get("extra_args") or []) != (server_b.get("extra_args") or []):
+        out.append("extra_args")
+    ea, eb = server_a.get("env") or {}, server_b.get("env") or {}
+    return out + [f"env {k}" for k in sorted(set(ea) | set(eb), key=str) if ea.get(k) != eb.get(k)]
 
 
 #: ``attention_decision`` of a study that stored its attention backend
