@@ -11,8 +11,8 @@ Definitions (all objectives are maximized):
   single-request objective (``single_speedup`` / ``single_tok_per_s``); ``throughput`` the extreme
   of the objective at the highest concurrency (``speedup@C`` / ``tok_per_s@C``). A study without
   such an objective has no such pick: ``export --pick`` and ``confirm --picks`` refuse the name
-  (:func:`absent_pick`); :func:`picks` (the report) falls back to the first (``single``) or the
-  last (``throughput``) objective.
+  (:func:`absent_pick`), and the report marks none; :func:`picks` falls back to the first
+  (``single``) or the last (``throughput``) objective, for callers that filter by :func:`absent_pick`.
 * **knee**: each objective is normalized over the front to [0, 1] (min -> 0, max -> 1; an objective
   with one value on the whole front counts 1 for every point). The knee is the front point with the
   largest sum of normalized objectives. With two objectives the extremes sit at (1, 0) and (0, 1),

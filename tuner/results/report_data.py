@@ -96,9 +96,13 @@ PICK_WHY = {"single": "best single-request objective", "throughput": "best objec
 
 
 def export_picks(front: list[TrialRecord], objectives: list[str]) -> tuple[list[Pick], str]:
-    """The front's picks exactly as ``tuner study export --pick`` chooses them (:func:`tuner.results.pareto.picks`)."""
-    from .pareto import picks
+    """The front's picks exactly as ``tuner study export --pick`` chooses them (:func:`tuner.results.pareto.picks`),
+    and only those it offers: a study with no single-request objective has no ``single`` pick, one
+    with none at a concurrency no ``throughput`` (:func:`tuner.results.pareto.absent_pick`; QA: the
+    page marked the best speedup@32 setting of an ``objectives: [speedup@32]`` study ``single``, a
+    pick ``export --pick single`` refuses)."""
+    from .pareto import absent_pick, picks
 
-    chosen = picks(front, objectives)
-    note = "Picks as `tuner study export --pick single|throughput|knee` chooses them" if chosen else ""
+    chosen = {name: r for name, r in picks(front, objectives).items() if absent_pick(objectives, name) is None}
+    note = f"Picks as `tuner study export --pick {'|'.join(chosen)}` chooses them" if chosen else ""
     return [Pick(name, r, PICK_WHY.get(name, name)) for name, r in chosen.items()], note
