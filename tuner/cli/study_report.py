@@ -23,7 +23,7 @@ def report(target, study_name, storage, output, png_dir) -> None:
     """One HTML page of a study that opens with no network: the Pareto front, throughput and speedup
     against concurrency, accept length, optimization history, importances, failed trials."""
     from ..engine.study import open_study
-    from ..results.report import write_report
+    from ..results.report import check_page_beside_pngs, write_report
 
     if png_dir is not None:
         try:
@@ -39,6 +39,7 @@ def report(target, study_name, storage, output, png_dir) -> None:
     check_output(output, "-o")
     if png_dir is not None:
         check_output(png_dir, "--png", folder=True)
+        check_page_beside_pngs(output, png_dir)
     files = write_report(open_study(name, url, tuner_only=True), output, png_dir)
     from ..config.names import shown
 

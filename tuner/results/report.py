@@ -19,6 +19,7 @@ report_traffic.
 from __future__ import annotations
 
 import html
+import os
 import warnings
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -242,6 +243,7 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
 
     from ..config.yamlfile import ConfigError
 
+    check_page_beside_pngs(output, png_dir)
     data = load_report_data(study)
     mstudy = measured_study(data) if data.records else None
     figures, notes = render_figures(data, mstudy)
@@ -266,6 +268,9 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
                 raise OSError(exc.errno, exc.strerror, str(directory)) from None
             pngs = [directory / p.name for p in drawn]
             for path in pngs:
+                if _where(path) == _where(out):  # the chart would be renamed over the page just written
+                    raise ConfigError("-o", str(output), f"is the chart {path.name} the report writes into --png "
+                                      f"{png_dir}; give the page another name or folder")
                 if path.is_dir():
                     raise ConfigError("--png", str(path), "is a folder, where the report writes its chart of "
                                       "that name; move it away or choose another --png folder")
@@ -277,6 +282,22 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
             directory.rmdir()  # made for this report: nothing of it stays
         raise
     return ReportFiles(out, pngs)
+
+
+def _where(path: Path) -> Path:
+    """Where writing ``path`` lands: its folder resolved (a link to a folder is that folder), its own
+    name kept (the page is renamed into place, replacing a link of that name, not its target)."""
+    return Path(os.path.realpath(path.parent)) / path.name
+
+
+def check_page_beside_pngs(output: str | Path, png_dir: str | Path | None) -> None:
+    """:class:`ConfigError` (``-o``) for a page named as the ``--png`` folder itself (QA: `report -o
+    same --png same` made the folder, then ended in IsADirectoryError's traceback). A page named as
+    one of the charts is refused by :func:`write_report` once the charts' names are known."""
+    from ..config.yamlfile import ConfigError
+
+    if png_dir is not None and _where(Path(output)) == _where(Path(png_dir)):
+        raise ConfigError("-o", str(output), f"is the --png folder {png_dir}; give the page a file name of its own")
 
 
 def _script_safe(text: str) -> str:
