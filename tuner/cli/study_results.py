@@ -96,7 +96,7 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
     from ..config.files import check_output, write_atomic
     from ..config.yamlfile import ConfigError
     from ..results.adaptive import policy_lines, study_policy
-    from ..results.export import build_export, check_yaml_path
+    from ..results.export import build_export, check_json_path, check_yaml_path
     from ..results.pareto import PickError
 
     if output is not None and not output.strip():
@@ -120,6 +120,8 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
             check_output(path, flag)  # its folder exists: nothing is created for it
     if out and fmt == "yaml" and not adaptive:
         check_yaml_path(out)
+    if out and fmt == "json" and not adaptive:
+        check_json_path(out)
     from ..engine.study import open_study
 
     study = open_study(name, url, tuner_only=True)

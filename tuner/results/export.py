@@ -456,3 +456,14 @@ def check_yaml_path(path: Path) -> None:
     if path.suffix.lower() not in (".yaml", ".yml"):
         raise ConfigError("-o", str(path), "SGLang's --config loads only .yaml/.yml files; name it "
                           f"{path.with_suffix('.yaml').name} (or use --format json)")
+
+
+def check_json_path(path: Path) -> None:
+    """``--format json`` into a ``.yaml``/``.yml`` file: a name SGLang's ``--config`` loads, and YAML
+    reads JSON, so the document's keys (``study``, ``pick``, ``server_args``, ...) would reach SGLang
+    as the flags ``--study``, ``--pick`` (QA: written, exit 0; the launch failed on an unknown flag).
+    Said before writing."""
+    if path.suffix.lower() in (".yaml", ".yml"):
+        raise ConfigError("-o", str(path), "--format json writes the server args with their provenance, which "
+                          "SGLang's --config would read as unknown flags (--study, --pick, ...); name it "
+                          f"{path.with_suffix('.json').name}, or leave --format json out for the config file")
