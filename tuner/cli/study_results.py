@@ -185,8 +185,7 @@ def print_front(front) -> None:
                      ", ".join(r.replace("max ", "best ") for r in p.roles)))
     print_table(["trial", "steps,topk,draft", *front.objectives, "tok/s single",
                  *(f"tok/s C={c}" for c in cs), "accept", "marks"], rows)
-    console.print("knee: the front point farthest from the line between the two extremes "
-                  "(objectives normalized over the front)")
+    say(knee_line(len(front.objectives)))
     from ..results.traffic import baseline_slo_lines, limits_note
 
     for line in baseline_slo_lines(front.baseline):
@@ -197,6 +196,18 @@ def print_front(front) -> None:
         for r in front.limited[:8]:
             vals = " ".join(f"{v:.2f}" for v in r.values or [])
             say(f"  trial {r.number} ({r.effective.label()}, {vals}): {limits_note(r.attrs)}")
+
+
+def knee_line(n_objectives: int) -> str:
+    """What the knee is, as the table's footnote says it: "farthest from the line between the two
+    extremes" holds for two objectives only (tuner.results.pareto; QA: said of a study of one
+    objective, whose knee is its best setting, and of three, where the extremes span a plane)."""
+    if n_objectives == 1:
+        return "knee: with one objective, its best setting"
+    if n_objectives == 2:
+        return ("knee: the front point farthest from the line between the two extremes "
+                "(objectives normalized over the front)")
+    return "knee: the front point with the largest sum of its objectives, each normalized over the front"
 
 
 def _f(v, digits: int = 1) -> str:
