@@ -95,8 +95,17 @@ def _stage(path: Path, text: str, umask: int, staged: list[tuple[str, Path]]) ->
     return tmp
 
 
+def written_through(path: str | Path) -> Path:
+    """The file a write to ``path`` lands in: ``path``, or for a symlink the file it points to (through
+    every link), as a shell's ``>`` writes through a link. Renaming a new file over the link itself
+    would cut it: QA (qa130), ``-o deploy.yaml``, a link to the shared ``current.yaml`` a deployment
+    reads, made ``deploy.yaml`` a file of its own and left ``current.yaml`` at the old setting, exit 0."""
+    return Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)
+
+
 def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
-    """Write every ``(path, text)``: all to temporary files first, then rename each into place.
+    """Write every ``(path, text)``: all to temporary files first, then rename each into place (a
+    symlink's target, not the link: :func:`written_through`).
 
     A failure before the renames leaves no target touched and no temporary file behind (a kill:
     see the module docstring); an OSError writing a file (a full disk) names its target. Files get
@@ -106,7 +115,7 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     umask = _umask()
     try:
         for path, text in files:
-            _stage(Path(path), text, umask, staged)
+            _stage(written_through(path), text, umask, staged)
         for tmp, path in staged:
             os.replace(tmp, path)
     finally:
@@ -257,8 +266,12 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     path = Path(path)
     if str(path) != "-":  # check_writable says what "-" is
         check_usable(path, flag)
+        link = path
+        if not folder:  # a file is written through a link (written_through): its target is checked
+            path = written_through(path)
+        where = f" (where the symlink {link} points)" if path != link else ""
         if path.parent.exists() and not path.parent.is_dir():
-            raise ConfigError(flag, str(path), f"{path.parent} is a file, not a folder; choose another path")
+            raise ConfigError(flag, str(link), f"{path.parent}{where} is a file, not a folder; choose another path")
         if not path.parent.is_dir():
-            raise ConfigError(flag, str(path), f"folder {path.parent} does not exist; create it first")
+            raise ConfigError(flag, str(link), f"folder {path.parent}{where} does not exist; create it first")
     check_writable(path, flag, folder=folder)
