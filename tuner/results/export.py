@@ -359,6 +359,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     check_c32_swept(study.study_name, (suite.get("sweep") or {}).get("concurrencies") or [], min_speedup_c32)
     # PickError ("no safe improvement") when every confirmed candidate loses to --min-speedup-c32
     conf = load_confirmation(study, min_speedup_c32 if pick in PICKS else None)
+    unconfirmed_rival: list[str] = []
     if pick is not None:
         confirmed = confirmed_pick(conf, pick)
         if confirmed is not None:
@@ -370,6 +371,14 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
             if unconfirmed.number != record.number:
                 conf.why[pick] += (f" (one measurement each picked trial {unconfirmed.number}, "
                                    f"{unconfirmed.effective.label()})")
+            if unconfirmed.number != record.number and conf.candidate(unconfirmed.number) is None:
+                # measured since the confirmation (the study was extended): its figures were never
+                # weighed against the confirmed ones (QA, qa130: after `run --add-trials`, a new best
+                # reading was passed over with only the header's parenthesis to say so)
+                unconfirmed_rival.append(
+                    f"--pick {pick}: trial {unconfirmed.number} ({unconfirmed.effective.label()}) reads best by the "
+                    f"study's measurements but was never confirmed (confirmation {conf.run} did not measure it); "
+                    f"this keeps the confirmed trial {record.number}: run `tuner study confirm` again to weigh them")
         else:
             front = study_front(study, min_speedup_c32)
             record = pick_record(front, records, pick)
@@ -392,7 +401,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     base = find_baseline(study)
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
-    warnings = (unread + _recorded_mismatches(record, mapping, tuple(extra or ()))
+    warnings = (unread + unconfirmed_rival + _recorded_mismatches(record, mapping, tuple(extra or ()))
                 + slower_than_baseline(config, record))
     if (refused := refused_now(space, spec)) is not None:  # measured by an older tuner
         warnings.append(f"trial {record.number} ({spec.label()}): {refused}; SGLang may not start this config: "
