@@ -240,6 +240,33 @@ def test_a_failure_fences_off_larger_settings_and_repeats_teach_the_noise():
     assert prior < learned < spread and learned == pytest.approx(spread, rel=0.1)
 
 
+@pytest.mark.parametrize("failure_class, fenced", [("oom", True), ("spec_runtime", True), ("not_in_landscape", True),
+                                                    ("hung", False), ("nccl", False), ("startup_timeout", False),
+                                                    ("crash_after_ready", False), ("other", False)])
+def test_only_a_failure_of_its_size_fences_off_the_larger_settings(failure_class, fenced):
+    """QA: every failed launch fenced off every setting at least as large in all three flags, so a
+    seed trial (4, 4, 16) whose server hung, or whose NCCL setup timed out, ruled out every deeper and
+    wider tree for the rest of the night. A failure of the node, the network or the server's health
+    rules out its own tree only; one that may come of the size (out of memory) the larger ones too."""
+    from optuna.distributions import IntDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from tuner.engine.structured import read_trials
+
+    failed = SpecConfig(4, 4, 16)
+    params = {"speculative_num_steps": 4, "speculative_eagle_topk": 4, "speculative_num_draft_tokens": 16}
+    trial = create_trial(state=TrialState.COMPLETE, values=[0.0, 0.0], params=params,
+                         distributions={k: IntDistribution(1, 64) for k in params},
+                         user_attrs={"status": "failed", "failure_class": failure_class,
+                                     "effective": failed.as_dict()})
+    readings = read_trials([trial], SPACE, current=1)
+    sampler = StructuredSampler(SPACE, seed=0)
+    open_ = {sampler._specs[i] for i in sampler.open_candidates(readings)}
+    assert failed not in open_  # never launched again, whatever the failure
+    assert (SpecConfig(4, 4, 20) not in open_ and SpecConfig(5, 8, 32) not in open_) == fenced
+    assert SpecConfig(3, 4, 16) in open_ and SpecConfig(4, 2, 8) in open_  # smaller ones stay open
+
+
 def test_with_nothing_to_launch_the_fallback_is_a_setting_never_tried_a_new_tree_first(tmp_path):
     """StructuredSampler.untried, on a space of 3 steps x topk 1 and 4 x draft tokens 2 to 5: never a
     setting measured, failed, pruned or being measured; a setting of a tree never measured while

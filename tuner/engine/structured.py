@@ -28,8 +28,9 @@ Candidates: the valid effective settings of the space (SGLang's rules with the s
 arguments), one per verified tree (:func:`tuner.sglang.trees.cheapest_per_tree`: a setting that
 verifies the same tree as a cheaper one is never launched), draft tokens on a ladder for a first
 launch (:func:`draft_ladder`), never a tree measured before or being measured by another worker
-(re-measurements apart), never a setting that failed at launch nor one at least as large in all
-three flags (memory grows with each).
+(re-measurements apart), never a setting that failed at launch nor, when its failure may come of
+its size (:data:`NOT_OF_ITS_SIZE`: ``oom`` above all), one at least as large in all three flags
+(memory grows with each).
 
 The noise is estimated from the study's own repeated readings (pooled variance of the log readings
 around each setting's mean), starting from ``noise`` (relative, 3%) worth ``noise_weight`` readings.
@@ -64,6 +65,16 @@ def _optuna_base():
     return BaseSampler
 
 
+#: Failure classes (README, "Failure classes") that come of the node, the network or the server's
+#: health, not of the setting's size: such a failure rules out its own tree, not every setting at
+#: least as large in all three flags (QA: a seed trial (3, 1, 4) whose NCCL setup timed out, or whose
+#: server hung, ruled out every deeper or wider tree for the rest of the night). Every other class --
+#: ``oom``, ``spec_runtime`` (a tree larger than its candidates), ``invalid_args``, a landscape
+#: table's ``not_in_landscape`` (a table leaves out what does not fit) -- rules out the larger ones.
+NOT_OF_ITS_SIZE = frozenset({"nccl", "hung", "startup_timeout", "crash_after_ready", "other", "request_errors",
+                             "bad_response", "args_unverified", "args_mismatch"})
+
+
 @dataclass
 class Readings:
     """What the study has measured, by verified tree (the effective settings behind each)."""
@@ -71,7 +82,9 @@ class Readings:
     values: dict = field(default_factory=dict)  #: tree key -> list of value vectors (feasible readings)
     accept: dict = field(default_factory=dict)  #: tree key -> list of accept lengths (None: not reported)
     spec: dict = field(default_factory=dict)  #: tree key -> the effective setting measured
-    failed: set = field(default_factory=set)  #: effective settings that failed at launch
+    failed: set = field(default_factory=set)  #: effective settings that failed at launch (of their size)
+    #: tree keys of settings that failed for a reason not of their size (:data:`NOT_OF_ITS_SIZE`)
+    failed_alone: set = field(default_factory=set)
     busy: set = field(default_factory=set)  #: tree keys another trial is measuring now
     #: tree keys pruned (:func:`read_pruned`): never proposed again
     pruned: set = field(default_factory=set)
@@ -146,6 +159,8 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
             limits = [v for name, v in t.constraints.items() if name != CONSTRAINT]
             if limits:  # how far it broke the limits still teaches the feasibility model
                 out.limits.setdefault(tree_key(eff), []).append(max(limits))
+        elif status == FAILED and t.user_attrs.get("failure_class") in NOT_OF_ITS_SIZE:
+            out.failed_alone.add(tree_key(eff))
         elif status == FAILED:
             out.failed.add(eff)
     for t, eff in pruned:
@@ -302,7 +317,7 @@ class StructuredSampler(_optuna_base()):
         out = []
         for i, (key, spec) in enumerate(zip(self._keys, self._specs)):
             if (i not in self._explorable or key in readings.values or key in readings.busy
-                    or key in readings.pruned or key in readings.unmodelled):
+                    or key in readings.pruned or key in readings.unmodelled or key in readings.failed_alone):
                 continue
             if any(spec.num_steps >= f.num_steps and spec.eagle_topk >= f.eagle_topk
                    and spec.num_draft_tokens >= f.num_draft_tokens for f in readings.failed):
