@@ -307,6 +307,25 @@ def parse_knobs(args) -> tuple[dict | None, dict | None]:
     return out[0], out[1]
 
 
+def range_problem(args) -> str | None:
+    """The first numeric flag outside its range, as one line naming the flag, the value given and
+    the range (None: every one is in range). QA: ``--seeds 0`` printed the ranges of five flags
+    without saying which one was wrong, nor what was given."""
+    year_h = 366 * 24
+    checks = (("--seeds", args.seeds, 1 <= args.seeds, "must be at least 1"),
+              ("--budget", args.budget, 1 <= args.budget, "must be at least 1 launch"),
+              ("--jobs", args.jobs, 1 <= args.jobs, "must be at least 1 process"),
+              ("--noise", args.noise, 0 <= args.noise < 1, "from 0 to below 1 (a relative standard deviation)"),
+              ("--hours", args.hours, args.hours is None or 1 / 60 <= args.hours <= year_h,
+               f"from 1/60 to {year_h} (a year) of modelled GPU hours"),
+              ("--load-s", args.load_s, args.load_s is None or 0 <= args.load_s <= year_h * 3600,
+               "from 0 to a year of seconds"))
+    for flag, value, ok, expected in checks:
+        if not ok:  # NaN fails every comparison, so it lands here too
+            return f"{flag} {expected}, got {value:g}"
+    return None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
     if args.quick:
@@ -322,12 +341,9 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--options: sampler options for the default strategy, which --strategies {','.join(strategies)} "
               "leaves out; add default to --strategies or drop --options", file=sys.stderr)
         return 2
-    year_h = 366 * 24
-    if args.seeds < 1 or args.budget < 1 or args.jobs < 1 or not 0 <= args.noise < 1 or (
-            args.hours is not None and not 1 / 60 <= args.hours <= year_h) or (
-            args.load_s is not None and not 0 <= args.load_s <= year_h * 3600):
-        print(f"--seeds, --budget and --jobs must be at least 1, --noise in [0, 1), --hours from 1/60 to {year_h} "
-              f"(a year), --load-s from 0 to a year of seconds", file=sys.stderr)
+    problem = range_problem(args)
+    if problem:
+        print(f"error: {problem}", file=sys.stderr)
         return 2
     if not 0 <= args.first_seed <= 2**32 - args.seeds:  # a study's sampler.seed is numpy's: 0 to 2**32 - 1
         print(f"--first-seed: from 0 to {2**32 - args.seeds} with --seeds {args.seeds} (a seed is 0 to 2**32 - 1), "
