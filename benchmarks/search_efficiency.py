@@ -310,12 +310,19 @@ def parse_knobs(args) -> tuple[dict | None, dict | None]:
 def range_problem(args) -> str | None:
     """The first numeric flag outside its range, as one line naming the flag, the value given and
     the range (None: every one is in range). QA: ``--seeds 0`` printed the ranges of five flags
-    without saying which one was wrong, nor what was given."""
+    without saying which one was wrong, nor what was given. ``--noise`` is held to a study file's
+    bound on ``server.model.noise`` (:data:`tuner.config.study.MAX_MODEL_NOISE`): each run is a
+    study with that noise, and larger noise reaches the model backend's clips (QA: ``--noise 0.5``
+    ran and printed tables, scored on figures no server reads, of studies a study file refuses)."""
+    from tuner.config.study import MAX_MODEL_NOISE
+
     year_h = 366 * 24
     checks = (("--seeds", args.seeds, 1 <= args.seeds, "must be at least 1"),
               ("--budget", args.budget, 1 <= args.budget, "must be at least 1 launch"),
               ("--jobs", args.jobs, 1 <= args.jobs, "must be at least 1 process"),
-              ("--noise", args.noise, 0 <= args.noise < 1, "from 0 to below 1 (a relative standard deviation)"),
+              ("--noise", args.noise, 0 <= args.noise <= MAX_MODEL_NOISE,
+               f"from 0 to {MAX_MODEL_NOISE} (a relative standard deviation, as server.model.noise; the "
+               "README's figures use 0.02 and 0.04)"),
               ("--hours", args.hours, args.hours is None or 1 / 60 <= args.hours <= year_h,
                f"from 1/60 to {year_h} (a year) of modelled GPU hours"),
               ("--load-s", args.load_s, args.load_s is None or 0 <= args.load_s <= year_h * 3600,

@@ -46,3 +46,29 @@ def test_a_flag_out_of_range_is_named_with_the_value_given(tmp_path):
         others = [f for f in FLAGS if f != flag and f in line]
         assert others == [], (flag, line)
         assert not (tmp_path / "cache").exists()  # refused before any table is built
+
+
+def test_noise_a_study_file_refuses_is_refused_and_its_bound_runs(tmp_path):
+    """QA: ``--noise 0.5`` ran and printed tables, of studies whose ``server.model.noise: 0.5`` a
+    study file refuses (the draws reach the model backend's clips: figures no server reads)."""
+    import json
+
+    from tuner.config.study import MAX_MODEL_NOISE
+
+    table = tmp_path / "node.json"
+    table.write_text(json.dumps({
+        "name": "one-row", "concurrency": 32, "load_s": 60,
+        "baseline": {"single_tok_per_s": 30.0, "tok_per_s@32": 900.0},
+        "configs": [{"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4, "accept_length": 2.5,
+                     "single_tok_per_s": 60.0, "tok_per_s@32": 990.0}]}))
+    common = ("--landscape", str(table), "--strategies", "random", "--seeds", "1", "--budget", "2",
+              "--suite", "quick")
+    for value in ("0.5", "0.7", str(MAX_MODEL_NOISE * 1.01)):
+        code, out, err = run(*common, "--noise", value)
+        line = err.strip()
+        assert code == 2 and out == "" and line.splitlines() == [line], (value, err)
+        assert line.startswith("error: --noise ") and f"to {MAX_MODEL_NOISE}" in line, line
+        assert line.endswith(f"got {float(value):g}"), line
+    code, out, err = run(*common, "--noise", str(MAX_MODEL_NOISE))
+    assert code == 0, err
+    assert "## one-row" in out and "| random " in out
