@@ -344,6 +344,10 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--strategies: unknown {', '.join(map(repr, unknown))}; choose from {', '.join(STRATEGIES)}",
               file=sys.stderr)
         return 2
+    twice = [s for i, s in enumerate(strategies) if s in strategies[:i]]
+    if twice:  # QA: every run of it ran twice and was scored twice, the JSON holding each run twice
+        print(f"--strategies: {twice[0]!r} is given twice; give each strategy once", file=sys.stderr)
+        return 2
     if args.options is not None and "default" not in strategies:  # it would tune nothing that runs
         print(f"--options: sampler options for the default strategy, which --strategies {','.join(strategies)} "
               "leaves out; add default to --strategies or drop --options", file=sys.stderr)

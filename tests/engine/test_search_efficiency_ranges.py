@@ -72,3 +72,15 @@ def test_noise_a_study_file_refuses_is_refused_and_its_bound_runs(tmp_path):
     code, out, err = run(*common, "--noise", str(MAX_MODEL_NOISE))
     assert code == 0, err
     assert "## one-row" in out and "| random " in out
+
+
+def test_a_strategy_given_twice_is_one_line_and_nothing_runs(tmp_path):
+    """QA: ``--strategies default,default`` ran every run of default twice, and its table and JSON
+    counted each seed twice."""
+    for strategies in ("default,default", "random,default,random"):
+        code, out, err = run("--profiles", "no-such-profile", "--cache", str(tmp_path / "cache"),
+                             "--strategies", strategies, "--seeds", "1")
+        line = err.strip()
+        assert code == 2 and out == "" and line.splitlines() == [line], (strategies, err)
+        assert line.startswith("--strategies: ") and "given twice" in line, line
+        assert not (tmp_path / "cache").exists()
