@@ -7,6 +7,7 @@ from __future__ import annotations
 import contextlib
 import importlib.util
 import io
+import json
 import sys
 from pathlib import Path
 
@@ -48,19 +49,22 @@ def test_a_flag_out_of_range_is_named_with_the_value_given(tmp_path):
         assert not (tmp_path / "cache").exists()  # refused before any table is built
 
 
-def test_noise_a_study_file_refuses_is_refused_and_its_bound_runs(tmp_path):
-    """QA: ``--noise 0.5`` ran and printed tables, of studies whose ``server.model.noise: 0.5`` a
-    study file refuses (the draws reach the model backend's clips: figures no server reads)."""
-    import json
-
-    from tuner.config.study import MAX_MODEL_NOISE
-
-    table = tmp_path / "node.json"
-    table.write_text(json.dumps({
-        "name": "one-row", "concurrency": 32, "load_s": 60,
+def one_row_table(path: Path, name: str = "one-row") -> Path:
+    """A landscape of one setting, SGLang's automatic (3, 1, 4): the first seed trial measures it."""
+    path.write_text(json.dumps({
+        "name": name, "concurrency": 32, "load_s": 60,
         "baseline": {"single_tok_per_s": 30.0, "tok_per_s@32": 900.0},
         "configs": [{"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4, "accept_length": 2.5,
                      "single_tok_per_s": 60.0, "tok_per_s@32": 990.0}]}))
+    return path
+
+
+def test_noise_a_study_file_refuses_is_refused_and_its_bound_runs(tmp_path):
+    """QA: ``--noise 0.5`` ran and printed tables, of studies whose ``server.model.noise: 0.5`` a
+    study file refuses (the draws reach the model backend's clips: figures no server reads)."""
+    from tuner.config.study import MAX_MODEL_NOISE
+
+    table = one_row_table(tmp_path / "node.json")
     common = ("--landscape", str(table), "--strategies", "random", "--seeds", "1", "--budget", "2",
               "--suite", "quick")
     for value in ("0.5", "0.7", str(MAX_MODEL_NOISE * 1.01)):
@@ -84,3 +88,19 @@ def test_a_strategy_given_twice_is_one_line_and_nothing_runs(tmp_path):
         assert code == 2 and out == "" and line.splitlines() == [line], (strategies, err)
         assert line.startswith("--strategies: ") and "given twice" in line, line
         assert not (tmp_path / "cache").exists()
+
+
+def test_groups_only_prints_a_table_for_the_given_landscapes(tmp_path):
+    """QA: ``--landscape node.json --groups-only`` ran every run and printed no table: only a set's
+    landscapes were in a group. They now have a group of their own."""
+    table = one_row_table(tmp_path / "node.json", name="my-node")
+    code, out, err = run("--landscape", str(table), "--strategies", "default,random", "--seeds", "1",
+                         "--budget", "2", "--suite", "quick", "--noise", "0", "--groups-only")
+    assert code == 0, err
+    assert "## my-node" not in out  # still no table per landscape
+    heads = [line for line in out.splitlines() if line.startswith("## given")]
+    assert len(heads) == 1 and heads[0].endswith(": 1 landscapes"), out
+    rows = {line.split("|")[1].strip(): line for line in out.splitlines() if line.startswith("| ")}
+    # one setting, measured by the first seed trial: every pick right, for both strategies
+    assert "| 1/1 " in rows["default"] and "100.0%" in rows["default"], rows
+    assert "| 1/1 " in rows["random"], rows
