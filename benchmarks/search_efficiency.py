@@ -67,6 +67,7 @@ import statistics
 import sys
 import time
 import warnings
+from dataclasses import replace
 from pathlib import Path
 
 # One BLAS thread per process: the surrogate's small matrices gain nothing from threads, and the
@@ -428,9 +429,10 @@ def main(argv: list[str] | None = None) -> int:
                     t.name for t in built if t.family == family]
             targets.extend(built)
         for profile in profiles:
-            targets.append(truth_for(profile, Path(args.space), args.suite, Path(args.cache))[0])
+            target = truth_for(profile, Path(args.space), args.suite, Path(args.cache))[0]
+            targets.append(replace(target, given=f"--profiles {profile}"))
         for path in args.landscape:
-            targets.append(table_target(Path(path)))
+            targets.append(replace(table_target(Path(path)), given=f"--landscape {path}"))
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
@@ -447,7 +449,9 @@ def main(argv: list[str] | None = None) -> int:
     names = [t.name for t in targets]
     if len(set(names)) != len(names):
         clash = next(n for n in names if names.count(n) > 1)
-        files = ", ".join(str(t.table) for t in targets if t.name == clash)
+        # the inputs as given: two profile files of one name share one cached table (QA: the
+        # line named that cache file twice, and neither file the user gave)
+        files = ", ".join(t.given or str(t.table) for t in targets if t.name == clash)
         print(f"error: two landscapes share the name {clash!r} ({files}); give each its own \"name\" "
               "(a file given twice: give it once)", file=sys.stderr)
         return 2

@@ -45,6 +45,9 @@ class Target:
     group: str = "given"  #: shipped, train, test, given (a --profiles / --landscape argument)
     family: str = ""  #: generator, A, B, C ... ("" for shipped and given)
     load_s: float | None = None
+    #: how the user named it (``--profiles d.yaml``, ``--landscape node.json``; "" for a set's): a
+    #: message about it names the input given, not the cached table it became
+    given: str = ""
 
     def truth(self, space: Path | None = None) -> Truth:
         """The truth the runs are scored on: the table's settings the search ``space`` holds (every

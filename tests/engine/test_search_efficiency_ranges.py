@@ -104,3 +104,17 @@ def test_groups_only_prints_a_table_for_the_given_landscapes(tmp_path):
     # one setting, measured by the first seed trial: every pick right, for both strategies
     assert "| 1/1 " in rows["default"] and "100.0%" in rows["default"], rows
     assert "| 1/1 " in rows["random"], rows
+
+
+def test_two_profiles_of_one_name_are_named_as_given(tmp_path):
+    """QA: a shipped profile and a copy of it (``--profiles dense-27b-tp1,d.yaml``) share a name and
+    one cached table: the line named that cache file twice, and neither input the user gave."""
+    shipped = ROOT / "tuner" / "sim" / "profiles" / "dense-27b-tp1.yaml"
+    copy = tmp_path / "d.yaml"
+    copy.write_text(shipped.read_text())
+    code, out, err = run("--profiles", f"dense-27b-tp1,{copy}", "--strategies", "random", "--seeds", "1",
+                         "--budget", "2", "--cache", str(tmp_path / "cache"))
+    line = err.strip()
+    assert code == 2 and out == "" and line.splitlines() == [line], err
+    assert "'dense-27b-tp1'" in line and f"--profiles {copy}" in line and "--profiles dense-27b-tp1," in line, line
+    assert str(tmp_path / "cache") not in line, line
