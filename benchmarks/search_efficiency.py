@@ -403,6 +403,13 @@ def main(argv: list[str] | None = None) -> int:
         print(f"--set: unknown {', '.join(x for x in sets if x not in SETS)}; choose from {', '.join(SETS)}",
               file=sys.stderr)
         return 2
+    if args.sets is not None and not sets:  # QA: --set , ran the shipped profiles, 20 seeds each by default
+        print(f"--set: {args.sets!r} names no set; choose from {', '.join(SETS)}", file=sys.stderr)
+        return 2
+    twice = [x for i, x in enumerate(sets) if x in sets[:i]]
+    if twice:  # QA: refused later, as two landscapes of one name, naming one cached table twice
+        print(f"--set: {twice[0]!r} is given twice; give each set once", file=sys.stderr)
+        return 2
     default = "" if args.landscape or sets else ",".join(PROFILES)
     profiles = [x for x in (args.profiles or default).split(",") if x]
     if not (profiles or args.landscape or sets):
@@ -421,8 +428,8 @@ def main(argv: list[str] | None = None) -> int:
 
             check_writable(args.cache, "--cache", folder=True)
         for name in sets:
-            built = build_set(name, Path(args.cache), Path(args.space), args.suite,
-                              progress=lambda line: print(line, file=sys.stderr))
+            built = [replace(t, given=f"--set {name}") for t in build_set(
+                name, Path(args.cache), Path(args.space), args.suite, progress=lambda line: print(line, file=sys.stderr))]
             groups[name] = [t.name for t in built]
             for family in sorted({t.family for t in built if t.family}):
                 groups[f"{name} / {'generated profiles' if family == 'generator' else 'family ' + family}"] = [

@@ -118,3 +118,27 @@ def test_two_profiles_of_one_name_are_named_as_given(tmp_path):
     assert code == 2 and out == "" and line.splitlines() == [line], err
     assert "'dense-27b-tp1'" in line and f"--profiles {copy}" in line and "--profiles dense-27b-tp1," in line, line
     assert str(tmp_path / "cache") not in line, line
+
+
+def test_a_set_flag_naming_no_set_or_one_set_twice_is_one_line(tmp_path):
+    """QA: ``--set ,`` ran the three shipped profiles (20 seeds each by default), and ``--set
+    shipped,shipped`` built the set's tables, then refused two landscapes of one name naming one
+    cached table twice."""
+    for value, says in ((",", "names no set"), ("", "names no set"), ("shipped,shipped", "'shipped' is given twice")):
+        cache = tmp_path / f"cache{len(value)}"
+        code, out, err = run("--set", value, "--strategies", "random", "--seeds", "1", "--budget", "1",
+                             "--cache", str(cache))
+        line = err.strip()
+        assert code == 2 and out == "" and line.splitlines() == [line], (value, err)
+        assert line.startswith("--set: ") and says in line, (value, line)
+        assert not cache.exists(), value  # refused before any table is built
+
+
+def test_a_set_s_landscape_given_again_is_named_by_its_set(tmp_path):
+    """QA: ``--set shipped --profiles k2.6-tp8-pcie`` named the set's cached table, a path the user
+    never gave; the line names the set."""
+    code, out, err = run("--set", "shipped", "--profiles", "k2.6-tp8-pcie", "--strategies", "random",
+                         "--seeds", "1", "--budget", "1", "--cache", str(tmp_path / "cache"))
+    line = err.strip()
+    assert code == 2 and out == "" and line.splitlines() == [line], err
+    assert "(--set shipped, --profiles k2.6-tp8-pcie)" in line and str(tmp_path) not in line, line
