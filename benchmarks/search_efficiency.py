@@ -528,7 +528,9 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
     summaries = {name: {s: summarize(rs, horizon) for s, rs in by.items()} for name, by in runs.items()}
     limit = f"{args.hours:g} modelled GPU hours" if args.hours else f"{args.budget} launches"
     print(f"# search efficiency: {args.seeds} seeds from {args.first_seed}, budget {limit}, prune {args.prune}"
-          f"{' ' + args.prune_options if args.prune_options else ''}{f', load {args.load_s:g} s' if args.load_s else ''}, "
+          f"{' ' + args.prune_options if args.prune_options else ''}"
+          # --load-s 0 is a what-if too (QA: the header left it out, as if the tables' own load times ran)
+          f"{f', load {args.load_s:g} s' if args.load_s is not None else ''}, "
           f"noise {args.noise:.0%}, suite {args.suite}, space {Path(args.space).name}; "
           f"{time.monotonic() - started:.0f} s")
     print(f"# exp@{horizon} = share of seeds whose exported picks (export --pick single / throughput after launch "

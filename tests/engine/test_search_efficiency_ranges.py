@@ -142,3 +142,18 @@ def test_a_set_s_landscape_given_again_is_named_by_its_set(tmp_path):
     line = err.strip()
     assert code == 2 and out == "" and line.splitlines() == [line], err
     assert "(--set shipped, --profiles k2.6-tp8-pcie)" in line and str(tmp_path) not in line, line
+
+
+def test_the_header_says_every_load_time_given(tmp_path):
+    """QA: ``--load-s 0`` (no model load: a what-if) ran as asked, but the tables' header left it
+    out, reading as if each landscape's own load time had run."""
+    table = one_row_table(tmp_path / "node.json")
+    for value in ("0", "5"):
+        code, out, err = run("--landscape", str(table), "--strategies", "random", "--seeds", "1", "--budget", "1",
+                             "--suite", "quick", "--noise", "0", "--load-s", value)
+        assert code == 0, err
+        header = out.splitlines()[0]
+        assert header.startswith("# search efficiency:") and f", load {value} s," in header, header
+    code, out, err = run("--landscape", str(table), "--strategies", "random", "--seeds", "1", "--budget", "1",
+                         "--suite", "quick", "--noise", "0")
+    assert code == 0 and ", load " not in out.splitlines()[0], out
