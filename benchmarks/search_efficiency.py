@@ -56,6 +56,10 @@ default 1, the machine is shared).
 
 Progress goes to stderr, the tables to stdout (``--json FILE`` also writes every run's figures; FILE's folder
 must exist, checked before any run).
+
+Why one module of a little over 500 lines: it is the command (its flags, their checks before any
+run, the order of the runs and the tables they print), which share the parsed arguments; the runs,
+targets, strategies, sets and night tables already live in ``searchbench/``.
 """
 
 from __future__ import annotations
