@@ -26,6 +26,7 @@ aborts) they all share; parsing and validation (:mod:`tuner.sim.requests`), answ
 from __future__ import annotations
 
 import asyncio
+import functools
 import json
 import logging
 import os
@@ -65,6 +66,23 @@ class ShuttingDown(Exception):
 def _error(status: int, message: str) -> web.Response:
     # http_server.py, _create_error_response: {"error": {"message": str(e)}}.
     return web.json_response({"error": {"message": message}}, status=status)
+
+
+@web.middleware
+async def starlette_routing_errors(request: web.Request, handler):
+    """An unknown path, or a known one with another method, answered as SGLang's FastAPI app answers
+    them: Starlette's router raises its own ``HTTPException`` (404; 405 with ``Allow``), which
+    SGLang's handler for FastAPI's subclass (http_server.py lines 578-632) does not catch, so FastAPI's
+    default ``http_exception_handler`` (fastapi/exception_handlers.py) renders it:
+    ``{"detail": "Not Found"}`` / ``{"detail": "Method Not Allowed"}``, ``application/json``."""
+    try:
+        return await handler(request)
+    except web.HTTPMethodNotAllowed as exc:
+        # starlette/routing.py Route.handle: headers={"Allow": ", ".join(self.methods)}
+        return web.json_response({"detail": "Method Not Allowed"}, status=405,
+                                 headers={"Allow": ", ".join(sorted(exc.allowed_methods))})
+    except web.HTTPNotFound:
+        return web.json_response({"detail": "Not Found"}, status=404)
 
 
 def _disconnected(request: web.Request) -> bool:
@@ -130,21 +148,25 @@ class SimService:
     def build_app(self) -> web.Application:
         # --api-key / --admin-api-key: SGLang's key check (tuner.sim.auth, utils/auth.py)
         check = key_check(self.resolved.get("api_key"), self.resolved.get("admin_api_key"))
-        app = web.Application(client_max_size=64 << 20, middlewares=[check] if check else [])
+        app = web.Application(client_max_size=64 << 20,
+                              middlewares=[*([check] if check else []), starlette_routing_errors])
         r = app.router
+        # FastAPI's @app.get routes answer GET only: HEAD gets 405 (fastapi/routing.py APIRoute
+        # takes the methods as given; Starlette's own Route would add HEAD), not aiohttp's default
+        get = functools.partial(r.add_get, allow_head=False)
         r.add_post("/generate", self.generate)
         r.add_put("/generate", self.generate)
         r.add_post("/v1/completions", self.completions)
         r.add_post("/v1/chat/completions", self.chat_completions)
-        r.add_get("/v1/models", self.models)
-        r.add_get("/v1/models/{model:.+}", self.retrieve_model)
-        r.add_get("/ready", self.ready_check)
-        r.add_get("/health", self.health_generate)
-        r.add_get("/health_generate", self.health_generate)
-        r.add_get("/server_info", self.server_info)
-        r.add_get("/get_server_info", self.server_info)
-        r.add_get("/model_info", self.model_info)
-        r.add_get("/get_model_info", self.model_info)
+        get("/v1/models", self.models)
+        get("/v1/models/{model:.+}", self.retrieve_model)
+        get("/ready", self.ready_check)
+        get("/health", self.health_generate)
+        get("/health_generate", self.health_generate)
+        get("/server_info", self.server_info)
+        get("/get_server_info", self.server_info)
+        get("/model_info", self.model_info)
+        get("/get_model_info", self.model_info)
         r.add_route("GET", "/flush_cache", self.flush_cache)
         r.add_route("POST", "/flush_cache", self.flush_cache)
         if self.plan.server_args.get("enable_metrics"):

@@ -1,0 +1,50 @@
+"""Unknown paths and wrong methods, answered as SGLang 0.5.23's FastAPI app answers them.
+
+SGLang registers its error handler for FastAPI's ``HTTPException`` (``srt/entrypoints/http_server.py``
+lines 578-632); the 404 and 405 Starlette's router raises are Starlette's own ``HTTPException``, so
+FastAPI's default handler renders them: JSON ``{"detail": ...}``, a 405 with ``Allow``. FastAPI's
+``@app.get`` routes do not answer ``HEAD``. The simulator answered aiohttp's plain text
+("404: Not Found") and 200 to ``HEAD``, which a client parsing the error body as JSON fails on.
+"""
+
+from __future__ import annotations
+
+import pytest
+import requests
+from support.simproc import running_sim
+
+
+@pytest.fixture(scope="module")
+def sim():
+    with running_sim(speedup=200.0) as s:
+        yield s
+
+
+@pytest.mark.parametrize("path", ["/nope", "/v1/nope", "/metrics"])  # /metrics: not without --enable-metrics
+def test_unknown_path_is_fastapis_json_404(sim, path):
+    r = requests.get(sim.url + path, timeout=10)
+    assert r.status_code == 404
+    assert r.headers["Content-Type"].split(";")[0] == "application/json"
+    assert r.json() == {"detail": "Not Found"}
+
+
+@pytest.mark.parametrize(("method", "path", "allow"), [
+    ("GET", "/generate", {"POST", "PUT"}),
+    ("POST", "/health", {"GET"}),
+    ("GET", "/v1/chat/completions", {"POST"}),
+    ("PUT", "/flush_cache", {"GET", "POST"}),
+    ("HEAD", "/health", {"GET"}),
+    ("HEAD", "/v1/models", {"GET"}),
+])
+def test_wrong_method_is_fastapis_json_405(sim, method, path, allow):
+    r = requests.request(method, sim.url + path, timeout=10)
+    assert r.status_code == 405
+    assert r.headers["Content-Type"].split(";")[0] == "application/json"
+    assert set(r.headers["Allow"].split(", ")) == allow
+    if method != "HEAD":
+        assert r.json() == {"detail": "Method Not Allowed"}
+
+
+def test_known_routes_still_answer(sim):
+    assert requests.get(sim.url + "/health", timeout=10).status_code == 200
+    assert requests.get(sim.url + "/v1/models", timeout=10).json()["object"] == "list"
