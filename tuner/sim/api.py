@@ -387,7 +387,10 @@ class SimService:
         return None if self.ready else _error(503, "The server is not ready yet (model loading).")
 
     async def _prepare_stream(self, request: web.Request) -> web.StreamResponse:
-        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream", "Cache-Control": "no-cache"})
+        # StreamingResponse(media_type="text/event-stream") and nothing else (http_server.py line 979,
+        # serving_chat.py line 2437, serving_completions.py line 221): Starlette's Response.init_headers
+        # appends "; charset=utf-8" to a text/ media type; no Cache-Control (only /v1/responses sets it)
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream; charset=utf-8"})
         await resp.prepare(request)
         return resp
 
