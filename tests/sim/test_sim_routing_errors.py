@@ -48,3 +48,13 @@ def test_wrong_method_is_fastapis_json_405(sim, method, path, allow):
 def test_known_routes_still_answer(sim):
     assert requests.get(sim.url + "/health", timeout=10).status_code == 200
     assert requests.get(sim.url + "/v1/models", timeout=10).json()["object"] == "list"
+
+
+def test_root_says_sglang_is_running(sim):
+    """http_server.py lines 2122-2128: ``GET /`` and ``HEAD /`` answer the JSON string (the simulator
+    had no ``/``: 404)."""
+    r = requests.get(sim.url + "/", timeout=10)
+    assert r.status_code == 200
+    assert r.headers["Content-Type"].split(";")[0] == "application/json"
+    assert r.json() == "SGLang is running"
+    assert requests.head(sim.url + "/", timeout=10).status_code == 200

@@ -5,7 +5,9 @@ Routes (``srt/entrypoints/http_server.py`` unless noted): ``POST /generate``, ``
 ``GET /health`` and ``/health_generate`` (503 until loaded and while shutting down; then a real
 one-token generation), ``GET /server_info`` and ``/get_server_info``, ``GET /get_model_info`` and
 ``/model_info``, ``GET|POST /flush_cache`` (400 unless idle), ``GET /metrics`` (Prometheus text,
-with ``--enable-metrics``). Request validation and error bodies: :mod:`tuner.sim.requests`.
+with ``--enable-metrics``), ``GET|HEAD /``. Request validation and error bodies:
+:mod:`tuner.sim.requests`; any other path or method gets FastAPI's JSON 404/405 (or Starlette's
+307 to the path's trailing-slash twin), CORS is :mod:`tuner.sim.cors`.
 
 Request lifecycle, as SGLang's tokenizer manager handles it (``tokenizer_manager.py``, the abort
 table at the end): a request whose client disconnects is aborted in the scheduler (aiohttp
@@ -154,6 +156,9 @@ class SimService:
         # FastAPI's @app.get routes answer GET only: HEAD gets 405 (fastapi/routing.py APIRoute
         # takes the methods as given; Starlette's own Route would add HEAD), not aiohttp's default
         get = functools.partial(r.add_get, allow_head=False)
+        # http_server.py lines 2122-2128 (without SGLANG_OLLAMA_ROOT_ROUTE): GET and HEAD "/" answer
+        # the JSON string "SGLang is running"
+        r.add_get("/", self.root)
         r.add_post("/generate", self.generate)
         r.add_put("/generate", self.generate)
         r.add_post("/v1/completions", self.completions)
@@ -554,6 +559,10 @@ class SimService:
         return web.json_response(self._model_card(model))
 
     # ---------------------------------------------------------------- health and state
+    async def root(self, request: web.Request) -> web.Response:
+        """``sglang_root`` (http_server.py lines 2122-2128): FastAPI's JSON of the returned str."""
+        return web.json_response("SGLang is running")
+
     async def ready_check(self, request: web.Request) -> web.Response:
         """http_server.py ``ready`` (lines 714-718): 200 when the tokenizer manager ``is_ready()`` (up,
         not shutting down, not paused; the simulator never pauses), else 503; no body either way."""
