@@ -38,6 +38,7 @@ import uuid
 
 from aiohttp import web
 
+from . import cors
 from . import text as synth
 from .args import LaunchPlan
 from .auth import middleware as key_check
@@ -150,8 +151,11 @@ class SimService:
     def build_app(self) -> web.Application:
         # --api-key / --admin-api-key: SGLang's key check (tuner.sim.auth, utils/auth.py)
         check = key_check(self.resolved.get("api_key"), self.resolved.get("admin_api_key"))
+        # outermost first: the key check, CORS (tuner.sim.cors), then the 404/405 answers, as SGLang's
+        # middleware stack is ordered (http_server.py lines 500-506 and 2887-2898)
         app = web.Application(client_max_size=64 << 20,
-                              middlewares=[*([check] if check else []), starlette_routing_errors])
+                              middlewares=[*([check] if check else []), cors.middleware, starlette_routing_errors])
+        app.on_response_prepare.append(cors.add_headers)
         r = app.router
         # FastAPI's @app.get routes answer GET only: HEAD gets 405 (fastapi/routing.py APIRoute
         # takes the methods as given; Starlette's own Route would add HEAD), not aiohttp's default
