@@ -58,3 +58,31 @@ def test_root_says_sglang_is_running(sim):
     assert r.headers["Content-Type"].split(";")[0] == "application/json"
     assert r.json() == "SGLang is running"
     assert requests.head(sim.url + "/", timeout=10).status_code == 200
+
+
+@pytest.mark.parametrize(("method", "path", "to"), [
+    ("POST", "/generate/?x=1", "/generate?x=1"),
+    ("GET", "/generate/", "/generate"),  # the twin has a route, for another method: still redirected
+    ("GET", "/health/", "/health"),
+])
+def test_trailing_slash_is_starlettes_307(sim, method, path, to):
+    """starlette/routing.py Router.app (redirect_slashes): a path without a route whose trailing-slash
+    twin has one is redirected there (307, the query kept); the simulator answered 404."""
+    r = requests.request(method, sim.url + path, allow_redirects=False, timeout=10)
+    assert r.status_code == 307
+    assert r.headers["Location"] == sim.url + to
+
+
+def test_a_client_following_the_redirect_is_served(sim):
+    r = requests.post(sim.url + "/generate/", json={"text": "hi", "sampling_params": {"max_new_tokens": 2}},
+                      timeout=30)
+    assert r.status_code == 200, r.text
+    assert r.json()["meta_info"]["completion_tokens"] == 2
+
+
+def test_empty_model_name_is_sglangs_model_not_found(sim):
+    """Starlette's ``{model:path}`` matches the empty name: ``/v1/models/`` is retrieve_model's 404."""
+    r = requests.get(sim.url + "/v1/models/", allow_redirects=False, timeout=10)
+    assert r.status_code == 404
+    assert r.json()["error"]["code"] == "model_not_found"
+    assert r.json()["error"]["message"] == "The model '' does not exist"

@@ -80,12 +80,30 @@ async def starlette_routing_errors(request: web.Request, handler):
     ``{"detail": "Not Found"}`` / ``{"detail": "Method Not Allowed"}``, ``application/json``."""
     try:
         return await handler(request)
+    except web.HTTPNotFound:
+        if (location := await _slash_twin(request)) is not None:
+            # starlette/routing.py Router.app, redirect_slashes: 307 to the twin, query kept
+            return web.Response(status=307, headers={"Location": location})
+        return web.json_response({"detail": "Not Found"}, status=404)
     except web.HTTPMethodNotAllowed as exc:
         # starlette/routing.py Route.handle: headers={"Allow": ", ".join(self.methods)}
         return web.json_response({"detail": "Method Not Allowed"}, status=405,
                                  headers={"Allow": ", ".join(sorted(exc.allowed_methods))})
-    except web.HTTPNotFound:
-        return web.json_response({"detail": "Not Found"}, status=404)
+
+
+async def _slash_twin(request: web.Request) -> str | None:
+    """The URL Starlette redirects an unmatched path to (``Router.app``, ``redirect_slashes``): the
+    path with its trailing slash dropped, or one added, when that path has a route for any method;
+    else None. ``/`` is never redirected."""
+    path = request.path
+    if path == "/":
+        return None
+    twin = path[:-1] if path.endswith("/") else path + "/"
+    url = request.url.with_path(twin).with_query(request.query_string)
+    match = await request.app.router.resolve(request.clone(rel_url=url.relative()))
+    if isinstance(match.http_exception, web.HTTPNotFound):
+        return None
+    return str(url)
 
 
 def _disconnected(request: web.Request) -> bool:
@@ -168,7 +186,8 @@ class SimService:
         r.add_post("/v1/completions", self.completions)
         r.add_post("/v1/chat/completions", self.chat_completions)
         get("/v1/models", self.models)
-        get("/v1/models/{model:.+}", self.retrieve_model)
+        # Starlette's {model:path} matches ".*": /v1/models/ asks for the model "" (a 404 body of its own)
+        get("/v1/models/{model:.*}", self.retrieve_model)
         get("/ready", self.ready_check)
         get("/health", self.health_generate)
         get("/health_generate", self.health_generate)
