@@ -106,6 +106,14 @@ async def _slash_twin(request: web.Request) -> str | None:
     return str(url)
 
 
+async def _starlette_json_type(request: web.Request, response: web.StreamResponse) -> None:
+    """``on_response_prepare``: a JSON answer's ``Content-Type`` as SGLang's, ``application/json``
+    without aiohttp's ``; charset=utf-8`` (Starlette's ``Response.init_headers`` adds a charset to
+    ``text/*`` media types only; SGLang answers JSON with ``ORJSONResponse`` / ``JSONResponse``)."""
+    if response.headers.get("Content-Type") == "application/json; charset=utf-8":
+        response.headers["Content-Type"] = "application/json"
+
+
 def _disconnected(request: web.Request) -> bool:
     transport = request.transport
     return transport is None or transport.is_closing()
@@ -174,6 +182,7 @@ class SimService:
         app = web.Application(client_max_size=64 << 20,
                               middlewares=[*([check] if check else []), cors.middleware, starlette_routing_errors])
         app.on_response_prepare.append(cors.add_headers)
+        app.on_response_prepare.append(_starlette_json_type)
         r = app.router
         # FastAPI's @app.get routes answer GET only: HEAD gets 405 (fastapi/routing.py APIRoute
         # takes the methods as given; Starlette's own Route would add HEAD), not aiohttp's default
