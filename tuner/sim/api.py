@@ -366,6 +366,13 @@ class SimService:
         req, key, salt = self._submit(spec, stream=True)
         n_ids = 0
         try:
+            if spec.max_new_tokens == 0:
+                # nothing to generate, so the engine queues no chunk (it sends new tokens only): the
+                # stream's one chunk is the finished request's, as SGLang streams the output it
+                # finishes after prefill (finish_reason length 0), then [DONE]
+                await req.done  # ShuttingDown raises here
+                yield req, self._final(req), [], 0
+                return
             while True:
                 pending = [await req.chunks.get()]
                 while not req.chunks.empty():
