@@ -82,8 +82,17 @@ def read_body(raw: bytes, content_type: str | None, endpoint: str) -> Any:
     if not is_json:
         return raw
     try:
-        return json.loads(raw, parse_constant=_reject_constant)
-    except (ValueError, UnicodeDecodeError) as exc:
+        # SGLang parses bodies with orjson (http_server.py lines 472-481, ORJSONRequest.json), which
+        # takes UTF-8 only: a BOM, or UTF-16/32 (which json.loads would detect and decode), is a
+        # JSON decode error at position 0, with orjson's words
+        if raw.startswith(b"\xef\xbb\xbf"):
+            raise json.JSONDecodeError("UTF-8 byte order mark (BOM) is not supported", "", 0)
+        try:
+            text = raw.decode("utf-8")
+        except UnicodeDecodeError:
+            raise json.JSONDecodeError("str is not valid UTF-8: surrogates not allowed", "", 0) from None
+        return json.loads(text, parse_constant=_reject_constant)
+    except ValueError as exc:
         pos = getattr(exc, "pos", 0)
         msg = getattr(exc, "msg", str(exc))
         raise validation_error([{"type": "json_invalid", "loc": ("body", pos), "msg": "JSON decode error",
