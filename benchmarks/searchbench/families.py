@@ -24,7 +24,7 @@ Families:
   classes, a calibrated draft; power-law step cost with an all-reduce protocol jump.
 * **C** (test): linear decay with depth, a Dirichlet-drawn rank profile, an over-confident draft;
   mixture-of-experts saturation cost (reads grow until every expert is touched, then compute);
-  trees beyond a memory limit are not in the table (they fail at launch).
+  trees beyond a memory limit fail at launch (``"failure": "oom"`` rows).
 
 Single-request figures include a prefill and are averaged over 256, 1024 and 2048 output tokens;
 at C=32 a batch lasts as long as its slowest prompt class.
@@ -216,6 +216,7 @@ def family_table(family: str, seed: int, configs) -> dict:
     rows = []
     for spec in configs:
         if limit is not None and spec.num_draft_tokens > limit:
+            rows.append({**spec.as_dict(), "failure": "oom"})  # beyond the memory limit: it fails at launch
             continue
         f = figures(costs, classes, spec)
         rows.append({**spec.as_dict(), **{k: round(v, 4) for k, v in f.items()}})

@@ -118,3 +118,37 @@ def test_an_integer_no_float_holds_is_refused(tmp_path):
     data = _edit(lambda d: d["configs"][0].update(single_tok_per_s=10 ** 400))
     with pytest.raises(ConfigError, match=r"configs\[0\].single_tok_per_s: expected a number, got an integer of 401 digits"):
         load_landscape(write_table(tmp_path / "big.json", data))
+
+
+FAILED_ROW = {"num_steps": 4, "eagle_topk": 8, "num_draft_tokens": 64, "failure": "oom"}
+
+
+def test_a_row_may_say_how_its_launch_failed_and_it_stays_in_the_grid(tmp_path):
+    data = table_from_profile(keep=lambda spec: spec.num_draft_tokens <= 8)
+    data["configs"].append(dict(FAILED_ROW))
+    table = load_landscape(write_table(tmp_path / "t.json", data))
+    failed = SpecConfig(4, 8, 64)
+    assert table.failures == {failed: "oom"} and failed not in table.configs
+    assert table.listed == frozenset(table.configs) | {failed}
+    again = parse_landscape(table.to_dict(), "round trip")  # written back as a failed row, not dropped
+    assert again.failures == table.failures and again.configs == table.configs
+
+
+@pytest.mark.parametrize("row, key, words", [
+    ({**FAILED_ROW, "failure": "OOM"}, "configs[1].failure", "'OOM' is no failure class; give one of oom, "),
+    ({**FAILED_ROW, "failure": 1}, "configs[1].failure", "1 is no failure class"),
+    ({**FAILED_ROW, "single_tok_per_s": 50.0}, "configs[1].single_tok_per_s", "a failed setting has no figures"),
+], ids=["unknown class", "not text", "figures beside it"])
+def test_a_bad_failed_row_is_one_line_naming_its_key(row, key, words):
+    data = table_from_profile(keep=lambda spec: spec == SpecConfig(3, 1, 4))
+    data["configs"].append(row)
+    with pytest.raises(ConfigError) as exc:
+        parse_landscape(data, "t.json")
+    assert exc.value.key == key and words in exc.value.message and "steps=4 topk=8 draft=64" in exc.value.message
+
+
+def test_a_table_of_failures_only_is_refused():
+    data = table_from_profile(keep=lambda spec: False)
+    data["configs"] = [dict(FAILED_ROW)]
+    with pytest.raises(ConfigError, match="all 1 rows are failures: a table needs at least one measured setting"):
+        parse_landscape(data, "t.json")

@@ -123,7 +123,7 @@ def test_cli_table_and_bad_input(tmp_path):
     assert result.exit_code == 2 and "--concurrency" in result.output
 
 
-def test_cli_table_leaves_out_what_a_study_on_the_profile_fails_as_oom(tmp_path):
+def test_cli_table_lists_what_a_study_on_the_profile_fails_as_oom_as_failed(tmp_path):
     # QA: --concurrency 1,1024 --table wrote all 949 settings of k2.6-tp8-pcie, 758 of which do not fit
     # in memory at 1024 requests: a study on the profile fails them (oom), a study on the table measured
     # them; on dense-27b-tp1 even the baseline does not fit, and the table was written all the same.
@@ -141,7 +141,10 @@ def test_cli_table_leaves_out_what_a_study_on_the_profile_fails_as_oom(tmp_path)
     fits = [s for s in landscape(model, SPACE, concurrencies=(1, 1024)).rows
             if model.kv_budget_ok(s.config, 1024, context)[0]]
     assert 0 < len(fits) < 949 and set(table.configs) == {r.config for r in fits}
-    assert f"{949 - len(fits)} left out" in result.output
+    # the rest are listed as failed (oom), as a grid measured on a node lists what it launched
+    assert set(table.failures) == {r.config for r in landscape(model, SPACE, concurrencies=(1, 1024)).rows} - set(table.configs)
+    assert set(table.failures.values()) == {"oom"} and len(table.listed) == 949
+    assert f"{949 - len(fits)} of them listed as failed, oom" in result.output
     dense = tmp_path / "d.json"
     result = runner.invoke(landscape_cmd, ["--profile", "dense-27b-tp1", "--space", str(SPACE),
                                            "--concurrency", "1,1024", "--table", str(dense)])

@@ -108,7 +108,7 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
 
         from ..config.landscape import parse_landscape
 
-        try:  # a setting the GPUs cannot hold fails at launch on the profile: the table lacks it
+        try:  # a setting the GPUs cannot hold fails at launch on the profile: the table says so
             table, left_out = table_that_fits(result, model)
             # read back as a study and the benchmark read it (QA: a profile at 1000 s an all-reduce
             # wrote a baseline of 0.0 tok/s, "wrote ...", exit 0, and no study could load the file)
@@ -120,8 +120,8 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
         except ValueError as exc:
             fail(f"--table: {exc}; no table written", 2)
         write_text_atomic(table_path, json.dumps(table, indent=1) + "\n")
-        fit = (f" ({left_out} left out: they do not fit in memory at concurrency {max(result.concurrencies)}, "
-               "and a study on the profile fails them as oom)") if left_out else ""
+        fit = (f" ({left_out} of them listed as failed, oom: they do not fit in memory at concurrency "
+               f"{max(result.concurrencies)}, and a study on the profile fails them so)") if left_out else ""
         n = len(table["configs"])
         click.echo(f"wrote {table_path}: {counted(n, 'setting')} of profile {result.profile}{fit}",
                    err=True)

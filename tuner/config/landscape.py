@@ -16,11 +16,15 @@ A landscape replays a grid measured once (on a real node, or written by a model)
   tokens; a tree larger than its steps and topk can draft fails): a row SGLang would not run as
   written is an error that names what it runs instead. ``accept_length`` (mean accepted tokens per
   verify step, bonus token included) is optional.
+  A row may give ``failure`` (one of :data:`LAUNCH_FAILURES`, e.g. ``"oom"``) in place of figures:
+  the setting was launched and failed so, and a study's launch of it fails so.
 * ``load_s`` (optional): seconds a server launch takes before the suite runs (model load), for the
   modelled duration of a measurement.
 * ``description`` (optional): free text.
 
-A setting of the study's space that is not in the table fails at launch when a study proposes it.
+The listed settings (measured or failed) are the grid the table holds: the default search proposes
+no other, and a setting of the study's space that is not in the table fails at launch
+(``not_in_landscape``) when another sampler proposes it.
 Validation happens once, in :func:`load_landscape`: any problem is one :class:`ConfigError` line
 naming the file and the key (``configs[3].tok_per_s@32``).
 """
@@ -43,6 +47,10 @@ from .yamlfile import (MAX_DURATION_S, ConfigError, RepeatedKey, lone_surrogate,
 _SPEC_KEYS = ("num_steps", "eagle_topk", "num_draft_tokens")
 _TOP_KEYS = ("name", "description", "concurrency", "baseline", "configs", "load_s")
 _THROUGHPUT = re.compile(r"tok_per_s@([1-9][0-9]*)")  #: one spelling per level: tok_per_s@032 is no key
+#: The failure classes a row may replay (README, "Failure classes"): how a launch of the setting
+#: failed on the node the grid was measured on.
+LAUNCH_FAILURES = ("oom", "invalid_args", "spec_runtime", "nccl", "startup_timeout", "crash_after_ready",
+                   "hung", "request_errors", "bad_response", "args_unverified", "args_mismatch", "other")
 
 
 @dataclass(frozen=True)
@@ -66,6 +74,13 @@ class LandscapeTable:
     load_s: float | None = None
     description: str = ""
     sha256: str = ""  #: of the file's bytes ("" for a table built in memory)
+    #: settings listed as failed at launch, and how (:data:`LAUNCH_FAILURES`)
+    failures: dict[SpecConfig, str] = field(default_factory=dict)
+
+    @property
+    def listed(self) -> frozenset[SpecConfig]:
+        """Every setting the table lists, measured or failed: the grid it holds."""
+        return frozenset(self.configs) | frozenset(self.failures)
 
     def speedups(self, spec: SpecConfig) -> dict[str, float]:
         """``single_speedup`` and ``speedup@C`` of a row against the table's baseline."""
@@ -91,7 +106,9 @@ class LandscapeTable:
         if self.load_s is not None:
             data["load_s"] = self.load_s
         data["baseline"] = figures(self.baseline)
-        data["configs"] = [{**spec.as_dict(), **figures(f)} for spec, f in sorted(self.configs.items())]
+        rows = {spec: {**spec.as_dict(), **figures(f)} for spec, f in self.configs.items()}
+        rows.update({spec: {**spec.as_dict(), "failure": cls} for spec, cls in self.failures.items()})
+        data["configs"] = [rows[spec] for spec in sorted(rows)]
         return data
 
 
@@ -282,6 +299,7 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
     if not isinstance(rows, list) or not rows:
         raise ConfigError(source, "configs", "expected a non-empty list of settings with their figures")
     configs: dict[SpecConfig, LandscapeFigures] = {}
+    failures: dict[SpecConfig, str] = {}
     index: dict[SpecConfig, int] = {}
     allowed = {"single_tok_per_s", "accept_length"}
     for i, row in enumerate(rows):
@@ -289,17 +307,37 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
         if not isinstance(row, dict):
             raise ConfigError(source, key, f"expected a mapping, got {type(row).__name__}")
         spec = _spec(source, key, row)
-        if spec in configs:  # QA: it named only the second row; which figures are right is the user's call
+        if spec in index:  # QA: it named only the second row; which figures are right is the user's call
             raise ConfigError(source, key, f"{spec.label()} is listed twice (configs[{index[spec]}] and "
                               f"{key}); keep one row per setting")
+        index[spec] = i
         figures = {k: v for k, v in row.items() if k not in _SPEC_KEYS}
+        if "failure" in figures:
+            failures[spec] = _failure(source, key, spec, figures)
+            continue
         try:
             configs[spec] = _figures(source, key, figures, concurrencies, allowed)
         except ConfigError as exc:  # the row by its index and its flags: a grid is found by its flags
             raise ConfigError(source, exc.key, f"{exc.message} (the row of {spec.label()})") from None
-        index[spec] = i
         _check_row(source, key, spec, configs[spec], baseline)
-    return LandscapeTable(name.strip(), str(source), concurrencies, baseline, configs, load_s, description)
+    if not configs:
+        raise ConfigError(source, "configs", f"all {len(failures)} rows are failures: a table needs at least "
+                          "one measured setting")
+    return LandscapeTable(name.strip(), str(source), concurrencies, baseline, configs, load_s, description,
+                          failures=failures)
+
+
+def _failure(source, key: str, spec: SpecConfig, row: dict) -> str:
+    """A failed row's class: one of :data:`LAUNCH_FAILURES`, and no figure beside it."""
+    cls = row["failure"]
+    if not isinstance(cls, str) or cls not in LAUNCH_FAILURES:
+        raise ConfigError(source, f"{key}.failure", f"{cls!r} is no failure class; give one of "
+                          f"{', '.join(LAUNCH_FAILURES)} (the row of {spec.label()})")
+    extra = sorted(k for k in row if k != "failure")
+    if extra:
+        raise ConfigError(source, f"{key}.{extra[0]}", f"a failed setting has no figures; give the failure or the "
+                          f"figures (the row of {spec.label()})")
+    return cls
 
 
 def load_landscape(path: str | Path) -> LandscapeTable:

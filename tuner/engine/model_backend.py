@@ -61,8 +61,8 @@ class ModelBackend:
     ``source`` is a simulator profile (a shipped name or a YAML path: the model's expected figures
     for the suite) or a :class:`tuner.config.landscape.LandscapeTable` (its rows as they are, at the
     levels the suite sweeps: a level of the table the suite never runs is not reported; a
-    setting it does not list fails at launch, failure class ``not_in_landscape``, as a tree fails
-    on some model/backend pairs). With a profile, a setting whose weights, speculative workspace
+    setting it lists as failed fails at launch as it failed there, one it does not list as
+    ``not_in_landscape``, as a tree fails on some model/backend pairs). With a profile, a setting whose weights, speculative workspace
     and KV cache do not fit the GPUs fails at launch as ``oom``, exactly as the simulated server
     would (``PerfModel.kv_budget_ok`` with the launcher's pinned ``max_running_requests``), reading
     ``server_args`` (``context_length``, ``mem_fraction_static``) as that server's parser does
@@ -121,6 +121,12 @@ class ModelBackend:
             (p, n_in, out) for _, p, n_in, out in request_token_needs(suite, self.model.prompt_tokens, api == "chat")]
 
     @property
+    def listed(self) -> frozenset[SpecConfig] | None:
+        """The settings a landscape table lists, measured or failed (the grid it holds: the default
+        sampler proposes no other); None for a profile, whose model answers for every setting."""
+        return None if self.table is None else self.table.listed
+
+    @property
     def source_label(self) -> str:
         return f"landscape {self.table.source}" if self.table is not None else f"profile {self.model.profile.name}"
 
@@ -172,6 +178,10 @@ class ModelBackend:
         if self.args_problem is not None:
             return "invalid_args", self.args_problem
         if self.table is not None:
+            if spec is not None and spec in self.table.failures:
+                return self.table.failures[spec], (f"{spec.label()} failed at launch "
+                                                   f"({self.table.failures[spec]}) where landscape "
+                                                   f"{self.table.source} was measured")
             if spec is not None and spec not in self.table.configs:
                 return NOT_IN_LANDSCAPE, (f"{spec.label()} is not in landscape {self.table.source}: a setting "
                                           "the table does not list fails at launch")

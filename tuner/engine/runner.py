@@ -87,8 +87,9 @@ class RunSummary:
         return self.measured + self.failed + self.pruned
 
 
-def make_sampler(config: StudyConfig, space: SearchSpace, n_existing: int):
-    """The configured sampler with this worker's own seed (see :mod:`tuner.engine.sampling`).
+def make_sampler(config: StudyConfig, space: SearchSpace, n_existing: int, listed=None):
+    """The configured sampler with this worker's own seed (see :mod:`tuner.engine.sampling`);
+    ``listed``: the settings a landscape table holds (None: every setting of the space).
 
     With a seed in the study file, the worker's seed is that plus the number of trials already in
     the study: a fresh study is reproducible, and a restarted worker does not replay the crash.
@@ -98,7 +99,7 @@ def make_sampler(config: StudyConfig, space: SearchSpace, n_existing: int):
     seed = config.sampler.seed
     # within numpy's seed range (0 to 2**32 - 1), which Optuna's samplers hand their seed to
     seed = random.SystemRandom().randrange(2**31) if seed is None else (seed + n_existing) % 2**32
-    return _make(config.sampler, seed, space)
+    return _make(config.sampler, seed, space, listed)
 
 
 def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int | None = None,
@@ -114,7 +115,10 @@ def run_study(config: StudyConfig, storage_url: str, backend, *, n_trials: int |
     ensure_metric_names(study)  # studies created before the dashboard's names existed
     for number, note in fail_unreadable_trials(study):  # no sampler reads past one (unreadable_trials.py)
         on_event("warning", {"trial": number, "message": note})
-    sampler = make_sampler(config, space, len(study.get_trials(deepcopy=False)))
+    # a landscape table's grid (tuner.engine.model_backend.ModelBackend.listed): the default sampler
+    # proposes only the settings it lists (QA, qa131: on a grid of 44 rows measured on a node, nearly
+    # every proposal was a setting the table never measured, each a failed launch)
+    sampler = make_sampler(config, space, len(study.get_trials(deepcopy=False)), getattr(backend, "listed", None))
     study = optuna.load_study(study_name=config.name, storage=study._storage, sampler=sampler)
     runner = _Runner(config, study, space, backend, on_event)
     return runner.run(n_trials=n_trials, timeout_s=timeout_s, rebaseline=rebaseline)

@@ -29,9 +29,11 @@ LOCAL_TPE_OPTIONS = {"local_prob": 0.8, "draft_factor": 1.6, "center_tolerance":
 TPE_DEFAULTS = {"multivariate": True, "n_startup_trials": 6, "constant_liar": True}
 
 
-def make_sampler(settings: SamplerSettings, seed: int, space):
+def make_sampler(settings: SamplerSettings, seed: int, space, listed=None):
     """``space``: the study's :class:`tuner.config.space.SearchSpace` (``auto`` enumerates its
-    settings; its values per flag are ``local-tpe``'s lattice and the grid sampler's default grid)."""
+    settings; its values per flag are ``local-tpe``'s lattice and the grid sampler's default grid).
+    ``listed``: the effective settings a landscape table holds (a grid measured on a node), of which
+    ``auto`` proposes no other; Optuna's own samplers draw each flag apart and cannot keep to them."""
     import optuna.samplers as s
 
     grid = {name: space.values(name) for name in SPEC_PARAMS}
@@ -41,7 +43,7 @@ def make_sampler(settings: SamplerSettings, seed: int, space):
         if name == "auto":
             from .structured import StructuredSampler
 
-            return StructuredSampler(space, seed=seed, **opts)
+            return StructuredSampler(space, seed=seed, listed=listed, **opts)
         if name == "local-tpe":
             local = {k: opts.pop(k) for k in list(opts) if k in LOCAL_TPE_OPTIONS}
             return LocalTPESampler(grid, seed=seed, tpe_options={**TPE_DEFAULTS, **opts},

@@ -25,7 +25,8 @@ disputes, or the setting the model believes better than it -- whichever reading 
 more -- is measured again first (:mod:`tuner.engine.settle`).
 
 Candidates: the valid effective settings of the space (SGLang's rules with the space's fixed
-arguments), one per verified tree (:func:`tuner.sglang.trees.cheapest_per_tree`: a setting that
+arguments; on a landscape table, those it lists: ``listed``, each tree then launchable first), one
+per verified tree (:func:`tuner.sglang.trees.cheapest_per_tree`: a setting that
 verifies the same tree as a cheaper one is never launched), draft tokens on a ladder for a first
 launch (:func:`draft_ladder`), never a tree measured before or being measured by another worker
 (re-measurements apart), never a setting that failed at launch nor, when its failure may come of
@@ -213,7 +214,7 @@ class StructuredSampler(_optuna_base()):
     def __init__(self, space: SearchSpace, seed: int | None = None, noise: float = 0.03, noise_weight: float = 4.0,
                  explore_weight: float = 0.5, horizon: float = 3, shortlist: int = 48, global_weight: float = 0.3,
                  centres: int = 2, local_radius: tuple = (2, 1, 2), confirm: int = 1, local_doubt: float = 0.06,
-                 dispute: bool = True):
+                 dispute: bool = True, listed=None):
         from optuna.samplers import RandomSampler
 
         if (not 0 < noise < 1 or noise_weight < 0 or explore_weight < 0 or horizon <= 0 or shortlist < 1
@@ -229,14 +230,21 @@ class StructuredSampler(_optuna_base()):
         self._global_weight, self._centres, self._radius = global_weight, int(centres), tuple(local_radius)
         self._confirm, self._local_doubt, self._dispute = int(confirm), float(local_doubt), bool(dispute)
         self._random = RandomSampler(seed=self._seed)
-        cheapest = cheapest_per_tree(space.effective_configs())
+        # ``listed``: a landscape table's grid; its cheapest setting per tree stands for the tree. A
+        # table that lists every setting of the space (a model's) is the space itself
+        effective = space.effective_configs()
+        if listed is not None and set(effective) <= set(listed):
+            listed = None
+        cheapest = cheapest_per_tree([spec for spec in effective if listed is None or spec in listed])
         self._keys = sorted(cheapest)
         self._specs = [cheapest[k] for k in self._keys]
         top = [max(space.values(name)) for name in SPEC_PARAMS]
         self._x = features(self._specs, *top)
         self._index = {k: i for i, k in enumerate(self._keys)}
         ladder = sorted(draft_ladder(space.values(SPEC_PARAMS[2])))
-        self._explorable = {i for i, spec in enumerate(self._specs) if spec.num_draft_tokens in ladder}
+        # a grid's draft-token counts are the ladder a node was measured on: each tree may be launched first
+        self._explorable = {i for i, spec in enumerate(self._specs)
+                            if listed is not None or spec.num_draft_tokens in ladder}
         steps, topks = sorted(space.values(SPEC_PARAMS[0])), sorted(space.values(SPEC_PARAMS[1]))
         # lattice positions: the index of each flag among the values a first launch may take
         self._lattice = np.array([(np.interp(sp.num_steps, steps, range(len(steps))),
@@ -459,4 +467,4 @@ class StructuredSampler(_optuna_base()):
 #: they are written once (chosen on the training landscapes; the study file's ``sampler.options`` may
 #: override each, checked by :class:`tuner.config.sampler.AutoOptions`, which a test keeps in step)
 STRUCTURED_OPTIONS = {name: p.default for name, p in inspect.signature(StructuredSampler).parameters.items()
-                      if p.default is not inspect.Parameter.empty and name != "seed"}
+                      if p.default is not inspect.Parameter.empty and name not in ("seed", "listed")}

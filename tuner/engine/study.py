@@ -68,10 +68,19 @@ def _space_and_suite(config: StudyConfig) -> tuple[dict, dict]:
 
 
 def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
-    """The default seed trials (tuner.engine.seeds), then the study file's seeds; in-range only."""
+    """The default seed trials (tuner.engine.seeds), then the study file's seeds; in-range only. On
+    a landscape table (``server.model.landscape``), the default seeds it does not list are left out:
+    the table holds a grid measured on a node, and the default search keeps to it (QA, qa131: on a
+    coarse grid three of the four seeds were settings it never measured, three failed launches)."""
     from .seeds import DEFAULT_SEED_TRIALS
 
     seeds = list(DEFAULT_SEED_TRIALS) if config.default_seed_trials else []
+    model = config.server.model if config.server.backend == "model" else None
+    if seeds and model is not None and model.landscape is not None:
+        from ..config.landscape import load_landscape
+
+        listed = load_landscape(model.landscape).listed
+        seeds = [spec for spec in seeds if (res := space.resolve(spec)).ok and res.effective in listed]
     for i, s in enumerate(config.seed_trials):
         spec = SpecConfig(s.speculative_num_steps, s.speculative_eagle_topk, s.speculative_num_draft_tokens)
         if not space.contains(spec):

@@ -181,19 +181,25 @@ def table_that_fits(land: Landscape, model: PerfModel) -> tuple[dict, int]:
     speculative workspace and KV cache fit ``model``'s GPUs at the largest computed concurrency and
     the profile's default context (:meth:`PerfModel.kv_budget_ok`), as a study on the profile with
     no server arguments judges them: one that does not fit fails at launch (``oom``) there, so the
-    table does not list it. Returns the table and how many settings it leaves out; ``ValueError``
-    when the baseline itself, or no setting, fits (no table is the profile's landscape then)."""
+    table lists it as such (``"failure": "oom"``, no figures): the table holds every setting of the
+    space, as a grid measured on a node holds those it launched. Returns the table and how many
+    settings fail so; ``ValueError`` when the baseline itself, or no setting, fits (no table is the
+    profile's landscape then)."""
     mrr = max(land.concurrencies)
     context = model.profile.runtime.default_context_tokens
     ok, message = model.kv_budget_ok(None, mrr, context)
     if not ok:
         raise ValueError(f"profile {model.profile.name}: the autoregressive baseline itself does not fit in "
                          f"memory at concurrency {mrr} (a study fails it as oom: {message})")
-    table = land.to_table(keep=lambda spec: model.kv_budget_ok(spec, mrr, context)[0])
-    if not table["configs"]:
+    fits = {r.config for r in land.rows if model.kv_budget_ok(r.config, mrr, context)[0]}
+    if not fits:
         raise ValueError(f"profile {model.profile.name}: none of the {len(land)} settings fits in memory at "
                          f"concurrency {mrr} (every launch fails as oom)")
-    return table, len(land) - len(table["configs"])
+    table = land.to_table()
+    table["configs"] = [row if SpecConfig(row["num_steps"], row["eagle_topk"], row["num_draft_tokens"]) in fits
+                        else {**{k: row[k] for k in ("num_steps", "eagle_topk", "num_draft_tokens")}, "failure": "oom"}
+                        for row in table["configs"]]
+    return table, len(land) - len(fits)
 
 
 def _cost_key(row: LandscapeRow) -> tuple:
