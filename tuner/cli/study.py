@@ -156,7 +156,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from ..engine.preflight import preflight
     from ..engine.runner import run_study
     from ..engine.study import (StudyReplaced, config_from_study, create_study, extend_budget, open_study,
-                                study_exists)
+                                same_profile, study_exists)
     from ..server.launcher import PortInUseError, stop_on_signals
     from .progress import RunView, say_storage_outage
 
@@ -166,6 +166,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     stored = open_study(name, url, patient=True, on_outage=say_storage_outage)
     config, space, suite_dict = config_from_study(
         stored, workdir or (file_config.workdir if file_config else None))
+    same_profile(stored, config, stored.user_attrs)  # `--study NAME`: the stored profile's path, as it is now
     if file_config is None:
         check_writable(target_dir, "--workdir" if workdir else "workdir", folder=True)
         preflight(config, space, name, launching=True)

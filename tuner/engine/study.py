@@ -48,6 +48,10 @@ READY_ATTR = "created_at"
 #: (:func:`tuner.engine.finish.replay_journal`). A copy gets an id of its own.
 UID_ATTR = "tuner_uid"
 VERSION_ATTR, OBJECTIVES_ATTR = "tuner_version", "objectives"
+#: The simulator profile the study's measurements come from (``server.model.profile`` or
+#: ``server.sim.profile``), by content: the study file stores only its name or path, and a profile
+#: file edited between runs would give the trials after it another performance model.
+PROFILE_ATTR = "tuner_profile"
 
 
 def stored_config(config: StudyConfig) -> dict:
@@ -65,6 +69,45 @@ def _space_and_suite(config: StudyConfig) -> tuple[dict, dict]:
     space = load_space(config.search_space).model_dump(mode="json")
     suite = load_suite(config.bench.suite).model_dump(mode="json")
     return space, suite
+
+
+def profile_of(config: StudyConfig) -> dict | None:
+    """The content of the simulator profile ``config``'s measurements come from (backend ``model``
+    with a profile, or ``sim``), as loaded; None for SGLang or a landscape table (pinned by its
+    SHA-256 in the config itself). :class:`ConfigError` for a profile that does not load."""
+    from ..sim.profile import load_profile
+
+    server = config.server
+    name = (server.model.profile if server.backend == "model" else
+            server.sim.profile if server.backend == "sim" else None)
+    return None if name is None else load_profile(name).model_dump(mode="json")
+
+
+def same_profile(study, config: StudyConfig, attrs: dict) -> None:
+    """:class:`ConfigError` when the profile ``config`` names now holds another model than the one
+    study ``study`` stored (:data:`PROFILE_ATTR`, ``attrs`` its attributes) at its creation: the
+    trials measured so far and those to come would sit on one front from two performance models
+    (QA: a profile file edited between runs was measured on, against the old baseline). A study
+    stored none (an older tuner's) is not compared."""
+    from ..sim.profile import Profile
+
+    have = attrs.get(PROFILE_ATTR)
+    if not isinstance(have, dict):
+        return
+    try:
+        wanted = profile_of(config)
+    except ConfigError:
+        return  # a profile that does not load here is refused where it is loaded, as before
+    try:  # read as this tuner reads it: a key added to the profile's schema since counts as its default
+        have = Profile.model_validate(have).model_dump(mode="json")
+    except ValueError:
+        pass
+    if wanted is not None and have != wanted:
+        key = "server.model.profile" if config.server.backend == "model" else "server.sim.profile"
+        named = getattr(config.server.model if config.server.backend == "model" else config.server.sim, "profile")
+        raise ConfigError(named, key, f"changed since study {study.study_name} was created "
+                          f"({_first_difference(have, wanted)} differs); its trials were measured on the "
+                          f"profile as it was: put that back, or create a new study for this one")
 
 
 def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
@@ -138,7 +181,7 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
             if change is not None:  # else the config differs, refused just below
                 _check_extension(study.study_name, change[0]["budget"].get("n_trials"), add_trials)
         try:
-            stored = _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note)
+            stored = _same_or_error(study, wanted, space_dict, suite_dict, storage_url, note, file=config)
         except ConfigError as exc:
             if exc.key != READY_ATTR or not _unfinished_creation(study, wanted, space_dict, suite_dict,
                                                                  directions, seeds):
@@ -160,6 +203,9 @@ def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], No
     study.set_user_attr(SUITE_ATTR, suite_dict)
     study.set_user_attr(WORKLOAD_ATTR, workload_of(suite_dict))
     study.set_user_attr(ATTENTION_ATTR, attention)
+    profile = profile_of(config)
+    if profile is not None:
+        study.set_user_attr(PROFILE_ATTR, profile)
     if note is not None:
         note(choice.line())
         if restricted:
@@ -292,7 +338,7 @@ def _creation_attrs() -> set[str]:
     from .facts import ATTENTION_ATTR
 
     return {CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR, WORKLOAD_ATTR, ATTENTION_ATTR, VERSION_ATTR, OBJECTIVES_ATTR,
-            UID_ATTR}
+            UID_ATTR, PROFILE_ATTR}
 
 
 def _may_be_in_creation(study, stored: dict) -> bool:
@@ -519,12 +565,16 @@ def _comparable(config: dict) -> dict:
 
 
 def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
-                   note: Callable[[str], None] | None = None, *, store: bool = True) -> dict:
-    """:class:`ConfigError` when ``study`` holds another config, space or suite than the file's;
+                   note: Callable[[str], None] | None = None, *, store: bool = True,
+                   file: StudyConfig | None = None) -> dict:
+    """:class:`ConfigError` when ``study`` holds another config, space or suite than the file's,
+    or (``file``: the study file's config) was made on another profile (:func:`same_profile`);
     a budget-only change is taken (stored, told to ``note``), or with ``store=False`` let pass
     unwritten (a budget shapes no server: :func:`check_file_against_study`). Returns the study's
     attributes as read (once ready), for :func:`_same_attention`: one read for both."""
     stored = wait_until_ready(study)
+    if file is not None:  # before anything is stored (a budget change below)
+        same_profile(study, file, stored)
     have_model = ((stored.get(CONFIG_ATTR) or {}).get("server") or {}).get("model")
     if isinstance(have_model, dict) and "landscape_sha256" not in have_model and (config.get("server") or {}).get("model"):
         # a study stored before tables were pinned by content: compared as it was then, by path; no
@@ -610,7 +660,7 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
             return False
         study = optuna.load_study(study_name=config.name, storage=storage)
         space, suite = _space_and_suite(config)
-        stored = _same_or_error(study, stored_config(config), space, suite, url, store=False)
+        stored = _same_or_error(study, stored_config(config), space, suite, url, store=False, file=config)
         decided = _same_attention(study, attention, url, stored)
     except (StorageInternalError, SQLAlchemyError) as exc:  # a mismatch (ConfigError) stands
         raise StorageUnreadable(f"storage {redact(url)} failed while it was read: "
