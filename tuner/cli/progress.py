@@ -21,7 +21,7 @@ from typing import Sequence
 
 import click
 
-from ..engine.finish import SET_ASIDE
+from ..engine.finish import SET_ASIDE, UNREADABLE
 from ..engine.journal import SET_ASIDE_DIR
 from .streams import devnull_at
 
@@ -297,7 +297,14 @@ class RunView:
             self.line(f"trials {info['trials']} were left running by a dead worker: failed and queued again")
         elif kind == "replayed":
             aside = [(s, n) for s, n, how in info["trials"] if how == SET_ASIDE]
-            done = ", ".join(f"{_trial_name(s, n)} ({how})" for s, n, how in info["trials"] if how != SET_ASIDE)
+            damaged = [(s, n) for s, n, how in info["trials"] if how == UNREADABLE]
+            done = ", ".join(f"{_trial_name(s, n)} ({how})" for s, n, how in info["trials"]
+                             if how not in (SET_ASIDE, UNREADABLE))
+            if damaged:
+                self.line(f"warning: journal entries that cannot be read (damaged since they were written) set "
+                          f"aside in journal/{SET_ASIDE_DIR}/, their measurements lost: "
+                          f"{', '.join(_trial_name(s, n) for s, n in damaged)} (the trial is measured again "
+                          "if the budget reaches its setting)")
             if done:
                 self.line(f"replayed from the journal into the storage: {done}")
             if aside:

@@ -47,6 +47,8 @@ TOLD, ALREADY, REHOMED, DROPPED = "told", "already", "rehomed", "dropped"
 SETTING_ATTRS = ("requested", "effective", "effective_key", "rewritten")
 #: What :func:`replay_journal` does with an entry of an earlier study of the same name.
 SET_ASIDE = "set aside"
+#: What :func:`replay_journal` does with an entry that cannot be read (damaged since it was written).
+UNREADABLE = "unreadable, set aside"
 #: Optuna's system attribute of a named constraint (optuna/trial/_trial.py, ``Trial.set_constraint``).
 CONSTRAINT_PREFIX = "constraints:"
 #: The system attribute optuna-dashboard reads constraints from (Optuna's pre-5 list form).
@@ -314,7 +316,9 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
     An entry of a live worker, of another host, or written against another storage is left alone.
     An entry of an earlier study of the same name (deleted since, its id not this study's) is never
     stored here: it is moved to ``journal/set-aside/`` (:data:`SET_ASIDE`), kept, not replayed.
-    An entry another worker replays at the same moment is left to it (:meth:`Journal.taken`)."""
+    An entry another worker replays at the same moment is left to it (:meth:`Journal.taken`).
+    An entry that cannot be read (damaged since it was written: :meth:`Journal.unreadable`) is moved
+    to ``journal/set-aside/`` too, as :data:`UNREADABLE`: its measurement cannot be stored."""
     import optuna
 
     from .storage import storage_label
@@ -327,6 +331,11 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
     studies = {study.study_name: study}
     uid = study.user_attrs.get(UID_ATTR)
     done = []
+    for path, name, number in journal.unreadable(study.study_name):
+        # damaged since it was written (entries are written whole): nothing in it can be stored; moved
+        # aside, kept for whoever wants to look, and said once
+        if journal.set_aside(path) is not None:
+            done.append((name, number, UNREADABLE))
     for path, entry in journal.entries(study.study_name):
         finish = Finish.from_dict(entry["finish"])
         if entry.get("storage") != label or Worker.alive(entry.get("worker")) is not False:

@@ -28,6 +28,7 @@ import errno
 import io
 import json
 import os
+import re
 import stat
 import tempfile
 import uuid
@@ -87,6 +88,31 @@ class Journal:
         for folder in dict.fromkeys([self.folder, self.fallback]):
             found += _entries_in(folder, study)
         return [(path, entry) for path, entry, _ in sorted(found, key=lambda found: found[2])]
+
+    def unreadable(self, study: str) -> list[tuple[Path, str, int]]:
+        """Entries of ``study`` and its companions (by their names, ``<study>-<number>-<random>.json``)
+        that cannot be read as entries: ``(path, study, trial number)``. An entry is written whole
+        (renamed into place), so such a file was damaged afterwards (truncated by a crash of the
+        disk, edited by hand): its measurement is lost, and skipping it in silence left it there,
+        unsaid, for every later run (QA)."""
+        named = re.compile(rf"^({re.escape(study)}(?:\.[a-z]+)?)-(\d+)-[0-9a-f]{{8}}\.json$")
+        found = []
+        for folder in dict.fromkeys([self.folder, self.fallback]):
+            if not folder.is_dir():
+                continue
+            for path in sorted(folder.glob("*.json")):
+                match = named.match(path.name)
+                if match is None:
+                    continue
+                try:
+                    entry = json.loads(path.read_text(encoding="utf-8"))
+                except OSError:
+                    continue  # replayed and removed meanwhile, or not ours to read
+                except ValueError:
+                    entry = None
+                if not isinstance(entry, dict) or not isinstance(entry.get("finish"), dict):
+                    found.append((path, match.group(1), int(match.group(2))))
+        return found
 
     def set_aside(self, path: Path) -> Path | None:
         """Move an entry that must not be replayed (its study was deleted and made anew) to
