@@ -58,6 +58,7 @@ from .asktell import utc_now
 from .baseline import Baseline, baseline_values
 from .measurement import WorkdirUnwritable
 from .finish import apply_finish, finish_of, record_finish, write_files
+from .interrupted import release_interrupted
 from .journal import Journal
 from .killpoints import kill_point
 from .limits import extra_constraints
@@ -177,6 +178,7 @@ class TrialRunner:
                     # counted, read back; no server yet): failed and queued again here, as during a
                     # measurement (_measure_trial), before the run exits saying so. It used to stay
                     # RUNNING for the next run's reaper (QA, qa114: Ctrl-C just after the baseline).
+                    release_interrupted()  # a statement it cut short holds SQLite's lock (interrupted.py)
                     if not self.measuring and not unreachable_now(self.storage):
                         self._interrupt(trial, "the tuner was stopped before this trial's launch")
                     raise
@@ -426,6 +428,7 @@ class TrialRunner:
         except BaseException as exc:
             # Ctrl-C, a disk that refuses the launch's files, or a crash of the tuner itself: the server
             # is stopped by the backend; the trial goes back to the queue with its parameters alone.
+            release_interrupted()  # a statement it cut short holds SQLite's lock (interrupted.py)
             if unreachable_now(self.storage):
                 raise  # Ctrl-C while the storage is away: the next worker reaps and queues it
             self._interrupt(trial, f"its launch could not write the workdir ({exc.args[0].partition('; ')[0]})"

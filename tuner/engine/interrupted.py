@@ -1,0 +1,32 @@
+"""Letting go of what an interrupted storage call held, before the worker writes again.
+
+Contract: :func:`release_interrupted`, called in an ``except`` clause, clears the local variables
+of the frames the exception being handled passed through (they are all finished; the handler's
+own frame is left alone), then collects garbage. Nothing is written or raised.
+
+Why: a Ctrl-C, SIGTERM or SIGHUP raised while SQLAlchemy runs a statement on SQLite (a SELECT
+stepped, its rows not yet read) makes SQLAlchemy invalidate the connection as for a lost one; with
+the statement's cursor still referenced from those frames, ``sqlite3`` cannot close it and the
+connection lives on holding its read (SHARED) lock. The worker's next write -- failing the trial
+as interrupted and queuing its setting -- waits for that lock, held by its own process: it waited
+the whole storage patience (10 minutes) in silence, then ended with exit 75 and the trial left
+RUNNING (QA: 1 run in about 10 under load, SIGINT or SIGHUP 1.5-2.5 s into a study on
+``server.backend: model``; the worker's stack was in ``mark_interrupted``'s commit). SQLite's own
+rule: a connection closed with a statement not finalized becomes a "zombie" that keeps its locks
+until the statement is finalized (``sqlite3_close_v2``).
+"""
+
+from __future__ import annotations
+
+import gc
+import sys
+import traceback
+
+
+def release_interrupted() -> None:
+    """Free what the frames of the exception being handled hold (see the module docstring)."""
+    exc = sys.exc_info()[1]
+    if exc is None or exc.__traceback__ is None:
+        return
+    traceback.clear_frames(exc.__traceback__)  # an executing frame is skipped (RuntimeError, caught)
+    gc.collect()  # a cursor in a reference cycle with its result is freed only by the collector
