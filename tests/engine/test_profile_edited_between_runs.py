@@ -10,8 +10,8 @@ from pathlib import Path
 import optuna
 import yaml
 
-from tests.support.cli_in_process import tuner_here
-from tests.support.model_study import model_study_data
+from support.cli_in_process import tuner_here
+from support.model_study import model_study_data
 from tuner.sim.profile import PROFILES_DIR
 
 
@@ -49,9 +49,10 @@ def test_a_profile_edited_between_runs_is_refused_and_nothing_is_measured_on_it(
     text = profile.read_text()
     assert "  hidden_size: 7168 " in text
     profile.write_text(text.replace("  hidden_size: 7168 ", "  hidden_size: 4096 "))
-    for args in (["study", "run", str(study)],
-                 ["study", "run", "--study", "edited", "--storage", f"sqlite:///{tmp_path / 'edited.db'}"]):
-        refused = tuner_here(*args, "--n-trials", "1", cwd=tmp_path)
+    by_name = ["--study", "edited", "--storage", f"sqlite:///{tmp_path / 'edited.db'}"]
+    for args in (["study", "run", str(study), "--n-trials", "1"], ["study", "run", *by_name, "--n-trials", "1"],
+                 ["study", "confirm", *by_name, "--repeats", "2"]):  # confirm measures too
+        refused = tuner_here(*args, cwd=tmp_path)
         assert refused.exit_code == 2, refused.output
         lines = refused.stderr.strip().splitlines()
         assert len(lines) == 1 and "Traceback" not in refused.output, refused.output

@@ -54,7 +54,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     the picks then use the confirmed means with 95% intervals."""
     from ..config.yamlfile import ConfigError
     from ..engine.confirm import run_confirmation
-    from ..engine.study import SUITE_ATTR, config_from_study, open_study
+    from ..engine.study import SUITE_ATTR, config_from_study, open_study, same_profile
     from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
     from ..results.pareto import PICKS, PickError, absent_pick, check_c32_swept, refused_now, trial_number
     from ..engine.patience import StorageUnavailable
@@ -85,6 +85,9 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         if file_config is not None:
             _same_as_stored(file_config, target, name, url)
         config, space, suite_dict = config_from_study(study, workdir or (file_config.workdir if file_config else None))
+        # `--study NAME`: the stored profile's path as it reads now, as `run` checks it (QA, qa127:
+        # confirm by name measured the candidates on an edited profile, against the old front)
+        same_profile(study, config, study.user_attrs)
         if picks == DEFAULT_PICKS:
             names = [n for n in names if absent_pick(config.objectives, n) is None]
         try:
