@@ -178,7 +178,7 @@ CASES = [
      {"long.jsonl": '{"prompt": "hi"}\n{"prompt": "' + "x" * 40_000 + '"}\n',
       "suite.yaml": {**{k: v for k, v in SUITE.items() if k != "prompts"}, "dataset": {"path": "long.jsonl"}}},
      "long.jsonl: request line2: 10000 prompt tokens + max_tokens 8 is over the context length 8192 of profile "
-     "k2.6-tp8-pcie (tokens by the simulator's count, characters / 4, a CJK character one token); SGLang "
+     "k2.6-tp8-pcie (tokens by the simulator's count, characters / 4, a CJK character or an emoji one token); SGLang "
      "refuses it with HTTP 400: shorten it, lower its max_tokens, or drop it (dataset.max_prompt_chars)"),
     # QA: fewer single requests than single.prompts asked for were measured, silently
     ("single.prompts over the drawn requests", {}, {

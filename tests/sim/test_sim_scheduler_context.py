@@ -78,10 +78,10 @@ def test_the_check_before_a_study_holds_requests_to_what_sglang_serves_whole(tmp
     cases = [  # (prompt tokens, max_tokens, what the one line says)
         (8184, 8, "suite.yaml: prompts[0]: 8184 prompt tokens + max_tokens 8 is within 2 tokens of the context "
                   "length 8192 of profile k2.6-tp8-pcie (tokens by the simulator's count, characters / 4, a CJK "
-                  "character one token); SGLang's scheduler lowers its max_tokens to 6 (the context - 2 - the "
+                  "character or an emoji one token); SGLang's scheduler lowers its max_tokens to 6 (the context - 2 - the "
                   "input), so its answer comes back short: shorten it or lower its max_tokens"),
         (8186, 4, "8186 prompt tokens + max_tokens 4 is within 6 tokens of the context length 8192 of profile "
-                  "k2.6-tp8-pcie (tokens by the simulator's count, characters / 4, a CJK character one token); "
+                  "k2.6-tp8-pcie (tokens by the simulator's count, characters / 4, a CJK character or an emoji one token); "
                   "SGLang's scheduler refuses an input of 8186 tokens or more with HTTP 400: shorten it"),
     ]
     for i, (tokens, max_tokens, says) in enumerate(cases):

@@ -2,7 +2,7 @@
 
 Computed from a loaded :class:`tuner.config.suite.Suite` (inline prompts or a drawn dataset), so it
 describes exactly the requests every trial and the baseline get. Prompt lengths are in characters,
-and in tokens estimated (:func:`tuner.config.dataset.estimate_tokens`: a CJK character one, other
+and in tokens estimated (:func:`tuner.config.dataset.estimate_tokens`: a CJK character or an emoji one, other
 text four characters one; no tokenizer here; the server's own ``prompt_tokens`` are in every request
 record). Output lengths are the requests' ``max_tokens`` in the sweep (with
 ``ignore_eos``, what the server generates); in a suite that sweeps nothing, the single requests'

@@ -250,7 +250,7 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
             continue
         total = f"{n_in} prompt tokens" + (f" + max_tokens {out}" if out else "")
         counts = (f"tokens by the simulator's count, characters / {model.profile.runtime.chars_per_token:g}, "
-                  "a CJK character one token")
+                  "a CJK character or an emoji one token")
         if over:
             said = f"{total} is over {where} ({counts}); SGLang refuses it with HTTP 400"
         elif refused:

@@ -29,7 +29,7 @@ def traffic_html(data: ReportData, table) -> list[str]:
                 ["API", f"{bench.get('api', 'generate')}" + (", streamed" if bench.get("stream") else "")],
                 ["sampling temperature", f"{w.get('temperature', 0):g}"],
                 ["prompt length (characters) p50 / p90 / p99 / max", _pcts(w.get("prompt_chars"))],
-                ["prompt length (tokens, estimated chars/4)", _pcts(w.get("prompt_tokens_est"))],
+                ["prompt length (tokens, estimated: a CJK character or an emoji one, other text chars/4)", _pcts(w.get("prompt_tokens_est"))],
                 ["output length (tokens) p50 / p90 / p99 / max", _pcts(w.get("output_tokens"))],
                 ["single requests per pass", w.get("single_requests")],
                 ["requests with chat turns", w.get("chat_turns")],
