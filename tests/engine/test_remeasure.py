@@ -54,7 +54,7 @@ def run(tmp_path, monkeypatch, again: bool, budget: int = 3, n_trials: int | Non
     path.write_text(STUDY.format(space=ROOT / "search_spaces" / "eagle3.yaml", budget=budget))
     config = load_study(path)
     create_study(config, config.storage)
-    monkeypatch.setattr(runner, "make_sampler", lambda config, space, n: Repeat(space, again))
+    monkeypatch.setattr(runner, "make_sampler", lambda config, space, n, listed=None: Repeat(space, again))
     backend = ModelBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.03, seed=2)
     summary = runner.run_study(config, config.storage, backend, n_trials=n_trials)
     return open_study("again", config.storage), backend, summary
@@ -137,7 +137,7 @@ def test_a_re_measurement_is_never_pruned(tmp_path, monkeypatch):
     config = load_study(path)
     create_study(config, config.storage)
     space = SearchSpace.load(config.search_space)
-    monkeypatch.setattr(runner, "make_sampler", lambda config, space_, n: Then(space))
+    monkeypatch.setattr(runner, "make_sampler", lambda config, space_, n, listed=None: Then(space))
     backend = make_backend(config, space, load_suite(config.bench.suite))  # with the staged order
     runner.run_study(config, config.storage, backend)
     records = load_records(open_study("again-pruned", config.storage))
