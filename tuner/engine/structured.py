@@ -235,6 +235,7 @@ class StructuredSampler(_optuna_base()):
         effective = space.effective_configs()
         if listed is not None and set(effective) <= set(listed):
             listed = None
+        self._listed = None if listed is None else frozenset(listed)
         cheapest = cheapest_per_tree([spec for spec in effective if listed is None or spec in listed])
         self._keys = sorted(cheapest)
         self._specs = [cheapest[k] for k in self._keys]
@@ -291,14 +292,22 @@ class StructuredSampler(_optuna_base()):
         there is one, else another setting of a measured tree (its reading is a second reading of
         the tree); None once every setting was tried. Optuna's random sampler, the fallback before,
         drew mostly settings measured already, each a trial told REUSED at once: QA, a study of 12
-        launches on a space of 11 settings, most of them out of memory, asked 70 trials."""
+        launches on a space of 11 settings, most of them out of memory, asked 70 trials.
+
+        On a landscape table's grid (``listed``) only its settings: once each was tried, one of them
+        again (a trial told REUSED, no launch, until the runner stops on proposals that launch
+        nothing), never a setting the table does not list (QA, qa133: on a grid of one row every
+        trial after it was such a setting, a failed launch ``not_in_landscape``, the whole budget)."""
         from .records import spec_key
 
-        left = [s for s in self._space.effective_configs()
-                if spec_key(s) not in readings.tried and tree_key(s) not in readings.busy]
+        grid = [s for s in self._space.effective_configs() if self._listed is None or s in self._listed]
+        left = [s for s in grid if spec_key(s) not in readings.tried and tree_key(s) not in readings.busy]
         seen = set(readings.values) | readings.unmodelled | readings.pruned
         new = [s for s in left if tree_key(s) not in seen]
         pool = new or left
+        if not pool and self._listed is not None and grid:
+            spec = grid[int(np.random.default_rng([self._seed, number, 2]).integers(len(grid)))]
+            return spec, False, "the grid is exhausted: every setting the landscape table lists was tried"
         if not pool:
             return None
         spec = pool[int(np.random.default_rng([self._seed, number, 1]).integers(len(pool)))]
