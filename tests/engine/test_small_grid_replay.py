@@ -1,6 +1,6 @@
 """A landscape table holding a grid of a few rows, replayed by the default sampler once every row was
-tried: it proposes a listed setting again (a trial told REUSED, no launch) until the runner stops,
-never a setting the table does not list.
+tried: the run ends there ("every setting the landscape table lists has been tried"), having launched
+no setting the table does not list.
 
 QA (qa133): on a grid of one row every trial after it was a setting the table never measured, each a
 failed launch (``not_in_landscape``) at a model load's modelled GPU time, until the budget was spent."""
@@ -30,7 +30,7 @@ GRID = {(3, 1, 4), (2, 4, 8)}
 
 
 def test_an_exhausted_grid_launches_nothing_it_does_not_list(tmp_path, monkeypatch):
-    # the runner stops after this many proposals in a row that launch nothing (200 in a study)
+    # were the run not to end with the grid, it would end after this many proposals launching nothing
     monkeypatch.setattr(runner, "MAX_IDLE_PROPOSALS", 5)
     table = write_table(tmp_path / "grid.json", table_from_profile(
         keep=lambda s: (s.num_steps, s.eagle_topk, s.num_draft_tokens) in GRID))
@@ -48,3 +48,6 @@ def test_an_exhausted_grid_launches_nothing_it_does_not_list(tmp_path, monkeypat
     assert not [r for r in records if r.status == "failed"], \
         [(r.effective.label(), r.attrs.get("failure_class")) for r in records if r.status == "failed"]
     assert summary.failed == 0 and summary.measured == 2
+    # it ends with the grid, before proposing a listed setting again (QA: 200 trials told `reused`)
+    assert summary.stopped_because == "every setting the landscape table lists has been tried", summary
+    assert summary.reused == 0 and len(records) == 2

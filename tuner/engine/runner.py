@@ -51,7 +51,7 @@ from .baseline import Baseline, ensure_baseline
 from .deadline import apply_trial_deadline
 from .finish import replay_journal
 from .patience import patient_backend
-from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records
+from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records, spec_key
 from .study import config_from_study, open_study
 from .trial import ABANDONED, PRUNED_BEFORE, STALLED, TrialRunner
 from .dead_journals import journal_first
@@ -132,6 +132,11 @@ class _Runner:
         self.worker = Worker()
         self.trials = TrialRunner(config, study, space, backend, self.worker, on_event)
         self.n_configs = len(space.effective_configs())
+        # a landscape table's grid (ModelBackend.listed): the run ends once each of its settings in the
+        # space was tried, as a space's does (QA, qa133: an exhausted grid of three rows went on through
+        # 200 proposals told `reused`, the study's status a page of them)
+        listed = getattr(backend, "listed", None)
+        self.grid = None if listed is None else {spec_key(s) for s in space.effective_configs() if s in listed}
         self._modelled = config.server.backend == "model"  #: time is modelled GPU time
         self.deadline: float | None = None  #: seconds this run may spend (see the module docstring)
 
@@ -234,6 +239,8 @@ class _Runner:
             return f"{BUDGET_SPENT} of {counted(total_budget, 'trial')} is spent"
         if len(_measured_keys(records)) >= self.n_configs:
             return "every valid effective config has been measured"
+        if self.grid is not None and self.grid <= _measured_keys(records):
+            return "every setting the landscape table lists has been tried"
         if self.deadline is not None and self._elapsed(self.started) + self._expected_duration_s(records) > self.deadline:
             what = "modelled GPU time" if self._modelled else "time"
             return f"the next trial would not finish within the {what} budget (--timeout / budget.timeout)"
