@@ -351,3 +351,20 @@ def test_export_warns_when_the_best_setting_is_slower_than_the_baseline(tmp_path
     assert invoke("study", "run", path).exit_code == 0
     r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "single", "-o", str(tmp_path / "f.yaml")])
     assert r.exit_code == 0 and "slower than the autoregressive baseline" not in r.output + r.stderr, r.output
+
+
+def test_a_table_whose_rows_in_the_space_all_failed_is_refused_naming_them(tmp_path):
+    # QA (qa133): a table with (3, 1, 4) listed as failed (oom) and one measured row outside the space
+    # was refused as "its one setting lies outside the search space": it has two rows, one in the space
+    data = table_from_profile(keep=lambda s: (s.num_steps, s.eagle_topk, s.num_draft_tokens) == (3, 1, 4))
+    data["configs"] = [{**data["configs"][0], "num_steps": 9, "eagle_topk": 1, "num_draft_tokens": 10},
+                       {"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4, "failure": "oom"}]
+    write_table(tmp_path / "failed.json", data)
+    path = tmp_path / "failed.yaml"
+    path.write_text(STUDY.format(name="failed", space=SPACE, model="{landscape: failed.json, seed: 1}"))
+    r = CliRunner().invoke(cli, ["study", "run", str(path)])
+    line = r.output.strip()
+    assert r.exit_code == 2 and line.splitlines() == [line], r.output
+    assert "its one measured setting lies outside the search space" in line, line
+    assert "the 1 row in it failed at launch (steps=3 topk=1 draft=4: oom)" in line, line
+    assert not (tmp_path / "failed.db").exists()

@@ -35,6 +35,7 @@ from pathlib import Path
 
 from ..config.space import SearchSpace
 from ..config.study import StudyConfig
+from ..config.wording import counted
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import AUTO_CHOICE, SpecConfig
 
@@ -151,6 +152,13 @@ def _check_landscape_meets_space(config: StudyConfig, space: SearchSpace, runs: 
                           f"{'its one setting does not run' if n == 1 else f'none of its {n} settings runs'} "
                           f"on this study's servers ({cfg.label()}: {why.message if why else 'refused'}); "
                           "change server.args or give a table of settings they run")
+    failed_in = sorted(spec for spec in table.failures if spec in set(space.effective_configs()))
+    if failed_in:  # QA (qa133): "its one setting lies outside", of a table whose rows in the space all failed
+        measured = "its one measured setting lies outside" if n == 1 else f"none of its {n} measured settings lies in"
+        raise ConfigError(source, "server.model.landscape", f"{model.landscape}: {measured} "
+                          f"the search space {config.search_space}, and the {counted(len(failed_in), 'row')} in it "
+                          f"failed at launch ({failed_in[0].label()}: {table.failures[failed_in[0]]}): every launch "
+                          "would fail; give the space it was measured over, or a table with a measured setting in it")
     raise ConfigError(source, "server.model.landscape", f"{model.landscape}: "
                       f"{'its one setting lies outside' if n == 1 else f'none of its {n} settings lies in'} "
                       f"the search space {config.search_space} "
