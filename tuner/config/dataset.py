@@ -49,6 +49,7 @@ import heapq
 import json
 import os
 import re
+import shlex
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
@@ -573,7 +574,12 @@ def _not_utf8(path: Path, offset: int, line: int, head: bytes) -> ConfigError:
     by byte alone)."""
     for magic, what, fix in _NOT_TEXT:
         if re.match(magic, head):
-            return ConfigError(path, "", f"{what}, not UTF-8 text; {fix.replace('FILE', path.name)}")
+            # the file as the line names it, quoted for the shell: the command runs from the folder the
+            # user is in (QA, qa134: `gunzip -k requests.jsonl.gz` for data/requests.jsonl.gz failed there)
+            shown = str(path)
+            command = fix.replace("'FILE", f"'{shown}")  # inside a Python string (the Parquet line)
+            command = command.replace("FILE", shlex.quote(shown))  # a shell word
+            return ConfigError(path, "", f"{what}, not UTF-8 text; {command}")
     return not_utf8(path, offset, f"line {line}")
 
 
