@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import click
 
-from .output import not_empty
+from .output import fail, not_empty
 from .own_files import check_not_an_input
 from .study_target import resolve_target, storage_option
 
@@ -29,7 +29,9 @@ def report(target, study_name, storage, output, png_dir) -> None:
         try:
             import matplotlib  # noqa: F401 - checked before anything is written
         except ImportError:
-            raise click.UsageError("--png needs matplotlib: pip install 'sglang-spec-tuner[report]' (from a clone: pip install -e '.[report]')")
+            # one line, as every bad flag (QA, qa134: click's usage block came first)
+            fail("--png needs matplotlib: pip install 'sglang-spec-tuner[report]' (from a clone: pip install -e "
+                 "'.[report]'); the HTML page alone needs no extra", 2)
     from ..config.files import check_output
 
     name, url, config = resolve_target(target, storage, study_name, reads_storage=True)
