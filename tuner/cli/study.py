@@ -229,7 +229,8 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
     from ..config.suite import load_suite
     from ..engine.backends import ServerBackend
     from ..config.yamlfile import ConfigError
-    from ..engine.study import StorageUnreadable, check_file_against_study, config_from_study, open_study, seed_trials
+    from ..engine.study import (StorageUnreadable, check_file_against_study, config_from_study, left_out_default_seeds,
+                                open_study, seed_trials)
     from ..server.command import format_command
 
     restricted = None
@@ -257,6 +258,9 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
                    f"{make_backend(config, space, suite).source_label} with {config.server.model.noise:.0%} noise")
         for spec in seed_trials(config, space):
             click.echo(f"# seed trial {spec.label()}")
+        for spec in left_out_default_seeds(config, space):
+            click.echo(f"# default seed trial {spec.label()}: left out, " + ("the landscape table does not list it"
+                       if config.server.model.landscape else "it lies outside the search space"))
         return
     backend = ServerBackend(config, space.config.fixed, suite, algorithm=space.config.algorithm,
                             attention=space.attention)
@@ -276,6 +280,9 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
         note = f" (SGLang runs it as {res.effective.label()})" if res.rewritten else ""
         click.echo(f"# seed trial {spec.label()}{note}:")
         click.echo(format_command(backend.command(spec)))
+    for spec in left_out_default_seeds(config, space):  # QA (qa134): with a backend of no trees, 3 of 4 unsaid
+        click.echo(f"# default seed trial {spec.label()}: left out, it lies outside the search space"
+                   + (" as restricted above" if restricted else ""))
 
 
 @study.command("status")

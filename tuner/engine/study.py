@@ -138,6 +138,15 @@ def seed_trials(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
     return list(dict.fromkeys(spec for spec in seeds if space.contains(spec)))
 
 
+def left_out_default_seeds(config: StudyConfig, space: SearchSpace) -> list[SpecConfig]:
+    """The default seed trials :func:`seed_trials` leaves out (outside the space, or not in the
+    landscape table's grid), for ``study run --dry-run`` to say."""
+    from .seeds import DEFAULT_SEED_TRIALS
+
+    kept = set(seed_trials(config, space)) if config.default_seed_trials else set(DEFAULT_SEED_TRIALS)
+    return [spec for spec in DEFAULT_SEED_TRIALS if spec not in kept]
+
+
 def create_study(config: StudyConfig, storage_url: str, note: Callable[[str], None] | None = None, *,
                  patient: bool = False, on_outage: Callable[[str, dict], None] | None = None,
                  add_trials: int | None = None):
