@@ -13,11 +13,10 @@ and each case), recorded here so CI needs no wheel.
 import pytest
 import yaml
 from click.testing import CliRunner
-from pydantic import ValidationError
 from support.model_study import model_study_data
+from test_extra_args_arity import _refusal  # the study file's refusal, or None
 
 from tuner.cli import cli
-from tuner.config.study import ServerSettings
 
 #: extra_args -> (SGLang 0.5.23's exit code, the last line it printed), and what the refusal says
 SGLANG_STOPS = {
@@ -35,14 +34,6 @@ TAKEN = [("--trust-remote", "--served-model-name", "x"), ("--draft", "x"), ("--a
          # ambiguous in 0.5.23 (its parser exits 2), a whole flag of older releases: the README's way to
          # give an older SGLang the graph cap
          ("--cuda-graph-max-bs=32",)]
-
-
-def _refusal(extra_args) -> str | None:
-    try:
-        ServerSettings.model_validate({"model_path": "m", "extra_args": list(extra_args)})
-    except ValidationError as exc:
-        return str(exc)
-    return None
 
 
 @pytest.mark.parametrize("extra_args, verdict", SGLANG_STOPS.items(), ids=[" ".join(k) for k in SGLANG_STOPS])

@@ -5,23 +5,14 @@ process itself is not under test here, its checks are)."""
 from __future__ import annotations
 
 import contextlib
-import importlib.util
 import io
 import json
-import sys
 from pathlib import Path
 
+from test_search_efficiency import bench  # the benchmark's module, loaded from its file
+
 ROOT = Path(__file__).resolve().parents[2]
-SCRIPT = ROOT / "benchmarks" / "search_efficiency.py"
 FLAGS = ("--seeds", "--budget", "--jobs", "--noise", "--hours", "--load-s")
-
-
-def bench():
-    spec = importlib.util.spec_from_file_location("search_efficiency", SCRIPT)
-    module = importlib.util.module_from_spec(spec)
-    sys.modules.setdefault("search_efficiency", module)
-    spec.loader.exec_module(module)
-    return module
 
 
 def run(*args: str) -> tuple[int, str, str]:
