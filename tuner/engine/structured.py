@@ -295,8 +295,8 @@ class StructuredSampler(_optuna_base()):
         launches on a space of 11 settings, most of them out of memory, asked 70 trials.
 
         On a landscape table's grid (``listed``) only its settings: once each was tried, one of them
-        again (a trial told REUSED, no launch, until the runner stops on proposals that launch
-        nothing), never a setting the table does not list (QA, qa133: on a grid of one row every
+        again (a trial told REUSED, no launch; a run ends before, :mod:`tuner.engine.runner`'s "every
+        setting the landscape table lists has been tried"), never a setting the table does not list (QA, qa133: on a grid of one row every
         trial after it was such a setting, a failed launch ``not_in_landscape``, the whole budget)."""
         from .records import spec_key
 
