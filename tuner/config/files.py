@@ -105,7 +105,8 @@ def written_through(path: str | Path) -> Path:
 
 def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     """Write every ``(path, text)``: all to temporary files first, then rename each into place (a
-    symlink's target, not the link: :func:`written_through`).
+    symlink's target, not the link: :func:`written_through`); a target that is no regular file (a
+    device such as ``/dev/null``, a named pipe) is written into after the renames, as ``>`` does.
 
     A failure before the renames leaves no target touched and no temporary file behind (a kill:
     see the module docstring); an OSError writing a file (a full disk) names its target. Files get
@@ -113,11 +114,21 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     """
     staged: list[tuple[str, Path]] = []
     umask = _umask()
+    special: list[tuple[Path, str]] = []
     try:
         for path, text in files:
-            _stage(written_through(path), text, umask, staged)
+            target = written_through(path)
+            if target.exists() and not target.is_file() and not target.is_dir():
+                special.append((target, text))  # a device, a pipe: written into, never renamed over
+                continue
+            _stage(target, text, umask, staged)
         for tmp, path in staged:
             os.replace(tmp, path)
+        for target, text in special:
+            # QA: `report -o /dev/null` (as root) renamed a regular file over the device, and every
+            # later `> /dev/null` on the machine wrote to that file (PostgreSQL's initdb then failed)
+            with open(target, "w", encoding="utf-8") as fh:
+                fh.write(text)
     finally:
         for tmp, _ in staged:
             if os.path.exists(tmp):
