@@ -26,3 +26,12 @@ def test_a_report_into_a_named_pipe_is_read_from_it_and_the_pipe_stays(tmp_path)
     assert stat.S_ISFIFO(os.stat(pipe).st_mode), "the pipe was replaced by a file"
     assert read and read[0].lower().startswith(b"<!doctype html>") and b"piped" in read[0]
     assert not [p.name for p in tmp_path.iterdir() if p.name.endswith(".tmp")]  # no temporary file left
+
+
+def test_a_device_that_refuses_the_write_is_one_line_naming_it(tmp_path):
+    study = make_model_study(tmp_path, "full", n_trials=2)
+    (tmp_path / "page.html").symlink_to("/dev/full")  # every write: ENOSPC
+    r = tuner_here("study", "report", str(study), "-o", "page.html", cwd=tmp_path)
+    assert r.exit_code == 1, r.output
+    assert r.output.strip().splitlines() == ["error: cannot write /dev/full: No space left on device"], r.output
+    assert stat.S_ISCHR(os.stat("/dev/full").st_mode)

@@ -127,8 +127,11 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
         for target, text in special:
             # QA: `report -o /dev/null` (as root) renamed a regular file over the device, and every
             # later `> /dev/null` on the machine wrote to that file (PostgreSQL's initdb then failed)
-            with open(target, "w", encoding="utf-8") as fh:
-                fh.write(text)
+            try:
+                with open(target, "w", encoding="utf-8") as fh:
+                    fh.write(text)
+            except OSError as exc:  # /dev/full: named by its target, as a staged file's error is
+                raise OSError(exc.errno, exc.strerror, str(target)) from exc
     finally:
         for tmp, _ in staged:
             if os.path.exists(tmp):
