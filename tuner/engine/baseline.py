@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .asktell import tell
+from .interrupted import release_interrupted
 from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures, attrs_problem, values_problem
 from .stall import TunerStalled
@@ -157,7 +158,10 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
                 emit("warning", {"trial": "baseline", "message": f"{exc}; measuring it again"})
                 continue
             except BaseException:
-                # Ctrl-C or a crash of the tuner: nothing measured; the next run measures it again.
+                # Ctrl-C or a crash of the tuner: nothing measured; the next run measures it again. A
+                # statement it cut short holds SQLite's read lock until freed (interrupted.py; QA: the
+                # write below waited the whole storage patience on this worker's own lock, exit 75)
+                release_interrupted()
                 if not unreachable_now(storage):
                     fail_running(storage, trial._trial_id)  # as above: the error raised is the cause's
                 raise
