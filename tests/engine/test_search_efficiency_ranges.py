@@ -4,25 +4,20 @@ process itself is not under test here, its checks are)."""
 
 from __future__ import annotations
 
-import contextlib
-import io
 import json
 from pathlib import Path
 
-from test_search_efficiency import bench  # the benchmark's module, loaded from its file
+from test_search_efficiency import run as run_in_process  # the benchmark's main, in this process
 
 ROOT = Path(__file__).resolve().parents[2]
 FLAGS = ("--seeds", "--budget", "--jobs", "--noise", "--hours", "--load-s")
 
 
 def run(*args: str) -> tuple[int, str, str]:
-    out, err = io.StringIO(), io.StringIO()
-    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
-        try:
-            code = bench().main(list(args))
-        except SystemExit as exc:  # argparse's own refusals
-            code = exc.code
-    return code, out.getvalue(), err.getvalue()
+    """The benchmark's ``main`` in this process (:func:`test_search_efficiency.run`): exit code,
+    stdout, stderr."""
+    done = run_in_process(*args)
+    return done.returncode, done.stdout, done.stderr
 
 
 def test_a_flag_out_of_range_is_named_with_the_value_given(tmp_path):
