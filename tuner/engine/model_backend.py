@@ -62,8 +62,9 @@ class ModelBackend:
     for the suite) or a :class:`tuner.config.landscape.LandscapeTable` (its rows as they are, at the
     levels the suite sweeps: a level of the table the suite never runs is not reported; a
     setting it lists as failed fails at launch as it failed there, one it does not list as
-    ``not_in_landscape``, as a tree fails on some model/backend pairs). With a profile, a setting whose weights, speculative workspace
-    and KV cache do not fit the GPUs fails at launch as ``oom``, exactly as the simulated server
+    ``not_in_landscape``, as a tree fails on some model/backend pairs). With a profile, a setting
+    whose weights, speculative workspace and KV cache do not fit the GPUs fails at launch as
+    ``oom``, exactly as the simulated server
     would (``PerfModel.kv_budget_ok`` with the launcher's pinned ``max_running_requests``), reading
     ``server_args`` (``context_length``, ``mem_fraction_static``) as that server's parser does
     (:func:`parsed_server_args`).
