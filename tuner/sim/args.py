@@ -317,6 +317,13 @@ def _raise_sglang(violation: RuleViolation) -> None:
     raise exc()
 
 
+def _raise_refusal(refusal: str) -> None:
+    """Raise SGLang's exception from a refusal written ``"ValueError: its message"`` (as
+    :mod:`tuner.sglang.attention` and :mod:`tuner.sglang.parallel` give them)."""
+    exc, _, text = refusal.partition(": ")
+    raise _EXCEPTIONS.get(exc, RuntimeError)(text)
+
+
 def _attention_backend(ns: argparse.Namespace, profile) -> str | None:
     """``--attention-backend``, else SGLang's own choice for the profile's model and GPUs at the
     requested topk and page size (attention_hook.py runs before the speculative hook and reads the raw
@@ -438,8 +445,7 @@ def _check_data_parallelism(ns: argparse.Namespace) -> dict:
 
     layout = data_parallel_layout(vars(ns), ns.tp_size)
     if layout.error is not None:
-        exc, _, text = layout.error.partition(": ")
-        raise _EXCEPTIONS.get(exc, RuntimeError)(text)
+        _raise_refusal(layout.error)
     return layout.reported()
 
 
@@ -460,8 +466,7 @@ def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
     refusal = launch_gpu_refusal(attention, prefill, decode, profile.gpu(), profile.model.attention,
                                  prefill_given=prefill, kv_cache_dtype=vars(ns).get("kv_cache_dtype", "auto"))
     if refusal is not None:
-        exc, _, text = refusal.partition(": ")
-        raise _EXCEPTIONS.get(exc, RuntimeError)(text)
+        _raise_refusal(refusal)
 
 
 def _reported_attention_backend(ns: argparse.Namespace, profile) -> str | None:
