@@ -23,19 +23,23 @@ def test_a_page_named_as_the_png_folder_is_one_line(study_file, tmp_path):
     assert list(tmp_path.iterdir()) == []
 
 
-@pytest.mark.parametrize("through_a_link", [False, True])
+@pytest.mark.parametrize("through_a_link", ["no", "folder", "page"])
 def test_a_page_named_as_a_chart_is_refused_before_anything_is_written(study_file, tmp_path, through_a_link):
     """QA: `report -o pp/pareto.png --png pp` said `report: pp/pareto.png` and `9 PNGs in pp`, exit 0,
     and the page was gone: the Pareto chart had been renamed over it. Also through a link to the
-    folder (`-o link/speedup.png --png pp`)."""
+    folder (`-o link/pareto.png --png pp`), and through a link to the chart itself (`-o page.html`, a
+    link to pp/pareto.png: the page is written through it)."""
     pngs = tmp_path / "pp"
     pngs.mkdir()
     (pngs / "pareto.png").write_bytes(b"old")
-    folder = pngs
-    if through_a_link:
-        folder = tmp_path / "link"
-        folder.symlink_to(pngs)
-    r = tuner_here("study", "report", str(study_file), "-o", str(folder / "pareto.png"), "--png", str(pngs))
+    page = pngs / "pareto.png"
+    if through_a_link == "folder":
+        (tmp_path / "link").symlink_to(pngs)
+        page = tmp_path / "link" / "pareto.png"
+    elif through_a_link == "page":
+        page = tmp_path / "page.html"
+        page.symlink_to(pngs / "pareto.png")
+    r = tuner_here("study", "report", str(study_file), "-o", str(page), "--png", str(pngs))
     assert r.exit_code == 2, r.output
     lines = r.output.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: -o: ") and "is the chart pareto.png" in lines[0], r.output

@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..config.files import write_text_atomic
+from ..config.files import write_text_atomic, written_through
 from ..config.names import shown
 from ..config.wording import counted
 from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
@@ -268,7 +268,7 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
                 raise OSError(exc.errno, exc.strerror, str(directory)) from None
             pngs = [directory / p.name for p in drawn]
             for path in pngs:
-                if _where(path) == _where(out):  # the chart would be renamed over the page just written
+                if _where(path) == _page_lands(out):  # the chart would be renamed over the page just written
                     raise ConfigError("-o", str(output), f"is the chart {path.name} the report writes into --png "
                                       f"{png_dir}; give the page another name or folder")
                 if path.is_dir():
@@ -285,9 +285,16 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
 
 
 def _where(path: Path) -> Path:
-    """Where writing ``path`` lands: its folder resolved (a link to a folder is that folder), its own
-    name kept (the page is renamed into place, replacing a link of that name, not its target)."""
+    """Where renaming a file into ``path`` lands: its folder resolved (a link to a folder is that
+    folder), its own name kept (a chart replaces a link of that name, not its target)."""
     return Path(os.path.realpath(path.parent)) / path.name
+
+
+def _page_lands(output: str | Path) -> Path:
+    """Where the page lands: written through a link of its name (:func:`tuner.config.files.
+    written_through`), so a link to a chart is that chart (QA: ``-o page.html``, a link to
+    ``pp/pareto.png``, wrote the page there and the chart was renamed over it)."""
+    return _where(written_through(output))
 
 
 def check_page_beside_pngs(output: str | Path, png_dir: str | Path | None) -> None:
@@ -296,7 +303,7 @@ def check_page_beside_pngs(output: str | Path, png_dir: str | Path | None) -> No
     one of the charts is refused by :func:`write_report` once the charts' names are known."""
     from ..config.yamlfile import ConfigError
 
-    if png_dir is not None and _where(Path(output)) == _where(Path(png_dir)):
+    if png_dir is not None and _page_lands(output) == _where(Path(png_dir)):
         raise ConfigError("-o", str(output), f"is the --png folder {png_dir}; give the page a file name of its own")
 
 
