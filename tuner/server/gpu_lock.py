@@ -50,7 +50,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .gpus import NVIDIA_SMI, gpu_indices_by_uuid
+from .gpus import NVIDIA_SMI, entry_index, gpu_indices_by_uuid
 
 log = logging.getLogger("tuner.server")
 
@@ -90,24 +90,17 @@ def lock_names(gpus: Sequence[str], indices_by_uuid: Callable[[], dict[str, str]
     names: list[str] = []
     known: dict[str, str] | None = None
     for gpu in gpus:
-        if gpu.isdecimal() and gpu.isascii():
-            # CUDA reads an index as a number: "00" and "0" are one GPU, so one lock (QA, qa128: two
-            # lock files, and two studies on GPU 0 at once)
-            names.append(str(int(gpu)))
-            continue
-        if not gpu.startswith("GPU-"):
-            names.append(gpu)
-            continue
-        if known is None:
+        if known is None and gpu.startswith("GPU-"):
             known = indices_by_uuid()
             if known is None:
                 return None, (f"GPU lock: cannot tell which GPU index {gpu} is (nvidia-smi is absent or "
                               "failed); taking the lock on every GPU of the node; name GPUs by index in "
                               "CUDA_VISIBLE_DEVICES to lock only those")
-        # CUDA takes a unique prefix of a UUID for the GPU (cuda-c-programming-guide, "CUDA
-        # Environment Variables"); an entry matching no GPU, or several, names none of them.
-        matches = {index for uuid, index in known.items() if uuid.startswith(gpu)}
-        names.append(matches.pop() if len(matches) == 1 else gpu)
+        # an index as the number CUDA reads ("00" and "0": one GPU, one lock; QA, qa128: two lock
+        # files, two studies on GPU 0 at once), a UUID as its index; an entry naming no single GPU
+        # (a MIG id, a UUID matching none or several) is locked as written
+        index = entry_index(gpu, known)
+        names.append(gpu if index is None else index)
     return tuple(names), None
 
 

@@ -74,6 +74,20 @@ def gpu_memory_used_mib(nvidia_smi: str = NVIDIA_SMI, only: Sequence[str] | None
     return [used[i] for i in only]
 
 
+def entry_index(entry: str, known: Mapping[str, str] | None) -> str | None:
+    """The nvidia-smi index one ``CUDA_VISIBLE_DEVICES`` entry names, or None: an index as the number
+    CUDA reads (``00`` is GPU 0), a GPU UUID or a unique prefix of one by ``known`` (UUID -> index,
+    :func:`gpu_indices_by_uuid`; CUDA C Programming Guide, "CUDA Environment Variables"). None for an
+    entry naming no single GPU here: a MIG id, a UUID matching none or several, ``known`` None. The
+    one reading of an entry for the server's GPUs, the doctor's and the GPU lock's."""
+    if entry.isdecimal() and entry.isascii():
+        return str(int(entry))
+    if not entry.startswith("GPU-") or known is None:
+        return None
+    matches = {index for uuid, index in known.items() if uuid.startswith(entry)}
+    return matches.pop() if len(matches) == 1 else None
+
+
 def server_gpu_indices(gpus: Sequence[str] | None, nvidia_smi: str = NVIDIA_SMI) -> list[str] | None:
     """The nvidia-smi indices of a server's GPUs, ``gpus`` being its ``CUDA_VISIBLE_DEVICES`` entries
     (:func:`tuner.server.gpu_lock.visible_gpus`): an index as written, a GPU UUID (or a unique prefix
@@ -85,19 +99,12 @@ def server_gpu_indices(gpus: Sequence[str] | None, nvidia_smi: str = NVIDIA_SMI)
     known: dict[str, str] | None = None
     indices: list[str] = []
     for gpu in gpus:
-        if gpu.isdigit():
-            indices.append(str(int(gpu)))
-            continue
-        if not gpu.startswith("GPU-"):
-            return None
-        if known is None:
+        if known is None and gpu.startswith("GPU-"):  # nvidia-smi asked only once a UUID is given
             known = gpu_indices_by_uuid(nvidia_smi)
-            if known is None:
-                return None
-        matches = {index for uuid, index in known.items() if uuid.startswith(gpu)}
-        if len(matches) != 1:
+        index = entry_index(gpu, known)
+        if index is None:
             return None
-        indices.append(matches.pop())
+        indices.append(index)
     return indices
 
 
@@ -118,21 +125,15 @@ def cuda_visible(entries: Sequence[str], listed: int, nvidia_smi: str = NVIDIA_S
     known: dict[str, str] | None = None
     asked = False
     for gpu in entries:
-        if gpu.isdigit() and int(gpu) < listed:
-            indices.append(str(int(gpu)))
-        elif gpu.startswith("MIG-"):
-            indices.append(None)
-        elif gpu.startswith("GPU-"):
-            if not asked:
-                known, asked = gpu_indices_by_uuid(nvidia_smi), True
-            if known is None:
-                indices.append(None)
-                continue
-            matches = {index for uuid, index in known.items() if uuid.startswith(gpu)}
-            if len(matches) != 1:
-                return indices, gpu
-            indices.append(matches.pop())
-        else:
+        if gpu.startswith("GPU-") and not asked:
+            known, asked = gpu_indices_by_uuid(nvidia_smi), True
+        index = entry_index(gpu, known)
+        if index is not None and int(index) < listed:
+            indices.append(index)
+        elif gpu.startswith("MIG-") or (gpu.startswith("GPU-") and known is None):
+            indices.append(None)  # a GPU CUDA shows whose index nvidia-smi does not tell
+            continue
+        else:  # an index nvidia-smi does not list, a UUID naming no single GPU, anything else
             return indices, gpu
         if indices[-1] is not None and indices[-1] in indices[:-1]:
             return indices[:-1], gpu
