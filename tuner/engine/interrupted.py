@@ -21,12 +21,23 @@ from __future__ import annotations
 import gc
 import sys
 import traceback
+import warnings
 
 
 def release_interrupted() -> None:
-    """Free what the frames of the exception being handled hold (see the module docstring)."""
+    """Free what the frames of the exception being handled hold (see the module docstring). What
+    they held was cut short mid-way, so its finalizers may fail or warn as it goes (an event loop
+    interrupted in its ``__init__``, a coroutine never awaited): that is said by nobody, as it is
+    not the tuner's error (QA: a SIGHUP landing in the health probe printed "Exception ignored in:
+    <function BaseEventLoop.__del__ ...> Traceback ... AttributeError" on the way out)."""
     exc = sys.exc_info()[1]
     if exc is None or exc.__traceback__ is None:
         return
-    traceback.clear_frames(exc.__traceback__)  # an executing frame is skipped (RuntimeError, caught)
-    gc.collect()  # a cursor in a reference cycle with its result is freed only by the collector
+    hook, sys.unraisablehook = sys.unraisablehook, lambda unraisable: None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", RuntimeWarning)  # "coroutine ... was never awaited"
+            traceback.clear_frames(exc.__traceback__)  # an executing frame is skipped (RuntimeError, caught)
+            gc.collect()  # a cursor in a reference cycle with its result is freed only by the collector
+    finally:
+        sys.unraisablehook = hook
