@@ -136,7 +136,9 @@ class SweepRow:
     """One concurrency, over its batches. Model time except ``wall_s``."""
 
     concurrency: int
-    max_tokens: int
+    #: the output length every request of the row asked, or None when they asked different ones (a
+    #: dataset's requests at their own lengths; QA: ``--json`` gave the first request's as the row's)
+    max_tokens: int | None
     batches: int
     n_ok: int
     n_failed: int
@@ -261,8 +263,9 @@ class SuiteResult:
             lat = [x * 1000.0 for x in self._model_latency_s(ok)]
             ttft = [r.ttft_s for r in ok if r.ttft_s is not None]
             itl = [x for r in ok for x in r.itl_s]
+            lengths = {r.max_tokens for r in recs}
             rows.append(SweepRow(
-                c, recs[0].max_tokens, len(batches), len(ok), len(recs) - len(ok),
+                c, lengths.pop() if len(lengths) == 1 else None, len(batches), len(ok), len(recs) - len(ok),
                 figure(aggregates), figure(self._model_tok(ok)),
                 figure(lat), percentile(lat, 50), percentile(lat, 99),
                 self._pct_ms(ttft, 50), self._pct_ms(ttft, 99),
