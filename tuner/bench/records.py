@@ -105,6 +105,23 @@ class RequestRecord:
             return None
         return self.completion_tokens / self.model_latency_s(scale)
 
+    def model_ttft_s(self, scale: float) -> float | None:
+        """Time to first token in model seconds (None without one), on a server whose clock runs
+        ``scale`` model seconds per wall second. As for :meth:`model_latency_s`, the wall time
+        outside the server's clock -- the whole request's wall latency less its ``e2e_latency``:
+        the request's way in and an answer's way out, loopback HTTP -- is counted as it is and only
+        the rest multiplied: the first token pays that way in and out as the last does. Multiplied
+        whole, a 2 ms loopback cost read as 80 model ms of TTFT at ``--sim-speedup 40`` (and so
+        against a ``ttft`` SLO) on a server whose own TTFT was a few hundred. Without the server's
+        latency the whole TTFT is multiplied."""
+        if self.ttft_s is None:
+            return None
+        server = self.server_latency_s if self.ok else None
+        if scale == 1.0 or server is None:
+            return self.ttft_s * scale
+        outside = max(self.latency_s - server, 0.0)
+        return model_duration_s(self.ttft_s, max(self.ttft_s - outside, 0.0), scale)
+
     @property
     def tpot_s(self) -> float | None:
         """Time per output token after the first, wall seconds (SGLang's ``benchmark/goodput.py``:

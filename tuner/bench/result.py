@@ -197,11 +197,6 @@ class SuiteResult:
     def _model_ms(self, wall_s: float) -> float:
         return wall_s * 1000.0 * self.time_scale
 
-    def _fig_ms(self, values_s) -> Figure | None:
-        """Wall seconds -> model milliseconds figure."""
-        fig = figure(values_s)
-        return None if fig is None else fig.scaled(1000.0 * self.time_scale)
-
     def _pct_ms(self, values_s, q) -> float | None:
         p = percentile(values_s, q)
         return None if p is None else self._model_ms(p)
@@ -212,6 +207,9 @@ class SuiteResult:
 
     def _model_latency_s(self, records) -> list[float]:
         return [r.model_latency_s(self.time_scale) for r in records]
+
+    def _model_ttft_s(self, records) -> list[float]:
+        return [t for r in records if (t := r.model_ttft_s(self.time_scale)) is not None]
 
     def _span_model_s(self, batch: list[RequestRecord]) -> float:
         """A sweep batch's span, first submission to last completion, in model seconds: the
@@ -236,7 +234,7 @@ class SuiteResult:
                 prompt, max_tokens, len(ok), len(recs) - len(ok),
                 figure(self._model_tok(ok)),
                 _scaled(figure(self._model_latency_s(ok)), 1000.0),
-                self._fig_ms(r.ttft_s for r in ok if r.ttft_s is not None),
+                _scaled(figure(t for r in ok if (t := r.model_ttft_s(self.time_scale)) is not None), 1000.0),
                 figure(r.accept_length for r in ok if r.accept_length is not None),
             ))
         return rows
@@ -261,14 +259,14 @@ class SuiteResult:
                     aggregates.append(tokens / span)
             ok = [r for r in recs if r.ok]
             lat = [x * 1000.0 for x in self._model_latency_s(ok)]
-            ttft = [r.ttft_s for r in ok if r.ttft_s is not None]
+            ttft = self._model_ttft_s(ok)
             itl = [x for r in ok for x in r.itl_s]
             lengths = {r.max_tokens for r in recs}
             rows.append(SweepRow(
                 c, lengths.pop() if len(lengths) == 1 else None, len(batches), len(ok), len(recs) - len(ok),
                 figure(aggregates), figure(self._model_tok(ok)),
                 figure(lat), percentile(lat, 50), percentile(lat, 99),
-                self._pct_ms(ttft, 50), self._pct_ms(ttft, 99),
+                _ms(percentile(ttft, 50)), _ms(percentile(ttft, 99)),
                 self._pct_ms(itl, 50), self._pct_ms(itl, 99),
                 figure(r.accept_length for r in ok if r.accept_length is not None),
                 wall,
@@ -338,8 +336,8 @@ class SuiteResult:
         TPOT need streamed responses)."""
         ok = [r for r in self._sweep_records(concurrency) if r.ok]
         if metric == "ttft":
-            values = [r.ttft_s for r in ok if r.ttft_s is not None]
-        elif metric == "tpot":
+            return _ms(percentile(self._model_ttft_s(ok), q))
+        if metric == "tpot":
             values = [r.tpot_s for r in ok if r.tpot_s is not None]
         elif metric == "itl":
             values = [x for r in ok for x in r.itl_s]
@@ -371,8 +369,9 @@ class SuiteResult:
         for r in recs:
             if not r.ok:
                 continue
-            observed = {"ttft": r.ttft_s, "itl": r.tpot_s, "tpot": r.tpot_s}
+            observed = {"itl": r.tpot_s, "tpot": r.tpot_s}
             model_ms = {m: None if v is None else self._model_ms(v) for m, v in observed.items()}
+            model_ms["ttft"] = _ms(r.model_ttft_s(self.time_scale))
             model_ms["e2e"] = r.model_latency_s(self.time_scale) * 1000.0
             if any(model_ms[m] is None for m in limits_ms):
                 return None
@@ -493,6 +492,10 @@ class SuiteResult:
             raise ValueError(str(exc)) from None
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
+
+
+def _ms(seconds: float | None) -> float | None:
+    return None if seconds is None else seconds * 1000.0
 
 
 def _fig(f: Figure | None) -> dict | None:
