@@ -5,7 +5,7 @@ bench.stream). Refused before any request, exit 2, nothing written."""
 
 import pytest
 
-from tests.support.cli_in_process import tuner_here
+from support.cli_in_process import tuner_here
 from tuner.bench import SuiteResult
 from tuner.config.suite import load_suite
 

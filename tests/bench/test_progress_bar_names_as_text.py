@@ -11,7 +11,7 @@ from rich.console import Console
 from support.simproc import running_sim
 
 import tuner.cli.bench as bench_cli
-from tests.support.cli_in_process import tuner_here
+from support.cli_in_process import tuner_here
 
 NAMES = ["[red]plain", "[/r/AskReddit]", "x[/]y"]  # the last one is in flight when the bar stops
 

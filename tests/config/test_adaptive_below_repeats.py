@@ -5,7 +5,7 @@ first, so the cap was passed silently, and so was the night's time it was meant 
 import pytest
 import yaml
 
-from tests.support.cli_in_process import tuner_here
+from support.cli_in_process import tuner_here
 from tuner.config.suite import load_suite
 from tuner.config.yamlfile import ConfigError
 

@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from tests.support.cli_in_process import tuner_here
+from support.cli_in_process import tuner_here
 from tuner.config.suite import load_suite
 from tuner.config.yamlfile import ConfigError
 

@@ -4,7 +4,7 @@ relative path `https:/huggingface.co/...`, "not found (a relative path is read f
 
 import pytest
 
-from tests.support.cli_in_process import tuner_here
+from support.cli_in_process import tuner_here
 from tuner.config.suite import load_suite
 from tuner.config.yamlfile import ConfigError
 

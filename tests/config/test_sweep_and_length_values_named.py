@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import yaml
 
-from tests.support.cli_in_process import tuner_here
+from support.cli_in_process import tuner_here
 
 PROMPTS = [{"name": "a", "text": "Name a colour."}]
 

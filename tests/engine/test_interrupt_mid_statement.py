@@ -21,8 +21,8 @@ from optuna.trial import TrialState
 from sqlalchemy import event
 from sqlalchemy.engine import Engine
 
-from tests.support.cli_in_process import tuner_here
-from tests.support.model_study import model_study_data
+from support.cli_in_process import tuner_here
+from support.model_study import model_study_data
 from tuner.engine import trial as trial_module
 
 

@@ -14,8 +14,8 @@ import optuna
 import yaml
 from optuna.trial import TrialState
 
-from tests.support.cli_in_process import tuner_here
-from tests.support.model_study import model_study_data
+from support.cli_in_process import tuner_here
+from support.model_study import model_study_data
 
 
 def test_a_damaged_journal_entry_is_said_once_and_set_aside(tmp_path):
