@@ -172,6 +172,9 @@ class SuiteResult:
     #: the simulator's ``sim_timekeeping`` read again after the last phase (None: not the
     #: simulator, or not read): whether it kept up with model time while it was measured
     timekeeping: dict | None = None
+    #: ``/server_info`` read again after the last phase (None: not read, or no answer then): what the
+    #: server said it runs at the end, compared with :attr:`server_info` (tuner.engine.verify)
+    server_info_after: dict | None = None
     server_version: str | None = None
     time_scale: float = 1.0
     resolved_spec: SpecConfig | None = None
@@ -450,6 +453,7 @@ class SuiteResult:
             "suite": self.suite,
             "server_info": self.server_info,
             "timekeeping": self.timekeeping,
+            "server_info_after": self.server_info_after,
             "records": [r.to_dict() for r in self.records],
         }
 
@@ -467,7 +471,7 @@ class SuiteResult:
             suite=d.get("suite") or {}, base_url=d.get("base_url", ""), api=d.get("api", "generate"),
             stream=bool(d.get("stream", False)), started_at=d.get("started_at", ""),
             duration_s=float(d.get("duration_s", 0.0)), server_info=d.get("server_info"),
-            timekeeping=d.get("timekeeping"),
+            timekeeping=d.get("timekeeping"), server_info_after=d.get("server_info_after"),
             server_version=d.get("server_version"), time_scale=float(d.get("time_scale", 1.0)),
             resolved_spec=None if spec is None else SpecConfig(**spec),
             records=[RequestRecord.from_dict(r) for r in d["records"]],

@@ -22,6 +22,8 @@ carry ``partial``, everything measured. The time scale is never assumed: a serve
 the simulator (``sim_speedup``, ``sim_profile`` or a ``+sim`` version in ``/server_info``) must give
 a positive finite ``sim_speedup``, else :class:`ServerInfoError` before any request; any other
 server runs in wall time (scale 1, as SGLang does).
+``/server_info`` is read again after the last phase (``server_info_after``): a server whose
+arguments changed meanwhile measured no one setting (``tuner.engine.verify.changed_problem``).
 ``on_event(phase, info)`` is called (in the calling thread; it must not raise) for progress displays:
 
 * ``server_info``: ``version``, ``time_scale``, ``resolved_spec`` (dict or None)
@@ -171,7 +173,7 @@ class _SuiteRun:
                 try:
                     await self._read_server_info()
                     await self._guarded(t0)
-                    await self._read_timekeeping()
+                    await self._read_after()
                 except (_Died, _Hung) as lost:
                     self.result.error = str(lost)
                     self._finish(t0)
@@ -251,18 +253,24 @@ class _SuiteRun:
         self._emit("server_info", version=res.server_version, time_scale=res.time_scale,
                    resolved_spec=None if res.resolved_spec is None else res.resolved_spec.as_dict())
 
-    async def _read_timekeeping(self) -> None:
-        """The simulator's own account of whether it kept up with model time over the whole suite
-        (``sim_timekeeping``, :mod:`tuner.sim.streaming`): a server frozen or starved for seconds
-        answers late, and its figures are distorted though every answer came. Read once the
-        phases are done; a server that does not answer now keeps its figures (None)."""
-        if not isinstance(self.result.server_info, dict) or not says_simulator(self.result.server_info):
+    async def _read_after(self) -> None:
+        """``/server_info`` read again once the phases are done, whatever the server
+        (:attr:`SuiteResult.server_info_after`): a server whose arguments changed meanwhile was not
+        the one the figures are said to be of (``tuner.engine.verify.changed_problem``). For the
+        simulator it also brings its own account of whether it kept up with model time over the
+        whole suite (``sim_timekeeping``, :mod:`tuner.sim.streaming`): a server frozen or starved for
+        seconds answers late, and its figures are distorted though every answer came. A server that
+        does not answer now keeps its figures (None)."""
+        if not isinstance(self.result.server_info, dict):
             return
         try:
             info = await self.client.server_info()
         except ServerUnreachableError:
             return
-        if isinstance(info, dict) and isinstance(info.get("sim_timekeeping"), dict):
+        if not isinstance(info, dict):
+            return
+        self.result.server_info_after = info
+        if says_simulator(self.result.server_info) and isinstance(info.get("sim_timekeeping"), dict):
             self.result.timekeeping = info["sim_timekeeping"]
 
     # ---- phases --------------------------------------------------------------------------------

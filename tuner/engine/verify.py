@@ -20,6 +20,8 @@ the first failure, as ``(failure_class, message)``, or None:
     than the launch's, when the server says it;
   * another time scale than launched: the simulator's ``sim_speedup`` differs from
     ``server.sim.speedup``, or a server launched as SGLang says it is the simulator.
+  * a ``/server_info`` that changed during the suite (read again after it, :func:`changed_problem`):
+    part of the suite was answered by another server than the one verified.
 ``bad_response``: answers that cannot be true.
   * the simulator stood :data:`STALL_WALL_S` or more behind model time while it was measured (its
     ``sim_timekeeping``, read after the suite): frozen or starved, every answer came late;
@@ -66,7 +68,46 @@ def verify_result(result, spec: SpecConfig | None, config: StudyConfig, algorith
         return "args_unverified", ("the server has no /server_info: what it runs (speculative args, time "
                                    "scale) cannot be verified, so its figures cannot count")
     return (_time_scale(result, info, config) or _model(info, spec, config)
-            or _speculation(info, spec, algorithm) or _responses(result, spec) or clock_problem(result))
+            or _speculation(info, spec, algorithm) or changed_problem(result) or _responses(result, spec)
+            or clock_problem(result))
+
+
+#: What a server runs, as ``/server_info`` says it (read where :func:`tuner.bench.result.
+#: resolved_spec_from_info` reads the flags: the scheduler's ``internal_states`` first): the same
+#: server says the same all its life. SGLang 0.5.23 reports the arguments it was started with
+#: (``http_server.py`` ``server_info``: "the startup configuration"); what changes while it runs
+#: (``internal_states``' throughput and accept length, the simulator's ``status``,
+#: ``sim_running_requests`` and ``sim_timekeeping``) is not compared.
+IDENTITY_KEYS = ("model_path", "speculative_draft_model_path", "speculative_algorithm",
+                 "speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens",
+                 "tp_size", "version", "sim_speedup", "sim_profile")
+
+
+def _identity(info: dict) -> dict:
+    state = first_internal_state(info)
+    return {k: state[k] if k in state else info[k] for k in IDENTITY_KEYS if k in state or k in info}
+
+
+def changed_problem(result) -> Failure | None:
+    """A server whose ``/server_info`` at the end of the suite (``server_info_after``, read again by
+    the runner) says another model, other speculative flags, another version or time scale than at
+    its start: part of the suite was answered by another server (one restarted on the port with other
+    arguments by a supervisor or a person; QA: a server that said ``3-1-4`` at the start and ``4-1-4``
+    at the end was measured and shown as ``3-1-4``, `tuner bench` exit 0), so the figures are of no
+    one setting, and the time scale the figures were converted with may be wrong. ``args_mismatch``:
+    the server showed that it ran something else than what was verified. Not judged: a key either
+    reading does not say, and a server that did not answer at the end."""
+    before, after = getattr(result, "server_info", None), getattr(result, "server_info_after", None)
+    if not isinstance(before, dict) or not isinstance(after, dict):
+        return None
+    was, now = _identity(before), _identity(after)
+    changed = [k for k in IDENTITY_KEYS if k in was and k in now and was[k] != now[k]]
+    if not changed:
+        return None
+    said = "; ".join(f"{k} {was[k]!r} at its start, {now[k]!r} at its end" for k in changed[:3])
+    return "args_mismatch", (f"the server's /server_info changed during the suite ({said}): another server, "
+                             "or one restarted with other arguments, answered part of it, so its figures "
+                             "are of no one setting; measure it again")
 
 
 #: The simulator standing this long (wall) behind model time distorts a measurement: every answer
@@ -76,12 +117,13 @@ STALL_WALL_S = 2.0
 
 
 def clock_problem(result) -> Failure | None:
-    """Whether ``result``'s clock cannot be trusted, whoever launched its server: the simulator's own
+    """Whether ``result``'s clock (or server) cannot be trusted, whoever launched its server: a
+    ``/server_info`` that changed during the suite (:func:`changed_problem`), the simulator's own
     account of standing behind model time (:func:`_kept_time`), or a single request that waited
-    outside the server's clock (:func:`_waited_outside`). ``tuner bench`` applies these two: it has
+    outside the server's clock (:func:`_waited_outside`). ``tuner bench`` applies these: it has
     no launch to check the server's args against, but a frozen server's figures are distorted
-    whatever it runs."""
-    return _kept_time(result) or _waited_outside(result)
+    whatever it runs, and a server that changed mid-suite measured no one setting."""
+    return changed_problem(result) or _kept_time(result) or _waited_outside(result)
 
 
 def _timekeeping(result) -> dict | None:

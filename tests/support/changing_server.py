@@ -1,0 +1,69 @@
+"""A stand-in SGLang server (:mod:`support.standin_server`, honest otherwise) whose ``/server_info``
+changes once it has answered ``/generate`` requests: another process answering on the port mid-suite
+(a supervisor's restart with other arguments, a driver update and relaunch at night), which ``tuner
+bench`` and a study read ``/server_info`` of only at the start.
+
+``CHANGE_AFTER`` (environment, default 1): the number of ``/generate`` answers after which
+``/server_info`` says ``CHANGE`` (default: none, an honest server) instead: ``model`` (another ``model_path``), ``spec`` (other
+speculative flags: ``speculative_num_steps`` one more), ``scale`` (twice its ``sim_speedup``),
+``autoregressive`` (``speculative_algorithm`` null) or ``live`` (only what SGLang changes while it
+runs: ``internal_states``' throughput and the simulator's ``sim_timekeeping``, which must not count).
+
+Run: ``python changing_server.py --host 127.0.0.1 --port 0 [the simulator's flags]``.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import signal
+import sys
+from pathlib import Path
+
+from aiohttp import web
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from standin_server import StandIn, parse  # noqa: E402
+
+
+class Changing(StandIn):
+    def server_info(self) -> dict:
+        info = super().server_info()
+        info["internal_states"] = [{"last_gen_throughput": float(self.generated),
+                                    **{k: info[k] for k in info if k.startswith("speculative_")}}]
+        if self.generated < int(os.environ.get("CHANGE_AFTER", "1")):
+            return info
+        change = os.environ.get("CHANGE", "")
+        state = info["internal_states"][0]
+        if change == "model":
+            info["model_path"] = info["served_model_name"] = "other/model"
+        elif change == "spec" and info["speculative_num_steps"] is not None:  # a trial's server only
+            info["speculative_num_steps"] = state["speculative_num_steps"] = info["speculative_num_steps"] + 1
+        elif change == "scale":
+            info["sim_speedup"] = 2 * info["sim_speedup"]
+        elif change == "autoregressive":
+            for k in [k for k in info if k.startswith("speculative_")]:
+                info[k] = state[k] = None
+        elif change == "live":
+            info["sim_timekeeping"] = {"deliveries": self.generated, "max_lag_wall_ms": 1.0}
+        return info
+
+
+async def serve(args) -> None:
+    server = Changing(args, "honest")
+    runner = web.AppRunner(server.app(), shutdown_timeout=0.1)
+    await runner.setup()
+    site = server.site = web.TCPSite(runner, args.host, args.port)
+    await site.start()
+    port = site._server.sockets[0].getsockname()[1]
+    print(f"changing server listening on http://{args.host}:{port}", flush=True)
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        loop.add_signal_handler(sig, stop.set)
+    await stop.wait()
+    await runner.cleanup()
+
+
+if __name__ == "__main__":
+    asyncio.run(serve(parse(sys.argv[1:])))
