@@ -9,6 +9,10 @@ speculative flags: ``speculative_num_steps`` one more), ``scale`` (twice its ``s
 ``autoregressive`` (``speculative_algorithm`` null) or ``live`` (only what SGLang changes while it
 runs: ``internal_states``' throughput and the simulator's ``sim_timekeeping``, which must not count).
 
+``STANDIN_MODES`` (as :mod:`support.standin_server` reads it, ``KEY=MODE,...``) picks launches that
+run another SGLang release all along: mode ``release`` says ``version`` ``0.5.24+sim``, not
+``0.5.23+sim`` (an upgrade landed between the baseline's launch and this one's).
+
 Run: ``python changing_server.py --host 127.0.0.1 --port 0 [the simulator's flags]``.
 """
 
@@ -23,12 +27,14 @@ from pathlib import Path
 from aiohttp import web
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from standin_server import StandIn, parse  # noqa: E402
+from standin_server import StandIn, mode_for, parse  # noqa: E402
 
 
 class Changing(StandIn):
     def server_info(self) -> dict:
         info = super().server_info()
+        if self.mode == "release":
+            info["version"] = "0.5.24+sim"
         info["internal_states"] = [{"last_gen_throughput": float(self.generated),
                                     **{k: info[k] for k in info if k.startswith("speculative_")}}]
         if self.generated < int(os.environ.get("CHANGE_AFTER", "1")):
@@ -50,7 +56,7 @@ class Changing(StandIn):
 
 
 async def serve(args) -> None:
-    server = Changing(args, "honest")
+    server = Changing(args, mode_for(args, os.environ.get("STANDIN_MODES", "")))
     runner = web.AppRunner(server.app(), shutdown_timeout=0.1)
     await runner.setup()
     site = server.site = web.TCPSite(runner, args.host, args.port)

@@ -3,7 +3,8 @@
 Pure functions of a :class:`tuner.engine.backends.Measurement` and the baseline's figures; the
 trial runner (:mod:`tuner.engine.trial`) writes what they return. A measurement that cannot be
 compared (a figure an objective needs is missing) is ``incomplete``; a server that ran another
-setting than asked is ``args_mismatch``: both are failed trials, never values on the front. A
+setting than asked, or another SGLang release than the baseline's (:func:`release_problem`), is
+``args_mismatch``: both are failed trials, never values on the front. A
 measured trial also carries its SLO checks, goodput and lossless check (:mod:`tuner.engine.limits`);
 breaking a limit leaves it ``measured`` with its values, and infeasible through its constraints.
 A speedup beyond what the setting's accept length allows (:func:`speedup_problem`) fails the trial as
@@ -57,6 +58,10 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
         attrs.update(failure_class="args_mismatch", failure_message=(
             f"the server ran {attrs.get('resolved_spec')} instead of {spec.label()}: "
             "SGLang rewrote the setting in a way tuner.sglang.rules does not know"))
+    if status == MEASURED and (problem := release_problem(attrs, baseline_attrs)):
+        # no figure kept, as for a speedup that cannot be true: its suite.json stays as the evidence
+        return TrialOutcome(FAILED, None, {k: v for k, v in attrs.items() if not is_figure(k)}
+                            | {"failure_class": "args_mismatch", "failure_message": problem})
     if status == MEASURED:
         speeds = speedups(m.figures, baseline)
         problem = timed_speedup_problem(speeds, getattr(m.figures, "accept_length", None), spec.num_steps,
@@ -66,6 +71,21 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
                                 | {"failure_class": "bad_response", "failure_message": problem})
         attrs.update(speeds)
     return TrialOutcome(status, values, attrs)
+
+
+def release_problem(attrs: dict, baseline_attrs: dict | None) -> str | None:
+    """Why a trial's figures cannot be read against the study's baseline: its server said another
+    SGLang release (``/server_info``'s ``version``, stored as ``sglang_version``) than the baseline's
+    (an upgrade during the night or between two runs of the study, or a worker on a node running
+    another release): its speedups would compare two releases, not a setting with autoregressive
+    decoding (QA: a trial on 0.5.24 was read against a 0.5.23 baseline and kept on the front). None
+    when either does not say (``backend: model``, an older baseline)."""
+    ran, base = attrs.get("sglang_version"), (baseline_attrs or {}).get("sglang_version")
+    if not isinstance(ran, str) or not isinstance(base, str) or ran == base:
+        return None
+    return (f"the server runs SGLang {ran!r}, the baseline was measured on {base!r}: its speedups would "
+            "compare two releases, not this setting with autoregressive decoding; measure the baseline "
+            "again on this release (tuner study run --rebaseline)")
 
 
 #: What a study's trial reading too fast says to do: its baseline is the study's stored one.
