@@ -56,9 +56,12 @@ def test_a_stream_whose_text_never_ends_fails_once_past_what_an_answer_can_need(
     piece = "x" * 400_000  # a line well under aiohttp's 2 MiB line cap
 
     def endless():
+        count = 0
         while True:
-            if api == "generate":  # new text only (--incremental-streaming-output), its count honest
-                yield event({"text": piece, "meta_info": {"completion_tokens": 1, "finish_reason": None}})
+            count += 1
+            if api == "generate":  # new text only (--incremental-streaming-output), its count honest:
+                # one more token a chunk (text beside an unchanged count fails at once, a chunk sent twice)
+                yield event({"text": piece, "meta_info": {"completion_tokens": count, "finish_reason": None}})
             elif api == "chat":
                 yield event({"choices": [{"index": 0, "delta": {"content": piece}}]})
             else:
@@ -67,7 +70,8 @@ def test_a_stream_whose_text_never_ends_fails_once_past_what_an_answer_can_need(
     with StreamServer(endless) as srv:
         # the timeout is far beyond the ~42 chunks that pass 16 MiB; before, the request was read to
         # the timeout, holding every piece
-        record = ask(srv.port, api, 8, timeout_s=20, incremental=api == "generate")
+        record = ask(srv.port, api, 1000 if api == "generate" else 8, timeout_s=20,
+                     incremental=api == "generate")
     assert not record.ok and record.error_kind == "protocol", record.error
     assert f"the stream's text passed the {MAX_ANSWER_BYTES // 2**20} MiB" in record.error, record.error
 

@@ -584,9 +584,12 @@ class BenchClient:
                     raise _went_on(line)
                 meta = _object(data["meta_info"], "meta_info")
                 self._for_request(meta, rid)
+                before = record.completion_tokens
                 self._read_meta(meta, record)
                 tokens = record.completion_tokens or 0
                 piece = data.get("text")
+                if self.incremental_stream:  # new text alone: a chunk sent twice doubles it
+                    _no_text_without_a_token(piece, before, record.completion_tokens)
                 if isinstance(piece, str):  # cumulative, or new text only (incremental_stream)
                     if not self.incremental_stream and not piece.startswith(text):
                         # SGLang appends each chunk's new text to the request's (tokenizer_manager.py
@@ -604,7 +607,9 @@ class BenchClient:
             else:
                 self._for_request(data, rid)
                 _for_model(data, self.model)
-                self._read_usage(_object(data.get("usage") or {}, "usage"), record)
+                before = record.completion_tokens
+                usage = _object(data.get("usage") or {}, "usage")
+                self._read_usage(usage, record)
                 read_spec_details(data, record)  # the sglext chunk (choices: [])
                 choices = [_object(c, "choices[0]") for c in (data.get("choices") or [])[:1]]
                 if choices and choices[0].get("finish_reason"):
@@ -617,6 +622,8 @@ class BenchClient:
                     # only the sglext and usage chunks (choices: []) follow it. Text or a second finish
                     # after it joined the answer (QA: 'abcdefgh' then 'ZZZ' with finish stop, kept)
                     raise _went_on(line)
+                if self.api == "openai" and usage.get("completion_tokens") is not None:
+                    _no_text_without_a_token(delta, before, record.completion_tokens)
                 text += delta or ""
                 has_text = bool(delta)
                 carried = carried or isinstance(delta, str)
@@ -748,6 +755,22 @@ def _for_model(data: dict, asked: str) -> None:
 
 class _AnotherRequest(ValueError):
     """An answer (or stream chunk) that names another request than the one sent."""
+
+
+def _no_text_without_a_token(piece: Any, before: int | None, now: int | None) -> None:
+    """``ValueError`` for a stream chunk of new text whose count says no new token since the chunk
+    before (both counted): a chunk sent twice (a proxy's or a server's retransmission), or text no
+    token produced. Only where each chunk carries new text alone (OpenAI ``/v1/completions``, and
+    ``/generate`` under ``--incremental-streaming-output``): SGLang 0.5.23 yields a request's output
+    only when it has new tokens (``managers/tokenizer_manager.py`` ``_wait_one_response``), and with
+    ``continuous_usage_stats`` each completions chunk carries the count so far
+    (``openai/serving_completions.py``), so text comes with a higher count. QA: a completions chunk sent
+    twice kept ``' w0 w1 w2 w2 w3 ...'`` (17 words for 16 tokens) as the answer, exit 0, and the
+    lossless check would blame the setting for the server's repetition. Not judged on chat, whose
+    reasoning and tool-call parsers may hold text back and send it later."""
+    if isinstance(piece, str) and piece and before is not None and now is not None and now <= before:
+        raise ValueError(f"the stream sent text {_quoted(piece.encode())} without a new token "
+                         f"(completion_tokens stayed {now}): a chunk sent twice, or text no token produced")
 
 
 def _went_on(line: bytes) -> ValueError:
