@@ -12,7 +12,12 @@ in a rolled-back transaction), the workdir with a temporary file removed at once
 argument check runs its parser and resolver in a subprocess of the server interpreter
 (:mod:`tuner.sglang.probe`: no model load, nothing downloaded). On the simulator the checks that
 make sense run against the simulator: its interpreter must import the tuner, and its own parser
-and argument handling take the command lines.
+and argument handling take the command lines. A command line that parser refuses (a flag this
+SGLang release does not take) is said in argparse's own words, with the study key that wrote the flag.
+
+Why one module of over 400 lines: the checks are one ordered list with one verdict type
+(:class:`Check`), and several read what an earlier one found (the interpreter before SGLang's argument
+check, the model facts before both); split, each part would pass that state on to the next.
 """
 
 from __future__ import annotations
@@ -151,6 +156,13 @@ def check_sglang_args(config: StudyConfig, space: SearchSpace, backend) -> Check
         results = _sglang_probe(argvs, config)
         if isinstance(results, str):
             return Check("sglang arguments", FAIL, results)
+    # A command line SGLang's argparse refuses is a flag this SGLang does not take (another release's,
+    # one it renamed or dropped, a misspelling in server.extra_args), not a rule of the tuner's: say
+    # argparse's own words and the study key that wrote the flag (QA: "SGLang refuses (SystemExit:
+    # 2) ... the rules do not match this SGLang", three times, and no flag named)
+    for spec, result in zip(specs, results):
+        if not result["ok"] and result.get("exception") == "SystemExit":
+            return Check("sglang arguments", FAIL, _parser_refusal(config, space, spec, result["message"]))
     disagree = []
     for spec, result in zip(specs, results):
         ok, draft = _expected(space, spec)
@@ -166,6 +178,26 @@ def check_sglang_args(config: StudyConfig, space: SearchSpace, backend) -> Check
                      "not match this SGLang; pin the release they know or report it")
     return Check("sglang arguments", PASS, f"the baseline and {len(specs) - 1} trial command lines pass "
                  f"{'the simulator' if config.server.backend == 'sim' else 'SGLang'}'s argument handling as the rules say")
+
+
+def _parser_refusal(config: StudyConfig, space: SearchSpace, spec: SpecConfig | None, said: str) -> str:
+    """One line for a command line SGLang's parser refuses: its words, the study keys behind the flags
+    it names, and the fix."""
+    import re
+
+    from ..server.command import arg_tokens
+
+    keys = []
+    for flag in dict.fromkeys(re.findall(r"--[A-Za-z0-9][\w-]*", said)):
+        for where, args in (("server.args", config.server.args), ("fixed", space.config.fixed)):
+            keys += [f"{where}.{name}" for name, value in args.items() if flag in arg_tokens(name, value)]
+        if any(token.split("=", 1)[0] == flag for token in config.server.extra_args):
+            keys.append(f"server.extra_args {flag}")
+    whose = f" (set by {', '.join(dict.fromkeys(keys))})" if keys else ""
+    what = "every launch's" if spec is None else f"trial {spec.label()}'s"
+    server = "the simulator" if config.server.backend == "sim" else "this SGLang"
+    return (f"{server}'s parser refuses {what} command line: {said[:300]}{whose}: {server} does not take "
+            f"the flag as written; remove it, or give it as this release spells it in server.extra_args")
 
 
 def _sglang_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict] | str:
@@ -188,8 +220,11 @@ def _sglang_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict] | s
 
 def _sim_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict]:
     """The simulator's own parser and argument handling, in process (it is this tuner's)."""
+    import contextlib
+    import io
     import logging
 
+    from ..sglang.probe import parser_error
     from ..sim.args import parse_args, resolve_launch
     from ..sim.profile import load_profile
 
@@ -199,10 +234,12 @@ def _sim_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict]:
     quiet.propagate = False
     out = []
     for argv in argvs:
+        usage = io.StringIO()
         try:
-            plan = resolve_launch(parse_args(argv[3:]), quiet, profile)
+            with contextlib.redirect_stderr(usage):  # argparse's usage: into the check's line, not doctor's stderr
+                plan = resolve_launch(parse_args(argv[3:]), quiet, profile)
         except SystemExit as exc:
-            out.append({"ok": False, "exception": "SystemExit", "message": str(exc.code)})
+            out.append({"ok": False, "exception": "SystemExit", "message": parser_error(usage.getvalue(), exc.code)})
             continue
         except (AssertionError, TypeError, ValueError) as exc:
             out.append({"ok": False, "exception": type(exc).__name__, "message": str(exc)})

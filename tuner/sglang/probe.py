@@ -10,7 +10,10 @@ The file holds ``{"argvs": [[...], ...]}``: each an ``sglang.launch_server`` arg
 and ``ServerArgs.resolve_once`` (``arg_groups/pipeline.py``: every resolution hook, the speculative
 one included), which reads the model's ``config.json`` and the GPUs but loads no weights. It reports
 ``{"ok", "exception", "message", "resolved": {field: value}, "warnings": [...]}`` per argv, and
-``{"sglang_version"}``. ``HF_HUB_OFFLINE=1`` is set: nothing is downloaded.
+``{"sglang_version"}``. A command line SGLang's argparse refuses reports ``exception: "SystemExit"``
+and, as its message, argparse's own error line (``sglang serve: error: unrecognized arguments:
+--no-enable-tf32-matmul``; argparse prints it on stderr, then exits 2), so the caller can name the
+flag. ``HF_HUB_OFFLINE=1`` is set: nothing is downloaded.
 
 Only the standard library and sglang are imported, and nothing of the tuner: the server interpreter
 may not have the tuner installed. ``tuner doctor`` runs it (``tuner.engine.doctor``), and so does
@@ -19,6 +22,8 @@ may not have the tuner installed. ``tuner doctor`` runs it (``tuner.engine.docto
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import logging
 import os
@@ -43,18 +48,27 @@ def probe(argv: list[str]) -> dict:
 
     collect = _Collect()
     logging.getLogger().addHandler(collect)
+    usage = io.StringIO()
     try:
         try:
-            args = prepare_server_args(list(argv))
+            with contextlib.redirect_stderr(usage):  # argparse's usage and error line (Lib/argparse.py, error)
+                args = prepare_server_args(list(argv))
             args.resolve_once()
         except SystemExit as exc:  # argparse: usage on stderr, exit 2
-            return {"ok": False, "exception": "SystemExit", "message": str(exc.code), "warnings": collect.lines}
+            return {"ok": False, "exception": "SystemExit", "message": parser_error(usage.getvalue(), exc.code),
+                    "warnings": collect.lines}
         except BaseException as exc:  # noqa: BLE001 - report whatever SGLang raises
             return {"ok": False, "exception": type(exc).__name__, "message": str(exc), "warnings": collect.lines}
         resolved = args.resolved_dict()
         return {"ok": True, "resolved": {k: resolved.get(k) for k in FIELDS}, "warnings": collect.lines}
     finally:
         logging.getLogger().removeHandler(collect)
+
+
+def parser_error(stderr: str, code) -> str:
+    """What argparse said when it stopped: its last line (``PROG: error: ...``), else the exit code."""
+    lines = [line.strip() for line in stderr.splitlines() if line.strip()]
+    return lines[-1] if lines else str(code)
 
 
 def main() -> int:
