@@ -8,7 +8,9 @@ The file holds ``{"argvs": [[...], ...]}``: each an ``sglang.launch_server`` arg
 (``--model-path M --tp-size 8 ...``). For each, the probe runs SGLang 0.5.23's
 ``prepare_server_args`` (``srt/server_args.py``: the real ``argparse`` parser, ``--config`` merging)
 and ``ServerArgs.resolve_once`` (``arg_groups/pipeline.py``: every resolution hook, the speculative
-one included), which reads the model's ``config.json`` and the GPUs but loads no weights. It reports
+one included), which reads the model's ``config.json`` and the GPUs but loads no weights. A release
+without ``resolve_once`` (0.5.18 and older) handles the arguments in ``ServerArgs.__post_init__``,
+inside ``prepare_server_args``; its resolved fields are the record's own attributes. It reports
 ``{"ok", "exception", "message", "resolved": {field: value}, "warnings": [...]}`` per argv, and
 ``{"sglang_version"}``. A command line SGLang's argparse refuses reports ``exception: "SystemExit"``
 and, as its message, argparse's own error line (``sglang serve: error: unrecognized arguments:
@@ -53,13 +55,17 @@ def probe(argv: list[str]) -> dict:
         try:
             with contextlib.redirect_stderr(usage):  # argparse's usage and error line (Lib/argparse.py, error)
                 args = prepare_server_args(list(argv))
-            args.resolve_once()
+            # Releases before the resolution pipeline (0.5.18 and older: no ServerArgs.resolve_once nor
+            # resolved_dict) handle the arguments in ServerArgs.__post_init__, which prepare_server_args
+            # has run by now: every one of their refusals is raised above
+            if hasattr(args, "resolve_once"):
+                args.resolve_once()
         except SystemExit as exc:  # argparse: usage on stderr, exit 2
             return {"ok": False, "exception": "SystemExit", "message": parser_error(usage.getvalue(), exc.code),
                     "warnings": collect.lines}
         except BaseException as exc:  # noqa: BLE001 - report whatever SGLang raises
             return {"ok": False, "exception": type(exc).__name__, "message": str(exc), "warnings": collect.lines}
-        resolved = args.resolved_dict()
+        resolved = args.resolved_dict() if hasattr(args, "resolved_dict") else dict(vars(args))
         return {"ok": True, "resolved": {k: resolved.get(k) for k in FIELDS}, "warnings": collect.lines}
     finally:
         logging.getLogger().removeHandler(collect)
