@@ -40,6 +40,11 @@ FAKE_SERVER_ARGS = textwrap.dedent('''
         parser = argparse.ArgumentParser(prog="sglang serve")
         for o in json.load(open(os.environ["QA_TABLE"]))["options"]:
             flags = [f for f in o["flags"] if not f.startswith("--no-")]
+            if os.environ.get("QA_ONE_CUDA_GRAPH_MAX_BS") and o["dest"].startswith("cuda_graph_max_bs_"):
+                # 0.5.10 and older: one --cuda-graph-max-bs, no -decode / -prefill
+                if o["dest"].endswith("_decode"):
+                    parser.add_argument("--cuda-graph-max-bs", dest="cuda_graph_max_bs", type=int)
+                continue
             if o["dest"] == "enable_tf32_matmul" or o["action"] == "store_true":
                 parser.add_argument(*flags, dest=o["dest"], action="store_true")
             elif o["action"] == "boolean_optional":
@@ -47,15 +52,16 @@ FAKE_SERVER_ARGS = textwrap.dedent('''
             elif o["action"] == "store_const":
                 parser.add_argument(*flags, dest=o["dest"], action="store_const", const=o.get("const"))
             else:
-                parser.add_argument(*flags, dest=o["dest"], nargs=o["nargs"])
+                parser.add_argument(*flags, dest=o["dest"], nargs=o["nargs"],
+                                    type={"int": int, "float": float}.get(o["type"]))
         return _Args(parser.parse_args(argv))
 ''')
 
 
-def _older_sglang(tmp_path, monkeypatch):
+def _older_sglang(tmp_path, monkeypatch, version="0.5.22"):
     pkg = tmp_path / "site" / "sglang"
     (pkg / "srt").mkdir(parents=True)
-    (pkg / "__init__.py").write_text('__version__ = "0.5.22"\n')
+    (pkg / "__init__.py").write_text(f'__version__ = "{version}"\n')
     (pkg / "srt" / "__init__.py").write_text("")
     (pkg / "srt" / "server_args.py").write_text(FAKE_SERVER_ARGS)
     monkeypatch.setenv("PYTHONPATH", str(tmp_path / "site"))
@@ -94,3 +100,22 @@ def test_the_simulators_parser_refusal_is_the_checks_line_not_doctors_stderr(tmp
     assert fails[0].startswith("fail  sglang arguments: ")
     assert "unrecognized arguments: --no-such-flag" in fails[0] and "server.extra_args" in fails[0], fails[0]
     assert "usage:" not in r.stderr, r.stderr[:300]
+
+
+def test_a_pin_the_release_lacks_says_how_to_set_it_yourself(tmp_path, monkeypatch):
+    # SGLang 0.5.10 calls the CUDA-graph cap --cuda-graph-max-bs; the launcher pins
+    # --cuda-graph-max-bs-decode, which no study key wrote: "remove it" cannot be the fix
+    _older_sglang(tmp_path, monkeypatch, "0.5.10")
+    monkeypatch.setenv("QA_ONE_CUDA_GRAPH_MAX_BS", "1")
+    study = {"server.backend": "sglang", "server.python": None,
+             "server.model_path": _model(tmp_path, "k2", "DeepseekV3ForCausalLM"),
+             "server.draft_model_path": _model(tmp_path, "head", "LlamaForCausalLMEagle3"),
+             "server.facts": {"gpu_compute_capability": "9.0"}}
+    c = {c.name: c for c in run_checks(load_study(demo_study(tmp_path, **study)))}["sglang arguments"]
+    assert c.status == FAIL and "unrecognized arguments: --cuda-graph-max-bs-decode 32" in c.message, c.line()
+    assert "the tuner pins --cuda-graph-max-bs-decode 32" in c.message and "remove it" not in c.message, c.line()
+    assert "--cuda-graph-max-bs=N" in c.message, c.line()
+    # the fix it names: the study sets the release's own flag, and the pin is left out
+    study["server.extra_args"] = ["--cuda-graph-max-bs=32"]
+    c = {c.name: c for c in run_checks(load_study(demo_study(tmp_path, name="fixed", **study)))}["sglang arguments"]
+    assert c.status != FAIL, c.line()

@@ -146,6 +146,8 @@ def _expected(space: SearchSpace, spec: SpecConfig | None) -> tuple[bool, int | 
 
 def check_sglang_args(config: StudyConfig, space: SearchSpace, backend) -> Check:
     """SGLang's parser and resolver on the baseline's and sampled trials' exact argv, vs the rules."""
+    from ..server.command import plan_launch
+
     if config.server.backend == "model":
         return Check("sglang arguments", PASS, f"{NO_SERVER}; the search space's rules still apply")
     specs = [None] + sample_specs(config, space)
@@ -162,7 +164,10 @@ def check_sglang_args(config: StudyConfig, space: SearchSpace, backend) -> Check
     # 2) ... the rules do not match this SGLang", three times, and no flag named)
     for spec, result in zip(specs, results):
         if not result["ok"] and result.get("exception") == "SystemExit":
-            return Check("sglang arguments", FAIL, _parser_refusal(config, space, spec, result["message"]))
+            pinned = plan_launch(backend.server, None, fixed_args=backend.fixed_args,
+                                 max_concurrency=backend.max_concurrency, attention=backend.attention,
+                                 log_warnings=False).pinned
+            return Check("sglang arguments", FAIL, _parser_refusal(config, space, spec, result["message"], pinned))
     disagree = []
     for spec, result in zip(specs, results):
         ok, draft = _expected(space, spec)
@@ -180,24 +185,32 @@ def check_sglang_args(config: StudyConfig, space: SearchSpace, backend) -> Check
                  f"{'the simulator' if config.server.backend == 'sim' else 'SGLang'}'s argument handling as the rules say")
 
 
-def _parser_refusal(config: StudyConfig, space: SearchSpace, spec: SpecConfig | None, said: str) -> str:
-    """One line for a command line SGLang's parser refuses: its words, the study keys behind the flags
-    it names, and the fix."""
+def _parser_refusal(config: StudyConfig, space: SearchSpace, spec: SpecConfig | None, said: str,
+                    pinned: dict) -> str:
+    """One line for a command line SGLang's parser refuses: its words, the study keys (or the
+    launcher's pins, ``pinned``) behind the flags it names, and the fix."""
     import re
 
     from ..server.command import arg_tokens
+    from ..sglang.rules import flag_name
 
-    keys = []
+    keys, pins = [], []
     for flag in dict.fromkeys(re.findall(r"--[A-Za-z0-9][\w-]*", said)):
         for where, args in (("server.args", config.server.args), ("fixed", space.config.fixed)):
             keys += [f"{where}.{name}" for name, value in args.items() if flag in arg_tokens(name, value)]
         if any(token.split("=", 1)[0] == flag for token in config.server.extra_args):
             keys.append(f"server.extra_args {flag}")
+        pins += [f"{flag} {value}" for name, value in pinned.items() if flag_name(name) == flag]
     whose = f" (set by {', '.join(dict.fromkeys(keys))})" if keys else ""
     what = "every launch's" if spec is None else f"trial {spec.label()}'s"
     server = "the simulator" if config.server.backend == "sim" else "this SGLang"
-    return (f"{server}'s parser refuses {what} command line: {said[:300]}{whose}: {server} does not take "
-            f"the flag as written; remove it, or give it as this release spells it in server.extra_args")
+    fix = "remove it, or give it as this release spells it in server.extra_args"
+    if pins:  # a pin is the launcher's, not the study's: the study setting it itself leaves it out
+        fix = (f"{fix + '; ' if keys else ''}the tuner pins {', '.join(pins)} for every launch: set it yourself "
+               f"in server.extra_args as this release spells it (an older SGLang's --cuda-graph-max-bs=N), "
+               f"and the pin is left out")
+    return f"{server}'s parser refuses {what} command line: {said[:300]}{whose}: {server} does not take " \
+           f"the flag as written; {fix}"
 
 
 def _sglang_probe(argvs: list[list[str]], config: StudyConfig) -> list[dict] | str:
