@@ -40,6 +40,8 @@ FAKE_SERVER_ARGS = textwrap.dedent('''
         parser = argparse.ArgumentParser(prog="sglang serve")
         for o in json.load(open(os.environ["QA_TABLE"]))["options"]:
             flags = [f for f in o["flags"] if not f.startswith("--no-")]
+            if o["dest"] == os.environ.get("QA_DROP"):  # a release without this flag
+                continue
             if os.environ.get("QA_ONE_CUDA_GRAPH_MAX_BS") and o["dest"].startswith("cuda_graph_max_bs_"):
                 # 0.5.10 and older: one --cuda-graph-max-bs, no -decode / -prefill
                 if o["dest"].endswith("_decode"):
@@ -119,3 +121,19 @@ def test_a_pin_the_release_lacks_says_how_to_set_it_yourself(tmp_path, monkeypat
     study["server.extra_args"] = ["--cuda-graph-max-bs=32"]
     c = {c.name: c for c in run_checks(load_study(demo_study(tmp_path, name="fixed", **study)))}["sglang arguments"]
     assert c.status != FAIL, c.line()
+
+
+def test_a_flag_of_the_tuners_own_that_the_release_lacks_is_not_the_studys_to_remove(tmp_path, monkeypatch):
+    # a release whose parser has no --speculative-num-draft-tokens: the baseline parses, every trial
+    # is refused, and no study key wrote the flag
+    _older_sglang(tmp_path, monkeypatch)
+    monkeypatch.setenv("QA_DROP", "speculative_num_draft_tokens")
+    path = demo_study(tmp_path, **{
+        "server.backend": "sglang", "server.python": None,
+        "server.model_path": _model(tmp_path, "k2", "DeepseekV3ForCausalLM"),
+        "server.draft_model_path": _model(tmp_path, "head", "LlamaForCausalLMEagle3"),
+        "server.facts": {"gpu_compute_capability": "9.0"}})
+    c = {c.name: c for c in run_checks(load_study(path))}["sglang arguments"]
+    assert c.status == FAIL and "unrecognized arguments: --speculative-num-draft-tokens" in c.message, c.line()
+    assert "the tuner writes it itself" in c.message and "remove it" not in c.message, c.line()
+    assert "0.5.23" in c.message, c.line()

@@ -205,6 +205,9 @@ def _parser_refusal(config: StudyConfig, space: SearchSpace, spec: SpecConfig | 
     what = "every launch's" if spec is None else f"trial {spec.label()}'s"
     server = "the simulator" if config.server.backend == "sim" else "this SGLang"
     fix = "remove it, or give it as this release spells it in server.extra_args"
+    if not keys and not pins:  # the model, port and speculative flags: the tuner's own, in every launch
+        fix = (f"the tuner writes it itself, so no study key can fix it: run an SGLang whose parser takes it "
+               f"(the rules were checked against {', '.join(KNOWN_SGLANG)})")
     if pins:  # a pin is the launcher's, not the study's: the study setting it itself leaves it out
         fix = (f"{fix + '; ' if keys else ''}the tuner pins {', '.join(pins)} for every launch: set it yourself "
                f"in server.extra_args as this release spells it (an older SGLang's --cuda-graph-max-bs=N), "
