@@ -184,7 +184,7 @@ def server_mapping(config, space, suite: dict, spec: SpecConfig,
     ``extra_args`` (underscore names) are added as fixed args, e.g. the adaptive flags.
     Raises :class:`ConfigError` when the study cannot be launched (see ``plan_launch``).
     """
-    from ..server.command import config_refused, plan_launch
+    from ..server.command import arg_tokens, config_refused, plan_launch
 
     server = config.server
     python = server.python if server.backend == "sglang" and server.python else "python"
@@ -204,6 +204,13 @@ def server_mapping(config, space, suite: dict, spec: SpecConfig,
     for name, value in plan.server_args.items():
         if config_refused(name):
             continue  # SGLang's --config loader refuses the key: build_export says so
+        if not arg_tokens(name, value):
+            # what the launch leaves off its command line (a false store_true: SGLang's default) the
+            # file leaves out too: 0.5.23's loader skips such a key, but 0.5.22's (utils/
+            # server_args_config_parser.py, _add_boolean_arg) skips only the store_true flags it has,
+            # and turns any other into "--KEY false", which its argparse refuses (QA:
+            # enable-http-worker-reuseport: false, a 0.5.23 flag, stopped 0.5.22 at launch)
+            continue
         mapping[dash_key(name)] = _as_held(name, value)
     return mapping, _strip_deployment(plan.argv), plan
 
