@@ -5,6 +5,9 @@ A study is named either by its file (``studies/NAME.yaml``: the storage comes fr
 ``NAME`` with ``--storage URL`` (or ``$TUNER_STORAGE``; with neither, ``NAME.db`` here or in
 ``studies/`` when one exists). Running from storage alone needs nothing else: the study's config,
 space and suite are stored in it.
+
+Why one module: ``run``'s options are judged together (the file, ``--study``, ``--add-trials`` against
+the file's budget, ``--dry-run``) before anything is written, and ``create`` and ``status`` share them.
 """
 
 from __future__ import annotations
@@ -95,8 +98,11 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
 
     timeout_s = parse_duration(timeout, "--timeout", "") if timeout is not None else None
     name, url, file_config = resolve_target(study_file, storage, study_name)
-    if add_trials and file_config is not None and file_config.budget.n_trials is not None:
-        # the stored budget is at least the file's: past the bound from the file's, before anything is written
+    if add_trials and file_config is not None:  # before anything is written: the stored budget is at
+        if file_config.budget.n_trials is None:  # least the file's; a file without one makes it unbounded
+            fail(f"{study_file}: budget.n_trials: not set, so study {name} has no launch budget (its timeout "
+                 "bounds it, or it runs until stopped); --add-trials has nothing to add to: set budget.n_trials "
+                 "in the file, or use --n-trials N to bound this run", 2)  # (QA, qa139: created, then refused)
         check_added_budget(name, file_config.budget.n_trials, add_trials)
     target_dir = workdir or (file_config.workdir if file_config else str(Path("studies") / name))
     if file_config is not None:
