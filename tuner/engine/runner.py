@@ -34,11 +34,13 @@ Contracts:
 * Time (``timeout_s``): wall seconds from the start of the run, or, on ``server.backend: model``,
   the modelled GPU seconds of this run's measurements (the baseline's included), so ``8h`` is one
   modelled night. A trial is not started unless a whole-suite measurement (1.1 x the mean of the
-  last five that ran to the end) still fits: a trial may need the whole suite, pruned or not.
+  last five that ran to the end; before any trial did, the baseline's) still fits: a trial may need
+  the whole suite, pruned or not.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from dataclasses import dataclass
@@ -139,6 +141,7 @@ class _Runner:
         self.grid = None if listed is None else {spec_key(s) for s in space.effective_configs() if s in listed}
         self._modelled = config.server.backend == "model"  #: time is modelled GPU time
         self.deadline: float | None = None  #: seconds this run may spend (see the module docstring)
+        self.baseline_attrs: dict = {}  #: the study's baseline's attributes, once it is known
 
     def run(self, n_trials, timeout_s, rebaseline) -> RunSummary:
         # A worker of this host that dies during its tell while this one runs leaves its measurement
@@ -156,6 +159,7 @@ class _Runner:
         self._replay_journal()
         self._clean_up_after_the_dead()
         baseline = self._baseline(rebaseline)
+        self.baseline_attrs = baseline.attrs or {}
         apply_trial_deadline(self.backend, self.config, baseline.attrs, self.emit)
         idle, waiting = 0, False
         while True:
@@ -292,13 +296,20 @@ class _Runner:
         """1.1 x the mean of the last five whole-suite measurements of this run (not pruned, not
         failed: a launch that failed may have cost its load alone); before this run has one (a
         continued study, or launches pruned or failed so far), of the study's stored ones (modelled
-        GPU time on backend model, wall time otherwise): a continued run must not overrun its
-        budget for want of its own first figure."""
+        GPU time on backend model, wall time otherwise); before any trial ran the whole suite, the
+        baseline's measurement (the same suite on the same server, launch included; a fresh run counts
+        it among its own): a continued run must not overrun its budget for want of its own first figure."""
         whole = [s for s, ran_whole in self.trials.spent if ran_whole][-5:]
+        key = "model_duration_s" if self._modelled else "duration_s"
         if not whole:
-            key = "model_duration_s" if self._modelled else "duration_s"
             stored = [r.attrs.get(key) for r in records if r.status == MEASURED]
             whole = [float(v) for v in stored if isinstance(v, (int, float)) and v > 0][-5:]
+        if not whole:
+            # QA, qa139: a run continued after its baseline alone (a first run stopped by its timeout, or
+            # interrupted) judged its first trial by the model load alone: `--timeout 15m` spent 24m51s.
+            v = self.baseline_attrs.get(key)
+            usable = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf
+            whole = [float(v)] if usable else []
         expected = 1.1 * (sum(whole) / len(whole)) if whole else 0.0
         # no launch takes less than its model load (backend model: known in advance)
         return max(expected, getattr(self.backend, "load_s", 0.0) if self._modelled else 0.0)
