@@ -18,7 +18,11 @@ The measured noise (:func:`stage_noise`), per stage and objective, from two sour
 
 * the sampling error of the requests still to come: the spread of repeated requests within the
   baseline's suite (:data:`REQUEST_CV_ATTR`; :data:`PRIOR_REQUEST_CV` when the suite repeats
-  nothing) scaled to the share of the figure's requests measured so far, ``cv * sqrt(1/n - 1/N)``;
+  nothing) scaled to the share of the figure's requests measured so far, ``cv * sqrt(1/n - 1/N)``.
+  With adaptive repeats (``suite.adaptive``) a row may get up to ``max_repeats`` readings after the
+  last stage (:meth:`tuner.bench.runner.SuiteRunner._top_up`), so ``N`` is that many per row and no
+  figure is complete before the suite ends (QA, qa139: the probe's one batch at C=32 was judged final,
+  with no error, while the whole figure was the mean of four);
 * how far the estimates after that stage landed from the whole-suite values on the trials the study
   measured completely (log ratio), which also sees what sampling does not, such as short requests
   reading lower than long ones; pooled with the first as a prior worth :data:`PRIOR_WEIGHT` trials.
@@ -200,10 +204,13 @@ class FrontPruner(BasePruner):
     ``plan``: the study's staged order; ``request_cv``: the baseline's request spread (None, or
     anything but a finite number >= 0: the prior's default)."""
 
-    def __init__(self, objectives: Sequence[str], plan, settings, request_cv: float | None = None):
+    def __init__(self, objectives: Sequence[str], plan, settings, request_cv: float | None = None,
+                 adaptive_max_repeats: int | None = None):
         self.objectives, self.plan, self.settings = list(objectives), list(plan), settings
         usable = finite_number(request_cv) and request_cv >= 0  # not one edited by hand into text
         self.request_cv = request_cv if usable else PRIOR_REQUEST_CV
+        #: the suite's ``adaptive.max_repeats`` (None: no adaptive repeats): see the module docstring
+        self.adaptive_max_repeats = adaptive_max_repeats
 
     def prune(self, study, trial) -> bool:
         return self.verdict(study, trial).pruned
@@ -224,10 +231,15 @@ class FrontPruner(BasePruner):
     def noise(self, k: int, history) -> StageNoise:
         """The error of the estimates after stage ``k`` of the plan (``history``: :func:`stage_noise`'s)."""
         concurrencies = [objective_concurrency(o) for o in self.objectives]
-        exact = [complete_after(self.plan, c) <= k for c in concurrencies]
+        adaptive = self.adaptive_max_repeats
+        exact = [not adaptive and complete_after(self.plan, c) <= k for c in concurrencies]
         prior = []
         for c in concurrencies:
             n, total = requests_until(self.plan, c, k)
+            if adaptive and total:
+                # up to max_repeats readings per row in the end, however many the plan holds
+                repeats = planned_repeats(self.plan, c)
+                total = total // repeats * max(adaptive, repeats)
             prior.append(self.request_cv * math.sqrt(max(0.0, 1 / n - 1 / total)) if n else self.request_cv)
         return stage_noise(history, prior, exact)
 
@@ -271,6 +283,7 @@ class StageJudge:
         estimates = stage_estimates(self.config.objectives, partial, self.baseline_stages[index], self.config)
         if estimates is None:
             return False
+        self.pruner.adaptive_max_repeats = adaptive_max_repeats(partial)
         storage, tid, n = self.study._storage, self.trial._trial_id, len(estimates)
         self.stages.append({"stage": name, "estimates": [float(v) for v in estimates]})
         if unreachable_now(storage) or self.taken_over:
@@ -310,6 +323,28 @@ class StageJudge:
             self.verdict = verdict
             self.emit("phase", {"phase": "pruned", "stage": name, "by": verdict.by})
         return verdict.pruned
+
+
+def planned_repeats(plan, concurrency: int | None) -> int:
+    """How many readings the plan gives each row of a figure: the single-request rows (``concurrency``
+    None, per prompt and length) or the sweep at ``concurrency`` (one row, its batches)."""
+    if concurrency is None:
+        steps = [(s.prompt, s.max_tokens) for stage in plan for s in stage.single]
+    else:
+        steps = [s.concurrency for stage in plan for s in stage.sweep if s.concurrency == concurrency]
+    return max(1, len(steps) // max(1, len(set(steps))))
+
+
+def adaptive_max_repeats(figures) -> int | None:
+    """The ``adaptive.max_repeats`` of the suite ``figures`` were measured with (a
+    :class:`tuner.bench.SuiteResult` carries its suite), or None: no adaptive repeats, or figures
+    that do not say (the performance model repeats nothing adaptively)."""
+    suite = getattr(figures, "suite", None)
+    adaptive = suite.get("adaptive") if isinstance(suite, dict) else None
+    if not isinstance(adaptive, dict):
+        return None
+    cap = adaptive.get("max_repeats", 10)  # tuner.config.suite.AdaptiveSpec's default
+    return cap if isinstance(cap, int) and not isinstance(cap, bool) and cap >= 1 else 10
 
 
 def trial_gone(storage, trial_id: int) -> bool:
