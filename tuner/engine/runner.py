@@ -315,14 +315,25 @@ class _Runner:
         return max(expected, getattr(self.backend, "load_s", 0.0) if self._modelled else 0.0)
 
     def _eta(self, summary: RunSummary, n_trials) -> float | None:
+        """Seconds until this run ends: the launches left (its ``n_trials``, the study's budget, and
+        those its ``timeout`` still has room for, at the estimate :meth:`_stop_reason` judges by) times
+        the mean launch; None when nothing bounds the run."""
         total_budget = self.trials.budget()
         durations = self.trials.durations
+        records = load_records(self.study)
         left = None
         if n_trials is not None:
             left = n_trials - summary.launches
         if total_budget is not None:
-            left_total = total_budget - self.trials.launched_in_study()
+            left_total = total_budget - self.trials.launched_in_study(records)
             left = left_total if left is None else min(left, left_total)
+        if self.deadline is not None:
+            # QA, qa139: a night of `n_trials: 100, timeout: 8h` showed the ETA of 100 launches, one
+            # that stops at its timeout none (ETA ?), though the run stops once the next would not fit
+            expected = self._expected_duration_s(records)
+            if expected > 0:
+                fit = max(0, int((self.deadline - self._elapsed(self.started)) // expected))
+                left = fit if left is None else min(left, fit)
         if left is None or not durations:
             return None
         return max(left, 0) * (sum(durations) / len(durations))
