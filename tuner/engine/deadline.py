@@ -5,7 +5,8 @@ The rule (:func:`trial_deadline`): ``bench.trial_timeout`` when the study sets i
 ``server.startup_timeout_s`` (the launch: loading the model may take all of it) plus
 ``max(DEADLINE_FLOOR_S, DEADLINE_FACTOR x the baseline's suite time)``, the baseline's suite time
 being its measured wall time (``suite_wall_s``; a baseline stored before that attribute existed: its
-whole measurement, ``duration_s``, launch included, which only makes the deadline longer).
+whole measurement, ``duration_s``, launch included, which only makes the deadline longer; one that is
+no positive finite number of seconds, edited by hand, is passed over).
 
 Why 3x: a trial runs the very suite the baseline ran, and speculative decoding is meant to make it
 faster; a setting three times slower than autoregressive over the whole suite is far worse than any
@@ -23,6 +24,7 @@ could be compared without it (:class:`tuner.engine.baseline.BaselineError`).
 from __future__ import annotations
 
 from ..config.study import StudyConfig
+from .records import finite_number
 
 DEADLINE_FACTOR = 3.0
 DEADLINE_FLOOR_S = 300.0
@@ -36,7 +38,11 @@ def trial_deadline(config: StudyConfig, baseline_attrs: dict | None) -> tuple[fl
         return explicit, f"bench.trial_timeout {config.bench.trial_timeout}"
     if baseline_attrs is None:
         return None, "no deadline for the baseline (bench.trial_timeout unset): the hang rules only"
-    suite_s = baseline_attrs.get("suite_wall_s") or baseline_attrs.get("duration_s")
+    # A figure that cannot be a time (an attribute edited by hand, a damaged row: text, NaN, negative)
+    # is no suite time: the next one, else none (QA, qa139: suite_wall_s "abc" ended the run in a
+    # traceback, after --add-trials had extended the study).
+    suite_s = next((v for v in (baseline_attrs.get("suite_wall_s"), baseline_attrs.get("duration_s"))
+                    if finite_number(v) and v > 0), None)
     startup = config.server.startup_timeout_s
     if not suite_s:
         return None, "no deadline: the baseline's suite time is unknown"
