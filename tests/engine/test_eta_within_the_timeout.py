@@ -40,3 +40,13 @@ def test_a_night_bounded_by_its_timeout_alone_has_an_eta(tmp_path):
     assert "modelled GPU time" in why and events, why
     assert all(info["eta_s"] is not None for info in events), events
     assert events[-1]["eta_s"] == 0.0, events[-1]
+
+
+def test_a_modelled_night_s_eta_counts_the_wall_time_its_launches_take(tmp_path):
+    # backend model: no server runs and every measurement's own duration_s is 0, so the ETA read
+    # 0m00s from the first launch on, however many were left (QA, qa139)
+    config, backend = make(tmp_path, "model", "{n_trials: 6, prune: false}")
+    events, why = _progress(config, backend)
+    assert "budget of 6 trials is spent" in why and events, why
+    assert all(info["eta_s"] > 0 for info in events if info["measured"] < 6), events
+    assert events[-1]["eta_s"] == 0.0, events[-1]

@@ -142,6 +142,9 @@ class _Runner:
         self._modelled = config.server.backend == "model"  #: time is modelled GPU time
         self.deadline: float | None = None  #: seconds this run may spend (see the module docstring)
         self.baseline_attrs: dict = {}  #: the study's baseline's attributes, once it is known
+        #: wall seconds of each launch of this run, ask to tell (the ETA's; on backend model the
+        #: measurement's own ``duration_s`` is 0: no server ran)
+        self.launch_walls: list[float] = []
 
     def run(self, n_trials, timeout_s, rebaseline) -> RunSummary:
         # A worker of this host that dies during its tell while this one runs leaves its measurement
@@ -177,19 +180,19 @@ class _Runner:
                 time.sleep(SLOT_POLL_S)
                 continue
             waiting = False
+            began = time.monotonic()
             outcome = self.trials.run_one(baseline)
             if outcome == ABANDONED:
                 time.sleep(random.uniform(0.05, 0.5))  # another worker took the last budget slot
                 continue
             if outcome == STALLED:  # the tuner stood still during the suite: measured again, not counted
                 continue
-            if outcome in (MEASURED, FAILED):
+            if outcome in (MEASURED, FAILED, PRUNED):  # a launch
                 summary.measured += outcome == MEASURED
                 summary.failed += outcome == FAILED
+                summary.pruned += outcome == PRUNED
                 idle = 0
-            elif outcome == PRUNED:
-                summary.pruned += 1
-                idle = 0
+                self.launch_walls.append(time.monotonic() - began)
             else:
                 idle += 1
                 summary.invalid += outcome == INVALID
@@ -317,9 +320,9 @@ class _Runner:
     def _eta(self, summary: RunSummary, n_trials) -> float | None:
         """Seconds until this run ends: the launches left (its ``n_trials``, the study's budget, and
         those its ``timeout`` still has room for, at the estimate :meth:`_stop_reason` judges by) times
-        the mean launch; None when nothing bounds the run."""
+        the mean wall time of this run's launches; None when nothing bounds the run."""
         total_budget = self.trials.budget()
-        durations = self.trials.durations
+        durations = self.launch_walls
         records = load_records(self.study)
         left = None
         if n_trials is not None:
