@@ -103,7 +103,8 @@ def check_interpreter(config: StudyConfig) -> Check:
         return Check("interpreter", PASS, f"{python} imports tuner {version} (the simulator)")
     if version not in KNOWN_SGLANG:
         return Check("interpreter", WARN, f"{python} has sglang {version}; the rules were checked against "
-                     f"{', '.join(KNOWN_SGLANG)}: run `tuner doctor` and read its argument check closely")
+                     f"{', '.join(KNOWN_SGLANG)}: read the 'sglang arguments' check below closely (it runs this "
+                     "release's own parser and resolver on the study's command lines)")
     return Check("interpreter", PASS, f"{python} imports sglang {version}")
 
 
