@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 
 import pytest
-from tests.support.cli_in_process import tuner_here
+from support.cli_in_process import tuner_here
 
 from tuner.bench import run_suite
 from tuner.config.study import load_study
