@@ -13,6 +13,9 @@ from .patience import patience_s
 #: at most the patience (:func:`tuner.engine.patience.patience_s`); then the server cancels it
 #: (``lock_not_available``), which a running worker retries as an outage. See :func:`session_settings`.
 PG_LOCK_TIMEOUT_S = 60
+#: The shortest time a tuner session may sit idle inside a transaction before the server ends it
+#: (seconds); see :func:`idle_in_transaction_s`.
+MIN_IDLE_IN_TRANSACTION_S = 1.0
 #: The shortest wait for a statement's reply before the sessions are cut (seconds).
 MIN_REPLY_WAIT_S = 10.0
 
@@ -39,8 +42,22 @@ def session_settings(dbapi_connection, connection_record) -> None:
     counting at a patience of 3 s), its trial RUNNING, no line said why. Cancelled by the server
     (SQLSTATE 55P03, psycopg2's ``LockNotAvailable``, an ``OperationalError``), the wait is an
     outage like any other: retried within the patience, then one line and exit 75; a read command
-    says its one line instead of hanging."""
+    says its one line instead of hanging.
+
+    Why ``idle_in_transaction_session_timeout`` (:func:`idle_in_transaction_s`, half the lock wait):
+    the locks a session of one worker takes are the other workers' waits. Optuna's trial creation
+    holds the study's row ``FOR UPDATE`` until its commit (optuna/storages/_rdb/storage.py,
+    ``_create_new_trial``); a worker frozen inside that transaction (SIGSTOP, a paused VM, a node
+    whose network dropped: the server keeps its session, idle in the transaction, until TCP
+    keepalive gives up, hours later) held every other worker's next trial, which waited in silence
+    and then gave up past its patience (QA, qa136: one worker stopped there for 70 s, the other
+    stood still as long, not a line). No statement of the tuner leaves a transaction idle by
+    design (each runs to its commit in milliseconds), so the server now ends such a session once it
+    has sat idle half the lock wait: its transaction rolls back, the waiting workers go on before
+    their own lock wait ends, and the frozen worker, once it wakes, finds its session gone, an
+    outage it retries like a ``pg_terminate_backend`` (its writes are safe to repeat)."""
     lock_ms = 1000 * lock_wait_s()
+    idle_ms = 1000 * idle_in_transaction_s()
     autocommit = dbapi_connection.autocommit
     dbapi_connection.autocommit = True
     cursor = dbapi_connection.cursor()
@@ -48,6 +65,7 @@ def session_settings(dbapi_connection, connection_record) -> None:
         cursor.execute("SET SESSION synchronous_commit TO on")
         cursor.execute("SET SESSION TimeZone TO 'UTC'")
         cursor.execute(f"SET SESSION lock_timeout TO {int(lock_ms)}")  # milliseconds
+        cursor.execute(f"SET SESSION idle_in_transaction_session_timeout TO {int(idle_ms)}")
     finally:
         cursor.close()
         dbapi_connection.autocommit = autocommit
@@ -65,3 +83,11 @@ def lock_wait_s() -> float:
     """How long a statement waits for a lock before the server cancels it: :data:`PG_LOCK_TIMEOUT_S`,
     at most the patience (read now)."""
     return min(PG_LOCK_TIMEOUT_S, patience_s())
+
+
+def idle_in_transaction_s() -> float:
+    """How long a session of the tuner may sit idle inside a transaction before the server ends it:
+    half the lock wait (:func:`lock_wait_s`, read now), so a lock a frozen worker holds is let go
+    before another session's wait for it is cancelled, and at least
+    :data:`MIN_IDLE_IN_TRANSACTION_S`."""
+    return max(MIN_IDLE_IN_TRANSACTION_S, lock_wait_s() / 2.0)
