@@ -360,8 +360,55 @@ def _set_trial_attrs(storage: RDBStorage, trial_id: int, user: dict, system: dic
 CREATED_AS = "tuner:created_as"
 
 
+class _CreationOutage(Exception):
+    """An outage met inside Optuna's trial creation, carried past Optuna's own retry of it
+    (:func:`_one_creation`); ``error`` is SQLAlchemy's error, raised again outside."""
+
+    def __init__(self, error: BaseException):
+        super().__init__(str(error))
+        self.error = error
+
+
+def _creation_outage(context):
+    """SQLAlchemy's ``handle_error`` hook of a patient storage: inside :func:`_one_creation`, an
+    outage becomes a :class:`_CreationOutage`, which is no SQLAlchemy error, so Optuna's creation
+    neither wraps it (``StorageInternalError``) nor tries again."""
+    error = context.sqlalchemy_exception
+    if getattr(_local, "creating", False) and error is not None and is_transient(error):
+        return _CreationOutage(error)
+    return None
+
+
+def _one_creation(storage: RDBStorage, study_id: int, template_trial=None):
+    """One try of Optuna's ``RDBStorage._create_new_trial`` (looked up per call): an outage ends it.
+
+    Why: Optuna tries a creation five times over, a random pause of up to 2 s between, on any
+    ``StorageInternalError`` (optuna/storages/_rdb/storage.py, ``_create_new_trial``: "Deadlocks may
+    occur"), so each try of the patience held five waits. Behind a lock (the study's row, which the
+    creation takes ``FOR UPDATE``, held by a transaction left open in psql) that was five lock waits
+    before the first line: a worker at ``TUNER_STORAGE_PATIENCE_S=6`` stood 33 s without a word,
+    then said in one breath that the storage did not answer and that it gave up after 33 s (QA,
+    qa136); at the default patience the first line came after five minutes, not one. The patient
+    loop now retries it as every other call, a deadlock included (an ``OperationalError``)."""
+    _local.creating = True
+    try:
+        return RDBStorage._create_new_trial(storage, study_id, template_trial)
+    except _CreationOutage as outage:
+        error = outage.error
+        error.__cause__ = getattr(error, "orig", None)
+        raise error from error.__cause__
+    finally:
+        _local.creating = False
+
+
 class PatientRDBStorage(RDBStorage):
     """Optuna's ``RDBStorage`` whose database calls ride out outages (see the module docstring)."""
+
+    def __init__(self, *args, **kwargs):
+        import sqlalchemy as sa
+
+        super().__init__(*args, **kwargs)
+        sa.event.listen(self.engine, "handle_error", _creation_outage)
 
     shown_url = "storage"
     on_outage: Callable[[str, dict], None] | None = None
@@ -522,7 +569,7 @@ class PatientRDBStorage(RDBStorage):
 for _name in _DB_METHODS:
     if _name != "_create_new_trial":  # its own method names the creation first, then retries
         setattr(PatientRDBStorage, _name, _patient(_name))
-_create_patiently = _patient("_create_new_trial")
+_create_patiently = _patient("_create_new_trial", _one_creation)
 
 
 def _file_id(path: Path) -> tuple[int, int] | None:
