@@ -25,7 +25,7 @@ from tuner.engine.storage import open_storage
 
 
 def test_a_worker_frozen_inside_its_trial_creation_does_not_hold_the_others(pg_url, monkeypatch):
-    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "4")  # lock wait 4 s; idle in a transaction: 2 s
+    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "12")  # lock wait 12 s; idle in a transaction: 6 s
     frozen_node = open_storage(pg_url, patient=True)
     other_node = open_storage(pg_url, patient=True)
     study = optuna.create_study(study_name="frozen", storage=frozen_node, directions=["maximize"])

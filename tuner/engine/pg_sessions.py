@@ -14,8 +14,10 @@ from .patience import patience_s
 #: (``lock_not_available``), which a running worker retries as an outage. See :func:`session_settings`.
 PG_LOCK_TIMEOUT_S = 60
 #: The shortest time a tuner session may sit idle inside a transaction before the server ends it
-#: (seconds); see :func:`idle_in_transaction_s`.
-MIN_IDLE_IN_TRANSACTION_S = 1.0
+#: (seconds); see :func:`idle_in_transaction_s`. Not less: a worker descheduled for a second or two
+#: mid-transaction on a loaded node (or a CI machine running tests at a patience of 2 s) is no frozen
+#: one, and ending its session would cost it an outage and its retry.
+MIN_IDLE_IN_TRANSACTION_S = 5.0
 #: The shortest wait for a statement's reply before the sessions are cut (seconds).
 MIN_REPLY_WAIT_S = 10.0
 
