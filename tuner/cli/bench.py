@@ -23,6 +23,7 @@ from ..config.names import shown as escaped
 from ..config.suite import load_suite
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
+from .bench_baseline import load_baseline, refuse_untrue_baseline, untrue_answers
 from .bench_tables import print_result
 from .output import console, not_empty
 from .sglang_bench_flags import sglang_dataset_flag
@@ -85,12 +86,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         return scrub(text, url) if shown != url else text
 
     suite = load_suite(suite_spec)
-    base = None
-    if baseline_path is not None:
-        try:
-            base = SuiteResult.load(baseline_path)
-        except ValueError as exc:
-            raise ConfigError("--compare", "", str(exc)) from None
+    base = None if baseline_path is None else load_baseline(baseline_path)
     if json_out is not None:
         from ..config.files import check_output
         from ..config.suite import SHIPPED_SUITES, shipped_suite_file
@@ -108,6 +104,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         check_output(json_out, "--json")  # no missing folder is made, as for every output
     if base is not None:
         _refuse_other_workload(base, suite, api, baseline_path, stream)
+        refuse_untrue_baseline(base, suite.ignore_eos, baseline_path)
         _refuse_other_model(base, url, shown, baseline_path)
 
     bar = _ProgressBar() if console.is_terminal else None
@@ -147,22 +144,9 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     # ignore_eos), or verify steps its own speculative setting cannot give (the accept length's bounds,
     # tuner/engine/verify.py): its figures are no measurement of the suite, as a study's trial would be
     # failed.
-    from ..bench.result import says_autoregressive
-    from ..engine.verify import clock_problem, speculation_problem
+    from ..engine.verify import clock_problem
 
-    spec = res.resolved_spec
-    if spec is not None and not isinstance(spec.num_steps, int):
-        spec = None  # flags not said as numbers: nothing to bound the accept length by
-    # A server that says it runs no speculative algorithm gives no verify steps either (QA: one that
-    # said speculative_algorithm null answered spec_verify_ct, exit 0, its header "no speculative
-    # decoding"); one that says nothing of it bounds nothing.
-    bounded = spec is not None or (res.resolved_spec is None and says_autoregressive(res.server_info))
-
-    def problem(r) -> str | None:
-        return r.count_problem(suite.ignore_eos) or (speculation_problem(r, spec) if bounded else None)
-
-    untrue = [f"{r.phase} {r.prompt} at {counted(r.max_tokens, 'token')}: {why}" for r in res.records if r.ok
-              for why in [problem(r)] if why]
+    untrue = untrue_answers(res, suite.ignore_eos)
     if untrue and not nothing:
         res.complete, res.error = False, f"{counted(len(untrue), 'answer')} cannot be true; first: {untrue[0]}"[:500]
     # A server frozen (or starved) mid-suite and resumed answers every request, late: figures a study
