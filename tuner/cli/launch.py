@@ -26,6 +26,22 @@ def launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port
     study run. The log goes to STUDY_WORKDIR/launch/server.log. A study already in storage is
     launched only from a file that still matches it (else `study run`'s line, exit 2).
     """
+    from ..config.yamlfile import ConfigError
+    from ..engine.preflight import named_for_file
+
+    try:
+        _launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port)
+    except ConfigError as exc:
+        # A lower layer's "study: KEY: ..." (tuner/server/command.py, launcher.py, engine/facts.py)
+        # names the study file, as `study run` names it (QA fuzz: `launch --print` of a file without
+        # server.draft_model_path said `error: study: server.draft_model_path: ...`, no file).
+        if exc.source != "study":
+            raise
+        raise named_for_file(exc, study_file) from None
+
+
+def _launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, port) -> None:
+    """:func:`launch`'s work; a lower layer's :class:`ConfigError` may name the study as ``study``."""
     from ..config.space import SearchSpace
     from ..config.study import load_study
     from ..config.yamlfile import ConfigError
