@@ -69,7 +69,15 @@ def _launch(study_file, num_steps, topk, draft_tokens, baseline, print_only, por
         check_python(study, study_file)  # study run's check, before anything is written (QA: after the log)
     space = SearchSpace.load(study.search_space)
     # The same decision a study run makes: model and GPU facts -> the attention backend and its rules.
-    attention = prepare(study, space)[2]
+    try:
+        attention = prepare(study, space)[2]
+    except ConfigError as exc:
+        # prepare reads a sim study's profile (tuner.engine.facts.gather_facts, the simulator's own
+        # loader), whose line names the profile alone: said as `study run` says it, naming the study
+        # file and its key (QA fuzz: `profile: nope` said `error: nope: no such simulator profile`)
+        if study.server.backend != "sim" or exc.source == "study":
+            raise
+        raise ConfigError(study_file, "server.sim.profile", str(exc)) from None
     # A study already in storage is launched only as it is stored: a file edited since would start
     # a server that is not the study's, which `tuner study run` refuses with this same line. A storage
     # that cannot be read here is no reason to refuse a launch by hand: said, and the file is used.
