@@ -760,6 +760,8 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     if not str(given):  # Path("") is the current folder: "is a folder" would name the folder (QA: doctor '')
         raise ConfigError("<study file>", "", "empty; give the study's YAML file")
     path = _resolved(Path(path), path, "")
+    if Path(given).is_symlink():
+        _link_to_a_file(Path(given))
     if _is_sqlite(path):
         # QA: `tuner study status demo.db` said "not UTF-8 text (byte 106); save the file as UTF-8"
         raise ConfigError(given, "", f"is an SQLite database (a study's storage), not a study file; give the "
@@ -1046,6 +1048,19 @@ def _sqlite_parts(url: str) -> tuple[str, str, str] | None:
         return None
     file, _, query = rest.removeprefix("/").partition("?")
     return scheme, file, query
+
+
+def _link_to_a_file(link: Path) -> None:
+    """:class:`ConfigError` naming ``link`` (the study file as given) when what it points at is no
+    regular file to read: the file it reaches is named otherwise, a path the user never gave (QA fuzz:
+    a link to nothing said ``error: /x/nowhere: file not found``, a link to /dev/null ``error:
+    /dev/null: not a regular file``)."""
+    from .yamlfile import check_regular_file
+
+    try:
+        check_regular_file(link)
+    except ConfigError as exc:
+        raise ConfigError(link, "", f"a link to {os.readlink(link)}: {exc.message}") from None
 
 
 def _resolved(target: Path, source, key: str) -> Path:
