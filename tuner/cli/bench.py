@@ -53,6 +53,19 @@ class _ProgressBar:
                              total=info["total_steps"])
 
 
+def _path_flag(instead: str):
+    """A file flag's callback: an empty value (a script's unset ``"$OUT"``) is refused naming the flag
+    (:func:`tuner.cli.output.not_empty`), not read as ``Path("")``, the working folder (QA fuzz:
+    ``--json ''`` said ``error: --json: .: is a folder``); else the value as a :class:`Path`."""
+    check = not_empty(instead)
+
+    def callback(ctx, param, value):
+        value = check(ctx, param, value)
+        return None if value is None else Path(value)
+
+    return callback
+
+
 @click.command()
 @click.option("--dataset-name", hidden=True, expose_value=False, callback=sglang_dataset_flag)
 @click.option("--dataset-path", hidden=True, expose_value=False, callback=sglang_dataset_flag)
@@ -60,10 +73,13 @@ class _ProgressBar:
               callback=not_empty("give the running server's base URL, e.g. http://127.0.0.1:30000"),
               help="Base URL of the running server, e.g. http://127.0.0.1:30000")
 @click.option("--suite", "suite_spec", default="seed", show_default=True,
+              callback=not_empty("give a shipped suite's name or a suite YAML file, or leave --suite out"),
               help="seed (the article's), quick, mixed or sharegpt-mini (datasets), or a suite YAML file.")
-@click.option("--json", "json_out", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--json", "json_out", type=click.Path(dir_okay=False), default=None,
+              callback=_path_flag("give a file name, or leave --json out"),
               help="Save the full result (every request record) as JSON; saved even if the server dies.")
-@click.option("--compare", "baseline_path", type=click.Path(dir_okay=False, path_type=Path), default=None,
+@click.option("--compare", "baseline_path", type=click.Path(dir_okay=False), default=None,
+              callback=_path_flag("give a result saved with --json, or leave --compare out"),
               help="A result saved with --json (e.g. the autoregressive baseline): print the speedup of every row.")
 @click.option("--api", type=click.Choice(["generate", "openai", "chat"]), default="generate", show_default=True,
               help="SGLang's native /generate, OpenAI /v1/completions, or OpenAI /v1/chat/completions "

@@ -63,6 +63,7 @@ DEFAULT_SPACE = "eagle3"
               help="Rows shown per objective in the table.")
 @click.option("--json", "as_json", is_flag=True, help="Print every row, the front and the optima as JSON.")
 @click.option("--table", "table_path", default=None, type=click.Path(dir_okay=False),
+              callback=not_empty("give a file name, or leave --table out"),
               help="Also write a landscape table (FILE.json) that server.backend: model and "
                    "benchmarks/search_efficiency.py --landscape read.")
 def landscape(profile, space_file, concurrencies, suite, top, as_json, table_path) -> None:
