@@ -46,6 +46,14 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
     `--study NAME` read the study). A fault in the study file itself is still an error."""
     from ..config.files import unusable_path
 
+    # An empty argument or --study (a script's unset "$STUDY") says so, as `launch ''` does, never
+    # read as left out (QA fuzz: `status ''`, `run --study ''` printed click's usage block, four
+    # lines, "give a study file, or a study NAME", naming nothing empty).
+    if target is not None and not target.strip():
+        raise ConfigError("<study file>", "", "empty; give the study's YAML file"
+                          + (" or the study's name" if reads_storage else ""))
+    if study_name is not None and not study_name.strip():
+        raise ConfigError("--study", "", "is empty: give the study's name, or leave --study out and give its file")
     config = None
     problem = unusable_path(target) if target else None
     if problem:  # no file can be read there (pathlib would raise), and no study has such a name
