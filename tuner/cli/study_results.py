@@ -7,6 +7,7 @@ Either way: one line on stderr and no file written.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import click
@@ -111,7 +112,9 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
         raise ConfigError("--min-speedup-c32", "", "filters the trials --pick chooses from; give --pick too")
     fmt = fmt or ("json" if adaptive or (out and out.suffix.lower() == ".json") else "yaml")
     name, url, config = resolve_target(target, storage, study_name, reads_storage=True)
-    if out and adaptive_out and out.resolve() == Path(adaptive_out).resolve():
+    # os.path.realpath, not Path.resolve: a symlink loop (which check_output names below) raised
+    # RuntimeError on Python <= 3.12 (QA fuzz: `--adaptive-out LOOP` ended in a traceback)
+    if out and adaptive_out and os.path.realpath(out) == os.path.realpath(adaptive_out):
         raise ConfigError("--adaptive-out", adaptive_out, "is the -o file too: the server config and the policy it "
                           "names need two files")
     for path, flag in ((out, "-o"), (Path(adaptive_out) if adaptive_out else None, "--adaptive-out")):
