@@ -278,6 +278,9 @@ def test_page_size_and_backend_as_sglangs_attention_resolution_leaves_them():
     # a topk or steps of 0 drafts nothing: "use at most 1 draft tokens" was no fix (QA)
     (S(2, 0, 4), "tree-too-large", "steps=2 topk=0 drafts none: use at least 1 step and a topk of at least 1"),
     (S(0, 2, 4), "tree-too-large", "steps=0 topk=2 drafts none: use at least 1 step and a topk of at least 1"),
+    # a negative topk squared counts as candidates: (3, -2, 4) read "valid: runs as written" (QA fuzz)
+    (S(3, -2, 4), "tree-too-large", "steps=3 topk=-2 drafts none: use at least 1 step and a topk of at least 1"),
+    (S(2, -7, 4), "tree-too-large", "steps=2 topk=-7 drafts none: use at least 1 step and a topk of at least 1"),
     (S(2, 2, 8), "tree-too-large", "steps=2 topk=2 drafts only 6; use at most 7 draft tokens or more steps"),
 ])
 def test_the_fix_a_too_small_setting_is_told_is_one_that_runs(spec, rule, says):

@@ -376,8 +376,10 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
             "RuntimeError", "selected index k out of range", STAGE_STARTUP,
         ))
     candidates = candidate_count(steps, topk)
-    if draft - 1 > candidates:
-        # a step or a topk of 0 or less drafts nothing: "at most 1 draft tokens" would be no fix (QA)
+    # a step or a topk of 0 or less drafts nothing, whatever candidate_count's sum says of it (QA fuzz:
+    # topk -2 with 3 steps counts -2 + 2 x 4 = 6 "candidates", and was "valid: runs as written")
+    if draft - 1 > candidates or min(steps, topk) < 1:
+        # "at most 1 draft tokens" would be no fix there (QA)
         fix = ("none: use at least 1 step and a topk of at least 1" if min(steps, topk) < 1
                else f"only {candidates}; use at most {candidates + 1} draft tokens or more steps")
         return Resolution(requested, effective, tuple(warnings), _violation(
