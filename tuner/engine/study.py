@@ -489,8 +489,11 @@ def _check_extension(name: str, old: int | None, add: int) -> None:
     """Refuse (:class:`ConfigError`) adding ``add`` launches to study ``name``'s budget of ``old``:
     none (unlimited), or past :data:`~tuner.config.study.MAX_TRIALS`."""
     if old is None:
-        raise ConfigError(name, "budget.n_trials", "the study has no budget (it runs until stopped); "
-                          "--add-trials has nothing to add to: use --n-trials N to bound this run")
+        # no launch budget: its timeout, if any, bounds each run (QA, qa139: "it runs until stopped"
+        # was said of a study with a timeout too)
+        raise ConfigError(name, "budget.n_trials", "the study has no launch budget (its timeout bounds a run, "
+                          "or it runs until stopped); --add-trials has nothing to add to: use --n-trials N to "
+                          "bound this run")
     check_added_budget(name, old, add)
 
 
@@ -518,7 +521,8 @@ def _budget_change(have: dict, wanted: dict) -> tuple[dict, str] | None:
     elif o != n:
         parts.append(f"budget.n_trials {o} -> {'unlimited' if n is None else n}")
     if old.get("timeout") != new.get("timeout"):
-        parts.append(f"budget.timeout {old.get('timeout')} -> {new.get('timeout')}")
+        # "none", not Python's None: a timeout taken out of the file leaves each run unbounded in time
+        parts.append(f"budget.timeout {old.get('timeout') or 'none'} -> {new.get('timeout') or 'none'}")
     if old.get("prune") != new.get("prune"):
         parts.append(_prune_change(old.get("prune"), new.get("prune")))
     # The file's paths are stored (a run from storage alone finds the files there), in the stored
