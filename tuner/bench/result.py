@@ -496,6 +496,12 @@ class SuiteResult:
             raise ValueError(str(exc)) from None
         except ValueError as exc:
             raise ValueError(f"{path}: {exc}") from None
+        except (TypeError, AttributeError, KeyError, RecursionError) as exc:
+            # a field of another shape than to_dict writes ("records": 5, a record that is a list, JSON
+            # nested thousands deep): no result, as the docstring promises (QA fuzz, qa138: TypeError,
+            # AttributeError and RecursionError reached callers of the Python API)
+            why = "nested too deeply" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
+            raise ValueError(f"{path}: not a result `tuner bench --json` saves ({why[:200]})") from None
 
 
 def _ms(seconds: float | None) -> float | None:
