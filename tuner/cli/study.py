@@ -389,7 +389,9 @@ def print_status(data: dict) -> None:
             note = "; ".join(filter(None, [note, t["limits"]]))
         if t.get("file_warnings"):  # its figures are stored; a log or result file is not
             note = "; ".join(filter(None, [note, "warning: " + "; ".join(t["file_warnings"])]))
-        lossless = "" if t.get("lossless_share") is None else (
+        # a trial failed after its figures were written (its tell never came) holds no result: no
+        # lossless share beside FAIL either (QA, qa136: "100%" beside a failed trial)
+        lossless = "" if t.get("lossless_share") is None or t["state"] == "FAIL" else (
             f"{t['lossless_share']:.0%}" + (" !" if t.get("lossless_flag") else ""))
         rows.append((t["number"], t["status"] or t["state"], e.get("num_steps"), e.get("eagle_topk"),
                      e.get("num_draft_tokens"), vals, "*" if t["number"] in front else "", lossless, note))

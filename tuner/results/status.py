@@ -54,6 +54,11 @@ def ended_note(r: TrialRecord, records: list[TrialRecord]) -> str | None:
            if isinstance(worker, dict) and worker.get("host") else "")
     retry = next((x.number for x in records if x.attrs.get("retry_of") == r.number), None)
     again = f"; its setting is queued again (trial {retry})" if retry is not None else ""
+    # a worker that wrote its figures and stopped before its tell journaled them; replayed, they are a
+    # trial of their own (tuner.engine.finish: replayed_from), which this one's note names (QA, qa136)
+    replay = next((x.number for x in records if x.attrs.get("replayed_from") == r.number), None)
+    if replay is not None:
+        again += f"; its measurement is stored as trial {replay}"
     return (f"its worker{who} stopped answering: no heartbeat within the grace period, so another worker "
             f"failed the trial{again}")
 
