@@ -92,7 +92,7 @@ def test_suite_inputs(tmp_path):
     good.write_text("name: t\nprompts: [{name: a, file: p.txt}]\nsingle: {lengths: [64]}\nsweep: {max_tokens: 32}\n")
     assert load_suite_inputs(str(good)).prompts == ("def f(x): return x",)
     bad = tmp_path / "bad.yaml"
-    bad.write_text("prompts: [{name: a, text: hi}]\nsingle: {lengths: [64]}\nsweep: {}\n")
+    bad.write_text("name: t\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [64]}\nsweep: {}\n")
     with pytest.raises(ConfigError, match=r"bad.yaml: sweep.max_tokens"):
         load_suite_inputs(str(bad))
 

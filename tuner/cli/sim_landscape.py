@@ -94,15 +94,10 @@ def landscape(profile, space_file, concurrencies, suite, top, as_json, table_pat
         except ConfigError as exc:
             fail(str(exc), 2)
     try:
-        from ..config.suite import load_suite
         from ..sim.model import PerfModel
         from ..sim.profile import load_profile
 
-        # The --suite file held to the schema `tuner bench --suite` and a study's bench.suite hold it
-        # to: the model's reader (tuner.sim.landscape.load_suite_inputs) takes only the keys it needs
-        # (QA fuzz: `single: x` or `prompts: -.inf` ended in a traceback; `lengths: [true]`, an unknown
-        # key or `temperature: hot` computed a landscape, exit 0, of a suite no study can measure).
-        load_suite(suite)
+        # the --suite file is held to the suite schema by tuner.sim.landscape.load_suite_inputs
         model = PerfModel(load_profile(profile))
         result = compute(model, space_file, concurrencies=concurrencies, suite=suite)
     except ConfigError as exc:

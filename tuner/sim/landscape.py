@@ -33,10 +33,16 @@ class SuiteInputs:
 def load_suite_inputs(name_or_path: str | Path) -> SuiteInputs:
     """Prompts, single-request lengths and sweep length of a suite (``seed``, ``quick`` or a path).
 
-    Reads the YAML directly (the benchmark package owns the full schema; a suite that draws its
-    requests from a dataset is read by that package's loader, :func:`_dataset_inputs`); raises
-    :class:`ConfigError` naming the file and key when something the model needs is missing.
+    The suite is first held to the schema every suite is (:func:`tuner.config.suite.load_suite`, as
+    ``tuner bench --suite`` and a study's ``bench.suite`` hold it): a suite no study could measure is
+    no landscape's (QA fuzz, qa138: ``single: x`` or ``prompts: -.inf`` ended in a traceback, and
+    ``lengths: [true]``, an unknown key or ``temperature: hot`` computed one). Then the YAML is read
+    for what the model needs (a suite that draws its requests from a dataset, by the dataset loader,
+    :func:`_dataset_inputs`); raises :class:`ConfigError` naming the file and key.
     """
+    from ..config.suite import load_suite
+
+    load_suite(name_or_path)
     text = str(name_or_path)
     path = SUITES_DIR / f"{text}.yaml"
     if "/" in text or text.endswith((".yaml", ".yml")) or not path.is_file():
