@@ -9,6 +9,7 @@ import pytest
 from click.testing import CliRunner
 
 from tuner.cli.sim_landscape import landscape as landscape_cmd
+from tuner.config.suite import DEFAULT_SWEEP_TOKENS
 from tuner.config.yamlfile import ConfigError
 from tuner.sglang.rules import SpecConfig
 from tuner.sim.landscape import Landscape, LandscapeRow, landscape, load_suite_inputs, pareto_front
@@ -91,9 +92,13 @@ def test_suite_inputs(tmp_path):
     good = tmp_path / "s.yaml"
     good.write_text("name: t\nprompts: [{name: a, file: p.txt}]\nsingle: {lengths: [64]}\nsweep: {max_tokens: 32}\n")
     assert load_suite_inputs(str(good)).prompts == ("def f(x): return x",)
-    bad = tmp_path / "bad.yaml"
-    bad.write_text("name: t\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [64]}\nsweep: {}\n")
-    with pytest.raises(ConfigError, match=r"bad.yaml: sweep.max_tokens"):
+    # a sweep without max_tokens takes the suite's default, as in a study (it used to be refused here)
+    open_sweep = tmp_path / "open.yaml"
+    open_sweep.write_text("name: t\nprompts: [{name: a, text: hi}]\nsingle: {lengths: [64]}\nsweep: {}\n")
+    assert load_suite_inputs(str(open_sweep)).sweep_tokens == DEFAULT_SWEEP_TOKENS
+    bad = tmp_path / "bad.yaml"  # no single requests: nothing for single_speedup
+    bad.write_text("name: t\nprompts: [{name: a, text: hi}]\nsingle: {lengths: []}\nsweep: {concurrencies: [4], max_tokens: 8}\n")
+    with pytest.raises(ConfigError, match=r"bad.yaml: single.lengths"):
         load_suite_inputs(str(bad))
 
 

@@ -13,8 +13,7 @@ from pathlib import Path
 from typing import Iterator, Sequence
 
 from ..config.space import SearchSpace
-from ..config.suite import SUITES_DIR
-from ..config.yamlfile import ConfigError, read_yaml
+from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .model import ExpectedFigures, PerfModel
 from .profile import Profile, load_profile
@@ -31,63 +30,23 @@ class SuiteInputs:
 
 
 def load_suite_inputs(name_or_path: str | Path) -> SuiteInputs:
-    """Prompts, single-request lengths and sweep length of a suite (``seed``, ``quick`` or a path).
-
-    The suite is first held to the schema every suite is (:func:`tuner.config.suite.load_suite`, as
-    ``tuner bench --suite`` and a study's ``bench.suite`` hold it): a suite no study could measure is
-    no landscape's (QA fuzz, qa138: ``single: x`` or ``prompts: -.inf`` ended in a traceback, and
-    ``lengths: [true]``, an unknown key or ``temperature: hot`` computed one). Then the YAML is read
-    for what the model needs (a suite that draws its requests from a dataset, by the dataset loader,
-    :func:`_dataset_inputs`); raises :class:`ConfigError` naming the file and key.
-    """
+    """Prompts, single-request lengths and sweep length of a suite (``seed``, ``quick`` or a path),
+    read by the suite loader (:func:`tuner.config.suite.load_suite`, the schema ``tuner bench --suite``
+    and a study's ``bench.suite`` hold a suite to) and reduced as :class:`tuner.engine.model_backend.
+    ModelBackend` reduces it for the model (one set of lengths for every prompt): every request's
+    text, the single requests' distinct lengths, the mean sweep length. So a suite no study could
+    measure is no landscape's either (QA fuzz, qa138: ``single: x`` or ``prompts: -.inf`` ended in a
+    traceback, and ``lengths: [true]``, an unknown key or ``temperature: hot`` computed one), and
+    one a study measures is one (a sweep without ``max_tokens`` takes the suite's default, as it
+    does there). Raises :class:`ConfigError` naming the file and key."""
     from ..config.suite import load_suite
 
-    load_suite(name_or_path)
-    text = str(name_or_path)
-    path = SUITES_DIR / f"{text}.yaml"
-    if "/" in text or text.endswith((".yaml", ".yml")) or not path.is_file():
-        path = Path(text)
-    data = read_yaml(path)
-    if not isinstance(data, dict):
-        raise ConfigError(path, "", "expected a mapping at the top level")
-    if "dataset" in data and not data.get("prompts"):
-        return _dataset_inputs(path)
-    prompts = []
-    for i, item in enumerate(data.get("prompts") or []):
-        if isinstance(item, dict) and isinstance(item.get("text"), str):
-            prompts.append(item["text"])
-        elif isinstance(item, dict) and isinstance(item.get("file"), str):
-            prompt_file = (path.parent / item["file"])
-            try:
-                prompts.append(prompt_file.read_text())
-            except OSError:
-                raise ConfigError(path, f"prompts[{i}].file", f"cannot read {prompt_file}") from None
-        else:
-            raise ConfigError(path, f"prompts[{i}]", "expected {name, text} or {name, file}")
-    if not prompts:
-        raise ConfigError(path, "prompts", "at least one prompt is required")
-    lengths = (data.get("single") or {}).get("lengths")
-    if not isinstance(lengths, list) or not lengths or not all(isinstance(n, int) and n > 0 for n in lengths):
-        # a landscape's first objective is single_speedup: the model needs single requests
-        raise ConfigError(path, "single.lengths", "expected a non-empty list of positive token counts (the "
-                          "landscape's single_speedup needs single requests)")
-    sweep_tokens = (data.get("sweep") or {}).get("max_tokens")
-    if not isinstance(sweep_tokens, int) or sweep_tokens <= 0:
-        raise ConfigError(path, "sweep.max_tokens", "expected a positive token count")
-    return SuiteInputs(str(data.get("name") or path.stem), tuple(prompts), tuple(lengths), sweep_tokens)
-
-
-def _dataset_inputs(path: Path) -> SuiteInputs:
-    """A suite drawing its requests from a dataset (``dataset:``), read by the suite loader, reduced
-    as :class:`tuner.engine.model_backend.ModelBackend` reduces it for the model (one set of lengths
-    for every prompt): every request's text, the single requests' distinct lengths, the mean sweep
-    length."""
-    from ..config.suite import load_suite
-
-    suite = load_suite(path)
+    suite = load_suite(name_or_path)
     lengths = sorted({n for p in suite.single_prompts() for n in suite.single_lengths(p)})
     if not suite.prompts or not lengths:
-        raise ConfigError(path, "single", "the model needs single requests and a sweep; this suite sends none")
+        # a landscape's first objective is single_speedup: the model needs single requests
+        raise ConfigError(name_or_path, "single.lengths", "expected at least one single-request length (the "
+                          "landscape's single_speedup needs single requests)")
     tokens = round(sum(suite.sweep_tokens(p) for p in suite.prompts) / len(suite.prompts))
     return SuiteInputs(suite.name, tuple(p.text for p in suite.prompts), tuple(lengths), tokens)
 
