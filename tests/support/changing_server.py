@@ -20,14 +20,12 @@ from __future__ import annotations
 
 import asyncio
 import os
-import signal
 import sys
 from pathlib import Path
 
-from aiohttp import web
-
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from standin_server import StandIn, mode_for, parse  # noqa: E402
+from standin_server import serve as standin_serve  # noqa: E402
 
 
 class Changing(StandIn):
@@ -56,19 +54,7 @@ class Changing(StandIn):
 
 
 async def serve(args) -> None:
-    server = Changing(args, mode_for(args, os.environ.get("STANDIN_MODES", "")))
-    runner = web.AppRunner(server.app(), shutdown_timeout=0.1)
-    await runner.setup()
-    site = server.site = web.TCPSite(runner, args.host, args.port)
-    await site.start()
-    port = site._server.sockets[0].getsockname()[1]
-    print(f"changing server listening on http://{args.host}:{port}", flush=True)
-    stop = asyncio.Event()
-    loop = asyncio.get_running_loop()
-    for sig in (signal.SIGTERM, signal.SIGINT):
-        loop.add_signal_handler(sig, stop.set)
-    await stop.wait()
-    await runner.cleanup()
+    await standin_serve(args, mode_for(args, os.environ.get("STANDIN_MODES", "")), Changing, "changing server")
 
 
 if __name__ == "__main__":

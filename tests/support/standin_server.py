@@ -203,14 +203,16 @@ class StandIn:
         return app
 
 
-async def serve(args: argparse.Namespace, mode: str) -> None:
-    standin = StandIn(args, mode)
+async def serve(args: argparse.Namespace, mode: str, make=None, label: str | None = None) -> None:
+    """Serve ``make(args, mode)`` (a :class:`StandIn` by default, or a subclass of it) until SIGTERM or
+    SIGINT, saying ``LABEL listening on http://HOST:PORT`` once it listens."""
+    standin = (make or StandIn)(args, mode)
     runner = web.AppRunner(standin.app(), shutdown_timeout=0.1)
     await runner.setup()
     site = standin.site = web.TCPSite(runner, args.host, args.port)
     await site.start()
     port = site._server.sockets[0].getsockname()[1]
-    print(f"standin ({mode}) listening on http://{args.host}:{port}", flush=True)
+    print(f"{label or f'standin ({mode})'} listening on http://{args.host}:{port}", flush=True)
     stop = asyncio.Event()
     loop = asyncio.get_running_loop()
     for sig in (signal.SIGTERM, signal.SIGINT):
