@@ -24,7 +24,7 @@ def test_the_switch_is_said_as_before():
     _, said = _budget_change(config(), config(prune={**PRUNE, "enabled": False}))
     assert said == "budget.prune True -> False"
     _, said = _budget_change(config(), config(n_trials=12, timeout="8h"))
-    assert said == "budget.n_trials 10 -> 12, budget.timeout None -> 8h"
+    assert said == "budget.n_trials 10 -> 12, budget.timeout none -> 8h"
 
 
 def test_a_knob_changed_with_the_switch_is_said_too():
