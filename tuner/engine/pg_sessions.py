@@ -91,5 +91,6 @@ def idle_in_transaction_s() -> float:
     """How long a session of the tuner may sit idle inside a transaction before the server ends it:
     half the lock wait (:func:`lock_wait_s`, read now), so a lock a frozen worker holds is let go
     before another session's wait for it is cancelled, and at least
-    :data:`MIN_IDLE_IN_TRANSACTION_S`."""
+    :data:`MIN_IDLE_IN_TRANSACTION_S` (below a patience of 10 s the floor is the longer: the waiting
+    session's lock wait is cancelled first, and retried as an outage within the patience)."""
     return max(MIN_IDLE_IN_TRANSACTION_S, lock_wait_s() / 2.0)
