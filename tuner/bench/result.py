@@ -501,7 +501,8 @@ class SuiteResult:
             # nested thousands deep): no result, as the docstring promises (QA fuzz, qa138: TypeError,
             # AttributeError and RecursionError reached callers of the Python API)
             why = "nested too deeply" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
-            raise ValueError(f"{path}: not a result `tuner bench --json` saves ({why[:200]})") from None
+            raise ValueError(f"{path}: not a result `tuner bench --json` saves ({why[:200]}); give a file saved "
+                             "with --json") from None
 
 
 def _ms(seconds: float | None) -> float | None:

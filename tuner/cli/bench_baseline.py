@@ -9,12 +9,12 @@ number at all (QA fuzz: a traceback; ``nanx`` and ``0.00x`` rows, exit 0).
 
 from __future__ import annotations
 
-import math
 from pathlib import Path
 
 from ..bench import SuiteResult
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
+from ..engine.records import finite_number
 
 
 def untrue_answers(res: SuiteResult, ignore_eos: bool) -> list[str]:
@@ -50,8 +50,7 @@ _RECORD_NUMBERS = (("max_tokens", True, False), ("repeat", True, False), ("concu
 
 
 def _not_a_figure(v, whole: bool) -> bool:
-    kind = int if whole else (int, float)
-    return isinstance(v, bool) or not isinstance(v, kind) or not math.isfinite(v) or v < 0
+    return not finite_number(v) or v < 0 or (whole and not isinstance(v, int))
 
 
 def _record_problem(r) -> str | None:
@@ -81,12 +80,8 @@ def load_baseline(path: Path) -> SuiteResult:
     a record whose numbers cannot be a measurement (:func:`_record_problem`)."""
     try:
         base = SuiteResult.load(path)
-    except ValueError as exc:
+    except ValueError as exc:  # not a result, of any shape (SuiteResult.load names the file)
         raise ConfigError("--compare", "", str(exc)) from None
-    except (TypeError, AttributeError, KeyError, RecursionError) as exc:
-        why = "nested too deeply" if isinstance(exc, RecursionError) else f"{type(exc).__name__}: {exc}"
-        raise ConfigError("--compare", "", f"{path}: not a result `tuner bench --json` saves ({why[:200]}); give "
-                                           "a file saved with --json") from None
     if not isinstance(base.suite, dict):
         raise ConfigError("--compare", "", f"{path}: suite {str(base.suite)[:40]} is no suite; give a file saved "
                                            "with --json")

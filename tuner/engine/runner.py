@@ -40,7 +40,6 @@ Contracts:
 
 from __future__ import annotations
 
-import math
 import random
 import time
 from dataclasses import dataclass
@@ -53,7 +52,7 @@ from .baseline import Baseline, ensure_baseline
 from .deadline import apply_trial_deadline
 from .finish import replay_journal
 from .patience import patient_backend
-from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, load_records, spec_key
+from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, finite_number, load_records, spec_key
 from .study import config_from_study, open_study
 from .trial import ABANDONED, PRUNED_BEFORE, STALLED, TrialRunner
 from .dead_journals import journal_first
@@ -311,8 +310,7 @@ class _Runner:
             # QA, qa139: a run continued after its baseline alone (a first run stopped by its timeout, or
             # interrupted) judged its first trial by the model load alone: `--timeout 15m` spent 24m51s.
             v = self.baseline_attrs.get(key)
-            usable = isinstance(v, (int, float)) and not isinstance(v, bool) and 0 < v < math.inf
-            whole = [float(v)] if usable else []
+            whole = [float(v)] if finite_number(v) and v > 0 else []
         expected = 1.1 * (sum(whole) / len(whole)) if whole else 0.0
         # no launch takes less than its model load (backend model: known in advance)
         return max(expected, getattr(self.backend, "load_s", 0.0) if self._modelled else 0.0)
