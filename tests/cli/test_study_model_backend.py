@@ -186,18 +186,25 @@ def test_a_run_whose_every_launch_fails_says_so(tmp_path):
     assert "no server ran" in r.output
 
 
+def _run_refused_on_table(tmp_path, name: str, data: dict):
+    """``study run`` of a study on the table ``data`` (written as NAME.json): refused, exit 2, in one
+    line. Returns the study file and that line."""
+    write_table(tmp_path / f"{name}.json", data)
+    path = tmp_path / f"{name}.yaml"
+    path.write_text(STUDY.format(name=name, space=SPACE, model=f"{{landscape: {name}.json, seed: 1}}"))
+    r = CliRunner().invoke(cli, ["study", "run", str(path)])
+    line = r.output.strip()
+    assert r.exit_code == 2 and line.splitlines() == [line], r.output
+    return path, line
+
+
 def test_a_table_with_no_setting_in_the_space_is_refused_before_anything_is_written(tmp_path):
     # QA: a table whose every row lies outside the study's space (steps=9 topk=1 draft=10): the
     # study was created and every launch failed as not_in_landscape, a night of nothing; the
     # benchmark refuses such a table ("none of its 1 settings lies in the search space").
     data = table_from_profile(keep=lambda s: s.num_draft_tokens == 2)
     data["configs"] = [{**data["configs"][0], "num_steps": 9, "eagle_topk": 1, "num_draft_tokens": 10}]
-    write_table(tmp_path / "wide.json", data)
-    path = tmp_path / "wide.yaml"
-    path.write_text(STUDY.format(name="wide", space=SPACE, model="{landscape: wide.json, seed: 1}"))
-    r = CliRunner().invoke(cli, ["study", "run", str(path)])
-    line = r.output.strip()
-    assert r.exit_code == 2 and line.splitlines() == [line], r.output
+    path, line = _run_refused_on_table(tmp_path, "wide", data)
     assert line.startswith(f"error: {path}: server.model.landscape: ") and "search space" in line, line
     assert "its one setting lies outside the search space" in line, line  # was "none of its 1 settings lies"
     assert not (tmp_path / "wide.db").exists()
@@ -359,12 +366,7 @@ def test_a_table_whose_rows_in_the_space_all_failed_is_refused_naming_them(tmp_p
     data = table_from_profile(keep=lambda s: (s.num_steps, s.eagle_topk, s.num_draft_tokens) == (3, 1, 4))
     data["configs"] = [{**data["configs"][0], "num_steps": 9, "eagle_topk": 1, "num_draft_tokens": 10},
                        {"num_steps": 3, "eagle_topk": 1, "num_draft_tokens": 4, "failure": "oom"}]
-    write_table(tmp_path / "failed.json", data)
-    path = tmp_path / "failed.yaml"
-    path.write_text(STUDY.format(name="failed", space=SPACE, model="{landscape: failed.json, seed: 1}"))
-    r = CliRunner().invoke(cli, ["study", "run", str(path)])
-    line = r.output.strip()
-    assert r.exit_code == 2 and line.splitlines() == [line], r.output
+    _, line = _run_refused_on_table(tmp_path, "failed", data)
     assert "its one measured setting lies outside the search space" in line, line
     assert "the 1 row in it failed at launch (steps=3 topk=1 draft=4: oom)" in line, line
     assert not (tmp_path / "failed.db").exists()
