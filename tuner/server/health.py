@@ -22,11 +22,14 @@ MAX_HEALTH_BYTES = 1 << 20
 def answer_status(url: str, timeout_s: float) -> int | None:
     """``GET url``: the HTTP status of an answer received whole within ``timeout_s`` seconds in all
     (connect, headers and body), or None (refused, reset, not HTTP, not whole in time, or a body past
-    :data:`MAX_HEALTH_BYTES`). Call from synchronous code: it runs its own event loop."""
+    :data:`MAX_HEALTH_BYTES`). A redirect is not followed: its 3xx is the status. Call from synchronous code: it runs its own event loop."""
 
     async def get() -> int:
         async with aiohttp.ClientSession() as session:
-            async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s)) as resp:
+            # A redirect is no answer of the server on the port: aiohttp would follow it and report
+            # another address's 200 (QA: a 307 to a healthy server read as ready).
+            async with session.get(url, timeout=aiohttp.ClientTimeout(total=timeout_s),
+                                   allow_redirects=False) as resp:
                 size = 0
                 async for part in resp.content.iter_chunked(1 << 16):
                     size += len(part)
