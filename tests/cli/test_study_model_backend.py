@@ -106,6 +106,24 @@ def test_status_pareto_export_report_list_compare(studies, tmp_path):
         str(studies / "tables" / "node.json"), "dense-27b-tp1"]
 
 
+def test_status_csv_and_json_give_each_launch_its_modelled_gpu_time(studies):
+    """QA: `status -f csv` gave a model-backend launch only `duration_s`, the process's wall (near 0:
+    no server ran), and not the modelled GPU time the timeout counts."""
+    import csv
+    import io
+
+    table = studies / "table.yaml"
+    rows = list(csv.DictReader(io.StringIO(invoke("study", "status", table, "-f", "csv").output)))
+    trials = json.loads(invoke("study", "status", table, "-f", "json").output)["trials"]
+    launched = [t for t in trials if t["status"] in ("measured", "failed", "pruned")]
+    assert len(launched) == LAUNCHES
+    by_number = {int(row["trial"]): row for row in rows}
+    for t in launched:
+        assert t["model_duration_s"] and t["model_duration_s"] > t["duration_s"]
+        assert float(by_number[t["number"]]["model_duration_s"]) == t["model_duration_s"]
+    assert {t["model_duration_s"] for t in launched if t["status"] == "failed"} == {900}  # the table's load_s
+
+
 def test_dry_run_names_the_source_and_writes_nothing(tmp_path):
     path = tmp_path / "dry.yaml"
     path.write_text(STUDY.format(name="dry", space=SPACE, model="{profile: k2.6-tp8-pcie}"))

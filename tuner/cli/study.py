@@ -326,7 +326,7 @@ def status_rows(data: dict) -> tuple[list[str], list[list]]:
     front = set(data["front"])
     columns = ["trial", "state", "status", "requested_steps", "requested_topk", "requested_draft", "steps", "topk",
                "draft", *objectives, "feasible", "front", "failure_class", "reused_from", "duration_s",
-               "limits", "lossless_share", "pruned_at", "pruned_by", "pruned_from"]
+               "limits", "lossless_share", "pruned_at", "pruned_by", "pruned_from", "model_duration_s"]
     rows = []
     for t in data["trials"]:
         req, eff = t["requested"] or {}, t["effective"] or {}
@@ -335,7 +335,8 @@ def status_rows(data: dict) -> tuple[list[str], list[list]]:
                      req.get("num_draft_tokens"), eff.get("num_steps"), eff.get("eagle_topk"),
                      eff.get("num_draft_tokens"), *values, t["feasible"], t["number"] in front,
                      t["failure_class"], t["reused_from"], t["duration_s"], t.get("limits"),
-                     t.get("lossless_share"), t.get("pruned_at"), t.get("pruned_by"), t.get("pruned_from")])
+                     t.get("lossless_share"), t.get("pruned_at"), t.get("pruned_by"), t.get("pruned_from"),
+                     t.get("model_duration_s")])
     return columns, rows
 
 

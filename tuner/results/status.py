@@ -102,6 +102,9 @@ def study_status(study) -> dict[str, Any]:
             "note": ended_note(r, records),  #: why a FAIL trial ended without a result
             "reused_from": r.attrs.get("reused_from"), "remeasure_of": r.attrs.get("remeasure_of"),
             "duration_s": r.duration_s, **pruned_fields(r),
+            #: the modelled GPU time of a `server.backend: model` trial (its duration_s is the process's
+            #: wall, 0 or near it: no server ran); None on a server
+            "model_duration_s": r.attrs.get("model_duration_s"),
             "limits": limits_note(r.attrs) or None, "slo_checks": r.attrs.get(SLO_ATTR),
             "lossless_share": r.attrs.get("lossless_share"), "lossless_flag": r.attrs.get("lossless_flag"),
             "lossless_first_divergence": r.attrs.get("lossless_first_divergence"),
