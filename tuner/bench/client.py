@@ -21,6 +21,7 @@ the shared part three times.
 from __future__ import annotations
 
 import asyncio
+import hashlib
 import json
 import math
 import time
@@ -76,10 +77,13 @@ _DISCONNECT_ERRORS = (aiohttp.ServerDisconnectedError, aiohttp.ClientOSError, ai
 
 
 class PreparedRequest(NamedTuple):
-    """One request ready to send: its URL, its JSON body, and the request id (``rid``) the body names."""
+    """One request ready to send: its URL, its JSON body, the request id (``rid``) the body names, and
+    a digest of its prompt as sent (the text, or on chat the turns as JSON): answers to the same prompt
+    must say the same ``prompt_tokens`` (:meth:`BenchClient._same_prompt_tokens`)."""
     url: str
     body: bytes
     rid: str
+    prompt: str = ""
 
 
 class BenchClient:
@@ -113,6 +117,9 @@ class BenchClient:
         #: (:mod:`tuner.engine.verify`, as ``bad_response``) and ``tuner bench``; the client bounds
         #: them only otherwise (:meth:`_accept_problem`). Set by the suite runner.
         self.speculation_judged = False
+        #: ``prompt_tokens`` the first answer to each prompt said, by the prompt as sent
+        #: (:attr:`PreparedRequest.prompt`), and that answer's request (``phase prompt``)
+        self._prompt_tokens: dict[str, tuple[int, str]] = {}
 
     async def __aenter__(self) -> "BenchClient":
         self._session = self._new_session()
@@ -295,7 +302,10 @@ class BenchClient:
         once, since SGLang refuses an id already in flight (tokenizer_manager.py ``_init_req_state``)."""
         rid = uuid.uuid4().hex
         path, body = self._payload(text, max_tokens, rid, messages)
-        return PreparedRequest(self.base_url + path, json.dumps(body).encode(), rid)
+        # the prompt as sent, as a digest: a dataset's every row kept held no second copy of its prompts
+        sent = json.dumps(body["messages"]) if self.api == "chat" else text
+        prompt = hashlib.blake2b(sent.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+        return PreparedRequest(self.base_url + path, json.dumps(body).encode(), rid, prompt)
 
     def set_time_scale(self, scale: float) -> None:
         """The server's clock runs ``scale`` model seconds per wall second (the simulator's
@@ -337,7 +347,7 @@ class BenchClient:
         connection back into its pool as soon as an answer's last byte is in, before the client reads
         the id, so that connection cannot be closed alone. The old session closes when its last request
         ends (or at ``__aexit__``)."""
-        url, body, rid = prepared or self.prepare(text, record.max_tokens, messages)
+        url, body, rid, prompt = prepared or self.prepare(text, record.max_tokens, messages)
         session = self.session
         self._users[session] = self._users.get(session, 0) + 1
         try:
@@ -347,7 +357,8 @@ class BenchClient:
             if session is not self._session and not self._users[session]:
                 del self._users[session]
                 await session.close()
-        if record.ok and (problem := record.latency_problem() or self._accept_problem(record)):
+        if record.ok and (problem := record.latency_problem() or self._accept_problem(record)
+                          or self._same_prompt_tokens(record, prompt)):
             self._fail(record, "protocol", problem)
         if record.ok and self._over_model_limit(record):
             end_s = record.end_s
@@ -448,6 +459,26 @@ class BenchClient:
         return (f"spec_accept_length {said:.4g} is not completion_tokens / spec_verify_ct = {n} / {verify} = "
                 f"{n / verify:.4g}: the server's speculative figures contradict each other")
 
+    def _same_prompt_tokens(self, record: RequestRecord, prompt: str) -> str | None:
+        """Why this answer's ``prompt_tokens`` cannot come from the server that answered the same prompt
+        before, or None. SGLang 0.5.23's count is the length of the prompt's token ids, the same
+        tokenizer (and, on chat, chat template) turning the same text into the same ids every time
+        (``managers/tokenizer_manager.py``: ``"prompt_tokens": recv_obj.prompt_tokens[i]``, the input's
+        length; a prefix-cache hit is ``cached_tokens`` and leaves it whole;
+        ``openai/serving_chat.py`` ``_reported_prompt_tokens``): another count for the same prompt is
+        another server (another tokenizer, template or model behind a router), answering part of the
+        suite (QA: answers counting one prompt as 21 and 15 tokens in turn were measured, exit 0). The
+        first answer's count is the reference; an answer without one is not judged."""
+        said = record.prompt_tokens
+        if said is None:
+            return None
+        first = self._prompt_tokens.setdefault(prompt, (said, f"{record.phase} {record.prompt}"))
+        if first[0] == said:
+            return None
+        return (f"prompt_tokens {said} for prompt {record.prompt!r}, where an earlier answer to the same prompt "
+                f"({first[1]}) said {first[0]}: one server tokenizes a prompt alike every time; another "
+                "server (another tokenizer, chat template or model) answered part of the suite")
+
     def _fail(self, record: RequestRecord, kind: str, message: str) -> None:
         """Record a failure; ``message`` on one line (aiohttp's own messages span two: a study quotes the
         first failed request's in its trial's failure message)."""
@@ -507,7 +538,7 @@ class BenchClient:
         # prompt_tokens, e2e_latency, finish_reason, and spec_verify_ct / spec_accept_length for
         # speculative decoding.
         record.completion_tokens = _count(meta["completion_tokens"], "completion_tokens")
-        record.prompt_tokens = _maybe_count(meta.get("prompt_tokens"), "prompt_tokens")
+        _prompt_tokens(record, _maybe_count(meta.get("prompt_tokens"), "prompt_tokens"))
         record.finish_reason = _reason(meta.get("finish_reason"))
         record.server_latency_s = _seconds(meta.get("e2e_latency"), "e2e_latency")
         if meta.get("spec_verify_ct") is not None:
@@ -520,7 +551,7 @@ class BenchClient:
         if usage.get("completion_tokens") is not None:
             record.completion_tokens = _count(usage["completion_tokens"], "completion_tokens")
         if usage.get("prompt_tokens") is not None:
-            record.prompt_tokens = _count(usage["prompt_tokens"], "prompt_tokens")
+            _prompt_tokens(record, _count(usage["prompt_tokens"], "prompt_tokens"))
         if usage.get("spec_verify_ct") is not None:
             record.spec_verify_ct = _count(usage["spec_verify_ct"], "spec_verify_ct")
 
@@ -825,6 +856,19 @@ def _count(value: Any, what: str) -> int:
     if isinstance(value, bool) or not isinstance(value, int) or value < 0:
         raise ValueError(f"{what} {value!r} is not a count of tokens")
     return value
+
+
+def _prompt_tokens(record: RequestRecord, said: int | None) -> None:
+    """Keep an answer's (or stream chunk's) ``prompt_tokens``; ``ValueError`` when a stream's chunks say
+    two counts: SGLang 0.5.23 sends the same input length in every chunk of one request (``meta_info``
+    on ``/generate``; the continuous and final usage of ``openai/serving_completions.py`` and
+    ``serving_chat.py``), so two are two requests' answers in one stream."""
+    if said is None:
+        return
+    if record.prompt_tokens is not None and said != record.prompt_tokens:
+        raise ValueError(f"prompt_tokens went from {record.prompt_tokens} to {said} within the stream: one "
+                         "request's input has one length")
+    record.prompt_tokens = said
 
 
 def _maybe_count(value: Any, what: str) -> int | None:

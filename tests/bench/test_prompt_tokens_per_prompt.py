@@ -1,0 +1,167 @@
+"""The same prompt counted as another number of input tokens: SGLang 0.5.23's ``prompt_tokens`` is the
+length of the prompt's token ids, the same for every answer to the same prompt on one server (a
+prefix-cache hit is ``cached_tokens`` and leaves it whole). Answers that count one prompt twice differently
+come from two servers (a router in front of two deployments with other tokenizers or chat templates;
+QA: ``tuner bench`` measured answers counting ``fib`` as 21 and 15 tokens in turn, exit 0), and one
+stream whose chunks say two counts holds two requests' answers. Such an answer fails its request
+(``protocol``); an honest server's answers, cache hits and other lengths of the same prompt among them,
+stay answers. A real aiohttp server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import json
+
+from aiohttp import web
+from support.loop_thread import LoopThread
+
+from tuner.bench.client import BenchClient
+from tuner.bench.records import RequestRecord
+from tuner.bench.runner import run_suite
+
+
+class Router:
+    """``/generate`` and ``/v1/chat/completions`` as SGLang 0.5.23 answers them, the prompt counted as
+    its characters // ``divisors[k]``, k taking turns per request (one divisor: one honest server; two: a
+    round-robin router over two tokenizers). ``stream_counts``: a chat stream whose chunks say these
+    prompt counts in turn. ``cached_tokens`` grows with each answer to a prompt, as SGLang's radix cache
+    does after the first."""
+
+    def __init__(self, divisors=(4,), stream_counts=None):
+        self.turn = itertools.cycle(divisors)
+        self.stream_counts = stream_counts
+        self.seen: dict[str, int] = {}
+
+    def _counts(self, prompt: str) -> tuple[int, int]:
+        cached = self.seen.get(prompt, 0)
+        tokens = len(prompt) // next(self.turn)
+        self.seen[prompt] = tokens
+        return tokens, cached
+
+    async def generate(self, request):
+        body = await request.json()
+        n = body["sampling_params"]["max_new_tokens"]
+        tokens, cached = self._counts(body["text"])
+        return web.json_response({"text": "w" * n, "meta_info": {
+            "id": body["rid"], "prompt_tokens": tokens, "cached_tokens": cached, "completion_tokens": n,
+            "e2e_latency": 0.001, "finish_reason": {"type": "length", "length": n}}})
+
+    async def chat(self, request):
+        body = await request.json()
+        n, rid = body["max_completion_tokens"], body["rid"]
+        tokens, _ = self._counts(json.dumps(body["messages"]))
+        counts = self.stream_counts or [tokens]
+        resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
+        await resp.prepare(request)
+
+        async def send(choices, usage=None):
+            chunk = {"id": rid, "object": "chat.completion.chunk", "model": body["model"], "choices": choices,
+                     "usage": usage}
+            await resp.write(f"data: {json.dumps(chunk)}\n\n".encode())
+
+        def usage(i: int) -> dict:
+            p = counts[min(i, len(counts) - 1)]
+            return {"prompt_tokens": p, "completion_tokens": i, "total_tokens": p + i}
+
+        await send([{"index": 0, "delta": {"role": "assistant", "content": ""}, "finish_reason": None}])
+        for i in range(1, n + 1):  # a reasoning model's thinking first, then its answer
+            delta = {"reasoning_content": f"t{i} "} if i <= n // 2 else {"content": f"w{i} "}
+            await send([{"index": 0, "delta": delta, "finish_reason": None}], usage(i))
+        await send([{"index": 0, "delta": {}, "finish_reason": "length"}])
+        await send([], usage(n))
+        await resp.write(b"data: [DONE]\n\n")
+        await resp.write_eof()
+        return resp
+
+    def __enter__(self):
+        async def info(request):
+            return web.json_response({"version": "0.5.23", "model_path": "moonshotai/Kimi-K2.6",
+                                      "speculative_algorithm": None})
+
+        async def ok(request):
+            return web.Response(text="ok")
+
+        async def models(request):
+            return web.json_response({"data": []})
+
+        async def start():
+            app = web.Application()
+            app.router.add_get("/server_info", info)
+            app.router.add_post("/flush_cache", ok)
+            app.router.add_get("/v1/models", models)
+            app.router.add_get("/health", ok)
+            app.router.add_post("/generate", self.generate)
+            app.router.add_post("/v1/chat/completions", self.chat)
+            self.runner = web.AppRunner(app, shutdown_timeout=0.1)
+            await self.runner.setup()
+            site = web.TCPSite(self.runner, "127.0.0.1", 0)
+            await site.start()
+            return site._server.sockets[0].getsockname()[1]
+
+        self.loop = LoopThread()
+        self.url = f"http://127.0.0.1:{self.loop.run(start())}"
+        return self
+
+    def __exit__(self, *exc):
+        try:
+            self.loop.run(self.runner.cleanup())
+        finally:
+            self.loop.close()
+
+
+SUITE = {"name": "two", "warmup": {"requests": 1, "max_tokens": 4}, "single": {"lengths": [8, 16], "repeats": 2},
+         "sweep": {"concurrencies": [2], "max_tokens": 8},
+         "prompts": [{"name": "fib", "text": "Write a Python function that returns the n-th Fibonacci number."},
+                     {"name": "haiku", "text": "Write a haiku about autumn leaves on a quiet pond."}]}
+
+
+def test_answers_counting_one_prompt_two_ways_fail_as_another_server():
+    with Router(divisors=(4, 3)) as srv:
+        result = run_suite(srv.url, SUITE)
+    records = result.records
+    bad = [r for r in records if not r.ok]
+    assert bad and all(r.error_kind == "protocol" for r in bad), [(r.ok, r.error) for r in records]
+    # the warm-up's answer to fib (63 chars // 4 = 15) is the reference; the next answer to it says 21
+    first = next(r for r in records if r.phase == "single")
+    assert not first.ok and first.error == (
+        "prompt_tokens 21 for prompt 'fib', where an earlier answer to the same prompt (warmup fib) said 15: "
+        "one server tokenizes a prompt alike every time; another server (another tokenizer, chat template "
+        "or model) answered part of the suite"), first.error
+    # every answer that stayed one counts its prompt as the first answer to it did
+    kept = {(r.prompt, r.prompt_tokens) for r in records if r.ok}
+    assert len({p for p, _ in kept}) == len(kept), kept
+
+
+def test_an_honest_server_with_cache_hits_and_other_lengths_fails_nothing():
+    with Router(divisors=(4,)) as srv:
+        result = run_suite(srv.url, SUITE)
+    assert result.n_failed == 0, [r.error for r in result.records if not r.ok]
+    assert {(r.prompt, r.prompt_tokens) for r in result.records} == {("fib", 15), ("haiku", 12)}
+
+
+def ask_chat(url: str, prompts: list[str]) -> list[RequestRecord]:
+    async def go():
+        async with BenchClient(url, api="chat", stream=True, timeout_s=30) as client:
+            await client.server_info()
+            out = []
+            for i, text in enumerate(prompts):
+                out.append(await client.request(RequestRecord("single", f"p{i}", 6), text))
+            return out
+    return asyncio.run(go())
+
+
+def test_a_chat_stream_whose_chunks_count_its_prompt_two_ways_fails():
+    with Router(stream_counts=[30, 30, 30, 44]) as srv:
+        (record,) = ask_chat(srv.url, ["Name a colour."])
+    assert not record.ok and record.error_kind == "protocol", record
+    assert "prompt_tokens went from 30 to 44 within the stream: one request's input has one length" \
+        in record.error, record.error
+
+
+def test_reasoning_chat_answers_to_the_same_turns_agree_and_stay_answers():
+    with Router(divisors=(4,)) as srv:
+        records = ask_chat(srv.url, ["Name a colour.", "Name a colour.", "Name a fruit, please."])
+    assert all(r.ok for r in records), [r.error for r in records]
+    assert records[0].prompt_tokens == records[1].prompt_tokens != records[2].prompt_tokens
+    assert records[0].output_text == "t1 t2 t3 w4 w5 w6 "
