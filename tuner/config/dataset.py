@@ -275,10 +275,16 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
         else:
             messages = _messages(obj["messages"], source, f"{where}: messages")
             prompt = messages_text(messages)
-        max_tokens = obj.get("max_tokens")
+        max_tokens = given = obj.get("max_tokens")
+        if isinstance(given, float) and given.is_integer():
+            # JSON has one kind of number: pandas writes an integer column with a gap as floats (256.0,
+            # and null for the gap), as the conversion the CSV and Parquet refusals suggest does, and
+            # SGLang 0.5.23's reader sends the row's max_tokens as it is (openai_dataset.py), which its
+            # max_completion_tokens (an int, protocol.py) takes as 256 (QA: refused, "got 256.0")
+            max_tokens = int(given)
         if max_tokens is not None and (isinstance(max_tokens, bool) or not isinstance(max_tokens, int)
                                        or max_tokens < 1):
-            raise _row_error(source, f"{where}: max_tokens", f"must be a positive integer, got {max_tokens!r}")
+            raise _row_error(source, f"{where}: max_tokens", f"must be a positive integer, got {given!r}")
         category = obj.get("category", obj.get("name"))
         if category is not None and not isinstance(category, str):
             raise _row_error(source, f"{where}: category", "must be text")
