@@ -94,14 +94,31 @@ class ChatMessage(StrictModel):
     #: takes it and hands it to the chat template): ``bench.api: chat`` sends it; the raw-text APIs
     #: send contents only
     name: str | None = None
+    #: an assistant turn's reasoning, as a reasoning model's answer gave it beside its content (SGLang
+    #: 0.5.23's ``ChatCompletionMessageGenericParam.reasoning_content``, which the chat template reads:
+    #: Kimi K2's renders a past turn's thinking): ``bench.api: chat`` sends it; the raw-text APIs send
+    #: contents only
+    reasoning_content: str | None = None
+
+    @model_validator(mode="after")
+    def _reasoning_of_the_model(self):
+        if self.reasoning_content is not None and self.role != "assistant":
+            raise ValueError(REASONING_NOT_ASSISTANT.format(role=self.role))
+        return self
 
     @model_serializer(mode="wrap")
     def _name_when_given(self, handler):
-        # a turn without a name is stored and sent as before the key existed: {role, content}
+        # a turn without a name (or reasoning) is stored and sent as before the keys existed: {role, content}
         out = handler(self)
-        if isinstance(out, dict) and out.get("name") is None:
-            out.pop("name", None)
+        for key in ("name", "reasoning_content"):
+            if isinstance(out, dict) and out.get(key) is None:
+                out.pop(key, None)
         return out
+
+
+#: Why a turn of another role than ``assistant`` cannot carry ``reasoning_content``, and the fix.
+REASONING_NOT_ASSISTANT = ("only an assistant turn carries the model's reasoning, this turn's role is {role!r}: "
+                           "drop reasoning_content, or give the reasoning's turn as role assistant")
 
 
 class DatasetSpec(StrictModel):
@@ -342,7 +359,8 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
     for i, m in enumerate(value):
         if not isinstance(m, dict):
             raise _row_error(source, f"{where}[{i}]", "expected {role, content}")
-        extra = sorted(set(m) - {"role", "content", "name"}, key=lambda k: (k not in _TOOL_KEYS, k))
+        extra = sorted(set(m) - {"role", "content", "name", "reasoning_content"},
+                       key=lambda k: (k not in _TOOL_KEYS, k))
         if extra and extra[0] in _TOOL_KEYS:
             # QA: an agent's log ("tool_calls" with "content": null, then a "tool" turn with its
             # "tool_call_id") was "messages[1]: expected {role, content}", naming no key. Sending
@@ -352,7 +370,8 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
                                                                  "call into the turn's content, or drop the row")
         if extra:
             raise _row_error(source, f"{where}[{i}].{extra[0]}", "unknown key; a turn is {role, content} "
-                                                                 "(and optionally name)")
+                                                                 "(and optionally name, and an assistant turn's "
+                                                                 "reasoning_content)")
         role, content, name = m.get("role"), m.get("content"), m.get("name")
         if name is not None and (not isinstance(name, str) or not name.strip()):
             raise _row_error(source, f"{where}[{i}].name", f"must be non-empty text, got {name!r}")
@@ -370,6 +389,17 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
         if name is not None:  # kept, as SGLang's bench_serving (--dataset-name openai) sends a row's turns
             _real_text(name, source, f"{where}[{i}].name")
             turn["name"] = name
+        reasoning = m.get("reasoning_content")
+        if reasoning is not None:  # null: none, as OpenAI-style logs write a turn without reasoning
+            # a reasoning model's logged turn (QA: refused as an unknown key, where SGLang's bench_serving
+            # --dataset-name openai sends the turns as they are and Kimi K2's template renders the thinking)
+            if role != "assistant":
+                raise _row_error(source, f"{where}[{i}].reasoning_content", REASONING_NOT_ASSISTANT.format(role=role))
+            if not isinstance(reasoning, str):
+                raise _row_error(source, f"{where}[{i}].reasoning_content",
+                                 f"must be text (the model's reasoning in that turn), got {reasoning!r}"[:300])
+            _real_text(reasoning, source, f"{where}[{i}].reasoning_content")
+            turn["reasoning_content"] = reasoning
         out.append(turn)
     if not any(content_text(m["content"]).strip() for m in out):
         raise _row_error(source, where, "every message is empty")
