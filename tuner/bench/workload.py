@@ -91,10 +91,17 @@ def workload_line(stats: dict[str, Any]) -> str:
     def pct(d: dict) -> str:
         return "/".join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p90", "p99"))
 
+    outputs = f"output tokens {pct(stats['output_tokens'])}"
+    if stats.get("ignore_eos") is False:
+        # the lengths asked are caps then: a real model ends a request at its end of sequence (SGLang
+        # 0.5.23 checks the EOS tokens unless ignore_eos, managers/schedule_batch.py check_finished;
+        # finish reason stop), often far sooner (QA: a model stopping after 60 tokens read "output tokens
+        # 512/512/512"); only the simulator, an ideal model, generates them whole either way
+        outputs = f"output tokens at most {pct(stats['output_tokens'])} (ignore_eos false: the model may stop sooner)"
     cats = stats.get("categories") or {}
     cat_text = ", ".join(f"{k} {v}" for k, v in list(cats.items())[:8]) if set(cats) != {"(none)"} else ""
     # the dataset's path and its categories are a user's text: escaped (tuner.config.names.shown)
     return shown(f"suite {stats.get('suite')}: {head}; prompt chars p50/p90/p99 {pct(stats['prompt_chars'])}, "
-            f"output tokens {pct(stats['output_tokens'])}; temperature {stats.get('temperature'):g}"
+            f"{outputs}; temperature {stats.get('temperature'):g}"
             + (f"; {stats['chat_turns']} with chat turns" if stats.get("chat_turns") else "")
             + (f"; categories: {cat_text}" if cat_text else ""))
