@@ -165,3 +165,33 @@ def test_reasoning_chat_answers_to_the_same_turns_agree_and_stay_answers():
     assert all(r.ok for r in records), [r.error for r in records]
     assert records[0].prompt_tokens == records[1].prompt_tokens != records[2].prompt_tokens
     assert records[0].output_text == "t1 t2 t3 w4 w5 w6 "
+
+
+def test_compare_against_a_baseline_that_counts_the_prompts_otherwise_exits_1(tmp_path):
+    """QA: ``tuner bench --compare base.json`` against a server counting every prompt otherwise than
+    the baseline's server did (another tokenizer) printed a 2.21x speedup, exit 0. The tables still
+    print; the line names the prompt and both counts, exit 1. The same tokenizer compares, exit 0."""
+    import yaml
+    from click.testing import CliRunner
+
+    from tuner.cli import cli
+
+    suite = tmp_path / "two.yaml"
+    suite.write_text(yaml.safe_dump(SUITE))
+    base = tmp_path / "base.json"
+
+    def bench(url, *more):
+        return CliRunner().invoke(cli, ["bench", "--url", url, "--suite", str(suite), *more],
+                                  catch_exceptions=False)
+
+    with Router(divisors=(4,)) as srv:
+        saved = bench(srv.url, "--json", str(base))
+        same = bench(srv.url, "--compare", str(base))
+    assert saved.exit_code == 0 and same.exit_code == 0, (saved.output, same.output)
+    assert "input tokens" not in same.output
+    with Router(divisors=(3,)) as other:
+        r = bench(other.url, "--compare", str(base))
+    assert r.exit_code == 1, r.output
+    assert ("error: the --compare result counts prompt 'fib' as 15 input tokens, this server as 21: another "
+            "tokenizer, chat template or model") in r.output, r.output
+    assert "speedup" in r.output.lower()  # the tables came first

@@ -23,7 +23,7 @@ from ..config.names import shown as escaped
 from ..config.suite import load_suite
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
-from .bench_baseline import load_baseline, refuse_untrue_baseline, untrue_answers
+from .bench_baseline import load_baseline, other_prompt_tokens, refuse_untrue_baseline, untrue_answers
 from .bench_tables import print_result
 from .output import console, not_empty
 from .sglang_bench_flags import sglang_dataset_flag
@@ -170,6 +170,8 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     distorted = None if nothing or unmeasured else clock_problem(res)
     if distorted is not None and not untrue:
         res.complete, res.error = False, f"the figures are distorted: {distorted[1]}"[:500]
+    # judged on answers only: a run with no answer says so below, and compares nothing
+    retokenized = None if base is None or nothing or unmeasured else other_prompt_tokens(base, res)
     if json_out is not None:
         res.save(json_out)
     if nothing:
@@ -207,7 +209,9 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                          "asked"), err=True)
     if distorted is not None:
         click.echo(clean(f"error: the figures above are distorted: {distorted[1]}"), err=True)
-    if res.n_failed or (untrue and not nothing) or distorted is not None:
+    if retokenized is not None:
+        click.echo(clean(f"error: {retokenized}"), err=True)
+    if res.n_failed or (untrue and not nothing) or distorted is not None or retokenized is not None:
         raise click.exceptions.Exit(1)
 
 
