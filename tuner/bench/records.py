@@ -167,3 +167,26 @@ def model_duration_s(wall_s: float, server_s: float | None, scale: float) -> flo
         return wall_s * scale
     inside = min(max(server_s, 0.0), wall_s)
     return inside * scale + (wall_s - inside)
+
+
+def prompt_token_counts(records) -> dict[str, int]:
+    """``{prompt name: prompt_tokens}`` of the answered ``records``, the first answer's count each; a
+    prompt no answer counted (an older result, a server that does not say) is left out. One server
+    counts a prompt alike every time (SGLang 0.5.23: the length of its token ids,
+    ``managers/tokenizer_manager.py``; a prefix-cache hit is ``cached_tokens``)."""
+    counts: dict[str, int] = {}
+    for r in records:
+        if r.ok and isinstance(r.prompt_tokens, int):
+            counts.setdefault(r.prompt, r.prompt_tokens)
+    return counts
+
+
+def other_token_count(theirs: dict, mine: dict[str, int]) -> tuple[str, int, int] | None:
+    """The first prompt of ``mine`` that ``theirs`` (another run's :func:`prompt_token_counts`, maybe
+    read back from storage) counts as another number of tokens: ``(prompt, theirs, mine)``; None when
+    every prompt both count agrees. Another count is another tokenizer, chat template or model."""
+    for prompt, n in mine.items():
+        said = theirs.get(prompt) if isinstance(theirs, dict) else None
+        if isinstance(said, int) and said != n:
+            return prompt, said, n
+    return None

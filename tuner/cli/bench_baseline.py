@@ -109,21 +109,17 @@ def refuse_untrue_baseline(base: SuiteResult, ignore_eos: bool, path: Path) -> N
 
 def other_prompt_tokens(base: SuiteResult, res: SuiteResult) -> str | None:
     """Why ``base`` and ``res`` were answered by servers that tokenize the suite's prompts differently,
-    or None: the first prompt that ``base`` counts as other ``prompt_tokens`` than ``res`` does (the
-    suites are the same, :func:`tuner.cli.bench._refuse_other_workload`). SGLang 0.5.23 counts a
-    prompt as its token ids (``managers/tokenizer_manager.py``), so another count is another
-    tokenizer, chat template or model, and the speedups would compare two workloads of other lengths
-    (QA: a baseline counting ``fib`` as 15 tokens against a server counting it as 21 read 2.21x,
-    exit 0). A prompt either side does not count (an older result, a server that does not say) is
-    not judged."""
-    theirs: dict[str, int] = {}
-    for r in base.records:
-        if r.ok and r.prompt_tokens is not None:
-            theirs.setdefault(r.prompt, r.prompt_tokens)
-    for r in res.records:
-        said = theirs.get(r.prompt)
-        if r.ok and r.prompt_tokens is not None and said is not None and said != r.prompt_tokens:
-            return (f"the --compare result counts prompt {r.prompt!r} as {said} input tokens, this server as "
-                    f"{r.prompt_tokens}: another tokenizer, chat template or model, so the speedups above "
-                    "compare two workloads; measure the baseline on a server of this one's model and tokenizer")
-    return None
+    or None: the first prompt that ``base`` counts as other ``prompt_tokens`` than ``res`` does
+    (:func:`tuner.bench.records.other_token_count`; the suites are the same,
+    :func:`tuner.cli.bench._refuse_other_workload`): the speedups would compare two workloads of other
+    lengths (QA: a baseline counting ``fib`` as 15 tokens against a server counting it as 21 read
+    2.21x, exit 0). A prompt either side does not count is not judged."""
+    from ..bench.records import other_token_count, prompt_token_counts
+
+    other = other_token_count(prompt_token_counts(base.records), prompt_token_counts(res.records))
+    if other is None:
+        return None
+    prompt, said, n = other
+    return (f"the --compare result counts prompt {prompt!r} as {said} input tokens, this server as {n}: another "
+            "tokenizer, chat template or model, so the speedups above compare two workloads; measure the "
+            "baseline on a server of this one's model and tokenizer")

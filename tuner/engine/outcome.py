@@ -3,7 +3,8 @@
 Pure functions of a :class:`tuner.engine.backends.Measurement` and the baseline's figures; the
 trial runner (:mod:`tuner.engine.trial`) writes what they return. A measurement that cannot be
 compared (a figure an objective needs is missing) is ``incomplete``; a server that ran another
-setting than asked, or another SGLang release than the baseline's (:func:`release_problem`), is
+setting than asked, another SGLang release than the baseline's (:func:`release_problem`), or one
+that counts the suite's prompts as other token counts (:func:`tokenizer_problem`), is
 ``args_mismatch``: both are failed trials, never values on the front. A
 measured trial also carries its SLO checks, goodput and lossless check (:mod:`tuner.engine.limits`);
 breaking a limit leaves it ``measured`` with its values, and infeasible through its constraints.
@@ -58,7 +59,8 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
         attrs.update(failure_class="args_mismatch", failure_message=(
             f"the server ran {attrs.get('resolved_spec')} instead of {spec.label()}: "
             "SGLang rewrote the setting in a way tuner.sglang.rules does not know"))
-    if status == MEASURED and (problem := release_problem(attrs, baseline_attrs)):
+    if status == MEASURED and (problem := release_problem(attrs, baseline_attrs)
+                               or tokenizer_problem(m.figures, baseline_attrs)):
         # no figure kept, as for a speedup that cannot be true: its suite.json stays as the evidence
         return TrialOutcome(FAILED, None, {k: v for k, v in attrs.items() if not is_figure(k)}
                             | {"failure_class": "args_mismatch", "failure_message": problem})
@@ -86,6 +88,32 @@ def release_problem(attrs: dict, baseline_attrs: dict | None) -> str | None:
     return (f"the server runs SGLang {ran!r}, the baseline was measured on {base!r}: its speedups would "
             "compare two releases, not this setting with autoregressive decoding; measure the baseline "
             "again on this release (tuner study run --rebaseline)")
+
+
+#: The baseline's ``{prompt name: prompt_tokens}`` (:func:`tuner.bench.records.prompt_token_counts`),
+#: stored with it so that any worker's trial is checked against it (:func:`tokenizer_problem`)
+PROMPT_TOKENS_ATTR = "prompt_token_counts"
+
+
+def tokenizer_problem(figures, baseline_attrs: dict | None) -> str | None:
+    """Why a trial's figures cannot be read against the study's baseline: its server counted a prompt
+    of the suite as another number of input tokens than the baseline's did (SGLang 0.5.23 counts a
+    prompt's token ids, the same every time on one tokenizer and chat template): another tokenizer,
+    chat template or model revision (a node that fetched ``model_path`` from the hub after its chat
+    template changed), so the two measured two workloads. None when either does not say (an older
+    baseline, ``backend: model``, a server that gives no ``prompt_tokens``)."""
+    from ..bench.records import other_token_count, prompt_token_counts
+
+    theirs = (baseline_attrs or {}).get(PROMPT_TOKENS_ATTR)
+    if not theirs or not hasattr(figures, "records"):
+        return None
+    other = other_token_count(theirs, prompt_token_counts(figures.records))
+    if other is None:
+        return None
+    prompt, said, n = other
+    return (f"the server counts prompt {prompt!r} as {n} input tokens, the baseline's counted {said}: another "
+            "tokenizer, chat template or model revision, so its speedups would compare two workloads; give "
+            "every node the same model files, or measure the baseline again (tuner study run --rebaseline)")
 
 
 #: What a study's trial reading too fast says to do: its baseline is the study's stored one.
@@ -148,6 +176,12 @@ def baseline_attrs(m, config) -> dict[str, Any]:
         outputs = baseline_outputs(m.figures)
         if outputs:
             attrs[OUTPUTS_ATTR] = outputs
+        if hasattr(m.figures, "records"):
+            from ..bench.records import prompt_token_counts
+
+            counts = prompt_token_counts(m.figures.records)
+            if counts:
+                attrs[PROMPT_TOKENS_ATTR] = counts
     return attrs
 
 
