@@ -23,3 +23,28 @@ def test_exact_lengths_read_as_before():
     assert ", output tokens 512/512/512; temperature 0" in workload_line(stats)
     older = {k: v for k, v in stats.items() if k != "ignore_eos"}  # a study stored before the key
     assert ", output tokens 512/512/512; temperature 0" in workload_line(older)
+
+
+def _tables(capsys, ignore_eos: bool) -> str:
+    """``tuner bench``'s tables of a run of :data:`SUITE` as the runner saves it (its suite's dump)."""
+    from tuner.bench import SuiteResult
+    from tuner.bench.records import RequestRecord
+    from tuner.cli.bench_tables import print_result
+
+    suite = load_suite({**SUITE, "ignore_eos": ignore_eos}).to_dict()
+    records = [RequestRecord(phase, "a", 64, 0, concurrency=c, start_s=0.0, end_s=1.0, ok=True,
+                             completion_tokens=60, finish_reason="stop" if not ignore_eos else "length",
+                             output_text="x")
+               for phase, c in (("single", 1), ("sweep", 1), ("sweep", 8))]
+    print_result(SuiteResult(suite=suite, base_url="http://127.0.0.1:1", api="generate", stream=False,
+                             records=records, complete=True))
+    return capsys.readouterr().out
+
+
+def test_the_bench_tables_say_caps_too(capsys):
+    """QA: the tables under that line still read `tokens 64` and `concurrency sweep, 64 tokens per
+    request` for a model that stopped after 60."""
+    capped = _tables(capsys, ignore_eos=False)
+    assert "max tokens" in capped and "concurrency sweep, at most 64 tokens per request" in capped, capped
+    exact = _tables(capsys, ignore_eos=True)
+    assert "max tokens" not in exact and "concurrency sweep, 64 tokens per request" in exact, exact

@@ -62,9 +62,12 @@ def print_result(res: SuiteResult, base: SuiteResult | None = None, workload: st
     console.print(escaped(_header(res)), markup=False, highlight=False)
     if workload:
         console.print(f"workload: {workload}", markup=False, highlight=False)  # escaped by workload_line
+    # with ignore_eos false the lengths asked are caps: a real model may end a request sooner (its
+    # end of sequence, finish reason stop), as the workload line says (tuner.bench.workload)
+    capped = isinstance(res.suite, dict) and res.suite.get("ignore_eos") is False
     if res.single_rows:
         single_streamed = any(row.ttft_ms is not None for row in res.single_rows)
-        cols = ["prompt", "tokens", "tok/s", "cv", "accept"] + (["TTFT ms"] if single_streamed else []) + ["failed"]
+        cols = ["prompt", "max tokens" if capped else "tokens", "tok/s", "cv", "accept"] + (["TTFT ms"] if single_streamed else []) + ["failed"]
         if base is not None:
             cols += ["base", "speedup"]
         base_rows = {(r.prompt, r.max_tokens): r for r in (base.single_rows if base else [])}
@@ -104,6 +107,7 @@ def print_result(res: SuiteResult, base: SuiteResult | None = None, workload: st
                 cells += [_num(b), _speedup(_mean(row.tok_per_s), b)]
             rows.append(cells)
         lengths = {r.max_tokens for r in res.records if r.phase == "sweep"}
-        each = f"{counted(lengths.pop(), 'token')} per request" if len(lengths) == 1 else "each request at its own length"
+        each = (f"{'at most ' if capped else ''}{counted(lengths.pop(), 'token')} per request" if len(lengths) == 1
+                else "each request at its own length" + (" (a cap)" if capped else ""))
         print_table(cols, rows, title=f"concurrency sweep, {each} "
                                       "(agg: total tokens / first submission to last completion)")
