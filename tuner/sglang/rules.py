@@ -30,6 +30,7 @@ from dataclasses import asdict, dataclass, field
 
 from .attention import (ARCH_BACKENDS, MHA_CHAIN_ONLY_BACKENDS, MLA_CHAIN_ONLY_BACKENDS, MLA_TOPK_ERRORS,
                         MLA_TREE_BACKENDS, arch_backend_refusal, kind_refusal)
+from .mamba import MambaCache, mamba_cache_fix, mamba_cache_refusal
 
 #: The speculative algorithms whose flags these rules cover (SGLang's EAGLE family, NEXTN is an alias).
 EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN")
@@ -154,6 +155,10 @@ class ServerContext:
     #: ``--kv-cache-dtype`` as given (None: not given, SGLang's "auto"), which some MLA backends check
     #: (:func:`tuner.sglang.attention.kv_dtype_refusal`)
     kv_cache_dtype: str | None = None
+    #: the radix-cache arguments SGLang reads for a hybrid (mamba) model, as given
+    #: (:meth:`tuner.sglang.mamba.MambaCache.from_args`); None: not read, and the rule that needs them
+    #: (``mamba-cache``) is not applied: SGLang's defaults would refuse what --disable-radix-cache runs
+    mamba_cache: MambaCache | None = None
 
     @property
     def speculative(self) -> bool:
@@ -253,6 +258,16 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
     arch = _arch_backend_violation(ctx)
     if arch is not None:
         return Resolution(requested, None, (), arch)
+    # model_hook.py line 737 (handle_mamba_radix_cache, after the per-model checks above): a hybrid
+    # (mamba) model's radix cache, with or without speculation; the draft tokens as given (QA: LFM2 with
+    # --page-size 16 was "valid" here; SGLang: "AssertionError: no_buffer only supports page_size=1.")
+    draft_given = requested.num_draft_tokens if ctx.speculative else None
+    mamba = None if ctx.mamba_cache is None else mamba_cache_refusal(
+        ctx.target_architecture, ctx.mamba_cache, ctx.page_size, draft_given)
+    if mamba is not None:
+        exc, _, text = mamba.partition(": ")
+        return Resolution(requested, None, (), _violation(
+            "mamba-cache", mamba_cache_fix(ctx.target_architecture, mamba, ctx.page_size), exc, text))
     if not ctx.speculative:
         # No --speculative-algorithm: SGLang ignores the speculative flags entirely.
         return Resolution(requested, SpecConfig())

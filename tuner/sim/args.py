@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..sglang.adaptive import adaptive_candidate_steps, adaptive_unsupported_reason, resolve_adaptive
 from ..sglang.arg_types import validate_cuda_graph_config
+from ..sglang.mamba import MambaCache
 from ..sglang.rules import (
     EAGLE_ALGORITHMS,
     STAGE_STARTUP,
@@ -356,7 +357,8 @@ def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger, profile=No
     facts = ((profile.model.attention, profile.draft.attention, profile.model.architecture or None)
              if profile is not None else (None, None, None))
     ctx = context_from_args(ns.speculative_algorithm, server_args, *facts)
-    # the profile's GPUs: the page size fa4 sets on SM100 (rules.resolved_page_size)
+    # the profile's GPUs: the page size fa4 sets on SM100 (rules.resolved_page_size); a hybrid model's
+    # radix cache was checked in _check_model_backends, where SGLang checks it (ctx.mamba_cache None)
     res = resolve(requested, replace(ctx, gpu=profile.gpu() if profile is not None else None))
     for line in res.warnings:
         log.warning(line)
@@ -418,8 +420,9 @@ def _rename_deprecated_backends(ns: argparse.Namespace, log: logging.Logger) -> 
 def _check_model_backends(ns: argparse.Namespace, profile) -> None:
     """The refusals SGLang makes before its GPU checks of the backends, with or without speculation:
     model_hook.py's (``handle_model_specific_adjustments``: GPT-OSS, Llama 4, Olmo2 refuse some
-    backends; it runs before attention_hook.py), then attention_hook.py's Flex Attention assert on a
-    speculative server (:func:`tuner.sglang.rules.resolve`'s first two rules)."""
+    backends; then a hybrid model's radix cache, :mod:`tuner.sglang.mamba`; it runs before
+    attention_hook.py), then attention_hook.py's Flex Attention assert on a
+    speculative server (:func:`tuner.sglang.rules.resolve`'s first three rules)."""
     from ..sglang.rules import ServerContext
 
     # not context_from_args: tuner.config.space's schemas (pydantic) would slow every start-up
@@ -431,10 +434,27 @@ def _check_model_backends(ns: argparse.Namespace, profile) -> None:
                         attention_backend=ns.attention_backend if gpt_oss_split else _attention_backend(ns, profile),
                         prefill_attention_backend=vars(ns).get("prefill_attention_backend"),
                         decode_attention_backend=vars(ns).get("decode_attention_backend"),
-                        target_architecture=profile.model.architecture or None if profile is not None else None)
-    res = resolve(SpecConfig(), ctx)
-    if res.violation is not None and res.violation.rule in ("model-backend", "flex-attention-spec"):
+                        target_architecture=profile.model.architecture or None if profile is not None else None,
+                        page_size=_model_override_page_size(ns, profile),
+                        mamba_cache=MambaCache.from_args(vars(ns)))
+    # the draft tokens as given: a hybrid model's radix cache reads them (model_hook.py line 737)
+    speculative = ns.speculative_algorithm is not None
+    res = resolve(SpecConfig(num_draft_tokens=ns.speculative_num_draft_tokens if speculative else None), ctx)
+    if res.violation is not None and res.violation.rule in ("model-backend", "mamba-cache", "flex-attention-spec"):
         _raise_sglang(res.violation)
+
+
+def _model_override_page_size(ns: argparse.Namespace, profile) -> int:
+    """``page_size`` as model_hook.py's radix-cache check reads it: as given, or with no attention
+    backend given the model override's (``sglang_default_page_size``: a Qwen3.5 hybrid on SM100 runs
+    page size 64 on trtllm_mha, else 1 on triton, whatever was given). QA: SGLang 0.5.23's child for
+    Qwen3-Next on sm100 with --page-size 48 started (page size 1, triton); on sm90 it refuses it."""
+    if ns.attention_backend is not None or profile is None:
+        return ns.page_size or 1
+    from ..sglang.attention import sglang_default_page_size
+
+    return sglang_default_page_size(profile.target_facts(), profile.gpu(), ns.speculative_eagle_topk,
+                                    ns.page_size)
 
 
 def _check_data_parallelism(ns: argparse.Namespace) -> dict:
