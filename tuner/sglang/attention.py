@@ -256,7 +256,7 @@ def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str |
     ``prefill_given``: the prefill backend as given (None: not given, or not known), where SGLang
     refuses cutedsl_mla on any GPU, in the same pass (an AssertionError). ``kv_cache_dtype``: as given
     (None: not known), which trtllm_mla and cutedsl_mla, once their GPU takes them, check in the same
-    pass (:data:`_MLA_KV_DTYPES`)."""
+    pass (:data:`_MLA_KV_DTYPES`), and trtllm_mha as the prefill backend on SM120 (no fp8_e4m3)."""
     roles = {"a": attention, "p": prefill or attention, "d": decode or attention}
     for backend, where in _LAUNCH_GPU_CHECKS:
         if backend == "cutedsl_mla" and prefill_given == "cutedsl_mla":
@@ -266,6 +266,13 @@ def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str |
         refusal = gpu_refusal(backend, gpu, kind) if backend in (roles[r] for r in where) else None
         if refusal is not None and backend == "trtllm_mha" and roles["p"] == backend:
             return _TRTLLM_MHA_PREFILL  # attention_hook.py checks the prefill backend first
+        if (refusal is None and backend == "trtllm_mha" and roles["p"] == backend and gpu is not None
+                and gpu.major == 12 and kv_cache_dtype == "fp8_e4m3"):
+            # attention_hook.py lines 207-221, right after the prefill GPU check: SM120's FMHAv2 prefill
+            # kernel has no FP8 KV cache (QA: Llama on sm120, --attention-backend trtllm_mha
+            # --kv-cache-dtype fp8_e4m3 started on the simulator; SGLang refuses it, the baseline too).
+            # Its SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR arm is the server's environment: not read.
+            return _TRTLLM_MHA_SM120_FP8
         if refusal is not None:
             return refusal
         if gpu is not None and backend in (roles[r] for r in where):
@@ -297,6 +304,7 @@ _MLA_KV_DTYPES = {
 
 
 _CUTEDSL_PREFILL = "AssertionError: CuteDSL MLA only supports decoding for now"
+_TRTLLM_MHA_SM120_FP8 = "ValueError: TRTLLM FMHAv2 prefill on SM120 does not support fp8_e4m3 KV cache or skip-softmax."
 _TRTLLM_MHA_PREFILL = ("ValueError: TRTLLM MHA backend for prefill requires Hopper (SM90), "
                        "Blackwell (SM100), or SM120 GPUs. Please use a different prefill backend.")
 
