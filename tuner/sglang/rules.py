@@ -177,7 +177,12 @@ class ServerContext:
 
     @property
     def draft_backend(self) -> str | None:
-        return self.draft_attention_backend or self.verify_backend
+        """The backend the draft's multi-step decode runs on: ``--speculative-draft-attention-backend``,
+        else the decode half whatever ``--speculative-attention-mode`` says (``speculative/draft_utils.py``
+        lines 55-60, ``DraftBackendFactory._create_backend`` for ``create_decode_backend``; QA: prefill
+        fa3 + decode flashinfer with an MLA draft and topk 2 passed as an fa3 tree, and SGLang raised
+        "Currently Flashinfer MLA only supports topk=1" after the load)."""
+        return self.draft_attention_backend or self.backends()[1]
 
     def draft_runner_backends(self) -> tuple[str | None, ...]:
         """The backends the draft model's runner is built with: the draft backend alone, else the
