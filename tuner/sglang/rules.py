@@ -365,7 +365,8 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
     effective = SpecConfig(steps, topk, draft)
     # attention_registry.py: the draft runner refuses a backend of the other attention kind as it
     # starts, whatever the setting: every speculative launch of such a study fails after the load.
-    kind = _no_speculation_backend(ctx) or _draft_kind_violation(ctx)
+    kind = (_no_speculation_backend(ctx) or _draft_kind_violation(ctx)
+            or _eagle_draft_backend_violation(steps, ctx))
     if kind is not None:
         return Resolution(requested, effective, tuple(warnings), kind)
     # An MLA tree SGLang refuses after loading fails before the draft graph capture below (the draft
@@ -473,6 +474,37 @@ def _no_speculation_backend(ctx: ServerContext) -> RuleViolation | None:
                           "use another attention backend", "ValueError",
                           "hpc_ops backend does not support speculative decoding for now.", STAGE_STARTUP)
     return None
+
+
+#: speculative/draft_utils.py, ``DraftBackendFactory``: the backends EAGLE's draft decode
+#: (``create_decode_backend``, num_steps > 1) and draft extend (``create_draft_extend_backend``) are
+#: built on (both maps name the same ones); any other raises as the draft worker starts, after the
+#: model load. ``qsa`` counts as one: a QSA model's draft gets backends of its own (not mirrored).
+EAGLE_DRAFT_BACKENDS = frozenset({
+    "flashinfer", "triton", "intel_amx", "intel_xpu", "aiter", "fa3", "hybrid_linear_attn", "flashmla", "trtllm_mha",
+    "trtllm_mla", "cutedsl_mla", "dsa", "nsa", "ascend", "fa4", "dsv4", "qsa"})
+
+
+def _eagle_draft_backend_violation(steps: int, ctx: ServerContext) -> RuleViolation | None:
+    """A target backend EAGLE's draft cannot be built on (:data:`EAGLE_DRAFT_BACKENDS`; QA: every
+    speculative launch on ``torch_native`` failed after the model load, "EAGLE is not supported in
+    attention backend torch_native", the baseline ran). ``DraftBackendFactory._create_backend`` takes
+    ``--speculative-draft-attention-backend`` (argparse keeps it to backends of the maps), else the
+    decode half for the multi-step decode (built first, for num_steps > 1 only), and for the draft
+    extend the decode half with ``--speculative-attention-mode decode``, else the prefill half."""
+    if ctx.draft_attention_backend is not None:
+        return None
+    prefill, decode = ctx.backends()
+    extend = decode if ctx.speculative_attention_mode == "decode" else prefill
+    if steps > 1 and decode is not None and decode not in EAGLE_DRAFT_BACKENDS:
+        backend, text = decode, f"EAGLE is not supported in decode attention backend {decode}"
+    elif extend is not None and extend not in EAGLE_DRAFT_BACKENDS:
+        backend, text = extend, f"EAGLE is not supported in attention backend {extend}"
+    else:
+        return None
+    return _violation("backend-no-spec", f"attention backend {backend} does not run EAGLE's draft (SGLang builds "
+                      f"its draft backends on flashinfer, fa3, triton, ... only); use another attention backend, or "
+                      f"set speculative_draft_attention_backend", "ValueError", text, STAGE_STARTUP)
 
 
 def _draft_kind_violation(ctx: ServerContext) -> RuleViolation | None:
