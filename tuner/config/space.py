@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
+from ..sglang.mamba import MambaCache
 from ..sglang.rules import Resolution, ServerContext, SpecConfig, resolve, resolve_backend_aliases
 from .paths import is_bare_name
 from .yamlfile import ConfigError, StrictModel, did_you_mean, load_model, written_numbers
@@ -263,6 +264,9 @@ def context_from_args(algorithm: str | None, server_args: dict, target_attention
         target_architecture=target_architecture,
         speculative_attention_mode=server_args.get("speculative_attention_mode") or "prefill",
         kv_cache_dtype=None if server_args.get("kv_cache_dtype") is None else str(server_args["kv_cache_dtype"]),
+        # a hybrid (mamba) model's radix-cache arguments, as given (tuner.sglang.mamba): a study of LFM2
+        # with page_size 16 passed create and failed every launch, its baseline first (QA, qa141)
+        mamba_cache=MambaCache.from_args(server_args),
     )
 
 

@@ -304,7 +304,8 @@ def _context_length_given(plan) -> int | None:
 
 
 #: Rules a study's server arguments break for every setting (tuner.sglang.rules): the fix is there.
-WHOLE_STUDY_RULES = ("backend-no-spec", "draft-backend-kind", "rejection-sampling-thresholds", "model-backend")
+WHOLE_STUDY_RULES = ("backend-no-spec", "draft-backend-kind", "rejection-sampling-thresholds", "model-backend",
+                     "mamba-cache")
 
 
 def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> SearchSpace:

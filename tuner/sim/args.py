@@ -359,7 +359,7 @@ def _handle_eagle_family(ns: argparse.Namespace, log: logging.Logger, profile=No
     ctx = context_from_args(ns.speculative_algorithm, server_args, *facts)
     # the profile's GPUs: the page size fa4 sets on SM100 (rules.resolved_page_size); a hybrid model's
     # radix cache was checked in _check_model_backends, where SGLang checks it (ctx.mamba_cache None)
-    res = resolve(requested, replace(ctx, gpu=profile.gpu() if profile is not None else None))
+    res = resolve(requested, replace(ctx, gpu=profile.gpu() if profile is not None else None, mamba_cache=None))
     for line in res.warnings:
         log.warning(line)
     if res.violation is not None and res.violation.at_launch:
