@@ -190,8 +190,9 @@ def tuner_verdict(case: Case) -> dict:
     ctx = replace(context_from_args("EAGLE3", args, target.attention, draft.attention, target.architecture),
                   gpu=gpu)
     res = resolve(case.spec, ctx)
-    early = res.violation is not None and res.violation.rule in ("model-backend", "flex-attention-spec")
-    if early:  # model_hook.py, then attention_hook.py's flex check: before the GPU checks below
+    early = res.violation is not None and res.violation.rule in ("model-backend", "mamba-cache", "flex-attention-spec")
+    if early:  # model_hook.py (its backend checks, then a hybrid model's radix cache), then attention_hook.py's
+        # flex check: before the GPU checks below
         return {"ok": False, "exception": res.violation.sglang_exception, "why": res.violation.rule}
     # attention_hook.py (handle_attention_backend_compatibility), before the speculative hook: the GPU
     # checks of tuner.engine.preflight.check_backends_start that SGLang makes during argument handling
