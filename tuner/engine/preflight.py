@@ -351,7 +351,7 @@ def check_backends_start(facts, ctx, source) -> None:
     refuses it as each runner starts or while handling its arguments); raises :class:`ConfigError`
     naming ``source``'s ``server.args`` otherwise. ``facts``: the study's :class:`StudyFacts`;
     ``ctx``: its space's rules context. `tuner doctor` runs it too."""
-    from ..sglang.attention import gpu_refusal, kv_dtype_refusal
+    from ..sglang.attention import gpu_refusal, kv_dtype_refusal, sm120_prefill_refusal
 
     if ctx.prefill_attention_backend == "cutedsl_mla":  # arg_groups/overrides.py: an assert
         raise ConfigError(source, "server.args", "prefill_attention_backend cutedsl_mla: SGLang 0.5.23 "
@@ -365,6 +365,12 @@ def check_backends_start(facts, ctx, source) -> None:
             raise ConfigError(source, "server.args", f"attention backend {backend} does not start for {who} "
                                                      f"on {facts.gpu.name} (SGLang: {refusal}); set another "
                                                      "attention backend")
+    refusal = sm120_prefill_refusal(ctx.backends()[0], facts.gpu, ctx.kv_cache_dtype)
+    if refusal is not None:
+        raise ConfigError(source, "server.args", f"kv_cache_dtype {ctx.kv_cache_dtype}: the prefill backend "
+                                                 f"trtllm_mha does not take it on {facts.gpu.name} (SGLang: "
+                                                 f"{refusal}); set kv_cache_dtype auto or bf16, or another "
+                                                 "attention backend")
     for backend in dict.fromkeys(b for b in (ctx.attention_backend, ctx.decode_attention_backend) if b):
         # arg_groups/overrides.py, _mla_kv_cache_dtype_checks: while handling the arguments, every
         # launch (QA: trtllm_mla with kv_cache_dtype fp8_e5m2 passed, and the baseline failed after

@@ -266,19 +266,26 @@ def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str |
         refusal = gpu_refusal(backend, gpu, kind) if backend in (roles[r] for r in where) else None
         if refusal is not None and backend == "trtllm_mha" and roles["p"] == backend:
             return _TRTLLM_MHA_PREFILL  # attention_hook.py checks the prefill backend first
-        if (refusal is None and backend == "trtllm_mha" and roles["p"] == backend and gpu is not None
-                and gpu.major == 12 and kv_cache_dtype == "fp8_e4m3"):
-            # attention_hook.py lines 207-221, right after the prefill GPU check: SM120's FMHAv2 prefill
-            # kernel has no FP8 KV cache (QA: Llama on sm120, --attention-backend trtllm_mha
-            # --kv-cache-dtype fp8_e4m3 started on the simulator; SGLang refuses it, the baseline too).
-            # Its SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR arm is the server's environment: not read.
-            return _TRTLLM_MHA_SM120_FP8
+        if refusal is None and backend == "trtllm_mha" and roles["p"] == backend:
+            refusal = sm120_prefill_refusal(backend, gpu, kv_cache_dtype)  # right after the prefill GPU check
         if refusal is not None:
             return refusal
         if gpu is not None and backend in (roles[r] for r in where):
             refusal = kv_dtype_refusal(backend, kv_cache_dtype)
             if refusal is not None:
                 return refusal
+    return None
+
+
+def sm120_prefill_refusal(prefill: str | None, gpu: GpuArch | None, kv_cache_dtype: str | None) -> str | None:
+    """SGLang's error when the prefill backend is trtllm_mha on an SM120 GPU with an fp8_e4m3 KV cache:
+    attention_hook.py lines 207-221, right after the prefill GPU check, while handling the arguments
+    (SM120's FMHAv2 prefill kernel has no FP8 KV cache; QA: Llama on sm120, --attention-backend
+    trtllm_mha --kv-cache-dtype fp8_e4m3 started on the simulator and passed study create; SGLang
+    refuses it, the baseline too). Its SGLANG_SKIP_SOFTMAX_PREFILL_THRESHOLD_SCALE_FACTOR arm is the
+    server's environment: not read. None otherwise, or when the GPU is not known."""
+    if prefill == "trtllm_mha" and gpu is not None and gpu.major == 12 and kv_cache_dtype == "fp8_e4m3":
+        return _TRTLLM_MHA_SM120_FP8
     return None
 
 
