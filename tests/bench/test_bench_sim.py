@@ -200,7 +200,9 @@ def test_cli_bench_against_a_server_frozen_mid_suite_exits_1_and_saves_no_baseli
 
     import tuner.cli.bench as bench_cli
 
-    suite = {**SUITE, "single": {"lengths": [32], "repeats": 6}, "sweep": {"concurrencies": [2], "max_tokens": 32},
+    # two repeats, four single requests of ~0.8 s wall each at 1x: the freeze, 0.2 s into the first,
+    # lands among them with 2.9 s to spare (six repeats waited out eight more requests after it)
+    suite = {**SUITE, "single": {"lengths": [32], "repeats": 2}, "sweep": {"concurrencies": [2], "max_tokens": 32},
              "warmup": {"requests": 0}}
     suite_file = tmp_path / "s.json"
     suite_file.write_text(json.dumps(suite))
