@@ -348,22 +348,27 @@ def test_flush_is_retried_while_the_server_is_busy():
 
 
 def test_failed_and_timed_out_requests_are_recorded_not_dropped():
-    suite = {**SUITE, "timeout_s": 50, "sweep": {"concurrencies": [2], "max_tokens": 8}, "warmup": {"requests": 0}}
+    # one single length, not SUITE's two: each timed-out request waits out its whole allowance (0.5 s
+    # model-time limit plus the client's 2 s wall slack), and a second length recorded its two
+    # timeouts through the same loop (5 s more)
+    suite = {**SUITE, "timeout_s": 50, "single": {"lengths": [8], "repeats": 2},
+             "sweep": {"concurrencies": [2], "max_tokens": 8}, "warmup": {"requests": 0}}
     # The hang rule (two timed-out steps in a row end the run: tests/bench/test_bench_hang.py) is
     # set out of the way: this test is about what is recorded.
     patient = HangPolicy(timed_out_steps=100)
     with FakeSGLang(hang_prompt="autumn") as srv:
         res = run_suite(srv.url, suite, hang=patient)
     timed_out = [r for r in res.records if r.error_kind == "timeout"]
-    assert len(timed_out) == 2 * 2 + 1 and all(r.prompt == "haiku" and not r.ok for r in timed_out)
+    # haiku's two single requests and its one in the C=2 sweep batch
+    assert len(timed_out) == 2 + 1 and all(r.prompt == "haiku" and not r.ok for r in timed_out)
     assert all(0.4 < r.latency_s < 3.0 for r in timed_out)
-    assert res.complete and res.n_failed == 5
+    assert res.complete and res.n_failed == 3
     assert {row.prompt: row.n_failed for row in res.single_rows} == {"fib": 0, "haiku": 2}
     assert res.sweep_row(2).n_ok == 1 and res.tok_per_s_at(2) is not None
     with FakeSGLang(fail_prompt="autumn") as srv:
         res = run_suite(srv.url, suite, hang=patient)
     http = [r for r in res.records if r.error_kind == "http"]
-    assert len(http) == 5 and all(r.http_status == 500 and "out of range" in r.error for r in http)
+    assert len(http) == 3 and all(r.http_status == 500 and "out of range" in r.error for r in http)
 
 
 def test_server_dying_mid_suite_raises_with_the_partial_result():
