@@ -234,13 +234,16 @@ def test_sqlite_file_read_only_then_writable_then_moved_away_and_back(tmp_path):
     log = tmp_path / "run.log"
     proc = start_worker(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path, log)
     try:
+        # Each fault lasts 3 s: three of the worker's 1 s heartbeats, each a write that meets it, and
+        # the worker's tries (0.5, 1, 2 s apart) find the file back at 3.5 s. At 5 s they found it at
+        # 7.5 s (the next try, 4 s later): 8 s more for the same two outages ridden out.
         first = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
         with read_only(db):
-            time.sleep(5)
+            time.sleep(3)
         wait_for(lambda: trial_server_up(workdir, first), 180, "a later trial's server", [proc])
         aside = tmp_path / "ro.db.aside"
         db.rename(aside)
-        time.sleep(5)
+        time.sleep(3)
         aside.rename(db)
         assert proc.wait(timeout=300) == 0, log.read_text()[-3000:]
     finally:
