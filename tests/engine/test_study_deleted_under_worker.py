@@ -24,12 +24,21 @@ def tuner(args, cwd):
 def test_a_study_deleted_and_made_anew_under_a_worker_gets_nothing_of_it(tmp_path):
     db = tmp_path / "again.db"
     path = study_file(tmp_path, "again", 3, storage=f"sqlite:///{db}")
-    # a load long enough to delete and create the study while trial 1's server starts
-    path.write_text(path.read_text().replace("load_seconds: 0.3", "load_seconds: 4"))
+    # A start long enough to delete and create the study while trial 1's server starts: 4 s before
+    # the server's interpreter runs (its port closed, as while a model loads), once `slow` exists.
+    # The study file cannot change between the runs (the stored study refuses it), and a load of 4 s
+    # in it was waited out by the first run's baseline and trial 0 too.
+    slow = tmp_path / "slow"
+    wrapper = tmp_path / "python-slow"
+    wrapper.write_text(f'#!/bin/sh\nif [ -e "{slow}" ]; then sleep 4; fi\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    path.write_text(path.read_text().replace("  tp_size: 8\n", f"  tp_size: 8\n  python: {wrapper}\n"))
+    assert f"python: {wrapper}" in path.read_text()
     workdir = tmp_path / "wd"
     argv = ["study", "run", str(path), "--workdir", str(workdir)]
     first = tuner([*argv, "--n-trials", "1"], tmp_path)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    slow.touch()
     log = tmp_path / "run.log"
     with open(log, "w") as out:
         proc = subprocess.Popen([*TUNER, *argv], stdout=out, stderr=subprocess.STDOUT, env=fault_env(),
