@@ -31,6 +31,7 @@ from support.faults import (
     fault_env,
     launches_by_trial,
     read_only,
+    slow_start,
     small_disk,
     study_file,
     trial_server_up,
@@ -263,14 +264,16 @@ def test_sqlite_file_restored_from_an_older_copy_mid_trial_keeps_the_measurement
     into the file as it is (tuner.engine.finish: 'gone (a storage restored from an older copy)')."""
     db = tmp_path / "old.db"
     path = study_file(tmp_path, "old", 1, storage=f"sqlite:///{db}")
-    # no queued seeds (they would be in the copy), and a load long enough to put the copy back in
-    path.write_text(path.read_text().replace("load_seconds: 0.3", "load_seconds: 3")
-                    .replace("sampler: {seed: 5}", "sampler: {seed: 5}\ndefault_seed_trials: false"))
+    # no queued seeds (they would be in the copy), and a start long enough to put the copy back in:
+    # 3 s, from the second run on (load_seconds: 3 in the file slowed the first run's two launches too)
+    path.write_text(path.read_text().replace("sampler: {seed: 5}", "sampler: {seed: 5}\ndefault_seed_trials: false"))
+    slow = slow_start(path, 3)
     workdir = tmp_path / "wd"
     argv = ["study", "run", str(path), "--workdir", str(workdir)]
     first = subprocess.run([*TUNER, *argv], env=fault_env(), cwd=tmp_path, capture_output=True, text=True,
                            timeout=300)
     assert first.returncode == 0, first.stdout[-3000:] + first.stderr[-3000:]
+    slow.touch()
     backup = tmp_path / "backup.db"
     backup.write_bytes(db.read_bytes())  # trial 0 measured, nothing running
     log = tmp_path / "run.log"

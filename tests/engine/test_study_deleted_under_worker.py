@@ -12,7 +12,7 @@ import sys
 import optuna
 from optuna.trial import TrialState
 from support.cli_in_process import tuner_here
-from support.faults import fault_env, launches_by_trial, study_file, trial_server_up, wait_for
+from support.faults import fault_env, launches_by_trial, slow_start, study_file, trial_server_up, wait_for
 
 TUNER = [sys.executable, "-m", "tuner"]
 
@@ -24,16 +24,9 @@ def tuner(args, cwd):
 def test_a_study_deleted_and_made_anew_under_a_worker_gets_nothing_of_it(tmp_path):
     db = tmp_path / "again.db"
     path = study_file(tmp_path, "again", 3, storage=f"sqlite:///{db}")
-    # A start long enough to delete and create the study while trial 1's server starts: 4 s before
-    # the server's interpreter runs (its port closed, as while a model loads), once `slow` exists.
-    # The study file cannot change between the runs (the stored study refuses it), and a load of 4 s
-    # in it was waited out by the first run's baseline and trial 0 too.
-    slow = tmp_path / "slow"
-    wrapper = tmp_path / "python-slow"
-    wrapper.write_text(f'#!/bin/sh\nif [ -e "{slow}" ]; then sleep 4; fi\nexec "{sys.executable}" "$@"\n')
-    wrapper.chmod(0o755)
-    path.write_text(path.read_text().replace("  tp_size: 8\n", f"  tp_size: 8\n  python: {wrapper}\n"))
-    assert f"python: {wrapper}" in path.read_text()
+    # A start long enough to delete and create the study while trial 1's server starts: 4 s, from
+    # the second run on (load_seconds: 4 in the file slowed the first run's baseline and trial 0 too)
+    slow = slow_start(path, 4)
     workdir = tmp_path / "wd"
     argv = ["study", "run", str(path), "--workdir", str(workdir)]
     first = tuner([*argv, "--n-trials", "1"], tmp_path)

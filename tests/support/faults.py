@@ -60,6 +60,24 @@ def study_file(folder: Path, name: str, budget: int, storage: str = "${TUNER_STO
     return path
 
 
+def slow_start(study: Path, seconds: float) -> Path:
+    """Make the servers of ``study`` (a :func:`study_file`) start ``seconds`` late once the file this
+    returns exists: ``server.python`` becomes a wrapper that sleeps before the server's interpreter
+    runs (its port closed meanwhile, as while a model loads). For a fault struck while a later
+    trial's server starts: ``load_seconds`` in the file slowed every launch before it too, and the
+    file cannot change between two runs of one study (the stored study refuses it)."""
+    import sys
+
+    mark = study.parent / f"{study.stem}.slow"
+    wrapper = study.parent / f"{study.stem}-python"
+    wrapper.write_text(f'#!/bin/sh\nif [ -e "{mark}" ]; then sleep {seconds:g}; fi\nexec "{sys.executable}" "$@"\n')
+    wrapper.chmod(0o755)
+    text = study.read_text()
+    assert "  tp_size: 8\n" in text and "  python:" not in text
+    study.write_text(text.replace("  tp_size: 8\n", f"  tp_size: 8\n  python: {wrapper}\n"))
+    return mark
+
+
 def fault_env(**extra: str) -> dict:
     """The environment of a worker under test: short heartbeats and patience (seconds), and no
     minimum of free space on the workdir's disk (the disk-full tests run on small tmpfs disks)."""
