@@ -10,6 +10,7 @@ bounds connect, headers and body together.
 from __future__ import annotations
 
 import asyncio
+from typing import Callable
 
 import aiohttp
 
@@ -19,10 +20,18 @@ import aiohttp
 MAX_HEALTH_BYTES = 1 << 20
 
 
-def answer_status(url: str, timeout_s: float) -> int | None:
+#: How often a probe asks its ``gone`` callable whether to stop waiting (seconds).
+GONE_POLL_S = 0.2
+
+
+def answer_status(url: str, timeout_s: float, gone: Callable[[], bool] | None = None) -> int | None:
     """``GET url``: the HTTP status of an answer received whole within ``timeout_s`` seconds in all
     (connect, headers and body), or None (refused, reset, not HTTP, not whole in time, or a body past
-    :data:`MAX_HEALTH_BYTES`). A redirect is not followed: its 3xx is the status. Call from synchronous code: it runs its own event loop."""
+    :data:`MAX_HEALTH_BYTES`). A redirect is not followed: its 3xx is the status. ``gone``: asked every
+    :data:`GONE_POLL_S` while the answer is awaited; True gives up at once (None): the server probed
+    has exited, and another process that holds its port and never answers would otherwise hold the
+    probe for its whole timeout (QA: 10 s before a port clash was seen, at every clash). Call from
+    synchronous code: it runs its own event loop."""
 
     async def get() -> int:
         async with aiohttp.ClientSession() as session:
@@ -37,7 +46,21 @@ def answer_status(url: str, timeout_s: float) -> int | None:
                         raise ValueError("no health answer: its body passed MAX_HEALTH_BYTES")
                 return resp.status
 
+    async def watched() -> int | None:
+        task = asyncio.ensure_future(get())
+        try:
+            while True:
+                done, _ = await asyncio.wait({task}, timeout=GONE_POLL_S)
+                if done:
+                    return task.result()
+                if gone is not None and gone():
+                    return None
+        finally:
+            if not task.done():
+                task.cancel()
+                await asyncio.gather(task, return_exceptions=True)
+
     try:
-        return asyncio.run(get())
+        return asyncio.run(watched())
     except (aiohttp.ClientError, asyncio.TimeoutError, OSError, ValueError):
         return None

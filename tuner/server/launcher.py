@@ -467,7 +467,9 @@ class ServerProcess:
                 raise self.failure(PHASE_STARTUP, f"not ready after {timeout_s:.0f} s "
                                    f"(server.startup_timeout_s)")
             # bounded in all: connect, headers and body (a drip restarts no timeout: health.py)
-            status = answer_status(self.url + path, max(0.5, min(10.0, remaining)))
+            # ...and given up once the server exits (a stranger on its port may never answer)
+            status = answer_status(self.url + path, max(0.5, min(10.0, remaining)),
+                                   gone=lambda: self.proc.poll() is not None)
             if status == 200:
                 if listener_owned_by_group(self.port, self.pgid, root=self.pid,
                                            mark=self.mark or None) is not False:
