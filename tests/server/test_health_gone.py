@@ -6,39 +6,29 @@ answers after a delay."""
 
 from __future__ import annotations
 
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+from support.healthy_http import Answers200, serving
 
 from tuner.server.health import answer_status
 
 
-class _Late(BaseHTTPRequestHandler):
+class _Late(Answers200):
     def do_GET(self):
         time.sleep(2.0)
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
+        super().do_GET()
 
 
 def test_a_probe_of_a_server_that_has_exited_gives_up_and_one_still_running_waits():
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Late)
-    threading.Thread(target=srv.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
-    url = f"http://127.0.0.1:{srv.server_address[1]}/health"
     asked = []
 
     def exited() -> bool:
         asked.append(True)
         return True
 
-    try:
+    with serving(_Late) as base:
+        url = base + "/health"
         assert answer_status(url, 8.0, gone=exited) is None  # not the late 200: the server is gone
         assert len(asked) == 1
         assert answer_status(url, 8.0, gone=lambda: False) == 200  # still running: its answer counts
         assert answer_status(url, 8.0) == 200
-    finally:
-        srv.shutdown()
-        srv.server_close()

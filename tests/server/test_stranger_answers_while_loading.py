@@ -10,12 +10,9 @@ forever at its first launch and serves at once at the next."""
 from __future__ import annotations
 
 import sys
-import threading
-from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 import pytest
-from support.healthy_http import HEALTHY_SERVER_PY
+from support.healthy_http import HEALTHY_SERVER_PY, Answers200, serving
 from support.processes import STARTED_GROUPS
 
 from tuner.config.study import ServerSettings
@@ -38,27 +35,9 @@ if n == 0:
 """ + HEALTHY_SERVER_PY
 
 
-class Everything200(BaseHTTPRequestHandler):
-    def do_GET(self):
-        self.send_response(200)
-        self.send_header("Content-Length", "0")
-        self.end_headers()
-
-    def log_message(self, *args):
-        pass
-
-
-@contextmanager
 def stranger_on(port: int):
-    server = ThreadingHTTPServer(("127.0.0.1", port), Everything200)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
-    try:
-        yield
-    finally:
-        server.shutdown()
-        server.server_close()
-        thread.join()
+    """Another process's server answering 200 on ``port`` (support.healthy_http)."""
+    return serving(Answers200, port)
 
 
 def standin(tmp_path, port: int) -> ServerProcess:

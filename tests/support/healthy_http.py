@@ -1,7 +1,39 @@
 """The tail of a stand-in server script: an HTTP server on ``port`` (a variable the script's head
 sets, from its ``--port``) that answers 200 to ``/health`` and ``/health_generate`` and 404 to the
 rest, bound with ``SO_REUSEADDR`` as uvicorn binds. Prefix it with what the stand-in does first
-(fail, sleep through a model load, count its launches)."""
+(fail, sleep through a model load, count its launches).
+
+In the test's own process: :class:`Answers200` (200 with an empty body to every GET) and
+:func:`serving`, a threaded HTTP server on 127.0.0.1 for a ``with`` block."""
+
+import threading
+from contextlib import contextmanager
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+
+class Answers200(BaseHTTPRequestHandler):
+    """200 with an empty body to every GET, as SGLang answers ``/health``."""
+
+    def do_GET(self):
+        self.send_response(200)
+        self.send_header("Content-Length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        pass
+
+
+@contextmanager
+def serving(handler=Answers200, port: int = 0):
+    """A threaded HTTP server of ``handler`` on 127.0.0.1 (``port`` 0: one picked), yielding its base
+    URL; shut down and closed at the block's end."""
+    server = ThreadingHTTPServer(("127.0.0.1", port), handler)
+    threading.Thread(target=server.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True).start()
+    try:
+        yield f"http://127.0.0.1:{server.server_address[1]}"
+    finally:
+        server.shutdown()
+        server.server_close()
 
 HEALTHY_SERVER_PY = """
 from http.server import BaseHTTPRequestHandler, HTTPServer
