@@ -489,11 +489,24 @@ def _eagle_draft_backend_violation(steps: int, ctx: ServerContext) -> RuleViolat
     """A target backend EAGLE's draft cannot be built on (:data:`EAGLE_DRAFT_BACKENDS`; QA: every
     speculative launch on ``torch_native`` failed after the model load, "EAGLE is not supported in
     attention backend torch_native", the baseline ran). ``DraftBackendFactory._create_backend`` takes
-    ``--speculative-draft-attention-backend`` (argparse keeps it to backends of the maps), else the
+    ``--speculative-draft-attention-backend``, else the
     decode half for the multi-step decode (built first, for num_steps > 1 only), and for the draft
-    extend the decode half with ``--speculative-attention-mode decode``, else the prefill half."""
-    if ctx.draft_attention_backend is not None:
-        return None
+    extend the decode half with ``--speculative-attention-mode decode``, else the prefill half.
+    ``--speculative-draft-attention-backend`` has no choices in 0.5.23 (``arg_groups/fields/spec.py``),
+    and EAGLE's draft worker takes it as given (``eagle_worker_v2.py`` builds its ``TpModelWorker``
+    with no ``draft_attention_backend``: ``model_runner.py``, ``resolve_draft_attention_backend``; the
+    fallback to flashinfer of ``draft_worker_common.py`` is DFlash's and DSpark's only), so a draft flag
+    outside the maps fails alike (QA: ``speculative_draft_attention_backend: torch_native`` passed as
+    "the study sets it" and the simulator started it)."""
+    draft = ctx.draft_attention_backend
+    if draft is not None:
+        if draft in EAGLE_DRAFT_BACKENDS:
+            return None
+        text = (f"EAGLE is not supported in decode attention backend {draft}" if steps > 1
+                else f"EAGLE is not supported in attention backend {draft}")
+        return _violation("backend-no-spec", f"speculative_draft_attention_backend {draft} does not run EAGLE's "
+                          "draft (SGLang builds its draft backends on flashinfer, fa3, triton, ... only); set it to "
+                          "one of those, or leave it unset", "ValueError", text, STAGE_STARTUP)
     prefill, decode = ctx.backends()
     extend = decode if ctx.speculative_attention_mode == "decode" else prefill
     if steps > 1 and decode is not None and decode not in EAGLE_DRAFT_BACKENDS:
