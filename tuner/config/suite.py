@@ -193,7 +193,12 @@ class Suite(StrictModel):
             raise ValueError("give prompts or dataset, not both")
         names = [p.name for p in self.prompts or []]
         if len(set(names)) != len(names):
-            raise ValueError("prompt names must be unique")
+            # the name is the prompt's key in the records, the tables and the lossless check (QA: the
+            # line named neither the key nor the name)
+            later = next(i for i, n in enumerate(names) if n in names[:i])
+            first = names.index(names[later])
+            raise ValueError(f"prompts[{later}].name {names[later]!r} is prompts[{first}]'s name too: prompt names "
+                             "must be unique; rename one")
         if not self.sweep.concurrencies and (self.single.lengths == [] or (
                 self.drawn and self.n_single_requests() == 0)):
             raise ValueError("nothing to measure: give single.lengths or sweep.concurrencies")
