@@ -22,11 +22,22 @@ class DataParallelLayout:
     dp_size: int
     error: str | None = None
 
-    def reported(self) -> dict:
+    def reported(self, args: dict | None = None) -> dict:
         """The fields ``/server_info`` reports (``enable_dp_attention`` true while attention DP runs:
-        ``ServerArgs.resolved_dict``)."""
-        return {"attn_dp_size": self.attn_dp_size, "dp_size": self.dp_size,
-                "enable_dp_attention": self.attn_dp_size > 1}
+        ``ServerArgs.resolved_dict``). With attention DP and the server arguments ``args`` (underscore
+        names) also what ``handle_data_parallelism`` rewrites (``arg_groups/parallel_hook.py`` lines
+        313-334): ``schedule_conservativeness`` times 0.3 and ``chunked_prefill_size`` per DP rank,
+        ``// attn_dp_size`` (when given; unset, SGLang sizes it from GPU memory first). QA: with
+        ``--attn-dp-size 2 --chunked-prefill-size 8192`` SGLang 0.5.23 reports 4096 and 0.3, the
+        simulator reported 8192 and 1.0."""
+        out = {"attn_dp_size": self.attn_dp_size, "dp_size": self.dp_size,
+               "enable_dp_attention": self.attn_dp_size > 1}
+        if self.attn_dp_size > 1 and self.error is None and args is not None:
+            conservativeness = args.get("schedule_conservativeness")
+            out["schedule_conservativeness"] = (1.0 if conservativeness is None else float(conservativeness)) * 0.3
+            if args.get("chunked_prefill_size") is not None:
+                out["chunked_prefill_size"] = int(args["chunked_prefill_size"]) // self.attn_dp_size
+        return out
 
 
 def data_parallel_layout(args: dict, tp_size: int) -> DataParallelLayout:
