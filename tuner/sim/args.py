@@ -300,6 +300,8 @@ class LaunchPlan:
     server_args: dict
     spec: SpecConfig | None
     startup_violation: RuleViolation | None
+    #: the scheduler's batch cap (at least 1: :func:`_running_cap`; None: from memory), which
+    #: ``server_args["max_running_requests"]`` reports as given
     max_running_requests: int | None
     #: whether decode steps run as CUDA graphs at all (SGLang's decode graph backend not "disabled")
     decode_cuda_graphs: bool = True
@@ -542,6 +544,15 @@ def _decode_cuda_graphs(ns: argparse.Namespace, attention: str | None) -> bool:
     return backend != "disabled" and attention not in ("torch_native", "flex_attention")
 
 
+def _running_cap(mrr: int | None) -> int | None:
+    """The batch cap the scheduler runs for ``--max-running-requests`` as resolved (``mrr``; None: from
+    memory): SGLang reports the value given, but its pool sizes the requests per DP worker as
+    ``max(1, max_running_requests // attn_dp_size)`` (``mem_cache/kv_cache_configurator.py`` line 3128,
+    ``resolve_max_num_reqs``), so 0 or a negative number runs one request at a time, not "no limit".
+    QA: ``--max-running-requests 0`` started the simulator with no cap at all."""
+    return mrr if mrr is None else max(1, int(mrr))
+
+
 def _resolved_algorithm(algorithm: str | None) -> str | None:
     """``--speculative-algorithm`` as SGLang runs and reports it (speculative_hook.py,
     ``handle_speculative_decoding``: ``upper()``, then ``_resolve_speculative_algorithm_alias``:
@@ -589,5 +600,5 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     if spec is not None:
         args.update(spec.server_args())
     return LaunchPlan(server_args=args, spec=spec, startup_violation=violation,
-                      max_running_requests=mrr,
+                      max_running_requests=_running_cap(mrr),
                       decode_cuda_graphs=_decode_cuda_graphs(ns, args["attention_backend"]))
