@@ -121,7 +121,7 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
 def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
     """A server argument SGLang 0.5.23 has (``tuner.sglang.server_args``, its own parser table), with
     a value of its type (an integer flag an integer, a switch true or false, one of its choices);
-    ``page_size`` at least 1, a ``log_level`` SGLang's logger takes: its name in SGLang's table
+    ``page_size`` and ``max_running_requests`` at least 1, a ``log_level`` SGLang's logger takes: its name in SGLang's table
     (``dest``). ``ValueError`` naming the argument otherwise."""
     from ..sglang.server_args import server_args_table
 
@@ -157,6 +157,13 @@ def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
         _check_server_value(name, option, item, written.get(f"{name}[{i}]" if many else name))
     if option.dest == "page_size" and int(value) < 1:
         raise ValueError(f"page_size: {value!r}; a page holds at least 1 token")
+    if option.dest == "max_running_requests" and int(value) < 1:
+        # mem_cache/kv_cache_configurator.py line 3128 (resolve_max_num_reqs): SGLang 0.5.23 keeps the value
+        # through argument handling and sizes the requests per DP worker as max(1, N // attn_dp_size): 0 is
+        # one request at a time, not "no limit", and every concurrency level would measure a serialized server
+        raise ValueError(f"{name}: {value!r}; SGLang runs max(1, {value!r}) = 1 request at a time (it is not "
+                         "'no limit'), so every concurrency level would be measured one request after another: "
+                         "leave it out (the tuner sets it to the suite's largest concurrency) or give at least 1")
     if option.dest == "log_level":
         from ..sglang.arg_types import log_level_problem
 
