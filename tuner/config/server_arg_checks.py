@@ -115,7 +115,25 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
         if dest in given:
             raise ValueError(f"{name} and {given[dest]} are both SGLang's {dest}; give it once")
         given[dest], out[dest] = name, value
+    if "cuda_graph_config" in out:
+        _check_cuda_graph_sizes(given["cuda_graph_config"], out)
     return out
+
+
+def _check_cuda_graph_sizes(name: str, args: dict) -> None:
+    """The batch sizes a ``cuda_graph_config`` (already parsed as SGLang's type takes it) gives, as SGLang
+    0.5.23's argument handling sizes them with the ``cuda_graph_bs_*`` arguments beside it
+    (:func:`tuner.sglang.arg_types.cuda_graph_sizes_problem`): every launch, the baseline's too, would
+    end before loading. ``ValueError`` naming the argument and the fix."""
+    from ..sglang.arg_types import cuda_graph_sizes_problem, parse_cuda_graph_config_arg
+
+    text = str(args["cuda_graph_config"])
+    problem = cuda_graph_sizes_problem(parse_cuda_graph_config_arg(text), {
+        "decode": args.get("cuda_graph_bs_decode"), "prefill": args.get("cuda_graph_bs_prefill")})
+    if problem is not None:
+        raise ValueError(f"{name}: SGLang {_sglang_version()} refuses {text!r} while handling its arguments, "
+                         f"every launch the baseline's too ({problem}); give max_bs as an integer (8, not "
+                         f"\"8\" or 8.0) and bs as a non-empty list of integers")
 
 
 def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:

@@ -180,6 +180,33 @@ def cuda_graph_backend_problem(config: dict | None) -> str | None:
     return None
 
 
+def cuda_graph_sizes_problem(config: dict | None, bs_flags: dict | None = None) -> str | None:
+    """SGLang 0.5.23's sizing of the CUDA-graph batch sizes a parsed ``--cuda-graph-config`` gives, in
+    its argument handling (``arg_groups/memory_hook.py``, ``handle_gpu_memory_settings``, lines 201-207
+    and 265-268; it runs after ``validate_cuda_graph_config`` and before the model and speculative
+    hooks, on the baseline's launch too): a phase's ``bs`` (the JSON's, else its ``--cuda-graph-bs-*``
+    flag, ``bs_flags[phase]``) is read by ``max(bs)`` for decode; without one its ``max_bs`` goes to
+    ``generate_*_cuda_graph_batch_sizes``, ``range(..., max_bs + 1, ...)``. The JSON parser takes any
+    value there, so a ``max_bs`` of ``"8"`` or ``8.0`` and a decode ``bs`` of ``[]`` or ``4`` end the launch:
+    ``"TypeError: ..."``/``"ValueError: ..."`` with Python's message, as SGLang raises it; None when
+    it sizes them (QA: ``{"decode": {"max_bs": "8"}}`` was taken by the study check and the simulator)."""
+    for phase in CUDA_GRAPH_PHASES:
+        settings = (config or {}).get(phase) or {}
+        bs = settings.get("bs")
+        if bs is None:
+            bs = (bs_flags or {}).get(phase)
+        max_bs = settings.get("max_bs")
+        try:
+            if bs is not None:
+                if phase == "decode":
+                    max(bs)  # memory_hook.py line 207 (prefill's bs is not read here)
+            elif max_bs is not None:
+                range(1, max_bs + 1)  # cuda_graph_hook.py, generate_*_cuda_graph_batch_sizes
+        except (TypeError, ValueError) as exc:
+            return f"{type(exc).__name__}: {exc}"
+    return None
+
+
 def validate_cuda_graph_config(config: dict | None) -> None:
     """SGLang 0.5.23's ``validate_cuda_graph_config`` in its argument handling (its cuda-graph hook runs
     before the speculative one: ``arg_groups/pipeline.py``): ``ValueError`` with its message for a

@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ..sglang.adaptive import adaptive_candidate_steps, adaptive_unsupported_reason, resolve_adaptive
-from ..sglang.arg_types import validate_cuda_graph_config
+from ..sglang.arg_types import cuda_graph_sizes_problem, validate_cuda_graph_config
 from ..sglang.mamba import MambaCache
 from ..sglang.rules import (
     EAGLE_ALGORITHMS,
@@ -571,6 +571,12 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     spec = violation = None
     mrr = ns.max_running_requests
     validate_cuda_graph_config(getattr(ns, "cuda_graph_config", None))  # SGLang's pipeline.py: before spec
+    # then handle_gpu_memory_settings sizes the graphs' batch sizes (memory_hook.py), still before spec
+    sizes = cuda_graph_sizes_problem(getattr(ns, "cuda_graph_config", None),
+                                     {"decode": getattr(ns, "cuda_graph_bs_decode", None),
+                                      "prefill": getattr(ns, "cuda_graph_bs_prefill", None)})
+    if sizes is not None:
+        _raise_refusal(sizes)
     # SGLang's pipeline.py order: the deprecated names, the model hook, then the attention hook's checks
     _rename_deprecated_backends(ns, log)
     _check_model_backends(ns, profile)
