@@ -55,3 +55,39 @@ def data_parallel_layout(args: dict, tp_size: int) -> DataParallelLayout:
     elif attn_dp > 1 and tp_size % attn_dp != 0:
         error = "AssertionError: "
     return DataParallelLayout(attn_dp, dp, error)
+
+
+def lm_head_layout(args: dict, layout: DataParallelLayout, tp_size: int) -> tuple[dict, str | None]:
+    """The LM-head flags SGLang 0.5.23 resolves once the DP layout stands (``handle_data_parallelism``
+    runs these after its checks above; ``arg_groups/overrides.py``): ``(reported, error)``, the values
+    ``/server_info`` reports and the exception it raises (``"AssertionError: ..."``) or None.
+
+    ``_data_parallelism_defaults`` (line 1367): one DP rank in all (``dp_size * attn_dp_size`` 1) turns
+    ``enable_dp_lm_head`` off; ``_tp_lm_head_all_to_all_default`` (line 1400): unset, the TP LM-head
+    all-to-all is on for a pure attention-DP decode node only; ``_dp_lm_head_validation`` (line 1422):
+    either flag needs attention DP, the all-to-all not with ``enable_dp_lm_head`` and ``tp_size ==
+    attn_dp_size``, ``attn_cp_size`` 1. QA: ``--dp-size 2 --enable-dp-lm-head`` (DP replicas, no
+    attention DP) started the simulator; SGLang: "--enable-dp-lm-head requires attention DP
+    (--attn-dp-size)." (An elastic-EP scale joiner's own exceptions are not mirrored.)"""
+    attn_dp, dp = layout.attn_dp_size, layout.dp_size
+    attn_cp = int(args.get("attn_cp_size") or 1)
+    dp_lm_head = bool(args.get("enable_dp_lm_head")) and dp * attn_dp != 1
+    all_to_all = args.get("enable_tp_lm_head_all_to_all")
+    if all_to_all is None:
+        all_to_all = (args.get("disaggregation_mode") == "decode" and attn_dp > 1 and tp_size == attn_dp
+                      and attn_cp == 1 and not dp_lm_head)
+    reported = {"enable_dp_lm_head": dp_lm_head, "enable_tp_lm_head_all_to_all": bool(all_to_all)}
+    error = None
+    if dp_lm_head and attn_dp <= 1:
+        error = "AssertionError: --enable-dp-lm-head requires attention DP (--attn-dp-size)."
+    elif all_to_all and attn_dp <= 1:
+        error = "AssertionError: --enable-tp-lm-head-all-to-all requires attention DP (--attn-dp-size)."
+    elif all_to_all and dp_lm_head:
+        error = ("AssertionError: --enable-tp-lm-head-all-to-all uses a TP-sharded LM head and is "
+                 "incompatible with --enable-dp-lm-head.")
+    elif all_to_all and tp_size != attn_dp:
+        error = ("AssertionError: --enable-tp-lm-head-all-to-all currently requires tp_size == attn_dp_size, "
+                 f"got tp_size={tp_size}, attn_dp_size={attn_dp}.")
+    elif all_to_all and attn_cp != 1:
+        error = f"AssertionError: --enable-tp-lm-head-all-to-all currently requires attn_cp_size == 1, got {attn_cp}."
+    return reported, error

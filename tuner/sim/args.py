@@ -462,13 +462,17 @@ def _model_override_page_size(ns: argparse.Namespace, profile) -> int:
 def _check_data_parallelism(ns: argparse.Namespace) -> dict:
     """SGLang's data-parallel checks (:func:`tuner.sglang.parallel.data_parallel_layout`), after the
     attention hook, before the speculative one: its exception, else the layout as ``/server_info``
-    reports it, with what attention DP rewrites (``DataParallelLayout.reported``)."""
-    from ..sglang.parallel import data_parallel_layout
+    reports it, with what attention DP rewrites (``DataParallelLayout.reported``), then the LM-head
+    flags' checks and resolution (:func:`tuner.sglang.parallel.lm_head_layout`)."""
+    from ..sglang.parallel import data_parallel_layout, lm_head_layout
 
     layout = data_parallel_layout(vars(ns), ns.tp_size)
     if layout.error is not None:
         _raise_refusal(layout.error)
-    return layout.reported(vars(ns))
+    lm_head, error = lm_head_layout(vars(ns), layout, ns.tp_size)
+    if error is not None:
+        _raise_refusal(error)
+    return {**layout.reported(vars(ns)), **lm_head}
 
 
 def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
