@@ -50,3 +50,17 @@ def test_a_layout_sglang_runs_loads_as_sglang_resolves_it(tmp_path, tp_size, arg
     assert load_study(_study(tmp_path, tp_size, args)).server.tp_size == tp_size
     got = data_parallel_layout(args, tp_size)
     assert (got.attn_dp_size, got.dp_size, got.error) == (*layout, None)
+
+
+@pytest.mark.parametrize("args, says", [
+    ({"dp_size": 2, "enable_dp_lm_head": True}, "--enable-dp-lm-head requires attention DP (--attn-dp-size)."),
+    ({"enable_tp_lm_head_all_to_all": True}, "--enable-tp-lm-head-all-to-all requires attention DP"),
+])
+def test_an_lm_head_flag_without_attention_dp_is_refused_at_load(tmp_path, args, says):
+    """QA (qa145): the simulator refused these as SGLang does (overrides.py, _dp_lm_head_validation),
+    but a study of them loaded and every launch failed."""
+    with pytest.raises(ConfigError) as info:
+        load_study(_study(tmp_path, 4, args))
+    assert says in str(info.value) and "server: args:" in str(info.value), str(info.value)
+    # with attention DP beside it, SGLang runs it
+    assert load_study(_study(tmp_path, 4, {"attn_dp_size": 2, "enable_dp_lm_head": True})).server.tp_size == 4

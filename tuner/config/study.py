@@ -426,13 +426,20 @@ class ServerSettings(StrictModel):
     def _data_parallel_layout_starts(self):
         # arg_groups/parallel_hook.py refuses these while handling the arguments, on every launch;
         # attention DP that does not divide tp_size is a bare assert, no message (QA: taken at create)
-        from ..sglang.parallel import data_parallel_layout
+        from ..sglang.parallel import data_parallel_layout, lm_head_layout
 
         try:
             layout = data_parallel_layout(self.args, self.tp_size)
         except (TypeError, ValueError):  # not numbers: check_server_args has said so by its option
             return self
         if layout.error is None:
+            # then the LM-head flags on that layout (overrides.py, _dp_lm_head_validation; QA: dp_size 2 with
+            # enable_dp_lm_head, attention DP 1, was created and every launch failed)
+            lm_error = lm_head_layout(self.args, layout, self.tp_size)[1]
+            if lm_error is not None:
+                raise ValueError(f"args: {lm_error.partition(': ')[2]} SGLang 0.5.23 refuses it while handling the "
+                                 "arguments, at every launch (arg_groups/overrides.py); give attn_dp_size (attention "
+                                 "DP) beside it, or leave the LM-head flag out")
             return self
         why = (f"attention data parallelism of {layout.attn_dp_size} does not divide tp_size {self.tp_size}"
                if layout.error.startswith("AssertionError") else layout.error)
