@@ -3,6 +3,11 @@
 A figure quoted as measured is reproducible from the recipe the README gives next to it (the
 spread example of `tuner study status`: its profile, noise and seed, on `server.backend: model`,
 which is deterministic for a seed; QA: it named no seed, and seeds 0-2 print other figures).
+Quoted outputs of the shipped example studies (sim-demo, sim-traffic) number their first trials as
+today's default seed trials (tuner.engine.seeds.DEFAULT_SEED_TRIALS): every study with
+`default_seed_trials: true` measures them first, in that order, so a quote whose trial 1 is
+another setting was printed by an older tuner (QA: the pareto and adaptive examples still showed
+the seeds before (4, 8, 64) and (2, 4, 8): trial 1 as 1,1,2).
 """
 
 from __future__ import annotations
@@ -10,9 +15,11 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
+import pytest
 from click.testing import CliRunner
 
 from tuner.cli import cli
+from tuner.engine.seeds import DEFAULT_SEED_TRIALS
 
 README = (Path(__file__).resolve().parents[1] / "README.md").read_text(encoding="utf-8")
 
@@ -49,3 +56,41 @@ def test_the_quoted_run_to_run_spread_is_printed_again_by_the_recipe_beside_it(t
     status = runner.invoke(cli, ["study", "status", "s.yaml"])
     assert status.exit_code == 0, status.output
     assert quoted in status.output.splitlines()
+
+
+#: rows of the quoted tables and lines that name a trial with its setting
+_ROWS = (
+    re.compile(r"^ ?(\d+)\s+(\d+),(\d+),(\d+)\s"),  # pareto, confirm: trial  steps,topk,draft
+    re.compile(r"^ ?(\d+)\s+(?:measured|pruned|failed|reused|invalid)\s+(\d+)\s+(\d+)\s+(\d+)\s"),  # status
+    re.compile(r"trial (\d+) \(steps=(\d+) topk=(\d+) draft=(\d+)"),  # pareto's off-front lines
+    re.compile(r"-> trial (\d+)\n# setting: steps=(\d+) topk=(\d+) draft=(\d+)"),  # export header
+)
+_ADAPTIVE = re.compile(r"steps (\d+) \(trial (\d+), ")  # export --adaptive: the winner per threshold
+
+
+def quoted_trials(text: str) -> list[tuple[int, tuple[int, ...]]]:
+    """(trial, (steps, topk, draft)) of every trial a code block of ``text`` shows with its setting."""
+    found = []
+    for block in code_blocks(text):
+        for pattern in _ROWS:
+            for m in pattern.finditer(block) if pattern.pattern.startswith("-> ") else (
+                    m for line in block.splitlines() for m in [pattern.search(line)] if m):
+                number, *setting = map(int, m.groups())
+                found.append((number, tuple(setting)))
+    return found
+
+
+@pytest.mark.parametrize("title", [
+    "From the front to deployment: `tuner study pareto` and `tuner study export`",
+])
+def test_quoted_example_studies_show_todays_seed_trials_first(title):
+    text = section(title)
+    seeds = [(s.num_steps, s.eagle_topk, s.num_draft_tokens)
+             for s in DEFAULT_SEED_TRIALS]
+    rows = quoted_trials(text)
+    assert rows, f"no quoted trial found in {title!r}: the patterns no longer read its tables"
+    stale = [(n, setting) for n, setting in rows if n < len(seeds) and setting != seeds[n]]
+    assert not stale, f"quoted trials that are no seed trial of today's tuner: {stale} (seeds: {seeds})"
+    steps = [(int(trial), int(step)) for block in code_blocks(text) for step, trial in _ADAPTIVE.findall(block)]
+    stale_steps = [(n, step) for n, step in steps if n < len(seeds) and step != seeds[n][0]]
+    assert not stale_steps, f"adaptive winners that are no seed trial of today's tuner: {stale_steps}"
