@@ -6,7 +6,7 @@ which is deterministic for a seed; QA: it named no seed, and seeds 0-2 print oth
 Quoted outputs of the shipped example studies (sim-demo, sim-traffic) number their first trials as
 today's default seed trials (tuner.engine.seeds.DEFAULT_SEED_TRIALS): every study with
 `default_seed_trials: true` measures them first, in that order, so a quote whose trial 1 is
-another setting was printed by an older tuner (QA: the pareto and adaptive examples still showed
+another setting was printed by an older tuner (QA: the pareto, adaptive, SLO and confirm examples showed
 the seeds before (4, 8, 64) and (2, 4, 8): trial 1 as 1,1,2).
 """
 
@@ -82,6 +82,7 @@ def quoted_trials(text: str) -> list[tuple[int, tuple[int, ...]]]:
 
 @pytest.mark.parametrize("title", [
     "From the front to deployment: `tuner study pareto` and `tuner study export`",
+    "Tuning on your traffic: datasets, chat, SLOs, a confirmed winner",
 ])
 def test_quoted_example_studies_show_todays_seed_trials_first(title):
     text = section(title)
