@@ -95,3 +95,19 @@ def test_quoted_example_studies_show_todays_seed_trials_first(title):
     steps = [(int(trial), int(step)) for block in code_blocks(text) for step, trial in _ADAPTIVE.findall(block)]
     stale_steps = [(n, step) for n, step in steps if n < len(seeds) and step != seeds[n][0]]
     assert not stale_steps, f"adaptive winners that are no seed trial of today's tuner: {stale_steps}"
+
+
+def test_the_ctrl_c_section_says_a_killed_tuners_server_dies_with_it():
+    # The servers of `run` and `confirm` are started with PR_SET_PDEATHSIG (tuner/server/procs.py,
+    # die_with_this_thread; tests/engine/test_study_e2e.py kills a run with SIGKILL and sees its
+    # server die), as "Killed at any point" says. QA: the Ctrl-C section still said a `kill -9`
+    # left the server running until the next run, and a killed `confirm`'s too: neither was true.
+    from tuner.server import procs
+
+    assert procs.PR_SET_PDEATHSIG == 1 and callable(procs.die_with_this_thread)
+    ctrl_c = section("Studies: `tuner study create | run | status`").split("### Ctrl-C", 1)[1].split("\n### ", 1)[0]
+    said = " ".join(ctrl_c.split())
+    kill_9 = said[said.index("`kill -9` of the tuner"):]
+    kill_9 = kill_9[:kill_9.index("`tuner study confirm` takes")]
+    assert "server running" not in kill_9, kill_9
+    assert "takes its server with it" in kill_9 and "PR_SET_PDEATHSIG" in kill_9, kill_9
