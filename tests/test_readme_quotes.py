@@ -111,3 +111,33 @@ def test_the_ctrl_c_section_says_a_killed_tuners_server_dies_with_it():
     kill_9 = kill_9[:kill_9.index("`tuner study confirm` takes")]
     assert "server running" not in kill_9, kill_9
     assert "takes its server with it" in kill_9 and "PR_SET_PDEATHSIG" in kill_9, kill_9
+
+
+def test_list_shows_another_tools_study_as_the_readme_says(tmp_path, monkeypatch):
+    # QA: the README said such a study is listed with backend `(not a tuner study)`, which only the
+    # table prints; `-f csv` leaves the field empty and `-f json` says "tuner": false.
+    import csv
+    import io
+    import json
+
+    import optuna
+
+    text = " ".join(section("Managing studies: `tuner study list | delete | copy | compare`").split())
+    said = text[text.index("A study another tool made"):]
+    said = said[:said.index("rather than show its trials as settings")]
+    monkeypatch.chdir(tmp_path)
+    url = f"sqlite:///{tmp_path / 'x.db'}"
+    optuna.logging.set_verbosity(optuna.logging.WARNING)
+    optuna.create_study(study_name="lr-search", storage=url).optimize(lambda t: t.suggest_float("x", 0, 1),
+                                                                       n_trials=1)
+    runner = CliRunner()
+    table = runner.invoke(cli, ["study", "list", "--storage", url])
+    assert table.exit_code == 0 and "(not a tuner study)" in table.output
+    assert "backend `(not a tuner study)`" in said
+    rows = json.loads(runner.invoke(cli, ["study", "list", "--storage", url, "-f", "json"]).output)
+    assert rows[0]["tuner"] is False and rows[0]["backend"] is None
+    assert '`"tuner": false`, `"backend": null`' in said
+    out = runner.invoke(cli, ["study", "list", "--storage", url, "-f", "csv"]).output
+    row = next(csv.DictReader(io.StringIO(out)))
+    assert row["backend"] == "" and not any(k.startswith("best ") for k in row)
+    assert "`backend` field empty and no `best objective_0` column" in said
