@@ -38,3 +38,46 @@ def test_the_finalizers_of_what_the_interrupt_cut_short_say_nothing(monkeypatch)
     broken = HalfBuilt()  # a finalizer failing after the release is reported as ever
     del broken
     assert len(said) == 1 and isinstance(said[0].exc_value, AttributeError)
+
+
+def _select_then_fail(db):
+    """A SELECT stepped and not read, then an error: the frame holds the cursor, and so SQLite's read
+    lock, as SQLAlchemy's frames do when a statement fails."""
+    import sqlite3
+
+    conn = sqlite3.connect(db)
+    cursor = conn.execute("SELECT x FROM t")
+    cursor.fetchone()  # stepped: the statement is active, its read lock held
+    raise sqlite3.OperationalError("the statement's own error")
+
+
+def _ctrl_c_while_handling(db):
+    import sqlite3
+
+    try:
+        _select_then_fail(db)
+    except sqlite3.OperationalError:
+        raise KeyboardInterrupt  # a Ctrl-C landing in SQLAlchemy's handling of that error
+
+
+def test_what_the_exception_the_interrupt_landed_in_held_is_freed_too(tmp_path):
+    """QA (qa143): a Ctrl-C 2-4 s into a `server.backend: model` run on SQLite stalled its own write
+    for the whole storage patience, exit 75, 2 runs in 14: the interrupt had landed while another
+    exception was handled, whose traceback (the interrupt's ``__context__``) still held the statement's
+    frames and so its lock; only the interrupt's own frames were freed. Now the chain's are too."""
+    import sqlite3
+
+    db = tmp_path / "t.db"
+    setup = sqlite3.connect(db)
+    setup.executescript("CREATE TABLE t (x); INSERT INTO t VALUES (1), (2), (3);")
+    setup.close()
+    try:
+        _ctrl_c_while_handling(db)
+    except KeyboardInterrupt:
+        release_interrupted()
+        writer = sqlite3.connect(db, timeout=0.2)
+        try:
+            writer.execute("INSERT INTO t VALUES (4)")
+            writer.commit()  # "database is locked" while the reader's statement lives
+        finally:
+            writer.close()

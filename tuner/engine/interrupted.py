@@ -37,7 +37,23 @@ def release_interrupted() -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # "coroutine ... was never awaited"
-            traceback.clear_frames(exc.__traceback__)  # an executing frame is skipped (RuntimeError, caught)
+            for each in _chain(exc):  # an executing frame is skipped (RuntimeError, caught)
+                traceback.clear_frames(each.__traceback__)
             gc.collect()  # a cursor in a reference cycle with its result is freed only by the collector
     finally:
         sys.unraisablehook = hook
+
+
+def _chain(exc: BaseException) -> list[BaseException]:
+    """``exc`` and the exceptions it was raised during or from (``__context__``, ``__cause__``), each
+    once: a Ctrl-C that lands while SQLAlchemy handles another error (its ``except`` and ``finally``
+    clauses around a statement) holds that error, whose traceback holds the statement's frames too."""
+    seen: list[BaseException] = []
+    todo = [exc]
+    while todo:
+        each = todo.pop()
+        if each is None or any(each is s for s in seen):
+            continue
+        seen.append(each)
+        todo += [each.__context__, each.__cause__]
+    return [e for e in seen if e.__traceback__ is not None]
