@@ -5,7 +5,7 @@ trial runner (:mod:`tuner.engine.trial`) writes what they return. A measurement 
 compared (a figure an objective needs is missing) is ``incomplete``; a server that ran another
 setting than asked, another SGLang release than the baseline's (:func:`release_problem`), or one
 that counts the suite's prompts as other token counts (:func:`tokenizer_problem`), is
-``args_mismatch``: both are failed trials, never values on the front. A
+``args_mismatch``: all are failed trials, never values on the front. A
 measured trial also carries its SLO checks, goodput and lossless check (:mod:`tuner.engine.limits`);
 breaking a limit leaves it ``measured`` with its values, and infeasible through its constraints.
 A speedup beyond what the setting's accept length allows (:func:`speedup_problem`) fails the trial as
