@@ -377,6 +377,56 @@ DEFAULT_LOG_MAX_MB = 64.0
 MAX_LOG_MB = 1024.0 * 1024
 
 
+#: The arguments SGLang 0.5.23's data-parallel layout reads (arg_groups/parallel_hook.py), and those its
+#: LM-head checks read besides (arg_groups/overrides.py): where a refusal of them names its keys from
+_DP_ARGS = ("attn_dp_size", "dp_size", "enable_dp_attention")
+_LM_HEAD_ARGS = _DP_ARGS + ("enable_dp_lm_head", "enable_tp_lm_head_all_to_all", "attn_cp_size", "disaggregation_mode")
+
+
+def _extra_args_given(argv: list[str]) -> dict[str, Any]:
+    """What raw argv (``server.extra_args``) sets, as SGLang 0.5.23's argparse reads it: ``{dest:
+    value}``, a switch True (its ``--no-`` form False), a value converted by its option's type when it
+    is a number (as given otherwise: a check of the key says what it takes). Flags SGLang does not
+    know are left out; a flag given twice keeps the last, as argparse does. The words have been
+    counted already (:func:`tuner.config.extra_args.extra_args_problem`)."""
+    from ..sglang.arg_types import human_readable_int
+    from ..sglang.server_args import server_args_table
+
+    table = server_args_table()
+    convert = {"int": int, "human_int": human_readable_int, "float": float}
+    given: dict[str, Any] = {}
+    for i, word in enumerate(argv):
+        if not word.startswith("--") or not table.reads_as_option(word):
+            continue
+        flag, eq, value = word.partition("=")
+        option = table.option_for_flag(flag)
+        if option is None:
+            continue
+        if option.nargs == 0:
+            if option.action == "store_const":
+                given[option.dest] = option.const
+            else:
+                # a --flag/--no-flag pair (BooleanOptionalAction): the --no- form, or a prefix of it, is False
+                given[option.dest] = not (option.action == "boolean_optional" and any(
+                    f.startswith("--no-") and f.startswith(flag) for f in option.flags))
+            continue
+        if not eq:
+            if i + 1 >= len(argv) or table.reads_as_option(argv[i + 1]):
+                continue
+            value = argv[i + 1]
+        try:
+            given[option.dest] = convert[option.type](value) if option.type in convert else value
+        except (TypeError, ValueError):
+            given[option.dest] = value
+    return given
+
+
+def _where(extra: dict[str, Any], names: tuple[str, ...]) -> str:
+    """Where a refusal of ``names`` points: ``args``, or ``args with extra_args`` when extra_args sets one
+    of them (``extra``: what :func:`_extra_args_given` read from it)."""
+    return "args" if not any(n in extra for n in names) else "args with extra_args"
+
+
 class ServerSettings(StrictModel):
     """The server each trial launches: SGLang on a GPU node, or the simulator; or, with
     ``backend: model``, no server at all (``model``: the performance model or a landscape table)."""
@@ -428,24 +478,29 @@ class ServerSettings(StrictModel):
         # attention DP that does not divide tp_size is a bare assert, no message (QA: taken at create)
         from ..sglang.parallel import data_parallel_layout, lm_head_layout
 
+        # SGLang reads server.extra_args as it reads server.args (appended last on the command line):
+        # QA: dp_size 2 in args with --enable-dp-lm-head in extra_args was created and every launch
+        # failed, and enable_dp_lm_head with --enable-dp-attention there (attention DP) was refused
+        extra = _extra_args_given(self.extra_args)
+        args = {**self.args, **extra}
         try:
-            layout = data_parallel_layout(self.args, self.tp_size)
+            layout = data_parallel_layout(args, self.tp_size)
         except (TypeError, ValueError):  # not numbers: check_server_args has said so by its option
             return self
         if layout.error is None:
             # then the LM-head flags on that layout (overrides.py, _dp_lm_head_validation; QA: dp_size 2 with
             # enable_dp_lm_head, attention DP 1, was created and every launch failed)
-            lm_error = lm_head_layout(self.args, layout, self.tp_size)[1]
+            lm_error = lm_head_layout(args, layout, self.tp_size)[1]
             if lm_error is not None:
-                raise ValueError(f"args: {lm_error.partition(': ')[2]} SGLang 0.5.23 refuses it while handling the "
-                                 "arguments, at every launch (arg_groups/overrides.py); give attn_dp_size (attention "
-                                 "DP) beside it, or leave the LM-head flag out")
+                raise ValueError(f"{_where(extra, _LM_HEAD_ARGS)}: {lm_error.partition(': ')[2]} SGLang 0.5.23 "
+                                 "refuses it while handling the arguments, at every launch (arg_groups/overrides.py); "
+                                 "give attn_dp_size (attention DP) beside it, or leave the LM-head flag out")
             return self
         why = (f"attention data parallelism of {layout.attn_dp_size} does not divide tp_size {self.tp_size}"
                if layout.error.startswith("AssertionError") else layout.error)
-        raise ValueError(f"args: {why}: SGLang 0.5.23 refuses it while handling the arguments, at every launch "
-                         "(arg_groups/parallel_hook.py); give attn_dp_size a divisor of tp_size, and no dp_size "
-                         "beside it")
+        raise ValueError(f"{_where(extra, _DP_ARGS)}: {why}: SGLang 0.5.23 refuses it while handling the arguments, "
+                         "at every launch (arg_groups/parallel_hook.py); give attn_dp_size a divisor of tp_size, and "
+                         "no dp_size beside it")
 
     @field_validator("model_path")
     @classmethod
