@@ -383,6 +383,12 @@ _DP_ARGS = ("attn_dp_size", "dp_size", "enable_dp_attention")
 _LM_HEAD_ARGS = _DP_ARGS + ("enable_dp_lm_head", "enable_tp_lm_head_all_to_all", "attn_cp_size", "disaggregation_mode")
 
 
+#: What extra_args sets that is checked as server.args is (:func:`check_server_args`): SGLang 0.5.23 takes
+#: any number there, but runs a batch cap below 1 as 1 and cannot size every cuda_graph_config
+_COUNTED_IN_EXTRA_ARGS = ("max_running_requests", "page_size", "cuda_graph_config", "cuda_graph_bs_decode",
+                          "cuda_graph_bs_prefill")
+
+
 def _extra_args_given(argv: list[str]) -> dict[str, Any]:
     """What raw argv (``server.extra_args``) sets, as SGLang 0.5.23's argparse reads it: ``{dest:
     value}``, a switch True (its ``--no-`` form False), a value converted by its option's type when it
@@ -410,15 +416,28 @@ def _extra_args_given(argv: list[str]) -> dict[str, Any]:
                 given[option.dest] = not (option.action == "boolean_optional" and any(
                     f.startswith("--no-") and f.startswith(flag) for f in option.flags))
             continue
+        many = option.nargs not in (None, "?")  # "+", "*" or a count: a list of the words after it
+        values = [value] if eq else []
         if not eq:
-            if i + 1 >= len(argv) or table.reads_as_option(argv[i + 1]):
-                continue
-            value = argv[i + 1]
-        try:
-            given[option.dest] = convert[option.type](value) if option.type in convert else value
-        except (TypeError, ValueError):
-            given[option.dest] = value
+            for after in argv[i + 1:]:
+                if table.reads_as_option(after) or (values and not many):
+                    break
+                values.append(after)
+        if not values:
+            continue
+
+        def typed(text: str, option=option) -> Any:
+            try:
+                return convert[option.type](text) if option.type in convert else text
+            except (TypeError, ValueError):
+                return text  # as given: the key's check says what it takes
+
+        given[option.dest] = [typed(v) for v in values] if many else typed(values[0])
     return given
+
+
+def _an_int(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
 
 
 def _where(extra: dict[str, Any], names: tuple[str, ...]) -> str:
@@ -501,6 +520,24 @@ class ServerSettings(StrictModel):
         raise ValueError(f"{_where(extra, _DP_ARGS)}: {why}: SGLang 0.5.23 refuses it while handling the arguments, "
                          "at every launch (arg_groups/parallel_hook.py); give attn_dp_size a divisor of tp_size, and "
                          "no dp_size beside it")
+
+    @model_validator(mode="after")
+    def _extra_args_counts_sglang_takes(self):
+        # the checks server.args gets for these (server_arg_checks.py), on what extra_args sets: QA,
+        # --max-running-requests 0 there was created and served one request at a time (no pin: the study
+        # set it), and a cuda_graph_config SGLang cannot size ended every launch, the baseline's first
+        # a word that is no number is said where a launch's command line is checked (preflight, doctor)
+        extra = {k: v for k, v in _extra_args_given(self.extra_args).items()
+                 if k in _COUNTED_IN_EXTRA_ARGS and all(_an_int(x) for x in (v if isinstance(v, list) else [v]))
+                 or k == "cuda_graph_config"}
+        if not extra:
+            return self
+        given = {**self.args, **extra}
+        try:
+            check_server_args({k: given[k] for k in _COUNTED_IN_EXTRA_ARGS if k in given}, "extra_args")
+        except ValueError as exc:
+            raise ValueError(f"extra_args: {exc}") from None
+        return self
 
     @field_validator("model_path")
     @classmethod
