@@ -436,6 +436,36 @@ def _extra_args_given(argv: list[str]) -> dict[str, Any]:
     return given
 
 
+def data_parallel_problem(args: dict[str, Any], tp_size: int) -> tuple[tuple[str, ...], str] | None:
+    """Why SGLang 0.5.23 refuses the data-parallel layout or the LM-head flags of the server arguments
+    ``args`` (underscore names: a study's ``server.args``, with its space's ``fixed`` and what its
+    ``extra_args`` set) on ``tp_size`` GPUs while handling them, at every launch, the baseline's too:
+    ``(the arguments it reads, the reason and the fix)``; None when it takes them, or when they are no
+    numbers (their own check says so)."""
+    from ..sglang.parallel import data_parallel_layout, lm_head_layout
+
+    # arg_groups/parallel_hook.py refuses these while handling the arguments, on every launch;
+    # attention DP that does not divide tp_size is a bare assert, no message (QA: taken at create)
+    try:
+        layout = data_parallel_layout(args, tp_size)
+    except (TypeError, ValueError):  # not numbers: check_server_args has said so by its option
+        return None
+    if layout.error is None:
+        # then the LM-head flags on that layout (overrides.py, _dp_lm_head_validation; QA: dp_size 2 with
+        # enable_dp_lm_head, attention DP 1, was created and every launch failed)
+        lm_error = lm_head_layout(args, layout, tp_size)[1]
+        if lm_error is None:
+            return None
+        return _LM_HEAD_ARGS, (f"{lm_error.partition(': ')[2]} SGLang 0.5.23 refuses it while handling the "
+                               "arguments, at every launch (arg_groups/overrides.py); give attn_dp_size (attention "
+                               "DP) beside it, or leave the LM-head flag out")
+    why = (f"attention data parallelism of {layout.attn_dp_size} does not divide tp_size {tp_size}"
+           if layout.error.startswith("AssertionError") else layout.error)
+    return _DP_ARGS, (f"{why}: SGLang 0.5.23 refuses it while handling the arguments, at every launch "
+                      "(arg_groups/parallel_hook.py); give attn_dp_size a divisor of tp_size, and no dp_size "
+                      "beside it")
+
+
 def _an_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -493,33 +523,14 @@ class ServerSettings(StrictModel):
 
     @model_validator(mode="after")
     def _data_parallel_layout_starts(self):
-        # arg_groups/parallel_hook.py refuses these while handling the arguments, on every launch;
-        # attention DP that does not divide tp_size is a bare assert, no message (QA: taken at create)
-        from ..sglang.parallel import data_parallel_layout, lm_head_layout
-
         # SGLang reads server.extra_args as it reads server.args (appended last on the command line):
         # QA: dp_size 2 in args with --enable-dp-lm-head in extra_args was created and every launch
         # failed, and enable_dp_lm_head with --enable-dp-attention there (attention DP) was refused
         extra = _extra_args_given(self.extra_args)
-        args = {**self.args, **extra}
-        try:
-            layout = data_parallel_layout(args, self.tp_size)
-        except (TypeError, ValueError):  # not numbers: check_server_args has said so by its option
-            return self
-        if layout.error is None:
-            # then the LM-head flags on that layout (overrides.py, _dp_lm_head_validation; QA: dp_size 2 with
-            # enable_dp_lm_head, attention DP 1, was created and every launch failed)
-            lm_error = lm_head_layout(args, layout, self.tp_size)[1]
-            if lm_error is not None:
-                raise ValueError(f"{_where(extra, _LM_HEAD_ARGS)}: {lm_error.partition(': ')[2]} SGLang 0.5.23 "
-                                 "refuses it while handling the arguments, at every launch (arg_groups/overrides.py); "
-                                 "give attn_dp_size (attention DP) beside it, or leave the LM-head flag out")
-            return self
-        why = (f"attention data parallelism of {layout.attn_dp_size} does not divide tp_size {self.tp_size}"
-               if layout.error.startswith("AssertionError") else layout.error)
-        raise ValueError(f"{_where(extra, _DP_ARGS)}: {why}: SGLang 0.5.23 refuses it while handling the arguments, "
-                         "at every launch (arg_groups/parallel_hook.py); give attn_dp_size a divisor of tp_size, and "
-                         "no dp_size beside it")
+        problem = data_parallel_problem({**self.args, **extra}, self.tp_size)
+        if problem is not None:
+            raise ValueError(f"{_where(extra, problem[0])}: {problem[1]}")
+        return self
 
     @model_validator(mode="after")
     def _extra_args_counts_sglang_takes(self):
@@ -879,6 +890,7 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     with _named_by(path, "search_space", space_path):
         space_config = load_space(space_path)  # fail now, naming the space file, not at the first trial
     _grid_within_the_space(study, space_config, path)
+    _data_parallel_with_fixed(study, space_config.fixed, space_path)
     update: dict[str, Any] = {"search_space": str(space_path)}
     # The suite is checked now too, and a suite file is made absolute like the search space.
     suite = study.bench.suite
@@ -919,6 +931,20 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
         update["server"] = study.server.model_copy(update={"sim": sim})
     update.update(_model_paths(study, base, path))
     return _paths_and_storage(study, base, path, update)
+
+
+def _data_parallel_with_fixed(study: StudyConfig, fixed: dict[str, Any], space_path: str | Path) -> None:
+    """A space's ``fixed`` that sets the data-parallel layout or an LM-head flag, judged with the study's
+    server (``tp_size``, ``args``, ``extra_args``) as every launch's command line has them
+    (:func:`data_parallel_problem`): :class:`ConfigError` naming the space file's ``fixed`` (QA: ``fixed:
+    {dp_size: 2, enable_dp_lm_head: true}``, and ``attn_dp_size: 3`` on 8 GPUs, were created and every
+    launch failed, the baseline's first; the space alone does not know ``tp_size``)."""
+    if not any(name in fixed for name in _LM_HEAD_ARGS):
+        return
+    server = study.server
+    problem = data_parallel_problem({**fixed, **server.args, **_extra_args_given(server.extra_args)}, server.tp_size)
+    if problem is not None:
+        raise ConfigError(str(space_path), "fixed", f"with the study's server (tp_size {server.tp_size}): {problem[1]}")
 
 
 def _named_files_alone(study: StudyConfig, base: Path, path: Path) -> dict[str, Any]:
