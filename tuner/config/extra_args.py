@@ -1,6 +1,7 @@
 """``server.extra_args`` (raw argv, appended last to every launch) counted as SGLang 0.5.23's argparse
 counts the words each of its flags takes (:func:`extra_args_problem`), so what its parser stops every
-launch on is refused when the study file loads, not on the GPU node, baseline first.
+launch on is refused when the study file loads, not on the GPU node, baseline first; and read as it
+reads them (:func:`extra_args_given`), so the checks of ``server.args`` see what they set too.
 
 Why its own module: :mod:`tuner.config.server_arg_checks` checks server arguments given as keys and
 values (``server.args``, a space's ``fixed``); this one reads argv words, as argparse does.
@@ -9,6 +10,7 @@ values (``server.args``, a space's ``fixed``); this one reads argv words, as arg
 from __future__ import annotations
 
 import math
+from typing import Any
 
 
 def extra_args_problem(argv: list[str]) -> str | None:
@@ -114,3 +116,53 @@ def _missing(i: int, flag: str, table, after: str | None) -> str:
            and not (option is not None and option.nargs == "+") else "")
     return (f"entry {i} ({flag}) needs a value and {seen} (SGLang's argparse stops every launch: expected "
             f"{count}); give its value in the next entry{fix}")
+
+
+def extra_args_given(argv: list[str]) -> dict[str, Any]:
+    """What raw argv (``server.extra_args``) sets, as SGLang 0.5.23's argparse reads it: ``{dest:
+    value}``, a switch True (its ``--no-`` form False), a value converted by its option's type when it
+    is a number. Flags SGLang does not know are left out, and so is a number flag whose word is no
+    number (the launch's command-line check says so: :mod:`tuner.engine.preflight`, `tuner doctor`);
+    a flag given twice keeps the last, as argparse does. The words have been counted already
+    (:func:`extra_args_problem`). The study's checks and the rules' context read ``server.extra_args``
+    through it, beside ``server.args`` (QA: the DP, LM-head and hybrid-cache checks read ``args``
+    alone)."""
+    from ..sglang.arg_types import human_readable_int
+    from ..sglang.server_args import server_args_table
+
+    table = server_args_table()
+    convert = {"int": int, "human_int": human_readable_int, "float": float}
+    given: dict[str, Any] = {}
+    for i, word in enumerate(argv):
+        if not word.startswith("--") or not table.reads_as_option(word):
+            continue
+        flag, eq, value = word.partition("=")
+        option = table.option_for_flag(flag)
+        if option is None:
+            continue
+        if option.nargs == 0:
+            if option.action == "store_const":
+                given[option.dest] = option.const
+            else:
+                # a --flag/--no-flag pair (BooleanOptionalAction): the --no- form, or a prefix of it, is False
+                given[option.dest] = not (option.action == "boolean_optional" and any(
+                    f.startswith("--no-") and f.startswith(flag) for f in option.flags))
+            continue
+        many = option.nargs not in (None, "?")  # "+", "*" or a count: a list of the words after it
+        values = [value] if eq else []
+        if not eq:
+            for after in argv[i + 1:]:
+                if table.reads_as_option(after) or (values and not many):
+                    break
+                values.append(after)
+        if not values:
+            continue
+
+        kind = convert.get(option.type)
+        try:
+            typed = [kind(v) for v in values] if kind is not None else values
+        except (TypeError, ValueError):
+            given.pop(option.dest, None)  # no number: argparse stops the launch on it (not this reader's to say)
+            continue
+        given[option.dest] = typed if many else typed[0]
+    return given

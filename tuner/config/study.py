@@ -23,7 +23,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
-from .extra_args import extra_args_problem
+from .extra_args import extra_args_given, extra_args_problem
 from .paths import NonEmptyPathText, PathText, is_bare_name, sqlite_url
 from .sampler import check_sampler_options
 from .slo import SLO
@@ -389,53 +389,6 @@ _COUNTED_IN_EXTRA_ARGS = ("max_running_requests", "page_size", "cuda_graph_confi
                           "cuda_graph_bs_prefill")
 
 
-def _extra_args_given(argv: list[str]) -> dict[str, Any]:
-    """What raw argv (``server.extra_args``) sets, as SGLang 0.5.23's argparse reads it: ``{dest:
-    value}``, a switch True (its ``--no-`` form False), a value converted by its option's type when it
-    is a number (as given otherwise: a check of the key says what it takes). Flags SGLang does not
-    know are left out; a flag given twice keeps the last, as argparse does. The words have been
-    counted already (:func:`tuner.config.extra_args.extra_args_problem`)."""
-    from ..sglang.arg_types import human_readable_int
-    from ..sglang.server_args import server_args_table
-
-    table = server_args_table()
-    convert = {"int": int, "human_int": human_readable_int, "float": float}
-    given: dict[str, Any] = {}
-    for i, word in enumerate(argv):
-        if not word.startswith("--") or not table.reads_as_option(word):
-            continue
-        flag, eq, value = word.partition("=")
-        option = table.option_for_flag(flag)
-        if option is None:
-            continue
-        if option.nargs == 0:
-            if option.action == "store_const":
-                given[option.dest] = option.const
-            else:
-                # a --flag/--no-flag pair (BooleanOptionalAction): the --no- form, or a prefix of it, is False
-                given[option.dest] = not (option.action == "boolean_optional" and any(
-                    f.startswith("--no-") and f.startswith(flag) for f in option.flags))
-            continue
-        many = option.nargs not in (None, "?")  # "+", "*" or a count: a list of the words after it
-        values = [value] if eq else []
-        if not eq:
-            for after in argv[i + 1:]:
-                if table.reads_as_option(after) or (values and not many):
-                    break
-                values.append(after)
-        if not values:
-            continue
-
-        def typed(text: str, option=option) -> Any:
-            try:
-                return convert[option.type](text) if option.type in convert else text
-            except (TypeError, ValueError):
-                return text  # as given: the key's check says what it takes
-
-        given[option.dest] = [typed(v) for v in values] if many else typed(values[0])
-    return given
-
-
 def data_parallel_problem(args: dict[str, Any], tp_size: int) -> tuple[tuple[str, ...], str] | None:
     """Why SGLang 0.5.23 refuses the data-parallel layout or the LM-head flags of the server arguments
     ``args`` (underscore names: a study's ``server.args``, with its space's ``fixed`` and what its
@@ -472,7 +425,7 @@ def _an_int(value: Any) -> bool:
 
 def _where(extra: dict[str, Any], names: tuple[str, ...]) -> str:
     """Where a refusal of ``names`` points: ``args``, or ``args with extra_args`` when extra_args sets one
-    of them (``extra``: what :func:`_extra_args_given` read from it)."""
+    of them (``extra``: what :func:`extra_args_given` read from it)."""
     return "args" if not any(n in extra for n in names) else "args with extra_args"
 
 
@@ -526,7 +479,7 @@ class ServerSettings(StrictModel):
         # SGLang reads server.extra_args as it reads server.args (appended last on the command line):
         # QA: dp_size 2 in args with --enable-dp-lm-head in extra_args was created and every launch
         # failed, and enable_dp_lm_head with --enable-dp-attention there (attention DP) was refused
-        extra = _extra_args_given(self.extra_args)
+        extra = extra_args_given(self.extra_args)
         problem = data_parallel_problem({**self.args, **extra}, self.tp_size)
         if problem is not None:
             raise ValueError(f"{_where(extra, problem[0])}: {problem[1]}")
@@ -538,7 +491,7 @@ class ServerSettings(StrictModel):
         # --max-running-requests 0 there was created and served one request at a time (no pin: the study
         # set it), and a cuda_graph_config SGLang cannot size ended every launch, the baseline's first
         # a word that is no number is said where a launch's command line is checked (preflight, doctor)
-        extra = {k: v for k, v in _extra_args_given(self.extra_args).items()
+        extra = {k: v for k, v in extra_args_given(self.extra_args).items()
                  if k in _COUNTED_IN_EXTRA_ARGS and all(_an_int(x) for x in (v if isinstance(v, list) else [v]))
                  or k == "cuda_graph_config"}
         if not extra:
@@ -942,7 +895,7 @@ def _data_parallel_with_fixed(study: StudyConfig, fixed: dict[str, Any], space_p
     if not any(name in fixed for name in _LM_HEAD_ARGS):
         return
     server = study.server
-    problem = data_parallel_problem({**fixed, **server.args, **_extra_args_given(server.extra_args)}, server.tp_size)
+    problem = data_parallel_problem({**fixed, **server.args, **extra_args_given(server.extra_args)}, server.tp_size)
     if problem is not None:
         raise ConfigError(str(space_path), "fixed", f"with the study's server (tp_size {server.tp_size}): {problem[1]}")
 

@@ -43,8 +43,6 @@ DSA_PAGE_SIZE = 64
 #: The study attribute holding the attention decision (see :func:`attention_record`).
 ATTENTION_ATTR = "tuner_attention"
 
-_USER_ATTENTION = ("attention_backend", "decode_attention_backend", "prefill_attention_backend")
-
 
 @dataclass(frozen=True)
 class StudyFacts:
@@ -137,10 +135,16 @@ def gather_facts(server: ServerSettings, unreadable: Callable[[str], None] | Non
 
 
 def study_server_args(server: ServerSettings, fixed_args: dict | None) -> dict[str, Any]:
-    """The study's own server arguments: the space's fixed args and ``server.args``."""
+    """The study's own server arguments, as every launch's command line gives them to SGLang: the
+    space's fixed args, ``server.args``, and what ``server.extra_args`` sets (appended last; read as
+    SGLang's argparse reads it, :func:`tuner.config.extra_args.extra_args_given`). The rules judge
+    settings with them (QA: ``extra_args: [--page-size, "16"]`` on a hybrid model was created and
+    every launch failed, ``--disable-radix-cache`` there was not seen, and a study was refused)."""
+    from ..config.extra_args import extra_args_given
     from ..server.command import merged_server_args
 
-    return merged_server_args(server, fixed_args)
+    # merged_server_args refuses extra_args that set an argument args or fixed set: no key is both
+    return {**merged_server_args(server, fixed_args), **extra_args_given(server.extra_args)}
 
 
 def choose_attention(config: StudyConfig, fixed_args: dict | None, facts: StudyFacts) -> AttentionChoice:
@@ -149,18 +153,7 @@ def choose_attention(config: StudyConfig, fixed_args: dict | None, facts: StudyF
     (:attr:`ServerContext.verify_backend`), deprecated names as SGLang renames them."""
     args = study_server_args(config.server, fixed_args)
     user = context_from_args("EAGLE3", args).verify_backend
-    if user is None:
-        user = _extra_arg(config.server.extra_args, _USER_ATTENTION)
     return choose_attention_backend(facts.target, facts.gpu, user, int(args.get("page_size") or 1), facts.draft)
-
-
-def _extra_arg(extra_args: list[str], names: tuple[str, ...]) -> str | None:
-    flags = {"--" + n.replace("_", "-") for n in names}
-    for i, token in enumerate(extra_args):
-        name, _, value = token.partition("=")
-        if name in flags:
-            return value or (extra_args[i + 1] if i + 1 < len(extra_args) else None)
-    return None
 
 
 def attention_record(choice: AttentionChoice, facts: StudyFacts) -> dict:
@@ -241,8 +234,7 @@ def older_study_backend(config: StudyConfig, space_config: SearchSpaceConfig) ->
     from ..server.command import DEFAULT_ATTENTION_BACKEND
 
     args = study_server_args(config.server, space_config.fixed)
-    user = context_from_args(space_config.algorithm, args).verify_backend or _extra_arg(
-        config.server.extra_args, _USER_ATTENTION)
+    user = context_from_args(space_config.algorithm, args).verify_backend
     return user or DEFAULT_ATTENTION_BACKEND, user is None
 
 
