@@ -8,9 +8,10 @@ Pins. Some server arguments SGLang chooses by itself, differently for the baseli
 speculative setting, which would bias the comparison the study makes. Unless the study sets them, the
 launcher pins them to the same value for the baseline and every trial:
 
-* ``--max-running-requests`` = the largest benchmark concurrency: with speculative decoding on and the
-  flag unset, SGLang lowers it to 48 (``speculative_hook.py``, ``_handle_eagle_family``), while the
-  baseline derives it from memory.
+* ``--max-running-requests`` = the largest benchmark concurrency (times the attention-DP workers, each
+  of which runs ``max(1, N // attn_dp_size)``): with speculative decoding on and the flag unset, SGLang
+  lowers it to 48 (``speculative_hook.py``, ``_handle_eagle_family``), while the baseline derives it
+  from memory.
 * ``--cuda-graph-max-bs-decode`` = the largest benchmark concurrency, so no measured batch runs eager
   in one trial and graphed in the next (SGLang 0.5.23 names it so, ``arg_groups/fields/exec_.py``;
   older releases call it ``--cuda-graph-max-bs``: set that one in ``server.args`` to use it instead).
@@ -37,6 +38,7 @@ from ..config.server_arg_checks import reserved_arg
 from ..config.study import ServerSettings, StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.attention import AttentionChoice
+from ..sglang.parallel import data_parallel_layout, running_requests_cap
 from ..sglang.rules import SpecConfig, flag_name
 from ..sglang.server_args import server_args_table
 
@@ -170,8 +172,12 @@ def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None
     warnings: list[str] = []
     if not user & set(_USER_CUDA_GRAPH):
         pinned[CUDA_GRAPH_MAX_BS_ARG] = max_concurrency
+    attn_dp = _attention_dp_size(server, args)
     if "max_running_requests" not in user:
-        pinned["max_running_requests"] = max_concurrency
+        # each attention-DP worker sizes its pool for max(1, N // attn_dp_size) requests and the
+        # dispatcher (round robin) does not route by load: every worker may hold the top level whole
+        # (QA: N = 12 on 8 attention-DP workers ran 8 at once, the top level queued)
+        pinned["max_running_requests"] = max_concurrency * attn_dp
     if not user & set(_USER_ATTENTION):
         if attention is None:
             pinned["attention_backend"] = DEFAULT_ATTENTION_BACKEND
@@ -179,10 +185,28 @@ def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None
             pinned["attention_backend"] = attention.backend
     for name in ("max_running_requests", "cuda_graph_max_bs", "cuda_graph_max_bs_decode"):
         value = args.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value < max_concurrency:
-            warnings.append(f"{flag_name(name)} {value} is below the largest benchmark concurrency "
+        if not isinstance(value, int) or isinstance(value, bool):
+            continue
+        runs = running_requests_cap(value, attn_dp) if name == "max_running_requests" else value
+        if runs < max_concurrency:
+            said = f"{value}" if runs == value else (f"{value} (SGLang runs {runs} at once on {attn_dp} "
+                                                     "attention-DP workers)")
+            warnings.append(f"{flag_name(name)} {said} is below the largest benchmark concurrency "
                             f"{max_concurrency}: requests above it queue (or run without CUDA graphs)")
     return {**args, **pinned}, pinned, warnings
+
+
+def _attention_dp_size(server: ServerSettings, args: Mapping[str, Any]) -> int:
+    """The attention-DP workers a launch of ``server`` with ``args`` (the study's own, fixed ones
+    included) runs, what ``server.extra_args`` sets counted too; 1 for a layout SGLang refuses (the
+    study file's check says so when it loads)."""
+    from ..config.extra_args import extra_args_given
+
+    try:
+        layout = data_parallel_layout({**args, **extra_args_given(server.extra_args)}, server.tp_size)
+    except (TypeError, ValueError):
+        return 1
+    return layout.attn_dp_size if layout.error is None else 1
 
 
 def arg_tokens(name: str, value: Any) -> list[str]:

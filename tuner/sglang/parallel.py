@@ -91,3 +91,12 @@ def lm_head_layout(args: dict, layout: DataParallelLayout, tp_size: int) -> tupl
     elif all_to_all and attn_cp != 1:
         error = f"AssertionError: --enable-tp-lm-head-all-to-all currently requires attn_cp_size == 1, got {attn_cp}."
     return reported, error
+
+
+def running_requests_cap(max_running_requests: int, attn_dp_size: int) -> int:
+    """How many requests a server given ``--max-running-requests N`` runs at once over its
+    ``attn_dp_size`` attention-DP workers: each sizes its pool for ``max(1, N // attn_dp_size)``
+    (``mem_cache/kv_cache_configurator.py`` line 3128, ``resolve_max_num_reqs``), so 0 or a negative
+    number is one request at a time per worker, not "no limit", and N = 12 on 8 workers runs 8.
+    SGLang reports N as given. (DP replicas, ``dp_size``, each take N whole.)"""
+    return attn_dp_size * max(1, int(max_running_requests) // attn_dp_size)

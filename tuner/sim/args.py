@@ -548,13 +548,14 @@ def _decode_cuda_graphs(ns: argparse.Namespace, attention: str | None) -> bool:
     return backend != "disabled" and attention not in ("torch_native", "flex_attention")
 
 
-def _running_cap(mrr: int | None) -> int | None:
+def _running_cap(mrr: int | None, attn_dp_size: int) -> int | None:
     """The batch cap the scheduler runs for ``--max-running-requests`` as resolved (``mrr``; None: from
-    memory): SGLang reports the value given, but its pool sizes the requests per DP worker as
-    ``max(1, max_running_requests // attn_dp_size)`` (``mem_cache/kv_cache_configurator.py`` line 3128,
-    ``resolve_max_num_reqs``), so 0 or a negative number runs one request at a time, not "no limit".
-    QA: ``--max-running-requests 0`` started the simulator with no cap at all."""
-    return mrr if mrr is None else max(1, int(mrr))
+    memory) over ``attn_dp_size`` attention-DP workers (:func:`tuner.sglang.parallel.running_requests_cap`):
+    SGLang reports the value given. QA: ``--max-running-requests 0`` started the simulator with no cap
+    at all, and ``12`` with ``--attn-dp-size 8`` ran 12 at once where SGLang runs 8."""
+    from ..sglang.parallel import running_requests_cap
+
+    return mrr if mrr is None else running_requests_cap(mrr, attn_dp_size)
 
 
 def _resolved_algorithm(algorithm: str | None) -> str | None:
@@ -610,5 +611,5 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     if spec is not None:
         args.update(spec.server_args())
     return LaunchPlan(server_args=args, spec=spec, startup_violation=violation,
-                      max_running_requests=_running_cap(mrr),
+                      max_running_requests=_running_cap(mrr, args["attn_dp_size"]),
                       decode_cuda_graphs=_decode_cuda_graphs(ns, args["attention_backend"]))
