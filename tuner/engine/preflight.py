@@ -43,7 +43,7 @@ from ..config.space import SearchSpace
 from ..config.study import StudyConfig
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
-from ..sglang.rules import AUTO_CHOICE, SpecConfig
+from ..sglang.rules import AUTO_CHOICE, SpecConfig, resolved_attention_backend
 
 
 def preflight(config: StudyConfig, space: SearchSpace | None, source: str | Path, *,
@@ -353,39 +353,64 @@ def _check_something_runs(config: StudyConfig, space: SearchSpace, source) -> Se
 
 def check_backends_start(facts, ctx, source) -> None:
     """Every attention backend the server would run (the target's, the draft runner's, prefill and
-    decode) starts on these GPUs for its model (:func:`tuner.sglang.attention.gpu_refusal`: SGLang
-    refuses it as each runner starts or while handling its arguments); raises :class:`ConfigError`
-    naming ``source``'s ``server.args`` otherwise. ``facts``: the study's :class:`StudyFacts`;
-    ``ctx``: its space's rules context. `tuner doctor` runs it too."""
-    from ..sglang.attention import gpu_refusal, kv_dtype_refusal, sm120_prefill_refusal
+    decode) starts on these GPUs for its model; raises :class:`ConfigError` naming ``source``'s
+    ``server.args`` otherwise. ``facts``: the study's :class:`StudyFacts`; ``ctx``: its space's rules
+    context. `tuner doctor` runs it too.
 
-    if ctx.prefill_attention_backend == "cutedsl_mla":  # arg_groups/overrides.py: an assert
-        raise ConfigError(source, "server.args", "prefill_attention_backend cutedsl_mla: SGLang 0.5.23 "
-                                                 "refuses it (CuteDSL MLA only supports decoding for now); "
-                                                 "give it as decode_attention_backend")
-    runners = [(b, facts.target, "the model") for b in ctx.backends()]
-    runners += [(b, facts.draft, "the draft model") for b in ctx.draft_runner_backends()]
+    SGLang's order: first its argument-handling checks of the target's backends
+    (:func:`tuner.sglang.attention.launch_refusal`: the attention backend SGLang resolves, which it
+    checks even when prefill and decode backends are both given, then prefill and decode), then the
+    fa3 fallback (fp8_e5m2 turns fa3 into triton, so fa3 does not run), then each runner as it starts
+    (:func:`tuner.sglang.attention.gpu_refusal`: fa3's GPU assert in attention_registry.py). QA
+    (qa150): Kimi K2.6 on sm90 with attention_backend trtllm_mla and prefill/decode backends
+    triton/flashinfer passed create, and SGLang refused every launch (overrides.py,
+    _mla_kv_cache_dtype_checks); fa3 with kv_cache_dtype fp8_e5m2 on SM100 was refused, and SGLang
+    runs it on triton."""
+    from ..sglang.attention import LaunchRefusal, fa3_fp8_fallback, gpu_refusal, kv_dtype_refusal, launch_refusal
+
+    kind = facts.target.attention if facts.target else None
+    attention = resolved_attention_backend(ctx)
+    prefill, decode = ctx.prefill_attention_backend, ctx.decode_attention_backend
+    found = launch_refusal(attention, prefill, decode, facts.gpu, kind, prefill_given=prefill,
+                           kv_cache_dtype=ctx.kv_cache_dtype)
+    if found is None and facts.gpu is None:
+        # GPU not known: the KV-cache dtype checks refuse these backends on every GPU that takes them
+        found = next((LaunchRefusal(refusal, b, "kv_dtype") for b in dict.fromkeys((attention, decode)) if b
+                      for refusal in [kv_dtype_refusal(b, ctx.kv_cache_dtype)] if refusal is not None), None)
+    if found is not None:
+        raise ConfigError(source, "server.args", _launch_refusal_line(found, facts, ctx))
+    attention = fa3_fp8_fallback(attention, ctx.kv_cache_dtype)
+    target = (prefill or attention, decode or attention)
+    runners = [(b, facts.target, "the model") for b in target]
+    draft = (ctx.draft_attention_backend,) if ctx.draft_attention_backend else target
+    runners += [(b, facts.draft, "the draft model") for b in draft]
     for backend, model, who in runners:
         refusal = gpu_refusal(backend, facts.gpu, model.attention if model else None)
         if refusal is not None:
             raise ConfigError(source, "server.args", f"attention backend {backend} does not start for {who} "
                                                      f"on {facts.gpu.name} (SGLang: {refusal}); set another "
                                                      "attention backend")
-    refusal = sm120_prefill_refusal(ctx.backends()[0], facts.gpu, ctx.kv_cache_dtype)
-    if refusal is not None:
-        raise ConfigError(source, "server.args", f"kv_cache_dtype {ctx.kv_cache_dtype}: the prefill backend "
-                                                 f"trtllm_mha does not take it on {facts.gpu.name} (SGLang: "
-                                                 f"{refusal}); set kv_cache_dtype auto or bf16, or another "
-                                                 "attention backend")
-    for backend in dict.fromkeys(b for b in (ctx.attention_backend, ctx.decode_attention_backend) if b):
-        # arg_groups/overrides.py, _mla_kv_cache_dtype_checks: while handling the arguments, every
-        # launch (QA: trtllm_mla with kv_cache_dtype fp8_e5m2 passed, and the baseline failed after
-        # the model load)
-        refusal = kv_dtype_refusal(backend, ctx.kv_cache_dtype)
-        if refusal is not None:
-            raise ConfigError(source, "server.args", f"kv_cache_dtype {ctx.kv_cache_dtype}: attention backend "
-                                                     f"{backend} does not take it (SGLang: {refusal}); set "
-                                                     "kv_cache_dtype to one it takes, or another attention backend")
+
+
+def _launch_refusal_line(found, facts, ctx) -> str:
+    """One line for what :func:`tuner.sglang.attention.launch_refusal` found: what, SGLang's words, the fix."""
+    if found.what == "prefill_role":
+        return ("prefill_attention_backend cutedsl_mla: SGLang 0.5.23 refuses it (CuteDSL MLA only supports "
+                "decoding for now); give it as decode_attention_backend")
+    if found.what == "sm120_prefill":
+        return (f"kv_cache_dtype {ctx.kv_cache_dtype}: the prefill backend trtllm_mha does not take it on "
+                f"{facts.gpu.name} (SGLang: {found.error}); set kv_cache_dtype auto or bf16, or another "
+                "attention backend")
+    if found.what == "kv_dtype":
+        return (f"kv_cache_dtype {ctx.kv_cache_dtype}: attention backend {found.backend} does not take it "
+                f"(SGLang: {found.error}); set kv_cache_dtype to one it takes, or another attention backend")
+    roles = [name for name, value in (("attention_backend", ctx.attention_backend),
+                                      ("prefill_attention_backend", ctx.prefill_attention_backend),
+                                      ("decode_attention_backend", ctx.decode_attention_backend))
+             if value == found.backend]
+    given = " and ".join(roles) or "attention_backend"
+    return (f"attention backend {found.backend} does not start for the model on {facts.gpu.name} "
+            f"(SGLang: {found.error}); set another {given}")
 
 
 def _check_seeds(config: StudyConfig, space: SearchSpace, source) -> None:

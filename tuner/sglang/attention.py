@@ -257,24 +257,55 @@ def launch_gpu_refusal(attention: str | None, prefill: str | None, decode: str |
     refuses cutedsl_mla on any GPU, in the same pass (an AssertionError). ``kv_cache_dtype``: as given
     (None: not known), which trtllm_mla and cutedsl_mla, once their GPU takes them, check in the same
     pass (:data:`_MLA_KV_DTYPES`), and trtllm_mha as the prefill backend on SM120 (no fp8_e4m3)."""
+    found = launch_refusal(attention, prefill, decode, gpu, kind, prefill_given, kv_cache_dtype)
+    return None if found is None else found.error
+
+
+@dataclass(frozen=True)
+class LaunchRefusal:
+    """What :func:`launch_refusal` found: SGLang's ``error``, the ``backend`` it names and what it
+    refuses: ``"gpu"`` (the backend on this GPU), ``"kv_dtype"`` (the KV-cache dtype, for
+    ``backend``), ``"sm120_prefill"`` (the KV-cache dtype of trtllm_mha as the SM120 prefill backend)
+    or ``"prefill_role"`` (cutedsl_mla given as the prefill backend)."""
+
+    error: str
+    backend: str
+    what: str
+
+
+def launch_refusal(attention: str | None, prefill: str | None, decode: str | None, gpu: GpuArch | None,
+                   kind: str | None, prefill_given: str | None = None,
+                   kv_cache_dtype: str | None = None) -> LaunchRefusal | None:
+    """:func:`launch_gpu_refusal` with the backend and the cause it refuses: the first of SGLang's
+    argument-handling checks that fails, in SGLang's order (arguments as there)."""
     roles = {"a": attention, "p": prefill or attention, "d": decode or attention}
     for backend, where in _LAUNCH_GPU_CHECKS:
         if backend == "cutedsl_mla" and prefill_given == "cutedsl_mla":
             # overrides.py, _cutedsl_prefill_backend_fill: before its GPU check, on any GPU, the
             # prefill backend as given (cutedsl_mla as the attention backend alone is decode's)
-            return _CUTEDSL_PREFILL
+            return LaunchRefusal(_CUTEDSL_PREFILL, backend, "prefill_role")
         refusal = gpu_refusal(backend, gpu, kind) if backend in (roles[r] for r in where) else None
         if refusal is not None and backend == "trtllm_mha" and roles["p"] == backend:
-            return _TRTLLM_MHA_PREFILL  # attention_hook.py checks the prefill backend first
+            return LaunchRefusal(_TRTLLM_MHA_PREFILL, backend, "gpu")  # attention_hook.py checks prefill first
         if refusal is None and backend == "trtllm_mha" and roles["p"] == backend:
             refusal = sm120_prefill_refusal(backend, gpu, kv_cache_dtype)  # right after the prefill GPU check
+            if refusal is not None:
+                return LaunchRefusal(refusal, backend, "sm120_prefill")
         if refusal is not None:
-            return refusal
+            return LaunchRefusal(refusal, backend, "gpu")
         if gpu is not None and backend in (roles[r] for r in where):
             refusal = kv_dtype_refusal(backend, kv_cache_dtype)
             if refusal is not None:
-                return refusal
+                return LaunchRefusal(refusal, backend, "kv_dtype")
     return None
+
+
+def fa3_fp8_fallback(attention: str | None, kv_cache_dtype: str | None) -> str | None:
+    """The attention backend after SGLang's fa3 fallback (``arg_groups/overrides.py``,
+    ``_attention_backend_fa3_fp8_fallback``, run by attention_hook.py after the GPU checks above):
+    fa3 (as the attention backend SGLang resolved; prefill and decode backends given stay) with
+    ``kv_cache_dtype`` fp8_e5m2 is triton ("FlashAttention3 only supports fp8_e4m3 if using FP8")."""
+    return "triton" if attention == "fa3" and kv_cache_dtype == "fp8_e5m2" else attention
 
 
 def sm120_prefill_refusal(prefill: str | None, gpu: GpuArch | None, kv_cache_dtype: str | None) -> str | None:
