@@ -501,10 +501,10 @@ def _reported_attention_backend(ns: argparse.Namespace, profile) -> str | None:
     given or SGLang's default; then fa3 with ``kv_cache_dtype`` fp8_e5m2 is triton
     (``_attention_backend_fa3_fp8_fallback``: "FlashAttention3 only supports fp8_e4m3 if using FP8")."""
     prefill, decode = vars(ns).get("prefill_attention_backend"), vars(ns).get("decode_attention_backend")
+    from ..sglang.attention import fa3_fp8_fallback
+
     backend = prefill if prefill is not None and prefill == decode else _attention_backend(ns, profile)
-    if backend == "fa3" and vars(ns).get("kv_cache_dtype") == "fp8_e5m2":
-        return "triton"
-    return backend
+    return fa3_fp8_fallback(backend, vars(ns).get("kv_cache_dtype"))
 
 
 def _resolved_page_size(ns: argparse.Namespace, profile) -> int:
