@@ -495,6 +495,35 @@ def _check_backends_on_gpu(ns: argparse.Namespace, profile) -> None:
         _raise_refusal(refusal)
 
 
+def _runner_gpu_refusal(ns: argparse.Namespace, profile, speculative: bool) -> RuleViolation | None:
+    """fa3 on a GPU it does not run on, as a model runner builds it after the model load
+    (``attention_registry.py`` line 243, ``create_flashattention_v3_backend``'s assert: SM 8.x for
+    non-MLA models, SM 9.x): the target's prefill and decode backends (after the fa3 fp8_e5m2
+    fallback), then the draft runner's. QA (qa150): Kimi K2.6 on an SM120 profile with
+    ``--attention-backend fa3`` started the simulator; SGLang's scheduler dies as it starts."""
+    if profile is None:
+        return None
+    from ..sglang.attention import gpu_refusal
+
+    attention = _reported_attention_backend(ns, profile)
+    given = vars(ns)
+    target = (given.get("prefill_attention_backend") or attention,
+              given.get("decode_attention_backend") or attention)
+    runners = [(b, profile.model.attention) for b in target]
+    if speculative:
+        draft = given.get("speculative_draft_attention_backend")
+        runners += [(b, profile.draft.attention) for b in ((draft,) if draft else target)]
+    for backend, kind in runners:
+        # the other GPU checks (trtllm_mla, trtllm_mha, cutedsl_mla) are argument handling's, of the
+        # target's backends (_check_backends_on_gpu); a runner that starts asserts fa3's alone
+        refusal = gpu_refusal(backend, profile.gpu(), kind) if backend == "fa3" else None
+        if refusal is not None:
+            exception, _, message = refusal.partition(": ")
+            return RuleViolation("backend-gpu", f"attention backend {backend} does not start on this GPU: "
+                                 f"{message}", exception, message, at_launch=False, stage=STAGE_STARTUP)
+    return None
+
+
 def _reported_attention_backend(ns: argparse.Namespace, profile) -> str | None:
     """``attention_backend`` as SGLang's ``/server_info`` reports it (overrides.py): the prefill
     backend when prefill and decode are given alike (``_attention_backend_default``), else the one
@@ -594,6 +623,8 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
                 f"{', '.join(EAGLE_ALGORITHMS)} only, got {algorithm!r}."
             )
         spec, violation, mrr = _handle_eagle_family(ns, log, profile)
+    # the target's runner builds its attention backend after the model load, before the draft's
+    violation = _runner_gpu_refusal(ns, profile, algorithm is not None) or violation
     # Every field SGLang's ServerArgs has, at its default, overlaid with what was parsed
     # (ServerArgs.resolved_dict(): srt/server_args.py); SGLang's own resolution of the values
     # that depend on the model and the GPUs is added by the server (tuner.sim.server_info).

@@ -100,7 +100,7 @@ def _startup_violation(plan: LaunchPlan) -> None:
     if v.rule == "mla-tree-backend":
         # speculative/draft_utils.py builds the MLA multi-step draft backend; its __init__ raises.
         frame = '  File "sglang/srt/layers/attention/flashinfer_mla_backend.py", in __init__\n'
-    elif v.rule in ("draft-backend-kind", "backend-no-spec"):
+    elif v.rule in ("draft-backend-kind", "backend-no-spec", "backend-gpu"):
         # a model runner builds its attention backend as it starts (attention_registry.py).
         frame = ('  File "sglang/srt/model_executor/model_runner_components/attention_backend_setup.py", '
                  'in _build_full_attention_backend_from_str\n')
@@ -118,7 +118,8 @@ def _fails_in_warmup(plan: LaunchPlan) -> bool:
     """Whether SGLang meets the plan's startup violation in its warmup request, which runs once the
     HTTP server is up (see :func:`_startup_violation`), rather than before the port opens."""
     v, spec = plan.startup_violation, plan.spec
-    return (v is not None and v.rule not in ("mla-tree-backend", "draft-backend-kind", "backend-no-spec")
+    return (v is not None
+            and v.rule not in ("mla-tree-backend", "draft-backend-kind", "backend-no-spec", "backend-gpu")
             and not (spec is not None and spec.num_steps > 1))
 
 
