@@ -10,6 +10,16 @@ Where SGLang fails decides the class, not what it said along the way: the patter
 the last traceback and the log's final lines (:func:`failure_region`), never on the whole log, so a
 harmless warning during loading (DeepGEMM's "... reducing max_m to X to avoid out of memory",
 ``layers/deep_gemm_wrapper/compile_utils.py``) cannot make a crash ``oom``.
+
+The first rank to die is the cause, not the ranks that die of it: when one TP rank's scheduler dies
+(``managers/scheduler.py``: "Scheduler hit an exception: Traceback ...", then SIGQUIT to the parent),
+its peers, waiting on it in a collective, fail next with communication errors (gloo's "Connection
+closed by peer" in a CPU-group barrier, TCPStore's "Broken pipe": sgl-project/sglang issues 4205 and
+8336; scheduler.py's ``SGLANG_KILLPG_ON_SCHEDULER_EXCEPTION`` exists "so sibling ranks don't spew
+thousands of NCCL/TCPStore tracebacks"), so the log's last traceback is a peer's. An out-of-memory or
+draft-tree failure in the first subprocess's own record (:func:`first_subprocess_failure`) therefore
+decides over the last traceback's class (QA qa151: one rank out of memory at TP8 was ``nccl``, a class
+that rules out no larger tree).
 """
 
 from __future__ import annotations
@@ -118,6 +128,39 @@ def failure_region(text: str) -> str:
     return "\n".join(rest[:TRACEBACK_LINES] + rest[-FINAL_LINES:])
 
 
+#: How SGLang's subprocesses (scheduler, detokenizer, tokenizer manager, DP controller) log their death:
+#: one ERROR record, ``f"{name} hit an exception: {traceback}"`` (managers/scheduler.py line 6372).
+_SUBPROCESS_DIED = " hit an exception: "
+#: The start of the next log record after a subprocess's: SGLang's "[%(asctime)s TPn] " prefix, or
+#: torch's C++ "[rank2]:[W...]" lines; a traceback's own lines (frames, the exception and its
+#: message, "During handling ...") start otherwise.
+_NEXT_RECORD = re.compile(r"^\[", re.M)
+
+
+def first_subprocess_failure(text: str) -> str:
+    """The first "<Name> hit an exception: ..." record of a log, whole (its traceback, a chained
+    one included, up to the next log record), or "" when no subprocess logged its death."""
+    start = text.find(_SUBPROCESS_DIED)
+    if start < 0:
+        return ""
+    line_end = text.find("\n", start)
+    if line_end < 0:
+        return text[start:]
+    following = _NEXT_RECORD.search(text, line_end + 1)
+    return text[start:following.start() if following else len(text)]
+
+
+def deciding_region(text: str) -> str:
+    """Where the class of a log is read: :func:`failure_region`, unless it shows no out-of-memory or
+    draft-tree failure while the first subprocess to die shows one (its peers died of it: see the
+    module docstring); then that subprocess's own record's region."""
+    region = failure_region(text)
+    if _SPEC_RUNTIME.search(region) or _OOM.search(region):
+        return region
+    first = failure_region(first_subprocess_failure(text))
+    return first if _SPEC_RUNTIME.search(first) or _OOM.search(first) else region
+
+
 def classify_log(text: str, exit_code: int | None, phase: str) -> str:
     """The failure class for a server log (or an HTTP error body), its exit status and the phase.
 
@@ -127,9 +170,10 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
     tree-too-large error, out of memory, NCCL/communication errors, then argument errors (argparse
     usage, exit 2; an AssertionError/ValueError/TypeError in argument handling). Otherwise:
     ``startup_timeout`` (still running, never ready), ``crash_after_ready`` (exited after ready),
-    ``other``.
+    ``other``. An out-of-memory or draft-tree failure of the first subprocess that died decides over
+    its peers' later communication errors (:func:`deciding_region`).
     """
-    region = failure_region(text)
+    region = deciding_region(text)
     if _SPEC_RUNTIME.search(region):
         return "spec_runtime"
     if _OOM.search(region):
@@ -157,8 +201,8 @@ def spec_runtime_error(text: str) -> bool:
 
 def error_line(text: str) -> str:
     """The line of a log that says what went wrong (the last exception or error line where the
-    server failed, :func:`failure_region`), shortened."""
-    lines = [ln.strip() for ln in failure_region(text).splitlines() if ln.strip()]
+    server failed, :func:`deciding_region`), shortened."""
+    lines = [ln.strip() for ln in deciding_region(text).splitlines() if ln.strip()]
     for ln in reversed(lines):
         if (_EXCEPTION_LINE.match(ln) or _ARGPARSE.search(ln) or _OOM.search(ln) or _NCCL.search(ln)
                 or _SPEC_RUNTIME.search(ln) or ln.startswith("AssertionError")):
