@@ -106,6 +106,13 @@ _ARG_EXCEPTIONS = ("AssertionError", "ValueError", "TypeError")
 # through the argument handling.
 _ARG_EXCEPTIONS_IN_ARG_FRAMES = ("RuntimeError", "NotImplementedError")
 _TRACEBACK = "Traceback (most recent call last)"
+# A C++ exception that ended a process (std::terminate, as libstdc++ reports it): its type, then its
+# "  what():  ..." line. PyTorch's NCCL watchdog ends a TP rank so on a collective timeout in a running
+# server ("terminate called after throwing an instance of 'c10::DistBackendError'", then "what(): ...
+# Watchdog caught collective operation timeout: ..."; SGLang's utils/watchdog.py SubprocessWatchdog,
+# sgl-project/sglang issue 18421), no Python traceback, and faulthandler's thread dump
+# (managers/scheduler.py enables it) and the parent's closing lines after it.
+_TERMINATE = "terminate called after throwing an instance of"
 #: The log's final lines searched with the last traceback: SGLang's own closing lines (the parent's
 #: "Received sigquit from a child process ...", kill_process_tree) follow the failure closely.
 FINAL_LINES = 12
@@ -114,12 +121,15 @@ TRACEBACK_LINES = 80
 
 
 def failure_region(text: str) -> str:
-    """Where a log says why the server failed: from its last traceback on (bounded to
-    :data:`TRACEBACK_LINES`, plus the final :data:`FINAL_LINES`), or without a traceback its final
-    lines. An HTTP error body or a short log without a traceback is all region; lines logged
-    before the last traceback (model loading, warnings) never are.
+    """Where a log says why the server failed: from its last traceback, Python's or a C++ exception's
+    report (``terminate called after throwing ...``), on (bounded to :data:`TRACEBACK_LINES`, plus the
+    final :data:`FINAL_LINES`), or without one its final lines. An HTTP error body or a short log
+    without a traceback is all region; lines logged before the last traceback (model loading,
+    warnings) never are. QA (qa151): an NCCL collective timeout in a running TP8 server (the C++
+    report, then faulthandler's dump of the rank's threads, then the parent's lines) was
+    ``crash_after_ready``, quoting "Received sigquit from a child process".
     """
-    start = text.rfind(_TRACEBACK)
+    start = max(text.rfind(_TRACEBACK), text.rfind(_TERMINATE))
     if start < 0:
         return "\n".join(text.splitlines()[-FINAL_LINES:])
     rest = text[start:].splitlines()
