@@ -65,7 +65,7 @@ from .interpreter import interpreter_problem
 from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, ServerPortClashError, bind_refused, listener_owned_by_group, own_port_clash,
-                    pick_free_port, port_free, reserve_port, wait_port_free)
+                    pick_free_port, port_free, port_holders, reserve_port, wait_port_free)
 from .procs import (MARK_VAR, boot_id, die_with_this_thread, escapees, group_members, new_mark, read_cmdline,
                     read_stat, signal_group, terminate_group)
 from .signals import live_servers, stop_on_signals
@@ -626,7 +626,19 @@ class ServerProcess:
             if self._stranger_on_port:
                 pass  # the port was never ours: nothing of ours to wait for
             elif not wait_port_free(self.host, self.port, max(5.0, self.stop_grace_s)):
-                log.warning("port %d still busy after the server stopped", self.port)
+                # Its group and every escapee found are gone (clean), yet the port is held: a process that left
+                # both the group and the launch's environment (procs.escapees cannot find it), or a
+                # stranger that took the port since. Named, so the user can stop it: the tuner stops
+                # nothing it cannot tell is the server's (QA qa151: the line named nobody, and the
+                # server's helper that scrubbed its environment kept the port after the run).
+                holders = port_holders(self.port) if clean else ""  # else: its own unkillable process
+                if holders:
+                    log.warning("port %d still busy after the server stopped: %s listens on it, outside the "
+                                "server's process group and without its %s, so the tuner leaves it running; "
+                                "stop it yourself if it is the server's (a helper that left its session and "
+                                "environment)", self.port, holders, MARK_VAR)
+                else:
+                    log.warning("port %d still busy after the server stopped", self.port)
             if self.backend == "sglang":
                 before = self.record.gpu_memory_before_mib if self.record else None
                 wait_gpu_memory_released(before, max(30.0, self.stop_grace_s),

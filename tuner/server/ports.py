@@ -193,6 +193,23 @@ def _listeners(port: int) -> set[int | None]:
     return {c.pid for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
 
 
+def port_holders(port: int) -> str:
+    """Who listens on TCP ``port`` now, for a line to the user: ``pid N (its command line)`` for each
+    process seen holding it (psutil names one per socket), ``another user's process`` for one that
+    cannot be seen; "" when nobody listens (or the socket table is unreadable)."""
+    said = []
+    for pid in sorted(_listeners(port), key=lambda p: (p is None, p or 0)):
+        if pid is None:
+            said.append("another user's process")
+            continue
+        try:
+            command = " ".join(psutil.Process(pid).cmdline())[:120]
+        except (psutil.NoSuchProcess, psutil.AccessDenied):
+            command = "?"
+        said.append(f"pid {pid} ({command})")
+    return ", ".join(said)
+
+
 def listener_owned_by_group(port: int, pgid: int, *, root: int | None = None,
                             mark: str | None = None) -> bool | None:
     """Whether a process of group ``pgid`` holds the socket listening on ``port``, or one of the

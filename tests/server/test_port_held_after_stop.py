@@ -1,0 +1,74 @@
+"""A process that left both the server's group and its environment, holding the server's port, is named
+when the stop finds the port still busy (tuner/server/launcher.py, ``stop``; tuner/server/ports.py,
+``port_holders``). Such a process cannot be told from a stranger (tuner/server/procs.py: a descendant that
+scrubbed its environment and lost its parent cannot be found), so the tuner leaves it running; QA (qa151):
+a stand-in SGLang whose helper double-forked, called setsid() and exec'd with an empty environment,
+keeping the listening socket, outlived the run while the stop said only "port N still busy after the
+server stopped"."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import textwrap
+
+from support.processes import kill_if_left, wait_until
+
+from tuner.server.launcher import ServerProcess
+from tuner.server.ports import pick_free_port
+
+# Ready at once; on "go", a helper leaves the session (double fork, setsid) and execs with an empty
+# environment, keeping the listening socket; it writes its pid, then sleeps.
+SERVER = textwrap.dedent(r'''
+    import os, socket, sys, threading, time
+
+    port, folder = int(sys.argv[1]), sys.argv[2]
+    s = socket.socket()
+    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    s.bind(("127.0.0.1", port))
+    s.listen(16)
+
+    def serve():
+        while True:
+            c, _ = s.accept()
+            c.recv(65536)
+            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
+            c.close()
+
+    threading.Thread(target=serve, daemon=True).start()
+    while not os.path.exists(os.path.join(folder, "go")):
+        time.sleep(0.02)
+    if os.fork() == 0:
+        os.setsid()
+        if os.fork() == 0:
+            os.set_inheritable(s.fileno(), True)
+            code = f"import os, time; open({folder!r} + '/helper', 'w').write(str(os.getpid())); time.sleep(120)"
+            os.execve(sys.executable, [sys.executable, "-c", code], {})
+        os._exit(0)
+    time.sleep(600)
+''')
+
+
+def test_the_process_left_holding_the_port_is_named(tmp_path, caplog):
+    script = tmp_path / "server.py"
+    script.write_text(SERVER)
+    port = pick_free_port("127.0.0.1")
+    srv = ServerProcess.from_argv([sys.executable, str(script), str(port), str(tmp_path)], host="127.0.0.1",
+                                  port=port, log_path=tmp_path / "server.log", workdir=tmp_path,
+                                  startup_timeout_s=60, stop_grace_s=1)
+    helper = None
+    try:
+        srv.start()
+        srv.wait_ready()
+        (tmp_path / "go").write_text("")
+        assert wait_until(lambda: (tmp_path / "helper").exists() and (tmp_path / "helper").read_text(), 30)
+        helper = int((tmp_path / "helper").read_text())
+        with caplog.at_level(logging.WARNING, logger="tuner.server"):
+            srv.stop()
+    finally:
+        srv.stop()
+        kill_if_left(helper)
+    busy = [r.getMessage() for r in caplog.records if "still busy after the server stopped" in r.getMessage()]
+    assert len(busy) == 1
+    assert f"pid {helper} (" in busy[0] and "import os, time" in busy[0]
+    assert "the tuner leaves it running" in busy[0]
