@@ -113,6 +113,13 @@ _TRACEBACK = "Traceback (most recent call last)"
 # sgl-project/sglang issue 18421), no Python traceback, and faulthandler's thread dump
 # (managers/scheduler.py enables it) and the parent's closing lines after it.
 _TERMINATE = "terminate called after throwing an instance of"
+# faulthandler's first line when a process dies of a signal ("Fatal Python error: Segmentation fault",
+# "... Aborted"; SGLang's scheduler enables it, managers/scheduler.py), then its threads' stacks; and
+# SGLang's parent noticing a subprocess that died so ("Subprocess scheduler_2 (pid=9399) crashed with exit
+# code -11. Triggering SIGQUIT for cleanup...", utils/watchdog.py SubprocessWatchdog).
+_FATAL_PYTHON = re.compile(r"^Fatal Python error: [^\n]{1,300}", re.M)
+_SUBPROCESS_CRASHED = re.compile(r"^[^\n]{0,200}\bSubprocess \S{1,80} \(pid=\d+\) crashed with exit code -?\d+[^\n]{0,200}",
+                                 re.M)
 #: The log's final lines searched with the last traceback: SGLang's own closing lines (the parent's
 #: "Received sigquit from a child process ...", kill_process_tree) follow the failure closely.
 FINAL_LINES = 12
@@ -211,12 +218,22 @@ def spec_runtime_error(text: str) -> bool:
 
 def error_line(text: str) -> str:
     """The line of a log that says what went wrong (the last exception or error line where the
-    server failed, :func:`deciding_region`), shortened."""
+    server failed, :func:`deciding_region`), shortened. Without one there, a process's death by a
+    signal since the last traceback: faulthandler's "Fatal Python error: ..." line, else SGLang's
+    "Subprocess ... crashed with exit code N"; else the region's last line."""
     lines = [ln.strip() for ln in deciding_region(text).splitlines() if ln.strip()]
     for ln in reversed(lines):
         if (_EXCEPTION_LINE.match(ln) or _ARGPARSE.search(ln) or _OOM.search(ln) or _NCCL.search(ln)
                 or _SPEC_RUNTIME.search(ln) or ln.startswith("AssertionError")):
             return ln[:300]
+    # No exception line: a process that died of a signal says so in a line of its own, which its
+    # thread dump and SGLang's closing lines push out of the final lines read (QA qa151: a TP rank's
+    # segfault was quoted as "Received sigquit from a child process. It usually means the child failed.")
+    since = text[max(text.rfind(_TRACEBACK), text.rfind(_TERMINATE), 0):]
+    for said in (_FATAL_PYTHON, _SUBPROCESS_CRASHED):
+        found = said.findall(since)
+        if found:
+            return found[-1].strip()[:300]
     return lines[-1][:300] if lines else "(empty log)"
 
 
