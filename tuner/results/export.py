@@ -103,9 +103,15 @@ def _one_line(text: str) -> str:
 
 
 def _ascii(text: str) -> str:
-    """``text`` with every non-ASCII character as its Python escape (``代`` -> ``\\u4ee3``, ``é`` ->
-    ``\\xe9``): a comment line of the export (see :meth:`Export.yaml_text`)."""
-    return text.encode("ascii", "backslashreplace").decode("ascii")
+    """``text`` with every character but printable ASCII as its Python escape (``代`` -> ``\\u4ee3``,
+    ``é`` -> ``\\xe9``, ESC -> ``\\x1b``): a comment line of the export (see :meth:`Export.yaml_text`).
+    An ASCII control character is escaped too: PyYAML's reader, which SGLang's ``--config`` loader
+    runs (``yaml.safe_load``), refuses the whole file on one (a C0 control but the tab and line
+    breaks, or DEL) anywhere in it, a comment included (``unacceptable character #x001b: special
+    characters are not allowed``; QA: a ``server.env`` name or the study's folder holding ESC reached
+    the header raw); the tab is escaped alike, to keep the line as the study's text reads."""
+    text = text.encode("ascii", "backslashreplace").decode("ascii")
+    return "".join(ch if " " <= ch <= "~" else f"\\x{ord(ch):02x}" for ch in text)
 
 
 def shell_words(words) -> str:
