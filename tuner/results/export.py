@@ -409,6 +409,8 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
                               f"pick such a trial or leave --pick out")
     if spec is None:
         raise PickError(f"trial {record.number} has no effective setting recorded")
+    if policy is not None:
+        _check_policy_path(policy_path)
     extra = {"speculative_adaptive": True, "speculative_adaptive_config": policy_path} if policy else None
     mapping, argv, plan = server_mapping(config, space, suite, spec, extra)
     base = find_baseline(study)
@@ -449,6 +451,23 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     header += notes + [f"WARNING: {w}" for w in warnings] + [""]
     header = [_one_line(line) for line in header]
     return ServerExport(study.study_name, pick, record, spec, mapping, argv, header, data, warnings)
+
+
+def _check_policy_path(policy_path: str | None) -> None:
+    """The policy's path as the YAML's ``speculative-adaptive-config`` value: SGLang 0.5.23's
+    ``--config`` loader hands it to argparse as the word after ``--speculative-adaptive-config``
+    (``utils/server_args_config_parser.py``, ``_add_scalar_arg``), which reads ``-p.json`` as an
+    option, so the server would not start (``expected one argument``; QA: ``--adaptive-out=-p.json``
+    wrote both files, exit 0). :class:`ConfigError` naming the flag and the fix, before anything is
+    written (:func:`tuner.config.server_arg_checks.option_like`, as for ``server.args``)."""
+    from ..config.server_arg_checks import option_like
+
+    if policy_path is None or option_like(str(policy_path)) is None:
+        return
+    raise ConfigError("--adaptive-out", str(policy_path), "the server config names this file as "
+                      "speculative-adaptive-config, and SGLang's argparse reads a value starting with '-' as "
+                      "an option (its --config load would fail: expected one argument); write "
+                      f"./{policy_path}")
 
 
 def _traffic_notes(study, config, record: TrialRecord, baseline: dict | None, conf, pick: str) -> list[str]:
