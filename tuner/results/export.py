@@ -330,22 +330,42 @@ def _recorded_mismatches(record: TrialRecord, mapping: dict[str, Any], added: Se
 
 def _same_value(name: str, ran: Any, value: Any) -> bool:
     """Whether the exported ``value`` is what the trial's server reported (``ran``): as text, case
-    aside, or for a token count (SGLang's ``human_readable_int`` options) as the number SGLang reads
-    (``64k`` is the 64000 ``/server_info`` reports: :func:`tuner.sglang.arg_types.token_count`)."""
+    aside, or as SGLang's argparse reads the text its ``--config`` loader hands it (``str(value)``,
+    item by item for a list) through the option's type, the value ``/server_info`` then reports: a
+    float option's ``600`` is the ``600.0`` it reports, a list's ``'700'`` the integer ``700``, a token
+    count's ``64k`` the 64000 (:func:`tuner.sglang.arg_types.token_count`), a JSON option's text the
+    object SGLang parsed (``default_chat_template_kwargs``, ``forward_hooks``, ``cuda_graph_config``).
+    QA: ``watchdog_timeout: 600`` was warned as "the trial's server ran 600.0, the export sets 600"."""
     import argparse
 
-    from ..sglang.arg_types import token_count
     from ..sglang.server_args import server_args_table
 
     if str(ran).lower() == str(value).lower():
         return True
     option = server_args_table().option(name)
-    if option is None or option.type != "human_int":
+    if option is None:
         return False
     try:
-        return token_count(ran) == token_count(value)
-    except argparse.ArgumentTypeError:
+        if isinstance(value, list):
+            return isinstance(ran, list) and [_as_read(option.type, v) for v in value] == ran
+        return _as_read(option.type, value) == ran
+    except (argparse.ArgumentTypeError, ArithmeticError, TypeError, ValueError):  # not as SGLang reads it
         return False
+
+
+def _as_read(kind: str, value: Any) -> Any:
+    """One exported value as SGLang 0.5.23's argparse holds it, by the option's type in its table
+    (:mod:`tuner.sglang.server_args`); other types (text) as they are. Raises what the type raises."""
+    from ..sglang.arg_types import json_list_type, parse_cuda_graph_config_arg, token_count
+
+    if isinstance(value, bool):
+        return value
+    readers = {"int": int, "float": float, "human_int": token_count, "json": json.loads,
+               "json_list": json_list_type, "cuda_graph_config": parse_cuda_graph_config_arg}
+    reader = readers.get(kind)
+    if reader is None:
+        return value
+    return reader(value) if kind == "human_int" else reader(str(value))
 
 
 def build_export(study, pick: str | None, *, url: str | None = None, min_speedup_c32: float | None = None,
