@@ -257,12 +257,32 @@ def _json_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple
             if not hint and exc.msg == "Extra data" and stripped[exc.pos:].strip() == ",":
                 # QA: a JSON list's rows pasted one a line, each with its comma
                 hint = "; it ends in a comma: JSON lines hold one object each, nothing between them"
+            if not hint and stripped == "{":
+                # QA: rows pretty-printed (`jq '.[]'` without -c, json.dumps(row, indent=2)), an object's
+                # "{" alone on its line, were "line 1: not valid JSON (Expecting property name ...)";
+                # `jq -c .` reads such a stream of objects and writes each on one line
+                hint = _pretty_printed_fix(source)
             raise _row_error(source, where, f"not valid JSON ({exc.msg}){hint}") from None
         except RepeatedKey as exc:  # (a ValueError: before the catch-all below)
             raise _row_error(source, f"{where}: {exc}", RepeatedKey.FIX) from None
         except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
             raise _row_error(source, where, f"not a request Python will read ({type(exc).__name__})") from None
         yield lineno, where, obj
+
+
+def _one_line_copy(source: str) -> str:
+    """The file a conversion command writes beside ``source``: its name with ``.lines.jsonl`` for its
+    suffix (never ``source`` itself: ``> FILE`` empties the file before the command reads it)."""
+    path = Path(source)
+    return str(path.with_name(f"{path.stem}.lines.jsonl"))
+
+
+def _pretty_printed_fix(source: str) -> str:
+    """The hint for a JSON-lines file whose objects span several lines each: the command that writes
+    each whole on one line, the files named as the error line names them, quoted for the shell."""
+    return ("; '{' alone on its line: the objects are pretty-printed, and JSON lines hold each one whole on a line "
+            f"(jq -c . {shlex.quote(source)} > {shlex.quote(_one_line_copy(source))} writes them so; give that "
+            "file as dataset.path)")
 
 
 def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[str, Any]]:
