@@ -55,7 +55,8 @@ def test_conversations_are_paired_and_dropped_as_sglang_does(tmp_path):
 
 @pytest.mark.parametrize("line, says", [
     ("{not json", "line 2: not valid JSON (Expecting property name enclosed in double quotes)"),
-    (json.dumps({"prompt": "x"}), "line 2: expected {conversations: [{role, content}, ...]}"),
+    (json.dumps({"prompt": "x"}), "line 2: expected {conversations: [{role, content}, ...]}; got prompt, a request "
+                                  "row of the jsonl layout: set format: jsonl to read the file so"),
     (json.dumps({"conversations": [{"role": "user", "content": [{"type": "text", "text": "hi"}]},
                                    {"role": "assistant", "content": "a reply"}]}),
      "line 2: conversations[0]: expected {role, content} (or {from, value}) with text"),

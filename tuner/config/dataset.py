@@ -499,8 +499,9 @@ def _conversation_row(conv: Any, source: str, where: str, cap: int, *, custom: b
     # data.get("conversations", data.get("conversation", [])); QA: such a file was refused)
     turns = conv.get("conversations", conv.get("conversation")) if isinstance(conv, dict) else None
     if not isinstance(turns, list):
-        raise _row_error(source, where, "expected {conversations: [{role, content}, ...]}" if custom
-                         else "expected {id, conversations: [{from, value}, ...]}")
+        raise _row_error(source, where, ("expected {conversations: [{role, content}, ...]}" if custom
+                                         else "expected {id, conversations: [{from, value}, ...]}")
+                         + _request_row_fix(conv, source, custom=custom))
     key = "conversations" if "conversations" in conv else "conversation"
     at = f"{where}: " if custom else f"{where}."  # "line 4: conversations[0]" as jsonl's; "[3].category"
     # SGLang 0.5.23 benchmark/datasets/sharegpt.py sample_sharegpt_requests (and custom.py alike):
@@ -528,6 +529,27 @@ def _conversation_row(conv: Any, source: str, where: str, cap: int, *, custom: b
     _real_text(prompt, source, f"{at}{key}[0].{field}")
     return {"text": prompt, "messages": None, "max_tokens": min(cap, estimate_tokens(reply)),
             "category": conv.get("category"), "id": conv.get("id")}
+
+
+def _request_row_fix(conv: Any, source: str, *, custom: bool) -> str:
+    """The fix for a conversation entry that is a request row of the ``jsonl`` layout (``prompt`` or
+    ``messages``) or an instruction-tuning row (``instruction``), or "" (QA: a JSON list of such rows,
+    as ``json.dump(rows)`` and pandas' ``to_json(orient="records")`` write them, saved as ``.json``,
+    was "[0]: expected {id, conversations: [{from, value}, ...]}", the fix left to guess)."""
+    if not isinstance(conv, dict):
+        return ""
+    key = next((k for k in ("prompt", "messages", "instruction") if k in conv), None)
+    if key is None:
+        return ""
+    if custom:  # one such row a line already: the jsonl layout reads it (and names what it refuses)
+        return f"; got {key}, a request row of the jsonl layout: set format: jsonl to read the file so"
+    quoted, out = shlex.quote(source), shlex.quote(_one_line_copy(source))
+    if key == "instruction":
+        return (f"; got {key}, a JSON list of instruction-tuning rows: write each as a prompt on its own line "
+                f"(jq -c '.[] | {{prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}}' "
+                f"{quoted} > {out}) and give that file as dataset.path")
+    return (f"; got {key}, a JSON list of request rows: JSON lines hold one a line (jq -c '.[]' {quoted} > {out} "
+            "writes them so; give that file as dataset.path)")
 
 
 def _custom_rows(source: str, lines: Iterable[tuple[int, str]], cap: int) -> Iterator[dict[str, Any] | None]:
