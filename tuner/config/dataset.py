@@ -518,7 +518,7 @@ def _conversation_row(conv: Any, source: str, where: str, cap: int, *, custom: b
         if not isinstance(t, dict) or not isinstance(t.get(field), str):
             raise _row_error(source, f"{at}{key}[{j}]",
                              "expected {role, content} (or {from, value}) with text" if custom
-                             else "expected {from, value} with a text value")
+                             else "expected {from, value} with a text value" + _openai_turn_fix(t, source))
         texts.append((field, t[field]))
     (field, prompt), (_, reply) = texts
     if not prompt.strip() or estimate_tokens(prompt) < 2 or estimate_tokens(reply) < 2:
@@ -550,6 +550,18 @@ def _request_row_fix(conv: Any, source: str, *, custom: bool) -> str:
                 f"{quoted} > {out}) and give that file as dataset.path")
     return (f"; got {key}, a JSON list of request rows: JSON lines hold one a line (jq -c '.[]' {quoted} > {out} "
             "writes them so; give that file as dataset.path)")
+
+
+def _openai_turn_fix(turn: Any, source: str) -> str:
+    """The fix for a ShareGPT entry's turn given as OpenAI's ``{role, content}`` with text (LMSYS-Chat's
+    ``conversation``, many exports' ``conversations``), or "": SGLang 0.5.23's sharegpt reader takes
+    ``["value"]`` (``sharegpt.py``), its ``custom`` reader ``content`` first (``custom.py``), one
+    conversation a line (QA: "expected {from, value} with a text value", the fix left to guess)."""
+    if not (isinstance(turn, dict) and "value" not in turn and isinstance(turn.get("content"), str)):
+        return ""
+    return (f"; got {{role, content}}, OpenAI's turns: the custom layout reads them, one conversation a line (jq -c "
+            f"'.[]' {shlex.quote(source)} > {shlex.quote(_one_line_copy(source))} writes them so; give that file "
+            "as dataset.path with format: custom)")
 
 
 def _custom_rows(source: str, lines: Iterable[tuple[int, str]], cap: int) -> Iterator[dict[str, Any] | None]:
