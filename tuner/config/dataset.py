@@ -55,7 +55,7 @@ from typing import Any, Iterable, Iterator, Literal
 
 from pydantic import Field, model_serializer, model_validator
 
-from .names import name_problem
+from .names import name_problem, shown
 from .paths import NonEmptyPathText
 from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, check_regular_file, grew_past,
                        lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
@@ -250,6 +250,9 @@ def _json_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple
         try:
             obj = json.loads(stripped, object_pairs_hook=no_repeated_keys)
         except json.JSONDecodeError as exc:
+            raw = _raw_control(exc, column_offset=len(line) - len(line.lstrip()))
+            if raw is not None:  # (a stray NUL inside a string too: UTF-16 text breaks before one)
+                raise _row_error(source, where, f"not valid JSON ({raw})") from None
             # NUL bytes are UTF-8, but no JSON text holds one raw: UTF-16 text without its mark
             hint = "; it holds NUL bytes: UTF-16 text? save the file as UTF-8" if "\x00" in stripped else ""
             if not hint and "\r" in stripped and exc.msg == "Extra data":  # rows split by a CR alone
@@ -268,6 +271,22 @@ def _json_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple
         except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
             raise _row_error(source, where, f"not a request Python will read ({type(exc).__name__})") from None
         yield lineno, where, obj
+
+
+def _raw_control(exc: json.JSONDecodeError, column_offset: int = 0) -> str | None:
+    """What a JSON error at a control character written raw inside a string says (a tab, a NUL, ...:
+    JSON escapes every character below U+0020, and Python's reader, as SGLang's bench_serving uses it,
+    refuses one raw), naming it, its column (``column_offset``: blanks before the parsed text on its
+    line) and the escape JSON writes, or None for another error.
+    (QA: a row holding a raw tab, as a hand-made or tab-separated export has one, was "not valid JSON
+    (Invalid control character at)", the character, its column and the fix left out.)"""
+    if exc.msg != "Invalid control character at" or exc.pos >= len(exc.doc):
+        return None
+    char = exc.doc[exc.pos]
+    escaped = json.dumps(char)[1:-1]  # "\t", "\u0000": as a JSON writer writes it
+    column = exc.colno + (column_offset if exc.lineno == 1 else 0)  # (the line is the error's key)
+    return (f"a raw control character {shown(char)} in a string, column {column}: JSON text writes it escaped, "
+            f"as {escaped}; write the rows with a JSON writer (Python's json.dumps does)")
 
 
 def _one_line_copy(source: str) -> str:
@@ -476,7 +495,8 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any] | No
     try:
         data = json.loads(text, object_pairs_hook=no_repeated_keys)
     except json.JSONDecodeError as exc:
-        raise _row_error(source, f"line {exc.lineno}", f"not valid JSON ({exc.msg})") from None
+        raw = _raw_control(exc)
+        raise _row_error(source, f"line {exc.lineno}", f"not valid JSON ({raw or exc.msg})") from None
     except RepeatedKey as exc:  # (a ValueError: before the catch-all below; json gives no position)
         raise _row_error(source, str(exc), RepeatedKey.FIX) from None
     except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
