@@ -250,7 +250,8 @@ def _json_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple
         try:
             obj = json.loads(stripped, object_pairs_hook=no_repeated_keys)
         except json.JSONDecodeError as exc:
-            raw = _raw_control(exc, column_offset=len(line) - len(line.lstrip()))
+            raw = (_raw_control(exc, column_offset=len(line) - len(line.lstrip()))
+                   or _python_literal(exc, column_offset=len(line) - len(line.lstrip())))
             if raw is not None:  # (a stray NUL inside a string too: UTF-16 text breaks before one)
                 raise _row_error(source, where, f"not valid JSON ({raw})") from None
             # NUL bytes are UTF-8, but no JSON text holds one raw: UTF-16 text without its mark
@@ -287,6 +288,27 @@ def _raw_control(exc: json.JSONDecodeError, column_offset: int = 0) -> str | Non
     column = exc.colno + (column_offset if exc.lineno == 1 else 0)  # (the line is the error's key)
     return (f"a raw control character {shown(char)} in a string, column {column}: JSON text writes it escaped, "
             f"as {escaped}; write the rows with a JSON writer (Python's json.dumps does)")
+
+
+#: What a Python value written where JSON has its own (``str(row)``, ``print(row)``) starts with.
+_PYTHON_LITERAL = re.compile(r"(None|True|False)\b|'")
+_JSON_FOR = {"None": "null", "True": "true", "False": "false", "'": '"'}
+
+
+def _python_literal(exc: json.JSONDecodeError, column_offset: int = 0) -> str | None:
+    """What a JSON error at a Python literal says (``None``, ``True``, ``False``, a ``'`` quote: a row
+    written with ``str(row)`` or ``print(row)`` rather than ``json.dumps``), naming it, its column and
+    JSON's spelling, or None for another error. (QA: ``{'prompt': 'hi'}`` was "not valid JSON
+    (Expecting property name enclosed in double quotes)", ``"max_tokens": None`` "(Expecting
+    value)", without where or why.)"""
+    found = _PYTHON_LITERAL.match(exc.doc, exc.pos)
+    if found is None:
+        return None
+    literal = found.group(0)
+    column = exc.colno + (column_offset if exc.lineno == 1 else 0)
+    what = "a ' quote" if literal == "'" else literal
+    return (f"{exc.msg}: {what} at column {column} is Python's, JSON writes {_JSON_FOR[literal]}; the rows look "
+            "written with str() or print(): write each with json.dumps")
 
 
 def _one_line_copy(source: str) -> str:
@@ -495,7 +517,7 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any] | No
     try:
         data = json.loads(text, object_pairs_hook=no_repeated_keys)
     except json.JSONDecodeError as exc:
-        raw = _raw_control(exc)
+        raw = _raw_control(exc) or _python_literal(exc)
         raise _row_error(source, f"line {exc.lineno}", f"not valid JSON ({raw or exc.msg})") from None
     except RepeatedKey as exc:  # (a ValueError: before the catch-all below; json gives no position)
         raise _row_error(source, str(exc), RepeatedKey.FIX) from None
