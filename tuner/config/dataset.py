@@ -625,6 +625,21 @@ def _looks_like_other_layout(start: str, layout: str) -> bool:
     return start == "{"
 
 
+def _first_row_is_conversation(path: Path) -> bool:
+    """Whether the first line of ``path`` that is not blank is a JSON object holding ``conversations``
+    (or ``conversation``): a ``custom`` file, whatever its suffix. Read a line at a time."""
+    try:
+        with open(path, "rb") as f:
+            for raw in f:
+                line = raw.decode("utf-8", errors="replace").removeprefix("\ufeff").strip()
+                if line:
+                    row = json.loads(line)
+                    return isinstance(row, dict) and ("conversations" in row or "conversation" in row)
+    except (OSError, ValueError, RecursionError):
+        return False
+    return False
+
+
 def _order_key(seed: int, position: int) -> bytes:
     return hashlib.sha256(f"{seed}:{position}".encode()).digest()
 
@@ -856,6 +871,10 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
             raise  # one bad line (or a broken list) in a file of its suffix's layout: no hint to change it
         other, shape = (("jsonl", "one JSON object per line") if layout == "sharegpt"
                         else ("sharegpt", "one JSON list of conversations"))
+        if layout == "sharegpt" and _first_row_is_conversation(path):
+            # QA: ShareGPT conversations one a line saved as .json were sent to format: jsonl, which
+            # then sent them on to format: custom: two tries for one fix
+            other, shape = "custom", "one conversation per line (SGLang's bench_serving --dataset-name custom layout)"
         raise ConfigError(exc.source, exc.key, f"{exc.message}; read as {layout} from the file's suffix: "
                                                f"set format: {other} if it is {shape}") from None
     if not total:
