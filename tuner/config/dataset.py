@@ -790,6 +790,43 @@ def url_problem(text: str) -> str | None:
             f"(curl -L -o {name} '{text}') and give the file")
 
 
+#: Entries of a folder looked through for a name that differs in case only (a folder of a million
+#: shards is not listed whole for a hint).
+_MAX_LISTED = 10_000
+
+
+def _found_instead(given: str, base_dir: Path) -> str:
+    """The hint for a ``dataset.path`` not found when a file it was likely meant for is there: the path
+    with Windows' ``\\`` separators as ``/``, without the blanks around it (quoted YAML keeps them,
+    and the error line does not show a trailing one), or a name differing in case only (a file copied
+    from macOS or Windows, whose file systems ignore case); "" otherwise. (QA: each was "not found",
+    the path looking right.)"""
+    def at(text: str) -> Path:
+        return Path(text) if Path(text).is_absolute() else base_dir / text
+
+    tries = []
+    if "\\" in given:
+        tries.append((given.replace("\\", "/"), "folders are separated by / here, not \\"))
+    if given != given.strip():
+        tries.append((given.strip(), "the path has blanks around it"))
+    for text, why in tries:
+        if at(text).is_file():
+            return f"; {text} is there ({why}): give it as dataset.path"
+    path = at(given.strip().replace("\\", "/"))
+    try:
+        with os.scandir(path.parent) as entries:
+            for i, entry in enumerate(entries):
+                if i >= _MAX_LISTED:
+                    break
+                if entry.name != path.name and entry.name.lower() == path.name.lower() and entry.is_file():
+                    text = str(Path(given.strip().replace("\\", "/")).with_name(entry.name))
+                    return (f"; {text} is there (its name differs in case, and file names here are "
+                            "case-sensitive): give it as dataset.path")
+    except OSError:
+        pass
+    return ""
+
+
 def draw(spec: DatasetSpec, base_dir: Path, source: str,
          where: str = "dataset") -> tuple[list[dict], str, dict[str, int]]:
     """The requests of a dataset as prompt mappings (``name``, ``text``, ``messages``, ``max_tokens``,
@@ -813,7 +850,8 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
                 problem = f"a symbolic link to {os.readlink(path)}, which cannot be read"
             raise ConfigError(source, f"{where}.path", f"{path} is {problem}; mend the link or give the file itself")
         raise ConfigError(source, f"{where}.path", f"{path} not found (a relative path is read from {base_dir}: "
-                                                   "the suite file's folder, or the study file's for an inline suite)")
+                                                   "the suite file's folder, or the study file's for an inline suite)"
+                                                   + _found_instead(spec.path, base_dir))
     try:
         check_regular_file(path, MAX_DATASET_BYTES)
         digest, not_text, start = _scan(path)
