@@ -303,7 +303,8 @@ def refuse_text_and_file(data: Any, source: str | Path, key: str = "prompts") ->
 
 
 class TooManySinglePrompts(ConfigError):
-    """``single.prompts`` over the suite's prompts (:func:`refuse_too_many_single_prompts`). A study
+    """``single.prompts`` over the suite's prompts (:func:`refuse_too_many_single_prompts`), or not given
+    where the single phase would measure a large draw whole (:func:`refuse_every_drawn_request_alone`). A study
     file's loader adds :data:`STUDY_HINT` to it; ``tuner bench`` and ``sim landscape`` say it bare,
     as no study is involved (QA: `tuner bench --suite FILE` told the user to `tuner study run`)."""
 
@@ -329,6 +330,36 @@ def refuse_too_many_single_prompts(suite: Suite, source: str | Path, key: str = 
     raise TooManySinglePrompts(source, key, f"{counted(n, 'prompt')} asked for, but the suite has "
                                             f"{what}; lower it to {have} or less, or remove it (default: "
                                             "every prompt)")
+
+
+#: The most requests drawn from a dataset that the single-request phase measures one at a time when
+#: ``single.prompts`` is not given (every prompt, by default). Inline prompts are written one by one;
+#: a dataset of a real log holds tens of thousands of rows (ShareGPT_V3: 90k), each of which would
+#: be measured alone, ``single.repeats`` times, by the baseline and by every trial.
+MAX_IMPLICIT_SINGLE_PROMPTS = 100
+
+
+def refuse_every_drawn_request_alone(suite: Suite, source: str | Path, key: str = "single.prompts") -> None:
+    """Raise :class:`TooManySinglePrompts` naming ``source`` and ``key`` when ``single.prompts`` is not given and
+    the suite's dataset draws more than :data:`MAX_IMPLICIT_SINGLE_PROMPTS` requests: the single phase
+    would measure each of them alone, in every trial (QA: a ShareGPT file of 3,000 rows and no
+    ``single.prompts`` planned 9,000 single requests a trial, and the study sat at "baseline:
+    launching" with nothing said). Given explicitly, any number is taken.
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    have = len(suite.prompts or [])
+    if suite.dataset is None or suite.single.prompts is not None or have <= MAX_IMPLICIT_SINGLE_PROMPTS:
+        return
+    if suite.n_single_requests() == 0:  # (single.lengths: [] measures no single request)
+        return
+    total = suite.n_single_requests() * suite.single.repeats
+    raise TooManySinglePrompts(source, key, f"not given, so each of the {have:,} requests drawn from "
+                                            f"{suite.dataset.path} is measured alone in every run of the suite "
+                                            f"(each trial's, the baseline's: {total:,} single requests one at a "
+                                            f"time, single.repeats {suite.single.repeats}): give single.prompts, "
+                                            "the first N drawn (e.g. 8), or dataset.n; or single.prompts: "
+                                            f"{have} to measure them all")
 
 
 def refuse_repeated_lengths(suite: Suite, source: str | Path, key: str = "single.lengths") -> None:
@@ -413,6 +444,7 @@ def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None
     so a study created before one of them still opens. :class:`ConfigError` naming ``source``."""
     refuse_control_in_names(suite, source, prefix)
     refuse_too_many_single_prompts(suite, source, f"{prefix}single.prompts")
+    refuse_every_drawn_request_alone(suite, source, f"{prefix}single.prompts")
     refuse_repeated_lengths(suite, source, f"{prefix}single.lengths")
     refuse_blank_turns(suite, source, f"{prefix}prompts")
     refuse_adaptive_below_repeats(suite, source, prefix)
