@@ -337,10 +337,10 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
         # the key that tells what the file is first (a ShareGPT row's "conversations" beside its "lang")
         unknown = sorted(set(obj) - {"prompt", "messages", "max_tokens", "category", "name", "id"},
                          key=lambda k: (k not in ("conversations", "conversation"),
-                                        k not in ("instruction", "input"),
+                                        k not in ("instruction", "input"), k not in _OTHER_LAYOUT_KEYS,
                                         k not in _REPLY_KEYS, k not in _OPENAI_FIELDS, k))
         if unknown:
-            raise _row_error(source, f"{where}: {unknown[0]}", _unknown_row_key(unknown[0], source))
+            raise _row_error(source, f"{where}: {unknown[0]}", _unknown_row_key(unknown[0], source, obj))
         has_prompt, has_messages = "prompt" in obj, "messages" in obj
         if has_prompt == has_messages:
             raise _row_error(source, where, "give prompt (text) or messages (OpenAI chat), exactly one")
@@ -385,11 +385,41 @@ _OPENAI_FIELDS = frozenset({
     "tool_choice", "parallel_tool_calls", "metadata", "store", "service_tier", "reasoning_effort", "modalities"})
 
 
-def _unknown_row_key(key: str, source: str) -> str:
+#: Keys of other common row layouts whose request a jq line can make (:func:`_other_layout_fix`).
+_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question")
+
+
+def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
+    """The fix for a row of another common layout, told by its ``key``, or None: an OpenAI Batch API
+    input line (``custom_id``, ``method``, ``url``, ``body``: the request is its body), a Hugging Face
+    text dataset's ``text`` column, a question-answer set's ``question`` (QA: each was "unknown key;
+    expected prompt or messages ...", the question's reply refused first and the question next: two
+    tries). The command writes a file beside ``source``, both named as the error line names them."""
+    if "prompt" in row or "messages" in row:
+        return None  # a request row with an extra key: the key alone is what is wrong
+    out = f"{shlex.quote(source)} > {shlex.quote(_one_line_copy(source))}"
+    then = " writes them so; give that file as dataset.path)"
+    body = row.get("body")
+    if key in ("body", "custom_id") and isinstance(body, dict) and ("messages" in body or "prompt" in body):
+        request = "messages" if "messages" in body else "prompt"
+        return (f"an OpenAI Batch API input line (custom_id, method, url, body): the request is its body "
+                f"(jq -c '.body | {{{request}, max_tokens}}' {out}{then}")
+    if key == "text" and isinstance(row.get("text"), str):
+        return ("a text column, as Hugging Face text datasets have it: give it as prompt "
+                f"(jq -c '{{prompt: .text}}' {out}{then}")
+    if key == "question" and isinstance(row.get("question"), str):
+        return ("a question-answer row: give the question as prompt, and its answer's length in tokens as "
+                f"max_tokens if you know it (jq -c '{{prompt: .question}}' {out}{then}")
+    return None
+
+
+def _unknown_row_key(key: str, source: str, row: dict | None = None) -> str:
     """What a JSONL row's unknown ``key`` says, with the fix where the key tells what the file is
     (QA: a ShareGPT export as JSON lines and an OpenAI request log were refused with the list of
     keys alone)."""
     name = Path(source).name
+    if row is not None and (fix := _other_layout_fix(key, source, row)) is not None:
+        return fix
     if key in ("conversations", "conversation"):
         # SGLang 0.5.23's bench_serving reads such lines as --dataset-name custom (custom.py), a
         # ShareGPT file with json.load (one JSON list): the first is this file's layout
