@@ -28,9 +28,24 @@ def _percentiles(values: list[float]) -> dict[str, float | None]:
     return out
 
 
+def sent_prompts(suite) -> list:
+    """The suite's prompts a measurement sends, in the suite's order: the single phase's (its first
+    ``single.prompts``, at one length or more) and the sweep's (a batch of C takes prompts ``i % n``
+    for i < C, so the first C of them). Warm-up requests are not measured, so not counted."""
+    names = {p.name for p in suite.single_prompts() if suite.single_lengths(p)}
+    for c in suite.sweep.concurrencies:
+        names.update(p.name for p in suite.cycled(c))
+    return [p for p in suite.prompts if p.name in names]
+
+
 def workload_stats(suite) -> dict[str, Any]:
-    """Plain data about the suite's requests (stored with a study, shown in status and the report)."""
-    prompts = list(suite.prompts)
+    """Plain data about the requests the suite sends (stored with a study, shown in status and the
+    report): ``requests`` is how many the suite holds (drawn from its dataset, or written inline),
+    ``sent`` how many of them a measurement sends (:func:`sent_prompts`), and the lengths, chat turns
+    and categories are those of the ones sent (QA: 40 drawn with a sweep up to C=8 and
+    ``single.prompts: 2`` sent 8 of them, and the line gave the lengths of all 40)."""
+    drawn = list(suite.prompts)
+    prompts = sent_prompts(suite)
     chars = [len(p.text or "") for p in prompts]
     source: dict[str, Any] = {"kind": "inline"}
     if suite.dataset is not None:
@@ -46,12 +61,17 @@ def workload_stats(suite) -> dict[str, Any]:
     # A suite without a sweep sends its single requests alone: the sweep's length (512 by default)
     # would state an output length no request has (QA: `single: {lengths: [8]}`, `sweep:
     # {concurrencies: []}` printed "output tokens 512/512/512")
-    outputs = ([suite.sweep_tokens(p) for p in prompts] if suite.sweep.concurrencies
+    # the sweep's requests: a batch of C takes the first C prompts (request i is prompt i % n)
+    swept = suite.prompts[:max(suite.sweep.concurrencies, default=0)]
+    outputs = ([suite.sweep_tokens(p) for p in swept] if suite.sweep.concurrencies
                else [length for _, length in single])
     return {
         "suite": suite.name,
         "source": source,
-        "requests": len(prompts),
+        "requests": len(drawn),
+        "sent": len(prompts),
+        "largest_batch": max(suite.sweep.concurrencies, default=0),
+        "single_prompts_sent": len({name for name, _ in single}),
         "chat_turns": sum(1 for p in prompts if p.messages),
         "prompt_chars": _percentiles(chars),
         "prompt_tokens_est": _percentiles([estimate_tokens(p.text or "") for p in prompts]),
@@ -77,16 +97,30 @@ def dropped_note(src: dict[str, Any]) -> str:
     return f"; rows dropped: {', '.join(parts)}" if parts else ""
 
 
+def _sent_note(stats: dict[str, Any]) -> str:
+    """", 8 of them sent (...)" when a measurement sends fewer of the suite's requests than it holds
+    (``sent``; a study stored before it was counted has none: ""). The statistics after it are the
+    sent ones'."""
+    sent, held = stats.get("sent"), stats.get("requests")
+    if not isinstance(sent, int) or not isinstance(held, int) or sent >= held:
+        return ""
+    single = stats.get("single_prompts_sent")
+    if not stats.get("largest_batch"):
+        return f", {sent} of them sent (the single phase's first {single})"
+    return (f", {sent} of them sent (the single phase's first {single}; a sweep batch of C sends the first C, "
+            f"up to {stats['largest_batch']})")
+
+
 def workload_line(stats: dict[str, Any]) -> str:
     """One line for people: source, size, lengths, categories; characters that would drive a terminal
     or reorder the line escaped (:func:`tuner.config.names.shown`)."""
     src = stats.get("source") or {}
     if src.get("kind") == "dataset":
         drawn = f"{stats['requests']} drawn" + (f" (n={src['n']}, seed {src['seed']})" if src.get("n") else "")
-        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}" + dropped_note(src)
+        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}" + _sent_note(stats) + dropped_note(src)
     else:
         n = stats.get("requests")
-        head = counted(n, "inline prompt") if isinstance(n, int) else f"{n} inline prompts"
+        head = (counted(n, "inline prompt") if isinstance(n, int) else f"{n} inline prompts") + _sent_note(stats)
 
     def pct(d: dict) -> str:
         return "/".join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p90", "p99"))
