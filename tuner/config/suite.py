@@ -362,6 +362,23 @@ def refuse_every_drawn_request_alone(suite: Suite, source: str | Path, key: str 
                                             f"{have} to measure them all")
 
 
+def refuse_seed_without_n(suite: Suite, source: str | Path, key: str = "dataset.seed") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and ``key`` when a dataset's ``seed`` is given (not
+    0) without ``n``: every row is drawn then, in the file's order (:func:`tuner.config.dataset.draw`),
+    so the seed chooses nothing, and the single phase and a sweep batch of C still take the file's
+    first rows (QA: ``seed: 1``, ``2`` and ``0`` sent the same requests, silently).
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    d = suite.dataset
+    if d is None or d.n is not None or d.seed == 0:
+        return
+    raise ConfigError(source, key, f"{d.seed} without dataset.n chooses nothing: every row is drawn, in the "
+                                   "file's order, so the single phase and each sweep batch take the file's first "
+                                   f"rows whatever the seed; give n (e.g. n: {len(suite.prompts or [])}, every row, "
+                                   "in the seed's order) for the seed to choose, or drop seed")
+
+
 def refuse_repeated_lengths(suite: Suite, source: str | Path, key: str = "single.lengths") -> None:
     """Raise :class:`ConfigError` naming ``source`` and ``key`` when ``single.lengths`` gives a length
     twice, as a repeated concurrency is refused: the article's order (``tuner bench``) sends each
@@ -445,6 +462,7 @@ def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None
     refuse_control_in_names(suite, source, prefix)
     refuse_too_many_single_prompts(suite, source, f"{prefix}single.prompts")
     refuse_every_drawn_request_alone(suite, source, f"{prefix}single.prompts")
+    refuse_seed_without_n(suite, source, f"{prefix}dataset.seed")
     refuse_repeated_lengths(suite, source, f"{prefix}single.lengths")
     refuse_blank_turns(suite, source, f"{prefix}prompts")
     refuse_adaptive_below_repeats(suite, source, prefix)
