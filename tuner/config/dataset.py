@@ -743,13 +743,27 @@ _NOT_TEXT = (
 )
 
 
+#: Suffixes of spreadsheet workbooks, which are zip archives (:data:`_SPREADSHEET`).
+_SPREADSHEETS = (".xlsx", ".xlsm", ".ods")
+_SPREADSHEET = (
+    (re.escape(b"PK\x03\x04"), "a spreadsheet workbook (a zip archive of XML)", "convert its sheet to JSON lines first "
+     "(python -c \"import pandas as p; p.read_excel('FILE').to_json('FILE.jsonl', orient='records', lines=True, "
+     "force_ascii=False)\", its columns named prompt and max_tokens) and give that file as dataset.path"),
+)
+
+
 def _not_utf8(path: Path, offset: int, line: int, head: bytes) -> ConfigError:
     """The error for a dataset file whose byte ``offset`` (on line ``line``) is the first that is not
     UTF-8: what the file is when its first bytes ``head`` say (a gzip'd export, a UTF-16 file a
     Windows tool wrote), with the command that makes it readable; else the line that holds the byte,
     so one bad row in a file of a million is found (QA: a JSONL file with one Latin-1 row was named
     by byte alone)."""
-    for magic, what, fix in _NOT_TEXT:
+    kinds = _NOT_TEXT
+    if path.suffix.lower() in _SPREADSHEETS:
+        # a workbook is a zip archive of XML parts: unzipping it gives no rows (QA: an .xlsx of prompts
+        # was told to unzip it); pandas reads the sheet (openpyxl for .xlsx, odfpy for .ods)
+        kinds = _SPREADSHEET + _NOT_TEXT
+    for magic, what, fix in kinds:
         if re.match(magic, head):
             # the file as the line names it, quoted for the shell: the command runs from the folder the
             # user is in (QA, qa134: `gunzip -k requests.jsonl.gz` for data/requests.jsonl.gz failed there)
