@@ -45,3 +45,22 @@ def test_no_file_near_says_not_found_alone(tmp_path):
     (tmp_path / "requests.jsonl").mkdir()  # a folder of that name is no file meant
     (tmp_path / "other.jsonl").write_text('{"prompt": "hello there"}\n')
     assert _said(tmp_path, "Requests.jsonl") == _not_found(tmp_path, "Requests.jsonl")
+
+
+def test_a_name_written_with_decomposed_accents_says_so_and_how_to_rename(tmp_path):
+    # a file named on macOS (accents as combining marks, NFD), the path typed here (composed, NFC):
+    # the two print alike (QA: "not found", the path looking right)
+    import shlex
+    import unicodedata
+
+    on_disk = unicodedata.normalize("NFD", "dätä.jsonl")
+    typed = unicodedata.normalize("NFC", "dätä.jsonl")
+    assert on_disk != typed
+    (tmp_path / on_disk).write_text('{"prompt": "hello there"}\n')
+    command = f"mv -- {shlex.quote(str(tmp_path / on_disk))} {shlex.quote(str(tmp_path / typed))}"
+    assert _said(tmp_path, typed) == _not_found(tmp_path, typed) + (
+        "; 'da\\u0308ta\\u0308.jsonl' is there, the same name with its accents written as other code points (a file "
+        f"named on macOS: Unicode NFD): rename the file ({command})")
+    # the command given makes the path read
+    (tmp_path / on_disk).rename(tmp_path / typed)
+    assert [p.text for p in load_suite({"name": "t", "dataset": {"path": typed}}, tmp_path).prompts] == ["hello there"]

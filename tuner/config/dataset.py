@@ -50,6 +50,7 @@ import json
 import os
 import re
 import shlex
+import unicodedata
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
@@ -862,8 +863,16 @@ def _found_instead(given: str, base_dir: Path) -> str:
             for i, entry in enumerate(entries):
                 if i >= _MAX_LISTED:
                     break
-                if entry.name != path.name and entry.name.lower() == path.name.lower() and entry.is_file():
-                    text = str(Path(given.strip().replace("\\", "/")).with_name(entry.name))
+                if entry.name == path.name or not entry.is_file():
+                    continue
+                text = str(Path(given.strip().replace("\\", "/")).with_name(entry.name))
+                if unicodedata.normalize("NFC", entry.name) == unicodedata.normalize("NFC", path.name):
+                    # macOS writes a name's accents decomposed (NFD), an editor here composed (NFC): the
+                    # two print alike, and a byte-wise file system tells them apart
+                    return (f"; {shown(ascii(entry.name))} is there, the same name with its accents written as "
+                            "other code points (a file named on macOS: Unicode NFD): rename the file (mv -- "
+                            f"{shlex.quote(str(path.parent / entry.name))} {shlex.quote(str(path))})")
+                if entry.name.lower() == path.name.lower():
                     return (f"; {text} is there (its name differs in case, and file names here are "
                             "case-sensitive): give it as dataset.path")
     except OSError:
