@@ -54,7 +54,7 @@ import unicodedata
 from pathlib import Path
 from typing import Any, Iterable, Iterator, Literal
 
-from pydantic import Field, model_serializer, model_validator
+from pydantic import Field, field_validator, model_serializer, model_validator
 
 from .names import name_problem, shown
 from .paths import NonEmptyPathText
@@ -140,6 +140,20 @@ class DatasetSpec(StrictModel):
     max_prompt_chars: int | None = Field(None, ge=1)  #: prompts longer than this are dropped
     #: the file's SHA-256: recorded at load; when given in a suite file, the file must match it
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
+
+    @field_validator("sha256", mode="before")
+    @classmethod
+    def _hex_digest(cls, v: Any) -> Any:
+        # Hex digits are one number in either case: PowerShell's Get-FileHash and certutil print them
+        # upper case (QA: refused, "string should match pattern '^[0-9a-f]{64}$'"); sha256sum prints
+        # them lower case, as the tuner stores them
+        if isinstance(v, str) and re.fullmatch(r"[0-9A-Fa-f]{64}", v):
+            return v.lower()
+        if isinstance(v, str):
+            raise ValueError(f"expected the file's SHA-256 as 64 hexadecimal digits, as sha256sum FILE prints it "
+                             f"(or Get-FileHash FILE); got {v[:80]!r}" + (f" ({len(v)} characters)"
+                                                                           if len(v) != 64 else ""))
+        return v
     #: rows of the file left out of the draw, recorded at load (a workload cut short without a count
     #: in the output is a silent change; QA: the shipped sharegpt-mini drew 12 of its 13 entries and
     #: nothing said so): ``dropped_short``, conversations SGLang's reader drops (fewer than two
