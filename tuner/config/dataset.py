@@ -171,6 +171,25 @@ class DatasetSpec(StrictModel):
                     out.pop(key, None)
         return out
 
+    @model_validator(mode="before")
+    @classmethod
+    def _the_file_as_path(cls, data: Any) -> Any:
+        # QA: `dataset: data.jsonl`, the file alone, was "input should be a valid dictionary, got
+        # 'data.jsonl'"; `dataset: {file: data.jsonl}` "dataset.path: required key is missing"
+        if isinstance(data, str):
+            raise ValueError(f"expected a mapping with the file as its path: write it as dataset: {{path: {data}}}")
+        if isinstance(data, dict) and "path" not in data:
+            if "name" in data or "dataset_name" in data:  # SGLang's bench_serving --dataset-name sharegpt
+                key = "name" if "name" in data else "dataset_name"
+                raise ValueError(f"{key}: unknown key; the tuner draws from a file, not a named set (SGLang's "
+                                 "--dataset-name): give the file as path and its layout as format "
+                                 "(jsonl, sharegpt or custom)")
+            other = next((k for k in _PATH_KEYS if k in data), None)
+            if other is not None:
+                value = data[other] if isinstance(data[other], str) else "FILE"
+                raise ValueError(f"{other}: unknown key; the file is the dataset's path: write it as path: {value}")
+        return data
+
     @model_validator(mode="after")
     def _ranges(self):
         if self.max_prompt_chars is not None and self.max_prompt_chars < self.min_prompt_chars:
@@ -184,6 +203,10 @@ class DatasetSpec(StrictModel):
             return self.format
         return "sharegpt" if self.path.lower().endswith(".json") else "jsonl"
 
+
+#: Keys other tools name a dataset's file with (SGLang's ``--dataset-path``, Hugging Face's
+#: ``data_files``), written where :class:`DatasetSpec` takes ``path``.
+_PATH_KEYS = ("file", "dataset_path", "data_path", "data_files", "filename")
 
 #: :class:`DatasetSpec`'s counts of the rows left out of the draw.
 DROP_COUNTS = ("dropped_short", "dropped_by_filters")
