@@ -413,6 +413,11 @@ def _jsonl_rows(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[dict[
 _TOOL_KEYS = ("tool_calls", "tool_call_id", "function_call")
 
 
+#: Keys of an OpenAI chat message that carry nothing when null or an empty list, as OpenAI's SDK writes
+#: every field of a message it returns: read as absent.
+_EMPTY_WHEN_NULL = _TOOL_KEYS + ("refusal", "audio", "annotations")
+
+
 #: Keys that hold a recorded reply beside the request (prompt/completion pairs, instruction data,
 #: preference data).
 _REPLY_KEYS = ("completion", "response", "output", "answer", "chosen", "rejected")
@@ -488,7 +493,11 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
     for i, m in enumerate(value):
         if not isinstance(m, dict):
             raise _row_error(source, f"{where}[{i}]", "expected {role, content}")
-        extra = sorted(set(m) - {"role", "content", "name", "reasoning_content"},
+        # keys of a message as OpenAI's SDK gives it back (message.model_dump()) that hold nothing: no call,
+        # no refusal, no audio (QA: such a logged assistant turn, "tool_calls": null, was refused as a
+        # tool call)
+        empty = {k for k in _EMPTY_WHEN_NULL if k in m and (m[k] is None or m[k] == [])}
+        extra = sorted(set(m) - empty - {"role", "content", "name", "reasoning_content"},
                        key=lambda k: (k not in _TOOL_KEYS, k))
         if extra and extra[0] in _TOOL_KEYS:
             # QA: an agent's log ("tool_calls" with "content": null, then a "tool" turn with its
