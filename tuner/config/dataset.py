@@ -546,7 +546,9 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
 
 #: Roles of other chat layouts, and the OpenAI role a turn of theirs is written with.
 _OTHER_ROLES = {"human": ("user", "ShareGPT's name for"), "gpt": ("assistant", "ShareGPT's name for"),
-                "function": ("tool", "OpenAI's retired role for a function's result, now")}
+                "function": ("tool", "OpenAI's retired role for a function's result, now"),
+                # QA: a Gemini API log (roles user and model) was refused with the list of roles alone
+                "model": ("assistant", "Gemini's name for")}
 
 
 def _role_fix(role: Any) -> str:
