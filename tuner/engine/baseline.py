@@ -176,11 +176,18 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
                             + ": the suite does not measure what the objectives need")
 
 
-def baseline_values(bstudy, attrs: dict) -> list[float] | None:
+def baseline_values(bstudy, attrs: dict, names: list[str] | None = None) -> list[float] | None:
     """The baseline's own figures in ``attrs``, as its study's metrics (``single_tok_per_s``,
-    ``tok_per_s@C``): what optuna-dashboard shows for it. None when one is missing."""
+    ``tok_per_s@C``): what optuna-dashboard shows for it. None when one is missing.
+
+    ``names``: the baseline study's metric names, read by the caller beforehand; None reads them
+    from the storage now, a call that waits out an outage. A measurement just taken must not make
+    it before its journal entry: the storage down for the patience then ended the worker with the
+    measurement in neither (QA, qa148: ``nothing measured is waiting``, the baseline measured again)."""
     from .objectives import figure
 
     figures = StoredFigures.from_attrs(attrs)
-    values = [figure(name, figures) for name in (bstudy.metric_names or [])]
+    if names is None:
+        names = list(bstudy.metric_names or [])
+    values = [figure(name, figures) for name in names]
     return None if not values or any(v is None for v in values) else [float(v) for v in values]

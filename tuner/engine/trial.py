@@ -479,6 +479,11 @@ class TrialRunner:
             replaced=lambda: study_replaced(self.study, self.uid))
 
         watch = StallWatch()
+        # The baseline study's metric names are read now, before the suite: a storage call in
+        # record() before the journal entry waits out an outage with the measurement in neither
+        # (QA, qa148: PostgreSQL stopped during the baseline's suite, exit 75 with "nothing measured
+        # is waiting"; the baseline was lost and measured again).
+        names = list(study.metric_names or []) if baseline is None else None
 
         def record(m) -> None:
             kill_point(f"{kind}measured")
@@ -499,7 +504,7 @@ class TrialRunner:
                          "finished_at": utc_now()}
                 if not m.failure_class:
                     attrs["status"] = MEASURED
-                values = None if m.failure_class else baseline_values(study, attrs)
+                values = None if m.failure_class else baseline_values(study, attrs, names)
                 finish = finish_of(study, trial, attrs, values, {}, measured=values is not None)
             else:
                 attrs = measurement_attrs(m, spec)

@@ -1,0 +1,92 @@
+"""A baseline measured while PostgreSQL is down past the patience is journaled, not lost.
+
+The baseline's measurement read its study's metric names from the storage (Optuna's
+``Study.metric_names``, a waiting call) after the suite and before its journal entry: PostgreSQL
+stopped during the baseline's suite, the worker waited there for the patience and exited 75 with
+``nothing measured is waiting (journal ... is empty)``; the baseline was measured again by the next
+run (QA, qa148: a trial's measurement, struck the same way, was journaled). Now the names are read
+before the suite (tuner/engine/trial.py, ``TrialRunner.measure``).
+
+A real ``tuner study run`` on the simulator, the session's own PostgreSQL server (support.pg.PgCluster)
+stopped with pg_ctl while the baseline's server runs, then started again for the next run.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import optuna
+from optuna.trial import TrialState
+from support.faults import fault_env, start_tuner, study_file, wait_for
+from support.processes import finish
+
+from tuner.engine.storage import driver_url
+
+TUNER = [sys.executable, "-m", "tuner"]
+
+
+def baseline_server_up(workdir: Path) -> bool:
+    """Whether the baseline's server is running now (its record on disk)."""
+    for rec in (workdir / "servers").glob("*.json"):
+        try:
+            r = json.loads(rec.read_text())
+        except (OSError, ValueError):
+            continue
+        if Path(r.get("log_path", "")).parent.name == "baseline":
+            return True
+    return False
+
+
+def test_baseline_measured_while_the_storage_is_down_is_journaled_and_replayed(pg_cluster, tmp_path):
+    url = pg_cluster.database()
+    path = study_file(tmp_path, "base-outage", 1)
+    # speedup 5, not 20: the baseline's suite outlasts pg_ctl's stop, so the outage begins before it ends
+    path.write_text(path.read_text().replace("speedup: 20,", "speedup: 5,"))
+    env = fault_env(TUNER_STORAGE=url, TUNER_STORAGE_PATIENCE_S="3")
+    subprocess.run([*TUNER, "study", "create", str(path)], env=env, cwd=tmp_path, check=True, capture_output=True)
+    workdir = tmp_path / "wd"
+    log = tmp_path / "first.log"
+    proc = start_tuner(["study", "run", str(path), "--workdir", str(workdir)], env, tmp_path, log)
+    try:
+        wait_for(lambda: baseline_server_up(workdir), 180, "the baseline's server", [proc])
+        pg_cluster.stop()
+        code = proc.wait(timeout=180)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        finish(proc)
+        if not pg_cluster.running():
+            pg_cluster.start()
+    out = log.read_text()
+    assert code == 75, out[-3000:]
+    assert "Traceback" not in out, out[-3000:]
+    errors = [line for line in out.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, out[-3000:]
+    # before the fix: "nothing measured is waiting (journal .../wd/journal is empty)"
+    assert f"1 measurement journaled in {workdir / 'journal'} (baseline 0)" in errors[0], errors[0]
+    entries = list((workdir / "journal").glob("*.json"))
+    assert len(entries) == 1, entries
+    journaled = json.loads(entries[0].read_text())["finish"]
+    assert journaled["user_attrs"]["status"] in ("measured", "failed"), journaled["user_attrs"]
+
+    # The database is back: the next run stores the journaled baseline, does not measure it again,
+    # and measures the study's trial against it.
+    again = subprocess.run([*TUNER, "study", "run", str(path), "--workdir", str(workdir)], env=env, cwd=tmp_path,
+                           capture_output=True, text=True, timeout=300)
+    said = again.stdout + again.stderr
+    assert "replayed from the journal into the storage: baseline (told)" in said, said[-3000:]
+    assert "baseline (autoregressive): launching" not in said, said[-3000:]
+    storage = optuna.storages.RDBStorage(driver_url(url))
+    try:
+        base = optuna.load_study(study_name="base-outage.baseline", storage=storage).get_trials(deepcopy=False)
+    finally:
+        storage.engine.dispose()
+    complete = [t for t in base if t.state == TrialState.COMPLETE]
+    assert len(complete) == 1, [(t.number, t.state) for t in base]
+    assert complete[0].user_attrs.get("status") == journaled["user_attrs"]["status"]
+    assert complete[0].values == journaled["values"]
+    if journaled["user_attrs"]["status"] == "measured":  # a loaded machine may fail it as bad_response, rightly
+        assert again.returncode == 0, said[-3000:]
