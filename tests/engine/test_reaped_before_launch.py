@@ -82,7 +82,9 @@ def test_a_trial_failed_as_nobodys_before_its_worker_named_itself_is_asked_for_a
     summary = run_study(config, config.storage, backend)
     assert done == [0]
     trials = optuna.load_study(study_name=config.name, storage=config.storage).get_trials(deepcopy=False)
-    assert trials[0].state == TrialState.FAIL and trials[0].params == SEED
+    # failed before its sampler proposed (the worker names itself first): its parameters are the
+    # ones it was queued with, which the reaper queued again
+    assert trials[0].state == TrialState.FAIL and trials[0].system_attrs.get("fixed_params") == SEED
     assert "worker" not in trials[0].user_attrs  # left as the reaper failed it
     assert backend.launches.count(SEED) == 1, backend.launches  # the reaper's retry, launched once
     assert summary.launches == len(backend.launches) == 3

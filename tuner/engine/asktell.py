@@ -31,6 +31,17 @@ def ask(study, distributions=None):
         return study.ask(distributions)
 
 
+def propose(trial, distributions=None) -> None:
+    """What Optuna's ``study.ask(distributions)`` does after it has the trial: each distribution
+    suggested, so the sampler proposes the parameters now (optuna/study/study.py, ``Study.ask``).
+    Apart from :func:`ask` so a worker names itself on the trial before the proposal
+    (:func:`tuner.engine.workers.start_trial`)."""
+    from optuna.distributions import _convert_old_distribution_to_new_distribution
+
+    for name, dist in (distributions or {}).items():
+        trial._suggest(name, _convert_old_distribution_to_new_distribution(dist))
+
+
 @contextmanager
 def _queue_taken_once(study):
     # Optuna's ask starts a queued trial through Study._pop_waiting_trial_id (optuna/study/study.py):

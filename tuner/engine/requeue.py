@@ -18,11 +18,14 @@ _KEPT_SYSTEM_ATTRS = ("fixed_params",)
 
 def requeue(study, trial, max_retry: int | None = None) -> bool:
     """Queue ``trial``'s parameters again (a WAITING trial); False when it has no parameters or
-    has been retried ``max_retry`` times already."""
+    has been retried ``max_retry`` times already. A queued trial failed after its worker took it
+    and before its sampler proposed (tuner.engine.workers.start_trial names the worker first) has
+    no parameters yet, only the ones it was queued with (Optuna's ``fixed_params``): those are
+    queued again, as ``enqueue_trial`` queues them."""
     import optuna
     from optuna.trial import TrialState
 
-    if not trial.params:
+    if not trial.params and not trial.system_attrs.get("fixed_params"):
         return False
     history = [*trial.system_attrs.get("retry_history", []), trial.number]
     if max_retry is not None and len(history) > max_retry:

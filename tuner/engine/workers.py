@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from ..server.procs import process_alive, read_stat
 from ..server.signals import signals_held
 from . import dead_journals
-from .asktell import ask, move_state
+from .asktell import ask, move_state, propose
 from .patience import fail_fast, patient_backend
 from .records import INTERRUPTED
 from .requeue import clear_inherited, requeue
@@ -111,10 +111,12 @@ class Heartbeat:
 def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
     """Ask ``study`` for a trial (a queued one first) and make it this worker's: its first heartbeat
     (kept up by a :class:`Heartbeat` entered on ``stack``), a retry's inherited attributes blanked
-    (:func:`~tuner.engine.requeue.clear_inherited`), and ``worker`` named on it. A Ctrl-C while the
-    sampler proposes is held until the trial names its worker, so the next run can tell it is dead
-    and fail it (:func:`reap_dead_trials`); a kill -9 there leaves an unnamed trial, failed once a
-    reaper has seen it so for :data:`UNNAMED_AFTER_S`.
+    (:func:`~tuner.engine.requeue.clear_inherited`), and ``worker`` named on it; only then does the
+    sampler propose ``distributions`` (:func:`~tuner.engine.asktell.propose`), so a kill -9 during
+    the proposal (seconds) leaves a trial the next run of this host fails at once
+    (:func:`reap_dead_trials`). A Ctrl-C is held until the trial names its worker; a kill -9 in the
+    milliseconds before that leaves an unnamed trial, failed once a reaper has seen it so for
+    :data:`UNNAMED_AFTER_S`.
 
     A trial the storage loses right after creating it (Optuna's ``KeyError: 'Record does not
     exist.'`` from the next write to it) is asked for again, up to :data:`ASK_TRIES` times in all:
@@ -133,10 +135,17 @@ def start_trial(study, worker: Worker, stack: ExitStack, distributions=None):
     for attempt in range(1, ASK_TRIES + 1):
         with signals_held(), ExitStack() as this_try:
             try:
-                trial = ask(study, distributions)
+                # Asked with no distributions, so the sampler proposes only once the trial names
+                # its worker: Optuna's ask(distributions) proposes before it returns (seconds), and a
+                # worker killed there left a trial no one named, failed only once a reaper had seen
+                # it so for UNNAMED_AFTER_S; a run finding the budget spent ends at once, and such a
+                # trial stayed RUNNING for good (QA, qa148: fault_campaign --random 10 --seed 9104,
+                # draw 2, a group kill between two launches: "trial 4 left RUNNING", no parameters).
+                trial = ask(study)
                 this_try.enter_context(Heartbeat(study._storage, trial._trial_id))
                 clear_inherited(study._storage, trial._trial_id)
                 trial.set_user_attr("worker", worker.as_dict())
+                propose(trial, distributions)
             except (KeyError, UpdateFinishedTrialError) as exc:
                 if attempt == ASK_TRIES:
                     raise
