@@ -97,7 +97,7 @@ def dropped_note(src: dict[str, Any]) -> str:
     return f"; rows dropped: {', '.join(parts)}" if parts else ""
 
 
-def _sent_note(stats: dict[str, Any]) -> str:
+def sent_note(stats: dict[str, Any]) -> str:
     """", 8 of them sent (...)" when a measurement sends fewer of the suite's requests than it holds
     (``sent``; a study stored before it was counted has none: ""). The statistics after it are the
     sent ones'."""
@@ -117,10 +117,10 @@ def workload_line(stats: dict[str, Any]) -> str:
     src = stats.get("source") or {}
     if src.get("kind") == "dataset":
         drawn = f"{stats['requests']} drawn" + (f" (n={src['n']}, seed {src['seed']})" if src.get("n") else "")
-        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}" + _sent_note(stats) + dropped_note(src)
+        head = f"dataset {src.get('path')} ({src.get('format')}), {drawn}" + sent_note(stats) + dropped_note(src)
     else:
         n = stats.get("requests")
-        head = (counted(n, "inline prompt") if isinstance(n, int) else f"{n} inline prompts") + _sent_note(stats)
+        head = (counted(n, "inline prompt") if isinstance(n, int) else f"{n} inline prompts") + sent_note(stats)
 
     def pct(d: dict) -> str:
         return "/".join("-" if d.get(k) is None else f"{d[k]:.0f}" for k in ("p50", "p90", "p99"))

@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
-from ..bench.workload import dropped_note
+from ..bench.workload import dropped_note, sent_note
 from ..config.wording import counted
 from ..engine.limits import SLO_ATTR, check_text
 from ..engine.records import MEASURED
@@ -23,8 +23,9 @@ def traffic_html(data: ReportData, table) -> list[str]:
         src = w.get("source") or {}
         what = (f"dataset {src.get('path')} ({src.get('format')}; n={src.get('n') or 'all'}, seed {src.get('seed')}, "
                 f"sha256 {str(src.get('sha256'))[:12]}...)" if src.get("kind") == "dataset" else "inline prompts")
-        # the rows of the file left out of the draw, when any (tuner.bench.workload.dropped_note)
-        requests = f"{w.get('requests')} from {what}{dropped_note(src)}"
+        # how many a measurement sends, when fewer (the lengths below are theirs: QA, the row gave the
+        # drawn count beside the sent requests' lengths), and the rows of the file left out of the draw
+        requests = f"{w.get('requests')} from {what}{sent_note(w)}{dropped_note(src)}"
         rows = [["suite", w.get("suite")], ["requests", requests],
                 ["API", f"{bench.get('api', 'generate')}" + (", streamed" if bench.get("stream") else "")],
                 ["sampling temperature", f"{w.get('temperature', 0):g}"],
