@@ -196,7 +196,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             raise
         except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM, SIGHUP (stop_on_signals)
             view.close()
-            click.echo("interrupted: the server is stopped; a trial that was running is queued again", err=True)
+            click.echo(f"interrupted: the server is stopped; {_fate_after_interrupt(name, config.workdir)}", err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
         except StudyReplaced as exc:  # deleted, perhaps made anew under its name (tuner.engine.study)
             view.close()
@@ -208,6 +208,18 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             view.close()
             click.echo(f"error: {StudyReplaced(name)}", err=True)
             sys.exit(1)
+
+
+def _fate_after_interrupt(name: str, workdir) -> str:
+    """What became of the trial a signal stopped: queued again for the next run, or, when this study's
+    measurements wait in the journal (the signal came while the storage was away, so nothing could be
+    queued), where they wait (:func:`journal_note`; QA: after "The measurement is kept in the journal"
+    the last line said "a trial that was running is queued again", and nothing was)."""
+    from ..engine.journal import Journal
+
+    if Journal(workdir).entries(name):
+        return journal_note(name, Path(workdir) / "journal")
+    return "a trial that was running is queued again"
 
 
 def _preflight(config: StudyConfig) -> None:
