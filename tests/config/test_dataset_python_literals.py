@@ -43,7 +43,11 @@ def test_a_python_repr_of_a_sharegpt_list_is_named(tmp_path):
                     f"quotes: a ' quote at column 3 is Python's, JSON writes \"; {FIX})")
 
 
-@pytest.mark.parametrize("row, error", [('{"prompt": "x",}', "Expecting property name enclosed in double quotes"),
-                                        ('{"prompt": Nonesuch}', "Expecting value")])
-def test_other_json_errors_are_said_as_before(tmp_path, row, error):
+@pytest.mark.parametrize("row", ['{"prompt": "x",}', '{"prompt": Nonesuch}'])
+def test_other_json_errors_are_said_as_before(tmp_path, row):
+    # in the json module's own words, which differ by release (3.13: "Illegal trailing comma before end
+    # of object"; before: "Expecting property name enclosed in double quotes")
+    with pytest.raises(json.JSONDecodeError) as said:
+        json.loads(row)
+    error = said.value.msg
     assert _refusal(tmp_path, "d.jsonl", row + "\n") == f"{tmp_path / 'd.jsonl'}: line 1: not valid JSON ({error})"
