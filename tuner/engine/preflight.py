@@ -361,12 +361,13 @@ def check_backends_start(facts, ctx, source) -> None:
     (:func:`tuner.sglang.attention.launch_refusal`: the attention backend SGLang resolves, which it
     checks even when prefill and decode backends are both given, then prefill and decode), then the
     fa3 fallback (fp8_e5m2 turns fa3 into triton, so fa3 does not run), then each runner as it starts
-    (:func:`tuner.sglang.attention.gpu_refusal`: fa3's GPU assert in attention_registry.py). QA
+    (:func:`tuner.sglang.attention.runner_backends`, the list the simulator checks too;
+    :func:`tuner.sglang.attention.gpu_refusal`: fa3's GPU assert in attention_registry.py). QA
     (qa150): Kimi K2.6 on sm90 with attention_backend trtllm_mla and prefill/decode backends
     triton/flashinfer passed create, and SGLang refused every launch (overrides.py,
     _mla_kv_cache_dtype_checks); fa3 with kv_cache_dtype fp8_e5m2 on SM100 was refused, and SGLang
     runs it on triton."""
-    from ..sglang.attention import LaunchRefusal, fa3_fp8_fallback, gpu_refusal, kv_dtype_refusal, launch_refusal
+    from ..sglang.attention import LaunchRefusal, gpu_refusal, kv_dtype_refusal, launch_refusal, runner_backends
 
     kind = facts.target.attention if facts.target else None
     attention = resolved_attention_backend(ctx)
@@ -379,12 +380,10 @@ def check_backends_start(facts, ctx, source) -> None:
                       for refusal in [kv_dtype_refusal(b, ctx.kv_cache_dtype)] if refusal is not None), None)
     if found is not None:
         raise ConfigError(source, "server.args", _launch_refusal_line(found, facts, ctx))
-    attention = fa3_fp8_fallback(attention, ctx.kv_cache_dtype)
-    target = (prefill or attention, decode or attention)
-    runners = [(b, facts.target, "the model") for b in target]
-    draft = (ctx.draft_attention_backend,) if ctx.draft_attention_backend else target
-    runners += [(b, facts.draft, "the draft model") for b in draft]
-    for backend, model, who in runners:
+    models = {"target": (facts.target, "the model"), "draft": (facts.draft, "the draft model")}
+    for backend, runner in runner_backends(attention, prefill, decode, ctx.draft_attention_backend,
+                                           ctx.kv_cache_dtype):
+        model, who = models[runner]
         refusal = gpu_refusal(backend, facts.gpu, model.attention if model else None)
         if refusal is not None:
             raise ConfigError(source, "server.args", f"attention backend {backend} does not start for {who} "

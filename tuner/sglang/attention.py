@@ -308,6 +308,35 @@ def fa3_fp8_fallback(attention: str | None, kv_cache_dtype: str | None) -> str |
     return "triton" if attention == "fa3" and kv_cache_dtype == "fp8_e5m2" else attention
 
 
+def runner_backends(attention: str | None, prefill: str | None, decode: str | None, draft: str | None,
+                    kv_cache_dtype: str | None = None, speculative: bool = True) -> list[tuple[str | None, str]]:
+    """The attention backends each model runner builds as it starts, in SGLang 0.5.23's order:
+    ``(backend, runner)`` pairs, ``runner`` ``"target"`` or ``"draft"``; the target's prefill then
+    decode backend, then (``speculative``) the draft runner's. Every launch path that checks a
+    runner's backend (study create, `tuner doctor`, the simulator) reads this list.
+
+    ``attention``: the attention backend SGLang resolved, before the fa3 fallback, which is applied
+    here (:func:`fa3_fp8_fallback`, with ``kv_cache_dtype``; applying it twice changes nothing);
+    ``prefill``/``decode``: the prefill and decode backends given (None: not given); ``draft``:
+    ``--speculative-draft-attention-backend`` (None: not given).
+
+    Mirrors SGLang 0.5.23: the target runner's pair is ``attention_backends()``
+    (``arg_groups/model_override_base.py``, ``attention_backends_of``: a split backend not given is
+    the base one); a draft runner (``model_executor/model_runner.py``,
+    ``resolve_draft_attention_backend``; EAGLE's draft worker, ``speculative/eagle_worker_v2.py``,
+    names none) runs ``--speculative-draft-attention-backend`` for prefill and decode alike when
+    given, else the target's pair (``model_runner_components/attention_backend_setup.py``,
+    ``resolve_attention_backend_strs``); each backend is then built by
+    ``layers/attention/attention_registry.py`` (``create_*_backend``), whose checks
+    (:func:`gpu_refusal`'s fa3 assert, :data:`MLA_ONLY_BACKENDS`) fire there."""
+    attention = fa3_fp8_fallback(attention, kv_cache_dtype)
+    target = (prefill or attention, decode or attention)
+    runners = [(backend, "target") for backend in target]
+    if speculative:
+        runners += [(backend, "draft") for backend in ((draft,) if draft else target)]
+    return runners
+
+
 def sm120_prefill_refusal(prefill: str | None, gpu: GpuArch | None, kv_cache_dtype: str | None) -> str | None:
     """SGLang's error when the prefill backend is trtllm_mha on an SM120 GPU with an fp8_e4m3 KV cache:
     attention_hook.py lines 207-221, right after the prefill GPU check, while handling the arguments

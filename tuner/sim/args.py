@@ -499,21 +499,21 @@ def _runner_gpu_refusal(ns: argparse.Namespace, profile, speculative: bool) -> R
     """fa3 on a GPU it does not run on, as a model runner builds it after the model load
     (``attention_registry.py`` line 243, ``create_flashattention_v3_backend``'s assert: SM 8.x for
     non-MLA models, SM 9.x): the target's prefill and decode backends (after the fa3 fp8_e5m2
-    fallback), then the draft runner's. QA (qa150): Kimi K2.6 on an SM120 profile with
+    fallback), then the draft runner's (:func:`tuner.sglang.attention.runner_backends`, which study
+    create's check reads too). QA (qa150): Kimi K2.6 on an SM120 profile with
     ``--attention-backend fa3`` started the simulator; SGLang's scheduler dies as it starts."""
     if profile is None:
         return None
-    from ..sglang.attention import gpu_refusal
+    from ..sglang.attention import gpu_refusal, runner_backends
 
-    attention = _reported_attention_backend(ns, profile)
     given = vars(ns)
-    target = (given.get("prefill_attention_backend") or attention,
-              given.get("decode_attention_backend") or attention)
-    runners = [(b, profile.model.attention) for b in target]
-    if speculative:
-        draft = given.get("speculative_draft_attention_backend")
-        runners += [(b, profile.draft.attention) for b in ((draft,) if draft else target)]
-    for backend, kind in runners:
+    kinds = {"target": profile.model.attention, "draft": profile.draft.attention}
+    runners = runner_backends(_reported_attention_backend(ns, profile), given.get("prefill_attention_backend"),
+                              given.get("decode_attention_backend"),
+                              given.get("speculative_draft_attention_backend"),
+                              given.get("kv_cache_dtype"), speculative)
+    for backend, runner in runners:
+        kind = kinds[runner]
         # the other GPU checks (trtllm_mla, trtllm_mha, cutedsl_mla) are argument handling's, of the
         # target's backends (_check_backends_on_gpu); a runner that starts asserts fa3's alone
         refusal = gpu_refusal(backend, profile.gpu(), kind) if backend == "fa3" else None
