@@ -17,6 +17,7 @@ import ipaddress
 import math
 import os
 import re
+from collections.abc import Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
@@ -455,6 +456,13 @@ class ServerSettings(StrictModel):
     sim: SimSettings = Field(default_factory=SimSettings)
     facts: StatedFacts = Field(default_factory=StatedFacts)
     model: ModelSettings | None = None  #: backend model only
+
+    def with_extra_args(self, args: Mapping[str, Any] | None = None) -> dict[str, Any]:
+        """``args`` (None: ``server.args``) with what ``extra_args`` sets laid over them, as SGLang's
+        argparse reads a launch's command line (``extra_args`` appended last: the last value given
+        wins; :func:`extra_args_given`). What the study's checks and the rules judge a launch by: the
+        data-parallel layout, the LM-head flags, the hybrid-cache rules."""
+        return {**(self.args if args is None else args), **extra_args_given(self.extra_args)}
 
     @field_validator("tp_size")
     @classmethod
@@ -895,7 +903,7 @@ def _data_parallel_with_fixed(study: StudyConfig, fixed: dict[str, Any], space_p
     if not any(name in fixed for name in _LM_HEAD_ARGS):
         return
     server = study.server
-    problem = data_parallel_problem({**fixed, **server.args, **extra_args_given(server.extra_args)}, server.tp_size)
+    problem = data_parallel_problem(server.with_extra_args({**fixed, **server.args}), server.tp_size)
     if problem is not None:
         raise ConfigError(str(space_path), "fixed", f"with the study's server (tp_size {server.tp_size}): {problem[1]}")
 

@@ -140,11 +140,10 @@ def study_server_args(server: ServerSettings, fixed_args: dict | None) -> dict[s
     SGLang's argparse reads it, :func:`tuner.config.extra_args.extra_args_given`). The rules judge
     settings with them (QA: ``extra_args: [--page-size, "16"]`` on a hybrid model was created and
     every launch failed, ``--disable-radix-cache`` there was not seen, and a study was refused)."""
-    from ..config.extra_args import extra_args_given
     from ..server.command import merged_server_args
 
     # merged_server_args refuses extra_args that set an argument args or fixed set: no key is both
-    return {**merged_server_args(server, fixed_args), **extra_args_given(server.extra_args)}
+    return server.with_extra_args(merged_server_args(server, fixed_args))
 
 
 def choose_attention(config: StudyConfig, fixed_args: dict | None, facts: StudyFacts) -> AttentionChoice:

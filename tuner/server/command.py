@@ -200,10 +200,8 @@ def _attention_dp_size(server: ServerSettings, args: Mapping[str, Any]) -> int:
     """The attention-DP workers a launch of ``server`` with ``args`` (the study's own, fixed ones
     included) runs, what ``server.extra_args`` sets counted too; 1 for a layout SGLang refuses (the
     study file's check says so when it loads)."""
-    from ..config.extra_args import extra_args_given
-
     try:
-        layout = data_parallel_layout({**args, **extra_args_given(server.extra_args)}, server.tp_size)
+        layout = data_parallel_layout(server.with_extra_args(args), server.tp_size)
     except (TypeError, ValueError):
         return 1
     return layout.attn_dp_size if layout.error is None else 1
