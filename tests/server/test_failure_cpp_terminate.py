@@ -12,6 +12,8 @@ from __future__ import annotations
 import sys
 import textwrap
 
+from support.healthy_http import HEALTHY_THREAD_PY
+
 from tuner.server.failures import classify_log, error_line
 from tuner.server.launcher import ServerProcess
 from tuner.server.ports import pick_free_port
@@ -60,24 +62,12 @@ def test_a_python_traceback_after_the_terminate_still_decides():
 # A ready server whose process then ends as the NCCL watchdog ends a rank: the C++ report on stderr,
 # then abort() with faulthandler on (a real "Fatal Python error: Aborted" and thread dump).
 SERVER = textwrap.dedent(r'''
-    import faulthandler, os, resource, socket, sys, threading, time
+    import faulthandler, os, resource, sys, time
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # abort() leaves no core file wherever CI runs
 
-    report, folder = open(sys.argv[2]).read(), sys.argv[3]
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", int(sys.argv[1])))
-    s.listen(16)
-
-    def serve():
-        while True:
-            c, _ = s.accept()
-            c.recv(65536)
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            c.close()
-
-    threading.Thread(target=serve, daemon=True).start()
+    report, folder, port = open(sys.argv[2]).read(), sys.argv[3], int(sys.argv[1])
+''') + HEALTHY_THREAD_PY + textwrap.dedent(r'''
     print("The server is fired up and ready to roll!", flush=True)
     while not os.path.exists(os.path.join(folder, "go")):
         time.sleep(0.02)

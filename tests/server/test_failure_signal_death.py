@@ -11,6 +11,8 @@ import signal
 import sys
 import textwrap
 
+from support.healthy_http import HEALTHY_THREAD_PY
+
 from tuner.server.failures import classify_log, error_line
 from tuner.server.launcher import ServerProcess
 from tuner.server.ports import pick_free_port
@@ -49,22 +51,11 @@ def test_a_fatal_error_before_the_last_traceback_is_not_quoted():
 
 # Ready at once; on "go", it dies of SIGSEGV with faulthandler on, deep in a stack (a real dump).
 SERVER = textwrap.dedent(r'''
-    import faulthandler, os, resource, signal, socket, sys, threading, time
+    import faulthandler, os, resource, signal, sys, time
 
     resource.setrlimit(resource.RLIMIT_CORE, (0, 0))  # no core file wherever CI runs
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", int(sys.argv[1])))
-    s.listen(16)
-
-    def serve():
-        while True:
-            c, _ = s.accept()
-            c.recv(65536)
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            c.close()
-
-    threading.Thread(target=serve, daemon=True).start()
+    port = int(sys.argv[1])
+''') + HEALTHY_THREAD_PY + textwrap.dedent(r'''
     while not os.path.exists(os.path.join(sys.argv[2], "go")):
         time.sleep(0.02)
     faulthandler.enable()

@@ -12,6 +12,7 @@ import logging
 import sys
 import textwrap
 
+from support.healthy_http import HEALTHY_THREAD_PY
 from support.processes import kill_if_left, wait_until
 
 from tuner.server.launcher import ServerProcess
@@ -20,22 +21,10 @@ from tuner.server.ports import pick_free_port
 # Ready at once; on "go", a helper leaves the session (double fork, setsid) and execs with an empty
 # environment, keeping the listening socket; it writes its pid, then sleeps.
 SERVER = textwrap.dedent(r'''
-    import os, socket, sys, threading, time
+    import os, sys, time
 
     port, folder = int(sys.argv[1]), sys.argv[2]
-    s = socket.socket()
-    s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    s.bind(("127.0.0.1", port))
-    s.listen(16)
-
-    def serve():
-        while True:
-            c, _ = s.accept()
-            c.recv(65536)
-            c.sendall(b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nConnection: close\r\n\r\n")
-            c.close()
-
-    threading.Thread(target=serve, daemon=True).start()
+''') + HEALTHY_THREAD_PY + textwrap.dedent(r'''
     while not os.path.exists(os.path.join(folder, "go")):
         time.sleep(0.02)
     if os.fork() == 0:

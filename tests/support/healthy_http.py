@@ -3,6 +3,10 @@ sets, from its ``--port``) that answers 200 to ``/health`` and ``/health_generat
 rest, bound with ``SO_REUSEADDR`` as uvicorn binds. Prefix it with what the stand-in does first
 (fail, sleep through a model load, count its launches).
 
+:data:`HEALTHY_THREAD_PY`: the middle of a stand-in server script that goes on after it serves (dies of
+a signal, forks a helper that keeps the socket): the same answer from a background thread, the
+listening socket kept as ``s``.
+
 In the test's own process: :class:`Answers200` (200 with an empty body to every GET) and
 :func:`serving`, a threaded HTTP server on 127.0.0.1 for a ``with`` block."""
 
@@ -48,4 +52,24 @@ class Handler(BaseHTTPRequestHandler):
         pass
 
 HTTPServer(("127.0.0.1", port), Handler).serve_forever()
+"""
+
+HEALTHY_THREAD_PY = """
+import socket as _socket, threading as _threading
+
+s = _socket.socket()
+s.setsockopt(_socket.SOL_SOCKET, _socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", port))
+s.listen(16)
+
+def _serve():
+    # one read, 200 with an empty body to whatever was asked, closed; the socket stays the script's
+    # own (s), for a helper to inherit
+    while True:
+        c, _ = s.accept()
+        c.recv(65536)
+        c.sendall(b"HTTP/1.1 200 OK\\r\\nContent-Length: 0\\r\\nConnection: close\\r\\n\\r\\n")
+        c.close()
+
+_threading.Thread(target=_serve, daemon=True).start()
 """
