@@ -16,51 +16,22 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-from pathlib import Path
 
 import optuna
 from optuna.trial import TrialState
-from support.faults import fault_env, start_tuner, study_file, wait_for
-from support.processes import finish
+from support.faults import storage_away_during_baseline
 
 from tuner.engine.storage import driver_url
 
 TUNER = [sys.executable, "-m", "tuner"]
 
 
-def baseline_server_up(workdir: Path) -> bool:
-    """Whether the baseline's server is running now (its record on disk)."""
-    for rec in (workdir / "servers").glob("*.json"):
-        try:
-            r = json.loads(rec.read_text())
-        except (OSError, ValueError):
-            continue
-        if Path(r.get("log_path", "")).parent.name == "baseline":
-            return True
-    return False
-
-
 def test_baseline_measured_while_the_storage_is_down_is_journaled_and_replayed(pg_cluster, tmp_path):
-    url = pg_cluster.database()
-    path = study_file(tmp_path, "base-outage", 1)
-    # speedup 5, not 20: the baseline's suite outlasts pg_ctl's stop, so the outage begins before it ends
-    path.write_text(path.read_text().replace("speedup: 20,", "speedup: 5,"))
-    env = fault_env(TUNER_STORAGE=url, TUNER_STORAGE_PATIENCE_S="3")
-    subprocess.run([*TUNER, "study", "create", str(path)], env=env, cwd=tmp_path, check=True, capture_output=True)
-    workdir = tmp_path / "wd"
-    log = tmp_path / "first.log"
-    proc = start_tuner(["study", "run", str(path), "--workdir", str(workdir)], env, tmp_path, log)
-    try:
-        wait_for(lambda: baseline_server_up(workdir), 180, "the baseline's server", [proc])
-        pg_cluster.stop()
-        code = proc.wait(timeout=180)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        finish(proc)
-        if not pg_cluster.running():
-            pg_cluster.start()
-    out = log.read_text()
+    with storage_away_during_baseline(pg_cluster, tmp_path, "base-outage", "first.log",
+                                      TUNER_STORAGE_PATIENCE_S="3") as outage:
+        code = outage.proc.wait(timeout=180)
+    path, workdir, env, url = outage.study, outage.workdir, outage.env, outage.url
+    out = outage.log.read_text()
     assert code == 75, out[-3000:]
     assert "Traceback" not in out, out[-3000:]
     errors = [line for line in out.splitlines() if line.startswith("error:")]

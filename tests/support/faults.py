@@ -1,6 +1,8 @@
 """Faults the reliability tests inflict, and what they read back afterwards.
 
 * :func:`trial_server_up`: the moment to strike, a trial's server running (its record on disk);
+  :func:`baseline_server_up`, the baseline's;
+* :func:`storage_away_during_baseline`: a worker whose PostgreSQL is stopped while its baseline runs;
 * :func:`read_only` (an SQLite file) and :func:`disk_trouble` (a workdir that fills up or refuses
   writes): as root, where permission bits do not stop anyone, through ``chattr +i`` and a small
   tmpfs mounted over the workdir; otherwise through permission bits. :data:`DISK_SEAM` says which
@@ -15,6 +17,7 @@ import os
 import subprocess
 import time
 from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 
 STUDY_TEMPLATE = """
@@ -141,6 +144,64 @@ def trial_server_up(workdir: Path, after: int = -1) -> int | None:
         if "--speculative-algorithm" in " ".join(r.get("cmdline", [])) and label.isdigit() and int(label) > after:
             return int(label)
     return None
+
+
+def baseline_server_up(workdir: Path) -> bool:
+    """Whether the baseline's server is running now (its record on disk)."""
+    for rec in (workdir / "servers").glob("*.json"):
+        try:
+            r = json.loads(rec.read_text())
+        except (OSError, ValueError):
+            continue
+        if Path(r.get("log_path", "")).parent.name == "baseline":
+            return True
+    return False
+
+
+@dataclass
+class Outage:
+    """What :func:`storage_away_during_baseline` gives its block: the worker (``proc``, its output in
+    ``log``), its study file, workdir, environment and storage URL."""
+
+    proc: subprocess.Popen
+    study: Path
+    workdir: Path
+    log: Path
+    env: dict
+    url: str
+
+
+@contextmanager
+def storage_away_during_baseline(pg_cluster, folder: Path, name: str, log_name: str, **env: str):
+    """A real ``tuner study run`` of a one-trial :func:`study_file` study ``name`` on ``pg_cluster``
+    (support.pg.PgCluster), created first, its output in ``folder/log_name``, the workdir
+    ``folder/wd``; once the baseline's server runs, PostgreSQL is stopped (pg_ctl) and the block runs
+    (:class:`Outage`). ``env``: beside :func:`fault_env`'s (``TUNER_STORAGE_PATIENCE_S``). The
+    simulator runs at speedup 5, not 20, so the baseline's suite outlasts pg_ctl's stop and the
+    outage begins before it ends. Afterwards the worker is ended if it still runs and PostgreSQL is
+    started again."""
+    import sys
+
+    from .processes import finish
+
+    url = pg_cluster.database()
+    study = study_file(folder, name, 1)
+    study.write_text(study.read_text().replace("speedup: 20,", "speedup: 5,"))
+    run_env = fault_env(TUNER_STORAGE=url, **env)
+    subprocess.run([sys.executable, "-m", "tuner", "study", "create", str(study)], env=run_env, cwd=folder,
+                   check=True, capture_output=True)
+    workdir, log = folder / "wd", folder / log_name
+    proc = start_tuner(["study", "run", str(study), "--workdir", str(workdir)], run_env, folder, log)
+    try:
+        wait_for(lambda: baseline_server_up(workdir), 180, "the baseline's server", [proc])
+        pg_cluster.stop()
+        yield Outage(proc, study, workdir, log, run_env, url)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        finish(proc)
+        if not pg_cluster.running():
+            pg_cluster.start()
 
 
 @contextmanager
