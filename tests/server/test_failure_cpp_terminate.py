@@ -9,14 +9,11 @@ SubprocessWatchdog (utils/watchdog.py) and sigquit handler add their lines. QA (
 
 from __future__ import annotations
 
-import sys
 import textwrap
 
-from support.healthy_http import HEALTHY_THREAD_PY
+from support.healthy_http import HEALTHY_THREAD_PY, script_server, struck_after_ready
 
 from tuner.server.failures import classify_log, error_line
-from tuner.server.launcher import ServerProcess
-from tuner.server.ports import pick_free_port
 
 T = "[rank2]:[E1207 00:30:00.123456789 ProcessGroupNCCL.cpp:"
 WORK = ("WorkNCCL(SeqNum=4021, OpType=ALLREDUCE, NumelIn=7168, NumelOut=7168, Timeout(ms)=600000) ran for "
@@ -85,20 +82,10 @@ SERVER = textwrap.dedent(r'''
 
 
 def test_a_server_ended_by_the_nccl_watchdog_after_ready_fails_nccl(tmp_path):
-    script, report = tmp_path / "server.py", tmp_path / "report.txt"
-    script.write_text(SERVER)
+    report = tmp_path / "report.txt"
     report.write_text(TERMINATE)
-    port = pick_free_port("127.0.0.1")
-    srv = ServerProcess.from_argv([sys.executable, str(script), str(port), str(report), str(tmp_path)],
-                                  host="127.0.0.1", port=port, log_path=tmp_path / "server.log",
-                                  workdir=tmp_path, startup_timeout_s=60, stop_grace_s=1)
-    try:
-        srv.start()
-        srv.wait_ready()
-        (tmp_path / "go").write_text("")
-        failure_class, message, _ = srv.classify_exit(exit_wait_s=30)
-    finally:
-        srv.stop()
+    srv = script_server(tmp_path, SERVER, str(report), str(tmp_path))
+    failure_class, message = struck_after_ready(srv, tmp_path / "go")
     assert "Fatal Python error: Aborted" in srv.log_text()  # faulthandler's dump came after the report
     assert srv.returncode == -6
     assert failure_class == "nccl"

@@ -8,14 +8,11 @@ as "Received sigquit from a child process. It usually means the child failed."."
 from __future__ import annotations
 
 import signal
-import sys
 import textwrap
 
-from support.healthy_http import HEALTHY_THREAD_PY
+from support.healthy_http import HEALTHY_THREAD_PY, script_server, struck_after_ready
 
 from tuner.server.failures import classify_log, error_line
-from tuner.server.launcher import ServerProcess
-from tuner.server.ports import pick_free_port
 
 READY = "[2026-12-07 00:20:00] The server is fired up and ready to roll!\n"
 DUMP = ("\nCurrent thread 0x00007f3a1bfff640 (most recent call first):\n"
@@ -70,19 +67,8 @@ SERVER = textwrap.dedent(r'''
 
 
 def test_a_server_dead_of_a_segfault_is_quoted_by_faulthandlers_line(tmp_path):
-    script = tmp_path / "server.py"
-    script.write_text(SERVER)
-    port = pick_free_port("127.0.0.1")
-    srv = ServerProcess.from_argv([sys.executable, str(script), str(port), str(tmp_path)], host="127.0.0.1",
-                                  port=port, log_path=tmp_path / "server.log", workdir=tmp_path,
-                                  startup_timeout_s=60, stop_grace_s=1)
-    try:
-        srv.start()
-        srv.wait_ready()
-        (tmp_path / "go").write_text("")
-        failure_class, message, _ = srv.classify_exit(exit_wait_s=30)
-    finally:
-        srv.stop()
+    srv = script_server(tmp_path, SERVER, str(tmp_path))
+    failure_class, message = struck_after_ready(srv, tmp_path / "go")
     assert srv.returncode == -signal.SIGSEGV
     assert failure_class == "crash_after_ready"
     assert message.startswith("server killed by SIGSEGV after it was ready: Fatal Python error: Segmentation fault")

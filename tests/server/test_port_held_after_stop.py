@@ -9,14 +9,11 @@ server stopped"."""
 from __future__ import annotations
 
 import logging
-import sys
 import textwrap
 
-from support.healthy_http import HEALTHY_THREAD_PY
+from support.healthy_http import HEALTHY_THREAD_PY, script_server
 from support.processes import kill_if_left, wait_until
 
-from tuner.server.launcher import ServerProcess
-from tuner.server.ports import pick_free_port
 
 # Ready at once; on "go", a helper leaves the session (double fork, setsid) and execs with an empty
 # environment, keeping the listening socket; it writes its pid, then sleeps.
@@ -39,12 +36,7 @@ SERVER = textwrap.dedent(r'''
 
 
 def test_the_process_left_holding_the_port_is_named(tmp_path, caplog):
-    script = tmp_path / "server.py"
-    script.write_text(SERVER)
-    port = pick_free_port("127.0.0.1")
-    srv = ServerProcess.from_argv([sys.executable, str(script), str(port), str(tmp_path)], host="127.0.0.1",
-                                  port=port, log_path=tmp_path / "server.log", workdir=tmp_path,
-                                  startup_timeout_s=60, stop_grace_s=1)
+    srv = script_server(tmp_path, SERVER, str(tmp_path))
     helper = None
     try:
         srv.start()

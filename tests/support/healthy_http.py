@@ -5,14 +5,17 @@ rest, bound with ``SO_REUSEADDR`` as uvicorn binds. Prefix it with what the stan
 
 :data:`HEALTHY_THREAD_PY`: the middle of a stand-in server script that goes on after it serves (dies of
 a signal, forks a helper that keeps the socket): the same answer from a background thread, the
-listening socket kept as ``s``.
+listening socket kept as ``s``; :func:`script_server` runs such a script as a
+:class:`tuner.server.launcher.ServerProcess`, :func:`struck_after_ready` strikes it once it is ready.
 
 In the test's own process: :class:`Answers200` (200 with an empty body to every GET) and
 :func:`serving`, a threaded HTTP server on 127.0.0.1 for a ``with`` block."""
 
+import sys
 import threading
 from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
 
 
 class Answers200(BaseHTTPRequestHandler):
@@ -38,6 +41,36 @@ def serving(handler=Answers200, port: int = 0):
     finally:
         server.shutdown()
         server.server_close()
+
+def script_server(folder: Path, script: str, *args: str):
+    """``script`` (a stand-in server's text, its port its first argument) written to
+    ``folder/server.py`` and made a :class:`tuner.server.launcher.ServerProcess` on a free port of
+    127.0.0.1: ``python server.py PORT ARGS...``, its log ``folder/server.log``, a startup timeout of
+    60 s and a stop grace of 1 s; not started."""
+    from tuner.server.launcher import ServerProcess
+    from tuner.server.ports import pick_free_port
+
+    path = folder / "server.py"
+    path.write_text(script)
+    port = pick_free_port("127.0.0.1")
+    return ServerProcess.from_argv([sys.executable, str(path), str(port), *args], host="127.0.0.1", port=port,
+                                   log_path=folder / "server.log", workdir=folder, startup_timeout_s=60,
+                                   stop_grace_s=1)
+
+
+def struck_after_ready(srv, go: Path, exit_wait_s: float = 30) -> tuple[str, str]:
+    """Start ``srv``, wait until it is ready, create ``go`` (the script's cue to fail) and classify its
+    exit (``ServerProcess.classify_exit``); stopped afterwards whatever happened. Returns the failure
+    class and message."""
+    try:
+        srv.start()
+        srv.wait_ready()
+        go.write_text("")
+        failure_class, message, _ = srv.classify_exit(exit_wait_s=exit_wait_s)
+    finally:
+        srv.stop()
+    return failure_class, message
+
 
 HEALTHY_SERVER_PY = """
 from http.server import BaseHTTPRequestHandler, HTTPServer
