@@ -64,9 +64,13 @@ class LaunchError(RuntimeError):
 # line took 90 s with "\w+ hit an exception"); repeats are word-bounded or capped instead.
 _SPEC_RUNTIME = re.compile(re.escape(TREE_TOO_LARGE_RUNTIME_ERROR.split(": ", 1)[1]))
 # pool_configurator.py: "Not enough memory", and an SWA model's "... leaves no room for the full KV pool
-# within the available X GiB" (lines 1025-1030; DSV4, lines 1679-1685): the same shortage in other words
-_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory|\bout of memory\b"
-                  r"|leaves no room for the full KV pool", re.I)
+# within the available X GiB" (lines 1025-1030; DSV4, lines 1679-1685): the same shortage in other words.
+# A line that avoids running out of memory says the opposite: DeepGEMM's warmup warning "... reducing
+# max_m to X to avoid out of memory" (layers/deep_gemm_wrapper/compile_utils.py) is a server's last line
+# while its JIT compile runs on, so a startup timeout there was ``oom`` (QA qa152), ruling out every
+# larger tree for a slow compile.
+_OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory"
+                  r"|(?<!avoid )(?<!prevent )\bout of memory\b|leaves no room for the full KV pool", re.I)
 # gloo's TCP transport (torch.distributed's CPU group, which SGLang's barriers use) fails between ranks
 # as "[.../gloo/transport/tcp/pair.cc:534] Connection closed by peer" or "[.../unbound_buffer.cc:133]
 # Timed out waiting 1800000ms for send operation to complete" (sgl-project/sglang issues 4205 and 5883,
