@@ -29,6 +29,7 @@ A value the study sets wins; one below the largest concurrency is kept and warne
 from __future__ import annotations
 
 import logging
+import re
 import shlex
 import sys
 from dataclasses import dataclass, field
@@ -183,8 +184,15 @@ def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None
             pinned["attention_backend"] = DEFAULT_ATTENTION_BACKEND
         elif attention.pinned and attention.backend:
             pinned["attention_backend"] = attention.backend
+    # what the server runs: server.extra_args' value too (it sets the attention-DP width above as
+    # well), and a number given as text ("12": SGLang's argparse reads it as 12). QA (qa152):
+    # extra_args [--attn-dp-size, 8, --max-running-requests, 12] ran 8 at once under a top level of
+    # 12, unwarned, as did server.args max_running_requests: "12".
+    given = server.with_extra_args(args)
     for name in ("max_running_requests", "cuda_graph_max_bs", "cuda_graph_max_bs_decode"):
-        value = args.get(name)
+        value = given.get(name)
+        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+            value = int(value)
         if not isinstance(value, int) or isinstance(value, bool):
             continue
         runs = running_requests_cap(value, attn_dp) if name == "max_running_requests" else value
