@@ -105,10 +105,12 @@ def sent_note(stats: dict[str, Any]) -> str:
     if not isinstance(sent, int) or not isinstance(held, int) or sent >= held:
         return ""
     single = stats.get("single_prompts_sent")
-    if not stats.get("largest_batch"):
-        return f", {sent} of them sent (the single phase's first {single})"
-    return (f", {sent} of them sent (the single phase's first {single}; a sweep batch of C sends the first C, "
-            f"up to {stats['largest_batch']})")
+    # a suite that sends no single request (single.lengths []) has no single phase to name (QA qa152:
+    # "8 of them sent (the single phase's first 0; a sweep batch ...)")
+    said = [f"the single phase's first {single}"] if single else []
+    if stats.get("largest_batch"):
+        said.append(f"a sweep batch of C sends the first C, up to {stats['largest_batch']}")
+    return f", {sent} of them sent ({'; '.join(said)})"
 
 
 def workload_line(stats: dict[str, Any]) -> str:
