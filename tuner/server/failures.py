@@ -124,6 +124,22 @@ _TERMINATE = "terminate called after throwing an instance of"
 _FATAL_PYTHON = re.compile(r"^Fatal Python error: [^\n]{1,300}", re.M)
 _SUBPROCESS_CRASHED = re.compile(r"^[^\n]{0,200}\bSubprocess \S{1,80} \(pid=\d+\) crashed with exit code -?\d+[^\n]{0,200}",
                                  re.M)
+# SGLang's request log (--log-requests; utils/request_logger.py, RequestLogger): "Receive: obj=...",
+# "Receive OpenAI: obj=..." and "Finish: obj=..., out=..." (text format), or a JSON line of event
+# "request.received[.openai]" / "request.finished" (--log-requests-format json): each quotes a client's
+# prompt and the model's reply, user text that may say anything ("CUDA out of memory", "NCCL error",
+# "Traceback (most recent call last)"), never where the server failed. QA (qa152): a rank SIGKILLed
+# after ready, the last prompt echoed asking about "CUDA out of memory", was ``oom`` and quoted the
+# prompt. The lines are dropped before a log is read for its failure.
+_REQUEST_ECHO = re.compile(r'^[^\n]{0,200}?(?:\b(?:Receive|Receive OpenAI|Finish): obj='
+                           r'|"request\.(?:received|finished))[^\n]*(?:\n|$)', re.M)
+
+
+def server_lines(text: str) -> str:
+    """``text`` without SGLang's request-log lines (:data:`_REQUEST_ECHO`): what the server itself said."""
+    return _REQUEST_ECHO.sub("", text) if ("obj=" in text or '"request.' in text) else text
+
+
 #: The log's final lines searched with the last traceback: SGLang's own closing lines (the parent's
 #: "Received sigquit from a child process ...", kill_process_tree) follow the failure closely.
 FINAL_LINES = 12
@@ -138,8 +154,10 @@ def failure_region(text: str) -> str:
     without a traceback is all region; lines logged before the last traceback (model loading,
     warnings) never are. QA (qa151): an NCCL collective timeout in a running TP8 server (the C++
     report, then faulthandler's dump of the rank's threads, then the parent's lines) was
-    ``crash_after_ready``, quoting "Received sigquit from a child process".
+    ``crash_after_ready``, quoting "Received sigquit from a child process". Request-log lines
+    (prompt and reply echoes, :func:`server_lines`) are never part of it.
     """
+    text = server_lines(text)
     start = max(text.rfind(_TRACEBACK), text.rfind(_TERMINATE))
     if start < 0:
         return "\n".join(text.splitlines()[-FINAL_LINES:])
@@ -161,6 +179,7 @@ _NEXT_RECORD = re.compile(r"^\[", re.M)
 def first_subprocess_failure(text: str) -> str:
     """The first "<Name> hit an exception: ..." record of a log, whole (its traceback, a chained
     one included, up to the next log record), or "" when no subprocess logged its death."""
+    text = server_lines(text)
     start = text.find(_SUBPROCESS_DIED)
     if start < 0:
         return ""
@@ -192,8 +211,10 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
     usage, exit 2; an AssertionError/ValueError/TypeError in argument handling). Otherwise:
     ``startup_timeout`` (still running, never ready), ``crash_after_ready`` (exited after ready),
     ``other``. An out-of-memory or draft-tree failure of the first subprocess that died decides over
-    its peers' later communication errors (:func:`deciding_region`).
+    its peers' later communication errors (:func:`deciding_region`). SGLang's request-log lines (a
+    prompt or reply echoed) are no evidence (:func:`server_lines`).
     """
+    text = server_lines(text)
     region = deciding_region(text)
     if _SPEC_RUNTIME.search(region):
         return "spec_runtime"
@@ -224,7 +245,11 @@ def error_line(text: str) -> str:
     """The line of a log that says what went wrong (the last exception or error line where the
     server failed, :func:`deciding_region`), shortened. Without one there, a process's death by a
     signal since the last traceback: faulthandler's "Fatal Python error: ..." line, else SGLang's
-    "Subprocess ... crashed with exit code N"; else the region's last line."""
+    "Subprocess ... crashed with exit code N"; else the region's last line. A request-log line (a
+    prompt or reply echoed: :func:`server_lines`) is never quoted."""
+    echoes_only = bool(text.strip())
+    text = server_lines(text)
+    echoes_only = echoes_only and not text.strip()
     lines = [ln.strip() for ln in deciding_region(text).splitlines() if ln.strip()]
     for ln in reversed(lines):
         if (_EXCEPTION_LINE.match(ln) or _ARGPARSE.search(ln) or _OOM.search(ln) or _NCCL.search(ln)
@@ -238,6 +263,8 @@ def error_line(text: str) -> str:
         found = said.findall(since)
         if found:
             return found[-1].strip()[:300]
+    if echoes_only:
+        return "(the log holds SGLang's request log alone: no failure said)"
     return lines[-1][:300] if lines else "(empty log)"
 
 
