@@ -122,6 +122,11 @@ _TERMINATE = "terminate called after throwing an instance of"
 # SGLang's parent noticing a subprocess that died so ("Subprocess scheduler_2 (pid=9399) crashed with exit
 # code -11. Triggering SIGQUIT for cleanup...", utils/watchdog.py SubprocessWatchdog).
 _FATAL_PYTHON = re.compile(r"^Fatal Python error: [^\n]{1,300}", re.M)
+# ...but not CPython's own at the exit of a process that was ending anyway: "Fatal Python error:
+# _enter_buffered_busy: could not acquire lock for <_io.BufferedWriter name='<stderr>'> at interpreter
+# shutdown, possibly due to daemon threads" (Modules/_io/bufferedio.c; python/cpython issue 129536), which
+# SGLang's parent can print after its watchdog has named the rank that died (QA qa152: quoted in its place)
+_AT_SHUTDOWN = "at interpreter shutdown"
 _SUBPROCESS_CRASHED = re.compile(r"^[^\n]{0,200}\bSubprocess \S{1,80} \(pid=\d+\) crashed with exit code -?\d+[^\n]{0,200}",
                                  re.M)
 # SGLang's request log (--log-requests; utils/request_logger.py, RequestLogger): "Receive: obj=...",
@@ -260,7 +265,7 @@ def error_line(text: str) -> str:
     # segfault was quoted as "Received sigquit from a child process. It usually means the child failed.")
     since = text[max(text.rfind(_TRACEBACK), text.rfind(_TERMINATE), 0):]
     for said in (_FATAL_PYTHON, _SUBPROCESS_CRASHED):
-        found = said.findall(since)
+        found = [line for line in said.findall(since) if _AT_SHUTDOWN not in line]
         if found:
             return found[-1].strip()[:300]
     if echoes_only:
