@@ -916,9 +916,15 @@ def _found_instead(given: str, base_dir: Path) -> str:
                 text = str(Path(given.strip().replace("\\", "/")).with_name(entry.name))
                 if unicodedata.normalize("NFC", entry.name) == unicodedata.normalize("NFC", path.name):
                     # macOS writes a name's accents decomposed (NFD), an editor here composed (NFC): the
-                    # two print alike, and a byte-wise file system tells them apart
+                    # two print alike, and a byte-wise file system tells them apart. Which of the two is
+                    # the file's is said as it is (QA qa152: a path typed decomposed, copied from a macOS
+                    # terminal, for a file named composed, was told the file was "named on macOS: NFD")
+                    decomposed = unicodedata.normalize("NFD", entry.name) == entry.name
+                    how = ("a file named on macOS: Unicode NFD" if decomposed else
+                           "the path is written decomposed, Unicode NFD, as macOS writes names, the file's "
+                           "name composed, NFC")
                     return (f"; {shown(ascii(entry.name))} is there, the same name with its accents written as "
-                            "other code points (a file named on macOS: Unicode NFD): rename the file (mv -- "
+                            f"other code points ({how}): rename the file (mv -- "
                             f"{shlex.quote(str(path.parent / entry.name))} {shlex.quote(str(path))})")
                 if entry.name.lower() == path.name.lower():
                     return (f"; {text} is there (its name differs in case, and file names here are "
