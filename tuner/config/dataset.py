@@ -568,6 +568,10 @@ def _role_fix(role: Any) -> str:
     return ""
 
 
+#: Content-part types of OpenAI's Responses API that hold text (the Chat Completions name: ``text``).
+_RESPONSES_TEXT_PARTS = ("input_text", "output_text")
+
+
 def _text_parts(parts: list, source: str, where: str) -> list[dict]:
     """A message's content given as OpenAI content parts: text parts are kept as they are (QA: a
     row with ``[{"type": "text", ...}]``, as OpenAI's clients write it, was refused); an image,
@@ -578,6 +582,13 @@ def _text_parts(parts: list, source: str, where: str) -> list[dict]:
     for j, part in enumerate(parts):
         at = f"{where}[{j}]"
         kind = part.get("type") if isinstance(part, dict) else None
+        if kind in _RESPONSES_TEXT_PARTS:
+            # text by another name: OpenAI's Responses API writes a turn's text as an "input_text" part
+            # (the user's) or "output_text" (the model's); Chat Completions, which SGLang serves
+            # (srt/entrypoints/openai/protocol.py), reads "text" alone (QA qa152: such a text part was
+            # refused as "not supported: the tuner sends text requests")
+            raise _row_error(source, f"{at}.type", f"{kind!r} is OpenAI's Responses API name for a text "
+                                                   "part, which Chat Completions calls 'text'; write it as 'text'")
         if isinstance(kind, str) and kind != "text":
             raise _row_error(source, f"{at}.type", f"{kind!r} parts are not supported: the tuner sends text "
                                                    "requests; drop the part (or the row)")
