@@ -445,8 +445,13 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     body = row.get("body")
     if key in ("body", "custom_id") and isinstance(body, dict) and ("messages" in body or "prompt" in body):
         request = "messages" if "messages" in body else "prompt"
+        # OpenAI's chat API names the output length max_completion_tokens now (max_tokens deprecated);
+        # {messages, max_tokens} would write null, which reads as default_max_tokens: every request's
+        # length changed, silently (QA qa152: a batch file of max_completion_tokens 64 read as 256)
+        length = ("max_tokens: (.max_tokens // .max_completion_tokens)" if "max_completion_tokens" in body
+                  else "max_tokens")
         return (f"an OpenAI Batch API input line (custom_id, method, url, body): the request is its body "
-                f"(jq -c '.body | {{{request}, max_tokens}}' {out}{then}")
+                f"(jq -c '.body | {{{request}, {length}}}' {out}{then}")
     if key == "text" and isinstance(row.get("text"), str):
         return ("a text column, as Hugging Face text datasets have it: give it as prompt "
                 f"(jq -c '{{prompt: .text}}' {out}{then}")
