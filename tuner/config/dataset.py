@@ -432,6 +432,19 @@ _OPENAI_FIELDS = frozenset({
 _OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question")
 
 
+def _request_of(request: dict) -> str:
+    """The jq object that keeps a logged OpenAI request's own keys as a row's: its ``messages`` (chat)
+    or ``prompt`` (completions), and its output length as ``max_tokens``, which the chat API now names
+    ``max_completion_tokens`` (``max_tokens`` deprecated). ``{messages, max_tokens}`` wrote ``null``
+    for what the request did not hold: a completions log's prompt lost (``"messages": null``, refused
+    next), and a ``max_completion_tokens`` length read as ``default_max_tokens``, every request measured
+    at another length, silently (QA qa152: a log of 64 read as 256)."""
+    text = "messages" if "messages" in request else "prompt"
+    length = ("max_tokens: (.max_tokens // .max_completion_tokens)" if "max_completion_tokens" in request
+              else "max_tokens")
+    return f"{{{text}, {length}}}"
+
+
 def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     """The fix for a row of another common layout, told by its ``key``, or None: an OpenAI Batch API
     input line (``custom_id``, ``method``, ``url``, ``body``: the request is its body), a Hugging Face
@@ -444,14 +457,8 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     then = " writes them so; give that file as dataset.path)"
     body = row.get("body")
     if key in ("body", "custom_id") and isinstance(body, dict) and ("messages" in body or "prompt" in body):
-        request = "messages" if "messages" in body else "prompt"
-        # OpenAI's chat API names the output length max_completion_tokens now (max_tokens deprecated);
-        # {messages, max_tokens} would write null, which reads as default_max_tokens: every request's
-        # length changed, silently (QA qa152: a batch file of max_completion_tokens 64 read as 256)
-        length = ("max_tokens: (.max_tokens // .max_completion_tokens)" if "max_completion_tokens" in body
-                  else "max_tokens")
         return (f"an OpenAI Batch API input line (custom_id, method, url, body): the request is its body "
-                f"(jq -c '.body | {{{request}, {length}}}' {out}{then}")
+                f"(jq -c '.body | {_request_of(body)}' {out}{then}")
     if key == "text" and isinstance(row.get("text"), str):
         return ("a text column, as Hugging Face text datasets have it: give it as prompt "
                 f"(jq -c '{{prompt: .text}}' {out}{then}")
@@ -486,7 +493,7 @@ def _unknown_row_key(key: str, source: str, row: dict | None = None) -> str:
         # example's) emptied it before jq read it (QA)
         return ("a field of a logged OpenAI request, which a row does not set (the suite sets the sampling, "
                 "temperature:, for every request; the server is the model): keep prompt or messages, "
-                f"max_tokens, category, id (jq -c '{{messages, max_tokens}}' {name} > "
+                f"max_tokens, category, id (jq -c '{_request_of(row or {})}' {name} > "
                 f"{Path(name).stem}.tuner.jsonl, and give that file as dataset.path)")
     return "unknown key; expected prompt or messages, and optionally max_tokens, category (or name), id"
 
