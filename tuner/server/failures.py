@@ -117,6 +117,13 @@ _TRACEBACK = "Traceback (most recent call last)"
 # sgl-project/sglang issue 18421), no Python traceback, and faulthandler's thread dump
 # (managers/scheduler.py enables it) and the parent's closing lines after it.
 _TERMINATE = "terminate called after throwing an instance of"
+# ...and the same watchdog ends a rank when the GPU work it polls failed: "[PG ID 2 PG GUID 3 Rank 1]
+# Process group watchdog thread terminated with exception: CUDA error: an illegal memory access was
+# encountered" (logged by ProcessGroupNCCL.cpp, then thrown as c10::DistBackendError; sgl-project/sglang
+# issues 6309 (EAGLE), 8296, 8336). A kernel's fault that the NCCL watchdog happened to notice, no
+# communication error: not ``nccl``, and that line is the error line (QA qa152: ``nccl``, quoting
+# "terminate called after throwing an instance of 'c10::DistBackendError'").
+_WATCHDOG_CUDA_ERROR = re.compile(r"watchdog thread terminated with exception: CUDA error: ", re.I)
 # faulthandler's first line when a process dies of a signal ("Fatal Python error: Segmentation fault",
 # "... Aborted"; SGLang's scheduler enables it, managers/scheduler.py), then its threads' stacks; and
 # SGLang's parent noticing a subprocess that died so ("Subprocess scheduler_2 (pid=9399) crashed with exit
@@ -225,7 +232,7 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
         return "spec_runtime"
     if _OOM.search(region):
         return "oom"
-    if _NCCL.search(region):
+    if _NCCL.search(region) and not _WATCHDOG_CUDA_ERROR.search(region):
         return "nccl"
     if phase == PHASE_STARTUP and exit_code is not None:
         if exit_code == 2 and _ARGPARSE.search(region):
@@ -257,7 +264,8 @@ def error_line(text: str) -> str:
     echoes_only = echoes_only and not text.strip()
     lines = [ln.strip() for ln in deciding_region(text).splitlines() if ln.strip()]
     for ln in reversed(lines):
-        if (_EXCEPTION_LINE.match(ln) or _ARGPARSE.search(ln) or _OOM.search(ln) or _NCCL.search(ln)
+        if (_WATCHDOG_CUDA_ERROR.search(ln) or _EXCEPTION_LINE.match(ln) or _ARGPARSE.search(ln)
+                or _OOM.search(ln) or _NCCL.search(ln)
                 or _SPEC_RUNTIME.search(ln) or ln.startswith("AssertionError")):
             return ln[:300]
     # No exception line: a process that died of a signal says so in a line of its own, which its
