@@ -11,6 +11,7 @@ from __future__ import annotations
 import errno
 import random
 import re
+import shlex
 import socket
 import time
 
@@ -193,6 +194,20 @@ def _listeners(port: int) -> set[int | None]:
     return {c.pid for c in conns if c.status == psutil.CONN_LISTEN and c.laddr and c.laddr.port == port}
 
 
+def _command_shown(argv: list[str]) -> str:
+    """A process's command line as one line of a warning: shell-quoted (an argument with a space reads
+    as one), a storage password in it hidden (:func:`tuner.server.gpu_lock._without_secret`, the rule a
+    GPU lock's holder line follows), every character that breaks or drives the line escaped
+    (:func:`tuner.config.names.shown`), cut to 160 characters. QA (qa152): a helper started as
+    ``python -c "import socket\n..."`` broke the warning over lines, and an argument's
+    ``postgresql://user:password@...`` was printed as it is."""
+    from ..config.names import shown
+    from .gpu_lock import _without_secret
+
+    text = shown(shlex.join(_without_secret(a) for a in argv))
+    return text if len(text) <= 160 else text[:157] + "..."
+
+
 def port_holders(port: int) -> str:
     """Who listens on TCP ``port`` now, for a line to the user: ``pid N (its command line)`` for each
     process seen holding it (psutil names one per socket), ``another user's process`` for one that
@@ -203,7 +218,7 @@ def port_holders(port: int) -> str:
             said.append("another user's process")
             continue
         try:
-            command = " ".join(psutil.Process(pid).cmdline())[:120]
+            command = _command_shown(psutil.Process(pid).cmdline())
         except (psutil.NoSuchProcess, psutil.AccessDenied):
             command = "?"
         said.append(f"pid {pid} ({command})")
