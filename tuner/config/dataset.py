@@ -459,6 +459,15 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     if key in ("body", "custom_id") and isinstance(body, dict) and ("messages" in body or "prompt" in body):
         return (f"an OpenAI Batch API input line (custom_id, method, url, body): the request is its body "
                 f"(jq -c '.body | {_request_of(body)}' {out}{then}")
+    params = row.get("sampling_params")
+    if key == "text" and isinstance(row.get("text"), str) and isinstance(params, dict):
+        # SGLang's own /generate request (GenerateReqInput: text, sampling_params), as a log of its
+        # native API holds it: its output length is sampling_params.max_new_tokens, which '{prompt:
+        # .text}' dropped (read as default_max_tokens; QA qa152: named a Hugging Face text column)
+        length = ", max_tokens: .sampling_params.max_new_tokens" if "max_new_tokens" in params else ""
+        return ("an SGLang /generate request (text, sampling_params): give the text as prompt and "
+                "sampling_params.max_new_tokens as max_tokens "
+                f"(jq -c '{{prompt: .text{length}}}' {out}{then}")
     if key == "text" and isinstance(row.get("text"), str):
         return ("a text column, as Hugging Face text datasets have it: give it as prompt "
                 f"(jq -c '{{prompt: .text}}' {out}{then}")
