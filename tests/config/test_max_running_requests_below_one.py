@@ -35,6 +35,8 @@ def test_max_running_requests_below_one_is_one_line_naming_the_key(tmp_path, val
     line = str(err.value)
     assert "\n" not in line and "server.args: max_running_requests: " in line, line
     assert "1 request at a time" in line and "leave it out" in line, line
+    # the number SGLang's argparse reads, whether written as a number or as text (QA qa152: "max(1, '0')")
+    assert f"SGLang runs max(1, {int(value)}) = 1" in line, line
 
 
 def test_an_abbreviation_sglang_reads_as_it_is_refused_too(tmp_path):

@@ -178,8 +178,9 @@ def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
     if option.dest == "max_running_requests" and int(value) < 1:
         # mem_cache/kv_cache_configurator.py line 3128 (resolve_max_num_reqs): SGLang 0.5.23 keeps the value
         # through argument handling and sizes the requests per DP worker as max(1, N // attn_dp_size): 0 is
-        # one request at a time, not "no limit", and every concurrency level would measure a serialized server
-        raise ValueError(f"{name}: {value!r}; SGLang runs max(1, {value!r}) = 1 request at a time (it is not "
+        # one request at a time, not "no limit", and every concurrency level would measure a serialized server.
+        # The message names the number argparse reads ('0' written as text is 0; QA qa152: "max(1, '0')")
+        raise ValueError(f"{name}: {value!r}; SGLang runs max(1, {int(value)}) = 1 request at a time (it is not "
                          "'no limit'), so every concurrency level would be measured one request after another: "
                          "leave it out (the tuner sets it to the suite's largest concurrency) or give at least 1")
     if option.dest == "log_level":
