@@ -66,3 +66,12 @@ def test_a_study_with_such_an_inline_suite_is_refused_and_nothing_written(tmp_pa
     assert lines[0].endswith("; a study created with it before this check runs by name: tuner study run --study "
                              "NAME --storage URL"), lines
     assert sorted(p.name for p in tmp_path.iterdir()) == before
+
+
+def test_a_draw_whose_n_drew_them_is_told_a_smaller_n(tmp_path):
+    # dataset.n given (every row of 101): "or dataset.n" was no fix (QA qa152); a smaller n is
+    _data(tmp_path)
+    (tmp_path / "s.yaml").write_text(f"name: s\ndataset: {{path: d.jsonl, n: {ROWS}, seed: 3}}\n")
+    with pytest.raises(ConfigError) as err:
+        load_suite(tmp_path / "s.yaml")
+    assert f"give single.prompts, the first N drawn (e.g. 8), or a dataset.n below {ROWS}; or " in str(err.value)

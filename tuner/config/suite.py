@@ -354,11 +354,14 @@ def refuse_every_drawn_request_alone(suite: Suite, source: str | Path, key: str 
     if suite.n_single_requests() == 0:  # (single.lengths: [] measures no single request)
         return
     total = suite.n_single_requests() * suite.single.repeats
+    # a smaller dataset.n is a fix only where n is not what drew them already (QA qa152: n: 101 of 101
+    # rows was told "or dataset.n")
+    n_fix = ", or dataset.n" if suite.dataset.n is None else f", or a dataset.n below {have}"
     raise TooManySinglePrompts(source, key, f"not given, so each of the {have:,} requests drawn from "
                                             f"{suite.dataset.path} is measured alone in every run of the suite "
                                             f"(each trial's, the baseline's: {total:,} single requests one at a "
                                             f"time, single.repeats {suite.single.repeats}): give single.prompts, "
-                                            "the first N drawn (e.g. 8), or dataset.n; or single.prompts: "
+                                            f"the first N drawn (e.g. 8){n_fix}; or single.prompts: "
                                             f"{have} to measure them all")
 
 
