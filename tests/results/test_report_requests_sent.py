@@ -35,3 +35,12 @@ def test_all_sent_or_stored_before_the_count_says_nothing_more():
     assert "sent" not in _requests_row({"suite": "s", "source": SOURCE, "requests": 8, "sent": 8,
                                         "largest_batch": 8, "single_prompts_sent": 8})
     assert "sent" not in _requests_row({"suite": "s", "source": SOURCE, "requests": 40})  # an older study
+
+
+def test_a_draw_without_n_says_the_file_order_not_a_seed():
+    # without dataset.n every row is drawn in the file's order and the seed chooses nothing (QA qa152:
+    # the row said "n=all, seed 0"); with n, the count and the seed that drew them
+    every = _requests_row({"suite": "s", "source": {**SOURCE, "n": None, "seed": 0}, "requests": 40})
+    assert "(jsonl; every row, in the file's order, sha256 abababababab...)" in every, every
+    assert "seed" not in every, every
+    assert "(jsonl; n=40, seed 0, sha256" in _requests_row({"suite": "s", "source": SOURCE, "requests": 40})

@@ -21,7 +21,10 @@ def traffic_html(data: ReportData, table) -> list[str]:
     w = data.workload
     if w:
         src = w.get("source") or {}
-        what = (f"dataset {src.get('path')} ({src.get('format')}; n={src.get('n') or 'all'}, seed {src.get('seed')}, "
+        # without n every row is drawn in the file's order, whatever the seed (QA qa152: "n=all, seed 0")
+        drawn = (f"n={src.get('n')}, seed {src.get('seed')}" if src.get("n") is not None
+                 else "every row, in the file's order")
+        what = (f"dataset {src.get('path')} ({src.get('format')}; {drawn}, "
                 f"sha256 {str(src.get('sha256'))[:12]}...)" if src.get("kind") == "dataset" else "inline prompts")
         # how many a measurement sends, when fewer (the lengths below are theirs: QA, the row gave the
         # drawn count beside the sent requests' lengths), and the rows of the file left out of the draw
