@@ -9,6 +9,12 @@ when there is none (or when ``rebaseline`` asks for a new one); a failed measure
 :class:`BaselineError` and the run stops, since nothing else could be compared. The measurement is
 journaled and told by the ``measure`` callback (:meth:`tuner.engine.trial.TrialRunner.measure`),
 like any trial's.
+
+All nodes of a study must run the same hardware: the baseline records what its server ran on
+(:data:`tuner.engine.facts.HARDWARE_ATTR`, :func:`tuner.engine.facts.node_hardware`), and a worker
+whose own differs stops (:class:`OtherHardware`) before it launches anything, rather than divide its
+trials' figures by another node's baseline. A baseline stored without it (an older tuner's) judges
+nothing, and ``rebaseline`` measures a new one here (the study moved to this hardware).
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from dataclasses import dataclass
 from typing import Callable
 
 from .asktell import tell
+from .facts import HARDWARE_ATTR, describe_hardware, hardware_difference, node_hardware
 from .interrupted import release_interrupted
 from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures, attrs_problem, values_problem
@@ -47,6 +54,47 @@ class BaselineError(RuntimeError):
         named = not m.log_path or f"(log: {m.log_path})" in why
         super().__init__(f"the autoregressive baseline failed {why}"
                          + ("" if named else f"; log: {m.log_path}"))
+
+
+class OtherHardware(BaselineError):
+    """This node runs other hardware than the node that measured the study's baseline: its trials'
+    figures divided by that baseline cannot be right, so the worker stops before its first launch."""
+
+    def __init__(self, line: str):
+        self.measurement = None
+        RuntimeError.__init__(self, line)
+
+
+def stored_node_hardware(study) -> dict | None:
+    """This node's hardware for ``study`` (:func:`tuner.engine.facts.node_hardware`), from the
+    study's stored config and space: what every worker launches, whatever file it was given."""
+    from ..config.space import SearchSpaceConfig
+    from ..config.study import study_from_dict
+    from ..config.yamlfile import parse_model
+    from .study import CONFIG_ATTR, SPACE_ATTR
+
+    attrs = study.user_attrs
+    if CONFIG_ATTR not in attrs or SPACE_ATTR not in attrs:
+        return None  # no tuner config stored: nothing tells what its servers run on
+    config = study_from_dict(attrs[CONFIG_ATTR])
+    fixed = parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>").fixed
+    return node_hardware(config.server, fixed)
+
+
+def check_hardware(study, baseline: Baseline, here: dict | None, worker: Worker) -> None:
+    """Raise :class:`OtherHardware` (one line: both nodes' hardware and the fix) when ``here``, this
+    node's hardware, is not the one ``baseline`` was measured on; nothing when either is unknown."""
+    stored = baseline.attrs.get(HARDWARE_ATTR)
+    what = hardware_difference(stored, here)
+    if what is None:
+        return
+    by = baseline.attrs.get("worker")
+    node = by.get("host") if isinstance(by, dict) and by.get("host") else "another node"
+    raise OtherHardware(
+        f"this node ({worker.host}) runs {describe_hardware(here)}, but study {study.study_name}'s baseline "
+        f"(trial {baseline.trial_number}) was measured on {node} with {describe_hardware(stored)}: the "
+        f"{what} differs, and its trials would be compared with another hardware's baseline; run this node "
+        f"under a study of its own, or, if the whole study moved to this hardware, run with --rebaseline")
 
 
 def find_baseline(study) -> Baseline | None:
@@ -108,8 +156,13 @@ def baseline_problem(study) -> str | None:
     return None if problem is None else f"measured, but unreadable ({problem})"
 
 
-def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebaseline: bool) -> Baseline:
+def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebaseline: bool,
+                    hardware: Callable[[], dict | None] | None = None) -> Baseline:
     """The study's baseline, measured here when there is none yet (or ``rebaseline``).
+
+    ``hardware()``: this node's hardware (default :func:`stored_node_hardware`), asked once: stored
+    on a baseline measured here, compared with one another node measured (:func:`check_hardware`,
+    which raises :class:`OtherHardware` before this worker launches anything).
 
     ``measure(trial, baseline_study)`` measures the autoregressive server for the RUNNING baseline
     ``trial`` and stores its figures on it (see :meth:`tuner.engine.trial.TrialRunner.measure`).
@@ -118,11 +171,23 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
     from optuna.trial import TrialState
 
     storage = study._storage
+    asked: list = []
+
+    def here() -> dict | None:
+        if not asked:
+            asked.append((hardware or (lambda: stored_node_hardware(study)))())
+        return asked[0]
+
+    def judged(b: Baseline) -> Baseline:
+        check_hardware(study, b, here(), worker)
+        return b
+
     bstudy = create_baseline_study(study)
     for number, note in fail_unreadable_trials(bstudy):  # reaping and asking read past none (unreadable_trials.py)
         emit("warning", {"trial": f"baseline (trial {number})", "message": note})
     current = find_baseline(study)
     if current and not rebaseline:
+        judged(current)
         emit("baseline", {"reused": True, "figures": current.figures.__dict__})
         return current
     after = current.trial_number if current else -1
@@ -130,7 +195,7 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
         reap_dead_trials(bstudy)
         done = find_baseline(study)
         if done and done.trial_number > after:
-            return done
+            return judged(done)
         with ExitStack() as stack:
             trial = start_trial(bstudy, worker, stack)
             if not try_claim(bstudy, trial, "baseline"):
@@ -143,7 +208,10 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
             if done and done.trial_number > after:
                 # Another worker finished it between our look and our claim.
                 tell(bstudy, trial, state=TrialState.FAIL)
-                return done
+                return judged(done)
+            mine = here()
+            if mine is not None:  # what this baseline is measured on, before its server is launched
+                trial.set_user_attr(HARDWARE_ATTR, mine)
             emit("trial_start", {"trial": "baseline", "spec": None})
             try:
                 m = measure(trial, bstudy)

@@ -242,3 +242,63 @@ def prepare(config: StudyConfig, space: SearchSpace) -> tuple[StudyFacts, Attent
     facts = gather_facts(config.server)
     choice = choose_attention(config, space.config.fixed, facts)
     return facts, choice, attention_record(choice, facts)
+
+
+#: The baseline trial's attribute holding the hardware of the node that measured it
+#: (:func:`node_hardware`); a baseline an older tuner stored has none, and judges nothing.
+HARDWARE_ATTR = "hardware"
+#: How far two nodes' GPU memory may differ and still be the same GPU (``memory.total`` moves with
+#: the driver's reserve by a few MiB; another memory size is another GPU model or ECC setting).
+MEMORY_TOLERANCE = 0.01
+
+
+def node_hardware(server: ServerSettings, fixed_args: dict | None) -> dict | None:
+    """What this node's servers of the study run on, as the baseline records it and every worker
+    compares (:func:`hardware_difference`): ``name``, ``count``, ``memory_total_mib``, ``compute_cap``.
+
+    * ``server.backend: sglang``: what ``nvidia-smi`` says of the GPUs the server uses
+      (:func:`tuner.server.gpus.server_gpu_facts`: the first ``tp_size`` of its CUDA_VISIBLE_DEVICES,
+      every one it is shown when the study moves its ranks); None where nvidia-smi cannot tell;
+    * ``server.backend: sim``: the simulator profile's GPUs (``hardware``), named by the profile;
+    * ``server.backend: model``: None (no server runs; its figures are the profile's or the table's).
+    Never raises for an unknown fact (None); a profile that does not load is a ``ConfigError``."""
+    if server.backend == "model":
+        return None
+    if server.backend == "sim":
+        from ..sim.profile import load_profile
+
+        profile = load_profile(server.sim.profile)
+        hw = profile.hardware
+        return {"name": f"simulated ({profile.name})", "count": hw.tp_size,
+                "memory_total_mib": int(hw.gpu_memory_gb * 1e9 / 2 ** 20), "compute_cap": hw.compute_capability}
+    from ..server.gpu_lock import visible_gpus
+    from ..server.gpus import MOVED_GPU_ARGS, server_gpu_facts
+
+    moved = MOVED_GPU_ARGS & set(study_server_args(server, fixed_args))
+    return server_gpu_facts(visible_gpus(server.env), None if moved else server.tp_size)
+
+
+def describe_hardware(hw: dict) -> str:
+    """``8 x NVIDIA H100 80GB HBM3 (81559 MiB, compute capability 9.0)``."""
+    return (f"{hw.get('count')} x {hw.get('name')} ({hw.get('memory_total_mib')} MiB, "
+            f"compute capability {hw.get('compute_cap')})")
+
+
+def hardware_difference(baseline: Any, here: dict | None) -> str | None:
+    """The first way this node's hardware (``here``, :func:`node_hardware`) differs from the
+    baseline's (its :data:`HARDWARE_ATTR`), as ``"GPU name"``, ``"GPU count"``, ``"GPU memory"`` or
+    ``"compute capability"``; None when they agree, or when either is unknown: a baseline stored
+    before the facts were (an older tuner's), one measured on the model backend, or a node whose
+    nvidia-smi cannot tell (unknown is never an error, :mod:`tuner.server.gpus`)."""
+    if not isinstance(baseline, dict) or not isinstance(here, dict):
+        return None
+    if baseline.get("name") != here.get("name"):
+        return "GPU name"
+    if baseline.get("count") != here.get("count"):
+        return "GPU count"
+    a, b = baseline.get("memory_total_mib"), here.get("memory_total_mib")
+    if isinstance(a, int) and isinstance(b, int) and abs(a - b) > MEMORY_TOLERANCE * max(a, b):
+        return "GPU memory"
+    if baseline.get("compute_cap") != here.get("compute_cap"):
+        return "compute capability"
+    return None

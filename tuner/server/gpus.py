@@ -1,5 +1,7 @@
 """GPU memory from ``nvidia-smi``: what an SGLang launch waits on before it starts (its GPUs free of
 other processes' memory) and after it stops (its memory released), on the server's own GPUs.
+Also what a server's GPUs are (:func:`server_gpu_facts`), which a study's baseline records so that a
+worker on other GPUs is refused (:mod:`tuner.engine.baseline`).
 
 Absent or failing ``nvidia-smi`` (the simulator, a CPU machine) means "unknown", never an error.
 """
@@ -245,3 +247,53 @@ def gpu_indices_by_uuid(nvidia_smi: str = NVIDIA_SMI) -> dict[str, str] | None:
             return None
         found[uuid] = index
     return found or None
+
+
+#: SGLang arguments that put a server's ranks elsewhere than on the first ``tp_size`` GPUs it is shown
+#: (arg_groups/fields/device.py ``base_gpu_id``/``gpu_id_step``, parallel.py ``pp_size``/``dp_size``/
+#: ``nnodes``): with one of them the server's GPUs are every one it is shown, as the launcher reads
+#: them (tuner.server.launcher, ``moved``).
+MOVED_GPU_ARGS = frozenset({"base_gpu_id", "gpu_id_step", "pp_size", "dp_size", "nnodes"})
+
+
+def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
+                     nvidia_smi: str = NVIDIA_SMI) -> dict | None:
+    """What ``nvidia-smi`` says of the GPUs a server shown ``visible`` runs on (its
+    ``CUDA_VISIBLE_DEVICES`` entries, :func:`tuner.server.gpu_lock.visible_gpus`; None: unset):
+    ``name`` (the distinct names, `` + ``-joined, as nvidia-smi prints them: ``NVIDIA H100 80GB
+    HBM3``), ``count``, ``memory_total_mib`` (the least of them) and ``compute_cap`` (distinct, joined
+    likewise).
+
+    Its GPUs: the first ``tp_ranks`` of ``visible``, or of the node's when unset (SGLang's TP ranks
+    sit on the visible GPUs 0 up); ``tp_ranks`` None: every GPU it is shown (:data:`MOVED_GPU_ARGS`).
+    None, never an error, where that cannot be told: nvidia-smi absent, failing or answering
+    something else, a GPU it does not list, a MIG instance (its share of a GPU is not in these
+    fields). The same reading of the entries as the launcher's."""
+    from ..sglang.hardware import GpuArch
+
+    if visible is not None and any(gpu.startswith("MIG-") for gpu in visible):
+        return None
+    out = _query(nvidia_smi, "index,name,compute_cap,memory.total")
+    if out is None:
+        return None
+    listed: dict[str, tuple[str, str, int]] = {}
+    for line in out.strip().splitlines():
+        raw = line.split(",")
+        parts = [p.strip() for p in raw]
+        if len(parts) < 4 or not parts[0].isdigit():
+            return None
+        # a name holding a comma stays whole: index first, the capability and memory last
+        try:
+            GpuArch.parse(parts[-2])
+            listed[parts[0]] = (",".join(raw[1:-2]).strip(), parts[-2], int(float(parts[-1])))
+        except ValueError:  # [N/A], [Not Supported]
+            return None
+    if visible is None:
+        indices = [str(i) for i in range(tp_ranks)] if tp_ranks else sorted(listed, key=int)
+    else:
+        indices = server_gpu_indices(visible[:tp_ranks] if tp_ranks else visible, nvidia_smi)
+    if not indices or any(i not in listed for i in indices):
+        return None
+    rows = [listed[i] for i in indices]
+    return {"name": " + ".join(sorted({r[0] for r in rows})), "count": len(rows),
+            "memory_total_mib": min(r[2] for r in rows), "compute_cap": " + ".join(sorted({r[1] for r in rows}))}
