@@ -234,10 +234,12 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
                     fail_running(storage, trial._trial_id)  # as above: the error raised is the cause's
                 raise
         # The measurement is told by now (failed when it measured nothing usable); a measurement
-        # another worker failed as dead meanwhile was stored as a new trial (tuner.engine.finish).
+        # another worker failed as dead meanwhile was stored as a new trial (tuner.engine.finish),
+        # and the baseline that worker measured since is the study's: judged as any other node's
+        # (QA, qa155: measured on other GPUs, this node's trials were judged against it).
         done = find_baseline(study)
         if done and done.trial_number > after:
-            return done
+            return judged(done)
         if m.failure_class:
             raise BaselineError(m)
         raise BaselineError(m, "it measured no " + ", ".join(bstudy.metric_names or [])
