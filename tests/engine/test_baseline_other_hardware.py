@@ -35,9 +35,14 @@ H200 = ("NVIDIA H200", "9.0", 143771)
 A100 = ("NVIDIA A100-SXM4-80GB", "8.0", 81920)
 
 SMI_BODY = """
+if sys.argv[1:] == ["topo", "-m"] and LINK:  # every pair over LINK (NV18, or SYS: PCIe across CPUs)
+    print("\t" + "\t".join("GPU%d" % i for i in range(len(GPUS))) + "\tCPU Affinity\tNUMA Affinity")
+    for i in range(len(GPUS)):
+        print("GPU%d\t" % i + "\t".join(" X " if i == j else LINK for j in range(len(GPUS))) + "\t0-31\t0")
+    sys.exit(0)
 q = [a for a in sys.argv[1:] if a.startswith("--query-gpu=")]
 if not q:
-    sys.exit(1)  # nvidia-smi topo -m and the rest: not faked
+    sys.exit(1)  # the rest: not faked
 for i, (name, cap, mem) in enumerate(GPUS):
     row = {"index": str(i), "name": name, "compute_cap": cap, "memory.total": str(mem),
            "memory.used": "0", "memory.free": str(mem), "uuid": "GPU-%08d-0000-0000" % i}
@@ -45,11 +50,12 @@ for i, (name, cap, mem) in enumerate(GPUS):
 """
 
 
-def fake_nvidia_smi(folder: Path, gpus: list[tuple[str, str, int]]) -> Path:
-    """A folder holding an ``nvidia-smi`` that lists ``gpus`` (name, compute capability, MiB)."""
+def fake_nvidia_smi(folder: Path, gpus: list[tuple[str, str, int]], link: str = "") -> Path:
+    """A folder holding an ``nvidia-smi`` that lists ``gpus`` (name, compute capability, MiB) and,
+    given ``link``, answers ``topo -m`` with it between every two of them."""
     folder.mkdir(parents=True)
     script = folder / "nvidia-smi"
-    script.write_text(f"#!{sys.executable}\nimport sys\nGPUS = {gpus!r}\n{SMI_BODY}")
+    script.write_text(f"#!{sys.executable}\nimport sys\nGPUS = {gpus!r}\nLINK = {link!r}\n{SMI_BODY}")
     script.chmod(0o755)
     return folder
 
@@ -132,6 +138,21 @@ def test_a_worker_on_other_gpus_stops_before_its_first_launch_naming_both(tmp_pa
         _run(config)
 
 
+def test_the_same_gpus_over_pcie_are_not_the_nvlink_node_s(tmp_path, monkeypatch):
+    nvl = ("NVIDIA H100 NVL", "9.0", 95830)
+    on_node(monkeypatch, fake_nvidia_smi(tmp_path / "node-a", [nvl] * 4, link="NV12"))
+    config = _study(tmp_path)
+    _run(config)
+    assert _baseline_attrs(config)[HARDWARE_ATTR]["interconnect"] == "NVLink"
+    before = _counts(config)
+    on_node(monkeypatch, fake_nvidia_smi(tmp_path / "node-b", [nvl] * 4, link="SYS"))
+    with pytest.raises(OtherHardware, match=r"runs 2 x NVIDIA H100 NVL \(95830 MiB, compute capability 9.0, "
+                                            r"PCIe\).* with 2 x NVIDIA H100 NVL \(95830 MiB, compute "
+                                            r"capability 9.0, NVLink\): the interconnect differs"):
+        _run(config)
+    assert _counts(config) == before
+
+
 def test_the_same_gpus_elsewhere_run_and_a_baseline_without_facts_judges_nothing(tmp_path, monkeypatch):
     node_a = fake_nvidia_smi(tmp_path / "node-a", [H100] * 8)
     # the same GPUs, listed with a few MiB less (another driver's reserve), its other GPUs another kind
@@ -161,12 +182,18 @@ def test_the_server_s_own_gpus_are_compared(tmp_path, monkeypatch):
 
 @pytest.mark.parametrize("other, what", [
     ({"name": H200[0]}, "GPU name"), ({"count": 4}, "GPU count"), ({"memory_total_mib": 95830}, "GPU memory"),
-    ({"compute_cap": "10.0"}, "compute capability"), ({"memory_total_mib": 81000}, None)])
+    ({"compute_cap": "10.0"}, "compute capability"), ({"memory_total_mib": 81000}, None),
+    ({"interconnect": "PCIe"}, None)])
 def test_each_fact_that_differs_is_named(other, what):
     mine = {"name": H100[0], "count": 2, "memory_total_mib": 81559, "compute_cap": "9.0"}
     assert hardware_difference(mine, {**mine, **other}) == what
     assert hardware_difference(None, {**mine, **other}) is None  # an older tuner's baseline
     assert hardware_difference(mine, None) is None  # nvidia-smi cannot tell here
+    # the interconnect is compared when both nodes could tell it
+    linked = {**mine, "interconnect": "NVLink"}
+    assert hardware_difference(linked, {**mine, **other}) == (what or ("interconnect" if "interconnect" in other
+                                                                        else None))
+    assert hardware_difference(linked, {**linked, "interconnect": "PCIe"}) == "interconnect"
 
 
 def test_study_run_says_it_in_one_line_and_exits_non_zero(tmp_path, monkeypatch):

@@ -51,3 +51,40 @@ def test_a_name_with_a_comma_stays_whole_and_no_nvidia_smi_is_unknown(tmp_path):
     fake = smi(tmp_path, "0, NVIDIA Graphics Device, rev 2, 9.0, 97871")
     assert server_gpu_facts(("0",), 1, fake)["name"] == "NVIDIA Graphics Device, rev 2"
     assert server_gpu_facts(("0",), 1, str(tmp_path / "absent")) is None
+
+
+# `nvidia-smi topo -m` of an 8-GPU node, trimmed to 4 GPUs: GPUs 0-1 and 2-3 on NVLink bridges, the
+# pairs over PCIe (the header underlined with terminal escapes, as nvidia-smi prints it)
+TOPO = ("\t\x1b[4mGPU0\tGPU1\tGPU2\tGPU3\tNIC0\tCPU Affinity\tNUMA Affinity\tGPU NUMA ID\x1b[0m\n"
+        "GPU0\t X \tNV4\tSYS\tSYS\tPXB\t0-31\t0\t\tN/A\n"
+        "GPU1\tNV4\t X \tSYS\tSYS\tPXB\t0-31\t0\t\tN/A\n"
+        "GPU2\tSYS\tSYS\t X \tNV4\tSYS\t32-63\t1\t\tN/A\n"
+        "GPU3\tSYS\tSYS\tNV4\t X \tSYS\t32-63\t1\t\tN/A\n\nLegend:\n\n  X    = Self\n"
+        "  NV#  = Connection traversing a bonded set of # NVLinks\n")
+
+
+def smi_with_topo(tmp_path, topo: str = TOPO) -> str:
+    script, _ = counting_command(tmp_path, "nvidia-smi", f"""\
+        if "--query-gpu=index,name,compute_cap,memory.total" in sys.argv:
+            print("0, NVIDIA H100 NVL, 9.0, 95830\\n1, NVIDIA H100 NVL, 9.0, 95830\\n"
+                  "2, NVIDIA H100 NVL, 9.0, 95830\\n3, NVIDIA H100 NVL, 9.0, 95830")
+        elif sys.argv[1:] == ["topo", "-m"]:
+            sys.stdout.write({topo!r})
+        else:
+            sys.exit(6)
+        """)
+    return str(script)
+
+
+def test_the_interconnect_between_the_server_s_gpus_from_topo(tmp_path):
+    fake = smi_with_topo(tmp_path)
+    assert server_gpu_facts(("0", "1"), 2, fake)["interconnect"] == "NVLink"
+    assert server_gpu_facts(("1", "2"), 2, fake)["interconnect"] == "PCIe"
+    assert server_gpu_facts(None, None, fake)["interconnect"] == "NVLink + PCIe"
+    assert "interconnect" not in server_gpu_facts(("0",), 1, fake)  # one GPU: nothing between
+
+
+def test_a_topology_it_cannot_read_leaves_the_interconnect_unknown(tmp_path):
+    fake = smi_with_topo(tmp_path, "GPU0\tGPU1\nsomething else\n")
+    assert server_gpu_facts(("0", "1"), 2, fake) == {"name": "NVIDIA H100 NVL", "count": 2,
+                                                      "memory_total_mib": 95830, "compute_cap": "9.0"}

@@ -254,7 +254,8 @@ MEMORY_TOLERANCE = 0.01
 
 def node_hardware(server: ServerSettings, fixed_args: dict | None) -> dict | None:
     """What this node's servers of the study run on, as the baseline records it and every worker
-    compares (:func:`hardware_difference`): ``name``, ``count``, ``memory_total_mib``, ``compute_cap``.
+    compares (:func:`hardware_difference`): ``name``, ``count``, ``memory_total_mib``, ``compute_cap``,
+    and ``interconnect`` where nvidia-smi tells it (``NVLink``/``PCIe`` between two or more GPUs).
 
     * ``server.backend: sglang``: what ``nvidia-smi`` says of the GPUs the server uses
       (:func:`tuner.server.gpus.server_gpu_facts`: the first ``tp_size`` of its CUDA_VISIBLE_DEVICES,
@@ -279,17 +280,19 @@ def node_hardware(server: ServerSettings, fixed_args: dict | None) -> dict | Non
 
 
 def describe_hardware(hw: dict) -> str:
-    """``8 x NVIDIA H100 80GB HBM3 (81559 MiB, compute capability 9.0)``."""
+    """``8 x NVIDIA H100 80GB HBM3 (81559 MiB, compute capability 9.0, NVLink)``."""
+    link = f", {hw['interconnect']}" if hw.get("interconnect") else ""
     return (f"{hw.get('count')} x {hw.get('name')} ({hw.get('memory_total_mib')} MiB, "
-            f"compute capability {hw.get('compute_cap')})")
+            f"compute capability {hw.get('compute_cap')}{link})")
 
 
 def hardware_difference(baseline: Any, here: dict | None) -> str | None:
     """The first way this node's hardware (``here``, :func:`node_hardware`) differs from the
-    baseline's (its :data:`HARDWARE_ATTR`), as ``"GPU name"``, ``"GPU count"``, ``"GPU memory"`` or
-    ``"compute capability"``; None when they agree, or when either is unknown: a baseline stored
-    before the facts were (an older tuner's), one measured on the model backend, or a node whose
-    nvidia-smi cannot tell (unknown is never an error, :mod:`tuner.server.gpus`)."""
+    baseline's (its :data:`HARDWARE_ATTR`), as ``"GPU name"``, ``"GPU count"``, ``"GPU memory"``,
+    ``"compute capability"`` or ``"interconnect"`` (when both nodes could tell it); None when they
+    agree, or when either is unknown: a baseline stored before the facts were (an older tuner's),
+    one measured on the model backend, or a node whose nvidia-smi cannot tell (unknown is never an
+    error, :mod:`tuner.server.gpus`)."""
     if not isinstance(baseline, dict) or not isinstance(here, dict):
         return None
     if baseline.get("name") != here.get("name"):
@@ -301,4 +304,7 @@ def hardware_difference(baseline: Any, here: dict | None) -> str | None:
         return "GPU memory"
     if baseline.get("compute_cap") != here.get("compute_cap"):
         return "compute capability"
+    # what `nvidia-smi topo -m` says between the server's GPUs; compared when both nodes could tell
+    if baseline.get("interconnect") and here.get("interconnect") and baseline["interconnect"] != here["interconnect"]:
+        return "interconnect"
     return None

@@ -295,5 +295,53 @@ def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
     if not indices or any(i not in listed for i in indices):
         return None
     rows = [listed[i] for i in indices]
-    return {"name": " + ".join(sorted({r[0] for r in rows})), "count": len(rows),
-            "memory_total_mib": min(r[2] for r in rows), "compute_cap": " + ".join(sorted({r[1] for r in rows}))}
+    facts = {"name": " + ".join(sorted({r[0] for r in rows})), "count": len(rows),
+             "memory_total_mib": min(r[2] for r in rows), "compute_cap": " + ".join(sorted({r[1] for r in rows}))}
+    link = interconnect(indices, nvidia_smi) if len(indices) > 1 else None
+    if link is not None:
+        facts["interconnect"] = link
+    return facts
+
+
+def interconnect(indices: Sequence[str], nvidia_smi: str = NVIDIA_SMI) -> str | None:
+    """How the GPUs ``indices`` (nvidia-smi indices, two or more) reach each other, from ``nvidia-smi
+    topo -m``'s matrix: ``NVLink`` when every pair is ``NV#``, ``PCIe`` when none is (``PIX``, ``PXB``,
+    ``PHB``, ``NODE``, ``SYS``: over PCIe and the CPUs), ``NVLink + PCIe`` for some of each; None where
+    it cannot be told (absent, failing, a GPU not in the matrix). The matrix's GPU columns come first,
+    one token each, before the NICs and the affinity columns (whose names hold spaces)."""
+    import re
+
+    exe = shutil.which(nvidia_smi)
+    if exe is None:
+        return None
+    try:
+        out = run_bounded([exe, "topo", "-m"], NVIDIA_SMI_TIMEOUT_S)
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        log.warning("nvidia-smi topo -m failed: %s", exc)
+        return None
+    if out.returncode != 0:
+        return None
+    gpu = re.compile(r"GPU(\d+)$")
+    columns: list[str] | None = None
+    links: dict[str, list[str]] = {}
+    for line in out.stdout.splitlines():
+        line = re.sub(r"\x1b\[[0-9;]*m", "", line)  # a header underlined with terminal escapes
+        words = line.split()
+        if columns is None and words and gpu.match(words[0]) and not line[:1].strip():
+            columns = []
+            for word in words:
+                if not gpu.match(word):
+                    break
+                columns.append(gpu.match(word).group(1))
+        elif columns is not None and words and gpu.match(words[0]):
+            links[gpu.match(words[0]).group(1)] = words[1:1 + len(columns)]
+    if columns is None or any(i not in links or i not in columns for i in indices):
+        return None
+    kinds = set()
+    for a in indices:
+        for b in indices:
+            if a != b:
+                if len(links[a]) <= columns.index(b):
+                    return None  # a row cut short: not the matrix this reads
+                kinds.add("NVLink" if links[a][columns.index(b)].startswith("NV") else "PCIe")
+    return " + ".join(sorted(kinds)) or None
