@@ -71,7 +71,11 @@ def test_a_baseline_taken_over_on_other_hardware_stops_the_woken_worker(tmp_path
     assert seen["mine"]["name"] == "simulated (k2.6-tp8-pcie)"  # recorded on its trial before the launch
     assert "measured on node-b with 8 x simulated (k2.6-tp8-nvlink)" in str(err.value), err.value
     bstudy = optuna.load_study(study_name="demo.baseline", storage=config.storage)
-    assert [t for t in bstudy.trials if t.user_attrs.get("replayed_from") == seen["failed"]
-            and t.state == TrialState.COMPLETE]  # its measurement is kept
+    kept = [t for t in bstudy.trials if t.user_attrs.get("replayed_from") == seen["failed"]
+            and t.state == TrialState.COMPLETE]
+    assert kept  # its measurement is kept...
+    # ...with the hardware it was measured on (qa155: the re-homed copy had none, and as the study's
+    # baseline it would have judged no node)
+    assert kept[0].user_attrs.get(HARDWARE_ATTR) == seen["mine"], kept[0].user_attrs
     main = optuna.load_study(study_name="demo", storage=config.storage)
     assert not main.trials  # no trial of this node judged against the other node's baseline

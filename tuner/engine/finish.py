@@ -42,9 +42,11 @@ from .workers import Worker
 
 #: What :func:`apply_finish` did.
 TOLD, ALREADY, REHOMED, DROPPED = "told", "already", "rehomed", "dropped"
-#: The attributes a trial gets before its launch that name its setting (tuner.engine.trial); a
-#: re-homed measurement carries them, and no mark of the attempt (claim, launching, worker).
-SETTING_ATTRS = ("requested", "effective", "effective_key", "rewritten")
+#: The attributes a trial gets before its launch that name its setting (tuner.engine.trial), and
+#: a baseline's the hardware it runs on (tuner.engine.facts.HARDWARE_ATTR: a copy without it, the
+#: study's baseline, would judge no node; QA qa155); a re-homed measurement carries them, and no mark
+#: of the attempt (claim, launching, worker).
+SETTING_ATTRS = ("requested", "effective", "effective_key", "rewritten", "hardware")
 #: What :func:`replay_journal` does with an entry of an earlier study of the same name.
 SET_ASIDE = "set aside"
 #: What :func:`replay_journal` does with an entry that cannot be read (damaged since it was written).
