@@ -47,6 +47,8 @@ Contracts:
   made while a server is measuring (the pruning decision between two stages of a suite), which
   must not hold the measurement up; their caller goes on without them. Such a failure is not said
   as ``storage_down`` (nothing is retried); the next call that waits says it.
+  On PostgreSQL their wait for a reply is bounded by the floor of the reply watch (10 s), not by
+  twice the lock wait (:func:`tuner.engine.pg_sessions.reply_limit_s`).
 
 Knob: ``TUNER_STORAGE_PATIENCE_S`` (whole seconds, default 600, the same on every worker is wise).
 
@@ -642,6 +644,13 @@ def fail_fast():
         yield
     finally:
         _local.fail_fast = before
+
+
+def failing_fast() -> bool:
+    """Whether this thread's storage calls are inside :func:`fail_fast` now (calls that must not
+    hold a measurement up: :func:`tuner.engine.pg_sessions.reply_limit_s` bounds their wait for a
+    reply by its floor, not by twice the lock wait)."""
+    return bool(getattr(_local, "fail_fast", False))
 
 
 def unreachable_now(storage) -> bool:

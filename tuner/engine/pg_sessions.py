@@ -7,7 +7,7 @@ call (:mod:`tuner.engine.reply_watch`). Both read the patience when called, not 
 
 from __future__ import annotations
 
-from .patience import patience_s
+from .patience import failing_fast, patience_s
 
 #: How long a PostgreSQL statement of the tuner waits for a lock another session holds (seconds),
 #: at most the patience (:func:`tuner.engine.patience.patience_s`); then the server cancels it
@@ -77,7 +77,19 @@ def reply_limit_s() -> float:
     """How long one attempt of a patient PostgreSQL call waits for its reply before its sessions
     are cut (:mod:`tuner.engine.reply_watch`): twice the lock wait, which the server ends first, and
     at least :data:`MIN_REPLY_WAIT_S`, so a short patience does not cut a statement that is merely
-    slow on a loaded machine."""
+    slow on a loaded machine.
+
+    Inside :func:`tuner.engine.patience.fail_fast` (the calls made while a server measures: the
+    pruning decision between two stages, the check of the study before the journal entry) the
+    bound is :data:`MIN_REPLY_WAIT_S` alone: such a call must not hold the measurement up, and
+    twice the lock wait held it on a frozen server (QA, qa154: every process of the cluster
+    stopped with SIGSTOP mid-suite at ``TUNER_STORAGE_PATIENCE_S=10``, the suite stood still 30 s
+    between two stages, the 20 s reply wait then a connect timeout; at the default patience the
+    reply wait is 120 s). The check of the study before the journal entry waits the same way, the
+    finished measurement in memory alone meanwhile. A lock another session holds ends such a
+    call at this bound too: it is not retried either way."""
+    if failing_fast():
+        return MIN_REPLY_WAIT_S
     return max(MIN_REPLY_WAIT_S, 2.0 * lock_wait_s())
 
 
