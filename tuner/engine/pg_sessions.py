@@ -23,8 +23,9 @@ MIN_REPLY_WAIT_S = 10.0
 
 
 def session_settings(dbapi_connection, connection_record) -> None:
-    """SQLAlchemy's ``connect`` hook of a PostgreSQL storage: ``synchronous_commit = on`` and
-    ``TimeZone = 'UTC'`` for the session, set outside any transaction so no rollback undoes them
+    """SQLAlchemy's ``connect`` hook of a PostgreSQL storage: ``synchronous_commit = on``,
+    ``TimeZone = 'UTC'``, ``lock_timeout``, ``idle_in_transaction_session_timeout`` and
+    ``statement_timeout`` for the session, set outside any transaction so no rollback undoes them
     (SQLAlchemy's own recipe for a session setting, any driver).
 
     Why UTC: Optuna's heartbeats are the database's clock, ``now()``, stored in a column without a
@@ -57,9 +58,20 @@ def session_settings(dbapi_connection, connection_record) -> None:
     design (each runs to its commit in milliseconds), so the server now ends such a session once it
     has sat idle half the lock wait: its transaction rolls back, the waiting workers go on before
     their own lock wait ends, and the frozen worker, once it wakes, finds its session gone, an
-    outage it retries like a ``pg_terminate_backend`` (its writes are safe to repeat)."""
+    outage it retries like a ``pg_terminate_backend`` (its writes are safe to repeat).
+
+    Why ``statement_timeout`` (:func:`statement_limit_s`, twice the lock wait): a database or role
+    set with a short one (a DBA's guard against runaway queries, ``ALTER DATABASE ... SET
+    statement_timeout = '50ms'``) cancelled the tuner's statements before their lock wait ended:
+    with another session holding ``LOCK TABLE trials``, every line of the worker said
+    ``QueryCanceled: canceling statement due to statement timeout`` and never the lock in the way
+    or what ends it (QA, qa154), and a statement merely slower than that limit would fail on every
+    try, taken for an outage. The tuner bounds its own waits (the lock wait, the reply watch), so
+    its sessions take the bound the reply watch gives a patient call; a lock wait, shorter, ends
+    first, as the lock timeout it is (``LOCK_HINT``)."""
     lock_ms = 1000 * lock_wait_s()
     idle_ms = 1000 * idle_in_transaction_s()
+    statement_ms = 1000 * statement_limit_s()
     autocommit = dbapi_connection.autocommit
     dbapi_connection.autocommit = True
     cursor = dbapi_connection.cursor()
@@ -68,6 +80,7 @@ def session_settings(dbapi_connection, connection_record) -> None:
         cursor.execute("SET SESSION TimeZone TO 'UTC'")
         cursor.execute(f"SET SESSION lock_timeout TO {int(lock_ms)}")  # milliseconds
         cursor.execute(f"SET SESSION idle_in_transaction_session_timeout TO {int(idle_ms)}")
+        cursor.execute(f"SET SESSION statement_timeout TO {int(statement_ms)}")
     finally:
         cursor.close()
         dbapi_connection.autocommit = autocommit
@@ -90,6 +103,13 @@ def reply_limit_s() -> float:
     call at this bound too: it is not retried either way."""
     if failing_fast():
         return MIN_REPLY_WAIT_S
+    return statement_limit_s()
+
+
+def statement_limit_s() -> float:
+    """The ``statement_timeout`` of every tuner session (seconds): twice the lock wait and at least
+    :data:`MIN_REPLY_WAIT_S`, the reply watch's bound on a patient call, whatever the calling
+    thread (the connect hook may run inside ``fail_fast``, whose calls the watch bounds sooner)."""
     return max(MIN_REPLY_WAIT_S, 2.0 * lock_wait_s())
 
 
