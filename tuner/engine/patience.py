@@ -165,6 +165,20 @@ LOCK_HINT = ("another session holds a lock on the study's tables (LOCK TABLE, a 
              "left open): see pg_locks and pg_stat_activity, and end it")
 
 
+#: What a PostgreSQL server says when it has no connection slot for a new session: every slot of
+#: ``max_connections`` taken ("sorry, too many clients already"), only the superuser's reserved ones
+#: left ("remaining connection slots are reserved ..."), or a database's or role's ``CONNECTION
+#: LIMIT`` reached ("too many connections for ..."); src/backend/utils/init/postinit.c. A
+#: connection refused so carries no SQLSTATE in psycopg2, hence the words.
+SLOTS_WORDS = ("too many clients", "connection slots are reserved", "too many connections for")
+#: Said after a server out of connection slots (QA, qa154: the lines said only PostgreSQL's words).
+#: A worker keeps 4 sessions of its own open (its study's and its baseline study's storages, their
+#: heartbeats): a role's CONNECTION LIMIT of 3 stopped a lone worker at its start (QA, qa154).
+SLOTS_HINT = ("the server has no connection slot free (max_connections, or a database's or role's CONNECTION "
+              "LIMIT): other clients hold them, or the workers' own sessions (4 each) reach the limit; see "
+              "pg_stat_activity and end idle sessions, or raise the limit")
+
+
 #: Said after a full disk (SQLite's file, or a database server's own disk).
 DISK_FULL_HINT = "the disk is full: free space on it"
 
@@ -180,8 +194,8 @@ def disk_full(exc: BaseException) -> bool:
 
 def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     """``describe(exc)`` (the error without the password), with what fixes a read-only refusal
-    (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`) or a full disk
-    (:data:`DISK_FULL_HINT`): "did not answer ...
+    (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`), a server out of connection
+    slots (:data:`SLOTS_HINT`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
     ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
     from .urls import sqlstate
 
@@ -190,6 +204,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
         return f"{text} ({READ_ONLY_HINT})"
     if any(sqlstate(e) == LOCK_SQLSTATE for e in causes(exc)):
         return f"{text} ({LOCK_HINT})"
+    if any(word in str(e).lower() for e in causes(exc) for word in SLOTS_WORDS):
+        return f"{text} ({SLOTS_HINT})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
 
 

@@ -188,7 +188,7 @@ def holds_tables(url: str) -> bool:
 def _open(url: str, patient: bool, made: bool = False):
     """Build the storage; ``made``: its SQLite file did not exist before this open, so an empty one a
     full disk left is removed (:func:`_drop_empty_file`)."""
-    from .patience import disk_full, is_transient
+    from .patience import disk_full, is_transient, said
 
     try:
         if is_postgres(url):
@@ -211,7 +211,11 @@ def _open(url: str, patient: bool, made: bool = False):
                                        + (f" ({path.name} was not left there)" if dropped else ""))
         if not fix and is_transient(exc):  # QA: a server out of connection slots was said with no fix
             fix = "; run it again once the storage answers (`tuner study run` waits for it)"
-        raise ConfigError("storage", redact(url) or "", f"cannot open: {describe_error(exc, url)}{fix}") from None
+        # said(): what frees a connection slot, ends a lock or makes the database writable, as a
+        # run's lines say it (QA, qa154: "remaining connection slots are reserved ..." alone); a
+        # full disk's fix is the one above
+        text = describe_error(exc, url) if path is not None else said(exc, lambda e: describe_error(e, url))
+        raise ConfigError("storage", redact(url) or "", f"cannot open: {text}{fix}") from None
 
 
 def _drop_empty_file(path) -> bool:
