@@ -179,7 +179,7 @@ def holds_tables(url: str) -> bool:
         return True
     try:
         return sa.inspect(engine).has_table("studies")
-    except sa.exc.SQLAlchemyError:
+    except (sa.exc.SQLAlchemyError, ValueError):  # ValueError: a URL the driver refuses (a NUL in it)
         return True
     finally:
         engine.dispose()

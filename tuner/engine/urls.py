@@ -5,6 +5,10 @@ Every URL is parsed and rendered with SQLAlchemy's ``URL`` object (``make_url``,
 characters it holds (``/``, ``#``, ``?``, ``@``, ``%``, unicode): :func:`redact` is what every
 command shows and stores, :func:`scrub` what an error message from the driver goes through (the
 password removed as written, decoded and percent-encoded), :func:`driver_url` what the driver gets.
+
+Why one module of over 400 lines: how a URL is read (where its credentials end), what of it may be
+shown, which URLs are refused before anything connects, and what of a driver's error is scrubbed
+are one reading of the same text; split, each part would have to parse the URL its own way again.
 """
 
 from __future__ import annotations
@@ -217,6 +221,16 @@ def scheme_problem(url: str) -> str | None:
         why = "its port is not digits (HOST:5432)" if isinstance(exc, ValueError) else "SQLAlchemy cannot read it"
         return (f"{shown!r} is no storage URL: {why}; {EXPECTED_URL} (a password may hold any character, "
                 "'@', '/', '#', '?' and '%' too, or percent-encode it)")
+    # libpq (and SQLite's file names) take NUL-terminated strings: psycopg2 refuses a URL holding
+    # one before it connects ("ValueError: embedded null character"), and every command ended in a
+    # traceback (QA, qa154: a password with %00). No server takes it; which part holds it is named,
+    # never its text
+    query = [str(v) for values in parsed.query.values() for v in (values if isinstance(values, tuple) else (values,))]
+    for part, text in (("user name", parsed.username), ("password", parsed.password), ("host", parsed.host),
+                       ("database name", parsed.database), ("query", "".join(query))):
+        if text and "\0" in str(text):
+            return (f"{shown!r} is no storage URL: its {part} holds a NUL character (%00), which no database "
+                    f"takes; write it without one ({EXPECTED_URL})")
     scheme = url.partition("://")[0]
     backend = parsed.get_backend_name()
     if backend not in SUPPORTED_BACKENDS:
