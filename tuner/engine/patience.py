@@ -520,6 +520,16 @@ class PatientRDBStorage(RDBStorage):
                 time.sleep(min(pause * random.uniform(0.8, 1.2), max(0.0, first_failure + patience - now)))
                 pause = min(pause * 2, MAX_PAUSE_S)
                 continue
+            except BaseException:
+                # Ctrl-C or SIGTERM (the signal module's handler runs once libpq's wait returns)
+                # landing in an attempt the server never answered, its sessions cut by the reply
+                # watch: the storage is away (unreachable_now), though no error of it was seen, so
+                # the cleanup on the way out does not wait out the patience on it (QA, qa154: SIGTERM
+                # to a worker whose PostgreSQL froze mid-suite, then exit 75 70 s later at a
+                # patience of 60 s, "did not answer", instead of stopping at once)
+                if cut is not None and cut.is_set() and self._down_since is None:
+                    self._down_since = time.monotonic()
+                raise
             finally:
                 _local.deadline = outer
             if first_failure is not None or self._down_since is not None or self._announced is not None:
