@@ -183,12 +183,22 @@ SLOTS_HINT = ("the server has no connection slot free (max_connections, or a dat
 DISK_FULL_HINT = "the disk is full: free space on it"
 
 
+#: PostgreSQL's SQLSTATE for a write its own disk refused (``disk_full``: "could not extend file
+#: ...: No space left on device", src/backend/storage/smgr/md.c), a psycopg2 ``DiskFull``.
+DISK_FULL_SQLSTATE = "53100"
+
+
 def disk_full(exc: BaseException) -> bool:
-    """Whether ``exc`` (or an error it wraps) is a full disk: SQLite's SQLITE_FULL, ENOSPC, EDQUOT."""
+    """Whether ``exc`` (or an error it wraps) is a full disk: SQLite's SQLITE_FULL, ENOSPC, EDQUOT,
+    or a PostgreSQL server's own disk (:data:`DISK_FULL_SQLSTATE`; QA, qa154: its lines said
+    "DiskFull: could not extend file ..." and no fix, a tablespace's disk filled under a worker)."""
     import errno
+
+    from .urls import sqlstate
 
     full = (errno.ENOSPC, errno.EDQUOT)
     return any("database or disk is full" in str(e) or getattr(e, "errno", None) in full
+               or sqlstate(e) == DISK_FULL_SQLSTATE
                for cause in causes(exc) for e in (cause, getattr(cause, "orig", None) or cause))
 
 
