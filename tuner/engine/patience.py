@@ -179,6 +179,12 @@ SLOTS_HINT = ("the server has no connection slot free (max_connections, or a dat
               "pg_stat_activity and end idle sessions, or raise the limit")
 
 
+#: Said after a database a ``DROP DATABASE`` left half-dropped (see :data:`_PERMANENT`): PostgreSQL's
+#: own hint ("Use DROP DATABASE to drop invalid databases") is not on the error's first line.
+INVALID_DB_HINT = ("a DROP DATABASE of it was cut short: PostgreSQL only lets it be dropped; drop it and "
+                   "create the study again, or point the URL at another database")
+
+
 #: Said after a full disk (SQLite's file, or a database server's own disk).
 DISK_FULL_HINT = "the disk is full: free space on it"
 
@@ -216,6 +222,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
         return f"{text} ({LOCK_HINT})"
     if any(word in str(e).lower() for e in causes(exc) for word in SLOTS_WORDS):
         return f"{text} ({SLOTS_HINT})"
+    if any("cannot connect to invalid database" in str(e) for e in causes(exc)):
+        return f"{text} ({INVALID_DB_HINT})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
 
 
@@ -283,9 +291,13 @@ def causes(exc: BaseException | None):
 #: A role set ``NOLOGIN`` ("role ... is not permitted to log in") is one of them, as a ``CONNECT``
 #: revoked is: it was waited out for the whole patience and said as "did not answer" (QA, qa106).
 #: Not "too many connections for role": a ``CONNECTION LIMIT`` frees up as sessions end.
+#: A database a ``DROP DATABASE`` left half-dropped ("cannot connect to invalid database", PostgreSQL
+#: 15.4+, src/backend/utils/init/postinit.c; its fix is to drop it) is one too: it was waited out
+#: for the whole patience and said as "did not answer" (QA, qa154: a DROP whose checkpoint failed
+#: on a full tablespace left it so).
 _PERMANENT = ("password authentication failed", "authentication failed", "no password supplied",
               "does not exist", "no pg_hba.conf entry", "permission denied", "invalid dsn",
-              "invalid connection option", "is not permitted to log in")
+              "invalid connection option", "is not permitted to log in", "cannot connect to invalid database")
 
 
 def _transient_text(e: BaseException) -> bool:
