@@ -18,6 +18,8 @@ A landscape replays a grid measured once (on a real node, or written by a model)
   verify step, bonus token included) is optional.
   A row may give ``failure`` (one of :data:`LAUNCH_FAILURES`, e.g. ``"oom"``) in place of figures:
   the setting was launched and failed so, and a study's launch of it fails so.
+* A key given as null is a key not given (a table written from a data frame holds every column in
+  every row): ``"failure": null`` marks a measured row; a null figure a measured row needs is refused.
 * ``load_s`` (optional): seconds a server launch takes before the suite runs (model load), for the
   modelled duration of a measurement.
 * ``description`` (optional): free text.
@@ -163,6 +165,10 @@ def _rate(source, key: str, value: Any) -> float:
 def _figures(source, key: str, data: Any, concurrencies: tuple[int, ...], allowed: set[str]) -> LandscapeFigures:
     if not isinstance(data, dict):
         raise ConfigError(source, key, f"expected a mapping of figures, got {type(data).__name__}")
+    nulls = {name for name, v in data.items() if v is None}  # a key given as null is a key not given
+    data = {name: v for name, v in data.items() if v is not None}
+    needed = ("null: a measured row needs this figure; give it, or the row's failure" if key != "baseline"
+              else "null: the baseline needs this figure; give it")
     for name in data:
         if name not in allowed and not _THROUGHPUT.fullmatch(str(name)):
             raise ConfigError(source, f"{key}.{name}", f"unknown key; expected {', '.join(sorted(allowed))} "
@@ -172,11 +178,14 @@ def _figures(source, key: str, data: Any, concurrencies: tuple[int, ...], allowe
             raise ConfigError(source, f"{key}.{name}", f"concurrency {m.group(1)} is not in the table's "
                               f"concurrency ({', '.join(map(str, concurrencies))}); add it there or drop the key")
     if "single_tok_per_s" not in data:
-        raise ConfigError(source, f"{key}.single_tok_per_s", "required key is missing")
+        raise ConfigError(source, f"{key}.single_tok_per_s",
+                          needed if "single_tok_per_s" in nulls else "required key is missing")
     single = _rate(source, f"{key}.single_tok_per_s", data["single_tok_per_s"])
     tps = {}
     for c in concurrencies:
         name = f"tok_per_s@{c}"
+        if name in nulls:
+            raise ConfigError(source, f"{key}.{name}", needed)
         if name not in data:
             raise ConfigError(source, f"{key}.{name}", f"required key is missing (the table's concurrency "
                               f"includes {c})")
@@ -192,7 +201,8 @@ def _spec(source, key: str, row: dict) -> SpecConfig:
     for name in _SPEC_KEYS:
         v = row.get(name)
         if not isinstance(v, int) or isinstance(v, bool) or v < 1:
-            raise ConfigError(source, f"{key}.{name}", f"expected a positive integer, got {v!r}")
+            got = "it is missing" if name not in row else "null" if v is None else repr(v)
+            raise ConfigError(source, f"{key}.{name}", f"expected a positive integer, got {got}")
         values.append(v)
     spec = SpecConfig(*values)
     res = resolve(spec)
@@ -285,7 +295,7 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
         if load_s > MAX_DURATION_S:
             raise ConfigError(source, "load_s", f"{load_s:g} s is longer than a year; give the seconds a launch "
                               "takes before the suite runs")
-    description = data.get("description", "")
+    description = data.get("description") if data.get("description") is not None else ""
     if not isinstance(description, str):
         raise ConfigError(source, "description", f"expected a string, got {description!r}")
     if "baseline" not in data:
@@ -311,9 +321,13 @@ def parse_landscape(data: Any, source: str | Path) -> LandscapeTable:
             raise ConfigError(source, key, f"{spec.label()} is listed twice (configs[{index[spec]}] and "
                               f"{key}); keep one row per setting")
         index[spec] = i
+        # a key given as null is a key not given: a table written from a data frame (pandas'
+        # ``to_json(orient="records")``) holds every column in every row, null where a row has no
+        # value -- ``"failure": null`` on each measured row, null figures beside each failure. QA: such
+        # a grid was refused, its first measured row told "None is no failure class; give one of oom, ..."
         figures = {k: v for k, v in row.items() if k not in _SPEC_KEYS}
-        if "failure" in figures:
-            failures[spec] = _failure(source, key, spec, figures)
+        if figures.get("failure") is not None:
+            failures[spec] = _failure(source, key, spec, {k: v for k, v in figures.items() if v is not None})
             continue
         try:
             configs[spec] = _figures(source, key, figures, concurrencies, allowed)
