@@ -388,3 +388,25 @@ def test_a_table_whose_rows_in_the_space_all_failed_is_refused_naming_them(tmp_p
     assert "its one measured setting lies outside the search space" in line, line
     assert "the 1 row in it failed at launch (steps=3 topk=1 draft=4: oom)" in line, line
     assert not (tmp_path / "failed.db").exists()
+
+
+def test_export_warns_when_the_throughput_pick_loses_to_the_baseline_at_its_load(tmp_path):
+    # QA (qa156): on a node where speculation wins at one request and loses at C=32 (every setting
+    # below the baseline there), `export --pick throughput` wrote its 0.9x pick with no word; the
+    # single pick, faster at its own load, is no such case
+    data = table_from_profile(keep=lambda s: s.num_draft_tokens <= 8)
+    for row in data["configs"]:
+        row["single_tok_per_s"] = data["baseline"]["single_tok_per_s"] * 1.5
+        row["tok_per_s@32"] = data["baseline"]["tok_per_s@32"] * 0.9
+    write_table(tmp_path / "loss32.json", data)
+    path = tmp_path / "loss32.yaml"
+    path.write_text(STUDY.format(name="loss32", space=SPACE, model="{landscape: loss32.json, seed: 1, noise: 0}")
+                    .replace("n_trials: 6", "n_trials: 2"))
+    assert invoke("study", "run", path).exit_code == 0
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "throughput", "-o", str(tmp_path / "t.yaml")])
+    assert r.exit_code == 0, r.output
+    assert "(--pick throughput), is slower than the autoregressive baseline there (speedup@32 0.90x)" in r.stderr, \
+        r.stderr
+    assert "WARNING: trial" in (tmp_path / "t.yaml").read_text()
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "single", "-o", str(tmp_path / "s.yaml")])
+    assert r.exit_code == 0 and "slower than the autoregressive baseline" not in r.output + r.stderr, r.stderr

@@ -437,7 +437,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
     warnings = (unread + unconfirmed_rival + _recorded_mismatches(record, mapping, tuple(extra or ()))
-                + slower_than_baseline(config, record))
+                + slower_than_baseline(config, record, pick))
     if (refused := refused_now(space, spec)) is not None:  # measured by an older tuner
         warnings.append(f"trial {record.number} ({spec.label()}): {refused}; SGLang may not start this config: "
                         "export another (--pick N)")
