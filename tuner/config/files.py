@@ -243,7 +243,9 @@ def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None
                           + ("" if folder else " (commands that print leave the flag out)"))
     check_usable(path, flag)
     path = Path(path)
-    deepest = len(str(path.absolute()).encode()) + WORKDIR_DEPTH
+    # the bytes the kernel counts: a name not in the file-system encoding (a Latin-1 folder on a UTF-8
+    # machine, any non-ASCII one under LC_ALL=C PYTHONUTF8=0) holds lone surrogates, which UTF-8 refuses
+    deepest = len(os.fsencode(path.absolute())) + WORKDIR_DEPTH
     if folder and deepest > _path_max(path):
         raise ConfigError(flag, str(path), f"is {deepest - WORKDIR_DEPTH} bytes long, and the files written under "
                           f"it need up to {WORKDIR_DEPTH} more, past this system's {_path_max(path)}; choose a "
