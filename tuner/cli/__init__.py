@@ -17,7 +17,7 @@ from .. import __version__
 from ..config.names import shown
 from ..config.yamlfile import ConfigError
 from .lazy import LazyGroup
-from .streams import devnull_at
+from .streams import devnull_at, escape_unencodable
 
 #: Every top-level command group: name -> "module:attribute", imported on first use.
 COMMANDS = {
@@ -188,6 +188,7 @@ def main() -> None:
     import warnings
 
     _open_closed_streams()
+    escape_unencodable()  # a terminal not in UTF-8 gets escapes, not a traceback
 
     # Optuna marks the APIs an unattended study needs (heartbeats, constraints) as experimental;
     # users cannot act on that, so the notice stays out of their terminal.
