@@ -16,6 +16,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import sys
 from pathlib import Path
 
 from ..config.study import STORAGE_ENV_VAR
@@ -217,6 +218,11 @@ def scheme_problem(url: str) -> str | None:
     shown = redact(url)
     try:
         parsed = make_url(driver_url(url))
+    except UnicodeEncodeError:  # a file name's byte not in the file-system encoding (PEP 383) (qa157)
+        enc = sys.getfilesystemencoding()
+        fix = "rename that folder in UTF-8" if enc == "utf-8" else "run under a UTF-8 locale (LC_ALL=C.UTF-8)"
+        return (f"{shown!r} is no storage URL: its path holds a name that is not {enc} text (saved in another "
+                f"encoding); {fix}, or give a storage elsewhere (--storage sqlite:////PATH/NAME.db)")
     except Exception as exc:  # noqa: BLE001 - any parse failure (int()'s ValueError for a port "5x")
         why = "its port is not digits (HOST:5432)" if isinstance(exc, ValueError) else "SQLAlchemy cannot read it"
         return (f"{shown!r} is no storage URL: {why}; {EXPECTED_URL} (a password may hold any character, "
