@@ -18,7 +18,7 @@ Contract.
   server no GPU: no lock.
 * How: :func:`fcntl.flock` on one file per GPU (``gpu-<name>.lock``) and one ``all.lock`` in a
   host-wide folder, :data:`DEFAULT_DIR` (``TUNER_GPU_LOCK_DIR`` overrides it), made mode 0o1777 like
-  /tmp, each file 0o666, so two users' tuners on one node see each other; a folder or file another
+  /tmp (a missing folder above it 0o755, whatever the umask), each file 0o666, so two users' tuners on one node see each other; a folder or file another
   user made is used as it is. An explicit set takes ``all.lock`` *shared* and each of its GPUs'
   files exclusive; ``all`` takes ``all.lock`` exclusive: ``all`` excludes everyone, disjoint
   explicit sets coexist, overlapping ones take turns. Files are taken in one order (``all.lock``
@@ -172,6 +172,26 @@ def _say_stderr(line: str) -> None:
         pass
 
 
+def _make_shared(d: Path) -> None:
+    """Make the lock folder ``d`` mode 0o1777 (like /tmp: every user's tuner adds its files, none
+    removes another's), and each missing folder above it 0o755 whatever the umask: under ``umask 077``
+    (QA, qa157: root's tuner made ``TUNER_GPU_LOCK_DIR=/scratch/locks/gpu``) a parent left 0o700 kept
+    every other user out of a folder that is theirs too. A folder another tuner made meanwhile is used
+    as it is."""
+    missing = []
+    while not os.path.isdir(d):
+        missing.append(d)
+        if d.parent == d:
+            break
+        d = d.parent
+    for folder in reversed(missing):
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        os.chmod(folder, 0o1777 if folder is missing[0] else 0o755)
+
+
 class GpuLock:
     """The lock on ``gpus`` (None: every GPU, the ``all`` lock; an empty tuple: no GPU, no lock).
 
@@ -208,12 +228,17 @@ class GpuLock:
 
     def _open(self, name: str) -> int:
         d = self.directory
-        if not d.is_dir():
+        try:
+            os.stat(d)
+            exists = True
+        except FileNotFoundError:
+            exists = False
+        except OSError as exc:  # a parent this user cannot enter (EACCES), a name too long: not a traceback
+            raise GpuLockError(exc.errno, f"cannot reach the GPU lock folder {d} ({exc.strerror}); set "
+                               f"{LOCK_DIR_VAR} to a folder every tuner on this node can write") from None
+        if not exists:
             try:
-                d.mkdir(parents=True)
-                os.chmod(d, 0o1777)  # like /tmp: every user's tuner adds its files, none removes another's
-            except FileExistsError:
-                pass  # another tuner made it just now: used as it is
+                _make_shared(d)
             except OSError as exc:
                 raise GpuLockError(exc.errno, f"cannot make the GPU lock folder {d} ({exc.strerror}); set "
                                    f"{LOCK_DIR_VAR} to a folder every tuner on this node can write") from None
