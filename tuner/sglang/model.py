@@ -150,13 +150,20 @@ def _asymmetric_kv(text: dict) -> bool:
 
 
 def hf_cache_dirs() -> list[Path]:
-    """Where the Hugging Face hub cache may be, in huggingface_hub's order of precedence."""
+    """Where the Hugging Face hub cache may be, in huggingface_hub's order of precedence. With no
+    home folder to be had (``HOME`` unset and this user's id in no passwd entry: a container run as
+    ``-u 1234``, a Kubernetes ``runAsUser``) there is no ``~/.cache`` to look in, and the folders
+    the variables name are all."""
     dirs = []
     if os.environ.get("HF_HUB_CACHE"):
         dirs.append(Path(os.environ["HF_HUB_CACHE"]))
     if os.environ.get("HF_HOME"):
         dirs.append(Path(os.environ["HF_HOME"]) / "hub")
-    dirs.append(Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache") / "huggingface" / "hub")
+    try:
+        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    except (RuntimeError, KeyError):  # Path.home(): 3.11+ RuntimeError, 3.10 the passwd lookup's KeyError
+        return dirs  # QA (qa157): study create and doctor of an SGLang study ended in that traceback
+    dirs.append(cache / "huggingface" / "hub")
     return dirs
 
 
