@@ -9,6 +9,7 @@ The top layer: may import every other layer; nothing imports it.
 from __future__ import annotations
 
 import errno
+import os
 import sys
 
 import click
@@ -118,6 +119,12 @@ class _TunerGroup(LazyGroup):
 
     def invoke(self, ctx: click.Context):
         opened = _storages_opened()
+        try:
+            os.getcwd()
+        except FileNotFoundError:  # QA (qa157): export, run, report ended in its traceback (Path.cwd())
+            click.echo("error: the current folder no longer exists (it was deleted or moved after this shell "
+                       "entered it); cd to an existing folder and run the command again", err=True)
+            raise click.exceptions.Exit(2) from None
         try:
             return super().invoke(ctx)
         except ConfigError as exc:
