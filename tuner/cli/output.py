@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import errno
 import json
+import os
+import shutil
 import sys
 from typing import Any, Iterable, Sequence
 
@@ -24,9 +26,21 @@ class _Console(Console):
         raise BrokenPipeError(errno.EPIPE, "stdout's reader went away")
 
 
-# Piped into a file or another program, tables keep their rows on one line instead of wrapping to
-# rich's default 80 columns.
-console = _Console(width=None if sys.stdout.isatty() else 160)
+def _width() -> int | None:
+    """The console's width: piped into a file or another program, 160, so tables keep their rows on
+    one line instead of wrapping to rich's default 80 columns; on a terminal, rich's own (``COLUMNS``,
+    else the terminal's), unless ``COLUMNS`` is 0: rich takes that as it is and printed nothing at
+    all (QA, qa157: ``COLUMNS=0 tuner space list eagle3`` showed the count line alone, exit 0); the
+    terminal's size is taken then, as Python's ``shutil.get_terminal_size`` does (80 if it has none)."""
+    if not sys.stdout.isatty():
+        return 160
+    columns = os.environ.get("COLUMNS", "").strip()
+    if columns.isdigit() and int(columns) == 0:
+        return shutil.get_terminal_size().columns or 80
+    return None
+
+
+console = _Console(width=_width())
 
 
 def print_json(data: Any) -> None:
