@@ -309,7 +309,7 @@ def check_model_files(config: StudyConfig) -> Check:
 
 
 def check_port(config: StudyConfig) -> Check:
-    from ..server.ports import port_free
+    from ..server.ports import PortInUseError, port_free
 
     host, port = config.server.host, config.server.port
     if config.server.backend == "model":
@@ -317,8 +317,7 @@ def check_port(config: StudyConfig) -> Check:
     if port == 0:
         return Check("port", PASS, "server.port 0: each launch takes a free port")
     if not port_free(host, port):
-        return Check("port", FAIL, f"port {port} on {host} is in use by another process; set server.port to a "
-                     f"free port or 0")
+        return Check("port", FAIL, str(PortInUseError(host, port)))  # in use, or privileged (EACCES)
     return Check("port", PASS, f"port {port} on {host} is free")
 
 

@@ -26,9 +26,34 @@ class PortInUseError(RuntimeError):
 
     def __init__(self, host: str, port: int, when: str = ""):
         self.host, self.port = host, port
+        if not when and _privileged(host, port):
+            super().__init__(f"port {port} on {host} is a privileged port (below {unprivileged_start()}, "
+                             f"net.ipv4.ip_unprivileged_port_start), which this user may not bind; set "
+                             f"server.port to a port from {unprivileged_start()} up, or 0")
+            return
         when = f" ({when})" if when else ""
         super().__init__(f"port {port} on {host} is in use by another process{when}; "
                          f"set server.port to a free port or 0")
+
+
+def unprivileged_start() -> int:
+    """The first port any user may bind (``ip_unprivileged_port_start``; 1024 if unreadable)."""
+    try:
+        with open("/proc/sys/net/ipv4/ip_unprivileged_port_start", encoding="ascii") as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return 1024
+
+
+def _privileged(host: str, port: int) -> bool:
+    """Whether binding ``host:port`` is refused for want of privilege (EACCES), not because a
+    process holds it. QA (qa157): a non-root user's ``server.port: 80`` was said to be "in use by
+    another process" with nothing listening there."""
+    try:
+        _bind_probe(host, port).close()
+    except OSError as exc:
+        return exc.errno == errno.EACCES
+    return False
 
 
 #: A server that could not bind its port: uvicorn's "[Errno 98] error while attempting to bind on
