@@ -1,0 +1,55 @@
+"""``tuner study run`` of a study whose SQLite file this user cannot write: another user's (root's,
+mode 0644) or on a read-only file system (a read-only mount of a shared folder).
+
+QA (qa157): the run started, and its first write met SQLite's "attempt to write a readonly
+database", which a running worker takes for an outage: it said "does not answer ... retrying" and
+waited TUNER_STORAGE_PATIENCE_S (10 minutes by default) before it stopped, exit 75. Now the check
+made before anything is written says so in one line, exit 2. A read-only bind mount in a user and
+mount namespace (``unshare``) makes the file unwritable for root (in CI) as for any user.
+"""
+
+import subprocess
+import sys
+
+from click.testing import CliRunner
+
+from support.faults import ROOT
+from tuner.cli import cli
+
+STUDY = f"""
+name: ro
+search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
+server:
+  backend: model
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
+bench: {{suite: quick}}
+budget: {{n_trials: 1}}
+"""
+
+#: Runs "$@" with the folder $1 mounted read-only over itself (in new user and mount namespaces).
+READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
+
+
+def test_a_storage_this_user_cannot_write_is_one_line_at_once(tmp_path):
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    study = shared / "ro.yaml"
+    study.write_text(STUDY)
+    made = CliRunner().invoke(cli, ["study", "create", str(study)], catch_exceptions=False)
+    assert made.exit_code == 0, made.output
+    before = (shared / "ro.db").read_bytes()
+    env_patience = {"TUNER_STORAGE_PATIENCE_S": "3"}  # without the check: 3 s of waiting, not 10 minutes
+    done = subprocess.run(
+        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", READ_ONLY, "sh", str(shared),
+         "env", *[f"{k}={v}" for k, v in env_patience.items()],
+         sys.executable, "-m", "tuner", "study", "run", str(study), "--workdir", str(tmp_path / "wd")],
+        capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert done.returncode == 2, done.stderr
+    assert done.stderr.strip().splitlines() == [
+        f"error: {study}: storage: sqlite:///{shared / 'ro.db'}: {shared / 'ro.db'} cannot be written by this "
+        "user (Read-only file system); run as the user who can, or copy the study to a storage you can write "
+        "(tuner study copy ... --to-storage URL)"]
+    assert "does not answer" not in done.stdout + done.stderr
+    assert (shared / "ro.db").read_bytes() == before and not (tmp_path / "wd").exists()  # nothing written
