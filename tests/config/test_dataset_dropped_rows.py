@@ -99,6 +99,6 @@ def test_the_report_names_the_dropped_rows(tmp_path):
     tables = []
     traffic_html(data, lambda headers, rows, cls: tables.append(rows) or "")
     requests = dict(tables[0])["requests"]
-    assert requests.startswith("1 from dataset d.json (sharegpt; n=all"), requests
+    assert requests.startswith("1 from dataset d.json (sharegpt; every row, in the file's order"), requests
     assert requests.endswith("; rows dropped: 1 by SGLang's sharegpt rule (under two turns, or a prompt or "
                              "reply under 2 tokens)"), requests
