@@ -429,7 +429,25 @@ _OPENAI_FIELDS = frozenset({
 
 
 #: Keys of other common row layouts whose request a jq line can make (:func:`_other_layout_fix`).
-_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question")
+_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request")
+
+
+def _gemini_request(row: dict) -> str:
+    """The jq filter that makes a tuner row of a Gemini API ``generateContent`` request (``contents``
+    of ``{role, parts: [{text}]}``, optionally ``systemInstruction`` and ``generationConfig.
+    maxOutputTokens``; the Python SDK's snake_case spelling alike): each turn its role (Gemini's
+    ``model`` is OpenAI's ``assistant``; a turn without a role is the user's) and its parts as OpenAI
+    text parts, so a part that is no text (``inlineData``) is refused when the file is read rather than
+    dropped; a system instruction the first turn; the output length ``max_tokens`` (null: none given,
+    read as ``default_max_tokens``)."""
+    system = "systemInstruction" if "systemInstruction" in row or "system_instruction" not in row \
+        else "system_instruction"
+    config, length = (("generation_config", "max_output_tokens") if "generation_config" in row
+                      and "generationConfig" not in row else ("generationConfig", "maxOutputTokens"))
+    parts = "[.parts[] | {type: \"text\", text}]"
+    return (f"{{messages: ([.{system} // empty | {{role: \"system\", content: {parts}}}] + [.contents[] | "
+            f"{{role: (if .role == \"model\" then \"assistant\" else (.role // \"user\") end), content: {parts}}}]), "
+            f"max_tokens: .{config}.{length}}}")
 
 
 def _request_of(request: dict) -> str:
@@ -459,6 +477,17 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     if key in ("body", "custom_id") and isinstance(body, dict) and ("messages" in body or "prompt" in body):
         return (f"an OpenAI Batch API input line (custom_id, method, url, body): the request is its body "
                 f"(jq -c '.body | {_request_of(body)}' {out}{then}")
+    # a Gemini API request (QA qa152: "contents: unknown key"), alone or as a Gemini/Vertex AI batch
+    # line holds it ({"key" or "custom_id", "request": {contents, ...}}): the tuner's row is OpenAI chat
+    request = row.get("request")
+    if key == "request" and isinstance(request, dict) and isinstance(request.get("contents"), list):
+        return ("a Gemini API batch line (request: {contents: [{role, parts}], ...}): the request is its request, "
+                f"its turns OpenAI's messages (jq -c '.request | {_gemini_request(request)}' {out}{then}")
+    if key in ("contents", "generationConfig", "systemInstruction", "generation_config", "system_instruction") \
+            and isinstance(row.get("contents"), list):
+        return ("a Gemini API request (contents: [{role, parts: [{text}]}]): give its turns as OpenAI messages, "
+                "role model as assistant, and generationConfig.maxOutputTokens as max_tokens "
+                f"(jq -c '{_gemini_request(row)}' {out}{then}")
     params = row.get("sampling_params")
     if key == "text" and isinstance(row.get("text"), str) and isinstance(params, dict):
         # SGLang's own /generate request (GenerateReqInput: text, sampling_params), as a log of its

@@ -1,0 +1,77 @@
+"""Rows logged from other APIs' requests in a ``.jsonl`` are refused at their line naming the layout,
+with a ``jq`` line that makes the tuner's rows of them, their output lengths kept (QA qa152: each was
+"unknown key; expected prompt or messages ..."). The jq line is run, with the real ``jq`` where it is
+installed, and what it writes is loaded; without jq its text is checked."""
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
+from tuner.config.suite import load_suite
+from tuner.config.yamlfile import ConfigError
+
+JQ = shutil.which("jq")
+
+
+def _refusal(tmp_path, row: dict, name: str = "my log.jsonl") -> str:
+    (tmp_path / name).write_text(json.dumps(row) + "\n")
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": name}}, tmp_path)
+    return str(err.value)
+
+
+def _converted(tmp_path, said: str, name: str = "my log.jsonl"):
+    """The requests the refusal's jq line makes of the file: the line run (jq's argv, its output to the
+    file named after '>'), and the file it writes loaded; None where jq is not installed."""
+    found = re.search(r"\((jq -c .*?) writes them so; give that file as dataset\.path", said)
+    assert found, said
+    words = shlex.split(found.group(1))
+    assert words[:2] == ["jq", "-c"] and words[3:] == [str(tmp_path / name), ">",
+                                                     str(tmp_path / name.replace(".jsonl", ".lines.jsonl"))], words
+    if JQ is None:
+        return None
+    with open(words[5], "w") as out:
+        subprocess.run([JQ, "-c", words[2], words[3]], stdout=out, check=True, timeout=30)
+    return load_suite({"name": "t", "dataset": {"path": words[5]}}, tmp_path).prompts
+
+
+def _turns(prompt) -> list[tuple[str, str]]:
+    return [(m.role, " ".join(p.text for p in m.content) if isinstance(m.content, list) else m.content)
+            for m in prompt.messages]
+
+
+GEMINI = {"systemInstruction": {"parts": [{"text": "Be brief."}]},
+          "contents": [{"role": "user", "parts": [{"text": "Name a colour."}]},
+                       {"role": "model", "parts": [{"text": "Blue."}]},
+                       {"role": "user", "parts": [{"text": "Another"}, {"text": "one?"}]}],
+          "generationConfig": {"maxOutputTokens": 64, "temperature": 0.2}}
+
+
+@pytest.mark.parametrize("row, key, unwrap", [
+    (GEMINI, "contents", lambda r: r),
+    ({"key": "request-1", "request": GEMINI}, "request", lambda r: r["request"]),
+    ({"contents": GEMINI["contents"][:1], "generation_config": {"max_output_tokens": 64}}, "contents",
+     lambda r: {**r, "generationConfig": {"maxOutputTokens": 64}}),
+], ids=["request", "batch-line", "python-sdk-spelling"])
+def test_a_gemini_request_row_names_its_layout_and_the_jq_line_keeps_its_turns_and_length(tmp_path, row, key, unwrap):
+    said = _refusal(tmp_path, row)
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: {key}: a Gemini API "), said
+    prompts = _converted(tmp_path, said)
+    if prompts is None:
+        return
+    request = unwrap(row)
+    want = ([("system", "Be brief.")] if "systemInstruction" in request else []) + [
+        ("assistant" if c["role"] == "model" else c["role"], " ".join(p["text"] for p in c["parts"]))
+        for c in request["contents"]]
+    assert _turns(prompts[0]) == want
+    assert prompts[0].max_tokens == request["generationConfig"]["maxOutputTokens"]
+
+
+def test_a_gemini_row_without_a_length_reads_as_the_default_length(tmp_path):
+    prompts = _converted(tmp_path, _refusal(tmp_path, {"contents": [{"parts": [{"text": "Hi there"}]}]}))
+    if prompts is not None:
+        assert _turns(prompts[0]) == [("user", "Hi there")] and prompts[0].max_tokens == 256
