@@ -75,3 +75,24 @@ def test_a_gemini_row_without_a_length_reads_as_the_default_length(tmp_path):
     prompts = _converted(tmp_path, _refusal(tmp_path, {"contents": [{"parts": [{"text": "Hi there"}]}]}))
     if prompts is not None:
         assert _turns(prompts[0]) == [("user", "Hi there")] and prompts[0].max_tokens == 256
+
+
+def _batch(body: dict) -> dict:
+    return {"custom_id": "request-1", "method": "POST", "url": "/v1/responses", "body": body}
+
+
+@pytest.mark.parametrize("body, want", [
+    ({"model": "gpt-4o-mini", "input": "Tell me a joke.", "max_output_tokens": 50}, [("user", "Tell me a joke.")]),
+    ({"model": "gpt-4o-mini", "instructions": "Be brief.", "max_output_tokens": 50,
+      "input": [{"role": "user", "content": [{"type": "input_text", "text": "Name a colour."}]},
+                {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Blue."}]},
+                {"role": "user", "content": "Another?"}]},
+     [("system", "Be brief."), ("user", "Name a colour."), ("assistant", "Blue."), ("user", "Another?")]),
+], ids=["text-input", "items"])
+def test_a_responses_api_batch_line_names_its_layout_and_the_jq_line_keeps_its_turns_and_length(tmp_path, body, want):
+    said = _refusal(tmp_path, _batch(body))
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: body: an OpenAI Batch API input line for the "
+                           "Responses API"), said
+    prompts = _converted(tmp_path, said)
+    if prompts is not None:
+        assert _turns(prompts[0]) == want and prompts[0].max_tokens == 50

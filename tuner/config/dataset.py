@@ -463,6 +463,20 @@ def _request_of(request: dict) -> str:
     return f"{{{text}, {length}}}"
 
 
+def _responses_request() -> str:
+    """The jq filter that makes a tuner row of an OpenAI Responses API request (``/v1/responses``:
+    ``input``, a text or a list of ``{role, content}`` items whose content is a text or
+    ``input_text``/``output_text`` parts; ``instructions``; ``max_output_tokens``): the instructions a
+    system turn, a text input one user turn, each item its role and its parts as Chat Completions text
+    parts (a part that is no text, ``input_image``, has no text and is refused when the file is read,
+    not dropped), and ``max_output_tokens`` as ``max_tokens`` (null: none given, read as
+    ``default_max_tokens``)."""
+    return ('{messages: ([.instructions // empty | {role: "system", content: .}] + (if (.input | type) == "string" '
+            'then [{role: "user", content: .input}] else [.input[] | {role, content: (if (.content | type) == '
+            '"string" then .content else [.content[] | {type: "text", text}] end)}] end)), '
+            'max_tokens: .max_output_tokens}')
+
+
 def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     """The fix for a row of another common layout, told by its ``key``, or None: an OpenAI Batch API
     input line (``custom_id``, ``method``, ``url``, ``body``: the request is its body), a Hugging Face
@@ -474,6 +488,12 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     out = f"{shlex.quote(source)} > {shlex.quote(_one_line_copy(source))}"
     then = " writes them so; give that file as dataset.path)"
     body = row.get("body")
+    if key in ("body", "custom_id") and isinstance(body, dict) and "input" in body and "messages" not in body:
+        # a Batch API line for /v1/responses: its body is a Responses request, whose turns are "input" and
+        # output length "max_output_tokens" (QA qa152: "body: unknown key"; the chat line wrote null for both)
+        return (f"an OpenAI Batch API input line for the Responses API (custom_id, method, url, body: {{input, "
+                f"max_output_tokens}}): the request is its body, its input the turns and max_output_tokens the "
+                f"max_tokens (jq -c '.body | {_responses_request()}' {out}{then}")
     if key in ("body", "custom_id") and isinstance(body, dict) and ("messages" in body or "prompt" in body):
         return (f"an OpenAI Batch API input line (custom_id, method, url, body): the request is its body "
                 f"(jq -c '.body | {_request_of(body)}' {out}{then}")
