@@ -96,3 +96,26 @@ def test_a_responses_api_batch_line_names_its_layout_and_the_jq_line_keeps_its_t
     prompts = _converted(tmp_path, said)
     if prompts is not None:
         assert _turns(prompts[0]) == want and prompts[0].max_tokens == 50
+
+
+@pytest.mark.parametrize("key", ["max_new_tokens", "max_output_tokens", "max_completion_tokens"])
+@pytest.mark.parametrize("request_", [{"prompt": "Write a haiku."},
+                                      {"messages": [{"role": "user", "content": "Write a haiku."}]}],
+                         ids=["prompt", "messages"])
+def test_a_length_under_another_apis_name_gets_the_jq_line_that_keeps_it(tmp_path, key, request_):
+    rows = [{**request_, key: 48}, {**request_, "max_tokens": 20}]  # a row without the key keeps its own
+    (tmp_path / "my log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": "my log.jsonl"}}, tmp_path)
+    said = str(err.value)
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: {key}: write the request's output length as "
+                           f"max_tokens, {key} being another API's name for it"), said
+    prompts = _converted(tmp_path, said)
+    if prompts is not None:
+        assert [(p.text, p.max_tokens) for p in prompts] == [("Write a haiku.", 48), ("Write a haiku.", 20)]
+
+
+def test_a_logged_request_with_a_length_under_another_name_keeps_it_in_the_jq_line(tmp_path):
+    # the request fields' line named first ({prompt, max_tokens} dropped max_new_tokens: the default length)
+    said = _refusal(tmp_path, {"prompt": "Write a haiku.", "temperature": 0.7, "max_new_tokens": 48})
+    assert "jq -c '{prompt, max_tokens: (.max_tokens // .max_new_tokens)}'" in said, said

@@ -458,9 +458,26 @@ def _request_of(request: dict) -> str:
     next), and a ``max_completion_tokens`` length read as ``default_max_tokens``, every request measured
     at another length, silently (QA qa152: a log of 64 read as 256)."""
     text = "messages" if "messages" in request else "prompt"
-    length = ("max_tokens: (.max_tokens // .max_completion_tokens)" if "max_completion_tokens" in request
-              else "max_tokens")
+    others = [k for k in _LENGTH_KEYS if k in request]
+    length = (f"max_tokens: ({' // '.join('.' + k for k in ['max_tokens', *others])})" if others else "max_tokens")
     return f"{{{text}, {length}}}"
+
+
+#: A request's output length as other APIs name it, where a row writes ``max_tokens``: OpenAI's chat API
+#: now (``max_completion_tokens``), SGLang's /generate and Hugging Face's ``generate``
+#: (``max_new_tokens``), OpenAI's Responses API and Gemini's SDK (``max_output_tokens``).
+_LENGTH_KEYS = ("max_completion_tokens", "max_new_tokens", "max_output_tokens")
+
+
+def _length_fix(key: str, source: str) -> str:
+    """The fix for a row giving its output length as ``key`` (:data:`_LENGTH_KEYS`): the jq line that
+    renames it ``max_tokens`` in every row (a row's own ``max_tokens`` kept where it has both), so no
+    row's length is lost (QA qa152: ``max_new_tokens`` and ``max_output_tokens`` were "unknown key", and
+    ``max_completion_tokens`` was told to be written as max_tokens with no command)."""
+    return (f"write the request's output length as max_tokens, {key} being another API's name for it "
+            f"(jq -c '.max_tokens = "
+            f"(.max_tokens // .{key}) | del(.{key})' {shlex.quote(source)} > {shlex.quote(_one_line_copy(source))} "
+            "writes them so; give that file as dataset.path)")
 
 
 def _responses_request() -> str:
@@ -544,8 +561,8 @@ def _unknown_row_key(key: str, source: str, row: dict | None = None) -> str:
     if key in ("instruction", "input"):
         return ("an instruction-tuning row (instruction, input, output): give the request as prompt, e.g. "
                 f"jq -c '{{prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}}' {name}")
-    if key == "max_completion_tokens":
-        return "write the request's output length as max_tokens"
+    if key in _LENGTH_KEYS:
+        return _length_fix(key, source)
     if key in _OPENAI_FIELDS:
         # the jq line writes another file: "> requests.jsonl" on a file of that name (the README's
         # example's) emptied it before jq read it (QA)
