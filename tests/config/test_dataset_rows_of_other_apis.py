@@ -119,3 +119,31 @@ def test_a_logged_request_with_a_length_under_another_name_keeps_it_in_the_jq_li
     # the request fields' line named first ({prompt, max_tokens} dropped max_new_tokens: the default length)
     said = _refusal(tmp_path, {"prompt": "Write a haiku.", "temperature": 0.7, "max_new_tokens": 48})
     assert "jq -c '{prompt, max_tokens: (.max_tokens // .max_new_tokens)}'" in said, said
+
+
+def _sdk_turn(content, **keys) -> dict:
+    # every field of a message as OpenAI's SDK returns it (message.model_dump())
+    return {"role": "assistant", "content": content, "refusal": None, "annotations": [], "audio": None,
+            "function_call": None, "tool_calls": None, **keys}
+
+
+@pytest.mark.parametrize("turn, key, text", [
+    (_sdk_turn(None, refusal="I can't help with that."), "refusal", "I can't help with that."),
+    (_sdk_turn("See the docs.", annotations=[{"type": "url_citation", "url_citation": {
+        "url": "https://example.com", "title": "Docs", "start_index": 4, "end_index": 13}}]),
+     "annotations", "See the docs."),
+], ids=["refusal", "annotations"])
+def test_an_sdk_logged_turn_with_a_refusal_or_annotations_gets_the_jq_line_that_keeps_its_text(tmp_path, turn,
+                                                                                                key, text):
+    rows = [{"messages": [{"role": "user", "content": "Help me."}, turn, {"role": "user", "content": "Why?"}],
+             "max_tokens": 32}, {"prompt": "A row of text.", "max_tokens": 16}]
+    (tmp_path / "my log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": "my log.jsonl"}}, tmp_path)
+    said = str(err.value)
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: messages[1].{key}: a turn logged as OpenAI's "
+                           "SDK returns it"), said
+    prompts = _converted(tmp_path, said)
+    if prompts is not None:
+        assert _turns(prompts[0]) == [("user", "Help me."), ("assistant", text), ("user", "Why?")]
+        assert [p.max_tokens for p in prompts] == [32, 16] and prompts[1].text == "A row of text."

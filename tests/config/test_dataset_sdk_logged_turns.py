@@ -33,7 +33,8 @@ def test_a_turn_logged_with_empty_fields_is_read_as_its_role_and_content(tmp_pat
     ({**LOGGED, "content": None, "tool_calls": [{"id": "c1", "type": "function",
                                                  "function": {"name": "f", "arguments": "{}"}}]},
      "tool_calls", "tool calls are not supported"),
-    ({**LOGGED, "refusal": "I cannot help with that."}, "refusal", "unknown key"),
+    # (named with the jq line that makes its text the turn's content: test_dataset_rows_of_other_apis.py)
+    ({**LOGGED, "refusal": "I cannot help with that."}, "refusal", "a turn logged as OpenAI's SDK returns it"),
 ])
 def test_a_turn_that_calls_or_refuses_is_still_refused(tmp_path, turn, key, says):
     with pytest.raises(ConfigError) as err:

@@ -593,6 +593,13 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
             raise _row_error(source, f"{where}[{i}].{extra[0]}", "tool calls are not supported: the tuner sends "
                                                                  "each turn's role and text content; write the "
                                                                  "call into the turn's content, or drop the row")
+        if extra and extra[0] in ("refusal", "annotations"):
+            # OpenAI's SDK logs a reply the model refused with its text in "refusal" (content null), and a
+            # reply citing the web with its "annotations" (url_citation spans of its content): the turn's
+            # text is its content, else its refusal, which Chat Completions takes back as content (QA
+            # qa152: "unknown key", no fix)
+            raise _row_error(source, f"{where}[{i}].{extra[0]}", _SDK_TURN_FIX.format(
+                command=f"{shlex.quote(source)} > {shlex.quote(_one_line_copy(source))}"))
         if extra:
             raise _row_error(source, f"{where}[{i}].{extra[0]}", "unknown key; a turn is {role, content} "
                                                                  "(and optionally name, and an assistant turn's "
@@ -629,6 +636,15 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
     if not any(content_text(m["content"]).strip() for m in out):
         raise _row_error(source, where, "every message is empty")
     return out
+
+
+#: The fix for a turn logged as OpenAI's SDK returns it with a ``refusal`` text or ``annotations``: the jq
+#: line that makes the refusal the turn's content where it has none and drops both keys, in every row.
+_SDK_TURN_FIX = ("a turn logged as OpenAI's SDK returns it, with the model's refusal or its content's annotations "
+                 "(url citations): a turn sends its text as content, the refusal where there is no content, and "
+                 "annotations are no part of a request (jq -c 'if has(\"messages\") then .messages |= map((if "
+                 ".refusal then .content = (.content // .refusal) else . end) | del(.refusal, .annotations)) else . "
+                 "end' {command} writes them so; give that file as dataset.path)")
 
 
 #: Roles of other chat layouts, and the OpenAI role a turn of theirs is written with.
