@@ -1016,10 +1016,35 @@ def _found_instead(given: str, base_dir: Path) -> str:
         tries.append((given.replace("\\", "/"), "folders are separated by / here, not \\"))
     if given != given.strip():
         tries.append((given.strip(), "the path has blanks around it"))
+    bare = given.strip()
+    if len(bare) > 2 and bare[0] == bare[-1] and bare[0] in "'\"":
+        # QA qa152: path: "'d.jsonl'" (quoted twice, once for YAML and once as a shell would) keeps the
+        # inner quotes as part of the name
+        bare = bare[1:-1].strip()
+        tries.append((bare, "the path is written with its quotes, and YAML keeps them as part of the name"))
     for text, why in tries:
         if at(text).is_file():
             return f"; {text} is there ({why}): give it as dataset.path"
-    path = at(given.strip().replace("\\", "/"))
+    drive = re.match(r"[A-Za-z]:[\\/]", bare)
+    if drive:
+        # a Windows path (C:\data\d.jsonl) copied into a study run here: read as a relative path under the
+        # suite's folder, it was "not found" alone (QA qa152)
+        name = re.split(r"[\\/]", bare)[-1]
+        near = (f"; {name} is there, in {base_dir}: give it as dataset.path" if name and at(name).is_file()
+                else "")
+        return (f"; {bare} is a Windows path (drive {bare[:2]}), and this machine has no drives: copy the file here "
+                f"and give its path here, relative to the suite's folder or from /{near}")
+    variants = _case_variants(bare.replace("\\", "/"), base_dir)
+    if variants:
+        backslash = "folders are separated by / here, not \\, and " if "\\" in bare else ""
+        if len(variants) == 1:
+            what = "its name" if Path(variants[0]).parent == Path(bare.replace("\\", "/")).parent else "its path"
+            return (f"; {variants[0]} is there ({backslash}{what} differs in case, and file names here are "
+                    "case-sensitive): give it as dataset.path")
+        # QA qa152: with D.jsonl and d.JSONL both there, one was named as the file meant
+        return (f"; {', '.join(variants[:-1])} and {variants[-1]} are there ({backslash}their names differ in case, "
+                "and file names here are case-sensitive): give the one meant as dataset.path")
+    path = at(bare.replace("\\", "/"))
     try:
         with os.scandir(path.parent) as entries:
             for i, entry in enumerate(entries):
@@ -1040,12 +1065,46 @@ def _found_instead(given: str, base_dir: Path) -> str:
                     return (f"; {shown(ascii(entry.name))} is there, the same name with its accents written as "
                             f"other code points ({how}): rename the file (mv -- "
                             f"{shlex.quote(str(path.parent / entry.name))} {shlex.quote(str(path))})")
-                if entry.name.lower() == path.name.lower():
-                    return (f"; {text} is there (its name differs in case, and file names here are "
-                            "case-sensitive): give it as dataset.path")
     except OSError:
         pass
     return ""
+
+
+#: Paths differing in case only named at most (a folder of many such names is not listed whole).
+_MAX_VARIANTS = 8
+
+
+def _case_variants(given: str, base_dir: Path) -> list[str]:
+    """The files whose path differs from ``given`` (``/`` separators) in the case of its folders' names
+    or its file name only, written as ``given`` is (relative, or absolute), sorted; [] when none. Each
+    folder is looked through for its names (up to :data:`_MAX_LISTED` entries; :data:`_MAX_VARIANTS`
+    paths kept). (QA qa152: ``Data\\d.jsonl`` for ``data/d.jsonl``, a folder's case, was "not found"
+    alone; with ``D.jsonl`` and ``d.JSONL`` both there only one was named.)"""
+    given_path = Path(given)
+    parts = given_path.parts
+    if given_path.is_absolute():
+        found: list[tuple[Path, Path]] = [(Path(parts[0]), Path(parts[0]))]
+        parts = parts[1:]
+    else:
+        found = [(base_dir, Path())]
+    for k, part in enumerate(parts):
+        last = k == len(parts) - 1
+        ahead: list[tuple[Path, Path]] = []
+        for folder, written in found:
+            if part in (".", ".."):
+                ahead.append((folder / part, written / part))
+                continue
+            try:
+                with os.scandir(folder) as entries:
+                    for i, entry in enumerate(entries):
+                        if i >= _MAX_LISTED:
+                            break
+                        if entry.name.lower() == part.lower() and (entry.is_file() if last else entry.is_dir()):
+                            ahead.append((folder / entry.name, written / entry.name))
+            except OSError:
+                continue
+        found = ahead[:_MAX_VARIANTS]
+    return sorted(str(written) for _, written in found if str(written) != str(given_path))
 
 
 def draw(spec: DatasetSpec, base_dir: Path, source: str,
