@@ -147,3 +147,28 @@ def test_an_sdk_logged_turn_with_a_refusal_or_annotations_gets_the_jq_line_that_
     if prompts is not None:
         assert _turns(prompts[0]) == [("user", "Help me."), ("assistant", text), ("user", "Why?")]
         assert [p.max_tokens for p in prompts] == [32, 16] and prompts[1].text == "A row of text."
+
+
+ANTHROPIC = {"model": "claude-sonnet-4-5", "max_tokens": 40,
+             "system": [{"type": "text", "text": "Be brief.", "cache_control": {"type": "ephemeral"}}],
+             "messages": [{"role": "user", "content": [{"type": "text", "text": "Name a colour."}]},
+                          {"role": "assistant", "content": "Blue."}, {"role": "user", "content": "Another?"}]}
+WANT = [("system", "Be brief."), ("user", "Name a colour."), ("assistant", "Blue."), ("user", "Another?")]
+
+
+@pytest.mark.parametrize("row, key, says, want", [
+    (ANTHROPIC, "model", "an Anthropic Messages API request (system beside messages)", WANT),
+    ({k: v for k, v in ANTHROPIC.items() if k != "model"} | {"system": "Be brief."}, "system",
+     "an Anthropic Messages API request (system beside messages)", WANT),
+    ({"custom_id": "r1", "params": ANTHROPIC}, "custom_id", "an Anthropic Message Batches line (custom_id, params)",
+     WANT),
+    ({"custom_id": "r1", "params": {k: v for k, v in ANTHROPIC.items() if k != "system"}}, "custom_id",
+     "an Anthropic Message Batches line (custom_id, params)", WANT[1:]),
+], ids=["logged-request", "no-model", "batch-line", "batch-line-no-system"])
+def test_an_anthropic_request_keeps_its_system_prompt_and_length_in_the_jq_line(tmp_path, row, key, says, want):
+    # QA: with its "model" the logged OpenAI request's line, {messages, max_tokens}, dropped the system prompt
+    said = _refusal(tmp_path, row)
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: {key}: {says}"), said
+    prompts = _converted(tmp_path, said)
+    if prompts is not None:
+        assert _turns(prompts[0]) == want and prompts[0].max_tokens == 40

@@ -429,7 +429,7 @@ _OPENAI_FIELDS = frozenset({
 
 
 #: Keys of other common row layouts whose request a jq line can make (:func:`_other_layout_fix`).
-_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request")
+_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params")
 
 
 def _gemini_request(row: dict) -> str:
@@ -494,16 +494,39 @@ def _responses_request() -> str:
             'max_tokens: .max_output_tokens}')
 
 
+def _anthropic_request() -> str:
+    """The jq filter that makes a tuner row of an Anthropic Messages API request (``system``, a text or
+    text blocks, beside ``messages`` whose content is a text or content blocks; ``max_tokens``): the
+    system prompt the first turn (the chat API's place for it; dropped, every request was sent without
+    it), each block a text part without its ``cache_control`` (a block that is no text, an image or a
+    tool's, has no text and is refused when the file is read, not dropped)."""
+    return ('{messages: ((if .system == null then [] elif (.system | type) == "string" then [{role: "system", '
+            'content: .system}] else [{role: "system", content: [.system[] | {type: "text", text}]}] end) + '
+            '[.messages[] | {role, content: (if (.content | type) == "string" then .content else [.content[] | '
+            '{type: "text", text}] end)}]), max_tokens}')
+
+
 def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     """The fix for a row of another common layout, told by its ``key``, or None: an OpenAI Batch API
     input line (``custom_id``, ``method``, ``url``, ``body``: the request is its body), a Hugging Face
     text dataset's ``text`` column, a question-answer set's ``question`` (QA: each was "unknown key;
     expected prompt or messages ...", the question's reply refused first and the question next: two
     tries). The command writes a file beside ``source``, both named as the error line names them."""
-    if "prompt" in row or "messages" in row:
-        return None  # a request row with an extra key: the key alone is what is wrong
     out = f"{shlex.quote(source)} > {shlex.quote(_one_line_copy(source))}"
     then = " writes them so; give that file as dataset.path)"
+    if isinstance(row.get("messages"), list) and isinstance(row.get("system"), (str, list)):
+        # QA: an Anthropic Messages API log (its system prompt a top-level key) was "system: unknown key",
+        # and with its "model" the logged OpenAI request's line, {messages, max_tokens}, which dropped the
+        # system prompt: every request sent without it
+        return ("an Anthropic Messages API request (system beside messages): give the system prompt as the first "
+                f"turn, role system, and content blocks as text parts (jq -c '{_anthropic_request()}' {out}{then}")
+    if "prompt" in row or "messages" in row:
+        return None  # a request row with an extra key: the key alone is what is wrong
+    params = row.get("params")
+    if key in ("params", "custom_id") and isinstance(params, dict) and isinstance(params.get("messages"), list):
+        # an Anthropic Message Batches line ({custom_id, params}): the request is its params
+        return ("an Anthropic Message Batches line (custom_id, params): the request is its params, an Anthropic "
+                f"Messages API request (jq -c '.params | {_anthropic_request()}' {out}{then}")
     body = row.get("body")
     if key in ("body", "custom_id") and isinstance(body, dict) and "input" in body and "messages" not in body:
         # a Batch API line for /v1/responses: its body is a Responses request, whose turns are "input" and
