@@ -172,3 +172,40 @@ def test_an_anthropic_request_keeps_its_system_prompt_and_length_in_the_jq_line(
     prompts = _converted(tmp_path, said)
     if prompts is not None:
         assert _turns(prompts[0]) == want and prompts[0].max_tokens == 40
+
+
+DOLLY = [{"instruction": "When was the tower built?", "context": "The tower was built in 1889 for a fair.",
+          "response": "In 1889.", "category": "closed_qa"},
+         {"instruction": "Name a colour.", "context": "", "response": "Blue.", "category": "open_qa"}]
+DOLLY_PROMPTS = [("When was the tower built?\n\nThe tower was built in 1889 for a fair.", "closed_qa"),
+                 ("Name a colour.", "open_qa")]
+
+
+def test_a_dolly_row_keeps_its_context_in_the_jq_line(tmp_path):
+    # QA: Alpaca's line, [.instruction, .input], sent every closed-QA row without the text it asks about
+    (tmp_path / "my log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in DOLLY))
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": "my log.jsonl"}}, tmp_path)
+    said = str(err.value)
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: instruction: an instruction-tuning row of Dolly's "
+                           "layout (instruction, context, response, category)"), said
+    prompts = _converted(tmp_path, said)
+    if prompts is not None:
+        assert [(p.text, p.category) for p in prompts] == DOLLY_PROMPTS
+
+
+def test_a_json_list_of_dolly_rows_keeps_their_context_in_the_jq_line(tmp_path):
+    (tmp_path / "dolly.json").write_text(json.dumps(DOLLY))
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": "dolly.json"}}, tmp_path)
+    said = str(err.value)
+    found = re.search(r"of Dolly's layout \(instruction, context, response, category\): write each as a prompt on "
+                      r"its own line \((jq -c .*?)\) and give that file as dataset\.path$", said)
+    assert found, said
+    words = shlex.split(found.group(1))
+    assert words[3:] == [str(tmp_path / "dolly.json"), ">", str(tmp_path / "dolly.lines.jsonl")], words
+    if JQ is not None:
+        with open(words[5], "w") as out:
+            subprocess.run([JQ, "-c", words[2], words[3]], stdout=out, check=True, timeout=30)
+        prompts = load_suite({"name": "t", "dataset": {"path": words[5]}}, tmp_path).prompts
+        assert [(p.text, p.category) for p in prompts] == DOLLY_PROMPTS

@@ -566,6 +566,18 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
     return None
 
 
+#: The jq object that makes a request of a Dolly row (databricks-dolly-15k: ``instruction``, ``context``,
+#: ``response``, ``category``): the instruction and, where there is one, its context, a paragraph each,
+#: its category kept as the row's label. Alpaca's line (``.input``) dropped the context: the requests of
+#: every closed-QA and summarization row sent without the text they are about (QA).
+_DOLLY_PROMPT = '{prompt: ([.instruction, .context] | map(select(. != null and . != "")) | join("\\n\\n")), category}'
+
+
+def _dolly(row: Any) -> bool:
+    """Whether a row is Dolly's instruction layout: ``instruction`` with ``context``, no ``input``."""
+    return isinstance(row, dict) and "instruction" in row and "context" in row and "input" not in row
+
+
 def _unknown_row_key(key: str, source: str, row: dict | None = None) -> str:
     """What a JSONL row's unknown ``key`` says, with the fix where the key tells what the file is
     (QA: a ShareGPT export as JSON lines and an OpenAI request log were refused with the list of
@@ -581,6 +593,10 @@ def _unknown_row_key(key: str, source: str, row: dict | None = None) -> str:
     if key in _REPLY_KEYS:
         return (f"a recorded reply; a row gives the request alone (prompt or messages): drop {key}, and give the "
                 "reply's length in tokens as max_tokens (else default_max_tokens applies)")
+    if key in ("instruction", "input") and row is not None and _dolly(row):
+        return ("an instruction-tuning row of Dolly's layout (instruction, context, response, category): give the "
+                f"instruction and its context as prompt (jq -c '{_DOLLY_PROMPT}' {shlex.quote(source)} > "
+                f"{shlex.quote(_one_line_copy(source))} writes them so; give that file as dataset.path)")
     if key in ("instruction", "input"):
         return ("an instruction-tuning row (instruction, input, output): give the request as prompt, e.g. "
                 f"jq -c '{{prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}}' {name}")
@@ -802,6 +818,10 @@ def _request_row_fix(conv: Any, source: str, *, custom: bool) -> str:
     if custom:  # one such row a line already: the jsonl layout reads it (and names what it refuses)
         return f"; got {key}, a request row of the jsonl layout: set format: jsonl to read the file so"
     quoted, out = shlex.quote(source), shlex.quote(_one_line_copy(source))
+    if key == "instruction" and _dolly(conv):
+        return (f"; got {key}, a JSON list of instruction-tuning rows of Dolly's layout (instruction, context, "
+                f"response, category): write each as a prompt on its own line (jq -c '.[] | {_DOLLY_PROMPT}' "
+                f"{quoted} > {out}) and give that file as dataset.path")
     if key == "instruction":
         return (f"; got {key}, a JSON list of instruction-tuning rows: write each as a prompt on its own line "
                 f"(jq -c '.[] | {{prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}}' "
