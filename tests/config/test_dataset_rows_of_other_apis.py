@@ -209,3 +209,18 @@ def test_a_json_list_of_dolly_rows_keeps_their_context_in_the_jq_line(tmp_path):
             subprocess.run([JQ, "-c", words[2], words[3]], stdout=out, check=True, timeout=30)
         prompts = load_suite({"name": "t", "dataset": {"path": words[5]}}, tmp_path).prompts
         assert [(p.text, p.category) for p in prompts] == DOLLY_PROMPTS
+
+
+def test_an_mt_bench_question_file_gets_the_jq_line_that_makes_its_first_turns_requests(tmp_path):
+    rows = [{"question_id": 81, "category": "writing", "turns": ["Compose a travel blog post.", "Rewrite it."]},
+            {"question_id": 111, "category": "math", "turns": ["What is 3+4?", "And times 2?"], "reference": ["7", "14"]}]
+    (tmp_path / "my log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": "my log.jsonl"}}, tmp_path)
+    said = str(err.value)
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: turns: an MT-Bench question (question_id, "
+                           "category, turns): its first turn is the request"), said
+    prompts = _converted(tmp_path, said)
+    if prompts is not None:
+        assert [(p.name, p.text, p.category) for p in prompts] == [
+            ("81", "Compose a travel blog post.", "writing"), ("111", "What is 3+4?", "math")]

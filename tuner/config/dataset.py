@@ -429,7 +429,7 @@ _OPENAI_FIELDS = frozenset({
 
 
 #: Keys of other common row layouts whose request a jq line can make (:func:`_other_layout_fix`).
-_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params")
+_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params", "turns")
 
 
 def _gemini_request(row: dict) -> str:
@@ -548,6 +548,14 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
         return ("a Gemini API request (contents: [{role, parts: [{text}]}]): give its turns as OpenAI messages, "
                 "role model as assistant, and generationConfig.maxOutputTokens as max_tokens "
                 f"(jq -c '{_gemini_request(row)}' {out}{then}")
+    turns = row.get("turns")
+    if key == "turns" and isinstance(turns, list) and turns and all(isinstance(t, str) for t in turns):
+        # FastChat's MT-Bench question file (llm_judge/data/mt_bench/question.jsonl: question_id, category,
+        # turns): a later turn follows the model's answer to the one before, which the file does not hold,
+        # so its first turn is the request (QA: "question_id: unknown key")
+        return ("an MT-Bench question (question_id, category, turns): its first turn is the request, a later turn "
+                "follows the model's answer to the one before, which the file does not hold (jq -c '{prompt: "
+                f".turns[0], category, id: .question_id}}' {out}{then}")
     params = row.get("sampling_params")
     if key == "text" and isinstance(row.get("text"), str) and isinstance(params, dict):
         # SGLang's own /generate request (GenerateReqInput: text, sampling_params), as a log of its
