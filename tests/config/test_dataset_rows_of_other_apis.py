@@ -224,3 +224,32 @@ def test_an_mt_bench_question_file_gets_the_jq_line_that_makes_its_first_turns_r
     if prompts is not None:
         assert [(p.name, p.text, p.category) for p in prompts] == [
             ("81", "Compose a travel blog post.", "writing"), ("111", "What is 3+4?", "math")]
+
+
+def _lm_eval_sample(i: int, arg_1) -> dict:
+    # a line of lm-evaluation-harness's --log_samples output (samples_gsm8k_*.jsonl)
+    return {"doc_id": i, "doc": {"question": f"What is {i}+{i}?", "answer": str(2 * i)}, "target": str(2 * i),
+            "arguments": {"gen_args_0": {"arg_0": f"Question: What is {i}+{i}?\nAnswer:", "arg_1": arg_1}},
+            "resps": [["4"]], "filtered_resps": ["4"], "filter": "strict-match", "metrics": ["exact_match"]}
+
+
+def test_an_lm_eval_samples_file_gets_the_jq_line_that_keeps_prompt_and_max_gen_toks(tmp_path):
+    rows = [_lm_eval_sample(i, {"until": ["Question:"], "do_sample": False, "max_gen_toks": 64 * (i + 1)})
+            for i in range(2)]
+    (tmp_path / "my log.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": "my log.jsonl"}}, tmp_path)
+    said = str(err.value)
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: arguments: an lm-evaluation-harness sample "), said
+    prompts = _converted(tmp_path, said)
+    if prompts is not None:
+        assert [(p.name, p.text, p.max_tokens) for p in prompts] == [
+            ("0", "Question: What is 0+0?\nAnswer:", 64), ("1", "Question: What is 1+1?\nAnswer:", 128)]
+
+
+def test_an_lm_eval_sample_of_a_scoring_task_says_it_generates_nothing(tmp_path):
+    said = _refusal(tmp_path, _lm_eval_sample(0, " 0"))
+    assert "arguments: an lm-evaluation-harness sample of a loglikelihood task" in said, said
+    prompts = _converted(tmp_path, said)
+    if prompts is not None:
+        assert [(p.text, p.max_tokens) for p in prompts] == [("Question: What is 0+0?\nAnswer:", 256)]

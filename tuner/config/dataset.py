@@ -429,7 +429,7 @@ _OPENAI_FIELDS = frozenset({
 
 
 #: Keys of other common row layouts whose request a jq line can make (:func:`_other_layout_fix`).
-_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params", "turns")
+_OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params", "turns", "arguments")
 
 
 def _gemini_request(row: dict) -> str:
@@ -548,6 +548,22 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
         return ("a Gemini API request (contents: [{role, parts: [{text}]}]): give its turns as OpenAI messages, "
                 "role model as assistant, and generationConfig.maxOutputTokens as max_tokens "
                 f"(jq -c '{_gemini_request(row)}' {out}{then}")
+    arguments = row.get("arguments")
+    first = arguments.get("gen_args_0") if isinstance(arguments, dict) else None
+    if key == "arguments" and isinstance(first, dict) and isinstance(first.get("arg_0"), str):
+        # lm-evaluation-harness's --log_samples file (samples_TASK_*.jsonl: doc_id, doc, arguments, resps):
+        # a generate_until request is arguments.gen_args_0, its prompt arg_0 and its generation
+        # arguments arg_1 (max_gen_toks the output length); a loglikelihood task's arg_1 is a continuation
+        # to score, no generation (QA: "arguments: unknown key")
+        if not isinstance(first.get("arg_1"), dict):
+            return ("an lm-evaluation-harness sample of a loglikelihood task (arguments: a context and a continuation "
+                    "to score): it generates nothing; log a generate_until task's samples, or give its context as "
+                    f"prompt with the length you mean (jq -c '{{prompt: .arguments.gen_args_0.arg_0, id: .doc_id}}' "
+                    f"{out}{then}")
+        return ("an lm-evaluation-harness sample (doc_id, doc, arguments: {gen_args_0: {arg_0: prompt, arg_1: "
+                "{max_gen_toks, ...}}}, resps): the request is its arguments' prompt and max_gen_toks (jq -c "
+                "'{prompt: .arguments.gen_args_0.arg_0, max_tokens: .arguments.gen_args_0.arg_1.max_gen_toks, id: "
+                f".doc_id}}' {out}{then}")
     turns = row.get("turns")
     if key == "turns" and isinstance(turns, list) and turns and all(isinstance(t, str) for t in turns):
         # FastChat's MT-Bench question file (llm_judge/data/mt_bench/question.jsonl: question_id, category,
