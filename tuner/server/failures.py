@@ -74,9 +74,19 @@ _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory"
 # gloo's TCP transport (torch.distributed's CPU group, which SGLang's barriers use) fails between ranks
 # as "[.../gloo/transport/tcp/pair.cc:534] Connection closed by peer" or "[.../unbound_buffer.cc:133]
 # Timed out waiting 1800000ms for send operation to complete" (sgl-project/sglang issues 4205 and 5883,
-# inside "Exception: Capture cuda graph failed: ..."): communication errors, as NCCL's are.
+# inside "Exception: Capture cuda graph failed: ..."): communication errors, as NCCL's are. So are the
+# failures to set the ranks' communication up (QA qa152: both were ``other``): torch.distributed's
+# TCPStore, which SGLang's init_distributed_environment rendezvous through (distributed/bootstrap.py
+# line 322, ``timeout=dist_timeout``), raising "torch.distributed.DistStoreError: Timed out after 601
+# seconds waiting for clients. 1/2 clients joined." (sgl-project/sglang issue 507) or "DistStoreError:
+# Socket Timeout"; and ProcessGroupNCCL's "[1] is setting up NCCL communicator and retrieving ncclUniqueId
+# from [0] via c10d key-value store by key '0', but store->get('0') got error: Connection reset by peer"
+# (a RuntimeError in older torch, spelt "retreiving" in the oldest; a DistBackendError in newer).
+# DistNetworkError is not among them: its "failed to listen ... EADDRINUSE" is a port clash
+# (tuner/server/ports.py), no communication between ranks.
 _NCCL = re.compile(
-    r"NCCL error|nccl\w{0,80}Error\b|DistBackendError|NCCL communicator was aborted|NCCL timeout|gloo/transport/"
+    r"NCCL error|nccl\w{0,80}Error\b|DistBackendError|DistStoreError|ncclUniqueId\b"
+    r"|NCCL communicator was aborted|NCCL timeout|gloo/transport/"
     r"|Watchdog caught collective operation timeout|ProcessGroupNCCL\S{0,80}\s.{0,400}?(?:timed? ?out|error)"
     r"|communication error", re.I)
 _ARGPARSE = re.compile(r"^usage: |: error: (?:unrecognized arguments|argument |ambiguous option"
