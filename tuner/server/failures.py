@@ -69,7 +69,13 @@ _SPEC_RUNTIME = re.compile(re.escape(TREE_TOO_LARGE_RUNTIME_ERROR.split(": ", 1)
 # max_m to X to avoid out of memory" (layers/deep_gemm_wrapper/compile_utils.py) is a server's last line
 # while its JIT compile runs on, so a startup timeout there was ``oom`` (QA qa152), ruling out every
 # larger tree for a slow compile.
+# cuBLAS failing to allocate its handle or workspace on the GPU ("RuntimeError: CUDA error:
+# CUBLAS_STATUS_ALLOC_FAILED when calling `cublasCreate(handle)`", at a first matmul: the capture or a
+# warmup, once the KV pool took the rest) is the same shortage: SGLang 0.5.23 counts it as out of memory
+# (multimodal_gen/runtime/server_warmup.py line 124, _OUT_OF_MEMORY_MARKERS). QA (qa152): it was
+# ``other``, fencing off no larger tree.
 _OOM = re.compile(r"CUDA out of memory|OutOfMemoryError|Not enough memory"
+                  r"|CUBLAS_STATUS_ALLOC_FAILED"
                   r"|(?<!avoid )(?<!prevent )\bout of memory\b|leaves no room for the full KV pool", re.I)
 # gloo's TCP transport (torch.distributed's CPU group, which SGLang's barriers use) fails between ranks
 # as "[.../gloo/transport/tcp/pair.cc:534] Connection closed by peer" or "[.../unbound_buffer.cc:133]
