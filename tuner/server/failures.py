@@ -102,9 +102,21 @@ _ARGPARSE = re.compile(r"^usage: |: error: (?:unrecognized arguments|argument |a
 # CUDA-graph capture: ``raise Exception(f"Capture cuda graph failed: {e}\n...")``,
 # model_executor/runner/decode_cuda_graph_runner.py line 602 and speculative/eagle_draft_cuda_graph_runner.py
 # line 296), or one of the BaseExceptions that are no Exception (KeyboardInterrupt at Ctrl-C, SystemExit,
-# GeneratorExit). Warnings (RuntimeWarning, ...) stop nothing and are no failure line.
+# GeneratorExit). Warnings (RuntimeWarning, ...) stop nothing and are no failure line. A library's
+# exception named otherwise is a line too when Python prints it module-qualified (lower-case modules, a
+# CamelCase class, then ": "): Triton's "triton.runtime.errors.OutOfResources: out of resource: shared
+# memory, Required: 131072, Hardware limit: 65536. ..." (sgl-project/sglang issue 2384, a scheduler dead
+# in its CUDA-graph capture), torch's "torch._dynamo.exc.BackendCompilerFailed: backend='inductor'
+# raised: ..." (--enable-torch-compile). QA (qa160): the Triton line was passed over, the error line
+# quoted SGLang's closing "kill_process_tree called: ...".
 _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)|Exception|KeyboardInterrupt|SystemExit"
-                             r"|GeneratorExit)(?::|$)", re.M)
+                             r"|GeneratorExit)(?::|$)"
+                             r"|^(?:[a-z_]\w{0,80}\.){1,12}((?!\w*Warning\b)[A-Z]\w{0,80}): ", re.M)
+
+
+def _exception_names(text: str) -> list[str]:
+    """The exception class of every exception line (:data:`_EXCEPTION_LINE`) of ``text``, in order."""
+    return [plain or qualified for plain, qualified in _EXCEPTION_LINE.findall(text)]
 # SGLang's argument handling (server_args.py, arg_groups/) and argparse; a traceback through them is
 # an argument error even after other log lines.
 _ARG_FRAMES = re.compile(r'File "[^"\n]*(?:server_args|arg_groups|argparse)[^"\n]*"')
@@ -253,7 +265,7 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
     if phase == PHASE_STARTUP and exit_code is not None:
         if exit_code == 2 and _ARGPARSE.search(region):
             return "invalid_args"
-        exceptions = _EXCEPTION_LINE.findall(region)
+        exceptions = _exception_names(region)
         if exceptions and exceptions[-1] in _ARG_EXCEPTIONS + _ARG_EXCEPTIONS_IN_ARG_FRAMES:
             last_tb = text[text.rfind("Traceback (most recent call last)"):]
             in_arg_frames = bool(_ARG_FRAMES.search(last_tb))
