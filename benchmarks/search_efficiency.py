@@ -52,12 +52,14 @@ another above it: the noise). Tuning
 aids: ``--options JSON`` (the default strategy's ``sampler.options``), ``--prune-options JSON``
 (the pruning studies' ``budget.prune`` knobs), ``--load-s SECONDS`` (every launch's modelled load
 time: a what-if for the night), ``--only REGEX`` (targets by name), ``--jobs N`` (processes;
-default 1, the machine is shared).
+default 1, the machine is shared). ``--strip-accept SHARE`` (``--strip-seed N``): every landscape
+with the ``accept_length`` of that share of its rows removed (1: every row), as a grid measured by a
+benchmark that does not record it; the truth, and so the scores, are the full table's.
 
 Progress goes to stderr, the tables to stdout (``--json FILE`` also writes every run's figures; FILE's folder
 must exist, checked before any run).
 
-Why one module of a little over 500 lines: it is the command (its flags, their checks before any
+Why one module of under 600 lines: it is the command (its flags, their checks before any
 run, the order of the runs and the tables they print), which share the parsed arguments; the runs,
 targets, strategies, sets and night tables already live in ``searchbench/``.
 """
@@ -83,7 +85,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from searchbench.night import print_night, print_night_groups, summarize_night  # noqa: E402
 from searchbench.runs import HORIZON, HV_AT, WITHIN, RunResult, run_one  # noqa: E402
 from searchbench.strategies import QUICK_STRATEGIES, STRATEGIES, bench_speculative_grid, grid_launches  # noqa: E402,F401
-from searchbench.targets import SPACE, Target, Truth, profile_table, repeated_input, table_target  # noqa: E402
+from searchbench.targets import (  # noqa: E402
+    SPACE, Target, Truth, profile_table, repeated_input, strip_accept, table_target)
 
 ROOT = Path(__file__).resolve().parent.parent
 PROFILES = ("k2.6-tp8-pcie", "k2.6-tp8-nvlink", "dense-27b-tp1")
@@ -276,6 +279,10 @@ def parse_args(argv):
                    help="every launch's modelled load time instead of the landscape's (a what-if for --hours)")
     p.add_argument("--prune", choices=("off", "on", "both"), default="off",
                    help="the studies' budget.prune (default off: every launch measures the whole suite)")
+    p.add_argument("--strip-accept", type=float, default=None, metavar="SHARE",
+                   help="remove the accept_length of this share (0 to 1; 1: every row) of each landscape's rows, "
+                        "drawn by --strip-seed: a grid measured by a benchmark that does not record it")
+    p.add_argument("--strip-seed", type=int, default=0, help="which rows --strip-accept strips (default 0)")
     p.add_argument("--groups-only", action="store_true", help="print the per-set tables only (no table per landscape; the landscapes of "
                         "--landscape and --profiles have one of their own)")
     return p.parse_args(argv)
@@ -332,7 +339,9 @@ def range_problem(args) -> str | None:
               ("--hours", args.hours, args.hours is None or 1 / 60 <= args.hours <= year_h,
                f"from 1/60 to {year_h} (a year) of modelled GPU hours"),
               ("--load-s", args.load_s, args.load_s is None or 0 <= args.load_s <= year_h * 3600,
-               "from 0 to a year of seconds"))
+               "from 0 to a year of seconds"),
+              ("--strip-accept", args.strip_accept, args.strip_accept is None or 0 <= args.strip_accept <= 1,
+               "from 0 to 1 (the share of each landscape's rows whose accept_length is removed; 1: every row)"))
     for flag, value, ok, expected in checks:
         if not ok:  # NaN fails every comparison, so it lands here too
             return f"{flag} {expected}, got {value:g}"
@@ -427,7 +436,7 @@ def main(argv: list[str] | None = None) -> int:
     targets: list[Target] = []
     groups: dict[str, list[str]] = {}
     try:
-        if profiles or sets:  # their tables are written there
+        if profiles or sets or args.strip_accept is not None:  # their tables (and stripped copies) are written there
             from tuner.config.files import check_writable
 
             check_writable(args.cache, "--cache", folder=True)
@@ -447,6 +456,8 @@ def main(argv: list[str] | None = None) -> int:
     except (ConfigError, ValueError) as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    if args.strip_accept is not None:  # the truth is the same table's: only what the search reads changes
+        targets = [strip_accept(t, args.strip_accept, args.strip_seed, Path(args.cache)) for t in targets]
     if only is not None:
         targets = [t for t in targets if only.search(t.name)]
         groups = {g: [n for n in names if only.search(n)] for g, names in groups.items()}
@@ -535,6 +546,7 @@ def run_targets(targets: list[Target], strategies: list[str], args, argv, groups
           f"{' ' + args.prune_options if args.prune_options else ''}"
           # --load-s 0 is a what-if too (QA: the header left it out, as if the tables' own load times ran)
           f"{f', load {args.load_s:g} s' if args.load_s is not None else ''}, "
+          f"{f'accept_length stripped from {args.strip_accept:.0%} of rows (seed {args.strip_seed}), ' if args.strip_accept is not None else ''}"
           f"noise {args.noise:.0%}, suite {args.suite}, space {Path(args.space).name}; "
           f"{time.monotonic() - started:.0f} s")
     print(f"# exp@{horizon} = share of seeds whose exported picks (export --pick single / throughput after launch "

@@ -157,6 +157,23 @@ def write_table(data: dict, cache: Path, name: str, group: str, family: str) -> 
     return Target(name, path, group, family)
 
 
+def strip_accept(target: Target, share: float, seed: int, cache: Path) -> Target:
+    """``target`` with the ``accept_length`` of ``share`` (0 to 1) of its measured rows removed, as
+    from a benchmark that does not record it (SGLang's ``spec_accept_length``): a copy of its table
+    written to ``cache`` by content, the same name, group and family. The rows are drawn by a
+    generator seeded with ``seed`` and the table's name (the same rows in every run of it);
+    ``share`` 1 strips every row. The speedups, and so the truth the runs are scored on, are
+    unchanged: only what the search may read is."""
+    import random
+
+    data = json.loads(Path(target.table).read_text())
+    rows = [row for row in data["configs"] if row.get("accept_length") is not None]
+    for row in random.Random(f"{seed}:{target.name}").sample(rows, round(share * len(rows))):
+        del row["accept_length"]
+    stripped = write_table(data, cache, _file_stem(f"{target.name}-noaccept"), target.group, target.family)
+    return Target(target.name, stripped.table, target.group, target.family, target.load_s, target.given)
+
+
 def repeated_input(profiles: list[str], landscapes: list[str]) -> str | None:
     """The first input named twice, as one line (None: every input is its own): the same
     ``--profiles`` entry twice, a profile name and a path to the same file, one ``--landscape``
