@@ -64,8 +64,24 @@ def create(study_file, storage) -> None:
     say_fact_conflicts(config, study_file)
     # The workdir `run` will need, checked now: a study created here should be runnable here.
     check_writable(config.workdir or str(Path("studies") / name), "workdir", folder=True)
+    say_missing_accept_lengths(config, study_file)
     create_study(config, url, note=click.echo)
     click.echo(f"study {name} ready in {redact(url)}")
+
+
+def say_missing_accept_lengths(config, source) -> None:
+    """One warning on stderr when the default search (``sampler: auto``) replays a landscape table
+    some of whose rows lack ``accept_length``: it then models the speedups without it, and finds
+    the optima less often (:func:`tuner.config.landscape.missing_accept_note`). Other samplers
+    never read accept lengths."""
+    model = config.server.model if config.server.backend == "model" else None
+    if model is None or model.landscape is None or config.sampler.name != "auto":
+        return
+    from ..config.landscape import load_landscape, missing_accept_note
+
+    line = missing_accept_note(load_landscape(model.landscape), f"{source}: server.model.landscape {model.landscape}")
+    if line:
+        click.echo(line, err=True)
 
 
 @study.command("run")
