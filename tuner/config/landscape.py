@@ -380,7 +380,6 @@ def load_landscape(path: str | Path) -> LandscapeTable:
 MAX_TABLE_BYTES = 64 << 20
 
 
-
 def missing_accept_note(table: LandscapeTable, source: str) -> str | None:
     """One warning line for a table some of whose measured rows give no ``accept_length`` (None:
     every one gives it). The default search (``sampler: auto``, ``tuner.engine.structured``) models
