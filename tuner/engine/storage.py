@@ -203,6 +203,11 @@ def _open(url: str, patient: bool, made: bool = False):
                           f"driver: pip install 'sglang-spec-tuner[postgres]' (from a clone: pip install -e "
                           f"'.[postgres]')") from None
     except Exception as exc:  # noqa: BLE001 - SQLAlchemy/driver errors carry the URL; never show it
+        unreadable = _unreadable(url)
+        if unreadable:
+            # no outage: waiting, or running it again, opens it no better (QA, qa157: another user's
+            # file of mode 0600 said "run it again once the storage answers")
+            raise ConfigError("storage", redact(url) or "", f"cannot open: {unreadable}") from None
         path = sqlite_path(url) if disk_full(exc) else None
         dropped = path is not None and made and _drop_empty_file(path)
         if patient and is_transient(exc):
@@ -216,6 +221,26 @@ def _open(url: str, patient: bool, made: bool = False):
         # full disk's fix is the one above
         text = describe_error(exc, url) if path is not None else said(exc, lambda e: describe_error(e, url))
         raise ConfigError("storage", redact(url) or "", f"cannot open: {text}{fix}") from None
+
+
+def _unreadable(url: str) -> str | None:
+    """Why this user cannot read the existing SQLite file of ``url`` (another user's, mode 0600: the
+    open fails with SQLite's bare "unable to open database file"), with the fix; None when it can,
+    or for any other storage."""
+    import errno
+    import os
+
+    path = sqlite_path(url)
+    if path is None:
+        return None
+    try:
+        os.close(os.open(path, os.O_RDONLY))  # opened for reading, nothing read
+    except OSError as exc:
+        if exc.errno not in (errno.EACCES, errno.EPERM):
+            return None  # gone, or no file: the open's own error says it
+        return (f"{path} cannot be read by this user ({exc.strerror}); run as the user who can, or have "
+                f"its owner let you read it (e.g. chmod g+r, and its group yours)")
+    return None
 
 
 def _drop_empty_file(path) -> bool:
