@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import os
+import stat
 import subprocess
 import time
 from contextlib import contextmanager
@@ -206,7 +207,8 @@ def storage_away_during_baseline(pg_cluster, folder: Path, name: str, log_name: 
 
 @contextmanager
 def read_only(path: Path):
-    """``path`` cannot be written while the block runs (root included: ``chattr +i``)."""
+    """``path`` (a file or a folder) cannot be written while the block runs (root included: ``chattr
+    +i``; otherwise its write bits are off, a folder still searchable and readable)."""
     if os.geteuid() == 0:
         subprocess.run(["chattr", "+i", str(path)], check=True, capture_output=True)
         try:
@@ -215,7 +217,10 @@ def read_only(path: Path):
             subprocess.run(["chattr", "-i", str(path)], check=True, capture_output=True)
     else:
         mode = path.stat().st_mode
-        path.chmod(0o444)
+        # the write bits off, the others kept: 0444 on a folder took its search (x) bit too, so a
+        # non-root user could not even look inside (QA, qa157: 6 tests of
+        # tests/cli/test_storage_folder_unwritable.py failed as a non-root user)
+        path.chmod(stat.S_IMODE(mode) & ~0o222)
         try:
             yield
         finally:
