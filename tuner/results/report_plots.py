@@ -7,6 +7,8 @@ never disagree. Plotly PNG export needs kaleido and a Chrome; matplotlib draws P
 
 from __future__ import annotations
 
+import os
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -16,6 +18,61 @@ from ..engine.records import StoredFigures, TrialRecord, merge_repeats
 from .report_data import ReportData
 
 _FRONT, _OTHER, _BASE = "#1f77b4", "#b0b0b0", "#d62728"
+def _makeable(folder: Path) -> bool:
+    """Whether this user can write in ``folder``, or make it: its nearest existing ancestor is a
+    folder this user can write in and enter. Nothing is made."""
+    while not folder.exists():
+        if folder.parent == folder:
+            return False
+        folder = folder.parent
+    return folder.is_dir() and os.access(folder, os.W_OK | os.X_OK)
+
+
+def matplotlib_config_dir() -> str | None:
+    """Give matplotlib a folder it can write (``MPLCONFIGDIR``: a private temporary one, removed when
+    the process ends) when the ones it would use cannot be written (a read-only HOME, HOME unset for
+    a user without a home), before matplotlib is first imported; the folder, or None when nothing
+    was needed (matplotlib imported already, ``MPLCONFIGDIR`` set by the user, its folders writable).
+
+    Without it matplotlib makes such a folder itself, and prints a warning of 2-3 lines on stderr at
+    import ("mkdir -p failed ... Matplotlib created a temporary cache directory ... set the
+    MPLCONFIGDIR environment variable"; QA, qa157: ``tuner study report --png`` with a read-only
+    HOME). Its folders are mirrored from matplotlib/__init__.py (``get_configdir``, ``get_cachedir``,
+    ``_get_xdg_config_dir``, ``_get_xdg_cache_dir``): ``$XDG_CONFIG_HOME`` (else ``~/.config``) and
+    ``$XDG_CACHE_HOME`` (else ``~/.cache``), each ``/matplotlib``, on Linux and FreeBSD; ``~/.matplotlib``
+    elsewhere."""
+    if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
+        return None
+    try:
+        home: Path | None = Path.home()
+    except (RuntimeError, KeyError):  # HOME unset and no home in the password database
+        home = None
+
+    def xdg(var: str, default: str) -> Path | None:
+        base = os.environ.get(var) or (home and home / default)
+        return None if not base else Path(base) / "matplotlib"
+
+    if sys.platform.startswith(("linux", "freebsd")):
+        folders = [xdg("XDG_CONFIG_HOME", ".config"), xdg("XDG_CACHE_HOME", ".cache")]
+    else:
+        folders = [home and home / ".matplotlib"]
+    if all(f is not None and _makeable(f) for f in folders):
+        return None
+    import atexit
+    import shutil
+    import tempfile
+
+    folder = tempfile.mkdtemp(prefix="tuner-matplotlib-")  # mode 0700: no other user's matplotlibrc
+    atexit.register(shutil.rmtree, folder, True)
+    os.environ["MPLCONFIGDIR"] = folder
+    return folder
+
+
+# Here, not where matplotlib is drawn with: `tuner study report --png` imports matplotlib to check it
+# is installed once this module is imported (tuner.cli.study_report), before any chart is drawn.
+matplotlib_config_dir()
+
+
 #: marker names (plotly's) -> matplotlib's
 _MPL_MARKERS = {"circle": "o", "star": "*", "diamond": "D", "x": "x", "square": "s", "triangle-up": "^"}
 
