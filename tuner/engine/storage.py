@@ -14,6 +14,11 @@ tests/engine/test_distributed_storage.py). :func:`open_storage` therefore builds
 PostgreSQL advisory lock (one at a time per database; it takes milliseconds), and on any database
 retries a construction that lost a table-creation race. A running worker's storage rides out
 outages (:mod:`tuner.engine.patience`).
+
+Why one module of over 400 lines: it is one act, opening a storage, from the URL to the built
+storage or the one line that says why it cannot be opened (a file this user cannot read, a role
+PostgreSQL refuses, a full disk, an outage) and its fix; the reasons are read off the same error the
+build raised, in the same ``except``.
 """
 
 from __future__ import annotations
@@ -208,6 +213,9 @@ def _open(url: str, patient: bool, made: bool = False):
             # no outage: waiting, or running it again, opens it no better (QA, qa157: another user's
             # file of mode 0600 said "run it again once the storage answers")
             raise ConfigError("storage", redact(url) or "", f"cannot open: {unreadable}") from None
+        refused = _role_refused(exc, url)
+        if refused:
+            raise ConfigError("storage", redact(url) or "", f"cannot open: {describe_error(exc, url)}; {refused}") from None
         path = sqlite_path(url) if disk_full(exc) else None
         dropped = path is not None and made and _drop_empty_file(path)
         if patient and is_transient(exc):
@@ -241,6 +249,34 @@ def _unreadable(url: str) -> str | None:
         return (f"{path} cannot be read by this user ({exc.strerror}); run as the user who can, or have "
                 f"its owner let you read it (e.g. chmod g+r, and its group yours)")
     return None
+
+
+def _role_refused(exc: BaseException, url: str) -> str | None:
+    """The fix when PostgreSQL refuses the URL's role this database or its tables (another user's
+    URL: SQLSTATE 42501, insufficient_privilege; a refused CONNECT comes at connection time, FATAL
+    with no SQLSTATE in psycopg2's error, so by its text, PostgreSQL's "permission denied for database
+    \"%s\"" of src/backend/utils/init/postinit.c); None for any other error. QA (qa159): "cannot open:
+    InsufficientPrivilege: permission denied for table version_info" named no fix."""
+    from .patience import causes
+    from .urls import connect_url, sqlstate
+
+    if not is_postgres(url):
+        return None
+    errors = list(causes(exc))
+    no_connect = any("permission denied for database" in str(e) for e in errors)
+    if not no_connect and not any(sqlstate(e) == "42501" for e in errors):
+        return None
+    try:
+        parts = connect_url(url)
+        role, database = parts.username or "(this user)", parts.database or "(its database)"
+    except Exception:  # noqa: BLE001 - the URL opened, so it parses; a name is only for the line
+        role, database = "this role", "this database"
+    if no_connect:
+        return (f"the role {role} may not connect to {database}: use the URL of a role that may (the one that "
+                f"created the study), or have its owner run GRANT CONNECT ON DATABASE {database} TO {role}")
+    return (f"the role {role} has no rights on the study's tables (another role's): use the URL of the role "
+            f"that created the study, or have it run GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN "
+            f"SCHEMA public TO {role}; GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO {role}")
 
 
 def _drop_empty_file(path) -> bool:
