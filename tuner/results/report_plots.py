@@ -18,6 +18,8 @@ from ..engine.records import StoredFigures, TrialRecord, merge_repeats
 from .report_data import ReportData
 
 _FRONT, _OTHER, _BASE = "#1f77b4", "#b0b0b0", "#d62728"
+
+
 def _makeable(folder: Path) -> bool:
     """Whether this user can write in ``folder``, or make it: its nearest existing ancestor is a
     folder this user can write in and enter. Nothing is made."""
