@@ -323,7 +323,7 @@ def check_port(config: StudyConfig) -> Check:
 
 def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
     """``outage_ok`` (study run's): a database server not answering now warns; the run waits for it."""
-    from .patience import is_transient
+    from .patience import is_transient, said
     from .urls import redact, resolve_url, scheme_problem, scrub
 
     try:
@@ -345,10 +345,17 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
             lax = sql_writable(url)
     except Exception as exc:  # noqa: BLE001 - any driver error is a failed check, reported redacted
         first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        said = f"{shown}: {type(exc).__name__}: {scrub(first, url)[:200]}"
+        told = f"{shown}: {type(exc).__name__}: {scrub(first, url)[:200]}"
+        # What fixes a read-only database, a lock held, no connection slot or a full disk, as the
+        # run's own lines say it (tuner.engine.patience.said): "check the URL" named no fix for a
+        # database set read-only (QA, qa154)
+        hinted = said(exc, lambda _: told)
         if outage_ok and is_transient(exc) and (not url.startswith("sqlite") or "locked" in first.lower()):
-            return Check("storage", WARN, f"{said}: does not answer now; the run waits for it")
-        return Check("storage", FAIL, f"{said}: check the URL, the server and the user's rights")
+            waits = "the run waits for it" if hinted != told else "does not answer now; the run waits for it"
+            return Check("storage", WARN, f"{hinted}: {waits}")
+        if hinted != told:
+            return Check("storage", FAIL, hinted)
+        return Check("storage", FAIL, f"{told}: check the URL, the server and the user's rights")
     if lax:
         return Check("storage", WARN, f"{shown} is reachable and writable, but {' and '.join(lax)}: a crash of the "
                      "machine can lose trials the database server had acknowledged (QA: a worker then failed "
