@@ -492,12 +492,17 @@ class TrialRunner:
             # deleted meanwhile: its trial's id may be another study's now. An outage must not keep
             # the measurement from the journal: then the finish waits for the storage as before
             # (and a storage that refuses this worker: the finish meets it after the journal; QA)
-            with fail_fast():
-                try:
-                    self.check_study()
-                except Exception as exc:  # noqa: BLE001 - only the storage's errors pass (storage_error)
-                    if not storage_error(exc):
-                        raise
+            # Not tried on a storage already known away (unreachable_now), as the pruning judge skips
+            # it (pruning.py): inside fail_fast it cannot wait, but a new connection to a frozen
+            # PostgreSQL still cost the connect timeout (10 s) before the journal entry (QA, qa154);
+            # the finish meets a replaced study once the storage answers (StudyReplaced there).
+            if not unreachable_now(self.storage):
+                with fail_fast():
+                    try:
+                        self.check_study()
+                    except Exception as exc:  # noqa: BLE001 - only the storage's errors pass (storage_error)
+                        if not storage_error(exc):
+                            raise
             pruned = False
             if baseline is None:
                 attrs = {**baseline_attrs(m, self.config), **baseline_stage_attrs(m.figures),
