@@ -212,7 +212,8 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             raise
         except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM, SIGHUP (stop_on_signals)
             view.close()
-            click.echo(f"interrupted: the server is stopped; {_fate_after_interrupt(name, config.workdir)}", err=True)
+            click.echo(f"interrupted: the server is stopped; {_fate_after_interrupt(name, config.workdir, exc)}",
+                       err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
         except StudyReplaced as exc:  # deleted, perhaps made anew under its name (tuner.engine.study)
             view.close()
@@ -226,15 +227,22 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             sys.exit(1)
 
 
-def _fate_after_interrupt(name: str, workdir) -> str:
+def _fate_after_interrupt(name: str, workdir, exc: BaseException | None = None) -> str:
     """What became of the trial a signal stopped: queued again for the next run, or, when this study's
     measurements wait in the journal (the signal came while the storage was away, so nothing could be
     queued), where they wait (:func:`journal_note`; QA: after "The measurement is kept in the journal"
-    the last line said "a trial that was running is queued again", and nothing was)."""
+    the last line said "a trial that was running is queued again", and nothing was); or, when the
+    trial was left RUNNING with its storage away (``exc`` marked :data:`tuner.engine.trial.LEFT_RUNNING`),
+    that the next run's reaper queues it (QA, qa154: the line said this run had)."""
     from ..engine.journal import Journal
+    from ..engine.trial import LEFT_RUNNING
 
     if Journal(workdir).entries(name):
         return journal_note(name, Path(workdir) / "journal")
+    left = getattr(exc, LEFT_RUNNING, None)
+    if left is not None:
+        return (f"trial {left} was running and is left so (the storage did not answer): the next tuner study "
+                "run fails it and queues its setting again")
     return "a trial that was running is queued again"
 
 

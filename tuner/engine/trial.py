@@ -92,7 +92,21 @@ PROPOSAL_ATTR = "tuner:proposal"
 #: the claim key suffix of a re-measurement (a claim of its own: the first measurement is done)
 AGAIN = "#again"
 
+#: Set on the exception that stopped a trial (Ctrl-C's, SIGTERM's ``SystemExit``) when the trial
+#: was left RUNNING, not failed and queued here, its storage away (:func:`unreachable_now`): the
+#: trial's number, for the run's last line (tuner/cli/study.py). The next worker's reaper fails it
+#: and queues its setting (QA, qa154: the line said "a trial that was running is queued again").
+LEFT_RUNNING = "tuner_left_running"
+
 Event = Callable[[str, dict], None]
+
+
+def _left_running(exc: BaseException, trial) -> None:
+    """Mark ``exc`` (:data:`LEFT_RUNNING`) with ``trial``'s number."""
+    try:
+        setattr(exc, LEFT_RUNNING, trial.number)
+    except Exception:  # noqa: BLE001 - an exception type that takes no attribute: the line is vaguer
+        pass
 
 
 class TrialRunner:
@@ -173,14 +187,17 @@ class TrialRunner:
                     lost = not self.measuring and trial_lost(self.storage, trial._trial_id, trial.number)
                     if not lost or attempt == ASK_TRIES:
                         raise
-                except (KeyboardInterrupt, SystemExit):
+                except (KeyboardInterrupt, SystemExit) as exc:
                     # Ctrl-C or SIGTERM between the ask and the launch (the sampler's trial claimed,
                     # counted, read back; no server yet): failed and queued again here, as during a
                     # measurement (_measure_trial), before the run exits saying so. It used to stay
                     # RUNNING for the next run's reaper (QA, qa114: Ctrl-C just after the baseline).
                     release_interrupted()  # a statement it cut short holds SQLite's lock (interrupted.py)
-                    if not self.measuring and not unreachable_now(self.storage):
-                        self._interrupt(trial, "the tuner was stopped before this trial's launch")
+                    if not self.measuring:  # else _measure_trial decided
+                        if unreachable_now(self.storage):
+                            _left_running(exc, trial)
+                        else:
+                            self._interrupt(trial, "the tuner was stopped before this trial's launch")
                     raise
             self.check_study()
             lost = lost_commit_causes(self.storage)
@@ -430,6 +447,7 @@ class TrialRunner:
             # is stopped by the backend; the trial goes back to the queue with its parameters alone.
             release_interrupted()  # a statement it cut short holds SQLite's lock (interrupted.py)
             if unreachable_now(self.storage):
+                _left_running(exc, trial)
                 raise  # Ctrl-C while the storage is away: the next worker reaps and queues it
             self._interrupt(trial, f"its launch could not write the workdir ({exc.args[0].partition('; ')[0]})"
                             if isinstance(exc, WorkdirUnwritable) else "the tuner was stopped during this trial")
