@@ -212,6 +212,13 @@ class _SuiteRun:
                     task.cancel()
                     with contextlib.suppress(asyncio.CancelledError):
                         await task
+                elif not task.cancelled():
+                    # Retrieved, so asyncio does not log it when the task is collected: a signal's
+                    # SystemExit (SIGTERM, tuner/server/signals.py) raised in a step of the task
+                    # (after_stage waiting on the storage) ends the task and also leaves the event
+                    # loop on its own, and the loop's shutdown cancels this coroutine (QA, qa154:
+                    # "Task exception was never retrieved ... SystemExit: 143" on a clean stop).
+                    task.exception()
         if work in done:
             work.result()  # the phases' own end: done, or _Died / _Hung
         elif watch in done:
