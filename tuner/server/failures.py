@@ -117,9 +117,17 @@ _EXCEPTION_LINE = re.compile(r"^(?:[\w.]+\.)?(\w+(?:Error|Exception)|Exception|K
 def _exception_names(text: str) -> list[str]:
     """The exception class of every exception line (:data:`_EXCEPTION_LINE`) of ``text``, in order."""
     return [plain or qualified for plain, qualified in _EXCEPTION_LINE.findall(text)]
-# SGLang's argument handling (server_args.py, arg_groups/) and argparse; a traceback through them is
-# an argument error even after other log lines.
-_ARG_FRAMES = re.compile(r'File "[^"\n]*(?:server_args|arg_groups|argparse)[^"\n]*"')
+# SGLang's argument handling (server_args.py, arg_groups/) and argparse, and the simulator's copy of it
+# (tuner/sim/args.py); a traceback through them is an argument error even after other log lines, and a
+# traceback whose frames all lie elsewhere is none, whatever came before it. SGLang 0.5.23 loads the
+# tokenizer in the launching process right after the schedulers start (entrypoints/engine.py
+# _launch_subprocesses -> init_tokenizer_manager; managers/tokenizer_manager.py get_tokenizer), so its
+# "ValueError: Tokenizer class Qwen2Tokenizer does not exist or is not currently imported." can be the
+# only exception of a log with no loading line before it (--log-level warning). QA (qa160, qa165): it
+# was ``invalid_args``, ruling out every larger tree.
+_ARG_FRAMES = re.compile(r'File "[^"\n]*(?:server_args|arg_groups|argparse'
+                         r'|tuner[/\\]sim[/\\]args\.py)[^"\n]*"')
+_FRAME = re.compile(r'^\s*File "', re.M)
 # Signs SGLang has passed argument handling: an exception after these is not an argument error unless
 # its frames say so. SGLang 0.5.23 handles the arguments in the launching process (launch_server.py:
 # prepare_server_args, resolve_once), then logs "Init parallel begin." (distributed/bootstrap.py line
@@ -267,9 +275,13 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
             return "invalid_args"
         exceptions = _exception_names(region)
         if exceptions and exceptions[-1] in _ARG_EXCEPTIONS + _ARG_EXCEPTIONS_IN_ARG_FRAMES:
-            last_tb = text[text.rfind("Traceback (most recent call last)"):]
+            tb_at = text.rfind(_TRACEBACK)
+            last_tb = text[tb_at:] if tb_at >= 0 else ""
             in_arg_frames = bool(_ARG_FRAMES.search(last_tb))
-            if in_arg_frames or (exceptions[-1] in _ARG_EXCEPTIONS and not _LOADING.search(text)):
+            # Without frames to read (a bare exception line), what came before decides.
+            frameless = not _FRAME.search(last_tb)
+            if in_arg_frames or (frameless and exceptions[-1] in _ARG_EXCEPTIONS
+                                 and not _LOADING.search(text)):
                 return "invalid_args"
     if exit_code is None:
         return "startup_timeout" if phase == PHASE_STARTUP else "other"
