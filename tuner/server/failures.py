@@ -16,10 +16,12 @@ The first rank to die is the cause, not the ranks that die of it: when one TP ra
 its peers, waiting on it in a collective, fail next with communication errors (gloo's "Connection
 closed by peer" in a CPU-group barrier, TCPStore's "Broken pipe": sgl-project/sglang issues 4205 and
 8336; scheduler.py's ``SGLANG_KILLPG_ON_SCHEDULER_EXCEPTION`` exists "so sibling ranks don't spew
-thousands of NCCL/TCPStore tracebacks"), so the log's last traceback is a peer's. An out-of-memory or
-draft-tree failure in the first subprocess's own record (:func:`first_subprocess_failure`) therefore
-decides over the last traceback's class (QA qa151: one rank out of memory at TP8 was ``nccl``, a class
-that rules out no larger tree).
+thousands of NCCL/TCPStore tracebacks"), so the log's last traceback is a peer's. The first
+subprocess's own record (:func:`first_subprocess_failure`) therefore decides the class and the error
+line, whatever it died of (QA qa151: one rank out of memory at TP8 was ``nccl``, a class that rules out
+no larger tree; QA qa165: one rank's illegal memory access was ``nccl``, quoting rank 0's store timeout),
+except that an out-of-memory or draft-tree failure where the log ends is never overruled by a record
+without one (:func:`deciding_region`).
 """
 
 from __future__ import annotations
@@ -238,15 +240,32 @@ def first_subprocess_failure(text: str) -> str:
     return text[start:following.start() if following else len(text)]
 
 
-def deciding_region(text: str) -> str:
-    """Where the class of a log is read: :func:`failure_region`, unless it shows no out-of-memory or
-    draft-tree failure while the first subprocess to die shows one (its peers died of it: see the
-    module docstring); then that subprocess's own record's region."""
+def _deciding(text: str) -> tuple[str, str]:
+    """:func:`deciding_region`, with the text it was cut from (the log, or the first subprocess's
+    record), whose last traceback's frames decide an argument error."""
     region = failure_region(text)
     if _SPEC_RUNTIME.search(region) or _OOM.search(region):
-        return region
-    first = failure_region(first_subprocess_failure(text))
-    return first if _SPEC_RUNTIME.search(first) or _OOM.search(first) else region
+        return region, text
+    record = first_subprocess_failure(text)
+    first = failure_region(record)
+    if _SPEC_RUNTIME.search(first) or _OOM.search(first):
+        return first, record
+    # Any other death of the first subprocess decides too: its peers' communication errors came of it.
+    # QA (qa160, qa165): rank 3's "RuntimeError: CUDA error: an illegal memory access was encountered",
+    # then rank 0's "torch.distributed.DistStoreError: Socket Timeout", was ``nccl`` quoting rank 0.
+    if _exception_names(first) or _WATCHDOG_CUDA_ERROR.search(first):
+        return first, record
+    return region, text
+
+
+def deciding_region(text: str) -> str:
+    """Where the class of a log is read: :func:`failure_region`, unless the first subprocess to die
+    logged its death ("<Name> hit an exception: ...") with an exception line, and the region shows no
+    out-of-memory or draft-tree failure; then that subprocess's own record's region (its peers died of
+    it: see the module docstring). An out-of-memory or draft-tree failure where the log ends still
+    decides over a first record without one: the classes that rule out larger trees are never lost to
+    a rank's generic error (a draft-tree index out of range can surface on one rank as a CUDA error)."""
+    return _deciding(text)[0]
 
 
 def classify_log(text: str, exit_code: int | None, phase: str) -> str:
@@ -258,12 +277,12 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
     tree-too-large error, out of memory, NCCL/communication errors, then argument errors (argparse
     usage, exit 2; an AssertionError/ValueError/TypeError in argument handling). Otherwise:
     ``startup_timeout`` (still running, never ready), ``crash_after_ready`` (exited after ready),
-    ``other``. An out-of-memory or draft-tree failure of the first subprocess that died decides over
-    its peers' later communication errors (:func:`deciding_region`). SGLang's request-log lines (a
+    ``other``. The first subprocess that died decides over its peers' later communication errors
+    (:func:`deciding_region`). SGLang's request-log lines (a
     prompt or reply echoed) are no evidence (:func:`server_lines`).
     """
     text = server_lines(text)
-    region = deciding_region(text)
+    region, source = _deciding(text)
     if _SPEC_RUNTIME.search(region):
         return "spec_runtime"
     if _OOM.search(region):
@@ -275,8 +294,8 @@ def classify_log(text: str, exit_code: int | None, phase: str) -> str:
             return "invalid_args"
         exceptions = _exception_names(region)
         if exceptions and exceptions[-1] in _ARG_EXCEPTIONS + _ARG_EXCEPTIONS_IN_ARG_FRAMES:
-            tb_at = text.rfind(_TRACEBACK)
-            last_tb = text[tb_at:] if tb_at >= 0 else ""
+            tb_at = source.rfind(_TRACEBACK)
+            last_tb = source[tb_at:] if tb_at >= 0 else ""
             in_arg_frames = bool(_ARG_FRAMES.search(last_tb))
             # Without frames to read (a bare exception line), what came before decides.
             frameless = not _FRAME.search(last_tb)
