@@ -1057,6 +1057,13 @@ def sqlite_storage_problem(url: str) -> str | None:
 
     file = Path(unquote(parts[1])).absolute()  # as SQLAlchemy reads it: %XX decoded
     unusable = unusable_path(file)
+    shut = _unsearchable_folder(file) if unusable else None
+    if shut is not None:
+        # QA (qa159): another user's folder of mode 0700 said "fix the path": the path is right,
+        # the folder's rights are what keep this user out
+        return (f"{url!r}: {shut[0]} cannot be searched by this user ({shut[1]}), so no database file in it can "
+                f"be opened; run as the user who can, or have its owner let you in (e.g. chmod g+x {shut[0]}, "
+                "and its group yours)")
     if unusable:
         return f"{url!r}: no usable database file ({unusable}); fix the path"
     if file.is_dir():  # QA: "unable to open database file; run it again once the storage answers"
@@ -1075,6 +1082,23 @@ def sqlite_storage_problem(url: str) -> str | None:
                 "file; nothing was created); fix the path")
     return (f"{url!r}: no such storage folder: {folder} does not exist (SQLite makes the database file, "
             f"never its folder; nothing was created); fix the path, or create the folder first (mkdir -p {folder})")
+
+
+def _unsearchable_folder(file: Path) -> tuple[Path, str] | None:
+    """``(folder, the system's words)`` for the folder on the way to ``file`` this user may not search
+    (no ``x`` for it: stat(2) of what is in it fails with EACCES), else None."""
+    import errno
+    import os
+
+    chain = [*reversed(file.parents), file]
+    for folder, inner in zip(chain, chain[1:]):
+        try:
+            os.stat(inner)
+        except OSError as exc:
+            if exc.errno in (errno.EACCES, errno.EPERM):
+                return folder, exc.strerror or "Permission denied"
+            return None
+    return None
 
 
 def _sqlite_file(url: str, base: Path, source: Path) -> str | None:
