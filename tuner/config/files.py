@@ -276,7 +276,8 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     goes in must exist, else :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` ("folder X
     does not exist; create it first"), and be writable (:func:`check_writable`). Nothing is created
     for it: a typo in a path must not grow a tree of folders, nor put the file where nobody looks. A
-    ``folder`` output (``--png DIR``) is itself made, in a folder that exists."""
+    ``folder`` output (``--png DIR``) is itself made, in a folder that exists. An existing file must be
+    writable by this user, as ``cp`` and ``>`` require, though the rename that replaces it would not."""
     from .yamlfile import ConfigError
 
     path = Path(path)
@@ -290,4 +291,16 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
             raise ConfigError(flag, str(link), f"{path.parent}{where} is a file, not a folder; choose another path")
         if not path.parent.is_dir():
             raise ConfigError(flag, str(link), f"folder {path.parent}{where} does not exist; create it first")
+        if not folder and path.is_file():
+            # The new file is renamed over the old one, which only needs the folder writable: another
+            # user's file (mode 0644) in a shared folder became this user's. `cp` and `>` open the file
+            # itself for writing, and refuse; so does this (QA, qa159). Opened, nothing written.
+            try:
+                os.close(os.open(path, os.O_WRONLY))
+            except OSError as exc:
+                if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
+                    named = f"{path}{where} " if where else ""
+                    raise ConfigError(flag, str(link), f"{named}cannot be written by this user "
+                                      f"({exc.strerror}); give another file name, or have its owner let you "
+                                      "write it (e.g. chmod g+w, and its group yours)") from None
     check_writable(path, flag, folder=folder)
