@@ -285,7 +285,11 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
         record = prepare(config, space)[2]
         try:  # an older tuner's study (no stored decision): the backend its trials ran
             record = None if check_file_against_study(config, study_file, record) is None else record
-        except (ConfigError, StorageUnreadable):
+        except StorageUnreadable as exc:
+            if exc.refused:  # QA (qa159): a role refused the database or its tables, which a run exits 2 on
+                fail(str(exc), 2)
+            # an outage a run waits out: a dry run shows the file's commands
+        except ConfigError:
             pass  # a run says it; a dry run shows the file's commands
         space, restricted = space_for(space, config, record)
     else:

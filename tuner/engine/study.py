@@ -631,7 +631,13 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
 
 class StorageUnreadable(Exception):
     """The study's storage could not be read (its variable unset here, the database down, a file
-    that is no database): :func:`check_file_against_study` could not compare. Its text names why."""
+    that is no database): :func:`check_file_against_study` could not compare. Its text names why;
+    ``refused``: no outage but a refusal a run exits 2 on at once (a role that may not connect, or
+    has no rights on the tables), where a run waits out an outage."""
+
+    def __init__(self, text: str, refused: bool = False):
+        super().__init__(text)
+        self.refused = refused
 
 
 def check_file_against_study(config: StudyConfig, source, attention: dict) -> bool | None:
@@ -643,7 +649,8 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
     :class:`ConfigError`, the line ``tuner study run`` gives (:func:`create_study`), when it
     exists with another config, space or suite (other than in its budget), or would launch another
     attention backend than ``attention`` (this node's decision, :func:`tuner.engine.facts.prepare`);
-    :class:`StorageUnreadable` when the storage cannot be read, also when it fails after it was
+    :class:`StorageUnreadable` (``refused`` when a run would exit on it, not wait) when the storage
+    cannot be read, also when it fails after it was
     opened (the database going down mid-read: QA saw `tuner launch` refuse with "failed during the
     command" there, where a storage down from the start let it launch). Reads only: nothing is
     created or stored."""
@@ -651,6 +658,7 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
     from optuna.exceptions import StorageInternalError
     from sqlalchemy.exc import SQLAlchemyError
 
+    from .patience import is_transient
     from .urls import describe_error, resolve_url, sqlite_path
 
     try:
@@ -665,7 +673,11 @@ def check_file_against_study(config: StudyConfig, source, attention: dict) -> bo
         storage = open_storage(url, create=False)
     except (ConfigError, OSError) as exc:
         # (an unset variable's fix names --storage, which no caller of this takes: said without it)
-        raise StorageUnreadable(str(exc).split("; export it")[0]) from None
+        # refused: what a run's open (tuner.engine.patience.open_patiently) does not wait for; the
+        # error open_storage's line was made from is its context (raised "from None")
+        cause = exc.__context__
+        refused = isinstance(exc, ConfigError) and (cause is None or not is_transient(cause))
+        raise StorageUnreadable(str(exc).split("; export it")[0], refused) from None
     except SQLAlchemyError as exc:
         raise StorageUnreadable(f"storage {redact(url)} cannot be read: {describe_error(exc, url)}") from None
     try:
