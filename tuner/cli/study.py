@@ -270,7 +270,6 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
     from ..config.space import SearchSpace
     from ..config.suite import load_suite
     from ..engine.backends import ServerBackend
-    from ..config.yamlfile import ConfigError
     from ..engine.study import (StorageUnreadable, check_file_against_study, config_from_study, left_out_default_seeds,
                                 open_study, seed_trials)
     from ..server.command import format_command
@@ -289,8 +288,8 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
             if exc.refused:  # QA (qa159): a role refused the database or its tables, which a run exits 2 on
                 fail(str(exc), 2)
             # an outage a run waits out: a dry run shows the file's commands
-        except ConfigError:
-            pass  # a run says it; a dry run shows the file's commands
+        # (a ConfigError, the file against another stored study, is the run's own line, exit 2: QA
+        # (qa164) saw the dry run print the plan, exit 0, for a file the run refused)
         space, restricted = space_for(space, config, record)
     else:
         config, space, suite_dict = config_from_study(open_study(name, url), workdir)
