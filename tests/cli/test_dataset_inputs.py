@@ -198,7 +198,7 @@ def test_files_joined_with_cat_each_with_its_byte_order_mark_are_read(tmp_path):
      "line 1: completion: a recorded reply; a row gives the request alone (prompt or messages): drop completion, "
      "and give the reply's length in tokens as max_tokens"),
     (jsonl([{"instruction": "Translate to French", "input": "good morning", "output": "bonjour"}]),
-     "line 1: input: an instruction-tuning row (instruction, input, output): give the request as prompt, e.g. jq "),
+     "line 1: input: an instruction-tuning row (instruction, input, output): give the request as prompt (jq -c "),
     ((json.dumps(ROWS[0]) + "\r" + json.dumps(ROWS[1]) + "\r").encode(),
      "line 1: not valid JSON (Extra data); its lines end in CR alone (a classic Mac file): save it with LF line ends"),
 ], ids=["prompt-completion", "instruction", "cr-line-ends"])

@@ -622,8 +622,11 @@ def _unknown_row_key(key: str, source: str, row: dict | None = None) -> str:
                 f"instruction and its context as prompt (jq -c '{_DOLLY_PROMPT}' {shlex.quote(source)} > "
                 f"{shlex.quote(_one_line_copy(source))} writes them so; give that file as dataset.path)")
     if key in ("instruction", "input"):
-        return ("an instruction-tuning row (instruction, input, output): give the request as prompt, e.g. "
-                f"jq -c '{{prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}}' {name}")
+        # QA (qa161): the line named the file by its base name, without "> FILE": jq printed the rows
+        return ("an instruction-tuning row (instruction, input, output): give the request as prompt "
+                f"(jq -c '{{prompt: ([.instruction, .input] | map(select(. != null and . != \"\")) | "
+                f"join(\"\\n\\n\"))}}' {shlex.quote(source)} > {shlex.quote(_one_line_copy(source))} writes them so; "
+                "give that file as dataset.path)")
     if key in _LENGTH_KEYS:
         return _length_fix(key, source)
     if key in _OPENAI_FIELDS:

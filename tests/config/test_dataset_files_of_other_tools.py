@@ -1,0 +1,51 @@
+"""Files of other tools' layouts in a dataset's place are refused naming the layout, with a command that
+really converts them (QA qa161): each jq line is run with the real ``jq`` where it is installed, its
+output written to the file the line names after ``>``, and that file loaded; without jq the line's
+words are checked. A file that holds no text at all is told so at once, with no conversion to try."""
+
+import json
+import re
+import shlex
+import shutil
+import subprocess
+
+import pytest
+
+from tuner.config.suite import load_suite
+from tuner.config.yamlfile import ConfigError
+
+JQ = shutil.which("jq")
+
+
+def _refusal(tmp_path, name: str, data: str) -> str:
+    (tmp_path / name).write_text(data)
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": name}}, tmp_path)
+    return str(err.value)
+
+
+def _converted(tmp_path, said: str, name: str, stem: str):
+    """The requests the refusal's jq line makes of the file (its argv run, its output written to the file
+    after '>', beside the source and named STEM.lines.jsonl, that file loaded); None without jq."""
+    found = re.search(r"\((jq .*?) writes them so; give that file as dataset\.path\)$", said)
+    assert found, said
+    words = shlex.split(found.group(1))
+    out = str(tmp_path / f"{stem}.lines.jsonl")
+    assert words[-3:] == [str(tmp_path / name), ">", out], words
+    if JQ is None:
+        return None
+    with open(out, "w") as f:
+        subprocess.run([JQ, *words[1:-2]], stdout=f, check=True, timeout=30)
+    return load_suite({"name": "t", "dataset": {"path": out}}, tmp_path).prompts
+
+
+def test_an_alpaca_row_names_its_file_in_full_and_writes_another_file(tmp_path):
+    # QA (qa161): the line ended "... join("\n\n"))}' my data.jsonl": the base name, unquoted, no "> out"
+    rows = [{"instruction": "Translate to French", "input": "good morning", "output": "bonjour"},
+            {"instruction": "Give three tips", "input": "", "output": "1. Eat"},
+            {"instruction": "Name a colour", "output": "Blue"}]
+    said = _refusal(tmp_path, "my data.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    assert said.startswith(f"{tmp_path / 'my data.jsonl'}: line 1: input: an instruction-tuning row "), said
+    prompts = _converted(tmp_path, said, "my data.jsonl", "my data")
+    if prompts is not None:
+        assert [p.text for p in prompts] == ["Translate to French\n\ngood morning", "Give three tips", "Name a colour"]
