@@ -134,11 +134,11 @@ def test_the_jq_line_for_an_openai_request_log_writes_another_file_that_is_then_
     rows = [{"model": "gpt-4o", "messages": [{"role": "user", "content": f"What is {i}+{i}?"}], "max_tokens": 8}
             for i in range(2)]
     line = refused(tmp_path, jsonl(rows), "requests.jsonl")
-    command = re.search(r"\(jq -c '\{messages, max_tokens\}' (\S+) > (\S+), and give that file as "
+    command = re.search(r"\(jq -c '\{messages, max_tokens\}' (\S+) > (\S+) writes them so; give that file as "
                         r"dataset.path\)$", line)
     assert command, line
     source, out = command.groups()
-    assert (source, out) == ("requests.jsonl", "requests.tuner.jsonl"), line
+    assert (source, out) == (str(tmp_path / "requests.jsonl"), str(tmp_path / "requests.lines.jsonl")), line
     # what that jq filter writes, one object of the two keys per row; the file it names is served
     (tmp_path / out).write_bytes(jsonl([{"messages": r["messages"], "max_tokens": r["max_tokens"]} for r in rows]))
     code, lines, written = create(tmp_path, None, out)

@@ -49,3 +49,15 @@ def test_an_alpaca_row_names_its_file_in_full_and_writes_another_file(tmp_path):
     prompts = _converted(tmp_path, said, "my data.jsonl", "my data")
     if prompts is not None:
         assert [p.text for p in prompts] == ["Translate to French\n\ngood morning", "Give three tips", "Name a colour"]
+
+
+def test_a_logged_openai_request_writes_the_lines_file_every_other_fix_names(tmp_path):
+    # QA (qa161): this line alone wrote "X.tuner.jsonl", and named the file by its base name
+    row = {"model": "gpt-4o", "messages": [{"role": "user", "content": "Hi there"}], "max_tokens": 32,
+           "temperature": 0}
+    said = _refusal(tmp_path, "my log.jsonl", json.dumps(row) + "\n")
+    assert said.startswith(f"{tmp_path / 'my log.jsonl'}: line 1: model: a field of a logged OpenAI request"), said
+    prompts = _converted(tmp_path, said, "my log.jsonl", "my log")
+    if prompts is not None:
+        assert [(m.role, m.content) for m in prompts[0].messages] == [("user", "Hi there")]
+        assert prompts[0].max_tokens == 32

@@ -32,10 +32,11 @@ def test_the_jq_line_keeps_the_logged_request(tmp_path, row, jq, written):
     (tmp_path / "log.jsonl").write_text(json.dumps(row) + "\n")
     with pytest.raises(ConfigError) as err:
         load_suite({"name": "t", "dataset": {"path": "log.jsonl"}}, tmp_path)
-    said = f"(jq -c '{jq}' log.jsonl > log.tuner.jsonl, and give that file as dataset.path)"
+    said = (f"(jq -c '{jq}' {tmp_path / 'log.jsonl'} > {tmp_path / 'log.lines.jsonl'} writes them so; "
+            "give that file as dataset.path)")
     assert str(err.value).endswith(said)
-    (tmp_path / "log.tuner.jsonl").write_text(json.dumps(written) + "\n")
-    prompt = load_suite({"name": "t", "dataset": {"path": "log.tuner.jsonl"}}, tmp_path).prompts[0]
+    (tmp_path / "log.lines.jsonl").write_text(json.dumps(written) + "\n")
+    prompt = load_suite({"name": "t", "dataset": {"path": "log.lines.jsonl"}}, tmp_path).prompts[0]
     assert prompt.max_tokens == written["max_tokens"]
     read = prompt.text if "prompt" in written else [m.model_dump(exclude_none=True) for m in prompt.messages]
     assert read == written.get("prompt", written.get("messages"))

@@ -606,7 +606,6 @@ def _unknown_row_key(key: str, source: str, row: dict | None = None) -> str:
     """What a JSONL row's unknown ``key`` says, with the fix where the key tells what the file is
     (QA: a ShareGPT export as JSON lines and an OpenAI request log were refused with the list of
     keys alone)."""
-    name = Path(source).name
     if row is not None and (fix := _other_layout_fix(key, source, row)) is not None:
         return fix
     if key in ("conversations", "conversation"):
@@ -634,8 +633,8 @@ def _unknown_row_key(key: str, source: str, row: dict | None = None) -> str:
         # example's) emptied it before jq read it (QA)
         return ("a field of a logged OpenAI request, which a row does not set (the suite sets the sampling, "
                 "temperature:, for every request; the server is the model): keep prompt or messages, "
-                f"max_tokens, category, id (jq -c '{_request_of(row or {})}' {name} > "
-                f"{Path(name).stem}.tuner.jsonl, and give that file as dataset.path)")
+                f"max_tokens, category, id (jq -c '{_request_of(row or {})}' {shlex.quote(source)} > "
+                f"{shlex.quote(_one_line_copy(source))} writes them so; give that file as dataset.path)")
     return "unknown key; expected prompt or messages, and optionally max_tokens, category (or name), id"
 
 
