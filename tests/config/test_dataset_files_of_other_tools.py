@@ -61,3 +61,17 @@ def test_a_logged_openai_request_writes_the_lines_file_every_other_fix_names(tmp
     if prompts is not None:
         assert [(m.role, m.content) for m in prompts[0].messages] == [("user", "Hi there")]
         assert prompts[0].max_tokens == 32
+
+
+def test_an_ultrachat_row_names_its_layout_and_sends_its_prompt(tmp_path):
+    # QA (qa161): "prompt_id: unknown key; expected prompt or messages, ..." with no fix
+    rows = [{"prompt": f"Write a poem about {w}.", "prompt_id": f"{i:064x}",
+             "messages": [{"role": "user", "content": f"Write a poem about {w}."},
+                          {"role": "assistant", "content": "Roses are red..."}]}
+            for i, w in enumerate(["rain", "snow"])]
+    said = _refusal(tmp_path, "train_sft.jsonl", "".join(json.dumps(r) + "\n" for r in rows))
+    assert said.startswith(f"{tmp_path / 'train_sft.jsonl'}: line 1: prompt_id: an UltraChat row "), said
+    prompts = _converted(tmp_path, said, "train_sft.jsonl", "train_sft")
+    if prompts is not None:
+        assert [(p.name, p.text, p.messages) for p in prompts] == [
+            (r["prompt_id"], r["prompt"], None) for r in rows]

@@ -520,6 +520,12 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
         # system prompt: every request sent without it
         return ("an Anthropic Messages API request (system beside messages): give the system prompt as the first "
                 f"turn, role system, and content blocks as text parts (jq -c '{_anthropic_request()}' {out}{then}")
+    if key == "prompt_id" and isinstance(row.get("prompt"), str) and isinstance(row.get("messages"), list):
+        # UltraChat's rows (HuggingFaceH4/ultrachat_200k: prompt, prompt_id, messages): messages is the whole
+        # conversation, the model's replies too, so its prompt alone is the request (QA qa161: "prompt_id:
+        # unknown key" without a fix)
+        return ("an UltraChat row (prompt, prompt_id, messages: the whole conversation, the replies too): the request "
+                f"is its prompt (jq -c '{{prompt, id: .prompt_id}}' {out}{then}")
     if "prompt" in row or "messages" in row:
         return None  # a request row with an extra key: the key alone is what is wrong
     params = row.get("params")
