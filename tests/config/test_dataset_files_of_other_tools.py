@@ -75,3 +75,19 @@ def test_an_ultrachat_row_names_its_layout_and_sends_its_prompt(tmp_path):
     if prompts is not None:
         assert [(p.name, p.text, p.messages) for p in prompts] == [
             (r["prompt_id"], r["prompt"], None) for r in rows]
+
+
+def test_a_plain_text_file_is_named_so_and_each_line_becomes_a_prompt(tmp_path):
+    # QA (qa161): vLLM's sonnet.txt was "line 1: not valid JSON (Expecting value)", no word of text
+    lines = ["FROM fairest creatures we desire increase,", "That thereby beauty's rose might never die,",
+             "  ", "But as the riper should by time decease,"]
+    said = _refusal(tmp_path, "my sonnet.txt", "\n".join(lines) + "\n\n")
+    assert said.startswith(f"{tmp_path / 'my sonnet.txt'}: a plain text file, not JSON lines"), said
+    prompts = _converted(tmp_path, said, "my sonnet.txt", "my sonnet")
+    if prompts is not None:
+        assert [p.text for p in prompts] == [t for t in lines if t.strip()]
+
+
+def test_json_lines_in_a_txt_file_are_read_as_json_lines(tmp_path):
+    (tmp_path / "d.txt").write_text(json.dumps({"prompt": "Hello there"}) + "\n")
+    assert [p.text for p in load_suite({"name": "t", "dataset": {"path": "d.txt"}}, tmp_path).prompts] == ["Hello there"]

@@ -1182,6 +1182,9 @@ def _case_variants(given: str, base_dir: Path) -> list[str]:
     return sorted(str(written) for _, written in found if str(written) != str(given_path))
 
 
+#: Suffixes of plain text files, read as a prompt a line by other tools (vLLM's benchmarks/sonnet.txt).
+_TEXT_SUFFIXES = (".txt", ".text")
+
 def draw(spec: DatasetSpec, base_dir: Path, source: str,
          where: str = "dataset") -> tuple[list[dict], str, dict[str, int]]:
     """The requests of a dataset as prompt mappings (``name``, ``text``, ``messages``, ``max_tokens``,
@@ -1250,6 +1253,14 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
             # in that order, so the first few (``single.prompts``) are a random sample too.
             kept = heapq.nsmallest(spec.n, passing(), key=lambda pr: _order_key(spec.seed, pr[0]))
     except ConfigError as exc:
+        if path.suffix.lower() in _TEXT_SUFFIXES and exc.key == "line 1" and "not valid JSON" in exc.message:
+            # QA (qa161): vLLM's sonnet.txt, a prompt's text a line, was "line 1: not valid JSON (Expecting
+            # value)", with no word that it is a text file; jq -R reads each line as a JSON string
+            raise ConfigError(exc.source, "", "a plain text file, not JSON lines: the tuner reads a prompt or "
+                                              "messages object per line; to send each line that is not blank as a "
+                                              "prompt (jq -R -c 'select(test(\"\\\\S\")) | {prompt: .}' "
+                                              f"{shlex.quote(str(path))} > {shlex.quote(_one_line_copy(str(path)))} "
+                                              "writes them so; give that file as dataset.path)") from None
         if path.suffix.lower() in (".csv", ".tsv") and exc.key == "line 1" and "not valid JSON" in exc.message:
             # QA: a CSV export was "line 1: not valid JSON (Expecting value)"
             raise ConfigError(exc.source, "", f"a {path.suffix[1:].upper()} file, not JSON: the tuner reads JSON lines "
