@@ -91,3 +91,22 @@ def test_a_plain_text_file_is_named_so_and_each_line_becomes_a_prompt(tmp_path):
 def test_json_lines_in_a_txt_file_are_read_as_json_lines(tmp_path):
     (tmp_path / "d.txt").write_text(json.dumps({"prompt": "Hello there"}) + "\n")
     assert [p.text for p in load_suite({"name": "t", "dataset": {"path": "d.txt"}}, tmp_path).prompts] == ["Hello there"]
+
+
+@pytest.mark.parametrize("name, header, row", [
+    ("BurstGPT_1.csv", "Timestamp,Model,Request tokens,Response tokens,Total tokens,Log Type",
+     "5,ChatGPT,472,18,490,Conversation log"),
+    ("AzureLLMInferenceTrace_conv.csv", "TIMESTAMP,ContextTokens,GeneratedTokens", "2023-11-16 18:15:46.68,374,44"),
+], ids=["burstgpt", "azure-trace"])
+def test_a_trace_of_token_counts_is_said_at_once_to_hold_no_text(tmp_path, name, header, row):
+    # QA (qa161): BurstGPT's CSV was given the pandas line, whose rows have no prompt: a second refusal
+    said = _refusal(tmp_path, name, f"{header}\n{row}\n")
+    columns = ", ".join(header.split(","))
+    assert said == (f"{tmp_path / name}: a CSV file of token counts ({columns}), no text: a request trace such as "
+                    "BurstGPT's holds no prompt to send; give a file of prompts (JSON lines, a prompt or messages "
+                    "object per line) and the lengths as each row's max_tokens"), said
+
+
+def test_a_csv_of_prompts_still_gets_the_pandas_line(tmp_path):
+    said = _refusal(tmp_path, "d.csv", 'prompt,max_tokens\n"Write a haiku.",16\n')
+    assert "convert it (python -c \"import pandas as p; p.read_csv(" in said, said

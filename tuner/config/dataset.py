@@ -1185,6 +1185,28 @@ def _case_variants(given: str, base_dir: Path) -> list[str]:
 #: Suffixes of plain text files, read as a prompt a line by other tools (vLLM's benchmarks/sonnet.txt).
 _TEXT_SUFFIXES = (".txt", ".text")
 
+#: Column names in which a table holds a request's text: when a table has none of them and counts tokens,
+#: it holds no text (:func:`_counts_only`).
+_TEXT_COLUMNS = frozenset({"prompt", "prompts", "messages", "text", "question", "instruction", "input", "query",
+                           "content", "conversations", "conversation", "request", "message", "context"})
+
+
+def _counts_only(path: Path) -> str | None:
+    """The header of a CSV or TSV file ``path`` when it holds token counts and no text column (a request
+    trace: BurstGPT's ``Timestamp, Model, Request tokens, Response tokens, Total tokens, Log Type``, Azure's
+    ``TIMESTAMP, ContextTokens, GeneratedTokens``), else None. Reads the first line alone."""
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(1 << 16).decode("utf-8", errors="replace").removeprefix("\ufeff")
+    except OSError:
+        return None
+    columns = [c.strip().strip('"').strip() for c in first.strip().split("\t" if "\t" in first else ",")]
+    named = {re.sub(r"[^a-z]", "", c.lower()) for c in columns}
+    if not any("token" in c for c in named) or named & _TEXT_COLUMNS:
+        return None
+    return ", ".join(columns)
+
+
 def draw(spec: DatasetSpec, base_dir: Path, source: str,
          where: str = "dataset") -> tuple[list[dict], str, dict[str, int]]:
     """The requests of a dataset as prompt mappings (``name``, ``text``, ``messages``, ``max_tokens``,
@@ -1253,6 +1275,14 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
             # in that order, so the first few (``single.prompts``) are a random sample too.
             kept = heapq.nsmallest(spec.n, passing(), key=lambda pr: _order_key(spec.seed, pr[0]))
     except ConfigError as exc:
+        if path.suffix.lower() in (".csv", ".tsv") and exc.key == "line 1" and "not valid JSON" in exc.message \
+                and (counts := _counts_only(path)) is not None:
+            # QA (qa161): BurstGPT's trace (Timestamp, Model, Request tokens, Response tokens, ...) was given the
+            # pandas line, whose rows have no prompt: refused a second time, the file holding no text at all
+            raise ConfigError(exc.source, "", f"a {path.suffix[1:].upper()} file of token counts ({counts}), no text: "
+                                              "a request trace such as BurstGPT's holds no prompt to send; give a "
+                                              "file of prompts (JSON lines, a prompt or messages object per line) "
+                                              "and the lengths as each row's max_tokens") from None
         if path.suffix.lower() in _TEXT_SUFFIXES and exc.key == "line 1" and "not valid JSON" in exc.message:
             # QA (qa161): vLLM's sonnet.txt, a prompt's text a line, was "line 1: not valid JSON (Expecting
             # value)", with no word that it is a text file; jq -R reads each line as a JSON string
