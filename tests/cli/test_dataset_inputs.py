@@ -211,7 +211,7 @@ def test_rows_of_other_common_layouts_say_how_to_read_them(tmp_path, data, says)
     # QA: "line 1: not valid JSON (Expecting value)", and "line 1: not UTF-8 text (byte 4)"
     ("d.csv", b'prompt,max_tokens\n"Write a haiku about rain.",16\n',
      "d.csv: a CSV file, not JSON: the tuner reads JSON lines (a prompt or messages object per line) or a ShareGPT "
-     "JSON list; convert it (python -c \"import pandas as p; p.read_csv('d.csv').to_json('d.jsonl', "),
+     "JSON list; convert it (python -c \"import pandas as p; p.read_csv('"),
     ("d.parquet", b"PAR1\x15\x04\x15\x30\xff\xfe\x00\x00PAR1",
      "d.parquet: a Parquet file (as Hugging Face datasets ship), not UTF-8 text; convert it to JSON lines first "),
 ], ids=["csv", "parquet"])

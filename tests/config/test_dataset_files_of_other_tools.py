@@ -3,6 +3,7 @@ really converts them (QA qa161): each jq line is run with the real ``jq`` where 
 output written to the file the line names after ``>``, and that file loaded; without jq the line's
 words are checked. A file that holds no text at all is told so at once, with no conversion to try."""
 
+import ast
 import json
 import re
 import shlex
@@ -110,3 +111,23 @@ def test_a_trace_of_token_counts_is_said_at_once_to_hold_no_text(tmp_path, name,
 def test_a_csv_of_prompts_still_gets_the_pandas_line(tmp_path):
     said = _refusal(tmp_path, "d.csv", 'prompt,max_tokens\n"Write a haiku.",16\n')
     assert "convert it (python -c \"import pandas as p; p.read_csv(" in said, said
+
+
+@pytest.mark.parametrize("name", ["d.csv", "it's a \"table\".tsv"])
+def test_the_pandas_line_for_a_table_names_the_file_as_the_error_does(tmp_path, name):
+    # QA (qa166): the line named the base name, read_csv('d.csv'): from any folder but the file's own,
+    # FileNotFoundError, and the JSON lines written where the user stood
+    sep = "\t" if name.endswith(".tsv") else ","
+    (tmp_path / "data").mkdir()
+    said = _refusal(tmp_path, f"data/{name}", f"prompt{sep}max_tokens\nWrite a haiku.{sep}16\n")
+    found = re.search(r"convert it \((python -c .*), its columns named prompt and max_tokens\)$", said)
+    assert found, said
+    words = shlex.split(found.group(1))  # as the shell reads it
+    assert words[:2] == ["python", "-c"] and len(words) == 3, words
+    calls = {c.func.attr: c for c in ast.walk(ast.parse(words[2])) if isinstance(c, ast.Call)
+             and isinstance(c.func, ast.Attribute)}
+    source = tmp_path / "data" / name
+    assert ast.literal_eval(calls["read_csv"].args[0]) == str(source), words[2]
+    assert ast.literal_eval(calls["to_json"].args[0]) == str(source.with_suffix(".jsonl")), words[2]
+    assert [ast.unparse(k.value) for k in calls["read_csv"].keywords if k.arg == "sep"] == \
+        ([] if sep == "," else ["chr(9)"]), words[2]

@@ -1292,13 +1292,17 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
                                               f"{shlex.quote(str(path))} > {shlex.quote(_one_line_copy(str(path)))} "
                                               "writes them so; give that file as dataset.path)") from None
         if path.suffix.lower() in (".csv", ".tsv") and exc.key == "line 1" and "not valid JSON" in exc.message:
-            # QA: a CSV export was "line 1: not valid JSON (Expecting value)"
+            # QA: a CSV export was "line 1: not valid JSON (Expecting value)". The files are named as the error
+            # names them (QA qa166: the base name alone, read_csv('d.csv') failed from any other folder)
+            sep = ", sep=chr(9)" if path.suffix.lower() == ".tsv" else ""
+            program = (f"import pandas as p; p.read_csv({str(path)!r}{sep}).to_json({str(path.with_suffix('.jsonl'))!r}, "
+                       "orient='records', lines=True, force_ascii=False)")
+            # a double-quoted shell word, as before, unless the path holds what the shell reads inside one
+            shell = (f'"{program}"' if not set(str(path)) & set('"$`\\!\'') else shlex.quote(program))
             raise ConfigError(exc.source, "", f"a {path.suffix[1:].upper()} file, not JSON: the tuner reads JSON lines "
                                               "(a prompt or messages object per line) or a ShareGPT JSON list; "
-                                              "convert it (python -c \"import pandas as p; p.read_csv('"
-                                              f"{path.name}'{', sep=chr(9)' if path.suffix.lower() == '.tsv' else ''})"
-                                              f".to_json('{path.stem}.jsonl', orient='records', lines=True, "
-                                              "force_ascii=False)\", its columns named prompt and max_tokens)") from None
+                                              f"convert it (python -c {shell}, its columns named prompt and "
+                                              "max_tokens)") from None
         if spec.format is not None or not ("not valid JSON" in exc.message or "expected a JSON" in exc.message):
             raise
         if not _looks_like_other_layout(start, layout):
