@@ -131,3 +131,21 @@ def test_the_pandas_line_for_a_table_names_the_file_as_the_error_does(tmp_path, 
     assert ast.literal_eval(calls["to_json"].args[0]) == str(source.with_suffix(".jsonl")), words[2]
     assert [ast.unparse(k.value) for k in calls["read_csv"].keywords if k.arg == "sep"] == \
         ([] if sep == "," else ["chr(9)"]), words[2]
+
+
+@pytest.mark.parametrize("row", [
+    {"timestamp": 0, "input_length": 6955, "output_length": 52, "hash_ids": [46, 47, 48]},
+    {"Timestamp": 5, "Model": "ChatGPT", "Request tokens": 472, "Response tokens": 18, "Total tokens": 490,
+     "Log Type": "Conversation log"},
+], ids=["mooncake", "burstgpt-as-json"])
+def test_a_json_lines_trace_of_token_counts_is_said_to_hold_no_text(tmp_path, row):
+    # QA (qa166): Mooncake's trace was "hash_ids: unknown key; expected prompt or messages ..."
+    said = _refusal(tmp_path, "trace.jsonl", json.dumps(row) + "\n")
+    assert said.startswith(f"{tmp_path / 'trace.jsonl'}: line 1: ") and said.endswith(
+        f": a request trace of token counts ({', '.join(row)}), no text: it holds no prompt to send; give a file "
+        "of prompts (a prompt or messages object per line) and the lengths as each row's max_tokens"), said
+
+
+def test_a_text_row_with_a_token_count_still_gets_its_jq_line(tmp_path):
+    said = _refusal(tmp_path, "d.jsonl", json.dumps({"text": "Hello there", "prompt_tokens": 3}) + "\n")
+    assert "text: a text column, as Hugging Face text datasets have it" in said, said

@@ -428,6 +428,13 @@ _OPENAI_FIELDS = frozenset({
     "tool_choice", "parallel_tool_calls", "metadata", "store", "service_tier", "reasoning_effort", "modalities"})
 
 
+#: Keys of a request trace's row that count tokens (Mooncake's trace, OpenAI's usage fields, BurstGPT's
+#: columns as JSON): with no text key beside them, the row holds no request (:func:`_other_layout_fix`).
+_COUNT_KEYS = frozenset({"input_length", "output_length", "hash_ids", "input_tokens", "output_tokens",
+                         "prompt_tokens", "completion_tokens", "request_tokens", "response_tokens",
+                         "Request tokens", "Response tokens", "ContextTokens", "GeneratedTokens"})
+
+
 #: Keys of other common row layouts whose request a jq line can make (:func:`_other_layout_fix`).
 _OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params", "turns", "arguments")
 
@@ -528,6 +535,11 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
                 f"is its prompt (jq -c '{{prompt, id: .prompt_id}}' {out}{then}")
     if "prompt" in row or "messages" in row:
         return None  # a request row with an extra key: the key alone is what is wrong
+    if set(row) & _COUNT_KEYS and not {re.sub(r"[^a-z]", "", k.lower()) for k in row} & _TEXT_COLUMNS:
+        # a request trace of lengths alone, Mooncake's (timestamp, input_length, output_length, hash_ids), which
+        # a benchmark fills with made-up text: no jq line makes prompts of it (QA qa166: "hash_ids: unknown key")
+        return (f"a request trace of token counts ({', '.join(row)}), no text: it holds no prompt to send; give a file "
+                "of prompts (a prompt or messages object per line) and the lengths as each row's max_tokens")
     params = row.get("params")
     if key in ("params", "custom_id") and isinstance(params, dict) and isinstance(params.get("messages"), list):
         # an Anthropic Message Batches line ({custom_id, params}): the request is its params
