@@ -149,3 +149,17 @@ def test_a_json_lines_trace_of_token_counts_is_said_to_hold_no_text(tmp_path, ro
 def test_a_text_row_with_a_token_count_still_gets_its_jq_line(tmp_path):
     said = _refusal(tmp_path, "d.jsonl", json.dumps({"text": "Hello there", "prompt_tokens": 3}) + "\n")
     assert "text: a text column, as Hugging Face text datasets have it" in said, said
+
+
+def test_a_json_list_of_ultrachat_rows_gets_one_line_that_makes_its_requests(tmp_path):
+    # QA (qa166): the list was sent to jq -c '.[]', whose lines were refused next ("prompt_id: unknown key")
+    rows = [{"prompt": f"Write a poem about {w}.", "prompt_id": f"{i:064x}",
+             "messages": [{"role": "user", "content": f"Write a poem about {w}."},
+                          {"role": "assistant", "content": "Roses are red..."}]}
+            for i, w in enumerate(["rain", "snow"])]
+    said = _refusal(tmp_path, "ultra chat.json", json.dumps(rows))
+    assert said.startswith(f"{tmp_path / 'ultra chat.json'}: [0]: expected {{id, conversations"), said
+    assert "a JSON list of UltraChat rows" in said, said
+    prompts = _converted(tmp_path, said, "ultra chat.json", "ultra chat")
+    if prompts is not None:
+        assert [(p.name, p.text) for p in prompts] == [(r["prompt_id"], r["prompt"]) for r in rows]

@@ -866,6 +866,12 @@ def _request_row_fix(conv: Any, source: str, *, custom: bool) -> str:
         return (f"; got {key}, a JSON list of instruction-tuning rows of Dolly's layout (instruction, context, "
                 f"response, category): write each as a prompt on its own line (jq -c '.[] | {_DOLLY_PROMPT}' "
                 f"{quoted} > {out}) and give that file as dataset.path")
+    if "prompt_id" in conv and isinstance(conv.get("prompt"), str) and isinstance(conv.get("messages"), list):
+        # QA (qa166): a JSON list of UltraChat rows was sent to '.[]', whose lines were refused next
+        # ("prompt_id: unknown key"): two tries for one fix
+        return (f"; got {key}, a JSON list of UltraChat rows (prompt, prompt_id, messages: the whole conversation, "
+                f"the replies too): the request is each one's prompt (jq -c '.[] | {{prompt, id: .prompt_id}}' "
+                f"{quoted} > {out} writes them so; give that file as dataset.path)")
     if key == "instruction":
         return (f"; got {key}, a JSON list of instruction-tuning rows: write each as a prompt on its own line "
                 f"(jq -c '.[] | {{prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}}' "
