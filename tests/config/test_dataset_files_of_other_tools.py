@@ -163,3 +163,21 @@ def test_a_json_list_of_ultrachat_rows_gets_one_line_that_makes_its_requests(tmp
     prompts = _converted(tmp_path, said, "ultra chat.json", "ultra chat")
     if prompts is not None:
         assert [(p.name, p.text) for p in prompts] == [(r["prompt_id"], r["prompt"]) for r in rows]
+
+
+@pytest.mark.parametrize("data, want", [
+    (b"\xef\xbb\xbfFROM fairest creatures we desire increase,\r\nThat thereby beauty's rose might never die,\r\n\r\n",
+     ["FROM fairest creatures we desire increase,", "That thereby beauty's rose might never die,"]),
+    (b"2024\nWhat happened in this year?\n", ["2024", "What happened in this year?"]),
+], ids=["windows-file-with-bom", "a-number-first"])
+def test_a_plain_text_file_of_another_shape_still_becomes_its_lines(tmp_path, data, want):
+    # QA (qa166): a Windows file's prompts were sent with a "\r" each, its first with a U+FEFF; a first
+    # line that JSON reads as a number was "line 1: expected a JSON object", no word of text
+    (tmp_path / "d.txt").write_bytes(data)
+    with pytest.raises(ConfigError) as err:
+        load_suite({"name": "t", "dataset": {"path": "d.txt"}}, tmp_path)
+    said = str(err.value)
+    assert said.startswith(f"{tmp_path / 'd.txt'}: a plain text file, not JSON lines"), said
+    prompts = _converted(tmp_path, said, "d.txt", "d")
+    if prompts is not None:
+        assert [p.text for p in prompts] == want

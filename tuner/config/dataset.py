@@ -1301,12 +1301,16 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
                                               "a request trace such as BurstGPT's holds no prompt to send; give a "
                                               "file of prompts (JSON lines, a prompt or messages object per line) "
                                               "and the lengths as each row's max_tokens") from None
-        if path.suffix.lower() in _TEXT_SUFFIXES and exc.key == "line 1" and "not valid JSON" in exc.message:
+        if path.suffix.lower() in _TEXT_SUFFIXES and exc.key == "line 1" and (
+                "not valid JSON" in exc.message or exc.message == "expected a JSON object with prompt or messages"):
             # QA (qa161): vLLM's sonnet.txt, a prompt's text a line, was "line 1: not valid JSON (Expecting
-            # value)", with no word that it is a text file; jq -R reads each line as a JSON string
+            # value)", with no word that it is a text file (a first line "2024" is JSON, a number: QA qa166);
+            # jq -R reads each line as a JSON string, with its CR (a Windows file) and a byte-order mark, which
+            # the filter drops, else every prompt was sent with a "\r" (QA qa166)
             raise ConfigError(exc.source, "", "a plain text file, not JSON lines: the tuner reads a prompt or "
                                               "messages object per line; to send each line that is not blank as a "
-                                              "prompt (jq -R -c 'select(test(\"\\\\S\")) | {prompt: .}' "
+                                              "prompt (jq -R -c 'ltrimstr(\"\\ufeff\") | rtrimstr(\"\\r\") | "
+                                              "select(test(\"\\\\S\")) | {prompt: .}' "
                                               f"{shlex.quote(str(path))} > {shlex.quote(_one_line_copy(str(path)))} "
                                               "writes them so; give that file as dataset.path)") from None
         if path.suffix.lower() in (".csv", ".tsv") and exc.key == "line 1" and "not valid JSON" in exc.message:
