@@ -181,3 +181,22 @@ def test_a_plain_text_file_of_another_shape_still_becomes_its_lines(tmp_path, da
     prompts = _converted(tmp_path, said, "d.txt", "d")
     if prompts is not None:
         assert [p.text for p in prompts] == want
+
+
+def test_a_json_list_of_alpaca_rows_without_input_gets_its_instruction_alone(tmp_path):
+    # QA (qa166): the list's jq line joined a missing input (null) as "": "Name a colour\n\n" was sent
+    rows = [{"instruction": "Name a colour", "output": "Blue"},
+            {"instruction": "Translate to French", "input": "good morning", "output": "bonjour"}]
+    said = _refusal(tmp_path, "alpaca data.json", json.dumps(rows))
+    assert "a JSON list of instruction-tuning rows" in said, said
+    found = re.search(r"\((jq -c .*?)\) and give that file as dataset\.path$", said)
+    assert found, said
+    words = shlex.split(found.group(1))
+    out = str(tmp_path / "alpaca data.lines.jsonl")
+    assert words[-3:] == [str(tmp_path / "alpaca data.json"), ">", out], words
+    if JQ is None:
+        return
+    with open(out, "w") as f:
+        subprocess.run([JQ, *words[1:-2]], stdout=f, check=True, timeout=30)
+    prompts = load_suite({"name": "t", "dataset": {"path": out}}, tmp_path).prompts
+    assert [p.text for p in prompts] == ["Name a colour", "Translate to French\n\ngood morning"]

@@ -46,7 +46,7 @@ def test_a_json_list_of_instruction_rows_says_how_to_make_prompts(tmp_path):
     out = tmp_path / "alpaca.lines.jsonl"
     assert said == (f"{tmp_path / 'alpaca.json'}: [0]: expected {{id, conversations: [{{from, value}}, ...]}}; got "
                     "instruction, a JSON list of instruction-tuning rows: write each as a prompt on its own line "
-                    "(jq -c '.[] | {prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}' "
+                    "(jq -c '.[] | {prompt: ([.instruction, .input] | map(select(. != null and . != \"\")) | join(\"\\n\\n\"))}' "
                     f"{shlex.quote(str(tmp_path / 'alpaca.json'))} > {shlex.quote(str(out))}) and give that file as dataset.path")
 
 

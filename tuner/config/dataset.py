@@ -872,9 +872,10 @@ def _request_row_fix(conv: Any, source: str, *, custom: bool) -> str:
         return (f"; got {key}, a JSON list of UltraChat rows (prompt, prompt_id, messages: the whole conversation, "
                 f"the replies too): the request is each one's prompt (jq -c '.[] | {{prompt, id: .prompt_id}}' "
                 f"{quoted} > {out} writes them so; give that file as dataset.path)")
-    if key == "instruction":
+    if key == "instruction":  # (a row without input: null, which join wrote as "", the prompt ending "\n\n")
         return (f"; got {key}, a JSON list of instruction-tuning rows: write each as a prompt on its own line "
-                f"(jq -c '.[] | {{prompt: ([.instruction, .input] | map(select(. != \"\")) | join(\"\\n\\n\"))}}' "
+                f"(jq -c '.[] | {{prompt: ([.instruction, .input] | map(select(. != null and . != \"\")) | "
+                f"join(\"\\n\\n\"))}}' "
                 f"{quoted} > {out}) and give that file as dataset.path")
     return (f"; got {key}, a JSON list of request rows: JSON lines hold one a line (jq -c '.[]' {quoted} > {out} "
             "writes them so; give that file as dataset.path)")
