@@ -200,3 +200,15 @@ def test_a_json_list_of_alpaca_rows_without_input_gets_its_instruction_alone(tmp
         subprocess.run([JQ, *words[1:-2]], stdout=f, check=True, timeout=30)
     prompts = load_suite({"name": "t", "dataset": {"path": out}}, tmp_path).prompts
     assert [p.text for p in prompts] == ["Name a colour", "Translate to French\n\ngood morning"]
+
+
+def test_a_json_list_of_logged_openai_requests_gets_one_line_that_keeps_each_request(tmp_path):
+    # QA (qa166): the list was sent to jq -c '.[]', whose lines were refused next ("model: ...")
+    rows = [{"model": "gpt-4o", "messages": [{"role": "user", "content": f"What is {i}+{i}?"}],
+             "max_completion_tokens": 20 + i, "temperature": 0} for i in range(2)]
+    said = _refusal(tmp_path, "my log.json", json.dumps(rows))
+    assert "a JSON list of logged OpenAI requests" in said, said
+    prompts = _converted(tmp_path, said, "my log.json", "my log")
+    if prompts is not None:
+        assert [([(m.role, m.content) for m in p.messages], p.max_tokens) for p in prompts] == [
+            ([("user", r["messages"][0]["content"])], r["max_completion_tokens"]) for r in rows]

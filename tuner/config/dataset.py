@@ -877,6 +877,13 @@ def _request_row_fix(conv: Any, source: str, *, custom: bool) -> str:
                 f"(jq -c '.[] | {{prompt: ([.instruction, .input] | map(select(. != null and . != \"\")) | "
                 f"join(\"\\n\\n\"))}}' "
                 f"{quoted} > {out}) and give that file as dataset.path")
+    if key in ("prompt", "messages") and not isinstance(conv.get("system"), (str, list)) \
+            and set(conv) & (_OPENAI_FIELDS | set(_LENGTH_KEYS)):
+        # QA (qa166): a JSON list of logged OpenAI requests (model, temperature, max_completion_tokens ...) was
+        # sent to '.[]', whose lines were refused next for their model: the request kept in the same line
+        return (f"; got {key}, a JSON list of logged OpenAI requests: JSON lines hold one request a line, without the "
+                f"fields the suite sets (jq -c '.[] | {_request_of(conv)}' {quoted} > {out} writes them so; give that "
+                "file as dataset.path)")
     return (f"; got {key}, a JSON list of request rows: JSON lines hold one a line (jq -c '.[]' {quoted} > {out} "
             "writes them so; give that file as dataset.path)")
 
