@@ -78,7 +78,7 @@ def test_read_only_is_waited_out_and_a_changed_password_stops_the_run_with_its_m
     out = log.read_text()
     assert code == 2, out[-3000:]
     assert "Traceback" not in out and PASSWORD not in out and CHANGED not in out, out[-3000:]
-    assert "does not answer (ReadOnlySqlTransaction" in out and "answers again" in out, out[-3000:]
+    assert "refuses writes (ReadOnlySqlTransaction" in out and "answers again" in out, out[-3000:]
     assert "(the database refuses writes: a hot standby, or default_transaction_read_only set" in out, out[-3000:]
     errors = [line for line in out.splitlines() if line.startswith("error:")]
     assert len(errors) == 1, out[-3000:]

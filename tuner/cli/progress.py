@@ -86,7 +86,9 @@ def storage_line(kind: str, info: dict) -> str:
     """The line for a storage outage event (``storage_down``, ``storage_back``): what
     :class:`tuner.engine.patience.PatientRDBStorage` and ``open_patiently`` report."""
     if kind == "storage_down":
-        return (f"storage {info['storage']} does not answer ({info['error']}); retrying for up to "
+        # a database that answers and refuses writes (PostgreSQL's read-only refusal) is no silence
+        state = "refuses writes" if info.get("refuses_writes") else "does not answer"
+        return (f"storage {info['storage']} {state} ({info['error']}); retrying for up to "
                 f"{_fmt_s(info['patience_s'])} (TUNER_STORAGE_PATIENCE_S)")
     return f"storage {info['storage']} answers again after {info['after_s']:.1f} s"
 

@@ -151,6 +151,13 @@ def read_only_refusal(e: BaseException) -> bool:
     return sqlstate(e) == READ_ONLY_SQLSTATE
 
 
+def refuses_writes(exc: BaseException) -> bool:
+    """Whether ``exc`` (or an error it wraps) is a read-only refusal (:func:`read_only_refusal`): the
+    database answers and refuses writes, which ``storage_down`` says as such (its info's
+    ``refuses_writes``), not as a storage that "does not answer" (QA, qa158)."""
+    return any(read_only_refusal(e) for e in causes(exc))
+
+
 #: Said after a read-only refusal: the database answers, and what makes it take writes again.
 READ_ONLY_HINT = ("the database refuses writes: a hot standby, or default_transaction_read_only set; it must "
                   "be made writable")
@@ -596,7 +603,7 @@ class PatientRDBStorage(RDBStorage):
                 and not getattr(_local, "fail_fast", False)):
             self._announced = time.monotonic()
             self._notify("storage_down", {"storage": self.shown_url, "error": said(exc, self._describe),
-                                          "patience_s": patience})
+                                          "patience_s": patience, "refuses_writes": refuses_writes(exc)})
 
     def _outage_ended(self) -> None:
         self._down_since = None
@@ -647,7 +654,7 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
     said_down = silence is not None and on_outage is not None
     if said_down:
         on_outage("storage_down", {"storage": shown_url, "error": said(silence[1], describe),
-                                   "patience_s": patience})
+                                   "patience_s": patience, "refuses_writes": refuses_writes(silence[1])})
     pause = 0.5
     outer = getattr(_local, "deadline", None)
     while True:
@@ -666,7 +673,7 @@ def open_patiently(shown_url: str, build: Callable[[], RDBStorage],
                 raise StorageUnavailable(shown_url, waited, said(exc, describe)) from None
             if not said_down and on_outage is not None:
                 on_outage("storage_down", {"storage": shown_url, "error": said(exc, describe),
-                                           "patience_s": patience})
+                                           "patience_s": patience, "refuses_writes": refuses_writes(exc)})
             said_down = True
             time.sleep(min(pause, patience - waited))
             pause = min(pause * 2, MAX_PAUSE_S)
