@@ -59,7 +59,15 @@ def phase_text(info: dict) -> str | None:
 #: (:func:`tuner.engine.trial.TrialRunner` fails it as interrupted, or the next worker reaps it); or,
 #: when its measurement was being recorded while the storage was away, kept in the local journal,
 #: which the next run on this host replays into the storage (:func:`tuner.engine.finish.replay_journal`).
-TRIAL_FATE = {"queued": " A running trial is queued again.",
+#: Said at the signal, before the cleanup has met the storage: whether it answers decides whether the
+#: trial is queued now or left RUNNING for the next run's reaper (tuner.engine.trial, ``unreachable_now``;
+#: tuner/cli/study.py's last line says which). A storage frozen under a call has said nothing yet, so
+#: "queued" names both ends; "left" is for a storage already said away (QA, qa158: "A running trial is
+#: queued again.", then the last line said the trial was left for the next run).
+TRIAL_FATE = {"queued": " A running trial is queued again (if the storage does not answer, by the next "
+                        "tuner study run).",
+              "left": " The storage does not answer: a running trial is left for the next tuner study run, "
+                      "which fails it and queues its setting again.",
               "repeat": " The repeat under way is stored as failed; the rounds measured so far are kept.",
               "journaled": " The measurement is kept in the journal: the next tuner study run on this host "
                            "stores it."}
@@ -192,7 +200,11 @@ class RunView:
             self.frozen_at = time.monotonic()
         # Recording while the storage is away: the measurement was journaled before the storage was
         # tried (tuner.engine.finish.record_finish), so it is kept, not measured again.
-        fate = "journaled" if self.phase == PHASES["recording"] and self.storage_down else self.fate
+        fate = self.fate
+        if self.storage_down and self.phase == PHASES["recording"]:
+            fate = "journaled"
+        elif self.storage_down and fate == "queued":  # the cleanup will not wait for it (unreachable_now)
+            fate = "left"
         t = threading.Thread(target=self._notice, args=(kind, interrupt_text(kind, info, fate)), daemon=True,
                              name="interrupt-notice")
         self._notices.append(t)
