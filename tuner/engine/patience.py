@@ -454,6 +454,8 @@ class PatientRDBStorage(RDBStorage):
     def __init__(self, *args, **kwargs):
         import sqlalchemy as sa
 
+        #: the cut of every attempt under way, any thread's (see _patiently's BaseException clause)
+        self._cuts: set[threading.Event] = set()
         super().__init__(*args, **kwargs)
         sa.event.listen(self.engine, "handle_error", _creation_outage)
 
@@ -524,6 +526,8 @@ class PatientRDBStorage(RDBStorage):
             try:
                 self._check_file()
                 with self._bounded() as cut:
+                    if cut is not None:
+                        self._cuts.add(cut)
                     result = fn(self, *args, **kwargs)
             except UpdateFinishedTrialError:
                 # A finish whose first attempt committed before the connection broke: done.
@@ -555,11 +559,21 @@ class PatientRDBStorage(RDBStorage):
                 # watch: the storage is away (unreachable_now), though no error of it was seen, so
                 # the cleanup on the way out does not wait out the patience on it (QA, qa154: SIGTERM
                 # to a worker whose PostgreSQL froze mid-suite, then exit 75 70 s later at a
-                # patience of 60 s, "did not answer", instead of stopping at once)
-                if cut is not None and cut.is_set() and self._down_since is None:
+                # patience of 60 s, "did not answer", instead of stopping at once).
+                # The cut may be another call's (the watch cuts every session of the engine: the
+                # heartbeat thread's beat, bounded sooner inside fail_fast), this attempt's own not
+                # set: the signal then lands while the driver builds its error (psycopg2 decoding
+                # "server closed the connection" in SQLAlchemy's do_ping at pool checkout), which it
+                # replaces. Whether the storage was marked away hung on the other thread reaching
+                # _outage_started first (QA, qa158: one run in three waited 57 s). Every attempt's
+                # cut stays in _cuts until its except clauses have run, so a cut that fired is seen
+                # here, or its own thread has marked the storage away already.
+                if self._down_since is None and any(c.is_set() for c in list(self._cuts)):
                     self._down_since = time.monotonic()
                 raise
             finally:
+                if cut is not None:  # after the except clauses: a call cut is marked away before it leaves
+                    self._cuts.discard(cut)
                 _local.deadline = outer
             if first_failure is not None or self._down_since is not None or self._announced is not None:
                 self._outage_ended()
