@@ -39,7 +39,7 @@ def test_a_database_refusing_writes_is_said_to_refuse_writes_not_to_be_silent(pg
     _set_read_only(url, True)
     storage.engine.dispose()  # new sessions take the database's setting
     try:
-        with pytest.raises(StorageUnavailable):
+        with pytest.raises(StorageUnavailable) as raised:
             study.set_user_attr("k", 1)
     finally:
         _set_read_only(url, False)
@@ -52,3 +52,7 @@ def test_a_database_refusing_writes_is_said_to_refuse_writes_not_to_be_silent(pg
     # a storage that does not answer is still said so
     silent = {**downs[0], "error": "OperationalError: connection refused", "refuses_writes": False}
     assert " does not answer (OperationalError" in storage_line("storage_down", silent)
+    # and the line that stops the worker past the patience (QA, qa163: "did not answer for 1 s")
+    stop = str(raised.value)
+    assert stop.startswith(f"storage {downs[0]['storage']} refused writes for "), stop
+    assert "did not answer" not in stop and "ReadOnlySqlTransaction" in stop, stop

@@ -87,15 +87,18 @@ def patience_s() -> int:
 
 
 class StorageUnavailable(RuntimeError):
-    """The storage did not answer within the patience. The message names the storage (redacted)
-    and the last error (scrubbed); nothing in it is a password. ``journal_dir``: where the worker's
-    journal is, when the caller knows it."""
+    """The storage did not answer (or refused writes: a read-only database) within the patience.
+    The message names the storage (redacted) and the last error (scrubbed); nothing in it is a
+    password. ``journal_dir``: where the worker's journal is, when the caller knows it."""
 
     journal_dir: Path | None = None
 
     def __init__(self, storage: str, waited_s: float, error: str):
         self.storage, self.waited_s, self.error = storage, waited_s, error
-        super().__init__(f"storage {storage} did not answer for {waited_s:.0f} s (TUNER_STORAGE_PATIENCE_S="
+        # a database that answered, refusing writes (said() named it so), is not said to be silent
+        # (QA, qa163: "did not answer for 1 s ... ReadOnlySqlTransaction")
+        state = "refused writes" if READ_ONLY_HINT in error else "did not answer"
+        super().__init__(f"storage {storage} {state} for {waited_s:.0f} s (TUNER_STORAGE_PATIENCE_S="
                          f"{patience_s()}): {error}")
 
 
