@@ -13,20 +13,10 @@ import sys
 
 from click.testing import CliRunner
 
-from support.faults import ROOT
+from support.model_study import one_launch_study
 from tuner.cli import cli
 
-STUDY = f"""
-name: theirs
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
-bench: {{suite: quick}}
-budget: {{n_trials: 1}}
-"""
+STUDY = one_launch_study("theirs")
 
 
 def test_export_refuses_an_output_file_this_user_may_not_write(tmp_path):

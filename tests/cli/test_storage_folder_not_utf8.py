@@ -13,21 +13,11 @@ import sys
 import pytest
 from click.testing import CliRunner
 
-from support.faults import ROOT
+from support.model_study import one_launch_study
 from tuner.cli import cli
 from tuner.engine.urls import scheme_problem
 
-STUDY = f"""
-name: fc
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
-bench: {{suite: quick}}
-budget: {{n_trials: 1}}
-"""
+STUDY = one_launch_study("fc")
 
 
 @pytest.fixture

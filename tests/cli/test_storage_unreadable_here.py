@@ -14,20 +14,10 @@ import sys
 
 from click.testing import CliRunner
 
-from support.faults import ROOT
+from support.model_study import one_launch_study
 from tuner.cli import cli
 
-STUDY = f"""
-name: unread
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
-bench: {{suite: quick}}
-budget: {{n_trials: 1}}
-"""
+STUDY = one_launch_study("unread")
 
 
 def test_a_storage_this_user_cannot_read_is_said_so_not_an_outage(tmp_path):

@@ -11,19 +11,9 @@ import os
 import subprocess
 import sys
 
-from support.faults import ROOT
+from support.model_study import one_launch_study
 
-STUDY = f"""
-name: demo
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-server:
-  backend: model
-  model_path: moonshotai/Kimi-K2.6
-  draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
-bench: {{suite: quick}}
-budget: {{n_trials: 1}}
-"""
+STUDY = one_launch_study("demo")
 
 
 def test_a_folder_this_user_may_not_search_is_named_with_the_rights_fix(tmp_path):

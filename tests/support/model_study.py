@@ -31,6 +31,26 @@ sampler: {{seed: 3}}
 budget: {{n_trials: 40}}
 {seeds}"""
 
+#: A study file measured through the performance model (k2.6-tp8-pcie, 2% noise, seed 1) in one
+#: launch: the tests of what a command refuses before it runs, or says of a study's files.
+ONE_LAUNCH_STUDY = """
+name: {name}
+search_space: {space}
+server:
+  backend: model
+  model_path: moonshotai/Kimi-K2.6
+  draft_model_path: sim/kimi-k2.6-eagle3
+  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
+bench: {{suite: quick}}
+budget: {{n_trials: 1}}
+"""
+
+
+def one_launch_study(name: str) -> str:
+    """:data:`ONE_LAUNCH_STUDY`'s text for study ``name``, the eagle3 search space."""
+    return ONE_LAUNCH_STUDY.format(name=name, space=SPACE)
+
+
 # Seeds that make the study hold every kind of trial whatever the sampler does: SGLang runs the
 # article's (1, 1, 3) and (1, 1, 5) both as (1, 1, 2) (the second a reused trial), and (1, 4, 40)
 # asks for more draft tokens than one step of topk 4 drafts (an invalid one).
