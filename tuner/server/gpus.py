@@ -23,23 +23,28 @@ NVIDIA_SMI = "nvidia-smi"
 NVIDIA_SMI_TIMEOUT_S = 30.0
 
 
-def _query(nvidia_smi: str, query: str, *, nounits: bool = True, warn_exit: bool = False) -> str | None:
-    """``nvidia-smi --query-gpu=QUERY --format=csv,noheader[,nounits]``'s output; None where it is
-    absent, fails to run (logged) or exits non-zero (logged with ``warn_exit``). Never raises."""
+def _run(nvidia_smi: str, args: list[str], *, warn_exit: bool = False) -> str | None:
+    """``nvidia-smi ARGS``'s output; None where it is absent, fails to run (logged) or exits non-zero
+    (logged with ``warn_exit``). Never raises."""
     exe = shutil.which(nvidia_smi)
     if exe is None:
         return None
-    form = "csv,noheader,nounits" if nounits else "csv,noheader"
     try:
-        out = run_bounded([exe, f"--query-gpu={query}", f"--format={form}"], NVIDIA_SMI_TIMEOUT_S)
+        out = run_bounded([exe, *args], NVIDIA_SMI_TIMEOUT_S)
     except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("nvidia-smi failed: %s", exc)
+        log.warning("nvidia-smi %s failed: %s", " ".join(args), exc)
         return None
     if out.returncode != 0:
         if warn_exit:
             log.warning("nvidia-smi exited %d: %s", out.returncode, out.stderr.strip()[:200])
         return None
     return out.stdout
+
+
+def _query(nvidia_smi: str, query: str, *, nounits: bool = True, warn_exit: bool = False) -> str | None:
+    """``nvidia-smi --query-gpu=QUERY --format=csv,noheader[,nounits]``'s output (:func:`_run`)."""
+    form = "csv,noheader,nounits" if nounits else "csv,noheader"
+    return _run(nvidia_smi, [f"--query-gpu={query}", f"--format={form}"], warn_exit=warn_exit)
 
 
 def gpu_memory_used_mib(nvidia_smi: str = NVIDIA_SMI, only: Sequence[str] | None = None) -> list[int] | None:
@@ -311,20 +316,13 @@ def interconnect(indices: Sequence[str], nvidia_smi: str = NVIDIA_SMI) -> str | 
     one token each, before the NICs and the affinity columns (whose names hold spaces)."""
     import re
 
-    exe = shutil.which(nvidia_smi)
-    if exe is None:
-        return None
-    try:
-        out = run_bounded([exe, "topo", "-m"], NVIDIA_SMI_TIMEOUT_S)
-    except (OSError, subprocess.TimeoutExpired) as exc:
-        log.warning("nvidia-smi topo -m failed: %s", exc)
-        return None
-    if out.returncode != 0:
+    matrix = _run(nvidia_smi, ["topo", "-m"])
+    if matrix is None:
         return None
     gpu = re.compile(r"GPU(\d+)$")
     columns: list[str] | None = None
     links: dict[str, list[str]] = {}
-    for line in out.stdout.splitlines():
+    for line in matrix.splitlines():
         line = re.sub(r"\x1b\[[0-9;]*m", "", line)  # a header underlined with terminal escapes
         words = line.split()
         if columns is None and words and gpu.match(words[0]) and not line[:1].strip():
