@@ -271,6 +271,32 @@ def check_writable(path: str | Path, flag: str, *, folder: bool = False) -> None
     os.unlink(tmp)
 
 
+#: How open(2) refuses this user a file for want of rights: its mode bits or ACL (EACCES), a rule above
+#: them (EPERM: an immutable file, a security module), a read-only mount (EROFS, for writing).
+_RIGHTS_REFUSED = (errno.EACCES, errno.EPERM, errno.EROFS)
+
+
+def open_refused(path: str | Path, flags: int) -> str | None:
+    """Why this user may not open the existing file ``path`` with ``flags`` (``os.O_RDONLY``,
+    ``os.O_WRONLY`` or ``os.O_RDWR``): the system's words for it ("Permission denied", "Read-only file
+    system") when open(2) refuses it for want of rights (:data:`_RIGHTS_REFUSED`); None when it opens,
+    and None for any other failure (no such file, too many open files: no matter of this user's rights,
+    and the caller's own open then says it). The file is opened and closed again at once: nothing is
+    read, written or created. Asked of the kernel, not of ``os.access``, which says yes to root on any
+    mode bits and knows nothing of a read-only mount; a file of another uid in a user namespace
+    (``unshare --user``) is refused to root too.
+
+    The one rights check of the storage's read (:mod:`tuner.engine.storage`), the storage's write
+    (:func:`tuner.cli.study_target.check_storage_writable`) and an output file (:func:`check_output`);
+    each says it in its own words."""
+    try:
+        os.close(os.open(path, flags))
+    except OSError as exc:
+        if exc.errno in _RIGHTS_REFUSED:
+            return exc.strerror or os.strerror(exc.errno)
+    return None
+
+
 def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     """An output a command writes (``-o`` of export, report and compare, ``--png``): the folder it
     goes in must exist, else :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` ("folder X
@@ -295,12 +321,10 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
             # The new file is renamed over the old one, which only needs the folder writable: another
             # user's file (mode 0644) in a shared folder became this user's. `cp` and `>` open the file
             # itself for writing, and refuse; so does this (QA, qa159). Opened, nothing written.
-            try:
-                os.close(os.open(path, os.O_WRONLY))
-            except OSError as exc:
-                if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):
-                    named = f"{path}{where} " if where else ""
-                    raise ConfigError(flag, str(link), f"{named}cannot be written by this user "
-                                      f"({exc.strerror}); give another file name, or have its owner let you "
-                                      "write it (e.g. chmod g+w, and its group yours)") from None
+            refused = open_refused(path, os.O_WRONLY)
+            if refused is not None:
+                named = f"{path}{where} " if where else ""
+                raise ConfigError(flag, str(link), f"{named}cannot be written by this user ({refused}); give "
+                                  "another file name, or have its owner let you write it (e.g. chmod g+w, and "
+                                  "its group yours)")
     check_writable(path, flag, folder=folder)

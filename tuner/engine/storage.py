@@ -234,21 +234,17 @@ def _open(url: str, patient: bool, made: bool = False):
 def _unreadable(url: str) -> str | None:
     """Why this user cannot read the existing SQLite file of ``url`` (another user's, mode 0600: the
     open fails with SQLite's bare "unable to open database file"), with the fix; None when it can,
-    or for any other storage."""
-    import errno
+    or for any other storage (:func:`tuner.config.files.open_refused`)."""
     import os
 
+    from ..config.files import open_refused
+
     path = sqlite_path(url)
-    if path is None:
-        return None
-    try:
-        os.close(os.open(path, os.O_RDONLY))  # opened for reading, nothing read
-    except OSError as exc:
-        if exc.errno not in (errno.EACCES, errno.EPERM):
-            return None  # gone, or no file: the open's own error says it
-        return (f"{path} cannot be read by this user ({exc.strerror}); run as the user who can, or have "
-                f"its owner let you read it (e.g. chmod g+r, and its group yours)")
-    return None
+    refused = None if path is None else open_refused(path, os.O_RDONLY)  # opened for reading, nothing read
+    if refused is None:
+        return None  # readable, gone, or no file: the open's own error says it
+    return (f"{path} cannot be read by this user ({refused}); run as the user who can, or have "
+            f"its owner let you read it (e.g. chmod g+r, and its group yours)")
 
 
 def _role_refused(exc: BaseException, url: str) -> str | None:
