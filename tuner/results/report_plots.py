@@ -15,6 +15,7 @@ from typing import Any
 
 from ..config.study import objective_concurrency
 from ..engine.records import StoredFigures, TrialRecord, merge_repeats
+from ..sglang.home import home_folder
 from .report_data import ReportData
 
 _FRONT, _OTHER, _BASE = "#1f77b4", "#b0b0b0", "#d62728"
@@ -45,10 +46,7 @@ def matplotlib_config_dir() -> str | None:
     elsewhere."""
     if "matplotlib" in sys.modules or os.environ.get("MPLCONFIGDIR"):
         return None
-    try:
-        home: Path | None = Path.home()
-    except (RuntimeError, KeyError):  # HOME unset and no home in the password database
-        home = None
+    home = home_folder()  # None: HOME unset and no home in the password database
 
     def xdg(var: str, default: str) -> Path | None:
         base = os.environ.get(var) or (home and home / default)

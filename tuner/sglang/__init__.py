@@ -4,7 +4,8 @@ Owns the speculative-decoding rules and rewrites (``rules``), which settings ver
 tree (``trees``), the adaptive policy's flags and file format (``adaptive``), what SGLang reads from a
 model's ``config.json`` (``model``: MLA or not), GPU generations (``hardware``), the attention
 backend SGLang picks and which backends run draft trees (``attention``), SGLang's own argparse
-types for its server arguments (``arg_types``: ``human_readable_int``, 128k), and ``probe.py``, a
+types for its server arguments (``arg_types``: ``human_readable_int``, 128k), this user's home folder as
+huggingface_hub finds its cache there (``home``), and ``probe.py``, a
 standalone script the server's interpreter runs to ask SGLang's own parser and resolver (it imports
 nothing of the tuner). Every rule names the SGLang 0.5.23 source it mirrors, so a new SGLang
 release is an edit here. The tuner uses these modules to propose only what SGLang runs; the

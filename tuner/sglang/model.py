@@ -25,6 +25,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from .home import home_folder
+
 #: model_config.py, ModelConfig.__init__: architectures SGLang runs with MLA attention whatever the
 #: config holds (the first branch of the MLA judge, and the Kimi/MiniCPM3/Sarvam/Bailing-V3 ones).
 MLA_ARCHITECTURES = frozenset({
@@ -159,11 +161,11 @@ def hf_cache_dirs() -> list[Path]:
         dirs.append(Path(os.environ["HF_HUB_CACHE"]))
     if os.environ.get("HF_HOME"):
         dirs.append(Path(os.environ["HF_HOME"]) / "hub")
-    try:
-        cache = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
-    except (RuntimeError, KeyError):  # Path.home(): 3.11+ RuntimeError, 3.10 the passwd lookup's KeyError
-        return dirs  # QA (qa157): study create and doctor of an SGLang study ended in that traceback
-    dirs.append(cache / "huggingface" / "hub")
+    home = home_folder()
+    cache = os.environ.get("XDG_CACHE_HOME") or (home and home / ".cache")
+    if not cache:  # QA (qa157): study create and doctor of an SGLang study ended in Path.home()'s traceback
+        return dirs
+    dirs.append(Path(cache) / "huggingface" / "hub")
     return dirs
 
 
