@@ -186,7 +186,10 @@ _REQUEST_ECHO = re.compile(r'^[^\n]{0,200}?(?:\b(?:Receive|Receive OpenAI|Finish
 
 
 def server_lines(text: str) -> str:
-    """``text`` without SGLang's request-log lines (:data:`_REQUEST_ECHO`): what the server itself said."""
+    """``text`` without SGLang's request-log lines (:data:`_REQUEST_ECHO`): what the server itself said.
+    Run once per log by each public reader here; the private ones (``_region``, ``_first_record``,
+    ``_deciding``) take its result, so a log of megabytes is scanned for echoes once, not at every step
+    (only the first subprocess's record, a few lines cut from it, is scanned again)."""
     return _REQUEST_ECHO.sub("", text) if ("obj=" in text or '"request.' in text) else text
 
 
@@ -207,7 +210,11 @@ def failure_region(text: str) -> str:
     ``crash_after_ready``, quoting "Received sigquit from a child process". Request-log lines
     (prompt and reply echoes, :func:`server_lines`) are never part of it.
     """
-    text = server_lines(text)
+    return _region(server_lines(text))
+
+
+def _region(text: str) -> str:
+    """:func:`failure_region` of ``text`` that holds the server's lines only (:func:`server_lines`)."""
     start = max(text.rfind(_TRACEBACK), text.rfind(_TERMINATE))
     if start < 0:
         return "\n".join(text.splitlines()[-FINAL_LINES:])
@@ -229,7 +236,12 @@ _NEXT_RECORD = re.compile(r"^\[", re.M)
 def first_subprocess_failure(text: str) -> str:
     """The first "<Name> hit an exception: ..." record of a log, whole (its traceback, a chained
     one included, up to the next log record), or "" when no subprocess logged its death."""
-    text = server_lines(text)
+    return _first_record(server_lines(text))
+
+
+def _first_record(text: str) -> str:
+    """:func:`first_subprocess_failure` of ``text`` that holds the server's lines only
+    (:func:`server_lines`)."""
     start = text.find(_SUBPROCESS_DIED)
     if start < 0:
         return ""
@@ -241,13 +253,16 @@ def first_subprocess_failure(text: str) -> str:
 
 
 def _deciding(text: str) -> tuple[str, str]:
-    """:func:`deciding_region`, with the text it was cut from (the log, or the first subprocess's
-    record), whose last traceback's frames decide an argument error."""
-    region = failure_region(text)
+    """:func:`deciding_region` of ``text`` that holds the server's lines only (:func:`server_lines`),
+    with the text it was cut from (the log, or the first subprocess's record), whose last traceback's
+    frames decide an argument error."""
+    region = _region(text)
     if _SPEC_RUNTIME.search(region) or _OOM.search(region):
         return region, text
-    record = first_subprocess_failure(text)
-    first = failure_region(record)
+    record = _first_record(text)
+    # the record's own echoes, as before: its first line is cut from a log line (after "... hit an
+    # exception: "), which can read as a request-log line once its start is gone; a record is a few lines
+    first = _region(server_lines(record))
     if _SPEC_RUNTIME.search(first) or _OOM.search(first):
         return first, record
     # Any other death of the first subprocess decides too: its peers' communication errors came of it.
@@ -265,7 +280,7 @@ def deciding_region(text: str) -> str:
     it: see the module docstring). An out-of-memory or draft-tree failure where the log ends still
     decides over a first record without one: the classes that rule out larger trees are never lost to
     a rank's generic error (a draft-tree index out of range can surface on one rank as a CUDA error)."""
-    return _deciding(text)[0]
+    return _deciding(server_lines(text))[0]
 
 
 def classify_log(text: str, exit_code: int | None, phase: str) -> str:
@@ -321,7 +336,7 @@ def error_line(text: str) -> str:
     echoes_only = bool(text.strip())
     text = server_lines(text)
     echoes_only = echoes_only and not text.strip()
-    lines = [ln.strip() for ln in deciding_region(text).splitlines() if ln.strip()]
+    lines = [ln.strip() for ln in _deciding(text)[0].splitlines() if ln.strip()]
     for ln in reversed(lines):
         if (_WATCHDOG_CUDA_ERROR.search(ln) or _EXCEPTION_LINE.match(ln) or _ARGPARSE.search(ln)
                 or _OOM.search(ln) or _NCCL.search(ln)
