@@ -309,15 +309,16 @@ def check_model_files(config: StudyConfig) -> Check:
 
 
 def check_port(config: StudyConfig) -> Check:
-    from ..server.ports import PortInUseError, port_free
+    from ..server.ports import port_taken
 
     host, port = config.server.host, config.server.port
     if config.server.backend == "model":
         return Check("port", PASS, f"{NO_SERVER}; no port needed")
     if port == 0:
         return Check("port", PASS, "server.port 0: each launch takes a free port")
-    if not port_free(host, port):
-        return Check("port", FAIL, str(PortInUseError(host, port)))  # in use, or privileged (EACCES)
+    taken = port_taken(host, port)
+    if taken is not None:
+        return Check("port", FAIL, str(taken))  # in use, or privileged (EACCES)
     return Check("port", PASS, f"port {port} on {host} is free")
 
 

@@ -65,7 +65,7 @@ from .interpreter import interpreter_problem
 from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, ServerPortClashError, bind_refused, listener_owned_by_group, own_port_clash,
-                    pick_free_port, port_free, port_holders, reserve_port, wait_port_free)
+                    pick_free_port, port_holders, port_taken, reserve_port, wait_port_free)
 from .procs import (MARK_VAR, boot_id, die_with_this_thread, escapees, group_members, new_mark, read_cmdline,
                     read_stat, signal_group, terminate_group)
 from .signals import live_servers, stop_on_signals
@@ -343,9 +343,10 @@ class ServerProcess:
                 raise RuntimeError("this ServerProcess was already started; make a new one")
             # SGLang: its GPUs free of others' memory first; their use then is what the stop waits back to
             gpu_before = self._wait_gpus_free() if self.backend == "sglang" else None
-            if not port_free(self.host, self.port):
+            taken = port_taken(self.host, self.port)  # one bind: in use, or privileged
+            if taken is not None:
                 if self._replan is None:
-                    raise PortInUseError(self.host, self.port)
+                    raise taken
                 self.plan = self._replan(pick_free_port(self.host))
                 self.argv, self.port = self.plan.argv, self.plan.port
             # Held from here to the stop: no other tuner's pick, no SGLang nccl_port pick and no

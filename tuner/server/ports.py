@@ -22,11 +22,14 @@ from .procs import escapees, group_members
 
 class PortInUseError(RuntimeError):
     """The configured port is taken by a process the tuner did not start: before the launch (nothing
-    was launched), or while the server started (it could not bind; ``when`` says so)."""
+    was launched), or while the server started (it could not bind; ``when`` says so). ``privileged``:
+    no process holds it, the port is below ``ip_unprivileged_port_start`` and this user may not bind
+    it (the bind's EACCES, :func:`port_taken`). QA (qa157): a non-root user's ``server.port: 80`` was
+    said to be "in use by another process" with nothing listening there."""
 
-    def __init__(self, host: str, port: int, when: str = ""):
+    def __init__(self, host: str, port: int, when: str = "", *, privileged: bool = False):
         self.host, self.port = host, port
-        if not when and _privileged(host, port):
+        if privileged and not when:
             super().__init__(f"port {port} on {host} is a privileged port (below {unprivileged_start()}, "
                              f"net.ipv4.ip_unprivileged_port_start), which this user may not bind; set "
                              f"server.port to a port from {unprivileged_start()} up, or 0")
@@ -43,17 +46,6 @@ def unprivileged_start() -> int:
             return int(f.read().strip())
     except (OSError, ValueError):
         return 1024
-
-
-def _privileged(host: str, port: int) -> bool:
-    """Whether binding ``host:port`` is refused for want of privilege (EACCES), not because a
-    process holds it. QA (qa157): a non-root user's ``server.port: 80`` was said to be "in use by
-    another process" with nothing listening there."""
-    try:
-        _bind_probe(host, port).close()
-    except OSError as exc:
-        return exc.errno == errno.EACCES
-    return False
 
 
 #: A server that could not bind its port: uvicorn's "[Errno 98] error while attempting to bind on
@@ -126,15 +118,23 @@ def _bind_probe(host: str, port: int, reuse: bool = True) -> socket.socket:
     return sock
 
 
-def port_free(host: str, port: int) -> bool:
-    """Whether a server could bind ``host:port`` now."""
+def port_taken(host: str, port: int) -> PortInUseError | None:
+    """Why a server could not bind ``host:port`` now, from one bind (:func:`_bind_probe`): the
+    :class:`PortInUseError` to raise or say, ``privileged`` when the bind was refused for want of
+    privilege (EACCES) rather than held by a process (EADDRINUSE); None when it could bind. Any other
+    bind error is raised."""
     try:
         _bind_probe(host, port).close()
-        return True
     except OSError as exc:
         if exc.errno in (errno.EADDRINUSE, errno.EACCES):
-            return False
+            return PortInUseError(host, port, privileged=exc.errno == errno.EACCES)
         raise
+    return None
+
+
+def port_free(host: str, port: int) -> bool:
+    """Whether a server could bind ``host:port`` now (:func:`port_taken`)."""
+    return port_taken(host, port) is None
 
 
 #: Where :func:`pick_free_port` looks first: below the kernel's ephemeral range (32768 up by default)
@@ -194,9 +194,10 @@ def reserve_port(host: str, port: int) -> socket.socket | None:
 
 
 def ensure_port_free(host: str, port: int) -> None:
-    """Raise :class:`PortInUseError` when ``host:port`` is taken."""
-    if not port_free(host, port):
-        raise PortInUseError(host, port)
+    """Raise :class:`PortInUseError` when ``host:port`` is taken (:func:`port_taken`)."""
+    taken = port_taken(host, port)
+    if taken is not None:
+        raise taken
 
 
 def wait_port_free(host: str, port: int, timeout_s: float) -> bool:
