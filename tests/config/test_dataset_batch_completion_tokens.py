@@ -1,6 +1,6 @@
 """An OpenAI Batch API input line whose body gives the output length as ``max_completion_tokens`` (the
 chat API's name for it now; ``max_tokens`` is deprecated there) is refused with a jq line that carries
-that length into ``max_tokens`` (tuner/config/dataset.py, ``_other_layout_fix``). QA (qa152): the line
+that length into ``max_tokens`` (tuner/config/dataset_fixes.py, ``_other_layout_fix``). QA (qa152): the line
 said ``jq -c '.body | {messages, max_tokens}'``, which writes ``"max_tokens": null``; the tuner reads
 that as ``dataset.default_max_tokens`` (256), so every request of a file logged with 64 would be
 measured at 256, silently. What jq writes is taken from jq's rules (``//``: the first of the two not

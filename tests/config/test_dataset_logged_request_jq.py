@@ -1,5 +1,5 @@
 """A row logged as an OpenAI request (``model``, ``temperature``, ... beside the request) is refused with a
-jq line that keeps the request it holds (tuner/config/dataset.py, ``_request_of``): a completions log's
+jq line that keeps the request it holds (tuner/config/dataset_fixes.py, ``_request_of``): a completions log's
 ``prompt``, a chat log's ``messages``, and the output length a chat log gives as ``max_completion_tokens``
 (the chat API's name now). QA (qa152): the line was always ``jq -c '{messages, max_tokens}'``, which
 writes ``"messages": null`` for a completions log (its prompt lost; the file it makes is refused next)

@@ -1,6 +1,6 @@
 """A JSONL row saved from SGLang's own /generate API (``GenerateReqInput``: ``text`` and
 ``sampling_params``) is named so, with the jq line that keeps its output length,
-``sampling_params.max_new_tokens``, as ``max_tokens`` (tuner/config/dataset.py, ``_other_layout_fix``).
+``sampling_params.max_new_tokens``, as ``max_tokens`` (tuner/config/dataset_fixes.py, ``_other_layout_fix``).
 QA (qa152): it was "a text column, as Hugging Face text datasets have it" with ``jq -c '{prompt: .text}'``,
 which drops the length: every request read at ``default_max_tokens`` (256), silently. What jq writes is
 taken from jq's rules and read back as the request the row held; a Hugging Face text row is named as
