@@ -13,6 +13,8 @@ import sys
 
 from click.testing import CliRunner
 
+from support.rights import OTHER_UID, UNSHARE_USER, make_theirs
+
 from support.model_study import one_launch_study
 from tuner.cli import cli
 
@@ -26,13 +28,9 @@ def test_export_refuses_an_output_file_this_user_may_not_write(tmp_path):
     assert ran.exit_code == 0, ran.output
     out = tmp_path / "out.yaml"
     out.write_text("theirs: 1\n")
-    if os.geteuid() == 0:
-        os.chown(out, 4242, 4242)
-        out.chmod(0o644)
-    else:
-        out.chmod(0o444)
+    make_theirs(out, 0o644)
     before = sorted(p.name for p in tmp_path.iterdir())
-    done = subprocess.run(["unshare", "--user", sys.executable, "-m", "tuner", "study", "export", str(study),
+    done = subprocess.run([*UNSHARE_USER, sys.executable, "-m", "tuner", "study", "export", str(study),
                            "--pick", "knee", "-o", "out.yaml"],
                           capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
@@ -40,5 +38,5 @@ def test_export_refuses_an_output_file_this_user_may_not_write(tmp_path):
         "error: -o: out.yaml: cannot be written by this user (Permission denied); give another file name, or "
         "have its owner let you write it (e.g. chmod g+w, and its group yours)"]
     assert out.read_text() == "theirs: 1\n"
-    assert out.stat().st_uid == (4242 if os.geteuid() == 0 else os.geteuid())
+    assert out.stat().st_uid == (OTHER_UID if os.geteuid() == 0 else os.geteuid())
     assert sorted(p.name for p in tmp_path.iterdir()) == before  # nothing written beside it

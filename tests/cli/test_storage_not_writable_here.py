@@ -14,12 +14,11 @@ import sys
 from click.testing import CliRunner
 
 from support.model_study import one_launch_study
+from support.rights import READ_ONLY_MOUNT
 from tuner.cli import cli
 
 STUDY = one_launch_study("ro")
 
-#: Runs "$@" with the folder $1 mounted read-only over itself (in new user and mount namespaces).
-READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
 
 
 def test_a_storage_this_user_cannot_write_is_one_line_at_once(tmp_path):
@@ -32,7 +31,7 @@ def test_a_storage_this_user_cannot_write_is_one_line_at_once(tmp_path):
     before = (shared / "ro.db").read_bytes()
     env_patience = {"TUNER_STORAGE_PATIENCE_S": "3"}  # without the check: 3 s of waiting, not 10 minutes
     done = subprocess.run(
-        ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", READ_ONLY, "sh", str(shared),
+        [*READ_ONLY_MOUNT, str(shared),
          "env", *[f"{k}={v}" for k, v in env_patience.items()],
          sys.executable, "-m", "tuner", "study", "run", str(study), "--workdir", str(tmp_path / "wd")],
         capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)

@@ -8,13 +8,13 @@ root's capabilities do not reach the file: as root the file is another uid's (42
 otherwise this user's own of mode 0000 (the same EACCES from open(2)).
 """
 
-import os
 import subprocess
 import sys
 
 from click.testing import CliRunner
 
 from support.model_study import one_launch_study
+from support.rights import UNSHARE_USER, make_theirs
 from tuner.cli import cli
 
 STUDY = one_launch_study("unread")
@@ -26,14 +26,10 @@ def test_a_storage_this_user_cannot_read_is_said_so_not_an_outage(tmp_path):
     made = CliRunner().invoke(cli, ["study", "create", str(study)], catch_exceptions=False)
     assert made.exit_code == 0, made.output
     db = tmp_path / "unread.db"
-    if os.geteuid() == 0:
-        os.chown(db, 4242, 4242)
-        db.chmod(0o600)
-    else:
-        db.chmod(0o000)
+    make_theirs(db, 0o600)
     before = sorted(p.name for p in tmp_path.iterdir())
     try:
-        done = subprocess.run(["unshare", "--user", sys.executable, "-m", "tuner", "study", "status", str(study)],
+        done = subprocess.run([*UNSHARE_USER, sys.executable, "-m", "tuner", "study", "status", str(study)],
                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path)
         assert done.returncode == 2, done.stderr
         assert done.stderr.strip().splitlines() == [

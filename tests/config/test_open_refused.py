@@ -18,6 +18,7 @@ import sys
 
 import pytest
 
+from support.rights import READ_ONLY_MOUNT, UNSHARE_USER, make_theirs
 from tuner.cli.study_target import check_storage_writable
 from tuner.config.files import open_refused
 from tuner.config.yamlfile import ConfigError
@@ -26,8 +27,6 @@ MODES = {"read": os.O_RDONLY, "write": os.O_WRONLY, "both": os.O_RDWR}
 #: Prints open_refused's answer for the file $1 in each mode, one line each (as repr: None or the words).
 ASK = ("import os, sys; from tuner.config.files import open_refused; "
        "[print(repr(open_refused(sys.argv[1], m))) for m in (os.O_RDONLY, os.O_WRONLY, os.O_RDWR)]")
-#: Runs "$@" with the folder $1 mounted read-only over itself (in new user and mount namespaces).
-READ_ONLY = 'mount --bind "$1" "$1" && mount -o remount,bind,ro "$1" && shift && exec "$@"'
 
 
 def ask(argv: list[str], path) -> list[str]:
@@ -53,13 +52,9 @@ def test_a_missing_file_is_no_refusal_of_rights(tmp_path):
 def test_another_users_file_is_refused_in_every_mode(tmp_path):
     theirs = tmp_path / "theirs.db"
     theirs.write_bytes(b"x")
-    if os.geteuid() == 0:
-        os.chown(theirs, 4242, 4242)
-        theirs.chmod(0o600)
-    else:
-        theirs.chmod(0o000)
+    make_theirs(theirs, 0o600)
     try:
-        assert ask(["unshare", "--user"], theirs) == ["'Permission denied'"] * 3
+        assert ask(UNSHARE_USER, theirs) == ["'Permission denied'"] * 3
     finally:
         theirs.chmod(0o600)
 
@@ -68,8 +63,7 @@ def test_a_read_only_mount_refuses_writing_only(tmp_path):
     shared = tmp_path / "shared"
     shared.mkdir()
     (shared / "ro.db").write_bytes(b"x")
-    said = ask(["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", READ_ONLY, "sh", str(shared)],
-               shared / "ro.db")
+    said = ask([*READ_ONLY_MOUNT, str(shared)], shared / "ro.db")
     assert said == ["None", "'Read-only file system'", "'Read-only file system'"]
 
 

@@ -7,11 +7,11 @@ root's capabilities do not reach the folder: as root it is another uid's (4242),
 user's own of mode 0000.
 """
 
-import os
 import subprocess
 import sys
 
 from support.model_study import one_launch_study
+from support.rights import UNSHARE_USER, make_theirs
 
 STUDY = one_launch_study("demo")
 
@@ -20,14 +20,10 @@ def test_a_folder_this_user_may_not_search_is_named_with_the_rights_fix(tmp_path
     (tmp_path / "demo.yaml").write_text(STUDY)
     shut = tmp_path / "p3"
     shut.mkdir()
-    if os.geteuid() == 0:
-        os.chown(shut, 4242, 4242)
-        shut.chmod(0o700)
-    else:
-        shut.chmod(0o000)
+    make_theirs(shut, 0o700)
     url = f"sqlite:///{shut / 'demo.db'}"
     try:
-        done = subprocess.run(["unshare", "--user", sys.executable, "-m", "tuner", "study", "run", "--dry-run",
+        done = subprocess.run([*UNSHARE_USER, sys.executable, "-m", "tuner", "study", "run", "--dry-run",
                                "demo.yaml", "--storage", url],
                               capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL, cwd=tmp_path)
         assert done.returncode == 2, done.stderr

@@ -3,27 +3,22 @@ Hugging Face cache lookup, matplotlib's folders for ``report --png``): the home 
 gives it, existing or not, and None where there is none to be had (``HOME`` unset and this user's
 id in no passwd entry), where ``Path.home()`` raises."""
 
-import os
-import pwd
-
+from support.rights import HOME_VARS, without_home
 from tuner.sglang.home import home_folder
 from tuner.sglang.model import hf_cache_dirs
 
 
 def test_a_home_that_does_not_exist_is_given_as_it_is(tmp_path, monkeypatch):
-    monkeypatch.setenv("HOME", str(tmp_path / "nowhere"))
-    for var in ("XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE"):
+    for var in HOME_VARS:
         monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "nowhere"))
     assert home_folder() == tmp_path / "nowhere"
     assert hf_cache_dirs() == [tmp_path / "nowhere" / ".cache" / "huggingface" / "hub"]
     assert not (tmp_path / "nowhere").exists()  # nothing made
 
 
 def test_no_home_to_be_had_is_none_and_the_variables_still_count(tmp_path, monkeypatch):
-    for var in ("HOME", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE"):
-        monkeypatch.delenv(var, raising=False)
-    taken = {p.pw_uid for p in pwd.getpwall()}
-    monkeypatch.setattr(os, "getuid", lambda: next(uid for uid in range(4242, 65000) if uid not in taken))
+    without_home(monkeypatch)
     assert home_folder() is None
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))  # no home needed for it
     assert hf_cache_dirs() == [tmp_path / "cache" / "huggingface" / "hub"]

@@ -7,22 +7,16 @@ QA (qa157): ``tuner study create`` and ``tuner doctor`` of an SGLang study (a hu
 and ``~/.cache`` is not: the model's facts are then the study's ``server.facts``.
 """
 
-import os
-import pwd
-
 import pytest
 
+from support.rights import without_home
 from tuner.sglang.model import find_config_json, hf_cache_dirs
 
 
 @pytest.fixture
 def no_home(monkeypatch):
     """HOME unset and the process's uid one the passwd database has no entry for (a real lookup)."""
-    for var in ("HOME", "XDG_CACHE_HOME", "HF_HOME", "HF_HUB_CACHE"):
-        monkeypatch.delenv(var, raising=False)
-    taken = {p.pw_uid for p in pwd.getpwall()}
-    unknown = next(uid for uid in range(4242, 65000) if uid not in taken)
-    monkeypatch.setattr(os, "getuid", lambda: unknown)
+    without_home(monkeypatch)
 
 
 def test_no_home_folder_no_home_cache(no_home, tmp_path, monkeypatch):
