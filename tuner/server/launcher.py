@@ -440,13 +440,14 @@ class ServerProcess:
         relaunches = 0
         while True:
             if self.proc.poll() is not None:
-                ours = self._port_taken()
+                text = self.log_text()  # read once: the port checks and the failure all judge this text
+                ours = self._port_taken(text)
                 # SGLang's own ports (its nccl_port, picked anew at each launch; the DP-attention
                 # ports it derives from --port), taken by another process: not the setting's failure
                 # either (server_args.py PortArgs.init_new; the TCPStore on nccl_port).
-                clash = None if ours else own_port_clash(failure_region(self.log_text()))
+                clash = None if ours else own_port_clash(failure_region(text))
                 if not ours and clash is None:
-                    raise self.failure(PHASE_STARTUP)
+                    raise self.failure(PHASE_STARTUP, log_text=text)
                 # Another process bound the port between the tuner's check and the server's bind
                 # (during a model load, minutes on SGLang): not the setting's failure. A port the
                 # tuner picked (server.port 0) is picked again; a fixed one stops the run. A clash on
@@ -503,9 +504,10 @@ class ServerProcess:
                  time.monotonic() - self.started_monotonic)
         return self.url
 
-    def _port_taken(self) -> bool:
-        """Whether the server, exited while starting, could not bind its port: another holds it."""
-        return bind_refused(self.log_text(), self.host, self.port)
+    def _port_taken(self, log_text: str | None = None) -> bool:
+        """Whether the server, exited while starting, could not bind its port: another holds it.
+        ``log_text``: its log as already read (:meth:`log_text`), else read here."""
+        return bind_refused(self.log_text() if log_text is None else log_text, self.host, self.port)
 
     def _stop_now(self) -> None:
         """Stop a server that never bound its port: no wait for the port, which a stranger holds."""
@@ -541,12 +543,14 @@ class ServerProcess:
     # -- failures -----------------------------------------------------------------------------
 
     def failure(self, phase: str | None = None, detail: str | None = None,
-                response_text: str = "") -> LaunchError:
+                response_text: str = "", log_text: str | None = None) -> LaunchError:
         """The :class:`LaunchError` for this server's present state, classified from its exit status,
-        its log and ``response_text`` (an HTTP error body, if any)."""
+        its log and ``response_text`` (an HTTP error body, if any). The log is read once (or given as
+        ``log_text``, read by the caller for the same judgement): its class, its error line and its
+        tail are of the same text."""
         phase = phase or (PHASE_RUNNING if self.ready else PHASE_STARTUP)
         code = self.returncode
-        text = self.log_text()
+        text = self.log_text() if log_text is None else log_text
         cls = classify_log(text + "\n" + response_text, code, phase)
         when = "before it was ready" if phase == PHASE_STARTUP else "after it was ready"
         if detail:
@@ -560,7 +564,7 @@ class ServerProcess:
         else:
             what = "server running but failing requests"
         quoted = error_line(response_text if spec_runtime_error(response_text) else text)
-        return LaunchError(cls, f"{what}: {quoted} (log: {self.log_path})", self.log_tail(), code)
+        return LaunchError(cls, f"{what}: {quoted} (log: {self.log_path})", tail_lines(text), code)
 
     def check_alive(self) -> None:
         """Raise :class:`LaunchError` (``crash_after_ready``, or a more specific class from the log)
