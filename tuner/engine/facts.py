@@ -93,6 +93,35 @@ def _value(facts) -> str:
     return str(facts) if isinstance(facts, GpuArch) else facts.attention
 
 
+def _server_gpu_arch(server: ServerSettings, gpus: list[dict] | None) -> GpuArch | None:
+    """The generation of the first GPU CUDA shows ``server`` (its CUDA_VISIBLE_DEVICES as CUDA reads
+    it, :func:`tuner.server.gpus.cuda_visible`; unset: the node's GPU 0), of ``gpus`` (the node's, by
+    nvidia-smi index: :func:`tuner.server.gpus.gpu_inventory`). SGLang's argument checks ask that one
+    (server_args.py: ``is_sm90_supported()``, ``is_sm100_supported()`` read
+    ``torch.cuda.get_device_capability()``, the current device, 0). Where the entry's index cannot be
+    told (a MIG id, a UUID nvidia-smi does not place), the node's one generation, or None on a node
+    mixing generations. QA (qa167): the node's GPU 0 was read whatever the server was shown: an MLA
+    study on GPU 1, an H100, of a node whose GPU 0 is an A100, was pinned triton for "sm80"."""
+    if not gpus:
+        return None
+    from ..server.gpu_lock import visible_gpus
+    from ..server.gpus import cuda_visible
+
+    visible = visible_gpus(server.env)
+    first: str | None = "0"
+    if visible is not None:
+        shown, _ = cuda_visible(visible, len(gpus))
+        first = shown[0] if shown else None
+    caps = {g["compute_cap"] for g in gpus}
+    if first is not None:
+        cap = gpus[int(first)]["compute_cap"]
+    elif len(caps) == 1:
+        cap = caps.pop()
+    else:
+        return None
+    return GpuArch.parse(cap, "nvidia-smi")
+
+
 def gather_facts(server: ServerSettings, unreadable: Callable[[str], None] | None = None) -> StudyFacts:
     """The facts of ``server``'s model, draft and GPUs on this machine (see the module doc).
     ``unreadable``: hears one line per ``config.json`` that is there but cannot be read (``KEY:
@@ -113,8 +142,7 @@ def gather_facts(server: ServerSettings, unreadable: Callable[[str], None] | Non
 
         target = _read(server.model_path, "server.model_path", unread)
         draft = _read(server.draft_model_path, "server.draft_model_path", unread)
-        gpus = gpu_inventory()
-        gpu = GpuArch.parse(gpus[0]["compute_cap"], "nvidia-smi") if gpus else None
+        gpu = _server_gpu_arch(server, gpu_inventory())
     stated = server.facts
     conflicts: list[str] = []
     target = _merge(target, _stated_model(stated.model_attention, "server.facts.model_attention"),
