@@ -23,9 +23,20 @@ NVIDIA_SMI = "nvidia-smi"
 NVIDIA_SMI_TIMEOUT_S = 30.0
 
 
+#: nvidia-smi's exit status for a GPU whose infoROM is corrupted (nvidia-smi(1), RETURN VALUE: "14
+#: infoROM is corrupted"): a warning of the board's firmware store; the answer that follows is whole.
+INFOROM_CORRUPTED = 14
+#: The driver's warnings already logged by this process.
+_WARNED: set[str] = set()
+
+
 def _run(nvidia_smi: str, args: list[str], *, warn_exit: bool = False) -> str | None:
-    """``nvidia-smi ARGS``'s output; None where it is absent, fails to run (logged) or exits non-zero
-    (logged with ``warn_exit``). Never raises."""
+    """``nvidia-smi ARGS``'s output, without the ``WARNING: ...`` lines the driver prints before it
+    (logged); None where it is absent, fails to run (logged) or exits non-zero (logged with
+    ``warn_exit``), except :data:`INFOROM_CORRUPTED`, whose answer is read. Never raises.
+    QA (qa167): a node with one corrupted infoROM (``WARNING: infoROM is corrupted at gpu
+    0000:01:00.0``, exit 14) read as no nvidia-smi: no wait for GPU memory before or after a launch,
+    no hardware recorded with the baseline, nothing compared by the study's other workers."""
     exe = shutil.which(nvidia_smi)
     if exe is None:
         return None
@@ -34,11 +45,20 @@ def _run(nvidia_smi: str, args: list[str], *, warn_exit: bool = False) -> str | 
     except (OSError, subprocess.TimeoutExpired) as exc:
         log.warning("nvidia-smi %s failed: %s", " ".join(args), exc)
         return None
-    if out.returncode != 0:
+    if out.returncode not in (0, INFOROM_CORRUPTED):
         if warn_exit:
             log.warning("nvidia-smi exited %d: %s", out.returncode, out.stderr.strip()[:200])
         return None
-    return out.stdout
+    lines = out.stdout.splitlines(keepends=True)
+    warnings = [line.strip() for line in lines if line.startswith("WARNING:")]
+    for warning in warnings:
+        if warning not in _WARNED:  # once: the waits ask every second
+            _WARNED.add(warning)
+            log.warning("nvidia-smi: %s", warning)
+    text = "".join(line for line in lines if not line.startswith("WARNING:")) if warnings else out.stdout
+    if (warnings or out.returncode) and not text.strip():
+        return None  # the warning alone, no answer: as one that failed (not "no GPU listed")
+    return text
 
 
 def _query(nvidia_smi: str, query: str, *, nounits: bool = True, warn_exit: bool = False) -> str | None:
