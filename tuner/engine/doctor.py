@@ -286,8 +286,17 @@ def check_gpus(config: StudyConfig) -> Check:
     if busy:
         return Check("gpus", WARN, f"{'; '.join(busy)}: another process holds GPU memory; stop it before the "
                      f"night or the server may run out of memory")
-    return Check("gpus", PASS, f"{len(gpus)} x {gpus[0]['name']} (compute capability {gpus[0]['compute_cap']}), "
-                 f"{tp} needed (GPUs {','.join(i or '?' for i in own[:tp])}), memory free")
+    # a node of several GPU models is said as such, and the server's named (QA, qa167: a node of an
+    # A100 and an H100 passed as "2 x NVIDIA A100-SXM4-80GB (compute capability 8.0)", the server on the H100)
+    kinds: dict[tuple[str, str], int] = {}
+    for g in gpus:
+        kinds[(g["name"], g["compute_cap"])] = kinds.get((g["name"], g["compute_cap"]), 0) + 1
+    node = " + ".join(f"{n} x {name} (compute capability {cap})" for (name, cap), n in kinds.items())
+    named = ",".join(i or "?" for i in own[:tp])
+    theirs = dict.fromkeys(gpus[int(i)]["name"] for i in own[:tp] if i is not None)
+    if len(kinds) > 1 and theirs:
+        named += ": " + " + ".join(theirs)
+    return Check("gpus", PASS, f"{node}, {tp} needed (GPUs {named}), memory free")
 
 
 def check_model_files(config: StudyConfig) -> Check:
