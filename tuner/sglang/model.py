@@ -155,17 +155,26 @@ def hf_cache_dirs() -> list[Path]:
     """Where the Hugging Face hub cache may be, in huggingface_hub's order of precedence. With no
     home folder to be had (``HOME`` unset and this user's id in no passwd entry: a container run as
     ``-u 1234``, a Kubernetes ``runAsUser``) there is no ``~/.cache`` to look in, and the folders
-    the variables name are all."""
-    dirs = []
-    if os.environ.get("HF_HUB_CACHE"):
-        dirs.append(Path(os.environ["HF_HUB_CACHE"]))
+    the variables name are all.
+
+    As huggingface_hub reads them (constants.py): the legacy ``HUGGINGFACE_HUB_CACHE`` too, and each
+    value with ``~`` and ``$VAR`` expanded. QA (qa167): with ``HUGGINGFACE_HUB_CACHE=/data/hub`` (as
+    older containers set it), or ``HF_HUB_CACHE='$SCRATCH/hub'`` from an env file, the server found
+    the model where ``tuner doctor`` said ``no config.json ... download the model first``, and an
+    MLA model of unknown attention was pinned flashinfer."""
+
+    def expanded(value: str) -> Path:
+        return Path(os.path.expandvars(os.path.expanduser(value)))
+
+    dirs = [expanded(os.environ[var]) for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE") if os.environ.get(var)]
     if os.environ.get("HF_HOME"):
-        dirs.append(Path(os.environ["HF_HOME"]) / "hub")
+        dirs.append(expanded(os.environ["HF_HOME"]) / "hub")
     home = home_folder()
-    cache = os.environ.get("XDG_CACHE_HOME") or (home and home / ".cache")
+    xdg = os.environ.get("XDG_CACHE_HOME")
+    cache = expanded(xdg) if xdg else (home and home / ".cache")
     if not cache:  # QA (qa157): study create and doctor of an SGLang study ended in Path.home()'s traceback
         return dirs
-    dirs.append(Path(cache) / "huggingface" / "hub")
+    dirs.append(cache / "huggingface" / "hub")
     return dirs
 
 
