@@ -308,7 +308,7 @@ def check_model_files(config: StudyConfig) -> Check:
 
     missing = [f"{key} {path!r}" for key, path in (("server.model_path", config.server.model_path),
                                                     ("server.draft_model_path", config.server.draft_model_path))
-               if path and find_config_json(path) is None]
+               if path and find_config_json(path, config.server.env) is None]
     if not config.server.draft_model_path:
         missing.append("server.draft_model_path (unset)")
     if missing:

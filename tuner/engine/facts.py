@@ -64,13 +64,14 @@ class StudyFacts:
 _STATED_FOR = {"server.model_path": "model_attention", "server.draft_model_path": "draft_attention"}
 
 
-def _read(path: str | None, key: str, unread: list[tuple[str, str]] | None) -> ModelFacts | None:
+def _read(path: str | None, key: str, unread: list[tuple[str, str]] | None,
+          env: dict | None = None) -> ModelFacts | None:
     """The facts of ``path``'s ``config.json``; one that is there but cannot be read is a
     ConfigError, or with ``unread`` (a reader that launches nothing) noted there and unknown."""
     if not path:
         return None
     try:
-        return read_model_facts(path)
+        return read_model_facts(path, env)  # the Hugging Face cache the server looks in (server.env's)
     except ValueError as exc:
         if unread is None:
             raise ConfigError("study", key, f"{exc}; repair or download it again (the server reads it at "
@@ -140,8 +141,8 @@ def gather_facts(server: ServerSettings, unreadable: Callable[[str], None] | Non
     else:
         from ..server.gpus import gpu_inventory
 
-        target = _read(server.model_path, "server.model_path", unread)
-        draft = _read(server.draft_model_path, "server.draft_model_path", unread)
+        target = _read(server.model_path, "server.model_path", unread, server.env)
+        draft = _read(server.draft_model_path, "server.draft_model_path", unread, server.env)
         gpu = _server_gpu_arch(server, gpu_inventory())
     stated = server.facts
     conflicts: list[str] = []

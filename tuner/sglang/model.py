@@ -24,6 +24,7 @@ import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Mapping
 
 from .home import home_folder
 
@@ -151,8 +152,10 @@ def _asymmetric_kv(text: dict) -> bool:
     return head != v_head or swa != swa_v
 
 
-def hf_cache_dirs() -> list[Path]:
-    """Where the Hugging Face hub cache may be, in huggingface_hub's order of precedence. With no
+def hf_cache_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
+    """Where the Hugging Face hub cache may be, in huggingface_hub's order of precedence, for a server
+    started with ``env`` (its ``server.env``, laid over this process's environment, which the server
+    inherits). With no
     home folder to be had (``HOME`` unset and this user's id in no passwd entry: a container run as
     ``-u 1234``, a Kubernetes ``runAsUser``) there is no ``~/.cache`` to look in, and the folders
     the variables name are all.
@@ -161,16 +164,18 @@ def hf_cache_dirs() -> list[Path]:
     value with ``~`` and ``$VAR`` expanded. QA (qa167): with ``HUGGINGFACE_HUB_CACHE=/data/hub`` (as
     older containers set it), or ``HF_HUB_CACHE='$SCRATCH/hub'`` from an env file, the server found
     the model where ``tuner doctor`` said ``no config.json ... download the model first``, and an
-    MLA model of unknown attention was pinned flashinfer."""
+    MLA model of unknown attention was pinned flashinfer; so did ``server.env: {HF_HUB_CACHE: ...}``,
+    where the server looks, which the lookup did not read."""
+    environ = {**os.environ, **{k: str(v) for k, v in (env or {}).items()}}
 
     def expanded(value: str) -> Path:
         return Path(os.path.expandvars(os.path.expanduser(value)))
 
-    dirs = [expanded(os.environ[var]) for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE") if os.environ.get(var)]
-    if os.environ.get("HF_HOME"):
-        dirs.append(expanded(os.environ["HF_HOME"]) / "hub")
+    dirs = [expanded(environ[var]) for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE") if environ.get(var)]
+    if environ.get("HF_HOME"):
+        dirs.append(expanded(environ["HF_HOME"]) / "hub")
     home = home_folder()
-    xdg = os.environ.get("XDG_CACHE_HOME")
+    xdg = environ.get("XDG_CACHE_HOME")
     cache = expanded(xdg) if xdg else (home and home / ".cache")
     if not cache:  # QA (qa157): study create and doctor of an SGLang study ended in Path.home()'s traceback
         return dirs
@@ -178,9 +183,9 @@ def hf_cache_dirs() -> list[Path]:
     return dirs
 
 
-def find_config_json(model_path: str) -> Path | None:
+def find_config_json(model_path: str, env: Mapping[str, str] | None = None) -> Path | None:
     """The ``config.json`` of ``model_path`` on this machine: a local folder, or a Hugging Face repo
-    id (``ORG/NAME``) in the local hub cache (the newest snapshot). None when neither has it, also
+    id (``ORG/NAME``) in the local hub cache (the newest snapshot; :func:`hf_cache_dirs` of ``env``). None when neither has it, also
     for a path this user cannot look into: pathlib's ``is_dir`` raises there (EACCES, a name too
     long), where the facts are then the study's ``server.facts`` (QA: ``export`` of a study an older
     tuner made, by a user who may not enter the model's folder, was a PermissionError traceback)."""
@@ -196,7 +201,7 @@ def find_config_json(model_path: str) -> Path | None:
     if model_path.count("/") != 1 or model_path.startswith(("/", ".")):
         return None
     folder = "models--" + model_path.replace("/", "--")
-    for cache in hf_cache_dirs():
+    for cache in hf_cache_dirs(env):
         snapshots = sorted((cache / folder / "snapshots").glob("*/config.json"),
                            key=lambda p: p.stat().st_mtime, reverse=True)
         if snapshots:
@@ -204,9 +209,10 @@ def find_config_json(model_path: str) -> Path | None:
     return None
 
 
-def read_model_facts(model_path: str) -> ModelFacts | None:
-    """The facts of the model at ``model_path`` from its ``config.json`` (offline), or None."""
-    path = find_config_json(model_path)
+def read_model_facts(model_path: str, env: Mapping[str, str] | None = None) -> ModelFacts | None:
+    """The facts of the model at ``model_path`` from its ``config.json`` (offline; :func:`find_config_json`
+    with ``env``, the server's ``server.env``), or None."""
+    path = find_config_json(model_path, env)
     if path is None:
         return None
     try:
