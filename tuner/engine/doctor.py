@@ -345,6 +345,8 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
         return Check("storage", FAIL, problem)
     shown = redact(url)
     lax: list[str] = []
+    if url.startswith("sqlite") and (unwritable := sqlite_file_unwritable(url)):
+        return Check("storage", FAIL, f"{shown}: {unwritable}")
     try:
         if url.startswith("sqlite"):
             # study run's: a lock another worker holds is waited out by the run, not here (QA: a
@@ -371,6 +373,37 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
                      "machine can lose trials the database server had acknowledged (QA: a worker then failed "
                      "on a trial that vanished); set it on in postgresql.conf for a study")
     return Check("storage", PASS, f"{shown} is reachable and writable")
+
+
+def sqlite_file_unwritable(url: str) -> str | None:
+    """Why this user cannot write the SQLite file of ``url`` (opened for writing, nothing written) or
+    its folder (where SQLite writes its journal), as ``study run`` says it
+    (tuner.cli.study_target.check_storage_writable); None when it can, or there is no file yet. QA (qa167): SQLite opens a file it may not write read-only, and the
+    probe's ``BEGIN IMMEDIATE`` takes its lock all the same: doctor passed another user's 0644
+    database as "reachable and writable", which the run refuses; so was a file of mode 0666 in
+    another user's folder (the lock needs no journal; the first write does)."""
+    import os
+
+    from .urls import sqlite_path
+
+    path = sqlite_path(url)
+    try:
+        if path is None or not path.is_file():  # no file yet: its folder is the probe's
+            return None
+    except OSError:  # a folder this user may not search: the probe says it
+        return None
+    try:
+        os.close(os.open(path, os.O_RDWR))
+    except OSError as exc:
+        return (f"{path} cannot be written by this user ({exc.strerror}); run as the user who can, or copy the "
+                "study to a storage you can write (tuner study copy ... --to-storage URL)")
+    from ..config.files import check_writable
+
+    try:
+        check_writable(path, "storage")  # its folder: SQLite writes its journal beside the file
+    except ConfigError as exc:
+        return exc.message
+    return None
 
 
 def check_workdir(config: StudyConfig) -> Check:
