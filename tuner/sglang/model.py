@@ -216,7 +216,10 @@ def read_model_facts(model_path: str, env: Mapping[str, str] | None = None) -> M
     if path is None:
         return None
     try:
-        config = json.loads(path.read_text())
+        # UTF-8 whatever the locale, as transformers reads it (configuration_utils.py, encoding="utf-8"):
+        # QA (qa167): under LC_ALL=C PYTHONUTF8=0 a config.json with an em dash in a comment was "not a
+        # readable JSON config ... repair or download it again", and study create refused the model
+        config = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, ValueError) as exc:
         raise ValueError(f"{path}: not a readable JSON config: {exc}") from None
     if not isinstance(config, dict):
