@@ -195,6 +195,14 @@ INVALID_DB_HINT = ("a DROP DATABASE of it was cut short: PostgreSQL only lets it
                    "create the study again, or point the URL at another database")
 
 
+#: Said after a database closed to connections (``ALTER DATABASE NAME WITH ALLOW_CONNECTIONS false``:
+#: "database ... is not currently accepting connections", src/backend/utils/init/postinit.c
+#: CheckMyDatabase, beside the invalid database's refusal; see :data:`_PERMANENT`).
+CLOSED_DB_HINT = ("the database is closed to connections (ALLOW_CONNECTIONS false): its owner or a superuser "
+                  "opens it with ALTER DATABASE ... WITH ALLOW_CONNECTIONS true, or point the URL at another "
+                  "database")
+
+
 #: Said after a full disk (SQLite's file, or a database server's own disk).
 DISK_FULL_HINT = "the disk is full: free space on it"
 
@@ -221,7 +229,8 @@ def disk_full(exc: BaseException) -> bool:
 def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     """``describe(exc)`` (the error without the password), with what fixes a read-only refusal
     (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`), a server out of connection
-    slots (:data:`SLOTS_HINT`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
+    slots (:data:`SLOTS_HINT`), a database left invalid (:data:`INVALID_DB_HINT`) or closed to
+    connections (:data:`CLOSED_DB_HINT`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
     ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
     from .urls import sqlstate
 
@@ -234,6 +243,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
         return f"{text} ({SLOTS_HINT})"
     if any("cannot connect to invalid database" in str(e) for e in causes(exc)):
         return f"{text} ({INVALID_DB_HINT})"
+    if any(CLOSED_DB_WORDS in str(e) for e in causes(exc)):
+        return f"{text} ({CLOSED_DB_HINT})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
 
 
@@ -304,10 +315,16 @@ def causes(exc: BaseException | None):
 #: A database a ``DROP DATABASE`` left half-dropped ("cannot connect to invalid database", PostgreSQL
 #: 15.4+, src/backend/utils/init/postinit.c; its fix is to drop it) is one too: it was waited out
 #: for the whole patience and said as "did not answer" (QA, qa154: a DROP whose checkpoint failed
-#: on a full tablespace left it so).
+#: on a full tablespace left it so). A database closed to connections (``ALLOW_CONNECTIONS false``,
+#: :data:`CLOSED_DB_HINT`) is one too, as a CONNECT revoked from every role: no wait opens it (QA,
+#: qa167: waited out for the whole patience, "did not answer", exit 75). Not PostgreSQL's "the database
+#: system is not yet accepting connections" (a server starting up) nor "... is not accepting
+#: connections" (a standby without hot standby): those are the server's, and pass.
+CLOSED_DB_WORDS = "is not currently accepting connections"
 _PERMANENT = ("password authentication failed", "authentication failed", "no password supplied",
               "does not exist", "no pg_hba.conf entry", "permission denied", "invalid dsn",
-              "invalid connection option", "is not permitted to log in", "cannot connect to invalid database")
+              "invalid connection option", "is not permitted to log in", "cannot connect to invalid database",
+              CLOSED_DB_WORDS)
 
 
 def _transient_text(e: BaseException) -> bool:
