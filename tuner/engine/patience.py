@@ -203,6 +203,15 @@ CLOSED_DB_HINT = ("the database is closed to connections (ALLOW_CONNECTIONS fals
                   "database")
 
 
+#: What libpq says when the URL asks for SSL (``sslmode=require``, ``verify-ca``, ``verify-full``) and
+#: the server has none (fe-connect.c): refused before any session, on every try; see :data:`_PERMANENT`.
+NO_SSL_WORDS = "server does not support ssl, but ssl was required"
+#: Said after it (QA, qa167: a cloud database's URL, ``?sslmode=require``, pointed at a server without
+#: SSL was waited out for the whole patience, "did not answer", exit 75).
+NO_SSL_HINT = ("the storage URL asks for SSL (sslmode) and this server has none: drop sslmode from the URL "
+               "(or set sslmode=prefer), or enable ssl on the server")
+
+
 #: Said after a full disk (SQLite's file, or a database server's own disk).
 DISK_FULL_HINT = "the disk is full: free space on it"
 
@@ -230,7 +239,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     """``describe(exc)`` (the error without the password), with what fixes a read-only refusal
     (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`), a server out of connection
     slots (:data:`SLOTS_HINT`), a database left invalid (:data:`INVALID_DB_HINT`) or closed to
-    connections (:data:`CLOSED_DB_HINT`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
+    connections (:data:`CLOSED_DB_HINT`), SSL the server lacks (:data:`NO_SSL_HINT`) or a full disk
+    (:data:`DISK_FULL_HINT`): "did not answer ...
     ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
     from .urls import sqlstate
 
@@ -245,6 +255,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
         return f"{text} ({INVALID_DB_HINT})"
     if any(CLOSED_DB_WORDS in str(e) for e in causes(exc)):
         return f"{text} ({CLOSED_DB_HINT})"
+    if any(NO_SSL_WORDS in str(e).lower() for e in causes(exc)):
+        return f"{text} ({NO_SSL_HINT})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
 
 
@@ -319,12 +331,14 @@ def causes(exc: BaseException | None):
 #: :data:`CLOSED_DB_HINT`) is one too, as a CONNECT revoked from every role: no wait opens it (QA,
 #: qa167: waited out for the whole patience, "did not answer", exit 75). Not PostgreSQL's "the database
 #: system is not yet accepting connections" (a server starting up) nor "... is not accepting
-#: connections" (a standby without hot standby): those are the server's, and pass.
+#: connections" (a standby without hot standby): those are the server's, and pass. Nor is SSL the
+#: URL asks for and the server lacks (:data:`NO_SSL_WORDS`) an outage: only the URL or the server's
+#: configuration changes it.
 CLOSED_DB_WORDS = "is not currently accepting connections"
 _PERMANENT = ("password authentication failed", "authentication failed", "no password supplied",
               "does not exist", "no pg_hba.conf entry", "permission denied", "invalid dsn",
               "invalid connection option", "is not permitted to log in", "cannot connect to invalid database",
-              CLOSED_DB_WORDS)
+              CLOSED_DB_WORDS, NO_SSL_WORDS)
 
 
 def _transient_text(e: BaseException) -> bool:
