@@ -334,11 +334,13 @@ def causes(exc: BaseException | None):
 #: connections" (a standby without hot standby): those are the server's, and pass. Nor is SSL the
 #: URL asks for and the server lacks (:data:`NO_SSL_WORDS`) an outage: only the URL or the server's
 #: configuration changes it.
+#: A ``reject`` line of pg_hba.conf ("pg_hba.conf rejects connection for host ...", auth.c) is the
+#: administrator's rule as much as a missing entry: it was waited out for the whole patience (QA, qa167).
 CLOSED_DB_WORDS = "is not currently accepting connections"
 _PERMANENT = ("password authentication failed", "authentication failed", "no password supplied",
-              "does not exist", "no pg_hba.conf entry", "permission denied", "invalid dsn",
-              "invalid connection option", "is not permitted to log in", "cannot connect to invalid database",
-              CLOSED_DB_WORDS, NO_SSL_WORDS)
+              "does not exist", "no pg_hba.conf entry", "pg_hba.conf rejects connection", "permission denied",
+              "invalid dsn", "invalid connection option", "is not permitted to log in",
+              "cannot connect to invalid database", CLOSED_DB_WORDS, NO_SSL_WORDS)
 
 
 def _transient_text(e: BaseException) -> bool:
