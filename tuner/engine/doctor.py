@@ -378,10 +378,11 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
 def sqlite_file_unwritable(url: str) -> str | None:
     """Why this user cannot write the SQLite file of ``url`` (opened for writing, nothing written) or
     its folder (where SQLite writes its journal), as ``study run`` says it
-    (tuner.cli.study_target.check_storage_writable); None when it can, or there is no file yet. QA (qa167): SQLite opens a file it may not write read-only, and the
-    probe's ``BEGIN IMMEDIATE`` takes its lock all the same: doctor passed another user's 0644
-    database as "reachable and writable", which the run refuses; so was a file of mode 0666 in
-    another user's folder (the lock needs no journal; the first write does)."""
+    (tuner.cli.study_target.check_storage_writable); None when it can, or there is no file yet.
+    QA (qa167): SQLite opens a file it may not write read-only, and the probe's ``BEGIN IMMEDIATE``
+    takes its lock all the same: doctor passed another user's 0644 database as "reachable and
+    writable", which the run refuses; so was a file of mode 0666 in another user's folder (the lock
+    needs no journal; the first write does)."""
     import os
 
     from .urls import sqlite_path
@@ -395,8 +396,8 @@ def sqlite_file_unwritable(url: str) -> str | None:
     try:
         os.close(os.open(path, os.O_RDWR))
     except OSError as exc:
-        return (f"{path} cannot be written by this user ({exc.strerror}); run as the user who can, or copy the "
-                "study to a storage you can write (tuner study copy ... --to-storage URL)")
+        return (f"{path} cannot be written by this user ({exc.strerror}); run as the user who can, or copy "
+                "the study to a storage you can write (tuner study copy ... --to-storage URL)")
     from ..config.files import check_writable
 
     try:

@@ -231,9 +231,9 @@ class GpuLock:
         if not d.is_absolute():
             # QA (qa167): TUNER_GPU_LOCK_DIR=locks was read from each tuner's own folder: two tuners
             # started in two folders each locked GPU 0 in theirs, and launched on it at once
-            raise GpuLockError(errno.EINVAL, f"{LOCK_DIR_VAR}={d} is a relative path, read from each tuner's own "
-                               "folder: tuners started in two folders would not see each other's locks; set "
-                               f"{LOCK_DIR_VAR} to an absolute folder every tuner on this node can write")
+            raise GpuLockError(errno.EINVAL, f"{LOCK_DIR_VAR}={d} is a relative path, read from each tuner's "
+                               "own folder: tuners started in two folders would not see each other's locks; "
+                               f"set {LOCK_DIR_VAR} to an absolute folder every tuner on this node can write")
         try:
             os.stat(d)
             exists = True

@@ -185,10 +185,11 @@ def hf_cache_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
 
 def find_config_json(model_path: str, env: Mapping[str, str] | None = None) -> Path | None:
     """The ``config.json`` of ``model_path`` on this machine: a local folder, or a Hugging Face repo
-    id (``ORG/NAME``) in the local hub cache (the newest snapshot; :func:`hf_cache_dirs` of ``env``). None when neither has it, also
-    for a path this user cannot look into: pathlib's ``is_dir`` raises there (EACCES, a name too
-    long), where the facts are then the study's ``server.facts`` (QA: ``export`` of a study an older
-    tuner made, by a user who may not enter the model's folder, was a PermissionError traceback)."""
+    id (``ORG/NAME``) in the local hub cache (the newest snapshot; :func:`hf_cache_dirs` of ``env``).
+    None when neither has it, also for a path this user cannot look into: pathlib's ``is_dir``
+    raises there (EACCES, a name too long), where the facts are then the study's ``server.facts``
+    (QA: ``export`` of a study an older tuner made, by a user who may not enter the model's folder,
+    was a PermissionError traceback)."""
     local = Path(os.path.expanduser(model_path))
     try:
         if local.is_dir():
