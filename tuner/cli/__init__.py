@@ -85,13 +85,13 @@ class _TunerGroup(LazyGroup):
     def scrub(self, text: str) -> str:
         """``text`` without the password of any URL on the command line (QA: a storage URL given
         as a positional argument came back in click's `Got unexpected extra argument (URL)`)."""
-        from ..engine.urls import secrets_of
+        from ..engine.urls import mask, secrets_of
 
         for arg in self.argv:
             for form in {arg, arg.partition("=")[2]}:
                 if "@" in form:
                     for secret in secrets_of(form):
-                        text = text.replace(secret, "***")
+                        text = mask(text, secret)  # not inside a longer word (QA, qa167: "***ql://")
         return text
 
     def make_context(self, info_name, args, parent=None, **extra):

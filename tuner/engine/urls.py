@@ -408,8 +408,27 @@ def scrub(text: str, url: str) -> str:
         if form:
             text = text.replace(form, redact(form) or "")
     for secret in secrets_of(url):
-        text = text.replace(secret, "***")
+        text = mask(text, secret)
     return text
+
+
+def mask(text: str, secret: str) -> str:
+    """``text`` with every occurrence of ``secret`` (a password) replaced by ``***``, except within a
+    longer word: where the secret begins (ends) with a letter, digit or ``_``, an occurrence right
+    after (before) another such character is part of a word (``postgres`` in ``postgresql``, ``p``
+    in ``port``), not the password quoted. QA (qa167): with ``postgresql://postgres:postgres@...``
+    (the common default) every line said ``***ql://***:***@...``, and a password ``p`` made
+    ``O***erationalError ... ***ort 5432 ... timeout ex***ired``: the tuner's own words and the
+    driver's, unreadable. A password quoted stands apart from letters on its sides (``:p@``,
+    ``"p"``, ``password=p ``), and is still hidden."""
+    if not secret:
+        return text
+    pattern = re.escape(secret)
+    if re.match(r"\w", secret[0]):
+        pattern = r"(?<!\w)" + pattern
+    if re.match(r"\w", secret[-1]):
+        pattern += r"(?!\w)"
+    return re.sub(pattern, "***", text)
 
 
 def _safe(fn, url: str) -> str | None:
