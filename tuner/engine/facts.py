@@ -309,10 +309,11 @@ def node_hardware(server: ServerSettings, fixed_args: dict | None) -> dict | Non
 
 
 def describe_hardware(hw: dict) -> str:
-    """``8 x NVIDIA H100 80GB HBM3 (81559 MiB, compute capability 9.0, NVLink)``."""
+    """``8 x NVIDIA H100 80GB HBM3 (81559 MiB, compute capability 9.0, NVLink)``; a MIG instance's
+    facts have no memory: ``1 x NVIDIA A100-SXM4-80GB MIG 1g.10gb (compute capability 8.0)``."""
     link = f", {hw['interconnect']}" if hw.get("interconnect") else ""
-    return (f"{hw.get('count')} x {hw.get('name')} ({hw.get('memory_total_mib')} MiB, "
-            f"compute capability {hw.get('compute_cap')}{link})")
+    memory = f"{hw['memory_total_mib']} MiB, " if hw.get("memory_total_mib") is not None else ""
+    return f"{hw.get('count')} x {hw.get('name')} ({memory}compute capability {hw.get('compute_cap')}{link})"
 
 
 def hardware_difference(baseline: Any, here: dict | None) -> str | None:

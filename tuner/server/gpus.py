@@ -4,6 +4,12 @@ Also what a server's GPUs are (:func:`server_gpu_facts`), which a study's baseli
 worker on other GPUs is refused (:mod:`tuner.engine.baseline`).
 
 Absent or failing ``nvidia-smi`` (the simulator, a CPU machine) means "unknown", never an error.
+
+Why one module of over 400 lines: every reading of nvidia-smi's answers (memory, the inventory, the
+UUIDs, MIG instances, the topology) and of the ``CUDA_VISIBLE_DEVICES`` entries they serve keeps one
+contract -- one bounded run, the driver's warnings dropped, "unknown" for anything else -- and the
+entries are read once for the launcher, the lock, the doctor and the baseline's facts alike; split,
+each part would restate that reading.
 """
 
 from __future__ import annotations
@@ -293,11 +299,16 @@ def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
     sit on the visible GPUs 0 up); ``tp_ranks`` None: every GPU it is shown (:data:`MOVED_GPU_ARGS`).
     None, never an error, where that cannot be told: nvidia-smi absent, failing or answering
     something else, a GPU it does not list, a MIG instance (its share of a GPU is not in these
-    fields). The same reading of the entries as the launcher's."""
+    fields). The same reading of the entries as the launcher's.
+
+    A MIG instance (``MIG-...``) is its whole GPU's row named with its profile, as ``nvidia-smi -L``
+    lists it (``NVIDIA A100-SXM4-80GB MIG 3g.40gb``), its capability the GPU's, no memory (the
+    profile's share is no ``memory.total``; :func:`mig_instances`); None where ``-L`` does not place
+    it. QA (qa167): a server on a MIG instance recorded nothing, so a worker on a 1g.10gb slice
+    joined a study whose baseline ran on whole GPUs, and one on whole GPUs joined a slice's, each
+    judged against the other's baseline."""
     from ..sglang.hardware import GpuArch
 
-    if visible is not None and any(gpu.startswith("MIG-") for gpu in visible):
-        return None
     out = _query(nvidia_smi, "index,name,compute_cap,memory.total")
     if out is None:
         return None
@@ -313,10 +324,22 @@ def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
             listed[parts[0]] = (",".join(raw[1:-2]).strip(), parts[-2], int(float(parts[-1])))
         except ValueError:  # [N/A], [Not Supported]
             return None
-    if visible is None:
+    shown = None if visible is None else list(visible[:tp_ranks] if tp_ranks else visible)
+    migs = [gpu for gpu in shown or () if gpu.startswith("MIG-")]
+    if migs:
+        rows = _mig_rows(shown, listed, nvidia_smi)
+        if rows is None:
+            return None
+        memory = [r[2] for r in rows if r[2] is not None]
+        facts = {"name": " + ".join(sorted({r[0] for r in rows})), "count": len(rows),
+                 "compute_cap": " + ".join(sorted({r[1] for r in rows}))}
+        if len(memory) == len(rows):
+            facts["memory_total_mib"] = min(memory)
+        return facts
+    if shown is None:
         indices = [str(i) for i in range(tp_ranks)] if tp_ranks else sorted(listed, key=int)
     else:
-        indices = server_gpu_indices(visible[:tp_ranks] if tp_ranks else visible, nvidia_smi)
+        indices = server_gpu_indices(shown, nvidia_smi)
     if not indices or any(i not in listed for i in indices):
         return None
     rows = [listed[i] for i in indices]
@@ -326,6 +349,57 @@ def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
     if link is not None:
         facts["interconnect"] = link
     return facts
+
+
+def _mig_rows(entries: Sequence[str], listed: Mapping[str, tuple[str, str, int]],
+              nvidia_smi: str) -> list[tuple[str, str, int | None]] | None:
+    """(name, capability, memory or None) of each of ``entries``, MIG instances among them (see
+    :func:`server_gpu_facts`); None when one cannot be placed."""
+    instances = mig_instances(nvidia_smi)
+    plain = [gpu for gpu in entries if not gpu.startswith("MIG-")]
+    indices = server_gpu_indices(plain, nvidia_smi) if plain else []
+    if instances is None or indices is None:
+        return None
+    rows: list[tuple[str, str, int | None]] = []
+    for gpu in entries:
+        if not gpu.startswith("MIG-"):
+            index = indices.pop(0)
+            if index not in listed:
+                return None
+            rows.append(listed[index])
+            continue
+        found = {where for uuid, where in instances.items() if uuid.startswith(gpu)}
+        if len(found) != 1:
+            return None
+        index, profile = found.pop()
+        if index not in listed:
+            return None
+        name, cap, _ = listed[index]
+        rows.append((f"{name} MIG {profile}", cap, None))
+    return rows
+
+
+def mig_instances(nvidia_smi: str = NVIDIA_SMI) -> dict[str, tuple[str, str]] | None:
+    """Each MIG instance's UUID -> (its GPU's index, its profile: ``3g.40gb``) from ``nvidia-smi -L``
+    (``GPU 0: NVIDIA A100-SXM4-80GB (UUID: GPU-...)``, then one indented ``MIG 3g.40gb Device 0:
+    (UUID: MIG-...)`` line per instance; older drivers' ``MIG-GPU-.../1/0`` ids alike); None where
+    it is absent or fails (never raises)."""
+    import re
+
+    out = _run(nvidia_smi, ["-L"])
+    if out is None:
+        return None
+    found: dict[str, tuple[str, str]] = {}
+    index = None
+    for line in out.splitlines():
+        gpu = re.match(r"GPU (\d+): .*\(UUID: GPU-[^)]*\)", line)
+        if gpu:
+            index = gpu.group(1)
+            continue
+        mig = re.match(r"\s+MIG (\S+)\s+Device\s+\d+: \(UUID: (MIG-[^)\s]+)\)", line)
+        if mig and index is not None:
+            found[mig.group(2)] = (index, mig.group(1))
+    return found
 
 
 def interconnect(indices: Sequence[str], nvidia_smi: str = NVIDIA_SMI) -> str | None:
