@@ -5,7 +5,6 @@ every ``tuner study`` command."""
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import click
@@ -151,7 +150,7 @@ def check_storage_writable(url: str, target: str | None, storage: str | None) ->
     OperationalError: unable to open database file"; run "fail storage: ... ConfigError: ...",
     exit 1). An existing file must be writable by this user, and its folder too (SQLite writes its
     journal there). Other storages are the storage's own business."""
-    from ..config.files import check_writable, open_refused
+    from ..config.files import sqlite_file_refused
     from ..engine.urls import sqlite_path
 
     path = sqlite_path(url)
@@ -159,21 +158,9 @@ def check_storage_writable(url: str, target: str | None, storage: str | None) ->
         return
     source, key = ("--storage", "") if storage is not None else (target or "$TUNER_STORAGE",
                                                                   "storage" if target else "")
-    if path.is_file():
-        # Another user's database (root's, mode 0644), or one on a read-only file system: SQLite's
-        # "attempt to write a readonly database" is an outage to a running worker, which waited
-        # TUNER_STORAGE_PATIENCE_S (10 minutes) for it at the start (QA, qa157); said here at once.
-        refused = open_refused(path, os.O_RDWR)  # opened for writing, nothing written
-        if refused is not None:
-            raise ConfigError(source, key, f"{redact(url)}: {path} cannot be written by this user "
-                              f"({refused}); run as the user who can, or copy the study to a storage "
-                              "you can write (tuner study copy ... --to-storage URL)")
-    elif path.exists():
-        return  # a folder, a device: the storage's own check says what it is
-    try:
-        check_writable(path, "storage")  # its folder: SQLite makes the file, and its journal, there
-    except ConfigError as exc:
-        raise ConfigError(source, key, f"{redact(url)}: {exc.message}") from None
+    refused = sqlite_file_refused(path)
+    if refused is not None:
+        raise ConfigError(source, key, f"{redact(url)}: {refused}")
 
 
 def say_fact_conflicts(config: StudyConfig, source) -> None:

@@ -297,6 +297,33 @@ def open_refused(path: str | Path, flags: int) -> str | None:
     return None
 
 
+def sqlite_file_refused(path: Path) -> str | None:
+    """Why this user cannot write the SQLite database ``path``, in the words ``study run`` and ``doctor``
+    both say it: an existing file this user may not open for writing (another user's, mode 0644; an
+    immutable file; a read-only mount: :func:`open_refused`, opened, nothing written), or a folder it
+    cannot write (SQLite makes the file, and its journal beside it, there: :func:`check_writable`);
+    None when it can, or when ``path`` is something else (a folder, a device: the storage's own open
+    says what it is). Raises OSError where ``path``'s folder cannot be searched (the caller's words).
+
+    Why asked before SQLite opens it: SQLite opens a file it may not write read-only, and a worker took
+    the first write's "attempt to write a readonly database" for an outage, waiting 10 minutes (QA,
+    qa157); ``doctor``'s probe (``BEGIN IMMEDIATE``, which needs no journal) passed it (QA, qa167)."""
+    from .yamlfile import ConfigError
+
+    if path.is_file():
+        refused = open_refused(path, os.O_RDWR)
+        if refused is not None:
+            return (f"{path} cannot be written by this user ({refused}); run as the user who can, or copy "
+                    "the study to a storage you can write (tuner study copy ... --to-storage URL)")
+    elif path.exists():
+        return None
+    try:
+        check_writable(path, "storage")
+    except ConfigError as exc:
+        return exc.message
+    return None
+
+
 def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     """An output a command writes (``-o`` of export, report and compare, ``--png``): the folder it
     goes in must exist, else :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` ("folder X

@@ -383,28 +383,16 @@ def sqlite_file_unwritable(url: str) -> str | None:
     takes its lock all the same: doctor passed another user's 0644 database as "reachable and
     writable", which the run refuses; so was a file of mode 0666 in another user's folder (the lock
     needs no journal; the first write does)."""
-    import os
-
+    from ..config.files import sqlite_file_refused
     from .urls import sqlite_path
 
     path = sqlite_path(url)
     try:
         if path is None or not path.is_file():  # no file yet: its folder is the probe's
             return None
+        return sqlite_file_refused(path)
     except OSError:  # a folder this user may not search: the probe says it
         return None
-    try:
-        os.close(os.open(path, os.O_RDWR))
-    except OSError as exc:
-        return (f"{path} cannot be written by this user ({exc.strerror}); run as the user who can, or copy "
-                "the study to a storage you can write (tuner study copy ... --to-storage URL)")
-    from ..config.files import check_writable
-
-    try:
-        check_writable(path, "storage")  # its folder: SQLite writes its journal beside the file
-    except ConfigError as exc:
-        return exc.message
-    return None
 
 
 def check_workdir(config: StudyConfig) -> Check:
