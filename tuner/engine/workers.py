@@ -11,8 +11,9 @@
   (:func:`tuner.engine.requeue.requeue`: the setting only); of several workers reaping at once, one
   fails a trial and queues it (:func:`interrupt`, :func:`fail_running`). Right after a storage outage this
   process saw, nobody's heartbeat could land, so none is judged by its heartbeat until a grace
-  period has passed. A trial that never got its worker's name (the worker was killed while the
-  sampler proposed it) is failed once this process has seen it unnamed for :data:`UNNAMED_AFTER_S`
+  period has passed; nor right after the database's clock was stepped (:mod:`tuner.engine.db_clock`).
+  A trial that never got its worker's name (the worker was killed while the sampler proposed it) is
+  failed once this process has seen it unnamed for :data:`UNNAMED_AFTER_S`
   (its own monotonic clock: the trial's start time is another node's clock).
 * :func:`try_claim` / :func:`wait_for_claim`: claim-then-look, so two workers never measure the
   same effective setting (or the baseline) at once, with no coordinator.
@@ -32,6 +33,7 @@ from dataclasses import dataclass, field
 from ..server.procs import process_alive, read_stat
 from ..server.signals import signals_held
 from . import dead_journals
+from .db_clock import DATABASE_CLOCK
 from .asktell import ask, move_state, propose
 from .patience import fail_fast, patient_backend
 from .records import INTERRUPTED
@@ -204,10 +206,11 @@ def reap_dead_trials(study) -> list[int]:
     heartbeat late or not); others by Optuna's heartbeat (after the grace period); a trial no worker
     ever named (:func:`start_trial`) once this process has seen it unnamed for :data:`UNNAMED_AFTER_S`
     (:class:`_UnnamedSince`). None is judged by time right after
-    a storage outage this process saw (nobody could write meanwhile). Each trial is failed, and its
-    setting queued, by one worker only (:func:`fail_running`); a trial another worker failed first is
-    left to it, nothing raised. Returns the numbers of the trials failed here, those failed by their
-    heartbeat left out.
+    a storage outage this process saw (nobody could write meanwhile), nor right after a step of the
+    database's clock, which heartbeats are judged by (:class:`tuner.engine.db_clock.DatabaseClock`).
+    Each trial is failed, and its setting queued, by one worker only (:func:`fail_running`); a trial
+    another worker failed first is left to it, nothing raised. Returns the numbers of the trials
+    failed here, those failed by their heartbeat left out.
 
     Before a dead worker of this host is judged, the journal of this host is replayed when this
     process has one for the storage (:func:`tuner.engine.dead_journals.journal_first`, the runner's):
@@ -221,6 +224,7 @@ def reap_dead_trials(study) -> list[int]:
         return []  # a storage without heartbeats (in-memory, for benchmarks): one process, no deaths
     patient = patient_backend(storage)
     by_time = patient is None or not patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S)
+    by_time = DATABASE_CLOCK.steady(storage) and by_time  # read at every look: the next one's reference
     # The dead of this host first, by pid, whatever their heartbeat's age: Optuna's staleness would
     # fail them too once the grace is past, as a worker that "stopped answering" (QA: a run killed
     # with kill -9 and run again the next morning; its trial said so, and the run said nothing).
