@@ -66,3 +66,34 @@ def test_a_forward_step_of_the_database_clock_spares_a_live_trial_then_a_dead_on
     time.sleep(1.1)
     reap_dead_trials(reaper)
     assert reaper._storage.get_trial(trial._trial_id).state == TrialState.FAIL
+
+
+def test_a_dead_worker_s_trial_is_failed_after_the_database_clock_was_stepped_back(pg_url, monkeypatch):
+    step = _clock_that_steps(pg_url)
+    monkeypatch.setattr(db_clock, "HEARTBEAT_GRACE_S", 0.5)
+    monkeypatch.setattr(db_clock, "HEARTBEAT_INTERVAL_S", 0.5)
+    worker_study = optuna.create_study(study_name="steps", storage=open_storage(pg_url))
+    reaper = optuna.load_study(study_name="steps", storage=open_storage(pg_url))
+    with ExitStack() as stack:
+        trial = start_trial(worker_study, Worker(host="node-b.invalid", pid=1, start=1), stack)
+        reap_dead_trials(reaper)  # a look before the step: the clock's reference
+    # the worker dies (its heartbeat stops, its trial RUNNING); then NTP steps the server an hour back
+    step(-3600)
+    reap_dead_trials(reaper)  # the step seen: the quiet begins (a live worker would beat meanwhile)
+    time.sleep(1.1)
+    reap_dead_trials(reaper)
+    # its last beat lies an hour ahead of the clock: it used to stay RUNNING for that hour
+    assert reaper._storage.get_trial(trial._trial_id).state == TrialState.FAIL
+
+
+def test_a_first_look_right_after_a_backward_step_does_not_fail_a_live_trial(pg_url):
+    step = _clock_that_steps(pg_url)
+    worker_study = optuna.create_study(study_name="steps", storage=open_storage(pg_url))
+    with ExitStack() as stack:
+        trial = start_trial(worker_study, Worker(host="node-b.invalid", pid=1, start=1), stack)
+        step(-3600)  # its beat now lies an hour ahead until its next one (every 10 s)
+        # a worker that starts now: its first look cannot tell a beat written before a step it did not
+        # see from a dead worker's; it leaves such beats be until it has watched the clock a while
+        reaper = optuna.load_study(study_name="steps", storage=open_storage(pg_url))
+        reap_dead_trials(reaper)
+        assert reaper._storage.get_trial(trial._trial_id).state == TrialState.RUNNING

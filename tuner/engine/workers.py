@@ -33,7 +33,7 @@ from dataclasses import dataclass, field
 from ..server.procs import process_alive, read_stat
 from ..server.signals import signals_held
 from . import dead_journals
-from .db_clock import DATABASE_CLOCK
+from .db_clock import DATABASE_CLOCK, beats_ahead
 from .asktell import ask, move_state, propose
 from .patience import fail_fast, patient_backend
 from .records import INTERRUPTED
@@ -314,14 +314,19 @@ def interrupt(study, trial_id: int, why: str, max_retry: int | None = None) -> b
 def _fail_stale(study) -> None:
     """Optuna's ``fail_stale_trials`` (optuna/storages/_heartbeat.py) with :func:`fail_running` for
     its FAIL: each trial whose heartbeat is older than the grace period failed, and the storage's
-    stale-trial callback (:class:`tuner.engine.requeue.RetryStaleTrial`) run for the ones failed here."""
+    stale-trial callback (:class:`tuner.engine.requeue.RetryStaleTrial`) run for the ones failed here.
+    So is one whose heartbeat lies that far ahead of the database's clock, stepped back since
+    (:func:`tuner.engine.db_clock.beats_ahead`)."""
     import copy
 
     storage = study._storage
     if storage.get_heartbeat_interval() is None:
         return
     callback = storage.get_heartbeat_stale_trial_callback()
-    for trial_id in storage._get_stale_trial_ids(study._study_id):
+    stale = storage._get_stale_trial_ids(study._study_id)
+    if DATABASE_CLOCK.settled(storage):  # a live worker's beat may lie ahead of a clock just stepped back
+        stale += [t for t in beats_ahead(storage, study._study_id, HEARTBEAT_GRACE_S) if t not in stale]
+    for trial_id in stale:
         if fail_running(storage, trial_id) and callback is not None:
             callback(study, copy.deepcopy(storage.get_trial(trial_id)))
 
