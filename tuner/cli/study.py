@@ -47,6 +47,25 @@ def study() -> None:
 
     No study file yet? `tuner study init demo.yaml` writes one that runs as it is.
     """
+    _check_local_zone()
+
+
+def _check_local_zone() -> None:
+    """Refuse, in one line and before anything is written, a ``TZ`` whose offset from UTC is a day
+    or more (``TZ=UTC+24``, ``<+25>-25``: the C library takes offsets up to 24:59:59). Optuna hands
+    every trial's times back in the local zone (``datetime.astimezone()``,
+    optuna/storages/_rdb/models.py, ``datetime_start``), and Python's ``datetime`` holds offsets of
+    less than a day only: every command that read trials ended in a traceback (``offset must be a
+    timedelta strictly between -timedelta(hours=24) and timedelta(hours=24)``), and ``run`` did so
+    after it had created the study and queued its seed trials (QA, qa168)."""
+    import os
+    import time
+
+    offsets = {time.timezone} | ({time.altzone} if time.daylight else set())
+    if any(abs(offset) >= 24 * 3600 for offset in offsets):
+        fail(f"TZ={os.environ.get('TZ', '')!r} is a day or more from UTC, which Python's datetime (and so "
+             "Optuna's trial times) cannot hold; set TZ to a zone such as UTC or Europe/Berlin, or unset it",
+             2)
 
 
 @study.command("create")
