@@ -100,6 +100,10 @@ _DURATION_UNITS = {"h": 3600.0, "m": 60.0, "s": 1.0}
 # ASCII digits only, as every numeric flag (tuner.cli.numbers): Python's \d and float() also take
 # other scripts' digits, so "８h" was a budget of 8 hours (QA).
 _DURATION = re.compile(r"(?:([0-9]+(?:\.[0-9]+)?)h)?(?:([0-9]+(?:\.[0-9]+)?)m)?(?:([0-9]+(?:\.[0-9]+)?)s)?")
+#: An ISO 8601 duration of days and time (``PT8H``, ``P1DT2H``, ``PT1H30M``), lowercased: refused with
+#: the same time in this parser's units (its ``m`` before the ``T`` would be months)
+_ISO_DURATION = re.compile(r"p(?:([0-9]+(?:\.[0-9]+)?)d)?(?:t(?:([0-9]+(?:\.[0-9]+)?)h)?"
+                           r"(?:([0-9]+(?:\.[0-9]+)?)m)?(?:([0-9]+(?:\.[0-9]+)?)s)?)?")
 
 
 def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
@@ -124,11 +128,18 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
     if not parts:
         hint = ""
         m = re.fullmatch(r"([0-9]+(?:\.[0-9]+)?)h([0-9]+)", text)
+        iso = _ISO_DURATION.fullmatch(text)
         ascii_text = "".join(str(int(c)) if c.isdecimal() else c for c in text)  # int("８") is 8
         if ascii_text != text and _DURATION.fullmatch(ascii_text) and ascii_text:
             hint = f" (write the digits in ASCII: {ascii_text})"
         elif m:
             hint = f" (write {m.group(1)}h{m.group(2)}m for {m.group(2)} minutes)"
+        elif iso and any(iso.groups()):  # ISO 8601 (Kubernetes, Java, .NET write PT8H): say it in our units
+            days, hours, minutes, secs = (float(n or 0) for n in iso.groups())
+            seconds = days * 86400 + hours * 3600 + minutes * 60 + secs
+            if seconds == 0:
+                raise ConfigError(source, key, "must be positive")
+            hint = f" (an ISO 8601 duration: write {_written(seconds)})"
         elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?d", text):  # days: no unit here, but say how to write them
             days = float(text[:-1])
             if days == 0:
@@ -144,6 +155,13 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
     if seconds <= 0:
         raise ConfigError(source, key, "must be positive")
     return _at_most_a_year(seconds, value, source, key)
+
+
+def _written(seconds: float) -> str:
+    """``seconds`` as :func:`parse_duration` reads it: ``26h``, ``1h30m``, ``90.5s``."""
+    hours, rest = divmod(seconds, 3600)
+    minutes, secs = divmod(rest, 60)
+    return "".join(f"{n:g}{unit}" for n, unit in ((hours, "h"), (minutes, "m"), (secs, "s")) if n) or "0s"
 
 
 def _at_most_a_year(seconds: float, value: Any, source: str, key: str) -> float:
