@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import copy
 import shutil
+from datetime import datetime
 
 import pytest
 from click.testing import CliRunner
@@ -15,7 +16,7 @@ from support.suite_backend import SuiteBackend
 from tuner.cli import cli
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
-from tuner.engine.confirm import BASELINE, open_confirm_study, run_confirmation
+from tuner.engine.confirm import BASELINE, RUN_TIME, open_confirm_study, run_confirmation
 from tuner.engine.records import load_records
 from tuner.engine.runner import run_study
 from tuner.engine.study import create_study, open_study
@@ -453,7 +454,39 @@ def test_a_confirmation_s_start_reads_the_same_in_every_time_zone(lucky_study):
                              env=env, cwd=path.parent)
         assert out.returncode == 0, out.stderr
         shown[zone] = json.loads(out.stdout)["started_at"]
-    # its first repeat's start, as this process reads it (Optuna: naive local time), in UTC
-    first = min(t.datetime_start for t in open_confirm_study(study).get_trials())
-    expected = first.astimezone(timezone.utc).isoformat(timespec="seconds")
-    assert expected.endswith("+00:00") and shown == dict.fromkeys(shown, expected)
+    # the run's start, as its run id stamps it from a UTC clock (engine.confirm.RUN_TIME)
+    run = open_confirm_study(study).get_trials()[0].user_attrs["run"]
+    expected = datetime.strptime(run.partition("-")[0], RUN_TIME).replace(tzinfo=timezone.utc)
+    assert shown == dict.fromkeys(shown, expected.isoformat(timespec="seconds"))
+    assert expected.isoformat().endswith("+00:00")
+
+
+def test_a_confirmation_s_start_in_the_hour_summer_time_repeats(lucky_study):
+    """A run started at 01:40 UTC on 2026-10-25, read in Europe/Berlin (02:40 there, an hour its clocks
+    show twice that night), was said to start at 00:40 UTC: Optuna hands the start back as local time
+    without a zone, and which of the two 02:40s it was is lost (QA, qa168). The run id's UTC stamp
+    says it. The stored times are set to that night by editing the SQLite file (no clock is faked)."""
+    import json
+    import sqlite3
+    import subprocess
+    import sys
+
+    path, config, backend, study = lucky_study
+    run_confirmation(study, config, backend, confirm_candidates(study, ["single"]), repeats=2)
+    run = open_confirm_study(study).get_trials()[0].user_attrs["run"]
+    night = run.replace(run.partition("-")[0], "20261025T014003Z", 1)
+    db = sqlite3.connect(config.storage.removeprefix("sqlite:///"))
+    with db:
+        db.execute("UPDATE trials SET datetime_start = '2026-10-25 01:40:03.000000' "
+                   "WHERE datetime_start IS NOT NULL AND trial_id IN (SELECT trial_id FROM trial_user_attributes "
+                   "WHERE key = 'run')")
+        assert db.execute("UPDATE trial_user_attributes SET value_json = ? WHERE key = 'run'",
+                          (json.dumps(night),)).rowcount >= 4
+    db.close()
+    env = {"PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore", "TZ": "Europe/Berlin"}
+    out = subprocess.run([sys.executable, "-c", "from tuner.cli import main; main()", "study", "confirm",
+                          str(path), "--show", "--json"], capture_output=True, text=True, timeout=300,
+                         env=env, cwd=path.parent)
+    assert out.returncode == 0, out.stderr
+    shown = json.loads(out.stdout)
+    assert shown["run"] == night and shown["started_at"] == "2026-10-25T01:40:03+00:00", shown

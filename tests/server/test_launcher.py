@@ -12,6 +12,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+from datetime import datetime, timezone
 import time
 from pathlib import Path
 
@@ -382,6 +383,10 @@ def test_start_records_the_group_and_stop_removes_everything(tmp_path):
     log = srv.log_path.read_text()
     assert log.startswith("# tuner: ") and format_command(SLEEPER) in log
     assert log.rstrip().endswith("stopped, killed by SIGTERM")
+    # the launch's time in UTC, said so, whatever this process's zone (QA, qa168: local, no zone)
+    stamp = log.split(" launch: ", 1)[0].removeprefix("# tuner: ")
+    when = datetime.strptime(stamp, "%Y-%m-%d %H:%M:%S UTC").replace(tzinfo=timezone.utc)
+    assert abs((datetime.now(timezone.utc) - when).total_seconds()) < 3600
 
 
 def test_stop_kills_the_whole_group_even_when_it_ignores_sigterm(tmp_path):

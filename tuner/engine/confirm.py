@@ -117,13 +117,13 @@ def _left_by_another(cstudy, study) -> bool:
         return owner != study.user_attrs.get(UID_ATTR)
     # (a created_at another tool wrote, in a form Python 3.10 cannot read or none: cannot tell, as none)
     born = parse_utc(study.user_attrs.get(READY_ATTR))
-    started = [s for s in map(_measured_from, cstudy.get_trials(deepcopy=False)) if s is not None]
+    started = [s for s in map(measured_from, cstudy.get_trials(deepcopy=False)) if s is not None]
     if born is None or not started:
         return False
     return any(s < born for s in started)
 
 
-def _measured_from(trial) -> datetime | None:
+def measured_from(trial) -> datetime | None:
     """When a repeat's confirmation run started, as an aware time: its run id's time, which this
     tuner stamps on every repeat from a UTC clock (:func:`run_confirmation`); for a trial without
     one (another tool's), Optuna's start time.

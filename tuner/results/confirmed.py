@@ -32,7 +32,7 @@ from typing import Any, Sequence
 from ..bench.stats import figure
 from ..config.study import objective_concurrency
 from ..config.wording import counted
-from ..engine.confirm import BASELINE, open_confirm_study
+from ..engine.confirm import BASELINE, measured_from, open_confirm_study
 from ..engine.records import MEASURED, attrs_problem, load_records, spec_from_dict
 from ..sglang.rules import SpecConfig
 from .pareto import C32, PICKS, PickError, knee_index, single_objective, throughput_objective
@@ -193,8 +193,10 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
             baseline_values[key] = iv
     # Optuna hands a start back as the reader's local time without a zone: in UTC with its offset,
     # the same text for every reader (QA, qa95: `confirm --show --json` read 18:40:59 in UTC and
-    # 03:40:59 the next day in Tokyo, no zone on either, for one run)
-    started = min((t.datetime_start.astimezone(timezone.utc) for t in mine if t.datetime_start), default=None)
+    # 03:40:59 the next day in Tokyo, no zone on either, for one run); from the run id's UTC stamp
+    # first, as the local time loses which of a DST change's repeated hours it was (QA, qa168: in
+    # Europe/Berlin a run at 01:40 UTC on 2026-10-25 read started_at 00:40 UTC)
+    started = min((s.astimezone(timezone.utc) for s in map(measured_from, mine) if s is not None), default=None)
     # no interval without two rounds: such a confirmation is shown, and decides no pick
     picks, why = decide_picks(candidates, objectives, min_speedup_c32) if len(base) >= 2 else ({}, {})
     # A confirmation decides only the picks it was asked about (its candidates' labels): one of

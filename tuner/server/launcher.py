@@ -360,7 +360,9 @@ class ServerProcess:
             # requests itself through `requests`: tuner.server.environ)
             env = {**server_environment(self.env, self.host), MARK_VAR: self.mark}
             with open(self.log_path, "ab") as logf:
-                logf.write(f"# tuner: {time.strftime('%Y-%m-%d %H:%M:%S')} launch: "
+                # UTC, said so: the log's own lines (SGLang's) carry no zone, and a local time is
+                # ambiguous in the hour a DST change repeats and to a reader in another zone (QA, qa168)
+                logf.write(f"# tuner: {time.strftime('%Y-%m-%d %H:%M:%S UTC', time.gmtime())} launch: "
                            f"{self.command_line}\n".encode())
                 logf.flush()
                 self._log_offset = logf.tell()
