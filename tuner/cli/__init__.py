@@ -103,6 +103,8 @@ class _TunerGroup(LazyGroup):
             raise
         except BrokenPipeError as exc:  # `tuner --help | head -1`
             raise self.pipe_closed(exc) from None
+        except OSError as exc:  # `tuner --help > /dev/full`: the root's --help and --version print here
+            raise self.disk_full(exc) from None
 
     def pipe_closed(self, exc: BrokenPipeError) -> click.exceptions.Exit:
         """The exit for a stdout pipe its reader closed (``| head``): quietly, 0 for a command that
@@ -116,6 +118,17 @@ class _TunerGroup(LazyGroup):
         argv = self.argv[: self.argv.index("--")] if "--" in self.argv else self.argv
         reads = {"-h", "--help", "--version"} & set(argv) or tuple(argv[:2]) in READ_ONLY
         return click.exceptions.Exit(0 if reads else 1)
+
+    def disk_full(self, exc: OSError) -> click.exceptions.Exit:
+        """The exit for a disk that cannot take what a command writes (:data:`_DISK_FULL`): one line
+        naming what could not be written and why, exit 1. Any other ``OSError`` is raised again.
+        QA (qa172): `tuner --help > /dev/full` and `tuner --version > /dev/full` ended in OSError's
+        traceback, printed while the root's options are parsed (:meth:`make_context`), before any
+        command runs; a command's own --help, and its output, was already one line."""
+        if exc.errno not in _DISK_FULL:
+            raise exc
+        click.echo(self.scrub(shown(f"error: cannot write{_what_filled(exc)}: {exc.strerror}")), err=True)
+        return click.exceptions.Exit(1)
 
     def invoke(self, ctx: click.Context):
         opened = _storages_opened()
@@ -141,10 +154,7 @@ class _TunerGroup(LazyGroup):
         except BrokenPipeError as exc:
             raise self.pipe_closed(exc) from None
         except OSError as exc:
-            if exc.errno not in _DISK_FULL:
-                raise
-            click.echo(self.scrub(shown(f"error: cannot write{_what_filled(exc)}: {exc.strerror}")), err=True)
-            raise click.exceptions.Exit(1) from None
+            raise self.disk_full(exc) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             from ..engine.storage import storage_failure_line
 
