@@ -106,18 +106,41 @@ class _TunerGroup(LazyGroup):
         except OSError as exc:  # `tuner --help > /dev/full`: the root's --help and --version print here
             raise self.disk_full(exc) from None
 
-    def pipe_closed(self, exc: BrokenPipeError) -> click.exceptions.Exit:
+    def pipe_closed(self, exc: BrokenPipeError, ctx: click.Context | None = None) -> click.exceptions.Exit:
         """The exit for a stdout pipe its reader closed (``| head``): quietly, 0 for a command that
-        only reads or help and version, else 1 (QA: `tuner study status NAME | head -1` exited 1).
-        Click's own main would exit 1 for every command. Stdout is pointed at /dev/null, so the
-        interpreter's last flush adds no second error. A broken pipe that is not stdout's (another
-        process's, a socket's) is raised again: click's main ends it, exit 1, as before."""
+        only reads or help and version (QA: `tuner study status NAME | head -1` exited 1); else 1
+        and one line on stderr naming the command, as the pipe may have cut its work short (QA,
+        qa172: `tuner study create S.yaml | head -1`, `tuner bench ... | head -1` exited 1 saying
+        nothing, so a script's `set -o pipefail` failed with no reason). Click's own main would exit
+        1 for every command, silently. Stdout is pointed at /dev/null, so the interpreter's last
+        flush adds no second error; so is stderr when it was the same pipe (``2>&1 | head``). A
+        broken pipe that is not stdout's (another process's, a socket's) is raised again: click's
+        main ends it, exit 1, as before."""
         if not _writing_stdout(exc):
             raise exc
         devnull_at(1)
         argv = self.argv[: self.argv.index("--")] if "--" in self.argv else self.argv
-        reads = {"-h", "--help", "--version"} & set(argv) or tuple(argv[:2]) in READ_ONLY
-        return click.exceptions.Exit(0 if reads else 1)
+        if {"-h", "--help", "--version"} & set(argv) or tuple(argv[:2]) in READ_ONLY:
+            return click.exceptions.Exit(0)
+        try:
+            click.echo(f"error: cannot write standard output: its reader went away (a closed pipe) before "
+                       f"{self.command_words(ctx)} finished, so its work may be cut short; give it a file "
+                       "(> FILE) or a terminal and run it again", err=True)
+        except OSError:  # stderr is the same closed pipe, or no better
+            devnull_at(2)
+        return click.exceptions.Exit(1)
+
+    def command_words(self, ctx: click.Context | None) -> str:
+        """``tuner study create``: the command this process runs, from the command line as given."""
+        words, group = ["tuner"], self
+        for arg in self.argv:
+            group_here = ctx is not None and isinstance(group, click.Group)
+            command = group.get_command(ctx, arg) if group_here else None
+            if command is None:
+                break
+            words.append(arg)
+            group = command
+        return shown(" ".join(words))
 
     def disk_full(self, exc: OSError) -> click.exceptions.Exit:
         """The exit for a disk that cannot take what a command writes (:data:`_DISK_FULL`): one line
@@ -152,7 +175,7 @@ class _TunerGroup(LazyGroup):
             exc.message = self.scrub(exc.message)
             raise
         except BrokenPipeError as exc:
-            raise self.pipe_closed(exc) from None
+            raise self.pipe_closed(exc, ctx) from None
         except OSError as exc:
             raise self.disk_full(exc) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
