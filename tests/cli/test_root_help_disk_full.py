@@ -1,6 +1,6 @@
 """`tuner --help > /dev/full` (and `--version`): the root's own options print while its command line
 is parsed, before any command runs; a disk that cannot take that text is one line, exit 1, as a
-command's output is (tuner/cli/__init__.py, ``_TunerGroup.disk_full``). Real processes, stdout a
+command's output is (tuner/cli/__init__.py, ``_TunerGroup.write_failed``). Real processes, stdout a
 real /dev/full.
 
 QA (qa172): both ended in OSError's 30-line traceback ([Errno 28] No space left on device), where

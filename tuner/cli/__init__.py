@@ -55,6 +55,19 @@ def _what_filled(exc: OSError) -> str:
     return " standard output"
 
 
+def _stdout_failed(exc: OSError) -> str:
+    """``" standard output: WHY"`` for stdout failing other than on a full disk or a closed pipe, its
+    descriptor pointed at /dev/null (later writes and the interpreter's last flush add no second
+    error). Why: a run detached from its terminal (``tuner study run S.yaml & disown``, ``setsid``)
+    that the terminal outlives no longer: every write to it is EIO (QA, qa172: `tuner study status`
+    there ended in OSError's traceback); a stdout another program made non-blocking is EAGAIN."""
+    devnull_at(1)
+    why = f" standard output: {exc.strerror or exc}"
+    if exc.errno == errno.EIO:
+        why += " (its terminal is gone?); to detach a command, send its output to a file: > FILE 2>&1"
+    return why
+
+
 def _writing_stdout(exc: BaseException) -> bool:
     """Whether ``exc`` was raised writing file descriptor 1: a frame on its way holds the stream
     it wrote to (click's ``echo(file=...)``, rich's ``Console.file``)."""
@@ -104,7 +117,7 @@ class _TunerGroup(LazyGroup):
         except BrokenPipeError as exc:  # `tuner --help | head -1`
             raise self.pipe_closed(exc) from None
         except OSError as exc:  # `tuner --help > /dev/full`: the root's --help and --version print here
-            raise self.disk_full(exc) from None
+            raise self.write_failed(exc) from None
 
     def pipe_closed(self, exc: BrokenPipeError, ctx: click.Context | None = None) -> click.exceptions.Exit:
         """The exit for a stdout pipe its reader closed (``| head``): quietly, 0 for a command that
@@ -142,15 +155,24 @@ class _TunerGroup(LazyGroup):
             group = command
         return shown(" ".join(words))
 
-    def disk_full(self, exc: OSError) -> click.exceptions.Exit:
-        """The exit for a disk that cannot take what a command writes (:data:`_DISK_FULL`): one line
-        naming what could not be written and why, exit 1. Any other ``OSError`` is raised again.
-        QA (qa172): `tuner --help > /dev/full` and `tuner --version > /dev/full` ended in OSError's
-        traceback, printed while the root's options are parsed (:meth:`make_context`), before any
-        command runs; a command's own --help, and its output, was already one line."""
-        if exc.errno not in _DISK_FULL:
+    def write_failed(self, exc: OSError) -> click.exceptions.Exit:
+        """The exit for a write that fails for good: a disk that cannot take what a command writes
+        (:data:`_DISK_FULL`), or standard output failing any other way (:func:`_stdout_failed`):
+        one line naming what could not be written and why, exit 1. Any other ``OSError`` is
+        raised again. QA (qa172): `tuner --help > /dev/full` and `tuner --version > /dev/full`
+        ended in OSError's traceback, printed while the root's options are parsed
+        (:meth:`make_context`), before any command runs; a command's own --help, and its output,
+        was already one line."""
+        if exc.errno in _DISK_FULL:
+            what = f"{_what_filled(exc)}: {exc.strerror}"
+        elif exc.filename is None and _writing_stdout(exc):
+            what = _stdout_failed(exc)
+        else:
             raise exc
-        click.echo(self.scrub(shown(f"error: cannot write{_what_filled(exc)}: {exc.strerror}")), err=True)
+        try:
+            click.echo(self.scrub(shown(f"error: cannot write{what}")), err=True)
+        except OSError:  # stderr is the same dead terminal, or no better: nobody can read the line
+            devnull_at(2)
         return click.exceptions.Exit(1)
 
     def invoke(self, ctx: click.Context):
@@ -177,7 +199,7 @@ class _TunerGroup(LazyGroup):
         except BrokenPipeError as exc:
             raise self.pipe_closed(exc, ctx) from None
         except OSError as exc:
-            raise self.disk_full(exc) from None
+            raise self.write_failed(exc) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             from ..engine.storage import storage_failure_line
 
