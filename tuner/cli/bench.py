@@ -53,6 +53,23 @@ class _ProgressBar:
                              total=info["total_steps"])
 
 
+def _draws_a_bar() -> bool:
+    """Whether the progress bar is drawn: only when stdout is a terminal, as `tuner study run`'s live
+    panel (tuner/cli/progress.py). Why: rich takes ``FORCE_COLOR`` (set in many CI setups for
+    coloured logs; ``TTY_COMPATIBLE=1`` too) as a terminal, so `FORCE_COLOR=1 tuner bench ... >
+    bench.log` wrote the bar's redraws into the log, the cursor hidden and a carriage return per
+    refresh (QA, qa172); the colours it asks for stay in the tables. A console a program made a
+    terminal itself (``force_terminal``) is taken at its word."""
+    import os
+
+    if not console.is_terminal:
+        return False
+    isatty = getattr(console.file, "isatty", None)
+    if isatty is not None and isatty():
+        return True
+    return not (os.environ.get("FORCE_COLOR") or os.environ.get("TTY_COMPATIBLE") == "1")
+
+
 def _path_flag(instead: str):
     """A file flag's callback: an empty value (a script's unset ``"$OUT"``) is refused naming the flag
     (:func:`tuner.cli.output.not_empty`), not read as ``Path("")``, the working folder (QA fuzz:
@@ -123,7 +140,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         refuse_untrue_baseline(base, suite.ignore_eos, baseline_path)
         _refuse_other_model(base, url, shown, baseline_path)
 
-    bar = _ProgressBar() if console.is_terminal else None
+    bar = _ProgressBar() if _draws_a_bar() else None
     try:
         if bar is not None:
             with bar.progress:
