@@ -38,6 +38,20 @@ COMMANDS = {
 READ_ONLY = {("study", "status"), ("study", "pareto"), ("study", "export"), ("study", "list"),
              ("study", "compare"), ("space", "list"), ("space", "check"), ("sim", "landscape")}
 
+#: The commands that only read when given a flag, so count as :data:`READ_ONLY` then: the last
+#: confirmation shown, a run's plan, a launch's command line; none measures or writes anything (QA,
+#: qa172: `tuner study confirm S.yaml --show | head -5` exited 1).
+READ_ONLY_WITH = {("study", "confirm"): "--show", ("study", "run"): "--dry-run", ("launch",): "--print"}
+
+
+def _only_reads(argv: list[str]) -> bool:
+    """Whether the command line ``argv`` (up to a ``--``) only reads and prints: help, version, a
+    :data:`READ_ONLY` command, or a :data:`READ_ONLY_WITH` command given its flag."""
+    if {"-h", "--help", "--version"} & set(argv) or tuple(argv[:2]) in READ_ONLY:
+        return True
+    return any(tuple(argv[:len(words)]) == words and flag in argv for words, flag in READ_ONLY_WITH.items())
+
+
 #: A disk that cannot take what a command writes: full, over quota, the file too large.
 _DISK_FULL = (errno.ENOSPC, errno.EDQUOT, errno.EFBIG)
 
@@ -133,7 +147,7 @@ class _TunerGroup(LazyGroup):
             raise exc
         devnull_at(1)
         argv = self.argv[: self.argv.index("--")] if "--" in self.argv else self.argv
-        if {"-h", "--help", "--version"} & set(argv) or tuple(argv[:2]) in READ_ONLY:
+        if _only_reads(argv):
             return click.exceptions.Exit(0)
         try:
             click.echo(f"error: cannot write standard output: its reader went away (a closed pipe) before "
