@@ -41,6 +41,10 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
         check_output(output, "-o")  # no missing folder is made, as for export and report
     cmp = compare_studies(open_study(name_a, url_a, tuner_only=True), open_study(name_b, url_b, tuner_only=True),
                           redact(url_a) or "", redact(url_b) or "")
+    # The page first, then stdout: a reader that stops early (`| head`, a read command's exit 0) or a
+    # full disk under stdout cannot cost the page asked for (QA, qa172: `compare A B -o page.html |
+    # head -1` exited 0 and wrote no page); said after the tables, where it was.
+    path = write_compare_page(cmp, output) if output else None
     if fmt == "json":
         print_json(cmp)
     else:
@@ -61,6 +65,5 @@ def compare(a, b, storage, storage_b, fmt, output) -> None:
                          for c in cmp["common"]], title="settings measured in both")
         for w in cmp["warnings"]:
             say(f"warning: {w}")  # as text: an env variable's name ([/x]) is no rich markup
-    if output:
-        path = write_compare_page(cmp, output)
+    if path is not None:
         click.echo(f"comparison page: {path}", err=True)
