@@ -16,13 +16,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
 from ..bench import BenchError, ServerDiedError, ServerLostError, SuiteResult, run_suite
 from ..config.names import shown as escaped
 from ..config.suite import load_suite
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
+from .bench_bar import GuardedProgress
 from .bench_baseline import load_baseline, other_prompt_tokens, refuse_untrue_baseline, untrue_answers
 from .bench_tables import print_result
 from .output import console, not_empty
@@ -30,14 +31,15 @@ from .sglang_bench_flags import sglang_dataset_flag
 
 
 class _ProgressBar:
-    """A rich progress bar fed by ``run_suite``'s events (only drawn on a terminal)."""
+    """A rich progress bar fed by ``run_suite``'s events (only drawn on a terminal; a failed write
+    stops it drawing, not the suite: :class:`tuner.cli.bench_bar.GuardedProgress`)."""
 
     def __init__(self):
         # the description holds a prompt's name (a dataset row's id): text, not rich markup (QA: a name
         # holding "[/]", or an id like "[/r/AskReddit]", ended the run in a MarkupError traceback on
         # a terminal, nothing saved; "[red]" coloured the line)
-        self.progress = Progress(TextColumn("{task.description}", markup=False), BarColumn(),
-                                 MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
+        self.progress = GuardedProgress(TextColumn("{task.description}", markup=False), BarColumn(),
+                                        MofNCompleteColumn(), TimeElapsedColumn(), console=console, transient=True)
         self.task = self.progress.add_task("connecting", total=None)
 
     def __call__(self, phase: str, info: dict) -> None:
