@@ -37,3 +37,45 @@ def test_a_run_whose_stdout_and_stderr_pipe_closes_goes_on(tmp_path):
     assert not list((tmp_path / "pc" / "servers").glob("*.json"))
     for log in (tmp_path / "pc").rglob("server.log"):
         assert "# tuner: stopped" in log.read_text(errors="replace"), log
+
+
+def _stored(study, tmp_path) -> dict:
+    done = tuner_here("study", "status", str(study), "-f", "json", cwd=tmp_path)
+    assert done.exit_code == 0, done.stderr
+    return json.loads(done.stdout)
+
+
+def test_a_run_whose_stdout_is_a_full_disk_goes_on(tmp_path):
+    """`tuner study run S.yaml > /dev/full`: a log disk full from the start (or filling mid-night). The
+    run goes on without printing progress, says so once on stderr, and measures its trials (QA,
+    qa172: only a closed pipe was ridden out; this ended the run at its first line, exit 1, nothing
+    measured)."""
+    study = study_file(tmp_path, "full", 1, storage="sqlite:///full.db")
+    with open("/dev/full", "w") as full:
+        done = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path,
+                              stdout=full, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+                              timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.count("progress: stdout cannot be written (No space left on device); the run goes on") == 1
+    data = _stored(study, tmp_path)
+    assert data["baseline"] and data["counts"].get("measured") == 1, data["counts"]
+
+
+def test_a_run_whose_pipe_closes_before_its_first_line_goes_on(tmp_path):
+    """`tuner study run S.yaml | true`: the reader is gone before the run prints its first line (the
+    study created). The run goes on, measures its trials and exits 0 (QA, qa172: it exited 1 before
+    anything ran)."""
+    study = study_file(tmp_path, "gone", 1, storage="sqlite:///gone.db")
+    run = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path,
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    run.stdout.close()  # `| true`: closed before the run writes anything
+    try:
+        _, err = run.communicate(timeout=300)
+    finally:
+        if run.poll() is None:
+            run.kill()
+            run.wait()
+    assert run.returncode == 0, err
+    assert b"progress: stdout was closed; the run goes on" in err, err
+    data = _stored(study, tmp_path)
+    assert data["baseline"] and data["counts"].get("measured") == 1, data["counts"]

@@ -121,6 +121,32 @@ def _to_devnull(stream) -> None:
         pass
 
 
+def stdout_lost(exc: OSError) -> None:
+    """What a run does when its stdout cannot be written: it goes on without printing progress, said
+    once on stderr; stdout is pointed at /dev/null from here on (Python would report a closed pipe
+    again at exit, and every later line would fail again). Stderr that fails too (the same pipe,
+    `2>&1 | head`; the same dead terminal) goes to /dev/null, and the run goes on all the same (QA:
+    that error ended the run, exit 1). QA (qa172): only a closed pipe was ridden out; a full disk
+    under `> run.log` or a terminal gone under `& disown` (EIO) stopped the night's run at its next
+    progress line, and one before the first (`study run | true`) before anything ran."""
+    _to_devnull(sys.stdout)
+    why = "was closed" if isinstance(exc, BrokenPipeError) else f"cannot be written ({exc.strerror or exc})"
+    try:
+        click.echo(f"progress: stdout {why}; the run goes on without printing progress (`tuner study status` "
+                   "shows it)", err=True)
+    except OSError:
+        _to_devnull(sys.stderr)
+
+
+def say_going_on(text: str) -> None:
+    """``click.echo(text)`` for a run's lines before its progress view (the study created, its budget
+    extended): a stdout that cannot be written does not stop the run (:func:`stdout_lost`)."""
+    try:
+        click.echo(text)
+    except OSError as exc:
+        stdout_lost(exc)
+
+
 def _stdout_is_terminal() -> bool:
     isatty = getattr(sys.stdout, "isatty", None)
     return bool(isatty and isatty())
@@ -236,17 +262,9 @@ class RunView:
                     self.console.print(text, markup=False, highlight=False, soft_wrap=True)
                 else:
                     click.echo(text)
-            except BrokenPipeError:
+            except OSError as exc:  # a closed pipe, a full disk, a terminal gone (EIO)
                 self.stdout_closed = True
-                # Python would report the pipe again at exit: point stdout at /dev/null from here on.
-                _to_devnull(sys.stdout)
-                try:
-                    click.echo("progress: stdout was closed; the run goes on without printing progress "
-                               "(`tuner study status` shows it)", err=True)
-                except (BrokenPipeError, OSError):
-                    # stderr was the same pipe (`tuner study run ... 2>&1 | head`): it goes to
-                    # /dev/null too, and the run goes on (QA: this error ended the run, exit 1)
-                    _to_devnull(sys.stderr)
+                stdout_lost(exc)
 
     # -- events ------------------------------------------------------------------------------------
     def event(self, kind: str, info: dict) -> None:

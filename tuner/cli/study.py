@@ -199,10 +199,10 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from ..engine.study import (StudyReplaced, config_from_study, create_study, extend_budget, open_study,
                                 same_profile, study_exists)
     from ..server.launcher import PortInUseError, stop_on_signals
-    from .progress import RunView, say_storage_outage
+    from .progress import RunView, say_going_on, say_storage_outage
 
     if file_config is not None:
-        create_study(file_config, url, note=click.echo, patient=True, on_outage=say_storage_outage,
+        create_study(file_config, url, note=say_going_on, patient=True, on_outage=say_storage_outage,
                      add_trials=add_trials)
     stored = open_study(name, url, patient=True, on_outage=say_storage_outage)
     config, space, suite_dict = config_from_study(
@@ -216,7 +216,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     backend = _backend(config, space, suite_dict)  # a source that does not load refuses the run here
     if add_trials:  # last: a run refused above extends nothing
         old, new = extend_budget(stored, add_trials)
-        click.echo(f"study {name} extended: budget.n_trials {old} -> {new}")
+        say_going_on(f"study {name} extended: budget.n_trials {old} -> {new}")
 
     with RunView(objectives=config.objectives) as view, stop_on_signals(on_signal=view.on_signal):
         try:
