@@ -8,26 +8,13 @@ server answered and only the URL can change: it is now a refusal, exit 2 at once
 The session's test server (support.pg), which has no SSL.
 """
 
-import optuna
-from click.testing import CliRunner
-
-from tuner.cli import cli
-from tuner.engine.storage import open_storage
+from support.pg_refusals import PATIENCE_S, assert_refused_at_once, run_and_status, study_database
 
 
 def test_ssl_the_server_lacks_is_the_url_s_to_fix_not_an_outage(pg_url, monkeypatch, tmp_path):
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "30")  # before the fix: 30 s of waiting, then exit 75
-    storage = open_storage(pg_url)
-    optuna.create_study(study_name="ssl", storage=storage, directions=["maximize"])
-    storage.engine.dispose()
+    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", PATIENCE_S)
+    study_database(pg_url, "ssl")
     url = pg_url + ("&" if "?" in pg_url else "?") + "sslmode=require"
-    ran = CliRunner().invoke(cli, ["study", "run", "--study", "ssl", "--storage", url])
-    shown = CliRunner().invoke(cli, ["study", "status", "--study", "ssl", "--storage", url])
-    for result in (ran, shown):
-        assert result.exit_code == 2, result.output
-        lines = [line for line in result.output.splitlines() if line.strip()]
-        assert len(lines) == 1, result.output
-        assert "server does not support SSL, but SSL was required" in lines[0], result.output
-        assert "drop sslmode from the URL" in lines[0], result.output
-        assert "does not answer" not in result.output and "run it again once" not in result.output, result.output
+    assert_refused_at_once(run_and_status("ssl", url), "server does not support SSL, but SSL was required",
+                           "drop sslmode from the URL")
