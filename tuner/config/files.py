@@ -324,6 +324,27 @@ def sqlite_file_refused(path: Path) -> str | None:
     return None
 
 
+def not_a_file(path: str | Path) -> str | None:
+    """What ``path`` is when it exists (links followed) and is no regular file: "a folder", "a named
+    pipe (FIFO)", "a device", "a socket"; None for a regular file, or nothing there (or nothing this
+    user may look at: the caller's own checks say it)."""
+    import stat
+
+    try:
+        mode = os.stat(path).st_mode
+    except (OSError, ValueError):
+        return None
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISFIFO(mode):
+        return "a named pipe (FIFO)"
+    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
+        return "a device"
+    return "a socket" if stat.S_ISSOCK(mode) else "no regular file"
+
+
 def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     """An output a command writes (``-o`` of export, report and compare, ``--png``): the folder it
     goes in must exist, else :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` ("folder X
@@ -336,6 +357,12 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     path = Path(path)
     if str(path) != "-":  # check_writable says what "-" is
         check_usable(path, flag)
+        kind = None if folder else not_a_file(path)
+        if kind not in (None, "a folder"):  # a folder: check_writable says it, as before
+            # a file is written next to it and renamed over it: a pipe or a device cannot be (QA, qa172:
+            # `report -o /dev/stdout | cat` said "/proc/PID/fd/pipe:[N]: cannot write in /proc/PID/fd")
+            raise ConfigError(flag, str(path), f"is {kind}, not a file; give a file name (commands that print "
+                              "leave the flag out)")
         link = path
         if not folder:  # a file is written through a link (written_through): its target is checked
             path = written_through(path)

@@ -30,6 +30,7 @@ import time
 from contextlib import contextmanager
 from typing import Callable
 
+from ..config.files import not_a_file
 from ..config.yamlfile import ConfigError
 from .env_numbers import seconds_from_env
 from .pg_sessions import reply_limit_s, session_settings
@@ -150,26 +151,13 @@ def storage_label(storage) -> str:
     return redact(getattr(backend, "url", None)) or ""
 
 
-def _kind(path) -> str:
-    """What ``path``, existing and no regular file, is: "a folder", "a named pipe (FIFO)", "a device"."""
-    import stat
-
-    mode = path.stat().st_mode
-    if stat.S_ISDIR(mode):
-        return "a folder"
-    if stat.S_ISFIFO(mode):
-        return "a named pipe (FIFO)"
-    if stat.S_ISCHR(mode) or stat.S_ISBLK(mode):
-        return "a device"
-    return "a socket" if stat.S_ISSOCK(mode) else "no regular file"
-
-
 def _check_exists(url: str) -> None:
     path = sqlite_path(url)
     if path is not None and not path.is_file():
         # a FIFO, a device, a folder: there, but no database file (QA, qa167/qa169: /dev/null and a
         # FIFO were said not to exist)
-        what = "does not exist" if not path.exists() else f"is {_kind(path)}, not an SQLite database file"
+        kind = not_a_file(path)
+        what = "does not exist" if kind is None else f"is {kind}, not an SQLite database file"
         raise ConfigError(redact(url) or "", "", f"no such storage: {path} {what} (nothing was created); "
                           "check the path, or create the study first: tuner study create STUDY.yaml")
     if not holds_tables(url):
