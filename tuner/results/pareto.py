@@ -28,6 +28,10 @@ enforced lossless check) is measured but infeasible, shown with the limit it bre
 Bad state (no completed trial, no feasible trial for a pick) raises :class:`PickError` (the CLI
 exits 1); a bad request (a trial number that does not exist) raises
 :class:`tuner.config.yamlfile.ConfigError` (exit 2).
+
+Why one module: the definitions above (front, extremes, knee, what a pick may name) and the code
+that applies them are read together by pareto, export, confirm and the report; split, a pick's
+rule would sit apart from the front it is taken on.
 """
 
 from __future__ import annotations
@@ -197,6 +201,16 @@ def refused_now(space, spec) -> str | None:
     return f"this tuner's rules refuse it on the study's servers ({v.rule}: {v.message})"
 
 
+def reused_from(record: TrialRecord) -> int | None:
+    """The trial a reused trial stands for: its ``reused_from`` attribute when that is a trial number
+    (a whole number of at least 0), else None. The tuner writes a number; a value edited by hand or
+    written by another tool (``"abc"``, ``2.5``, ``NaN``, a list) names no trial, and the reused
+    trial then stands for itself: it carries the figures it reused (QA: ``int()`` of ``"abc"`` ended
+    ``pareto`` and every ``export --pick`` in a traceback)."""
+    source = record.attrs.get("reused_from")
+    return source if isinstance(source, int) and not isinstance(source, bool) and source >= 0 else None
+
+
 def speedup_c32(record: TrialRecord) -> float | None:
     return record.attrs.get(f"speedup@{C32}")
 
@@ -260,8 +274,8 @@ def build_front(study_name: str, objectives: list[str], records: list[TrialRecor
     points = [FrontPoint(r, v, n) for r, v, n in zip(front, values, norm)]
     reusers: dict[int, list[int]] = {}
     for r in records:
-        if r.status == REUSED and r.attrs.get("reused_from") is not None:
-            reusers.setdefault(int(r.attrs["reused_from"]), []).append(r.number)
+        if r.status == REUSED and (source := reused_from(r)) is not None:
+            reusers.setdefault(source, []).append(r.number)
     for p in points:
         p.same_as = reusers.get(p.number, [])
     knee = points[knee_index(values, numbers)]
@@ -322,8 +336,8 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str, flag: s
                           f"0..{last} or single, throughput, knee" if last is not None
                           else f"study {front.study} has no trials; run it first (tuner study run)")
     r = by_number[number]
-    if r.status == REUSED and r.attrs.get("reused_from") is not None:
-        r = by_number.get(int(r.attrs["reused_from"]), r)
+    if r.status == REUSED and (source := reused_from(r)) is not None:
+        r = by_number.get(source, r)
     if r.status == PRUNED:
         raise PickError(f"trial {number} of study {front.study} was pruned after stage {r.attrs.get('pruned_at')} "
                         f"(dominated by the front before the suite ended): its partial figures are not a result; "
