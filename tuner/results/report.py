@@ -32,7 +32,7 @@ from ..config.wording import counted
 from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
 from ..engine.stored_trials import UnbuiltTrial, stored_trials
 from .report_data import ReportData, load_report_data
-from .status import ended_note
+from .status import ended_note, successors
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
 from .report_traffic import traffic_html
 
@@ -426,6 +426,7 @@ def _failures_html(data: ReportData) -> list[str]:
                       [[c, len(rs), ", ".join(str(r.number) for r in rs)] for c, rs in sorted(by_class.items())],
                       "failure-classes"))
     rows = []
+    later = successors(data.records)  # read once: ended_note per failure searched every trial (QA)
     for c, rs in sorted(by_class.items()):
         for r in rs:
             # A message quotes a server's log line or HTTP error body, and the log tail is the log's
@@ -434,7 +435,7 @@ def _failures_html(data: ReportData) -> list[str]:
             tail = [shown(line) for line in str(r.attrs.get("log_tail") or "").splitlines()]
             tail_html = _Raw(f"<details><summary>{counted(len(tail), 'line')}</summary>"
                              f"<pre>{html.escape(chr(10).join(tail))}</pre></details>") if tail else ""
-            message = shown(_failure_message(r) or ended_note(r, data.records) or "")
+            message = shown(_failure_message(r) or ended_note(r, data.records, later) or "")
             rows.append([r.number, c, label(r.requested), label(r.effective) if r.effective else "", message,
                          shown(r.attrs.get("log_path") or ""), tail_html])
     out.append(_table(["trial", "class", "requested", "effective", "message", "log", "log tail"], rows, "failures"))

@@ -31,7 +31,24 @@ def pruned_note(t: dict) -> str:
     return stage + by
 
 
-def ended_note(r: TrialRecord, records: list[TrialRecord]) -> str | None:
+def successors(records: list[TrialRecord]) -> dict[str, dict[Any, int]]:
+    """For :func:`ended_note`, read once for a whole study: by trial number, the first trial that
+    retries it (``retry_of``) and the first that holds its replayed measurement (``replayed_from``).
+    One pass over the trials: a note that searched every trial for each FAIL trial read N x N
+    attributes (QA: reading a study of 6,000 trials, every one failed, took 10 s, 0.26 s in one
+    pass). A value that is no key (a list, edited by hand) names no trial, as it equals no trial
+    number."""
+    out: dict[str, dict[Any, int]] = {"retry_of": {}, "replayed_from": {}}
+    for x in records:
+        for key, found in out.items():
+            value = x.attrs.get(key)
+            if value is not None and isinstance(value, (int, float, str)):
+                found.setdefault(value, x.number)
+    return out
+
+
+def ended_note(r: TrialRecord, records: list[TrialRecord],
+               later: dict[str, dict[Any, int]] | None = None) -> str | None:
     """Why a FAIL trial ended without a result, for status and the report (None for other trials).
 
     The note the tuner stored when it failed the trial itself (status ``interrupted``, written with
@@ -42,7 +59,9 @@ def ended_note(r: TrialRecord, records: list[TrialRecord]) -> str | None:
     :class:`tuner.engine.requeue.RetryStaleTrial`, names it (``retry_of``). Any other note on a FAIL
     trial is a verdict whose tell never came (:mod:`tuner.engine.finish` writes the attributes, the
     note among them, then tells COMPLETE or PRUNED): its worker stopped between the two, and the
-    heartbeat check ended the trial; the note speaks of values the trial does not hold."""
+    heartbeat check ended the trial; the note speaks of values the trial does not hold.
+
+    ``later``: :func:`successors` of ``records``, which a caller noting many trials reads once."""
     if r.state != "FAIL":
         return None
     if r.attrs.get("note") and r.status == INTERRUPTED:
@@ -52,11 +71,12 @@ def ended_note(r: TrialRecord, records: list[TrialRecord]) -> str | None:
     worker = r.attrs.get("worker")
     who = (f" ({worker.get('host')}, pid {worker.get('pid')})"
            if isinstance(worker, dict) and worker.get("host") else "")
-    retry = next((x.number for x in records if x.attrs.get("retry_of") == r.number), None)
+    later = later if later is not None else successors(records)
+    retry = later["retry_of"].get(r.number)
     again = f"; its setting is queued again (trial {retry})" if retry is not None else ""
     # a worker that wrote its figures and stopped before its tell journaled them; replayed, they are a
     # trial of their own (tuner.engine.finish: replayed_from), which this one's note names (QA, qa136)
-    replay = next((x.number for x in records if x.attrs.get("replayed_from") == r.number), None)
+    replay = later["replayed_from"].get(r.number)
     if replay is not None:
         again += f"; its measurement is stored as trial {replay}"
     return (f"its worker{who} stopped answering: no heartbeat within the grace period, so another worker "
@@ -77,6 +97,7 @@ def study_status(study) -> dict[str, Any]:
     objectives = study.user_attrs.get("objectives") or [f"objective_{i}" for i in range(len(study.directions))]
     baseline = find_baseline(study)
     front = front_records(records)
+    later = successors(records)
     config = study.user_attrs.get(CONFIG_ATTR) or {}
     bench = config.get("bench") or {}
     return {
@@ -99,7 +120,7 @@ def study_status(study) -> dict[str, Any]:
             "requested": _spec(r.requested), "effective": _spec(r.effective),
             "values": r.values, "feasible": r.feasible,
             "failure_class": r.failure_class, "failure_message": r.attrs.get("failure_message"),
-            "note": ended_note(r, records),  #: why a FAIL trial ended without a result
+            "note": ended_note(r, records, later),  #: why a FAIL trial ended without a result
             "reused_from": r.attrs.get("reused_from"), "remeasure_of": r.attrs.get("remeasure_of"),
             "duration_s": r.duration_s, **pruned_fields(r),
             #: the modelled GPU time of a `server.backend: model` trial (its duration_s is the process's
