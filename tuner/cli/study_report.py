@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import click
 
 from .output import fail, not_empty
@@ -35,7 +37,8 @@ def report(target, study_name, storage, output, png_dir) -> None:
     from ..config.files import check_output
 
     name, url, config = resolve_target(target, storage, study_name, reads_storage=True)
-    output = output or f"{name}-report.html"
+    if output is None:
+        output = default_output(name)
     check_not_an_input(output, "-o", target, url, config)
     # before anything is read or written: one line, not a traceback; no missing folder is made
     check_output(output, "-o")
@@ -48,3 +51,22 @@ def report(target, study_name, storage, output, png_dir) -> None:
     click.echo(shown(f"report: {files.html}"))  # paths as given: escaped, as every path a user names
     if files.pngs:
         click.echo(shown(f"{len(files.pngs)} PNGs in {png_dir}"))
+
+
+def default_output(name: str) -> str:
+    """``NAME-report.html``, in the working folder, when the study's name can be that file's name.
+    A study named by another tool or Optuna itself (a name the tuner's files never take) with a
+    ``/`` in it (``../up``, ``a/b``, ``/srv/x``), or too long for one file name (255 bytes, Linux's
+    NAME_MAX), names no file here: one line, exit 2, asking for ``-o`` (QA: ``--study ../up`` wrote
+    ``../up-report.html`` into the parent folder, ``/srv/x`` wrote ``/srv/x-report.html``, ``a/b`` said
+    "-o: a/b-report.html: folder a does not exist" of a flag never given, 300 characters "File name
+    too long"). Spaces, quotes and emoji stay in the name as they are."""
+    output = f"{name}-report.html"
+    try:
+        too_long = len(os.fsencode(output)) > 255
+    except UnicodeEncodeError:  # a lone surrogate, in no file-system encoding
+        too_long = True
+    if too_long or any(c in name for c in (os.sep, os.altsep or os.sep, "\0")):
+        fail(f"report: study {name!r} has a name that is no file name here (it holds a '/', or is too long "
+             "for one); give the page's file with -o FILE.html", 2)
+    return output
