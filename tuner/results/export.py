@@ -43,12 +43,13 @@ import yaml
 from .. import __version__
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
-from ..engine.records import TrialRecord, load_records, merge_repeats
+from ..engine.records import TrialRecord, load_records
 from ..sglang.rules import SpecConfig
 from .adaptive import AdaptivePolicy, topk1_measurements
 from .confirmed import confirmation_lines, confirmed_pick, load_confirmation
 from .losing_pick import slower_than_baseline
-from .pareto import PICKS, PickError, check_c32_swept, check_pick, pick_record, refused_now, study_front
+from .pareto import (PICKS, PickError, check_c32_swept, check_pick, pick_record, refused_now, repeats_mean,
+                     study_front)
 from .traffic import baseline_slo_lines, lossless_line, slo_lines, workload_lines
 
 #: The flags the launcher puts first, in its order; host and port are deployment choices.
@@ -398,8 +399,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
         if confirmed is not None:
             record = next(r for r in records if r.number == confirmed.trial)
             # its setting at the mean of its readings, as an unconfirmed pick's (pareto.pick_record)
-            record = next((m for m in merge_repeats(records) if record.number in m.attrs.get("measured_in", ())),
-                          record)
+            record = repeats_mean(records, record)
             unconfirmed = pick_record(study_front(study), records, pick)
             if unconfirmed.number != record.number:
                 conf.why[pick] += (f" (one measurement each picked trial {unconfirmed.number}, "

@@ -211,6 +211,17 @@ def reused_from(record: TrialRecord) -> int | None:
     return source if isinstance(source, int) and not isinstance(source, bool) and source >= 0 else None
 
 
+def repeats_mean(records: Sequence[TrialRecord], record: TrialRecord) -> TrialRecord:
+    """The record that stands for ``record``'s setting: the mean of its readings when the study
+    measured it more than once (:func:`merge_repeats`), else ``record`` itself. Only the records
+    merge_repeats builds are read for ``measured_in``: a stored attribute of that name (edited by
+    hand, or written by another tool) is no list of readings (QA: ``measured_in: 5`` ended
+    ``export --pick 5`` in ``TypeError: argument of type 'int' is not iterable``)."""
+    given = {id(r) for r in records}
+    return next((m for m in merge_repeats(list(records))
+                 if id(m) not in given and record.number in m.attrs["measured_in"]), record)
+
+
 def speedup_c32(record: TrialRecord) -> float | None:
     return record.attrs.get(f"speedup@{C32}")
 
@@ -358,7 +369,7 @@ def pick_record(front: Front, records: Sequence[TrialRecord], pick: str, flag: s
                         + (f": {_first_line(msg)}" if msg else "") + "); pick a measured trial")
     # A setting measured more than once stands as the mean of its readings, as on the front and in
     # pareto: the export's header shows the figures the pick was judged by, not one reading.
-    r = next((m for m in merge_repeats(list(records)) if r.number in m.attrs.get("measured_in", ())), r)
+    r = repeats_mean(records, r)
     if front.min_speedup_c32 is not None and (speedup_c32(r) or 0.0) < front.min_speedup_c32:
         raise PickError(f"trial {number} has speedup@{C32} {speedup_c32(r) or 0.0:.3f}, below "
                         f"--min-speedup-c32 {front.min_speedup_c32:g}")
