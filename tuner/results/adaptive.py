@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Sequence
 
 from ..engine.limits import SLO_ATTR, broken
-from ..engine.records import MEASURED, TrialRecord, load_records, merge_repeats
+from ..engine.records import MEASURED, TrialRecord, counts_text, load_records, merge_repeats
 from ..sglang.adaptive import AdaptivePolicy, StepsMeasurement, Threshold
 from ..sglang.rules import SpecConfig
 from .pareto import PickError
@@ -52,7 +52,11 @@ def _no_topk1_reason(study_name: str, records: Sequence[TrialRecord]) -> str:
     the message names the limits broken instead."""
     measured = [r for r in records if r.status == MEASURED and r.effective is not None]
     topk1 = [r for r in measured if r.effective.eagle_topk == 1]
-    if measured and not any(r.feasible for r in measured):
+    if not measured:  # nothing measured at all: no search space's fault (QA: "add topk 1 to the search
+        # space" was said of a study whose every trial was pruned, or that held none)
+        return (f"study {study_name} has no measured trial yet ({counts_text(records) or 'no trials'}); "
+                f"run `tuner study run` (or --add-trials N) first")
+    if not any(r.feasible for r in measured):
         return (f"no measured setting of study {study_name} meets its SLOs ({_broken_limits(measured)}), "
                 f"so none can go into an adaptive policy; measure more settings (tuner study run "
                 f"--add-trials N) or, if they are out of this server's reach, create a study with looser "
