@@ -57,11 +57,19 @@ def _check_local_zone() -> None:
     optuna/storages/_rdb/models.py, ``datetime_start``), and Python's ``datetime`` holds offsets of
     less than a day only: every command that read trials ended in a traceback (``offset must be a
     timedelta strictly between -timedelta(hours=24) and timedelta(hours=24)``), and ``run`` did so
-    after it had created the study and queued its seed trials (QA, qa168)."""
+    after it had created the study and queued its seed trials (QA, qa168).
+
+    The offsets are the zone's over the coming year, hour by hour (a rule repeats every year, so a
+    trial read later, or one recorded a year back, stands at one of them): Python's own
+    ``time.timezone``/``time.altzone`` are read in January and July only, and missed a summer time
+    a day from UTC that January and July are outside of (QA, qa174:
+    ``TZ='STD0DST-24:30,M12.1.0/0,M12.5.6/23'`` in December ran into the traceback)."""
     import os
     import time
 
+    now = time.time()
     offsets = {time.timezone} | ({time.altzone} if time.daylight else set())
+    offsets |= {-time.localtime(now + hour * 3600).tm_gmtoff for hour in range(366 * 24 + 1)}
     if any(abs(offset) >= 24 * 3600 for offset in offsets):
         fail(f"TZ={os.environ.get('TZ', '')!r} is a day or more from UTC, which Python's datetime (and so "
              "Optuna's trial times) cannot hold; set TZ to a zone such as UTC or Europe/Berlin, or unset it",
