@@ -19,6 +19,7 @@ import os
 import re
 from collections.abc import Mapping
 from contextlib import contextmanager
+from decimal import Decimal
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -135,16 +136,18 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
         elif m:
             hint = f" (write {m.group(1)}h{m.group(2)}m for {m.group(2)} minutes)"
         elif iso and any(iso.groups()):  # ISO 8601 (Kubernetes, Java, .NET write PT8H): say it in our units
-            days, hours, minutes, secs = (float(n or 0) for n in iso.groups())
+            days, hours, minutes, secs = (Decimal(n or 0) for n in iso.groups())
             seconds = days * 86400 + hours * 3600 + minutes * 60 + secs
             if seconds == 0:
                 raise ConfigError(source, key, "must be positive")
+            _at_most_a_year(float(seconds), value, source, key)  # no hint the next try refuses
             hint = f" (an ISO 8601 duration: write {_written(seconds)})"
         elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?d", text):  # days: no unit here, but say how to write them
-            days = float(text[:-1])
+            days = Decimal(text[:-1])
             if days == 0:
                 raise ConfigError(source, key, "must be positive")
-            hint = f" (write {days * 24:g}h for {days:g} day{'' if days == 1 else 's'})"
+            _at_most_a_year(float(days * 86400), value, source, key)
+            hint = f" (write {_plain(days * 24)}h for {_plain(days)} day{'' if days == 1 else 's'})"
         elif re.fullmatch(r"[0-9]+(?:\.[0-9]+)?", text):
             if float(text) == 0:  # no unit makes it one: say what is wrong, not "add a unit"
                 raise ConfigError(source, key, "must be positive")
@@ -157,11 +160,19 @@ def parse_duration(value: Any, source: str = "", key: str = "") -> float | None:
     return _at_most_a_year(seconds, value, source, key)
 
 
-def _written(seconds: float) -> str:
+def _written(seconds: Decimal) -> str:
     """``seconds`` as :func:`parse_duration` reads it: ``26h``, ``1h30m``, ``90.5s``."""
     hours, rest = divmod(seconds, 3600)
     minutes, secs = divmod(rest, 60)
-    return "".join(f"{n:g}{unit}" for n, unit in ((hours, "h"), (minutes, "m"), (secs, "s")) if n) or "0s"
+    parts = ((hours, "h"), (minutes, "m"), (secs, "s"))
+    return "".join(f"{_plain(n)}{unit}" for n, unit in parts if n) or "0s"
+
+
+def _plain(number: Decimal) -> str:
+    """``number`` in the digits :func:`parse_duration` reads (``0.0000001``, ``8784``), exactly: never
+    an exponent (QA, qa174: ``PT0.0000001S`` was told to write ``1e-07s``, which is refused)."""
+    text = format(number, "f")
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _at_most_a_year(seconds: float, value: Any, source: str, key: str) -> float:
