@@ -223,8 +223,7 @@ def reap_dead_trials(study) -> list[int]:
     if not hasattr(storage, "get_heartbeat_stale_trial_callback"):
         return []  # a storage without heartbeats (in-memory, for benchmarks): one process, no deaths
     patient = patient_backend(storage)
-    by_time = patient is None or not patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S)
-    by_time = DATABASE_CLOCK.steady(storage) and by_time  # read at every look: the next one's reference
+    steady = DATABASE_CLOCK.steady(storage)  # read at every look: the next one's reference
     # The dead of this host first, by pid, whatever their heartbeat's age: Optuna's staleness would
     # fail them too once the grace is past, as a worker that "stopped answering" (QA: a run killed
     # with kill -9 and run again the next morning; its trial said so, and the run said nothing).
@@ -234,6 +233,10 @@ def reap_dead_trials(study) -> list[int]:
         # a dead worker's measurement journaled before its tell: told now, not failed and measured again
         running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     reaped = [t.number for t in running if Worker.alive(t.user_attrs.get("worker")) is False and _reap(study, t)]
+    # Asked after the reads, never before: an outage the clock read (the look's first call) or a
+    # read since waited out held every worker's beats back too (QA, qa174: asked first, a live
+    # trial of another host was failed at once after an outage that began at the clock read).
+    by_time = steady and not _recently_away(patient)
     if by_time:
         # A worker of this host whose process lives is alive, whatever its heartbeat says: paused
         # (SIGSTOP, a suspended VM, swap) it could not beat, and failing its trial would launch its
@@ -244,12 +247,19 @@ def reap_dead_trials(study) -> list[int]:
         _fail_stale(study)
     running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
     unnamed_for = _UNNAMED.seen(storage, [t._trial_id for t in running if not t.user_attrs.get("worker")])
+    by_time = by_time and not _recently_away(patient)
     for t in running:
         named = t.user_attrs.get("worker")
         unnamed = not named and by_time and unnamed_for.get(t._trial_id, 0.0) >= UNNAMED_AFTER_S
         if (Worker.alive(named) is False or unnamed) and _reap(study, t):
             reaped.append(t.number)
     return reaped
+
+
+def _recently_away(patient) -> bool:
+    """Whether ``patient`` (a patient storage backend, or None) met an outage within a grace period
+    and an interval: a worker's beats may not have landed since, so no heartbeat is judged."""
+    return patient is not None and patient.recently_unreachable(HEARTBEAT_GRACE_S + HEARTBEAT_INTERVAL_S)
 
 
 class _UnnamedSince:
@@ -326,6 +336,8 @@ def _fail_stale(study) -> None:
     stale = storage._get_stale_trial_ids(study._study_id)
     if DATABASE_CLOCK.settled(storage):  # a live worker's beat may lie ahead of a clock just stepped back
         stale += [t for t in beats_ahead(storage, study._study_id, HEARTBEAT_GRACE_S) if t not in stale]
+    if _recently_away(patient_backend(storage)):
+        return  # the storage went away during these reads: the beats it held back are no worker's death
     for trial_id in stale:
         if fail_running(storage, trial_id) and callback is not None:
             callback(study, copy.deepcopy(storage.get_trial(trial_id)))
