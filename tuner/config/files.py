@@ -288,9 +288,13 @@ def open_refused(path: str | Path, flags: int) -> str | None:
 
     The one rights check of the storage's read (:mod:`tuner.engine.storage`), the storage's write
     (:func:`tuner.cli.study_target.check_storage_writable`) and an output file (:func:`check_output`);
-    each says it in its own words."""
+    each says it in its own words.
+
+    Opened non-blocking and never as a controlling terminal: a named pipe (FIFO) opened to read waits
+    for a writer, forever (QA, qa174: ``tuner study create`` of a study whose SQLite storage path was a
+    FIFO hung in the storage's read check); the rights are checked all the same (open(2))."""
     try:
-        os.close(os.open(path, flags))
+        os.close(os.open(path, flags | os.O_NONBLOCK | os.O_NOCTTY))
     except OSError as exc:
         if exc.errno in _RIGHTS_REFUSED:
             return exc.strerror or os.strerror(exc.errno)
