@@ -175,7 +175,8 @@ def test_the_server_s_own_gpus_are_compared(tmp_path, monkeypatch):
     """The GPUs the server runs on: the first tp_size of its CUDA_VISIBLE_DEVICES (server.env's)."""
     node = fake_nvidia_smi(tmp_path / "node", [A100, A100, H100, H100])
     on_node(monkeypatch, node)
-    config = _study(tmp_path, ", env: {CUDA_VISIBLE_DEVICES: '2,3,0'}")
+    # GPUs by index on a node of two models: CUDA numbers them as nvidia-smi only in the PCI order
+    config = _study(tmp_path, ", env: {CUDA_VISIBLE_DEVICES: '2,3,0', CUDA_DEVICE_ORDER: PCI_BUS_ID}")
     assert node_hardware(config.server, None) == {"name": H100[0], "count": 2, "memory_total_mib": 81559,
                                                   "compute_cap": "9.0"}
 

@@ -35,7 +35,9 @@ def mixed_node(tmp_path, monkeypatch, rows=ROWS) -> None:
 
 
 def gpu_of(tmp_path, visible: str | None) -> str | None:
-    env = {} if visible is None else {"CUDA_VISIBLE_DEVICES": visible}
+    # CUDA numbers the GPUs as nvidia-smi does in the PCI order only (tests/engine/test_cuda_device_order.py)
+    env = {"CUDA_DEVICE_ORDER": "PCI_BUS_ID"}
+    env.update({} if visible is None else {"CUDA_VISIBLE_DEVICES": visible})
     config = load_study(demo_study(tmp_path, **{"server.backend": "sglang", "server.env": env}))
     gpu = gather_facts(config.server).gpu
     return None if gpu is None else str(gpu)

@@ -106,7 +106,7 @@ def _server_gpu_arch(server: ServerSettings, gpus: list[dict] | None) -> GpuArch
     if not gpus:
         return None
     from ..server.gpu_lock import visible_gpus
-    from ..server.gpus import cuda_visible
+    from ..server.gpus import cuda_visible, numbered_as_listed
 
     visible = visible_gpus(server.env)
     first: str | None = "0"
@@ -114,6 +114,11 @@ def _server_gpu_arch(server: ServerSettings, gpus: list[dict] | None) -> GpuArch
         shown, _ = cuda_visible(visible, len(gpus))
         first = shown[0] if shown else None
     caps = {g["compute_cap"] for g in gpus}
+    by_index = visible is None or (bool(visible) and visible[0].isdecimal() and visible[0].isascii())
+    if by_index and len(caps) > 1 and not numbered_as_listed(server.env):
+        # CUDA's default order (FASTEST_FIRST) need not be nvidia-smi's (QA, qa174: on an A100 (GPU 0)
+        # + H100 node, CUDA's device 0 is the H100): an index names no known GPU here
+        return None
     if first is not None:
         cap = gpus[int(first)]["compute_cap"]
     elif len(caps) == 1:
@@ -302,10 +307,11 @@ def node_hardware(server: ServerSettings, fixed_args: dict | None) -> dict | Non
         return {"name": f"simulated ({profile.name})", "count": hw.tp_size,
                 "memory_total_mib": int(hw.gpu_memory_gb * 1e9 / 2 ** 20), "compute_cap": hw.compute_capability}
     from ..server.gpu_lock import visible_gpus
-    from ..server.gpus import MOVED_GPU_ARGS, server_gpu_facts
+    from ..server.gpus import MOVED_GPU_ARGS, numbered_as_listed, server_gpu_facts
 
     moved = MOVED_GPU_ARGS & set(study_server_args(server, fixed_args))
-    return server_gpu_facts(visible_gpus(server.env), None if moved else server.tp_size)
+    return server_gpu_facts(visible_gpus(server.env), None if moved else server.tp_size,
+                            numbered=numbered_as_listed(server.env))
 
 
 def describe_hardware(hw: dict) -> str:

@@ -287,8 +287,20 @@ def gpu_indices_by_uuid(nvidia_smi: str = NVIDIA_SMI) -> dict[str, str] | None:
 MOVED_GPU_ARGS = frozenset({"base_gpu_id", "gpu_id_step", "pp_size", "dp_size", "nnodes"})
 
 
+def numbered_as_listed(env: Mapping[str, str] | None = None) -> bool:
+    """Whether CUDA numbers the GPUs of a process started with ``env`` (added to this process's
+    environment) as nvidia-smi's index does: with ``CUDA_DEVICE_ORDER=PCI_BUS_ID``. CUDA's default,
+    ``FASTEST_FIRST``, puts the fastest GPU first (CUDA C Programming Guide, "CUDA Environment
+    Variables"; SGLang and PyTorch leave it as it is): on a node mixing GPU models, CUDA's device 0
+    (``CUDA_VISIBLE_DEVICES=0``, or unset) need not be nvidia-smi's GPU 0."""
+    import os
+
+    order = (env or {}).get("CUDA_DEVICE_ORDER", os.environ.get("CUDA_DEVICE_ORDER", "FASTEST_FIRST"))
+    return str(order).strip().upper() == "PCI_BUS_ID"
+
+
 def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
-                     nvidia_smi: str = NVIDIA_SMI) -> dict | None:
+                     nvidia_smi: str = NVIDIA_SMI, *, numbered: bool = True) -> dict | None:
     """What ``nvidia-smi`` says of the GPUs a server shown ``visible`` runs on (its
     ``CUDA_VISIBLE_DEVICES`` entries, :func:`tuner.server.gpu_lock.visible_gpus`; None: unset):
     ``name`` (the distinct names, `` + ``-joined, as nvidia-smi prints them: ``NVIDIA H100 80GB
@@ -306,7 +318,12 @@ def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
     profile's share is no ``memory.total``; :func:`mig_instances`); None where ``-L`` does not place
     it. QA (qa167): a server on a MIG instance recorded nothing, so a worker on a 1g.10gb slice
     joined a study whose baseline ran on whole GPUs, and one on whole GPUs joined a slice's, each
-    judged against the other's baseline."""
+    judged against the other's baseline.
+
+    ``numbered``: whether CUDA numbers the GPUs as nvidia-smi does (:func:`numbered_as_listed`). When
+    it does not, on a node of GPUs that differ, GPUs named by index (or unset) cannot be placed: None,
+    unless they are every GPU of the node (QA, qa174: on an A100 + H100 node under CUDA's default
+    order, ``CUDA_VISIBLE_DEVICES=0`` recorded the A100 while the server ran on the H100)."""
     from ..sglang.hardware import GpuArch
 
     out = _query(nvidia_smi, "index,name,compute_cap,memory.total")
@@ -325,6 +342,10 @@ def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
         except ValueError:  # [N/A], [Not Supported]
             return None
     shown = None if visible is None else list(visible[:tp_ranks] if tp_ranks else visible)
+    by_index = shown is None or any(entry_index(gpu, {}) is not None for gpu in shown)
+    whole_node = (len(shown) if shown is not None else tp_ranks or len(listed)) >= len(listed)
+    if not numbered and by_index and not whole_node and len({r[:2] for r in listed.values()}) > 1:
+        return None  # CUDA's device N need not be nvidia-smi's GPU N here: which GPUs cannot be told
     migs = [gpu for gpu in shown or () if gpu.startswith("MIG-")]
     if migs:
         rows = _mig_rows(shown, listed, nvidia_smi)
