@@ -100,7 +100,13 @@ def written_through(path: str | Path) -> Path:
     every link), as a shell's ``>`` writes through a link. Renaming a new file over the link itself
     would cut it: QA (qa130), ``-o deploy.yaml``, a link to the shared ``current.yaml`` a deployment
     reads, made ``deploy.yaml`` a file of its own and left ``current.yaml`` at the old setting, exit 0."""
-    return Path(os.path.realpath(path)) if Path(path).is_symlink() else Path(path)
+    if not Path(path).is_symlink():
+        return Path(path)
+    if not_a_file(path) not in (None, "a folder"):
+        # a device or a pipe behind the link (/dev/stdout: /proc/self/fd/1, a pipe whose "path",
+        # pipe:[N], no open reaches): written into through the link, as `>` does
+        return Path(path)
+    return Path(os.path.realpath(path))
 
 
 def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
@@ -320,7 +326,12 @@ def sqlite_file_refused(path: Path) -> str | None:
             return (f"{path} cannot be written by this user ({refused}); run as the user who can, or copy "
                     "the study to a storage you can write (tuner study copy ... --to-storage URL)")
     elif path.exists():
-        return None
+        # a folder: the storage's own check names the file to give; a named pipe or a device SQLite
+        # cannot hold (QA, qa174: create said "disk I/O error; run it again once the storage answers")
+        kind = not_a_file(path)
+        if kind in (None, "a folder"):
+            return None
+        return f"{path} is {kind}, not an SQLite database file; name a file for the study (sqlite:///PATH.db)"
     try:
         check_writable(path, "storage")
     except ConfigError as exc:
@@ -361,12 +372,11 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     path = Path(path)
     if str(path) != "-":  # check_writable says what "-" is
         check_usable(path, flag)
-        kind = None if folder else not_a_file(path)
-        if kind not in (None, "a folder"):  # a folder: check_writable says it, as before
-            # a file is written next to it and renamed over it: a pipe or a device cannot be (QA, qa172:
-            # `report -o /dev/stdout | cat` said "/proc/PID/fd/pipe:[N]: cannot write in /proc/PID/fd")
-            raise ConfigError(flag, str(path), f"is {kind}, not a file; give a file name (commands that print "
-                              "leave the flag out)")
+        if not folder and not_a_file(path) not in (None, "a folder"):
+            # a device or a pipe, through a link too (`-o /dev/null`, `-o /dev/stdout`): written into,
+            # never renamed over (write_atomic), as `>` writes; its folder is none of its business (QA,
+            # qa172: `report -o /dev/stdout | cat` said "/proc/PID/fd/pipe:[N]: cannot write in /proc/PID/fd")
+            return
         link = path
         if not folder:  # a file is written through a link (written_through): its target is checked
             path = written_through(path)

@@ -388,7 +388,7 @@ def sqlite_file_unwritable(url: str) -> str | None:
 
     path = sqlite_path(url)
     try:
-        if path is None or not path.is_file():  # no file yet: its folder is the probe's
+        if path is None or not path.exists():  # no file yet: its folder is the probe's
             return None
         return sqlite_file_refused(path)
     except OSError:  # a folder this user may not search: the probe says it
