@@ -183,7 +183,23 @@ def _apply(study, finish: Finish, files: Files | None, kind: str,
         return ALREADY, [], None
     if not finish.measured or (finish.values is None and not finish.pruned):
         return DROPPED, [], None
-    return (REHOMED, *_rehome(study, finish, files, warnings or []))
+    return (REHOMED, *_rehome(study, _with_stored_setting(finish, trial), files, warnings or []))
+
+
+def _with_stored_setting(finish: Finish, trial) -> Finish:
+    """``finish`` with the setting attributes (:data:`SETTING_ATTRS`) its journal entry lacks taken
+    from its trial as stored (``trial``: failed meanwhile, it keeps them; None: gone). A tuner before
+    2026-12-04 journaled no setting: its entry, replayed by this one after another worker failed the
+    trial, was re-homed with figures and no setting, 'unreadable: measured, but its effective setting
+    is not recorded', its measurement off the front (QA, qa173: a worker of 2026-12-01 killed after
+    its journal entry, the entry replayed by this tuner). The entry's own attributes win."""
+    if trial is None:
+        return finish
+    import dataclasses
+
+    stored = {k: trial.user_attrs[k] for k in SETTING_ATTRS
+              if k not in finish.setting and trial.user_attrs.get(k) is not None}
+    return dataclasses.replace(finish, setting={**stored, **finish.setting}) if stored else finish
 
 
 def set_attrs(storage, trial_id: int, user: dict, system: dict | None = None) -> None:
