@@ -74,3 +74,37 @@ def test_an_older_tuner_s_entry_re_homed_takes_the_setting_its_failed_trial_hold
     assert stored["effective_key"] == "1-1-2" and stored["effective"] == effective
     assert [r.number for r in front_records(load_records(study))] == [copy.number]
 
+
+def test_a_measurement_an_older_tuner_re_homed_without_its_setting_reads_its_original_trial_s(tmp_path):
+    # The tuner of 2026-12-01 (b2597a1), paused past the heartbeat's grace (SIGSTOP) while trial 1
+    # ran, its trial failed by this tuner's worker on another host, re-homed its measurement when
+    # woken as trial 5 (replayed_from: 1) with figures and no setting; status showed 'unreadable:
+    # measured, but its effective setting is not recorded' (QA, qa173, on PostgreSQL). Stored here
+    # through Optuna as that tuner stored it.
+    import optuna
+    from optuna.distributions import IntDistribution
+
+    storage = f"sqlite:///{tmp_path / 'old.db'}"
+    study = optuna.create_study(study_name="old", storage=storage, directions=["maximize", "maximize"])
+    study.set_metric_names(["single_speedup", "speedup@32"])
+    params = {"speculative_num_steps": 1, "speculative_eagle_topk": 1, "speculative_num_draft_tokens": 3}
+    dists = {k: IntDistribution(1, 64) for k in params}
+    setting = {"requested": {"num_steps": 1, "eagle_topk": 1, "num_draft_tokens": 3},
+               "effective": {"num_steps": 1, "eagle_topk": 1, "num_draft_tokens": 2},
+               "effective_key": "1-1-2", "rewritten": True}
+    study.add_trial(optuna.trial.create_trial(
+        state=optuna.trial.TrialState.FAIL, params=params, distributions=dists,
+        user_attrs={**setting, "claim": "1-1-2", "worker": {"host": "vm", "pid": 13449, "start": 1.0}}))
+    figures = {"status": "measured", "single_tok_per_s": 43.6, "tok_per_s@1": 43.6, "tok_per_s@32": 806.6,
+               "single_speedup": 1.644, "speedup@32": 1.027, "replayed_from": 0}
+    study.add_trial(optuna.trial.create_trial(
+        state=optuna.trial.TrialState.COMPLETE, params=params, distributions=dists, values=[1.644, 1.027],
+        user_attrs=figures, system_attrs={"constraints": [-1.0], "constraints:measured": -1.0}))
+
+    records = load_records(optuna.load_study(study_name="old", storage=storage))
+    copy = records[1]
+    assert copy.status == "measured" and copy.feasible, copy.attrs
+    assert copy.effective.label() == "steps=1 topk=1 draft=2" and copy.attrs["effective_key"] == "1-1-2"
+    assert copy.attrs["single_tok_per_s"] == 43.6 and "claim" not in copy.attrs  # its own figures only
+    assert [r.number for r in front_records(records)] == [1]
+    assert records[0].status is None and records[0].state == "FAIL"  # the original stays what it is

@@ -190,11 +190,13 @@ def load_records(study) -> list[TrialRecord]:
     """All trials of an Optuna study, oldest first."""
     out = []
     names = list(study.metric_names or [])
-    for t in stored_trials(study):
+    trials = stored_trials(study)
+    by_number = {t.number: t for t in trials if not isinstance(t, UnbuiltTrial)}
+    for t in trials:
         if isinstance(t, UnbuiltTrial):  # its values cannot be read (a NaN in SQLite): no result
             out.append(_unbuilt_record(t))
             continue
-        attrs = dict(t.user_attrs)
+        attrs = {**t.user_attrs, **_setting_of_original(t.user_attrs, by_number)}
         problem = attrs_problem(attrs) or values_problem(t.values if t.state.name == "COMPLETE" else None, names)
         if (problem is None and t.state.name == "COMPLETE" and t.params and attrs.get("status") == MEASURED
                 and attrs.get("effective") is None):
@@ -220,6 +222,28 @@ def load_records(study) -> list[TrialRecord]:
             duration_s=attrs.get("duration_s"),
         ))
     return out
+
+
+#: The attributes naming a trial's setting, set on it before its launch (tuner.engine.finish.SETTING_ATTRS
+#: less the baseline's hardware).
+_SETTING = ("requested", "effective", "effective_key", "rewritten")
+
+
+def _setting_of_original(attrs: dict, by_number: dict) -> dict:
+    """The setting attributes a re-homed measurement (``replayed_from``: its original trial's
+    number, tuner.engine.finish) lacks, from that original trial, which holds them: a tuner before
+    2026-12-04 re-homed a measurement with its figures alone, and its copy read 'unreadable: measured,
+    but its effective setting is not recorded', the measurement off the front for good (QA, qa173: a
+    worker of 2026-12-01 paused past the heartbeat's grace, its trial failed by a worker of this
+    tuner on another host, re-homed its measurement when woken). Empty for any other trial."""
+    number = attrs.get("replayed_from")
+    if not isinstance(number, int) or isinstance(number, bool) or attrs.get("effective") is not None:
+        return {}
+    original = by_number.get(number)
+    if original is None:
+        return {}
+    return {k: original.user_attrs[k] for k in _SETTING
+            if attrs.get(k) is None and original.user_attrs.get(k) is not None}
 
 
 def _unbuilt_record(t: UnbuiltTrial) -> TrialRecord:
