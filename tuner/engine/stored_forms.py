@@ -49,6 +49,37 @@ def _current(model, stored: dict | None, source: str) -> dict | None:
         return stored
 
 
+def newer_tuner_key(config: object, space: object, suite: object) -> str | None:
+    """The first key of a study's stored ``config``, ``space`` or ``suite`` that this tuner's schema
+    does not know, as ``"config server.x"``; None when it knows
+    them all. Every tuner since 2026-11-30 reads what the earlier ones stored (a key added since
+    counts as its default), so a key unknown here was stored by a newer tuner, one a worker of the
+    study already runs: this one would misread the study (QA, qa173: ``tuner study run`` on its own
+    file said 'the study exists with a different config (server.X differs); use a new study name or
+    the original file', and ``--study NAME`` '<stored study config>: server.X: unknown key')."""
+    for data, model, what in ((config, None, "config"), (space, SearchSpaceConfig, "search space"),
+                              (suite, Suite, "suite")):
+        if not isinstance(data, dict):
+            continue
+        try:
+            if model is None:
+                study_from_dict(data)
+            else:
+                parse_model(model, data, f"<stored {what}>")
+        except ConfigError as exc:
+            if exc.message.startswith("unknown key") and exc.key:
+                return f"{what} {exc.key}"
+        except (TypeError, ValueError):
+            continue
+    return None
+
+
+def newer_tuner_line(key: str) -> str:
+    """What a worker says of a study whose stored ``key`` (:func:`newer_tuner_key`) it does not know."""
+    return (f"stored by a newer tuner: its {key} is unknown to this one; upgrade this tuner to the "
+            "version the study's other workers run (every worker of a study runs that version)")
+
+
 def changed_shipped_suite(file_suite: object, stored_suite: object) -> str | None:
     """The shipped suite's name when the study file names one (``bench.suite: quick``) and the study
     stored that suite as an earlier tuner shipped it (the same name, other contents): the file

@@ -38,7 +38,8 @@ from .asktell import utc_now
 from .orphan_rows import drop_orphan_rows
 from .patience import patient_backend
 from .storage import holds_tables, open_storage, redact
-from .stored_forms import changed_shipped_suite, current_config, current_space, current_suite
+from .stored_forms import (changed_shipped_suite, current_config, current_space, current_suite,
+                           newer_tuner_key, newer_tuner_line)
 
 CONFIG_ATTR, SPACE_ATTR, SUITE_ATTR = "tuner_config", "tuner_space", "tuner_suite"
 WORKLOAD_ATTR = "tuner_workload"  #: the suite's request statistics (tuner.bench.workload)
@@ -586,6 +587,7 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
     unwritten (a budget shapes no server: :func:`check_file_against_study`). Returns the study's
     attributes as read (once ready), for :func:`_same_attention`: one read for both."""
     stored = wait_until_ready(study)
+    _refuse_a_newer_tuner_s(study, stored, url)
     if file is not None:  # before anything is stored (a budget change below)
         same_profile(study, file, stored)
     have_model = ((stored.get(CONFIG_ATTR) or {}).get("server") or {}).get("model")
@@ -627,6 +629,15 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
             raise ConfigError(redact(url) or "", study.study_name,
                               f"the study exists with a different {attr.split('_')[1]} ({key} differs); {fix}")
     return stored
+
+
+def _refuse_a_newer_tuner_s(study, stored: dict, url: str) -> None:
+    """:class:`ConfigError` when a newer tuner stored the study (a key of its config, space or suite
+    this one does not know, :func:`tuner.engine.stored_forms.newer_tuner_key`): compared, it read as
+    another config ('use a new study name or the original file'), which no file could fix."""
+    key = newer_tuner_key(stored.get(CONFIG_ATTR), stored.get(SPACE_ATTR), stored.get(SUITE_ATTR))
+    if key is not None:
+        raise ConfigError(redact(url) or "", study.study_name, newer_tuner_line(key))
 
 
 class StorageUnreadable(Exception):
@@ -817,6 +828,9 @@ def config_from_study(study, workdir: str | None = None, unreadable: Callable[[s
     from .facts import ATTENTION_ATTR, space_for
 
     attrs = wait_until_ready(study)
+    newer = newer_tuner_key(attrs.get(CONFIG_ATTR), attrs.get(SPACE_ATTR), attrs.get(SUITE_ATTR))
+    if newer is not None:  # read by this schema it is 'unknown key', with no word of the version
+        raise ConfigError(f"study {study.study_name}", "", newer_tuner_line(newer))
     config = study_from_dict(attrs[CONFIG_ATTR])
     space = SearchSpace(parse_model(SearchSpaceConfig, attrs[SPACE_ATTR], "<stored search space>"),
                         config.search_space)
