@@ -14,33 +14,15 @@ PATH) lists the node.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from support.demo_study import demo_study
-from support.fake_commands import counting_command
+from support.gpu_node import H100, MIXED
+from support.gpu_node import gpu_node as node
 
 from tuner.config.study import load_study
 from tuner.engine.facts import gather_facts, node_hardware
 
-A100, H100 = "NVIDIA A100-SXM4-80GB", "NVIDIA H100 80GB HBM3"
-
-
-def node(tmp_path, monkeypatch, rows) -> None:
-    counting_command(tmp_path, "nvidia-smi", f"""\
-        rows = {rows!r}
-        query = next(a for a in sys.argv if a.startswith("--query-gpu="))
-        for index, name, cap, uuid in rows:
-            values = {{"index": index, "name": name, "compute_cap": cap, "uuid": uuid,
-                       "memory.total": "81559", "memory.free": "81000"}}
-            print(", ".join(values[f] for f in query.split("=", 1)[1].split(",")))
-        """)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-    monkeypatch.delenv("CUDA_DEVICE_ORDER", raising=False)
-
-
-MIXED = [("0", A100, "8.0", "GPU-aaaa"), ("1", H100, "9.0", "GPU-bbbb")]
 
 
 def server(tmp_path, env: dict):

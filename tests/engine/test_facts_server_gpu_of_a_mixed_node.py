@@ -9,30 +9,13 @@ nvidia-smi (a real process on PATH) lists the mixed node.
 
 from __future__ import annotations
 
-import os
 
 import pytest
 from support.demo_study import demo_study
-from support.fake_commands import counting_command
+from support.gpu_node import gpu_node as mixed_node
 
 from tuner.config.study import load_study
 from tuner.engine.facts import gather_facts
-
-ROWS = [("0", "NVIDIA A100-SXM4-80GB", "8.0", "GPU-aaaa"), ("1", "NVIDIA H100 80GB HBM3", "9.0", "GPU-bbbb")]
-
-
-def mixed_node(tmp_path, monkeypatch, rows=ROWS) -> None:
-    counting_command(tmp_path, "nvidia-smi", f"""\
-        rows = {rows!r}
-        query = next(a for a in sys.argv if a.startswith("--query-gpu="))
-        for index, name, cap, uuid in rows:
-            values = {{"index": index, "name": name, "compute_cap": cap, "uuid": uuid,
-                       "memory.total": "81559", "memory.free": "81000"}}
-            print(", ".join(values[f] for f in query.split("=", 1)[1].split(",")))
-        """)
-    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
-    monkeypatch.delenv("CUDA_VISIBLE_DEVICES", raising=False)
-
 
 def gpu_of(tmp_path, visible: str | None) -> str | None:
     # CUDA numbers the GPUs as nvidia-smi does in the PCI order only (tests/engine/test_cuda_device_order.py)
