@@ -9,6 +9,10 @@ constraint (``trial.set_constraint("measured", 1.0)``), so samplers learn to avo
 and reports still show it as failed (``status`` attribute). A trial stopped early because its
 partial figures were already dominated (:mod:`tuner.engine.pruning`) is PRUNED, status ``pruned``,
 with no values, the same violated constraint, and its partial figures under ``partial``.
+
+Why one module of over 400 lines: what the engine writes on a trial and the check of what every
+reader may trust of it (:func:`attrs_problem`) are one contract; split, a new attribute's writer
+and its check drift apart (QA, qa175: five attributes the readers format went unchecked).
 """
 
 from __future__ import annotations
@@ -73,6 +77,13 @@ def attrs_problem(attrs: dict) -> str | None:
                 return f"{key} {value!r} is not a finite number"
             if value < 0:  # no rate, ratio or duration is below 0 (QA: a baseline of -5 tok/s gave -12.24x)
                 return f"{key} {value!r} is negative"
+        if key.startswith(("tok_per_s@", "speedup@")) and not _concurrency(key.split("@", 1)[1]):
+            # StoredFigures and the front read the concurrency as a number (QA, qa175: a key
+            # tok_per_s@x ended pareto, export and report in int()'s ValueError)
+            return f"{key} does not name a concurrency (a whole number of at least 1)"
+    problem = _limits_problem(attrs)
+    if problem is not None:
+        return problem
     if "stages" in attrs and not isinstance(attrs["stages"], list):
         return f"stages {attrs['stages']!r} is not a list"
     for st in attrs.get("stages") or []:  # what pruning's noise and the sampler read of each stage
@@ -80,6 +91,73 @@ def attrs_problem(attrs: dict) -> str | None:
         if (not isinstance(st, dict) or not isinstance(st.get("stage"), str) or not isinstance(estimates, list)
                 or not all(finite_number(v) for v in estimates)):
             return f"stages entry {st!r} is not {{stage: name, estimates: [numbers]}}"
+    return None
+
+
+def _concurrency(text: str) -> bool:
+    """Whether ``text`` (what follows the ``@`` of ``tok_per_s@32``) is a concurrency the suite runs."""
+    return text.isascii() and text.isdigit() and int(text) >= 1
+
+
+def _whole(value: Any) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
+def _share(value: Any) -> bool:
+    return finite_number(value) and 0 <= value <= 1
+
+
+#: One stored SLO check's keys and what each must be, as tuner.engine.limits.slo_checks writes it
+#: (``measured_ms`` None when the figure was not measured).
+_SLO_CHECK = {"concurrency": _whole, "limit": lambda v: isinstance(v, str), "limit_ms": finite_number,
+              "measured_ms": lambda v: v is None or finite_number(v), "ok": lambda v: isinstance(v, bool),
+              "excess": finite_number}
+
+
+def _limits_problem(attrs: dict) -> str | None:
+    """What is wrong with the attributes of a trial's limits and warnings, as the tuner writes them
+    (tuner.engine.limits, tuner.bench.lossless's ``to_attrs``, tuner.engine.finish), or None:
+    ``slo_checks`` a list of :data:`_SLO_CHECK` mappings; the lossless check's ``lossless_share``
+    and ``lossless_min_share`` shares in [0, 1], ``lossless_compared`` and ``lossless_identical``
+    whole numbers (at most the compared), ``lossless_flag``/``lossless_enforced`` true or false,
+    ``lossless_first_divergence`` a ``{prompt, max_tokens, position}``, ``lossless_mismatches`` a
+    list; a check (``lossless_compared``) or a flag with its share; ``file_warnings`` a list of
+    text. Each reader formats these as stored (QA, qa175: ``slo_checks: "x"`` ended status and
+    export in a TypeError, a ``lossless_share`` of "half" status in format()'s ValueError, a
+    check with no share the report in a KeyError, ``file_warnings: 5`` status in join()'s
+    TypeError)."""
+    checks = attrs.get("slo_checks")
+    if checks is not None:
+        if not isinstance(checks, list):
+            return f"slo_checks {checks!r} is not a list"
+        for c in checks:
+            if not isinstance(c, dict) or not all(k in c and ok(c[k]) for k, ok in _SLO_CHECK.items()):
+                return (f"slo_checks entry {c!r} is not {{concurrency, limit, limit_ms, measured_ms, ok, "
+                        "excess}")
+    for key in ("lossless_share", "lossless_min_share"):
+        if attrs.get(key) is not None and not _share(attrs[key]):
+            return f"{key} {attrs[key]!r} is not a share from 0 to 1"
+    for key in ("lossless_compared", "lossless_identical"):
+        if attrs.get(key) is not None and not _whole(attrs[key]):
+            return f"{key} {attrs[key]!r} is not a whole number"
+    compared, identical = attrs.get("lossless_compared"), attrs.get("lossless_identical")
+    if compared is not None and identical is not None and identical > compared:
+        return f"lossless_identical {identical!r} is more than lossless_compared {compared!r}"
+    for key in ("lossless_flag", "lossless_enforced"):
+        if attrs.get(key) is not None and not isinstance(attrs[key], bool):
+            return f"{key} {attrs[key]!r} is not true or false"
+    for key in ("lossless_compared", "lossless_flag"):
+        if attrs.get(key) is not None and attrs.get("lossless_share") is None:
+            return f"{key} is stored without lossless_share"
+    first = attrs.get("lossless_first_divergence")
+    if first is not None and not (isinstance(first, dict) and _whole(first.get("position"))
+                                  and isinstance(first.get("prompt"), str) and _whole(first.get("max_tokens"))):
+        return f"lossless_first_divergence {first!r} is not {{prompt, max_tokens, position}}"
+    if attrs.get("lossless_mismatches") is not None and not isinstance(attrs["lossless_mismatches"], list):
+        return f"lossless_mismatches {attrs['lossless_mismatches']!r} is not a list"
+    notes = attrs.get("file_warnings")
+    if notes is not None and not (isinstance(notes, list) and all(isinstance(n, str) for n in notes)):
+        return f"file_warnings {notes!r} is not a list of text"
     return None
 
 
