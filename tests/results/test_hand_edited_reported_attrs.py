@@ -36,6 +36,9 @@ EDITS = [
      "lossless_first_divergence 5 is not"),
     ({"lossless_compared": "3", "lossless_share": "0.5", "lossless_identical": '"x"'},
      "lossless_identical 'x' is not a whole number"),
+    ({"server_args": "5"}, "server_args 5 is not a mapping"),
+    ({"server_args": '{"mem_fraction_static": [0.8]}'}, "server_args {'mem_fraction_static': [0.8]} is not"),
+    ({"worker": "5"}, "worker 5 is not {host, pid, start}"),
     ({"file_warnings": "5"}, "file_warnings 5 is not a list of text"),
     ({"file_warnings": "[5]"}, "file_warnings [5] is not a list of text"),
 ]
@@ -89,8 +92,12 @@ def test_what_the_tuner_writes_passes():
             "lossless_first_divergence": {"prompt": "p1", "max_tokens": 64, "repeat": 0, "position": 17},
             "lossless_mismatches": [{"prompt": "p1", "max_tokens": 64, "repeat": 0, "position": 17}],
             "lossless_min_share": 0.9, "lossless_flag": True, "lossless_enforced": False,
+            "server_args": {"mem_fraction_static": 0.85, "trust_remote_code": True, "model_path": "m"},
+            "worker": {"host": "gpu-1", "pid": 4242, "start": 1765090000.0},
             "file_warnings": ["log not written: disk full"]}
     assert attrs_problem(good) is None
     assert attrs_problem({**good, "lossless_identical": 5}) == "lossless_identical 5 is more than lossless_compared 4"
     assert attrs_problem({**good, "lossless_min_share": 1.5}) == "lossless_min_share 1.5 is not a share from 0 to 1"
+    # export names the host of a trial SGLang measured: (record.attrs.get("worker") or {}).get("host")
+    assert attrs_problem({**good, "worker": ["gpu-1"]}) == "worker ['gpu-1'] is not {host, pid, start}"
     assert attrs_problem({**good, "lossless_enforced": "yes"}) == "lossless_enforced 'yes' is not true or false"
