@@ -21,7 +21,7 @@ def measured(tmp_path_factory):
 
 
 #: (the edits of trial 3, a measured one: attribute -> its JSON text, inserted when not stored;
-#: what the unreadable line says)
+#: what the unreadable line says; the trial, when not 3: 6 is an invalid one)
 EDITS = [
     ({"tok_per_s@x": "5.0"}, "tok_per_s@x does not name a concurrency"),
     ({"speedup@0": "1.5"}, "speedup@0 does not name a concurrency"),
@@ -39,24 +39,28 @@ EDITS = [
     ({"server_args": "5"}, "server_args 5 is not a mapping"),
     ({"server_args": '{"mem_fraction_static": [0.8]}'}, "server_args {'mem_fraction_static': [0.8]} is not"),
     ({"worker": "5"}, "worker 5 is not {host, pid, start}"),
+    ({"effective_key": '["a"]'}, "effective_key ['a'] is not text"),
+    ({"effective_key": '{"steps": 5}'}, "effective_key {'steps': 5} is not text"),
+    ({"failure_class": '["oom"]'}, "failure_class ['oom'] is not text", 6),
     ({"file_warnings": "5"}, "file_warnings 5 is not a list of text"),
     ({"file_warnings": "[5]"}, "file_warnings [5] is not a list of text"),
 ]
 
 READERS = [["status"], ["status", "-f", "json"], ["pareto"], ["pareto", "-f", "csv"], ["export", "--pick", "knee"],
-           ["export", "--pick", "3"], ["report"]]
+           ["export", "--pick", "N"], ["report"]]
 
 
-@pytest.mark.parametrize("edits, why", EDITS, ids=[",".join(f"{k}={v}" for k, v in e.items()) for e, _ in EDITS])
-def test_every_reader_goes_on_past_an_edited_trial(measured, tmp_path, edits, why):
+@pytest.mark.parametrize("edits, why, number", [(*e, 3)[:3] for e in EDITS],
+                         ids=[",".join(f"{k}={v}" for k, v in e[0].items()) for e in EDITS])
+def test_every_reader_goes_on_past_an_edited_trial(measured, tmp_path, edits, why, number):
     for f in ("ed.yaml", "ed.db"):
         shutil.copy(measured.parent / f, tmp_path / f)
     con = sqlite3.connect(tmp_path / "ed.db")
     try:
         (tid,) = con.execute("SELECT trial_id FROM trials JOIN studies USING (study_id) WHERE study_name = 'ed' "
-                             "AND number = 3").fetchone()
+                             "AND number = ?", (number,)).fetchone()
         assert con.execute("SELECT value_json FROM trial_user_attributes WHERE trial_id = ? AND key = 'status'",
-                           (tid,)).fetchone() == ('"measured"',)
+                           (tid,)).fetchone() == ('"measured"' if number == 3 else '"invalid"',)
         for key, value in edits.items():
             con.execute("DELETE FROM trial_user_attributes WHERE trial_id = ? AND key = ?", (tid, key))
             con.execute("INSERT INTO trial_user_attributes (trial_id, key, value_json) VALUES (?, ?, ?)",
@@ -66,15 +70,16 @@ def test_every_reader_goes_on_past_an_edited_trial(measured, tmp_path, edits, wh
         con.close()
     path = str(tmp_path / "ed.yaml")
     for args in READERS:
-        more = ["-o", str(tmp_path / "r.html")] if args[0] == "report" else args[1:]
+        more = ["-o", str(tmp_path / "r.html")] if args[0] == "report" else [
+            str(number) if a == "N" else a for a in args[1:]]
         r = tuner_here("study", args[0], path, *more)
         assert r.exception is None or isinstance(r.exception, SystemExit), (args, repr(r.exception))
-        if args[1:] == ["--pick", "3"]:  # the edited trial itself: refused, with why
+        if args[1:] == ["--pick", "N"]:  # the edited trial itself: refused, with why
             assert r.exit_code == 1 and why in r.output, (args, r.output)
         else:
             assert r.exit_code == 0, (args, r.output)
         if args[0] == "export" and args[2] == "knee":
-            assert "-> trial 3\n" not in r.output, r.output
+            assert f"-> trial {number}\n" not in r.output, r.output
     r = tuner_here("study", "status", path, "-f", "json")
     assert r.exit_code == 0 and f"unreadable: {why}" in r.output, r.output
 

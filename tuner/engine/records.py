@@ -54,7 +54,8 @@ def attrs_problem(attrs: dict) -> str | None:
     export, report, confirm) trust what this passes. ``status`` text; ``effective``/``requested``
     mappings of positive whole numbers (or unset flags, for a request); figures finite numbers, none
     negative;
-    ``stages`` a list of ``{stage, estimates}``."""
+    ``stages`` a list of ``{stage, estimates}``; ``effective_key`` and ``failure_class``
+    text; the limits and warnings of :func:`_limits_problem`."""
     status = attrs.get("status")
     if status is not None and not isinstance(status, str):
         return f"status {status!r} is not text"
@@ -69,6 +70,15 @@ def attrs_problem(attrs: dict) -> str | None:
         if not all((v is None and unset_ok) or (isinstance(v, int) and not isinstance(v, bool) and v >= 1)
                    for v in values) or (key == "effective" and None in values):
             return f"{key} {spec!r} is not a setting SGLang runs"
+    key = attrs.get("effective_key")
+    if key is not None:
+        # the readers group a setting's measurements by it (merge_repeats); the tuner writes it as
+        # text (tuner.engine.trial, spec_key). QA, qa175: a list ended every reader in "unhashable type"
+        if not isinstance(key, str):
+            return f"effective_key {key!r} is not text"
+    failure = attrs.get("failure_class")
+    if failure is not None and not isinstance(failure, str):  # the report groups failures by it
+        return f"failure_class {failure!r} is not text"
     for key, value in attrs.items():
         if key in _NUMERIC or key.startswith(("tok_per_s@", "speedup@")):
             if value is None:
@@ -117,15 +127,15 @@ _SLO_CHECK = {"concurrency": _whole, "limit": lambda v: isinstance(v, str), "lim
 def _limits_problem(attrs: dict) -> str | None:
     """What is wrong with the attributes of a trial's limits and warnings, as the tuner writes them
     (tuner.engine.limits, tuner.bench.lossless's ``to_attrs``, tuner.engine.finish), or None:
-    ``slo_checks`` a list of :data:`_SLO_CHECK` mappings; the lossless check's ``lossless_share``
-    and ``lossless_min_share`` shares in [0, 1], ``lossless_compared`` and ``lossless_identical``
-    whole numbers (at most the compared), ``lossless_flag``/``lossless_enforced`` true or false,
-    ``lossless_first_divergence`` a ``{prompt, max_tokens, position}``, ``lossless_mismatches`` a
-    list; a check (``lossless_compared``) or a flag with its share; ``server_args`` (what the
-    server reported in ``/server_info``) a mapping of names to scalars; ``worker`` a mapping whose
-    ``host`` is text; ``file_warnings`` a list of text. Each reader formats these as stored (QA, qa175: ``slo_checks: "x"`` ended status and
-    export in a TypeError, a ``lossless_share`` of "half" status in format()'s ValueError, a
-    check with no share the report in a KeyError, ``file_warnings: 5`` status in join()'s
+    ``slo_checks`` a list of :data:`_SLO_CHECK` mappings; the lossless check's ``lossless_share`` and
+    ``lossless_min_share`` shares in [0, 1], ``lossless_compared`` and ``lossless_identical`` whole
+    numbers (at most the compared), ``lossless_flag``/``lossless_enforced`` true or false,
+    ``lossless_first_divergence`` a ``{prompt, max_tokens, position}``, ``lossless_mismatches`` a list;
+    a check (``lossless_compared``) or a flag with its share; ``server_args`` (what the server reported
+    in ``/server_info``) a mapping of names to scalars; ``worker`` a mapping whose ``host`` is text;
+    ``file_warnings`` a list of text. Each reader formats these as stored (QA, qa175: ``slo_checks:
+    "x"`` ended status and export in a TypeError, a ``lossless_share`` of "half" status in format()'s
+    ValueError, a check with no share the report in a KeyError, ``file_warnings: 5`` status in join()'s
     TypeError; ``server_args: 5`` ``export --pick N`` in a TypeError)."""
     checks = attrs.get("slo_checks")
     if checks is not None:
@@ -152,7 +162,8 @@ def _limits_problem(attrs: dict) -> str | None:
             return f"{key} is stored without lossless_share"
     first = attrs.get("lossless_first_divergence")
     if first is not None and not (isinstance(first, dict) and _whole(first.get("position"))
-                                  and isinstance(first.get("prompt"), str) and _whole(first.get("max_tokens"))):
+                                  and isinstance(first.get("prompt"), str)
+                                  and _whole(first.get("max_tokens"))):
         return f"lossless_first_divergence {first!r} is not {{prompt, max_tokens, position}}"
     if attrs.get("lossless_mismatches") is not None and not isinstance(attrs["lossless_mismatches"], list):
         return f"lossless_mismatches {attrs['lossless_mismatches']!r} is not a list"
