@@ -57,6 +57,10 @@ def _start_ticks(pid: int) -> int | None:
     return None if st is None else st.start_ticks
 
 
+def _whole(v) -> bool:
+    return isinstance(v, int) and not isinstance(v, bool)
+
+
 @dataclass(frozen=True)
 class Worker:
     """Who runs a trial: enough to tell, on the same host, whether that process still lives."""
@@ -70,10 +74,16 @@ class Worker:
 
     @staticmethod
     def alive(d: dict | None) -> bool | None:
-        """True/False for a worker on this host; None when it ran elsewhere (ask the heartbeat)."""
-        if not d or d.get("host") != socket.gethostname():
+        """True/False for a worker on this host; None when it ran elsewhere, or when ``d`` names no
+        process (a value edited by hand or written by another tool: no mapping, no whole pid): ask the
+        heartbeat. QA (qa175): a RUNNING trial whose ``worker`` was edited to ``5`` ended the next
+        ``tuner study run`` in AttributeError's traceback before anything ran."""
+        if not isinstance(d, dict) or d.get("host") != socket.gethostname():
             return None
-        return process_alive(int(d["pid"]), d.get("start"))
+        pid, start = d.get("pid"), d.get("start")
+        if not _whole(pid) or pid <= 0 or not (start is None or _whole(start)):
+            return None
+        return process_alive(pid, start)
 
 
 class Heartbeat:
