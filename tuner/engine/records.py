@@ -132,7 +132,7 @@ def _limits_problem(attrs: dict) -> str | None:
     numbers (at most the compared), ``lossless_flag``/``lossless_enforced`` true or false,
     ``lossless_first_divergence`` a ``{prompt, max_tokens, position}``, ``lossless_mismatches`` a list;
     a check (``lossless_compared``) or a flag with its share; ``server_args`` (what the server reported
-    in ``/server_info``) a mapping of names to scalars; ``worker`` a mapping whose ``host`` is text;
+    in ``/server_info``) a mapping of argument names to values; ``worker`` a mapping whose ``host`` is text;
     ``file_warnings`` a list of text. Each reader formats these as stored (QA, qa175: ``slo_checks:
     "x"`` ended status and export in a TypeError, a ``lossless_share`` of "half" status in format()'s
     ValueError, a check with no share the report in a KeyError, ``file_warnings: 5`` status in join()'s
@@ -168,9 +168,9 @@ def _limits_problem(attrs: dict) -> str | None:
     if attrs.get("lossless_mismatches") is not None and not isinstance(attrs["lossless_mismatches"], list):
         return f"lossless_mismatches {attrs['lossless_mismatches']!r} is not a list"
     ran = attrs.get("server_args")  # export compares its args with these (tuner.results.export)
-    if ran is not None and not (isinstance(ran, dict) and all(v is None or isinstance(v, (int, float, str))
-                                                              for v in ran.values())):
-        return f"server_args {ran!r} is not a mapping of names to numbers, text or true/false"
+    # its values are SGLang's own, of any JSON shape: lists (gc_threshold), mappings (cuda_graph_config)
+    if ran is not None and not (isinstance(ran, dict) and all(isinstance(k, str) for k in ran)):
+        return f"server_args {ran!r} is not a mapping of argument names to values"
     worker = attrs.get("worker")  # export names the host that measured (tuner.engine.workers.Worker)
     if worker is not None and not (isinstance(worker, dict) and isinstance(worker.get("host", ""), str)):
         return f"worker {worker!r} is not {{host, pid, start}}"
