@@ -20,6 +20,7 @@ import threading
 
 import optuna
 import pytest
+from support.processes import ctrl_c_raises
 from test_pg_frozen_session import all_frozen
 
 from tuner.engine.patience import unreachable_now
@@ -35,7 +36,7 @@ def test_an_interrupt_landing_in_a_call_the_server_never_answered_marks_the_stor
     assert not unreachable_now(storage)
     sent = threading.Timer(2.0, os.kill, args=(os.getpid(), signal.SIGINT))
     sent.daemon = True
-    with all_frozen(pg_cluster):
+    with all_frozen(pg_cluster), ctrl_c_raises():
         sent.start()
         try:
             with pytest.raises(KeyboardInterrupt):

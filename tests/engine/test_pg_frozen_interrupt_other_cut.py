@@ -25,6 +25,7 @@ from contextlib import contextmanager
 
 import optuna
 import pytest
+from support.processes import ctrl_c_raises
 from test_pg_frozen_session import all_frozen
 
 from tuner.engine.patience import PatientRDBStorage, StorageUnavailable, fail_fast, patient_backend, unreachable_now
@@ -91,7 +92,7 @@ def test_a_signal_landing_after_another_calls_cut_marks_the_storage_away(pg_clus
         watch._cut(helper_cut[0])  # the helper's timer firing: every session of the engine is cut
 
     conductor = threading.Thread(target=conduct, daemon=True)
-    with all_frozen(pg_cluster):
+    with all_frozen(pg_cluster), ctrl_c_raises():
         helper.start()
         conductor.start()
         try:

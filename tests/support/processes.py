@@ -11,6 +11,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import contextmanager
 
 from tuner.server.procs import all_stats, read_stat
 
@@ -21,6 +22,20 @@ def left_behind(me: int, before: set[int]) -> list:
     """Live children of ``me`` not in ``before``, and live members of the groups tests started."""
     return [st for st in all_stats() if st.alive and (
         (st.ppid == me and st.pid not in before) or st.pgid in STARTED_GROUPS)]
+
+
+@contextmanager
+def ctrl_c_raises():
+    """SIGINT raises KeyboardInterrupt in this process for the block, as in a terminal's foreground, and
+    its handling is put back after. A test run started in the background of a script (``cmd &``, no job
+    control) inherits SIGINT ignored, and Python then installs no handler: a test that sends SIGINT to
+    itself saw nothing happen (QA: the frozen-PostgreSQL interrupt tests failed so, "DID NOT RAISE
+    KeyboardInterrupt", in a suite run started with ``setsid bash -c '...' &``)."""
+    before = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, before)
 
 
 def signals_at_default(argv: list[str]) -> list[str]:
