@@ -49,6 +49,12 @@ def finite_number(value: Any) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
 
 
+def whole_number(value: Any) -> bool:
+    """Whether ``value`` is a JSON whole number of at least 0 (an int, not a bool): a stored count, a
+    position or a trial number, as a reader checks one edited by hand before it uses it."""
+    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
+
+
 def attrs_problem(attrs: dict) -> str | None:
     """What makes a trial's stored attributes unusable, or None: the readers (status, pareto,
     export, report, confirm) trust what this passes. ``status`` text; ``effective``/``requested``
@@ -109,17 +115,13 @@ def _concurrency(text: str) -> bool:
     return text.isascii() and text.isdigit() and int(text) >= 1
 
 
-def _whole(value: Any) -> bool:
-    return isinstance(value, int) and not isinstance(value, bool) and value >= 0
-
-
 def _share(value: Any) -> bool:
     return finite_number(value) and 0 <= value <= 1
 
 
 #: One stored SLO check's keys and what each must be, as tuner.engine.limits.slo_checks writes it
 #: (``measured_ms`` None when the figure was not measured).
-_SLO_CHECK = {"concurrency": _whole, "limit": lambda v: isinstance(v, str), "limit_ms": finite_number,
+_SLO_CHECK = {"concurrency": whole_number, "limit": lambda v: isinstance(v, str), "limit_ms": finite_number,
               "measured_ms": lambda v: v is None or finite_number(v), "ok": lambda v: isinstance(v, bool),
               "excess": finite_number}
 
@@ -149,7 +151,7 @@ def _limits_problem(attrs: dict) -> str | None:
         if attrs.get(key) is not None and not _share(attrs[key]):
             return f"{key} {attrs[key]!r} is not a share from 0 to 1"
     for key in ("lossless_compared", "lossless_identical"):
-        if attrs.get(key) is not None and not _whole(attrs[key]):
+        if attrs.get(key) is not None and not whole_number(attrs[key]):
             return f"{key} {attrs[key]!r} is not a whole number"
     compared, identical = attrs.get("lossless_compared"), attrs.get("lossless_identical")
     if compared is not None and identical is not None and identical > compared:
@@ -161,9 +163,9 @@ def _limits_problem(attrs: dict) -> str | None:
         if attrs.get(key) is not None and attrs.get("lossless_share") is None:
             return f"{key} is stored without lossless_share"
     first = attrs.get("lossless_first_divergence")
-    if first is not None and not (isinstance(first, dict) and _whole(first.get("position"))
+    if first is not None and not (isinstance(first, dict) and whole_number(first.get("position"))
                                   and isinstance(first.get("prompt"), str)
-                                  and _whole(first.get("max_tokens"))):
+                                  and whole_number(first.get("max_tokens"))):
         return f"lossless_first_divergence {first!r} is not {{prompt, max_tokens, position}}"
     if attrs.get("lossless_mismatches") is not None and not isinstance(attrs["lossless_mismatches"], list):
         return f"lossless_mismatches {attrs['lossless_mismatches']!r} is not a list"
@@ -334,7 +336,7 @@ def _setting_of_original(attrs: dict, by_number: dict) -> dict:
     worker of 2026-12-01 paused past the heartbeat's grace, its trial failed by a worker of this
     tuner on another host, re-homed its measurement when woken). Empty for any other trial."""
     number = attrs.get("replayed_from")
-    if not isinstance(number, int) or isinstance(number, bool) or attrs.get("effective") is not None:
+    if not whole_number(number) or attrs.get("effective") is not None:
         return {}
     original = by_number.get(number)
     if original is None:

@@ -36,7 +36,7 @@ from . import dead_journals
 from .db_clock import DATABASE_CLOCK, beats_ahead
 from .asktell import ask, move_state, propose
 from .patience import fail_fast, patient_backend
-from .records import INTERRUPTED
+from .records import INTERRUPTED, whole_number
 from .requeue import clear_inherited, requeue
 from .storage import HEARTBEAT_GRACE_S, HEARTBEAT_INTERVAL_S, MAX_RETRY
 
@@ -55,10 +55,6 @@ log = logging.getLogger("tuner.engine")
 def _start_ticks(pid: int) -> int | None:
     st = read_stat(pid)
     return None if st is None else st.start_ticks
-
-
-def _whole(v) -> bool:
-    return isinstance(v, int) and not isinstance(v, bool)
 
 
 @dataclass(frozen=True)
@@ -81,7 +77,8 @@ class Worker:
         if not isinstance(d, dict) or d.get("host") != socket.gethostname():
             return None
         pid, start = d.get("pid"), d.get("start")
-        if not _whole(pid) or pid <= 0 or not (start is None or _whole(start)):
+        start_read = start is None or (isinstance(start, int) and not isinstance(start, bool))
+        if not whole_number(pid) or pid == 0 or not start_read:
             return None
         return process_alive(pid, start)
 

@@ -44,7 +44,7 @@ from ..config.study import objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..engine.limits import SLO_ATTR
 from ..engine.records import (FAILED, INVALID, MEASURED, PRUNED, REUSED, TrialRecord, counts_text, load_records,
-                              merge_repeats)
+                              merge_repeats, whole_number)
 from .status import front_records
 from .traffic import limits_note
 
@@ -208,7 +208,7 @@ def reused_from(record: TrialRecord) -> int | None:
     trial then stands for itself: it carries the figures it reused (QA: ``int()`` of ``"abc"`` ended
     ``pareto`` and every ``export --pick`` in a traceback)."""
     source = record.attrs.get("reused_from")
-    return source if isinstance(source, int) and not isinstance(source, bool) and source >= 0 else None
+    return source if whole_number(source) else None
 
 
 def repeats_mean(records: Sequence[TrialRecord], record: TrialRecord) -> TrialRecord:
