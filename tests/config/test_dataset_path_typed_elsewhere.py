@@ -4,22 +4,12 @@ quotes as part of the name), a Windows drive path (``C:\\data\\d.jsonl``), Windo
 a folder's name in another case, and a name whose case matches two files (both named, not one)."""
 
 import pytest
+from support.dataset_paths import not_found as _not_found
+from support.dataset_paths import said as _said
 
 from tuner.config.suite import load_suite
-from tuner.config.yamlfile import ConfigError
 
 ROW = '{"prompt": "hello there"}\n'
-
-
-def _said(tmp_path, given: str) -> str:
-    with pytest.raises(ConfigError) as err:
-        load_suite({"name": "t", "dataset": {"path": given}}, tmp_path)
-    return str(err.value)
-
-
-def _not_found(tmp_path, given: str) -> str:
-    return (f"<inline suite>: dataset.path: {tmp_path / given} not found (a relative path is read from {tmp_path}: "
-            "the suite file's folder, or the study file's for an inline suite)")
 
 
 def _reads(tmp_path, there: str) -> None:
