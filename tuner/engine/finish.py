@@ -38,6 +38,7 @@ from .asktell import tell
 from .journal import Journal
 from .killpoints import kill_point
 from .patience import patient_backend
+from .records import TRIAL_SETTING
 from .workers import Worker
 
 #: What :func:`apply_finish` did.
@@ -46,7 +47,7 @@ TOLD, ALREADY, REHOMED, DROPPED = "told", "already", "rehomed", "dropped"
 #: a baseline's the hardware it runs on (tuner.engine.facts.HARDWARE_ATTR: a copy without it, the
 #: study's baseline, would judge no node; QA qa155); a re-homed measurement carries them, and no mark
 #: of the attempt (claim, launching, worker).
-SETTING_ATTRS = ("requested", "effective", "effective_key", "rewritten", "hardware")
+SETTING_ATTRS = (*TRIAL_SETTING, "hardware")
 #: What :func:`replay_journal` does with an entry of an earlier study of the same name.
 SET_ASIDE = "set aside"
 #: What :func:`replay_journal` does with an entry that cannot be read (damaged since it was written).

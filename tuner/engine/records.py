@@ -323,9 +323,10 @@ def load_records(study) -> list[TrialRecord]:
     return out
 
 
-#: The attributes naming a trial's setting, set on it before its launch (tuner.engine.finish.SETTING_ATTRS
-#: less the baseline's hardware).
-_SETTING = ("requested", "effective", "effective_key", "rewritten")
+#: The attributes naming a trial's setting, set on it before its launch (tuner.engine.trial); a
+#: measurement re-homed elsewhere carries them (tuner.engine.finish.SETTING_ATTRS, with a baseline's
+#: hardware).
+TRIAL_SETTING = ("requested", "effective", "effective_key", "rewritten")
 
 
 def _setting_of_original(attrs: dict, by_number: dict) -> dict:
@@ -341,7 +342,7 @@ def _setting_of_original(attrs: dict, by_number: dict) -> dict:
     original = by_number.get(number)
     if original is None:
         return {}
-    return {k: original.user_attrs[k] for k in _SETTING
+    return {k: original.user_attrs[k] for k in TRIAL_SETTING
             if attrs.get(k) is None and original.user_attrs.get(k) is not None}
 
 
