@@ -7,6 +7,12 @@ the next write of the same file removes those this host's dead processes left (:
 the file's folder holds at most one leftover per killed writer, until that file is written again. A
 live writer's temporary file is never touched (its pid still runs), nor another host's (a shared
 folder: its pids mean nothing here).
+
+Why one module of over 400 lines: how a file is written (renamed over, or written into: a device, a
+pipe, a link's target) and the checks made before it (this user's rights, the folder, what a path
+is) answer one question, "can this be written, and how": split, a check would judge a path by
+other rules than the write that follows it (QA: ``-o /dev/stdout`` was checked as a link's target
+the write never opens).
 """
 
 from __future__ import annotations
@@ -102,7 +108,7 @@ def written_through(path: str | Path) -> Path:
     reads, made ``deploy.yaml`` a file of its own and left ``current.yaml`` at the old setting, exit 0."""
     if not Path(path).is_symlink():
         return Path(path)
-    if not_a_file(path) not in (None, "a folder"):
+    if written_into(path):
         # a device or a pipe behind the link (/dev/stdout: /proc/self/fd/1, a pipe whose "path",
         # pipe:[N], no open reaches): written into through the link, as `>` does
         return Path(path)
@@ -124,7 +130,7 @@ def write_atomic(files: Sequence[tuple[Path, str]]) -> None:
     try:
         for path, text in files:
             target = written_through(path)
-            if target.exists() and not target.is_file() and not target.is_dir():
+            if written_into(target):
                 special.append((target, text))  # a device, a pipe: written into, never renamed over
                 continue
             _stage(target, text, umask, staged)
@@ -360,6 +366,12 @@ def not_a_file(path: str | Path) -> str | None:
     return "a socket" if stat.S_ISSOCK(mode) else "no regular file"
 
 
+def written_into(path: str | Path) -> bool:
+    """Whether an output at ``path`` is written into, as ``>`` writes, not renamed over: a device or a
+    pipe, through links too (:func:`not_a_file`; ``/dev/null``, ``/dev/stdout``)."""
+    return not_a_file(path) not in (None, "a folder")
+
+
 def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     """An output a command writes (``-o`` of export, report and compare, ``--png``): the folder it
     goes in must exist, else :class:`~tuner.config.yamlfile.ConfigError` naming ``flag`` ("folder X
@@ -372,7 +384,7 @@ def check_output(path: str | Path, flag: str, *, folder: bool = False) -> None:
     path = Path(path)
     if str(path) != "-":  # check_writable says what "-" is
         check_usable(path, flag)
-        if not folder and not_a_file(path) not in (None, "a folder"):
+        if not folder and written_into(path):
             # a device or a pipe, through a link too (`-o /dev/null`, `-o /dev/stdout`): written into,
             # never renamed over (write_atomic), as `>` writes; its folder is none of its business (QA,
             # qa172: `report -o /dev/stdout | cat` said "/proc/PID/fd/pipe:[N]: cannot write in /proc/PID/fd")
