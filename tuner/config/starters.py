@@ -17,7 +17,7 @@ from pathlib import Path
 import yaml
 
 from .study import study_name_problem
-from .yamlfile import ConfigError
+from .yamlfile import ConfigError, yaml_text
 
 STUDIES_DIR = Path(__file__).parent / "studies"
 #: backend -> the shipped study file's stem; the first is ``tuner study init``'s default
@@ -34,10 +34,15 @@ def starter_path(backend: str) -> Path:
 def starter_text(backend: str, name: str, source: str = "--name") -> str:
     """The starter study of ``backend``, its comments kept, named ``name``: :class:`ConfigError`
     naming ``source`` when ``name`` is no study name (:func:`study_name_problem`). The name is
-    written as YAML reads it back as text (``'123'``, ``'true'`` quoted)."""
+    written as the tuner's reader reads it back as text (``'123'``, ``'true'``, ``'1e3'`` quoted)."""
     problem = study_name_problem(name)
     if problem:
         raise ConfigError(source, name, problem)
     text = starter_path(backend).read_text(encoding="utf-8")
     line = yaml.safe_dump({"name": name}, default_flow_style=False).strip()
+    if yaml_text(line) != {"name": name}:
+        # PyYAML's dumper quotes what YAML 1.1 reads as a number; the tuner reads YAML 1.2, where `1e3`,
+        # `1e-3` and `0o17` are numbers too (QA: `init 1e3.yaml` wrote `name: 1e3`, which every command
+        # then refused as "got 1000.0"). A study name is letters, digits and ._-: no quote to escape.
+        line = f"name: '{name}'"
     return _NAME_LINE.sub(lambda _: line, text, count=1)

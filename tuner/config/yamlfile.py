@@ -446,6 +446,17 @@ _NoAliasLoader.add_constructor(_INT, _core_int)
 _NoAliasLoader.add_constructor(_FLOAT, _core_float)
 
 
+def yaml_text(text: str, unquoted: dict[str, str] | None = None) -> Any:
+    """``text``'s data as :func:`read_yaml` reads a file's (YAML 1.2, no aliases, no key given twice);
+    PyYAML's errors as they are. For text the tuner writes for itself to read back (a starter's name)."""
+    loader = _NoAliasLoader(text)  # what yaml.load does, with the loader's unquoted texts kept
+    loader.unquoted = unquoted
+    try:
+        return loader.get_single_data()
+    finally:
+        loader.dispose()
+
+
 def read_yaml(path: str | Path, unquoted: dict[str, str] | None = None) -> Any:
     """A YAML file's data, read bounded (a regular file, size cap, UTF-8, no aliases, no duplicate
     keys, no lone surrogates: see above); a missing, oversized or non-UTF-8 file and bad YAML become
@@ -453,12 +464,7 @@ def read_yaml(path: str | Path, unquoted: dict[str, str] | None = None) -> Any:
     path = Path(path)
     text = read_text_capped(path)
     try:
-        loader = _NoAliasLoader(text)  # what yaml.load does, with the loader's unquoted texts kept
-        loader.unquoted = unquoted
-        try:
-            return loader.get_single_data()
-        finally:
-            loader.dispose()
+        return yaml_text(text, unquoted)
     except _NodeRefused as exc:
         raise ConfigError(path, exc.key, exc.message) from None
     except yaml.reader.ReaderError as exc:
