@@ -867,7 +867,8 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
         raise ConfigError(given, "", f"is an SQLite database (a study's storage), not a study file; give the "
                           f"study's YAML file, or the study's name with --storage sqlite:///{given} (`tuner study "
                           f"list --storage sqlite:///{given}` names its studies)")
-    study = load_model(StudyConfig, path)
+    written: dict[str, str] = {}  # the file's unquoted numbers as written, for an inline suite's errors
+    study = load_model(StudyConfig, path, unquoted=written)
     base = path.parent
     if not referenced:
         return _paths_and_storage(study, base, path, _named_files_alone(study, base, path))
@@ -897,7 +898,8 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
         refuse_text_and_file(suite, path, "bench.suite.prompts")
     try:
         with _named_by(path, "bench.suite", suite if isinstance(suite, str) else None):
-            loaded = load_suite(suite, base_dir=base)
+            inline_written = written_numbers({"unquoted": written}, "bench.suite.")
+            loaded = load_suite(suite, base_dir=base, unquoted=inline_written)
         if isinstance(suite, dict):
             check_as_written(loaded, path, "bench.suite.")  # (a suite file: by load_suite)
     except TooManySinglePrompts as exc:  # a study's own way on: it ran before the check

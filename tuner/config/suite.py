@@ -481,18 +481,22 @@ def _dataset_not_suite(path: Path, layout: str) -> ConfigError:
                                  "see the README's \"Workloads from data\")")
 
 
-def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) -> Suite:
+def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None,
+               unquoted: dict[str, str] | None = None) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
     ``base_dir`` resolves relative paths: the suite file path itself and, for an inline mapping,
     its prompt files (default: the current directory). Prompt files in a suite file are relative to
-    that file. Raises :class:`ConfigError` ("FILE: KEY: message") on any problem.
+    that file. Raises :class:`ConfigError` ("FILE: KEY: message") on any problem. ``unquoted``: for
+    an inline mapping, the unquoted numbers and booleans as its study file wrote them, keyed by their
+    path under the suite (:func:`~tuner.config.yamlfile.written_numbers`); a suite file's are read
+    with it. A number where text goes is then said as written (``1e3``, not ``1000.0``).
     """
     if isinstance(spec, Suite):
         return spec
     if isinstance(spec, dict):
         source = INLINE_SUITE
-        suite = parse_model(Suite, spec, source)
+        suite = parse_model(Suite, spec, source, {"unquoted": unquoted or {}})
         base = Path(base_dir or Path.cwd())
         return _with_dataset(_with_prompt_files(suite, source, base), source, base)
     if not isinstance(spec, (str, Path)):
@@ -515,11 +519,13 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None) ->
                                         f"of {', '.join(SHIPPED_SUITES)} or a suite YAML file")
     if path.suffix.lower() == ".jsonl":
         raise _dataset_not_suite(path, "JSON-lines")
-    data = read_yaml(path)
+    # the texts as written: QA, `name: 1e3` said "quote it ('1000.0')", a name nobody wrote
+    written: dict[str, str] = {}
+    data = read_yaml(path, written)
     if isinstance(data, list) and path.suffix.lower() == ".json":
         raise _dataset_not_suite(path, "ShareGPT")
     refuse_text_and_file(data, path)
-    suite = parse_model(Suite, data, path)
+    suite = parse_model(Suite, data, path, {"unquoted": written})
     if suite.dataset is not None and suite.prompts:
         # (only a loaded suite holds both: its drawn requests and the file's pinned SHA-256)
         raise ConfigError(path, "prompts", "give prompts or dataset, not both")

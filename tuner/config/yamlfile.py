@@ -497,11 +497,13 @@ def parse_model(model: type[M], data: Any, source: str | Path, context: dict | N
         raise validation_error(source, exc, model, (context or {}).get("unquoted")) from None
 
 
-def load_model(model: type[M], path: str | Path, context: dict | None = None) -> M:
+def load_model(model: type[M], path: str | Path, context: dict | None = None,
+               unquoted: dict[str, str] | None = None) -> M:
     """Read and validate one YAML file. ``context`` reaches validators (e.g. the file's folder), with
-    ``unquoted``: :func:`_check_nodes`'s texts, which :func:`written_numbers` reads."""
+    ``unquoted``: :func:`_check_nodes`'s texts, which :func:`written_numbers` reads (filled into the
+    caller's dict when one is given, for the parts of the file validated later: an inline suite)."""
     path = Path(path)
-    unquoted: dict[str, str] = {}
+    unquoted = {} if unquoted is None else unquoted
     data = read_yaml(path, unquoted)
     ctx = {"path": path, "unquoted": unquoted, **(context or {})}
     return parse_model(model, data, path, ctx)
