@@ -416,9 +416,13 @@ class _NoAliasLoader(yaml.SafeLoader):
 # read as 90 seconds), `yes`/`on` were true, `012` was 10 (octal), `1_000` was 1000, and `2e3` or
 # `1.5e3` were strings. Here booleans are true/false, integers decimal, 0o octal or 0x hex, floats
 # as YAML 1.2 writes them (exponents too), and dates are text; anything else is a string, which the
-# typed config then refuses by name. The resolvers go on this loader only.
+# typed config then refuses by name. The resolvers go on this loader only. YAML 1.1's value key
+# (`=`) goes too: PyYAML resolves a plain `=` to it and has no constructor for it (QA: a prompt's
+# `text: =` was "not valid YAML (could not determine a constructor for the tag
+# 'tag:yaml.org,2002:value')"); in YAML 1.2 it is text.
+_YAML_1_1_ONLY = (_BOOL, _INT, _FLOAT, "tag:yaml.org,2002:timestamp", "tag:yaml.org,2002:value")
 _NoAliasLoader.yaml_implicit_resolvers = {
-    first: [(tag, rx) for tag, rx in resolvers if tag not in (_BOOL, _INT, _FLOAT, "tag:yaml.org,2002:timestamp")]
+    first: [(tag, rx) for tag, rx in resolvers if tag not in _YAML_1_1_ONLY]
     for first, resolvers in yaml.SafeLoader.yaml_implicit_resolvers.items()}
 _CORE_INT = re.compile(r"^(?:[-+]?[0-9]+|0o[0-7]+|0x[0-9a-fA-F]+)$")
 _CORE_FLOAT = re.compile(
@@ -459,6 +463,9 @@ def _core_float(loader, node) -> float:
 
 _NoAliasLoader.add_constructor(_INT, _core_int)
 _NoAliasLoader.add_constructor(_FLOAT, _core_float)
+# A plain `<<` is YAML 1.1's merge key, refused as a key (_check_nodes); as a value it is text, as in
+# YAML 1.2 (QA: `text: <<` was "could not determine a constructor for the tag '...:merge'").
+_NoAliasLoader.add_constructor(_MERGE, lambda loader, node: loader.construct_scalar(node))
 
 
 def yaml_text(text: str, unquoted: dict[str, str] | None = None) -> Any:
