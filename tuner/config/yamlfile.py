@@ -156,7 +156,9 @@ def validation_error(source: str | Path, exc: ValidationError, model: type[BaseM
         e["loc"][-1], [m[-1] for m in missing if m[:-1] == e["loc"][:-1]])), err)
     loc = tuple(p for p in err["loc"] if not (isinstance(p, str) and p.startswith("function-")))
     # Union members appear in the location (e.g. 'str', 'int'); they mean nothing to a YAML author.
-    loc = tuple(p for p in loc if p not in _UNION_TAGS)
+    # A member's tag that the next part repeats is a key of the file: a space's `choices` member has
+    # the key `choices` (QA: `choices: [1, 2, 4.0]` was named params.speculative_eagle_topk[2]).
+    loc = tuple(p for i, p in enumerate(loc) if p not in _UNION_TAGS or (i > 0 and loc[i - 1] == p))
     allowed = _keys_at(model, loc[:-1]) if err["type"] == "extra_forbidden" and model is not None else None
     msg = _plain({**err, "loc": loc}, allowed)
     if err["type"] == "value_error":
