@@ -336,7 +336,7 @@ class _NodeRefused(yaml.YAMLError):
 #: other rules these files follow, has no merge key.
 _MERGE = "tag:yaml.org,2002:merge"
 _BOOL, _INT, _FLOAT = "tag:yaml.org,2002:bool", "tag:yaml.org,2002:int", "tag:yaml.org,2002:float"
-_NULL = "tag:yaml.org,2002:null"
+_NULL, _STR = "tag:yaml.org,2002:null", "tag:yaml.org,2002:str"
 #: The tags of the plain scalars YAML reads as something other than text.
 _NOT_TEXT = ("tag:yaml.org,2002:int", "tag:yaml.org,2002:float", "tag:yaml.org,2002:bool")
 
@@ -374,6 +374,9 @@ def _check_nodes(root: yaml.Node, unquoted: dict[str, str] | None = None) -> Non
                 if key_node.tag == _MERGE:
                     raise _NodeRefused(where, f"line {line}: merge keys (<<) are not "
                                        "supported; write the keys out in this mapping")
+                if key_node.tag != _STR:  # an explicit tag (`!!binary`, `!!timestamp`): no key is that
+                    raise _NodeRefused(where, f"line {line}: the key {key_node.value} is tagged "
+                                       f"{_short_tag(key_node.tag)}, and every key is text: remove the tag")
                 ident = (key_node.tag, key_node.value)
                 if ident in seen:
                     raise _NodeRefused(path, f"given twice (lines {seen[ident]} and {line}); keep one "
@@ -381,6 +384,11 @@ def _check_nodes(root: yaml.Node, unquoted: dict[str, str] | None = None) -> Non
                 seen[ident] = line
                 children += [(key_node, path), (value_node, path)]
         stack.extend(reversed(children))
+
+
+def _short_tag(tag: str) -> str:
+    """A tag as a file writes it: ``tag:yaml.org,2002:binary`` is ``!!binary``."""
+    return "!!" + tag.removeprefix("tag:yaml.org,2002:") if tag.startswith("tag:yaml.org,2002:") else tag
 
 
 def _key_not_text(node: yaml.ScalarNode) -> str:
