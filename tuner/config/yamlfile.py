@@ -16,6 +16,7 @@ from __future__ import annotations
 import difflib
 import re
 import stat
+import unicodedata
 from collections import Counter
 from pathlib import Path
 from typing import Any, Iterable, TypeVar, get_args
@@ -489,6 +490,23 @@ def yaml_text(text: str, unquoted: dict[str, str] | None = None) -> Any:
         loader.dispose()
 
 
+def _odd_space(text: str, line: int) -> str:
+    """Where PyYAML stopped (0-based ``line``, or the line before, the key's), a space character YAML
+    does not take as one: a no-break space (U+00A0, which web pages and word processors put after a
+    colon) or another Unicode space. The line looks right; the hint says what is there. QA:
+    ``tp_size:\u00a08`` was "line 8: not valid YAML (could not find expected ':')", a line that reads
+    ``tp_size: 8``."""
+    lines = text.split("\n")
+    for n in (line, line - 1):
+        if 0 <= n < len(lines):
+            odd = next((c for c in lines[n] if c != " " and unicodedata.category(c) == "Zs"), None)
+            if odd is not None:
+                name = unicodedata.name(odd, "space character").lower()
+                return (f"; line {n + 1} holds U+{ord(odd):04X} ({name}), which YAML does not read as a "
+                        "space: type a plain space there")
+    return ""
+
+
 def read_yaml(path: str | Path, unquoted: dict[str, str] | None = None) -> Any:
     """A YAML file's data, read bounded (a regular file, size cap, UTF-8, no aliases, no duplicate
     keys, no lone surrogates: see above); a missing, oversized or non-UTF-8 file and bad YAML become
@@ -510,7 +528,8 @@ def read_yaml(path: str | Path, unquoted: dict[str, str] | None = None) -> Any:
         mark = getattr(exc, "problem_mark", None)
         where = f"line {mark.line + 1}" if mark else ""
         problem = " ".join(str(getattr(exc, "problem", None) or exc).split())  # one line, whatever PyYAML says
-        raise ConfigError(path, where, f"not valid YAML ({problem})") from None
+        hint = _odd_space(text, mark.line) if mark else ""
+        raise ConfigError(path, where, f"not valid YAML ({problem}){hint}") from None
     except RecursionError:
         raise ConfigError(path, "", "nested too deeply to be a tuner file") from None
     except ValueError as exc:  # Python's cap on int() of a long digit string (sys.set_int_max_str_digits)
