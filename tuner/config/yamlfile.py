@@ -166,6 +166,12 @@ def validation_error(source: str | Path, exc: ValidationError, model: type[BaseM
         msg = str(err.get("ctx", {}).get("error", msg))
     if err["type"] == "string_type" and isinstance(err.get("input"), (bool, int, float)):
         msg += _quote_hint(err["input"], (unquoted or {}).get(_key_path(loc)))
+    if _EXPECTED.get(err["type"]) == "a mapping" and isinstance(err.get("input"), (str, bool, int, float)):
+        # a value where a section goes (`bench: quick`, `sampler: tpe`): the keys it takes are the fix
+        # (QA: "bench: input should be a valid dictionary, got 'quick'", naming no key to write)
+        keys = _keys_at(model, loc) if model is not None else []
+        msg += ("; give a mapping, key: value lines indented under it" +
+                (f" (its keys: {', '.join(keys)})" if keys else ""))
     return ConfigError(source, _key_path(loc), msg)
 
 
