@@ -17,10 +17,11 @@ What follows from it, and what the simulator mirrors:
 
 from __future__ import annotations
 
+import bisect
 import json
 import re
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from pathlib import Path
 
 SERVER_ARGS_TABLE = Path(__file__).with_name("server_args_0_5_23.json")
@@ -60,8 +61,23 @@ class ServerArgsTable:
         """Every resolved field at its ``ServerArgs`` default (before SGLang's resolution)."""
         return {name: default for name, default in self.resolved_fields}
 
+    # The indexes below are built once per table: a study's checks look a flag up several times each,
+    # and a scan of the 531 options per lookup made a study file of 5,000 `extra_args` take 83 s to
+    # check (QA). cached_property writes the instance's __dict__, which a frozen dataclass allows.
+    @cached_property
+    def _by_dest(self) -> dict[str, ServerOption]:
+        return {o.dest: o for o in reversed(self.options)}  # reversed: the first option of a dest wins
+
+    @cached_property
+    def _by_flag(self) -> dict[str, ServerOption]:
+        return {f: o for o in reversed(self.options) for f in o.flags}
+
+    @cached_property
+    def _sorted_flags(self) -> tuple[str, ...]:
+        return tuple(sorted(self._by_flag))
+
     def option(self, dest: str) -> ServerOption | None:
-        return next((o for o in self.options if o.dest == dest), None)
+        return self._by_dest.get(dest)
 
     def option_named(self, name: str) -> ServerOption | None:
         """A server argument as a study writes it (underscores): SGLang's ``dest``, else the option
@@ -71,10 +87,14 @@ class ServerArgsTable:
     def option_for_flag(self, flag: str) -> ServerOption | None:
         """The option argparse takes ``flag`` for: an exact flag or alias (``--model`` is
         ``--model-path``), else a unique prefix (``allow_abbrev``); None when unknown or ambiguous."""
-        exact = [o for o in self.options if flag in o.flags]
-        if exact:
-            return exact[0]
-        prefixed = {o.dest: o for o in self.options if any(f.startswith(flag) for f in o.flags)}
+        if flag in self._by_flag:
+            return self._by_flag[flag]
+        flags = self._sorted_flags  # the flags starting with `flag` are one run of the sorted list
+        start = bisect.bisect_left(flags, flag)
+        end = start
+        while end < len(flags) and flags[end].startswith(flag):
+            end += 1
+        prefixed = {self._by_flag[f].dest: self._by_flag[f] for f in flags[start:end]}
         return next(iter(prefixed.values())) if len(prefixed) == 1 else None
 
     def reads_as_option(self, text: str) -> bool:
@@ -93,7 +113,7 @@ class ServerArgsTable:
             return False
         if " " not in text and not _NEGATIVE_NUMBER.match(text):
             return True
-        flags = {f for o in self.options for f in o.flags} | {"-h", "--help"}
+        flags = set(self._by_flag) | {"-h", "--help"}
         head = text.split("=", 1)[0]
         if text.startswith("--"):
             return any(f.startswith(head) for f in flags)
