@@ -97,7 +97,17 @@ def optuna_plots(data: ReportData) -> tuple[list[OptunaPlot], list[str]]:
         notes.append(f"Parameter importances need at least {MIN_TRIALS_FOR_IMPORTANCE} feasible measured "
                      f"trials; this study has {n}{others}.")
     else:
+        feasible = [r for r in data.records if r.status in (MEASURED, REUSED) and r.feasible]
         for i, name in enumerate(data.objectives):
+            tied = {r.values[i] for r in feasible if r.values is not None and i < len(r.values)}
+            if len(tied) == 1:
+                # PED-ANOVA (optuna/importance/_ped_anova/evaluator.py) then selects every trial as the
+                # top quantile and draws equal bars, with a UserWarning on stderr per plot (QA, qa177:
+                # four "Target and region quantiles select the same set of trials" warnings, HTML and
+                # PNG, and a chart ranking nothing)
+                notes.append(f"Parameter importances for {name}: every feasible measured trial has the "
+                             f"same {name} ({_fmt(next(iter(tied)))}), so no flag can be ranked by it.")
+                continue
             plots.append(OptunaPlot(f"importance_{_slug(name)}", f"Parameter importances for {name}",
                                     "plot_param_importances", {"target": (lambda t, i=i: -t.values[i]),
                                                                "target_name": name},
