@@ -8,8 +8,9 @@ import html
 from pathlib import Path
 
 from ..config.files import write_text_atomic
+from ..config.names import shown
 from .compare import WHOSE
-from .report import _CSS, _DRAW_JS, _script_safe, _table
+from .report import _CSS, _DRAW_JS, _script_safe, _table, _text
 from .report_plots import Chart, Panel, Series, to_plotly
 
 _COLORS = {"a": "#1f77b4", "b": "#ff7f0e"}
@@ -21,16 +22,16 @@ def compare_charts(cmp: dict) -> list[Chart]:
     charts = []
     objectives = cmp["a"]["workload"]["objectives"]
     if cmp["same_objectives"] and len(objectives) >= 2:
-        series = [Series(f"{side}: {cmp[side]['study']}", [p["values"][0] for p in cmp[side]["front"]],
+        series = [Series(f"{side}: {_name(cmp, side)}", [p["values"][0] for p in cmp[side]["front"]],
                          [p["values"][1] for p in cmp[side]["front"]], mode="lines+markers", color=_COLORS[side],
-                         text=[f"{cmp[side]['study']} trial {p['trial']}: {p['setting']}" for p in cmp[side]["front"]])
+                         text=[f"{_name(cmp, side)} trial {p['trial']}: {p['setting']}" for p in cmp[side]["front"]])
                   for side in ("a", "b")]
         charts.append(Chart("fronts", f"Pareto fronts: {objectives[0]} against {objectives[1]}",
                             [Panel(objectives[0], objectives[1], series)],
                             note="Each study against its own baseline (steps,topk,draft in the hover text)."))
     series = []
     for side in ("a", "b"):
-        s = cmp[side]
+        s = {**cmp[side], "study": _name(cmp, side)}
         cs = sorted(int(k.split("@")[1]) for k in s["baseline"] if k.startswith("tok_per_s@"))
         if cs:
             series.append(Series(f"{side}: {s['study']} baseline", cs, [s["baseline"][f"tok_per_s@{c}"] for c in cs],
@@ -46,6 +47,11 @@ def compare_charts(cmp: dict) -> list[Chart]:
         charts.append(Chart("throughput", "Aggregate tok/s against concurrency: baselines and each study's best "
                             "at its last objective", [Panel("concurrency", "aggregate tok/s", series, log2_x=True)]))
     return charts
+
+
+def _name(cmp: dict, side: str) -> str:
+    """A study's name as the legend and hover text show it: as the tables do (:func:`tuner.results.report._text`)."""
+    return shown(cmp[side]["study"])
 
 
 def _attention_cell(side: dict) -> str:
@@ -97,12 +103,12 @@ def write_compare_page(cmp: dict, output: str | Path) -> Path:
     from plotly.offline import get_plotlyjs
 
     e = html.escape
-    a, b = cmp["a"]["study"], cmp["b"]["study"]
+    a, b = _text(cmp["a"]["study"]), _text(cmp["b"]["study"])
     parts = ["<!doctype html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
-             f"<title>tuner compare: {e(a)} and {e(b)}</title>", f"<style>{_CSS}</style>",
-             f"<script>{get_plotlyjs()}</script>", "</head><body>", f"<h1>{e(a)} (A) and {e(b)} (B)</h1>"]
+             f"<title>tuner compare: {a} and {b}</title>", f"<style>{_CSS}</style>",
+             f"<script>{get_plotlyjs()}</script>", "</head><body>", f"<h1>{a} (A) and {b} (B)</h1>"]
     for w in cmp["warnings"]:
-        parts.append(f"<p class=\"model-time\">{e(w)}</p>")
+        parts.append(f"<p class=\"model-time\">{_text(w)}</p>")
     parts.append("<section><h2>Side by side</h2>" + _table(["", "A", "B"], summary_rows(cmp)) + "</section>")
     for chart in compare_charts(cmp):
         parts.append(f"<section><h2>{e(chart.title)}</h2><div class=\"fig\" id=\"fig-{e(chart.key)}\"></div>")

@@ -213,9 +213,9 @@ def render_html(data: ReportData, figures: list[Rendered], notes: list[str]) -> 
     now = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     parts = [
         "<!doctype html>", "<html lang=\"en\"><head><meta charset=\"utf-8\">",
-        f"<title>tuner report: {e(data.study_name)}</title>", f"<style>{_CSS}</style>",
+        f"<title>tuner report: {_text(data.study_name)}</title>", f"<style>{_CSS}</style>",
         f"<script>{get_plotlyjs()}</script>", "</head><body>",
-        f"<h1>Study {e(data.study_name)}</h1>",
+        f"<h1>Study {_text(data.study_name)}</h1>",
         f"<p class=\"meta\">objectives: {e(', '.join(data.objectives))} &middot; server: {e(data.backend)} "
         f"&middot; generated {now} by tuner {e(__version__)}</p>",
     ]
@@ -322,11 +322,19 @@ def _script_safe(text: str) -> str:
     return text.replace("<", "\\u003c")
 
 
+def _text(value: Any) -> str:
+    """Stored text (a study's name, a dataset's category or path, a failure class: from users, servers
+    and hand edits) as the page shows it: :func:`tuner.config.names.shown` first, as status prints
+    it (a U+202E would reverse the rest of its cell in the browser; a lone surrogate, which JSON
+    stores, no UTF-8 page can hold: QA, qa177, UnicodeEncodeError's traceback and no page), then
+    escaped for HTML."""
+    return html.escape(shown(value))
+
+
 def _table(headers: list[str], rows: list[list[Any]], cls: str = "") -> str:
-    e = html.escape
-    head = "".join(f"<th>{e(h)}</th>" for h in headers)
-    body = "".join("<tr>" + "".join(f"<td>{c if isinstance(c, _Raw) else e(_fmt(c))}</td>" for c in row) + "</tr>"
-                   for row in rows)
+    head = "".join(f"<th>{_text(h)}</th>" for h in headers)
+    body = "".join("<tr>" + "".join(f"<td>{c if isinstance(c, _Raw) else _text(_fmt(c))}</td>" for c in row)
+                   + "</tr>" for row in rows)
     return f"<table class=\"{cls}\"><thead><tr>{head}</tr></thead><tbody>{body}</tbody></table>"
 
 
