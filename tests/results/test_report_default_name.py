@@ -34,7 +34,9 @@ def _renamed(db, tmp_path, name):
     return f"sqlite:///{copy}"
 
 
-@pytest.mark.parametrize("name", ["../up", "a/b", "z" * 300])
+# a control character: the file would not be named as the report line says it (QA, qa177: "report:
+# a\x0ab-report.html" of a file named a, newline, b-report.html)
+@pytest.mark.parametrize("name", ["../up", "a/b", "z" * 300, "a\nb", "t\x1b[31m", "x\u202ey"])
 def test_a_name_that_is_no_file_name_asks_for_o(measured, tmp_path, name):
     url = _renamed(measured, tmp_path, name)
     here = tmp_path / "here"

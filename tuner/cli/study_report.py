@@ -60,13 +60,19 @@ def default_output(name: str) -> str:
     NAME_MAX), names no file here: one line, exit 2, asking for ``-o`` (QA: ``--study ../up`` wrote
     ``../up-report.html`` into the parent folder, ``/srv/x`` wrote ``/srv/x-report.html``, ``a/b`` said
     "-o: a/b-report.html: folder a does not exist" of a flag never given, 300 characters "File name
-    too long"). Spaces, quotes and emoji stay in the name as they are."""
+    too long"). So does a name holding a character the report line escapes (a newline, an ESC, a
+    U+202E: :func:`tuner.config.names.shown`): the file would be named otherwise than the line says
+    (QA, qa177: ``--study $'a\\nb'`` wrote a file named ``a``, newline, ``b-report.html`` and said
+    "report: a\\x0ab-report.html", which names no file). Spaces, quotes and emoji stay in the name as
+    they are."""
+    from ..config.names import shown
+
     output = f"{name}-report.html"
     try:
         too_long = len(os.fsencode(output)) > 255
     except UnicodeEncodeError:  # a lone surrogate, in no file-system encoding
         too_long = True
-    if too_long or any(c in name for c in (os.sep, os.altsep or os.sep, "\0")):
-        fail(f"report: study {name!r} has a name that is no file name here (it holds a '/', or is too long "
-             "for one); give the page's file with -o FILE.html", 2)
+    if too_long or any(c in name for c in (os.sep, os.altsep or os.sep, "\0")) or shown(name) != name:
+        fail(f"report: study {name!r} has a name that is no file name here (it holds a '/' or a control "
+             "character, or is too long for one); give the page's file with -o FILE.html", 2)
     return output
