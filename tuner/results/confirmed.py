@@ -138,7 +138,8 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
     # as a trial of the study itself would be 'unreadable' (tuner.engine.records.attrs_problem).
     trials = [t for t in cstudy.get_trials(deepcopy=False)
               if isinstance(t.user_attrs.get("run"), str) and attrs_problem(t.user_attrs) is None
-              and _who(t.user_attrs) is not None and isinstance(t.user_attrs.get("round"), int)]
+              and _who(t.user_attrs) is not None and isinstance(t.user_attrs.get("round"), int)
+              and _picks_readable(t.user_attrs)]
     if not trials:
         return None
     run = max(trials, key=lambda t: t.number).user_attrs["run"]
@@ -208,6 +209,16 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
     return Confirmation(run, started.isoformat(timespec="seconds") if started else None, len(base), objectives,
                         candidates, baseline_values, sum(1 for t in mine if t not in done and t.state.name != "RUNNING"),
                         picks, why, concurrencies)
+
+
+def _picks_readable(attrs: dict) -> bool:
+    """Whether a measurement's ``picks`` (the pick names its candidate stood for, as
+    tuner.engine.confirm writes them) is absent or a list of text: every reader matches its names
+    (QA, qa177: ``picks: [1, 2]`` ended status, export, report and ``confirm --show`` in
+    AttributeError's traceback, ``picks: 5`` in TypeError's, and ``picks: "single"`` read as the
+    picks s, i, n, g, l, e)."""
+    picks = attrs.get("picks")
+    return picks is None or (isinstance(picks, list) and all(isinstance(p, str) for p in picks))
 
 
 def _who(attrs: dict) -> int | str | None:
