@@ -66,3 +66,16 @@ def test_the_compare_page_shows_hidden_characters_escaped(storage, tmp_path):
     assert _hidden(page) == []
     assert "<h1>odd\\u202eeman (A) and odd\\u202eeman (B)</h1>" in page
     assert "<td>study</td><td>odd\\u202eeman</td>" in page
+
+
+def test_a_confirmation_run_id_is_shown_escaped():
+    # the run id of a confirmation as stored (any text, edited or another tool's): "Run ...: 2 rounds"
+    from types import SimpleNamespace
+
+    from tuner.results.confirmed import Confirmation
+    from tuner.results.report import _table
+    from tuner.results.report_traffic import _confirmation_html
+
+    conf = Confirmation("r\u202e<b>1</b>", None, 2, ["single_speedup"], [], {}, 0, {}, {}, [])
+    page = "".join(_confirmation_html(SimpleNamespace(confirmation=conf), _table))
+    assert _hidden(page) == [] and "Run r\\u202e&lt;b&gt;1&lt;/b&gt;: 2 rounds" in page, page

@@ -8,6 +8,7 @@ import html
 from typing import Any
 
 from ..bench.workload import dropped_note, sent_note
+from ..config.names import shown
 from ..config.wording import counted
 from ..engine.limits import SLO_ATTR, check_text
 from ..engine.records import MEASURED
@@ -109,7 +110,9 @@ def _confirmation_html(data: ReportData, table) -> list[str]:
                      *[(c.speedups[k].text(3) + f" ({c.versus_baseline(k)})") if k in c.speedups else "" for k in cs],
                      picked])
     rounds = counted(conf.rounds, 'round')
-    return [f"<h3>Confirmation</h3><p>Run {html.escape(conf.run)}: {rounds} interleaved with the "
+    # the run id as stored: another tool's or a hand edit's text, shown as status prints it (QA, qa177:
+    # a U+202E in it reversed the rest of the paragraph in the browser)
+    return [f"<h3>Confirmation</h3><p>Run {html.escape(shown(conf.run))}: {rounds} interleaved with the "
             "baseline; paired speedups, mean [95% interval].</p>",
             table(["trial", "setting", "rounds", "single speedup", *[f"speedup C={k}" for k in cs], "confirmed pick"],
                   rows, "confirmation")]
