@@ -26,7 +26,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from ..config.files import write_text_atomic, written_through
+from ..config.files import _host, write_text_atomic, written_through
 from ..config.names import shown
 from ..config.wording import counted
 from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
@@ -274,8 +274,9 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
     directory = Path(png_dir)
     made = not directory.exists()
     directory.mkdir(parents=True, exist_ok=True)
+    _clean_stale_charts(directory)
     try:
-        with tempfile.TemporaryDirectory(prefix=".tuner-report-", dir=directory) as tmp:
+        with tempfile.TemporaryDirectory(prefix=f"{_charts_prefix()}{os.getpid()}-", dir=directory) as tmp:
             try:
                 drawn = write_pngs(data, Path(tmp), mstudy)
             except OSError as exc:
@@ -300,6 +301,33 @@ def write_report(study, output: str | Path, png_dir: str | Path | None = None) -
             directory.rmdir()  # made for this report: nothing of it stays
         raise
     return ReportFiles(out, pngs)
+
+
+def _charts_prefix() -> str:
+    """The start of the name of the folder a report draws its charts into, inside ``--png``:
+    ``.tuner-report-HOST-PID-XXXXXXXX``, as tuner.config.files names its temporary files."""
+    return f".tuner-report-{_host()}-"
+
+
+def _clean_stale_charts(directory: Path) -> None:
+    """Remove the chart folders that reports of this host killed while drawing (SIGTERM, SIGKILL:
+    no ``finally`` runs) left in ``directory``; a live report's (its pid runs) and another host's
+    are never touched (QA, qa177: ``kill`` during ``report --png DIR`` left a hidden
+    ``.tuner-report-*`` folder of half-drawn charts in DIR for good)."""
+    import re
+    import shutil
+
+    from ..config.files import _alive
+
+    pattern = re.compile(re.escape(_charts_prefix()) + r"(\d+)-[^/]*")
+    try:
+        names = os.listdir(directory)
+    except OSError:
+        return
+    for name in names:
+        m = pattern.fullmatch(name)
+        if m and not _alive(int(m.group(1))) and not (directory / name).is_symlink():
+            shutil.rmtree(directory / name, ignore_errors=True)
 
 
 def _where(path: Path) -> Path:
