@@ -22,6 +22,7 @@ from typing import Annotated, Any, Literal, Union
 
 from pydantic import Discriminator, Field, Tag, ValidationInfo, field_validator, model_validator
 
+from .. import shipped
 from ..sglang.mamba import MambaCache
 from ..sglang.rules import Resolution, ServerContext, SpecConfig, resolve, resolve_backend_aliases
 from .paths import is_bare_name
@@ -102,7 +103,7 @@ PARAM_MAXIMUM = {"speculative_num_steps": 64, "speculative_eagle_topk": 64,
 #: Search spaces that ship with the package, by name (``tuner/config/spaces/NAME.yaml``); the first
 #: is a study file's default ``search_space``. ``search_spaces/eagle3.yaml`` in the tuner's checkout
 #: is the same file, kept identical by tests/config/test_shipped_space.py.
-SPACES_DIR = Path(__file__).parent / "spaces"
+SPACES_DIR = shipped(__package__, "spaces")
 SHIPPED_SPACES = ("eagle3",)
 DEFAULT_SPACE = SHIPPED_SPACES[0]
 

@@ -16,10 +16,11 @@ from pathlib import Path
 
 import yaml
 
+from .. import shipped
 from .study import study_name_problem
 from .yamlfile import ConfigError, yaml_text
 
-STUDIES_DIR = Path(__file__).parent / "studies"
+STUDIES_DIR = shipped(__package__, "studies")
 #: backend -> the shipped study file's stem; the first is ``tuner study init``'s default
 STARTERS = {"sim": "sim-demo", "model": "model-demo", "sglang": "kimi-k2.6-tp8"}
 #: the study file's ``name`` line (one, at the top level)

@@ -26,6 +26,7 @@ from typing import Any
 
 from pydantic import Field, field_validator, model_validator
 
+from .. import shipped
 from .dataset import ChatMessage, DatasetSpec, content_text, draw, url_problem
 from .names import name_problem
 from .paths import PathText
@@ -34,7 +35,7 @@ from .yamlfile import (MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, p
                        read_yaml, text_mode)
 
 #: Suites that ship with the package, by name.
-SUITES_DIR = Path(__file__).parent / "suites"
+SUITES_DIR = shipped(__package__, "suites")
 SHIPPED_SUITES = ("seed", "quick", "mixed", "sharegpt-mini")
 
 

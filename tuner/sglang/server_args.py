@@ -22,9 +22,10 @@ import json
 import re
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from pathlib import Path
 
-SERVER_ARGS_TABLE = Path(__file__).with_name("server_args_0_5_23.json")
+from .. import shipped
+
+SERVER_ARGS_TABLE = shipped(__package__, "server_args_0_5_23.json")
 
 #: What argparse takes for a negative number, hence a value (Lib/argparse.py, Python 3.10-3.12,
 #: ``_negative_number_matcher``): SGLang registers no option that looks like one, so such a string

@@ -13,11 +13,12 @@ from typing import Literal
 
 from pydantic import Field, field_validator, model_validator
 
+from .. import shipped
 from ..config.paths import is_bare_name
 from ..config.names import name_problem
 from ..config.yamlfile import ConfigError, StrictModel, did_you_mean, load_model
 
-PROFILES_DIR = Path(__file__).parent / "profiles"
+PROFILES_DIR = shipped(__package__, "profiles")
 
 Positive = Field(gt=0)
 NonNegative = Field(ge=0)
