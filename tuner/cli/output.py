@@ -64,6 +64,19 @@ def print_table(columns: Sequence[str], rows: Iterable[Sequence[Any]], title: st
     console.print(table)
 
 
+def heading(title: str, rest: str = "") -> None:
+    """A command's heading line on stdout: ``title`` in bold, then ``rest``, both as
+    :func:`tuner.config.names.shown` gives them and as text, not rich markup: a title holds a
+    study's name or a confirmation's run id, which Optuna stores as anyone wrote them (QA, qa177: a
+    study renamed ``a[/x]`` ended ``status`` and ``pareto`` in rich's MarkupError, ``a[red]b`` was
+    printed ``ab``, and an ESC or a U+202E in a name reached the terminal)."""
+    from rich.text import Text
+
+    from ..config.names import shown
+
+    console.print(Text.assemble((shown(title), "bold"), shown(rest)), highlight=False)
+
+
 def say(text: str) -> None:
     """One text line of a command's output on stdout, as :func:`tuner.config.names.shown` gives it
     and as text, not rich markup: a status line may quote a server's log line or HTTP error body

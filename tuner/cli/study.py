@@ -21,8 +21,8 @@ from ..config.study import MAX_TRIALS, StudyConfig, check_added_budget, parse_du
 from ..config.wording import counted
 from ..engine.storage import redact
 from .lazy import LazyGroup
-from .output import (AsciiInt, chosen_format, console, fail, format_option, not_empty, print_csv, print_json,
-                     print_table, say)
+from .output import (AsciiInt, chosen_format, console, fail, format_option, heading, not_empty, print_csv,
+                     print_json, print_table, say)
 from .journal_note import journal_note
 from .study_target import (check_storage_writable, in_storage, resolve_target, say_fact_conflicts,
                            storage_option)
@@ -411,7 +411,7 @@ def print_status(data: dict) -> None:
     from ..results.status import pruned_note, spread_lines
     from ..results.traffic import baseline_slo_lines
 
-    console.print(f"[bold]study {data['study']}[/bold]  objectives: {', '.join(data['objectives'])}")
+    heading(f"study {data['study']}", f"  objectives: {', '.join(data['objectives'])}")
     if data.get("incomplete"):
         say(f"warning: study {data['study']} is {data['incomplete']}")
     bench = data.get("bench") or {}

@@ -17,7 +17,7 @@ import click
 from ..config.suite import MAX_REPEATS
 from ..config.wording import counted
 from .numbers import AsciiInt
-from .output import FiniteFloat, console, fail, not_empty, print_json, print_table
+from .output import FiniteFloat, console, fail, heading, not_empty, print_json, print_table
 from .study_target import resolve_target, storage_option
 
 
@@ -182,10 +182,9 @@ def _same_as_stored(file_config, target: str, name: str, url: str) -> None:
 def print_confirmation(conf) -> None:
     from ..results.confirmed import Interval
 
-    console.print(f"[bold]confirmation {conf.run}[/bold]: {counted(conf.rounds, 'round')} "
-                  "interleaved with the baseline"
-                  + (f", {conf.failed} failed measurements" if conf.failed else "")
-                  + "; paired speedups over the same round's baseline, mean [95% interval]")
+    heading(f"confirmation {conf.run}", f": {counted(conf.rounds, 'round')} interleaved with the baseline"
+            + (f", {conf.failed} failed measurements" if conf.failed else "")
+            + "; paired speedups over the same round's baseline, mean [95% interval]")
     cs = conf.concurrencies
     rows = []
     for c in sorted(conf.candidates, key=lambda c: c.trial):

@@ -15,7 +15,7 @@ import click
 from ..config.names import shown
 from ..config.wording import counted
 from ..results.pareto import C32
-from .output import (FiniteFloat, chosen_format, console, fail, format_option, not_empty, print_csv,
+from .output import (FiniteFloat, chosen_format, fail, format_option, heading, not_empty, print_csv,
                      print_json, print_table, say)
 from .own_files import check_not_an_input
 from .study_target import resolve_target, storage_option
@@ -174,9 +174,9 @@ def print_front(front) -> None:
     """The front as a table for people (model time on the simulator)."""
     b = front.baseline or {}
     cs = front.concurrencies
-    console.print(f"[bold]study {front.study}[/bold]: Pareto front of {len(front.points)} of "
-                  f"{counted(front.eligible, 'feasible setting')}; objectives {', '.join(front.objectives)}"
-                  + (f"; speedup@{C32} >= {front.min_speedup_c32:g} only" if front.min_speedup_c32 else ""))
+    heading(f"study {front.study}", f": Pareto front of {len(front.points)} of "
+            f"{counted(front.eligible, 'feasible setting')}; objectives {', '.join(front.objectives)}"
+            + (f"; speedup@{C32} >= {front.min_speedup_c32:g} only" if front.min_speedup_c32 else ""))
     rows = [("base", "no spec", *([""] * len(front.objectives)), _f(b.get("single_tok_per_s")),
              *(_f(b.get(f"tok_per_s@{c}")) for c in cs), "", "")]
     for p in front.points:
