@@ -11,7 +11,8 @@ Several workers (nodes) may open the same fresh PostgreSQL database at the same 
 ``RDBStorage`` creates its tables on first use, and two concurrent ``CREATE TABLE`` on PostgreSQL
 crash one of them (``UniqueViolation ... pg_type_typname_nsp_index``, reproduced by
 tests/engine/test_distributed_storage.py). :func:`open_storage` therefore builds the storage under a
-PostgreSQL advisory lock (one at a time per database; it takes milliseconds), and on any database
+PostgreSQL advisory lock (one at a time per database; it takes milliseconds; a transaction's, so
+it holds behind PgBouncer in transaction mode too), and on any database
 retries a construction that lost a table-creation race. A running worker's storage rides out
 outages (:mod:`tuner.engine.patience`).
 
@@ -398,11 +399,20 @@ def _build_with_retry(url: str, patient: bool):
 
 @contextmanager
 def _schema_lock(url: str):
-    """Hold a PostgreSQL session advisory lock (per database) while the block runs.
+    """Hold a PostgreSQL advisory lock (per database) while the block runs.
 
-    A second worker waits (polling ``pg_try_advisory_lock``, up to :data:`SCHEMA_LOCK_TIMEOUT_S`)
-    until the first has created the tables. The lock dies with its connection, so a worker killed
-    while holding it blocks nobody.
+    A second worker waits (polling ``pg_try_advisory_xact_lock``, up to :data:`SCHEMA_LOCK_TIMEOUT_S`)
+    until the first has created the tables. The lock is a transaction's, held by a transaction left
+    open on its own connection until the block ends (then rolled back, which lets it go), so it
+    holds behind PgBouncer in transaction mode (``pool_mode = transaction``, common on shared
+    clusters) as it does on a plain server: a session's lock (``pg_try_advisory_lock``) stayed on
+    the server connection PgBouncer gave back to its pool at the commit, where its unlock, sent
+    over whichever connection the pool gave next, did not find it. The stranded lock then failed
+    every later command of every worker (QA, qa176: "another worker has held the table-creation
+    lock for over 120 s"), and a client given that server connection took the lock again as its
+    own (a session's advisory lock is re-entrant): two workers building at once. An open
+    transaction keeps its server connection in every pool mode. The lock dies with its connection,
+    so a worker killed while holding it blocks nobody.
     """
     import sqlalchemy as sa
 
@@ -410,17 +420,23 @@ def _schema_lock(url: str):
     try:
         with engine.connect() as conn:
             deadline = time.monotonic() + SCHEMA_LOCK_TIMEOUT_S
-            while not conn.execute(sa.text("SELECT pg_try_advisory_lock(:k)"), {"k": _SCHEMA_LOCK_KEY}).scalar():
+            while True:
+                # the transaction sits idle while the tables are made on other connections: a role's
+                # idle_in_transaction_session_timeout (ALTER ROLE ... SET) must not end it meanwhile
+                conn.execute(sa.text("SET LOCAL idle_in_transaction_session_timeout = 0"))
+                if conn.execute(sa.text("SELECT pg_try_advisory_xact_lock(:k)"), {"k": _SCHEMA_LOCK_KEY}).scalar():
+                    break
                 conn.rollback()
                 if time.monotonic() > deadline:
                     raise ConfigError("storage", redact(url) or "", f"another worker has held the table-creation "
                                       f"lock for over {SCHEMA_LOCK_TIMEOUT_S:.0f} s; is a tuner process hung?")
                 time.sleep(random.uniform(0.05, 0.2))
-            conn.commit()
             try:
                 yield
             finally:
-                conn.execute(sa.text("SELECT pg_advisory_unlock(:k)"), {"k": _SCHEMA_LOCK_KEY})
-                conn.commit()
+                try:
+                    conn.rollback()  # ends the transaction, and with it the lock
+                except sa.exc.DBAPIError:
+                    pass  # the connection is gone (terminated, server restarted): its lock went with it
     finally:
         engine.dispose()
