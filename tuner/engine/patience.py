@@ -216,6 +216,31 @@ NO_SSL_HINT = ("the storage URL asks for SSL (sslmode) and this server has none:
 DISK_FULL_HINT = "the disk is full: free space on it"
 
 
+#: What PostgreSQL says when the role may not use or create in the schema the study's tables are in
+#: or go to ("permission denied for schema %s", src/backend/catalog/aclchk.c; SQLSTATE 42501).
+SCHEMA_REFUSED_WORDS = "permission denied for schema "
+
+
+def schema_refused(exc: BaseException, role: str | None = None) -> str | None:
+    """The fix when PostgreSQL refused ``role`` (the URL's, unnamed when None) the schema of the
+    study's tables (no CREATE on it: a fresh database of another owner on PostgreSQL 15+, whose
+    ``public`` only its owner may create
+    in; or no USAGE); None for any other error. QA (qa176): `tuner study create` as such a role said
+    "no rights on the study's tables (another role's) ... GRANT SELECT, INSERT ... ON ALL TABLES IN
+    SCHEMA public", a grant on tables that do not exist, which changes nothing; `tuner doctor` said
+    "check the URL, the server and the user's rights"."""
+    for e in causes(exc):
+        text = str(getattr(e, "orig", None) or e)
+        if SCHEMA_REFUSED_WORDS in text:
+            schema = text.split(SCHEMA_REFUSED_WORDS, 1)[1].split()[0].strip('".') or "public"
+            who, name = (f"the role {role}", role) if role else ("the URL's role", "<role>")
+            return (f"{who} may not create the study's tables in schema {schema} (PostgreSQL 15 and later let "
+                    f"only the database's owner create in public): have the database's owner run GRANT USAGE, "
+                    f"CREATE ON SCHEMA {schema} TO {name}, or give the study a schema of its own: CREATE SCHEMA "
+                    f"tuner AUTHORIZATION {name}, and add ?options=-csearch_path%3Dtuner to the URL")
+    return None
+
+
 #: PostgreSQL's SQLSTATE for a write its own disk refused (``disk_full``: "could not extend file
 #: ...: No space left on device", src/backend/storage/smgr/md.c), a psycopg2 ``DiskFull``.
 DISK_FULL_SQLSTATE = "53100"
@@ -239,8 +264,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     """``describe(exc)`` (the error without the password), with what fixes a read-only refusal
     (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`), a server out of connection
     slots (:data:`SLOTS_HINT`), a database left invalid (:data:`INVALID_DB_HINT`) or closed to
-    connections (:data:`CLOSED_DB_HINT`), SSL the server lacks (:data:`NO_SSL_HINT`) or a full disk
-    (:data:`DISK_FULL_HINT`): "did not answer ...
+    connections (:data:`CLOSED_DB_HINT`), SSL the server lacks (:data:`NO_SSL_HINT`), a schema the
+    role may not create in (:func:`schema_refused`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
     ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
     from .urls import sqlstate
 
@@ -257,6 +282,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
         return f"{text} ({CLOSED_DB_HINT})"
     if any(NO_SSL_WORDS in str(e).lower() for e in causes(exc)):
         return f"{text} ({NO_SSL_HINT})"
+    if (schema := schema_refused(exc)) is not None:
+        return f"{text} ({schema})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
 
 

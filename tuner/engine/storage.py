@@ -259,7 +259,7 @@ def _role_refused(exc: BaseException, url: str) -> str | None:
     with no SQLSTATE in psycopg2's error, so by its text, PostgreSQL's "permission denied for database
     \"%s\"" of src/backend/utils/init/postinit.c); None for any other error. QA (qa159): "cannot open:
     InsufficientPrivilege: permission denied for table version_info" named no fix."""
-    from .patience import causes
+    from .patience import causes, schema_refused
     from .urls import connect_url, sqlstate
 
     if not is_postgres(url):
@@ -273,6 +273,9 @@ def _role_refused(exc: BaseException, url: str) -> str | None:
         role, database = parts.username or "(this user)", parts.database or "(its database)"
     except Exception:  # noqa: BLE001 - the URL opened, so it parses; a name is only for the line
         role, database = "this role", "this database"
+    schema = schema_refused(exc, role)
+    if schema is not None:  # not the tables' rights: none may exist yet (QA, qa176)
+        return schema
     if no_connect:
         return (f"the role {role} may not connect to {database}: use the URL of a role that may (the one that "
                 f"created the study), or have its owner run GRANT CONNECT ON DATABASE {database} TO {role}")

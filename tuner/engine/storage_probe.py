@@ -1,7 +1,8 @@
 """Write probes of a storage for ``tuner doctor`` (:func:`tuner.engine.doctor.check_storage`):
 each raises the driver's error when the storage cannot be written, and writes nothing -- SQLite: a
 write lock taken and released on an existing file, else the folder checked; a database server: a
-temporary table in a transaction rolled back.
+table in a transaction rolled back (temporary once the study's tables exist; before, one where
+they will be made, so a schema the role may not create in is found).
 """
 
 from __future__ import annotations
@@ -75,7 +76,13 @@ def sql_writable(url: str) -> list[str]:
     try:
         with engine.connect() as con:
             tx = con.begin()
-            con.execute(sqlalchemy.text("CREATE TEMPORARY TABLE tuner_doctor_probe (x integer)"))
+            # Before the study's tables exist, a table where `study create` makes them (the first
+            # schema of the search_path): a temporary one needs no right on that schema, and doctor
+            # passed a role PostgreSQL 15 lets not create in public, whose `study create` then
+            # failed (QA, qa176). Rolled back like the rest.
+            fresh = not sqlalchemy.inspect(con).has_table("studies")
+            kind = "TABLE" if fresh and engine.dialect.name == "postgresql" else "TEMPORARY TABLE"
+            con.execute(sqlalchemy.text(f"CREATE {kind} tuner_doctor_probe (x integer)"))
             con.execute(sqlalchemy.text("INSERT INTO tuner_doctor_probe VALUES (1)"))
             tx.rollback()
             if engine.dialect.name != "postgresql":
