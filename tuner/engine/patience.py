@@ -212,6 +212,18 @@ NO_SSL_HINT = ("the storage URL asks for SSL (sslmode) and this server has none:
                "(or set sslmode=prefer), or enable ssl on the server")
 
 
+#: What PgBouncer says to a URL with a startup parameter it does not pass on (``options``, as in
+#: ``?options=-csearch_path%3Dtuner``) and is not told to ignore (its ``ignore_startup_parameters``;
+#: pgbouncer's src/client.c): refused before any session, on every try; see :data:`_PERMANENT`.
+STARTUP_PARAM_WORDS = "unsupported startup parameter"
+#: Said after it (QA, qa176: `tuner study create` said "run it again once the storage answers" and
+#: `tuner study run` waited out its whole patience for a refusal no wait ends). Ignoring the
+#: parameter in PgBouncer is no fix: the search_path would be dropped, and the tables made in public.
+STARTUP_PARAM_HINT = ("a connection pooler (PgBouncer) refuses the URL's options= parameter: drop it from the URL "
+                      "and set the schema on the role instead (ALTER ROLE ... SET search_path = SCHEMA), or "
+                      "connect to PostgreSQL directly")
+
+
 #: Said after a full disk (SQLite's file, or a database server's own disk).
 DISK_FULL_HINT = "the disk is full: free space on it"
 
@@ -264,7 +276,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     """``describe(exc)`` (the error without the password), with what fixes a read-only refusal
     (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`), a server out of connection
     slots (:data:`SLOTS_HINT`), a database left invalid (:data:`INVALID_DB_HINT`) or closed to
-    connections (:data:`CLOSED_DB_HINT`), SSL the server lacks (:data:`NO_SSL_HINT`), a schema the
+    connections (:data:`CLOSED_DB_HINT`), SSL the server lacks (:data:`NO_SSL_HINT`), a startup
+    parameter a pooler refuses (:data:`STARTUP_PARAM_HINT`), a schema the
     role may not create in (:func:`schema_refused`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
     ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
     from .urls import sqlstate
@@ -282,6 +295,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
         return f"{text} ({CLOSED_DB_HINT})"
     if any(NO_SSL_WORDS in str(e).lower() for e in causes(exc)):
         return f"{text} ({NO_SSL_HINT})"
+    if any(STARTUP_PARAM_WORDS in str(e) for e in causes(exc)):
+        return f"{text} ({STARTUP_PARAM_HINT})"
     if (schema := schema_refused(exc)) is not None:
         return f"{text} ({schema})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
@@ -367,7 +382,7 @@ CLOSED_DB_WORDS = "is not currently accepting connections"
 _PERMANENT = ("password authentication failed", "authentication failed", "no password supplied",
               "does not exist", "no pg_hba.conf entry", "pg_hba.conf rejects connection", "permission denied",
               "invalid dsn", "invalid connection option", "is not permitted to log in",
-              "cannot connect to invalid database", CLOSED_DB_WORDS, NO_SSL_WORDS)
+              "cannot connect to invalid database", CLOSED_DB_WORDS, NO_SSL_WORDS, STARTUP_PARAM_WORDS)
 
 
 def _transient_text(e: BaseException) -> bool:
