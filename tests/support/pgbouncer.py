@@ -49,9 +49,10 @@ def _answers(port: int) -> bool:
 
 
 @contextmanager
-def pgbouncer(server_url: str, pool_mode: str, tmp_path: Path, pool_size: int = 10):
+def pgbouncer(server_url: str, pool_mode: str, tmp_path: Path, pool_size: int = 10, ignore: str = ""):
     """A PgBouncer in ``pool_mode`` in front of ``server_url``'s server while the block runs; yields
-    the URL of ``server_url``'s database through it (same role and password)."""
+    the URL of ``server_url``'s database through it (same role and password). ``ignore``: its
+    ``ignore_startup_parameters`` (e.g. ``options``: dropped in silence instead of refused)."""
     from sqlalchemy.engine import URL, make_url
 
     binary = require_pgbouncer()
@@ -75,6 +76,7 @@ auth_file = {users}
 pool_mode = {pool_mode}
 default_pool_size = {pool_size}
 max_client_conn = 200
+ignore_startup_parameters = {ignore}
 """)
         log = open(tmp_path / "pgbouncer.log", "ab")
         proc = subprocess.Popen([binary, *argv_user, str(ini)], stdout=log, stderr=log, start_new_session=True)

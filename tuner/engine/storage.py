@@ -189,11 +189,46 @@ def holds_tables(url: str) -> bool:
     except (ImportError, ValueError, sa.exc.ArgumentError):  # no driver, or no URL it reads (a port "5x")
         return True
     try:
-        return sa.inspect(engine).has_table("studies")
+        with engine.connect() as conn:
+            dropped = search_path_dropped(conn, url)
+            if dropped is None:
+                return sa.inspect(conn).has_table("studies")
     except (sa.exc.SQLAlchemyError, ValueError):  # ValueError: a URL the driver refuses (a NUL in it)
         return True
     finally:
         engine.dispose()
+    raise ConfigError("storage", redact(url) or "", dropped)
+
+
+def search_path_dropped(conn, url: str) -> str | None:
+    """Why the schema the URL names (``?options=-csearch_path%3DSCHEMA``) is not the session's, with
+    the fix; None when the URL names none, or the session has it. A connection pooler told to ignore
+    the ``options`` startup parameter (PgBouncer's ``ignore_startup_parameters``, which guides give as
+    the fix of its refusal) drops it in silence: the study's tables went to ``public``, a second study
+    beside the one the nodes connecting directly used (QA, qa176). PostgreSQL records where a
+    setting came from (``pg_settings.source``; ``client`` for a startup parameter, src/backend/utils/
+    misc/guc.c), and the tuner never sets ``search_path`` itself, so no value is parsed here."""
+    import re
+
+    import sqlalchemy as sa
+
+    from .urls import connect_url
+
+    if not is_postgres(url):
+        return None
+    options = connect_url(url).query.get("options") or ""
+    options = " ".join(options) if isinstance(options, tuple) else options
+    if not re.search(r"(?:-c\s*|--)search_path=", options, flags=re.IGNORECASE):
+        return None
+    source = conn.execute(sa.text("SELECT source FROM pg_settings WHERE name = 'search_path'")).scalar()
+    conn.rollback()
+    if source == "client":
+        return None
+    # the fix first: tuner doctor shows the first 200 characters
+    return (f"the URL's search_path (options=) did not reach the session (dropped by a pooler: PgBouncer's "
+            f"ignore_startup_parameters): drop options and ALTER ROLE ... SET search_path = SCHEMA, or connect "
+            f"directly; else the study is read and written in another schema (the session's search_path is "
+            f"the {source or 'default'} one)")
 
 
 def _open(url: str, patient: bool, made: bool = False):
@@ -203,7 +238,7 @@ def _open(url: str, patient: bool, made: bool = False):
 
     try:
         if is_postgres(url):
-            with _schema_lock(driver_url(url)):
+            with _schema_lock(url):
                 return _build(url, patient)
         return _build_with_retry(url, patient)
     except ConfigError:
@@ -419,9 +454,12 @@ def _schema_lock(url: str):
     """
     import sqlalchemy as sa
 
-    engine = sa.create_engine(url, poolclass=sa.pool.NullPool, connect_args=_connect_args(url))
+    engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool, connect_args=_connect_args(url))
     try:
         with engine.connect() as conn:
+            dropped = search_path_dropped(conn, url)
+            if dropped is not None:  # before any table is made in the wrong schema
+                raise ConfigError("storage", redact(url) or "", dropped)
             deadline = time.monotonic() + SCHEMA_LOCK_TIMEOUT_S
             while True:
                 # the transaction sits idle while the tables are made on other connections: a role's

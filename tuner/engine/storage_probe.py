@@ -75,6 +75,11 @@ def sql_writable(url: str) -> list[str]:
                                       connect_args=connect_args(url, patience_s()))
     try:
         with engine.connect() as con:
+            from .storage import search_path_dropped
+
+            dropped = search_path_dropped(con, url)  # the probe would pass in another schema (QA, qa176)
+            if dropped is not None:
+                raise ValueError(dropped)
             tx = con.begin()
             # Before the study's tables exist, a table where `study create` makes them (the first
             # schema of the search_path): a temporary one needs no right on that schema, and doctor
