@@ -1,8 +1,10 @@
 """What every PostgreSQL session of the tuner is set to, and how long a call waits for its reply.
 
 :func:`session_settings` is the ``connect`` hook of every PostgreSQL storage
-(:func:`tuner.engine.storage.open_storage`); :func:`reply_limit_s` bounds one attempt of a patient
-call (:mod:`tuner.engine.reply_watch`). Both read the patience when called, not at import.
+(:func:`tuner.engine.storage.open_storage`), :func:`transaction_settings` its ``begin`` hook (behind
+a pooler in transaction mode, the same settings for each transaction); :func:`reply_limit_s`
+bounds one attempt of a patient call (:mod:`tuner.engine.reply_watch`). Both read the patience
+when called, not at import.
 """
 
 from __future__ import annotations
@@ -81,9 +83,48 @@ def session_settings(dbapi_connection, connection_record) -> None:
         cursor.execute(f"SET SESSION lock_timeout TO {int(lock_ms)}")  # milliseconds
         cursor.execute(f"SET SESSION idle_in_transaction_session_timeout TO {int(idle_ms)}")
         cursor.execute(f"SET SESSION statement_timeout TO {int(statement_ms)}")
+        cursor.execute("SELECT pg_backend_pid()")
+        server_pid = cursor.fetchone()[0]
     finally:
         cursor.close()
         dbapi_connection.autocommit = autocommit
+    # A connection pooler (PgBouncer) answers the client's connection with a process id of its own
+    # (its cancel key), not the server process's: behind one in transaction mode, each transaction
+    # may run on another server connection, where none of the settings above were made (QA, qa176:
+    # synchronous_commit off and lock_timeout 0, the database's defaults, on a worker's statements).
+    # There every transaction sets them for itself (transaction_settings); TimeZone PgBouncer keeps.
+    client_pid = getattr(getattr(dbapi_connection, "info", None), "backend_pid", None)
+    if client_pid is not None and client_pid != server_pid:
+        connection_record.info[_POOLED] = (
+            f"SELECT set_config('synchronous_commit', 'on', true), set_config('lock_timeout', '{int(lock_ms)}', true), "
+            f"set_config('idle_in_transaction_session_timeout', '{int(idle_ms)}', true), "
+            f"set_config('statement_timeout', '{int(statement_ms)}', true)")
+
+
+#: Key of a connection record's ``info``: the statement that makes the settings of
+#: :func:`session_settings` a transaction's own, on a connection through a pooler.
+_POOLED = "tuner_transaction_settings"
+
+
+def transaction_settings(conn) -> None:
+    """SQLAlchemy's ``begin`` hook of a PostgreSQL storage: on a connection through a connection
+    pooler (:func:`session_settings` found one), the session's settings made the transaction's own
+    (``set_config(..., true)``, as ``SET LOCAL``) as its first statement, one round trip, so they hold
+    on whichever server connection PgBouncer's transaction mode runs it. Nothing on a direct one."""
+    statement = conn.connection.info.get(_POOLED)
+    if statement is None:
+        return
+    import sqlalchemy as sa
+
+    dbapi = conn.dialect.loaded_dbapi
+    try:
+        cursor = conn.connection.dbapi_connection.cursor()  # the driver begins the transaction with it
+        try:
+            cursor.execute(statement)
+        finally:
+            cursor.close()
+    except dbapi.Error as exc:  # as SQLAlchemy wraps a statement's: an outage is told and retried as one
+        raise sa.exc.DBAPIError.instance(statement, None, exc, dbapi.Error, dialect=conn.dialect) from exc
 
 
 def reply_limit_s() -> float:

@@ -34,7 +34,7 @@ from typing import Callable
 from ..config.files import not_a_file
 from ..config.yamlfile import ConfigError
 from .env_numbers import seconds_from_env
-from .pg_sessions import reply_limit_s, session_settings
+from .pg_sessions import reply_limit_s, session_settings, transaction_settings
 from .reply_watch import ReplyWatch
 from .urls import (connect_args, describe_error, driver_url, is_postgres, redact, resolve_url, scheme_problem,
                    scrub, sqlite_path)
@@ -377,6 +377,7 @@ def _build(url: str, patient: bool):
         # the server's (tuner doctor warns of it). And every session's clock reads UTC, and its
         # wait for a lock ends: see pg_sessions.session_settings.
         sa.event.listen(storage.engine, "connect", session_settings)
+        sa.event.listen(storage.engine, "begin", transaction_settings)  # behind PgBouncer (QA, qa176)
         storage.engine.dispose()  # the connections Optuna's constructor opened before the hook
     if patient:
         storage.watch(redact(url) or "", sqlite_path(url), lambda exc: describe_error(exc, url))
