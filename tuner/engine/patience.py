@@ -212,6 +212,17 @@ NO_SSL_HINT = ("the storage URL asks for SSL (sslmode) and this server has none:
                "(or set sslmode=prefer), or enable ssl on the server")
 
 
+#: What PostgreSQL says when no schema of the session's search_path exists to make the study's
+#: tables in ("no schema has been selected to create in", src/backend/catalog/namespace.c; SQLSTATE
+#: 3F000): a schema name mistyped in the URL's ``options=-csearch_path%3D...`` or the role's
+#: ``search_path``, or one not created yet.
+NO_SCHEMA_WORDS = "no schema has been selected to create in"
+#: Said after it (QA, qa176: `tuner study create` and `tuner doctor` said PostgreSQL's words alone).
+NO_SCHEMA_HINT = ("no schema of the search_path exists (the URL's options=-csearch_path%3D..., or the role's "
+                  "ALTER ROLE ... SET search_path): fix the schema's name, or create it: CREATE SCHEMA NAME "
+                  "AUTHORIZATION ROLE")
+
+
 #: What PgBouncer says to a URL with a startup parameter it does not pass on (``options``, as in
 #: ``?options=-csearch_path%3Dtuner``) and is not told to ignore (its ``ignore_startup_parameters``;
 #: pgbouncer's src/client.c): refused before any session, on every try; see :data:`_PERMANENT`.
@@ -277,7 +288,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
     (:data:`READ_ONLY_HINT`), a lock wait run out (:data:`LOCK_HINT`), a server out of connection
     slots (:data:`SLOTS_HINT`), a database left invalid (:data:`INVALID_DB_HINT`) or closed to
     connections (:data:`CLOSED_DB_HINT`), SSL the server lacks (:data:`NO_SSL_HINT`), a startup
-    parameter a pooler refuses (:data:`STARTUP_PARAM_HINT`), a schema the
+    parameter a pooler refuses (:data:`STARTUP_PARAM_HINT`), a search_path of no schema
+    (:data:`NO_SCHEMA_HINT`), a schema the
     role may not create in (:func:`schema_refused`) or a full disk (:data:`DISK_FULL_HINT`): "did not answer ...
     ReadOnlySqlTransaction" or "... database or disk is full" alone named no fix (QA)."""
     from .urls import sqlstate
@@ -297,6 +309,8 @@ def said(exc: BaseException, describe: Callable[[BaseException], str]) -> str:
         return f"{text} ({NO_SSL_HINT})"
     if any(STARTUP_PARAM_WORDS in str(e) for e in causes(exc)):
         return f"{text} ({STARTUP_PARAM_HINT})"
+    if any(NO_SCHEMA_WORDS in str(e) for e in causes(exc)):
+        return f"{text} ({NO_SCHEMA_HINT})"
     if (schema := schema_refused(exc)) is not None:
         return f"{text} ({schema})"
     return f"{text} ({DISK_FULL_HINT})" if disk_full(exc) else text
