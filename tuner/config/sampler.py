@@ -34,6 +34,9 @@ MAX_RADIUS = max(PARAM_MAXIMUM.values())
 #: 1 (a factor of e either way) already doubts every believed value near a pick entirely; a larger
 #: one is a typo (QA: 1e200 was taken, and every proposal printed numpy's "overflow encountered").
 MAX_LOCAL_DOUBT = 1.0
+#: The most ``hedge`` (GP-Hedge's eta) may give: it multiplies a gain in log speedups, so at 1000 a
+#: rule ahead by 0.01 (1%) is already e^10 times likelier; a larger one is a typo.
+MAX_HEDGE = 1000.0
 
 
 class TPEOptions(StrictModel):
@@ -80,6 +83,9 @@ class AutoOptions(StrictModel):
     #: setting it believes better, whichever the look-ahead values more (False: a pick resting on
     #: one reading close to a rival's, the rule before)
     dispute: bool | None = None
+    #: GP-Hedge's eta: after the seeds, three rules (this value, the expected improvement alone, the
+    #: look-ahead alone) each nominate a move and one is drawn by its realised gains; 0: off
+    hedge: float | None = Field(None, ge=0, le=MAX_HEDGE)
 
 
 class NSGAIIOptions(StrictModel):

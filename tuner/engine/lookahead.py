@@ -73,3 +73,31 @@ def _knowledge_gradient(belief: Belief, measured, means, counts, moves, again, n
     value = np.where(fresh & (y > best_old), mu_a_new, value_old)
     current = mu_m[int(np.argmax(means))]
     return value @ _WEIGHTS - current
+
+
+def improvement_values(beliefs: list[Belief], measured: np.ndarray, moves: np.ndarray,
+                       doubt: np.ndarray | None = None) -> np.ndarray:
+    """GP-Hedge's second rule (``hedge``): each move's expected improvement over the best believed
+    measured value, summed over the objectives, with ``doubt`` floored under the standard deviation
+    as in :func:`move_values` and in full trust everywhere; a re-measurement (a move at a
+    ``measured`` index) nominates nothing (-inf)."""
+    doubt = np.zeros(len(moves)) if doubt is None else doubt
+    fresh = ~np.isin(moves, measured)
+    total = np.full(len(moves), -np.inf)
+    total[fresh] = 0.0
+    for belief in beliefs:
+        best = float(belief.mean[measured].max())
+        sd = np.sqrt(belief.sd[moves[fresh]] ** 2 + doubt[fresh] ** 2)
+        total[fresh] += expected_improvement(belief.mean[moves[fresh]], sd, best)
+    return total
+
+
+def hedge_odds(gains: np.ndarray, eta: float) -> np.ndarray:
+    """GP-Hedge's odds (Hoffman, Brochu and de Freitas, 2011, "Portfolio allocation for Bayesian
+    optimization"): rule ``r`` is drawn with probability proportional to ``exp(eta x gains[r])``, a
+    rule's gain the model's current belief at the settings it nominated before (log values: with
+    eta 10, a rule whose nominees the model places 0.1 higher is e times likelier). Shifted by the
+    largest gain, so no gain overflows."""
+    z = eta * (np.asarray(gains, dtype=float) - float(np.max(gains)))
+    odds = np.exp(z)
+    return odds / odds.sum()

@@ -33,13 +33,20 @@ launch (:func:`draft_ladder`), never a tree measured before or being measured by
 its size (:data:`NOT_OF_ITS_SIZE`: ``oom`` above all), one at least as large in all three flags
 (memory grows with each).
 
+``hedge`` (GP-Hedge; 0, the default: off, and every proposal is the one above): after the seeds,
+and apart from the last launches' disputes, three rules (:data:`HEDGE_RULES`: the value above, the
+expected improvement of a new setting alone, the look-ahead alone) each nominate a move, and one is
+drawn with the seeded generator, a rule's odds ``exp(hedge x gain)``, its gain the model's current
+belief at the settings it nominated before (stored on the trials, :data:`HEDGE_ATTR`).
+
 The noise is estimated from the study's own repeated readings (pooled variance of the log readings
 around each setting's mean), starting from ``noise`` (relative, 3%) worth ``noise_weight`` readings.
 Deterministic: the same seed and the same trials give the same proposal.
 
-Why one module of a little over 400 lines: it is the sampler's state and its one decision (Optuna's
-interface, the candidates, the readings, the proposal), which share that state; the arithmetic the
-decision uses already lives in its own modules (lookahead, surrogate, settle).
+Why one module of about 530 lines: it is the sampler's state and its one decision (Optuna's
+interface, the candidates, the readings, the proposal, the hedge's draw among its rules), which share
+that state; the arithmetic the decision uses already lives in its own modules (lookahead, surrogate,
+settle).
 """
 
 from __future__ import annotations
@@ -51,11 +58,11 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ..config.sampler import MAX_LOCAL_DOUBT
+from ..config.sampler import MAX_HEDGE, MAX_LOCAL_DOUBT
 from ..config.space import SPEC_PARAMS, SearchSpace
 from ..sglang.rules import SpecConfig
 from ..sglang.trees import cheapest_per_tree, tree_key
-from .lookahead import move_values
+from .lookahead import hedge_odds, improvement_values, move_values
 from .settle import disputed, unconfirmed_pick
 from .surrogate import Difference, expected_improvement, features, fit, one_blas_thread
 
@@ -74,6 +81,14 @@ def _optuna_base():
 #: table's ``not_in_landscape`` (a table leaves out what does not fit) -- rules out the larger ones.
 NOT_OF_ITS_SIZE = frozenset({"nccl", "hung", "startup_timeout", "crash_after_ready", "other", "request_errors",
                              "bad_response", "args_unverified", "args_mismatch"})
+
+#: ``hedge``'s rules, in the order their nominees are stored: the default's value (look-ahead plus
+#: explore term), the expected improvement of a new setting alone, the look-ahead alone
+HEDGE_RULES = ("value", "improvement", "look-ahead")
+#: A trial's system attribute holding what each of :data:`HEDGE_RULES` nominated for it (tree keys,
+#: None where a rule had none): the rules' gains are read back from the trials, so a proposal stays a
+#: function of the seed and the trials
+HEDGE_ATTR = "tuner:hedge"
 
 
 @dataclass
@@ -103,6 +118,12 @@ class Readings:
     #: engine would only reuse them (:meth:`StructuredSampler.untried`)
     tried: set = field(default_factory=set)
     launched: int = 0
+    #: ``hedge``: per earlier proposal, the setting (tree key) each rule nominated, None where a rule
+    #: had none (:data:`HEDGE_ATTR` on its trial)
+    nominees: list = field(default_factory=list)
+    #: ``hedge``: what this proposal's rules nominated, set by :meth:`StructuredSampler.propose`
+    #: when the hedge chose (None otherwise), for :meth:`~StructuredSampler.sample_relative` to store
+    nominated: list | None = None
 
     def mean(self, key) -> np.ndarray:
         return np.mean(np.log(np.asarray(self.values[key])), axis=0)
@@ -120,6 +141,9 @@ def read_trials(trials, space: SearchSpace, current: int) -> Readings:
     out = Readings()
     pruned = []
     for t in trials:
+        nominated = t.system_attrs.get(HEDGE_ATTR) if t.number != current else None
+        if isinstance(nominated, list) and len(nominated) == len(HEDGE_RULES):
+            out.nominees.append([tuple(k) if isinstance(k, list) and len(k) == 3 else None for k in nominated])
         if t.state != TrialState.RUNNING and attrs_problem(t.user_attrs) is not None:
             # what the readers show as unreadable (records.attrs_problem: a figure edited by hand to
             # NaN, inf or text) is no reading: its setting may be measured again. QA (qa125): an
@@ -214,21 +238,22 @@ class StructuredSampler(_optuna_base()):
     def __init__(self, space: SearchSpace, seed: int | None = None, noise: float = 0.03, noise_weight: float = 4.0,
                  explore_weight: float = 0.5, horizon: float = 3, shortlist: int = 48, global_weight: float = 0.3,
                  centres: int = 2, local_radius: tuple = (2, 1, 2), confirm: int = 1, local_doubt: float = 0.06,
-                 dispute: bool = True, listed=None):
+                 dispute: bool = True, hedge: float = 0.0, listed=None):
         from optuna.samplers import RandomSampler
 
         if (not 0 < noise < 1 or noise_weight < 0 or explore_weight < 0 or horizon <= 0 or shortlist < 1
                 or not 0 <= global_weight <= 1 or centres < 1 or len(local_radius) != 3 or min(local_radius) < 0
-                or not 0 <= local_doubt <= MAX_LOCAL_DOUBT):
-            raise TypeError("noise must lie in (0, 1), global_weight in [0, 1], local_doubt in [0, 1]; noise_weight, "
-                            "explore_weight and local_radius (three lattice steps) >= 0; horizon > 0; shortlist and "
-                            "centres >= 1")
+                or not 0 <= local_doubt <= MAX_LOCAL_DOUBT or not 0 <= hedge <= MAX_HEDGE):
+            raise TypeError("noise must lie in (0, 1), global_weight in [0, 1], local_doubt in [0, 1], hedge in "
+                            f"[0, {MAX_HEDGE:g}]; noise_weight, explore_weight and local_radius (three lattice steps) "
+                            ">= 0; horizon > 0; shortlist and centres >= 1")
         self._space = space
         self._seed = seed if seed is not None else random.SystemRandom().randrange(2**31)
         self._noise, self._noise_weight = noise, noise_weight
         self._explore_weight, self._horizon, self._shortlist = explore_weight, horizon, int(shortlist)
         self._global_weight, self._centres, self._radius = global_weight, int(centres), tuple(local_radius)
         self._confirm, self._local_doubt, self._dispute = int(confirm), float(local_doubt), bool(dispute)
+        self._hedge = float(hedge)
         self._random = RandomSampler(seed=self._seed)
         # ``listed``: a landscape table's grid; its cheapest setting per tree stands for the tree. A
         # table that lists every setting of the space (a model's) is the space itself
@@ -283,6 +308,9 @@ class StructuredSampler(_optuna_base()):
         storage.set_trial_system_attr(trial._trial_id, PROPOSAL_ATTR, why)
         if again:
             storage.set_trial_system_attr(trial._trial_id, REMEASURE_ATTR, True)
+        if readings.nominated is not None:
+            storage.set_trial_system_attr(trial._trial_id, HEDGE_ATTR,
+                                          [None if k is None else list(k) for k in readings.nominated])
         return dict(zip(SPEC_PARAMS, (spec.num_steps, spec.eagle_topk, spec.num_draft_tokens)))
 
     def untried(self, readings: Readings, number: int):
@@ -460,16 +488,42 @@ class StructuredSampler(_optuna_base()):
         scale = np.concatenate([np.ones(len(m_idx)), scale])
         doubt = np.concatenate([np.zeros(len(m_idx)), doubt])
         values = move_values(beliefs, m_idx, means, counts, moves, noise_var, weight, scale, doubt)
-        if feasible is not None:  # a new setting counts only if it meets the limits
-            values[len(m_idx):] *= feasible[moves[len(m_idx):]]
-        values[:len(m_idx)][busy] = -np.inf
+        rules = [values]
+        if self._hedge > 0:
+            rules += [improvement_values(beliefs, m_idx, moves, doubt),
+                      move_values(beliefs, m_idx, means, counts, moves, noise_var, 0.0)]
+        for rule in rules:
+            if feasible is not None:  # a new setting counts only if it meets the limits
+                rule[len(m_idx):] *= feasible[moves[len(m_idx):]]
+            rule[:len(m_idx)][busy] = -np.inf
         if not np.isfinite(values).any():
             return None
-        best = int(np.argmax(values))
+        best, hedged = int(np.argmax(values)), ""
+        if self._hedge > 0:
+            best, hedged = self._hedge_pick(readings, beliefs, rules, moves, rng)
         again = best < len(m_idx)
         spec = readings.spec[measured[best]] if again else self._specs[int(moves[best])]
         what = "re-measure" if again else "explore"
-        return spec, again, f"{what}: expected gain {values[best]:.4f} (noise {math.sqrt(noise_var):.3f})"
+        return spec, again, f"{what}{hedged}: expected gain {values[best]:.4f} (noise {math.sqrt(noise_var):.3f})"
+
+    def _hedge_pick(self, readings: Readings, beliefs, rules: list, moves: np.ndarray, rng):
+        """GP-Hedge (``hedge``: its eta): each rule of :data:`HEDGE_RULES` nominates its best move;
+        one nominee is drawn with :func:`~tuner.engine.lookahead.hedge_odds`, a rule's gain the sum
+        over the objectives of the model's current mean at every setting it nominated at earlier
+        proposals (:attr:`Readings.nominees`). Records this proposal's nominees on ``readings``.
+        ``(index into moves, why)``."""
+        nominees = [int(np.argmax(r)) if np.isfinite(r).any() else None for r in rules]
+        readings.nominated = [None if j is None else self._keys[int(moves[j])] for j in nominees]
+        total = np.sum([b.mean for b in beliefs], axis=0)
+        gains = np.zeros(len(rules))
+        for earlier in readings.nominees:
+            for r, key in enumerate(earlier):
+                if key is not None and key in self._index:
+                    gains[r] += total[self._index[key]]
+        able = [r for r, j in enumerate(nominees) if j is not None]
+        odds = hedge_odds(gains[able], self._hedge)
+        r = able[int(rng.choice(len(able), p=odds))]
+        return nominees[r], f" (hedge: {HEDGE_RULES[r]}, odds {odds[able.index(r)]:.2f})"
 
 
 #: ``auto``'s options and their defaults, read from :class:`StructuredSampler`'s keyword arguments so
