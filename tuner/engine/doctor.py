@@ -78,6 +78,26 @@ def _run(argv: list[str], timeout: float = 120.0, env: dict | None = None) -> su
 NO_SERVER = "backend model launches no server"
 
 
+def _shadowing_tuner() -> str | None:
+    """A ``tuner.py`` or ``tuner`` folder in the working folder that is not the tuner running this
+    check: ``python -m tuner.sim`` on Python 3.10 imports it instead of the installed package (QA,
+    qa179: a user's own tuner.py failed every trial with "No module named tuner.sim", and this check
+    said to set server.python)."""
+    import os
+    from pathlib import Path
+
+    import tuner
+
+    own = Path(tuner.__file__).resolve().parent
+    here = Path(os.getcwd())
+    if (here / "tuner.py").is_file():
+        return "tuner.py"
+    # a folder without __init__.py is a namespace portion, which the installed package wins over
+    if (here / "tuner" / "__init__.py").is_file() and (here / "tuner").resolve() != own:
+        return "tuner/"
+    return None
+
+
 def check_interpreter(config: StudyConfig) -> Check:
     if config.server.backend == "model":
         return Check("interpreter", PASS, f"{NO_SERVER}: this interpreter runs the performance model")
@@ -87,7 +107,14 @@ def check_interpreter(config: StudyConfig) -> Check:
     # on the path without a single dependency, and the server (aiohttp) would not start there.
     # SGLang's own dependencies (torch, ...) are the argument check's: it imports its parser there.
     serving = ", tuner.sim.server, tuner.sim.api" if module == "tuner" else ""
-    r = _run([python, "-c", f"import {module}{serving}; print({module}.__version__)"])
+    # as the launcher starts the simulator: the working folder off sys.path (Python 3.11+)
+    r = _run([python, "-c", f"import {module}{serving}; print({module}.__version__)"],
+             env={"PYTHONSAFEPATH": "1"} if module == "tuner" else None)
+    shadow = _shadowing_tuner() if module == "tuner" else None
+    if (isinstance(r, str) or r.returncode != 0) and shadow is not None:
+        return Check("interpreter", FAIL, f"{shadow} in the working folder hides the installed tuner from the "
+                     f"simulator ({python} puts the working folder first on its path; Python 3.11 and later "
+                     "do not, as the tuner starts them): rename it, or run from another folder")
     if isinstance(r, str) or r.returncode != 0:
         why = r if isinstance(r, str) else (r.stderr.strip().splitlines() or ["no output"])[-1]
         return Check("interpreter", FAIL, f"{python} cannot import {module}{serving and ' and its server'} "

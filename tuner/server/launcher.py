@@ -43,7 +43,8 @@ from typing import Any, Mapping, Sequence
 from ..config.study import DEFAULT_LOG_MAX_MB, ServerSettings
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
-from .command import LaunchPlan, build_argv, flags_in, format_command, plan_launch, server_url, study_max_concurrency
+from .command import (SIM_MODULE, LaunchPlan, build_argv, flags_in, format_command, plan_launch, server_url,
+                      study_max_concurrency)
 from .failures import (
     FAILURE_CLASSES,
     LOG_TAIL_LINES,
@@ -359,6 +360,12 @@ class ServerProcess:
             # server.env over the tuner's own; loopback past any HTTP proxy (SGLang's warmup
             # requests itself through `requests`: tuner.server.environ)
             env = {**server_environment(self.env, self.host), MARK_VAR: self.mark}
+            if self.argv[1:3] == ["-m", SIM_MODULE]:
+                # The simulator imports the tuner the tuner itself runs, not a `tuner.py` or `tuner/`
+                # in the working folder, which `python -m` puts first on sys.path (QA, qa179: a user's
+                # own tuner.py failed every trial with "No module named tuner.sim"). Python 3.11+
+                # reads the variable; on 3.10 `tuner doctor` names the shadowing file.
+                env.setdefault("PYTHONSAFEPATH", "1")
             with open(self.log_path, "ab") as logf:
                 # UTC, said so: the log's own lines (SGLang's) carry no zone, and a local time is
                 # ambiguous in the hour a DST change repeats and to a reader in another zone (QA, qa168)
