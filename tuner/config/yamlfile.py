@@ -563,6 +563,15 @@ def load_model(model: type[M], path: str | Path, context: dict | None = None,
     unquoted = {} if unquoted is None else unquoted
     data = read_yaml(path, unquoted)
     ctx = {"path": path, "unquoted": unquoted, **(context or {})}
+    if data is None:  # no document: an empty file, or one of comments only
+        try:
+            return parse_model(model, data, path, ctx)
+        except ConfigError:
+            # the first missing key alone ("name: required key is missing") reads as if the rest of
+            # the file were there (QA, qa178: an empty study file said just that)
+            required = [k for k, f in model.model_fields.items() if f.is_required()]
+            raise ConfigError(path, "", "is empty (or holds only comments): write its keys"
+                              + (f", at least {', '.join(required)}" if required else "")) from None
     return parse_model(model, data, path, ctx)
 
 
