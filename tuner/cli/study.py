@@ -237,7 +237,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             view.close()
             exc.journal_dir = Path(config.workdir) / "journal"
             raise
-        except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM, SIGHUP (stop_on_signals)
+        except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM, SIGHUP, SIGUSR1/2 (stop_on_signals)
             view.close()
             click.echo(f"interrupted: the server is stopped; {_fate_after_interrupt(name, config.workdir, exc)}",
                        err=True)

@@ -1,6 +1,7 @@
-"""Ctrl-C, SIGTERM and SIGHUP while servers run: stop them on the way out, kill them on a second signal.
+"""Ctrl-C, SIGTERM, SIGHUP and SIGUSR1/SIGUSR2 while servers run: stop them on the way out, kill them on
+a second signal.
 
-:func:`stop_on_signals` installs this process's SIGINT/SIGTERM/SIGHUP handlers for the length of a block
+:func:`stop_on_signals` installs this process's handlers of those signals (:data:`STOPPING`) for the length of a block
 (blocks nest: the CLI's around a run, the backend's around one server). The handler never stops a
 server itself: it raises, so the interrupted code unwinds at once and the servers are stopped by
 their owners' ``finally`` and by the block's exit, with the handler still installed, so that a
@@ -195,10 +196,21 @@ class _SignalState:
             signal.pthread_kill(threading.main_thread().ident, self.again)
 
 
+#: The signals :func:`stop_on_signals` stops the servers on. SIGUSR1 and SIGUSR2 are what a batch
+#: scheduler sends ahead of a job's time limit (Slurm's ``--signal=USR1@120``; ``scancel --signal``),
+#: for the job to wrap up before SIGTERM and, KillWait later, SIGKILL.
+STOPPING = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP, signal.SIGUSR1, signal.SIGUSR2)
+
+
 def _installable(sig: int) -> bool:
     """SIGINT and SIGTERM always; SIGHUP unless it is ignored (``nohup``: the caller asked the tuner to
-    outlive its terminal). QA: SIGHUP kept its default action, which ended the tuner at once, silently,
-    and left its server running."""
+    outlive its terminal); SIGUSR1 and SIGUSR2 only at their default action (ignored, or handled by
+    whoever started the tuner in this process, they are left as they are). QA: SIGHUP kept its default
+    action, which ended the tuner at once, silently, and left its server running; SIGUSR1 and SIGUSR2
+    (Slurm's ``--signal=USR1@120``) did the same and left the trial under way RUNNING until the next
+    run reaped it; run as PID 1 (a container) they were ignored instead."""
+    if sig in (signal.SIGUSR1, signal.SIGUSR2):
+        return signal.getsignal(sig) is signal.SIG_DFL
     return sig != signal.SIGHUP or signal.getsignal(sig) is not signal.SIG_IGN
 
 
@@ -211,11 +223,12 @@ _SIGNALS = _SignalState()
 
 @contextmanager
 def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) -> Iterator[None]:
-    """While active, SIGINT, SIGTERM and SIGHUP (unless ignored, as under ``nohup``) stop ``servers``
-    (default: every server this process started and has not stopped).
+    """While active, SIGINT, SIGTERM, SIGHUP (unless ignored, as under ``nohup``), SIGUSR1 and SIGUSR2
+    (at their default action: see :func:`_installable`) stop ``servers`` (default: every server this
+    process started and has not stopped).
 
     The first signal calls ``on_signal("stopping", info)`` at once and raises ``KeyboardInterrupt``
-    (SIGINT) or ``SystemExit(128 + signum)`` (SIGTERM: 143, SIGHUP: 129); leaving the block then stops the servers
+    (SIGINT) or ``SystemExit(128 + signum)`` (SIGTERM: 143, SIGHUP: 129, SIGUSR1: 138, SIGUSR2: 140); leaving the block then stops the servers
     (SIGTERM to each group, ``stop_grace_s``, SIGKILL), with the handlers still in place. A second
     signal during that stop SIGKILLs the groups at once (``on_signal("killing", info)``); one more
     with nothing left to kill raises again. The previous handlers come back when the outermost block
@@ -229,7 +242,7 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
         state.received = state.raised = state.again = None
         state.redelivering = False
         state.previous = {sig: signal.signal(sig, state.handler)
-                          for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP) if _installable(sig)}
+                          for sig in STOPPING if _installable(sig)}
         state.previous_hook, sys.unraisablehook = sys.unraisablehook, state.unraisable
     state.depth += 1
     state.servers.append(tuple(servers))
