@@ -402,8 +402,9 @@ class TrialRunner:
             return (f"the storage forgot this worker's name on this trial ({lost}): another worker failed it "
                     "as nobody's")
         if held.user_attrs.get("status") == INTERRUPTED:
-            # the reaper's check by pid (tuner.engine.workers.Worker.alive): a host of this name where
-            # this process does not run, e.g. containers that share a hostname but not their processes
+            # the reaper's check by pid (tuner.engine.workers.Worker.reapable): a host of this name where
+            # this process does not run (another machine named alike; containers that share a hostname
+            # but not their processes, where a reaper of a tuner older than its PID-namespace check runs)
             return ("another worker failed this trial as dead: on a host of the same name it could not see "
                     "this process (give each worker's host its own name)")
         return (f"another worker failed this trial as dead: this worker's heartbeat was older than the grace "

@@ -57,16 +57,31 @@ def _start_ticks(pid: int) -> int | None:
     return None if st is None else st.start_ticks
 
 
+def _pid_namespace() -> str | None:
+    """This process's PID namespace (``pid:[4026531836]``), None where Linux does not say."""
+    try:
+        return os.readlink("/proc/self/ns/pid")
+    except OSError:
+        return None
+
+
 @dataclass(frozen=True)
 class Worker:
-    """Who runs a trial: enough to tell, on the same host, whether that process still lives."""
+    """Who runs a trial: enough to tell, on the same host, whether that process still lives.
+
+    ``pidns``: the PID namespace its ``pid`` counts in. Containers sharing the node's host name
+    (Kubernetes ``hostNetwork: true``, ``docker run --network host``) each number their processes
+    from 1, so a pid of another's means nothing here (QA, qa180: two workers under ``unshare --pid``
+    on one host each failed the other's live trial as "left running by a dead worker", and both
+    settings were measured twice)."""
 
     host: str = field(default_factory=socket.gethostname)
     pid: int = field(default_factory=os.getpid)
     start: int | None = field(default_factory=lambda: _start_ticks(os.getpid()))
+    pidns: str | None = field(default_factory=_pid_namespace)
 
     def as_dict(self) -> dict:
-        return {"host": self.host, "pid": self.pid, "start": self.start}
+        return {"host": self.host, "pid": self.pid, "start": self.start, "pidns": self.pidns}
 
     @staticmethod
     def alive(d: dict | None) -> bool | None:
@@ -81,6 +96,17 @@ class Worker:
         if not whole_number(pid) or pid == 0 or not start_read:
             return None
         return process_alive(pid, start)
+
+    @staticmethod
+    def reapable(d: dict | None) -> bool | None:
+        """:meth:`alive` for a reaper of RUNNING trials: None (ask the heartbeat) also for a worker of
+        this host name in another PID namespace, whose pid this process cannot look up. A worker of a
+        tuner that recorded no namespace is judged by its pid, as before. The journal's replay keeps
+        :meth:`alive`: an entry is only ever this workdir's, and a container restarted on it has a new
+        namespace while the one that wrote the entry is gone."""
+        if isinstance(d, dict) and isinstance(d.get("pidns"), str) and d["pidns"] != _pid_namespace():
+            return None
+        return Worker.alive(d)
 
 
 class Heartbeat:
@@ -235,11 +261,11 @@ def reap_dead_trials(study) -> list[int]:
     # fail them too once the grace is past, as a worker that "stopped answering" (QA: a run killed
     # with kill -9 and run again the next morning; its trial said so, and the run said nothing).
     running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-    dead_here = any(Worker.alive(t.user_attrs.get("worker")) is False for t in running)
+    dead_here = any(Worker.reapable(t.user_attrs.get("worker")) is False for t in running)
     if dead_here and dead_journals.replay(storage):
         # a dead worker's measurement journaled before its tell: told now, not failed and measured again
         running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
-    reaped = [t.number for t in running if Worker.alive(t.user_attrs.get("worker")) is False and _reap(study, t)]
+    reaped = [t.number for t in running if Worker.reapable(t.user_attrs.get("worker")) is False and _reap(study, t)]
     # Asked after the reads, never before: an outage the clock read (the look's first call) or a
     # read since waited out held every worker's beats back too (QA, qa174: asked first, a live
     # trial of another host was failed at once after an outage that began at the clock read).
@@ -249,7 +275,7 @@ def reap_dead_trials(study) -> list[int]:
         # (SIGSTOP, a suspended VM, swap) it could not beat, and failing its trial would launch its
         # setting twice. Beat for it, so Optuna's staleness judges the other hosts' workers only.
         for t in study.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
-            if Worker.alive(t.user_attrs.get("worker")) is True:
+            if Worker.reapable(t.user_attrs.get("worker")) is True:
                 storage.record_heartbeat(t._trial_id)
         _fail_stale(study)
     running = study.get_trials(deepcopy=False, states=(TrialState.RUNNING,))
@@ -258,7 +284,7 @@ def reap_dead_trials(study) -> list[int]:
     for t in running:
         named = t.user_attrs.get("worker")
         unnamed = not named and by_time and unnamed_for.get(t._trial_id, 0.0) >= UNNAMED_AFTER_S
-        if (Worker.alive(named) is False or unnamed) and _reap(study, t):
+        if (Worker.reapable(named) is False or unnamed) and _reap(study, t):
             reaped.append(t.number)
     return reaped
 
