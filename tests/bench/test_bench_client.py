@@ -187,8 +187,10 @@ class FakeSGLang:
             await asyncio.sleep(n * self.token_s)
             if self.lie == "no_text":
                 return web.json_response({"output_ids": list(range(n)), "meta_info": self._meta(n, rid)})
-            return web.json_response({"text": "x y " * n, "output_ids": list(range(n)),
-                                      "meta_info": self._meta(n, rid)})
+            answer = {"text": "x y " * n, "output_ids": list(range(n)), "meta_info": self._meta(n, rid)}
+            if self.lie in ("more", "negative", "huge"):  # a count lie alone: ids that agree, or none
+                answer["output_ids"] = list(range(n + 3)) if self.lie == "more" else None
+            return web.json_response(answer)
         resp = web.StreamResponse(headers={"Content-Type": "text/event-stream"})
         await resp.prepare(request)
         for done in range(2, n + 2, 2):  # two tokens per chunk, as with an accept length of 2

@@ -513,6 +513,7 @@ class BenchClient:
             meta = _object(data["meta_info"], "meta_info")
             self._for_request(meta, rid)
             self._read_meta(meta, record)
+            _ids_match(data, record.completion_tokens, 0)
             text = data.get("text")
         else:
             self._for_request(data, rid)
@@ -588,6 +589,7 @@ class BenchClient:
         carried = False  #: whether any chunk carried text (an empty piece counts)
         peak = 0  #: the highest completion_tokens a chunk has said so far
         done_s = None  #: when ``data: [DONE]`` came (the request's end)
+        ids = 0  #: /generate under --incremental-streaming-output: the output_ids the chunks carried so far
         while raw := await self._stream_line(resp, done_s):
             line = raw.strip()
             if not line or line.startswith(_SSE_SKIPPED):
@@ -617,6 +619,7 @@ class BenchClient:
                 self._for_request(meta, rid)
                 before = record.completion_tokens
                 self._read_meta(meta, record)
+                ids = _ids_match(data, record.completion_tokens, ids if self.incremental_stream else 0)
                 tokens = record.completion_tokens or 0
                 piece = data.get("text")
                 if self.incremental_stream:  # new text alone: a chunk sent twice doubles it
@@ -802,6 +805,26 @@ def _no_text_without_a_token(piece: Any, before: int | None, now: int | None) ->
     if isinstance(piece, str) and piece and before is not None and now is not None and now <= before:
         raise ValueError(f"the stream sent text {_quoted(piece.encode())} without a new token "
                          f"(completion_tokens stayed {now}): a chunk sent twice, or text no token produced")
+
+
+def _ids_match(data: dict, said: int | None, before: int) -> int:
+    """The output token ids a ``/generate`` answer (or stream chunk) carried, with ``before`` of the chunks
+    before it (new ids only: ``--incremental-streaming-output``; 0 otherwise); ``ValueError`` when they
+    are not ``said``, its ``completion_tokens``, or are no list. SGLang 0.5.23 sends ``output_ids`` in
+    every one, the request's ids so far (new ones alone when incremental), and counts
+    ``completion_tokens`` as their length (``managers/tokenizer_manager.py`` ``_handle_batch_output``:
+    ``"output_ids": state.output_ids``; the abort answer's ``len(output_ids)``, line 3628): another
+    length is a count for other tokens than the ones answered (QA: 3 ids for 8 tokens, measured, exit 0).
+    One without ``output_ids`` is not judged."""
+    got = data.get("output_ids")
+    if got is None or said is None:
+        return before
+    if not isinstance(got, list):
+        raise ValueError(f"output_ids {repr(got)[:100]} is not a list of token ids")
+    if before + len(got) != said:
+        raise ValueError(f"the answer carries {counted(before + len(got), 'output token id')} for "
+                         f"completion_tokens {said}: SGLang counts the ids it sends")
+    return before + len(got)
 
 
 def _went_on(line: bytes) -> ValueError:
