@@ -49,7 +49,8 @@ class RequestRecord:
     def count_problem(self, ignore_eos: bool) -> str | None:
         """Why this answer's ``completion_tokens`` cannot be true, or None: a server answers at least
         one token (the prefill's) and at most ``max_tokens``, exactly ``max_tokens`` with
-        ``ignore_eos``; and finish reason ``length`` only once it has the ``max_tokens`` asked."""
+        ``ignore_eos``; and finish reason ``length`` only once it has the ``max_tokens`` asked, and no
+        other reason with ``ignore_eos``."""
         n = self.completion_tokens
         if n is None or not 1 <= n <= self.max_tokens or (ignore_eos and n != self.max_tokens):
             rule = "exactly" if ignore_eos else "1 to"
@@ -63,6 +64,14 @@ class RequestRecord:
             return (f"completion_tokens {n} with finish_reason length, {self.max_tokens} asked: the "
                     "server lowered max_new_tokens (SGLANG_MAX_NEW_TOKENS_LIMIT, the context left or "
                     "its KV budget)")
+        if ignore_eos and self.finish_reason not in (None, "length"):
+            # SGLang 0.5.23 (managers/schedule_batch.py update_finish_state) skips the EOS and stop tokens
+            # under ignore_eos (_check_token_based_finish) and the tuner sends no stop strings, so its
+            # answer finishes "length" at max_new_tokens; the one "stop" left is "NaN happened"
+            # (_check_vocab_boundary_finish), a broken generation (QA: "stop" with the count asked, exit 0)
+            return (f"finish_reason {str(self.finish_reason)[:40]} with ignore_eos, where the "
+                    f"{self.max_tokens} tokens asked finish length: the server did not generate the request "
+                    "asked (or NaN happened)")
         return None
 
     def latency_problem(self) -> str | None:
