@@ -589,6 +589,8 @@ class BenchClient:
         carried = False  #: whether any chunk carried text (an empty piece counts)
         peak = 0  #: the highest completion_tokens a chunk has said so far
         done_s = None  #: when ``data: [DONE]`` came (the request's end)
+        #: /v1/completions: the count the last chunk with a choice said (continuous_usage_stats), if any
+        choice_count: int | None = None
         ids = 0  #: /generate under --incremental-streaming-output: the output_ids the chunks carried so far
         while raw := await self._stream_line(resp, done_s):
             line = raw.strip()
@@ -658,6 +660,17 @@ class BenchClient:
                     raise _went_on(line)
                 if self.api == "openai" and usage.get("completion_tokens") is not None:
                     _no_text_without_a_token(delta, before, record.completion_tokens)
+                    if choices:
+                        choice_count = record.completion_tokens
+                    elif choice_count is not None and record.completion_tokens > choice_count:
+                        # SGLang 0.5.23 sends a chunk for every output it yields, each with the count so
+                        # far (continuous_usage_stats), and its final usage is the last one's count
+                        # (openai/serving_completions.py: completion_tokens[index], sent again): another
+                        # count there is tokens no chunk carried (QA: 4 chunks of text, final usage 8, its
+                        # last 4 gaps 8 us apiece, measured, exit 0)
+                        raise ValueError(f"the final usage says completion_tokens "
+                                         f"{record.completion_tokens}, where the stream's text chunks counted "
+                                         f"{choice_count}: tokens no chunk carried")
                 text += delta or ""
                 has_text = bool(delta)
                 carried = carried or isinstance(delta, str)
