@@ -9,8 +9,8 @@ import sqlite3
 
 import pytest
 
-from tests.support.cli_in_process import tuner_here
-from tests.support.model_study import make_model_study
+from support.cli_in_process import tuner_here
+from support.model_study import make_model_study
 from tuner.config.study import load_study
 
 NAMES = ["a[/x]", "a[red]b[/red]", "esc\x1b[31mred"]

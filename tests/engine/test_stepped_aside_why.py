@@ -24,7 +24,7 @@ from optuna.trial import TrialState
 from support.lost_rows import SEED, counting_backend, seeded_study, warned
 
 from tuner.engine import trial as trial_module
-from tuner.engine import workers
+from tuner.engine import worker_identity, workers
 from tuner.engine.runner import run_study
 from tuner.engine.storage import open_storage
 from tuner.engine.workers import lost_commit_causes, reap_dead_trials
@@ -41,7 +41,7 @@ def reap_as_another_worker(url: str, monkeypatch, by: str) -> None:
             if by == "heartbeat":
                 m.setattr(workers.Worker, "alive", staticmethod(lambda d: None))
             else:
-                m.setattr(workers, "process_alive", lambda pid, start: False)
+                m.setattr(worker_identity, "process_alive", lambda pid, start: False)
             for _ in range(20):  # the worker's heartbeat thread may beat between the aging and the reap
                 with storage.engine.begin() as conn:
                     conn.execute(sa.text("UPDATE trial_heartbeats SET heartbeat = datetime('now', '-1 hour')"))

@@ -13,7 +13,7 @@ import sqlite3
 
 import pytest
 
-from tests.support.model_study import make_model_study
+from support.model_study import make_model_study
 from tuner.config.study import load_study
 from tuner.engine.study import WORKLOAD_ATTR, open_study
 from tuner.results.compare import compare_studies

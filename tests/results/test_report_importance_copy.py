@@ -10,7 +10,7 @@ in the copy, a report of 10,000 trials spent 11 s of CPU drawing its figures, 5.
 
 from optuna.trial import TrialState
 
-from tests.support.model_study import make_model_study
+from support.model_study import make_model_study
 from tuner.config.study import load_study
 from tuner.engine.records import MEASURED, REUSED
 from tuner.engine.study import open_study

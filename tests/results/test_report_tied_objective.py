@@ -11,7 +11,7 @@ import sqlite3
 import warnings
 
 from tests.results.test_report import figures_of
-from tests.support.model_study import make_model_study
+from support.model_study import make_model_study
 from tuner.config.study import load_study
 from tuner.engine.study import open_study
 from tuner.results.report import write_report

@@ -11,9 +11,9 @@ from __future__ import annotations
 import sys
 
 import pytest
+from support.cli_in_process import working_dir
 from support.processes import STARTED_GROUPS
 
-from tests.support.cli_in_process import working_dir
 from tuner.config.study import ServerSettings
 from tuner.engine.doctor import _shadowing_tuner
 from tuner.server.launcher import ServerProcess
