@@ -41,6 +41,13 @@ UNREADABLE_ATTR = "unreadable_because"
 
 #: Attributes that must be finite numbers when present: every reader computes with them.
 _NUMERIC = ("single_tok_per_s", "single_speedup", "accept_length", "duration_s", "model_duration_s")
+#: The throughput figures (and the speedups made of them): a server that ran produced more than 0 of
+#: them (a baseline of 0 tok/s read "0.0" in status, report and compare, the speedups over it nothing).
+_RATES = ("single_tok_per_s", "single_speedup", "tok_per_s@", "speedup@")
+#: No figure or objective value a server can produce reaches this (10^9 tokens a second, or times the
+#: baseline): beyond it a figure was written by hand or by another tool (QA, qa182: figures of 1e300 made
+#: the hypervolume overflow in numpy's matmul, its chart all null, and the tables print 301 digits).
+FIGURE_MAX = 1e9
 
 
 def finite_number(value: Any) -> bool:
@@ -59,7 +66,7 @@ def attrs_problem(attrs: dict) -> str | None:
     """What makes a trial's stored attributes unusable, or None: the readers (status, pareto,
     export, report, confirm) trust what this passes. ``status`` text; ``effective``/``requested``
     mappings of positive whole numbers (or unset flags, for a request); figures finite numbers, none
-    negative;
+    negative nor above :data:`FIGURE_MAX`, throughputs and speedups above 0;
     ``stages`` a list of ``{stage, estimates}``; ``effective_key`` and ``failure_class``
     text; the limits and warnings of :func:`_limits_problem`."""
     status = attrs.get("status")
@@ -93,6 +100,10 @@ def attrs_problem(attrs: dict) -> str | None:
                 return f"{key} {value!r} is not a finite number"
             if value < 0:  # no rate, ratio or duration is below 0 (QA: a baseline of -5 tok/s gave -12.24x)
                 return f"{key} {value!r} is negative"
+            if value > FIGURE_MAX:
+                return f"{key} {value!r} is more than any server produces ({FIGURE_MAX:g})"
+            if value == 0 and key.startswith(_RATES):
+                return f"{key} is 0, which no server that ran produces"
         if key.startswith(("tok_per_s@", "speedup@")) and not _concurrency(key.split("@", 1)[1]):
             # StoredFigures and the front read the concurrency as a number (QA, qa175: a key
             # tok_per_s@x ended pareto, export and report in int()'s ValueError)
@@ -184,7 +195,7 @@ def _limits_problem(attrs: dict) -> str | None:
 
 def values_problem(values, names: list[str]) -> str | None:
     """What makes a COMPLETE trial's objective values unusable, or None: each must be a finite number
-    of at least 0.
+    from 0 to :data:`FIGURE_MAX`.
     Optuna's ``tell`` stores +-inf (QA: a trial told ``[inf, 0.1]`` stood on the front as the best
     single_speedup, and ``export --pick single`` wrote it). ``names``: the study's objectives, to
     say which value."""
@@ -194,6 +205,8 @@ def values_problem(values, names: list[str]) -> str | None:
             return f"value of {name} {value!r} is not a finite number"
         if value < 0:  # every objective is a rate or a ratio, 0 the worst (tuner.engine.objectives)
             return f"value of {name} {value!r} is negative"
+        if value > FIGURE_MAX:  # (its hypervolume overflowed a float: QA, qa182)
+            return f"value of {name} {value!r} is more than any server produces ({FIGURE_MAX:g})"
     return None
 
 
