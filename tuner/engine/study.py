@@ -289,10 +289,12 @@ def stored_attrs_problem(study) -> str | None:
     """What makes a tuner study's stored attributes unreadable, or None: ``"stored KEY ..."``. The
     readers (status, pareto, export, report, compare, confirm, list) trust what this passes: the
     config a mapping whose ``server``, ``bench`` and ``budget`` are mappings and whose backend is
-    text; a ready study's space and suite mappings; the objectives as many names as the study has
-    directions, the config's own when it names them (QA: an edited config ended status, report
-    and list in AttributeError, a deleted suite export in KeyError, objectives edited to
-    ``["bogus", ...]`` labelled the figures "bogus"). A study another tool made: None."""
+    text, its ``server.sim``/``server.model`` and ``slo`` as :func:`_server_problem` and
+    :func:`_slo_problem` say; a ready study's space and suite mappings;
+    the objectives as many names as the study has directions, the config's own when it names them
+    (QA: an edited config ended status, report and list in AttributeError, a deleted suite export in
+    KeyError, objectives edited to ``["bogus", ...]`` labelled the figures "bogus"). A study another
+    tool made: None."""
     attrs = study._storage.get_study_user_attrs(study._study_id)
     if CONFIG_ATTR not in attrs:
         return None
@@ -305,6 +307,9 @@ def stored_attrs_problem(study) -> str | None:
     backend = (config.get("server") or {}).get("backend")
     if backend is not None and not isinstance(backend, str):
         return f"stored {CONFIG_ATTR} server.backend {backend!r} is not text"
+    problem = _server_problem(config.get("server") or {}) or _slo_problem(config.get("slo"))
+    if problem is not None:
+        return f"stored {CONFIG_ATTR} {problem}"
     for key in (SPACE_ATTR, SUITE_ATTR):
         if (key in attrs or READY_ATTR in attrs) and not isinstance(attrs.get(key), dict):
             return f"stored {key} is " + ("missing" if key not in attrs else f"{str(attrs[key])[:60]!r}, not a mapping")
@@ -315,6 +320,43 @@ def stored_attrs_problem(study) -> str | None:
                 or not all(isinstance(o, str) and o for o in objectives)
                 or (isinstance(named, list) and objectives != named)):
             return f"stored {OBJECTIVES_ATTR} {str(objectives)[:80]!r} are not the study's objectives"
+    return None
+
+
+def _server_problem(server: dict) -> str | None:
+    """What of the stored ``server.sim`` and ``server.model`` (:class:`tuner.config.study.ModelSettings`)
+    the report and compare cannot read, or None: each a mapping, the model's ``noise`` a share below 1
+    (QA, qa182: ``server.model: "x"`` ended the report in AttributeError, a noise of null in TypeError)."""
+    from .records import finite_number
+
+    for part in ("sim", "model"):
+        if server.get(part) is not None and not isinstance(server[part], dict):
+            return f"server.{part} {repr(server[part])[:60]} is not a mapping"
+    model = server.get("model") or {}
+    if "noise" in model and not (finite_number(model["noise"]) and 0 <= model["noise"] < 1):
+        return f"server.model.noise {repr(model['noise'])[:60]} is not a share from 0 to below 1"
+    return None
+
+
+def _slo_problem(slo) -> str | None:
+    """What of a stored ``slo`` the readers cannot format, or None: a list of ``{concurrency, limits}``
+    as :class:`tuner.config.slo.SLO` stores them, valid by its own rules (QA, qa182: ``slo: "x"``
+    ended status and the report in TypeError, an entry without ``limits`` in KeyError)."""
+    from pydantic import ValidationError
+
+    from ..config.slo import SLO
+
+    if slo is None:
+        return None
+    if not isinstance(slo, list):
+        return f"slo {repr(slo)[:60]} is not a list"
+    for i, entry in enumerate(slo):
+        try:
+            ok = isinstance(entry, dict) and isinstance(entry.get("limits"), dict) and bool(SLO.model_validate(entry))
+        except (ValidationError, ValueError, TypeError, OverflowError):
+            ok = False
+        if not ok:
+            return f"slo[{i}] {repr(entry)[:60]} is not {{concurrency, limits: {{METRIC_pQ_ms: ms}}}}"
     return None
 
 
