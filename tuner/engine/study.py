@@ -291,6 +291,7 @@ def stored_attrs_problem(study) -> str | None:
     config a mapping whose ``server``, ``bench`` and ``budget`` are mappings and whose backend is
     text, its ``server.sim``/``server.model`` and ``slo`` as :func:`_server_problem` and
     :func:`_slo_problem` say; a ready study's space and suite mappings;
+    the workload as :func:`_workload_problem` says;
     the objectives as many names as the study has directions, the config's own when it names them
     (QA: an edited config ended status, report and list in AttributeError, a deleted suite export in
     KeyError, objectives edited to ``["bogus", ...]`` labelled the figures "bogus"). A study another
@@ -313,6 +314,10 @@ def stored_attrs_problem(study) -> str | None:
     for key in (SPACE_ATTR, SUITE_ATTR):
         if (key in attrs or READY_ATTR in attrs) and not isinstance(attrs.get(key), dict):
             return f"stored {key} is " + ("missing" if key not in attrs else f"{str(attrs[key])[:60]!r}, not a mapping")
+    if WORKLOAD_ATTR in attrs:
+        problem = _workload_problem(attrs[WORKLOAD_ATTR])
+        if problem is not None:
+            return f"stored {WORKLOAD_ATTR} {problem}"
     objectives = attrs.get(OBJECTIVES_ATTR)
     if objectives is not None:
         named = config.get("objectives")
@@ -357,6 +362,44 @@ def _slo_problem(slo) -> str | None:
             ok = False
         if not ok:
             return f"slo[{i}] {repr(entry)[:60]} is not {{concurrency, limits: {{METRIC_pQ_ms: ms}}}}"
+    return None
+
+
+#: The stored workload's percentile figures (tuner.bench.workload.workload_stats: ``{p50, p90, p99,
+#: max}``), of which status and export index the first two, and its counts.
+_WORKLOAD_PCTS = ("prompt_chars", "output_tokens", "prompt_tokens_est", "single_output_tokens")
+_WORKLOAD_COUNTS = ("requests", "sent", "largest_batch", "single_prompts_sent", "chat_turns", "single_requests")
+
+
+def _workload_problem(w) -> str | None:
+    """What of a stored workload (:data:`WORKLOAD_ATTR`, as tuner.bench.workload.workload_stats writes
+    it) status, export and the report cannot format, or None (QA, qa182: ``"x"`` ended all three in
+    AttributeError, a ``prompt_chars`` of ``{"p50": "x"}`` in ValueError, ``categories: [1, 2]`` in
+    AttributeError, a ``temperature`` of "x" in ValueError). An empty one reads as not recorded."""
+    from .records import FIGURE_MAX, finite_number, whole_number
+
+    if not isinstance(w, dict):
+        return f"{repr(w)[:60]} is not a mapping"
+    if not w:
+        return None
+    for i, key in enumerate(_WORKLOAD_PCTS):
+        pcts = w.get(key)
+        if pcts is None and i >= 2:  # (one a reader only shows when there)
+            continue
+        if not isinstance(pcts, dict) or not all(
+                pcts.get(q) is None or (finite_number(pcts[q]) and 0 <= pcts[q] <= FIGURE_MAX)
+                for q in ("p50", "p90", "p99", "max")):
+            return f"{key} {repr(pcts)[:60]} is not {{p50, p90, p99, max}} of numbers"
+    for key in _WORKLOAD_COUNTS:
+        if w.get(key) is not None and not whole_number(w[key]):
+            return f"{key} {repr(w[key])[:60]} is not a whole number"
+    if not (finite_number(w.get("temperature")) and w["temperature"] >= 0):
+        return f"temperature {repr(w.get('temperature'))[:60]} is not a number of at least 0"
+    cats = w.get("categories")
+    if cats is not None and not (isinstance(cats, dict) and all(whole_number(n) for n in cats.values())):
+        return f"categories {repr(cats)[:60]} is not a mapping of names to counts"
+    if w.get("source") is not None and not isinstance(w["source"], dict):
+        return f"source {repr(w['source'])[:60]} is not a mapping"
     return None
 
 
