@@ -290,8 +290,8 @@ def stored_attrs_problem(study) -> str | None:
     readers (status, pareto, export, report, compare, confirm, list) trust what this passes: the
     config a mapping whose ``server``, ``bench`` and ``budget`` are mappings and whose backend is
     text, its ``server.sim``/``server.model`` and ``slo`` as :func:`_server_problem` and
-    :func:`_slo_problem` say; a ready study's space and suite mappings;
-    the workload as :func:`_workload_problem` says;
+    :func:`_slo_problem` say; a ready study's space and suite mappings; their parts and the
+    attention decision as :func:`_parts_problem` says; the workload as :func:`_workload_problem` says;
     the objectives as many names as the study has directions, the config's own when it names them
     (QA: an edited config ended status, report and list in AttributeError, a deleted suite export in
     KeyError, objectives edited to ``["bogus", ...]`` labelled the figures "bogus"). A study another
@@ -314,6 +314,9 @@ def stored_attrs_problem(study) -> str | None:
     for key in (SPACE_ATTR, SUITE_ATTR):
         if (key in attrs or READY_ATTR in attrs) and not isinstance(attrs.get(key), dict):
             return f"stored {key} is " + ("missing" if key not in attrs else f"{str(attrs[key])[:60]!r}, not a mapping")
+    problem = _parts_problem(attrs)
+    if problem is not None:
+        return f"stored {problem}"
     if WORKLOAD_ATTR in attrs:
         problem = _workload_problem(attrs[WORKLOAD_ATTR])
         if problem is not None:
@@ -362,6 +365,50 @@ def _slo_problem(slo) -> str | None:
             ok = False
         if not ok:
             return f"slo[{i}] {repr(entry)[:60]} is not {{concurrency, limits: {{METRIC_pQ_ms: ms}}}}"
+    return None
+
+
+def _parts_problem(attrs: dict) -> str | None:
+    """What of the parts of a stored config, space, suite and attention decision the readers take
+    apart (compare sets each beside another study's; export checks the sweep and rebuilds the space
+    with the decision) is not of the shape the tuner writes, or None: ``"KEY PART ..."``. The config's
+    ``server.args`` and ``server.env`` and the space's ``params`` and ``fixed`` mappings,
+    ``server.extra_args`` a list; the suite's ``prompts`` a list of mappings, its ``single`` and
+    ``sweep`` mappings, the sweep's ``concurrencies`` whole numbers; the decision
+    (tuner.engine.facts.attention_record) a mapping whose ``backend`` is text and ``pinned`` and
+    ``trees`` true or false (QA, qa182: ``server.args: "x"``, ``params: "x"``, ``prompts: [5]`` or
+    ``single: 5`` ended compare in AttributeError or TypeError; ``sweep: "x"`` and
+    ``tuner_attention: "x"`` export in AttributeError, its ``trees: "x"`` in KeyError)."""
+    from .facts import ATTENTION_ATTR
+    from .records import whole_number
+
+    server = (attrs[CONFIG_ATTR].get("server") or {})
+    space, suite = attrs.get(SPACE_ATTR) or {}, attrs.get(SUITE_ATTR) or {}
+    shapes = [(CONFIG_ATTR, "server.args", server.get("args"), dict),
+              (CONFIG_ATTR, "server.env", server.get("env"), dict),
+              (CONFIG_ATTR, "server.extra_args", server.get("extra_args"), list),
+              (SPACE_ATTR, "params", space.get("params"), dict), (SPACE_ATTR, "fixed", space.get("fixed"), dict),
+              (SUITE_ATTR, "prompts", suite.get("prompts"), list), (SUITE_ATTR, "single", suite.get("single"), dict),
+              (SUITE_ATTR, "sweep", suite.get("sweep"), dict)]
+    for key, part, value, kind in shapes:
+        if value is not None and not isinstance(value, kind):
+            return f"{key} {part} {repr(value)[:60]} is not a {'mapping' if kind is dict else 'list'}"
+    for i, prompt in enumerate(suite.get("prompts") or []):
+        if not isinstance(prompt, dict):
+            return f"{SUITE_ATTR} prompts[{i}] {repr(prompt)[:60]} is not a mapping"
+    swept = (suite.get("sweep") or {}).get("concurrencies")
+    if swept is not None and not (isinstance(swept, list) and all(whole_number(c) for c in swept)):
+        return f"{SUITE_ATTR} sweep.concurrencies {repr(swept)[:60]} is not a list of whole numbers"
+    record = attrs.get(ATTENTION_ATTR)
+    if record is None:  # (an older tuner's study stored no decision)
+        return None
+    if not isinstance(record, dict):
+        return f"{ATTENTION_ATTR} {repr(record)[:60]} is not a mapping"
+    if record.get("backend") is not None and not isinstance(record["backend"], str):
+        return f"{ATTENTION_ATTR} backend {repr(record['backend'])[:60]} is not text"
+    for part in ("pinned", "trees"):
+        if record.get(part) is not None and not isinstance(record[part], bool):
+            return f"{ATTENTION_ATTR} {part} {repr(record[part])[:60]} is not true or false"
     return None
 
 
