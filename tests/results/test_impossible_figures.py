@@ -94,3 +94,16 @@ def test_the_bounds():
     assert values_problem([0.0, 0.0], ["single_speedup", "speedup@32"]) is None
     assert values_problem([1.0, 1e10], ["single_speedup", "speedup@32"]) == \
         "value of speedup@32 10000000000.0 is more than any server produces (1e+09)"
+
+
+def test_a_figure_of_400_digits_is_unreadable(measured, tmp_path):
+    """JSON spells a whole number of any length; one past a float's range is no figure (QA, qa182:
+    ``single_tok_per_s`` edited to 10^400 ended every reader in math.isfinite's OverflowError)."""
+    path = _copy(measured, tmp_path,
+                 f"UPDATE trial_user_attributes SET value_json = '1{'0' * 400}' WHERE key = 'single_tok_per_s' "
+                 f"AND {IN_TRIALS_0_TO_3}")
+    for args in (["status"], ["pareto"], ["export", "--pick", "knee"], ["report", "-o", str(tmp_path / "r.html")]):
+        r = tuner_here("study", args[0], path, *args[1:])
+        assert r.exit_code == 0 and r.exception is None, (args, repr(r.exception), r.output)
+    r = tuner_here("study", "status", path, "-f", "json")
+    assert r.exit_code == 0 and f"single_tok_per_s 1{'0' * 59}... is not a finite number" in r.output, r.output

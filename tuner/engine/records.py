@@ -52,8 +52,15 @@ FIGURE_MAX = 1e9
 
 def finite_number(value: Any) -> bool:
     """Whether ``value`` is a JSON number that can be a figure: an int or float (not a bool), neither
-    NaN nor infinite. What every reader of a stored or hand-edited attribute checks first."""
-    return isinstance(value, (int, float)) and not isinstance(value, bool) and math.isfinite(value)
+    NaN nor infinite, nor a whole number past a float's range (JSON spells any number of digits;
+    QA, qa182: a figure of 10^400 ended every reader in math.isfinite's OverflowError). What every
+    reader of a stored or hand-edited attribute checks first."""
+    if not isinstance(value, (int, float)) or isinstance(value, bool):
+        return False
+    try:
+        return math.isfinite(value)
+    except OverflowError:
+        return False
 
 
 def whole_number(value: Any) -> bool:
@@ -96,8 +103,8 @@ def attrs_problem(attrs: dict) -> str | None:
         if key in _NUMERIC or key.startswith(("tok_per_s@", "speedup@")):
             if value is None:
                 continue
-            if not finite_number(value):
-                return f"{key} {value!r} is not a finite number"
+            if not finite_number(value):  # (a whole number of 400 digits is shown cut)
+                return f"{key} {_cut(repr(value))} is not a finite number"
             if value < 0:  # no rate, ratio or duration is below 0 (QA: a baseline of -5 tok/s gave -12.24x)
                 return f"{key} {value!r} is negative"
             if value > FIGURE_MAX:
@@ -119,6 +126,11 @@ def attrs_problem(attrs: dict) -> str | None:
                 or not all(finite_number(v) for v in estimates)):
             return f"stages entry {st!r} is not {{stage: name, estimates: [numbers]}}"
     return None
+
+
+def _cut(text: str, limit: int = 60) -> str:
+    """``text`` up to ``limit`` characters, ``...`` after it when cut."""
+    return text if len(text) <= limit else text[:limit] + "..."
 
 
 def _concurrency(text: str) -> bool:
