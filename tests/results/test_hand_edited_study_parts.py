@@ -68,3 +68,27 @@ def test_every_reader_refuses_an_edited_part_in_one_line(measured, tmp_path, key
 def test_what_the_tuner_writes_passes(measured):
     r = tuner_here("study", "compare", str(measured / "pa.yaml"), str(measured / "pb.yaml"))
     assert r.exit_code == 0, r.output
+
+
+@pytest.mark.parametrize("key, where, value, why", [EDITS[11], EDITS[0]], ids=["trees", "server.args"])
+def test_a_run_adds_nothing_to_a_study_no_reader_trusts(measured, tmp_path, key, where, value, why):
+    """QA (qa182): with its decision edited to ``trees: "x"`` and its budget raised, ``study run``
+    measured two more trials with that decision, whose results every reader then refused."""
+    for f in ("pa.yaml", "pa.db"):
+        shutil.copy(measured / f, tmp_path / f)
+    con = sqlite3.connect(tmp_path / "pa.db")
+    try:
+        con.execute("UPDATE study_user_attributes SET value_json = json_set(value_json, ?, json(?)) WHERE key = ?",
+                    (where, value, key))
+        con.commit()
+        before = con.execute("SELECT count(*) FROM trials").fetchone()[0]
+    finally:
+        con.close()
+    r = tuner_here("study", "run", str(tmp_path / "pa.yaml"), "--add-trials", "2")
+    assert r.exit_code == 2, r.output
+    assert why in r.stderr and "no worker can trust this study" in r.stderr, r.stderr
+    con = sqlite3.connect(tmp_path / "pa.db")
+    try:
+        assert con.execute("SELECT count(*) FROM trials").fetchone()[0] == before
+    finally:
+        con.close()

@@ -720,6 +720,9 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
     attributes as read (once ready), for :func:`_same_attention`: one read for both."""
     stored = wait_until_ready(study)
     _refuse_a_newer_tuner_s(study, stored, url)
+    # what no reader trusts no worker adds to (QA, qa182: a decision edited to trees "x" ran two more
+    # trials with it, whose results every reader then refused)
+    _refuse_unreadable(study, url, "worker")
     if file is not None:  # before anything is stored (a budget change below)
         same_profile(study, file, stored)
     have_model = ((stored.get(CONFIG_ATTR) or {}).get("server") or {}).get("model")
@@ -903,6 +906,17 @@ def _first_difference(a: Any, b: Any, prefix: str = "") -> str:
     return prefix or "value"
 
 
+def _refuse_unreadable(study, url: str, who: str) -> None:
+    """:class:`ConfigError` naming what of ``study``'s stored attributes :func:`stored_attrs_problem`
+    finds unreadable, for a ``who`` (``reader``, ``worker``) that must not go on with it."""
+    problem = stored_attrs_problem(study)
+    if problem is not None:
+        name = study.study_name
+        raise ConfigError(redact(url) or "", name, f"{problem} (edited by hand, or written by another tool): "
+                          f"no {who} can trust this study; restore it from a copy, or remove it: tuner study "
+                          f"delete {name}")
+
+
 def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = False,
                on_outage: Callable[[str, dict], None] | None = None, companions: bool = False,
                tuner_only: bool = False):
@@ -929,11 +943,8 @@ def open_study(name: str, storage_url: str, sampler=None, *, patient: bool = Fal
                               f"{CONFIG_ATTR}: plain Optuna or another tool made it, or a tuner study create "
                               f"is writing it this instant); give a study tuner made (`tuner study list` "
                               f"marks the others)")
-        problem = stored_attrs_problem(study) if tuner_only else None
-        if problem is not None:
-            raise ConfigError(redact(storage_url) or "", name, f"{problem} (edited by hand, or written by "
-                              "another tool): no reader can trust this study; restore it from a copy, or "
-                              f"remove it: tuner study delete {name}")
+        if tuner_only:
+            _refuse_unreadable(study, storage_url, "reader")
         return study
     except KeyError:
         names = [s.study_name for s in optuna.get_all_study_summaries(storage)
