@@ -10,6 +10,7 @@ when called, not at import.
 from __future__ import annotations
 
 from .patience import failing_fast, patience_s
+from .reply_watch import bounded, no_reply
 
 #: How long a PostgreSQL statement of the tuner waits for a lock another session holds (seconds),
 #: at most the patience (:func:`tuner.engine.patience.patience_s`); then the server cancels it
@@ -77,17 +78,29 @@ def session_settings(dbapi_connection, connection_record) -> None:
     autocommit = dbapi_connection.autocommit
     dbapi_connection.autocommit = True
     cursor = dbapi_connection.cursor()
+    limit = unarmed_reply_limit_s()
     try:
-        cursor.execute("SET SESSION synchronous_commit TO on")
-        cursor.execute("SET SESSION TimeZone TO 'UTC'")
-        cursor.execute(f"SET SESSION lock_timeout TO {int(lock_ms)}")  # milliseconds
-        cursor.execute(f"SET SESSION idle_in_transaction_session_timeout TO {int(idle_ms)}")
-        cursor.execute(f"SET SESSION statement_timeout TO {int(statement_ms)}")
-        cursor.execute("SELECT pg_backend_pid()")
-        server_pid = cursor.fetchone()[0]
+        # the first statements of a new session: behind a PgBouncer whose server is gone they wait
+        # in its queue (QA, qa183), so they are bounded as any statement of a read (StatementBound)
+        with bounded(dbapi_connection, limit) as cut:
+            try:
+                cursor.execute("SET SESSION synchronous_commit TO on")
+                cursor.execute("SET SESSION TimeZone TO 'UTC'")
+                cursor.execute(f"SET SESSION lock_timeout TO {int(lock_ms)}")  # milliseconds
+                cursor.execute(f"SET SESSION idle_in_transaction_session_timeout TO {int(idle_ms)}")
+                cursor.execute(f"SET SESSION statement_timeout TO {int(statement_ms)}")
+                cursor.execute("SELECT pg_backend_pid()")
+                server_pid = cursor.fetchone()[0]
+            except Exception as exc:
+                if cut.is_set():
+                    raise no_reply(limit, cause=exc) from None
+                raise
     finally:
-        cursor.close()
-        dbapi_connection.autocommit = autocommit
+        try:
+            cursor.close()
+            dbapi_connection.autocommit = autocommit
+        except Exception:  # noqa: BLE001 - a session cut above: its error is the one to say
+            pass
     # A connection pooler (PgBouncer) answers the client's connection with a process id of its own
     # (its cancel key), not the server process's: behind one in transaction mode, each transaction
     # may run on another server connection, where none of the settings above were made (QA, qa176:
@@ -117,13 +130,19 @@ def transaction_settings(conn) -> None:
     import sqlalchemy as sa
 
     dbapi = conn.dialect.loaded_dbapi
+    dbapi_connection = conn.connection.dbapi_connection
+    limit = unarmed_reply_limit_s()
+    cut = None
     try:
-        cursor = conn.connection.dbapi_connection.cursor()  # the driver begins the transaction with it
+        cursor = dbapi_connection.cursor()  # the driver begins the transaction with it
         try:
-            cursor.execute(statement)
+            with bounded(dbapi_connection, limit) as cut:  # PgBouncer queues it when its server is gone
+                cursor.execute(statement)
         finally:
             cursor.close()
     except dbapi.Error as exc:  # as SQLAlchemy wraps a statement's: an outage is told and retried as one
+        if cut is not None and cut.is_set():
+            raise no_reply(limit, statement, cause=exc) from None
         raise sa.exc.DBAPIError.instance(statement, None, exc, dbapi.Error, dialect=conn.dialect) from exc
 
 
@@ -145,6 +164,18 @@ def reply_limit_s() -> float:
     if failing_fast():
         return MIN_REPLY_WAIT_S
     return statement_limit_s()
+
+
+def unarmed_reply_limit_s() -> float:
+    """How long a statement no patient call arms waits for its reply before its session is cut
+    (:class:`tuner.engine.reply_watch.StatementBound`: the read commands, ``create``, the probes
+    that open a storage, a new session's settings): the lock wait and :data:`MIN_REPLY_WAIT_S`
+    more (70 s by default; 16 s at ``TUNER_STORAGE_PATIENCE_S=6``). Longer than the lock wait, so a
+    lock another session holds is said as that lock (the server cancels the wait first); shorter
+    than a run's :func:`reply_limit_s` (twice the lock wait), since a read is not retried and a
+    user waits for its line, and than PgBouncer's ``query_wait_timeout`` (120 s), whose "server
+    closed the connection unexpectedly" named no cause (QA, qa183)."""
+    return lock_wait_s() + MIN_REPLY_WAIT_S
 
 
 def statement_limit_s() -> float:

@@ -77,22 +77,139 @@ class ReplyWatch:
         with self._lock:
             sessions = [c for c in self._open.values() if not _closed(c)]
         for conn in sessions:
-            try:
-                fd = os.dup(conn.fileno())
-            except Exception:  # noqa: BLE001 - closed meanwhile (the driver's InterfaceError), or no fileno
-                continue
-            try:
-                sock = socket.socket(fileno=fd)
-            except OSError:  # not a socket: socket() leaves the duplicate open
-                os.close(fd)
-                continue
-            # shutdown() acts on the socket both descriptors share; closing the duplicate (the with)
-            # leaves libpq's own descriptor to libpq
-            with sock:
-                try:
-                    sock.shutdown(socket.SHUT_RDWR)
-                except OSError:  # no longer connected
-                    pass
+            _shut(conn)
+
+
+#: Why a statement had its session cut, the words every bound here gives.
+WHY = ("the server frozen, a pooler with no server behind it (PgBouncer), a paused VM or a network "
+       "dropping packets")
+
+
+def no_reply(limit_s: float, statement: str = "", parameters=None, cause: BaseException | None = None):
+    """The error of a statement whose session was cut after ``limit_s``: SQLAlchemy's
+    ``OperationalError`` (a storage error to every caller: :func:`tuner.engine.patience.database_error`)
+    around a :class:`NoReply` (its ``Type: words`` in the one line), its connection invalidated (an
+    outage: :func:`tuner.engine.patience.is_transient`)."""
+    import sqlalchemy as sa
+
+    inner = NoReply(f"no reply within {limit_s:.0f} s ({WHY}); its session was cut")
+    inner.__cause__ = cause
+    error = sa.exc.OperationalError(statement, parameters, inner, connection_invalidated=True)
+    error.__cause__ = inner
+    return error
+
+
+@contextmanager
+def bounded(dbapi_connection, limit_s: float) -> Iterator[threading.Event]:
+    """Run the block (statements on ``dbapi_connection`` alone) with a timer: past ``limit_s`` that
+    session is cut at the socket and the event yielded is set; the block's error is then the cut's."""
+    fired = threading.Event()
+    timer = threading.Timer(limit_s, lambda: (fired.set(), _shut(dbapi_connection)))
+    timer.daemon = True
+    timer.start()
+    try:
+        yield fired
+    finally:
+        timer.cancel()
+
+
+class StatementBound:
+    """A bound on every statement SQLAlchemy runs on one engine, for the calls no retry loop arms
+    (:class:`ReplyWatch` is a patient call's): a read command (status, pareto, export, report,
+    compare, list), ``create``, and the probes that open any storage. Past ``limit_s()`` (read when
+    the statement starts) the statement's own session is cut at the socket, and its error is
+    :func:`no_reply`'s.
+
+    Why: behind PgBouncer whose server is gone, the pooler answers the login itself and queues
+    the statement until its ``query_wait_timeout`` (120 s by default); a session whose server froze
+    after the login waits with no end. ``connect_timeout`` covers neither, nor does the
+    ``statement_timeout`` the server keeps: ``tuner study status`` stood 2 min without a line, then
+    said "server closed the connection unexpectedly" (QA, qa183). A statement the pool's pre-ping
+    sends (SQLAlchemy's ``do_ping``, no cursor events) is not bounded here."""
+
+    _KEY = "tuner_statement_bound"
+
+    def __init__(self, engine, limit_s: Callable[[], float]):
+        import sqlalchemy as sa
+
+        self.limit_s = limit_s
+        self._connecting = threading.local()
+        # A new session's first statements run inside the pool's connect, with no cursor events:
+        # SQLAlchemy's dialect asks for hstore's OIDs (psycopg2) and the tuner's connect hooks set
+        # the session up. Behind PgBouncer they wait in its queue as any statement (QA, qa183: the
+        # first read hung in SQLAlchemy's psycopg2 on_connect). The bound runs from the driver's
+        # connect (do_connect) to the last connect hook (this one's, added after the others).
+        sa.event.listen(engine, "do_connect", self._do_connect)
+        sa.event.listen(engine, "connect", self._connected)
+        sa.event.listen(engine, "before_cursor_execute", self._before)
+        sa.event.listen(engine, "after_cursor_execute", self._after)
+        sa.event.listen(engine, "handle_error", self._error)
+
+    def _do_connect(self, dialect, connection_record, cargs, cparams):
+        dbapi_connection = dialect.connect(*cargs, **cparams)  # connect_timeout bounds this
+        limit = self.limit_s()
+        fired = threading.Event()
+        timer = threading.Timer(limit, lambda: (fired.set(), _shut(dbapi_connection)))
+        timer.daemon = True
+        self._connecting.entry = (timer, fired, limit)
+        timer.start()
+        return dbapi_connection
+
+    def _connected(self, dbapi_connection, connection_record) -> None:
+        entry = getattr(self._connecting, "entry", None)
+        if entry is not None and not entry[1].is_set():
+            entry[0].cancel()
+            self._connecting.entry = None
+
+    def _before(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        limit = self.limit_s()
+        fired = threading.Event()
+        dbapi_connection = conn.connection.dbapi_connection
+        timer = threading.Timer(limit, lambda: (fired.set(), _shut(dbapi_connection)))
+        timer.daemon = True
+        conn.info[self._KEY] = (timer, fired, limit)
+        timer.start()
+
+    def _after(self, conn, cursor, statement, parameters, context, executemany) -> None:
+        entry = conn.info.pop(self._KEY, None)
+        if entry is not None:
+            entry[0].cancel()
+
+    def _error(self, context) -> None:
+        conn = context.connection
+        entry = None if conn is None else conn.info.pop(self._KEY, None)
+        if entry is None:  # an error of the pool's connect (no Connection yet): this thread's connect
+            entry, self._connecting.entry = getattr(self._connecting, "entry", None), None
+        if entry is None:
+            return
+        timer, fired, limit = entry
+        timer.cancel()
+        if fired.is_set():  # the error is the cut's: say why it was cut
+            raise no_reply(limit, context.statement or "", context.parameters,
+                           cause=context.original_exception)
+
+
+def _shut(conn) -> None:
+    """Shut the socket of the open DBAPI connection ``conn`` down (``shutdown(2)`` on a duplicate
+    of libpq's descriptor; libpq still owns and closes its own)."""
+    if _closed(conn):
+        return
+    try:
+        fd = os.dup(conn.fileno())
+    except Exception:  # noqa: BLE001 - closed meanwhile (the driver's InterfaceError), or no fileno
+        return
+    try:
+        sock = socket.socket(fileno=fd)
+    except OSError:  # not a socket: socket() leaves the duplicate open
+        os.close(fd)
+        return
+    # shutdown() acts on the socket both descriptors share; closing the duplicate (the with)
+    # leaves libpq's own descriptor to libpq
+    with sock:
+        try:
+            sock.shutdown(socket.SHUT_RDWR)
+        except OSError:  # no longer connected
+            pass
 
 
 def _closed(conn) -> bool:

@@ -34,8 +34,8 @@ from typing import Callable
 from ..config.files import not_a_file
 from ..config.yamlfile import ConfigError
 from .env_numbers import seconds_from_env
-from .pg_sessions import reply_limit_s, session_settings, transaction_settings
-from .reply_watch import ReplyWatch
+from .pg_sessions import reply_limit_s, session_settings, transaction_settings, unarmed_reply_limit_s
+from .reply_watch import NoReply, ReplyWatch, StatementBound
 from .urls import (connect_args, describe_error, driver_url, is_postgres, redact, resolve_url, scheme_problem,
                    scrub, sqlite_path)
 
@@ -133,7 +133,15 @@ def open_storage(url, *, create: bool = True, patient: bool = False,
         raise ConfigError("storage", "", problem)
     OPENED.append(url)
     if not create:
-        _check_exists(url)
+        try:
+            _check_exists(url)
+        except ConfigError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - holds_tables lets only a statement with no reply through
+            if not patient:  # the one line now, not a second wait in _open (a read is not retried)
+                raise ConfigError("storage", redact(url) or "", f"cannot open: {describe_error(exc, url)}; run it "
+                                  "again once the storage answers (`tuner study run` waits for it)") from None
+            # a patient open waits for it (open_patiently), as for a server that refuses
     path = sqlite_path(url)
     made = path is not None and not path.exists()  # an empty file left on a full disk is this call's
     if patient:
@@ -188,16 +196,26 @@ def holds_tables(url: str) -> bool:
                                   connect_args=_connect_args(url))
     except (ImportError, ValueError, sa.exc.ArgumentError):  # no driver, or no URL it reads (a port "5x")
         return True
+    _bound_statements(engine, url)
     try:
         with engine.connect() as conn:
             dropped = search_path_dropped(conn, url)
             if dropped is None:
                 return sa.inspect(conn).has_table("studies")
-    except (sa.exc.SQLAlchemyError, ValueError):  # ValueError: a URL the driver refuses (a NUL in it)
+    except (sa.exc.SQLAlchemyError, ValueError) as exc:  # ValueError: a URL the driver refuses (a NUL in it)
+        if isinstance(getattr(exc, "orig", None), NoReply):
+            raise  # the server answered the login, then nothing: opening it again would wait as long
         return True
     finally:
         engine.dispose()
     raise ConfigError("storage", redact(url) or "", dropped)
+
+
+def _bound_statements(engine, url: str) -> None:
+    """Every statement of ``engine`` (a PostgreSQL one) bounded by
+    :func:`tuner.engine.pg_sessions.unarmed_reply_limit_s`: see :class:`tuner.engine.reply_watch.StatementBound`."""
+    if is_postgres(url):
+        StatementBound(engine, unarmed_reply_limit_s)
 
 
 def search_path_dropped(conn, url: str) -> str | None:
@@ -379,6 +397,8 @@ def _build(url: str, patient: bool):
         sa.event.listen(storage.engine, "connect", session_settings)
         sa.event.listen(storage.engine, "begin", transaction_settings)  # behind PgBouncer (QA, qa176)
         storage.engine.dispose()  # the connections Optuna's constructor opened before the hook
+        if not patient:  # a patient call's attempts are bounded by its ReplyWatch, below
+            _bound_statements(storage.engine, url)
     if patient:
         storage.watch(redact(url) or "", sqlite_path(url), lambda exc: describe_error(exc, url))
         if is_postgres(url):  # a session whose server froze waits with no end: see reply_watch
@@ -456,6 +476,7 @@ def _schema_lock(url: str):
     import sqlalchemy as sa
 
     engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool, connect_args=_connect_args(url))
+    _bound_statements(engine, url)
     try:
         with engine.connect() as conn:
             dropped = search_path_dropped(conn, url)
