@@ -203,12 +203,22 @@ def holds_tables(url: str) -> bool:
             if dropped is None:
                 return sa.inspect(conn).has_table("studies")
     except (sa.exc.SQLAlchemyError, ValueError) as exc:  # ValueError: a URL the driver refuses (a NUL in it)
-        if isinstance(getattr(exc, "orig", None), NoReply):
-            raise  # the server answered the login, then nothing: opening it again would wait as long
+        if _no_answer(exc):
+            raise  # opening it again would wait as long: the caller says it (open_storage)
         return True
     finally:
         engine.dispose()
     raise ConfigError("storage", redact(url) or "", dropped)
+
+
+def _no_answer(exc: BaseException) -> bool:
+    """Whether ``exc`` is a server's silence, not its answer: a statement's reply that never came
+    (:class:`tuner.engine.reply_watch.NoReply`) or libpq's ``connect_timeout`` ("timeout expired",
+    libpq's words: src/interfaces/libpq/fe-connect.c). QA (qa183): a read of a storage whose port
+    accepts and never answers waited the connect timeout twice (21 s, not 10), once here and once
+    more in the open that followed; a pooler with no server behind it, the reply bound twice."""
+    orig = getattr(exc, "orig", None)
+    return isinstance(orig, NoReply) or (orig is not None and "timeout expired" in str(orig))
 
 
 def _bound_statements(engine, url: str) -> None:
