@@ -124,8 +124,8 @@ class StatementBound:
     the statement until its ``query_wait_timeout`` (120 s by default); a session whose server froze
     after the login waits with no end. ``connect_timeout`` covers neither, nor does the
     ``statement_timeout`` the server keeps: ``tuner study status`` stood 2 min without a line, then
-    said "server closed the connection unexpectedly" (QA, qa183). A statement the pool's pre-ping
-    sends (SQLAlchemy's ``do_ping``, no cursor events) is not bounded here."""
+    said "server closed the connection unexpectedly" (QA, qa183). The pool's pre-ping is bounded
+    the same way; a cut ping is a lost connection to SQLAlchemy, which opens a new one."""
 
     _KEY = "tuner_statement_bound"
 
@@ -144,6 +144,17 @@ class StatementBound:
         sa.event.listen(engine, "before_cursor_execute", self._before)
         sa.event.listen(engine, "after_cursor_execute", self._after)
         sa.event.listen(engine, "handle_error", self._error)
+        # The pool's pre-ping of a connection it gives again (pool_pre_ping) runs no cursor events:
+        # on a server frozen between two calls of a read it waited with no end (QA, qa183: status's
+        # second call, SIGSTOP on every process of the cluster). Cut, the ping is a disconnect to
+        # SQLAlchemy, which connects anew: connect_timeout ends that. The dialect is this engine's own.
+        ping = engine.dialect.do_ping
+
+        def bounded_ping(dbapi_connection):
+            with bounded(dbapi_connection, self.limit_s()):
+                return ping(dbapi_connection)
+
+        engine.dialect.do_ping = bounded_ping
 
     def _do_connect(self, dialect, connection_record, cargs, cparams):
         dbapi_connection = dialect.connect(*cargs, **cparams)  # connect_timeout bounds this
