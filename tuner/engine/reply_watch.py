@@ -103,14 +103,21 @@ def no_reply(limit_s: float, statement: str = "", parameters=None, cause: BaseEx
 def bounded(dbapi_connection, limit_s: float) -> Iterator[threading.Event]:
     """Run the block (statements on ``dbapi_connection`` alone) with a timer: past ``limit_s`` that
     session is cut at the socket and the event yielded is set; the block's error is then the cut's."""
-    fired = threading.Event()
-    timer = threading.Timer(limit_s, lambda: (fired.set(), _shut(dbapi_connection)))
-    timer.daemon = True
-    timer.start()
+    timer, fired = _session_timer(dbapi_connection, limit_s)
     try:
         yield fired
     finally:
         timer.cancel()
+
+
+def _session_timer(dbapi_connection, limit_s: float) -> tuple[threading.Timer, threading.Event]:
+    """A started daemon timer that, past ``limit_s``, sets the event returned with it and cuts
+    ``dbapi_connection``'s session at the socket (:func:`_shut`); cancel the timer to stand it down."""
+    fired = threading.Event()
+    timer = threading.Timer(limit_s, lambda: (fired.set(), _shut(dbapi_connection)))
+    timer.daemon = True
+    timer.start()
+    return timer, fired
 
 
 class StatementBound:
@@ -159,11 +166,8 @@ class StatementBound:
     def _do_connect(self, dialect, connection_record, cargs, cparams):
         dbapi_connection = dialect.connect(*cargs, **cparams)  # connect_timeout bounds this
         limit = self.limit_s()
-        fired = threading.Event()
-        timer = threading.Timer(limit, lambda: (fired.set(), _shut(dbapi_connection)))
-        timer.daemon = True
+        timer, fired = _session_timer(dbapi_connection, limit)
         self._connecting.entry = (timer, fired, limit)
-        timer.start()
         return dbapi_connection
 
     def _connected(self, dbapi_connection, connection_record) -> None:
@@ -174,12 +178,8 @@ class StatementBound:
 
     def _before(self, conn, cursor, statement, parameters, context, executemany) -> None:
         limit = self.limit_s()
-        fired = threading.Event()
-        dbapi_connection = conn.connection.dbapi_connection
-        timer = threading.Timer(limit, lambda: (fired.set(), _shut(dbapi_connection)))
-        timer.daemon = True
+        timer, fired = _session_timer(conn.connection.dbapi_connection, limit)
         conn.info[self._KEY] = (timer, fired, limit)
-        timer.start()
 
     def _after(self, conn, cursor, statement, parameters, context, executemany) -> None:
         entry = conn.info.pop(self._KEY, None)
