@@ -285,7 +285,7 @@ def incomplete_note(study) -> str | None:
             f"delete {study.study_name}")
 
 
-def stored_attrs_problem(study) -> str | None:
+def stored_attrs_problem(study, attrs: dict | None = None) -> str | None:
     """What makes a tuner study's stored attributes unreadable, or None: ``"stored KEY ..."``. The
     readers (status, pareto, export, report, compare, confirm, list) trust what this passes: the
     config a mapping whose ``server``, ``bench`` and ``budget`` are mappings and whose backend is
@@ -295,8 +295,9 @@ def stored_attrs_problem(study) -> str | None:
     the objectives as many names as the study has directions, the config's own when it names them
     (QA: an edited config ended status, report and list in AttributeError, a deleted suite export in
     KeyError, objectives edited to ``["bogus", ...]`` labelled the figures "bogus"). A study another
-    tool made: None."""
-    attrs = study._storage.get_study_user_attrs(study._study_id)
+    tool made: None. ``attrs``: the study's attributes, when the caller has just read them."""
+    if attrs is None:
+        attrs = study._storage.get_study_user_attrs(study._study_id)
     if CONFIG_ATTR not in attrs:
         return None
     config = attrs[CONFIG_ATTR]
@@ -722,7 +723,7 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
     _refuse_a_newer_tuner_s(study, stored, url)
     # what no reader trusts no worker adds to (QA, qa182: a decision edited to trees "x" ran two more
     # trials with it, whose results every reader then refused)
-    _refuse_unreadable(study, url, "worker")
+    _refuse_unreadable(study, url, "worker", stored)  # (one read of the attributes: test_create_reads_once)
     if file is not None:  # before anything is stored (a budget change below)
         same_profile(study, file, stored)
     have_model = ((stored.get(CONFIG_ATTR) or {}).get("server") or {}).get("model")
@@ -906,10 +907,11 @@ def _first_difference(a: Any, b: Any, prefix: str = "") -> str:
     return prefix or "value"
 
 
-def _refuse_unreadable(study, url: str, who: str) -> None:
-    """:class:`ConfigError` naming what of ``study``'s stored attributes :func:`stored_attrs_problem`
-    finds unreadable, for a ``who`` (``reader``, ``worker``) that must not go on with it."""
-    problem = stored_attrs_problem(study)
+def _refuse_unreadable(study, url: str, who: str, attrs: dict | None = None) -> None:
+    """:class:`ConfigError` naming what of ``study``'s stored attributes (``attrs``, when just read)
+    :func:`stored_attrs_problem` finds unreadable, for a ``who`` (``reader``, ``worker``) that must
+    not go on with it."""
+    problem = stored_attrs_problem(study, attrs)
     if problem is not None:
         name = study.study_name
         raise ConfigError(redact(url) or "", name, f"{problem} (edited by hand, or written by another tool): "
