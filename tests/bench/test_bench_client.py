@@ -105,6 +105,13 @@ class FakeSGLang:
         if self._runner is not None:
             runner, self._runner = self._runner, None
             await runner.cleanup()
+        # handlers still running past cleanup's shutdown_timeout (a stream the client dropped): ended
+        # here, not left pending in a closed loop, where the garbage collector later logs "Task was
+        # destroyed but it is pending!" in whatever test runs then (CI: test_signal_in_stage_callback)
+        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
+        for task in rest:
+            task.cancel()
+        await asyncio.gather(*rest, return_exceptions=True)
 
     async def _health(self, request):
         return web.Response(text="ok")
