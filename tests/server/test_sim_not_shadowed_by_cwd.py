@@ -9,11 +9,13 @@ doctor said to set ``server.python``.
 from __future__ import annotations
 
 import sys
+from pathlib import Path
 
 import pytest
 from support.cli_in_process import working_dir
 from support.processes import STARTED_GROUPS
 
+import tuner
 from tuner.config.study import ServerSettings
 from tuner.engine.doctor import _shadowing_tuner
 from tuner.server.launcher import ServerProcess
@@ -54,3 +56,26 @@ def test_doctor_names_a_shadowing_tuner(tmp_path):
         assert _shadowing_tuner() == "tuner/"
         (tmp_path / "tuner.py").write_text("")
         assert _shadowing_tuner() == "tuner.py"
+
+
+def _started_with_safe_path(folder, tmp_path) -> bool:
+    """Start the simulator from ``folder``; whether its environment holds PYTHONSAFEPATH."""
+    with working_dir(folder):
+        srv = ServerProcess(_settings(), SpecConfig(3, 1, 4), workdir=tmp_path / "work", trial=1,
+                            max_concurrency=32)
+        try:
+            srv.start()
+            STARTED_GROUPS.add(srv.pgid)
+            environ = Path(f"/proc/{srv.proc.pid}/environ").read_bytes().split(b"\0")
+            srv.wait_ready()
+        finally:
+            srv.stop()
+    return any(v.startswith(b"PYTHONSAFEPATH=") for v in environ)
+
+
+def test_a_tuner_run_from_its_own_checkout_keeps_the_working_folder_on_the_path(tmp_path):
+    """``python -m tuner`` in a checkout that is not installed finds the tuner by the working folder:
+    the simulator must too, so there the variable is not set."""
+    checkout = Path(tuner.__file__).resolve().parents[1]
+    assert _started_with_safe_path(tmp_path, tmp_path) is True
+    assert _started_with_safe_path(checkout, tmp_path) is False

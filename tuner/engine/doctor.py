@@ -108,8 +108,11 @@ def check_interpreter(config: StudyConfig) -> Check:
     # SGLang's own dependencies (torch, ...) are the argument check's: it imports its parser there.
     serving = ", tuner.sim.server, tuner.sim.api" if module == "tuner" else ""
     # as the launcher starts the simulator: the working folder off sys.path (Python 3.11+)
+    from ..server.launcher import runs_from_working_folder
+
+    safe = module == "tuner" and not runs_from_working_folder()
     r = _run([python, "-c", f"import {module}{serving}; print({module}.__version__)"],
-             env={"PYTHONSAFEPATH": "1"} if module == "tuner" else None)
+             env={"PYTHONSAFEPATH": "1"} if safe else None)
     shadow = _shadowing_tuner() if module == "tuner" else None
     if (isinstance(r, str) or r.returncode != 0) and shadow is not None:
         return Check("interpreter", FAIL, f"{shadow} in the working folder hides the installed tuner from the "

@@ -1,7 +1,7 @@
 """Workers, heartbeats and claims: how several workers share one study through its storage alone.
 
-* :class:`Worker` names the process that runs a trial (host, pid, start time), so a worker on the
-  same host can tell at once that it died.
+* :class:`Worker` (:mod:`tuner.engine.worker_identity`) names the process that runs a trial (host,
+  pid, start time, PID namespace), so a worker on the same host can tell at once that it died.
 * :class:`Heartbeat` records Optuna heartbeats for a running trial from a background thread
   (ask/tell records none); a missed beat (the storage unreachable) is retried a second later, never
   raised: the thread neither dies nor blocks the worker.
@@ -35,7 +35,7 @@ from .patience import fail_fast, patient_backend
 from .records import INTERRUPTED
 from .requeue import clear_inherited, requeue
 from .storage import HEARTBEAT_GRACE_S, HEARTBEAT_INTERVAL_S, MAX_RETRY
-from .worker_identity import Worker  # noqa: F401 - named here by every caller since before the split
+from .worker_identity import Worker  # (its callers import it from here too, as before the split)
 
 #: How often a worker waiting for another's claim looks again, in seconds.
 POLL_S = 1.0

@@ -98,6 +98,12 @@ def server_log_path(workdir: str | Path, trial: int | None) -> Path:
     return Path(workdir) / sub / "server.log"
 
 
+def runs_from_working_folder() -> bool:
+    """Whether this tuner's package is the ``tuner/`` of the working folder (a checkout run as
+    ``python -m tuner`` there, installed or not), which a child's ``python -m`` finds by that folder."""
+    return Path(__file__).resolve().parents[2] == Path.cwd().resolve()
+
+
 class ServerProcess:
     """One server process and its process group, from start to a clean stop.
 
@@ -360,11 +366,12 @@ class ServerProcess:
             # server.env over the tuner's own; loopback past any HTTP proxy (SGLang's warmup
             # requests itself through `requests`: tuner.server.environ)
             env = {**server_environment(self.env, self.host), MARK_VAR: self.mark}
-            if self.argv[1:3] == ["-m", SIM_MODULE]:
+            if self.argv[1:3] == ["-m", SIM_MODULE] and not runs_from_working_folder():
                 # The simulator imports the tuner the tuner itself runs, not a `tuner.py` or `tuner/`
                 # in the working folder, which `python -m` puts first on sys.path (QA, qa179: a user's
                 # own tuner.py failed every trial with "No module named tuner.sim"). Python 3.11+
-                # reads the variable; on 3.10 `tuner doctor` names the shadowing file.
+                # reads the variable; on 3.10 `tuner doctor` names the shadowing file. A tuner run
+                # from a checkout that is the working folder keeps it: that folder is how it is found.
                 env.setdefault("PYTHONSAFEPATH", "1")
             with open(self.log_path, "ab") as logf:
                 # UTC, said so: the log's own lines (SGLang's) carry no zone, and a local time is
