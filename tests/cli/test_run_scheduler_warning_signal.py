@@ -7,52 +7,18 @@ trial under way was left RUNNING until the next run on that host reaped it, its 
 its parent-death signal; run as PID 1 (a container), the signals were ignored instead.
 """
 
-import json
-import os
 import signal
-import subprocess
-import sys
 
-import optuna
 import pytest
 
-from support.faults import study_file, trial_server_up, wait_for
-from support.processes import signals_at_default
-from tuner.server.procs import group_members, terminate_group
+from support.signalled_run import signal_mid_trial
 from tuner.server.signals import stop_on_signals
 
 
 def test_sigusr1_stops_the_server_and_queues_the_trial_again(tmp_path):
-    study = study_file(tmp_path, "usr", 3, storage="sqlite:///usr.db")
-    workdir = tmp_path / "usr"
-    out_path = tmp_path / "out.txt"
-    with open(out_path, "w") as out:
-        tuner = subprocess.Popen(signals_at_default([sys.executable, "-m", "tuner", "study", "run", str(study)]),
-                                 stdout=out, stderr=subprocess.STDOUT, cwd=tmp_path, start_new_session=True,
-                                 stdin=subprocess.DEVNULL, env={**os.environ, "PYTHONUNBUFFERED": "1"})
-    pgids: set[int] = set()
-    try:
-        trial = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", procs=[tuner])
-        pgids = {json.loads(f.read_text())["pgid"] for f in (workdir / "servers").glob("*.json")}
-        tuner.send_signal(signal.SIGUSR1)
-        assert tuner.wait(timeout=120) == 128 + signal.SIGUSR1
-        text = out_path.read_text()
-        assert "SIGUSR1: stopping the server" in text and "interrupted: the server is stopped" in text, text
-        assert "Traceback" not in text, text
-        assert not any(group_members(g) for g in pgids), "a server was left running"
-        assert not list((workdir / "servers").glob("*.json"))
-        s = optuna.load_study(study_name="usr", storage=f"sqlite:///{tmp_path / 'usr.db'}")
-        trials = s.get_trials(deepcopy=False)
-        assert trials[trial].state.name == "FAIL"
-        assert trials[trial].user_attrs.get("status") == "interrupted"
-        assert not [t for t in trials if t.state.name == "RUNNING"]
-        assert [t for t in trials if t.state.name == "WAITING" and t.user_attrs.get("retry_of") == trial]
-    finally:
-        if tuner.poll() is None:
-            terminate_group(tuner.pid, 5, leader=tuner)
-        for g in pgids:
-            if group_members(g):
-                os.killpg(g, signal.SIGKILL)
+    trials, trial = signal_mid_trial(tmp_path, "usr", signal.SIGUSR1)
+    assert trials[trial].user_attrs.get("status") == "interrupted"
+    assert not [t for t in trials if t.state.name == "RUNNING"]
 
 
 @pytest.mark.parametrize("sig", [signal.SIGUSR1, signal.SIGUSR2])

@@ -36,15 +36,7 @@ def test_the_simulator_starts_beside_a_users_tuner(tmp_path, shadow):
     folder = tmp_path / "here"
     (folder / shadow).parent.mkdir(parents=True, exist_ok=True)
     (folder / shadow).write_text("raise SystemExit('the user\\'s own tuner was imported')\n")
-    with working_dir(folder):
-        srv = ServerProcess(_settings(), SpecConfig(3, 1, 4), workdir=tmp_path / "work", trial=1,
-                            max_concurrency=32)
-        try:
-            srv.start()
-            STARTED_GROUPS.add(srv.pgid)
-            srv.wait_ready()
-        finally:
-            srv.stop()
+    _started_with_safe_path(folder, tmp_path)  # raises when the simulator does not become ready
 
 
 def test_doctor_names_a_shadowing_tuner(tmp_path):
@@ -59,7 +51,8 @@ def test_doctor_names_a_shadowing_tuner(tmp_path):
 
 
 def _started_with_safe_path(folder, tmp_path) -> bool:
-    """Start the simulator from ``folder``; whether its environment holds PYTHONSAFEPATH."""
+    """Start the simulator from ``folder`` and wait until it is ready (stopped after); whether its
+    environment held PYTHONSAFEPATH."""
     with working_dir(folder):
         srv = ServerProcess(_settings(), SpecConfig(3, 1, 4), workdir=tmp_path / "work", trial=1,
                             max_concurrency=32)
