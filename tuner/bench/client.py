@@ -542,6 +542,9 @@ class BenchClient:
         _prompt_tokens(record, _maybe_count(meta.get("prompt_tokens"), "prompt_tokens"))
         record.finish_reason = _reason(meta.get("finish_reason"))
         record.server_latency_s = _seconds(meta.get("e2e_latency"), "e2e_latency")
+        # SGLang 0.5.23 under --enable-metrics, and the simulator always: arrival to the first token by
+        # the server's clock (observability/req_time_stats.py convert_to_output_meta_info)
+        record.server_ttft_s = _seconds(meta.get("first_token_latency"), "first_token_latency")
         if meta.get("spec_verify_ct") is not None:
             record.spec_verify_ct = _count(meta["spec_verify_ct"], "spec_verify_ct")
         if meta.get("spec_accept_length") is not None:

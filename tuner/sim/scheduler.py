@@ -102,6 +102,7 @@ class SimRequest:
     finished: bool = False
     emitted: int = 0  #: tokens already delivered to a streaming client
     finish_m: float | None = None
+    first_m: float | None = None  #: model time of the prefill that gave the first token
     done: asyncio.Future | None = None
     chunks: asyncio.Queue | None = None
 
@@ -154,8 +155,7 @@ class BatchEngine:
                  speedup: float, seed: int = 0, stream_interval: int = 1,
                  cuda_graph_max_bs: int | None = None, clock: Callable[[], float] = time.monotonic,
                  lookahead_wall_s: float = 0.01):
-        self.model = model
-        self.spec = spec
+        self.model, self.spec = model, spec
         self.max_running = max(1, max_running_requests) if max_running_requests else 1 << 30
         self.speedup = float(speedup)
         self.stream_interval = max(1, int(stream_interval))
@@ -242,7 +242,7 @@ class BatchEngine:
         reqs = self.running + list(self.waiting)
         return _Snapshot(self.now_m, self.steps, list(self.running), list(self.waiting),
                          [(r, r.generated, r.verify_ct, r.correct_drafts, r.prefilled, r.finished,
-                           r.finish_m) for r in reqs], self.rng.getstate())
+                           r.finish_m, r.first_m) for r in reqs], self.rng.getstate())
 
     def _restore(self, snap: _Snapshot) -> None:
         self.now_m, self.steps = snap.now_m, snap.steps
@@ -250,9 +250,9 @@ class BatchEngine:
         # Requests that arrived after the snapshot stay queued behind the snapshot's waiting ones.
         known = set(snap.waiting) | set(snap.running)
         self.waiting = deque(snap.waiting + [r for r in self.waiting if r not in known])
-        for r, gen, ver, cor, pre, fin, fin_m in snap.progress:
+        for r, gen, ver, cor, pre, fin, fin_m, first_m in snap.progress:
             r.generated, r.verify_ct, r.correct_drafts = gen, ver, cor
-            r.prefilled, r.finished, r.finish_m = pre, fin, fin_m
+            r.prefilled, r.finished, r.finish_m, r.first_m = pre, fin, fin_m, first_m
         self.rng.setstate(snap.rng_state)
 
     def _drop_aborted(self) -> None:
@@ -289,7 +289,7 @@ class BatchEngine:
             prompt = sum(r.prompt_tokens for r in admitted)
             self.now_m += self.model.prefill_time_s(prompt, self.spec) * noise
             for r in admitted:
-                r.prefilled = True
+                r.prefilled, r.first_m = True, self.now_m
                 r.generated = min(1, r.max_new_tokens)
                 self._settle(r, visible)
             self.running += [r for r in admitted if not r.finished]
