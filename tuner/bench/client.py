@@ -595,7 +595,12 @@ class BenchClient:
         #: /v1/completions: the count the last chunk with a choice said (continuous_usage_stats), if any
         choice_count: int | None = None
         ids = 0  #: /generate under --incremental-streaming-output: the output_ids the chunks carried so far
+        read = 0  #: bytes of the stream read so far, as lines
+        #: bytes of the stream received when the first token's line was read, and read up to the end of
+        #: the last line that brought tokens: every token came in that receive when the second <= the first
+        first_in, last_token_at = None, 0
         while raw := await self._stream_line(resp, done_s):
+            read += len(raw)
             line = raw.strip()
             if not line or line.startswith(_SSE_SKIPPED):
                 continue
@@ -710,8 +715,10 @@ class BenchClient:
                 # kept per chunk grew without bound in a stream that never ended (one float a chunk)
                 last_t, last_tokens = now, tokens
                 continue
+            last_token_at = read
             if record.ttft_s is None:
                 record.ttft_s = now - record.start_s
+                first_in = getattr(resp.content, "total_bytes", None)  # aiohttp's count of bytes received
                 new -= 1  # the first token is the TTFT, not an inter-token gap
             elif new > 0:
                 record.itl_s.extend([(now - last_t) / new] * new)
@@ -729,6 +736,14 @@ class BenchClient:
             raise ValueError(f"the stream of {counted(record.completion_tokens, 'token')} ended without "
                              "data: [DONE]: the answer may have been cut short")
         _has_text(carried, record, "stream")
+        if first_in is not None and last_token_at <= first_in and record.completion_tokens > 1:
+            # Every token after the first was already received when the first was read (a server or
+            # proxy that sent the whole reply in one write, a client that fell behind it): no gap between
+            # them was seen, so the time per token is unknown, not the microseconds between reading
+            # lines already in (QA: TPOT 0.015 ms, ITL p50 0.008 ms and every request good under a
+            # 1 ms TPOT limit, for a stream sent whole after 50 ms).
+            record.itl_s.clear()
+            record.gaps_unseen = True
         if guessed and guessed != record.completion_tokens:
             # Chunks of several tokens and the count only at the end (a server that ignores
             # continuous_usage_stats): which gap belongs to which token is unknown, and spreading

@@ -45,6 +45,9 @@ class RequestRecord:
     server_ttft_s: float | None = None
     ttft_s: float | None = None  #: time to first token (streaming only), wall seconds
     itl_s: list[float] = field(default_factory=list)  #: inter-token latencies (streaming), wall
+    #: a stream whose every token came in the read that brought its first (sent in one write): no gap
+    #: between its tokens was seen, so it has no ``itl_s`` and its TPOT is unknown (None), not 0
+    gaps_unseen: bool = False
     #: the generated text (single requests only; the lossless check compares it with the baseline's)
     output_text: str | None = None
 
@@ -153,8 +156,9 @@ class RequestRecord:
     @property
     def tpot_s(self) -> float | None:
         """Time per output token after the first, wall seconds (SGLang's ``benchmark/goodput.py``:
-        ``(latency - ttft) / (output_len - 1)``; 0 for a one-token answer); None without a TTFT."""
-        if not self.ok or self.ttft_s is None or not self.completion_tokens:
+        ``(latency - ttft) / (output_len - 1)``; 0 for a one-token answer); None without a TTFT, or
+        when no gap between the tokens was seen (:attr:`gaps_unseen`)."""
+        if not self.ok or self.ttft_s is None or not self.completion_tokens or self.gaps_unseen:
             return None
         if self.completion_tokens <= 1:
             return 0.0
