@@ -247,6 +247,18 @@ def test_metrics_absent_without_flag():
         assert requests.get(sim.url + "/metrics", timeout=10).status_code == 404
 
 
+def test_first_token_latency_as_sglang_sends_it():
+    """SGLang 0.5.23 adds ``first_token_latency`` to a finished request's meta_info under
+    ``--enable-metrics`` only (observability/req_time_stats.py); the simulator at speedup 1 does the
+    same, and on a sped-up clock always (the client needs it to scale only the server's part of a TTFT)."""
+    for flags, speedup, sent in (((), 1.0, False), (("--enable-metrics",), 1.0, True), ((), SPEEDUP, True)):
+        with running_sim(*flags, speedup=speedup) as sim:
+            meta = _generate(sim.url, n=4).json()["meta_info"]
+        assert ("first_token_latency" in meta) is sent, (flags, speedup, meta)
+        if sent:
+            assert 0 < meta["first_token_latency"] <= meta["e2e_latency"], meta
+
+
 # ------------------------------------------------------------------------------ behaviour
 
 

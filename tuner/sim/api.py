@@ -296,12 +296,13 @@ class SimService:
         if not finished:
             return meta
         meta["e2e_latency"] = (progress.at_m - req.arrival_m) / self.speedup
-        if req.first_m is not None:
+        if req.first_m is not None and (self.speedup != 1 or self.plan.server_args.get("enable_metrics")):
             # SGLang 0.5.23 sends it under --enable-metrics (observability/req_time_stats.py
-            # convert_to_output_meta_info: first_token_time - created_time). Sent always: the client
-            # splits its wall TTFT into the server's part (sped up) and the loopback's (not) by it; the
-            # few wall ms of a TTFT at a high --sim-speedup are no more than the loopback's jitter, and
-            # split by the whole request's time outside e2e_latency the figure swung ~6x between runs.
+            # convert_to_output_meta_info: first_token_time - created_time), and so does the simulator;
+            # on a sped-up clock (--sim-speedup, no SGLang counterpart) always: the client splits its wall
+            # TTFT into the server's part (sped up) and the loopback's (not) by it; the few wall ms of a
+            # TTFT at a high --sim-speedup are no more than the loopback's jitter, and split by the whole
+            # request's time outside e2e_latency the figure swung ~6x between runs.
             meta["first_token_latency"] = (req.first_m - req.arrival_m) / self.speedup
         verify_ct, correct = progress.verify_ct, progress.correct_drafts
         if self.plan.speculative and verify_ct > 0:
