@@ -14,7 +14,11 @@ Contract.
   UUID nvidia-smi does not list is locked as written. Where nvidia-smi is absent or fails, which
   index a UUID is cannot be told: the lock is ``all`` (never two servers on one GPU), said once. A
   MIG id (``MIG-...``) is locked as written (a MIG instance and its whole GPU are not known to
-  overlap). Unset means every GPU of the node: the lock named ``all``. An empty value shows the
+  overlap). Unset means every GPU of the node: the lock named ``all``. An index names a GPU only
+  where CUDA numbers the GPUs as nvidia-smi does: with ``CUDA_DEVICE_ORDER=PCI_BUS_ID``, or on a node
+  whose GPUs are all one model; under CUDA's default order (``FASTEST_FIRST``) on a node mixing
+  models, CUDA's device 0 may be nvidia-smi's GPU 1, so a set naming GPUs by index is locked as
+  ``all``, said once (``numbered``: :func:`tuner.server.gpus.numbered_as_listed`). An empty value shows the
   server no GPU: no lock.
 * How: :func:`fcntl.flock` on one file per GPU (``gpu-<name>.lock``) and one ``all.lock`` in a
   host-wide folder, :data:`DEFAULT_DIR` (``TUNER_GPU_LOCK_DIR`` overrides it), made mode 0o1777 like
@@ -50,7 +54,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .gpus import NVIDIA_SMI, entry_index, gpu_indices_by_uuid
+from .gpus import NVIDIA_SMI, entry_index, gpu_indices_by_uuid, gpu_models_differ
 
 log = logging.getLogger("tuner.server")
 
@@ -196,12 +200,15 @@ class GpuLock:
     """The lock on ``gpus`` (None: every GPU, the ``all`` lock; an empty tuple: no GPU, no lock).
 
     :meth:`acquire` waits until every file is taken; :meth:`release` lets them go (idempotent).
-    ``say`` gets the one waiting line (default: stderr)."""
+    ``say`` gets the one waiting line (default: stderr). ``numbered``: whether the server's CUDA
+    numbers the GPUs as nvidia-smi's index does (``CUDA_DEVICE_ORDER=PCI_BUS_ID`` in its
+    environment); when not, indices on a node mixing GPU models are locked as ``all``."""
 
     def __init__(self, gpus: Sequence[str] | None, *, study: str | None = None,
                  directory: str | Path | None = None, say: Callable[[str], None] | None = None,
-                 poll_s: float = POLL_S, nvidia_smi: str = NVIDIA_SMI):
+                 poll_s: float = POLL_S, nvidia_smi: str = NVIDIA_SMI, numbered: bool = True):
         self.gpus = None if gpus is None else tuple(gpus)
+        self.numbered = numbered
         self.study = study
         self.directory = Path(directory) if directory is not None else lock_dir()
         self.say = say or _say_stderr
@@ -221,6 +228,17 @@ class GpuLock:
             return [(ALL, True)]
         if not self.gpus:
             return []
+        if (not self.numbered and any(entry_index(g, None) is not None for g in self.gpus)
+                and gpu_models_differ(self.nvidia_smi)):
+            # CUDA's default order puts the fastest GPU first (CUDA C Programming Guide, "CUDA
+            # Environment Variables"; SGLang and PyTorch leave it as it is): on an A100 (nvidia-smi 0) +
+            # H100 (1) node, CUDA_VISIBLE_DEVICES=0 is the H100. Locked as "0", it let a tuner naming the
+            # H100 by UUID (or by 1 under PCI_BUS_ID) launch on it at once (QA, qa187).
+            self._note = (f"GPU lock: CUDA_VISIBLE_DEVICES={','.join(self.gpus)} names GPUs by index, and on this "
+                          "node of different GPU models CUDA's default order (CUDA_DEVICE_ORDER is not "
+                          "PCI_BUS_ID) need not be nvidia-smi's; taking the lock on every GPU of the node; "
+                          "set server.env.CUDA_DEVICE_ORDER: PCI_BUS_ID (or name GPUs by UUID) to lock only those")
+            return [(ALL, True)]
         names, self._note = lock_names(self.gpus, lambda: gpu_indices_by_uuid(self.nvidia_smi))
         if names is None:
             return [(ALL, True)]

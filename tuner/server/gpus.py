@@ -299,6 +299,22 @@ def numbered_as_listed(env: Mapping[str, str] | None = None) -> bool:
     return str(order).strip().upper() == "PCI_BUS_ID"
 
 
+def gpu_models_differ(nvidia_smi: str = NVIDIA_SMI) -> bool | None:
+    """Whether ``nvidia-smi`` lists GPUs of more than one model (name or compute capability): where
+    CUDA's default order (``FASTEST_FIRST``, :func:`numbered_as_listed`) may number them otherwise
+    than nvidia-smi's index. None where it is absent, fails or answers something else."""
+    out = _query(nvidia_smi, "name,compute_cap")
+    if out is None:
+        return None
+    models = set()
+    for line in out.strip().splitlines():
+        name, sep, cap = line.rpartition(",")  # a name holding a comma stays whole: the capability last
+        if not sep:
+            return None
+        models.add((name.strip(), cap.strip()))
+    return len(models) > 1
+
+
 def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
                      nvidia_smi: str = NVIDIA_SMI, *, numbered: bool = True) -> dict | None:
     """What ``nvidia-smi`` says of the GPUs a server shown ``visible`` runs on (its

@@ -60,7 +60,7 @@ from .failures import (
 )
 from .gpu_lock import GpuLock, GpuLockError, visible_gpus
 from .environ import server_environment
-from .gpus import gpu_memory_used_mib, server_gpu_indices, wait_gpu_memory_released, wait_gpus_free
+from .gpus import gpu_memory_used_mib, numbered_as_listed, server_gpu_indices, wait_gpu_memory_released, wait_gpus_free
 from .health import answer_status
 from .interpreter import interpreter_problem
 from .logcap import MIB, LogCap
@@ -278,7 +278,8 @@ class ServerProcess:
         self.gpu_wait_s = 0.0
         if self.backend != "sglang" or (self.gpu_lock is not None and self.gpu_lock.held):
             return
-        lock = GpuLock(visible_gpus(self.env), study=self.study)
+        lock = GpuLock(visible_gpus(self.env), study=self.study, nvidia_smi=self.nvidia_smi,
+                       numbered=numbered_as_listed(self.env))
         try:
             self.gpu_wait_s = lock.acquire()
         except GpuLockError as exc:
