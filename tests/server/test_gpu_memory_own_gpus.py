@@ -50,8 +50,9 @@ def test_a_stop_does_not_wait_for_another_workers_gpus(tmp_path, caplog):
         with caplog.at_level("INFO", logger="tuner.server"):
             srv.stop()
     assert "GPU memory not released" not in caplog.text
-    # one look before the launch, one after the stop: GPU 0 was back at once
-    assert int(counter.read_text()) == 2
+    # one look at the node's GPU models (CUDA's device order: tuner.server.gpus.indices_unplaced), one
+    # at the memory before the launch, one after the stop: GPU 0 was back at once
+    assert int(counter.read_text()) == 3
     assert not list_records(tmp_path)
     # the record names them, for a later run's orphan cleanup (tuner.server.orphans)
     assert rec.gpu_indices == ["0"] and rec.gpu_memory_before_mib == [500]

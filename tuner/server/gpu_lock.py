@@ -18,7 +18,7 @@ Contract.
   where CUDA numbers the GPUs as nvidia-smi does: with ``CUDA_DEVICE_ORDER=PCI_BUS_ID``, or on a node
   whose GPUs are all one model; under CUDA's default order (``FASTEST_FIRST``) on a node mixing
   models, CUDA's device 0 may be nvidia-smi's GPU 1, so a set naming GPUs by index is locked as
-  ``all``, said once (``numbered``: :func:`tuner.server.gpus.numbered_as_listed`). An empty value shows the
+  ``all``, said once (the launcher tells it: :func:`tuner.server.gpus.indices_unplaced`). An empty value shows the
   server no GPU: no lock.
 * How: :func:`fcntl.flock` on one file per GPU (``gpu-<name>.lock``) and one ``all.lock`` in a
   host-wide folder, :data:`DEFAULT_DIR` (``TUNER_GPU_LOCK_DIR`` overrides it), made mode 0o1777 like
@@ -54,7 +54,7 @@ import time
 from pathlib import Path
 from typing import Callable, Mapping, Sequence
 
-from .gpus import NVIDIA_SMI, entry_index, gpu_indices_by_uuid, gpu_models_differ
+from .gpus import NVIDIA_SMI, entry_index, gpu_indices_by_uuid
 
 log = logging.getLogger("tuner.server")
 
@@ -200,9 +200,9 @@ class GpuLock:
     """The lock on ``gpus`` (None: every GPU, the ``all`` lock; an empty tuple: no GPU, no lock).
 
     :meth:`acquire` waits until every file is taken; :meth:`release` lets them go (idempotent).
-    ``say`` gets the one waiting line (default: stderr). ``numbered``: whether the server's CUDA
-    numbers the GPUs as nvidia-smi's index does (``CUDA_DEVICE_ORDER=PCI_BUS_ID`` in its
-    environment); when not, indices on a node mixing GPU models are locked as ``all``."""
+    ``say`` gets the one waiting line (default: stderr). ``numbered``: whether an index names
+    nvidia-smi's GPU of that index for the server (False: :func:`tuner.server.gpus.indices_unplaced`,
+    CUDA's default order on a node mixing GPU models): when not, a set with an index is ``all``."""
 
     def __init__(self, gpus: Sequence[str] | None, *, study: str | None = None,
                  directory: str | Path | None = None, say: Callable[[str], None] | None = None,
@@ -228,8 +228,7 @@ class GpuLock:
             return [(ALL, True)]
         if not self.gpus:
             return []
-        if (not self.numbered and any(entry_index(g, None) is not None for g in self.gpus)
-                and gpu_models_differ(self.nvidia_smi)):
+        if not self.numbered and any(entry_index(g, None) is not None for g in self.gpus):
             # CUDA's default order puts the fastest GPU first (CUDA C Programming Guide, "CUDA
             # Environment Variables"; SGLang and PyTorch leave it as it is): on an A100 (nvidia-smi 0) +
             # H100 (1) node, CUDA_VISIBLE_DEVICES=0 is the H100. Locked as "0", it let a tuner naming the

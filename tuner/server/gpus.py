@@ -315,6 +315,16 @@ def gpu_models_differ(nvidia_smi: str = NVIDIA_SMI) -> bool | None:
     return len(models) > 1
 
 
+def indices_unplaced(entries: Sequence[str] | None, env: Mapping[str, str] | None = None,
+                     nvidia_smi: str = NVIDIA_SMI) -> bool:
+    """Whether a server shown ``entries`` (its ``CUDA_VISIBLE_DEVICES`` entries; None: unset, GPUs 0
+    up) with ``env`` names GPUs by an index nvidia-smi's index cannot be taken for: some entry is an
+    index (or none is set), CUDA numbers them in its default order (:func:`numbered_as_listed`), and
+    the node mixes GPU models (:func:`gpu_models_differ`), so CUDA's device 0 may be nvidia-smi's 1."""
+    by_index = entries is None or any(entry_index(gpu, None) is not None for gpu in entries)
+    return by_index and not numbered_as_listed(env) and bool(gpu_models_differ(nvidia_smi))
+
+
 def server_gpu_facts(visible: Sequence[str] | None, tp_ranks: int | None,
                      nvidia_smi: str = NVIDIA_SMI, *, numbered: bool = True) -> dict | None:
     """What ``nvidia-smi`` says of the GPUs a server shown ``visible`` runs on (its

@@ -60,7 +60,8 @@ from .failures import (
 )
 from .gpu_lock import GpuLock, GpuLockError, visible_gpus
 from .environ import server_environment
-from .gpus import gpu_memory_used_mib, numbered_as_listed, server_gpu_indices, wait_gpu_memory_released, wait_gpus_free
+from .gpus import (entry_index, gpu_memory_used_mib, indices_unplaced, server_gpu_indices,
+                   wait_gpu_memory_released, wait_gpus_free)
 from .health import answer_status
 from .interpreter import interpreter_problem
 from .logcap import MIB, LogCap
@@ -212,6 +213,8 @@ class ServerProcess:
         self._unset_gpus: list[str] | None = None
         #: how many of the GPUs it is shown the server runs on (the first ones); None: all of them
         self._tp_ranks: int | None = None
+        #: whether CUDA's order may number this server's GPUs otherwise than nvidia-smi (asked once)
+        self._order_unknown: bool | None = None
 
     # -- state --------------------------------------------------------------------------------
 
@@ -278,8 +281,9 @@ class ServerProcess:
         self.gpu_wait_s = 0.0
         if self.backend != "sglang" or (self.gpu_lock is not None and self.gpu_lock.held):
             return
-        lock = GpuLock(visible_gpus(self.env), study=self.study, nvidia_smi=self.nvidia_smi,
-                       numbered=numbered_as_listed(self.env))
+        visible = visible_gpus(self.env)
+        lock = GpuLock(visible, study=self.study, nvidia_smi=self.nvidia_smi,
+                       numbered=visible is None or not self._indices_unplaced(visible))
         try:
             self.gpu_wait_s = lock.acquire()
         except GpuLockError as exc:
@@ -305,12 +309,28 @@ class ServerProcess:
         would run out of memory, a failure charged to the setting, or run with less memory and
         compute than the baseline had, figures that are not the setting's. Still busy at the deadline:
         ``ConfigError`` naming the GPUs (the run stops; the trial is queued again), nothing launched.
-        With a MIG instance among its GPUs nothing is waited for (only the snapshot is taken)."""
+        With a MIG instance among its GPUs nothing is waited for (only the snapshot is taken), nor
+        where CUDA's device order makes its GPUs unknown (:func:`tuner.server.gpus.indices_unplaced`:
+        the snapshot is every GPU's, which the stop waits back to)."""
         visible = visible_gpus(self.env)
         # Set, only the first tp_size of them (QA: with CUDA_VISIBLE_DEVICES=0,1 and tp_size 1, another
         # user's job on GPU 1 held every launch for startup_timeout_s, then stopped the run)
         self.gpu_indices = (self._unset_gpus if visible is None
                             else server_gpu_indices(visible[:self._tp_ranks], self.nvidia_smi))
+        shown = None if visible is None else visible[:self._tp_ranks]
+        if self.gpu_indices is not None and self._indices_unplaced(shown):
+            # CUDA's default order puts the fastest GPU first: on an A100 (nvidia-smi 0) + H100 (1) node,
+            # CUDA_VISIBLE_DEVICES=0 is the H100. Read as nvidia-smi's GPU 0, another user's job on the
+            # A100 held every launch for startup_timeout_s, then stopped the run, though the server's
+            # GPU was free; and the stop waited on the A100 while the H100's memory was still held
+            # (QA, qa187). Which GPUs are the server's cannot be told: every GPU's use now is what
+            # the stop waits back to, as for a MIG instance.
+            self.gpu_indices = None
+            log.info("GPUs %s named by index on a node of different GPU models, CUDA_DEVICE_ORDER not "
+                     "PCI_BUS_ID: which GPUs the server gets cannot be told; not waiting for free memory before "
+                     "the launch (set server.env.CUDA_DEVICE_ORDER: PCI_BUS_ID)",
+                     "0 up (CUDA_VISIBLE_DEVICES unset)" if shown is None else ",".join(shown))
+            return gpu_memory_used_mib(self.nvidia_smi, None)
         if visible and any(gpu.startswith("MIG-") for gpu in visible):
             # A MIG instance is a share of a GPU whose other instances are other jobs' (that is what
             # MIG is for), and nvidia-smi's memory.used is the whole GPU's: no level of it says the
@@ -341,6 +361,14 @@ class ServerProcess:
                 "(`nvidia-smi` names the process): free them, or give server.env.CUDA_VISIBLE_DEVICES "
                 "GPUs nothing else uses"))
         return used
+
+    def _indices_unplaced(self, entries: Sequence[str] | None) -> bool:
+        """:func:`tuner.server.gpus.indices_unplaced` for this server's environment, nvidia-smi asked
+        about the node's GPU models once per launcher (the lock and the memory wait both ask)."""
+        if self._order_unknown is None:
+            self._order_unknown = indices_unplaced(None, self.env, self.nvidia_smi)
+        by_index = entries is None or any(entry_index(gpu, None) is not None for gpu in entries)
+        return by_index and self._order_unknown
 
     def _gpus_named(self) -> str:
         return "all" if self.gpu_indices is None else ",".join(self.gpu_indices)
