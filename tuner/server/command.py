@@ -308,3 +308,60 @@ def study_max_concurrency(study: StudyConfig) -> int:
     levels = [int(c) for c in suite.sweep.concurrencies]
     levels += [c for c in map(objective_concurrency, study.objectives) if c]
     return max(levels or [1])
+
+
+# argparse's closing line (Lib/argparse.py, ArgumentParser.error: "PROG: error: MESSAGE", exit 2) for
+# a flag the parser does not have: "unrecognized arguments: --x 1" (parse_args, the words left over)
+# and "ambiguous option: --x could match --x-a, --x-b" (_parse_optional, a prefix of two flags)
+_FLAG_REFUSED = re.compile(r"^\S[^\n]*: error: (unrecognized arguments|ambiguous option): ([^\n]*)$", re.M)
+#: The flags the tuner itself writes at every launch (the speculative ones at every trial).
+_TUNER_FLAGS = {"--model-path", "--tp-size", "--host", "--port", "--speculative-algorithm",
+                "--speculative-draft-model-path", "--speculative-num-steps", "--speculative-eagle-topk",
+                "--speculative-num-draft-tokens"}
+
+
+@dataclass(frozen=True)
+class RefusedFlags:
+    """Flags of a launch's command line that the server's argument parser does not have (a release
+    other than the one the tuner writes for: renamed, dropped, or not yet there): no setting of the
+    study's can launch, whatever its values (:func:`refused_flags`)."""
+
+    flags: list[str]
+    line: str  #: argparse's own line (``sglang serve: error: unrecognized arguments: ...``)
+    key: str  #: the study key that wrote them: server.python (the tuner's own), server.args, server.extra_args
+    from_tuner: bool  #: one of them is written by the tuner itself (its flags, its pins)
+    pins: list[str] = field(default_factory=list)  #: those of them the tuner pins (``--flag value``)
+
+
+def refused_flags(log_text: str, argv: list[str], plan: LaunchPlan | None) -> RefusedFlags | None:
+    """The flags of ``argv`` that the log's last argparse error (``unrecognized arguments``, or
+    ``ambiguous option``) refuses, and the study key that wrote them; None when the log has no such
+    line, or it names no flag of ``argv``. ``plan``: the launch's plan (None: a ready-made command,
+    every flag the tuner's). Read only for a server that exited with argparse's status 2."""
+    found = _FLAG_REFUSED.findall(log_text)
+    if not found:
+        return None
+    kind, rest = found[-1]
+    words = rest.split()
+    named = words[:1] if kind == "ambiguous option" else [w for w in words if w.startswith("--")]
+    flags = [w.split("=", 1)[0] for w in named]
+    given = {w.split("=", 1)[0] for w in argv if w.startswith("--")}
+    flags = [f for f in flags if f in given]
+    if not flags:
+        return None
+    line = next(ln.strip() for ln in reversed(log_text.splitlines()) if f": error: {kind}: " in ln)
+    keys, pins = [], []
+    for flag in flags:
+        dest = flag[2:].replace("-", "_")
+        if plan is not None and dest in plan.pinned and flag not in _TUNER_FLAGS:
+            keys.append("server.python")
+            pins.append(f"{flag} {_scalar(plan.pinned[dest])}")
+        elif plan is None or flag in _TUNER_FLAGS:
+            keys.append("server.python")
+        elif dest in plan.server_args:
+            keys.append("server.args")
+        else:
+            keys.append("server.extra_args")
+    key = "server.python" if "server.python" in keys else keys[0]
+    return RefusedFlags(flags, line[:300], key, key == "server.python", pins)
+

@@ -15,7 +15,16 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from pathlib import Path
+from typing import Mapping
+
+#: How long asking the server's interpreter which SGLang it has may take (seconds).
+VERSION_TIMEOUT_S = 60.0
+# The installed distribution's version (what pip installed, no import of SGLang and its torch); a
+# source tree on the path has none: then its own sglang.__version__ (sglang/version.py, 0.5.23).
+_VERSION_SCRIPT = ("import importlib.metadata as m\ntry:\n    print(m.version('sglang'))\n"
+                   "except Exception:\n    import sglang\n    print(sglang.__version__)\n")
 
 
 def _shebang(path: Path) -> list[str]:
@@ -60,3 +69,18 @@ def interpreter_problem(program: str, path_var: str | None = None) -> str | None
         return (f"{path} is a script whose #! line runs {words[1]!r} through env, which is not on PATH; "
                 "fix that line or give the Python itself")
     return None
+
+
+def installed_sglang(python: str, env: Mapping[str, str] | None = None) -> str | None:
+    """The version of SGLang ``python`` runs (its installed distribution's, else ``sglang.__version__``),
+    or None where it cannot be told (no SGLang, a failure, past :data:`VERSION_TIMEOUT_S`). Never raises."""
+    from .bounded_run import run_bounded
+
+    try:
+        out = run_bounded([python, "-c", _VERSION_SCRIPT], VERSION_TIMEOUT_S,
+                          env=None if env is None else dict(env))
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    lines = out.stdout.strip().splitlines()
+    return lines[-1].strip()[:80] if out.returncode == 0 and lines else None
+

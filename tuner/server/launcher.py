@@ -43,8 +43,9 @@ from typing import Any, Mapping, Sequence
 from ..config.study import DEFAULT_LOG_MAX_MB, ServerSettings
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
-from .command import (SIM_MODULE, LaunchPlan, build_argv, flags_in, format_command, plan_launch, server_url,
-                      study_max_concurrency)
+from ..sglang.server_args import server_args_table
+from .command import (SIM_MODULE, LaunchPlan, build_argv, flags_in, format_command, plan_launch, refused_flags,
+                      server_url, study_max_concurrency)
 from .failures import (
     FAILURE_CLASSES,
     LOG_TAIL_LINES,
@@ -63,7 +64,7 @@ from .environ import server_environment
 from .gpus import (entry_index, gpu_memory_used_mib, indices_unplaced, server_gpu_indices,
                    wait_gpu_memory_released, wait_gpus_free)
 from .health import answer_status
-from .interpreter import interpreter_problem
+from .interpreter import installed_sglang, interpreter_problem
 from .logcap import MIB, LogCap
 from .orphans import ServerRecord, cleanup_orphans, records_dir
 from .ports import (PortInUseError, ServerPortClashError, bind_refused, listener_owned_by_group, own_port_clash,
@@ -492,6 +493,7 @@ class ServerProcess:
                 # either (server_args.py PortArgs.init_new; the TCPStore on nccl_port).
                 clash = None if ours else own_port_clash(failure_region(text))
                 if not ours and clash is None:
+                    self._check_flags_taken(text)
                     raise self.failure(PHASE_STARTUP, log_text=text)
                 # Another process bound the port between the tuner's check and the server's bind
                 # (during a model load, minutes on SGLang): not the setting's failure. A port the
@@ -548,6 +550,36 @@ class ServerProcess:
         log.info("server pid %d ready on %s after %.1f s", self.pid, self.url,
                  time.monotonic() - self.started_monotonic)
         return self.url
+
+    def _check_flags_taken(self, log_text: str) -> None:
+        """Raise ``ConfigError`` when the SGLang server, exited with argparse's status 2, has no flag the
+        command passes (``unrecognized arguments``, ``ambiguous option``: another release's parser, the
+        flag renamed, dropped or not there yet): no setting launches on it, whatever its values, and
+        the next trial would fail alike. QA (qa187): a node whose SGLang no longer took
+        ``--speculative-eagle-topk`` failed every trial as ``invalid_args``, each charged to its
+        setting, until the budget was spent; the line named neither the installed release nor a fix."""
+        if self.backend != "sglang" or self.returncode != 2:
+            return  # the simulator's parser is SGLang 0.5.23's table, which the tuner writes for
+        refused = refused_flags(log_text, self.argv, self.plan)
+        if refused is None:
+            return
+        python = self.argv[0]
+        version = installed_sglang(python, server_environment(self.env, self.host))
+        runs = f"{python} runs {'sglang ' + version if version else 'an SGLang of unknown version'}, which"
+        flags = ", ".join(refused.flags)
+        if refused.pins and len(refused.pins) == len(refused.flags):
+            # as `tuner doctor` says it (tuner.engine.doctor): setting it leaves the pin out
+            fix = (f"the tuner pins {', '.join(refused.pins)} for every launch: set it yourself in "
+                   "server.extra_args as this release spells it, and the pin is left out")
+        elif refused.from_tuner:
+            fix = (f"the tuner writes SGLang {server_args_table().sglang_version}'s flags: set server.python to an "
+                   "interpreter that has it (`tuner doctor STUDY.yaml` runs that SGLang's parser on every "
+                   "command line first)")
+        else:
+            fix = (f"take {flags} out of {refused.key}, or write it as this SGLang names it "
+                   "(python -m sglang.launch_server --help)")
+        raise ConfigError("study", refused.key, f"{runs} refuses {flags} at every launch, whatever the setting "
+                          f"({refused.line}): {fix}; log: {self.log_path}")
 
     def _port_taken(self, log_text: str | None = None) -> bool:
         """Whether the server, exited while starting, could not bind its port: another holds it.
