@@ -49,6 +49,12 @@ def interpreter_problem(program: str, path_var: str | None = None) -> str | None
     up on (the server's environment, as ``subprocess`` looks it up; None: this process's). The
     ``#!`` line of a script is followed one step (its interpreter, or the one name ``env`` is given)."""
     found = program if "/" in program else shutil.which(program, path=path_var)
+    unexpanded = program.startswith("~") or "$" in program
+    if unexpanded and (found is None or not os.path.lexists(found)):
+        # execve takes the path as written: no shell expands it (QA, qa187: server.python
+        # ~/sglang-venv/bin/python said "does not exist" of a file the user's shell lists)
+        return (f"{program!r}: a ~ or an environment variable ($HOME) is not expanded here; write the path "
+                "out (/home/me/venv/bin/python)")
     if found is None:
         return f"{program!r} is not on PATH; give the interpreter's full path"
     path = Path(found)
