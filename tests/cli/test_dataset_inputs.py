@@ -54,7 +54,8 @@ def refused(folder: Path, data: bytes | None, name: str = "d.jsonl", **dataset) 
      "d.jsonl.gz: gzip-compressed, not UTF-8 text; decompress it first (gunzip -k {path}) and give the file "
      "it holds as dataset.path"),
     ("d.jsonl", jsonl(ROWS, "utf-16"),
-     "d.jsonl: UTF-16 text, not UTF-8 text; save it as UTF-8 (iconv -f UTF-16 -t UTF-8 {path})"),
+     "d.jsonl: UTF-16 text, not UTF-8 text; save it as UTF-8 (iconv -f UTF-16 -t UTF-8 {path} > {folder}/d.utf8.jsonl "
+     "writes it so; give that file as dataset.path)"),
     # UTF-16 without its mark is UTF-8 (every NUL is), and no JSON
     ("d.jsonl", jsonl(ROWS, "utf-16-le"), "d.jsonl: line 1: not valid JSON (Expecting property name enclosed in "
                                           "double quotes); it holds NUL bytes: UTF-16 text? save the file as UTF-8"),
@@ -65,7 +66,7 @@ def refused(folder: Path, data: bytes | None, name: str = "d.jsonl", **dataset) 
 def test_a_file_that_is_not_utf8_says_what_it_is_and_how_to_read_it(tmp_path, name, data, says):
     line = refused(tmp_path, data, name)
     # a command names the file as the line does, to run from where the user is (QA: its bare name)
-    assert line.endswith(says.replace("{path}", str(tmp_path / name))), line
+    assert line.endswith(says.replace("{path}", str(tmp_path / name)).replace("{folder}", str(tmp_path))), line
 
 
 def test_an_image_part_is_refused_naming_the_part(tmp_path):

@@ -676,6 +676,10 @@ def _scan(path: Path) -> tuple[str, ConfigError | None, str]:
     return h.hexdigest(), None if bad is None else _not_utf8(path, bad, newlines + 1, head), start
 
 
+#: The fix for UTF-16 or UTF-32 text (UTF8: the file it writes, beside the given one, its suffix kept).
+_ICONV = ("save it as UTF-8 (iconv -f {encoding} -t UTF-8 FILE > UTF8 writes it so; give that file as "
+          "dataset.path)")
+
 #: A file's first bytes that say it is no UTF-8 text at all: a compressed archive (its format and the
 #: command that unpacks it) or text in a wider Unicode encoding (its byte-order mark). The longer
 #: marks first: UTF-32's little-endian mark starts with UTF-16's.
@@ -690,12 +694,13 @@ _NOT_TEXT = (
      "force_ascii=False)\"), its rows holding prompt or messages, and give that file as dataset.path"),
     (re.escape(b"ARROW1"), "an Arrow file", "convert it to JSON lines first (a prompt or messages object per line) and "
      "give that file as dataset.path"),
-    (re.escape(b"\xff\xfe\x00\x00"), "UTF-32 text", "save it as UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
-    (re.escape(b"\x00\x00\xfe\xff"), "UTF-32 text", "save it as UTF-8 (iconv -f UTF-32 -t UTF-8 FILE)"),
-    (re.escape(b"\xff\xfe"), "UTF-16 text", "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
-    (re.escape(b"\xfe\xff"), "UTF-16 text", "save it as UTF-8 (iconv -f UTF-16 -t UTF-8 FILE)"),
+    # iconv writes the text it converts to its standard output: "> UTF8" keeps it (QA qa188: the line
+    # gave `iconv ... FILE` alone, which printed the file to the terminal and wrote nothing)
+    (re.escape(b"\xff\xfe\x00\x00"), "UTF-32 text", _ICONV.format(encoding="UTF-32")),
+    (re.escape(b"\x00\x00\xfe\xff"), "UTF-32 text", _ICONV.format(encoding="UTF-32")),
+    (re.escape(b"\xff\xfe"), "UTF-16 text", _ICONV.format(encoding="UTF-16")),
+    (re.escape(b"\xfe\xff"), "UTF-16 text", _ICONV.format(encoding="UTF-16")),
 )
-
 
 #: Suffixes of spreadsheet workbooks, which are zip archives (:data:`_SPREADSHEET`).
 _SPREADSHEETS = (".xlsx", ".xlsm", ".ods")
@@ -722,8 +727,12 @@ def _not_utf8(path: Path, offset: int, line: int, head: bytes) -> ConfigError:
             # the file as the line names it, quoted for the shell: the command runs from the folder the
             # user is in (QA, qa134: `gunzip -k requests.jsonl.gz` for data/requests.jsonl.gz failed there)
             shown = str(path)
-            command = fix.replace("'FILE", f"'{shown}")  # inside a Python string (the Parquet line)
-            command = command.replace("FILE", shlex.quote(shown))  # a shell word
+            # the file a command writes keeps the suffix, which tells the layout (a ShareGPT .json stays one);
+            # one pass, so a path holding a placeholder's letters is left as it is
+            words = {"'FILE": f"'{shown}",  # inside a Python string (the Parquet line)
+                     "FILE": shlex.quote(shown),  # a shell word
+                     "UTF8": shlex.quote(str(path.with_name(f"{path.stem}.utf8{path.suffix}")))}
+            command = re.sub("'FILE|FILE|UTF8", lambda m: words[m.group(0)], fix)
             return ConfigError(path, "", f"{what}, not UTF-8 text; {command}")
     return not_utf8(path, offset, f"line {line}")
 
