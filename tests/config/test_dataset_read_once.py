@@ -59,7 +59,7 @@ def test_a_bad_byte_is_named_by_its_line_from_one_read(tmp_path, monkeypatch, ch
 
 
 @pytest.mark.parametrize("data, says", [
-    (gzip.compress(ROWS), "gzip-compressed, not UTF-8 text; decompress it first (gunzip -k {path})"),
+    (gzip.compress(ROWS), "gzip-compressed, not UTF-8 text; decompress it first (gunzip -c {path} > "),
     ("\ufeff".encode("utf-16-le").join([b"", ROWS.decode().encode("utf-16-le")]),
      "UTF-16 text, not UTF-8 text; save it as UTF-8 (iconv -f UTF-16 -t UTF-8 {path} > "),
     (b"BZh91AY&SY" + bytes(range(128, 256)), "bzip2-compressed, not UTF-8 text; decompress it first"),

@@ -702,6 +702,20 @@ _NOT_TEXT = (
     (re.escape(b"\xfe\xff"), "UTF-16 text", _ICONV.format(encoding="UTF-16")),
 )
 
+#: The tool that unpacks each compressed kind of :data:`_NOT_TEXT`, and the suffixes from which it
+#: names the file it writes (gzip's, bzip2's, xz's and zstd's manuals): a file not so named, a
+#: ``d.jsonl`` that holds gzip'd bytes (a download saved under the name it unpacks to), is refused by
+#: the tool (``gunzip: d.jsonl: unknown suffix -- ignored``; bunzip2 writes ``d.jsonl.out``), so its
+#: command writes the standard output to a file named for the tuner instead (QA qa188: the line's
+#: command failed on such a file).
+_UNPACKED_FROM = {
+    "gzip-compressed": ("gunzip", (".gz", "-gz", ".z", "-z", "_z", ".tgz", ".taz")),
+    "bzip2-compressed": ("bunzip2", (".bz2", ".bz", ".tbz2", ".tbz")),
+    "xz-compressed": ("unxz", (".xz", ".txz")),
+    "zstd-compressed": ("unzstd", (".zst", ".tzst")),
+}
+
+
 #: Suffixes of spreadsheet workbooks, which are zip archives (:data:`_SPREADSHEET`).
 _SPREADSHEETS = (".xlsx", ".xlsm", ".ods")
 _SPREADSHEET = (
@@ -727,12 +741,17 @@ def _not_utf8(path: Path, offset: int, line: int, head: bytes) -> ConfigError:
             # the file as the line names it, quoted for the shell: the command runs from the folder the
             # user is in (QA, qa134: `gunzip -k requests.jsonl.gz` for data/requests.jsonl.gz failed there)
             shown = str(path)
-            # the file a command writes keeps the suffix, which tells the layout (a ShareGPT .json stays one);
+            tool, suffixes = _UNPACKED_FROM.get(what, ("", ()))
+            if tool and not path.name.lower().endswith(suffixes):
+                fix = (f"decompress it first ({tool} -c FILE > UNPACKED writes the file it holds; give that file "
+                       "as dataset.path)")
+            # the files a command writes keep the suffix, which tells the layout (a ShareGPT .json stays one);
             # one pass, so a path holding a placeholder's letters is left as it is
             words = {"'FILE": f"'{shown}",  # inside a Python string (the Parquet line)
                      "FILE": shlex.quote(shown),  # a shell word
-                     "UTF8": shlex.quote(str(path.with_name(f"{path.stem}.utf8{path.suffix}")))}
-            command = re.sub("'FILE|FILE|UTF8", lambda m: words[m.group(0)], fix)
+                     "UTF8": shlex.quote(str(path.with_name(f"{path.stem}.utf8{path.suffix}"))),
+                     "UNPACKED": shlex.quote(str(path.with_name(f"{path.stem}.decompressed{path.suffix}")))}
+            command = re.sub("'FILE|FILE|UTF8|UNPACKED", lambda m: words[m.group(0)], fix)
             return ConfigError(path, "", f"{what}, not UTF-8 text; {command}")
     return not_utf8(path, offset, f"line {line}")
 
