@@ -541,12 +541,43 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any] | No
     except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting
         raise _row_error(source, "", f"not a file Python will read ({type(exc).__name__})") from None
     if not isinstance(data, list):
-        raise _row_error(source, "", "expected a JSON list of conversations (the ShareGPT layout)")
+        raise _row_error(source, "", _wrapped_list(data, source)
+                         or "expected a JSON list of conversations (the ShareGPT layout)")
     rows: list[dict[str, Any] | None] = []  # None: an entry SGLang's reader drops (counted by draw)
     for i, conv in enumerate(data):
         row = _conversation_row(conv, source, f"[{i}]", cap, custom=False)
         rows.append(None if row is None else {**row, "line": i})
     return rows
+
+
+def _wrapped_list(data: Any, source: str) -> str | None:
+    """What a ShareGPT file says when it is a JSON object holding its entries as a list under a key
+    (``{"data": [...]}``, as a Hugging Face dataset's JSON is read with ``field="data"``; ``{"train": [...],
+    "test": [...]}``), with the ``jq`` line that writes that list where the layout wants it: the list itself
+    for conversations (the file keeping ``.json``), its entries one a line for request rows; else None.
+    (QA qa188: such a file was told to ``set format: jsonl if it is one JSON object per line``, and so read
+    was refused as ``data: unknown key``: a fix that fixed nothing.)"""
+    if not isinstance(data, dict) or "conversations" in data or "conversation" in data:
+        return None
+    lists = [k for k, v in data.items() if isinstance(v, list) and v and all(isinstance(e, dict) for e in v)]
+    if not lists:
+        return None
+    key, path = lists[0], Path(source)
+    index = key if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", key) else json.dumps(key)
+
+    def jq(text: str) -> str:  # the filter in single quotes, as the other jq lines write it
+        return f"'{text}'" if "'" not in text else shlex.quote(text)
+
+    others = f" (and {', '.join(map(shown, lists[1:]))}: one list a file)" if len(lists) > 1 else ""
+    entry = data[key][0]
+    if "conversations" in entry or "conversation" in entry:
+        out = shlex.quote(str(path.with_name(f"{path.stem}.{re.sub(r'[^A-Za-z0-9_-]', '_', key)}.json")))
+        return (f"a JSON object holding its conversations as a list under {shown(key)}{others}, where the layout "
+                f"is the list itself (jq {jq('.' + index)} {shlex.quote(source)} > {out} writes it so; give that "
+                "file as dataset.path)")
+    return (f"a JSON object holding its rows as a list under {shown(key)}{others}, rows that are no "
+            f"conversations: JSON lines hold one a line (jq -c {jq('.' + index + '[]')} {shlex.quote(source)} > "
+            f"{shlex.quote(one_line_copy(source))} writes them so; give that file as dataset.path)")
 
 
 def _conversation_row(conv: Any, source: str, where: str, cap: int, *, custom: bool) -> dict[str, Any] | None:
