@@ -1053,18 +1053,17 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
                                               "a request trace such as BurstGPT's holds no prompt to send; give a "
                                               "file of prompts (JSON lines, a prompt or messages object per line) "
                                               "and the lengths as each row's max_tokens") from None
+        # jq -R reads each line as a JSON string, with its CR (a Windows file) and a byte-order mark, which
+        # the filter drops, else every prompt was sent with a "\r" (QA qa166)
+        text_fix = ("the tuner reads a prompt or messages object per line; to send each line that is not blank as a "
+                    "prompt (jq -R -c 'ltrimstr(\"\\ufeff\") | rtrimstr(\"\\r\") | select(test(\"\\\\S\")) | "
+                    f"{{prompt: .}}' {shlex.quote(str(path))} > {shlex.quote(one_line_copy(str(path)))} writes them "
+                    "so; give that file as dataset.path)")
         if path.suffix.lower() in _TEXT_SUFFIXES and exc.key == "line 1" and (
                 "not valid JSON" in exc.message or exc.message == "expected a JSON object with prompt or messages"):
             # QA (qa161): vLLM's sonnet.txt, a prompt's text a line, was "line 1: not valid JSON (Expecting
-            # value)", with no word that it is a text file (a first line "2024" is JSON, a number: QA qa166);
-            # jq -R reads each line as a JSON string, with its CR (a Windows file) and a byte-order mark, which
-            # the filter drops, else every prompt was sent with a "\r" (QA qa166)
-            raise ConfigError(exc.source, "", "a plain text file, not JSON lines: the tuner reads a prompt or "
-                                              "messages object per line; to send each line that is not blank as a "
-                                              "prompt (jq -R -c 'ltrimstr(\"\\ufeff\") | rtrimstr(\"\\r\") | "
-                                              "select(test(\"\\\\S\")) | {prompt: .}' "
-                                              f"{shlex.quote(str(path))} > {shlex.quote(one_line_copy(str(path)))} "
-                                              "writes them so; give that file as dataset.path)") from None
+            # value)", with no word that it is a text file (a first line "2024" is JSON, a number: QA qa166)
+            raise ConfigError(exc.source, "", f"a plain text file, not JSON lines: {text_fix}") from None
         if path.suffix.lower() in (".csv", ".tsv") and exc.key == "line 1" and "not valid JSON" in exc.message:
             # QA: a CSV export was "line 1: not valid JSON (Expecting value)". The files are named as the error
             # names them (QA qa166: the base name alone, read_csv('d.csv') failed from any other folder)
@@ -1077,6 +1076,12 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
                                               "(a prompt or messages object per line) or a ShareGPT JSON list; "
                                               f"convert it (python -c {shell}, its columns named prompt and "
                                               "max_tokens)") from None
+        if exc.key == "line 1" and exc.message == "not valid JSON (Expecting value)" and start.isalpha():
+            # a file of another name whose first line starts with a word, which no JSON value does: prompts
+            # written a line each, named prompts.jsonl (or with no suffix, or .md) for being lines (QA qa188:
+            # "line 1: not valid JSON (Expecting value)", no word of text and no fix; the .txt line above)
+            raise ConfigError(exc.source, "", f"text, not JSON: line 1 starts with a word, as a plain text file's "
+                                              f"lines do; {text_fix}") from None
         if spec.format is not None or not ("not valid JSON" in exc.message or "expected a JSON" in exc.message):
             raise
         if not _looks_like_other_layout(start, layout):
