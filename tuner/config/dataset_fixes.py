@@ -52,7 +52,20 @@ _COUNT_KEYS = frozenset({"input_length", "output_length", "hash_ids", "input_tok
 
 
 #: Keys of other common row layouts whose request a jq line can make (:func:`_other_layout_fix`).
-OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params", "turns", "arguments")
+OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params", "turns", "arguments",
+                     "data")
+
+
+def ultrachat_turns(row: Any) -> bool:
+    """Whether a row is UltraChat's original layout (stingning/ultrachat: ``{"id", "data": [TEXT, TEXT,
+    ...]}``, the conversation's turns as texts, the user's first), on which EAGLE drafts are trained."""
+    data = row.get("data") if isinstance(row, dict) else None
+    return isinstance(data, list) and len(data) > 0 and all(isinstance(t, str) for t in data)
+
+
+#: The jq object that makes a ``custom`` line of an UltraChat row: its texts as the turns' contents,
+#: which SGLang's custom reader pairs as ShareGPT's (the first the prompt, the second's length the output's).
+ULTRACHAT_TURNS = "{id, conversations: [.data[] | {content: .}]}"
 
 
 def _gemini_request(row: dict) -> str:
@@ -198,6 +211,12 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
                 "{max_gen_toks, ...}}}, resps): the request is its arguments' prompt and max_gen_toks (jq -c "
                 "'{prompt: .arguments.gen_args_0.arg_0, max_tokens: .arguments.gen_args_0.arg_1.max_gen_toks, id: "
                 f".doc_id}}' {out}{then}")
+    if key == "data" and ultrachat_turns(row):
+        # UltraChat's original rows (QA qa188: "data: unknown key" without a fix); the custom layout reads the
+        # turns as SGLang's bench_serving --dataset-name custom does, the reply's length the output length
+        return ("an UltraChat row (id, data: the conversation's turns as texts, the user's first): as SGLang's "
+                f"custom layout, one conversation a line (jq -c '{ULTRACHAT_TURNS}' {out} writes them so; give that "
+                "file as dataset.path with format: custom)")
     turns = row.get("turns")
     if key == "turns" and isinstance(turns, list) and turns and all(isinstance(t, str) for t in turns):
         # FastChat's MT-Bench question file (llm_judge/data/mt_bench/question.jsonl: question_id, category,
@@ -288,6 +307,13 @@ def request_row_fix(conv: Any, source: str, *, custom: bool) -> str:
     was "[0]: expected {id, conversations: [{from, value}, ...]}", the fix left to guess)."""
     if not isinstance(conv, dict):
         return ""
+    if ultrachat_turns(conv) and "conversations" not in conv and "conversation" not in conv:
+        # QA qa188: a list of UltraChat's original rows (id, data) was "[0]: expected {id, conversations: ...}"
+        # without a fix
+        fix = ULTRACHAT_TURNS if custom else f".[] | {ULTRACHAT_TURNS}"
+        return (f"; got data, UltraChat's turns as texts, the user's first: one conversation a line as SGLang's custom "
+                f"layout reads it (jq -c '{fix}' {shlex.quote(source)} > {shlex.quote(one_line_copy(source))} writes "
+                "them so; give that file as dataset.path with format: custom)")
     key = next((k for k in ("prompt", "messages", "instruction") if k in conv), None)
     if key is None:
         return ""
