@@ -61,8 +61,8 @@ from .dataset_fixes import (OPENAI_FIELDS, OTHER_LAYOUT_KEYS, REPLY_KEYS, SDK_TU
                             openai_turn_fix, pretty_printed_fix, request_row_fix, unknown_row_key)
 from .names import name_problem, shown
 from .paths import NonEmptyPathText
-from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, check_regular_file, grew_past,
-                       lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
+from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, _size_text, check_regular_file,
+                       grew_past, lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
 
 #: Characters per token assumed where a length must be estimated without a tokenizer (the same
 #: rule of thumb the simulator uses for prompts), for text outside the wide scripts below.
@@ -977,6 +977,39 @@ def _counts_only(path: Path) -> str | None:
     return ", ".join(columns)
 
 
+def _too_large(path: Path, layout: str) -> str | None:
+    """What a dataset file over :data:`MAX_DATASET_BYTES` says, or None: its size and the command that
+    writes a part of its rows beside it, each whole (QA qa188: a 2 GiB export was told "check the path",
+    which was right). JSON lines: ``head -n N``, N rows being about half the limit by the lengths of the
+    lines in its first MiB; a ShareGPT list, one JSON document: jq's streaming parser writes its first
+    conversations one a line without holding the file (N by the conversations begun in its first MiB),
+    which SGLang's custom layout reads as ShareGPT's."""
+    try:
+        size = path.stat().st_size
+        if size <= MAX_DATASET_BYTES or not path.is_file():
+            return None
+        with open(path, "rb") as f:
+            head = f.read(_CHUNK)
+    except OSError:
+        return None
+    # a row's bytes, by the rows begun in the first MiB: its lines; a ShareGPT list's "conversations" keys
+    per_row = len(head) / max(1, head.count(b'"conversation') if layout == "sharegpt" else head.count(b"\n"))
+    rows = max(1, int(MAX_DATASET_BYTES / 2 / per_row))
+    lead = 10 ** (len(str(rows)) - 1)
+    rows = rows // lead * lead  # its leading digit: 340,123 rows -> 300,000
+    big = f"{_size_text(size)}, over the {_size_text(MAX_DATASET_BYTES)} a dataset file may be"
+    if layout == "sharegpt":
+        out = shlex.quote(str(path.with_name(f"{path.stem}.head.jsonl")))
+        return (f"{path}: {big}; give a part of it: its first conversations one a line (jq -cn --stream "
+                f"'fromstream(1|truncate_stream(inputs))' {shlex.quote(str(path))} | head -n {rows} > {out} writes "
+                f"{rows:,} of them so, some half that size by its first ones, without holding the file; give that "
+                "file as dataset.path with format: custom, which reads them as the sharegpt layout does)")
+    out = shlex.quote(str(path.with_name(f"{path.stem}.head{path.suffix}")))
+    return (f"{path}: {big}; give a part of it: its first rows (head -n {rows} {shlex.quote(str(path))} > {out} "
+            f"writes {rows:,} of them, some half that size by the length of its first lines; give that file as "
+            "dataset.path)")
+
+
 def draw(spec: DatasetSpec, base_dir: Path, source: str,
          where: str = "dataset") -> tuple[list[dict], str, dict[str, int]]:
     """The requests of a dataset as prompt mappings (``name``, ``text``, ``messages``, ``max_tokens``,
@@ -1002,6 +1035,8 @@ def draw(spec: DatasetSpec, base_dir: Path, source: str,
         raise ConfigError(source, f"{where}.path", f"{path} not found (a relative path is read from {base_dir}: "
                                                    "the suite file's folder, or the study file's for an inline suite)"
                                                    + _found_instead(spec.path, base_dir))
+    if (too_large := _too_large(path, spec.layout())) is not None:
+        raise ConfigError(source, f"{where}.path", too_large)
     try:
         check_regular_file(path, MAX_DATASET_BYTES)
         digest, not_text, start = _scan(path)
