@@ -57,8 +57,8 @@ from typing import Any, Iterable, Iterator, Literal
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
-from .dataset_fixes import (OPENAI_FIELDS, OTHER_LAYOUT_KEYS, REPLY_KEYS, SDK_TURN_FIX, TEXT_COLUMNS, one_line_copy,
-                            openai_turn_fix, pretty_printed_fix, request_row_fix, unknown_row_key)
+from .dataset_fixes import (OPENAI_FIELDS, OTHER_LAYOUT_KEYS, REPLY_KEYS, SDK_TURN_FIX, TEXT_COLUMNS, nul_bytes_fix,
+                            one_line_copy, openai_turn_fix, pretty_printed_fix, request_row_fix, unknown_row_key)
 from .names import name_problem, shown
 from .paths import NonEmptyPathText
 from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, _size_text, check_regular_file,
@@ -295,8 +295,13 @@ def _json_lines(source: str, lines: Iterable[tuple[int, str]]) -> Iterator[tuple
                    or _python_literal(exc, column_offset=len(line) - len(line.lstrip())))
             if raw is not None:  # (a stray NUL inside a string too: UTF-16 text breaks before one)
                 raise _row_error(source, where, f"not valid JSON ({raw})") from None
-            # NUL bytes are UTF-8, but no JSON text holds one raw: UTF-16 text without its mark
+            # NUL bytes are UTF-8, but no JSON text holds one raw: UTF-16 text without its mark, whose NULs
+            # sit between its characters; a line of NULs alone is a file's unwritten end (nul_bytes_fix)
             hint = "; it holds NUL bytes: UTF-16 text? save the file as UTF-8" if "\x00" in stripped else ""
+            if hint and not stripped.replace("\x00", "").strip():
+                hint = nul_bytes_fix(source, stripped.count("\x00"), "the line holds")
+            elif hint and exc.msg == "Extra data" and not (rest := stripped[exc.pos:]).replace("\x00", "").strip():
+                hint = nul_bytes_fix(source, rest.count("\x00"), "after its row, the line holds")
             if not hint and "\r" in stripped and exc.msg == "Extra data":  # rows split by a CR alone
                 hint = "; its lines end in CR alone (a classic Mac file): save it with LF line ends"
             if not hint and exc.msg == "Extra data" and stripped[exc.pos:].strip() == ",":
@@ -535,7 +540,10 @@ def _sharegpt_rows(source: str, text: str, cap: int) -> list[dict[str, Any] | No
         data = json.loads(text, object_pairs_hook=no_repeated_keys)
     except json.JSONDecodeError as exc:
         raw = _raw_control(exc) or _python_literal(exc)
-        raise _row_error(source, f"line {exc.lineno}", f"not valid JSON ({raw or exc.msg})") from None
+        rest = exc.doc[exc.pos:] if exc.msg == "Extra data" else ""
+        hint = (nul_bytes_fix(source, rest.count("\x00"), "after its JSON list, the file holds")
+                if "\x00" in rest and not rest.replace("\x00", "").strip() else "")
+        raise _row_error(source, f"line {exc.lineno}", f"not valid JSON ({raw or exc.msg}){hint}") from None
     except RepeatedKey as exc:  # (a ValueError: before the catch-all below; json gives no position)
         raise _row_error(source, str(exc), RepeatedKey.FIX) from None
     except (ValueError, RecursionError) as exc:  # a number past Python's digit cap; deep nesting

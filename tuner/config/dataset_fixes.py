@@ -24,6 +24,19 @@ def one_line_copy(source: str) -> str:
     return str(path.with_name(f"{path.stem}.lines.jsonl"))
 
 
+def nul_bytes_fix(source: str, count: int, what: str) -> str:
+    """The hint for NUL bytes alone where a row or the file's end should be (``what``: where they are):
+    a file its writer left unfinished (a crash, a full disk: the file system keeps its length and zeroes
+    the bytes never written) or padded, with the ``tr`` line that writes it without them, beside it, its
+    suffix kept (QA qa188: such a JSON-lines file was asked "UTF-16 text?", a ShareGPT one told "Extra
+    data" alone)."""
+    path = Path(source)
+    out = shlex.quote(str(path.with_name(f"{path.stem}.clean{path.suffix}")))
+    return (f"; {what} {count:,} NUL byte{'s' if count != 1 else ''} alone, the end of a file its writer left "
+            f"unfinished (a crash, a full disk) or padded: drop them (tr -d '\\000' < {shlex.quote(source)} > {out} "
+            "writes the file without them; give that file as dataset.path: a row they cut short is named next)")
+
+
 def pretty_printed_fix(source: str) -> str:
     """The hint for a JSON-lines file whose objects span several lines each: the command that writes
     each whole on one line, the files named as the error line names them, quoted for the shell."""
