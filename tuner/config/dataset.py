@@ -1176,17 +1176,22 @@ def _draw(spec: DatasetSpec, base_dir: Path, source: str, where: str) -> tuple[l
             # "line 1: not valid JSON (Expecting value)", no word of text and no fix; the .txt line above)
             raise ConfigError(exc.source, "", f"text, not JSON: line 1 starts with a word, as a plain text file's "
                                               f"lines do; {text_fix}") from None
-        if spec.format is not None or not ("not valid JSON" in exc.message or "expected a JSON" in exc.message):
+        if not ("not valid JSON" in exc.message or "expected a JSON" in exc.message
+                or (layout == "custom" and exc.message.startswith("expected {conversations"))):
             raise
-        if not _looks_like_other_layout(start, layout):
-            raise  # one bad line (or a broken list) in a file of its suffix's layout: no hint to change it
+        if not _looks_like_other_layout(start, "jsonl" if layout == "custom" else layout):
+            raise  # one bad line (or a broken list) in a file of its layout: no hint to change it
         other, shape = (("jsonl", "one JSON object per line") if layout == "sharegpt"
                         else ("sharegpt", "one JSON list of conversations"))
         if layout == "sharegpt" and _first_row_is_conversation(path):
             # QA: ShareGPT conversations one a line saved as .json were sent to format: jsonl, which
             # then sent them on to format: custom: two tries for one fix
             other, shape = "custom", "one conversation per line (SGLang's bench_serving --dataset-name custom layout)"
-        raise ConfigError(exc.source, exc.key, f"{exc.message}; read as {layout} from the file's suffix: "
+        # a format given is a guess too (QA qa188: ShareGPT conversations one a line, format: sharegpt, were
+        # "line 2: not valid JSON (Extra data)"; a ShareGPT list given format: custom "line 1: expected
+        # {conversations: ...}", neither with the layout that reads them)
+        why = " from the file's suffix" if spec.format is None else ", the format given"
+        raise ConfigError(exc.source, exc.key, f"{exc.message}; read as {layout}{why}: "
                                                f"set format: {other} if it is {shape}") from None
     if not total:
         what = ("no row" if layout == "jsonl"
