@@ -144,6 +144,22 @@ class DatasetSpec(StrictModel):
     #: the file's SHA-256: recorded at load; when given in a suite file, the file must match it
     sha256: str | None = Field(None, pattern=r"^[0-9a-f]{64}$")
 
+    @field_validator("format", mode="before")
+    @classmethod
+    def _format_named(cls, v: Any) -> Any:
+        # QA qa188: `format: ShareGPT` (the dataset's own spelling), `format: json` for a .json file, SGLang's
+        # `--dataset-name openai` were each "input should be 'jsonl', 'sharegpt' or 'custom'", the value given
+        # and the one meant left out
+        if v is None or v in _FORMATS:
+            return v
+        said = f"expected one of {', '.join(_FORMATS)}, got {shown(repr(v))[:80]}"
+        low = v.strip().lower() if isinstance(v, str) else None
+        if low in _FORMATS:
+            raise ValueError(f"{said}; formats are lower case: write it as {low}")
+        if low in _FORMAT_MEANT:
+            raise ValueError(f"{said}; {_FORMAT_MEANT[low]}")
+        raise ValueError(said)
+
     @field_validator("sha256", mode="before")
     @classmethod
     def _hex_digest(cls, v: Any) -> Any:
@@ -206,6 +222,19 @@ class DatasetSpec(StrictModel):
             return self.format
         return "sharegpt" if self.path.lower().endswith(".json") else "jsonl"
 
+
+#: The layouts ``format`` names (:class:`DatasetSpec`).
+_FORMATS = ("jsonl", "sharegpt", "custom")
+#: A ``format`` written as another tool names a layout, and the fix.
+_FORMAT_MEANT = {
+    "json": "for a .json file, sharegpt reads a JSON list of conversations, and jsonl one JSON object per line",
+    "openai": "SGLang's --dataset-name openai rows ({messages, max_tokens}) are the jsonl layout's: write it as jsonl",
+    "ndjson": "JSON lines are the jsonl layout: write it as jsonl",
+    "jsonlines": "JSON lines are the jsonl layout: write it as jsonl",
+    "json_lines": "JSON lines are the jsonl layout: write it as jsonl",
+    "share_gpt": "write it as sharegpt",
+    "share-gpt": "write it as sharegpt",
+}
 
 #: Keys other tools name a dataset's file with (SGLang's ``--dataset-path``, Hugging Face's
 #: ``data_files``), written where :class:`DatasetSpec` takes ``path``.
