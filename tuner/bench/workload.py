@@ -135,7 +135,12 @@ def workload_line(stats: dict[str, Any]) -> str:
         # 512/512/512"); only the simulator, an ideal model, generates them whole either way
         outputs = f"output tokens at most {pct(stats['output_tokens'])} (ignore_eos false: the model may stop sooner)"
     cats = stats.get("categories") or {}
-    cat_text = ", ".join(f"{k} {v}" for k, v in list(cats.items())[:8]) if set(cats) != {"(none)"} else ""
+    # the eight largest, and how many more there are (QA qa188: 12 categories showed 8, counting 22 of the 30
+    # requests, with no word of the other 4)
+    listed, rest = list(cats.items())[:8], list(cats.items())[8:]
+    cat_text = (", ".join(f"{k} {v}" for k, v in listed)
+                + (f", {counted(len(rest), 'more category', 'more categories')} of "
+                   f"{counted(sum(v for _, v in rest), 'request')}" if rest else "")) if set(cats) != {"(none)"} else ""
     # the dataset's path and its categories are a user's text: escaped (tuner.config.names.shown)
     return shown(f"suite {stats.get('suite')}: {head}; prompt chars p50/p90/p99 {pct(stats['prompt_chars'])}, "
             f"{outputs}; temperature {stats.get('temperature'):g}"
