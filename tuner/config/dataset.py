@@ -45,6 +45,7 @@ from __future__ import annotations
 
 import codecs
 import errno
+import glob
 import hashlib
 import heapq
 import json
@@ -61,6 +62,7 @@ from .dataset_fixes import (OPENAI_FIELDS, OTHER_LAYOUT_KEYS, REPLY_KEYS, SDK_TU
                             one_line_copy, openai_turn_fix, pretty_printed_fix, request_row_fix, unknown_row_key)
 from .names import name_problem, shown
 from .paths import NonEmptyPathText
+from .wording import counted
 from .yamlfile import (MAX_DATASET_BYTES, ConfigError, RepeatedKey, StrictModel, _size_text, check_regular_file,
                        grew_past, lone_surrogate, no_repeated_keys, not_utf8, surrogate_message)
 
@@ -1014,6 +1016,37 @@ def _counts_only(path: Path) -> str | None:
     return ", ".join(columns)
 
 
+#: Suffixes of the data files a folder of shards holds, by the layout their join is read as.
+_SHARD_SUFFIXES = {".jsonl": "jsonl", ".ndjson": "jsonl", ".json": "sharegpt"}
+#: Shards named at most in a line.
+_SHARDS_NAMED = 3
+
+
+def _shards(files: list[Path]) -> str | None:
+    """What a set of data files given for one dataset (a folder's, or a pattern's matches: a Hugging Face
+    download's ``train-00000-of-00002.jsonl`` shards) says, with the command that joins them into one file
+    beside their folder, or None when none is a data file: JSON lines with ``awk 1`` (each line whole, a
+    shard without a last line end too, where ``cat`` joins its last row to the next shard's first), ShareGPT
+    lists with ``jq -s add``. (QA qa188: a folder was "is a folder; give a file", a pattern "not found".)"""
+    kinds: dict[str, list[Path]] = {}
+    for f in sorted(files):
+        if f.suffix.lower() in _SHARD_SUFFIXES and f.is_file():
+            kinds.setdefault(_SHARD_SUFFIXES[f.suffix.lower()], []).append(f)
+    if not kinds:
+        return None
+    layout, found = max(kinds.items(), key=lambda kv: len(kv[1]))
+    folder = found[0].parent
+    suffix = ".jsonl" if layout == "jsonl" else ".json"
+    out = shlex.quote(str(folder.parent / f"{folder.name}{suffix}"))
+    names = ", ".join(shown(f.name) for f in found[:_SHARDS_NAMED]) + (", ..." if len(found) > _SHARDS_NAMED else "")
+    words = " ".join(shlex.quote(str(f)) for f in found) if len(found) <= _SHARDS_NAMED else \
+        f"{shlex.quote(str(folder))}/*{found[0].suffix}"
+    join = f"awk 1 {words} > {out}" if layout == "jsonl" else f"jq -s add {words} > {out}"
+    noun = "JSON-lines file" if layout == "jsonl" else "JSON file"
+    return (f"{counted(len(found), noun)} ({names}), and the tuner reads one file: give one, or join them ({join} "
+            "writes them as one; give that file as dataset.path)")
+
+
 def _too_large(path: Path, layout: str) -> str | None:
     """What a dataset file over :data:`MAX_DATASET_BYTES` says, or None: its size and the command that
     writes a part of its rows beside it, each whole (QA qa188: a 2 GiB export was told "check the path",
@@ -1120,9 +1153,20 @@ def _draw(spec: DatasetSpec, base_dir: Path, source: str, where: str) -> tuple[l
             else:
                 problem = f"a symbolic link to {os.readlink(path)}, which cannot be read"
             raise ConfigError(source, f"{where}.path", f"{path} is {problem}; mend the link or give the file itself")
+        if any(c in spec.path for c in "*?[") and (said := _shards([Path(p) for p in glob.glob(str(path))])):
+            # a pattern, as a Hugging Face data_files or a shell takes one: the tuner reads the file named
+            raise ConfigError(source, f"{where}.path", f"{path} is a pattern, matching {said}")
         raise ConfigError(source, f"{where}.path", f"{path} not found (a relative path is read from {base_dir}: "
                                                    "the suite file's folder, or the study file's for an inline suite)"
                                                    + _found_instead(spec.path, base_dir))
+    if path.is_dir():
+        try:
+            with os.scandir(path) as entries:
+                files = [Path(e.path) for _, e in zip(range(_MAX_LISTED), entries)]
+        except OSError:
+            files = []
+        if (said := _shards(files)) is not None:
+            raise ConfigError(source, f"{where}.path", f"{path} is a folder of {said}")
     if (too_large := _too_large(path, spec.layout())) is not None:
         raise ConfigError(source, f"{where}.path", too_large)
     try:
