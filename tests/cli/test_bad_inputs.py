@@ -180,6 +180,15 @@ CASES = [
      "long.jsonl: request line2: 10000 prompt tokens + max_tokens 8 is over the context length 8192 of profile "
      "k2.6-tp8-pcie (tokens by the simulator's count, characters / 4, a CJK character or an emoji one token); SGLang "
      "refuses it with HTTP 400: shorten it, lower its max_tokens, or drop it (dataset.max_prompt_chars)"),
+    # QA (qa188): a short prompt whose max_tokens is over the context was told to drop it by max_prompt_chars
+    ("dataset row's max_tokens over the context, backend model", {
+        "server.backend": "model", "server.sim": _DROP, "server.model": {"profile": "k2.6-tp8-pcie"}},
+     {"long.jsonl": '{"prompt": "hi"}\n{"prompt": "a short one", "max_tokens": 9000}\n',
+      "suite.yaml": {**{k: v for k, v in SUITE.items() if k not in ("prompts", "sweep")},
+                     "sweep": {"concurrencies": [1, 4]}, "dataset": {"path": "long.jsonl", "max_output_tokens": 20000}}},
+     "is over the context length 8192 of profile k2.6-tp8-pcie (tokens by the simulator's count, characters / 4, "
+     "a CJK character or an emoji one token); SGLang refuses it with HTTP 400: lower its max_tokens "
+     "(dataset.max_output_tokens caps every request's) or shorten it"),
     # QA: fewer single requests than single.prompts asked for were measured, silently
     ("single.prompts over the drawn requests", {}, {
         "rows.jsonl": "".join(f'{{"prompt": "request number {i}"}}\n' for i in range(5)),

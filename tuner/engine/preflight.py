@@ -278,8 +278,14 @@ def _check_context(config: StudyConfig, space: SearchSpace, source) -> None:
         if suite.dataset is not None:
             data = Path(suite.dataset.path)
             file, at = (data if data.is_absolute() else suite_file.parent / data), f"request {p.name}"
-            fix = (f"shorten it, lower its max_tokens, or drop it ({dataset_key}.max_prompt_chars); or, if the "
-                   "model takes longer inputs, raise server.args.context_length")
+            if n_in < scheduler.max_req_input_len and out:
+                # the prompt alone fits: its output length does not (QA, qa188: a 9-token prompt with
+                # max_tokens 9000 was told to drop it by max_prompt_chars, which cannot drop a short prompt)
+                fix = (f"lower its max_tokens ({dataset_key}.max_output_tokens caps every request's) or shorten "
+                       "it; or, if the model takes longer inputs, raise server.args.context_length")
+            else:
+                fix = (f"shorten it, lower its max_tokens, or drop it ({dataset_key}.max_prompt_chars); or, if "
+                       "the model takes longer inputs, raise server.args.context_length")
         else:
             file, at = suite_file, f"{key}[{i}]" + (f" (file {p.file})" if p.file else "")
             fix = ("shorten it or lower its max_tokens (single.lengths, sweep.max_tokens, warmup.max_tokens); or, "
