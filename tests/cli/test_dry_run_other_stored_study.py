@@ -43,7 +43,8 @@ def test_dry_run_refuses_a_file_the_stored_study_was_not_made_from(tmp_path):
     assert dry.stderr.strip().splitlines() == [
         f"error: sqlite:///{tmp_path / 'demo.db'}: demo: the study exists with a different suite (dataset "
         "differs); use a new study name or the original file (a larger budget.n_trials is the one change a "
-        "study takes)"]
+        f"study takes), or go on with the study as stored: `tuner study run --study demo --storage "
+        f"sqlite:///{tmp_path / 'demo.db'}`"]
     run = _tuner("run", study)
     assert (run.exit_code, run.stderr) == (2, dry.stderr)  # the run's own line
     assert (tmp_path / "demo.db").read_bytes() == db

@@ -758,7 +758,8 @@ def _same_or_error(study, config: dict, space: dict, suite: dict, url: str,
             shipped = changed_shipped_suite((config.get("bench") or {}).get("suite"), have) \
                 if attr == SUITE_ATTR else None
             fix = ("use a new study name or the original file (a larger budget.n_trials is the one change a "
-                   "study takes)") if shipped is None else (
+                   "study takes), or go on with the study as stored: `tuner study run --study "
+                   f"{study.study_name} --storage {redact(url)}`") if shipped is None else (
                 f"the shipped suite '{shipped}' is not the one this study stored (a tuner since its creation "
                 f"changed it), and its trials ran the stored one: go on with that from storage, `tuner study "
                 f"run --study {study.study_name} --storage {redact(url)}`, or start a new study")
