@@ -224,7 +224,12 @@ class FrontPruner(BasePruner):
         complete, front = self._complete_and_front(study, trial.number)
         if k is None or len(complete) < self.settings.startup_trials:
             return Verdict(False)
-        history = [(values, e["estimates"]) for values, st in complete for e in st if e["stage"] == name]
+        # An estimate per objective, as StageJudge writes them: a stage entry with more or fewer (an
+        # attribute edited by hand, another tool's) is no estimate of these objectives (QA, qa191:
+        # one entry of one value in a two-objective study ended every later run's first trial in
+        # IndexError from stage_noise, after the probe, the trial interrupted and queued again)
+        history = [(values, e["estimates"]) for values, st in complete for e in st
+                   if e["stage"] == name and len(e["estimates"]) == len(self.objectives)]
         noise = self.noise(k, history)
         return front_verdict(stages[-1]["estimates"], front, noise, self.settings.z, self.settings.margin)
 
