@@ -113,8 +113,9 @@ def baseline_outputs(figures) -> dict[str, str]:
 
 def lossless_attrs(figures, baseline_attrs: dict | None, min_share: float, enforce: bool) -> dict[str, Any]:
     """The lossless check's attributes (empty when it does not apply: sampling, no records, no
-    baseline outputs)."""
-    outputs = (baseline_attrs or {}).get(OUTPUTS_ATTR)
+    baseline outputs). Of the baseline's stored outputs only text counts: an attribute that is no
+    mapping of text (edited by hand) compares nothing (:func:`usable_outputs`)."""
+    outputs = usable_outputs((baseline_attrs or {}).get(OUTPUTS_ATTR))
     if not outputs or not hasattr(figures, "records") or _temperature(figures) != 0:
         return {}
     from ..bench.lossless import compare_outputs
@@ -126,6 +127,17 @@ def lossless_attrs(figures, baseline_attrs: dict | None, min_share: float, enfor
     attrs.update(lossless_min_share=min_share, lossless_flag=check.share < min_share,
                  lossless_enforced=enforce)
     return attrs
+
+
+def usable_outputs(stored) -> dict[str, str]:
+    """The baseline's stored single-request outputs (``{"PROMPT@LEN": text}``, as
+    :func:`baseline_outputs` writes them) that can be compared: the entries whose output is text, of
+    a mapping; ``{}`` for anything else. QA (qa191): the baseline's ``single_outputs`` edited to
+    ``"abc"`` ended every later run in AttributeError after its first trial's whole suite, that
+    measurement lost (the trial interrupted, measured again by the next run, and lost again)."""
+    if not isinstance(stored, dict):
+        return {}
+    return {k: v for k, v in stored.items() if isinstance(k, str) and isinstance(v, str)}
 
 
 def _temperature(figures) -> float:
