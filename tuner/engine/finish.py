@@ -25,6 +25,11 @@ times (:func:`replay_journal`, by the next worker of the study on the host):
   measured meanwhile (the retry, by the worker that failed the trial) or is being measured, the copy
   is a repeat and says so (``remeasure_of``: that trial), as a sampler's deliberate re-measurement
   does (:func:`tuner.engine.records.merge_repeats` averages them).
+
+Why one module of over 400 lines: the finish a trial journals, the writes that store it and the
+replay of a journal entry are one contract (what an entry holds, in which order it is written, and
+what a replay may assume of an attempt that stopped between two writes); split, each part would
+restate the others.
 """
 
 from __future__ import annotations
@@ -84,6 +89,25 @@ class Finish:
     @classmethod
     def from_dict(cls, d: dict) -> "Finish":
         return cls(**{k: d[k] for k in cls.__dataclass_fields__ if k in d})
+
+    @classmethod
+    def readable(cls, d) -> "Finish | None":
+        """:meth:`from_dict` of a journal entry's ``finish``; None when it is not what :meth:`to_dict`
+        writes (a field missing, ``pruned`` and ``setting`` aside, or of another type): edited by
+        hand since, yet JSON, which :meth:`tuner.engine.journal.Journal.unreadable` passes."""
+        def whole(v) -> bool:
+            return isinstance(v, int) and not isinstance(v, bool)
+
+        def number(v) -> bool:
+            return whole(v) or isinstance(v, float)
+
+        ok = (isinstance(d, dict) and isinstance(d.get("study"), str) and whole(d.get("trial_id"))
+              and whole(d.get("number")) and isinstance(d.get("measured"), bool)
+              and all(isinstance(d.get(k), dict) for k in ("params", "distributions", "user_attrs", "system_attrs"))
+              and all(isinstance(v, str) for v in d["distributions"].values()) and "values" in d
+              and (d["values"] is None or isinstance(d["values"], list) and all(map(number, d["values"])))
+              and isinstance(d.get("pruned", False), bool) and isinstance(d.get("setting", {}), dict))
+        return cls.from_dict(d) if ok else None
 
 
 def finish_of(study, trial, user_attrs: dict, values: list[float] | None, constraints: dict[str, float],
@@ -356,8 +380,15 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
         if journal.set_aside(path) is not None:
             done.append((name, number, UNREADABLE))
     for path, entry in journal.entries(study.study_name):
-        finish = Finish.from_dict(entry["finish"])
+        finish = Finish.readable(entry["finish"])
         if entry.get("storage") != label or Worker.alive(entry.get("worker")) is not False:
+            continue
+        if finish is None:
+            # JSON, but no finish this tuner wrote (edited by hand since): nothing in it can be
+            # stored, as for an entry that does not read at all (QA, qa191: an entry whose finish
+            # lacked trial_id ended every later run at its start in TypeError, nothing measured)
+            if journal.set_aside(path) is not None:
+                done.append(_named_by_file(path, entry["finish"]))
             continue
         if entry.get("study_uid") not in (None, uid):  # None: written before studies had ids
             journal.set_aside(path)
@@ -369,7 +400,8 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
             except KeyError:
                 continue  # deleted since: nothing to write into
         target = studies[finish.study]
-        paths = entry.get("files") or {}
+        paths = entry.get("files")
+        paths = paths if isinstance(paths, dict) else {}  # files edited away: the figures are still stored
 
         def files(finish=finish, target=target, paths=paths) -> dict:
             return write_files(target, finish.trial_id, paths.get("suite"), paths.get("suite_json"),
@@ -383,3 +415,13 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
             journal.remove(path)
         done.append((finish.study, finish.number, outcome))
     return done
+
+
+def _named_by_file(path: Path, finish: dict) -> tuple[str, int, str]:
+    """``(study, trial number, UNREADABLE)`` of a damaged entry: its number from its file's name
+    when the entry's own is damaged too (``<study>-<number>-<random>.json``, Journal.write's)."""
+    number = finish.get("number")
+    if not isinstance(number, int) or isinstance(number, bool):
+        part = path.name.rsplit("-", 2)[-2] if path.name.count("-") >= 2 else ""
+        number = int(part) if part.isascii() and part.isdigit() else -1
+    return finish["study"], number, UNREADABLE
