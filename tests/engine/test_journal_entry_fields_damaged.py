@@ -85,3 +85,32 @@ def test_an_entry_whose_finish_is_damaged_is_set_aside_and_said(tmp_path, damage
     assert [(t.number, t.state) for t in study.get_trials(deepcopy=False)] == before, "nothing of it is stored"
     assert replay_journal(study, config.workdir) == []  # said once: set aside, never read again
     assert os.listdir(entry.parent / SET_ASIDE_DIR) == [entry.name]
+
+
+def test_an_entry_whose_files_are_damaged_stores_its_figures_with_a_warning(tmp_path):
+    """Its finish whole, its ``files`` edited (a suite result that is none, a cap that is text, a log
+    path that is a number): the replay ended in ValueError from the suite's reader, every run, the
+    measurement never stored. The figures are stored; what the files could not be is a warning."""
+    from support.landscapes import SPACE
+
+    from tuner.engine.finish import REHOMED
+
+    (tmp_path / "jd.yaml").write_text(STUDY.format(space=SPACE))
+    config = load_study(tmp_path / "jd.yaml")
+    create_study(config, config.storage)
+    study = open_study(config.name, config.storage)
+    suite_json = tmp_path / "jd" / "trials" / "3" / "suite.json"
+    Journal(config.workdir).write({
+        "storage": storage_label(study._storage), "study_uid": study.user_attrs[UID_ATTR],
+        "worker": {**Worker().as_dict(), "start": -1}, "finish": copy.deepcopy(WHOLE),
+        "files": {"suite": {"x": 1}, "suite_json": str(suite_json), "log": 5, "log_max_mb": "abc"}}, stem="jd-3")
+
+    done = replay_journal(study, config.workdir)  # ValueError (no schema_version/records) before the fix
+
+    [(name, _, outcome)] = done
+    assert (name, outcome) == ("jd", REHOMED)  # trial 3 is not in this storage: its measurement is added
+    [stored] = [t for t in study.get_trials(deepcopy=False) if t.user_attrs.get("replayed_from") == 3]
+    assert stored.values == WHOLE["values"] and stored.user_attrs["status"] == "measured"
+    assert stored.user_attrs["suite_json"] is None and not suite_json.exists()
+    [warning] = stored.user_attrs["file_warnings"]
+    assert warning.startswith(f"suite JSON not written ({suite_json}: the journaled suite result does not read")

@@ -43,7 +43,7 @@ from .asktell import tell
 from .journal import Journal
 from .killpoints import kill_point
 from .patience import patient_backend
-from .records import TRIAL_SETTING
+from .records import TRIAL_SETTING, finite_number
 from .workers import Worker
 
 #: What :func:`apply_finish` did.
@@ -338,6 +338,10 @@ def write_files(study, trial_id: int, suite, suite_path: str | None, log_path: s
         except OSError as exc:
             warnings.append(f"suite JSON not written ({suite_path}: {exc.strerror or exc})")
             out["suite_json"] = None
+        except (ValueError, TypeError, KeyError) as exc:  # a journaled suite damaged since: no result
+            warnings.append(f"suite JSON not written ({suite_path}: the journaled suite result does not "
+                            f"read: {exc})")
+            out["suite_json"] = None
     files = [p for p in (log_path, suite_path) if p] if artifacts else []
     if files:
         try:
@@ -404,9 +408,12 @@ def replay_journal(study, workdir) -> list[tuple[str, int, str]]:
         paths = paths if isinstance(paths, dict) else {}  # files edited away: the figures are still stored
 
         def files(finish=finish, target=target, paths=paths) -> dict:
-            return write_files(target, finish.trial_id, paths.get("suite"), paths.get("suite_json"),
-                               paths.get("log"), workdir,
-                               log_max_mb=paths.get("log_max_mb", DEFAULT_LOG_MAX_MB))
+            # a path or a cap edited into something else is none (the figures are stored all the same)
+            text = {k: v if isinstance(v, str) else None for k, v in paths.items() if k in ("suite_json", "log")}
+            cap = paths.get("log_max_mb", DEFAULT_LOG_MAX_MB)
+            cap = cap if finite_number(cap) and cap >= 0 else DEFAULT_LOG_MAX_MB
+            return write_files(target, finish.trial_id, paths.get("suite"), text.get("suite_json"),
+                               text.get("log"), workdir, log_max_mb=cap)
 
         with journal.taken(path) as mine:  # one replayer per entry: a measurement re-homed once
             if not mine:
