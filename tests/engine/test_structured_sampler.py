@@ -358,6 +358,32 @@ def test_a_pruned_setting_is_never_proposed_again_and_its_partial_figures_teach_
     assert key in {sampler._keys[i] for i in sampler.open_candidates(Readings())}  # it was a candidate
 
 
+def test_a_pruned_trial_whose_estimates_are_not_one_per_objective_is_no_reading():
+    """A pruned trial's stage edited by hand to one estimate in a two-objective study (QA, qa191): the
+    next proposal ended in numpy's "inhomogeneous shape" ValueError, every run. It is read as pruned
+    (never proposed again) without a reading; a well-formed pruned trial beside it still teaches."""
+    from optuna.distributions import IntDistribution
+    from optuna.trial import TrialState, create_trial
+
+    from tuner.engine.structured import read_trials
+
+    study = optuna.create_study(directions=["maximize", "maximize"])
+    dist = {"speculative_num_steps": IntDistribution(1, 8)}
+    study.add_trial(create_trial(values=[2.0, 0.9], params={"speculative_num_steps": 3}, distributions=dist,
+                                 user_attrs={"status": "measured", "effective": SpecConfig(3, 1, 4).as_dict(),
+                                             "accept_length": 2.5}))
+    short, good = SpecConfig(4, 4, 16), SpecConfig(2, 4, 8)
+    for spec, estimates in ((short, [2.2]), (good, [1.2, 0.4])):
+        study.add_trial(create_trial(state=TrialState.PRUNED, params={"speculative_num_steps": 4}, distributions=dist,
+                                     user_attrs={"status": "pruned", "effective": spec.as_dict(),
+                                                 "stages": [{"stage": "probe", "estimates": estimates}]}))
+    readings = read_trials(study.get_trials(deepcopy=False), SPACE, current=99)
+    assert tree_key(short) in readings.pruned and tree_key(short) not in readings.values
+    assert readings.values[tree_key(good)] == [[1.2, 0.4]]
+    sampler = StructuredSampler(SPACE, seed=0)
+    assert sampler.propose(readings, 3) is not None  # the model takes the readings
+
+
 def test_a_pruning_study_never_proposes_a_pruned_setting(table):
     """With pruning on (the default), the sampler's proposals never land on a pruned setting: every
     proposal launches (no idle "pruned before" answers) and the budget is spent on launches."""

@@ -210,7 +210,12 @@ def read_pruned(out: Readings, t, eff: SpecConfig) -> None:
     if key in out.values and key not in out.infeasible:
         return  # the same tree measured whole (another setting of it): that reading stands
     estimates = last_estimates(t.user_attrs)
-    if estimates and all(isinstance(v, (int, float)) and v > 0 for v in estimates):
+    # One estimate per objective, as every reading has (a measured trial's values: Optuna keeps one per
+    # direction); a stage edited by hand to more or fewer is no reading of them (QA, qa191: one estimate in
+    # a two-objective study ended every later run in numpy's "inhomogeneous shape" ValueError)
+    width = next((len(v) for vs in out.values.values() for v in vs), None)
+    if estimates and (width is None or len(estimates) == width) \
+            and all(isinstance(v, (int, float)) and v > 0 for v in estimates):
         out.values.setdefault(key, []).append([float(v) for v in estimates])
         out.accept.setdefault(key, []).append((t.user_attrs.get("partial") or {}).get("accept_length"))
         out.spec.setdefault(key, eff)
