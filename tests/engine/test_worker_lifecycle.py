@@ -159,6 +159,10 @@ def test_a_tuner_frozen_during_the_suite_blames_no_setting_and_measures_it_again
                                 stdout=out, stderr=subprocess.STDOUT, env=fault_env(TUNER_STALL_S="3"), cwd=tmp_path)
     try:
         frozen = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
+        # the suite under way (its first cache flush): a pause while the server loads counts for nothing
+        log_of = workdir / "trials" / str(frozen) / "server.log"
+        wait_for(lambda: log_of.exists() and "Cache flushed" in log_of.read_text(errors="replace"), 180,
+                 "the trial's suite", [proc])
         proc.send_signal(signal.SIGSTOP)  # the tuner stands still; its server goes on
         time.sleep(6)
         proc.send_signal(signal.SIGCONT)

@@ -260,7 +260,7 @@ def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, w
         tag = "baseline" if who == BASELINE else f"t{who}"
         try:
             with watch:
-                backend.measure(spec, f"confirm/{run}/{rnd}-{tag}", record, on_event=on_event)
+                backend.measure(spec, f"confirm/{run}/{rnd}-{tag}", record, on_event=watch.suite_events(on_event))
         except StorageUnavailable:
             raise  # nothing more can be written; the measurement, if any, waits in the journal
         except BaseException as exc:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import threading
 import time
+from typing import Callable
 
 from .env_numbers import seconds_from_env
 
@@ -37,20 +38,42 @@ class TunerStalled(Exception):
 
 
 class StallWatch:
-    """A context manager: :attr:`longest_s` is the longest gap between two ticks while it is on."""
+    """A context manager: :attr:`longest_s` is the longest gap between two ticks while it is on, since
+    the suite started when its events pass through :meth:`suite_events` (the server's start apart)."""
 
     def __init__(self, tick_s: float = TICK_S):
         self.tick_s = tick_s
         self.longest_s = 0.0
         self._last = time.monotonic()
+        self._lock = threading.Lock()
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._tick, daemon=True, name="stall-watch")
 
     def _tick(self) -> None:
         while not self._stop.wait(self.tick_s):
-            now = time.monotonic()
-            self.longest_s = max(self.longest_s, now - self._last - self.tick_s)
-            self._last = now
+            with self._lock:
+                now = time.monotonic()
+                self.longest_s = max(self.longest_s, now - self._last - self.tick_s)
+                self._last = now
+
+    def reset(self) -> None:
+        """Forget the gaps so far: only what comes after counts."""
+        with self._lock:
+            self._last, self.longest_s = time.monotonic(), 0.0
+
+    def suite_events(self, emit: Callable[[str, dict], None] | None) -> Callable[[str, dict], None]:
+        """``emit`` (a backend's ``on_event``) that first resets the watch when the suite starts (the
+        backend's ``phase: benchmark`` event, :mod:`tuner.engine.backends`): a pause of the tuner while
+        its server loads the model distorts no figure -- the server's clock and its load run on -- and
+        a stall there failed a clean measurement as ``interrupted`` and launched it again, a second
+        model load of minutes on a GPU (QA, qa191: "stood still for 20 s during the suite" of a pause
+        before the server was ready)."""
+        def on_event(kind: str, data: dict) -> None:
+            if kind == "phase" and isinstance(data, dict) and data.get("phase") == "benchmark":
+                self.reset()
+            if emit is not None:
+                emit(kind, data)
+        return on_event
 
     def check(self, answers_waited_s: float = 0.0) -> None:
         """Raise :class:`TunerStalled` when the process stood still for :data:`STALLED_S` or more

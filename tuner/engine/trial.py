@@ -578,7 +578,7 @@ class TrialRunner:
                 self.emit("trial_done", done)
 
         with watch:
-            m = self.backend.measure(spec, label, record, on_event=self.emit, on_stage=judge)
+            m = self.backend.measure(spec, label, record, on_event=watch.suite_events(self.emit), on_stage=judge)
         self.durations.append(m.duration_s)
         modelled = getattr(m, "model_duration_s", None)
         whole = not (m.stopped_after or m.failure_class)  # ran the whole suite (a failure may cost a load only)
