@@ -14,7 +14,7 @@ is MLA.
 
 Reading is offline and never downloads: a local model folder, or the Hugging Face cache
 (``HF_HUB_CACHE``, ``HF_HOME/hub``, ``~/.cache/huggingface/hub``:
-``models--ORG--NAME/snapshots/*/config.json``). Nothing found is ``None``, never an error; a
+``models--ORG--NAME/snapshots/COMMIT/config.json``, the commit ``refs/main`` or the revision names). Nothing found is ``None``, never an error; a
 ``config.json`` that is not JSON is a :class:`ValueError` naming the file.
 """
 
@@ -183,9 +183,11 @@ def hf_cache_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
     return dirs
 
 
-def find_config_json(model_path: str, env: Mapping[str, str] | None = None) -> Path | None:
+def find_config_json(model_path: str, env: Mapping[str, str] | None = None,
+                     revision: str | None = None) -> Path | None:
     """The ``config.json`` of ``model_path`` on this machine: a local folder, or a Hugging Face repo
-    id (``ORG/NAME``) in the local hub cache (the newest snapshot; :func:`hf_cache_dirs` of ``env``).
+    id (``ORG/NAME``) in the local hub cache (:func:`hf_cache_dirs` of ``env``), in the snapshot of
+    ``revision`` (SGLang's ``--revision``: a branch, a tag or a commit hash; None: ``main``).
     None when neither has it, also for a path this user cannot look into: pathlib's ``is_dir``
     raises there (EACCES, a name too long), where the facts are then the study's ``server.facts``
     (QA: ``export`` of a study an older tuner made, by a user who may not enter the model's folder,
@@ -203,17 +205,47 @@ def find_config_json(model_path: str, env: Mapping[str, str] | None = None) -> P
         return None
     folder = "models--" + model_path.replace("/", "--")
     for cache in hf_cache_dirs(env):
-        snapshots = sorted((cache / folder / "snapshots").glob("*/config.json"),
-                           key=lambda p: p.stat().st_mtime, reverse=True)
-        if snapshots:
-            return snapshots[0]
+        found = _cached_config(cache / folder, revision)
+        if found is not None:
+            return found
     return None
 
 
-def read_model_facts(model_path: str, env: Mapping[str, str] | None = None) -> ModelFacts | None:
+def _cached_config(repo: Path, revision: str | None) -> Path | None:
+    """``config.json`` of ``revision`` in one repo's hub-cache folder, as huggingface_hub resolves it
+    offline (file_download.py, ``try_to_load_from_cache``, which transformers' ``AutoConfig`` and so
+    SGLang's ``get_config`` go through): ``refs/<revision>`` names the snapshot's commit (``main``
+    when no revision is given), else the revision is the commit itself. A cache with no ``refs``
+    folder at all (copied by hand, not by the hub) gives its newest snapshot.
+
+    QA (qa193): the newest snapshot by mtime was taken whatever ``refs/main`` named: a repo whose
+    cache held an MLA snapshot fetched last (``revision=`` a test branch) and an MHA ``main`` was read
+    as MLA, where the server loads ``main``."""
+    snapshots = repo / "snapshots"
+    try:
+        refs = repo / "refs"
+        if refs.is_dir():
+            name = revision or "main"
+            ref = refs / name
+            commit = ref.read_text(encoding="utf-8").strip() if ref.is_file() else name
+            if not commit or "/" in commit or commit in (".", ".."):
+                return None
+            path = snapshots / commit / "config.json"
+            return path if path.is_file() else None
+        if revision:
+            path = snapshots / revision / "config.json"
+            return path if "/" not in revision and path.is_file() else None
+        found = sorted(snapshots.glob("*/config.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+    except OSError:
+        return None
+    return found[0] if found else None
+
+
+def read_model_facts(model_path: str, env: Mapping[str, str] | None = None,
+                     revision: str | None = None) -> ModelFacts | None:
     """The facts of the model at ``model_path`` from its ``config.json`` (offline; :func:`find_config_json`
-    with ``env``, the server's ``server.env``), or None."""
-    path = find_config_json(model_path, env)
+    with ``env``, the server's ``server.env``, and ``revision``, its ``--revision``), or None."""
+    path = find_config_json(model_path, env, revision)
     if path is None:
         return None
     try:
