@@ -22,7 +22,10 @@ Between two checks the file may exceed the cap by what the server writes in
 :data:`CHECK_INTERVAL_S` (or for as long as the tuner is paused): the cap bounds the disk used, not
 each instant. A trim copies the tail down over the middle and then truncates the file; bytes the
 server appends after the last size check of the copy and before the truncation (a window of
-microseconds, and only while the server writes) are lost. That is accepted for a log (Linux's
+microseconds, and only while the server writes) are lost. A server writing faster than the copy runs
+is chased for at most :data:`CHASE_ROUNDS` rounds, the kept tail never past half the cap: then what
+it wrote during the last round (at most what it writes while half the cap is copied) is lost too,
+and counted in the marker's N of the next trim. That is accepted for a log (Linux's
 ``FALLOC_FL_COLLAPSE_RANGE`` would lose nothing, but only on ext4 and XFS, in whole blocks, and
 Python does not expose it). What a reader sees through :meth:`LogCap.lock` (the launcher's
 ``log_text``, from which failures are classified and ``log_tail`` is cut) is never a half-done
@@ -47,6 +50,9 @@ log = logging.getLogger("tuner.server")
 
 #: How often the watcher looks at the log's size (one ``fstat``; a trim only past the cap).
 CHECK_INTERVAL_S = 0.1
+#: How many times a trim copies down what the server appended during its last copy before it cuts the
+#: file anyway (a server writing faster than the copy is never caught up with).
+CHASE_ROUNDS = 4
 _CHUNK = 1 << 20
 MIB = 1 << 20
 
@@ -114,19 +120,36 @@ def trim(path: str | Path, base: int, max_bytes: int, max_mb: float, dropped: in
             dropped += tail_start - head_end - marker_len
             f.seek(max(base, head_end - 1))
             whole_line = head_end == base or f.read(1) == b"\n"
-            mark = (b"" if whole_line else b"\n") + marker_line(dropped, max_mb)
+            lead = b"" if whole_line else b"\n"
+            mark = lead + marker_line(dropped, max_mb)
             os.pwrite(fd, mark, head_end)
             end = head_end + len(mark)
             src = tail_start
             # The server may append while the tail is copied down: copy what it added until nothing
             # new came, then cut the file where the copy ends (the window where bytes can be lost).
-            while True:
+            # A server that writes faster than the copy runs is never caught up with: chasing all
+            # it wrote grew the file without bound until it stopped (QA qa193: 1 MB writes in a
+            # loop, log_max_mb 5, 1.13 GB within 15 s). So the kept tail is never let past half the
+            # cap: what is past it starts the tail again from the newest half-cap, the older copied
+            # part counted as dropped; and after CHASE_ROUNDS rounds the file is cut where the copy
+            # ends, what the server wrote during the last round counted as dropped (lost).
+            for rounds in range(CHASE_ROUNDS + 1):
                 _copy_down(fd, src, end, size - src)
                 end += size - src
                 src = size
                 now = os.fstat(fd).st_size
                 if now == size:
                     break
+                if rounds == CHASE_ROUNDS:
+                    dropped += now - size
+                    break
+                if end - head_end - len(mark) + now - src > max_bytes // 2:
+                    tail_start = _tail_start(f, max(src, now - max_bytes // 2), now)
+                    dropped += end - head_end - len(mark) + tail_start - src
+                    mark = lead + marker_line(dropped, max_mb)
+                    os.pwrite(fd, mark, head_end)
+                    end = head_end + len(mark)
+                    src = tail_start
                 size = now
             os.ftruncate(fd, end)
             return dropped, len(mark), head_end
