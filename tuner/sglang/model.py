@@ -111,17 +111,65 @@ class ModelFacts:
         return f"{arch}{self.attention.upper()} attention ({self.source})"
 
 
-def _text_config(config: dict) -> dict:
-    # model_config.py reads MLA fields from hf_text_config: the nested text_config of multimodal
-    # models (Kimi K2.5's KimiK25ForConditionalGeneration keeps kv_lora_rank there).
-    text = config.get("text_config")
-    return text if isinstance(text, dict) else config
+def _text_config(config: dict, archs: list[str]) -> dict:
+    """The config SGLang reads the text model's fields from (``hf_text_config``:
+    hf_transformers/common.py, ``get_hf_text_config``): the nested ``thinker_config`` (its
+    ``text_config``), ``llm_config``, ``language_config`` or ``text_config``, in that order of
+    precedence, of multimodal models (Kimi K2.5 keeps ``kv_lora_rank`` in ``text_config``, DeepSeek-VL2
+    its ``use_mla`` in ``language_config``); the config itself for a ``Llava*ForCausalLM`` and a text
+    model.
+
+    QA (qa193): only ``text_config`` was read: the ``use_mla: false`` of deepseek-vl2-tiny's
+    ``language_config`` went unseen, and the model, of SGLang's architecture, was judged MLA where
+    SGLang runs it MHA."""
+    if archs and archs[0].startswith("Llava") and archs[0].endswith("ForCausalLM"):
+        return config
+    thinker = config.get("thinker_config")
+    if isinstance(thinker, dict):
+        text = thinker.get("text_config")
+        return text if isinstance(text, dict) else thinker
+    for key in ("llm_config", "language_config", "text_config"):
+        if isinstance(config.get(key), dict):
+            return config[key]
+    return config
+
+
+#: hf_transformers/config.py, ``_LONGCAT_ARCHS``: loaded as SGLang's ``LongcatFlashConfig``, whose
+#: ``architectures`` the parser then sets to ``["LongcatFlashForCausalLM"]``.
+LONGCAT_ARCHS = frozenset({"LongcatCausalLM", "LongcatFlashForCausalLM", "LongcatFlashNgramForCausalLM"})
+#: hf_transformers/common.py, ``_is_deepseek_ocr_model`` / ``_is_deepseek_ocr2_model``: the
+#: ``auto_map`` entries that make a ``deepseek_vl_v2`` config DeepSeek-OCR.
+DEEPSEEK_OCR_AUTO_MODELS = frozenset({"modeling_deepseekocr.DeepseekOCRForCausalLM",
+                                      "modeling_deepseekocr2.DeepseekOCR2ForCausalLM"})
+
+
+def sglang_architectures(config: dict) -> list[str]:
+    """The ``architectures`` SGLang's config parser gives a parsed ``config.json``
+    (hf_transformers/config.py, ``HfModelConfigParser.parse``), where it replaces the file's own:
+
+    * a Longcat architecture (``LongcatCausalLM``, ``LongcatFlashNgramForCausalLM``) is
+      ``LongcatFlashForCausalLM`` (MLA);
+    * ``model_type: deepseek_vl_v2`` (DeepSeek-VL2, whose config.json has no ``architectures`` at all)
+      is ``DeepseekVL2ForCausalLM`` (configs/deepseekvl2.py sets it), or ``DeepseekOCRForCausalLM``
+      for DeepSeek-OCR (its ``auto_map``).
+
+    QA (qa193): deepseek-vl2 and deepseek-vl2-small (``language_config.use_mla`` true,
+    ``kv_lora_rank`` 512) were read as MHA of no architecture, where SGLang runs them MLA."""
+    archs = [a for a in (config.get("architectures") or []) if isinstance(a, str)]
+    if any(a in LONGCAT_ARCHS for a in archs):
+        return ["LongcatFlashForCausalLM"]
+    if config.get("model_type") == "deepseek_vl_v2":
+        auto_map = config.get("auto_map")
+        auto = auto_map.get("AutoModel") if isinstance(auto_map, dict) else None
+        return ["DeepseekOCRForCausalLM" if auto in DEEPSEEK_OCR_AUTO_MODELS else "DeepseekVL2ForCausalLM"]
+    return archs
 
 
 def facts_from_config(config: dict, source: str) -> ModelFacts:
-    """:class:`ModelFacts` of a parsed ``config.json``, by SGLang's MLA judge (model_config.py)."""
-    archs = [a for a in (config.get("architectures") or []) if isinstance(a, str)]
-    text = _text_config(config)
+    """:class:`ModelFacts` of a parsed ``config.json``, by SGLang's MLA judge (model_config.py), of
+    the architectures and text config SGLang's config parser makes of it."""
+    archs = sglang_architectures(config)
+    text = _text_config(config, archs)
     has_rank = text.get("kv_lora_rank") is not None or config.get("kv_lora_rank") is not None
     mla = any(
         a in MLA_ARCHITECTURES
