@@ -201,9 +201,10 @@ def _asymmetric_kv(text: dict) -> bool:
 
 
 def hf_cache_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
-    """Where the Hugging Face hub cache may be, in huggingface_hub's order of precedence, for a server
-    started with ``env`` (its ``server.env``, laid over this process's environment, which the server
-    inherits). With no
+    """The Hugging Face hub cache folder huggingface_hub uses (one, or none), for a server started with
+    ``env`` (its ``server.env``, laid over this process's environment, which the server inherits): the
+    first set of ``HF_HUB_CACHE``, ``HUGGINGFACE_HUB_CACHE``, ``HF_HOME/hub``,
+    ``XDG_CACHE_HOME/huggingface/hub``, ``~/.cache/huggingface/hub``. With no
     home folder to be had (``HOME`` unset and this user's id in no passwd entry: a container run as
     ``-u 1234``, a Kubernetes ``runAsUser``) there is no ``~/.cache`` to look in, and the folders
     the variables name are all.
@@ -219,16 +220,21 @@ def hf_cache_dirs(env: Mapping[str, str] | None = None) -> list[Path]:
     def expanded(value: str) -> Path:
         return Path(os.path.expandvars(os.path.expanduser(value)))
 
-    dirs = [expanded(environ[var]) for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE") if environ.get(var)]
+    # One folder, the first of these set, as huggingface_hub's constants.py picks HF_HUB_CACHE: the
+    # server looks nowhere else. QA (qa193): with HF_HUB_CACHE=/scratch/hub (the server's, without the
+    # model) and the model in ~/.cache/huggingface/hub, ``tuner doctor`` said the model files were
+    # there and read their facts, where the server (HF_HUB_OFFLINE=1) found no model or downloaded it.
+    for var in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        if environ.get(var):
+            return [expanded(environ[var])]
     if environ.get("HF_HOME"):
-        dirs.append(expanded(environ["HF_HOME"]) / "hub")
+        return [expanded(environ["HF_HOME"]) / "hub"]
     home = home_folder()
     xdg = environ.get("XDG_CACHE_HOME")
     cache = expanded(xdg) if xdg else (home and home / ".cache")
     if not cache:  # QA (qa157): study create and doctor of an SGLang study ended in Path.home()'s traceback
-        return dirs
-    dirs.append(cache / "huggingface" / "hub")
-    return dirs
+        return []
+    return [cache / "huggingface" / "hub"]
 
 
 def find_config_json(model_path: str, env: Mapping[str, str] | None = None,
