@@ -67,3 +67,18 @@ def test_a_cache_without_refs_gives_its_newest_snapshot(hub):
         ref.unlink()
     (hub / "refs").rmdir()
     assert find_config_json("org/m") == hub / "snapshots" / BRANCH / "config.json"
+
+
+@pytest.mark.parametrize("where", ["args", "extra_args"])
+def test_a_study_s_revision_is_the_snapshot_its_facts_come_from(hub, where):
+    """The study's ``--revision`` (``server.args.revision`` or ``server.extra_args``) names the
+    snapshot SGLang loads, so the facts the rules judge by come from it (QA, qa193: the facts were
+    read from main whatever the revision)."""
+    from tuner.config.study import ServerSettings
+    from tuner.engine.facts import gather_facts
+
+    base = {"backend": "sglang", "model_path": "org/m", "tp_size": 1}
+    assert gather_facts(ServerSettings(**base)).target.attention == "mha"
+    given = {"args": {"revision": "mla-test"}} if where == "args" else {"extra_args": ["--revision", "mla-test"]}
+    facts = gather_facts(ServerSettings(**base, **given))
+    assert facts.target.attention == "mla" and BRANCH in facts.target.source, facts.target

@@ -65,13 +65,15 @@ _STATED_FOR = {"server.model_path": "model_attention", "server.draft_model_path"
 
 
 def _read(path: str | None, key: str, unread: list[tuple[str, str]] | None,
-          env: dict | None = None) -> ModelFacts | None:
-    """The facts of ``path``'s ``config.json``; one that is there but cannot be read is a
-    ConfigError, or with ``unread`` (a reader that launches nothing) noted there and unknown."""
+          env: dict | None = None, revision: object = None) -> ModelFacts | None:
+    """The facts of ``path``'s ``config.json`` (of ``revision``, the server's ``--revision``, in the
+    Hugging Face cache); one that is there but cannot be read is a ConfigError, or with ``unread`` (a
+    reader that launches nothing) noted there and unknown."""
     if not path:
         return None
     try:
-        return read_model_facts(path, env)  # the Hugging Face cache the server looks in (server.env's)
+        # the Hugging Face cache the server looks in (server.env's), the snapshot it loads
+        return read_model_facts(path, env, revision if isinstance(revision, str) and revision else None)
     except ValueError as exc:
         if unread is None:
             raise ConfigError("study", key, f"{exc}; repair or download it again (the server reads it at "
@@ -146,8 +148,13 @@ def gather_facts(server: ServerSettings, unreadable: Callable[[str], None] | Non
     else:
         from ..server.gpus import gpu_inventory
 
-        target = _read(server.model_path, "server.model_path", unread, server.env)
-        draft = _read(server.draft_model_path, "server.draft_model_path", unread, server.env)
+        # SGLang loads the target at --revision and the draft at --speculative-draft-model-revision
+        # (server_args.py; None: main), from server.args or server.extra_args (QA, qa193: a study on
+        # --revision v2, an MLA config, was judged by main's MHA one)
+        given = server.with_extra_args()
+        target = _read(server.model_path, "server.model_path", unread, server.env, given.get("revision"))
+        draft = _read(server.draft_model_path, "server.draft_model_path", unread, server.env,
+                      given.get("speculative_draft_model_revision"))
         gpu = _server_gpu_arch(server, gpu_inventory())
     stated = server.facts
     conflicts: list[str] = []
