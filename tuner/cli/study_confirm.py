@@ -135,7 +135,9 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         for line in summary.failed:
             click.echo(f"warning: failed: {line}", err=True)
     try:
-        conf = load_confirmation(study, min_speedup_c32)
+        # after measuring, this run's confirmation (an earlier one decides the picks only when this
+        # one completed fewer than two rounds, and this command says so by its exit)
+        conf = load_confirmation(study, min_speedup_c32, run=None if show else summary.run)
     except PickError as exc:
         fail(str(exc))
     if conf is None:

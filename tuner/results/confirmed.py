@@ -129,8 +129,8 @@ def _is_ratio(name: str) -> bool:
     return "speedup" in name
 
 
-def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmation | None:
-    """The latest confirmation run of ``study`` (None when it was never confirmed)."""
+def load_confirmation(study, min_speedup_c32: float | None = None, run=None) -> Confirmation | None:
+    """Confirmation ``run``, or the one that decides (:func:`_deciding_run`); None if never confirmed."""
     cstudy = open_confirm_study(study)
     if cstudy is None:
         return None
@@ -142,7 +142,7 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
               and _picks_readable(t.user_attrs)]
     if not trials:
         return None
-    run = max(trials, key=lambda t: t.number).user_attrs["run"]
+    run = run or _deciding_run(trials)
     mine = [t for t in trials if t.user_attrs.get("run") == run]
     done = [t for t in mine if t.state.name == "COMPLETE" and t.user_attrs.get("status") == MEASURED]
     objectives = list(study.user_attrs.get("objectives") or [])
@@ -209,6 +209,18 @@ def load_confirmation(study, min_speedup_c32: float | None = None) -> Confirmati
     return Confirmation(run, started.isoformat(timespec="seconds") if started else None, len(base), objectives,
                         candidates, baseline_values, sum(1 for t in mine if t not in done and t.state.name != "RUNNING"),
                         picks, why, concurrencies)
+
+
+def _deciding_run(trials) -> str:
+    """The latest run (by its last repeat) with two rounds that measured the baseline and a setting, else
+    the latest: a run killed in its round 1 hides no earlier one (QA, qa192: it hid an 11-round one)."""
+    last, rounds = {}, {}
+    for t in sorted(trials, key=lambda t: t.number):
+        last[(a := t.user_attrs)["run"]] = t.number
+        if t.state.name == "COMPLETE" and a.get("status") == MEASURED:
+            rounds.setdefault((a["run"], a["round"]), set()).add(_who(a) == BASELINE)
+    done = [r for r in last if sum(k[0] == r and v == {True, False} for k, v in rounds.items()) >= 2]
+    return max(done or last, key=last.__getitem__)
 
 
 def _picks_readable(attrs: dict) -> bool:

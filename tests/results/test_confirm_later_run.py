@@ -1,0 +1,126 @@
+"""A confirmation run that completed fewer than two rounds (killed in its first round, every launch
+of it failed) hides no earlier confirmation: export, status and ``confirm --show`` keep the latest
+confirmation of two rounds or more. In-process on a ``backend: model`` landscape (no server).
+
+QA (qa192): a confirm killed in its first round, after an 11-round confirmation, put `export --pick
+throughput` back to the study's single measurements (another trial), its header saying `not
+confirmed: measured by the study alone, never interleaved with the baseline`.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+
+import pytest
+from click.testing import CliRunner
+from support.model_study import SPACE
+
+from tuner.cli import cli
+from tuner.cli.study import _backend
+from tuner.config.study import load_study
+from tuner.engine.confirm import run_confirmation
+from tuner.engine.study import config_from_study, open_study
+from tuner.results.confirmed import confirm_candidates, load_confirmation
+from tuner.results.export import build_export
+
+TABLE = {"name": "two", "concurrency": 32, "load_s": 10,
+         "baseline": {"single_tok_per_s": 100.0, "tok_per_s@32": 1000.0},
+         "configs": [{"num_steps": 1, "eagle_topk": 1, "num_draft_tokens": 2, "accept_length": 1.8,
+                      "single_tok_per_s": 150.0, "tok_per_s@32": 1200.0},
+                     {"num_steps": 2, "eagle_topk": 1, "num_draft_tokens": 3, "accept_length": 2.4,
+                      "single_tok_per_s": 151.5, "tok_per_s@32": 1212.0}]}
+STUDY = f"""
+name: two
+search_space: {SPACE}
+server:
+  backend: model
+  model_path: m
+  draft_model_path: d
+  model: {{landscape: node.json, noise: 0.04, seed: 7}}
+bench: {{suite: quick}}
+budget: {{n_trials: 2}}
+default_seed_trials: false
+seed_trials:
+  - {{speculative_num_steps: 1, speculative_eagle_topk: 1, speculative_num_draft_tokens: 2}}
+  - {{speculative_num_steps: 2, speculative_eagle_topk: 1, speculative_num_draft_tokens: 3}}
+"""
+
+
+class KilledAfter:
+    """The study's own backend, interrupted (Ctrl-C) at its ``n``-th measurement."""
+
+    def __init__(self, backend, n: int):
+        self.backend, self.left = backend, n
+
+    def __getattr__(self, name):
+        return getattr(self.backend, name)
+
+    def measure(self, *args, **kwargs):
+        self.left -= 1
+        if self.left < 0:
+            raise KeyboardInterrupt
+        return self.backend.measure(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def confirmed_built(tmp_path_factory):
+    """The study run, then confirmed in 2 rounds, once per module: its folder and the run id."""
+    folder = tmp_path_factory.mktemp("confirmed")
+    (folder / "node.json").write_text(json.dumps(TABLE))
+    path = folder / "s.yaml"
+    path.write_text(STUDY)
+    r = CliRunner().invoke(cli, ["study", "run", str(path)])
+    assert r.exit_code == 0, r.output
+    study, stored, space, suite = _open(path)
+    first = run_confirmation(study, stored, _backend(stored, space, suite),
+                             confirm_candidates(study, ["single", "throughput", "knee"]), repeats=2)
+    return folder, first
+
+
+def _open(path):
+    config = load_study(path)
+    study = open_study(config.name, config.storage)
+    return (study, *config_from_study(study, config.workdir))
+
+
+@pytest.fixture
+def confirmed(confirmed_built, tmp_path):
+    """Each test's own copy of the confirmed study (SQLite file and all)."""
+    folder, first = confirmed_built
+    shutil.copytree(folder, tmp_path, dirs_exist_ok=True)
+    path = tmp_path / "s.yaml"
+    return (path, *_open(path), first)
+
+
+@pytest.mark.parametrize("measured", [0, 2])  # killed at its first launch; after round 1's baseline and trial
+def test_a_run_killed_in_its_first_round_hides_no_earlier_confirmation(confirmed, measured):
+    path, study, stored, space, suite, first = confirmed
+    before = load_confirmation(study)
+    assert before.run == first.run and before.rounds == 2 and before.picks
+    picked = build_export(study, "throughput").spec
+    with pytest.raises(KeyboardInterrupt):
+        run_confirmation(study, stored, KilledAfter(_backend(stored, space, suite), measured),
+                         confirm_candidates(study, ["single", "throughput", "knee"]), repeats=3)
+
+    conf = load_confirmation(study)
+    assert conf.run == first.run and conf.rounds == 2
+    assert {k: c.trial for k, c in conf.picks.items()} == {k: c.trial for k, c in before.picks.items()}
+    exp = build_export(study, "throughput")
+    assert exp.spec == picked
+    assert f"# confirmed: run {first.run}, 2 rounds" in exp.yaml_text() and "not confirmed" not in exp.yaml_text()
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--show"])
+    assert r.exit_code == 0 and f"confirmation {first.run}: 2 rounds" in r.output, r.output
+
+
+def test_a_confirm_whose_every_launch_fails_exits_1_on_its_own_run(confirmed, monkeypatch):
+    """The command reads its own run after measuring: an earlier confirmation does not make a run
+    that measured nothing exit 0 as if it had confirmed."""
+    path, study, stored, space, suite, first = confirmed
+    from tuner.engine.model_backend import ModelBackend
+
+    monkeypatch.setattr(ModelBackend, "launch_failure", lambda self, spec: ("oom", "out of memory"))
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--repeats", "2"])
+    assert r.exit_code == 1, r.output
+    assert "completed 0 rounds of 2" in r.output, r.output
+    assert load_confirmation(study).run == first.run  # and the earlier one still decides
