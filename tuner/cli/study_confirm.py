@@ -113,7 +113,12 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
                    f"{repeats * (n + 1)} launches", err=True)
         # SIGTERM and SIGHUP as Ctrl-C: the notice at once, the server stopped, one line (QA: SIGTERM
         # exited 143 with nothing said; between two measurements it ended the command mid-write)
-        with RunView(objectives=config.objectives, fate="repeat") as view, \
+        # --json: stdout is the JSON alone, the progress goes to stderr (QA, qa192: `confirm --json | jq`
+        # read the progress lines first, and failed)
+        from rich.console import Console
+
+        progress = Console(stderr=True) if as_json else None
+        with RunView(progress, objectives=config.objectives, fate="repeat") as view, \
                 stop_on_signals(on_signal=view.on_signal):
             def event(kind: str, info: dict) -> None:
                 view.event(kind, info)
@@ -144,7 +149,10 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         fail(f"study {study.study_name} has not been confirmed yet; run `tuner study confirm` without --show")
     if conf.rounds < 2 and not show:
         # no interval without two rounds whose baseline and setting were both measured
-        print_confirmation(conf)
+        if as_json:
+            print_json(confirmation_data(conf))
+        else:
+            print_confirmation(conf)
         fail(f"confirmation {conf.run} completed {counted(conf.rounds, 'round')} of {repeats}: no interval to decide "
              "picks by (see the failures above); export picks by the study's own measurements")
     if as_json:
