@@ -19,10 +19,11 @@ from support.model_study import SPACE
 from tuner.cli import cli
 from tuner.cli.study import _backend
 from tuner.config.study import load_study
-from tuner.engine.confirm import run_confirmation
+from tuner.engine.confirm import open_confirm_study, run_confirmation
 from tuner.engine.study import config_from_study, open_study
-from tuner.results.confirmed import confirm_candidates, load_confirmation
+from tuner.results.confirmed import ConfirmedCandidate, Interval, confirm_candidates, decide_picks, load_confirmation
 from tuner.results.export import build_export
+from tuner.sglang.rules import SpecConfig
 
 TABLE = {"name": "two", "concurrency": 32, "load_s": 10,
          "baseline": {"single_tok_per_s": 100.0, "tok_per_s@32": 1000.0},
@@ -124,3 +125,34 @@ def test_a_confirm_whose_every_launch_fails_exits_1_on_its_own_run(confirmed, mo
     assert r.exit_code == 1, r.output
     assert "completed 0 rounds of 2" in r.output, r.output
     assert load_confirmation(study).run == first.run  # and the earlier one still decides
+
+
+def test_a_setting_measured_in_one_round_only_decides_no_pick(confirmed, monkeypatch):
+    """A round whose candidates failed (a hung server, an OOM) leaves them one reading each: no
+    interval, so no pick, and `confirm` exits 1 (QA, qa192: a SIGSTOPped server in round 1 of 2 left
+    trial 0 one reading, `1.654 (n=1)`, and it became every pick, exit 0)."""
+    path, study, stored, space, suite, first = confirmed
+    from tuner.engine.model_backend import ModelBackend
+
+    launched = []
+
+    def first_round_fails(self, spec):
+        launched.append(spec)
+        return ("hung", "stopped answering") if spec is not None and launched.count(spec) == 1 else None
+
+    monkeypatch.setattr(ModelBackend, "launch_failure", first_round_fails)
+    r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--repeats", "2"])
+    assert r.exit_code == 1, r.output
+    assert "measured no setting in two rounds with the baseline" in r.output, r.output
+    assert load_confirmation(study).run == first.run  # the earlier two-round confirmation still decides
+    latest = [c for c in open_confirm_study(study).get_trials() if c.user_attrs["run"] != first.run]
+    assert latest and load_confirmation(study, run=latest[0].user_attrs["run"]).picks == {}
+
+
+def test_picks_go_to_settings_with_an_interval():
+    lucky = ConfirmedCandidate(1, SpecConfig(1, 1, 2), ["single"], 1, {"single_speedup": Interval.of([1.9])}, {},
+                               Interval.of([1.9]), {"single_speedup": {0: 1.9}})
+    steady = ConfirmedCandidate(2, SpecConfig(2, 1, 3), ["single"], 3, {"single_speedup": Interval.of([1.5, 1.52, 1.49])},
+                                {}, None, {"single_speedup": {0: 1.5, 1: 1.52, 2: 1.49}})
+    picks, _ = decide_picks([lucky, steady], ["single_speedup"])
+    assert picks["single"] is steady and picks["knee"] is steady

@@ -147,14 +147,16 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         fail(str(exc))
     if conf is None:
         fail(f"study {study.study_name} has not been confirmed yet; run `tuner study confirm` without --show")
-    if conf.rounds < 2 and not show:
-        # no interval without two rounds whose baseline and setting were both measured
+    # no interval without two rounds whose baseline and setting were both measured: the table, then exit 1
+    if not show and (conf.rounds < 2 or not any(c.rounds >= 2 for c in conf.candidates)):
         if as_json:
             print_json(confirmation_data(conf))
         else:
             print_confirmation(conf)
-        fail(f"confirmation {conf.run} completed {counted(conf.rounds, 'round')} of {repeats}: no interval to decide "
-             "picks by (see the failures above); export picks by the study's own measurements")
+        what = (f"completed {counted(conf.rounds, 'round')} of {repeats}" if conf.rounds < 2 else
+                "measured no setting in two rounds with the baseline")  # (QA, qa192: a round hung, exit 0)
+        fail(f"confirmation {conf.run} {what}: no interval to decide picks by (see the failures above); export "
+             "picks by the study's own measurements")
     if as_json:
         print_json(confirmation_data(conf))
         return

@@ -212,15 +212,15 @@ def load_confirmation(study, min_speedup_c32: float | None = None, run=None) -> 
 
 
 def _deciding_run(trials) -> str:
-    """The latest run (by its last repeat) with two rounds that measured the baseline and a setting, else
-    the latest: a run killed in its round 1 hides no earlier one (QA, qa192: it hid an 11-round one)."""
-    last, rounds = {}, {}
+    """The latest run (by its last repeat) in which a setting and the baseline were both measured in two
+    rounds, else the latest: a run killed in its round 1 hides no earlier one (QA, qa192: it hid 11 rounds)."""
+    last, seen = {}, {}
     for t in sorted(trials, key=lambda t: t.number):
         last[(a := t.user_attrs)["run"]] = t.number
         if t.state.name == "COMPLETE" and a.get("status") == MEASURED:
-            rounds.setdefault((a["run"], a["round"]), set()).add(_who(a) == BASELINE)
-    done = [r for r in last if sum(k[0] == r and v == {True, False} for k, v in rounds.items()) >= 2]
-    return max(done or last, key=last.__getitem__)
+            seen.setdefault((a["run"], a["round"]), set()).add(_who(a))
+    pairs = [(k[0], w) for k, v in seen.items() if BASELINE in v for w in v - {BASELINE}]
+    return max({r for r, w in pairs if pairs.count((r, w)) >= 2} or last, key=last.__getitem__)
 
 
 def _picks_readable(attrs: dict) -> bool:
@@ -270,9 +270,9 @@ def _cheapest_tied(best: ConfirmedCandidate, pool: Sequence[ConfirmedCandidate],
 
 def decide_picks(candidates: Sequence[ConfirmedCandidate], objectives: Sequence[str],
                  min_speedup_c32: float | None = None) -> tuple[dict[str, ConfirmedCandidate], dict[str, str]]:
-    """The confirmed picks (see the module docstring). Raises :class:`PickError` ("no safe
-    improvement") when ``min_speedup_c32`` rules out every candidate beyond noise."""
-    pool = [c for c in candidates if all(o in c.values for o in objectives)]
+    """The confirmed picks (module docstring) among candidates with two rounds (QA, qa192: a hung round
+    left one reading to decide them). :class:`PickError` ("no safe improvement"): ``min_speedup_c32``."""
+    pool = [c for c in candidates if c.rounds >= 2 and all(o in c.values for o in objectives)]
     if not pool or not objectives:
         return {}, {}
     if min_speedup_c32 is not None:
