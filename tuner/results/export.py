@@ -369,6 +369,13 @@ def _as_read(kind: str, value: Any) -> Any:
     return reader(value) if kind == "human_int" else reader(str(value))
 
 
+def _confirmed_twice(conf, trial: int):
+    """Trial ``trial``'s confirmed candidate when the confirmation measured it in two rounds or more
+    (its means have an interval), else None."""
+    candidate = None if conf is None else conf.candidate(trial)
+    return candidate if candidate is not None and candidate.rounds >= 2 else None
+
+
 def build_export(study, pick: str | None, *, url: str | None = None, min_speedup_c32: float | None = None,
                  policy: AdaptivePolicy | None = None, policy_path: str | None = None,
                  exported_at: str | None = None) -> ServerExport:
@@ -437,7 +444,7 @@ def build_export(study, pick: str | None, *, url: str | None = None, min_speedup
     header, data = provenance(study.study_name, url, pick, record, spec,
                               None if base is None else base.attrs, config, suite, exported_at)
     warnings = (unread + unconfirmed_rival + _recorded_mismatches(record, mapping, tuple(extra or ()))
-                + slower_than_baseline(config, record, pick))
+                + slower_than_baseline(config, record, pick, _confirmed_twice(conf, record.number)))
     if (refused := refused_now(space, spec)) is not None:  # measured by an older tuner
         warnings.append(f"trial {record.number} ({spec.label()}): {refused}; SGLang may not start this config: "
                         "export another (--pick N)")
