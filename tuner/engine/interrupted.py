@@ -14,6 +14,17 @@ RUNNING (QA: 1 run in about 10 under load, SIGINT or SIGHUP 1.5-2.5 s into a stu
 ``server.backend: model``; the worker's stack was in ``mark_interrupted``'s commit). SQLite's own
 rule: a connection closed with a statement not finalized becomes a "zombie" that keeps its locks
 until the statement is finalized (``sqlite3_close_v2``).
+
+Clearing the frames is not enough on Python 3.11: a frame keeps its function (``f_func``) after
+``frame.clear()``, and a comprehension's function holds the variables of its enclosing function in
+its closure. A SIGTERM landing in SQLAlchemy's ``loading.instances`` list comprehension (its
+``cursor`` in the closure: sqlalchemy/orm/loading.py, ``instances``) kept the cursor alive through
+the traceback, and the trial's ``mark_interrupted`` waited the whole patience on its own lock (QA,
+qa185: exit 75 and the trial RUNNING, about 1 run in 40 of SIGTERM fuzzed over a model-backend run).
+So a signal's exception (``KeyboardInterrupt``, ``SystemExit``: not an ``Exception``, whose
+traceback nobody prints) also lets go of its traceback, and of those of the exceptions it was
+raised during; a crash's traceback is kept for its report (an ``Exception`` passes SQLAlchemy's own
+``except Exception`` clauses, which close the cursor).
 """
 
 from __future__ import annotations
@@ -37,8 +48,12 @@ def release_interrupted() -> None:
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore", RuntimeWarning)  # "coroutine ... was never awaited"
-            for each in _chain(exc):  # an executing frame is skipped (RuntimeError, caught)
+            chain = _chain(exc)
+            for each in chain:  # an executing frame is skipped (RuntimeError, caught)
                 traceback.clear_frames(each.__traceback__)
+            if not isinstance(exc, Exception):  # a signal's: its frames' functions hold cursors too
+                for each in chain:
+                    each.__traceback__ = None  # a bare `raise` after this starts a traceback anew
             gc.collect()  # a cursor in a reference cycle with its result is freed only by the collector
     finally:
         sys.unraisablehook = hook
