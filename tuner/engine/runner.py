@@ -48,15 +48,17 @@ from typing import Callable
 from ..config.space import SearchSpace
 from ..config.study import StudyConfig
 from ..config.wording import counted
+from ..server.signals import signals_held
 from .baseline import Baseline, ensure_baseline
 from .deadline import apply_trial_deadline
 from .finish import replay_journal
-from .patience import patient_backend
+from .interrupted import release_interrupted
+from .patience import patient_backend, unreachable_now
 from .records import FAILED, INVALID, MEASURED, PRUNED, REUSED, finite_number, load_records, spec_key
 from .study import config_from_study, open_study
 from .trial import ABANDONED, PRUNED_BEFORE, STALLED, TrialRunner
 from .dead_journals import journal_first
-from .workers import Worker, reap_dead_trials
+from .workers import Worker, fail_running, reap_dead_trials
 
 #: Proposals in a row that launch nothing (invalid or already measured) before a worker concludes
 #: the sampler has nothing new to offer.
@@ -234,7 +236,38 @@ class _Runner:
             return self.trials.measure(None, f"baseline-{trial.number}" if again else "baseline", trial,
                                        study=bstudy)
 
-        return ensure_baseline(self.study, self.worker, measure, self.emit, rebaseline)
+        try:
+            return ensure_baseline(self.study, self.worker, measure, self.emit, rebaseline)
+        except (KeyboardInterrupt, SystemExit):
+            release_interrupted()  # a statement it cut short holds SQLite's lock (interrupted.py)
+            self._fail_own_baseline_trials()
+            raise
+
+    def _fail_own_baseline_trials(self) -> None:
+        """Fail this worker's RUNNING baseline trials, on the way out of a Ctrl-C or SIGTERM: nothing
+        is left RUNNING by a clean stop, wherever in :func:`ensure_baseline` the signal landed. Its
+        own ``try`` fails the trial it measures; a signal held while the trial named its worker and
+        raised as ``start_trial`` returned, or one landing in the claim, came before that ``try``, and
+        the trial was left RUNNING for the next run's reaper (QA, qa185: 3 of 40 fuzzed runs). The
+        baseline is measured again by the next run, as after any interrupted baseline. Skipped while
+        the storage is away (the next run reaps the trial)."""
+        import optuna
+        from optuna.trial import TrialState
+
+        from .study import BASELINE_SUFFIX
+
+        storage = self.study._storage
+        if unreachable_now(storage):
+            return
+        me = self.worker.as_dict()
+        with signals_held():  # another signal waits for these writes (it would cut them in two)
+            try:
+                bstudy = optuna.load_study(study_name=self.study.study_name + BASELINE_SUFFIX, storage=storage)
+            except KeyError:
+                return  # no baseline study yet: nothing of it runs
+            for t in bstudy.get_trials(deepcopy=False, states=(TrialState.RUNNING,)):
+                if t.user_attrs.get("worker") == me:
+                    fail_running(storage, t._trial_id)
 
     def _stop_reason(self, records, summary: RunSummary, n_trials, idle: int) -> str:
         """Why this worker stops now, or "" to run another trial."""
