@@ -133,6 +133,27 @@ def run(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run,
     Resumable: run it again to continue; several workers (nodes) may run the same study. Ctrl-C
     stops the server (Ctrl-C again kills it at once) and queues the running trial again.
     """
+    # The stopping signals are handled from the command's first moment, not from the run's: as PID 1
+    # (a container's entry point, `unshare --pid`) the kernel drops a signal that has no handler, and
+    # a SIGTERM during the checks and the study's creation (seconds) was lost, the run going on to its
+    # end (QA, qa185). Outside PID 1 it killed the tuner on the spot, silently.
+    from ..server.signals import raised_by_signal, stop_on_signals
+
+    try:
+        with stop_on_signals():
+            _run_command(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run, rebaseline,
+                         workdir)
+    except (KeyboardInterrupt, SystemExit) as exc:
+        if not raised_by_signal(exc):
+            raise  # the run's own exit, which said how it stopped
+        click.echo("interrupted: nothing was running (no trial, no server); tuner study run continues the study",
+                   err=True)
+        sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
+
+
+def _run_command(study_file, study_name, storage, n_trials, add_trials, timeout, dry_run, rebaseline,
+                 workdir) -> None:
+    """:func:`run`'s body, under its signal handlers."""
     from ..config.files import check_writable
     from ..engine.patience import StorageUnavailable, storage_stop_line
     from ..engine.preflight import preflight

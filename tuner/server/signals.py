@@ -273,6 +273,13 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
                     raise _exception(pending)
 
 
+def raised_by_signal(exc: BaseException) -> bool:
+    """Whether ``exc`` is the exception the handler of :func:`stop_on_signals` raised last: a signal's
+    ``KeyboardInterrupt`` or ``SystemExit``, not a ``sys.exit`` of the code it interrupted (one that
+    already said how it stopped)."""
+    return _SIGNALS.raised is not None and _SIGNALS.raised[0] is exc
+
+
 @contextmanager
 def signals_held() -> Iterator[None]:
     """A few storage writes that must not be cut in two (a trial asked for and named with its
