@@ -260,8 +260,8 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             raise
         except (KeyboardInterrupt, SystemExit) as exc:  # SystemExit: SIGTERM, SIGHUP, SIGUSR1/2 (stop_on_signals)
             view.close()
-            click.echo(f"interrupted: the server is stopped; {_fate_after_interrupt(name, config.workdir, exc)}",
-                       err=True)
+            click.echo(f"interrupted: the server is stopped; "
+                       f"{_fate_after_interrupt(name, config.workdir, exc, stored)}", err=True)
             sys.exit(130 if isinstance(exc, KeyboardInterrupt) else exc.code)
         except StudyReplaced as exc:  # deleted, perhaps made anew under its name (tuner.engine.study)
             view.close()
@@ -275,7 +275,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             sys.exit(1)
 
 
-def _fate_after_interrupt(name: str, workdir, exc: BaseException | None = None) -> str:
+def _fate_after_interrupt(name: str, workdir, exc: BaseException | None = None, stored=None) -> str:
     """What became of the trial a signal stopped: queued again for the next run, or, when this study's
     measurements wait in the journal (the signal came while the storage was away, so nothing could be
     queued), where they wait (:func:`journal_note`; QA: after "The measurement is kept in the journal"
@@ -291,7 +291,51 @@ def _fate_after_interrupt(name: str, workdir, exc: BaseException | None = None) 
     if left is not None:
         return (f"trial {left} was running and is left so (the storage did not answer): the next tuner study "
                 "run fails it and queues its setting again")
-    return "a trial that was running is queued again"
+    return (_what_was_running(stored) if stored is not None else None) or "a trial that was running is queued again"
+
+
+def _what_was_running(stored) -> str | None:
+    """What the signal stopped, read back from the storage (``stored``, the run's study): the trial
+    this process failed as interrupted (its setting queued again), or the baseline it was measuring
+    (measured again by the next run), or nothing at all. QA (qa185): a signal during the run's start,
+    or during the baseline, ended with "a trial that was running is queued again" though no trial was
+    and nothing was queued. None when the storage does not answer at once (the line stays general:
+    the read does not wait out an outage on the way out)."""
+    from optuna.trial import TrialState
+
+    from ..engine.patience import fail_fast, unreachable_now
+    from ..engine.records import INTERRUPTED
+    from ..engine.study import BASELINE_SUFFIX
+    from ..engine.workers import Worker
+
+    storage = stored._storage
+    if unreachable_now(storage):
+        return None
+    me = Worker().as_dict()  # the runner's worker: this process
+
+    def mine(trials) -> list:
+        return [t for t in trials if t.state == TrialState.FAIL and t.user_attrs.get("worker") == me]
+
+    try:
+        with fail_fast():
+            # by the signal: a stalled trial earlier in this run is interrupted too, its note another
+            failed = [t for t in mine(stored.get_trials(deepcopy=False)) if t.user_attrs.get("status") == INTERRUPTED
+                      and str(t.user_attrs.get("note", "")).startswith("the tuner was stopped")]
+            if failed:
+                return f"trial {failed[-1].number} was running and is queued again"
+            import optuna
+
+            try:
+                btrials = optuna.load_study(study_name=stored.study_name + BASELINE_SUFFIX,
+                                            storage=storage).get_trials(deepcopy=False)
+                baseline = mine(btrials[-1:])  # the last: one failed before (a stall) was measured again
+            except KeyError:
+                baseline = []
+    except Exception:  # noqa: BLE001 - the storage went away since: the general line
+        return None
+    if baseline:
+        return "the baseline was being measured: the next tuner study run measures it again"
+    return "no trial was running"
 
 
 def _preflight(config: StudyConfig) -> None:
