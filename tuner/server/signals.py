@@ -238,17 +238,26 @@ def stop_on_signals(*servers: ServerProcess, on_signal: OnSignal | None = None) 
         yield
         return
     state = _SIGNALS
-    if state.depth == 0:
+    first = state.depth == 0
+    if first:
         state.received = state.raised = state.again = None
         state.redelivering = False
-        state.previous = {sig: signal.signal(sig, state.handler)
-                          for sig in STOPPING if _installable(sig)}
-        state.previous_hook, sys.unraisablehook = sys.unraisablehook, state.unraisable
+        state.previous = {}
     state.depth += 1
     state.servers.append(tuple(servers))
     if on_signal is not None:
         state.callbacks.append(on_signal)
     try:
+        if first:
+            # Installed inside the ``try``, each handler recorded before it is: a signal landing
+            # between two installs (our handler raises there) leaves through the ``finally``, which
+            # puts back every handler changed. QA (qa185): installed before the ``try``, a SIGINT
+            # there left the tuner's handler in place and the block's state at depth 0 for good.
+            state.previous_hook, sys.unraisablehook = sys.unraisablehook, state.unraisable
+            for sig in STOPPING:
+                if _installable(sig):
+                    state.previous[sig] = signal.getsignal(sig)
+                    signal.signal(sig, state.handler)
         yield
     finally:
         try:
