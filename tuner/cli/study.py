@@ -297,9 +297,10 @@ def _fate_after_interrupt(name: str, workdir, exc: BaseException | None = None, 
 def _what_was_running(stored) -> str | None:
     """What the signal stopped, read back from the storage (``stored``, the run's study): the trial
     this process failed as interrupted (its setting queued again), or the baseline it was measuring
-    (measured again by the next run), or nothing at all. QA (qa185): a signal during the run's start,
-    or during the baseline, ended with "a trial that was running is queued again" though no trial was
-    and nothing was queued. None when the storage does not answer at once (the line stays general:
+    (measured again by the next run), or nothing at all; or the trial a second signal left RUNNING,
+    its cleanup cut short (the next run's reaper fails it and queues its setting). QA (qa185): a signal
+    during the run's start, or during the baseline, ended with "a trial that was running is queued
+    again" though no trial was and nothing was queued. None when the storage does not answer at once (the line stays general:
     the read does not wait out an outage on the way out)."""
     from optuna.trial import TrialState
 
@@ -313,13 +314,19 @@ def _what_was_running(stored) -> str | None:
         return None
     me = Worker().as_dict()  # the runner's worker: this process
 
-    def mine(trials) -> list:
-        return [t for t in trials if t.state == TrialState.FAIL and t.user_attrs.get("worker") == me]
+    def mine(trials, state=TrialState.FAIL) -> list:
+        return [t for t in trials if t.state == state and t.user_attrs.get("worker") == me]
 
     try:
         with fail_fast():
+            trials = stored.get_trials(deepcopy=False)
+            # a second signal cut the trial's own cleanup short: the next run's reaper fails it
+            left = mine(trials, TrialState.RUNNING)
+            if left:
+                return (f"trial {left[-1].number} was running and is left so (a second signal cut its cleanup "
+                        "short): the next tuner study run fails it and queues its setting again")
             # by the signal: a stalled trial earlier in this run is interrupted too, its note another
-            failed = [t for t in mine(stored.get_trials(deepcopy=False)) if t.user_attrs.get("status") == INTERRUPTED
+            failed = [t for t in mine(trials) if t.user_attrs.get("status") == INTERRUPTED
                       and str(t.user_attrs.get("note", "")).startswith("the tuner was stopped")]
             if failed:
                 return f"trial {failed[-1].number} was running and is queued again"
@@ -329,6 +336,7 @@ def _what_was_running(stored) -> str | None:
                 btrials = optuna.load_study(study_name=stored.study_name + BASELINE_SUFFIX,
                                             storage=storage).get_trials(deepcopy=False)
                 baseline = mine(btrials[-1:])  # the last: one failed before (a stall) was measured again
+                baseline += mine(btrials[-1:], TrialState.RUNNING)  # its cleanup cut short by a second signal
             except KeyError:
                 baseline = []
     except Exception:  # noqa: BLE001 - the storage went away since: the general line
