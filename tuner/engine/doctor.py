@@ -364,7 +364,7 @@ def check_port(config: StudyConfig) -> Check:
 def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
     """``outage_ok`` (study run's): a database server not answering now warns; the run waits for it."""
     from .patience import is_transient, said
-    from .urls import redact, resolve_url, scheme_problem, scrub
+    from .urls import describe_error, redact, resolve_url, scheme_problem
 
     try:
         url = resolve_url(config.storage, "storage")
@@ -386,8 +386,10 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
         else:
             lax = sql_writable(url)
     except Exception as exc:  # noqa: BLE001 - any driver error is a failed check, reported redacted
-        first = (str(exc).strip().splitlines() or [type(exc).__name__])[0]
-        told = f"{shown}: {type(exc).__name__}: {scrub(first, url)[:200]}"
+        # the driver's own error and its words (describe_error), not SQLAlchemy's wrapping of it, which
+        # said its type twice: "OperationalError: (psycopg2.OperationalError) connection ..." (QA, qa190)
+        first = describe_error(exc, url)
+        told = f"{shown}: {first[:200]}"
         # What fixes a read-only database, a lock held, no connection slot or a full disk, as the
         # run's own lines say it (tuner.engine.patience.said): "check the URL" named no fix for a
         # database set read-only (QA, qa154)
@@ -472,15 +474,38 @@ def _study_record(config: StudyConfig, source, record: dict) -> tuple[dict | Non
     check says so), None for one an older tuner made (the backend its launches ran:
     :func:`tuner.engine.facts.older_study_record`). A stored study that the file no longer
     describes, or whose backend this node would not launch, is a failing check in run's words
-    (run refuses it at once), and the node's ``record`` is used for the rest."""
+    (run refuses it at once), and the node's ``record`` is used for the rest. A storage that did
+    not answer :func:`run_checks`' one question (:func:`tuner.engine.silence.silent`) is not asked
+    again: unread, as unreadable (QA, qa190: a server that takes the connection and never answers
+    cost doctor this read's connect timeout and then the storage check's, 21 s for one line)."""
+    from .silence import silent
     from .study import StorageUnreadable, check_file_against_study
+    from .urls import resolve_url
 
+    try:
+        if silent(resolve_url(config.storage, "storage")):
+            return record, None
+    except ConfigError:  # an unset variable: check_file_against_study and the storage check say it
+        pass
     try:
         return (None if check_file_against_study(config, source, record) is None else record), None
     except StorageUnreadable:
         return record, None
     except ConfigError as exc:
         return record, Check("stored study", FAIL, str(exc))
+
+
+def _ask_storage(config: StudyConfig) -> None:
+    """:func:`tuner.engine.silence.ask_storage` for the study's storage (a URL that does not resolve
+    is the storage check's line)."""
+    from .silence import ask_storage
+    from .urls import resolve_url
+
+    try:
+        url = resolve_url(config.storage, "storage")
+    except ConfigError:
+        return
+    ask_storage(url)
 
 
 def run_checks(config: StudyConfig, *, cheap_only: bool = False, source="study") -> list[Check]:
@@ -500,6 +525,11 @@ def run_checks(config: StudyConfig, *, cheap_only: bool = False, source="study")
             from .facts import attention_record, choose_attention
 
             record = attention_record(choose_attention(config, space.config.fixed, facts), facts)
+            # a database server asked once whether it answers: the checks that read it reuse a
+            # silence (tuner.engine.silence), as `study run` asks once before its own
+            # (tuner.engine.preflight); asked after the interpreter's subprocess, so a silence is
+            # still remembered (for the patience) when the storage check comes
+            _ask_storage(config)
             record, stored = _study_record(config, source, record)
             if stored is not None:
                 checks.append(stored)
