@@ -33,8 +33,11 @@ def node(tmp_path, monkeypatch):
 
 
 def gpus_line(tmp_path, visible: str) -> str:
+    # in the PCI order, nvidia-smi's: under CUDA's default an index names no known GPU on a mixed
+    # node (test_doctor_cuda_device_order.py)
     path = demo_study(tmp_path, **{"server.backend": "sglang", "server.tp_size": 1,
-                                   "server.env": {"CUDA_VISIBLE_DEVICES": visible}})
+                                   "server.env": {"CUDA_VISIBLE_DEVICES": visible,
+                                                  "CUDA_DEVICE_ORDER": "PCI_BUS_ID"}})
     check = check_gpus(load_study(path))
     assert check.status == PASS, check.message
     return check.message

@@ -311,6 +311,9 @@ def check_gpus(config: StudyConfig) -> Check:
     own, stop = ([str(i) for i in range(len(gpus))], None) if visible is None else cuda_visible(visible, len(gpus))
     if len(own) < tp:
         return Check("gpus", FAIL, too_few_gpus(len(own), len(gpus), tp, visible, stop, config.server.env))
+    unplaced = _cuda_order_unknown(config, gpus, visible, own[:tp])
+    if unplaced:
+        return Check("gpus", WARN, unplaced)
     busy = [f"GPU {i}: {g['memory_total_mib'] - g['memory_free_mib']} MiB in use" for i in own[:tp] if i is not None
             and (g := gpus[int(i)])["memory_free_mib"] < 0.9 * g["memory_total_mib"]]
     if busy:
@@ -327,6 +330,34 @@ def check_gpus(config: StudyConfig) -> Check:
     if len(kinds) > 1 and theirs:
         named += ": " + " + ".join(theirs)
     return Check("gpus", PASS, f"{node}, {tp} needed (GPUs {named}), memory free")
+
+
+def _cuda_order_unknown(config: StudyConfig, gpus: list[dict], visible, judged: list) -> str | None:
+    """Why the server's GPUs (``judged``: the first tp_size of them as nvidia-smi indices) cannot be
+    told on this node, with the fix; None when they can. CUDA numbers the GPUs fastest first unless
+    ``CUDA_DEVICE_ORDER=PCI_BUS_ID`` (CUDA C Programming Guide, "CUDA Environment Variables"; SGLang
+    and PyTorch leave it as it is), nvidia-smi by PCI bus: on a node mixing GPU models, an index (or
+    no CUDA_VISIBLE_DEVICES) names a GPU nvidia-smi cannot point at, unless the server has every GPU
+    of the node. A UUID or a MIG id is the same GPU in either order. QA (qa190): on an A100 (PCI 0)
+    + H100 node, ``CUDA_VISIBLE_DEVICES=0`` passed as "GPUs 0: NVIDIA A100-SXM4-80GB, memory free"
+    while the server would run on the H100, whose memory another process held (the facts of
+    :func:`tuner.server.gpus.server_gpu_facts` already said "unknown" there)."""
+    from ..server.gpus import entry_index, numbered_as_listed
+
+    tp = config.server.tp_size
+    kinds = {(g["name"], g["compute_cap"]) for g in gpus}
+    by_index = visible is None or any(entry_index(gpu, {}) is not None for gpu in visible[:tp])
+    whole_node = set(judged) == {str(i) for i in range(len(gpus))}
+    if len(kinds) < 2 or not by_index or whole_node or numbered_as_listed(config.server.env):
+        return None
+    named = (f"CUDA_VISIBLE_DEVICES={','.join(visible)!r}, "
+             f"{'server.env' if 'CUDA_VISIBLE_DEVICES' in config.server.env else 'this shell'}'s"
+             if visible is not None else "CUDA_VISIBLE_DEVICES unset")
+    return (f"CUDA numbers GPUs fastest first (CUDA_DEVICE_ORDER is not PCI_BUS_ID), nvidia-smi by PCI bus: on "
+            f"this node of {' + '.join(sorted(name for name, _ in kinds))} the server's {tp} GPU(s) ({named}) "
+            f"need not be nvidia-smi's GPU(s) {','.join(i or '?' for i in judged)}, so neither which GPUs nor "
+            f"their free memory can be told; set server.env.CUDA_DEVICE_ORDER: PCI_BUS_ID (or name the GPUs "
+            f"by UUID in CUDA_VISIBLE_DEVICES)")
 
 
 def check_model_files(config: StudyConfig) -> Check:
