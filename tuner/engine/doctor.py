@@ -430,12 +430,49 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
             return Check("storage", WARN, f"{hinted}: {waits}")
         if hinted != told:
             return Check("storage", FAIL, hinted)
+        if NO_PASSWORD_WORDS in first:
+            return Check("storage", FAIL, f"{told}: {no_password_fix(url)}")
         return Check("storage", FAIL, f"{told}: check the URL, the server and the user's rights")
     if lax:
         return Check("storage", WARN, f"{shown} is reachable and writable, but {' and '.join(lax)}: a crash of the "
                      "machine can lose trials the database server had acknowledged (QA: a worker then failed "
                      "on a trial that vanished); set it on in postgresql.conf for a study")
     return Check("storage", PASS, f"{shown} is reachable and writable")
+
+
+#: libpq's words when the server asks for a password and the client has none (fe-auth.c).
+NO_PASSWORD_WORDS = "no password supplied"
+
+
+def no_password_fix(url: str) -> str:
+    """Where libpq looks for the password a server asked for and found none, for the storage at
+    ``url``: the URL, ``PGPASSWORD``, then the password file (``passfile=`` in the URL, else
+    ``$PGPASSFILE``, else ``~/.pgpass``), which libpq ignores, with only a WARNING on stderr, when
+    group or others may read it (fe-connect.c, ``passwordFromFile``). QA (qa190): a ~/.pgpass of mode
+    0644 failed doctor as "fe_sendauth: no password supplied: check the URL, the server and the
+    user's rights", the fix (chmod 600) never named."""
+    import os
+    import stat
+
+    from .urls import connect_url
+
+    try:
+        named = connect_url(url).query.get("passfile")
+    except Exception:  # noqa: BLE001 - the URL connected far enough to be asked a password
+        named = None
+    if isinstance(named, tuple):
+        named = named[-1]
+    path = Path(named or os.environ.get("PGPASSFILE") or Path.home() / ".pgpass").expanduser()
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and stat.S_ISREG(mode) and mode & 0o077:
+        return (f"the server asks for a password, and libpq ignores the password file {path}, which others "
+                f"may read (mode {stat.S_IMODE(mode):04o}): chmod 600 {path}")
+    return ("the server asks for a password and none was given: write it in the URL (user:PASSWORD@host, "
+            f"as it is or percent-encoded), or set PGPASSWORD, or add a line host:port:database:user:password "
+            f"to {path} (mode 0600), its host written as in the URL")
 
 
 def sqlite_file_unwritable(url: str) -> str | None:
