@@ -7,9 +7,9 @@ the workdir, the objectives. :func:`run_checks` never raises for a broken precon
 ``fail``); ``study run`` runs the cheap ones (:data:`CHEAP`) before the baseline and stops on a fail.
 
 Nothing is written: the storage is checked inside a transaction that is rolled back (SQLite: a
-write lock taken and released on an existing file, else the folder; PostgreSQL: a temporary table
-in a rolled-back transaction), the workdir with a temporary file removed at once, and SGLang's
-argument check runs its parser and resolver in a subprocess of the server interpreter
+write lock taken and released on an existing file, else the folder; PostgreSQL: a run's writes on
+the study's tables, or a table where they will be made), the workdir with a temporary file removed
+at once, and SGLang's argument check runs its parser and resolver in a subprocess of the server interpreter
 (:mod:`tuner.sglang.probe`: no model load, nothing downloaded). On the simulator the checks that
 make sense run against the simulator: its interpreter must import the tuner, and its own parser
 and argument handling take the command lines. A command line that parser refuses (a flag this
@@ -430,6 +430,10 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
             return Check("storage", WARN, f"{hinted}: {waits}")
         if hinted != told:
             return Check("storage", FAIL, hinted)
+        from .storage import _role_refused
+
+        if (rights := _role_refused(exc, url)) is not None:  # as `study create` names the GRANT
+            return Check("storage", FAIL, f"{told}: {rights}")
         if NO_PASSWORD_WORDS in first:
             return Check("storage", FAIL, f"{told}: {no_password_fix(url)}")
         return Check("storage", FAIL, f"{told}: check the URL, the server and the user's rights")

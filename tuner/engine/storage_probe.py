@@ -1,8 +1,9 @@
 """Write probes of a storage for ``tuner doctor`` (:func:`tuner.engine.doctor.check_storage`):
 each raises the driver's error when the storage cannot be written, and writes nothing -- SQLite: a
-write lock taken and released on an existing file, else the folder checked; a database server: a
-table in a transaction rolled back (temporary once the study's tables exist; before, one where
-they will be made, so a schema the role may not create in is found).
+write lock taken and released on an existing file, else the folder checked; a database server, in
+a transaction rolled back: before the study's tables exist, a table made where they will be made
+(so a schema the role may not create in is found); once they exist, a run's writes on them
+(:func:`run_rights`, statements of no rows).
 """
 
 from __future__ import annotations
@@ -84,11 +85,15 @@ def sql_writable(url: str) -> list[str]:
             # Before the study's tables exist, a table where `study create` makes them (the first
             # schema of the search_path): a temporary one needs no right on that schema, and doctor
             # passed a role PostgreSQL 15 lets not create in public, whose `study create` then
-            # failed (QA, qa176). Rolled back like the rest.
-            fresh = not sqlalchemy.inspect(con).has_table("studies")
-            kind = "TABLE" if fresh and engine.dialect.name == "postgresql" else "TEMPORARY TABLE"
-            con.execute(sqlalchemy.text(f"CREATE {kind} tuner_doctor_probe (x integer)"))
-            con.execute(sqlalchemy.text("INSERT INTO tuner_doctor_probe VALUES (1)"))
+            # failed (QA, qa176). Once they exist, the writes a run makes, on those tables
+            # (run_rights). Rolled back like the rest.
+            tables = set(sqlalchemy.inspect(con).get_table_names())
+            if "studies" in tables and engine.dialect.name == "postgresql":
+                run_rights(con, tables)
+            else:
+                kind = "TABLE" if engine.dialect.name == "postgresql" else "TEMPORARY TABLE"
+                con.execute(sqlalchemy.text(f"CREATE {kind} tuner_doctor_probe (x integer)"))
+                con.execute(sqlalchemy.text("INSERT INTO tuner_doctor_probe VALUES (1)"))
             tx.rollback()
             if engine.dialect.name != "postgresql":
                 return []
@@ -96,3 +101,51 @@ def sql_writable(url: str) -> list[str]:
             return [f"{name}={value}" for name, value in shown.items() if value == "off"]
     finally:
         engine.dispose()
+
+
+#: Optuna's tables a run adds rows to and updates (optuna/storages/_rdb/storage.py: ``session.add``,
+#: the attributes' upserts; a run deletes nothing), and those it only reads (models.py).
+RUN_WRITES = ("study_user_attributes", "study_system_attributes", "trials", "trial_user_attributes",
+              "trial_system_attributes", "trial_params", "trial_values", "trial_intermediate_values",
+              "trial_heartbeats")
+RUN_READS = ("studies", "study_directions", "version_info", "alembic_version")
+
+
+def run_rights(con, tables: set[str]) -> None:
+    """Raises PostgreSQL's own error (SQLSTATE 42501 ``insufficient_privilege``; 25006 in a read-only
+    transaction) when the session may not make a run's writes on the study's existing tables
+    (``tables``: those of its schema), writing nothing: each is a statement of no rows, which the
+    server checks for its rights and read-only state before it runs (``ExecCheckPermissions``,
+    ``ExecCheckXactReadOnly`` in executor/execMain.c) -- ``INSERT ... SELECT ... WHERE false`` and
+    ``UPDATE ... WHERE false`` on :data:`RUN_WRITES`, ``SELECT ... LIMIT 0`` on :data:`RUN_READS` --
+    and ``nextval`` only on a sequence of theirs the role has no right to, which fails before it
+    advances (sequence.c, ``nextval_internal``). Inside the caller's transaction, rolled back.
+
+    Why not a temporary table, as before: a role refused ``TEMPORARY`` on the database (``REVOKE
+    TEMPORARY ON DATABASE ... FROM PUBLIC``, a common hardening) failed the check, and `study run`
+    refused to start, though Optuna makes no temporary table; and a role that may only read the
+    tables (GRANT SELECT) passed as "reachable and writable", whose run then stopped at its first
+    write (QA, qa190)."""
+    import sqlalchemy
+
+    inspector = sqlalchemy.inspect(con)
+    for table in RUN_READS + RUN_WRITES:
+        if table not in tables:
+            continue
+        name = f'"{table}"'
+        if table in RUN_READS:
+            con.execute(sqlalchemy.text(f"SELECT 1 FROM {name} LIMIT 0"))
+            continue
+        column = f'"{inspector.get_columns(table)[0]["name"]}"'
+        con.execute(sqlalchemy.text(f"INSERT INTO {name} SELECT * FROM {name} WHERE false"))
+        con.execute(sqlalchemy.text(f"UPDATE {name} SET {column} = {column} WHERE false"))
+    refused = con.execute(sqlalchemy.text(
+        "SELECT s.oid::regclass::text FROM pg_class s JOIN pg_depend d ON d.classid = 'pg_class'::regclass "
+        "AND d.objid = s.oid AND d.refclassid = 'pg_class'::regclass JOIN pg_class t ON t.oid = d.refobjid "
+        "WHERE s.relkind = 'S' AND t.relname = ANY(:tables) AND t.relnamespace = to_regnamespace(current_schema()) "
+        # (a CASE: the planner may call has_sequence_privilege before the relkind test, on a table)
+        "AND CASE WHEN s.relkind = 'S' THEN NOT has_sequence_privilege(s.oid, 'USAGE') "
+        "AND NOT has_sequence_privilege(s.oid, 'UPDATE') ELSE false END"),
+        {"tables": [t for t in RUN_WRITES if t in tables]}).scalars().all()
+    for sequence in refused:
+        con.execute(sqlalchemy.text("SELECT nextval(:s)"), {"s": sequence})  # refused: nothing advanced
