@@ -52,7 +52,36 @@ def _credentials_last_at(url: str):
 
 
 def connect_url(url: str):
-    """SQLAlchemy's ``URL`` object of a storage URL, as the tuner connects with it.
+    """SQLAlchemy's ``URL`` object of a storage URL, as the tuner connects with it
+    (:func:`_read_url`), a unix-socket folder percent-encoded in the host part moved to the query
+    (:func:`_socket_host`)."""
+    return _socket_host(_read_url(url))
+
+
+def _socket_host(parsed):
+    """``parsed`` with a host that percent-decodes to a folder (``%2Frun%2Fpostgresql``: libpq's own
+    spelling of a unix-socket URL, https://www.postgresql.org/docs/current/libpq-connect.html,
+    "postgresql://%2Fvar%2Flib%2Fpostgresql/dbname") given as ``?host=FOLDER``, the form SQLAlchemy's
+    PostgreSQL drivers pass on. libpq decodes every part of its URI (fe-connect.c,
+    ``conninfo_uri_decode``); SQLAlchemy does not decode the host, so the driver looked the text up
+    as a host name (QA, qa190: "could not translate host name "%2Frun%2Fpostgresql" to address", a
+    URL psql connects with). A query ``host`` of the URL's own stands."""
+    from urllib.parse import unquote
+
+    from sqlalchemy.engine import URL
+
+    host = parsed.host
+    if parsed.drivername.split("+", 1)[0] not in ("postgresql", "postgres") or not host or "%" not in host:
+        return parsed
+    folder = unquote(host)
+    if not folder.startswith("/") or "host" in parsed.query:
+        return parsed
+    return URL.create(parsed.drivername, parsed.username, parsed.password, None, parsed.port, parsed.database,
+                      {**parsed.query, "host": folder})
+
+
+def _read_url(url: str):
+    """SQLAlchemy's ``URL`` object of a storage URL, its credentials read as the tuner reads them.
 
     SQLAlchemy's own parser ends a password at its first ``@``: ``tuner:p@ss@host`` would connect
     to the host ``ss@host``. When its reading puts an ``@`` into the host or database name, the
