@@ -434,6 +434,8 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
 
         if (rights := _role_refused(exc, url)) is not None:  # as `study create` names the GRANT
             return Check("storage", FAIL, f"{told}: {rights}")
+        if (fix := ssl_verification_fix(first)) is not None:
+            return Check("storage", FAIL, f"{told}: {fix}")
         if NO_PASSWORD_WORDS in first:
             return Check("storage", FAIL, f"{told}: {no_password_fix(url)}")
         return Check("storage", FAIL, f"{told}: check the URL, the server and the user's rights")
@@ -442,6 +444,28 @@ def check_storage(config: StudyConfig, *, outage_ok: bool = False) -> Check:
                      "machine can lose trials the database server had acknowledged (QA: a worker then failed "
                      "on a trial that vanished); set it on in postgresql.conf for a study")
     return Check("storage", PASS, f"{shown} is reachable and writable")
+
+
+def ssl_verification_fix(said: str) -> str | None:
+    """The fix when libpq could not verify the server's certificate, as its URL asks
+    (``sslmode=verify-ca`` or ``verify-full``), by its words in ``said`` (fe-secure-openssl.c);
+    None for any other error. QA (qa190): the tuner keeps an error's first line, and libpq's fix for a
+    missing CA file is its second ("Either provide the file, use the system's trusted roots with
+    sslrootcert=system, or change sslmode ..."): doctor said "root certificate file ... does not exist:
+    check the URL, the server and the user's rights", and the same for a CA that did not sign the
+    server's certificate, or a host the certificate does not name."""
+    relax = "or sslmode=require in the URL to encrypt without verifying the server"
+    if "root certificate file" in said:
+        return (f"the URL asks libpq to verify the server against a CA file it cannot read: give "
+                f"sslrootcert=PATH of the CA that signed the server's certificate (sslrootcert=system: the "
+                f"system's CAs), {relax}")
+    if "certificate verify failed" in said:
+        return (f"the server's certificate is not signed by the CA of sslrootcert: give the CA file that signed "
+                f"it, {relax}")
+    if "does not match host name" in said:
+        return ("the server's certificate does not name the URL's host: write the host as the certificate names "
+                "it, or sslmode=verify-ca in the URL to verify the CA but not the name")
+    return None
 
 
 #: libpq's words when the server asks for a password and the client has none (fe-auth.c).
