@@ -100,6 +100,14 @@ def _read_url(url: str):
         return _credentials_last_at(url)
     if "@" in (parsed.host or "") or (parsed.host and "@" in (parsed.database or "")) or _at_in_query(url):
         return _credentials_last_at(url)
+    if not parsed.host and parsed.password is not None and "@" in (parsed.database or ""):
+        # A password holding "@/" (``u:p@/w@host/db``): SQLAlchemy ends it at that "@" and reads no
+        # host, the database "w@host/db": the driver went to the local socket, and every line
+        # showed "w", the password's end (QA, qa190). Read at the last "@" when that finds a host
+        # (a database name holding "@" on a socket URL, ``u:p@/my@db``, is the rarer reading).
+        last = _credentials_last_at(url)
+        if last.host:
+            return last
     base, query_mark, query = url.partition("?")
     if query_mark and "@" in (parsed.username or "") and "?" in (parsed.password or ""):
         # SQLAlchemy read "user@host" as the user, "port/db?...=p" as the password and the end of a
