@@ -93,3 +93,29 @@ def test_no_proxy_is_left_alone_where_no_proxy_is_set(tmp_path):
     assert env["no_proxy"] == env["NO_PROXY"] == "a,b,127.0.0.1,localhost,::1"
     env = server_environment({"https_proxy": ""}, "10.1.2.3", base={"ALL_PROXY": "socks5://p:1080"})
     assert env["NO_PROXY"] == "10.1.2.3,127.0.0.1,localhost,::1"
+
+
+def test_the_storage_password_never_reaches_the_server(tmp_path, monkeypatch):
+    """A launched server inherits the tuner's environment, and shows it in /proc/PID/environ to its
+    own code and to whoever may read it: the storage's credentials are left out (QA, qa190: a
+    simulated server's environment held TUNER_STORAGE=postgresql://tuner:PW@... and PGPASSWORD);
+    what server.env sets, and a proxy URL with its own credentials, are kept."""
+    secret = "s3cr3t-Pw"
+    monkeypatch.setenv("TUNER_STORAGE", f"postgresql://tuner:{secret}@127.0.0.1:5432/db")
+    monkeypatch.setenv("PGPASSWORD", secret)
+    monkeypatch.setenv("MY_DB", f"postgresql+psycopg2://tuner:{secret}@db.example/tuner")
+    monkeypatch.setenv("TUNER_STORAGE_PATIENCE_S", "30")
+    monkeypatch.setenv("HTTPS_PROXY", "http://me:proxypw@127.0.0.1:3128")
+    port = pick_free_port("127.0.0.1")
+    srv = ServerProcess.from_argv([PY, "-c", "import time; time.sleep(60)", "--port", str(port)], host="127.0.0.1",
+                                  port=port, log_path=tmp_path / "server.log", workdir=tmp_path,
+                                  env={"MINE": f"set-by-the-study-{secret}"}, startup_timeout_s=60, stop_grace_s=5)
+    try:
+        srv.start()
+        STARTED_GROUPS.add(srv.pgid)
+        env = psutil.Process(srv.pid).environ()
+    finally:
+        srv.stop()
+    assert not {"TUNER_STORAGE", "PGPASSWORD", "MY_DB"} & set(env), sorted(env)
+    assert [k for k, v in env.items() if secret in v] == ["MINE"]  # server.env is the user's choice
+    assert env["TUNER_STORAGE_PATIENCE_S"] == "30" and env["HTTPS_PROXY"] == "http://me:proxypw@127.0.0.1:3128"
