@@ -64,7 +64,7 @@ from ..sglang.rules import SpecConfig
 from ..sglang.trees import cheapest_per_tree, tree_key
 from .lookahead import hedge_odds, improvement_values, move_values
 from .settle import disputed, unconfirmed_pick
-from .surrogate import Difference, expected_improvement, features, fit, one_blas_thread
+from .surrogate import Difference, expected_improvement, features, fit, fit_rows, one_blas_thread
 
 
 def _optuna_base():
@@ -389,6 +389,8 @@ class StructuredSampler(_optuna_base()):
                 rows.append(self._index[k])
                 ys.append(np.log(v))
                 accepts.append(a)
+        keep = fit_rows(np.asarray(ys))  # bounded: a study of thousands of launches (surrogate.MAX_FIT_READINGS)
+        rows, ys, accepts = [rows[i] for i in keep], [ys[i] for i in keep], [accepts[i] for i in keep]
         x, y = self._x[rows], np.asarray(ys)
         if any(a is None or a < 1 for a in accepts):
             return [fit(x, y[:, o], self._x, noise_var) for o in range(y.shape[1])]
@@ -423,7 +425,8 @@ class StructuredSampler(_optuna_base()):
                 ys.append(v)
         if not rows:
             return None
-        belief = fit(self._x[rows], np.asarray(ys, dtype=float), self._x, 1e-4)
+        keep = fit_rows(-np.asarray(ys, dtype=float))  # the least broken first, as beliefs keeps the best
+        belief = fit(self._x[[rows[i] for i in keep]], np.asarray(ys, dtype=float)[keep], self._x, 1e-4)
         return norm.cdf(-belief.mean / np.maximum(belief.sd, 1e-6))
 
     def propose(self, readings: Readings, number: int, remaining: int | None = None):
