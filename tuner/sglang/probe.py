@@ -8,7 +8,8 @@ The file holds ``{"argvs": [[...], ...]}``: each an ``sglang.launch_server`` arg
 (``--model-path M --tp-size 8 ...``). For each, the probe runs SGLang 0.5.23's
 ``prepare_server_args`` (``srt/server_args.py``: the real ``argparse`` parser, ``--config`` merging)
 and ``ServerArgs.resolve_once`` (``arg_groups/pipeline.py``: every resolution hook, the speculative
-one included), which reads the model's ``config.json`` and the GPUs but loads no weights. A release
+one included), then ``ServerArgs.check_server_args`` (``arg_groups/validation_hook.py``, which SGLang's
+launch runs next, still before loading anything), which reads the model's ``config.json`` and the GPUs but loads no weights. A release
 without ``resolve_once`` (0.5.18 and older) handles the arguments in ``ServerArgs.__post_init__``,
 inside ``prepare_server_args``; its resolved fields are the record's own attributes. It reports
 ``{"ok", "exception", "message", "resolved": {field: value}, "warnings": [...]}`` per argv, and
@@ -60,6 +61,13 @@ def probe(argv: list[str]) -> dict:
             # has run by now: every one of their refusals is raised above
             if hasattr(args, "resolve_once"):
                 args.resolve_once()
+            # Then SGLang's own launch checks, which its Engine runs right after resolve_once and before
+            # anything loads (entrypoints/engine.py line 1165, ``server_args.check_server_args()``:
+            # arg_groups/validation_hook.py, e.g. pipeline parallelism with EAGLE3, chunked_prefill_size
+            # not a multiple of page_size, nnodes not dividing tp_size; QA qa194: doctor passed those, and
+            # every launch ended there)
+            if hasattr(args, "check_server_args"):
+                args.check_server_args()
         except SystemExit as exc:  # argparse: usage on stderr, exit 2
             return {"ok": False, "exception": "SystemExit", "message": parser_error(usage.getvalue(), exc.code),
                     "warnings": collect.lines}
