@@ -122,7 +122,39 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
         given[dest], out[dest] = name, value
     if "cuda_graph_config" in out:
         _check_cuda_graph_sizes(given["cuda_graph_config"], out)
+    if "pp_size" in out:
+        _check_pipeline_parallel(given["pp_size"], out, where)
     return out
+
+
+def pipeline_parallel_refusal(args: dict) -> str | None:
+    """SGLang 0.5.23's refusal of ``args``' pipeline parallelism (``pp_size`` above 1, under SGLang's
+    own names) with the study's speculative decoding, or None. Its launch checks
+    (``arg_groups/validation_hook.py`` lines 128-164, ``check_pipeline_parallel_compat``, which
+    ``ServerArgs.check_server_args`` runs after argument handling and before anything loads) assert it
+    away with EAGLE3 ("Pipeline parallelism currently only supports EAGLE (non-multi-layer) speculative
+    decoding"), and with EAGLE unless the server is the prefill node of a disaggregated deployment
+    ("PP + speculative decoding (MTP) is only supported on prefill nodes"), which does not answer the
+    benchmark alone: an ``AssertionError`` at every speculative launch."""
+    try:
+        stages = int(args.get("pp_size") or 1)
+    except (TypeError, ValueError):
+        return None  # not a number: its own check says so
+    if stages <= 1:
+        return None
+    return ("SGLang 0.5.23 refuses pipeline parallelism with EAGLE3, and with EAGLE outside a disaggregated "
+            "prefill node, at every speculative launch (arg_groups/validation_hook.py, "
+            "check_pipeline_parallel_compat)")
+
+
+def _check_pipeline_parallel(name: str, args: dict, where: str) -> None:
+    """:func:`pipeline_parallel_refusal` as the study's check: ``ValueError`` naming the argument and
+    the fix. QA (qa194): a study with ``pp_size: 2`` was created, its baseline (no speculation) ran, and
+    every trial ended at launch."""
+    why = pipeline_parallel_refusal(args)
+    if why is not None:
+        raise ValueError(f"{name}: {args['pp_size']!r}; {why}: every trial would fail. Remove it from "
+                         f"{where} and split the model with the study's tp_size")
 
 
 def _check_cuda_graph_sizes(name: str, args: dict) -> None:
