@@ -100,3 +100,37 @@ def running_requests_cap(max_running_requests: int, attn_dp_size: int) -> int:
     number is one request at a time per worker, not "no limit", and N = 12 on 8 workers runs 8.
     SGLang reports N as given. (DP replicas, ``dp_size``, each take N whole.)"""
     return attn_dp_size * max(1, int(max_running_requests) // attn_dp_size)
+
+
+def launch_check_refusal(args: dict, tp_size: int, speculative_algorithm: str | None) -> str | None:
+    """What SGLang 0.5.23's launch checks refuse in the resolved server arguments ``args`` (underscore
+    names; ``page_size`` and ``chunked_prefill_size`` as resolved, None: not known) on ``tp_size`` GPUs:
+    ``"AssertionError: its message"``, or None. ``ServerArgs.check_server_args``
+    (``arg_groups/validation_hook.py`` lines 172-245), which its Engine runs after ``resolve_once`` and
+    before anything loads (``entrypoints/engine.py`` line 1165), in its order: ``(tp_size * pp_size) %
+    nnodes``; pipeline parallelism with speculative decoding (``check_pipeline_parallel_compat``: EAGLE
+    only, and then on a disaggregated prefill node only; ``SGLANG_ENABLE_PP_SPEC`` is not mirrored); DP
+    replicas across nodes; ``chunked_prefill_size`` a multiple of ``page_size`` unless chunked prefill is
+    off (<= 0) or the node is a disaggregated decode node. QA (qa194): SGLang refused ``--chunked-prefill-size
+    1000`` on trtllm_mha's page of 64 and ``--nnodes 3`` at tp 1, the simulator started."""
+    def num(name: str, default: int) -> int:
+        value = args.get(name)
+        return default if value is None else int(value)
+
+    pp, nnodes, mode = num("pp_size", 1), num("nnodes", 1), args.get("disaggregation_mode") or "null"
+    if (tp_size * pp) % nnodes != 0:
+        return "AssertionError: tp_size must be divisible by number of nodes"
+    if pp > 1 and speculative_algorithm is not None:
+        if speculative_algorithm.upper() not in ("EAGLE", "NEXTN") or args.get("enable_multi_layer_eagle"):
+            return ("AssertionError: Pipeline parallelism currently only supports EAGLE (non-multi-layer) "
+                    "speculative decoding")
+        if mode != "prefill":
+            return ("AssertionError: PP + speculative decoding (MTP) is only supported on prefill nodes "
+                    "(disaggregation-mode=prefill)")
+    if num("dp_size", 1) > 1 and nnodes != 1:
+        return ("AssertionError: multi-node data-parallel replicas are not supported; use attention DP "
+                "(--attn-dp-size) across nodes")
+    chunk, page = args.get("chunked_prefill_size"), args.get("page_size")
+    if chunk is not None and page and int(chunk) > 0 and mode != "decode" and int(chunk) % int(page) != 0:
+        return "AssertionError: chunked_prefill_size must be divisible by page_size"
+    return None

@@ -32,6 +32,7 @@ from pathlib import Path
 from ..sglang.adaptive import adaptive_candidate_steps, adaptive_unsupported_reason, resolve_adaptive
 from ..sglang.arg_types import cuda_graph_sizes_problem, validate_cuda_graph_config
 from ..sglang.mamba import MambaCache
+from ..sglang.parallel import launch_check_refusal
 from ..sglang.rules import (
     EAGLE_ALGORITHMS,
     STAGE_STARTUP,
@@ -641,6 +642,10 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
     args["tokenizer_path"] = ns.tokenizer_path or ns.model_path
     if spec is not None:
         args.update(spec.server_args())
+    # then SGLang's launch checks, before anything loads (validation_hook.py, check_server_args)
+    refusal = launch_check_refusal(args, ns.tp_size, algorithm)
+    if refusal is not None:
+        _raise_refusal(refusal)
     return LaunchPlan(server_args=args, spec=spec, startup_violation=violation,
                       max_running_requests=_running_cap(mrr, args["attn_dp_size"]),
                       decode_cuda_graphs=_decode_cuda_graphs(ns, args["attention_backend"]))
