@@ -51,3 +51,53 @@ def test_a_study_with_pipeline_parallelism_is_refused_when_it_loads(tmp_path):
         load_study(path)
     assert "pp_size: 2;" in str(err.value) and "check_pipeline_parallel_compat" in str(err.value), err.value
     assert not (tmp_path / "demo.db").exists()
+
+
+# (fuzz line, server.args, SGLang's verdict while handling the arguments, the baseline's too)
+RADIX_CASES = [
+    ("--seed 7 --fuzz-case 741: Qwen2, tp 4, EAGLE3, all three flags unset",
+     {"disable_radix_cache": True, "enable_hierarchical_cache": True, "ep_size": 2,
+      "speculative_use_rejection_sampling": True},
+     "ValueError: The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and "
+     "cannot be used at the same time. Please use only one of them."),
+    ("--seed 7 --fuzz-case 869: Qwen3, tp 1, EAGLE steps=8 topk=1 draft=2",
+     {"disable_radix_cache": True, "enable_hierarchical_cache": True, "speculative_accept_threshold_acc": 0.5},
+     "ValueError: The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and "
+     "cannot be used at the same time. Please use only one of them."),
+    # a decode node's radix cache is off unless it is turned back on (pd_disaggregation_hook.py)
+    ("--seed 8 --fuzz-case 685: Kimi K2, tp 4, EAGLE steps=2 topk=8 draft=5, a decode node",
+     {"attention_backend": "flashinfer", "disaggregation_mode": "decode", "enable_hierarchical_cache": True,
+      "enable_mixed_chunk": True, "moe_a2a_backend": "deepep", "page_size": 1,
+      "speculative_draft_attention_backend": "trtllm_mla"},
+     "ValueError: The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and "
+     "cannot be used at the same time. Please use only one of them."),
+]
+
+
+@pytest.mark.parametrize("line,args,sglang", RADIX_CASES, ids=[c[0][:40] for c in RADIX_CASES])
+def test_the_hierarchical_cache_without_a_radix_cache_is_refused_as_sglang_does(line, args, sglang):
+    assert sglang.startswith("ValueError")
+    with pytest.raises(ValueError) as err:
+        check_server_args(args, "server.args")
+    text = str(err.value)
+    other = "disable_radix_cache" if args.get("disable_radix_cache") else "disaggregation_mode: decode"
+    assert text.startswith(f"enable_hierarchical_cache and {other}: "), text
+    assert "kv_cache_hook.py" in text and "remove one of them from server.args" in text and "\n" not in text, text
+
+
+@pytest.mark.parametrize("args", [
+    {"enable_hierarchical_cache": True},  # the agreement child: accepted (Llama-3, sm90, EAGLE3 3/1/4)
+    {"enable_hierarchical_cache": True, "disable_radix_cache": False},
+    # a decode node that turns its radix cache back on (pd_disaggregation_hook.py): the child accepted it
+    {"enable_hierarchical_cache": True, "disable_radix_cache": True, "disaggregation_mode": "decode",
+     "disaggregation_decode_enable_radix_cache": True},
+    {"enable_hierarchical_cache": True, "disaggregation_mode": "prefill"},
+])
+def test_what_sglang_takes_with_the_hierarchical_cache(args):
+    assert check_server_args(args, "server.args") == args
+
+
+def test_the_alias_is_named_as_written():
+    with pytest.raises(ValueError) as err:
+        check_server_args({"enable_hicache": True, "disable_radix_cache": True}, "fixed")
+    assert str(err.value).startswith("enable_hicache and disable_radix_cache: "), err.value

@@ -4,6 +4,10 @@ flag the tuner sets itself, each value of its option's type and one argparse tak
 
 Why its own module: :mod:`tuner.config.space` (the search-space file) and :mod:`tuner.config.study`
 (the study file) both hold server arguments; the rules for one argument are the same in each.
+Why one module (past 400 lines): the name, the value and the arguments SGLang refuses together
+(pipeline parallelism, the hierarchical cache without a radix cache) are one check,
+:func:`check_server_args`, run alike on ``server.args``, a space's ``fixed`` and ``extra_args``; split,
+those three callers would each have to run the parts in the same order.
 """
 
 from __future__ import annotations
@@ -124,7 +128,32 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
         _check_cuda_graph_sizes(given["cuda_graph_config"], out)
     if "pp_size" in out:
         _check_pipeline_parallel(given["pp_size"], out, where)
+    if radix_cache_refusal(out) is not None:
+        other = given.get("disable_radix_cache") if out.get("disable_radix_cache") is True else \
+            f"{given['disaggregation_mode']}: decode"
+        raise ValueError(f"{given['enable_hierarchical_cache']} and {other}: {radix_cache_refusal(out)}; "
+                         f"remove one of them from {where}")
     return out
+
+
+def radix_cache_refusal(args: dict) -> str | None:
+    """SGLang 0.5.23's refusal of the hierarchical cache without a radix cache (``args`` under SGLang's
+    own names), or None: ``arg_groups/kv_cache_hook.py`` line 393 (``handle_cache_compatibility``)
+    raises a ``ValueError`` while handling the arguments, at every launch, the baseline's too. The
+    radix cache is off by ``disable_radix_cache``, except on a disaggregated decode node, where
+    ``pd_disaggregation_hook.py`` (lines 115-126) decides it first: off unless
+    ``disaggregation_decode_enable_radix_cache``. QA (qa194): the agreement fuzz, ``--seed 7
+    --fuzz-case 741`` and ``869``, ``--seed 8 --fuzz-case 685`` (a decode node): the tuner took the study."""
+    if args.get("enable_hierarchical_cache") is not True:
+        return None
+    radix_off = args.get("disable_radix_cache") is True
+    if args.get("disaggregation_mode") == "decode":
+        radix_off = not args.get("disaggregation_decode_enable_radix_cache")
+    if not radix_off:
+        return None
+    return (f"SGLang {_sglang_version()} refuses them together at every launch, the baseline's too "
+            "(arg_groups/kv_cache_hook.py: 'The arguments enable-hierarchical-cache and disable-radix-cache are "
+            "mutually exclusive')")
 
 
 def pipeline_parallel_refusal(args: dict) -> str | None:
