@@ -62,3 +62,27 @@ def test_sglang_takes_these(flags, chunk):
 def test_the_baseline_with_pipeline_parallelism_starts():
     plan = _launch("--pp-size", "2", spec=[])
     assert plan.spec is None and plan.server_args["pp_size"] == 2
+
+
+_HICACHE = ("The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive and cannot "
+            "be used at the same time. Please use only one of them.")
+
+
+@pytest.mark.parametrize("flags", [
+    # --seed 7 --fuzz-case 869 (the agreement child: ValueError, the baseline's too)
+    ("--enable-hierarchical-cache", "--disable-radix-cache"),
+    # --seed 8 --fuzz-case 685: a decode node's radix cache is off (pd_disaggregation_hook.py)
+    ("--enable-hierarchical-cache", "--disaggregation-mode", "decode"),
+])
+def test_the_hierarchical_cache_without_a_radix_cache_is_refused(flags):
+    for spec in (SPEC, []):
+        with pytest.raises(ValueError) as err:
+            _launch(*flags, spec=spec)
+        assert str(err.value) == _HICACHE
+
+
+def test_the_hierarchical_cache_with_a_radix_cache_starts():
+    # the agreement child accepted both (Llama-3, sm90, EAGLE3 3/1/4)
+    assert _launch("--enable-hierarchical-cache").spec is not None
+    assert _launch("--enable-hierarchical-cache", "--disable-radix-cache", "--disaggregation-mode", "decode",
+                   "--disaggregation-decode-enable-radix-cache").spec is not None

@@ -624,6 +624,14 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
                 f"{', '.join(EAGLE_ALGORITHMS)} only, got {algorithm!r}."
             )
         spec, violation, mrr = _handle_eagle_family(ns, log, profile)
+    # kv_cache_hook.py (handle_cache_compatibility, after the speculative hook): the hierarchical cache
+    # needs the radix cache (tuner.config.server_arg_checks.radix_cache_refusal; imported here: the config
+    # layer reads YAML, and the simulator's imports must first say its own missing dependency, aiohttp)
+    from ..config.server_arg_checks import radix_cache_refusal
+
+    if radix_cache_refusal(vars(ns)) is not None:
+        raise ValueError("The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive "
+                         "and cannot be used at the same time. Please use only one of them.")
     # the target's runner builds its attention backend after the model load, before the draft's
     violation = _runner_gpu_refusal(ns, profile, algorithm is not None) or violation
     # Every field SGLang's ServerArgs has, at its default, overlaid with what was parsed
