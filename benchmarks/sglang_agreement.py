@@ -1,7 +1,9 @@
 """Do tuner/sglang/ and SGLang 0.5.23 agree? Runs SGLang's own code on CPU and prints each case.
 
 SGLang's parser and resolver (``prepare_server_args``, ``ServerArgs.resolve_once``: every
-argument-handling hook of ``arg_groups/pipeline.py``) run in a child interpreter that has a CPU
+argument-handling hook of ``arg_groups/pipeline.py``), then its launch checks
+(``ServerArgs.check_server_args``, ``arg_groups/validation_hook.py``, which its Engine runs next, before
+loading anything: ``entrypoints/engine.py`` line 1165) run in a child interpreter that has a CPU
 torch and transformers, against an unpacked SGLang wheel (``--sglang-src``), with the GPU generation
 set by SGLang's own ``override_platform`` (``srt/runtime_context.py``: sm80, sm89, sm90, sm100,
 sm120 as its platform facts, and ``torch.cuda.get_device_capability`` for the one hook that asks
@@ -255,6 +257,9 @@ for case in spec["cases"]:
             else:
                 args = prepare_server_args(case["argv"])
                 args.resolve_once()
+                # then the launch checks SGLang's Engine runs before loading (entrypoints/engine.py
+                # line 1165: validation_hook.py, pipeline parallelism, chunked prefill, nodes)
+                args.check_server_args()
                 d = args.resolved_dict()
                 rec.update(ok=True, draft=d.get("speculative_num_draft_tokens"), mrr=d.get("max_running_requests"),
                            steps=d.get("speculative_num_steps"), topk=d.get("speculative_eagle_topk"),
@@ -382,7 +387,7 @@ def fuzz(opts) -> int:
             print(f"{word} {case.line(opts.seed)}\n         {detail}")
     print(f"fuzz N={len(cases)} seed={opts.seed}: {agree} agree, {disagree} disagree "
           f"({without} of them refused by SGLang without speculation too; {unjudged} not judged: "
-          f"SGLang's own backend code, where the tuner keeps chains)")
+          f"SGLang's own backend code, where the tuner keeps chains, or a study the tuner refuses on purpose)")
     same, differ = fuzz_exports(opts, sglang_fuzz)
     disagree += differ
     return 1 if disagree else 0

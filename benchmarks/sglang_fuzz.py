@@ -4,13 +4,15 @@ nobody wrote.
 Each case draws a model (:data:`sglang_agreement.MATRIX_MODELS` and :data:`VARIANTS`, config.json
 shapes nobody listed there), a draft (the Llama-style EAGLE-3 head, or the target itself), a GPU of
 ``MATRIX_GPUS``, a tp size (1/2/4/8), the three flags over the whole space and its edges (unset,
-steps 0, topk 1 with draft > steps + 1, draft 1 and 2, topk > draft) and the server arguments a study
-puts in ``server.args`` that SGLang 0.5.23's speculative and attention handling reads
-(``arg_groups/speculative_hook.py``, ``attention_hook.py``, ``model_override_base.py``,
-``overrides.py``: :data:`EXTRA_ARGS`).
+steps 0, topk 1 with draft > steps + 1, draft 1 and 2, topk > draft), the study's algorithm (EAGLE3, or
+EAGLE) and the server arguments a study puts in ``server.args`` that SGLang 0.5.23's speculative,
+attention, parallel and cache handling and its launch checks read (``arg_groups/speculative_hook.py``,
+``attention_hook.py``, ``model_override_base.py``, ``overrides.py``, ``parallel_hook.py``,
+``kv_cache_hook.py``, ``validation_hook.py``: :data:`EXTRA_ARGS`).
 
 The tuner's verdict (:func:`tuner_verdict`) is what a study's launch of that case meets: the
-preflight checks (``tuner.config.server_arg_checks.check_server_args`` on the extra arguments,
+preflight checks (``tuner.config.server_arg_checks.check_server_args`` on the extra arguments, the
+study's data-parallel checks of ``tuner.sglang.parallel``,
 ``tuner.engine.preflight.check_backends_start``'s ``gpu_refusal``) and ``tuner.sglang.rules.resolve``
 with the context the simulator builds (``context_from_args``; no backend given: SGLang's own,
 ``sglang_default_backend``, as ``tuner.sim.args`` fills it in). SGLang's verdict is the child's
@@ -27,12 +29,13 @@ from pathlib import Path
 
 from sglang_agreement import EAGLE3_HEAD, MATRIX_GPUS, MATRIX_MODELS, MLA_CONFIG, _GQA, MHA_CONFIG
 
-from tuner.config.server_arg_checks import check_server_args
+from tuner.config.server_arg_checks import check_server_args, pipeline_parallel_refusal, radix_cache_refusal
 from tuner.config.space import context_from_args
 from tuner.sglang.attention import (launch_gpu_refusal, sglang_decides, sglang_default_backend,
                                     sglang_default_page_size)
 from tuner.sglang.hardware import GpuArch
 from tuner.sglang.model import facts_from_config
+from tuner.sglang.parallel import data_parallel_layout, lm_head_layout
 from tuner.sglang.rules import (SpecConfig, resolve, resolve_max_running_requests, resolved_attention_backend,
                                 resolved_page_size)
 
@@ -88,6 +91,22 @@ EXTRA_ARGS = {
     "enable_mixed_chunk": (True,),
     "disable_overlap_schedule": (True,),
     "kv_cache_dtype": ("auto", "fp8_e4m3", "bf16"),
+    # parallelism, caches and modes that SGLang's parallel, cache and launch checks read
+    # (parallel_hook.py, hicache_hook.py, pd_disaggregation_hook.py, moe_hook.py, and
+    # validation_hook.py's check_server_args, which SGLang's launch runs after resolve_once)
+    "pp_size": (2,),
+    "nnodes": (2, 3),
+    "chunked_prefill_size": (-1, 1000, 2048, 8192),
+    "attn_dp_size": (2, 4),
+    "dp_size": (2,),
+    "enable_dp_attention": (True,),
+    "ep_size": (2, 4),
+    "moe_a2a_backend": ("none", "deepep"),
+    "speculative_moe_runner_backend": ("triton", "deep_gemm"),
+    "enable_torch_compile": (True,),
+    "disable_radix_cache": (True,),
+    "enable_hierarchical_cache": (True,),
+    "disaggregation_mode": ("prefill", "decode"),
 }
 #: the split backends (prefill and decode apart), drawn as a pair
 _SPLITS = (("fa3", "flashinfer"), ("flashinfer", "triton"), ("triton", "trtllm_mha"), ("fa3", "trtllm_mla"),
@@ -110,11 +129,12 @@ class Case:
     tp: int
     spec: SpecConfig
     args: dict = field(default_factory=dict)
+    algorithm: str = "EAGLE3"  #: the study's speculative algorithm (``tuner.config.space``: EAGLE3 or EAGLE)
 
     def line(self, seed: int) -> str:
         """A reproducible line: the seed and index re-draw it; the rest reads it."""
         return (f"--seed {seed} --fuzz-case {self.index}: model={self.model!r} draft={self.draft} "
-                f"gpu={self.gpu} tp={self.tp} {self.spec.label()} "
+                f"gpu={self.gpu} tp={self.tp} {self.algorithm} {self.spec.label()} "
                 f"args={json.dumps(self.args, sort_keys=True)}")
 
 
@@ -135,7 +155,8 @@ def draw(rng: random.Random, index: int) -> Case:
     if "attention_backend" not in args and rng.random() < 0.08:
         args["prefill_attention_backend"], args["decode_attention_backend"] = rng.choice(_SPLITS)
     return Case(index, model, "self" if rng.random() < 0.15 else "head", rng.choice(MATRIX_GPUS),
-                rng.choice((1, 1, 2, 4, 8)), SpecConfig(steps, topk, draft), args)
+                rng.choice((1, 1, 2, 4, 8)), SpecConfig(steps, topk, draft), args,
+                "EAGLE" if rng.random() < 0.2 else "EAGLE3")
 
 
 def draw_cases(n: int, seed: int) -> list[Case]:
@@ -146,10 +167,11 @@ def draw_cases(n: int, seed: int) -> list[Case]:
 def argv(case: Case, model_dir: str, head_dir: str, speculative: bool = True) -> list[str]:
     """SGLang's command line for ``case`` (a CPU run's fixed flags as the matrix's); ``speculative``
     False: the study's baseline, without any speculative flag."""
-    out = ["--model-path", model_dir, "--skip-tokenizer-init", "--tp-size", str(case.tp), "--device", "cuda",
-           "--chunked-prefill-size", "4096"]
+    out = ["--model-path", model_dir, "--skip-tokenizer-init", "--tp-size", str(case.tp), "--device", "cuda"]
+    if "chunked_prefill_size" not in case.args:
+        out += ["--chunked-prefill-size", "4096"]
     if speculative:
-        out += ["--speculative-algorithm", "EAGLE3",
+        out += ["--speculative-algorithm", case.algorithm,
                 "--speculative-draft-model-path", model_dir if case.draft == "self" else head_dir]
         for name, value in case.spec.server_args().items():
             out += ["--" + name.replace("_", "-"), str(value)]
@@ -167,7 +189,11 @@ def tuner_verdict(case: Case) -> dict:
     """What the tuner says SGLang does with ``case`` at launch: ``{"ok": False, "exception": cls}``,
     or ``{"ok": True, ...}`` with the values it expects SGLang to resolve (None: not known)."""
     try:
-        check_server_args(dict(case.args), "server.args")
+        # pipeline parallelism and the hierarchical cache without a radix cache are refused when the
+        # study file loads too, but SGLang says so late (kv_cache_hook.py after the speculative hook, then
+        # validation_hook.py after argument handling): their classes, in SGLang's order, below
+        check_server_args({k: v for k, v in case.args.items()
+                           if k not in ("pp_size", "enable_hierarchical_cache")}, "server.args")
     except ValueError as exc:
         return {"ok": False, "exception": "SystemExit", "why": str(exc)[:120]}
     cfg = FUZZ_MODELS[case.model]
@@ -187,7 +213,7 @@ def tuner_verdict(case: Case) -> dict:
         args["page_size"] = sglang_default_page_size(target, gpu, topk, page)
     if target.dsa:
         args["page_size"] = 64  # deepseek_v2.py, as tuner.engine.facts.space_for sets it
-    ctx = replace(context_from_args("EAGLE3", args, target.attention, draft.attention, target.architecture),
+    ctx = replace(context_from_args(case.algorithm, args, target.attention, draft.attention, target.architecture),
                   gpu=gpu)
     res = resolve(case.spec, ctx)
     early = res.violation is not None and res.violation.rule in ("model-backend", "mamba-cache", "flex-attention-spec")
@@ -201,8 +227,22 @@ def tuner_verdict(case: Case) -> dict:
     refusal = launch_gpu_refusal(resolved_attention_backend(ctx), *ctx.backends(), gpu, target.attention)
     if refusal is not None:
         return {"ok": False, "exception": refusal.partition(":")[0], "why": f"{refusal[:40]} on {case.gpu}"}
+    # the study's data-parallel checks (tuner.config.study.data_parallel_problem), refused when the study
+    # file loads; SGLang's parallel_hook.py and overrides.py, after the attention hook, before the
+    # speculative one
+    layout = data_parallel_layout(case.args, case.tp)
+    error = layout.error or lm_head_layout(case.args, layout, case.tp)[1]
+    if error is not None:
+        return {"ok": False, "exception": error.partition(":")[0], "why": error[:120]}
     if res.violation is not None and res.violation.at_launch:
         return {"ok": False, "exception": res.violation.sglang_exception, "why": res.violation.rule}
+    if radix_cache_refusal(case.args) is not None:  # kv_cache_hook.py, after the speculative hook
+        return {"ok": False, "exception": "ValueError", "why": "hierarchical cache without a radix cache"}
+    if pipeline_parallel_refusal(case.args) is not None:  # validation_hook.py, after resolve_once
+        if case.algorithm == "EAGLE" and case.args.get("disaggregation_mode") == "prefill":
+            # SGLang runs it; the tuner refuses it all the same: a prefill node alone answers no benchmark
+            return {"ok": None, "why": "the tuner refuses pipeline parallelism; SGLang runs EAGLE on a prefill node"}
+        return {"ok": False, "exception": "AssertionError", "why": "pipeline parallelism with speculation"}
     eff = res.effective
     return {"ok": True, "steps": eff.num_steps, "topk": eff.eagle_topk, "draft": eff.num_draft_tokens,
             "backend": None if decides else resolved_attention_backend(ctx),
