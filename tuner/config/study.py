@@ -523,6 +523,29 @@ class ServerSettings(StrictModel):
         return self
 
     @model_validator(mode="after")
+    def _launch_checks_pass(self):
+        # SGLang 0.5.23's check_server_args (arg_groups/validation_hook.py), run after the arguments are
+        # resolved and before anything loads, at every launch, the baseline's too: nodes that do not
+        # divide tp_size x pp_size, DP replicas across nodes, a chunked_prefill_size no multiple of a
+        # page_size given beside it (a page size the backend decides is the launch check's to say).
+        # QA (qa194): nnodes 3 at tp_size 8, chunked_prefill_size 1000 with page_size 16, were created.
+        from ..sglang.parallel import launch_check_refusal
+
+        extra = extra_args_given(self.extra_args)
+        given = {**self.args, **extra}
+        names = ("nnodes", "pp_size", "dp_size", "chunked_prefill_size", "page_size")
+        try:
+            refused = launch_check_refusal({k: given.get(k) for k in names + ("disaggregation_mode",)},
+                                           self.tp_size, None)
+        except (TypeError, ValueError):
+            return self  # not numbers: their own check says so
+        if refused is not None:
+            keys = ", ".join(n for n in names if given.get(n) is not None)
+            raise ValueError(f"{_where(extra, names)}: {keys}: SGLang 0.5.23 refuses every launch before loading "
+                             f"({refused}; ServerArgs.check_server_args) with tp_size {self.tp_size}; fix them")
+        return self
+
+    @model_validator(mode="after")
     def _extra_args_counts_sglang_takes(self):
         # the checks server.args gets for these (server_arg_checks.py), on what extra_args sets: QA,
         # --max-running-requests 0 there was created and served one request at a time (no pin: the study
