@@ -87,6 +87,8 @@ def test_a_reply_streamed_token_by_token_keeps_its_gaps():
         records = _sweep(srv.url, "generate")
     for r in records:
         assert r.ok and not r.gaps_unseen, r
-        assert len(r.itl_s) == N - 1 and min(r.itl_s) >= 0.015 and r.tpot_s >= 0.015, r
+        # each gap as read: a line read late makes the next gap shorter, so the gaps are judged whole
+        # (the server sleeps 20 ms between tokens) and each far above the microseconds of lines already in
+        assert len(r.itl_s) == N - 1 and min(r.itl_s) > 0.002 and r.tpot_s >= 0.019, r
     res = SuiteResult(suite={"name": "t"}, records=records, complete=True)
     assert res.goodput(1, {"tpot": 1.0})["good"] == 0
