@@ -156,3 +156,26 @@ def test_picks_go_to_settings_with_an_interval():
                                 {}, None, {"single_speedup": {0: 1.5, 1: 1.52, 2: 1.49}})
     picks, _ = decide_picks([lucky, steady], ["single_speedup"])
     assert picks["single"] is steady and picks["knee"] is steady
+
+
+def test_status_of_a_confirmation_that_decided_no_pick_says_so(tmp_path, monkeypatch):
+    """A study whose only confirmation measured no setting in two rounds: `status` said `picks  (`,
+    an empty list (QA, qa192); it says there is none and why."""
+    from tuner.engine.model_backend import ModelBackend
+
+    (tmp_path / "node.json").write_text(json.dumps(TABLE))
+    path = tmp_path / "s.yaml"
+    path.write_text(STUDY)
+    assert CliRunner().invoke(cli, ["study", "run", str(path)]).exit_code == 0
+    launched = []
+
+    def first_round_fails(self, spec):
+        launched.append(spec)
+        return ("hung", "stopped answering") if spec is not None and launched.count(spec) == 1 else None
+
+    monkeypatch.setattr(ModelBackend, "launch_failure", first_round_fails)
+    assert CliRunner().invoke(cli, ["study", "confirm", str(path), "--repeats", "2"]).exit_code == 1
+    r = CliRunner().invoke(cli, ["study", "status", str(path)])
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if ln.startswith("confirmed:"))
+    assert "picks none (no setting measured in two rounds with the baseline)" in line, line

@@ -542,6 +542,8 @@ def print_status(data: dict) -> None:
             f"bench.lossless.min_share ({(bench.get('lossless') or {}).get('min_share', 0.9):.0%})")
     conf = data.get("confirmation")
     if conf:
-        picks = ", ".join(f"{k} -> trial {v}" for k, v in conf["picks"].items())
+        # none: no setting was measured in two rounds with the baseline (QA, qa192: "picks  (" printed empty)
+        picks = ", ".join(f"{k} -> trial {v}" for k, v in conf["picks"].items()) or \
+            "none (no setting measured in two rounds with the baseline)"
         say(f"confirmed: run {conf['run']}, {counted(conf['rounds'], 'round')}; picks {picks} "
             "(`tuner study confirm` shows the intervals)")
