@@ -29,9 +29,11 @@ import os
 import re
 from typing import Mapping
 
+from ..config.study import STORAGE_ENV_VAR
+
 #: Inherited variables that hold the storage's credentials (the tuner's, libpq's: its documented
 #: environment variables, "Environment Variables" in PostgreSQL's libpq manual).
-CREDENTIAL_VARS = frozenset({"TUNER_STORAGE", "PGPASSWORD", "PGSSLPASSWORD"})
+CREDENTIAL_VARS = frozenset({STORAGE_ENV_VAR, "PGPASSWORD", "PGSSLPASSWORD"})
 #: A database URL with a password (SQLAlchemy's dialect[+driver]://user:password@...), as a value.
 _DB_URL_WITH_PASSWORD = re.compile(
     r"^\s*(postgres|postgresql|mysql|mariadb|oracle|mssql|cockroachdb)(\+\w+)?://[^/@\s]*:[^@\s]*@", re.I)
