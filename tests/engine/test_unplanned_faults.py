@@ -21,6 +21,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+from click.testing import CliRunner
 from support.faults import fault_env, wait_for
 from support.processes import finish
 from support.zygote import TUNER_CLI
@@ -101,10 +102,9 @@ def pause_during_single_requests(proc: subprocess.Popen, log: Path, seconds: flo
     return out
 
 
-@pytest.mark.parametrize("api", ["generate", "openai"])
-def test_tuner_paused_during_the_baseline_single_requests_measures_the_baseline_again(tmp_path, api):
-    """``openai``: SGLang's OpenAI answers carry no e2e_latency, so the whole wall latency may be the
-    pause (QA: the baseline read 17.7 instead of 26.2 tok/s, a single speedup 3.38 kept)."""
+def paused_baseline_run(tmp_path: Path, api: str) -> Path:
+    """A `tuner study run` (a real ``python -m tuner``) paused during its baseline's single requests,
+    and its checks: that baseline measured again, the run gone on. Its study file (the study run)."""
     study = write_study(tmp_path, api=api)
     log = tmp_path / "work" / "baseline" / "server.log"
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
@@ -130,6 +130,13 @@ def test_tuner_paused_during_the_baseline_single_requests_measures_the_baseline_
     # nothing left running
     assert not list((tmp_path / "work" / "servers").glob("*.json"))
     assert log.read_text().count("# tuner: stopped") == 2
+    return study
+
+
+def test_tuner_paused_during_the_openai_baseline_single_requests_measures_the_baseline_again(tmp_path):
+    """SGLang's OpenAI answers carry no e2e_latency, so the whole wall latency may be the pause (QA:
+    the baseline read 17.7 instead of 26.2 tok/s, a single speedup 3.38 kept)."""
+    paused_baseline_run(tmp_path, "openai")
 
 
 def test_an_answer_that_waited_outside_the_servers_clock_fails_the_measurement(tmp_path):
@@ -212,15 +219,16 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
     traceback, UpdateFinishedTrialError from the pruning judge's write to the finished trial)."""
     from sqlalchemy.pool import NullPool
 
+    from tuner.cli import cli
     from tuner.engine.storage import driver_url
 
     study = tmp_path / "takeover.yaml"
     study.write_text(TAKEOVER.format(space=ROOT / "search_spaces" / "eagle3.yaml"))
     env = fault_env(TUNER_STORAGE=pg_url, TUNER_STALL_S="5")
     tuner = [sys.executable, "-m", "tuner"]
-    created = subprocess.run([*tuner, "study", "create", str(study)], env=env, cwd=tmp_path,
-                             capture_output=True, text=True, timeout=120)
-    assert created.returncode == 0, created.stderr
+    # in-process: creating the study is the setup, not under test (a subprocess cost an import)
+    created = CliRunner().invoke(cli, ["study", "create", str(study)], env={"TUNER_STORAGE": pg_url})
+    assert created.exit_code == 0, created.output
     a_log, b_log = tmp_path / "a.log", tmp_path / "b.log"
     with open(a_log, "w") as out:
         a = subprocess.Popen(other_node([*tuner, "study", "run", "--study", "takeover", "--workdir", "wa"]),
@@ -366,15 +374,17 @@ def test_a_fixed_port_taken_while_the_server_starts_stops_the_run_with_one_line(
 
 # -- the tuner paused during `tuner study confirm` -------------------------------------------------------
 
-def test_tuner_paused_during_a_confirmation_measures_that_repeat_again(tmp_path, cli_zygote):
-    """`tuner study confirm` had no stall watch: a pause of any length during a repeat was counted in
-    its figures and in its round's paired speedups (or, caught by the answers' wait, blamed on the
-    server as ``bad_response``, the round lost)."""
-    study = write_study(tmp_path)
+# the paused run and the paused confirmation had the suite's 300 s (pyproject) each as two tests: still so
+@pytest.mark.timeout(600)
+def test_tuner_paused_during_the_baseline_then_during_a_confirmation_measures_each_again(tmp_path):
+    """The tuner paused during the baseline's single requests (``generate``) measures that baseline
+    again (:func:`paused_baseline_run`); and `tuner study confirm` of that study, paused during a
+    repeat, measures that repeat again. Confirm had no stall watch: a pause of any length during a
+    repeat was counted in its figures and in its round's paired speedups (or, caught by the answers'
+    wait, blamed on the server as ``bad_response``, the round lost). One test: the paused run is the
+    confirmation's study, which cost a whole run of its own."""
+    study = paused_baseline_run(tmp_path, "generate")
     storage = f"sqlite:///{tmp_path / 'paused.db'}"
-    first = cli_zygote.run(TUNER_CLI, ["study", "run", str(study)], env=dict(os.environ), cwd=tmp_path,
-                           timeout=300)
-    assert first.returncode == 0, first.stdout + first.stderr
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     env.pop("TUNER_STALL_S", None)
     confirm = subprocess.Popen([sys.executable, "-m", "tuner", "study", "confirm", str(study), "--picks", "0",
