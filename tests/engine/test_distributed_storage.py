@@ -12,7 +12,9 @@ import time
 from pathlib import Path
 from urllib.parse import urlsplit
 
+import pytest
 from support.pg import database_text
+from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -197,22 +199,33 @@ def test_three_model_workers_share_one_budget(pg_url, tmp_path):
     close(study._storage)
 
 
-def test_password_is_never_printed_nor_stored(pg_url, tmp_path):
+@pytest.fixture(scope="module")
+def tuner_zygote(tmp_path_factory):
+    """`tuner` commands as processes of their own, each forked from one interpreter that imported the
+    CLI once (support/zygote.py): nine of them cost nine imports (about a CPU second each) before.
+    Its environment is :func:`env_with`'s (what a module reads at import), less the storage URL,
+    which each run gets."""
+    env = {k: v for k, v in env_with("").items() if k not in ("TUNER_TEST_KILL_AT", "TUNER_STORAGE")}
+    z = start_zygote(CLI_PRELOAD, env, tmp_path_factory.mktemp("tuner-zygote"))
+    yield z
+    z.close()
+
+
+def test_password_is_never_printed_nor_stored(pg_url, tmp_path, tuner_zygote):
     password = urlsplit(pg_url).password
     assert password and len(password) >= 8
     study = write_study(tmp_path, budget=3)
     env = env_with(pg_url)
-    tuner = [sys.executable, "-m", "tuner"]
     ok = [
-        [*tuner, "study", "create", str(study)],               # the file says storage: ${TUNER_STORAGE}
-        [*tuner, "study", "create", str(study), "--storage", "${TUNER_STORAGE}"],
-        [*tuner, "study", "run", "--study", "dist", "--dry-run"],
-        [*tuner, "study", "status", "dist"],
-        [*tuner, "study", "status", "--study", "dist", "--json"],
+        ["study", "create", str(study)],               # the file says storage: ${TUNER_STORAGE}
+        ["study", "create", str(study), "--storage", "${TUNER_STORAGE}"],
+        ["study", "run", "--study", "dist", "--dry-run"],
+        ["study", "status", "dist"],
+        ["study", "status", "--study", "dist", "--json"],
     ]
     outputs, stdouts = [], []
     for argv in ok:
-        r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        r = tuner_zygote.run(TUNER_CLI, argv, env=env, cwd=tmp_path, timeout=120)
         assert r.returncode == 0, (argv, r.stderr)
         outputs.append(r.stdout + r.stderr)
         stdouts.append(r.stdout)
@@ -224,18 +237,18 @@ def test_password_is_never_printed_nor_stored(pg_url, tmp_path):
     wrong = "Wr0ngSecret4242"
     bad = [
         # wrong password, in the URL on the command line
-        ([*tuner, "study", "status", "dist", "--storage",
+        (["study", "status", "dist", "--storage",
           pg_url.replace(f":{password}@", f":{wrong}@")], wrong),
         # right password, nothing listening on that port
-        ([*tuner, "study", "status", "dist", "--storage",
+        (["study", "status", "dist", "--storage",
           pg_url.replace(f"@{parts.hostname}:{parts.port}", f"@{parts.hostname}:1")], password),
         # right password, a database that does not exist
-        ([*tuner, "study", "status", "dist", "--storage", pg_url.rsplit("/", 1)[0] + "/no_such_db"], password),
+        (["study", "status", "dist", "--storage", pg_url.rsplit("/", 1)[0] + "/no_such_db"], password),
         # right server, a study that does not exist
-        ([*tuner, "study", "status", "nosuchstudy"], password),
+        (["study", "status", "nosuchstudy"], password),
     ]
     for argv, secret in bad:
-        r = subprocess.run(argv, capture_output=True, text=True, env=env, cwd=tmp_path, timeout=120)
+        r = tuner_zygote.run(TUNER_CLI, argv, env=env, cwd=tmp_path, timeout=120)
         assert r.returncode != 0, argv
         text = r.stdout + r.stderr
         assert "Traceback" not in text, text
