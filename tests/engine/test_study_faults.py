@@ -1,7 +1,8 @@
 """A study against a server that lies, freezes or wedges: every such trial fails with its class, the
 run goes on to the next, and no wrong number is kept (not on the front, not exported).
 
-Real processes throughout: `tuner study run` as a subprocess, the stand-in server
+Real processes throughout: `tuner study run` as a process of its own (forked from an interpreter
+that imported tuner once, tests/support/zygote.py: a second of imports saved each), the stand-in server
 (tests/support/standin_server.py) launched by it in place of the simulator, on free ports of
 127.0.0.1, frozen with a real SIGSTOP; real SQLite storage. Each trial's setting picks how its server
 misbehaves (``server.env: STANDIN_MODES``)."""
@@ -9,8 +10,7 @@ misbehaves (``server.env: STANDIN_MODES``)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import optuna
@@ -18,6 +18,8 @@ import pytest
 from support.cli_in_process import tuner_here
 from support.processes import gone
 from support.standin import standin_python
+from support.zygote import TUNER_CLI
+from support.zygote import cli_zygote as zygote_of_the_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -111,16 +113,23 @@ def write_study(tmp_path: Path, faults: dict, modes: str | None = None) -> Path:
     return p
 
 
-def tuner(*args, cwd):
-    return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True, timeout=600,
-                          cwd=cwd)
+@pytest.fixture(scope="module")
+def cli_zygote(tmp_path_factory):
+    """`tuner` commands forked from one interpreter that imported the CLI once (support/zygote.py):
+    each a process of its own, as ``python -m tuner`` is (its own exit status, stderr, servers)."""
+    yield from zygote_of_the_cli(tmp_path_factory)
+
+
+def tuner(zygote, *args, cwd):
+    env = {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
+    return zygote.run(TUNER_CLI, list(args), env=env, cwd=cwd, timeout=600)
 
 
 @pytest.mark.parametrize("part", PARTS)
-def test_lying_frozen_and_wedged_servers_fail_their_trials_and_the_run_goes_on(tmp_path, part):
+def test_lying_frozen_and_wedged_servers_fail_their_trials_and_the_run_goes_on(tmp_path, part, cli_zygote):
     faults = {key: FAULTS[key] for key in ("1-1-2", *PARTS[part])}
     study = write_study(tmp_path, faults)
-    run = tuner("study", "run", str(study), cwd=tmp_path)
+    run = tuner(cli_zygote, "study", "run", str(study), cwd=tmp_path)
     out = run.stdout + run.stderr
     assert run.returncode == 0 and "Traceback" not in out, out
     assert "each trial may take up to" in out  # the derived deadline is announced
@@ -167,9 +176,9 @@ def test_lying_frozen_and_wedged_servers_fail_their_trials_and_the_run_goes_on(t
 
 @pytest.mark.parametrize("mode, cls", [("freeze", "hung"), ("baseline_spec", "args_mismatch"),
                                        ("no_server_info", "args_unverified")])
-def test_a_baseline_that_cannot_be_trusted_stops_the_run_with_one_line(tmp_path, mode, cls):
+def test_a_baseline_that_cannot_be_trusted_stops_the_run_with_one_line(tmp_path, mode, cls, cli_zygote):
     study = write_study(tmp_path, {"1-1-2": (None, None)}, modes=f"baseline={mode}")
-    run = tuner("study", "run", str(study), cwd=tmp_path)
+    run = tuner(cli_zygote, "study", "run", str(study), cwd=tmp_path)
     assert run.returncode == 1, run.stdout + run.stderr
     errors = [ln for ln in run.stderr.splitlines() if ln.strip()]
     assert len(errors) == 1 and errors[0].startswith(f"error: the autoregressive baseline failed ({cls})"), run.stderr
