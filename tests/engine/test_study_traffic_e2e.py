@@ -1,16 +1,18 @@
-"""Whole studies on the simulated server, as a user runs them (`tuner study run` in a subprocess,
-real processes, real HTTP): a JSONL dataset and a ShareGPT file, through /generate and through
-chat, with latency SLOs and the lossless check; then `tuner study confirm` and status."""
+"""Whole studies on the simulated server, as a user runs them (`tuner study run` a process of its own,
+forked from an interpreter that imported tuner once, tests/support/zygote.py; real processes, real
+HTTP): a JSONL dataset and a ShareGPT file, through /generate and through chat, with latency SLOs and
+the lossless check; then `tuner study confirm` and status."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
+import os
 from pathlib import Path
 
 import pytest
 from support.cli_in_process import tuner_here
+from support.zygote import TUNER_CLI
+from support.zygote import cli_zygote as zygote_of_the_cli
 
 from tuner.config.study import load_study
 from tuner.engine.baseline import find_baseline
@@ -55,8 +57,16 @@ budget: {{n_trials: 1}}
 """
 
 
-def tuner(*args, timeout=300):
-    return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True, timeout=timeout)
+@pytest.fixture(scope="module")
+def cli_zygote(tmp_path_factory):
+    """`tuner` commands forked from one interpreter that imported the CLI once (support/zygote.py):
+    each a process of its own, as ``python -m tuner`` is, its servers real simulator processes."""
+    yield from zygote_of_the_cli(tmp_path_factory)
+
+
+def tuner(zygote, *args, cwd, timeout=300):
+    env = {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
+    return zygote.run(TUNER_CLI, list(args), env=env, cwd=cwd, timeout=timeout)
 
 
 @pytest.mark.parametrize("dataset, api, stream", [
@@ -65,13 +75,13 @@ def tuner(*args, timeout=300):
     ("sharegpt-mini.json", "generate", True),
     ("sharegpt-mini.json", "chat", False),
 ])
-def test_dataset_studies_through_generate_and_chat(tmp_path, dataset, api, stream):
+def test_dataset_studies_through_generate_and_chat(tmp_path, dataset, api, stream, cli_zygote):
     name = f"traffic-{api}-{Path(dataset).stem}"
     path = tmp_path / f"{name}.yaml"
     path.write_text(STUDY.format(name=name, space=ROOT / "search_spaces" / "eagle3.yaml", api=api,
                                  stream=str(stream).lower(), dataset=DATASETS / dataset,
                                  ttft=", ttft_p99_ms: 600000" if stream else ""))
-    r = tuner("study", "run", str(path))
+    r = tuner(cli_zygote, "study", "run", str(path), cwd=tmp_path)
     assert r.returncode == 0, r.stderr[-2000:]
     config = load_study(path)
     study = open_study(config.name, config.storage)
@@ -101,7 +111,8 @@ def test_dataset_studies_through_generate_and_chat(tmp_path, dataset, api, strea
     assert "100%" in status.stdout  # the lossless column
 
     if (dataset, api) == ("sharegpt-mini.json", "chat"):
-        r = tuner("study", "confirm", str(path), "--picks", "throughput", "--repeats", "2", "--near", "0")
+        r = tuner(cli_zygote, "study", "confirm", str(path), "--picks", "throughput", "--repeats", "2", "--near", "0",
+                  cwd=tmp_path)
         assert r.returncode == 0, r.stderr[-2000:]
         assert "confirmation" in r.stdout and "throughput: trial" in r.stdout
         out = tmp_path / "best.yaml"
