@@ -3,15 +3,24 @@
 PostgreSQL, and a NaN on PostgreSQL (which keeps it as NaN; SQLite's NULL is test_unreadable_trials_at_run).
 QA (qa125): with +inf the structured sampler took it for a reading and the run ended in scikit-learn's
 ``ValueError: Input y contains NaN``; a NaN on PostgreSQL stayed a COMPLETE trial every run read on,
-where SQLite's run failed it. tuner/engine/unreadable_trials.py."""
+where SQLite's run failed it. tuner/engine/unreadable_trials.py.
+
+The study of four measured trials the first cases start from is measured once per module and storage
+kind and copied into each test (the SQLite file; a PostgreSQL database made with it as its template):
+each test then edits and runs its own copy, as if it had measured it itself."""
 
 from __future__ import annotations
 
+import shutil
+import uuid
+
 import optuna
+import pytest
 import sqlalchemy as sa
 from click.testing import CliRunner
 from optuna.trial import TrialState
 from support.model_study import model_study_yaml
+from support.pg import database_url
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -39,10 +48,99 @@ def _store(storage: str, number: int, value: str, value_type: str) -> None:
     assert changed == 1
 
 
+def _study_yaml(storage: str) -> str:
+    """Study ``bad``: the performance model (noise 0.02, seed 5), a budget of six trials."""
+    return model_study_yaml("bad", storage, 6, noise=0.02, seed=5)
+
+
+def _admin(server: str) -> sa.engine.Engine:
+    return sa.create_engine(driver_url(server), isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
+
+
+@pytest.fixture(scope="module")
+def _four_measured(tmp_path_factory, request):
+    """``source(kind)``: the storage URL of study ``bad`` with four trials measured (``--n-trials 4``
+    of its six), on ``kind`` (sqlite, postgresql); each measured at its first use in this module."""
+    made: dict[str, str] = {}
+
+    def source(kind: str) -> str:
+        if kind not in made:
+            folder = tmp_path_factory.mktemp(f"four-measured-{kind}")
+            if kind == "sqlite":
+                storage = f"sqlite:///{folder / 'bad.db'}"
+            else:
+                server = request.getfixturevalue("pg_server")
+                name = "tuner_test_four_" + uuid.uuid4().hex[:12]
+                engine = _admin(server)
+                try:
+                    with engine.connect() as conn:
+                        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
+                finally:
+                    engine.dispose()
+                storage = database_url(server, name)
+                request.addfinalizer(lambda: _drop(server, name))  # dropped even if the run fails
+            path = folder / "bad.yaml"
+            path.write_text(_study_yaml(storage))
+            _run(path, "--n-trials", "4")
+            if kind != "sqlite":
+                _close_sessions(request.getfixturevalue("pg_server"), storage.rsplit("/", 1)[1])
+            made[kind] = storage  # only once measured: a failed run is measured again, never copied
+        return made[kind]
+
+    return source
+
+
+def _close_sessions(server: str, name: str) -> None:
+    """End the sessions still open on database ``name``: a template must have none. They are this
+    process's: the in-process run's Optuna storage keeps its pool (an engine never disposed, as a
+    `tuner` process's ends with it), idle, and nothing opens that database again but as a template."""
+    engine = _admin(server)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                                 "WHERE datname = :name AND pid <> pg_backend_pid()"), {"name": name})
+    finally:
+        engine.dispose()
+
+
+def _drop(server: str, name: str) -> None:
+    engine = _admin(server)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
+    finally:
+        engine.dispose()
+
+
+@pytest.fixture
+def four_measured(request, tmp_path, _four_measured):
+    """A copy of :func:`_four_measured`'s study on ``request.param`` (sqlite, postgresql), the
+    test's own: the SQLite file copied into ``tmp_path``; a new database with the measured one as
+    its template (dropped after the test)."""
+    source = _four_measured(request.param)
+    if request.param == "sqlite":
+        shutil.copyfile(source.removeprefix("sqlite:///"), tmp_path / "bad.db")
+        yield f"sqlite:///{tmp_path / 'bad.db'}"
+        return
+    server = request.getfixturevalue("pg_server")
+    name = "tuner_test_" + uuid.uuid4().hex[:12]
+    template = source.rsplit("/", 1)[1]
+    engine = _admin(server)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
+    finally:
+        engine.dispose()
+    try:
+        yield database_url(server, name)
+    finally:
+        _drop(server, name)
+
+
 def _bad_value_failed_and_run_goes_on(tmp_path, storage: str, value: str, value_type: str, kept: str) -> None:
+    """``storage``: study ``bad`` with four trials measured (:func:`four_measured`)."""
     path = tmp_path / "bad.yaml"
-    path.write_text(model_study_yaml("bad", storage, 6, noise=0.02, seed=5))
-    _run(path, "--n-trials", "4")
+    path.write_text(_study_yaml(storage))
     before = optuna.load_study(study_name="bad", storage=driver_url(load_study(path).storage)).trials[1]
     assert before.state == TrialState.COMPLETE and before.user_attrs["status"] == "measured"
     _store(load_study(path).storage, 1, value, value_type)
@@ -63,12 +161,14 @@ def _bad_value_failed_and_run_goes_on(tmp_path, storage: str, value: str, value_
     assert "warning: trial" not in _run(path, "--add-trials", "1")
 
 
-def test_an_infinite_value_is_failed_and_the_run_goes_on(tmp_path, url):
-    _bad_value_failed_and_run_goes_on(tmp_path, url, "NULL", "INF_POS", "inf")
+@pytest.mark.parametrize("four_measured", ["sqlite", "postgresql"], indirect=True)
+def test_an_infinite_value_is_failed_and_the_run_goes_on(tmp_path, four_measured):
+    _bad_value_failed_and_run_goes_on(tmp_path, four_measured, "NULL", "INF_POS", "inf")
 
 
-def test_a_nan_on_postgresql_is_failed_as_on_sqlite(tmp_path, pg_url):
-    _bad_value_failed_and_run_goes_on(tmp_path, pg_url, "'NaN'", "FINITE", "nan")
+@pytest.mark.parametrize("four_measured", ["postgresql"], indirect=True)
+def test_a_nan_on_postgresql_is_failed_as_on_sqlite(tmp_path, four_measured):
+    _bad_value_failed_and_run_goes_on(tmp_path, four_measured, "'NaN'", "FINITE", "nan")
 
 
 def test_a_nan_baseline_on_postgresql_is_measured_again_as_status_says(tmp_path, pg_url):
