@@ -226,6 +226,13 @@ def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
     if option.action in ("store_true", "boolean_optional", "store_const"):
         if not isinstance(value, bool):  # a bare flag: given (true) or not (false)
             raise ValueError(f"{name}: expected true or false (a switch), got {_shown(value)}")
+        if option.action == "boolean_optional" and _off_form(option, flag_name(name)):
+            # argparse takes --no-enable-tf32-matmul (or a prefix of it) for enable_tf32_matmul set off;
+            # as a key with a value it was kept under the dest, value as given: no_enable_tf32_matmul:
+            # true launched (and exported) --enable-tf32-matmul, the opposite of its name (QA, qa200)
+            raise ValueError(f"{name}: is {flag_name(name)}, the off form of SGLang's switch {option.dest}; "
+                             f"a key names the switch and its value says on or off: write {option.dest}: false "
+                             f"({option.dest}: true for on)")
         return option.dest
     many = option.nargs not in (None, "?")  # "+", "*" or a count: a YAML list, each item checked
     if many and (value is None or isinstance(value, dict)):
@@ -256,6 +263,16 @@ def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
         if problem is not None:
             raise ValueError(f"{name}: {value!r}: {problem}")
     return option.dest
+
+
+def _off_form(option, flag: str) -> bool:
+    """Whether SGLang's argparse takes ``flag`` (a study's key as a flag) for the ``--no-`` form of the
+    ``--flag/--no-flag`` switch ``option`` (BooleanOptionalAction, Lib/argparse.py: it registers
+    ``--no-X`` beside each ``--X``): that flag itself, or a prefix of it alone among the switch's flags."""
+    on = [f for f in option.flags if "--no-" + f[2:] in option.flags]
+    if flag in option.flags:
+        return flag not in on
+    return not any(f.startswith(flag) for f in on)
 
 
 #: What a value of each type of SGLang's table is called in an error (``tuner.sglang.server_args``:
