@@ -229,9 +229,13 @@ def _as_held(name: str, value: Any) -> Any:
     ``'0.8'`` and ``0.8`` load alike (run on CPU with its real parser); the file then shows the value
     SGLang runs with, as the study check reads it (QA: it was exported quoted, ``'0.8'``). Kept as
     written where the number's own text would not load back (``"-0.00001"`` is ``-1e-05``, which
-    argparse reads as an option) or does not parse (a stored study from before the check)."""
+    argparse reads as an option) or does not parse (a stored study from before the check). A list's
+    items alike: the loader hands argparse ``str(item)`` for each (``_add_list_arg``; QA, qa200:
+    ``cuda_graph_bs_decode: [1, 2, "4"]`` was exported with ``- '4'`` quoted)."""
     from ..sglang.server_args import server_args_table
 
+    if isinstance(value, list):
+        return [_as_held(name, item) for item in value]
     table = server_args_table()
     option = table.option_named(name)
     if not isinstance(value, str) or option is None or option.type not in ("int", "float"):
