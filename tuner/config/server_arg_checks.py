@@ -88,7 +88,8 @@ def _dest_among(name: str, dests) -> str | None:
     return option.dest if option is not None and option.dest in dests else None
 
 
-def check_server_args(args: dict, where: str, written: dict[str, str] | None = None) -> dict:
+def check_server_args(args: dict, where: str, written: dict[str, str] | None = None,
+                      stored: bool = False) -> dict:
     """Server arguments (``server.args``, a space's ``fixed``) are SGLang's underscore names, never
     the flags the tuner itself sets, and each one SGLang 0.5.23 has, with a value of its type
     (:func:`_check_server_arg`). ``ValueError`` naming the first that is not; otherwise ``args``
@@ -98,7 +99,10 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
 
     A typo here would otherwise surface on the GPU node only, as every launch of the night failing
     with argparse's "unrecognized arguments". ``written``: the unquoted numbers as the file wrote
-    them (:func:`tuner.config.yamlfile.written_numbers`), for a text option given one.
+    them (:func:`tuner.config.yamlfile.written_numbers`), for a text option given one. ``stored``: a
+    stored study's config read back (not new input): a false SGLang's command line cannot give
+    (:func:`unset_by_false`) is kept as the study measured it, so a study created before that check
+    stays readable (export, status).
 
     One pass, each argument checked whole before the next: the first wrong one in the file's order
     ends it. Each name is looked up in SGLang's table (about a millisecond), so checking every name
@@ -121,6 +125,8 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
         if (problem := unmeasurable_problem(name, value)) is not None:
             raise ValueError(f"{problem}; remove it from {where}")
         dest = _check_server_arg(name, value, written or {})
+        if not stored and (problem := unset_by_false(dest, value)) is not None:
+            raise ValueError(f"{name}: {problem}")
         if dest in given:
             raise ValueError(f"{name} and {given[dest]} are both SGLang's {dest}; give it once")
         given[dest], out[dest] = name, value
@@ -134,6 +140,26 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
         raise ValueError(f"{given['enable_hierarchical_cache']} and {other}: {radix_cache_refusal(out)}; "
                          f"remove one of them from {where}")
     return out
+
+
+def unset_by_false(dest: str, value: Any) -> str | None:
+    """Why ``dest: false`` cannot be given to SGLang 0.5.23 as the study means it, or None. A false
+    store_true is left off the command line (and out of the export: SGLang's ``--config`` loader skips
+    it), which keeps SGLang's default; for the fields whose default is None (``ServerArgs``:
+    ``enable_multimodal``, ``enable_lora``, ...) SGLang then decides itself, not as false:
+    ``enable_multimodal`` by the model's architecture (``configs/model_config.py``), ``enable_lora`` on
+    with ``lora_paths`` (``arg_groups/lora_hook.py``). QA (qa200): ``enable_multimodal: false`` was
+    created and exported, and SGLang would run the multimodal model with it on."""
+    from ..sglang.server_args import server_args_table
+
+    table = server_args_table()
+    option = table.option(dest)
+    if value is not False or option is None or option.action != "store_true" \
+            or table.defaults().get(dest, False) is not None:
+        return None
+    return (f"false cannot be given on SGLang {table.sglang_version}'s command line: {option.flags[0]} only "
+            "turns it on, and left out it stays unset (None), which SGLang then decides itself, not as "
+            "false; leave the key out (or give true)")
 
 
 def radix_cache_refusal(args: dict) -> str | None:

@@ -193,7 +193,7 @@ class SearchSpaceConfig(StrictModel):
     @field_validator("fixed")
     @classmethod
     def _no_spec_in_fixed(cls, v: dict, info: ValidationInfo):
-        return check_server_args(v, "fixed", written_numbers(info.context, "fixed."))
+        return check_server_args(v, "fixed", written_numbers(info.context, "fixed."), stored=info.context is None)
 
     @model_validator(mode="after")
     def _something_runs(self):

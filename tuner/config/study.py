@@ -621,7 +621,9 @@ class ServerSettings(StrictModel):
             for item in value if isinstance(value, list) else [value]:
                 if isinstance(item, str) and "\0" in item:
                     raise ValueError(f"{name}: the value holds a NUL byte, which no command line can carry")
-        return check_server_args(v, "args", written_numbers(info.context, "server.args."))
+        # a stored study (no file context) is read back as it measured: a check added since keeps it readable
+        return check_server_args(v, "args", written_numbers(info.context, "server.args."),
+                                 stored=info.context is None)
 
     _seconds_only = field_validator("startup_timeout_s", "stop_grace_s", mode="before")(seconds_only)
 
