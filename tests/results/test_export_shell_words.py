@@ -56,3 +56,29 @@ def test_the_command_line_words_are_the_launch_s(tmp_path):
     assert _words_after(text, "extra_args") == EXTRA_ARGS
     assert _words_after(text, "LoRAPathAction") == ["--lora-paths", *LORA_PATHS]
     yaml.safe_load(text)  # and the file still loads
+
+
+def test_the_printed_command_is_printable_and_splits_back_into_the_launch_s_argv(tmp_path):
+    """``--print-command`` (and the JSON's ``command``) give the launch's argv as one printable line
+    bash splits back into exactly those words. QA (qa200): it was ``shlex.join``'s, which wrote a
+    value's ESC raw to the terminal (a control sequence: ``weight_version: "a\\x1bb"`` is taken by
+    the study check) and a line break as a second line; printable non-ASCII stays as it reads."""
+    data = model_study_data("printed", seed=1)
+    data["server"]["extra_args"] = EXTRA_ARGS
+    data["server"]["args"] = {"weight_version": "a\x1b[31mb", "file_storage_path": "x\ny"}
+    path = tmp_path / "printed.yaml"
+    path.write_text(yaml.safe_dump(data))
+    assert CliRunner().invoke(cli, ["study", "run", str(path)]).exit_code == 0
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "knee", "--format", "json"])
+    assert r.exit_code == 0, r.output
+    import json
+
+    exported = json.loads(r.stdout)
+    argv = exported["argv"]
+    assert "a\x1b[31mb" in argv and "x\ny" in argv
+    r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", "knee", "--print-command"])
+    assert r.exit_code == 0, r.output
+    (line,) = r.stdout.splitlines()
+    assert line.isprintable() and "代码 model" in line
+    assert _shell_split(line) == argv
+    assert _shell_split(exported["command"]) == argv

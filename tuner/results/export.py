@@ -73,9 +73,13 @@ class ServerExport:
 
     @property
     def command_line(self) -> str:
-        from ..server.command import format_command
-
-        return format_command(self.argv)
+        """The argv as one line a POSIX shell splits back into exactly these words (``--print-command``,
+        the JSON's ``command``): :func:`shlex.quote`'s, but a word holding a character that is not
+        printable (a line break, ESC, U+2028) in ANSI-C quotes, as in the header (:func:`_shell_word`):
+        printed raw, ESC reached the terminal as a control sequence and a line break split the line
+        (QA, qa200: ``weight_version: "a\\x1bb"``). Printable non-ASCII (``\\u4ee3``, the character) stays
+        as it reads."""
+        return " ".join(shlex.quote(w) if w.isprintable() else _shell_word(w) for w in self.argv)
 
     def yaml_text(self) -> str:
         """The config file: the header as comments, then the flat mapping. ASCII only: SGLang opens a
