@@ -32,7 +32,6 @@ temporary file in the target folder and renames it, only after every check has p
 from __future__ import annotations
 
 import json
-import shlex
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -74,12 +73,14 @@ class ServerExport:
     @property
     def command_line(self) -> str:
         """The argv as one line a POSIX shell splits back into exactly these words (``--print-command``,
-        the JSON's ``command``): :func:`shlex.quote`'s, but a word holding a character that is not
-        printable (a line break, ESC, U+2028) in ANSI-C quotes, as in the header (:func:`_shell_word`):
+        the JSON's ``command``), as :func:`tuner.server.command.format_command` writes it: a word that is
+        not printable (a line break, ESC, U+2028) in ANSI-C quotes, as in the header:
         printed raw, ESC reached the terminal as a control sequence and a line break split the line
         (QA, qa200: ``weight_version: "a\\x1bb"``). Printable non-ASCII (``\\u4ee3``, the character) stays
         as it reads."""
-        return " ".join(shlex.quote(w) if w.isprintable() else _shell_word(w) for w in self.argv)
+        from ..server.command import format_command
+
+        return format_command(self.argv)
 
     def yaml_text(self) -> str:
         """The config file: the header as comments, then the flat mapping. ASCII only: SGLang opens a
@@ -127,23 +128,9 @@ def shell_words(words) -> str:
     is written in ANSI-C quotes (``$'a\\nb'``, ``$'\\u4ee3'``): the header is one ASCII comment line
     (:func:`_one_line`, :func:`_ascii`), which would otherwise turn a newline into a space and ``代`` into
     the literal text ``\\u4ee3``; every other word is :func:`shlex.quote`'s."""
-    return " ".join(map(_shell_word, words))
+    from ..server.command import ansi_c_word
 
-
-def _shell_word(word: str) -> str:
-    if word.isascii() and word.isprintable():
-        return shlex.quote(word)
-    out = []
-    for ch in word:
-        if ch in "\\'":
-            out.append("\\" + ch)
-        elif " " <= ch <= "~":
-            out.append(ch)
-        elif ord(ch) < 0x80:  # a control character: \xHH (bash reads at most two hex digits)
-            out.append(f"\\x{ord(ch):02x}")
-        else:  # the character, not its bytes: \u/\U (bash's \xe9 would be the byte 0xE9)
-            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
-    return "$'" + "".join(out) + "'"
+    return " ".join(map(ansi_c_word, words))
 
 
 def dash_key(name: str) -> str:

@@ -91,8 +91,31 @@ class LaunchPlan:
 
 
 def format_command(argv: Iterable[str]) -> str:
-    """The argv as one shell-quoted line, pasteable into a shell (what ``--print`` shows)."""
-    return shlex.join(list(argv))
+    """The argv as one line a POSIX shell splits back into exactly these words (what ``--print`` and
+    ``export --print-command`` show): :func:`shlex.quote`'s, but a word holding a character that is
+    not printable (a line break, ESC, U+2028) in ANSI-C quotes (:func:`ansi_c_word`). QA (qa200):
+    ``shlex.join`` sent a value's ESC to the terminal as a control sequence, and a line break split
+    the printed command over two lines. Printable non-ASCII (``\u4ee3``, the character) stays as it reads."""
+    return " ".join(shlex.quote(w) if w.isprintable() else ansi_c_word(w) for w in argv)
+
+
+def ansi_c_word(word: str) -> str:
+    """``word`` as one shell word: :func:`shlex.quote`'s when it is printable ASCII, else bash's ANSI-C
+    quotes (``$'a\\nb'``, ``$'\\u4ee3'``), every character outside printable ASCII escaped, so the
+    line it stands in is printable ASCII (an export's header comment)."""
+    if word.isascii() and word.isprintable():
+        return shlex.quote(word)
+    out = []
+    for ch in word:
+        if ch in "\\'":
+            out.append("\\" + ch)
+        elif " " <= ch <= "~":
+            out.append(ch)
+        elif ord(ch) < 0x80:  # a control character: \xHH (bash reads at most two hex digits)
+            out.append(f"\\x{ord(ch):02x}")
+        else:  # the character, not its bytes: \u/\U (bash's \xe9 would be the byte 0xE9)
+            out.append(f"\\u{ord(ch):04x}" if ord(ch) <= 0xFFFF else f"\\U{ord(ch):08x}")
+    return "$'" + "".join(out) + "'"
 
 
 def server_url(host: str, port: int) -> str:
