@@ -31,6 +31,7 @@ from ..config.names import shown
 from ..config.wording import counted
 from ..engine.records import MEASURED, PRUNED, REUSED, UNREADABLE, UNREADABLE_ATTR, TrialRecord, counts_text
 from ..engine.stored_trials import UnbuiltTrial, stored_trials
+from ..engine.trial import ABANDONED
 from .report_data import ReportData, load_report_data
 from .status import ended_note, successors
 from .report_plots import build_charts, concurrencies, label, to_plotly, to_png
@@ -458,14 +459,30 @@ def _pruned_html(data: ReportData) -> list[str]:
 
 def failure_class(r: TrialRecord) -> str:
     """The class a failed trial is listed under (``interrupted`` for trials a dead worker left behind,
-    ``unreadable`` for those whose stored attributes cannot be trusted: why is their message)."""
-    if r.status == UNREADABLE:
-        return UNREADABLE
+    ``unreadable`` for those whose stored attributes cannot be trusted: why is their message;
+    ``abandoned`` for those that stepped back before their launch, as status names them: QA, qa199,
+    two workers' study listed its five abandoned trials as ``interrupted``, with no message, under a
+    summary counting "5 abandoned")."""
+    if r.status in (UNREADABLE, ABANDONED):
+        return r.status
     return r.failure_class or ("interrupted" if r.state == "FAIL" else "unknown")
 
 
 def _failure_message(r: TrialRecord) -> str:
+    if r.status == ABANDONED:
+        return _abandoned_note(r)
     return r.attrs.get("failure_message") or r.attrs.get("sglang_error") or r.attrs.get(UNREADABLE_ATTR) or ""
+
+
+def _abandoned_note(r: TrialRecord) -> str:
+    """Why a trial stepped back unlaunched, from what tuner.engine.trial (``TrialRunner._reuse_or_claim``,
+    ``_abandon``) stored: ``stepped_aside`` when another worker was measuring the setting the sampler
+    proposed; else the study's last launch was taken by another worker."""
+    if r.attrs.get("stepped_aside"):
+        return ("nothing launched: another worker was measuring this setting, so this trial stepped aside "
+                "and the sampler was asked again")
+    return ("nothing launched: another worker's launch took the study's last budget slot; a queued setting "
+            "went back to the queue")
 
 
 def _failures_html(data: ReportData) -> list[str]:
