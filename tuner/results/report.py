@@ -415,6 +415,11 @@ def _summary_html(data: ReportData) -> list[str]:
         out.append(f"<h3>Baseline (no speculative decoding), {html.escape(data.tps_label())}</h3>")
         out.append(_table(["single request"] + [f"C={c}" for c in cs] + ["accept length"],
                           [[b.single_tok_per_s] + [b.tok_per_s.get(c) for c in cs] + [b.accept_length]]))
+    elif data.baseline_problem:
+        # as status says it (QA, qa199: a baseline whose launch failed read "not measured yet", and its
+        # failure was nowhere on the page); the message quotes a server's log: shown, then escaped
+        out.append(f"<p class=\"missing\">The baseline: {_text(data.baseline_problem)}; the next "
+                   "<code>tuner study run</code> measures it again.</p>")
     else:
         out.append("<p class=\"missing\">The baseline has not been measured yet.</p>")
     if data.front:

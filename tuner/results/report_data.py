@@ -39,6 +39,9 @@ class ReportData:
     workload: dict | None = None  #: the suite's request statistics (tuner.bench.workload)
     baseline_attrs: dict = field(default_factory=dict)
     confirmation: Any = None  #: tuner.results.confirmed.Confirmation, when the study was confirmed
+    #: what became of the latest baseline launch when no baseline stands (it failed, or cannot be
+    #: read): :func:`tuner.engine.baseline.baseline_problem`, as status says it
+    baseline_problem: str | None = None
 
     @property
     def model_time(self) -> bool:
@@ -50,7 +53,7 @@ class ReportData:
 
 def load_report_data(study) -> ReportData:
     """Read a tuner study (see :mod:`tuner.engine.study`) into :class:`ReportData`."""
-    from ..engine.baseline import find_baseline
+    from ..engine.baseline import baseline_problem, find_baseline
     from ..engine.study import CONFIG_ATTR
     from .status import front_records
 
@@ -87,7 +90,7 @@ def load_report_data(study) -> ReportData:
     return ReportData(study.study_name, objectives, backend, time_note,
                       baseline.figures if baseline else None, records, measured, front, picks, note, failures,
                       study, config, study.user_attrs.get(WORKLOAD_ATTR), dict(baseline.attrs) if baseline else {},
-                      load_confirmation(study))
+                      load_confirmation(study), baseline_problem(study) if baseline is None else None)
 
 
 #: why each pick is marked (the definitions are tuner.results.pareto's, the ones ``tuner study export --pick`` uses)
