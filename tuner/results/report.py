@@ -98,7 +98,12 @@ def optuna_plots(data: ReportData) -> tuple[list[OptunaPlot], list[str]]:
     n = sum(1 for r in data.records if r.status in (MEASURED, REUSED) and r.feasible)
     notes: list[str] = []
     if n == 0:
-        return [], ["Optimization history and parameter importances: no measured trial yet."]
+        what = ("The Pareto front, optimization history and parameter importances" if len(data.objectives) >= 2
+                else "Optimization history and parameter importances")
+        # measured trials that all break the study's limits are measured, not missing (QA, qa199)
+        why = (f"no feasible measured trial yet (every measured trial, {measured}, is infeasible: see Traffic "
+               "and limits)" if measured else "no measured trial yet")
+        return [], [f"{what}: {why}."]
     plots = []  # history and hypervolume are the report's own charts (report_plots.history_charts)
     if n < MIN_TRIALS_FOR_IMPORTANCE:
         # feasible ones: the summary counts every measured trial ("has 1" beside "3 measured" reads wrong)

@@ -236,16 +236,21 @@ def objective_label(name: str, data: ReportData) -> str:
 
 
 def _baseline_point(name: str, base: StoredFigures | None) -> float | None:
+    """Where the baseline stands on objective ``name``; None with no baseline measured (the chart
+    drew a baseline star at (1, 1) on a study whose baseline had failed: QA, qa199)."""
     from ..engine.objectives import figure
 
-    if "speedup" in name:
-        return 1.0
-    return None if base is None else figure(name, base)
+    if base is None:
+        return None
+    return 1.0 if "speedup" in name else figure(name, base)
 
 
 def pareto_chart(data: ReportData) -> Chart | None:
-    """Objective 1 against objective 2: every feasible measurement, the front, baseline, picks."""
-    if len(data.objectives) < 2:
+    """Objective 1 against objective 2: every feasible measurement, the front, baseline, picks; None
+    with fewer than two objectives, or no front yet (no feasible measurement: the page says so, see
+    :func:`tuner.results.report.optuna_plots`; QA, qa199: a study with nothing measured, or every trial
+    failed, got an empty chart, "0 of 0 measured configs are on the front")."""
+    if len(data.objectives) < 2 or not data.front:
         return None
     x_name, y_name = data.objectives[:2]
     colors = setting_colors(data)
