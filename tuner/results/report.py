@@ -441,7 +441,28 @@ def _summary_html(data: ReportData) -> list[str]:
         out.append(f"<h3>Pareto front ({html.escape(data.tps_label())} for throughput columns)</h3>")
         out.append(_table(["trial", "steps", "topk", "draft", *data.objectives, "single tok/s",
                            *[f"tok/s C={c}" for c in cs], "accept length", "pick"], rows, "front"))
+        out += [f"<p class=\"missing\">Warning: {_text(w)}.</p>" for w in losing_picks(data)]
     out.append("</section>")
+    return out
+
+
+def losing_picks(data: ReportData) -> list[str]:
+    """The warnings ``tuner study export`` gives each pick the page marks that loses to the
+    autoregressive baseline (:func:`tuner.results.losing_pick.slower_than_baseline`: on every
+    objective, or on the one its pick maximizes), each once (QA, qa199: on a study every setting of
+    which was slower than the baseline the page marked its best ``single, throughput, knee`` with no
+    word, while ``export --pick knee`` warned "serving without speculative decoding would be faster")."""
+    from types import SimpleNamespace
+
+    from .losing_pick import slower_than_baseline
+
+    config = SimpleNamespace(objectives=data.objectives)
+    out: list[str] = []
+    for p in data.picks:
+        # judged on the confirmation's intervals where it measured the pick twice or more, as export does
+        confirmed = None if data.confirmation is None else data.confirmation.candidate(p.record.number)
+        confirmed = confirmed if confirmed is not None and confirmed.rounds >= 2 else None
+        out += [w for w in slower_than_baseline(config, p.record, p.name, confirmed) if w not in out]
     return out
 
 
