@@ -18,10 +18,24 @@ def test_the_knee_is_said_as_the_objectives_make_it(tmp_path, objectives, says, 
     "knee: the front point farthest from the line between the two extremes"."""
     data = model_study_data("k", seed=1)
     data["objectives"] = objectives
-    data["budget"] = {"n_trials": 2, "prune": False}
+    data["budget"] = {"n_trials": 4, "prune": False}  # fronts of two points or more: (3, 1, 4) and (5, 8, 32)
     (tmp_path / "k.yaml").write_text(yaml.safe_dump(data))
     assert tuner_here("study", "run", "k.yaml", cwd=tmp_path).exit_code == 0
     r = tuner_here("study", "pareto", "k.yaml", cwd=tmp_path)
     assert r.exit_code == 0, r.output
     footnote = [line for line in r.stdout.splitlines() if line.startswith("knee:")]
     assert len(footnote) == 1 and says in footnote[0] and not_said not in footnote[0], r.stdout
+
+
+def test_a_front_of_one_setting_is_not_told_of_two_extremes(tmp_path):
+    """QA (qa199): a front of one setting, two objectives, was told "knee: the front point farthest
+    from the line between the two extremes"; that setting is both extremes and the knee."""
+    data = model_study_data("one", seed=1)
+    data["budget"] = {"n_trials": 1}
+    (tmp_path / "one.yaml").write_text(yaml.safe_dump(data))
+    assert tuner_here("study", "run", "one.yaml", cwd=tmp_path).exit_code == 0
+    r = tuner_here("study", "pareto", "one.yaml", cwd=tmp_path)
+    assert r.exit_code == 0, r.output
+    assert "Pareto front of 1 of 1 feasible setting" in r.stdout, r.stdout
+    footnote = [line for line in r.stdout.splitlines() if line.startswith("knee:")]
+    assert footnote == ["knee: the front's only setting (it is every pick)"], r.stdout

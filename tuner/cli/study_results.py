@@ -188,7 +188,7 @@ def print_front(front) -> None:
                      ", ".join(r.replace("max ", "best ") for r in p.roles)))
     print_table(["trial", "steps,topk,draft", *front.objectives, "tok/s single",
                  *(f"tok/s C={c}" for c in cs), "accept", "marks"], rows)
-    say(knee_line(len(front.objectives)))
+    say(knee_line(len(front.objectives), len(front.points)))
     from ..results.traffic import baseline_slo_lines, limits_note
 
     for line in baseline_slo_lines(front.baseline):
@@ -201,12 +201,16 @@ def print_front(front) -> None:
             say(f"  trial {r.number} ({r.effective.label()}, {vals}): {limits_note(r.attrs)}")
 
 
-def knee_line(n_objectives: int) -> str:
+def knee_line(n_objectives: int, n_points: int = 2) -> str:
     """What the knee is, as the table's footnote says it: "farthest from the line between the two
     extremes" holds for two objectives only (tuner.results.pareto; QA: said of a study of one
-    objective, whose knee is its best setting, and of three, where the extremes span a plane)."""
+    objective, whose knee is its best setting, and of three, where the extremes span a plane), and
+    for a front of two points or more (QA, qa199: a front of one setting, which is both extremes,
+    was told of "the line between the two extremes")."""
     if n_objectives == 1:
         return "knee: with one objective, its best setting"
+    if n_points == 1:
+        return "knee: the front's only setting (it is every pick)"
     if n_objectives == 2:
         return ("knee: the front point farthest from the line between the two extremes "
                 "(objectives normalized over the front)")
