@@ -75,6 +75,17 @@ def study_side(study, storage_label: str) -> dict[str, Any]:
     }
 
 
+def _baseline_warning(side: str, study) -> list[str]:
+    """A warning when a study's baseline launch failed or cannot be read
+    (:func:`tuner.engine.baseline.baseline_problem`, as status says it): its baseline rows are then
+    empty (QA, qa199: a study whose baseline launch failed as oom showed empty rows, and no line said
+    why). A study not run yet says so in its trial counts, and gets none."""
+    from ..engine.baseline import baseline_problem
+
+    problem = baseline_problem(study)  # None while a baseline stands, or none ran
+    return [] if problem is None else [f"{side}'s baseline: {problem}; its baseline rows are empty"]
+
+
 def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str, Any]:
     """The comparison of studies ``a`` and ``b`` (Optuna studies made by tuner), JSON-safe."""
     sa, sb = study_side(a, storage_a), study_side(b, storage_b)
@@ -96,6 +107,8 @@ def compare_studies(a, b, storage_a: str = "", storage_b: str = "") -> dict[str,
     if args_diff:
         warnings.append(f"the servers ran with other arguments ({', '.join(args_diff)}): figures measure "
                         "different servers")
+    for side, study in (("A", a), ("B", b)):
+        warnings += _baseline_warning(side, study)
     same_objectives = sa["workload"]["objectives"] == sb["workload"]["objectives"]
     common = []
     for key in sa["_measured"].keys() & sb["_measured"].keys():
