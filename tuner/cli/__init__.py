@@ -215,6 +215,8 @@ class _TunerGroup(LazyGroup):
         except OSError as exc:
             raise self.write_failed(exc) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
+            if not _database_loaded():  # (a command's --help, click's Exit, comes here too)
+                raise
             from ..engine.storage import storage_failure_line
 
             line = storage_failure_line(exc, since=opened)
@@ -240,6 +242,13 @@ def _storages_opened() -> int:
     read without importing that module for a command that opens none."""
     storage = sys.modules.get("tuner.engine.storage")
     return len(storage.OPENED) if storage is not None else 0
+
+
+def _database_loaded() -> bool:
+    """Whether SQLAlchemy's or Optuna's errors are loaded: a storage error is an instance of one of
+    them (:func:`tuner.engine.patience.database_error`), so without them none was raised, and the
+    check, which imports Optuna, is not made (``tuner study status --help`` loaded Optuna for it)."""
+    return "sqlalchemy.exc" in sys.modules or "optuna.exceptions" in sys.modules
 
 
 def _open_closed_streams() -> None:

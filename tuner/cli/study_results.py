@@ -14,7 +14,6 @@ import click
 
 from ..config.names import shown
 from ..config.wording import counted
-from ..results.pareto import C32
 from .output import (FiniteFloat, chosen_format, fail, format_option, heading, not_empty, print_csv,
                      print_json, print_table, say)
 from .own_files import check_not_an_input
@@ -172,6 +171,8 @@ def export(target, study_name, storage, pick, min_speedup_c32, output, fmt, prin
 
 def print_front(front) -> None:
     """The front as a table for people (model time on the simulator)."""
+    from ..results.pareto import C32
+
     b = front.baseline or {}
     cs = front.concurrencies
     heading(f"study {front.study}", f": Pareto front of {len(front.points)} of "

@@ -4,12 +4,13 @@
 (:func:`tuner.engine.storage.open_storage`), :func:`transaction_settings` its ``begin`` hook (behind
 a pooler in transaction mode, the same settings for each transaction); :func:`reply_limit_s`
 bounds one attempt of a patient call (:mod:`tuner.engine.reply_watch`). Both read the patience
-when called, not at import.
+when called, not at import; and import :mod:`tuner.engine.patience` (and so Optuna) only then, so a
+command that opens no storage (``tuner study status --help``) does not load it through
+:mod:`tuner.engine.storage`.
 """
 
 from __future__ import annotations
 
-from .patience import failing_fast, patience_s
 from .reply_watch import bounded, no_reply
 
 #: How long a PostgreSQL statement of the tuner waits for a lock another session holds (seconds),
@@ -161,6 +162,8 @@ def reply_limit_s() -> float:
     reply wait is 120 s). The check of the study before the journal entry waits the same way, the
     finished measurement in memory alone meanwhile. A lock another session holds ends such a
     call at this bound too: it is not retried either way."""
+    from .patience import failing_fast
+
     if failing_fast():
         return MIN_REPLY_WAIT_S
     return statement_limit_s()
@@ -188,6 +191,8 @@ def statement_limit_s() -> float:
 def lock_wait_s() -> float:
     """How long a statement waits for a lock before the server cancels it: :data:`PG_LOCK_TIMEOUT_S`,
     at most the patience (read now)."""
+    from .patience import patience_s
+
     return min(PG_LOCK_TIMEOUT_S, patience_s())
 
 
