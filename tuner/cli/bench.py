@@ -14,20 +14,22 @@ clock cannot be (frozen or starved mid-suite: :func:`tuner.engine.verify.clock_p
 from __future__ import annotations
 
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
-from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
 
-from ..bench import BenchError, ServerDiedError, ServerLostError, SuiteResult, run_suite
 from ..config.names import shown as escaped
-from ..config.suite import load_suite
 from ..config.wording import counted
 from ..config.yamlfile import ConfigError
-from .bench_bar import GuardedProgress
-from .bench_baseline import load_baseline, other_prompt_tokens, refuse_untrue_baseline, untrue_answers
-from .bench_tables import print_result
 from .output import console, not_empty
 from .sglang_bench_flags import sglang_dataset_flag
+
+if TYPE_CHECKING:
+    from ..bench import SuiteResult
+
+# The suite's client (aiohttp, asyncio), its results and rich's progress bar are imported by the
+# functions that use them: `tuner --help` imports this module for its one-line help (click asks every
+# command of a group), and loaded aiohttp for it.
 
 
 class _ProgressBar:
@@ -35,6 +37,10 @@ class _ProgressBar:
     stops it drawing, not the suite: :class:`tuner.cli.bench_bar.GuardedProgress`)."""
 
     def __init__(self):
+        from rich.progress import BarColumn, MofNCompleteColumn, TextColumn, TimeElapsedColumn
+
+        from .bench_bar import GuardedProgress
+
         # the description holds a prompt's name (a dataset row's id): text, not rich markup (QA: a name
         # holding "[/]", or an id like "[/r/AskReddit]", ended the run in a MarkupError traceback on
         # a terminal, nothing saved; "[red]" coloured the line)
@@ -110,7 +116,11 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     Figures from the simulated server are in model time (its wall clock runs --sim-speedup
     times faster), labelled so; raw wall times stay in the --json records.
     """
+    from ..bench import BenchError, ServerDiedError, ServerLostError, run_suite
+    from ..config.suite import load_suite
     from ..engine.urls import redact, scrub
+    from .bench_baseline import load_baseline, other_prompt_tokens, refuse_untrue_baseline, untrue_answers
+    from .bench_tables import print_result
 
     # A password in --url (user:PASSWORD@host) is shown, logged and saved as *** only.
     shown = redact(url) or url
