@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 
@@ -47,10 +48,18 @@ CASES = {
     "study status --help": _STORAGE,
     "study pareto --help": _STORAGE,
     "study list --help": _STORAGE,
+    # backend model: no server is launched and no request sent (the launcher's health probe loaded aiohttp)
+    "study run model.yaml --dry-run": _HTTP - {"asyncio"},
+    "study run model.yaml": _HTTP - {"asyncio"},  # (asyncio: Optuna's tqdm imports it)
 }
+
+#: The shipped model study (the performance model alone), two trials: the run ends in seconds.
+MODEL_STUDY = (Path(__file__).resolve().parents[2] / "studies" / "model-demo.yaml").read_text().replace(
+    "n_trials: 16", "n_trials: 2")
 
 
 @pytest.mark.parametrize("command", CASES)
 def test_a_command_loads_no_library_it_does_not_use(tmp_path, command):
+    (tmp_path / "model.yaml").write_text(MODEL_STUDY)
     unused = CASES[command] & loaded(command.split(), tmp_path)
     assert not unused, f"tuner {command} imported {sorted(unused)}"

@@ -9,10 +9,7 @@ bounds connect, headers and body together.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Callable
-
-import aiohttp
 
 #: The most of a health answer read: SGLang 0.5.23 answers ``/health`` and ``/health_generate`` with an
 #: empty body (``entrypoints/http_server.py``: ``Response(status_code=200)``); a body past this is no
@@ -31,7 +28,14 @@ def answer_status(url: str, timeout_s: float, gone: Callable[[], bool] | None = 
     :data:`GONE_POLL_S` while the answer is awaited; True gives up at once (None): the server probed
     has exited, and another process that holds its port and never answers would otherwise hold the
     probe for its whole timeout (QA: 10 s before a port clash was seen, at every clash). Call from
-    synchronous code: it runs its own event loop."""
+    synchronous code: it runs its own event loop.
+
+    aiohttp and asyncio are imported here, on the first probe: the launcher imports this module, and
+    a command that launches no server (``tuner study run`` on backend model, ``--dry-run``) loaded them
+    for nothing."""
+    import asyncio
+
+    import aiohttp
 
     async def get() -> int:
         async with aiohttp.ClientSession() as session:
