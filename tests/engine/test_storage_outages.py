@@ -226,6 +226,12 @@ def test_sqlite_lock_held_past_the_busy_timeout(tmp_path):
     check_study(f"sqlite:///{db}", "lock", [workdir], 2)
 
 
+def said_read_only(out: str) -> bool:
+    """Whether the worker's output says it met an SQLite file it may not write (SQLite's words for
+    a file opened read-only, or for a write an open connection could not make)."""
+    return "readonly database" in out or "disk I/O error" in out
+
+
 def test_sqlite_file_read_only_then_writable_then_moved_away_and_back(tmp_path):
     db = tmp_path / "ro.db"
     # three: a first trial through the read-only file, a later one through the file moved away, and one
@@ -235,24 +241,29 @@ def test_sqlite_file_read_only_then_writable_then_moved_away_and_back(tmp_path):
     log = tmp_path / "run.log"
     proc = start_worker(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path, log)
     try:
-        # Each fault lasts 3 s: three of the worker's 1 s heartbeats, each a write that meets it, and
-        # the worker's tries (0.5, 1, 2 s apart) find the file back at 3.5 s. At 5 s they found it at
-        # 7.5 s (the next try, 4 s later): 8 s more for the same two outages ridden out.
+        # Each fault lasts until the worker says it meets it, then ends: the worker's next try (0.5 s
+        # later) finds the file back. It lasted a fixed 3 s: only the main thread's calls say an
+        # outage (the heartbeat's, inside fail_fast, fail quietly), and on a loaded machine the
+        # trial's suite outlasted the fault, so nothing met it and neither line was said (QA, qa201:
+        # 3 runs in 4 failed at load 12-16).
         first = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
         with read_only(db):
-            time.sleep(3)
+            wait_for(lambda: said_read_only(log.read_text()), 180, "the worker to meet the read-only file",
+                     [proc])
         wait_for(lambda: trial_server_up(workdir, first), 180, "a later trial's server", [proc])
         aside = tmp_path / "ro.db.aside"
         db.rename(aside)
-        time.sleep(3)
-        aside.rename(db)
+        try:
+            wait_for(lambda: "is not there" in log.read_text(), 180, "the worker to miss the file", [proc])
+        finally:
+            aside.rename(db)
         assert proc.wait(timeout=300) == 0, log.read_text()[-3000:]
     finally:
         stop_all([proc])
     out = log.read_text()
     assert "Traceback" not in out
     assert OPTUNA_FALLBACK not in out, out[-3000:]
-    assert ("readonly database" in out or "disk I/O error" in out) and "is not there" in out, out[-3000:]
+    assert said_read_only(out) and "is not there" in out and "answers again" in out, out[-3000:]
     check_study(f"sqlite:///{db}", "ro", [workdir], 3)
 
 
