@@ -10,6 +10,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from support.model_study import model_study_data
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 
@@ -24,8 +25,13 @@ def _study(folder, name: str, objectives: list[str]):
 
 @pytest.fixture(scope="module")
 def studies(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("objective-picks")
-    return {"single": _study(folder, "one", ["single_speedup"]), "c32": _study(folder, "c32", ["speedup@32"])}
+    def build(folder):
+        _study(folder, "one", ["single_speedup"])
+        _study(folder, "c32", ["speedup@32"])
+
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    folder = prepared_once(tmp_path_factory, "objective-picks", build)
+    return {"single": folder / "one.yaml", "c32": folder / "c32.yaml"}
 
 
 @pytest.mark.parametrize("which, pick, works, missing", [

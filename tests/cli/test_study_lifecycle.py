@@ -9,6 +9,7 @@ import shutil
 import pytest
 from click.testing import CliRunner
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -26,9 +27,8 @@ def invoke(*args, input=None):
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("life")
-    make_model_study(folder, "life", n_trials=6)
-    return folder
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "life", lambda folder: make_model_study(folder, "life", n_trials=6))
 
 
 @pytest.fixture

@@ -5,12 +5,15 @@ intervals, a lucky single measurement overturned, ties within noise to the cheap
 from __future__ import annotations
 
 import copy
+import pickle
 import shutil
 from datetime import datetime
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
 from support.model_study import SPACE
+from support.prepared_once import prepared_once
 from support.suite_backend import SuiteBackend
 
 from tuner.cli import cli
@@ -49,18 +52,22 @@ seed_trials:
 AUTO, SMALL = SpecConfig(3, 1, 4), SpecConfig(1, 1, 2)
 
 
-@pytest.fixture(scope="module")
-def lucky_study_built(tmp_path_factory):
-    """The four seed trials, run once per module (worker): the study's folder and the backend as
-    it stands after them (its noise draws and the settings it measured)."""
-    folder = tmp_path_factory.mktemp("lucky")
+def _build_lucky_study(folder: Path) -> None:
     path = folder / "noisy.yaml"
     path.write_text(STUDY)
     config = load_study(path)
     create_study(config, config.storage)
     backend = SuiteBackend("k2.6-tp8-pcie", load_suite("quick"), noise=0.005, seed=4, lucky={AUTO: 1.15})
     run_study(config, config.storage, backend, n_trials=4)
-    return folder, backend
+    (folder / "backend.pickle").write_bytes(pickle.dumps(backend))  # its state, for every worker
+
+
+@pytest.fixture(scope="module")
+def lucky_study_built(tmp_path_factory):
+    """The four seed trials, run once per session (whichever xdist worker asks first): the study's
+    folder and the backend as it stands after them (its noise draws and the settings it measured)."""
+    folder = prepared_once(tmp_path_factory, "lucky", _build_lucky_study)
+    return folder, pickle.loads((folder / "backend.pickle").read_bytes())
 
 
 @pytest.fixture

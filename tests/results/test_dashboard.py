@@ -13,6 +13,7 @@ import time
 import pytest
 import requests
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
@@ -41,10 +42,14 @@ class OomAbove:
 
 @pytest.fixture(scope="module")
 def dashboard(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("dash")
-    config = load_study(make_model_study(folder, "dash", n_trials=None))
-    run_study(config, config.storage, OomAbove(ModelBackend("k2.6-tp8-pcie", load_suite("quick"), seed=1), 20),
-              n_trials=8)
+    def build(folder):
+        config = load_study(make_model_study(folder, "dash", n_trials=None))
+        run_study(config, config.storage, OomAbove(ModelBackend("k2.6-tp8-pcie", load_suite("quick"), seed=1), 20),
+                  n_trials=8)
+
+    # the study is run once per session, whichever xdist worker asks first; each worker serves its own copy
+    folder = prepared_once(tmp_path_factory, "dash", build)
+    config = load_study(folder / "dash.yaml")
     port = pick_free_port("127.0.0.1")
     log = open(folder / "dashboard.log", "wb")
     proc = subprocess.Popen([sys.executable, "-c", "from optuna_dashboard._cli import main; main()",

@@ -11,6 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from support.model_study import SPACE, make_model_study
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -26,7 +27,8 @@ from tuner.sim.args import build_parser, merge_config
 
 @pytest.fixture(scope="module")
 def study_file(tmp_path_factory):
-    return make_model_study(tmp_path_factory.mktemp("export"), name="exp", n_trials=14)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "export", lambda f: make_model_study(f, name="exp", n_trials=14)) / "exp.yaml"
 
 
 def _open(path):
@@ -441,10 +443,8 @@ def test_an_argument_spelled_otherwise_than_its_name_launches_and_exports_by_its
 
 @pytest.fixture(scope="module")
 def two_launch_study(tmp_path_factory):
-    """Study ``w`` of two launches, run once per module (worker); copy its folder per test."""
-    folder = tmp_path_factory.mktemp("w")
-    make_model_study(folder, name="w", n_trials=2)
-    return folder
+    """Study ``w`` of two launches, run once per session (whichever worker asks first); copy its folder per test."""
+    return prepared_once(tmp_path_factory, "w", lambda f: make_model_study(f, name="w", n_trials=2))
 
 
 @pytest.mark.parametrize("args, says", [

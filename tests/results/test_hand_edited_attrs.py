@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import pytest
 from click.testing import CliRunner
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -33,8 +34,8 @@ def _edited(measured, tmp_path):
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("edited")
-    return make_model_study(folder, "ed", n_trials=6)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "edited", lambda folder: make_model_study(folder, "ed", n_trials=6)) / "ed.yaml"
 
 
 #: (attribute, the trial's number, its new JSON text; None deletes it)

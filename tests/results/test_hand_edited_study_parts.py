@@ -13,6 +13,7 @@ import sqlite3
 import pytest
 from support.cli_in_process import tuner_here
 from support.model_study import one_launch_study
+from support.prepared_once import prepared_once
 
 #: (the attribute, the JSON path edited, its JSON text, what the line says)
 EDITS = [
@@ -35,12 +36,15 @@ EDITS = [
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("parts")
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "parts", _two_measured_studies)
+
+
+def _two_measured_studies(folder):
     for name in ("pa", "pb"):
         (folder / f"{name}.yaml").write_text(one_launch_study(name))
         r = tuner_here("study", "run", str(folder / f"{name}.yaml"))
         assert r.exit_code == 0, r.output
-    return folder
 
 
 @pytest.mark.parametrize("key, where, value, why", EDITS, ids=[f"{e[0]}{e[1][1:]}={e[2]}" for e in EDITS])

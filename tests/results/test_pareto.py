@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -31,7 +32,8 @@ from tuner.sglang.rules import SpecConfig
 ROOT = Path(__file__).resolve().parents[2]
 @pytest.fixture(scope="module")
 def study_file(tmp_path_factory):
-    return make_model_study(tmp_path_factory.mktemp("pareto"))
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "pareto", lambda folder: make_model_study(folder)) / "demo.yaml"
 
 
 def _open(path: Path):

@@ -14,6 +14,7 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -70,13 +71,18 @@ budget: {{n_trials: {n_trials}}}
     return study_file, open_study(config.name, config.storage)
 
 
+def _build_rich_study(tmp: Path) -> None:
+    _, study = make_study(tmp, "rep", 12, max_draft_tokens=20)
+    write_report(study, tmp / "out" / "report.html")
+
+
 @pytest.fixture(scope="module")
 def rich_study(tmp_path_factory):
-    tmp = tmp_path_factory.mktemp("report")
-    study_file, study = make_study(tmp, "rep", 12, max_draft_tokens=20)
-    html_path = tmp / "out" / "report.html"
-    write_report(study, html_path)
-    return study_file, study, html_path.read_text(encoding="utf-8")
+    # built once per session, whichever xdist worker asks first; each worker reads its own copy
+    tmp = prepared_once(tmp_path_factory, "report", _build_rich_study)
+    study_file = tmp / "rep.yaml"
+    config = load_study(study_file)
+    return study_file, open_study(config.name, config.storage), (tmp / "out" / "report.html").read_text(encoding="utf-8")
 
 
 class _Scripts(HTMLParser):

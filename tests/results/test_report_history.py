@@ -4,6 +4,7 @@ colour on every chart."""
 
 import pytest
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 from tuner.engine.study import open_study
 from tuner.results.report import measured_study
@@ -15,7 +16,8 @@ from tuner.results.report_plots import build_charts, setting_colors, to_plotly
 def data(tmp_path_factory):
     from tuner.config.study import load_study
 
-    path = make_model_study(tmp_path_factory.mktemp("hist"), n_trials=10)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    path = prepared_once(tmp_path_factory, "hist", lambda f: make_model_study(f, n_trials=10)) / "demo.yaml"
     config = load_study(path)
     return load_report_data(open_study(config.name, config.storage))
 
