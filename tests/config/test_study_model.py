@@ -76,12 +76,10 @@ def test_mistakes_are_one_line(tmp_path, model, backend, objectives, extra, key,
 def test_a_study_is_one_landscape_by_content_not_by_path(tmp_path):
     """QA: a table edited after create was measured into the same study (trials of two landscapes
     side by side), and a byte-identical copy at another path was refused."""
-    import subprocess
-    import sys
+    from support.cli_in_process import tuner_here
 
-    def tuner(*args):
-        return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True,
-                              cwd=tmp_path, timeout=120)
+    def tuner(*args):  # in this process: the runs' exits and lines are tested, not their processes
+        return tuner_here(*args, cwd=tmp_path)
 
     data = table_from_profile(keep=lambda s: s.num_draft_tokens <= 8)
     write_table(tmp_path / "node.json", data)
@@ -90,20 +88,20 @@ def test_a_study_is_one_landscape_by_content_not_by_path(tmp_path):
     digest = load_study(path).server.model.landscape_sha256
     assert digest and len(digest) == 64
     r = tuner("study", "run", str(path), "--n-trials", "1")
-    assert r.returncode == 0, r.stderr
+    assert r.exit_code == 0, r.output
     # the same bytes at another path: the same study
     write_table(tmp_path / "copy.json", data)
     moved = path.read_text().replace("node.json", "copy.json")
     path.write_text(moved)
     r = tuner("study", "run", str(path), "--n-trials", "1")
-    assert r.returncode == 0, r.stderr
+    assert r.exit_code == 0, r.output
     # another table: refused, through the study file and by name from the storage
     data["configs"][0]["single_tok_per_s"] *= 0.5
     write_table(tmp_path / "copy.json", data)
     r = tuner("study", "run", str(path), "--n-trials", "1")
-    assert r.returncode == 2 and "server.model.landscape_sha256 differs" in r.stderr, r.stderr
+    assert r.exit_code == 2 and "server.model.landscape_sha256 differs" in r.stderr, r.stderr
     r = tuner("study", "run", "--study", "m", "--storage", f"sqlite:///{tmp_path / 'm.db'}", "--add-trials", "1")
-    assert r.returncode == 2 and "changed since study m was created" in r.stderr, r.stderr
+    assert r.exit_code == 2 and "changed since study m was created" in r.stderr, r.stderr
     assert "extended" not in r.stdout  # a refused run extends nothing (QA: it grew the budget first)
     import optuna
 
