@@ -5,9 +5,12 @@ mid-suite, and `tuner bench` end to end."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from support.cli_in_process import working_dir
+from support.prepared_once import prepared_once
 from support.simproc import running_sim
 
 from tuner.bench import HangPolicy, ServerDiedError, SuiteResult, run_suite
@@ -41,23 +44,29 @@ def _expected(spec):
 @pytest.fixture(scope="module")
 def baseline_and_eagle(tmp_path_factory):
     """`tuner bench` against an autoregressive simulator (--json), then against EAGLE-3 with
-    --compare: both results, the second run's output and the servers' logs."""
-    out = tmp_path_factory.mktemp("bench")
-    suite_file = out / "suite.yaml"
-    suite_file.write_text(json.dumps(SUITE))
+    --compare: both results, the second run's output and the servers' logs. Run once per session,
+    whichever xdist worker asks first; each worker reads its own copy."""
+    out = prepared_once(tmp_path_factory, "bench", _bench_baseline_and_eagle)
+    return (SuiteResult.load(out / "base.json"), SuiteResult.load(out / "eagle.json"),
+            *((out / name).read_text(encoding="utf-8") for name in ("output.txt", "base.log", "eagle.log")))
+
+
+def _bench_baseline_and_eagle(out: Path) -> None:
+    """The two runs, in ``out`` with paths relative to it (a copy of the folder reads the same)."""
+    (out / "suite.yaml").write_text(json.dumps(SUITE))
     runner = CliRunner()
-    with running_sim("--sim-noise", "0", speedup=SPEEDUP) as sim:
-        r = runner.invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
-                                "--json", str(out / "base.json")])
-        base_log = sim.log
-    assert r.exit_code == 0, r.output
-    with running_sim(*SPEC_FLAGS, "--sim-noise", "0", speedup=SPEEDUP) as sim:
-        r = runner.invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file),
-                                "--json", str(out / "eagle.json"), "--compare", str(out / "base.json")])
-        eagle_log = sim.log
-    assert r.exit_code == 0, r.output
-    return (SuiteResult.load(out / "base.json"), SuiteResult.load(out / "eagle.json"), r.output,
-            base_log, eagle_log)
+    with working_dir(out):
+        with running_sim("--sim-noise", "0", speedup=SPEEDUP) as sim:
+            r = runner.invoke(cli, ["bench", "--url", sim.url, "--suite", "suite.yaml", "--json", "base.json"])
+            base_log = sim.log
+        assert r.exit_code == 0, r.output
+        with running_sim(*SPEC_FLAGS, "--sim-noise", "0", speedup=SPEEDUP) as sim:
+            r = runner.invoke(cli, ["bench", "--url", sim.url, "--suite", "suite.yaml", "--json", "eagle.json",
+                                    "--compare", "base.json"])
+            eagle_log = sim.log
+        assert r.exit_code == 0, r.output
+    for name, text in (("output.txt", r.output), ("base.log", base_log), ("eagle.log", eagle_log)):
+        (out / name).write_text(text, encoding="utf-8")
 
 
 def test_figures_are_in_model_time_and_follow_the_model(baseline_and_eagle):
