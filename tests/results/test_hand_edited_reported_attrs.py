@@ -11,13 +11,16 @@ import sqlite3
 import pytest
 from support.cli_in_process import tuner_here
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 from tuner.engine.records import attrs_problem
 
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    return make_model_study(tmp_path_factory.mktemp("reported"), "ed", n_trials=6)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "reported", lambda folder: make_model_study(folder, "ed", n_trials=6)) \
+        / "ed.yaml"
 
 
 #: (the edits of trial 3, a measured one: attribute -> its JSON text, inserted when not stored;

@@ -13,6 +13,7 @@ import sqlite3
 import pytest
 from support.cli_in_process import tuner_here
 from support.model_study import make_model_study, one_launch_study
+from support.prepared_once import prepared_once
 
 #: (the JSON path edited, its JSON text, what the line says)
 EDITS = [
@@ -31,13 +32,16 @@ EDITS = [
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("config")
-    path = make_model_study(folder, "cf", n_trials=None)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "config", _two_studies)
+
+
+def _two_studies(folder):
+    make_model_study(folder, "cf", n_trials=None)
     # the model backend's study (server.model) measured once, as a user's `study init --backend model` one
     (folder / "cm.yaml").write_text(one_launch_study("cm"))
     r = tuner_here("study", "run", str(folder / "cm.yaml"))
     assert r.exit_code == 0, r.output
-    return path.parent
 
 
 @pytest.mark.parametrize("where, value, why", EDITS, ids=[f"{e[0]}={e[1]}" for e in EDITS])

@@ -12,6 +12,7 @@ import sqlite3
 import pytest
 from support.cli_in_process import tuner_here
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 #: (the JSON path edited, its JSON text, what the line says)
 EDITS = [
@@ -28,7 +29,9 @@ EDITS = [
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    return make_model_study(tmp_path_factory.mktemp("workload"), "wl", n_trials=3)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "workload", lambda folder: make_model_study(folder, "wl", n_trials=3)) \
+        / "wl.yaml"
 
 
 @pytest.mark.parametrize("where, value, why", EDITS, ids=[f"{e[0]}={e[1]}" for e in EDITS])

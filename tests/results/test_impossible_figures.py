@@ -14,13 +14,16 @@ import warnings
 import pytest
 from support.cli_in_process import tuner_here
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 from tuner.engine.records import FIGURE_MAX, attrs_problem, values_problem
 
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    return make_model_study(tmp_path_factory.mktemp("impossible"), "im", n_trials=6)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "impossible", lambda folder: make_model_study(folder, "im", n_trials=6)) \
+        / "im.yaml"
 
 
 def _copy(measured, tmp_path, *statements):

@@ -10,13 +10,14 @@ import sqlite3
 import pytest
 from support.cli_in_process import tuner_here
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 
 @pytest.fixture(scope="module")
 def measured(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("named")
-    make_model_study(folder, "nm", n_trials=4)
-    return folder / "nm.db"
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "named", lambda folder: make_model_study(folder, "nm", n_trials=4)) \
+        / "nm.db"
 
 
 def _renamed(db, tmp_path, name):
