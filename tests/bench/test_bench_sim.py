@@ -207,7 +207,7 @@ def test_cli_bench_against_a_server_frozen_mid_suite_exits_1_and_saves_no_baseli
     import signal
     import threading
 
-    import tuner.cli.bench as bench_cli
+    import tuner.bench as bench_pkg  # tuner.cli.bench imports run_suite from it when the command runs
 
     # two repeats, four single requests of ~0.8 s wall each at 1x: the freeze, 0.2 s into the first,
     # lands among them with 2.9 s to spare (six repeats waited out eight more requests after it)
@@ -229,8 +229,8 @@ def test_cli_bench_against_a_server_frozen_mid_suite_exits_1_and_saves_no_baseli
                 started.set()
                 threading.Timer(0.2, freeze).start()
 
-        real = bench_cli.run_suite
-        monkeypatch.setattr(bench_cli, "run_suite", lambda *a, **kw: real(*a, **{**kw, "on_event": on_event}))
+        real = bench_pkg.run_suite
+        monkeypatch.setattr(bench_pkg, "run_suite", lambda *a, **kw: real(*a, **{**kw, "on_event": on_event}))
         r = CliRunner().invoke(cli, ["bench", "--url", sim.url, "--suite", str(suite_file), "--json", str(out)])
     assert started.is_set()
     assert r.exit_code == 1, r.output
