@@ -164,18 +164,12 @@ def unset_by_false(dest: str, value: Any) -> str | None:
 
 def radix_cache_refusal(args: dict) -> str | None:
     """SGLang 0.5.23's refusal of the hierarchical cache without a radix cache (``args`` under SGLang's
-    own names), or None: ``arg_groups/kv_cache_hook.py`` line 393 (``handle_cache_compatibility``)
-    raises a ``ValueError`` while handling the arguments, at every launch, the baseline's too. The
-    radix cache is off by ``disable_radix_cache``, except on a disaggregated decode node, where
-    ``pd_disaggregation_hook.py`` (lines 115-126) decides it first: off unless
-    ``disaggregation_decode_enable_radix_cache``. QA (qa194): the agreement fuzz, ``--seed 7
-    --fuzz-case 741`` and ``869``, ``--seed 8 --fuzz-case 685`` (a decode node): the tuner took the study."""
-    if args.get("enable_hierarchical_cache") is not True:
-        return None
-    radix_off = args.get("disable_radix_cache") is True
-    if args.get("disaggregation_mode") == "decode":
-        radix_off = not args.get("disaggregation_decode_enable_radix_cache")
-    if not radix_off:
+    own names: :func:`tuner.sglang.kv_cache.hicache_without_radix`), or None. QA (qa194): the agreement
+    fuzz, ``--seed 7 --fuzz-case 741`` and ``869``, ``--seed 8 --fuzz-case 685`` (a decode node): the
+    tuner took the study."""
+    from ..sglang.kv_cache import hicache_without_radix
+
+    if not hicache_without_radix(args):
         return None
     return (f"SGLang {_sglang_version()} refuses them together at every launch, the baseline's too "
             "(arg_groups/kv_cache_hook.py: 'The arguments enable-hierarchical-cache and disable-radix-cache are "

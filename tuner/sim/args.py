@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ..sglang.adaptive import adaptive_candidate_steps, adaptive_unsupported_reason, resolve_adaptive
 from ..sglang.arg_types import cuda_graph_sizes_problem, validate_cuda_graph_config
+from ..sglang.kv_cache import HICACHE_WITHOUT_RADIX, hicache_without_radix
 from ..sglang.mamba import MambaCache
 from ..sglang.parallel import launch_check_refusal
 from ..sglang.rules import (
@@ -625,13 +626,9 @@ def resolve_launch(ns: argparse.Namespace, log: logging.Logger, profile=None) ->
             )
         spec, violation, mrr = _handle_eagle_family(ns, log, profile)
     # kv_cache_hook.py (handle_cache_compatibility, after the speculative hook): the hierarchical cache
-    # needs the radix cache (tuner.config.server_arg_checks.radix_cache_refusal; imported here: the config
-    # layer reads YAML, and the simulator's imports must first say its own missing dependency, aiohttp)
-    from ..config.server_arg_checks import radix_cache_refusal
-
-    if radix_cache_refusal(vars(ns)) is not None:
-        raise ValueError("The arguments enable-hierarchical-cache and disable-radix-cache are mutually exclusive "
-                         "and cannot be used at the same time. Please use only one of them.")
+    # needs the radix cache (tuner.sglang.kv_cache)
+    if hicache_without_radix(vars(ns)):
+        raise ValueError(HICACHE_WITHOUT_RADIX)
     # the target's runner builds its attention backend after the model load, before the draft's
     violation = _runner_gpu_refusal(ns, profile, algorithm is not None) or violation
     # Every field SGLang's ServerArgs has, at its default, overlaid with what was parsed
