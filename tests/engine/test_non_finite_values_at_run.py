@@ -12,7 +12,6 @@ each test then edits and runs its own copy, as if it had measured it itself."""
 from __future__ import annotations
 
 import shutil
-import uuid
 
 import optuna
 import pytest
@@ -20,7 +19,7 @@ import sqlalchemy as sa
 from click.testing import CliRunner
 from optuna.trial import TrialState
 from support.model_study import model_study_yaml
-from support.pg import database_url
+from support.pg import admin_sql, database_url, drop_database, new_database
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -53,10 +52,6 @@ def _study_yaml(storage: str) -> str:
     return model_study_yaml("bad", storage, 6, noise=0.02, seed=5)
 
 
-def _admin(server: str) -> sa.engine.Engine:
-    return sa.create_engine(driver_url(server), isolation_level="AUTOCOMMIT", poolclass=sa.pool.NullPool)
-
-
 @pytest.fixture(scope="module")
 def _four_measured(tmp_path_factory, request):
     """``source(kind)``: the storage URL of study ``bad`` with four trials measured (``--n-trials 4``
@@ -70,15 +65,9 @@ def _four_measured(tmp_path_factory, request):
                 storage = f"sqlite:///{folder / 'bad.db'}"
             else:
                 server = request.getfixturevalue("pg_server")
-                name = "tuner_test_four_" + uuid.uuid4().hex[:12]
-                engine = _admin(server)
-                try:
-                    with engine.connect() as conn:
-                        conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-                finally:
-                    engine.dispose()
+                name = new_database(server, "tuner_test_four_")
                 storage = database_url(server, name)
-                request.addfinalizer(lambda: _drop(server, name))  # dropped even if the run fails
+                request.addfinalizer(lambda: drop_database(server, name))  # dropped even if the run fails
             path = folder / "bad.yaml"
             path.write_text(_study_yaml(storage))
             _run(path, "--n-trials", "4")
@@ -94,22 +83,8 @@ def _close_sessions(server: str, name: str) -> None:
     """End the sessions still open on database ``name``: a template must have none. They are this
     process's: the in-process run's Optuna storage keeps its pool (an engine never disposed, as a
     `tuner` process's ends with it), idle, and nothing opens that database again but as a template."""
-    engine = _admin(server)
-    try:
-        with engine.connect() as conn:
-            conn.execute(sa.text("SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
-                                 "WHERE datname = :name AND pid <> pg_backend_pid()"), {"name": name})
-    finally:
-        engine.dispose()
-
-
-def _drop(server: str, name: str) -> None:
-    engine = _admin(server)
-    try:
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        engine.dispose()
+    admin_sql(server, "SELECT pg_terminate_backend(pid) FROM pg_stat_activity "
+                      "WHERE datname = :name AND pid <> pg_backend_pid()", {"name": name})
 
 
 @pytest.fixture
@@ -123,18 +98,11 @@ def four_measured(request, tmp_path, _four_measured):
         yield f"sqlite:///{tmp_path / 'bad.db'}"
         return
     server = request.getfixturevalue("pg_server")
-    name = "tuner_test_" + uuid.uuid4().hex[:12]
-    template = source.rsplit("/", 1)[1]
-    engine = _admin(server)
-    try:
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}" TEMPLATE "{template}"'))
-    finally:
-        engine.dispose()
+    name = new_database(server, template=source.rsplit("/", 1)[1])
     try:
         yield database_url(server, name)
     finally:
-        _drop(server, name)
+        drop_database(server, name)
 
 
 def _bad_value_failed_and_run_goes_on(tmp_path, storage: str, value: str, value_type: str, kept: str) -> None:

@@ -95,22 +95,38 @@ def database_url(server_url: str, name: str) -> str:
     return urlunsplit((parts.scheme, parts.netloc, "/" + name, parts.query, parts.fragment))
 
 
+def admin_sql(server_url: str, statement: str, params: dict | None = None) -> None:
+    """Run one statement on the test server outside a transaction (``CREATE DATABASE`` needs that),
+    on a connection of its own, closed after it."""
+    import sqlalchemy as sa
+
+    engine = _engine(server_url)
+    try:
+        with engine.connect() as conn:
+            conn.execute(sa.text(statement), params or {})
+    finally:
+        engine.dispose()
+
+
+def new_database(server_url: str, prefix: str = "tuner_test_", template: str | None = None) -> str:
+    """The name of a new database on the test server, empty or a copy of database ``template`` (which
+    no session may hold open); the caller drops it (:func:`drop_database`)."""
+    name = prefix + uuid.uuid4().hex[:12]
+    admin_sql(server_url, f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
+    return name
+
+
+def drop_database(server_url: str, name: str) -> None:
+    # FORCE (PostgreSQL 13+): a worker a test killed may still hold a connection.
+    admin_sql(server_url, f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+
+
 @pytest.fixture
 def pg_url(pg_server):
     """A URL to a new, empty database on the test server; dropped after the test."""
-    import sqlalchemy as sa
-
-    name = "tuner_test_" + uuid.uuid4().hex[:12]
-    engine = _engine(pg_server)
-    try:
-        with engine.connect() as conn:
-            conn.execute(sa.text(f'CREATE DATABASE "{name}"'))
-        yield database_url(pg_server, name)
-        with engine.connect() as conn:
-            # FORCE (PostgreSQL 13+): a worker a test killed may still hold a connection.
-            conn.execute(sa.text(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)'))
-    finally:
-        engine.dispose()
+    name = new_database(pg_server)
+    yield database_url(pg_server, name)
+    drop_database(pg_server, name)
 
 
 def database_text(url: str) -> str:
