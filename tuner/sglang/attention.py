@@ -38,7 +38,8 @@ Which backends run a topk > 1 tree:
   backend support matrix (docs/advanced_features/attention_backend.md) marks Spec topk>1 for MLA
   as working on FA3 and Triton with page_size=1 only.
 * MHA: FlashInfer, FA3 and Triton (any page size for these three, ``speculative_hook.py``
-  ``_PAGE_TREE_SPEC_BACKENDS``); ``trtllm_mha`` refuses topk > 1 during argument handling.
+  ``_PAGE_TREE_SPEC_BACKENDS``, except FA3 for a model with a sliding window: page size 1 only,
+  ``flashattention_backend.py`` line 3417); ``trtllm_mha`` refuses topk > 1 during argument handling.
 
 Why one module (past 400 lines): SGLang's default choice, the per-architecture overrides and refusals,
 which backends run trees and which GPUs take them are one set of facts that
@@ -403,6 +404,8 @@ def runs_trees(backend: str | None, target: ModelFacts | None, page_size: int = 
         if backend in MLA_TREE_BACKENDS:
             return page_size <= 1
         return None
+    if _window_pages(backend, target, page_size):
+        return False  # flashattention_backend.py line 3417: rules._swa_tree_violation
     return True if backend in ("flashinfer", "fa3", "triton") else None
 
 
@@ -497,6 +500,12 @@ def _model_word(target: ModelFacts) -> str:
     return "MLA" if target.mla else "non-MLA"
 
 
+def _window_pages(backend: str | None, target: ModelFacts | None, page_size: int) -> bool:
+    """Whether ``backend`` runs no trees for ``target`` for its sliding window at this page size only
+    (:func:`runs_trees`; ``rules._swa_tree_violation``)."""
+    return backend == "fa3" and target is not None and not target.mla and target.sliding_window and page_size > 1
+
+
 def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
                              user_backend: str | None = None, page_size: int = 1,
                              draft: ModelFacts | None = None) -> AttentionChoice:
@@ -505,7 +514,10 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
     if user_backend is not None:
         trees = runs_trees(user_backend, target, page_size)
         why = "the study sets it"
-        if trees is False:
+        if _window_pages(user_backend, target, page_size):
+            why += (f"; it cannot run topk > 1 trees for {target.architecture}'s sliding window at page size "
+                    f"{page_size}, so the search space has no trees")
+        elif trees is False:
             why += (f"; it cannot run topk > 1 trees for this {_model_word(target) if target else ''} model, "
                     f"so the search space has no trees").replace("  ", " ")
         return AttentionChoice(user_backend, False, trees, why)
@@ -549,7 +561,9 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
         also = (" and speculative_draft_attention_backend: flashinfer" if draft is not None else
                 " (with an MHA draft head such as a Llama-style EAGLE-3 one, also "
                 "speculative_draft_attention_backend: flashinfer)")
+    chains_only = (f"runs no trees for its sliding window at page size {page_size}"
+                   if _window_pages(chain, target, page_size) else "drafts chains only")
     return AttentionChoice(fallback, True, runs_trees(fallback, target, page_size),
-                           f"SGLang's own choice for {kind} is {chain}, which drafts chains only; "
+                           f"SGLang's own choice for {kind} is {chain}, which {chains_only}; "
                            f"{fallback} runs {_model_word(target)} trees{' (page size 1)' if target.mla else ''}; "
                            f"set attention_backend: {chain}{also} in server.args for chains on {chain}")

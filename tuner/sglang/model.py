@@ -74,6 +74,19 @@ SWA_SINK_ARCHS = frozenset({"GptOssForCausalLM", "GraniteSWAForCausalLM", "Grani
 #: model_config.py: MiMoV2 has sinks only when its config sets a sink-bias flag.
 MIMO_V2_ARCHS = frozenset({"MiMoV2ForCausalLM", "MiMoV2FlashForCausalLM", "MiMoV2MTP"})
 
+#: Architectures on SGLang's generic attention path whose model runner gets a sliding window
+#: (``model_executor/model_runner_components/load_model_utils.py``, ``resolve_sliding_window_size``:
+#: the model's ``get_attention_sliding_window_size``, ``config.sliding_window - 1`` in ``gpt_oss.py``,
+#: ``gemma2.py``, ``gemma3_causal.py``, ``gemma3_mm.py``, ``gemma3n_causal.py``, ``gemma3n_mm.py``;
+#: else a hybrid-SWA model's ``sliding_window`` (``model_config.py``, ``is_hybrid_swa_model``: Granite
+#: SWA); else ``attention_chunk_size``, which Llama 4 sets). Every released config of them has the
+#: window, so the architecture decides it. The attention backends read it (``has_swa``).
+SLIDING_WINDOW_ARCHS = frozenset({
+    "GptOssForCausalLM", "Gemma2ForCausalLM", "Gemma3ForCausalLM", "Gemma3ForConditionalGeneration",
+    "Gemma3nForCausalLM", "Gemma3nForConditionalGeneration", "GraniteSWAForCausalLM", "GraniteMoeSWAForCausalLM",
+    "Llama4ForConditionalGeneration", "Llama4ForCausalLM",
+})
+
 ATTENTION_KINDS = ("mla", "mha")
 
 
@@ -105,6 +118,11 @@ class ModelFacts:
         """Learned attention sinks (``ModelConfig._detect_attention_sinks``): by architecture, or
         by the config's flags."""
         return self.architecture in SWA_SINK_ARCHS or self.sink_flags
+
+    @property
+    def sliding_window(self) -> bool:
+        """Whether SGLang's model runner has a sliding window for it (:data:`SLIDING_WINDOW_ARCHS`)."""
+        return self.architecture in SLIDING_WINDOW_ARCHS
 
     def describe(self) -> str:
         arch = f"{self.architecture}, " if self.architecture else ""

@@ -31,6 +31,7 @@ from dataclasses import asdict, dataclass, field
 from .attention import (ARCH_BACKENDS, MHA_CHAIN_ONLY_BACKENDS, MLA_CHAIN_ONLY_BACKENDS, MLA_TOPK_ERRORS,
                         MLA_TREE_BACKENDS, arch_backend_refusal, kind_refusal)
 from .mamba import MambaCache, mamba_cache_fix, mamba_cache_refusal
+from .model import SLIDING_WINDOW_ARCHS
 
 #: The speculative algorithms whose flags these rules cover (SGLang's EAGLE family, NEXTN is an alias).
 EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN")
@@ -409,7 +410,8 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
             f"topk={topk} drafts {fix}",
             "RuntimeError", "selected index k out of range", STAGE_STARTUP,
         ))
-    return Resolution(requested, effective, tuple(warnings), mla_tree)
+    return Resolution(requested, effective, tuple(warnings),
+                      _swa_tree_violation(topk, resolved_page_size(ctx, requested.eagle_topk), ctx) or mla_tree)
 
 
 #: overrides.py, _mla_backend_page_constraints, in its order: a backend that snaps the page size,
@@ -568,6 +570,31 @@ def _mla_tree_violation(steps: int, topk: int, ctx: ServerContext) -> RuleViolat
             f"or topk 1",
             "", "", STAGE_UNSUPPORTED)
     return None
+
+
+#: layers/attention/flashattention_backend.py line 3417, ``_init_sliding_window_attn_spec_metadata``'s
+#: assert, word for word.
+FA3_SWA_TREE_PAGE_ERROR = ("FlashAttention backend doesn't support topk > 1 speculative decoding with page size > 1 "
+                           "sliding window attention")
+
+
+def _swa_tree_violation(topk: int, page_size: int, ctx: ServerContext) -> RuleViolation | None:
+    """A tree verified on FA3 (fa3, or fa4: the same ``FlashAttentionBackend``) for a target with a
+    sliding window (:data:`tuner.sglang.model.SLIDING_WINDOW_ARCHS`: GPT-OSS, Gemma 2/3, Llama 4,
+    Granite SWA) at a page size above 1. ``flashattention_backend.py`` builds the sliding-window
+    metadata of every topk > 1 target verify (line 1177 eager, line 3277 CUDA-graph replay; the graph
+    capture skips it) and asserts ``page_size == 1`` there (line 3417): argument handling takes it
+    (``_PAGE_TREE_SPEC_BACKENDS`` has fa3), and the server dies at its first verify, SGLang's warmup
+    request, after the full model load; the baseline runs. ``page_size``: as SGLang resolved it."""
+    arch = ctx.target_architecture
+    if topk <= 1 or page_size <= 1 or ctx.verify_backend not in ("fa3", "fa4") or arch not in SLIDING_WINDOW_ARCHS:
+        return None
+    return _violation(
+        "swa-tree-page-size",
+        f"{arch} has a sliding window, and attention backend {ctx.verify_backend} verifies its trees (topk > 1) "
+        f"with --page-size 1 only (page size {page_size} given or set); use page size 1, topk 1, or "
+        f"attention_backend {'triton' if arch in ARCH_BACKENDS else 'flashinfer or triton'}",
+        "AssertionError", FA3_SWA_TREE_PAGE_ERROR, STAGE_STARTUP)
 
 
 def effective_config(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> SpecConfig:
