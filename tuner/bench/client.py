@@ -628,7 +628,9 @@ class BenchClient:
                 meta = _object(data["meta_info"], "meta_info")
                 self._for_request(meta, rid)
                 before = record.completion_tokens
+                verified = record.spec_verify_ct, record.spec_accept_length  # the chunks' before this one
                 self._read_meta(meta, record)
+                _speculated_so_far(meta, *verified, record.spec_verify_ct)
                 ids = _ids_match(data, record.completion_tokens, ids if self.incremental_stream else 0)
                 tokens = record.completion_tokens or 0
                 piece = data.get("text")
@@ -856,6 +858,26 @@ def _ids_match(data: dict, said: int | None, before: int) -> int:
         raise ValueError(f"the answer carries {counted(before + len(got), 'output token id')} for "
                          f"completion_tokens {said}: SGLang counts the ids it sends")
     return before + len(got)
+
+
+def _speculated_so_far(meta: dict, verify_before: int | None, accept_before: float | None,
+                       verify_now: int | None) -> None:
+    """``ValueError`` for a ``/generate`` stream chunk whose speculative figures are not the request's so
+    far: ``spec_verify_ct`` lower than a chunk before said, or either figure missing where a chunk before
+    said it. SGLang 0.5.23 puts the request's verify steps so far in every chunk's ``meta_info`` (its
+    ``spec_verify_ct`` counts up over the request, ``managers/schedule_batch.py``; ``tokenizer_manager.py``
+    ``_calculate_spec_decoding_metrics`` adds both figures to every output once that count is above 0), so
+    the last chunk's are the whole answer's. QA: a chunk at 4 tokens saying 1 verify step, the finished
+    chunk at 8 saying none, was measured with the stale step: accept length 8.0, exit 0; one whose count
+    fell from 3 to 2 read 4.0."""
+    for key, before in (("spec_verify_ct", verify_before), ("spec_accept_length", accept_before)):
+        if before is not None and meta.get(key) is None:
+            raise ValueError(f"the stream's chunks said {key} {before:.4g}, then a chunk said none: SGLang sends "
+                             "the request's figures so far in every chunk, so the answer's would be an "
+                             "earlier chunk's")
+    if verify_before is not None and verify_now is not None and verify_now < verify_before:
+        raise ValueError(f"spec_verify_ct went back from {verify_before} to {verify_now} within the stream: "
+                         "its counts are the request's verify steps so far")
 
 
 def _went_on(line: bytes) -> ValueError:
