@@ -32,7 +32,9 @@ the first failure, as ``(failure_class, message)``, or None:
   * an accept length beyond what a draft of ``num_steps`` can give: SGLang's accept length is
     ``completion_tokens / spec_verify_ct`` (tokenizer_manager.py), where the first token comes from
     the prefill and each verify step commits between 1 and ``num_steps + 1`` tokens
-    (``speculative/eagle_worker.py``: the drafted path plus the bonus token), so
+    (``speculative/eagle_worker.py``: the drafted path plus the bonus token), and no more than
+    ``num_draft_tokens`` when that is fewer (a tree verifies its root and ``num_draft_tokens - 1``
+    candidates: :func:`_per_step`), so
     ``spec_verify_ct <= completion_tokens <= 1 + spec_verify_ct * (num_steps + 1)``: an accept length
     of at least 1 and at most ``num_steps + 1 + 1 / spec_verify_ct`` (the prefill's one token over
     ``spec_verify_ct``). A server that reports only ``spec_accept_length`` (no ``spec_verify_ct``) is
@@ -51,6 +53,7 @@ import math
 import os
 
 from ..bench.result import first_internal_state, says_simulator
+from ..config.landscape import most_accepted
 from ..config.study import StudyConfig
 from ..config.wording import counted
 from ..sglang.rules import SpecConfig
@@ -311,7 +314,7 @@ def speculation_problem(r, spec: SpecConfig | None) -> str | None:
         # alone is verify steps too (QA: 'accept length 2.50' beside a baseline's figures, exit 0)
         return (f"accept length {r.spec_accept_length:.2f} tokens per verify step from an autoregressive "
                 "server" if r.spec_accept_length else None)
-    n, steps = r.completion_tokens, spec.num_steps
+    n = r.completion_tokens
     if verify == 0 and n is not None and n > 1:
         # every token after the prefill's comes from a verify step, and SGLang 0.5.23 sends
         # spec_verify_ct only above 0 (tokenizer_manager.py _calculate_spec_decoding_metrics): a 0
@@ -319,16 +322,33 @@ def speculation_problem(r, spec: SpecConfig | None) -> str | None:
         # passed, the trial's accept length silently missing)
         return (f"{counted(n, 'token')} in 0 verify steps: a speculative server commits every token "
                 "after the prefill's in a verify step")
+    per_step, rule = _per_step(spec)
     if verify:
-        most = 1 + verify * (steps + 1)  # judged on whole tokens: exact, where n / verify would round
+        most = 1 + verify * per_step  # judged on whole tokens: exact, where n / verify would round
         if not verify <= n <= most:
             return (f"{counted(n, 'token')} in {counted(verify, 'verify step')}: "
                     f"accept length {n / verify:.2f}, outside 1 to "
-                    f"num_steps + 1 + 1/spec_verify_ct = {most / verify:.4g} (at most {most} tokens: "
-                    f"num_steps + 1 = {steps + 1} per verify step, plus the prefill's one)")
-    elif r.spec_accept_length is not None and not 1 <= r.spec_accept_length <= steps + 2:
+                    f"{rule} + 1/spec_verify_ct = {most / verify:.4g} (at most {most} tokens: "
+                    f"{rule} = {per_step} per verify step, plus the prefill's one)")
+    elif r.spec_accept_length is not None and not 1 <= r.spec_accept_length <= per_step + 1:
         # spec_verify_ct >= 1 whenever an accept length exists, so the prefill's token adds at most 1
-        return (f"accept length {r.spec_accept_length:.2f}, outside 1 to num_steps + 2 = {steps + 2} "
-                f"(num_steps + 1 = {steps + 1} per verify step, plus the prefill's one token over at least "
+        loosest = "num_steps + 2" if rule == "num_steps + 1" else f"{rule} + 1"
+        return (f"accept length {r.spec_accept_length:.2f}, outside 1 to {loosest} = {per_step + 1} "
+                f"({rule} = {per_step} per verify step, plus the prefill's one token over at least "
                 "one verify step: no spec_verify_ct was sent to bound it tighter)")
     return None
+
+
+def _per_step(spec: SpecConfig) -> tuple[int, str]:
+    """The most tokens one verify step of ``spec`` commits, and the name of the rule that bounds it:
+    ``num_steps + 1`` (the drafted path is at most ``num_steps`` deep, plus the bonus token), or
+    ``num_draft_tokens`` when that is fewer (a tree of ``topk`` > 1 verifies its root and the
+    ``num_draft_tokens - 1`` best candidates alone: SGLang 0.5.23 ``speculative/eagle_utils.py``
+    ``organize_draft_results``; :func:`tuner.config.landscape.most_accepted`, the simulator's tree).
+    QA: 8 tokens in 2 verify steps passed from a server that said steps=5 topk=4 draft=3, whose step
+    commits at most 3: accept length 4.00, where it was bounded by num_steps + 1 = 6. A server that
+    does not say its draft tokens (``tuner bench``) is bounded by ``num_steps + 1``."""
+    draft = spec.num_draft_tokens
+    if isinstance(draft, int) and not isinstance(draft, bool) and draft < spec.num_steps + 1:
+        return most_accepted(spec), "num_draft_tokens"
+    return spec.num_steps + 1, "num_steps + 1"
