@@ -668,21 +668,24 @@ class BenchClient:
                     # only the sglext and usage chunks (choices: []) follow it. Text or a second finish
                     # after it joined the answer (QA: 'abcdefgh' then 'ZZZ' with finish stop, kept)
                     raise _went_on(line)
-                if self.api == "openai" and usage.get("completion_tokens") is not None:
-                    _no_text_without_a_token(delta, before, record.completion_tokens)
+                if usage.get("completion_tokens") is not None:
+                    if self.api == "openai":
+                        _no_text_without_a_token(delta, before, record.completion_tokens)
                     if choices:
                         choice_count = record.completion_tokens
                     elif not finished and record.completion_tokens > (choice_count or 0):
                         # SGLang 0.5.23 sends its chunks without a choice (sglext, the final usage) after
                         # every output's chunk, the finish reason's included (serving_completions.py: after
-                        # the generate loop): one before it counts tokens no text came with yet, and the
-                        # time to the first token was read at it (QA: the final usage sent first, then
-                        # the text: TTFT 1 ms for a first token 10 ms later, measured, exit 0)
+                        # the generate loop; serving_chat.py: after the finish chunks): one before it
+                        # counts tokens no text came with yet, and the time to the first token was read
+                        # at it (QA: the final usage sent first, then the text: TTFT 1 ms for a first
+                        # token 10 ms later, measured, exit 0; on chat alike)
                         raise ValueError(f"a chunk without a choice said completion_tokens "
                                          f"{record.completion_tokens} before the finish reason, where the "
                                          f"stream's text chunks had counted {choice_count or 0}: the usage "
                                          "comes after the text")
-                    elif choice_count is not None and record.completion_tokens > choice_count:
+                    elif (self.api == "openai" and choice_count is not None
+                          and record.completion_tokens > choice_count):
                         # SGLang 0.5.23 sends a chunk for every output it yields, each with the count so
                         # far (continuous_usage_stats), and its final usage is the last one's count
                         # (openai/serving_completions.py: completion_tokens[index], sent again): another
