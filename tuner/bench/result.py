@@ -93,11 +93,25 @@ def resolved_spec_from_info(info: dict | None) -> SpecConfig | None:
     algorithm = state.get("speculative_algorithm", info.get("speculative_algorithm"))
     if not algorithm:
         return None
-    values = [state.get(k, info.get(k)) for k in _SPEC_KEYS]
-    try:
-        return SpecConfig(*(int(v) if v is not None else None for v in values))
-    except (TypeError, ValueError):
-        return None  # not numbers: unverifiable (tuner.engine.verify says so), never a crash
+    values = [flag_int(state.get(k, info.get(k))) for k in _SPEC_KEYS]
+    if any(v is None for v in values):
+        # not integers: unverifiable (tuner.engine.verify says so), never read as some other setting
+        # (QA: int() made speculative_num_steps true "steps=1" and 2.9 "steps=2" in `tuner bench`'s header)
+        return None
+    return SpecConfig(*values)
+
+
+def flag_int(value) -> int | None:
+    """A speculative flag as ``/server_info`` says it: SGLang 0.5.23 sends each as a JSON integer
+    (``ServerArgs`` fields typed int). Anything else -- a bool, a fraction, text, null -- is None."""
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def spec_flags_said(info: dict) -> str:
+    """The three speculative flags as ``/server_info`` said them (``key=value`` each, repr'd), read
+    where :func:`resolved_spec_from_info` reads them: for a line that says why they cannot be read."""
+    state = first_internal_state(info)
+    return ", ".join(f"{k}={state.get(k, info.get(k))!r}" for k in _SPEC_KEYS)
 
 
 def says_autoregressive(info: dict | None) -> bool:

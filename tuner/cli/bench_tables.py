@@ -6,6 +6,7 @@ every row under ``--compare``. Prints only; the command (:mod:`tuner.cli.bench`)
 from __future__ import annotations
 
 from ..bench import SuiteResult
+from ..bench.result import first_internal_state, says_autoregressive, spec_flags_said
 from ..config.names import shown as escaped
 from ..config.wording import counted
 from .output import console, print_table
@@ -43,11 +44,24 @@ def _base_single(res: SuiteResult, base: SuiteResult) -> float | None:
     return sum(values) / len(values)
 
 
+def _unresolved(info: dict) -> str:
+    """What the header says of a server whose flags :func:`tuner.bench.result.resolved_spec_from_info`
+    could not read: it said it runs no speculation, or it named an algorithm with flags that are not
+    integers (QA: ``speculative_num_steps: "lots"`` beside EAGLE3 read "no speculative decoding"), or
+    it said nothing of it."""
+    if says_autoregressive(info):
+        return "no speculative decoding"
+    algorithm = first_internal_state(info).get("speculative_algorithm", info.get("speculative_algorithm"))
+    if algorithm:
+        return f"speculative ({algorithm}), its flags not integers in /server_info ({spec_flags_said(info)})"
+    return "speculation not said (/server_info has no speculative_algorithm)"
+
+
 def _header(res: SuiteResult) -> str:
     if res.server_info is None:
         spec = "server args unknown (no /server_info)"
     elif res.resolved_spec is None:
-        spec = "no speculative decoding"
+        spec = _unresolved(res.server_info)
     else:
         spec = f"speculative, as the server runs it: {res.resolved_spec.label()}"
     clock = ("wall time" if res.time_scale == 1.0 else

@@ -52,13 +52,11 @@ from __future__ import annotations
 import math
 import os
 
-from ..bench.result import first_internal_state, says_simulator
+from ..bench.result import first_internal_state, resolved_spec_from_info, says_simulator, spec_flags_said
 from ..config.landscape import most_accepted
 from ..config.study import StudyConfig
 from ..config.wording import counted
 from ..sglang.rules import SpecConfig
-
-_SPEC_KEYS = ("speculative_num_steps", "speculative_eagle_topk", "speculative_num_draft_tokens")
 
 Failure = tuple[str, str]
 
@@ -256,10 +254,6 @@ def _downloaded_as(launched: str, said: str) -> bool:
     return not os.path.exists(launched) and os.path.exists(said)
 
 
-def _as_int(value) -> int | None:
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
-
-
 def _speculation(info: dict, spec: SpecConfig | None, algorithm: str) -> Failure | None:
     state = first_internal_state(info)
     if "speculative_algorithm" not in state and "speculative_algorithm" not in info:
@@ -274,12 +268,10 @@ def _speculation(info: dict, spec: SpecConfig | None, algorithm: str) -> Failure
     if not running:
         return "args_mismatch", (f"asked for {algorithm} {spec.label()}, the server runs without speculative "
                                  "decoding")
-    values = [_as_int(state.get(k, info.get(k))) for k in _SPEC_KEYS]
-    if any(v is None for v in values):
-        said = ", ".join(f"{k}={state.get(k, info.get(k))!r}" for k in _SPEC_KEYS)
+    ran = resolved_spec_from_info(info)
+    if ran is None:
         return "args_unverified", (f"/server_info does not report the speculative flags as integers "
-                                   f"({said}): {spec.label()} cannot be verified")
-    ran = SpecConfig(*values)
+                                   f"({spec_flags_said(info)}): {spec.label()} cannot be verified")
     if str(running) != algorithm or ran != spec:
         return "args_mismatch", (f"the server ran {running} {ran.label()} instead of {algorithm} "
                                  f"{spec.label()}: "
