@@ -99,8 +99,10 @@ def main(argv: list[str] | None = None) -> int:
             for n in (64, None):
                 suite = folder / f"suite-{layout}-{n or 'all'}.yaml"
                 ds = {"path": path.name, "format": layout, **({"n": n} if n else {}), "max_prompt_chars": 100000}
-                # (single.prompts: a suite drawing every row measures a few of them alone, as a study's does)
-                suite.write_text(json.dumps({"name": f"mem-{layout}", "dataset": ds, "single": {"prompts": 8}}) + "\n")
+                # (single.prompts: a suite drawing 64 measures a few of them alone, as a study's does; one that
+                # keeps every row sends every one, as a draw of over 10,000 rows without n must)
+                single = {"prompts": 8 if n else rows[layout]}
+                suite.write_text(json.dumps({"name": f"mem-{layout}", "dataset": ds, "single": single}) + "\n")
                 got, peak = peak_of(suite)
                 print(f"{layout:9} {size:7.0f} {rows[layout]:7d} {str(n or 'all'):>6} {got:9d} {peak:12.0f}  "
                       f"{(peak - base) / size:5.2f}x")

@@ -305,7 +305,8 @@ def refuse_text_and_file(data: Any, source: str | Path, key: str = "prompts") ->
 
 class TooManySinglePrompts(ConfigError):
     """``single.prompts`` over the suite's prompts (:func:`refuse_too_many_single_prompts`), or not given
-    where the single phase would measure a large draw whole (:func:`refuse_every_drawn_request_alone`). A study
+    where the single phase would measure a large draw whole (:func:`refuse_every_drawn_request_alone`), or a
+    large draw without ``dataset.n`` that is stored whole and sent in part (:func:`refuse_large_draw_without_n`). A study
     file's loader adds :data:`STUDY_HINT` to it; ``tuner bench`` and ``sim landscape`` say it bare,
     as no study is involved (QA: `tuner bench --suite FILE` told the user to `tuner study run`)."""
 
@@ -364,6 +365,46 @@ def refuse_every_drawn_request_alone(suite: Suite, source: str | Path, key: str 
                                             f"time, single.repeats {suite.single.repeats}): give single.prompts, "
                                             f"the first N drawn (e.g. 8){n_fix}; or single.prompts: "
                                             f"{have} to measure them all")
+
+
+#: The most rows a dataset may give without ``dataset.n`` where a measurement sends fewer of them: every
+#: row drawn is stored with the study and validated again by every command that loads the suite, so a
+#: 100 MB log of 371,751 rows, of which a sweep up to C=32 sends the first 32, made `study create` take
+#: 79 s and 867 MB, `study status` 57 s, and the study's storage 124 MB (QA qa207). A draw of this
+#: many rows of a chat log (a kilobyte each) stores some 10 MB.
+MAX_DRAWN_WITHOUT_N = 10_000
+
+
+def refuse_large_draw_without_n(suite: Suite, source: str | Path, key: str = "dataset.n") -> None:
+    """Raise :class:`TooManySinglePrompts` naming ``source`` and ``key`` when a dataset without ``n`` gives more
+    than :data:`MAX_DRAWN_WITHOUT_N` requests and a measurement does not send every one of them: each
+    is drawn, stored with the study and read again by every command, while the single phase and each
+    sweep batch take the file's first rows (a batch of C the first C). Runs before
+    :func:`refuse_every_drawn_request_alone`, whose fix (``single.prompts``) would lead here: one
+    refusal, with ``n``, which also draws across the file rather than from its start.
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    d, have = suite.dataset, len(suite.prompts or [])
+    if d is None or d.n is not None or have <= MAX_DRAWN_WITHOUT_N:
+        return
+    swept = max(suite.sweep.concurrencies, default=0)
+    singles = 0 if suite.n_single_requests() == 0 else suite.single.prompts
+    if singles is None:  # (not given: the single phase measures each drawn request alone)
+        sent = (f"each of them alone in the single phase (single.prompts not given), {suite.single.repeats} "
+                "times, in every trial and the baseline")
+        example = 64
+    else:
+        used = max(singles, swept)
+        if used >= have:
+            return  # every drawn request is sent, as asked
+        sent = f"only the first {used:,} of them, the file's first rows"
+        example = max(used, 1)
+    raise TooManySinglePrompts(source, key, f"not given, so every one of the {have:,} requests in {d.path} is drawn and "
+                                            "stored with the study (each command that loads the suite reads them "
+                                            f"all again), and a measurement sends {sent}: give n, the requests to "
+                                            f"draw (e.g. n: {example}; dataset.seed chooses them across the whole "
+                                            "file)")
 
 
 def refuse_seed_without_n(suite: Suite, source: str | Path, key: str = "dataset.seed") -> None:
@@ -465,6 +506,7 @@ def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None
     so a study created before one of them still opens. :class:`ConfigError` naming ``source``."""
     refuse_control_in_names(suite, source, prefix)
     refuse_too_many_single_prompts(suite, source, f"{prefix}single.prompts")
+    refuse_large_draw_without_n(suite, source, f"{prefix}dataset.n")
     refuse_every_drawn_request_alone(suite, source, f"{prefix}single.prompts")
     refuse_seed_without_n(suite, source, f"{prefix}dataset.seed")
     refuse_repeated_lengths(suite, source, f"{prefix}single.lengths")
