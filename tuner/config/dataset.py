@@ -797,10 +797,20 @@ _SPREADSHEET = (
 
 def _not_utf8(path: Path, offset: int, line: int, head: bytes) -> ConfigError:
     """The error for a dataset file whose byte ``offset`` (on line ``line``) is the first that is not
-    UTF-8: what the file is when its first bytes ``head`` say (a gzip'd export, a UTF-16 file a
-    Windows tool wrote), with the command that makes it readable; else the line that holds the byte,
-    so one bad row in a file of a million is found (QA: a JSONL file with one Latin-1 row was named
-    by byte alone)."""
+    UTF-8: what the file is when its first bytes ``head`` say (:func:`not_text_kind`: a gzip'd export,
+    a UTF-16 file a Windows tool wrote), with the command that makes it readable; else the line that
+    holds the byte, so one bad row in a file of a million is found (QA: a JSONL file with one Latin-1
+    row was named by byte alone)."""
+    if (kind := not_text_kind(path, head)) is not None:
+        return ConfigError(path, "", kind)
+    return not_utf8(path, offset, f"line {line}")
+
+
+def not_text_kind(path: Path, head: bytes, given_as: str = "dataset.path") -> str | None:
+    """What a file that is not UTF-8 text is, when its first 16 bytes ``head`` say (a compressed
+    archive, a spreadsheet, Parquet, UTF-16 or UTF-32 text), with the command that makes it readable,
+    whose result is to be given as ``given_as`` (a dataset's ``dataset.path``, a prompt's file); None
+    when they say nothing (a stray byte: the caller names it)."""
     kinds = _NOT_TEXT
     if path.suffix.lower() in _SPREADSHEETS:
         # a workbook is a zip archive of XML parts: unzipping it gives no rows (QA: an .xlsx of prompts
@@ -820,10 +830,11 @@ def _not_utf8(path: Path, offset: int, line: int, head: bytes) -> ConfigError:
             words = {"'FILE": f"'{shown}",  # inside a Python string (the Parquet line)
                      "FILE": shlex.quote(shown),  # a shell word
                      "UTF8": shlex.quote(str(path.with_name(f"{path.stem}.utf8{path.suffix}"))),
-                     "UNPACKED": shlex.quote(str(path.with_name(f"{path.stem}.decompressed{path.suffix}")))}
-            command = re.sub("'FILE|FILE|UTF8|UNPACKED", lambda m: words[m.group(0)], fix)
-            return ConfigError(path, "", f"{what}, not UTF-8 text; {command}")
-    return not_utf8(path, offset, f"line {line}")
+                     "UNPACKED": shlex.quote(str(path.with_name(f"{path.stem}.decompressed{path.suffix}"))),
+                     "dataset.path": given_as}
+            command = re.sub("'FILE|FILE|UTF8|UNPACKED|dataset\\.path", lambda m: words[m.group(0)], fix)
+            return f"{what}, not UTF-8 text; {command}"
+    return None
 
 
 def _changed(path: Path) -> ConfigError:

@@ -27,12 +27,12 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from .. import shipped
-from .dataset import ChatMessage, DatasetSpec, content_text, draw, url_problem
+from .dataset import ChatMessage, DatasetSpec, content_text, draw, not_text_kind, url_problem
 from .names import name_problem
 from .paths import PathText
 from .wording import counted
-from .yamlfile import (MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, parse_model, read_text_capped,
-                       read_yaml, text_mode)
+from .yamlfile import (MAX_DURATION_S, ConfigError, StrictModel, decode_utf8, did_you_mean, parse_model,
+                       read_bytes_capped, read_yaml, text_mode)
 
 #: Suites that ship with the package, by name.
 SUITES_DIR = shipped(__package__, "suites")
@@ -272,11 +272,18 @@ def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suit
             if (problem := url_problem(p.file)) is not None:
                 raise ConfigError(source, f"prompts[{i}].file", problem)
             path = Path(p.file) if Path(p.file).is_absolute() else base_dir / p.file
+            raw = b""
             try:
-                text = text_mode(read_text_capped(path))
+                raw = read_bytes_capped(path)
+                text = text_mode(decode_utf8(raw, path))
             except ConfigError as exc:
+                # a gzip'd or UTF-16 file (Notepad's "Unicode") is named as what it is, with the command
+                # that makes it readable, as a dataset file is (QA qa207: "not UTF-8 text (byte 1); save
+                # the file as UTF-8" for a prompt file gzip'd)
+                kind = not_text_kind(path, raw[:16], "the prompt's file") if exc.message.startswith("not UTF-8") \
+                    else None
                 raise ConfigError(source, f"prompts[{i}].file",
-                                  f"cannot read {path}: {exc.message}") from None
+                                  f"cannot read {path}: {kind or exc.message}") from None
             if not text.strip():
                 raise ConfigError(source, f"prompts[{i}].file", f"{path} is empty")
             p = p.model_copy(update={"text": text})
