@@ -58,8 +58,9 @@ from typing import Any, Iterable, Iterator, Literal
 
 from pydantic import Field, field_validator, model_serializer, model_validator
 
-from .dataset_fixes import (OPENAI_FIELDS, OTHER_LAYOUT_KEYS, REPLY_KEYS, SDK_TURN_FIX, TEXT_COLUMNS, nul_bytes_fix,
-                            one_line_copy, openai_turn_fix, pretty_printed_fix, request_row_fix, unknown_row_key)
+from .dataset_fixes import (MEDIA_KEYS, OPENAI_FIELDS, OTHER_LAYOUT_KEYS, REPLY_KEYS, SDK_TURN_FIX, TEXT_COLUMNS,
+                            media_fix, nul_bytes_fix, one_line_copy, openai_turn_fix, pretty_printed_fix, request_row_fix,
+                            unknown_row_key)
 from .names import name_problem, shown
 from .paths import NonEmptyPathText
 from .wording import counted
@@ -652,6 +653,11 @@ def _conversation_row(conv: Any, source: str, where: str, cap: int, *, custom: b
     (field, prompt), (_, reply) = texts
     if not prompt.strip() or estimate_tokens(prompt) < 2 or estimate_tokens(reply) < 2:
         return None
+    # QA (qa207): LLaVA-Instruct's conversations ("image": "coco/...jpg", "<image>\nWhat is shown?") were
+    # drawn as text requests, their images left out, where a JSONL row's image part is refused; a null or
+    # empty key (a mixed set's text-only rows) is no media
+    if (media := next((k for k in MEDIA_KEYS if conv.get(k) not in (None, "", [])), None)) is not None:
+        raise _row_error(source, f"{at}{media}", media_fix(media, source, custom=custom))
     if conv.get("category") is not None and not isinstance(conv["category"], str):
         raise _row_error(source, f"{at}category", "must be text")
     _real_labels(conv, source, at)

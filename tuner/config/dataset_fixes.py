@@ -375,3 +375,25 @@ def openai_turn_fix(turn: Any, source: str) -> str:
 #: it holds no text (:func:`tuner.config.dataset._counts_only`).
 TEXT_COLUMNS = frozenset({"prompt", "prompts", "messages", "text", "question", "instruction", "input", "query",
                            "content", "conversations", "conversation", "request", "message", "context"})
+
+
+#: The keys by which a conversation of a multimodal instruction set carries its image, video or audio
+#: (LLaVA-Instruct and ShareGPT4V: ``image``, a file name; LLaVA-Video: ``video``; others a list of them).
+MEDIA_KEYS = ("image", "images", "video", "videos", "audio", "audios")
+
+
+def media_fix(key: str, source: str, *, custom: bool) -> str:
+    """The refusal of a conversation that carries an image, a video or audio under ``key``: SGLang 0.5.23's
+    sharegpt and custom readers take its turns' text alone (``benchmark/datasets/sharegpt.py``), so its
+    prompt would be sent without what it asks about, its ``<image>`` placeholder as text: another
+    workload, not the one logged. The ``jq`` line writes the file without such conversations, beside
+    ``source``, in its layout (a list stays a ``.json`` list; ``custom`` lines stay lines)."""
+    path = Path(source)
+    out = shlex.quote(str(path.with_name(f"{path.stem}.text{path.suffix}")))
+    keep = f"[{', '.join('.' + k for k in MEDIA_KEYS)}] | any(. != null and . != \"\" and . != []) | not"
+    command = (f"jq -c 'select({keep})' {shlex.quote(source)} > {out}" if custom
+               else f"jq 'map(select({keep}))' {shlex.quote(source)} > {out}")
+    what = {"image": "an image", "images": "images", "video": "a video", "videos": "videos"}.get(key, "audio")
+    return (f"the conversation carries {what} (a multimodal set's layout), which the tuner does not send: its "
+            f"prompt would go without it, a placeholder such as <image> as text; drop such conversations ({command} "
+            "writes the file without them; give that file as dataset.path)")
