@@ -7,6 +7,10 @@ told apart.
 
 Only words here: :mod:`tuner.config.dataset` reads the file, decides what it refuses and where, and
 adds the fix from here to its error line; nothing here reads a file or raises.
+
+Why one module of over 400 lines: it is one table of layouts, each told by its keys and given its fix,
+and a layout's test reads the whole of it (which keys win when a row matches two); split, the order in
+which layouts are told apart would be spread over files.
 """
 
 from __future__ import annotations
@@ -64,9 +68,10 @@ _COUNT_KEYS = frozenset({"input_length", "output_length", "hash_ids", "input_tok
                          "Request tokens", "Response tokens", "ContextTokens", "GeneratedTokens"})
 
 
-#: Keys of other common row layouts whose request a jq line can make (:func:`_other_layout_fix`).
+#: Keys of other common row layouts whose request a jq line can make, or that say the row holds none (an OpenAI
+#: response's ``choices``), named first among a row's unknown keys (:func:`_other_layout_fix`).
 OTHER_LAYOUT_KEYS = ("body", "custom_id", "text", "question", "contents", "request", "params", "turns", "arguments",
-                     "data")
+                     "data", "choices")
 
 
 def ultrachat_turns(row: Any) -> bool:
@@ -177,6 +182,17 @@ def _other_layout_fix(key: str, source: str, row: dict) -> str | None:
                 f"is its prompt (jq -c '{{prompt, id: .prompt_id}}' {out}{then}")
     if "prompt" in row or "messages" in row:
         return None  # a request row with an extra key: the key alone is what is wrong
+    if isinstance(row.get("choices"), list):
+        # an OpenAI API response (a chat.completion or text_completion object) holds the reply, not the request
+        # (QA qa207: with its "model", the logged request's line, jq -c '{prompt, max_tokens}', which wrote nulls)
+        return ("an OpenAI API response (choices: the model's reply, beside id, object, usage): it holds no request "
+                "to send; give the requests that were sent, a prompt or messages object per line with its max_tokens")
+    logged = row.get("request")
+    if key == "request" and isinstance(logged, dict) and ("messages" in logged or "prompt" in logged):
+        # a log of each request beside its response ({request: {model, messages, ...}, response: {...}})
+        beside = " beside its response" if "response" in row else ""
+        return (f"a request logged under request{beside}: the row is that request (jq -c "
+                f"'.request | {_request_of(logged)}' {out}{then}")
     if set(row) & _COUNT_KEYS and not {re.sub(r"[^a-z]", "", k.lower()) for k in row} & TEXT_COLUMNS:
         # a request trace of lengths alone, Mooncake's (timestamp, input_length, output_length, hash_ids), which
         # a benchmark fills with made-up text: no jq line makes prompts of it (QA qa166: "hash_ids: unknown key")
