@@ -431,6 +431,24 @@ def refuse_seed_without_n(suite: Suite, source: str | Path, key: str = "dataset.
                                    "in the seed's order) for the seed to choose, or drop seed")
 
 
+def refuse_default_above_cap(suite: Suite, source: str | Path, key: str = "dataset.default_max_tokens") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and ``key`` when a dataset's ``default_max_tokens`` is
+    given above its ``max_output_tokens`` (1024 unless given), which caps every request's output length
+    (:func:`tuner.config.dataset.draw`): the rows without their own ``max_tokens`` would be sent at the cap,
+    not at the length written (QA qa207: ``default_max_tokens: 4096`` drew requests of 1024 tokens, silently).
+
+    Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
+    is loaded again as it was created, so a study created before this check still opens."""
+    d = suite.dataset
+    if d is None or "default_max_tokens" not in d.model_fields_set or d.default_max_tokens <= d.max_output_tokens:
+        return
+    given = "" if "max_output_tokens" in d.model_fields_set else " (its default)"
+    raise ConfigError(source, key, f"{d.default_max_tokens} is above max_output_tokens {d.max_output_tokens}{given}, "
+                                   "which caps every request's output length, so the rows without max_tokens would "
+                                   f"be sent at {d.max_output_tokens}; raise max_output_tokens to "
+                                   f"{d.default_max_tokens} or more, or lower default_max_tokens")
+
+
 def refuse_repeated_lengths(suite: Suite, source: str | Path, key: str = "single.lengths") -> None:
     """Raise :class:`ConfigError` naming ``source`` and ``key`` when ``single.lengths`` gives a length
     twice, as a repeated concurrency is refused: the article's order (``tuner bench``) sends each
@@ -516,6 +534,7 @@ def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None
     refuse_large_draw_without_n(suite, source, f"{prefix}dataset.n")
     refuse_every_drawn_request_alone(suite, source, f"{prefix}single.prompts")
     refuse_seed_without_n(suite, source, f"{prefix}dataset.seed")
+    refuse_default_above_cap(suite, source, f"{prefix}dataset.default_max_tokens")
     refuse_repeated_lengths(suite, source, f"{prefix}single.lengths")
     refuse_blank_turns(suite, source, f"{prefix}prompts")
     refuse_adaptive_below_repeats(suite, source, prefix)
