@@ -431,6 +431,21 @@ def refuse_seed_without_n(suite: Suite, source: str | Path, key: str = "dataset.
                                    "in the seed's order) for the seed to choose, or drop seed")
 
 
+def refuse_default_of_conversations(suite: Suite, source: str | Path,
+                                    key: str = "dataset.default_max_tokens") -> None:
+    """Raise :class:`ConfigError` naming ``source`` and ``key`` when ``default_max_tokens`` is given for a
+    ``sharegpt`` or ``custom`` dataset, whose every request takes its reply's length (SGLang 0.5.23
+    ``benchmark/datasets/sharegpt.py``: ``output_len`` is the completion's token count), so the value is
+    never read (QA qa207: ``default_max_tokens: 512`` on a ShareGPT file drew requests of 8 and 13 tokens,
+    silently). Only a suite as written is checked; a stored suite loads as it was created."""
+    d = suite.dataset
+    if d is None or "default_max_tokens" not in d.model_fields_set or d.layout() == "jsonl":
+        return
+    raise ConfigError(source, key, f"{d.default_max_tokens} is never read: a {d.layout()} request's output length is "
+                                   "its reply's, as SGLang's reader takes it (capped at max_output_tokens); drop it, "
+                                   "or give every request one length as single.lengths and sweep.max_tokens")
+
+
 def refuse_default_above_cap(suite: Suite, source: str | Path, key: str = "dataset.default_max_tokens") -> None:
     """Raise :class:`ConfigError` naming ``source`` and ``key`` when a dataset's ``default_max_tokens`` is
     given above its ``max_output_tokens`` (1024 unless given), which caps every request's output length
@@ -534,6 +549,7 @@ def check_as_written(suite: Suite, source: str | Path, prefix: str = "") -> None
     refuse_large_draw_without_n(suite, source, f"{prefix}dataset.n")
     refuse_every_drawn_request_alone(suite, source, f"{prefix}single.prompts")
     refuse_seed_without_n(suite, source, f"{prefix}dataset.seed")
+    refuse_default_of_conversations(suite, source, f"{prefix}dataset.default_max_tokens")
     refuse_default_above_cap(suite, source, f"{prefix}dataset.default_max_tokens")
     refuse_repeated_lengths(suite, source, f"{prefix}single.lengths")
     refuse_blank_turns(suite, source, f"{prefix}prompts")
