@@ -163,6 +163,18 @@ class DatasetSpec(StrictModel):
             raise ValueError(f"{said}; {_FORMAT_MEANT[low]}")
         raise ValueError(said)
 
+    @field_validator("n", mode="before")
+    @classmethod
+    def _a_count(cls, v: Any) -> Any:
+        # every row is what n left out draws: "all", and -1 or 0 as other tools write "no limit" (Hugging Face's
+        # split slicing, pandas' nrows=None), were "input should be a valid integer" or "greater than or equal
+        # to 1", the way to every row left out (QA qa207)
+        if (isinstance(v, str) and v.strip().lower() in ("all", "*", "none", "every")) or (
+                isinstance(v, int) and not isinstance(v, bool) and v <= 0):
+            raise ValueError(f"{v!r} is no count of requests; leave n out to draw every row (in the file's order), "
+                             "or give how many to draw (1 or more)")
+        return v
+
     @field_validator("sha256", mode="before")
     @classmethod
     def _hex_digest(cls, v: Any) -> Any:
