@@ -8,10 +8,9 @@ now the request fails as ``protocol``."""
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from support.raw_server import RawServer, read_request
+from support.raw_server import SseServer
 
 from tuner.bench.client import BenchClient
 from tuner.bench.records import RequestRecord
@@ -19,33 +18,8 @@ from tuner.bench.records import RequestRecord
 GAP_S = 0.05  #: between two chunks: the first token comes this long after the stream starts, or more
 
 
-class StreamServer(RawServer):
-    """Answers every request with an SSE stream of ``chunks``, ``GAP_S`` apart, then closes."""
-
-    def __init__(self, chunks: list):
-        self.chunks = chunks
-
-    async def _handle(self, reader, writer):
-        try:
-            await read_request(reader)
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
-            for i, c in enumerate(self.chunks):
-                if i:  # none after the last: the stream ends at once, as SGLang's does after [DONE]
-                    await asyncio.sleep(GAP_S)
-                writer.write(b"data: " + (c.encode() if isinstance(c, str) else json.dumps(c).encode())
-                             + b"\n\n")
-                await writer.drain()
-        finally:
-            writer.close()
-
-    async def _stop(self):
-        # a stream the client left once it failed the request is still sleeping: ended here, not left
-        # pending in a closed loop (asyncio's "Task was destroyed but it is pending!" in a later test)
-        await super()._stop()
-        rest = [t for t in asyncio.all_tasks() if t is not asyncio.current_task()]
-        for task in rest:
-            task.cancel()
-        await asyncio.gather(*rest, return_exceptions=True)
+def StreamServer(chunks: list) -> SseServer:
+    return SseServer(chunks, GAP_S)
 
 
 def usage(n: int) -> dict:

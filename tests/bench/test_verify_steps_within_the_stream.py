@@ -7,31 +7,12 @@ figures of an earlier chunk stood for the whole answer (QA: accept length 8.0 fo
 from __future__ import annotations
 
 import asyncio
-import json
 
 import pytest
-from support.raw_server import RawServer, read_request
+from support.raw_server import SseServer as StreamServer
 
 from tuner.bench.client import BenchClient
 from tuner.bench.records import RequestRecord
-
-
-class StreamServer(RawServer):
-    """Answers every request with an SSE stream of ``chunks`` (``"[DONE]"`` or objects), then closes."""
-
-    def __init__(self, chunks: list):
-        self.chunks = chunks
-
-    async def _handle(self, reader, writer):
-        try:
-            await read_request(reader)
-            writer.write(b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nConnection: close\r\n\r\n")
-            for c in self.chunks:  # a write per chunk, as SGLang flushes one per output
-                writer.write(b"data: " + (c.encode() if isinstance(c, str) else json.dumps(c).encode())
-                             + b"\n\n")
-                await writer.drain()
-        finally:
-            writer.close()
 
 
 def chunk(text: str, n: int, finished: bool = False, **spec) -> dict:
