@@ -3,10 +3,9 @@ request's output length, is refused naming both and the fix (QA qa207: ``default
 requests of 1024 tokens, silently). At or below the cap, or with the cap raised, the length written is
 the one drawn; a study with such an inline suite is refused before anything is written."""
 
-import subprocess
-import sys
 
 import pytest
+from support.inline_suite_study import refused_create
 
 from tuner.config.suite import load_suite
 from tuner.config.yamlfile import ConfigError
@@ -41,17 +40,7 @@ def test_a_default_within_the_cap_is_drawn_as_written(tmp_path, dataset, drawn):
 
 def test_a_study_with_such_an_inline_suite_is_refused_and_nothing_written(tmp_path):
     (tmp_path / "d.jsonl").write_text('{"prompt": "Name three rivers of Europe."}\n')
-    (tmp_path / "study.yaml").write_text(
-        "name: cap\nsearch_space: eagle3\nserver: {backend: sim, model_path: moonshotai/Kimi-K2.6,\n"
-        "  draft_model_path: sim/kimi-k2.6-eagle3, tp_size: 8, sim: {profile: k2.6-tp8-pcie}}\n"
-        "bench:\n  suite: {name: cap, dataset: {path: d.jsonl, default_max_tokens: 2048}}\n"
-        "objectives: [single_speedup]\nbudget: {n_trials: 1}\n")
-    before = sorted(p.name for p in tmp_path.iterdir())
-    r = subprocess.run([sys.executable, "-m", "tuner", "study", "create", "study.yaml"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2, r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(
+    line = refused_create(tmp_path, "cap", "{name: cap, dataset: {path: d.jsonl, default_max_tokens: 2048}}")
+    assert line.startswith(
         f"error: {tmp_path / 'study.yaml'}: bench.suite.dataset.default_max_tokens: 2048 is above max_output_tokens "
-        "1024 (its default)"), lines
-    assert sorted(p.name for p in tmp_path.iterdir()) == before
+        "1024 (its default)"), line

@@ -7,9 +7,9 @@ offset, as before; a study with such an inline suite is refused before anything 
 import gzip
 import shlex
 import subprocess
-import sys
 
 import pytest
+from support.inline_suite_study import refused_create
 
 from tuner.config.suite import load_suite
 from tuner.config.yamlfile import ConfigError
@@ -54,17 +54,8 @@ def test_a_stray_byte_is_named_by_its_offset(tmp_path):
 
 def test_a_study_with_a_gzipped_prompt_file_is_refused_and_nothing_written(tmp_path):
     (tmp_path / "p.txt.gz").write_bytes(gzip.compress(b"Write quicksort in Python."))
-    (tmp_path / "study.yaml").write_text(
-        "name: gz\nsearch_space: eagle3\nserver: {backend: sim, model_path: moonshotai/Kimi-K2.6,\n"
-        "  draft_model_path: sim/kimi-k2.6-eagle3, tp_size: 8, sim: {profile: k2.6-tp8-pcie}}\n"
-        "bench:\n  suite: {name: gz, prompts: [{name: a, file: p.txt.gz}], single: {lengths: [16]}}\n"
-        "objectives: [single_speedup]\nbudget: {n_trials: 1}\n")
-    before = sorted(p.name for p in tmp_path.iterdir())
-    r = subprocess.run([sys.executable, "-m", "tuner", "study", "create", "study.yaml"], cwd=tmp_path,
-                       capture_output=True, text=True, timeout=120)
-    assert r.returncode == 2, r.stderr
-    lines = r.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith(
+    line = refused_create(
+        tmp_path, "gz", "{name: gz, prompts: [{name: a, file: p.txt.gz}], single: {lengths: [16]}}")
+    assert line.startswith(
         f"error: {tmp_path / 'study.yaml'}: bench.suite.prompts[0].file: cannot read {tmp_path / 'p.txt.gz'}: "
-        "gzip-compressed, not UTF-8 text; decompress it first"), lines
-    assert sorted(p.name for p in tmp_path.iterdir()) == before
+        "gzip-compressed, not UTF-8 text; decompress it first"), line
