@@ -507,6 +507,8 @@ def print_status(data: dict) -> None:
         single = "not measured (the suite sends none)" if single is None else f"{single:.1f} tok/s"
         console.print(f"baseline: single request {single}; aggregate tok/s "
                       f"{tps or 'not measured (the suite sweeps no concurrency)'}")
+        if b.get("remeasured_for"):  # tuner.engine.suspect: why this baseline replaced the one before
+            say(f"baseline measured again: {b['remeasured_for']}")
         for line in baseline_slo_lines(b):
             say(line)
     console.print("trials: " + ", ".join(f"{n} {k}" for k, n in sorted(data["counts"].items())))

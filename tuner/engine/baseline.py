@@ -36,6 +36,11 @@ from .workers import Worker, fail_running, reap_dead_trials, start_trial, try_cl
 
 Event = Callable[[str, dict], None]
 
+#: A baseline trial's attribute: why it was measured again -- a trial read faster over the baseline
+#: before it than its accept length allows (:mod:`tuner.engine.suspect`); such a baseline is not
+#: measured again for the same reason (one re-measurement per suspicion, bounded).
+REMEASURED_FOR = "remeasured_for"
+
 
 @dataclass
 class Baseline:
@@ -157,8 +162,13 @@ def baseline_problem(study) -> str | None:
 
 
 def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebaseline: bool,
-                    hardware: Callable[[], dict | None] | None = None) -> Baseline:
+                    hardware: Callable[[], dict | None] | None = None, newer_than: int | None = None,
+                    because: str | None = None) -> Baseline:
     """The study's baseline, measured here when there is none yet (or ``rebaseline``).
+
+    ``newer_than`` (with ``rebaseline``): any baseline begun after that baseline trial will do, this
+    worker's or another's (several workers suspecting one baseline at once measure it once);
+    ``because``: why it is measured again, stored on it (:data:`REMEASURED_FOR`).
 
     ``hardware()``: this node's hardware (default :func:`stored_node_hardware`), asked once: stored
     on a baseline measured here, compared with one another node measured (:func:`check_hardware`,
@@ -191,6 +201,8 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
         emit("baseline", {"reused": True, "figures": current.figures.__dict__})
         return current
     after = current.trial_number if current else -1
+    if newer_than is not None:
+        after = newer_than
     while True:
         reap_dead_trials(bstudy)
         done = find_baseline(study)
@@ -212,6 +224,8 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
             mine = here()
             if mine is not None:  # what this baseline is measured on, before its server is launched
                 trial.set_user_attr(HARDWARE_ATTR, mine)
+            if because:
+                trial.set_user_attr(REMEASURED_FOR, because)
             emit("trial_start", {"trial": "baseline", "spec": None})
             try:
                 m = measure(trial, bstudy)

@@ -52,7 +52,7 @@ TOLD, ALREADY, REHOMED, DROPPED = "told", "already", "rehomed", "dropped"
 #: a baseline's the hardware it runs on (tuner.engine.facts.HARDWARE_ATTR: a copy without it, the
 #: study's baseline, would judge no node; QA qa155); a re-homed measurement carries them, and no mark
 #: of the attempt (claim, launching, worker).
-SETTING_ATTRS = (*TRIAL_SETTING, "hardware")
+SETTING_ATTRS = (*TRIAL_SETTING, "hardware", "remeasured_for")  # baseline.REMEASURED_FOR
 #: What :func:`replay_journal` does with an entry of an earlier study of the same name.
 SET_ASIDE = "set aside"
 #: What :func:`replay_journal` does with an entry that cannot be read (damaged since it was written).
@@ -135,12 +135,32 @@ class Recorded:
 
 def record_finish(study, finish: Finish, *, journal: Journal | None, files: Files | None = None,
                   suite: dict | None = None, file_paths: dict | None = None, storage: str = "",
-                  kind: str = "", uid: str | None = None) -> Recorded:
+                  kind: str = "", uid: str | None = None, held: Path | None = None) -> Recorded:
     """Journal ``finish``, then :func:`apply_finish` it, then drop the journal entry (see the module
     docstring). ``suite`` (the suite's JSON) and ``file_paths`` go into the entry so a replay can
     write the files; ``uid``: the study's id (:data:`tuner.engine.study.UID_ATTR`, of ``NAME`` for
     its companions too), so a replay never stores it into another study of the same name; ``kind``
-    prefixes the kill points (``"baseline."``)."""
+    prefixes the kill points (``"baseline."``); ``held``: the entry :func:`journal_finish` journaled for
+    this trial, removed with this one's (its verdict was held back and is decided by ``finish``)."""
+    warnings, entry = journal_finish(finish, journal=journal, suite=suite, file_paths=file_paths,
+                                     storage=storage, uid=uid)
+    kill_point(f"{kind}journaled")
+    outcome, file_warnings, rehomed_as = _apply(study, finish, files, kind, warnings)
+    kill_point(f"{kind}told")
+    for done in (entry, held):
+        if done is not None and journal is not None:
+            journal.remove(done)
+    return Recorded(outcome, [*warnings, *file_warnings], rehomed_as)
+
+
+def journal_finish(finish: Finish, *, journal: Journal | None, suite: dict | None = None,
+                   file_paths: dict | None = None, storage: str = "",
+                   uid: str | None = None) -> tuple[list[str], Path | None]:
+    """Step 1 of :func:`record_finish` alone: ``finish`` journaled (its warnings, its entry, None when
+    not journaled). A trial whose verdict waits for something after its server stops (a baseline
+    suspected of a hiccup, :mod:`tuner.engine.suspect`) is journaled so before its server stops: a
+    worker that dies before the verdict leaves this ``finish`` for the next run to store
+    (:func:`replay_journal`), the measurement never lost."""
     warnings: list[str] = []
     entry = None
     if journal is not None:
@@ -155,12 +175,7 @@ def record_finish(study, finish: Finish, *, journal: Journal | None, files: File
             if refused is not None:
                 warnings.append(f"not journaled in {journal.folder} ({refused.strerror or refused}); "
                                 f"journaled in {entry.parent} instead")
-    kill_point(f"{kind}journaled")
-    outcome, file_warnings, rehomed_as = _apply(study, finish, files, kind, warnings)
-    kill_point(f"{kind}told")
-    if entry is not None:
-        journal.remove(entry)
-    return Recorded(outcome, [*warnings, *file_warnings], rehomed_as)
+    return warnings, entry
 
 
 def apply_finish(study, finish: Finish, files: Files | None = None, kind: str = "",

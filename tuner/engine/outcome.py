@@ -37,13 +37,16 @@ class TrialOutcome:
     status: str
     values: list[float] | None
     attrs: dict
+    #: failed as ``bad_response`` by :func:`speedup_problem` alone: faster over the baseline than its
+    #: accept length allows, which a baseline that read slow explains as well (:mod:`tuner.engine.suspect`)
+    too_fast: bool = False
 
 
 def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, config=None,
-                      baseline_attrs: dict | None = None) -> TrialOutcome:
+                      baseline_attrs: dict | None = None, way_on: str | None = None) -> TrialOutcome:
     """Status, values and attributes of a trial's measurement ``m`` against the ``baseline``;
     ``config`` (the study's) brings the SLOs and the lossless check, ``baseline_attrs`` the
-    baseline's stored outputs."""
+    baseline's stored outputs; ``way_on`` ends a too-fast message (:func:`speedup_problem`)."""
     attrs = measurement_attrs(m, spec)
     values, status = None, FAILED
     if not m.failure_class:
@@ -67,10 +70,10 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
     if status == MEASURED:
         speeds = speedups(m.figures, baseline)
         problem = timed_speedup_problem(speeds, getattr(m.figures, "accept_length", None), spec.num_steps,
-                                        config)
+                                        config, way_on or REBASELINE)
         if problem:
             return TrialOutcome(FAILED, None, {k: v for k, v in attrs.items() if not is_figure(k)}
-                                | {"failure_class": "bad_response", "failure_message": problem})
+                                | {"failure_class": "bad_response", "failure_message": problem}, too_fast=True)
         attrs.update(speeds)
     return TrialOutcome(status, values, attrs)
 

@@ -31,6 +31,8 @@ Contracts:
   (:mod:`tuner.engine.deadline`); a server past it, or one that stops answering, fails its trial as
   ``hung`` and the run goes on. A baseline that fails (hung included) stops the run
   (:class:`tuner.engine.baseline.BaselineError`).
+* A trial faster over the baseline than its accept length allows suspects the baseline first
+  (:mod:`tuner.engine.suspect`); a baseline measured again for it that fails does not stop the run.
 * Time (``timeout_s``): wall seconds from the start of the run, or, on ``server.backend: model``,
   the modelled GPU seconds of this run's measurements (the baseline's included), so ``8h`` is one
   modelled night. A trial is not started unless a whole-suite measurement (1.1 x the mean of the
@@ -50,6 +52,7 @@ from ..config.study import StudyConfig
 from ..config.wording import counted
 from ..server.signals import signals_held
 from .baseline import Baseline, ensure_baseline
+from .suspect import baseline_to_rejudge, remeasure_reason
 from .deadline import apply_trial_deadline
 from .finish import replay_journal
 from .interrupted import release_interrupted
@@ -142,6 +145,7 @@ class _Runner:
         self.grid = None if listed is None else {spec_key(s) for s in space.effective_configs() if s in listed}
         self._modelled = config.server.backend == "model"  #: time is modelled GPU time
         self.deadline: float | None = None  #: seconds this run may spend (see the module docstring)
+        self.baseline: Baseline | None = None  #: what this worker's trials are judged against, once known
         self.baseline_attrs: dict = {}  #: the study's baseline's attributes, once it is known
         #: wall seconds of each launch of this run, ask to tell (the ETA's; on backend model the
         #: measurement's own ``duration_s`` is 0: no server ran)
@@ -162,9 +166,8 @@ class _Runner:
             patient.on_outage = self.emit  # "storage_down" / "storage_back" progress lines
         self._replay_journal()
         self._clean_up_after_the_dead()
-        baseline = self._baseline(rebaseline)
-        self.baseline_attrs = baseline.attrs or {}
-        apply_trial_deadline(self.backend, self.config, baseline.attrs, self.emit)
+        self._use_baseline(self._baseline(rebaseline))
+        self.trials.suspect = self._suspect_baseline
         idle, waiting = 0, False
         while True:
             records = load_records(self.study)  # one read of the storage per proposal
@@ -182,7 +185,7 @@ class _Runner:
                 continue
             waiting = False
             began = time.monotonic()
-            outcome = self.trials.run_one(baseline)
+            outcome = self.trials.run_one(self.baseline)
             if outcome == ABANDONED:
                 time.sleep(random.uniform(0.05, 0.5))  # another worker took the last budget slot
                 continue
@@ -223,7 +226,25 @@ class _Runner:
         if reaped:
             self.emit("reaped", {"trials": reaped})
 
-    def _baseline(self, rebaseline: bool) -> Baseline:
+    def _use_baseline(self, baseline: Baseline) -> None:
+        """Judge this worker's trials against ``baseline`` from now on, their deadline derived from it."""
+        self.baseline = baseline
+        self.baseline_attrs = baseline.attrs or {}
+        apply_trial_deadline(self.backend, self.config, baseline.attrs, self.emit)
+
+    def _suspect_baseline(self, judged: Baseline, trial: int) -> Baseline | None:
+        """:func:`tuner.engine.suspect.baseline_to_rejudge`, this worker's trials judged by its answer."""
+        why = remeasure_reason(trial, judged)
+
+        def remeasure() -> Baseline:
+            self.emit("warning", {"trial": trial, "message": f"{why}: the baseline is measured again"})
+            return self._baseline(True, newer_than=judged.trial_number, because=why)
+        again = baseline_to_rejudge(self.study, judged, remeasure)
+        if again is not None and again.trial_number != self.baseline.trial_number:
+            self._use_baseline(again)
+        return again
+
+    def _baseline(self, rebaseline: bool, newer_than: int | None = None, because: str | None = None) -> Baseline:
         def measure(trial, bstudy):
             # A measurement of its own gets a label of its own: a re-measured baseline (--rebaseline)
             # is "baseline-N" (N: its trial), so the model backend's seeded noise draws anew (the
@@ -237,7 +258,8 @@ class _Runner:
                                        study=bstudy)
 
         try:
-            return ensure_baseline(self.study, self.worker, measure, self.emit, rebaseline)
+            return ensure_baseline(self.study, self.worker, measure, self.emit, rebaseline,
+                                   newer_than=newer_than, because=because)
         except (KeyboardInterrupt, SystemExit):
             release_interrupted()  # a statement it cut short holds SQLite's lock (interrupted.py)
             self._fail_own_baseline_trials()

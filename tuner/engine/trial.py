@@ -23,7 +23,9 @@ worker identity) and runs a trial as a few named steps:
    :class:`tuner.engine.pruning.StageJudge` records the partial estimates and stops the suite once
    the front dominates them beyond the noise (the trial is PRUNED); from the backend's ``record``
    callback, before the server stops, the measurement is journaled, its figures stored, its files
-   written and the trial told (:mod:`tuner.engine.finish`: figures before files, nothing lost).
+   written and the trial told (:mod:`tuner.engine.finish`: figures before files, nothing lost). A
+   verdict of too fast over the baseline is journaled and held instead, and decided once the server
+   stopped, against the baseline measured again (:meth:`~TrialRunner._rejudge`, :mod:`tuner.engine.suspect`).
 
 A setting pruned before is never launched again: a later proposal of it is told PRUNED at once
 (``pruned_from``), costs no launch, and is never taken as a measurement of the setting.
@@ -48,6 +50,7 @@ trial's state (its claim, its budget slot, its verdict); split, each step would 
 from __future__ import annotations
 
 from contextlib import ExitStack
+from dataclasses import dataclass
 from typing import Callable
 
 from ..config.space import SearchSpace
@@ -55,9 +58,9 @@ from ..config.study import StudyConfig
 from ..server.signals import signals_held
 from ..sglang.rules import Resolution, SpecConfig
 from .asktell import utc_now
-from .baseline import Baseline, baseline_values
+from .baseline import Baseline, BaselineError, baseline_values
 from .measurement import WorkdirUnwritable
-from .finish import apply_finish, finish_of, record_finish, write_files
+from .finish import apply_finish, finish_of, journal_finish, record_finish, write_files
 from .interrupted import release_interrupted
 from .journal import Journal
 from .killpoints import kill_point
@@ -71,6 +74,7 @@ from .records import (CONSTRAINT, FAILED, INTERRUPTED, INVALID, MEASURED, PRUNED
 from .requeue import requeue
 from .stall import StallWatch, TunerStalled
 from .storage import HEARTBEAT_GRACE_S, storage_label
+from .suspect import judged_again_note, still_too_fast
 from .study import StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
 from .workers import (ASK_TRIES, Worker, fail_running, interrupt, lost_commit_causes, reap_dead_trials,
@@ -99,6 +103,20 @@ AGAIN = "#again"
 LEFT_RUNNING = "tuner_left_running"
 
 Event = Callable[[str, dict], None]
+#: ``suspect(judged, trial number)``: the baseline to judge a too-fast trial against again, or None
+#: (:func:`tuner.engine.suspect.baseline_to_rejudge`; the study runner's, which measures it)
+Suspect = Callable[[Baseline, int], "Baseline | None"]
+
+
+@dataclass
+class Held:
+    """A trial's too-fast verdict, journaled before its server stopped and decided after
+    (:meth:`TrialRunner._rejudge`): the ``finish`` it would store, the measurement ``m``, and the
+    journal ``entry`` (None when not journaled)."""
+
+    finish: object
+    m: object
+    entry: object
 
 
 def _left_running(exc: BaseException, trial) -> None:
@@ -128,6 +146,11 @@ class TrialRunner:
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
         #: ``(seconds, whole)`` of every measurement: modelled seconds on backend model, else wall
         self.spent: list[tuple[float, bool]] = []
+        #: set by the study runner: a too-fast trial's baseline is suspected first (tuner.engine.suspect);
+        #: None: such a trial fails at once (a caller that cannot measure the baseline again)
+        self.suspect: Suspect | None = None
+        #: the current trial's too-fast verdict, held until its server stops (:meth:`_rejudge`)
+        self.held: Held | None = None
 
     # -- counting -------------------------------------------------------------------------------
     def budget(self) -> int | None:
@@ -239,9 +262,12 @@ class TrialRunner:
         self.emit("trial_start", {"trial": trial.number, "spec": eff.label(), "requested": requested.label()})
         self.told = None
         self.measuring = True  # from here a lost trial's measurement is re-homed (tuner.engine.finish)
+        self.held = None
         m = self._measure_trial(trial, eff, baseline)
         if m is None:
             return STALLED
+        if self.held is not None:
+            return self._rejudge(trial, eff, baseline)
         # The verdict stored, not the backend's: figures that cannot be true (outcome.speedup_problem)
         # or cannot be compared fail a measurement the server completed.
         if self.told:
@@ -450,9 +476,54 @@ class TrialRunner:
             if unreachable_now(self.storage):
                 _left_running(exc, trial)
                 raise  # Ctrl-C while the storage is away: the next worker reaps and queues it
+            if self.held is not None:  # measured, its verdict held: stored as it stands, nothing lost
+                self._store_held(trial, eff, baseline)
+                raise
             self._interrupt(trial, f"its launch could not write the workdir ({exc.args[0].partition('; ')[0]})"
                             if isinstance(exc, WorkdirUnwritable) else "the tuner was stopped during this trial")
             raise
+
+    def _rejudge(self, trial, eff: SpecConfig, baseline: Baseline) -> str:
+        """Decide a too-fast verdict held until the trial's server stopped (:mod:`tuner.engine.suspect`):
+        the measurement judged again in full against the baseline ``self.suspect`` gives (measured
+        again, or another begun since), stored as that verdict; with none, the held verdict is stored,
+        its message saying why. Returns the status told."""
+        held = self.held
+        why_not = None
+        try:
+            again = self.suspect(baseline, trial.number)
+        except BaselineError as exc:  # the baseline measured again failed: the verdict stands, saying so
+            again, why_not = None, f"the baseline measured again failed ({exc})"
+            self.emit("warning", {"trial": "baseline", "message": f"{exc}; the study's baseline stays trial "
+                                  f"{baseline.trial_number}"})
+        except BaseException:
+            release_interrupted()  # a statement it cut short holds SQLite's lock (interrupted.py)
+            if not unreachable_now(self.storage):
+                self._store_held(trial, eff, baseline)  # nothing measured lost: the verdict as it stood
+            raise
+        if again is None:
+            finish = held.finish
+            finish.user_attrs["failure_message"] += judged_again_note(baseline, why_not)
+        else:
+            m = held.m
+            verdict = judge_measurement(m, eff, self.config.objectives, again.figures, self.config, again.attrs,
+                                        way_on=still_too_fast(baseline, again))
+            attrs = {**verdict.attrs, "judged_again_against": again.trial_number,
+                     "suspected_baseline": baseline.trial_number}
+            finish = self._finish_of(trial, verdict.status, verdict.values, attrs,
+                                     feasible=verdict.status == MEASURED, measured=True)
+            if STAGES_ATTR in held.finish.user_attrs:
+                finish.user_attrs[STAGES_ATTR] = held.finish.user_attrs[STAGES_ATTR]
+            self.emit("warning", {"trial": trial.number, "message": (
+                f"judged again against baseline trial {again.trial_number}: {verdict.status}"
+                + (f" ({verdict.attrs.get('failure_class')})" if verdict.status != MEASURED else ""))})
+        self._store_held(trial, eff, baseline, finish)
+        return self.told
+
+    def _store_held(self, trial, eff: SpecConfig, baseline: Baseline, finish=None) -> None:
+        """Store ``finish`` (default: the held verdict as it stands) in place of the held one."""
+        held, self.held = self.held, None
+        self._record(self.study, trial, finish or held.finish, held.m, eff, "", baseline, held=held.entry)
 
     def _interrupt(self, trial, why: str) -> None:
         """Fail the RUNNING ``trial`` as interrupted (``why`` in its note) and queue its setting
@@ -544,38 +615,17 @@ class TrialRunner:
                                              feasible=verdict.status == MEASURED, measured=True)
                 if judge.stages:  # also those the judge could not store during a storage outage
                     finish.user_attrs[STAGES_ATTR] = judge.stages
-            suite = m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None
-            recorded = record_finish(
-                study, finish, journal=self.journal, suite=suite, storage=storage_label(self.storage), kind=kind,
-                uid=self.uid,
-                files=lambda: write_files(study, trial._trial_id, m.to_save, m.result_path, m.log_path,
-                                          self.workdir, log_max_mb=self.config.server.log_max_mb),
-                file_paths={"suite_json": m.result_path, "log": m.log_path,
-                            "log_max_mb": self.config.server.log_max_mb})
-            number = "baseline" if baseline is None else trial.number
-            for warning in recorded.warnings:
-                self.emit("warning", {"trial": number, "message": warning})
-            if baseline is None and recorded.rehomed_as is not None:  # as a trial's below (QA: silent)
-                self.emit("warning", {"trial": "baseline", "message": (
-                    f"its measurement is stored as baseline trial {recorded.rehomed_as}: baseline trial "
-                    f"{trial.number} was failed meanwhile by another worker (no heartbeat from this one "
-                    "within the grace period), or the storage no longer has it (tuner.engine.finish); the "
-                    "study's baseline is the measurement begun last (tuner.engine.baseline.find_baseline)")})
-            if baseline is not None:
-                status = self.told = finish.user_attrs["status"]
-                shown = trial.number
-                if recorded.rehomed_as is not None:  # its trial failed meanwhile: say where the figures are
-                    shown = recorded.rehomed_as
-                    self.emit("warning", {"trial": trial.number, "message": (
-                        f"its measurement is stored as trial {shown}: this trial was failed meanwhile by "
-                        "another worker (no heartbeat from this one within the grace period), or the "
-                        "storage no longer has it (tuner.engine.finish)")})
-                done = {"trial": shown, "spec": spec.label(), "status": status,
-                        "values": finish.values if status == MEASURED else None,
-                        "failure_class": finish.user_attrs.get("failure_class")}
-                if pruned:
-                    done.update(pruned_at=m.stopped_after, pruned_by=judge.verdict.by if judge.verdict else None)
-                self.emit("trial_done", done)
+                if not pruned and verdict.too_fast and self.suspect is not None:
+                    # The baseline is suspected first (tuner.engine.suspect): the verdict is journaled
+                    # now, before the server stops, and decided once it has (_rejudge)
+                    warnings, entry = journal_finish(finish, journal=self.journal, suite=self._suite(m),
+                                                     file_paths=self._file_paths(m),
+                                                     storage=storage_label(self.storage), uid=self.uid)
+                    for warning in warnings:
+                        self.emit("warning", {"trial": trial.number, "message": warning})
+                    self.held = Held(finish, m, entry)
+                    return
+            self._record(study, trial, finish, m, spec, kind, baseline, pruned, judge)
 
         with watch:
             m = self.backend.measure(spec, label, record, on_event=watch.suite_events(self.emit), on_stage=judge)
@@ -584,6 +634,48 @@ class TrialRunner:
         whole = not (m.stopped_after or m.failure_class)  # ran the whole suite (a failure may cost a load only)
         self.spent.append((m.duration_s if modelled is None else modelled, whole))
         return m
+
+    @staticmethod
+    def _suite(m) -> dict | None:
+        return m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None
+
+    def _file_paths(self, m) -> dict:
+        return {"suite_json": m.result_path, "log": m.log_path, "log_max_mb": self.config.server.log_max_mb}
+
+    def _record(self, study, trial, finish, m, spec, kind: str, baseline: Baseline | None, pruned: bool = False,
+                judge=None, held=None) -> None:
+        """Store ``finish`` (:func:`tuner.engine.finish.record_finish`) and say so; ``held``: the journal
+        entry of the verdict held for it (:meth:`_rejudge`), removed with its own."""
+        recorded = record_finish(
+            study, finish, journal=self.journal, suite=self._suite(m), storage=storage_label(self.storage),
+            kind=kind, uid=self.uid, held=held,
+            files=lambda: write_files(study, trial._trial_id, m.to_save, m.result_path, m.log_path,
+                                      self.workdir, log_max_mb=self.config.server.log_max_mb),
+            file_paths=self._file_paths(m))
+        number = "baseline" if baseline is None else trial.number
+        for warning in recorded.warnings:
+            self.emit("warning", {"trial": number, "message": warning})
+        if baseline is None and recorded.rehomed_as is not None:  # as a trial's below (QA: silent)
+            self.emit("warning", {"trial": "baseline", "message": (
+                f"its measurement is stored as baseline trial {recorded.rehomed_as}: baseline trial "
+                f"{trial.number} was failed meanwhile by another worker (no heartbeat from this one "
+                "within the grace period), or the storage no longer has it (tuner.engine.finish); the "
+                "study's baseline is the measurement begun last (tuner.engine.baseline.find_baseline)")})
+        if baseline is not None:
+            status = self.told = finish.user_attrs["status"]
+            shown = trial.number
+            if recorded.rehomed_as is not None:  # its trial failed meanwhile: say where the figures are
+                shown = recorded.rehomed_as
+                self.emit("warning", {"trial": trial.number, "message": (
+                    f"its measurement is stored as trial {shown}: this trial was failed meanwhile by "
+                    "another worker (no heartbeat from this one within the grace period), or the "
+                    "storage no longer has it (tuner.engine.finish)")})
+            done = {"trial": shown, "spec": spec.label(), "status": status,
+                    "values": finish.values if status == MEASURED else None,
+                    "failure_class": finish.user_attrs.get("failure_class")}
+            if pruned:
+                done.update(pruned_at=m.stopped_after, pruned_by=judge.verdict.by if judge.verdict else None)
+            self.emit("trial_done", done)
 
     def _finish(self, trial, status: str, values, attrs: dict, feasible: bool = False, pruned: bool = False) -> None:
         """Finish a trial that launched nothing (invalid, reused, a pruned setting proposed again):

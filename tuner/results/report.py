@@ -420,6 +420,9 @@ def _summary_html(data: ReportData) -> list[str]:
         out.append(f"<h3>Baseline (no speculative decoding), {html.escape(data.tps_label())}</h3>")
         out.append(_table(["single request"] + [f"C={c}" for c in cs] + ["accept length"],
                           [[b.single_tok_per_s] + [b.tok_per_s.get(c) for c in cs] + [b.accept_length]]))
+        why = data.baseline_attrs.get("remeasured_for")  # tuner.engine.suspect: it replaced the one before
+        if isinstance(why, str) and why:
+            out.append(f"<p>Measured again: {_text(why)}.</p>")
     elif data.baseline_problem:
         # as status says it (QA, qa199: a baseline whose launch failed read "not measured yet", and its
         # failure was nowhere on the page); the message quotes a server's log: shown, then escaped

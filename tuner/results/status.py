@@ -106,7 +106,8 @@ def study_status(study) -> dict[str, Any]:
         "objectives": objectives,
         "baseline": None if baseline is None else {
             k: v for k, v in baseline.attrs.items()
-            if k in ("single_tok_per_s", "accept_length", "log_path", "duration_s", SLO_ATTR)
+            # remeasured_for: measured again after a trial read too fast over the one before (tuner.engine.suspect)
+            if k in ("single_tok_per_s", "accept_length", "log_path", "duration_s", SLO_ATTR, "remeasured_for")
             or k.startswith(("tok_per_s@", "goodput"))
         },
         #: what became of the last baseline launch when none stands (failed, unreadable; None: fine or none ran)
