@@ -72,9 +72,10 @@ PAUSE_S, PERIOD_S = 0.250, 0.300
 class BaselinePauser:
     """Pauses the process group of the first baseline's server from its ready to its stop: a wrapper
     of :class:`ServerProcess`'s ``wait_ready`` and ``stop``, told apart by the trial directory
-    (``baseline``; one measured again is ``baseline-N``). Always leaves the group running."""
+    ``folder`` (``baseline``; one measured again is ``baseline-N``; a confirm round's ``R-baseline``,
+    measured again ``R-baseline-again``). Always leaves the group running."""
 
-    def __init__(self, monkeypatch):
+    def __init__(self, monkeypatch, folder: str = "baseline"):
         self.done = threading.Event()
         self.thread: threading.Thread | None = None
         self.paused = 0
@@ -83,14 +84,14 @@ class BaselinePauser:
 
         def wait_ready(proc, *a, **kw):
             out = ready(proc, *a, **kw)
-            if Path(proc.log_path).parent.name == "baseline" and pauser.thread is None:
+            if Path(proc.log_path).parent.name == folder and pauser.thread is None:
                 group = os.getpgid(proc.proc.pid)
                 pauser.thread = threading.Thread(target=pauser._run, args=(group,), daemon=True)
                 pauser.thread.start()
             return out
 
         def stopped(proc, *a, **kw):
-            if Path(proc.log_path).parent.name == "baseline":
+            if Path(proc.log_path).parent.name == folder:
                 pauser.stop()
             return stop(proc, *a, **kw)
 
@@ -121,16 +122,20 @@ def pauser(monkeypatch):
     p.stop()
 
 
-def test_a_trial_too_fast_over_a_paused_baseline_is_judged_again_against_a_new_one(tmp_path, monkeypatch,
-                                                                                     pauser):
+def hiccup_study(tmp_path, monkeypatch):
+    """The study on disk and its config, space and suite as `tuner study run` reads them."""
     monkeypatch.chdir(tmp_path)
     path = tmp_path / "hiccup.yaml"
     path.write_text(STUDY.format(space=ROOT / "search_spaces" / "eagle3.yaml",
                                  dataset=ROOT / "tuner" / "config" / "datasets" / "sharegpt-mini.json"))
     loaded = load_study(path)
-    url = loaded.storage
-    create_study(loaded, url)
-    config, space, suite = config_from_study(open_study(loaded.name, url))  # as `tuner study run` does
+    create_study(loaded, loaded.storage)
+    return path, loaded.storage, *config_from_study(open_study(loaded.name, loaded.storage))
+
+
+def test_a_trial_too_fast_over_a_paused_baseline_is_judged_again_against_a_new_one(tmp_path, monkeypatch,
+                                                                                     pauser):
+    path, url, config, space, suite = hiccup_study(tmp_path, monkeypatch)
     events: list[tuple[str, dict]] = []
     run_study(config, url, make_backend(config, space, load_suite(suite)),
               on_event=lambda kind, info: events.append((kind, info)))
@@ -155,6 +160,33 @@ def test_a_trial_too_fast_over_a_paused_baseline_is_judged_again_against_a_new_o
     # nothing is left in the journal: the held verdict's entry went with the one stored
     journal = tmp_path / "studies" / "hiccup" / "journal"
     assert journal.is_dir() and not list(journal.glob("*.json")), list(journal.iterdir())
+
+
+def test_a_confirm_candidate_too_fast_over_its_paused_round_baseline_is_judged_again(tmp_path, monkeypatch):
+    """`tuner study confirm`'s first round's baseline paused as above: the round's baseline is measured
+    again in the round, the candidate's repeat judged again against it and measured (it failed as
+    bad_response: QA, qa203), and both rounds count."""
+    from tuner.engine.confirm import BASELINE, Candidate, open_confirm_study, run_confirmation
+    from tuner.sglang.rules import SpecConfig
+
+    path, url, config, space, suite = hiccup_study(tmp_path, monkeypatch)
+    backend = make_backend(config, space, load_suite(suite))
+    run_study(config, url, backend)  # the study's trial, nothing paused
+    study = open_study(config.name, url)
+    (trial,) = load_records(study)
+    assert trial.status == MEASURED, trial.attrs
+
+    pauser = BaselinePauser(monkeypatch, "0-baseline")
+    try:
+        summary = run_confirmation(study, config, backend, [Candidate(trial.number, SpecConfig(3, 1, 4))], repeats=2)
+    finally:
+        pauser.stop()
+    assert pauser.paused >= 3, pauser.paused
+    assert summary.failed == [], summary.failed
+    bases = [t.user_attrs for t in open_confirm_study(study).get_trials()
+             if t.user_attrs["candidate"] == BASELINE and t.user_attrs["round"] == 0]
+    assert [b["status"] for b in bases] == ["measured", "measured"], bases
+    assert REMEASURED_FOR in bases[1] and Path(bases[1]["suite_json"]).parent.name == "0-baseline-again"
 
 
 LIAR = """

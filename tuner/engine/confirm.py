@@ -18,6 +18,9 @@ Contracts:
 * Confirmation launches do not count towards the study's ``budget.n_trials``.
 * Each repeat is journaled before it is stored (:mod:`tuner.engine.finish`); what a killed run left
   in the journal is stored before the first round.
+* A candidate's repeat faster over its round's baseline than its accept length allows suspects that
+  baseline first (:mod:`tuner.engine.suspect`): it is measured again in the round, once, and the
+  repeat judged again against it (:func:`_measure_once`); the round's last baseline is its baseline.
 """
 
 from __future__ import annotations
@@ -33,9 +36,9 @@ from ..config.study import CONFIRM_SUFFIX
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
 from .asktell import parse_utc, tell, utc_now
-from .baseline import find_baseline
+from .baseline import REMEASURED_FOR, find_baseline
 from .deadline import apply_trial_deadline
-from .finish import finish_of, record_finish, replay_journal, write_files
+from .finish import finish_of, journal_finish, record_finish, replay_journal, write_files
 from .journal import Journal
 from .outcome import is_figure, limit_attrs, measurement_attrs, speedups, timed_speedup_problem
 from .patience import StorageUnavailable, patient_backend, unreachable_now
@@ -199,14 +202,15 @@ def run_confirmation(study, config, backend, candidates: Sequence[Candidate], re
 
 
 def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event,
-                 uid: str | None = None, round_base: dict | None = None):
+                 uid: str | None = None, round_base: dict | None = None, because: str | None = None):
     """One repeat, stored; measured again (up to :data:`STALL_RETRIES` times) when the tuner itself
     stood still during it (:class:`~tuner.engine.stall.TunerStalled`): its figures would hold the
-    pause, and the round's paired speedups with them."""
+    pause, and the round's paired speedups with them. ``because``: why a baseline repeat is measured
+    again in its round (:data:`~tuner.engine.baseline.REMEASURED_FOR`)."""
     for _ in range(STALL_RETRIES):
         try:
             return _measure_once(cstudy, config, backend, worker, run, rnd, who, spec, picks, on_event, uid,
-                                 round_base)
+                                 round_base, because)
         except TunerStalled as exc:
             label = "the baseline" if who == BASELINE else f"trial {who}"
             on_event("warning", {"trial": None, "message": f"confirm round {rnd + 1}: {label}: {exc}; "
@@ -215,56 +219,102 @@ def _measure_one(cstudy, config, backend, worker: Worker, run: str, rnd: int, wh
 
 
 def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, who, spec, picks, on_event,
-                  uid: str | None = None, round_base: dict | None = None):
+                  uid: str | None = None, round_base: dict | None = None, because: str | None = None):
     """One repeat, stored. ``round_base`` carries the round's baseline figures from its baseline
     repeat to its candidates: a candidate faster than its accept length allows over them fails as
     ``bad_response`` (:func:`tuner.engine.outcome.speedup_problem`, as a trial of the study does),
-    so a lying server's repeat never enters the confirmed means."""
+    so a lying server's repeat never enters the confirmed means -- once the round's baseline, the
+    suspect first, was measured again (:mod:`tuner.engine.suspect`): the candidate's verdict is
+    journaled and held until its server stops, the baseline measured again in the round (once per
+    round; the round's baseline from then on, as the latest of the round), and the repeat judged
+    again against it."""
     from optuna.trial import TrialState
 
     workdir = Path(config.workdir or Path("studies") / config.name)
+    journal = Journal(workdir)
     with ExitStack() as stack:
         trial = start_trial(cstudy, worker, stack)
         for k, v in {"run": run, "round": rnd, "candidate": who, "picks": list(picks),
                      "effective": None if spec is None else spec.as_dict()}.items():
             trial.set_user_attr(k, v)
+        if because:
+            trial.set_user_attr(REMEASURED_FOR, because)
         outcome: dict = {}
+        held: dict = {}
         watch = StallWatch()
 
-        def record(m) -> None:
-            watch.check(longest_outside_wait_s(m.to_save))  # the tuner paused: not the server's figures
+        def verdict(m, base: dict | None) -> tuple[dict, bool, str | None]:
             attrs = measurement_attrs(m, spec)
             if m.figures is not None and not m.failure_class:
                 attrs.update(limit_attrs(m.figures, config, None))
             failed = bool(m.failure_class) or bool(attrs.get("args_mismatch"))
             if attrs.get("args_mismatch") and not m.failure_class:
                 attrs["failure_class"] = "args_mismatch"
-            problem = None if failed else _too_fast(attrs, spec, config, round_base)
+            problem = None if failed else _too_fast(attrs, spec, config, base)
             if problem:
                 failed = True
                 attrs = {k: v for k, v in attrs.items() if not is_figure(k)} | {
                     "failure_class": "bad_response", "failure_message": problem}
             attrs.update(status=FAILED if failed else MEASURED, finished_at=utc_now())
+            return attrs, failed, problem
+
+        def store(m, attrs: dict, failed: bool, entry=None) -> None:
             if who == BASELINE and not failed and round_base is not None:
                 round_base["figures"] = StoredFigures.from_attrs(attrs)
             outcome.update(status=attrs["status"], failure=attrs.get("failure_class"))
             # Journaled, figures first, then the suite's JSON (tuner.engine.finish); a repeat's
             # value is a placeholder: its figures are the result.
             finish = finish_of(cstudy, trial, attrs, None if failed else [0.0], {}, measured=not failed)
-            record_finish(cstudy, finish, journal=Journal(workdir), storage=storage_label(cstudy._storage),
-                          suite=m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None,
-                          file_paths={"suite_json": m.result_path}, kind="confirm.", uid=uid,
-                          files=lambda: write_files(cstudy, trial._trial_id, m.to_save, m.result_path, None, workdir,
-                                                    artifacts=False))
+            record_finish(cstudy, finish, journal=journal, storage=storage_label(cstudy._storage),
+                          suite=_suite(m), file_paths={"suite_json": m.result_path}, kind="confirm.", uid=uid,
+                          held=entry, files=lambda: write_files(cstudy, trial._trial_id, m.to_save, m.result_path,
+                                                                None, workdir, artifacts=False))
+
+        def record(m) -> None:
+            watch.check(longest_outside_wait_s(m.to_save))  # the tuner paused: not the server's figures
+            attrs, failed, problem = verdict(m, round_base)
+            if problem and round_base is not None and not round_base.get("again"):
+                # the round's baseline suspected first: decided once this server stopped (below)
+                finish = finish_of(cstudy, trial, attrs, None, {}, measured=False)
+                _, entry = journal_finish(finish, journal=journal, suite=_suite(m),
+                                          file_paths={"suite_json": m.result_path},
+                                          storage=storage_label(cstudy._storage), uid=uid)
+                held.update(m=m, attrs=attrs, entry=entry)
+                return
+            store(m, attrs, failed)
 
         tag = "baseline" if who == BASELINE else f"t{who}"
+        if because:
+            tag += "-again"
         try:
             with watch:
                 backend.measure(spec, f"confirm/{run}/{rnd}-{tag}", record, on_event=watch.suite_events(on_event))
+            if held:
+                m, attrs = held["m"], held["attrs"]
+                round_base["again"] = True
+                why = (f"round {rnd + 1}: trial {who} read faster over this round's baseline than its accept "
+                       "length allows: that baseline's timing was suspected first")
+                on_event("warning", {"trial": None, "message": f"confirm {why}; the round's baseline is "
+                                                               "measured again"})
+                status, failure = _measure_one(cstudy, config, backend, worker, run, rnd, BASELINE, None, (),
+                                               on_event, uid, round_base, because=why)
+                if status == MEASURED:
+                    attrs, failed, _ = verdict(m, round_base)
+                    if failed:
+                        attrs["failure_message"] += ("; judged again against this round's baseline measured "
+                                                     "again, it still reads so: this server's timing is the suspect")
+                else:
+                    failed = True
+                    attrs["failure_message"] += ("; not judged again: the round's baseline measured again "
+                                                 f"failed ({failure})")
+                store(m, attrs, failed, held["entry"])
+                held.clear()
         except StorageUnavailable:
             raise  # nothing more can be written; the measurement, if any, waits in the journal
         except BaseException as exc:
-            if not unreachable_now(cstudy._storage) and \
+            if held and not unreachable_now(cstudy._storage):
+                store(held["m"], held["attrs"], True, held["entry"])  # the verdict as it stood: nothing lost
+            elif not unreachable_now(cstudy._storage) and \
                     cstudy._storage.get_trial(trial._trial_id).state == TrialState.RUNNING:
                 if isinstance(exc, TunerStalled):
                     trial.set_user_attr("status", INTERRUPTED)
@@ -272,3 +322,7 @@ def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, w
                 tell(cstudy, trial, state=TrialState.FAIL)
             raise
     return outcome.get("status", FAILED), outcome.get("failure")
+
+
+def _suite(m) -> dict | None:
+    return m.to_save.to_dict() if hasattr(m.to_save, "to_dict") else None

@@ -21,6 +21,9 @@ server stops, and the baseline it was judged against is looked at again (:func:`
   (:func:`tuner.engine.baseline.ensure_baseline`, the reason stored on it), and it is the study's
   baseline from then on, for every worker.
 
+`tuner study confirm` does the same with a round's baseline (:func:`tuner.engine.confirm._measure_once`):
+measured again in its round, once, the candidate's repeat judged again against it.
+
 The trial's measurement is judged again in full (:func:`tuner.engine.outcome.judge_measurement`)
 against the baseline so chosen; it fails only if it still breaks the bound, its message then naming
 both baselines (:func:`still_too_fast`). The alternative -- the baseline rejecting its own reading
