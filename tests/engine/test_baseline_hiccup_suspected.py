@@ -27,7 +27,7 @@ from tuner.engine.backends import make_backend
 from tuner.engine.baseline import REMEASURED_FOR, Baseline, find_baseline
 from tuner.engine.records import MEASURED, StoredFigures, load_records
 from tuner.engine.runner import run_study
-from tuner.engine.study import config_from_study, create_study, open_study
+from tuner.engine.study import BASELINE_SUFFIX, config_from_study, create_study, open_study
 from tuner.engine.suspect import FINAL, NEWER, REMEASURE, suspicion
 from tuner.results.status import study_status
 from tuner.server.launcher import ServerProcess
@@ -301,3 +301,67 @@ def test_a_baseline_begun_since_is_judged_against_without_measuring():
 def test_a_baseline_measured_again_for_a_too_fast_trial_is_not_measured_again():
     # bounded: a server that truly lies costs the study one baseline, not one per trial
     assert suspicion(base(1, **{REMEASURED_FOR: "trial 0 read ..."}), base(1)) == FINAL
+
+
+def test_two_workers_suspecting_one_baseline_measure_it_once(url):
+    """Two workers whose trials both read too fast over baseline 0 at once (SQLite and PostgreSQL):
+    one measures it again, the other waits for that measurement and judges its trial by it; a third
+    suspicion of baseline 0, later, takes the newer one and measures nothing."""
+    from tuner.engine.asktell import tell
+    from tuner.engine.baseline import ensure_baseline
+    from tuner.engine.storage import open_storage
+    from tuner.engine.study import create_baseline_study
+    from tuner.engine.suspect import baseline_to_rejudge
+    from tuner.engine.workers import Worker
+
+    made = optuna.create_study(study_name="w", storage=open_storage(url))
+    made.set_user_attr("objectives", ["speedup"])
+    create_baseline_study(made)
+    a = optuna.load_study(study_name="w", storage=open_storage(url, patient=True))
+    b = optuna.load_study(study_name="w", storage=open_storage(url, patient=True))
+    b_waits, measured, events = threading.Event(), [], []
+
+    def measure(tok_per_s: float, gate: threading.Event | None = None):
+        def run(trial, bstudy):
+            if gate is not None:
+                assert gate.wait(60)
+            trial.set_user_attr("status", MEASURED)
+            trial.set_user_attr("single_tok_per_s", tok_per_s)
+            tell(bstudy, trial, values=[tok_per_s])
+            measured.append((trial.number, tok_per_s))
+        return run
+
+    def never(trial, bstudy):
+        raise AssertionError("measured twice")
+
+    first = ensure_baseline(a, Worker("node-a", 1, 1), measure(10.0), lambda *e: None, False, hardware=lambda: None)
+    assert first.trial_number == 0
+
+    def again(study, worker, run, emit):
+        return lambda: ensure_baseline(study, worker, run, emit, True, hardware=lambda: None,
+                                       newer_than=first.trial_number, because="trial 3 read ...")
+
+    got: dict = {}
+    node_a = threading.Thread(target=lambda: got.update(a=baseline_to_rejudge(
+        a, first, again(a, Worker("node-a", 1, 1), measure(30.0, b_waits), lambda *e: None))), daemon=True)
+    node_a.start()
+
+    def emit(kind, info):
+        events.append(kind)
+        if kind == "waiting":
+            b_waits.set()
+
+    claimed = optuna.load_study(study_name="w" + BASELINE_SUFFIX, storage=b._storage)
+    for _ in range(600):  # node A's claim of the second baseline is there
+        if len(claimed.get_trials(deepcopy=False)) > 1:
+            break
+        b_waits.wait(0.1)
+    on_b = baseline_to_rejudge(b, first, again(b, Worker("node-b", 2, 2), never, emit))
+    node_a.join(60)
+    assert measured == [(0, 10.0), (1, 30.0)] and "waiting" in events, (measured, events)
+    assert got["a"].trial_number == on_b.trial_number == 1 and on_b.figures.single_tok_per_s == 30.0
+    assert on_b.attrs[REMEASURED_FOR] == "trial 3 read ..."
+    # later, another worker still judging by baseline 0: the newer one, nothing measured
+    assert baseline_to_rejudge(b, first, lambda: never(None, None)).trial_number == 1
+    # and a trial too fast over the baseline measured again: not measured a third time
+    assert baseline_to_rejudge(b, on_b, lambda: never(None, None)) is None
