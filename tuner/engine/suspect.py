@@ -19,7 +19,8 @@ server stops, and the baseline it was judged against is looked at again (:func:`
   per trial);
 * else the baseline is measured again, once, as ``tuner study run --rebaseline`` measures it
   (:func:`tuner.engine.baseline.ensure_baseline`, the reason stored on it), and it is the study's
-  baseline from then on, for every worker.
+  baseline from then on: this worker's, status's, the next runs'; another worker already running
+  keeps the one it loaded until a trial of its own suspects it (then the first case).
 
 `tuner study confirm` does the same with a round's baseline (:func:`tuner.engine.confirm._measure_once`):
 measured again in its round, once, the candidate's repeat judged again against it.
