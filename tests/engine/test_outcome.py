@@ -73,6 +73,19 @@ def test_without_an_accept_length_the_draft_depth_bounds_it(accept):
     assert v.status == "failed" and v.attrs["failure_class"] == "bad_response"
 
 
+def test_without_an_accept_length_a_small_tree_bounds_it_by_its_draft_tokens():
+    # steps=5 topk=4 draft=3 commits at most 3 tokens a step (the root and 2 candidates verified:
+    # config.landscape.most_accepted), as verify bounds its answers; it was bounded by steps + 1 = 6
+    # (QA qa206), so a server 6x too fast passed
+    assert speedup_problem({"single_speedup": 3 * SPEEDUP_BOUND}, None, num_steps=5, num_draft_tokens=3) is None
+    said = speedup_problem({"single_speedup": 3 * SPEEDUP_BOUND + 0.01}, None, num_steps=5, num_draft_tokens=3)
+    assert said is not None and "no accept length reported and 3 draft tokens (at most 3)" in said, said
+    assert speedup_problem({"single_speedup": 3 * SPEEDUP_BOUND + 0.01}, None, num_steps=5, num_draft_tokens=8) is None
+    m = Measurement(ModelFigures(100.0 * 3 * SPEEDUP_BOUND * 1.01, {32: 1000.0}, None))
+    v = judge_measurement(m, SpecConfig(5, 4, 3), OBJECTIVES, BASE)
+    assert v.status == "failed" and v.attrs["failure_class"] == "bad_response", v
+
+
 def test_a_modelled_study_has_no_clock_to_doubt_but_a_simulated_one_has(tmp_path):
     # backend: model reads a table or the performance model times the study's own noise (10% here)
     too_fast = (100.0 * 2.5 * SPEEDUP_BOUND * 1.1, 1000.0, 2.5)

@@ -153,7 +153,8 @@ def _too_fast(attrs: dict, spec: SpecConfig | None, config, round_base: dict | N
         return None
     return timed_speedup_problem(speedups(StoredFigures.from_attrs(attrs), base), attrs.get("accept_length"),
                                  spec.num_steps, config, "every candidate of a round reading so points at "
-                                 "that round's baseline, measured just before them: confirm again")
+                                 "that round's baseline, measured just before them: confirm again",
+                                 spec.num_draft_tokens)
 
 
 def run_confirmation(study, config, backend, candidates: Sequence[Candidate], repeats: int,

@@ -70,7 +70,7 @@ def judge_measurement(m, spec: SpecConfig, objectives, baseline: StoredFigures, 
     if status == MEASURED:
         speeds = speedups(m.figures, baseline)
         problem = timed_speedup_problem(speeds, getattr(m.figures, "accept_length", None), spec.num_steps,
-                                        config, way_on or REBASELINE)
+                                        config, way_on or REBASELINE, spec.num_draft_tokens)
         if problem:
             return TrialOutcome(FAILED, None, {k: v for k, v in attrs.items() if not is_figure(k)}
                                 | {"failure_class": "bad_response", "failure_message": problem}, too_fast=True)
@@ -125,18 +125,24 @@ REBASELINE = ("every trial reading so points at the baseline: measure it again w
 
 
 def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None,
-                    way_on: str = REBASELINE) -> str | None:
+                    way_on: str = REBASELINE, num_draft_tokens: int | None = None) -> str | None:
     """Why these speedups cannot be true (a speedup above :data:`SPEEDUP_BOUND` times the accept
     length), or None. A server that reports no accept length is bounded by the most a draft of
-    ``num_steps`` can accept, ``num_steps + 1`` tokens per step (``verify.speculation_problem``);
-    with neither there is nothing to bound by. ``way_on`` ends the line: what to do about the
-    baseline the speedups are over (a confirm round's is not the study's)."""
+    ``num_steps`` can accept, ``num_steps + 1`` tokens per step, or ``num_draft_tokens`` when that
+    is fewer (:func:`tuner.config.landscape.most_accepted`, as ``verify.speculation_problem`` bounds
+    a step; QA qa206: steps=5 draft=3 was bounded by 6); with neither there is nothing to bound by.
+    ``way_on`` ends the line: what to do about the baseline the speedups are over (a confirm round's
+    is not the study's)."""
     usable = isinstance(accept_length, (int, float)) and not isinstance(accept_length, bool)
     if usable and accept_length >= 1:
         most, what = float(accept_length), f"an accept length of {accept_length:.2f}"
     elif num_steps is not None:
-        most = float(num_steps + 1)
-        what = f"no accept length reported and {num_steps} steps (at most {num_steps + 1})"
+        if num_draft_tokens is not None and num_draft_tokens < num_steps + 1:
+            most = float(num_draft_tokens)
+            what = f"no accept length reported and {num_draft_tokens} draft tokens (at most {num_draft_tokens})"
+        else:
+            most = float(num_steps + 1)
+            what = f"no accept length reported and {num_steps} steps (at most {num_steps + 1})"
     else:
         return None
     name, top = max(speeds.items(), key=lambda kv: kv[1], default=(None, 0.0))
@@ -149,14 +155,14 @@ def speedup_problem(speeds: dict, accept_length, num_steps: int | None = None,
 
 
 def timed_speedup_problem(speeds: dict, accept_length, num_steps: int | None, config,
-                          way_on: str = REBASELINE) -> str | None:
+                          way_on: str = REBASELINE, num_draft_tokens: int | None = None) -> str | None:
     """:func:`speedup_problem` for a study's measurement (a trial, a confirm repeat), except on
     ``backend: model``: it has no server clock to doubt, its figures being a table's or the
     performance model's times noise the study chose (at 20% noise a true 0.95 x reads above the
     bound). ``config`` None: judged."""
     if config is not None and config.server.backend == "model":
         return None
-    return speedup_problem(speeds, accept_length, num_steps, way_on)
+    return speedup_problem(speeds, accept_length, num_steps, way_on, num_draft_tokens)
 
 
 def limit_attrs(figures, config, baseline_attrs: dict | None) -> dict[str, Any]:
