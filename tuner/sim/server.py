@@ -18,7 +18,8 @@ Lifecycle, in SGLang's order:
    models are loaded (an MLA tree on a chain-only backend: its draft backend's ValueError) or in the
    draft CUDA-graph capture (a draft tree larger than its candidates) exits 1 with SGLang's
    exception, without ever listening. One that fails in SGLang's own warmup request (a one-step
-   tree too large) fails after the port opens, as there (``/health`` answers 503 meanwhile).
+   tree too large; a tree on FA3 at a page size above 1 for a sliding-window model, whatever its
+   steps) fails after the port opens, as there (``/health`` answers 503 meanwhile).
 5. Ready: listen; "The server is fired up and ready to roll!"; serve until SIGTERM/SIGINT, then drain
    for up to half a second, abort what is still running (503 to those clients) and exit 0, within
    a second or two whatever is in flight (:meth:`tuner.sim.api.SimService.shut_down`).
@@ -100,6 +101,11 @@ def _startup_violation(plan: LaunchPlan) -> None:
     if v.rule == "mla-tree-backend":
         # speculative/draft_utils.py builds the MLA multi-step draft backend; its __init__ raises.
         frame = '  File "sglang/srt/layers/attention/flashinfer_mla_backend.py", in __init__\n'
+    elif v.rule == "swa-tree-page-size":
+        # The target verify of SGLang's warmup request, eager or CUDA-graph replay (the capture skips
+        # it): flashattention_backend.py line 1177/3277 calls this, which asserts page_size == 1 (3417).
+        frame = ('  File "sglang/srt/layers/attention/flashattention_backend.py", '
+                 'in _init_sliding_window_attn_spec_metadata\n')
     elif v.rule in ("draft-backend-kind", "backend-no-spec", "backend-gpu"):
         # a model runner builds its attention backend as it starts (attention_registry.py).
         frame = ('  File "sglang/srt/model_executor/model_runner_components/attention_backend_setup.py", '
@@ -118,6 +124,8 @@ def _fails_in_warmup(plan: LaunchPlan) -> bool:
     """Whether SGLang meets the plan's startup violation in its warmup request, which runs once the
     HTTP server is up (see :func:`_startup_violation`), rather than before the port opens."""
     v, spec = plan.startup_violation, plan.spec
+    if v is not None and v.rule == "swa-tree-page-size":  # the first target verify, at any step count
+        return True
     return (v is not None
             and v.rule not in ("mla-tree-backend", "draft-backend-kind", "backend-no-spec", "backend-gpu")
             and not (spec is not None and spec.num_steps > 1))
