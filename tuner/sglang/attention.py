@@ -391,6 +391,8 @@ def runs_trees(backend: str | None, target: ModelFacts | None, page_size: int = 
     (an unknown model, or a backend outside the tables above)."""
     if backend in MHA_CHAIN_ONLY_BACKENDS:
         return False
+    if target is not None and target.lightning:
+        return False  # lightning_backend.py line 88, whatever the backend: rules._lightning_tree_violation
     if target is None or backend is None or sglang_decides(target):
         return None
     if target.dsa:
@@ -500,6 +502,12 @@ def _model_word(target: ModelFacts) -> str:
     return "MLA" if target.mla else "non-MLA"
 
 
+def _lightning_why(target: ModelFacts) -> str:
+    """Why no backend runs trees for ``target`` (:attr:`ModelFacts.lightning`)."""
+    return (f"{target.architecture}'s linear-attention layers run SGLang's Lightning (seg_la) backend, which "
+            f"verifies chains only whatever the attention backend (layers/attention/linear/lightning_backend.py)")
+
+
 def _window_pages(backend: str | None, target: ModelFacts | None, page_size: int) -> bool:
     """Whether ``backend`` runs no trees for ``target`` for its sliding window at this page size only
     (:func:`runs_trees`; ``rules._swa_tree_violation``)."""
@@ -514,7 +522,9 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
     if user_backend is not None:
         trees = runs_trees(user_backend, target, page_size)
         why = "the study sets it"
-        if _window_pages(user_backend, target, page_size):
+        if target is not None and target.lightning:
+            why += f"; {_lightning_why(target)}, so the search space has no trees"
+        elif _window_pages(user_backend, target, page_size):
             why += (f"; it cannot run topk > 1 trees for {target.architecture}'s sliding window at page size "
                     f"{page_size}, so the search space has no trees")
         elif trees is False:
@@ -532,6 +542,12 @@ def choose_attention_backend(target: ModelFacts | None, gpu: GpuArch | None,
                                f"of its own (arg_groups/model_overrides, model_hook.py) that the tuner does not "
                                f"mirror: no pin, and chains only (topk 1), which its own choice runs; to search "
                                f"trees, set attention_backend in server.args to one that runs them for this model")
+    if target.lightning:
+        # no backend runs its trees: SGLang's own choice for chains, one backend for every launch
+        backend = sglang_default_backend(target, gpu, 1, page_size) if gpu is not None else tree_backend_for(target)
+        return AttentionChoice(backend, True, False,
+                               f"{_lightning_why(target)}: SGLang's own choice for its chains, and chains only "
+                               f"(topk 1)")
     if target.dsa:
         return AttentionChoice("dsa", True, runs_trees("dsa", target, page_size),
                                "SGLang's own choice for a DSA model (deepseek_v2.py), which also sets its page "

@@ -87,6 +87,18 @@ SLIDING_WINDOW_ARCHS = frozenset({
     "Llama4ForConditionalGeneration", "Llama4ForCausalLM",
 })
 
+#: Architectures whose linear-attention layers run SGLang's Lightning (seg_la) backend, which refuses
+#: every draft tree: ``layers/attention/linear/lightning_backend.py`` line 88 raises NotImplementedError
+#: for topk > 1 as the target's model runner builds its attention backend, whatever the attention
+#: backend (``attention_registry.py`` line 549: ``configs/hybrid_arch.py``, ``hybrid_lightning_config``,
+#: a ``BailingHybridConfig``, config.json ``model_type: bailing_hybrid``, without ``short_conv_kernel_size``,
+#: whose presence makes it Ling-V3's KDA). BailingMoeV2_5ForCausalLM (Ling/Ring 2.5,
+#: ``models/bailing_moe_linear.py``) builds lightning layers (``BailingMoELinearAttention``) only, and
+#: SGLang runs it only with that config (nothing else gives its linear layers a backend), so the
+#: architecture decides it. Not here: MiniCPM-SALA (``model_type: minicpm_sala``), lightning only when its
+#: ``mixer_types`` say so.
+LIGHTNING_ARCHS = frozenset({"BailingMoeV2_5ForCausalLM"})
+
 ATTENTION_KINDS = ("mla", "mha")
 
 
@@ -123,6 +135,12 @@ class ModelFacts:
     def sliding_window(self) -> bool:
         """Whether SGLang's model runner has a sliding window for it (:data:`SLIDING_WINDOW_ARCHS`)."""
         return self.architecture in SLIDING_WINDOW_ARCHS
+
+    @property
+    def lightning(self) -> bool:
+        """Whether SGLang runs its linear layers on the Lightning backend, which verifies chains only
+        (:data:`LIGHTNING_ARCHS`)."""
+        return self.architecture in LIGHTNING_ARCHS
 
     def describe(self) -> str:
         arch = f"{self.architecture}, " if self.architecture else ""

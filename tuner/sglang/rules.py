@@ -31,7 +31,7 @@ from dataclasses import asdict, dataclass, field
 from .attention import (ARCH_BACKENDS, MHA_CHAIN_ONLY_BACKENDS, MLA_CHAIN_ONLY_BACKENDS, MLA_TOPK_ERRORS,
                         MLA_TREE_BACKENDS, arch_backend_refusal, kind_refusal)
 from .mamba import MambaCache, mamba_cache_fix, mamba_cache_refusal
-from .model import SLIDING_WINDOW_ARCHS
+from .model import LIGHTNING_ARCHS, SLIDING_WINDOW_ARCHS
 
 #: The speculative algorithms whose flags these rules cover (SGLang's EAGLE family, NEXTN is an alias).
 EAGLE_ALGORITHMS = ("EAGLE", "EAGLE3", "NEXTN")
@@ -364,6 +364,10 @@ def resolve(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> Reso
         ))
 
     effective = SpecConfig(steps, topk, draft)
+    # The target's model runner builds its attention backends before the draft's (lightning_backend.py)
+    lightning = _lightning_tree_violation(topk, ctx)
+    if lightning is not None:
+        return Resolution(requested, effective, tuple(warnings), lightning)
     # attention_registry.py: the draft runner refuses a backend of the other attention kind as it
     # starts, whatever the setting: every speculative launch of such a study fails after the load.
     kind = (_no_speculation_backend(ctx) or _draft_kind_violation(ctx)
@@ -595,6 +599,30 @@ def _swa_tree_violation(topk: int, page_size: int, ctx: ServerContext) -> RuleVi
         f"with --page-size 1 only (page size {page_size} given or set); use page size 1, topk 1, or "
         f"attention_backend {'triton' if arch in ARCH_BACKENDS else 'flashinfer or triton'}",
         "AssertionError", FA3_SWA_TREE_PAGE_ERROR, STAGE_STARTUP)
+
+
+#: layers/attention/linear/lightning_backend.py line 88, ``LightningAttentionBackend.__init__``, word for
+#: word but for the topk it names.
+LIGHTNING_TREE_ERROR = ("Lightning (seg_la) linear-attention backend does not support speculative decoding with "
+                        "topk > 1 (got topk={topk}); seg_la verifies a draft tree as a chain. Use "
+                        "--speculative-eagle-topk 1.")
+
+
+def _lightning_tree_violation(topk: int, ctx: ServerContext) -> RuleViolation | None:
+    """A tree for a target whose linear layers run SGLang's Lightning backend
+    (:data:`tuner.sglang.model.LIGHTNING_ARCHS`: Ling/Ring 2.5). ``LightningAttentionBackend.__init__``
+    raises NotImplementedError for topk > 1 (``lightning_backend.py`` line 88; its topk is the resolved
+    ``speculative_eagle_topk``, ``hybrid_linear_attn_backend.py`` line 85) as the target's model runner
+    builds its attention backend, after the model load and before the HTTP port opens, whatever the
+    attention backend; the baseline and chains run."""
+    arch = ctx.target_architecture
+    if topk <= 1 or arch not in LIGHTNING_ARCHS:
+        return None
+    return _violation(
+        "lightning-tree",
+        f"{arch}'s linear-attention layers run SGLang's Lightning (seg_la) backend, which verifies chains "
+        f"only, whatever the attention backend; use --speculative-eagle-topk 1",
+        "NotImplementedError", LIGHTNING_TREE_ERROR.format(topk=topk), STAGE_STARTUP)
 
 
 def effective_config(requested: SpecConfig, ctx: ServerContext = ServerContext()) -> SpecConfig:

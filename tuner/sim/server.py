@@ -15,7 +15,8 @@ Lifecycle, in SGLang's order:
 4. After loading: ``--sim-fail-startup MSG`` prints MSG as the failing exception and exits 1; a KV
    budget beyond the profile's memory prints SGLang's "Not enough memory" error and exits 1 (SGLang
    allocates the KV cache after the weights are loaded); a setting SGLang refuses only once the
-   models are loaded (an MLA tree on a chain-only backend: its draft backend's ValueError) or in the
+   models are loaded (an MLA tree on a chain-only backend: its draft backend's ValueError; any tree
+   for Ling/Ring 2.5: the Lightning backend's NotImplementedError) or in the
    draft CUDA-graph capture (a draft tree larger than its candidates) exits 1 with SGLang's
    exception, without ever listening. One that fails in SGLang's own warmup request (a one-step
    tree too large; a tree on FA3 at a page size above 1 for a sliding-window model, whatever its
@@ -106,6 +107,9 @@ def _startup_violation(plan: LaunchPlan) -> None:
         # it): flashattention_backend.py line 1177/3277 calls this, which asserts page_size == 1 (3417).
         frame = ('  File "sglang/srt/layers/attention/flashattention_backend.py", '
                  'in _init_sliding_window_attn_spec_metadata\n')
+    elif v.rule == "lightning-tree":
+        # the target's model runner builds its linear-attention backend (attention_registry.py line 549)
+        frame = '  File "sglang/srt/layers/attention/linear/lightning_backend.py", in __init__\n'
     elif v.rule in ("draft-backend-kind", "backend-no-spec", "backend-gpu"):
         # a model runner builds its attention backend as it starts (attention_registry.py).
         frame = ('  File "sglang/srt/model_executor/model_runner_components/attention_backend_setup.py", '
@@ -127,7 +131,8 @@ def _fails_in_warmup(plan: LaunchPlan) -> bool:
     if v is not None and v.rule == "swa-tree-page-size":  # the first target verify, at any step count
         return True
     return (v is not None
-            and v.rule not in ("mla-tree-backend", "draft-backend-kind", "backend-no-spec", "backend-gpu")
+            and v.rule not in ("mla-tree-backend", "draft-backend-kind", "backend-no-spec", "backend-gpu",
+                               "lightning-tree")
             and not (spec is not None and spec.num_steps > 1))
 
 
