@@ -13,9 +13,10 @@ attention, parallel and cache handling and its launch checks read (``arg_groups/
 The tuner's verdict (:func:`tuner_verdict`) is what a study's launch of that case meets: the
 preflight checks (``tuner.config.server_arg_checks.check_server_args`` on the extra arguments, the
 study's data-parallel checks of ``tuner.sglang.parallel``,
-``tuner.engine.preflight.check_backends_start``'s ``gpu_refusal``) and ``tuner.sglang.rules.resolve``
+``tuner.engine.preflight.check_backends_start``'s ``gpu_refusal``), ``tuner.sglang.rules.resolve``
 with the context the simulator builds (``context_from_args``; no backend given: SGLang's own,
-``sglang_default_backend``, as ``tuner.sim.args`` fills it in). SGLang's verdict is the child's
+``sglang_default_backend``, as ``tuner.sim.args`` fills it in), then SGLang's launch checks
+(``tuner.sglang.parallel.launch_check_refusal`` on the resolved values). SGLang's verdict is the child's
 (accepted with the resolved values, or the exception class). Every case prints as one line with its
 seed and index; ``--fuzz-case I`` re-runs one.
 """
@@ -35,7 +36,7 @@ from tuner.sglang.attention import (launch_gpu_refusal, sglang_decides, sglang_d
                                     sglang_default_page_size)
 from tuner.sglang.hardware import GpuArch
 from tuner.sglang.model import facts_from_config
-from tuner.sglang.parallel import data_parallel_layout, lm_head_layout
+from tuner.sglang.parallel import data_parallel_layout, launch_check_refusal, lm_head_layout
 from tuner.sglang.rules import (SpecConfig, resolve, resolve_max_running_requests, resolved_attention_backend,
                                 resolved_page_size)
 
@@ -185,6 +186,18 @@ def argv(case: Case, model_dir: str, head_dir: str, speculative: bool = True) ->
     return out
 
 
+def launch_check_args(case: Case, layout, ctx, decides: bool) -> dict:
+    """The server arguments SGLang's launch checks read, as SGLang resolved them for ``case``:
+    ``chunked_prefill_size`` as :func:`argv` gives it (4096 unless the case sets it), ``dp_size`` after
+    the data-parallel layout (``enable_dp_attention`` turns ``dp_size`` into attention DP), the page
+    size SGLang resolves (None where SGLang decides the backend: not known)."""
+    args = {k: case.args.get(k) for k in ("nnodes", "pp_size", "disaggregation_mode", "enable_multi_layer_eagle")}
+    args["chunked_prefill_size"] = case.args.get("chunked_prefill_size", 4096)
+    args["dp_size"] = layout.dp_size
+    args["page_size"] = None if decides else resolved_page_size(ctx, case.spec.eagle_topk)
+    return args
+
+
 def tuner_verdict(case: Case) -> dict:
     """What the tuner says SGLang does with ``case`` at launch: ``{"ok": False, "exception": cls}``,
     or ``{"ok": True, ...}`` with the values it expects SGLang to resolve (None: not known)."""
@@ -224,7 +237,11 @@ def tuner_verdict(case: Case) -> dict:
     # checks of tuner.engine.preflight.check_backends_start that SGLang makes during argument handling
     if ctx.prefill_attention_backend == "cutedsl_mla":
         return {"ok": False, "exception": "AssertionError", "why": "prefill cutedsl_mla"}
-    refusal = launch_gpu_refusal(resolved_attention_backend(ctx), *ctx.backends(), gpu, target.attention)
+    # the KV-cache dtype as given ("auto": SGLang's default), which trtllm_mla, cutedsl_mla and SM120's
+    # trtllm_mha prefill check in the same pass (QA qa208: trtllm_mha on SM120 with fp8_e4m3 "agreed" on
+    # nothing the tuner said)
+    refusal = launch_gpu_refusal(resolved_attention_backend(ctx), *ctx.backends(), gpu, target.attention,
+                                 kv_cache_dtype=str(case.args.get("kv_cache_dtype", "auto")))
     if refusal is not None:
         return {"ok": False, "exception": refusal.partition(":")[0], "why": f"{refusal[:40]} on {case.gpu}"}
     # the study's data-parallel checks (tuner.config.study.data_parallel_problem), refused when the study
@@ -238,11 +255,16 @@ def tuner_verdict(case: Case) -> dict:
         return {"ok": False, "exception": res.violation.sglang_exception, "why": res.violation.rule}
     if radix_cache_refusal(case.args) is not None:  # kv_cache_hook.py, after the speculative hook
         return {"ok": False, "exception": "ValueError", "why": "hierarchical cache without a radix cache"}
-    if pipeline_parallel_refusal(case.args) is not None:  # validation_hook.py, after resolve_once
-        if case.algorithm == "EAGLE" and case.args.get("disaggregation_mode") == "prefill":
-            # SGLang runs it; the tuner refuses it all the same: a prefill node alone answers no benchmark
-            return {"ok": None, "why": "the tuner refuses pipeline parallelism; SGLang runs EAGLE on a prefill node"}
-        return {"ok": False, "exception": "AssertionError", "why": "pipeline parallelism with speculation"}
+    # validation_hook.py's check_server_args, after resolve_once, on the resolved values, as the simulator
+    # runs it (tuner/sim/args.py, resolve_launch): nodes, pipeline parallelism with speculation (EAGLE and
+    # NEXTN on a prefill node only), DP replicas across nodes, chunked_prefill_size against the page size
+    refusal = launch_check_refusal(launch_check_args(case, layout, ctx, decides), case.tp, case.algorithm)
+    if refusal is not None:
+        return {"ok": False, "exception": refusal.partition(":")[0], "why": refusal[:120]}
+    if pipeline_parallel_refusal(case.args) is not None:
+        # SGLang runs it (EAGLE on a prefill node); the tuner refuses it all the same: a prefill node
+        # alone answers no benchmark
+        return {"ok": None, "why": "the tuner refuses pipeline parallelism; SGLang runs EAGLE on a prefill node"}
     eff = res.effective
     return {"ok": True, "steps": eff.num_steps, "topk": eff.eagle_topk, "draft": eff.num_draft_tokens,
             "backend": None if decides else resolved_attention_backend(ctx),
