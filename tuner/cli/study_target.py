@@ -63,7 +63,7 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
             config = load_study(target)
         except ConfigError as exc:
             if not reads_storage:
-                raise
+                raise _with_stored_way(exc, target, storage) from None
             config = load_study(target, referenced=False)  # raises for a fault in the file itself
             click.echo(f"warning: {exc}; the study is read from its storage, which holds the suite and space it "
                        "measured", err=True)
@@ -90,6 +90,59 @@ def resolve_target(target: str | None, storage: str | None, study_name: str | No
     else:
         where, key = "--storage", ""
     return name, storage_url(url, where, key), config
+
+
+#: The study file's keys whose files the storage keeps the contents of (the suite, with its dataset's
+#: drawn requests and its prompt files, and the search space): a study stored in its storage runs by
+#: name without them (tuner.engine.study stores them at create). A profile or landscape is read from
+#: its path at each launch, so it is not among them.
+STORED_KEYS = ("bench.suite", "search_space")
+
+
+def _with_stored_way(exc: ConfigError, target: str, storage: str | None) -> ConfigError:
+    """``exc`` (a study file's suite or space, or a file they name, not found: a dataset left on
+    another node) with the way on when the study is in its storage already: it holds the
+    suite and space it was created with, so ``--study NAME`` runs it without them (QA, qa207: a
+    second node's ``run study.yaml`` said only ``d.jsonl not found``). ``exc`` as it is otherwise: a
+    fault in the study file itself, in a file the storage does not keep, no such study, or a storage
+    that cannot be read now."""
+    study_file = str(_resolved_or(target))
+    if exc.source == study_file and not exc.key.startswith(STORED_KEYS):
+        return exc  # the study file's own key (or a profile, a landscape): the plain fix is the way on
+    if "not found" not in exc.message:
+        # a file that is there but wrong (an edit) is fixed in the file: the stored suite would hide it
+        # ("not found": the words of every missing file's line, yamlfile.check_regular_file's and dataset.py's)
+        return exc
+    try:
+        config = load_study(target, referenced=False)
+        written = storage if storage is not None else config.storage
+        url = storage_url(written, "--storage")
+        if not _stored(config.name, url):
+            return exc
+    except Exception:  # noqa: BLE001 - an unreadable storage or file: the plain error is the one to say
+        return exc
+    shown = f"'{written}'" if written.startswith("$") else redact(url)
+    command = click.get_current_context(silent=True)
+    verb = "confirm" if command is not None and command.info_name == "confirm" else "run"
+    return ConfigError(exc.source, exc.key, f"{exc.message}; study {config.name} is in its storage already, with "
+                       f"the suite and space it was created with: to {verb} that one without this file (on another "
+                       f"node), give its name: tuner study {verb} --study {config.name} --storage {shown}")
+
+
+def _resolved_or(target: str) -> Path:
+    """``target`` made absolute as :func:`tuner.config.study.load_study` names it in its errors."""
+    try:
+        return Path(target).resolve()
+    except (OSError, RuntimeError):
+        return Path(target)
+
+
+def _stored(name: str, url: str) -> bool:
+    """Whether the storage at ``url`` holds study ``name`` (read only: nothing is created)."""
+    from ..engine.storage import open_storage
+    from ..engine.study import study_exists
+
+    return study_exists(name, open_storage(url, create=False))
 
 
 def _local_db(target: str, name: str) -> Path:
