@@ -31,7 +31,8 @@ def test_a_large_draw_of_which_a_few_are_sent_is_refused_with_n_as_the_fix(tmp_p
     with pytest.raises(TooManySinglePrompts) as err:
         load_suite(tmp_path / "s.yaml")
     assert str(err.value) == (
-        f"{tmp_path / 's.yaml'}: dataset.n: not given, so every one of the {ROWS:,} requests in d.jsonl is drawn "
+        f"{tmp_path / 's.yaml'}: dataset.n: not given, so every one of the more than {ROWS - 1:,} requests in d.jsonl "
+        "is drawn "
         "and stored with the study (each command that loads the suite reads them all again), and a measurement "
         "sends only the first 8 of them, the file's first rows: give n, the requests to draw (e.g. n: 8; "
         "dataset.seed chooses them across the whole file)")
@@ -71,8 +72,8 @@ def test_a_study_with_such_an_inline_suite_is_refused_and_nothing_written(tmp_pa
     line = refused_create(tmp_path, "big", "{name: big, dataset: {path: d.jsonl}, single: {prompts: 2}, "
                                            "sweep: {concurrencies: [1, 8]}}", timeout=300)
     assert line.startswith(
-        f"error: {tmp_path / 'study.yaml'}: bench.suite.dataset.n: not given, so every one of the {ROWS:,} "
-        "requests in d.jsonl is drawn"), line
+        f"error: {tmp_path / 'study.yaml'}: bench.suite.dataset.n: not given, so every one of the more than "
+        f"{ROWS - 1:,} requests in d.jsonl is drawn"), line
     # a study created before the check goes on by name, as the line says
     assert line.endswith("; a study created with it before this check runs by name: tuner study run --study "
                          "NAME --storage URL"), line

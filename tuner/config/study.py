@@ -924,10 +924,12 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
     try:
         with _named_by(path, "bench.suite", suite if isinstance(suite, str) else None):
             inline_written = written_numbers({"unquoted": written}, "bench.suite.")
-            loaded = load_suite(suite, base_dir=base, unquoted=inline_written)
+            loaded = load_suite(suite, base_dir=base, unquoted=inline_written, as_written=isinstance(suite, dict))
         if isinstance(suite, dict):
             check_as_written(loaded, path, "bench.suite.")  # (a suite file: by load_suite)
     except TooManySinglePrompts as exc:  # a study's own way on: it ran before the check
+        if exc.source == INLINE_SUITE:  # (the inline suite's draw refused as it was read: load_suite)
+            raise ConfigError(path, f"bench.suite.{exc.key}", exc.message + STUDY_HINT) from None
         raise ConfigError(exc.source, exc.key, exc.message + STUDY_HINT) from None
     except ConfigError as exc:
         if exc.source != INLINE_SUITE:

@@ -27,7 +27,7 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from .. import shipped
-from .dataset import ChatMessage, DatasetSpec, content_text, draw, not_text_kind, url_problem
+from .dataset import ChatMessage, DatasetSpec, DrawCut, content_text, draw, not_text_kind, url_problem
 from .names import name_problem
 from .paths import PathText
 from .wording import counted
@@ -246,19 +246,34 @@ class Suite(StrictModel):
         return self.model_dump(mode="json")
 
 
-def _with_dataset(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
+def _with_dataset(suite: Suite, source: str | Path, base_dir: Path, as_written: bool = False) -> Suite:
     """Draw a dataset's requests into ``prompts`` and record the file's SHA-256 and the rows left out
-    of the draw (a drawn suite is left as it is: loading a stored suite reads no file)."""
+    of the draw (a drawn suite is left as it is: loading a stored suite reads no file).
+
+    ``as_written`` (a suite file, a study file's inline suite: :func:`check_as_written` follows): a draw
+    :func:`refuse_large_draw_without_n` refuses is refused once its bound is passed, the rest of the
+    file unread (QA qa207: 79 s and 867 MB to refuse a 100 MB log of 371,751 rows at its end)."""
     if suite.dataset is None or suite.drawn:
         return suite
-    rows, digest, dropped = draw(suite.dataset, base_dir, str(source))
+    bound = large_draw_bound(suite) if as_written else None
     try:
-        prompts = [PromptSpec.model_validate(row) for row in rows]
-    except ValueError as exc:  # a row the schema refuses (it names the prompt)
-        raise ConfigError(source, "dataset", str(exc).splitlines()[0]) from None
+        rows, digest, dropped = draw(suite.dataset, base_dir, str(source), at_most=bound)
+    except DrawCut as cut:
+        first = suite.model_copy(update={"prompts": _prompt_specs(cut.prompts, source)})
+        refuse_large_draw_without_n(first, source, cut=True)
+        rows, digest, dropped = draw(suite.dataset, base_dir, str(source))  # (not reached: the bound says so)
+    prompts = _prompt_specs(rows, source)
     dataset = suite.dataset.model_copy(update={"sha256": digest, **dropped})
     update: dict[str, Any] = {"prompts": prompts, "dataset": dataset}
     return suite.model_copy(update=update)
+
+
+def _prompt_specs(rows: list[dict], source: str | Path) -> list[PromptSpec]:
+    """A draw's rows as the suite's prompts; a row the schema refuses is a :class:`ConfigError`."""
+    try:
+        return [PromptSpec.model_validate(row) for row in rows]
+    except ValueError as exc:  # a row the schema refuses (it names the prompt)
+        raise ConfigError(source, "dataset", str(exc).splitlines()[0]) from None
 
 
 def _with_prompt_files(suite: Suite, source: str | Path, base_dir: Path) -> Suite:
@@ -382,13 +397,28 @@ def refuse_every_drawn_request_alone(suite: Suite, source: str | Path, key: str 
 MAX_DRAWN_WITHOUT_N = 10_000
 
 
-def refuse_large_draw_without_n(suite: Suite, source: str | Path, key: str = "dataset.n") -> None:
+def large_draw_bound(suite: Suite) -> int | None:
+    """The most requests a draw of ``suite``'s dataset may give before
+    :func:`refuse_large_draw_without_n` refuses it whatever the rest of the file holds (more than
+    :data:`MAX_DRAWN_WITHOUT_N`, and more than the single phase and the largest sweep batch send),
+    or None when it may not refuse (``n`` given, no dataset): the draw stops reading there
+    (:func:`tuner.config.dataset.draw`'s ``at_most``)."""
+    d = suite.dataset
+    if d is None or d.n is not None:
+        return None
+    return max(MAX_DRAWN_WITHOUT_N, suite.single.prompts or 0, max(suite.sweep.concurrencies, default=0))
+
+
+def refuse_large_draw_without_n(suite: Suite, source: str | Path, key: str = "dataset.n", cut: bool = False) -> None:
     """Raise :class:`TooManySinglePrompts` naming ``source`` and ``key`` when a dataset without ``n`` gives more
     than :data:`MAX_DRAWN_WITHOUT_N` requests and a measurement does not send every one of them: each
     is drawn, stored with the study and read again by every command, while the single phase and each
     sweep batch take the file's first rows (a batch of C the first C). Runs before
     :func:`refuse_every_drawn_request_alone`, whose fix (``single.prompts``) would lead here: one
     refusal, with ``n``, which also draws across the file rather than from its start.
+
+    ``cut``: ``suite`` holds the first requests of a draw cut past :func:`large_draw_bound` (the file
+    holds more than it has, unread), said as "more than".
 
     Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
     is loaded again as it was created, so a study created before this check still opens."""
@@ -407,7 +437,8 @@ def refuse_large_draw_without_n(suite: Suite, source: str | Path, key: str = "da
             return  # every drawn request is sent, as asked
         sent = f"only the first {used:,} of them, the file's first rows"
         example = max(used, 1)
-    raise TooManySinglePrompts(source, key, f"not given, so every one of the {have:,} requests in {d.path} is drawn and "
+    count = f"more than {have - 1:,}" if cut else f"{have:,}"
+    raise TooManySinglePrompts(source, key, f"not given, so every one of the {count} requests in {d.path} is drawn and "
                                             "stored with the study (each command that loads the suite reads them "
                                             f"all again), and a measurement sends {sent}: give n, the requests to "
                                             f"draw (e.g. n: {example}; dataset.seed chooses them across the whole "
@@ -567,7 +598,7 @@ def _dataset_not_suite(path: Path, layout: str) -> ConfigError:
 
 
 def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None,
-               unquoted: dict[str, str] | None = None) -> Suite:
+               unquoted: dict[str, str] | None = None, as_written: bool = False) -> Suite:
     """A suite from a shipped name (``seed``, ``quick``), a YAML file path, or an inline mapping.
 
     ``base_dir`` resolves relative paths: the suite file path itself and, for an inline mapping,
@@ -576,6 +607,9 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None,
     an inline mapping, the unquoted numbers and booleans as its study file wrote them, keyed by their
     path under the suite (:func:`~tuner.config.yamlfile.written_numbers`); a suite file's are read
     with it. A number where text goes is then said as written (``1e3``, not ``1000.0``).
+    ``as_written``: an inline mapping is a study file's suite as written (its loader calls
+    :func:`check_as_written` next), so a draw that check refuses stops early (:func:`_with_dataset`);
+    a suite file always is.
     """
     if isinstance(spec, Suite):
         return spec
@@ -583,7 +617,7 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None,
         source = INLINE_SUITE
         suite = parse_model(Suite, spec, source, {"unquoted": unquoted or {}})
         base = Path(base_dir or Path.cwd())
-        return _with_dataset(_with_prompt_files(suite, source, base), source, base)
+        return _with_dataset(_with_prompt_files(suite, source, base), source, base, as_written)
     if not isinstance(spec, (str, Path)):
         raise ConfigError("<suite>", "", f"expected a suite name, file or mapping, got {type(spec).__name__}")
     text = str(spec)
@@ -614,6 +648,6 @@ def load_suite(spec: str | Path | dict | Suite, base_dir: Path | None = None,
     if suite.dataset is not None and suite.prompts:
         # (only a loaded suite holds both: its drawn requests and the file's pinned SHA-256)
         raise ConfigError(path, "prompts", "give prompts or dataset, not both")
-    suite = _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent)
+    suite = _with_dataset(_with_prompt_files(suite, path, path.parent), path, path.parent, as_written=True)
     check_as_written(suite, path)
     return suite
