@@ -135,16 +135,22 @@ class Recorded:
 
 def record_finish(study, finish: Finish, *, journal: Journal | None, files: Files | None = None,
                   suite: dict | None = None, file_paths: dict | None = None, storage: str = "",
-                  kind: str = "", uid: str | None = None, held: Path | None = None) -> Recorded:
+                  kind: str = "", uid: str | None = None, held: Path | None = None,
+                  before_store: Callable[[], None] | None = None) -> Recorded:
     """Journal ``finish``, then :func:`apply_finish` it, then drop the journal entry (see the module
     docstring). ``suite`` (the suite's JSON) and ``file_paths`` go into the entry so a replay can
     write the files; ``uid``: the study's id (:data:`tuner.engine.study.UID_ATTR`, of ``NAME`` for
     its companions too), so a replay never stores it into another study of the same name; ``kind``
     prefixes the kill points (``"baseline."``); ``held``: the entry :func:`journal_finish` journaled for
-    this trial, removed with this one's (its verdict was held back and is decided by ``finish``)."""
+    this trial, removed with this one's (its verdict was held back and is decided by ``finish``).
+    ``before_store``: called once the entry is written, before the first write to the storage;
+    whatever it raises leaves the entry (and ``held``) in the journal and nothing stored (the
+    worker's check that its study is still the one it opened)."""
     warnings, entry = journal_finish(finish, journal=journal, suite=suite, file_paths=file_paths,
                                      storage=storage, uid=uid)
     kill_point(f"{kind}journaled")
+    if before_store is not None:
+        before_store()
     outcome, file_warnings, rehomed_as = _apply(study, finish, files, kind, warnings)
     kill_point(f"{kind}told")
     for done in (entry, held):

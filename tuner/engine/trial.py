@@ -117,6 +117,7 @@ class Held:
     finish: object
     m: object
     entry: object
+    checked: bool = True  #: the study was checked before the entry (else it is checked before the store)
 
 
 def _left_running(exc: BaseException, trial) -> None:
@@ -517,13 +518,15 @@ class TrialRunner:
             self.emit("warning", {"trial": trial.number, "message": (
                 f"judged again against baseline trial {again.trial_number}: {verdict.status}"
                 + (f" ({verdict.attrs.get('failure_class')})" if verdict.status != MEASURED else ""))})
-        self._store_held(trial, eff, baseline, finish)
+        self._store_held(trial, eff, baseline, finish, check=True)
         return self.told
 
-    def _store_held(self, trial, eff: SpecConfig, baseline: Baseline, finish=None) -> None:
-        """Store ``finish`` (default: the held verdict as it stands) in place of the held one."""
+    def _store_held(self, trial, eff: SpecConfig, baseline: Baseline, finish=None, check: bool = False) -> None:
+        """Store ``finish`` (default: the held verdict as it stands) in place of the held one; ``check``:
+        the study checked before the first write when it was not before the entry (the storage away)."""
         held, self.held = self.held, None
-        self._record(self.study, trial, finish or held.finish, held.m, eff, "", baseline, held=held.entry)
+        self._record(self.study, trial, finish or held.finish, held.m, eff, "", baseline, held=held.entry,
+                     before_store=None if held.checked or not check else self.check_study)
 
     def _interrupt(self, trial, why: str) -> None:
         """Fail the RUNNING ``trial`` as interrupted (``why`` in its note) and queue its setting
@@ -586,10 +589,12 @@ class TrialRunner:
             # it (pruning.py): inside fail_fast it cannot wait, but a new connection to a frozen
             # PostgreSQL still cost the connect timeout (10 s) before the journal entry (QA, qa154);
             # the finish meets a replaced study once the storage answers (StudyReplaced there).
+            checked = False
             if not unreachable_now(self.storage):
                 with fail_fast():
                     try:
                         self.check_study()
+                        checked = True
                     except Exception as exc:  # noqa: BLE001 - only the storage's errors pass (storage_error)
                         if not storage_error(exc):
                             raise
@@ -623,9 +628,16 @@ class TrialRunner:
                                                      storage=storage_label(self.storage), uid=self.uid)
                     for warning in warnings:
                         self.emit("warning", {"trial": trial.number, "message": warning})
-                    self.held = Held(finish, m, entry)
+                    self.held = Held(finish, m, entry, checked)
                     return
-            self._record(study, trial, finish, m, spec, kind, baseline, pruned, judge)
+            # Not checked above (the storage away): checked once it answers, after the journal entry
+            # and before the first write. An SQLite file moved away during the suite and the study
+            # created anew in its place meanwhile: the finish, retried until the file was back, stored
+            # the measurement into the new study, its figures judged against the deleted study's
+            # baseline, as a re-homed trial (QA, qa205); now StudyReplaced, the entry kept in the
+            # journal (the new study's next run sets it aside).
+            self._record(study, trial, finish, m, spec, kind, baseline, pruned, judge,
+                         before_store=None if checked else self.check_study)
 
         with watch:
             m = self.backend.measure(spec, label, record, on_event=watch.suite_events(self.emit), on_stage=judge)
@@ -643,12 +655,13 @@ class TrialRunner:
         return {"suite_json": m.result_path, "log": m.log_path, "log_max_mb": self.config.server.log_max_mb}
 
     def _record(self, study, trial, finish, m, spec, kind: str, baseline: Baseline | None, pruned: bool = False,
-                judge=None, held=None) -> None:
+                judge=None, held=None, before_store=None) -> None:
         """Store ``finish`` (:func:`tuner.engine.finish.record_finish`) and say so; ``held``: the journal
-        entry of the verdict held for it (:meth:`_rejudge`), removed with its own."""
+        entry of the verdict held for it (:meth:`_rejudge`), removed with its own; ``before_store``:
+        record_finish's (the study checked before its first write)."""
         recorded = record_finish(
             study, finish, journal=self.journal, suite=self._suite(m), storage=storage_label(self.storage),
-            kind=kind, uid=self.uid, held=held,
+            kind=kind, uid=self.uid, held=held, before_store=before_store,
             files=lambda: write_files(study, trial._trial_id, m.to_save, m.result_path, m.log_path,
                                       self.workdir, log_max_mb=self.config.server.log_max_mb),
             file_paths=self._file_paths(m))

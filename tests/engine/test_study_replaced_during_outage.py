@@ -1,0 +1,55 @@
+"""A study made anew under its name while the worker's storage was away (its SQLite file moved away
+during a trial's suite, a new study created in its place): the worker stores nothing into the new
+study; it stops with one line, its measurement kept in the journal (tuner.engine.trial, the check
+of the study before the finish's first write).
+
+QA, qa205: the check of the study before the journal entry is skipped while the storage is away (it
+must not hold the measurement up), and the finish, retried until the file was back, then wrote into
+the new study: the old study's measurement, judged against the deleted study's baseline, became a
+measured trial of the new study (re-homed, its own trial id a queued seed's there), exit 1 only at
+the next trial."""
+
+import optuna
+from optuna.trial import TrialState
+from support.cli_in_process import tuner_here
+from support.faults import fault_env, slow_start, start_tuner, study_file, trial_server_up, wait_for
+from support.processes import finish
+
+REPLACED = ("error: study again was deleted while this worker ran (tuner study delete); the server is stopped, "
+            "and a measurement it journaled is never stored into another study of that name")
+
+
+def test_a_study_made_anew_while_the_storage_was_away_gets_nothing_of_the_worker(tmp_path):
+    db = tmp_path / "again.db"
+    path = study_file(tmp_path, "again", 3, storage=f"sqlite:///{db}")
+    # Servers start 3 s late: the file is moved away while trial 0's server starts, long before its suite
+    # ends, however loaded the machine
+    slow_start(path, 3).touch()
+    workdir = tmp_path / "wd"
+    created = tuner_here("study", "create", str(path), cwd=tmp_path, env=fault_env())
+    assert created.exit_code == 0, created.stdout + created.stderr
+    log = tmp_path / "run.log"
+    proc = start_tuner(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path, log)
+    journal = workdir / "journal"
+    try:
+        number = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
+        db.rename(tmp_path / "away.db")  # the storage is away: the worker measures on
+        entries = wait_for(lambda: sorted(journal.glob("*.json")) or None, 120, "the journal entry", [proc])
+        # the create is the fault, not under test: in this process, with the worker's environment
+        again = tuner_here("study", "create", str(path), cwd=tmp_path, env=fault_env())
+        assert again.exit_code == 0, again.stdout + again.stderr
+        code = proc.wait(timeout=200)
+    finally:
+        finish(proc)
+    out = log.read_text()
+    assert code == 1 and "Traceback" not in out, out[-3000:]
+    assert [line for line in out.splitlines() if line.startswith("error:")] == [REPLACED], out[-3000:]
+    # The new study holds its queued seeds as `create` left them, and nothing of the old worker's.
+    study = optuna.load_study(study_name="again", storage=f"sqlite:///{db}")
+    assert [t.state for t in study.trials] == [TrialState.WAITING] * len(study.trials), \
+        [(t.number, t.state.name, t.user_attrs) for t in study.trials]
+    assert all(set(t.user_attrs) <= {"seed"} for t in study.trials), [t.user_attrs for t in study.trials]
+    # Nothing measured is lost: the measurement waits in the journal (the new study's next run sets
+    # it aside, as an earlier study's).
+    assert [e.name for e in entries] == [e.name for e in sorted(journal.glob("*.json"))], out[-3000:]
+    assert entries[0].name.startswith(f"again-{number}-"), entries
