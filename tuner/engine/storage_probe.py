@@ -66,7 +66,7 @@ def sql_writable(url: str) -> list[str]:
 
     from .patience import patience_s
     from .silence import raise_if_silent
-    from .urls import connect_args, driver_url
+    from .urls import connect_args, driver_url, is_postgres
 
     raise_if_silent(url)  # the run asked once already (tuner.engine.silence): its answer, not another wait
     # The URL as the storage connects with it: the installed driver, any password (tuner.engine.urls),
@@ -74,6 +74,20 @@ def sql_writable(url: str) -> list[str]:
     # takes the connection and never answers it (QA, qa106: a frozen postmaster).
     engine = sqlalchemy.create_engine(driver_url(url), poolclass=sqlalchemy.pool.NullPool,
                                       connect_args=connect_args(url, patience_s()))
+    if is_postgres(url):
+        # The sessions of every other storage of the tuner's (tuner.engine.storage.open_storage): a lock
+        # wait that ends (lock_timeout, at most the patience), a bounded wait for each reply. This
+        # engine had neither: with another session holding a lock on the study's tables (LOCK TABLE
+        # trials, CREATE INDEX, a migration, a transaction left open in psql), the probe's INSERT
+        # waited for it with no end, and `tuner doctor` and the checks of `tuner study run` stood
+        # silent as long as the lock was held (QA, qa205: 45 s of a 45 s lock at a patience of 8 s),
+        # then said "reachable and writable".
+        from .pg_sessions import session_settings, transaction_settings
+        from .storage import _bound_statements
+
+        sqlalchemy.event.listen(engine, "connect", session_settings)
+        sqlalchemy.event.listen(engine, "begin", transaction_settings)
+        _bound_statements(engine, url)
     try:
         with engine.connect() as con:
             from .storage import search_path_dropped
