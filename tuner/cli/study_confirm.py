@@ -58,6 +58,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
     from ..results.confirmed import confirm_candidates, confirmation_data, load_confirmation
     from ..results.pareto import PICKS, PickError, absent_pick, check_c32_swept, refused_now, trial_number
     from ..engine.patience import StorageUnavailable
+    from ..engine.study import StudyReplaced
     from .progress import say_storage_outage
     from .journal_note import journal_note
     from .study import STORAGE_EXIT, _backend
@@ -137,6 +138,10 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
                 click.echo(f"error: {exc}; no server is left running; "
                            f"{journal_note(name, Path(config.workdir) / 'journal')}", err=True)
                 sys.exit(STORAGE_EXIT)
+            except StudyReplaced as exc:  # deleted under this command, perhaps made anew (as a run says it)
+                view.close()
+                click.echo(f"error: {exc}", err=True)
+                sys.exit(1)
         for line in summary.failed:
             click.echo(f"warning: failed: {line}", err=True)
     try:

@@ -45,7 +45,7 @@ from .patience import StorageUnavailable, patient_backend, unreachable_now
 from .records import FAILED, INTERRUPTED, MEASURED, StoredFigures
 from .stall import StallWatch, TunerStalled
 from .storage import storage_label
-from .study import CONFIG_ATTR, READY_ATTR, UID_ATTR, study_uid
+from .study import CONFIG_ATTR, READY_ATTR, UID_ATTR, StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
 from .workers import Worker, start_trial
 
@@ -231,6 +231,15 @@ def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, w
     again against it."""
     from optuna.trial import TrialState
 
+    def check_study() -> None:
+        # The study deleted under this command (tuner study delete --force), perhaps made anew under
+        # its name: nothing more is written into its confirmation, nor into another study's (QA,
+        # qa205: a repeat's finish met the trial gone and ended the command in a traceback, KeyError
+        # 'Record does not exist.'). The companion carries its study's id (open_confirm_study).
+        if study_replaced(cstudy, uid):
+            raise StudyReplaced(config.name)
+
+    check_study()
     workdir = Path(config.workdir or Path("studies") / config.name)
     journal = Journal(workdir)
     with ExitStack() as stack:
@@ -268,8 +277,9 @@ def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, w
             finish = finish_of(cstudy, trial, attrs, None if failed else [0.0], {}, measured=not failed)
             record_finish(cstudy, finish, journal=journal, storage=storage_label(cstudy._storage),
                           suite=_suite(m), file_paths={"suite_json": m.result_path}, kind="confirm.", uid=uid,
-                          held=entry, files=lambda: write_files(cstudy, trial._trial_id, m.to_save, m.result_path,
-                                                                None, workdir, artifacts=False))
+                          held=entry, before_store=check_study,  # after the journal entry: it waits out an outage
+                          files=lambda: write_files(cstudy, trial._trial_id, m.to_save, m.result_path,
+                                                    None, workdir, artifacts=False))
 
         def record(m) -> None:
             watch.check(longest_outside_wait_s(m.to_save))  # the tuner paused: not the server's figures
@@ -310,7 +320,7 @@ def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, w
                                                  f"failed ({failure})")
                 store(m, attrs, failed, held["entry"])
                 held.clear()
-        except StorageUnavailable:
+        except (StorageUnavailable, StudyReplaced):
             raise  # nothing more can be written; the measurement, if any, waits in the journal
         except BaseException as exc:
             if held and not unreachable_now(cstudy._storage):
