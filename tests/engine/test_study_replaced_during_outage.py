@@ -7,13 +7,20 @@ QA, qa205: the check of the study before the journal entry is skipped while the 
 must not hold the measurement up), and the finish, retried until the file was back, then wrote into
 the new study: the old study's measurement, judged against the deleted study's baseline, became a
 measured trial of the new study (re-homed, its own trial id a queued seed's there), exit 1 only at
-the next trial."""
+the next trial. On PostgreSQL (a worker cut off from the server while the study was deleted and made
+anew), whose new study takes new ids, it ended in a traceback (KeyError 'Record does not exist.')."""
+
+import socket
+import threading
 
 import optuna
+import sqlalchemy as sa
 from optuna.trial import TrialState
 from support.cli_in_process import tuner_here
 from support.faults import fault_env, slow_start, start_tuner, study_file, trial_server_up, wait_for
 from support.processes import finish
+
+from tuner.engine.storage import driver_url
 
 REPLACED = ("error: study again was deleted while this worker ran (tuner study delete); the server is stopped, "
             "and a measurement it journaled is never stored into another study of that name")
@@ -51,5 +58,112 @@ def test_a_study_made_anew_while_the_storage_was_away_gets_nothing_of_the_worker
     assert all(set(t.user_attrs) <= {"seed"} for t in study.trials), [t.user_attrs for t in study.trials]
     # Nothing measured is lost: the measurement waits in the journal (the new study's next run sets
     # it aside, as an earlier study's).
+    assert [e.name for e in entries] == [e.name for e in sorted(journal.glob("*.json"))], out[-3000:]
+    assert entries[0].name.startswith(f"again-{number}-"), entries
+
+
+class Severable:
+    """A TCP relay to ``127.0.0.1:target`` on a port of its own: :meth:`sever` cuts every connection
+    through it and refuses new ones (a node cut off from the database server), :meth:`restore` lets
+    them through again."""
+
+    def __init__(self, target: int):
+        self.target, self.cut, self.lock, self.pairs = target, threading.Event(), threading.Lock(), []
+        self.sock = socket.create_server(("127.0.0.1", 0))
+        self.port = self.sock.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        while True:
+            try:
+                client, _ = self.sock.accept()
+            except OSError:
+                return  # closed
+            if self.cut.is_set():
+                client.close()
+                continue
+            try:
+                server = socket.create_connection(("127.0.0.1", self.target))
+            except OSError:
+                client.close()
+                continue
+            with self.lock:
+                self.pairs.append((client, server))
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pipe, args=(a, b), daemon=True).start()
+
+    @staticmethod
+    def _pipe(a: socket.socket, b: socket.socket) -> None:
+        try:
+            while data := a.recv(65536):
+                b.sendall(data)
+        except OSError:
+            pass
+        finally:
+            for s in (a, b):
+                try:
+                    s.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+                s.close()  # the other direction's recv then ends too
+
+    def sever(self) -> None:
+        self.cut.set()
+        with self.lock:
+            pairs, self.pairs = self.pairs, []
+        for pair in pairs:
+            for s in pair:
+                try:
+                    s.shutdown(socket.SHUT_RDWR)  # its pipes end, and close it
+                except OSError:
+                    pass
+
+    def restore(self) -> None:
+        self.cut.clear()
+
+    def close(self) -> None:
+        self.sever()
+        try:
+            self.sock.shutdown(socket.SHUT_RDWR)  # wakes the accept
+        except OSError:
+            pass
+        self.sock.close()
+
+
+def test_a_study_made_anew_while_the_worker_was_cut_off_from_postgresql_is_one_line(tmp_path, pg_url):
+    direct = sa.engine.make_url(pg_url)
+    relay = Severable(direct.port)
+    try:
+        through = direct.set(host="127.0.0.1", port=relay.port).render_as_string(hide_password=False)
+        path = study_file(tmp_path, "again", 3, storage=through)
+        slow_start(path, 3).touch()
+        (tmp_path / "direct").mkdir()
+        anew = study_file(tmp_path / "direct", "again", 3, storage=pg_url)  # the other nodes' view
+        workdir = tmp_path / "wd"
+        created = tuner_here("study", "create", str(path), cwd=tmp_path, env=fault_env())
+        assert created.exit_code == 0, created.stdout + created.stderr
+        log = tmp_path / "run.log"
+        proc = start_tuner(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path, log)
+        journal = workdir / "journal"
+        try:
+            number = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
+            relay.sever()  # this worker is cut off; the database answers the others
+            entries = wait_for(lambda: sorted(journal.glob("*.json")) or None, 120, "the journal entry", [proc])
+            for argv in (["study", "delete", str(anew), "--yes", "--force"], ["study", "create", str(anew)]):
+                done = tuner_here(*argv, cwd=tmp_path, env=fault_env())
+                assert done.exit_code == 0, done.stdout + done.stderr
+            relay.restore()
+            code = proc.wait(timeout=200)
+        finally:
+            finish(proc)
+    finally:
+        relay.close()
+    out = log.read_text()
+    assert code == 1 and "Traceback" not in out, out[-3000:]
+    assert [line for line in out.splitlines() if line.startswith("error:")] == [REPLACED], out[-3000:]
+    study = optuna.load_study(study_name="again", storage=driver_url(pg_url))
+    assert [t.state for t in study.trials] == [TrialState.WAITING] * len(study.trials), \
+        [(t.number, t.state.name, t.user_attrs) for t in study.trials]
+    assert all(set(t.user_attrs) <= {"seed"} for t in study.trials), [t.user_attrs for t in study.trials]
     assert [e.name for e in entries] == [e.name for e in sorted(journal.glob("*.json"))], out[-3000:]
     assert entries[0].name.startswith(f"again-{number}-"), entries
