@@ -3,9 +3,12 @@ room for, as the run's own stop rule judges them (QA, qa139: a night of `n_trial
 showed the ETA of 1000 launches to its last progress line, and a night bounded by its timeout alone
 none, `ETA ?`)."""
 
+import math
 import re
 import subprocess
 import sys
+
+import optuna
 
 from test_pruning import make
 from test_pruning_server import STUDY
@@ -21,17 +24,28 @@ def _progress(config, backend, **kw) -> tuple[list[dict], str]:
 
 
 def test_the_eta_of_a_night_ends_with_its_timeout(tmp_path):
-    # wall time: the simulated server (a real process, real HTTP), a night of 12 s and 1000 launches
+    # wall time: the simulated server (a real process, real HTTP), a night of 1000 launches bounded by
+    # its timeout. The baseline is measured by a first run (its own `timeout: 1s` stops it before any
+    # trial) and the timed run gets room for three launches of that baseline's duration: a fixed
+    # `timeout: 12s` that also paid for the baseline launched no trial under load ~10 (baseline 8 s),
+    # so no ETA line was printed at all.
     study = STUDY.replace("budget: {n_trials: 2, prune: {startup_trials: 1}}",
-                          "budget: {n_trials: 1000, timeout: 12s, prune: false}")
-    assert "timeout: 12s" in study
+                          "budget: {n_trials: 1000, timeout: 1s, prune: false}")
+    assert "timeout: 1s" in study
     (tmp_path / "staged.yaml").write_text(study)
-    run = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(tmp_path / "staged.yaml")],
-                         capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    cmd = [sys.executable, "-m", "tuner", "study", "run", str(tmp_path / "staged.yaml")]
+    first = subprocess.run(cmd, capture_output=True, text=True, timeout=240, cwd=tmp_path)
+    assert first.returncode == 0 and "done: 0 measured" in first.stdout, first.stdout + first.stderr
+    bstudy = optuna.load_study(study_name="staged.baseline", storage=f"sqlite:///{tmp_path / 'staged.db'}")
+    timeout = max(12, math.ceil(3 * bstudy.trials[0].user_attrs["duration_s"]))
+    run = subprocess.run(cmd + ["--timeout", f"{timeout}s"], capture_output=True, text=True, timeout=240,
+                         cwd=tmp_path)
     assert run.returncode == 0 and "within the time budget" in run.stdout, run.stdout + run.stderr
-    etas = [int(m) * 60 + int(s) for m, s in re.findall(r"launched this run; .*ETA (\d+)m(\d+)s", run.stdout)]
+    # "ETA 0m05s", or "ETA 1h19m" (the ETA the run showed without qa139's fix)
+    etas = [int(h or 0) * 3600 + int(m) * 60 + int(s or 0) for h, m, s in
+            re.findall(r"launched this run; .*ETA (?:(\d+)h)?(\d+)m(?:(\d+)s)?", run.stdout)]
     assert etas, run.stdout
-    assert max(etas) <= 12, run.stdout  # the run stops at its timeout: not 1000 launches away
+    assert max(etas) <= timeout, run.stdout  # the run stops at its timeout: not 1000 launches away
 
 
 def test_a_night_bounded_by_its_timeout_alone_has_an_eta(tmp_path):
