@@ -12,14 +12,19 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from support.model_study import model_study_data
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 
 
 @pytest.fixture(scope="module")
 def study_with_dataset_built(tmp_path_factory):
-    """A 2-launch study of a dataset suite, run once per module (worker), its dataset still there."""
-    folder = tmp_path_factory.mktemp("gone")
+    """A 2-launch study of a dataset suite, run once per session (whichever xdist worker asks first;
+    each worker reads its own copy), its dataset still there."""
+    return prepared_once(tmp_path_factory, "gone", _build_study_with_dataset)
+
+
+def _build_study_with_dataset(folder):
     rows = [{"prompt": f"Summarize item {i} of the catalogue in one paragraph.", "max_tokens": 16} for i in range(6)]
     (folder / "d.jsonl").write_text("".join(json.dumps(r) + "\n" for r in rows))
     data = model_study_data("gone", seed=1)
@@ -31,7 +36,6 @@ def study_with_dataset_built(tmp_path_factory):
         mp.delenv("TUNER_STORAGE", raising=False)
         result = CliRunner().invoke(cli, ["study", "run", "s.yaml"], catch_exceptions=False)
     assert result.exit_code == 0, result.output
-    return folder
 
 
 @pytest.fixture()
