@@ -13,11 +13,14 @@ import sys
 import pytest
 
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    return make_model_study(tmp_path_factory.mktemp("pipe"), "pipe", n_trials=3)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "pipe", lambda folder: make_model_study(folder, "pipe", n_trials=3)) \
+        / "pipe.yaml"
 
 
 @pytest.mark.parametrize("argv, code", [
