@@ -13,17 +13,23 @@ import json
 import pytest
 from click.testing import CliRunner
 from support.model_study import one_launch_study
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 
 
-@pytest.fixture
-def study(tmp_path):
-    path = tmp_path / "s.yaml"
+def _build(folder):
+    path = folder / "s.yaml"
     path.write_text(one_launch_study("js"))
     r = CliRunner().invoke(cli, ["study", "run", str(path)])
     assert r.exit_code == 0, r.output
-    return path
+
+
+@pytest.fixture
+def study(tmp_path_factory):
+    """The study, run once per session (whichever xdist worker asks first); each test confirms in a
+    copy of its own, as when each ran it."""
+    return prepared_once(tmp_path_factory, "confirm-json", _build) / "s.yaml"
 
 
 def test_confirm_json_prints_only_json_on_stdout(study):
