@@ -10,6 +10,7 @@ from click.testing import CliRunner
 from optuna.trial import TrialState
 from support.model_study import model_study_yaml
 from support.nan_value import store_nan
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -19,6 +20,16 @@ from tuner.engine.unreadable_trials import VALUES_ATTR, _fail, fail_unreadable_t
 def _study(tmp_path, n_trials: int):
     path = tmp_path / "nan.yaml"
     path.write_text(model_study_yaml("nan", "sqlite:///nan.db", n_trials, noise=0.02, seed=5))
+    return path, load_study(path)
+
+
+def _one_measured(tmp_path_factory):
+    """A study of one launch (nan.yaml), its baseline and trial measured: run once per session
+    (whichever xdist worker asks first), each caller a copy of its own to write in."""
+    def build(folder):
+        _run(_study(folder, 1)[0])
+
+    path = prepared_once(tmp_path_factory, "nan-one", build) / "nan.yaml"
     return path, load_study(path)
 
 
@@ -51,11 +62,10 @@ def test_a_trial_whose_value_is_nan_is_failed_with_its_values_kept_and_the_run_g
     assert [t.number for t in trials if t.state == TrialState.FAIL] == [1]
 
 
-def test_failing_again_changes_nothing(tmp_path):
+def test_failing_again_changes_nothing(tmp_path_factory):
     """A retry of the transaction after its commit landed (or a second worker doing the same at
     once) changes nothing: the values kept by the first are not overwritten with what is left."""
-    path, config = _study(tmp_path, 1)
-    _run(path)
+    path, config = _one_measured(tmp_path_factory)
     store_nan(config, "nan", 0)
     study = optuna.load_study(study_name="nan", storage=config.storage)
     assert [n for n, _ in fail_unreadable_trials(study)] == [0]
@@ -67,9 +77,8 @@ def test_failing_again_changes_nothing(tmp_path):
     assert fail_unreadable_trials(study) == []
 
 
-def test_a_nan_baseline_is_measured_again_as_status_says(tmp_path):
-    path, config = _study(tmp_path, 1)
-    _run(path)
+def test_a_nan_baseline_is_measured_again_as_status_says(tmp_path_factory):
+    path, config = _one_measured(tmp_path_factory)
     store_nan(config, "nan.baseline", 0)
     status = CliRunner().invoke(cli, ["study", "status", str(path)])
     assert "the next tuner study run measures it again" in " ".join(status.output.split()), status.output
