@@ -18,6 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from support.model_study import model_study_yaml
+from support.prepared_once import prepared_once
 from tuner.cli import cli
 
 STUDY = model_study_yaml("cs", "sqlite:///cs.db", 2, noise=0.02, seed=1)
@@ -59,8 +60,16 @@ def test_run_with_stdin_and_stdout_closed_measures_and_keeps_the_storage_whole(f
     assert code == 0 and out.count(",measured,") == 2, out + err
 
 
-def test_status_with_stdout_closed_is_quiet(folder):
-    assert _here("study", "run", "cs.yaml")[0] == 0
+def _ran(folder):
+    (folder / "cs.yaml").write_text(STUDY)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.chdir(folder)
+        assert _here("study", "run", "cs.yaml")[0] == 0
+
+
+def test_status_with_stdout_closed_is_quiet(tmp_path_factory):
+    # the study run once per session in this process (whichever xdist worker asks first), a copy each
+    folder = prepared_once(tmp_path_factory, "cs-ran", _ran)
     for fmt in ("table", "json"):
         code, err = _tuner(folder, "study", "status", "cs.yaml", "-f", fmt, close=(1,))
         assert code == 0 and "Traceback" not in err, err
