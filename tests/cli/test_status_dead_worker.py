@@ -13,6 +13,7 @@ from contextlib import ExitStack
 import optuna
 from click.testing import CliRunner
 from support.model_study import make_model_study, stale_fast_storage
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.config.space import SearchSpace
@@ -20,11 +21,18 @@ from tuner.config.study import load_study
 from tuner.engine.workers import Worker, reap_dead_trials, start_trial
 
 
-def _failed_by_heartbeat(tmp_path, attrs: dict):
+def _one_trial_study(tmp_path_factory, name: str):
+    """make_model_study(folder, name, n_trials=1), run once per session (whichever xdist worker asks
+    first); each caller gets a copy of its own to write in."""
+    return prepared_once(tmp_path_factory, name, lambda folder: make_model_study(folder, name, n_trials=1)) \
+        / f"{name}.yaml"
+
+
+def _failed_by_heartbeat(tmp_path_factory, attrs: dict):
     """A study whose one trial's worker, on another host, wrote ``attrs`` on it and stopped beating,
     and the trial failed by the real reaper (Optuna's heartbeat check, a 2-second grace): the study
     file, the trial's number and its retry's."""
-    path = make_model_study(tmp_path, "hb", n_trials=1)
+    path = _one_trial_study(tmp_path_factory, "hb")
     config = load_study(path)
     storage = stale_fast_storage(config)
     study = optuna.load_study(study_name=config.name, storage=storage)
@@ -37,15 +45,15 @@ def _failed_by_heartbeat(tmp_path, attrs: dict):
     number = theirs.number
     deadline = time.monotonic() + 60
     while storage.get_trial(theirs._trial_id).state.name == "RUNNING" and time.monotonic() < deadline:
-        time.sleep(1)  # past the 2-second grace, however loaded the machine
+        time.sleep(0.2)  # a poll: until past the 2-second grace, however loaded the machine
         reap_dead_trials(study)
     assert storage.get_trial(theirs._trial_id).state.name == "FAIL"
     retry = next(t.number for t in study.get_trials() if t.user_attrs.get("retry_of") == number)
     return path, number, retry
 
 
-def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_path):
-    path, number, retry = _failed_by_heartbeat(tmp_path, {})
+def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_path, tmp_path_factory):
+    path, number, retry = _failed_by_heartbeat(tmp_path_factory, {})
     r = CliRunner().invoke(cli, ["study", "status", str(path), "--json"])
     assert r.exit_code == 0, r.output
     row = next(t for t in json.loads(r.output)["trials"] if t["number"] == number)
@@ -61,7 +69,7 @@ def test_a_trial_failed_by_its_heartbeat_says_its_worker_stopped_answering(tmp_p
     assert r.exit_code == 0 and "its worker (node-7, pid 4242) stopped answering" in report.read_text()
 
 
-def test_the_heartbeat_not_an_unfinished_verdict_says_why_a_trial_ended(tmp_path):
+def test_the_heartbeat_not_an_unfinished_verdict_says_why_a_trial_ended(tmp_path, tmp_path_factory):
     """QA: a worker that wrote a trial's verdict (``status: invalid`` and the note "nothing measured
     ...; the values are worst-case placeholders", tuner.engine.finish: the attributes before the tell)
     and died before its tell left a trial another host's heartbeat check failed; status and the report
@@ -69,7 +77,7 @@ def test_the_heartbeat_not_an_unfinished_verdict_says_why_a_trial_ended(tmp_path
     heartbeat that ended it."""
     verdict = ("nothing measured (invalid: invalid_args); the values are worst-case placeholders that "
                "steer the sampler away, not results")
-    path, number, retry = _failed_by_heartbeat(tmp_path, {"status": "invalid", "note": verdict})
+    path, number, retry = _failed_by_heartbeat(tmp_path_factory, {"status": "invalid", "note": verdict})
     why = (f"its worker (node-7, pid 4242) stopped answering: no heartbeat within the grace period, so "
            f"another worker failed the trial; its setting is queued again (trial {retry})")
     r = CliRunner().invoke(cli, ["study", "status", str(path), "--json"])
@@ -83,13 +91,13 @@ def test_the_heartbeat_not_an_unfinished_verdict_says_why_a_trial_ended(tmp_path
     assert "its worker (node-7, pid 4242) stopped answering" in html and "worst-case placeholders" not in html
 
 
-def test_a_dead_worker_of_this_host_is_reaped_by_pid_also_past_the_grace(tmp_path):
+def test_a_dead_worker_of_this_host_is_reaped_by_pid_also_past_the_grace(tmp_path_factory):
     """QA: a run killed with kill -9 and run again after the heartbeat's grace (the next morning):
     Optuna's staleness failed its trial first, so the run did not say it had reaped it, and status
     said its worker (this very host) "stopped answering: no heartbeat within the grace period, so
     another worker failed the trial". README (Running, step 1): a dead worker's trials are failed
     on this host by pid and start time; its note is "its worker died"."""
-    path = make_model_study(tmp_path, "dead", n_trials=1)
+    path = _one_trial_study(tmp_path_factory, "hb")  # the same prepared study as the tests above
     config = load_study(path)
     storage = stale_fast_storage(config)
     study = optuna.load_study(study_name=config.name, storage=storage)
