@@ -14,11 +14,14 @@ import sys
 import pytest
 
 from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 
 
 @pytest.fixture(scope="module")
 def study(tmp_path_factory):
-    return make_model_study(tmp_path_factory.mktemp("wpipe"), "wpipe", n_trials=2)
+    # run once per session, whichever xdist worker asks first; each worker reads its own copy
+    return prepared_once(tmp_path_factory, "wpipe", lambda folder: make_model_study(folder, "wpipe", n_trials=2)) \
+        / "wpipe.yaml"
 
 
 def _create(study, stderr):
