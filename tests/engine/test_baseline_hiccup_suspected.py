@@ -19,6 +19,7 @@ from pathlib import Path
 import optuna
 import pytest
 from click.testing import CliRunner
+from test_study_faults import STUDY as FAULTS_STUDY
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -189,34 +190,12 @@ def test_a_confirm_candidate_too_fast_over_its_paused_round_baseline_is_judged_a
     assert REMEASURED_FOR in bases[1] and Path(bases[1]["suite_json"]).parent.name == "0-baseline-again"
 
 
-LIAR = """
-name: liar
-search_space: {space}
-server:
-  backend: sim
-  python: {python}
-  model_path: standin/model
-  draft_model_path: standin/draft
-  startup_timeout_s: 60
-  stop_grace_s: 30
-  env: {{STANDIN_MODES: "3-2-6=fast,3-2-5=fast"}}
-  sim: {{speedup: 20, load_seconds: 0}}
-bench:
-  suite:
-    name: tiny
-    prompts: [{{name: fib, text: "def fib(n):"}}, {{name: haiku, text: "autumn leaves"}}]
-    single: {{lengths: [16], repeats: 1}}
-    sweep: {{concurrencies: [1, 2], max_tokens: 16}}
-    warmup: {{requests: 1, max_tokens: 4}}
-    timeout_s: 5
-objectives: [single_speedup, speedup@2]
-default_seed_trials: false
-seed_trials:
-  - {{speculative_num_steps: 3, speculative_eagle_topk: 2, speculative_num_draft_tokens: 6}}
-  - {{speculative_num_steps: 3, speculative_eagle_topk: 2, speculative_num_draft_tokens: 5}}
-sampler: {{seed: 1}}
-budget: {{n_trials: 2}}
-"""
+#: test_study_faults' stand-in study, its two ``fast`` settings alone (a suite timeout of 5 s: the
+#: baseline is measured twice here)
+LIAR = (FAULTS_STUDY.replace("name: faults", "name: liar").replace("timeout_s: 2", "timeout_s: 5")
+        .replace("{modes}", "3-2-6=fast,3-2-5=fast").replace("{n}", "2")
+        .replace("{seeds}", "[{{speculative_num_steps: 3, speculative_eagle_topk: 2, speculative_num_draft_tokens: 6}}, "
+                 "{{speculative_num_steps: 3, speculative_eagle_topk: 2, speculative_num_draft_tokens: 5}}]"))
 
 
 def test_a_server_that_lies_about_its_speed_still_fails_and_costs_one_baseline(tmp_path, monkeypatch):
