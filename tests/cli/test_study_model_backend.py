@@ -11,6 +11,7 @@ import pytest
 import yaml
 from click.testing import CliRunner
 from support.landscapes import SPACE, table_from_profile, write_table
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -40,19 +41,26 @@ def invoke(*args):
     return CliRunner().invoke(cli, [str(a) for a in args], catch_exceptions=False)
 
 
-@pytest.fixture(scope="module")
-def studies(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("model")
-    (folder / "tables").mkdir()
+def _table_of(folder) -> str:
+    """The landscape table the ``table`` study was created on: its absolute path, as the study stores it."""
+    return yaml.safe_load((folder / "table.yaml").read_text())["server"]["model"]["landscape"]
+
+
+def _build_studies(folder):
+    """The module's two studies, each run to its budget. The table is an input beside the folder, as the
+    search space is one in the checkout: the study stores its absolute path (compare shows it), so a
+    table inside the folder would tie every copy to the folder it was built in (prepared_once refuses)."""
+    tables = folder.parent / f"tables-{folder.name}"  # not a path under the folder, nor one it prefixes
+    tables.mkdir(exist_ok=True)
     # the node ran out of memory on the large trees, so the default seed (5, 8, 32) fails at launch
     data = table_from_profile(load_s=900)
     data["configs"] = [row if row["num_draft_tokens"] <= 24 else
                        {**{k: row[k] for k in ("num_steps", "eagle_topk", "num_draft_tokens")}, "failure": "oom"}
                        for row in data["configs"]]
-    write_table(folder / "tables" / "node.json", data)
+    node = write_table(tables / "node.json", data)
     budget = f"n_trials: {LAUNCHES}"
     (folder / "table.yaml").write_text(STUDY.format(name="table", space=SPACE,
-                                                    model="{landscape: tables/node.json, seed: 4}")
+                                                    model=f"{{landscape: {json.dumps(str(node))}, seed: 4}}")
                                        .replace("n_trials: 6", budget))
     (folder / "model.yaml").write_text(STUDY.format(name="model", space=SPACE,
                                                     model="{profile: dense-27b-tp1, seed: 4, noise: 0.01}")
@@ -63,7 +71,13 @@ def studies(tmp_path_factory):
         done = re.search(r"done: (\d+) measured, (\d+) pruned, (\d+) failed", r.output)
         # launches: whole, pruned or failed
         assert done and int(done[1]) + int(done[2]) + int(done[3]) == LAUNCHES
-    return folder
+
+
+@pytest.fixture(scope="module")
+def studies(tmp_path_factory):
+    """The two studies, run once per session (whichever xdist worker asks first); each worker gets
+    its own copy of their folder (study files, SQLite storage, workdirs)."""
+    return prepared_once(tmp_path_factory, "model", _build_studies)
 
 
 def test_run_measures_without_a_server(studies):
@@ -103,7 +117,7 @@ def test_status_pareto_export_report_list_compare(studies, tmp_path):
     assert [s["backend"] for s in listed] == ["model"]
     cmp = json.loads(invoke("study", "compare", table, studies / "model.yaml", "-f", "json").output)
     assert [side["hardware"]["profile"] for side in (cmp["a"], cmp["b"])] == [
-        str(studies / "tables" / "node.json"), "dense-27b-tp1"]
+        _table_of(studies), "dense-27b-tp1"]
 
 
 def test_status_csv_and_json_give_each_launch_its_modelled_gpu_time(studies):
