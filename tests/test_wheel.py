@@ -14,10 +14,12 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import zipfile
 from pathlib import Path
 
 import pytest
+from support.prepared_once import prepared_once
 
 import tuner
 from tuner.config.space import SHIPPED_SPACES, SPACES_DIR
@@ -56,17 +58,24 @@ def resolved_by_name() -> set[str]:
     return {_in_wheel(f) for f in files}
 
 
+def _build_wheel(folder: Path) -> None:
+    """The wheel, built into ``folder`` as a user's ``pip install .`` builds it, from a copy of the
+    sources outside it (so no build/ or egg-info lands in the checkout, nor in the folder)."""
+    with tempfile.TemporaryDirectory(prefix="tuner-wheel-src-") as tmp:
+        src = Path(tmp)
+        for name in ("pyproject.toml", "README.md"):
+            shutil.copy(ROOT / name, src / name)
+        shutil.copytree(ROOT / "tuner", src / "tuner", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        r = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", "-q",
+                            "-w", str(folder)], cwd=src, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
+    assert r.returncode == 0, f"pip wheel failed (setuptools>=77 is a dev extra):\n{r.stderr[-3000:]}"
+
+
 @pytest.fixture(scope="module")
 def wheel(tmp_path_factory) -> Path:
-    src = tmp_path_factory.mktemp("src")
-    for name in ("pyproject.toml", "README.md"):
-        shutil.copy(ROOT / name, src / name)
-    shutil.copytree(ROOT / "tuner", src / "tuner", ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
-    out = tmp_path_factory.mktemp("wheel")
-    r = subprocess.run([sys.executable, "-m", "pip", "wheel", ".", "--no-deps", "--no-build-isolation", "-q",
-                        "-w", str(out)], cwd=src, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S)
-    assert r.returncode == 0, f"pip wheel failed (setuptools>=77 is a dev extra):\n{r.stderr[-3000:]}"
-    (built,) = out.glob("sglang_spec_tuner-*.whl")
+    """The wheel, built once per session (this module and tests/test_wheel_zipimport.py, which imports
+    this fixture, on whichever xdist worker asks first); each caller gets its own copy of the file."""
+    (built,) = prepared_once(tmp_path_factory, "wheel", _build_wheel).glob("sglang_spec_tuner-*.whl")
     return built
 
 
