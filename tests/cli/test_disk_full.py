@@ -12,18 +12,22 @@ import sys
 import pytest
 from click.testing import CliRunner
 from support.model_study import model_study_yaml
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 
 STUDY = model_study_yaml("full", "sqlite:///full.db", 2, noise=0.02, seed=1)
 
 
-@pytest.fixture(scope="module")
-def folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("full")
+def _run_study(folder):
     (folder / "full.yaml").write_text(STUDY)
     assert CliRunner().invoke(cli, ["study", "run", str(folder / "full.yaml")]).exit_code == 0
-    return folder
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    """The study, run once per session (whichever xdist worker asks first); each worker reads its own copy."""
+    return prepared_once(tmp_path_factory, "full", _run_study)
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
