@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import shutil
+from types import SimpleNamespace
 
 import pytest
 from click.testing import CliRunner
 from support.model_study import SPACE
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.cli.study import _backend
@@ -64,19 +66,27 @@ class KilledAfter:
         return self.backend.measure(*args, **kwargs)
 
 
-@pytest.fixture(scope="module")
-def confirmed_built(tmp_path_factory):
-    """The study run, then confirmed in 2 rounds, once per module: its folder and the run id."""
-    folder = tmp_path_factory.mktemp("confirmed")
-    (folder / "node.json").write_text(json.dumps(TABLE))
+def _build_confirmed(folder):
+    """The study run, then confirmed in 2 rounds; the run id in ``first-run``. The table is an input
+    beside the folder: the study stores its absolute path, which prepared_once refuses inside it."""
+    node = folder.parent / f"table-{folder.name}.json"  # not a path under the folder, nor one it prefixes
+    node.write_text(json.dumps(TABLE))
     path = folder / "s.yaml"
-    path.write_text(STUDY)
+    path.write_text(STUDY.replace("landscape: node.json", f"landscape: {json.dumps(str(node))}"))
     r = CliRunner().invoke(cli, ["study", "run", str(path)])
     assert r.exit_code == 0, r.output
     study, stored, space, suite = _open(path)
     first = run_confirmation(study, stored, _backend(stored, space, suite),
                              confirm_candidates(study, ["single", "throughput", "knee"]), repeats=2)
-    return folder, first
+    (folder / "first-run").write_text(first.run)
+
+
+@pytest.fixture(scope="module")
+def confirmed_built(tmp_path_factory):
+    """The study run, then confirmed in 2 rounds, once per session (whichever xdist worker asks
+    first): its folder and the confirmation's run id."""
+    folder = prepared_once(tmp_path_factory, "confirmed", _build_confirmed)
+    return folder, SimpleNamespace(run=(folder / "first-run").read_text())
 
 
 def _open(path):
