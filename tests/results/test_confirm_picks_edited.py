@@ -9,7 +9,7 @@ and ``confirm --show`` in "AttributeError: 'int' object has no attribute 'remove
 
 from __future__ import annotations
 
-from tests.results.test_confirm import _edit, lucky_study, lucky_study_built  # noqa: F401 - fixtures
+from test_confirm import _edit, lucky_study, lucky_study_built  # noqa: F401 - fixtures; one module, one build
 from tuner.engine.confirm import BASELINE, open_confirm_study, run_confirmation
 from tuner.engine.study import open_study
 from tuner.results.confirmed import confirm_candidates, load_confirmation
