@@ -7,15 +7,29 @@ confirmed."""
 
 from __future__ import annotations
 
+import shutil
+
+import pytest
 from click.testing import CliRunner
 from support.older_study import measured_model_study
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.engine.facts import ATTENTION_ATTR
 
 
-def _older_study(tmp_path):
-    path, study = measured_model_study(tmp_path)
+@pytest.fixture(scope="module")
+def measured(tmp_path_factory):
+    """Study ``c`` measured once per session (whichever xdist worker asks first); the tests copy it."""
+    return prepared_once(tmp_path_factory, "older", measured_model_study)
+
+
+def _older_study(measured, tmp_path):
+    """Each test's own copy of study ``c``, made as an older tuner made it (no attention decision)."""
+    import optuna
+
+    shutil.copytree(measured, tmp_path, dirs_exist_ok=True)
+    path, study = tmp_path / "c.yaml", optuna.load_study(study_name="c", storage=f"sqlite:///{tmp_path / 'c.db'}")
     measured = {t.number: t.params for t in study.trials if t.user_attrs.get("status") == "measured"}
     chain = next(n for n, p in measured.items() if p["speculative_eagle_topk"] == 1)
     tree = next(n for n, p in measured.items() if p["speculative_eagle_topk"] > 1)
@@ -23,8 +37,8 @@ def _older_study(tmp_path):
     return path, chain, tree
 
 
-def test_export_of_a_pick_the_rules_now_refuse_warns(tmp_path):
-    path, chain, tree = _older_study(tmp_path)
+def test_export_of_a_pick_the_rules_now_refuse_warns(measured, tmp_path):
+    path, chain, tree = _older_study(measured, tmp_path)
     r = CliRunner().invoke(cli, ["study", "export", str(path), "--pick", str(tree)], catch_exceptions=False)
     assert r.exit_code == 0, r.output
     said = [line for line in r.stderr.splitlines() if "rules refuse" in line]
@@ -33,8 +47,8 @@ def test_export_of_a_pick_the_rules_now_refuse_warns(tmp_path):
     assert r.exit_code == 0 and "rules refuse" not in r.stderr, r.output
 
 
-def test_confirm_skips_a_pick_the_rules_now_refuse(tmp_path):
-    path, chain, tree = _older_study(tmp_path)
+def test_confirm_skips_a_pick_the_rules_now_refuse(measured, tmp_path):
+    path, chain, tree = _older_study(measured, tmp_path)
     r = CliRunner().invoke(cli, ["study", "confirm", str(path), "--picks", f"{chain},{tree}", "--repeats", "2"],
                            catch_exceptions=False)
     assert r.exit_code == 0, r.output
