@@ -10,8 +10,9 @@ importances) and a chart of equal bars with no word why.
 import sqlite3
 import warnings
 
-from tests.results.test_report import figures_of
 from support.model_study import make_model_study
+from test_report import figures_of
+
 from tuner.config.study import load_study
 from tuner.engine.study import open_study
 from tuner.results.report import write_report
