@@ -22,13 +22,14 @@ from tuner.engine.storage import driver_url, open_storage
 
 
 @contextmanager
-def table_locked(url: str, table: str = "trials"):
-    """Another session holds ``table`` in ACCESS EXCLUSIVE mode (no read, no write) while the block runs."""
+def table_locked(url: str, table: str = "trials", mode: str = "ACCESS EXCLUSIVE"):
+    """Another session holds ``table`` in ``mode`` while the block runs: ACCESS EXCLUSIVE (no read, no
+    write), or SHARE (reads go on, writes wait)."""
     engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool)
     conn = engine.connect()
     tx = conn.begin()
     try:
-        conn.execute(sa.text(f"LOCK TABLE {table} IN ACCESS EXCLUSIVE MODE"))
+        conn.execute(sa.text(f"LOCK TABLE {table} IN {mode} MODE"))
         yield
     finally:
         tx.rollback()

@@ -10,35 +10,19 @@ as the lock was held, `tuner doctor` and `tuner study run` silent meanwhile (45 
 writable". A real PostgreSQL; the check runs in a thread with a bound, so the test fails instead of
 hanging."""
 
-from contextlib import contextmanager
 
 import sqlalchemy as sa
 from support.bounded_call import in_thread
 from support.cli_in_process import tuner_here
 from support.demo_study import demo_study
+from test_pg_lock_held import table_locked
 
 from tuner.config.study import load_study
 from tuner.engine.doctor import FAIL, PASS, WARN, check_storage
 from tuner.engine.patience import LOCK_HINT
-from tuner.engine.storage import driver_url
 
 #: Far past the lock wait the test sets (2 s), on a loaded machine; far short of the lock's hold.
 BOUND_S = 40
-
-
-@contextmanager
-def writes_locked(url: str, table: str = "trials"):
-    """Another session holds ``table`` in SHARE mode (reads go on, writes wait) while the block runs."""
-    engine = sa.create_engine(driver_url(url), poolclass=sa.pool.NullPool)
-    conn = engine.connect()
-    tx = conn.begin()
-    try:
-        conn.execute(sa.text(f"LOCK TABLE {table} IN SHARE MODE"))
-        yield
-    finally:
-        tx.rollback()
-        conn.close()
-        engine.dispose()
 
 
 def test_the_storage_check_ends_its_wait_for_a_lock_and_names_it(tmp_path, pg_url, monkeypatch):
@@ -47,7 +31,7 @@ def test_the_storage_check_ends_its_wait_for_a_lock_and_names_it(tmp_path, pg_ur
     created = tuner_here("study", "create", str(path), cwd=tmp_path)
     assert created.exit_code == 0, created.stdout + created.stderr
     config = load_study(path)
-    with writes_locked(pg_url):
+    with table_locked(pg_url, mode="SHARE"):  # reads go on, writes wait
         doctor = in_thread(lambda: check_storage(config), BOUND_S)
         run = in_thread(lambda: check_storage(config, outage_ok=True), BOUND_S)
     # before the fix: both still waiting for the lock when the bound ran out
