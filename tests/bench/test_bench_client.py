@@ -638,9 +638,10 @@ def test_cli_against_a_server_that_is_not_sglang_exits_1_with_one_line(tmp_path)
 
 
 
-def _answers(lie: str, stream: bool = False) -> list:
-    """The single requests' records of the tiny suite against a fake that lies (``lie``)."""
-    with FakeSGLang(lie=lie) as srv:
+def _answers(lie: str, stream: bool = False, token_s: float = 0.0005) -> list:
+    """The single requests' records of the tiny suite against a fake that lies (``lie``), ``token_s``
+    a token."""
+    with FakeSGLang(lie=lie, token_s=token_s) as srv:
         res = run_suite(srv.url, load_suite(SUITE), stream=stream)
     return [r for r in res.records if r.phase == "single"]
 
@@ -695,7 +696,11 @@ def test_a_stream_cut_short_fails_and_legal_sse_fields_do_not():
     cut = _answers("cut", stream=True)
     assert cut and not any(r.ok for r in cut)
     assert "without a finish reason: the answer was cut short" in cut[0].error
-    fields = _answers("sse_fields", stream=True)
+    # 25 ms a token, as a real server's decode: at the fake's default 0.5 ms a whole stream of 8 tokens
+    # took 4 ms, and a client held off the CPU that long on a loaded machine read every token with the
+    # first, rightly marking the gaps unseen (no itl_s; CI, -n 4 on 2 cores), which this test read as a
+    # failure of the SSE fields
+    fields = _answers("sse_fields", stream=True, token_s=0.025)
     assert fields and all(r.ok for r in fields)
     assert all(r.completion_tokens == r.max_tokens and r.itl_s for r in fields)
 
