@@ -107,6 +107,26 @@ def flag_int(value) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
+def says_adaptive(info: dict | None) -> bool:
+    """Whether ``/server_info`` says the server runs SGLang's adaptive speculative decoding, read where
+    :func:`resolved_spec_from_info` reads the flags. Such a server's ``speculative_num_steps`` is only
+    the steps it starts at: SGLang 0.5.23 keeps ``speculative_adaptive`` true only where adaptive
+    speculation runs (``srt/arg_groups/speculative_hook.py`` ``_maybe_disable_adaptive`` resolves it to
+    false, with a warning, where it is unsupported; ``_init_adaptive_speculative_params`` requires the
+    steps to be one of the policy's ``candidate_steps`` and sets draft tokens to steps + 1), then moves
+    each decode step among every threshold's candidate steps by batch size and accepted length
+    (``srt/speculative/adaptive_spec_params.py`` ``AdaptiveStepSlot``; with no policy file,
+    ``DEFAULT_ADAPTIVE_CONFIG``'s steps 0 to 7). So its flags do not bound a request's verify steps
+    (QA: a server saying adaptive at steps 1, whose policy runs steps 3 at batch size 1, answered 4
+    tokens a verify step; ``tuner bench`` refused them as answers that "cannot be true", exit 1)."""
+    if not info:
+        return False
+    for where in (first_internal_state(info), info):
+        if "speculative_adaptive" in where:
+            return where["speculative_adaptive"] is True
+    return False
+
+
 def spec_flags_said(info: dict) -> str:
     """The three speculative flags as ``/server_info`` said them (``key=value`` each, repr'd), read
     where :func:`resolved_spec_from_info` reads them: for a line that says why they cannot be read."""

@@ -57,7 +57,7 @@ from ..config.wording import counted
 from .client import BenchClient, BenchError, ServerUnreachableError
 from .plan import Stage
 from .records import RequestRecord
-from .result import SuiteResult, resolved_spec_from_info, says_autoregressive, says_simulator
+from .result import SuiteResult, resolved_spec_from_info, says_adaptive, says_autoregressive, says_simulator
 from .stats import narrow_enough
 from .watch import PROBE_PATH, HangPolicy, Watchdog
 
@@ -251,8 +251,10 @@ class _SuiteRun:
             res.resolved_spec = resolved_spec_from_info(info)
             # as `tuner bench` and a study judge verify steps: by the flags the server says (as numbers),
             # or none at all from one that says it runs no algorithm; the client bounds the rest
+            # (an adaptive server's flags are only the steps it starts at: the client bounds its steps)
             spec = res.resolved_spec
-            self.client.speculation_judged = (isinstance(getattr(spec, "num_steps", None), int)
+            self.client.speculation_judged = ((isinstance(getattr(spec, "num_steps", None), int)
+                                               and not says_adaptive(info))
                                               or (spec is None and says_autoregressive(info)))
         # The suite's per-request timeout is in model seconds: on the simulator the wall clock runs
         # time_scale times faster, so a study's outcome does not depend on --sim-speedup.

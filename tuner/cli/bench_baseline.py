@@ -22,12 +22,15 @@ def untrue_answers(res: SuiteResult, ignore_eos: bool) -> list[str]:
     not what ``ignore_eos`` asks) or whose verify steps cannot come from the speculative setting the
     server says it runs (:func:`tuner.engine.verify.speculation_problem`), as ``PHASE PROMPT at N
     tokens: why``."""
-    from ..bench.result import says_autoregressive
+    from ..bench.result import says_adaptive, says_autoregressive
     from ..engine.verify import speculation_problem
 
     spec = res.resolved_spec
-    if spec is not None and not isinstance(spec.num_steps, int):
-        spec = None  # flags not said as numbers: nothing to bound the accept length by
+    if spec is not None and (not isinstance(spec.num_steps, int) or says_adaptive(res.server_info)):
+        # flags not said as numbers, or an adaptive server's (only the steps it starts at: SGLang moves
+        # among its policy's steps by batch size): nothing to bound the accept length by; the client
+        # bounded each answer by its own counts (tuner.bench.client BenchClient._accept_problem)
+        spec = None
     # A server that says it runs no speculative algorithm gives no verify steps either (QA: one that
     # said speculative_algorithm null answered spec_verify_ct, exit 0, its header "no speculative
     # decoding"); one that says nothing of it bounds nothing.

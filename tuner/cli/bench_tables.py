@@ -6,7 +6,7 @@ every row under ``--compare``. Prints only; the command (:mod:`tuner.cli.bench`)
 from __future__ import annotations
 
 from ..bench import SuiteResult
-from ..bench.result import first_internal_state, says_autoregressive, spec_flags_said
+from ..bench.result import first_internal_state, says_adaptive, says_autoregressive, spec_flags_said
 from ..config.names import shown as escaped
 from ..config.wording import counted
 from .output import console, print_table
@@ -62,6 +62,9 @@ def _header(res: SuiteResult) -> str:
         spec = "server args unknown (no /server_info)"
     elif res.resolved_spec is None:
         spec = _unresolved(res.server_info)
+    elif says_adaptive(res.server_info):
+        spec = (f"speculative, adaptive: SGLang changes the steps by batch size, from "
+                f"{res.resolved_spec.label()}")
     else:
         spec = f"speculative, as the server runs it: {res.resolved_spec.label()}"
     clock = ("wall time" if res.time_scale == 1.0 else
