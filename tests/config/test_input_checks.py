@@ -171,6 +171,16 @@ CASES = [
      "server.args: smg_grpc_mode makes SGLang serve gRPC on --port instead of its HTTP API"),
     ("extra_args --skip-tokenizer-init", {}, demo(server=server(extra_args=["--skip-tokenizer-init"])),
      "server.extra_args: --skip-tokenizer-init: skip_tokenizer_init makes SGLang refuse text prompts"),
+    # 5d. adaptive speculation: SGLang moves each decode step among its policy's steps by batch size, so
+    # a trial's figures were a policy's, stored as its setting's (QA qa216: `study create` said ready)
+    ("args speculative_adaptive", {}, demo(server=server(args={"speculative_adaptive": True})),
+     "sim-demo.yaml: server.args: speculative_adaptive makes SGLang change the speculative steps by batch "
+     "size during the suite, so a trial would not measure the setting it records"),
+    ("fixed speculative_adaptive", {"space.yaml": space("{speculative_adaptive: true}")}, demo(),
+     "space.yaml: fixed: speculative_adaptive makes SGLang change the speculative steps by batch size"),
+    ("extra_args --speculative-adaptive", {}, demo(server=server(extra_args=["--speculative-adaptive"])),
+     "server.extra_args: --speculative-adaptive: speculative_adaptive makes SGLang change the speculative "
+     "steps"),
     ("model_path newline", {}, demo(server=server(model_path="a\nb")),
      "server.model_path: holds the control character '\\n'"),
     ("model_path empty", {}, demo(server=server(model_path="")), "server.model_path: must name the model"),
@@ -273,7 +283,8 @@ def test_space_commands_refuse_a_bad_space(tmp_path, command, fixed, params, say
 def test_a_switch_that_would_stop_the_benchmark_may_be_given_false(tmp_path):
     (tmp_path / "space.yaml").write_text(SPACE)
     (tmp_path / "s.yaml").write_text(demo(server=server(args={"skip_tokenizer_init": False,
-                                                             "smg_grpc_mode": False})))
+                                                             "smg_grpc_mode": False,
+                                                             "speculative_adaptive": False})))
     assert load_study(tmp_path / "s.yaml").server.args["skip_tokenizer_init"] is False
 
 

@@ -42,6 +42,10 @@ _GRPC = ("makes SGLang serve gRPC on --port instead of its HTTP API, which the t
          "every launch would wait out server.startup_timeout_s. Tune over HTTP; the setting carries over")
 _NO_TOKENIZER = ("makes SGLang refuse text prompts (400 on every request), and the suite sends text; tune "
                  "with the tokenizer, the setting carries over")
+_ADAPTIVE = ("makes SGLang change the speculative steps by batch size during the suite, so a trial would not "
+             "measure the setting it records (and its answers would be judged against the wrong steps); "
+             "tune without it, then write the policy from the study's measurements with tuner study export "
+             "--adaptive")
 
 #: Server arguments under which SGLang 0.5.23 does not answer the benchmark's plain-HTTP text
 #: requests, and why. api_key: a key check on every route but /health*, /ready and /metrics;
@@ -50,10 +54,14 @@ _NO_TOKENIZER = ("makes SGLang refuse text prompts (400 on every request), and t
 #: serves TLS (``http_server.py`` lines 2916-2943; ``server_args.py`` line 459: its own URL is
 #: https). smg_grpc_mode / grpc_mode: gRPC instead of HTTP (``launch_server.py`` lines 43-50).
 #: skip_tokenizer_init: text prompts refused (``managers/tokenizer_manager.py`` lines 1121-1126).
+#: speculative_adaptive: the server answers, but runs another number of steps than the trial's at each
+#: batch size (``speculative/adaptive_spec_params.py``; its ``/server_info`` keeps the steps it started
+#: at), so what a trial measured would be a policy's, stored as one setting's (QA qa216).
 #: The health checks the launcher waits on stay open under a key, so such a server would start and
 #: then fail on the GPU node only; the simulator checks keys as SGLang does (``tuner.sim.auth``).
 UNMEASURABLE_ARGS = {"api_key": _KEY, "admin_api_key": _KEY, "ssl_certfile": _TLS, "ssl_keyfile": _TLS,
-                     "smg_grpc_mode": _GRPC, "grpc_mode": _GRPC, "skip_tokenizer_init": _NO_TOKENIZER}
+                     "smg_grpc_mode": _GRPC, "grpc_mode": _GRPC, "skip_tokenizer_init": _NO_TOKENIZER,
+                     "speculative_adaptive": _ADAPTIVE}
 
 
 def unmeasurable_problem(name: str, value: Any = True) -> str | None:
