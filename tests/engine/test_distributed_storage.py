@@ -13,6 +13,7 @@ from pathlib import Path
 from urllib.parse import urlsplit
 
 import pytest
+from support.forked_together import run_together
 from support.pg import database_text
 from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
 
@@ -32,7 +33,8 @@ budget: {{n_trials: {{budget}}}}
 """
 
 #: Start N copies of this at the same instant t0 (argv: t0, then the tuner's own arguments): the
-#: import time of each process is spent before t0, so they really collide on the database.
+#: import time of each process is spent before t0, so they really collide on the database. They are
+#: forked from one parent that imported the CLI (support/forked_together.py): one import, not N.
 AT_ONCE = """
 import sys, time
 t0 = float(sys.argv[1])
@@ -52,6 +54,9 @@ main()
 #: one worker could still be importing or opening the storage while the other two spent the whole
 #: budget (1 run in 6 failed that way). The barrier only orders the start; claims, the budget and
 #: the baseline are shared through the storage exactly as before.
+#:
+#: The workers are forked from one parent that imported what a worker imports, the sampler's scipy
+#: and scikit-learn too (:data:`MODEL_PRELOAD`): one import (about 3 CPU s), not three.
 MODEL_WORKER = """
 import json, pathlib, sys, time
 from tuner.engine.backends import ModelBackend
@@ -92,6 +97,10 @@ print(json.dumps({"measured": s.measured, "reused": s.reused, "invalid": s.inval
                   "stopped": s.stopped_because}))
 """
 
+#: What a model worker imports, lazily too (the structured sampler's surrogate: scipy, scikit-learn).
+MODEL_PRELOAD = ["tuner.engine.backends", "tuner.config.suite", "tuner.engine.runner", "tuner.engine.study",
+                 "tuner.engine.storage", "tuner.engine.structured", "scipy.stats", "scipy.linalg",
+                 "sklearn.gaussian_process", "threadpoolctl"]
 
 #: The three model workers' shared budget.
 BUDGET = 6
@@ -110,24 +119,6 @@ def env_with(url: str) -> dict:
     return env
 
 
-def run_all(argvs: list[list[str]], env: dict, timeout_s: float, cwd: Path) -> list[subprocess.CompletedProcess]:
-    """Run processes concurrently; each is killed if still running at the deadline."""
-    procs = [subprocess.Popen(a, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=cwd)
-             for a in argvs]
-    out = []
-    try:
-        deadline = time.monotonic() + timeout_s
-        for p, a in zip(procs, argvs):
-            stdout, stderr = p.communicate(timeout=max(1.0, deadline - time.monotonic()))
-            out.append(subprocess.CompletedProcess(a, p.returncode, stdout, stderr))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait(timeout=10)
-    return out
-
-
 def close(storage) -> None:
     """Close an Optuna RDB storage's connections (a study wraps it in a cache)."""
     getattr(storage, "_backend", storage).engine.dispose()
@@ -138,8 +129,8 @@ def test_many_workers_create_a_fresh_storage_at_once(pg_url, tmp_path):
     # (IntegrityError: duplicate key value violates unique constraint "pg_type_typname_nsp_index").
     study = write_study(tmp_path, budget=5)
     t0 = time.time() + 4.0
-    argv = [sys.executable, "-c", AT_ONCE, str(t0), "study", "create", str(study), "--storage", "${TUNER_STORAGE}"]
-    results = run_all([argv] * 4, env_with(pg_url), timeout_s=90, cwd=tmp_path)
+    argv = [str(t0), "study", "create", str(study), "--storage", "${TUNER_STORAGE}"]
+    results = run_together(CLI_PRELOAD, AT_ONCE, [argv] * 4, env_with(pg_url), tmp_path, timeout_s=90)
     for r in results:
         assert r.returncode == 0, r.stderr
         assert "study dist ready in postgresql" in r.stdout
@@ -175,9 +166,8 @@ def test_three_model_workers_share_one_budget(pg_url, tmp_path):
     start, barrier = tmp_path / "start", tmp_path / "barrier"
     start.mkdir()
     barrier.mkdir()
-    results = run_all([[sys.executable, "-c", MODEL_WORKER, str(seed), str(start), str(barrier), "3"]
-                       for seed in (1, 2, 3)],
-                      env_with(pg_url), timeout_s=240, cwd=tmp_path)
+    argvs = [[str(seed), str(start), str(barrier), "3"] for seed in (1, 2, 3)]
+    results = run_together(MODEL_PRELOAD, MODEL_WORKER, argvs, env_with(pg_url), tmp_path, timeout_s=240)
     summaries = []
     for r in results:
         assert r.returncode == 0, r.stderr
@@ -202,7 +192,7 @@ def test_three_model_workers_share_one_budget(pg_url, tmp_path):
 @pytest.fixture(scope="module")
 def tuner_zygote(tmp_path_factory):
     """`tuner` commands as processes of their own, each forked from one interpreter that imported the
-    CLI once (support/zygote.py): nine of them cost nine imports (about a CPU second each) before.
+    CLI once (support/zygote.py): eleven of them cost eleven imports (about a CPU second each) before.
     Its environment is :func:`env_with`'s (what a module reads at import), less the storage URL,
     which each run gets."""
     env = {k: v for k, v in env_with("").items() if k not in ("TUNER_TEST_KILL_AT", "TUNER_STORAGE")}
@@ -273,27 +263,28 @@ def test_heartbeat_timing_comes_from_the_environment():
     assert r.returncode != 0 and "TUNER_HEARTBEAT_GRACE_S" in r.stderr
 
 
-def test_a_worker_given_a_wrong_database_stops_at_once_not_after_the_patience(pg_server, tmp_path):
+def test_a_worker_given_a_wrong_database_stops_at_once_not_after_the_patience(pg_server, tmp_path,
+                                                                              tuner_zygote):
     """A database that does not exist (like a wrong password) is the URL's fault: no wait fixes it.
-    With the patience at 30 s a worker that waited would exit 75 saying the storage did not answer."""
+    With the patience at 30 s a worker that waited would exit 75 saying the storage did not answer.
+    The worker is a process of its own, forked from the module's zygote (the patience is read on
+    every call, not at import)."""
     from support.pg import database_url
 
     url = database_url(pg_server, "tuner_no_such_database")
-    r = subprocess.run([sys.executable, "-m", "tuner", "study", "run", "--study", "x", "--storage", url],
-                       env={**os.environ, "TUNER_STORAGE_PATIENCE_S": "30"}, capture_output=True, text=True,
-                       timeout=300, cwd=tmp_path)
+    r = tuner_zygote.run(TUNER_CLI, ["study", "run", "--study", "x", "--storage", url],
+                         env={**os.environ, "TUNER_STORAGE_PATIENCE_S": "30"}, cwd=tmp_path, timeout=300)
     assert r.returncode == 2, (r.returncode, r.stderr)
     assert "does not exist" in r.stderr and "did not answer" not in r.stderr and "retrying" not in r.stderr
 
 
-def test_a_worker_waiting_for_its_storage_at_start_says_so(tmp_path):
+def test_a_worker_waiting_for_its_storage_at_start_says_so(tmp_path, tuner_zygote):
     """Nothing listens on the port: the worker waits out its patience, and says so at once."""
     from tuner.server.ports import pick_free_port
 
     url = f"postgresql://tuner@127.0.0.1:{pick_free_port('127.0.0.1')}/tuner"
-    r = subprocess.run([sys.executable, "-m", "tuner", "study", "run", "--study", "x", "--storage", url],
-                       env={**os.environ, "TUNER_STORAGE_PATIENCE_S": "3"}, capture_output=True, text=True,
-                       timeout=300, cwd=tmp_path)
+    r = tuner_zygote.run(TUNER_CLI, ["study", "run", "--study", "x", "--storage", url],
+                         env={**os.environ, "TUNER_STORAGE_PATIENCE_S": "3"}, cwd=tmp_path, timeout=300)
     assert r.returncode == 75, (r.returncode, r.stderr)
     lines = r.stderr.strip().splitlines()
     assert "does not answer" in lines[0] and "retrying for up to 0m03s" in lines[0]
