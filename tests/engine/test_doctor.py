@@ -1,11 +1,13 @@
 """`tuner doctor`: the demo study passes; each broken precondition gives one clear failing line."""
 
+import contextlib
 import os
 import socket
 import stat
 import subprocess
 import sys
 from pathlib import Path
+from unittest import mock
 
 import pytest
 from click.testing import CliRunner
@@ -23,12 +25,41 @@ def tuner_process(*args, **kw):
     return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True, timeout=120, **kw)
 
 
+#: The interpreter check's answers (its real subprocess's), by argv, environment and folder.
+_PROBED: dict = {}
+
+
+@contextlib.contextmanager
+def interpreter_probed_once():
+    """The interpreter check's probe (``PYTHON -c "import tuner, tuner.sim.server, ..."``, a real
+    subprocess that imports the simulator's aiohttp server: about 0.6 CPU s each) runs once per test
+    process for one argv, environment (the probe's whole, less pytest's PYTEST_CURRENT_TEST, which
+    names the test) and working folder, and its answer is reused: a dozen tests of other checks ran
+    it again each, for the same answer. A study naming another interpreter (``server.python``) is
+    another argv, probed afresh; every other subprocess runs as it is."""
+    real = doctor._run
+
+    def run(argv, timeout=120.0, env=None):
+        if len(argv) != 3 or argv[1] != "-c" or not argv[2].startswith("import "):
+            return real(argv, timeout, env)
+        seen = {k: v for k, v in {**os.environ, **(env or {})}.items() if k != "PYTEST_CURRENT_TEST"}
+        key = (tuple(argv), tuple(sorted(seen.items())), os.getcwd())
+        if key not in _PROBED:
+            _PROBED[key] = real(argv, timeout, env)
+        return _PROBED[key]
+
+    with mock.patch.object(doctor, "_run", run):
+        yield
+
+
 def tuner(*args):
     """``tuner ARGS`` in this process (click's runner): the same exit code, stdout and stderr as
     :func:`tuner_process` without a new interpreter's imports, for tests that read what a command
-    says; the checks' own subprocesses (the interpreter probe, SGLang's parser) still run. An
-    exception escaping the command fails the test, as a traceback would."""
-    r = CliRunner().invoke(cli, list(args), catch_exceptions=False)
+    says; the checks' own subprocesses (the interpreter probe, once: :func:`interpreter_probed_once`;
+    SGLang's parser) still run. An exception escaping the command fails the test, as a traceback
+    would."""
+    with interpreter_probed_once():
+        r = CliRunner().invoke(cli, list(args), catch_exceptions=False)
     return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
@@ -37,7 +68,8 @@ def study(tmp_path: Path, **changes) -> Path:
 
 
 def only_failure(path: Path):
-    checks = run_checks(load_study(path))
+    with interpreter_probed_once():
+        checks = run_checks(load_study(path))
     failed = [c for c in checks if c.status == FAIL]
     assert len(failed) == 1, [c.line() for c in checks]
     return failed[0]
