@@ -18,6 +18,7 @@ from pathlib import Path
 
 import psutil
 import pytest
+from support.cli_in_process import tuner_here
 from support.fake_commands import counting_command
 from support.processes import STARTED_GROUPS, finish, gone, kill_if_left, wait_until
 
@@ -201,9 +202,12 @@ def _study(tmp_path, **server) -> Path:
     return path
 
 
-def tuner_cli(*args, timeout=60):
-    return subprocess.run([PY, "-m", "tuner", *args], capture_output=True, text=True, timeout=timeout,
-                          cwd=ROOT)
+def tuner_cli(*args) -> subprocess.CompletedProcess:
+    """``tuner ARGS`` in this process, from the checkout (support/cli_in_process.py): ``launch --print``
+    starts no server, and the test reads only what it prints and its exit code (four Python
+    start-ups and imports saved)."""
+    r = tuner_here(*args, cwd=ROOT)
+    return subprocess.CompletedProcess(list(args), r.exit_code, r.stdout, r.stderr)
 
 
 def test_cli_print_shows_the_exact_command(tmp_path):
