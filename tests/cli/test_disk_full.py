@@ -43,7 +43,8 @@ def on_a_full_disk(folder):
     a failed flush of stdout says "Exception ignored"), each forked from one parent that imported
     the CLI (support/forked_together.py): one import of the CLI and Optuna's storage, not four."""
     jobs = [Job(["study", *argv], folder, stdout=Path("/dev/full")) for argv in FULL_STDOUT]
-    done = run_forked(CLI_PRELOAD, TUNER_CLI, jobs, dict(os.environ), timeout_s=600, together=False)
+    done = run_forked(CLI_PRELOAD, TUNER_CLI, jobs, dict(os.environ), timeout_s=600, together=False,
+                      interpreter_exit=True)
     return {" ".join(argv): r for argv, r in zip(FULL_STDOUT, done)}
 
 
