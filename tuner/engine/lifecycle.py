@@ -128,20 +128,48 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
         # All or nothing (Ctrl-C, a storage error): a part-copy would read as a study with trials
         # missing. Removed as far as the storage lets us; the error goes on either way, naming what
         # could not be removed (the storage gone too: QA found it after the restart, unnamed).
-        left = []
-        for n in (new_name, new_name + BASELINE_SUFFIX):
-            try:
-                optuna.delete_study(study_name=n, storage=target)
-            except KeyError:
-                pass  # not created yet
-            except Exception:  # noqa: BLE001 - the storage is gone too
-                left.append(n)
+        left = _remove_part_copy(new_name, target)
         if left and isinstance(exc, ConfigError):
             raise ConfigError(exc.source, exc.key, f"{exc.message}; the part copied as {new_name} may "
                               f"remain (incomplete): tuner study delete {new_name}, once the storage "
                               "answers") from None
         raise
     return CopyResult(name, new_name, copied, skipped, unqueued)
+
+
+#: How often the removal of a part-copy tries each study, and the pause before the next try (seconds,
+#: doubled each time): a session the server ended (``pg_terminate_backend``, a restart) is back at
+#: the next connection, while a storage that stays down is named within a few seconds.
+REMOVE_ATTEMPTS, REMOVE_PAUSE_S = 5, 0.25
+
+
+def _remove_part_copy(new_name: str, target) -> list[str]:
+    """Delete what a cut-short copy wrote under ``new_name`` (its baseline first, the study last, as
+    :func:`delete_study` does); returns the names that may remain. An outage (:func:`tuner.engine.
+    patience.is_transient`) is tried again, :data:`REMOVE_ATTEMPTS` times: the PostgreSQL session
+    killed under the copy was often killed under its first delete too, and the part-copy stayed
+    (QA, qa205: copies under a ``pg_terminate_backend`` loop left one about once in 13 runs). A study
+    that cannot be deleted stops the removal: the study stays with whatever is left of its
+    baseline, so ``tuner study delete NEW`` clears both (deleted first, the study could go and its
+    baseline stay, and that command then said ``NEW: no such study``)."""
+    import time
+
+    import optuna
+
+    from .patience import is_transient
+
+    for n in (new_name + BASELINE_SUFFIX, new_name):
+        for attempt in range(REMOVE_ATTEMPTS):
+            try:
+                optuna.delete_study(study_name=n, storage=target)
+                break
+            except KeyError:
+                break  # not created yet
+            except Exception as exc:  # noqa: BLE001 - the storage is gone too: named by the caller
+                if attempt + 1 == REMOVE_ATTEMPTS or not is_transient(exc):
+                    return [new_name]
+                time.sleep(REMOVE_PAUSE_S * 2 ** attempt)
+    return []
 
 
 def _check_name(name: str) -> None:
