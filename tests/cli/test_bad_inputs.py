@@ -122,6 +122,17 @@ CASES = [
     ("inline blank chat turns", {"bench.suite": {**SUITE, "prompts": [
         {"name": "a", "text": "hello", "messages": [{"role": "user", "content": "  "}]}]}}, {},
      "bad.yaml: bench.suite.prompts[0].messages: prompt 'a': every message is empty"),
+    # QA (qa218): a system turn beside a blank user turn was accepted and sent: a request that asks nothing
+    ("dataset row of instructions only", {"bench.api": "chat"}, {
+        "rows.jsonl": '{"prompt": "hello there"}\n{"messages": [{"role": "system", "content": "x"}, '
+                      '{"role": "user", "content": "  "}]}\n',
+        "suite.yaml": {**{k: v for k, v in SUITE.items() if k != "prompts"}, "dataset": {"path": "rows.jsonl"}}},
+     "rows.jsonl: line 2: messages: only its instructions (system turns) have text, messages[1], the user turn, "
+     "is blank: it asks the model nothing; give the user turn's text, or drop the row"),
+    ("inline chat turns of instructions only", {"bench.suite": {**SUITE, "prompts": [
+        {"name": "a", "text": "hello", "messages": [{"role": "developer", "content": "Be brief."}]}]}}, {},
+     "bad.yaml: bench.suite.prompts[0].messages: prompt 'a': only its instructions (developer turns) have text, "
+     "no user turn: it asks the model nothing"),
     ("trial timeout too short", {"bench.trial_timeout": "5m"}, {}, "bench.trial_timeout (5m) must exceed"),
     ("alias bomb in study", {}, {"bad.yaml": ALIAS_BOMB}, "bad.yaml: line 2: not valid YAML (aliases"),
     ("alias bomb in space", {}, {"space.yaml": ALIAS_BOMB}, "space.yaml: line 2: not valid YAML (aliases"),

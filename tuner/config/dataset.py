@@ -518,7 +518,31 @@ def _messages(value: Any, source: str, where: str) -> list[dict]:
         out.append(turn)
     if not any(content_text(m["content"]).strip() for m in out):
         raise _row_error(source, where, "every message is empty")
+    asked = instructions_only(out)
+    if asked is not None:
+        raise _row_error(source, where, asked + "; give the user turn's text, or drop the row")
     return out
+
+
+#: Roles whose turns instruct the model (OpenAI's system and developer messages); the other roles'
+#: turns are the conversation it answers.
+INSTRUCTION_ROLES = ("system", "developer")
+
+
+def instructions_only(turns: list[dict]) -> str | None:
+    """What is wrong with a conversation whose only text is in its instructions (system or developer
+    turns): every turn it answers (user, assistant, tool) empty or whitespace, so it asks the model
+    nothing, as a blank prompt does (refused beside it); None for one that asks something. QA: a row
+    ``[{system: "x"}, {user: "  "}]`` was accepted and sent, a user's question lost in the log (an
+    image-only turn stripped, say) measured as a request. Many models' chat templates refuse a
+    conversation without a user turn, too."""
+    if any(content_text(m["content"]).strip() for m in turns if m["role"] not in INSTRUCTION_ROLES):
+        return None
+    roles = " and ".join(sorted({m["role"] for m in turns if m["role"] in INSTRUCTION_ROLES}))
+    blank = next((i for i, m in enumerate(turns) if m["role"] not in INSTRUCTION_ROLES), None)
+    said = (f"messages[{blank}], the {turns[blank]['role']} turn, is blank" if blank is not None
+            else "no user turn")
+    return f"only its instructions ({roles} turns) have text, {said}: it asks the model nothing"
 
 
 #: Roles of other chat layouts, and the OpenAI role a turn of theirs is written with.

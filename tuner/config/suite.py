@@ -27,7 +27,8 @@ from typing import Any
 from pydantic import Field, field_validator, model_validator
 
 from .. import shipped
-from .dataset import ChatMessage, DatasetSpec, DrawCut, content_text, draw, not_text_kind, url_problem
+from .dataset import (ChatMessage, DatasetSpec, DrawCut, content_text, draw, instructions_only, not_text_kind,
+                      url_problem)
 from .names import name_problem
 from .paths import PathText
 from .wording import counted
@@ -514,7 +515,8 @@ def refuse_blank_turns(suite: Suite, source: str | Path, key: str = "prompts") -
     """Raise :class:`ConfigError` naming ``source`` and ``key[i].messages`` for the first prompt
     whose chat turns are all empty or whitespace: ``bench.api: chat`` would send an empty
     conversation (its ``text`` goes to the raw-text APIs only), as a blank prompt text is refused and
-    a dataset row with empty turns is (:mod:`tuner.config.dataset`).
+    a dataset row with empty turns is (:mod:`tuner.config.dataset`); or whose only text is its
+    instructions (:func:`tuner.config.dataset.instructions_only`), as a dataset row's is refused.
 
     Only a suite as written is checked (a suite file, a study file's inline suite): a stored suite
     is loaded again as it was created, so a study created before this check still opens."""
@@ -523,6 +525,10 @@ def refuse_blank_turns(suite: Suite, source: str | Path, key: str = "prompts") -
             raise ConfigError(source, f"{key}[{i}].messages", f"prompt {p.name!r}: every message is empty; "
                                                               "give the turns' text, or leave messages out "
                                                               "(one user turn holding the prompt's text)")
+        asked = p.messages and instructions_only([{"role": m.role, "content": m.content} for m in p.messages])
+        if asked:
+            raise ConfigError(source, f"{key}[{i}].messages", f"prompt {p.name!r}: {asked}; give the user "
+                                                              "turn's text")
 
 
 def refuse_control_in_names(suite: Suite, source: str | Path, prefix: str = "") -> None:
