@@ -18,8 +18,9 @@ from tuner.cli import cli
 SUITE = {
     "name": "overflowing",
     "prompts": [{"name": "fib", "text": "Write a Python function that returns the n-th Fibonacci number."}],
-    # 300 tokens and the prompt's are over the server's 256-token context: SGLang's HTTP 400
-    "single": {"lengths": [16, 300], "repeats": 1},
+    # 250 tokens and the prompt's are over the server's 256-token context: SGLang's HTTP 400 (250 alone is
+    # not: a suite whose max_tokens alone is over it is refused before any request, tuner.bench.context)
+    "single": {"lengths": [16, 250], "repeats": 1},
     "sweep": {"concurrencies": [1], "max_tokens": 16},
     "warmup": {"requests": 1, "max_tokens": 4},
     "timeout_s": 120,
@@ -49,7 +50,7 @@ def test_a_baseline_with_failed_requests_is_refused_before_any_request(tmp_path)
     lines = again.stderr.splitlines()
     assert len(lines) == 1 and again.stdout == "", again.output
     assert lines[0].startswith(f"error: --compare: {base} has 1 of 4 requests failed or timed out (first: "
-                               "single fib at 300 tokens: HTTP 400: "), lines[0]
+                               "single fib at 250 tokens: HTTP 400: "), lines[0]
     assert lines[0].endswith("its figures leave them out; measure the baseline again with every request "
                              "answered"), lines[0]
 
@@ -75,4 +76,4 @@ def test_a_long_json_error_body_is_kept_as_its_whole_message(tmp_path):
     error = next(rec.error for rec in SuiteResult.load(out).records if not rec.ok)
     assert error.startswith("HTTP 400: Requested token count exceeds the model's maximum context length of "
                             "256 tokens.") and error.endswith("to fit within the limit."), error
-    assert r.stderr.strip().endswith(f"first: single fib at 300 tokens: {error}"), r.stderr
+    assert r.stderr.strip().endswith(f"first: single fib at 250 tokens: {error}"), r.stderr

@@ -15,7 +15,9 @@ Public API (everything else is internal)::
 ``run_suite`` raises :class:`ServerUnreachableError` when nothing answers at the URL,
 :class:`ServerDiedError` when the server dies mid-suite and :class:`ServerHungError` when it stops
 answering or outlives the caller's deadline (both :class:`ServerLostError`, with ``.partial``, a
-:class:`SuiteResult`), and :class:`ServerInfoError` when a simulator gives no usable time scale.
+:class:`SuiteResult`), :class:`ServerInfoError` when a simulator gives no usable time scale, and
+:class:`SuiteOverContext`, before any request, when the suite asks a request more tokens than the
+server's context length holds.
 """
 
 import importlib
@@ -32,6 +34,7 @@ _HOME = {
     "ServerLostError": "runner", "run_suite": "runner", "says_simulator": "result",
     "Figure": "stats",
     "HangPolicy": "watch",
+    "SuiteOverContext": "context",
 }
 
 

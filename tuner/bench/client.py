@@ -184,6 +184,16 @@ class BenchClient:
                 continue
         return None
 
+    async def models(self) -> Any:
+        """``GET /v1/models`` (OpenAI's list, SGLang's with each model's ``max_model_len``), or None
+        when the server has none or answers no JSON: a question that may go unanswered."""
+        timeout = aiohttp.ClientTimeout(total=min(self.timeout_s, 30.0))
+        try:
+            async with self.session.get(self.base_url + "/v1/models", timeout=timeout, allow_redirects=False) as resp:
+                return json.loads(await read_bounded(resp)) if resp.status == 200 else None
+        except (asyncio.TimeoutError, aiohttp.ClientError, OSError, ValueError, RecursionError):
+            return None  # no answer is no context length: the requests' own answers say what is wrong
+
     async def flush_cache(self) -> dict:
         """``POST /flush_cache``, retried while the server is busy. Never raises for HTTP answers;
         returns ``{"ok", "attempts", "status", "message", "at_s"}``. Connection failures raise

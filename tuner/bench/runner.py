@@ -231,6 +231,23 @@ class _SuiteRun:
         self.result.duration_s = time.perf_counter() - t0
         self.result.refresh()
 
+    async def _refuse_over_context(self, info: dict | None) -> None:
+        """Raise :class:`~tuner.bench.context.SuiteOverContext` before any request when the suite asks
+        a request more tokens than the server's context holds (:mod:`tuner.bench.context`);
+        ``/v1/models`` is asked only when ``/server_info`` gives no context length."""
+        from .context import SuiteOverContext, context_length, unfit_request
+
+        if isinstance(info, dict) and info.get("allow_auto_truncate") is True:
+            return  # --allow-auto-truncate: SGLang lowers such a request's max_new_tokens, refuses none
+        known = context_length(info, None)
+        if known is None:
+            known = context_length(None, await self.client.models())
+        if known is None:
+            return
+        problem = unfit_request(self.suite, *known)
+        if problem is not None:
+            raise SuiteOverContext(problem)
+
     async def _read_server_info(self) -> None:
         try:
             info = await self.client.server_info()
@@ -256,6 +273,7 @@ class _SuiteRun:
             self.client.speculation_judged = ((isinstance(getattr(spec, "num_steps", None), int)
                                                and not says_adaptive(info))
                                               or (spec is None and says_autoregressive(info)))
+        await self._refuse_over_context(info)
         # The suite's per-request timeout is in model seconds: on the simulator the wall clock runs
         # time_scale times faster, so a study's outcome does not depend on --sim-speedup.
         self.client.set_time_scale(res.time_scale)

@@ -8,7 +8,8 @@ counts them and quotes the first server message), every request failed (or every
 token count cannot be true (more than asked, none, or not what ``ignore_eos`` asks) or its verify
 steps cannot come from the speculative setting the server says it runs, or the server's
 clock cannot be (frozen or starved mid-suite: :func:`tuner.engine.verify.clock_problem`), 2 bad input
-(suite file, baseline file or one measured with another suite or API, output path).
+(suite file, baseline file or one measured with another suite or API, output path; a suite asking a
+request more tokens than the server's context length, said before the first request is sent).
 """
 
 from __future__ import annotations
@@ -116,7 +117,7 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     Figures from the simulated server are in model time (its wall clock runs --sim-speedup
     times faster), labelled so; raw wall times stay in the --json records.
     """
-    from ..bench import BenchError, ServerDiedError, ServerLostError, run_suite
+    from ..bench import BenchError, ServerDiedError, ServerLostError, SuiteOverContext, run_suite
     from ..config.suite import load_suite
     from ..engine.urls import redact, scrub
     from .bench_baseline import load_baseline, other_prompt_tokens, refuse_untrue_baseline, untrue_answers
@@ -159,6 +160,9 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                 res = run_suite(url, suite, api=api, stream=stream, on_event=bar)
         else:
             res = run_suite(url, suite, api=api, stream=stream)
+    except SuiteOverContext as exc:  # nothing sent: the suite's fault, said before the first request
+        click.echo(clean(f"error: {exc}"), err=True)
+        raise click.exceptions.Exit(2) from None
     except ServerLostError as exc:
         where = ""
         if json_out is not None:

@@ -165,6 +165,7 @@ class ServerBackend:
             ServerHungError,
             ServerInfoError,
             ServerUnreachableError,
+            SuiteOverContext,
             run_suite,
         )
         from ..server.launcher import EXIT_WAIT_S
@@ -188,6 +189,10 @@ class ServerBackend:
             return self._failed(cls, msg, tail, proc, started, getattr(exc, "partial", None), trial_dir)
         except ServerInfoError as exc:
             return self._failed("args_unverified", str(exc), proc.log_tail(), proc, started)
+        except SuiteOverContext as exc:
+            # before any request: every server of the study has this context, so the baseline fails on
+            # it with this line (BaselineError), not a setting
+            return self._failed("request_errors", str(exc), proc.log_tail(), proc, started)
         if proc.returncode is not None:
             # The process it launched exited while the suite ran, yet the suite went on: whatever
             # answered after it (a copy it started, a supervisor's restart, a stranger on the port) is
