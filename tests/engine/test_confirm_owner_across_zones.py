@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import sqlite3
 from contextlib import closing
-import subprocess
-import sys
 from datetime import datetime, timezone
 
 import optuna
+import pytest
 
 from support.model_study import model_study_yaml
+from support.zygote import start_zygote
 from tuner.config.study import load_study
 from tuner.engine.study import READY_ATTR, UID_ATTR, create_study
 
@@ -28,7 +28,8 @@ WEST = {PACIFIC: 8 * 3600, "UTC0": 0, "JST-9": -9 * 3600}
 #: holds commas): the process
 #: starts in the first (its TZ), and moves to each next one as a process started there would be
 #: (os.environ["TZ"] and time.tzset(), which localtime and astimezone() then follow). One process per
-#: test instead of one per zone and study: a new interpreter with optuna costs about a CPU second.
+#: test instead of one per zone and study: a new interpreter with optuna costs about a CPU second
+#: (and each is a fork of the module's zygote, which imported optuna and the tuner once).
 READER = """
 import os, sys, time
 from tuner.engine.confirm import open_confirm_study
@@ -41,9 +42,12 @@ for tz in sys.argv[1].split(";"):
 """
 
 #: Writes a companion now into each study (argv: URL and "run" or "none", repeated), stamping a run
-#: id for "run" only.
+#: id for "run" only. time.tzset(): the process is a fork of a zygote that started in another zone;
+#: it takes its TZ as a process started there does at start-up, so Optuna's naive local start time
+#: is Pacific time.
 WRITER = """
-import sys, optuna
+import sys, time, optuna
+time.tzset()
 from datetime import datetime, timezone
 for url, how in zip(sys.argv[1::2], sys.argv[2::2]):
     c = optuna.create_study(study_name="s.confirm", storage=url, direction="maximize")
@@ -54,19 +58,32 @@ for url, how in zip(sys.argv[1::2], sys.argv[2::2]):
 """
 
 
-def _python(code: str, tz: str, *args: str) -> str:
-    env = {"TZ": tz, "PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore"}
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=120,
-                         env=env)
+def _env(tz: str) -> dict:
+    return {"TZ": tz, "PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore"}
+
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    """Readers and writers are real processes of their own, forked from one that has imported optuna
+    and the tuner's study modules (tests/support/zygote.py): a CPU second saved per process."""
+    z = start_zygote(["optuna", "tuner.engine.confirm", "tuner.engine.study"], _env("UTC0"),
+                     tmp_path_factory.mktemp("tz-zygote"))
+    yield z
+    z.close()
+
+
+def _python(zygote, cwd, code: str, tz: str, *args: str) -> str:
+    """``python -c CODE ARGS`` in zone ``tz``, a fork of ``zygote`` in ``cwd`` (its output files go there)."""
+    out = zygote.run(code, list(args), _env(tz), cwd, timeout=120)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip()
 
 
-def _own(zones: tuple[str, ...], *urls: str) -> dict[tuple[str, str], bool]:
+def _own(zygote, cwd, zones: tuple[str, ...], *urls: str) -> dict[tuple[str, str], bool]:
     """Whether a reader in each of ``zones`` takes each study's companion for the study's, by (zone,
     URL); one reader process, started in the first zone."""
     seen = {}
-    for line in _python(READER, zones[0], ";".join(zones), *urls).splitlines():
+    for line in _python(zygote, cwd, READER, zones[0], ";".join(zones), *urls).splitlines():
         tz, url, west, own = line.split()
         assert int(west) == WEST[tz], line  # the zone is in force
         seen[tz, url] = own == "True"
@@ -96,24 +113,24 @@ def _companion(url: str, started_utc: str, run: str | None) -> None:
         db.execute("UPDATE trials SET datetime_start = ? WHERE study_id = ?", (started_utc, c._study_id))
 
 
-def test_own_companion_measured_in_the_repeated_dst_hour_stays_the_study_s(tmp_path):
+def test_own_companion_measured_in_the_repeated_dst_hour_stays_the_study_s(tmp_path, zygote):
     """Created at the second 01:30 of the night (09:30 UTC), confirmed at 01:40 (09:40 UTC): read in
     Pacific time, Optuna's start came back as a bare 01:40, which ``astimezone`` took for the first
     01:40 (08:40 UTC), before the study: its own measurements were another study's (and ``study
     confirm`` deleted them)."""
     url = _study(tmp_path, "2026-11-01T09:30:00+00:00")
     _companion(url, "2026-11-01 09:40:00.000000", "20261101T094000Z-1a2b")
-    assert _own((PACIFIC, "UTC0"), url) == {(PACIFIC, url): True, ("UTC0", url): True}
+    assert _own(zygote, tmp_path, (PACIFIC, "UTC0"), url) == {(PACIFIC, url): True, ("UTC0", url): True}
 
 
-def test_a_companion_measured_before_the_study_is_another_s_in_every_zone(tmp_path):
+def test_a_companion_measured_before_the_study_is_another_s_in_every_zone(tmp_path, zygote):
     url = _study(tmp_path, "2026-11-01T09:30:00+00:00")
     _companion(url, "2026-11-01 08:20:00.000000", "20261101T082000Z-1a2b")
-    own = _own((PACIFIC, "UTC0", "JST-9"), url)
+    own = _own(zygote, tmp_path, (PACIFIC, "UTC0", "JST-9"), url)
     assert not any(own.values()), own
 
 
-def test_writer_and_reader_in_different_zones_agree(tmp_path):
+def test_writer_and_reader_in_different_zones_agree(tmp_path, zygote):
     """Two processes, as workers of one PostgreSQL storage in different zones: a companion written
     now from Pacific time is the (earlier created) study's when read in Tokyo or UTC, by its run id
     and, for a trial without one (another tool's), by Optuna's start time."""
@@ -122,6 +139,6 @@ def test_writer_and_reader_in_different_zones_agree(tmp_path):
     for how in ("run", "none"):
         (tmp_path / how).mkdir()
         urls[how] = _study(tmp_path / how, born)
-    _python(WRITER, PACIFIC, urls["run"], "run", urls["none"], "none")
-    own = _own(("JST-9", "UTC0"), urls["run"], urls["none"])
+    _python(zygote, tmp_path, WRITER, PACIFIC, urls["run"], "run", urls["none"], "none")
+    own = _own(zygote, tmp_path, ("JST-9", "UTC0"), urls["run"], urls["none"])
     assert all(own.values()), own
