@@ -7,6 +7,8 @@ from pathlib import Path
 import pytest
 import yaml
 from click.testing import CliRunner
+from support.model_study import make_model_study
+from support.prepared_once import prepared_once
 from support.simproc import running_sim
 
 from tuner.cli import cli
@@ -17,6 +19,15 @@ SPACE = ROOT / "search_spaces" / "eagle3.yaml"
 
 def invoke(*args):
     return CliRunner().invoke(cli, [str(a) for a in args])
+
+
+def study_copy(tmp_path_factory, n_trials: int | None) -> Path:
+    """A copy, in a folder of its own, of the model study ``w.yaml`` with its storage beside it:
+    created (``n_trials=None``) or run for ``n_trials``; each is built once per session
+    (tests/support/prepared_once.py), not once per parametrized case, which only reads it."""
+    name = "w-created" if n_trials is None else f"w-ran-{n_trials}"
+    return prepared_once(tmp_path_factory, name, lambda folder: make_model_study(folder, "w", n_trials=n_trials)) \
+        / "w.yaml"
 
 
 def test_bench_stream_prints_ttft_and_itl_with_units(tmp_path):
@@ -79,10 +90,9 @@ def test_launch_print_with_port_0_says_the_port_is_only_an_example(tmp_path):
     ["study", "run", "STUDY", "--workdir", "NOTADIR/wd"],
     ["study", "run", "STUDY", "--workdir", "/proc/tuner-wd"],
 ])
-def test_unwritable_outputs_are_one_line_and_nothing_written(tmp_path, args):
-    from support.model_study import make_model_study
-
-    study = make_model_study(tmp_path, "w", n_trials=None)
+def test_unwritable_outputs_are_one_line_and_nothing_written(tmp_path_factory, args):
+    study = study_copy(tmp_path_factory, None)
+    tmp_path = study.parent  # the copy's own folder
     (tmp_path / "NOTADIR").write_text("a file, not a folder")
     before = sorted(p.name for p in tmp_path.iterdir())
     db = (tmp_path / "w.db").read_bytes()
@@ -105,12 +115,11 @@ def test_unwritable_outputs_are_one_line_and_nothing_written(tmp_path, args):
     ["bench", "--url", "http://127.0.0.1:9", "--json", "NOSUCH/r.json"],
     ["sim", "landscape", "--table", "NOSUCH/t.json"],
 ])
-def test_an_output_in_a_missing_folder_is_refused_alike_and_no_folder_is_made(tmp_path, args):
+def test_an_output_in_a_missing_folder_is_refused_alike_and_no_folder_is_made(tmp_path_factory, args):
     # QA: report -o and compare -o made the missing folders (a typo grew a tree of them) while
     # export -o refused; every output now refuses, naming the flag and the folder to create
-    from support.model_study import make_model_study
-
-    study = make_model_study(tmp_path, "w", n_trials=1)
+    study = study_copy(tmp_path_factory, 1)
+    tmp_path = study.parent  # the copy's own folder
     before = sorted(p.name for p in tmp_path.iterdir())
     args = [a.replace("STUDY", str(study)).replace("NOSUCH", str(tmp_path / "nosuch"))
             .replace("OK.html", str(tmp_path / "ok.html")) for a in args]
@@ -131,11 +140,10 @@ def test_an_output_in_a_missing_folder_is_refused_alike_and_no_folder_is_made(tm
     ["study", "run", "STUDY", "--dry-run", "--n-trials", "100001"],
     ["study", "run", "STUDY", "--dry-run", "--add-trials", "100001"],
 ])
-def test_a_value_click_refuses_is_one_line_naming_the_option(tmp_path, args):
+def test_a_value_click_refuses_is_one_line_naming_the_option(tmp_path_factory, args):
     # (QA: -o naming a folder printed click's usage block, then the error four lines down)
-    from support.model_study import make_model_study
-
-    study = make_model_study(tmp_path, "w", n_trials=None)
+    study = study_copy(tmp_path_factory, None)
+    tmp_path = study.parent  # the copy's own folder
     (tmp_path / "ADIR").mkdir()
     args = [a.replace("STUDY", str(study)).replace("ADIR", str(tmp_path / "ADIR")) for a in args]
     r = CliRunner().invoke(cli, args)
