@@ -11,14 +11,13 @@
 * PostgreSQL sessions run in UTC: heartbeats are the database's ``now()`` as the session's wall
   time, and a worker whose session ran in another zone (``PGTZ``) had its live trial failed at once.
 
-Real processes with their own ``TZ`` / ``PGTZ`` (POSIX zone rules need no tz database in Python);
-a node's clock behind or ahead is its trial's start written as that node writes it."""
+Real processes with their own ``TZ`` / ``PGTZ`` (POSIX zone rules need no tz database in Python),
+forked from one that imported optuna and the tuner once (tests/support/zygote.py); a node's clock
+behind or ahead is its trial's start written as that node writes it."""
 
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from datetime import datetime, timedelta, timezone
 
@@ -26,6 +25,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 
+from support.zygote import start_zygote
 from tuner.engine import workers
 from tuner.engine.storage import open_storage
 from tuner.engine.workers import reap_dead_trials
@@ -35,8 +35,10 @@ BERLIN = "CET-1CEST,M3.5.0,M10.5.0/3"
 
 #: In a worker of zone ``TZ``: start a queued trial (the tuner's ask), tell it; fail a running one
 #: as a reaper does; then move a third twice with one time, as a retry after a landed commit does.
+#: time.tzset(): a fork of the zygote takes its ``TZ`` as a process started in the zone does at start-up.
 WORKER = """
-import json, sys, optuna
+import json, sys, time, optuna
+time.tzset()
 from datetime import datetime, timezone
 from optuna.distributions import FloatDistribution
 from tuner.engine.asktell import ask, tell, _move_state
@@ -61,16 +63,29 @@ print(json.dumps({"first": first, "retry": retry}))
 """
 
 
-def _python(code: str, env: dict, *args: str) -> str:
-    out = subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, timeout=300,
-                         env={"PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore", **env})
+BASE_ENV = {"PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore"}
+
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    """The workers are real processes of their own, forked from one that imported optuna, the tuner's
+    storage and psycopg2 once: about a CPU second saved per worker."""
+    z = start_zygote(["optuna", "psycopg2", "tuner.engine.asktell", "tuner.engine.storage", "tuner.engine.workers"],
+                     BASE_ENV, tmp_path_factory.mktemp("zones-zygote"))
+    yield z
+    z.close()
+
+
+def _python(zygote, cwd, code: str, env: dict, *args: str) -> str:
+    """``python -c CODE ARGS`` with ``env`` (a zone), a fork of ``zygote`` in ``cwd``; its last line."""
+    out = zygote.run(code, list(args), {**BASE_ENV, **env}, cwd, timeout=300)
     assert out.returncode == 0, out.stderr
     return out.stdout.strip().splitlines()[-1]
 
 
-def test_a_worker_in_another_zone_writes_start_and_end_in_order_and_knows_its_own_write(url):
+def test_a_worker_in_another_zone_writes_start_and_end_in_order_and_knows_its_own_write(url, zygote, tmp_path):
     before = datetime.now(timezone.utc) - timedelta(seconds=1)
-    moved = json.loads(_python(WORKER, {"TZ": BERLIN}, url))
+    moved = json.loads(_python(zygote, tmp_path, WORKER, {"TZ": BERLIN}, url))
     after = datetime.now(timezone.utc) + timedelta(seconds=1)
     # a retry after a commit that landed takes the move as its own (in Berlin it read an hour off)
     assert moved == {"first": True, "retry": True}
@@ -145,8 +160,9 @@ print(trial._trial_id)
     # dead, its last beat past the grace: in Tokyo it read 9 hours ahead, and stayed RUNNING as long
     ("Asia/Tokyo", 2 * workers.HEARTBEAT_GRACE_S, TrialState.FAIL),
 ])
-def test_a_heartbeat_written_in_another_session_zone_is_judged_by_its_age(pg_url, zone, beat_age_s, state):
-    trial_id = int(_python(BEATING, {"PGTZ": zone}, pg_url, str(beat_age_s)))
+def test_a_heartbeat_written_in_another_session_zone_is_judged_by_its_age(pg_url, zone, beat_age_s, state, zygote,
+                                                                          tmp_path):
+    trial_id = int(_python(zygote, tmp_path, BEATING, {"PGTZ": zone}, pg_url, str(beat_age_s)))
     study = optuna.load_study(study_name="beats", storage=open_storage(pg_url))
     reap_dead_trials(study)  # this session's zone: the server's (UTC here)
     assert study._storage.get_trial(trial_id).state == state
