@@ -116,11 +116,20 @@ def test_compare_prints_the_speedup_of_every_row(baseline_and_eagle):
     assert f"{eagle.tok_per_s_at(8) / base.tok_per_s_at(8):.2f}x" in output
 
 
+@pytest.fixture(scope="module")
+def eagle_sim():
+    """One EAGLE-3 simulator (SPEC_FLAGS) for the OpenAI-API runs, which only send it suites: each
+    run flushes its cache between phases and reads only its own requests' figures (a process
+    each was a start-up and an import of the simulator per test, and nothing a test checks)."""
+    with running_sim(*SPEC_FLAGS, speedup=SPEEDUP) as sim:
+        yield sim
+
+
 def test_openai_streaming_against_the_simulator():
     suite = {**SUITE, "single": {"lengths": [24], "repeats": 1}, "sweep": {"concurrencies": [4], "max_tokens": 24}}
-    # speedup 2: a verify step every ~20 ms of wall time, as a real decode streams; at 50x a whole
-    # answer took under a millisecond, and a client held off the CPU that long (CI: 4 workers on 2
-    # cores) read every token with the first and rightly marked the gaps unseen (no ITL)
+    # speedup 2 (a simulator of its own): a verify step every ~20 ms of wall time, as a real decode
+    # streams; at 50x a whole answer took under a millisecond, and a client held off the CPU that long
+    # (CI: 4 workers on 2 cores) read every token with the first and rightly marked the gaps unseen
     with running_sim(*SPEC_FLAGS, speedup=2.0) as sim:
         res = run_suite(sim.url, suite, api="openai", stream=True)
     assert res.complete and res.n_failed == 0
@@ -176,12 +185,11 @@ def test_server_killed_mid_suite_saves_the_partial_result(tmp_path):
 
 
 @pytest.mark.parametrize("stream", [False, True])
-def test_openai_completions_get_the_accept_length_from_sglext(stream):
+def test_openai_completions_get_the_accept_length_from_sglext(stream, eagle_sim):
     # issue 15, item 7: SGLang puts it under sglext.spec_tokens_details (return_spec_tokens_details
     # in the request; srt/entrypoints/openai/protocol.py), never in usage; tuner/bench/sglext.py reads it
     suite = {**SUITE, "single": {"lengths": [24], "repeats": 1}, "sweep": {"concurrencies": [2], "max_tokens": 24}}
-    with running_sim(*SPEC_FLAGS, speedup=SPEEDUP) as sim:
-        res = run_suite(sim.url, suite, api="openai", stream=stream)
+    res = run_suite(eagle_sim.url, suite, api="openai", stream=stream)
     assert res.complete and res.n_failed == 0
     assert all(r.spec_verify_ct and r.spec_verify_ct > 0 for r in res.records)
     assert res.accept_length is not None and res.accept_length > 1.0
