@@ -9,11 +9,12 @@ the bind as it does for any non-root user, so the test means the same as root in
 """
 
 import os
-import subprocess
-import sys
 import textwrap
 
+import pytest
+
 from support.faults import ROOT
+from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote_under
 from tuner.server.ports import unprivileged_start
 
 STUDY = textwrap.dedent(f"""
@@ -30,26 +31,28 @@ STUDY = textwrap.dedent(f"""
 """)
 
 
-def _as_unprivileged(argv, cwd):
-    return subprocess.run(["unshare", "--user", "--map-root-user", *argv], cwd=cwd, capture_output=True,
-                          text=True, timeout=120, stdin=subprocess.DEVNULL)
+@pytest.fixture
+def unprivileged(tmp_path):
+    """``tuner ARGS`` as a real process in a user namespace (``unshare -r``): a fork of a zygote started
+    there, which imported the tuner once for both commands (tests/support/zygote.py)."""
+    z = start_zygote_under(["unshare", "--user", "--map-root-user"], CLI_PRELOAD, dict(os.environ), tmp_path)
+    yield lambda *args: z.run(TUNER_CLI, list(args), dict(os.environ), tmp_path, timeout=120)
+    z.close()
 
 
-def test_a_privileged_port_is_named_so_not_in_use(tmp_path):
+def test_a_privileged_port_is_named_so_not_in_use(tmp_path, unprivileged):
     start = unprivileged_start()
     assert start > 1, "needs ports below net.ipv4.ip_unprivileged_port_start (it is 0 on this machine)"
     port = start - 1
     study = tmp_path / "p80.yaml"
     study.write_text(STUDY.format(port=port))
-    env_python = [sys.executable, "-m", "tuner"]
-
-    doctor = _as_unprivileged([*env_python, "doctor", str(study)], tmp_path)
+    doctor = unprivileged("doctor", str(study))
     line = next(ln for ln in doctor.stdout.splitlines() if "port:" in ln)
     assert line.startswith("fail  port:"), doctor.stdout + doctor.stderr
     assert f"port {port} on 127.0.0.1 is a privileged port (below {start}" in line
     assert "in use by another process" not in line
 
-    run = _as_unprivileged([*env_python, "study", "run", str(study)], tmp_path)
+    run = unprivileged("study", "run", str(study))
     assert run.returncode != 0
     errors = [ln for ln in run.stderr.splitlines() if ln.startswith("error:")]
     assert errors == [f"error: port {port} on 127.0.0.1 is a privileged port (below {start}, "

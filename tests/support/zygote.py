@@ -123,3 +123,12 @@ def start_zygote(preload: list[str], env: dict, cwd: Path) -> Zygote:
     proc = subprocess.Popen([sys.executable, "-c", SERVE, *preload], env=env, cwd=cwd, text=True,
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
     return Zygote(proc)
+
+
+def start_zygote_under(prefix: list[str], preload: list[str], env: dict, cwd: Path) -> Zygote:
+    """:func:`start_zygote`'s zygote, started through ``prefix``: a command that execs the rest in
+    the same process (``unshare --user --map-root-user``), so the zygote, and every worker forked
+    from it, runs where that command puts it (a user namespace); :meth:`Zygote.close` still ends it."""
+    proc = subprocess.Popen([*prefix, sys.executable, "-c", SERVE, *preload], env=env, cwd=cwd, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+    return Zygote(proc)
