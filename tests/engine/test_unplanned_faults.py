@@ -24,18 +24,28 @@ import pytest
 from click.testing import CliRunner
 from support.faults import fault_env, wait_for
 from support.processes import finish
-from support.zygote import TUNER_CLI
-from support.zygote import cli_zygote as zygote_of_the_cli
+from support.forked_tuner import start_forked
+from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
 
 ROOT = Path(__file__).resolve().parents[2]
 
 
+def zygote_env() -> dict:
+    """The environment of the `tuner` commands forked here, and of their zygote (read at import): the
+    stall watch at its default 15 s (the pauses here are shorter), the output unbuffered."""
+    env = {k: v for k, v in os.environ.items() if k not in ("TUNER_TEST_KILL_AT", "TUNER_STALL_S")}
+    return {**env, "PYTHONUNBUFFERED": "1"}
+
+
 @pytest.fixture(scope="module")
 def cli_zygote(tmp_path_factory):
-    """The `tuner study run`s that are not paused nor under another host's name, forked from one
-    interpreter that imported the CLI once (support/zygote.py): each a process of its own, as
-    ``python -m tuner`` is, its servers real simulator processes; a second of imports saved each."""
-    yield from zygote_of_the_cli(tmp_path_factory)
+    """The `tuner` commands that do not run under another host's name, forked from one interpreter that
+    imported the CLI once (support/zygote.py): each a process of its own, as ``python -m tuner`` is,
+    paused with a real SIGSTOP (support/forked_tuner.py), its servers real simulator processes; a
+    second of imports saved each."""
+    z = start_zygote(CLI_PRELOAD, zygote_env(), tmp_path_factory.mktemp("cli-zygote"))
+    yield z
+    z.close()
 
 STUDY = """
 name: {name}
@@ -84,7 +94,7 @@ def wait_for_text(path: Path, text: str, timeout_s: float = 120) -> None:
     raise AssertionError(f"{text!r} never appeared in {path}")
 
 
-def pause_during_single_requests(proc: subprocess.Popen, log: Path, seconds: float = 5) -> str:
+def pause_during_single_requests(proc, log: Path, seconds: float = 5) -> str:
     """SIGSTOP ``proc`` (a tuner) for ``seconds`` once ``log`` (its server's) says the cache was
     flushed -- after the warm-up, as the single requests (about 1 s wall each) begin -- then let it
     finish; its output."""
@@ -102,15 +112,13 @@ def pause_during_single_requests(proc: subprocess.Popen, log: Path, seconds: flo
     return out
 
 
-def paused_baseline_run(tmp_path: Path, api: str) -> Path:
-    """A `tuner study run` (a real ``python -m tuner``) paused during its baseline's single requests,
-    and its checks: that baseline measured again, the run gone on. Its study file (the study run)."""
+def paused_baseline_run(tmp_path: Path, api: str, zygote) -> Path:
+    """A `tuner study run` (a real process, forked from ``zygote``) paused during its baseline's single
+    requests, and its checks: that baseline measured again, the run gone on. Its study file (the study
+    run)."""
     study = write_study(tmp_path, api=api)
     log = tmp_path / "work" / "baseline" / "server.log"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("TUNER_STALL_S", None)  # the default 15 s: this pause is shorter
-    run = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(study)], cwd=tmp_path, env=env,
-                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    run = start_forked(zygote, ["study", "run", str(study)], zygote_env(), tmp_path, tmp_path / "run.log")
     out = pause_during_single_requests(run, log)
     assert run.returncode == 0 and "Traceback" not in out, out
     # the pause is the tuner's, not the server's: that baseline is dropped and measured again
@@ -133,10 +141,11 @@ def paused_baseline_run(tmp_path: Path, api: str) -> Path:
     return study
 
 
-def test_tuner_paused_during_the_openai_baseline_single_requests_measures_the_baseline_again(tmp_path):
+def test_tuner_paused_during_the_openai_baseline_single_requests_measures_the_baseline_again(tmp_path,
+                                                                                              cli_zygote):
     """SGLang's OpenAI answers carry no e2e_latency, so the whole wall latency may be the pause (QA:
     the baseline read 17.7 instead of 26.2 tok/s, a single speedup 3.38 kept)."""
-    paused_baseline_run(tmp_path, "openai")
+    paused_baseline_run(tmp_path, "openai", cli_zygote)
 
 
 def test_an_answer_that_waited_outside_the_servers_clock_fails_the_measurement(tmp_path):
@@ -334,7 +343,7 @@ def squat_study(folder: Path, port: int) -> Path:
 
 def run_squatted(zygote, folder: Path, port: int):
     try:
-        return zygote.run(TUNER_CLI, ["study", "run", str(squat_study(folder, port))], env=dict(os.environ),
+        return zygote.run(TUNER_CLI, ["study", "run", str(squat_study(folder, port))], env=zygote_env(),
                           cwd=folder, timeout=300)
     finally:
         pid_file = folder / "squatter.pid"
@@ -376,20 +385,17 @@ def test_a_fixed_port_taken_while_the_server_starts_stops_the_run_with_one_line(
 
 # the paused run and the paused confirmation had the suite's 300 s (pyproject) each as two tests: still so
 @pytest.mark.timeout(600)
-def test_tuner_paused_during_the_baseline_then_during_a_confirmation_measures_each_again(tmp_path):
+def test_tuner_paused_during_the_baseline_then_during_a_confirmation_measures_each_again(tmp_path, cli_zygote):
     """The tuner paused during the baseline's single requests (``generate``) measures that baseline
     again (:func:`paused_baseline_run`); and `tuner study confirm` of that study, paused during a
     repeat, measures that repeat again. Confirm had no stall watch: a pause of any length during a
     repeat was counted in its figures and in its round's paired speedups (or, caught by the answers'
     wait, blamed on the server as ``bad_response``, the round lost). One test: the paused run is the
     confirmation's study, which cost a whole run of its own."""
-    study = paused_baseline_run(tmp_path, "generate")
+    study = paused_baseline_run(tmp_path, "generate", cli_zygote)
     storage = f"sqlite:///{tmp_path / 'paused.db'}"
-    env = {**os.environ, "PYTHONUNBUFFERED": "1"}
-    env.pop("TUNER_STALL_S", None)
-    confirm = subprocess.Popen([sys.executable, "-m", "tuner", "study", "confirm", str(study), "--picks", "0",
-                                "--repeats", "2"], cwd=tmp_path, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True)
+    confirm = start_forked(cli_zygote, ["study", "confirm", str(study), "--picks", "0", "--repeats", "2"],
+                           zygote_env(), tmp_path, tmp_path / "confirm.log")
     try:
         logs = list((tmp_path / "work" / "confirm").glob("*/0-baseline/server.log"))
         deadline = time.monotonic() + 120
@@ -433,7 +439,7 @@ def test_a_server_that_exits_after_it_was_ready_fails_as_crash_after_ready(tmp_p
     text = study.read_text()
     standin = f"python: {tmp_path / 'python-standin'}"
     study.write_text(text.replace(standin, f"python: {exits_python(tmp_path)}"))
-    run = cli_zygote.run(TUNER_CLI, ["study", "run", str(study)], env=dict(os.environ), cwd=tmp_path,
+    run = cli_zygote.run(TUNER_CLI, ["study", "run", str(study)], env=zygote_env(), cwd=tmp_path,
                          timeout=600)
     assert run.returncode == 0 and "Traceback" not in run.stdout + run.stderr, run.stdout + run.stderr
     s = optuna.load_study(study_name="faults", storage=f"sqlite:///{tmp_path / 'faults.db'}")
