@@ -13,6 +13,7 @@ import optuna
 import pytest
 from optuna.trial import TrialState
 from support.model_study import make_model_study, stale_fast_storage
+from support.prepared_once import prepared_once
 
 from tuner.config.study import load_study
 from tuner.config.yamlfile import ConfigError
@@ -26,10 +27,15 @@ from tuner.engine.workers import Worker, reap_dead_trials, start_trial
 from tuner.server.signals import signals_held, stop_on_signals
 
 
+def _created_study(folder):
+    make_model_study(folder, "life", n_trials=None)
+
+
 @pytest.fixture
-def config(tmp_path):
-    """A created, unrun study (seed trials queued) in its SQLite storage."""
-    return load_study(make_model_study(tmp_path, "life", n_trials=None))
+def config(tmp_path_factory):
+    """A created, unrun study (seed trials queued) in its SQLite storage: created once a session, each
+    test on a copy of its own (support/prepared_once.py)."""
+    return load_study(prepared_once(tmp_path_factory, "life", _created_study) / "life.yaml")
 
 
 def test_a_held_signal_is_raised_when_the_hold_ends_and_a_second_one_at_once():
