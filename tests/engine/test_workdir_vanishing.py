@@ -12,28 +12,29 @@ the test fails saying so, rather than skipping.
 import os
 import shutil
 import subprocess
-import sys
 import time
 
 import optuna
 import pytest
 from optuna.trial import TrialState
-from support.faults import (
-    fault_env,
-    launches_by_trial,
-    start_tuner,
-    study_file,
-    trial_server_up,
-    wait_for,
-    worker_through_fault,
-)
+from support.faults import fault_env, launches_by_trial, study_file, trial_server_up, wait_for
+from support.forked_tuner import forked_through_fault, start_forked
 from support.processes import finish
+from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
 
-TUNER = [sys.executable, "-m", "tuner"]
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    """The workers here, forked from one interpreter that imported the CLI once with
+    :func:`fault_env`'s environment (support/zygote.py, support/forked_tuner.py): each a real process
+    of its own, its servers real simulator processes; a second of imports saved each."""
+    z = start_zygote(CLI_PRELOAD, fault_env(), tmp_path_factory.mktemp("cli-zygote"))
+    yield z
+    z.close()
 
 
-def start_worker(path, workdir, cwd, log):
-    return start_tuner(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), cwd, log)
+def start_worker(zygote, path, workdir, cwd, log):
+    return start_forked(zygote, ["study", "run", str(path), "--workdir", str(workdir)], fault_env(), cwd, log)
 
 
 def mount(*args: str) -> subprocess.CompletedProcess:
@@ -50,7 +51,7 @@ def remount_read_only(folder, proc, timeout_s: float = 120):
         time.sleep(0.005)
 
 
-def test_workdir_read_only_between_trials_stops_with_one_line(tmp_path):
+def test_workdir_read_only_between_trials_stops_with_one_line(tmp_path, zygote):
     if os.geteuid() != 0:
         pytest.fail("this test mounts a tmpfs over the workdir and remounts it read-only: run it as root "
                     "(CI does)")
@@ -61,8 +62,8 @@ def test_workdir_read_only_between_trials_stops_with_one_line(tmp_path):
     done = mount("-t", "tmpfs", "-o", "size=32m", "tmpfs", str(workdir))
     assert done.returncode == 0, f"mount tmpfs failed as root: {done.stderr.strip()}"
     try:
-        code, out, errors, _ = worker_through_fault(
-            ["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path,
+        code, out, errors, _ = forked_through_fault(
+            zygote, ["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path,
             lambda: trial_server_up(workdir, 0), lambda proc: remount_read_only(workdir, proc))
         # QA: the server record could not be removed once its server stopped: OSError, a traceback
         assert code == 1 and "Traceback" not in out, out[-3000:]
@@ -72,8 +73,8 @@ def test_workdir_read_only_between_trials_stops_with_one_line(tmp_path):
         measured = [t for t in study.trials if t.user_attrs.get("status") == "measured"]
         assert measured and all(t.state == TrialState.COMPLETE and t.values for t in measured)
         assert mount("-o", "remount,rw", str(workdir)).returncode == 0
-        again = subprocess.run([*TUNER, "study", "run", str(path), "--workdir", str(workdir)],
-                               env=fault_env(), cwd=tmp_path, capture_output=True, text=True, timeout=300)
+        again = zygote.run(TUNER_CLI, ["study", "run", str(path), "--workdir", str(workdir)], env=fault_env(),
+                           cwd=tmp_path, timeout=300)
         assert again.returncode == 0, again.stdout[-3000:] + again.stderr[-3000:]
         trials = optuna.load_study(study_name="ro", storage=db).trials
         done = [t for t in trials if t.state == TrialState.COMPLETE]
@@ -90,12 +91,12 @@ def test_workdir_read_only_between_trials_stops_with_one_line(tmp_path):
         subprocess.run(["umount", "-l", str(workdir)], capture_output=True)
 
 
-def test_trials_folder_deleted_mid_trial_keeps_its_suite_json(tmp_path):
+def test_trials_folder_deleted_mid_trial_keeps_its_suite_json(tmp_path, zygote):
     db = f"sqlite:///{tmp_path / 'gone.db'}"
     path = study_file(tmp_path, "gone", 2, storage=db)
     workdir = tmp_path / "wd"
     log = tmp_path / "run.log"
-    proc = start_worker(path, workdir, tmp_path, log)
+    proc = start_worker(zygote, path, workdir, tmp_path, log)
     try:
         number = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
         shutil.rmtree(workdir / "trials")
