@@ -20,6 +20,7 @@ from urllib.parse import urlsplit
 import optuna
 import sqlalchemy
 from optuna.trial import TrialState
+from support.cli_in_process import tuner_here
 from support.faults import wait_for
 
 from tuner.engine.records import launched
@@ -84,9 +85,9 @@ def test_three_workers_one_study_kill_9_loses_nothing(pg_url, tmp_path):
     env = {**os.environ, "TUNER_STORAGE": pg_url, "TUNER_HEARTBEAT_INTERVAL_S": str(INTERVAL_S),
            "TUNER_HEARTBEAT_GRACE_S": str(GRACE_S), "PYTHONUNBUFFERED": "1"}
     tuner = [sys.executable, "-m", "tuner"]
-    created = subprocess.run([*tuner, "study", "create", str(study_file)], capture_output=True, text=True,
-                             env=env, cwd=tmp_path, timeout=120)
-    assert created.returncode == 0, created.stderr
+    # in-process: creating the study is the setup, not under test (a subprocess cost a second of imports)
+    created = tuner_here("study", "create", str(study_file), cwd=tmp_path, env={"TUNER_STORAGE": pg_url})
+    assert created.exit_code == 0, created.output
     workdir = tmp_path / "studies" / "dist"  # `run --study NAME` default, the same for every worker here
     run = [*tuner, "study", "run", "--study", "dist"]
 
