@@ -14,21 +14,29 @@ stopped with pg_ctl while the baseline's server runs, then started again for the
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import optuna
+import pytest
 from optuna.trial import TrialState
-from support.faults import storage_away_during_baseline
+from support.faults import fault_env, storage_away_during_forked_baseline
+from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
 
 from tuner.engine.storage import driver_url
 
-TUNER = [sys.executable, "-m", "tuner"]
+
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    """Both runs' workers, forked from one interpreter that imported the CLI once with
+    :func:`fault_env`'s environment (support/zygote.py, support/forked_tuner.py): each a real process
+    of its own, its servers real simulator processes; a second of imports saved each."""
+    z = start_zygote(CLI_PRELOAD, fault_env(), tmp_path_factory.mktemp("cli-zygote"))
+    yield z
+    z.close()
 
 
-def test_baseline_measured_while_the_storage_is_down_is_journaled_and_replayed(pg_cluster, tmp_path):
-    with storage_away_during_baseline(pg_cluster, tmp_path, "base-outage", "first.log",
-                                      TUNER_STORAGE_PATIENCE_S="3") as outage:
+def test_baseline_measured_while_the_storage_is_down_is_journaled_and_replayed(pg_cluster, tmp_path, zygote):
+    with storage_away_during_forked_baseline(pg_cluster, tmp_path, "base-outage", "first.log", zygote,
+                                             TUNER_STORAGE_PATIENCE_S="3") as outage:
         code = outage.proc.wait(timeout=180)
     path, workdir, env, url = outage.study, outage.workdir, outage.env, outage.url
     out = outage.log.read_text()
@@ -45,8 +53,8 @@ def test_baseline_measured_while_the_storage_is_down_is_journaled_and_replayed(p
 
     # The database is back: the next run stores the journaled baseline, does not measure it again,
     # and measures the study's trial against it.
-    again = subprocess.run([*TUNER, "study", "run", str(path), "--workdir", str(workdir)], env=env, cwd=tmp_path,
-                           capture_output=True, text=True, timeout=300)
+    again = zygote.run(TUNER_CLI, ["study", "run", str(path), "--workdir", str(workdir)], env=env, cwd=tmp_path,
+                       timeout=300)
     said = again.stdout + again.stderr
     assert "replayed from the journal into the storage: baseline (told)" in said, said[-3000:]
     assert "baseline (autoregressive): launching" not in said, said[-3000:]

@@ -206,6 +206,36 @@ def storage_away_during_baseline(pg_cluster, folder: Path, name: str, log_name: 
 
 
 @contextmanager
+def storage_away_during_forked_baseline(pg_cluster, folder: Path, name: str, log_name: str, zygote, **env: str):
+    """:func:`storage_away_during_baseline`, its study created in this process (the setup, not under
+    test: support/cli_in_process.py) and its worker forked from ``zygote`` (support/forked_tuner.py;
+    the zygote started with :func:`fault_env`'s environment): a real process of its own still, a
+    second of imports saved each."""
+    from .cli_in_process import tuner_here
+    from .forked_tuner import start_forked
+    from .processes import finish
+
+    url = pg_cluster.database()
+    study = study_file(folder, name, 1)
+    study.write_text(study.read_text().replace("speedup: 20,", "speedup: 5,"))
+    run_env = fault_env(TUNER_STORAGE=url, **env)
+    created = tuner_here("study", "create", str(study), cwd=folder, env={"TUNER_STORAGE": url})
+    assert created.exit_code == 0, created.output
+    workdir, log = folder / "wd", folder / log_name
+    proc = start_forked(zygote, ["study", "run", str(study), "--workdir", str(workdir)], run_env, folder, log)
+    try:
+        wait_for(lambda: baseline_server_up(workdir), 180, "the baseline's server", [proc])
+        pg_cluster.stop()
+        yield Outage(proc, study, workdir, log, run_env, url)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+        finish(proc)
+        if not pg_cluster.running():
+            pg_cluster.start()
+
+
+@contextmanager
 def read_only(path: Path):
     """``path`` (a file or a folder) cannot be written while the block runs (root included: ``chattr
     +i``; otherwise its write bits are off, a folder still searchable and readable)."""
