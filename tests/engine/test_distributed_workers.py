@@ -12,7 +12,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 from datetime import datetime
 from pathlib import Path
 from urllib.parse import urlsplit
@@ -22,6 +21,8 @@ import sqlalchemy
 from optuna.trial import TrialState
 from support.cli_in_process import tuner_here
 from support.faults import wait_for
+from support.forked_tuner import ForkedTuner, start_forked, start_zygote_under
+from support.zygote import CLI_PRELOAD
 
 from tuner.engine.records import launched
 
@@ -84,31 +85,35 @@ def test_three_workers_one_study_kill_9_loses_nothing(pg_url, tmp_path):
     study_file.write_text(STUDY)
     env = {**os.environ, "TUNER_STORAGE": pg_url, "TUNER_HEARTBEAT_INTERVAL_S": str(INTERVAL_S),
            "TUNER_HEARTBEAT_GRACE_S": str(GRACE_S), "PYTHONUNBUFFERED": "1"}
-    tuner = [sys.executable, "-m", "tuner"]
     # in-process: creating the study is the setup, not under test (a subprocess cost a second of imports)
     created = tuner_here("study", "create", str(study_file), cwd=tmp_path, env={"TUNER_STORAGE": pg_url})
     assert created.exit_code == 0, created.output
     workdir = tmp_path / "studies" / "dist"  # `run --study NAME` default, the same for every worker here
-    run = [*tuner, "study", "run", "--study", "dist"]
+    run = ["study", "run", "--study", "dist"]
 
     remote = other_node_prefix()
-    procs: list[subprocess.Popen] = []
+    procs: list = []
     logs: list[Path] = []
+    # Each worker forked from a zygote of its own (one worker at a time each), which imported the CLI
+    # with the heartbeat settings (read at import): a real process, leading a session of its own as
+    # Popen's start_new_session would, killed by a real SIGKILL; the victim's zygote runs under the
+    # other hostname. The imports of a `study run` paid once a zygote, not once a worker
+    # (support/forked_tuner.py). The worker that starts again after them reuses worker-b's zygote.
 
-    def start(name: str, prefix: list[str] = ()) -> subprocess.Popen:
+    def start(name: str, zygote) -> ForkedTuner:
         log = tmp_path / f"{name}.log"
         logs.append(log)
-        with open(log, "w") as f:
-            p = subprocess.Popen([*prefix, *run], stdout=f, stderr=subprocess.STDOUT, env=env, cwd=tmp_path,
-                                 start_new_session=True)
+        p = start_forked(zygote, run, env, tmp_path, log, new_session=True)
         procs.append(p)
         return p
 
     storage = optuna.storages.RDBStorage(pg_url.replace("postgresql://", "postgresql+psycopg2://"))
     orphan_pid = None
+    zygotes = {name: start_zygote_under(prefix, CLI_PRELOAD, env, tmp_path)
+               for name, prefix in (("victim", remote), ("worker-b", []), ("worker-c", []))}
     try:
-        victim = start("victim", remote)
-        b, c = start("worker-b"), start("worker-c")
+        victim = start("victim", zygotes["victim"])
+        b, c = start("worker-b", zygotes["worker-b"]), start("worker-c", zygotes["worker-c"])
 
         def victim_mid_trial():
             study = optuna.load_study(study_name="dist", storage=storage)
@@ -140,7 +145,7 @@ def test_three_workers_one_study_kill_9_loses_nothing(pg_url, tmp_path):
             assert p.wait(timeout=180) == 0, (tmp_path / f"worker-{'b' if p is b else 'c'}.log").read_text()[-2000:]
 
         # A worker starting on that host again drops the dead server's record, and finds the budget spent.
-        again = start("worker-a-again")
+        again = start("worker-a-again", zygotes["worker-b"])
         assert again.wait(timeout=120) == 0, logs[-1].read_text()[-2000:]
         assert not list((workdir / "servers").glob("*.json"))
         assert f"budget of {BUDGET} trials is spent" in logs[-1].read_text()
@@ -155,6 +160,8 @@ def test_three_workers_one_study_kill_9_loses_nothing(pg_url, tmp_path):
                     p.wait(timeout=10)
         if orphan_pid and pid_alive(orphan_pid):
             os.killpg(orphan_pid, signal.SIGKILL)  # the server's own group (it leads a new session)
+        for z in zygotes.values():
+            z.close()
 
     study = optuna.load_study(study_name="dist", storage=storage)
     trials = study.get_trials(deepcopy=False)

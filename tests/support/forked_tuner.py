@@ -9,7 +9,7 @@ Contract:
   in a thread of this process, so a zygote serves one forked worker at a time.
 * The worker is a real process of its own (its own pid; SIGSTOP, SIGCONT, SIGTERM, SIGKILL sent to it
   are real), a child of the zygote, in the zygote's process group (the zygote's owner kills that group
-  when it closes). Both its output streams go to ``log``, as ``stdout=f, stderr=STDOUT`` would.
+  when it closes) unless started with ``new_session``. Both its output streams go to ``log``, as ``stdout=f, stderr=STDOUT`` would.
 * What tuner reads from the environment at import (``TUNER_HEARTBEAT_*_S``, ``TUNER_STALL_S``) is the
   zygote's, read once: start the zygote with the environment the forked workers get
   (:func:`zygote.start_zygote`); ``PYTHONUNBUFFERED=1`` there too, so the log is written as it is said.
@@ -22,16 +22,19 @@ from __future__ import annotations
 import os
 import signal
 import subprocess
+import sys
 import threading
 import time
 from pathlib import Path
 
-from .zygote import TUNER_CLI, Zygote
+from .zygote import SERVE, TUNER_CLI, Zygote
 
 # The worker's first lines: both streams into the log (one open file, one offset, as Popen's
 # stderr=STDOUT), then its pid made known, written whole (renamed into place) before it is read.
 PRELUDE = """
 import os as _os
+if {new_session!r}:
+    _os.setsid()
 _fd = _os.open({log!r}, _os.O_WRONLY | _os.O_CREAT | _os.O_TRUNC, 0o644)
 _os.dup2(_fd, 1)
 _os.dup2(_fd, 2)
@@ -45,13 +48,14 @@ _os.replace({pid_file!r} + ".part", {pid_file!r})
 class ForkedTuner:
     """A forked `tuner` command running in the background; see the module's contract."""
 
-    def __init__(self, zygote: Zygote, argv: list, env: dict, cwd: Path, log: Path, timeout: float):
+    def __init__(self, zygote: Zygote, argv: list, env: dict, cwd: Path, log: Path, timeout: float,
+                 new_session: bool = False):
         self.args, self.log = [str(a) for a in argv], Path(log)
         self.returncode: int | None = None
         self.stdout = self.stderr = None  # the output is in the log (support.processes.finish closes none)
         self._error: BaseException | None = None
         self._pid_file = Path(cwd) / f".forked-{id(self)}-{time.monotonic_ns()}.pid"
-        code = PRELUDE.format(log=str(self.log), pid_file=str(self._pid_file)) + TUNER_CLI
+        code = PRELUDE.format(log=str(self.log), pid_file=str(self._pid_file), new_session=new_session) + TUNER_CLI
         self._thread = threading.Thread(target=self._run, args=(zygote, code, env, cwd, timeout), daemon=True,
                                         name="forked-tuner")
         self._thread.start()
@@ -105,11 +109,22 @@ class ForkedTuner:
         self.send_signal(signal.SIGKILL)
 
 
-def start_forked(zygote: Zygote, argv: list, env: dict, cwd: Path, log: Path,
-                 timeout: float = 900) -> ForkedTuner:
+def start_forked(zygote: Zygote, argv: list, env: dict, cwd: Path, log: Path, timeout: float = 900,
+                 new_session: bool = False) -> ForkedTuner:
     """``tuner ARGV`` forked from ``zygote`` with ``env`` in ``cwd``, its output in ``log``, left
-    running; past ``timeout`` s the zygote is closed (support/zygote.py), the worker with it."""
-    return ForkedTuner(zygote, argv, env, cwd, log, timeout)
+    running; past ``timeout`` s the zygote is closed (support/zygote.py), the worker with it (unless
+    ``new_session``: the worker leads a session and process group of its own, as Popen's
+    ``start_new_session=True``; the test ends that group, ``os.killpg(proc.pid, ...)``)."""
+    return ForkedTuner(zygote, argv, env, cwd, log, timeout, new_session)
+
+
+def start_zygote_under(prefix: list[str], preload: list[str], env: dict, cwd: Path) -> Zygote:
+    """:func:`support.zygote.start_zygote` run through ``prefix``, an argv that execs the rest in the
+    same process (``unshare --uts sh -c 'hostname node-b && exec "$@"' sh``: every worker forked from
+    it on another hostname, as a worker of another node)."""
+    proc = subprocess.Popen([*prefix, sys.executable, "-c", SERVE, *preload], env=env, cwd=cwd, text=True,
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
+    return Zygote(proc)
 
 
 def forked_through_fault(zygote: Zygote, argv: list, env: dict, cwd: Path, up, fault):
