@@ -24,7 +24,7 @@ import pytest
 from click.testing import CliRunner
 from support.faults import fault_env, wait_for
 from support.processes import finish
-from support.forked_tuner import start_forked
+from support.forked_tuner import start_forked, start_zygote_under
 from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -234,22 +234,25 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
     study = tmp_path / "takeover.yaml"
     study.write_text(TAKEOVER.format(space=ROOT / "search_spaces" / "eagle3.yaml"))
     env = fault_env(TUNER_STORAGE=pg_url, TUNER_STALL_S="5")
-    tuner = [sys.executable, "-m", "tuner"]
     # in-process: creating the study is the setup, not under test (a subprocess cost an import)
     created = CliRunner().invoke(cli, ["study", "create", str(study)], env={"TUNER_STORAGE": pg_url})
     assert created.exit_code == 0, created.output
     a_log, b_log = tmp_path / "a.log", tmp_path / "b.log"
-    with open(a_log, "w") as out:
-        a = subprocess.Popen(other_node([*tuner, "study", "run", "--study", "takeover", "--workdir", "wa"]),
-                             env=env, cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
-    b = None
+    # A and B forked each from a zygote that imported the CLI with their environment (the heartbeat
+    # and TUNER_STALL_S are read at import), A's under the other hostname: real processes, A paused
+    # by a real SIGSTOP; a `study run`'s imports paid in a zygote cost less than in a fresh
+    # `python -m tuner` (support/forked_tuner.py)
+    zygotes = [start_zygote_under(other_node([]), CLI_PRELOAD, env, tmp_path),
+               start_zygote_under([], CLI_PRELOAD, env, tmp_path)]
+    a = b = None
     try:
+        a = start_forked(zygotes[0], ["study", "run", "--study", "takeover", "--workdir", "wa"], env, tmp_path,
+                         a_log)
         wait_for_text(tmp_path / "wa" / "trials" / "0" / "server.log", "Cache flushed")
         os.kill(a.pid, signal.SIGSTOP)
         stopped_at = time.monotonic()
-        with open(b_log, "w") as out:
-            b = subprocess.Popen([*tuner, "study", "run", "--study", "takeover", "--workdir", "wb"], env=env,
-                                 cwd=tmp_path, stdout=out, stderr=subprocess.STDOUT)
+        b = start_forked(zygotes[1], ["study", "run", "--study", "takeover", "--workdir", "wb"], env, tmp_path,
+                         b_log)
         # A stays paused until B has failed trial 0 as dead (past the grace, 4 s: waited for, not
         # guessed, so a loaded machine's slow B cannot find A back first) and past its own stall
         # watch (5 s; one more for the watch's 0.5 s ticks), so that resumed it finds its trial taken
@@ -263,11 +266,13 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
         assert a.wait(timeout=300) == 0, a_log.read_text()
         assert b.wait(timeout=300) == 0, b_log.read_text()
     finally:
-        if a.poll() is None:
+        if a is not None and a.poll() is None:
             os.kill(a.pid, signal.SIGCONT)
         for p in (a, b):
             if p is not None:
                 finish(p)
+        for z in zygotes:
+            z.close()
     out_a = a_log.read_text()
     assert "Traceback" not in out_a + b_log.read_text(), out_a
     assert "the tuner itself stood still" in out_a, out_a
