@@ -53,8 +53,8 @@ def test_baseline_measured_while_the_storage_is_down_is_journaled_and_replayed(p
 
     # The database is back: the next run stores the journaled baseline, does not measure it again,
     # and measures the study's trial against it.
-    again = zygote.run(TUNER_CLI, ["study", "run", str(path), "--workdir", str(workdir)], env=env, cwd=tmp_path,
-                       timeout=300)
+    again = zygote.run(TUNER_CLI, ["study", "run", str(path), "--workdir", str(workdir)], env=env,
+                       cwd=tmp_path, timeout=300)
     said = again.stdout + again.stderr
     assert "replayed from the journal into the storage: baseline (told)" in said, said[-3000:]
     assert "baseline (autoregressive): launching" not in said, said[-3000:]

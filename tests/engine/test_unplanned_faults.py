@@ -246,13 +246,13 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
                start_zygote_under([], CLI_PRELOAD, env, tmp_path)]
     a = b = None
     try:
-        a = start_forked(zygotes[0], ["study", "run", "--study", "takeover", "--workdir", "wa"], env, tmp_path,
-                         a_log)
+        a = start_forked(zygotes[0], ["study", "run", "--study", "takeover", "--workdir", "wa"], env,
+                         tmp_path, a_log)
         wait_for_text(tmp_path / "wa" / "trials" / "0" / "server.log", "Cache flushed")
         os.kill(a.pid, signal.SIGSTOP)
         stopped_at = time.monotonic()
-        b = start_forked(zygotes[1], ["study", "run", "--study", "takeover", "--workdir", "wb"], env, tmp_path,
-                         b_log)
+        b = start_forked(zygotes[1], ["study", "run", "--study", "takeover", "--workdir", "wb"], env,
+                         tmp_path, b_log)
         # A stays paused until B has failed trial 0 as dead (past the grace, 4 s: waited for, not
         # guessed, so a loaded machine's slow B cannot find A back first) and past its own stall
         # watch (5 s; one more for the watch's 0.5 s ticks), so that resumed it finds its trial taken
@@ -390,7 +390,8 @@ def test_a_fixed_port_taken_while_the_server_starts_stops_the_run_with_one_line(
 
 # the paused run and the paused confirmation had the suite's 300 s (pyproject) each as two tests: still so
 @pytest.mark.timeout(600)
-def test_tuner_paused_during_the_baseline_then_during_a_confirmation_measures_each_again(tmp_path, cli_zygote):
+def test_tuner_paused_during_the_baseline_then_during_a_confirmation_measures_each_again(tmp_path,
+                                                                                         cli_zygote):
     """The tuner paused during the baseline's single requests (``generate``) measures that baseline
     again (:func:`paused_baseline_run`); and `tuner study confirm` of that study, paused during a
     repeat, measures that repeat again. Confirm had no stall watch: a pause of any length during a

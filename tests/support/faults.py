@@ -206,7 +206,8 @@ def storage_away_during_baseline(pg_cluster, folder: Path, name: str, log_name: 
 
 
 @contextmanager
-def storage_away_during_forked_baseline(pg_cluster, folder: Path, name: str, log_name: str, zygote, **env: str):
+def storage_away_during_forked_baseline(pg_cluster, folder: Path, name: str, log_name: str, zygote,
+                                        **env: str):
     """:func:`storage_away_during_baseline`, its study created in this process (the setup, not under
     test: support/cli_in_process.py) and its worker forked from ``zygote`` (support/forked_tuner.py;
     the zygote started with :func:`fault_env`'s environment): a real process of its own still, a

@@ -9,7 +9,8 @@ Contract:
   in a thread of this process, so a zygote serves one forked worker at a time.
 * The worker is a real process of its own (its own pid; SIGSTOP, SIGCONT, SIGTERM, SIGKILL sent to it
   are real), a child of the zygote, in the zygote's process group (the zygote's owner kills that group
-  when it closes) unless started with ``new_session``. Both its output streams go to ``log``, as ``stdout=f, stderr=STDOUT`` would.
+  when it closes) unless started with ``new_session``. Both its output streams go to ``log``, as
+  ``stdout=f, stderr=STDOUT`` would.
 * What tuner reads from the environment at import (``TUNER_HEARTBEAT_*_S``, ``TUNER_STALL_S``) is the
   zygote's, read once: start the zygote with the environment the forked workers get
   (:func:`zygote.start_zygote`); ``PYTHONUNBUFFERED=1`` there too, so the log is written as it is said.
@@ -55,15 +56,16 @@ class ForkedTuner:
         self.stdout = self.stderr = None  # the output is in the log (support.processes.finish closes none)
         self._error: BaseException | None = None
         self._pid_file = Path(cwd) / f".forked-{id(self)}-{time.monotonic_ns()}.pid"
-        code = PRELUDE.format(log=str(self.log), pid_file=str(self._pid_file), new_session=new_session) + TUNER_CLI
+        code = PRELUDE.format(log=str(self.log), pid_file=str(self._pid_file), new_session=new_session)
+        code += TUNER_CLI
         self._thread = threading.Thread(target=self._run, args=(zygote, code, env, cwd, timeout), daemon=True,
                                         name="forked-tuner")
         self._thread.start()
         deadline = time.monotonic() + 60
         while not self._pid_file.exists():
             if not self._thread.is_alive():
-                raise AssertionError(f"the forked tuner ended before it ran ({self._error!r}): "
-                                     f"{self.log.read_text(errors='replace')[-2000:] if self.log.exists() else ''}")
+                said = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
+                raise AssertionError(f"the forked tuner ended before it ran ({self._error!r}): {said}")
             if time.monotonic() > deadline:
                 raise AssertionError("the zygote forked no worker within 60 s")
             time.sleep(0.005)
