@@ -15,9 +15,10 @@ Public API (everything else is internal)::
 ``run_suite`` raises :class:`ServerUnreachableError` when nothing answers at the URL,
 :class:`ServerDiedError` when the server dies mid-suite and :class:`ServerHungError` when it stops
 answering or outlives the caller's deadline (both :class:`ServerLostError`, with ``.partial``, a
-:class:`SuiteResult`), :class:`ServerInfoError` when a simulator gives no usable time scale, and
+:class:`SuiteResult`), :class:`ServerInfoError` when a simulator gives no usable time scale,
 :class:`SuiteOverContext`, before any request, when the suite asks a request more tokens than the
-server's context length holds.
+server's context length holds, and
+:class:`TunerOutOfFiles` (with ``.partial``) when the tuner itself hits its open-file limit.
 """
 
 import importlib
@@ -35,6 +36,7 @@ _HOME = {
     "Figure": "stats",
     "HangPolicy": "watch",
     "SuiteOverContext": "context",
+    "TunerOutOfFiles": "open_files",
 }
 
 

@@ -31,6 +31,7 @@ from typing import Any, NamedTuple
 import aiohttp
 
 from ..config.wording import counted
+from .open_files import check as check_own_files
 from .records import RequestRecord
 from .sglext import REQUEST_FIELD, accept_length, read_spec_details
 
@@ -176,6 +177,7 @@ class BenchClient:
                     f"GET {path} at {self.base_url} got no answer within {timeout.total:g} s: the server "
                     "accepts connections but does not answer", timed_out=True) from None
             except (aiohttp.ClientError, OSError) as exc:
+                check_own_files(exc, f"asking GET {path}")
                 raise ServerUnreachableError(
                     f"no server answering at {self.base_url} ({type(exc).__name__}: {exc}); "
                     "start it first or check --url") from None
@@ -235,7 +237,8 @@ class BenchClient:
             async with self.session.get(self.base_url + "/health", timeout=timeout) as resp:
                 await answered(resp)
             return True
-        except _CONNECTION_ERRORS:
+        except _CONNECTION_ERRORS as exc:
+            check_own_files(exc, "probing whether the server lives")  # refused, unless the tuner's own limit
             return False
         except _DISCONNECT_ERRORS:
             # A pooled keep-alive connection to a dead server fails this way; ask once more on a
@@ -245,7 +248,8 @@ class BenchClient:
                     async with fresh.get(self.base_url + "/health", timeout=timeout) as resp:
                         await answered(resp)
                 return True
-            except (aiohttp.ClientConnectorError, *_DISCONNECT_ERRORS):
+            except (aiohttp.ClientConnectorError, *_DISCONNECT_ERRORS) as exc:
+                check_own_files(exc, "probing whether the server lives")
                 return False
             except (aiohttp.ClientError, asyncio.TimeoutError):
                 return True
@@ -411,8 +415,10 @@ class BenchClient:
             self._fail(record, "timeout", f"no complete answer within {self.timeout_s:g} s"
                        + (" (model time)" if self.time_scale > 1.0 else ""))
         except _CONNECTION_ERRORS as exc:
+            check_own_files(exc, f"sending a {record.phase} request")  # the tuner's limit, not a refusal
             self._fail(record, "connection", f"{type(exc).__name__}: {exc}")
         except _DISCONNECT_ERRORS as exc:
+            check_own_files(exc, f"sending a {record.phase} request")
             if isinstance(exc.__cause__, aiohttp.http_exceptions.ContentEncodingError):
                 # the answer came on a working connection, its body not in the Content-Encoding it
                 # names (gzip, deflate, br): no disconnect (QA: recorded as 'disconnected', its message
@@ -428,6 +434,7 @@ class BenchClient:
             self._fail(record, "protocol", "unexpected answer: its HTTP could not be read: "
                        f"{' '.join(str(exc.message).split())[:200]}")
         except aiohttp.ClientError as exc:
+            check_own_files(exc, f"sending a {record.phase} request")
             self._fail(record, "connection", f"{type(exc).__name__}: {exc}")
         except (ValueError, KeyError, TypeError, IndexError) as exc:
             self._fail(record, "protocol", f"unexpected answer: {type(exc).__name__}: {exc}")

@@ -55,6 +55,7 @@ from typing import Any, Awaitable, Callable, Sequence
 from ..config.suite import Suite, load_suite
 from ..config.wording import counted
 from .client import BenchClient, BenchError, ServerUnreachableError
+from .open_files import TunerOutOfFiles
 from .plan import Stage
 from .records import RequestRecord
 from .result import SuiteResult, resolved_spec_from_info, says_adaptive, says_autoregressive, says_simulator
@@ -182,6 +183,11 @@ class _SuiteRun:
                         raise ServerDiedError(str(lost), self.result) from None
                     self._emit("hung", error=str(lost), reason=lost.reason)
                     raise ServerHungError(str(lost), self.result, lost.reason) from None
+                except TunerOutOfFiles as exc:  # the tuner's limit: what it measured so far is a record only
+                    self.result.error = str(exc)
+                    self._finish(t0)
+                    exc.partial = self.result
+                    raise
         finally:
             self.result.duration_s = time.perf_counter() - t0
         self.result.complete = self.result.stopped_after is None

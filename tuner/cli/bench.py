@@ -117,7 +117,8 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     Figures from the simulated server are in model time (its wall clock runs --sim-speedup
     times faster), labelled so; raw wall times stay in the --json records.
     """
-    from ..bench import BenchError, ServerDiedError, ServerLostError, SuiteOverContext, run_suite
+    from ..bench import (BenchError, ServerDiedError, ServerLostError, SuiteOverContext, TunerOutOfFiles,
+                         run_suite)
     from ..config.suite import load_suite
     from ..engine.urls import redact, scrub
     from .bench_baseline import load_baseline, other_prompt_tokens, refuse_untrue_baseline, untrue_answers
@@ -174,6 +175,14 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
         raise click.exceptions.Exit(1) from None
     except BenchError as exc:
         click.echo(clean(f"error: {exc}"), err=True)
+        raise click.exceptions.Exit(1) from None
+    except TunerOutOfFiles as exc:  # this process's own ulimit -n: nothing after it is the server's figure
+        where = ""
+        if json_out is not None and exc.partial is not None:
+            exc.partial.base_url = shown
+            exc.partial.save(json_out)
+            where = f"; partial result saved to {json_out}"
+        click.echo(clean(f"error: {exc}{where}"), err=True)
         raise click.exceptions.Exit(1) from None
     res.base_url = shown
     nothing = bool(res.records) and res.n_failed == len(res.records)

@@ -53,6 +53,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from typing import Callable
 
+from ..bench.open_files import TunerOutOfFiles
 from ..config.space import SearchSpace
 from ..config.study import StudyConfig
 from ..server.signals import signals_held
@@ -118,6 +119,16 @@ class Held:
     m: object
     entry: object
     checked: bool = True  #: the study was checked before the entry (else it is checked before the store)
+
+
+def _why_interrupted(exc: BaseException) -> str:
+    """The note of a trial queued again because of ``exc``: the disk's or the tuner's own limit, not the
+    setting's fault, or a stop."""
+    if isinstance(exc, WorkdirUnwritable):
+        return f"its launch could not write the workdir ({exc.args[0].partition('; ')[0]})"
+    if isinstance(exc, TunerOutOfFiles):
+        return exc.args[0].partition("; ")[0]  # "the tuner could not open a file ...: its limit ..."
+    return "the tuner was stopped during this trial"
 
 
 def _left_running(exc: BaseException, trial) -> None:
@@ -480,8 +491,7 @@ class TrialRunner:
             if self.held is not None:  # measured, its verdict held: stored as it stands, nothing lost
                 self._store_held(trial, eff, baseline)
                 raise
-            self._interrupt(trial, f"its launch could not write the workdir ({exc.args[0].partition('; ')[0]})"
-                            if isinstance(exc, WorkdirUnwritable) else "the tuner was stopped during this trial")
+            self._interrupt(trial, _why_interrupted(exc))
             raise
 
     def _rejudge(self, trial, eff: SpecConfig, baseline: Baseline) -> str:

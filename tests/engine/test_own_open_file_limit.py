@@ -1,0 +1,67 @@
+"""The tuner's own open-file limit is not the setting's fault (QA, qa217).
+
+Under ``prlimit --nofile=32:32`` (a Slurm job's or a container's low ``ulimit -n``), the C=32 sweep
+could not open its sockets (EMFILE); the client read that as refused connections and the trial was
+failed as ``request_errors``, charged to the budget, its setting never measured again. Now the run
+stops with one line naming the limit and ``ulimit -n``, the trial is queued again (``interrupted``),
+and the next run with the usual limit makes the budget's launch: nothing wrong kept, nothing lost.
+
+Real processes, a real limit (``setrlimit`` in the child, what ``prlimit`` does), a real simulator.
+"""
+
+from __future__ import annotations
+
+import json
+import resource
+import subprocess
+import sys
+
+from support.demo_study import demo_study
+
+#: small, but with the sweep at concurrency 32 the objective needs: 32 sockets at once
+SUITE = {"name": "c32", "prompts": [{"name": "p", "text": "Write a haiku about autumn leaves."}],
+         "single": {"lengths": [16], "repeats": 1}, "sweep": {"concurrencies": [32], "max_tokens": 16},
+         "warmup": {"requests": 1, "max_tokens": 4}, "timeout_s": 300, "ignore_eos": True}
+LIMIT = 32  #: below the sweep's 32 sockets plus stdio: the limit is reached, whatever else is open
+
+
+def _tuner(*argv: str, cwd, nofile: int | None = None) -> subprocess.CompletedProcess:
+    def limited() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+
+    return subprocess.run([sys.executable, "-m", "tuner", *argv], cwd=cwd, capture_output=True, text=True,
+                          timeout=300, preexec_fn=limited if nofile else None)
+
+
+def _trials(path, cwd) -> list[dict]:
+    done = _tuner("study", "status", str(path), "-f", "json", cwd=cwd)
+    assert done.returncode == 0, done.stderr
+    return json.loads(done.stdout)["trials"]
+
+
+def test_a_sweep_past_the_tuners_open_file_limit_blames_no_setting(tmp_path):
+    path = demo_study(tmp_path, "fds", **{"bench.suite": SUITE, "budget.n_trials": 1,
+                                          "server.sim.speedup": 50})
+    first = _tuner("study", "run", str(path), cwd=tmp_path)
+    assert first.returncode == 0, first.stderr  # the baseline and trial 0, with the usual limit
+
+    low = _tuner("study", "run", str(path), "--add-trials", "1", cwd=tmp_path, nofile=LIMIT)
+    assert low.returncode == 1, low.stdout + low.stderr
+    assert "Traceback" not in low.stderr, low.stderr
+    errors = [line for line in low.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1, low.stderr
+    assert f"ulimit -n: soft {LIMIT}, hard {LIMIT}" in errors[0] and "ulimit -n 65536" in errors[0], errors
+    trials = _trials(path, tmp_path)
+    cut = [t for t in trials if t["number"] == 1]
+    assert cut and cut[0]["status"] == "interrupted", trials  # queued again, not the setting's failure
+    assert "open-file limit" in cut[0]["note"], cut
+    assert not [t for t in trials if t["status"] == "failed"], trials
+    assert [t["status"] for t in trials].count("measured") == 1, trials
+    queued = [t for t in trials if t["state"] == "WAITING" and t["requested"] == cut[0]["requested"]]
+    assert queued, trials  # its setting is queued again, to be measured when the budget reaches it
+
+    again = _tuner("study", "run", str(path), cwd=tmp_path)  # the usual limit: the budget's launch is made
+    assert again.returncode == 0, again.stderr
+    trials = _trials(path, tmp_path)
+    assert [t["status"] for t in trials].count("measured") == 2, trials
+    assert not [t for t in trials if t["status"] == "failed"], trials
