@@ -6,6 +6,8 @@ failed as ``request_errors``, charged to the budget, its setting never measured 
 stops with one line naming the limit and ``ulimit -n``, the trial is queued again (``interrupted``),
 and the next run with the usual limit makes the budget's launch: nothing wrong kept, nothing lost.
 
+A soft limit under a higher hard one is raised first (as SGLang raises its own), so it measures.
+
 Real processes, a real limit (``setrlimit`` in the child, what ``prlimit`` does), a real simulator.
 """
 
@@ -25,9 +27,9 @@ SUITE = {"name": "c32", "prompts": [{"name": "p", "text": "Write a haiku about a
 LIMIT = 32  #: below the sweep's 32 sockets plus stdio: the limit is reached, whatever else is open
 
 
-def _tuner(*argv: str, cwd, nofile: int | None = None) -> subprocess.CompletedProcess:
+def _tuner(*argv: str, cwd, nofile: int | None = None, hard: int | None = None) -> subprocess.CompletedProcess:
     def limited() -> None:
-        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, nofile))
+        resource.setrlimit(resource.RLIMIT_NOFILE, (nofile, hard or nofile))
 
     return subprocess.run([sys.executable, "-m", "tuner", *argv], cwd=cwd, capture_output=True, text=True,
                           timeout=300, preexec_fn=limited if nofile else None)
@@ -65,3 +67,14 @@ def test_a_sweep_past_the_tuners_open_file_limit_blames_no_setting(tmp_path):
     trials = _trials(path, tmp_path)
     assert [t["status"] for t in trials].count("measured") == 2, trials
     assert not [t for t in trials if t["status"] == "failed"], trials
+
+
+def test_a_low_soft_limit_under_a_high_hard_one_is_raised_and_the_study_measures(tmp_path):
+    """``prlimit --nofile=32:4096``: the soft limit a shell or job gives is raised as far as the hard one
+    allows (as SGLang raises its own), so the sweep's sockets fit and every launch is measured."""
+    path = demo_study(tmp_path, "soft", **{"bench.suite": SUITE, "budget.n_trials": 1,
+                                           "server.sim.speedup": 50})
+    done = _tuner("study", "run", str(path), cwd=tmp_path, nofile=LIMIT, hard=4096)
+    assert done.returncode == 0, done.stderr
+    trials = _trials(path, tmp_path)
+    assert [t["status"] for t in trials if t["state"] != "WAITING"] == ["measured"], trials

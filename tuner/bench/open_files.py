@@ -16,6 +16,9 @@ import resource
 
 #: errno values that mean the tuner, not the server, ran out of file descriptors
 _OUT_OF_FILES = (errno.EMFILE, errno.ENFILE)
+#: The soft open-file limit a tuner raises itself to, as far as the hard limit allows: SGLang's own
+#: (``set_ulimit(target_soft_limit=65535)``, sglang/srt/utils/common.py, called as its engine starts)
+TARGET_SOFT_LIMIT = 65535
 
 
 class TunerOutOfFiles(RuntimeError):
@@ -37,6 +40,21 @@ def out_of_files(exc: BaseException | None) -> int | None:
                 return e.errno
         exc = exc.__cause__ or exc.__context__
     return None
+
+
+def raise_soft_limit() -> None:
+    """Raise this process's soft ``RLIMIT_NOFILE`` towards :data:`TARGET_SOFT_LIMIT`, never past the
+    hard limit (which only the administrator raises): a shell's or job's soft ``ulimit -n`` below what
+    the sweep needs (Slurm and some containers give 1024 or less, with a hard limit far above) is no
+    reason to stop. The servers the tuner launches inherit it, the baseline's and the trials' alike. A
+    refusal (a sandbox) leaves the limit as it was: :func:`check` then names it."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    target = TARGET_SOFT_LIMIT if hard == resource.RLIM_INFINITY else min(TARGET_SOFT_LIMIT, hard)
+    if soft != resource.RLIM_INFINITY and soft < target:
+        try:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (target, hard))
+        except (ValueError, OSError):
+            pass
 
 
 def limit_text() -> str:

@@ -15,6 +15,7 @@ import sys
 import click
 
 from .. import __version__
+from ..bench.open_files import raise_soft_limit
 from ..config.names import shown
 from ..config.yamlfile import ConfigError
 from .lazy import LazyGroup
@@ -273,6 +274,7 @@ def main() -> None:
     import warnings
 
     _open_closed_streams()
+    raise_soft_limit()  # a low soft ulimit -n under a high hard one: the C=32 sweep's sockets fit
     escape_unencodable()  # a terminal not in UTF-8 gets escapes, not a traceback
 
     # Optuna marks the APIs an unattended study needs (heartbeats, constraints) as experimental;
