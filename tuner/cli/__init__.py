@@ -215,6 +215,10 @@ class _TunerGroup(LazyGroup):
             raise self.pipe_closed(exc, ctx) from None
         except OSError as exc:
             raise self.write_failed(exc) from None
+        except MemoryError:  # the process's own limit (ulimit -v, a job's memory cap): no one's bug, no traceback
+            click.echo(f"error: {self.command_words(ctx)} ran out of memory ({_memory_limit()}); raise the "
+                       "limit or free memory and run it again", err=True)
+            raise click.exceptions.Exit(1) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             if not _database_loaded():  # (a command's --help, click's Exit, comes here too)
                 raise
@@ -236,6 +240,16 @@ def cli() -> None:
     `tuner study run demo.yaml` runs it. `tuner space list eagle3` lists the settings of the shipped
     search space.
     """
+
+
+def _memory_limit() -> str:
+    """This process's address-space limit as ``ulimit -v`` sets it, in words."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return "no address-space limit (ulimit -v): the machine's or the job's memory is used up"
+    return f"its address-space limit, ulimit -v, is {soft // 1024} KiB"
 
 
 def _storages_opened() -> int:
