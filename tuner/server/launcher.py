@@ -102,8 +102,15 @@ def server_log_path(workdir: str | Path, trial: int | None) -> Path:
 
 def runs_from_working_folder() -> bool:
     """Whether this tuner's package is the ``tuner/`` of the working folder (a checkout run as
-    ``python -m tuner`` there, installed or not), which a child's ``python -m`` finds by that folder."""
-    return Path(__file__).resolve().parents[2] == Path.cwd().resolve()
+    ``python -m tuner`` there, installed or not), which a child's ``python -m`` finds by that folder.
+    False once the working folder is deleted under a run: no package is found by it any more (QA, qa217:
+    the next launch ended the run in ``FileNotFoundError`` from ``Path.cwd()``; a child Python starts in
+    a deleted folder all the same)."""
+    try:
+        here = os.getcwd()
+    except FileNotFoundError:
+        return False
+    return Path(__file__).resolve().parents[2] == Path(here).resolve()
 
 
 class ServerProcess:
