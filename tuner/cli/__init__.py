@@ -219,6 +219,13 @@ class _TunerGroup(LazyGroup):
             click.echo(f"error: {self.command_words(ctx)} ran out of memory ({_memory_limit()}); raise the "
                        "limit or free memory and run it again", err=True)
             raise click.exceptions.Exit(1) from None
+        except RuntimeError as exc:
+            if not _no_thread(exc):
+                raise
+            # the kernel refused a thread (ulimit -u counts every process and thread of the user)
+            click.echo(f"error: {self.command_words(ctx)} could not start a thread ({_thread_limits()}); raise "
+                       "the limit or end some of this user's processes and run it again", err=True)
+            raise click.exceptions.Exit(1) from None
         except Exception as exc:  # only storage errors are turned into a line; the rest goes on
             if not _database_loaded():  # (a command's --help, click's Exit, comes here too)
                 raise
@@ -250,6 +257,26 @@ def _memory_limit() -> str:
     if soft == resource.RLIM_INFINITY:
         return "no address-space limit (ulimit -v): the machine's or the job's memory is used up"
     return f"its address-space limit, ulimit -v, is {soft // 1024} KiB"
+
+
+def _no_thread(exc: RuntimeError) -> bool:
+    """Whether ``exc`` is CPython's refusal to start a thread (``threading.Thread.start``: the kernel's
+    ``EAGAIN``: RLIMIT_NPROC or a cgroup's pids.max reached, or no room for the thread's stack)."""
+    return str(exc) == "can't start new thread"
+
+
+def _thread_limits() -> str:
+    """The limits a new thread must fit under, as ``ulimit`` names them: the user's processes and threads
+    (``-u``), and its stack (``-s``, glibc's default for a thread) within the address space (``-v``)."""
+    import resource
+
+    def shown(limit: int, unit: int = 1, suffix: str = "") -> str:
+        soft = resource.getrlimit(limit)[0]
+        return "unlimited" if soft == resource.RLIM_INFINITY else f"{soft // unit}{suffix}"
+
+    return (f"the kernel refused it; ulimit -u (this user's processes and threads, servers' included) "
+            f"{shown(resource.RLIMIT_NPROC)}, ulimit -s {shown(resource.RLIMIT_STACK, 1024, ' KiB')} "
+            f"within ulimit -v {shown(resource.RLIMIT_AS, 1024, ' KiB')}")
 
 
 def _storages_opened() -> int:
