@@ -68,6 +68,14 @@ def test_a_sweep_past_the_tuners_open_file_limit_blames_no_setting(tmp_path):
     assert [t["status"] for t in trials].count("measured") == 2, trials
     assert not [t for t in trials if t["status"] == "failed"], trials
 
+    # `tuner study confirm` stops the same way: one line, the rounds measured so far stored
+    confirm = _tuner("study", "confirm", str(path), "--picks", "0", "--repeats", "2", cwd=tmp_path, nofile=LIMIT)
+    assert confirm.returncode == 1, confirm.stdout + confirm.stderr
+    assert "Traceback" not in confirm.stderr, confirm.stderr
+    errors = [line for line in confirm.stderr.splitlines() if line.startswith("error:")]
+    assert len(errors) == 1 and f"ulimit -n: soft {LIMIT}, hard {LIMIT}" in errors[0], confirm.stderr
+    assert errors[0].endswith("; the rounds measured so far are stored"), errors
+
 
 def test_a_low_soft_limit_under_a_high_hard_one_is_raised_and_the_study_measures(tmp_path):
     """``prlimit --nofile=32:4096``: the soft limit a shell or job gives is raised as far as the hard one

@@ -106,6 +106,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
         if not candidates:
             fail(f"--picks {picks}: no setting of study {name} to confirm; give other picks or trial numbers")
         backend = _backend(config, space, suite_dict)
+        from ..bench.open_files import TunerOutOfFiles
         from ..server.launcher import stop_on_signals
         from .progress import RunView
 
@@ -141,6 +142,10 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
             except StudyReplaced as exc:  # deleted under this command, perhaps made anew (as a run says it)
                 view.close()
                 click.echo(f"error: {exc}", err=True)
+                sys.exit(1)
+            except TunerOutOfFiles as exc:  # this process's ulimit -n: the repeat is no server's failure
+                view.close()
+                click.echo(f"error: {exc}; the rounds measured so far are stored", err=True)
                 sys.exit(1)
         for line in summary.failed:
             click.echo(f"warning: failed: {line}", err=True)

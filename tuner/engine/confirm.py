@@ -32,6 +32,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Callable, Sequence
 
+from ..bench.open_files import TunerOutOfFiles
 from ..config.study import CONFIRM_SUFFIX
 from ..config.yamlfile import ConfigError
 from ..sglang.rules import SpecConfig
@@ -330,6 +331,9 @@ def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, w
                 if isinstance(exc, TunerStalled):
                     trial.set_user_attr("status", INTERRUPTED)
                     trial.set_user_attr("note", f"{exc}; measured again")
+                elif isinstance(exc, TunerOutOfFiles):  # the tuner's ulimit -n, not the server's failure
+                    trial.set_user_attr("status", INTERRUPTED)
+                    trial.set_user_attr("note", str(exc).partition("; ")[0])
                 tell(cstudy, trial, state=TrialState.FAIL)
             raise
     return outcome.get("status", FAILED), outcome.get("failure")
