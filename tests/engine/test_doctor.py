@@ -90,7 +90,7 @@ def test_broken_precondition_is_one_line_and_exit_1(tmp_path):
     assert r.returncode == 1
     fails = [line for line in r.stdout.splitlines() if line.startswith("fail")]
     assert len(fails) == 1 and "interpreter" in fails[0] and "set server.python" in fails[0]
-    assert r.stdout.splitlines()[-1] == "1 of 9 checks fail"
+    assert r.stdout.splitlines()[-1] == "1 of 10 checks fail"
 
 
 def test_an_interpreter_that_imports_tuner_without_its_dependencies_fails(tmp_path):

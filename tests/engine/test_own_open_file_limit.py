@@ -24,7 +24,8 @@ from support.demo_study import demo_study
 SUITE = {"name": "c32", "prompts": [{"name": "p", "text": "Write a haiku about autumn leaves."}],
          "single": {"lengths": [16], "repeats": 1}, "sweep": {"concurrencies": [32], "max_tokens": 16},
          "warmup": {"requests": 1, "max_tokens": 4}, "timeout_s": 300, "ignore_eos": True}
-LIMIT = 32  #: below the sweep's 32 sockets plus stdio: the limit is reached, whatever else is open
+#: past `tuner doctor`'s least (the sweep's 32 sockets + 6), short of what the run then opens
+LIMIT = 38
 
 
 def _tuner(*argv: str, cwd, nofile: int | None = None, hard: int | None = None) -> subprocess.CompletedProcess:
@@ -86,3 +87,16 @@ def test_a_low_soft_limit_under_a_high_hard_one_is_raised_and_the_study_measures
     assert done.returncode == 0, done.stderr
     trials = _trials(path, tmp_path)
     assert [t["status"] for t in trials if t["state"] != "WAITING"] == ["measured"], trials
+
+
+def test_a_limit_no_sweep_fits_under_is_refused_before_anything_is_written(tmp_path):
+    """`ulimit -n` 32 (hard too) under the C=32 sweep's 32 sockets and the tuner's own files: refused by
+    `tuner doctor`'s cheap check before the study is created or a server loads a model."""
+    path = demo_study(tmp_path, "few", **{"bench.suite": SUITE, "budget.n_trials": 1})
+    done = _tuner("study", "run", str(path), cwd=tmp_path, nofile=32)
+    assert done.returncode == 1, done.stderr
+    errors = [line for line in done.stderr.splitlines() if line.startswith("error:")]
+    assert errors == ["error: fail  open files: ulimit -n is 32 (the hard limit too), under the 38 the sweep at "
+                      "concurrency 32 needs at the least with the tuner's own files; raise it where the tuner "
+                      "starts (`ulimit -n 65536`, a Slurm job's or a container's nofile limit)"], done.stderr
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["few.yaml"]  # no storage, no workdir

@@ -42,7 +42,7 @@ PASS, WARN, FAIL = "pass", "warn", "fail"
 #: SGLang releases the rules were checked against (tuner/sglang/server_args_0_5_23.json).
 KNOWN_SGLANG = ("0.5.23",)
 #: Checks cheap enough to run before every study run (no subprocess of the server interpreter).
-CHEAP = ("gpus", "model files", "port", "storage", "workdir", "objectives")
+CHEAP = ("gpus", "model files", "port", "storage", "workdir", "open files", "objectives")
 #: How many of the space's settings (besides the seeds) SGLang's argument check samples.
 SAMPLE_TRIALS = 6
 
@@ -545,6 +545,36 @@ def check_workdir(config: StudyConfig) -> Check:
     return Check("workdir", PASS, f"{workdir} is writable, {free_gib:.0f} GiB free")
 
 
+#: Files a worker holds for certain beside the sweep's connections: stdio (3), the event loop's epoll,
+#: the watchdog's connection, the storage (SQLite's file). Below that no sweep can run; above it, the
+#: rest (the server's log, the journal, PostgreSQL's 4 sessions) may still not fit, which the run itself
+#: finds (:class:`tuner.bench.open_files.TunerOutOfFiles`). Measured (QA, qa217): the demo study peaks
+#: at 44-46 at C=32 and measured at ``ulimit -n`` 40.
+OPEN_FILES_BESIDE_SWEEP = 6
+
+
+def check_open_files(config: StudyConfig) -> Check:
+    """Whether this process may open the sweep's connections and its own files at once (``ulimit -n``;
+    its soft limit was raised as far as the hard one allows as the command started:
+    :func:`tuner.bench.open_files.raise_soft_limit`). A run past it would stop at the baseline's sweep,
+    after a model load (:class:`tuner.bench.open_files.TunerOutOfFiles`)."""
+    import resource
+
+    if config.server.backend == "model":
+        return Check("open files", PASS, "server.backend model: no connections")
+    from ..server.command import study_max_concurrency
+
+    soft = resource.getrlimit(resource.RLIMIT_NOFILE)[0]
+    concurrency = study_max_concurrency(config)
+    need = concurrency + OPEN_FILES_BESIDE_SWEEP
+    if soft != resource.RLIM_INFINITY and soft < need:
+        return Check("open files", FAIL, f"ulimit -n is {soft} (the hard limit too), under the {need} the sweep at "
+                     f"concurrency {concurrency} needs at the least with the tuner's own files; raise it where the tuner "
+                     "starts (`ulimit -n 65536`, a Slurm job's or a container's nofile limit)")
+    return Check("open files", PASS, f"ulimit -n {'unlimited' if soft == resource.RLIM_INFINITY else soft}, "
+                 f"the sweep at concurrency {concurrency} needs {need} at the least")
+
+
 def check_objectives(config: StudyConfig) -> Check:
     from ..config.suite import load_suite
 
@@ -644,5 +674,6 @@ def run_checks(config: StudyConfig, *, cheap_only: bool = False, source="study")
             else:
                 checks.append(Check("sglang arguments", WARN, "not run: the server interpreter failed above"))
     checks += [check_gpus(config), check_model_files(config), check_port(config),
-               check_storage(config, outage_ok=cheap_only), check_workdir(config), check_objectives(config)]
+               check_storage(config, outage_ok=cheap_only), check_workdir(config), check_open_files(config),
+               check_objectives(config)]
     return checks
