@@ -15,6 +15,7 @@ from click.testing import CliRunner
 from support.model_study import SPACE
 from support.prepared_once import prepared_once
 from support.suite_backend import SuiteBackend
+from support.zygote import cli_zygote
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -474,13 +475,25 @@ def test_a_round_s_baseline_that_hiccupped_is_measured_again_and_its_candidates_
         conf.candidates
 
 
-def test_a_confirmation_s_start_reads_the_same_in_every_time_zone(lucky_study):
+#: A `tuner` command run in the zone its environment's TZ names. A worker forked from tz_zygote has
+#: the zygote's C library, which read its own zone already: without tzset() the worker ran in the
+#: zygote's zone whatever its TZ said (checked: the summer-time test then passed with qa168's fix undone).
+IN_ITS_ZONE = "import time\ntime.tzset()\nfrom tuner.cli import main\nmain()"
+
+
+@pytest.fixture(scope="module")
+def tz_zygote(tmp_path_factory):
+    """Real `tuner` processes for the time-zone tests (each its own pid and environment), forked from
+    one that imported tuner once (tests/support/zygote.py): four fresh interpreters cost a CPU second
+    or more each, nearly all of it imports."""
+    yield from cli_zygote(tmp_path_factory)
+
+
+def test_a_confirmation_s_start_reads_the_same_in_every_time_zone(lucky_study, tz_zygote):
     """``started_at`` (``confirm --json``, ``status --json``) is UTC with its offset: it was the
     reader's local time without a zone, so a node in Tokyo and one in UTC printed two times, 9 hours
     apart, for one run (QA, qa95). Real ``tuner`` processes, each with its own ``TZ``."""
     import json
-    import subprocess
-    import sys
     from datetime import timezone
 
     path, config, backend, study = lucky_study
@@ -488,9 +501,8 @@ def test_a_confirmation_s_start_reads_the_same_in_every_time_zone(lucky_study):
     shown = {}
     for zone in ("UTC0", "JST-9", "PST8PDT,M3.2.0,M11.1.0"):
         env = {"PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore", "TZ": zone}
-        out = subprocess.run([sys.executable, "-c", "from tuner.cli import main; main()", "study", "confirm",
-                              str(path), "--show", "--json"], capture_output=True, text=True, timeout=300,
-                             env=env, cwd=path.parent)
+        out = tz_zygote.run(IN_ITS_ZONE, ["study", "confirm", str(path), "--show", "--json"], env=env,
+                            cwd=path.parent, timeout=300)
         assert out.returncode == 0, out.stderr
         shown[zone] = json.loads(out.stdout)["started_at"]
     # the run's start, as its run id stamps it from a UTC clock (engine.confirm.RUN_TIME)
@@ -500,15 +512,13 @@ def test_a_confirmation_s_start_reads_the_same_in_every_time_zone(lucky_study):
     assert expected.isoformat().endswith("+00:00")
 
 
-def test_a_confirmation_s_start_in_the_hour_summer_time_repeats(lucky_study):
+def test_a_confirmation_s_start_in_the_hour_summer_time_repeats(lucky_study, tz_zygote):
     """A run started at 01:40 UTC on 2026-10-25, read in Europe/Berlin (02:40 there, an hour its clocks
     show twice that night), was said to start at 00:40 UTC: Optuna hands the start back as local time
     without a zone, and which of the two 02:40s it was is lost (QA, qa168). The run id's UTC stamp
     says it. The stored times are set to that night by editing the SQLite file (no clock is faked)."""
     import json
     import sqlite3
-    import subprocess
-    import sys
 
     path, config, backend, study = lucky_study
     run_confirmation(study, config, backend, confirm_candidates(study, ["single"]), repeats=2)
@@ -523,9 +533,8 @@ def test_a_confirmation_s_start_in_the_hour_summer_time_repeats(lucky_study):
                           (json.dumps(night),)).rowcount >= 4
     db.close()
     env = {"PATH": "/usr/bin:/bin", "PYTHONWARNINGS": "ignore", "TZ": "Europe/Berlin"}
-    out = subprocess.run([sys.executable, "-c", "from tuner.cli import main; main()", "study", "confirm",
-                          str(path), "--show", "--json"], capture_output=True, text=True, timeout=300,
-                         env=env, cwd=path.parent)
+    out = tz_zygote.run(IN_ITS_ZONE, ["study", "confirm", str(path), "--show", "--json"], env=env,
+                        cwd=path.parent, timeout=300)
     assert out.returncode == 0, out.stderr
     shown = json.loads(out.stdout)
     assert shown["run"] == night and shown["started_at"] == "2026-10-25T01:40:03+00:00", shown
