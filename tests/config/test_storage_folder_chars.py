@@ -11,20 +11,21 @@ after ``#``/``?`` or a ``$VARIABLE`` the user never wrote.
 import pytest
 from click.testing import CliRunner
 
-from support.faults import ROOT
+from support.small_space import small_space
 from tuner.cli import cli
 
-STUDY = f"""
+# the space is beside the folders under test, not in one: what is tested is where the storage goes
+STUDY = """
 name: fc
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
-{{storage}}
+search_space: {space}
+{storage}
 server:
   backend: model
   model_path: moonshotai/Kimi-K2.6
   draft_model_path: sim/kimi-k2.6-eagle3
-  model: {{{{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}}}
-bench: {{{{suite: quick}}}}
-budget: {{{{n_trials: 1}}}}
+  model: {{profile: k2.6-tp8-pcie, noise: 0.02, seed: 1}}
+bench: {{suite: quick}}
+budget: {{n_trials: 1}}
 """
 
 
@@ -36,7 +37,7 @@ def test_the_storage_is_beside_the_study_file(folder, storage, tmp_path, monkeyp
     decoded = tmp_path / "a b"  # what SQLAlchemy made of a%20b
     decoded.mkdir()
     study = home / "fc.yaml"
-    study.write_text(STUDY.format(storage=storage))
+    study.write_text(STUDY.format(space=small_space(tmp_path), storage=storage))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
