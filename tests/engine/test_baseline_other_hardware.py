@@ -20,6 +20,7 @@ from pathlib import Path
 
 import optuna
 import pytest
+from support.small_space import small_space
 
 from tuner.config.study import load_study
 from tuner.config.suite import load_suite
@@ -29,7 +30,6 @@ from tuner.engine.facts import HARDWARE_ATTR, hardware_difference, node_hardware
 from tuner.engine.runner import run_study
 from tuner.engine.study import BASELINE_SUFFIX, create_study
 
-ROOT = Path(__file__).resolve().parents[2]
 H100 = ("NVIDIA H100 80GB HBM3", "9.0", 81559)
 H200 = ("NVIDIA H200", "9.0", 143771)
 A100 = ("NVIDIA A100-SXM4-80GB", "8.0", 81920)
@@ -68,13 +68,15 @@ _path = __import__("os").environ.get("PATH", "")
 
 
 def _study(tmp_path: Path, server_more: str = ""):
+    """Study ``hw`` on SGLang (two GPUs) in ``tmp_path``, created; the space is a small one: which
+    setting a trial runs is not what is tested here, and the shipped one costs each run its CPU."""
     for name, arch in (("model", "LlamaForCausalLM"), ("draft", "LlamaForCausalLMEagle3")):
         (tmp_path / name).mkdir()
         (tmp_path / name / "config.json").write_text(json.dumps({"architectures": [arch], "model_type": "llama"}))
     path = tmp_path / "hw.yaml"
     path.write_text(f"""
 name: hw
-search_space: {ROOT / 'search_spaces' / 'eagle3.yaml'}
+search_space: {small_space(tmp_path)}
 storage: sqlite:///{tmp_path / 'hw.db'}
 workdir: {tmp_path / 'work'}
 server: {{backend: sglang, model_path: {tmp_path / 'model'}, draft_model_path: {tmp_path / 'draft'}, tp_size: 2{server_more}}}
