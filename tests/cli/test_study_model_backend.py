@@ -12,6 +12,7 @@ import yaml
 from click.testing import CliRunner
 from support.landscapes import SPACE, table_from_profile, write_table
 from support.prepared_once import prepared_once
+from support.small_space import small_space
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -302,7 +303,8 @@ def test_a_server_arg_given_as_text_runs_as_sglang_reads_it(tmp_path):
     """QA: ``server.args: {mem_fraction_static: "0.8"}`` on the model backend died with TypeError (exit 1,
     a half-made study left); SGLang's argparse and the simulator read the text as the number."""
     path = tmp_path / "text.yaml"
-    path.write_text(STUDY.format(name="text", space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 1}")
+    path.write_text(STUDY.format(name="text", space=small_space(tmp_path),
+                                 model="{profile: k2.6-tp8-pcie, seed: 1}")
                     .replace("  model:", '  args: {mem_fraction_static: "0.8", context_length: "8192"}\n  model:')
                     .replace("n_trials: 6", "n_trials: 1"))
     r = CliRunner().invoke(cli, ["study", "run", str(path)])
@@ -310,9 +312,11 @@ def test_a_server_arg_given_as_text_runs_as_sglang_reads_it(tmp_path):
     assert "done: 1 measured" in r.output and "Traceback" not in r.output
 
 
-def _with_args(tmp_path, name: str, args: str):
+def _with_args(tmp_path, name: str, args: str, space=SPACE):
+    """Study NAME (one launch, the performance model) with ``server.args: ARGS``, in ``space``: a study
+    that runs takes a small one (tests/support/small_space.py), what it launches is not tested here."""
     path = tmp_path / f"{name}.yaml"
-    path.write_text(STUDY.format(name=name, space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 1}")
+    path.write_text(STUDY.format(name=name, space=space, model="{profile: k2.6-tp8-pcie, seed: 1}")
                     .replace("  model:", f"  args: {args}\n  model:").replace("n_trials: 6", "n_trials: 1"))
     return path
 
@@ -325,7 +329,8 @@ def test_a_server_arg_sglang_launches_with_runs(tmp_path, args):
     study left). SGLang 0.5.23 launches these: --stream-interval is a plain int (0 or less streams
     every step: managers/scheduler_components/output_streamer.py), and --log-level any text its
     logger takes upper-cased (utils/common.py configure_logger: getattr(logging, level.upper()))."""
-    r = CliRunner().invoke(cli, ["study", "run", str(_with_args(tmp_path, "runs", args))])
+    path = _with_args(tmp_path, "runs", args, small_space(tmp_path))
+    r = CliRunner().invoke(cli, ["study", "run", str(path)])
     assert r.exit_code == 0, r.output
     assert "done: 1 measured" in r.output and "Traceback" not in r.output
 
@@ -356,7 +361,8 @@ def test_status_says_a_figure_the_suite_never_measures_is_not_there(tmp_path):
             "single": {"lengths": single, "repeats": 1}, "sweep": {"concurrencies": levels, "max_tokens": 256},
             "warmup": {"requests": 1, "max_tokens": 8}, "ignore_eos": True}))
         path = tmp_path / f"{name}-study.yaml"
-        path.write_text(STUDY.format(name=name, space=SPACE, model="{profile: k2.6-tp8-pcie, seed: 1}")
+        path.write_text(STUDY.format(name=name, space=small_space(tmp_path),
+                                     model="{profile: k2.6-tp8-pcie, seed: 1}")
                         .replace("bench: {suite: quick}", f"bench: {{suite: {name}.yaml}}\nobjectives: [{objective}]")
                         .replace("n_trials: 6", "n_trials: 1"))
         assert invoke("study", "run", path).exit_code == 0
