@@ -12,6 +12,7 @@ import yaml
 from click.testing import CliRunner
 from support.model_study import SPACE, make_model_study
 from support.prepared_once import prepared_once
+from support.small_space import small_space
 
 from tuner.cli import cli
 from tuner.config.study import load_study
@@ -228,7 +229,7 @@ def test_adaptive_is_refused_where_sglang_switches_it_off(tmp_path, args, reason
     # adaptive_spec_params.py, adaptive_unsupported_reason: SGLang logs one warning and runs static.
     # One launch, the first seed (3, 1, 4): a topk-1 setting, so --adaptive and --pick single would
     # both export were it not for the refusal (four launches showed nothing more)
-    path = make_model_study(tmp_path, name="dp", n_trials=1, args=args)
+    path = make_model_study(tmp_path, name="dp", n_trials=1, args=args, space=small_space(tmp_path))
     out, best, policy = tmp_path / "policy.json", tmp_path / "best.yaml", tmp_path / "p.json"
     r = run(path, "--adaptive", "-o", out)
     _refused(r, out, 2, f"SGLang 0.5.23 switches adaptive speculation off on this study's servers: {reason}")
@@ -333,7 +334,7 @@ def test_bad_input_writes_nothing(tmp_path, study_file):
     nodir = tmp_path / "missing" / "best.yaml"
     r = run(study_file, "--pick", "knee", "-o", nodir)
     assert r.exit_code == 2 and "does not exist" in r.stderr and not nodir.parent.exists()
-    empty = make_model_study(tmp_path, name="empty", n_trials=None)
+    empty = make_model_study(tmp_path, name="empty", n_trials=None, space=small_space(tmp_path))
     _refused(run(empty, "--pick", "knee", "-o", out), out, 1, "no completed trial")
     _refused(run(empty, "--adaptive", "-o", out.with_suffix(".json")), out.with_suffix(".json"), 1,
              "no measured baseline")
@@ -353,7 +354,7 @@ def test_no_text_of_the_study_breaks_out_of_the_header_comments(tmp_path):
     the comment line, and the rest became a key SGLang's --config loader read: mem-fraction-static
     0.1 that no trial ran with."""
     (tmp_path / "inj.yaml").write_text(f"""name: inj
-search_space: {SPACE}
+search_space: {small_space(tmp_path)}
 server: {{backend: model, model_path: m, draft_model_path: d, model: {{profile: k2.6-tp8-pcie, seed: 1}},
          env: {{"A\\u2028B": x}}}}
 bench:
@@ -381,8 +382,8 @@ def test_flag_no_flag_switches_reach_the_server_and_stay_out_of_the_yaml(tmp_pat
     """QA: `enable_tf32_matmul: false` was left off the command line (SGLang's default kept), and
     the export wrote it into the YAML, which SGLang 0.5.23's --config loader refuses
     (ConfigArgumentMerger: BooleanOptionalAction is an unsupported config option)."""
-    path = make_model_study(tmp_path, name="sw", n_trials=2, args={"enable_tf32_matmul": False,
-                                                                   "lora_strict_loading": True})
+    path = make_model_study(tmp_path, name="sw", n_trials=2, space=small_space(tmp_path),
+                            args={"enable_tf32_matmul": False, "lora_strict_loading": True})
     config = load_study(path)
     plan = plan_launch(config.server, SpecConfig(3, 1, 4), port=1, max_concurrency=32)
     assert "--no-enable-tf32-matmul" in plan.argv and "--lora-strict-loading" in plan.argv
@@ -404,7 +405,7 @@ def test_options_sglangs_loader_refuses_go_to_the_command_line_not_the_yaml(tmp_
     """QA: `enable_dp_attention: true` and `disable_cuda_graph: true` were exported into the YAML;
     SGLang 0.5.23's loader refuses them (DeprecatedStoreTrueAction, a plain nargs=0 Action), and
     `lora_paths` (LoRAPathAction) alike. A false one is SGLang's default and simply left out."""
-    path = make_model_study(tmp_path, name="dep", n_trials=2, args={
+    path = make_model_study(tmp_path, name="dep", n_trials=2, space=small_space(tmp_path), args={
         "enable_dp_attention": True, "dp_size": 2, "disable_cuda_graph": False, "lora_paths": ["a=/x", "b=/y"]})
     out = tmp_path / "best.yaml"
     r = run(path, "--pick", "knee", "-o", out)
@@ -427,7 +428,7 @@ def test_an_argument_spelled_otherwise_than_its_name_launches_and_exports_by_its
     """QA: `fp8_gemm_backend: cutlass` (SGLang's dest fp8_gemm_runner_backend, flag --fp8-gemm-backend)
     launched as --fp8-gemm-runner-backend and exported as the key fp8-gemm-runner-backend: SGLang's
     argparse refuses both ("unrecognized arguments"). Both use SGLang's own flag now."""
-    path = make_model_study(tmp_path, name="cli", n_trials=1, args={
+    path = make_model_study(tmp_path, name="cli", n_trials=1, space=small_space(tmp_path), args={
         "fp8_gemm_backend": "cutlass", "elastic_ep_join_rank_offset": 2})
     plan = plan_launch(load_study(path).server, SpecConfig(3, 1, 4), port=1, max_concurrency=32)
     assert plan.argv[plan.argv.index("--fp8-gemm-backend") + 1] == "cutlass", plan.argv
