@@ -52,7 +52,7 @@ from ..config.yamlfile import MAX_DATASET_BYTES, ConfigError, read_text_capped
 from ..config.slo import METRICS, PERCENTILES
 from ..sglang.rules import SpecConfig
 from .records import RequestRecord, model_duration_s
-from .stats import Figure, figure, percentile, t975
+from .stats import Figure, figure, percentile, percentile_of_sorted, t975
 
 #: Bump when a field changes meaning; :meth:`SuiteResult.from_dict` refuses other versions.
 SCHEMA_VERSION = 1
@@ -371,19 +371,26 @@ class SuiteResult:
         """The q-th percentile (model ms) of ``ttft``, ``itl`` (every inter-token gap), ``tpot`` (per
         request) or ``e2e`` latency at a concurrency; None when nothing measured it (TTFT, ITL and
         TPOT need streamed responses)."""
+        xs, to_ms = self._latency_sample(metric, concurrency)
+        p = percentile_of_sorted(xs, q)
+        return None if p is None else to_ms(p)
+
+    def _latency_sample(self, metric: str, concurrency: int):
+        """``(sorted values, their percentile in model ms)`` of one latency metric at a concurrency
+        (:meth:`latency_percentile_ms`), for several percentiles of one sample sorted once. The values
+        are kept as measured and a percentile converted after it is taken, as before."""
         ok = [r for r in self._sweep_records(concurrency) if r.ok]
         if metric == "ttft":
-            return _ms(percentile(self._model_ttft_s(ok), q))
-        if metric == "tpot":
-            values = [r.tpot_s for r in ok if r.tpot_s is not None]
+            values, to_ms = self._model_ttft_s(ok), _ms
+        elif metric == "tpot":
+            values, to_ms = [r.tpot_s for r in ok if r.tpot_s is not None], self._model_ms
         elif metric == "itl":
-            values = [x for r in ok for x in r.itl_s]
+            values, to_ms = [x for r in ok for x in r.itl_s], self._model_ms
         elif metric == "e2e":
-            p = percentile(self._model_latency_s(ok), q)
-            return None if p is None else p * 1000.0
+            values, to_ms = self._model_latency_s(ok), _ms
         else:
             raise ValueError(f"unknown latency metric {metric!r}")
-        return self._pct_ms(values, q)
+        return sorted(float(v) for v in values), to_ms
 
     def goodput(self, concurrency: int, limits_ms: dict[str, float]) -> dict[str, float] | None:
         """Good requests per second and their tokens per second at a concurrency (model time),
@@ -444,8 +451,12 @@ class SuiteResult:
             out[f"latency_p50_ms@{c}"] = row.latency_p50_ms
             out[f"latency_p99_ms@{c}"] = row.latency_p99_ms
             # every latency percentile an SLO may name, in one attribute (``ttft_p99`` ... model ms)
-            pcts = {f"{metric}_p{q}": self.latency_percentile_ms(metric, q, c)
-                    for metric in METRICS for q in PERCENTILES}
+            pcts = {}
+            for metric in METRICS:
+                xs, to_ms = self._latency_sample(metric, c)
+                for q in PERCENTILES:
+                    p = percentile_of_sorted(xs, q)
+                    pcts[f"{metric}_p{q}"] = None if p is None else to_ms(p)
             out[f"latency_ms@{c}"] = {k: v for k, v in pcts.items() if v is not None} or None
         out.update(n_requests=len(self.records), n_failed=self.n_failed, time_scale=self.time_scale,
                    complete=self.complete)
