@@ -17,6 +17,7 @@ file); anything else is a path; a bare name that is neither shipped nor a file (
 from __future__ import annotations
 
 from dataclasses import dataclass, replace
+from functools import cached_property
 from pathlib import Path
 from typing import Annotated, Any, Literal, Union
 
@@ -322,8 +323,14 @@ class SearchSpace:
             yield cfg, self.resolve(cfg)
 
     def effective_configs(self) -> list[SpecConfig]:
-        """The distinct settings SGLang would really run, valid ones only, sorted."""
-        return sorted({res.effective for _, res in self.proposals() if res.ok})
+        """The distinct settings SGLang would really run, valid ones only, sorted (a new list each
+        call, of settings resolved once per space: a run, its preflight and its sampler ask it again
+        and again, and the space is frozen)."""
+        return list(self._effective)
+
+    @cached_property
+    def _effective(self) -> tuple[SpecConfig, ...]:
+        return tuple(sorted({res.effective for _, res in self.proposals() if res.ok}))
 
     def distributions(self) -> dict:
         """Optuna distributions for the three flags (integers, or categorical for choices)."""
