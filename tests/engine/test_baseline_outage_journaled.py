@@ -18,7 +18,7 @@ import json
 import optuna
 import pytest
 from optuna.trial import TrialState
-from support.faults import fault_env, storage_away_during_forked_baseline
+from support.faults import fault_env, storage_away_during_baseline
 from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
 
 from tuner.engine.storage import driver_url
@@ -35,7 +35,7 @@ def zygote(tmp_path_factory):
 
 
 def test_baseline_measured_while_the_storage_is_down_is_journaled_and_replayed(pg_cluster, tmp_path, zygote):
-    with storage_away_during_forked_baseline(pg_cluster, tmp_path, "base-outage", "first.log", zygote,
+    with storage_away_during_baseline(pg_cluster, tmp_path, "base-outage", "first.log", zygote,
                                              TUNER_STORAGE_PATIENCE_S="3") as outage:
         code = outage.proc.wait(timeout=180)
     path, workdir, env, url = outage.study, outage.workdir, outage.env, outage.url

@@ -173,14 +173,19 @@ class Outage:
 
 
 @contextmanager
-def storage_away_during_baseline(pg_cluster, folder: Path, name: str, log_name: str, **env: str):
+def storage_away_during_baseline(pg_cluster, folder: Path, name: str, log_name: str, zygote=None, **env: str):
     """A real ``tuner study run`` of a one-trial :func:`study_file` study ``name`` on ``pg_cluster``
     (support.pg.PgCluster), created first, its output in ``folder/log_name``, the workdir
     ``folder/wd``; once the baseline's server runs, PostgreSQL is stopped (pg_ctl) and the block runs
     (:class:`Outage`). ``env``: beside :func:`fault_env`'s (``TUNER_STORAGE_PATIENCE_S``). The
     simulator runs at speedup 5, not 20, so the baseline's suite outlasts pg_ctl's stop and the
     outage begins before it ends. Afterwards the worker is ended if it still runs and PostgreSQL is
-    started again."""
+    started again.
+
+    ``zygote`` (support/zygote.py, started with :func:`fault_env`'s environment): the study is
+    created in this process (the setup, not under test: support/cli_in_process.py) and the worker
+    forked from it (support/forked_tuner.py), a real process of its own still, a second of imports
+    saved each; without it both are fresh ``tuner`` processes."""
     import sys
 
     from .processes import finish
@@ -189,41 +194,19 @@ def storage_away_during_baseline(pg_cluster, folder: Path, name: str, log_name: 
     study = study_file(folder, name, 1)
     study.write_text(study.read_text().replace("speedup: 20,", "speedup: 5,"))
     run_env = fault_env(TUNER_STORAGE=url, **env)
-    subprocess.run([sys.executable, "-m", "tuner", "study", "create", str(study)], env=run_env, cwd=folder,
-                   check=True, capture_output=True)
     workdir, log = folder / "wd", folder / log_name
-    proc = start_tuner(["study", "run", str(study), "--workdir", str(workdir)], run_env, folder, log)
-    try:
-        wait_for(lambda: baseline_server_up(workdir), 180, "the baseline's server", [proc])
-        pg_cluster.stop()
-        yield Outage(proc, study, workdir, log, run_env, url)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        finish(proc)
-        if not pg_cluster.running():
-            pg_cluster.start()
+    run = ["study", "run", str(study), "--workdir", str(workdir)]
+    if zygote is None:
+        subprocess.run([sys.executable, "-m", "tuner", "study", "create", str(study)], env=run_env, cwd=folder,
+                       check=True, capture_output=True)
+        proc = start_tuner(run, run_env, folder, log)
+    else:
+        from .cli_in_process import tuner_here
+        from .forked_tuner import start_forked
 
-
-@contextmanager
-def storage_away_during_forked_baseline(pg_cluster, folder: Path, name: str, log_name: str, zygote,
-                                        **env: str):
-    """:func:`storage_away_during_baseline`, its study created in this process (the setup, not under
-    test: support/cli_in_process.py) and its worker forked from ``zygote`` (support/forked_tuner.py;
-    the zygote started with :func:`fault_env`'s environment): a real process of its own still, a
-    second of imports saved each."""
-    from .cli_in_process import tuner_here
-    from .forked_tuner import start_forked
-    from .processes import finish
-
-    url = pg_cluster.database()
-    study = study_file(folder, name, 1)
-    study.write_text(study.read_text().replace("speedup: 20,", "speedup: 5,"))
-    run_env = fault_env(TUNER_STORAGE=url, **env)
-    created = tuner_here("study", "create", str(study), cwd=folder, env={"TUNER_STORAGE": url})
-    assert created.exit_code == 0, created.output
-    workdir, log = folder / "wd", folder / log_name
-    proc = start_forked(zygote, ["study", "run", str(study), "--workdir", str(workdir)], run_env, folder, log)
+        created = tuner_here("study", "create", str(study), cwd=folder, env={"TUNER_STORAGE": url})
+        assert created.exit_code == 0, created.output
+        proc = start_forked(zygote, run, run_env, folder, log)
     try:
         wait_for(lambda: baseline_server_up(workdir), 180, "the baseline's server", [proc])
         pg_cluster.stop()
