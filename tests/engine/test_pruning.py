@@ -5,10 +5,15 @@ exported, never launched again; the switch turns it off; the modelled-time budge
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import math
+import shutil
+from pathlib import Path
 
 import pytest
 from support.landscapes import SPACE
+from support.prepared_once import prepared_once
 
 from tuner.config.space import SearchSpace
 from tuner.config.study import load_study
@@ -17,7 +22,7 @@ from tuner.engine.backends import make_backend, study_plan
 from tuner.engine.baseline import find_baseline
 from tuner.engine.pruning import STAGES_ATTR, StageNoise, front_verdict, stage_noise
 from tuner.engine.records import CONSTRAINT, MEASURED, PRUNED, load_records
-from tuner.engine.runner import run_study
+from tuner.engine.runner import RunSummary, run_study
 from tuner.engine.study import create_study, extend_budget, open_study
 from tuner.results.pareto import PickError, study_front
 from tuner.results.status import study_status
@@ -108,10 +113,27 @@ def make(tmp_path, name: str, budget: str = "{n_trials: 10}"):
     return config, make_backend(config, SearchSpace.load(config.search_space), load_suite(config.bench.suite))
 
 
-@pytest.fixture(scope="module")
-def pruned_study(tmp_path_factory):
-    config, backend = make(tmp_path_factory.mktemp("prune"), "pruned")
+def _run_pruned_study(folder):
+    """The 10-trial study the tests below read, run once per session (support/prepared_once.py), with
+    its run's summary beside it: each xdist worker that drew one of them ran the whole study again."""
+    config, backend = make(folder, "pruned")
     summary = run_study(config, config.storage, backend)
+    (folder / "summary.json").write_text(json.dumps(dataclasses.asdict(summary)))
+
+
+@pytest.fixture(scope="module")
+def pruned_folder(tmp_path_factory):
+    return prepared_once(tmp_path_factory, "pruned", _run_pruned_study)
+
+
+@pytest.fixture
+def pruned_study(pruned_folder, tmp_path):
+    """The study (a copy of its own: a test may add trials), a backend made from its file as the run's
+    was, the run's summary and the study opened."""
+    path = Path(shutil.copytree(pruned_folder, tmp_path / "pruned")) / "pruned.yaml"
+    config = load_study(path)
+    backend = make_backend(config, SearchSpace.load(config.search_space), load_suite(config.bench.suite))
+    summary = RunSummary(**json.loads((path.parent / "summary.json").read_text()))
     return config, backend, summary, open_study(config.name, config.storage)
 
 
