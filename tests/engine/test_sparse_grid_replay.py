@@ -8,11 +8,13 @@ search found neither optimum at noise 0 (0% of seeds, as random search)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import optuna
 import pytest
 from support.landscapes import table_from_profile, write_table
+from support.prepared_once import prepared_once
 
 from tuner.config.landscape import load_landscape
 from tuner.config.space import SearchSpace
@@ -35,11 +37,17 @@ def on_the_grid(spec) -> bool:
             and spec.num_draft_tokens in (3, 4, 5, 7, 8, 16, 32))
 
 
-@pytest.fixture(scope="module")
-def grid(tmp_path_factory):
+def _grid_table(folder: Path) -> None:
     data = table_from_profile("k2.6-tp8-pcie", keep=on_the_grid)
     assert 30 <= len(data["configs"]) <= 60
-    return write_table(tmp_path_factory.mktemp("grid") / "grid.json", data)
+    write_table(folder / "grid.json", data)
+
+
+@pytest.fixture(scope="module")
+def grid(tmp_path_factory) -> Path:
+    """The grid's table, computed from the performance model once per session (~1 CPU s; each xdist
+    worker that drew a test of this file computed it again, and the oom test once more); read only."""
+    return prepared_once(tmp_path_factory, "grid", _grid_table) / "grid.json"
 
 
 def run(table: Path, seed: int, budget: int = 16):
@@ -69,8 +77,8 @@ def test_the_default_search_keeps_to_the_grid_and_finds_both_optima(grid, seed):
         assert table.speedups(chosen)[objective] >= 0.97 * best, (pick, chosen.label())
 
 
-def test_a_row_listed_as_failed_fails_as_it_did_and_fences_off_the_larger(tmp_path):
-    data = table_from_profile("k2.6-tp8-pcie", keep=on_the_grid)
+def test_a_row_listed_as_failed_fails_as_it_did_and_fences_off_the_larger(grid, tmp_path):
+    data = json.loads(grid.read_text())
     for row in data["configs"]:
         if row["num_draft_tokens"] >= 16:  # the node ran out of memory from 16 draft tokens on
             for key in [k for k in row if k not in ("num_steps", "eagle_topk", "num_draft_tokens")]:
