@@ -9,11 +9,14 @@ import contextlib
 import importlib.util
 import io
 import json
+import shutil
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from support.landscapes import table_from_profile, write_table
+from support.prepared_once import prepared_once
 
 ROOT = Path(__file__).resolve().parents[2]
 SCRIPT = ROOT / "benchmarks" / "search_efficiency.py"
@@ -52,12 +55,32 @@ def bench():
     return module
 
 
-def test_tiny_run_prints_the_tables(tmp_path):
+def _shipped_tables(folder: Path) -> None:
+    """The shipped profiles' tables (suite seed, eagle3.yaml), as the benchmark caches them."""
+    b = bench()
+    for profile in b.PROFILES:
+        b.truth_for(profile, cache=folder)
+
+
+@pytest.fixture(scope="module")
+def shipped_tables(tmp_path_factory) -> Path:
+    return prepared_once(tmp_path_factory, "landscapes", _shipped_tables)
+
+
+@pytest.fixture
+def shipped_cache(shipped_tables, tmp_path) -> Path:
+    """A ``--cache`` holding the shipped profiles' tables, built once per session (each ~0.6 CPU s
+    of the performance model, built again by every test that ran a shipped profile on a cache of
+    its own), a copy per test; for the tests that do not check what the cache gets."""
+    return Path(shutil.copytree(shipped_tables, tmp_path / "cache"))
+
+
+def test_tiny_run_prints_the_tables(tmp_path, shipped_cache):
     out = tmp_path / "runs.json"
     table = write_table(tmp_path / "node.json", table_from_profile("dense-27b-tp1", suite="seed"))
     # one seed: a run per landscape and strategy (4 runs) shows the tables, and one line per run
     p = run_process("--profiles", "k2.6-tp8-pcie", "--landscape", str(table), "--strategies", "default,grid",
-                    "--seeds", "1", "--budget", "8", "--cache", str(tmp_path / "cache"), "--json", str(out))
+                    "--seeds", "1", "--budget", "8", "--cache", str(shipped_cache), "--json", str(out))
     assert p.returncode == 0, p.stderr
     lines = p.stdout.splitlines()
     assert any(line.startswith("## k2.6-tp8-pcie") for line in lines)
@@ -82,7 +105,7 @@ def test_tiny_run_prints_the_tables(tmp_path):
     assert all(0 < r["model_hours"][0] < r["model_hours"][-1] for r in runs)
 
 
-def test_the_exported_picks_are_export_s_own(tmp_path):
+def test_the_exported_picks_are_export_s_own(shipped_cache):
     """The score reads the picks export makes: the same trials `build_export` writes out."""
     from tuner.engine.baseline import find_baseline
     from tuner.engine.records import load_records
@@ -91,7 +114,7 @@ def test_the_exported_picks_are_export_s_own(tmp_path):
     b = bench()  # puts benchmarks/ on the path
     from searchbench.runs import run_study_on, score
 
-    target, truth = b.truth_for("k2.6-tp8-nvlink", cache=tmp_path)
+    target, truth = b.truth_for("k2.6-tp8-nvlink", cache=shipped_cache)
     study, _ = run_study_on(target, truth, "random", 3, space=b.SPACE, suite="seed", budget=12, noise=0.04)
     records = [r for r in load_records(study) if r.status is not None]
     result = score(records, truth, find_baseline(study).attrs, "random", target.name, 3, horizon=12)
@@ -101,7 +124,7 @@ def test_the_exported_picks_are_export_s_own(tmp_path):
     assert result.export_ok[-1] == [x >= 0.97 for x in result.export_ratio] and len(result.export_ok) == 12
 
 
-def test_a_missed_pick_is_told_unseen_or_misread(tmp_path):
+def test_a_missed_pick_is_told_unseen_or_misread(shipped_cache):
     """A pick that misses at the horizon is "unseen" when no setting truly within 3% had been
     measured by then and "misread" when one had; ``found_at`` is the first launch that measured one
     (recounted here from the trials), never later than the first hit or than a right export."""
@@ -119,7 +142,7 @@ def test_a_missed_pick_is_told_unseen_or_misread(tmp_path):
     kinds = set()
     # dense-27b-tp1 seed 3 first measures a single-request setting within 3% but not within 1.5%
     for profile, seed in (("dense-27b-tp1", 3), ("dense-27b-tp1", 1), ("k2.6-tp8-pcie", 4)):
-        target, truth = b.truth_for(profile, cache=tmp_path)
+        target, truth = b.truth_for(profile, cache=shipped_cache)
         study, _ = run_study_on(target, truth, "random", seed, space=b.SPACE, suite="seed", budget=8, noise=0.04)
         records = [r for r in load_records(study) if r.status is not None]
         result = score(records, truth, find_baseline(study).attrs, "random", target.name, seed, horizon=8)
@@ -281,11 +304,11 @@ def test_grid_mirrors_bench_speculative_defaults():
     assert b.grid_launches(b.SPACE) == 43  # topk 1 rows SGLang rewrites to the same chain are reused
 
 
-def test_a_night_with_and_without_pruning(tmp_path):
+def test_a_night_with_and_without_pruning(tmp_path, shipped_cache):
     """--hours runs every study for that much modelled GPU time; --prune both runs it twice."""
     out = tmp_path / "night.json"
     p = run("--profiles", "dense-27b-tp1", "--strategies", "default", "--seeds", "1", "--hours", "2",
-            "--prune", "both", "--cache", str(tmp_path / "cache"), "--json", str(out))
+            "--prune", "both", "--cache", str(shipped_cache), "--json", str(out))
     assert p.returncode == 0, p.stderr
     assert "## dense-27b-tp1: a night of 2 modelled GPU hours" in p.stdout
     head = next(line for line in p.stdout.splitlines() if line.startswith("| strategy") and "launches@2h" in line)
