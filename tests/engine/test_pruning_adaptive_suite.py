@@ -49,7 +49,7 @@ def test_with_adaptive_repeats_the_probe_batch_is_an_estimate():
 
 def test_a_real_adaptive_run_judges_its_probe_batch_with_an_error(tmp_path):
     # the real path: the simulated server, the suite runner's SuiteResult handed to the judge
-    study = STUDY.replace("    timeout_s: 120", "    adaptive: {rel_ci95: 0.005, max_repeats: 4}\n    timeout_s: 120")
+    study = STUDY.replace("    timeout_s: 120", "    adaptive: {rel_ci95: 0.005, max_repeats: 2}\n    timeout_s: 120")
     assert "adaptive" in study
     (tmp_path / "staged.yaml").write_text(study)
     run = subprocess.run([sys.executable, "-m", "tuner", "study", "run", str(tmp_path / "staged.yaml")],
