@@ -64,3 +64,13 @@ def optuna_sqlite_urls_close_their_connections():
     optuna.storages.get_storage = get_storage
     yield
     optuna.storages.get_storage = original
+
+
+def pytest_collection_modifyitems(config, items):
+    """On an xdist worker, the long test files first in every worker's share (support/long_first.py):
+    only the order changes. Every worker orders its collection alike (xdist checks that they match)."""
+    workers = int(getattr(config, "workerinput", {}).get("workercount", 0))
+    if workers > 1:
+        from support.long_first import spread
+
+        items[:] = spread(items, workers, lambda item: item.nodeid.split("::")[0].removeprefix("tests/"))
