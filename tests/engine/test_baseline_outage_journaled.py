@@ -18,18 +18,15 @@ import json
 import optuna
 import pytest
 from optuna.trial import TrialState
-from support.faults import fault_env, storage_away_during_baseline
-from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
+from support.faults import fault_zygote, storage_away_during_baseline
+from support.zygote import TUNER_CLI
 
 from tuner.engine.storage import driver_url
 
 
 @pytest.fixture(scope="module")
 def zygote(tmp_path_factory):
-    """Both runs' workers, forked from one interpreter that imported the CLI once with
-    :func:`fault_env`'s environment (support/zygote.py, support/forked_tuner.py): each a real process
-    of its own, its servers real simulator processes; a second of imports saved each."""
-    z = start_zygote(CLI_PRELOAD, fault_env(), tmp_path_factory.mktemp("cli-zygote"))
+    z = fault_zygote(tmp_path_factory)  # this file's workers forked from it (support/faults.py)
     yield z
     z.close()
 

@@ -17,18 +17,16 @@ import time
 import optuna
 import pytest
 from optuna.trial import TrialState
-from support.faults import fault_env, launches_by_trial, study_file, trial_server_up, wait_for
-from support.forked_tuner import forked_through_fault, start_forked
+from support.faults import (fault_env, fault_zygote, launches_by_trial, study_file, trial_server_up, wait_for,
+                            worker_through_fault)
+from support.forked_tuner import start_forked
 from support.processes import finish
-from support.zygote import CLI_PRELOAD, TUNER_CLI, start_zygote
+from support.zygote import TUNER_CLI
 
 
 @pytest.fixture(scope="module")
 def zygote(tmp_path_factory):
-    """The workers here, forked from one interpreter that imported the CLI once with
-    :func:`fault_env`'s environment (support/zygote.py, support/forked_tuner.py): each a real process
-    of its own, its servers real simulator processes; a second of imports saved each."""
-    z = start_zygote(CLI_PRELOAD, fault_env(), tmp_path_factory.mktemp("cli-zygote"))
+    z = fault_zygote(tmp_path_factory)  # this file's workers forked from it (support/faults.py)
     yield z
     z.close()
 
@@ -62,9 +60,9 @@ def test_workdir_read_only_between_trials_stops_with_one_line(tmp_path, zygote):
     done = mount("-t", "tmpfs", "-o", "size=32m", "tmpfs", str(workdir))
     assert done.returncode == 0, f"mount tmpfs failed as root: {done.stderr.strip()}"
     try:
-        code, out, errors, _ = forked_through_fault(
-            zygote, ["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path,
-            lambda: trial_server_up(workdir, 0), lambda proc: remount_read_only(workdir, proc))
+        code, out, errors, _ = worker_through_fault(
+            ["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path,
+            lambda: trial_server_up(workdir, 0), lambda proc: remount_read_only(workdir, proc), zygote)
         # QA: the server record could not be removed once its server stopped: OSError, a traceback
         assert code == 1 and "Traceback" not in out, out[-3000:]
         assert len(errors) == 1 and f"error: workdir {workdir}: cannot write " in errors[0], out[-3000:]

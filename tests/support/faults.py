@@ -101,14 +101,31 @@ def start_tuner(argv: list[str], env: dict, cwd: Path, log: Path) -> subprocess.
                                 env=env, cwd=cwd, start_new_session=True)
 
 
-def worker_through_fault(argv: list[str], env: dict, cwd: Path, up, fault) -> tuple[int, str, list[str], object]:
+def fault_zygote(tmp_path_factory):
+    """A zygote (support/zygote.py) that imported the CLI once with :func:`fault_env`'s environment,
+    for workers forked by support/forked_tuner.py: each a real process of its own, its servers real
+    simulator processes, a second of imports saved each. The caller closes it (a module fixture)."""
+    from .zygote import CLI_PRELOAD, start_zygote
+
+    return start_zygote(CLI_PRELOAD, fault_env(), tmp_path_factory.mktemp("cli-zygote"))
+
+
+def worker_through_fault(argv: list[str], env: dict, cwd: Path, up, fault,
+                         zygote=None) -> tuple[int, str, list[str], object]:
     """Start ``tuner ARGV`` (its output in ``cwd/run.log``), wait until ``up()`` answers (the moment
     to strike, e.g. :func:`trial_server_up`), call ``fault(proc)``, and wait for the worker to end.
-    Returns its exit code, its output, its ``error:`` lines and what ``up()`` answered."""
+    Returns its exit code, its output, its ``error:`` lines and what ``up()`` answered. ``zygote``
+    (support/zygote.py): the worker is forked from it (support/forked_tuner.py), a real process of
+    its own still, a second of imports saved; without it, a fresh ``tuner`` process."""
     from .processes import finish
 
-    log = cwd / "run.log"
-    proc = start_tuner(argv, env, cwd, log)
+    log = Path(cwd) / "run.log"
+    if zygote is None:
+        proc = start_tuner(argv, env, cwd, log)
+    else:
+        from .forked_tuner import start_forked
+
+        proc = start_forked(zygote, argv, env, cwd, log)
     try:
         moment = wait_for(up, 180, "the moment to strike", [proc])
         fault(proc)

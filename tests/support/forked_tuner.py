@@ -128,22 +128,3 @@ def start_zygote_under(prefix: list[str], preload: list[str], env: dict, cwd: Pa
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, start_new_session=True)
     return Zygote(proc)
 
-
-def forked_through_fault(zygote: Zygote, argv: list, env: dict, cwd: Path, up, fault):
-    """:func:`support.faults.worker_through_fault` with the worker forked from ``zygote``: start
-    ``tuner ARGV`` (its output in ``cwd/run.log``), wait until ``up()`` answers, call ``fault(proc)``,
-    wait for the worker to end. Returns its exit code, its output, its ``error:`` lines and what
-    ``up()`` answered."""
-    from .faults import wait_for
-    from .processes import finish
-
-    log = Path(cwd) / "run.log"
-    proc = start_forked(zygote, argv, env, cwd, log)
-    try:
-        moment = wait_for(up, 180, "the moment to strike", [proc])
-        fault(proc)
-        code = proc.wait(timeout=300)
-    finally:
-        finish(proc)
-    out = log.read_text()
-    return code, out, [line for line in out.splitlines() if line.startswith("error:")], moment
