@@ -119,12 +119,7 @@ def says_adaptive(info: dict | None) -> bool:
     ``DEFAULT_ADAPTIVE_CONFIG``'s steps 0 to 7). So its flags do not bound a request's verify steps
     (QA: a server saying adaptive at steps 1, whose policy runs steps 3 at batch size 1, answered 4
     tokens a verify step; ``tuner bench`` refused them as answers that "cannot be true", exit 1)."""
-    if not info:
-        return False
-    for where in (first_internal_state(info), info):
-        if "speculative_adaptive" in where:
-            return where["speculative_adaptive"] is True
-    return False
+    return bool(info) and _said(info, "speculative_adaptive") is True
 
 
 def spec_flags_said(info: dict) -> str:
@@ -142,10 +137,18 @@ def says_autoregressive(info: dict | None) -> bool:
     steps at none."""
     if not info:
         return False
-    for where in (first_internal_state(info), info):
-        if "speculative_algorithm" in where:
-            return not where["speculative_algorithm"]
-    return False
+    algorithm = _said(info, "speculative_algorithm")
+    return algorithm is not _UNSAID and not algorithm
+
+
+#: What :func:`_said` gives for a key ``/server_info`` does not hold (a null is a value said).
+_UNSAID = object()
+
+
+def _said(info: dict, key: str):
+    """``key`` of ``/server_info`` where the scheduler reads it (``internal_states`` first, then the
+    top level, as :func:`resolved_spec_from_info`), or :data:`_UNSAID`."""
+    return first_internal_state(info).get(key, info.get(key, _UNSAID))
 
 
 @dataclass(frozen=True)
