@@ -149,10 +149,22 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
                                     "the --suite file", owner="the --suite file")
         check_not_among(json_out, "--json", inputs)
         check_output(json_out, "--json")  # no missing folder is made, as for every output
+    def out_of_files(exc: TunerOutOfFiles) -> None:  # this process's own ulimit -n: no server's figure after it
+        where = ""
+        if json_out is not None and exc.partial is not None:
+            exc.partial.base_url = shown
+            exc.partial.save(json_out)
+            where = f"; partial result saved to {json_out}"
+        click.echo(clean(f"error: {exc}{where}"), err=True)
+        raise click.exceptions.Exit(1) from None
+
     if base is not None:
         _refuse_other_workload(base, suite, api, baseline_path, stream)
         refuse_untrue_baseline(base, suite.ignore_eos, baseline_path)
-        _refuse_other_model(base, url, shown, baseline_path)
+        try:
+            _refuse_other_model(base, url, shown, baseline_path)
+        except TunerOutOfFiles as exc:  # QA (qa222): a traceback under --compare, one line without it
+            out_of_files(exc)
 
     bar = _ProgressBar() if _draws_a_bar() else None
     try:
@@ -176,14 +188,8 @@ def bench(url, suite_spec, json_out, baseline_path, api, stream) -> None:
     except BenchError as exc:
         click.echo(clean(f"error: {exc}"), err=True)
         raise click.exceptions.Exit(1) from None
-    except TunerOutOfFiles as exc:  # this process's own ulimit -n: nothing after it is the server's figure
-        where = ""
-        if json_out is not None and exc.partial is not None:
-            exc.partial.base_url = shown
-            exc.partial.save(json_out)
-            where = f"; partial result saved to {json_out}"
-        click.echo(clean(f"error: {exc}{where}"), err=True)
-        raise click.exceptions.Exit(1) from None
+    except TunerOutOfFiles as exc:
+        out_of_files(exc)
     res.base_url = shown
     nothing = bool(res.records) and res.n_failed == len(res.records)
     if nothing:  # not a measurement of the server: no figure at all (a server that is not SGLang's API)
@@ -335,7 +341,8 @@ def _refuse_other_model(base: SuiteResult, url: str, shown: str, path: Path) -> 
     the one it was started with, ``http_server.py`` ``server_info``): every speedup printed would
     compare two models (QA: org/model-A's baseline against org/model-B read 2.33x, exit 0). Asked
     before any request; a server that does not say, or does not answer (the run then says so), is
-    not judged."""
+    not judged. Raises :class:`tuner.bench.TunerOutOfFiles` when the tuner's own open-file limit
+    keeps it from asking (the caller says so as for the run's)."""
     import asyncio
 
     from ..bench.client import BenchClient, BenchError
