@@ -126,11 +126,15 @@ def copy(source, new_name, storage, to_storage) -> None:
     NEW_NAME --storage URL` (its stored config has the new name): e.g. to extend a finished study
     without touching the original, or to move a night's study from SQLite into PostgreSQL.
     """
-    from ..engine.lifecycle import copy_study
+    from ..engine.lifecycle import CopyInterrupted, copy_study
 
     name, url, _ = resolve_target(source, storage, reads_storage=True)
     to_url = storage_url(to_storage, "--to-storage") if to_storage is not None else None
-    res = copy_study(name, url, new_name, to_url)
+    try:
+        res = copy_study(name, url, new_name, to_url)
+    except CopyInterrupted as exc:  # Ctrl-C, and its part copy still there: the shell's 130, and the way out
+        click.echo(f"interrupted; {exc}", err=True)
+        raise click.exceptions.Exit(130) from None
     click.echo(f"copied {res.source} ({counted(res.trials, 'trial')}) to {res.destination} in "
                f"{redact(to_url or url)}"
                + _running_note(res))

@@ -13,6 +13,8 @@ Contracts:
   worker writes to the source only) and its setting queued again in the copy. The
   copy's stored config carries its new name, and it becomes ready (:data:`READY_ATTR`) last, so a
   worker never runs a half-copied study. A destination that exists is a :class:`ConfigError`.
+  A copy cut short is removed as far as the storage lets it; what may remain is named in the error
+  (:class:`CopyInterrupted` for Ctrl-C), with the command that clears it.
 """
 
 from __future__ import annotations
@@ -82,6 +84,16 @@ def delete_study(name: str, storage_url: str, force: bool = False) -> list[str]:
     return deleted
 
 
+class CopyInterrupted(KeyboardInterrupt):
+    """Ctrl-C cut a copy short and its part copy could not be removed (the storage away): the message
+    names it and the command that clears it, as a storage error's does (:func:`copy_study`)."""
+
+
+def _may_remain(new_name: str) -> str:
+    return (f"the part copied as {new_name} may remain (incomplete): tuner study delete {new_name}, once the "
+            "storage answers")
+
+
 @dataclass
 class CopyResult:
     source: str
@@ -128,11 +140,16 @@ def copy_study(name: str, storage_url: str, new_name: str, to_url: str | None = 
         # All or nothing (Ctrl-C, a storage error): a part-copy would read as a study with trials
         # missing. Removed as far as the storage lets us; the error goes on either way, naming what
         # could not be removed (the storage gone too: QA found it after the restart, unnamed).
-        left = _remove_part_copy(new_name, target)
+        interrupted = isinstance(exc, KeyboardInterrupt)
+        try:
+            left = _remove_part_copy(new_name, target)
+        except KeyboardInterrupt:  # Ctrl-C in the removal's pauses, the storage away: nothing more is tried
+            left, interrupted = [new_name], True
+        if left and interrupted:
+            # QA (qa222): Ctrl-C with PostgreSQL stopped said only "interrupted", and the part stayed
+            raise CopyInterrupted(_may_remain(new_name)) from None
         if left and isinstance(exc, ConfigError):
-            raise ConfigError(exc.source, exc.key, f"{exc.message}; the part copied as {new_name} may "
-                              f"remain (incomplete): tuner study delete {new_name}, once the storage "
-                              "answers") from None
+            raise ConfigError(exc.source, exc.key, f"{exc.message}; {_may_remain(new_name)}") from None
         raise
     return CopyResult(name, new_name, copied, skipped, unqueued)
 
