@@ -229,7 +229,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from ..engine.study import (StudyReplaced, config_from_study, create_study, extend_budget, open_study,
                                 same_profile, study_exists)
     from ..server.launcher import PortInUseError, stop_on_signals
-    from .progress import RunView, say_going_on, say_storage_outage
+    from .progress import LibraryWarnings, RunView, say_going_on, say_storage_outage
 
     if file_config is not None:
         create_study(file_config, url, note=say_going_on, patient=True, on_outage=say_storage_outage,
@@ -248,7 +248,8 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
         old, new = extend_budget(stored, add_trials)
         say_going_on(f"study {name} extended: budget.n_trials {old} -> {new}")
 
-    with RunView(objectives=config.objectives) as view, stop_on_signals(on_signal=view.on_signal):
+    with RunView(objectives=config.objectives) as view, LibraryWarnings(view), \
+            stop_on_signals(on_signal=view.on_signal):
         try:
             return run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
                              rebaseline=rebaseline, on_event=view.event), config.server.backend

@@ -475,9 +475,13 @@ class ServerProcess:
             self.record.save(records_dir(self.workdir))
         except OSError as exc:
             # A full or read-only workdir must not cost the measurement: the record written at
-            # start already names the process group, which is what a later cleanup stops.
-            log.warning("server record not updated with the group's members (%s): %s", records_dir(self.workdir),
-                        exc.strerror or exc)
+            # start already names the process group and the mark every process of the server
+            # carries, which is what a later cleanup stops (orphans.cleanup_orphans). Said as what it
+            # means for the user (QA, qa222: a bare "record not updated with the group's members").
+            log.warning("server pid %d: its record in %s could not be updated with its processes (%s); "
+                        "nothing is lost: it is stopped as usual, and if this tuner dies first the next "
+                        "run still stops it by the record written at its launch", self.pid,
+                        records_dir(self.workdir), exc.strerror or exc)
 
     # -- ready --------------------------------------------------------------------------------
 
