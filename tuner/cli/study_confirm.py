@@ -107,6 +107,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
             fail(f"--picks {picks}: no setting of study {name} to confirm; give other picks or trial numbers")
         backend = _backend(config, space, suite_dict)
         from ..bench.open_files import TunerOutOfFiles
+        from ..engine.measurement import ServerOutOfThreads
         from ..server.launcher import stop_on_signals
         from .progress import RunView
 
@@ -143,7 +144,7 @@ def confirm(target, study_name, storage, picks, repeats, near, max_candidates, m
                 view.close()
                 click.echo(f"error: {exc}", err=True)
                 sys.exit(1)
-            except TunerOutOfFiles as exc:  # this process's ulimit -n: the repeat is no server's failure
+            except (TunerOutOfFiles, ServerOutOfThreads) as exc:  # ulimit -n, -u: the repeat is no setting's failure
                 view.close()
                 click.echo(f"error: {exc}; the rounds measured so far are stored", err=True)
                 sys.exit(1)

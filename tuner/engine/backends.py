@@ -52,7 +52,8 @@ from .deadline import trial_deadline
 from .killpoints import kill_point
 # What a measurement is, and the model backend, have their own modules; readers import them from
 # here as before (and suite_model_seconds, as since issue 17).
-from .measurement import Event, Measurement, OnStage, Record, WorkdirUnwritable  # noqa: F401
+from .measurement import (Event, Measurement, OnStage, Record, ServerOutOfThreads,  # noqa: F401
+                          WorkdirUnwritable, server_out_of_threads)
 from .model_backend import DEFAULT_LOAD_S, NOT_IN_LANDSCAPE, ModelBackend  # noqa: F401
 from .model_suite import suite_model_seconds  # noqa: F401
 from .verify import behind_note, verify_result
@@ -146,6 +147,9 @@ class ServerBackend:
                 else:
                     emit("phase", {"phase": "benchmark", "label": label})
                     m = self._benchmark(proc, spec, trial_dir, started, emit, on_stage)
+                starved = server_out_of_threads(m)
+                if starved is not None:  # the node's thread limit, the same for every setting: none blamed
+                    raise starved
                 emit("phase", {"phase": "recording", "label": label})
                 record(m)
                 if m.failure_class == HUNG:

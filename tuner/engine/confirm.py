@@ -41,6 +41,7 @@ from .baseline import REMEASURED_FOR, find_baseline
 from .deadline import apply_trial_deadline
 from .finish import finish_of, journal_finish, record_finish, replay_journal, write_files
 from .journal import Journal
+from .measurement import ServerOutOfThreads
 from .outcome import is_figure, limit_attrs, measurement_attrs, speedups, timed_speedup_problem
 from .patience import StorageUnavailable, patient_backend, unreachable_now
 from .records import FAILED, INTERRUPTED, MEASURED, StoredFigures
@@ -334,6 +335,9 @@ def _measure_once(cstudy, config, backend, worker: Worker, run: str, rnd: int, w
                 elif isinstance(exc, TunerOutOfFiles):  # the tuner's ulimit -n, not the server's failure
                     trial.set_user_attr("status", INTERRUPTED)
                     trial.set_user_attr("note", str(exc).partition("; ")[0])
+                elif isinstance(exc, ServerOutOfThreads):  # the node's ulimit -u, not the setting's failure
+                    trial.set_user_attr("status", INTERRUPTED)
+                    trial.set_user_attr("note", str(exc).partition("; no setting")[0])
                 tell(cstudy, trial, state=TrialState.FAIL)
             raise
     return outcome.get("status", FAILED), outcome.get("failure")

@@ -42,3 +42,30 @@ class WorkdirUnwritable(RuntimeError):
     """A launch could not write a file it needs under the workdir (a full or read-only disk): the
     server is stopped, the trial queued again, and the worker stops with one line (nothing was
     measured, so nothing is lost, and no setting is blamed for the disk)."""
+
+
+#: CPython's words when the kernel refuses a thread (``threading.Thread.start``: ``clone`` failed
+#: with EAGAIN), in a server's log: SGLang's processes are Python too, and so is the simulator
+NO_THREAD = "can't start new thread"
+
+
+class ServerOutOfThreads(RuntimeError):
+    """The server could not start a thread (its log says CPython's :data:`NO_THREAD`): the limit on
+    the user's processes and threads where it runs (``ulimit -u``, a cgroup's ``pids.max``; every
+    process and thread of the user counts, other jobs' included) or a thread's stack that does not fit
+    under ``ulimit -v``. No setting's fault, and the next setting would meet it alike: as with
+    :class:`WorkdirUnwritable`, the server is stopped, the trial queued again, and the worker stops
+    with one line naming the limit. QA (qa222): such a server looked hung, and the trial, or the
+    baseline, failed as ``hung``."""
+
+
+def server_out_of_threads(m: Measurement) -> ServerOutOfThreads | None:
+    """:class:`ServerOutOfThreads` for a failed measurement ``m`` whose error line or log tail says
+    the server could not start a thread, else None."""
+    if m.failure_class is None or not any(NO_THREAD in (text or "") for text in (m.failure_message, m.log_tail)):
+        return None
+    return ServerOutOfThreads(
+        f"the server could not start a thread (RuntimeError: {NO_THREAD}; log: {m.log_path}): the kernel "
+        "refused it where the server runs: the limit on this user's processes and threads (ulimit -u, a "
+        "cgroup's pids.max) or a thread's stack (ulimit -s) that does not fit under ulimit -v; no setting's "
+        "fault: raise the limit or end some of this user's processes and run again")

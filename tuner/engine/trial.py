@@ -60,7 +60,7 @@ from ..server.signals import signals_held
 from ..sglang.rules import Resolution, SpecConfig
 from .asktell import utc_now
 from .baseline import Baseline, BaselineError, baseline_values
-from .measurement import WorkdirUnwritable
+from .measurement import ServerOutOfThreads, WorkdirUnwritable
 from .finish import apply_finish, finish_of, journal_finish, record_finish, write_files
 from .interrupted import release_interrupted
 from .journal import Journal
@@ -128,6 +128,8 @@ def _why_interrupted(exc: BaseException) -> str:
         return f"its launch could not write the workdir ({exc.args[0].partition('; ')[0]})"
     if isinstance(exc, TunerOutOfFiles):
         return exc.args[0].partition("; ")[0]  # "the tuner could not open a file ...: its limit ..."
+    if isinstance(exc, ServerOutOfThreads):
+        return exc.args[0].partition("; no setting")[0]  # "the server could not start a thread (...): ..."
     return "the tuner was stopped during this trial"
 
 

@@ -85,6 +85,25 @@ def _scheduler_exception(message: str, frame: str = '  File "sglang/srt/model_ex
     log.error("Received sigquit from a child process. It usually means the child failed.")
 
 
+def _scheduler_died(task: asyncio.Task) -> None:
+    """The scheduler loop ended with an exception (a thread the kernel refused it: ``RuntimeError:
+    can't start new thread`` under ``ulimit -u``): the server dies as SGLang's does when its
+    scheduler raises (managers/scheduler.py ``run_scheduler_process``: "Scheduler hit an exception"
+    and the traceback, SIGQUIT to the parent, whose handler logs its line and kills the process
+    tree, entrypoints/engine.py). QA (qa222): the loop died silently and the server, listening on,
+    answered no request: a trial "hung", its log saying nothing."""
+    if task.cancelled() or task.exception() is None:
+        return
+    import traceback
+
+    exc = task.exception()
+    log.error("Scheduler hit an exception: " + "".join(traceback.format_exception(exc)).rstrip())
+    log.error("Received sigquit from a child process. It usually means the child failed.")
+    for stream in (sys.stderr, sys.stdout):
+        stream.flush()
+    os._exit(1)
+
+
 #: runner_backend_utils/__init__.py, CUDA_GRAPH_CAPTURE_FAILED_MSG, appended to a capture failure.
 CUDA_GRAPH_CAPTURE_FAILED_MSG = (
     "Possible solutions:\n"
@@ -257,6 +276,7 @@ async def _serve(ns, plan: LaunchPlan, model) -> int:
     for sig in (signal.SIGTERM, signal.SIGINT):
         loop.add_signal_handler(sig, stop.set)
     engine_task = asyncio.create_task(service.engine.run())
+    engine_task.add_done_callback(_scheduler_died)
     startup = asyncio.create_task(_start_up(service, ns, plan, model, listen))
     stopper = asyncio.create_task(stop.wait())
     code = 0
