@@ -229,7 +229,8 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from ..engine.study import (StudyReplaced, config_from_study, create_study, extend_budget, open_study,
                                 same_profile, study_exists)
     from ..server.launcher import PortInUseError, stop_on_signals
-    from .progress import LibraryWarnings, RunView, say_going_on, say_storage_outage
+    from .library_warnings import LibraryWarnings
+    from .progress import RunView, say_going_on, say_storage_outage
 
     if file_config is not None:
         create_study(file_config, url, note=say_going_on, patient=True, on_outage=say_storage_outage,
