@@ -1,5 +1,6 @@
 """The simulated server's command line and failure modes, each as a real process (``python -m
-tuner.sim``, what the launcher starts); ``tuner sim serve``, the CLI's thin wrapper over the same
+tuner.sim``, what the launcher starts, forked from an interpreter that imported the simulator once:
+tests/support/forked_sim.py); ``tuner sim serve``, the CLI's thin wrapper over the same
 parser, is run in this process (click's runner) where only its refusal of a command line is read.
 
 SGLang's behaviour mirrored: argparse rejects unknown flags (exit 2); bad speculative combinations
@@ -17,7 +18,9 @@ import time
 import pytest
 import requests
 from click.testing import CliRunner
-from support.simproc import running_sim, sim_argv
+from support.forked_sim import run_forked_sim, sim_zygote
+from support.forked_sim import running_forked_sim as running_sim
+from support.simproc import sim_argv
 
 from tuner.cli import cli
 
@@ -26,10 +29,16 @@ from tuner.sglang.rules import WARN_DRAFT_TOKENS_ADJUSTED
 SPEEDUP = 200.0
 
 
-def _run(*args: str, timeout_s: float = 20.0) -> subprocess.CompletedProcess:
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    """The simulators of this module forked from one interpreter that imported the simulator once
+    (support/forked_sim.py): each a real process, as ``python -m tuner.sim`` is."""
+    yield from sim_zygote(tmp_path_factory)
+
+
+def _run(zygote, *args: str, timeout_s: float = 20.0) -> subprocess.CompletedProcess:
     """Run the simulator to completion (for start-up failures); bounded by ``timeout_s``."""
-    return subprocess.run(sim_argv(*args, speedup=SPEEDUP), capture_output=True, text=True,
-                          timeout=timeout_s, stdin=subprocess.DEVNULL)
+    return run_forked_sim(zygote, *args, speedup=SPEEDUP, timeout_s=timeout_s)
 
 
 def _serve(*args: str) -> subprocess.CompletedProcess:
@@ -51,14 +60,14 @@ def _spec(steps=None, topk=None, draft=None, *more: str) -> list[str]:
 # ------------------------------------------------------------------------------ command line
 
 
-def test_unknown_flag_exits_2():
-    r = _run("--no-such-flag", "3")
+def test_unknown_flag_exits_2(zygote):
+    r = _run(zygote, "--no-such-flag", "3")
     assert r.returncode == 2
     assert "unrecognized arguments: --no-such-flag" in r.stderr
 
 
-def test_bad_value_exits_2():
-    r = _run("--sim-speedup", "0")
+def test_bad_value_exits_2(zygote):
+    r = _run(zygote, "--sim-speedup", "0")
     assert r.returncode == 2 and "--sim-speedup" in r.stderr
 
 
@@ -75,17 +84,16 @@ def test_bad_value_exits_2():
     (["--sim-s", "3"], "error: --sim-s: ambiguous, could match --sim-speedup, --sim-seed; write the flag out"),
     (["--port", "70000"], "error: --port: 70000 is no TCP port; give 0 to 65535"),
 ])
-def test_a_bad_simulator_flag_is_one_line_naming_it(args, line):
+def test_a_bad_simulator_flag_is_one_line_naming_it(zygote, args, line):
     """QA: a bad --sim-* value printed SGLang's whole usage block (nan and inf were taken: a server
     that never loaded), and --port 70000 a traceback from the bind."""
     argv = sim_argv(*args, speedup=SPEEDUP)
-    for r in (subprocess.run(argv, capture_output=True, text=True, timeout=30, stdin=subprocess.DEVNULL),
-              _serve(*argv[3:])):
+    for r in (_run(zygote, *args, timeout_s=30), _serve(*argv[3:])):
         assert r.returncode == 2 and r.stderr.startswith(line) and len(r.stderr.splitlines()) == 1, r.stderr
 
 
-def test_sglangs_own_flags_keep_argparses_usage_block():
-    r = _run("--port", "abc")  # as sglang.launch_server's argparse says it
+def test_sglangs_own_flags_keep_argparses_usage_block(zygote):
+    r = _run(zygote, "--port", "abc")  # as sglang.launch_server's argparse says it
     assert r.returncode == 2 and r.stderr.startswith("usage: ")
     assert r.stderr.splitlines()[-1] == "python -m tuner.sim: error: argument --port: invalid int value: 'abc'"
 
@@ -96,11 +104,11 @@ def _config(tmp_path, text: str, name: str = "server.yaml") -> str:
     return str(path)
 
 
-def test_config_merged_under_command_line(tmp_path):
+def test_config_merged_under_command_line(zygote, tmp_path):
     cfg = _config(tmp_path, "tp-size: 4\nmax-running-requests: 16\nenable-metrics: true\n"
                             "speculative-algorithm: EAGLE3\nspeculative-num-steps: 2\n"
                             "speculative-eagle-topk: 1\nspeculative-num-draft-tokens: 3\n")
-    with running_sim("--config", cfg, "--tp-size", "8", speedup=SPEEDUP) as sim:
+    with running_sim(zygote, "--config", cfg, "--tp-size", "8", speedup=SPEEDUP) as sim:
         info = requests.get(sim.url + "/server_info", timeout=10).json()
         assert requests.get(sim.url + "/metrics", timeout=10).status_code == 200  # bare flag from YAML
     assert info["tp_size"] == 8  # the command line wins
@@ -109,8 +117,8 @@ def test_config_merged_under_command_line(tmp_path):
     assert "reset to 48" not in sim.log
 
 
-def test_config_underscore_key_rejected_by_argparse(tmp_path):
-    r = _run("--config", _config(tmp_path, "speculative_num_steps: 2\n"))
+def test_config_underscore_key_rejected_by_argparse(zygote, tmp_path):
+    r = _run(zygote, "--config", _config(tmp_path, "speculative_num_steps: 2\n"))
     assert r.returncode == 2
     assert "unrecognized arguments: --speculative_num_steps 2" in r.stderr
 
@@ -135,11 +143,11 @@ def test_a_retired_valued_flag_takes_its_value_as_in_sglang(tmp_path, capsys):
     assert "expected one argument" in capsys.readouterr().err
 
 
-def test_config_key_that_is_not_text_fails_as_sglangs_loader_does(tmp_path):
+def test_config_key_that_is_not_text_fails_as_sglangs_loader_does(zygote, tmp_path):
     """QA: a YAML key that is a number (`1: x`) made SGLang 0.5.23's ConfigArgumentMerger fail on
     ``key.replace`` (AttributeError, a traceback, exit 1); the simulator wrote it as the flag `--1`
     and ended with argparse's "unrecognized arguments", exit 2."""
-    r = _run("--config", _config(tmp_path, "model-path: m\n1: x\n"))
+    r = _run(zygote, "--config", _config(tmp_path, "model-path: m\n1: x\n"))
     assert r.returncode == 1, r.stderr
     assert "AttributeError: 'int' object has no attribute 'replace'" in r.stderr
 
@@ -237,14 +245,14 @@ def test_cuda_graph_settings_sglang_takes_pass_and_the_removed_backend_says_so(c
         check_server_args({"cuda_graph_backend_decode": "tc_piecewise"}, "server.args")
 
 
-def test_a_backend_sglang_does_not_allow_in_the_json_fails_its_argument_handling():
+def test_a_backend_sglang_does_not_allow_in_the_json_fails_its_argument_handling(zygote):
     """SGLang 0.5.23 passes `{"decode": {"backend": "foo"}}` through its parser and refuses it in its
     argument handling, before loading (arg_groups/cuda_graph_hook.py, validate_cuda_graph_config:
     ValueError, a traceback, exit 1); the study check refuses it up front."""
     from tuner.config.server_arg_checks import check_server_args
 
     says = "--cuda-graph-config[decode].backend='foo' not allowed; allowed: ('full', 'breakable', 'disabled')"
-    r = _run("--cuda-graph-config", '{"decode": {"backend": "foo"}}', "--sim-load-seconds", "60")
+    r = _run(zygote, "--cuda-graph-config", '{"decode": {"backend": "foo"}}', "--sim-load-seconds", "60")
     assert r.returncode == 1, r.stderr
     assert "Traceback (most recent call last):" in r.stderr and f"ValueError: {says}" in r.stderr
     with pytest.raises(ValueError, match="^cuda_graph_config: ") as refused:
@@ -272,16 +280,16 @@ def test_stream_interval_and_log_level_are_taken_as_sglangs_parser_takes_them():
     assert (ns.stream_interval, ns.log_level) == (0, "INFO")
 
 
-def test_a_log_level_sglangs_logger_lacks_fails_before_loading_as_there():
+def test_a_log_level_sglangs_logger_lacks_fails_before_loading_as_there(zygote):
     """SGLang's configure_logger (utils/common.py) runs getattr(logging, level.upper()) first thing:
     AttributeError, a traceback, exit 1, before loading."""
-    r = _run("--log-level", "verbose", "--sim-load-seconds", "60")
+    r = _run(zygote, "--log-level", "verbose", "--sim-load-seconds", "60")
     assert r.returncode == 1, r.stderr
     assert "AttributeError: module 'logging' has no attribute 'VERBOSE'" in r.stderr
 
 
-def test_config_must_be_yaml(tmp_path):
-    r = _run("--config", _config(tmp_path, "{}", "server.json"))
+def test_config_must_be_yaml(zygote, tmp_path):
+    r = _run(zygote, "--config", _config(tmp_path, "{}", "server.json"))
     assert r.returncode == 1
     assert "ValueError: Config file must be YAML format, got: .json" in r.stderr
 
@@ -325,31 +333,31 @@ def test_tuner_sim_serve_passes_arguments_through():
 # ------------------------------------------------------------------------------ SGLang's launch errors
 
 
-def test_assertion_error_at_once_before_loading():
+def test_assertion_error_at_once_before_loading(zygote):
     # topk without num_steps: SGLang's bare assert. The 60 s load delay proves it fails before loading.
     t0 = time.monotonic()
-    r = _run(*_spec(None, 4), "--sim-load-seconds", "60")
+    r = _run(zygote, *_spec(None, 4), "--sim-load-seconds", "60")
     assert r.returncode == 1
     assert "Traceback (most recent call last):" in r.stderr
     assert r.stderr.rstrip().endswith("AssertionError")
     assert time.monotonic() - t0 < 15
 
 
-def test_type_error_when_topk_missing():
-    r = _run(*_spec(1, None, 3), "--sim-load-seconds", "60")
+def test_type_error_when_topk_missing(zygote):
+    r = _run(zygote, *_spec(1, None, 3), "--sim-load-seconds", "60")
     assert r.returncode == 1
     assert "TypeError: '>' not supported between instances of 'NoneType' and 'int'" in r.stderr
     assert "Traceback (most recent call last):" in r.stderr
 
 
-def test_value_error_trtllm_topk():
-    r = _run(*_spec(2, 4, 8, "--attention-backend", "trtllm_mha"), "--sim-load-seconds", "60")
+def test_value_error_trtllm_topk(zygote):
+    r = _run(zygote, *_spec(2, 4, 8, "--attention-backend", "trtllm_mha"), "--sim-load-seconds", "60")
     assert r.returncode == 1
     assert "ValueError: trtllm_mha backend only supports topk = 1" in r.stderr
 
 
-def test_draft_rewrite_warning_and_48():
-    with running_sim(*_spec(1, 1, 3), speedup=SPEEDUP) as sim:
+def test_draft_rewrite_warning_and_48(zygote):
+    with running_sim(zygote, *_spec(1, 1, 3), speedup=SPEEDUP) as sim:
         info = requests.get(sim.url + "/server_info", timeout=10).json()
     assert info["speculative_num_draft_tokens"] == 2
     assert info["internal_states"][0]["max_running_requests"] == 48
@@ -365,10 +373,10 @@ def _refused(url: str) -> None:
         requests.get(url, timeout=10)
 
 
-def _dies_after_loading(*args: str) -> str:
+def _dies_after_loading(zygote, *args: str) -> str:
     """Run the simulator with a setting SGLang refuses after the model load; its log. It must refuse
     connections while loading, never become ready, and exit 1 after "Load weight end"."""
-    with running_sim(*args, "--sim-load-seconds", "0.3", speedup=SPEEDUP, ready=False) as sim:
+    with running_sim(zygote, *args, "--sim-load-seconds", "0.3", speedup=SPEEDUP, ready=False) as sim:
         _refused(sim.url + "/health_generate")
         assert sim.wait(15) == 1
         log = sim.log
@@ -377,60 +385,60 @@ def _dies_after_loading(*args: str) -> str:
     return log
 
 
-def test_tree_too_large_dies_in_the_draft_cuda_graph_capture():
+def test_tree_too_large_dies_in_the_draft_cuda_graph_capture(zygote):
     # steps 2, topk 2 drafts 6 candidates; 8 draft tokens need 7: the draft forward's torch.topk
     # fails while SGLang captures the draft CUDA graph (eagle_draft_cuda_graph_runner.py).
-    log = _dies_after_loading(*_spec(2, 2, 8))
+    log = _dies_after_loading(zygote, *_spec(2, 2, 8))
     assert "Exception: Capture cuda graph failed: selected index k out of range" in log
     assert log.index("Load weight end") < log.index("Capture cuda graph failed")
     assert "HTTP server listening on" not in log  # the scheduler died before the port opened
 
 
-def test_tree_too_large_with_one_step_dies_in_the_warmup():
+def test_tree_too_large_with_one_step_dies_in_the_warmup(zygote):
     # one step: no draft CUDA graph; SGLang's own warmup request hits organize_draft_results
-    log = _dies_after_loading(*_spec(1, 2, 8))
+    log = _dies_after_loading(zygote, *_spec(1, 2, 8))
     assert "RuntimeError: selected index k out of range" in log
     assert "Capture cuda graph failed" not in log
     # the warmup request runs once the HTTP server is up (http_server.py _execute_server_warmup)
     assert log.index("HTTP server listening on") < log.index("RuntimeError: selected index k out of range")
 
 
-def test_mla_tree_on_flashinfer_fails_after_loading_with_sglangs_valueerror():
+def test_mla_tree_on_flashinfer_fails_after_loading_with_sglangs_valueerror(zygote):
     # the K2.6 profile is MLA (target and EAGLE-3 head): flashinfer_mla_backend.py refuses topk > 1
-    log = _dies_after_loading(*_spec(3, 4, 8), "--attention-backend", "flashinfer",
+    log = _dies_after_loading(zygote, *_spec(3, 4, 8), "--attention-backend", "flashinfer",
                               "--sim-profile", "k2.6-tp8-pcie")
     assert "ValueError: Currently Flashinfer MLA only supports topk=1 for speculative decoding" in log
     assert log.index("Load weight end") < log.index("ValueError")
 
 
-def test_mha_draft_head_on_an_mla_only_backend_fails_after_loading():
+def test_mha_draft_head_on_an_mla_only_backend_fails_after_loading(zygote):
     # the dense profile's EAGLE-3 head is Llama-style (MHA): attention_registry.py's trtllm_mla
     # refuses it as the draft runner starts, whatever the three flags (a chain here)
-    log = _dies_after_loading(*_spec(3, 1, 4), "--speculative-draft-attention-backend", "trtllm_mla",
+    log = _dies_after_loading(zygote, *_spec(3, 1, 4), "--speculative-draft-attention-backend", "trtllm_mla",
                               "--sim-profile", "dense-27b-tp1")
     assert "ValueError: trtllm_mla backend can only be used with MLA models." in log
     assert log.index("Load weight end") < log.index("ValueError")
 
 
-def test_mla_tree_runs_on_fa3_and_mla_chain_on_flashinfer():
+def test_mla_tree_runs_on_fa3_and_mla_chain_on_flashinfer(zygote):
     for args in (_spec(3, 4, 8, "--attention-backend", "fa3"), _spec(3, 1, 4, "--attention-backend", "flashinfer")):
-        with running_sim(*args, "--sim-profile", "k2.6-tp8-pcie", speedup=SPEEDUP) as sim:
+        with running_sim(zygote, *args, "--sim-profile", "k2.6-tp8-pcie", speedup=SPEEDUP) as sim:
             r = requests.post(sim.url + "/generate", timeout=10,
                               json={"text": "hi", "sampling_params": {"max_new_tokens": 16}})
             assert r.status_code == 200
 
 
-def test_sglangs_own_backend_choice_is_reported():
+def test_sglangs_own_backend_choice_is_reported(zygote):
     # no --attention-backend: SGLang picks fa3 for MLA on Hopper (model_override_base.py), which
     # runs trees; the dense profile (MHA) gets flashinfer for a tree
-    with running_sim(*_spec(3, 4, 8), "--sim-profile", "k2.6-tp8-pcie", speedup=SPEEDUP) as sim:
+    with running_sim(zygote, *_spec(3, 4, 8), "--sim-profile", "k2.6-tp8-pcie", speedup=SPEEDUP) as sim:
         assert requests.get(sim.url + "/server_info", timeout=10).json()["attention_backend"] == "fa3"
-    with running_sim(*_spec(3, 4, 8), "--sim-profile", "dense-27b-tp1", speedup=SPEEDUP) as sim:
+    with running_sim(zygote, *_spec(3, 4, 8), "--sim-profile", "dense-27b-tp1", speedup=SPEEDUP) as sim:
         assert requests.get(sim.url + "/server_info", timeout=10).json()["attention_backend"] == "flashinfer"
 
 
-def test_oom_after_load_delay():
-    with running_sim(*_spec(1, 1, 2), "--max-running-requests", "100000", "--sim-load-seconds", "0.3",
+def test_oom_after_load_delay(zygote):
+    with running_sim(zygote, *_spec(1, 1, 2), "--max-running-requests", "100000", "--sim-load-seconds", "0.3",
                      speedup=SPEEDUP, ready=False) as sim:
         _refused(sim.url + "/health")  # still loading
         assert sim.wait(15) == 1
@@ -442,9 +450,9 @@ def test_oom_after_load_delay():
 # ------------------------------------------------------------------------------ fault injection
 
 
-def test_fail_startup_prints_message_after_loading():
+def test_fail_startup_prints_message_after_loading(zygote):
     msg = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"
-    with running_sim("--sim-fail-startup", msg, "--sim-load-seconds", "0.3", speedup=SPEEDUP,
+    with running_sim(zygote, "--sim-fail-startup", msg, "--sim-load-seconds", "0.3", speedup=SPEEDUP,
                      ready=False) as sim:
         _refused(sim.url + "/health_generate")
         assert sim.wait(15) == 1
@@ -454,8 +462,8 @@ def test_fail_startup_prints_message_after_loading():
     assert log.index("Load weight end") < log.index(msg)
 
 
-def test_hang_on_start_never_ready_and_sigterm_exits_0():
-    with running_sim("--sim-hang-on-start", speedup=SPEEDUP, ready=False) as sim:
+def test_hang_on_start_never_ready_and_sigterm_exits_0(zygote):
+    with running_sim(zygote, "--sim-hang-on-start", speedup=SPEEDUP, ready=False) as sim:
         deadline = time.monotonic() + 1.0
         while time.monotonic() < deadline:  # a hang while loading: the port never opens
             _refused(sim.url + "/health_generate")
@@ -465,8 +473,8 @@ def test_hang_on_start_never_ready_and_sigterm_exits_0():
         assert sim.wait(10) == 0
 
 
-def test_crash_after_n_requests():
-    with running_sim("--sim-crash-after-requests", "2", speedup=SPEEDUP) as sim:
+def test_crash_after_n_requests(zygote):
+    with running_sim(zygote, "--sim-crash-after-requests", "2", speedup=SPEEDUP) as sim:
         body = {"text": "hi", "sampling_params": {"max_new_tokens": 8}}
         assert requests.post(sim.url + "/generate", json=body, timeout=10).status_code == 200
         try:
@@ -478,34 +486,34 @@ def test_crash_after_n_requests():
         assert "--sim-crash-after-requests 2" in sim.log
 
 
-def test_sigterm_shuts_down_cleanly():
-    with running_sim(speedup=SPEEDUP) as sim:
+def test_sigterm_shuts_down_cleanly(zygote):
+    with running_sim(zygote, speedup=SPEEDUP) as sim:
         sim.proc.send_signal(signal.SIGTERM)
         assert sim.wait(10) == 0
         assert "shutting down" in sim.log
 
 
-def test_unknown_profile_one_line_exit_2():
-    r = _run("--sim-profile", "no-such-profile")
+def test_unknown_profile_one_line_exit_2(zygote):
+    r = _run(zygote, "--sim-profile", "no-such-profile")
     assert r.returncode == 2
     assert r.stderr.strip().splitlines()[-1].startswith("error: --sim-profile: no-such-profile")
     assert "Traceback" not in r.stderr
 
 
-def test_a_profile_path_no_file_can_have_one_line_exit_2():
+def test_a_profile_path_no_file_can_have_one_line_exit_2(zygote):
     """QA: `--sim-profile` with a 300-byte name ended in `OSError: [Errno 36] File name too long`."""
-    r = _run("--sim-profile", "b" * 300 + ".yaml")
+    r = _run(zygote, "--sim-profile", "b" * 300 + ".yaml")
     assert r.returncode == 2 and "Traceback" not in r.stderr, r.stderr
     assert r.stderr.strip().splitlines()[-1].startswith("error: --sim-profile: bbb"), r.stderr
     assert "File name too long" in r.stderr
 
 
-def test_an_algorithm_the_simulator_does_not_model_is_refused_before_loading():
+def test_an_algorithm_the_simulator_does_not_model_is_refused_before_loading(zygote):
     """SGLang's parser takes NGRAM (and the other algorithms of its table); the simulator models the
     EAGLE family only, so it refuses the rest at once rather than serve them as EAGLE and report
     figures no NGRAM server gives (mutation testing: dropping this refusal passed every test)."""
     t0 = time.monotonic()
-    r = _run("--speculative-algorithm", "NGRAM", "--sim-load-seconds", "60")
+    r = _run(zygote, "--speculative-algorithm", "NGRAM", "--sim-load-seconds", "60")
     assert r.returncode == 1, r.stderr
     assert ("ValueError: The simulated server implements --speculative-algorithm EAGLE, EAGLE3, NEXTN only, "
             "got 'NGRAM'.") in r.stderr, r.stderr

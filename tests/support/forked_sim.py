@@ -1,0 +1,130 @@
+"""``python -m tuner.sim ARGS`` as a process forked from a zygote (support/zygote.py) that imported the
+simulator once: the tests of the simulator's command line and failure modes start a few dozen of
+them, and a fresh interpreter spends about 0.2 CPU s importing asyncio, aiohttp and the simulator
+before it parses a flag.
+
+Each is still a real process of its own (its own pid, exit status, standard streams; real HTTP on
+127.0.0.1; real signals), which runs ``tuner/sim/__main__.py`` as ``python -m tuner.sim`` does
+(``runpy``, ``sys.argv`` the command's words): an exception it lets out is a traceback on its stderr
+and exit 1, as the interpreter's own.
+
+Contract:
+
+* :func:`sim_zygote` is a module fixture's body: a :class:`SimZygote`, whose zygote imported
+  :data:`SIM_PRELOAD` with this suite's environment and ``PYTHONUNBUFFERED=1`` (a server's log is
+  written as it is said); it serves one forked simulator at a time (support/zygote.py). A zygote
+  closed by a timeout (its worker killed with it) is replaced at the next call: one test's hung
+  simulator fails that test only.
+* :func:`run_forked_sim` runs one to its end: a :class:`subprocess.CompletedProcess` as
+  ``subprocess.run(sim_argv(...), capture_output=True, text=True)`` returns; past ``timeout_s`` the
+  zygote is closed (the simulator killed with it) and ``TimeoutError`` raised.
+* :func:`running_forked_sim` is :func:`support.simproc.running_sim` for a forked simulator: the same
+  :class:`support.simproc.SimProcess` (``url``, ``log``, ``wait``, ``stop``; ``proc`` has Popen's
+  ``poll``, ``wait``, ``send_signal``, ``pid``), the worker leading a session of its own, so leaving
+  the block ends its process group (SIGTERM, then SIGKILL) as there.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+import threading
+import time
+from contextlib import contextmanager
+from pathlib import Path
+
+from .forked_tuner import PRELUDE, ForkedTuner
+from .simproc import SimProcess, sim_argv
+from .zygote import Zygote, start_zygote
+
+#: What ``python -m tuner.sim`` imports before and while it serves (python -X importtime).
+SIM_PRELOAD = ["tuner.sim.server", "tuner.sim.api", "tuner.sim.model", "tuner.sim.args", "tuner.sim.profile",
+               "tuner.sim.openai_format", "tuner.sim.server_info", "tuner.sim.metrics", "tuner.sglang.rules",
+               "tuner.sglang.attention", "tuner.sglang.parallel", "tuner.sglang.hardware", "tuner.sglang.model",
+               "tuner.config.space", "tuner.config.yamlfile", "tuner.config.files", "aiohttp.web", "yaml"]
+#: ``python -m tuner.sim`` as the code of :meth:`Zygote.run` (its argv: the command's words).
+SIM_MAIN = "import runpy; runpy.run_module('tuner.sim', run_name='__main__', alter_sys=True)"
+
+
+def _env() -> dict:
+    return {**os.environ, "PYTHONUNBUFFERED": "1"}
+
+
+class SimZygote:
+    """The zygote a test module's simulators are forked from, started again once a timeout closed it."""
+
+    def __init__(self, tmp_path_factory):
+        self._factory = tmp_path_factory
+        self.folder = tmp_path_factory.mktemp("sim-runs")  # the short runs' cwd and output files
+        self._zygote: Zygote | None = None
+
+    def live(self) -> Zygote:
+        if self._zygote is None or self._zygote.proc.poll() is not None:
+            if self._zygote is not None:
+                self._zygote.close()
+            self._zygote = start_zygote(SIM_PRELOAD, _env(), self._factory.mktemp("sim-zygote"))
+        return self._zygote
+
+    def close(self) -> None:
+        if self._zygote is not None:
+            self._zygote.close()
+
+
+def sim_zygote(tmp_path_factory):
+    """A module fixture's body: the :class:`SimZygote` of a test module's forked simulators."""
+    z = SimZygote(tmp_path_factory)
+    yield z
+    z.close()
+
+
+def run_forked_sim(zygote: SimZygote, *args: str, speedup: float, timeout_s: float) -> subprocess.CompletedProcess:
+    """``sim_argv(*args, speedup=speedup)`` run to its end, forked from ``zygote``; see the contract."""
+    argv = sim_argv(*args, speedup=speedup)[3:]  # the words after ``python -m tuner.sim``
+    return zygote.live().run(SIM_MAIN, argv, env=_env(), cwd=zygote.folder, timeout=timeout_s)
+
+
+class _ForkedSim(ForkedTuner):
+    """A :class:`ForkedTuner` whose worker runs ``python -m tuner.sim`` rather than ``python -m tuner``."""
+
+    def __init__(self, zygote: Zygote, argv: list, cwd: Path, log: Path, timeout: float):
+        self.args, self.log = [str(a) for a in argv], Path(log)
+        self.returncode = None
+        self.stdout = self.stderr = None
+        self._error = None
+        self._pid_file = Path(cwd) / f".forked-sim-{id(self)}-{time.monotonic_ns()}.pid"
+        code = PRELUDE.format(log=str(self.log), pid_file=str(self._pid_file), new_session=True) + SIM_MAIN
+        self._thread = threading.Thread(target=self._run, args=(zygote, code, _env(), cwd, timeout), daemon=True,
+                                        name="forked-sim")
+        self._thread.start()
+        deadline = time.monotonic() + 60
+        while not self._pid_file.exists():
+            if not self._thread.is_alive():
+                said = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
+                raise AssertionError(f"the forked simulator ended before it ran ({self._error!r}): {said}")
+            if time.monotonic() > deadline:
+                raise AssertionError("the zygote forked no simulator within 60 s")
+            time.sleep(0.005)
+        self.pid = int(self._pid_file.read_text())
+        self._pid_file.unlink()
+
+
+@contextmanager
+def running_forked_sim(zygote: SimZygote, *args: str, speedup: float = 50.0, ready: bool = True,
+                       timeout_s: float = 20.0):
+    """:func:`support.simproc.running_sim`, the simulator forked from ``zygote``; see the contract."""
+    with tempfile.TemporaryDirectory(prefix="simproc-") as tmp:
+        log_path = Path(tmp) / "server.log"
+        proc = _ForkedSim(zygote.live(), sim_argv(*args, speedup=speedup)[3:], Path(tmp), log_path,
+                          timeout=timeout_s + 120)
+        sim = SimProcess(proc, log_path)
+        try:
+            deadline = time.monotonic() + timeout_s
+            if ready:
+                sim.wait_ready(deadline)
+            else:
+                sim.wait_for_port(deadline)
+            yield sim
+        finally:
+            sim.stop()
+            sim._final_log = sim.log
