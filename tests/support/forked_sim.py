@@ -26,7 +26,9 @@ Contract:
 
 from __future__ import annotations
 
+import contextlib
 import os
+import signal
 import subprocess
 import tempfile
 import threading
@@ -126,5 +128,13 @@ def running_forked_sim(zygote: SimZygote, *args: str, speedup: float = 50.0, rea
                 sim.wait_for_port(deadline)
             yield sim
         finally:
-            sim.stop()
-            sim._final_log = sim.log
+            try:
+                sim.stop()
+            except BaseException:
+                # its zygote lost (closed by a timeout): the server leads a session of its own, which
+                # the zygote's end does not reach; end it here, so nothing is left running
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(proc.pid, signal.SIGKILL)
+                raise
+            finally:
+                sim._final_log = sim.log
