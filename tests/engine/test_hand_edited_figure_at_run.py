@@ -7,11 +7,13 @@ between instances of 'str' and 'int'`` (text). tuner/engine/structured.py, ``rea
 from __future__ import annotations
 
 import json
+import shutil
 import sqlite3
 
 import pytest
 from click.testing import CliRunner
 from support.model_study import model_study_yaml
+from support.prepared_once import prepared_once
 
 from tuner.cli import cli
 from tuner.engine.records import UNREADABLE, load_records
@@ -24,12 +26,24 @@ def _run(path, *more) -> str:
     return result.output
 
 
-@pytest.mark.parametrize("edited", ["NaN", json.dumps("2.5 tokens")])
-def test_a_trial_with_a_figure_the_readers_refuse_is_no_reading_of_the_sampler(tmp_path, edited):
-    db = tmp_path / "edited.db"
-    path = tmp_path / "edited.yaml"
-    path.write_text(model_study_yaml("edited", f"sqlite:///{db}", 6, noise=0.02, seed=5))
+def _four_measured(folder):
+    """The study of six launches, its first four run (baseline and trials 0-3), its storage beside
+    the file: run once per session (support/prepared_once.py), each case editing a copy of its own."""
+    path = folder / "edited.yaml"
+    path.write_text(model_study_yaml("edited", "sqlite:///edited.db", 6, noise=0.02, seed=5))
     _run(path, "--n-trials", "4")
+
+
+@pytest.fixture(scope="module")
+def four_measured(tmp_path_factory):
+    return prepared_once(tmp_path_factory, "edited", _four_measured)
+
+
+@pytest.mark.parametrize("edited", ["NaN", json.dumps("2.5 tokens")])
+def test_a_trial_with_a_figure_the_readers_refuse_is_no_reading_of_the_sampler(tmp_path, four_measured, edited):
+    folder = shutil.copytree(four_measured, tmp_path / "edited")  # this case's own copy, edited below
+    db = folder / "edited.db"
+    path = folder / "edited.yaml"
     con = sqlite3.connect(db)
     with con:
         changed = con.execute(
