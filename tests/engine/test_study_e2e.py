@@ -1,17 +1,20 @@
 """A whole study as a user runs it: `tuner study run` on the simulated server (real processes, real
-HTTP on 127.0.0.1, real SQLite storage), killed with `kill -9` mid-trial, then run again."""
+HTTP on 127.0.0.1, real SQLite storage), killed with `kill -9` mid-trial, then run again. Both runs
+are processes of their own forked from one interpreter that imported tuner once (support/zygote.py,
+support/forked_tuner.py): a second of imports saved each."""
 
 import json
 import os
 import signal
-import subprocess
-import sys
 from pathlib import Path
 
 import optuna
 import pytest
 from support.cli_in_process import tuner_here
 from support.faults import wait_for
+from support.forked_tuner import start_forked
+from support.zygote import TUNER_CLI
+from support.zygote import cli_zygote as zygote_of_the_cli
 
 ROOT = Path(__file__).resolve().parents[2]
 #: Enough for the killed trial, its retry and a trial either side of it; each launch costs about a second.
@@ -43,9 +46,19 @@ budget: {{n_trials: {BUDGET}}}
 """
 
 
-def tuner(*args, **kw):
-    return subprocess.run([sys.executable, "-m", "tuner", *args], capture_output=True, text=True,
-                          timeout=kw.pop("timeout", 240), **kw)
+@pytest.fixture(scope="module")
+def cli_zygote(tmp_path_factory):
+    yield from zygote_of_the_cli(tmp_path_factory)
+
+
+def tuner(zygote, *args, cwd, timeout=240):
+    """``tuner ARGS`` forked from ``zygote`` with this suite's environment, run to its end."""
+    return zygote.run(TUNER_CLI, list(args), env=cli_env(), cwd=cwd, timeout=timeout)
+
+
+def cli_env() -> dict:
+    """This suite's environment less ``TUNER_TEST_KILL_AT``, as the zygote imported the CLI with."""
+    return {k: v for k, v in os.environ.items() if k != "TUNER_TEST_KILL_AT"}
 
 
 def pid_alive(pid: int) -> bool:
@@ -67,10 +80,10 @@ def study_file(tmp_path):
     return p
 
 
-def test_study_survives_kill_9_mid_trial(study_file, tmp_path):
+def test_study_survives_kill_9_mid_trial(study_file, tmp_path, cli_zygote):
     workdir = tmp_path / "e2e"
-    first = subprocess.Popen([sys.executable, "-m", "tuner", "study", "run", str(study_file)],
-                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    first = start_forked(cli_zygote, ["study", "run", str(study_file)], cli_env(), tmp_path,
+                         tmp_path / "first.log")
     try:
         # Mid-trial: the baseline is done and a trial's server is up (its record is on disk).
         def trial_server():
@@ -84,13 +97,12 @@ def test_study_survives_kill_9_mid_trial(study_file, tmp_path):
         if first.poll() is None:
             first.kill()
             first.wait()
-        first.stdout.close()
     server = rec["pid"]
     # PR_SET_PDEATHSIG: the kernel kills the server with its tuner (it used to run on, an orphan,
     # until the next run stopped it)
     wait_for(lambda: not pid_alive(server), 30, "the killed tuner's server to die with it")
 
-    second = tuner("study", "run", str(study_file))
+    second = tuner(cli_zygote, "study", "run", str(study_file), cwd=tmp_path)
     assert second.returncode == 0, second.stdout + second.stderr
     assert server_records(workdir) == []  # the next run dropped the dead server's record
 
