@@ -14,10 +14,12 @@ import socket
 import threading
 
 import optuna
+import pytest
 import sqlalchemy as sa
 from optuna.trial import TrialState
 from support.cli_in_process import tuner_here
-from support.faults import fault_env, slow_start, start_tuner, study_file, trial_server_up, wait_for
+from support.faults import fault_env, fault_zygote, slow_start, study_file, trial_server_up, wait_for
+from support.forked_tuner import start_forked
 from support.processes import finish
 
 from tuner.engine.storage import driver_url
@@ -26,7 +28,14 @@ REPLACED = ("error: study again was deleted while this worker ran (tuner study d
             "and a measurement it journaled is never stored into another study of that name")
 
 
-def test_a_study_made_anew_while_the_storage_was_away_gets_nothing_of_the_worker(tmp_path):
+@pytest.fixture(scope="module")
+def zygote(tmp_path_factory):
+    z = fault_zygote(tmp_path_factory)  # this file's workers forked from it, a second of imports saved each
+    yield z
+    z.close()
+
+
+def test_a_study_made_anew_while_the_storage_was_away_gets_nothing_of_the_worker(tmp_path, zygote):
     db = tmp_path / "again.db"
     path = study_file(tmp_path, "again", 3, storage=f"sqlite:///{db}")
     # Servers start 3 s late: the file is moved away while trial 0's server starts, long before its suite
@@ -36,7 +45,8 @@ def test_a_study_made_anew_while_the_storage_was_away_gets_nothing_of_the_worker
     created = tuner_here("study", "create", str(path), cwd=tmp_path, env=fault_env())
     assert created.exit_code == 0, created.stdout + created.stderr
     log = tmp_path / "run.log"
-    proc = start_tuner(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path, log)
+    proc = start_forked(zygote, ["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path,
+                        log)
     journal = workdir / "journal"
     try:
         number = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
@@ -130,7 +140,7 @@ class Severable:
         self.sock.close()
 
 
-def test_a_study_made_anew_while_the_worker_was_cut_off_from_postgresql_is_one_line(tmp_path, pg_url):
+def test_a_study_made_anew_while_the_worker_was_cut_off_from_postgresql_is_one_line(tmp_path, pg_url, zygote):
     direct = sa.engine.make_url(pg_url)
     relay = Severable(direct.port)
     try:
@@ -143,7 +153,8 @@ def test_a_study_made_anew_while_the_worker_was_cut_off_from_postgresql_is_one_l
         created = tuner_here("study", "create", str(path), cwd=tmp_path, env=fault_env())
         assert created.exit_code == 0, created.stdout + created.stderr
         log = tmp_path / "run.log"
-        proc = start_tuner(["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path, log)
+        proc = start_forked(zygote, ["study", "run", str(path), "--workdir", str(workdir)], fault_env(), tmp_path,
+                            log)
         journal = workdir / "journal"
         try:
             number = wait_for(lambda: trial_server_up(workdir), 180, "a trial's server", [proc])
