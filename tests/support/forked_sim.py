@@ -31,13 +31,11 @@ import os
 import signal
 import subprocess
 import tempfile
-import threading
-import time
 from contextlib import contextmanager
 from pathlib import Path
 
-from .forked_tuner import PRELUDE, ForkedTuner
-from .simproc import SimProcess, sim_argv
+from .forked_tuner import ForkedTuner
+from .simproc import serving, sim_argv
 from .zygote import Zygote, start_zygote
 
 #: What ``python -m tuner.sim`` imports before and while it serves (python -X importtime).
@@ -86,55 +84,20 @@ def run_forked_sim(zygote: SimZygote, *args: str, speedup: float, timeout_s: flo
     return zygote.live().run(SIM_MAIN, argv, env=_env(), cwd=zygote.folder, timeout=timeout_s)
 
 
-class _ForkedSim(ForkedTuner):
-    """A :class:`ForkedTuner` whose worker runs ``python -m tuner.sim`` rather than ``python -m tuner``."""
-
-    def __init__(self, zygote: Zygote, argv: list, cwd: Path, log: Path, timeout: float):
-        self.args, self.log = [str(a) for a in argv], Path(log)
-        self.returncode = None
-        self.stdout = self.stderr = None
-        self._error = None
-        self._pid_file = Path(cwd) / f".forked-sim-{id(self)}-{time.monotonic_ns()}.pid"
-        code = PRELUDE.format(log=str(self.log), pid_file=str(self._pid_file), new_session=True) + SIM_MAIN
-        self._thread = threading.Thread(target=self._run, args=(zygote, code, _env(), cwd, timeout), daemon=True,
-                                        name="forked-sim")
-        self._thread.start()
-        deadline = time.monotonic() + 60
-        while not self._pid_file.exists():
-            if not self._thread.is_alive():
-                said = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-                raise AssertionError(f"the forked simulator ended before it ran ({self._error!r}): {said}")
-            if time.monotonic() > deadline:
-                raise AssertionError("the zygote forked no simulator within 60 s")
-            time.sleep(0.005)
-        self.pid = int(self._pid_file.read_text())
-        self._pid_file.unlink()
-
-
 @contextmanager
 def running_forked_sim(zygote: SimZygote, *args: str, speedup: float = 50.0, ready: bool = True,
                        timeout_s: float = 20.0):
     """:func:`support.simproc.running_sim`, the simulator forked from ``zygote``; see the contract."""
     with tempfile.TemporaryDirectory(prefix="simproc-") as tmp:
         log_path = Path(tmp) / "server.log"
-        proc = _ForkedSim(zygote.live(), sim_argv(*args, speedup=speedup)[3:], Path(tmp), log_path,
-                          timeout=timeout_s + 120)
-        sim = SimProcess(proc, log_path)
-        try:
-            deadline = time.monotonic() + timeout_s
-            if ready:
-                sim.wait_ready(deadline)
-            else:
-                sim.wait_for_port(deadline)
+        proc = ForkedTuner(zygote.live(), sim_argv(*args, speedup=speedup)[3:], _env(), Path(tmp), log_path,
+                           timeout=timeout_s + 120, new_session=True, main=SIM_MAIN, what="simulator")
+        with serving(proc, log_path, ready=ready, timeout_s=timeout_s, if_stop_fails=_kill_group) as sim:
             yield sim
-        finally:
-            try:
-                sim.stop()
-            except BaseException:
-                # its zygote lost (closed by a timeout): the server leads a session of its own, which
-                # the zygote's end does not reach; end it here, so nothing is left running
-                with contextlib.suppress(ProcessLookupError):
-                    os.killpg(proc.pid, signal.SIGKILL)
-                raise
-            finally:
-                sim._final_log = sim.log
+
+
+def _kill_group(proc) -> None:
+    # its zygote lost (closed by a timeout): the server leads a session of its own, which the
+    # zygote's end does not reach; end it here, so nothing is left running
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(proc.pid, signal.SIGKILL)

@@ -50,22 +50,24 @@ class ForkedTuner:
     """A forked `tuner` command running in the background; see the module's contract."""
 
     def __init__(self, zygote: Zygote, argv: list, env: dict, cwd: Path, log: Path, timeout: float,
-                 new_session: bool = False):
+                 new_session: bool = False, main: str = TUNER_CLI, what: str = "tuner"):
+        """``main``: the code the worker runs after :data:`PRELUDE` (``python -m tuner`` by default;
+        support/forked_sim.py gives ``python -m tuner.sim``'s), ``what`` names it in a failure."""
         self.args, self.log = [str(a) for a in argv], Path(log)
         self.returncode: int | None = None
         self.stdout = self.stderr = None  # the output is in the log (support.processes.finish closes none)
         self._error: BaseException | None = None
         self._pid_file = Path(cwd) / f".forked-{id(self)}-{time.monotonic_ns()}.pid"
         code = PRELUDE.format(log=str(self.log), pid_file=str(self._pid_file), new_session=new_session)
-        code += TUNER_CLI
+        code += main
         self._thread = threading.Thread(target=self._run, args=(zygote, code, env, cwd, timeout), daemon=True,
-                                        name="forked-tuner")
+                                        name=f"forked-{what}")
         self._thread.start()
         deadline = time.monotonic() + 60
         while not self._pid_file.exists():
             if not self._thread.is_alive():
                 said = self.log.read_text(errors="replace")[-2000:] if self.log.exists() else ""
-                raise AssertionError(f"the forked tuner ended before it ran ({self._error!r}): {said}")
+                raise AssertionError(f"the forked {what} ended before it ran ({self._error!r}): {said}")
             if time.monotonic() > deadline:
                 raise AssertionError("the zygote forked no worker within 60 s")
             time.sleep(0.005)

@@ -130,14 +130,30 @@ def running_sim(*args: str, speedup: float = 50.0, ready: bool = True, timeout_s
             proc = subprocess.Popen(sim_argv(*args, speedup=speedup), stdout=log_file,
                                     stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                     start_new_session=True)
-        sim = SimProcess(proc, log_path)
-        try:
-            deadline = time.monotonic() + timeout_s
-            if ready:
-                sim.wait_ready(deadline)
-            else:
-                sim.wait_for_port(deadline)
+        with serving(proc, log_path, ready=ready, timeout_s=timeout_s) as sim:
             yield sim
-        finally:
+
+
+@contextmanager
+def serving(proc, log_path: Path, *, ready: bool, timeout_s: float, if_stop_fails=None):
+    """The started simulator ``proc`` (Popen, or Popen-like: support/forked_sim.py), logging to
+    ``log_path``, as a :class:`SimProcess` for the ``with`` block: waited for as
+    :func:`running_sim` says, stopped when the block ends. ``if_stop_fails(proc)`` runs when the
+    stop raises, before the error goes on (a forked one whose zygote is gone: its group killed)."""
+    sim = SimProcess(proc, log_path)
+    try:
+        deadline = time.monotonic() + timeout_s
+        if ready:
+            sim.wait_ready(deadline)
+        else:
+            sim.wait_for_port(deadline)
+        yield sim
+    finally:
+        try:
             sim.stop()
+        except BaseException:
+            if if_stop_fails is not None:
+                if_stop_fails(proc)
+            raise
+        finally:
             sim._final_log = sim.log
