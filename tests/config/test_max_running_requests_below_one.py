@@ -19,12 +19,13 @@ from tuner.config.yamlfile import ConfigError
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _study(tmp_path: Path, args: dict) -> Path:
+def _study(tmp_path: Path, args: dict, objectives: list[str] | None = None) -> Path:
     path = tmp_path / "mrr.yaml"
     path.write_text(yaml.safe_dump({"name": "mrr", "search_space": str(ROOT / "search_spaces" / "eagle3.yaml"),
                                     "server": {"backend": "sim", "model_path": "m", "draft_model_path": "d",
                                                "args": args},
-                                    "bench": {"suite": "quick"}}))
+                                    "bench": {"suite": "quick"},
+                                    **({"objectives": objectives} if objectives else {})}))
     return path
 
 
@@ -47,4 +48,7 @@ def test_an_abbreviation_sglang_reads_as_it_is_refused_too(tmp_path):
 
 @pytest.mark.parametrize("value", [1, 8, 64])
 def test_one_or_more_loads(tmp_path, value):
-    assert load_study(_study(tmp_path, {"max_running_requests": value})).server.args == {"max_running_requests": value}
+    # objectives at concurrencies the cap runs (one above it is refused: test_running_cap_objectives.py)
+    objectives = ["single_speedup", f"speedup@{min(value, 32)}"]
+    study = load_study(_study(tmp_path, {"max_running_requests": value}, objectives))
+    assert study.server.args == {"max_running_requests": value}

@@ -55,7 +55,7 @@ def test_one_the_search_space_fixes_is_named_as_the_space_s(tmp_path):
 
 
 def test_other_arguments_in_both_places_launch(tmp_path):
-    path = demo_study(tmp_path, **{"server.args": {"max_running_requests": 7},
+    path = demo_study(tmp_path, **{"server.args": {"max_running_requests": 40},
                                    "server.extra_args": ["--trust-remote-code", "--max-prefill-tokens", "8192"]})
     r = tuner_here("study", "create", str(path))
     assert r.exit_code == 0, r.output

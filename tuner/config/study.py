@@ -940,6 +940,7 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
         # the loaded suite, which carries their contents, so nothing later reads them from elsewhere.
         update["bench"] = study.bench.model_copy(update={"suite": loaded.to_dict()})
     _check_against_suite(study, loaded, path)
+    _running_cap_covers_objectives(study, space_config.fixed, path, space_path)
     profile = _profile_file(study.server.sim.profile, base, path, "server.sim.profile")
     if profile is not None:
         # A profile file is relative to the study file, like every other path in it (a shipped
@@ -950,6 +951,30 @@ def load_study(path: str | Path, referenced: bool = True) -> StudyConfig:
         update["server"] = study.server.model_copy(update={"sim": sim})
     update.update(_model_paths(study, base, path))
     return _paths_and_storage(study, base, path, update)
+
+
+def _running_cap_covers_objectives(study: StudyConfig, fixed: dict[str, Any], path: Path,
+                                   space_path: str | Path) -> None:
+    """A ``max_running_requests`` below the concurrency an objective names (``speedup@32`` on a server
+    that runs 16 at once) is refused naming where it is set: ``server.extra_args`` (last on the command
+    line, it wins), ``server.args``, else the space's ``fixed``
+    (:func:`tuner.config.running_cap.running_cap_problem`). QA (qa226): ``max_running_requests: 16``
+    with ``speedup@32`` was created, and `tuner doctor` passed it."""
+    from .running_cap import running_cap_problem
+
+    server = study.server
+    in_extra = "max_running_requests" in extra_args_given(server.extra_args)
+    if in_extra and ("max_running_requests" in server.args or "max_running_requests" in fixed):
+        return  # set twice: create refuses that first, whatever the values (command.merged_server_args)
+    levels = [(name, c) for name in study.objectives if (c := objective_concurrency(name)) is not None]
+    problem = running_cap_problem(server.with_extra_args({**fixed, **server.args}), server.tp_size, levels)
+    if problem is None:
+        return
+    if in_extra:
+        raise ConfigError(path, "server.extra_args", problem)
+    if "max_running_requests" in server.args:
+        raise ConfigError(path, "server.args", problem)
+    raise ConfigError(str(space_path), "fixed", f"with the study's objectives: {problem}")
 
 
 def _data_parallel_with_fixed(study: StudyConfig, fixed: dict[str, Any], space_path: str | Path) -> None:
