@@ -41,3 +41,14 @@ def test_a_fixed_cuda_graph_max_bs_decode_changes_the_modelled_figures(tmp_path)
                                       cuda_graph_max_bs=4)
     assert capped.baseline.tok_per_s[32] < free.baseline.tok_per_s[32]
     assert abs(capped.baseline.tok_per_s[32] - expected.tok_per_s[32]) < 1e-6 * expected.tok_per_s[32]
+
+
+def test_a_fixed_decode_bs_list_caps_the_graphs_at_its_largest_entry(tmp_path):
+    # SGLang 0.5.23 captures decode graphs up to max(cuda_graph_bs_decode) (memory_hook.py lines 201-207),
+    # as the simulator runs it (tuner/sim/server.py); QA (qa226): the landscape read max_bs alone
+    model = PerfModel(load_profile("k2.6-tp8-pcie"))
+    capped = landscape(model, _space(tmp_path, "capped", "{cuda_graph_max_bs_decode: 4}"),
+                       concurrencies=(32,), suite="quick")
+    listed = landscape(model, _space(tmp_path, "listed", "{cuda_graph_bs_decode: [1, 2, 4]}"),
+                       concurrencies=(32,), suite="quick")
+    assert listed.baseline.tok_per_s[32] == capped.baseline.tok_per_s[32]

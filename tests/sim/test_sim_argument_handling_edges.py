@@ -290,3 +290,29 @@ def test_a_server_without_decode_cuda_graphs_runs_every_decode_step_eager(flags)
     # one request is within every graph size: only the eager launch overhead tells them apart
     extra = (profile.model.layers + profile.draft.layers) * profile.runtime.eager_layer_overhead_us * 1e-6
     assert step[0] > step[1] + extra
+
+
+@pytest.mark.parametrize("flags", [["--cuda-graph-bs-decode", "1", "2", "4", "8"],
+                                   ["--cuda-graph-max-bs-decode", "64", "--cuda-graph-bs-decode", "1", "2", "4", "8"],
+                                   ["--cuda-graph-config", '{"decode": {"max_bs": 8}}'],
+                                   ["--cuda-graph-max-bs-decode", "64", "--cuda-graph-config", '{"decode": {"bs": [2, 8]}}']],
+                         ids=["bs-list", "bs-list-over-max", "config-max_bs", "config-bs"])
+def test_the_decode_graph_sizes_cap_the_captured_batch_as_max_bs_does(flags):
+    # SGLang 0.5.23 captures decode graphs up to the JSON's decode max_bs (it overrides the flags:
+    # cuda_graph_hook.py, parse_cuda_graph_config) and, given a decode bs list from the flag or the JSON,
+    # up to its largest entry, whatever max_bs said (memory_hook.py lines 201-207): batches above run
+    # eager. QA (qa226): the simulator read --cuda-graph-max-bs-decode alone and timed a batch of 16
+    # under --cuda-graph-bs-decode 1 2 4 8 as a captured graph (the profile's default, 160).
+    from tuner.sim.api import SimService
+    from tuner.sim.model import PerfModel
+
+    profile = _profile("Qwen3ForCausalLM")
+    model = PerfModel(profile)
+    sized = SimService(_launch(*EAGLE3, *flags, profile=profile), model, profile_name="p", speedup=1.0,
+                       seed=0).engine
+    eight = SimService(_launch(*EAGLE3, "--cuda-graph-max-bs-decode", "8", profile=profile), model,
+                       profile_name="p", speedup=1.0, seed=0).engine
+    default = SimService(_launch(*EAGLE3, profile=profile), model, profile_name="p", speedup=1.0, seed=0).engine
+    assert sized.cuda_graph_max_bs == eight.cuda_graph_max_bs == 8
+    step = [model.decode_step_time_s(16, e.spec, e.cuda_graph_max_bs) for e in (sized, eight, default)]
+    assert step[0] == step[1] > step[2]  # a batch of 16 runs eager above 8, as a graph by default

@@ -207,6 +207,34 @@ def cuda_graph_sizes_problem(config: dict | None, bs_flags: dict | None = None) 
     return None
 
 
+def decode_graph_max_bs(args: dict) -> int | None:
+    """The largest decode batch SGLang 0.5.23 captures as a CUDA graph for the server arguments ``args``
+    (underscore names, ``cuda_graph_config`` parsed), None when SGLang sizes it from GPU memory (or the
+    sizes are no numbers: :func:`cuda_graph_sizes_problem` says so). ``arg_groups/cuda_graph_hook.py``,
+    ``parse_cuda_graph_config``: ``--cuda-graph-max-bs-decode`` and ``--cuda-graph-bs-decode``, each
+    overridden by the JSON's decode ``max_bs`` and ``bs``; then ``arg_groups/memory_hook.py`` lines
+    201-207: a decode ``bs`` list, whoever gave it, makes ``max_bs`` its largest entry, whatever max_bs
+    said. Decode batches above it run eager (QA qa226: ``cuda_graph_bs_decode: [1, 2, 4, 8]`` at C=32 was
+    not warned about, and the simulator ran batches up to its profile's default as graphs)."""
+    config = args.get("cuda_graph_config")
+    if isinstance(config, str):  # as a study's server.args gives it: the JSON text SGLang's type parses
+        try:
+            config = parse_cuda_graph_config_arg(config)
+        except argparse.ArgumentTypeError:
+            return None
+    decode = (config or {}).get("decode") or {}
+    max_bs = decode["max_bs"] if "max_bs" in decode else args.get("cuda_graph_max_bs_decode")
+    bs = decode["bs"] if "bs" in decode else args.get("cuda_graph_bs_decode")
+    if bs is not None:
+        try:
+            max_bs = max(int(b) for b in bs)
+        except (TypeError, ValueError):
+            return None
+    if isinstance(max_bs, str) and re.fullmatch(r"\s*[+-]?\d+\s*", max_bs):
+        return int(max_bs)
+    return max_bs if isinstance(max_bs, int) and not isinstance(max_bs, bool) else None
+
+
 def validate_cuda_graph_config(config: dict | None) -> None:
     """SGLang 0.5.23's ``validate_cuda_graph_config`` in its argument handling (its cuda-graph hook runs
     before the speculative one: ``arg_groups/pipeline.py``): ``ValueError`` with its message for a

@@ -38,6 +38,7 @@ import uuid
 
 from aiohttp import web
 
+from ..sglang.arg_types import decode_graph_max_bs
 from . import cors
 from . import text as synth
 from .args import LaunchPlan
@@ -139,7 +140,9 @@ class SimService:
             model, spec=plan.spec, max_running_requests=plan.max_running_requests, speedup=speedup,
             seed=seed, stream_interval=args["stream_interval"],
             # 0: no decode CUDA graph at all, every step eager (--disable-cuda-graph, ...)
-            cuda_graph_max_bs=((plan.server_args.get("cuda_graph_max_bs_decode") or None)
+            # the decode sizes as SGLang reads them: a --cuda-graph-bs-decode list, or the JSON config's
+            # decode max_bs or bs, sets the largest captured batch too (arg_types.decode_graph_max_bs)
+            cuda_graph_max_bs=((decode_graph_max_bs(plan.server_args) or None)
                                if plan.decode_cuda_graphs else 0),
         )
         self.max_running_requests = plan.max_running_requests  #: effective batch cap

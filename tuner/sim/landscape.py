@@ -205,7 +205,8 @@ def landscape(profile: str | Path | Profile | PerfModel, space_path: str | Path,
 
     ``profile`` is a shipped name, a path, a :class:`Profile` or a ready :class:`PerfModel`.
     Objectives default to the study's: ``single_speedup`` and ``speedup@C`` at the largest
-    concurrency given. The space's fixed ``cuda_graph_max_bs_decode`` (if any) is honoured. Raises
+    concurrency given. The space's fixed decode CUDA-graph sizes (``cuda_graph_max_bs_decode``, a
+    ``cuda_graph_bs_decode`` list, ``cuda_graph_config``), if any, are honoured. Raises
     :class:`ConfigError` for a bad profile, space or suite file, ``ValueError`` for an empty
     concurrency list or an objective at a concurrency not computed.
     """
@@ -219,9 +220,11 @@ def landscape(profile: str | Path | Profile | PerfModel, space_path: str | Path,
     objectives = tuple(objectives or ("single_speedup", f"speedup@{concs[-1]}"))
     space = SearchSpace.load(space_path)
     inputs = load_suite_inputs(suite)
-    # SGLang 0.5.23's name (server_args.py --cuda-graph-max-bs-decode), the one the simulator reads
-    # (tuner/sim/server.py): the older cuda_graph_max_bs is refused in a space as ambiguous
-    graph_bs = space.config.fixed.get("cuda_graph_max_bs_decode")
+    # SGLang 0.5.23's decode sizes as the simulator reads them (tuner/sim/server.py): max_bs, a bs list,
+    # the JSON config's (arg_types.decode_graph_max_bs); the older cuda_graph_max_bs is refused in a space
+    from ..sglang.arg_types import decode_graph_max_bs
+
+    graph_bs = decode_graph_max_bs(space.config.fixed)
     kwargs = dict(prompts=list(inputs.prompts), single_lengths=list(inputs.single_lengths),
                   concurrencies=list(concs), sweep_tokens=inputs.sweep_tokens,
                   cuda_graph_max_bs=graph_bs if isinstance(graph_bs, int) and graph_bs > 0 else None)

@@ -179,7 +179,12 @@ def _context_len(ns, model) -> int:
 
 
 def _graph_bs(ns) -> int | None:
-    return ns.cuda_graph_max_bs_decode
+    """The largest decode batch captured as a CUDA graph (None: the profile's default), as SGLang sizes
+    it: a ``--cuda-graph-bs-decode`` list or ``--cuda-graph-config``'s decode sizes too
+    (:func:`tuner.sglang.arg_types.decode_graph_max_bs`)."""
+    from ..sglang.arg_types import decode_graph_max_bs
+
+    return decode_graph_max_bs(vars(ns))
 
 
 def _max_running_fitting(model, ns, limit: int = 4096) -> int:
