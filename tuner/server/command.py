@@ -39,8 +39,9 @@ from ..config.server_arg_checks import reserved_arg
 from ..config.study import ServerSettings, StudyConfig, objective_concurrency
 from ..config.yamlfile import ConfigError
 from ..sglang.attention import AttentionChoice
-from ..sglang.parallel import data_parallel_layout, running_requests_cap
+from ..sglang.parallel import data_parallel_layout
 from ..sglang.rules import SpecConfig, flag_name
+from .caps import caps_below
 from ..sglang.server_args import server_args_table
 
 log = logging.getLogger("tuner.server")
@@ -211,19 +212,7 @@ def pin_server_args(server: ServerSettings, fixed_args: Mapping[str, Any] | None
     # well), and a number given as text ("12": SGLang's argparse reads it as 12). QA (qa152):
     # extra_args [--attn-dp-size, 8, --max-running-requests, 12] ran 8 at once under a top level of
     # 12, unwarned, as did server.args max_running_requests: "12".
-    given = server.with_extra_args(args)
-    for name in ("max_running_requests", "cuda_graph_max_bs", "cuda_graph_max_bs_decode"):
-        value = given.get(name)
-        if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-            value = int(value)
-        if not isinstance(value, int) or isinstance(value, bool):
-            continue
-        runs = running_requests_cap(value, attn_dp) if name == "max_running_requests" else value
-        if runs < max_concurrency:
-            said = f"{value}" if runs == value else (f"{value} (SGLang runs {runs} at once on {attn_dp} "
-                                                     "attention-DP workers)")
-            warnings.append(f"{flag_name(name)} {said} is below the largest benchmark concurrency "
-                            f"{max_concurrency}: requests above it queue (or run without CUDA graphs)")
+    warnings += caps_below(server.with_extra_args(args), attn_dp, max_concurrency)
     return {**args, **pinned}, pinned, warnings
 
 
