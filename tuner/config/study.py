@@ -523,7 +523,7 @@ class ServerSettings(StrictModel):
         return self
 
     @model_validator(mode="after")
-    def _launch_checks_pass(self):
+    def _launch_checks_pass(self, info: ValidationInfo):
         # SGLang 0.5.23's check_server_args (arg_groups/validation_hook.py), run after the arguments are
         # resolved and before anything loads, at every launch, the baseline's too: nodes that do not
         # divide tp_size x pp_size, DP replicas across nodes, a chunked_prefill_size no multiple of a
@@ -543,6 +543,37 @@ class ServerSettings(StrictModel):
             keys = ", ".join(n for n in names if given.get(n) is not None)
             raise ValueError(f"{_where(extra, names)}: {keys}: SGLang 0.5.23 refuses every launch before loading "
                              f"({refused}; ServerArgs.check_server_args) with tp_size {self.tp_size}; fix them")
+        # and its checks of the other arguments (tuner.sglang.launch_checks); QA (qa226): served_model_name
+        # kimi:k2, enable_torch_compile with disable_cuda_graph_padding, retraction_policy priority alone,
+        # were created and every launch would fail. A stored study (no file context) is read back as it
+        # measured: one the simulator ran before these checks keeps its figures readable
+        if info.context is None:
+            return self
+        from ..sglang import launch_checks as checks
+
+        # unset, SGLang serves the model under its path (serving_hook.py line 642), which the check reads then
+        named = {**given, "served_model_name": given.get("served_model_name") or self.model_path}
+        for names, check in ((checks.PADDING_ARGS, checks.padding_refusal),
+                             (checks.NAME_ARGS, checks.served_name_refusal),
+                             (checks.SCHEDULING_ARGS, checks.scheduling_refusal)):
+            try:
+                refused = check({k: named.get(k) for k in names})
+            except (TypeError, ValueError):
+                continue  # not numbers: their own check says so
+            if refused is None:
+                continue
+            why = f"SGLang 0.5.23 refuses every launch before loading, the baseline's too ({refused}; " \
+                  "ServerArgs.check_server_args)"
+            if check is checks.served_name_refusal:
+                name = str(named["served_model_name"])
+                plain = (name.rstrip("/").rsplit("/", 1)[-1] if given.get("served_model_name") is None else name)
+                fix = f"give a served_model_name without ':' (served_model_name: {plain.replace(':', '-')})"
+                if given.get("served_model_name") is None:
+                    raise ValueError(f"model_path: {name!r}: unset, served_model_name is the model path, and "
+                                     f"{why}; {fix} in server.args")
+                raise ValueError(f"{_where(extra, names)}: served_model_name: {why}; {fix}")
+            keys = ", ".join(n for n in names if given.get(n) is not None)
+            raise ValueError(f"{_where(extra, names)}: {keys}: {why}; fix them")
         return self
 
     @model_validator(mode="after")

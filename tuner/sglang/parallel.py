@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from .launch_checks import padding_refusal, scheduling_refusal, served_name_refusal
+
 
 @dataclass(frozen=True)
 class DataParallelLayout:
@@ -111,7 +113,8 @@ def launch_check_refusal(args: dict, tp_size: int, speculative_algorithm: str | 
     nnodes``; pipeline parallelism with speculative decoding (``check_pipeline_parallel_compat``: EAGLE
     only, and then on a disaggregated prefill node only; ``SGLANG_ENABLE_PP_SPEC`` is not mirrored); DP
     replicas across nodes; ``chunked_prefill_size`` a multiple of ``page_size`` unless chunked prefill is
-    off (<= 0) or the node is a disaggregated decode node. QA (qa194): SGLang refused ``--chunked-prefill-size
+    off (<= 0) or the node is a disaggregated decode node; and, at their places in that order, the checks
+    of the other arguments (:mod:`tuner.sglang.launch_checks`). QA (qa194): SGLang refused ``--chunked-prefill-size
     1000`` on trtllm_mha's page of 64 and ``--nnodes 3`` at tp 1, the simulator started."""
     def num(name: str, default: int) -> int:
         value = args.get(name)
@@ -120,6 +123,10 @@ def launch_check_refusal(args: dict, tp_size: int, speculative_algorithm: str | 
     pp, nnodes, mode = num("pp_size", 1), num("nnodes", 1), args.get("disaggregation_mode") or "null"
     if (tp_size * pp) % nnodes != 0:
         return "AssertionError: tp_size must be divisible by number of nodes"
+    # then, in check_server_args' order, its checks of the other arguments (tuner.sglang.launch_checks)
+    refused = padding_refusal(args)
+    if refused is not None:
+        return refused
     if pp > 1 and speculative_algorithm is not None:
         if speculative_algorithm.upper() not in ("EAGLE", "NEXTN") or args.get("enable_multi_layer_eagle"):
             return ("AssertionError: Pipeline parallelism currently only supports EAGLE (non-multi-layer) "
@@ -130,7 +137,10 @@ def launch_check_refusal(args: dict, tp_size: int, speculative_algorithm: str | 
     if num("dp_size", 1) > 1 and nnodes != 1:
         return ("AssertionError: multi-node data-parallel replicas are not supported; use attention DP "
                 "(--attn-dp-size) across nodes")
+    refused = served_name_refusal(args)
+    if refused is not None:
+        return refused
     chunk, page = args.get("chunked_prefill_size"), args.get("page_size")
     if chunk is not None and page and int(chunk) > 0 and mode != "decode" and int(chunk) % int(page) != 0:
         return "AssertionError: chunked_prefill_size must be divisible by page_size"
-    return None
+    return scheduling_refusal(args)
