@@ -44,3 +44,25 @@ def test_attention_dp_rewrites_are_reported_as_sglang_reports_them(flags, chunke
     args = _reported(*flags)
     assert args["chunked_prefill_size"] == chunked
     assert args["schedule_conservativeness"] == pytest.approx(conservativeness)
+
+
+@pytest.mark.parametrize("flags, given, per_dp", [
+    (("--tp-size", "8", "--attn-dp-size", "8", "--max-running-requests", "12"), 12, 1),
+    (("--tp-size", "8", "--attn-dp-size", "8", "--max-running-requests", "256"), 256, 32),
+    (("--tp-size", "4", "--max-running-requests", "16"), 16, 16),
+    (("--tp-size", "4",), 48, 48),  # unset with speculation: SGLang's 48
+])
+def test_the_scheduler_state_reports_the_cap_given_and_each_workers_share(flags, given, per_dp):
+    # /server_info's internal_states: the resolved args (max_running_requests as given) and the scheduler's
+    # own cap, per DP worker (scheduler_components/internal_state.py _add_topology:
+    # effective_max_running_requests_per_dp; kv_cache_configurator.py line 3128, max(1, N // attn_dp_size)).
+    # QA (qa226): the simulator reported the whole server's cap under both keys (8 and 8 for the first).
+    from tuner.sim.api import SimService
+    from tuner.sim.model import PerfModel
+    from tuner.sim.server_info import server_info_body
+
+    profile = load_profile("dense-27b-tp1")
+    plan = resolve_launch(parse_args(["--model-path", "m", *SPEC, *flags]), LOG, profile)
+    state = server_info_body(SimService(plan, PerfModel(profile), profile_name="p", speedup=1.0,
+                                        seed=0))["internal_states"][0]
+    assert (state["max_running_requests"], state["effective_max_running_requests_per_dp"]) == (given, per_dp)

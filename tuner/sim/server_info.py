@@ -47,13 +47,18 @@ def kv_capacity_tokens(model, args: dict) -> int:
 def server_info_body(service) -> dict:
     args = dict(service.resolved)
     engine, stats = service.engine, service.engine.stats
-    state = dict(args)
+    state = dict(args)  # the resolved args: max_running_requests as given (or 48), as SGLang's
+    # internal_state.py _add_topology: the scheduler's own cap, per DP worker (mem_cache/
+    # kv_cache_configurator.py line 3128: max(1, N // attn_dp_size)); QA (qa226): the simulator reported the
+    # whole server's cap under both keys (8 for --max-running-requests 12 on 8 attention-DP workers,
+    # where SGLang reports 12 and 1)
+    attn_dp = max(1, int(args.get("attn_dp_size") or 1))
+    cap = service.max_running_requests
     state.update({
         "world_size": args.get("tp_size", 1),
         "startup_time": service.startup_time,
-        "effective_max_running_requests_per_dp": service.max_running_requests,
+        "effective_max_running_requests_per_dp": cap // attn_dp if cap is not None else None,
         "last_gen_throughput": 0.0,
-        "max_running_requests": service.max_running_requests,
     })
     if service.plan.speculative:
         state["avg_spec_accept_length"] = stats.avg_spec_accept_length
