@@ -418,6 +418,8 @@ def _dry_run(file_config: StudyConfig | None, name: str, url: str, workdir: str 
         click.echo(f"# {space.attention.line()}")
     if restricted:
         click.echo(f"# {restricted}")
+    for line in backend.launch_warnings():  # the same at every launch: said once, not before each command
+        click.echo(f"# warning, every launch: {line}")
     click.echo("# baseline (no speculative decoding):")
     click.echo(format_command(backend.command(None)))
     for spec in seed_trials(config, space):

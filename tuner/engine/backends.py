@@ -106,8 +106,18 @@ class ServerBackend:
         """From now on, every measurement ends as ``hung`` past ``seconds`` (None: no deadline)."""
         self.trial_deadline_s, self.deadline_rule = seconds, rule
 
+    def launch_warnings(self) -> list[str]:
+        """What every launch of this study warns about (a cap below the largest concurrency), once:
+        the same for the baseline and each setting, as they depend on the server's arguments alone."""
+        from ..server.command import plan_launch
+
+        return plan_launch(self.server, None, algorithm=self.algorithm, fixed_args=self.fixed_args,
+                           port=self.server.port or 30000, max_concurrency=self.max_concurrency,
+                           attention=self.attention, log_warnings=False).warnings
+
     def command(self, spec: SpecConfig | None, port: int | None = None) -> list[str]:
-        """The exact argv a measurement of ``spec`` would launch (for dry runs)."""
+        """The exact argv a measurement of ``spec`` would launch (for dry runs; its warnings, the same
+        for every launch, are :meth:`launch_warnings`)."""
         from ..server.command import build_argv
 
         return build_argv(self.server, spec, algorithm=self.algorithm, fixed_args=self.fixed_args,

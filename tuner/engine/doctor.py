@@ -212,8 +212,12 @@ def check_sglang_args(config: StudyConfig, space: SearchSpace, backend) -> Check
     if disagree:
         return Check("sglang arguments", FAIL, "; ".join(disagree[:3]) + ": the rules (tuner/sglang/rules.py) do "
                      "not match this SGLang; pin the release they know or report it")
-    return Check("sglang arguments", PASS, f"the baseline and {len(specs) - 1} trial command lines pass "
-                 f"{'the simulator' if config.server.backend == 'sim' else 'SGLang'}'s argument handling as the rules say")
+    said = (f"the baseline and {len(specs) - 1} trial command lines pass "
+            f"{'the simulator' if config.server.backend == 'sim' else 'SGLang'}'s argument handling as the rules say")
+    warnings = backend.launch_warnings()
+    if warnings:  # every launch would warn so: said once, as this check's (it used to be 11 bare lines)
+        return Check("sglang arguments", WARN, f"{said}, but every launch: {'; '.join(warnings)}")
+    return Check("sglang arguments", PASS, said)
 
 
 def _parser_refusal(config: StudyConfig, space: SearchSpace, spec: SpecConfig | None, said: str,

@@ -304,9 +304,11 @@ def plan_launch(server: ServerSettings, spec: SpecConfig | None, *, algorithm: s
 def build_argv(server: ServerSettings, spec: SpecConfig | None, *, algorithm: str = "EAGLE3",
                fixed_args: Mapping[str, Any] | None = None, port: int,
                max_concurrency: int, attention: AttentionChoice | None = None) -> list[str]:
-    """The exact argv of one launch (see :func:`plan_launch`)."""
+    """The exact argv of one launch (see :func:`plan_launch`), its warnings unlogged: a dry run or a
+    check builds many, each warned the same (QA, qa226: `tuner doctor` printed one cap warning 11
+    times, bare, before its checks); :attr:`LaunchPlan.warnings` says them once where they are shown."""
     return plan_launch(server, spec, algorithm=algorithm, fixed_args=fixed_args, port=port,
-                       max_concurrency=max_concurrency, attention=attention).argv
+                       max_concurrency=max_concurrency, attention=attention, log_warnings=False).argv
 
 
 def study_max_concurrency(study: StudyConfig) -> int:
