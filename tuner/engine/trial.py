@@ -19,7 +19,10 @@ worker identity) and runs a trial as a few named steps:
    the database forgot (a commit it acknowledged, then lost), or the trial failed by another worker
    that judged this one dead, makes the worker step aside, or claim again, rather than launch a
    setting another worker may be launching too; its warning names the cause the database shows;
-5. :meth:`~TrialRunner.measure`: the backend measures in the study's staged order; after each stage
+5. :meth:`~TrialRunner.measure`: the backend launches the server; once it is ready the trial is read
+   back once more (:meth:`~TrialRunner._look_before_suite`: failed as dead by another worker while
+   this one stood still during the load, it steps aside, nothing measured); the backend then
+   measures in the study's staged order; after each stage
    :class:`tuner.engine.pruning.StageJudge` records the partial estimates and stops the suite once
    the front dominates them beyond the noise (the trial is PRUNED); from the backend's ``record``
    callback, before the server stops, the measurement is journaled, its figures stored, its files
@@ -107,6 +110,12 @@ Event = Callable[[str, dict], None]
 #: ``suspect(judged, trial number)``: the baseline to judge a too-fast trial against again, or None
 #: (:func:`tuner.engine.suspect.baseline_to_rejudge`; the study runner's, which measures it)
 Suspect = Callable[[Baseline, int], "Baseline | None"]
+
+
+class TakenBeforeSuite(Exception):
+    """Raised from the backend's ``phase: benchmark`` event when this worker's trial, read back from
+    the database as its server became ready, is no longer its own (:meth:`TrialRunner._look_before_suite`):
+    the backend stops the server, nothing is measured or written, and the worker steps aside."""
 
 
 @dataclass
@@ -277,7 +286,11 @@ class TrialRunner:
         self.told = None
         self.measuring = True  # from here a lost trial's measurement is re-homed (tuner.engine.finish)
         self.held = None
-        m = self._measure_trial(trial, eff, baseline)
+        try:
+            m = self._measure_trial(trial, eff, baseline)
+        except TakenBeforeSuite as exc:
+            self.emit("warning", {"trial": trial.number, "message": str(exc)})
+            return ABANDONED
         if m is None:
             return STALLED
         if self.held is not None:
@@ -420,6 +433,36 @@ class TrialRunner:
                               "message": f"{self._gone_why(held)}; this worker stepped aside"})
         return True
 
+    def _look_before_suite(self, trial) -> None:
+        """As the server of ``trial`` is ready, before its first request: raise
+        :class:`TakenBeforeSuite` when the database no longer holds the trial RUNNING and this
+        worker's (failed as dead by another worker's reaper while this process, or its whole node,
+        stood still during the server's load; a start the database forgot), saying why
+        (:meth:`_gone_why`). The stall watch spares a pause during the load (it distorts no figure:
+        :meth:`tuner.engine.stall.StallWatch.suite_events`), so without this look the woken worker
+        measured the whole suite of a setting the reaper had queued again, at the same time as the
+        worker measuring the retry and past the study's budget, and stored it as a new trial (QA,
+        qa223: two workers on one PostgreSQL study, one SIGSTOPped with its server during the load).
+        Nothing was measured yet, so stepping aside loses nothing. A storage away or a trial gone
+        from it decides nothing here: the suite runs, and the finish journals and re-homes it."""
+        from optuna.trial import TrialState
+
+        if unreachable_now(self.storage):
+            return
+        try:
+            with fail_fast():  # the server is ready and waiting: an outage must not hold it up
+                held = getattr(self.storage, "_backend", self.storage).get_trial(trial._trial_id)
+        except KeyError:
+            return
+        except Exception as exc:  # noqa: BLE001 - only the storage's errors pass (storage_error)
+            if not storage_error(exc):
+                raise
+            return
+        if held.state == TrialState.RUNNING and held.user_attrs.get("worker") in (None, self.worker.as_dict()):
+            return
+        raise TakenBeforeSuite(f"{self._gone_why(held)}; this worker stepped aside, its server stopped "
+                               "before the suite (nothing measured)")
+
     def _gone_why(self, held) -> str:
         """Why this worker's trial ``held`` (read from the database) is no longer its own, as the
         evidence shows: back in the queue, or another worker's name on it, is the start forgotten (a
@@ -478,6 +521,8 @@ class TrialRunner:
             return self.measure(eff, f"trials/{trial.number}", trial, baseline=baseline)
         except (StorageUnavailable, StudyReplaced):
             raise  # nothing more can be written; the measurement, if any, waits in the journal
+        except TakenBeforeSuite:
+            raise  # another worker's trial now: nothing measured, nothing to write (_run steps aside)
         except TunerStalled as exc:
             # The client stood still, not the server: nothing is recorded, nothing blamed; measured again.
             self._interrupt(trial, str(exc))
@@ -651,8 +696,13 @@ class TrialRunner:
             self._record(study, trial, finish, m, spec, kind, baseline, pruned, judge,
                          before_store=None if checked else self.check_study)
 
+        def before_suite(kind: str, data: dict) -> None:
+            if baseline is not None and kind == "phase" and isinstance(data, dict) and data.get("phase") == "benchmark":
+                self._look_before_suite(trial)
+            self.emit(kind, data)
+
         with watch:
-            m = self.backend.measure(spec, label, record, on_event=watch.suite_events(self.emit), on_stage=judge)
+            m = self.backend.measure(spec, label, record, on_event=watch.suite_events(before_suite), on_stage=judge)
         self.durations.append(m.duration_s)
         modelled = getattr(m, "model_duration_s", None)
         whole = not (m.stopped_after or m.failure_class)  # ran the whole suite (a failure may cost a load only)
