@@ -32,7 +32,8 @@ from .stall import TunerStalled
 from .stored_trials import UnbuiltTrial, stored_trials
 from .study import BASELINE_SUFFIX, StudyReplaced, create_baseline_study
 from .unreadable_trials import fail_unreadable_trials
-from .workers import Worker, fail_running, reap_dead_trials, start_trial, try_claim, wait_for_claim
+from .workers import (TakenBeforeSuite, Worker, fail_running, reap_dead_trials, start_trial, try_claim,
+                      wait_for_claim)
 
 Event = Callable[[str, dict], None]
 
@@ -231,6 +232,12 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
                 m = measure(trial, bstudy)
             except (StorageUnavailable, StudyReplaced):
                 raise  # nothing more can be written; the measurement, if any, waits in the journal
+            except TakenBeforeSuite as exc:
+                # failed as dead by another worker while this one stood still during its server's
+                # load (trial.TrialRunner._look_before_suite): nothing measured; the baseline that
+                # worker measures is found, or waited for, as at the start
+                emit("warning", {"trial": "baseline", "message": str(exc)})
+                continue
             except TunerStalled as exc:  # the tuner stood still, not the server: measure it again
                 # One conditional UPDATE (workers.fail_running), not a look, then tell: a worker that
                 # stood still past the heartbeat grace is failed as stale by another meanwhile, and

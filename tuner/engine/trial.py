@@ -81,8 +81,8 @@ from .storage import HEARTBEAT_GRACE_S, storage_label
 from .suspect import judged_again_note, still_too_fast
 from .study import StudyReplaced, study_replaced, study_uid
 from .verify import longest_outside_wait_s
-from .workers import (ASK_TRIES, Worker, fail_running, interrupt, lost_commit_causes, reap_dead_trials,
-                      start_trial, trial_lost, try_claim, wait_for_claim)
+from .workers import (ASK_TRIES, TakenBeforeSuite, Worker, fail_running, interrupt, lost_commit_causes,
+                      reap_dead_trials, start_trial, trial_lost, try_claim, wait_for_claim)
 
 #: status of a trial that stepped back because another worker took the study's last budget slot,
 #: or was measuring the setting the default sampler proposed (:meth:`TrialRunner._reuse_or_claim`)
@@ -110,12 +110,6 @@ Event = Callable[[str, dict], None]
 #: ``suspect(judged, trial number)``: the baseline to judge a too-fast trial against again, or None
 #: (:func:`tuner.engine.suspect.baseline_to_rejudge`; the study runner's, which measures it)
 Suspect = Callable[[Baseline, int], "Baseline | None"]
-
-
-class TakenBeforeSuite(Exception):
-    """Raised from the backend's ``phase: benchmark`` event when this worker's trial, read back from
-    the database as its server became ready, is no longer its own (:meth:`TrialRunner._look_before_suite`):
-    the backend stops the server, nothing is measured or written, and the worker steps aside."""
 
 
 @dataclass
@@ -443,8 +437,10 @@ class TrialRunner:
         measured the whole suite of a setting the reaper had queued again, at the same time as the
         worker measuring the retry and past the study's budget, and stored it as a new trial (QA,
         qa223: two workers on one PostgreSQL study, one SIGSTOPped with its server during the load).
-        Nothing was measured yet, so stepping aside loses nothing. A storage away or a trial gone
-        from it decides nothing here: the suite runs, and the finish journals and re-homes it."""
+        Nothing was measured yet, so stepping aside loses nothing. The baseline's trial alike: it
+        measured the baseline the other worker measured meanwhile, and stored it as the study's (the
+        one begun last). A storage away or a trial gone from it decides nothing here: the suite
+        runs, and the finish journals and re-homes it."""
         from optuna.trial import TrialState
 
         if unreachable_now(self.storage):
@@ -697,7 +693,7 @@ class TrialRunner:
                          before_store=None if checked else self.check_study)
 
         def before_suite(kind: str, data: dict) -> None:
-            if baseline is not None and kind == "phase" and isinstance(data, dict) and data.get("phase") == "benchmark":
+            if kind == "phase" and isinstance(data, dict) and data.get("phase") == "benchmark":
                 self._look_before_suite(trial)
             self.emit(kind, data)
 

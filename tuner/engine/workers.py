@@ -49,6 +49,14 @@ ASK_TRIES = 3
 log = logging.getLogger("tuner.engine")
 
 
+class TakenBeforeSuite(Exception):
+    """Raised from the backend's ``phase: benchmark`` event when this worker's trial (or baseline
+    trial), read back from the database as its server became ready, is no longer its own
+    (:meth:`tuner.engine.trial.TrialRunner._look_before_suite`): the backend stops the server,
+    nothing is measured or written, and the worker steps aside (a baseline: it looks for the one the
+    other worker measures, :func:`tuner.engine.baseline.ensure_baseline`)."""
+
+
 class Heartbeat:
     """Records Optuna heartbeats for one running trial from a background thread (ask/tell does not)."""
 
