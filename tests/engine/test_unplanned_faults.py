@@ -276,6 +276,10 @@ def test_a_worker_paused_past_its_heartbeat_while_another_takes_its_trial_over_g
     out_a = a_log.read_text()
     assert "Traceback" not in out_a + b_log.read_text(), out_a
     assert "the tuner itself stood still" in out_a, out_a
+    # and that its trial was another's by then (it said "its setting is queued again" alone: qa223)
+    assert ("trial 0: the tuner itself stood still for" in out_a and "another worker failed this trial as dead: "
+            "this worker's heartbeat was older than the grace period (4 s; this process paused, or cut off "
+            "from the database), which queued its setting again" in out_a), out_a
     s = optuna.load_study(study_name="takeover", storage=driver_url(pg_url))
     first = s.trials[0]
     assert first.state.name == "FAIL", first.user_attrs

@@ -521,8 +521,13 @@ class TrialRunner:
             raise  # another worker's trial now: nothing measured, nothing to write (_run steps aside)
         except TunerStalled as exc:
             # The client stood still, not the server: nothing is recorded, nothing blamed; measured again.
-            self._interrupt(trial, str(exc))
-            self.emit("warning", {"trial": trial.number, "message": f"{exc}; its setting is queued again"})
+            taken = self._interrupt(trial, str(exc))
+            # Stood still past the heartbeat's grace, the trial is another worker's reaper's by now:
+            # said so, as at every other step aside (QA, qa223: a worker of another node frozen for
+            # 120 s said only "its setting is queued again", of a setting the other had queued and
+            # measured meanwhile).
+            self.emit("warning", {"trial": trial.number, "message": f"{exc}; its setting is queued again" if taken
+                                  is None else f"{exc}; {self._gone_why(taken)}, which queued its setting again"})
             return None
         except BaseException as exc:
             # Ctrl-C, a disk that refuses the launch's files, or a crash of the tuner itself: the server
@@ -581,19 +586,23 @@ class TrialRunner:
         self._record(self.study, trial, finish or held.finish, held.m, eff, "", baseline, held=held.entry,
                      before_store=None if held.checked or not check else self.check_study)
 
-    def _interrupt(self, trial, why: str) -> None:
+    def _interrupt(self, trial, why: str):
         """Fail the RUNNING ``trial`` as interrupted (``why`` in its note) and queue its setting
         again, a Ctrl-C held between the two writes; nothing when it finished meanwhile or is no
-        longer in the storage."""
+        longer in the storage. Returns the trial as the database holds it when another worker's
+        reaper failed it first (read back: :meth:`_gone_why` says why), else None."""
         from optuna.trial import TrialState
 
         with signals_held():  # another Ctrl-C must not land between the FAIL and the retry
             try:
                 frozen = self.storage.get_trial(trial._trial_id)
             except KeyError:  # gone from the storage (an SQLite file put back from an older copy)
-                return
-            if frozen.state == TrialState.RUNNING:
-                interrupt(self.study, trial._trial_id, why)  # a reaper's FAIL first: its to queue
+                return None
+            if frozen.state == TrialState.RUNNING and interrupt(self.study, trial._trial_id, why):
+                return None
+            # a reaper's FAIL first: its to queue (read from the database, not this process's cache)
+            held = getattr(self.storage, "_backend", self.storage).get_trial(trial._trial_id)
+            return held if held.state == TrialState.FAIL else None
 
     def _claimed_by_other(self, key: str, number: int) -> bool:
         from optuna.trial import TrialState
