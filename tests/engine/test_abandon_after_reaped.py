@@ -42,3 +42,9 @@ def test_a_trial_reaped_before_it_gives_up_its_slot_is_left_to_the_reaper(tmp_pa
     assert [(t.state, t.params) for t in trials] == [(TrialState.FAIL, SEED), (TrialState.WAITING, SEED)]
     assert not [kind for kind, _ in events if kind == "error"]
     assert backend.launches == []
+    # and it says why it gave the trial up (it said nothing of it: qa223, a worker of another node
+    # frozen at its launching mark past the heartbeat grace, on PostgreSQL)
+    said = [info["message"] for kind, info in events if kind == "warning" and info.get("trial") == trials[0].number]
+    assert len(said) == 1 and said[0].startswith("another worker failed this trial as dead: this worker's "
+                                                 "heartbeat was older than the grace period"), said
+    assert said[0].endswith("; this worker stepped aside"), said

@@ -504,7 +504,10 @@ class TrialRunner:
             trial.set_user_attr("launching", False)
             trial.set_user_attr("status", ABANDONED)
         except UpdateFinishedTrialError:
-            return ABANDONED  # failed by a reaper, which queued its setting
+            # failed by a reaper, which queued its setting: said so, as before a launch (QA, qa223:
+            # a worker of another node frozen past the grace said nothing of this trial at all)
+            self._taken_before_launch(trial)
+            return ABANDONED
         with signals_held():  # a Ctrl-C must not land between the FAIL and the queue
             if fail_running(self.storage, trial._trial_id):
                 frozen = self.storage.get_trial(trial._trial_id)
