@@ -8,6 +8,8 @@ out-of-range values raise :class:`tuner.config.yamlfile.ConfigError` naming the 
 
 from __future__ import annotations
 
+import functools
+import os
 from pathlib import Path
 from typing import Literal
 
@@ -199,4 +201,21 @@ def load_profile(name_or_path: str | Path) -> Profile:
     Raises :class:`ConfigError` (``FILE: KEY: message``) for a missing file, bad YAML, an unknown or
     missing key, a wrong type or an out-of-range value.
     """
-    return load_model(Profile, profile_path(name_or_path))
+    path = profile_path(name_or_path)
+    # One run loads the same profile 8-10 times (preflight, facts, the study's stored copy, each
+    # backend; QA qa227): each after the first comes from a cache keyed by the name as given (an
+    # error names the file so) and the file's identity and state on disk (device, inode, size, mtime
+    # in ns), never by its name alone: a file edited, replaced or renamed over is read again. The
+    # stat comes before the read, so what is cached is at least as new as its key. Errors are not
+    # cached (lru_cache keeps returns only); a Profile is frozen all through (StrictModel): shared safely.
+    try:
+        st = os.stat(path)
+    except OSError:  # gone since profile_path looked: load_model says so, naming the file
+        return load_model(Profile, path)
+    return _load_profile_file(str(path), st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns)
+
+
+@functools.lru_cache(maxsize=32)
+def _load_profile_file(path: str, dev: int, ino: int, size: int, mtime_ns: int) -> Profile:
+    """:func:`load_model` of one profile file; the other arguments are its cache key only."""
+    return load_model(Profile, Path(path))
