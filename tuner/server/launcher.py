@@ -465,6 +465,14 @@ class ServerProcess:
             gpu_indices=self.gpu_indices, mark=self.mark)
         self.record.save(records_dir(self.workdir))
 
+    @property
+    def _born_from(self) -> int | None:
+        """The leader's start in clock ticks, as its record holds it (None before the record is
+        written): no process of this launch started earlier, so the looks for its escapees pass
+        over those that did (:func:`tuner.server.procs.escapees`)."""
+        record = self.record
+        return record.start_ticks if record is not None and record.pid == self.pid else None
+
     def _record_members(self) -> None:
         """Add the group's processes (SGLang's scheduler, TP workers) to the record, so a later
         run can stop them even if the leader died first."""
@@ -531,8 +539,8 @@ class ServerProcess:
             status = answer_status(self.url + path, max(0.5, min(10.0, remaining)),
                                    gone=lambda: self.proc.poll() is not None)
             if status == 200:
-                if listener_owned_by_group(self.port, self.pgid, root=self.pid,
-                                           mark=self.mark or None) is not False:
+                if listener_owned_by_group(self.port, self.pgid, root=self.pid, mark=self.mark or None,
+                                           born_from=self._born_from) is not False:
                     break
                 if self._exited_within(EXIT_WAIT_S) and not self._port_taken():
                     # It answered, then exited (its socket went with it): not a stranger on its port.
@@ -702,7 +710,8 @@ class ServerProcess:
         with self._lock:
             if self.proc is None or self._stopped:
                 return
-            clean = terminate_group(self.proc.pid, self.stop_grace_s, leader=self.proc, mark=self.mark)
+            clean = terminate_group(self.proc.pid, self.stop_grace_s, leader=self.proc, mark=self.mark,
+                                    born_from=self._born_from)
             if self._stopped:  # a signal handler finished the stop while we waited
                 return
             code = self.proc.poll()
@@ -750,7 +759,7 @@ class ServerProcess:
         under way, which then finds them gone)."""
         if self.proc is not None and not self._stopped:
             fled = escapees(self.proc.pid, root=self.proc.pid if self.proc.returncode is None else None,
-                            mark=self.mark or None)
+                            mark=self.mark or None, born_from=self._born_from)
             signal_group(self.proc.pid, signal.SIGKILL)
             for st in fled:
                 try:

@@ -134,13 +134,15 @@ def cleanup_orphans(workdir: str | Path, *, include_live_owners: bool = False,
         # Leader gone: only the recorded members, matched by pid and start time, are known ours.
         only = None if state == "ours" else {(pid, ticks) for pid, ticks in rec.members}
         mark = rec.mark or None
+        # Each of the server's processes started at or after its leader (procs.escapees)
+        born_from = rec.start_ticks
         if state == "gone" and not group_members(rec.pgid, only) and not escapees(
-                rec.pgid, mark=mark, outside_only=False):
+                rec.pgid, mark=mark, outside_only=False, born_from=born_from):
             rec.remove()
             continue
         log.warning("stopping orphaned server pid %d (group %d, port %d) left by tuner %d",
                     rec.pid, rec.pgid, rec.port, rec.owner_pid)
-        if not terminate_group(rec.pgid, rec.stop_grace_s, only=only, mark=mark):
+        if not terminate_group(rec.pgid, rec.stop_grace_s, only=only, mark=mark, born_from=born_from):
             log.warning("orphaned server group %d did not exit; keeping its record", rec.pgid)
             continue
         if not wait_port_free(rec.host, rec.port, port_wait_s):

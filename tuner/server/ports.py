@@ -252,13 +252,15 @@ def port_holders(port: int) -> str:
 
 
 def listener_owned_by_group(port: int, pgid: int, *, root: int | None = None,
-                            mark: str | None = None) -> bool | None:
+                            mark: str | None = None, born_from: int | None = None) -> bool | None:
     """Whether a process of group ``pgid`` holds the socket listening on ``port``, or one of the
     group's escapees (:func:`tuner.server.procs.escapees`: outside the group, carrying the launch's
     ``mark`` or descended from ``root``, the server the tuner started): a server whose HTTP process
     left the group (``os.setsid()``, a double fork) listens on its own port, it is no stranger. QA
     (qa110): such a server was taken for another process answering on its port, launched again
     three times and the run stopped with "port ... is in use by another process".
+
+    ``born_from``: the server's start (:func:`tuner.server.procs.escapees`).
 
     None when that cannot be told (the socket table is unreadable, or no listener found); the launcher
     then trusts its pre-launch port check.
@@ -269,4 +271,4 @@ def listener_owned_by_group(port: int, pgid: int, *, root: int | None = None,
     if any(st.pid in holders for st in group_members(pgid)):
         return True
     # Looked for only when the group holds no listener: escapees reads every process's environment.
-    return any(st.pid in holders for st in escapees(pgid, root=root, mark=mark))
+    return any(st.pid in holders for st in escapees(pgid, root=root, mark=mark, born_from=born_from))

@@ -78,12 +78,15 @@ def _start_ticks(proc: psutil.Process, boot: float | None = None) -> int:
 def read_stat(pid: int, boot: float | None = None) -> ProcStat | None:
     """The process ``pid`` now, or None when there is no such process (``boot``: see :func:`_start_ticks`)."""
     try:
-        proc = psutil.Process(pid)
-        with proc.oneshot():
-            return ProcStat(pid, proc.ppid(), os.getpgid(pid), os.getsid(pid), proc.status(),
-                            _start_ticks(proc, boot))
+        return _stat_of(psutil.Process(pid), boot)
     except _GONE:
         return None
+
+
+def _stat_of(proc: psutil.Process, boot: float | None) -> ProcStat:
+    with proc.oneshot():
+        return ProcStat(proc.pid, proc.ppid(), os.getpgid(proc.pid), os.getsid(proc.pid), proc.status(),
+                        _start_ticks(proc, boot))
 
 
 def process_alive(pid: int, start_ticks: int | None) -> bool:
@@ -107,12 +110,34 @@ def boot_id() -> str:
         return ""
 
 
-def all_stats() -> list[ProcStat]:
+def all_stats(born_from: int | None = None) -> list[ProcStat]:
     """Every process now in the table (zombies included). The boot time is read once for the table:
     psutil reads /proc/stat for it at each call (QA: a study's server stops, which poll the group every
-    0.1 s, spent a tenth of a run's CPU here, and more the more processes the node runs)."""
+    0.1 s, spent a tenth of a run's CPU here, and more the more processes the node runs).
+
+    ``born_from`` (clock ticks since boot): only the processes started at that tick or later (less
+    :data:`BORN_MARGIN_TICKS`); the others cost one read of their start time, not a whole look
+    (QA qa227: a stop read all of every process on the node, 0.1-0.2 ms each, three times and more)."""
     boot = psutil.boot_time()
-    return [st for st in (read_stat(pid, boot) for pid in psutil.pids()) if st is not None]
+    if born_from is None:
+        return [st for st in (read_stat(pid, boot) for pid in psutil.pids()) if st is not None]
+    low = born_from - BORN_MARGIN_TICKS
+    out = []
+    for pid in psutil.pids():
+        try:
+            proc = psutil.Process(pid)  # reads the start time (psutil's pid-reuse check)
+            if _start_ticks(proc, boot) >= low:
+                out.append(_stat_of(proc, boot))
+        except _GONE:
+            pass
+    return out
+
+
+#: The slack under ``born_from`` (:func:`all_stats`), in clock ticks: a minute. A start in ticks is
+#: psutil's epoch start less the boot time, and the kernel's boot time (``btime`` in /proc/stat, whole
+#: seconds) can move by a second when the clock is stepped between two reads: a process started just
+#: before the launch, or the launch read a step apart, is looked at whole all the same.
+BORN_MARGIN_TICKS = 60 * _TICKS_PER_S
 
 
 def _in_group(pid: int, pgid: int) -> bool:
@@ -170,12 +195,20 @@ def _carries_mark(pid: int, mark: str) -> bool:
 
 
 def escapees(pgid: int, *, root: int | None = None, mark: str | None = None,
-             outside_only: bool = True) -> list[ProcStat]:
+             outside_only: bool = True, born_from: int | None = None) -> list[ProcStat]:
     """Live processes outside group ``pgid`` that belong to it all the same: those carrying
     ``TUNER_SERVER_MARK=mark`` and those descended (parent pid after parent pid) from ``root`` or
     from any of them. Empty without ``root`` and ``mark``. ``outside_only=False``: the group's own
-    such processes too (when the group cannot be signalled as a whole: its leader is gone)."""
-    stats = [st for st in all_stats() if st.alive]
+    such processes too (when the group cannot be signalled as a whole: its leader is gone).
+
+    ``born_from``: the start (clock ticks since boot, :attr:`ProcStat.start_ticks`) of the launch's
+    leader, the process the tuner started with ``mark`` in its environment (its record's
+    ``start_ticks``); None when unknown. Every process this finds started at or after it: the mark is
+    a token made fresh for that launch (:func:`new_mark`) and passed to the leader alone, so a process
+    started earlier cannot have been given it, and a child starts after its parent, so none descends
+    from the leader. The processes started earlier (on a busy node, nearly all) are then passed over
+    after one read of their start time, their environment never read (:func:`all_stats`)."""
+    stats = [st for st in all_stats(born_from) if st.alive]
     ours = {root} if root is not None else set()
     if mark:
         ours |= {st.pid for st in stats if (st.pgid != pgid or not outside_only)
@@ -210,7 +243,8 @@ def _signal_each(members: list[ProcStat], sig: int) -> None:
 
 
 def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | None = None,
-                    only: set[tuple[int, int]] | None = None, mark: str | None = None) -> bool:
+                    only: set[tuple[int, int]] | None = None, mark: str | None = None,
+                    born_from: int | None = None) -> bool:
     """SIGTERM (with SIGCONT, so a stopped process takes it at once), wait up to ``grace_s``, SIGKILL,
     wait, reap ``leader``: True when nothing is left.
 
@@ -221,7 +255,8 @@ def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | Non
     Escapees (:func:`escapees`) get the same signals, one by one, and count as left until they are
     gone: the processes outside the group carrying ``mark``, and (with ``leader``) the leader's
     descendants, collected before each signal, so those the leader had when the stop began are
-    known even after it dies and they are reparented away.
+    known even after it dies and they are reparented away. ``born_from``: the leader's start, as
+    :func:`escapees` takes it (None: every process is looked at whole).
     """
     root = leader.pid if leader is not None else None
     fled: dict[tuple[int, int], ProcStat] = {}
@@ -241,7 +276,7 @@ def terminate_group(pgid: int, grace_s: float, *, leader: subprocess.Popen | Non
             walk = root if leader is not None and leader.returncode is None else None
             # With ``only`` (leader gone) the group's members carrying the mark are ours too,
             # recorded or not (a member spawned after the record, or before the server was ready).
-            for st in escapees(pgid, root=walk, mark=mark, outside_only=only is None):
+            for st in escapees(pgid, root=walk, mark=mark, outside_only=only is None, born_from=born_from):
                 fled[(st.pid, st.start_ticks)] = st
         # Kept by pid and start time: one that exited and whose pid was reused is not ours.
         live = [st for key, st in fled.items() if process_alive(*key)]
