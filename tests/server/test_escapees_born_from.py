@@ -8,7 +8,9 @@ leader's start; and a stop (which narrows) leaves none of them running."""
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
 import sys
 
 from support.processes import STARTED_GROUPS, gone, kill_if_left, wait_until
@@ -73,3 +75,20 @@ def test_the_narrowed_look_finds_every_escapee_and_the_stop_ends_them(tmp_path, 
         kill_if_left(marked)
         kill_if_left(unmarked)
         srv.stop()
+
+
+def test_a_start_later_than_now_is_not_trusted(tmp_path):
+    # a record damaged or edited on disk: a leader's start beyond the present would pass over every
+    # process of the server, whose orphans the cleanup would then leave running
+    mark = procs.new_mark()
+    child = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"], start_new_session=True,
+                             env={**os.environ, procs.MARK_VAR: mark})
+    STARTED_GROUPS.add(child.pid)
+    try:
+        assert wait_until(lambda: mark in procs.psutil.Process(child.pid).environ().get(procs.MARK_VAR, ""))
+        future = procs.read_stat(child.pid).start_ticks + 10**9
+        found = procs.escapees(-1, mark=mark, outside_only=False, born_from=future)
+        assert [st.pid for st in found] == [child.pid]
+    finally:
+        child.kill()
+        child.wait()

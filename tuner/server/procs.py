@@ -119,6 +119,11 @@ def all_stats(born_from: int | None = None) -> list[ProcStat]:
     :data:`BORN_MARGIN_TICKS`); the others cost one read of their start time, not a whole look
     (QA qa227: a stop read all of every process on the node, 0.1-0.2 ms each, three times and more)."""
     boot = psutil.boot_time()
+    if born_from is not None and born_from > time.clock_gettime(time.CLOCK_BOOTTIME) * _TICKS_PER_S:
+        # Later than now (the kernel's start times count from boot, as CLOCK_BOOTTIME does; no
+        # process starts in the future): a record edited or damaged on disk, not a launch's start.
+        # Trusted, it would pass over every process of the server: every process is looked at whole.
+        born_from = None
     if born_from is None:
         return [st for st in (read_stat(pid, boot) for pid in psutil.pids()) if st is not None]
     low = born_from - BORN_MARGIN_TICKS
