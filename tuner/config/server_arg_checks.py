@@ -109,8 +109,9 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
     with argparse's "unrecognized arguments". ``written``: the unquoted numbers as the file wrote
     them (:func:`tuner.config.yamlfile.written_numbers`), for a text option given one. ``stored``: a
     stored study's config read back (not new input): a false SGLang's command line cannot give
-    (:func:`unset_by_false`) is kept as the study measured it, so a study created before that check
-    stays readable (export, status).
+    (:func:`unset_by_false`), or a ``json_model_override_args`` that is no JSON object
+    (:func:`tuner.sglang.arg_types.model_override_problem`), is kept as the study stored it, so a
+    study created before those checks stays readable (export, status).
 
     One pass, each argument checked whole before the next: the first wrong one in the file's order
     ends it. Each name is looked up in SGLang's table (about a millisecond), so checking every name
@@ -135,6 +136,11 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
         dest = _check_server_arg(name, value, written or {})
         if not stored and (problem := unset_by_false(dest, value)) is not None:
             raise ValueError(f"{name}: {problem}")
+        if not stored and dest == "json_model_override_args":
+            from ..sglang.arg_types import model_override_problem
+
+            if (problem := model_override_problem(str(value))) is not None:  # str(): as argv holds it
+                raise ValueError(f"{name}: {value!r}: {problem}")
         if dest in given:
             raise ValueError(f"{name} and {given[dest]} are both SGLang's {dest}; give it once")
         given[dest], out[dest] = name, value

@@ -261,3 +261,26 @@ def log_level_problem(level: str) -> str | None:
         return None
     return (f"SGLang's logger setup fails on it before loading (configure_logger: module 'logging' has no "
             f"attribute {level.upper()!r}); give debug, info, warning, error or critical")
+
+
+def model_override_problem(text: str) -> str | None:
+    """Why SGLang 0.5.23 cannot start with ``--json-model-override-args text``, or None. Its parser
+    takes any text (type str, "a dictionary in JSON string format": ``arg_groups/fields/model.py``);
+    every launch then reads it with ``json.loads`` (``configs/model_config.py``, ModelConfig, and
+    ``arg_groups/boundary_reduction.py`` for the draft) and, when the result is not empty, walks it
+    as a mapping (``utils/hf_transformers/config.py``, get_config: ``config.update(...)``,
+    ``model_override_args.items()``): text that is not JSON, or JSON that is not an object, fails
+    every launch, the baseline's too."""
+    import json
+
+    try:
+        parsed = json.loads(text)
+    except ValueError as exc:
+        return (f"SGLang reads it with json.loads at every launch, and it is not JSON ({exc}); write a JSON "
+                "object in quotes, keys and text in double quotes, true/false/null in lower case: "
+                "'{\"rope_scaling\": {\"factor\": 2.0}}'")
+    if parsed and not isinstance(parsed, dict):
+        return (f"SGLang applies it to the model's config as a mapping at every launch, and it is JSON "
+                f"{type(parsed).__name__}, not an object; write a JSON object in quotes: "
+                "'{\"rope_scaling\": {\"factor\": 2.0}}'")
+    return None
