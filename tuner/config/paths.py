@@ -38,6 +38,24 @@ def not_under_home(value: Any) -> Any:
     return value
 
 
+def model_path_not_expanded(value: str) -> str:
+    """``value`` (``server.model_path``, ``draft_model_path``) unchanged, unless it starts with ``~`` or
+    holds an environment variable: ``ValueError`` naming it and the path to write. The launcher starts
+    the server without a shell (an argv list), and SGLang 0.5.23 takes ``--model-path`` as written: no
+    ``expanduser`` in ``configs/model_config.py`` or ``utils/hf_transformers/config.py``, and its
+    ``--config`` loader, reading the export, expands nothing either. So ``~/models/kimi`` is no folder
+    to it, nor a Hugging Face id (``~`` and ``$`` are no characters of one): every launch would fail.
+    Unlike the tuner's own path keys, a model path is not read relative to the study file, so the fix
+    is the path written out."""
+    found = "~" if value.startswith("~") else (m.group(0) if (m := VARIABLE.search(value)) else None)
+    if found is not None:
+        expanded = os.path.expandvars(os.path.expanduser(value))
+        spelled = f" ({expanded})" if expanded != value else ""
+        raise ValueError(f"{value!r}: {found!r} is not expanded: the server is started without a shell and "
+                         f"SGLang reads the path as written; write the path out{spelled}")
+    return value
+
+
 #: A path key's text (:func:`not_under_home`).
 PathText = Annotated[str, AfterValidator(not_under_home)]
 #: ... that may not be empty ("at least 1 character": the length is checked on the text as written).

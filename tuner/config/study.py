@@ -26,7 +26,7 @@ from typing import Annotated, Any, Literal, Union
 from pydantic import AfterValidator, Field, ValidationInfo, field_validator, model_validator
 
 from .extra_args import extra_args_given, extra_args_problem
-from .paths import NonEmptyPathText, PathText, is_bare_name, sqlite_url
+from .paths import NonEmptyPathText, PathText, is_bare_name, model_path_not_expanded, sqlite_url
 from .sampler import check_sampler_options
 from .slo import SLO
 from .server_arg_checks import check_server_args, option_like, reserved_arg, unmeasurable_problem
@@ -368,6 +368,13 @@ def _printable(path: str) -> str:
     return path
 
 
+def _model_path(path: str, info: ValidationInfo) -> str:
+    """``path`` unchanged, or ``ValueError`` for a ``~`` or ``$VAR`` nobody will expand
+    (:func:`tuner.config.paths.model_path_not_expanded`); held to on a file only: a study stored
+    before the check still opens (status, export)."""
+    return path if info.context is None else model_path_not_expanded(path)
+
+
 def _a_flag_value(path: str) -> str:
     """``path`` unchanged, or ``ValueError`` when SGLang's argparse would read it as an option
     (``-models/kimi``): the launch writes it after ``--model-path`` (or ``--speculative-draft-model-
@@ -596,15 +603,15 @@ class ServerSettings(StrictModel):
 
     @field_validator("model_path")
     @classmethod
-    def _a_path(cls, v: str):
+    def _a_path(cls, v: str, info: ValidationInfo):
         if not v.strip():
             raise ValueError("must name the model (a Hugging Face id or a folder), got an empty string")
-        return _a_flag_value(_printable(v))
+        return _model_path(_a_flag_value(_printable(v)), info)
 
     @field_validator("draft_model_path")
     @classmethod
-    def _a_draft_path(cls, v: str | None):
-        return None if v is None else _a_flag_value(_printable(v))
+    def _a_draft_path(cls, v: str | None, info: ValidationInfo):
+        return None if v is None else _model_path(_a_flag_value(_printable(v)), info)
 
     @field_validator("python")
     @classmethod
