@@ -535,6 +535,11 @@ def read_yaml(path: str | Path, unquoted: dict[str, str] | None = None) -> Any:
         where = f"line {mark.line + 1}" if mark else ""
         problem = " ".join(str(getattr(exc, "problem", None) or exc).split())  # one line, whatever PyYAML says
         hint = _odd_space(text, mark.line) if mark else ""
+        if mark and "'\\t'" in str(getattr(exc, "problem", "")):  # PyYAML writes the tab as its repr
+            # PyYAML's scanner takes no tab where a token may start (an indent, after a colon or a dash):
+            # "found character '\t' that cannot start any token" said neither the tab nor the fix (QA, qa228)
+            hint = (f"; line {mark.line + 1} holds a tab, which YAML does not take there: indent and separate "
+                    "with spaces")
         raise ConfigError(path, where, f"not valid YAML ({problem}){hint}") from None
     except RecursionError:
         raise ConfigError(path, "", "nested too deeply to be a tuner file") from None
