@@ -29,6 +29,7 @@ from pydantic import Field, field_validator, model_validator
 from .. import shipped
 from .dataset import (ChatMessage, DatasetSpec, DrawCut, content_text, draw, instructions_only, not_text_kind,
                       url_problem)
+from .durations import seconds_only
 from .names import name_problem
 from .paths import PathText
 from .wording import counted
@@ -176,6 +177,13 @@ class Suite(StrictModel):
     ignore_eos: bool = True
     flush_cache: bool = True  #: POST /flush_cache between phases
     adaptive: AdaptiveSpec | None = None
+
+    @field_validator("timeout_s", mode="before")
+    @classmethod
+    def _seconds_only(cls, v: Any) -> Any:
+        # `timeout_s: 5m` said only "input should be a valid number, got '5m'" (QA, qa228): said as the
+        # study's *_s keys say it, with the number of seconds to write
+        return seconds_only(v)
 
     @field_validator("timeout_s")
     @classmethod
