@@ -60,3 +60,25 @@ def test_a_stored_study_holding_one_stays_readable():
     # status and export rebuild a stored study's config with stored=True: what it stored is kept
     assert check_server_args({"json_model_override_args": '{"a": yes}'}, "server.args", stored=True) == \
         {"json_model_override_args": '{"a": yes}'}
+
+
+@pytest.mark.parametrize("extra", [["--json-model-override-args", "{a: 1}"], ["--json-model-override-args={a: 1}"]])
+def test_in_extra_args_it_is_refused_alike(tmp_path, extra):
+    study = demo_study(tmp_path, "ov", **{"server.extra_args": extra})
+    r = CliRunner().invoke(cli, ["study", "create", str(study)], catch_exceptions=False)
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1, r.output
+    assert "ov.yaml: server: extra_args: --json-model-override-args '{a: 1}': SGLang reads it with json.loads" \
+        in lines[0], r.output
+    assert not (tmp_path / "ov.db").exists()
+
+
+def test_in_extra_args_a_json_object_is_taken_and_a_stored_one_kept(tmp_path):
+    study = demo_study(tmp_path, "ov", **{"server.extra_args": ["--json-model-override-args", '{"a": 1}']})
+    r = CliRunner().invoke(cli, ["study", "create", str(study)], catch_exceptions=False)
+    assert r.exit_code == 0, r.output
+    from tuner.config.study import study_from_dict
+    data = yaml.safe_load(study.read_text())
+    data["server"]["extra_args"] = ["--json-model-override-args", "{a: 1}"]
+    assert study_from_dict(data).server.extra_args[1] == "{a: 1}"

@@ -472,6 +472,19 @@ class ServerSettings(StrictModel):
         return self
 
     @model_validator(mode="after")
+    def _extra_args_model_override(self, info: ValidationInfo):
+        # json_model_override_args in extra_args, held to what server.args is held to (QA, qa228: no JSON
+        # object fails every launch in SGLang's json.loads); on a file only, so a stored study still opens
+        value = extra_args_given(self.extra_args).get("json_model_override_args")
+        if info.context is None or not isinstance(value, str):
+            return self
+        from ..sglang.arg_types import model_override_problem
+
+        if (problem := model_override_problem(value)) is not None:
+            raise ValueError(f"extra_args: --json-model-override-args {value!r}: {problem}")
+        return self
+
+    @model_validator(mode="after")
     def _extra_args_counts_sglang_takes(self):
         # the checks server.args gets for these (server_arg_checks.py), on what extra_args sets: QA,
         # --max-running-requests 0 there was created and served one request at a time (no pin: the study
