@@ -14,6 +14,7 @@ only import each other.
 from __future__ import annotations
 
 import difflib
+import math
 import re
 import stat
 import unicodedata
@@ -166,6 +167,8 @@ def validation_error(source: str | Path, exc: ValidationError, model: type[BaseM
         msg = str(err.get("ctx", {}).get("error", msg))
     if err["type"] == "string_type" and isinstance(err.get("input"), (bool, int, float)):
         msg += _quote_hint(err["input"], (unquoted or {}).get(_key_path(loc)))
+    if err["type"] in ("int_type", "float_type"):
+        msg += _number_hint(err.get("input"), err["type"] == "int_type")
     if _EXPECTED.get(err["type"]) == "a mapping" and isinstance(err.get("input"), (str, bool, int, float)):
         # a value where a section goes (`bench: quick`, `sampler: tpe`): the keys it takes are the fix
         # (QA: "bench: input should be a valid dictionary, got 'quick'", naming no key to write)
@@ -173,6 +176,23 @@ def validation_error(source: str | Path, exc: ValidationError, model: type[BaseM
         msg += ("; give a mapping, key: value lines indented under it" +
                 (f" (its keys: {', '.join(keys)})" if keys else ""))
     return ConfigError(source, _key_path(loc), msg)
+
+
+#: A number as YAML writes one plainly, quoted: ASCII digits, a sign, a point, an exponent
+_NUMBER_TEXT = re.compile(r"[+-]?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
+
+
+def _number_hint(value: Any, whole: bool) -> str:
+    """What to do with a value YAML read where a number goes, but not as one of its type: quoted
+    digits (``tp_size: '8'``, read as text) say to remove the quotes, and a float where an integer
+    goes (``n_trials: 1e1``, ``10.0``) says the integer to write when it is one. QA (qa228): the line
+    said only "input should be a valid integer, got '8'" (or "got 10.0"), naming no fix."""
+    text = value.strip() if isinstance(value, str) else ""
+    if _NUMBER_TEXT.fullmatch(text) and (not whole or text.lstrip("+-").isdigit()):
+        return f"; YAML reads the quoted {value!r} as text: remove the quotes ({text}) to give the number"
+    if whole and isinstance(value, float) and math.isfinite(value) and value.is_integer():
+        return f"; write it as an integer, {int(value)}, without a decimal point or exponent"
+    return ""
 
 
 def _quote_hint(value: bool | int | float, written: str | None) -> str:
