@@ -33,7 +33,7 @@ from .space import DEFAULT_SPACE, SHIPPED_SPACES, load_space, unknown_space_prob
 from .suite import (INLINE_SUITE, SHIPPED_SUITES, STUDY_HINT, TooManySinglePrompts, check_as_written,
                     load_suite, refuse_text_and_file)
 from .yamlfile import (MAX_DURATION_S, ConfigError, StrictModel, did_you_mean, load_model, parse_model,
-                       written_numbers)
+                       written_numbers, yaml_text)
 
 #: The environment variable naming the default Optuna storage URL (several nodes, one study).
 STORAGE_ENV_VAR = "TUNER_STORAGE"
@@ -254,6 +254,17 @@ def _printable(path: str) -> str:
     if bad is not None:
         raise ValueError(f"holds the control character {bad!r}; a path is one line of printable text")
     return path
+
+
+def _flow_item(word: str) -> str:
+    """``word`` as an item of a YAML flow list that reads back as that very text: plain where YAML 1.2
+    reads plain text as itself, else in single quotes."""
+    plain = bool(word) and not any(c in word for c in ",[]{}#'\"") and word == word.strip()
+    try:
+        plain = plain and yaml_text(f"[{word}]") == [word]
+    except Exception:  # not valid YAML plain: quote it
+        plain = False
+    return word if plain else "'" + word.replace("'", "''") + "'"
 
 
 def _model_path(path: str, info: ValidationInfo) -> str:
@@ -574,6 +585,24 @@ class ServerSettings(StrictModel):
         if v > MAX_DURATION_S:
             raise ValueError(f"{v:g} s is longer than a year (the most a study may give: 366 days); check the unit")
         return v
+
+    @field_validator("extra_args", mode="before")
+    @classmethod
+    def _words_as_a_list(cls, v: Any):
+        # One text written as a shell line (`extra_args: "--served-model-name 'a b'"`): the launcher runs
+        # no shell, so it is never split; the fix is its words as items (QA, qa228: "input should be a
+        # valid list, got ...", naming no fix). shlex splits it as bash would, quotes removed.
+        if not isinstance(v, str) or not v.strip():
+            return v
+        import shlex
+
+        try:
+            words = shlex.split(v)
+        except ValueError:  # an unclosed quote: no split to suggest
+            words = None
+        shown = f"[{', '.join(_flow_item(w) for w in words)}]" if words else "[--flag, value, ...]"
+        raise ValueError(f"expected a list of command-line words, got the text {v!r}; the server is started "
+                         f"without a shell, so write each word as an item: extra_args: {shown}")
 
     @field_validator("extra_args")
     @classmethod
