@@ -169,6 +169,11 @@ def validation_error(source: str | Path, exc: ValidationError, model: type[BaseM
         msg += _quote_hint(err["input"], (unquoted or {}).get(_key_path(loc)))
     if err["type"] in ("int_type", "float_type"):
         msg += _number_hint(err.get("input"), err["type"] == "int_type")
+    if err["type"] == "list_type" and isinstance(err.get("input"), (str, int, float)) \
+            and not isinstance(err.get("input"), bool) and loc and isinstance(loc[-1], str):
+        # `objectives: single_speedup`, `concurrencies: "1, 8, 32"`: the items in brackets are the fix
+        # (QA, qa228: "input should be a valid list, got 'single_speedup'", naming no fix)
+        msg += f"; write it as a list, in brackets: {loc[-1]}: [{err['input']}]"
     if _EXPECTED.get(err["type"]) == "a mapping" and isinstance(err.get("input"), (str, bool, int, float)):
         # a value where a section goes (`bench: quick`, `sampler: tpe`): the keys it takes are the fix
         # (QA: "bench: input should be a valid dictionary, got 'quick'", naming no key to write)
