@@ -278,6 +278,15 @@ def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
         raise ValueError(f"{name}: expected {option.nargs} values, got {len(items)}")
     if option.nargs == "+" and not items:
         raise ValueError(f"{name}: expected at least one value, got an empty list")
+    if many and option.type in ("int", "float") and isinstance(value, str) \
+            and len(value.replace(",", " ").split()) > 1:
+        # `cuda_graph_bs_decode: "1 2 4"`: one argv word, which SGLang's argparse reads as one item
+        # (int('1 2 4') fails; its --config loader passes the text as one word too), so the items
+        # are to be a YAML list (QA, qa228: "expected an integer, got '1 2 4'", naming no fix). A text
+        # item may hold a space (a path): one word, one item, as SGLang reads it
+        shown = ", ".join(value.replace(",", " ").split())
+        raise ValueError(f"{name}: expected a list, each item {_KIND[option.type]}, got the text {value!r}, "
+                         f"which SGLang would read as one value; write the items as a YAML list: {name}: [{shown}]")
     for i, item in enumerate(items):
         _check_server_value(name, option, item, written.get(f"{name}[{i}]" if many else name))
     if option.dest == "page_size" and int(value) < 1:
