@@ -259,7 +259,8 @@ def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
                          "server.extra_args as it is")
     if option.action in ("store_true", "boolean_optional", "store_const"):
         if not isinstance(value, bool):  # a bare flag: given (true) or not (false)
-            raise ValueError(f"{name}: expected true or false (a switch), got {_shown(value)}")
+            raise ValueError(f"{name}: expected true or false (a switch), got {_shown(value)}"
+                             f"{_switch_hint(value)}")
         if option.action == "boolean_optional" and _off_form(option, flag_name(name)):
             # argparse takes --no-enable-tf32-matmul (or a prefix of it) for enable_tf32_matmul set off;
             # as a key with a value it was kept under the dest, value as given: no_enable_tf32_matmul:
@@ -306,6 +307,27 @@ def _check_server_arg(name: str, value: Any, written: dict[str, str]) -> str:
         if problem is not None:
             raise ValueError(f"{name}: {value!r}: {problem}")
     return option.dest
+
+
+#: YAML 1.1's booleans other than true/false, which PyYAML (SGLang's --config loader) reads as one
+_YAML_1_1_BOOLEANS = {"y", "yes", "n", "no", "on", "off"}
+
+
+def _switch_hint(value: Any) -> str:
+    """The fix for a switch given text that reads as a boolean somewhere: quoted ``"true"`` (text in
+    every YAML), or YAML 1.1's ``yes``/``on``/``off`` (text in YAML 1.2, which the tuner reads; a
+    boolean to PyYAML). QA (qa228): ``disable_cuda_graph: "true"`` and ``enable_dp_attention: yes``
+    said only "expected true or false (a switch), got 'true'"."""
+    if not isinstance(value, str):
+        return ""
+    word = value.strip().lower()
+    if word in ("true", "false"):
+        return f" (quoted, it is text): remove the quotes, {word}"
+    if word in _YAML_1_1_BOOLEANS:
+        on = word in ("y", "yes", "on")
+        return (f" (these files are read as YAML 1.2, where {value} is text, not a boolean): write "
+                f"{'true' if on else 'false'}")
+    return ""
 
 
 def _off_form(option, flag: str) -> bool:
