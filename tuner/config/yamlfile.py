@@ -560,6 +560,11 @@ def read_yaml(path: str | Path, unquoted: dict[str, str] | None = None) -> Any:
         where = f"line {mark.line + 1}" if mark else ""
         problem = " ".join(str(getattr(exc, "problem", None) or exc).split())  # one line, whatever PyYAML says
         hint = _odd_space(text, mark.line) if mark else ""
+        if mark and str(getattr(exc, "problem", "")) == "but found another document":
+            # `---` after the file's mapping (two files pasted together, or a Kubernetes habit): PyYAML's
+            # words named neither the marker nor the fix (QA, qa228)
+            hint = (f"; line {mark.line + 1} starts a second YAML document ('---'), and a tuner file holds one "
+                    "mapping: remove that line and merge the keys below it into the file's, or split the file")
         if mark and "'\\t'" in str(getattr(exc, "problem", "")):  # PyYAML writes the tab as its repr
             # PyYAML's scanner takes no tab where a token may start (an indent, after a colon or a dash):
             # "found character '\t' that cannot start any token" said neither the tab nor the fix (QA, qa228)
