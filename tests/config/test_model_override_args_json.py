@@ -82,3 +82,25 @@ def test_in_extra_args_a_json_object_is_taken_and_a_stored_one_kept(tmp_path):
     data = yaml.safe_load(study.read_text())
     data["server"]["extra_args"] = ["--json-model-override-args", "{a: 1}"]
     assert study_from_dict(data).server.extra_args[1] == "{a: 1}"
+
+
+@pytest.mark.parametrize("text", ["{rope: 1}", '{"a": NaN}'])
+def test_model_loader_extra_config_is_held_to_what_orjson_reads(tmp_path, text):
+    # configs/load_config.py: LoadConfig reads a non-empty text with orjson.loads at every launch
+    r = _create(tmp_path, args={"model_loader_extra_config": text})
+    assert r.exit_code == 2, r.output
+    lines = r.output.strip().splitlines()
+    assert len(lines) == 1, r.output
+    assert "ov.yaml: server.args: model_loader_extra_config: " in lines[0], r.output
+    assert "SGLang reads it with orjson.loads at every launch" in lines[0], r.output
+
+
+def test_a_yaml_number_is_read_as_the_text_argv_holds(tmp_path):
+    # json_model_override_args: 1 goes on the command line as '1': JSON, but no object
+    r = _create(tmp_path, args={"json_model_override_args": 1})
+    assert r.exit_code == 2 and "JSON int, not an object" in r.output, r.output
+
+
+@pytest.mark.parametrize("text", ["", "{}", '{"presharded_path": "/cache"}'])
+def test_model_loader_extra_config_empty_or_json_is_taken(text):
+    assert check_server_args({"model_loader_extra_config": text}, "server.args") == {"model_loader_extra_config": text}

@@ -109,8 +109,8 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
     with argparse's "unrecognized arguments". ``written``: the unquoted numbers as the file wrote
     them (:func:`tuner.config.yamlfile.written_numbers`), for a text option given one. ``stored``: a
     stored study's config read back (not new input): a false SGLang's command line cannot give
-    (:func:`unset_by_false`), or a ``json_model_override_args`` that is no JSON object
-    (:func:`tuner.sglang.arg_types.model_override_problem`), is kept as the study stored it, so a
+    (:func:`unset_by_false`), or JSON text SGLang cannot parse at launch
+    (:func:`tuner.sglang.arg_types.json_at_launch_problem`), is kept as the study stored it, so a
     study created before those checks stays readable (export, status).
 
     One pass, each argument checked whole before the next: the first wrong one in the file's order
@@ -136,10 +136,11 @@ def check_server_args(args: dict, where: str, written: dict[str, str] | None = N
         dest = _check_server_arg(name, value, written or {})
         if not stored and (problem := unset_by_false(dest, value)) is not None:
             raise ValueError(f"{name}: {problem}")
-        if not stored and dest == "json_model_override_args":
-            from ..sglang.arg_types import model_override_problem
+        if not stored and isinstance(value, (str, int, float)) and not isinstance(value, bool):
+            from ..sglang.arg_types import json_at_launch_problem
 
-            if (problem := model_override_problem(str(value))) is not None:  # str(): as argv holds it
+            # str(): the text argv holds (a YAML number too); None for the other options
+            if (problem := json_at_launch_problem(dest, str(value))) is not None:
                 raise ValueError(f"{name}: {value!r}: {problem}")
         if dest in given:
             raise ValueError(f"{name} and {given[dest]} are both SGLang's {dest}; give it once")

@@ -483,16 +483,19 @@ class ServerSettings(StrictModel):
         return self
 
     @model_validator(mode="after")
-    def _extra_args_model_override(self, info: ValidationInfo):
-        # json_model_override_args in extra_args, held to what server.args is held to (QA, qa228: no JSON
-        # object fails every launch in SGLang's json.loads); on a file only, so a stored study still opens
-        value = extra_args_given(self.extra_args).get("json_model_override_args")
-        if info.context is None or not isinstance(value, str):
+    def _extra_args_json_at_launch(self, info: ValidationInfo):
+        # json_model_override_args and model_loader_extra_config in extra_args, held to what server.args
+        # is held to (QA, qa228: text that is no JSON fails every launch in SGLang's json/orjson.loads);
+        # on a file only, so a stored study still opens
+        if info.context is None:
             return self
-        from ..sglang.arg_types import model_override_problem
+        from ..sglang.arg_types import JSON_AT_LAUNCH, json_at_launch_problem
 
-        if (problem := model_override_problem(value)) is not None:
-            raise ValueError(f"extra_args: --json-model-override-args {value!r}: {problem}")
+        given = extra_args_given(self.extra_args)
+        for dest in JSON_AT_LAUNCH:
+            value = given.get(dest)
+            if isinstance(value, str) and (problem := json_at_launch_problem(dest, value)) is not None:
+                raise ValueError(f"extra_args: --{dest.replace('_', '-')} {value!r}: {problem}")
         return self
 
     @model_validator(mode="after")

@@ -263,24 +263,41 @@ def log_level_problem(level: str) -> str | None:
             f"attribute {level.upper()!r}); give debug, info, warning, error or critical")
 
 
-def model_override_problem(text: str) -> str | None:
-    """Why SGLang 0.5.23 cannot start with ``--json-model-override-args text``, or None. Its parser
-    takes any text (type str, "a dictionary in JSON string format": ``arg_groups/fields/model.py``);
-    every launch then reads it with ``json.loads`` (``configs/model_config.py``, ModelConfig, and
-    ``arg_groups/boundary_reduction.py`` for the draft) and, when the result is not empty, walks it
-    as a mapping (``utils/hf_transformers/config.py``, get_config: ``config.update(...)``,
-    ``model_override_args.items()``): text that is not JSON, or JSON that is not an object, fails
-    every launch, the baseline's too."""
+#: Text options SGLang 0.5.23's parser takes as any text and every launch parses as JSON: the reader
+#: (Python's json, or orjson), the source that reads it, and whether a non-empty result must be an object
+JSON_AT_LAUNCH = {
+    # configs/model_config.py (ModelConfig: json.loads), applied by utils/hf_transformers/config.py
+    # (get_config: config.update(...), .items()) when the result is not empty
+    "json_model_override_args": ("json.loads", "configs/model_config.py", True),
+    # configs/load_config.py (LoadConfig.__post_init__: orjson.loads of a non-empty text; "" is {})
+    "model_loader_extra_config": ("orjson.loads", "configs/load_config.py", False),
+}
+
+
+def json_at_launch_problem(dest: str, text: str) -> str | None:
+    """Why SGLang 0.5.23 cannot start with ``--<dest> text`` for an option of :data:`JSON_AT_LAUNCH`,
+    or None (also for any other option). Its parser takes any text there (type str,
+    ``arg_groups/fields/model.py``: "a dictionary in JSON string format"); every launch then parses
+    it, and ``json_model_override_args`` also walks it as a mapping: text that is not JSON (or, there,
+    JSON that is not an object) fails every launch, the baseline's too."""
     import json
 
+    if dest not in JSON_AT_LAUNCH:
+        return None
+    reader, _source, mapping = JSON_AT_LAUNCH[dest]
+    if reader == "orjson.loads" and text == "":
+        return None
+    example = "'{\"rope_scaling\": {\"factor\": 2.0}}'" if mapping else "'{\"key\": \"value\"}'"
     try:
-        parsed = json.loads(text)
+        parsed = (json.loads(text) if reader == "json.loads" else
+                  json.loads(text, parse_constant=_no_constant, parse_float=_double, parse_int=_orjson_int))
+        if reader == "orjson.loads":
+            _no_lone_surrogate(parsed)
     except ValueError as exc:
-        return (f"SGLang reads it with json.loads at every launch, and it is not JSON ({exc}); write a JSON "
-                "object in quotes, keys and text in double quotes, true/false/null in lower case: "
-                "'{\"rope_scaling\": {\"factor\": 2.0}}'")
-    if parsed and not isinstance(parsed, dict):
+        return (f"SGLang reads it with {reader} at every launch, and it is not JSON ({exc}); write "
+                f"{'a JSON object' if mapping else 'JSON'} in quotes, keys and text in double quotes, "
+                f"true/false/null in lower case: {example}")
+    if mapping and parsed and not isinstance(parsed, dict):
         return (f"SGLang applies it to the model's config as a mapping at every launch, and it is JSON "
-                f"{type(parsed).__name__}, not an object; write a JSON object in quotes: "
-                "'{\"rope_scaling\": {\"factor\": 2.0}}'")
+                f"{type(parsed).__name__}, not an object; write a JSON object in quotes: {example}")
     return None
