@@ -215,7 +215,9 @@ class _TunerGroup(LazyGroup):
             raise self.pipe_closed(exc, ctx) from None
         except OSError as exc:
             raise self.write_failed(exc) from None
-        except MemoryError:  # the process's own limit (ulimit -v, a job's memory cap): no one's bug, no traceback
+        except (MemoryError, SystemError) as exc:  # the process's own limit (ulimit -v, a job's cap): no traceback
+            if isinstance(exc, SystemError) and not _address_space_spent():
+                raise
             click.echo(f"error: {self.command_words(ctx)} ran out of memory ({_memory_limit()}); raise the "
                        "limit or free memory and run it again", err=True)
             raise click.exceptions.Exit(1) from None
@@ -247,6 +249,24 @@ def cli() -> None:
     `tuner study run demo.yaml` runs it. `tuner space list eagle3` lists the settings of the shipped
     search space.
     """
+
+
+def _address_space_spent() -> bool:
+    """Whether this process stands at its address-space limit (``ulimit -v``), within 32 MiB: an
+    allocation that fails inside CPython's import machinery surfaces as ``SystemError`` ("error return
+    without exception set"), not ``MemoryError`` (QA: under the limit ``tuner study status`` ended in
+    that traceback about one run in several, the failing allocation landing in an import)."""
+    import resource
+
+    soft = resource.getrlimit(resource.RLIMIT_AS)[0]
+    if soft == resource.RLIM_INFINITY:
+        return False
+    try:
+        import psutil
+
+        return psutil.Process().memory_info().vms + 32 * 1024 * 1024 >= soft
+    except (MemoryError, SystemError):  # too little left even to look: spent
+        return True
 
 
 def _memory_limit() -> str:
