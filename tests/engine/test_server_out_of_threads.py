@@ -22,8 +22,10 @@ import time
 import urllib.error
 import urllib.request
 
+import pytest
 from support.demo_study import demo_study
 from support.simproc import sim_argv
+from support.zygote import TUNER_CLI, cli_zygote
 
 GIB = 2**30
 #: a thread's stack (glibc takes RLIMIT_STACK for it) that cannot fit under the address space
@@ -74,13 +76,18 @@ def test_the_simulator_whose_scheduler_cannot_start_a_thread_dies_as_sglang_does
                                   "failed."), text
 
 
-def _tuner(*argv: str, cwd) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "tuner", *argv], cwd=cwd, capture_output=True, text=True,
-                          timeout=300)
+zygote = pytest.fixture(scope="module")(cli_zygote)
 
 
-def _trials(path, cwd) -> list[dict]:
-    done = _tuner("study", "status", str(path), "-f", "json", cwd=cwd)
+def _tuner(zygote, *argv: str, cwd) -> subprocess.CompletedProcess:
+    """``python -m tuner ARGV``, a real process forked from the module's zygote (imports done once)."""
+    import os
+
+    return zygote.run(TUNER_CLI, list(argv), env=dict(os.environ), cwd=cwd, timeout=300)
+
+
+def _trials(zygote, path, cwd) -> list[dict]:
+    done = _tuner(zygote, "study", "status", str(path), "-f", "json", cwd=cwd)
     assert done.returncode == 0, done.stderr
     return json.loads(done.stdout)["trials"]
 
@@ -96,7 +103,7 @@ def _one_error(run: subprocess.CompletedProcess, log: str, tail: str = "") -> No
                       "processes and run again" + tail], run.stderr
 
 
-def test_a_server_that_cannot_start_a_thread_blames_no_setting(tmp_path):
+def test_a_server_that_cannot_start_a_thread_blames_no_setting(tmp_path, zygote):
     starve = tmp_path / "starve"  # while this file exists, the server runs under the limit
     wrapper = tmp_path / "python-starved"
     wrapper.write_text(f'#!/bin/sh\nif [ -e "{starve}" ]; then\n  exec "{sys.executable}" -c '
@@ -108,14 +115,14 @@ def test_a_server_that_cannot_start_a_thread_blames_no_setting(tmp_path):
     work = tmp_path / "work"
 
     starve.touch()  # the baseline: it stops the run, and is measured by the next
-    _one_error(_tuner("study", "run", str(path), cwd=tmp_path), f"{work}/baseline/server.log")
+    _one_error(_tuner(zygote, "study", "run", str(path), cwd=tmp_path), f"{work}/baseline/server.log")
     starve.unlink()
-    first = _tuner("study", "run", str(path), "--n-trials", "1", cwd=tmp_path)
+    first = _tuner(zygote, "study", "run", str(path), "--n-trials", "1", cwd=tmp_path)
     assert first.returncode == 0, first.stdout + first.stderr
 
     starve.touch()  # a trial: queued again, as the disk's or the tuner's own limit leaves it
-    _one_error(_tuner("study", "run", str(path), cwd=tmp_path), f"{work}/trials/1/server.log")
-    trials = _trials(path, tmp_path)
+    _one_error(_tuner(zygote, "study", "run", str(path), cwd=tmp_path), f"{work}/trials/1/server.log")
+    trials = _trials(zygote, path, tmp_path)
     cut = [t for t in trials if t["number"] == 1]
     assert cut and cut[0]["status"] == "interrupted", trials
     assert cut[0]["note"].startswith("the server could not start a thread"), cut
@@ -124,14 +131,14 @@ def test_a_server_that_cannot_start_a_thread_blames_no_setting(tmp_path):
     assert queued, trials
 
     starve.unlink()  # the limit raised: the budget's launch is made, nothing failed
-    again = _tuner("study", "run", str(path), cwd=tmp_path)
+    again = _tuner(zygote, "study", "run", str(path), cwd=tmp_path)
     assert again.returncode == 0, again.stdout + again.stderr
-    trials = _trials(path, tmp_path)
+    trials = _trials(zygote, path, tmp_path)
     assert [t["status"] for t in trials].count("measured") == 2, trials
     assert not [t for t in trials if t["status"] == "failed"], trials
 
     starve.touch()  # `tuner study confirm` stops the same way: one line, no round failed
-    confirm = _tuner("study", "confirm", str(path), "--picks", "0", "--repeats", "2", cwd=tmp_path)
+    confirm = _tuner(zygote, "study", "confirm", str(path), "--picks", "0", "--repeats", "2", cwd=tmp_path)
     starve.unlink()
     [log] = [line.split("log: ")[1].split(")")[0] for line in confirm.stderr.splitlines() if "log: " in line][:1]
     _one_error(confirm, log, "; the rounds measured so far are stored")
