@@ -18,6 +18,7 @@ import resource
 import subprocess
 import sys
 
+from support.cli_in_process import tuner_here
 from support.demo_study import demo_study
 
 #: small, but with the sweep at concurrency 32 the objective needs: 32 sockets at once
@@ -37,8 +38,8 @@ def _tuner(*argv: str, cwd, nofile: int | None = None, hard: int | None = None) 
 
 
 def _trials(path, cwd) -> list[dict]:
-    done = _tuner("study", "status", str(path), "-f", "json", cwd=cwd)
-    assert done.returncode == 0, done.stderr
+    done = tuner_here("study", "status", str(path), "-f", "json", cwd=cwd)  # a read: in this process
+    assert done.exit_code == 0, done.output
     return json.loads(done.stdout)["trials"]
 
 
