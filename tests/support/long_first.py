@@ -27,6 +27,7 @@ WEIGHTS = {
     "engine/test_pg_frozen_mid_measurement.py": 59,
     "engine/test_attention_backend_study.py": 52,
     "engine/test_server_out_of_threads.py": 35,
+    "engine/test_stalls_in_a_row.py": 75,
     "engine/test_password_everywhere.py": 230,
     "engine/test_search_efficiency.py": 214,
     "results/test_hand_edited_reported_attrs.py": 195,

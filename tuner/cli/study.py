@@ -222,6 +222,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
     from ..config.files import check_writable
     from ..bench.open_files import TunerOutOfFiles
     from ..engine.backends import ServerOutOfThreads, WorkdirUnwritable
+    from ..engine.stall import TunerKeepsStalling
     from ..engine.baseline import BaselineError
     from ..engine.patience import StorageUnavailable
     from ..engine.preflight import preflight
@@ -255,7 +256,7 @@ def _run_worker(file_config, name, url, workdir, target_dir, add_trials, n_trial
             return run_study(config, url, backend, n_trials=n_trials, timeout_s=timeout_s,
                              rebaseline=rebaseline, on_event=view.event), config.server.backend
         except (BaselineError, PortInUseError, WorkdirUnwritable, TunerOutOfFiles,
-                ServerOutOfThreads) as exc:  # not the setting's fault
+                ServerOutOfThreads, TunerKeepsStalling) as exc:  # not the setting's fault
             view.close()
             fail(str(exc))  # escaped: a failed baseline quotes its server's log line
         except StorageUnavailable as exc:

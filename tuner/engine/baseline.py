@@ -28,7 +28,7 @@ from .facts import HARDWARE_ATTR, describe_hardware, hardware_difference, node_h
 from .interrupted import release_interrupted
 from .patience import StorageUnavailable, unreachable_now
 from .records import MEASURED, StoredFigures, attrs_problem, values_problem
-from .stall import TunerStalled
+from .stall import STALLS_IN_A_ROW, TunerKeepsStalling, TunerStalled
 from .stored_trials import UnbuiltTrial, stored_trials
 from .study import BASELINE_SUFFIX, StudyReplaced, create_baseline_study
 from .unreadable_trials import fail_unreadable_trials
@@ -204,6 +204,7 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
     after = current.trial_number if current else -1
     if newer_than is not None:
         after = newer_than
+    stalls = 0  # this worker's baseline measurements in a row during which it stood still
     while True:
         reap_dead_trials(bstudy)
         done = find_baseline(study)
@@ -244,6 +245,10 @@ def ensure_baseline(study, worker: Worker, measure: Callable, emit: Event, rebas
                 # a FAIL landing between the two raised out of this worker (QA, qa93, PostgreSQL:
                 # UpdateFinishedTrialError; tests/engine/test_baseline_stall_and_reaper.py).
                 fail_running(storage, trial._trial_id)
+                stalls += 1
+                if stalls >= STALLS_IN_A_ROW:
+                    emit("warning", {"trial": "baseline", "message": str(exc)})
+                    raise TunerKeepsStalling("baseline measurements", exc) from None
                 emit("warning", {"trial": "baseline", "message": f"{exc}; measuring it again"})
                 continue
             except BaseException:

@@ -37,6 +37,26 @@ class TunerStalled(Exception):
         self.seconds = seconds
 
 
+#: Measurements in a row, with none measured between, during which the tuner stood still: past
+#: this, something on the node keeps pausing or starving it, and each retry costs a model load (minutes
+#: on a GPU) to be dropped again; the run stops instead of looping to its budget's end or forever
+#: (QA, qa223: a lone worker under ``faketime`` measured its baseline again without end).
+STALLS_IN_A_ROW = 3
+
+
+class TunerKeepsStalling(Exception):
+    """The tuner stood still during :data:`STALLS_IN_A_ROW` measurements in a row (``what``: the
+    baseline's, or the study's trials'): nothing of them was kept, their settings are queued again;
+    the run stops with this one line (``tuner.engine.runner``, ``tuner.engine.baseline``)."""
+
+    def __init__(self, what: str, last: TunerStalled):
+        super().__init__(
+            f"the tuner itself stood still during {STALLS_IN_A_ROW} {what} in a row (the last for "
+            f"{last.seconds:.0f} s): something on this node keeps pausing or starving it (a suspended job or "
+            "VM, a CPU quota, a machine swapping, a clock that jumps); nothing of them was kept and their "
+            "settings are queued again: run again once the tuner runs steadily here")
+
+
 class StallWatch:
     """A context manager: :attr:`longest_s` is the longest gap between two ticks while it is on, since
     the suite started when its events pass through :meth:`suite_events` (the server's start apart)."""

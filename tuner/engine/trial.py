@@ -76,7 +76,7 @@ from .pruning import STAGES_ATTR, StageJudge, baseline_stage_attrs, pruned_attrs
 from .records import (CONSTRAINT, FAILED, INTERRUPTED, INVALID, MEASURED, PRUNED, PRUNED_FROM, REUSED,
                       launched, load_records, spec_from_params, spec_key)
 from .requeue import requeue
-from .stall import StallWatch, TunerStalled
+from .stall import STALLS_IN_A_ROW, StallWatch, TunerKeepsStalling, TunerStalled
 from .storage import HEARTBEAT_GRACE_S, storage_label
 from .suspect import judged_again_note, still_too_fast
 from .study import StudyReplaced, study_replaced, study_uid
@@ -158,6 +158,8 @@ class TrialRunner:
         self.uid = study_uid(study) if self.journal is not None else None
         #: the status the last measured trial was told with (measured, failed, pruned), None before
         self.told: str | None = None
+        #: trial measurements in a row during which this process stood still (:data:`STALLS_IN_A_ROW`)
+        self.stalls = 0
         #: the current trial has reached its launch (a loss of it from then on is re-homed, not asked again)
         self.measuring = False
         self.durations: list[float] = []  #: wall seconds of every measurement this worker made
@@ -287,6 +289,7 @@ class TrialRunner:
             return ABANDONED
         if m is None:
             return STALLED
+        self.stalls = 0
         if self.held is not None:
             return self._rejudge(trial, eff, baseline)
         # The verdict stored, not the backend's: figures that cannot be true (outcome.speedup_problem)
@@ -531,6 +534,9 @@ class TrialRunner:
             # measured meanwhile).
             self.emit("warning", {"trial": trial.number, "message": f"{exc}; its setting is queued again" if taken
                                   is None else f"{exc}; {self._gone_why(taken)}, which queued its setting again"})
+            self.stalls += 1
+            if self.stalls >= STALLS_IN_A_ROW:  # the node keeps pausing it: the run stops, one line (cli)
+                raise TunerKeepsStalling("trial measurements", exc) from None
             return None
         except BaseException as exc:
             # Ctrl-C, a disk that refuses the launch's files, or a crash of the tuner itself: the server
