@@ -47,7 +47,7 @@ STALLS_IN_A_ROW = 3
 class TunerKeepsStalling(Exception):
     """The tuner stood still during :data:`STALLS_IN_A_ROW` measurements in a row (``what``: the
     baseline's, or the study's trials'): nothing of them was kept, their settings are queued again;
-    the run stops with this one line (``tuner.engine.runner``, ``tuner.engine.baseline``)."""
+    the run stops with this one line (``tuner.engine.trial``, ``tuner.engine.baseline``)."""
 
     def __init__(self, what: str, last: TunerStalled):
         super().__init__(
