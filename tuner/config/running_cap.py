@@ -12,23 +12,13 @@ objective names is warned of at each launch: :func:`tuner.server.command.pin_ser
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
+from ..sglang.arg_types import argparse_int
+
 #: SGLang's source of the cap, as the refusal names it
 CAP_SOURCE = "mem_cache/kv_cache_configurator.py, resolve_max_num_reqs"
-
-
-def _as_int(value: Any) -> int | None:
-    """``value`` as SGLang's argparse reads an int option (``16`` or ``"16"``), else None."""
-    if isinstance(value, bool):
-        return None
-    if isinstance(value, int):
-        return value
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-        return int(value)
-    return None
 
 
 def requests_at_once(max_running_requests: int, attn_dp_size: int, dp_size: int) -> int:
@@ -54,7 +44,7 @@ def running_cap_problem(args: Mapping[str, Any], tp_size: int,
     number (its own check says so), or is large enough."""
     from ..sglang.parallel import data_parallel_layout
 
-    value = _as_int(args.get("max_running_requests"))
+    value = argparse_int(args.get("max_running_requests"))
     if value is None:
         return None
     try:

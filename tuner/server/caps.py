@@ -9,19 +9,11 @@ An objective at a concurrency the request cap never runs is refused when the stu
 
 from __future__ import annotations
 
-import re
 from typing import Any, Mapping
 
-from ..sglang.arg_types import decode_graph_max_bs
+from ..sglang.arg_types import argparse_int, decode_graph_max_bs
 from ..sglang.parallel import running_requests_cap
 from ..sglang.rules import flag_name
-
-
-def _as_int(value: Any) -> int | None:
-    """``value`` as SGLang's argparse reads an int option (``12`` or ``"12"``), else None."""
-    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
-        return int(value)
-    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def _decode_graphs_off(given: Mapping[str, Any]) -> bool:
@@ -36,7 +28,7 @@ def caps_below(given: Mapping[str, Any], attn_dp: int, max_concurrency: int) -> 
     says what the levels above the value get and the fix. QA (qa226): "requests above it queue (or run
     without CUDA graphs)" named neither which nor what to set, and a decode size list went unwarned."""
     warnings = []
-    value = _as_int(given.get("max_running_requests"))
+    value = argparse_int(given.get("max_running_requests"))
     if value is not None:
         # each attention-DP worker runs max(1, N // attn_dp_size) (mem_cache/kv_cache_configurator.py
         # line 3128, resolve_max_num_reqs); the rest wait in the scheduler's queue
@@ -47,7 +39,7 @@ def caps_below(given: Mapping[str, Any], attn_dp: int, max_concurrency: int) -> 
             warnings.append(f"{flag_name('max_running_requests')} {said} is below the largest benchmark concurrency "
                             f"{max_concurrency}: requests above it wait in SGLang's queue, so those levels measure "
                             f"{runs} running; raise it to {need} or leave it out (the tuner then sets it)")
-    older = _as_int(given.get("cuda_graph_max_bs"))  # an older SGLang's flag, given in server.extra_args
+    older = argparse_int(given.get("cuda_graph_max_bs"))  # an older SGLang's flag, given in server.extra_args
     if older is not None and older < max_concurrency:
         warnings.append(f"--cuda-graph-max-bs {older} is below the largest benchmark concurrency {max_concurrency}: "
                         f"decode batches above it run without CUDA graphs; raise it to {max_concurrency}")

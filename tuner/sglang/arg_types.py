@@ -12,6 +12,7 @@ import argparse
 import math
 import re
 from decimal import Decimal
+from typing import Any
 
 
 def human_readable_int(value: str) -> int:
@@ -230,9 +231,15 @@ def decode_graph_max_bs(args: dict) -> int | None:
             max_bs = max(int(b) for b in bs)
         except (TypeError, ValueError):
             return None
-    if isinstance(max_bs, str) and re.fullmatch(r"\s*[+-]?\d+\s*", max_bs):
-        return int(max_bs)
-    return max_bs if isinstance(max_bs, int) and not isinstance(max_bs, bool) else None
+    return argparse_int(max_bs)
+
+
+def argparse_int(value: Any) -> int | None:
+    """``value`` (a study's server argument: a YAML number or text) as SGLang's argparse reads an int
+    option (``12``, ``"12"``, ``" +12 "``), else None (a bool, a float, other text)."""
+    if isinstance(value, str) and re.fullmatch(r"\s*[+-]?\d+\s*", value):
+        return int(value)
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
 def validate_cuda_graph_config(config: dict | None) -> None:
